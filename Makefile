@@ -1,0 +1,34 @@
+# Targets for building, testing and measuring autonomy. `make help` lists them.
+GO       ?= go
+BIN      ?= bin/autonomy
+FUZZTIME ?= 30s
+
+.PHONY: help build test lint bench fuzz schema clean
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
+
+build: ## build bin/autonomy
+	$(GO) build -trimpath -o $(BIN) ./cmd/autonomy
+
+test: ## run every test (README's test command)
+	$(GO) test ./...
+
+lint: ## gofmt check and go vet
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+bench: ## run the Go benchmarks (load+validate, the whole validate process)
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+fuzz: ## fuzz the loader and the YAML fast path for FUZZTIME each
+	$(GO) test ./ir -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./ir/internal/fastyaml -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./ir/cron -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
+
+schema: ## regenerate docs/ir.schema.json from the catalogs
+	$(GO) run ./cmd/autonomy schema > docs/ir.schema.json
+
+clean: ## remove build output
+	rm -rf bin

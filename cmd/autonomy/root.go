@@ -1,0 +1,88 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit codes shared by every command.
+const (
+	exitOK       = 0
+	exitProblems = 1
+	exitUsage    = 2
+)
+
+// exitError carries a command's exit code through cobra. A nil-message exitError has already
+// reported itself.
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e *exitError) Error() string { return e.msg }
+
+// problemsFound is returned by a command that printed problems it found (exit 1).
+var problemsFound = &exitError{code: exitProblems}
+
+// usageError is an error in how the command was called or an I/O failure (exit 2).
+func usageError(format string, args ...any) error {
+	return &exitError{code: exitUsage, msg: fmt.Sprintf(format, args...)}
+}
+
+// Run executes the autonomy command line args and returns the process exit code: 0 when all is
+// well, 1 when problems were found, 2 on a usage or I/O error.
+func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	root := newRoot()
+	root.SetArgs(args)
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.Execute()
+	if err == nil {
+		return exitOK
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.msg != "" {
+			fmt.Fprintln(stderr, "autonomy:", ee.msg)
+		}
+		return ee.code
+	}
+	// Anything else comes from cobra's own argument and flag parsing: a usage error.
+	fmt.Fprintln(stderr, "autonomy:", err)
+	fmt.Fprintln(stderr, "Run 'autonomy --help' for usage.")
+	return exitUsage
+}
+
+func newRoot() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "autonomy",
+		Short: "Validate, compile and run autonomy.ir.v1 agent-fleet profiles",
+		Long: `autonomy reads an autonomy.ir.v1 profile: a team of AI agents and humans described once, with
+who they are (actors), what authority each holds (capabilities), when each fires (cron, dispatch,
+events) and what each is told (params).
+
+Exit codes: 0 ok, 1 problems found, 2 usage or I/O error.`,
+		Example: `  autonomy validate profiles/sdlc
+  autonomy catalog capabilities
+  autonomy schema > ir.schema.json`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.CompletionOptions.HiddenDefaultCmd = true
+	root.AddCommand(newValidate(), newCatalog(), newSchema(), newVersion())
+	return root
+}
+
+// checkFormat refuses an unknown --format value.
+func checkFormat(format string, valid ...string) error {
+	for _, v := range valid {
+		if format == v {
+			return nil
+		}
+	}
+	return usageError("unknown --format %q (valid: %v)", format, valid)
+}

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/autonomyhq/autonomy/ir"
+)
+
+// validateReport is one profile's result in --format json.
+type validateReport struct {
+	Profile     string         `json:"profile"`
+	File        string         `json:"file,omitempty"`
+	Valid       bool           `json:"valid"`
+	Errors      int            `json:"errors"`
+	Warnings    int            `json:"warnings"`
+	Diagnostics ir.Diagnostics `json:"diagnostics"`
+	Failure     string         `json:"failure,omitempty"`
+}
+
+func newValidate() *cobra.Command {
+	var format string
+	cmd := &cobra.Command{
+		Use:   "validate PROFILE...",
+		Short: "Check profiles against the standard and report every problem",
+		Long: `validate loads each profile (a directory holding ir.yml, or the file itself) and checks it
+against every rule of autonomy.ir.v1. It reports every problem at once, one per line, sorted:
+
+  path:line:col: message (how to fix it)
+
+Warnings (a deprecated alias, a repeated capability) are reported and do not fail.
+Exit codes: 0 every profile is valid, 1 problems found, 2 usage or I/O error.`,
+		Example: `  autonomy validate profiles/sdlc
+  autonomy validate profiles/*
+  autonomy validate --format json profiles/hello`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkFormat(format, "text", "json"); err != nil {
+				return err
+			}
+			out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
+			reports := make([]validateReport, 0, len(args))
+			code := exitOK
+			for _, path := range args {
+				rep := validateReport{Profile: path, Diagnostics: ir.Diagnostics{}}
+				p, diags, err := ir.Check(path)
+				if err != nil {
+					rep.Failure = err.Error()
+					code = exitUsage
+					if format == "text" {
+						fmt.Fprintln(errOut, "autonomy:", err)
+					}
+					reports = append(reports, rep)
+					continue
+				}
+				if p != nil {
+					rep.File = p.File
+				} else if len(diags) > 0 {
+					rep.File = diags[0].File
+				}
+				rep.Diagnostics = append(rep.Diagnostics, diags...)
+				rep.Errors = diags.Errors()
+				rep.Warnings = len(diags) - rep.Errors
+				rep.Valid = rep.Errors == 0
+				if !rep.Valid && code == exitOK {
+					code = exitProblems
+				}
+				if format == "text" {
+					fmt.Fprint(out, diags.String())
+				}
+				reports = append(reports, rep)
+			}
+			if format == "json" {
+				enc := json.NewEncoder(out)
+				enc.SetIndent("", "  ")
+				if err := enc.Encode(struct {
+					Profiles []validateReport `json:"profiles"`
+				}{reports}); err != nil {
+					return usageError("%v", err)
+				}
+			} else {
+				summarize(errOut, reports)
+			}
+			if code != exitOK {
+				return &exitError{code: code}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&format, "format", "text", "output format: text or json")
+	return cmd
+}
+
+// summarize prints one closing line on stderr so a clean run is visibly clean.
+func summarize(w io.Writer, reports []validateReport) {
+	errs, warns, valid := 0, 0, 0
+	for _, r := range reports {
+		errs += r.Errors
+		warns += r.Warnings
+		if r.Valid && r.Failure == "" {
+			valid++
+		}
+	}
+	fmt.Fprintf(w, "%d of %d %s valid (%s, %s)\n", valid, len(reports), plural(len(reports), "profile", "profiles"),
+		count(errs, "error"), count(warns, "warning"))
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+func count(n int, noun string) string {
+	return fmt.Sprintf("%d %s", n, plural(n, noun, noun+"s"))
+}

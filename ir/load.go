@@ -1,0 +1,205 @@
+package ir
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// MaxFileSize is the largest profile file Load reads. A real profile is a few kilobytes; the bound
+// keeps a mistaken or hostile path from exhausting memory.
+const MaxFileSize = 32 << 20
+
+// ProfileFile is the file Load reads when given a profile directory.
+const ProfileFile = "ir.yml"
+
+// Load reads the profile at path: a profile directory holding ir.yml, or a profile file. The
+// returned diagnostics are the structural problems of the file (YAML syntax, unknown keys, wrong
+// types, duplicate keys); the profile holds everything that could be decoded despite them. The
+// error is non-nil only when the file cannot be read at all (exit code 2, not a profile problem).
+func Load(path string) (*Profile, Diagnostics, error) {
+	file, dir, err := locate(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, nil, err
+	}
+	if info.Size() > MaxFileSize {
+		r := &reporter{file: file}
+		r.errorf(Pos{1, 1}, "split the profile or remove generated content", "file is %s; the limit is %s", mib(info.Size()), mib(MaxFileSize))
+		return nil, r.diags, nil
+	}
+	// Read one byte past the limit: the file may grow between Stat and Read.
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(data) > MaxFileSize {
+		r := &reporter{file: file}
+		r.errorf(Pos{1, 1}, "split the profile or remove generated content", "file is over the %s limit", mib(MaxFileSize))
+		return nil, r.diags, nil
+	}
+	p, diags := Parse(file, dir, data)
+	return p, diags, nil
+}
+
+// Check loads the profile at path and validates it: every problem, sorted.
+func Check(path string) (*Profile, Diagnostics, error) {
+	p, diags, err := Load(path)
+	if err != nil || p == nil {
+		return p, diags, err
+	}
+	diags = append(diags, Validate(p)...)
+	return p, diags.Sort(), nil
+}
+
+// locate resolves a profile path to its file and its directory.
+func locate(path string) (file, dir string, err error) {
+	info, err := os.Stat(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return "", "", fmt.Errorf("%s: no such profile (give a profile directory holding %s, or the file)", path, ProfileFile)
+		}
+		return "", "", err
+	}
+	if info.IsDir() {
+		file = filepath.Join(path, ProfileFile)
+		if _, err := os.Stat(file); err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return "", "", fmt.Errorf("%s: not a profile directory: it has no %s", path, ProfileFile)
+			}
+			return "", "", err
+		}
+		return file, path, nil
+	}
+	return path, filepath.Dir(path), nil
+}
+
+// Parse decodes profile bytes. file names the file in diagnostics and dir is the profile directory
+// relative paths resolve against (Validate reads it; Parse touches no file). The returned profile is
+// nil only when the bytes hold no mapping at all.
+func Parse(file, dir string, data []byte) (p *Profile, diags Diagnostics) {
+	r := &reporter{file: file}
+	defer func() {
+		// The YAML library has panicked on malformed input in the past; a profile must never crash
+		// the tool, so a panic becomes a diagnostic.
+		if v := recover(); v != nil {
+			p = nil
+			r.errorf(Pos{1, 1}, "", "the YAML parser failed on this file: %v", v)
+			diags = r.diags.Sort()
+		}
+	}()
+	root := parseYAML(r, data)
+	if root == nil {
+		return nil, r.diags.Sort()
+	}
+	n := &normalizer{r: r, budget: aliasBudget(root)}
+	if !n.normalize(root) {
+		return nil, r.diags.Sort()
+	}
+	p = decodeProfile(r, root)
+	p.File, p.Dir = file, dir
+	return p, r.diags.Sort()
+}
+
+var yamlErrLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+// parseYAML parses one YAML document and returns its root node, or nil after reporting why not.
+func parseYAML(r *reporter, data []byte) *yaml.Node {
+	if len(bytes.TrimSpace(data)) == 0 {
+		r.errorf(Pos{1, 1}, "start it with `schema: autonomy.ir.v1`", "the profile is empty")
+		return nil
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if err == io.EOF {
+			r.errorf(Pos{1, 1}, "start it with `schema: autonomy.ir.v1`", "the profile is empty (it holds only comments)")
+			return nil
+		}
+		reportYAMLError(r, data, err)
+		return nil
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err != io.EOF {
+		line := 1
+		if err == nil && extra.Line > 0 {
+			line = extra.Line
+		}
+		r.errorf(Pos{line, 1}, "a profile is a single YAML document; remove the `---` and what follows or split it into another profile", "more than one YAML document")
+		return nil
+	}
+	if len(doc.Content) == 0 || doc.Content[0].Kind == yaml.ScalarNode && doc.Content[0].Tag == "!!null" {
+		r.errorf(Pos{1, 1}, "start it with `schema: autonomy.ir.v1`", "the profile is empty (it holds only comments)")
+		return nil
+	}
+	root := doc.Content[0]
+	if root.Kind != yaml.MappingNode {
+		r.errorf(pos(root), "a profile is a mapping with keys such as schema, targets and actors", "the profile must be a mapping, not %s", describe(root))
+		return nil
+	}
+	return root
+}
+
+// reportYAMLError turns a YAML library error into positioned diagnostics.
+func reportYAMLError(r *reporter, data []byte, err error) {
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		for _, e := range te.Errors {
+			reportYAMLError(r, data, errors.New(e))
+		}
+		return
+	}
+	msg := err.Error()
+	line := 1
+	if m := yamlErrLine.FindStringSubmatch(msg); m != nil {
+		line, _ = strconv.Atoi(m[1])
+		msg = m[2]
+	} else {
+		msg = strings.TrimPrefix(msg, "yaml: ")
+	}
+	hint := ""
+	if text := lineText(data, line); strings.Contains(text, "*") && (strings.Contains(msg, "alias") || strings.Contains(msg, "alphabetic or numeric")) {
+		// The most common cause by far: an unquoted cron expression, which YAML reads as an alias.
+		hint = "a value starting with * must be quoted, e.g. cron: \"*/15 * * * *\""
+	}
+	r.errorf(Pos{line, 1}, hint, "YAML syntax error: %s", msg)
+}
+
+// lineText returns line n (1-based) of data, or "".
+func lineText(data []byte, n int) string {
+	for i := 1; len(data) > 0; i++ {
+		end := bytes.IndexByte(data, '\n')
+		if end < 0 {
+			end = len(data)
+		}
+		if i == n {
+			return string(data[:end])
+		}
+		if end == len(data) {
+			break
+		}
+		data = data[end+1:]
+	}
+	return ""
+}
+
+func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
+
+func pos(n *yaml.Node) Pos { return Pos{n.Line, n.Column} }

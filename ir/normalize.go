@@ -1,0 +1,217 @@
+package ir
+
+import (
+	"gopkg.in/yaml.v3"
+)
+
+// normalizer rewrites a parsed YAML tree in place into plain mappings, sequences and scalars:
+// aliases are replaced by the node they name (shared, not copied), merge keys (<<) are folded into
+// their mapping, and duplicate keys are reported. Every node visited, including each visit through
+// an alias, is charged to a budget, so an alias-expansion bomb is refused after bounded work and
+// without allocating its expansion.
+type normalizer struct {
+	r      *reporter
+	budget int
+	failed bool
+	// active holds the nodes on the current path, to refuse an alias that names its own ancestor.
+	active map[*yaml.Node]bool
+	// done holds mappings whose keys were already checked, so a node shared through aliases is
+	// checked once (it is still charged on every visit).
+	done map[*yaml.Node]bool
+}
+
+// aliasBudget bounds the nodes a document may expand to: what the document holds plus a generous
+// allowance for legitimate reuse (an anchor of defaults merged into every actor).
+func aliasBudget(root *yaml.Node) int {
+	n := countNodes(root)
+	return 4*n + 100_000
+}
+
+func countNodes(n *yaml.Node) int {
+	c := 1
+	for _, ch := range n.Content {
+		c += countNodes(ch)
+	}
+	return c
+}
+
+// normalize rewrites n; it reports false after an error that leaves the tree unusable.
+func (z *normalizer) normalize(root *yaml.Node) bool {
+	z.active = map[*yaml.Node]bool{}
+	z.done = map[*yaml.Node]bool{}
+	z.walk(root)
+	return !z.failed
+}
+
+func (z *normalizer) walk(n *yaml.Node) {
+	if z.failed {
+		return
+	}
+	z.budget--
+	if z.budget < 0 {
+		z.failed = true
+		z.r.errorf(pos(n), "write the values out, or reuse anchors less", "the YAML aliases expand to too many values (an alias expansion bomb?)")
+		return
+	}
+	if z.active[n] {
+		z.failed = true
+		z.r.errorf(pos(n), "an anchor cannot contain an alias to itself", "the YAML alias refers to a value that contains it")
+		return
+	}
+	switch n.Kind {
+	case yaml.SequenceNode:
+		z.active[n] = true
+		for i, ch := range n.Content {
+			n.Content[i] = z.resolve(ch)
+			z.walk(n.Content[i])
+		}
+		delete(z.active, n)
+	case yaml.MappingNode:
+		z.active[n] = true
+		if !z.done[n] {
+			z.merge(n)
+			z.checkKeys(n)
+			z.done[n] = true
+		}
+		for i := 1; i < len(n.Content) && !z.failed; i += 2 {
+			n.Content[i] = z.resolve(n.Content[i])
+			z.walk(n.Content[i])
+		}
+		delete(z.active, n)
+	}
+}
+
+// resolve follows an alias to the node it names.
+func (z *normalizer) resolve(n *yaml.Node) *yaml.Node {
+	for n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	return n
+}
+
+// merge folds the YAML merge keys of mapping n into it: keys written in n win over merged ones,
+// and of several merged mappings the earlier wins, as the YAML merge-key spec says.
+func (z *normalizer) merge(n *yaml.Node) {
+	hasMerge := false
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if isMergeKey(n.Content[i]) {
+			hasMerge = true
+			break
+		}
+	}
+	if !hasMerge {
+		return
+	}
+	var own, merged []*yaml.Node
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if k := n.Content[i]; !isMergeKey(k) {
+			own = append(own, k, n.Content[i+1])
+			seen[k.Value] = true
+		}
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k := n.Content[i]
+		if !isMergeKey(k) {
+			continue
+		}
+		v := z.resolve(n.Content[i+1])
+		var sources []*yaml.Node
+		switch v.Kind {
+		case yaml.MappingNode:
+			sources = []*yaml.Node{v}
+		case yaml.SequenceNode:
+			for _, s := range v.Content {
+				sources = append(sources, z.resolve(s))
+			}
+		}
+		for _, s := range sources {
+			z.budget -= len(s.Content)
+			if s.Kind != yaml.MappingNode {
+				z.r.errorf(pos(s), "merge a mapping, e.g. <<: *defaults", "a merge key (<<) takes a mapping or a list of mappings, not %s", describe(s))
+				continue
+			}
+			z.merge(s)
+			for j := 0; j+1 < len(s.Content); j += 2 {
+				if key := s.Content[j]; !seen[key.Value] {
+					seen[key.Value] = true
+					merged = append(merged, key, s.Content[j+1])
+				}
+			}
+		}
+		if len(sources) == 0 {
+			z.r.errorf(pos(v), "merge a mapping, e.g. <<: *defaults", "a merge key (<<) takes a mapping or a list of mappings, not %s", describe(v))
+		}
+	}
+	n.Content = append(own, merged...)
+}
+
+func isMergeKey(k *yaml.Node) bool {
+	return k.Kind == yaml.ScalarNode && k.Value == "<<" && (k.Tag == "!!merge" || k.Tag == "")
+}
+
+// checkKeys reports keys that are not scalars and keys defined twice in one mapping, and drops the
+// later definitions so the decoder reads each key once.
+func (z *normalizer) checkKeys(n *yaml.Node) {
+	keep := n.Content[:0]
+	var first map[string]*yaml.Node
+	if len(n.Content) > 16 {
+		first = make(map[string]*yaml.Node, len(n.Content)/2)
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k := z.resolve(n.Content[i])
+		n.Content[i] = k
+		if k.Kind != yaml.ScalarNode {
+			z.r.errorf(pos(k), "use a plain name as the key", "a mapping key must be a scalar, not %s", describe(k))
+			continue
+		}
+		v := n.Content[i+1]
+		var prev *yaml.Node
+		if first != nil {
+			prev = first[k.Value]
+			if prev == nil {
+				first[k.Value] = k
+			}
+		} else {
+			for j := 0; j < len(keep); j += 2 {
+				if keep[j].Value == k.Value {
+					prev = keep[j]
+					break
+				}
+			}
+		}
+		if prev != nil {
+			z.r.errorf(pos(k), "remove one of them", "key %q is defined twice (first at line %d)", k.Value, prev.Line)
+			continue
+		}
+		keep = append(keep, k, v)
+	}
+	n.Content = keep
+}
+
+// describe names the kind of a node for error messages.
+func describe(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.AliasNode:
+		return "an alias"
+	case yaml.ScalarNode:
+		switch n.Tag {
+		case "!!null":
+			return "an empty value"
+		case "!!bool":
+			return "a boolean (" + n.Value + ")"
+		case "!!int":
+			return "an integer (" + n.Value + ")"
+		case "!!float":
+			return "a number (" + n.Value + ")"
+		case "!!str":
+			return "a string"
+		}
+		return "a value of type " + n.Tag
+	}
+	return "nothing"
+}

@@ -1,0 +1,141 @@
+package ir
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+	"gopkg.in/yaml.v3"
+)
+
+// ReviewContract is the named result contract of a reviewer: its verdict on a proposed change.
+const ReviewContract = "autonomy.review.v1"
+
+// ResultContracts holds the JSON Schema of every named result contract.
+var ResultContracts = map[string]string{
+	ReviewContract: `{
+  "$schema": "https://json-schema.org/draft/2020-12/schema",
+  "$id": "https://autonomy.dev/contracts/autonomy.review.v1.json",
+  "title": "autonomy.review.v1",
+  "description": "A reviewer's verdict on a proposed change.",
+  "type": "object",
+  "required": ["verdict", "summary"],
+  "properties": {
+    "verdict": {"enum": ["approve", "request-changes", "comment"]},
+    "summary": {"type": "string", "minLength": 1},
+    "findings": {
+      "type": "array",
+      "items": {
+        "type": "object",
+        "required": ["message"],
+        "properties": {
+          "path": {"type": "string"},
+          "line": {"type": "integer", "minimum": 1},
+          "severity": {"enum": ["blocker", "major", "minor", "nit"]},
+          "message": {"type": "string", "minLength": 1}
+        }
+      }
+    }
+  }
+}`,
+}
+
+// ContractAliases maps compatible names of result contracts to this standard's names.
+var ContractAliases = map[string]string{"open-autonomy.review.v1": ReviewContract}
+
+// ContractNames lists the named result contracts, then their aliases.
+func ContractNames() []string {
+	return []string{ReviewContract, "open-autonomy.review.v1"}
+}
+
+// CompileResultSchema compiles an actor's result contract, named or inline, into a validator of
+// result files.
+func CompileResultSchema(r *Result) (*jsonschema.Schema, error) {
+	c := jsonschema.NewCompiler()
+	if r.Inline != nil {
+		if err := c.AddResource("inline.json", r.Inline); err != nil {
+			return nil, err
+		}
+		return c.Compile("inline.json")
+	}
+	name := r.Named.Value
+	if canon, ok := ContractAliases[name]; ok {
+		name = canon
+	}
+	src, ok := ResultContracts[name]
+	if !ok {
+		return nil, fmt.Errorf("unknown result contract %q", r.Named.Value)
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader([]byte(src)))
+	if err != nil {
+		return nil, err
+	}
+	url := name + ".json"
+	if err := c.AddResource(url, doc); err != nil {
+		return nil, err
+	}
+	return c.Compile(url)
+}
+
+var printer = message.NewPrinter(language.English)
+
+// checkInlineSchema reports each reason an inline JSON Schema is invalid, at the offending key.
+func (v *validator) checkInlineSchema(a *Actor, res *Result) {
+	_, err := CompileResultSchema(res)
+	if err == nil {
+		return
+	}
+	what := fmt.Sprintf("actor %q: result.schema", a.Name.Value)
+	var sve *jsonschema.SchemaValidationError
+	var ve *jsonschema.ValidationError
+	if errors.As(err, &sve) && errors.As(sve.Err, &ve) {
+		for _, leaf := range leaves(ve) {
+			at := nodeAt(res.inline, leaf.InstanceLocation)
+			loc := "/" + strings.Join(leaf.InstanceLocation, "/")
+			v.r.errorf(pos(at), "see https://json-schema.org/understanding-json-schema", "%s is not a valid JSON Schema: at %s: %s", what, loc, leaf.ErrorKind.LocalizedString(printer))
+		}
+		return
+	}
+	v.r.errorf(res.InlinePos, "", "%s is not a valid JSON Schema: %v", what, err)
+}
+
+// leaves returns the innermost causes of a validation error: the specific failures.
+func leaves(e *jsonschema.ValidationError) []*jsonschema.ValidationError {
+	if len(e.Causes) == 0 {
+		return []*jsonschema.ValidationError{e}
+	}
+	var out []*jsonschema.ValidationError
+	for _, c := range e.Causes {
+		out = append(out, leaves(c)...)
+	}
+	return out
+}
+
+// nodeAt follows a JSON pointer's tokens into a YAML tree, stopping at the deepest node it finds.
+func nodeAt(n *yaml.Node, tokens []string) *yaml.Node {
+	for _, tok := range tokens {
+		next := (*yaml.Node)(nil)
+		switch n.Kind {
+		case yaml.MappingNode:
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				if n.Content[i].Value == tok {
+					next = n.Content[i+1]
+				}
+			}
+		case yaml.SequenceNode:
+			if i, err := strconv.Atoi(tok); err == nil && i >= 0 && i < len(n.Content) {
+				next = n.Content[i]
+			}
+		}
+		if next == nil {
+			break
+		}
+		n = next
+	}
+	return n
+}

@@ -1,0 +1,184 @@
+package ir
+
+import (
+	"gopkg.in/yaml.v3"
+
+	"github.com/autonomyhq/autonomy/ir/cron"
+)
+
+// Schema is the only schema identifier this package reads.
+const Schema = "autonomy.ir.v1"
+
+// String is a scalar string value and where it was written. A zero Pos means the key was absent.
+type String struct {
+	Value string
+	Pos   Pos
+}
+
+// Int is an integer value and where it was written. A zero Pos means the key was absent.
+type Int struct {
+	Value int
+	Pos   Pos
+}
+
+// Profile is a loaded autonomy.ir.v1 profile.
+type Profile struct {
+	// File is the profile file as the user named it (dir/ir.yml for a directory); Dir is the profile
+	// directory every relative path in the profile resolves against.
+	File string
+	Dir  string
+
+	Schema   String
+	Targets  []String
+	CodeHost String
+	// ActorsKey is the key the actor map was written under: "actors" (the standard's) or "agents".
+	ActorsKey String
+	// Actors are in the order the profile declares them.
+	Actors    []*Actor
+	Policy    Policy
+	Resources []String
+	Documents *Documents
+}
+
+// Actor is one participant of the fleet: an AI agent or a human.
+type Actor struct {
+	Name            String
+	Kind            String
+	Behavior        String
+	Capabilities    []Capability
+	CapabilitiesPos Pos
+	Triggers        []*Trigger
+	TriggersPos     Pos
+	Timeout         Int
+	Review          String
+	Result          *Result
+	Execution       *Execution
+	Prelaunch       String
+
+	// Skill is set by Validate: true when Behavior resolved to a skill folder (its SKILL.md), false
+	// for a script. BehaviorFile is the resolved file, relative to the profile directory.
+	Skill        bool
+	BehaviorFile string
+}
+
+// IsHuman reports whether the actor is a person (kind: human).
+func (a *Actor) IsHuman() bool { return a.Kind.Value == "human" }
+
+// Holds reports whether the actor holds the capability name, with any scope or none.
+func (a *Actor) Holds(name string) bool {
+	for _, c := range a.Capabilities {
+		if c.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// Capability is one granted capability, optionally narrowed by a scope (name@scope).
+type Capability struct {
+	Name  string
+	Scope string
+	// Raw is the capability as written, with its position.
+	Raw String
+}
+
+// TriggerKind is the form of a trigger.
+type TriggerKind string
+
+// The three trigger forms of the standard.
+const (
+	Cron     TriggerKind = "cron"
+	Event    TriggerKind = "event"
+	Dispatch TriggerKind = "dispatch"
+)
+
+// Trigger says when an actor fires and what it forwards.
+type Trigger struct {
+	Pos Pos
+	// Kind is the trigger's form; empty when the trigger names none or several (an error).
+	Kind TriggerKind
+	Cron String
+	// Schedule is the parsed Cron expression, set by Validate when it is valid.
+	Schedule *cron.Schedule
+	// cronCol is the column where the cron expression's text starts (after an opening quote), so
+	// an error can point at the offending field.
+	cronCol int
+	Event   String
+	// Config is an event trigger's configuration, carried verbatim (nil when absent).
+	Config   *yaml.Node
+	Dispatch String
+	Params   []Param
+}
+
+// Param forwards one trigger-param source to the actor under an opaque env name.
+type Param struct {
+	Name   String
+	Source String
+}
+
+// Result is an actor's result contract: a named contract or an inline JSON Schema.
+type Result struct {
+	Pos Pos
+	// Named is the contract name when schema is a string.
+	Named String
+	// Inline is the inline JSON Schema when schema is a mapping, as JSON-compatible values.
+	Inline    any
+	InlinePos Pos
+	inline    *yaml.Node
+}
+
+// Execution is where an actor's session runs.
+type Execution struct {
+	Pos       Pos
+	Workspace String
+}
+
+// Policy is the profile's governance.
+type Policy struct {
+	Pos           Pos
+	MaxConcurrent Int
+	// Box is policy.box carried verbatim (nil when absent); substrates read the keys they own.
+	Box *yaml.Node
+	// TaskStates maps lifecycle states to the tracker's names, from policy.box.taskStates.
+	TaskStates []TaskState
+}
+
+// TaskState maps one lifecycle state to the tracker's name for it.
+type TaskState struct {
+	// Key is the state as written (possibly an alias); State is the standard's name.
+	Key   String
+	State string
+	Label String
+}
+
+// Documents names the adopter's governing documents by role.
+type Documents struct {
+	Pos      Pos
+	RolesPos Pos
+	Roles    []Role
+}
+
+// Role is one document role and the repository path of its document.
+type Role struct {
+	Name String
+	Path String
+}
+
+// Actor returns the actor named name, or nil.
+func (p *Profile) Actor(name string) *Actor {
+	for _, a := range p.Actors {
+		if a.Name.Value == name {
+			return a
+		}
+	}
+	return nil
+}
+
+// ActorNames lists the actors' names in declaration order.
+func (p *Profile) ActorNames() []string {
+	out := make([]string, len(p.Actors))
+	for i, a := range p.Actors {
+		out[i] = a.Name.Value
+	}
+	return out
+}

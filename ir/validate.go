@@ -1,0 +1,565 @@
+package ir
+
+import (
+	"errors"
+
+	"fmt"
+	"github.com/autonomyhq/autonomy/ir/cron"
+	"io/fs"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// Limits of the standard's values.
+const (
+	// MaxActorName bounds actor names: they become file names, job ids and env values, and 63 is
+	// the longest label DNS and most schedulers accept.
+	MaxActorName = 63
+	// MaxTimeout bounds timeout, in minutes (one week): a longer run is a mistake, not a bound.
+	MaxTimeout = 7 * 24 * 60
+)
+
+var (
+	actorNameRe = regexp.MustCompile(`^[a-z][a-z0-9_-]*$`)
+	paramNameRe = regexp.MustCompile(`^[A-Z_][A-Z0-9_]*$`)
+	eventNameRe = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_.-]*$`)
+	scopeRe     = regexp.MustCompile(`^[A-Za-z0-9_.*/-]+$`)
+)
+
+// reservedEnv are env names a param may not take: the runner, the CI host or the shell own them.
+var (
+	reservedEnv        = []string{"PATH", "HOME", "SHELL", "USER", "LOGNAME", "PWD", "OLDPWD", "TMPDIR", "TMP", "TEMP", "IFS", "ENV", "BASH_ENV", "CDPATH", "LANG", "TERM", "HOSTNAME", "CI", "PS1", "PS4"}
+	reservedEnvPrefixe = []string{"GITHUB_", "RUNNER_", "AUTONOMY_", "ACTIONS_", "INPUT_", "LC_", "LD_", "DYLD_", "BASH_FUNC_"}
+)
+
+// Validate checks a loaded profile against every rule of the standard and returns all problems,
+// sorted. It reads the profile directory to resolve behaviors and resources.
+func Validate(p *Profile) Diagnostics {
+	v := &validator{r: &reporter{file: p.File}, p: p, paths: newPathChecker(p.Dir)}
+	v.profile()
+	return v.r.diags.Sort()
+}
+
+type validator struct {
+	r      *reporter
+	p      *Profile
+	paths  *pathChecker
+	actors map[string]*Actor
+}
+
+func (v *validator) profile() {
+	p := v.p
+	switch {
+	case !p.Schema.Pos.IsSet():
+		v.r.errorf(Pos{1, 1}, "add `schema: "+Schema+"` as the first line", "the profile has no schema")
+	case p.Schema.Value != Schema:
+		v.r.errorf(p.Schema.Pos, "write schema: "+Schema, "schema %q is not supported; this tool reads %s", p.Schema.Value, Schema)
+	}
+	v.targets()
+	if p.CodeHost.Pos.IsSet() && p.CodeHost.Value != "" && !contains(CodeHosts, p.CodeHost.Value) {
+		v.r.errorf(p.CodeHost.Pos, suggest(p.CodeHost.Value, CodeHosts), "unknown codeHost %q", p.CodeHost.Value)
+	}
+
+	v.actors = make(map[string]*Actor, len(p.Actors))
+	for _, a := range p.Actors {
+		v.actors[a.Name.Value] = a
+	}
+	switch {
+	case !p.ActorsKey.Pos.IsSet():
+		v.r.errorf(Pos{1, 1}, "declare them under actors:, e.g. actors: { hello: { behavior: skills/hello, triggers: [{ dispatch: true }] } }", "the profile has no actors")
+	case len(p.Actors) == 0:
+		v.r.errorf(p.ActorsKey.Pos, "declare at least one actor", "%s is empty", p.ActorsKey.Value)
+	}
+	for _, a := range p.Actors {
+		v.actor(a)
+	}
+	v.policy()
+	v.resources()
+	v.documents()
+}
+
+func (v *validator) targets() {
+	p := v.p
+	if p.Targets == nil {
+		v.r.errorf(Pos{1, 1}, "e.g. targets: [gh-actions, local]", "the profile has no targets")
+		return
+	}
+	if len(p.Targets) == 0 {
+		v.r.errorf(Pos{1, 1}, "e.g. targets: [gh-actions, local]", "targets is empty")
+	}
+	valid := append(append([]string{}, Targets...), "github")
+	seen := map[string]Pos{}
+	for _, t := range p.Targets {
+		name := t.Value
+		if canon, ok := TargetAliases[name]; ok {
+			v.r.warnf(t.Pos, "write "+canon, "target %q is a deprecated alias of %q", name, canon)
+			name = canon
+		} else if !contains(Targets, name) {
+			v.r.errorf(t.Pos, suggest(name, valid), "unknown target %q", name)
+			continue
+		}
+		if first, dup := seen[name]; dup {
+			v.r.warnf(t.Pos, "remove it", "target %q is listed twice (first at line %d)", name, first.Line)
+		}
+		seen[name] = t.Pos
+	}
+}
+
+func (v *validator) actor(a *Actor) {
+	name := a.Name.Value
+	switch {
+	case len(name) > MaxActorName:
+		v.r.errorf(a.Name.Pos, "shorten it", "actor name %q is %d characters; the limit is %d", name, len(name), MaxActorName)
+	case !actorNameRe.MatchString(name):
+		v.r.errorf(a.Name.Pos, "use lowercase letters, digits, - and _, starting with a letter, e.g. "+strings.Trim(sanitizeName(name), "-_"), "actor name %q is not valid", name)
+	}
+	if a.Kind.Pos.IsSet() && a.Kind.Value != "" && !contains(Kinds, a.Kind.Value) {
+		v.actorf(a, Error, a.Kind.Pos, suggest(a.Kind.Value, Kinds), "unknown kind %q", a.Kind.Value)
+	}
+	v.behavior(a)
+	v.capabilities(a)
+	v.triggers(a)
+
+	if a.Timeout.Pos.IsSet() && (a.Timeout.Value < 1 || a.Timeout.Value > MaxTimeout) {
+		v.actorf(a, Error, a.Timeout.Pos, fmt.Sprintf("give minutes from 1 to %d", MaxTimeout), "timeout %d is out of range", a.Timeout.Value)
+	}
+	v.review(a)
+	if res := a.Result; res != nil {
+		switch {
+		case res.Named.Pos.IsSet():
+			if _, ok := ResultContracts[res.Named.Value]; !ok {
+				if _, ok := ContractAliases[res.Named.Value]; !ok {
+					v.actorf(a, Error, res.Named.Pos, suggest(res.Named.Value, ContractNames())+" or write an inline JSON Schema", "unknown result contract %q", res.Named.Value)
+				}
+			}
+		case res.inline != nil:
+			v.checkInlineSchema(a, res)
+		case res.Inline == nil:
+			v.actorf(a, Error, res.Pos, "e.g. result: { schema: "+ReviewContract+" }", "result has no schema")
+		}
+	}
+	if e := a.Execution; e != nil {
+		switch {
+		case a.IsHuman():
+			v.actorf(a, Error, e.Pos, "remove execution", "a human actor takes no execution (a person has no workspace to run in)")
+		case !e.Workspace.Pos.IsSet():
+			v.actorf(a, Error, e.Pos, "e.g. execution: { workspace: isolated }", "execution has no workspace")
+		case e.Workspace.Value != "" && !contains(Workspaces, e.Workspace.Value):
+			v.actorf(a, Error, e.Workspace.Pos, suggest(e.Workspace.Value, Workspaces), "unknown workspace %q", e.Workspace.Value)
+		}
+	}
+	if a.Prelaunch.Pos.IsSet() && a.IsHuman() {
+		v.actorf(a, Error, a.Prelaunch.Pos, "remove prelaunch", "a human actor takes no prelaunch command")
+	}
+}
+
+// sanitizeName proposes a valid actor name for an invalid one.
+func sanitizeName(s string) string {
+	var b strings.Builder
+	for _, c := range strings.ToLower(s) {
+		switch {
+		case c >= 'a' && c <= 'z', c >= '0' && c <= '9', c == '-', c == '_':
+			b.WriteRune(c)
+		default:
+			b.WriteByte('-')
+		}
+	}
+	out := b.String()
+	for out != "" && (out[0] < 'a' || out[0] > 'z') {
+		out = out[1:]
+	}
+	if len(out) > MaxActorName {
+		out = out[:MaxActorName]
+	}
+	if out == "" {
+		return "worker"
+	}
+	return out
+}
+
+func (v *validator) behavior(a *Actor) {
+	b := a.Behavior
+	if !b.Pos.IsSet() {
+		v.actorf(a, Error, a.Name.Pos, "e.g. behavior: skills/"+sanitizeName(a.Name.Value), "has no behavior")
+		return
+	}
+	if b.Value == "" {
+		return // reported by the decoder
+	}
+	res := v.paths.check(b.Value)
+	if res.problem != "" {
+		v.actorf(a, Error, b.Pos, res.hint, "behavior %q %s", b.Value, res.problem)
+		return
+	}
+	switch {
+	case res.info.IsDir():
+		skill := res.clean + "/SKILL.md"
+		sres := v.paths.check(skill)
+		if sres.problem != "" || sres.info.IsDir() {
+			problem := sres.problem
+			if problem == "" {
+				problem = "is a directory"
+			}
+			v.actorf(a, Error, b.Pos, "a skill folder holds its instructions in SKILL.md", "behavior %q is a folder, but %s %s", b.Value, skill, problem)
+			return
+		}
+		a.Skill, a.BehaviorFile = true, skill
+	case !res.info.Mode().IsRegular():
+		v.actorf(a, Error, b.Pos, "point it at a skill folder or a script file", "behavior %q is not a regular file", b.Value)
+	default:
+		a.Skill, a.BehaviorFile = filepath.Base(res.clean) == "SKILL.md", res.clean
+	}
+}
+
+func (v *validator) capabilities(a *Actor) {
+	seen := map[string]Pos{}
+	var review, propose *Capability
+	for i := range a.Capabilities {
+		c := &a.Capabilities[i]
+		raw := c.Raw.Value
+		if first, dup := seen[raw]; dup {
+			v.actorf(a, Warning, c.Raw.Pos, "remove it", "capability %q is listed twice (first at line %d)", raw, first.Line)
+			continue
+		}
+		seen[raw] = c.Raw.Pos
+		entry, ok := LookupCapability(c.Name)
+		if !ok {
+			v.actorf(a, Error, c.Raw.Pos, suggest(c.Name, CapabilityNames()), "unknown capability %q", c.Name)
+			continue
+		}
+		if !entry.Grantable {
+			v.actorf(a, Error, c.Raw.Pos, "remove it: landing is GitHub native auto-merge once ci and agent-review pass", "%s is gate-only and never granted to an actor", c.Name)
+			continue
+		}
+		if strings.Contains(raw, "@") {
+			v.scope(a, c)
+		}
+		switch c.Name {
+		case "code:review":
+			review = c
+		case "code:propose":
+			propose = c
+		}
+	}
+	if review != nil && propose != nil {
+		later := review
+		if propose.Raw.Pos.Line > review.Raw.Pos.Line || propose.Raw.Pos.Line == review.Raw.Pos.Line && propose.Raw.Pos.Col > review.Raw.Pos.Col {
+			later = propose
+		}
+		v.actorf(a, Error, later.Raw.Pos, "split the role: one actor proposes, another reviews", "holds both code:review and code:propose, which would let it bless its own change (the merge boundary)")
+	}
+}
+
+// scope checks the @scope of a capability. The scope of an agent:* capability names an actor.
+func (v *validator) scope(a *Actor, c *Capability) {
+	switch {
+	case c.Scope == "":
+		v.actorf(a, Error, c.Raw.Pos, "name a scope after @, or remove the @", "capability %q has an empty scope", c.Raw.Value)
+	case !scopeRe.MatchString(c.Scope):
+		v.actorf(a, Error, c.Raw.Pos, "use letters, digits and . _ - / *", "capability %q has an invalid scope %q", c.Raw.Value, c.Scope)
+	case strings.HasPrefix(c.Name, "agent:") && v.actors[c.Scope] == nil:
+		v.actorf(a, Error, c.Raw.Pos, suggest(c.Scope, v.p.ActorNames()), "capability %q is scoped to %q, which is not an actor of this profile", c.Raw.Value, c.Scope)
+	}
+}
+
+func (v *validator) triggers(a *Actor) {
+	if !a.TriggersPos.IsSet() {
+		hint := "e.g. triggers: [{ dispatch: true }]"
+		if !a.IsHuman() {
+			hint = "e.g. triggers: [{ cron: \"0 9 * * 1-5\" }] or [{ dispatch: true }]"
+		}
+		v.actorf(a, Error, a.Name.Pos, hint, "has no triggers")
+		return
+	}
+	if len(a.Triggers) == 0 {
+		v.actorf(a, Error, a.TriggersPos, "give at least one trigger", "triggers is empty")
+	}
+	for _, t := range a.Triggers {
+		v.trigger(a, t)
+	}
+}
+
+func (v *validator) trigger(a *Actor, t *Trigger) {
+	var forms []string
+	if t.Cron.Pos.IsSet() {
+		forms = append(forms, "cron")
+	}
+	if t.Event.Pos.IsSet() {
+		forms = append(forms, "event")
+	}
+	if t.Dispatch.Pos.IsSet() {
+		forms = append(forms, "dispatch")
+	}
+	switch len(forms) {
+	case 0:
+		v.actorf(a, Error, t.Pos, "e.g. { cron: \"0 9 * * *\" }, { event: issue_comment } or { dispatch: true }", "a trigger needs one of cron, event or dispatch")
+	case 1:
+		t.Kind = TriggerKind(forms[0])
+	default:
+		v.actorf(a, Error, t.Pos, "split it into one trigger per form", "a trigger is exactly one of cron, event or dispatch; this one has %s", strings.Join(forms, " and "))
+	}
+	if t.Cron.Pos.IsSet() && t.Cron.Value != "" {
+		v.cron(a, t)
+	}
+	if t.Event.Value != "" && !eventNameRe.MatchString(t.Event.Value) {
+		v.actorf(a, Error, t.Event.Pos, "an event name is a word such as issue_comment or pull_request_target", "event name %q is not valid", t.Event.Value)
+	}
+	if t.Config != nil && !t.Event.Pos.IsSet() {
+		v.actorf(a, Error, pos(t.Config), "move config to an event trigger, or remove it", "config belongs only to event triggers")
+	}
+	if t.Dispatch.Pos.IsSet() && t.Dispatch.Value != "true" {
+		v.actorf(a, Error, t.Dispatch.Pos, "write dispatch: true, or remove the trigger", "dispatch must be true")
+	}
+	if a.IsHuman() && t.Kind != "" && t.Kind != Dispatch {
+		v.actorf(a, Error, t.Pos, "a person is engaged on demand: use { dispatch: true }", "a human actor's triggers must be dispatch, not %s", t.Kind)
+	}
+	v.params(a, t)
+}
+
+func (v *validator) params(a *Actor, t *Trigger) {
+	for _, prm := range t.Params {
+		name := prm.Name.Value
+		switch {
+		case !paramNameRe.MatchString(name):
+			v.actorf(a, Error, prm.Name.Pos, "use an env name: uppercase letters, digits and _, e.g. "+envName(name), "param name %q is not valid", name)
+		case isReservedEnv(name):
+			v.actorf(a, Error, prm.Name.Pos, "choose another name, e.g. SUBJECT_"+strings.TrimLeft(name, "_"), "param name %q is reserved for the runner, the CI host or the shell", name)
+		}
+		if src := prm.Source; src.Value != "" && !contains(SourceNames(), src.Value) {
+			v.actorf(a, Error, src.Pos, suggest(src.Value, SourceNames()), "param %s: unknown source %q", name, src.Value)
+		}
+	}
+}
+
+func envName(s string) string {
+	var b strings.Builder
+	for _, c := range strings.ToUpper(s) {
+		if c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' {
+			b.WriteRune(c)
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	if b.Len() == 0 {
+		return "ITEM"
+	}
+	out := b.String()
+	if out[0] >= '0' && out[0] <= '9' {
+		out = "_" + out
+	}
+	return out
+}
+
+func isReservedEnv(name string) bool {
+	if contains(reservedEnv, name) {
+		return true
+	}
+	for _, p := range reservedEnvPrefixe {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func (v *validator) review(a *Actor) {
+	r := a.Review
+	if !r.Pos.IsSet() || r.Value == "" {
+		return
+	}
+	if !a.Holds("code:propose") {
+		v.actorf(a, Error, r.Pos, "only a proposer (code:propose) has a reviewer; remove review or grant code:propose", "has a reviewer but does not hold code:propose")
+	}
+	switch reviewer := v.actors[r.Value]; {
+	case r.Value == a.Name.Value:
+		v.actorf(a, Error, r.Pos, "name an independent reviewer", "cannot review its own changes")
+	case reviewer == nil:
+		v.actorf(a, Error, r.Pos, suggest(r.Value, v.p.ActorNames()), "reviewer %q is not an actor of this profile", r.Value)
+	case !reviewer.Holds("code:review"):
+		v.actorf(a, Error, r.Pos, fmt.Sprintf("grant code:review to %q, or name another reviewer", r.Value), "reviewer %q does not hold code:review", r.Value)
+	}
+}
+
+func (v *validator) policy() {
+	p := v.p.Policy
+	if p.MaxConcurrent.Pos.IsSet() && p.MaxConcurrent.Value < 1 {
+		v.r.errorf(p.MaxConcurrent.Pos, "give 1 or more, or remove it for no limit", "policy.maxConcurrent %d must be at least 1", p.MaxConcurrent.Value)
+	}
+	states := map[string]TaskState{}
+	labels := map[string]TaskState{}
+	for i := range v.p.Policy.TaskStates {
+		ts := &v.p.Policy.TaskStates[i]
+		state := ts.Key.Value
+		if canon, ok := StateAliases[state]; ok {
+			state = canon
+		}
+		if !contains(StateNames(), state) {
+			v.r.errorf(ts.Key.Pos, suggest(state, StateNames()), "policy.box.taskStates: unknown lifecycle state %q", ts.Key.Value)
+			continue
+		}
+		ts.State = state
+		if prev, dup := states[state]; dup {
+			v.r.errorf(ts.Key.Pos, "keep one of them", "policy.box.taskStates: state %s is mapped twice (%q at line %d)", state, prev.Key.Value, prev.Key.Pos.Line)
+			continue
+		}
+		states[state] = *ts
+		if strings.TrimSpace(ts.Label.Value) == "" {
+			continue // reported by the decoder
+		}
+		if prev, dup := labels[ts.Label.Value]; dup {
+			v.r.errorf(ts.Label.Pos, "give each state its own name, or the orchestrator cannot tell them apart", "policy.box.taskStates: %q names both %s (line %d) and %s", ts.Label.Value, prev.State, prev.Label.Pos.Line, state)
+			continue
+		}
+		labels[ts.Label.Value] = *ts
+	}
+}
+
+func (v *validator) resources() {
+	seen := map[string]Pos{}
+	for _, r := range v.p.Resources {
+		if r.Value == "" {
+			continue // reported by the decoder
+		}
+		res := v.paths.check(r.Value)
+		if res.problem == "does not exist" {
+			// A template shipped in a package cannot hold a dotfile such as .gitignore, so it is
+			// stored without the dot.
+			if base := filepath.Base(res.clean); strings.HasPrefix(base, ".") && len(base) > 1 {
+				alt := filepath.ToSlash(filepath.Join(filepath.Dir(res.clean), base[1:]))
+				if altRes := v.paths.check(alt); altRes.problem == "" {
+					res = altRes
+				}
+			}
+		}
+		if res.problem != "" {
+			v.r.errorf(r.Pos, res.hint, "resource %q %s", r.Value, res.problem)
+			continue
+		}
+		if first, dup := seen[res.clean]; dup {
+			v.r.warnf(r.Pos, "remove it", "resource %q is listed twice (first at line %d)", r.Value, first.Line)
+		}
+		seen[res.clean] = r.Pos
+	}
+}
+
+func (v *validator) documents() {
+	d := v.p.Documents
+	if d == nil || !d.RolesPos.IsSet() {
+		return
+	}
+	hasVision := false
+	for _, role := range d.Roles {
+		if role.Name.Value == "vision" {
+			hasVision = true
+		}
+		path := role.Path.Value
+		if !role.Path.Pos.IsSet() || path == "" {
+			continue
+		}
+		if strings.ContainsAny(path, "*?[]{}$~") {
+			v.r.errorf(role.Path.Pos, "write the document's literal path, e.g. docs/VISION.md", "documents.roles.%s %q is not a literal path", role.Name.Value, path)
+			continue
+		}
+		if _, problem := profilePath(path); problem != "" {
+			v.r.errorf(role.Path.Pos, "write it relative to the repository root, e.g. docs/VISION.md", "documents.roles.%s %q: %s", role.Name.Value, path, problem)
+		}
+	}
+	if !hasVision {
+		v.r.errorf(d.RolesPos, "add vision: with the path of your vision document, e.g. docs/VISION.md", "documents.roles has no vision")
+	}
+}
+
+// pathChecker resolves paths inside the profile directory, once each: thousands of actors commonly
+// share one behavior.
+type pathChecker struct {
+	dir   string
+	root  string
+	err   error
+	cache map[string]pathResult
+}
+
+type pathResult struct {
+	clean   string
+	info    fs.FileInfo
+	problem string
+	hint    string
+}
+
+func newPathChecker(dir string) *pathChecker {
+	root, err := filepath.EvalSymlinks(dir)
+	return &pathChecker{dir: dir, root: root, err: err, cache: map[string]pathResult{}}
+}
+
+func (c *pathChecker) check(rel string) pathResult {
+	if res, ok := c.cache[rel]; ok {
+		return res
+	}
+	res := c.resolve(rel)
+	c.cache[rel] = res
+	return res
+}
+
+func (c *pathChecker) resolve(rel string) pathResult {
+	clean, problem := profilePath(rel)
+	if problem != "" {
+		return pathResult{problem: "is refused: " + problem, hint: "keep every path inside the profile directory"}
+	}
+	if c.err != nil {
+		return pathResult{clean: clean, problem: "cannot be checked: " + c.err.Error()}
+	}
+	info, problem := resolveInside(c.root, clean)
+	res := pathResult{clean: clean, info: info, problem: problem}
+	switch {
+	case problem == "does not exist":
+		res.hint = "create it in the profile directory, or fix the path"
+		if near := nearestFile(c.root, clean); near != "" {
+			res.hint = fmt.Sprintf("did you mean %q?", near)
+		}
+	case strings.Contains(problem, "symlink"):
+		res.hint = "copy the file into the profile instead of linking to it"
+	}
+	return res
+}
+
+// nearestFile suggests an existing sibling of a missing path when one is a plausible typo.
+func nearestFile(root, clean string) string {
+	dir := filepath.Dir(clean)
+	entries, err := fs.ReadDir(osFS(root), filepath.ToSlash(dir))
+	if err != nil {
+		return ""
+	}
+	names := make([]string, 0, len(entries))
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	sort.Strings(names)
+	near := nearest(filepath.Base(clean), names)
+	if near == "" {
+		return ""
+	}
+	return filepath.ToSlash(filepath.Join(dir, near))
+}
+
+func (v *validator) cron(a *Actor, t *Trigger) {
+	sched, err := cron.Parse(t.Cron.Value)
+	if err == nil {
+		t.Schedule = sched
+		return
+	}
+	at := t.Cron.Pos
+	var ce *cron.Error
+	if errors.As(err, &ce) && !strings.ContainsAny(t.Cron.Value, "\n\\") {
+		at.Col = t.cronCol + ce.Offset
+		v.actorf(a, Error, at, "", "cron %q: %s", t.Cron.Value, ce.Msg)
+		return
+	}
+	v.actorf(a, Error, at, "", "cron %q: %v", t.Cron.Value, err)
+}
+
+// actorf reports a problem of actor a, naming it first.
+func (v *validator) actorf(a *Actor, sev Severity, p Pos, hint, format string, args ...any) {
+	msg := fmt.Sprintf("actor %q: ", a.Name.Value) + fmt.Sprintf(format, args...)
+	v.r.diags = append(v.r.diags, Diagnostic{File: v.r.file, Pos: p, Severity: sev, Message: msg, Hint: hint})
+}
