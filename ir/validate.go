@@ -47,6 +47,9 @@ type validator struct {
 	p      *Profile
 	paths  *pathChecker
 	actors map[string]*Actor
+	// unsure marks actors with an unknown capability: checks that depend on what an actor holds
+	// are skipped for them, so one typo is reported once instead of cascading.
+	unsure map[*Actor]bool
 }
 
 func (v *validator) profile() {
@@ -63,6 +66,7 @@ func (v *validator) profile() {
 	}
 
 	v.actors = make(map[string]*Actor, len(p.Actors))
+	v.unsure = map[*Actor]bool{}
 	for _, a := range p.Actors {
 		v.actors[a.Name.Value] = a
 	}
@@ -74,6 +78,10 @@ func (v *validator) profile() {
 	}
 	for _, a := range p.Actors {
 		v.actor(a)
+	}
+	// Reviews read other actors' capabilities, so they are checked once every actor has been.
+	for _, a := range p.Actors {
+		v.review(a)
 	}
 	v.policy()
 	v.resources()
@@ -125,7 +133,6 @@ func (v *validator) actor(a *Actor) {
 	if a.Timeout.Pos.IsSet() && (a.Timeout.Value < 1 || a.Timeout.Value > MaxTimeout) {
 		v.actorf(a, Error, a.Timeout.Pos, fmt.Sprintf("give minutes from 1 to %d", MaxTimeout), "timeout %d is out of range", a.Timeout.Value)
 	}
-	v.review(a)
 	if res := a.Result; res != nil {
 		switch {
 		case res.Named.Pos.IsSet():
@@ -226,6 +233,7 @@ func (v *validator) capabilities(a *Actor) {
 		seen[raw] = c.Raw.Pos
 		entry, ok := LookupCapability(c.Name)
 		if !ok {
+			v.unsure[a] = true
 			v.actorf(a, Error, c.Raw.Pos, suggest(c.Name, CapabilityNames()), "unknown capability %q", c.Name)
 			continue
 		}
@@ -369,15 +377,15 @@ func (v *validator) review(a *Actor) {
 	if !r.Pos.IsSet() || r.Value == "" {
 		return
 	}
-	if !a.Holds("code:propose") {
-		v.actorf(a, Error, r.Pos, "only a proposer (code:propose) has a reviewer; remove review or grant code:propose", "has a reviewer but does not hold code:propose")
+	if !a.Holds("code:propose") && !v.unsure[a] {
+		v.actorf(a, Error, r.Pos, "only a proposer has a reviewer: grant code:propose, or remove review", "has a reviewer but does not hold code:propose")
 	}
 	switch reviewer := v.actors[r.Value]; {
 	case r.Value == a.Name.Value:
 		v.actorf(a, Error, r.Pos, "name an independent reviewer", "cannot review its own changes")
 	case reviewer == nil:
 		v.actorf(a, Error, r.Pos, suggest(r.Value, v.p.ActorNames()), "reviewer %q is not an actor of this profile", r.Value)
-	case !reviewer.Holds("code:review"):
+	case !reviewer.Holds("code:review") && !v.unsure[reviewer]:
 		v.actorf(a, Error, r.Pos, fmt.Sprintf("grant code:review to %q, or name another reviewer", r.Value), "reviewer %q does not hold code:review", r.Value)
 	}
 }

@@ -1,0 +1,137 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// run calls Run as the binary would and returns its exit code and output.
+func run(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code = Run(args, strings.NewReader(""), &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+func TestValidateExampleProfiles(t *testing.T) {
+	dirs, _ := filepath.Glob("../../profiles/*")
+	code, out, errOut := run(t, append([]string{"validate"}, dirs...)...)
+	if code != 0 || out != "" || !strings.Contains(errOut, "3 of 3 profiles valid (0 errors, 0 warnings)") {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+}
+
+// TestValidateBadCases runs the CLI over every bad case of ir/testdata: exit 1, and stdout is
+// exactly the pinned diagnostics.
+func TestValidateBadCases(t *testing.T) {
+	files, _ := filepath.Glob("../../ir/testdata/bad/*.yml")
+	if len(files) < 30 {
+		t.Fatalf("only %d bad cases", len(files))
+	}
+	for _, file := range files {
+		want, err := os.ReadFile(strings.TrimSuffix(file, ".yml") + ".out")
+		if err != nil {
+			t.Fatal(err)
+		}
+		code, out, _ := run(t, "validate", file)
+		// The pinned files name paths relative to ir/.
+		out = strings.ReplaceAll(out, "../../ir/", "")
+		if code != 1 || out != string(want) {
+			t.Errorf("%s: exit %d, want 1\n--- got\n%s--- want\n%s", file, code, out, want)
+		}
+	}
+}
+
+func TestValidateJSON(t *testing.T) {
+	code, out, _ := run(t, "validate", "--format", "json", "../../profiles/hello", "../../ir/testdata/bad/unknown-capability.yml")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1", code)
+	}
+	var got struct {
+		Profiles []struct {
+			Profile, File string
+			Valid         bool
+			Errors        int
+			Diagnostics   []struct {
+				File     string
+				Pos      struct{ Line, Column int }
+				Severity string
+				Message  string
+				Hint     string
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if len(got.Profiles) != 2 || !got.Profiles[0].Valid || got.Profiles[1].Valid || got.Profiles[1].Errors != 1 {
+		t.Fatalf("reports = %+v", got.Profiles)
+	}
+	d := got.Profiles[1].Diagnostics[0]
+	if d.Pos.Line < 1 || d.Pos.Column < 1 || d.Severity != "error" || !strings.Contains(d.Hint, "did you mean") {
+		t.Errorf("diagnostic = %+v; want a positioned error with a hint", d)
+	}
+}
+
+func TestUsageAndIOErrorsExit2(t *testing.T) {
+	for _, args := range [][]string{
+		{"validate"},
+		{"validate", "no/such/profile"},
+		{"validate", "--format", "xml", "../../profiles/hello"},
+		{"validate", "--bogus", "../../profiles/hello"},
+		{"catalog", "nouns"},
+		{"nosuchcommand"},
+		{"schema", "extra"},
+	} {
+		if code, _, errOut := run(t, args...); code != 2 || errOut == "" {
+			t.Errorf("%v: exit %d with stderr %q; want 2 and a message", args, code, errOut)
+		}
+	}
+	// An I/O error on one profile does not hide the problems of another, and wins the exit code.
+	code, out, _ := run(t, "validate", "no/such/profile", "../../ir/testdata/bad/unknown-capability.yml")
+	if code != 2 || !strings.Contains(out, "unknown capability") {
+		t.Errorf("exit %d, stdout %q", code, out)
+	}
+}
+
+func TestCatalogJSON(t *testing.T) {
+	code, out, _ := run(t, "catalog", "--format", "json")
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	var got map[string][]map[string]any
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got["capabilities"]) != 9 || len(got["sources"]) != 5 || len(got["states"]) != 8 || len(got["fields"]) == 0 {
+		t.Fatalf("catalog sizes: %d capabilities, %d sources, %d states, %d fields", len(got["capabilities"]), len(got["sources"]), len(got["states"]), len(got["fields"]))
+	}
+	code, out, _ = run(t, "catalog", "states")
+	if code != 0 || !strings.Contains(out, "input-required") || strings.Contains(out, "code:propose") {
+		t.Errorf("catalog states: exit %d\n%s", code, out)
+	}
+}
+
+func TestSchemaMatchesDocs(t *testing.T) {
+	code, out, _ := run(t, "schema")
+	want, err := os.ReadFile("../../docs/ir.schema.json")
+	if code != 0 || err != nil || out != string(want) {
+		t.Fatalf("autonomy schema differs from docs/ir.schema.json (run make schema): exit %d, %v", code, err)
+	}
+}
+
+func TestVersionAndHelp(t *testing.T) {
+	if code, out, _ := run(t, "version"); code != 0 || !strings.HasPrefix(out, "autonomy ") {
+		t.Errorf("version: exit %d, %q", code, out)
+	}
+	for _, cmd := range []string{"validate", "catalog", "schema", "version"} {
+		code, out, _ := run(t, cmd, "--help")
+		if code != 0 || !strings.Contains(out, "Examples:") {
+			t.Errorf("%s --help: exit %d, no examples:\n%s", cmd, code, out)
+		}
+	}
+}
