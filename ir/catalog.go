@@ -112,6 +112,14 @@ func names[T interface{ entryName() string }](entries []T) []string {
 
 func (e Entry) entryName() string { return e.Name }
 
+// The catalogs' names, computed once: validation looks them up for every actor.
+var (
+	capabilityNames = CapabilityNames()
+	sourceNames     = SourceNames()
+	stateNames      = StateNames()
+	fieldNames      = FieldNames()
+)
+
 // CapabilityNames lists the capability catalog's names.
 func CapabilityNames() []string { return names(Capabilities) }
 

@@ -2,6 +2,7 @@ package ir
 
 import (
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -18,7 +19,11 @@ var (
 	documentsKeys = []string{"roles"}
 )
 
-// decoder turns the normalized YAML tree into a Profile, reporting structural problems.
+const actorExample = "e.g. actors: { hello: { behavior: skills/hello, triggers: [{ dispatch: true }] } }"
+
+// decoder turns the normalized YAML tree into a Profile, reporting structural problems: unknown
+// keys, wrong types, empty values. A value it reports is left out of the Profile (or marked), so
+// the validator does not report the same defect again in other words.
 type decoder struct{ r *reporter }
 
 func decodeProfile(r *reporter, root *yaml.Node) *Profile {
@@ -27,22 +32,23 @@ func decodeProfile(r *reporter, root *yaml.Node) *Profile {
 	d.fields(root, "the profile", profileKeys, func(key string, k, v *yaml.Node) {
 		switch key {
 		case "schema":
-			p.Schema, _ = d.str(v, "schema")
+			p.Schema, _ = d.str(v, "schema", "write schema: "+Schema)
 		case "targets":
-			p.Targets = d.strList(v, "targets", "e.g. targets: [gh-actions]")
+			p.TargetsPos = pos(k)
+			p.Targets = d.strList(v, "targets", "e.g. targets: [gh-actions, local]", "e.g. targets: [gh-actions, local]")
 		case "codeHost":
-			p.CodeHost, _ = d.str(v, "codeHost")
+			p.CodeHost, _ = d.str(v, "codeHost", "valid: "+strings.Join(CodeHosts, ", "))
 		case "actors", "agents":
 			if p.ActorsKey.Pos.IsSet() {
-				d.r.errorf(pos(k), "use actors: only (agents: is its older name)", "both %s and %s are given", p.ActorsKey.Value, key)
+				d.r.errorf(pos(k), "keep actors: only; agents: is its older name", "both %s and %s are given", p.ActorsKey.Value, key)
 				return
 			}
 			p.ActorsKey = String{key, pos(k)}
-			p.Actors = d.actors(v, key)
+			p.Actors = d.actors(k, v)
 		case "policy":
 			p.Policy = d.policy(v)
 		case "resources":
-			p.Resources = d.strList(v, "resources", "e.g. resources: [docs/standards/code.md]")
+			p.Resources = d.strList(v, "resources", "e.g. resources: [docs/standards/code.md]", "")
 		case "documents":
 			p.Documents = d.documents(v)
 		}
@@ -51,96 +57,115 @@ func decodeProfile(r *reporter, root *yaml.Node) *Profile {
 }
 
 // fields checks that n is a mapping whose keys are all in allowed and calls fn for each pair.
-// what names the mapping in messages ("actor \"develop\"", "the profile").
-func (d decoder) fields(n *yaml.Node, what string, allowed []string, fn func(key string, k, v *yaml.Node)) bool {
-	if !d.isMapping(n, what) {
-		return false
-	}
+// where names the mapping in messages ("the profile", "actor \"develop\"").
+func (d decoder) fields(n *yaml.Node, where string, allowed []string, fn func(key string, k, v *yaml.Node)) {
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
 		if !contains(allowed, k.Value) {
-			d.r.errorf(pos(k), suggest(k.Value, allowed), "unknown key %q in %s", k.Value, what)
+			d.r.errorf(pos(k), suggest(k.Value, allowed), "unknown key %q in %s", k.Value, where)
 			continue
 		}
 		fn(k.Value, k, v)
 	}
-	return true
 }
 
-func (d decoder) isMapping(n *yaml.Node, what string) bool {
+// mapping reports whether n is a mapping, and reports it (with the example as hint) when not.
+func (d decoder) mapping(n *yaml.Node, what, example string) bool {
 	if n.Kind == yaml.MappingNode {
 		return true
 	}
-	d.r.errorf(pos(n), "", "%s must be a mapping, not %s", what, describe(n))
+	if isNull(n) {
+		d.r.errorf(pos(n), example, "%s has no value", what)
+	} else {
+		d.r.errorf(pos(n), example, "%s must be a mapping, not %s", what, describe(n))
+	}
 	return false
 }
 
-// str decodes a string scalar. An empty value or another type is reported.
-func (d decoder) str(n *yaml.Node, what string) (String, bool) {
-	if n.Kind == yaml.ScalarNode && n.Tag == "!!str" {
-		if strings.TrimSpace(n.Value) == "" {
-			// Emptiness is reported here, once; the validator skips empty values.
-			d.r.errorf(pos(n), "", "%s is empty", what)
-			return String{n.Value, pos(n)}, false
-		}
+func isNull(n *yaml.Node) bool { return n.Kind == yaml.ScalarNode && n.Tag == "!!null" }
+
+// str decodes a non-empty string scalar; example is the hint when it is missing or mistyped.
+func (d decoder) str(n *yaml.Node, what, example string) (String, bool) {
+	switch {
+	case n.Kind == yaml.ScalarNode && n.Tag == "!!str" && strings.TrimSpace(n.Value) != "":
 		return String{n.Value, pos(n)}, true
+	case n.Kind == yaml.ScalarNode && n.Tag == "!!str":
+		d.r.errorf(pos(n), example, "%s is empty", what)
+	case isNull(n):
+		d.r.errorf(pos(n), example, "%s has no value", what)
+	case n.Kind == yaml.ScalarNode:
+		d.r.errorf(pos(n), "quote it: \""+n.Value+"\"", "%s must be a string, not %s", what, describe(n))
+	default:
+		d.r.errorf(pos(n), example, "%s must be a string, not %s", what, describe(n))
 	}
-	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
-		d.r.errorf(pos(n), "", "%s has no value", what)
-	} else {
-		d.r.errorf(pos(n), quoteHint(n), "%s must be a string, not %s", what, describe(n))
-	}
+	// The position is kept so the validator knows the key was given; the empty value tells it the
+	// decoder has already reported the problem.
 	return String{Pos: pos(n)}, false
 }
 
-// quoteHint suggests quoting a scalar YAML read as another type (on, 1.0, 2024-01-01).
-func quoteHint(n *yaml.Node) string {
-	if n.Kind == yaml.ScalarNode {
-		return "quote it: \"" + n.Value + "\""
-	}
-	return ""
-}
-
-// strList decodes a list of strings.
-func (d decoder) strList(n *yaml.Node, what, example string) []String {
+// strList decodes a list of strings. An empty list is reported when emptyHint is not "".
+func (d decoder) strList(n *yaml.Node, what, example, emptyHint string) []String {
 	if n.Kind != yaml.SequenceNode {
+		if isNull(n) && emptyHint == "" {
+			return nil
+		}
 		d.r.errorf(pos(n), example, "%s must be a list, not %s", what, describe(n))
 		return nil
 	}
+	if len(n.Content) == 0 && emptyHint != "" {
+		d.r.errorf(pos(n), emptyHint, "%s is empty", what)
+	}
 	out := make([]String, 0, len(n.Content))
 	for _, item := range n.Content {
-		if s, ok := d.str(item, "an entry of "+what); ok {
+		if s, ok := d.str(item, "an entry of "+what, example); ok {
 			out = append(out, s)
 		}
 	}
 	return out
 }
 
-// integer decodes an integer scalar.
-func (d decoder) integer(n *yaml.Node, what, unit string) Int {
+// integer decodes an integer scalar; example is the hint when it is mistyped and rangeHint when it
+// does not fit 32 bits (the validator checks the field's own range).
+func (d decoder) integer(n *yaml.Node, what, unit, example, rangeHint string) Int {
 	if n.Kind == yaml.ScalarNode && n.Tag == "!!int" {
 		v, err := strconv.ParseInt(strings.ReplaceAll(n.Value, "_", ""), 0, 64)
 		if err == nil && v >= -1<<31 && v < 1<<31 {
 			return Int{int(v), pos(n)}
 		}
-		d.r.errorf(pos(n), "", "%s %s is out of range", what, n.Value)
+		d.r.errorf(pos(n), rangeHint, "%s %s is out of range", what, n.Value)
 		return Int{}
 	}
-	hint := ""
-	if n.Kind == yaml.ScalarNode && n.Tag == "!!str" {
-		if _, err := strconv.Atoi(n.Value); err == nil {
+	hint := example
+	switch {
+	case n.Kind == yaml.ScalarNode && n.Tag == "!!str":
+		if _, err := strconv.Atoi(strings.TrimSpace(n.Value)); err == nil {
 			hint = "remove the quotes"
 		}
+	case n.Kind == yaml.ScalarNode && n.Tag == "!!float":
+		hint = "give whole " + unitOr(unit, "numbers") + ", " + example
 	}
-	d.r.errorf(pos(n), hint, "%s must be an integer%s, not %s", what, unit, describe(n))
+	noun := "an integer"
+	if unit != "" {
+		noun = "an integer number of " + unit
+	}
+	d.r.errorf(pos(n), hint, "%s must be %s, not %s", what, noun, describe(n))
 	return Int{}
 }
 
-func (d decoder) actors(n *yaml.Node, key string) []*Actor {
-	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
-		return nil // reported by Validate as "no actors"
+func unitOr(unit, other string) string {
+	if unit == "" {
+		return other
 	}
-	if !d.isMapping(n, key) {
+	return unit
+}
+
+// actors decodes the actor map. An empty map is reported here; a missing one by Validate.
+func (d decoder) actors(k, n *yaml.Node) []*Actor {
+	if isNull(n) || n.Kind == yaml.MappingNode && len(n.Content) == 0 {
+		d.r.errorf(pos(k), "declare at least one actor, "+actorExample, "%s is empty", k.Value)
+		return nil
+	}
+	if !d.mapping(n, k.Value, actorExample) {
 		return nil
 	}
 	out := make([]*Actor, 0, len(n.Content)/2)
@@ -152,111 +177,186 @@ func (d decoder) actors(n *yaml.Node, key string) []*Actor {
 
 func (d decoder) actor(k, v *yaml.Node) *Actor {
 	a := &Actor{Name: String{k.Value, pos(k)}}
-	what := "actor " + strconv.Quote(k.Value)
-	if v.Kind == yaml.ScalarNode && v.Tag == "!!null" {
-		d.r.errorf(pos(k), "give it at least a behavior and triggers", "%s is empty", what)
+	who := "actor " + strconv.Quote(k.Value)
+	if isNull(v) || v.Kind == yaml.MappingNode && len(v.Content) == 0 {
+		d.r.errorf(pos(k), "give it at least a behavior and triggers, e.g. "+k.Value+": { behavior: skills/"+sanitizeName(k.Value)+", triggers: [{ dispatch: true }] }", "%s is empty", who)
+		a.hollow = true
 		return a
 	}
-	d.fields(v, what, FieldNames(), func(key string, fk, fv *yaml.Node) {
+	if !d.mapping(v, who, "an actor is a mapping of behavior, capabilities, triggers, ...") {
+		a.hollow = true
+		return a
+	}
+	field := func(name string) string { return who + ": " + name }
+	d.fields(v, who, fieldNames, func(key string, fk, fv *yaml.Node) {
 		switch key {
 		case "behavior":
-			a.Behavior, _ = d.str(fv, what+": behavior")
+			a.Behavior, _ = d.str(fv, field("behavior"), "e.g. behavior: skills/"+sanitizeName(k.Value))
 		case "kind":
-			a.Kind, _ = d.str(fv, what+": kind")
+			a.Kind, _ = d.str(fv, field("kind"), "valid: "+strings.Join(Kinds, ", "))
 		case "capabilities":
 			a.CapabilitiesPos = pos(fv)
-			for _, c := range d.strList(fv, what+": capabilities", "e.g. capabilities: [tasks:converse]") {
-				name, scope, _ := strings.Cut(c.Value, "@")
-				a.Capabilities = append(a.Capabilities, Capability{Name: name, Scope: scope, Raw: c})
-			}
+			a.Capabilities = d.capabilities(fv, field("capabilities"))
 		case "triggers":
 			a.TriggersPos = pos(fk)
-			if fv.Kind != yaml.SequenceNode {
-				d.r.errorf(pos(fv), "e.g. triggers: [{ dispatch: true }]", "%s: triggers must be a list, not %s", what, describe(fv))
-				return
-			}
-			for _, t := range fv.Content {
-				a.Triggers = append(a.Triggers, d.trigger(t, what))
-			}
+			a.Triggers = d.triggers(fv, who)
 		case "timeout":
-			a.Timeout = d.integer(fv, what+": timeout", " number of minutes")
+			a.Timeout = d.integer(fv, field("timeout"), "minutes", "e.g. timeout: 30", fmt.Sprintf("give minutes from 1 to %d", MaxTimeout))
 		case "review":
-			a.Review, _ = d.str(fv, what+": review")
+			a.Review, _ = d.str(fv, field("review"), "name the reviewing actor, e.g. review: reviewer")
 		case "result":
-			a.Result = d.result(fv, what)
+			a.Result = d.result(fv, who)
 		case "execution":
-			e := &Execution{Pos: pos(fk)}
-			d.fields(fv, what+": execution", executionKeys, func(_ string, _, wv *yaml.Node) {
-				e.Workspace, _ = d.str(wv, what+": execution.workspace")
-			})
-			a.Execution = e
+			if d.mapping(fv, field("execution"), "e.g. execution: { workspace: isolated }") {
+				e := &Execution{Pos: pos(fk)}
+				d.fields(fv, field("execution"), executionKeys, func(_ string, _, wv *yaml.Node) {
+					e.Workspace, _ = d.str(wv, field("execution.workspace"), "valid: "+strings.Join(Workspaces, ", "))
+				})
+				a.Execution = e
+			}
 		case "prelaunch":
-			a.Prelaunch, _ = d.str(fv, what+": prelaunch")
+			a.Prelaunch, _ = d.str(fv, field("prelaunch"), "give the command to run, or remove prelaunch")
 		}
 	})
 	return a
 }
 
-func (d decoder) trigger(n *yaml.Node, actor string) *Trigger {
+func (d decoder) capabilities(n *yaml.Node, what string) []Capability {
+	if n.Kind != yaml.SequenceNode {
+		if isNull(n) {
+			return nil // an actor may hold no capability at all
+		}
+		d.r.errorf(pos(n), "e.g. capabilities: [tasks:converse]", "%s must be a list, not %s", what, describe(n))
+		return nil
+	}
+	out := make([]Capability, 0, len(n.Content))
+	for _, item := range n.Content {
+		if item.Kind == yaml.MappingNode && len(item.Content) == 2 {
+			// `tasks: converse` (a space after the colon) is YAML for a mapping.
+			d.r.errorf(pos(item), "write the capability without a space after the colon, e.g. "+item.Content[0].Value+":"+item.Content[1].Value, "%s: an entry must be a string, not a mapping", what)
+			continue
+		}
+		c, ok := d.str(item, what+": an entry", "e.g. tasks:converse")
+		if !ok {
+			continue
+		}
+		name, scope, _ := strings.Cut(c.Value, "@")
+		out = append(out, Capability{Name: name, Scope: scope, Raw: c})
+	}
+	return out
+}
+
+func (d decoder) triggers(n *yaml.Node, who string) []*Trigger {
+	const example = "e.g. triggers: [{ cron: \"0 9 * * 1-5\" }] or [{ dispatch: true }]"
+	if n.Kind != yaml.SequenceNode {
+		if isNull(n) {
+			d.r.errorf(pos(n), "give at least one trigger, "+example, "%s: triggers has no value", who)
+		} else {
+			d.r.errorf(pos(n), example, "%s: triggers must be a list, not %s", who, describe(n))
+		}
+		return nil
+	}
+	if len(n.Content) == 0 {
+		d.r.errorf(pos(n), "give at least one trigger, "+example, "%s: triggers is empty", who)
+	}
+	out := make([]*Trigger, 0, len(n.Content))
+	for _, t := range n.Content {
+		if tr := d.trigger(t, who); tr != nil {
+			out = append(out, tr)
+		}
+	}
+	return out
+}
+
+// trigger decodes one trigger; it returns nil for a trigger that is not even a mapping.
+func (d decoder) trigger(n *yaml.Node, who string) *Trigger {
+	field := func(name string) string { return who + ": trigger " + name }
+	if !d.mapping(n, who+": a trigger", "e.g. { cron: \"0 9 * * *\" }, { event: issue_comment } or { dispatch: true }") {
+		return nil
+	}
 	t := &Trigger{Pos: pos(n)}
-	what := actor + ": trigger"
-	d.fields(n, what, triggerKeys, func(key string, k, v *yaml.Node) {
+	d.fields(n, "a trigger of "+who, triggerKeys, func(key string, k, v *yaml.Node) {
 		switch key {
 		case "cron":
-			t.Cron, _ = d.str(v, what+" cron")
-			t.cronCol = v.Column
-			if v.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle) != 0 {
-				t.cronCol++
-			}
+			t.Cron, _ = d.str(v, field("cron"), "e.g. cron: \"0 9 * * 1-5\"")
+			t.cronAt = cronStart(v)
 		case "event":
-			t.Event, _ = d.str(v, what+" event")
+			t.Event, _ = d.str(v, field("event"), "e.g. event: issue_comment")
 		case "config":
-			if d.isMapping(v, what+" config") {
+			if d.mapping(v, field("config"), "e.g. config: { types: [created] }") {
 				t.Config = v
 			}
 		case "dispatch":
 			t.Dispatch = String{"true", pos(v)}
 			if v.Kind != yaml.ScalarNode || v.Tag != "!!bool" {
-				d.r.errorf(pos(v), "write dispatch: true", "%s dispatch must be true, not %s", what, describe(v))
+				d.r.errorf(pos(v), "write dispatch: true", "%s must be true, not %s", field("dispatch"), describe(v))
 			} else if b, _ := strconv.ParseBool(strings.ToLower(v.Value)); !b {
 				t.Dispatch.Value = "false"
 			}
 		case "params":
-			if !d.isMapping(v, what+" params") {
+			if !d.mapping(v, field("params"), "e.g. params: { ISSUE: subject.ref }") {
 				return
 			}
 			for i := 0; i+1 < len(v.Content); i += 2 {
-				src, _ := d.str(v.Content[i+1], what+" param "+strconv.Quote(v.Content[i].Value))
-				t.Params = append(t.Params, Param{Name: String{v.Content[i].Value, pos(v.Content[i])}, Source: src})
+				name := v.Content[i].Value
+				src, _ := d.str(v.Content[i+1], field("param "+strconv.Quote(name)), "e.g. "+name+": subject.ref")
+				t.Params = append(t.Params, Param{Name: String{name, pos(v.Content[i])}, Source: src})
 			}
 		}
 	})
 	return t
 }
 
-func (d decoder) result(n *yaml.Node, actor string) *Result {
+// cronStart returns where the text of a cron scalar starts, when field offsets inside the value map
+// one to one onto columns of the file: plain and quoted single-line scalars without escapes.
+func cronStart(n *yaml.Node) Pos {
+	switch {
+	case n.Style&(yaml.LiteralStyle|yaml.FoldedStyle) != 0:
+		return Pos{}
+	case n.Style&yaml.DoubleQuotedStyle != 0 && strings.ContainsAny(n.Value, "\\\"\t\n\r"):
+		return Pos{}
+	case n.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle) != 0:
+		return Pos{n.Line, n.Column + 1}
+	case strings.ContainsAny(n.Value, "\n"):
+		return Pos{}
+	}
+	return pos(n)
+}
+
+func (d decoder) result(n *yaml.Node, who string) *Result {
+	const example = "e.g. result: { schema: " + ReviewContract + " }"
+	if !d.mapping(n, who+": result", example) {
+		return nil
+	}
 	res := &Result{Pos: pos(n)}
-	d.fields(n, actor+": result", resultKeys, func(_ string, _, v *yaml.Node) {
+	d.fields(n, who+": result", resultKeys, func(_ string, _, v *yaml.Node) {
 		switch {
 		case v.Kind == yaml.MappingNode:
 			res.Inline, res.InlinePos, res.inline = toJSONValue(v), pos(v), v
-		case v.Kind == yaml.ScalarNode && v.Tag == "!!str":
+		case v.Kind == yaml.ScalarNode && v.Tag == "!!str" && v.Value != "":
 			res.Named = String{v.Value, pos(v)}
 		default:
-			d.r.errorf(pos(v), "name a contract (schema: autonomy.review.v1) or write an inline JSON Schema mapping", "%s: result.schema must be a contract name or a JSON Schema mapping, not %s", actor, describe(v))
+			d.r.errorf(pos(v), "name a contract ("+ReviewContract+") or write an inline JSON Schema mapping", "%s: result.schema must be a contract name or a JSON Schema mapping, not %s", who, describe(v))
+			res.Named.Pos = pos(v)
 		}
 	})
+	if !res.Named.Pos.IsSet() && res.inline == nil {
+		d.r.errorf(res.Pos, example, "%s: result has no schema", who)
+	}
 	return res
 }
 
 func (d decoder) policy(n *yaml.Node) Policy {
 	p := Policy{Pos: pos(n)}
+	if !d.mapping(n, "policy", "e.g. policy: { maxConcurrent: 3, box: {} }") {
+		return p
+	}
 	d.fields(n, "policy", policyKeys, func(key string, _, v *yaml.Node) {
 		switch key {
 		case "maxConcurrent":
-			p.MaxConcurrent = d.integer(v, "policy.maxConcurrent", "")
+			p.MaxConcurrent = d.integer(v, "policy.maxConcurrent", "", "e.g. maxConcurrent: 3", "give a small number such as 3")
 		case "box":
-			if !d.isMapping(v, "policy.box") {
+			if !d.mapping(v, "policy.box", "e.g. box: { taskStates: { open: triage } }") {
 				return
 			}
 			p.Box = v
@@ -272,34 +372,41 @@ func (d decoder) policy(n *yaml.Node) Policy {
 func (d decoder) boxKey(p *Policy, key string, v *yaml.Node) {
 	switch key {
 	case "taskStates":
-		if !d.isMapping(v, "policy.box.taskStates") {
+		if !d.mapping(v, "policy.box.taskStates", "e.g. taskStates: { ready: ready, done: done }") {
 			return
 		}
 		for i := 0; i+1 < len(v.Content); i += 2 {
 			k := v.Content[i]
-			label, _ := d.str(v.Content[i+1], "policy.box.taskStates."+k.Value)
+			label, _ := d.str(v.Content[i+1], "policy.box.taskStates."+k.Value, "give the tracker's name for "+k.Value+", or remove it")
 			p.TaskStates = append(p.TaskStates, TaskState{Key: String{k.Value, pos(k)}, Label: label})
 		}
 	case "gh-actions", "local":
-		d.isMapping(v, "policy.box."+key)
+		d.mapping(v, "policy.box."+key, "e.g. "+key+": {}")
 	case "risk":
-		if !d.isMapping(v, "policy.box.risk") {
+		if !d.mapping(v, "policy.box.risk", "e.g. risk: { human_required_paths: [\".github/workflows/**\"] }") {
 			return
 		}
 		for i := 0; i+1 < len(v.Content); i += 2 {
 			if v.Content[i].Value == "human_required_paths" {
-				d.strList(v.Content[i+1], "policy.box.risk.human_required_paths", "e.g. human_required_paths: [\".github/workflows/**\"]")
+				d.strList(v.Content[i+1], "policy.box.risk.human_required_paths", "e.g. human_required_paths: [\".github/workflows/**\"]", "")
 			}
 		}
 	}
 }
 
 func (d decoder) documents(n *yaml.Node) *Documents {
+	const example = "e.g. roles: { vision: docs/VISION.md }"
 	docs := &Documents{Pos: pos(n)}
+	if !d.mapping(n, "documents", "e.g. documents: { roles: { vision: docs/VISION.md } }") {
+		return docs
+	}
 	d.fields(n, "documents", documentsKeys, func(_ string, k, v *yaml.Node) {
+		if !d.mapping(v, "documents.roles", example) {
+			return
+		}
 		docs.RolesPos = pos(k)
 		d.fields(v, "documents.roles", Roles, func(role string, rk, rv *yaml.Node) {
-			path, _ := d.str(rv, "documents.roles."+role)
+			path, _ := d.str(rv, "documents.roles."+role, "give the document's path, e.g. docs/"+strings.ToUpper(role)+".md")
 			docs.Roles = append(docs.Roles, Role{Name: String{role, pos(rk)}, Path: path})
 		})
 	})
@@ -330,8 +437,8 @@ func toJSONValue(n *yaml.Node) any {
 			b, _ := strconv.ParseBool(strings.ToLower(n.Value))
 			return b
 		case "!!int", "!!float":
-			if _, err := strconv.ParseFloat(strings.ReplaceAll(n.Value, "_", ""), 64); err == nil {
-				return json.Number(strings.ReplaceAll(n.Value, "_", ""))
+			if num := strings.ReplaceAll(n.Value, "_", ""); json.Valid([]byte(num)) {
+				return json.Number(num)
 			}
 		}
 		return n.Value

@@ -133,3 +133,12 @@ func (r *reporter) errorf(p Pos, hint, format string, args ...any) {
 func (r *reporter) warnf(p Pos, hint, format string, args ...any) {
 	r.diags = append(r.diags, Diagnostic{File: r.file, Pos: p, Severity: Warning, Message: fmt.Sprintf(format, args...), Hint: hint})
 }
+
+// firstAt names where the first of two duplicates is, relative to the second: its line, or its
+// column when both are on one line.
+func firstAt(first, dup Pos) string {
+	if first.Line == dup.Line {
+		return fmt.Sprintf("column %d", first.Col)
+	}
+	return fmt.Sprintf("line %d", first.Line)
+}

@@ -167,19 +167,80 @@ func reportYAMLError(r *reporter, data []byte, err error) {
 		return
 	}
 	msg := err.Error()
-	line := 1
+	at := Pos{1, 1}
 	if m := yamlErrLine.FindStringSubmatch(msg); m != nil {
-		line, _ = strconv.Atoi(m[1])
+		at.Line, _ = strconv.Atoi(m[1])
 		msg = m[2]
+		at.Line = problemLine(data, at.Line)
 	} else {
 		msg = strings.TrimPrefix(msg, "yaml: ")
 	}
+	if m := unknownAnchor.FindStringSubmatch(msg); m != nil {
+		at = findText(data, "*"+m[1], at)
+	}
+	text := lineText(data, at.Line)
 	hint := ""
-	if text := lineText(data, line); strings.Contains(text, "*") && (strings.Contains(msg, "alias") || strings.Contains(msg, "alphabetic or numeric")) {
+	switch {
+	case strings.Contains(text, "\t") && strings.Contains(msg, "cannot start any token"):
+		hint = "indent with spaces: YAML does not allow tabs"
+	case strings.Contains(text, "*") && (strings.Contains(msg, "alias") || strings.Contains(msg, "alphabetic or numeric")):
 		// The most common cause by far: an unquoted cron expression, which YAML reads as an alias.
 		hint = "a value starting with * must be quoted, e.g. cron: \"*/15 * * * *\""
+		at.Col = strings.Index(text, "*") + 1
 	}
-	r.errorf(Pos{line, 1}, hint, "YAML syntax error: %s", msg)
+	r.errorf(at, hint, "YAML syntax error: %s", msg)
+}
+
+var unknownAnchor = regexp.MustCompile(`^unknown anchor '(.*)' referenced$`)
+
+// maxRefine bounds the files whose syntax errors are located precisely: hand-written profiles.
+const maxRefine = 256 << 10
+
+// problemLine improves on the YAML library's error line, which names the start of the enclosing
+// block rather than the offending line. It finds, by bisection over line prefixes of the document,
+// a line whose addition turns a parsable prefix into an unparsable one: that line holds the problem.
+func problemLine(data []byte, reported int) int {
+	if len(data) > maxRefine {
+		return reported
+	}
+	var ends []int // ends[i] is the end of line i+1
+	for i, c := range data {
+		if c == '\n' {
+			ends = append(ends, i+1)
+		}
+	}
+	if len(data) > 0 && data[len(data)-1] != '\n' {
+		ends = append(ends, len(data))
+	}
+	parses := func(lines int) bool {
+		var n yaml.Node
+		return yaml.Unmarshal(data[:ends[lines-1]], &n) == nil
+	}
+	lo, hi := reported, len(ends) // the prefix of lo-1 lines should parse; all hi lines do not
+	if lo < 1 || lo > hi || (lo > 1 && !parses(lo-1)) {
+		return reported
+	}
+	lo-- // invariant: parses(lo) (or lo == 0), !parses(hi)
+	for hi-lo > 1 {
+		mid := (lo + hi) / 2
+		if parses(mid) {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return hi
+}
+
+// findText returns the position of the first occurrence of s in data, or def.
+func findText(data []byte, s string, def Pos) Pos {
+	i := bytes.Index(data, []byte(s))
+	if i < 0 {
+		return def
+	}
+	line := bytes.Count(data[:i], []byte("\n")) + 1
+	col := i - (bytes.LastIndexByte(data[:i], '\n') + 1) + 1
+	return Pos{line, col}
 }
 
 // lineText returns line n (1-based) of data, or "".

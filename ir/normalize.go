@@ -15,6 +15,8 @@ type normalizer struct {
 	failed bool
 	// active holds the nodes on the current path, to refuse an alias that names its own ancestor.
 	active map[*yaml.Node]bool
+	// merging holds the mappings whose merge keys are being folded, to refuse a merge cycle.
+	merging map[*yaml.Node]bool
 	// done holds mappings whose keys were already checked, so a node shared through aliases is
 	// checked once (it is still charged on every visit).
 	done map[*yaml.Node]bool
@@ -53,16 +55,11 @@ func (z *normalizer) walk(n *yaml.Node) {
 		z.r.errorf(pos(n), "write the values out, or reuse anchors less", "the YAML aliases expand to too many values (an alias expansion bomb?)")
 		return
 	}
-	if z.active[n] {
-		z.failed = true
-		z.r.errorf(pos(n), "an anchor cannot contain an alias to itself", "the YAML alias refers to a value that contains it")
-		return
-	}
 	switch n.Kind {
 	case yaml.SequenceNode:
 		z.active[n] = true
 		for i, ch := range n.Content {
-			n.Content[i] = z.resolve(ch)
+			n.Content[i] = z.follow(ch)
 			z.walk(n.Content[i])
 		}
 		delete(z.active, n)
@@ -74,11 +71,23 @@ func (z *normalizer) walk(n *yaml.Node) {
 			z.done[n] = true
 		}
 		for i := 1; i < len(n.Content) && !z.failed; i += 2 {
-			n.Content[i] = z.resolve(n.Content[i])
+			n.Content[i] = z.follow(n.Content[i])
 			z.walk(n.Content[i])
 		}
 		delete(z.active, n)
 	}
+}
+
+// follow resolves a child that may be an alias, refusing an alias to a node that contains it (its
+// expansion would never end), at the alias.
+func (z *normalizer) follow(n *yaml.Node) *yaml.Node {
+	target := z.resolve(n)
+	if z.active[target] && !z.failed {
+		z.failed = true
+		z.r.errorf(pos(n), "an anchor cannot contain an alias to itself", "the YAML alias refers to a value that contains it")
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Line: n.Line, Column: n.Column}
+	}
+	return target
 }
 
 // resolve follows an alias to the node it names.
@@ -102,6 +111,11 @@ func (z *normalizer) merge(n *yaml.Node) {
 	if !hasMerge {
 		return
 	}
+	if z.merging == nil {
+		z.merging = map[*yaml.Node]bool{}
+	}
+	z.merging[n] = true
+	defer delete(z.merging, n)
 	var own, merged []*yaml.Node
 	seen := map[string]bool{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
@@ -127,6 +141,11 @@ func (z *normalizer) merge(n *yaml.Node) {
 		}
 		for _, s := range sources {
 			z.budget -= len(s.Content)
+			if z.merging[s] || z.active[s] {
+				z.failed = true
+				z.r.errorf(pos(n.Content[i+1]), "an anchor cannot merge a mapping that contains it", "the YAML merge key refers to a mapping that contains it")
+				return
+			}
 			if s.Kind != yaml.MappingNode {
 				z.r.errorf(pos(s), "merge a mapping, e.g. <<: *defaults", "a merge key (<<) takes a mapping or a list of mappings, not %s", describe(s))
 				continue
@@ -181,7 +200,7 @@ func (z *normalizer) checkKeys(n *yaml.Node) {
 			}
 		}
 		if prev != nil {
-			z.r.errorf(pos(k), "remove one of them", "key %q is defined twice (first at line %d)", k.Value, prev.Line)
+			z.r.errorf(pos(k), "remove one of them", "key %q is defined twice, first at %s", k.Value, firstAt(pos(prev), pos(k)))
 			continue
 		}
 		keep = append(keep, k, v)
@@ -203,11 +222,11 @@ func describe(n *yaml.Node) string {
 		case "!!null":
 			return "an empty value"
 		case "!!bool":
-			return "a boolean (" + n.Value + ")"
+			return "the boolean " + n.Value
 		case "!!int":
-			return "an integer (" + n.Value + ")"
+			return "the integer " + n.Value
 		case "!!float":
-			return "a number (" + n.Value + ")"
+			return "the number " + n.Value
 		case "!!str":
 			return "a string"
 		}

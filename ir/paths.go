@@ -9,29 +9,28 @@ import (
 	"strings"
 )
 
-// profilePath checks that rel is a relative path that stays inside the profile directory and
-// returns it cleaned, with forward slashes. The message says why it is refused.
-func profilePath(rel string) (clean string, problem string) {
-	if rel == "" {
-		return "", "the path is empty"
-	}
-	if strings.ContainsRune(rel, 0) {
-		return "", "the path contains a NUL byte"
-	}
-	if strings.Contains(rel, `\`) {
-		return "", "use / as the path separator, not \\"
-	}
-	if path.IsAbs(rel) || filepath.IsAbs(rel) || filepath.VolumeName(rel) != "" {
-		return "", "the path is absolute; write it relative to the profile directory"
+// relPath checks that rel is a relative path that stays inside base (named in messages, e.g.
+// "the profile directory") and returns it cleaned, with forward slashes; otherwise it says what is
+// wrong and how to fix it.
+func relPath(rel, base string) (clean, problem, hint string) {
+	switch {
+	case rel == "":
+		return "", "is empty", "give a path"
+	case strings.ContainsRune(rel, 0):
+		return "", "contains a NUL byte", "remove it"
+	case strings.Contains(rel, `\`):
+		return "", `uses \ as a path separator`, "write " + strings.ReplaceAll(rel, `\`, "/")
+	case path.IsAbs(rel) || filepath.IsAbs(rel) || filepath.VolumeName(rel) != "":
+		return "", "is absolute", "write it relative to " + base
 	}
 	clean = path.Clean(rel)
-	if clean == ".." || strings.HasPrefix(clean, "../") {
-		return "", "the path leads out of the profile directory"
+	switch {
+	case clean == ".." || strings.HasPrefix(clean, "../"):
+		return "", "leads out of " + base, "keep every path inside " + base
+	case clean == ".":
+		return "", "names " + base + " itself", "name a file inside it"
 	}
-	if clean == "." {
-		return "", "the path names the profile directory itself"
-	}
-	return clean, ""
+	return clean, "", ""
 }
 
 // resolveInside stats rel under dir and checks that, after following symlinks, it is still inside

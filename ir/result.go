@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 	"gopkg.in/yaml.v3"
@@ -57,6 +58,8 @@ func ContractNames() []string {
 // result files.
 func CompileResultSchema(r *Result) (*jsonschema.Schema, error) {
 	c := jsonschema.NewCompiler()
+	// A result schema is self-contained: compiling one never reads a file or the network.
+	c.UseLoader(noLoader{})
 	if r.Inline != nil {
 		if err := c.AddResource("inline.json", r.Inline); err != nil {
 			return nil, err
@@ -82,10 +85,45 @@ func CompileResultSchema(r *Result) (*jsonschema.Schema, error) {
 	return c.Compile(url)
 }
 
+// noLoader refuses every external schema reference.
+type noLoader struct{}
+
+func (noLoader) Load(url string) (any, error) {
+	return nil, fmt.Errorf("external schema %q is not loaded: a result schema must be self-contained", url)
+}
+
 var printer = message.NewPrinter(language.English)
+
+// refKeywords are the JSON Schema keywords that refer to another schema.
+var refKeywords = []string{"$ref", "$dynamicRef", "$recursiveRef"}
+
+// externalRefs reports every reference of an inline schema that leaves it; it returns false if any.
+func (v *validator) externalRefs(a *Actor, n *yaml.Node) bool {
+	ok := true
+	switch n.Kind {
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, val := n.Content[i], n.Content[i+1]
+			if contains(refKeywords, k.Value) && val.Kind == yaml.ScalarNode && !strings.HasPrefix(val.Value, "#") {
+				v.actorf(a, Error, pos(val), "refer only inside it, e.g. $ref: \"#/$defs/verdict\"", "result.schema %s %q leaves the inline schema", k.Value, val.Value)
+				ok = false
+				continue
+			}
+			ok = v.externalRefs(a, val) && ok
+		}
+	case yaml.SequenceNode:
+		for _, c := range n.Content {
+			ok = v.externalRefs(a, c) && ok
+		}
+	}
+	return ok
+}
 
 // checkInlineSchema reports each reason an inline JSON Schema is invalid, at the offending key.
 func (v *validator) checkInlineSchema(a *Actor, res *Result) {
+	if !v.externalRefs(a, res.inline) {
+		return
+	}
 	_, err := CompileResultSchema(res)
 	if err == nil {
 		return
@@ -104,14 +142,33 @@ func (v *validator) checkInlineSchema(a *Actor, res *Result) {
 	v.r.errorf(res.InlinePos, "", "%s is not a valid JSON Schema: %v", what, err)
 }
 
-// leaves returns the innermost causes of a validation error: the specific failures.
+// leaves returns the innermost causes of a validation error: the specific failures. Where several
+// fail at one location (the branches of an anyOf), a type mismatch is dropped in favor of the more
+// specific failure: `type: strin` is best explained by the list of type names, not by "want array".
 func leaves(e *jsonschema.ValidationError) []*jsonschema.ValidationError {
-	if len(e.Causes) == 0 {
-		return []*jsonschema.ValidationError{e}
+	var all []*jsonschema.ValidationError
+	var walk func(e *jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if len(e.Causes) == 0 {
+			all = append(all, e)
+		}
+		for _, c := range e.Causes {
+			walk(c)
+		}
 	}
-	var out []*jsonschema.ValidationError
-	for _, c := range e.Causes {
-		out = append(out, leaves(c)...)
+	walk(e)
+	specific := map[string]bool{}
+	for _, l := range all {
+		if _, isType := l.ErrorKind.(*kind.Type); !isType {
+			specific[strings.Join(l.InstanceLocation, "/")] = true
+		}
+	}
+	out := all[:0]
+	for _, l := range all {
+		if _, isType := l.ErrorKind.(*kind.Type); isType && specific[strings.Join(l.InstanceLocation, "/")] {
+			continue
+		}
+		out = append(out, l)
 	}
 	return out
 }

@@ -14,6 +14,14 @@ func suggest(got string, valid []string) string {
 	return "valid: " + strings.Join(valid, ", ")
 }
 
+// suggestOr is suggest with an alternative appended: the nearest value or the list, then "or ...".
+func suggestOr(got string, valid []string, alternative string) string {
+	if near := nearest(got, valid); near != "" {
+		return fmt.Sprintf("did you mean %q, %s?", near, alternative)
+	}
+	return "valid: " + strings.Join(valid, ", ") + ", " + alternative
+}
+
 // nearest returns the valid value closest to got by edit distance, or "" when none is close enough
 // to be a plausible typo.
 func nearest(got string, valid []string) string {
@@ -25,10 +33,9 @@ func nearest(got string, valid []string) string {
 			best, bestDist = v, d
 		}
 	}
-	limit := 1 + len(got)/4
-	if limit > 3 {
-		limit = 3
-	}
+	// One edit per five characters: close enough for a typo (capabilites, code:proposal), far
+	// enough that a different word (gitlab for github) is not taken for one.
+	limit := max(1, min(3, len(got)/5))
 	if bestDist < 0 || bestDist > limit || bestDist >= len(got) {
 		return ""
 	}

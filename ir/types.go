@@ -28,8 +28,10 @@ type Profile struct {
 	File string
 	Dir  string
 
-	Schema   String
-	Targets  []String
+	Schema String
+	// TargetsPos is where targets was written (zero when absent).
+	TargetsPos Pos
+	Targets    []String
 	CodeHost String
 	// ActorsKey is the key the actor map was written under: "actors" (the standard's) or "agents".
 	ActorsKey String
@@ -54,6 +56,10 @@ type Actor struct {
 	Result          *Result
 	Execution       *Execution
 	Prelaunch       String
+
+	// hollow marks an actor written with no fields or as a non-mapping, already reported: the
+	// validator does not list every missing field of it again.
+	hollow bool
 
 	// Skill is set by Validate: true when Behavior resolved to a skill folder (its SKILL.md), false
 	// for a script. BehaviorFile is the resolved file, relative to the profile directory.
@@ -100,9 +106,9 @@ type Trigger struct {
 	Cron String
 	// Schedule is the parsed Cron expression, set by Validate when it is valid.
 	Schedule *cron.Schedule
-	// cronCol is the column where the cron expression's text starts (after an opening quote), so
-	// an error can point at the offending field.
-	cronCol int
+	// cronAt is where the cron expression's text starts (after an opening quote), so an error can
+	// point at the offending field; zero when offsets do not map onto columns (escapes, folding).
+	cronAt Pos
 	Event   String
 	// Config is an event trigger's configuration, carried verbatim (nil when absent).
 	Config   *yaml.Node

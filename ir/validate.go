@@ -50,6 +50,7 @@ type validator struct {
 	// unsure marks actors with an unknown capability: checks that depend on what an actor holds
 	// are skipped for them, so one typo is reported once instead of cascading.
 	unsure map[*Actor]bool
+	crons  map[string]*cron.Schedule
 }
 
 func (v *validator) profile() {
@@ -57,7 +58,7 @@ func (v *validator) profile() {
 	switch {
 	case !p.Schema.Pos.IsSet():
 		v.r.errorf(Pos{1, 1}, "add `schema: "+Schema+"` as the first line", "the profile has no schema")
-	case p.Schema.Value != Schema:
+	case p.Schema.Value != "" && p.Schema.Value != Schema:
 		v.r.errorf(p.Schema.Pos, "write schema: "+Schema, "schema %q is not supported; this tool reads %s", p.Schema.Value, Schema)
 	}
 	v.targets()
@@ -67,14 +68,12 @@ func (v *validator) profile() {
 
 	v.actors = make(map[string]*Actor, len(p.Actors))
 	v.unsure = map[*Actor]bool{}
+	v.crons = map[string]*cron.Schedule{}
 	for _, a := range p.Actors {
 		v.actors[a.Name.Value] = a
 	}
-	switch {
-	case !p.ActorsKey.Pos.IsSet():
-		v.r.errorf(Pos{1, 1}, "declare them under actors:, e.g. actors: { hello: { behavior: skills/hello, triggers: [{ dispatch: true }] } }", "the profile has no actors")
-	case len(p.Actors) == 0:
-		v.r.errorf(p.ActorsKey.Pos, "declare at least one actor", "%s is empty", p.ActorsKey.Value)
+	if !p.ActorsKey.Pos.IsSet() {
+		v.r.errorf(Pos{1, 1}, "declare them under actors:, "+actorExample, "the profile has no actors")
 	}
 	for _, a := range p.Actors {
 		v.actor(a)
@@ -90,12 +89,9 @@ func (v *validator) profile() {
 
 func (v *validator) targets() {
 	p := v.p
-	if p.Targets == nil {
+	if !p.TargetsPos.IsSet() {
 		v.r.errorf(Pos{1, 1}, "e.g. targets: [gh-actions, local]", "the profile has no targets")
 		return
-	}
-	if len(p.Targets) == 0 {
-		v.r.errorf(Pos{1, 1}, "e.g. targets: [gh-actions, local]", "targets is empty")
 	}
 	valid := append(append([]string{}, Targets...), "github")
 	seen := map[string]Pos{}
@@ -109,7 +105,7 @@ func (v *validator) targets() {
 			continue
 		}
 		if first, dup := seen[name]; dup {
-			v.r.warnf(t.Pos, "remove it", "target %q is listed twice (first at line %d)", name, first.Line)
+			v.r.warnf(t.Pos, "remove it", "target %q is listed twice, first at %s", name, firstAt(first, t.Pos))
 		}
 		seen[name] = t.Pos
 	}
@@ -135,22 +131,20 @@ func (v *validator) actor(a *Actor) {
 	}
 	if res := a.Result; res != nil {
 		switch {
-		case res.Named.Pos.IsSet():
+		case res.Named.Value != "":
 			if _, ok := ResultContracts[res.Named.Value]; !ok {
 				if _, ok := ContractAliases[res.Named.Value]; !ok {
-					v.actorf(a, Error, res.Named.Pos, suggest(res.Named.Value, ContractNames())+" or write an inline JSON Schema", "unknown result contract %q", res.Named.Value)
+					v.actorf(a, Error, res.Named.Pos, suggestOr(res.Named.Value, ContractNames(), "or write an inline JSON Schema mapping"), "unknown result contract %q", res.Named.Value)
 				}
 			}
 		case res.inline != nil:
 			v.checkInlineSchema(a, res)
-		case res.Inline == nil:
-			v.actorf(a, Error, res.Pos, "e.g. result: { schema: "+ReviewContract+" }", "result has no schema")
 		}
 	}
 	if e := a.Execution; e != nil {
 		switch {
 		case a.IsHuman():
-			v.actorf(a, Error, e.Pos, "remove execution", "a human actor takes no execution (a person has no workspace to run in)")
+			v.actorf(a, Error, e.Pos, "remove execution", "a human actor takes no execution: a person has no workspace to run in")
 		case !e.Workspace.Pos.IsSet():
 			v.actorf(a, Error, e.Pos, "e.g. execution: { workspace: isolated }", "execution has no workspace")
 		case e.Workspace.Value != "" && !contains(Workspaces, e.Workspace.Value):
@@ -188,12 +182,12 @@ func sanitizeName(s string) string {
 
 func (v *validator) behavior(a *Actor) {
 	b := a.Behavior
-	if !b.Pos.IsSet() {
+	if !b.Pos.IsSet() && !a.hollow {
 		v.actorf(a, Error, a.Name.Pos, "e.g. behavior: skills/"+sanitizeName(a.Name.Value), "has no behavior")
 		return
 	}
 	if b.Value == "" {
-		return // reported by the decoder
+		return // absent from a hollow actor, or reported by the decoder
 	}
 	res := v.paths.check(b.Value)
 	if res.problem != "" {
@@ -227,18 +221,18 @@ func (v *validator) capabilities(a *Actor) {
 		c := &a.Capabilities[i]
 		raw := c.Raw.Value
 		if first, dup := seen[raw]; dup {
-			v.actorf(a, Warning, c.Raw.Pos, "remove it", "capability %q is listed twice (first at line %d)", raw, first.Line)
+			v.actorf(a, Warning, c.Raw.Pos, "remove it", "capability %q is listed twice, first at %s", raw, firstAt(first, c.Raw.Pos))
 			continue
 		}
 		seen[raw] = c.Raw.Pos
 		entry, ok := LookupCapability(c.Name)
 		if !ok {
 			v.unsure[a] = true
-			v.actorf(a, Error, c.Raw.Pos, suggest(c.Name, CapabilityNames()), "unknown capability %q", c.Name)
+			v.actorf(a, Error, c.Raw.Pos, suggest(c.Name, capabilityNames), "unknown capability %q", c.Name)
 			continue
 		}
 		if !entry.Grantable {
-			v.actorf(a, Error, c.Raw.Pos, "remove it: landing is GitHub native auto-merge once ci and agent-review pass", "%s is gate-only and never granted to an actor", c.Name)
+			v.actorf(a, Error, c.Raw.Pos, "remove it: no actor merges; a reviewed change lands through the code host's auto-merge", "%s is gate-only and never granted to an actor", c.Name)
 			continue
 		}
 		if strings.Contains(raw, "@") {
@@ -256,7 +250,7 @@ func (v *validator) capabilities(a *Actor) {
 		if propose.Raw.Pos.Line > review.Raw.Pos.Line || propose.Raw.Pos.Line == review.Raw.Pos.Line && propose.Raw.Pos.Col > review.Raw.Pos.Col {
 			later = propose
 		}
-		v.actorf(a, Error, later.Raw.Pos, "split the role: one actor proposes, another reviews", "holds both code:review and code:propose, which would let it bless its own change (the merge boundary)")
+		v.actorf(a, Error, later.Raw.Pos, "split the role: one actor proposes, another reviews", "holds both code:review and code:propose, which would let it bless its own change across the merge boundary")
 	}
 }
 
@@ -273,16 +267,13 @@ func (v *validator) scope(a *Actor, c *Capability) {
 }
 
 func (v *validator) triggers(a *Actor) {
-	if !a.TriggersPos.IsSet() {
+	if !a.TriggersPos.IsSet() && !a.hollow {
 		hint := "e.g. triggers: [{ dispatch: true }]"
 		if !a.IsHuman() {
 			hint = "e.g. triggers: [{ cron: \"0 9 * * 1-5\" }] or [{ dispatch: true }]"
 		}
 		v.actorf(a, Error, a.Name.Pos, hint, "has no triggers")
 		return
-	}
-	if len(a.Triggers) == 0 {
-		v.actorf(a, Error, a.TriggersPos, "give at least one trigger", "triggers is empty")
 	}
 	for _, t := range a.Triggers {
 		v.trigger(a, t)
@@ -335,8 +326,8 @@ func (v *validator) params(a *Actor, t *Trigger) {
 		case isReservedEnv(name):
 			v.actorf(a, Error, prm.Name.Pos, "choose another name, e.g. SUBJECT_"+strings.TrimLeft(name, "_"), "param name %q is reserved for the runner, the CI host or the shell", name)
 		}
-		if src := prm.Source; src.Value != "" && !contains(SourceNames(), src.Value) {
-			v.actorf(a, Error, src.Pos, suggest(src.Value, SourceNames()), "param %s: unknown source %q", name, src.Value)
+		if src := prm.Source; src.Value != "" && !contains(sourceNames, src.Value) {
+			v.actorf(a, Error, src.Pos, suggest(src.Value, sourceNames), "param %s: unknown source %q", name, src.Value)
 		}
 	}
 }
@@ -403,13 +394,13 @@ func (v *validator) policy() {
 		if canon, ok := StateAliases[state]; ok {
 			state = canon
 		}
-		if !contains(StateNames(), state) {
-			v.r.errorf(ts.Key.Pos, suggest(state, StateNames()), "policy.box.taskStates: unknown lifecycle state %q", ts.Key.Value)
+		if !contains(stateNames, state) {
+			v.r.errorf(ts.Key.Pos, suggest(state, stateNames), "policy.box.taskStates: unknown lifecycle state %q", ts.Key.Value)
 			continue
 		}
 		ts.State = state
 		if prev, dup := states[state]; dup {
-			v.r.errorf(ts.Key.Pos, "keep one of them", "policy.box.taskStates: state %s is mapped twice (%q at line %d)", state, prev.Key.Value, prev.Key.Pos.Line)
+			v.r.errorf(ts.Key.Pos, "keep one of them", "policy.box.taskStates: state %s is mapped twice, first as %q at %s", state, prev.Key.Value, firstAt(prev.Key.Pos, ts.Key.Pos))
 			continue
 		}
 		states[state] = *ts
@@ -417,7 +408,7 @@ func (v *validator) policy() {
 			continue // reported by the decoder
 		}
 		if prev, dup := labels[ts.Label.Value]; dup {
-			v.r.errorf(ts.Label.Pos, "give each state its own name, or the orchestrator cannot tell them apart", "policy.box.taskStates: %q names both %s (line %d) and %s", ts.Label.Value, prev.State, prev.Label.Pos.Line, state)
+			v.r.errorf(ts.Label.Pos, "give each state its own name, or the orchestrator cannot tell them apart", "policy.box.taskStates: %q names both %s, at %s, and %s", ts.Label.Value, prev.State, firstAt(prev.Label.Pos, ts.Label.Pos), state)
 			continue
 		}
 		labels[ts.Label.Value] = *ts
@@ -446,7 +437,7 @@ func (v *validator) resources() {
 			continue
 		}
 		if first, dup := seen[res.clean]; dup {
-			v.r.warnf(r.Pos, "remove it", "resource %q is listed twice (first at line %d)", r.Value, first.Line)
+			v.r.warnf(r.Pos, "remove it", "resource %q is listed twice, first at %s", r.Value, firstAt(first, r.Pos))
 		}
 		seen[res.clean] = r.Pos
 	}
@@ -470,8 +461,8 @@ func (v *validator) documents() {
 			v.r.errorf(role.Path.Pos, "write the document's literal path, e.g. docs/VISION.md", "documents.roles.%s %q is not a literal path", role.Name.Value, path)
 			continue
 		}
-		if _, problem := profilePath(path); problem != "" {
-			v.r.errorf(role.Path.Pos, "write it relative to the repository root, e.g. docs/VISION.md", "documents.roles.%s %q: %s", role.Name.Value, path, problem)
+		if _, problem, hint := relPath(path, "the repository root"); problem != "" {
+			v.r.errorf(role.Path.Pos, hint, "documents.roles.%s %q %s", role.Name.Value, path, problem)
 		}
 	}
 	if !hasVision {
@@ -510,9 +501,9 @@ func (c *pathChecker) check(rel string) pathResult {
 }
 
 func (c *pathChecker) resolve(rel string) pathResult {
-	clean, problem := profilePath(rel)
+	clean, problem, hint := relPath(rel, "the profile directory")
 	if problem != "" {
-		return pathResult{problem: "is refused: " + problem, hint: "keep every path inside the profile directory"}
+		return pathResult{problem: problem, hint: hint}
 	}
 	if c.err != nil {
 		return pathResult{clean: clean, problem: "cannot be checked: " + c.err.Error()}
@@ -551,19 +542,26 @@ func nearestFile(root, clean string) string {
 }
 
 func (v *validator) cron(a *Actor, t *Trigger) {
-	sched, err := cron.Parse(t.Cron.Value)
+	sched, err := v.crons[t.Cron.Value], error(nil)
+	if sched == nil {
+		sched, err = cron.Parse(t.Cron.Value)
+	}
 	if err == nil {
+		// Fleets repeat a handful of schedules; parsed ones are immutable and shared.
+		v.crons[t.Cron.Value] = sched
 		t.Schedule = sched
 		return
 	}
 	at := t.Cron.Pos
 	var ce *cron.Error
-	if errors.As(err, &ce) && !strings.ContainsAny(t.Cron.Value, "\n\\") {
-		at.Col = t.cronCol + ce.Offset
-		v.actorf(a, Error, at, "", "cron %q: %s", t.Cron.Value, ce.Msg)
+	if !errors.As(err, &ce) {
+		v.actorf(a, Error, at, "", "cron %q: %v", t.Cron.Value, err)
 		return
 	}
-	v.actorf(a, Error, at, "", "cron %q: %v", t.Cron.Value, err)
+	if t.cronAt.IsSet() {
+		at = Pos{t.cronAt.Line, t.cronAt.Col + ce.Offset}
+	}
+	v.actorf(a, Error, at, "", "cron %q: %s", t.Cron.Value, ce.Msg)
 }
 
 // actorf reports a problem of actor a, naming it first.
