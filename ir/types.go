@@ -32,7 +32,7 @@ type Profile struct {
 	// TargetsPos is where targets was written (zero when absent).
 	TargetsPos Pos
 	Targets    []String
-	CodeHost String
+	CodeHost   String
 	// ActorsKey is the key the actor map was written under: "actors" (the standard's) or "agents".
 	ActorsKey String
 	// Actors are in the order the profile declares them.
@@ -109,7 +109,7 @@ type Trigger struct {
 	// cronAt is where the cron expression's text starts (after an opening quote), so an error can
 	// point at the offending field; zero when offsets do not map onto columns (escapes, folding).
 	cronAt Pos
-	Event   String
+	Event  String
 	// Config is an event trigger's configuration, carried verbatim (nil when absent).
 	Config   *yaml.Node
 	Dispatch String
