@@ -29,7 +29,7 @@ type decoder struct{ r *reporter }
 func decodeProfile(r *reporter, root *yaml.Node) *Profile {
 	d := decoder{r}
 	p := &Profile{}
-	d.fields(root, "the profile", profileKeys, func(key string, k, v *yaml.Node) {
+	p.typos = d.fields(root, "the profile", profileKeys, func(key string, k, v *yaml.Node) {
 		switch key {
 		case "schema":
 			p.Schema, _ = d.str(v, "schema", "write schema: "+Schema)
@@ -56,17 +56,25 @@ func decodeProfile(r *reporter, root *yaml.Node) *Profile {
 	return p
 }
 
-// fields checks that n is a mapping whose keys are all in allowed and calls fn for each pair.
-// where names the mapping in messages ("the profile", "actor \"develop\"").
-func (d decoder) fields(n *yaml.Node, where string, allowed []string, fn func(key string, k, v *yaml.Node)) {
+// fields calls fn for each pair of mapping n and reports the keys not in allowed; where names the
+// mapping in messages ("the profile", "actor \"develop\""). It returns the valid keys that unknown
+// keys were probably meant to be, so the validator does not also report those keys as missing.
+func (d decoder) fields(n *yaml.Node, where string, allowed []string, fn func(key string, k, v *yaml.Node)) (typos map[string]bool) {
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
 		if !contains(allowed, k.Value) {
 			d.r.errorf(pos(k), suggest(k.Value, allowed), "unknown key %q in %s", k.Value, where)
+			if near := nearest(k.Value, allowed); near != "" {
+				if typos == nil {
+					typos = map[string]bool{}
+				}
+				typos[near] = true
+			}
 			continue
 		}
 		fn(k.Value, k, v)
 	}
+	return typos
 }
 
 // mapping reports whether n is a mapping, and reports it (with the example as hint) when not.
@@ -188,7 +196,7 @@ func (d decoder) actor(k, v *yaml.Node) *Actor {
 		return a
 	}
 	field := func(name string) string { return who + ": " + name }
-	d.fields(v, who, fieldNames, func(key string, fk, fv *yaml.Node) {
+	a.typos = d.fields(v, who, fieldNames, func(key string, fk, fv *yaml.Node) {
 		switch key {
 		case "behavior":
 			a.Behavior, _ = d.str(fv, field("behavior"), "e.g. behavior: skills/"+sanitizeName(k.Value))
@@ -275,7 +283,7 @@ func (d decoder) trigger(n *yaml.Node, who string) *Trigger {
 		return nil
 	}
 	t := &Trigger{Pos: pos(n)}
-	d.fields(n, "a trigger of "+who, triggerKeys, func(key string, k, v *yaml.Node) {
+	t.typos = d.fields(n, "a trigger of "+who, triggerKeys, func(key string, k, v *yaml.Node) {
 		switch key {
 		case "cron":
 			t.Cron, _ = d.str(v, field("cron"), "e.g. cron: \"0 9 * * 1-5\"")

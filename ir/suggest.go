@@ -11,7 +11,16 @@ func suggest(got string, valid []string) string {
 	if near := nearest(got, valid); near != "" {
 		return fmt.Sprintf("did you mean %q?", near)
 	}
-	return "valid: " + strings.Join(valid, ", ")
+	return "valid: " + list(valid)
+}
+
+// list joins values for a hint, eliding a long list (the actors of a large fleet) after ten.
+func list(valid []string) string {
+	const max = 10
+	if len(valid) <= max+2 {
+		return strings.Join(valid, ", ")
+	}
+	return strings.Join(valid[:max], ", ") + fmt.Sprintf(" and %d more", len(valid)-max)
 }
 
 // suggestOr is suggest with an alternative appended: the nearest value or the list, then "or ...".
@@ -19,7 +28,7 @@ func suggestOr(got string, valid []string, alternative string) string {
 	if near := nearest(got, valid); near != "" {
 		return fmt.Sprintf("did you mean %q, %s?", near, alternative)
 	}
-	return "valid: " + strings.Join(valid, ", ") + ", " + alternative
+	return "valid: " + list(valid) + ", " + alternative
 }
 
 // nearest returns the valid value closest to got by edit distance, or "" when none is close enough

@@ -40,6 +40,9 @@ type Profile struct {
 	Policy    Policy
 	Resources []String
 	Documents *Documents
+
+	// typos holds the keys that misspelled keys were probably meant to be (reported already).
+	typos map[string]bool
 }
 
 // Actor is one participant of the fleet: an AI agent or a human.
@@ -60,6 +63,8 @@ type Actor struct {
 	// hollow marks an actor written with no fields or as a non-mapping, already reported: the
 	// validator does not list every missing field of it again.
 	hollow bool
+	// typos holds the fields that misspelled keys were probably meant to be (reported already).
+	typos map[string]bool
 
 	// Skill is set by Validate: true when Behavior resolved to a skill folder (its SKILL.md), false
 	// for a script. BehaviorFile is the resolved file, relative to the profile directory.
@@ -109,6 +114,8 @@ type Trigger struct {
 	// cronAt is where the cron expression's text starts (after an opening quote), so an error can
 	// point at the offending field; zero when offsets do not map onto columns (escapes, folding).
 	cronAt Pos
+	// typos holds the keys that misspelled keys were probably meant to be (reported already).
+	typos map[string]bool
 	Event  String
 	// Config is an event trigger's configuration, carried verbatim (nil when absent).
 	Config   *yaml.Node

@@ -2,14 +2,14 @@ package ir
 
 import (
 	"errors"
-
 	"fmt"
-	"github.com/autonomyhq/autonomy/ir/cron"
 	"io/fs"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/autonomyhq/autonomy/ir/cron"
 )
 
 // Limits of the standard's values.
@@ -30,8 +30,8 @@ var (
 
 // reservedEnv are env names a param may not take: the runner, the CI host or the shell own them.
 var (
-	reservedEnv        = []string{"PATH", "HOME", "SHELL", "USER", "LOGNAME", "PWD", "OLDPWD", "TMPDIR", "TMP", "TEMP", "IFS", "ENV", "BASH_ENV", "CDPATH", "LANG", "TERM", "HOSTNAME", "CI", "PS1", "PS4"}
-	reservedEnvPrefixe = []string{"GITHUB_", "RUNNER_", "AUTONOMY_", "ACTIONS_", "INPUT_", "LC_", "LD_", "DYLD_", "BASH_FUNC_"}
+	reservedEnv         = []string{"PATH", "HOME", "SHELL", "USER", "LOGNAME", "PWD", "OLDPWD", "TMPDIR", "TMP", "TEMP", "IFS", "ENV", "BASH_ENV", "CDPATH", "LANG", "TERM", "HOSTNAME", "CI", "PS1", "PS4"}
+	reservedEnvPrefixes = []string{"GITHUB_", "RUNNER_", "AUTONOMY_", "ACTIONS_", "INPUT_", "LC_", "LD_", "DYLD_", "BASH_FUNC_"}
 )
 
 // Validate checks a loaded profile against every rule of the standard and returns all problems,
@@ -56,7 +56,7 @@ type validator struct {
 func (v *validator) profile() {
 	p := v.p
 	switch {
-	case !p.Schema.Pos.IsSet():
+	case !p.Schema.Pos.IsSet() && !p.typos["schema"]:
 		v.r.errorf(Pos{1, 1}, "add `schema: "+Schema+"` as the first line", "the profile has no schema")
 	case p.Schema.Value != "" && p.Schema.Value != Schema:
 		v.r.errorf(p.Schema.Pos, "write schema: "+Schema, "schema %q is not supported; this tool reads %s", p.Schema.Value, Schema)
@@ -72,7 +72,7 @@ func (v *validator) profile() {
 	for _, a := range p.Actors {
 		v.actors[a.Name.Value] = a
 	}
-	if !p.ActorsKey.Pos.IsSet() {
+	if !p.ActorsKey.Pos.IsSet() && !p.typos["actors"] && !p.typos["agents"] {
 		v.r.errorf(Pos{1, 1}, "declare them under actors:, "+actorExample, "the profile has no actors")
 	}
 	for _, a := range p.Actors {
@@ -90,6 +90,9 @@ func (v *validator) profile() {
 func (v *validator) targets() {
 	p := v.p
 	if !p.TargetsPos.IsSet() {
+		if p.typos["targets"] {
+			return
+		}
 		v.r.errorf(Pos{1, 1}, "e.g. targets: [gh-actions, local]", "the profile has no targets")
 		return
 	}
@@ -182,7 +185,7 @@ func sanitizeName(s string) string {
 
 func (v *validator) behavior(a *Actor) {
 	b := a.Behavior
-	if !b.Pos.IsSet() && !a.hollow {
+	if !b.Pos.IsSet() && !a.hollow && !a.typos["behavior"] {
 		v.actorf(a, Error, a.Name.Pos, "e.g. behavior: skills/"+sanitizeName(a.Name.Value), "has no behavior")
 		return
 	}
@@ -267,7 +270,7 @@ func (v *validator) scope(a *Actor, c *Capability) {
 }
 
 func (v *validator) triggers(a *Actor) {
-	if !a.TriggersPos.IsSet() && !a.hollow {
+	if !a.TriggersPos.IsSet() && !a.hollow && !a.typos["triggers"] {
 		hint := "e.g. triggers: [{ dispatch: true }]"
 		if !a.IsHuman() {
 			hint = "e.g. triggers: [{ cron: \"0 9 * * 1-5\" }] or [{ dispatch: true }]"
@@ -293,6 +296,9 @@ func (v *validator) trigger(a *Actor, t *Trigger) {
 	}
 	switch len(forms) {
 	case 0:
+		if len(t.typos) > 0 {
+			break // the misspelled form is reported already
+		}
 		v.actorf(a, Error, t.Pos, "e.g. { cron: \"0 9 * * *\" }, { event: issue_comment } or { dispatch: true }", "a trigger needs one of cron, event or dispatch")
 	case 1:
 		t.Kind = TriggerKind(forms[0])
@@ -355,7 +361,7 @@ func isReservedEnv(name string) bool {
 	if contains(reservedEnv, name) {
 		return true
 	}
-	for _, p := range reservedEnvPrefixe {
+	for _, p := range reservedEnvPrefixes {
 		if strings.HasPrefix(name, p) {
 			return true
 		}

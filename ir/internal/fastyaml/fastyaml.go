@@ -90,7 +90,7 @@ func checkChars(data []byte) (ascii, ok bool) {
 	ascii = true
 	for i := 0; i < len(data); {
 		c := data[i]
-		if plainASCII[c] {
+		if acceptedASCII[c] {
 			i++
 			continue
 		}
@@ -113,9 +113,9 @@ func checkChars(data []byte) (ascii, ok bool) {
 	return ascii, true
 }
 
-// plainASCII marks the ASCII characters checkChars accepts on their own: printable ones, tab and
+// acceptedASCII marks the ASCII characters checkChars accepts on their own: printable ones, tab and
 // line feed.
-var plainASCII = func() (t [256]bool) {
+var acceptedASCII = func() (t [256]bool) {
 	for c := 0x20; c < 0x7f; c++ {
 		t[c] = true
 	}
