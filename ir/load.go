@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 )
@@ -175,6 +176,9 @@ func reportYAMLError(r *reporter, data []byte, err error) {
 	} else {
 		msg = strings.TrimPrefix(msg, "yaml: ")
 	}
+	if strings.Contains(msg, "UTF-8") || strings.Contains(msg, "UTF-16") {
+		at = invalidUTF8(data, at)
+	}
 	if m := unknownAnchor.FindStringSubmatch(msg); m != nil {
 		at = findText(data, "*"+m[1], at)
 	}
@@ -232,15 +236,31 @@ func problemLine(data []byte, reported int) int {
 	return hi
 }
 
+// invalidUTF8 returns the position of the first byte that is not valid UTF-8, or def.
+func invalidUTF8(data []byte, def Pos) Pos {
+	for i := 0; i < len(data); {
+		r, size := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && size == 1 {
+			return offsetPos(data, i)
+		}
+		i += size
+	}
+	return def
+}
+
 // findText returns the position of the first occurrence of s in data, or def.
 func findText(data []byte, s string, def Pos) Pos {
 	i := bytes.Index(data, []byte(s))
 	if i < 0 {
 		return def
 	}
+	return offsetPos(data, i)
+}
+
+// offsetPos converts a byte offset of data to a line and column (counted in bytes).
+func offsetPos(data []byte, i int) Pos {
 	line := bytes.Count(data[:i], []byte("\n")) + 1
-	col := i - (bytes.LastIndexByte(data[:i], '\n') + 1) + 1
-	return Pos{line, col}
+	return Pos{line, i - (bytes.LastIndexByte(data[:i], '\n') + 1) + 1}
 }
 
 // lineText returns line n (1-based) of data, or "".
