@@ -116,7 +116,7 @@ type Trigger struct {
 	cronAt Pos
 	// typos holds the keys that misspelled keys were probably meant to be (reported already).
 	typos map[string]bool
-	Event  String
+	Event String
 	// Config is an event trigger's configuration, carried verbatim (nil when absent).
 	Config   *yaml.Node
 	Dispatch String
