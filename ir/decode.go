@@ -94,17 +94,23 @@ func isNull(n *yaml.Node) bool { return n.Kind == yaml.ScalarNode && n.Tag == "!
 
 // str decodes a non-empty string scalar; example is the hint when it is missing or mistyped.
 func (d decoder) str(n *yaml.Node, what, example string) (String, bool) {
+	return d.strLazy(n, func() string { return what }, func() string { return example })
+}
+
+// strLazy is str for the hot paths, run for every actor, trigger and param: the message and the
+// hint are only built when the value is wrong.
+func (d decoder) strLazy(n *yaml.Node, what, example func() string) (String, bool) {
 	switch {
 	case n.Kind == yaml.ScalarNode && n.Tag == "!!str" && strings.TrimSpace(n.Value) != "":
 		return String{n.Value, pos(n)}, true
 	case n.Kind == yaml.ScalarNode && n.Tag == "!!str":
-		d.r.errorf(pos(n), example, "%s is empty", what)
+		d.r.errorf(pos(n), example(), "%s is empty", what())
 	case isNull(n):
-		d.r.errorf(pos(n), example, "%s has no value", what)
+		d.r.errorf(pos(n), example(), "%s has no value", what())
 	case n.Kind == yaml.ScalarNode:
-		d.r.errorf(pos(n), "quote it: \""+n.Value+"\"", "%s must be a string, not %s", what, describe(n))
+		d.r.errorf(pos(n), "quote it: \""+n.Value+"\"", "%s must be a string, not %s", what(), describe(n))
 	default:
-		d.r.errorf(pos(n), example, "%s must be a string, not %s", what, describe(n))
+		d.r.errorf(pos(n), example(), "%s must be a string, not %s", what(), describe(n))
 	}
 	// The position is kept so the validator knows the key was given; the empty value tells it the
 	// decoder has already reported the problem.
@@ -199,9 +205,9 @@ func (d decoder) actor(k, v *yaml.Node) *Actor {
 	a.typos = d.fields(v, who, fieldNames, func(key string, fk, fv *yaml.Node) {
 		switch key {
 		case "behavior":
-			a.Behavior, _ = d.str(fv, field("behavior"), "e.g. behavior: skills/"+sanitizeName(k.Value))
+			a.Behavior, _ = d.strLazy(fv, func() string { return field("behavior") }, func() string { return "e.g. behavior: skills/" + sanitizeName(k.Value) })
 		case "kind":
-			a.Kind, _ = d.str(fv, field("kind"), "valid: "+strings.Join(Kinds, ", "))
+			a.Kind, _ = d.strLazy(fv, func() string { return field("kind") }, func() string { return "valid: " + strings.Join(Kinds, ", ") })
 		case "capabilities":
 			a.CapabilitiesPos = pos(fv)
 			a.Capabilities = d.capabilities(fv, field("capabilities"))
@@ -211,19 +217,19 @@ func (d decoder) actor(k, v *yaml.Node) *Actor {
 		case "timeout":
 			a.Timeout = d.integer(fv, field("timeout"), "minutes", "e.g. timeout: 30", fmt.Sprintf("give minutes from 1 to %d", MaxTimeout))
 		case "review":
-			a.Review, _ = d.str(fv, field("review"), "name the reviewing actor, e.g. review: reviewer")
+			a.Review, _ = d.strLazy(fv, func() string { return field("review") }, func() string { return "name the reviewing actor, e.g. review: reviewer" })
 		case "result":
 			a.Result = d.result(fv, who)
 		case "execution":
 			if d.mapping(fv, field("execution"), "e.g. execution: { workspace: isolated }") {
 				e := &Execution{Pos: pos(fk)}
 				d.fields(fv, field("execution"), executionKeys, func(_ string, _, wv *yaml.Node) {
-					e.Workspace, _ = d.str(wv, field("execution.workspace"), "valid: "+strings.Join(Workspaces, ", "))
+					e.Workspace, _ = d.strLazy(wv, func() string { return field("execution.workspace") }, func() string { return "valid: " + strings.Join(Workspaces, ", ") })
 				})
 				a.Execution = e
 			}
 		case "prelaunch":
-			a.Prelaunch, _ = d.str(fv, field("prelaunch"), "give the command to run, or remove prelaunch")
+			a.Prelaunch, _ = d.strLazy(fv, func() string { return field("prelaunch") }, func() string { return "give the command to run, or remove prelaunch" })
 		}
 	})
 	return a
@@ -244,7 +250,7 @@ func (d decoder) capabilities(n *yaml.Node, what string) []Capability {
 			d.r.errorf(pos(item), "write the capability without a space after the colon, e.g. "+item.Content[0].Value+":"+item.Content[1].Value, "%s: an entry must be a string, not a mapping", what)
 			continue
 		}
-		c, ok := d.str(item, what+": an entry", "e.g. tasks:converse")
+		c, ok := d.strLazy(item, func() string { return what + ": an entry" }, func() string { return "e.g. tasks:converse" })
 		if !ok {
 			continue
 		}
@@ -286,10 +292,10 @@ func (d decoder) trigger(n *yaml.Node, who string) *Trigger {
 	t.typos = d.fields(n, "a trigger of "+who, triggerKeys, func(key string, k, v *yaml.Node) {
 		switch key {
 		case "cron":
-			t.Cron, _ = d.str(v, field("cron"), "e.g. cron: \"0 9 * * 1-5\"")
+			t.Cron, _ = d.strLazy(v, func() string { return field("cron") }, func() string { return "e.g. cron: \"0 9 * * 1-5\"" })
 			t.cronAt = cronStart(v)
 		case "event":
-			t.Event, _ = d.str(v, field("event"), "e.g. event: issue_comment")
+			t.Event, _ = d.strLazy(v, func() string { return field("event") }, func() string { return "e.g. event: issue_comment" })
 		case "config":
 			if d.mapping(v, field("config"), "e.g. config: { types: [created] }") {
 				t.Config = v
@@ -305,9 +311,10 @@ func (d decoder) trigger(n *yaml.Node, who string) *Trigger {
 			if !d.mapping(v, field("params"), "e.g. params: { ISSUE: subject.ref }") {
 				return
 			}
+			t.Params = make([]Param, 0, len(v.Content)/2)
 			for i := 0; i+1 < len(v.Content); i += 2 {
 				name := v.Content[i].Value
-				src, _ := d.str(v.Content[i+1], field("param "+strconv.Quote(name)), "e.g. "+name+": subject.ref")
+				src, _ := d.strLazy(v.Content[i+1], func() string { return field("param " + strconv.Quote(name)) }, func() string { return "e.g. " + name + ": subject.ref" })
 				t.Params = append(t.Params, Param{Name: String{name, pos(v.Content[i])}, Source: src})
 			}
 		}

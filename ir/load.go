@@ -14,6 +14,8 @@ import (
 	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/autonomyhq/autonomy/ir/internal/fastyaml"
 )
 
 // MaxFileSize is the largest profile file Load reads. A real profile is a few kilobytes; the bound
@@ -46,10 +48,23 @@ func Load(path string) (*Profile, Diagnostics, error) {
 		r.errorf(Pos{1, 1}, "split the profile or remove generated content", "file is %s; the limit is %s", mib(info.Size()), mib(MaxFileSize))
 		return nil, r.diags, nil
 	}
-	// Read one byte past the limit: the file may grow between Stat and Read.
-	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
-	if err != nil {
-		return nil, nil, err
+	// Read into a buffer of the size Stat gave, plus one byte to notice a file that grew since.
+	data := make([]byte, 0, info.Size()+1)
+	for {
+		n, err := f.Read(data[len(data):cap(data)])
+		data = data[:len(data)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(data) == cap(data) {
+			if len(data) > MaxFileSize {
+				break
+			}
+			data = append(data, 0)[:len(data)]
+		}
 	}
 	if len(data) > MaxFileSize {
 		r := &reporter{file: file}
@@ -127,11 +142,16 @@ func parseYAML(r *reporter, data []byte) *yaml.Node {
 		r.errorf(Pos{1, 1}, "start it with `schema: autonomy.ir.v1`", "the profile is empty")
 		return nil
 	}
+	// The fast path covers the block-style YAML profiles are written in, several times faster than
+	// yaml.v3 and with the same tree; anything else goes to yaml.v3, the authority.
+	if doc, ok := fastyaml.Parse(data); ok {
+		return rootOf(r, doc)
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
 		if err == io.EOF {
-			r.errorf(Pos{1, 1}, "start it with `schema: autonomy.ir.v1`", "the profile is empty (it holds only comments)")
+			r.errorf(Pos{1, 1}, "start it with `schema: autonomy.ir.v1`", "the profile holds only comments")
 			return nil
 		}
 		reportYAMLError(r, data, err)
@@ -146,8 +166,13 @@ func parseYAML(r *reporter, data []byte) *yaml.Node {
 		r.errorf(Pos{line, 1}, "a profile is a single YAML document; remove the `---` and what follows or split it into another profile", "more than one YAML document")
 		return nil
 	}
+	return rootOf(r, &doc)
+}
+
+// rootOf returns the root mapping of a parsed document, or nil after reporting why there is none.
+func rootOf(r *reporter, doc *yaml.Node) *yaml.Node {
 	if len(doc.Content) == 0 || doc.Content[0].Kind == yaml.ScalarNode && doc.Content[0].Tag == "!!null" {
-		r.errorf(Pos{1, 1}, "start it with `schema: autonomy.ir.v1`", "the profile is empty (it holds only comments)")
+		r.errorf(Pos{1, 1}, "start it with `schema: autonomy.ir.v1`", "the profile holds only comments")
 		return nil
 	}
 	root := doc.Content[0]
