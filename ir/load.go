@@ -125,8 +125,7 @@ func Parse(file, dir string, data []byte) (p *Profile, diags Diagnostics) {
 	if root == nil {
 		return nil, r.diags.Sort()
 	}
-	n := &normalizer{r: r, budget: aliasBudget(root)}
-	if !n.normalize(root) {
+	if !normalize(r, root) {
 		return nil, r.diags.Sort()
 	}
 	p = decodeProfile(r, root)

@@ -20,29 +20,33 @@ type normalizer struct {
 	// done holds mappings whose keys were already checked, so a node shared through aliases is
 	// checked once (it is still charged on every visit).
 	done map[*yaml.Node]bool
+	// shared is set when the document has aliases: only then can a node be reached twice, and
+	// active and done are kept (a large profile usually has none and skips that bookkeeping).
+	shared bool
 }
 
-// aliasBudget bounds the nodes a document may expand to: what the document holds plus a generous
+// normalize rewrites the tree under root; it reports false after an error that leaves the tree
+// unusable. The budget bounds the nodes the document may expand to: what it holds, plus a generous
 // allowance for legitimate reuse (an anchor of defaults merged into every actor).
-func aliasBudget(root *yaml.Node) int {
-	n := countNodes(root)
-	return 4*n + 100_000
-}
-
-func countNodes(n *yaml.Node) int {
-	c := 1
-	for _, ch := range n.Content {
-		c += countNodes(ch)
+func normalize(r *reporter, root *yaml.Node) bool {
+	n, aliases := countNodes(root)
+	z := &normalizer{r: r, budget: 4*n + 100_000, shared: aliases}
+	if aliases {
+		z.active = map[*yaml.Node]bool{}
+		z.done = map[*yaml.Node]bool{}
 	}
-	return c
-}
-
-// normalize rewrites n; it reports false after an error that leaves the tree unusable.
-func (z *normalizer) normalize(root *yaml.Node) bool {
-	z.active = map[*yaml.Node]bool{}
-	z.done = map[*yaml.Node]bool{}
 	z.walk(root)
 	return !z.failed
+}
+
+// countNodes counts the nodes of a tree as written (aliases not followed) and reports aliases.
+func countNodes(n *yaml.Node) (count int, aliases bool) {
+	count, aliases = 1, n.Kind == yaml.AliasNode
+	for _, ch := range n.Content {
+		c, a := countNodes(ch)
+		count, aliases = count+c, aliases || a
+	}
+	return count, aliases
 }
 
 func (z *normalizer) walk(n *yaml.Node) {
@@ -57,23 +61,37 @@ func (z *normalizer) walk(n *yaml.Node) {
 	}
 	switch n.Kind {
 	case yaml.SequenceNode:
-		z.active[n] = true
+		z.enter(n)
 		for i, ch := range n.Content {
 			n.Content[i] = z.follow(ch)
 			z.walk(n.Content[i])
 		}
-		delete(z.active, n)
+		z.leave(n)
 	case yaml.MappingNode:
-		z.active[n] = true
+		z.enter(n)
 		if !z.done[n] {
 			z.merge(n)
 			z.checkKeys(n)
-			z.done[n] = true
+			if z.shared {
+				z.done[n] = true
+			}
 		}
 		for i := 1; i < len(n.Content) && !z.failed; i += 2 {
 			n.Content[i] = z.follow(n.Content[i])
 			z.walk(n.Content[i])
 		}
+		z.leave(n)
+	}
+}
+
+func (z *normalizer) enter(n *yaml.Node) {
+	if z.shared {
+		z.active[n] = true
+	}
+}
+
+func (z *normalizer) leave(n *yaml.Node) {
+	if z.shared {
 		delete(z.active, n)
 	}
 }

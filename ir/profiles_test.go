@@ -138,6 +138,6 @@ func profileJSON(t *testing.T, file string) any {
 	if root == nil {
 		t.Fatalf("%s: %s", file, r.diags)
 	}
-	(&normalizer{r: r, budget: aliasBudget(root)}).normalize(root)
+	normalize(r, root)
 	return toJSONValue(root)
 }
