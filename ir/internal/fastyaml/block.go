@@ -21,7 +21,7 @@ func (p *parser) document() *yaml.Node {
 		p.bail()
 	}
 	doc := p.node(yaml.DocumentNode, "", "", 0, p.line, p.column(p.i))
-	root := p.blockNode()
+	root := p.blockNode(-1)
 	if p.ind >= 0 {
 		// Content after the root node: a second document, a dedented line, or an error.
 		p.bail()
@@ -32,13 +32,19 @@ func (p *parser) document() *yaml.Node {
 }
 
 // blockNode parses the node whose first token is at p.i, which is either the first token on
-// its line or follows "- " indicators, so that p.i-p.lineStart is also its indentation.
-func (p *parser) blockNode() *yaml.Node {
+// its line or follows "- " indicators, so that p.i-p.lineStart is also its indentation. parent
+// is the indentation of the enclosing block collection, -1 at the root.
+func (p *parser) blockNode(parent int) *yaml.Node {
 	p.enter()
 	defer p.leave()
 	n := p.i - p.lineStart
-	if p.isEntry() {
-		return p.blockSeq(n, false)
+	switch p.peek() {
+	case '-':
+		if p.isEntry() {
+			return p.blockSeq(n, false)
+		}
+	case '|', '>':
+		return p.blockScalar(parent)
 	}
 	v, isKey := p.blockToken()
 	if isKey {
@@ -62,12 +68,12 @@ func (p *parser) blockSeq(n int, indentless bool) *yaml.Node {
 		if p.atLineEnd() {
 			p.endLine()
 			if p.ind > n {
-				item = p.blockNode()
+				item = p.blockNode(n)
 			} else {
 				item = p.null(line, col)
 			}
 		} else {
-			item = p.blockNode()
+			item = p.blockNode(n)
 		}
 		p.kids = append(p.kids, item)
 		if p.ind < n {
@@ -100,12 +106,14 @@ func (p *parser) blockMap(n int, key *yaml.Node) *yaml.Node {
 			p.endLine()
 			switch {
 			case p.ind > n:
-				val = p.blockNode()
+				val = p.blockNode(n)
 			case p.ind == n && p.isEntry():
 				val = p.blockSeq(n, true)
 			default:
 				val = p.null(line, col)
 			}
+		} else if c := p.peek(); c == '|' || c == '>' {
+			val = p.blockScalar(n)
 		} else {
 			var isKey bool
 			if val, isKey = p.blockToken(); isKey {

@@ -4,8 +4,9 @@
 // Profiles are decoded into yaml.Node so that later diagnostics can point at lines and columns,
 // but yaml.v3's general-purpose parser is several times too slow, and allocates too much, for
 // large profiles. Parse recognises a deliberately small subset of YAML (block mappings and
-// sequences, single-line scalars, single-line flow collections, comments) and builds exactly the
-// tree yaml.v3 builds for it, positions included.
+// sequences, single-line plain and quoted scalars, literal and folded block scalars, single-line
+// flow collections, comments) and builds exactly the tree yaml.v3 builds for it, positions
+// included.
 //
 // The contract is one-sided: when Parse reports ok, its tree is the one yaml.v3 would return;
 // when the input strays outside the subset, or merely looks malformed, Parse reports !ok without
@@ -89,11 +90,13 @@ func Parse(data []byte) (doc *yaml.Node, ok bool) {
 func checkChars(data []byte) (ascii, ok bool) {
 	ascii = true
 	for i := 0; i < len(data); {
-		c := data[i]
-		if acceptedASCII[c] {
+		for i < len(data) && acceptedASCII[data[i]] {
 			i++
-			continue
 		}
+		if i == len(data) {
+			break
+		}
+		c := data[i]
 		if c < utf8.RuneSelf {
 			if c != '\r' || i+1 == len(data) || data[i+1] != '\n' {
 				return false, false
@@ -145,6 +148,7 @@ type parser struct {
 	content   []*yaml.Node // slab Content slices are carved from
 }
 
+// bail abandons the fast path.
 func (p *parser) bail() {
 	panic(bailout{})
 }

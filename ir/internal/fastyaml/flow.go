@@ -6,8 +6,9 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// Scalars and flow collections must fit on one line: the subset leaves multi-line forms, and
-// their folding rules, to yaml.v3.
+// Flow collections and the flow scalar styles (plain, single- and double-quoted) must fit on
+// one line: the subset leaves their multi-line forms, and the folding rules that come with
+// them, to yaml.v3.
 
 // flowNode parses a flow collection or scalar at p.i in flow context.
 func (p *parser) flowNode() *yaml.Node {

@@ -40,6 +40,8 @@ var randomScalars = []string{
 	`"q"`, `"a: b"`, `"esc\n\t\"\\"`, `"\u00e9\x41"`, `""`, `'s'`, `'it''s'`, `''`, `'# x'`,
 	"é", "日本", "[]", "{}", "[a, b]", "[a, [b, c], {d: e}]", "{a: b, c: [d]}", `{"a":b}`, "[tasks:author]",
 	"a, b", "a[0]", "<<", "&x a", "*x", "!t a", "|", ">", "? a", "@a", "%a", "`a`", "a: b: c", `"\/"`,
+	"a:b", "::", "-:", ":x", "?x", "x#", "'", `"`, "[a:]", "{a :b}", "[a b, c]", "[a,b]", `{"a":"b"}`,
+	"{a: b,c: d}", "[-1, -x, -]", "[a, b,]", "{a}", "[a, [b]]]", "ü ö", `'日本'`, `"a\u65e5"`,
 }
 
 func randomDocument(r *rand.Rand) string {
@@ -113,9 +115,11 @@ func genBlock(r *rand.Rand, b *strings.Builder, ind, depth int, inline bool) {
 
 // genValue writes what follows a "key:" or "-" indicator at indentation ind, ending the line.
 func genValue(r *rand.Rand, b *strings.Builder, ind, depth int, inMap bool) {
-	switch r.IntN(6) {
+	switch r.IntN(7) {
 	case 0:
 		b.WriteString(trailer(r))
+	case 4:
+		genBlockScalar(r, b, ind)
 	case 1, 2:
 		b.WriteString(" " + randomScalars[r.IntN(len(randomScalars))] + trailer(r))
 	case 3:
@@ -152,4 +156,25 @@ func trailer(r *rand.Rand) string {
 		return "  \n"
 	}
 	return "\n"
+}
+
+// genBlockScalar writes a block scalar header and body for a value at indentation ind.
+func genBlockScalar(r *rand.Rand, b *strings.Builder, ind int) {
+	headers := []string{"|", ">", "|-", ">-", "|+", ">+", "|1", ">2-", "|+1"}
+	b.WriteString(" " + headers[r.IntN(len(headers))] + trailer(r))
+	body := strings.Repeat(" ", ind+1+r.IntN(3))
+	for i, n := 0, r.IntN(6); i < n; i++ {
+		switch r.IntN(7) {
+		case 0:
+			b.WriteString("\n")
+		case 1:
+			b.WriteString(body + strings.Repeat(" ", r.IntN(3)) + "\n")
+		case 2:
+			b.WriteString(body + strings.Repeat(" ", 1+r.IntN(2)) + "more indented\n")
+		case 3:
+			b.WriteString(body + "# hash\ttab: x\n")
+		default:
+			b.WriteString(body + randomScalars[r.IntN(len(randomScalars))] + "\n")
+		}
+	}
 }
