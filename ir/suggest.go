@@ -3,6 +3,8 @@ package ir
 import (
 	"fmt"
 	"strings"
+
+	"github.com/autonomyhq/autonomy/ir/internal/editdist"
 )
 
 // suggest returns the hint for a value that is not one of valid: the nearest valid value when one is
@@ -37,7 +39,7 @@ func nearest(got string, valid []string) string {
 	best, bestDist := "", -1
 	g := strings.ToLower(got)
 	for _, v := range valid {
-		d := editDistance(g, strings.ToLower(v))
+		d := editdist.Distance(g, strings.ToLower(v))
 		if bestDist < 0 || d < bestDist {
 			best, bestDist = v, d
 		}
@@ -49,32 +51,4 @@ func nearest(got string, valid []string) string {
 		return ""
 	}
 	return best
-}
-
-// editDistance is the Levenshtein distance between a and b, counted in bytes (names are ASCII).
-func editDistance(a, b string) int {
-	if len(a) > 64 || len(b) > 64 {
-		// Long strings are never typos of catalog names; skip the quadratic work.
-		if a == b {
-			return 0
-		}
-		return 64
-	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

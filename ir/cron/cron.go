@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/autonomyhq/autonomy/ir/internal/editdist"
 )
 
 // Schedule is a parsed 5-field cron expression. The zero value is not
@@ -400,7 +402,7 @@ func (f *field) lookup(tok string, off int) (int, error) {
 	}
 	best, bestDist := "", len(up)+len("SEPTEMBER")
 	for i, n := range f.names {
-		if d := min(editDistance(up, n), editDistance(up, f.long[i])); d < bestDist {
+		if d := min(editdist.Distance(up, n), editdist.Distance(up, f.long[i])); d < bestDist {
 			best, bestDist = n, d
 		}
 	}
@@ -457,26 +459,6 @@ func (f *field) unexpected(s string, off, pos int, afterValue bool) error {
 		want = "a number or name"
 	}
 	return errorf(off+pos, "unexpected %q in %s entry %q: expected %s, a range a-b, * or a /step", r, f.name, s, want)
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // atoi saturates instead of overflowing: any value this large is already

@@ -1,0 +1,33 @@
+// Package editdist measures how far apart two names are, so that error messages can offer the
+// nearest valid name for a typo ("did you mean ...?"). Both the profile validator and the cron
+// parser use it.
+package editdist
+
+// Distance is the Levenshtein distance between a and b, counted in bytes (the names compared are
+// ASCII). Strings longer than 64 bytes are never typos of a catalog name; for them it returns 0 when
+// equal and 64 otherwise, skipping the quadratic work.
+func Distance(a, b string) int {
+	if len(a) > 64 || len(b) > 64 {
+		if a == b {
+			return 0
+		}
+		return 64
+	}
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
