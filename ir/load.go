@@ -94,17 +94,21 @@ func locate(path string) (file, dir string, err error) {
 		}
 		return "", "", err
 	}
+	file, dir = path, filepath.Dir(path)
 	if info.IsDir() {
-		file = filepath.Join(path, ProfileFile)
-		if _, err := os.Stat(file); err != nil {
+		file, dir = filepath.Join(path, ProfileFile), path
+		if info, err = os.Stat(file); err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				return "", "", fmt.Errorf("%s: not a profile directory: it has no %s", path, ProfileFile)
 			}
 			return "", "", err
 		}
-		return file, path, nil
 	}
-	return path, filepath.Dir(path), nil
+	// A FIFO or a device would block the read or never end: only a regular file is a profile.
+	if !info.Mode().IsRegular() {
+		return "", "", fmt.Errorf("%s: not a regular file", file)
+	}
+	return file, dir, nil
 }
 
 // Parse decodes profile bytes. file names the file in diagnostics and dir is the profile directory

@@ -3,10 +3,8 @@ package ir
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strings"
 
 	"github.com/autonomyhq/autonomy/ir/cron"
@@ -201,10 +199,10 @@ func (v *validator) behavior(a *Actor) {
 	case res.info.IsDir():
 		skill := res.clean + "/SKILL.md"
 		sres := v.paths.check(skill)
-		if sres.problem != "" || sres.info.IsDir() {
+		if sres.problem != "" || !sres.info.Mode().IsRegular() {
 			problem := sres.problem
 			if problem == "" {
-				problem = "is a directory"
+				problem = "is not a regular file"
 			}
 			v.actorf(a, Error, b.Pos, "a skill folder holds its instructions in SKILL.md", "behavior %q is a folder, but %s %s", b.Value, skill, problem)
 			return
@@ -442,6 +440,10 @@ func (v *validator) resources() {
 			v.r.errorf(r.Pos, res.hint, "resource %q %s", r.Value, res.problem)
 			continue
 		}
+		if !res.info.Mode().IsRegular() && !res.info.IsDir() {
+			v.r.errorf(r.Pos, "a resource is a file or a directory of files", "resource %q is not a regular file", r.Value)
+			continue
+		}
 		if first, dup := seen[res.clean]; dup {
 			v.r.warnf(r.Pos, "remove it", "resource %q is listed twice, first at %s", r.Value, firstAt(first, r.Pos))
 		}
@@ -474,77 +476,6 @@ func (v *validator) documents() {
 	if !hasVision {
 		v.r.errorf(d.RolesPos, "add vision: with the path of your vision document, e.g. docs/VISION.md", "documents.roles has no vision")
 	}
-}
-
-// pathChecker resolves paths inside the profile directory, once each: thousands of actors commonly
-// share one behavior.
-type pathChecker struct {
-	dir   string
-	root  string
-	err   error
-	cache map[string]pathResult
-}
-
-type pathResult struct {
-	clean   string
-	info    fs.FileInfo
-	problem string
-	hint    string
-}
-
-func newPathChecker(dir string) *pathChecker {
-	root, err := filepath.EvalSymlinks(dir)
-	return &pathChecker{dir: dir, root: root, err: err, cache: map[string]pathResult{}}
-}
-
-func (c *pathChecker) check(rel string) pathResult {
-	if res, ok := c.cache[rel]; ok {
-		return res
-	}
-	res := c.resolve(rel)
-	c.cache[rel] = res
-	return res
-}
-
-func (c *pathChecker) resolve(rel string) pathResult {
-	clean, problem, hint := relPath(rel, "the profile directory")
-	if problem != "" {
-		return pathResult{problem: problem, hint: hint}
-	}
-	if c.err != nil {
-		return pathResult{clean: clean, problem: "cannot be checked: " + c.err.Error()}
-	}
-	info, problem := resolveInside(c.root, clean)
-	res := pathResult{clean: clean, info: info, problem: problem}
-	switch {
-	case problem == "does not exist":
-		res.hint = "create it in the profile directory, or fix the path"
-		if near := nearestFile(c.root, clean); near != "" {
-			res.hint = fmt.Sprintf("did you mean %q?", near)
-		}
-	case strings.Contains(problem, "symlink"):
-		res.hint = "copy the file into the profile instead of linking to it"
-	}
-	return res
-}
-
-// nearestFile suggests an existing sibling of a missing path when one is a plausible typo.
-func nearestFile(root, clean string) string {
-	dir := filepath.Dir(clean)
-	entries, err := fs.ReadDir(osFS(root), filepath.ToSlash(dir))
-	if err != nil {
-		return ""
-	}
-	names := make([]string, 0, len(entries))
-	for _, e := range entries {
-		names = append(names, e.Name())
-	}
-	sort.Strings(names)
-	near := nearest(filepath.Base(clean), names)
-	if near == "" {
-		return ""
-	}
-	return filepath.ToSlash(filepath.Join(dir, near))
 }
 
 func (v *validator) cron(a *Actor, t *Trigger) {
