@@ -26,10 +26,22 @@ var (
 	scopeRe     = regexp.MustCompile(`^[A-Za-z0-9_.*/-]+$`)
 )
 
-// reservedEnv are env names a param may not take: the runner, the CI host or the shell own them.
+// A param becomes an env var of the agent's process, and its value may be text any outsider wrote
+// (subject.text), so names that programs of the box read as configuration or code are refused:
+// the runner's, the CI host's, the shell's, git's, gh's, proxies and language runtimes'.
 var (
-	reservedEnv         = []string{"PATH", "HOME", "SHELL", "USER", "LOGNAME", "PWD", "OLDPWD", "TMPDIR", "TMP", "TEMP", "IFS", "ENV", "BASH_ENV", "CDPATH", "LANG", "TERM", "HOSTNAME", "CI", "PS1", "PS4"}
-	reservedEnvPrefixes = []string{"GITHUB_", "RUNNER_", "AUTONOMY_", "ACTIONS_", "INPUT_", "LC_", "LD_", "DYLD_", "BASH_FUNC_"}
+	reservedEnv = []string{
+		"PATH", "HOME", "SHELL", "USER", "LOGNAME", "PWD", "OLDPWD", "TMPDIR", "TMP", "TEMP", "IFS",
+		"ENV", "BASH_ENV", "BASHOPTS", "SHELLOPTS", "CDPATH", "GLOBIGNORE", "PROMPT_COMMAND", "LANG",
+		"LANGUAGE", "TERM", "HOSTNAME", "CI", "PS1", "PS2", "PS4", "SHLVL", "UID", "EUID", "PPID", "_",
+		"EDITOR", "VISUAL", "PAGER", "BROWSER", "SSH_AUTH_SOCK", "JAVA_TOOL_OPTIONS", "NO_PROXY",
+		"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "FTP_PROXY", "TZ", "TERMINFO", "MAIL",
+	}
+	reservedEnvPrefixes = []string{
+		"GITHUB_", "RUNNER_", "AUTONOMY_", "ACTIONS_", "INPUT_", "STATE_", "LC_", "LD_", "DYLD_",
+		"BASH_FUNC_", "GIT_", "GH_", "SSH_", "GPG_", "NODE_", "NPM_CONFIG_", "PYTHON", "PERL", "RUBY",
+		"JAVA_", "GOFLAGS", "GOPROXY", "GOPATH", "GOROOT", "GOTOOLCHAIN", "GOENV", "GODEBUG", "CARGO_", "RUST", "DOCKER_", "XDG_", "OPENAI_", "ANTHROPIC_", "CODEX_",
+	}
 )
 
 // Validate checks a loaded profile against every rule of the standard and returns all problems,
@@ -326,9 +338,9 @@ func (v *validator) params(a *Actor, t *Trigger) {
 		name := prm.Name.Value
 		switch {
 		case !paramNameRe.MatchString(name):
-			v.actorf(a, Error, prm.Name.Pos, "use an env name: uppercase letters, digits and _, e.g. "+envName(name), "param name %q is not valid", name)
+			v.actorf(a, Error, prm.Name.Pos, "use an env name: uppercase letters, digits and _, e.g. "+safeEnvName(envName(name)), "param name %q is not valid", name)
 		case isReservedEnv(name):
-			v.actorf(a, Error, prm.Name.Pos, "choose another name, e.g. SUBJECT_"+strings.TrimLeft(name, "_"), "param name %q is reserved for the runner, the CI host or the shell", name)
+			v.actorf(a, Error, prm.Name.Pos, "choose another name, e.g. "+safeEnvName("SUBJECT_"+strings.TrimLeft(name, "_")), "param name %q is reserved: the runner, the CI host, the shell or a tool of the box reads it", name)
 		}
 		if src := prm.Source; src.Value != "" && !contains(sourceNames, src.Value) {
 			v.actorf(a, Error, src.Pos, suggest(src.Value, sourceNames), "param %s: unknown source %q", name, src.Value)
@@ -353,6 +365,17 @@ func envName(s string) string {
 		out = "_" + out
 	}
 	return out
+}
+
+// safeEnvName turns a suggested env name that is reserved, or bare, into one that is not.
+func safeEnvName(name string) string {
+	if strings.Trim(name, "_") == "" {
+		return "ITEM"
+	}
+	if isReservedEnv(name) {
+		return "ITEM_" + strings.TrimLeft(name, "_")
+	}
+	return name
 }
 
 func isReservedEnv(name string) bool {
