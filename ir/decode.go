@@ -63,6 +63,9 @@ func (d decoder) fields(n *yaml.Node, where string, allowed []string, fn func(ke
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
 		if !contains(allowed, k.Value) {
+			if where == "the profile" && strings.HasPrefix(k.Value, "x-") {
+				continue // an extension key: free-form, typically the home of YAML anchors
+			}
 			d.r.errorf(pos(k), suggest(k.Value, allowed), "unknown key %q in %s", k.Value, where)
 			if near := nearest(k.Value, allowed); near != "" {
 				if typos == nil {

@@ -79,7 +79,9 @@ func (ds Diagnostics) Errors() int {
 	return n
 }
 
-// Sort sorts the diagnostics in place and returns them without exact duplicates.
+// Sort sorts the diagnostics in place and returns them without exact duplicates. Diagnostics that
+// differ only by the actor they name, at one position, come from one value shared by several actors
+// through a YAML alias: they are reported once, naming how many actors share it.
 func (ds Diagnostics) Sort() Diagnostics {
 	sort.SliceStable(ds, func(i, j int) bool {
 		a, b := ds[i], ds[j]
@@ -98,13 +100,51 @@ func (ds Diagnostics) Sort() Diagnostics {
 		return a.Severity < b.Severity
 	})
 	out := ds[:0]
+	shared := 0
 	for i, d := range ds {
 		if i > 0 && d == ds[i-1] {
 			continue
 		}
+		if n := len(out); n > 0 && sameButActor(out[n-1], d) {
+			shared++
+			continue
+		}
+		if shared > 0 {
+			out[len(out)-1].Message = sharedBy(out[len(out)-1].Message, shared)
+			shared = 0
+		}
 		out = append(out, d)
 	}
+	if shared > 0 {
+		out[len(out)-1].Message = sharedBy(out[len(out)-1].Message, shared)
+	}
 	return out
+}
+
+// actorPrefix splits `actor "name": rest` into its prefix and rest.
+func actorPrefix(msg string) (prefix, rest string, ok bool) {
+	if !strings.HasPrefix(msg, `actor "`) {
+		return "", msg, false
+	}
+	i := strings.Index(msg, `": `)
+	if i < 0 {
+		return "", msg, false
+	}
+	return msg[:i+1], msg[i+3:], true
+}
+
+func sameButActor(a, b Diagnostic) bool {
+	if a.File != b.File || a.Pos != b.Pos || a.Severity != b.Severity || a.Hint != b.Hint {
+		return false
+	}
+	_, ra, okA := actorPrefix(a.Message)
+	_, rb, okB := actorPrefix(b.Message)
+	return okA && okB && ra == rb
+}
+
+func sharedBy(msg string, more int) string {
+	prefix, rest, _ := actorPrefix(msg)
+	return fmt.Sprintf("%s and %d more sharing this value: %s", prefix, more, rest)
 }
 
 // String renders every diagnostic on its own line.

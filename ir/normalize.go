@@ -30,7 +30,7 @@ type normalizer struct {
 // allowance for legitimate reuse (an anchor of defaults merged into every actor).
 func normalize(r *reporter, root *yaml.Node) bool {
 	n, aliases := countNodes(root)
-	z := &normalizer{r: r, budget: 4*n + 100_000, shared: aliases}
+	z := &normalizer{r: r, budget: 4*n + 1_000_000, shared: aliases}
 	if aliases {
 		z.active = map[*yaml.Node]bool{}
 		z.done = map[*yaml.Node]bool{}
