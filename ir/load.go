@@ -198,9 +198,9 @@ func reportYAMLError(r *reporter, data []byte, err error) {
 	msg := err.Error()
 	at := Pos{1, 1}
 	if m := yamlErrLine.FindStringSubmatch(msg); m != nil {
-		at.Line, _ = strconv.Atoi(m[1])
+		line, _ := strconv.Atoi(m[1])
 		msg = m[2]
-		at.Line = problemLine(data, at.Line)
+		at = problemLine(data, line, err.Error())
 	} else {
 		msg = strings.TrimPrefix(msg, "yaml: ")
 	}
@@ -229,11 +229,14 @@ var unknownAnchor = regexp.MustCompile(`^unknown anchor '(.*)' referenced$`)
 const maxRefine = 256 << 10
 
 // problemLine improves on the YAML library's error line, which names the start of the enclosing
-// block rather than the offending line. It finds, by bisection over line prefixes of the document,
-// a line whose addition turns a parsable prefix into an unparsable one: that line holds the problem.
-func problemLine(data []byte, reported int) int {
+// block rather than the offending line. The parser stops at the first error, so every prefix of
+// the document that holds the offending line fails with the very same error, and no shorter prefix
+// does (it parses, or fails differently, e.g. by cutting a quoted string in two): bisection over
+// line prefixes finds that line.
+func problemLine(data []byte, reported int, fullErr string) Pos {
+	def := Pos{reported, 1}
 	if len(data) > maxRefine {
-		return reported
+		return def
 	}
 	var ends []int // ends[i] is the end of line i+1
 	for i, c := range data {
@@ -244,24 +247,24 @@ func problemLine(data []byte, reported int) int {
 	if len(data) > 0 && data[len(data)-1] != '\n' {
 		ends = append(ends, len(data))
 	}
-	parses := func(lines int) bool {
+	same := func(lines int) bool {
 		var n yaml.Node
-		return yaml.Unmarshal(data[:ends[lines-1]], &n) == nil
+		err := yaml.Unmarshal(data[:ends[lines-1]], &n)
+		return err != nil && err.Error() == fullErr
 	}
-	lo, hi := reported, len(ends) // the prefix of lo-1 lines should parse; all hi lines do not
-	if lo < 1 || lo > hi || (lo > 1 && !parses(lo-1)) {
-		return reported
+	lo, hi := reported-1, len(ends) // invariant: !same(lo) (or lo == 0), same(hi)
+	if lo < 0 || lo >= hi || !same(hi) {
+		return def
 	}
-	lo-- // invariant: parses(lo) (or lo == 0), !parses(hi)
 	for hi-lo > 1 {
-		mid := (lo + hi) / 2
-		if parses(mid) {
-			lo = mid
-		} else {
+		if mid := (lo + hi) / 2; same(mid) {
 			hi = mid
+		} else {
+			lo = mid
 		}
 	}
-	return hi
+	text := lineText(data, hi)
+	return Pos{hi, len(text) - len(strings.TrimLeft(text, " ")) + 1}
 }
 
 // invalidUTF8 returns the position of the first byte that is not valid UTF-8, or def.
