@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/autonomyhq/autonomy/ir/cron"
 )
@@ -505,6 +506,11 @@ func (v *validator) cron(a *Actor, t *Trigger) {
 	sched, err := v.crons[t.Cron.Value], error(nil)
 	if sched == nil {
 		sched, err = cron.Parse(t.Cron.Value)
+	}
+	if err == nil && v.crons[t.Cron.Value] == nil && sched.Next(time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)).IsZero() {
+		// Next searches five years, more than the four after which every date recurs.
+		v.actorf(a, Error, t.Cron.Pos, "check the day of month against the month: February has no 30th, April no 31st", "cron %q never fires: no date matches its day of month and month", t.Cron.Value)
+		return
 	}
 	if err == nil {
 		// Fleets repeat a handful of schedules; parsed ones are immutable and shared.
