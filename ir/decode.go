@@ -351,8 +351,8 @@ func (d decoder) result(n *yaml.Node, who string) *Result {
 		switch {
 		case v.Kind == yaml.MappingNode:
 			res.Inline, res.InlinePos, res.inline = toJSONValue(v), pos(v), v
-		case v.Kind == yaml.ScalarNode && v.Tag == "!!str" && v.Value != "":
-			res.Named = String{v.Value, pos(v)}
+		case v.Kind == yaml.ScalarNode && v.Tag == "!!str":
+			res.Named, _ = d.str(v, who+": result.schema", "name a contract ("+ReviewContract+") or write an inline JSON Schema mapping")
 		default:
 			d.r.errorf(pos(v), "name a contract ("+ReviewContract+") or write an inline JSON Schema mapping", "%s: result.schema must be a contract name or a JSON Schema mapping, not %s", who, describe(v))
 			res.Named.Pos = pos(v)

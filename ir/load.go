@@ -45,7 +45,7 @@ func Load(path string) (*Profile, Diagnostics, error) {
 	}
 	if info.Size() > MaxFileSize {
 		r := &reporter{file: file}
-		r.errorf(Pos{1, 1}, "split the profile or remove generated content", "file is %s; the limit is %s", mib(info.Size()), mib(MaxFileSize))
+		r.errorf(Pos{1, 1}, "split the profile or remove generated content", "file is %d bytes; the limit is %d (%s)", info.Size(), MaxFileSize, mib(MaxFileSize))
 		return nil, r.diags, nil
 	}
 	// Read into a buffer of the size Stat gave, plus one byte to notice a file that grew since.
@@ -215,13 +215,16 @@ func reportYAMLError(r *reporter, data []byte, err error) {
 	switch {
 	case strings.Contains(text, "\t") && strings.Contains(msg, "cannot start any token"):
 		hint = "indent with spaces: YAML does not allow tabs"
-	case strings.Contains(text, "*") && (strings.Contains(msg, "alias") || strings.Contains(msg, "alphabetic or numeric")):
+	case starValue.MatchString(text) && (strings.Contains(msg, "alias") || strings.Contains(msg, "alphabetic or numeric")):
 		// The most common cause by far: an unquoted cron expression, which YAML reads as an alias.
 		hint = "a value starting with * must be quoted, e.g. cron: \"*/15 * * * *\""
 		at.Col = strings.Index(text, "*") + 1
 	}
 	r.errorf(at, hint, "YAML syntax error: %s", msg)
 }
+
+// starValue matches a line whose value starts with *: `key: *...` or `- *...`.
+var starValue = regexp.MustCompile(`^\s*(-\s+|[^\s:#][^:#]*:\s+)\*`)
 
 var unknownAnchor = regexp.MustCompile(`^unknown anchor '(.*)' referenced$`)
 

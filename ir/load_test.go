@@ -76,7 +76,7 @@ func TestLoadRefusesLargeFile(t *testing.T) {
 	}
 	f.Close()
 	p, diags, err := Load(file)
-	if err != nil || p != nil || len(diags) != 1 || !strings.Contains(diags[0].Message, "the limit is 32.0 MiB") {
+	if err != nil || p != nil || len(diags) != 1 || !strings.Contains(diags[0].Message, "the limit is 33554432 (32.0 MiB)") {
 		t.Fatalf("Load(33 MiB) = %v, %v, %v; want one size diagnostic", p, diags, err)
 	}
 }

@@ -119,7 +119,11 @@ func (v *validator) targets() {
 			continue
 		}
 		if first, dup := seen[name]; dup {
-			v.r.warnf(t.Pos, "remove it", "target %q is listed twice, first at %s", name, firstAt(first, t.Pos))
+			what := fmt.Sprintf("%q", name)
+			if t.Value != name {
+				what = fmt.Sprintf("%q (as %q)", name, t.Value)
+			}
+			v.r.warnf(t.Pos, "remove it", "target %s is listed twice, first at %s", what, firstAt(first, t.Pos))
 		}
 		seen[name] = t.Pos
 	}

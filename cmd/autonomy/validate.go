@@ -96,16 +96,23 @@ Exit codes: 0 every profile is valid, 1 problems found, 2 usage or I/O error.`,
 
 // summarize prints one closing line on stderr so a clean run is visibly clean.
 func summarize(w io.Writer, reports []validateReport) {
-	errs, warns, valid := 0, 0, 0
+	errs, warns, valid, unread := 0, 0, 0, 0
 	for _, r := range reports {
 		errs += r.Errors
 		warns += r.Warnings
-		if r.Valid && r.Failure == "" {
+		switch {
+		case r.Failure != "":
+			unread++
+		case r.Valid:
 			valid++
 		}
 	}
-	fmt.Fprintf(w, "%d of %d %s valid (%s, %s)\n", valid, len(reports), plural(len(reports), "profile", "profiles"),
+	line := fmt.Sprintf("%d of %d %s valid (%s, %s", valid, len(reports), plural(len(reports), "profile", "profiles"),
 		count(errs, "error"), count(warns, "warning"))
+	if unread > 0 {
+		line += fmt.Sprintf(", %d unreadable", unread)
+	}
+	fmt.Fprintln(w, line+")")
 }
 
 func plural(n int, one, many string) string {
