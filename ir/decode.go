@@ -17,6 +17,8 @@ var (
 	executionKeys = []string{"workspace"}
 	policyKeys    = []string{"maxConcurrent", "box"}
 	documentsKeys = []string{"roles"}
+	// boxKeys are the keys of policy.box this tool and its substrates read.
+	boxKeys = []string{"taskStates", "gh-actions", "local", "risk"}
 )
 
 const actorExample = "e.g. actors: { hello: { behavior: skills/hello, triggers: [{ dispatch: true }] } }"
@@ -379,7 +381,7 @@ func (d decoder) policy(n *yaml.Node) Policy {
 			}
 			p.Box = v
 			for i := 0; i+1 < len(v.Content); i += 2 {
-				d.boxKey(&p, v.Content[i].Value, v.Content[i+1])
+				d.boxKey(&p, v.Content[i], v.Content[i+1])
 			}
 		}
 	})
@@ -387,8 +389,8 @@ func (d decoder) policy(n *yaml.Node) Policy {
 }
 
 // boxKey type-checks the keys of policy.box this tool owns; every other key is carried verbatim.
-func (d decoder) boxKey(p *Policy, key string, v *yaml.Node) {
-	switch key {
+func (d decoder) boxKey(p *Policy, k, v *yaml.Node) {
+	switch key := k.Value; key {
 	case "taskStates":
 		if !d.mapping(v, "policy.box.taskStates", "e.g. taskStates: { ready: ready, done: done }") {
 			return
@@ -400,6 +402,12 @@ func (d decoder) boxKey(p *Policy, key string, v *yaml.Node) {
 		}
 	case "gh-actions", "local":
 		d.mapping(v, "policy.box."+key, "e.g. "+key+": {}")
+	default:
+		// Other keys are governance data carried verbatim; a near miss of a key this tool reads
+		// would silently not be read.
+		if near := nearest(key, boxKeys); near != "" {
+			d.r.warnf(pos(k), fmt.Sprintf("did you mean %q?", near), "policy.box.%s is carried verbatim and read by nothing", key)
+		}
 	case "risk":
 		if !d.mapping(v, "policy.box.risk", "e.g. risk: { human_required_paths: [\".github/workflows/**\"] }") {
 			return

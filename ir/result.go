@@ -61,10 +61,12 @@ func CompileResultSchema(r *Result) (*jsonschema.Schema, error) {
 	// A result schema is self-contained: compiling one never reads a file or the network.
 	c.UseLoader(noLoader{})
 	if r.Inline != nil {
-		if err := c.AddResource("inline.json", r.Inline); err != nil {
+		// A fixed, absolute URL keeps messages free of the working directory.
+		const url = "urn:autonomy:result.schema"
+		if err := c.AddResource(url, r.Inline); err != nil {
 			return nil, err
 		}
-		return c.Compile("inline.json")
+		return c.Compile(url)
 	}
 	name := r.Named.Value
 	if canon, ok := ContractAliases[name]; ok {
@@ -104,6 +106,11 @@ func (v *validator) externalRefs(a *Actor, n *yaml.Node) bool {
 	case yaml.MappingNode:
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, val := n.Content[i], n.Content[i+1]
+			if k.Value == "$schema" && val.Kind == yaml.ScalarNode && !strings.HasPrefix(val.Value, "https://json-schema.org/") && !strings.HasPrefix(val.Value, "http://json-schema.org/") {
+				v.actorf(a, Error, pos(val), "name a JSON Schema draft, e.g. https://json-schema.org/draft/2020-12/schema, or remove $schema", "result.schema $schema %q is not a JSON Schema draft", val.Value)
+				ok = false
+				continue
+			}
 			if contains(refKeywords, k.Value) && val.Kind == yaml.ScalarNode && !strings.HasPrefix(val.Value, "#") {
 				v.actorf(a, Error, pos(val), "refer only inside it, e.g. $ref: \"#/$defs/verdict\"", "result.schema %s %q leaves the inline schema", k.Value, val.Value)
 				ok = false
@@ -139,7 +146,7 @@ func (v *validator) checkInlineSchema(a *Actor, res *Result) {
 		}
 		return
 	}
-	v.r.errorf(res.InlinePos, "", "%s is not a valid JSON Schema: %v", what, err)
+	v.r.errorf(res.InlinePos, "check its $ref targets and keywords against https://json-schema.org/understanding-json-schema", "%s is not a valid JSON Schema: %v", what, err)
 }
 
 // leaves returns the innermost causes of a validation error: the specific failures. Where several
