@@ -25,6 +25,7 @@ bench: ## run the Go benchmarks (load+validate, the whole validate process)
 fuzz: ## fuzz the loader and the YAML fast path for FUZZTIME each
 	$(GO) test ./ir -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./ir/internal/fastyaml -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./ir/internal/fastyaml -run '^$$' -fuzz '^FuzzResolvePlain$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./ir/cron -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
 
 schema: ## regenerate docs/ir.schema.json from the catalogs

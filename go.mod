@@ -1,6 +1,6 @@
 module github.com/autonomyhq/autonomy
 
-go 1.26.8
+go 1.26.0
 
 require (
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3

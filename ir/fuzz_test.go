@@ -43,8 +43,11 @@ func FuzzLoad(f *testing.F) {
 			if strings.Contains(d.Message, "%!") {
 				t.Fatalf("bad format verb: %s", d.Message)
 			}
-			if i > 0 && diags[i-1].Pos.Line > d.Pos.Line {
-				t.Fatalf("unsorted diagnostics")
+			if i > 0 {
+				prev := diags[i-1].Pos
+				if prev.Line > d.Pos.Line || prev.Line == d.Pos.Line && prev.Col > d.Pos.Col {
+					t.Fatalf("unsorted diagnostics: %v before %v", prev, d.Pos)
+				}
 			}
 		}
 	})

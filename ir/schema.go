@@ -61,7 +61,7 @@ func JSONSchema() []byte {
 		"properties": obj{
 			"behavior": withDoc(path, fieldDoc["behavior"]),
 			"kind":     obj{"enum": Kinds, "default": Kinds[0], "description": fieldDoc["kind"]},
-			"capabilities": obj{"type": "array", "description": fieldDoc["capabilities"], "items": obj{
+			"capabilities": obj{"type": []string{"array", "null"}, "description": fieldDoc["capabilities"], "items": obj{
 				"anyOf": []any{
 					obj{"enum": capNames, "enumDescriptions": capDocs, "markdownEnumDescriptions": capDocs},
 					obj{"type": "string", "pattern": capPattern},
@@ -101,6 +101,7 @@ func JSONSchema() []byte {
 		"description":          "A team of AI agents and humans: who they are, what authority each holds, when each fires and what each is told.",
 		"type":                 "object",
 		"additionalProperties": false,
+		"patternProperties":    obj{"^x-": obj{"description": "an extension key, free-form: a home for YAML anchors"}},
 		"required":             []string{"schema", "targets"},
 		"oneOf":                []any{obj{"required": []string{"actors"}}, obj{"required": []string{"agents"}}},
 		"properties": obj{
@@ -109,7 +110,7 @@ func JSONSchema() []byte {
 			"codeHost":  obj{"enum": CodeHosts, "default": CodeHosts[0]},
 			"actors":    obj{"$ref": "#/definitions/actors"},
 			"agents":    obj{"$ref": "#/definitions/actors", "description": "the older name of actors"},
-			"resources": obj{"type": "array", "items": path, "description": "files carried verbatim"},
+			"resources": obj{"type": []string{"array", "null"}, "items": path, "description": "files carried verbatim"},
 			"policy": obj{"type": "object", "additionalProperties": false, "properties": obj{
 				"maxConcurrent": obj{"type": "integer", "minimum": 1},
 				"box": obj{"type": "object", "description": "governance data, carried verbatim except the keys substrates own", "properties": obj{

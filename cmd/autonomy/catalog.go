@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -43,13 +44,22 @@ off a work item) and actor fields. With no argument it prints all four.`,
 			}
 			out := cmd.OutOrStdout()
 			if format == "json" {
-				sel := map[string]any{}
-				for _, name := range which {
-					sel[name] = all[name]
+				// Written key by key so the catalogs keep the standard's order.
+				var b strings.Builder
+				b.WriteString("{")
+				for i, name := range which {
+					entries, err := json.MarshalIndent(all[name], "  ", "  ")
+					if err != nil {
+						return usageError("%v", err)
+					}
+					if i > 0 {
+						b.WriteString(",")
+					}
+					fmt.Fprintf(&b, "\n  %q: %s", name, entries)
 				}
-				enc := json.NewEncoder(out)
-				enc.SetIndent("", "  ")
-				return enc.Encode(sel)
+				b.WriteString("\n}\n")
+				_, err := io.WriteString(out, b.String())
+				return err
 			}
 			for i, name := range which {
 				if i > 0 {

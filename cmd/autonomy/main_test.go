@@ -46,6 +46,20 @@ func TestValidateBadCases(t *testing.T) {
 	}
 }
 
+// TestValidateWarnCases: warnings are printed and do not fail (exit 0).
+func TestValidateWarnCases(t *testing.T) {
+	files, _ := filepath.Glob("../../ir/testdata/warn/*.yml")
+	if len(files) == 0 {
+		t.Fatal("no warn cases")
+	}
+	for _, file := range files {
+		code, out, _ := run(t, "validate", file)
+		if code != 0 || !strings.Contains(out, ": warning: ") {
+			t.Errorf("%s: exit %d, stdout %q; want 0 and the warning", file, code, out)
+		}
+	}
+}
+
 func TestValidateJSON(t *testing.T) {
 	code, out, _ := run(t, "validate", "--format", "json", "../../profiles/hello", "../../ir/testdata/bad/unknown-capability.yml")
 	if code != 1 {
@@ -78,17 +92,28 @@ func TestValidateJSON(t *testing.T) {
 }
 
 func TestUsageAndIOErrorsExit2(t *testing.T) {
-	for _, args := range [][]string{
-		{"validate"},
-		{"validate", "no/such/profile"},
-		{"validate", "--format", "xml", "../../profiles/hello"},
-		{"validate", "--bogus", "../../profiles/hello"},
-		{"catalog", "nouns"},
-		{"nosuchcommand"},
-		{"schema", "extra"},
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"validate"}, "requires at least 1 arg"},
+		{[]string{"validate", "no/such/profile"}, "no/such/profile: no such profile"},
+		{[]string{"validate", "--format", "xml", "../../profiles/hello"}, `unknown --format "xml"`},
+		{[]string{"validate", "--bogus", "../../profiles/hello"}, "unknown flag: --bogus"},
+		{[]string{"validate", "../../README.md"}, ""}, // a file that is not a profile: problems, not usage
+		{[]string{"catalog", "nouns"}, `invalid argument "nouns"`},
+		{[]string{"nosuchcommand"}, `unknown command "nosuchcommand"`},
+		{[]string{"schema", "extra"}, `unknown command "extra"`},
 	} {
-		if code, _, errOut := run(t, args...); code != 2 || errOut == "" {
-			t.Errorf("%v: exit %d with stderr %q; want 2 and a message", args, code, errOut)
+		code, _, errOut := run(t, c.args...)
+		if c.want == "" {
+			if code != 1 {
+				t.Errorf("%v: exit %d, want 1", c.args, code)
+			}
+			continue
+		}
+		if code != 2 || !strings.Contains(errOut, c.want) {
+			t.Errorf("%v: exit %d with stderr %q; want 2 and %q", c.args, code, errOut, c.want)
 		}
 	}
 	// An I/O error on one profile does not hide the problems of another, and wins the exit code.
@@ -109,6 +134,9 @@ func TestCatalogJSON(t *testing.T) {
 	}
 	if len(got["capabilities"]) != 9 || len(got["sources"]) != 5 || len(got["states"]) != 8 || len(got["fields"]) == 0 {
 		t.Fatalf("catalog sizes: %d capabilities, %d sources, %d states, %d fields", len(got["capabilities"]), len(got["sources"]), len(got["states"]), len(got["fields"]))
+	}
+	if a, b, c, d := strings.Index(out, `"capabilities"`), strings.Index(out, `"sources"`), strings.Index(out, `"states"`), strings.Index(out, `"fields"`); !(a < b && b < c && c < d) {
+		t.Errorf("catalogs are not in the standard's order:\n%s", out)
 	}
 	code, out, _ = run(t, "catalog", "states")
 	if code != 0 || !strings.Contains(out, "input-required") || strings.Contains(out, "code:propose") {
