@@ -396,18 +396,12 @@ func (d decoder) boxKey(p *Policy, k, v *yaml.Node) {
 			return
 		}
 		for i := 0; i+1 < len(v.Content); i += 2 {
-			k := v.Content[i]
-			label, _ := d.str(v.Content[i+1], "policy.box.taskStates."+k.Value, "give the tracker's name for "+k.Value+", or remove it")
-			p.TaskStates = append(p.TaskStates, TaskState{Key: String{k.Value, pos(k)}, Label: label})
+			state := v.Content[i]
+			label, _ := d.str(v.Content[i+1], "policy.box.taskStates."+state.Value, "give the tracker's name for "+state.Value+", or remove it")
+			p.TaskStates = append(p.TaskStates, TaskState{Key: String{state.Value, pos(state)}, Label: label})
 		}
 	case "gh-actions", "local":
 		d.mapping(v, "policy.box."+key, "e.g. "+key+": {}")
-	default:
-		// Other keys are governance data carried verbatim; a near miss of a key this tool reads
-		// would silently not be read.
-		if near := nearest(key, boxKeys); near != "" {
-			d.r.warnf(pos(k), fmt.Sprintf("did you mean %q?", near), "policy.box.%s is carried verbatim and read by nothing", key)
-		}
 	case "risk":
 		if !d.mapping(v, "policy.box.risk", "e.g. risk: { human_required_paths: [\".github/workflows/**\"] }") {
 			return
@@ -416,6 +410,12 @@ func (d decoder) boxKey(p *Policy, k, v *yaml.Node) {
 			if v.Content[i].Value == "human_required_paths" {
 				d.strList(v.Content[i+1], "policy.box.risk.human_required_paths", "e.g. human_required_paths: [\".github/workflows/**\"]", "")
 			}
+		}
+	default:
+		// Other keys are governance data carried verbatim; a near miss of a key this tool reads
+		// would silently not be read.
+		if near := nearest(key, boxKeys); near != "" {
+			d.r.warnf(pos(k), fmt.Sprintf("did you mean %q?", near), "policy.box.%s is carried verbatim and read by nothing", key)
 		}
 	}
 }

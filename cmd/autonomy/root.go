@@ -24,9 +24,6 @@ type exitError struct {
 
 func (e *exitError) Error() string { return e.msg }
 
-// problemsFound is returned by a command that printed problems it found (exit 1).
-var problemsFound = &exitError{code: exitProblems}
-
 // usageError is an error in how the command was called or an I/O failure (exit 2).
 func usageError(format string, args ...any) error {
 	return &exitError{code: exitUsage, msg: fmt.Sprintf(format, args...)}
