@@ -191,3 +191,32 @@ func TestSpecialFilesNeverBlock(t *testing.T) {
 		}
 	}
 }
+
+// TestResourceFiles: Validate resolves each resource to where it is installed and which file of
+// the profile holds it; a dotfile may be stored without its dot.
+func TestResourceFiles(t *testing.T) {
+	dir := writeProfile(t, map[string]string{
+		"ir.yml":                minimal + "resources: [docs, .gitignore, docs/a.md]\n",
+		"skills/hello/SKILL.md": "# hello\n",
+		"docs/a.md":             "a\n",
+		"gitignore":             "bin/\n",
+	})
+	p, diags, err := Check(dir)
+	if err != nil || diags.HasErrors() {
+		t.Fatalf("%v %s", err, diags)
+	}
+	want := []ResourceFile{
+		{Path: "docs", Source: "docs", Dir: true},
+		{Path: ".gitignore", Source: "gitignore"},
+		{Path: "docs/a.md", Source: "docs/a.md"},
+	}
+	if len(p.ResourceFiles) != len(want) {
+		t.Fatalf("got %+v", p.ResourceFiles)
+	}
+	for i, w := range want {
+		g := p.ResourceFiles[i]
+		if g.Path != w.Path || g.Source != w.Source || g.Dir != w.Dir || !g.Pos.IsSet() {
+			t.Errorf("resource %d: got %+v, want %+v", i, g, w)
+		}
+	}
+}

@@ -52,3 +52,8 @@ func nearest(got string, valid []string) string {
 	}
 	return best
 }
+
+// Suggest is the hint for a value that is not one of valid, in the style of every ir diagnostic:
+// "did you mean ...?" when one is close enough to be a typo, otherwise the list. Substrates use
+// it for the policy.box keys they own.
+func Suggest(got string, valid []string) string { return suggest(got, valid) }

@@ -39,7 +39,9 @@ type Profile struct {
 	Actors    []*Actor
 	Policy    Policy
 	Resources []String
-	Documents *Documents
+	// ResourceFiles are the valid resources as Validate resolved them, in declaration order.
+	ResourceFiles []ResourceFile
+	Documents     *Documents
 
 	// typos holds the keys that misspelled keys were probably meant to be (reported already).
 	typos map[string]bool
@@ -162,6 +164,19 @@ type TaskState struct {
 	Key   String
 	State string
 	Label String
+}
+
+// ResourceFile is a resource resolved against the profile directory.
+type ResourceFile struct {
+	// Path is where the resource is installed, relative to the installation (as written,
+	// cleaned); Source is the file or folder of the profile that holds it, relative to the
+	// profile directory. They differ for a dotfile stored without its dot (.gitignore kept as
+	// gitignore, since a package cannot ship a dotfile).
+	Path   string
+	Source string
+	// Dir says the resource is a folder: every regular file below it is a resource.
+	Dir bool
+	Pos Pos
 }
 
 // Documents names the adopter's governing documents by role.

@@ -454,6 +454,7 @@ func (v *validator) resources() {
 			continue // reported by the decoder
 		}
 		res := v.paths.check(r.Value)
+		install := res.clean
 		if res.problem == "does not exist" {
 			// A template shipped in a package cannot hold a dotfile such as .gitignore, so it is
 			// stored without the dot.
@@ -474,8 +475,10 @@ func (v *validator) resources() {
 		}
 		if first, dup := seen[res.clean]; dup {
 			v.r.warnf(r.Pos, "remove it", "resource %q is listed twice, first at %s", r.Value, firstAt(first, r.Pos))
+			continue
 		}
 		seen[res.clean] = r.Pos
+		v.p.ResourceFiles = append(v.p.ResourceFiles, ResourceFile{Path: install, Source: res.clean, Dir: res.info.IsDir(), Pos: r.Pos})
 	}
 }
 
