@@ -1,0 +1,128 @@
+package substrates
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestCheckUpToDate(t *testing.T) {
+	dir := t.TempDir()
+	out := output("t", gen("a/x.yml", "x\n"), verbatim("run", "#!/bin/sh\n", 0o755))
+	mustWrite(t, dir, out, WriteOptions{})
+	drifts, err := Check(dir, out)
+	if err != nil || len(drifts) != 0 {
+		t.Errorf("Check = %+v, %v; want no drift", drifts, err)
+	}
+}
+
+func TestCheckDrift(t *testing.T) {
+	dir, outside := t.TempDir(), t.TempDir()
+	writeFile(t, outside, "x.yml", "outside\n", 0o644)
+	old := output("t",
+		verbatim("changed.yml", "a: 1\nb: 2\n", 0o644),
+		verbatim("chmod", "#!/bin/sh\n", 0o644),
+		verbatim("both", "one\n", 0o644),
+		gen("missing.yml", "m\n"),
+		gen("stale.yml", "s\n"),
+		gen("stale-gone.yml", "g\n"),
+		verbatim("shared.md", "shared\n", 0o644),
+		gen("linked/x.yml", "l\n"),
+		gen("link.yml", "k\n"),
+		gen("blocked/x.yml", "b\n"),
+	)
+	mustWrite(t, dir, old, WriteOptions{})
+	mustWrite(t, dir, output("other", verbatim("shared.md", "shared\n", 0o644)), WriteOptions{})
+	for _, p := range []string{"missing.yml", "stale-gone.yml", "link.yml"} {
+		if err := os.Remove(filepath.Join(dir, p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.RemoveAll(filepath.Join(dir, "linked")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(dir, "linked")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(outside, "x.yml"), filepath.Join(dir, "link.yml")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(filepath.Join(dir, "blocked")); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, dir, "blocked", "a file where a directory was\n", 0o644)
+
+	compiled := output("t",
+		verbatim("changed.yml", "a: 1\nb: 3\n", 0o644),
+		verbatim("chmod", "#!/bin/sh\n", 0o755),
+		verbatim("both", "two\n", 0o755),
+		gen("missing.yml", "m\n"),
+		gen("linked/x.yml", "l\n"),
+		gen("link.yml", "k\n"),
+		gen("blocked/x.yml", "b\n"),
+	)
+	drifts, err := Check(dir, compiled)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Drift{
+		{Path: "blocked/x.yml", Kind: Missing},
+		{Path: "both", Kind: Changed, Diff: "mode 0644 on disk, 0755 compiled\n--- both (on disk)\n+++ both (compiled)\n@@ -1 +1 @@\n-one\n+two\n"},
+		{Path: "changed.yml", Kind: Changed, Diff: "--- changed.yml (on disk)\n+++ changed.yml (compiled)\n@@ -1,2 +1,2 @@\n a: 1\n-b: 2\n+b: 3\n"},
+		{Path: "chmod", Kind: Changed, Diff: "mode 0644 on disk, 0755 compiled\n"},
+		{Path: "link.yml", Kind: Changed, Diff: "a symbolic link on disk, a file compiled; autonomy does not follow it\n"},
+		{Path: "linked/x.yml", Kind: Changed, Diff: "its parent \"linked\" is a symbolic link on disk; autonomy does not follow it\n"},
+		{Path: "missing.yml", Kind: Missing},
+		{Path: "stale.yml", Kind: Stale},
+	}
+	if !reflect.DeepEqual(drifts, want) {
+		t.Errorf("drifts:\n%+v\nwant:\n%+v", drifts, want)
+	}
+}
+
+func TestCheckStaleFromTheJournal(t *testing.T) {
+	dir := t.TempDir()
+	mustWrite(t, dir, version(1, "a.yml"), WriteOptions{})
+	v2 := version(2, "a.yml", "b.yml")
+	writeFile(t, dir, journalPath("t"), string(encodeLedger("t", ledgerRowsOf(v2))), 0o644)
+	writeFile(t, dir, "b.yml", string(v2.Files[1].Data), 0o644)
+	drifts, err := Check(dir, version(1, "a.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []Drift{{Path: "b.yml", Kind: Stale}}; !reflect.DeepEqual(drifts, want) {
+		t.Errorf("drifts %+v, want %+v", drifts, want)
+	}
+}
+
+func TestCheckWithoutLedger(t *testing.T) {
+	dir := t.TempDir()
+	drifts, err := Check(dir, output("t", gen("a.yml", "a\n")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []Drift{{Path: "a.yml", Kind: Missing}}; !reflect.DeepEqual(drifts, want) {
+		t.Errorf("drifts %+v, want %+v", drifts, want)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("Check wrote %v", entries)
+	}
+}
+
+func TestCheckErrors(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := Check(filepath.Join(dir, "nope"), output("t")); err == nil {
+		t.Error("a missing directory passed")
+	}
+	if _, err := Check(dir, output("t", verbatim("/abs", "", 0o644))); err == nil || !strings.Contains(err.Error(), "absolute path") {
+		t.Errorf("an invalid output passed: %v", err)
+	}
+	writeFile(t, dir, ledgerPath("t"), "not json", 0o644)
+	var ce *ConflictError
+	if _, err := Check(dir, output("t")); !errors.As(err, &ce) || ce.Conflicts[0].Path != ledgerPath("t") {
+		t.Errorf("a corrupt ledger passed: %v", err)
+	}
+}

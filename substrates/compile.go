@@ -1,0 +1,176 @@
+package substrates
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+
+	"github.com/autonomyhq/autonomy/ir"
+)
+
+// Compile is the one way a profile becomes an Output, for the CLI and the golden tests alike: the
+// substrate compiles, this adds a warning for every feature the profile uses that the substrate
+// does not fully support, checks the Output (a failure is a substrate bug), and stamps the DO NOT
+// EDIT headers naming the profile file relative to dir, the directory the Output will be written
+// to. An error from the substrate is returned unchanged, so an ir.Diagnostics stays one.
+func Compile(s Substrate, p *ir.Profile, dir string) (Output, error) {
+	out, err := s.Compile(p)
+	if err != nil {
+		return Output{}, err
+	}
+	if out.Target == "" {
+		out.Target = s.Name()
+	}
+	// The substrate may keep what it returned (a cache): stamp a copy of the file list.
+	out.Files = slices.Clone(out.Files)
+	out.Warnings = append(slices.Clone(out.Warnings), SupportWarnings(s, p, out.Warnings)...)
+	if err := Validate(&out); err != nil {
+		return Output{}, err
+	}
+	Stamp(&out, sourcePath(p.File, dir))
+	out.Warnings = out.Warnings.Sort()
+	return out, nil
+}
+
+// sourcePath is the profile file as the header names it: relative to the output directory and
+// slash-separated, so the same checkout compiles to the same bytes on every machine.
+func sourcePath(file, dir string) string {
+	absFile, err := filepath.Abs(file)
+	if err != nil {
+		return filepath.Base(file)
+	}
+	absDir, err := filepath.Abs(dir)
+	if err != nil {
+		return filepath.Base(file)
+	}
+	rel, err := filepath.Rel(absDir, absFile)
+	if err != nil {
+		return filepath.Base(file) // another volume: no relative path exists
+	}
+	return filepath.ToSlash(rel)
+}
+
+// Use is one place a profile relies on a feature that a substrate may support only in part.
+type Use struct {
+	// Feature is named as in Support.Feature: "capability:code:propose", "trigger:cron", ...
+	Feature string
+	Pos     ir.Pos
+	// Actor is the actor that uses the feature; "" for a profile-level feature.
+	Actor string
+}
+
+// UsedFeatures lists every feature use in p, actor by actor in declaration order, then the
+// profile's own. It names features the way substrates declare support for them, so that a
+// substrate's declaration turns into warnings without the substrate reading the profile for it.
+func UsedFeatures(p *ir.Profile) []Use {
+	var uses []Use
+	for _, a := range p.Actors {
+		name := a.Name.Value
+		add := func(feature string, pos ir.Pos) {
+			uses = append(uses, Use{Feature: feature, Pos: pos, Actor: name})
+		}
+		if a.IsHuman() {
+			pos := a.Kind.Pos
+			if !pos.IsSet() {
+				pos = a.Name.Pos
+			}
+			add("kind:human", pos)
+		}
+		for _, c := range a.Capabilities {
+			add("capability:"+c.Name, c.Raw.Pos)
+			if c.Scope != "" {
+				add("capability:@scope", c.Raw.Pos)
+			}
+		}
+		for _, t := range a.Triggers {
+			if k := triggerKind(t); k != "" {
+				add("trigger:"+string(k), t.Pos)
+			}
+			for _, prm := range t.Params {
+				add("source:"+prm.Source.Value, prm.Source.Pos)
+			}
+		}
+		if a.Timeout.Pos.IsSet() || a.Timeout.Value != 0 {
+			add("field:timeout", a.Timeout.Pos)
+		}
+		if a.Review.Pos.IsSet() || a.Review.Value != "" {
+			add("field:review", a.Review.Pos)
+		}
+		if a.Result != nil {
+			add("field:result", a.Result.Pos)
+		}
+		if a.Execution != nil {
+			add("field:execution", a.Execution.Pos)
+		}
+		if a.Prelaunch.Pos.IsSet() || a.Prelaunch.Value != "" {
+			add("field:prelaunch", a.Prelaunch.Pos)
+		}
+	}
+	if mc := p.Policy.MaxConcurrent; mc.Pos.IsSet() || mc.Value != 0 {
+		uses = append(uses, Use{Feature: "policy:maxConcurrent", Pos: mc.Pos})
+	}
+	return uses
+}
+
+// triggerKind is the trigger's form: its Kind, which ir.Validate sets, or else the one form it
+// names, so that a profile that was only parsed lists its triggers too.
+func triggerKind(t *ir.Trigger) ir.TriggerKind {
+	if t.Kind != "" {
+		return t.Kind
+	}
+	var forms []ir.TriggerKind
+	if t.Cron.Pos.IsSet() {
+		forms = append(forms, ir.Cron)
+	}
+	if t.Event.Pos.IsSet() {
+		forms = append(forms, ir.Event)
+	}
+	if t.Dispatch.Pos.IsSet() {
+		forms = append(forms, ir.Dispatch)
+	}
+	if len(forms) != 1 {
+		return "" // none or several: an error ir.Validate reports
+	}
+	return forms[0]
+}
+
+// SupportWarnings warns once per feature and actor for every use of a feature s declares partial
+// or unsupported. A feature s does not declare counts as unsupported: a substrate that forgot an
+// entry must not pass for one that supports it. A use where own (the substrate's own warnings)
+// already warns, at the same position, is left to that more specific warning.
+func SupportWarnings(s Substrate, p *ir.Profile, own ir.Diagnostics) ir.Diagnostics {
+	covered := map[ir.Pos]bool{}
+	for _, d := range own {
+		if d.Pos.IsSet() {
+			covered[d.Pos] = true
+		}
+	}
+	declared := map[string]Support{}
+	for _, sp := range s.Support() {
+		if _, dup := declared[sp.Feature]; !dup {
+			declared[sp.Feature] = sp
+		}
+	}
+	type key struct{ feature, actor string }
+	seen := map[key]bool{}
+	var ds ir.Diagnostics
+	for _, u := range UsedFeatures(p) {
+		sp, ok := declared[u.Feature]
+		if !ok {
+			sp = Support{Feature: u.Feature, Level: Unsupported, Note: "not declared by this substrate"}
+		}
+		if sp.Level == Supported || seen[key{u.Feature, u.Actor}] || covered[u.Pos] {
+			continue
+		}
+		seen[key{u.Feature, u.Actor}] = true
+		msg := fmt.Sprintf("%s %s %s", s.Name(), sp.Level, u.Feature)
+		if sp.Note != "" {
+			msg += ": " + sp.Note
+		}
+		if u.Actor != "" {
+			msg = fmt.Sprintf("actor %q: %s", u.Actor, msg)
+		}
+		ds = append(ds, ir.Diagnostic{File: p.File, Pos: u.Pos, Severity: ir.Warning, Message: msg})
+	}
+	return ds
+}

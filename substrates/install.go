@@ -1,0 +1,280 @@
+package substrates
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strconv"
+)
+
+// install carries out a plan without conflicts. The order is what makes a crash at any point safe:
+// every new file is staged and synced first; then a pending journal records the new hashes; then
+// the files are renamed into place; then stale files go; and only then does the ledger change and
+// the journal go. A file on disk therefore always matches the ledger or the journal.
+func (pl *planner) install() (err error) {
+	newLedger := encodeLedger(pl.out.Target, pl.ledgerRows())
+	if len(pl.writes) == 0 && len(pl.chmods) == 0 && len(pl.deletes) == 0 &&
+		pl.st.journal == nil && bytes.Equal(pl.st.ownBytes, newLedger) {
+		return nil // nothing to do: do not even touch the ledger's modification time
+	}
+	in := &installer{dir: pl.dir, disk: pl.disk}
+	defer func() {
+		if in.stage != "" {
+			// What is left in the stage is only copies; failing to remove them must not turn a
+			// completed install into an error.
+			_ = os.RemoveAll(in.stage)
+		}
+		if err != nil {
+			in.undo()
+		}
+	}()
+	if !pl.st.dirExists {
+		if err := in.mkdir(".autonomy"); err != nil {
+			return err
+		}
+	}
+	if !pl.st.genExists {
+		if err := in.mkdir(ledgerDir); err != nil {
+			return err
+		}
+	}
+	stage, err := os.MkdirTemp(in.abs(".autonomy"), "stage-")
+	if err != nil {
+		return err
+	}
+	in.stage = stage
+
+	staged := make([]string, len(pl.writes))
+	for k, i := range pl.writes {
+		f := &pl.out.Files[i]
+		if staged[k], err = in.stageFile(strconv.Itoa(k), f.Data, f.Mode); err != nil {
+			return err
+		}
+	}
+	ledgerFile, err := in.stageFile("ledger", newLedger, 0o644)
+	if err != nil {
+		return err
+	}
+	journal := journalPath(pl.out.Target)
+	if len(pl.writes) > 0 {
+		if pl.st.journal != nil {
+			// The new journal replaces the old one, which may be all that vouches for files an
+			// interrupted run installed: fold what is on disk into the ledger first.
+			settled, err := in.stageFile("settled", encodeLedger(pl.out.Target, pl.settledRows()), 0o644)
+			if err != nil {
+				return err
+			}
+			if err := in.rename(settled, ledgerPath(pl.out.Target)); err != nil {
+				return err
+			}
+		}
+		journalFile, err := in.stageFile("journal", newLedger, 0o644)
+		if err != nil {
+			return err
+		}
+		if err := in.rename(journalFile, journal); err != nil {
+			return err
+		}
+		in.journal = journal
+	}
+
+	for k, i := range pl.writes {
+		p := pl.out.Files[i].Path
+		if err := in.mkdirParents(p); err != nil {
+			return err
+		}
+		if err := in.rename(staged[k], p); err != nil {
+			return err
+		}
+		in.placed = true
+	}
+	for _, i := range pl.chmods {
+		f := &pl.out.Files[i]
+		if err := os.Chmod(in.abs(f.Path), f.Mode); err != nil {
+			return err
+		}
+		in.placed = true
+	}
+	for _, p := range pl.deletes {
+		if err := in.remove(p); err != nil {
+			return err
+		}
+		in.placed = true
+	}
+	in.syncDirs()
+	if err := in.rename(ledgerFile, ledgerPath(pl.out.Target)); err != nil {
+		return err
+	}
+	if pl.st.journal != nil || in.journal != "" {
+		if err := os.Remove(in.abs(journal)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	in.synced = map[string]bool{}
+	in.syncDir(ledgerDir)
+	return nil
+}
+
+// ledgerRows lists the Output's files as the ledger records them.
+func (pl *planner) ledgerRows() []ledgerRow {
+	rows := make([]ledgerRow, len(pl.out.Files))
+	for i, f := range pl.out.Files {
+		rows[i] = ledgerRow{path: f.Path, hash: pl.hashes[i], mode: modeString(f.Mode)}
+	}
+	return rows
+}
+
+// settledRows is the ledger an interrupted install should have left: for every path the ledger or
+// journal lists, the entry that matches what is on disk, the journal's first.
+func (pl *planner) settledRows() []ledgerRow {
+	var rows []ledgerRow
+	for _, p := range pl.st.recorded() {
+		h, read := pl.diskHash[p]
+		if j, ok := pl.st.journal.Files[p]; ok && read && j.SHA256 == h {
+			rows = append(rows, ledgerRow{path: p, hash: j.SHA256, mode: j.Mode})
+		} else if pl.st.own != nil {
+			if o, ok := pl.st.own.Files[p]; ok {
+				rows = append(rows, ledgerRow{path: p, hash: o.SHA256, mode: o.Mode})
+			}
+		}
+	}
+	return rows
+}
+
+// rename is os.Rename, a variable so that tests can make an install fail halfway.
+var rename = os.Rename
+
+// installer performs the file system operations of an install and remembers enough to undo the
+// ones made before any file was placed.
+type installer struct {
+	dir   string
+	disk  *disk
+	stage string
+	// created are the directories this install made, in order; journal the journal it wrote.
+	created []string
+	journal string
+	// placed says a file in the output directory has been changed: from then on an error leaves
+	// everything in place, for the journal to vouch for.
+	placed bool
+	// dirs are the directories whose entries changed, to sync; synced those synced already.
+	dirs   []string
+	synced map[string]bool
+}
+
+func (in *installer) abs(p string) string { return filepath.Join(in.dir, filepath.FromSlash(p)) }
+
+// stageFile writes one file into the staging directory with its exact mode (whatever the umask)
+// and syncs it, so that the rename that installs it never exposes a partial file.
+func (in *installer) stageFile(name string, data []byte, mode fs.FileMode) (string, error) {
+	p := filepath.Join(in.stage, name)
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return "", err
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(mode)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return "", fmt.Errorf("staging %s: %w", name, err)
+	}
+	return p, nil
+}
+
+// rename moves a staged file to p, relative to the output directory.
+func (in *installer) rename(staged, p string) error {
+	if err := rename(staged, in.abs(p)); err != nil {
+		return err
+	}
+	in.dirs = append(in.dirs, path.Dir(p))
+	return nil
+}
+
+// mkdir creates one directory, remembering it so a failed install can remove it again.
+func (in *installer) mkdir(p string) error {
+	if err := os.Mkdir(in.abs(p), 0o755); err != nil {
+		return err
+	}
+	in.created = append(in.created, p)
+	in.disk.parents[p] = parent{mode: fs.ModeDir | 0o755}
+	in.dirs = append(in.dirs, path.Dir(p))
+	return nil
+}
+
+// mkdirParents creates the missing parents of p. Planning made sure that every parent that exists
+// is a real directory.
+func (in *installer) mkdirParents(p string) error {
+	for _, d := range parentDirs(p) {
+		if pa, ok := in.disk.parents[d]; ok && !pa.missing {
+			continue
+		}
+		if err := in.mkdir(d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// remove deletes a stale file, then the directories its removal left empty, up to but never
+// including the output directory.
+func (in *installer) remove(p string) error {
+	if err := os.Remove(in.abs(p)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	d := path.Dir(p)
+	for ; d != "."; d = path.Dir(d) {
+		if os.Remove(in.abs(d)) != nil {
+			break // not empty (or not ours to judge): stop climbing
+		}
+	}
+	in.dirs = append(in.dirs, d)
+	return nil
+}
+
+// undo takes back what a failed install added that nothing needs: the directories it created
+// that are still empty, and, when no file was placed yet, its journal, so that the output
+// directory is as it was. os.Remove leaves a directory that is not empty.
+func (in *installer) undo() {
+	if in.journal != "" && !in.placed {
+		_ = os.Remove(in.abs(in.journal))
+	}
+	for i := len(in.created) - 1; i >= 0; i-- {
+		_ = os.Remove(in.abs(in.created[i]))
+	}
+}
+
+// syncDirs makes the renames and removals durable by syncing each directory they changed once.
+func (in *installer) syncDirs() {
+	in.synced = map[string]bool{}
+	sort.Strings(in.dirs)
+	for _, d := range in.dirs {
+		in.syncDir(d)
+	}
+	in.dirs = in.dirs[:0]
+}
+
+// syncDir syncs one directory. It is best effort: some systems cannot sync a directory, and the
+// files themselves were synced before they were renamed.
+func (in *installer) syncDir(d string) {
+	if in.synced[d] {
+		return
+	}
+	in.synced[d] = true
+	f, err := os.Open(in.abs(d))
+	if err != nil {
+		return
+	}
+	_ = f.Sync()
+	_ = f.Close()
+}
