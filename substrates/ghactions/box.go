@@ -1,0 +1,303 @@
+package ghactions
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/autonomyhq/autonomy/ir"
+)
+
+// The defaults of policy.box.gh-actions (documented in docs/gh-actions.md).
+var (
+	// codexPackage is the agent the box installs by default, pinned like every action.
+	codexPackage   = "@openai/codex@0.169.0"
+	defaultInstall = []string{"npm", "install", "--global", codexPackage}
+	defaultRunsOn  = "ubuntu-latest"
+	defaultSecret  = "OPENAI_API_KEY"
+	// The identity commits of proposers carry unless the box names the fleet's bot.
+	defaultGitName  = "github-actions[bot]"
+	defaultGitEmail = "41898282+github-actions[bot]@users.noreply.github.com"
+)
+
+// box is policy.box.gh-actions: how this substrate fills the box every agent runs in.
+type box struct {
+	model   string
+	agent   []string // argv; the behavior arrives on stdin
+	install []string // argv; empty when nothing is installed
+	// custom is set when the profile gave its own agent command.
+	custom     bool
+	credential credential
+	runsOn     []string
+	roles      []string
+	gitName    string
+	gitEmail   string
+}
+
+// credential is how the agent gets its model credential.
+type credential struct {
+	// secret names a repository secret, handed to the agent step as env var env.
+	secret string
+	env    string
+	// oidc: the job mints a GitHub OIDC token for audience and hands it over as env, with url
+	// (the model proxy that accepts it) as baseURLEnv.
+	oidc       bool
+	audience   string
+	url        string
+	baseURLEnv string
+}
+
+var (
+	envNameRe    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	runnerNameRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+	boxKeys      = []string{"model", "agent", "install", "credential", "runsOn", "trustedRoles", "git"}
+)
+
+// boxReader reads policy.box.gh-actions, collecting every problem.
+type boxReader struct {
+	file  string
+	diags ir.Diagnostics
+}
+
+func (r *boxReader) errorf(n *yaml.Node, hint, format string, args ...any) {
+	r.diags = append(r.diags, ir.Diagnostic{File: r.file, Pos: ir.Pos{Line: n.Line, Col: n.Column}, Severity: ir.Error, Message: "policy.box.gh-actions." + fmt.Sprintf(format, args...), Hint: hint})
+}
+
+// readBox reads the box with its defaults filled in.
+func readBox(p *ir.Profile) (box, ir.Diagnostics) {
+	b := box{runsOn: []string{defaultRunsOn}, roles: Roles, gitName: defaultGitName, gitEmail: defaultGitEmail,
+		credential: credential{secret: defaultSecret, env: defaultSecret}}
+	r := &boxReader{file: p.File}
+	if n := boxNode(p); n != nil && n.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			r.key(&b, n.Content[i], n.Content[i+1])
+		}
+	}
+	if !b.custom {
+		b.agent = []string{"codex", "exec", "--full-auto"}
+		if b.model != "" {
+			b.agent = append(b.agent, "--model", b.model)
+		}
+		b.agent = append(b.agent, "-")
+		if b.install == nil {
+			b.install = defaultInstall
+		}
+	}
+	return b, r.diags
+}
+
+// boxNode returns policy.box.gh-actions (or its github alias), or nil.
+func boxNode(p *ir.Profile) *yaml.Node {
+	box := p.Policy.Box
+	if box == nil || box.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(box.Content); i += 2 {
+		if box.Content[i].Value == Name {
+			return box.Content[i+1]
+		}
+	}
+	return nil
+}
+
+func (r *boxReader) key(b *box, k, v *yaml.Node) {
+	switch k.Value {
+	case "model":
+		b.model, _ = r.str(v, "model", "e.g. model: gpt-5-codex")
+	case "agent":
+		b.agent, b.custom = r.argv(v, "agent", "e.g. agent: [codex, exec, --full-auto, -]"), true
+		if len(b.agent) == 0 {
+			b.custom = false
+		}
+	case "install":
+		b.install = r.argv(v, "install", "e.g. install: [npm, install, --global, \""+codexPackage+"\"], or [] for none")
+		if b.install == nil {
+			b.install = []string{}
+		}
+	case "credential":
+		r.credential(b, v)
+	case "runsOn":
+		if v.Kind == yaml.ScalarNode {
+			s, ok := r.str(v, "runsOn", "e.g. runsOn: ubuntu-latest")
+			if ok {
+				b.runsOn = []string{s}
+			}
+		} else {
+			b.runsOn = r.argv(v, "runsOn", "e.g. runsOn: [self-hosted, linux]")
+		}
+		for _, s := range b.runsOn {
+			if !runnerNameRe.MatchString(s) {
+				r.errorf(v, "use runner labels: letters, digits, '.', '_' and '-'", "runsOn: %q is not a runner label", s)
+			}
+		}
+		if len(b.runsOn) == 0 {
+			b.runsOn = []string{defaultRunsOn}
+		}
+	case "trustedRoles":
+		roles := r.argv(v, "trustedRoles", "e.g. trustedRoles: [OWNER, MEMBER]")
+		for i, role := range roles {
+			if !contains(Roles, role) {
+				hint := "list some of " + strings.Join(Roles, ", ")
+				if contains(allRoles, role) {
+					hint = role + " includes people without write access; trustedRoles may only narrow " + strings.Join(Roles, ", ")
+				}
+				r.errorf(v.Content[i], hint, "trustedRoles: %q is not a trusted role", role)
+				return
+			}
+		}
+		if len(roles) == 0 {
+			r.errorf(v, "list at least OWNER, or remove trustedRoles for the default", "trustedRoles is empty: no one could trigger the gated events")
+			return
+		}
+		b.roles = roles
+	case "git":
+		if v.Kind != yaml.MappingNode {
+			r.errorf(v, "e.g. git: { name: fleet-bot, email: fleet-bot@example.com }", "git must be a mapping")
+			return
+		}
+		for i := 0; i+1 < len(v.Content); i += 2 {
+			switch gk, gv := v.Content[i], v.Content[i+1]; gk.Value {
+			case "name":
+				b.gitName, _ = r.str(gv, "git.name", "e.g. name: fleet-bot")
+			case "email":
+				b.gitEmail, _ = r.str(gv, "git.email", "e.g. email: fleet-bot@example.com")
+			default:
+				r.errorf(gk, ir.Suggest(gk.Value, []string{"name", "email"}), "git: unknown key %q", gk.Value)
+			}
+		}
+	default:
+		r.errorf(k, ir.Suggest(k.Value, boxKeys), "%s: unknown key", k.Value)
+	}
+}
+
+func (r *boxReader) credential(b *box, v *yaml.Node) {
+	if v.Kind != yaml.MappingNode || len(v.Content) != 2 {
+		r.errorf(v, "e.g. credential: { secret: OPENAI_API_KEY } or credential: { oidc: { audience: model-proxy, url: https://proxy.example/v1 } }", "credential must be a mapping with one key: secret or oidc")
+		return
+	}
+	k, val := v.Content[0], v.Content[1]
+	switch k.Value {
+	case "secret":
+		if val.Kind == yaml.ScalarNode {
+			s, ok := r.str(val, "credential.secret", "e.g. secret: OPENAI_API_KEY")
+			if ok && r.envName(val, s, "credential.secret") {
+				b.credential = credential{secret: s, env: s}
+			}
+			return
+		}
+		if val.Kind != yaml.MappingNode {
+			r.errorf(val, "e.g. secret: OPENAI_API_KEY, or secret: { name: MODEL_KEY, env: OPENAI_API_KEY }", "credential.secret must be a name or a mapping")
+			return
+		}
+		c := credential{}
+		for i := 0; i+1 < len(val.Content); i += 2 {
+			switch sk, sv := val.Content[i], val.Content[i+1]; sk.Value {
+			case "name":
+				c.secret, _ = r.str(sv, "credential.secret.name", "e.g. name: MODEL_KEY")
+				r.envName(sv, c.secret, "credential.secret.name")
+			case "env":
+				c.env, _ = r.str(sv, "credential.secret.env", "e.g. env: OPENAI_API_KEY")
+				r.envName(sv, c.env, "credential.secret.env")
+			default:
+				r.errorf(sk, ir.Suggest(sk.Value, []string{"name", "env"}), "credential.secret: unknown key %q", sk.Value)
+			}
+		}
+		if c.secret == "" {
+			r.errorf(val, "e.g. secret: { name: MODEL_KEY, env: OPENAI_API_KEY }", "credential.secret has no name")
+			return
+		}
+		if c.env == "" {
+			c.env = c.secret
+		}
+		b.credential = c
+	case "oidc":
+		if val.Kind != yaml.MappingNode {
+			r.errorf(val, "e.g. oidc: { audience: model-proxy, url: https://proxy.example/v1 }", "credential.oidc must be a mapping")
+			return
+		}
+		c := credential{oidc: true, env: defaultSecret, baseURLEnv: "OPENAI_BASE_URL"}
+		for i := 0; i+1 < len(val.Content); i += 2 {
+			switch ok, ov := val.Content[i], val.Content[i+1]; ok.Value {
+			case "audience":
+				c.audience, _ = r.str(ov, "credential.oidc.audience", "e.g. audience: model-proxy")
+			case "url":
+				c.url, _ = r.str(ov, "credential.oidc.url", "e.g. url: https://proxy.example/v1")
+				if c.url != "" && !strings.HasPrefix(c.url, "https://") {
+					r.errorf(ov, "the token is a bearer credential: send it over https only", "credential.oidc.url %q is not an https URL", c.url)
+				}
+			case "env":
+				c.env, _ = r.str(ov, "credential.oidc.env", "e.g. env: OPENAI_API_KEY")
+				r.envName(ov, c.env, "credential.oidc.env")
+			case "baseUrlEnv":
+				c.baseURLEnv, _ = r.str(ov, "credential.oidc.baseUrlEnv", "e.g. baseUrlEnv: OPENAI_BASE_URL")
+				r.envName(ov, c.baseURLEnv, "credential.oidc.baseUrlEnv")
+			default:
+				r.errorf(ok, ir.Suggest(ok.Value, []string{"audience", "url", "env", "baseUrlEnv"}), "credential.oidc: unknown key %q", ok.Value)
+			}
+		}
+		if c.audience == "" {
+			r.errorf(val, "e.g. oidc: { audience: model-proxy }", "credential.oidc has no audience")
+			return
+		}
+		b.credential = c
+	default:
+		r.errorf(k, ir.Suggest(k.Value, []string{"secret", "oidc"}), "credential: unknown kind %q", k.Value)
+	}
+}
+
+// envName checks that name can be an env var (or secret) name the job sets.
+func (r *boxReader) envName(n *yaml.Node, name, what string) bool {
+	if name == "" {
+		return false
+	}
+	if !envNameRe.MatchString(name) {
+		r.errorf(n, "use letters, digits and _, not starting with a digit", "%s: %q is not a valid name", what, name)
+		return false
+	}
+	for _, p := range []string{"GITHUB_", "RUNNER_", "ACTIONS_", "AUTONOMY_"} {
+		if strings.HasPrefix(strings.ToUpper(name), p) {
+			r.errorf(n, "choose a name without the "+p+" prefix", "%s: %q is reserved by GitHub Actions or autonomy", what, name)
+			return false
+		}
+	}
+	return true
+}
+
+func (r *boxReader) str(n *yaml.Node, what, example string) (string, bool) {
+	if n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
+		r.errorf(n, example, "%s must be a string", what)
+		return "", false
+	}
+	if n.Value == "" {
+		r.errorf(n, example, "%s is empty", what)
+		return "", false
+	}
+	return n.Value, true
+}
+
+// argv reads a command as a list of words, so no word is ever split or reinterpreted by a shell.
+func (r *boxReader) argv(n *yaml.Node, what, example string) []string {
+	if n.Kind != yaml.SequenceNode {
+		r.errorf(n, example+": one word per item, never a shell string", "%s must be a list of words", what)
+		return nil
+	}
+	out := make([]string, 0, len(n.Content))
+	for _, c := range n.Content {
+		s, ok := r.str(c, what+" item", example)
+		if ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,227 @@
+// Package ghactions is the gh-actions substrate: it compiles a profile into one GitHub Actions
+// workflow per actor, with job permissions computed from capabilities, and carries the
+// behaviors, resources and derived data the jobs read. See docs/gh-actions.md.
+package ghactions
+
+import (
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/substrates"
+)
+
+// Name is the target name; "github" is its deprecated alias.
+const Name = "gh-actions"
+
+// Substrate is the gh-actions substrate.
+type Substrate struct{}
+
+// Name returns "gh-actions".
+func (Substrate) Name() string { return Name }
+
+// Aliases returns the older name "github".
+func (Substrate) Aliases() []string { return []string{"github"} }
+
+// Support returns the support declaration.
+func (Substrate) Support() []substrates.Support { return support }
+
+// Where the compiled installation keeps what the workflows read.
+const (
+	workflowDir = ".github/workflows"
+	dataDir     = ".autonomy"
+	// ManifestPath is the derived description of the installation.
+	ManifestPath = dataDir + "/manifest.json"
+	// HumanRequiredPath carries policy.box.risk.human_required_paths for the approval gate.
+	HumanRequiredPath = dataDir + "/human-required-paths.json"
+)
+
+// WorkflowPath is where an actor's workflow is installed.
+func WorkflowPath(actor string) string { return workflowDir + "/" + actor + ".yml" }
+
+// compiler holds one compile.
+type compiler struct {
+	p        *ir.Profile
+	box      box
+	files    []substrates.File
+	paths    map[string]string // installed path → what produced it, to refuse collisions
+	warnings ir.Diagnostics
+	errors   ir.Diagnostics
+	actors   []actorManifest
+	byName   map[string]*ir.Actor
+	// inputLabel is the tracker label mapped to input-required.
+	inputLabel string
+	// humanPaths is set when policy.box.risk.human_required_paths is.
+	humanPaths []string
+}
+
+// Compile realizes the profile as GitHub Actions workflows.
+func (Substrate) Compile(p *ir.Profile) (substrates.Output, error) {
+	b, diags := readBox(p)
+	c := &compiler{p: p, box: b, paths: map[string]string{}, errors: diags, inputLabel: "input-required", byName: make(map[string]*ir.Actor, len(p.Actors))}
+	for _, a := range p.Actors {
+		c.byName[a.Name.Value] = a
+	}
+	for _, ts := range p.Policy.TaskStates {
+		if ts.State == "input-required" && ts.Label.Value != "" {
+			c.inputLabel = ts.Label.Value
+		}
+	}
+	c.humanPaths = humanRequiredPaths(p)
+	if len(c.humanPaths) > 0 {
+		c.json(HumanRequiredPath, "policy.box.risk.human_required_paths", humanPathsDoc{c.humanPaths})
+	}
+	for _, a := range p.Actors {
+		c.actor(a)
+	}
+	c.copies()
+	if c.errors.HasErrors() {
+		return substrates.Output{}, c.errors.Sort()
+	}
+	c.warnings = append(c.warnings, c.errors...) // warnings the box reader collected, if any
+	c.warnings = append(c.warnings, substrates.SupportWarnings(Substrate{}, p, c.warnings)...)
+	for i := range c.warnings {
+		c.warnings[i].File = p.File
+	}
+	c.warnings = c.warnings.Sort()
+	c.manifest()
+	sort.Slice(c.files, func(i, j int) bool { return c.files[i].Path < c.files[j].Path })
+	return substrates.Output{Target: Name, Files: c.files, Warnings: c.warnings}, nil
+}
+
+// add records a file, refusing a second producer of the same path.
+func (c *compiler) add(f substrates.File, producer string, pos ir.Pos) {
+	if first, dup := c.paths[f.Path]; dup {
+		if first == producer {
+			return // the same behavior shared by two actors
+		}
+		c.errors = append(c.errors, ir.Diagnostic{File: c.p.File, Pos: pos, Severity: ir.Error,
+			Message: fmt.Sprintf("%s and %s would both be installed at %s", first, producer, f.Path),
+			Hint:    "rename or move one of them"})
+		return
+	}
+	c.paths[f.Path] = producer
+	c.files = append(c.files, f)
+}
+
+func (c *compiler) warnf(pos ir.Pos, hint, format string, args ...any) {
+	c.warnings = append(c.warnings, ir.Diagnostic{File: c.p.File, Pos: pos, Severity: ir.Warning, Message: fmt.Sprintf(format, args...), Hint: hint})
+}
+
+// behaviorPath is where an actor's behavior file is installed: under .autonomy, at its path in
+// the profile.
+func behaviorPath(a *ir.Actor) string { return dataDir + "/" + a.BehaviorFile }
+
+// copies installs every behavior (a skill's whole folder) and every resource.
+func (c *compiler) copies() {
+	copied := map[string]bool{} // actors of one role share a behavior: copy it once
+	for _, a := range c.p.Actors {
+		src := a.BehaviorFile
+		if a.Skill {
+			src = path.Dir(src)
+		}
+		if copied[src] {
+			continue
+		}
+		copied[src] = true
+		files, err := substrates.Copy(c.p.Dir, src, dataDir+"/"+src)
+		if err != nil {
+			c.errors = append(c.errors, ir.Diagnostic{File: c.p.File, Pos: a.Behavior.Pos, Severity: ir.Error,
+				Message: fmt.Sprintf("actor %q: behavior cannot be copied: %v", a.Name.Value, err), Hint: "fix the file, then compile again"})
+			continue
+		}
+		for _, f := range files {
+			if !a.Skill {
+				f.Mode = 0o755 // a script behavior is what the job runs
+			}
+			c.add(f, "the behavior "+src, a.Behavior.Pos)
+		}
+	}
+	for _, r := range c.p.ResourceFiles {
+		if reserved(r.Path) {
+			c.errors = append(c.errors, ir.Diagnostic{File: c.p.File, Pos: r.Pos, Severity: ir.Error,
+				Message: fmt.Sprintf("resource %q would be installed inside %s/, which gh-actions generates", r.Path, dataDir),
+				Hint:    "keep resources out of " + dataDir + "/"})
+			continue
+		}
+		files, err := substrates.Copy(c.p.Dir, r.Source, r.Path)
+		if err != nil {
+			c.errors = append(c.errors, ir.Diagnostic{File: c.p.File, Pos: r.Pos, Severity: ir.Error,
+				Message: fmt.Sprintf("resource %q cannot be copied: %v", r.Path, err), Hint: "fix the file, then compile again"})
+			continue
+		}
+		for _, f := range files {
+			c.add(f, "the resource "+r.Path, r.Pos)
+		}
+	}
+}
+
+func reserved(p string) bool { return p == dataDir || strings.HasPrefix(p, dataDir+"/") }
+
+// actor compiles one actor's workflow and checks what GitHub cannot honor.
+func (c *compiler) actor(a *ir.Actor) {
+	name := a.Name.Value
+	for _, t := range a.Triggers {
+		switch t.Kind {
+		case ir.Cron:
+			if t.Schedule != nil {
+				if d := t.Schedule.MinInterval(); d > 0 && d.Minutes() < 5 {
+					c.warnf(t.Cron.Pos, "GitHub runs a schedule at most every 5 minutes; use */5 or slower", "actor %q: cron %q fires every %s, but GitHub runs schedules at most every 5 minutes (and may delay them)", name, t.Cron.Value, d)
+				}
+			}
+		case ir.Event:
+			ev := t.Event.Value
+			if ev == "schedule" || ev == "workflow_dispatch" {
+				c.warnf(t.Event.Pos, "write "+map[string]string{"schedule": "cron: \"…\"", "workflow_dispatch": "dispatch: true"}[ev]+" instead", "actor %q: event %q is what autonomy compiles cron and dispatch triggers to; this trigger is ignored", name, ev)
+			} else if _, ok := events[ev]; !ok {
+				c.warnf(t.Event.Pos, ir.Suggest(ev, eventNames()), "actor %q: GitHub Actions knows no event %q; the workflow carries it, and GitHub will refuse it", name, ev)
+			} else if problem := configProblem(ev, t.Config); problem != "" {
+				c.warnf(t.Event.Pos, "fix the config; until then this trigger does not fire on gh-actions", "actor %q: event %q is left out of the workflow: %s", name, ev, problem)
+			}
+		}
+	}
+	if n := len(dispatchInputs(a)); n+1 > maxInputs {
+		c.warnf(a.TriggersPos, "forward fewer params through dispatch", "actor %q: its dispatch forwards %d params, and GitHub accepts at most %d workflow_dispatch inputs (one is the correlation id)", name, n, maxInputs)
+	}
+	a = c.honored(a)
+	var wf mapping
+	if a.IsHuman() {
+		wf = c.humanWorkflow(a)
+	} else {
+		wf = c.agentWorkflow(a)
+	}
+	var e emitter
+	e.b.Grow(4096)
+	e.mappingBody(wf, 0)
+	c.add(substrates.File{Path: WorkflowPath(name), Data: []byte(e.b.String()), Mode: 0o644, Header: substrates.HashHeader}, fmt.Sprintf("the workflow of actor %q", name), a.Name.Pos)
+}
+
+// maxInputs is GitHub's limit on workflow_dispatch inputs.
+const maxInputs = 25
+
+// honored returns the actor with only the triggers GitHub can honor as written: an event whose
+// config GitHub would refuse or misread is left out (and warned about) rather than carried into
+// a workflow that fires on something else, or not at all.
+func (c *compiler) honored(a *ir.Actor) *ir.Actor {
+	kept := make([]*ir.Trigger, 0, len(a.Triggers))
+	for _, t := range a.Triggers {
+		if t.Kind == ir.Event {
+			if _, known := events[t.Event.Value]; known && configProblem(t.Event.Value, t.Config) != "" {
+				continue
+			}
+		}
+		kept = append(kept, t)
+	}
+	if len(kept) == len(a.Triggers) {
+		return a
+	}
+	b := *a
+	b.Triggers = kept
+	if len(kept) == 0 {
+		c.warnf(a.TriggersPos, "fix its triggers", "actor %q has no trigger GitHub can honor: its workflow can only be run by hand", a.Name.Value)
+		b.Triggers = []*ir.Trigger{{Kind: ir.Dispatch, Pos: a.TriggersPos}}
+	}
+	return &b
+}

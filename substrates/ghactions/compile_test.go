@@ -1,0 +1,314 @@
+package ghactions
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/substrates"
+)
+
+// profile writes an ir.yml (and a skill, a script and a resource it may use) into a temp dir.
+func profile(t *testing.T, irYML string) string {
+	t.Helper()
+	dir := t.TempDir()
+	files := map[string]string{
+		"ir.yml":              irYML,
+		"skills/a/SKILL.md":   "# a\n",
+		"scripts/run.sh":      "#!/bin/sh\necho hi\n",
+		"docs/x.md":           "x\n",
+		"humans/h/SKILL.md":   "# h\n",
+		".autonomy-extra.txt": "not a resource\n",
+	}
+	for name, content := range files {
+		full := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// compileErr compiles irYML and returns the output or the compile error.
+func compileErr(t *testing.T, irYML string) (substrates.Output, error) {
+	t.Helper()
+	p, diags, err := ir.Check(profile(t, irYML))
+	if err != nil || diags.HasErrors() {
+		t.Fatalf("profile invalid: %v\n%s", err, diags)
+	}
+	return Substrate{}.Compile(p)
+}
+
+func compileOK(t *testing.T, irYML string) substrates.Output {
+	t.Helper()
+	out, err := compileErr(t, irYML)
+	if err != nil {
+		t.Fatalf("compile: %v", err)
+	}
+	return out
+}
+
+func file(t *testing.T, out substrates.Output, path string) string {
+	t.Helper()
+	for _, f := range out.Files {
+		if f.Path == path {
+			return string(f.Data)
+		}
+	}
+	t.Fatalf("no file %s in the output", path)
+	return ""
+}
+
+// job parses a workflow and returns its job id's mapping as generic data.
+func job(t *testing.T, wf, id string) map[string]any {
+	t.Helper()
+	var doc map[string]any
+	if err := yaml.Unmarshal([]byte(wf), &doc); err != nil {
+		t.Fatalf("workflow does not parse: %v\n%s", err, wf)
+	}
+	jobs, _ := doc["jobs"].(map[string]any)
+	j, ok := jobs[id].(map[string]any)
+	if !ok {
+		t.Fatalf("no job %s in:\n%s", id, wf)
+	}
+	return j
+}
+
+const head = "schema: autonomy.ir.v1\ntargets: [gh-actions]\nactors:\n"
+
+func agent(caps string, triggers string) string {
+	return head + "  a:\n    behavior: skills/a\n    capabilities: [" + caps + "]\n    triggers:\n" + triggers
+}
+
+const dispatchRef = "      - { dispatch: true, params: { ISSUE: subject.ref } }\n"
+
+func TestPermissionsFromCapabilities(t *testing.T) {
+	cases := []struct {
+		caps string
+		want map[string]any
+	}{
+		{"", map[string]any{"contents": "read", "issues": "read", "pull-requests": "read"}},
+		{"code:propose", map[string]any{"contents": "write", "issues": "read", "pull-requests": "write", "actions": "write"}},
+		{"code:review", map[string]any{"contents": "read", "issues": "read", "pull-requests": "read", "statuses": "write"}},
+		{"tasks:author", map[string]any{"contents": "read", "issues": "write", "pull-requests": "read"}},
+		{"tasks:converse", map[string]any{"contents": "read", "issues": "write", "pull-requests": "read"}},
+		{"agent:launch", map[string]any{"contents": "read", "issues": "read", "pull-requests": "read", "actions": "write"}},
+		{"agent:cancel", map[string]any{"contents": "read", "issues": "read", "pull-requests": "read", "actions": "write"}},
+		{"agent:list", map[string]any{"contents": "read", "issues": "read", "pull-requests": "read", "actions": "read"}},
+		{"agent:list, agent:launch", map[string]any{"contents": "read", "issues": "read", "pull-requests": "read", "actions": "write"}},
+		// GitHub cannot express these: no permission beyond the baseline.
+		{"agent:update", map[string]any{"contents": "read", "issues": "read", "pull-requests": "read"}},
+		{"code:propose@docs", map[string]any{"contents": "read", "issues": "read", "pull-requests": "read"}},
+	}
+	for _, c := range cases {
+		out := compileOK(t, agent(c.caps, dispatchRef))
+		j := job(t, file(t, out, WorkflowPath("a")), "agent")
+		got, _ := j["permissions"].(map[string]any)
+		if len(got) != len(c.want) {
+			t.Errorf("[%s]: permissions %v, want %v", c.caps, got, c.want)
+			continue
+		}
+		for k, v := range c.want {
+			if got[k] != v {
+				t.Errorf("[%s]: %s = %v, want %v", c.caps, k, got[k], v)
+			}
+		}
+	}
+}
+
+func TestUnexpressedCapabilitiesWarn(t *testing.T) {
+	out := compileOK(t, agent("code:propose@docs, agent:update", dispatchRef))
+	var msgs []string
+	for _, w := range out.Warnings {
+		msgs = append(msgs, w.Message)
+	}
+	all := strings.Join(msgs, "\n")
+	for _, want := range []string{`GitHub cannot narrow actions: write, contents: write, pull-requests: write to "docs"`, `agent:update has no GitHub token permission`} {
+		if !strings.Contains(all, want) {
+			t.Errorf("no warning containing %q in:\n%s", want, all)
+		}
+	}
+	if !strings.Contains(file(t, out, WorkflowPath("a")), "AUTONOMY_CAPABILITIES: code:propose@docs agent:update") {
+		t.Error("the scope does not reach the agent as env")
+	}
+}
+
+func TestBoxErrors(t *testing.T) {
+	cases := []struct{ box, want string }{
+		{"{ modl: x }", `11:19: policy.box.gh-actions.modl: unknown key (did you mean "model"?)`},
+		{"{ agent: codex exec }", `policy.box.gh-actions.agent must be a list of words`},
+		{"{ trustedRoles: [OWNER, CONTRIBUTOR] }", `trustedRoles: "CONTRIBUTOR" is not a trusted role (CONTRIBUTOR includes people without write access`},
+		{"{ trustedRoles: [] }", `trustedRoles is empty`},
+		{"{ credential: { token: X } }", `credential: unknown kind "token"`},
+		{"{ credential: { oidc: { url: \"https://x\" } } }", `credential.oidc has no audience`},
+		{"{ credential: { oidc: { audience: a, url: \"http://x\" } } }", `credential.oidc.url "http://x" is not an https URL`},
+		{"{ credential: { secret: GITHUB_TOKEN } }", `credential.secret: "GITHUB_TOKEN" is reserved`},
+		{"{ credential: { secret: \"A-B\" } }", `credential.secret: "A-B" is not a valid name`},
+		{"{ runsOn: \"ubuntu latest\" }", `runsOn: "ubuntu latest" is not a runner label`},
+		{"{ git: { mail: x } }", `git: unknown key "mail" (did you mean "email"?)`},
+		{"{ model: [a] }", `policy.box.gh-actions.model must be a string`},
+	}
+	for _, c := range cases {
+		y := agent("", dispatchRef) + "policy:\n  box:\n    gh-actions: " + c.box + "\n"
+		_, err := compileErr(t, y)
+		var diags ir.Diagnostics
+		if !errors.As(err, &diags) {
+			t.Errorf("%s: got %v, want diagnostics", c.box, err)
+			continue
+		}
+		if !strings.Contains(diags.Error(), c.want) {
+			t.Errorf("%s:\n got: %s\nwant: %s", c.box, diags.Error(), c.want)
+		}
+	}
+}
+
+func TestParamsResolvedFromSources(t *testing.T) {
+	out := compileOK(t, agent("tasks:converse", `      - event: issue_comment
+        params: { ISSUE: subject.ref, TEXT: subject.text, ROLE: subject.actorRole }
+      - dispatch: true
+        params: { ISSUE: subject.ref, WHO: subject.actor, WHY: trigger.kind }
+      - cron: "0 9 * * 1"
+        params: { WHY: trigger.kind }
+`))
+	env, _ := job(t, file(t, out, WorkflowPath("a")), "agent")["env"].(map[string]any)
+	want := map[string]string{
+		"ISSUE": "${{ github.event_name == 'issue_comment' && (github.event.issue.number) || github.event_name == 'workflow_dispatch' && (inputs.ISSUE) || '' }}",
+		"TEXT":  "${{ github.event_name == 'issue_comment' && (github.event.comment.body) || '' }}",
+		"ROLE":  "${{ github.event_name == 'issue_comment' && (github.event.comment.author_association) || '' }}",
+		"WHO":   "${{ github.event_name == 'workflow_dispatch' && (inputs.WHO || github.actor) || '' }}",
+		"WHY":   "${{ github.event_name == 'workflow_dispatch' && (inputs.WHY || github.event_name) || github.event_name == 'schedule' && (github.event_name) || '' }}",
+	}
+	for k, v := range want {
+		if env[k] != v {
+			t.Errorf("%s:\n got %v\nwant %s", k, env[k], v)
+		}
+	}
+	wf := file(t, out, WorkflowPath("a"))
+	for _, s := range []string{"      ISSUE:\n        description: subject.ref\n", "      WHO:\n", "      WHY:\n", "      AUTONOMY_CORRELATION:\n", "inputs.AUTONOMY_CORRELATION && format('a [{0}]'"} {
+		if !strings.Contains(wf, s) {
+			t.Errorf("workflow lacks %q:\n%s", s, wf)
+		}
+	}
+	// The comment trigger is gated on the trusted roles.
+	if !strings.Contains(wf, `(github.event_name != 'issue_comment' || contains(fromJSON('["OWNER","MEMBER","COLLABORATOR"]'), github.event.comment.author_association))`) {
+		t.Errorf("issue_comment is not gated:\n%s", wf)
+	}
+}
+
+func TestTrustedRolesNarrow(t *testing.T) {
+	y := agent("", "      - { event: pull_request_target }\n") + "policy:\n  box:\n    gh-actions: { trustedRoles: [OWNER] }\n"
+	wf := file(t, compileOK(t, y), WorkflowPath("a"))
+	if !strings.Contains(wf, `github.event.pull_request.head.repo.full_name == github.repository || contains(fromJSON('["OWNER"]'), github.event.pull_request.author_association)`) {
+		t.Errorf("pull_request_target not gated on OWNER or same repo:\n%s", wf)
+	}
+}
+
+func TestEventConfigsMerged(t *testing.T) {
+	wf := file(t, compileOK(t, agent("", `      - { event: issues, config: { types: [opened] } }
+      - { event: issues, config: { types: [labeled, opened] } }
+      - { event: push, config: { branches: [main] } }
+      - { event: push }
+`)), WorkflowPath("a"))
+	if !strings.Contains(wf, "  issues:\n    types: [opened, labeled]\n") {
+		t.Errorf("issues types not unioned:\n%s", wf)
+	}
+	if !strings.Contains(wf, "  push: null\n") {
+		t.Errorf("a push trigger without filter must fire on every push:\n%s", wf)
+	}
+}
+
+func TestCompileWarnings(t *testing.T) {
+	out := compileOK(t, agent("", `      - cron: "*/2 * * * *"
+      - event: isues
+`))
+	all := out.Warnings.String()
+	for _, want := range []string{`cron "*/2 * * * *" fires every 2m0s, but GitHub runs schedules at most every 5 minutes`, `GitHub Actions knows no event "isues"; the workflow carries it, and GitHub will refuse it (did you mean "issues"?)`} {
+		if !strings.Contains(all, want) {
+			t.Errorf("no warning %q in:\n%s", want, all)
+		}
+	}
+}
+
+func TestScriptBehavior(t *testing.T) {
+	out := compileOK(t, head+"  s:\n    behavior: scripts/run.sh\n    triggers: [{ cron: \"0 * * * *\" }]\n")
+	wf := file(t, out, WorkflowPath("s"))
+	if strings.Contains(wf, "Install the agent") || !strings.Contains(wf, `"./$AUTONOMY_BEHAVIOR"`) {
+		t.Errorf("a script behavior runs directly, with nothing installed:\n%s", wf)
+	}
+	for _, f := range out.Files {
+		if f.Path == ".autonomy/scripts/run.sh" && f.Mode != 0o755 {
+			t.Errorf("script copied with mode %o", f.Mode)
+		}
+	}
+}
+
+func TestHumanWithoutTasksCapability(t *testing.T) {
+	out := compileOK(t, head+"  h:\n    kind: human\n    behavior: humans/h\n    triggers: [{ dispatch: true, params: { ITEM: subject.ref } }]\n")
+	wf := file(t, out, WorkflowPath("h"))
+	if strings.Contains(wf, "resolve:") || strings.Contains(wf, "  issue_comment:") || strings.Contains(wf, "issues: write") {
+		t.Errorf("a human without tasks capabilities must get no write and no resolve job:\n%s", wf)
+	}
+	if !strings.Contains(out.Warnings.String(), `human actor "h" holds neither tasks:converse nor tasks:author`) {
+		t.Errorf("missing warning:\n%s", out.Warnings)
+	}
+}
+
+func TestResourceInGeneratedDirRefused(t *testing.T) {
+	dir := profile(t, agent("", dispatchRef)+"resources: [.autonomy-extra.txt]\n")
+	if err := os.MkdirAll(filepath.Join(dir, ".autonomy"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".autonomy/x.md"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "ir.yml"), []byte(agent("", dispatchRef)+"resources: [.autonomy/x.md]\n"), 0o644)
+	p, diags, err := ir.Check(dir)
+	if err != nil || diags.HasErrors() {
+		t.Fatalf("%v %s", err, diags)
+	}
+	_, err = Substrate{}.Compile(p)
+	if err == nil || !strings.Contains(err.Error(), `resource ".autonomy/x.md" would be installed inside .autonomy/, which gh-actions generates`) {
+		t.Errorf("got %v", err)
+	}
+}
+
+func TestReviewerNotDispatchable(t *testing.T) {
+	y := head + "  p:\n    behavior: skills/a\n    capabilities: [code:propose]\n    triggers: [{ dispatch: true }]\n    review: r\n" +
+		"  r:\n    behavior: skills/a\n    capabilities: [code:review]\n    triggers: [{ cron: \"0 * * * *\" }]\n"
+	out := compileOK(t, y)
+	if !strings.Contains(out.Warnings.String(), `its reviewer "r" has no dispatch trigger forwarding subject.ref`) {
+		t.Errorf("missing warning:\n%s", out.Warnings)
+	}
+	if !strings.Contains(file(t, out, WorkflowPath("p")), "AUTONOMY_REVIEWER_WORKFLOW: r.yml") {
+		t.Error("the proposer does not receive its reviewer's workflow")
+	}
+}
+
+// FuzzQuote: every string the emitter writes reads back as itself.
+func FuzzQuote(f *testing.F) {
+	for _, s := range []string{"", "on", "yes", "1.5", "-", "--x", "- x", "a: b", "a #b", "${{ x }}", ".inf", "@x", "`id`", "'", "\"", "a\nb", "\t", "~", "0x1F", "+1", ".5", "-.inf", "= x", "<<"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if !utf8.ValidString(s) {
+			return
+		}
+		doc := "k: " + quote(s) + "\n"
+		var got map[string]any
+		if err := yaml.Unmarshal([]byte(doc), &got); err != nil {
+			t.Fatalf("quote(%q) = %s: %v", s, quote(s), err)
+		}
+		if v, ok := got["k"].(string); !ok || v != s {
+			t.Fatalf("quote(%q) = %s reads back as %#v", s, quote(s), got["k"])
+		}
+	})
+}

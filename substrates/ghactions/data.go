@@ -1,0 +1,257 @@
+package ghactions
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/substrates"
+)
+
+// filterKeys are the event config keys that narrow when an event fires; a trigger without one
+// fires on everything it would filter, so a union drops it.
+var filterKeys = map[string]bool{
+	"types": true, "branches": true, "branches-ignore": true, "tags": true, "tags-ignore": true,
+	"paths": true, "paths-ignore": true, "workflows": false,
+}
+
+// mergeConfigs merges the configs of triggers on one event: list values are unioned in order of
+// first appearance, mappings merged key by key; a filter one trigger leaves out is dropped, since
+// that trigger fires without it. Configs are the profile's nodes, carried verbatim.
+func mergeConfigs(configs []*yaml.Node) any {
+	var out any
+	for i, n := range configs {
+		var v any = nil
+		if n != nil {
+			v = fromNode(n)
+		}
+		if i == 0 {
+			out = v
+			continue
+		}
+		out = mergeValue(out, v, true)
+	}
+	if m, ok := out.(mapping); ok && len(m) == 0 {
+		return nil
+	}
+	return out
+}
+
+func mergeValue(a, b any, top bool) any {
+	am, aok := a.(mapping)
+	bm, bok := b.(mapping)
+	if top && (a == nil || b == nil) {
+		// One trigger has no config: it fires on every activity; keep only non-filter keys.
+		other := am
+		if a == nil {
+			other = bm
+		}
+		var kept mapping
+		for _, e := range other {
+			if !filterKeys[e.key] {
+				kept = append(kept, e)
+			}
+		}
+		return kept
+	}
+	if aok && bok {
+		out := mapping{}
+		for _, e := range am {
+			if v, ok := bm.get(e.key); ok {
+				out = append(out, kv{key: e.key, value: mergeValue(e.value, v, false)})
+			} else if !filterKeys[e.key] || !top {
+				out = append(out, e)
+			}
+		}
+		for _, e := range bm {
+			if _, ok := am.get(e.key); !ok && (!filterKeys[e.key] || !top) {
+				out = append(out, e)
+			}
+		}
+		return out
+	}
+	as, aok := a.(seq)
+	bs, bok := b.(seq)
+	if aok && bok {
+		out := append(seq{}, as...)
+		for _, x := range bs {
+			if !seqHas(out, x) {
+				out = append(out, x)
+			}
+		}
+		return out
+	}
+	return a // two different scalars: the first trigger's value stands
+}
+
+func seqHas(s seq, x any) bool {
+	for _, y := range s {
+		if fmt.Sprint(y) == fmt.Sprint(x) {
+			return true
+		}
+	}
+	return false
+}
+
+// humanRequiredPaths reads policy.box.risk.human_required_paths.
+func humanRequiredPaths(p *ir.Profile) []string {
+	n := child(child(p.Policy.Box, "risk"), "human_required_paths")
+	if n == nil || n.Kind != yaml.SequenceNode {
+		return nil
+	}
+	out := make([]string, 0, len(n.Content))
+	for _, c := range n.Content {
+		if c.Kind == yaml.ScalarNode {
+			out = append(out, c.Value)
+		}
+	}
+	return out
+}
+
+func child(n *yaml.Node, key string) *yaml.Node {
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i+1]
+		}
+	}
+	return nil
+}
+
+type humanPathsDoc struct {
+	Paths []string `json:"human_required_paths"`
+}
+
+// json adds a generated JSON file.
+func (c *compiler) json(path, producer string, v any) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		panic(err) // only this package's own types are encoded
+	}
+	c.add(substrates.File{Path: path, Data: buf.Bytes(), Mode: 0o644, Header: substrates.JSONHeader}, producer, ir.Pos{})
+}
+
+// resultPath is where an actor's result contract is installed ("" when it has none).
+func resultPath(a *ir.Actor) string {
+	switch {
+	case a.Result == nil:
+		return ""
+	case a.Result.Named.Value != "":
+		name := a.Result.Named.Value
+		if canon, ok := ir.ContractAliases[name]; ok {
+			name = canon
+		}
+		return dataDir + "/results/" + name + ".json"
+	case a.Result.Inline != nil:
+		return dataDir + "/results/" + a.Name.Value + ".json"
+	}
+	return ""
+}
+
+// resultSchema installs the actor's result contract for its tooling to validate against.
+func (c *compiler) resultSchema(a *ir.Actor, path string) {
+	if a.Result.Named.Value != "" {
+		name := a.Result.Named.Value
+		if canon, ok := ir.ContractAliases[name]; ok {
+			name = canon
+		}
+		c.add(substrates.File{Path: path, Data: []byte(ir.ResultContracts[name] + "\n"), Mode: 0o644, Header: substrates.JSONHeader}, "the result contract "+name, a.Result.Pos)
+		return
+	}
+	c.json(path, fmt.Sprintf("the result schema of actor %q", a.Name.Value), a.Result.Inline)
+}
+
+// actorManifest is one actor in .autonomy/manifest.json.
+type actorManifest struct {
+	Name         string      `json:"name"`
+	Kind         string      `json:"kind"`
+	Workflow     string      `json:"workflow"`
+	Behavior     string      `json:"behavior"`
+	Capabilities []string    `json:"capabilities"`
+	Permissions  Permissions `json:"permissions"`
+	Triggers     []trigger   `json:"triggers"`
+	Params       []param     `json:"params"`
+	Reviewer     string      `json:"reviewer,omitempty"`
+	Timeout      int         `json:"timeoutMinutes,omitempty"`
+	Warnings     []string    `json:"warnings"`
+}
+
+type trigger struct {
+	Kind   string   `json:"kind"`
+	Cron   string   `json:"cron,omitempty"`
+	Event  string   `json:"event,omitempty"`
+	On     string   `json:"on"`
+	Params []string `json:"params"`
+}
+
+func triggerManifest(a *ir.Actor) []trigger {
+	out := make([]trigger, 0, len(a.Triggers))
+	for _, t := range a.Triggers {
+		tr := trigger{Kind: string(t.Kind), Cron: t.Cron.Value, Event: t.Event.Value, On: firing(t), Params: []string{}}
+		for _, p := range t.Params {
+			tr.Params = append(tr.Params, p.Name.Value)
+		}
+		out = append(out, tr)
+	}
+	return out
+}
+
+// manifest writes .autonomy/manifest.json: what was installed, with every file's hash.
+func (c *compiler) manifest() {
+	byActor := map[string][]string{}
+	var all []string
+	for _, w := range c.warnings {
+		s := fmt.Sprintf("%d:%d: %s", w.Pos.Line, w.Pos.Col, w.Message)
+		if w.Hint != "" {
+			s += " (" + w.Hint + ")"
+		}
+		all = append(all, s)
+		if name, ok := warnedActor(w.Message); ok {
+			byActor[name] = append(byActor[name], s)
+		}
+	}
+	for i := range c.actors {
+		c.actors[i].Warnings = append([]string{}, byActor[c.actors[i].Name]...)
+	}
+	files := map[string]string{}
+	for _, f := range c.files {
+		sum := sha256.Sum256(f.Data)
+		files[f.Path] = hex.EncodeToString(sum[:])
+	}
+	if all == nil {
+		all = []string{}
+	}
+	c.json(ManifestPath, "the manifest", struct {
+		Schema   string            `json:"schema"`
+		Target   string            `json:"target"`
+		Actors   []actorManifest   `json:"actors"`
+		Warnings []string          `json:"warnings"`
+		Files    map[string]string `json:"files"`
+	}{ir.Schema, Name, c.actors, all, files})
+}
+
+// warnedActor returns the actor a warning names first: every actor warning starts with
+// actor "<name>" (or human actor "<name>").
+func warnedActor(msg string) (string, bool) {
+	msg = strings.TrimPrefix(msg, "human ")
+	if !strings.HasPrefix(msg, `actor "`) {
+		return "", false
+	}
+	rest := msg[len(`actor "`):]
+	end := strings.IndexByte(rest, '"')
+	if end < 0 {
+		return "", false
+	}
+	return rest[:end], true
+}

@@ -1,0 +1,122 @@
+package ghactions
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/autonomyhq/autonomy/ir"
+)
+
+// Access is a GITHUB_TOKEN access level.
+type Access string
+
+// The access levels a job's permissions block uses.
+const (
+	Read  Access = "read"
+	Write Access = "write"
+)
+
+// Permissions is a job's permissions block: GITHUB_TOKEN scope → access.
+type Permissions map[string]Access
+
+// baseline is what every agent job may read: observing code and tasks is not a capability.
+var baseline = Permissions{"contents": Read, "issues": Read, "pull-requests": Read}
+
+// grants is the standard's github realization of each capability (the Capabilities section).
+// code:merge is absent: it is never granted, and ir refuses it. agent:update is absent: GitHub's
+// token has no permission for pausing or resuming a run, so it is a control-plane operation.
+var grants = map[string]Permissions{
+	"code:propose":   {"contents": Write, "pull-requests": Write, "actions": Write},
+	"code:review":    {"statuses": Write},
+	"tasks:author":   {"issues": Write},
+	"tasks:converse": {"issues": Write},
+	"agent:launch":   {"actions": Write},
+	"agent:cancel":   {"actions": Write},
+	"agent:list":     {"actions": Read},
+}
+
+// Grant returns the permissions the standard maps a capability to on GitHub (nil for none).
+func Grant(capability string) Permissions { return grants[capability] }
+
+// merge raises p to at least q, scope by scope.
+func (p Permissions) merge(q Permissions) {
+	for scope, access := range q {
+		if p[scope] != Write {
+			p[scope] = access
+		}
+	}
+}
+
+// Allows reports whether p grants at least access on scope.
+func (p Permissions) Allows(scope string, access Access) bool {
+	switch p[scope] {
+	case Write:
+		return true
+	case Read:
+		return access == Read
+	}
+	return false
+}
+
+// sortedScopes lists p's scopes in order, for deterministic output.
+func (p Permissions) sortedScopes() []string {
+	out := make([]string, 0, len(p))
+	for s := range p {
+		out = append(out, s)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (p Permissions) yaml() mapping {
+	m := make(mapping, 0, len(p))
+	for _, s := range p.sortedScopes() {
+		m = append(m, kv{key: s, value: plain(p[s])})
+	}
+	return m
+}
+
+// realized is what an actor's capabilities become on GitHub.
+type realized struct {
+	perms Permissions
+	// unexpressed are the capabilities GitHub cannot express (scoped ones, agent:update); they
+	// reach the agent as env and compile warns about each.
+	unexpressed []ir.Capability
+}
+
+// realize computes an agent job's permissions from its capabilities and nothing else.
+func realize(a *ir.Actor) realized {
+	r := realized{perms: Permissions{}}
+	r.perms.merge(baseline)
+	for _, c := range a.Capabilities {
+		g, ok := grants[c.Name]
+		if c.Scope != "" || !ok {
+			if c.Name != "code:merge" {
+				r.unexpressed = append(r.unexpressed, c)
+			}
+			continue
+		}
+		r.perms.merge(g)
+	}
+	return r
+}
+
+// unexpressedWarning explains why a capability got no permission on GitHub.
+func unexpressedWarning(a *ir.Actor, c ir.Capability) ir.Diagnostic {
+	msg, hint := "", ""
+	switch {
+	case c.Scope != "":
+		g := grants[c.Name]
+		var ps []string
+		for _, s := range g.sortedScopes() {
+			ps = append(ps, s+": "+string(g[s]))
+		}
+		msg = fmt.Sprintf("actor %q: GitHub cannot narrow %s to %q, so the job gets no permission for %s; the scope reaches the agent as AUTONOMY_CAPABILITIES", a.Name.Value, strings.Join(ps, ", "), c.Scope, c.Raw.Value)
+		hint = "grant " + c.Name + " unscoped to let it act on GitHub, or run this actor on the local target"
+	default:
+		msg = fmt.Sprintf("actor %q: %s has no GitHub token permission (pausing or resuming a run is a control-plane operation); the job gets none for it", a.Name.Value, c.Raw.Value)
+		hint = "launch and cancel with agent:launch and agent:cancel, or use the local target for update"
+	}
+	return ir.Diagnostic{Pos: c.Raw.Pos, Severity: ir.Warning, Message: msg, Hint: hint}
+}

@@ -1,0 +1,32 @@
+package ghactions
+
+import "github.com/autonomyhq/autonomy/substrates"
+
+// support is what gh-actions realizes of the standard, feature by feature. Compile warns for
+// every feature a profile uses that is not fully supported; conformance checks the rest.
+var support = []substrates.Support{
+	{Feature: "capability:code:propose", Level: substrates.Supported, Note: "contents, pull-requests and actions: write"},
+	{Feature: "capability:code:review", Level: substrates.Supported, Note: "statuses: write (posts agent-review)"},
+	{Feature: "capability:tasks:author", Level: substrates.Supported, Note: "issues: write"},
+	{Feature: "capability:tasks:converse", Level: substrates.Supported, Note: "issues: write"},
+	{Feature: "capability:agent:launch", Level: substrates.Supported, Note: "actions: write (workflow_dispatch)"},
+	{Feature: "capability:agent:list", Level: substrates.Supported, Note: "actions: read"},
+	{Feature: "capability:agent:cancel", Level: substrates.Supported, Note: "actions: write"},
+	{Feature: "capability:agent:update", Level: substrates.Unsupported, Note: "GitHub cannot pause or resume a run; the job gets no permission for it"},
+	{Feature: "capability:@scope", Level: substrates.Partial, Note: "GitHub cannot scope a token permission to paths or agents; a scoped capability grants nothing and its scope reaches the agent as env"},
+	{Feature: "trigger:cron", Level: substrates.Supported, Note: "on.schedule, in UTC, at most every 5 minutes"},
+	{Feature: "trigger:dispatch", Level: substrates.Supported, Note: "on.workflow_dispatch, one input per forwarded param plus a correlation input"},
+	{Feature: "trigger:event", Level: substrates.Supported, Note: "carried verbatim into on:, gated when outsiders can fire it"},
+	{Feature: "source:subject.ref", Level: substrates.Supported, Note: "issue, pull request or discussion number, or the dispatch input"},
+	{Feature: "source:subject.actor", Level: substrates.Supported, Note: "event.sender.login or github.actor"},
+	{Feature: "source:subject.actorRole", Level: substrates.Supported, Note: "the author_association of the comment, review or item"},
+	{Feature: "source:subject.text", Level: substrates.Supported, Note: "the comment, review or item body"},
+	{Feature: "source:trigger.kind", Level: substrates.Supported, Note: "event.action or event_name"},
+	{Feature: "kind:human", Level: substrates.Supported, Note: "engaged on the work item; resolved by a trusted maintainer's command"},
+	{Feature: "field:timeout", Level: substrates.Supported, Note: "job timeout-minutes"},
+	{Feature: "field:review", Level: substrates.Supported, Note: "the proposer's job receives its reviewer's workflow to dispatch"},
+	{Feature: "field:result", Level: substrates.Partial, Note: "the contract is installed under .autonomy/results for the agent's tooling; the job does not validate the result"},
+	{Feature: "field:execution", Level: substrates.Supported, Note: "every job has its own fresh checkout, so a workspace is always isolated"},
+	{Feature: "field:prelaunch", Level: substrates.Unsupported, Note: "a job has no launcher to run a command before it; prelaunch is ignored"},
+	{Feature: "policy:maxConcurrent", Level: substrates.Unsupported, Note: "GitHub cannot cap concurrent runs across workflows; each actor has one concurrency group per subject, and maxConcurrent is not enforced"},
+}

@@ -1,0 +1,338 @@
+package ghactions
+
+import (
+	"fmt"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/autonomyhq/autonomy/ir"
+)
+
+// checkout is actions/checkout, pinned to a full commit SHA; the comment names its version.
+var checkout = action{"actions/checkout", "08c6903cd8c0fde910a37f88322edcfb5dd907a8", "v5.0.0"}
+
+// action is a third-party action pinned to a commit.
+type action struct{ repo, sha, version string }
+
+func (a action) step(name string, with mapping) mapping {
+	s := mapping{{key: "name", value: name}, {key: "uses", value: plain(a.repo + "@" + a.sha), comment: a.version}}
+	if len(with) > 0 {
+		s.add("with", with)
+	}
+	return s
+}
+
+// expr wraps a GitHub expression.
+func expr(e string) plain { return plain("${{ " + e + " }}") }
+
+// literalValue makes a profile value reach the job as the same text: GitHub evaluates ${{ in any
+// env value, so the opening is written as an expression producing it.
+func literalValue(s string) string {
+	return strings.ReplaceAll(s, "${{", "${{ '${{' }}")
+}
+
+// pausedGuard skips every job while the repository variable AUTONOMY_PAUSED is true: the
+// fleet's kill switch.
+const pausedGuard = "vars.AUTONOMY_PAUSED != 'true'"
+
+// rolesJSON is the trusted author associations as a JSON array literal for fromJSON.
+func (c *compiler) rolesJSON() string {
+	return `["` + strings.Join(c.box.roles, `","`) + `"]`
+}
+
+// on builds the workflow's triggers: cron → schedule, dispatch → workflow_dispatch with one
+// input per forwarded param and the correlation input, events verbatim with same-event configs
+// merged.
+func (c *compiler) on(a *ir.Actor) mapping {
+	var on mapping
+	var schedules seq
+	seenCron := map[string]bool{}
+	eventOrder := []string{}
+	configs := map[string][]*yaml.Node{}
+	hasDispatch := false
+	for _, t := range a.Triggers {
+		switch t.Kind {
+		case ir.Cron:
+			if !seenCron[t.Cron.Value] {
+				seenCron[t.Cron.Value] = true
+				schedules = append(schedules, mapping{{key: "cron", value: t.Cron.Value}})
+			}
+		case ir.Dispatch:
+			hasDispatch = true
+		case ir.Event:
+			ev := t.Event.Value
+			if ev == "schedule" || ev == "workflow_dispatch" {
+				continue // warned: cron and dispatch compile to these
+			}
+			if _, ok := configs[ev]; !ok {
+				eventOrder = append(eventOrder, ev)
+			}
+			configs[ev] = append(configs[ev], t.Config)
+		}
+	}
+	if hasDispatch {
+		inputs := mapping{}
+		for _, p := range dispatchInputs(a) {
+			inputs.add(p.Name.Value, mapping{
+				{key: "description", value: p.Source.Value},
+				{key: "type", value: plain("string")},
+			})
+		}
+		inputs.add(correlationInput, mapping{
+			{key: "description", value: "Set by the launcher, echoed in the run name, to find this run"},
+			{key: "type", value: plain("string")},
+		})
+		on.add("workflow_dispatch", mapping{{key: "inputs", value: inputs}})
+	}
+	if len(schedules) > 0 {
+		on.add("schedule", schedules)
+	}
+	for _, ev := range eventOrder {
+		merged := mergeConfigs(configs[ev])
+		if merged == nil {
+			on.add(ev, plain("null"))
+			continue
+		}
+		on.add(ev, merged)
+	}
+	return on
+}
+
+// jobIf is the condition an agent job runs under: the fleet is not paused, and an event any
+// outsider can fire came from a trusted author (or a same-repository pull request).
+func (c *compiler) jobIf(a *ir.Actor, extra ...string) plain {
+	conds := []string{pausedGuard}
+	seen := map[string]bool{}
+	for _, t := range a.Triggers {
+		if t.Kind != ir.Event || seen[t.Event.Value] {
+			continue
+		}
+		seen[t.Event.Value] = true
+		if g := gate(t.Event.Value, c.rolesJSON()); g != "" {
+			conds = append(conds, "(github.event_name != '"+t.Event.Value+"' || "+g+")")
+		}
+	}
+	conds = append(conds, extra...)
+	return expr(strings.Join(conds, " && "))
+}
+
+// concurrency is one group per actor and subject; a running session is never cancelled.
+func concurrency(a *ir.Actor) mapping {
+	group := "autonomy-" + a.Name.Value
+	if s := subjectExpr(a); s != "" {
+		group += "-${{ " + s + " || 'none' }}"
+	}
+	return mapping{{key: "group", value: plain(group)}, {key: "cancel-in-progress", value: false}}
+}
+
+// runName echoes the correlation input of a dispatched run.
+func runName(a *ir.Actor) plain {
+	return expr(fmt.Sprintf("inputs.%s && format('%s [{0}]', inputs.%s) || '%s'", correlationInput, a.Name.Value, correlationInput, a.Name.Value))
+}
+
+// paramEnv adds the actor's params to env, each resolved from its source.
+func paramEnv(env *mapping, params []param) {
+	for _, p := range params {
+		env.add(p.Name, expr(p.Expr))
+	}
+}
+
+// agentWorkflow builds the workflow of a kind: agent actor.
+func (c *compiler) agentWorkflow(a *ir.Actor) mapping {
+	name := a.Name.Value
+	r := realize(a)
+	for _, u := range r.unexpressed {
+		d := unexpressedWarning(a, u)
+		c.warnf(d.Pos, d.Hint, "%s", d.Message)
+	}
+	if c.box.credential.oidc {
+		r.perms["id-token"] = Write
+	}
+	params := resolveParams(a)
+
+	var wf mapping
+	wf.add("name", name)
+	if hasDispatch(a) {
+		wf.add("run-name", runName(a))
+	}
+	wf.add("on", c.on(a))
+	wf.add("permissions", mapping{})
+	wf.add("defaults", mapping{{key: "run", value: mapping{{key: "shell", value: plain("bash")}}}})
+
+	env := mapping{}
+	paramEnv(&env, params)
+	env.add("AUTONOMY_ACTOR", name)
+	env.add("AUTONOMY_BEHAVIOR", behaviorPath(a))
+	env.add("AUTONOMY_CAPABILITIES", capabilityList(a))
+	if c.box.model != "" {
+		env.add("AUTONOMY_MODEL", literalValue(c.box.model))
+	}
+	if a.Review.Value != "" {
+		if rv := c.byName[a.Review.Value]; rv != nil {
+			c.reviewEdge(a, rv, &env)
+		}
+	}
+	if a.Execution != nil && a.Execution.Workspace.Value != "" {
+		env.add("AUTONOMY_WORKSPACE", a.Execution.Workspace.Value)
+	}
+	if res := resultPath(a); res != "" {
+		env.add("AUTONOMY_RESULT_SCHEMA", res)
+		c.resultSchema(a, res)
+	}
+	if len(c.humanPaths) > 0 {
+		env.add("AUTONOMY_HUMAN_REQUIRED_PATHS", HumanRequiredPath)
+	}
+	proposes := a.Holds("code:propose") && r.perms["contents"] == Write
+	if proposes {
+		env.add("GIT_AUTHOR_NAME", literalValue(c.box.gitName))
+		env.add("GIT_AUTHOR_EMAIL", literalValue(c.box.gitEmail))
+		env.add("GIT_COMMITTER_NAME", literalValue(c.box.gitName))
+		env.add("GIT_COMMITTER_EMAIL", literalValue(c.box.gitEmail))
+	}
+
+	// Checkout keeps the job token in git's config only for an actor that pushes.
+	steps := seq{checkout.step("Check out the repository", mapping{{key: "persist-credentials", value: proposes}})}
+	if a.Skill && len(c.box.install) > 0 {
+		steps = append(steps, mapping{
+			{key: "name", value: "Install the agent"},
+			{key: "env", value: argvEnv("AUTONOMY_INSTALL_", c.box.install)},
+			{key: "run", value: literal(argvScript("AUTONOMY_INSTALL_", len(c.box.install), ""))},
+		})
+	}
+	steps = append(steps, c.runStep(a))
+
+	job := mapping{}
+	job.add("name", name)
+	job.add("if", c.jobIf(a))
+	job.add("runs-on", runsOn(c.box.runsOn))
+	if a.Timeout.Pos.IsSet() {
+		job.add("timeout-minutes", a.Timeout.Value)
+	}
+	job.add("permissions", r.perms.yaml())
+	job.add("concurrency", concurrency(a))
+	job.add("env", env)
+	job.add("steps", steps)
+	wf.add("jobs", mapping{{key: "agent", value: job}})
+
+	c.actors = append(c.actors, actorManifest{
+		Name: name, Kind: "agent", Workflow: WorkflowPath(name), Behavior: behaviorPath(a),
+		Capabilities: capabilityStrings(a), Permissions: r.perms, Triggers: triggerManifest(a), Params: params,
+		Reviewer: a.Review.Value, Timeout: a.Timeout.Value,
+	})
+	return wf
+}
+
+// runStep runs the behavior: a skill through the box's agent command with the skill on stdin, a
+// script directly. The credential is in this step's env only.
+func (c *compiler) runStep(a *ir.Actor) mapping {
+	env := mapping{}
+	cred := c.box.credential
+	if !cred.oidc {
+		env.add(cred.env, expr("secrets."+cred.secret))
+	} else {
+		env.add("AUTONOMY_OIDC_AUDIENCE", literalValue(cred.audience))
+		env.add("AUTONOMY_CREDENTIAL_ENV", cred.env)
+		if cred.url != "" {
+			env.add("AUTONOMY_MODEL_URL", literalValue(cred.url))
+			env.add("AUTONOMY_MODEL_URL_ENV", cred.baseURLEnv)
+		}
+	}
+	env.add("GH_TOKEN", expr("github.token"))
+	var script strings.Builder
+	if cred.oidc {
+		script.WriteString(oidcScript)
+	}
+	if a.Skill {
+		env = append(env, argvEnv("AUTONOMY_AGENT_", c.box.agent)...)
+		script.WriteString(argvScript("AUTONOMY_AGENT_", len(c.box.agent), ` < "$AUTONOMY_BEHAVIOR"`))
+	} else {
+		script.WriteString("\"./$AUTONOMY_BEHAVIOR\"\n")
+	}
+	return mapping{{key: "name", value: "Run " + a.Name.Value}, {key: "env", value: env}, {key: "run", value: literal(script.String())}}
+}
+
+// oidcScript mints a GitHub OIDC token for the model proxy and hands it to the agent as its
+// credential. Every value comes from env; the token is masked before anything could print it.
+const oidcScript = `token="$(curl -sSf --get -H "Authorization: bearer ${ACTIONS_ID_TOKEN_REQUEST_TOKEN}" --data-urlencode "audience=${AUTONOMY_OIDC_AUDIENCE}" "${ACTIONS_ID_TOKEN_REQUEST_URL}" | jq -r .value)"
+echo "::add-mask::${token}"
+export "${AUTONOMY_CREDENTIAL_ENV}=${token}"
+if [ -n "${AUTONOMY_MODEL_URL:-}" ]; then
+  export "${AUTONOMY_MODEL_URL_ENV}=${AUTONOMY_MODEL_URL}"
+fi
+`
+
+// argvEnv passes a command's words as env vars prefix0, prefix1, …: the script names only the
+// variables, so no word is ever parsed by the shell.
+func argvEnv(prefix string, argv []string) mapping {
+	m := make(mapping, 0, len(argv))
+	for i, w := range argv {
+		m = append(m, kv{key: fmt.Sprintf("%s%d", prefix, i), value: literalValue(w)})
+	}
+	return m
+}
+
+// argvScript runs the command whose words argvEnv passed.
+func argvScript(prefix string, n int, suffix string) string {
+	var b strings.Builder
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		fmt.Fprintf(&b, `"$%s%d"`, prefix, i)
+	}
+	b.WriteString(suffix)
+	b.WriteByte('\n')
+	return b.String()
+}
+
+func runsOn(labels []string) any {
+	if len(labels) == 1 {
+		return labels[0]
+	}
+	s := make(seq, len(labels))
+	for i, l := range labels {
+		s[i] = l
+	}
+	return s
+}
+
+func hasDispatch(a *ir.Actor) bool {
+	for _, t := range a.Triggers {
+		if t.Kind == ir.Dispatch {
+			return true
+		}
+	}
+	return false
+}
+
+// capabilityList is the actor's capabilities as written, scopes included, for the agent's env.
+func capabilityList(a *ir.Actor) string { return strings.Join(capabilityStrings(a), " ") }
+
+func capabilityStrings(a *ir.Actor) []string {
+	out := make([]string, 0, len(a.Capabilities))
+	for _, c := range a.Capabilities {
+		out = append(out, c.Raw.Value)
+	}
+	return out
+}
+
+// reviewEdge hands a proposer its reviewer's workflow: a pull request the bot opens fires no
+// pull_request event, so the proposer dispatches the review itself.
+func (c *compiler) reviewEdge(a, rv *ir.Actor, env *mapping) {
+	env.add("AUTONOMY_REVIEWER", rv.Name.Value)
+	env.add("AUTONOMY_REVIEWER_WORKFLOW", rv.Name.Value+".yml")
+	refInput := ""
+	for _, p := range dispatchInputs(rv) {
+		if p.Source.Value == "subject.ref" {
+			refInput = p.Name.Value
+			break
+		}
+	}
+	if refInput == "" {
+		c.warnf(a.Review.Pos, "give "+rv.Name.Value+" a trigger like: - { dispatch: true, params: { PR: subject.ref } }",
+			"actor %q: its reviewer %q has no dispatch trigger forwarding subject.ref, so on gh-actions nothing can start the review of a pull request the bot opens (it fires no pull_request event)", a.Name.Value, rv.Name.Value)
+		return
+	}
+	env.add("AUTONOMY_REVIEWER_REF_INPUT", refInput)
+}
