@@ -1,0 +1,89 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/autonomyhq/autonomy/substrates"
+)
+
+func newCheck() *cobra.Command {
+	var target, dir, format string
+	cmd := &cobra.Command{
+		Use:   "check PROFILE [--target T] [--dir DIR]",
+		Short: "Fail when the generated files in a directory drift from the profile",
+		Long: `check compiles the profile in memory and compares the result with DIR (default: the current
+directory), writing nothing. It prints a unified diff for every generated file whose content
+differs, and lists generated files that are missing and stale ones (generated before for this
+target, no longer produced by the profile). Run it in CI so a pull request that edits a
+generated workflow by hand, or changes the profile without compiling, fails.
+
+--target may be omitted when the profile declares exactly one target.
+
+Exit codes: 0 up to date, 1 drift found (or the profile has errors), 2 usage or I/O error.`,
+		Example: `  autonomy check profiles/sdlc --target gh-actions
+  autonomy check .autonomy/profile --target gh-actions --dir .
+  autonomy check profiles/hello --format json`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkFormat(format, "text", "json"); err != nil {
+				return err
+			}
+			out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
+			p, sub, err := loadForTarget(args[0], target, errOut)
+			if err != nil {
+				return err
+			}
+			output, err := compileTo(sub, p, dir, errOut)
+			if err != nil {
+				return err
+			}
+			drifts, err := substrates.Check(dir, &output)
+			if err != nil {
+				return usageError("%v", err)
+			}
+			if format == "json" {
+				enc := json.NewEncoder(out)
+				enc.SetIndent("", "  ")
+				if drifts == nil {
+					drifts = []substrates.Drift{}
+				}
+				if err := enc.Encode(struct {
+					Target string             `json:"target"`
+					Dir    string             `json:"dir"`
+					Drift  []substrates.Drift `json:"drift"`
+				}{sub.Name(), dir, drifts}); err != nil {
+					return usageError("%v", err)
+				}
+			} else {
+				for _, d := range drifts {
+					path := filepath.ToSlash(filepath.Join(dir, d.Path))
+					switch d.Kind {
+					case substrates.Missing:
+						fmt.Fprintf(out, "%s: missing: the profile generates it; run autonomy compile\n", path)
+					case substrates.Stale:
+						fmt.Fprintf(out, "%s: stale: generated before, the profile no longer produces it; run autonomy compile to delete it\n", path)
+					default:
+						fmt.Fprintf(out, "%s: changed: differs from what the profile compiles to\n", path)
+						fmt.Fprint(out, d.Diff)
+						if n := len(d.Diff); n > 0 && d.Diff[n-1] != '\n' {
+							fmt.Fprintln(out)
+						}
+					}
+				}
+			}
+			if len(drifts) > 0 {
+				return &exitError{code: exitProblems, msg: fmt.Sprintf("%s: %s drifted from %s in %s", sub.Name(), count(len(drifts), "file"), p.File, dir)}
+			}
+			fmt.Fprintf(errOut, "%s: %s up to date in %s\n", sub.Name(), count(len(output.Files), "generated file"), dir)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&target, "target", "", "the substrate to check; optional when the profile declares one target")
+	cmd.Flags().StringVar(&dir, "dir", ".", "the directory holding the installed files")
+	cmd.Flags().StringVar(&format, "format", "text", "output format: text or json")
+	return cmd
+}

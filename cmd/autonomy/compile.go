@@ -1,0 +1,167 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/substrates"
+	"github.com/autonomyhq/autonomy/substrates/registry"
+)
+
+func newCompile() *cobra.Command {
+	var target, dir string
+	var force, dryRun bool
+	cmd := &cobra.Command{
+		Use:   "compile PROFILE [--target T] [--out DIR]",
+		Short: "Compile a profile onto a substrate and install the result in a directory",
+		Long: `compile validates the profile, compiles it for one target and installs the output in DIR
+(default: the current directory, normally the root of the repository the fleet runs in).
+
+The install is all or nothing: every file is staged first, then moved into place. A file whose
+bytes are unchanged is not rewritten. Files compile generated before that the profile no longer
+produces are deleted; a file autonomy did not generate is never touched. A generated file edited
+by hand is not overwritten unless --force is given. What autonomy generated, per target, is
+recorded in DIR/.autonomy/generated/<target>.json.
+
+--target may be omitted when the profile declares exactly one target. A target the profile does
+not declare is compiled with a warning.
+
+Exit codes: 0 installed (or nothing to change), 1 the profile has errors or the install would
+overwrite a file autonomy must not touch, 2 usage or I/O error.`,
+		Example: `  autonomy compile profiles/sdlc --target gh-actions --out .
+  autonomy compile profiles/hello --dry-run
+  autonomy compile profiles/sdlc --target gh-actions --out ../my-repo --force`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
+			p, sub, err := loadForTarget(args[0], target, errOut)
+			if err != nil {
+				return err
+			}
+			output, err := compileTo(sub, p, dir, errOut)
+			if err != nil {
+				return err
+			}
+			if !dryRun {
+				// Like go build -o: the installation directory is created when missing.
+				if err := os.MkdirAll(dir, 0o755); err != nil {
+					return usageError("%v", err)
+				}
+			}
+			plan, err := substrates.Write(dir, &output, substrates.WriteOptions{Force: force, DryRun: dryRun})
+			var conflicts *substrates.ConflictError
+			switch {
+			case errors.As(err, &conflicts):
+				fmt.Fprintln(errOut, conflicts.Error())
+				return &exitError{code: exitProblems, msg: "nothing was written"}
+			case err != nil:
+				return usageError("%v", err)
+			}
+			printPlan(out, errOut, plan, sub.Name(), dir, dryRun)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&target, "target", "", "the substrate to compile for ("+strings.Join(registry.Names(), ", ")+"); optional when the profile declares one target")
+	cmd.Flags().StringVar(&dir, "out", ".", "the directory to install into")
+	cmd.Flags().BoolVar(&force, "force", false, "overwrite generated files that were edited by hand")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "list what would change and write nothing")
+	return cmd
+}
+
+// loadForTarget loads and validates the profile (printing its diagnostics) and picks the
+// substrate: the one named, or the profile's only target.
+func loadForTarget(path, target string, errOut io.Writer) (*ir.Profile, substrates.Substrate, error) {
+	p, diags, err := ir.Check(path)
+	if err != nil {
+		return nil, nil, usageError("%v", err)
+	}
+	fmt.Fprint(errOut, diags.String())
+	if diags.HasErrors() {
+		return nil, nil, &exitError{code: exitProblems, msg: fmt.Sprintf("%s has %s; nothing was compiled", p.File, count(diags.Errors(), "error"))}
+	}
+	var declared []string
+	for _, t := range p.Targets {
+		name := t.Value
+		if canon, ok := ir.TargetAliases[name]; ok {
+			name = canon
+		}
+		declared = append(declared, name)
+	}
+	if target == "" {
+		switch len(declared) {
+		case 0:
+			return nil, nil, usageError("%s declares no targets: pass --target (available: %s)", p.File, strings.Join(registry.Names(), ", "))
+		case 1:
+			target = declared[0]
+		default:
+			return nil, nil, usageError("%s declares %d targets (%s): pass --target to choose one", p.File, len(declared), strings.Join(declared, ", "))
+		}
+	}
+	sub, ok := registry.Lookup(target)
+	if !ok {
+		if contains(ir.Targets, target) {
+			return nil, nil, usageError("target %q is part of the standard but not implemented in this build (available: %s)", target, strings.Join(registry.Names(), ", "))
+		}
+		return nil, nil, usageError("unknown target %q (%s)", target, ir.Suggest(target, registry.Names()))
+	}
+	if sub.Name() != target {
+		fmt.Fprintf(errOut, "autonomy: warning: target %q is a deprecated alias; write %q\n", target, sub.Name())
+	}
+	if !contains(declared, sub.Name()) {
+		fmt.Fprintf(errOut, "%s: warning: the profile does not declare target %q (it declares: %s); compiling anyway\n", p.File, sub.Name(), strings.Join(declared, ", "))
+	}
+	return p, sub, nil
+}
+
+// compileTo compiles for dir (the header names the profile relative to it), printing warnings.
+func compileTo(sub substrates.Substrate, p *ir.Profile, dir string, errOut io.Writer) (substrates.Output, error) {
+	output, err := substrates.Compile(sub, p, dir)
+	var diags ir.Diagnostics
+	switch {
+	case errors.As(err, &diags):
+		fmt.Fprint(errOut, diags.String())
+		return output, &exitError{code: exitProblems, msg: fmt.Sprintf("%s: %s for %s; nothing was compiled", p.File, count(diags.Errors(), "error"), sub.Name())}
+	case err != nil:
+		return output, usageError("%v", err)
+	}
+	fmt.Fprint(errOut, output.Warnings.String())
+	return output, nil
+}
+
+// printPlan lists every change on stdout and a summary on stderr.
+func printPlan(out, errOut io.Writer, plan substrates.Plan, target, dir string, dryRun bool) {
+	counts := map[substrates.Op]int{}
+	for _, c := range plan {
+		counts[c.Op]++
+		if c.Op == substrates.Keep {
+			continue
+		}
+		verb := c.Op.String()
+		if dryRun {
+			verb = "would " + verb
+		}
+		fmt.Fprintf(out, "%s %s\n", verb, filepath.ToSlash(filepath.Join(dir, c.Path)))
+	}
+	prefix := ""
+	if dryRun {
+		prefix = "dry run, nothing written: "
+	}
+	fmt.Fprintf(errOut, "%s%s: %d created, %d updated, %d deleted, %d unchanged in %s\n", prefix, target,
+		counts[substrates.Create], counts[substrates.Update], counts[substrates.Delete], counts[substrates.Keep], dir)
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
