@@ -3,7 +3,7 @@ GO       ?= go
 BIN      ?= bin/autonomy
 FUZZTIME ?= 30s
 
-.PHONY: help build test lint bench fuzz schema clean
+.PHONY: help build test lint bench fuzz schema golden clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
@@ -19,7 +19,7 @@ lint: ## gofmt check and go vet
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
-bench: ## run the Go benchmarks (load+validate, the whole validate process)
+bench: ## run the Go benchmarks (load+validate, compile, write, the whole process)
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
 fuzz: ## fuzz the loader and the YAML fast path for FUZZTIME each
@@ -27,9 +27,15 @@ fuzz: ## fuzz the loader and the YAML fast path for FUZZTIME each
 	$(GO) test ./ir/internal/fastyaml -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./ir/internal/fastyaml -run '^$$' -fuzz '^FuzzResolvePlain$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./ir/cron -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./substrates/ghactions -run '^$$' -fuzz '^FuzzQuote$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./substrates -run '^$$' -fuzz '^FuzzReadHeader$$' -fuzztime $(FUZZTIME)
 
 schema: ## regenerate docs/ir.schema.json from the catalogs
 	$(GO) run ./cmd/autonomy schema > docs/ir.schema.json
+
+golden: ## rewrite golden/ from the compiler (review every changed line before committing)
+	$(GO) test ./golden -update
+	git status --short golden
 
 clean: ## remove build output
 	rm -rf bin
