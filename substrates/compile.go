@@ -63,7 +63,18 @@ type Use struct {
 // profile's own. It names features the way substrates declare support for them, so that a
 // substrate's declaration turns into warnings without the substrate reading the profile for it.
 func UsedFeatures(p *ir.Profile) []Use {
-	var uses []Use
+	uses := make([]Use, 0, 8*len(p.Actors)+1)
+	// Feature names repeat across a fleet: build each once.
+	names := map[string]string{}
+	feature := func(prefix, name string) string {
+		key := prefix + "\x00" + name
+		if f, ok := names[key]; ok {
+			return f
+		}
+		f := prefix + name
+		names[key] = f
+		return f
+	}
 	for _, a := range p.Actors {
 		name := a.Name.Value
 		add := func(feature string, pos ir.Pos) {
@@ -77,7 +88,7 @@ func UsedFeatures(p *ir.Profile) []Use {
 			add("kind:human", pos)
 		}
 		for _, c := range a.Capabilities {
-			add("capability:"+c.Name, c.Raw.Pos)
+			add(feature("capability:", c.Name), c.Raw.Pos)
 			if c.Scope != "" {
 				add("capability:@scope", c.Raw.Pos)
 			}
@@ -87,7 +98,7 @@ func UsedFeatures(p *ir.Profile) []Use {
 				add("trigger:"+string(k), t.Pos)
 			}
 			for _, prm := range t.Params {
-				add("source:"+prm.Source.Value, prm.Source.Pos)
+				add(feature("source:", prm.Source.Value), prm.Source.Pos)
 			}
 		}
 		if a.Timeout.Pos.IsSet() || a.Timeout.Value != 0 {

@@ -51,6 +51,12 @@ type compiler struct {
 	errors   ir.Diagnostics
 	actors   []actorManifest
 	byName   map[string]*ir.Actor
+	emit     emitter
+	// Parts every workflow shares, built on first use.
+	runParts    [2]runParts
+	installStep mapping
+	roles       string
+	realized    map[string]realized
 	// inputLabel is the tracker label mapped to input-required.
 	inputLabel string
 	// humanPaths is set when policy.box.risk.human_required_paths is.
@@ -192,10 +198,11 @@ func (c *compiler) actor(a *ir.Actor) {
 	} else {
 		wf = c.agentWorkflow(a)
 	}
-	var e emitter
-	e.b.Grow(4096)
-	e.mappingBody(wf, 0)
-	c.add(substrates.File{Path: WorkflowPath(name), Data: []byte(e.b.String()), Mode: 0o644, Header: substrates.HashHeader}, fmt.Sprintf("the workflow of actor %q", name), a.Name.Pos)
+	// One scratch buffer serves every workflow; each file keeps an exact-size copy.
+	c.emit.b.Reset()
+	c.emit.mappingBody(wf, 0)
+	data := append([]byte(nil), c.emit.b.Bytes()...)
+	c.add(substrates.File{Path: WorkflowPath(name), Data: data, Mode: 0o644, Header: substrates.HashHeader}, fmt.Sprintf("the workflow of actor %q", name), a.Name.Pos)
 }
 
 // maxInputs is GitHub's limit on workflow_dispatch inputs.

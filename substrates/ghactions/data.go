@@ -2,8 +2,6 @@ package ghactions
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -205,40 +203,6 @@ func triggerManifest(a *ir.Actor) []trigger {
 		out = append(out, tr)
 	}
 	return out
-}
-
-// manifest writes .autonomy/manifest.json: what was installed, with every file's hash.
-func (c *compiler) manifest() {
-	byActor := map[string][]string{}
-	var all []string
-	for _, w := range c.warnings {
-		s := fmt.Sprintf("%d:%d: %s", w.Pos.Line, w.Pos.Col, w.Message)
-		if w.Hint != "" {
-			s += " (" + w.Hint + ")"
-		}
-		all = append(all, s)
-		if name, ok := warnedActor(w.Message); ok {
-			byActor[name] = append(byActor[name], s)
-		}
-	}
-	for i := range c.actors {
-		c.actors[i].Warnings = append([]string{}, byActor[c.actors[i].Name]...)
-	}
-	files := map[string]string{}
-	for _, f := range c.files {
-		sum := sha256.Sum256(f.Data)
-		files[f.Path] = hex.EncodeToString(sum[:])
-	}
-	if all == nil {
-		all = []string{}
-	}
-	c.json(ManifestPath, "the manifest", struct {
-		Schema   string            `json:"schema"`
-		Target   string            `json:"target"`
-		Actors   []actorManifest   `json:"actors"`
-		Warnings []string          `json:"warnings"`
-		Files    map[string]string `json:"files"`
-	}{ir.Schema, Name, c.actors, all, files})
 }
 
 // warnedActor returns the actor a warning names first: every actor warning starts with

@@ -117,7 +117,7 @@ func (c *compiler) humanWorkflow(a *ir.Actor) mapping {
 	}
 	wf.add("on", on)
 	wf.add("permissions", mapping{})
-	wf.add("defaults", mapping{{key: "run", value: mapping{{key: "shell", value: plain("bash")}}}})
+	wf.add("defaults", bashDefaults)
 
 	isCommand := "github.event_name == 'issue_comment' && startsWith(github.event.comment.body, '" + command + " ')"
 	env := mapping{}

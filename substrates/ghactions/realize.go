@@ -87,19 +87,25 @@ type realized struct {
 
 // realize computes an agent job's permissions from its capabilities and nothing else.
 func realize(a *ir.Actor) realized {
-	r := realized{perms: Permissions{}}
+	r := realized{perms: Permissions{}, unexpressed: unexpressed(a)}
 	r.perms.merge(baseline)
 	for _, c := range a.Capabilities {
-		g, ok := grants[c.Name]
-		if c.Scope != "" || !ok {
-			if c.Name != "code:merge" {
-				r.unexpressed = append(r.unexpressed, c)
-			}
-			continue
+		if g, ok := grants[c.Name]; ok && c.Scope == "" {
+			r.perms.merge(g)
 		}
-		r.perms.merge(g)
 	}
 	return r
+}
+
+// unexpressed lists the actor's capabilities GitHub's token cannot express.
+func unexpressed(a *ir.Actor) []ir.Capability {
+	var out []ir.Capability
+	for _, c := range a.Capabilities {
+		if _, ok := grants[c.Name]; (c.Scope != "" || !ok) && c.Name != "code:merge" {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // unexpressedWarning explains why a capability got no permission on GitHub.
@@ -119,4 +125,23 @@ func unexpressedWarning(a *ir.Actor, c ir.Capability) ir.Diagnostic {
 		hint = "launch and cancel with agent:launch and agent:cancel, or use the local target for update"
 	}
 	return ir.Diagnostic{Pos: c.Raw.Pos, Severity: ir.Warning, Message: msg, Hint: hint}
+}
+
+// realize is realize for an agent job of this compile, with id-token: write where the model
+// credential is minted by OIDC. Actors of one role hold the same capabilities, so the result is
+// computed once per capability set; the permissions it returns are shared and never modified.
+func (c *compiler) realize(a *ir.Actor) realized {
+	key := capabilityList(a)
+	if r, ok := c.realized[key]; ok {
+		return realized{perms: r.perms, unexpressed: unexpressed(a)}
+	}
+	r := realize(a)
+	if c.box.credential.oidc {
+		r.perms["id-token"] = Write
+	}
+	if c.realized == nil {
+		c.realized = map[string]realized{}
+	}
+	c.realized[key] = r
+	return r
 }

@@ -32,13 +32,19 @@ func literalValue(s string) string {
 	return strings.ReplaceAll(s, "${{", "${{ '${{' }}")
 }
 
+// bashDefaults runs every script with bash (-e, -o pipefail), shared by every workflow.
+var bashDefaults = mapping{{key: "run", value: mapping{{key: "shell", value: plain("bash")}}}}
+
 // pausedGuard skips every job while the repository variable AUTONOMY_PAUSED is true: the
 // fleet's kill switch.
 const pausedGuard = "vars.AUTONOMY_PAUSED != 'true'"
 
 // rolesJSON is the trusted author associations as a JSON array literal for fromJSON.
 func (c *compiler) rolesJSON() string {
-	return `["` + strings.Join(c.box.roles, `","`) + `"]`
+	if c.roles == "" {
+		c.roles = `["` + strings.Join(c.box.roles, `","`) + `"]`
+	}
+	return c.roles
 }
 
 // on builds the workflow's triggers: cron → schedule, dispatch → workflow_dispatch with one
@@ -141,13 +147,10 @@ func paramEnv(env *mapping, params []param) {
 // agentWorkflow builds the workflow of a kind: agent actor.
 func (c *compiler) agentWorkflow(a *ir.Actor) mapping {
 	name := a.Name.Value
-	r := realize(a)
+	r := c.realize(a)
 	for _, u := range r.unexpressed {
 		d := unexpressedWarning(a, u)
 		c.warnf(d.Pos, d.Hint, "%s", d.Message)
-	}
-	if c.box.credential.oidc {
-		r.perms["id-token"] = Write
 	}
 	params := resolveParams(a)
 
@@ -158,9 +161,9 @@ func (c *compiler) agentWorkflow(a *ir.Actor) mapping {
 	}
 	wf.add("on", c.on(a))
 	wf.add("permissions", mapping{})
-	wf.add("defaults", mapping{{key: "run", value: mapping{{key: "shell", value: plain("bash")}}}})
+	wf.add("defaults", bashDefaults)
 
-	env := mapping{}
+	env := make(mapping, 0, len(params)+16)
 	paramEnv(&env, params)
 	env.add("AUTONOMY_ACTOR", name)
 	env.add("AUTONOMY_BEHAVIOR", behaviorPath(a))
@@ -194,11 +197,14 @@ func (c *compiler) agentWorkflow(a *ir.Actor) mapping {
 	// Checkout keeps the job token in git's config only for an actor that pushes.
 	steps := seq{checkout.step("Check out the repository", mapping{{key: "persist-credentials", value: proposes}})}
 	if a.Skill && len(c.box.install) > 0 {
-		steps = append(steps, mapping{
-			{key: "name", value: "Install the agent"},
-			{key: "env", value: argvEnv("AUTONOMY_INSTALL_", c.box.install)},
-			{key: "run", value: literal(argvScript("AUTONOMY_INSTALL_", len(c.box.install), ""))},
-		})
+		if c.installStep == nil {
+			c.installStep = mapping{
+				{key: "name", value: "Install the agent"},
+				{key: "env", value: argvEnv("AUTONOMY_INSTALL_", c.box.install)},
+				{key: "run", value: literal(argvScript("AUTONOMY_INSTALL_", len(c.box.install), ""))},
+			}
+		}
+		steps = append(steps, c.installStep)
 	}
 	steps = append(steps, c.runStep(a))
 
@@ -226,30 +232,46 @@ func (c *compiler) agentWorkflow(a *ir.Actor) mapping {
 // runStep runs the behavior: a skill through the box's agent command with the skill on stdin, a
 // script directly. The credential is in this step's env only.
 func (c *compiler) runStep(a *ir.Actor) mapping {
-	env := mapping{}
-	cred := c.box.credential
-	if !cred.oidc {
-		env.add(cred.env, expr("secrets."+cred.secret))
-	} else {
-		env.add("AUTONOMY_OIDC_AUDIENCE", literalValue(cred.audience))
-		env.add("AUTONOMY_CREDENTIAL_ENV", cred.env)
-		if cred.url != "" {
-			env.add("AUTONOMY_MODEL_URL", literalValue(cred.url))
-			env.add("AUTONOMY_MODEL_URL_ENV", cred.baseURLEnv)
-		}
-	}
-	env.add("GH_TOKEN", expr("github.token"))
-	var script strings.Builder
-	if cred.oidc {
-		script.WriteString(oidcScript)
-	}
+	kind := 0
 	if a.Skill {
-		env = append(env, argvEnv("AUTONOMY_AGENT_", c.box.agent)...)
-		script.WriteString(argvScript("AUTONOMY_AGENT_", len(c.box.agent), ` < "$AUTONOMY_BEHAVIOR"`))
-	} else {
-		script.WriteString("\"./$AUTONOMY_BEHAVIOR\"\n")
+		kind = 1
 	}
-	return mapping{{key: "name", value: "Run " + a.Name.Value}, {key: "env", value: env}, {key: "run", value: literal(script.String())}}
+	// The env and script depend only on the box and the kind of behavior: built once per
+	// compile and shared by every workflow (the emitter only reads them).
+	if c.runParts[kind].env == nil {
+		env := mapping{}
+		cred := c.box.credential
+		if !cred.oidc {
+			env.add(cred.env, expr("secrets."+cred.secret))
+		} else {
+			env.add("AUTONOMY_OIDC_AUDIENCE", literalValue(cred.audience))
+			env.add("AUTONOMY_CREDENTIAL_ENV", cred.env)
+			if cred.url != "" {
+				env.add("AUTONOMY_MODEL_URL", literalValue(cred.url))
+				env.add("AUTONOMY_MODEL_URL_ENV", cred.baseURLEnv)
+			}
+		}
+		env.add("GH_TOKEN", expr("github.token"))
+		var script strings.Builder
+		if cred.oidc {
+			script.WriteString(oidcScript)
+		}
+		if a.Skill {
+			env = append(env, argvEnv("AUTONOMY_AGENT_", c.box.agent)...)
+			script.WriteString(argvScript("AUTONOMY_AGENT_", len(c.box.agent), ` < "$AUTONOMY_BEHAVIOR"`))
+		} else {
+			script.WriteString("\"./$AUTONOMY_BEHAVIOR\"\n")
+		}
+		c.runParts[kind] = runParts{env, literal(script.String())}
+	}
+	rp := c.runParts[kind]
+	return mapping{{key: "name", value: "Run " + a.Name.Value}, {key: "env", value: rp.env}, {key: "run", value: rp.script}}
+}
+
+// runParts are the shared parts of a run step.
+type runParts struct {
+	env    mapping
+	script literal
 }
 
 // oidcScript mints a GitHub OIDC token for the model proxy and hands it to the agent as its

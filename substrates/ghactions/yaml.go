@@ -1,6 +1,7 @@
 package ghactions
 
 import (
+	"bytes"
 	"strconv"
 	"strings"
 	"unicode"
@@ -44,7 +45,7 @@ func (m mapping) get(key string) (any, bool) {
 
 // emitter writes YAML with two-space indentation.
 type emitter struct {
-	b strings.Builder
+	b bytes.Buffer
 }
 
 func (e *emitter) indent(n int) {
@@ -220,48 +221,57 @@ func quote(s string) string {
 // plainSafe reports whether s can be written as a plain scalar, in block context, and read back
 // by any YAML 1.1 or 1.2 parser as the same string.
 func plainSafe(s string) bool {
-	if s == "" || s != strings.TrimSpace(s) {
+	n := len(s)
+	if n == 0 || s[0] == ' ' || s[n-1] == ' ' {
 		return false
 	}
-	if s[0] == '-' && (len(s) == 1 || s[1] == ' ' || s[1] == '-' && strings.HasPrefix(s, "---")) {
+	if s[0] == '-' && (n == 1 || s[1] == ' ' || strings.HasPrefix(s, "---")) {
 		return false
 	}
 	switch s[0] {
 	case '?', ':', ',', '[', ']', '{', '}', '#', '&', '*', '!', '|', '>', '\'', '"', '%', '@', '`':
 		return false
 	}
-	if strings.Contains(s, ": ") || strings.Contains(s, " #") || strings.HasSuffix(s, ":") {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c == 0x7f {
+	for i := 0; i < n; i++ {
+		switch c := s[i]; {
+		case c < 0x20 || c == 0x7f:
 			return false
-		} else if c >= 0x80 {
-			// Outside ASCII, anything YAML or a reader could take for a break or a control.
+		case c == ':' && (i == n-1 || s[i+1] == ' '):
+			return false
+		case c == '#' && i > 0 && s[i-1] == ' ':
+			return false
+		case c >= 0x80:
+			// Outside ASCII, anything YAML or a reader could take for a break, a space or a
+			// control is quoted.
 			for _, r := range s[i:] {
 				if r == 0xfeff || !unicode.IsPrint(r) {
 					return false
 				}
 			}
-			break
+			i = n
 		}
 	}
-	if len(s) <= 5 {
-		switch strings.ToLower(s) {
-		case "true", "false", "yes", "no", "y", "n", "on", "off", "null", "~", "<<", "=":
-			return false
+	if n <= 5 {
+		for _, k := range [...]string{"true", "false", "yes", "no", "y", "n", "on", "off", "null", "~", "<<", "="} {
+			if strings.EqualFold(s, k) {
+				return false
+			}
 		}
 	}
 	// Anything that starts like a number, a timestamp or .inf/.nan is quoted.
+	c := s[0]
+	if c != '+' && c != '-' && c != '.' && (c < '0' || c > '9') {
+		return true
+	}
 	num := strings.TrimLeft(s, "+-")
-	if len(num) < len(s)-1 {
+	if len(num) < n-1 {
 		return false // "--x" or "+-1": never a number, but not worth the risk either
 	}
 	num = strings.TrimPrefix(num, ".")
-	if num == "" && s != "-" {
-		return s != "+" && s != "." && s != "+." && s != "-."
+	if num == "" {
+		return s == "-"
 	}
-	if num != "" && num[0] >= '0' && num[0] <= '9' {
+	if num[0] >= '0' && num[0] <= '9' {
 		return false
 	}
 	switch strings.ToLower(strings.TrimLeft(s, "+-")) {
