@@ -43,6 +43,12 @@ func (pl *planner) install() (err error) {
 			return err
 		}
 	}
+	// A crash can leave a stage behind; it only ever holds copies of what was being installed.
+	if old, err := filepath.Glob(filepath.Join(in.abs(".autonomy"), "stage-*")); err == nil {
+		for _, dir := range old {
+			_ = os.RemoveAll(dir)
+		}
+	}
 	stage, err := os.MkdirTemp(in.abs(".autonomy"), "stage-")
 	if err != nil {
 		return err

@@ -198,3 +198,16 @@ func BenchmarkWrite(b *testing.B) {
 		}
 	})
 }
+
+// TestLeftoverStageRemoved: a stage a crashed install left behind is removed by the next install.
+func TestLeftoverStageRemoved(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, ".autonomy/stage-123/0", "half a copy", 0o644)
+	mustWrite(t, dir, output("t", gen("a.yml", "a: 1\n")), WriteOptions{})
+	if exists(dir, ".autonomy/stage-123") {
+		t.Fatal("the leftover stage is still there")
+	}
+	if !exists(dir, "a.yml") {
+		t.Fatal("the install did not happen")
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -49,7 +50,16 @@ overwrite a file autonomy must not touch, 2 usage or I/O error.`,
 			if err != nil {
 				return err
 			}
-			if !dryRun {
+			if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+				if dryRun {
+					// The directory would be created empty: every file is new.
+					plan := make(substrates.Plan, len(output.Files))
+					for i, f := range output.Files {
+						plan[i] = substrates.Change{Path: f.Path, Op: substrates.Create}
+					}
+					printPlan(out, errOut, plan, sub.Name(), dir, true)
+					return nil
+				}
 				// Like go build -o: the installation directory is created when missing.
 				if err := os.MkdirAll(dir, 0o755); err != nil {
 					return usageError("%v", err)

@@ -208,3 +208,14 @@ func TestCompileBadBoxIsPositioned(t *testing.T) {
 		t.Fatalf("exit %d\n%s", code, errOut)
 	}
 }
+
+func TestCompileDryRunIntoMissingDir(t *testing.T) {
+	repo := filepath.Join(t.TempDir(), "not", "yet")
+	code, out, errOut := run(t, "compile", "../../profiles/hello", "--target", "gh-actions", "--out", repo, "--dry-run")
+	if code != 0 || !strings.Contains(out, "would create "+filepath.ToSlash(repo)+"/.github/workflows/greeter.yml") {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	if _, err := os.Stat(repo); !os.IsNotExist(err) {
+		t.Fatal("dry run created the directory")
+	}
+}
