@@ -1,6 +1,7 @@
 package ghactions
 
 import (
+	"slices"
 	"sort"
 	"strings"
 
@@ -34,58 +35,66 @@ func firing(t *ir.Trigger) string {
 // A param declared by every trigger resolves the same way whichever fired; otherwise each arm
 // is guarded by the event that declares it, and anything else resolves to empty.
 func resolveParams(a *ir.Actor) []param {
+	// Actors have a handful of triggers and params: slices scanned linearly beat maps here,
+	// which matters across a fleet of thousands.
 	type arm struct{ event, expr string }
-	var order []string
-	sources := map[string]string{}
-	arms := map[string][]arm{}
-	seen := map[string]map[string]bool{}
+	type entry struct {
+		name, source string
+		arms         []arm
+	}
+	var entries []entry
+	var events []string
 	for _, t := range a.Triggers {
 		ev := firing(t)
+		if !slices.Contains(events, ev) {
+			events = append(events, ev)
+		}
+	next:
 		for _, p := range t.Params {
 			name, src := p.Name.Value, p.Source.Value
-			if _, ok := sources[name]; !ok {
-				order = append(order, name)
-				sources[name] = src
-				seen[name] = map[string]bool{}
+			i := slices.IndexFunc(entries, func(e entry) bool { return e.name == name })
+			if i < 0 {
+				entries = append(entries, entry{name: name, source: src})
+				i = len(entries) - 1
 			}
-			if seen[name][ev] {
-				continue // the same event declared twice: the first declaration wins
+			for _, x := range entries[i].arms {
+				if x.event == ev {
+					continue next // the same event declared twice: the first declaration wins
+				}
 			}
-			seen[name][ev] = true
 			expr := sourceExpr(src, ev)
 			if t.Kind == ir.Dispatch {
 				expr = dispatchExpr(src, name)
 			}
-			arms[name] = append(arms[name], arm{ev, expr})
+			entries[i].arms = append(entries[i].arms, arm{ev, expr})
 		}
 	}
-	events := map[string]bool{}
-	for _, t := range a.Triggers {
-		events[firing(t)] = true
-	}
-	out := make([]param, 0, len(order))
-	for _, name := range order {
-		as := arms[name]
+	out := make([]param, 0, len(entries))
+	for _, e := range entries {
+		as := e.arms
 		var expr string
 		if len(as) == len(events) && allSame(as, func(x arm) string { return x.expr }) {
 			expr = as[0].expr
 		} else {
 			// One arm per distinct expression, guarded by every event that resolves it so.
 			var exprs []string
-			guards := map[string][]string{}
+			var guards [][]string
 			for _, x := range as {
 				if x.expr == "" {
 					continue
 				}
-				if _, ok := guards[x.expr]; !ok {
+				k := slices.Index(exprs, x.expr)
+				if k < 0 {
 					exprs = append(exprs, x.expr)
+					guards = append(guards, nil)
+					k = len(exprs) - 1
 				}
-				guards[x.expr] = append(guards[x.expr], "github.event_name == '"+x.event+"'")
+				guards[k] = append(guards[k], "github.event_name == '"+x.event+"'")
 			}
 			var parts []string
-			for _, e := range exprs {
-				g := strings.Join(guards[e], " || ")
-				if len(guards[e]) > 1 {
+			for k, e := range exprs {
+				g := strings.Join(guards[k], " || ")
+				if len(guards[k]) > 1 {
 					g = "(" + g + ")"
 				}
 				parts = append(parts, g+" && ("+e+")")
@@ -100,7 +109,7 @@ func resolveParams(a *ir.Actor) []param {
 			// A guard that fails yields false, not empty: fall back to the empty string.
 			expr += " || ''"
 		}
-		out = append(out, param{Name: name, Source: sources[name], Expr: expr})
+		out = append(out, param{Name: e.name, Source: e.source, Expr: expr})
 	}
 	return out
 }
@@ -117,14 +126,12 @@ func allSame[T any](xs []T, key func(T) string) bool {
 // dispatchInputs lists the params the dispatcher forwards, as workflow_dispatch inputs.
 func dispatchInputs(a *ir.Actor) []ir.Param {
 	var out []ir.Param
-	seen := map[string]bool{}
 	for _, t := range a.Triggers {
 		if t.Kind != ir.Dispatch {
 			continue
 		}
 		for _, p := range t.Params {
-			if !seen[p.Name.Value] {
-				seen[p.Name.Value] = true
+			if !slices.ContainsFunc(out, func(q ir.Param) bool { return q.Name.Value == p.Name.Value }) {
 				out = append(out, p)
 			}
 		}
@@ -142,11 +149,8 @@ func subjectExpr(a *ir.Actor) string {
 			break
 		}
 	}
-	events := map[string]bool{}
-	for _, t := range a.Triggers {
-		if t.Kind == ir.Event {
-			events[t.Event.Value] = true
-		}
+	has := func(event string) bool {
+		return slices.ContainsFunc(a.Triggers, func(t *ir.Trigger) bool { return t.Kind == ir.Event && t.Event.Value == event })
 	}
 	// The event fields, in a fixed order, for the events this actor has.
 	for _, f := range []struct {
@@ -158,7 +162,7 @@ func subjectExpr(a *ir.Actor) string {
 		{"github.event.discussion.number", []string{"discussion", "discussion_comment"}},
 	} {
 		for _, e := range f.events {
-			if events[e] {
+			if has(e) {
 				parts = append(parts, f.field)
 				break
 			}

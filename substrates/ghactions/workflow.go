@@ -2,6 +2,7 @@ package ghactions
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -53,15 +54,14 @@ func (c *compiler) rolesJSON() string {
 func (c *compiler) on(a *ir.Actor) mapping {
 	var on mapping
 	var schedules seq
-	seenCron := map[string]bool{}
-	eventOrder := []string{}
-	configs := map[string][]*yaml.Node{}
+	var crons, eventOrder []string
+	var configs [][]*yaml.Node // per event of eventOrder
 	hasDispatch := false
 	for _, t := range a.Triggers {
 		switch t.Kind {
 		case ir.Cron:
-			if !seenCron[t.Cron.Value] {
-				seenCron[t.Cron.Value] = true
+			if !slices.Contains(crons, t.Cron.Value) {
+				crons = append(crons, t.Cron.Value)
 				schedules = append(schedules, mapping{{key: "cron", value: t.Cron.Value}})
 			}
 		case ir.Dispatch:
@@ -71,10 +71,13 @@ func (c *compiler) on(a *ir.Actor) mapping {
 			if ev == "schedule" || ev == "workflow_dispatch" {
 				continue // warned: cron and dispatch compile to these
 			}
-			if _, ok := configs[ev]; !ok {
+			k := slices.Index(eventOrder, ev)
+			if k < 0 {
 				eventOrder = append(eventOrder, ev)
+				configs = append(configs, nil)
+				k = len(eventOrder) - 1
 			}
-			configs[ev] = append(configs[ev], t.Config)
+			configs[k] = append(configs[k], t.Config)
 		}
 	}
 	if hasDispatch {
@@ -94,8 +97,8 @@ func (c *compiler) on(a *ir.Actor) mapping {
 	if len(schedules) > 0 {
 		on.add("schedule", schedules)
 	}
-	for _, ev := range eventOrder {
-		merged := mergeConfigs(configs[ev])
+	for k, ev := range eventOrder {
+		merged := mergeConfigs(configs[k])
 		if merged == nil {
 			on.add(ev, plain("null"))
 			continue
@@ -109,12 +112,10 @@ func (c *compiler) on(a *ir.Actor) mapping {
 // outsider can fire came from a trusted author (or a same-repository pull request).
 func (c *compiler) jobIf(a *ir.Actor, extra ...string) plain {
 	conds := []string{pausedGuard}
-	seen := map[string]bool{}
-	for _, t := range a.Triggers {
-		if t.Kind != ir.Event || seen[t.Event.Value] {
+	for i, t := range a.Triggers {
+		if t.Kind != ir.Event || slices.ContainsFunc(a.Triggers[:i], func(u *ir.Trigger) bool { return u.Kind == ir.Event && u.Event.Value == t.Event.Value }) {
 			continue
 		}
-		seen[t.Event.Value] = true
 		if g := gate(t.Event.Value, c.rolesJSON()); g != "" {
 			conds = append(conds, "(github.event_name != '"+t.Event.Value+"' || "+g+")")
 		}
