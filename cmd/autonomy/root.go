@@ -57,13 +57,17 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 func newRoot() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "autonomy",
-		Short: "Validate, compile and run autonomy.ir.v1 agent-fleet profiles",
+		Short: "Validate and compile autonomy.ir.v1 agent-fleet profiles",
 		Long: `autonomy reads an autonomy.ir.v1 profile: a team of AI agents and humans described once, with
 who they are (actors), what authority each holds (capabilities), when each fires (cron, dispatch,
-events) and what each is told (params).
+events) and what each is told (params). It validates the profile against the standard, compiles
+it onto a substrate (gh-actions: one GitHub Actions workflow per actor) and checks installed files
+against it.
 
 Exit codes: 0 ok, 1 problems found, 2 usage or I/O error.`,
 		Example: `  autonomy validate profiles/sdlc
+  autonomy compile profiles/sdlc --target gh-actions --out .
+  autonomy check profiles/sdlc --target gh-actions
   autonomy catalog capabilities
   autonomy schema > ir.schema.json`,
 		SilenceUsage:  true,
