@@ -3,6 +3,10 @@ package substrates
 import (
 	"fmt"
 	"io/fs"
+	"maps"
+	"os"
+	"path"
+	"slices"
 	"sort"
 	"strconv"
 )
@@ -105,7 +109,57 @@ func Check(dir string, out *Output) ([]Drift, error) {
 			drifts = append(drifts, Drift{Path: p, Kind: Stale})
 		}
 	}
+	stale, err := orphans(d, out, inOutput, st)
+	if err != nil {
+		return nil, err
+	}
+	drifts = append(drifts, stale...)
 	sort.Slice(drifts, func(i, j int) bool { return drifts[i].Path < drifts[j].Path })
+	return drifts, nil
+}
+
+// orphans finds stale files the ledger does not list (it was lost, or never committed): a file
+// beside the generated ones, in a folder holding a header file of the Output, whose own intact
+// header names the same profile, is a leftover of an earlier compile. Folders are not walked
+// recursively and links are not followed.
+func orphans(d *disk, out *Output, inOutput map[string]bool, st *state) ([]Drift, error) {
+	source := ""
+	dirs := map[string]bool{}
+	for _, f := range out.Files {
+		if f.Header == NoHeader {
+			continue
+		}
+		if h, ok := ReadHeader(f.Data); ok && source == "" {
+			source = h.Source
+		}
+		dirs[path.Dir(f.Path)] = true
+	}
+	if source == "" {
+		return nil, nil
+	}
+	var drifts []Drift
+	for _, dir := range slices.Sorted(maps.Keys(dirs)) {
+		if e, err := d.lstat(dir); err != nil || dir != "." && (!e.exists || e.blocker != "" || !e.mode.IsDir()) {
+			continue
+		}
+		entries, err := os.ReadDir(d.abs(dir))
+		if err != nil {
+			continue
+		}
+		for _, ent := range entries {
+			p := path.Join(dir, ent.Name())
+			if inOutput[p] || st.listed(p) || len(st.others[p]) > 0 || !ent.Type().IsRegular() {
+				continue
+			}
+			data, err := d.read(p)
+			if err != nil {
+				return nil, err
+			}
+			if h, ok := ReadHeader(data); ok && h.Intact && h.Source == source {
+				drifts = append(drifts, Drift{Path: p, Kind: Stale})
+			}
+		}
+	}
 	return drifts, nil
 }
 

@@ -126,3 +126,25 @@ func TestCheckErrors(t *testing.T) {
 		t.Errorf("a corrupt ledger passed: %v", err)
 	}
 }
+
+// TestCheckStaleWithoutLedger: with the ledger gone (never committed, say), a generated file the
+// profile no longer produces is still found by its header; a person's file, and a file generated
+// from another profile, are not.
+func TestCheckStaleWithoutLedger(t *testing.T) {
+	dir := t.TempDir()
+	mustWrite(t, dir, output("t", gen("wf/a.yml", "a: 1\n"), gen("wf/b.yml", "b: 1\n")), WriteOptions{})
+	if err := os.Remove(filepath.Join(dir, ".autonomy/generated/t.json")); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, dir, "wf/mine.yml", "# a person's workflow\n", 0o644)
+	other := Output{Files: []File{{Path: "wf/x.yml", Data: []byte("x: 1\n"), Mode: 0o644, Header: HashHeader}}}
+	Stamp(&other, "profiles/other/ir.yml")
+	writeFile(t, dir, "wf/x.yml", string(other.Files[0].Data), 0o644)
+	drifts, err := Check(dir, output("t", gen("wf/a.yml", "a: 1\n")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(drifts) != 1 || drifts[0].Path != "wf/b.yml" || drifts[0].Kind != Stale {
+		t.Fatalf("got %+v, want wf/b.yml stale only", drifts)
+	}
+}

@@ -75,6 +75,24 @@ func readBox(p *ir.Profile) (box, ir.Diagnostics) {
 			r.key(&b, n.Content[i], n.Content[i+1])
 		}
 	}
+	// The credential reaches the agent step as env: it must not shadow a param (env names are
+	// case-insensitive to GitHub).
+	for _, name := range []string{b.credential.env, b.credential.baseURLEnv} {
+		if name == "" {
+			continue
+		}
+		for _, a := range p.Actors {
+			for _, t := range a.Triggers {
+				for _, prm := range t.Params {
+					if strings.EqualFold(prm.Name.Value, name) {
+						r.diags = append(r.diags, ir.Diagnostic{File: p.File, Pos: prm.Name.Pos, Severity: ir.Error,
+							Message: fmt.Sprintf("actor %q: param %s has the name policy.box.gh-actions.credential gives the model credential", a.Name.Value, prm.Name.Value),
+							Hint:    "rename the param, or the credential's env"})
+					}
+				}
+			}
+		}
+	}
 	if !b.custom {
 		b.agent = []string{"codex", "exec", "--full-auto"}
 		if b.model != "" {
@@ -141,7 +159,7 @@ func (r *boxReader) key(b *box, k, v *yaml.Node) {
 			if !contains(Roles, role) {
 				hint := "list some of " + strings.Join(Roles, ", ")
 				if contains(allRoles, role) {
-					hint = role + " includes people without write access; trustedRoles may only narrow " + strings.Join(Roles, ", ")
+					hint = role + " includes people outside the repository's collaborators; trustedRoles may only narrow " + strings.Join(Roles, ", ")
 				}
 				r.errorf(v.Content[i], hint, "trustedRoles: %q is not a trusted role", role)
 				return
@@ -256,9 +274,9 @@ func (r *boxReader) envName(n *yaml.Node, name, what string) bool {
 		r.errorf(n, "use letters, digits and _, not starting with a digit", "%s: %q is not a valid name", what, name)
 		return false
 	}
-	for _, p := range []string{"GITHUB_", "RUNNER_", "ACTIONS_", "AUTONOMY_"} {
+	for _, p := range []string{"GITHUB_", "RUNNER_", "ACTIONS_", "AUTONOMY_", "GH_", "GIT_"} {
 		if strings.HasPrefix(strings.ToUpper(name), p) {
-			r.errorf(n, "choose a name without the "+p+" prefix", "%s: %q is reserved by GitHub Actions or autonomy", what, name)
+			r.errorf(n, "choose a name without the "+p+" prefix", "%s: %q is reserved by GitHub Actions, autonomy, gh or git", what, name)
 			return false
 		}
 	}

@@ -6,6 +6,7 @@ package ghactions
 import (
 	"fmt"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -182,11 +183,16 @@ func (c *compiler) actor(a *ir.Actor) {
 			if ev == "schedule" || ev == "workflow_dispatch" {
 				c.warnf(t.Event.Pos, "write "+map[string]string{"schedule": "cron: \"…\"", "workflow_dispatch": "dispatch: true"}[ev]+" instead", "actor %q: event %q is what autonomy compiles cron and dispatch triggers to; this trigger is ignored", name, ev)
 			} else if _, ok := events[ev]; !ok {
-				c.warnf(t.Event.Pos, ir.Suggest(ev, eventNames()), "actor %q: GitHub Actions knows no event %q; the workflow carries it, and GitHub will refuse it", name, ev)
+				c.warnf(t.Event.Pos, ir.Suggest(ev, eventNames()), "actor %q: GitHub Actions knows no event %q; it is left out of the workflow (GitHub would refuse the whole file)", name, ev)
+			} else if slices.Contains(ungatable, ev) {
+				c.warnf(t.Event.Pos, "trigger on something only maintainers do, or dispatch the actor", "actor %q: anyone can fire %q and GitHub reports no author association to gate it on: every outsider's %s runs this agent", name, ev, map[string]string{"watch": "star", "fork": "fork", "gollum": "wiki edit"}[ev])
 			} else if problem := configProblem(ev, t.Config); problem != "" {
 				c.warnf(t.Event.Pos, "fix the config; until then this trigger does not fire on gh-actions", "actor %q: event %q is left out of the workflow: %s", name, ev, problem)
 			}
 		}
+	}
+	if a.Timeout.Value > maxTimeout {
+		c.warnf(a.Timeout.Pos, fmt.Sprintf("GitHub-hosted runners stop every job at %d minutes", maxTimeout), "actor %q: timeout %d is longer than GitHub runs a job", name, a.Timeout.Value)
 	}
 	if n := len(dispatchInputs(a)); n+1 > maxInputs {
 		c.warnf(a.TriggersPos, "forward fewer params through dispatch", "actor %q: its dispatch forwards %d params, and GitHub accepts at most %d workflow_dispatch inputs (one is the correlation id)", name, n, maxInputs)
@@ -205,8 +211,11 @@ func (c *compiler) actor(a *ir.Actor) {
 	c.add(substrates.File{Path: WorkflowPath(name), Data: data, Mode: 0o644, Header: substrates.HashHeader}, fmt.Sprintf("the workflow of actor %q", name), a.Name.Pos)
 }
 
-// maxInputs is GitHub's limit on workflow_dispatch inputs.
-const maxInputs = 25
+// GitHub's limits: workflow_dispatch inputs, and minutes a job runs on a hosted runner.
+const (
+	maxInputs  = 25
+	maxTimeout = 360
+)
 
 // honored returns the actor with only the triggers GitHub can honor as written: an event whose
 // config GitHub would refuse or misread is left out (and warned about) rather than carried into
@@ -215,7 +224,7 @@ func (c *compiler) honored(a *ir.Actor) *ir.Actor {
 	kept := make([]*ir.Trigger, 0, len(a.Triggers))
 	for _, t := range a.Triggers {
 		if t.Kind == ir.Event {
-			if _, known := events[t.Event.Value]; known && configProblem(t.Event.Value, t.Config) != "" {
+			if _, known := events[t.Event.Value]; !known || configProblem(t.Event.Value, t.Config) != "" {
 				continue
 			}
 		}

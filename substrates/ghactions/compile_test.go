@@ -146,12 +146,15 @@ func TestBoxErrors(t *testing.T) {
 	cases := []struct{ box, want string }{
 		{"{ modl: x }", `11:19: policy.box.gh-actions.modl: unknown key (did you mean "model"?)`},
 		{"{ agent: codex exec }", `policy.box.gh-actions.agent must be a list of words`},
-		{"{ trustedRoles: [OWNER, CONTRIBUTOR] }", `trustedRoles: "CONTRIBUTOR" is not a trusted role (CONTRIBUTOR includes people without write access`},
+		{"{ trustedRoles: [OWNER, CONTRIBUTOR] }", `trustedRoles: "CONTRIBUTOR" is not a trusted role (CONTRIBUTOR includes people outside the repository's collaborators`},
 		{"{ trustedRoles: [] }", `trustedRoles is empty`},
 		{"{ credential: { token: X } }", `credential: unknown kind "token"`},
 		{"{ credential: { oidc: { url: \"https://x\" } } }", `credential.oidc has no audience`},
 		{"{ credential: { oidc: { audience: a, url: \"http://x\" } } }", `credential.oidc.url "http://x" is not an https URL`},
 		{"{ credential: { secret: GITHUB_TOKEN } }", `credential.secret: "GITHUB_TOKEN" is reserved`},
+		{"{ credential: { secret: GH_TOKEN } }", `credential.secret: "GH_TOKEN" is reserved`},
+		{"{ credential: { secret: { name: KEY, env: git_dir } } }", `credential.secret.env: "git_dir" is reserved`},
+		{"{ credential: { secret: ISSUE } }", `actor "a": param ISSUE has the name policy.box.gh-actions.credential gives the model credential`},
 		{"{ credential: { secret: \"A-B\" } }", `credential.secret: "A-B" is not a valid name`},
 		{"{ runsOn: \"ubuntu latest\" }", `runsOn: "ubuntu latest" is not a runner label`},
 		{"{ git: { mail: x } }", `git: unknown key "mail" (did you mean "email"?)`},
@@ -231,7 +234,7 @@ func TestCompileWarnings(t *testing.T) {
       - event: isues
 `))
 	all := out.Warnings.String()
-	for _, want := range []string{`cron "*/2 * * * *" fires every 2m0s, but GitHub runs schedules at most every 5 minutes`, `GitHub Actions knows no event "isues"; the workflow carries it, and GitHub will refuse it (did you mean "issues"?)`} {
+	for _, want := range []string{`cron "*/2 * * * *" fires every 2m0s, but GitHub runs schedules at most every 5 minutes`, `GitHub Actions knows no event "isues"; it is left out of the workflow (GitHub would refuse the whole file) (did you mean "issues"?)`} {
 		if !strings.Contains(all, want) {
 			t.Errorf("no warning %q in:\n%s", want, all)
 		}
@@ -311,4 +314,79 @@ func FuzzQuote(f *testing.F) {
 			t.Fatalf("quote(%q) = %s reads back as %#v", s, quote(s), got["k"])
 		}
 	})
+}
+
+func TestIgnoreFiltersIntersect(t *testing.T) {
+	wf := file(t, compileOK(t, agent("", `      - { event: push, config: { branches-ignore: [x1, y1] } }
+      - { event: push, config: { branches-ignore: [y1, z1] } }
+      - { event: pull_request_target, config: { branches-ignore: [a] } }
+      - { event: pull_request_target, config: { branches-ignore: [b] } }
+`)), WorkflowPath("a"))
+	if !strings.Contains(wf, "  push:\n    branches-ignore: [y1]\n") {
+		t.Errorf("push: only what both triggers ignore stays ignored:\n%s", wf)
+	}
+	if !strings.Contains(wf, "  pull_request_target: null\n") {
+		t.Errorf("pull_request_target: disjoint ignore lists ignore nothing:\n%s", wf)
+	}
+}
+
+func TestGates(t *testing.T) {
+	out := compileOK(t, agent("", `      - { event: workflow_run, config: { workflows: [ci] } }
+      - { event: issues }
+      - { event: watch }
+`+dispatchRef))
+	wf := file(t, out, WorkflowPath("a"))
+	for _, want := range []string{
+		"(github.event_name != 'workflow_run' || github.event.workflow_run.head_repository.full_name == github.repository)",
+		`!contains(fromJSON('["opened","edited","closed","reopened","deleted"]'), github.event.action)`,
+		// A dispatch on another branch would read that branch's skill and policy.
+		"(github.event_name != 'workflow_dispatch' || github.ref == format('refs/heads/{0}', github.event.repository.default_branch))",
+	} {
+		if !strings.Contains(wf, want) {
+			t.Errorf("workflow lacks %s:\n%s", want, wf)
+		}
+	}
+	if !strings.Contains(out.Warnings.String(), `anyone can fire "watch"`) {
+		t.Errorf("no warning for watch:\n%s", out.Warnings)
+	}
+}
+
+// TestRunStepHardening: the agent is installed before the token is persisted, cannot issue
+// workflow commands, and cannot mint more OIDC tokens.
+func TestRunStepHardening(t *testing.T) {
+	y := agent("code:propose", dispatchRef) + "policy:\n  box:\n    gh-actions: { credential: { oidc: { audience: proxy } } }\n"
+	wf := file(t, compileOK(t, y), WorkflowPath("a"))
+	install, checkout := strings.Index(wf, "Install the agent"), strings.Index(wf, "Check out the repository")
+	if install < 0 || checkout < 0 || install > checkout {
+		t.Errorf("the install must come before the checkout:\n%s", wf)
+	}
+	for _, want := range []string{"id-token: write", `echo "::stop-commands::${stop}"`, `echo "::${stop}::"`, "unset ACTIONS_ID_TOKEN_REQUEST_TOKEN ACTIONS_ID_TOKEN_REQUEST_URL"} {
+		if !strings.Contains(wf, want) {
+			t.Errorf("workflow lacks %q:\n%s", want, wf)
+		}
+	}
+	if mask, stop := strings.Index(wf, "::add-mask::"), strings.Index(wf, "::stop-commands::"); mask > stop {
+		t.Error("the token must be masked before workflow commands stop")
+	}
+}
+
+// TestBehaviorPathIsData: a behavior path holding an expression reaches env as that text.
+func TestBehaviorPathIsData(t *testing.T) {
+	dir := profile(t, head+"  a:\n    behavior: \"skills/x${{ github.event.issue.title }}\"\n    triggers: [{ dispatch: true }]\n")
+	if err := os.MkdirAll(filepath.Join(dir, "skills/x${{ github.event.issue.title }}"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "skills/x${{ github.event.issue.title }}/SKILL.md"), []byte("# x\n"), 0o644)
+	p, diags, err := ir.Check(dir)
+	if err != nil || diags.HasErrors() {
+		t.Fatalf("%v %s", err, diags)
+	}
+	out, err := Substrate{}.Compile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, _ := job(t, file(t, out, WorkflowPath("a")), "agent")["env"].(map[string]any)
+	if got := env["AUTONOMY_BEHAVIOR"]; got != ".autonomy/skills/x${{ '${{' }} github.event.issue.title }}/SKILL.md" {
+		t.Errorf("AUTONOMY_BEHAVIOR = %v", got)
+	}
 }

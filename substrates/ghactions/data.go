@@ -62,6 +62,14 @@ func mergeValue(a, b any, top bool) any {
 		out := mapping{}
 		for _, e := range am {
 			if v, ok := bm.get(e.key); ok {
+				if top && strings.HasSuffix(e.key, "-ignore") {
+					// Either trigger fires unless its own list excludes the ref: only what both
+					// exclude stays excluded.
+					if both := intersect(e.value, v); len(both) > 0 {
+						out = append(out, kv{key: e.key, value: both})
+					}
+					continue
+				}
 				out = append(out, kv{key: e.key, value: mergeValue(e.value, v, false)})
 			} else if !filterKeys[e.key] || !top {
 				out = append(out, e)
@@ -86,6 +94,19 @@ func mergeValue(a, b any, top bool) any {
 		return out
 	}
 	return a // two different scalars: the first trigger's value stands
+}
+
+// intersect keeps the items of list a that list b also holds.
+func intersect(a, b any) seq {
+	as, _ := a.(seq)
+	bs, _ := b.(seq)
+	var out seq
+	for _, x := range as {
+		if seqHas(bs, x) {
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 func seqHas(s seq, x any) bool {

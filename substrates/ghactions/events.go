@@ -83,10 +83,15 @@ func gate(event, rolesJSON string) string {
 	case "pull_request", "pull_request_target":
 		return sameRepo + " || " + trusted("pull_request")
 	case "issues":
-		// Labeling, assigning or closing takes triage access; opening or editing does not.
-		return "!contains(fromJSON('[\"opened\",\"edited\",\"reopened\"]'), github.event.action) || " + trusted("issue")
+		// Labeling, assigning or pinning takes triage access; an author opens, edits, closes and
+		// reopens their own issue.
+		return "!contains(fromJSON('[\"opened\",\"edited\",\"closed\",\"reopened\",\"deleted\"]'), github.event.action) || " + trusted("issue")
 	case "discussion":
-		return "!contains(fromJSON('[\"created\",\"edited\"]'), github.event.action) || " + trusted("discussion")
+		// An author creates, edits, deletes and marks answers on their own discussion.
+		return "!contains(fromJSON('[\"created\",\"edited\",\"deleted\",\"answered\",\"unanswered\"]'), github.event.action) || " + trusted("discussion")
+	case "workflow_run":
+		// A run of a pull request from a fork fires workflow_run in this repository.
+		return "github.event.workflow_run.head_repository.full_name == github.repository"
 	}
 	return ""
 }
@@ -204,3 +209,7 @@ func configProblem(event string, config *yaml.Node) string {
 	}
 	return ""
 }
+
+// ungatable are events anyone can fire that carry no author association to gate on: every
+// outsider's star, fork or public wiki edit would run the agent.
+var ungatable = []string{"watch", "fork", "gollum"}

@@ -9,9 +9,9 @@ import (
 // The human seam on GitHub. A kind: human actor's workflow engages a person: when it fires it
 // posts the ask (the situation the launcher sent and the actor's task spec) on the work item and
 // applies the tracker label mapped to input-required. A resolution is recorded only from a
-// trusted maintainer's command on that item ("/<actor> approve|reject|answer [note]"): the label
-// is removed and the decision is written on the item, attributed. Nothing here ever marks a task
-// done: done is verified by whoever reads the resolution (the orchestrator), never presumed.
+// trusted maintainer's command on that item ("/<actor> approve|reject|answer [note]"): the
+// decision is written on the item, attributed. Nothing here moves a label or marks a task done:
+// done is verified by whoever reads the resolution (the orchestrator), never presumed.
 
 // engageScript posts the ask. Every value is env; nothing untrusted reaches stdout, where GitHub
 // would read workflow commands in it.
@@ -40,7 +40,10 @@ gh api --method POST "repos/${GITHUB_REPOSITORY}/issues/${ref}/comments" -F "bod
 gh api --method POST "repos/${GITHUB_REPOSITORY}/issues/${ref}/labels" -f "labels[]=${AUTONOMY_LABEL}" > /dev/null
 `
 
-// resolveScript records a trusted maintainer's command, once, on an item with an open ask.
+// resolveScript records a trusted maintainer's command on an item with an open ask of this actor:
+// an ask comment the workflow posted (the bot's, so nobody can forge one) with no resolution of
+// it after. It records and nothing else: the label and the task's state are the orchestrator's to
+// move once it has verified the outcome.
 const resolveScript = `body="${AUTONOMY_COMMENT}"
 line="${body%%$'\n'*}"
 line="${line%$'\r'}"
@@ -48,24 +51,32 @@ verb=""
 note=""
 read -r _ verb note <<< "${line}" || true
 case "${verb}" in
-  approve | reject | answer) ;;
+  approve | answer) ;;
+  reject)
+    if [ -z "${note}" ]; then
+      echo "::error::reject needs a reason on the same line: ${AUTONOMY_COMMAND} reject <reason>"
+      exit 1
+    fi
+    ;;
   *)
-    echo "::error::unknown command: use approve, reject or answer"
+    echo "::error::unknown command: use ${AUTONOMY_COMMAND} approve, reject <reason> or answer <text>"
     exit 1
     ;;
 esac
 item="${AUTONOMY_ITEM}"
-labels="$(gh api --paginate "repos/${GITHUB_REPOSITORY}/issues/${item}/labels" --jq '.[].name')"
-if ! printf '%s\n' "${labels}" | grep -Fxq -- "${AUTONOMY_LABEL}"; then
-  echo "::notice::no open ask on this item; nothing recorded"
-  exit 0
-fi
-label_path="$(jq -rn 'env.AUTONOMY_LABEL | @uri')"
-gh api --method DELETE "repos/${GITHUB_REPOSITORY}/issues/${item}/labels/${label_path}" > /dev/null
+markers="$(gh api --paginate "repos/${GITHUB_REPOSITORY}/issues/${item}/comments" --jq '.[] | select(.user.login == "github-actions[bot]") | .body | split("\n")[0] | select(startswith("<!-- autonomy:"))')"
+last="$(grep -F -e "<!-- autonomy:ask actor=${AUTONOMY_ACTOR} -->" -e "<!-- autonomy:resolution actor=${AUTONOMY_ACTOR} " <<< "${markers}" | tail -n 1 || true)"
+case "${last}" in
+  "<!-- autonomy:ask "*) ;;
+  *)
+    echo "::notice::no open ask of ${AUTONOMY_ACTOR} on this item; nothing recorded"
+    exit 0
+    ;;
+esac
 record="${RUNNER_TEMP}/autonomy-resolution.md"
 {
   printf '<!-- autonomy:resolution actor=%s verb=%s by=%s -->\n' "${AUTONOMY_ACTOR}" "${verb}" "${AUTONOMY_BY}"
-  printf 'Recorded for %s: **%s** by @%s.\n' "${AUTONOMY_ACTOR}" "${verb}" "${AUTONOMY_BY}"
+  printf 'Recorded for %s: **%s** by @%s (%s).\n' "${AUTONOMY_ACTOR}" "${verb}" "${AUTONOMY_BY}" "${AUTONOMY_COMMENT_URL}"
   if [ -n "${note}" ]; then
     printf '\n> %s\n' "${note}"
   fi
@@ -123,7 +134,7 @@ func (c *compiler) humanWorkflow(a *ir.Actor) mapping {
 	env := mapping{}
 	paramEnv(&env, params)
 	env.add("AUTONOMY_ACTOR", name)
-	env.add("AUTONOMY_BEHAVIOR", behaviorPath(a))
+	env.add("AUTONOMY_BEHAVIOR", literalValue(behaviorPath(a)))
 	env.add("AUTONOMY_SUBJECT_REF", expr(orEmpty(ref)))
 	env.add("AUTONOMY_ASK", expr(orEmpty(ask)))
 	env.add("AUTONOMY_LABEL", literalValue(c.inputLabel))
@@ -140,11 +151,12 @@ func (c *compiler) humanWorkflow(a *ir.Actor) mapping {
 			notAsk = "!(" + isCommand + ")"
 		}
 	}
-	engage.add("if", c.jobIf(a, notAsk))
+	engageCond := c.jobIf(a, notAsk)
+	engage.add("if", expr(engageCond))
 	engage.add("runs-on", runsOn(c.box.runsOn))
 	engage.add("timeout-minutes", 10)
 	engage.add("permissions", perms.yaml())
-	engage.add("concurrency", concurrency(a))
+	engage.add("concurrency", concurrency(name, subjectExpr(a), engageCond))
 	engage.add("env", env)
 	engage.add("steps", seq{
 		checkout.step("Check out the task spec", mapping{{key: "persist-credentials", value: false}, {key: "sparse-checkout", value: dataDir}}),
@@ -155,18 +167,20 @@ func (c *compiler) humanWorkflow(a *ir.Actor) mapping {
 	if resolves {
 		renv := mapping{}
 		renv.add("AUTONOMY_ACTOR", name)
-		renv.add("AUTONOMY_LABEL", literalValue(c.inputLabel))
+		renv.add("AUTONOMY_COMMAND", command)
 		renv.add("AUTONOMY_COMMENT", expr("github.event.comment.body"))
+		renv.add("AUTONOMY_COMMENT_URL", expr("github.event.comment.html_url"))
 		renv.add("AUTONOMY_ITEM", expr("github.event.issue.number"))
 		renv.add("AUTONOMY_BY", expr("github.event.comment.user.login"))
 		renv.add("GH_TOKEN", expr("github.token"))
 		resolve := mapping{}
 		resolve.add("name", "record the resolution of "+name)
-		resolve.add("if", expr(pausedGuard+" && "+isCommand+" && contains(fromJSON('"+c.rolesJSON()+"'), github.event.comment.author_association)"))
+		resolveCond := pausedGuard + " && " + isCommand + " && contains(fromJSON('" + c.rolesJSON() + "'), github.event.comment.author_association)"
+		resolve.add("if", expr(resolveCond))
 		resolve.add("runs-on", runsOn(c.box.runsOn))
 		resolve.add("timeout-minutes", 10)
 		resolve.add("permissions", mapping{{key: "issues", value: plain(Write)}})
-		resolve.add("concurrency", mapping{{key: "group", value: plain("autonomy-" + name + "-${{ github.event.issue.number }}")}, {key: "cancel-in-progress", value: false}})
+		resolve.add("concurrency", concurrency(name, "github.event.issue.number", resolveCond))
 		resolve.add("env", renv)
 		resolve.add("steps", seq{mapping{{key: "name", value: "Record the resolution"}, {key: "run", value: literal(resolveScript)}}})
 		jobs = append(jobs, kv{key: "resolve", value: resolve})

@@ -110,8 +110,14 @@ func (c *compiler) on(a *ir.Actor) mapping {
 
 // jobIf is the condition an agent job runs under: the fleet is not paused, and an event any
 // outsider can fire came from a trusted author (or a same-repository pull request).
-func (c *compiler) jobIf(a *ir.Actor, extra ...string) plain {
+func (c *compiler) jobIf(a *ir.Actor, extra ...string) string {
 	conds := []string{pausedGuard}
+	if hasDispatch(a) {
+		// Anyone holding actions: write (every proposer) can dispatch a workflow on any branch,
+		// and the run would read its skill, standards and policy from that branch: a proposer
+		// could rewrite its reviewer. Dispatched runs are honored on the default branch only.
+		conds = append(conds, "(github.event_name != 'workflow_dispatch' || github.ref == format('refs/heads/{0}', github.event.repository.default_branch))")
+	}
 	for i, t := range a.Triggers {
 		if t.Kind != ir.Event || slices.ContainsFunc(a.Triggers[:i], func(u *ir.Trigger) bool { return u.Kind == ir.Event && u.Event.Value == t.Event.Value }) {
 			continue
@@ -121,16 +127,20 @@ func (c *compiler) jobIf(a *ir.Actor, extra ...string) plain {
 		}
 	}
 	conds = append(conds, extra...)
-	return expr(strings.Join(conds, " && "))
+	return strings.Join(conds, " && ")
 }
 
-// concurrency is one group per actor and subject; a running session is never cancelled.
-func concurrency(a *ir.Actor) mapping {
-	group := "autonomy-" + a.Name.Value
-	if s := subjectExpr(a); s != "" {
-		group += "-${{ " + s + " || 'none' }}"
+// concurrency is one group per actor and subject, under which a running session is never
+// cancelled (GitHub still replaces a queued run by a newer one of the same group). A run its
+// condition skips gets a group of its own, so it can never displace a queued one.
+func concurrency(name, subject, cond string) mapping {
+	if subject == "" {
+		subject = "'none'"
+	} else {
+		subject += " || 'none'"
 	}
-	return mapping{{key: "group", value: plain(group)}, {key: "cancel-in-progress", value: false}}
+	group := fmt.Sprintf("(%s) && format('autonomy-%s-{0}', %s) || format('autonomy-%s-skipped-{0}', github.run_id)", cond, name, subject, name)
+	return mapping{{key: "group", value: expr(group)}, {key: "cancel-in-progress", value: false}}
 }
 
 // runName echoes the correlation input of a dispatched run.
@@ -167,7 +177,7 @@ func (c *compiler) agentWorkflow(a *ir.Actor) mapping {
 	env := make(mapping, 0, len(params)+16)
 	paramEnv(&env, params)
 	env.add("AUTONOMY_ACTOR", name)
-	env.add("AUTONOMY_BEHAVIOR", behaviorPath(a))
+	env.add("AUTONOMY_BEHAVIOR", literalValue(behaviorPath(a)))
 	env.add("AUTONOMY_CAPABILITIES", capabilityList(a))
 	if c.box.model != "" {
 		env.add("AUTONOMY_MODEL", literalValue(c.box.model))
@@ -181,7 +191,7 @@ func (c *compiler) agentWorkflow(a *ir.Actor) mapping {
 		env.add("AUTONOMY_WORKSPACE", a.Execution.Workspace.Value)
 	}
 	if res := resultPath(a); res != "" {
-		env.add("AUTONOMY_RESULT_SCHEMA", res)
+		env.add("AUTONOMY_RESULT_SCHEMA", literalValue(res))
 		c.resultSchema(a, res)
 	}
 	if len(c.humanPaths) > 0 {
@@ -195,8 +205,9 @@ func (c *compiler) agentWorkflow(a *ir.Actor) mapping {
 		env.add("GIT_COMMITTER_EMAIL", literalValue(c.box.gitEmail))
 	}
 
-	// Checkout keeps the job token in git's config only for an actor that pushes.
-	steps := seq{checkout.step("Check out the repository", mapping{{key: "persist-credentials", value: proposes}})}
+	// The agent is installed before the checkout, so no install script runs while the job
+	// token sits in git's config; the checkout keeps it there only for an actor that pushes.
+	var steps seq
 	if a.Skill && len(c.box.install) > 0 {
 		if c.installStep == nil {
 			c.installStep = mapping{
@@ -207,17 +218,19 @@ func (c *compiler) agentWorkflow(a *ir.Actor) mapping {
 		}
 		steps = append(steps, c.installStep)
 	}
+	steps = append(steps, checkout.step("Check out the repository", mapping{{key: "persist-credentials", value: proposes}}))
 	steps = append(steps, c.runStep(a))
 
 	job := mapping{}
 	job.add("name", name)
-	job.add("if", c.jobIf(a))
+	cond := c.jobIf(a)
+	job.add("if", expr(cond))
 	job.add("runs-on", runsOn(c.box.runsOn))
 	if a.Timeout.Pos.IsSet() {
 		job.add("timeout-minutes", a.Timeout.Value)
 	}
 	job.add("permissions", r.perms.yaml())
-	job.add("concurrency", concurrency(a))
+	job.add("concurrency", concurrency(name, subjectExpr(a), cond))
 	job.add("env", env)
 	job.add("steps", steps)
 	wf.add("jobs", mapping{{key: "agent", value: job}})
@@ -257,12 +270,16 @@ func (c *compiler) runStep(a *ir.Actor) mapping {
 		if cred.oidc {
 			script.WriteString(oidcScript)
 		}
+		// The agent prints text it read from outsiders: GitHub must not take any of it for a
+		// workflow command (::add-mask::, ::error::, ::stop-commands::).
+		script.WriteString(stopCommands)
 		if a.Skill {
 			env = append(env, argvEnv("AUTONOMY_AGENT_", c.box.agent)...)
 			script.WriteString(argvScript("AUTONOMY_AGENT_", len(c.box.agent), ` < "$AUTONOMY_BEHAVIOR"`))
 		} else {
 			script.WriteString("\"./$AUTONOMY_BEHAVIOR\"\n")
 		}
+		script.WriteString(`echo "::${stop}::"` + "\n")
 		c.runParts[kind] = runParts{env, literal(script.String())}
 	}
 	rp := c.runParts[kind]
@@ -283,6 +300,14 @@ export "${AUTONOMY_CREDENTIAL_ENV}=${token}"
 if [ -n "${AUTONOMY_MODEL_URL:-}" ]; then
   export "${AUTONOMY_MODEL_URL_ENV}=${AUTONOMY_MODEL_URL}"
 fi
+# The agent gets the one token minted for the model proxy, not the power to mint more.
+unset ACTIONS_ID_TOKEN_REQUEST_TOKEN ACTIONS_ID_TOKEN_REQUEST_URL
+`
+
+// stopCommands turns off workflow commands for the rest of the step, with a token nobody can
+// guess; the script turns them back on when the agent has finished.
+const stopCommands = `stop="autonomy-$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
+echo "::stop-commands::${stop}"
 `
 
 // argvEnv passes a command's words as env vars prefix0, prefix1, …: the script names only the
