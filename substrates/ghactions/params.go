@@ -2,7 +2,6 @@ package ghactions
 
 import (
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/autonomyhq/autonomy/ir"
@@ -172,14 +171,4 @@ func subjectExpr(a *ir.Actor) string {
 		return ""
 	}
 	return strings.Join(parts, " || ")
-}
-
-// sortedKeys returns m's keys in order.
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
