@@ -151,10 +151,12 @@ func triggerKind(t *ir.Trigger) ir.TriggerKind {
 // already warns, at the same position, is left to that more specific warning.
 func SupportWarnings(s Substrate, p *ir.Profile, own ir.Diagnostics) ir.Diagnostics {
 	covered := map[ir.Pos]bool{}
+	said := map[string]bool{} // a substrate that added these warnings itself is not warned twice
 	for _, d := range own {
 		if d.Pos.IsSet() {
 			covered[d.Pos] = true
 		}
+		said[d.Message] = true
 	}
 	declared := map[string]Support{}
 	for _, sp := range s.Support() {
@@ -180,6 +182,9 @@ func SupportWarnings(s Substrate, p *ir.Profile, own ir.Diagnostics) ir.Diagnost
 		}
 		if u.Actor != "" {
 			msg = fmt.Sprintf("actor %q: %s", u.Actor, msg)
+		}
+		if said[msg] {
+			continue
 		}
 		ds = append(ds, ir.Diagnostic{File: p.File, Pos: u.Pos, Severity: ir.Warning, Message: msg})
 	}

@@ -7,6 +7,8 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+
+	"github.com/autonomyhq/autonomy/ir"
 )
 
 // maxCopy bounds one copied file, as ir bounds a profile: a behavior or resource is text a person
@@ -89,4 +91,53 @@ func (c *copier) resolve(src string) (string, error) {
 		return "", fmt.Errorf("%s: leads out of the profile directory through a symlink", src)
 	}
 	return real, nil
+}
+
+// CopyProfile installs every behavior (a skill's whole folder, or a script, made executable)
+// under dataDir at its path in the profile, and every resource at its install path, calling add
+// for each file with what produced it. Actors of one role share a behavior: it is copied once.
+// A resource inside dataDir, which target generates, or a file that cannot be read is reported.
+func CopyProfile(p *ir.Profile, target, dataDir string, add func(f File, producer string, pos ir.Pos)) ir.Diagnostics {
+	var diags ir.Diagnostics
+	copied := map[string]bool{}
+	for _, a := range p.Actors {
+		src := a.BehaviorFile
+		if a.Skill {
+			src = path.Dir(src)
+		}
+		if copied[src] {
+			continue
+		}
+		copied[src] = true
+		files, err := Copy(p.Dir, src, dataDir+"/"+src)
+		if err != nil {
+			diags = append(diags, ir.Diagnostic{File: p.File, Pos: a.Behavior.Pos, Severity: ir.Error,
+				Message: fmt.Sprintf("actor %q: behavior cannot be copied: %v", a.Name.Value, err), Hint: "fix the file, then compile again"})
+			continue
+		}
+		for _, f := range files {
+			if !a.Skill {
+				f.Mode = 0o755 // a script behavior is what the runner executes
+			}
+			add(f, "the behavior "+src, a.Behavior.Pos)
+		}
+	}
+	for _, r := range p.ResourceFiles {
+		if r.Path == dataDir || strings.HasPrefix(r.Path, dataDir+"/") {
+			diags = append(diags, ir.Diagnostic{File: p.File, Pos: r.Pos, Severity: ir.Error,
+				Message: fmt.Sprintf("resource %q would be installed inside %s/, which %s generates", r.Path, dataDir, target),
+				Hint:    "keep resources out of " + dataDir + "/"})
+			continue
+		}
+		files, err := Copy(p.Dir, r.Source, r.Path)
+		if err != nil {
+			diags = append(diags, ir.Diagnostic{File: p.File, Pos: r.Pos, Severity: ir.Error,
+				Message: fmt.Sprintf("resource %q cannot be copied: %v", r.Path, err), Hint: "fix the file, then compile again"})
+			continue
+		}
+		for _, f := range files {
+			add(f, "the resource "+r.Path, r.Pos)
+		}
+	}
+	return diags
 }

@@ -5,10 +5,8 @@ package ghactions
 
 import (
 	"fmt"
-	"path"
 	"slices"
 	"sort"
-	"strings"
 
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/substrates"
@@ -123,49 +121,8 @@ func behaviorPath(a *ir.Actor) string { return dataDir + "/" + a.BehaviorFile }
 
 // copies installs every behavior (a skill's whole folder) and every resource.
 func (c *compiler) copies() {
-	copied := map[string]bool{} // actors of one role share a behavior: copy it once
-	for _, a := range c.p.Actors {
-		src := a.BehaviorFile
-		if a.Skill {
-			src = path.Dir(src)
-		}
-		if copied[src] {
-			continue
-		}
-		copied[src] = true
-		files, err := substrates.Copy(c.p.Dir, src, dataDir+"/"+src)
-		if err != nil {
-			c.errors = append(c.errors, ir.Diagnostic{File: c.p.File, Pos: a.Behavior.Pos, Severity: ir.Error,
-				Message: fmt.Sprintf("actor %q: behavior cannot be copied: %v", a.Name.Value, err), Hint: "fix the file, then compile again"})
-			continue
-		}
-		for _, f := range files {
-			if !a.Skill {
-				f.Mode = 0o755 // a script behavior is what the job runs
-			}
-			c.add(f, "the behavior "+src, a.Behavior.Pos)
-		}
-	}
-	for _, r := range c.p.ResourceFiles {
-		if reserved(r.Path) {
-			c.errors = append(c.errors, ir.Diagnostic{File: c.p.File, Pos: r.Pos, Severity: ir.Error,
-				Message: fmt.Sprintf("resource %q would be installed inside %s/, which gh-actions generates", r.Path, dataDir),
-				Hint:    "keep resources out of " + dataDir + "/"})
-			continue
-		}
-		files, err := substrates.Copy(c.p.Dir, r.Source, r.Path)
-		if err != nil {
-			c.errors = append(c.errors, ir.Diagnostic{File: c.p.File, Pos: r.Pos, Severity: ir.Error,
-				Message: fmt.Sprintf("resource %q cannot be copied: %v", r.Path, err), Hint: "fix the file, then compile again"})
-			continue
-		}
-		for _, f := range files {
-			c.add(f, "the resource "+r.Path, r.Pos)
-		}
-	}
+	c.errors = append(c.errors, substrates.CopyProfile(c.p, Name, dataDir, c.add)...)
 }
-
-func reserved(p string) bool { return p == dataDir || strings.HasPrefix(p, dataDir+"/") }
 
 // actor compiles one actor's workflow and checks what GitHub cannot honor.
 func (c *compiler) actor(a *ir.Actor) {

@@ -5,12 +5,15 @@ package registry
 import (
 	"github.com/autonomyhq/autonomy/substrates"
 	"github.com/autonomyhq/autonomy/substrates/ghactions"
+	"github.com/autonomyhq/autonomy/substrates/local"
 )
 
 // All is every substrate, in the order of ir.Targets.
 var All = []substrates.Substrate{
 	// gh-actions: GitHub Actions, one workflow per actor; alias github.
 	ghactions.Substrate{},
+	// local: one machine; autonomy itself is the runner and the trigger executor.
+	local.Substrate{},
 }
 
 // Lookup finds a substrate by its name or one of its aliases.

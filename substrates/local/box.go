@@ -1,0 +1,110 @@
+package local
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+	_ "time/tzdata" // timezones resolve the same on every machine, with or without a zoneinfo
+
+	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/substrates"
+)
+
+// The defaults of policy.box.local (documented in docs/local.md).
+const (
+	defaultTimezone = "UTC"
+	defaultGrace    = 10
+	maxGrace        = 3600
+	// AgentEnv overrides the box's agent command at run time: a JSON list of words.
+	AgentEnv = "AUTONOMY_LOCAL_AGENT"
+)
+
+// DefaultAgent is the box's agent command when the profile names none: Codex, non-interactive,
+// reading the skill on stdin.
+var DefaultAgent = []string{"codex", "exec", "--full-auto", "-"}
+
+var boxKeys = []string{"agent", "model", "timezone", "graceSeconds", "overlap"}
+
+// box is policy.box.local: how this substrate fills the box every agent runs in.
+type box struct {
+	agent    []string
+	timezone string
+	grace    int
+	overlap  bool
+}
+
+// readBox reads policy.box.local with its defaults filled in.
+func readBox(p *ir.Profile) (box, ir.Diagnostics) {
+	b := box{timezone: defaultTimezone, grace: defaultGrace}
+	r := &substrates.BoxReader{File: p.File, Prefix: "policy.box.local."}
+	var model string
+	if n := substrates.BoxNode(p, Name); n != nil {
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			switch k.Value {
+			case "agent":
+				b.agent = r.Argv(v, "agent", `e.g. agent: [codex, exec, --full-auto, -]`)
+				if b.agent != nil && len(b.agent) == 0 {
+					r.Errorf(v, "name the command, or remove agent for the default", "agent is empty")
+				}
+			case "model":
+				model, _ = r.Str(v, "model", "e.g. model: gpt-5-codex")
+			case "timezone":
+				tz, ok := r.Str(v, "timezone", "e.g. timezone: Europe/Paris")
+				if !ok {
+					continue
+				}
+				if _, err := time.LoadLocation(tz); err != nil || tz == "Local" {
+					r.Errorf(v, "use an IANA zone name such as UTC, Europe/Paris or America/New_York", "timezone %q is not a known time zone", tz)
+					continue
+				}
+				b.timezone = tz
+			case "graceSeconds":
+				if g, ok := r.Int(v, "graceSeconds", "e.g. graceSeconds: 10", 0, maxGrace); ok {
+					b.grace = g
+				}
+			case "overlap":
+				b.overlap, _ = r.Bool(v, "overlap", "overlap: true lets a scheduled actor start again while its last scheduled run is still going")
+			default:
+				r.Errorf(k, ir.Suggest(k.Value, boxKeys), "%s: unknown key", k.Value)
+			}
+		}
+	}
+	if len(b.agent) == 0 {
+		b.agent = append([]string(nil), DefaultAgent[:len(DefaultAgent)-1]...)
+		if model != "" {
+			b.agent = append(b.agent, "--model", model)
+		}
+		b.agent = append(b.agent, DefaultAgent[len(DefaultAgent)-1])
+	} else if model != "" {
+		r.Diags = append(r.Diags, ir.Diagnostic{File: p.File, Severity: ir.Warning, Pos: boxPos(p),
+			Message: "policy.box.local.model is ignored: policy.box.local.agent names the whole command",
+			Hint:    "put the model in the agent command"})
+	}
+	return b, r.Diags
+}
+
+func boxPos(p *ir.Profile) ir.Pos {
+	if n := substrates.BoxNode(p, Name); n != nil {
+		return ir.Pos{Line: n.Line, Col: n.Column}
+	}
+	return ir.Pos{}
+}
+
+// AgentOverride reads AUTONOMY_LOCAL_AGENT: a JSON list of words ("" when unset).
+func AgentOverride(value string) ([]string, error) {
+	if strings.TrimSpace(value) == "" {
+		return nil, nil
+	}
+	var argv []string
+	if err := json.Unmarshal([]byte(value), &argv); err != nil || len(argv) == 0 {
+		return nil, fmt.Errorf(`%s must be a JSON list of words, e.g. ["codex","exec","--full-auto","-"] (no shell is involved)`, AgentEnv)
+	}
+	for _, w := range argv {
+		if w == "" {
+			return nil, fmt.Errorf("%s holds an empty word", AgentEnv)
+		}
+	}
+	return argv, nil
+}

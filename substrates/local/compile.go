@@ -1,0 +1,242 @@
+// Package local is the local substrate: it compiles a profile into an installation one machine
+// runs (launcher configs, the schedule, the lifecycle map, the behaviors), and it is that
+// installation's runner: an exec runner for agents, a human runner for people, a cron trigger
+// executor, and durable session state in SQLite. See docs/local.md.
+package local
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/substrates"
+)
+
+// Name is the target name.
+const Name = "local"
+
+// Substrate is the local substrate.
+type Substrate struct{}
+
+// Name returns "local".
+func (Substrate) Name() string { return Name }
+
+// Aliases returns none.
+func (Substrate) Aliases() []string { return nil }
+
+// Support returns the support declaration.
+func (Substrate) Support() []substrates.Support { return support }
+
+// compiler holds one compile.
+type compiler struct {
+	p        *ir.Profile
+	box      box
+	files    []substrates.File
+	paths    map[string]string
+	warnings ir.Diagnostics
+	errors   ir.Diagnostics
+	actors   []*ActorConfig
+}
+
+// Compile realizes the profile as a local installation.
+func (Substrate) Compile(p *ir.Profile) (substrates.Output, error) {
+	b, diags := readBox(p)
+	c := &compiler{p: p, box: b, paths: map[string]string{}}
+	for _, d := range diags {
+		if d.Severity == ir.Error {
+			c.errors = append(c.errors, d)
+		} else {
+			c.warnings = append(c.warnings, d)
+		}
+	}
+	sched := Schedule{Timezone: b.timezone, Entries: []Entry{}}
+	rc := RunnerConfig{MaxConcurrent: p.Policy.MaxConcurrent.Value, GraceSeconds: b.grace, Overlap: b.overlap, Actors: p.ActorNames()}
+	for _, a := range p.Actors {
+		cfg := c.actor(a)
+		c.actors = append(c.actors, cfg)
+		c.json(ActorPath(cfg.Actor), fmt.Sprintf("the launcher config of actor %q", cfg.Actor), a.Name.Pos, cfg)
+		for i, t := range a.Triggers {
+			if t.Kind == ir.Cron {
+				sched.Entries = append(sched.Entries, Entry{Key: fmt.Sprintf("%s#%d", cfg.Actor, i), Actor: cfg.Actor, Trigger: i, Cron: t.Cron.Value, Params: params(t.Params)})
+			}
+		}
+	}
+	c.json(SchedulePath, "the schedule", ir.Pos{}, sched)
+	c.json(RunnerPath, "the runner config", ir.Pos{}, rc)
+	c.json(LifecyclePath, "the lifecycle map", ir.Pos{}, lifecycle(p))
+	c.errors = append(c.errors, substrates.CopyProfile(p, Name, dataDir, c.add)...)
+	if c.errors.HasErrors() {
+		return substrates.Output{}, c.errors.Sort()
+	}
+	c.warnings = append(c.warnings, substrates.SupportWarnings(Substrate{}, p, c.warnings)...)
+	c.warnings = c.warnings.Sort()
+	c.manifest()
+	sort.Slice(c.files, func(i, j int) bool { return c.files[i].Path < c.files[j].Path })
+	return substrates.Output{Target: Name, Files: c.files, Warnings: c.warnings}, nil
+}
+
+// actor builds an actor's launcher config, installing its result schema.
+func (c *compiler) actor(a *ir.Actor) *ActorConfig {
+	cfg := &ActorConfig{
+		Actor:          a.Name.Value,
+		Kind:           "agent",
+		Behavior:       dataDir + "/" + a.BehaviorFile,
+		Skill:          a.Skill,
+		Capabilities:   []string{},
+		Params:         []Param{},
+		Env:            map[string]string{},
+		TimeoutMinutes: a.Timeout.Value,
+		Workspace:      "shared",
+		Reviewer:       a.Review.Value,
+		Prelaunch:      a.Prelaunch.Value,
+		Triggers:       []Trigger{},
+	}
+	if a.IsHuman() {
+		cfg.Kind = "human"
+	} else if a.Skill {
+		cfg.Command = &Command{Argv: c.box.agent, Stdin: cfg.Behavior, Box: true}
+	} else {
+		cfg.Command = &Command{Argv: []string{cfg.Behavior}}
+	}
+	caps := make([]string, 0, len(a.Capabilities))
+	for _, cp := range a.Capabilities {
+		caps = append(caps, cp.Raw.Value)
+	}
+	cfg.Capabilities = caps
+	if a.Execution != nil && a.Execution.Workspace.Value != "" {
+		cfg.Workspace = a.Execution.Workspace.Value
+	}
+	seen := map[string]bool{}
+	for _, t := range a.Triggers {
+		tr := Trigger{Kind: string(t.Kind), Cron: t.Cron.Value, Event: t.Event.Value, Params: []string{}}
+		for _, prm := range t.Params {
+			tr.Params = append(tr.Params, prm.Name.Value)
+			if !seen[prm.Name.Value] {
+				seen[prm.Name.Value] = true
+				cfg.Params = append(cfg.Params, Param{Name: prm.Name.Value, Source: prm.Source.Value})
+			}
+		}
+		cfg.Triggers = append(cfg.Triggers, tr)
+	}
+	cfg.Env["AUTONOMY_AGENT"] = cfg.Actor
+	cfg.Env["AUTONOMY_KIND"] = cfg.Kind
+	cfg.Env["AUTONOMY_CAPABILITIES"] = strings.Join(caps, " ")
+	cfg.Env["AUTONOMY_BEHAVIOR"] = cfg.Behavior
+	if cfg.Reviewer != "" {
+		cfg.Env["AUTONOMY_REVIEWER"] = cfg.Reviewer
+	}
+	if a.Result != nil {
+		cfg.Result = c.resultSchema(a)
+		cfg.Env["AUTONOMY_RESULT_SCHEMA"] = cfg.Result
+	}
+	return cfg
+}
+
+// params lists a trigger's params.
+func params(ps []ir.Param) []Param {
+	out := make([]Param, 0, len(ps))
+	for _, p := range ps {
+		out = append(out, Param{Name: p.Name.Value, Source: p.Source.Value})
+	}
+	return out
+}
+
+// lifecycle maps every state of the catalog, mapped or not, in the catalog's order.
+func lifecycle(p *ir.Profile) Lifecycle {
+	l := Lifecycle{States: []StateName{}}
+	for _, s := range ir.States {
+		sn := StateName{State: s.Name, Name: s.Name}
+		for _, ts := range p.Policy.TaskStates {
+			if ts.State == s.Name && ts.Label.Value != "" {
+				sn.Name, sn.Mapped = ts.Label.Value, true
+			}
+		}
+		l.States = append(l.States, sn)
+	}
+	return l
+}
+
+// resultSchema installs the actor's result contract and returns its path: a named contract once
+// for every actor that names it, an inline schema per actor.
+func (c *compiler) resultSchema(a *ir.Actor) string {
+	if name := a.Result.Named.Value; name != "" {
+		if canon, ok := ir.ContractAliases[name]; ok {
+			name = canon
+		}
+		path := dataDir + "/results/" + name + ".json"
+		c.add(substrates.File{Path: path, Data: []byte(ir.ResultContracts[name] + "\n"), Mode: 0o644, Header: substrates.JSONHeader}, "the result contract "+name, a.Result.Pos)
+		return path
+	}
+	path := dataDir + "/results/" + a.Name.Value + ".json"
+	c.json(path, fmt.Sprintf("the result schema of actor %q", a.Name.Value), a.Result.Pos, a.Result.Inline)
+	return path
+}
+
+// add records a file, refusing a second producer of the same path.
+func (c *compiler) add(f substrates.File, producer string, pos ir.Pos) {
+	if first, dup := c.paths[f.Path]; dup {
+		if first == producer {
+			return // the same behavior or contract shared by two actors
+		}
+		c.errors = append(c.errors, ir.Diagnostic{File: c.p.File, Pos: pos, Severity: ir.Error,
+			Message: fmt.Sprintf("%s and %s would both be installed at %s", first, producer, f.Path),
+			Hint:    "rename or move one of them"})
+		return
+	}
+	c.paths[f.Path] = producer
+	c.files = append(c.files, f)
+}
+
+// json installs v as indented JSON with a header member.
+func (c *compiler) json(path, producer string, pos ir.Pos, v any) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		panic(err) // only this package's own types and JSON-compatible schema values are encoded
+	}
+	c.add(substrates.File{Path: path, Data: buf.Bytes(), Mode: 0o644, Header: substrates.JSONHeader}, producer, pos)
+}
+
+// manifest describes the installation: actors, warnings, and the hash of every other file.
+func (c *compiler) manifest() {
+	type actor struct {
+		Name         string    `json:"name"`
+		Kind         string    `json:"kind"`
+		Config       string    `json:"config"`
+		Behavior     string    `json:"behavior"`
+		Capabilities []string  `json:"capabilities"`
+		Triggers     []Trigger `json:"triggers"`
+		Params       []Param   `json:"params"`
+		Workspace    string    `json:"workspace"`
+		Timeout      int       `json:"timeoutMinutes,omitempty"`
+	}
+	m := struct {
+		Schema   string            `json:"schema"`
+		Target   string            `json:"target"`
+		Actors   []actor           `json:"actors"`
+		Warnings []string          `json:"warnings"`
+		Files    map[string]string `json:"files"`
+	}{Schema: ir.Schema, Target: Name, Actors: []actor{}, Warnings: []string{}, Files: map[string]string{}}
+	for _, a := range c.actors {
+		m.Actors = append(m.Actors, actor{a.Actor, a.Kind, ActorPath(a.Actor), a.Behavior, a.Capabilities, a.Triggers, a.Params, a.Workspace, a.TimeoutMinutes})
+	}
+	for _, d := range c.warnings {
+		s := fmt.Sprintf("%d:%d: %s", d.Pos.Line, d.Pos.Col, d.Message)
+		if d.Hint != "" {
+			s += " (" + d.Hint + ")"
+		}
+		m.Warnings = append(m.Warnings, s)
+	}
+	for _, f := range c.files {
+		sum := sha256.Sum256(f.Data)
+		m.Files[f.Path] = hex.EncodeToString(sum[:])
+	}
+	c.json(ManifestPath, "the manifest", ir.Pos{}, m)
+}

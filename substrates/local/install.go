@@ -1,0 +1,235 @@
+package local
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/autonomyhq/autonomy/ir/cron"
+)
+
+// Where a local installation keeps what the runner reads, relative to the installation root.
+const (
+	dataDir = ".autonomy"
+	// ManifestPath is the derived description of the installation.
+	ManifestPath = dataDir + "/manifest.json"
+	// LifecyclePath maps the standard's task states to the tracker's names.
+	LifecyclePath = dataDir + "/lifecycle.json"
+	localDir      = dataDir + "/local"
+	// SchedulePath lists every cron trigger, exactly as declared.
+	SchedulePath = localDir + "/schedule.json"
+	// RunnerPath holds the fleet-wide settings the runner enforces.
+	RunnerPath = localDir + "/runner.json"
+	// StateDir holds the runner's state: the database, logs, results, the attention list.
+	StateDir = dataDir + "/state"
+	// WorktreeDir holds the git worktrees of isolated sessions.
+	WorktreeDir = dataDir + "/worktrees"
+	// HumanRequiredPath carries policy.box.risk.human_required_paths for the approval gate.
+	HumanRequiredPath = dataDir + "/human-required-paths.json"
+)
+
+// ActorPath is where an actor's launcher config is installed.
+func ActorPath(actor string) string { return localDir + "/actors/" + actor + ".json" }
+
+// ActorConfig is an actor's launcher config: everything the runner needs to start it.
+type ActorConfig struct {
+	Actor string `json:"actor"`
+	// Kind is "agent" or "human".
+	Kind string `json:"kind"`
+	// Behavior is the installed behavior file: a skill's SKILL.md, a script, or for a person the
+	// task spec they are handed.
+	Behavior string `json:"behavior"`
+	// Skill is true when Behavior is a skill run by the box's agent command.
+	Skill bool `json:"skill"`
+	// Command is how an agent is started; nil for a person.
+	Command *Command `json:"command,omitempty"`
+	// Capabilities as written, scope included.
+	Capabilities []string `json:"capabilities"`
+	// Params is every param the actor's triggers forward, each name once, in declaration order.
+	Params []Param `json:"params"`
+	// Env is the fixed part of the env contract; the runner adds the params, AUTONOMY_SESSION,
+	// AUTONOMY_FORWARD, AUTONOMY_DIR and AUTONOMY_RESULT at launch.
+	Env map[string]string `json:"env"`
+	// TimeoutMinutes bounds a session; 0 for none.
+	TimeoutMinutes int `json:"timeoutMinutes,omitempty"`
+	// Workspace is "shared" (the installation root) or "isolated" (a git worktree per session).
+	Workspace string `json:"workspace"`
+	// Reviewer is the actor that reviews this proposer's changes.
+	Reviewer string `json:"reviewer,omitempty"`
+	// Result is the installed JSON Schema an exit-0 session's result file must satisfy.
+	Result string `json:"result,omitempty"`
+	// Prelaunch is run with sh -c in the session's workspace before the actor starts.
+	Prelaunch string `json:"prelaunch,omitempty"`
+	// Triggers are the actor's triggers, in declaration order.
+	Triggers []Trigger `json:"triggers"`
+}
+
+// Command is the argv that starts an agent, and what it reads on stdin.
+type Command struct {
+	// Argv's first word is looked up on PATH unless it holds a slash; a word starting with
+	// ".autonomy/" is a path inside the installation.
+	Argv []string `json:"argv"`
+	// Stdin is an installed file fed to the process (the skill), or "" for none.
+	Stdin string `json:"stdin,omitempty"`
+	// Box is true when Argv is the box's agent command, which AUTONOMY_LOCAL_AGENT overrides.
+	Box bool `json:"box"`
+}
+
+// Param forwards one trigger-param source under an opaque env name.
+type Param struct {
+	Name   string `json:"name"`
+	Source string `json:"source"`
+}
+
+// Trigger is one trigger of an actor.
+type Trigger struct {
+	Kind   string   `json:"kind"`
+	Cron   string   `json:"cron,omitempty"`
+	Event  string   `json:"event,omitempty"`
+	Params []string `json:"params"`
+}
+
+// Schedule is every cron trigger of the fleet.
+type Schedule struct {
+	// Timezone is the IANA zone the expressions are read in.
+	Timezone string  `json:"timezone"`
+	Entries  []Entry `json:"entries"`
+}
+
+// Entry is one cron trigger.
+type Entry struct {
+	// Key names the trigger for the executor's state: actor#index.
+	Key   string `json:"key"`
+	Actor string `json:"actor"`
+	// Trigger is the index of the trigger among the actor's.
+	Trigger int    `json:"trigger"`
+	Cron    string `json:"cron"`
+	// Params are the params the trigger forwards.
+	Params []Param `json:"params"`
+}
+
+// RunnerConfig is the fleet-wide behavior of the runner.
+type RunnerConfig struct {
+	// MaxConcurrent caps running agent sessions across the fleet; 0 for no cap.
+	MaxConcurrent int `json:"maxConcurrent"`
+	// GraceSeconds is how long a session has between TERM and KILL.
+	GraceSeconds int `json:"graceSeconds"`
+	// Overlap lets the schedule start an actor that already has a scheduled session running.
+	Overlap bool `json:"overlap"`
+	// Actors lists the installed actors, in the profile's order.
+	Actors []string `json:"actors"`
+}
+
+// Lifecycle maps each lifecycle state to the tracker's name for it.
+type Lifecycle struct {
+	States []StateName `json:"states"`
+}
+
+// StateName is one lifecycle state and the tracker's name for it.
+type StateName struct {
+	State string `json:"state"`
+	Name  string `json:"name"`
+	// Mapped is false when the profile did not map the state and the standard's name is used.
+	Mapped bool `json:"mapped"`
+}
+
+// Install is a local installation as the runner reads it.
+type Install struct {
+	// Dir is the installation root, absolute.
+	Dir      string
+	Runner   RunnerConfig
+	Schedule Schedule
+	// Location is Schedule.Timezone loaded.
+	Location *time.Location
+	// Cron holds each schedule entry's parsed expression, by Key.
+	Cron map[string]*cron.Schedule
+}
+
+// ErrNotInstalled is returned when a directory holds no local installation.
+var ErrNotInstalled = errors.New("no local installation")
+
+// Open reads the installation in dir.
+func Open(dir string) (*Install, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	in := &Install{Dir: abs, Cron: map[string]*cron.Schedule{}}
+	if err := readJSON(abs, RunnerPath, &in.Runner); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%s: %w (compile one: autonomy compile PROFILE --target local --out %s)", dir, ErrNotInstalled, dir)
+		}
+		return nil, err
+	}
+	if err := readJSON(abs, SchedulePath, &in.Schedule); err != nil {
+		return nil, err
+	}
+	if in.Location, err = time.LoadLocation(in.Schedule.Timezone); err != nil {
+		return nil, fmt.Errorf("%s: timezone %q: %v", filepath.Join(dir, SchedulePath), in.Schedule.Timezone, err)
+	}
+	for _, e := range in.Schedule.Entries {
+		s, err := cron.Parse(e.Cron)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s: cron %q: %v (compile again)", filepath.Join(dir, SchedulePath), e.Key, e.Cron, err)
+		}
+		in.Cron[e.Key] = s
+	}
+	return in, nil
+}
+
+// Actor reads an actor's launcher config.
+func (in *Install) Actor(name string) (*ActorConfig, error) {
+	if !validActorName(name) {
+		return nil, fmt.Errorf("%q is not an actor name", name)
+	}
+	var c ActorConfig
+	if err := readJSON(in.Dir, ActorPath(name), &c); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("no actor %q in %s (%s)", name, in.Dir, suggestActor(name, in.Runner.Actors))
+		}
+		return nil, err
+	}
+	return &c, nil
+}
+
+// Path resolves an installation-relative slash path.
+func (in *Install) Path(p string) string { return filepath.Join(in.Dir, filepath.FromSlash(p)) }
+
+// validActorName keeps a name from reaching outside the actors folder.
+func validActorName(s string) bool {
+	if s == "" || len(s) > 63 || s[0] < 'a' || s[0] > 'z' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+func suggestActor(name string, actors []string) string {
+	if len(actors) == 0 {
+		return "the installation has no actors"
+	}
+	return "actors: " + strings.Join(actors, ", ")
+}
+
+// readJSON decodes an installed JSON file; its "//" header member is an unknown field, ignored.
+func readJSON(dir, rel string, v any) error {
+	full := filepath.Join(dir, filepath.FromSlash(rel))
+	data, err := os.ReadFile(full)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return fmt.Errorf("%s: %v (compile again)", full, err)
+	}
+	return nil
+}

@@ -1,0 +1,36 @@
+package local
+
+import "github.com/autonomyhq/autonomy/substrates"
+
+// credentials is how the code and tasks capabilities are realized: no narrower token exists on one
+// machine, so the capability is carried to the agent's tooling (docs/local.md, Security).
+const credentials = "carried as AUTONOMY_CAPABILITIES; the agent acts with your own git and gh credentials, which local does not narrow"
+
+// support is what local realizes of the standard, feature by feature. Compile warns for every
+// feature a profile uses that is not fully supported; conformance checks the rest.
+var support = []substrates.Support{
+	{Feature: "capability:code:propose", Level: substrates.Supported, Note: credentials},
+	{Feature: "capability:code:review", Level: substrates.Supported, Note: credentials},
+	{Feature: "capability:tasks:author", Level: substrates.Supported, Note: credentials},
+	{Feature: "capability:tasks:converse", Level: substrates.Supported, Note: credentials},
+	{Feature: "capability:agent:launch", Level: substrates.Supported, Note: "enforced: runner launch from inside a session needs it; agent:launch@x launches only x"},
+	{Feature: "capability:agent:list", Level: substrates.Supported, Note: "enforced: runner list, get and logs from inside a session need it"},
+	{Feature: "capability:agent:update", Level: substrates.Supported, Note: "enforced: runner update from inside a session needs it"},
+	{Feature: "capability:agent:cancel", Level: substrates.Supported, Note: "enforced: runner cancel from inside a session needs it"},
+	{Feature: "capability:@scope", Level: substrates.Partial, Note: "an agent:* scope names the only actor the verb may act on, enforced; a code: or tasks: scope reaches the agent as AUTONOMY_CAPABILITIES only"},
+	{Feature: "trigger:cron", Level: substrates.Supported, Note: "runner tick/serve, exact 5-field semantics in policy.box.local.timezone; a missed slot fires once"},
+	{Feature: "trigger:dispatch", Level: substrates.Supported, Note: "runner launch ACTOR, params from --param, --ref, --from, --text, --kind"},
+	{Feature: "trigger:event", Level: substrates.Unsupported, Note: "local has no event source: the trigger never fires; dispatch the actor (runner launch) or give it a cron"},
+	{Feature: "source:subject.ref", Level: substrates.Supported, Note: "runner launch --ref"},
+	{Feature: "source:subject.actor", Level: substrates.Supported, Note: "runner launch --from; else the launching session's actor, or your user name"},
+	{Feature: "source:subject.actorRole", Level: substrates.Supported, Note: "OWNER when you launch, NONE when a session does"},
+	{Feature: "source:subject.text", Level: substrates.Supported, Note: "runner launch --text"},
+	{Feature: "source:trigger.kind", Level: substrates.Supported, Note: "runner launch --kind; else dispatch, or cron from the schedule"},
+	{Feature: "kind:human", Level: substrates.Supported, Note: "a parked ask listed in .autonomy/state/attention.md, done only with its one-time token and evidence"},
+	{Feature: "field:timeout", Level: substrates.Supported, Note: "TERM to the process group, KILL after policy.box.local.graceSeconds"},
+	{Feature: "field:review", Level: substrates.Supported, Note: "the proposer receives its reviewer as AUTONOMY_REVIEWER, to launch it"},
+	{Feature: "field:result", Level: substrates.Supported, Note: "an exit 0 is done only when AUTONOMY_RESULT validates against the schema"},
+	{Feature: "field:execution", Level: substrates.Supported, Note: "isolated: a git worktree per session under .autonomy/worktrees, removed when it ends"},
+	{Feature: "field:prelaunch", Level: substrates.Supported, Note: "run with sh -c in the session's workspace before the actor; a failure fails the session"},
+	{Feature: "policy:maxConcurrent", Level: substrates.Supported, Note: "running agent sessions never exceed it: launch refuses, tick defers"},
+}
