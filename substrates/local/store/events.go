@@ -1,0 +1,131 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// Event is one line of the audit log: a denial, a deferral, a transition.
+type Event struct {
+	Seq     int64
+	At      time.Time // UTC
+	Session string    // "" when about no session
+	Actor   string
+	Kind    string // e.g. "launched", "ended", "denied", "deferred", "orphaned"
+	Message string
+}
+
+// Log appends e to the audit log, at now when e.At is zero; e.Seq is ignored, the log numbers
+// its lines itself.
+func (tx *Tx) Log(e Event) error {
+	if e.At.IsZero() {
+		e.At = now()
+	}
+	_, err := tx.tx.ExecContext(tx.ctx, `INSERT INTO events (at, session, actor, kind, message) VALUES (?, ?, ?, ?, ?)`,
+		e.At.UnixNano(), e.Session, e.Actor, e.Kind, e.Message)
+	if err != nil {
+		return fmt.Errorf("logging a %q event: %w", e.Kind, err)
+	}
+	return nil
+}
+
+// Events returns the most recent limit events (0: all) about session ("" for every event),
+// oldest first.
+func (st *Store) Events(ctx context.Context, session string, limit int) ([]Event, error) {
+	q, args := `SELECT seq, at, session, actor, kind, message FROM events`, []any(nil)
+	if session != "" {
+		q, args = q+` WHERE session = ?`, append(args, session)
+	}
+	q += ` ORDER BY seq DESC`
+	if limit > 0 {
+		q, args = q+` LIMIT ?`, append(args, limit)
+	}
+	rows, err := st.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("reading the audit log: %w", err)
+	}
+	defer rows.Close()
+	var es []Event
+	for rows.Next() {
+		var e Event
+		var at int64
+		if err := rows.Scan(&e.Seq, &at, &e.Session, &e.Actor, &e.Kind, &e.Message); err != nil {
+			return nil, fmt.Errorf("reading the audit log: %w", err)
+		}
+		e.At = fromNanos(at)
+		es = append(es, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("reading the audit log: %w", err)
+	}
+	slices.Reverse(es)
+	return es, nil
+}
+
+// Meta returns the value stored under key; ok is false when there is none.
+func (tx *Tx) Meta(key string) (value string, ok bool, err error) {
+	err = tx.tx.QueryRowContext(tx.ctx, `SELECT value FROM meta WHERE key = ?`, key).Scan(&value)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("reading meta %q: %w", key, err)
+	}
+	return value, true, nil
+}
+
+// SetMeta stores value under key. The instance tag, under "tag", cannot be set.
+func (tx *Tx) SetMeta(key, value string) error {
+	if key == tagKey {
+		return fmt.Errorf("meta %q is the instance tag, fixed when the database was created", key)
+	}
+	_, err := tx.tx.ExecContext(tx.ctx, `INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`, key, value)
+	if err != nil {
+		return fmt.Errorf("writing meta %q: %w", key, err)
+	}
+	return nil
+}
+
+// Pending returns the pending schedule firings: since when each key has been due.
+func (tx *Tx) Pending() (map[string]time.Time, error) {
+	rows, err := tx.tx.QueryContext(tx.ctx, `SELECT key, since FROM pending`)
+	if err != nil {
+		return nil, fmt.Errorf("reading the pending firings: %w", err)
+	}
+	defer rows.Close()
+	m := map[string]time.Time{}
+	for rows.Next() {
+		var key string
+		var since int64
+		if err := rows.Scan(&key, &since); err != nil {
+			return nil, fmt.Errorf("reading the pending firings: %w", err)
+		}
+		m[key] = fromNanos(since)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("reading the pending firings: %w", err)
+	}
+	return m, nil
+}
+
+// SetPending records that key has been due since since. A key already pending keeps the earlier
+// of the two times: a firing deferred again is still as late as when it was first due.
+func (tx *Tx) SetPending(key string, since time.Time) error {
+	_, err := tx.tx.ExecContext(tx.ctx, `INSERT INTO pending (key, since) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET since = min(since, excluded.since)`, key, nanos(since))
+	if err != nil {
+		return fmt.Errorf("recording pending firing %q: %w", key, err)
+	}
+	return nil
+}
+
+// ClearPending forgets the pending firing key, if any.
+func (tx *Tx) ClearPending(key string) error {
+	if _, err := tx.tx.ExecContext(tx.ctx, `DELETE FROM pending WHERE key = ?`, key); err != nil {
+		return fmt.Errorf("clearing pending firing %q: %w", key, err)
+	}
+	return nil
+}

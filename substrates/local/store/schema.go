@@ -1,0 +1,224 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/base32"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// migration is one step of the schema's history. Step i (from 0) brings a database from
+// user_version i to i+1; a released step never changes, since files in the field already ran it.
+type migration struct {
+	// what names the step in the error when it fails.
+	what string
+	up   func(ctx context.Context, tx *sql.Tx) error
+}
+
+// migrations is the schema's history, oldest first; its length is the version this build writes.
+var migrations = []migration{
+	// 1: sessions, the audit log, the schedule's pending firings, and the instance tag.
+	{"create the schema", createSchema},
+}
+
+// schemaVersion is the user_version of a database this build has brought up to date.
+var schemaVersion = len(migrations)
+
+// tagKey is the meta key of the instance tag. The tag is fixed at creation: every session id
+// carries it, so changing it would orphan them all.
+const tagKey = "tag"
+
+const schemaV1 = `
+CREATE TABLE meta (
+	key   TEXT PRIMARY KEY,
+	value TEXT NOT NULL
+) STRICT;
+
+CREATE TABLE sessions (
+	seq              INTEGER PRIMARY KEY AUTOINCREMENT,
+	id               TEXT UNIQUE,
+	actor            TEXT NOT NULL,
+	kind             TEXT NOT NULL,
+	status           TEXT NOT NULL CHECK (status IN ('running', 'paused', 'cancelled', 'done', 'failed')),
+	ref              TEXT NOT NULL DEFAULT '',
+	params           TEXT NOT NULL DEFAULT '{}' CHECK (json_type(params) = 'object'),
+	trigger_kind     TEXT NOT NULL DEFAULT '',
+	origin           TEXT NOT NULL DEFAULT '',
+	branch           TEXT NOT NULL DEFAULT '',
+	workdir          TEXT NOT NULL DEFAULT '',
+	worktree         INTEGER NOT NULL DEFAULT 0 CHECK (worktree IN (0, 1)),
+	log_path         TEXT NOT NULL DEFAULT '',
+	timeout_ns       INTEGER NOT NULL DEFAULT 0,
+	supervisor_pid   INTEGER NOT NULL DEFAULT 0,
+	supervisor_start INTEGER NOT NULL DEFAULT 0,
+	pid              INTEGER NOT NULL DEFAULT 0,
+	pid_start        INTEGER NOT NULL DEFAULT 0,
+	created_at       INTEGER NOT NULL,
+	started_at       INTEGER,
+	ended_at         INTEGER,
+	exit_code        INTEGER,
+	reason           TEXT NOT NULL DEFAULT '',
+	verified         TEXT NOT NULL DEFAULT '',
+	token_hash       TEXT NOT NULL DEFAULT '',
+	evidence         TEXT NOT NULL DEFAULT '',
+	resolved_by      TEXT NOT NULL DEFAULT ''
+) STRICT;
+
+-- The sessions in flight are a handful among every session ever run: this index holds only
+-- them, so listing or counting them costs the same after a hundred thousand sessions as after ten.
+CREATE INDEX sessions_in_flight ON sessions (actor) WHERE status IN ('running', 'paused');
+CREATE INDEX sessions_by_actor ON sessions (actor, seq);
+
+CREATE TABLE events (
+	seq     INTEGER PRIMARY KEY AUTOINCREMENT,
+	at      INTEGER NOT NULL,
+	session TEXT NOT NULL DEFAULT '',
+	actor   TEXT NOT NULL DEFAULT '',
+	kind    TEXT NOT NULL DEFAULT '',
+	message TEXT NOT NULL DEFAULT ''
+) STRICT;
+CREATE INDEX events_by_session ON events (session, seq);
+
+CREATE TABLE pending (
+	key   TEXT PRIMARY KEY,
+	since INTEGER NOT NULL
+) STRICT;
+`
+
+// createSchema is migration 1. It also draws the instance tag, here rather than at first use,
+// so that the one process that creates the file is the one that names it.
+func createSchema(ctx context.Context, tx *sql.Tx) error {
+	if _, err := tx.ExecContext(ctx, schemaV1); err != nil {
+		return err
+	}
+	tag, err := newTag()
+	if err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO meta (key, value) VALUES (?, ?)`, tagKey, tag)
+	return err
+}
+
+// newTag draws a random instance tag: 4 lowercase base32 characters, 20 bits, enough that a
+// database recreated in the same place almost surely does not hand out its predecessor's ids.
+func newTag() (string, error) {
+	var b [3]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("drawing the instance tag: %w", err)
+	}
+	return strings.ToLower(base32.StdEncoding.EncodeToString(b[:]))[:4], nil
+}
+
+// validTag reports whether t has the shape newTag draws.
+func validTag(t string) bool {
+	if len(t) != 4 {
+		return false
+	}
+	for _, c := range t {
+		if !(c >= 'a' && c <= 'z' || c >= '2' && c <= '7') {
+			return false
+		}
+	}
+	return true
+}
+
+// setUp readies the database for use: it refuses a file that is not ours or is too new, turns
+// the file to WAL, migrates the schema and reads the instance tag. The refusals come first, so
+// that a file Open refuses is left as it was.
+func (st *Store) setUp(ctx context.Context) error {
+	v, err := userVersion(ctx, st.db)
+	if err != nil {
+		return st.openError(err)
+	}
+	if v > schemaVersion {
+		return st.newerError(v)
+	}
+	if v == 0 {
+		if err := st.checkUnclaimed(ctx, st.db); err != nil {
+			return err
+		}
+	}
+	var mode string
+	if err := st.db.QueryRowContext(ctx, `PRAGMA journal_mode = WAL`).Scan(&mode); err != nil {
+		return st.openError(err)
+	}
+	if !strings.EqualFold(mode, "wal") {
+		return fmt.Errorf("%s cannot be put in WAL mode (it stays %q): is it on a network file system?", st.path, mode)
+	}
+	if v < schemaVersion {
+		if err := st.migrate(ctx); err != nil {
+			return err
+		}
+	}
+	err = st.db.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = ?`, tagKey).Scan(&st.tag)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return st.openError(err)
+	}
+	if !validTag(st.tag) {
+		return fmt.Errorf("%s has no valid instance tag (%q): the database is damaged", st.path, st.tag)
+	}
+	return nil
+}
+
+// checkUnclaimed refuses a database at user_version 0 that has tables: a file some other program
+// wrote is not ours to add tables to.
+func (st *Store) checkUnclaimed(ctx context.Context, q querier) error {
+	var n int
+	if err := q.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema`).Scan(&n); err != nil {
+		return st.openError(err)
+	}
+	if n > 0 {
+		return fmt.Errorf("%s is an SQLite database that autonomy did not create (it has tables but no schema version): move it away", st.path)
+	}
+	return nil
+}
+
+// migrate brings the database up to schemaVersion. setUp read the version without the write
+// lock, so that a database already up to date costs every Open only a read; it is read again
+// here, inside the immediate transaction, because processes opening a fresh file together race
+// to this point and only the first to get the lock may run the steps.
+func (st *Store) migrate(ctx context.Context) error {
+	tx, err := st.db.BeginTx(ctx, nil)
+	if err != nil {
+		return st.openError(err)
+	}
+	defer tx.Rollback()
+	v, err := userVersion(ctx, tx)
+	if err != nil {
+		return st.openError(err)
+	}
+	if v > schemaVersion {
+		return st.newerError(v)
+	}
+	if v == 0 {
+		if err := st.checkUnclaimed(ctx, tx); err != nil {
+			return err
+		}
+	}
+	for i := v; i < schemaVersion; i++ {
+		if err := migrations[i].up(ctx, tx); err != nil {
+			return fmt.Errorf("migrating %s to schema version %d (%s): %w", st.path, i+1, migrations[i].what, err)
+		}
+	}
+	// PRAGMA takes no parameters; the version is this build's own constant.
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", schemaVersion)); err != nil {
+		return fmt.Errorf("migrating %s: setting the schema version: %w", st.path, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("migrating %s to schema version %d: %w", st.path, schemaVersion, err)
+	}
+	return nil
+}
+
+func userVersion(ctx context.Context, q querier) (int, error) {
+	var v int
+	err := q.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v)
+	return v, err
+}
+
+func (st *Store) newerError(v int) error {
+	return fmt.Errorf("%s has schema version %d, written by a newer autonomy: upgrade (this build reads up to version %d)", st.path, v, schemaVersion)
+}
