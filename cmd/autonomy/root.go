@@ -74,7 +74,7 @@ Exit codes: 0 ok, 1 problems found, 2 usage or I/O error.`,
 		SilenceErrors: true,
 	}
 	root.CompletionOptions.HiddenDefaultCmd = true
-	root.AddCommand(newValidate(), newCompile(), newCheck(), newCatalog(), newSchema(), newVersion())
+	root.AddCommand(newValidate(), newCompile(), newCheck(), newRunner(), newCatalog(), newSchema(), newVersion())
 	return root
 }
 

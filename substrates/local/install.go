@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/autonomyhq/autonomy/ir/cron"
@@ -148,6 +149,9 @@ type Install struct {
 	Location *time.Location
 	// Cron holds each schedule entry's parsed expression, by Key.
 	Cron map[string]*cron.Schedule
+
+	mu     sync.Mutex
+	actors map[string]*ActorConfig
 }
 
 // ErrNotInstalled is returned when a directory holds no local installation.
@@ -182,10 +186,15 @@ func Open(dir string) (*Install, error) {
 	return in, nil
 }
 
-// Actor reads an actor's launcher config.
+// Actor reads an actor's launcher config, once per Install: a config is read-only to callers.
 func (in *Install) Actor(name string) (*ActorConfig, error) {
 	if !validActorName(name) {
 		return nil, fmt.Errorf("%q is not an actor name", name)
+	}
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if c, ok := in.actors[name]; ok {
+		return c, nil
 	}
 	var c ActorConfig
 	if err := readJSON(in.Dir, ActorPath(name), &c); err != nil {
@@ -194,6 +203,10 @@ func (in *Install) Actor(name string) (*ActorConfig, error) {
 		}
 		return nil, err
 	}
+	if in.actors == nil {
+		in.actors = map[string]*ActorConfig{}
+	}
+	in.actors[name] = &c
 	return &c, nil
 }
 

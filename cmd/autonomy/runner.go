@@ -1,0 +1,426 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/substrates/local"
+	"github.com/autonomyhq/autonomy/substrates/local/store"
+)
+
+// runnerFlags are the flags every runner verb shares.
+type runnerFlags struct {
+	dir    string
+	format string
+}
+
+func newRunner() *cobra.Command {
+	f := &runnerFlags{}
+	cmd := &cobra.Command{
+		Use:   "runner",
+		Short: "Run a local installation: launch, list, update and cancel sessions; fire the schedule",
+		Long: `runner is the local substrate's runner, over an installation written by
+autonomy compile PROFILE --target local --out DIR. Agents run as processes (each in its own
+process group, with a per-session log, killed at their timeout); people get a parked ask that
+only its one-time token and evidence can complete. State lives in DIR/.autonomy/state/state.db
+(SQLite), safe for many processes at once.
+
+--dir defaults to $AUTONOMY_DIR, which every session has, else the current directory. A verb run
+from inside a session ($AUTONOMY_SESSION set) acts for that session's actor and needs its
+capability: launch agent:launch (agent:launch@x: only x), list/get/logs agent:list, update
+agent:update, cancel agent:cancel. tick and serve are the operator's.
+
+Exit codes: 0 ok, 1 refused (denied, at capacity, unknown session, wrong token), 2 usage or I/O
+error.`,
+		Example: `  autonomy runner --dir . launch develop --ref 42
+  autonomy runner list
+  autonomy runner logs 7-k3qa -f
+  autonomy runner update 8-k3qa --status done --token atk_… --evidence "PR #51 merged"
+  autonomy runner serve`,
+	}
+	def := os.Getenv(local.DirEnv)
+	if def == "" {
+		def = "."
+	}
+	cmd.PersistentFlags().StringVar(&f.dir, "dir", def, "the installation directory")
+	cmd.AddCommand(newRunnerLaunch(f), newRunnerGet(f), newRunnerList(f), newRunnerUpdate(f), newRunnerCancel(f),
+		newRunnerLogs(f), newRunnerTick(f), newRunnerServe(f), newRunnerSupervise(f))
+	return cmd
+}
+
+// open opens the runner of the installation, as the calling session when there is one.
+func (f *runnerFlags) open() (*local.Runner, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, usageError("cannot find the autonomy binary: %v", err)
+	}
+	r, err := local.New(f.dir, local.Options{Session: os.Getenv(local.SessionEnv), Detach: true, Exe: exe})
+	if err != nil {
+		return nil, runnerError(err)
+	}
+	return r, nil
+}
+
+// with makes a RunE that checks --format (when the verb has it), opens the runner, runs fn and
+// closes the runner.
+func (f *runnerFlags) with(formats bool, fn func(cmd *cobra.Command, args []string, r *local.Runner) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		if formats {
+			if err := checkFormat(f.format, "text", "json"); err != nil {
+				return err
+			}
+		}
+		r, err := f.open()
+		if err != nil {
+			return err
+		}
+		defer r.Close()
+		return fn(cmd, args, r)
+	}
+}
+
+// runnerError maps a runner error to an exit code: a refusal is 1, anything else 2.
+func runnerError(err error) error {
+	var denied *local.DeniedError
+	var refused *local.RefusedError
+	if errors.As(err, &denied) {
+		return &exitError{code: exitProblems, msg: "denied: " + denied.Msg}
+	}
+	if errors.As(err, &refused) {
+		return &exitError{code: exitProblems, msg: refused.Msg}
+	}
+	return &exitError{code: exitUsage, msg: err.Error()}
+}
+
+func newRunnerLaunch(f *runnerFlags) *cobra.Command {
+	var req local.LaunchRequest
+	var params []string
+	cmd := &cobra.Command{
+		Use:   "launch ACTOR [--param K=V]... [--ref R] [--from A] [--text T] [--kind K] [--branch B]",
+		Short: "Start an agent, or engage a person, and print the session id",
+		Long: `launch starts a session of ACTOR and prints its id (for a person, also the one-time redeem
+token, shown only this once). The firing context maps onto the params the actor declares:
+--ref is subject.ref, --from subject.actor (default: your user name, or the launching session's
+actor), --text subject.text, --kind trigger.kind (default dispatch); subject.actorRole is OWNER
+for you and NONE for a session. --param K=V sets a declared param verbatim.
+
+An agent session runs in the installation root, or in a git worktree of its own under
+.autonomy/worktrees when the actor's workspace is isolated or --branch is given. Launch refuses
+(exit 1) when maxConcurrent agent sessions are already running.`,
+		Example: `  autonomy runner launch develop --ref 42
+  autonomy runner launch reviewer --param PR=51 --branch feature/login
+  autonomy runner launch maintainer --ref 42 --text "approve the migration?" --format json`,
+		Args: cobra.ExactArgs(1),
+		RunE: f.with(true, func(cmd *cobra.Command, args []string, r *local.Runner) error {
+			req.Actor = args[0]
+			req.Params = map[string]string{}
+			for _, kv := range params {
+				k, v, ok := strings.Cut(kv, "=")
+				if !ok || k == "" {
+					return usageError("--param %q: write NAME=VALUE", kv)
+				}
+				if _, dup := req.Params[k]; dup {
+					return usageError("--param %s is given twice", k)
+				}
+				req.Params[k] = v
+			}
+			res, err := r.Launch(cmd.Context(), req)
+			if err != nil && res.Session.ID == "" {
+				return runnerError(err)
+			}
+			out := cmd.OutOrStdout()
+			if f.format == "json" {
+				v := struct {
+					Session local.SessionView `json:"session"`
+					Token   string            `json:"token,omitempty"`
+				}{local.View(res.Session), res.Token}
+				if e := writeJSON(out, v); e != nil {
+					return e
+				}
+			} else {
+				fmt.Fprintln(out, res.Session.ID)
+				if res.Token != "" {
+					fmt.Fprintln(out, res.Token)
+					fmt.Fprintf(cmd.ErrOrStderr(), "autonomy: %s is an ask to %s; the second line is its one-time redeem token, shown only now: whoever resolves the ask needs it\n", res.Session.ID, res.Session.Actor)
+				}
+			}
+			if err != nil {
+				return runnerError(err)
+			}
+			return nil
+		}),
+	}
+	cmd.Flags().StringArrayVar(&params, "param", nil, "set a declared param: NAME=VALUE (repeatable)")
+	cmd.Flags().StringVar(&req.Ref, "ref", "", "subject.ref: the work item")
+	cmd.Flags().StringVar(&req.From, "from", "", "subject.actor: who asked")
+	cmd.Flags().StringVar(&req.Text, "text", "", "subject.text: the text that fired it")
+	cmd.Flags().StringVar(&req.Kind, "kind", "", "trigger.kind (default dispatch)")
+	cmd.Flags().StringVar(&req.Branch, "branch", "", "run in a git worktree of this branch (created from HEAD if new)")
+	cmd.Flags().StringVar(&f.format, "format", "text", "output format: text or json")
+	return cmd
+}
+
+func newRunnerGet(f *runnerFlags) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "get ID",
+		Short: "Show one session",
+		Args:  cobra.ExactArgs(1),
+		RunE: f.with(true, func(cmd *cobra.Command, args []string, r *local.Runner) error {
+			s, ok, err := r.Get(cmd.Context(), args[0])
+			if err != nil {
+				return runnerError(err)
+			}
+			if !ok {
+				return &exitError{code: exitProblems, msg: fmt.Sprintf("no session %s", args[0])}
+			}
+			if f.format == "json" {
+				return writeJSON(cmd.OutOrStdout(), local.View(s))
+			}
+			printSession(cmd.OutOrStdout(), s)
+			return nil
+		}),
+	}
+	cmd.Flags().StringVar(&f.format, "format", "text", "output format: text or json")
+	return cmd
+}
+
+func newRunnerList(f *runnerFlags) *cobra.Command {
+	var all bool
+	cmd := &cobra.Command{
+		Use:   "list [--all]",
+		Short: "List the sessions in flight (with --all, every session)",
+		Args:  cobra.NoArgs,
+		RunE: f.with(true, func(cmd *cobra.Command, args []string, r *local.Runner) error {
+			ss, err := r.List(cmd.Context(), all)
+			if err != nil {
+				return runnerError(err)
+			}
+			out := cmd.OutOrStdout()
+			if f.format == "json" {
+				views := make([]local.SessionView, 0, len(ss))
+				for _, s := range ss {
+					views = append(views, local.View(s))
+				}
+				return writeJSON(out, struct {
+					Sessions []local.SessionView `json:"sessions"`
+				}{views})
+			}
+			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tACTOR\tKIND\tSTATUS\tSINCE\tREF")
+			for _, s := range ss {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.ID, s.Actor, s.Kind, s.Status, s.CreatedAt.Format("2006-01-02 15:04:05"), s.Ref)
+			}
+			return tw.Flush()
+		}),
+	}
+	cmd.Flags().BoolVar(&all, "all", false, "include ended sessions")
+	cmd.Flags().StringVar(&f.format, "format", "text", "output format: text or json")
+	return cmd
+}
+
+func newRunnerUpdate(f *runnerFlags) *cobra.Command {
+	var p ir.Patch
+	var status string
+	cmd := &cobra.Command{
+		Use:   "update ID --status S [--token T] [--evidence E]",
+		Short: "Pause or resume an agent, or resolve a person's ask with its token and evidence",
+		Long: `update applies a status transition. An agent session can be paused (STOP to its process
+group) and resumed (--status running); it ends by itself, done only when its process exits 0
+with a verified result. A person's ask becomes done (or failed: declined) only with its one-time
+--token and --evidence naming the verified act; without them nothing changes. --status
+cancelled is cancel.`,
+		Example: `  autonomy runner update 7-k3qa --status paused
+  autonomy runner update 8-k3qa --status done --token atk_… --evidence "approved in #42 (comment 991)"`,
+		Args: cobra.ExactArgs(1),
+		RunE: f.with(false, func(cmd *cobra.Command, args []string, r *local.Runner) error {
+			p.Status = ir.SessionStatus(status)
+			valid := false
+			for _, s := range ir.SessionStatuses {
+				valid = valid || s == p.Status
+			}
+			if !valid {
+				return usageError("--status %q: one of running, paused, cancelled, done, failed", status)
+			}
+			s, err := r.Update(cmd.Context(), args[0], p)
+			if err != nil {
+				return runnerError(err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s %s\n", s.ID, s.Status)
+			return nil
+		}),
+	}
+	cmd.Flags().StringVar(&status, "status", "", "running, paused, cancelled, done or failed")
+	cmd.Flags().StringVar(&p.Token, "token", "", "a person's ask: the redeem token its launch printed")
+	cmd.Flags().StringVar(&p.Evidence, "evidence", "", "a person's ask: the verified act that resolved it")
+	_ = cmd.MarkFlagRequired("status")
+	return cmd
+}
+
+func newRunnerCancel(f *runnerFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:   "cancel ID",
+		Short: "Stop a session (TERM, then KILL, to its process group) or retract an ask",
+		Args:  cobra.ExactArgs(1),
+		RunE: f.with(false, func(cmd *cobra.Command, args []string, r *local.Runner) error {
+			ok, err := r.Cancel(cmd.Context(), args[0])
+			if err != nil {
+				return runnerError(err)
+			}
+			if !ok {
+				s, found, _ := r.Store.Get(cmd.Context(), args[0])
+				if !found {
+					return &exitError{code: exitProblems, msg: fmt.Sprintf("no session %s", args[0])}
+				}
+				return &exitError{code: exitProblems, msg: fmt.Sprintf("session %s had already ended: %s", s.ID, s.Status)}
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s cancelled\n", args[0])
+			return nil
+		}),
+	}
+}
+
+func newRunnerLogs(f *runnerFlags) *cobra.Command {
+	var follow bool
+	cmd := &cobra.Command{
+		Use:   "logs ID [-f]",
+		Short: "Print a session's output; -f follows it until the session ends",
+		Args:  cobra.ExactArgs(1),
+		RunE: f.with(false, func(cmd *cobra.Command, args []string, r *local.Runner) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			if err := r.FollowLogs(ctx, args[0], follow, cmd.OutOrStdout()); err != nil {
+				return runnerError(err)
+			}
+			return nil
+		}),
+	}
+	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing until the session ends")
+	return cmd
+}
+
+func newRunnerTick(f *runnerFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:   "tick",
+		Short: "Fire every cron trigger that came due since the last tick (run it from cron, or use serve)",
+		Long: `tick fires every cron trigger of the installation whose schedule came due since the last
+tick, in policy.box.local.timezone (UTC by default). After downtime a missed schedule fires
+once, not once per missed slot. A due actor that cannot start (maxConcurrent reached, or its
+last scheduled session still running) is deferred to the next tick and recorded, never dropped.
+The first tick of an installation only starts the schedule.`,
+		Args: cobra.NoArgs,
+		RunE: f.with(false, func(cmd *cobra.Command, args []string, r *local.Runner) error {
+			rep, err := r.Tick(cmd.Context())
+			if err != nil {
+				return runnerError(err)
+			}
+			local.PrintTick(cmd.OutOrStdout(), rep)
+			return nil
+		}),
+	}
+}
+
+func newRunnerServe(f *runnerFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:   "serve",
+		Short: "Tick at each due minute until SIGINT or SIGTERM",
+		Long: `serve runs the trigger executor: it ticks whenever a cron trigger comes due (and each minute
+while a deferred one waits) until SIGINT or SIGTERM, then stops cleanly. Sessions it started run
+under their own supervisors and stay tracked after it stops. A recompile takes effect at the next
+tick.`,
+		Args: cobra.NoArgs,
+		RunE: f.with(false, func(cmd *cobra.Command, args []string, r *local.Runner) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			errOut := cmd.ErrOrStderr()
+			fmt.Fprintf(errOut, "autonomy: serving %s (%d scheduled triggers, timezone %s); SIGINT or SIGTERM stops\n", r.In.Dir, len(r.In.Schedule.Entries), r.In.Schedule.Timezone)
+			if err := r.Serve(ctx, cmd.OutOrStdout()); err != nil {
+				return runnerError(err)
+			}
+			fmt.Fprintln(errOut, "autonomy: stopped; running sessions stay tracked")
+			return nil
+		}),
+	}
+}
+
+// newRunnerSupervise is the detached process that runs one session to its end.
+func newRunnerSupervise(f *runnerFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:    "supervise ID",
+		Hidden: true,
+		Args:   cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			r, err := local.New(f.dir, local.Options{Detach: true})
+			if err != nil {
+				return runnerError(err)
+			}
+			defer r.Close()
+			if err := r.Supervise(context.Background(), args[0]); err != nil {
+				return runnerError(err)
+			}
+			return nil
+		},
+	}
+}
+
+func printSession(w io.Writer, s store.Session) {
+	v := local.View(s)
+	line := func(k, val string) {
+		if val != "" {
+			fmt.Fprintf(w, "%-10s %s\n", k+":", val)
+		}
+	}
+	line("id", v.ID)
+	line("actor", v.Agent)
+	line("kind", v.Kind)
+	line("status", string(v.Status))
+	line("ref", v.Ref)
+	line("trigger", v.Trigger)
+	line("origin", v.Origin)
+	line("branch", v.Branch)
+	line("workdir", v.Workdir)
+	line("created", v.Created)
+	line("started", v.Started)
+	line("ended", v.Ended)
+	if v.ExitCode != nil {
+		line("exit", fmt.Sprint(*v.ExitCode))
+	}
+	line("reason", v.Reason)
+	line("verified", v.Verified)
+	line("evidence", v.Evidence)
+	line("resolved", v.ResolvedBy)
+	line("log", v.Log)
+	for _, k := range sortedParamKeys(v.Params) {
+		fmt.Fprintf(w, "param:     %s=%q\n", k, v.Params[k])
+	}
+}
+
+func sortedParamKeys(m ir.LaunchParams) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return usageError("%v", err)
+	}
+	return nil
+}

@@ -1,0 +1,377 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/autonomyhq/autonomy/substrates/local"
+	"github.com/autonomyhq/autonomy/substrates/local/store"
+)
+
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+)
+
+// TestMain removes the binary the runner tests build once and share.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binPath != "" {
+		os.RemoveAll(filepath.Dir(binPath))
+	}
+	os.Exit(code)
+}
+
+// autonomyBin builds the autonomy binary once: runner sessions are supervised by detached
+// `autonomy runner supervise` processes, so the real binary must exist.
+func autonomyBin(t *testing.T) string {
+	t.Helper()
+	binOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "autonomy-bin-")
+		if err != nil {
+			binErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "autonomy")
+		if out, err := exec.Command("go", "build", "-trimpath", "-o", binPath, ".").CombinedOutput(); err != nil {
+			binErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if binErr != nil {
+		t.Fatal(binErr)
+	}
+	return binPath
+}
+
+// runnerFleet writes a profile and installs it with the binary; it returns the installation.
+func runnerFleet(t *testing.T, yml string, files map[string]string) string {
+	t.Helper()
+	prof := filepath.Join(t.TempDir(), "profile")
+	files["ir.yml"] = yml
+	for name, content := range files {
+		full := filepath.Join(prof, name)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		mode := os.FileMode(0o644)
+		if strings.HasSuffix(name, ".sh") {
+			mode = 0o755
+		}
+		if err := os.WriteFile(full, []byte(content), mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir := filepath.Join(t.TempDir(), "install")
+	if out, err := exec.Command(autonomyBin(t), "compile", prof, "--target", "local", "--out", dir).CombinedOutput(); err != nil {
+		t.Fatalf("compile: %v\n%s", err, out)
+	}
+	return dir
+}
+
+// cli runs the binary and returns stdout, stderr and the exit code.
+func cli(t *testing.T, env []string, args ...string) (string, string, int) {
+	t.Helper()
+	cmd := exec.Command(autonomyBin(t), args...)
+	cmd.Env = append(os.Environ(), env...)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return out.String(), errOut.String(), code
+}
+
+// waitAllEnded waits until every session of the installation has ended.
+func waitAllEnded(t *testing.T, st *store.Store, want int) []store.Session {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		all, err := st.List(context.Background(), store.ListOptions{All: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ended := 0
+		for _, s := range all {
+			if s.Status.Ended() {
+				ended++
+			}
+		}
+		if ended == len(all) && len(all) >= want {
+			return all
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d sessions ended", ended, len(all))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+const trivialFleet = `schema: autonomy.ir.v1
+targets: [local]
+actors:
+  worker:
+    behavior: scripts/work.sh
+    triggers: [{ dispatch: true, params: { ITEM: subject.ref } }]
+`
+
+// TestRunnerConcurrentLaunches: 8 processes at a time launch 25 sessions each into one
+// installation; exactly 200 sessions result, with 200 distinct ids, and the store stays whole.
+func TestRunnerConcurrentLaunches(t *testing.T) {
+	dir := runnerFleet(t, trivialFleet, map[string]string{"scripts/work.sh": "#!/bin/sh\nexit 0\n"})
+	var wg sync.WaitGroup
+	errs := make(chan string, 200)
+	for p := 0; p < 8; p++ {
+		wg.Add(1)
+		go func(p int) {
+			defer wg.Done()
+			for i := 0; i < 25; i++ {
+				out, errOut, code := cli(t, nil, "runner", "--dir", dir, "launch", "worker", "--ref", fmt.Sprintf("%d-%d", p, i))
+				if code != 0 || strings.TrimSpace(out) == "" {
+					errs <- fmt.Sprintf("launch %d-%d: exit %d: %s", p, i, code, errOut)
+				}
+			}
+		}(p)
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+	st, err := store.Open(local.DBPath(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	all := waitAllEnded(t, st, 200)
+	ids, refs := map[string]bool{}, map[string]bool{}
+	for _, s := range all {
+		ids[s.ID] = true
+		refs[s.Params["ITEM"]] = true
+		if s.Status != "done" {
+			t.Errorf("session %s: %s %s", s.ID, s.Status, s.Reason)
+		}
+	}
+	if len(all) != 200 || len(ids) != 200 || len(refs) != 200 {
+		t.Fatalf("%d sessions, %d distinct ids, %d distinct refs; want 200 each", len(all), len(ids), len(refs))
+	}
+	if err := st.Check(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestRunnerCrashMidStorm kills launching processes and supervisors with SIGKILL while a storm
+// of launches runs, then reopens the store and finds it consistent; reconciliation then fails
+// the sessions whose supervisor died, so none stays running forever.
+func TestRunnerCrashMidStorm(t *testing.T) {
+	dir := runnerFleet(t, trivialFleet, map[string]string{"scripts/work.sh": "#!/bin/sh\nsleep 0.3\n"})
+	bin := autonomyBin(t)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for p := 0; p < 4; p++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				cmd := exec.Command(bin, "runner", "--dir", dir, "launch", "worker")
+				_ = cmd.Start()
+				// Kill about one launcher in three mid-launch.
+				if time.Now().UnixNano()%3 == 0 {
+					time.Sleep(time.Duration(time.Now().UnixNano()%8) * time.Millisecond)
+					_ = cmd.Process.Signal(syscall.SIGKILL)
+				}
+				_ = cmd.Wait()
+			}
+		}()
+	}
+	// Kill supervisors too, found by their command line.
+	deadline := time.Now().Add(3 * time.Second)
+	killed := 0
+	for time.Now().Before(deadline) {
+		entries, _ := os.ReadDir("/proc")
+		for _, e := range entries {
+			cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+			if err != nil || !bytes.Contains(cmdline, []byte("supervise")) || !bytes.Contains(cmdline, []byte(dir)) {
+				continue
+			}
+			var pid int
+			fmt.Sscan(e.Name(), &pid)
+			if pid > 0 && syscall.Kill(pid, syscall.SIGKILL) == nil {
+				killed++
+			}
+		}
+		time.Sleep(150 * time.Millisecond)
+	}
+	close(stop)
+	wg.Wait()
+	st, err := store.Open(local.DBPath(dir))
+	if err != nil {
+		t.Fatalf("the store does not open after the crashes: %v", err)
+	}
+	defer st.Close()
+	if err := st.Check(context.Background()); err != nil {
+		t.Fatalf("inconsistent after SIGKILLs: %v", err)
+	}
+	all, _ := st.List(context.Background(), store.ListOptions{All: true})
+	if len(all) == 0 || killed == 0 {
+		t.Fatalf("the storm did not happen: %d sessions, %d supervisors killed", len(all), killed)
+	}
+	// Wait for the orphaned processes to end, then reconcile through list.
+	time.Sleep(500 * time.Millisecond)
+	out, errOut, code := cli(t, nil, "runner", "--dir", dir, "list", "--format", "json")
+	if code != 0 {
+		t.Fatalf("list: %d %s", code, errOut)
+	}
+	var listed struct{ Sessions []local.SessionView }
+	if err := json.Unmarshal([]byte(out), &listed); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range listed.Sessions {
+		if s.PID != 0 || s.Started != "" {
+			t.Errorf("session %s is still in flight after its supervisor was killed: %+v", s.ID, s)
+		}
+	}
+	t.Logf("%d sessions, %d supervisors killed, %d left awaiting a supervisor that never started", len(all), killed, len(listed.Sessions))
+}
+
+const seamYAML = `schema: autonomy.ir.v1
+targets: [local]
+actors:
+  pm:
+    behavior: scripts/pm.sh
+    capabilities: [agent:launch@worker]
+    triggers: [{ dispatch: true }]
+  worker:
+    behavior: scripts/work.sh
+    triggers: [{ dispatch: true, params: { ITEM: subject.ref, FROM: subject.actor } }]
+  approver:
+    kind: human
+    behavior: humans/approver.md
+    triggers: [{ dispatch: true, params: { ITEM: subject.ref } }]
+`
+
+// TestRunnerFromInsideASession: an agent's own runner calls are authorized against its
+// capabilities: pm may launch worker, not approver, and the denial exits 1.
+func TestRunnerFromInsideASession(t *testing.T) {
+	dir := runnerFleet(t, seamYAML, map[string]string{
+		"scripts/pm.sh": `#!/bin/sh
+"$TEST_AUTONOMY_BIN" runner launch worker --ref from-pm > "$AUTONOMY_DIR/pm-worker.out" 2>&1
+echo "worker=$?" >> "$AUTONOMY_DIR/pm.codes"
+"$TEST_AUTONOMY_BIN" runner launch approver > "$AUTONOMY_DIR/pm-approver.out" 2>&1
+echo "approver=$?" >> "$AUTONOMY_DIR/pm.codes"
+"$TEST_AUTONOMY_BIN" runner list > "$AUTONOMY_DIR/pm-list.out" 2>&1
+echo "list=$?" >> "$AUTONOMY_DIR/pm.codes"
+`,
+		"scripts/work.sh":    "#!/bin/sh\nexit 0\n",
+		"humans/approver.md": "# Decide\n",
+	})
+	env := []string{"TEST_AUTONOMY_BIN=" + autonomyBin(t)}
+	out, errOut, code := cli(t, env, "runner", "--dir", dir, "launch", "pm")
+	if code != 0 {
+		t.Fatalf("launch pm: %d %s", code, errOut)
+	}
+	st, err := store.Open(local.DBPath(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	waitAllEnded(t, st, 2)
+	codes, _ := os.ReadFile(filepath.Join(dir, "pm.codes"))
+	if string(codes) != "worker=0\napprover=1\nlist=1\n" {
+		t.Fatalf("exit codes from inside pm's session:\n%s", codes)
+	}
+	denied, _ := os.ReadFile(filepath.Join(dir, "pm-approver.out"))
+	if !strings.Contains(string(denied), "denied") || !strings.Contains(string(denied), "agent:launch") {
+		t.Errorf("denial message: %s", denied)
+	}
+	all, _ := st.List(context.Background(), store.ListOptions{All: true})
+	var worker *store.Session
+	for i := range all {
+		if all[i].Actor == "worker" {
+			worker = &all[i]
+		}
+	}
+	if worker == nil || worker.Origin != "session:"+strings.TrimSpace(out) || worker.Params["FROM"] != "pm" || worker.Params["ITEM"] != "from-pm" {
+		t.Fatalf("worker launched from pm: %+v", worker)
+	}
+}
+
+func TestRunnerHumanCLI(t *testing.T) {
+	dir := runnerFleet(t, seamYAML, map[string]string{"scripts/pm.sh": "#!/bin/sh\n", "scripts/work.sh": "#!/bin/sh\n", "humans/approver.md": "# Decide\n"})
+	out, _, code := cli(t, nil, "runner", "--dir", dir, "launch", "approver", "--ref", "12")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if code != 0 || len(lines) != 2 || !strings.HasPrefix(lines[1], "atk_") {
+		t.Fatalf("launch approver: %d %q", code, out)
+	}
+	id, token := lines[0], lines[1]
+	if _, errOut, code := cli(t, nil, "runner", "--dir", dir, "update", id, "--status", "done", "--evidence", "ok"); code != 1 || !strings.Contains(errOut, "token") {
+		t.Errorf("update without token: %d %s", code, errOut)
+	}
+	if _, errOut, code := cli(t, nil, "runner", "--dir", dir, "update", id, "--status", "done", "--token", token); code != 1 || !strings.Contains(errOut, "evidence") {
+		t.Errorf("update without evidence: %d %s", code, errOut)
+	}
+	if out, errOut, code := cli(t, nil, "runner", "--dir", dir, "update", id, "--status", "done", "--token", token, "--evidence", "approved in #12"); code != 0 || out != id+" done\n" {
+		t.Fatalf("redeem: %d %q %s", code, out, errOut)
+	}
+	out, _, code = cli(t, nil, "runner", "--dir", dir, "get", id, "--format", "json")
+	var v local.SessionView
+	if code != 0 || json.Unmarshal([]byte(out), &v) != nil || v.Status != "done" || v.Evidence != "approved in #12" || strings.Contains(out, token) {
+		t.Fatalf("get: %d %s", code, out)
+	}
+	if _, errOut, code := cli(t, nil, "runner", "--dir", dir, "get", "999-zzzz"); code != 1 || !strings.Contains(errOut, "no session") {
+		t.Errorf("get unknown: %d %s", code, errOut)
+	}
+	if _, errOut, code := cli(t, nil, "runner", "--dir", dir, "update", id, "--status", "bogus"); code != 2 {
+		t.Errorf("bad status: %d %s", code, errOut)
+	}
+	if _, errOut, code := cli(t, nil, "runner", "--dir", t.TempDir(), "list"); code != 2 || !strings.Contains(errOut, "no local installation") {
+		t.Errorf("list in an empty dir: %d %s", code, errOut)
+	}
+}
+
+func TestRunnerServeStopsOnSignal(t *testing.T) {
+	dir := runnerFleet(t, trivialFleet, map[string]string{"scripts/work.sh": "#!/bin/sh\n"})
+	cmd := exec.Command(autonomyBin(t), "runner", "--dir", dir, "serve")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(stderr)
+	if !sc.Scan() || !strings.Contains(sc.Text(), "serving") {
+		t.Fatalf("serve said %q", sc.Text())
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	var rest strings.Builder
+	for sc.Scan() {
+		rest.WriteString(sc.Text() + "\n")
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("serve exited with %v: %s", err, rest.String())
+	}
+	if !strings.Contains(rest.String(), "stopped") {
+		t.Errorf("serve said %q at SIGTERM", rest.String())
+	}
+}

@@ -1,0 +1,481 @@
+package local
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/substrates/local/gitws"
+	"github.com/autonomyhq/autonomy/substrates/local/proc"
+	"github.com/autonomyhq/autonomy/substrates/local/store"
+)
+
+// grace is how long a session has between TERM and KILL.
+func (r *Runner) grace() time.Duration { return time.Duration(r.In.Runner.GraceSeconds) * time.Second }
+
+// Supervise runs a recorded session to its end: workspace, prelaunch, the process, its timeout,
+// the verification of its result. It is what a detached supervisor process runs.
+func (r *Runner) Supervise(ctx context.Context, id string) error {
+	s, ok, err := r.Store.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("no session %s", id)
+	}
+	if s.Kind != "agent" || s.Status.Ended() {
+		return nil
+	}
+	r.supervise(ctx, id)
+	return nil
+}
+
+func (r *Runner) supervise(ctx context.Context, id string) {
+	s, ok, err := r.Store.Get(ctx, id)
+	if err != nil || !ok || s.Status.Ended() {
+		return
+	}
+	cfg, err := r.In.Actor(s.Actor)
+	if err != nil {
+		r.finish(ctx, id, ir.Failed, err.Error(), "", nil)
+		return
+	}
+	logf, err := os.OpenFile(s.LogPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		r.finish(ctx, id, ir.Failed, fmt.Sprintf("cannot open its log: %v", err), "", nil)
+		return
+	}
+	defer logf.Close()
+
+	workdir, cleanup, err := r.workspace(ctx, s, cfg)
+	if err != nil {
+		r.finish(ctx, id, ir.Failed, err.Error(), "", nil)
+		return
+	}
+	defer func() {
+		if note := cleanup(); note != "" {
+			fmt.Fprintf(logf, "autonomy: %s\n", note)
+			_ = r.Store.Log(ctx, store.Event{Session: id, Actor: s.Actor, Kind: "worktree", Message: note})
+		}
+	}()
+	resultPath := r.In.Path(StateDir + "/results/" + id + ".json")
+	env := r.sessionEnv(s, cfg, workdir, resultPath)
+
+	if cfg.Prelaunch != "" {
+		pre := exec.Command("/bin/sh", "-c", cfg.Prelaunch)
+		pre.Dir, pre.Env, pre.Stdout, pre.Stderr = workdir, env, logf, logf
+		pre.SysProcAttr = proc.SysProcAttr()
+		if err := runBounded(pre, s.Timeout, r.grace()); err != nil {
+			r.finish(ctx, id, ir.Failed, fmt.Sprintf("prelaunch failed: %v", err), "", nil)
+			return
+		}
+	}
+
+	argv, stdin, err := r.command(cfg)
+	if err != nil {
+		r.finish(ctx, id, ir.Failed, err.Error(), "", nil)
+		return
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = workdir, env, logf, logf
+	cmd.SysProcAttr = proc.SysProcAttr()
+	if stdin != "" {
+		f, err := os.Open(stdin)
+		if err != nil {
+			r.finish(ctx, id, ir.Failed, fmt.Sprintf("cannot read its behavior: %v", err), "", nil)
+			return
+		}
+		defer f.Close()
+		cmd.Stdin = f
+	}
+	if err := cmd.Start(); err != nil {
+		r.finish(ctx, id, ir.Failed, fmt.Sprintf("cannot start %s: %v", argv[0], err), "", nil)
+		return
+	}
+	pid := cmd.Process.Pid
+	pstart, _ := proc.StartTime(pid)
+	startedAt := r.opts.Now().UTC()
+	_, recorded, err := r.Store.Modify(ctx, id, []ir.SessionStatus{ir.Running, ir.Paused}, func(m *store.Session) {
+		m.PID, m.PIDStart, m.StartedAt, m.Workdir = pid, pstart, startedAt, workdir
+	})
+	if err != nil || !recorded {
+		// Cancelled while it was being started (or the store failed): it must not run untracked.
+		_ = proc.Terminate(pid, r.grace())
+		_ = cmd.Wait()
+		if err != nil {
+			r.finish(ctx, id, ir.Failed, fmt.Sprintf("cannot record its process: %v", err), "", nil)
+		}
+		return
+	}
+
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	var timeout <-chan time.Time
+	if s.Timeout > 0 {
+		t := time.NewTimer(s.Timeout)
+		defer t.Stop()
+		timeout = t.C
+	}
+	var waitErr error
+	timedOut := false
+	select {
+	case waitErr = <-exited:
+	case <-timeout:
+		timedOut = true
+		fmt.Fprintf(logf, "autonomy: timed out after %s: TERM to its process group, KILL after %s\n", s.Timeout, r.grace())
+		_ = proc.Terminate(pid, r.grace())
+		waitErr = <-exited
+	}
+	// The leader is gone; whatever it left running in its group goes with it.
+	_ = proc.Signal(pid, syscall.SIGKILL)
+	code := exitCode(cmd.ProcessState)
+	switch {
+	case timedOut:
+		r.finish(ctx, id, ir.Failed, fmt.Sprintf("timed out after %s (TERM, then KILL after %s)", s.Timeout, r.grace()), "", code)
+	case waitErr != nil:
+		r.finish(ctx, id, ir.Failed, describeExit(waitErr, cmd.ProcessState), "", code)
+	default:
+		status, reason, verified := r.verify(cfg, resultPath)
+		r.finish(ctx, id, status, reason, verified, code)
+	}
+}
+
+// runBounded runs a prelaunch command to its end within the session's timeout.
+func runBounded(cmd *exec.Cmd, timeout, grace time.Duration) error {
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	if timeout <= 0 {
+		return <-exited
+	}
+	select {
+	case err := <-exited:
+		return err
+	case <-time.After(timeout):
+		_ = proc.Terminate(cmd.Process.Pid, grace)
+		<-exited
+		return fmt.Errorf("timed out after %s", timeout)
+	}
+}
+
+func exitCode(ps *os.ProcessState) *int {
+	if ps == nil {
+		return nil
+	}
+	c := ps.ExitCode()
+	return &c
+}
+
+func describeExit(err error, ps *os.ProcessState) string {
+	if ps != nil {
+		if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return fmt.Sprintf("killed by signal %s", ws.Signal())
+		}
+		return fmt.Sprintf("exit status %d", ps.ExitCode())
+	}
+	return err.Error()
+}
+
+// verify decides what an exit 0 means: done when the actor declares no result schema, or when
+// its result file validates against it; failed otherwise. Done is verified, never presumed.
+func (r *Runner) verify(cfg *ActorConfig, resultPath string) (ir.SessionStatus, string, string) {
+	if cfg.Result == "" {
+		return ir.Done, "", "exit status 0; the actor declares no result schema"
+	}
+	data, err := os.ReadFile(resultPath)
+	if err != nil {
+		return ir.Failed, fmt.Sprintf("exit status 0 but no result: %s was not written (the actor must write its result there, as AUTONOMY_RESULT says)", resultPath), ""
+	}
+	var doc any
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return ir.Failed, fmt.Sprintf("exit status 0 but the result is not JSON: %v", err), ""
+	}
+	schemaPath := r.In.Path(cfg.Result)
+	raw, err := os.ReadFile(schemaPath)
+	if err != nil {
+		return ir.Failed, fmt.Sprintf("cannot read the result schema %s: %v", cfg.Result, err), ""
+	}
+	var schemaDoc any
+	if err := json.Unmarshal(raw, &schemaDoc); err != nil {
+		return ir.Failed, fmt.Sprintf("the result schema %s is not JSON: %v (compile again)", cfg.Result, err), ""
+	}
+	if m, ok := schemaDoc.(map[string]any); ok {
+		delete(m, "//") // the DO NOT EDIT header member
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource("file:///result-schema.json", schemaDoc); err != nil {
+		return ir.Failed, fmt.Sprintf("the result schema %s: %v", cfg.Result, err), ""
+	}
+	sch, err := c.Compile("file:///result-schema.json")
+	if err != nil {
+		return ir.Failed, fmt.Sprintf("the result schema %s does not compile: %v", cfg.Result, err), ""
+	}
+	if err := sch.Validate(doc); err != nil {
+		msg := strings.ReplaceAll(err.Error(), "file:///result-schema.json", cfg.Result)
+		return ir.Failed, fmt.Sprintf("exit status 0 but the result does not satisfy %s: %s", cfg.Result, msg), ""
+	}
+	return ir.Done, "", fmt.Sprintf("exit status 0 and %s validates against %s", filepath.Base(resultPath), cfg.Result)
+}
+
+// finish ends a session that is still in flight; one that already ended (cancelled while it
+// ran) keeps its status.
+func (r *Runner) finish(ctx context.Context, id string, status ir.SessionStatus, reason, verified string, code *int) {
+	now := r.opts.Now().UTC()
+	s, changed, err := r.Store.Modify(ctx, id, []ir.SessionStatus{ir.Running, ir.Paused}, func(m *store.Session) {
+		m.Status, m.Reason, m.Verified, m.ExitCode, m.EndedAt = status, reason, verified, code, now
+	})
+	if err == nil && changed {
+		msg := string(status)
+		if reason != "" {
+			msg += ": " + reason
+		}
+		if verified != "" {
+			msg += " (" + verified + ")"
+		}
+		_ = r.Store.Log(ctx, store.Event{Session: id, Actor: s.Actor, Kind: "ended", Message: msg})
+	}
+}
+
+// command is the argv that starts the actor, and the file fed on its stdin.
+func (r *Runner) command(cfg *ActorConfig) ([]string, string, error) {
+	if cfg.Command == nil || len(cfg.Command.Argv) == 0 {
+		return nil, "", fmt.Errorf("actor %q has no command (compile again)", cfg.Actor)
+	}
+	argv := append([]string(nil), cfg.Command.Argv...)
+	if cfg.Command.Box {
+		override, err := AgentOverride(lookupEnv(r.opts.Env, AgentEnv))
+		if err != nil {
+			return nil, "", err
+		}
+		if override != nil {
+			argv = override
+		}
+	}
+	for i, w := range argv {
+		if strings.HasPrefix(w, dataDir+"/") {
+			argv[i] = r.In.Path(w) // an installed file: never resolved against the session's workdir
+		}
+	}
+	if !strings.Contains(argv[0], "/") {
+		full, err := exec.LookPath(argv[0])
+		if err != nil {
+			return nil, "", fmt.Errorf("the agent command %q is not on PATH: install it, or set policy.box.local.agent (or %s) to one that is", argv[0], AgentEnv)
+		}
+		argv[0] = full
+	}
+	stdin := ""
+	if cfg.Command.Stdin != "" {
+		stdin = r.In.Path(cfg.Command.Stdin)
+	}
+	return argv, stdin, nil
+}
+
+func lookupEnv(env []string, name string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if k, v, ok := strings.Cut(env[i], "="); ok && k == name {
+			return v
+		}
+	}
+	return ""
+}
+
+// sessionEnv is the env contract: the inherited environment without anything the runner owns
+// or a param sets, then the actor's fixed env, the params verbatim, and the session's own.
+func (r *Runner) sessionEnv(s store.Session, cfg *ActorConfig, workdir, resultPath string) []string {
+	drop := map[string]bool{}
+	for k := range s.Params {
+		drop[k] = true
+	}
+	env := make([]string, 0, len(r.opts.Env)+len(cfg.Env)+len(s.Params)+8)
+	for _, kv := range r.opts.Env {
+		k, _, _ := strings.Cut(kv, "=")
+		if drop[k] || strings.HasPrefix(k, "AUTONOMY_") {
+			continue
+		}
+		env = append(env, kv)
+	}
+	for _, k := range sortedKeys(cfg.Env) {
+		env = append(env, k+"="+cfg.Env[k])
+	}
+	for _, k := range sortedKeys(s.Params) {
+		env = append(env, k+"="+s.Params[k])
+	}
+	forward, _ := json.Marshal(s.Params)
+	if s.Params == nil {
+		forward = []byte("{}")
+	}
+	env = append(env,
+		SessionEnv+"="+s.ID,
+		"AUTONOMY_FORWARD="+string(forward),
+		DirEnv+"="+r.In.Dir,
+		"AUTONOMY_WORKSPACE="+workdir,
+		"AUTONOMY_RESULT="+resultPath,
+		"AUTONOMY_REF="+s.Ref,
+		"AUTONOMY_BRANCH="+s.Branch,
+	)
+	if cfg.Result != "" {
+		env = append(env, "AUTONOMY_RESULT_SCHEMA="+r.In.Path(cfg.Result))
+	}
+	return env
+}
+
+// workspace is where the session runs: the installation root, or for an isolated actor or a
+// --branch a git worktree of its own, removed (and its commits kept) when the session ends.
+func (r *Runner) workspace(ctx context.Context, s store.Session, cfg *ActorConfig) (string, func() string, error) {
+	if cfg.Workspace != "isolated" && s.Branch == "" {
+		return r.In.Dir, func() string { return "" }, nil
+	}
+	repo, err := gitws.Repo(r.In.Dir)
+	if err != nil {
+		return "", nil, err
+	}
+	path := r.In.Path(WorktreeDir + "/" + s.ID)
+	base, err := gitws.Add(ctx, repo, path, s.Branch)
+	if err != nil {
+		return "", nil, fmt.Errorf("cannot create its worktree: %v", err)
+	}
+	if _, _, err := r.Store.Modify(ctx, s.ID, nil, func(m *store.Session) { m.Workdir, m.Worktree = path, true }); err != nil {
+		return "", nil, err
+	}
+	return path, func() string {
+		note, err := gitws.Remove(context.Background(), repo, path, base, "autonomy/"+s.Actor+"/"+s.ID)
+		if err != nil {
+			return fmt.Sprintf("the worktree %s was not removed: %v", path, err)
+		}
+		return note
+	}, nil
+}
+
+// reconcile finds a session whose runner died: its process is gone with nobody to record how it
+// ended (failed), or it outlived its timeout with nobody to stop it (stopped, failed).
+func (r *Runner) reconcile(ctx context.Context, s store.Session) (store.Session, error) {
+	if s.Kind != "agent" || s.Status.Ended() || r.supervisorAlive(s) {
+		return s, nil
+	}
+	var reason string
+	switch {
+	case s.PID == 0:
+		if s.SupervisorPID == 0 && r.opts.Now().Sub(s.CreatedAt) < startGrace {
+			return s, nil // its launcher is still starting the supervisor
+		}
+		reason = "its runner died before starting it"
+	case !proc.Alive(s.PID, s.PIDStart):
+		reason = "its process ended while no runner was watching it (the supervising runner died); exit status unknown"
+	case s.Timeout > 0 && r.opts.Now().Sub(s.StartedAt) > s.Timeout:
+		_ = proc.Terminate(s.PID, r.grace())
+		reason = fmt.Sprintf("timed out after %s; stopped by reconciliation since its runner died", s.Timeout)
+	default:
+		return s, nil // still running on its own: it stays tracked
+	}
+	r.finish(ctx, s.ID, ir.Failed, reason, "", nil)
+	_ = r.Store.Log(ctx, store.Event{Session: s.ID, Actor: s.Actor, Kind: "orphaned", Message: reason})
+	n, _, err := r.Store.Get(ctx, s.ID)
+	return n, err
+}
+
+// startGrace is how long a session may wait for its supervisor before it counts as never started.
+const startGrace = 30 * time.Second
+
+// Cancel stops a session (retracts an ask). False when it had already ended or is unknown.
+func (r *Runner) Cancel(ctx context.Context, id string) (bool, error) {
+	s, ok, err := r.Store.Get(ctx, id)
+	if err != nil {
+		return false, err
+	}
+	if !ok {
+		if err := r.authorize(ctx, "cancel", ""); err != nil {
+			return false, err
+		}
+		return false, nil
+	}
+	if err := r.authorize(ctx, "cancel", s.Actor); err != nil {
+		return false, err
+	}
+	now := r.opts.Now().UTC()
+	s, changed, err := r.Store.Modify(ctx, id, []ir.SessionStatus{ir.Running, ir.Paused}, func(m *store.Session) {
+		m.Status, m.EndedAt, m.Reason = ir.Cancelled, now, "cancelled by "+r.describe()
+	})
+	if err != nil || !changed {
+		return false, err
+	}
+	_ = r.Store.Log(ctx, store.Event{Session: id, Actor: s.Actor, Kind: "cancelled", Message: "cancelled by " + r.describe()})
+	if s.Kind == "human" {
+		return true, r.engage.Retract(ctx, s)
+	}
+	if s.PID > 0 && proc.Alive(s.PID, s.PIDStart) {
+		if err := proc.Terminate(s.PID, r.grace()); err != nil {
+			return true, err
+		}
+	}
+	return true, nil
+}
+
+// Update applies a status transition: pause or resume an agent (STOP or CONT to its group), or
+// complete a person's ask with its redeem token and evidence.
+func (r *Runner) Update(ctx context.Context, id string, p ir.Patch) (store.Session, error) {
+	s, ok, err := r.Store.Get(ctx, id)
+	if err != nil {
+		return s, err
+	}
+	if !ok {
+		if err := r.authorize(ctx, "update", ""); err != nil {
+			return s, err
+		}
+		return s, &RefusedError{Msg: fmt.Sprintf("no session %s", id)}
+	}
+	if err := r.authorize(ctx, "update", s.Actor); err != nil {
+		return s, err
+	}
+	if s.Status.Ended() {
+		return s, &RefusedError{Msg: fmt.Sprintf("session %s already ended %s; it never changes again", id, s.Status)}
+	}
+	if p.Status == ir.Cancelled {
+		if _, err := r.Cancel(ctx, id); err != nil {
+			return s, err
+		}
+		n, _, err := r.Store.Get(ctx, id)
+		return n, err
+	}
+	if s.Kind == "human" {
+		return r.resolveHuman(ctx, s, p)
+	}
+	switch p.Status {
+	case ir.Paused, ir.Running:
+		from, sig := ir.Running, syscall.SIGSTOP
+		if p.Status == ir.Running {
+			from, sig = ir.Paused, syscall.SIGCONT
+		}
+		n, changed, err := r.Store.Modify(ctx, id, []ir.SessionStatus{from}, func(m *store.Session) { m.Status = p.Status })
+		if err != nil {
+			return n, err
+		}
+		if !changed {
+			return n, &RefusedError{Msg: fmt.Sprintf("session %s is %s, not %s", id, n.Status, from)}
+		}
+		if n.PID > 0 && proc.Alive(n.PID, n.PIDStart) {
+			if err := proc.Signal(n.PID, sig); err != nil {
+				return n, err
+			}
+		}
+		_ = r.Store.Log(ctx, store.Event{Session: id, Actor: s.Actor, Kind: string(p.Status), Message: string(p.Status) + " by " + r.describe()})
+		return n, nil
+	case ir.Done, ir.Failed:
+		return s, &RefusedError{Msg: fmt.Sprintf("an agent session ends by itself: done when its process exits 0 with a verified result, failed otherwise; cancel %s to stop it", id)}
+	}
+	return s, &RefusedError{Msg: fmt.Sprintf("unknown status %q (one of: running, paused, cancelled, done, failed)", p.Status)}
+}
+
+// ErrNoSession is returned for an unknown session id.
+var ErrNoSession = errors.New("no such session")

@@ -1,0 +1,147 @@
+package local
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/substrates"
+	"github.com/autonomyhq/autonomy/substrates/local/store"
+)
+
+// fleet is a test profile: its ir.yml and the files it names (scripts are made executable).
+type fleet struct {
+	yml   string
+	files map[string]string
+}
+
+// installFleet compiles f for local into a fresh directory and returns the installation root.
+// With git, the root is a git repository with one commit, for isolated workspaces.
+func installFleet(t testing.TB, f fleet, git bool) string {
+	t.Helper()
+	prof := filepath.Join(t.TempDir(), "profile")
+	write := func(name, content string, mode os.FileMode) {
+		full := filepath.Join(prof, name)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(content), mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("ir.yml", f.yml, 0o644)
+	for name, content := range f.files {
+		mode := os.FileMode(0o644)
+		if strings.HasSuffix(name, ".sh") {
+			mode = 0o755
+		}
+		write(name, content, mode)
+	}
+	p, diags, err := ir.Check(prof)
+	if err != nil || diags.HasErrors() {
+		t.Fatalf("profile: %v\n%s", err, diags)
+	}
+	dir := filepath.Join(t.TempDir(), "install")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if git {
+		gitRun(t, dir, "init", "-q", "-b", "main")
+		gitRun(t, dir, "config", "user.email", "test@example.com")
+		gitRun(t, dir, "config", "user.name", "test")
+		if err := os.WriteFile(filepath.Join(dir, "README"), []byte("repo\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		gitRun(t, dir, "add", "README")
+		gitRun(t, dir, "commit", "-q", "-m", "init")
+	}
+	out, err := substrates.Compile(Substrate{}, p, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := substrates.Write(dir, &out, substrates.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func gitRun(t testing.TB, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// clock is a settable fake clock.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) Set(s string) {
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		panic(err)
+	}
+	c.mu.Lock()
+	c.t = t
+	c.mu.Unlock()
+}
+
+// newRunner opens an in-process runner whose timeouts count in tenths of a second.
+func newRunner(t testing.TB, dir string, opts Options) *Runner {
+	t.Helper()
+	r, err := New(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.minute = 100 * time.Millisecond
+	t.Cleanup(func() { r.Close() })
+	return r
+}
+
+// waitEnded waits until a session ends and returns it.
+func waitEnded(t testing.TB, r *Runner, id string) store.Session {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		s, ok, err := r.Store.Get(context.Background(), id)
+		if err != nil || !ok {
+			t.Fatalf("get %s: %v %v", id, ok, err)
+		}
+		if s.Status.Ended() {
+			return s
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("session %s did not end", id)
+	return store.Session{}
+}
+
+func launch(t testing.TB, r *Runner, req LaunchRequest) store.Session {
+	t.Helper()
+	res, err := r.Launch(context.Background(), req)
+	if err != nil {
+		t.Fatalf("launch %s: %v", req.Actor, err)
+	}
+	return res.Session
+}
+
+func readFile(t testing.TB, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}

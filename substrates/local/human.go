@@ -1,0 +1,169 @@
+package local
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/substrates/local/store"
+)
+
+// Engager tells a person about an ask and takes it back: the human runner's swappable channel.
+// The runner never depends on how a person is reached; it records the ask either way, and an
+// engage failure is reported without losing the ask.
+type Engager interface {
+	Engage(ctx context.Context, s store.Session, cfg *ActorConfig) error
+	Retract(ctx context.Context, s store.Session) error
+}
+
+// engageHuman parks an ask: a running session holding the params, with a one-time redeem token
+// of which only the hash is kept.
+func (r *Runner) engageHuman(ctx context.Context, cfg *ActorConfig, s store.Session) (LaunchResult, error) {
+	raw := make([]byte, 32)
+	if _, err := rand.Read(raw); err != nil {
+		return LaunchResult{}, err
+	}
+	token := "atk_" + base64.RawURLEncoding.EncodeToString(raw)
+	s.Status = ir.Running
+	s.TokenHash = hashToken(token)
+	s.CreatedAt = r.opts.Now().UTC()
+	s.StartedAt = s.CreatedAt
+	err := r.Store.Tx(ctx, func(tx *store.Tx) error {
+		if err := tx.Insert(&s); err != nil {
+			return err
+		}
+		return tx.Log(store.Event{Session: s.ID, Actor: s.Actor, Kind: "engaged", Message: "ask engaged by " + r.describe()})
+	})
+	if err != nil {
+		return LaunchResult{}, err
+	}
+	if err := r.engage.Engage(ctx, s, cfg); err != nil {
+		_ = r.Store.Log(ctx, store.Event{Session: s.ID, Actor: s.Actor, Kind: "engage-failed", Message: err.Error()})
+		return LaunchResult{Session: s, Token: token}, fmt.Errorf("the ask %s is recorded, but telling a person failed: %v", s.ID, err)
+	}
+	return LaunchResult{Session: s, Token: token}, nil
+}
+
+func hashToken(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:])
+}
+
+// resolveHuman completes an ask. Only done or failed (the person declined) apply, and only with
+// the redeem token and the evidence of the verified act; anything less changes nothing.
+func (r *Runner) resolveHuman(ctx context.Context, s store.Session, p ir.Patch) (store.Session, error) {
+	if p.Status != ir.Done && p.Status != ir.Failed {
+		return s, &RefusedError{Msg: fmt.Sprintf("session %s is an ask to a person: it can be resolved (done or failed, with its token and evidence) or cancelled, not %s", s.ID, p.Status)}
+	}
+	if p.Token == "" {
+		return s, r.refuseHuman(ctx, s, "refused: resolving an ask needs its one-time redeem token (--token), which its launch returned")
+	}
+	if strings.TrimSpace(p.Evidence) == "" {
+		return s, r.refuseHuman(ctx, s, "refused: resolving an ask needs --evidence: the verified act that resolved it (a merged change, an approval's URL, the check that passed)")
+	}
+	if s.TokenHash == "" || subtle.ConstantTimeCompare([]byte(hashToken(p.Token)), []byte(s.TokenHash)) != 1 {
+		return s, r.refuseHuman(ctx, s, "refused: the token does not redeem this ask")
+	}
+	now := r.opts.Now().UTC()
+	by := r.describe()
+	n, changed, err := r.Store.Modify(ctx, s.ID, []ir.SessionStatus{ir.Running, ir.Paused}, func(m *store.Session) {
+		if m.TokenHash != s.TokenHash {
+			return // redeemed meanwhile by another process: the check below refuses
+		}
+		m.Status, m.EndedAt, m.TokenHash = p.Status, now, ""
+		m.Evidence, m.ResolvedBy = p.Evidence, by
+		m.Verified = "redeem token and evidence, applied by " + by + " at " + now.Format("2006-01-02T15:04:05Z")
+	})
+	if err != nil {
+		return n, err
+	}
+	if !changed || n.Status != p.Status {
+		return n, &RefusedError{Msg: fmt.Sprintf("refused: session %s was resolved or retracted meanwhile (%s)", s.ID, n.Status)}
+	}
+	_ = r.Store.Log(ctx, store.Event{Session: s.ID, Actor: s.Actor, Kind: "resolved", Message: fmt.Sprintf("%s by %s: %s", p.Status, by, p.Evidence)})
+	return n, r.engage.Retract(ctx, n)
+}
+
+func (r *Runner) refuseHuman(ctx context.Context, s store.Session, msg string) error {
+	_ = r.Store.Log(ctx, store.Event{Session: s.ID, Actor: s.Actor, Kind: "refused", Message: msg + " (by " + r.describe() + ")"})
+	return &RefusedError{Msg: msg}
+}
+
+// AttentionFile is the default engage backend: .autonomy/state/attention.md lists every open
+// ask, rewritten whole (atomically) on each change, for a person to read or a notifier to watch.
+type AttentionFile struct {
+	Path  string
+	Store *store.Store
+	// In is the installation, to name each actor's task spec.
+	In *Install
+}
+
+// Engage rewrites the list with the new ask.
+func (a *AttentionFile) Engage(ctx context.Context, _ store.Session, _ *ActorConfig) error {
+	return a.rewrite(ctx)
+}
+
+// Retract rewrites the list without the ask.
+func (a *AttentionFile) Retract(ctx context.Context, _ store.Session) error { return a.rewrite(ctx) }
+
+func (a *AttentionFile) rewrite(ctx context.Context) error {
+	ss, err := a.Store.List(ctx, store.ListOptions{})
+	if err != nil {
+		return err
+	}
+	var b bytes.Buffer
+	b.WriteString("# Waiting on a person\n\nWritten by the autonomy runner; every open ask, oldest first. Resolve one with\n`autonomy runner update ID --status done --token TOKEN --evidence \"what was verified\"`\n(the token was returned once, by the launch), or retract it with `autonomy runner cancel ID`.\n")
+	n := 0
+	for _, s := range ss {
+		if s.Kind != "human" {
+			continue
+		}
+		n++
+		fmt.Fprintf(&b, "\n## %s — %s\n\n- asked: %s by %s\n", s.ID, s.Actor, s.CreatedAt.Format("2006-01-02 15:04 UTC"), s.Origin)
+		if s.Ref != "" {
+			fmt.Fprintf(&b, "- subject: %s\n", s.Ref)
+		}
+		if cfg, err := a.In.Actor(s.Actor); err == nil {
+			fmt.Fprintf(&b, "- task spec: %s\n", cfg.Behavior)
+		}
+		for _, k := range sortedKeys(s.Params) {
+			v := s.Params[k]
+			if v == "" {
+				continue
+			}
+			fmt.Fprintf(&b, "- %s: %s\n", k, quoteLine(v))
+		}
+	}
+	if n == 0 {
+		b.WriteString("\nNothing is waiting.\n")
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(a.Path), ".attention-*.md")
+	if err != nil {
+		return err
+	}
+	if _, err := tmp.Write(b.Bytes()); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return os.Rename(tmp.Name(), a.Path)
+}
+
+// quoteLine keeps a param value on one markdown line: text anyone wrote must not forge entries.
+func quoteLine(v string) string {
+	r := strings.NewReplacer("\r", `\r`, "\n", `\n`, "`", "'")
+	return "`" + r.Replace(v) + "`"
+}

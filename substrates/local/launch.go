@@ -1,0 +1,261 @@
+package local
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/substrates/local/gitws"
+	"github.com/autonomyhq/autonomy/substrates/local/proc"
+	"github.com/autonomyhq/autonomy/substrates/local/store"
+)
+
+// LaunchRequest is what runner launch is given.
+type LaunchRequest struct {
+	Actor string
+	// Params set declared params by name, verbatim (--param K=V).
+	Params map[string]string
+	// The firing context: subject.ref, subject.actor, subject.text and trigger.kind.
+	Ref, From, Text, Kind string
+	// Branch runs the session in its own worktree of that branch.
+	Branch string
+}
+
+// LaunchResult is a launched session, and for a person the one-time redeem token (shown once:
+// only its hash is stored).
+type LaunchResult struct {
+	Session store.Session
+	Token   string
+}
+
+// Launch starts an agent (or engages a person) and returns its running session.
+func (r *Runner) Launch(ctx context.Context, req LaunchRequest) (LaunchResult, error) {
+	if err := r.authorize(ctx, "launch", req.Actor); err != nil {
+		return LaunchResult{}, err
+	}
+	cfg, err := r.In.Actor(req.Actor)
+	if err != nil {
+		return LaunchResult{}, &RefusedError{Msg: err.Error()}
+	}
+	if req.Branch != "" {
+		if cfg.Kind == "human" {
+			return LaunchResult{}, &RefusedError{Msg: fmt.Sprintf("actor %q is a person: --branch does not apply", cfg.Actor)}
+		}
+		if err := gitws.ValidBranch(req.Branch); err != nil {
+			return LaunchResult{}, &RefusedError{Msg: err.Error()}
+		}
+	}
+	if req.Kind == "" {
+		req.Kind = "dispatch"
+	}
+	params, err := r.resolve(cfg, firingTrigger(cfg, ir.Dispatch, -1), req)
+	if err != nil {
+		return LaunchResult{}, err
+	}
+	s := store.Session{Actor: cfg.Actor, Kind: cfg.Kind, Ref: req.Ref, Params: params, Trigger: req.Kind, Origin: r.origin(), Branch: req.Branch}
+	if cfg.Kind == "human" {
+		return r.engageHuman(ctx, cfg, s)
+	}
+	var admitted bool
+	err = r.Store.Tx(ctx, func(tx *store.Tx) error {
+		var reason string
+		active := -1
+		admitted, reason, err = r.admit(tx, cfg.Actor, false, &active)
+		if err != nil || !admitted {
+			if !admitted && err == nil {
+				_ = tx.Log(store.Event{Actor: cfg.Actor, Kind: "refused", Message: reason})
+				return &RefusedError{Msg: reason}
+			}
+			return err
+		}
+		return r.insert(tx, cfg, &s)
+	})
+	if err != nil {
+		return LaunchResult{}, err
+	}
+	if err := r.start(ctx, s); err != nil {
+		return LaunchResult{Session: s}, err
+	}
+	return LaunchResult{Session: s}, nil
+}
+
+// admit decides, inside the write transaction, whether an agent session of actor may start
+// now: never more running agents than maxConcurrent, and by default one scheduled session per
+// actor. active is the number of agent sessions in flight, counted once per transaction (-1:
+// not yet) and raised by the caller for each session it inserts.
+func (r *Runner) admit(tx *store.Tx, actor string, scheduled bool, active *int) (bool, string, error) {
+	if max := r.In.Runner.MaxConcurrent; max > 0 {
+		if *active < 0 {
+			n, err := tx.Active("agent")
+			if err != nil {
+				return false, "", err
+			}
+			*active = n
+		}
+		if *active >= max {
+			return false, fmt.Sprintf("at capacity: %d of maxConcurrent %d agent sessions are running; %q was not started (retry when one ends)", *active, max, actor), nil
+		}
+	}
+	if scheduled && !r.In.Runner.Overlap {
+		n, err := tx.ActorActive(actor, "schedule")
+		if err != nil {
+			return false, "", err
+		}
+		if n > 0 {
+			return false, fmt.Sprintf("actor %q still has a scheduled session running", actor), nil
+		}
+	}
+	return true, "", nil
+}
+
+// insert records a new running agent session with its log and timeout.
+func (r *Runner) insert(tx *store.Tx, cfg *ActorConfig, s *store.Session) error {
+	s.Status = ir.Running
+	s.Timeout = time.Duration(cfg.TimeoutMinutes) * r.minute
+	s.Workdir = r.In.Dir
+	s.CreatedAt = r.opts.Now().UTC()
+	if err := tx.Insert(s); err != nil {
+		return err
+	}
+	n, _, err := tx.Modify(s.ID, nil, func(m *store.Session) {
+		m.LogPath = r.In.Path(StateDir + "/logs/" + s.ID + ".log")
+	})
+	if err != nil {
+		return err
+	}
+	*s = n
+	return tx.Log(store.Event{Session: s.ID, Actor: s.Actor, Kind: "launched", Message: fmt.Sprintf("launched by %s (trigger %s)", r.describe(), s.Trigger)})
+}
+
+// firingTrigger is the trigger that fired: the index given, or the actor's first of kind. nil
+// when the actor has none of that kind (the operator launching a cron actor by hand).
+func firingTrigger(cfg *ActorConfig, kind ir.TriggerKind, index int) *Trigger {
+	if index >= 0 && index < len(cfg.Triggers) {
+		return &cfg.Triggers[index]
+	}
+	for i := range cfg.Triggers {
+		if cfg.Triggers[i].Kind == string(kind) {
+			return &cfg.Triggers[i]
+		}
+	}
+	return nil
+}
+
+// resolve builds a session's params: every param the actor declares, resolved from the firing
+// context when the firing trigger forwards it (all of them when no trigger of the kind exists)
+// and empty otherwise, then --param values, verbatim.
+func (r *Runner) resolve(cfg *ActorConfig, fired *Trigger, req LaunchRequest) (ir.LaunchParams, error) {
+	forwards := map[string]bool{}
+	if fired != nil {
+		for _, n := range fired.Params {
+			forwards[n] = true
+		}
+	}
+	from, role := req.From, "NONE"
+	if r.caller == nil {
+		role = "OWNER"
+		if from == "" && req.Kind != "cron" {
+			from = userName()
+		}
+	} else if from == "" {
+		from = r.caller.session.Actor
+	}
+	ctxValue := map[string]string{"subject.ref": req.Ref, "subject.actor": from, "subject.actorRole": role, "subject.text": req.Text, "trigger.kind": req.Kind}
+	if req.Kind == "cron" {
+		ctxValue["subject.actorRole"] = ""
+	}
+	out := ir.LaunchParams{}
+	declared := make([]string, 0, len(cfg.Params))
+	for _, p := range cfg.Params {
+		declared = append(declared, p.Name)
+		v := ""
+		if fired == nil || forwards[p.Name] {
+			v = ctxValue[p.Source]
+		}
+		out[p.Name] = v
+	}
+	for _, k := range sortedKeys(req.Params) {
+		if _, ok := out[k]; !ok {
+			hint := "it declares no params"
+			if len(declared) > 0 {
+				hint = ir.Suggest(k, declared)
+			}
+			return nil, &RefusedError{Msg: fmt.Sprintf("actor %q declares no param %q (%s)", cfg.Actor, k, hint)}
+		}
+		out[k] = req.Params[k]
+	}
+	return out, nil
+}
+
+// start hands a recorded session to its supervisor: a detached process, or this one.
+func (r *Runner) start(ctx context.Context, s store.Session) error {
+	if !r.opts.Detach {
+		r.mu.Lock()
+		r.supervising[s.ID] = true
+		r.mu.Unlock()
+		pid := os.Getpid()
+		start, _ := proc.StartTime(pid)
+		if _, _, err := r.Store.Modify(ctx, s.ID, nil, func(m *store.Session) { m.SupervisorPID, m.SupervisorStart = pid, start }); err != nil {
+			r.done(s.ID)
+			return err
+		}
+		r.wg.Add(1)
+		go func() {
+			defer r.wg.Done()
+			defer r.done(s.ID)
+			r.supervise(context.Background(), s.ID)
+		}()
+		return nil
+	}
+	exe := r.opts.Exe
+	if exe == "" {
+		var err error
+		if exe, err = os.Executable(); err != nil {
+			return r.failStart(ctx, s.ID, fmt.Sprintf("cannot find the autonomy binary to supervise it: %v", err))
+		}
+	}
+	cmd := exec.Command(exe, "runner", "--dir", r.In.Dir, "supervise", s.ID)
+	cmd.Env = withoutSession(r.opts.Env)
+	cmd.SysProcAttr = proc.Detach()
+	cmd.Dir = r.In.Dir
+	if err := cmd.Start(); err != nil {
+		return r.failStart(ctx, s.ID, fmt.Sprintf("cannot start its supervisor: %v", err))
+	}
+	pid := cmd.Process.Pid
+	start, _ := proc.StartTime(pid)
+	_ = cmd.Process.Release()
+	_, _, err := r.Store.Modify(ctx, s.ID, nil, func(m *store.Session) {
+		if m.SupervisorPID == 0 {
+			m.SupervisorPID, m.SupervisorStart = pid, start
+		}
+	})
+	return err
+}
+
+func (r *Runner) done(id string) {
+	r.mu.Lock()
+	delete(r.supervising, id)
+	r.mu.Unlock()
+}
+
+// failStart ends a session that could not be started.
+func (r *Runner) failStart(ctx context.Context, id, reason string) error {
+	r.finish(ctx, id, ir.Failed, reason, "", nil)
+	return fmt.Errorf("session %s: %s", id, reason)
+}
+
+// withoutSession drops the caller's session identity from an environment a supervisor inherits.
+func withoutSession(env []string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		if strings.HasPrefix(kv, SessionEnv+"=") {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
+}

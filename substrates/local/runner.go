@@ -1,0 +1,389 @@
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/user"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/substrates/local/proc"
+	"github.com/autonomyhq/autonomy/substrates/local/store"
+)
+
+// SessionEnv names the session a process runs in; a runner verb called with it set acts for
+// that session's actor and is authorized against its capabilities.
+const SessionEnv = "AUTONOMY_SESSION"
+
+// DirEnv is the installation root, set in every session so its runner calls find it.
+const DirEnv = "AUTONOMY_DIR"
+
+// Options configure a Runner.
+type Options struct {
+	// Now is the clock (time.Now when nil); tests give a fake one.
+	Now func() time.Time
+	// Session is the calling session's id (AUTONOMY_SESSION), "" for the operator.
+	Session string
+	// Detach starts every session under its own supervisor process (Exe runner supervise ID),
+	// so it outlives this process: what the CLI does. Otherwise this process supervises.
+	Detach bool
+	// Exe is the autonomy binary that supervises detached sessions.
+	Exe string
+	// Env is the environment sessions inherit (os.Environ() when nil).
+	Env []string
+	// Engage tells people about asks (the attention file when nil).
+	Engage Engager
+}
+
+// Runner is the local runner of one installation: it realizes the Runner contract for its agents
+// (processes) and people (parked asks), fires the schedule, and keeps state in SQLite.
+type Runner struct {
+	In     *Install
+	Store  *store.Store
+	opts   Options
+	caller *caller
+	engage Engager
+
+	mu          sync.Mutex
+	supervising map[string]bool
+	wg          sync.WaitGroup
+	// minute is the unit of timeoutMinutes: a minute, shorter in tests.
+	minute time.Duration
+}
+
+// caller is the session a verb is called from.
+type caller struct {
+	session store.Session
+	caps    []ir.Capability
+}
+
+// describe names the caller in messages and records.
+func (r *Runner) describe() string {
+	if r.caller == nil {
+		return "the operator"
+	}
+	return fmt.Sprintf("session %s (actor %q)", r.caller.session.ID, r.caller.session.Actor)
+}
+
+// origin is what a launch records as its origin.
+func (r *Runner) origin() string {
+	if r.caller == nil {
+		return "operator"
+	}
+	return "session:" + r.caller.session.ID
+}
+
+// DBPath is the database of an installation.
+func DBPath(dir string) string { return filepath.Join(dir, filepath.FromSlash(StateDir), "state.db") }
+
+// New opens the runner of the installation in dir.
+func New(dir string, opts Options) (*Runner, error) {
+	in, err := Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := prepareState(in.Dir); err != nil {
+		return nil, err
+	}
+	st, err := store.Open(DBPath(in.Dir))
+	if err != nil {
+		return nil, err
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Env == nil {
+		opts.Env = os.Environ()
+	}
+	r := &Runner{In: in, Store: st, opts: opts, supervising: map[string]bool{}, minute: time.Minute}
+	r.engage = opts.Engage
+	if r.engage == nil {
+		r.engage = &AttentionFile{Path: filepath.Join(in.Dir, filepath.FromSlash(StateDir), "attention.md"), Store: st, In: in}
+	}
+	if opts.Session != "" {
+		if err := r.identify(opts.Session); err != nil {
+			st.Close()
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// prepareState creates the state and worktree folders, each ignored by git: what the runner
+// writes there is this machine's, never the repository's.
+func prepareState(dir string) error {
+	for _, d := range []string{StateDir, StateDir + "/logs", StateDir + "/results", WorktreeDir} {
+		full := filepath.Join(dir, filepath.FromSlash(d))
+		if err := os.MkdirAll(full, 0o700); err != nil {
+			return err
+		}
+	}
+	for _, d := range []string{StateDir, WorktreeDir} {
+		ignore := filepath.Join(dir, filepath.FromSlash(d), ".gitignore")
+		if _, err := os.Stat(ignore); errors.Is(err, os.ErrNotExist) {
+			if err := os.WriteFile(ignore, []byte("# autonomy's runner state on this machine: never committed\n*\n"), 0o644); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Close waits for the sessions this process supervises, then closes the store.
+func (r *Runner) Close() error {
+	r.wg.Wait()
+	return r.Store.Close()
+}
+
+// Wait waits for the sessions this process supervises to end.
+func (r *Runner) Wait() { r.wg.Wait() }
+
+// identify loads the calling session: it must exist and be in flight, or the caller is refused
+// (an ended session's leftovers must not act, and a forged id grants nothing).
+func (r *Runner) identify(id string) error {
+	s, ok, err := r.Store.Get(context.Background(), id)
+	if err != nil {
+		return err
+	}
+	if !ok || s.Status.Ended() {
+		state := "unknown"
+		if ok {
+			state = string(s.Status)
+		}
+		return &DeniedError{Msg: fmt.Sprintf("%s=%s names no session in flight (%s): a runner call from inside a session acts only while that session runs", SessionEnv, id, state)}
+	}
+	cfg, err := r.In.Actor(s.Actor)
+	if err != nil {
+		return err
+	}
+	c := &caller{session: s}
+	for _, raw := range cfg.Capabilities {
+		name, scope, _ := strings.Cut(raw, "@")
+		c.caps = append(c.caps, ir.Capability{Name: name, Scope: scope, Raw: ir.String{Value: raw}})
+	}
+	r.caller = c
+	return nil
+}
+
+// DeniedError is a runner verb refused to the calling session.
+type DeniedError struct{ Msg string }
+
+func (e *DeniedError) Error() string { return e.Msg }
+
+// RefusedError is a request the runner will not carry out as asked: at capacity, a wrong
+// token, a transition that does not apply. Nothing was changed.
+type RefusedError struct{ Msg string }
+
+func (e *RefusedError) Error() string { return e.Msg }
+
+// authorize checks that the caller may apply verb (launch, list, update, cancel) to actor ("" for
+// any actor: list). The operator may do everything.
+func (r *Runner) authorize(ctx context.Context, verb, actor string) error {
+	if r.caller == nil {
+		return nil
+	}
+	need := "agent:" + verb
+	held := false
+	for _, c := range r.caller.caps {
+		if c.Name != need {
+			continue
+		}
+		held = true
+		if c.Scope == "" || actor == "" || c.Scope == actor {
+			return nil
+		}
+	}
+	var msg string
+	if held {
+		msg = fmt.Sprintf("%s may not %s %q: its %s is scoped to another actor (its capabilities: %s)", r.describe(), verb, actor, need, r.capList())
+	} else {
+		msg = fmt.Sprintf("%s may not %s: it holds no %s (its capabilities: %s)", r.describe(), verbPhrase(verb, actor), need, r.capList())
+	}
+	_ = r.Store.Log(ctx, store.Event{Session: r.caller.session.ID, Actor: r.caller.session.Actor, Kind: "denied", Message: msg})
+	return &DeniedError{Msg: msg}
+}
+
+func verbPhrase(verb, actor string) string {
+	if actor == "" {
+		return verb + " sessions"
+	}
+	return fmt.Sprintf("%s %q", verb, actor)
+}
+
+func (r *Runner) capList() string {
+	if len(r.caller.caps) == 0 {
+		return "none"
+	}
+	out := make([]string, len(r.caller.caps))
+	for i, c := range r.caller.caps {
+		out[i] = c.Raw.Value
+	}
+	return strings.Join(out, ", ")
+}
+
+// listScope is the only actor a scoped agent:list lets the caller see ("" for all).
+func (r *Runner) listScope() string {
+	if r.caller == nil {
+		return ""
+	}
+	for _, c := range r.caller.caps {
+		if c.Name == "agent:list" && c.Scope == "" {
+			return ""
+		}
+	}
+	for _, c := range r.caller.caps {
+		if c.Name == "agent:list" {
+			return c.Scope
+		}
+	}
+	return ""
+}
+
+// Get returns one session, reconciled with its process.
+func (r *Runner) Get(ctx context.Context, id string) (store.Session, bool, error) {
+	if err := r.authorize(ctx, "list", ""); err != nil {
+		return store.Session{}, false, err
+	}
+	s, ok, err := r.Store.Get(ctx, id)
+	if err != nil || !ok {
+		return s, ok, err
+	}
+	if scope := r.listScope(); scope != "" && s.Actor != scope {
+		return store.Session{}, false, r.authorize(ctx, "list", s.Actor)
+	}
+	if s, err = r.reconcile(ctx, s); err != nil {
+		return s, true, err
+	}
+	return s, true, nil
+}
+
+// List returns the sessions in flight, or with all every session, oldest first.
+func (r *Runner) List(ctx context.Context, all bool) ([]store.Session, error) {
+	if err := r.authorize(ctx, "list", ""); err != nil {
+		return nil, err
+	}
+	opts := store.ListOptions{All: all, Actor: r.listScope()}
+	ss, err := r.Store.List(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	changed := false
+	for i := range ss {
+		if ss[i].Status.Ended() {
+			continue
+		}
+		n, err := r.reconcile(ctx, ss[i])
+		if err != nil {
+			return nil, err
+		}
+		if n.Status != ss[i].Status {
+			changed = true
+		}
+		ss[i] = n
+	}
+	if changed && !all {
+		kept := ss[:0]
+		for _, s := range ss {
+			if !s.Status.Ended() {
+				kept = append(kept, s)
+			}
+		}
+		ss = kept
+	}
+	return ss, nil
+}
+
+// Logs is the log file of a session.
+func (r *Runner) Logs(ctx context.Context, id string) (store.Session, string, error) {
+	s, ok, err := r.Get(ctx, id)
+	if err != nil {
+		return s, "", err
+	}
+	if !ok {
+		return s, "", &RefusedError{Msg: fmt.Sprintf("no session %s", id)}
+	}
+	if s.Kind == "human" {
+		return s, "", &RefusedError{Msg: fmt.Sprintf("session %s is an ask to a person: there is nothing to watch, only its completion", id)}
+	}
+	return s, s.LogPath, nil
+}
+
+// Contract adapts the runner to ir.Runner.
+func (r *Runner) Contract() ir.Runner { return contract{r} }
+
+type contract struct{ r *Runner }
+
+func (c contract) Launch(ctx context.Context, agent string, params ir.LaunchParams) (ir.Session, error) {
+	res, err := c.r.Launch(ctx, LaunchRequest{Actor: agent, Params: params})
+	return toContract(res.Session), err
+}
+
+func (c contract) Get(ctx context.Context, id string) (ir.Session, bool, error) {
+	s, ok, err := c.r.Get(ctx, id)
+	return toContract(s), ok, err
+}
+
+func (c contract) List(ctx context.Context) ([]ir.Session, error) {
+	ss, err := c.r.List(ctx, false)
+	out := make([]ir.Session, 0, len(ss))
+	for _, s := range ss {
+		out = append(out, toContract(s))
+	}
+	return out, err
+}
+
+func (c contract) Update(ctx context.Context, id string, p ir.Patch) (bool, error) {
+	_, err := c.r.Update(ctx, id, p)
+	var refused *RefusedError
+	if errors.As(err, &refused) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+func (c contract) Cancel(ctx context.Context, id string) (bool, error) {
+	return c.r.Cancel(ctx, id)
+}
+
+func toContract(s store.Session) ir.Session {
+	return ir.Session{ID: s.ID, Agent: s.Actor, Status: s.Status, Ref: s.Ref, Params: s.Params}
+}
+
+// userName is who the operator is, for subject.actor and records.
+func userName() string {
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
+	}
+	if n := os.Getenv("USER"); n != "" {
+		return n
+	}
+	return "operator"
+}
+
+// sortedKeys lists a map's keys in order.
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// supervisorAlive reports whether a session still has a runner watching it: this process, or
+// its recorded supervisor.
+func (r *Runner) supervisorAlive(s store.Session) bool {
+	r.mu.Lock()
+	mine := r.supervising[s.ID]
+	r.mu.Unlock()
+	if mine {
+		return true
+	}
+	return s.SupervisorPID > 0 && proc.Alive(s.SupervisorPID, s.SupervisorStart)
+}
