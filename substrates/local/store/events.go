@@ -25,7 +25,7 @@ func (tx *Tx) Log(e Event) error {
 	if e.At.IsZero() {
 		e.At = now()
 	}
-	_, err := tx.tx.ExecContext(tx.ctx, `INSERT INTO events (at, session, actor, kind, message) VALUES (?, ?, ?, ?, ?)`,
+	_, err := tx.exec(`INSERT INTO events (at, session, actor, kind, message) VALUES (?, ?, ?, ?, ?)`,
 		e.At.UnixNano(), e.Session, e.Actor, e.Kind, e.Message)
 	if err != nil {
 		return fmt.Errorf("logging a %q event: %w", e.Kind, err)
@@ -68,7 +68,7 @@ func (st *Store) Events(ctx context.Context, session string, limit int) ([]Event
 
 // Meta returns the value stored under key; ok is false when there is none.
 func (tx *Tx) Meta(key string) (value string, ok bool, err error) {
-	err = tx.tx.QueryRowContext(tx.ctx, `SELECT value FROM meta WHERE key = ?`, key).Scan(&value)
+	err = tx.queryRow(`SELECT value FROM meta WHERE key = ?`, key).Scan(&value)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", false, nil
 	}
@@ -83,7 +83,7 @@ func (tx *Tx) SetMeta(key, value string) error {
 	if key == tagKey {
 		return fmt.Errorf("meta %q is the instance tag, fixed when the database was created", key)
 	}
-	_, err := tx.tx.ExecContext(tx.ctx, `INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`, key, value)
+	_, err := tx.exec(`INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`, key, value)
 	if err != nil {
 		return fmt.Errorf("writing meta %q: %w", key, err)
 	}
@@ -92,7 +92,7 @@ func (tx *Tx) SetMeta(key, value string) error {
 
 // Pending returns the pending schedule firings: since when each key has been due.
 func (tx *Tx) Pending() (map[string]time.Time, error) {
-	rows, err := tx.tx.QueryContext(tx.ctx, `SELECT key, since FROM pending`)
+	rows, err := tx.query(`SELECT key, since FROM pending`)
 	if err != nil {
 		return nil, fmt.Errorf("reading the pending firings: %w", err)
 	}
@@ -115,7 +115,7 @@ func (tx *Tx) Pending() (map[string]time.Time, error) {
 // SetPending records that key has been due since since. A key already pending keeps the earlier
 // of the two times: a firing deferred again is still as late as when it was first due.
 func (tx *Tx) SetPending(key string, since time.Time) error {
-	_, err := tx.tx.ExecContext(tx.ctx, `INSERT INTO pending (key, since) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET since = min(since, excluded.since)`, key, nanos(since))
+	_, err := tx.exec(`INSERT INTO pending (key, since) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET since = min(since, excluded.since)`, key, nanos(since))
 	if err != nil {
 		return fmt.Errorf("recording pending firing %q: %w", key, err)
 	}
@@ -124,7 +124,7 @@ func (tx *Tx) SetPending(key string, since time.Time) error {
 
 // ClearPending forgets the pending firing key, if any.
 func (tx *Tx) ClearPending(key string) error {
-	if _, err := tx.tx.ExecContext(tx.ctx, `DELETE FROM pending WHERE key = ?`, key); err != nil {
+	if _, err := tx.exec(`DELETE FROM pending WHERE key = ?`, key); err != nil {
 		return fmt.Errorf("clearing pending firing %q: %w", key, err)
 	}
 	return nil

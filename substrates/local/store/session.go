@@ -108,13 +108,13 @@ func (tx *Tx) Insert(s *Session) error {
 	}
 	args = append([]any{s.Actor, s.Kind, nanos(s.CreatedAt)}, args...)
 	var seq int64
-	if err := tx.tx.QueryRowContext(tx.ctx, insertSQL, args...).Scan(&seq); err != nil {
+	if err := tx.queryRow(insertSQL, args...).Scan(&seq); err != nil {
 		return fmt.Errorf("inserting a session of %s: %w", s.Actor, err)
 	}
 	// The id needs the seq AUTOINCREMENT just assigned, hence a second statement; both commit or
 	// neither does.
 	id := fmt.Sprintf("%d-%s", seq, tx.st.tag)
-	if _, err := tx.tx.ExecContext(tx.ctx, `UPDATE sessions SET id = ? WHERE seq = ?`, id, seq); err != nil {
+	if _, err := tx.exec(`UPDATE sessions SET id = ? WHERE seq = ?`, id, seq); err != nil {
 		return fmt.Errorf("inserting session %s: %w", id, err)
 	}
 	s.Seq, s.ID = seq, id
@@ -144,7 +144,7 @@ func (tx *Tx) ActorActive(actor, origin string) (int, error) {
 
 func (tx *Tx) count(q string, args ...any) (int, error) {
 	var n int
-	if err := tx.tx.QueryRowContext(tx.ctx, q, args...).Scan(&n); err != nil {
+	if err := tx.queryRow(q, args...).Scan(&n); err != nil {
 		return 0, fmt.Errorf("counting sessions in flight: %w", err)
 	}
 	return n, nil
@@ -173,7 +173,7 @@ func (tx *Tx) Modify(id string, from []ir.SessionStatus, fn func(*Session)) (Ses
 	if err != nil {
 		return cur, false, fmt.Errorf("modifying session %s: %w", id, err)
 	}
-	if _, err := tx.tx.ExecContext(tx.ctx, updateSQL, append(args, n.Seq)...); err != nil {
+	if _, err := tx.exec(updateSQL, append(args, n.Seq)...); err != nil {
 		return cur, false, fmt.Errorf("modifying session %s: %w", id, err)
 	}
 	return n, true, nil

@@ -117,9 +117,54 @@ func (st *Store) Close() error { return st.db.Close() }
 // Tx is one write transaction, handed to the function given to Store.Tx. Its methods use only
 // the transaction's connection, so the function never waits for a second one.
 type Tx struct {
-	ctx context.Context
-	tx  *sql.Tx
-	st  *Store
+	ctx   context.Context
+	tx    *sql.Tx
+	st    *Store
+	stmts map[string]*sql.Stmt
+}
+
+// stmt prepares query once per transaction: a tick that defers a thousand firings runs the same
+// few statements a thousand times, and parsing them again each time would dominate it. The
+// statements close with the transaction.
+func (tx *Tx) stmt(query string) (*sql.Stmt, error) {
+	if s, ok := tx.stmts[query]; ok {
+		return s, nil
+	}
+	s, err := tx.tx.PrepareContext(tx.ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	if tx.stmts == nil {
+		tx.stmts = map[string]*sql.Stmt{}
+	}
+	tx.stmts[query] = s
+	return s, nil
+}
+
+func (tx *Tx) exec(query string, args ...any) (sql.Result, error) {
+	s, err := tx.stmt(query)
+	if err != nil {
+		return nil, err
+	}
+	return s.ExecContext(tx.ctx, args...)
+}
+
+func (tx *Tx) query(query string, args ...any) (*sql.Rows, error) {
+	s, err := tx.stmt(query)
+	if err != nil {
+		return nil, err
+	}
+	return s.QueryContext(tx.ctx, args...)
+}
+
+// queryRow is QueryRowContext with the statement prepared once; a statement that does not
+// prepare is run unprepared, so that its error surfaces from Scan as usual.
+func (tx *Tx) queryRow(query string, args ...any) *sql.Row {
+	s, err := tx.stmt(query)
+	if err != nil {
+		return tx.tx.QueryRowContext(tx.ctx, query, args...)
+	}
+	return s.QueryRowContext(tx.ctx, args...)
 }
 
 // Tx runs fn in one write transaction, which holds the database's write lock from its first
