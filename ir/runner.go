@@ -1,6 +1,14 @@
 package ir
 
-import "context"
+import (
+	"context"
+	"errors"
+)
+
+// ErrUnsupported is wrapped by the error of a Runner verb (or transition) that the runner cannot
+// realize at all, as opposed to one that does not apply to a session (false, nil): GitHub cannot
+// pause a run, for instance. Callers test it with errors.Is.
+var ErrUnsupported = errors.New("not supported by this runner")
 
 // SessionStatus is where a session is in its life. A session starts running; it may be paused
 // and resumed; it ends cancelled, done or failed, and an ended session never changes again.
@@ -34,6 +42,10 @@ type Session struct {
 	// Ref is the subject the session works on (subject.ref), when there is one.
 	Ref    string       `json:"ref,omitempty"`
 	Params LaunchParams `json:"params,omitempty"`
+	// Token is the one-time redeem token of a parked ask (a human session): set only on the
+	// session Launch returns, never stored or listed. Update with it and the evidence completes
+	// the ask.
+	Token string `json:"token,omitempty"`
 }
 
 // Patch is a status transition asked of Update, with what a verified completion carries.

@@ -39,6 +39,9 @@ type Options struct {
 	Env []string
 	// Engage tells people about asks (the attention file when nil).
 	Engage Engager
+	// Minute is the unit of an actor's timeout (time.Minute when zero); the conformance battery
+	// shortens it to probe timeouts in seconds.
+	Minute time.Duration
 }
 
 // Runner is the local runner of one installation: it realizes the Runner contract for its agents
@@ -101,7 +104,10 @@ func New(dir string, opts Options) (*Runner, error) {
 	if opts.Env == nil {
 		opts.Env = os.Environ()
 	}
-	r := &Runner{In: in, Store: st, opts: opts, supervising: map[string]bool{}, minute: time.Minute}
+	if opts.Minute <= 0 {
+		opts.Minute = time.Minute
+	}
+	r := &Runner{In: in, Store: st, opts: opts, supervising: map[string]bool{}, minute: opts.Minute}
 	r.engage = opts.Engage
 	if r.engage == nil {
 		r.engage = &AttentionFile{Path: filepath.Join(in.Dir, filepath.FromSlash(StateDir), "attention.md"), Store: st, In: in}
@@ -321,7 +327,9 @@ type contract struct{ r *Runner }
 
 func (c contract) Launch(ctx context.Context, agent string, params ir.LaunchParams) (ir.Session, error) {
 	res, err := c.r.Launch(ctx, LaunchRequest{Actor: agent, Params: params})
-	return toContract(res.Session), err
+	s := toContract(res.Session)
+	s.Token = res.Token
+	return s, err
 }
 
 func (c contract) Get(ctx context.Context, id string) (ir.Session, bool, error) {
