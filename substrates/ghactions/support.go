@@ -7,6 +7,7 @@ import "github.com/autonomyhq/autonomy/substrates"
 var support = []substrates.Support{
 	{Feature: "capability:code:propose", Level: substrates.Supported, Note: "contents, pull-requests and actions: write"},
 	{Feature: "capability:code:review", Level: substrates.Supported, Note: "statuses: write (posts agent-review)"},
+	{Feature: "capability:code:merge", Level: substrates.Unsupported, Note: "gate-only: no job is ever granted it (the validator refuses it); landing is native auto-merge after the required reviews"},
 	{Feature: "capability:tasks:author", Level: substrates.Supported, Note: "issues: write"},
 	{Feature: "capability:tasks:converse", Level: substrates.Supported, Note: "issues: write"},
 	{Feature: "capability:agent:launch", Level: substrates.Supported, Note: "actions: write (workflow_dispatch)"},

@@ -11,6 +11,7 @@ const credentials = "carried as AUTONOMY_CAPABILITIES; the agent acts with your 
 var support = []substrates.Support{
 	{Feature: "capability:code:propose", Level: substrates.Supported, Note: credentials},
 	{Feature: "capability:code:review", Level: substrates.Supported, Note: credentials},
+	{Feature: "capability:code:merge", Level: substrates.Unsupported, Note: "gate-only: no session is ever granted it (the validator refuses it); landing is the code host's auto-merge"},
 	{Feature: "capability:tasks:author", Level: substrates.Supported, Note: credentials},
 	{Feature: "capability:tasks:converse", Level: substrates.Supported, Note: credentials},
 	{Feature: "capability:agent:launch", Level: substrates.Supported, Note: "enforced: runner launch from inside a session needs it; agent:launch@x launches only x"},
