@@ -3,7 +3,7 @@ GO       ?= go
 BIN      ?= bin/autonomy
 FUZZTIME ?= 30s
 
-.PHONY: help build test lint bench fuzz schema golden clean
+.PHONY: help build test lint bench fuzz schema golden conformance clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
@@ -36,6 +36,10 @@ schema: ## regenerate docs/ir.schema.json from the catalogs
 golden: ## rewrite golden/ from the compiler (review every changed line before committing)
 	$(GO) test ./golden -update
 	git status --short golden
+
+conformance: ## regenerate docs/conformance.md from autonomy conformance (review the diff)
+	$(GO) test ./cmd/autonomy -run '^TestConformanceDocMatches$$' -update-docs
+	git status --short docs/conformance.md
 
 clean: ## remove build output
 	rm -rf bin

@@ -61,20 +61,23 @@ func newRoot() *cobra.Command {
 		Long: `autonomy reads an autonomy.ir.v1 profile: a team of AI agents and humans described once, with
 who they are (actors), what authority each holds (capabilities), when each fires (cron, dispatch,
 events) and what each is told (params). It validates the profile against the standard, compiles
-it onto a substrate (gh-actions: one GitHub Actions workflow per actor) and checks installed files
-against it.
+it onto a substrate (gh-actions: one GitHub Actions workflow per actor; local: an installation
+that autonomy runner runs on this machine), checks installed files against it, and proves the
+substrates with a conformance battery.
 
 Exit codes: 0 ok, 1 problems found, 2 usage or I/O error.`,
 		Example: `  autonomy validate profiles/sdlc
   autonomy compile profiles/sdlc --target gh-actions --out .
   autonomy check profiles/sdlc --target gh-actions
+  autonomy runner --dir . launch develop --ref 42
+  autonomy conformance
   autonomy catalog capabilities
   autonomy schema > ir.schema.json`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
 	root.CompletionOptions.HiddenDefaultCmd = true
-	root.AddCommand(newValidate(), newCompile(), newCheck(), newRunner(), newCatalog(), newSchema(), newVersion())
+	root.AddCommand(newValidate(), newCompile(), newCheck(), newRunner(), newConformance(), newCatalog(), newSchema(), newVersion())
 	return root
 }
 

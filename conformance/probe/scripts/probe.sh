@@ -1,7 +1,7 @@
 #!/bin/sh
 # Reports the params it was launched with, one file each, then waits to be listed and cancelled.
 set -eu
-out="$AUTONOMY_DIR/.autonomy/state/probe/$AUTONOMY_SESSION"
+out="${AUTONOMY_DIR:-$PWD}/.autonomy/state/probe/${AUTONOMY_SESSION:-run}"
 mkdir -p "$out.tmp"
 printenv PROBE_REF > "$out.tmp/PROBE_REF" || true
 printenv PROBE_TEXT > "$out.tmp/PROBE_TEXT" || true

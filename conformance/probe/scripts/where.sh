@@ -1,6 +1,7 @@
 #!/bin/sh
 # Reports the workspace it runs in, then ends.
 set -eu
-mkdir -p "$AUTONOMY_DIR/.autonomy/state/probe"
-pwd -P > "$AUTONOMY_DIR/.autonomy/state/probe/where-$AUTONOMY_SESSION.tmp"
-mv "$AUTONOMY_DIR/.autonomy/state/probe/where-$AUTONOMY_SESSION.tmp" "$AUTONOMY_DIR/.autonomy/state/probe/where-$AUTONOMY_SESSION"
+dir="${AUTONOMY_DIR:-$PWD}/.autonomy/state/probe"
+mkdir -p "$dir"
+pwd -P > "$dir/where-${AUTONOMY_SESSION:-run}.tmp"
+mv "$dir/where-${AUTONOMY_SESSION:-run}.tmp" "$dir/where-${AUTONOMY_SESSION:-run}"

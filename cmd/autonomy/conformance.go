@@ -1,0 +1,131 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/autonomyhq/autonomy/conformance"
+	"github.com/autonomyhq/autonomy/substrates"
+	"github.com/autonomyhq/autonomy/substrates/registry"
+)
+
+func newConformance() *cobra.Command {
+	var substrate, repo, format string
+	cmd := &cobra.Command{
+		Use:   "conformance [--substrate S] [--repo OWNER/NAME] [--format text|markdown|json]",
+		Short: "Prove the substrates: probe their runners and verify their support matrix",
+		Long: `conformance runs the battery. Each runner is probed for real through the Runner contract,
+every check on a fresh installation of the probe fleet (conformance/probe): the core checks every
+runner must pass (launch, distinct ids, params verbatim, list, cancel) and the expanded ones it may
+support (get, pause and resume, maxConcurrent, timeout, isolation, params in the process's env, the
+human seam). Then every catalog entry × every substrate: the substrate's own declaration
+(supported, partial, unsupported, with its realization in one line), verified by compiling a probe
+profile per feature.
+
+The local exec and human runners run in this process, in temporary installations. The GitHub
+runner runs only with --repo: it dispatches the probe fleet's workflows there (compile
+conformance/probe for gh-actions and push it to the default branch first), with the token in
+GITHUB_TOKEN or GH_TOKEN (actions: write).
+
+Exit codes: 0 all core checks passed and every declaration was verified, 1 otherwise, 2 usage
+error.`,
+		Example: `  autonomy conformance
+  autonomy conformance --substrate local --format json
+  autonomy conformance --format markdown > docs/conformance.md
+  GITHUB_TOKEN=… autonomy conformance --substrate gh-actions --repo my-org/fleet-probe`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkFormat(format, "text", "markdown", "json"); err != nil {
+				return err
+			}
+			subs := registry.All
+			if substrate != "" {
+				s, ok := registry.Lookup(substrate)
+				if !ok {
+					return usageError("unknown substrate %q (available: %s)", substrate, strings.Join(registry.Names(), ", "))
+				}
+				subs = []substrates.Substrate{s}
+			}
+			targets, err := conformanceTargets(subs, repo)
+			if err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			rep, err := runConformance(ctx, subs, targets)
+			if err != nil {
+				return usageError("%v", err)
+			}
+			out := cmd.OutOrStdout()
+			switch format {
+			case "json":
+				err = writeJSON(out, rep)
+			case "markdown":
+				err = rep.Markdown(out)
+			default:
+				err = rep.Text(out)
+			}
+			if err != nil {
+				return usageError("%v", err)
+			}
+			if rep.Failed() {
+				return &exitError{code: exitProblems}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&substrate, "substrate", "", "only this substrate (default: every registered one)")
+	cmd.Flags().StringVar(&repo, "repo", "", "probe the GitHub runner against this repository (OWNER/NAME)")
+	cmd.Flags().StringVar(&format, "format", "text", "output format: text, markdown or json")
+	return cmd
+}
+
+// conformanceTargets lists the runners of the chosen substrates.
+func conformanceTargets(subs []substrates.Substrate, repo string) ([]conformance.Target, error) {
+	var targets []conformance.Target
+	for _, s := range subs {
+		switch s.Name() {
+		case "gh-actions":
+			ts, err := conformance.GitHubTargets(repo)
+			if err != nil {
+				return nil, usageError("%v", err)
+			}
+			targets = append(targets, ts...)
+		case "local":
+			targets = append(targets, conformance.LocalTargets()...)
+		}
+	}
+	if repo != "" && !containsName(subs, "gh-actions") {
+		return nil, usageError("--repo probes the GitHub runner: drop --substrate or pass --substrate gh-actions")
+	}
+	return targets, nil
+}
+
+// runConformance runs the battery and the matrix.
+func runConformance(ctx context.Context, subs []substrates.Substrate, targets []conformance.Target) (conformance.Report, error) {
+	results := conformance.Run(ctx, targets)
+	scratch, err := os.MkdirTemp("", "autonomy-matrix-")
+	if err != nil {
+		return conformance.Report{}, err
+	}
+	defer os.RemoveAll(scratch)
+	cells, err := conformance.Matrix(subs, scratch)
+	if err != nil {
+		return conformance.Report{}, err
+	}
+	return conformance.NewReport(subs, targets, results, cells), nil
+}
+
+func containsName(subs []substrates.Substrate, name string) bool {
+	for _, s := range subs {
+		if s.Name() == name {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,75 @@
+package conformance
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/substrates/ghactions"
+)
+
+// ProbeActors are the actors of the probe fleet (conformance/probe), whose workflows the GitHub
+// runner dispatches.
+var ProbeActors = []string{"probe", "overtime", "isolated", "asker"}
+
+// gitHubNotProbed says why the expanded checks that watch a process cannot run on GitHub.
+const gitHubNotProbed = "a GitHub job runs on GitHub's machines: its process, workspace and timeout are not observable through the Runner contract (the support matrix verifies them from the compiled workflows)"
+
+// GitHubTargets are the GitHub runner's targets, agent and human, against repo (OWNER/NAME), which
+// must hold the probe fleet's workflows on its default branch. Without repo they are listed as
+// not run.
+func GitHubTargets(repo string) ([]Target, error) {
+	skip := ""
+	token := ghactions.TokenFromEnv()
+	if repo == "" {
+		skip = "not run: pass --repo OWNER/NAME, with a token in GITHUB_TOKEN or GH_TOKEN, to probe the GitHub runner against a repository holding the probe fleet (`go test ./conformance` probes it against a simulated GitHub API)"
+	} else if token == "" {
+		return nil, fmt.Errorf("--repo %s needs a token in GITHUB_TOKEN or GH_TOKEN (actions: write on the repository)", repo)
+	}
+	opts := ghactions.RunnerOptions{Repo: repo, Token: token, Actors: ProbeActors}
+	return []Target{
+		{Name: "github", Substrate: "gh-actions", Skip: skip, New: func(ctx context.Context) (*Subject, error) { return GitHubSubject(opts, false) }},
+		{Name: "github human", Substrate: "gh-actions", Skip: skip, New: func(ctx context.Context) (*Subject, error) { return GitHubSubject(opts, true) }},
+	}, nil
+}
+
+// GitHubSubject is a GitHub runner under test; closing it cancels the runs it launched.
+func GitHubSubject(opts ghactions.RunnerOptions, human bool) (*Subject, error) {
+	r, err := ghactions.NewRunner(opts)
+	if err != nil {
+		return nil, err
+	}
+	t := &tracking{Runner: r}
+	s := &Subject{Runner: t, Actor: "probe", NotProbed: gitHubNotProbed, Close: t.cancelAll}
+	if human {
+		s.Actor, s.Human = "asker", true
+	}
+	return s, nil
+}
+
+// tracking remembers the sessions launched through it, to cancel them when the check is done.
+type tracking struct {
+	ir.Runner
+	mu  sync.Mutex
+	ids []string
+}
+
+func (t *tracking) Launch(ctx context.Context, agent string, params ir.LaunchParams) (ir.Session, error) {
+	s, err := t.Runner.Launch(ctx, agent, params)
+	if s.ID != "" {
+		t.mu.Lock()
+		t.ids = append(t.ids, s.ID)
+		t.mu.Unlock()
+	}
+	return s, err
+}
+
+func (t *tracking) cancelAll() {
+	t.mu.Lock()
+	ids := t.ids
+	t.mu.Unlock()
+	for _, id := range ids {
+		t.Runner.Cancel(context.Background(), id)
+	}
+}
