@@ -68,6 +68,8 @@ type Subject struct {
 type Target struct {
 	Name      string `json:"name"`
 	Substrate string `json:"substrate"`
+	// Human is set when the target's subjects launch a person's ask.
+	Human bool `json:"human,omitempty"`
 	// Skip, when set, says why the target is not run (e.g. no repository given for GitHub).
 	Skip string                                      `json:"-"`
 	New  func(ctx context.Context) (*Subject, error) `json:"-"`
@@ -124,6 +126,9 @@ func Run(ctx context.Context, targets []Target) []Result {
 		for _, c := range Checks {
 			r := Result{Target: t.Name, Check: c.Name, Tier: c.Tier}
 			if t.Skip != "" {
+				if c.For != "" && (c.For == "human") != t.Human {
+					continue
+				}
 				r.Outcome, r.Reason = NotProbed, t.Skip
 				rs = append(rs, r)
 				continue

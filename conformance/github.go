@@ -30,7 +30,7 @@ func GitHubTargets(repo string) ([]Target, error) {
 	opts := ghactions.RunnerOptions{Repo: repo, Token: token, Actors: ProbeActors}
 	return []Target{
 		{Name: "github", Substrate: "gh-actions", Skip: skip, New: func(ctx context.Context) (*Subject, error) { return GitHubSubject(opts, false) }},
-		{Name: "github human", Substrate: "gh-actions", Skip: skip, New: func(ctx context.Context) (*Subject, error) { return GitHubSubject(opts, true) }},
+		{Name: "github human", Substrate: "gh-actions", Human: true, Skip: skip, New: func(ctx context.Context) (*Subject, error) { return GitHubSubject(opts, true) }},
 	}, nil
 }
 

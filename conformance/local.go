@@ -68,7 +68,7 @@ func CompileProbeFleet(s substrates.Substrate, scratch string) (string, substrat
 func LocalTargets() []Target {
 	return []Target{
 		{Name: "local exec", Substrate: "local", New: func(ctx context.Context) (*Subject, error) { return newLocal(ctx, false) }},
-		{Name: "local human", Substrate: "local", New: func(ctx context.Context) (*Subject, error) { return newLocal(ctx, true) }},
+		{Name: "local human", Substrate: "local", Human: true, New: func(ctx context.Context) (*Subject, error) { return newLocal(ctx, true) }},
 	}
 }
 
