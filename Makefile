@@ -41,7 +41,7 @@ conformance: ## regenerate docs/conformance.md from autonomy conformance (review
 	$(GO) test ./cmd/autonomy -run '^TestConformanceDocMatches$$' -update-docs
 	git status --short docs/conformance.md
 
-agent-install: ## install the pinned agent CLIs (codex, claude) into $$AUTONOMY_AGENT_CACHE (default ~/.cache/autonomy-agents)
+agent-install: ## install the pinned agent CLIs (codex, claude) into the agent cache (AUTONOMY_AGENT_CACHE, default ~/.cache/autonomy-agents)
 	scripts/install-agents.sh
 
 clean: ## remove build output

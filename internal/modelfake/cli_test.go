@@ -90,6 +90,7 @@ const skillPrompt = "SKILL: modelfake-proof\nWrite the proof file. PARAM_REF=ref
 
 func assertConversation(t *testing.T, fake *modelfake.Server, wantTurns int) {
 	t.Helper()
+	logRequests(t, fake)
 	if err := fake.Err(); err != nil {
 		t.Fatalf("script violation: %v", err)
 	}
@@ -104,6 +105,15 @@ func assertConversation(t *testing.T, fake *modelfake.Server, wantTurns int) {
 	second := scripted[1]
 	if len(second.ToolOutputs) == 0 {
 		t.Fatalf("second request carries no tool output")
+	}
+}
+
+// logRequests lists what the CLI asked, so a -v run shows the traffic.
+func logRequests(t *testing.T, fake *modelfake.Server) {
+	t.Helper()
+	for i, r := range fake.Requests() {
+		t.Logf("request %d: %s %s api=%s aux=%v turn=%d model=%s tools=%d outputs=%d schema=%v conv=%s",
+			i, r.Method, r.Path, r.API, r.Aux, r.Turn, r.Model, len(r.Tools), len(r.ToolOutputs), len(r.Schema) > 0, r.Conversation)
 	}
 }
 
@@ -170,4 +180,75 @@ func TestClaudeRunsShellAndAnswers(t *testing.T) {
 	if err := json.Unmarshal([]byte(run.stdout), &res); err != nil || res.IsError || res.Result != "All done." {
 		t.Errorf("claude JSON output = %+v, %v:\n%s", res, err, run.stdout)
 	}
+}
+
+// verdictSchema is a result schema in the strict form OpenAI structured
+// outputs require (every property required, no additional properties).
+const verdictSchema = `{"type":"object","properties":{"verdict":{"type":"string","enum":["approve","request-changes"]},"summary":{"type":"string"}},"required":["verdict","summary"],"additionalProperties":false}`
+
+const verdict = `{"verdict":"approve","summary":"proof written"}`
+
+func TestCodexStructuredResult(t *testing.T) {
+	program := agentcli.Require(t, "codex")
+	fake := modelfake.Start(
+		modelfake.Turn{Shell: "echo hi > proof.txt && echo wrote-proof"},
+		modelfake.Turn{JSON: json.RawMessage(verdict)},
+	)
+	defer fake.Close()
+	work, out := t.TempDir(), t.TempDir()
+	schema := filepath.Join(out, "schema.json")
+	if err := os.WriteFile(schema, []byte(verdictSchema), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	last := filepath.Join(out, "result.json")
+	env := []string{"CODEX_HOME=" + t.TempDir(), "HOME=" + t.TempDir(), "MODELFAKE_API_KEY=sk-modelfake"}
+	run := runCLI(t, work, env, skillPrompt,
+		codexArgv(program, fake.OpenAIBaseURL(), "danger-full-access", "--output-schema", schema, "-o", last)...)
+	if run.err != nil {
+		t.Fatalf("codex: %v\nstdout:\n%s\nstderr:\n%s\nserver: %v", run.err, run.stdout, run.stderr, fake.Err())
+	}
+	assertConversation(t, fake, 2)
+	for i, r := range fake.Scripted() {
+		if !jsonEqual(r.Schema, verdictSchema) {
+			t.Errorf("request %d schema = %s, want the --output-schema file", i, r.Schema)
+		}
+	}
+	got, err := os.ReadFile(last)
+	if err != nil || !jsonEqual(got, verdict) {
+		t.Fatalf("-o file = %q, %v; want %s", got, err, verdict)
+	}
+}
+
+func TestClaudeStructuredResult(t *testing.T) {
+	program := agentcli.Require(t, "claude")
+	fake := modelfake.Start(
+		modelfake.Turn{Shell: "echo hi > proof.txt && echo wrote-proof"},
+		modelfake.Turn{JSON: json.RawMessage(verdict)},
+	)
+	defer fake.Close()
+	work := t.TempDir()
+	run := runCLI(t, work, claudeEnv(t.TempDir(), fake.AnthropicBaseURL()), skillPrompt,
+		claudeArgv(program, "--json-schema", verdictSchema)...)
+	if run.err != nil {
+		t.Fatalf("claude: %v\nstdout:\n%s\nstderr:\n%s\nserver: %v", run.err, run.stdout, run.stderr, fake.Err())
+	}
+	assertConversation(t, fake, 2)
+	var res struct {
+		Result           string          `json:"result"`
+		IsError          bool            `json:"is_error"`
+		StructuredOutput json.RawMessage `json:"structured_output"`
+	}
+	if err := json.Unmarshal([]byte(run.stdout), &res); err != nil || res.IsError || !jsonEqual(res.StructuredOutput, verdict) {
+		t.Errorf("claude JSON output = %+v, %v:\n%s", res, err, run.stdout)
+	}
+}
+
+func jsonEqual(a []byte, b string) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal([]byte(b), &y) != nil {
+		return false
+	}
+	xa, _ := json.Marshal(x)
+	ya, _ := json.Marshal(y)
+	return bytes.Equal(xa, ya)
 }
