@@ -48,12 +48,11 @@ var openAIShellTools = []struct {
 	{"shell", func(cmd string) any { return map[string]any{"command": []string{"bash", "-lc", cmd}} }},
 }
 
-func (s *Server) serveResponses(w http.ResponseWriter, r *http.Request, rec *Request) {
+func (s *Server) serveResponses(w http.ResponseWriter, r *http.Request, rec *Request) func() {
 	var req responsesRequest
 	if err := json.Unmarshal(rec.Body, &req); err != nil {
 		s.fail(fmt.Errorf("modelfake: POST %s: body is not a Responses request: %v", r.URL.Path, err))
-		openAIError(w, http.StatusBadRequest, "modelfake: body is not JSON: "+err.Error())
-		return
+		return func() { openAIError(w, http.StatusBadRequest, "modelfake: body is not JSON: "+err.Error()) }
 	}
 	rec.Model = req.Model
 	rec.Conversation = firstNonEmpty(r.Header.Get("Session-Id"), r.Header.Get("Session_id"), r.Header.Get("Thread-Id"))
@@ -66,8 +65,7 @@ func (s *Server) serveResponses(w http.ResponseWriter, r *http.Request, rec *Req
 	items, err := responsesInput(req.Input)
 	if err != nil {
 		s.fail(fmt.Errorf("modelfake: POST %s: %v", r.URL.Path, err))
-		openAIError(w, http.StatusBadRequest, "modelfake: "+err.Error())
-		return
+		return func() { openAIError(w, http.StatusBadRequest, "modelfake: "+err.Error()) }
 	}
 	var prompt []string
 	if req.Instructions != "" {
@@ -103,15 +101,13 @@ func (s *Server) serveResponses(w http.ResponseWriter, r *http.Request, rec *Req
 	}
 	if shellArgs == nil {
 		// No shell tool: not the agent's conversation (a summary, a title).
-		writeResponse(w, req, rec.Model, nil, "ok")
-		return
+		return func() { writeResponse(w, req, rec.Model, nil, "ok") }
 	}
 	rec.Aux = false
 	st, err := s.next(conv, "")
 	if err != nil {
 		s.fail(fmt.Errorf("modelfake: openai conversation %s: %v", rec.Conversation, err))
-		openAIError(w, http.StatusBadRequest, "modelfake: "+err.Error())
-		return
+		return func() { openAIError(w, http.StatusBadRequest, "modelfake: "+err.Error()) }
 	}
 	rec.Turn = st.turn
 	switch {
@@ -119,11 +115,11 @@ func (s *Server) serveResponses(w http.ResponseWriter, r *http.Request, rec *Req
 		args, _ := json.Marshal(shellArgs(st.t.Shell))
 		call := map[string]any{"type": "function_call", "name": shell, "arguments": string(args),
 			"call_id": fmt.Sprintf("call_modelfake_%d", st.turn)}
-		writeResponse(w, req, rec.Model, call, "")
+		return func() { writeResponse(w, req, rec.Model, call, "") }
 	case st.t.JSON != nil:
-		writeResponse(w, req, rec.Model, nil, string(st.t.JSON))
+		return func() { writeResponse(w, req, rec.Model, nil, string(st.t.JSON)) }
 	default:
-		writeResponse(w, req, rec.Model, nil, st.t.Text)
+		return func() { writeResponse(w, req, rec.Model, nil, st.t.Text) }
 	}
 }
 
