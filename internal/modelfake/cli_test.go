@@ -58,7 +58,7 @@ func codexArgv(program, baseURL, sandbox string, extra ...string) []string {
 	argv := []string{program, "exec",
 		"--json", "--skip-git-repo-check", "--ephemeral", "--ignore-user-config",
 		"--sandbox", sandbox,
-		"-m", "gpt-5-codex",
+		"-m", "gpt-5.5",
 		"-c", "model_provider=modelfake",
 		"-c", `model_providers.modelfake.name="modelfake"`,
 		"-c", `model_providers.modelfake.base_url="` + baseURL + `"`,
@@ -147,8 +147,11 @@ func TestCodexRunsShellAndAnswers(t *testing.T) {
 	if auth := fake.Scripted()[0].Header.Get("Authorization"); auth != "Bearer sk-modelfake" {
 		t.Errorf("Authorization = %q, want the key from MODELFAKE_API_KEY", auth)
 	}
-	if !strings.Contains(run.stdout, "All done.") {
+	if !strings.Contains(run.stdout, `"type":"agent_message","text":"All done."`) {
 		t.Errorf("final message missing from --json output:\n%s", run.stdout)
+	}
+	if strings.Contains(run.stdout, `"type":"error"`) {
+		t.Errorf("codex reported an error item (a model it has no metadata for?):\n%s", run.stdout)
 	}
 }
 
