@@ -65,6 +65,12 @@
 // writable git directory includes its hooks. danger-full-access (and
 // --dangerously-bypass-approvals-and-sandbox) runs unsandboxed.
 //
+// Skills (TestSkillFolders): codex lists the skills of <workspace>/.codex/skills,
+// <workspace>/.agents/skills and $CODEX_HOME/skills to the model by name and
+// description; the body of SKILL.md is not sent. Against a closed port codex
+// keeps reconnecting ("Reconnecting... waiting for network") for more than
+// 20 s rather than exiting.
+//
 // # Claude Code 2.1.330 (proven by TestClaudeRunsShellAndAnswers and friends)
 //
 // The shell tool is Bash {"command": "...", "description": "..."}; the
@@ -84,6 +90,9 @@
 // JSON object: "result" is the final text, "is_error" tells failure. With
 // --json-schema it offers a StructuredOutput tool whose input_schema is the
 // schema; the model calls it with the result and the run ends there, with
-// the object in "structured_output". The npm package declares node >=22
+// the object in "structured_output". Skills: it lists those of
+// <workspace>/.claude/skills and $HOME/.claude/skills, by name and
+// description only. Against a closed port it is still retrying after 20 s.
+// The npm package declares node >=22
 // but ships a native binary, so node 20 installs and runs it.
 package modelfake
