@@ -254,3 +254,35 @@ func jsonEqual(a []byte, b string) bool {
 	ya, _ := json.Marshal(y)
 	return bytes.Equal(xa, ya)
 }
+
+// A command that outlives codex's first wait is polled with write_stdin
+// until it exits; only then is the next turn played.
+func TestCodexWaitsForSlowCommand(t *testing.T) {
+	program := agentcli.Require(t, "codex")
+	defer modelfake.SetCodexYield(300, 1000)()
+	fake := modelfake.Start(
+		modelfake.Turn{Shell: "sleep 3; echo hi > proof.txt; echo slow-done"},
+		modelfake.Turn{Shell: "cat proof.txt"},
+		modelfake.Turn{Text: "All done."},
+	)
+	defer fake.Close()
+	work := t.TempDir()
+	env := []string{"CODEX_HOME=" + t.TempDir(), "HOME=" + t.TempDir(), "MODELFAKE_API_KEY=sk-modelfake"}
+	run := runCLI(t, work, env, skillPrompt, codexArgv(program, fake.OpenAIBaseURL(), "danger-full-access")...)
+	logRequests(t, fake)
+	if run.err != nil || fake.Err() != nil {
+		t.Fatalf("codex: %v, server: %v\nstdout:\n%s\nstderr:\n%s", run.err, fake.Err(), run.stdout, run.stderr)
+	}
+	s := fake.Scripted()
+	if len(s) < 4 {
+		t.Fatalf("%d scripted requests: the slow command was not polled", len(s))
+	}
+	last := s[len(s)-1]
+	outs := strings.Join(last.ToolOutputs, "\n")
+	if !strings.Contains(outs, "slow-done") || !strings.HasSuffix(strings.TrimSpace(last.ToolOutputs[len(last.ToolOutputs)-1]), "hi") {
+		t.Errorf("tool outputs = %q; want slow-done, then the proof read back", last.ToolOutputs)
+	}
+	if last.Turn != 2 {
+		t.Errorf("final request played turn %d, want 2", last.Turn)
+	}
+}

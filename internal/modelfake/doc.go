@@ -31,7 +31,10 @@
 //
 // The shell tool it offers is the function exec_command {"cmd": "..."}; its
 // result comes back as a function_call_output whose output reads
-// "Process exited with code N\nOutput:\n...". The argv, prompt on stdin:
+// "Process exited with code N\nOutput:\n...". The fake asks for a 30 s wait
+// (codex's cap; its default is 10 s); a command still running then is
+// polled with write_stdin until it exits, so the next turn never overtakes
+// it (TestCodexWaitsForSlowCommand). The argv, prompt on stdin:
 //
 //	codex exec --json --skip-git-repo-check --ephemeral --ignore-user-config \
 //	  --sandbox danger-full-access \

@@ -53,8 +53,9 @@ type Request struct {
 	Aux bool
 	// Conversation is the CLI's session id when it sent one.
 	Conversation string
-	// Turn is the index of the script turn this request was answered with;
-	// -1 for auxiliary requests and for closing a structured result.
+	// Turn is the index of the script turn this request was answered with
+	// (polling a command codex still runs belongs to its Shell turn); -1 for
+	// auxiliary requests and for closing a structured result.
 	Turn int
 	// Model is the model the request named.
 	Model string
@@ -65,7 +66,8 @@ type Request struct {
 	// Tools lists the tool names the CLI offered.
 	Tools []string
 	// ToolOutputs lists the tool results in the conversation history, in
-	// order; the last one answers the previous Shell turn.
+	// order; the last one answers the previous Shell turn (for a command
+	// codex had to poll, the output is split over the poll results).
 	ToolOutputs []string
 	// Schema is the structured-output JSON Schema the CLI sent, if any.
 	Schema json.RawMessage

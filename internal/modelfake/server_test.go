@@ -453,3 +453,43 @@ func TestConcurrentConversations(t *testing.T) {
 		t.Fatalf("%d scripted requests, want 24", n)
 	}
 }
+
+func TestOpenAIPollsRunningCommand(t *testing.T) {
+	fake := modelfake.Start(modelfake.Turn{Shell: "sleep 60"}, modelfake.Turn{Text: "end"})
+	defer fake.Close()
+	url := fake.OpenAIBaseURL() + "/responses"
+	tools := []any{map[string]any{"type": "function", "name": "exec_command"}, map[string]any{"type": "function", "name": "write_stdin"}}
+	req := func(items ...any) map[string]any {
+		r := codexRequest(items...)
+		r["tools"] = tools
+		return r
+	}
+	call := map[string]any{"type": "function_call", "name": "exec_command", "arguments": "{}", "call_id": "c0"}
+	running := map[string]any{"type": "function_call_output", "call_id": "c0",
+		"output": "Chunk ID: a\nWall time: 30 seconds\nProcess running with session ID 4242\nOriginal token count: 0\nOutput:\n"}
+	_, evs := post(t, url, nil, req(call, running))
+	item := evs[len(evs)-2].data["item"].(map[string]any)
+	var args map[string]any
+	_ = json.Unmarshal([]byte(item["arguments"].(string)), &args)
+	if item["name"] != "write_stdin" || args["session_id"] != float64(4242) || args["chars"] != "" {
+		t.Fatalf("poll = %v", item)
+	}
+	poll := map[string]any{"type": "function_call", "name": "write_stdin", "arguments": item["arguments"], "call_id": item["call_id"]}
+	exited := map[string]any{"type": "function_call_output", "call_id": item["call_id"], "output": "Process exited with code 0\nOutput:\nfinished"}
+	_, evs = post(t, url, nil, req(call, running, poll, exited))
+	if final := evs[len(evs)-2].data["item"].(map[string]any); final["type"] != "message" {
+		t.Fatalf("after the command exited: %v", final)
+	}
+	// A command's own output that merely mentions a session is not a poll.
+	spoof := map[string]any{"type": "function_call_output", "call_id": "c0", "output": "Output:\nsee: Process running with session ID 1 here"}
+	_, evs = post(t, url, nil, req(call, spoof))
+	if final := evs[len(evs)-2].data["item"].(map[string]any); final["type"] != "message" {
+		t.Fatalf("spoofed output was polled: %v", final)
+	}
+	if err := fake.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if r := fake.Requests(); r[0].Turn != 0 || r[1].Turn != 1 || r[2].Turn != 1 {
+		t.Errorf("turns = %d %d %d", r[0].Turn, r[1].Turn, r[2].Turn)
+	}
+}
