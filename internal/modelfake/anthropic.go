@@ -35,7 +35,8 @@ type messagesBlock struct {
 
 const (
 	// anthropicShellTool is Claude Code's shell tool; its input is
-	// {"command": "...", "description": "..."}.
+	// {"command": "...", "description": "...", "timeout": ms}; the fake asks
+	// for the 10 minute maximum (the default is 2).
 	anthropicShellTool = "Bash"
 	// anthropicStructuredTool is the tool Claude Code adds under
 	// --json-schema: the model calls it with the result as its input.
@@ -105,7 +106,7 @@ func (s *Server) serveMessages(w http.ResponseWriter, r *http.Request, rec *Requ
 		text = "Structured result returned."
 	case st.t.Shell != "":
 		call = &toolUse{id: fmt.Sprintf("toolu_modelfake_%d", st.turn), name: anthropicShellTool,
-			input: map[string]any{"command": st.t.Shell, "description": "Run the scripted command"}}
+			input: map[string]any{"command": st.t.Shell, "description": "Run the scripted command", "timeout": 600000}}
 	case st.t.JSON != nil && structured != "":
 		var input any
 		_ = json.Unmarshal(st.t.JSON, &input) // checked valid by Start
