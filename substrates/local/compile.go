@@ -101,7 +101,7 @@ func (c *compiler) actor(a *ir.Actor) *ActorConfig {
 	} else if a.Skill {
 		cfg.Command = &Command{Argv: c.box.agent, Stdin: cfg.Behavior, Box: true}
 	} else {
-		cfg.Command = &Command{Argv: []string{cfg.Behavior}}
+		cfg.Command = &Command{Argv: []string{cfg.Behavior}, Script: a.Script}
 	}
 	caps := make([]string, 0, len(a.Capabilities))
 	for _, cp := range a.Capabilities {

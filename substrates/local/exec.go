@@ -253,6 +253,10 @@ func (r *Runner) command(cfg *ActorConfig) ([]string, string, error) {
 	if cfg.Command == nil || len(cfg.Command.Argv) == 0 {
 		return nil, "", fmt.Errorf("actor %q has no command (compile again)", cfg.Actor)
 	}
+	if cfg.Command.Script != nil {
+		argv, err := r.scriptArgv(cfg)
+		return argv, "", err
+	}
 	argv := append([]string(nil), cfg.Command.Argv...)
 	if cfg.Command.Box {
 		override, err := AgentOverride(lookupEnv(r.opts.Env, AgentEnv))
