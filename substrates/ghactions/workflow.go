@@ -218,6 +218,9 @@ func (c *compiler) agentWorkflow(a *ir.Actor) mapping {
 		}
 		steps = append(steps, c.installStep)
 	}
+	if needsBun(a) {
+		steps = append(steps, setupBun.step("Install Bun for the script", nil))
+	}
 	steps = append(steps, checkout.step("Check out the repository", mapping{{key: "persist-credentials", value: proposes}}))
 	steps = append(steps, c.runStep(a))
 
@@ -246,10 +249,7 @@ func (c *compiler) agentWorkflow(a *ir.Actor) mapping {
 // runStep runs the behavior: a skill through the box's agent command with the skill on stdin, a
 // script directly. The credential is in this step's env only.
 func (c *compiler) runStep(a *ir.Actor) mapping {
-	kind := 0
-	if a.Skill {
-		kind = 1
-	}
+	kind := scriptKey(a)
 	// The env and script depend only on the box and the kind of behavior: built once per
 	// compile and shared by every workflow (the emitter only reads them).
 	if c.runParts[kind].env == nil {
@@ -277,7 +277,9 @@ func (c *compiler) runStep(a *ir.Actor) mapping {
 			env = append(env, argvEnv("AUTONOMY_AGENT_", c.box.agent)...)
 			script.WriteString(argvScript("AUTONOMY_AGENT_", len(c.box.agent), ` < "$AUTONOMY_BEHAVIOR"`))
 		} else {
-			script.WriteString("\"./$AUTONOMY_BEHAVIOR\"\n")
+			argv := scriptCommand(a.Script)
+			env = append(env, argvEnv("AUTONOMY_RUN_", argv)...)
+			script.WriteString(argvScript("AUTONOMY_RUN_", len(argv), ` "$AUTONOMY_BEHAVIOR"`))
 		}
 		script.WriteString(`echo "::${stop}::"` + "\n")
 		c.runParts[kind] = runParts{env, literal(script.String())}
