@@ -74,7 +74,8 @@ func (Substrate) Compile(p *ir.Profile) (substrates.Output, error) {
 			c.inputLabel = ts.Label.Value
 		}
 	}
-	c.humanPaths = humanRequiredPaths(p)
+	c.humanPaths = p.HumanRequiredPaths()
+	c.add(substrates.PolicyFile(p), "the policy", p.Policy.Pos)
 	if len(c.humanPaths) > 0 {
 		c.json(HumanRequiredPath, "policy.box.risk.human_required_paths", humanPathsDoc{c.humanPaths})
 	}

@@ -118,21 +118,6 @@ func seqHas(s seq, x any) bool {
 	return false
 }
 
-// humanRequiredPaths reads policy.box.risk.human_required_paths.
-func humanRequiredPaths(p *ir.Profile) []string {
-	n := child(child(p.Policy.Box, "risk"), "human_required_paths")
-	if n == nil || n.Kind != yaml.SequenceNode {
-		return nil
-	}
-	out := make([]string, 0, len(n.Content))
-	for _, c := range n.Content {
-		if c.Kind == yaml.ScalarNode {
-			out = append(out, c.Value)
-		}
-	}
-	return out
-}
-
 func child(n *yaml.Node, key string) *yaml.Node {
 	if n == nil || n.Kind != yaml.MappingNode {
 		return nil

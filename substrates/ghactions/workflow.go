@@ -8,6 +8,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/substrates"
 )
 
 // checkout is actions/checkout, pinned to a full commit SHA; the comment names its version.
@@ -197,6 +198,7 @@ func (c *compiler) agentWorkflow(a *ir.Actor) mapping {
 	if len(c.humanPaths) > 0 {
 		env.add("AUTONOMY_HUMAN_REQUIRED_PATHS", HumanRequiredPath)
 	}
+	env.add(substrates.PolicyEnv, substrates.PolicyPath)
 	proposes := a.Holds("code:propose") && r.perms["contents"] == Write
 	if proposes {
 		env.add("GIT_AUTHOR_NAME", literalValue(c.box.gitName))

@@ -69,6 +69,7 @@ func (Substrate) Compile(p *ir.Profile) (substrates.Output, error) {
 	c.json(SchedulePath, "the schedule", ir.Pos{}, sched)
 	c.json(RunnerPath, "the runner config", ir.Pos{}, rc)
 	c.json(LifecyclePath, "the lifecycle map", ir.Pos{}, lifecycle(p))
+	c.add(substrates.PolicyFile(p), "the policy", p.Policy.Pos)
 	c.errors = append(c.errors, substrates.CopyProfile(p, Name, dataDir, c.add)...)
 	if c.errors.HasErrors() {
 		return substrates.Output{}, c.errors.Sort()
@@ -127,6 +128,7 @@ func (c *compiler) actor(a *ir.Actor) *ActorConfig {
 	cfg.Env["AUTONOMY_KIND"] = cfg.Kind
 	cfg.Env["AUTONOMY_CAPABILITIES"] = strings.Join(caps, " ")
 	cfg.Env["AUTONOMY_BEHAVIOR"] = cfg.Behavior
+	cfg.Env[substrates.PolicyEnv] = substrates.PolicyPath
 	if cfg.Reviewer != "" {
 		cfg.Env["AUTONOMY_REVIEWER"] = cfg.Reviewer
 	}
