@@ -149,7 +149,13 @@ func TestUnexpressedCapabilitiesWarn(t *testing.T) {
 
 func TestBoxErrors(t *testing.T) {
 	cases := []struct{ box, want string }{
-		{"{ modl: x }", `11:19: policy.box.gh-actions.modl: unknown key (did you mean "model"?)`},
+		{"{ proxy_host: \"https://proxy.example\" }", `11:31: policy.box.gh-actions.proxy_host "https://proxy.example" is not a host name`},
+		{"{ oidc_audience: \"a'b\" }", `oidc_audience "a'b" is not a valid audience`},
+		{"{ bot_name: fleet, git: { name: other } }", `11:43: policy.box.gh-actions.bot_name and git.name both set the same thing; bot_name is the reference implementation's spelling (keep one of them)`},
+		{"{ credential: { secret: KEY }, proxy_host: p.example }", `policy.box.gh-actions.proxy_host and credential both set the same thing`},
+		{"{ propose_dispatch_checks: [\"../x.yml\"] }", `propose_dispatch_checks: "../x.yml" is not a workflow file name`},
+		{"{ commit_signing: gpg }", `commit_signing "gpg" is not a signing mode`},
+		{"{ private_egress_guard: yes please }", `private_egress_guard must be true or false`},
 		{"{ agent: codex exec }", `policy.box.gh-actions.agent must be a list of words`},
 		{"{ trustedRoles: [OWNER, CONTRIBUTOR] }", `trustedRoles: "CONTRIBUTOR" is not a trusted role (CONTRIBUTOR includes people outside the repository's collaborators`},
 		{"{ trustedRoles: [] }", `trustedRoles is empty`},

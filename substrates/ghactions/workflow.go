@@ -260,12 +260,7 @@ func (c *compiler) runStep(a *ir.Actor) mapping {
 		if !cred.oidc {
 			env.add(cred.env, expr("secrets."+cred.secret))
 		} else {
-			env.add("AUTONOMY_OIDC_AUDIENCE", literalValue(cred.audience))
-			env.add("AUTONOMY_CREDENTIAL_ENV", cred.env)
-			if cred.url != "" {
-				env.add("AUTONOMY_MODEL_URL", literalValue(cred.url))
-				env.add("AUTONOMY_MODEL_URL_ENV", cred.baseURLEnv)
-			}
+			cred.oidcEnv(&env)
 		}
 		env.add("GH_TOKEN", expr("github.token"))
 		var script strings.Builder
@@ -298,7 +293,15 @@ type runParts struct {
 
 // oidcScript mints a GitHub OIDC token for the model proxy and hands it to the agent as its
 // credential. Every value comes from env; the token is masked before anything could print it.
-const oidcScript = `token="$(curl -sSf --get -H "Authorization: bearer ${ACTIONS_ID_TOKEN_REQUEST_TOKEN}" --data-urlencode "audience=${AUTONOMY_OIDC_AUDIENCE}" "${ACTIONS_ID_TOKEN_REQUEST_URL}" | jq -r .value)"
+const oidcScript = `if [ -z "${AUTONOMY_OIDC_AUDIENCE}" ]; then
+  echo "::error::no OIDC audience for the model proxy: set policy.box.gh-actions.oidc_audience, or the repository variable ` + OIDCAudienceVar + `"
+  exit 1
+fi
+if [ -n "${AUTONOMY_MODEL_URL_ENV:-}" ] && [ -z "${AUTONOMY_MODEL_URL:-}" ]; then
+  echo "::error::no model proxy host: set policy.box.gh-actions.proxy_host, or the repository variable ` + ProxyHostVar + `"
+  exit 1
+fi
+token="$(curl -sSf --get -H "Authorization: bearer ${ACTIONS_ID_TOKEN_REQUEST_TOKEN}" --data-urlencode "audience=${AUTONOMY_OIDC_AUDIENCE}" "${ACTIONS_ID_TOKEN_REQUEST_URL}" | jq -r .value)"
 echo "::add-mask::${token}"
 export "${AUTONOMY_CREDENTIAL_ENV}=${token}"
 if [ -n "${AUTONOMY_MODEL_URL:-}" ]; then

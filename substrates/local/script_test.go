@@ -114,3 +114,40 @@ func TestScriptInterpreters(t *testing.T) {
 		}
 	})
 }
+
+// TestBoxOpaque: policy.box.local never refuses a key it does not read (a near miss of one it
+// reads is warned about, positioned), and a null value leaves the default.
+func TestBoxOpaque(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "skills/a"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "skills/a/SKILL.md"), []byte("# a\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "ir.yml"), []byte(`schema: autonomy.ir.v1
+targets: [local]
+agents:
+  a: { behavior: a, triggers: [{ cron: "0 9 * * *" }] }
+policy:
+  box:
+    local:
+      timezon: Europe/Paris
+      timezone: ~
+      termfleet: { provider: managed }
+`), 0o644)
+	p, diags, err := ir.Check(dir)
+	if err != nil || diags.HasErrors() {
+		t.Fatalf("%v\n%s", err, diags)
+	}
+	out, err := Substrate{}.Compile(p)
+	if err != nil {
+		t.Fatalf("compile: %v", err)
+	}
+	if got := out.Warnings.String(); !strings.Contains(got, `ir.yml:8:7: warning: policy.box.local.timezon is carried verbatim and read by nothing (did you mean "timezone"?)`) || strings.Contains(got, "termfleet") {
+		t.Errorf("warnings:\n%s", got)
+	}
+	for _, f := range out.Files {
+		if f.Path == SchedulePath && !strings.Contains(string(f.Data), `"timezone": "UTC"`) {
+			t.Errorf("timezone: ~ did not leave the default:\n%s", f.Data)
+		}
+	}
+}
