@@ -153,9 +153,7 @@ func (v *validator) actor(a *Actor) {
 		switch {
 		case res.Named.Value != "":
 			if _, ok := ResultContracts[res.Named.Value]; !ok {
-				if _, ok := ContractAliases[res.Named.Value]; !ok {
-					v.actorf(a, Error, res.Named.Pos, suggestOr(res.Named.Value, ContractNames(), "or write an inline JSON Schema mapping"), "unknown result contract %q", res.Named.Value)
-				}
+				v.actorf(a, Error, res.Named.Pos, suggestOr(res.Named.Value, ContractNames(), "or write an inline JSON Schema mapping"), "unknown result contract %q", res.Named.Value)
 			}
 		case res.inline != nil:
 			v.checkInlineSchema(a, res)

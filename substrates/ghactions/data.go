@@ -153,9 +153,6 @@ func resultPath(a *ir.Actor) string {
 		return ""
 	case a.Result.Named.Value != "":
 		name := a.Result.Named.Value
-		if canon, ok := ir.ContractAliases[name]; ok {
-			name = canon
-		}
 		return dataDir + "/results/" + name + ".json"
 	case a.Result.Inline != nil:
 		return dataDir + "/results/" + a.Name.Value + ".json"
@@ -167,9 +164,6 @@ func resultPath(a *ir.Actor) string {
 func (c *compiler) resultSchema(a *ir.Actor, path string) {
 	if a.Result.Named.Value != "" {
 		name := a.Result.Named.Value
-		if canon, ok := ir.ContractAliases[name]; ok {
-			name = canon
-		}
 		c.add(substrates.File{Path: path, Data: []byte(ir.ResultContracts[name] + "\n"), Mode: 0o644, Header: substrates.JSONHeader}, "the result contract "+name, a.Result.Pos)
 		return
 	}

@@ -167,9 +167,6 @@ func lifecycle(p *ir.Profile) Lifecycle {
 // for every actor that names it, an inline schema per actor.
 func (c *compiler) resultSchema(a *ir.Actor) string {
 	if name := a.Result.Named.Value; name != "" {
-		if canon, ok := ir.ContractAliases[name]; ok {
-			name = canon
-		}
 		path := dataDir + "/results/" + name + ".json"
 		c.add(substrates.File{Path: path, Data: []byte(ir.ResultContracts[name] + "\n"), Mode: 0o644, Header: substrates.JSONHeader}, "the result contract "+name, a.Result.Pos)
 		return path
