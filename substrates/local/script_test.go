@@ -151,3 +151,34 @@ policy:
 		}
 	}
 }
+
+// TestReferenceReviewResult: a reviewer declaring the reference's contract is done only when its
+// result satisfies open-autonomy.review.v1, conditional rules included.
+func TestReferenceReviewResult(t *testing.T) {
+	sha := "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+	dir := installFleet(t, fleet{
+		yml: `schema: autonomy.ir.v1
+targets: [local]
+agents:
+  review:
+    behavior: scripts/review.sh
+    capabilities: [code:review]
+    result: { schema: open-autonomy.review.v1 }
+    triggers: [{ dispatch: true }]
+`,
+		files: map[string]string{"scripts/review.sh": `#!/bin/sh
+outcome=approved
+[ "$AUTONOMY_REF" = 7 ] && outcome=changes-requested
+printf '{"schema":"open-autonomy.review.v1","pr":%s,"headSha":"` + sha + `","verdict":"success","outcome":"%s","summary":"ok","findings":[],"humanApprovalRequired":false}' "$AUTONOMY_REF" "$outcome" > "$AUTONOMY_RESULT"
+`},
+	}, false)
+	r := newRunner(t, dir, Options{})
+	good := waitEnded(t, r, launch(t, r, LaunchRequest{Actor: "review", Ref: "42"}).ID)
+	if good.Status != ir.Done || !strings.Contains(good.Verified, "open-autonomy.review.v1.json") {
+		t.Errorf("a valid reference verdict: %s %q %q", good.Status, good.Reason, good.Verified)
+	}
+	bad := waitEnded(t, r, launch(t, r, LaunchRequest{Actor: "review", Ref: "7"}).ID)
+	if bad.Status != ir.Failed || !strings.Contains(bad.Reason, "/outcome") {
+		t.Errorf("a successful verdict that requests changes: %s %q", bad.Status, bad.Reason)
+	}
+}
