@@ -43,7 +43,7 @@ func (s ScriptRun) Interpreters() [][]string {
 
 // installHints says how to get each interpreter a script may need.
 var installHints = map[string]string{
-	"bun":     "install Bun (https://bun.sh), or Node.js 22.6 or newer, which runs TypeScript itself",
+	"bun":     "install Bun (https://bun.sh)",
 	"node":    "install Node.js (https://nodejs.org)",
 	"sh":      "install a POSIX shell",
 	"bash":    "install bash",
@@ -125,7 +125,11 @@ func (s ScriptRun) Argv(file string, look func(string) (string, error), nodeVers
 	if old != "" {
 		msg = fmt.Sprintf("no interpreter for a %s script is installed: bun is not on PATH, and node %s is too old to run TypeScript", s.Ext, old)
 	}
-	return nil, fmt.Errorf("%s: %s", msg, InstallHint(choices[0][0]))
+	hint := InstallHint(choices[0][0])
+	if s.Ext == ".ts" {
+		hint += ", or Node.js 22.6 or newer, which runs TypeScript itself"
+	}
+	return nil, fmt.Errorf("%s: %s", msg, hint)
 }
 
 var nodeVersionRe = regexp.MustCompile(`^v?(\d+)\.(\d+)`)

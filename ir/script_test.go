@@ -78,7 +78,7 @@ func TestScriptArgv(t *testing.T) {
 		{"ts with an old node", ScriptRun{Ext: ".ts"}, fakeHost("node"), "v20.19.0", nil, "node v20.19.0 is too old to run TypeScript: install Bun"},
 		{"ts with nothing", ScriptRun{Ext: ".ts"}, fakeHost(), "", nil, "tried bun, node): install Bun"},
 		{"shebang env", ScriptRun{Shebang: []string{"/usr/bin/env", "bun"}}, fakeHost("/usr/bin/env", "bun"), "", []string{"/usr/bin/env", "bun", "s"}, ""},
-		{"shebang env, missing program", ScriptRun{Shebang: []string{"/usr/bin/env", "bun"}}, fakeHost("/usr/bin/env"), "", nil, "runs bun, which is not on PATH: install Bun"},
+		{"shebang env, missing program", ScriptRun{Shebang: []string{"/usr/bin/env", "bun"}}, fakeHost("/usr/bin/env"), "", nil, "runs bun, which is not on PATH: install Bun (https://bun.sh)"},
 		{"shebang, missing interpreter", ScriptRun{Shebang: []string{"/usr/local/bin/python3"}}, fakeHost(), "", nil, "interpreter /usr/local/bin/python3 is not installed: install Python 3"},
 	}
 	for _, c := range cases {
@@ -86,6 +86,10 @@ func TestScriptArgv(t *testing.T) {
 		if c.err != "" {
 			if err == nil || !strings.Contains(err.Error(), c.err) {
 				t.Errorf("%s: err = %v, want it to say %q", c.name, err, c.err)
+			}
+			// Node.js is an alternative only where the extension, not a #! line, chose Bun.
+			if err != nil && len(c.run.Shebang) > 0 && strings.Contains(err.Error(), "Node.js") {
+				t.Errorf("%s: a #! line naming bun cannot run with node: %v", c.name, err)
 			}
 			continue
 		}
