@@ -15,6 +15,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/substrates"
 	"github.com/autonomyhq/autonomy/substrates/local/gitws"
 	"github.com/autonomyhq/autonomy/substrates/local/proc"
 	"github.com/autonomyhq/autonomy/substrates/local/store"
@@ -311,7 +312,11 @@ func (r *Runner) sessionEnv(s store.Session, cfg *ActorConfig, workdir, resultPa
 		env = append(env, kv)
 	}
 	for _, k := range sortedKeys(cfg.Env) {
-		env = append(env, k+"="+cfg.Env[k])
+		v := cfg.Env[k]
+		if k == substrates.PolicyEnv {
+			v = r.In.Path(v) // an installed file, read from an isolated worktree too
+		}
+		env = append(env, k+"="+v)
 	}
 	for _, k := range sortedKeys(s.Params) {
 		env = append(env, k+"="+s.Params[k])

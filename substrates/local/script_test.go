@@ -2,6 +2,7 @@ package local
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -180,5 +181,38 @@ printf '{"schema":"open-autonomy.review.v1","pr":%s,"headSha":"` + sha + `","ver
 	bad := waitEnded(t, r, launch(t, r, LaunchRequest{Actor: "review", Ref: "7"}).ID)
 	if bad.Status != ir.Failed || !strings.Contains(bad.Reason, "/outcome") {
 		t.Errorf("a successful verdict that requests changes: %s %q", bad.Status, bad.Reason)
+	}
+}
+
+// TestPolicyReachesAgents: an agent reads the policy block from the file AUTONOMY_POLICY names,
+// from an isolated worktree too.
+func TestPolicyReachesAgents(t *testing.T) {
+	dir := installFleet(t, fleet{
+		yml: `schema: autonomy.ir.v1
+targets: [local]
+agents:
+  w:
+    behavior: scripts/read.sh
+    execution: { workspace: isolated }
+    triggers: [{ dispatch: true }]
+policy:
+  box:
+    autonomy: { max_develop_attempts: 2 }
+    org: { knob: [a, b] }
+`,
+		files: map[string]string{"scripts/read.sh": "#!/bin/sh\ncat \"$AUTONOMY_POLICY\" > \"$AUTONOMY_DIR/policy-seen\"\n"},
+	}, true)
+	r := newRunner(t, dir, Options{})
+	if s := waitEnded(t, r, launch(t, r, LaunchRequest{Actor: "w"}).ID); s.Status != ir.Done {
+		t.Fatalf("session %s: %s", s.Status, s.Reason)
+	}
+	var policy struct {
+		Box map[string]map[string]any `json:"box"`
+	}
+	if err := json.Unmarshal([]byte(readFile(t, filepath.Join(dir, "policy-seen"))), &policy); err != nil {
+		t.Fatal(err)
+	}
+	if policy.Box["autonomy"]["max_develop_attempts"] != 2.0 || policy.Box["org"]["knob"] == nil {
+		t.Errorf("policy seen by the agent: %+v", policy)
 	}
 }
