@@ -294,6 +294,9 @@ func TestScriptBehavior(t *testing.T) {
 		for i := 0; env[fmt.Sprintf("AUTONOMY_RUN_%d", i)] != nil; i++ {
 			argv = append(argv, env[fmt.Sprintf("AUTONOMY_RUN_%d", i)].(string))
 		}
+		if _, ok := env["OPENAI_API_KEY"]; ok {
+			t.Errorf("%s: a script, which runs no model, is handed the model credential", c.behavior)
+		}
 		if !reflect.DeepEqual(argv, c.run) || !strings.Contains(run["run"].(string), `"$AUTONOMY_BEHAVIOR"`) {
 			t.Errorf("%s: runs with %q (script %q), want %q then the behavior", c.behavior, argv, run["run"], c.run)
 		}

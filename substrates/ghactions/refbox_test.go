@@ -18,6 +18,10 @@ func refProfile(box string) string {
     behavior: skills/a
     capabilities: [code:review]
     triggers: [{ dispatch: true, params: { PR: subject.ref } }]
+  sweep:
+    behavior: scripts/ask.ts
+    capabilities: [tasks:converse]
+    triggers: [{ cron: "0 * * * *" }]
   maintainer:
     kind: human
     behavior: humans/h
@@ -76,10 +80,12 @@ func TestReferenceModelProxy(t *testing.T) {
 			t.Errorf("%s: the token is not minted and handed over:\n%s", name, script)
 		}
 	}
-	// The person's workflow runs no model: no job of it may mint a token.
-	wf := file(t, out, WorkflowPath("maintainer"))
-	if strings.Contains(wf, "id-token") {
-		t.Errorf("a human's workflow holds id-token:\n%s", wf)
+	// A person's workflow and a script's job run no model: neither may mint a token.
+	for _, name := range []string{"maintainer", "sweep"} {
+		wf := file(t, out, WorkflowPath(name))
+		if strings.Contains(wf, "id-token") || strings.Contains(wf, "AUTONOMY_OIDC_AUDIENCE") {
+			t.Errorf("%s's workflow can mint a model token:\n%s", name, wf)
+		}
 	}
 	env := job(t, file(t, out, WorkflowPath("develop")), "agent")["env"].(map[string]any)
 	if env["GIT_AUTHOR_NAME"] != "fleet-bot" || env["GIT_COMMITTER_EMAIL"] != "fleet-bot@users.noreply.github.com" {
@@ -102,12 +108,12 @@ func TestReferenceKeyWarnings(t *testing.T) {
 `))
 	got := out.Warnings.String()
 	for _, want := range []string{
-		"ir.yml:21:7: warning: policy.box.gh-actions.propose_dispatch_checks is accepted but not realized yet",
-		"ir.yml:22:7: warning: policy.box.gh-actions.propose_dispatch_reviews is accepted but not realized yet",
-		"ir.yml:23:7: warning: policy.box.gh-actions.commit_signing is accepted but not realized yet",
-		"ir.yml:24:7: warning: policy.box.gh-actions.private_egress_guard is not enforced",
-		`ir.yml:25:7: warning: policy.box.gh-actions.proxy_hots is carried verbatim and read by nothing (did you mean "proxy_host"?)`,
-		"ir.yml:26:7: warning: policy.box.gh-actions.oidc_audience is set without proxy_host: the model endpoint comes from the repository variable PUBLIC_AGENT_PROXY_HOST alone",
+		"ir.yml:25:7: warning: policy.box.gh-actions.propose_dispatch_checks is accepted but not realized yet",
+		"ir.yml:26:7: warning: policy.box.gh-actions.propose_dispatch_reviews is accepted but not realized yet",
+		"ir.yml:27:7: warning: policy.box.gh-actions.commit_signing is accepted but not realized yet",
+		"ir.yml:28:7: warning: policy.box.gh-actions.private_egress_guard is not enforced",
+		`ir.yml:29:7: warning: policy.box.gh-actions.proxy_hots is carried verbatim and read by nothing (did you mean "proxy_host"?)`,
+		"ir.yml:30:7: warning: policy.box.gh-actions.oidc_audience is set without proxy_host: the model endpoint comes from the repository variable PUBLIC_AGENT_PROXY_HOST alone",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("no warning %q in:\n%s", want, got)

@@ -249,7 +249,8 @@ func (c *compiler) agentWorkflow(a *ir.Actor) mapping {
 }
 
 // runStep runs the behavior: a skill through the box's agent command with the skill on stdin, a
-// script directly. The credential is in this step's env only.
+// script by its interpreter. The model credential is in a skill's step env only: a script runs
+// no model, so its job neither holds the secret nor mints a token.
 func (c *compiler) runStep(a *ir.Actor) mapping {
 	kind := scriptKey(a)
 	// The env and script depend only on the box and the kind of behavior: built once per
@@ -257,14 +258,16 @@ func (c *compiler) runStep(a *ir.Actor) mapping {
 	if c.runParts[kind].env == nil {
 		env := mapping{}
 		cred := c.box.credential
-		if !cred.oidc {
+		switch {
+		case !a.Skill:
+		case !cred.oidc:
 			env.add(cred.env, expr("secrets."+cred.secret))
-		} else {
+		default:
 			cred.oidcEnv(&env)
 		}
 		env.add("GH_TOKEN", expr("github.token"))
 		var script strings.Builder
-		if cred.oidc {
+		if cred.oidc && a.Skill {
 			script.WriteString(oidcScript)
 		}
 		// The agent prints text it read from outsiders: GitHub must not take any of it for a
