@@ -45,7 +45,7 @@ type refBox struct {
 	unrealized            []*yaml.Node // keys accepted but not realized yet
 }
 
-func (r *boxReader) warnf(n *yaml.Node, hint, format string, args ...any) {
+func (r *boxReader) warnAt(n *yaml.Node, hint, format string, args ...any) {
 	r.diags = append(r.diags, ir.Diagnostic{File: r.file, Pos: ir.Pos{Line: n.Line, Col: n.Column}, Severity: ir.Warning, Message: "policy.box.gh-actions." + fmt.Sprintf(format, args...), Hint: hint})
 }
 
@@ -96,19 +96,19 @@ func (r *boxReader) referenceKey(b *box, k, v *yaml.Node) {
 			rb.unrealized = append(rb.unrealized, k)
 		}
 	case "private_egress_guard":
-		if on, ok := r.bool(v, "private_egress_guard"); ok && on {
-			r.warnf(k, "run the fleet on runners whose network you restrict yourself, or remove the key",
+		if on, ok := r.flag(v, "private_egress_guard"); ok && on {
+			r.warnAt(k, "run the fleet on runners whose network you restrict yourself, or remove the key",
 				"private_egress_guard is not enforced: autonomy does not restrict the model job's network on gh-actions, so a prompt-injected agent can reach any host")
 		}
 	default:
 		known := append(append([]string(nil), boxKeys...), referenceKeys...)
 		if near := ir.Suggest(k.Value, known); strings.HasPrefix(near, "did you mean") {
-			r.warnf(k, near, "%s is carried verbatim and read by nothing", k.Value)
+			r.warnAt(k, near, "%s is carried verbatim and read by nothing", k.Value)
 		}
 	}
 }
 
-func (r *boxReader) bool(n *yaml.Node, what string) (bool, bool) {
+func (r *boxReader) flag(n *yaml.Node, what string) (bool, bool) {
 	var v bool
 	if n.Kind != yaml.ScalarNode || n.Tag != "!!bool" || n.Decode(&v) != nil {
 		r.errorf(n, "write "+what+": true or false", "%s must be true or false", what)
@@ -139,14 +139,14 @@ func (r *boxReader) reconcile(b *box) {
 	if (rb.proxyPos != nil || rb.audiencePos != nil) && rb.credentialKey == nil {
 		b.credential = credential{oidc: true, audience: rb.audience, env: defaultSecret, baseURLEnv: "OPENAI_BASE_URL", proxyHost: rb.proxyHost, vars: true}
 		if rb.proxyPos == nil {
-			r.warnf(rb.audiencePos, "add proxy_host: <host>, or set the variable", "oidc_audience is set without proxy_host: the model endpoint comes from the repository variable %s alone, and the job fails while it is unset", ProxyHostVar)
+			r.warnAt(rb.audiencePos, "add proxy_host: <host>, or set the variable", "oidc_audience is set without proxy_host: the model endpoint comes from the repository variable %s alone, and the job fails while it is unset", ProxyHostVar)
 		}
 		if rb.audiencePos == nil {
-			r.warnf(rb.proxyPos, "add oidc_audience: <audience>, or set the variable", "proxy_host is set without oidc_audience: the token's audience comes from the repository variable %s alone, and the job fails while it is unset", OIDCAudienceVar)
+			r.warnAt(rb.proxyPos, "add oidc_audience: <audience>, or set the variable", "proxy_host is set without oidc_audience: the token's audience comes from the repository variable %s alone, and the job fails while it is unset", OIDCAudienceVar)
 		}
 	}
 	for _, k := range rb.unrealized {
-		r.warnf(k, "the key is carried in .autonomy/policy.json; the propose effect that will realize it is not built yet, see docs/migrating.md", "%s is accepted but not realized yet", k.Value)
+		r.warnAt(k, "the key is carried in .autonomy/policy.json; the propose effect that will realize it is not built yet, see docs/migrating.md", "%s is accepted but not realized yet", k.Value)
 	}
 }
 
