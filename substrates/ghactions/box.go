@@ -82,6 +82,9 @@ func readBox(p *ir.Profile) (box, ir.Diagnostics) {
 		}
 		r.reconcile(&b)
 	}
+	if b.credential.oidc && b.credential.env == "" {
+		b.credential.env, b.credential.baseURLEnv = defaultSecret, "OPENAI_BASE_URL"
+	}
 	// The credential reaches the agent step as env: it must not shadow a param (env names are
 	// case-insensitive to GitHub).
 	for _, name := range []string{b.credential.env, b.credential.baseURLEnv} {

@@ -137,7 +137,8 @@ func (r *boxReader) reconcile(b *box) {
 	both(rb.proxyPos, rb.credentialKey, "proxy_host", "credential")
 	both(rb.audiencePos, rb.credentialKey, "oidc_audience", "credential")
 	if (rb.proxyPos != nil || rb.audiencePos != nil) && rb.credentialKey == nil {
-		b.credential = credential{oidc: true, audience: rb.audience, env: defaultSecret, baseURLEnv: "OPENAI_BASE_URL", proxyHost: rb.proxyHost, vars: true}
+		// The env names are the agent's defaults, filled in by readBox.
+		b.credential = credential{oidc: true, audience: rb.audience, proxyHost: rb.proxyHost, vars: true}
 		if rb.proxyPos == nil {
 			r.warnAt(rb.audiencePos, "add proxy_host: <host>, or set the variable", "oidc_audience is set without proxy_host: the model endpoint comes from the repository variable %s alone, and the job fails while it is unset", ProxyHostVar)
 		}
