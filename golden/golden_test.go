@@ -1,5 +1,6 @@
-// Package golden holds the committed compile output of every bundled profile, for every target it
-// declares that this build implements: golden/<profile>/<target>/…. The test compiles and compares
+// Package golden holds the committed compile output of every bundled profile, and of the test
+// profiles listed in testProfiles, for every target it declares that this build implements:
+// golden/<profile>/<target>/…. The test compiles and compares
 // byte for byte; `go test ./golden -update` (or `make golden`) rewrites the files, and every
 // rewritten line is reviewed before it is committed.
 package golden
@@ -27,14 +28,30 @@ type target struct {
 	dir     string // golden directory
 }
 
-// targets lists every (profile, target) pair to compare: each profile in ../profiles, for each
-// target it declares that the registry implements.
+// testProfiles are profiles kept as test data elsewhere whose output is kept here too, each
+// under its directory's name (which no profile of ../profiles may share).
+var testProfiles = []string{
+	// A profile written in the style of the reference implementation's (agents:, bare behavior
+	// names, a TypeScript script, the reference's gh-actions keys and review contract).
+	"../ir/testdata/reference/oa-fleet/ir.yml",
+}
+
+// targets lists every (profile, target) pair to compare: each profile in ../profiles and of
+// testProfiles, for each target it declares that the registry implements.
 func targets(t *testing.T) []target {
 	t.Helper()
 	matches, err := filepath.Glob("../profiles/*/ir.yml")
 	if err != nil || len(matches) == 0 {
 		t.Fatalf("no profiles found: %v", err)
 	}
+	for _, m := range testProfiles {
+		for _, p := range matches {
+			if filepath.Base(filepath.Dir(p)) == filepath.Base(filepath.Dir(m)) {
+				t.Fatalf("%s and %s would share golden/%s", p, m, filepath.Base(filepath.Dir(m)))
+			}
+		}
+	}
+	matches = append(matches, testProfiles...)
 	var out []target
 	for _, m := range matches {
 		dir := filepath.Dir(m)

@@ -71,7 +71,7 @@ type FieldEntry struct {
 
 // Fields is the actor-field catalog: every key an actor may carry.
 var Fields = []FieldEntry{
-	{Entry{"behavior", "what the actor does: a skill folder skills/<name> holding SKILL.md, or a script; for a human, the task spec the person is handed"}, "slot"},
+	{Entry{"behavior", "what the actor does: a bare name NAME is the skill folder skills/NAME holding SKILL.md; a path is a skill folder or a script (run by its #! line or extension); for a human, the task spec the person is handed"}, "slot"},
 	{Entry{"kind", "agent (default, a machine participant) or human (a person, engaged on demand)"}, "discriminator"},
 	{Entry{"capabilities", "the actor's authority, from the capability catalog, each optionally @scope"}, "slot"},
 	{Entry{"triggers", "when it fires (cron, event or dispatch) and the params each forwards"}, "slot"},

@@ -18,7 +18,7 @@ var (
 	policyKeys    = []string{"maxConcurrent", "box"}
 	documentsKeys = []string{"roles"}
 	// boxKeys are the keys of policy.box this tool and its substrates read.
-	boxKeys = []string{"taskStates", "gh-actions", "local", "risk"}
+	boxKeys = []string{"taskStates", "gh-actions", "github", "local", "risk", "human", "autonomy", "tracker"}
 )
 
 const actorExample = "e.g. actors: { hello: { behavior: skills/hello, triggers: [{ dispatch: true }] } }"
@@ -390,6 +390,9 @@ func (d decoder) policy(n *yaml.Node) Policy {
 
 // boxKey type-checks the keys of policy.box this tool owns; every other key is carried verbatim.
 func (d decoder) boxKey(p *Policy, k, v *yaml.Node) {
+	if isNull(v) && contains(boxKeys, k.Value) {
+		return // a null value means "not set"
+	}
 	switch key := k.Value; key {
 	case "taskStates":
 		if !d.mapping(v, "policy.box.taskStates", "e.g. taskStates: { ready: ready, done: done }") {
@@ -397,17 +400,20 @@ func (d decoder) boxKey(p *Policy, k, v *yaml.Node) {
 		}
 		for i := 0; i+1 < len(v.Content); i += 2 {
 			state := v.Content[i]
+			if isNull(v.Content[i+1]) {
+				continue // not set: the state keeps the standard's name
+			}
 			label, _ := d.str(v.Content[i+1], "policy.box.taskStates."+state.Value, "give the tracker's name for "+state.Value+", or remove it")
 			p.TaskStates = append(p.TaskStates, TaskState{Key: String{state.Value, pos(state)}, Label: label})
 		}
-	case "gh-actions", "local":
-		d.mapping(v, "policy.box."+key, "e.g. "+key+": {}")
+	case "gh-actions", "github", "local", "human", "autonomy", "tracker":
+		d.boxSection(key, v)
 	case "risk":
 		if !d.mapping(v, "policy.box.risk", "e.g. risk: { human_required_paths: [\".github/workflows/**\"] }") {
 			return
 		}
 		for i := 0; i+1 < len(v.Content); i += 2 {
-			if v.Content[i].Value == "human_required_paths" {
+			if v.Content[i].Value == "human_required_paths" && !isNull(v.Content[i+1]) {
 				d.strList(v.Content[i+1], "policy.box.risk.human_required_paths", "e.g. human_required_paths: [\".github/workflows/**\"]", "")
 			}
 		}

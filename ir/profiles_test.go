@@ -102,7 +102,11 @@ func TestJSONSchema(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the schema does not compile: %v", err)
 	}
-	for _, dir := range exampleProfiles(t) {
+	reference, _ := filepath.Glob("testdata/reference/*")
+	if len(reference) < 2 {
+		t.Fatalf("reference-style profiles: %v", reference)
+	}
+	for _, dir := range append(exampleProfiles(t), reference...) {
 		if err := sch.Validate(profileJSON(t, filepath.Join(dir, ProfileFile))); err != nil {
 			t.Errorf("%s: schema rejects a valid profile: %v", dir, err)
 		}

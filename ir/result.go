@@ -2,6 +2,7 @@ package ir
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -13,46 +14,6 @@ import (
 	"golang.org/x/text/message"
 	"gopkg.in/yaml.v3"
 )
-
-// ReviewContract is the named result contract of a reviewer: its verdict on a proposed change.
-const ReviewContract = "autonomy.review.v1"
-
-// ResultContracts holds the JSON Schema of every named result contract.
-var ResultContracts = map[string]string{
-	ReviewContract: `{
-  "$schema": "https://json-schema.org/draft/2020-12/schema",
-  "$id": "https://autonomy.dev/contracts/autonomy.review.v1.json",
-  "title": "autonomy.review.v1",
-  "description": "A reviewer's verdict on a proposed change.",
-  "type": "object",
-  "required": ["verdict", "summary"],
-  "properties": {
-    "verdict": {"enum": ["approve", "request-changes", "comment"]},
-    "summary": {"type": "string", "minLength": 1},
-    "findings": {
-      "type": "array",
-      "items": {
-        "type": "object",
-        "required": ["message"],
-        "properties": {
-          "path": {"type": "string"},
-          "line": {"type": "integer", "minimum": 1},
-          "severity": {"enum": ["blocker", "major", "minor", "nit"]},
-          "message": {"type": "string", "minLength": 1}
-        }
-      }
-    }
-  }
-}`,
-}
-
-// ContractAliases maps compatible names of result contracts to this standard's names.
-var ContractAliases = map[string]string{"open-autonomy.review.v1": ReviewContract}
-
-// ContractNames lists the named result contracts, then their aliases.
-func ContractNames() []string {
-	return []string{ReviewContract, "open-autonomy.review.v1"}
-}
 
 // CompileResultSchema compiles an actor's result contract, named or inline, into a validator of
 // result files.
@@ -69,9 +30,6 @@ func CompileResultSchema(r *Result) (*jsonschema.Schema, error) {
 		return c.Compile(url)
 	}
 	name := r.Named.Value
-	if canon, ok := ContractAliases[name]; ok {
-		name = canon
-	}
 	src, ok := ResultContracts[name]
 	if !ok {
 		return nil, fmt.Errorf("unknown result contract %q", r.Named.Value)
@@ -202,4 +160,54 @@ func nodeAt(n *yaml.Node, tokens []string) *yaml.Node {
 		n = next
 	}
 	return n
+}
+
+// ValidateResult checks the result file data (named file in messages) against the actor's result
+// contract and returns every way it fails, each positioned in the file: JSON is read as YAML to
+// keep lines and columns. The error is non-nil only when the contract itself cannot be compiled.
+func ValidateResult(r *Result, file string, data []byte) (Diagnostics, error) {
+	sch, err := CompileResultSchema(r)
+	if err != nil {
+		return nil, err
+	}
+	what := "the result does not satisfy " + r.Named.Value
+	if r.Named.Value == "" {
+		what = "the result does not satisfy its inline schema"
+	}
+	rep := &reporter{file: file}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
+	if err != nil {
+		var se *json.SyntaxError
+		at := Pos{1, 1}
+		if errors.As(err, &se) {
+			at = offsetPos(data, min(max(int(se.Offset)-1, 0), len(data)))
+		}
+		rep.errorf(at, "write one JSON object", "the result is not JSON: %v", err)
+		return rep.diags, nil
+	}
+	verr := sch.Validate(doc)
+	if verr == nil {
+		return nil, nil
+	}
+	var tree yaml.Node
+	_ = yaml.Unmarshal(data, &tree)
+	root := &tree
+	if len(tree.Content) > 0 {
+		root = tree.Content[0]
+	}
+	var ve *jsonschema.ValidationError
+	if !errors.As(verr, &ve) {
+		rep.errorf(Pos{1, 1}, "", "%s: %v", what, verr)
+		return rep.diags, nil
+	}
+	for _, leaf := range leaves(ve) {
+		at := Pos{1, 1}
+		if root.Line > 0 {
+			at = pos(nodeAt(root, leaf.InstanceLocation))
+		}
+		loc := "/" + strings.Join(leaf.InstanceLocation, "/")
+		_, frag, _ := strings.Cut(leaf.SchemaURL, "#")
+		rep.errorf(at, contractRules[r.Named.Value+"#"+frag], "%s: at %s: %s", what, loc, leaf.ErrorKind.LocalizedString(printer))
+	}
+	return rep.diags.Sort(), nil
 }

@@ -93,7 +93,9 @@ func JSONSchema() []byte {
 		"additionalProperties": obj{"$ref": "#/definitions/actor"},
 	}
 	targets := append(append([]string{}, Targets...), "github")
-	taskStates := obj{"type": "object", "propertyNames": obj{"enum": stateKeys}, "additionalProperties": str}
+	taskStates := obj{"type": []string{"object", "null"}, "propertyNames": obj{"enum": stateKeys}, "additionalProperties": obj{"type": []string{"string", "null"}}}
+	section := obj{"type": []string{"object", "null"}}
+	positive := obj{"type": []string{"integer", "null"}, "minimum": 1}
 	schema := obj{
 		"$schema":              "http://json-schema.org/draft-07/schema#",
 		"$id":                  SchemaID,
@@ -115,8 +117,18 @@ func JSONSchema() []byte {
 				"maxConcurrent": obj{"type": "integer", "minimum": 1},
 				"box": obj{"type": "object", "description": "governance data, carried verbatim except the keys substrates own", "properties": obj{
 					"taskStates": taskStates,
-					"gh-actions": obj{"type": "object"},
-					"local":      obj{"type": "object"},
+					"gh-actions": section,
+					"github":     obj{"type": []string{"object", "null"}, "description": "the deprecated name of gh-actions"},
+					"local":      section,
+					"tracker":    section,
+					"human": obj{"type": []string{"object", "null"}, "properties": obj{
+						"maintainers_var": obj{"type": []string{"string", "null"}, "pattern": varNameRe.String()},
+						"sla_minutes":     positive,
+					}},
+					"autonomy": obj{"type": []string{"object", "null"}, "properties": obj{
+						"max_open_agent_prs":   positive,
+						"max_develop_attempts": positive,
+					}},
 				}},
 			}},
 			"documents": obj{"type": "object", "additionalProperties": false, "properties": obj{

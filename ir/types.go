@@ -72,6 +72,8 @@ type Actor struct {
 	// for a script. BehaviorFile is the resolved file, relative to the profile directory.
 	Skill        bool
 	BehaviorFile string
+	// Script is set by Validate for an agent whose behavior is a script: how it runs.
+	Script *ScriptRun
 }
 
 // IsHuman reports whether the actor is a person (kind: human).

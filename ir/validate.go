@@ -62,6 +62,8 @@ type validator struct {
 	// are skipped for them, so one typo is reported once instead of cascading.
 	unsure map[*Actor]bool
 	crons  map[string]*cron.Schedule
+	// behaviors caches each behavior value's resolution: thousands of actors commonly share one.
+	behaviors map[string]behaviorResult
 }
 
 func (v *validator) profile() {
@@ -151,9 +153,7 @@ func (v *validator) actor(a *Actor) {
 		switch {
 		case res.Named.Value != "":
 			if _, ok := ResultContracts[res.Named.Value]; !ok {
-				if _, ok := ContractAliases[res.Named.Value]; !ok {
-					v.actorf(a, Error, res.Named.Pos, suggestOr(res.Named.Value, ContractNames(), "or write an inline JSON Schema mapping"), "unknown result contract %q", res.Named.Value)
-				}
+				v.actorf(a, Error, res.Named.Pos, suggestOr(res.Named.Value, ContractNames(), "or write an inline JSON Schema mapping"), "unknown result contract %q", res.Named.Value)
 			}
 		case res.inline != nil:
 			v.checkInlineSchema(a, res)
@@ -196,40 +196,6 @@ func sanitizeName(s string) string {
 		return "worker"
 	}
 	return out
-}
-
-func (v *validator) behavior(a *Actor) {
-	b := a.Behavior
-	if !b.Pos.IsSet() && !a.hollow && !a.typos["behavior"] {
-		v.actorf(a, Error, a.Name.Pos, "e.g. behavior: skills/"+sanitizeName(a.Name.Value), "has no behavior")
-		return
-	}
-	if b.Value == "" {
-		return // absent from a hollow actor, or reported by the decoder
-	}
-	res := v.paths.check(b.Value)
-	if res.problem != "" {
-		v.actorf(a, Error, b.Pos, res.hint, "behavior %q %s", b.Value, res.problem)
-		return
-	}
-	switch {
-	case res.info.IsDir():
-		skill := res.clean + "/SKILL.md"
-		sres := v.paths.check(skill)
-		if sres.problem != "" || !sres.info.Mode().IsRegular() {
-			problem := sres.problem
-			if problem == "" {
-				problem = "is not a regular file"
-			}
-			v.actorf(a, Error, b.Pos, "a skill folder holds its instructions in SKILL.md", "behavior %q is a folder, but %s %s", b.Value, skill, problem)
-			return
-		}
-		a.Skill, a.BehaviorFile = true, skill
-	case !res.info.Mode().IsRegular():
-		v.actorf(a, Error, b.Pos, "point it at a skill folder or a script file", "behavior %q is not a regular file", b.Value)
-	default:
-		a.Skill, a.BehaviorFile = filepath.Base(res.clean) == "SKILL.md", res.clean
-	}
 }
 
 func (v *validator) capabilities(a *Actor) {

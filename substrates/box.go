@@ -2,6 +2,7 @@ package substrates
 
 import (
 	"fmt"
+	"strings"
 
 	"gopkg.in/yaml.v3"
 
@@ -93,4 +94,14 @@ func (r *BoxReader) Argv(n *yaml.Node, what, example string) []string {
 		out = append(out, s)
 	}
 	return out
+}
+
+// NearMiss warns about a key of a substrate's policy.box section that nothing reads but that is a
+// near miss of one of known: it would silently not be read. Any other unknown key is governance
+// data carried verbatim (in .autonomy/policy.json), never refused.
+func (r *BoxReader) NearMiss(k *yaml.Node, known []string) {
+	if hint := ir.Suggest(k.Value, known); strings.HasPrefix(hint, "did you mean") {
+		r.Diags = append(r.Diags, ir.Diagnostic{File: r.File, Pos: ir.Pos{Line: k.Line, Col: k.Column}, Severity: ir.Warning,
+			Message: r.Prefix + k.Value + " is carried verbatim and read by nothing", Hint: hint})
+	}
 }

@@ -45,7 +45,7 @@ func TestCompileThenCheck(t *testing.T) {
 			t.Errorf("stdout lacks %q:\n%s", want, out)
 		}
 	}
-	if !strings.Contains(errOut, "gh-actions: 21 created, 0 updated, 0 deleted, 0 unchanged in "+repo) {
+	if !strings.Contains(errOut, "gh-actions: 22 created, 0 updated, 0 deleted, 0 unchanged in "+repo) {
 		t.Errorf("stderr: %s", errOut)
 	}
 
@@ -54,7 +54,7 @@ func TestCompileThenCheck(t *testing.T) {
 		t.Fatalf("check after compile: exit %d\n%s\n%s", code, out, errOut)
 	}
 	// A second compile changes nothing.
-	if code, out, errOut := run(t, "compile", prof, "--target", "gh-actions", "--out", repo); code != 0 || out != "" || !strings.Contains(errOut, "0 created, 0 updated, 0 deleted, 21 unchanged") {
+	if code, out, errOut := run(t, "compile", prof, "--target", "gh-actions", "--out", repo); code != 0 || out != "" || !strings.Contains(errOut, "0 created, 0 updated, 0 deleted, 22 unchanged") {
 		t.Fatalf("recompile: exit %d\n%s\n%s", code, out, errOut)
 	}
 
@@ -155,7 +155,7 @@ func TestCompileTargetChoice(t *testing.T) {
 	}{
 		{[]string{"compile", "../../profiles/sdlc", "--dry-run"}, 2, "declares 2 targets (gh-actions, local): pass --target"},
 		{[]string{"compile", "../../profiles/sdlc", "--target", "gitlab", "--dry-run"}, 2, `unknown target "gitlab"`},
-		{[]string{"compile", "../../profiles/sdlc", "--target", "local", "--dry-run"}, 0, "dry run, nothing written: local: 23 created"},
+		{[]string{"compile", "../../profiles/sdlc", "--target", "local", "--dry-run"}, 0, "dry run, nothing written: local: 24 created"},
 		{[]string{"compile", "../../profiles/sdlc", "--target", "github", "--dry-run"}, 0, `target "github" is a deprecated alias; write "gh-actions"`},
 		{[]string{"check", "../../profiles/sdlc"}, 2, "pass --target"},
 		{[]string{"compile", "../../profiles/nope", "--target", "gh-actions"}, 2, "nope"},

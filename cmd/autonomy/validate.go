@@ -31,7 +31,9 @@ against every rule of autonomy.ir.v1. It reports every problem at once, one per 
 
   path:line:col: message (how to fix it)
 
-Warnings (a deprecated alias, a repeated capability) are reported and do not fail.
+Each target the profile declares is checked too, as compile would check it: a profile that
+validates compiles. Warnings (a deprecated alias, a repeated capability, a feature a target does
+not support) are reported and do not fail.
 Exit codes: 0 every profile is valid, 1 problems found, 2 usage or I/O error.`,
 		Example: `  autonomy validate profiles/sdlc
   autonomy validate profiles/*
@@ -55,6 +57,13 @@ Exit codes: 0 every profile is valid, 1 problems found, 2 usage or I/O error.`,
 					}
 					reports = append(reports, rep)
 					continue
+				}
+				if p != nil && !diags.HasErrors() {
+					td, err := targetChecks(p)
+					if err != nil {
+						return usageError("%v", err)
+					}
+					diags = append(diags, td...).Sort()
 				}
 				if p != nil {
 					rep.File = p.File

@@ -34,6 +34,8 @@ type box struct {
 	roles      []string
 	gitName    string
 	gitEmail   string
+	// ref is what the reference implementation's keys set (refbox.go).
+	ref refBox
 }
 
 // credential is how the agent gets its model credential.
@@ -47,6 +49,10 @@ type credential struct {
 	audience   string
 	url        string
 	baseURLEnv string
+	// vars: the reference's proxy_host/oidc_audience, read from the repository variables first
+	// (ProxyHostVar, OIDCAudienceVar), the profile's values being the fallbacks.
+	vars      bool
+	proxyHost string
 }
 
 var (
@@ -70,10 +76,14 @@ func readBox(p *ir.Profile) (box, ir.Diagnostics) {
 	b := box{runsOn: []string{defaultRunsOn}, roles: Roles, gitName: defaultGitName, gitEmail: defaultGitEmail,
 		credential: credential{secret: defaultSecret, env: defaultSecret}}
 	r := &boxReader{file: p.File}
-	if n := boxNode(p); n != nil && n.Kind == yaml.MappingNode {
+	if n := boxNode(p, r); n != nil && n.Kind == yaml.MappingNode {
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			r.key(&b, n.Content[i], n.Content[i+1])
 		}
+		r.reconcile(&b)
+	}
+	if b.credential.oidc && b.credential.env == "" {
+		b.credential.env, b.credential.baseURLEnv = defaultSecret, "OPENAI_BASE_URL"
 	}
 	// The credential reaches the agent step as env: it must not shadow a param (env names are
 	// case-insensitive to GitHub).
@@ -106,21 +116,37 @@ func readBox(p *ir.Profile) (box, ir.Diagnostics) {
 	return b, r.diags
 }
 
-// boxNode returns policy.box.gh-actions (or its github alias), or nil.
-func boxNode(p *ir.Profile) *yaml.Node {
+// boxNode returns policy.box.gh-actions, or its github alias (warned), or nil; r (when not nil)
+// collects the problems: both spellings given is an error.
+func boxNode(p *ir.Profile, r *boxReader) *yaml.Node {
 	box := p.Policy.Box
 	if box == nil || box.Kind != yaml.MappingNode {
 		return nil
 	}
+	var found, foundKey *yaml.Node
 	for i := 0; i+1 < len(box.Content); i += 2 {
-		if box.Content[i].Value == Name {
-			return box.Content[i+1]
+		k := box.Content[i]
+		if k.Value != Name && k.Value != "github" {
+			continue
 		}
+		if found != nil && r != nil {
+			r.diags = append(r.diags, ir.Diagnostic{File: r.file, Pos: ir.Pos{Line: k.Line, Col: k.Column}, Severity: ir.Error,
+				Message: fmt.Sprintf("policy.box.%s and policy.box.%s are both given; they are one setting", foundKey.Value, k.Value), Hint: "keep policy.box." + Name + " only"})
+			continue
+		}
+		if k.Value == "github" && r != nil {
+			r.diags = append(r.diags, ir.Diagnostic{File: r.file, Pos: ir.Pos{Line: k.Line, Col: k.Column}, Severity: ir.Warning,
+				Message: "policy.box.github is the deprecated name of policy.box." + Name, Hint: "write " + Name})
+		}
+		found, foundKey = box.Content[i+1], k
 	}
-	return nil
+	return found
 }
 
 func (r *boxReader) key(b *box, k, v *yaml.Node) {
+	if v.Kind == yaml.ScalarNode && v.Tag == "!!null" {
+		return // a null value means "not set": the default stands
+	}
 	switch k.Value {
 	case "model":
 		b.model, _ = r.str(v, "model", "e.g. model: gpt-5-codex")
@@ -135,6 +161,7 @@ func (r *boxReader) key(b *box, k, v *yaml.Node) {
 			b.install = []string{}
 		}
 	case "credential":
+		b.ref.credentialKey = k
 		r.credential(b, v)
 	case "runsOn":
 		if v.Kind == yaml.ScalarNode {
@@ -179,14 +206,16 @@ func (r *boxReader) key(b *box, k, v *yaml.Node) {
 			switch gk, gv := v.Content[i], v.Content[i+1]; gk.Value {
 			case "name":
 				b.gitName, _ = r.str(gv, "git.name", "e.g. name: fleet-bot")
+				b.ref.gitName = gk
 			case "email":
 				b.gitEmail, _ = r.str(gv, "git.email", "e.g. email: fleet-bot@example.com")
+				b.ref.gitEmail = gk
 			default:
 				r.errorf(gk, ir.Suggest(gk.Value, []string{"name", "email"}), "git: unknown key %q", gk.Value)
 			}
 		}
 	default:
-		r.errorf(k, ir.Suggest(k.Value, boxKeys), "%s: unknown key", k.Value)
+		r.referenceKey(b, k, v)
 	}
 }
 

@@ -52,7 +52,7 @@ type compiler struct {
 	byName   map[string]*ir.Actor
 	emit     emitter
 	// Parts every workflow shares, built on first use.
-	runParts    [2]runParts
+	runParts    map[string]runParts // by scriptKey
 	installStep mapping
 	roles       string
 	realized    map[string]realized
@@ -65,7 +65,7 @@ type compiler struct {
 // Compile realizes the profile as GitHub Actions workflows.
 func (Substrate) Compile(p *ir.Profile) (substrates.Output, error) {
 	b, diags := readBox(p)
-	c := &compiler{p: p, box: b, paths: map[string]string{}, errors: diags, inputLabel: "input-required", byName: make(map[string]*ir.Actor, len(p.Actors))}
+	c := &compiler{p: p, box: b, paths: map[string]string{}, errors: diags, runParts: map[string]runParts{}, inputLabel: "input-required", byName: make(map[string]*ir.Actor, len(p.Actors))}
 	for _, a := range p.Actors {
 		c.byName[a.Name.Value] = a
 	}
@@ -74,7 +74,8 @@ func (Substrate) Compile(p *ir.Profile) (substrates.Output, error) {
 			c.inputLabel = ts.Label.Value
 		}
 	}
-	c.humanPaths = humanRequiredPaths(p)
+	c.humanPaths = p.HumanRequiredPaths()
+	c.add(substrates.PolicyFile(p), "the policy", p.Policy.Pos)
 	if len(c.humanPaths) > 0 {
 		c.json(HumanRequiredPath, "policy.box.risk.human_required_paths", humanPathsDoc{c.humanPaths})
 	}

@@ -2,8 +2,10 @@ package ghactions
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -22,6 +24,9 @@ func profile(t *testing.T, irYML string) string {
 		"ir.yml":              irYML,
 		"skills/a/SKILL.md":   "# a\n",
 		"scripts/run.sh":      "#!/bin/sh\necho hi\n",
+		"scripts/ask.ts":      "console.log('hi')\n",
+		"scripts/tool.mjs":    "console.log('hi')\n",
+		"scripts/env-bun.ts":  "#!/usr/bin/env bun\nconsole.log('hi')\n",
 		"docs/x.md":           "x\n",
 		"humans/h/SKILL.md":   "# h\n",
 		".autonomy-extra.txt": "not a resource\n",
@@ -144,7 +149,13 @@ func TestUnexpressedCapabilitiesWarn(t *testing.T) {
 
 func TestBoxErrors(t *testing.T) {
 	cases := []struct{ box, want string }{
-		{"{ modl: x }", `11:19: policy.box.gh-actions.modl: unknown key (did you mean "model"?)`},
+		{"{ proxy_host: \"https://proxy.example\" }", `11:31: policy.box.gh-actions.proxy_host "https://proxy.example" is not a host name`},
+		{"{ oidc_audience: \"a'b\" }", `oidc_audience "a'b" is not a valid audience`},
+		{"{ bot_name: fleet, git: { name: other } }", `11:43: policy.box.gh-actions.bot_name and git.name both set the same thing; bot_name is the reference implementation's spelling (keep one of them)`},
+		{"{ credential: { secret: KEY }, proxy_host: p.example }", `policy.box.gh-actions.proxy_host and credential both set the same thing`},
+		{"{ propose_dispatch_checks: [\"../x.yml\"] }", `propose_dispatch_checks: "../x.yml" is not a workflow file name`},
+		{"{ commit_signing: gpg }", `commit_signing "gpg" is not a signing mode`},
+		{"{ private_egress_guard: yes please }", `private_egress_guard must be true or false`},
 		{"{ agent: codex exec }", `policy.box.gh-actions.agent must be a list of words`},
 		{"{ trustedRoles: [OWNER, CONTRIBUTOR] }", `trustedRoles: "CONTRIBUTOR" is not a trusted role (CONTRIBUTOR includes people outside the repository's collaborators`},
 		{"{ trustedRoles: [] }", `trustedRoles is empty`},
@@ -241,15 +252,53 @@ func TestCompileWarnings(t *testing.T) {
 	}
 }
 
+// TestScriptBehavior: a script runs by its #! line, else by its extension, with nothing but Bun
+// installed for TypeScript; the model agent is not installed for it.
 func TestScriptBehavior(t *testing.T) {
-	out := compileOK(t, head+"  s:\n    behavior: scripts/run.sh\n    triggers: [{ cron: \"0 * * * *\" }]\n")
-	wf := file(t, out, WorkflowPath("s"))
-	if strings.Contains(wf, "Install the agent") || !strings.Contains(wf, `"./$AUTONOMY_BEHAVIOR"`) {
-		t.Errorf("a script behavior runs directly, with nothing installed:\n%s", wf)
+	cases := []struct {
+		behavior string
+		run      []string
+		bun      bool
+	}{
+		{"scripts/run.sh", []string{"/bin/sh"}, false},
+		{"scripts/ask.ts", []string{"bun"}, true},
+		{"scripts/tool.mjs", []string{"node"}, false},
+		{"scripts/env-bun.ts", []string{"/usr/bin/env", "bun"}, true},
 	}
-	for _, f := range out.Files {
-		if f.Path == ".autonomy/scripts/run.sh" && f.Mode != 0o755 {
-			t.Errorf("script copied with mode %o", f.Mode)
+	for _, c := range cases {
+		out := compileOK(t, head+"  s:\n    behavior: "+c.behavior+"\n    triggers: [{ cron: \"0 * * * *\" }]\n")
+		steps, _ := job(t, file(t, out, WorkflowPath("s")), "agent")["steps"].([]any)
+		var uses []string
+		var run map[string]any
+		for _, st := range steps {
+			m := st.(map[string]any)
+			if u, ok := m["uses"].(string); ok {
+				uses = append(uses, strings.Split(u, "@")[0])
+			}
+			if m["name"] == "Install the agent" {
+				t.Errorf("%s: the model agent is installed for a script", c.behavior)
+			}
+			if m["name"] == "Run s" {
+				run = m
+			}
+		}
+		wantUses := []string{"actions/checkout"}
+		if c.bun {
+			wantUses = []string{"oven-sh/setup-bun", "actions/checkout"}
+		}
+		if !reflect.DeepEqual(uses, wantUses) {
+			t.Errorf("%s: steps use %v, want %v", c.behavior, uses, wantUses)
+		}
+		env, _ := run["env"].(map[string]any)
+		var argv []string
+		for i := 0; env[fmt.Sprintf("AUTONOMY_RUN_%d", i)] != nil; i++ {
+			argv = append(argv, env[fmt.Sprintf("AUTONOMY_RUN_%d", i)].(string))
+		}
+		if _, ok := env["OPENAI_API_KEY"]; ok {
+			t.Errorf("%s: a script, which runs no model, is handed the model credential", c.behavior)
+		}
+		if !reflect.DeepEqual(argv, c.run) || !strings.Contains(run["run"].(string), `"$AUTONOMY_BEHAVIOR"`) {
+			t.Errorf("%s: runs with %q (script %q), want %q then the behavior", c.behavior, argv, run["run"], c.run)
 		}
 	}
 }

@@ -118,21 +118,6 @@ func seqHas(s seq, x any) bool {
 	return false
 }
 
-// humanRequiredPaths reads policy.box.risk.human_required_paths.
-func humanRequiredPaths(p *ir.Profile) []string {
-	n := child(child(p.Policy.Box, "risk"), "human_required_paths")
-	if n == nil || n.Kind != yaml.SequenceNode {
-		return nil
-	}
-	out := make([]string, 0, len(n.Content))
-	for _, c := range n.Content {
-		if c.Kind == yaml.ScalarNode {
-			out = append(out, c.Value)
-		}
-	}
-	return out
-}
-
 func child(n *yaml.Node, key string) *yaml.Node {
 	if n == nil || n.Kind != yaml.MappingNode {
 		return nil
@@ -168,9 +153,6 @@ func resultPath(a *ir.Actor) string {
 		return ""
 	case a.Result.Named.Value != "":
 		name := a.Result.Named.Value
-		if canon, ok := ir.ContractAliases[name]; ok {
-			name = canon
-		}
 		return dataDir + "/results/" + name + ".json"
 	case a.Result.Inline != nil:
 		return dataDir + "/results/" + a.Name.Value + ".json"
@@ -182,9 +164,6 @@ func resultPath(a *ir.Actor) string {
 func (c *compiler) resultSchema(a *ir.Actor, path string) {
 	if a.Result.Named.Value != "" {
 		name := a.Result.Named.Value
-		if canon, ok := ir.ContractAliases[name]; ok {
-			name = canon
-		}
 		c.add(substrates.File{Path: path, Data: []byte(ir.ResultContracts[name] + "\n"), Mode: 0o644, Header: substrates.JSONHeader}, "the result contract "+name, a.Result.Pos)
 		return
 	}

@@ -35,7 +35,7 @@ func compileDir(t testing.TB, dir string) (*ir.Profile, substrates.Output) {
 // lintProfiles are every bundled profile that targets gh-actions, and the hostile test profiles.
 func lintProfiles(t *testing.T) []string {
 	var dirs []string
-	for _, pattern := range []string{"../../profiles/*/ir.yml", "testdata/*/ir.yml"} {
+	for _, pattern := range []string{"../../profiles/*/ir.yml", "testdata/*/ir.yml", "../../ir/testdata/reference/*/ir.yml"} {
 		matches, err := filepath.Glob(pattern)
 		if err != nil {
 			t.Fatal(err)

@@ -127,16 +127,20 @@ func unexpressedWarning(a *ir.Actor, c ir.Capability) ir.Diagnostic {
 	return ir.Diagnostic{Pos: c.Raw.Pos, Severity: ir.Warning, Message: msg, Hint: hint}
 }
 
-// realize is realize for an agent job of this compile, with id-token: write where the model
-// credential is minted by OIDC. Actors of one role hold the same capabilities, so the result is
-// computed once per capability set; the permissions it returns are shared and never modified.
+// realize is realize for an agent job of this compile, with id-token: write where the job runs
+// the model and its credential is minted by OIDC (never for a script, which runs no model).
+// Actors of one role hold the same capabilities, so the result is computed once per capability
+// set; the permissions it returns are shared and never modified.
 func (c *compiler) realize(a *ir.Actor) realized {
 	key := capabilityList(a)
+	if !a.Skill {
+		key = "script\x00" + key
+	}
 	if r, ok := c.realized[key]; ok {
 		return realized{perms: r.perms, unexpressed: unexpressed(a)}
 	}
 	r := realize(a)
-	if c.box.credential.oidc {
+	if c.box.credential.oidc && a.Skill {
 		r.perms["id-token"] = Write
 	}
 	if c.realized == nil {

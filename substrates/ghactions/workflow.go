@@ -8,6 +8,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/substrates"
 )
 
 // checkout is actions/checkout, pinned to a full commit SHA; the comment names its version.
@@ -197,6 +198,7 @@ func (c *compiler) agentWorkflow(a *ir.Actor) mapping {
 	if len(c.humanPaths) > 0 {
 		env.add("AUTONOMY_HUMAN_REQUIRED_PATHS", HumanRequiredPath)
 	}
+	env.add(substrates.PolicyEnv, substrates.PolicyPath)
 	proposes := a.Holds("code:propose") && r.perms["contents"] == Write
 	if proposes {
 		env.add("GIT_AUTHOR_NAME", literalValue(c.box.gitName))
@@ -217,6 +219,9 @@ func (c *compiler) agentWorkflow(a *ir.Actor) mapping {
 			}
 		}
 		steps = append(steps, c.installStep)
+	}
+	if needsBun(a) {
+		steps = append(steps, setupBun.step("Install Bun for the script", nil))
 	}
 	steps = append(steps, checkout.step("Check out the repository", mapping{{key: "persist-credentials", value: proposes}}))
 	steps = append(steps, c.runStep(a))
@@ -244,30 +249,25 @@ func (c *compiler) agentWorkflow(a *ir.Actor) mapping {
 }
 
 // runStep runs the behavior: a skill through the box's agent command with the skill on stdin, a
-// script directly. The credential is in this step's env only.
+// script by its interpreter. The model credential is in a skill's step env only: a script runs
+// no model, so its job neither holds the secret nor mints a token.
 func (c *compiler) runStep(a *ir.Actor) mapping {
-	kind := 0
-	if a.Skill {
-		kind = 1
-	}
+	kind := scriptKey(a)
 	// The env and script depend only on the box and the kind of behavior: built once per
 	// compile and shared by every workflow (the emitter only reads them).
 	if c.runParts[kind].env == nil {
 		env := mapping{}
 		cred := c.box.credential
-		if !cred.oidc {
+		switch {
+		case !a.Skill:
+		case !cred.oidc:
 			env.add(cred.env, expr("secrets."+cred.secret))
-		} else {
-			env.add("AUTONOMY_OIDC_AUDIENCE", literalValue(cred.audience))
-			env.add("AUTONOMY_CREDENTIAL_ENV", cred.env)
-			if cred.url != "" {
-				env.add("AUTONOMY_MODEL_URL", literalValue(cred.url))
-				env.add("AUTONOMY_MODEL_URL_ENV", cred.baseURLEnv)
-			}
+		default:
+			cred.oidcEnv(&env)
 		}
 		env.add("GH_TOKEN", expr("github.token"))
 		var script strings.Builder
-		if cred.oidc {
+		if cred.oidc && a.Skill {
 			script.WriteString(oidcScript)
 		}
 		// The agent prints text it read from outsiders: GitHub must not take any of it for a
@@ -277,7 +277,9 @@ func (c *compiler) runStep(a *ir.Actor) mapping {
 			env = append(env, argvEnv("AUTONOMY_AGENT_", c.box.agent)...)
 			script.WriteString(argvScript("AUTONOMY_AGENT_", len(c.box.agent), ` < "$AUTONOMY_BEHAVIOR"`))
 		} else {
-			script.WriteString("\"./$AUTONOMY_BEHAVIOR\"\n")
+			argv := scriptCommand(a.Script)
+			env = append(env, argvEnv("AUTONOMY_RUN_", argv)...)
+			script.WriteString(argvScript("AUTONOMY_RUN_", len(argv), ` "$AUTONOMY_BEHAVIOR"`))
 		}
 		script.WriteString(`echo "::${stop}::"` + "\n")
 		c.runParts[kind] = runParts{env, literal(script.String())}
@@ -294,7 +296,15 @@ type runParts struct {
 
 // oidcScript mints a GitHub OIDC token for the model proxy and hands it to the agent as its
 // credential. Every value comes from env; the token is masked before anything could print it.
-const oidcScript = `token="$(curl -sSf --get -H "Authorization: bearer ${ACTIONS_ID_TOKEN_REQUEST_TOKEN}" --data-urlencode "audience=${AUTONOMY_OIDC_AUDIENCE}" "${ACTIONS_ID_TOKEN_REQUEST_URL}" | jq -r .value)"
+const oidcScript = `if [ -z "${AUTONOMY_OIDC_AUDIENCE}" ]; then
+  echo "::error::no OIDC audience for the model proxy: set policy.box.gh-actions.oidc_audience, or the repository variable ` + OIDCAudienceVar + `"
+  exit 1
+fi
+if [ -n "${AUTONOMY_MODEL_URL_ENV:-}" ] && [ -z "${AUTONOMY_MODEL_URL:-}" ]; then
+  echo "::error::no model proxy host: set policy.box.gh-actions.proxy_host, or the repository variable ` + ProxyHostVar + `"
+  exit 1
+fi
+token="$(curl -sSf --get -H "Authorization: bearer ${ACTIONS_ID_TOKEN_REQUEST_TOKEN}" --data-urlencode "audience=${AUTONOMY_OIDC_AUDIENCE}" "${ACTIONS_ID_TOKEN_REQUEST_URL}" | jq -r .value)"
 echo "::add-mask::${token}"
 export "${AUTONOMY_CREDENTIAL_ENV}=${token}"
 if [ -n "${AUTONOMY_MODEL_URL:-}" ]; then

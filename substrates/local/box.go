@@ -7,6 +7,8 @@ import (
 	"time"
 	_ "time/tzdata" // timezones resolve the same on every machine, with or without a zoneinfo
 
+	"gopkg.in/yaml.v3"
+
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/substrates"
 )
@@ -42,6 +44,9 @@ func readBox(p *ir.Profile) (box, ir.Diagnostics) {
 	if n := substrates.BoxNode(p, Name); n != nil {
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, v := n.Content[i], n.Content[i+1]
+			if v.Kind == yaml.ScalarNode && v.Tag == "!!null" {
+				continue // a null value means "not set": the default stands
+			}
 			switch k.Value {
 			case "agent":
 				b.agent = r.Argv(v, "agent", `e.g. agent: [codex, exec, --full-auto, -]`)
@@ -67,7 +72,7 @@ func readBox(p *ir.Profile) (box, ir.Diagnostics) {
 			case "overlap":
 				b.overlap, _ = r.Bool(v, "overlap", "overlap: true lets a scheduled actor start again while its last scheduled run is still going")
 			default:
-				r.Errorf(k, ir.Suggest(k.Value, boxKeys), "%s: unknown key", k.Value)
+				r.NearMiss(k, boxKeys)
 			}
 		}
 	}

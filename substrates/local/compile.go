@@ -69,6 +69,7 @@ func (Substrate) Compile(p *ir.Profile) (substrates.Output, error) {
 	c.json(SchedulePath, "the schedule", ir.Pos{}, sched)
 	c.json(RunnerPath, "the runner config", ir.Pos{}, rc)
 	c.json(LifecyclePath, "the lifecycle map", ir.Pos{}, lifecycle(p))
+	c.add(substrates.PolicyFile(p), "the policy", p.Policy.Pos)
 	c.errors = append(c.errors, substrates.CopyProfile(p, Name, dataDir, c.add)...)
 	if c.errors.HasErrors() {
 		return substrates.Output{}, c.errors.Sort()
@@ -101,7 +102,7 @@ func (c *compiler) actor(a *ir.Actor) *ActorConfig {
 	} else if a.Skill {
 		cfg.Command = &Command{Argv: c.box.agent, Stdin: cfg.Behavior, Box: true}
 	} else {
-		cfg.Command = &Command{Argv: []string{cfg.Behavior}}
+		cfg.Command = &Command{Argv: []string{cfg.Behavior}, Script: a.Script}
 	}
 	caps := make([]string, 0, len(a.Capabilities))
 	for _, cp := range a.Capabilities {
@@ -127,6 +128,7 @@ func (c *compiler) actor(a *ir.Actor) *ActorConfig {
 	cfg.Env["AUTONOMY_KIND"] = cfg.Kind
 	cfg.Env["AUTONOMY_CAPABILITIES"] = strings.Join(caps, " ")
 	cfg.Env["AUTONOMY_BEHAVIOR"] = cfg.Behavior
+	cfg.Env[substrates.PolicyEnv] = substrates.PolicyPath
 	if cfg.Reviewer != "" {
 		cfg.Env["AUTONOMY_REVIEWER"] = cfg.Reviewer
 	}
@@ -165,9 +167,6 @@ func lifecycle(p *ir.Profile) Lifecycle {
 // for every actor that names it, an inline schema per actor.
 func (c *compiler) resultSchema(a *ir.Actor) string {
 	if name := a.Result.Named.Value; name != "" {
-		if canon, ok := ir.ContractAliases[name]; ok {
-			name = canon
-		}
 		path := dataDir + "/results/" + name + ".json"
 		c.add(substrates.File{Path: path, Data: []byte(ir.ResultContracts[name] + "\n"), Mode: 0o644, Header: substrates.JSONHeader}, "the result contract "+name, a.Result.Pos)
 		return path

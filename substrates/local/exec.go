@@ -15,6 +15,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/substrates"
 	"github.com/autonomyhq/autonomy/substrates/local/gitws"
 	"github.com/autonomyhq/autonomy/substrates/local/proc"
 	"github.com/autonomyhq/autonomy/substrates/local/store"
@@ -253,6 +254,10 @@ func (r *Runner) command(cfg *ActorConfig) ([]string, string, error) {
 	if cfg.Command == nil || len(cfg.Command.Argv) == 0 {
 		return nil, "", fmt.Errorf("actor %q has no command (compile again)", cfg.Actor)
 	}
+	if cfg.Command.Script != nil {
+		argv, err := r.scriptArgv(cfg)
+		return argv, "", err
+	}
 	argv := append([]string(nil), cfg.Command.Argv...)
 	if cfg.Command.Box {
 		override, err := AgentOverride(lookupEnv(r.opts.Env, AgentEnv))
@@ -307,7 +312,11 @@ func (r *Runner) sessionEnv(s store.Session, cfg *ActorConfig, workdir, resultPa
 		env = append(env, kv)
 	}
 	for _, k := range sortedKeys(cfg.Env) {
-		env = append(env, k+"="+cfg.Env[k])
+		v := cfg.Env[k]
+		if k == substrates.PolicyEnv {
+			v = r.In.Path(v) // an installed file, read from an isolated worktree too
+		}
+		env = append(env, k+"="+v)
 	}
 	for _, k := range sortedKeys(s.Params) {
 		env = append(env, k+"="+s.Params[k])

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/ir/cron"
 )
 
@@ -79,6 +80,9 @@ type Command struct {
 	Stdin string `json:"stdin,omitempty"`
 	// Box is true when Argv is the box's agent command, which AUTONOMY_LOCAL_AGENT overrides.
 	Box bool `json:"box"`
+	// Script is set for a script behavior (Argv is then just the script): how it runs, by its #!
+	// line or its extension; the runner picks the interpreter installed on the machine at launch.
+	Script *ir.ScriptRun `json:"script,omitempty"`
 }
 
 // Param forwards one trigger-param source under an opaque env name.

@@ -60,6 +60,13 @@ func (r *Runner) Launch(ctx context.Context, req LaunchRequest) (LaunchResult, e
 	if cfg.Kind == "human" {
 		return r.engageHuman(ctx, cfg, s)
 	}
+	if cfg.Command != nil && cfg.Command.Script != nil {
+		// A script whose interpreter is missing is refused now, with the install hint, rather
+		// than recorded as a session that fails at once.
+		if _, err := r.scriptArgv(cfg); err != nil {
+			return LaunchResult{}, &RefusedError{Msg: err.Error()}
+		}
+	}
 	var admitted bool
 	err = r.Store.Tx(ctx, func(tx *store.Tx) error {
 		var reason string

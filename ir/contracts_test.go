@@ -1,0 +1,78 @@
+package ir
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestResultContracts checks result files against each named contract: testdata/results/<contract>/
+// valid-*.json satisfy it; every other NAME.json fails it with exactly the diagnostics of NAME.out,
+// positions pinned in the result file.
+func TestResultContracts(t *testing.T) {
+	for _, name := range ContractNames() {
+		files, err := filepath.Glob(filepath.Join("testdata/results", name, "*.json"))
+		if err != nil || len(files) < 3 {
+			t.Fatalf("%s: too few cases: %v %v", name, files, err)
+		}
+		res := &Result{Named: String{Value: name}}
+		valid, invalid := 0, 0
+		for _, file := range files {
+			data, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			diags, err := ValidateResult(res, file, data)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			base := filepath.Base(file)
+			if strings.HasPrefix(base, "valid-") {
+				valid++
+				if len(diags) != 0 {
+					t.Errorf("%s: a valid result is refused:\n%s", file, diags)
+				}
+				continue
+			}
+			invalid++
+			outFile := strings.TrimSuffix(file, ".json") + ".out"
+			if *update {
+				if err := os.WriteFile(outFile, []byte(diags.String()), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				continue
+			}
+			want, err := os.ReadFile(outFile)
+			if err != nil {
+				t.Fatalf("missing expected output: %v", err)
+			}
+			if len(diags) == 0 || diags.String() != string(want) {
+				t.Errorf("%s:\n--- got\n%s--- want\n%s", file, diags, want)
+			}
+		}
+		if valid == 0 || invalid == 0 {
+			t.Errorf("%s: %d valid and %d invalid cases; want both", name, valid, invalid)
+		}
+	}
+}
+
+// TestReviewContractsAreDistinct: each contract refuses the other's verdict.
+func TestReviewContractsAreDistinct(t *testing.T) {
+	if ResultContracts[ReviewContract] == ResultContracts[ReferenceReviewContract] {
+		t.Fatal("the two review contracts are one")
+	}
+	for contract, other := range map[string]string{
+		ReviewContract:          "testdata/results/open-autonomy.review.v1/valid-approved.json",
+		ReferenceReviewContract: "testdata/results/autonomy.review.v1/valid-approve.json",
+	} {
+		data, err := os.ReadFile(other)
+		if err != nil {
+			t.Fatal(err)
+		}
+		diags, err := ValidateResult(&Result{Named: String{Value: contract}}, other, data)
+		if err != nil || len(diags) == 0 {
+			t.Errorf("%s accepts %s: %v", contract, other, err)
+		}
+	}
+}
