@@ -52,7 +52,7 @@ type compiler struct {
 	byName   map[string]*ir.Actor
 	emit     emitter
 	// Parts every workflow shares, built on first use.
-	runParts    [2]runParts
+	runParts    [3]runParts // a script; a skill; a skill with a result
 	installStep mapping
 	roles       string
 	realized    map[string]realized

@@ -145,7 +145,12 @@ func TestUnexpressedCapabilitiesWarn(t *testing.T) {
 func TestBoxErrors(t *testing.T) {
 	cases := []struct{ box, want string }{
 		{"{ modl: x }", `11:19: policy.box.gh-actions.modl: unknown key (did you mean "model"?)`},
-		{"{ agent: codex exec }", `policy.box.gh-actions.agent must be a list of words`},
+		{"{ agent: codex exec }", `policy.box.gh-actions.agent: unknown preset "codex exec" (one of: claude, codex`},
+		{"{ agent: [] }", `policy.box.gh-actions.agent is empty`},
+		{"{ agent: { preset: gemini } }", `policy.box.gh-actions.agent: unknown preset "gemini"`},
+		{"{ agent: { preset: codex, version: latest } }", `policy.box.gh-actions.agent.version "latest" is not an exact version`},
+		{"{ agent: { preset: codex, verison: 1.0.0 } }", `policy.box.gh-actions.agent: unknown key "verison"`},
+		{"{ agent: [codex, \"{result}\"] }", `agent item {result} is a placeholder only presets use`},
 		{"{ trustedRoles: [OWNER, CONTRIBUTOR] }", `trustedRoles: "CONTRIBUTOR" is not a trusted role (CONTRIBUTOR includes people outside the repository's collaborators`},
 		{"{ trustedRoles: [] }", `trustedRoles is empty`},
 		{"{ credential: { token: X } }", `credential: unknown kind "token"`},

@@ -8,6 +8,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/autonomyhq/autonomy/ir"
+	agents "github.com/autonomyhq/autonomy/substrates/agent"
 )
 
 // checkout is actions/checkout, pinned to a full commit SHA; the comment names its version.
@@ -249,6 +250,9 @@ func (c *compiler) runStep(a *ir.Actor) mapping {
 	kind := 0
 	if a.Skill {
 		kind = 1
+		if a.Result != nil {
+			kind = 2
+		}
 	}
 	// The env and script depend only on the box and the kind of behavior: built once per
 	// compile and shared by every workflow (the emitter only reads them).
@@ -257,6 +261,10 @@ func (c *compiler) runStep(a *ir.Actor) mapping {
 		cred := c.box.credential
 		if !cred.oidc {
 			env.add(cred.env, expr("secrets."+cred.secret))
+			// A model proxy: the repository variable AUTONOMY_MODEL_URL, when set, becomes the
+			// agent's base URL.
+			env.add("AUTONOMY_MODEL_URL", expr("vars.AUTONOMY_MODEL_URL"))
+			env.add("AUTONOMY_MODEL_URL_ENV", cred.baseURLEnv)
 		} else {
 			env.add("AUTONOMY_OIDC_AUDIENCE", literalValue(cred.audience))
 			env.add("AUTONOMY_CREDENTIAL_ENV", cred.env)
@@ -269,13 +277,14 @@ func (c *compiler) runStep(a *ir.Actor) mapping {
 		var script strings.Builder
 		if cred.oidc {
 			script.WriteString(oidcScript)
+		} else {
+			script.WriteString(modelURLScript)
 		}
 		// The agent prints text it read from outsiders: GitHub must not take any of it for a
 		// workflow command (::add-mask::, ::error::, ::stop-commands::).
 		script.WriteString(stopCommands)
 		if a.Skill {
-			env = append(env, argvEnv("AUTONOMY_AGENT_", c.box.agent)...)
-			script.WriteString(argvScript("AUTONOMY_AGENT_", len(c.box.agent), ` < "$AUTONOMY_BEHAVIOR"`))
+			c.agentScript(a, &env, &script)
 		} else {
 			script.WriteString("\"./$AUTONOMY_BEHAVIOR\"\n")
 		}
@@ -284,6 +293,60 @@ func (c *compiler) runStep(a *ir.Actor) mapping {
 	}
 	rp := c.runParts[kind]
 	return mapping{{key: "name", value: "Run " + a.Name.Value}, {key: "env", value: rp.env}, {key: "run", value: rp.script}}
+}
+
+// modelURLScript points the agent at a model proxy when the repository sets AUTONOMY_MODEL_URL.
+const modelURLScript = `if [ -n "${AUTONOMY_MODEL_URL:-}" ]; then
+  export "${AUTONOMY_MODEL_URL_ENV}=${AUTONOMY_MODEL_URL}"
+fi
+`
+
+// agentScript runs the box's agent on the skill. A preset's placeholders become references to
+// the step's own variables; a claude-json preset's output is read with jq into AUTONOMY_RESULT.
+func (c *compiler) agentScript(a *ir.Actor, env *mapping, script *strings.Builder) {
+	ch := c.box.agent
+	argv := ch.Argv
+	if !ch.Custom() {
+		argv = ch.Preset.Argv(agents.Options{Model: c.box.model, Sandbox: agents.Sandbox{None: true}, Result: a.Result != nil})
+	}
+	words := make([]string, len(argv))
+	var literalWords []string
+	for i, w := range argv {
+		switch w {
+		case agents.Result:
+			words[i] = `"$AUTONOMY_RESULT"`
+		case agents.Schema:
+			words[i] = `"$RUNNER_TEMP/autonomy-result-schema.json"`
+		case agents.SchemaJSON:
+			words[i] = `"$schema"`
+		default:
+			name := fmt.Sprintf("AUTONOMY_AGENT_%d", len(literalWords))
+			literalWords = append(literalWords, w)
+			words[i] = `"$` + name + `"`
+		}
+	}
+	*env = append(*env, argvEnv("AUTONOMY_AGENT_", literalWords)...)
+	// Where the agent's final message (or structured result) is left for the steps after it.
+	script.WriteString(`export AUTONOMY_RESULT="$RUNNER_TEMP/autonomy-result.json"` + "\n")
+	if a.Result != nil && !ch.Custom() {
+		// The schema as the agent is given it: without the DO NOT EDIT member.
+		script.WriteString(`schema="$(jq -c 'del(.["//"])' "$AUTONOMY_RESULT_SCHEMA")"` + "\n")
+		script.WriteString(`printf '%s\n' "$schema" > "$RUNNER_TEMP/autonomy-result-schema.json"` + "\n")
+	}
+	cmd := strings.Join(words, " ") + ` < "$AUTONOMY_BEHAVIOR"`
+	if ch.Custom() || ch.Preset.Output != agents.OutputClaudeJSON {
+		script.WriteString(cmd + "\n")
+		return
+	}
+	out := `"$RUNNER_TEMP/autonomy-agent.json"`
+	script.WriteString(cmd + " > " + out + "\n")
+	script.WriteString(`jq -r '.result // ""' ` + out + "\n")
+	script.WriteString(`jq -e '.is_error != true' ` + out + " > /dev/null\n")
+	if a.Result != nil {
+		script.WriteString(`jq -e '.structured_output' ` + out + ` > "$AUTONOMY_RESULT"` + "\n")
+	} else {
+		script.WriteString(`jq -r '.result // ""' ` + out + ` > "$AUTONOMY_RESULT"` + "\n")
+	}
 }
 
 // runParts are the shared parts of a run step.

@@ -15,6 +15,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/substrates/agent"
 	"github.com/autonomyhq/autonomy/substrates/local/gitws"
 	"github.com/autonomyhq/autonomy/substrates/local/proc"
 	"github.com/autonomyhq/autonomy/substrates/local/store"
@@ -81,13 +82,28 @@ func (r *Runner) supervise(ctx context.Context, id string) {
 		}
 	}
 
-	argv, stdin, err := r.command(cfg)
+	argv, stdin, preset, err := r.command(cfg)
+	if err == nil && preset {
+		argv, err = r.fill(ctx, s, cfg, argv, workdir, resultPath)
+	}
 	if err != nil {
 		r.finish(ctx, id, ir.Failed, err.Error(), "", nil)
 		return
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = workdir, env, logf, logf
+	outPath := ""
+	if preset && agent.Output(cfg.Command.Output) == agent.OutputClaudeJSON {
+		// Its stdout is one JSON object the runner reads when it exits.
+		outPath = r.In.Path(StateDir + "/results/" + id + ".out.json")
+		out, err := os.OpenFile(outPath, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+		if err != nil {
+			r.finish(ctx, id, ir.Failed, fmt.Sprintf("cannot open its output: %v", err), "", nil)
+			return
+		}
+		defer out.Close()
+		cmd.Stdout = out
+	}
 	cmd.SysProcAttr = proc.SysProcAttr()
 	if stdin != "" {
 		f, err := os.Open(stdin)
@@ -145,6 +161,12 @@ func (r *Runner) supervise(ctx context.Context, id string) {
 	case waitErr != nil:
 		r.finish(ctx, id, ir.Failed, describeExit(waitErr, cmd.ProcessState), "", code)
 	default:
+		if outPath != "" {
+			if err := collect(cfg.Command.Output, outPath, resultPath, cfg.Result != "", logf); err != nil {
+				r.finish(ctx, id, ir.Failed, "exit status 0 but "+err.Error(), "", code)
+				return
+			}
+		}
 		status, reason, verified := r.verify(cfg, resultPath)
 		r.finish(ctx, id, status, reason, verified, code)
 	}
@@ -248,19 +270,21 @@ func (r *Runner) finish(ctx context.Context, id string, status ir.SessionStatus,
 	}
 }
 
-// command is the argv that starts the actor, and the file fed on its stdin.
-func (r *Runner) command(cfg *ActorConfig) ([]string, string, error) {
+// command is the argv that starts the actor, the file fed on its stdin, and whether the argv is
+// a preset's (with placeholders to fill).
+func (r *Runner) command(cfg *ActorConfig) ([]string, string, bool, error) {
 	if cfg.Command == nil || len(cfg.Command.Argv) == 0 {
-		return nil, "", fmt.Errorf("actor %q has no command (compile again)", cfg.Actor)
+		return nil, "", false, fmt.Errorf("actor %q has no command (compile again)", cfg.Actor)
 	}
 	argv := append([]string(nil), cfg.Command.Argv...)
+	preset := cfg.Command.Preset != ""
 	if cfg.Command.Box {
 		override, err := AgentOverride(lookupEnv(r.opts.Env, AgentEnv))
 		if err != nil {
-			return nil, "", err
+			return nil, "", false, err
 		}
 		if override != nil {
-			argv = override
+			argv, preset = override, false
 		}
 	}
 	for i, w := range argv {
@@ -269,9 +293,12 @@ func (r *Runner) command(cfg *ActorConfig) ([]string, string, error) {
 		}
 	}
 	if !strings.Contains(argv[0], "/") {
-		full, err := exec.LookPath(argv[0])
+		full, err := lookPath(r.opts.Env, argv[0])
 		if err != nil {
-			return nil, "", fmt.Errorf("the agent command %q is not on PATH: install it, or set policy.box.local.agent (or %s) to one that is", argv[0], AgentEnv)
+			if preset {
+				return nil, "", false, r.preflight(cfg)
+			}
+			return nil, "", false, fmt.Errorf("the agent command %q is not on PATH: install it, or set policy.box.local.agent (or %s) to one that is", argv[0], AgentEnv)
 		}
 		argv[0] = full
 	}
@@ -279,7 +306,7 @@ func (r *Runner) command(cfg *ActorConfig) ([]string, string, error) {
 	if cfg.Command.Stdin != "" {
 		stdin = r.In.Path(cfg.Command.Stdin)
 	}
-	return argv, stdin, nil
+	return argv, stdin, preset, nil
 }
 
 func lookupEnv(env []string, name string) string {
@@ -307,7 +334,11 @@ func (r *Runner) sessionEnv(s store.Session, cfg *ActorConfig, workdir, resultPa
 		env = append(env, kv)
 	}
 	for _, k := range sortedKeys(cfg.Env) {
-		env = append(env, k+"="+cfg.Env[k])
+		v := cfg.Env[k]
+		if strings.HasPrefix(v, dataDir+"/") {
+			v = r.In.Path(v) // an installed file: absolute, the same from any workspace
+		}
+		env = append(env, k+"="+v)
 	}
 	for _, k := range sortedKeys(s.Params) {
 		env = append(env, k+"="+s.Params[k])
@@ -349,7 +380,13 @@ func (r *Runner) workspace(ctx context.Context, s store.Session, cfg *ActorConfi
 	if _, _, err := r.Store.Modify(ctx, s.ID, nil, func(m *store.Session) { m.Workdir, m.Worktree = path, true }); err != nil {
 		return "", nil, err
 	}
+	unseed, err := r.seed(path)
+	if err != nil {
+		_, _ = gitws.Remove(context.Background(), repo, path, base, "autonomy/"+s.Actor+"/"+s.ID)
+		return "", nil, fmt.Errorf("cannot give its worktree the installation: %v", err)
+	}
 	return path, func() string {
+		unseed()
 		note, err := gitws.Remove(context.Background(), repo, path, base, "autonomy/"+s.Actor+"/"+s.ID)
 		if err != nil {
 			return fmt.Sprintf("the worktree %s was not removed: %v", path, err)

@@ -79,6 +79,13 @@ type Command struct {
 	Stdin string `json:"stdin,omitempty"`
 	// Box is true when Argv is the box's agent command, which AUTONOMY_LOCAL_AGENT overrides.
 	Box bool `json:"box"`
+	// Preset names the agent preset Argv comes from ("" for an explicit command); Argv then holds
+	// its placeholders ({result}, {schema}, {schema-json}, {git-dir}), filled at launch.
+	Preset string `json:"preset,omitempty"`
+	// Package is the preset's pinned npm package spec, for the preflight's install hint.
+	Package string `json:"package,omitempty"`
+	// Output is how the preset's final message and structured result leave it (agent.Output).
+	Output string `json:"output,omitempty"`
 }
 
 // Param forwards one trigger-param source under an opaque env name.

@@ -60,6 +60,9 @@ func (r *Runner) Launch(ctx context.Context, req LaunchRequest) (LaunchResult, e
 	if cfg.Kind == "human" {
 		return r.engageHuman(ctx, cfg, s)
 	}
+	if err := r.preflight(cfg); err != nil {
+		return LaunchResult{}, err
+	}
 	var admitted bool
 	err = r.Store.Tx(ctx, func(tx *store.Tx) error {
 		var reason string
