@@ -3,7 +3,7 @@ GO       ?= go
 BIN      ?= bin/autonomy
 FUZZTIME ?= 30s
 
-.PHONY: help build test lint bench fuzz schema golden conformance clean
+.PHONY: help build test lint bench fuzz schema golden conformance clean agent-install
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
@@ -40,6 +40,9 @@ golden: ## rewrite golden/ from the compiler (review every changed line before c
 conformance: ## regenerate docs/conformance.md from autonomy conformance (review the diff)
 	$(GO) test ./cmd/autonomy -run '^TestConformanceDocMatches$$' -update-docs
 	git status --short docs/conformance.md
+
+agent-install: ## install the pinned agent CLIs (codex, claude) into the agent cache (AUTONOMY_AGENT_CACHE, default ~/.cache/autonomy-agents)
+	scripts/install-agents.sh
 
 clean: ## remove build output
 	rm -rf bin

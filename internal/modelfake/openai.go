@@ -1,0 +1,273 @@
+package modelfake
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// responsesRequest is the part of a Responses API request the fake reads.
+type responsesRequest struct {
+	Model        string          `json:"model"`
+	Instructions string          `json:"instructions"`
+	Input        json.RawMessage `json:"input"`
+	Stream       bool            `json:"stream"`
+	Tools        []struct {
+		Type string `json:"type"`
+		Name string `json:"name"`
+	} `json:"tools"`
+	Text *struct {
+		Format struct {
+			Type   string          `json:"type"`
+			Schema json.RawMessage `json:"schema"`
+		} `json:"format"`
+	} `json:"text"`
+}
+
+// responsesItem is one input item: a message, a tool call or a tool result.
+type responsesItem struct {
+	Type    string          `json:"type"`
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"`
+	Name    string          `json:"name"`
+	CallID  string          `json:"call_id"`
+	Output  json.RawMessage `json:"output"`
+}
+
+// openAIShellTools maps the shell tools codex has exposed to how a command
+// is put in their arguments; the first one offered wins. codex 0.169.0
+// offers exec_command {"cmd": "..."}.
+var openAIShellTools = []struct {
+	name string
+	args func(cmd string) any
+}{
+	{"exec_command", func(cmd string) any { return map[string]any{"cmd": cmd} }},
+	{"shell_command", func(cmd string) any { return map[string]any{"command": cmd} }},
+	{"shell", func(cmd string) any { return map[string]any{"command": []string{"bash", "-lc", cmd}} }},
+}
+
+func (s *Server) serveResponses(w http.ResponseWriter, r *http.Request, rec *Request) {
+	var req responsesRequest
+	if err := json.Unmarshal(rec.Body, &req); err != nil {
+		s.fail(fmt.Errorf("modelfake: POST %s: body is not a Responses request: %v", r.URL.Path, err))
+		openAIError(w, http.StatusBadRequest, "modelfake: body is not JSON: "+err.Error())
+		return
+	}
+	rec.Model = req.Model
+	rec.Conversation = firstNonEmpty(r.Header.Get("Session-Id"), r.Header.Get("Session_id"), r.Header.Get("Thread-Id"))
+	for _, t := range req.Tools {
+		rec.Tools = append(rec.Tools, firstNonEmpty(t.Name, t.Type))
+	}
+	if req.Text != nil && len(req.Text.Format.Schema) > 0 {
+		rec.Schema = req.Text.Format.Schema
+	}
+	items, err := responsesInput(req.Input)
+	if err != nil {
+		s.fail(fmt.Errorf("modelfake: POST %s: %v", r.URL.Path, err))
+		openAIError(w, http.StatusBadRequest, "modelfake: "+err.Error())
+		return
+	}
+	var prompt []string
+	if req.Instructions != "" {
+		prompt = append(prompt, req.Instructions)
+	}
+	var conv conversation
+	answered := map[string]bool{}
+	for _, it := range items {
+		switch it.Type {
+		case "message", "":
+			if it.Role != "assistant" {
+				prompt = append(prompt, contentText(it.Content)...)
+			}
+		case "function_call", "custom_tool_call", "local_shell_call":
+			conv.lastCall, conv.lastCallID = it.Name, it.CallID
+			if isOpenAIShell(it.Name) || it.Type == "local_shell_call" {
+				conv.shellCalls++
+			}
+		case "function_call_output", "custom_tool_call_output", "local_shell_call_output":
+			answered[it.CallID] = true
+			rec.ToolOutputs = append(rec.ToolOutputs, strings.Join(contentText(it.Output), "\n"))
+		}
+	}
+	conv.lastAnswerd = answered[conv.lastCallID]
+	rec.Prompt = strings.Join(prompt, "\n")
+
+	shell := ""
+	var shellArgs func(string) any
+	for _, st := range openAIShellTools {
+		if shellArgs == nil && contains(rec.Tools, st.name) {
+			shell, shellArgs = st.name, st.args
+		}
+	}
+	if shellArgs == nil {
+		// No shell tool: not the agent's conversation (a summary, a title).
+		writeResponse(w, req, rec.Model, nil, "ok")
+		return
+	}
+	rec.Aux = false
+	st, err := s.next(conv, "")
+	if err != nil {
+		s.fail(fmt.Errorf("modelfake: openai conversation %s: %v", rec.Conversation, err))
+		openAIError(w, http.StatusBadRequest, "modelfake: "+err.Error())
+		return
+	}
+	rec.Turn = st.turn
+	switch {
+	case st.t.Shell != "":
+		args, _ := json.Marshal(shellArgs(st.t.Shell))
+		call := map[string]any{"type": "function_call", "name": shell, "arguments": string(args),
+			"call_id": fmt.Sprintf("call_modelfake_%d", st.turn)}
+		writeResponse(w, req, rec.Model, call, "")
+	case st.t.JSON != nil:
+		writeResponse(w, req, rec.Model, nil, string(st.t.JSON))
+	default:
+		writeResponse(w, req, rec.Model, nil, st.t.Text)
+	}
+}
+
+func isOpenAIShell(name string) bool {
+	for _, st := range openAIShellTools {
+		if st.name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// responsesInput accepts input as a bare string or a list of items.
+func responsesInput(raw json.RawMessage) ([]responsesItem, error) {
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	var text string
+	if json.Unmarshal(raw, &text) == nil {
+		return []responsesItem{{Type: "message", Role: "user", Content: raw}}, nil
+	}
+	var items []responsesItem
+	if err := json.Unmarshal(raw, &items); err != nil {
+		return nil, fmt.Errorf("input is neither a string nor a list of items: %v", err)
+	}
+	return items, nil
+}
+
+// contentText returns the texts of a content value: a string, or a list of
+// parts with a "text" field (input_text, output_text, text).
+func contentText(raw json.RawMessage) []string {
+	if len(raw) == 0 {
+		return nil
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return []string{s}
+	}
+	var parts []struct {
+		Text    string          `json:"text"`
+		Content json.RawMessage `json:"content"`
+	}
+	if json.Unmarshal(raw, &parts) != nil {
+		return []string{string(raw)}
+	}
+	var out []string
+	for _, p := range parts {
+		if p.Text != "" {
+			out = append(out, p.Text)
+		}
+		out = append(out, contentText(p.Content)...)
+	}
+	return out
+}
+
+// writeResponse answers with one output item: the tool call when call is
+// set, else an assistant message holding text. A stream is the event
+// sequence of the Responses API, which codex reads up to response.completed.
+func writeResponse(w http.ResponseWriter, req responsesRequest, model string, call map[string]any, text string) {
+	id := fmt.Sprintf("resp_modelfake_%d", time.Now().UnixNano())
+	var item map[string]any
+	if call != nil {
+		item = map[string]any{"id": "fc_" + id, "status": "completed"}
+		for k, v := range call {
+			item[k] = v
+		}
+	} else {
+		item = map[string]any{"type": "message", "id": "msg_" + id, "role": "assistant", "status": "completed",
+			"content": []any{map[string]any{"type": "output_text", "text": text, "annotations": []any{}}}}
+	}
+	usage := map[string]any{
+		"input_tokens": 100, "input_tokens_details": map[string]any{"cached_tokens": 0},
+		"output_tokens": 10, "output_tokens_details": map[string]any{"reasoning_tokens": 0},
+		"total_tokens": 110,
+	}
+	resp := func(status string, output []any) map[string]any {
+		r := map[string]any{"id": id, "object": "response", "created_at": time.Now().Unix(), "status": status,
+			"model": model, "output": output}
+		if status == "completed" {
+			r["usage"] = usage
+		}
+		return r
+	}
+	if !req.Stream {
+		writeJSON(w, http.StatusOK, resp("completed", []any{item}))
+		return
+	}
+	e := newSSE(w)
+	seq := 0
+	ev := func(typ string, fields map[string]any) {
+		fields["type"] = typ
+		fields["sequence_number"] = seq
+		seq++
+		e.event(typ, fields)
+	}
+	ev("response.created", map[string]any{"response": resp("in_progress", []any{})})
+	ev("response.in_progress", map[string]any{"response": resp("in_progress", []any{})})
+	itemID := item["id"]
+	if call != nil {
+		added := map[string]any{}
+		for k, v := range item {
+			added[k] = v
+		}
+		added["arguments"], added["status"] = "", "in_progress"
+		ev("response.output_item.added", map[string]any{"output_index": 0, "item": added})
+		args := item["arguments"].(string)
+		for _, c := range chunks(args, 24) {
+			ev("response.function_call_arguments.delta", map[string]any{"item_id": itemID, "output_index": 0, "delta": c})
+		}
+		ev("response.function_call_arguments.done", map[string]any{"item_id": itemID, "output_index": 0, "arguments": args})
+	} else {
+		ev("response.output_item.added", map[string]any{"output_index": 0, "item": map[string]any{
+			"type": "message", "id": itemID, "role": "assistant", "status": "in_progress", "content": []any{}}})
+		part := map[string]any{"type": "output_text", "text": "", "annotations": []any{}}
+		ev("response.content_part.added", map[string]any{"item_id": itemID, "output_index": 0, "content_index": 0, "part": part})
+		for _, c := range chunks(text, 16) {
+			ev("response.output_text.delta", map[string]any{"item_id": itemID, "output_index": 0, "content_index": 0, "delta": c})
+		}
+		ev("response.output_text.done", map[string]any{"item_id": itemID, "output_index": 0, "content_index": 0, "text": text})
+		ev("response.content_part.done", map[string]any{"item_id": itemID, "output_index": 0, "content_index": 0,
+			"part": map[string]any{"type": "output_text", "text": text, "annotations": []any{}}})
+	}
+	ev("response.output_item.done", map[string]any{"output_index": 0, "item": item})
+	ev("response.completed", map[string]any{"response": resp("completed", []any{item})})
+}
+
+func openAIError(w http.ResponseWriter, code int, msg string) {
+	writeJSON(w, code, map[string]any{"error": map[string]any{"type": "invalid_request_error", "message": msg, "code": "modelfake"}})
+}
+
+func firstNonEmpty(ss ...string) string {
+	for _, s := range ss {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+func contains(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
