@@ -82,8 +82,7 @@ func claudeEnv(home, baseURL string) []string {
 	return []string{"HOME=" + home, "ANTHROPIC_BASE_URL=" + baseURL, "ANTHROPIC_API_KEY=sk-ant-modelfake",
 		// Claude Code refuses --dangerously-skip-permissions as root unless
 		// it is told it runs in a sandbox (CI containers run as root).
-		"IS_SANDBOX=1",
-		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1"}
+		"IS_SANDBOX=1"}
 }
 
 const skillPrompt = "SKILL: modelfake-proof\nWrite the proof file. PARAM_REF=refs/heads/feature-x"
