@@ -8,6 +8,7 @@ package agent
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -23,6 +24,12 @@ const (
 	// GitDir is the absolute path of the git directory the workspace commits into (for a
 	// worktree, the repository's common directory): the sandbox leaves it writable.
 	GitDir = "{git-dir}"
+	// WorktreeGitDir is a worktree's own git directory (HEAD, index), also writable; outside a
+	// linked worktree it is GitDir again.
+	WorktreeGitDir = "{worktree-git-dir}"
+	// Proxy stands for the words that point the CLI at a model proxy: none when the preset's
+	// BaseURLEnv is unset or empty, or when the CLI reads BaseURLEnv itself.
+	Proxy = "{proxy}"
 )
 
 // Output says how a preset's final message and structured result leave the CLI.
@@ -55,8 +62,10 @@ type Preset struct {
 	// DefaultModel is the model the preset runs when the box names none ("" for the CLI's own).
 	DefaultModel string
 
-	base    []string // the non-interactive command, up to the options
-	model   func(string) []string
+	base  []string // the non-interactive command, up to the options
+	model func(string) []string
+	// proxy is the words that make the CLI call url, for a CLI that ignores BaseURLEnv.
+	proxy   func(url string) []string
 	sandbox func(Sandbox) []string
 	result  []string // added when the actor declares result:
 	message []string // added when it does not
@@ -90,8 +99,20 @@ var presets = map[string]Preset{
 			}
 			// workspace-write keeps .git read-only: the git directory is added as a writable
 			// root so the agent can commit, and nothing else outside its workspace is writable.
-			return []string{"--sandbox", "workspace-write", "--add-dir", GitDir,
-				"-c", fmt.Sprintf("sandbox_workspace_write.network_access=%t", s.Network)}
+			// /tmp and $TMPDIR, writable by default, are excluded.
+			return []string{"--sandbox", "workspace-write", "--add-dir", GitDir, "--add-dir", WorktreeGitDir,
+				"-c", fmt.Sprintf("sandbox_workspace_write.network_access=%t", s.Network),
+				"-c", "sandbox_workspace_write.exclude_slash_tmp=true",
+				"-c", "sandbox_workspace_write.exclude_tmpdir_env_var=true"}
+		},
+		// codex 0.169.0 ignores OPENAI_BASE_URL (it dials api.openai.com): a proxy is a model
+		// provider of its own, speaking the Responses API, keyed by OPENAI_API_KEY.
+		proxy: func(url string) []string {
+			return []string{"-c", `model_provider="autonomy"`,
+				"-c", `model_providers.autonomy.name="autonomy"`,
+				"-c", `model_providers.autonomy.base_url=` + strconv.Quote(url),
+				"-c", `model_providers.autonomy.wire_api="responses"`,
+				"-c", `model_providers.autonomy.env_key="OPENAI_API_KEY"`}
 		},
 		result:  []string{"--output-schema", Schema, "--output-last-message", Result},
 		message: []string{"--output-last-message", Result},
@@ -162,6 +183,9 @@ func (p Preset) Argv(o Options) []string {
 		argv = append(argv, p.model(m)...)
 	}
 	argv = append(argv, p.sandbox(o.Sandbox)...)
+	if p.proxy != nil {
+		argv = append(argv, Proxy)
+	}
 	if o.Result {
 		argv = append(argv, p.result...)
 	} else {
@@ -185,26 +209,40 @@ func (p Preset) Describe() string { return fmt.Sprintf("%s (%s)", p.Name, p.Spec
 // Placeholder reports whether w is one of the launcher's placeholders.
 func Placeholder(w string) bool {
 	switch w {
-	case Result, Schema, SchemaJSON, GitDir:
+	case Result, Schema, SchemaJSON, GitDir, WorktreeGitDir, Proxy:
 		return true
 	}
 	return false
 }
 
-// Fill replaces the placeholders of argv by their values; a placeholder without a value is an
-// error (the launcher knows every one it hands out).
-func Fill(argv []string, values map[string]string) ([]string, error) {
-	out := make([]string, len(argv))
-	for i, w := range argv {
+// ProxyArgs is what Proxy expands to for a model proxy at url: nothing when url is empty or the
+// CLI reads BaseURLEnv itself.
+func (p Preset) ProxyArgs(url string) []string {
+	if url == "" || p.proxy == nil {
+		return nil
+	}
+	return p.proxy(url)
+}
+
+// Fill replaces the placeholders of argv by their values (Proxy by the words of ProxyArgs of
+// values[Proxy]); a placeholder without a value is an error (the launcher knows every one it
+// hands out).
+func (p Preset) Fill(argv []string, values map[string]string) ([]string, error) {
+	out := make([]string, 0, len(argv))
+	for _, w := range argv {
 		if !Placeholder(w) {
-			out[i] = w
+			out = append(out, w)
 			continue
 		}
 		v, ok := values[w]
-		if !ok {
+		if !ok && w != Proxy {
 			return nil, fmt.Errorf("the agent command holds %s, which this session has no value for", w)
 		}
-		out[i] = v
+		if w == Proxy {
+			out = append(out, p.ProxyArgs(v)...)
+			continue
+		}
+		out = append(out, v)
 	}
 	return out, nil
 }

@@ -66,8 +66,10 @@ func TestArgv(t *testing.T) {
 	codex, _ := Lookup("codex")
 	got := codex.Argv(Options{Model: "gpt-5", Result: true})
 	want := []string{"codex", "exec", "--skip-git-repo-check", "--color", "never", "--model", "gpt-5",
-		"--sandbox", "workspace-write", "--add-dir", GitDir, "-c", "sandbox_workspace_write.network_access=false",
-		"--output-schema", Schema, "--output-last-message", Result, "-"}
+		"--sandbox", "workspace-write", "--add-dir", GitDir, "--add-dir", WorktreeGitDir,
+		"-c", "sandbox_workspace_write.network_access=false",
+		"-c", "sandbox_workspace_write.exclude_slash_tmp=true", "-c", "sandbox_workspace_write.exclude_tmpdir_env_var=true",
+		Proxy, "--output-schema", Schema, "--output-last-message", Result, "-"}
 	if !slices.Equal(got, want) {
 		t.Errorf("codex:\n got %q\nwant %q", got, want)
 	}
@@ -91,12 +93,21 @@ func TestArgv(t *testing.T) {
 }
 
 func TestFill(t *testing.T) {
-	got, err := Fill([]string{"x", Result, "-o" + Result}, map[string]string{Result: "/r.json"})
+	codex, _ := Lookup("codex")
+	got, err := codex.Fill([]string{"x", Result, "-o" + Result, Proxy}, map[string]string{Result: "/r.json"})
 	if err != nil || !slices.Equal(got, []string{"x", "/r.json", "-o" + Result}) {
 		t.Errorf("got %q, %v", got, err)
 	}
-	if _, err := Fill([]string{GitDir}, nil); err == nil || !strings.Contains(err.Error(), "{git-dir}") {
+	if _, err := codex.Fill([]string{GitDir}, nil); err == nil || !strings.Contains(err.Error(), "{git-dir}") {
 		t.Errorf("a placeholder without a value: %v", err)
+	}
+	got, _ = codex.Fill([]string{"x", Proxy, "-"}, map[string]string{Proxy: "http://127.0.0.1:9/v1"})
+	if len(got) != 12 || got[0] != "x" || got[11] != "-" || !slices.Contains(got, `model_providers.autonomy.base_url="http://127.0.0.1:9/v1"`) {
+		t.Errorf("proxy: %q", got)
+	}
+	claude, _ := Lookup("claude")
+	if got := claude.ProxyArgs("http://x"); got != nil {
+		t.Errorf("claude reads ANTHROPIC_BASE_URL itself: %q", got)
 	}
 }
 

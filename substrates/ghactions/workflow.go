@@ -3,6 +3,7 @@ package ghactions
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -319,6 +320,8 @@ func (c *compiler) agentScript(a *ir.Actor, env *mapping, script *strings.Builde
 			words[i] = `"$RUNNER_TEMP/autonomy-result-schema.json"`
 		case agents.SchemaJSON:
 			words[i] = `"$schema"`
+		case agents.Proxy:
+			words[i] = `"${proxy[@]}"`
 		default:
 			name := fmt.Sprintf("AUTONOMY_AGENT_%d", len(literalWords))
 			literalWords = append(literalWords, w)
@@ -328,6 +331,23 @@ func (c *compiler) agentScript(a *ir.Actor, env *mapping, script *strings.Builde
 	*env = append(*env, argvEnv("AUTONOMY_AGENT_", literalWords)...)
 	// Where the agent's final message (or structured result) is left for the steps after it.
 	script.WriteString(`export AUTONOMY_RESULT="$RUNNER_TEMP/autonomy-result.json"` + "\n")
+	if slices.Contains(argv, agents.Proxy) {
+		// The words that point the CLI at the model proxy, when the job has one.
+		script.WriteString("proxy=()\n" + `if [ -n "${AUTONOMY_MODEL_URL:-}" ]; then` + "\n  proxy=(")
+		const sentinel = "\x00url\x00"
+		for i, w := range ch.Preset.ProxyArgs(sentinel) {
+			if i > 0 {
+				script.WriteByte(' ')
+			}
+			before, after, found := strings.Cut(w, strconv.Quote(sentinel))
+			if !found {
+				script.WriteString(shellQuote(w))
+				continue
+			}
+			script.WriteString(shellQuote(before + `"`) + `"${AUTONOMY_MODEL_URL}"` + shellQuote(`"` + after))
+		}
+		script.WriteString(")\nfi\n")
+	}
 	if a.Result != nil && !ch.Custom() {
 		// The schema as the agent is given it: without the DO NOT EDIT member.
 		script.WriteString(`schema="$(jq -c 'del(.["//"])' "$AUTONOMY_RESULT_SCHEMA")"` + "\n")
@@ -372,6 +392,9 @@ unset ACTIONS_ID_TOKEN_REQUEST_TOKEN ACTIONS_ID_TOKEN_REQUEST_URL
 const stopCommands = `stop="autonomy-$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
 echo "::stop-commands::${stop}"
 `
+
+// shellQuote quotes a word of our own (never profile text) for bash.
+func shellQuote(w string) string { return "'" + strings.ReplaceAll(w, "'", `'\''`) + "'" }
 
 // argvEnv passes a command's words as env vars prefix0, prefix1, …: the script names only the
 // variables, so no word is ever parsed by the shell.

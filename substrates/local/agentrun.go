@@ -98,7 +98,7 @@ func (r *Runner) scheduledActors() []string {
 // fill resolves a preset's placeholders for a session: the result file, its schema (a copy
 // without the DO NOT EDIT member, in the state folder), and the git directory the workspace
 // commits into.
-func (r *Runner) fill(ctx context.Context, s store.Session, cfg *ActorConfig, argv []string, workdir, resultPath string) ([]string, error) {
+func (r *Runner) fill(ctx context.Context, s store.Session, cfg *ActorConfig, argv, env []string, workdir, resultPath string) ([]string, error) {
 	need := map[string]bool{}
 	for _, w := range argv {
 		if agent.Placeholder(w) {
@@ -108,7 +108,11 @@ func (r *Runner) fill(ctx context.Context, s store.Session, cfg *ActorConfig, ar
 	if len(need) == 0 {
 		return argv, nil
 	}
-	values := map[string]string{agent.Result: resultPath}
+	p, ok := agent.Lookup(cfg.Command.Preset)
+	if !ok {
+		return nil, fmt.Errorf("actor %q: unknown agent preset %q (compile again)", cfg.Actor, cfg.Command.Preset)
+	}
+	values := map[string]string{agent.Result: resultPath, agent.Proxy: lookupEnv(env, p.BaseURLEnv)}
 	if need[agent.Schema] || need[agent.SchemaJSON] {
 		if cfg.Result == "" {
 			return nil, fmt.Errorf("actor %q: its agent command asks for a result schema, and it declares none (compile again)", cfg.Actor)
@@ -129,16 +133,17 @@ func (r *Runner) fill(ctx context.Context, s store.Session, cfg *ActorConfig, ar
 		}
 		values[agent.Schema], values[agent.SchemaJSON] = path, string(clean)
 	}
-	if need[agent.GitDir] {
-		values[agent.GitDir] = gitCommonDir(ctx, workdir)
+	if need[agent.GitDir] || need[agent.WorktreeGitDir] {
+		values[agent.GitDir] = gitDir(ctx, workdir, "--git-common-dir")
+		values[agent.WorktreeGitDir] = gitDir(ctx, workdir, "--git-dir")
 	}
-	return agent.Fill(argv, values)
+	return p.Fill(argv, values)
 }
 
-// gitCommonDir is the git directory workdir commits into (a worktree's is the repository's
-// common one), or workdir itself outside a repository.
-func gitCommonDir(ctx context.Context, workdir string) string {
-	out, err := exec.CommandContext(ctx, "git", "-C", workdir, "rev-parse", "--path-format=absolute", "--git-common-dir").Output()
+// gitDir is a git directory of workdir (--git-common-dir: the one it commits into; --git-dir: a
+// worktree's own), or workdir itself outside a repository.
+func gitDir(ctx context.Context, workdir, flag string) string {
+	out, err := exec.CommandContext(ctx, "git", "-C", workdir, "rev-parse", "--path-format=absolute", flag).Output()
 	if d := strings.TrimSpace(string(out)); err == nil && filepath.IsAbs(d) {
 		return d
 	}

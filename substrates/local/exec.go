@@ -84,7 +84,7 @@ func (r *Runner) supervise(ctx context.Context, id string) {
 
 	argv, stdin, preset, err := r.command(cfg)
 	if err == nil && preset {
-		argv, err = r.fill(ctx, s, cfg, argv, workdir, resultPath)
+		argv, err = r.fill(ctx, s, cfg, argv, env, workdir, resultPath)
 	}
 	if err != nil {
 		r.finish(ctx, id, ir.Failed, err.Error(), "", nil)
