@@ -344,7 +344,7 @@ func (c *compiler) agentScript(a *ir.Actor, env *mapping, script *strings.Builde
 				script.WriteString(shellQuote(w))
 				continue
 			}
-			script.WriteString(shellQuote(before + `"`) + `"${AUTONOMY_MODEL_URL}"` + shellQuote(`"` + after))
+			script.WriteString(shellQuote(before+`"`) + `"${AUTONOMY_MODEL_URL}"` + shellQuote(`"`+after))
 		}
 		script.WriteString(")\nfi\n")
 	}
