@@ -59,6 +59,8 @@ type Preset struct {
 	CredentialEnv, BaseURLEnv string
 	// Output is how its final message and structured result leave it.
 	Output Output
+	// VMEnv is env the CLI needs to run unsandboxed in a VM that is the sandbox (NAME=value).
+	VMEnv []string
 	// DefaultModel is the model the preset runs when the box names none ("" for the CLI's own).
 	DefaultModel string
 
@@ -122,8 +124,11 @@ var presets = map[string]Preset{
 		Name: "claude", Package: "@anthropic-ai/claude-code", Version: "2.1.330", Bin: "claude",
 		CredentialEnv: "ANTHROPIC_API_KEY", BaseURLEnv: "ANTHROPIC_BASE_URL",
 		Output: OutputClaudeJSON,
-		base:   []string{"claude", "--print", "--output-format", "json", "--no-session-persistence"},
-		model:  func(m string) []string { return []string{"--model", m} },
+		// Claude Code refuses --dangerously-skip-permissions as root (self-hosted runners in
+		// containers) unless told that it runs in a sandbox, which the job's VM is.
+		VMEnv: []string{"IS_SANDBOX=1"},
+		base:  []string{"claude", "--print", "--output-format", "json", "--no-session-persistence"},
+		model: func(m string) []string { return []string{"--model", m} },
 		sandbox: func(s Sandbox) []string {
 			if s.None {
 				return []string{"--dangerously-skip-permissions"}

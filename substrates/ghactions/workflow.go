@@ -328,6 +328,12 @@ func (c *compiler) agentScript(a *ir.Actor, env *mapping, script *strings.Builde
 			words[i] = `"$` + name + `"`
 		}
 	}
+	if !ch.Custom() {
+		for _, kv := range ch.Preset.VMEnv {
+			k, v, _ := strings.Cut(kv, "=")
+			env.add(k, v)
+		}
+	}
 	*env = append(*env, argvEnv("AUTONOMY_AGENT_", literalWords)...)
 	// Where the agent's final message (or structured result) is left for the steps after it.
 	script.WriteString(`export AUTONOMY_RESULT="$RUNNER_TEMP/autonomy-result.json"` + "\n")
@@ -349,8 +355,9 @@ func (c *compiler) agentScript(a *ir.Actor, env *mapping, script *strings.Builde
 		script.WriteString(")\nfi\n")
 	}
 	if a.Result != nil && !ch.Custom() {
-		// The schema as the agent is given it: without the DO NOT EDIT member.
-		script.WriteString(`schema="$(jq -c 'del(.["//"])' "$AUTONOMY_RESULT_SCHEMA")"` + "\n")
+		// The schema as the agent is given it: without the DO NOT EDIT member, and without
+		// $schema, which Claude Code's older-draft validator refuses.
+		script.WriteString(`schema="$(jq -c 'del(.["//"], .["$schema"])' "$AUTONOMY_RESULT_SCHEMA")"` + "\n")
 		script.WriteString(`printf '%s\n' "$schema" > "$RUNNER_TEMP/autonomy-result-schema.json"` + "\n")
 	}
 	cmd := strings.Join(words, " ") + ` < "$AUTONOMY_BEHAVIOR"`

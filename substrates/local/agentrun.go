@@ -96,8 +96,8 @@ func (r *Runner) scheduledActors() []string {
 }
 
 // fill resolves a preset's placeholders for a session: the result file, its schema (a copy
-// without the DO NOT EDIT member, in the state folder), and the git directory the workspace
-// commits into.
+// without the DO NOT EDIT member and $schema, in the state folder), the git directories the
+// workspace commits into, and the model proxy the preset's BaseURLEnv names.
 func (r *Runner) fill(ctx context.Context, s store.Session, cfg *ActorConfig, argv, env []string, workdir, resultPath string) ([]string, error) {
 	need := map[string]bool{}
 	for _, w := range argv {
@@ -125,7 +125,10 @@ func (r *Runner) fill(ctx context.Context, s store.Session, cfg *ActorConfig, ar
 		if err := json.Unmarshal(raw, &doc); err != nil {
 			return nil, fmt.Errorf("the result schema %s is not a JSON object: %v (compile again)", cfg.Result, err)
 		}
+		// Without the DO NOT EDIT member, and without $schema: a CLI validating with an older
+		// draft (Claude Code) refuses a 2020-12 meta-schema it does not know.
 		delete(doc, "//")
+		delete(doc, "$schema")
 		clean, _ := json.Marshal(doc)
 		path := r.In.Path(StateDir + "/results/" + s.ID + ".schema.json")
 		if err := os.WriteFile(path, clean, 0o600); err != nil {
