@@ -82,7 +82,10 @@ func (r *Runner) preflight(cfg *ActorConfig) error {
 	return nil
 }
 
-// skillActors lists the scheduled actors whose skill a preset runs, each once.
+// PreflightSchedule is Preflight for every scheduled actor: what tick and serve fire.
+func (r *Runner) PreflightSchedule() error { return r.Preflight(r.scheduledActors()...) }
+
+// scheduledActors lists the actors of the schedule, each once.
 func (r *Runner) scheduledActors() []string {
 	seen := map[string]bool{}
 	var out []string
