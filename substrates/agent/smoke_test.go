@@ -510,3 +510,39 @@ func tail(s string, n int) string {
 	}
 	return s
 }
+
+// TestSmokeClaudeSandbox pins down what the claude preset's local sandbox lets a command do:
+// write its workspace and not outside it, and reach the network only with network: true (its
+// proxy answers 403 blocked-by-allowlist otherwise; with it, the request goes out).
+func TestSmokeClaudeSandbox(t *testing.T) {
+	program := smoke(t, "claude")
+	p, _ := agent.Lookup("claude")
+	for _, network := range []bool{true, false} {
+		t.Run(fmt.Sprintf("network=%t", network), func(t *testing.T) {
+			work := newRepo(t)
+			outside := filepath.Join(cliHome(t), "outside.txt")
+			fake := modelfake.Start(modelfake.Turn{Shell: "echo x > in.txt && echo in-ok; touch " + outside + " && echo outside-ok; curl -sS -m 10 -i http://example.com/ 2>&1 | head -3"}, modelfake.Turn{Text: "done"})
+			defer fake.Close()
+			common := mustGit(t, work, "rev-parse", "--path-format=absolute", "--git-common-dir")
+			argv, err := p.Fill(p.Argv(agent.Options{Sandbox: agent.Sandbox{Network: network}}), map[string]string{
+				agent.Result: filepath.Join(t.TempDir(), "result"), agent.GitDir: common, agent.WorktreeGitDir: common})
+			if err != nil {
+				t.Fatal(err)
+			}
+			argv[0] = program
+			out, err := run(t, work, cliEnv(t, program, "claude", fake.AnthropicBaseURL()), "go", argv...)
+			s := fake.Scripted()
+			if err != nil || len(s) < 2 || len(s[1].ToolOutputs) == 0 {
+				t.Fatalf("claude: %v (%d scripted requests)\n%s", err, len(s), out)
+			}
+			got := s[1].ToolOutputs[0]
+			t.Logf("tool output:\n%s", got)
+			if !strings.Contains(got, "in-ok") || strings.Contains(got, "outside-ok") {
+				t.Errorf("want the workspace writable and %s not", outside)
+			}
+			if blocked := strings.Contains(got, "blocked-by-allowlist"); blocked == network {
+				t.Errorf("network %t, but the proxy blocked the request: %t", network, blocked)
+			}
+		})
+	}
+}
