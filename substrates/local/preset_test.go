@@ -218,3 +218,20 @@ func BenchmarkPreflight(b *testing.B) {
 		}
 	}
 }
+
+// A preset pinned to another version compiles, with a warning, and the preflight names it.
+func TestPresetPinnedToAnotherVersion(t *testing.T) {
+	f := skillFleet("{ preset: codex, version: 0.170.0 }")
+	dir := installFleet(t, f, false)
+	var m struct{ Warnings []string }
+	if err := readJSON(dir, ManifestPath, &m); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(m.Warnings, "\n"), "policy.box.local.agent: @openai/codex is pinned to 0.170.0, not 0.169.0, the version autonomy was tested with") {
+		t.Errorf("no warning: %q", m.Warnings)
+	}
+	r := newRunner(t, dir, Options{Env: []string{"PATH=" + t.TempDir()}})
+	if err := r.Preflight("develop"); err == nil || !strings.Contains(err.Error(), "npm install --global @openai/codex@0.170.0") {
+		t.Errorf("preflight: %v", err)
+	}
+}
