@@ -1,6 +1,7 @@
 package agentcli
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -97,5 +98,40 @@ func TestVersionParsesBothCLIs(t *testing.T) {
 		if got, err := Version(p); err != nil || got != want {
 			t.Errorf("Version(%q) = %q, %v; want %q", out, got, err, want)
 		}
+	}
+}
+
+// Install runs npm with the cache prefix and the pinned spec, then finds the
+// program it installed.
+func TestInstallRunsNpm(t *testing.T) {
+	cache, bin := t.TempDir(), t.TempDir()
+	t.Setenv(CacheEnv, cache)
+	t.Setenv("PATH", bin+":/usr/bin:/bin")
+	log := filepath.Join(bin, "npm.log")
+	// A stand-in npm: records its argv and installs a codex that reports the version.
+	npm := `#!/bin/sh
+echo "$@" > ` + log + `
+prefix=$5
+mkdir -p "$prefix/node_modules/.bin"
+printf '#!/bin/sh\necho codex-cli 0.169.0\n' > "$prefix/node_modules/.bin/codex"
+chmod +x "$prefix/node_modules/.bin/codex"
+`
+	if err := os.WriteFile(filepath.Join(bin, "npm"), []byte(npm), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Install(context.Background(), "codex", "0.169.0")
+	want := filepath.Join(cache, "codex-0.169.0", "node_modules", ".bin", "codex")
+	if err != nil || got != want {
+		t.Fatalf("Install = %q, %v; want %q", got, err, want)
+	}
+	argv, _ := os.ReadFile(log)
+	if strings.TrimSpace(string(argv)) != "install --no-audit --no-fund --prefix "+filepath.Join(cache, "codex-0.169.0")+" @openai/codex@0.169.0" {
+		t.Errorf("npm argv = %q", argv)
+	}
+	if err := os.WriteFile(filepath.Join(bin, "npm"), []byte("#!/bin/sh\necho registry down >&2\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Install(context.Background(), "claude", "2.1.330"); err == nil || !strings.Contains(err.Error(), "registry down") {
+		t.Errorf("a failing npm: %v", err)
 	}
 }

@@ -35,19 +35,19 @@ type messagesBlock struct {
 
 const (
 	// anthropicShellTool is Claude Code's shell tool; its input is
-	// {"command": "...", "description": "..."}.
+	// {"command": "...", "description": "...", "timeout": ms}; the fake asks
+	// for the 10 minute maximum (the default is 2).
 	anthropicShellTool = "Bash"
 	// anthropicStructuredTool is the tool Claude Code adds under
 	// --json-schema: the model calls it with the result as its input.
 	anthropicStructuredTool = "StructuredOutput"
 )
 
-func (s *Server) serveMessages(w http.ResponseWriter, r *http.Request, rec *Request) {
+func (s *Server) serveMessages(w http.ResponseWriter, r *http.Request, rec *Request) func() {
 	var req messagesRequest
 	if err := json.Unmarshal(rec.Body, &req); err != nil {
 		s.fail(fmt.Errorf("modelfake: POST %s: body is not a Messages request: %v", r.URL.Path, err))
-		anthropicError(w, http.StatusBadRequest, "modelfake: body is not JSON: "+err.Error())
-		return
+		return func() { anthropicError(w, http.StatusBadRequest, "modelfake: body is not JSON: "+err.Error()) }
 	}
 	rec.Model = req.Model
 	rec.Conversation = r.Header.Get("X-Claude-Code-Session-Id")
@@ -66,8 +66,7 @@ func (s *Server) serveMessages(w http.ResponseWriter, r *http.Request, rec *Requ
 		blocks, err := messageBlocks(m.Content)
 		if err != nil {
 			s.fail(fmt.Errorf("modelfake: POST %s: %v", r.URL.Path, err))
-			anthropicError(w, http.StatusBadRequest, "modelfake: "+err.Error())
-			return
+			return func() { anthropicError(w, http.StatusBadRequest, "modelfake: "+err.Error()) }
 		}
 		for _, b := range blocks {
 			switch b.Type {
@@ -91,32 +90,31 @@ func (s *Server) serveMessages(w http.ResponseWriter, r *http.Request, rec *Requ
 
 	if !contains(rec.Tools, anthropicShellTool) {
 		// No shell tool: a side request (title, quota probe), not the agent.
-		writeMessage(w, req, nil, "ok")
-		return
+		return func() { writeMessage(w, req, nil, "ok") }
 	}
 	rec.Aux = false
 	st, err := s.next(conv, structured)
 	if err != nil {
 		s.fail(fmt.Errorf("modelfake: anthropic conversation %s: %v", rec.Conversation, err))
-		anthropicError(w, http.StatusBadRequest, "modelfake: "+err.Error())
-		return
+		return func() { anthropicError(w, http.StatusBadRequest, "modelfake: "+err.Error()) }
 	}
 	rec.Turn = st.turn
+	text := st.t.Text
+	var call *toolUse
 	switch {
 	case st.done:
-		writeMessage(w, req, nil, "Structured result returned.")
+		text = "Structured result returned."
 	case st.t.Shell != "":
-		writeMessage(w, req, &toolUse{id: fmt.Sprintf("toolu_modelfake_%d", st.turn), name: anthropicShellTool,
-			input: map[string]any{"command": st.t.Shell, "description": "Run the scripted command"}}, "")
+		call = &toolUse{id: fmt.Sprintf("toolu_modelfake_%d", st.turn), name: anthropicShellTool,
+			input: map[string]any{"command": st.t.Shell, "description": "Run the scripted command", "timeout": 600000}}
 	case st.t.JSON != nil && structured != "":
 		var input any
 		_ = json.Unmarshal(st.t.JSON, &input) // checked valid by Start
-		writeMessage(w, req, &toolUse{id: fmt.Sprintf("toolu_modelfake_%d", st.turn), name: structured, input: input}, "")
+		call = &toolUse{id: fmt.Sprintf("toolu_modelfake_%d", st.turn), name: structured, input: input}
 	case st.t.JSON != nil:
-		writeMessage(w, req, nil, string(st.t.JSON))
-	default:
-		writeMessage(w, req, nil, st.t.Text)
+		text = string(st.t.JSON)
 	}
+	return func() { writeMessage(w, req, call, text) }
 }
 
 // messageBlocks accepts content as a bare string or a list of blocks.

@@ -58,7 +58,7 @@ func codexArgv(program, baseURL, sandbox string, extra ...string) []string {
 	argv := []string{program, "exec",
 		"--json", "--skip-git-repo-check", "--ephemeral", "--ignore-user-config",
 		"--sandbox", sandbox,
-		"-m", "gpt-5-codex",
+		"-m", "gpt-5.5",
 		"-c", "model_provider=modelfake",
 		"-c", `model_providers.modelfake.name="modelfake"`,
 		"-c", `model_providers.modelfake.base_url="` + baseURL + `"`,
@@ -147,8 +147,11 @@ func TestCodexRunsShellAndAnswers(t *testing.T) {
 	if auth := fake.Scripted()[0].Header.Get("Authorization"); auth != "Bearer sk-modelfake" {
 		t.Errorf("Authorization = %q, want the key from MODELFAKE_API_KEY", auth)
 	}
-	if !strings.Contains(run.stdout, "All done.") {
+	if !strings.Contains(run.stdout, `"type":"agent_message","text":"All done."`) {
 		t.Errorf("final message missing from --json output:\n%s", run.stdout)
+	}
+	if strings.Contains(run.stdout, `"type":"error"`) {
+		t.Errorf("codex reported an error item (a model it has no metadata for?):\n%s", run.stdout)
 	}
 }
 
@@ -250,4 +253,36 @@ func jsonEqual(a []byte, b string) bool {
 	xa, _ := json.Marshal(x)
 	ya, _ := json.Marshal(y)
 	return bytes.Equal(xa, ya)
+}
+
+// A command that outlives codex's first wait is polled with write_stdin
+// until it exits; only then is the next turn played.
+func TestCodexWaitsForSlowCommand(t *testing.T) {
+	program := agentcli.Require(t, "codex")
+	defer modelfake.SetCodexYield(300, 1000)()
+	fake := modelfake.Start(
+		modelfake.Turn{Shell: "sleep 3; echo hi > proof.txt; echo slow-done"},
+		modelfake.Turn{Shell: "cat proof.txt"},
+		modelfake.Turn{Text: "All done."},
+	)
+	defer fake.Close()
+	work := t.TempDir()
+	env := []string{"CODEX_HOME=" + t.TempDir(), "HOME=" + t.TempDir(), "MODELFAKE_API_KEY=sk-modelfake"}
+	run := runCLI(t, work, env, skillPrompt, codexArgv(program, fake.OpenAIBaseURL(), "danger-full-access")...)
+	logRequests(t, fake)
+	if run.err != nil || fake.Err() != nil {
+		t.Fatalf("codex: %v, server: %v\nstdout:\n%s\nstderr:\n%s", run.err, fake.Err(), run.stdout, run.stderr)
+	}
+	s := fake.Scripted()
+	if len(s) < 4 {
+		t.Fatalf("%d scripted requests: the slow command was not polled", len(s))
+	}
+	last := s[len(s)-1]
+	outs := strings.Join(last.ToolOutputs, "\n")
+	if !strings.Contains(outs, "slow-done") || !strings.HasSuffix(strings.TrimSpace(last.ToolOutputs[len(last.ToolOutputs)-1]), "hi") {
+		t.Errorf("tool outputs = %q; want slow-done, then the proof read back", last.ToolOutputs)
+	}
+	if last.Turn != 2 {
+		t.Errorf("final request played turn %d, want 2", last.Turn)
+	}
 }

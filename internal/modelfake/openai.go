@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"regexp"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -43,17 +45,25 @@ var openAIShellTools = []struct {
 	name string
 	args func(cmd string) any
 }{
-	{"exec_command", func(cmd string) any { return map[string]any{"cmd": cmd} }},
+	{"exec_command", func(cmd string) any { return map[string]any{"cmd": cmd, "yield_time_ms": execYieldMS} }},
 	{"shell_command", func(cmd string) any { return map[string]any{"command": cmd} }},
 	{"shell", func(cmd string) any { return map[string]any{"command": []string{"bash", "-lc", cmd}} }},
 }
 
-func (s *Server) serveResponses(w http.ResponseWriter, r *http.Request, rec *Request) {
+// execYieldMS is how long codex waits for a command before answering with
+// a running session (its cap is 30 s; its default, 10 s, would leave a slow
+// git commit running while the script moves on). pollYieldMS is how long
+// each write_stdin poll of a running command waits.
+var execYieldMS, pollYieldMS = 30000, 30000
+
+// runningSession finds codex's note that a command outlived its yield time.
+var runningSession = regexp.MustCompile(`(?m)^Process running with session ID (\d+)\s*$`)
+
+func (s *Server) serveResponses(w http.ResponseWriter, r *http.Request, rec *Request) func() {
 	var req responsesRequest
 	if err := json.Unmarshal(rec.Body, &req); err != nil {
 		s.fail(fmt.Errorf("modelfake: POST %s: body is not a Responses request: %v", r.URL.Path, err))
-		openAIError(w, http.StatusBadRequest, "modelfake: body is not JSON: "+err.Error())
-		return
+		return func() { openAIError(w, http.StatusBadRequest, "modelfake: body is not JSON: "+err.Error()) }
 	}
 	rec.Model = req.Model
 	rec.Conversation = firstNonEmpty(r.Header.Get("Session-Id"), r.Header.Get("Session_id"), r.Header.Get("Thread-Id"))
@@ -66,8 +76,7 @@ func (s *Server) serveResponses(w http.ResponseWriter, r *http.Request, rec *Req
 	items, err := responsesInput(req.Input)
 	if err != nil {
 		s.fail(fmt.Errorf("modelfake: POST %s: %v", r.URL.Path, err))
-		openAIError(w, http.StatusBadRequest, "modelfake: "+err.Error())
-		return
+		return func() { openAIError(w, http.StatusBadRequest, "modelfake: "+err.Error()) }
 	}
 	var prompt []string
 	if req.Instructions != "" {
@@ -75,6 +84,7 @@ func (s *Server) serveResponses(w http.ResponseWriter, r *http.Request, rec *Req
 	}
 	var conv conversation
 	answered := map[string]bool{}
+	polls, lastOutput := 0, ""
 	for _, it := range items {
 		switch it.Type {
 		case "message", "":
@@ -86,9 +96,13 @@ func (s *Server) serveResponses(w http.ResponseWriter, r *http.Request, rec *Req
 			if isOpenAIShell(it.Name) || it.Type == "local_shell_call" {
 				conv.shellCalls++
 			}
+			if it.Name == "write_stdin" {
+				polls++
+			}
 		case "function_call_output", "custom_tool_call_output", "local_shell_call_output":
 			answered[it.CallID] = true
-			rec.ToolOutputs = append(rec.ToolOutputs, strings.Join(contentText(it.Output), "\n"))
+			lastOutput = strings.Join(contentText(it.Output), "\n")
+			rec.ToolOutputs = append(rec.ToolOutputs, lastOutput)
 		}
 	}
 	conv.lastAnswerd = answered[conv.lastCallID]
@@ -103,15 +117,23 @@ func (s *Server) serveResponses(w http.ResponseWriter, r *http.Request, rec *Req
 	}
 	if shellArgs == nil {
 		// No shell tool: not the agent's conversation (a summary, a title).
-		writeResponse(w, req, rec.Model, nil, "ok")
-		return
+		return func() { writeResponse(w, req, rec.Model, nil, "ok") }
 	}
 	rec.Aux = false
+	if m := runningSession.FindStringSubmatch(lastOutput); m != nil && conv.lastAnswerd && contains(rec.Tools, "write_stdin") &&
+		(conv.lastCall == shell || conv.lastCall == "write_stdin") {
+		// The command is still running: wait for it before the next turn.
+		id, _ := strconv.Atoi(m[1])
+		args, _ := json.Marshal(map[string]any{"session_id": id, "chars": "", "yield_time_ms": pollYieldMS})
+		rec.Turn = conv.shellCalls - 1
+		call := map[string]any{"type": "function_call", "name": "write_stdin", "arguments": string(args),
+			"call_id": fmt.Sprintf("call_modelfake_%d_poll_%d", rec.Turn, polls)}
+		return func() { writeResponse(w, req, rec.Model, call, "") }
+	}
 	st, err := s.next(conv, "")
 	if err != nil {
 		s.fail(fmt.Errorf("modelfake: openai conversation %s: %v", rec.Conversation, err))
-		openAIError(w, http.StatusBadRequest, "modelfake: "+err.Error())
-		return
+		return func() { openAIError(w, http.StatusBadRequest, "modelfake: "+err.Error()) }
 	}
 	rec.Turn = st.turn
 	switch {
@@ -119,11 +141,11 @@ func (s *Server) serveResponses(w http.ResponseWriter, r *http.Request, rec *Req
 		args, _ := json.Marshal(shellArgs(st.t.Shell))
 		call := map[string]any{"type": "function_call", "name": shell, "arguments": string(args),
 			"call_id": fmt.Sprintf("call_modelfake_%d", st.turn)}
-		writeResponse(w, req, rec.Model, call, "")
+		return func() { writeResponse(w, req, rec.Model, call, "") }
 	case st.t.JSON != nil:
-		writeResponse(w, req, rec.Model, nil, string(st.t.JSON))
+		return func() { writeResponse(w, req, rec.Model, nil, string(st.t.JSON)) }
 	default:
-		writeResponse(w, req, rec.Model, nil, st.t.Text)
+		return func() { writeResponse(w, req, rec.Model, nil, st.t.Text) }
 	}
 }
 

@@ -53,8 +53,9 @@ type Request struct {
 	Aux bool
 	// Conversation is the CLI's session id when it sent one.
 	Conversation string
-	// Turn is the index of the script turn this request was answered with;
-	// -1 for auxiliary requests and for closing a structured result.
+	// Turn is the index of the script turn this request was answered with
+	// (polling a command codex still runs belongs to its Shell turn); -1 for
+	// auxiliary requests and for closing a structured result.
 	Turn int
 	// Model is the model the request named.
 	Model string
@@ -65,7 +66,8 @@ type Request struct {
 	// Tools lists the tool names the CLI offered.
 	Tools []string
 	// ToolOutputs lists the tool results in the conversation history, in
-	// order; the last one answers the previous Shell turn.
+	// order; the last one answers the previous Shell turn (for a command
+	// codex had to poll, the output is split over the poll results).
 	ToolOutputs []string
 	// Schema is the structured-output JSON Schema the CLI sent, if any.
 	Schema json.RawMessage
@@ -184,27 +186,34 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
+	// Every reply is prepared, then the request recorded, then the reply
+	// written: a CLI that exits as soon as it has read the answer finds its
+	// request already in Requests.
+	var reply func()
 	path := strings.TrimSuffix(r.URL.Path, "/")
 	switch {
 	case r.Method == http.MethodPost && strings.HasSuffix(path, "/responses"):
 		rec.API = OpenAI
-		s.serveResponses(w, r, &rec)
+		reply = s.serveResponses(w, r, &rec)
 	case r.Method == http.MethodPost && strings.HasSuffix(path, "/messages/count_tokens"):
 		rec.API = Anthropic
-		writeJSON(w, http.StatusOK, map[string]any{"input_tokens": len(body)/4 + 1})
+		reply = func() { writeJSON(w, http.StatusOK, map[string]any{"input_tokens": len(body)/4 + 1}) }
 	case r.Method == http.MethodPost && strings.HasSuffix(path, "/messages"):
 		rec.API = Anthropic
-		s.serveMessages(w, r, &rec)
+		reply = s.serveMessages(w, r, &rec)
 	case r.Method == http.MethodGet && strings.HasSuffix(path, "/models"):
 		// Both shapes at once: OpenAI lists "data", codex's model catalog
 		// reads "models"; an empty catalog makes codex use its defaults.
-		writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": []any{}, "models": []any{}, "has_more": false})
+		reply = func() {
+			writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": []any{}, "models": []any{}, "has_more": false})
+		}
 	default:
 		// Connectivity probes (claude's HEAD /api/hello) and anything else:
 		// a plain 200 keeps a CLI from retrying.
-		w.WriteHeader(http.StatusOK)
+		reply = func() { w.WriteHeader(http.StatusOK) }
 	}
 	s.record(rec)
+	reply()
 }
 
 func readBody(r *http.Request) ([]byte, error) {
