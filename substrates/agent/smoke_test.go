@@ -435,18 +435,19 @@ func TestSmokeGitHubActions(t *testing.T) {
 	}
 }
 
-// TestSmokeArgvAccepted runs each preset's generated argv, local and gh-actions, against a
-// closed port: the pinned CLI must still be trying to connect after 15 s, not exit with a
-// usage error.
+// TestSmokeArgvAccepted runs each preset's generated command — the argv in the compiled local
+// launcher config, and the agent step of the generated workflow — for an actor without and one
+// with a result, against a closed port: the pinned CLI must still be trying to connect after
+// 15 s, not exit with a usage error.
 func TestSmokeArgvAccepted(t *testing.T) {
 	for _, preset := range agent.Names() {
-		p, _ := agent.Lookup(preset)
-		for _, sb := range []agent.Sandbox{{Network: true}, {None: true}} {
-			for _, result := range []bool{false, true} {
-				name := fmt.Sprintf("%s/vm=%t/result=%t", preset, sb.None, result)
-				t.Run(name, func(t *testing.T) {
+		for _, target := range []string{"local", "gh-actions"} {
+			for _, actor := range []string{"develop", "reviewer"} {
+				t.Run(preset+"/"+target+"/"+actor, func(t *testing.T) {
 					program := smoke(t, preset)
+					bin := autonomyBinary(t)
 					t.Parallel()
+					p, _ := agent.Lookup(preset)
 					ln, err := net.Listen("tcp", "127.0.0.1:0")
 					if err != nil {
 						t.Fatal(err)
@@ -457,50 +458,91 @@ func TestSmokeArgvAccepted(t *testing.T) {
 						closed += "/v1"
 					}
 					work := newRepo(t)
-					temp := t.TempDir()
-					schema := filepath.Join(temp, "schema.json")
-					clean := `{"type":"object","properties":{"verdict":{"type":"string"}},"required":["verdict"],"additionalProperties":false}`
-					if err := os.WriteFile(schema, []byte(clean), 0o600); err != nil {
-						t.Fatal(err)
+					if out, err := run(t, work, os.Environ(), "", bin, "compile", sdlcProfile(t, target, preset), "--target", target, "--out", work); err != nil {
+						t.Fatalf("compile: %v\n%s", err, out)
 					}
-					gitDir := mustGit(t, work, "rev-parse", "--path-format=absolute", "--git-common-dir")
-					argv, err := p.Fill(p.Argv(agent.Options{Model: "", Sandbox: sb, Result: result}), map[string]string{
-						agent.Result: filepath.Join(temp, "result.json"), agent.Schema: schema, agent.SchemaJSON: clean,
-						agent.GitDir: gitDir, agent.WorktreeGitDir: gitDir, agent.Proxy: closed,
-					})
+					skill, err := os.ReadFile(filepath.Join(work, ".autonomy", "skills", actor, "SKILL.md"))
 					if err != nil {
 						t.Fatal(err)
 					}
-					argv[0] = program
 					env := cliEnv(t, program, preset, closed)
-					if sb.None {
-						env = append(env, p.VMEnv...)
+					var argv []string
+					if target == "local" {
+						argv = localArgv(t, work, actor, p, closed)
+						argv[0] = program
+					} else {
+						st := agentStep(t, filepath.Join(work, ".github", "workflows", actor+".yml"), actor)
+						values := map[string]string{"secrets." + p.CredentialEnv: "sk-smoke-not-a-key", "vars.AUTONOMY_MODEL_URL": closed, "github.token": "ghs_smoke"}
+						env = append(env, "RUNNER_TEMP="+t.TempDir(), "GITHUB_WORKSPACE="+work)
+						for _, kv := range st.env {
+							env = append(env, kv[0]+"="+evaluate(kv[1], values))
+						}
+						script := filepath.Join(t.TempDir(), "step.sh")
+						if err := os.WriteFile(script, []byte(st.script), 0o600); err != nil {
+							t.Fatal(err)
+						}
+						argv = []string{"bash", "--noprofile", "--norc", "-eo", "pipefail", script}
 					}
-					cmd := exec.Command(argv[0], argv[1:]...)
-					cmd.Dir, cmd.Env = work, env
-					cmd.Stdin = strings.NewReader("say hello")
-					var out bytes.Buffer
-					cmd.Stdout, cmd.Stderr = &out, &out
-					cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-					if err := cmd.Start(); err != nil {
-						t.Fatal(err)
-					}
-					exited := make(chan error, 1)
-					go func() { exited <- cmd.Wait() }()
-					defer func() {
-						_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-					}()
-					select {
-					case err := <-exited:
-						t.Fatalf("%s exited within 15 s (%v) instead of trying to reach the model:\n%s\nargv: %q", preset, err, out.String(), argv)
-					case <-time.After(15 * time.Second):
-						t.Logf("still trying to connect after 15 s; output so far:\n%s", tail(out.String(), 600))
-					}
-					_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-					<-exited
+					stillConnecting(t, work, env, string(skill), argv)
 				})
 			}
 		}
+	}
+}
+
+// localArgv is an actor's argv from its compiled launcher config, filled as the runner fills it.
+func localArgv(t *testing.T, dir, actor string, p agent.Preset, proxy string) []string {
+	t.Helper()
+	var cfg struct {
+		Command struct {
+			Argv []string `json:"argv"`
+		} `json:"command"`
+	}
+	data, err := os.ReadFile(filepath.Join(dir, ".autonomy", "local", "actors", actor+".json"))
+	if err == nil {
+		err = json.Unmarshal(data, &cfg)
+	}
+	if err != nil || len(cfg.Command.Argv) == 0 {
+		t.Fatalf("%s's launcher config: %v", actor, err)
+	}
+	temp := t.TempDir()
+	schema := filepath.Join(temp, "schema.json")
+	clean := `{"type":"object","properties":{"verdict":{"type":"string"}},"required":["verdict"],"additionalProperties":false}`
+	if err := os.WriteFile(schema, []byte(clean), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	common := mustGit(t, dir, "rev-parse", "--path-format=absolute", "--git-common-dir")
+	argv, err := p.Fill(cfg.Command.Argv, map[string]string{
+		agent.Result: filepath.Join(temp, "result.json"), agent.Schema: schema, agent.SchemaJSON: clean,
+		agent.GitDir: common, agent.WorktreeGitDir: common, agent.Proxy: proxy,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return argv
+}
+
+// stillConnecting starts argv and fails unless it is still running after 15 s.
+func stillConnecting(t *testing.T, dir string, env []string, stdin string, argv []string) {
+	t.Helper()
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir, cmd.Env = dir, env
+	cmd.Stdin = strings.NewReader(stdin)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	defer func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); <-exited }()
+	select {
+	case err := <-exited:
+		exited <- err
+		t.Fatalf("exited within 15 s (%v) instead of trying to reach the model:\n%s\nargv: %q", err, tail(out.String(), 2000), argv)
+	case <-time.After(15 * time.Second):
+		t.Logf("still trying to connect after 15 s; output so far:\n%s", tail(out.String(), 400))
 	}
 }
 

@@ -63,10 +63,20 @@ func (r *Runner) supervise(ctx context.Context, id string) {
 		r.finish(ctx, id, ir.Failed, err.Error(), "", nil)
 		return
 	}
+	// The session ends only once its worktree is dealt with: whoever sees it ended finds its
+	// commits saved on their branch.
+	var ending *func()
+	end := func(status ir.SessionStatus, reason, verified string, code *int) {
+		f := func() { r.finish(ctx, id, status, reason, verified, code) }
+		ending = &f
+	}
 	defer func() {
 		if note := cleanup(); note != "" {
 			fmt.Fprintf(logf, "autonomy: %s\n", note)
 			_ = r.Store.Log(ctx, store.Event{Session: id, Actor: s.Actor, Kind: "worktree", Message: note})
+		}
+		if ending != nil {
+			(*ending)()
 		}
 	}()
 	resultPath := r.In.Path(StateDir + "/results/" + id + ".json")
@@ -77,7 +87,7 @@ func (r *Runner) supervise(ctx context.Context, id string) {
 		pre.Dir, pre.Env, pre.Stdout, pre.Stderr = workdir, env, logf, logf
 		pre.SysProcAttr = proc.SysProcAttr()
 		if err := runBounded(pre, s.Timeout, r.grace()); err != nil {
-			r.finish(ctx, id, ir.Failed, fmt.Sprintf("prelaunch failed: %v", err), "", nil)
+			end(ir.Failed, fmt.Sprintf("prelaunch failed: %v", err), "", nil)
 			return
 		}
 	}
@@ -87,7 +97,7 @@ func (r *Runner) supervise(ctx context.Context, id string) {
 		argv, err = r.fill(ctx, s, cfg, argv, env, workdir, resultPath)
 	}
 	if err != nil {
-		r.finish(ctx, id, ir.Failed, err.Error(), "", nil)
+		end(ir.Failed, err.Error(), "", nil)
 		return
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
@@ -98,7 +108,7 @@ func (r *Runner) supervise(ctx context.Context, id string) {
 		outPath = r.In.Path(StateDir + "/results/" + id + ".out.json")
 		out, err := os.OpenFile(outPath, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 		if err != nil {
-			r.finish(ctx, id, ir.Failed, fmt.Sprintf("cannot open its output: %v", err), "", nil)
+			end(ir.Failed, fmt.Sprintf("cannot open its output: %v", err), "", nil)
 			return
 		}
 		defer out.Close()
@@ -108,14 +118,14 @@ func (r *Runner) supervise(ctx context.Context, id string) {
 	if stdin != "" {
 		f, err := os.Open(stdin)
 		if err != nil {
-			r.finish(ctx, id, ir.Failed, fmt.Sprintf("cannot read its behavior: %v", err), "", nil)
+			end(ir.Failed, fmt.Sprintf("cannot read its behavior: %v", err), "", nil)
 			return
 		}
 		defer f.Close()
 		cmd.Stdin = f
 	}
 	if err := cmd.Start(); err != nil {
-		r.finish(ctx, id, ir.Failed, fmt.Sprintf("cannot start %s: %v", argv[0], err), "", nil)
+		end(ir.Failed, fmt.Sprintf("cannot start %s: %v", argv[0], err), "", nil)
 		return
 	}
 	pid := cmd.Process.Pid
@@ -129,7 +139,7 @@ func (r *Runner) supervise(ctx context.Context, id string) {
 		_ = proc.Terminate(pid, r.grace())
 		_ = cmd.Wait()
 		if err != nil {
-			r.finish(ctx, id, ir.Failed, fmt.Sprintf("cannot record its process: %v", err), "", nil)
+			end(ir.Failed, fmt.Sprintf("cannot record its process: %v", err), "", nil)
 		}
 		return
 	}
@@ -157,18 +167,18 @@ func (r *Runner) supervise(ctx context.Context, id string) {
 	code := exitCode(cmd.ProcessState)
 	switch {
 	case timedOut:
-		r.finish(ctx, id, ir.Failed, fmt.Sprintf("timed out after %s (TERM, then KILL after %s)", s.Timeout, r.grace()), "", code)
+		end(ir.Failed, fmt.Sprintf("timed out after %s (TERM, then KILL after %s)", s.Timeout, r.grace()), "", code)
 	case waitErr != nil:
-		r.finish(ctx, id, ir.Failed, describeExit(waitErr, cmd.ProcessState), "", code)
+		end(ir.Failed, describeExit(waitErr, cmd.ProcessState), "", code)
 	default:
 		if outPath != "" {
 			if err := collect(cfg.Command.Output, outPath, resultPath, cfg.Result != "", logf); err != nil {
-				r.finish(ctx, id, ir.Failed, "exit status 0 but "+err.Error(), "", code)
+				end(ir.Failed, "exit status 0 but "+err.Error(), "", code)
 				return
 			}
 		}
 		status, reason, verified := r.verify(cfg, resultPath)
-		r.finish(ctx, id, status, reason, verified, code)
+		end(status, reason, verified, code)
 	}
 }
 

@@ -235,3 +235,30 @@ func TestPresetPinnedToAnotherVersion(t *testing.T) {
 		t.Errorf("preflight: %v", err)
 	}
 }
+
+// A session is seen ended only after its worktree is dealt with: its commits are on their
+// branch by then (a reviewer launched on it at once finds it).
+func TestEndedSessionHasItsBranch(t *testing.T) {
+	dir := installFleet(t, fleet{yml: `schema: autonomy.ir.v1
+targets: [local]
+actors:
+  develop:
+    behavior: scripts/commit.sh
+    triggers: [{ dispatch: true }]
+    execution: { workspace: isolated }
+`, files: map[string]string{"scripts/commit.sh": "#!/bin/sh\nset -e\necho x > f.txt\ngit add f.txt\ngit -c user.name=a -c user.email=a@b commit -qm feature\n"}}, true)
+	r := newRunner(t, dir, Options{})
+	for i := 0; i < 5; i++ {
+		res, err := r.Launch(context.Background(), LaunchRequest{Actor: "develop"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := waitEnded(t, r, res.Session.ID)
+		if s.Status != ir.Done {
+			t.Fatalf("ended %s: %s", s.Status, s.Reason)
+		}
+		if got := gitRun(t, dir, "log", "-1", "--format=%s", "autonomy/develop/"+s.ID); got != "feature" {
+			t.Fatalf("branch tip %q", got)
+		}
+	}
+}
