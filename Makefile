@@ -3,7 +3,7 @@ GO       ?= go
 BIN      ?= bin/autonomy
 FUZZTIME ?= 30s
 
-.PHONY: help build test lint bench fuzz schema golden conformance clean agent-install
+.PHONY: help build test lint bench fuzz schema golden conformance clean agent-install agent-smoke
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
@@ -43,6 +43,9 @@ conformance: ## regenerate docs/conformance.md from autonomy conformance (review
 
 agent-install: ## install the pinned agent CLIs (codex, claude) into the agent cache (AUTONOMY_AGENT_CACHE, default ~/.cache/autonomy-agents)
 	scripts/install-agents.sh
+
+agent-smoke: agent-install ## run every agent preset's pinned CLI against the scripted model, on both substrates (needs node, npm, bubblewrap, socat)
+	AUTONOMY_AGENT_SMOKE=1 $(GO) test -v -count=1 -timeout 20m ./substrates/agent ./internal/modelfake
 
 clean: ## remove build output
 	rm -rf bin

@@ -343,6 +343,9 @@ tick.`,
 		RunE: f.with(false, func(cmd *cobra.Command, args []string, r *local.Runner) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			if err := r.PreflightSchedule(); err != nil {
+				return runnerError(err)
+			}
 			errOut := cmd.ErrOrStderr()
 			fmt.Fprintf(errOut, "autonomy: serving %s (%d scheduled triggers, timezone %s); SIGINT or SIGTERM stops\n", r.In.Dir, len(r.In.Schedule.Entries), r.In.Schedule.Timezone)
 			if err := r.Serve(ctx, cmd.OutOrStdout()); err != nil {

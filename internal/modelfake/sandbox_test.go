@@ -63,7 +63,14 @@ func TestCodexWorkspaceWriteSandbox(t *testing.T) {
 				"touch " + outside + " && echo outside-ok; true"
 			fake := modelfake.Start(modelfake.Turn{Shell: cmd}, modelfake.Turn{Text: "done"})
 			defer fake.Close()
-			env := []string{"CODEX_HOME=" + t.TempDir(), "HOME=" + t.TempDir(), "MODELFAKE_API_KEY=sk-modelfake"}
+			// Outside /tmp: codex refuses to create its sandbox helper (codex-linux-sandbox,
+			// which a system bwrap executes) under a temporary directory.
+			codexHome, err := os.MkdirTemp(agentcli.CacheDir(), "codex-home-")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer os.RemoveAll(codexHome)
+			env := []string{"CODEX_HOME=" + codexHome, "HOME=" + t.TempDir(), "MODELFAKE_API_KEY=sk-modelfake"}
 			run := runCLI(t, work, env, "probe the sandbox", codexArgv(program, fake.OpenAIBaseURL(), "workspace-write", c.extra...)...)
 			if run.err != nil || fake.Err() != nil {
 				t.Fatalf("codex: %v, server: %v\nstdout:\n%s\nstderr:\n%s", run.err, fake.Err(), run.stdout, run.stderr)

@@ -8,15 +8,12 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/autonomyhq/autonomy/ir"
+	agents "github.com/autonomyhq/autonomy/substrates/agent"
 )
 
 // The defaults of policy.box.gh-actions (documented in docs/gh-actions.md).
 var (
-	// codexPackage is the agent the box installs by default, pinned like every action.
-	codexPackage   = "@openai/codex@0.169.0"
-	defaultInstall = []string{"npm", "install", "--global", codexPackage}
-	defaultRunsOn  = "ubuntu-latest"
-	defaultSecret  = "OPENAI_API_KEY"
+	defaultRunsOn = "ubuntu-latest"
 	// The identity commits of proposers carry unless the box names the fleet's bot.
 	defaultGitName  = "github-actions[bot]"
 	defaultGitEmail = "41898282+github-actions[bot]@users.noreply.github.com"
@@ -24,11 +21,13 @@ var (
 
 // box is policy.box.gh-actions: how this substrate fills the box every agent runs in.
 type box struct {
-	model   string
-	agent   []string // argv; the behavior arrives on stdin
+	model string
+	// agent is the preset (installed with its pinned version, run unsandboxed: the job's VM is
+	// the sandbox) or the profile's own command; the behavior arrives on stdin.
+	agent   agents.Choice
 	install []string // argv; empty when nothing is installed
-	// custom is set when the profile gave its own agent command.
-	custom     bool
+	// credSet is set when the profile gave its own credential.
+	credSet    bool
 	credential credential
 	runsOn     []string
 	roles      []string
@@ -73,8 +72,8 @@ func (r *boxReader) errorf(n *yaml.Node, hint, format string, args ...any) {
 
 // readBox reads the box with its defaults filled in.
 func readBox(p *ir.Profile) (box, ir.Diagnostics) {
-	b := box{runsOn: []string{defaultRunsOn}, roles: Roles, gitName: defaultGitName, gitEmail: defaultGitEmail,
-		credential: credential{secret: defaultSecret, env: defaultSecret}}
+	b := box{runsOn: []string{defaultRunsOn}, roles: Roles, gitName: defaultGitName, gitEmail: defaultGitEmail}
+	b.agent, _ = agents.Parse(nil)
 	r := &boxReader{file: p.File}
 	if n := boxNode(p, r); n != nil && n.Kind == yaml.MappingNode {
 		for i := 0; i+1 < len(n.Content); i += 2 {
@@ -82,8 +81,20 @@ func readBox(p *ir.Profile) (box, ir.Diagnostics) {
 		}
 		r.reconcile(&b)
 	}
-	if b.credential.oidc && b.credential.env == "" {
-		b.credential.env, b.credential.baseURLEnv = defaultSecret, "OPENAI_BASE_URL"
+	// The credential defaults to the one the preset reads (a custom command: OpenAI's); a token
+	// minted for the model proxy (the reference's proxy_host/oidc_audience) takes the same name.
+	credEnv, urlEnv := "OPENAI_API_KEY", "OPENAI_BASE_URL"
+	if !b.agent.Custom() {
+		credEnv, urlEnv = b.agent.Preset.CredentialEnv, b.agent.Preset.BaseURLEnv
+	}
+	if !b.credSet && !b.credential.oidc {
+		b.credential = credential{secret: credEnv, env: credEnv}
+	}
+	if b.credential.env == "" {
+		b.credential.env = credEnv
+	}
+	if b.credential.baseURLEnv == "" {
+		b.credential.baseURLEnv = urlEnv
 	}
 	// The credential reaches the agent step as env: it must not shadow a param (env names are
 	// case-insensitive to GitHub).
@@ -103,15 +114,8 @@ func readBox(p *ir.Profile) (box, ir.Diagnostics) {
 			}
 		}
 	}
-	if !b.custom {
-		b.agent = []string{"codex", "exec", "--full-auto"}
-		if b.model != "" {
-			b.agent = append(b.agent, "--model", b.model)
-		}
-		b.agent = append(b.agent, "-")
-		if b.install == nil {
-			b.install = defaultInstall
-		}
+	if !b.agent.Custom() && b.install == nil {
+		b.install = b.agent.Preset.Install()
 	}
 	return b, r.diags
 }
@@ -151,17 +155,23 @@ func (r *boxReader) key(b *box, k, v *yaml.Node) {
 	case "model":
 		b.model, _ = r.str(v, "model", "e.g. model: gpt-5-codex")
 	case "agent":
-		b.agent, b.custom = r.argv(v, "agent", "e.g. agent: [codex, exec, --full-auto, -]"), true
-		if len(b.agent) == 0 {
-			b.custom = false
+		var probs []agents.Problem
+		b.agent, probs = agents.Parse(v)
+		for _, pr := range probs {
+			sev := ir.Error
+			if pr.Warning {
+				sev = ir.Warning
+			}
+			r.diags = append(r.diags, ir.Diagnostic{File: r.file, Pos: ir.Pos{Line: pr.Node.Line, Col: pr.Node.Column}, Severity: sev, Message: "policy.box.gh-actions." + pr.Message, Hint: pr.Hint})
 		}
 	case "install":
-		b.install = r.argv(v, "install", "e.g. install: [npm, install, --global, \""+codexPackage+"\"], or [] for none")
+		b.install = r.argv(v, "install", "e.g. install: [npm, install, --global, \"@openai/codex@0.169.0\"], or [] for none")
 		if b.install == nil {
 			b.install = []string{}
 		}
 	case "credential":
 		b.ref.credentialKey = k
+		b.credSet = true
 		r.credential(b, v)
 	case "runsOn":
 		if v.Kind == yaml.ScalarNode {
@@ -264,7 +274,7 @@ func (r *boxReader) credential(b *box, v *yaml.Node) {
 			r.errorf(val, "e.g. oidc: { audience: model-proxy, url: https://proxy.example/v1 }", "credential.oidc must be a mapping")
 			return
 		}
-		c := credential{oidc: true, env: defaultSecret, baseURLEnv: "OPENAI_BASE_URL"}
+		c := credential{oidc: true}
 		for i := 0; i+1 < len(val.Content); i += 2 {
 			switch ok, ov := val.Content[i], val.Content[i+1]; ok.Value {
 			case "audience":

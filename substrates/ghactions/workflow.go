@@ -3,12 +3,14 @@ package ghactions
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/substrates"
+	agents "github.com/autonomyhq/autonomy/substrates/agent"
 )
 
 // checkout is actions/checkout, pinned to a full commit SHA; the comment names its version.
@@ -253,6 +255,9 @@ func (c *compiler) agentWorkflow(a *ir.Actor) mapping {
 // no model, so its job neither holds the secret nor mints a token.
 func (c *compiler) runStep(a *ir.Actor) mapping {
 	kind := scriptKey(a)
+	if a.Skill && a.Result != nil {
+		kind += ":result"
+	}
 	// The env and script depend only on the box and the kind of behavior: built once per
 	// compile and shared by every workflow (the emitter only reads them).
 	if c.runParts[kind].env == nil {
@@ -262,20 +267,27 @@ func (c *compiler) runStep(a *ir.Actor) mapping {
 		case !a.Skill:
 		case !cred.oidc:
 			env.add(cred.env, expr("secrets."+cred.secret))
+			// A model proxy: the repository variable AUTONOMY_MODEL_URL, when set, becomes the
+			// agent's base URL.
+			env.add("AUTONOMY_MODEL_URL", expr("vars.AUTONOMY_MODEL_URL"))
+			env.add("AUTONOMY_MODEL_URL_ENV", cred.baseURLEnv)
 		default:
 			cred.oidcEnv(&env)
 		}
 		env.add("GH_TOKEN", expr("github.token"))
 		var script strings.Builder
-		if cred.oidc && a.Skill {
+		switch {
+		case !a.Skill:
+		case cred.oidc:
 			script.WriteString(oidcScript)
+		default:
+			script.WriteString(modelURLScript)
 		}
 		// The agent prints text it read from outsiders: GitHub must not take any of it for a
 		// workflow command (::add-mask::, ::error::, ::stop-commands::).
 		script.WriteString(stopCommands)
 		if a.Skill {
-			env = append(env, argvEnv("AUTONOMY_AGENT_", c.box.agent)...)
-			script.WriteString(argvScript("AUTONOMY_AGENT_", len(c.box.agent), ` < "$AUTONOMY_BEHAVIOR"`))
+			c.agentScript(a, &env, &script)
 		} else {
 			argv := scriptCommand(a.Script)
 			env = append(env, argvEnv("AUTONOMY_RUN_", argv)...)
@@ -286,6 +298,86 @@ func (c *compiler) runStep(a *ir.Actor) mapping {
 	}
 	rp := c.runParts[kind]
 	return mapping{{key: "name", value: "Run " + a.Name.Value}, {key: "env", value: rp.env}, {key: "run", value: rp.script}}
+}
+
+// modelURLScript points the agent at a model proxy when the repository sets AUTONOMY_MODEL_URL.
+const modelURLScript = `if [ -n "${AUTONOMY_MODEL_URL:-}" ]; then
+  export "${AUTONOMY_MODEL_URL_ENV}=${AUTONOMY_MODEL_URL}"
+fi
+`
+
+// agentScript runs the box's agent on the skill. A preset's placeholders become references to
+// the step's own variables; a claude-json preset's output is read with jq into AUTONOMY_RESULT.
+func (c *compiler) agentScript(a *ir.Actor, env *mapping, script *strings.Builder) {
+	ch := c.box.agent
+	argv := ch.Argv
+	if !ch.Custom() {
+		argv = ch.Preset.Argv(agents.Options{Model: c.box.model, Sandbox: agents.Sandbox{None: true}, Result: a.Result != nil})
+	}
+	words := make([]string, len(argv))
+	var literalWords []string
+	for i, w := range argv {
+		switch w {
+		case agents.Result:
+			words[i] = `"$AUTONOMY_RESULT"`
+		case agents.Schema:
+			words[i] = `"$RUNNER_TEMP/autonomy-result-schema.json"`
+		case agents.SchemaJSON:
+			words[i] = `"$schema"`
+		case agents.Proxy:
+			words[i] = `"${proxy[@]}"`
+		default:
+			name := fmt.Sprintf("AUTONOMY_AGENT_%d", len(literalWords))
+			literalWords = append(literalWords, w)
+			words[i] = `"$` + name + `"`
+		}
+	}
+	if !ch.Custom() {
+		for _, kv := range ch.Preset.VMEnv {
+			k, v, _ := strings.Cut(kv, "=")
+			env.add(k, v)
+		}
+	}
+	*env = append(*env, argvEnv("AUTONOMY_AGENT_", literalWords)...)
+	// Where the agent's final message (or structured result) is left for the steps after it.
+	script.WriteString(`export AUTONOMY_RESULT="$RUNNER_TEMP/autonomy-result.json"` + "\n")
+	if slices.Contains(argv, agents.Proxy) {
+		// The words that point the CLI at the model proxy, when the job has one.
+		script.WriteString("proxy=()\n" + `if [ -n "${AUTONOMY_MODEL_URL:-}" ]; then` + "\n  proxy=(")
+		const sentinel = "\x00url\x00"
+		for i, w := range ch.Preset.ProxyArgs(sentinel) {
+			if i > 0 {
+				script.WriteByte(' ')
+			}
+			before, after, found := strings.Cut(w, strconv.Quote(sentinel))
+			if !found {
+				script.WriteString(shellQuote(w))
+				continue
+			}
+			script.WriteString(shellQuote(before+`"`) + `"${AUTONOMY_MODEL_URL}"` + shellQuote(`"`+after))
+		}
+		script.WriteString(")\nfi\n")
+	}
+	if a.Result != nil && !ch.Custom() {
+		// The schema as the agent is given it: without the DO NOT EDIT member, and without
+		// $schema, which Claude Code's older-draft validator refuses.
+		script.WriteString(`schema="$(jq -c 'del(.["//"], .["$schema"])' "$AUTONOMY_RESULT_SCHEMA")"` + "\n")
+		script.WriteString(`printf '%s\n' "$schema" > "$RUNNER_TEMP/autonomy-result-schema.json"` + "\n")
+	}
+	cmd := strings.Join(words, " ") + ` < "$AUTONOMY_BEHAVIOR"`
+	if ch.Custom() || ch.Preset.Output != agents.OutputClaudeJSON {
+		script.WriteString(cmd + "\n")
+		return
+	}
+	out := `"$RUNNER_TEMP/autonomy-agent.json"`
+	script.WriteString(cmd + " > " + out + "\n")
+	script.WriteString(`jq -r '.result // ""' ` + out + "\n")
+	script.WriteString(`jq -e '.is_error != true' ` + out + " > /dev/null\n")
+	if a.Result != nil {
+		script.WriteString(`jq -e '.structured_output' ` + out + ` > "$AUTONOMY_RESULT"` + "\n")
+	} else {
+		script.WriteString(`jq -r '.result // ""' ` + out + ` > "$AUTONOMY_RESULT"` + "\n")
+	}
 }
 
 // runParts are the shared parts of a run step.
@@ -319,6 +411,9 @@ unset ACTIONS_ID_TOKEN_REQUEST_TOKEN ACTIONS_ID_TOKEN_REQUEST_URL
 const stopCommands = `stop="autonomy-$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
 echo "::stop-commands::${stop}"
 `
+
+// shellQuote quotes a word of our own (never profile text) for bash.
+func shellQuote(w string) string { return "'" + strings.ReplaceAll(w, "'", `'\''`) + "'" }
 
 // argvEnv passes a command's words as env vars prefix0, prefix1, …: the script names only the
 // variables, so no word is ever parsed by the shell.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/substrates"
+	"github.com/autonomyhq/autonomy/substrates/agent"
 )
 
 // The defaults of policy.box.local (documented in docs/local.md).
@@ -22,15 +23,15 @@ const (
 	AgentEnv = "AUTONOMY_LOCAL_AGENT"
 )
 
-// DefaultAgent is the box's agent command when the profile names none: Codex, non-interactive,
-// reading the skill on stdin.
-var DefaultAgent = []string{"codex", "exec", "--full-auto", "-"}
-
-var boxKeys = []string{"agent", "model", "timezone", "graceSeconds", "overlap"}
+var boxKeys = []string{"agent", "model", "network", "timezone", "graceSeconds", "overlap"}
 
 // box is policy.box.local: how this substrate fills the box every agent runs in.
 type box struct {
-	agent    []string
+	agent agent.Choice
+	model string
+	// network lets a preset's sandboxed agent reach the network (default true: gh and git
+	// push need it).
+	network  bool
 	timezone string
 	grace    int
 	overlap  bool
@@ -38,7 +39,8 @@ type box struct {
 
 // readBox reads policy.box.local with its defaults filled in.
 func readBox(p *ir.Profile) (box, ir.Diagnostics) {
-	b := box{timezone: defaultTimezone, grace: defaultGrace}
+	b := box{timezone: defaultTimezone, grace: defaultGrace, network: true}
+	b.agent, _ = agent.Parse(nil)
 	r := &substrates.BoxReader{File: p.File, Prefix: "policy.box.local."}
 	var model string
 	if n := substrates.BoxNode(p, Name); n != nil {
@@ -49,9 +51,18 @@ func readBox(p *ir.Profile) (box, ir.Diagnostics) {
 			}
 			switch k.Value {
 			case "agent":
-				b.agent = r.Argv(v, "agent", `e.g. agent: [codex, exec, --full-auto, -]`)
-				if b.agent != nil && len(b.agent) == 0 {
-					r.Errorf(v, "name the command, or remove agent for the default", "agent is empty")
+				var probs []agent.Problem
+				b.agent, probs = agent.Parse(v)
+				for _, pr := range probs {
+					if pr.Warning {
+						r.Diags = append(r.Diags, ir.Diagnostic{File: p.File, Pos: ir.Pos{Line: pr.Node.Line, Col: pr.Node.Column}, Severity: ir.Warning, Message: "policy.box.local." + pr.Message, Hint: pr.Hint})
+					} else {
+						r.Errorf(pr.Node, pr.Hint, "%s", pr.Message)
+					}
+				}
+			case "network":
+				if n, ok := r.Bool(v, "network", "network: false keeps a preset's sandboxed agent off the network"); ok {
+					b.network = n
 				}
 			case "model":
 				model, _ = r.Str(v, "model", "e.g. model: gpt-5-codex")
@@ -76,13 +87,8 @@ func readBox(p *ir.Profile) (box, ir.Diagnostics) {
 			}
 		}
 	}
-	if len(b.agent) == 0 {
-		b.agent = append([]string(nil), DefaultAgent[:len(DefaultAgent)-1]...)
-		if model != "" {
-			b.agent = append(b.agent, "--model", model)
-		}
-		b.agent = append(b.agent, DefaultAgent[len(DefaultAgent)-1])
-	} else if model != "" {
+	b.model = model
+	if b.agent.Custom() && model != "" {
 		r.Diags = append(r.Diags, ir.Diagnostic{File: p.File, Severity: ir.Warning, Pos: boxPos(p),
 			Message: "policy.box.local.model is ignored: policy.box.local.agent names the whole command",
 			Hint:    "put the model in the agent command"})
@@ -104,7 +110,7 @@ func AgentOverride(value string) ([]string, error) {
 	}
 	var argv []string
 	if err := json.Unmarshal([]byte(value), &argv); err != nil || len(argv) == 0 {
-		return nil, fmt.Errorf(`%s must be a JSON list of words, e.g. ["codex","exec","--full-auto","-"] (no shell is involved)`, AgentEnv)
+		return nil, fmt.Errorf(`%s must be a JSON list of words, e.g. ["my-agent","--flag"] (no shell is involved)`, AgentEnv)
 	}
 	for _, w := range argv {
 		if w == "" {

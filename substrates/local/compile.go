@@ -15,6 +15,7 @@ import (
 
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/substrates"
+	"github.com/autonomyhq/autonomy/substrates/agent"
 )
 
 // Name is the target name.
@@ -100,7 +101,7 @@ func (c *compiler) actor(a *ir.Actor) *ActorConfig {
 	if a.IsHuman() {
 		cfg.Kind = "human"
 	} else if a.Skill {
-		cfg.Command = &Command{Argv: c.box.agent, Stdin: cfg.Behavior, Box: true}
+		cfg.Command = c.agentCommand(a, cfg.Behavior)
 	} else {
 		cfg.Command = &Command{Argv: []string{cfg.Behavior}, Script: a.Script}
 	}
@@ -137,6 +138,18 @@ func (c *compiler) actor(a *ir.Actor) *ActorConfig {
 		cfg.Env["AUTONOMY_RESULT_SCHEMA"] = cfg.Result
 	}
 	return cfg
+}
+
+// agentCommand is how a skill runs: the box's preset, sandboxed to its workspace and git
+// directory, or the box's explicit command.
+func (c *compiler) agentCommand(a *ir.Actor, behavior string) *Command {
+	ch := c.box.agent
+	if ch.Custom() {
+		return &Command{Argv: ch.Argv, Stdin: behavior, Box: true}
+	}
+	p := ch.Preset
+	argv := p.Argv(agent.Options{Model: c.box.model, Sandbox: agent.Sandbox{Network: c.box.network}, Result: a.Result != nil})
+	return &Command{Argv: argv, Stdin: behavior, Box: true, Preset: p.Name, Package: p.Spec(), Output: string(p.Output)}
 }
 
 // params lists a trigger's params.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/substrates"
+	"github.com/autonomyhq/autonomy/substrates/agent"
 	"github.com/autonomyhq/autonomy/substrates/local/gitws"
 	"github.com/autonomyhq/autonomy/substrates/local/proc"
 	"github.com/autonomyhq/autonomy/substrates/local/store"
@@ -63,10 +64,20 @@ func (r *Runner) supervise(ctx context.Context, id string) {
 		r.finish(ctx, id, ir.Failed, err.Error(), "", nil)
 		return
 	}
+	// The session ends only once its worktree is dealt with: whoever sees it ended finds its
+	// commits saved on their branch.
+	var ending *func()
+	end := func(status ir.SessionStatus, reason, verified string, code *int) {
+		f := func() { r.finish(ctx, id, status, reason, verified, code) }
+		ending = &f
+	}
 	defer func() {
 		if note := cleanup(); note != "" {
 			fmt.Fprintf(logf, "autonomy: %s\n", note)
 			_ = r.Store.Log(ctx, store.Event{Session: id, Actor: s.Actor, Kind: "worktree", Message: note})
+		}
+		if ending != nil {
+			(*ending)()
 		}
 	}()
 	resultPath := r.In.Path(StateDir + "/results/" + id + ".json")
@@ -77,30 +88,45 @@ func (r *Runner) supervise(ctx context.Context, id string) {
 		pre.Dir, pre.Env, pre.Stdout, pre.Stderr = workdir, env, logf, logf
 		pre.SysProcAttr = proc.SysProcAttr()
 		if err := runBounded(pre, s.Timeout, r.grace()); err != nil {
-			r.finish(ctx, id, ir.Failed, fmt.Sprintf("prelaunch failed: %v", err), "", nil)
+			end(ir.Failed, fmt.Sprintf("prelaunch failed: %v", err), "", nil)
 			return
 		}
 	}
 
-	argv, stdin, err := r.command(cfg)
+	argv, stdin, preset, err := r.command(cfg)
+	if err == nil && preset {
+		argv, err = r.fill(ctx, s, cfg, argv, env, workdir, resultPath)
+	}
 	if err != nil {
-		r.finish(ctx, id, ir.Failed, err.Error(), "", nil)
+		end(ir.Failed, err.Error(), "", nil)
 		return
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = workdir, env, logf, logf
+	outPath := ""
+	if preset && agent.Output(cfg.Command.Output) == agent.OutputClaudeJSON {
+		// Its stdout is one JSON object the runner reads when it exits.
+		outPath = r.In.Path(StateDir + "/results/" + id + ".out.json")
+		out, err := os.OpenFile(outPath, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+		if err != nil {
+			end(ir.Failed, fmt.Sprintf("cannot open its output: %v", err), "", nil)
+			return
+		}
+		defer out.Close()
+		cmd.Stdout = out
+	}
 	cmd.SysProcAttr = proc.SysProcAttr()
 	if stdin != "" {
 		f, err := os.Open(stdin)
 		if err != nil {
-			r.finish(ctx, id, ir.Failed, fmt.Sprintf("cannot read its behavior: %v", err), "", nil)
+			end(ir.Failed, fmt.Sprintf("cannot read its behavior: %v", err), "", nil)
 			return
 		}
 		defer f.Close()
 		cmd.Stdin = f
 	}
 	if err := cmd.Start(); err != nil {
-		r.finish(ctx, id, ir.Failed, fmt.Sprintf("cannot start %s: %v", argv[0], err), "", nil)
+		end(ir.Failed, fmt.Sprintf("cannot start %s: %v", argv[0], err), "", nil)
 		return
 	}
 	pid := cmd.Process.Pid
@@ -114,7 +140,7 @@ func (r *Runner) supervise(ctx context.Context, id string) {
 		_ = proc.Terminate(pid, r.grace())
 		_ = cmd.Wait()
 		if err != nil {
-			r.finish(ctx, id, ir.Failed, fmt.Sprintf("cannot record its process: %v", err), "", nil)
+			end(ir.Failed, fmt.Sprintf("cannot record its process: %v", err), "", nil)
 		}
 		return
 	}
@@ -142,12 +168,18 @@ func (r *Runner) supervise(ctx context.Context, id string) {
 	code := exitCode(cmd.ProcessState)
 	switch {
 	case timedOut:
-		r.finish(ctx, id, ir.Failed, fmt.Sprintf("timed out after %s (TERM, then KILL after %s)", s.Timeout, r.grace()), "", code)
+		end(ir.Failed, fmt.Sprintf("timed out after %s (TERM, then KILL after %s)", s.Timeout, r.grace()), "", code)
 	case waitErr != nil:
-		r.finish(ctx, id, ir.Failed, describeExit(waitErr, cmd.ProcessState), "", code)
+		end(ir.Failed, describeExit(waitErr, cmd.ProcessState), "", code)
 	default:
+		if outPath != "" {
+			if err := collect(cfg.Command.Output, outPath, resultPath, cfg.Result != "", logf); err != nil {
+				end(ir.Failed, "exit status 0 but "+err.Error(), "", code)
+				return
+			}
+		}
 		status, reason, verified := r.verify(cfg, resultPath)
-		r.finish(ctx, id, status, reason, verified, code)
+		end(status, reason, verified, code)
 	}
 }
 
@@ -249,23 +281,25 @@ func (r *Runner) finish(ctx context.Context, id string, status ir.SessionStatus,
 	}
 }
 
-// command is the argv that starts the actor, and the file fed on its stdin.
-func (r *Runner) command(cfg *ActorConfig) ([]string, string, error) {
+// command is the argv that starts the actor, the file fed on its stdin, and whether the argv is
+// a preset's (with placeholders to fill).
+func (r *Runner) command(cfg *ActorConfig) ([]string, string, bool, error) {
 	if cfg.Command == nil || len(cfg.Command.Argv) == 0 {
-		return nil, "", fmt.Errorf("actor %q has no command (compile again)", cfg.Actor)
+		return nil, "", false, fmt.Errorf("actor %q has no command (compile again)", cfg.Actor)
 	}
 	if cfg.Command.Script != nil {
 		argv, err := r.scriptArgv(cfg)
-		return argv, "", err
+		return argv, "", false, err
 	}
 	argv := append([]string(nil), cfg.Command.Argv...)
+	preset := cfg.Command.Preset != ""
 	if cfg.Command.Box {
 		override, err := AgentOverride(lookupEnv(r.opts.Env, AgentEnv))
 		if err != nil {
-			return nil, "", err
+			return nil, "", false, err
 		}
 		if override != nil {
-			argv = override
+			argv, preset = override, false
 		}
 	}
 	for i, w := range argv {
@@ -274,9 +308,12 @@ func (r *Runner) command(cfg *ActorConfig) ([]string, string, error) {
 		}
 	}
 	if !strings.Contains(argv[0], "/") {
-		full, err := exec.LookPath(argv[0])
+		full, err := lookPath(r.opts.Env, argv[0])
 		if err != nil {
-			return nil, "", fmt.Errorf("the agent command %q is not on PATH: install it, or set policy.box.local.agent (or %s) to one that is", argv[0], AgentEnv)
+			if preset {
+				return nil, "", false, r.preflight(cfg)
+			}
+			return nil, "", false, fmt.Errorf("the agent command %q is not on PATH: install it, or set policy.box.local.agent (or %s) to one that is", argv[0], AgentEnv)
 		}
 		argv[0] = full
 	}
@@ -284,7 +321,7 @@ func (r *Runner) command(cfg *ActorConfig) ([]string, string, error) {
 	if cfg.Command.Stdin != "" {
 		stdin = r.In.Path(cfg.Command.Stdin)
 	}
-	return argv, stdin, nil
+	return argv, stdin, preset, nil
 }
 
 func lookupEnv(env []string, name string) string {
@@ -313,8 +350,8 @@ func (r *Runner) sessionEnv(s store.Session, cfg *ActorConfig, workdir, resultPa
 	}
 	for _, k := range sortedKeys(cfg.Env) {
 		v := cfg.Env[k]
-		if k == substrates.PolicyEnv {
-			v = r.In.Path(v) // an installed file, read from an isolated worktree too
+		if k == substrates.PolicyEnv || strings.HasPrefix(v, dataDir+"/") {
+			v = r.In.Path(v) // an installed file: absolute, the same from any workspace (an isolated worktree too)
 		}
 		env = append(env, k+"="+v)
 	}
@@ -358,7 +395,13 @@ func (r *Runner) workspace(ctx context.Context, s store.Session, cfg *ActorConfi
 	if _, _, err := r.Store.Modify(ctx, s.ID, nil, func(m *store.Session) { m.Workdir, m.Worktree = path, true }); err != nil {
 		return "", nil, err
 	}
+	unseed, err := r.seed(path)
+	if err != nil {
+		_, _ = gitws.Remove(context.Background(), repo, path, base, "autonomy/"+s.Actor+"/"+s.ID)
+		return "", nil, fmt.Errorf("cannot give its worktree the installation: %v", err)
+	}
 	return path, func() string {
+		unseed()
 		note, err := gitws.Remove(context.Background(), repo, path, base, "autonomy/"+s.Actor+"/"+s.ID)
 		if err != nil {
 			return fmt.Sprintf("the worktree %s was not removed: %v", path, err)

@@ -83,6 +83,13 @@ type Command struct {
 	// Script is set for a script behavior (Argv is then just the script): how it runs, by its #!
 	// line or its extension; the runner picks the interpreter installed on the machine at launch.
 	Script *ir.ScriptRun `json:"script,omitempty"`
+	// Preset names the agent preset Argv comes from ("" for an explicit command); Argv then holds
+	// its placeholders ({result}, {schema}, {schema-json}, {git-dir}), filled at launch.
+	Preset string `json:"preset,omitempty"`
+	// Package is the preset's pinned npm package spec, for the preflight's install hint.
+	Package string `json:"package,omitempty"`
+	// Output is how the preset's final message and structured result leave it (agent.Output).
+	Output string `json:"output,omitempty"`
 }
 
 // Param forwards one trigger-param source under an opaque env name.

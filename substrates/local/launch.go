@@ -67,6 +67,9 @@ func (r *Runner) Launch(ctx context.Context, req LaunchRequest) (LaunchResult, e
 			return LaunchResult{}, &RefusedError{Msg: err.Error()}
 		}
 	}
+	if err := r.preflight(cfg); err != nil {
+		return LaunchResult{}, err
+	}
 	var admitted bool
 	err = r.Store.Tx(ctx, func(tx *store.Tx) error {
 		var reason string

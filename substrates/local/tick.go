@@ -40,6 +40,10 @@ func (r *Runner) Tick(ctx context.Context) (TickReport, error) {
 	if err := r.reconcileAll(ctx); err != nil {
 		return TickReport{}, err
 	}
+	// A scheduled skill whose agent is not installed fails every time: refuse before firing any.
+	if err := r.Preflight(r.scheduledActors()...); err != nil {
+		return TickReport{}, err
+	}
 	now := r.opts.Now()
 	rep := TickReport{At: now.UTC()}
 	err := r.Store.Tx(ctx, func(tx *store.Tx) error {
@@ -180,6 +184,9 @@ func (r *Runner) NextWake(ctx context.Context, now time.Time) time.Time {
 func (r *Runner) Serve(ctx context.Context, w io.Writer) error {
 	if r.caller != nil {
 		return r.denyOperatorOnly(ctx, "serve")
+	}
+	if err := r.Preflight(r.scheduledActors()...); err != nil {
+		return err
 	}
 	for {
 		if in, err := Open(r.In.Dir); err == nil && r.opts.Detach {

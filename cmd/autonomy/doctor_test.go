@@ -1,0 +1,67 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const codexFleet = `schema: autonomy.ir.v1
+targets: [local]
+actors:
+  develop:
+    behavior: skills/develop
+    triggers: [{ dispatch: true, params: { ISSUE: subject.ref } }, { cron: "0 * * * *" }]
+`
+
+// Launching a skill whose agent CLI is absent exits 1 with the install hint, on one line, and
+// records nothing; doctor says the same and what else to fix.
+func TestMissingAgentCLI(t *testing.T) {
+	dir := runnerFleet(t, codexFleet, map[string]string{"skills/develop/SKILL.md": "# develop\n"})
+	empty := t.TempDir()
+	env := []string{"PATH=" + empty, "OPENAI_API_KEY="}
+	hint := "npm install --global @openai/codex@0.169.0"
+	for _, args := range [][]string{
+		{"runner", "--dir", dir, "launch", "develop", "--ref", "1"},
+		{"runner", "--dir", dir, "tick"},
+		{"runner", "--dir", dir, "serve"},
+	} {
+		out, errOut, code := cli(t, env, args...)
+		if code != 1 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "agent preset codex needs @openai/codex@0.169.0") || !strings.Contains(errOut, hint) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q", args[3:], code, out, errOut)
+		}
+	}
+	out, _, code := cli(t, env, "runner", "--dir", dir, "list", "--all")
+	if code != 0 || strings.Count(out, "\n") != 1 {
+		t.Errorf("sessions were recorded:\n%s", out)
+	}
+
+	out, _, code = cli(t, env, "doctor", dir)
+	if code != 1 || !strings.Contains(out, "fix  agent codex: codex is not on PATH (runs develop): "+hint) ||
+		!strings.Contains(out, "fix  credential OPENAI_API_KEY: not set") || !strings.Contains(out, "ok   installation: ") {
+		t.Errorf("doctor: exit %d\n%s", code, out)
+	}
+	// With a codex of the pinned version and the credential, doctor is content.
+	bin := t.TempDir()
+	for name, script := range map[string]string{"codex": "#!/bin/sh\necho codex-cli 0.169.0\n", "git": "#!/bin/sh\n", "bwrap": "#!/bin/sh\n"} {
+		if err := os.WriteFile(filepath.Join(bin, name), []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, _, code = cli(t, []string{"PATH=" + bin, "OPENAI_API_KEY=k"}, "doctor", dir)
+	if code != 0 || strings.Contains(out, "fix") {
+		t.Errorf("doctor: exit %d\n%s", code, out)
+	}
+	// The wrong version is named.
+	if err := os.WriteFile(filepath.Join(bin, "codex"), []byte("#!/bin/sh\necho codex-cli 0.100.0\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out, _, code = cli(t, []string{"PATH=" + bin, "OPENAI_API_KEY=k"}, "doctor", dir)
+	if code != 1 || !strings.Contains(out, "is version 0.100.0, the installation is pinned to 0.169.0 (runs develop): "+hint) {
+		t.Errorf("doctor: exit %d\n%s", code, out)
+	}
+	if out, _, code := cli(t, nil, "doctor", filepath.Join(dir, "nowhere")); code != 1 || !strings.Contains(out, "fix  installation: none in ") {
+		t.Errorf("doctor of nothing: exit %d\n%s", code, out)
+	}
+}

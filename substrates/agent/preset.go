@@ -1,0 +1,253 @@
+// Package agent holds the agent presets both substrates run a skill with: each a real CLI pinned
+// to an exact npm version, with the argv its non-interactive mode accepts, how the skill, the
+// model, the credential and a model proxy reach it, how its final message and structured result
+// reach AUTONOMY_RESULT, and the sandbox it runs in. The presets are data, in one place; the
+// smoke tests (make agent-smoke) run every one of them for real against a scripted model.
+package agent
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Placeholders a preset's argv holds in place of a whole word; the launcher fills them for the
+// session (Fill locally, an env reference on gh-actions). Never part of a longer word.
+const (
+	// Result is the absolute path of the session's result file (AUTONOMY_RESULT).
+	Result = "{result}"
+	// Schema is the absolute path of the result schema, without its DO NOT EDIT member.
+	Schema = "{schema}"
+	// SchemaJSON is the text of that schema (for a CLI that takes the schema inline).
+	SchemaJSON = "{schema-json}"
+	// GitDir is the absolute path of the git directory the workspace commits into (for a
+	// worktree, the repository's common directory): the sandbox leaves it writable.
+	GitDir = "{git-dir}"
+	// WorktreeGitDir is a worktree's own git directory (HEAD, index), also writable; outside a
+	// linked worktree it is GitDir again.
+	WorktreeGitDir = "{worktree-git-dir}"
+	// Proxy stands for the words that point the CLI at a model proxy: none when the preset's
+	// BaseURLEnv is unset or empty, or when the CLI reads BaseURLEnv itself.
+	Proxy = "{proxy}"
+)
+
+// Output says how a preset's final message and structured result leave the CLI.
+type Output string
+
+const (
+	// OutputFile: the CLI writes its last message (the structured result when a schema was
+	// given) to the Result path itself.
+	OutputFile Output = "file"
+	// OutputClaudeJSON: the CLI prints one JSON object on stdout; its "structured_output" is the
+	// structured result and its "result" the final message (Extract).
+	OutputClaudeJSON Output = "claude-json"
+)
+
+// Preset is one agent CLI, pinned. The skill reaches it on stdin, as its prompt: nothing is
+// written into the workspace's own skill folders (.codex/skills, .claude/skills), which stay the
+// repository's.
+type Preset struct {
+	// Name is what policy.box.<substrate>.agent names.
+	Name string
+	// Package is the npm package, Version its exact pinned version.
+	Package, Version string
+	// Bin is the program the package installs.
+	Bin string
+	// CredentialEnv is the env var the CLI reads its model credential from; BaseURLEnv the one
+	// that points it at a model proxy (a custom base URL).
+	CredentialEnv, BaseURLEnv string
+	// Output is how its final message and structured result leave it.
+	Output Output
+	// VMEnv is env the CLI needs to run unsandboxed in a VM that is the sandbox (NAME=value).
+	VMEnv []string
+	// DefaultModel is the model the preset runs when the box names none ("" for the CLI's own).
+	DefaultModel string
+
+	base  []string // the non-interactive command, up to the options
+	model func(string) []string
+	// proxy is the words that make the CLI call url, for a CLI that ignores BaseURLEnv.
+	proxy   func(url string) []string
+	sandbox func(Sandbox) []string
+	result  []string // added when the actor declares result:
+	message []string // added when it does not
+	last    []string // the final words (the prompt on stdin)
+}
+
+// Sandbox is what the agent may touch.
+type Sandbox struct {
+	// None: the environment is the sandbox (a GitHub Actions VM); the agent runs unconfined in it.
+	None bool
+	// Network lets a sandboxed agent reach the network (the model endpoint is always reachable:
+	// the CLI itself calls it, outside the sandbox).
+	Network bool
+}
+
+// Default is the preset a box runs when it names none.
+const Default = "codex"
+
+// presets are the built-in presets by name. Each Version is the one `make agent-smoke` ran.
+var presets = map[string]Preset{
+	"codex": {
+		Name: "codex", Package: "@openai/codex", Version: "0.169.0", Bin: "codex",
+		CredentialEnv: "OPENAI_API_KEY", BaseURLEnv: "OPENAI_BASE_URL",
+		Output: OutputFile,
+		// codex 0.169.0 has no --full-auto: exec never asks for approval, the sandbox is chosen.
+		base:  []string{"codex", "exec", "--skip-git-repo-check", "--color", "never"},
+		model: func(m string) []string { return []string{"--model", m} },
+		sandbox: func(s Sandbox) []string {
+			if s.None {
+				return []string{"--dangerously-bypass-approvals-and-sandbox"}
+			}
+			// workspace-write keeps .git read-only: the git directory is added as a writable
+			// root so the agent can commit, and nothing else outside its workspace is writable.
+			// /tmp and $TMPDIR, writable by default, are excluded.
+			return []string{"--sandbox", "workspace-write", "--add-dir", GitDir, "--add-dir", WorktreeGitDir,
+				"-c", fmt.Sprintf("sandbox_workspace_write.network_access=%t", s.Network),
+				"-c", "sandbox_workspace_write.exclude_slash_tmp=true",
+				"-c", "sandbox_workspace_write.exclude_tmpdir_env_var=true"}
+		},
+		// codex 0.169.0 ignores OPENAI_BASE_URL (it dials api.openai.com): a proxy is a model
+		// provider of its own, speaking the Responses API, keyed by OPENAI_API_KEY.
+		proxy: func(url string) []string {
+			return []string{"-c", `model_provider="autonomy"`,
+				"-c", `model_providers.autonomy.name="autonomy"`,
+				"-c", `model_providers.autonomy.base_url=` + strconv.Quote(url),
+				"-c", `model_providers.autonomy.wire_api="responses"`,
+				"-c", `model_providers.autonomy.env_key="OPENAI_API_KEY"`}
+		},
+		result:  []string{"--output-schema", Schema, "--output-last-message", Result},
+		message: []string{"--output-last-message", Result},
+		last:    []string{"-"},
+	},
+	"claude": {
+		Name: "claude", Package: "@anthropic-ai/claude-code", Version: "2.1.330", Bin: "claude",
+		CredentialEnv: "ANTHROPIC_API_KEY", BaseURLEnv: "ANTHROPIC_BASE_URL",
+		Output: OutputClaudeJSON,
+		// Claude Code refuses --dangerously-skip-permissions as root (self-hosted runners in
+		// containers) unless told that it runs in a sandbox, which the job's VM is.
+		VMEnv: []string{"IS_SANDBOX=1"},
+		base:  []string{"claude", "--print", "--output-format", "json", "--no-session-persistence"},
+		model: func(m string) []string { return []string{"--model", m} },
+		sandbox: func(s Sandbox) []string {
+			if s.None {
+				return []string{"--dangerously-skip-permissions"}
+			}
+			// Claude Code's own sandbox confines Bash to the working directories (--add-dir
+			// included) and, without network, to no host; tools that would prompt are denied.
+			return []string{"--permission-mode", "acceptEdits", "--add-dir", GitDir,
+				"--settings", claudeSandbox(s.Network)}
+		},
+		result: []string{"--json-schema", SchemaJSON},
+	},
+}
+
+// claudeSandbox is Claude Code's settings for a sandboxed local session.
+func claudeSandbox(network bool) string {
+	net := `,"network":{"allowedDomains":[]}`
+	if network {
+		net = `,"network":{"allowedDomains":["*"]}`
+	}
+	return `{"sandbox":{"enabled":true,"autoAllowBashIfSandboxed":true,"allowUnsandboxedCommands":false` + net + `}}`
+}
+
+// Lookup returns the preset of that name.
+func Lookup(name string) (Preset, bool) {
+	p, ok := presets[name]
+	return p, ok
+}
+
+// Names lists the presets, sorted.
+func Names() []string {
+	out := make([]string, 0, len(presets))
+	for n := range presets {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Options are what varies between the sessions of one preset.
+type Options struct {
+	// Model is the model to run ("" for the preset's default).
+	Model string
+	// Sandbox is what the agent may touch.
+	Sandbox Sandbox
+	// Result is true when the actor declares result: the structured result is asked for.
+	Result bool
+}
+
+// Argv is the command for a session, with placeholders (Result, Schema, SchemaJSON, GitDir) for
+// what only the launcher knows. The skill is fed on stdin.
+func (p Preset) Argv(o Options) []string {
+	argv := append([]string(nil), p.base...)
+	if m := o.Model; m != "" || p.DefaultModel != "" {
+		if m == "" {
+			m = p.DefaultModel
+		}
+		argv = append(argv, p.model(m)...)
+	}
+	argv = append(argv, p.sandbox(o.Sandbox)...)
+	if p.proxy != nil {
+		argv = append(argv, Proxy)
+	}
+	if o.Result {
+		argv = append(argv, p.result...)
+	} else {
+		argv = append(argv, p.message...)
+	}
+	return append(argv, p.last...)
+}
+
+// Spec is the pinned npm package spec, e.g. @openai/codex@0.169.0.
+func (p Preset) Spec() string { return p.Package + "@" + p.Version }
+
+// Install is the command that installs the pinned CLI globally.
+func (p Preset) Install() []string { return []string{"npm", "install", "--global", p.Spec()} }
+
+// InstallHint is the install command as one line to show a person.
+func (p Preset) InstallHint() string { return strings.Join(p.Install(), " ") }
+
+// Describe names the preset and its pinned version, e.g. `codex (@openai/codex@0.169.0)`.
+func (p Preset) Describe() string { return fmt.Sprintf("%s (%s)", p.Name, p.Spec()) }
+
+// Placeholder reports whether w is one of the launcher's placeholders.
+func Placeholder(w string) bool {
+	switch w {
+	case Result, Schema, SchemaJSON, GitDir, WorktreeGitDir, Proxy:
+		return true
+	}
+	return false
+}
+
+// ProxyArgs is what Proxy expands to for a model proxy at url: nothing when url is empty or the
+// CLI reads BaseURLEnv itself.
+func (p Preset) ProxyArgs(url string) []string {
+	if url == "" || p.proxy == nil {
+		return nil
+	}
+	return p.proxy(url)
+}
+
+// Fill replaces the placeholders of argv by their values (Proxy by the words of ProxyArgs of
+// values[Proxy]); a placeholder without a value is an error (the launcher knows every one it
+// hands out).
+func (p Preset) Fill(argv []string, values map[string]string) ([]string, error) {
+	out := make([]string, 0, len(argv))
+	for _, w := range argv {
+		if !Placeholder(w) {
+			out = append(out, w)
+			continue
+		}
+		v, ok := values[w]
+		if !ok && w != Proxy {
+			return nil, fmt.Errorf("the agent command holds %s, which this session has no value for", w)
+		}
+		if w == Proxy {
+			out = append(out, p.ProxyArgs(v)...)
+			continue
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}

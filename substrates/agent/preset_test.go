@@ -1,0 +1,132 @@
+package agent
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"gopkg.in/yaml.v3"
+)
+
+func node(t *testing.T, src string) *yaml.Node {
+	t.Helper()
+	var doc yaml.Node
+	if err := yaml.Unmarshal([]byte("agent: "+src), &doc); err != nil {
+		t.Fatal(err)
+	}
+	return doc.Content[0].Content[1]
+}
+
+func TestParse(t *testing.T) {
+	cases := []struct {
+		src, preset, version string
+		argv                 []string
+		problem              string
+		warning              bool
+	}{
+		{src: "codex", preset: "codex", version: "0.169.0"},
+		{src: "claude", preset: "claude", version: "2.1.330"},
+		{src: "{ preset: claude }", preset: "claude", version: "2.1.330"},
+		{src: "{ preset: codex, version: 0.170.1 }", preset: "codex", version: "0.170.1", warning: true,
+			problem: "agent: @openai/codex is pinned to 0.170.1, not 0.169.0, the version autonomy was tested with (make agent-smoke)"},
+		{src: "[my-agent, --flag]", argv: []string{"my-agent", "--flag"}},
+		{src: "gemini", preset: "codex", problem: `agent: unknown preset "gemini"`},
+		{src: "{ version: 1.2.3 }", preset: "codex", problem: "agent has no preset"},
+		{src: "{ preset: codex, version: ^1.2.3 }", preset: "codex", problem: `agent.version "^1.2.3" is not an exact version`},
+		{src: "[]", preset: "codex", problem: "agent is empty"},
+		{src: "[a, '']", preset: "codex", problem: "agent item must be a non-empty string"},
+		{src: "['{git-dir}']", preset: "codex", problem: "agent item {git-dir} is a placeholder only presets use"},
+		{src: "~", preset: "codex", problem: "agent is empty"},
+	}
+	for _, c := range cases {
+		ch, probs := Parse(node(t, c.src))
+		if c.problem == "" && len(probs) > 0 {
+			t.Errorf("%s: unexpected %+v", c.src, probs)
+		}
+		if c.problem != "" {
+			if len(probs) != 1 || !strings.Contains(probs[0].Message, c.problem) || probs[0].Warning != c.warning || probs[0].Node == nil {
+				t.Errorf("%s: got %+v, want %q (warning %t)", c.src, probs, c.problem, c.warning)
+			}
+		}
+		if c.argv != nil {
+			if !slices.Equal(ch.Argv, c.argv) || !ch.Custom() {
+				t.Errorf("%s: argv %q", c.src, ch.Argv)
+			}
+			continue
+		}
+		if ch.Custom() || ch.Preset.Name != c.preset || (c.version != "" && ch.Preset.Version != c.version) {
+			t.Errorf("%s: got %s %s", c.src, ch.Preset.Name, ch.Preset.Version)
+		}
+	}
+}
+
+// The argv of every preset: the skill on stdin, the result asked for only with result:, and
+// the sandbox chosen by the substrate.
+func TestArgv(t *testing.T) {
+	codex, _ := Lookup("codex")
+	got := codex.Argv(Options{Model: "gpt-5", Result: true})
+	want := []string{"codex", "exec", "--skip-git-repo-check", "--color", "never", "--model", "gpt-5",
+		"--sandbox", "workspace-write", "--add-dir", GitDir, "--add-dir", WorktreeGitDir,
+		"-c", "sandbox_workspace_write.network_access=false",
+		"-c", "sandbox_workspace_write.exclude_slash_tmp=true", "-c", "sandbox_workspace_write.exclude_tmpdir_env_var=true",
+		Proxy, "--output-schema", Schema, "--output-last-message", Result, "-"}
+	if !slices.Equal(got, want) {
+		t.Errorf("codex:\n got %q\nwant %q", got, want)
+	}
+	if got := codex.Argv(Options{Sandbox: Sandbox{None: true}}); slices.Contains(got, "--sandbox") || !slices.Contains(got, "--dangerously-bypass-approvals-and-sandbox") || slices.Contains(got, Schema) {
+		t.Errorf("codex on a VM: %q", got)
+	}
+	if got := codex.Argv(Options{Sandbox: Sandbox{Network: true}}); !slices.Contains(got, "sandbox_workspace_write.network_access=true") {
+		t.Errorf("codex with network: %q", got)
+	}
+	claude, _ := Lookup("claude")
+	got = claude.Argv(Options{Result: true, Sandbox: Sandbox{None: true}})
+	if got[0] != "claude" || !slices.Contains(got, "--print") || !slices.Contains(got, SchemaJSON) || !slices.Contains(got, "--dangerously-skip-permissions") {
+		t.Errorf("claude: %q", got)
+	}
+	for _, n := range Names() {
+		p, _ := Lookup(n)
+		if p.Tested() != p.Version || !versionRe.MatchString(p.Version) || p.InstallHint() != "npm install --global "+p.Package+"@"+p.Version {
+			t.Errorf("%s: version %q, install %q", n, p.Version, p.InstallHint())
+		}
+	}
+}
+
+func TestFill(t *testing.T) {
+	codex, _ := Lookup("codex")
+	got, err := codex.Fill([]string{"x", Result, "-o" + Result, Proxy}, map[string]string{Result: "/r.json"})
+	if err != nil || !slices.Equal(got, []string{"x", "/r.json", "-o" + Result}) {
+		t.Errorf("got %q, %v", got, err)
+	}
+	if _, err := codex.Fill([]string{GitDir}, nil); err == nil || !strings.Contains(err.Error(), "{git-dir}") {
+		t.Errorf("a placeholder without a value: %v", err)
+	}
+	got, _ = codex.Fill([]string{"x", Proxy, "-"}, map[string]string{Proxy: "http://127.0.0.1:9/v1"})
+	if len(got) != 12 || got[0] != "x" || got[11] != "-" || !slices.Contains(got, `model_providers.autonomy.base_url="http://127.0.0.1:9/v1"`) {
+		t.Errorf("proxy: %q", got)
+	}
+	claude, _ := Lookup("claude")
+	if got := claude.ProxyArgs("http://x"); got != nil {
+		t.Errorf("claude reads ANTHROPIC_BASE_URL itself: %q", got)
+	}
+}
+
+func TestExtract(t *testing.T) {
+	msg, st, err := Extract([]byte(`{"type":"result","subtype":"success","is_error":false,"result":"done","structured_output":{"verdict":"approve"}}` + "\n"))
+	if err != nil || msg != "done" || string(st) != `{"verdict":"approve"}` {
+		t.Errorf("got %q %s %v", msg, st, err)
+	}
+	if _, st, err := Extract([]byte(`{"type":"result","result":"hi","structured_output":null}`)); err != nil || st != nil {
+		t.Errorf("no structured output: %s %v", st, err)
+	}
+	for in, want := range map[string]string{
+		`{"type":"result","subtype":"error_max_turns","is_error":true,"result":"out of turns"}`: "error_max_turns",
+		`not json`:              "not its JSON result",
+		`{"type":"assistant"}`:  `is a "assistant"`,
+		"warning\n{\"type\":1}": "not its JSON result",
+	} {
+		if _, _, err := Extract([]byte(in)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: got %v, want %q", in, err, want)
+		}
+	}
+}

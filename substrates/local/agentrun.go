@@ -1,0 +1,258 @@
+package local
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/autonomyhq/autonomy/substrates/agent"
+	"github.com/autonomyhq/autonomy/substrates/local/store"
+)
+
+// lookups caches where an agent program was found on PATH, by PATH and name. Only a hit is
+// kept, and it is checked again with one stat: a program installed after a miss is found at the
+// next launch, one removed after a hit is missed at the next launch.
+var lookups sync.Map // lookupKey → string
+
+type lookupKey struct{ path, name string }
+
+// lookPath is exec.LookPath under env's PATH, cached.
+func lookPath(env []string, name string) (string, error) {
+	path := lookupEnv(env, "PATH")
+	k := lookupKey{path, name}
+	if v, ok := lookups.Load(k); ok {
+		if fi, err := os.Stat(v.(string)); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
+			return v.(string), nil
+		}
+		lookups.Delete(k)
+	}
+	for _, dir := range filepath.SplitList(path) {
+		if dir == "" || !filepath.IsAbs(dir) {
+			continue // like exec.LookPath, a relative PATH entry is not trusted
+		}
+		full := filepath.Join(dir, name)
+		if fi, err := os.Stat(full); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
+			lookups.Store(k, full)
+			return full, nil
+		}
+	}
+	return "", exec.ErrNotFound
+}
+
+// Preflight checks that every named actor can start: a skill run by a preset needs the preset's
+// program on PATH. A missing one is refused with one line naming the preset, its version and
+// the install command. Nothing is recorded.
+func (r *Runner) Preflight(actors ...string) error {
+	for _, name := range actors {
+		cfg, err := r.In.Actor(name)
+		if err != nil {
+			return &RefusedError{Msg: err.Error()}
+		}
+		if err := r.preflight(cfg); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *Runner) preflight(cfg *ActorConfig) error {
+	c := cfg.Command
+	if c == nil || !c.Box || len(c.Argv) == 0 {
+		return nil
+	}
+	if over, err := AgentOverride(lookupEnv(r.opts.Env, AgentEnv)); err != nil {
+		return &RefusedError{Msg: err.Error()}
+	} else if over != nil {
+		return nil // the operator's own command: checked when it starts
+	}
+	if c.Preset == "" || strings.Contains(c.Argv[0], "/") {
+		return nil
+	}
+	if _, err := lookPath(r.opts.Env, c.Argv[0]); err != nil {
+		return &RefusedError{Msg: fmt.Sprintf("actor %q: the agent preset %s needs %s, which is not on PATH: install it with npm install --global %s (or run autonomy doctor %s)",
+			cfg.Actor, c.Preset, c.Package, c.Package, r.In.Dir)}
+	}
+	return nil
+}
+
+// PreflightSchedule is Preflight for every scheduled actor: what tick and serve fire.
+func (r *Runner) PreflightSchedule() error { return r.Preflight(r.scheduledActors()...) }
+
+// scheduledActors lists the actors of the schedule, each once.
+func (r *Runner) scheduledActors() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, e := range r.In.Schedule.Entries {
+		if !seen[e.Actor] {
+			seen[e.Actor] = true
+			out = append(out, e.Actor)
+		}
+	}
+	return out
+}
+
+// fill resolves a preset's placeholders for a session: the result file, its schema (a copy
+// without the DO NOT EDIT member and $schema, in the state folder), the git directories the
+// workspace commits into, and the model proxy the preset's BaseURLEnv names.
+func (r *Runner) fill(ctx context.Context, s store.Session, cfg *ActorConfig, argv, env []string, workdir, resultPath string) ([]string, error) {
+	need := map[string]bool{}
+	for _, w := range argv {
+		if agent.Placeholder(w) {
+			need[w] = true
+		}
+	}
+	if len(need) == 0 {
+		return argv, nil
+	}
+	p, ok := agent.Lookup(cfg.Command.Preset)
+	if !ok {
+		return nil, fmt.Errorf("actor %q: unknown agent preset %q (compile again)", cfg.Actor, cfg.Command.Preset)
+	}
+	values := map[string]string{agent.Result: resultPath, agent.Proxy: lookupEnv(env, p.BaseURLEnv)}
+	if need[agent.Schema] || need[agent.SchemaJSON] {
+		if cfg.Result == "" {
+			return nil, fmt.Errorf("actor %q: its agent command asks for a result schema, and it declares none (compile again)", cfg.Actor)
+		}
+		raw, err := os.ReadFile(r.In.Path(cfg.Result))
+		if err != nil {
+			return nil, fmt.Errorf("cannot read the result schema: %v", err)
+		}
+		var doc map[string]any
+		if err := json.Unmarshal(raw, &doc); err != nil {
+			return nil, fmt.Errorf("the result schema %s is not a JSON object: %v (compile again)", cfg.Result, err)
+		}
+		// Without the DO NOT EDIT member, and without $schema: a CLI validating with an older
+		// draft (Claude Code) refuses a 2020-12 meta-schema it does not know.
+		delete(doc, "//")
+		delete(doc, "$schema")
+		clean, _ := json.Marshal(doc)
+		path := r.In.Path(StateDir + "/results/" + s.ID + ".schema.json")
+		if err := os.WriteFile(path, clean, 0o600); err != nil {
+			return nil, err
+		}
+		values[agent.Schema], values[agent.SchemaJSON] = path, string(clean)
+	}
+	if need[agent.GitDir] || need[agent.WorktreeGitDir] {
+		values[agent.GitDir] = gitDir(ctx, workdir, "--git-common-dir")
+		values[agent.WorktreeGitDir] = gitDir(ctx, workdir, "--git-dir")
+	}
+	return p.Fill(argv, values)
+}
+
+// gitDir is a git directory of workdir (--git-common-dir: the one it commits into; --git-dir: a
+// worktree's own), or workdir itself outside a repository.
+func gitDir(ctx context.Context, workdir, flag string) string {
+	out, err := exec.CommandContext(ctx, "git", "-C", workdir, "rev-parse", "--path-format=absolute", flag).Output()
+	if d := strings.TrimSpace(string(out)); err == nil && filepath.IsAbs(d) {
+		return d
+	}
+	return workdir
+}
+
+// collect turns a preset's output into the session's result after it exited 0: the structured
+// result (or the final message) into the result file, the message into the log.
+func collect(output, outPath, resultPath string, result bool, log *os.File) error {
+	if agent.Output(output) != agent.OutputClaudeJSON {
+		return nil
+	}
+	raw, err := os.ReadFile(outPath)
+	if err != nil {
+		return err
+	}
+	msg, structured, err := agent.Extract(raw)
+	fmt.Fprintf(log, "%s\n", msg)
+	if err != nil {
+		return err
+	}
+	data := []byte(msg)
+	if result {
+		if structured == nil {
+			return fmt.Errorf("the agent returned no structured result, only: %s", clip(msg))
+		}
+		data = structured
+	}
+	return os.WriteFile(resultPath, data, 0o600)
+}
+
+func clip(s string) string {
+	if len(s) > 200 {
+		return s[:200] + "…"
+	}
+	return s
+}
+
+// seed gives an isolated worktree the installation's files it lacks (an install that was not
+// committed: behaviors, result schemas, resources), and returns a function that removes those
+// copies again when they are unchanged, so the worktree is not kept for them.
+func (r *Runner) seed(workdir string) (func(), error) {
+	var m struct {
+		Files map[string]string `json:"files"`
+	}
+	if err := readJSON(r.In.Dir, ManifestPath, &m); err != nil {
+		return nil, err
+	}
+	paths := make([]string, 0, len(m.Files)+1)
+	for p := range m.Files {
+		paths = append(paths, p)
+	}
+	paths = append(paths, ManifestPath)
+	sort.Strings(paths)
+	type copied struct {
+		path string
+		data []byte
+	}
+	var done []copied
+	var dirs []string
+	undo := func() {
+		for _, c := range done {
+			if cur, err := os.ReadFile(c.path); err == nil && bytes.Equal(cur, c.data) {
+				_ = os.Remove(c.path)
+			}
+		}
+		for i := len(dirs) - 1; i >= 0; i-- {
+			_ = os.Remove(dirs[i]) // only when empty
+		}
+	}
+	for _, p := range paths {
+		if !filepath.IsLocal(filepath.FromSlash(p)) {
+			continue
+		}
+		dst := filepath.Join(workdir, filepath.FromSlash(p))
+		if _, err := os.Lstat(dst); err == nil {
+			continue // committed: the worktree has its own
+		}
+		data, err := os.ReadFile(r.In.Path(p))
+		if err != nil {
+			continue
+		}
+		for d := filepath.Dir(dst); d != workdir; d = filepath.Dir(d) {
+			if _, err := os.Stat(d); err == nil {
+				break
+			}
+			dirs = append([]string{d}, dirs...)
+		}
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			undo()
+			return nil, err
+		}
+		fi, _ := os.Stat(r.In.Path(p))
+		mode := os.FileMode(0o644)
+		if fi != nil && fi.Mode()&0o111 != 0 {
+			mode = 0o755
+		}
+		if err := os.WriteFile(dst, data, mode); err != nil {
+			undo()
+			return nil, err
+		}
+		done = append(done, copied{dst, data})
+	}
+	sort.Slice(dirs, func(i, j int) bool { return len(dirs[i]) < len(dirs[j]) })
+	return undo, nil
+}

@@ -1,0 +1,126 @@
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/autonomyhq/autonomy/internal/agentcli"
+	"github.com/autonomyhq/autonomy/substrates/agent"
+)
+
+// Check is one thing autonomy doctor looked at.
+type Check struct {
+	// Name says what was checked, e.g. "agent codex".
+	Name string
+	// OK is false when something must be fixed before sessions can run.
+	OK bool
+	// Detail says what was found; Fix what to do about it when not OK.
+	Detail, Fix string
+}
+
+// Doctor checks that the installation in dir can run its sessions with the environment env: the
+// installation and its store, git, and for the agent preset its skills run with, the CLI at its
+// pinned version, the sandbox's helpers and the model credential.
+func Doctor(ctx context.Context, dir string, env []string) []Check {
+	var out []Check
+	in, err := Open(dir)
+	if err != nil {
+		if errors.Is(err, ErrNotInstalled) {
+			return append(out, Check{Name: "installation", Detail: "none in " + dir, Fix: "compile one: autonomy compile PROFILE --target local --out " + dir})
+		}
+		return append(out, Check{Name: "installation", Detail: err.Error(), Fix: "compile it again"})
+	}
+	out = append(out, Check{Name: "installation", OK: true, Detail: fmt.Sprintf("%s (%d actors)", in.Dir, len(in.Runner.Actors))})
+	r, err := New(dir, Options{Env: env})
+	if err != nil {
+		out = append(out, Check{Name: "store", Detail: err.Error(), Fix: "make " + in.Path(StateDir) + " writable, or move the broken database aside"})
+	} else {
+		err := r.Store.Check(ctx)
+		r.Close()
+		if err != nil {
+			out = append(out, Check{Name: "store", Detail: err.Error(), Fix: "move the database in " + in.Path(StateDir) + " aside and run doctor again"})
+		} else {
+			out = append(out, Check{Name: "store", OK: true, Detail: in.Path(StateDir)})
+		}
+	}
+	out = append(out, program(env, "git", "git", "", "install git (e.g. apt-get install git)"))
+
+	// The presets the skills run with, each checked once.
+	presets := map[string][]string{}
+	for _, name := range in.Runner.Actors {
+		cfg, err := in.Actor(name)
+		if err != nil {
+			out = append(out, Check{Name: "actor " + name, Detail: err.Error(), Fix: "compile again"})
+			continue
+		}
+		if c := cfg.Command; c != nil && c.Box && c.Preset != "" {
+			presets[c.Package] = append(presets[c.Package], name)
+		}
+	}
+	if over := lookupEnv(env, AgentEnv); over != "" {
+		out = append(out, Check{Name: "agent", OK: true, Detail: AgentEnv + " overrides the presets: " + over})
+		return out
+	}
+	specs := make([]string, 0, len(presets))
+	for s := range presets {
+		specs = append(specs, s)
+	}
+	sort.Strings(specs)
+	for _, spec := range specs {
+		cfg, _ := in.Actor(presets[spec][0])
+		p, ok := agent.Lookup(cfg.Command.Preset)
+		if !ok {
+			out = append(out, Check{Name: "agent " + cfg.Command.Preset, Detail: "unknown preset", Fix: "compile again with this autonomy"})
+			continue
+		}
+		version := strings.TrimPrefix(spec, p.Package+"@")
+		name := "agent " + p.Name
+		c := program(env, name, p.Bin, version, "npm install --global "+spec)
+		c.Detail += " (runs " + strings.Join(presets[spec], ", ") + ")"
+		out = append(out, c)
+		helpers := []string{"bwrap"}
+		if p.Name == "claude" {
+			helpers = append(helpers, "socat") // its sandbox proxies the network through socat
+		}
+		for _, h := range helpers {
+			pkg := map[string]string{"bwrap": "bubblewrap", "socat": "socat"}[h]
+			hc := program(env, "sandbox "+h, h, "", "install "+pkg+" (e.g. apt-get install "+pkg+"): "+p.Name+"'s sandbox needs it")
+			if p.Name == "codex" && !hc.OK {
+				hc.OK, hc.Detail, hc.Fix = true, "not on PATH: codex uses the bubblewrap it bundles", ""
+			}
+			out = append(out, hc)
+		}
+		if v := lookupEnv(env, p.CredentialEnv); v == "" {
+			out = append(out, Check{Name: "credential " + p.CredentialEnv, Detail: "not set", Fix: "export " + p.CredentialEnv + "=… (the key of your model, or of your model proxy, with " + p.BaseURLEnv + " its URL)"})
+		} else {
+			d := "set"
+			if u := lookupEnv(env, p.BaseURLEnv); u != "" {
+				d += "; the model proxy is " + p.BaseURLEnv + "=" + u
+			}
+			out = append(out, Check{Name: "credential " + p.CredentialEnv, OK: true, Detail: d})
+		}
+	}
+	return out
+}
+
+// program checks that bin is on env's PATH and, when version is given, reports that version.
+func program(env []string, name, bin, version, fix string) Check {
+	path, err := lookPath(env, bin)
+	if err != nil {
+		return Check{Name: name, Detail: bin + " is not on PATH", Fix: fix}
+	}
+	if version == "" {
+		return Check{Name: name, OK: true, Detail: path}
+	}
+	got, err := agentcli.Version(path)
+	if err != nil {
+		return Check{Name: name, Detail: err.Error(), Fix: fix}
+	}
+	if got != version {
+		return Check{Name: name, Detail: fmt.Sprintf("%s is version %s, the installation is pinned to %s", path, got, version), Fix: fix}
+	}
+	return Check{Name: name, OK: true, Detail: path + " " + got}
+}
