@@ -22,6 +22,9 @@ type Check func(t *testing.T, file string) ir.Diagnostics
 // Run runs every case of dir/good, dir/bad and dir/warn whose name ends in one of exts.
 func Run(t *testing.T, dir string, check Check, exts ...string) {
 	for _, kind := range []string{"good", "bad", "warn"} {
+		if _, err := os.Stat(filepath.Join(dir, kind)); kind == "warn" && os.IsNotExist(err) {
+			continue // a format whose every problem is an error has no warn cases
+		}
 		files := glob(t, filepath.Join(dir, kind), exts)
 		if len(files) == 0 {
 			t.Fatalf("no cases in %s/%s", dir, kind)

@@ -73,7 +73,7 @@ func ParseYAML(r *Reporter, data []byte, at ir.Pos, what, example string) (root 
 			r.Errorf(at, example, "%s is empty", what)
 			return nil
 		}
-		r.YAMLError(err, at)
+		r.YAMLError(data, err)
 		return nil
 	}
 	var extra yaml.Node

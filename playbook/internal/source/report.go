@@ -4,13 +4,7 @@
 package source
 
 import (
-	"errors"
 	"fmt"
-	"regexp"
-	"strconv"
-	"strings"
-
-	"gopkg.in/yaml.v3"
 
 	"github.com/autonomyhq/autonomy/ir"
 )
@@ -47,27 +41,8 @@ func fix(p ir.Pos) ir.Pos {
 	return p
 }
 
-var yamlErrLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
-
-// YAMLError reports a YAML library error; def is where to point when the error names no line.
-func (r *Reporter) YAMLError(err error, def ir.Pos) {
-	var te *yaml.TypeError
-	if errors.As(err, &te) {
-		for _, e := range te.Errors {
-			r.YAMLError(errors.New(e), def)
-		}
-		return
-	}
-	msg, at := err.Error(), def
-	if m := yamlErrLine.FindStringSubmatch(msg); m != nil {
-		line, _ := strconv.Atoi(m[1])
-		msg, at = m[2], ir.Pos{Line: line, Col: 1}
-	} else {
-		msg = strings.TrimPrefix(msg, "yaml: ")
-	}
-	hint := ""
-	if strings.Contains(msg, "cannot start any token") {
-		hint = "indent with spaces, and quote a value that starts with a special character such as * or @"
-	}
-	r.Errorf(at, hint, "YAML syntax error: %s", msg)
+// YAMLError reports a YAML library error on data, positioned as the profile loader positions its
+// own (at the offending line, not at the start of its block).
+func (r *Reporter) YAMLError(data []byte, err error) {
+	r.Diags = append(r.Diags, ir.YAMLErrorDiagnostics(r.File, data, err)...)
 }
