@@ -73,11 +73,16 @@ func glob(t *testing.T, dir string, exts []string) []string {
 // compare checks got against the case's .out file (rewriting it under -update).
 func compare(t *testing.T, file, got string) {
 	t.Helper()
-	ext := filepath.Ext(file)
-	if strings.HasSuffix(file, ".playbook.md") {
-		ext = ".playbook.md"
+	base := filepath.Base(file)
+	if i := strings.Index(base, "."); i > 0 {
+		base = base[:i]
 	}
-	outFile := strings.TrimSuffix(file, ext) + ".out"
+	Compare(t, filepath.Join(filepath.Dir(file), base+".out"), got)
+}
+
+// Compare checks got against the expected output file (rewriting it under -update).
+func Compare(t *testing.T, outFile, got string) {
+	t.Helper()
 	if *update {
 		if err := os.WriteFile(outFile, []byte(got), 0o644); err != nil {
 			t.Fatal(err)
