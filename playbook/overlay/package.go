@@ -207,3 +207,30 @@ func errText(err error) string {
 	}
 	return err.Error()
 }
+
+// WriteIndex writes the package's _index.md when its bytes differ from Index, atomically (a
+// temporary file renamed into place), and says whether it wrote.
+func WriteIndex(pkg *Package) (bool, error) {
+	file := filepath.Join(pkg.Dir, IndexFile)
+	want := Index(pkg.Overlays, pkg.Dir)
+	if have, err := os.ReadFile(file); err == nil && bytes.Equal(have, want) {
+		return false, nil
+	}
+	tmp, err := os.CreateTemp(pkg.Dir, ".index-*.md")
+	if err != nil {
+		return false, err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(want); err != nil {
+		tmp.Close()
+		return false, err
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return false, err
+	}
+	if err := tmp.Close(); err != nil {
+		return false, err
+	}
+	return true, os.Rename(tmp.Name(), file)
+}
