@@ -46,7 +46,7 @@ func Detect(name string, data []byte) (f Format, sure bool) {
 	}
 	switch filepath.Ext(base) {
 	case ".yml", ".yaml", ".json":
-		return Workflow, workflowSteps.Match(data)
+		return Workflow, bytes.Contains(data, []byte("steps")) && workflowSteps.Match(data)
 	case ".md", ".markdown":
 	default:
 		return Unknown, false
@@ -61,7 +61,7 @@ func Detect(name string, data []byte) (f Format, sure bool) {
 		}
 		return Unknown, false
 	}
-	if stepHeading.Match(data) {
+	if bytes.Contains(data, []byte("STEP")) && stepHeading.Match(data) {
 		return Steps, true
 	}
 	if capsuleName {

@@ -2,11 +2,14 @@ package playbook
 
 import (
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/playbook/capsule"
@@ -52,7 +55,7 @@ type Result struct {
 // markdown file below it except README.md and _*.md is an overlay, and the index is checked; an
 // overlay outside any such folder belongs to the package of the directory given.
 func ValidatePaths(paths []string) *Result {
-	v := &validation{res: &Result{}, packages: map[string]*overlay.Package{}}
+	v := &validation{res: &Result{}, packages: map[string]*overlay.Package{}, implicit: map[string]bool{}}
 	for _, path := range paths {
 		info, err := os.Stat(path)
 		if err != nil {
@@ -67,7 +70,13 @@ func ValidatePaths(paths []string) *Result {
 			v.fail(path, fmt.Errorf("not a regular file"))
 			continue
 		}
-		v.file(path, Unknown, true)
+		v.jobs = append(v.jobs, &job{path: path, explicit: true})
+	}
+	v.runAll()
+	for r, pkg := range v.packages {
+		if len(pkg.Overlays) == 0 && v.implicit[r] {
+			delete(v.packages, r)
+		}
 	}
 	var roots []string
 	for root := range v.packages {
@@ -87,8 +96,10 @@ func ValidatePaths(paths []string) *Result {
 type validation struct {
 	res      *Result
 	packages map[string]*overlay.Package
-	// pkg is the package the overlay being read belongs to (nil: none, the file stands alone).
-	pkg *overlay.Package
+	jobs     []*job
+	// implicit are the packages of directory arguments without an _index.md of their own: they
+	// are packages only if an overlay turns up in them.
+	implicit map[string]bool
 }
 
 func (v *validation) fail(path string, err error) {
@@ -128,21 +139,18 @@ func (v *validation) dir(root string) {
 		v.fail(root, err)
 		return
 	}
+	for r := range packageRoots {
+		v.packageAt(r)
+	}
+	if !packageRoots[root] && v.packages[root] == nil {
+		v.implicit[root] = true
+	}
 	for _, path := range files {
 		if pkgRoot := nearest(path, root, packageRoots); pkgRoot != "" && overlay.IsOverlayFile(path) {
-			v.pkg = v.packageAt(pkgRoot)
-			v.file(path, Overlay, false)
+			v.jobs = append(v.jobs, &job{path: path, format: Overlay, pkg: v.packageAt(pkgRoot)})
 			continue
 		}
-		v.pkg = v.packageAt(root)
-		v.file(path, Unknown, false)
-	}
-	v.pkg = nil
-	// A package without overlays (an implicit one that found none) is no package.
-	for r, pkg := range v.packages {
-		if len(pkg.Overlays) == 0 && !packageRoots[r] {
-			delete(v.packages, r)
-		}
+		v.jobs = append(v.jobs, &job{path: path, pkg: v.packageAt(root)})
 	}
 }
 
@@ -167,64 +175,115 @@ func (v *validation) packageAt(dir string) *overlay.Package {
 	return pkg
 }
 
-// file reads and checks one file. format is the format when known (an overlay of a package);
-// explicit says the user named the file, so a guess of Detect is read too.
-func (v *validation) file(path string, format Format, explicit bool) {
-	info, err := os.Stat(path)
+// job is one file to read: its format when known (an overlay of a package), whether the user
+// named it (so a guess of Detect is read too), and the package an overlay joins.
+type job struct {
+	path     string
+	format   Format
+	explicit bool
+	pkg      *overlay.Package
+	// Results, filled by run.
+	read    bool
+	diags   ir.Diagnostics
+	failure error
+	capsule *capsule.Playbook
+	overlay *overlay.Overlay
+	steps   *steps.Playbook
+	flow    *workflow.Workflow
+}
+
+// runAll reads the files on every CPU; the results are merged in job order, so the output does
+// not depend on scheduling.
+func (v *validation) runAll() {
+	jobs := v.jobs
+	var wg sync.WaitGroup
+	next := make(chan *job)
+	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range next {
+				j.run()
+			}
+		}()
+	}
+	for _, j := range jobs {
+		next <- j
+	}
+	close(next)
+	wg.Wait()
+	for _, j := range jobs {
+		if j.failure != nil {
+			v.fail(j.path, j.failure)
+			continue
+		}
+		if !j.read {
+			continue
+		}
+		v.res.Files = append(v.res.Files, File{Path: j.path, Format: j.format})
+		v.res.Diagnostics = append(v.res.Diagnostics, j.diags...)
+		switch {
+		case j.capsule != nil:
+			v.res.Capsules = append(v.res.Capsules, j.capsule)
+		case j.overlay != nil:
+			v.res.Overlays = append(v.res.Overlays, j.overlay)
+			if j.pkg != nil {
+				j.pkg.Overlays = append(j.pkg.Overlays, j.overlay)
+			}
+		case j.steps != nil:
+			v.res.Steps = append(v.res.Steps, j.steps)
+		case j.flow != nil:
+			v.res.Workflows = append(v.res.Workflows, j.flow)
+		}
+	}
+}
+
+// run reads and checks the job's file.
+func (j *job) run() {
+	f, err := os.Open(j.path)
 	if err != nil {
-		v.fail(path, err)
+		j.failure = err
+		return
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		j.failure = err
 		return
 	}
 	if info.Size() > MaxFileSize {
-		if explicit || format != Unknown {
-			v.res.Files = append(v.res.Files, File{Path: path, Format: format})
-			v.res.Diagnostics = append(v.res.Diagnostics, ir.Diagnostic{File: path, Pos: ir.Pos{Line: 1, Col: 1}, Severity: ir.Error,
-				Message: fmt.Sprintf("the file is %d bytes: too large for a playbook", info.Size())})
+		if j.explicit || j.format != Unknown {
+			j.read = true
+			j.diags = ir.Diagnostics{{File: j.path, Pos: ir.Pos{Line: 1, Col: 1}, Severity: ir.Error,
+				Message: fmt.Sprintf("the file is %d bytes: too large for a playbook", info.Size())}}
 		}
 		return
 	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		v.fail(path, err)
+	data := make([]byte, info.Size())
+	if _, err := io.ReadFull(f, data); err != nil {
+		j.failure = err
 		return
 	}
-	if format == Unknown {
-		f, sure := Detect(path, data)
-		if !sure && !explicit {
+	if j.format == Unknown {
+		f, sure := Detect(j.path, data)
+		if !sure && !j.explicit {
 			return
 		}
-		format = f
+		j.format = f
 	}
-	v.res.Files = append(v.res.Files, File{Path: path, Format: format})
-	var diags ir.Diagnostics
-	switch format {
+	j.read = true
+	switch j.format {
 	case Capsule:
-		var p *capsule.Playbook
-		if p, diags = capsule.Check(path, data); p != nil {
-			v.res.Capsules = append(v.res.Capsules, p)
-		}
+		j.capsule, j.diags = capsule.Check(j.path, data)
 	case Overlay:
-		var o *overlay.Overlay
-		if o, diags = overlay.Check(path, data); o != nil {
-			v.res.Overlays = append(v.res.Overlays, o)
-			if v.pkg != nil {
-				v.pkg.Overlays = append(v.pkg.Overlays, o)
-			}
-		}
+		j.overlay, j.diags = overlay.Check(j.path, data)
 	case Steps:
-		var p *steps.Playbook
-		if p, diags = steps.Check(path, data); p != nil {
-			v.res.Steps = append(v.res.Steps, p)
-		}
+		j.steps, j.diags = steps.Check(j.path, data)
 	case Workflow:
-		var w *workflow.Workflow
-		if w, diags = workflow.Check(path, data); w != nil {
-			v.res.Workflows = append(v.res.Workflows, w)
-		}
+		j.flow, j.diags = workflow.Check(j.path, data)
 	default:
-		diags = ir.Diagnostics{{File: path, Pos: ir.Pos{Line: 1, Col: 1}, Severity: ir.Error,
+		j.diags = ir.Diagnostics{{File: j.path, Pos: ir.Pos{Line: 1, Col: 1}, Severity: ir.Error,
 			Message: "cannot tell which playbook format this file is",
 			Hint:    "a capsule playbook has type: playbook in its frontmatter, an overlay schema: playbooks/v1, a step playbook ## STEP 1: headings, a workflow (.yml, .yaml, .json) a steps: list"}}
 	}
-	v.res.Diagnostics = append(v.res.Diagnostics, diags...)
 }
