@@ -1,6 +1,7 @@
 package capsule
 
 import (
+	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -77,4 +78,35 @@ func TestChecksTable(t *testing.T) {
 			t.Errorf("enforced check %d is not an error", c.Number)
 		}
 	}
+}
+
+// TestChecksDocumented: docs/playbooks.md carries the table of checks exactly as Checks renders
+// it, between its markers (go test -update rewrites it).
+func TestChecksDocumented(t *testing.T) {
+	const doc = "../../docs/playbooks.md"
+	const begin, end = "<!-- capsule-checks:begin -->\n", "<!-- capsule-checks:end -->"
+	data, err := os.ReadFile(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	i, j := strings.Index(text, begin), strings.Index(text, end)
+	if i < 0 || j < i {
+		t.Fatalf("%s lacks the capsule-checks markers", doc)
+	}
+	want := ChecksMarkdown()
+	if got := text[i+len(begin) : j]; got != want {
+		if updateDocs() {
+			if err := os.WriteFile(doc, []byte(text[:i+len(begin)]+want+text[j:]), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
+		t.Errorf("the table of checks in %s is stale (go test ./playbook/capsule -update):\n%s", doc, want)
+	}
+}
+
+func updateDocs() bool {
+	f := flag.Lookup("update")
+	return f != nil && f.Value.String() == "true"
 }

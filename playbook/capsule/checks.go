@@ -1,5 +1,10 @@
 package capsule
 
+import (
+	"fmt"
+	"strings"
+)
+
 // How a check is carried out.
 const (
 	AsError      = "error"
@@ -47,3 +52,17 @@ var Checks = []ValidationCheck{
 
 // wording is the seed's text of check n, for messages.
 func wording(n int) string { return Checks[n-1].Wording }
+
+// ChecksMarkdown renders Checks as the markdown table docs/playbooks.md carries.
+func ChecksMarkdown() string {
+	var b strings.Builder
+	b.WriteString("| # | seed tag | check (the seed's wording) | reported as | how |\n|---|---|---|---|---|\n")
+	for _, c := range Checks {
+		how := c.How
+		if how == "" {
+			how = "as written"
+		}
+		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s |\n", c.Number, c.Tag, strings.ReplaceAll(c.Wording, "|", `\|`), c.As, how)
+	}
+	return b.String()
+}
