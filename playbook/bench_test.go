@@ -46,7 +46,7 @@ func fleet(tb testing.TB, n int) string {
 		write(fmt.Sprintf("steps/s%04d.md", i), step)
 		write(fmt.Sprintf("workflows/w%04d.yml", i), flow)
 	}
-	pkg, err := overlay.Load(filepath.Join(dir, "overlays"))
+	pkg, _, err := LoadPackage(filepath.Join(dir, "overlays"))
 	if err != nil {
 		tb.Fatal(err)
 	}

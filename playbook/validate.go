@@ -46,6 +46,8 @@ type Result struct {
 	Overlays  []*overlay.Overlay
 	Steps     []*steps.Playbook
 	Workflows []*workflow.Workflow
+	// Packages are the overlay packages found, by folder.
+	Packages []*overlay.Package
 }
 
 // ValidatePaths validates files and directories of playbooks. A file is read in the format Detect
@@ -55,7 +57,7 @@ type Result struct {
 // markdown file below it except README.md and _*.md is an overlay, and the index is checked; an
 // overlay outside any such folder belongs to the package of the directory given.
 func ValidatePaths(paths []string) *Result {
-	v := &validation{res: &Result{}, packages: map[string]*overlay.Package{}, implicit: map[string]bool{}}
+	v := newValidation()
 	for _, path := range paths {
 		info, err := os.Stat(path)
 		if err != nil {
@@ -72,6 +74,15 @@ func ValidatePaths(paths []string) *Result {
 		}
 		v.jobs = append(v.jobs, &job{path: path, explicit: true})
 	}
+	return v.finish()
+}
+
+func newValidation() *validation {
+	return &validation{res: &Result{}, packages: map[string]*overlay.Package{}, implicit: map[string]bool{}}
+}
+
+// finish reads every file queued and runs the rules that span files.
+func (v *validation) finish() *Result {
 	v.runAll()
 	for r, pkg := range v.packages {
 		if len(pkg.Overlays) == 0 && v.implicit[r] {
@@ -85,6 +96,7 @@ func ValidatePaths(paths []string) *Result {
 	sort.Strings(roots)
 	for _, root := range roots {
 		pkg := v.packages[root]
+		v.res.Packages = append(v.res.Packages, pkg)
 		v.res.Files = append(v.res.Files, File{Path: filepath.Join(root, overlay.IndexFile), Format: IndexFormat})
 		v.res.Diagnostics = append(v.res.Diagnostics, overlay.ValidatePackage(pkg)...)
 	}
@@ -113,7 +125,11 @@ func (v *validation) fail(path string, err error) {
 }
 
 // dir walks a directory argument.
-func (v *validation) dir(root string) {
+func (v *validation) dir(root string) { v.walk(root, false) }
+
+// walk queues the files below root; asPackage makes root an overlay package even without an
+// _index.md (the folder `playbook index` is writing one for).
+func (v *validation) walk(root string, asPackage bool) {
 	var files []string
 	packageRoots := map[string]bool{}
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
@@ -139,6 +155,9 @@ func (v *validation) dir(root string) {
 		v.fail(root, err)
 		return
 	}
+	if asPackage {
+		packageRoots[root] = true
+	}
 	for r := range packageRoots {
 		v.packageAt(r)
 	}
@@ -147,7 +166,7 @@ func (v *validation) dir(root string) {
 	}
 	for _, path := range files {
 		if pkgRoot := nearest(path, root, packageRoots); pkgRoot != "" && overlay.IsOverlayFile(path) {
-			v.jobs = append(v.jobs, &job{path: path, format: Overlay, pkg: v.packageAt(pkgRoot)})
+			v.jobs = append(v.jobs, &job{path: path, inPackage: true, pkg: v.packageAt(pkgRoot)})
 			continue
 		}
 		v.jobs = append(v.jobs, &job{path: path, pkg: v.packageAt(root)})
@@ -181,7 +200,10 @@ type job struct {
 	path     string
 	format   Format
 	explicit bool
-	pkg      *overlay.Package
+	// inPackage says the file is a markdown file inside an overlay package: an overlay, unless
+	// it is recognizably a capsule or step playbook kept there.
+	inPackage bool
+	pkg       *overlay.Package
 	// Results, filled by run.
 	read    bool
 	diags   ir.Diagnostics
@@ -195,7 +217,15 @@ type job struct {
 // runAll reads the files on every CPU; the results are merged in job order, so the output does
 // not depend on scheduling.
 func (v *validation) runAll() {
-	jobs := v.jobs
+	// A file queued twice (a behavior inside the overlay folder) is read once, as first queued.
+	seen := map[string]bool{}
+	var jobs []*job
+	for _, j := range v.jobs {
+		if key := filepath.Clean(j.path); !seen[key] {
+			seen[key] = true
+			jobs = append(jobs, j)
+		}
+	}
 	var wg sync.WaitGroup
 	next := make(chan *job)
 	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
@@ -266,7 +296,10 @@ func (j *job) run() {
 	}
 	if j.format == Unknown {
 		f, sure := Detect(j.path, data)
-		if !sure && !j.explicit {
+		switch {
+		case j.inPackage && !(sure && (f == Capsule || f == Steps)):
+			f = Overlay
+		case !sure && !j.explicit:
 			return
 		}
 		j.format = f
@@ -286,4 +319,29 @@ func (j *job) run() {
 			Message: "cannot tell which playbook format this file is",
 			Hint:    "a capsule playbook has type: playbook in its frontmatter, an overlay schema: playbooks/v1, a step playbook ## STEP 1: headings, a workflow (.yml, .yaml, .json) a steps: list"}}
 	}
+}
+
+// LoadPackage reads the overlay package dir as `playbook index` does: every markdown file below
+// it except README.md, _*.md and the capsule and step playbooks kept there is an overlay. The
+// diagnostics are the overlays' own (not the index's); the error is an I/O failure.
+func LoadPackage(dir string) (*overlay.Package, ir.Diagnostics, error) {
+	v := newValidation()
+	v.walk(dir, true)
+	v.runAll()
+	if len(v.res.Failures) > 0 {
+		f := v.res.Failures[0]
+		return nil, nil, fmt.Errorf("%s: %s", f.Path, f.Error)
+	}
+	pkg := v.packages[dir]
+	var diags ir.Diagnostics
+	overlays := map[string]bool{}
+	for _, f := range v.res.Files {
+		overlays[f.Path] = f.Format == Overlay
+	}
+	for _, d := range v.res.Diagnostics {
+		if overlays[d.File] {
+			diags = append(diags, d)
+		}
+	}
+	return pkg, diags.Sort(), nil
 }

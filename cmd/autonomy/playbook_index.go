@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/autonomyhq/autonomy/playbook"
 	"github.com/autonomyhq/autonomy/playbook/overlay"
 )
 
@@ -15,8 +16,8 @@ func newPlaybookIndex() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "index DIR",
 		Short: "Regenerate an overlay package's _index.md",
-		Long: `index reads every overlay of the package DIR (each *.md below it except README.md and _*.md)
-and writes DIR/_index.md: every overlay with its slug, title, targets, status, priority and
+		Long: `index reads every overlay of the package DIR (each *.md below it except README.md, _*.md and
+the capsule and step playbooks kept there) and writes DIR/_index.md: every overlay with its slug, title, targets, status, priority and
 lock_check, sorted by slug. The same overlays always give the same bytes, and an index that is
 already right is not rewritten. Nothing is written while an overlay has errors.
 
@@ -32,13 +33,13 @@ stale), 2 usage or I/O error.`,
 			if info, err := os.Stat(dir); err != nil || !info.IsDir() {
 				return usageError("%s: not a directory", dir)
 			}
-			pkg, err := overlay.Load(dir)
+			pkg, diags, err := playbook.LoadPackage(dir)
 			if err != nil {
 				return usageError("%v", err)
 			}
-			fmt.Fprint(out, pkg.Diags.Sort().String())
+			fmt.Fprint(out, diags.String())
 			file := filepath.Join(dir, overlay.IndexFile)
-			if pkg.Diags.HasErrors() {
+			if diags.HasErrors() {
 				return &exitError{code: exitProblems, msg: fmt.Sprintf("%s not written: the overlays have errors", file)}
 			}
 			if check {

@@ -1,9 +1,7 @@
 package overlay
 
 import (
-	"bytes"
 	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/autonomyhq/autonomy/ir"
@@ -20,48 +18,6 @@ func check(t *testing.T, file string) ir.Diagnostics {
 }
 
 func TestCases(t *testing.T) { casetest.Run(t, "testdata", check, ".md") }
-
-// TestPackages checks testdata/packages/CASE/ as a package: its exact diagnostics in CASE.out.
-func TestPackages(t *testing.T) {
-	dirs, _ := filepath.Glob("testdata/packages/*")
-	for _, dir := range dirs {
-		if filepath.Ext(dir) == ".out" {
-			continue
-		}
-		t.Run(filepath.Base(dir), func(t *testing.T) {
-			if filepath.Base(dir) == "good" {
-				// The good package's index is generated here, so the case pins Index's output.
-				pkg, err := Load(dir)
-				if err != nil {
-					t.Fatal(err)
-				}
-				casetest.Compare(t, filepath.Join(dir, IndexFile), string(Index(pkg.Overlays, dir)))
-			}
-			pkg, err := Load(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			diags := append(pkg.Diags, ValidatePackage(pkg)...).Sort()
-			casetest.Compare(t, dir+".out", diags.String())
-		})
-	}
-}
-
-// TestIndexDeterministic: the index does not depend on the order overlays are given in.
-func TestIndexDeterministic(t *testing.T) {
-	pkg, err := Load("testdata/packages/good")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(pkg.Overlays) != 2 {
-		t.Fatalf("%d overlays", len(pkg.Overlays))
-	}
-	a := Index(pkg.Overlays, "x")
-	b := Index([]*Overlay{pkg.Overlays[1], pkg.Overlays[0]}, "x")
-	if !bytes.Equal(a, b) {
-		t.Fatalf("order changes the index:\n%s\n%s", a, b)
-	}
-}
 
 func TestParseStructure(t *testing.T) {
 	data, _ := os.ReadFile("testdata/good/flag-contradictions.md")

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -19,8 +18,6 @@ type Package struct {
 	Dir string
 	// Overlays are the overlays that could be read, in file order.
 	Overlays []*Overlay
-	// Diags are the diagnostics of every overlay file (Check's).
-	Diags ir.Diagnostics
 }
 
 // IsOverlayFile reports whether a file of a package is an overlay: a .md file other than the
@@ -28,46 +25,6 @@ type Package struct {
 func IsOverlayFile(name string) bool {
 	base := filepath.Base(name)
 	return strings.HasSuffix(base, ".md") && !strings.HasPrefix(base, "_") && !strings.EqualFold(base, "README.md")
-}
-
-// Load reads and checks every overlay below dir, in lexical order. Symbolic links are not
-// followed (a package never reads outside itself). The error is an I/O failure.
-func Load(dir string) (*Package, error) {
-	pkg := &Package{Dir: dir}
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if path != dir && strings.HasPrefix(d.Name(), ".") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !IsOverlayFile(path) {
-			return nil
-		}
-		if !d.Type().IsRegular() {
-			r := &source.Reporter{File: path}
-			r.Warnf(ir.Pos{}, "copy the file into the package", "not a regular file (a symbolic link?); it is not read")
-			pkg.Diags = append(pkg.Diags, r.Diags...)
-			return nil
-		}
-		data, err := ReadFile(path, MaxSize)
-		if err != nil {
-			return err
-		}
-		o, diags := Check(path, data)
-		pkg.Diags = append(pkg.Diags, diags...)
-		if o != nil {
-			pkg.Overlays = append(pkg.Overlays, o)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return pkg, nil
 }
 
 // ReadFile reads at most limit+1 bytes of a file: enough for a parser to say it is too large
