@@ -44,7 +44,7 @@ stale), 2 usage or I/O error.`,
 			}
 			if check {
 				have, _ := os.ReadFile(file)
-				if string(have) != string(overlay.Index(pkg.Overlays, dir)) {
+				if string(have) != string(overlay.Index(pkg.Overlays)) {
 					return &exitError{code: exitProblems, msg: fmt.Sprintf("%s is stale: run autonomy playbook index %s", file, dir)}
 				}
 				fmt.Fprintf(errOut, "%s is up to date (%s)\n", file, count(len(pkg.Overlays), "overlay"))

@@ -41,7 +41,7 @@ func ReadFile(path string, limit int) ([]byte, error) {
 // Index renders the package's _index.md: every overlay with the seed's columns (slug, title,
 // targets, status, priority, lock_check), sorted by slug then file. The same overlays give the
 // same bytes.
-func Index(overlays []*Overlay, dir string) []byte {
+func Index(overlays []*Overlay) []byte {
 	rows := append([]*Overlay(nil), overlays...)
 	sort.SliceStable(rows, func(i, j int) bool {
 		if rows[i].Slug.Value != rows[j].Slug.Value {
@@ -123,7 +123,7 @@ func checkIndex(pkg *Package, slugs map[string]*Overlay) ir.Diagnostics {
 		}
 		return r.Diags
 	}
-	want := Index(pkg.Overlays, pkg.Dir)
+	want := Index(pkg.Overlays)
 	if bytes.Equal(have, want) {
 		return nil
 	}
@@ -169,7 +169,7 @@ func errText(err error) string {
 // temporary file renamed into place), and says whether it wrote.
 func WriteIndex(pkg *Package) (bool, error) {
 	file := filepath.Join(pkg.Dir, IndexFile)
-	want := Index(pkg.Overlays, pkg.Dir)
+	want := Index(pkg.Overlays)
 	if have, err := os.ReadFile(file); err == nil && bytes.Equal(have, want) {
 		return false, nil
 	}

@@ -24,7 +24,7 @@ func TestPackages(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				casetest.Compare(t, filepath.Join(dir, overlay.IndexFile), string(overlay.Index(pkg.Overlays, dir)))
+				casetest.Compare(t, filepath.Join(dir, overlay.IndexFile), string(overlay.Index(pkg.Overlays)))
 			}
 			pkg, loadDiags, err := playbook.LoadPackage(dir)
 			if err != nil {
@@ -45,8 +45,8 @@ func TestIndexDeterministic(t *testing.T) {
 	if len(pkg.Overlays) != 2 {
 		t.Fatalf("%d overlays", len(pkg.Overlays))
 	}
-	a := overlay.Index(pkg.Overlays, "x")
-	b := overlay.Index([]*overlay.Overlay{pkg.Overlays[1], pkg.Overlays[0]}, "x")
+	a := overlay.Index(pkg.Overlays)
+	b := overlay.Index([]*overlay.Overlay{pkg.Overlays[1], pkg.Overlays[0]})
 	if !bytes.Equal(a, b) {
 		t.Fatalf("order changes the index:\n%s\n%s", a, b)
 	}
