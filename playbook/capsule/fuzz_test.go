@@ -13,7 +13,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("---\nsupersedes: x\nsuperseded_by: x\ncalls: [x]\ncomposes_into: [{playbook: x}]\n---\n## Verification\nmethod:\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p, diags := Check("x.playbook.md", data)
-		casetest.Sane(t, diags)
+		casetest.Sane(t, data, diags)
 		if p == nil {
 			if !diags.HasErrors() {
 				t.Fatal("no playbook and no error")
@@ -21,6 +21,6 @@ func FuzzParse(f *testing.F) {
 			return
 		}
 		q, _ := Check("y.playbook.md", data)
-		casetest.Sane(t, ValidateLibrary([]*Playbook{p, q}).Sort())
+		casetest.Sane(t, data, ValidateLibrary([]*Playbook{p, q}).Sort())
 	})
 }

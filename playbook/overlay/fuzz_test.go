@@ -13,7 +13,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("---\nschema: playbooks/v1\ntargets: [{kind: role, ref: \"a|b\\nc\"}]\nttl: PT\n---\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		o, diags := Check("x.md", data)
-		casetest.Sane(t, diags)
+		casetest.Sane(t, data, diags)
 		if o == nil {
 			if !diags.HasErrors() {
 				t.Fatal("no overlay and no error")

@@ -13,7 +13,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("# T\n## STEP 1: a\n```if x == \"y\"```\n### STEP 1a: b\n```elif\n```else```\n@elicit(\n@tool(,,)\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p, diags := Check("f.md", data)
-		casetest.Sane(t, diags)
+		casetest.Sane(t, data, diags)
 		if p == nil && !diags.HasErrors() {
 			t.Fatal("no playbook and no error")
 		}

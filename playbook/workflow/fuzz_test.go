@@ -14,7 +14,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("a: &a [*a, *a]\nb: &b [*a, *a]\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		w, diags := Check("f.yml", data)
-		casetest.Sane(t, diags)
+		casetest.Sane(t, data, diags)
 		if w == nil && !diags.HasErrors() {
 			t.Fatal("no workflow and no error")
 		}
