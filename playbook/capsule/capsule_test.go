@@ -11,16 +11,7 @@ import (
 	"github.com/autonomyhq/autonomy/playbook/internal/casetest"
 )
 
-func check(t *testing.T, file string) ir.Diagnostics {
-	data, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, diags := Check(file, data)
-	return diags
-}
-
-func TestCases(t *testing.T) { casetest.Run(t, "testdata", check, ".md") }
+func TestCases(t *testing.T) { casetest.Run(t, "testdata", casetest.Of(Check), ".md") }
 
 // TestLibraries checks testdata/library/CASE/: every playbook of the folder validated together,
 // its exact diagnostics in CASE.out.

@@ -8,16 +8,7 @@ import (
 	"github.com/autonomyhq/autonomy/playbook/internal/casetest"
 )
 
-func check(t *testing.T, file string) ir.Diagnostics {
-	data, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, diags := Check(file, data)
-	return diags
-}
-
-func TestCases(t *testing.T) { casetest.Run(t, "testdata", check, ".md") }
+func TestCases(t *testing.T) { casetest.Run(t, "testdata", casetest.Of(Check), ".md") }
 
 func TestParseStructure(t *testing.T) {
 	data, _ := os.ReadFile("testdata/good/flag-contradictions.md")

@@ -9,16 +9,9 @@ import (
 	"github.com/autonomyhq/autonomy/playbook/internal/casetest"
 )
 
-func check(t *testing.T, file string) ir.Diagnostics {
-	data, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, diags := Check(file, data)
-	return diags
+func TestCases(t *testing.T) {
+	casetest.Run(t, "testdata", casetest.Of(Check), ".yml", ".yaml", ".json")
 }
-
-func TestCases(t *testing.T) { casetest.Run(t, "testdata", check, ".yml", ".yaml", ".json") }
 
 func TestParseStructure(t *testing.T) {
 	data, err := os.ReadFile("testdata/good/inbox-triage.yml")
@@ -49,7 +42,7 @@ func TestParseStructure(t *testing.T) {
 
 // TestSecretNeverEchoed: a diagnostic about a secret literal does not repeat the secret.
 func TestSecretNeverEchoed(t *testing.T) {
-	diags := check(t, "testdata/bad/secrets.yml")
+	diags := casetest.Of(Check)(t, "testdata/bad/secrets.yml")
 	for _, s := range []string{"hunter2xyz", "ghp_aaaa", "correct horse", "pa55", "abcdefghijklmnop", "abc123"} {
 		if strings.Contains(diags.String(), s) {
 			t.Errorf("the diagnostics repeat the secret %q:\n%s", s, diags)

@@ -110,7 +110,10 @@ func Sane(t *testing.T, input []byte, diags ir.Diagnostics) {
 		if !strings.Contains(string(input), "%!") && (strings.Contains(d.Message, "%!") || strings.Contains(d.Hint, "%!")) {
 			t.Fatalf("bad format verb: %s", d)
 		}
-		if i > 0 {
+		if i > 0 && diags[i-1].File > d.File {
+			t.Fatalf("unsorted diagnostics: %s before %s", diags[i-1].File, d.File)
+		}
+		if i > 0 && diags[i-1].File == d.File {
 			prev := diags[i-1].Pos
 			if prev.Line > d.Pos.Line || prev.Line == d.Pos.Line && prev.Col > d.Pos.Col {
 				t.Fatalf("unsorted diagnostics: %v before %v", prev, d.Pos)
@@ -129,5 +132,17 @@ func Seeds(f *testing.F, dir string) {
 		if data, err := os.ReadFile(file); err == nil {
 			f.Add(data)
 		}
+	}
+}
+
+// Of adapts a format's Check(file, data) to a case check: the file is read and checked.
+func Of[T any](check func(file string, data []byte) (T, ir.Diagnostics)) Check {
+	return func(t *testing.T, file string) ir.Diagnostics {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, diags := check(file, data)
+		return diags
 	}
 }
