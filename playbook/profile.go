@@ -65,6 +65,8 @@ func Profile(p *ir.Profile) (*ProfilePlaybooks, ir.Diagnostics) {
 	}
 	dir, dd := overlayDir(p)
 	diags = append(diags, dd...)
+	_, pd := ReadPersona(p)
+	diags = append(diags, pd...)
 	if dir != "" {
 		pp.OverlayDir = dir
 		v.walk(filepath.Join(p.Dir, filepath.FromSlash(dir)), true)

@@ -1,6 +1,7 @@
 package substrates
 
 import (
+	"encoding/json"
 	"fmt"
 	"path"
 	"strings"
@@ -12,7 +13,8 @@ import (
 
 // copyOverlays installs the profile's overlay package under dataDir at its path in the profile:
 // every file verbatim, except _index.md, which is installed as `playbook index` generates it (a
-// stale copy in the profile is check's drift, not the install's). Files already installed as
+// stale copy in the profile is check's drift, not the install's), and dataDir/weave.json, which
+// tells the runtime where the package is and what persona it protects. Files already installed as
 // behaviors (a playbook kept in the package folder) are skipped. Behaviors that are playbook
 // files are installed by CopyProfile like any other behavior, verbatim.
 func copyOverlays(p *ir.Profile, dataDir string, copied map[string]bool, add func(f File, producer string, pos ir.Pos)) ir.Diagnostics {
@@ -39,6 +41,12 @@ func copyOverlays(p *ir.Profile, dataDir string, copied map[string]bool, add fun
 		add(f, producer, ir.Pos{})
 	}
 	add(index, producer, ir.Pos{})
+	persona, _ := playbook.ReadPersona(p)
+	cfg, err := json.MarshalIndent(playbook.WeaveConfig{Package: dataDir + "/" + pp.OverlayDir, Persona: persona}, "", "  ")
+	if err != nil {
+		return ir.Diagnostics{{File: p.File, Pos: ir.Pos{Line: 1, Col: 1}, Severity: ir.Error, Message: err.Error()}}
+	}
+	add(File{Path: dataDir + "/" + playbook.WeaveFile, Data: append(cfg, '\n'), Mode: 0o644}, producer, ir.Pos{})
 	return nil
 }
 

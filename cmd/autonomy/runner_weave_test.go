@@ -1,0 +1,107 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/autonomyhq/autonomy/substrates/local"
+	"github.com/autonomyhq/autonomy/substrates/local/store"
+)
+
+// TestRunnerWeavesOverlays: a local session of a skill actor is handed its skill with the
+// profile's active overlays woven in, by priority; a shadow overlay and one that touches a locked
+// trait are left out with audit lines in the session's log; runner get shows what was woven.
+func TestRunnerWeavesOverlays(t *testing.T) {
+	received := filepath.Join(t.TempDir(), "received.md")
+	yml := `schema: autonomy.ir.v1
+targets: [local]
+actors:
+  librarian:
+    behavior: skills/librarian
+    triggers: [{ dispatch: true }]
+policy:
+  box:
+    local:
+      agent: [/bin/sh, -c, 'cat > ` + received + `']
+    persona:
+      locked:
+        - id: warmth
+          blocks: [tone]
+      maxOverlays: 5
+`
+	overlay := func(slug, front, body string) string {
+		return "---\nschema: playbooks/v1\nslug: " + slug + "\ntitle: " + slug + "\ntargets: [{kind: role, ref: role/librarian}]\n" + front + "\n---\n" + body + "\n"
+	}
+	dir := runnerFleet(t, yml, map[string]string{
+		"skills/librarian/SKILL.md": "# Librarian\n\n<!-- block: tone -->\nAnswer warmly.\n<!-- /block: tone -->\n\nCite every source.\n",
+		"playbooks/cite.md":         overlay("cite-inline", "kind: overlay\nstatus: active\npriority: 40", "Quote the sentence you cite."),
+		"playbooks/first.md":        overlay("contradictions", "kind: overlay\nstatus: active\npriority: 80", "Say so when two sources disagree."),
+		"playbooks/shadow.md":       overlay("trial", "kind: overlay\nstatus: shadow", "A trial run."),
+		"playbooks/role/terse.md":   overlay("terse", "kind: block-replacement\nblock: tone\nstatus: active", "Answer tersely."),
+		"playbooks/other-role.md":   "---\nschema: playbooks/v1\nslug: other\ntitle: other\ntargets: [{kind: role, ref: role/clerk}]\nkind: overlay\nstatus: active\n---\nNot for the librarian.\n",
+		"playbooks/_index.md":       "",
+		"playbooks/README.md":       "The overlays of this fleet.\n",
+	})
+	out, errOut, code := cli(t, nil, "runner", "--dir", dir, "launch", "librarian")
+	if code != 0 {
+		t.Fatalf("launch: exit %d: %s", code, errOut)
+	}
+	id := strings.TrimSpace(out)
+	st, err := store.Open(local.DBPath(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	sessions := waitAllEnded(t, st, 1)
+	if sessions[0].Status != "done" {
+		t.Fatalf("session %+v", sessions[0])
+	}
+	got, err := os.ReadFile(received)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "# Librarian\n\n<!-- block: tone -->\nAnswer warmly.\n<!-- /block: tone -->\n\nCite every source.\n\nSay so when two sources disagree.\n\nQuote the sentence you cite.\n"
+	if string(got) != want {
+		t.Fatalf("the agent received\n%s\nwant\n%s", got, want)
+	}
+	text, _, _ := cli(t, nil, "runner", "--dir", dir, "get", id)
+	for _, line := range []string{
+		"overlays:  2 overlays woven: contradictions (overlay, priority 80), cite-inline (overlay, priority 40)",
+		"skipped:   ", " skip trial (", ": shadow: computed, never woven until promoted to active",
+		" skip terse (", `: locked: replaces-locked-block: trait "warmth": it replaces block "tone"`,
+	} {
+		if !strings.Contains(text, line) {
+			t.Errorf("runner get lacks %q:\n%s", line, text)
+		}
+	}
+	if strings.Contains(text, "other") {
+		t.Errorf("an overlay for another role is listed:\n%s", text)
+	}
+	js, _, _ := cli(t, nil, "runner", "--dir", dir, "get", id, "--format", "json")
+	var v struct {
+		Status   string
+		Overlays struct {
+			Woven   string
+			Skipped []string
+		}
+	}
+	if err := json.Unmarshal([]byte(js), &v); err != nil || !strings.HasPrefix(v.Overlays.Woven, "2 overlays woven") || len(v.Overlays.Skipped) != 2 {
+		t.Errorf("json %v: %s", err, js)
+	}
+	logs, _, _ := cli(t, nil, "runner", "--dir", dir, "logs", id)
+	if !strings.Contains(logs, "autonomy: ") || !strings.Contains(logs, "skip terse") {
+		t.Errorf("the session log lacks the audit lines:\n%s", logs)
+	}
+	events, _ := st.Events(context.Background(), id, 0)
+	kinds := []string{}
+	for _, e := range events {
+		kinds = append(kinds, e.Kind)
+	}
+	if !strings.Contains(strings.Join(kinds, ","), "woven,overlay-skipped,overlay-skipped") {
+		t.Errorf("events %v", kinds)
+	}
+}
