@@ -83,6 +83,7 @@ func trait(n *yaml.Node, bad func(*yaml.Node, string, string, ...any)) (overlay.
 		return overlay.Trait{}, false
 	}
 	var t overlay.Trait
+	idGiven := false
 	strs := func(v *yaml.Node, what string) []string {
 		if v.Kind != yaml.SequenceNode {
 			bad(v, ex, ".locked: %s must be a list", what)
@@ -102,6 +103,7 @@ func trait(n *yaml.Node, bad func(*yaml.Node, string, string, ...any)) (overlay.
 		k, v := n.Content[i], n.Content[i+1]
 		switch k.Value {
 		case "id":
+			idGiven = true
 			if v.Kind != yaml.ScalarNode || !traitID.MatchString(v.Value) {
 				bad(v, "kebab-case, e.g. voice-register", ".locked: trait id %q is not kebab-case", v.Value)
 				continue
@@ -116,7 +118,9 @@ func trait(n *yaml.Node, bad func(*yaml.Node, string, string, ...any)) (overlay.
 		}
 	}
 	if t.ID == "" {
-		bad(n, ex, ".locked: a trait has no id")
+		if !idGiven {
+			bad(n, ex, ".locked: a trait has no id")
+		}
 		return overlay.Trait{}, false
 	}
 	return t, true
