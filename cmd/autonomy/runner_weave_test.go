@@ -72,7 +72,7 @@ policy:
 	for _, line := range []string{
 		"overlays:  2 overlays woven: contradictions (overlay, priority 80), cite-inline (overlay, priority 40)",
 		"skipped:   ", " skip trial (", ": shadow: computed, never woven until promoted to active",
-		" skip terse (", `: locked: replaces-locked-block: trait "warmth": it replaces block "tone"`,
+		" skip terse (.autonomy/playbooks/role/terse.md) for actor librarian", `: locked: replaces-locked-block: trait "warmth": it replaces block "tone"`,
 	} {
 		if !strings.Contains(text, line) {
 			t.Errorf("runner get lacks %q:\n%s", line, text)

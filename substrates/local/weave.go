@@ -48,9 +48,14 @@ func (r *Runner) weave(ctx context.Context, s store.Session, cfg *ActorConfig, s
 	}
 	var overlays []*overlay.Overlay
 	for _, o := range pkg.Overlays {
-		if !broken[o.File] {
-			overlays = append(overlays, o)
+		if broken[o.File] {
+			continue
 		}
+		// Audit lines name the overlay as the installation does, not by this machine's path.
+		if rel, err := filepath.Rel(r.In.Dir, o.File); err == nil {
+			o.File = filepath.ToSlash(rel)
+		}
+		overlays = append(overlays, o)
 	}
 	text, err := os.ReadFile(skill)
 	if err != nil {
