@@ -174,3 +174,28 @@ func TestProfilePlaybooksCompile(t *testing.T) {
 		t.Fatalf("check after index: exit %d\n%s%s", code, stdout, errOut)
 	}
 }
+
+// TestProfileCapsuleVerification: a capsule behavior's verification method is checked against
+// the actor: cold-boot-test and external-audit are refused, peer-review needs a reviewer and
+// automated-check a result contract.
+func TestProfileCapsuleVerification(t *testing.T) {
+	for _, c := range []struct{ method, want string }{
+		{"cold-boot-test", "refused: it needs three independent cold-boot agents"},
+		{"external-audit", "refused: it needs a third party's validation"},
+		{"peer-review", "the session is done only after a reviewer approves, and the actor names none (add review: REVIEWER"},
+		{"automated-check", "the session is done only with a result that passes a contract, and the actor declares none"},
+	} {
+		dir := playbookProfile(t)
+		edit(t, filepath.Join(dir, "playbooks/release.playbook.md"), "method: human-sign-off", "method: "+c.method)
+		code, out, _ := run(t, "validate", dir)
+		want := filepath.Join(dir, "ir.yml") + `:6:15: actor "release": playbooks/release.playbook.md declares verification ` + c.method
+		if code != 1 || !strings.Contains(out, want) || !strings.Contains(out, c.want) {
+			t.Errorf("%s: exit %d\n%s", c.method, code, out)
+		}
+	}
+	dir := playbookProfile(t)
+	edit(t, filepath.Join(dir, "playbooks/release.playbook.md"), "method: human-sign-off", "method: self-attestation")
+	if code, out, _ := run(t, "validate", dir); code != 0 {
+		t.Errorf("self-attestation: exit %d\n%s", code, out)
+	}
+}
