@@ -1,9 +1,16 @@
 package playbook
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
+	"time"
 
 	"gopkg.in/yaml.v3"
 
@@ -135,4 +142,44 @@ type WeaveConfig struct {
 	// Package is the overlay package's folder, relative to the installation root.
 	Package string `json:"package"`
 	Persona
+}
+
+// WeaveInstall weaves the overlay package of the installation in dir (as its data folder's
+// WeaveFile describes it) into skill for one session. ok is false when the installation has no
+// overlay package: the skill is then returned unchanged. Overlays whose installed file no longer
+// validates are not woven; overlays are named by their path in the installation.
+func WeaveInstall(dir, dataDir string, actor overlay.Actor, skill string, now time.Time) (res overlay.Result, ok bool, err error) {
+	cfgFile := filepath.Join(dir, filepath.FromSlash(dataDir), WeaveFile)
+	data, err := os.ReadFile(cfgFile)
+	if errors.Is(err, fs.ErrNotExist) {
+		return overlay.Result{Skill: skill}, false, nil
+	}
+	if err != nil {
+		return res, false, fmt.Errorf("cannot read the weaving config: %v", err)
+	}
+	var wc WeaveConfig
+	if err := json.Unmarshal(data, &wc); err != nil || wc.Package == "" || strings.Contains(wc.Package, "..") || filepath.IsAbs(wc.Package) {
+		return res, false, fmt.Errorf("%s is not a weaving config (compile again)", cfgFile)
+	}
+	pkg, diags, err := LoadPackage(filepath.Join(dir, filepath.FromSlash(wc.Package)))
+	if err != nil {
+		return res, false, fmt.Errorf("cannot read the overlay package: %v", err)
+	}
+	broken := map[string]bool{}
+	for _, d := range diags {
+		if d.Severity == ir.Error {
+			broken[d.File] = true
+		}
+	}
+	var overlays []*overlay.Overlay
+	for _, o := range pkg.Overlays {
+		if broken[o.File] {
+			continue
+		}
+		if rel, err := filepath.Rel(dir, o.File); err == nil {
+			o.File = filepath.ToSlash(rel)
+		}
+		overlays = append(overlays, o)
+	}
+	return overlay.Weave(overlays, overlay.Session{Actor: actor, Skill: skill, Locked: wc.Locked, Cap: wc.Cap, Now: now}), true, nil
 }

@@ -105,3 +105,37 @@ policy:
 		t.Errorf("events %v", kinds)
 	}
 }
+
+// TestPlaybookWeaveCommand: playbook weave gives the woven skill the runner would hand an agent,
+// the audit lines on stderr and a job summary.
+func TestPlaybookWeaveCommand(t *testing.T) {
+	dir := playbookProfile(t)
+	install := t.TempDir()
+	if code, out, errOut := run(t, "compile", dir, "--target", "gh-actions", "--out", install); code != 0 {
+		t.Fatalf("compile: exit %d\n%s%s", code, out, errOut)
+	}
+	skill := filepath.Join(t.TempDir(), "support", "SKILL.md")
+	write(t, skill, "# Support\n\n<!-- block: tone -->\nBe brisk.\n<!-- /block: tone -->\n")
+	summary := filepath.Join(t.TempDir(), "summary.md")
+	code, out, errOut := run(t, "playbook", "weave", "--dir", install, "--actor", "release", "--skill", skill, "--substrate", "gh-actions", "--summary", summary, "--now", "2026-06-10T00:00:00Z")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	// role/release matches flag-contradictions (active, ttl 30 days from 2026-06-01); skill/support
+	// matches calmer-tone, which is a shadow overlay.
+	if !strings.Contains(out, "When two pages disagree") || strings.Contains(out, "Answer crisis-flagged") {
+		t.Errorf("woven skill:\n%s", out)
+	}
+	if !strings.Contains(errOut, "skip calmer-tone (.autonomy/playbooks/calmer-tone.md) for actor release: shadow") {
+		t.Errorf("stderr:\n%s", errOut)
+	}
+	got, _ := os.ReadFile(summary)
+	if !strings.Contains(string(got), "1. `flag-contradictions-explicitly` (overlay, priority 70)") {
+		t.Errorf("summary:\n%s", got)
+	}
+	// After the ttl, the overlay expires.
+	_, out, errOut = run(t, "playbook", "weave", "--dir", install, "--actor", "release", "--skill", skill, "--now", "2026-08-01T00:00:00Z")
+	if strings.Contains(out, "When two pages disagree") || !strings.Contains(errOut, ": expired: ") {
+		t.Errorf("after the ttl:\n%s\n%s", out, errOut)
+	}
+}

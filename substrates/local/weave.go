@@ -2,11 +2,8 @@ package local
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -24,51 +21,16 @@ import (
 // holding its audit line, also written to the session's log. Without an overlay package the skill
 // is returned unchanged.
 func (r *Runner) weave(ctx context.Context, s store.Session, cfg *ActorConfig, skill string, log io.Writer) (string, error) {
-	data, err := os.ReadFile(r.In.Path(dataDir + "/" + playbook.WeaveFile))
-	if errors.Is(err, fs.ErrNotExist) {
-		return skill, nil
-	}
-	if err != nil {
-		return "", fmt.Errorf("cannot read the weaving config: %v", err)
-	}
-	var wc playbook.WeaveConfig
-	if err := json.Unmarshal(data, &wc); err != nil || wc.Package == "" || strings.Contains(wc.Package, "..") {
-		return "", fmt.Errorf("%s is not a weaving config (compile again)", r.In.Path(dataDir+"/"+playbook.WeaveFile))
-	}
-	pkg, diags, err := playbook.LoadPackage(r.In.Path(wc.Package))
-	if err != nil {
-		return "", fmt.Errorf("cannot read the overlay package: %v", err)
-	}
-	// An installed overlay edited into an invalid one is not woven.
-	broken := map[string]bool{}
-	for _, d := range diags {
-		if d.Severity == "error" {
-			broken[d.File] = true
-		}
-	}
-	var overlays []*overlay.Overlay
-	for _, o := range pkg.Overlays {
-		if broken[o.File] {
-			continue
-		}
-		// Audit lines name the overlay as the installation does, not by this machine's path.
-		if rel, err := filepath.Rel(r.In.Dir, o.File); err == nil {
-			o.File = filepath.ToSlash(rel)
-		}
-		overlays = append(overlays, o)
-	}
 	text, err := os.ReadFile(skill)
 	if err != nil {
 		return "", fmt.Errorf("cannot read its behavior: %v", err)
 	}
 	now := r.opts.Now()
-	res := overlay.Weave(overlays, overlay.Session{
-		Actor:  overlay.Actor{Name: s.Actor, Behavior: path.Base(path.Dir(cfg.Behavior)), Substrate: Name},
-		Skill:  string(text),
-		Locked: wc.Locked,
-		Cap:    wc.Cap,
-		Now:    now,
-	})
+	actor := overlay.Actor{Name: s.Actor, Behavior: path.Base(path.Dir(cfg.Behavior)), Substrate: Name}
+	res, ok, err := playbook.WeaveInstall(r.In.Dir, dataDir, actor, string(text), now)
+	if err != nil || !ok {
+		return skill, err
+	}
 	out := r.In.Path(StateDir + "/woven/" + s.ID + ".md")
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 		return "", err
