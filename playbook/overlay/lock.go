@@ -24,6 +24,7 @@ type Violation struct {
 	Detail string
 }
 
+// String renders the violation for an audit line: rule, trait, detail.
 func (v Violation) String() string {
 	return fmt.Sprintf("%s: trait %q: %s", v.Rule, v.Trait, v.Detail)
 }
