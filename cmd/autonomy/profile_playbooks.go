@@ -18,8 +18,26 @@ func checkProfile(path string) (*ir.Profile, ir.Diagnostics, error) {
 	if err != nil || p == nil || diags.HasErrors() {
 		return p, diags, err
 	}
-	_, pd := playbook.Profile(p)
-	return p, append(diags, pd...).Sort(), nil
+	pp, pd := playbook.Profile(p)
+	diags = append(diags, pd...)
+	// Said once per behavior: running playbooks is the next piece of work, and an agent launched
+	// on one now would fail at once.
+	warned := map[string]bool{}
+	for _, a := range p.Actors {
+		f, ok := pp.Behaviors[a.BehaviorFile]
+		if !ok || a.IsHuman() || warned[a.BehaviorFile] {
+			continue
+		}
+		warned[a.BehaviorFile] = true
+		kind := string(f)
+		if f == playbook.Steps {
+			kind = "step"
+		}
+		diags = append(diags, ir.Diagnostic{File: p.File, Pos: a.Behavior.Pos, Severity: ir.Warning,
+			Message: fmt.Sprintf("actor %q: behavior %s is a %s playbook: it is validated and installed, but this build's runners do not run playbooks yet", a.Name.Value, a.BehaviorFile, kind),
+			Hint:    "a session of this actor fails until playbooks run; give a person (kind: human) a capsule playbook as a task spec meanwhile"})
+	}
+	return p, diags.Sort(), nil
 }
 
 // indexDrift is the profile's stale or missing overlay _index.md as a drift of `check`, its path
