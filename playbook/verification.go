@@ -27,6 +27,9 @@ var Verification = []struct {
 // verification method: refused methods are errors, and so is a method whose requirement the actor
 // lacks. Diagnostics point at the actor's behavior in the profile.
 func checkVerification(p *ir.Profile, caps []*capsule.Playbook) ir.Diagnostics {
+	if len(caps) == 0 {
+		return nil
+	}
 	byFile := map[string]*capsule.Playbook{}
 	for _, c := range caps {
 		byFile[filepath.Clean(c.File)] = c
