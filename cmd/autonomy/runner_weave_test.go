@@ -139,3 +139,43 @@ func TestPlaybookWeaveCommand(t *testing.T) {
 		t.Errorf("after the ttl:\n%s\n%s", out, errOut)
 	}
 }
+
+// TestLibrarianProfileWeave: the librarian example, installed, weaves as its README says: the
+// sources block swapped, the contradictions overlay appended, the shadow one left out, the
+// locked tone untouched.
+func TestLibrarianProfileWeave(t *testing.T) {
+	install := t.TempDir()
+	if code, out, errOut := run(t, "compile", "../../profiles/librarian", "--target", "local", "--out", install); code != 0 {
+		t.Fatalf("compile: exit %d\n%s%s", code, out, errOut)
+	}
+	skill := filepath.Join(install, ".autonomy/skills/librarian/SKILL.md")
+	code, out, errOut := run(t, "playbook", "weave", "--dir", install, "--actor", "librarian", "--skill", skill, "--now", "2026-07-01T00:00:00Z")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	want := `# Librarian
+
+You answer questions about the collection, with sources.
+
+<!-- block: tone -->
+Answer warmly, in the reader's own words.
+<!-- /block: tone -->
+
+<!-- block: sources -->
+Quote the sentence every claim comes from, with its page, inline. Always tell the truth about
+what the collection holds.
+<!-- /block: sources -->
+
+The question is in $QUESTION.
+
+# Say so when two sources contradict each other
+
+When two pages disagree, quote both, say which one you trust and why.
+`
+	if out != want {
+		t.Errorf("woven skill:\n%s\nwant:\n%s", out, want)
+	}
+	if !strings.Contains(errOut, "skip prefer-page-supersession-over-deletion (.autonomy/playbooks/role/librarian/prefer-supersession.md) for actor librarian: shadow") || strings.Count(errOut, "\n") != 1 {
+		t.Errorf("stderr:\n%s", errOut)
+	}
+}

@@ -10,9 +10,9 @@ import (
 // the skill blocks that define it and the phrases that state it. The runtime enforces the whole
 // list whatever an overlay's own lock_check says: lock_check is intent, not authority.
 type Trait struct {
-	ID      string
-	Blocks  []string
-	Phrases []string
+	ID      string   `json:"id"`
+	Blocks  []string `json:"blocks,omitempty"`
+	Phrases []string `json:"phrases,omitempty"`
 }
 
 // A Violation is why an overlay touches a locked trait.
