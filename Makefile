@@ -30,6 +30,7 @@ fuzz: ## fuzz the loader, the YAML fast path and the playbook parsers for FUZZTI
 	$(GO) test ./substrates/ghactions -run '^$$' -fuzz '^FuzzQuote$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./substrates -run '^$$' -fuzz '^FuzzReadHeader$$' -fuzztime $(FUZZTIME)
 	for p in capsule overlay steps workflow; do $(GO) test ./playbook/$$p -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) || exit 1; done
+	$(GO) test ./playbook/overlay -run '^$$' -fuzz '^FuzzWeave$$' -fuzztime $(FUZZTIME)
 
 schema: ## regenerate docs/ir.schema.json from the catalogs
 	$(GO) run ./cmd/autonomy schema > docs/ir.schema.json
