@@ -179,3 +179,32 @@ When two pages disagree, quote both, say which one you trust and why.
 		t.Errorf("stderr:\n%s", errOut)
 	}
 }
+
+// TestCapsuleHumanSignOff: a person's capsule playbook declaring human-sign-off (the librarian
+// example's curator) is installed as the task spec they are handed, and the session is not done
+// without the human seam's token.
+func TestCapsuleHumanSignOff(t *testing.T) {
+	install := t.TempDir()
+	if code, out, errOut := run(t, "compile", "../../profiles/librarian", "--target", "local", "--out", install); code != 0 {
+		t.Fatalf("compile: exit %d\n%s%s", code, out, errOut)
+	}
+	out, _, code := cli(t, nil, "runner", "--dir", install, "launch", "curator", "--ref", "item-7")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if code != 0 || len(lines) != 2 {
+		t.Fatalf("launch curator: %d %q", code, out)
+	}
+	id, token := lines[0], lines[1]
+	attention, err := os.ReadFile(filepath.Join(install, ".autonomy/state/attention.md"))
+	if err != nil || !strings.Contains(string(attention), "- task spec: .autonomy/humans/collection-review.playbook.md") {
+		t.Errorf("the person is not handed the playbook:\n%s", attention)
+	}
+	if _, errOut, code := cli(t, nil, "runner", "--dir", install, "update", id, "--status", "done", "--evidence", "looks fine"); code != 1 || !strings.Contains(errOut, "token") {
+		t.Fatalf("done without the token: exit %d %s", code, errOut)
+	}
+	if _, _, code := cli(t, nil, "runner", "--dir", install, "update", id, "--status", "done", "--token", "atk_wrong", "--evidence", "x"); code != 1 {
+		t.Fatalf("done with a wrong token: exit %d", code)
+	}
+	if out, errOut, code := cli(t, nil, "runner", "--dir", install, "update", id, "--status", "done", "--token", token, "--evidence", "accepted: fits the policy"); code != 0 || out != id+" done\n" {
+		t.Fatalf("sign-off: exit %d %q %s", code, out, errOut)
+	}
+}
