@@ -83,3 +83,33 @@ func TestMain(m *testing.M) {
 	}
 	os.Exit(m.Run())
 }
+
+// TestWalkEdges: a symbolic link in a walked folder is reported and not followed (its target may
+// be outside), and a file over MaxFileSize is refused unread.
+func TestWalkEdges(t *testing.T) {
+	dir := t.TempDir()
+	outside := filepath.Join(t.TempDir(), "secret.yml")
+	os.WriteFile(outside, []byte("name: x\nsteps: [{id: a, command: cli cat /etc/shadow}]\n"), 0o644)
+	if err := os.Symlink(outside, filepath.Join(dir, "linked.yml")); err != nil {
+		t.Skip("no symlinks here")
+	}
+	big := filepath.Join(dir, "big.md")
+	f, _ := os.Create(big)
+	f.Truncate(MaxFileSize + 1)
+	f.Close()
+	res := ValidatePaths([]string{dir, big})
+	got := res.Diagnostics.String()
+	for _, want := range []string{
+		filepath.Join(dir, "linked.yml") + ":1:1: warning: a symbolic link is not followed",
+		big + ":1:1: the file is 16777217 bytes: too large for a playbook",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("missing %q in\n%s", want, got)
+		}
+	}
+	for _, f := range res.Files {
+		if strings.HasSuffix(f.Path, "linked.yml") {
+			t.Errorf("the link was read: %+v", f)
+		}
+	}
+}

@@ -143,6 +143,10 @@ func (v *validation) walk(root string, asPackage bool) {
 			return nil
 		}
 		if !d.Type().IsRegular() {
+			if d.Type()&fs.ModeSymlink != 0 && (overlay.IsOverlayFile(path) || candidateExt(path)) {
+				v.res.Diagnostics = append(v.res.Diagnostics, ir.Diagnostic{File: path, Pos: ir.Pos{Line: 1, Col: 1}, Severity: ir.Warning,
+					Message: "a symbolic link is not followed: it is not checked (and not installed as part of a package)", Hint: "copy the file here instead of linking it"})
+			}
 			return nil
 		}
 		if d.Name() == overlay.IndexFile {
@@ -171,6 +175,15 @@ func (v *validation) walk(root string, asPackage bool) {
 		}
 		v.jobs = append(v.jobs, &job{path: path, pkg: v.packageAt(root)})
 	}
+}
+
+// candidateExt reports whether a file name has the extension of some playbook format.
+func candidateExt(path string) bool {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".md", ".markdown", ".yml", ".yaml", ".json":
+		return true
+	}
+	return false
 }
 
 // nearest returns the closest folder holding an _index.md from path's folder up to root, or "".
@@ -217,14 +230,19 @@ type job struct {
 // runAll reads the files on every CPU; the results are merged in job order, so the output does
 // not depend on scheduling.
 func (v *validation) runAll() {
-	// A file queued twice (a behavior inside the overlay folder) is read once, as first queued.
-	seen := map[string]bool{}
+	// A file queued twice (a behavior inside the overlay folder, a file inside a folder also given)
+	// is read once, as first queued.
+	seen := map[string]*job{}
 	var jobs []*job
 	for _, j := range v.jobs {
-		if key := filepath.Clean(j.path); !seen[key] {
-			seen[key] = true
-			jobs = append(jobs, j)
+		key := filepath.Clean(j.path)
+		if first := seen[key]; first != nil {
+			// Named explicitly as well: it is read whatever Detect thinks of it.
+			first.explicit = first.explicit || j.explicit
+			continue
 		}
+		seen[key] = j
+		jobs = append(jobs, j)
 	}
 	var wg sync.WaitGroup
 	next := make(chan *job)
