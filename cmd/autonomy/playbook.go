@@ -18,6 +18,6 @@ Exit codes: 0 ok, 1 problems found, 2 usage or I/O error.`,
   autonomy playbook validate --format json release.playbook.md triage.yml
   autonomy playbook index playbooks/`,
 	}
-	cmd.AddCommand(newPlaybookValidate(), newPlaybookIndex(), newPlaybookWeave())
+	cmd.AddCommand(newPlaybookValidate(), newPlaybookIndex(), newPlaybookWeave(), newPlaybookChecks())
 	return cmd
 }

@@ -186,3 +186,26 @@ func TestPlaybookIndex(t *testing.T) {
 		t.Fatal("the index was written although an overlay has errors")
 	}
 }
+
+func TestPlaybookChecks(t *testing.T) {
+	code, out, _ := run(t, "playbook", "checks", "--format", "json")
+	var list []struct {
+		Number int
+		As     string
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &list) != nil || len(list) != 21 {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	notChecked := 0
+	for _, c := range list {
+		if c.As == "not checked" {
+			notChecked++
+		}
+	}
+	if notChecked != 2 {
+		t.Errorf("%d checks not checked, want 2 (15 and 18)", notChecked)
+	}
+	if code, out, _ := run(t, "playbook", "checks"); code != 0 || !strings.Contains(out, "15  not checked      Cold-boot-verifiable") {
+		t.Errorf("exit %d\n%s", code, out)
+	}
+}
