@@ -137,6 +137,12 @@ func (v *validator) behaviorPath(value string, human bool) behaviorResult {
 	if human {
 		return out
 	}
+	if playbookExts[strings.ToLower(path.Ext(res.clean))] {
+		// A playbook file (checked by the playbook package at its own lines): the agent is
+		// handed it as its instructions, as it is a skill's SKILL.md.
+		out.skill = true
+		return out
+	}
 	run, problem, hint := v.scriptRun(res.clean)
 	if problem != "" {
 		return behaviorResult{problem: problem, hint: hint}
@@ -175,8 +181,8 @@ func (v *validator) scriptRun(rel string) (*ScriptRun, string, string) {
 	if _, ok := scriptInterpreters[ext]; ok {
 		return &ScriptRun{Ext: ext}, "", ""
 	}
-	return nil, "is neither a skill nor a script it can run: it has no #! line and no known extension",
-		"point it at a skill folder holding " + SkillFile + ", add a #! line, or use one of " + strings.Join(scriptExts, ", ")
+	return nil, "is neither a skill, a playbook nor a script it can run: it has no #! line and no known extension",
+		"point it at a skill folder holding " + SkillFile + ", a playbook (.md, .yml, .yaml, .json), add a #! line, or use one of " + strings.Join(scriptExts, ", ")
 }
 
 // shebangLine returns the text after #! on a script's first line.

@@ -30,6 +30,10 @@ var scriptInterpreters = map[string][][]string{
 	".ts":  {{"bun"}, {"node", NodeTypeStripping}},
 }
 
+// playbookExts are the extensions of the playbook formats (capsule, step, workflow): such a file
+// given to an agent is its instructions, not a script.
+var playbookExts = map[string]bool{".md": true, ".markdown": true, ".yml": true, ".yaml": true, ".json": true}
+
 // scriptExts are the extensions a script without a #! line may have, for messages.
 var scriptExts = []string{".sh", ".js", ".mjs", ".ts"}
 

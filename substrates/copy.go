@@ -94,7 +94,8 @@ func (c *copier) resolve(src string) (string, error) {
 }
 
 // CopyProfile installs every behavior (a skill's whole folder, or a script, made executable)
-// under dataDir at its path in the profile, and every resource at its install path, calling add
+// and the overlay package (see copyOverlays) under dataDir at their paths in the profile, and
+// every resource at its install path, calling add
 // for each file with what produced it. Actors of one role share a behavior: it is copied once.
 // A resource inside dataDir, which target generates, or a file that cannot be read is reported.
 func CopyProfile(p *ir.Profile, target, dataDir string, add func(f File, producer string, pos ir.Pos)) ir.Diagnostics {
@@ -102,8 +103,8 @@ func CopyProfile(p *ir.Profile, target, dataDir string, add func(f File, produce
 	copied := map[string]bool{}
 	for _, a := range p.Actors {
 		src := a.BehaviorFile
-		if a.Skill {
-			src = path.Dir(src)
+		if a.Skill && path.Base(src) == ir.SkillFile {
+			src = path.Dir(src) // a skill's whole folder; a playbook given to an agent is one file
 		}
 		if copied[src] {
 			continue
@@ -122,6 +123,7 @@ func CopyProfile(p *ir.Profile, target, dataDir string, add func(f File, produce
 			add(f, "the behavior "+src, a.Behavior.Pos)
 		}
 	}
+	diags = append(diags, copyOverlays(p, dataDir, copied, add)...)
 	for _, r := range p.ResourceFiles {
 		if r.Path == dataDir || strings.HasPrefix(r.Path, dataDir+"/") {
 			diags = append(diags, ir.Diagnostic{File: p.File, Pos: r.Pos, Severity: ir.Error,

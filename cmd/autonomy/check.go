@@ -45,6 +45,8 @@ Exit codes: 0 up to date, 1 drift found (or the profile has errors), 2 usage or 
 			if err != nil {
 				return usageError("%v", err)
 			}
+			index := indexDrift(p, dir)
+			drifts = append(drifts, index...)
 			if format == "json" {
 				enc := json.NewEncoder(out)
 				enc.SetIndent("", "  ")
@@ -59,7 +61,7 @@ Exit codes: 0 up to date, 1 drift found (or the profile has errors), 2 usage or 
 					return usageError("%v", err)
 				}
 			} else {
-				for _, d := range drifts {
+				for _, d := range drifts[:len(drifts)-len(index)] {
 					path := filepath.ToSlash(filepath.Join(dir, d.Path))
 					switch d.Kind {
 					case substrates.Missing:
@@ -75,6 +77,7 @@ Exit codes: 0 up to date, 1 drift found (or the profile has errors), 2 usage or 
 					}
 				}
 			}
+			printIndexDrift(out, index, dir)
 			if len(drifts) > 0 {
 				return &exitError{code: exitProblems, msg: fmt.Sprintf("%s: %s drifted from %s in %s", sub.Name(), count(len(drifts), "file"), p.File, dir)}
 			}

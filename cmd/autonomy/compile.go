@@ -88,7 +88,7 @@ overwrite a file autonomy must not touch, 2 usage or I/O error.`,
 // loadForTarget loads and validates the profile (printing its diagnostics) and picks the
 // substrate: the one named, or the profile's only target.
 func loadForTarget(path, target string, errOut io.Writer) (*ir.Profile, substrates.Substrate, error) {
-	p, diags, err := ir.Check(path)
+	p, diags, err := checkProfile(path)
 	if err != nil {
 		return nil, nil, usageError("%v", err)
 	}

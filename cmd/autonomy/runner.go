@@ -185,10 +185,15 @@ func newRunnerGet(f *runnerFlags) *cobra.Command {
 			if !ok {
 				return &exitError{code: exitProblems, msg: fmt.Sprintf("no session %s", args[0])}
 			}
+			weave := sessionWeave(cmd.Context(), r, s.ID)
 			if f.format == "json" {
-				return writeJSON(cmd.OutOrStdout(), local.View(s))
+				return writeJSON(cmd.OutOrStdout(), struct {
+					local.SessionView
+					Overlays *weaveView `json:"overlays,omitempty"`
+				}{local.View(s), weave})
 			}
 			printSession(cmd.OutOrStdout(), s)
+			printWeave(cmd.OutOrStdout(), weave)
 			return nil
 		}),
 	}

@@ -48,7 +48,7 @@ Exit codes: 0 every profile is valid, 1 problems found, 2 usage or I/O error.`,
 			code := exitOK
 			for _, path := range args {
 				rep := validateReport{Profile: path, Diagnostics: ir.Diagnostics{}}
-				p, diags, err := ir.Check(path)
+				p, diags, err := checkProfile(path)
 				if err != nil {
 					rep.Failure = err.Error()
 					code = exitUsage

@@ -101,6 +101,12 @@ func (r *Runner) supervise(ctx context.Context, id string) {
 		end(ir.Failed, err.Error(), "", nil)
 		return
 	}
+	if stdin != "" && cfg.Skill {
+		if stdin, err = r.weave(ctx, s, cfg, stdin, logf); err != nil {
+			r.finish(ctx, id, ir.Failed, err.Error(), "", nil)
+			return
+		}
+	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = workdir, env, logf, logf
 	outPath := ""

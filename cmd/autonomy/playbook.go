@@ -1,0 +1,23 @@
+package main
+
+import "github.com/spf13/cobra"
+
+func newPlaybook() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "playbook",
+		Short: "Validate playbooks and index overlay packages",
+		Long: `playbook works on the four playbook formats (docs/playbooks.md):
+
+  capsule   *.playbook.md with frontmatter (type: playbook) and five required sections
+  overlay   AIP-12 PLAYBOOK.md prompt overlays (schema: playbooks/v1) in a package with _index.md
+  steps     markdown step playbooks: # Title, ## INPUTS, ## STEP N: …, ## ARTIFACTS
+  workflow  YAML or JSON workflows: name, args, steps with namespaced commands and approvals
+
+Exit codes: 0 ok, 1 problems found, 2 usage or I/O error.`,
+		Example: `  autonomy playbook validate playbooks/
+  autonomy playbook validate --format json release.playbook.md triage.yml
+  autonomy playbook index playbooks/`,
+	}
+	cmd.AddCommand(newPlaybookValidate(), newPlaybookIndex(), newPlaybookWeave(), newPlaybookChecks())
+	return cmd
+}

@@ -1,0 +1,79 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/playbook"
+	"github.com/autonomyhq/autonomy/substrates"
+)
+
+// checkProfile is ir.Check and then the playbooks the profile uses (playbook behaviors, the
+// overlay package), each diagnostic at its own file: validate, compile and check all read a
+// profile through it.
+func checkProfile(path string) (*ir.Profile, ir.Diagnostics, error) {
+	p, diags, err := ir.Check(path)
+	if err != nil || p == nil || diags.HasErrors() {
+		return p, diags, err
+	}
+	pp, pd := playbook.Profile(p)
+	diags = append(diags, pd...)
+	// Said once per behavior: the agent is handed the playbook as its instructions, as a skill;
+	// running its steps, approvals and resume tokens itself is the next piece of work.
+	warned := map[string]bool{}
+	for _, a := range p.Actors {
+		f, ok := pp.Behaviors[a.BehaviorFile]
+		if !ok || a.IsHuman() || warned[a.BehaviorFile] {
+			continue
+		}
+		warned[a.BehaviorFile] = true
+		kind := string(f)
+		if f == playbook.Steps {
+			kind = "step"
+		}
+		diags = append(diags, ir.Diagnostic{File: p.File, Pos: a.Behavior.Pos, Severity: ir.Warning,
+			Message: fmt.Sprintf("actor %q: behavior %s is a %s playbook: the agent is handed it as its instructions, as a skill, and the runners do not yet run its steps, approvals or resume tokens themselves", a.Name.Value, a.BehaviorFile, kind),
+			Hint:    "the agent follows the playbook as written; a person (kind: human) can be given a capsule playbook as a task spec"})
+	}
+	return p, diags.Sort(), nil
+}
+
+// indexDrift is the profile's stale or missing overlay _index.md as a drift of `check`, its path
+// relative to dir (the profile's index is not a generated file of the install, but it is derived
+// data the pull request must carry up to date).
+func indexDrift(p *ir.Profile, dir string) []substrates.Drift {
+	pp, _ := playbook.Profile(p)
+	file, have, want := pp.IndexDrift()
+	if file == "" || string(have) == string(want) {
+		return nil
+	}
+	rel := file
+	if abs, err := filepath.Abs(file); err == nil {
+		if absDir, err := filepath.Abs(dir); err == nil {
+			if r, err := filepath.Rel(absDir, abs); err == nil {
+				rel = r
+			}
+		}
+	}
+	rel = filepath.ToSlash(rel)
+	if have == nil {
+		return []substrates.Drift{{Path: rel, Kind: substrates.Missing}}
+	}
+	return []substrates.Drift{{Path: rel, Kind: substrates.Changed, Diff: substrates.UnifiedDiff(rel, have, want)}}
+}
+
+// printIndexDrift prints the overlay index drift of `check` with how to fix it.
+func printIndexDrift(out io.Writer, drifts []substrates.Drift, dir string) {
+	for _, d := range drifts {
+		path := filepath.ToSlash(filepath.Join(dir, d.Path))
+		fix := "autonomy playbook index " + filepath.ToSlash(filepath.Dir(path))
+		if d.Kind == substrates.Missing {
+			fmt.Fprintf(out, "%s: missing: the profile's overlay package has no index; run %s\n", path, fix)
+			continue
+		}
+		fmt.Fprintf(out, "%s: changed: the profile's overlay index is stale; run %s\n", path, fix)
+		fmt.Fprint(out, d.Diff)
+	}
+}

@@ -1,0 +1,76 @@
+package local
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/autonomyhq/autonomy/playbook"
+	"github.com/autonomyhq/autonomy/playbook/overlay"
+	"github.com/autonomyhq/autonomy/substrates/local/store"
+)
+
+// weave applies the installation's overlay package to an agent session's skill as the session
+// starts (AIP-12's apply contract, overlay.Weave): it writes the woven skill under the state
+// folder and returns its path for the agent's stdin. What was woven, in order, is recorded with
+// the session as a "woven" event; every matching overlay left out is an "overlay-skipped" event
+// holding its audit line, also written to the session's log. Without an overlay package the skill
+// is returned unchanged.
+func (r *Runner) weave(ctx context.Context, s store.Session, cfg *ActorConfig, skill string, log io.Writer) (string, error) {
+	text, err := os.ReadFile(skill)
+	if err != nil {
+		return "", fmt.Errorf("cannot read its behavior: %v", err)
+	}
+	now := r.opts.Now()
+	actor := overlay.Actor{Name: s.Actor, Behavior: path.Base(path.Dir(cfg.Behavior)), Substrate: Name}
+	res, ok, err := playbook.WeaveInstall(r.In.Dir, dataDir, actor, string(text), now)
+	if err != nil || !ok {
+		return skill, err
+	}
+	out := r.In.Path(StateDir + "/woven/" + s.ID + ".md")
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(out, []byte(res.Skill), 0o644); err != nil {
+		return "", err
+	}
+	event := func(kind, msg string) {
+		_ = r.Store.Log(ctx, store.Event{Session: s.ID, Actor: s.Actor, Kind: kind, Message: msg})
+	}
+	event("woven", WovenSummary(res.Woven))
+	for _, sk := range res.Skipped {
+		line := sk.Audit(now, s.Actor)
+		fmt.Fprintln(log, "autonomy: "+line)
+		event("overlay-skipped", line)
+	}
+	for _, w := range res.Warnings {
+		fmt.Fprintln(log, "autonomy: warning: "+w)
+		event("overlay-cap", w)
+	}
+	return out, nil
+}
+
+// WovenSummary says what was woven, in order: "2 overlays woven: a (overlay, priority 70), b
+// (block-replacement of tone, priority 50)", or "no overlay woven".
+func WovenSummary(ws []overlay.Woven) string {
+	if len(ws) == 0 {
+		return "no overlay woven"
+	}
+	parts := make([]string, len(ws))
+	for i, w := range ws {
+		how := w.Kind
+		if w.Block != "" {
+			how += " of " + w.Block
+		}
+		parts[i] = fmt.Sprintf("%s (%s, priority %d)", w.Slug, how, w.Priority)
+	}
+	noun := "overlays"
+	if len(ws) == 1 {
+		noun = "overlay"
+	}
+	return fmt.Sprintf("%d %s woven: %s", len(ws), noun, strings.Join(parts, ", "))
+}
