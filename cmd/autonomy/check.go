@@ -33,7 +33,7 @@ Exit codes: 0 up to date, 1 drift found (or the profile has errors), 2 usage or 
 				return err
 			}
 			out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
-			p, sub, err := loadForTarget(args[0], target, errOut)
+			p, sub, err := loadForTarget(args[0], target, "checked", errOut)
 			if err != nil {
 				return err
 			}

@@ -42,7 +42,7 @@ overwrite a file autonomy must not touch, 2 usage or I/O error.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
-			p, sub, err := loadForTarget(args[0], target, errOut)
+			p, sub, err := loadForTarget(args[0], target, "compiled", errOut)
 			if err != nil {
 				return err
 			}
@@ -86,15 +86,29 @@ overwrite a file autonomy must not touch, 2 usage or I/O error.`,
 }
 
 // loadForTarget loads and validates the profile (printing its diagnostics) and picks the
-// substrate: the one named, or the profile's only target.
-func loadForTarget(path, target string, errOut io.Writer) (*ir.Profile, substrates.Substrate, error) {
+// substrate: the one named, or the profile's only target. done is the verb of the closing
+// message when the profile has errors ("nothing was compiled").
+func loadForTarget(path, target, done string, errOut io.Writer) (*ir.Profile, substrates.Substrate, error) {
 	p, diags, err := ir.Check(path)
 	if err != nil {
 		return nil, nil, usageError("%v", err)
 	}
 	fmt.Fprint(errOut, diags.String())
-	if diags.HasErrors() {
-		return nil, nil, &exitError{code: exitProblems, msg: fmt.Sprintf("%s has %s; nothing was compiled", p.File, count(diags.Errors(), "error"))}
+	// A file that does not load at all (a YAML syntax error, an empty file) has no profile: the
+	// diagnostics name the file.
+	if p == nil || diags.HasErrors() {
+		file := path
+		switch {
+		case p != nil:
+			file = p.File
+		case len(diags) > 0:
+			file = diags[0].File
+		}
+		n := diags.Errors()
+		if n == 0 {
+			n = 1 // a profile that did not load is an error even if no diagnostic says so
+		}
+		return nil, nil, &exitError{code: exitProblems, msg: fmt.Sprintf("%s has %s; nothing was %s", file, count(n, "error"), done)}
 	}
 	var declared []string
 	for _, t := range p.Targets {
