@@ -93,6 +93,7 @@ func loadForTarget(path, target, done string, errOut io.Writer) (*ir.Profile, su
 	if err != nil {
 		return nil, nil, usageError("%v", err)
 	}
+	diags = append(diags, reservedPaths(p, target)...).Sort()
 	fmt.Fprint(errOut, diags.String())
 	// A file that does not load at all (a YAML syntax error, an empty file) has no profile: the
 	// diagnostics name the file.

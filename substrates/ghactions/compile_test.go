@@ -302,7 +302,7 @@ var quoteSeeds = []string{
 	"a\nb", "\t", "~", "0x1F", "+1", ".5", "-.inf", "= x", "<<",
 	// Found by issue 14: a non-ASCII character hid ": " and " #" after it; "+_0" read as 0.
 	"Renée #bot", "modèle: x", "+_0", "Ͱ:", "é:", "ü #", "-_1", "._5", "1_000", "0o17", "2001-12-14",
-	"...", "... x", "a\u2028b", "\u00a0x", "x\u0085", "\ufeffx", "null", "NULL", "Null", "<<x",
+	"...", "... x", strings.Repeat("=", 1100), "\x1d" + strings.Repeat("=", 1030), "a\u2028b", "\u00a0x", "x\u0085", "\ufeffx", "null", "NULL", "Null", "<<x",
 }
 
 // roundTrips fails unless quote(s) reads back through yaml.v3 as exactly s, a string, as a value,
@@ -350,12 +350,23 @@ func roundTrips(t *testing.T, s string) {
 	if flow, ok := flowSeq(seq{s}); ok {
 		check("a flow list item", "k: "+flow+"\n", entry(1))
 	}
-	// The emitter, end to end.
+	// The emitter, end to end: s as a key and a value, at the top, nested, and as the first
+	// entry of a mapping in a list (which shares the dash's line).
 	var e emitter
-	e.mappingBody(mapping{{key: s, value: s}}, 0)
+	e.mappingBody(mapping{{key: s, value: s}, {key: "n", value: mapping{{key: s, value: mapping{{key: s, value: s}}}}}, {key: "l", value: seq{mapping{{key: s, value: s}, {key: "x", value: s}}}}}, 0)
 	var got map[string]any
-	if err := yaml.Unmarshal(e.b.Bytes(), &got); err != nil || len(got) != 1 || got[s] != s {
+	if err := yaml.Unmarshal(e.b.Bytes(), &got); err != nil || len(got) != 3 || got[s] != s {
 		t.Fatalf("the emitter wrote %q for %q: %v, %#v", e.b.String(), s, err, got)
+	}
+	n, _ := got["n"].(map[string]any)
+	inner, _ := n[s].(map[string]any)
+	l, _ := got["l"].([]any)
+	first := map[string]any(nil)
+	if len(l) == 1 {
+		first, _ = l[0].(map[string]any)
+	}
+	if inner[s] != s || first[s] != s || first["x"] != s {
+		t.Fatalf("the emitter wrote %q for %q, read back as %#v", e.b.String(), s, got)
 	}
 }
 

@@ -171,9 +171,9 @@ func resultPath(a *ir.Actor) string {
 		if canon, ok := ir.ContractAliases[name]; ok {
 			name = canon
 		}
-		return dataDir + "/results/" + name + ".json"
+		return resultsDir + "/" + name + ".json"
 	case a.Result.Inline != nil:
-		return dataDir + "/results/" + a.Name.Value + ".json"
+		return resultsDir + "/" + a.Name.Value + ".json"
 	}
 	return ""
 }

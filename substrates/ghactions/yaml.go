@@ -58,15 +58,33 @@ func (e *emitter) indent(n int) {
 func (e *emitter) mappingBody(m mapping, depth int) {
 	for _, it := range m {
 		e.indent(depth)
-		if it.key == "on" {
-			// GitHub documents the trigger key unquoted, and its parser reads it as a string.
-			e.b.WriteString("on")
-		} else {
-			e.b.WriteString(quote(it.key))
-		}
-		e.b.WriteByte(':')
+		e.key(it.key, depth)
 		e.value(it.value, depth, it.comment)
 	}
+}
+
+// maxImplicitKey is the longest key written as `key:`. YAML limits an implicit key to 1024
+// characters; a longer one (only ever from a profile's event config) is written as an explicit
+// `? key` then `:` on the next line, at depth.
+const maxImplicitKey = 1000
+
+// key writes a mapping key and its colon; the key starts at indentation depth.
+func (e *emitter) key(k string, depth int) {
+	if k == "on" {
+		// GitHub documents the trigger key unquoted, and its parser reads it as a string.
+		e.b.WriteString("on:")
+		return
+	}
+	q := quote(k)
+	if len(q) > maxImplicitKey {
+		e.b.WriteString("? ")
+		e.b.WriteString(q)
+		e.b.WriteByte('\n')
+		e.indent(depth)
+	} else {
+		e.b.WriteString(q)
+	}
+	e.b.WriteByte(':')
 }
 
 // value writes v after "key:" or "- ", at depth (the depth of its key).
@@ -97,8 +115,7 @@ func (e *emitter) value(v any, depth int, comment string) {
 			if m, ok := item.(mapping); ok && len(m) > 0 {
 				// The first entry shares the dash's line.
 				e.b.WriteByte(' ')
-				e.b.WriteString(quote(m[0].key))
-				e.b.WriteByte(':')
+				e.key(m[0].key, depth+2)
 				e.value(m[0].value, depth+2, m[0].comment)
 				e.mappingBody(m[1:], depth+2)
 				continue

@@ -168,11 +168,11 @@ func (c *compiler) resultSchema(a *ir.Actor) string {
 		if canon, ok := ir.ContractAliases[name]; ok {
 			name = canon
 		}
-		path := dataDir + "/results/" + name + ".json"
+		path := resultsDir + "/" + name + ".json"
 		c.add(substrates.File{Path: path, Data: []byte(ir.ResultContracts[name] + "\n"), Mode: 0o644, Header: substrates.JSONHeader}, "the result contract "+name, a.Result.Pos)
 		return path
 	}
-	path := dataDir + "/results/" + a.Name.Value + ".json"
+	path := resultsDir + "/" + a.Name.Value + ".json"
 	c.json(path, fmt.Sprintf("the result schema of actor %q", a.Name.Value), a.Result.Pos, a.Result.Inline)
 	return path
 }
