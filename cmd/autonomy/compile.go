@@ -65,7 +65,10 @@ overwrite a file autonomy must not touch, 2 usage or I/O error.`,
 					return usageError("%v", err)
 				}
 			}
-			plan, err := substrates.Write(dir, &output, substrates.WriteOptions{Force: force, DryRun: dryRun})
+			waiting := func() {
+				fmt.Fprintf(errOut, "autonomy: another compile is installing into %s; waiting for it (up to %s)\n", dir, substrates.DefaultLockWait)
+			}
+			plan, err := substrates.Write(dir, &output, substrates.WriteOptions{Force: force, DryRun: dryRun, Waiting: waiting})
 			var conflicts *substrates.ConflictError
 			switch {
 			case errors.As(err, &conflicts):
