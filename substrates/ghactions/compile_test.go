@@ -352,20 +352,25 @@ func roundTrips(t *testing.T, s string) {
 	}
 	// The emitter, end to end: s as a key and a value, at the top, nested, and as the first
 	// entry of a mapping in a list (which shares the dash's line).
+	// The other keys differ from s.
+	kn, kl, kx := "n", "l", "x"
+	if s == kn || s == kl || s == kx {
+		kn, kl, kx = "n2", "l2", "x2"
+	}
 	var e emitter
-	e.mappingBody(mapping{{key: s, value: s}, {key: "n", value: mapping{{key: s, value: mapping{{key: s, value: s}}}}}, {key: "l", value: seq{mapping{{key: s, value: s}, {key: "x", value: s}}}}}, 0)
+	e.mappingBody(mapping{{key: s, value: s}, {key: kn, value: mapping{{key: s, value: mapping{{key: s, value: s}}}}}, {key: kl, value: seq{mapping{{key: s, value: s}, {key: kx, value: s}}}}}, 0)
 	var got map[string]any
 	if err := yaml.Unmarshal(e.b.Bytes(), &got); err != nil || len(got) != 3 || got[s] != s {
 		t.Fatalf("the emitter wrote %q for %q: %v, %#v", e.b.String(), s, err, got)
 	}
-	n, _ := got["n"].(map[string]any)
+	n, _ := got[kn].(map[string]any)
 	inner, _ := n[s].(map[string]any)
-	l, _ := got["l"].([]any)
+	l, _ := got[kl].([]any)
 	first := map[string]any(nil)
 	if len(l) == 1 {
 		first, _ = l[0].(map[string]any)
 	}
-	if inner[s] != s || first[s] != s || first["x"] != s {
+	if inner[s] != s || first[s] != s || first[kx] != s {
 		t.Fatalf("the emitter wrote %q for %q, read back as %#v", e.b.String(), s, got)
 	}
 }
