@@ -180,6 +180,11 @@ func fromNode(n *yaml.Node) any {
 	return plain("null")
 }
 
+// flowUnsafe are the characters that end or change a plain scalar inside [ ] (flow context has
+// more indicators than block context: "A?" reads fine as a value but breaks "[A?]"). An item
+// holding one is written in block style instead.
+const flowUnsafe = ",[]{}?:#"
+
 // flowSeq renders a short list of plain-safe strings in flow style, as people write filters.
 func flowSeq(s seq) (string, bool) {
 	var b strings.Builder
@@ -188,12 +193,12 @@ func flowSeq(s seq) (string, bool) {
 		var text string
 		switch v := item.(type) {
 		case string:
-			if !plainSafe(v) || strings.ContainsAny(v, ",[]{}") {
+			if !plainSafe(v) || strings.ContainsAny(v, flowUnsafe) {
 				return "", false
 			}
 			text = v
 		case plain:
-			if strings.ContainsAny(string(v), ",[]{}") {
+			if strings.ContainsAny(string(v), flowUnsafe) {
 				return "", false
 			}
 			text = string(v)
