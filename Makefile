@@ -22,12 +22,13 @@ lint: ## gofmt check and go vet
 bench: ## run the Go benchmarks (load+validate, compile, write, the whole process)
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
-fuzz: ## fuzz the loader and the YAML fast path for FUZZTIME each
+fuzz: ## run every fuzz target for FUZZTIME each (a test checks each Fuzz function is listed)
 	$(GO) test ./ir -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./ir/internal/fastyaml -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./ir/internal/fastyaml -run '^$$' -fuzz '^FuzzResolvePlain$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./ir/cron -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./substrates/ghactions -run '^$$' -fuzz '^FuzzQuote$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./substrates/ghactions -run '^$$' -fuzz '^FuzzJSONString$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./substrates -run '^$$' -fuzz '^FuzzReadHeader$$' -fuzztime $(FUZZTIME)
 
 schema: ## regenerate docs/ir.schema.json from the catalogs
