@@ -219,3 +219,26 @@ func TestCompileDryRunIntoMissingDir(t *testing.T) {
 		t.Fatal("dry run created the directory")
 	}
 }
+
+// TestCompileBothTargetsIntoOneDir: each target has its own manifest, so both install side by
+// side; files both generate with the same bytes (the skills) are shared, and each target checks
+// clean.
+func TestCompileBothTargetsIntoOneDir(t *testing.T) {
+	repo := t.TempDir()
+	for _, target := range []string{"gh-actions", "local", "gh-actions", "local"} {
+		if code, _, errOut := run(t, "compile", "../../profiles/sdlc", "--target", target, "--out", repo); code != 0 {
+			t.Fatalf("compile --target %s: exit %d\n%s", target, code, errOut)
+		}
+	}
+	for _, target := range []string{"gh-actions", "local"} {
+		code, out, errOut := run(t, "check", "../../profiles/sdlc", "--target", target, "--dir", repo)
+		if code != 0 {
+			t.Errorf("check --target %s: exit %d\n%s%s", target, code, out, errOut)
+		}
+	}
+	for _, m := range []string{".autonomy/gh-actions/manifest.json", ".autonomy/local/manifest.json"} {
+		if _, err := os.Stat(filepath.Join(repo, m)); err != nil {
+			t.Error(err)
+		}
+	}
+}

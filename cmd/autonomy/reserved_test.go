@@ -17,13 +17,14 @@ func TestReservedPathsRefused(t *testing.T) {
 		resource string // a resource created in the profile, or ""
 		want     string // the diagnostic, after "ir.yml:"
 	}{
-		{"behavior replaces the manifest", "manifest.json", "", `6:15: actor "a": behavior "manifest.json" would be installed at .autonomy/manifest.json, which is reserved for the manifest of the installation (rename`},
+		{"behavior replaces the manifest", "gh-actions/manifest.json", "", `6:15: actor "a": behavior "gh-actions/manifest.json" would be installed at .autonomy/gh-actions/manifest.json, inside .autonomy/gh-actions/, which is reserved for the gh-actions manifest (rename`},
+		{"behavior replaces the lifecycle map", "lifecycle.json", "", `6:15: actor "a": behavior "lifecycle.json" would be installed at .autonomy/lifecycle.json, which is reserved for the lifecycle map (rename`},
 		{"behavior in the runner's state", "state/state.db", "", `6:15: actor "a": behavior "state/state.db" would be installed at .autonomy/state/state.db, inside .autonomy/state/, which is reserved for the local runner's state`},
 		{"skill under generated/", "generated/x", "", `6:15: actor "a": behavior "generated/x" would be installed at .autonomy/generated/x, where autonomy cannot install: path is the writer's ledger directory .autonomy/generated`},
 		{"behavior in the staging folders", "stage-1/run.sh", "", `6:15: actor "a": behavior "stage-1/run.sh" would be installed at .autonomy/stage-1/run.sh, where autonomy cannot install: path is inside the writer's staging folders`},
-		{"behavior over the launcher configs", "local", "", `6:15: actor "a": behavior "local" would be installed at .autonomy/local, which is reserved for the local runner's launcher configs and schedule`},
+		{"behavior over the launcher configs", "local", "", `6:15: actor "a": behavior "local" would be installed at .autonomy/local, which is reserved for the local runner's launcher configs, schedule and manifest`},
 		{"resource under .git", "run.sh", ".git/hooks/pre-commit", `8:13: resource ".git/hooks/pre-commit" would be installed at .git/hooks/pre-commit, where autonomy cannot install: path is inside a .git directory`},
-		{"resource over the manifest", "run.sh", ".autonomy/manifest.json", `8:13: resource ".autonomy/manifest.json" would be installed at .autonomy/manifest.json, which is reserved for the manifest of the installation (rename`},
+		{"resource over the manifest", "run.sh", ".autonomy/local/manifest.json", `8:13: resource ".autonomy/local/manifest.json" would be installed at .autonomy/local/manifest.json, inside .autonomy/local/, which is reserved for the local runner's launcher configs`},
 		{"resource over a workflow", "run.sh", ".github/workflows/a.yml", `8:13: resource ".github/workflows/a.yml" would be installed at .github/workflows/a.yml, which is reserved for the workflow of actor a`},
 		{"resource folder holding a workflow", "run.sh", ".github/workflows/a.yml:.github", `8:13: resource ".github" would be installed at .github/workflows/a.yml, which is reserved for the workflow of actor a`},
 		{"resource folder holding the runner's state", "run.sh", ".autonomy/state/x:.autonomy", `8:13: resource ".autonomy" would be installed at .autonomy, where autonomy cannot install`},

@@ -1,6 +1,8 @@
 package ghactions
 
 import (
+	"path"
+
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/substrates"
 )
@@ -15,7 +17,7 @@ func (Substrate) DataDir() string { return dataDir }
 // it copies: the files compile generates, one workflow per actor among them.
 func (Substrate) Reserved(p *ir.Profile) []substrates.Reserved {
 	r := []substrates.Reserved{
-		{Path: ManifestPath, What: "the manifest of the installation"},
+		{Path: path.Dir(ManifestPath), Dir: true, What: "the gh-actions manifest"},
 		{Path: HumanRequiredPath, What: "the approval gate's paths"},
 		{Path: resultsDir, Dir: true, What: "the installed result schemas"},
 	}

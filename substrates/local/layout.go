@@ -15,10 +15,9 @@ func (Substrate) DataDir() string { return dataDir }
 // the files compile generates and the folders the runner writes at run time.
 func (Substrate) Reserved(*ir.Profile) []substrates.Reserved {
 	return []substrates.Reserved{
-		{Path: ManifestPath, What: "the manifest of the installation"},
 		{Path: LifecyclePath, What: "the lifecycle map"},
 		{Path: HumanRequiredPath, What: "the approval gate's paths"},
-		{Path: localDir, Dir: true, What: "the local runner's launcher configs and schedule"},
+		{Path: localDir, Dir: true, What: "the local runner's launcher configs, schedule and manifest"},
 		{Path: resultsDir, Dir: true, What: "the installed result schemas"},
 		{Path: StateDir, Dir: true, What: "the local runner's state: its database, logs and results"},
 		{Path: WorktreeDir, Dir: true, What: "the git worktrees of isolated sessions"},
