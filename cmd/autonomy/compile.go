@@ -37,7 +37,7 @@ not declare is compiled with a warning.
 Exit codes: 0 installed (or nothing to change), 1 the profile has errors or the install would
 overwrite a file autonomy must not touch, 2 usage or I/O error.`,
 		Example: `  autonomy compile profiles/sdlc --target gh-actions --out .
-  autonomy compile profiles/hello --dry-run
+  autonomy compile profiles/hello --target local --dry-run
   autonomy compile profiles/sdlc --target gh-actions --out ../my-repo --force`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
