@@ -10,26 +10,8 @@ import (
 // copyProfile copies a bundled profile into a temp dir, so a test may edit it.
 func copyProfile(t *testing.T, name string) string {
 	t.Helper()
-	src := filepath.Join("../../profiles", name)
 	dst := filepath.Join(t.TempDir(), name)
-	err := filepath.Walk(src, func(path string, info os.FileInfo, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, path)
-		target := filepath.Join(dst, rel)
-		if info.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(target, data, info.Mode())
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	copyTreeTo(t, filepath.Join("../../profiles", name), dst)
 	return dst
 }
 
