@@ -91,10 +91,11 @@ func TestReadmeCheckJobRuns(t *testing.T) {
 	}
 	runJob := func() (string, error) {
 		var all []byte
+		runnerTemp := t.TempDir() // one per job, shared by its steps
 		for _, r := range runs {
 			cmd := exec.Command("bash", "-e", "-c", r)
 			cmd.Dir = ws
-			cmd.Env = append(os.Environ(), "RUNNER_TEMP="+t.TempDir())
+			cmd.Env = append(os.Environ(), "RUNNER_TEMP="+runnerTemp)
 			b, err := cmd.CombinedOutput()
 			all = append(all, b...)
 			if err != nil {
