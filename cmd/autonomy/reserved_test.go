@@ -29,6 +29,9 @@ func TestReservedPathsRefused(t *testing.T) {
 		{"resource folder holding a workflow", "run.sh", ".github/workflows/a.yml:.github", `8:13: resource ".github" would be installed at .github/workflows/a.yml, which is reserved for the workflow of actor a`},
 		{"resource folder holding the runner's state", "run.sh", ".autonomy/state/x:.autonomy", `8:13: resource ".autonomy" would be installed at .autonomy, where autonomy cannot install`},
 		{"a resource folder next to the workflows is fine", "run.sh", ".github/ISSUE_TEMPLATE/bug.md:.github", ""},
+		// The issue's first case: each target's manifest now has its own folder, so a behavior
+		// named manifest.json is just a file and replaces nothing.
+		{"a behavior named manifest.json replaces no manifest", "manifest.json", "", ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -60,6 +63,17 @@ func TestReservedPathsRefused(t *testing.T) {
 			if c.want == "" {
 				if code, out, errOut := run(t, "validate", prof); code != 0 {
 					t.Errorf("validate: exit %d\n%s%s", code, out, errOut)
+				}
+				dir := filepath.Join(t.TempDir(), "out")
+				for _, target := range []string{"gh-actions", "local"} {
+					if code, _, errOut := run(t, "compile", prof, "--target", target, "--out", dir); code != 0 {
+						t.Fatalf("compile --target %s: exit %d\n%s", target, code, errOut)
+					}
+				}
+				for _, target := range []string{"gh-actions", "local"} {
+					if code, out, errOut := run(t, "check", prof, "--target", target, "--dir", dir); code != 0 {
+						t.Errorf("check --target %s: exit %d\n%s%s", target, code, out, errOut)
+					}
 				}
 				return
 			}
