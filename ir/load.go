@@ -225,6 +225,15 @@ func reportYAMLError(r *reporter, data []byte, err error) {
 		hint = fmt.Sprintf("shorten it: an actor name has at most %d characters, a param name is an env name", MaxActorName)
 	}
 	text := lineText(data, at.Line)
+	if strings.Contains(msg, "found unexpected end of stream") {
+		// A quoted string that never closes: point at its opening quote.
+		if at.Col >= 1 && at.Col <= len(text) {
+			if i := strings.IndexAny(text[at.Col-1:], `"'`); i >= 0 {
+				at.Col += i
+				hint = "the quoted string that starts here is never closed: close it, or remove the quote"
+			}
+		}
+	}
 	switch {
 	case hint != "":
 	case strings.Contains(text, "\t") && strings.Contains(msg, "cannot start any token"):
