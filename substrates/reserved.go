@@ -65,6 +65,8 @@ func CheckPaths(p *ir.Profile, subs ...Substrate) ir.Diagnostics {
 		}
 		reserved := append(WriterReserved(), lay.Reserved(p)...)
 		dataDir := lay.DataDir()
+		type verdict struct{ at, why string }
+		checked := map[string]verdict{} // actors of one role share a behavior: look at it once
 		for _, a := range p.Actors {
 			if a.BehaviorFile == "" {
 				continue // not resolved: Validate has reported why
@@ -73,7 +75,12 @@ func CheckPaths(p *ir.Profile, subs ...Substrate) ir.Diagnostics {
 			if isDir {
 				src = path.Dir(src)
 			}
-			if at, why := collision(p.Dir, src, dataDir+"/"+src, isDir, reserved); why != "" {
+			v, done := checked[src]
+			if !done {
+				v.at, v.why = collision(p.Dir, src, dataDir+"/"+src, isDir, reserved)
+				checked[src] = v
+			}
+			if at, why := v.at, v.why; why != "" {
 				report(a.Behavior.Pos, "actor %q: behavior %q would be installed at %s, %s", a.Name.Value, a.Behavior.Value, at, why)
 			}
 		}

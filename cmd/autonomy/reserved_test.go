@@ -22,6 +22,7 @@ func TestReservedPathsRefused(t *testing.T) {
 		{"behavior in the runner's state", "state/state.db", "", `6:15: actor "a": behavior "state/state.db" would be installed at .autonomy/state/state.db, inside .autonomy/state/, which is reserved for the local runner's state`},
 		{"skill under generated/", "generated/x", "", `6:15: actor "a": behavior "generated/x" would be installed at .autonomy/generated/x, where autonomy cannot install: path is the writer's ledger directory .autonomy/generated`},
 		{"behavior in the staging folders", "stage-1/run.sh", "", `6:15: actor "a": behavior "stage-1/run.sh" would be installed at .autonomy/stage-1/run.sh, where autonomy cannot install: path is inside the writer's staging folders`},
+		{"skill folder holding a .git folder", "skills/x", "", `6:15: actor "a": behavior "skills/x" would be installed at .autonomy/skills/x/.git/config, where autonomy cannot install: path is inside a .git directory`},
 		{"behavior over the launcher configs", "local", "", `6:15: actor "a": behavior "local" would be installed at .autonomy/local, which is reserved for the local runner's launcher configs, schedule and manifest`},
 		{"resource under .git", "run.sh", ".git/hooks/pre-commit", `8:13: resource ".git/hooks/pre-commit" would be installed at .git/hooks/pre-commit, where autonomy cannot install: path is inside a .git directory`},
 		{"resource over the manifest", "run.sh", ".autonomy/local/manifest.json", `8:13: resource ".autonomy/local/manifest.json" would be installed at .autonomy/local/manifest.json, inside .autonomy/local/, which is reserved for the local runner's launcher configs`},
@@ -49,6 +50,9 @@ func TestReservedPathsRefused(t *testing.T) {
 				mk(c.behavior, "#!/bin/sh\necho hi\n")
 			} else {
 				mk(c.behavior+"/SKILL.md", "# a skill\n")
+				if strings.HasPrefix(c.name, "skill folder holding") {
+					mk(c.behavior+"/.git/config", "[core]\n")
+				}
 			}
 			src := "schema: autonomy.ir.v1\ntargets: [gh-actions, local]\nactors:\n  a:\n    capabilities: [tasks:converse]\n    behavior: " + c.behavior + "\n    triggers: [{ dispatch: true }]\n"
 			if c.resource != "" {
