@@ -92,3 +92,19 @@ func TestReservedEnvListsAreMinimal(t *testing.T) {
 		}
 	}
 }
+
+// TestParamsDocExample: the diagnostic docs/params.md shows is the one validate prints.
+func TestParamsDocExample(t *testing.T) {
+	doc, err := os.ReadFile("../docs/params.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := "schema: autonomy.ir.v1\ntargets: [local]\nactors:\n  hello:\n    behavior: hello.sh\n    triggers:\n      - dispatch: true\n        params:\n          MAKEFLAGS: subject.text\n"
+	p, diags := Parse("ir.yml", t.TempDir(), []byte(src))
+	diags = append(diags, Validate(p)...)
+	for _, d := range diags {
+		if strings.Contains(d.Message, "MAKEFLAGS") && !strings.Contains(string(doc), d.String()) {
+			t.Errorf("docs/params.md does not show the diagnostic as validate prints it:\n%s", d)
+		}
+	}
+}
