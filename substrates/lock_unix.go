@@ -27,8 +27,12 @@ func tryLock(dir string, exclusive bool) (func(), error) {
 	}
 	if err != nil {
 		f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
+		switch {
+		case errors.Is(err, syscall.EWOULDBLOCK):
 			return nil, errBusy
+		case errors.Is(err, syscall.ENOLCK), errors.Is(err, syscall.EOPNOTSUPP), errors.Is(err, syscall.EINVAL):
+			// A file system without locks (some network mounts): install unlocked, as before.
+			return func() {}, nil
 		}
 		return nil, err
 	}
