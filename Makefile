@@ -22,12 +22,13 @@ lint: ## gofmt check and go vet
 bench: ## run the Go benchmarks (load+validate, compile, write, the whole process)
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
-fuzz: ## fuzz the loader, the YAML fast path and the playbook parsers for FUZZTIME each
+fuzz: ## run every fuzz target for FUZZTIME each (a test checks each Fuzz function is listed)
 	$(GO) test ./ir -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./ir/internal/fastyaml -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./ir/internal/fastyaml -run '^$$' -fuzz '^FuzzResolvePlain$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./ir/cron -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./substrates/ghactions -run '^$$' -fuzz '^FuzzQuote$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./substrates/ghactions -run '^$$' -fuzz '^FuzzJSONString$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./substrates -run '^$$' -fuzz '^FuzzReadHeader$$' -fuzztime $(FUZZTIME)
 	for p in capsule overlay steps workflow; do $(GO) test ./playbook/$$p -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) || exit 1; done
 	$(GO) test ./playbook/overlay -run '^$$' -fuzz '^FuzzWeave$$' -fuzztime $(FUZZTIME)

@@ -3,6 +3,7 @@ package conformance
 import (
 	"context"
 	"fmt"
+	"os"
 	"sync"
 
 	"github.com/autonomyhq/autonomy/ir"
@@ -27,7 +28,9 @@ func GitHubTargets(repo string) ([]Target, error) {
 	} else if token == "" {
 		return nil, fmt.Errorf("--repo %s needs a token in GITHUB_TOKEN or GH_TOKEN (actions: write on the repository)", repo)
 	}
-	opts := ghactions.RunnerOptions{Repo: repo, Token: token, Actors: ProbeActors}
+	// GITHUB_API_URL is the API root GitHub Actions sets in every job; it names a GitHub
+	// Enterprise Server, or a simulated API in tests. Unset: api.github.com.
+	opts := ghactions.RunnerOptions{Repo: repo, Token: token, Actors: ProbeActors, BaseURL: os.Getenv("GITHUB_API_URL")}
 	return []Target{
 		{Name: "github", Substrate: "gh-actions", Skip: skip, New: func(ctx context.Context) (*Subject, error) { return GitHubSubject(opts, false) }},
 		{Name: "github human", Substrate: "gh-actions", Human: true, Skip: skip, New: func(ctx context.Context) (*Subject, error) { return GitHubSubject(opts, true) }},

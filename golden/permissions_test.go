@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/autonomyhq/autonomy/substrates/ghactions"
 )
 
 // The standard's github realization of each capability (the Capabilities section), written out
@@ -39,13 +41,13 @@ func level(access string) int {
 // permission, no job exceeds its actor's capability mapping, and no job holds both
 // contents: write and statuses: write (the merge boundary).
 func TestPermissionInvariants(t *testing.T) {
-	manifests, _ := filepath.Glob("*/gh-actions/.autonomy/manifest.json")
+	manifests, _ := filepath.Glob("*/gh-actions/" + ghactions.ManifestPath)
 	if len(manifests) == 0 {
 		t.Fatal("no golden gh-actions manifest found")
 	}
 	jobs := 0
 	for _, mpath := range manifests {
-		root := filepath.Dir(filepath.Dir(mpath))
+		root := strings.TrimSuffix(mpath, "/"+ghactions.ManifestPath) // the installation
 		data, err := os.ReadFile(mpath)
 		if err != nil {
 			t.Fatal(err)

@@ -3,6 +3,7 @@ package ir
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -154,6 +155,11 @@ func (d decoder) integer(n *yaml.Node, what, unit, example, rangeHint string) In
 		d.r.errorf(pos(n), rangeHint, "%s %s is out of range", what, n.Value)
 		return Int{}
 	}
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!float" && wholeNumber.MatchString(n.Value) {
+		// YAML reads an integer too large for 64 bits as a float: it is out of range, not a fraction.
+		d.r.errorf(pos(n), rangeHint, "%s %s is out of range", what, n.Value)
+		return Int{}
+	}
 	hint := example
 	switch {
 	case n.Kind == yaml.ScalarNode && n.Tag == "!!str":
@@ -170,6 +176,8 @@ func (d decoder) integer(n *yaml.Node, what, unit, example, rangeHint string) In
 	d.r.errorf(pos(n), hint, "%s must be %s, not %s", what, noun, describe(n))
 	return Int{}
 }
+
+var wholeNumber = regexp.MustCompile(`^[-+]?[0-9_]+$`)
 
 func unitOr(unit, other string) string {
 	if unit == "" {
@@ -374,7 +382,7 @@ func (d decoder) policy(n *yaml.Node) Policy {
 	d.fields(n, "policy", policyKeys, func(key string, _, v *yaml.Node) {
 		switch key {
 		case "maxConcurrent":
-			p.MaxConcurrent = d.integer(v, "policy.maxConcurrent", "", "e.g. maxConcurrent: 3", "give a small number such as 3")
+			p.MaxConcurrent = d.integer(v, "policy.maxConcurrent", "", "e.g. maxConcurrent: 3", maxConcurrentRange)
 		case "box":
 			if !d.mapping(v, "policy.box", "e.g. box: { taskStates: { open: triage } }") {
 				return

@@ -94,6 +94,10 @@ func (ds Diagnostics) Sort() Diagnostics {
 		if a.Pos.Col != b.Pos.Col {
 			return a.Pos.Col < b.Pos.Col
 		}
+		// Messages that differ only by the actor they name sort next to each other.
+		if ma, mb := maskActor(a.Message), maskActor(b.Message); ma != mb {
+			return ma < mb
+		}
 		if a.Message != b.Message {
 			return a.Message < b.Message
 		}
@@ -121,30 +125,42 @@ func (ds Diagnostics) Sort() Diagnostics {
 	return out
 }
 
-// actorPrefix splits `actor "name": rest` into its prefix and rest.
-func actorPrefix(msg string) (prefix, rest string, ok bool) {
-	if !strings.HasPrefix(msg, `actor "`) {
-		return "", msg, false
-	}
-	i := strings.Index(msg, `": `)
+// actorIn splits a message around the first `actor "name"` it holds: anywhere in it, e.g.
+// `actor "a": unknown capability …` or `unknown key "x" in actor "a"`.
+func actorIn(msg string) (before, name, after string, ok bool) {
+	i := strings.Index(msg, `actor "`)
 	if i < 0 {
-		return "", msg, false
+		return "", "", msg, false
 	}
-	return msg[:i+1], msg[i+3:], true
+	start := i + len(`actor "`)
+	j := strings.IndexByte(msg[start:], '"')
+	if j < 0 {
+		return "", "", msg, false
+	}
+	return msg[:i], msg[start : start+j], msg[start+j+1:], true
+}
+
+// maskActor is the message with the actor's name removed.
+func maskActor(msg string) string {
+	before, _, after, ok := actorIn(msg)
+	if !ok {
+		return msg
+	}
+	return before + `actor ""` + after
 }
 
 func sameButActor(a, b Diagnostic) bool {
 	if a.File != b.File || a.Pos != b.Pos || a.Severity != b.Severity || a.Hint != b.Hint {
 		return false
 	}
-	_, ra, okA := actorPrefix(a.Message)
-	_, rb, okB := actorPrefix(b.Message)
-	return okA && okB && ra == rb
+	ba, _, aa, okA := actorIn(a.Message)
+	bb, _, ab, okB := actorIn(b.Message)
+	return okA && okB && ba == bb && aa == ab
 }
 
 func sharedBy(msg string, more int) string {
-	prefix, rest, _ := actorPrefix(msg)
-	return fmt.Sprintf("%s and %d more sharing this value: %s", prefix, more, rest)
+	before, name, after, _ := actorIn(msg)
+	return fmt.Sprintf("%sactor %q and %d more sharing this value%s", before, name, more, after)
 }
 
 // String renders every diagnostic on its own line.

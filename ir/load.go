@@ -210,15 +210,42 @@ func reportYAMLError(r *reporter, data []byte, err error) {
 	if m := unknownAnchor.FindStringSubmatch(msg); m != nil {
 		at = findText(data, "*"+m[1], at)
 	}
-	text := lineText(data, at.Line)
 	hint := ""
+	if strings.Contains(msg, "control characters are not allowed") {
+		// yaml.v3 names neither the character nor where it is.
+		if off, c := nonPrintable(data); off >= 0 {
+			at = offsetPos(data, off)
+			msg = codePoint(c) + " is not allowed"
+			hint = "remove it: YAML allows no control character but tab and line breaks, not even in a comment or a quoted string; inside double quotes write it as an escape such as \\x01"
+		}
+	} else if off, n := longKey(data); off >= 0 && offsetPos(data, off).Line <= at.Line {
+		// yaml.v3 fails on an over-long key with a message about something else.
+		at = offsetPos(data, off)
+		msg = fmt.Sprintf("a key of %d characters is longer than YAML allows (%d)", n, maxPlainKey)
+		hint = fmt.Sprintf("shorten it: an actor name has at most %d characters, a param name is an env name", MaxActorName)
+	}
+	text := lineText(data, at.Line)
+	if strings.Contains(msg, "found unexpected end of stream") {
+		// A quoted string that never closes: point at its opening quote.
+		if at.Col >= 1 && at.Col <= len(text) {
+			if i := strings.IndexAny(text[at.Col-1:], `"'`); i >= 0 {
+				at.Col += i
+				hint = "the quoted string that starts here is never closed: close it, or remove the quote"
+			}
+		}
+	}
 	switch {
+	case hint != "":
 	case strings.Contains(text, "\t") && strings.Contains(msg, "cannot start any token"):
 		hint = "indent with spaces: YAML does not allow tabs"
 	case starValue.MatchString(text) && (strings.Contains(msg, "alias") || strings.Contains(msg, "alphabetic or numeric")):
 		// The most common cause by far: an unquoted cron expression, which YAML reads as an alias.
 		hint = "a value starting with * must be quoted, e.g. cron: \"*/15 * * * *\""
 		at.Col = strings.Index(text, "*") + 1
+	case strings.Contains(msg, "UTF-8") || strings.Contains(msg, "UTF-16"):
+		hint = "save the file as UTF-8"
+	default:
+		hint = syntaxHint(msg)
 	}
 	r.errorf(at, hint, "YAML syntax error: %s", msg)
 }

@@ -114,7 +114,7 @@ func JSONSchema() []byte {
 			"agents":    obj{"$ref": "#/definitions/actors", "description": "the older name of actors"},
 			"resources": obj{"type": []string{"array", "null"}, "items": path, "description": "files carried verbatim"},
 			"policy": obj{"type": "object", "additionalProperties": false, "properties": obj{
-				"maxConcurrent": obj{"type": "integer", "minimum": 1},
+				"maxConcurrent": obj{"type": "integer", "minimum": 1, "maximum": MaxConcurrentLimit},
 				"box": obj{"type": "object", "description": "governance data, carried verbatim except the keys substrates own", "properties": obj{
 					"taskStates": taskStates,
 					"gh-actions": section,

@@ -11,9 +11,21 @@ import (
 // close enough to be a typo, otherwise the whole list.
 func suggest(got string, valid []string) string {
 	if near := nearest(got, valid); near != "" {
-		return fmt.Sprintf("did you mean %q?", near)
+		return strings.TrimSpace(fmt.Sprintf("did you mean %q? %s", near, lookalike(got)))
+	}
+	if odd := lookalike(got); odd != "" {
+		return "valid: " + list(valid) + "; " + odd
 	}
 	return "valid: " + list(valid)
+}
+
+// lookalike explains a value that may look like a valid one but holds a character that is not
+// ASCII (a Cyrillic е for a Latin e), or "".
+func lookalike(got string) string {
+	if odd := oddRune(got); odd != "" {
+		return fmt.Sprintf("%q has %s", got, odd)
+	}
+	return ""
 }
 
 // list joins values for a hint, eliding a long list (the actors of a large fleet) after ten.
@@ -28,7 +40,10 @@ func list(valid []string) string {
 // suggestOr is suggest with an alternative appended: the nearest value or the list, then "or ...".
 func suggestOr(got string, valid []string, alternative string) string {
 	if near := nearest(got, valid); near != "" {
-		return fmt.Sprintf("did you mean %q, %s?", near, alternative)
+		return strings.TrimSpace(fmt.Sprintf("did you mean %q, %s? %s", near, alternative, lookalike(got)))
+	}
+	if odd := lookalike(got); odd != "" {
+		return "valid: " + list(valid) + ", " + alternative + "; " + odd
 	}
 	return "valid: " + list(valid) + ", " + alternative
 }
@@ -37,7 +52,14 @@ func suggestOr(got string, valid []string, alternative string) string {
 // to be a plausible typo.
 func nearest(got string, valid []string) string {
 	best, bestDist := "", -1
-	g := strings.ToLower(got)
+	// A character that is not ASCII counts as one edit, not as its UTF-8 bytes: a look-alike
+	// letter (a Cyrillic е for e) is a one-character typo of the valid name.
+	g := strings.Map(func(r rune) rune {
+		if r > 0x7e {
+			return 0
+		}
+		return r
+	}, strings.ToLower(got))
 	for _, v := range valid {
 		d := editdist.Distance(g, strings.ToLower(v))
 		if bestDist < 0 || d < bestDist {
@@ -46,8 +68,8 @@ func nearest(got string, valid []string) string {
 	}
 	// One edit per five characters: close enough for a typo (capabilites, code:proposal), far
 	// enough that a different word (gitlab for github) is not taken for one.
-	limit := max(1, min(3, len(got)/5))
-	if bestDist < 0 || bestDist > limit || bestDist >= len(got) {
+	limit := max(1, min(3, len(g)/5))
+	if bestDist < 0 || bestDist > limit || bestDist >= len(g) {
 		return ""
 	}
 	return best

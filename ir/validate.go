@@ -18,6 +18,9 @@ const (
 	MaxActorName = 63
 	// MaxTimeout bounds timeout, in minutes (one week): a longer run is a mistake, not a bound.
 	MaxTimeout = 7 * 24 * 60
+	// MaxConcurrentLimit bounds policy.maxConcurrent: more sessions at once than that on one
+	// machine or one repository is a mistake, not a limit (omit it for no limit).
+	MaxConcurrentLimit = 10_000
 )
 
 var (
@@ -25,24 +28,6 @@ var (
 	paramNameRe = regexp.MustCompile(`^[A-Z_][A-Z0-9_]*$`)
 	eventNameRe = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_.-]*$`)
 	scopeRe     = regexp.MustCompile(`^[A-Za-z0-9_.*/-]+$`)
-)
-
-// A param becomes an env var of the agent's process, and its value may be text any outsider wrote
-// (subject.text), so names that programs of the box read as configuration or code are refused:
-// the runner's, the CI host's, the shell's, git's, gh's, proxies and language runtimes'.
-var (
-	reservedEnv = []string{
-		"PATH", "HOME", "SHELL", "USER", "LOGNAME", "PWD", "OLDPWD", "TMPDIR", "TMP", "TEMP", "IFS",
-		"ENV", "BASH_ENV", "BASHOPTS", "SHELLOPTS", "CDPATH", "GLOBIGNORE", "PROMPT_COMMAND", "LANG",
-		"LANGUAGE", "TERM", "HOSTNAME", "CI", "PS1", "PS2", "PS4", "SHLVL", "UID", "EUID", "PPID", "_",
-		"EDITOR", "VISUAL", "PAGER", "BROWSER", "SSH_AUTH_SOCK", "JAVA_TOOL_OPTIONS", "NO_PROXY",
-		"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "FTP_PROXY", "TZ", "TERMINFO", "MAIL",
-	}
-	reservedEnvPrefixes = []string{
-		"GITHUB_", "RUNNER_", "AUTONOMY_", "ACTIONS_", "INPUT_", "STATE_", "LC_", "LD_", "DYLD_",
-		"BASH_FUNC_", "GIT_", "GH_", "SSH_", "GPG_", "NODE_", "NPM_CONFIG_", "PYTHON", "PERL", "RUBY",
-		"JAVA_", "GOFLAGS", "GOPROXY", "GOPATH", "GOROOT", "GOTOOLCHAIN", "GOENV", "GODEBUG", "CARGO_", "RUST", "DOCKER_", "XDG_", "OPENAI_", "ANTHROPIC_", "CODEX_",
-	}
 )
 
 // Validate checks a loaded profile against every rule of the standard and returns all problems,
@@ -137,7 +122,11 @@ func (v *validator) actor(a *Actor) {
 	case len(name) > MaxActorName:
 		v.r.errorf(a.Name.Pos, "shorten it", "actor name %q is %d characters; the limit is %d", name, len(name), MaxActorName)
 	case !actorNameRe.MatchString(name):
-		v.r.errorf(a.Name.Pos, "use lowercase letters, digits, - and _, starting with a letter, e.g. "+strings.Trim(sanitizeName(name), "-_"), "actor name %q is not valid", name)
+		why := ""
+		if odd := oddRune(name); odd != "" {
+			why = ": it has " + odd // a homoglyph looks valid: name the character
+		}
+		v.r.errorf(a.Name.Pos, "use lowercase letters, digits, - and _, starting with a letter, e.g. "+strings.Trim(sanitizeName(name), "-_"), "actor name %q is not valid%s", name, why)
 	}
 	if a.Kind.Pos.IsSet() && a.Kind.Value != "" && !contains(Kinds, a.Kind.Value) {
 		v.actorf(a, Error, a.Kind.Pos, suggest(a.Kind.Value, Kinds), "unknown kind %q", a.Kind.Value)
@@ -310,8 +299,8 @@ func (v *validator) params(a *Actor, t *Trigger) {
 		switch {
 		case !paramNameRe.MatchString(name):
 			v.actorf(a, Error, prm.Name.Pos, "use an env name: uppercase letters, digits and _, e.g. "+safeEnvName(envName(name)), "param name %q is not valid", name)
-		case isReservedEnv(name):
-			v.actorf(a, Error, prm.Name.Pos, "choose another name, e.g. "+safeEnvName("SUBJECT_"+strings.TrimLeft(name, "_")), "param name %q is reserved: the runner, the CI host, the shell or a tool of the box reads it", name)
+		case IsReservedEnv(name):
+			v.actorf(a, Error, prm.Name.Pos, "choose another name, e.g. "+safeEnvName(name), "param name %q is reserved: a tool of the box may read it from its environment, and a param's value may be untrusted text", name)
 		}
 		if src := prm.Source; src.Value != "" && !contains(sourceNames, src.Value) {
 			v.actorf(a, Error, src.Pos, suggest(src.Value, sourceNames), "param %s: unknown source %q", name, src.Value)
@@ -338,29 +327,6 @@ func envName(s string) string {
 	return out
 }
 
-// safeEnvName turns a suggested env name that is reserved, or bare, into one that is not.
-func safeEnvName(name string) string {
-	if strings.Trim(name, "_") == "" {
-		return "ITEM"
-	}
-	if isReservedEnv(name) {
-		return "ITEM_" + strings.TrimLeft(name, "_")
-	}
-	return name
-}
-
-func isReservedEnv(name string) bool {
-	if contains(reservedEnv, name) {
-		return true
-	}
-	for _, p := range reservedEnvPrefixes {
-		if strings.HasPrefix(name, p) {
-			return true
-		}
-	}
-	return false
-}
-
 func (v *validator) review(a *Actor) {
 	r := a.Review
 	if !r.Pos.IsSet() || r.Value == "" {
@@ -379,10 +345,13 @@ func (v *validator) review(a *Actor) {
 	}
 }
 
+// maxConcurrentRange is the hint of an out-of-range policy.maxConcurrent.
+var maxConcurrentRange = fmt.Sprintf("give 1 to %d, or remove it for no limit", MaxConcurrentLimit)
+
 func (v *validator) policy() {
 	p := v.p.Policy
-	if p.MaxConcurrent.Pos.IsSet() && p.MaxConcurrent.Value < 1 {
-		v.r.errorf(p.MaxConcurrent.Pos, "give 1 or more, or remove it for no limit", "policy.maxConcurrent %d must be at least 1", p.MaxConcurrent.Value)
+	if p.MaxConcurrent.Pos.IsSet() && (p.MaxConcurrent.Value < 1 || p.MaxConcurrent.Value > MaxConcurrentLimit) {
+		v.r.errorf(p.MaxConcurrent.Pos, maxConcurrentRange, "policy.maxConcurrent %d is out of range", p.MaxConcurrent.Value)
 	}
 	states := map[string]TaskState{}
 	labels := map[string]TaskState{}

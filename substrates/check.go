@@ -61,6 +61,12 @@ func Check(dir string, out *Output) ([]Drift, error) {
 	if err := checkDir(dir); err != nil {
 		return nil, err
 	}
+	// A compile installing into dir right now would show as drift: wait for it (shared lock).
+	unlock, err := lockDir(dir, false, 0, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	st, conflicts, err := readState(dir, out.Target)
 	if err != nil {
 		return nil, fmt.Errorf("reading the ledgers in %s: %w", dir, err)

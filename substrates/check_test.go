@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestCheckUpToDate(t *testing.T) {
@@ -146,5 +147,41 @@ func TestCheckStaleWithoutLedger(t *testing.T) {
 	}
 	if len(drifts) != 1 || drifts[0].Path != "wf/b.yml" || drifts[0].Kind != Stale {
 		t.Fatalf("got %+v, want wf/b.yml stale only", drifts)
+	}
+}
+
+// TestCheckWaitsForAnInstall: check waits while a compile holds the directory's lock, so it
+// never compares a half-done install; it does not block another check.
+func TestCheckWaitsForAnInstall(t *testing.T) {
+	dir := t.TempDir()
+	out := &Output{Target: "t", Files: []File{{Path: "a.txt", Data: []byte("a\n"), Mode: 0o644}}}
+	if _, err := Write(dir, out, WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	unlock, err := tryLock(dir, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	released := make(chan time.Time, 1)
+	go func() {
+		time.Sleep(200 * time.Millisecond)
+		released <- time.Now()
+		unlock()
+	}()
+	drifts, err := Check(dir, out)
+	done := time.Now()
+	if err != nil || len(drifts) != 0 {
+		t.Fatalf("check: %v %v", drifts, err)
+	}
+	if at := <-released; done.Before(at) {
+		t.Fatal("check did not wait for the install's lock")
+	}
+	shared, err := tryLock(dir, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer shared()
+	if _, err := Check(dir, out); err != nil {
+		t.Fatalf("check beside another check: %v", err)
 	}
 }

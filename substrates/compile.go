@@ -14,6 +14,11 @@ import (
 // EDIT headers naming the profile file relative to dir, the directory the Output will be written
 // to. An error from the substrate is returned unchanged, so an ir.Diagnostics stays one.
 func Compile(s Substrate, p *ir.Profile, dir string) (Output, error) {
+	// A behavior or resource on a path autonomy owns is the profile's problem, positioned, not
+	// an invalid Output.
+	if diags := CheckPaths(p, s); diags.HasErrors() {
+		return Output{}, diags
+	}
 	out, err := s.Compile(p)
 	if err != nil {
 		return Output{}, err

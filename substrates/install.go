@@ -44,12 +44,12 @@ func (pl *planner) install() (err error) {
 		}
 	}
 	// A crash can leave a stage behind; it only ever holds copies of what was being installed.
-	if old, err := filepath.Glob(filepath.Join(in.abs(".autonomy"), "stage-*")); err == nil {
+	if old, err := filepath.Glob(filepath.Join(in.abs(path.Dir(stagePrefix)), path.Base(stagePrefix)+"*")); err == nil {
 		for _, dir := range old {
 			_ = os.RemoveAll(dir)
 		}
 	}
-	stage, err := os.MkdirTemp(in.abs(".autonomy"), "stage-")
+	stage, err := os.MkdirTemp(in.abs(path.Dir(stagePrefix)), path.Base(stagePrefix))
 	if err != nil {
 		return err
 	}

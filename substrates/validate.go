@@ -12,6 +12,10 @@ import (
 // may write there: a file of its Output would overwrite a ledger.
 const ledgerDir = ".autonomy/generated"
 
+// stagePrefix begins the writer's staging folders (stage-<random>); every install removes any it
+// finds, so no file of an Output may be there.
+const stagePrefix = ".autonomy/stage-"
+
 // Validate checks that out is something the writer can install safely and deterministically: a
 // target usable as a ledger file name, and files whose paths stay inside the output directory and
 // out of .git and the ledger directory, unique, sorted, with a mode of 0644 or 0755, and JSON
@@ -98,6 +102,9 @@ func pathProblem(p string) string {
 	lower := strings.ToLower(p)
 	if lower == ".autonomy" || lower == ledgerDir || strings.HasPrefix(lower, ledgerDir+"/") {
 		return "path is the writer's ledger directory " + ledgerDir
+	}
+	if strings.HasPrefix(lower, stagePrefix) {
+		return "path is inside the writer's staging folders " + stagePrefix + "*"
 	}
 	return ""
 }

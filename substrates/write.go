@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // WriteOptions says how far Write may go.
@@ -17,6 +18,10 @@ type WriteOptions struct {
 	Force bool
 	// DryRun computes the Plan and the conflicts and writes nothing at all.
 	DryRun bool
+	// LockWait bounds the wait for another process installing into the same directory
+	// (DefaultLockWait when zero); Waiting is called once if Write has to wait.
+	LockWait time.Duration
+	Waiting  func()
 }
 
 // Op is what Write does, or would do, to one file.
@@ -121,6 +126,11 @@ func Write(dir string, out *Output, opts WriteOptions) (Plan, error) {
 	if err := checkDir(dir); err != nil {
 		return nil, err
 	}
+	unlock, err := lockDir(dir, !opts.DryRun, opts.LockWait, opts.Waiting)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	st, conflicts, err := readState(dir, out.Target)
 	if err != nil {
 		return nil, fmt.Errorf("reading the ledgers in %s: %w", dir, err)

@@ -370,3 +370,34 @@ func TestOpAndDriftKindNames(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteLockTimeout: Write waits a bounded time for another process's lock on the directory,
+// then says so plainly, having written nothing.
+func TestWriteLockTimeout(t *testing.T) {
+	dir := t.TempDir()
+	unlock, err := tryLock(dir, true) // another open file description: another holder
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+	waited := 0
+	out := &Output{Target: "t", Files: []File{{Path: "a.txt", Data: []byte("a\n"), Mode: 0o644}}}
+	_, err = Write(dir, out, WriteOptions{LockWait: 200 * time.Millisecond, Waiting: func() { waited++ }})
+	var locked *LockedError
+	if !errors.As(err, &locked) || waited != 1 || !strings.Contains(err.Error(), "another autonomy compile is installing into "+dir) {
+		t.Fatalf("err = %v, waiting called %d times", err, waited)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Fatalf("wrote %d entries while locked out", len(entries))
+	}
+	// A dry run only plans: it shares the lock with another planner.
+	unlock()
+	shared, err := tryLock(dir, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer shared()
+	if _, err := Write(dir, out, WriteOptions{DryRun: true, LockWait: 200 * time.Millisecond}); err != nil {
+		t.Fatalf("dry run beside a shared lock: %v", err)
+	}
+}

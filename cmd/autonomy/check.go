@@ -25,15 +25,15 @@ generated workflow by hand, or changes the profile without compiling, fails.
 
 Exit codes: 0 up to date, 1 drift found (or the profile has errors), 2 usage or I/O error.`,
 		Example: `  autonomy check profiles/sdlc --target gh-actions
-  autonomy check .autonomy/profile --target gh-actions --dir .
-  autonomy check profiles/hello --format json`,
+  autonomy check autonomy --target gh-actions --dir .
+  autonomy check profiles/hello --target local --dir ../fleet --format json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkFormat(format, "text", "json"); err != nil {
 				return err
 			}
 			out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
-			p, sub, err := loadForTarget(args[0], target, errOut)
+			p, sub, err := loadForTarget(args[0], target, "checked", errOut)
 			if err != nil {
 				return err
 			}

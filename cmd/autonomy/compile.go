@@ -37,12 +37,12 @@ not declare is compiled with a warning.
 Exit codes: 0 installed (or nothing to change), 1 the profile has errors or the install would
 overwrite a file autonomy must not touch, 2 usage or I/O error.`,
 		Example: `  autonomy compile profiles/sdlc --target gh-actions --out .
-  autonomy compile profiles/hello --dry-run
+  autonomy compile profiles/hello --target local --dry-run
   autonomy compile profiles/sdlc --target gh-actions --out ../my-repo --force`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
-			p, sub, err := loadForTarget(args[0], target, errOut)
+			p, sub, err := loadForTarget(args[0], target, "compiled", errOut)
 			if err != nil {
 				return err
 			}
@@ -65,7 +65,10 @@ overwrite a file autonomy must not touch, 2 usage or I/O error.`,
 					return usageError("%v", err)
 				}
 			}
-			plan, err := substrates.Write(dir, &output, substrates.WriteOptions{Force: force, DryRun: dryRun})
+			waiting := func() {
+				fmt.Fprintf(errOut, "autonomy: another compile is installing into %s; waiting for it (up to %s)\n", dir, substrates.DefaultLockWait)
+			}
+			plan, err := substrates.Write(dir, &output, substrates.WriteOptions{Force: force, DryRun: dryRun, Waiting: waiting})
 			var conflicts *substrates.ConflictError
 			switch {
 			case errors.As(err, &conflicts):
@@ -86,15 +89,30 @@ overwrite a file autonomy must not touch, 2 usage or I/O error.`,
 }
 
 // loadForTarget loads and validates the profile (printing its diagnostics) and picks the
-// substrate: the one named, or the profile's only target.
-func loadForTarget(path, target string, errOut io.Writer) (*ir.Profile, substrates.Substrate, error) {
+// substrate: the one named, or the profile's only target. done is the verb of the closing
+// message when the profile has errors ("nothing was compiled").
+func loadForTarget(path, target, done string, errOut io.Writer) (*ir.Profile, substrates.Substrate, error) {
 	p, diags, err := checkProfile(path)
 	if err != nil {
 		return nil, nil, usageError("%v", err)
 	}
+	diags = append(diags, reservedPaths(p, target)...).Sort()
 	fmt.Fprint(errOut, diags.String())
-	if diags.HasErrors() {
-		return nil, nil, &exitError{code: exitProblems, msg: fmt.Sprintf("%s has %s; nothing was compiled", p.File, count(diags.Errors(), "error"))}
+	// A file that does not load at all (a YAML syntax error, an empty file) has no profile: the
+	// diagnostics name the file.
+	if p == nil || diags.HasErrors() {
+		file := path
+		switch {
+		case p != nil:
+			file = p.File
+		case len(diags) > 0:
+			file = diags[0].File
+		}
+		n := diags.Errors()
+		if n == 0 {
+			n = 1 // a profile that did not load is an error even if no diagnostic says so
+		}
+		return nil, nil, &exitError{code: exitProblems, msg: fmt.Sprintf("%s has %s; nothing was %s", file, count(n, "error"), done)}
 	}
 	var declared []string
 	for _, t := range p.Targets {

@@ -10,26 +10,8 @@ import (
 // copyProfile copies a bundled profile into a temp dir, so a test may edit it.
 func copyProfile(t *testing.T, name string) string {
 	t.Helper()
-	src := filepath.Join("../../profiles", name)
 	dst := filepath.Join(t.TempDir(), name)
-	err := filepath.Walk(src, func(path string, info os.FileInfo, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, path)
-		target := filepath.Join(dst, rel)
-		if info.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(target, data, info.Mode())
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	copyTreeTo(t, filepath.Join("../../profiles", name), dst)
 	return dst
 }
 
@@ -217,5 +199,28 @@ func TestCompileDryRunIntoMissingDir(t *testing.T) {
 	}
 	if _, err := os.Stat(repo); !os.IsNotExist(err) {
 		t.Fatal("dry run created the directory")
+	}
+}
+
+// TestCompileBothTargetsIntoOneDir: each target has its own manifest, so both install side by
+// side; files both generate with the same bytes (the skills) are shared, and each target checks
+// clean.
+func TestCompileBothTargetsIntoOneDir(t *testing.T) {
+	repo := t.TempDir()
+	for _, target := range []string{"gh-actions", "local", "gh-actions", "local"} {
+		if code, _, errOut := run(t, "compile", "../../profiles/sdlc", "--target", target, "--out", repo); code != 0 {
+			t.Fatalf("compile --target %s: exit %d\n%s", target, code, errOut)
+		}
+	}
+	for _, target := range []string{"gh-actions", "local"} {
+		code, out, errOut := run(t, "check", "../../profiles/sdlc", "--target", target, "--dir", repo)
+		if code != 0 {
+			t.Errorf("check --target %s: exit %d\n%s%s", target, code, out, errOut)
+		}
+	}
+	for _, m := range []string{".autonomy/gh-actions/manifest.json", ".autonomy/local/manifest.json"} {
+		if _, err := os.Stat(filepath.Join(repo, m)); err != nil {
+			t.Error(err)
+		}
 	}
 }

@@ -186,6 +186,18 @@ func TestSchemaMatchesDocs(t *testing.T) {
 	}
 }
 
+// TestNoArguments: autonomy alone prints the help on stderr and exits 2, a usage error.
+func TestNoArguments(t *testing.T) {
+	code, out, errOut := run(t)
+	if code != 2 || out != "" || !strings.Contains(errOut, "Usage:") || !strings.Contains(errOut, "Available Commands:") {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+	// --help is a request, not a mistake.
+	if code, out, _ := run(t, "--help"); code != 0 || !strings.Contains(out, "Available Commands:") {
+		t.Fatalf("--help: exit %d\n%s", code, out)
+	}
+}
+
 func TestVersionAndHelp(t *testing.T) {
 	if code, out, _ := run(t, "version"); code != 0 || !strings.HasPrefix(out, "autonomy ") {
 		t.Errorf("version: exit %d, %q", code, out)

@@ -33,6 +33,13 @@ func usageError(format string, args ...any) error {
 // well, 1 when problems were found, 2 on a usage or I/O error.
 func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	root := newRoot()
+	if len(args) == 0 {
+		// No command is a usage error: the help goes to stderr, and a script that forgot its
+		// command fails.
+		root.SetOut(stderr)
+		_ = root.Help()
+		return exitUsage
+	}
 	root.SetArgs(args)
 	root.SetIn(stdin)
 	root.SetOut(stdout)
@@ -65,7 +72,7 @@ it onto a substrate (gh-actions: one GitHub Actions workflow per actor; local: a
 that autonomy runner runs on this machine), checks installed files against it, and proves the
 substrates with a conformance battery.
 
-Exit codes: 0 ok, 1 problems found, 2 usage or I/O error.`,
+Exit codes: 0 ok, 1 problems found, 2 usage or I/O error (also when no command is given).`,
 		Example: `  autonomy validate profiles/sdlc
   autonomy compile profiles/sdlc --target gh-actions --out .
   autonomy check profiles/sdlc --target gh-actions

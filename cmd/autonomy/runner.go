@@ -352,7 +352,7 @@ tick.`,
 				return runnerError(err)
 			}
 			errOut := cmd.ErrOrStderr()
-			fmt.Fprintf(errOut, "autonomy: serving %s (%d scheduled triggers, timezone %s); SIGINT or SIGTERM stops\n", r.In.Dir, len(r.In.Schedule.Entries), r.In.Schedule.Timezone)
+			fmt.Fprintf(errOut, "autonomy: serving %s (%s, timezone %s); SIGINT or SIGTERM stops\n", r.In.Dir, count(len(r.In.Schedule.Entries), "scheduled trigger"), r.In.Schedule.Timezone)
 			if err := r.Serve(ctx, cmd.OutOrStdout()); err != nil {
 				return runnerError(err)
 			}

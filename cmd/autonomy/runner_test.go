@@ -19,40 +19,32 @@ import (
 	"github.com/autonomyhq/autonomy/substrates/local/store"
 )
 
-var (
-	binOnce sync.Once
-	binPath string
-	binErr  error
-)
+// cliEnv, in a process's environment, makes this test binary be autonomy itself: TestMain runs
+// the command line instead of the tests. TestMain sets it for every process the tests start
+// (runner supervisors are autonomy re-executing itself through os.Executable, and session
+// scripts call it as $TEST_AUTONOMY_BIN), so no separate binary is built. The name avoids the
+// AUTONOMY_ prefix, which the runner strips from a session's environment.
+const cliEnv = "GO_TEST_AUTONOMY_CLI"
 
-// TestMain removes the binary the runner tests build once and share.
+// TestMain runs the command line when this binary was started as autonomy, and the tests
+// otherwise.
 func TestMain(m *testing.M) {
-	code := m.Run()
-	if binPath != "" {
-		os.RemoveAll(filepath.Dir(binPath))
+	if os.Getenv(cliEnv) == "1" {
+		os.Exit(Run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
-	os.Exit(code)
+	os.Setenv(cliEnv, "1")
+	os.Exit(m.Run())
 }
 
-// autonomyBin builds the autonomy binary once: runner sessions are supervised by detached
-// `autonomy runner supervise` processes, so the real binary must exist.
+// autonomyBin is the path of the autonomy binary the tests run as a separate process: this test
+// binary, which TestMain turns into autonomy in the processes it starts.
 func autonomyBin(t *testing.T) string {
 	t.Helper()
-	binOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "autonomy-bin-")
-		if err != nil {
-			binErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "autonomy")
-		if out, err := exec.Command("go", "build", "-trimpath", "-o", binPath, ".").CombinedOutput(); err != nil {
-			binErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if binErr != nil {
-		t.Fatal(binErr)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
 	}
-	return binPath
+	return exe
 }
 
 // runnerFleet writes a profile and installs it with the binary; it returns the installation.
@@ -350,7 +342,9 @@ func TestRunnerHumanCLI(t *testing.T) {
 }
 
 func TestRunnerServeStopsOnSignal(t *testing.T) {
-	dir := runnerFleet(t, trivialFleet, map[string]string{"scripts/work.sh": "#!/bin/sh\n"})
+	// One cron trigger, which never comes due during the test: serve says "1 scheduled trigger".
+	fleet := strings.Replace(trivialFleet, "triggers: [{ dispatch: true,", `triggers: [{ cron: "0 0 1 1 *" }, { dispatch: true,`, 1)
+	dir := runnerFleet(t, fleet, map[string]string{"scripts/work.sh": "#!/bin/sh\n"})
 	cmd := exec.Command(autonomyBin(t), "runner", "--dir", dir, "serve")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -360,7 +354,7 @@ func TestRunnerServeStopsOnSignal(t *testing.T) {
 		t.Fatal(err)
 	}
 	sc := bufio.NewScanner(stderr)
-	if !sc.Scan() || !strings.Contains(sc.Text(), "serving") {
+	if !sc.Scan() || !strings.Contains(sc.Text(), "serving") || !strings.Contains(sc.Text(), "(1 scheduled trigger, timezone ") {
 		t.Fatalf("serve said %q", sc.Text())
 	}
 	cmd.Process.Signal(syscall.SIGTERM)

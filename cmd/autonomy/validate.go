@@ -8,6 +8,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/substrates"
+	"github.com/autonomyhq/autonomy/substrates/registry"
 )
 
 // validateReport is one profile's result in --format json.
@@ -70,6 +72,7 @@ Exit codes: 0 every profile is valid, 1 problems found, 2 usage or I/O error.`,
 				} else if len(diags) > 0 {
 					rep.File = diags[0].File
 				}
+				diags = append(diags, reservedPaths(p, "")...).Sort()
 				rep.Diagnostics = append(rep.Diagnostics, diags...)
 				rep.Errors = diags.Errors()
 				rep.Warnings = len(diags) - rep.Errors
@@ -101,6 +104,36 @@ Exit codes: 0 every profile is valid, 1 problems found, 2 usage or I/O error.`,
 	}
 	cmd.Flags().StringVar(&format, "format", "text", "output format: text or json")
 	return cmd
+}
+
+// reservedPaths reports the behaviors and resources of p that an install would put on a path
+// autonomy owns, for every target p declares (every registered one when it declares none it
+// knows) and the target given on the command line, if any.
+func reservedPaths(p *ir.Profile, target string) ir.Diagnostics {
+	if p == nil {
+		return nil
+	}
+	var subs []substrates.Substrate
+	add := func(name string) {
+		s, ok := registry.Lookup(name)
+		if !ok {
+			return
+		}
+		for _, have := range subs {
+			if have.Name() == s.Name() {
+				return
+			}
+		}
+		subs = append(subs, s)
+	}
+	for _, t := range p.Targets {
+		add(t.Value)
+	}
+	if len(subs) == 0 {
+		subs = registry.All
+	}
+	add(target)
+	return substrates.CheckPaths(p, subs...)
 }
 
 // summarize prints one closing line on stderr so a clean run is visibly clean.

@@ -31,8 +31,9 @@ func (Substrate) Support() []substrates.Support { return support }
 const (
 	workflowDir = ".github/workflows"
 	dataDir     = ".autonomy"
-	// ManifestPath is the derived description of the installation.
-	ManifestPath = dataDir + "/manifest.json"
+	// ManifestPath is the derived description of the installation: one per target, so that
+	// both targets can be compiled into one directory.
+	ManifestPath = dataDir + "/gh-actions/manifest.json"
 	// HumanRequiredPath carries policy.box.risk.human_required_paths for the approval gate.
 	HumanRequiredPath = dataDir + "/human-required-paths.json"
 )

@@ -350,23 +350,147 @@ func TestReviewerNotDispatchable(t *testing.T) {
 	}
 }
 
-// FuzzQuote: every string the emitter writes reads back as itself.
+// quoteSeeds are strings the emitter once wrote wrong, and the kinds of string it must quote.
+var quoteSeeds = []string{
+	"", "on", "yes", "1.5", "-", "--x", "- x", "a: b", "a #b", "${{ x }}", ".inf", "@x", "`id`", "'", "\"",
+	"a\nb", "\t", "~", "0x1F", "+1", ".5", "-.inf", "= x", "<<",
+	// Found by issue 14: a non-ASCII character hid ": " and " #" after it; "+_0" read as 0.
+	"Renée #bot", "modèle: x", "+_0", "Ͱ:", "é:", "ü #", "-_1", "._5", "1_000", "0o17", "2001-12-14",
+	"...", "... x", strings.Repeat("=", 1100), "\x1d" + strings.Repeat("=", 1030), "a\u2028b", "\u00a0x", "x\u0085", "\ufeffx", "null", "NULL", "Null", "<<x",
+}
+
+// roundTrips fails unless quote(s) reads back through yaml.v3 as exactly s, a string, as a value,
+// a key, a block sequence item and (when the emitter chooses it) a flow sequence item.
+func roundTrips(t *testing.T, s string) {
+	t.Helper()
+	q := quote(s)
+	check := func(where, doc string, get func(*yaml.Node) *yaml.Node) {
+		t.Helper()
+		var root yaml.Node
+		if err := yaml.Unmarshal([]byte(doc), &root); err != nil {
+			t.Fatalf("quote(%q) = %s as %s: not YAML: %v\n%s", s, q, where, err, doc)
+		}
+		if len(root.Content) != 1 {
+			t.Fatalf("quote(%q) = %s as %s: no document\n%s", s, q, where, doc)
+		}
+		n := get(root.Content[0])
+		if n == nil || n.Kind != yaml.ScalarNode || n.ShortTag() != "!!str" || n.Value != s {
+			t.Fatalf("quote(%q) = %s as %s reads back as %#v", s, q, where, n)
+		}
+	}
+	entry := func(i int) func(*yaml.Node) *yaml.Node {
+		return func(n *yaml.Node) *yaml.Node {
+			if n.Kind != yaml.MappingNode || len(n.Content) != 2 {
+				return nil
+			}
+			if i == 0 {
+				return n.Content[0]
+			}
+			v := n.Content[1]
+			if v.Kind == yaml.SequenceNode {
+				if len(v.Content) != 1 {
+					return nil
+				}
+				return v.Content[0]
+			}
+			return v
+		}
+	}
+	check("a value", "k: "+q+"\n", entry(1))
+	if len(q) <= 1000 {
+		check("a key", q+": v\n", entry(0))
+	}
+	check("a list item", "k:\n  - "+q+"\n", entry(1))
+	if flow, ok := flowSeq(seq{s}); ok {
+		check("a flow list item", "k: "+flow+"\n", entry(1))
+	}
+	// The emitter, end to end: s as a key and a value, at the top, nested, and as the first
+	// entry of a mapping in a list (which shares the dash's line).
+	// The other keys differ from s.
+	kn, kl, kx := "n", "l", "x"
+	if s == kn || s == kl || s == kx {
+		kn, kl, kx = "n2", "l2", "x2"
+	}
+	var e emitter
+	e.mappingBody(mapping{{key: s, value: s}, {key: kn, value: mapping{{key: s, value: mapping{{key: s, value: s}}}}}, {key: kl, value: seq{mapping{{key: s, value: s}, {key: kx, value: s}}}}}, 0)
+	var got map[string]any
+	if err := yaml.Unmarshal(e.b.Bytes(), &got); err != nil || len(got) != 3 || got[s] != s {
+		t.Fatalf("the emitter wrote %q for %q: %v, %#v", e.b.String(), s, err, got)
+	}
+	n, _ := got[kn].(map[string]any)
+	inner, _ := n[s].(map[string]any)
+	l, _ := got[kl].([]any)
+	first := map[string]any(nil)
+	if len(l) == 1 {
+		first, _ = l[0].(map[string]any)
+	}
+	if inner[s] != s || first[s] != s || first[kx] != s {
+		t.Fatalf("the emitter wrote %q for %q, read back as %#v", e.b.String(), s, got)
+	}
+}
+
+func TestQuoteRoundTrips(t *testing.T) {
+	for _, s := range quoteSeeds {
+		roundTrips(t, s)
+	}
+	for s, want := range map[string]string{"Renée #bot": `"Renée #bot"`, "modèle: x": `"modèle: x"`, "+_0": `"+_0"`, "Ͱ:": `"Ͱ:"`, "Renée": "Renée", "a-b_c": "a-b_c"} {
+		if got := quote(s); got != want {
+			t.Errorf("quote(%q) = %s, want %s", s, got, want)
+		}
+	}
+}
+
+// TestNonASCIIBoxValuesRoundTrip: the defects of issue 14 end to end, a git author with " #"
+// and a model with ": " after a non-ASCII letter, read back from the compiled workflow.
+func TestNonASCIIBoxValuesRoundTrip(t *testing.T) {
+	y := agent("code:propose", dispatchRef) + "policy:\n  box:\n    gh-actions: { model: \"modèle: x\", git: { name: \"Renée #bot\", email: \"r@example.com\" } }\n"
+	wf := file(t, compileOK(t, y), WorkflowPath("a"))
+	found := map[string]bool{}
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, x := range v {
+				switch k {
+				case "AUTONOMY_MODEL":
+					found[k] = true
+					if x != "modèle: x" {
+						t.Errorf("AUTONOMY_MODEL = %#v", x)
+					}
+				case "GIT_AUTHOR_NAME":
+					found[k] = true
+					if x != "Renée #bot" {
+						t.Errorf("GIT_AUTHOR_NAME = %#v", x)
+					}
+				}
+				walk(x)
+			}
+		case []any:
+			for _, x := range v {
+				walk(x)
+			}
+		}
+	}
+	var doc map[string]any
+	if err := yaml.Unmarshal([]byte(wf), &doc); err != nil {
+		t.Fatalf("workflow does not parse: %v\n%s", err, wf)
+	}
+	walk(doc)
+	if !found["AUTONOMY_MODEL"] || !found["GIT_AUTHOR_NAME"] {
+		t.Fatalf("the workflow lacks AUTONOMY_MODEL or GIT_AUTHOR_NAME (%v):\n%s", found, wf)
+	}
+}
+
+// FuzzQuote: every string the emitter writes reads back through yaml.v3 as itself, a string.
 func FuzzQuote(f *testing.F) {
-	for _, s := range []string{"", "on", "yes", "1.5", "-", "--x", "- x", "a: b", "a #b", "${{ x }}", ".inf", "@x", "`id`", "'", "\"", "a\nb", "\t", "~", "0x1F", "+1", ".5", "-.inf", "= x", "<<"} {
+	for _, s := range quoteSeeds {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		if !utf8.ValidString(s) {
 			return
 		}
-		doc := "k: " + quote(s) + "\n"
-		var got map[string]any
-		if err := yaml.Unmarshal([]byte(doc), &got); err != nil {
-			t.Fatalf("quote(%q) = %s: %v", s, quote(s), err)
-		}
-		if v, ok := got["k"].(string); !ok || v != s {
-			t.Fatalf("quote(%q) = %s reads back as %#v", s, quote(s), got["k"])
-		}
+		roundTrips(t, s)
 	})
 }
 

@@ -153,9 +153,9 @@ func resultPath(a *ir.Actor) string {
 		return ""
 	case a.Result.Named.Value != "":
 		name := a.Result.Named.Value
-		return dataDir + "/results/" + name + ".json"
+		return resultsDir + "/" + name + ".json"
 	case a.Result.Inline != nil:
-		return dataDir + "/results/" + a.Name.Value + ".json"
+		return resultsDir + "/" + a.Name.Value + ".json"
 	}
 	return ""
 }

@@ -58,15 +58,33 @@ func (e *emitter) indent(n int) {
 func (e *emitter) mappingBody(m mapping, depth int) {
 	for _, it := range m {
 		e.indent(depth)
-		if it.key == "on" {
-			// GitHub documents the trigger key unquoted, and its parser reads it as a string.
-			e.b.WriteString("on")
-		} else {
-			e.b.WriteString(quote(it.key))
-		}
-		e.b.WriteByte(':')
+		e.key(it.key, depth)
 		e.value(it.value, depth, it.comment)
 	}
+}
+
+// maxImplicitKey is the longest key written as `key:`. YAML limits an implicit key to 1024
+// characters; a longer one (only ever from a profile's event config) is written as an explicit
+// `? key` then `:` on the next line, at depth.
+const maxImplicitKey = 1000
+
+// key writes a mapping key and its colon; the key starts at indentation depth.
+func (e *emitter) key(k string, depth int) {
+	if k == "on" {
+		// GitHub documents the trigger key unquoted, and its parser reads it as a string.
+		e.b.WriteString("on:")
+		return
+	}
+	q := quote(k)
+	if len(q) > maxImplicitKey {
+		e.b.WriteString("? ")
+		e.b.WriteString(q)
+		e.b.WriteByte('\n')
+		e.indent(depth)
+	} else {
+		e.b.WriteString(q)
+	}
+	e.b.WriteByte(':')
 }
 
 // value writes v after "key:" or "- ", at depth (the depth of its key).
@@ -97,8 +115,7 @@ func (e *emitter) value(v any, depth int, comment string) {
 			if m, ok := item.(mapping); ok && len(m) > 0 {
 				// The first entry shares the dash's line.
 				e.b.WriteByte(' ')
-				e.b.WriteString(quote(m[0].key))
-				e.b.WriteByte(':')
+				e.key(m[0].key, depth+2)
 				e.value(m[0].value, depth+2, m[0].comment)
 				e.mappingBody(m[1:], depth+2)
 				continue
@@ -163,6 +180,11 @@ func fromNode(n *yaml.Node) any {
 	return plain("null")
 }
 
+// flowUnsafe are the characters that end or change a plain scalar inside [ ] (flow context has
+// more indicators than block context: "A?" reads fine as a value but breaks "[A?]"). An item
+// holding one is written in block style instead.
+const flowUnsafe = ",[]{}?:#"
+
 // flowSeq renders a short list of plain-safe strings in flow style, as people write filters.
 func flowSeq(s seq) (string, bool) {
 	var b strings.Builder
@@ -171,12 +193,12 @@ func flowSeq(s seq) (string, bool) {
 		var text string
 		switch v := item.(type) {
 		case string:
-			if !plainSafe(v) || strings.ContainsAny(v, ",[]{}") {
+			if !plainSafe(v) || strings.ContainsAny(v, flowUnsafe) {
 				return "", false
 			}
 			text = v
 		case plain:
-			if strings.ContainsAny(string(v), ",[]{}") {
+			if strings.ContainsAny(string(v), flowUnsafe) {
 				return "", false
 			}
 			text = string(v)
@@ -209,74 +231,90 @@ func scalar(v any) string {
 	panic("ghactions: unexpected scalar type") // a bug in this package, not bad input
 }
 
-// quote writes s as a YAML string: plain when that reads back as the same string, double-quoted
-// otherwise.
+// quote writes s as a YAML string: plain when that provably reads back as the same string,
+// double-quoted otherwise.
 func quote(s string) string {
 	if plainSafe(s) {
 		return s
 	}
-	return strconv.Quote(s) // Go's escapes are a subset of YAML's double-quoted escapes
+	// Go's escapes are a subset of YAML's double-quoted escapes (\a \b \t \n \v \f \r \" \\
+	// \uXXXX \UXXXXXXXX), and strconv.Quote escapes every rune Go does not print, which covers
+	// every character YAML does not allow or would fold (controls, NEL, U+2028, U+FEFF, NBSP).
+	// Strings here come from YAML or from this package, so they are valid UTF-8 and Go's \xNN
+	// (an invalid byte) never appears.
+	return strconv.Quote(s)
 }
 
 // plainSafe reports whether s can be written as a plain scalar, in block context, and read back
-// by any YAML 1.1 or 1.2 parser as the same string.
+// as the same string, by yaml.v3 and by any YAML 1.1 or 1.2 parser. Two checks, both needed:
+// the syntax (nothing in s ends or escapes the scalar, at any position, ASCII or not) and the
+// type (yaml.v3's own resolver says a plain s is a string, not a number, a boolean, null or a
+// merge key; YAML 1.1 spellings of those are refused too).
 func plainSafe(s string) bool {
 	n := len(s)
 	if n == 0 || s[0] == ' ' || s[n-1] == ' ' {
 		return false
 	}
-	if s[0] == '-' && (n == 1 || s[1] == ' ' || strings.HasPrefix(s, "---")) {
-		return false
-	}
 	switch s[0] {
 	case '?', ':', ',', '[', ']', '{', '}', '#', '&', '*', '!', '|', '>', '\'', '"', '%', '@', '`':
 		return false
+	case '-':
+		if n == 1 || s[1] == ' ' || strings.HasPrefix(s, "---") {
+			return false
+		}
+	case '.':
+		if strings.HasPrefix(s, "...") {
+			return false // a document end marker when it starts a line (a top-level key)
+		}
 	}
-	for i := 0; i < n; i++ {
-		switch c := s[i]; {
-		case c < 0x20 || c == 0x7f:
-			return false
-		case c == ':' && (i == n-1 || s[i+1] == ' '):
-			return false
-		case c == '#' && i > 0 && s[i-1] == ' ':
-			return false
-		case c >= 0x80:
-			// Outside ASCII, anything YAML or a reader could take for a break, a space or a
-			// control is quoted.
-			for _, r := range s[i:] {
-				if r == 0xfeff || !unicode.IsPrint(r) {
-					return false
-				}
-			}
-			i = n
+	for i, r := range s {
+		switch {
+		case r < 0x20 || r == 0x7f:
+			return false // a control, a tab or a line break
+		case r >= 0x80 && (r == 0xfeff || !unicode.IsPrint(r)):
+			return false // a break, a space or a control outside ASCII
+		case r == ':' && (i == n-1 || s[i+1] == ' '):
+			return false // ": " starts a mapping value, a final ':' too
+		case r == '#' && i > 0 && s[i-1] == ' ':
+			return false // " #" starts a comment
 		}
 	}
 	if n <= 5 {
+		// YAML 1.1 booleans and the merge and value keys: yaml.v3 reads some as strings, other
+		// readers do not.
 		for _, k := range [...]string{"true", "false", "yes", "no", "y", "n", "on", "off", "null", "~", "<<", "="} {
 			if strings.EqualFold(s, k) {
 				return false
 			}
 		}
 	}
-	// Anything that starts like a number, a timestamp or .inf/.nan is quoted.
-	c := s[0]
-	if c != '+' && c != '-' && c != '.' && (c < '0' || c > '9') {
+	if startsLikeNumber(s) {
+		return false // a number, a timestamp, .inf or .nan in some YAML version
+	}
+	// The authority: how yaml.v3 resolves the plain scalar.
+	return (&yaml.Node{Kind: yaml.ScalarNode, Value: s}).ShortTag() == "!!str"
+}
+
+// startsLikeNumber reports whether s could be read as a number (of any base, with _ separators),
+// a YAML 1.1 sexagesimal or a timestamp by some YAML version: a sign, a dot or a digit, then a
+// digit or _; or .inf/.nan with any signs.
+func startsLikeNumber(s string) bool {
+	rest := strings.TrimLeft(s, "+-")
+	if len(rest) < len(s)-1 {
+		return true // "--x", "+-1": never a number, but not worth the risk either
+	}
+	switch strings.ToLower(rest) {
+	case ".inf", ".nan":
 		return true
 	}
-	num := strings.TrimLeft(s, "+-")
-	if len(num) < n-1 {
-		return false // "--x" or "+-1": never a number, but not worth the risk either
+	rest = strings.TrimPrefix(rest, ".")
+	if rest == "" {
+		return s != "-"
 	}
-	num = strings.TrimPrefix(num, ".")
-	if num == "" {
-		return s == "-"
+	c := rest[0]
+	if len(rest) < len(s) {
+		// After a sign or a dot, a digit or _ makes a number ("+_0" is 0 to yaml.v3).
+		return c >= '0' && c <= '9' || c == '_'
 	}
-	if num[0] >= '0' && num[0] <= '9' {
-		return false
-	}
-	switch strings.ToLower(strings.TrimLeft(s, "+-")) {
-	case ".inf", ".nan":
-		return false
-	}
-	return true
+	return c >= '0' && c <= '9'
 }

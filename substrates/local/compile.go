@@ -180,11 +180,11 @@ func lifecycle(p *ir.Profile) Lifecycle {
 // for every actor that names it, an inline schema per actor.
 func (c *compiler) resultSchema(a *ir.Actor) string {
 	if name := a.Result.Named.Value; name != "" {
-		path := dataDir + "/results/" + name + ".json"
+		path := resultsDir + "/" + name + ".json"
 		c.add(substrates.File{Path: path, Data: []byte(ir.ResultContracts[name] + "\n"), Mode: 0o644, Header: substrates.JSONHeader}, "the result contract "+name, a.Result.Pos)
 		return path
 	}
-	path := dataDir + "/results/" + a.Name.Value + ".json"
+	path := resultsDir + "/" + a.Name.Value + ".json"
 	c.json(path, fmt.Sprintf("the result schema of actor %q", a.Name.Value), a.Result.Pos, a.Result.Inline)
 	return path
 }

@@ -262,7 +262,7 @@ func (r *Runner) verify(cfg *ActorConfig, resultPath string) (ir.SessionStatus, 
 		return ir.Failed, fmt.Sprintf("the result schema %s does not compile: %v", cfg.Result, err), ""
 	}
 	if err := sch.Validate(doc); err != nil {
-		msg := strings.ReplaceAll(err.Error(), "file:///result-schema.json", cfg.Result)
+		msg := ir.ExplainResultError(err)
 		return ir.Failed, fmt.Sprintf("exit status 0 but the result does not satisfy %s: %s", cfg.Result, msg), ""
 	}
 	return ir.Done, "", fmt.Sprintf("exit status 0 and %s validates against %s", filepath.Base(resultPath), cfg.Result)

@@ -18,8 +18,9 @@ import (
 // Where a local installation keeps what the runner reads, relative to the installation root.
 const (
 	dataDir = ".autonomy"
-	// ManifestPath is the derived description of the installation.
-	ManifestPath = dataDir + "/manifest.json"
+	// ManifestPath is the derived description of the installation: one per target, so that
+	// both targets can be compiled into one directory.
+	ManifestPath = localDir + "/manifest.json"
 	// LifecyclePath maps the standard's task states to the tracker's names.
 	LifecyclePath = dataDir + "/lifecycle.json"
 	localDir      = dataDir + "/local"

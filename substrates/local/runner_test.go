@@ -108,7 +108,7 @@ func TestExitStatusAndResult(t *testing.T) {
 	}{
 		{"fail", "", ir.Failed, "exit status 3"},
 		{"judged", "good", ir.Done, ""},
-		{"judged", "bad", ir.Failed, "does not satisfy"},
+		{"judged", "bad", ir.Failed, `does not satisfy .autonomy/results/judged.json: at /verdict: value must be one of "approve", "reject" (got "maybe")`},
 		{"judged", "none", ir.Failed, "no result"},
 	}
 	for _, c := range cases {

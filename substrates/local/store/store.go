@@ -59,6 +59,11 @@ func Open(path string) (*Store, error) {
 	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
 		return nil, fmt.Errorf("opening the database %s: %w", abs, err)
 	}
+	// SQLite would create the file 0644; created empty here it is 0600 (an empty file is a new
+	// database to SQLite), and SQLite gives its -wal and -shm files the database's mode.
+	if f, err := os.OpenFile(abs, os.O_RDONLY|os.O_CREATE, 0o600); err == nil {
+		f.Close()
+	}
 	db, err := sql.Open("sqlite", dsn(abs))
 	if err != nil {
 		return nil, fmt.Errorf("opening the database %s: %w", abs, err)

@@ -1,0 +1,390 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/spf13/cobra"
+
+	"github.com/autonomyhq/autonomy/conformance"
+	"github.com/autonomyhq/autonomy/substrates/ghactions"
+	"github.com/autonomyhq/autonomy/substrates/ghactions/ghfake"
+)
+
+// helpExamples returns every example line of every command's --help, each once, with the
+// commands showing it.
+func helpExamples(t *testing.T) map[string][]string {
+	t.Helper()
+	lines := map[string][]string{}
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		for _, l := range strings.Split(c.Example, "\n") {
+			if l = strings.TrimSpace(l); l != "" {
+				lines[l] = append(lines[l], c.CommandPath())
+			}
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(newRoot())
+	if len(lines) < 25 {
+		t.Fatalf("only %d examples", len(lines))
+	}
+	return lines
+}
+
+// example is one example line, parsed as a shell would: env assignments, words (double quotes
+// group), and a > redirect of stdout.
+type example struct {
+	env      []string
+	args     []string // without the leading "autonomy"
+	redirect string
+}
+
+func parseExample(t *testing.T, line string) example {
+	t.Helper()
+	var words []string
+	var cur strings.Builder
+	inQuote, have := false, false
+	for _, r := range line {
+		switch {
+		case r == '"':
+			inQuote, have = !inQuote, true
+		case r == ' ' && !inQuote:
+			if have {
+				words = append(words, cur.String())
+				cur.Reset()
+				have = false
+			}
+		default:
+			cur.WriteRune(r)
+			have = true
+		}
+	}
+	if have {
+		words = append(words, cur.String())
+	}
+	var ex example
+	for len(words) > 0 && strings.Contains(words[0], "=") && words[0] != "autonomy" {
+		ex.env = append(ex.env, words[0])
+		words = words[1:]
+	}
+	if len(words) == 0 || words[0] != "autonomy" {
+		t.Fatalf("example %q does not run autonomy", line)
+	}
+	words = words[1:]
+	if n := len(words); n >= 2 && words[n-2] == ">" {
+		ex.redirect, words = words[n-1], words[:n-2]
+	}
+	ex.args = words
+	return ex
+}
+
+// workspace makes a fresh directory holding a copy of the bundled profiles, a docs folder and
+// a git repository with one commit (isolated sessions need one), and moves into it.
+func workspace(t *testing.T) string {
+	t.Helper()
+	root := t.TempDir()
+	ws := filepath.Join(root, "work")
+	for _, name := range []string{"hello", "hello-human", "sdlc"} {
+		p := copyProfile(t, name)
+		if err := os.MkdirAll(filepath.Join(ws, "profiles"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(p, filepath.Join(ws, "profiles", name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(ws, "docs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "profiles"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = ws
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	t.Chdir(ws)
+	return ws
+}
+
+// runExample runs one parsed example in-process, with its env and redirect.
+func runExample(t *testing.T, line string, ex example) (int, string, string) {
+	t.Helper()
+	for _, kv := range ex.env {
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v)
+	}
+	var args []string
+	for _, a := range ex.args {
+		if strings.Contains(a, "*") { // the shell's glob
+			matches, _ := filepath.Glob(a)
+			args = append(args, matches...)
+			continue
+		}
+		args = append(args, a)
+	}
+	code, out, errOut := run(t, args...)
+	if ex.redirect != "" {
+		if err := os.WriteFile(ex.redirect, []byte(out), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return code, out, errOut
+}
+
+// TestHelpExamplesWork runs every example of every command's --help against the bundled
+// profiles: each exits 0. A command's preconditions are set up first (check compares with what
+// compile installed; runner verbs act on sessions that exist: 7-k3qa, 8-k3qa and atk_… stand for
+// real ids and tokens; the gh-actions conformance runs against a simulated GitHub API).
+func TestHelpExamplesWork(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the conformance battery and the runner")
+	}
+	all := helpExamples(t)
+	ran := map[string]bool{}
+	var runnerLines []string
+	for line := range all {
+		ex := parseExample(t, line)
+		if len(ex.args) > 0 && ex.args[0] == "runner" {
+			runnerLines = append(runnerLines, line)
+			continue
+		}
+		t.Run(line, func(t *testing.T) {
+			workspace(t)
+			if ex.args[0] == "check" {
+				// check compares with an install: make it first, as compile would.
+				target, dir := flagValue(ex.args, "--target"), flagValue(ex.args, "--dir")
+				if dir == "" {
+					dir = "."
+				}
+				if _, err := os.Stat(ex.args[1]); err != nil {
+					copyTreeTo(t, "profiles/sdlc", ex.args[1]) // a profile kept in the repository
+				}
+				if code, _, errOut := run(t, "compile", ex.args[1], "--target", target, "--out", dir); code != 0 {
+					t.Fatalf("setup compile: exit %d\n%s", code, errOut)
+				}
+			}
+			if ex.args[0] == "conformance" && strings.Contains(line, "--repo") {
+				fakeGitHubFor(t, ex)
+			}
+			if code, out, errOut := runExample(t, line, ex); code != 0 {
+				t.Errorf("%s (in --help of %v): exit %d\n%s%s", line, all[line], code, out, errOut)
+			}
+		})
+		ran[line] = true
+	}
+	t.Run("runner", func(t *testing.T) {
+		runnerExamples(t, runnerLines, all)
+		for _, l := range runnerLines {
+			ran[l] = true
+		}
+	})
+	for line := range all {
+		if !ran[line] {
+			t.Errorf("example %q was not run", line)
+		}
+	}
+}
+
+// runnerExamples runs the runner's examples as one story in one installation: the launches,
+// then list, a pause, logs -f of a session that ends, the asks resolved with their tokens, and
+// serve until SIGTERM. Agents wait for a gate file, so they are running when paused.
+func runnerExamples(t *testing.T, lines []string, all map[string][]string) {
+	ws := workspace(t)
+	gate := filepath.Join(t.TempDir(), "gate")
+	t.Setenv("EXAMPLES_GATE", gate)
+	t.Setenv("AUTONOMY_LOCAL_AGENT", `["sh","-c","while [ ! -e \"$EXAMPLES_GATE\" ]; do sleep 0.05; done; echo finished"]`)
+	t.Setenv("AUTONOMY_DIR", "")
+	if code, _, errOut := run(t, "compile", "profiles/sdlc", "--target", "local", "--out", "."); code != 0 {
+		t.Fatalf("setup compile: exit %d\n%s", code, errOut)
+	}
+	verb := func(ex example) string {
+		for i, a := range ex.args {
+			if a == "--dir" {
+				return ex.args[i+2]
+			}
+		}
+		return ex.args[1]
+	}
+	order := map[string]int{"launch": 0, "list": 1, "get": 2, "update": 3, "logs": 4, "cancel": 5, "tick": 6, "serve": 7}
+	sort.Slice(lines, func(i, j int) bool {
+		vi, vj := verb(parseExample(t, lines[i])), verb(parseExample(t, lines[j]))
+		if order[vi] != order[vj] {
+			return order[vi] < order[vj]
+		}
+		// A pause before the asks are resolved; otherwise by text.
+		pi, pj := strings.Contains(lines[i], "paused"), strings.Contains(lines[j], "paused")
+		if pi != pj {
+			return pi
+		}
+		return lines[i] < lines[j]
+	})
+	var develop []string // agent sessions of develop, in launch order
+	type ask struct{ id, token string }
+	var asks []ask
+	launch := func(args ...string) (string, string) {
+		code, out, errOut := run(t, append([]string{"runner", "launch"}, append(args, "--format", "json")...)...)
+		if code != 0 {
+			t.Fatalf("launch %v: exit %d\n%s", args, code, errOut)
+		}
+		var v struct {
+			Session struct{ ID string }
+			Token   string
+		}
+		if err := json.Unmarshal([]byte(out), &v); err != nil {
+			t.Fatal(err)
+		}
+		return v.Session.ID, v.Token
+	}
+	opened := false
+	for _, line := range lines {
+		orig := line
+		ex := parseExample(t, line)
+		switch v := verb(ex); {
+		case v == "launch":
+			code, out, errOut := runExample(t, line, ex)
+			if code != 0 {
+				t.Errorf("%s: exit %d\n%s%s", line, code, out, errOut)
+				continue
+			}
+			id := strings.Fields(out + " ")[0]
+			var js struct {
+				Session struct{ ID string }
+				Token   string
+			}
+			if json.Unmarshal([]byte(out), &js) == nil {
+				id = js.Session.ID
+			}
+			switch {
+			case js.Token != "":
+				asks = append(asks, ask{id, js.Token})
+			case strings.Contains(line, "launch develop"):
+				develop = append(develop, id)
+			}
+			continue
+		case v == "update" && strings.Contains(line, "--status done"):
+			if len(asks) == 0 {
+				id, token := launch("maintainer", "--ref", "42") // each resolve needs its own ask
+				asks = append(asks, ask{id, token})
+			}
+			a := asks[0]
+			asks = asks[1:]
+			line = strings.NewReplacer("8-k3qa", a.id, "atk_…", a.token).Replace(line)
+		case v == "update" && strings.Contains(line, "paused"):
+			line = strings.Replace(line, "7-k3qa", develop[0], 1)
+		case v == "logs":
+			if !opened {
+				if err := os.WriteFile(gate, nil, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				opened = true
+			}
+			line = strings.Replace(line, "7-k3qa", develop[len(develop)-1], 1)
+		case v == "serve":
+			serveExample(t, ws, parseExample(t, line))
+			continue
+		}
+		if code, out, errOut := runExample(t, line, parseExample(t, line)); code != 0 {
+			t.Errorf("%s (in --help of %v): exit %d\n%s%s", line, all[orig], code, out, errOut)
+		}
+	}
+	// The paused session is the last one running: cancel it.
+	if len(develop) > 0 {
+		run(t, "runner", "cancel", develop[0])
+	}
+}
+
+// serveExample runs `autonomy runner serve` as its own process until it says it serves, then
+// stops it with SIGTERM: it must exit 0.
+func serveExample(t *testing.T, ws string, ex example) {
+	t.Helper()
+	cmd := exec.Command(autonomyBin(t), ex.args...)
+	cmd.Dir = ws
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(stderr)
+	if !sc.Scan() || !strings.Contains(sc.Text(), "serving") {
+		cmd.Process.Kill()
+		t.Fatalf("serve said %q", sc.Text())
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	for sc.Scan() {
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("serve exited with %v after SIGTERM", err)
+	}
+}
+
+// fakeGitHubFor serves the probe fleet's workflows from an in-process GitHub API for the
+// repository the example names, and points the example's token and GITHUB_API_URL at it.
+func fakeGitHubFor(t *testing.T, ex example) {
+	t.Helper()
+	owner, name, _ := strings.Cut(flagValue(ex.args, "--repo"), "/")
+	_, out, err := conformance.CompileProbeFleet(ghactions.Substrate{}, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	wfs, err := ghfake.WorkflowsFromOutput(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := ghfake.New(ghfake.Options{Owner: owner, Repo: name, Token: "t", Workflows: wfs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	t.Setenv("GITHUB_API_URL", srv.URL)
+	t.Setenv("GH_TOKEN", "")
+	for i, kv := range ex.env {
+		if k, _, _ := strings.Cut(kv, "="); k == "GITHUB_TOKEN" {
+			ex.env[i] = "GITHUB_TOKEN=t" // the example's … stands for a token
+		}
+	}
+}
+
+func flagValue(args []string, name string) string {
+	for i, a := range args {
+		if a == name && i+1 < len(args) {
+			return args[i+1]
+		}
+	}
+	return ""
+}
+
+// copyTreeTo copies a folder of regular files.
+func copyTreeTo(t *testing.T, from, to string) {
+	t.Helper()
+	err := filepath.Walk(from, func(path string, info os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(from, path)
+		target := filepath.Join(to, rel)
+		if info.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, data, info.Mode())
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,30 @@
+package ir
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+func TestExplainResultError(t *testing.T) {
+	sch, err := CompileResultSchema(&Result{Named: String{Value: ReviewContract}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ doc, want string }{
+		{`{"verdict": "lgtm", "summary": "ok"}`, `at /verdict: value must be one of "approve", "request-changes", "comment" (got "lgtm")`},
+		{`{"verdict": "approve"}`, `at the top level: missing property 'summary'`},
+		{`{"verdict": "approve", "summary": "ok", "findings": [{"message": "m", "line": 0}]}`, `at /findings/0/line: minimum: got 0, want 1`},
+		{`{"verdict": "approve", "summary": "ok", "findings": [{"message": "m", "severity": "huge"}]}`, `at /findings/0/severity: value must be one of "blocker", "major", "minor", "nit" (got "huge")`},
+	} {
+		doc, err := jsonschema.UnmarshalJSON(strings.NewReader(c.doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := ExplainResultError(sch.Validate(doc))
+		if got != c.want {
+			t.Errorf("%s:\n got %s\nwant %s", c.doc, got, c.want)
+		}
+	}
+}

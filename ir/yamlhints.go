@@ -1,0 +1,117 @@
+package ir
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/runenames"
+)
+
+// maxPlainKey is the longest implicit (plain or quoted, without `? `) key YAML accepts: the YAML
+// 1.1 and 1.2 specs limit it to 1024 characters, and yaml.v3 then fails with a message about
+// something else ("mapping values are not allowed", "did not find expected ','").
+const maxPlainKey = 1024
+
+// syntaxHints maps yaml.v3's syntax error messages to how to fix them. The first entry whose
+// message is contained in the error wins.
+var syntaxHints = []struct{ msg, hint string }{
+	{"found unexpected end of stream", "a quoted string or a [ ] or { } is not closed: close it, or remove the stray quote"},
+	{"did not find expected node content", "a value is missing, or a [ ] or { } is not closed"},
+	{"did not find expected ',' or ']'", "separate the items of [ ] with commas and close it with ]"},
+	{"did not find expected ',' or '}'", "separate the entries of { } with commas and close it with }"},
+	{"mapping values are not allowed in this context", "a value holding \": \" must be quoted, e.g. key: \"a: b\"; or a key is indented under a value"},
+	{"did not find expected key", "the keys of one mapping must start in the same column"},
+	{"could not find expected ':'", "a key must be followed by \": \" and its value"},
+	{"did not find expected '-' indicator", "the items of one list must start in the same column"},
+	{"block sequence entries are not allowed in this context", "start the list on the next line, indented under its key, or write [a, b]"},
+	{"found character that cannot start any token", "quote the value: a plain value cannot start with @, ` or %"},
+	{"found unknown escape character", "in a double-quoted string write a backslash as \\\\, or use single quotes"},
+	{"found undefined tag handle", "quote the value: a plain value cannot start with !"},
+	{"did not find expected alphabetic or numeric character", "quote the value: a plain value cannot start with * or &"},
+	{"found a tab character", "indent with spaces: YAML does not allow tabs"},
+	{"did not find URI escaped octet", "quote the value: a plain value cannot start with !"},
+	{"found unexpected ':'", "quote a value holding \":\""},
+}
+
+// syntaxHint returns the hint for a yaml.v3 syntax error message, or "".
+func syntaxHint(msg string) string {
+	for _, h := range syntaxHints {
+		if strings.Contains(msg, h.msg) {
+			return h.hint
+		}
+	}
+	return ""
+}
+
+// nonPrintable returns the byte offset and the rune of the first character YAML does not allow
+// (its printable set: tab, line breaks, and everything from space up but DEL, the C1 controls other
+// than NEL, surrogates, U+FEFF after the start and U+FFFE/U+FFFF), or -1.
+func nonPrintable(data []byte) (int, rune) {
+	for i := 0; i < len(data); {
+		r, size := utf8.DecodeRune(data[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			// Not UTF-8 at all: reported as an encoding error elsewhere.
+		case r == '\t' || r == '\n' || r == '\r' || r == 0x85:
+		case r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0 || r == 0xfffe || r == 0xffff,
+			r == 0xfeff && i > 0:
+			return i, r
+		}
+		i += size
+	}
+	return -1, 0
+}
+
+// longKey returns the byte offset and length of the first implicit key longer than maxPlainKey,
+// or -1. A key is the text before a `:` that ends a line or is followed by a space, back to the
+// start of the line (after the indentation and any `- `) or to the `{`, `[` or `,` before it.
+func longKey(data []byte) (int, int) {
+	start := 0
+	for i := 0; i < len(data); i++ {
+		switch c := data[i]; c {
+		case '\n', '{', '[', ',':
+			start = i + 1
+		case ':':
+			if i+1 < len(data) && !bytes.ContainsRune([]byte(" \t\n\r,}]"), rune(data[i+1])) {
+				continue
+			}
+			key := data[start:i]
+			lead := len(key) - len(bytes.TrimLeft(key, " \t-"))
+			key = bytes.TrimSpace(key[lead:])
+			if n := utf8.RuneCount(key); n > maxPlainKey {
+				return start + lead, n
+			}
+			start = i + 1
+		}
+	}
+	return -1, 0
+}
+
+// codePoint describes a character for a message: U+0435 CYRILLIC SMALL LETTER IE.
+func codePoint(r rune) string {
+	name := runenames.Name(r)
+	if name == "" || strings.HasPrefix(name, "<") {
+		// Controls have no name of their own in the tables.
+		name = "control character"
+	}
+	return fmt.Sprintf("U+%04X %s", r, name)
+}
+
+// oddRune describes the first character of s that is not printable ASCII, with its byte offset,
+// or "" when there is none: a name that looks valid but is not shows why
+// ("rеviewer" has U+0435 CYRILLIC SMALL LETTER IE at byte 1).
+func oddRune(s string) string {
+	for i, r := range s {
+		if r < 0x20 || r > 0x7e {
+			what := fmt.Sprintf("%s at byte %d", codePoint(r), i)
+			if unicode.IsLetter(r) {
+				what += ", not an ASCII letter"
+			}
+			return what
+		}
+	}
+	return ""
+}
