@@ -2,6 +2,7 @@ package ir
 
 import (
 	"gopkg.in/yaml.v3"
+	"path"
 
 	"github.com/autonomyhq/autonomy/ir/cron"
 )
@@ -78,6 +79,15 @@ type Actor struct {
 
 // IsHuman reports whether the actor is a person (kind: human).
 func (a *Actor) IsHuman() bool { return a.Kind.Value == "human" }
+
+// BehaviorSource is what an install copies for the actor's behavior, relative to the profile: a
+// skill's whole folder (dir is true), or the one file (a script, a playbook, a person's brief).
+func (a *Actor) BehaviorSource() (src string, dir bool) {
+	if a.Skill && path.Base(a.BehaviorFile) == SkillFile {
+		return path.Dir(a.BehaviorFile), true
+	}
+	return a.BehaviorFile, false
+}
 
 // Holds reports whether the actor holds the capability name, with any scope or none.
 func (a *Actor) Holds(name string) bool {

@@ -102,10 +102,7 @@ func CopyProfile(p *ir.Profile, target, dataDir string, add func(f File, produce
 	var diags ir.Diagnostics
 	copied := map[string]bool{}
 	for _, a := range p.Actors {
-		src := a.BehaviorFile
-		if a.Skill && path.Base(src) == ir.SkillFile {
-			src = path.Dir(src) // a skill's whole folder; a playbook given to an agent is one file
-		}
+		src, _ := a.BehaviorSource()
 		if copied[src] {
 			continue
 		}

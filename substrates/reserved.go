@@ -3,7 +3,6 @@ package substrates
 import (
 	"fmt"
 	"io/fs"
-	"path"
 	"path/filepath"
 	"strings"
 
@@ -73,10 +72,7 @@ func CheckPaths(p *ir.Profile, subs ...Substrate) ir.Diagnostics {
 			if a.BehaviorFile == "" {
 				continue // not resolved: Validate has reported why
 			}
-			src, isDir := a.BehaviorFile, a.Skill
-			if isDir {
-				src = path.Dir(src)
-			}
+			src, isDir := a.BehaviorSource()
 			v, done := checked[src]
 			if !done {
 				v.at, v.why = collision(p.Dir, src, dataDir+"/"+src, isDir, reserved)
