@@ -137,7 +137,7 @@ func (r *Runner) supervise(ctx context.Context, id string) {
 		waitErr = <-exited
 	}
 	// The leader is gone; whatever it left running in its group goes with it.
-	_ = proc.Signal(pid, syscall.SIGKILL)
+	_ = proc.Kill(pid)
 	code := exitCode(cmd.ProcessState)
 	switch {
 	case timedOut:
@@ -453,9 +453,9 @@ func (r *Runner) Update(ctx context.Context, id string, p ir.Patch) (store.Sessi
 	}
 	switch p.Status {
 	case ir.Paused, ir.Running:
-		from, sig := ir.Running, syscall.SIGSTOP
+		from, signal := ir.Running, proc.Pause
 		if p.Status == ir.Running {
-			from, sig = ir.Paused, syscall.SIGCONT
+			from, signal = ir.Paused, proc.Resume
 		}
 		n, changed, err := r.Store.Modify(ctx, id, []ir.SessionStatus{from}, func(m *store.Session) { m.Status = p.Status })
 		if err != nil {
@@ -465,7 +465,7 @@ func (r *Runner) Update(ctx context.Context, id string, p ir.Patch) (store.Sessi
 			return n, &RefusedError{Msg: fmt.Sprintf("session %s is %s, not %s", id, n.Status, from)}
 		}
 		if n.PID > 0 && proc.Alive(n.PID, n.PIDStart) {
-			if err := proc.Signal(n.PID, sig); err != nil {
+			if err := signal(n.PID); err != nil {
 				return n, err
 			}
 		}

@@ -87,6 +87,9 @@ func DBPath(dir string) string { return filepath.Join(dir, filepath.FromSlash(St
 
 // New opens the runner of the installation in dir.
 func New(dir string, opts Options) (*Runner, error) {
+	if err := checkOS(); err != nil {
+		return nil, err
+	}
 	in, err := Open(dir)
 	if err != nil {
 		return nil, err
