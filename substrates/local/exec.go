@@ -120,24 +120,10 @@ func (r *Runner) supervise(ctx context.Context, id string) {
 
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	var timeout <-chan time.Time
-	if s.Timeout > 0 {
-		t := time.NewTimer(s.Timeout)
-		defer t.Stop()
-		timeout = t.C
-	}
-	var waitErr error
-	timedOut := false
-	select {
-	case waitErr = <-exited:
-	case <-timeout:
-		timedOut = true
-		fmt.Fprintf(logf, "autonomy: timed out after %s: TERM to its process group, KILL after %s\n", s.Timeout, r.grace())
-		_ = proc.Terminate(pid, r.grace())
-		waitErr = <-exited
-	}
+	waitErr, timedOut := r.watch(ctx, id, pid, s.Timeout, exited, logf)
 	// The leader is gone; whatever it left running in its group goes with it.
 	_ = proc.Kill(pid)
+	r.stopDone(ctx, id)
 	code := exitCode(cmd.ProcessState)
 	switch {
 	case timedOut:
@@ -147,6 +133,52 @@ func (r *Runner) supervise(ctx context.Context, id string) {
 	default:
 		status, reason, verified := r.verify(cfg, resultPath)
 		r.finish(ctx, id, status, reason, verified, code)
+	}
+}
+
+// watchEvery is how often a supervisor reads its session's record while the process runs, to
+// act on a cancel that another process recorded: the KILL that follows the grace period is the
+// supervisor's, so that a cancel returns at once and the group goes whatever becomes of the
+// process that cancelled it.
+const watchEvery = 200 * time.Millisecond
+
+// watch waits for the session's process to exit, stopping its group at its timeout (TERM, KILL
+// after the grace period) or when the session is cancelled (the canceller sent TERM and recorded
+// when KILL is due). It returns the process's exit and whether it timed out.
+func (r *Runner) watch(ctx context.Context, id string, pid int, timeout time.Duration, exited <-chan error, logf *os.File) (error, bool) {
+	var expired <-chan time.Time
+	if timeout > 0 {
+		t := time.NewTimer(timeout)
+		defer t.Stop()
+		expired = t.C
+	}
+	tick := time.NewTicker(watchEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-exited:
+			return err, false
+		case <-expired:
+			fmt.Fprintf(logf, "autonomy: timed out after %s: TERM to its process group, KILL after %s\n", timeout, r.grace())
+			_ = proc.Terminate(pid, r.grace())
+			return <-exited, true
+		case <-tick.C:
+			s, ok, err := r.Store.Get(ctx, id)
+			if err != nil || !ok || s.StopBy.IsZero() {
+				continue
+			}
+			if err := proc.KillAt(pid, s.StopBy); err != nil {
+				fmt.Fprintf(logf, "autonomy: %v\n", err)
+			}
+			return <-exited, false
+		}
+	}
+}
+
+// stopDone records that no stop of the session is under way any more, once its group is gone.
+func (r *Runner) stopDone(ctx context.Context, id string) {
+	if s, ok, err := r.Store.Get(ctx, id); err == nil && ok && !s.StopBy.IsZero() {
+		_, _, _ = r.Store.Modify(ctx, id, nil, func(m *store.Session) { m.StopBy = time.Time{} })
 	}
 }
 
@@ -232,9 +264,17 @@ func (r *Runner) verify(cfg *ActorConfig, resultPath string) (ir.SessionStatus, 
 // finish ends a session that is still in flight; one that already ended (cancelled while it
 // ran) keeps its status.
 func (r *Runner) finish(ctx context.Context, id string, status ir.SessionStatus, reason, verified string, code *int) {
+	r.end(ctx, id, status, reason, verified, code, time.Time{})
+}
+
+// end is finish that also records a stop under way when stopBy is set (see store.Session.StopBy).
+func (r *Runner) end(ctx context.Context, id string, status ir.SessionStatus, reason, verified string, code *int, stopBy time.Time) {
 	now := r.opts.Now().UTC()
 	s, changed, err := r.Store.Modify(ctx, id, []ir.SessionStatus{ir.Running, ir.Paused}, func(m *store.Session) {
 		m.Status, m.Reason, m.Verified, m.ExitCode, m.EndedAt = status, reason, verified, code, now
+		if m.PID > 0 {
+			m.StopBy = stopBy
+		}
 	})
 	if err == nil && changed {
 		msg := string(status)
@@ -359,12 +399,18 @@ func (r *Runner) workspace(ctx context.Context, s store.Session, cfg *ActorConfi
 }
 
 // reconcile finds a session whose runner died: its process is gone with nobody to record how it
-// ended (failed), or it outlived its timeout with nobody to stop it (stopped, failed).
+// ended (failed), or it outlived its timeout with nobody to stop it (TERM now, failed, KILL after
+// the grace period). It also finishes, for a dead supervisor, a stop under way: KILL to what is
+// left of the group once the stop's grace period is over.
 func (r *Runner) reconcile(ctx context.Context, s store.Session) (store.Session, error) {
-	if s.Kind != "agent" || s.Status.Ended() || r.supervisorAlive(s) {
+	if s.Kind != "agent" || s.Status.Ended() && s.StopBy.IsZero() || r.supervisorAlive(s) {
 		return s, nil
 	}
+	if s.Status.Ended() {
+		return r.finishStop(ctx, s)
+	}
 	var reason string
+	var stopBy time.Time
 	switch {
 	case s.PID == 0:
 		if s.SupervisorPID == 0 && r.opts.Now().Sub(s.CreatedAt) < startGrace {
@@ -374,15 +420,52 @@ func (r *Runner) reconcile(ctx context.Context, s store.Session) (store.Session,
 	case !proc.Alive(s.PID, s.PIDStart):
 		reason = "its process ended while no runner was watching it (the supervising runner died); exit status unknown"
 	case s.Timeout > 0 && r.opts.Now().Sub(s.StartedAt) > s.Timeout:
-		_ = proc.Terminate(s.PID, r.grace())
-		reason = fmt.Sprintf("timed out after %s; stopped by reconciliation since its runner died", s.Timeout)
+		stopBy = time.Now().Add(r.grace())
+		reason = fmt.Sprintf("timed out after %s; stopped by reconciliation since its runner died (TERM, then KILL after %s)", s.Timeout, r.grace())
 	default:
 		return s, nil // still running on its own: it stays tracked
 	}
-	r.finish(ctx, s.ID, ir.Failed, reason, "", nil)
+	r.end(ctx, s.ID, ir.Failed, reason, "", nil, stopBy)
 	_ = r.Store.Log(ctx, store.Event{Session: s.ID, Actor: s.Actor, Kind: "orphaned", Message: reason})
+	if !stopBy.IsZero() {
+		_ = proc.Term(s.PID) // recorded first: whoever reconciles next KILLs at stopBy
+	}
 	n, _, err := r.Store.Get(ctx, s.ID)
 	return n, err
+}
+
+// finishStop completes a stop under way whose supervisor died: once its grace period is over,
+// KILL to whatever is left of the group; once the group is gone, the stop is over.
+func (r *Runner) finishStop(ctx context.Context, s store.Session) (store.Session, error) {
+	if s.StopBy.IsZero() || s.PID <= 0 {
+		return s, nil
+	}
+	if len(proc.Members(s.PID)) > 0 {
+		if time.Now().Before(s.StopBy) {
+			return s, nil // its grace period is not over
+		}
+		// KillAt returns at once when the deadline has passed: it only waits for SIGKILL to land.
+		if err := proc.KillAt(s.PID, s.StopBy); err != nil {
+			return s, err
+		}
+		_ = r.Store.Log(ctx, store.Event{Session: s.ID, Actor: s.Actor, Kind: "killed", Message: "KILL to what was left of its process group after the grace period (its runner had died)"})
+	}
+	n, _, err := r.Store.Modify(ctx, s.ID, nil, func(m *store.Session) { m.StopBy = time.Time{} })
+	return n, err
+}
+
+// stopPending finishes the stops under way whose supervisors died (see finishStop).
+func (r *Runner) stopPending(ctx context.Context) error {
+	ss, err := r.Store.Stopping(ctx)
+	if err != nil {
+		return err
+	}
+	for _, s := range ss {
+		if _, err := r.reconcile(ctx, s); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // startGrace is how long a session may wait for its supervisor before it counts as never started.
@@ -404,8 +487,15 @@ func (r *Runner) Cancel(ctx context.Context, id string) (bool, error) {
 		return false, err
 	}
 	now := r.opts.Now().UTC()
+	// The KILL deadline is recorded with the cancel, before the TERM is sent: its supervisor (or,
+	// if that died, whichever runner reconciles next) sends the KILL, so that it happens however
+	// this process ends, and cancel returns at once.
+	stopBy := time.Now().Add(r.grace())
 	s, changed, err := r.Store.Modify(ctx, id, []ir.SessionStatus{ir.Running, ir.Paused}, func(m *store.Session) {
 		m.Status, m.EndedAt, m.Reason = ir.Cancelled, now, "cancelled by "+r.describe()
+		if m.Kind == "agent" && m.PID > 0 {
+			m.StopBy = stopBy
+		}
 	})
 	if err != nil || !changed {
 		return false, err
@@ -415,7 +505,7 @@ func (r *Runner) Cancel(ctx context.Context, id string) (bool, error) {
 		return true, r.engage.Retract(ctx, s)
 	}
 	if s.PID > 0 && proc.Alive(s.PID, s.PIDStart) {
-		if err := proc.Terminate(s.PID, r.grace()); err != nil {
+		if err := proc.Term(s.PID); err != nil {
 			return true, err
 		}
 	}

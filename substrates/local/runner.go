@@ -282,6 +282,9 @@ func (r *Runner) List(ctx context.Context, all bool) ([]store.Session, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := r.stopPending(ctx); err != nil {
+		return nil, err
+	}
 	changed := false
 	for i := range ss {
 		if ss[i].Status.Ended() {

@@ -42,14 +42,26 @@ func Signal(pgid int, sig syscall.Signal) error {
 //
 // A process that left the group (setsid, setpgid) escapes it: the group is the unit of control.
 func Terminate(pgid int, grace time.Duration) error {
+	if err := Term(pgid); err != nil {
+		return err
+	}
+	return KillAt(pgid, time.Now().Add(grace))
+}
+
+// Term asks the whole group pgid to stop: SIGTERM, and SIGCONT so that a paused (stopped)
+// process acts on it rather than keep it pending. It does not wait: KillAt finishes the job.
+func Term(pgid int) error {
 	if err := Signal(pgid, syscall.SIGTERM); err != nil {
 		return err
 	}
-	// A stopped (paused) process keeps SIGTERM pending until it runs again.
-	if err := Signal(pgid, syscall.SIGCONT); err != nil {
-		return err
-	}
-	if emptied(pgid, grace, 0) {
+	return Signal(pgid, syscall.SIGCONT)
+}
+
+// KillAt waits until the group pgid has no process left or the deadline passes, then sends
+// SIGKILL to whatever remains until none does. It returns an error only when some survive
+// SIGKILL too.
+func KillAt(pgid int, deadline time.Time) error {
+	if emptied(pgid, time.Until(deadline), 0) {
 		return nil
 	}
 	if err := Signal(pgid, syscall.SIGKILL); err != nil {
@@ -60,7 +72,7 @@ func Terminate(pgid int, grace time.Duration) error {
 	if emptied(pgid, killWait, syscall.SIGKILL) {
 		return nil
 	}
-	return fmt.Errorf("process group %d survived SIGKILL for %s: processes %v are stuck in the kernel (see their state in /proc/PID/stat)", pgid, killWait, Members(pgid))
+	return fmt.Errorf("process group %d survived SIGKILL for %s: processes %v are stuck in the kernel", pgid, killWait, Members(pgid))
 }
 
 // Pause stops every process of the group pgid (SIGSTOP) until Resume.

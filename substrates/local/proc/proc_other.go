@@ -36,6 +36,12 @@ func Kill(pgid int) error { return errUnsupported }
 // Terminate is not available off Unix.
 func Terminate(pgid int, grace time.Duration) error { return errUnsupported }
 
+// Term is not available off Unix.
+func Term(pgid int) error { return errUnsupported }
+
+// KillAt is not available off Unix.
+func KillAt(pgid int, deadline time.Time) error { return errUnsupported }
+
 // SysProcAttr is nil off Unix; nothing is started with it, since the runner refuses to run.
 func SysProcAttr() *syscall.SysProcAttr { return nil }
 

@@ -22,6 +22,9 @@ type migration struct {
 var migrations = []migration{
 	// 1: sessions, the audit log, the schedule's pending firings, and the instance tag.
 	{"create the schema", createSchema},
+	// 2: stop_by, the deadline of a stop under way, so that the KILL after the grace period is
+	// not lost with the process that sent the TERM.
+	{"add the stop deadline", addStopBy},
 }
 
 // schemaVersion is the user_version of a database this build has brought up to date.
@@ -99,6 +102,20 @@ func createSchema(ctx context.Context, tx *sql.Tx) error {
 		return err
 	}
 	_, err = tx.ExecContext(ctx, `INSERT INTO meta (key, value) VALUES (?, ?)`, tagKey, tag)
+	return err
+}
+
+// schemaV2 adds stop_by: when a session's process group got TERM (cancelled, or stopped by
+// reconciliation at its timeout), the time at which whatever is left of it gets KILL; 0 when no
+// stop is under way. The partial index holds only the few sessions whose stop is pending.
+const schemaV2 = `
+ALTER TABLE sessions ADD COLUMN stop_by INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX sessions_stopping ON sessions (stop_by) WHERE stop_by <> 0;
+`
+
+// addStopBy is migration 2.
+func addStopBy(ctx context.Context, tx *sql.Tx) error {
+	_, err := tx.ExecContext(ctx, schemaV2)
 	return err
 }
 
