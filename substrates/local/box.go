@@ -24,19 +24,20 @@ const (
 // reading the skill on stdin.
 var DefaultAgent = []string{"codex", "exec", "--full-auto", "-"}
 
-var boxKeys = []string{"agent", "model", "timezone", "graceSeconds", "overlap"}
+var boxKeys = []string{"agent", "model", "timezone", "graceSeconds", "logMaxBytes", "overlap"}
 
 // box is policy.box.local: how this substrate fills the box every agent runs in.
 type box struct {
 	agent    []string
 	timezone string
 	grace    int
+	logMax   int64
 	overlap  bool
 }
 
 // readBox reads policy.box.local with its defaults filled in.
 func readBox(p *ir.Profile) (box, ir.Diagnostics) {
-	b := box{timezone: defaultTimezone, grace: defaultGrace}
+	b := box{timezone: defaultTimezone, grace: defaultGrace, logMax: DefaultLogMaxBytes}
 	r := &substrates.BoxReader{File: p.File, Prefix: "policy.box.local."}
 	var model string
 	if n := substrates.BoxNode(p, Name); n != nil {
@@ -63,6 +64,10 @@ func readBox(p *ir.Profile) (box, ir.Diagnostics) {
 			case "graceSeconds":
 				if g, ok := r.Int(v, "graceSeconds", "e.g. graceSeconds: 10", 0, maxGrace); ok {
 					b.grace = g
+				}
+			case "logMaxBytes":
+				if n, ok := r.Int(v, "logMaxBytes", "e.g. logMaxBytes: 10485760 (10 MiB, the default): a session's log keeps that much of its latest output", minLogMaxBytes, maxLogMaxBytes); ok {
+					b.logMax = int64(n)
 				}
 			case "overlap":
 				b.overlap, _ = r.Bool(v, "overlap", "overlap: true lets a scheduled actor start again while its last scheduled run is still going")

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,6 +23,14 @@ import (
 
 // grace is how long a session has between TERM and KILL.
 func (r *Runner) grace() time.Duration { return time.Duration(r.In.Runner.GraceSeconds) * time.Second }
+
+// logMax is how many bytes of its most recent output a session's log keeps.
+func (r *Runner) logMax() int64 {
+	if n := r.In.Runner.LogMaxBytes; n > 0 {
+		return n
+	}
+	return DefaultLogMaxBytes
+}
 
 // Supervise runs a recorded session to its end: workspace, prelaunch, the process, its timeout,
 // the verification of its result. It is what a detached supervisor process runs.
@@ -50,7 +59,7 @@ func (r *Runner) supervise(ctx context.Context, id string) {
 		r.finish(ctx, id, ir.Failed, err.Error(), "", nil)
 		return
 	}
-	logf, err := os.OpenFile(s.LogPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	logf, err := openCappedLog(s.LogPath, r.logMax())
 	if err != nil {
 		r.finish(ctx, id, ir.Failed, fmt.Sprintf("cannot open its log: %v", err), "", nil)
 		return
@@ -73,9 +82,10 @@ func (r *Runner) supervise(ctx context.Context, id string) {
 
 	if cfg.Prelaunch != "" {
 		pre := exec.Command("/bin/sh", "-c", cfg.Prelaunch)
-		pre.Dir, pre.Env, pre.Stdout, pre.Stderr = workdir, env, logf, logf
+		pre.Dir, pre.Env = workdir, env
 		pre.SysProcAttr = proc.SysProcAttr()
-		if err := runBounded(pre, s.Timeout, r.grace()); err != nil {
+		err := runBounded(pre, logf, s.Timeout, r.grace())
+		if err != nil {
 			r.finish(ctx, id, ir.Failed, fmt.Sprintf("prelaunch failed: %v", err), "", nil)
 			return
 		}
@@ -87,8 +97,15 @@ func (r *Runner) supervise(ctx context.Context, id string) {
 		return
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = workdir, env, logf, logf
+	cmd.Dir, cmd.Env = workdir, env
 	cmd.SysProcAttr = proc.SysProcAttr()
+	out, drain, err := logf.pipeTo()
+	if err != nil {
+		r.finish(ctx, id, ir.Failed, fmt.Sprintf("cannot make the pipe to its log: %v", err), "", nil)
+		return
+	}
+	defer drain()
+	cmd.Stdout, cmd.Stderr = out, out
 	if stdin != "" {
 		f, err := os.Open(stdin)
 		if err != nil {
@@ -98,7 +115,9 @@ func (r *Runner) supervise(ctx context.Context, id string) {
 		defer f.Close()
 		cmd.Stdin = f
 	}
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	out.Close() // the process has its own copy
+	if err != nil {
 		r.finish(ctx, id, ir.Failed, fmt.Sprintf("cannot start %s: %v", argv[0], err), "", nil)
 		return
 	}
@@ -121,8 +140,10 @@ func (r *Runner) supervise(ctx context.Context, id string) {
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 	waitErr, timedOut := r.watch(ctx, id, pid, s.Timeout, exited, logf)
-	// The leader is gone; whatever it left running in its group goes with it.
+	// The leader is gone; whatever it left running in its group goes with it, and then the
+	// last of its output is in the log.
 	_ = proc.Kill(pid)
+	drain()
 	r.stopDone(ctx, id)
 	code := exitCode(cmd.ProcessState)
 	switch {
@@ -145,7 +166,7 @@ const watchEvery = 200 * time.Millisecond
 // watch waits for the session's process to exit, stopping its group at its timeout (TERM, KILL
 // after the grace period) or when the session is cancelled (the canceller sent TERM and recorded
 // when KILL is due). It returns the process's exit and whether it timed out.
-func (r *Runner) watch(ctx context.Context, id string, pid int, timeout time.Duration, exited <-chan error, logf *os.File) (error, bool) {
+func (r *Runner) watch(ctx context.Context, id string, pid int, timeout time.Duration, exited <-chan error, logf io.Writer) (error, bool) {
 	var expired <-chan time.Time
 	if timeout > 0 {
 		t := time.NewTimer(timeout)
@@ -182,9 +203,18 @@ func (r *Runner) stopDone(ctx context.Context, id string) {
 	}
 }
 
-// runBounded runs a prelaunch command to its end within the session's timeout.
-func runBounded(cmd *exec.Cmd, timeout, grace time.Duration) error {
-	if err := cmd.Start(); err != nil {
+// runBounded runs a prelaunch command to its end within the session's timeout, its output into
+// the log.
+func runBounded(cmd *exec.Cmd, logf *cappedLog, timeout, grace time.Duration) error {
+	out, drain, err := logf.pipeTo()
+	if err != nil {
+		return err
+	}
+	defer drain()
+	cmd.Stdout, cmd.Stderr = out, out
+	err = cmd.Start()
+	out.Close()
+	if err != nil {
 		return err
 	}
 	exited := make(chan error, 1)

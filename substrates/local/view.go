@@ -56,7 +56,8 @@ func stamp(t time.Time) string {
 }
 
 // FollowLogs copies a session's log to w; with follow, it keeps copying until the session ends
-// (or ctx does) and the log is drained.
+// (or ctx does) and the log is drained. When the log dropped earlier output to stay within
+// policy.box.local.logMaxBytes, the first line says how many bytes.
 func (r *Runner) FollowLogs(ctx context.Context, id string, follow bool, w io.Writer) error {
 	s, path, err := r.Logs(ctx, id)
 	if err != nil {
@@ -81,13 +82,33 @@ func (r *Runner) FollowLogs(ctx context.Context, id string, follow bool, w io.Wr
 			return err
 		}
 	}
-	defer f.Close()
+	defer func() { f.Close() }()
+	// The current segment is open; the one before it is printed first, unless it rotated into
+	// that place meanwhile (then it is the file already open).
+	if dropped, err := readDropped(path); err != nil {
+		return err
+	} else if dropped > 0 {
+		fmt.Fprintf(w, "autonomy: %d bytes of earlier output were dropped: the log keeps the last %d bytes (policy.box.local.logMaxBytes)\n", dropped, r.logMax())
+	}
+	if err := copyOlder(w, f, path+".1"); err != nil {
+		return err
+	}
 	for {
 		if _, err := io.Copy(w, f); err != nil {
 			return fmt.Errorf("reading %s: %v", path, err)
 		}
 		if !follow {
 			return nil
+		}
+		if next, err := rotated(f, path); err != nil {
+			return err
+		} else if next != nil {
+			if _, err := io.Copy(w, f); err != nil { // what was written before it rotated
+				return fmt.Errorf("reading %s: %v", path, err)
+			}
+			f.Close()
+			f = next
+			continue
 		}
 		if s.Status.Ended() {
 			_, err := io.Copy(w, f) // what was written before it ended
@@ -105,6 +126,41 @@ func (r *Runner) FollowLogs(ctx context.Context, id string, follow bool, w io.Wr
 		}
 		s = n
 	}
+}
+
+// copyOlder copies the log's previous segment, unless it is cur itself.
+func copyOlder(w io.Writer, cur *os.File, older string) error {
+	o, err := os.Open(older)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer o.Close()
+	oi, err1 := o.Stat()
+	ci, err2 := cur.Stat()
+	if err1 == nil && err2 == nil && os.SameFile(oi, ci) {
+		return nil
+	}
+	if _, err := io.Copy(w, o); err != nil {
+		return fmt.Errorf("reading %s: %v", older, err)
+	}
+	return nil
+}
+
+// rotated opens the log's current segment when it is no longer the file f (nil otherwise).
+func rotated(f *os.File, path string) (*os.File, error) {
+	fi, err1 := f.Stat()
+	pi, err2 := os.Stat(path)
+	if err1 != nil || err2 != nil || os.SameFile(fi, pi) {
+		return nil, nil
+	}
+	next, err := os.Open(path)
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	return next, err
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {

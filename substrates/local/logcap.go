@@ -1,0 +1,161 @@
+package local
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// DefaultLogMaxBytes is the default of policy.box.local.logMaxBytes: what a session's log keeps
+// of its output, the most recent part.
+const DefaultLogMaxBytes = 10 << 20
+
+// The bounds of policy.box.local.logMaxBytes.
+const (
+	minLogMaxBytes = 1 << 10
+	maxLogMaxBytes = 1 << 40
+)
+
+// logDrain bounds how long a supervisor keeps reading a session's output once its process group
+// is gone: only a process that left the group can still hold the pipe, and it is not waited for.
+const logDrain = time.Second
+
+// cappedLog is a session's log, written by its supervisor only, from a pipe the session's
+// processes write to: it keeps the most recent output, at most max bytes on disk, in two files:
+// PATH (the current segment, up to max/2 bytes) and PATH.1 (the segment before it). When the
+// current segment is full it becomes PATH.1 and the former PATH.1 is dropped, its size added to
+// PATH.dropped, so that `runner logs` can say how much earlier output is gone. Nothing is
+// copied: the tail is whole, and rotating costs two renames.
+type cappedLog struct {
+	mu      sync.Mutex
+	path    string
+	segment int64 // max/2
+	f       *os.File
+	size    int64 // of the current segment
+	dropped int64
+}
+
+// openCappedLog opens the log at path for appending, keeping at most max bytes of it; a log
+// already there (a supervisor started again) is continued.
+func openCappedLog(path string, max int64) (*cappedLog, error) {
+	if max < minLogMaxBytes {
+		max = minLogMaxBytes
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	dropped, _ := readDropped(path)
+	return &cappedLog{path: path, segment: max / 2, f: f, size: fi.Size(), dropped: dropped}, nil
+}
+
+// Write appends p, rotating the segments as they fill.
+func (l *cappedLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	written := 0
+	for len(p) > 0 {
+		if l.size >= l.segment {
+			if err := l.rotate(); err != nil {
+				return written, err
+			}
+		}
+		n := int(min(int64(len(p)), l.segment-l.size))
+		m, err := l.f.Write(p[:n])
+		written, l.size, p = written+m, l.size+int64(m), p[m:]
+		if err != nil {
+			return written, err
+		}
+	}
+	return written, nil
+}
+
+// rotate makes the current segment PATH.1, dropping the one before, and starts a new segment.
+func (l *cappedLog) rotate() error {
+	old := l.path + ".1"
+	if fi, err := os.Stat(old); err == nil {
+		l.dropped += fi.Size()
+	}
+	if err := os.Rename(l.path, old); err != nil {
+		return err
+	}
+	if err := writeDropped(l.path, l.dropped); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|os.O_APPEND, 0o600)
+	if err != nil {
+		return err
+	}
+	l.f.Close()
+	l.f, l.size = f, 0
+	return nil
+}
+
+// Close closes the current segment.
+func (l *cappedLog) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.f.Close()
+}
+
+// pipeTo gives a process a pipe to write its output to, copied into the log by a goroutine; the
+// caller sets cmd's Stdout and Stderr to w, closes w once the process started, and calls drain
+// once its process group is gone.
+func (l *cappedLog) pipeTo() (w *os.File, drain func(), err error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = io.Copy(l, r)
+	}()
+	drain = func() {
+		w.Close() // in case the process never started
+		select {
+		case <-done:
+		case <-time.After(logDrain):
+		}
+		r.Close()
+		<-done
+	}
+	return w, drain, nil
+}
+
+// droppedPath holds the number of bytes of output a log has dropped.
+func droppedPath(path string) string { return path + ".dropped" }
+
+func writeDropped(path string, n int64) error {
+	tmp := droppedPath(path) + ".tmp"
+	if err := os.WriteFile(tmp, []byte(strconv.FormatInt(n, 10)+"\n"), 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, droppedPath(path))
+}
+
+// readDropped is how many bytes of output the log at path has dropped (0 when none).
+func readDropped(path string) (int64, error) {
+	b, err := os.ReadFile(droppedPath(path))
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("%s: %q is not a byte count", droppedPath(path), b)
+	}
+	return n, nil
+}
