@@ -139,26 +139,32 @@ func (r *Runner) supervise(ctx context.Context, id string) {
 
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	waitErr, timedOut := r.watch(ctx, id, pid, s.Timeout, exited, logf)
+	waitErr, timedOut := r.watch(id, pid, s.Timeout, exited, logf)
 	// The leader is gone; whatever it left running in its group goes with it, and then the
 	// last of its output is in the log.
 	_ = proc.Kill(pid)
 	drain()
-	r.stopDone(ctx, id)
 	code := exitCode(cmd.ProcessState)
+	var ended bool
 	switch {
 	case timedOut:
-		r.finish(ctx, id, ir.Failed, fmt.Sprintf("timed out after %s (TERM, then KILL after %s)", s.Timeout, r.grace()), "", code)
+		ended = r.end(ctx, id, ir.Failed, fmt.Sprintf("timed out after %s (TERM, then KILL after %s)", s.Timeout, r.grace()), "", code, time.Time{})
 	case waitErr != nil:
-		r.finish(ctx, id, ir.Failed, describeExit(waitErr, cmd.ProcessState), "", code)
+		ended = r.end(ctx, id, ir.Failed, describeExit(waitErr, cmd.ProcessState), "", code, time.Time{})
 	default:
 		status, reason, verified := r.verify(cfg, resultPath)
-		r.finish(ctx, id, status, reason, verified, code)
+		ended = r.end(ctx, id, status, reason, verified, code, time.Time{})
+	}
+	if !ended {
+		// It had ended already, cancelled: a stop may be under way, and is over now that the
+		// group is gone. (Ending it here from running proves no stop was recorded: one is only
+		// recorded with the end of a running session.)
+		r.stopDone(ctx, id)
 	}
 }
 
-// watchEvery is how often a supervisor reads its session's record while the process runs, to
-// act on a cancel that another process recorded: the KILL that follows the grace period is the
+// watchEvery is how often a supervising process reads which stops are under way while it
+// supervises sessions, to act on a cancel that another process recorded: the KILL that follows the grace period is the
 // supervisor's, so that a cancel returns at once and the group goes whatever becomes of the
 // process that cancelled it.
 const watchEvery = 200 * time.Millisecond
@@ -166,33 +172,79 @@ const watchEvery = 200 * time.Millisecond
 // watch waits for the session's process to exit, stopping its group at its timeout (TERM, KILL
 // after the grace period) or when the session is cancelled (the canceller sent TERM and recorded
 // when KILL is due). It returns the process's exit and whether it timed out.
-func (r *Runner) watch(ctx context.Context, id string, pid int, timeout time.Duration, exited <-chan error, logf io.Writer) (error, bool) {
+func (r *Runner) watch(id string, pid int, timeout time.Duration, exited <-chan error, logf io.Writer) (error, bool) {
 	var expired <-chan time.Time
 	if timeout > 0 {
 		t := time.NewTimer(timeout)
 		defer t.Stop()
 		expired = t.C
 	}
-	tick := time.NewTicker(watchEvery)
-	defer tick.Stop()
-	for {
-		select {
-		case err := <-exited:
-			return err, false
-		case <-expired:
-			fmt.Fprintf(logf, "autonomy: timed out after %s: TERM to its process group, KILL after %s\n", timeout, r.grace())
-			_ = proc.Terminate(pid, r.grace())
-			return <-exited, true
-		case <-tick.C:
-			s, ok, err := r.Store.Get(ctx, id)
-			if err != nil || !ok || s.StopBy.IsZero() {
-				continue
-			}
-			if err := proc.KillAt(pid, s.StopBy); err != nil {
-				fmt.Fprintf(logf, "autonomy: %v\n", err)
-			}
-			return <-exited, false
+	stop, forget := r.awaitStop(id)
+	defer forget()
+	select {
+	case err := <-exited:
+		return err, false
+	case <-expired:
+		fmt.Fprintf(logf, "autonomy: timed out after %s: TERM to its process group, KILL after %s\n", timeout, r.grace())
+		_ = proc.Terminate(pid, r.grace())
+		return <-exited, true
+	case by := <-stop:
+		if err := proc.KillAt(pid, by); err != nil {
+			fmt.Fprintf(logf, "autonomy: %v\n", err)
 		}
+		return <-exited, false
+	}
+}
+
+// awaitStop registers a supervised session for the stop poller: the channel receives the
+// session's StopBy once a stop of it is recorded. forget unregisters it.
+func (r *Runner) awaitStop(id string) (stop <-chan time.Time, forget func()) {
+	ch := make(chan time.Time, 1)
+	r.stopMu.Lock()
+	if r.stopWait == nil {
+		r.stopWait = map[string]chan time.Time{}
+	}
+	r.stopWait[id] = ch
+	if !r.stopPolling {
+		r.stopPolling = true
+		go r.pollStops()
+	}
+	r.stopMu.Unlock()
+	return ch, func() {
+		r.stopMu.Lock()
+		delete(r.stopWait, id)
+		r.stopMu.Unlock()
+	}
+}
+
+// pollStops reads, every watchEvery while this process supervises sessions, which stops are
+// under way, and tells the supervisors concerned: one query of a few rows per process, however
+// many sessions it supervises. It ends when none is left to tell.
+func (r *Runner) pollStops() {
+	t := time.NewTicker(watchEvery)
+	defer t.Stop()
+	for range t.C {
+		r.stopMu.Lock()
+		if len(r.stopWait) == 0 {
+			r.stopPolling = false
+			r.stopMu.Unlock()
+			return
+		}
+		r.stopMu.Unlock()
+		ss, err := r.Store.Stopping(context.Background())
+		if err != nil {
+			continue // the store is closing, or busy: the next round tells
+		}
+		r.stopMu.Lock()
+		for _, s := range ss {
+			if ch, ok := r.stopWait[s.ID]; ok {
+				select {
+				case ch <- s.StopBy:
+				default:
+				}
+			}
+		}
+		r.stopMu.Unlock()
 	}
 }
 
@@ -298,7 +350,8 @@ func (r *Runner) finish(ctx context.Context, id string, status ir.SessionStatus,
 }
 
 // end is finish that also records a stop under way when stopBy is set (see store.Session.StopBy).
-func (r *Runner) end(ctx context.Context, id string, status ir.SessionStatus, reason, verified string, code *int, stopBy time.Time) {
+// It says whether it ended the session (false: it had ended already, or the store failed).
+func (r *Runner) end(ctx context.Context, id string, status ir.SessionStatus, reason, verified string, code *int, stopBy time.Time) bool {
 	now := r.opts.Now().UTC()
 	s, changed, err := r.Store.Modify(ctx, id, []ir.SessionStatus{ir.Running, ir.Paused}, func(m *store.Session) {
 		m.Status, m.Reason, m.Verified, m.ExitCode, m.EndedAt = status, reason, verified, code, now
@@ -316,6 +369,7 @@ func (r *Runner) end(ctx context.Context, id string, status ir.SessionStatus, re
 		}
 		_ = r.Store.Log(ctx, store.Event{Session: id, Actor: s.Actor, Kind: "ended", Message: msg})
 	}
+	return err == nil && changed
 }
 
 // command is the argv that starts the actor, and the file fed on its stdin.

@@ -119,7 +119,8 @@ func (l *cappedLog) pipeTo() (w *os.File, drain func(), err error) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_, _ = io.Copy(l, r)
+		// Read only: *os.File's WriteTo would allocate a 32 KiB buffer per session.
+		_, _ = io.CopyBuffer(l, struct{ io.Reader }{r}, make([]byte, 8<<10))
 	}()
 	drain = func() {
 		w.Close() // in case the process never started

@@ -56,6 +56,11 @@ type Runner struct {
 	mu          sync.Mutex
 	supervising map[string]bool
 	wg          sync.WaitGroup
+	// stopWait holds, for each session this process supervises, where pollStops tells of a stop
+	// recorded by any process; stopPolling says whether pollStops runs.
+	stopMu      sync.Mutex
+	stopWait    map[string]chan time.Time
+	stopPolling bool
 	// minute is the unit of timeoutMinutes: a minute, shorter in tests.
 	minute time.Duration
 }
