@@ -11,8 +11,8 @@ import (
 	"github.com/autonomyhq/autonomy/substrates/local/store"
 )
 
-// watchEvery is how often a supervising process reads which stops are under way while it
-// supervises sessions, to act on a cancel that another process recorded: the KILL that follows the grace period is the
+// watchEvery is how often a supervising process reads which stops are under way, to act on a
+// cancel that another process recorded: the KILL that follows the grace period is the
 // supervisor's, so that a cancel returns at once and the group goes whatever becomes of the
 // process that cancelled it.
 const watchEvery = 200 * time.Millisecond
