@@ -38,6 +38,9 @@ type cappedLog struct {
 	f       *os.File
 	size    int64 // of the current segment
 	dropped int64
+	// gen counts rotations begun and finished: odd while one is under way, so that a reader that
+	// saw the same even gen before and after opening the segments knows they are one moment's.
+	gen int64
 }
 
 // openCappedLog opens the log at path for appending, keeping at most max bytes of it; a log
@@ -55,8 +58,8 @@ func openCappedLog(path string, max int64) (*cappedLog, error) {
 		f.Close()
 		return nil, err
 	}
-	dropped, _ := readDropped(path)
-	return &cappedLog{path: path, segment: max / 2, f: f, size: fi.Size(), dropped: dropped}, nil
+	st, _ := readLogState(path)
+	return &cappedLog{path: path, segment: max / 2, f: f, size: fi.Size(), dropped: st.dropped, gen: st.gen + st.gen%2}, nil
 }
 
 // Write appends p, rotating the segments as they fill.
@@ -82,14 +85,15 @@ func (l *cappedLog) Write(p []byte) (int, error) {
 
 // rotate makes the current segment PATH.1, dropping the one before, and starts a new segment.
 func (l *cappedLog) rotate() error {
+	l.gen++
+	if err := writeLogState(l.path, logState{gen: l.gen, dropped: l.dropped}); err != nil {
+		return err
+	}
 	old := l.path + ".1"
 	if fi, err := os.Stat(old); err == nil {
 		l.dropped += fi.Size()
 	}
 	if err := os.Rename(l.path, old); err != nil {
-		return err
-	}
-	if err := writeDropped(l.path, l.dropped); err != nil {
 		return err
 	}
 	f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|os.O_APPEND, 0o600)
@@ -98,7 +102,8 @@ func (l *cappedLog) rotate() error {
 	}
 	l.f.Close()
 	l.f, l.size = f, 0
-	return nil
+	l.gen++
+	return writeLogState(l.path, logState{gen: l.gen, dropped: l.dropped})
 }
 
 // Close closes the current segment.
@@ -134,29 +139,45 @@ func (l *cappedLog) pipeTo() (w *os.File, drain func(), err error) {
 	return w, drain, nil
 }
 
-// droppedPath holds the number of bytes of output a log has dropped.
+// droppedPath holds a log's state: its rotation count and how many bytes of output it dropped.
 func droppedPath(path string) string { return path + ".dropped" }
 
-func writeDropped(path string, n int64) error {
+// logState is what droppedPath holds.
+type logState struct{ gen, dropped int64 }
+
+func writeLogState(path string, st logState) error {
 	tmp := droppedPath(path) + ".tmp"
-	if err := os.WriteFile(tmp, []byte(strconv.FormatInt(n, 10)+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(tmp, []byte(fmt.Sprintf("%d %d\n", st.gen, st.dropped)), 0o600); err != nil {
 		return err
 	}
 	return os.Rename(tmp, droppedPath(path))
 }
 
-// readDropped is how many bytes of output the log at path has dropped (0 when none).
-func readDropped(path string) (int64, error) {
+// readLogState reads a log's state (zero when it never rotated).
+func readLogState(path string) (logState, error) {
 	b, err := os.ReadFile(droppedPath(path))
 	if errors.Is(err, os.ErrNotExist) {
-		return 0, nil
+		return logState{}, nil
 	}
 	if err != nil {
-		return 0, err
+		return logState{}, err
 	}
-	n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
-	if err != nil || n < 0 {
-		return 0, fmt.Errorf("%s: %q is not a byte count", droppedPath(path), b)
+	var st logState
+	f := strings.Fields(string(b))
+	if len(f) == 2 {
+		st.gen, err = strconv.ParseInt(f[0], 10, 64)
+		if err == nil {
+			st.dropped, err = strconv.ParseInt(f[1], 10, 64)
+		}
 	}
-	return n, nil
+	if len(f) != 2 || err != nil || st.gen < 0 || st.dropped < 0 {
+		return logState{}, fmt.Errorf("%s: %q is not a rotation count and a byte count", droppedPath(path), b)
+	}
+	return st, nil
+}
+
+// readDropped is how many bytes of output the log at path has dropped (0 when none).
+func readDropped(path string) (int64, error) {
+	st, err := readLogState(path)
+	return st.dropped, err
 }

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/autonomyhq/autonomy/ir"
 )
@@ -112,4 +113,60 @@ func TestSessionLogCapped(t *testing.T) {
 			t.Fatalf("the kept output is not the contiguous end: %q after %q", lines[i], lines[i-1])
 		}
 	}
+}
+
+// slowWriter is a follower slower than the session it follows.
+type slowWriter struct{ bytes.Buffer }
+
+func (w *slowWriter) Write(p []byte) (int, error) {
+	time.Sleep(2 * time.Millisecond)
+	return w.Buffer.Write(p)
+}
+
+// TestFollowAcrossRotations: logs -f of a session whose log rotates hundreds of times while it is
+// followed, by a reader slower than the session, ends when the session does, with the end of the
+// output; it never prints a line twice or out of order, and says where output it could not read
+// in time was dropped.
+func TestFollowAcrossRotations(t *testing.T) {
+	dir := installFleet(t, chattyFleet, false)
+	r := newRunner(t, dir, Options{})
+	s := launch(t, r, LaunchRequest{Actor: "chatty"})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var out slowWriter
+	if err := r.FollowLogs(ctx, s.ID, true, &out); err != nil {
+		t.Fatal(err)
+	}
+	if ctx.Err() != nil {
+		t.Fatal("logs -f did not end with the session")
+	}
+	body := out.String()
+	if !strings.HasSuffix(body, "999999\n1000000\nEND\n") {
+		t.Fatalf("logs -f ended with %q", body[max(0, len(body)-40):])
+	}
+	// The output is runs of lines between notes of dropped output. A run's first and last lines
+	// may be cut in the middle of a number; the others follow one another, and each run goes on
+	// from a later number than the run before.
+	last, notes := 0, 0
+	for i, run := range strings.Split("\n"+strings.TrimSuffix(body, "\nEND\n")+"\n", "\nautonomy: ") {
+		if i > 0 {
+			notes++
+			_, run, _ = strings.Cut(run, "\n") // the rest of the note
+		}
+		lines := strings.Split(strings.Trim(run, "\n"), "\n")
+		if len(lines) < 3 {
+			continue
+		}
+		for j, line := range lines[1 : len(lines)-1] {
+			n, err := strconv.Atoi(line)
+			if err != nil || j > 0 && n != last+1 || j == 0 && n <= last {
+				t.Fatalf("run %d, line %d of logs -f is %q after %d", i, j+1, line, last)
+			}
+			last = n
+		}
+	}
+	if last < 999999 {
+		t.Errorf("the last run of logs -f ends at %d", last)
+	}
+	t.Logf("%d bytes followed, %d notes of dropped output", len(body), notes)
 }
