@@ -56,10 +56,12 @@ func TestCheckFindsViolations(t *testing.T) {
 	a := insert(t, st, Session{Actor: "a", Kind: "agent"})
 	b := insert(t, st, Session{Actor: "a", Kind: "agent"})
 	insert(t, st, Session{Actor: "a", Kind: "agent"})
+	d := insert(t, st, Session{Actor: "a", Kind: "agent"})
 	if err := st.Check(ctx); err != nil {
 		t.Fatal(err)
 	}
 	for _, q := range []string{
+		`UPDATE sessions SET stop_by = 1 WHERE id = '` + d.ID + `'`,
 		`UPDATE sessions SET status = 'done', ended_at = NULL WHERE id = '` + a.ID + `'`,
 		`UPDATE sessions SET id = '7-` + st.tag + `' WHERE id = '` + b.ID + `'`,
 		`UPDATE sessions SET id = NULL WHERE seq = 3`,
@@ -72,7 +74,7 @@ func TestCheckFindsViolations(t *testing.T) {
 	if err == nil {
 		t.Fatal("Check passed a broken database")
 	}
-	for _, want := range []string{st.path, "ended without an end time: " + a.ID + " (done)", "#2 has id '7-" + st.tag + "'", "#3 has id NULL"} {
+	for _, want := range []string{st.path, "ended without an end time: " + a.ID + " (done)", "#2 has id '7-" + st.tag + "'", "#3 has id NULL", "a stop under way while in flight: " + d.ID + " (running)"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("Check error lacks %q:\n%v", want, err)
 		}
