@@ -30,7 +30,10 @@ fuzz: ## run every fuzz target for FUZZTIME each (a test checks each Fuzz functi
 	$(GO) test ./substrates/ghactions -run '^$$' -fuzz '^FuzzQuote$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./substrates/ghactions -run '^$$' -fuzz '^FuzzJSONString$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./substrates -run '^$$' -fuzz '^FuzzReadHeader$$' -fuzztime $(FUZZTIME)
-	for p in capsule overlay steps workflow; do $(GO) test ./playbook/$$p -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) || exit 1; done
+	$(GO) test ./playbook/capsule -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./playbook/overlay -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./playbook/steps -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./playbook/workflow -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./playbook/overlay -run '^$$' -fuzz '^FuzzWeave$$' -fuzztime $(FUZZTIME)
 
 schema: ## regenerate docs/ir.schema.json from the catalogs

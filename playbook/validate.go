@@ -130,6 +130,7 @@ func (v *validation) dir(root string) { v.walk(root, false) }
 // walk queues the files below root; asPackage makes root an overlay package even without an
 // _index.md (the folder `playbook index` is writing one for).
 func (v *validation) walk(root string, asPackage bool) {
+	root = filepath.Clean(root) // "playbooks/" is the package "playbooks"
 	var files []string
 	packageRoots := map[string]bool{}
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
@@ -343,6 +344,7 @@ func (j *job) run() {
 // it except README.md, _*.md and the capsule and step playbooks kept there is an overlay. The
 // diagnostics are the overlays' own (not the index's); the error is an I/O failure.
 func LoadPackage(dir string) (*overlay.Package, ir.Diagnostics, error) {
+	dir = filepath.Clean(dir)
 	v := newValidation()
 	v.walk(dir, true)
 	v.runAll()

@@ -1,3 +1,5 @@
+//go:build unix
+
 package main
 
 import (
@@ -6,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -72,6 +75,9 @@ func parseExample(t *testing.T, line string) example {
 	if have {
 		words = append(words, cur.String())
 	}
+	if i := slices.Index(words, "|"); i >= 0 {
+		words = words[:i] // a pipeline: autonomy's part is what is run
+	}
 	var ex example
 	for len(words) > 0 && strings.Contains(words[0], "=") && words[0] != "autonomy" {
 		ex.env = append(ex.env, words[0])
@@ -94,7 +100,7 @@ func workspace(t *testing.T) string {
 	t.Helper()
 	root := t.TempDir()
 	ws := filepath.Join(root, "work")
-	for _, name := range []string{"hello", "hello-human", "sdlc"} {
+	for _, name := range []string{"hello", "hello-human", "sdlc", "librarian"} {
 		p := copyProfile(t, name)
 		if err := os.MkdirAll(filepath.Join(ws, "profiles"), 0o755); err != nil {
 			t.Fatal(err)
@@ -174,6 +180,16 @@ func TestHelpExamplesWork(t *testing.T) {
 					t.Fatalf("setup compile: exit %d\n%s", code, errOut)
 				}
 			}
+			if len(ex.args) > 1 && ex.args[0] == "playbook" && ex.args[1] == "weave" {
+				// weave reads an installation's overlay package: install the fleet that has one.
+				if code, _, errOut := run(t, "compile", "profiles/librarian", "--target", "local", "--out", "."); code != 0 {
+					t.Fatalf("setup compile: exit %d\n%s", code, errOut)
+				}
+				t.Setenv("GITHUB_STEP_SUMMARY", filepath.Join(t.TempDir(), "summary.md"))
+			}
+			if ex.args[0] == "doctor" {
+				doctorReady(t, ex)
+			}
 			if ex.args[0] == "conformance" && strings.Contains(line, "--repo") {
 				fakeGitHubFor(t, ex)
 			}
@@ -194,6 +210,32 @@ func TestHelpExamplesWork(t *testing.T) {
 			t.Errorf("example %q was not run", line)
 		}
 	}
+}
+
+// doctorReady makes what doctor checks ready: an installation of the sdlc fleet where the example
+// looks, the default preset's CLI at its pinned version (a stand-in that prints it), git, the
+// sandbox helper, and the credential.
+func doctorReady(t *testing.T, ex example) {
+	t.Helper()
+	dir := "."
+	if len(ex.args) > 1 {
+		dir = ex.args[1]
+	}
+	if code, _, errOut := run(t, "compile", "profiles/sdlc", "--target", "local", "--out", dir); code != 0 {
+		t.Fatalf("setup compile: exit %d\n%s", code, errOut)
+	}
+	bin := t.TempDir()
+	for name, script := range map[string]string{"codex": "#!/bin/sh\necho codex-cli 0.169.0\n", "bwrap": "#!/bin/sh\n"} {
+		if err := os.WriteFile(filepath.Join(bin, name), []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	git, err := exec.LookPath("git")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+filepath.Dir(git))
+	t.Setenv("OPENAI_API_KEY", "test-key")
 }
 
 // runnerExamples runs the runner's examples as one story in one installation: the launches,

@@ -14,9 +14,9 @@ func newPlaybook() *cobra.Command {
   workflow  YAML or JSON workflows: name, args, steps with namespaced commands and approvals
 
 Exit codes: 0 ok, 1 problems found, 2 usage or I/O error.`,
-		Example: `  autonomy playbook validate playbooks/
-  autonomy playbook validate --format json release.playbook.md triage.yml
-  autonomy playbook index playbooks/`,
+		Example: `  autonomy playbook validate profiles/librarian/playbooks/
+  autonomy playbook validate --format json profiles/librarian/humans/collection-review.playbook.md
+  autonomy playbook index profiles/librarian/playbooks/`,
 	}
 	cmd.AddCommand(newPlaybookValidate(), newPlaybookIndex(), newPlaybookWeave(), newPlaybookChecks())
 	return cmd

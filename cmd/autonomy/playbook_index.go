@@ -24,8 +24,8 @@ already right is not rewritten. Nothing is written while an overlay has errors.
 With --check nothing is written: the command fails when the index is missing or stale.
 Exit codes: 0 written or up to date, 1 the overlays have errors (or, with --check, the index is
 stale), 2 usage or I/O error.`,
-		Example: `  autonomy playbook index playbooks/
-  autonomy playbook index --check playbooks/`,
+		Example: `  autonomy playbook index profiles/librarian/playbooks/
+  autonomy playbook index --check profiles/librarian/playbooks/`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := args[0]

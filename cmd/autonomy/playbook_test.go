@@ -209,3 +209,22 @@ func TestPlaybookChecks(t *testing.T) {
 		t.Errorf("exit %d\n%s", code, out)
 	}
 }
+
+// TestPlaybookIndexTrailingSlash: "playbooks/" names the same package as "playbooks" (it once
+// indexed no overlay at all, and --check called the committed index stale).
+func TestPlaybookIndexTrailingSlash(t *testing.T) {
+	pkg := filepath.Join(copyProfile(t, "librarian"), "playbooks")
+	want, err := os.ReadFile(filepath.Join(pkg, "_index.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errOut := run(t, "playbook", "index", "--check", pkg+"/"); code != 0 {
+		t.Fatalf("index --check DIR/: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, out, errOut := run(t, "playbook", "index", pkg+"/"); code != 0 || !strings.Contains(out+errOut, "3 overlays") {
+		t.Fatalf("index DIR/: exit %d\n%s%s", code, out, errOut)
+	}
+	if got, _ := os.ReadFile(filepath.Join(pkg, "_index.md")); string(got) != string(want) {
+		t.Errorf("index DIR/ rewrote the index:\n%s", got)
+	}
+}

@@ -36,9 +36,9 @@ playbook per trigger and scope, supersession and composition pairs); a folder ho
 is an overlay package, and its index must list every overlay exactly as 'playbook index' writes it.
 
 Exit codes: 0 no errors (warnings allowed), 1 errors found, 2 usage or I/O error.`,
-		Example: `  autonomy playbook validate playbooks/
-  autonomy playbook validate release.playbook.md inbox-triage.yml
-  autonomy playbook validate --format json playbooks/ | jq '.playbooks[] | select(.valid | not)'`,
+		Example: `  autonomy playbook validate profiles/librarian/playbooks/
+  autonomy playbook validate profiles/librarian/humans/collection-review.playbook.md profiles/librarian/playbooks/skill/inline-citations.md
+  autonomy playbook validate --format json profiles/librarian/playbooks/ | jq '.playbooks[] | select(.valid | not)'`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkFormat(format, "text", "json"); err != nil {

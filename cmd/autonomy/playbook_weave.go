@@ -25,8 +25,8 @@ what was woven to FILE (for a GitHub Actions job: "$GITHUB_STEP_SUMMARY"). An in
 an overlay package prints the skill unchanged.
 
 Exit codes: 0 woven, 2 usage or I/O error.`,
-		Example: `  autonomy playbook weave --actor librarian --skill .autonomy/skills/research/SKILL.md
-  autonomy playbook weave --actor librarian --skill .autonomy/skills/research/SKILL.md --substrate gh-actions --summary "$GITHUB_STEP_SUMMARY"`,
+		Example: `  autonomy playbook weave --actor librarian --skill .autonomy/skills/librarian/SKILL.md
+  autonomy playbook weave --actor librarian --skill .autonomy/skills/librarian/SKILL.md --substrate gh-actions --summary "$GITHUB_STEP_SUMMARY"`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if actor == "" || skill == "" {

@@ -277,7 +277,10 @@ func newRunnerCancel(f *runnerFlags) *cobra.Command {
 	return &cobra.Command{
 		Use:   "cancel ID",
 		Short: "Stop a session (TERM, then KILL, to its process group) or retract an ask",
-		Args:  cobra.ExactArgs(1),
+		Long: `cancel records the session cancelled, sends TERM to its process group and returns at once.
+Its supervisor KILLs whatever is left of the group after policy.box.local.graceSeconds, however
+this command ends; if the supervisor died, the next list, get, logs -f or tick does.`,
+		Args: cobra.ExactArgs(1),
 		RunE: f.with(false, func(cmd *cobra.Command, args []string, r *local.Runner) error {
 			ok, err := r.Cancel(cmd.Context(), args[0])
 			if err != nil {
@@ -301,7 +304,9 @@ func newRunnerLogs(f *runnerFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "logs ID [-f]",
 		Short: "Print a session's output; -f follows it until the session ends",
-		Args:  cobra.ExactArgs(1),
+		Long: `logs prints a session's output. Its log keeps the last policy.box.local.logMaxBytes of it
+(10 MiB by default); when earlier output was dropped, the first line says how many bytes.`,
+		Args: cobra.ExactArgs(1),
 		RunE: f.with(false, func(cmd *cobra.Command, args []string, r *local.Runner) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()

@@ -1,3 +1,5 @@
+//go:build unix
+
 package agent_test
 
 // The smoke tests run every preset's real, pinned CLI against a scripted model endpoint

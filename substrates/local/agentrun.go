@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -158,7 +159,7 @@ func gitDir(ctx context.Context, workdir, flag string) string {
 
 // collect turns a preset's output into the session's result after it exited 0: the structured
 // result (or the final message) into the result file, the message into the log.
-func collect(output, outPath, resultPath string, result bool, log *os.File) error {
+func collect(output, outPath, resultPath string, result bool, log io.Writer) error {
 	if agent.Output(output) != agent.OutputClaudeJSON {
 		return nil
 	}

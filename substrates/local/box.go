@@ -23,7 +23,7 @@ const (
 	AgentEnv = "AUTONOMY_LOCAL_AGENT"
 )
 
-var boxKeys = []string{"agent", "model", "network", "timezone", "graceSeconds", "overlap"}
+var boxKeys = []string{"agent", "model", "network", "timezone", "graceSeconds", "logMaxBytes", "overlap"}
 
 // box is policy.box.local: how this substrate fills the box every agent runs in.
 type box struct {
@@ -34,12 +34,13 @@ type box struct {
 	network  bool
 	timezone string
 	grace    int
+	logMax   int64
 	overlap  bool
 }
 
 // readBox reads policy.box.local with its defaults filled in.
 func readBox(p *ir.Profile) (box, ir.Diagnostics) {
-	b := box{timezone: defaultTimezone, grace: defaultGrace, network: true}
+	b := box{timezone: defaultTimezone, grace: defaultGrace, network: true, logMax: DefaultLogMaxBytes}
 	b.agent, _ = agent.Parse(nil)
 	r := &substrates.BoxReader{File: p.File, Prefix: "policy.box.local."}
 	var model string
@@ -79,6 +80,10 @@ func readBox(p *ir.Profile) (box, ir.Diagnostics) {
 			case "graceSeconds":
 				if g, ok := r.Int(v, "graceSeconds", "e.g. graceSeconds: 10", 0, maxGrace); ok {
 					b.grace = g
+				}
+			case "logMaxBytes":
+				if n, ok := r.Int(v, "logMaxBytes", "e.g. logMaxBytes: 10485760 (10 MiB, the default): a session's log keeps that much of its latest output", minLogMaxBytes, maxLogMaxBytes); ok {
+					b.logMax = int64(n)
 				}
 			case "overlap":
 				b.overlap, _ = r.Bool(v, "overlap", "overlap: true lets a scheduled actor start again while its last scheduled run is still going")

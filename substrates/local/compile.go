@@ -56,7 +56,7 @@ func (Substrate) Compile(p *ir.Profile) (substrates.Output, error) {
 		}
 	}
 	sched := Schedule{Timezone: b.timezone, Entries: []Entry{}}
-	rc := RunnerConfig{MaxConcurrent: p.Policy.MaxConcurrent.Value, GraceSeconds: b.grace, Overlap: b.overlap, Actors: p.ActorNames()}
+	rc := RunnerConfig{MaxConcurrent: p.Policy.MaxConcurrent.Value, GraceSeconds: b.grace, LogMaxBytes: b.logMax, Overlap: b.overlap, Actors: p.ActorNames()}
 	for _, a := range p.Actors {
 		cfg := c.actor(a)
 		c.actors = append(c.actors, cfg)

@@ -25,6 +25,14 @@ import (
 // grace is how long a session has between TERM and KILL.
 func (r *Runner) grace() time.Duration { return time.Duration(r.In.Runner.GraceSeconds) * time.Second }
 
+// logMax is how many bytes of its most recent output a session's log keeps.
+func (r *Runner) logMax() int64 {
+	if n := r.In.Runner.LogMaxBytes; n > 0 {
+		return n
+	}
+	return DefaultLogMaxBytes
+}
+
 // Supervise runs a recorded session to its end: workspace, prelaunch, the process, its timeout,
 // the verification of its result. It is what a detached supervisor process runs.
 func (r *Runner) Supervise(ctx context.Context, id string) error {
@@ -52,7 +60,7 @@ func (r *Runner) supervise(ctx context.Context, id string) {
 		r.finish(ctx, id, ir.Failed, err.Error(), "", nil)
 		return
 	}
-	logf, err := os.OpenFile(s.LogPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	logf, err := openCappedLog(s.LogPath, r.logMax())
 	if err != nil {
 		r.finish(ctx, id, ir.Failed, fmt.Sprintf("cannot open its log: %v", err), "", nil)
 		return
@@ -66,9 +74,9 @@ func (r *Runner) supervise(ctx context.Context, id string) {
 	}
 	// The session ends only once its worktree is dealt with: whoever sees it ended finds its
 	// commits saved on their branch.
-	var ending *func()
+	var ending *func() bool
 	end := func(status ir.SessionStatus, reason, verified string, code *int) {
-		f := func() { r.finish(ctx, id, status, reason, verified, code) }
+		f := func() bool { return r.end(ctx, id, status, reason, verified, code, time.Time{}) }
 		ending = &f
 	}
 	defer func() {
@@ -76,8 +84,11 @@ func (r *Runner) supervise(ctx context.Context, id string) {
 			fmt.Fprintf(logf, "autonomy: %s\n", note)
 			_ = r.Store.Log(ctx, store.Event{Session: id, Actor: s.Actor, Kind: "worktree", Message: note})
 		}
-		if ending != nil {
-			(*ending)()
+		if ending != nil && !(*ending)() {
+			// It had ended already, cancelled: a stop may be under way, and is over now that the
+			// group is gone. (Ending it here from running proves no stop was recorded: one is
+			// only recorded with the end of a running session.)
+			r.stopDone(ctx, id)
 		}
 	}()
 	resultPath := r.In.Path(StateDir + "/results/" + id + ".json")
@@ -85,9 +96,9 @@ func (r *Runner) supervise(ctx context.Context, id string) {
 
 	if cfg.Prelaunch != "" {
 		pre := exec.Command("/bin/sh", "-c", cfg.Prelaunch)
-		pre.Dir, pre.Env, pre.Stdout, pre.Stderr = workdir, env, logf, logf
+		pre.Dir, pre.Env = workdir, env
 		pre.SysProcAttr = proc.SysProcAttr()
-		if err := runBounded(pre, s.Timeout, r.grace()); err != nil {
+		if err := runBounded(pre, logf, s.Timeout, r.grace()); err != nil {
 			end(ir.Failed, fmt.Sprintf("prelaunch failed: %v", err), "", nil)
 			return
 		}
@@ -103,25 +114,34 @@ func (r *Runner) supervise(ctx context.Context, id string) {
 	}
 	if stdin != "" && cfg.Skill {
 		if stdin, err = r.weave(ctx, s, cfg, stdin, logf); err != nil {
-			r.finish(ctx, id, ir.Failed, err.Error(), "", nil)
+			end(ir.Failed, err.Error(), "", nil)
 			return
 		}
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = workdir, env, logf, logf
+	cmd.Dir, cmd.Env = workdir, env
 	outPath := ""
+	var resultOut *os.File
 	if preset && agent.Output(cfg.Command.Output) == agent.OutputClaudeJSON {
 		// Its stdout is one JSON object the runner reads when it exits.
 		outPath = r.In.Path(StateDir + "/results/" + id + ".out.json")
-		out, err := os.OpenFile(outPath, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-		if err != nil {
+		if resultOut, err = os.OpenFile(outPath, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600); err != nil {
 			end(ir.Failed, fmt.Sprintf("cannot open its output: %v", err), "", nil)
 			return
 		}
-		defer out.Close()
-		cmd.Stdout = out
+		defer resultOut.Close()
 	}
 	cmd.SysProcAttr = proc.SysProcAttr()
+	out, drain, err := logf.pipeTo()
+	if err != nil {
+		end(ir.Failed, fmt.Sprintf("cannot make the pipe to its log: %v", err), "", nil)
+		return
+	}
+	defer drain()
+	cmd.Stdout, cmd.Stderr = out, out
+	if resultOut != nil {
+		cmd.Stdout = resultOut
+	}
 	if stdin != "" {
 		f, err := os.Open(stdin)
 		if err != nil {
@@ -131,7 +151,9 @@ func (r *Runner) supervise(ctx context.Context, id string) {
 		defer f.Close()
 		cmd.Stdin = f
 	}
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	out.Close() // the process has its own copy
+	if err != nil {
 		end(ir.Failed, fmt.Sprintf("cannot start %s: %v", argv[0], err), "", nil)
 		return
 	}
@@ -153,24 +175,11 @@ func (r *Runner) supervise(ctx context.Context, id string) {
 
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	var timeout <-chan time.Time
-	if s.Timeout > 0 {
-		t := time.NewTimer(s.Timeout)
-		defer t.Stop()
-		timeout = t.C
-	}
-	var waitErr error
-	timedOut := false
-	select {
-	case waitErr = <-exited:
-	case <-timeout:
-		timedOut = true
-		fmt.Fprintf(logf, "autonomy: timed out after %s: TERM to its process group, KILL after %s\n", s.Timeout, r.grace())
-		_ = proc.Terminate(pid, r.grace())
-		waitErr = <-exited
-	}
-	// The leader is gone; whatever it left running in its group goes with it.
-	_ = proc.Signal(pid, syscall.SIGKILL)
+	waitErr, timedOut := r.watch(id, pid, s.Timeout, exited, logf)
+	// The leader is gone; whatever it left running in its group goes with it, and then the
+	// last of its output is in the log.
+	_ = proc.Kill(pid)
+	drain()
 	code := exitCode(cmd.ProcessState)
 	switch {
 	case timedOut:
@@ -189,9 +198,18 @@ func (r *Runner) supervise(ctx context.Context, id string) {
 	}
 }
 
-// runBounded runs a prelaunch command to its end within the session's timeout.
-func runBounded(cmd *exec.Cmd, timeout, grace time.Duration) error {
-	if err := cmd.Start(); err != nil {
+// runBounded runs a prelaunch command to its end within the session's timeout, its output into
+// the log.
+func runBounded(cmd *exec.Cmd, logf *cappedLog, timeout, grace time.Duration) error {
+	out, drain, err := logf.pipeTo()
+	if err != nil {
+		return err
+	}
+	defer drain()
+	cmd.Stdout, cmd.Stderr = out, out
+	err = cmd.Start()
+	out.Close()
+	if err != nil {
 		return err
 	}
 	exited := make(chan error, 1)
@@ -271,9 +289,18 @@ func (r *Runner) verify(cfg *ActorConfig, resultPath string) (ir.SessionStatus, 
 // finish ends a session that is still in flight; one that already ended (cancelled while it
 // ran) keeps its status.
 func (r *Runner) finish(ctx context.Context, id string, status ir.SessionStatus, reason, verified string, code *int) {
+	r.end(ctx, id, status, reason, verified, code, time.Time{})
+}
+
+// end is finish that also records a stop under way when stopBy is set (see store.Session.StopBy).
+// It says whether it ended the session (false: it had ended already, or the store failed).
+func (r *Runner) end(ctx context.Context, id string, status ir.SessionStatus, reason, verified string, code *int, stopBy time.Time) bool {
 	now := r.opts.Now().UTC()
 	s, changed, err := r.Store.Modify(ctx, id, []ir.SessionStatus{ir.Running, ir.Paused}, func(m *store.Session) {
 		m.Status, m.Reason, m.Verified, m.ExitCode, m.EndedAt = status, reason, verified, code, now
+		if m.PID > 0 {
+			m.StopBy = stopBy
+		}
 	})
 	if err == nil && changed {
 		msg := string(status)
@@ -285,6 +312,7 @@ func (r *Runner) finish(ctx context.Context, id string, status ir.SessionStatus,
 		}
 		_ = r.Store.Log(ctx, store.Event{Session: id, Actor: s.Actor, Kind: "ended", Message: msg})
 	}
+	return err == nil && changed
 }
 
 // command is the argv that starts the actor, the file fed on its stdin, and whether the argv is
@@ -417,12 +445,18 @@ func (r *Runner) workspace(ctx context.Context, s store.Session, cfg *ActorConfi
 }
 
 // reconcile finds a session whose runner died: its process is gone with nobody to record how it
-// ended (failed), or it outlived its timeout with nobody to stop it (stopped, failed).
+// ended (failed), or it outlived its timeout with nobody to stop it (TERM now, failed, KILL after
+// the grace period). It also finishes, for a dead supervisor, a stop under way: KILL to what is
+// left of the group once the stop's grace period is over.
 func (r *Runner) reconcile(ctx context.Context, s store.Session) (store.Session, error) {
-	if s.Kind != "agent" || s.Status.Ended() || r.supervisorAlive(s) {
+	if s.Kind != "agent" || s.Status.Ended() && s.StopBy.IsZero() || r.supervisorAlive(s) {
 		return s, nil
 	}
+	if s.Status.Ended() {
+		return r.finishStop(ctx, s)
+	}
 	var reason string
+	var stopBy time.Time
 	switch {
 	case s.PID == 0:
 		if s.SupervisorPID == 0 && r.opts.Now().Sub(s.CreatedAt) < startGrace {
@@ -432,53 +466,22 @@ func (r *Runner) reconcile(ctx context.Context, s store.Session) (store.Session,
 	case !proc.Alive(s.PID, s.PIDStart):
 		reason = "its process ended while no runner was watching it (the supervising runner died); exit status unknown"
 	case s.Timeout > 0 && r.opts.Now().Sub(s.StartedAt) > s.Timeout:
-		_ = proc.Terminate(s.PID, r.grace())
-		reason = fmt.Sprintf("timed out after %s; stopped by reconciliation since its runner died", s.Timeout)
+		stopBy = time.Now().Add(r.grace())
+		reason = fmt.Sprintf("timed out after %s; stopped by reconciliation since its runner died (TERM, then KILL after %s)", s.Timeout, r.grace())
 	default:
 		return s, nil // still running on its own: it stays tracked
 	}
-	r.finish(ctx, s.ID, ir.Failed, reason, "", nil)
+	r.end(ctx, s.ID, ir.Failed, reason, "", nil, stopBy)
 	_ = r.Store.Log(ctx, store.Event{Session: s.ID, Actor: s.Actor, Kind: "orphaned", Message: reason})
+	if !stopBy.IsZero() {
+		_ = proc.Term(s.PID) // recorded first: whoever reconciles next KILLs at stopBy
+	}
 	n, _, err := r.Store.Get(ctx, s.ID)
 	return n, err
 }
 
 // startGrace is how long a session may wait for its supervisor before it counts as never started.
 const startGrace = 30 * time.Second
-
-// Cancel stops a session (retracts an ask). False when it had already ended or is unknown.
-func (r *Runner) Cancel(ctx context.Context, id string) (bool, error) {
-	s, ok, err := r.Store.Get(ctx, id)
-	if err != nil {
-		return false, err
-	}
-	if !ok {
-		if err := r.authorize(ctx, "cancel", ""); err != nil {
-			return false, err
-		}
-		return false, nil
-	}
-	if err := r.authorize(ctx, "cancel", s.Actor); err != nil {
-		return false, err
-	}
-	now := r.opts.Now().UTC()
-	s, changed, err := r.Store.Modify(ctx, id, []ir.SessionStatus{ir.Running, ir.Paused}, func(m *store.Session) {
-		m.Status, m.EndedAt, m.Reason = ir.Cancelled, now, "cancelled by "+r.describe()
-	})
-	if err != nil || !changed {
-		return false, err
-	}
-	_ = r.Store.Log(ctx, store.Event{Session: id, Actor: s.Actor, Kind: "cancelled", Message: "cancelled by " + r.describe()})
-	if s.Kind == "human" {
-		return true, r.engage.Retract(ctx, s)
-	}
-	if s.PID > 0 && proc.Alive(s.PID, s.PIDStart) {
-		if err := proc.Terminate(s.PID, r.grace()); err != nil {
-			return true, err
-		}
-	}
-	return true, nil
-}
 
 // Update applies a status transition: pause or resume an agent (STOP or CONT to its group), or
 // complete a person's ask with its redeem token and evidence.
@@ -511,9 +514,9 @@ func (r *Runner) Update(ctx context.Context, id string, p ir.Patch) (store.Sessi
 	}
 	switch p.Status {
 	case ir.Paused, ir.Running:
-		from, sig := ir.Running, syscall.SIGSTOP
+		from, signal := ir.Running, proc.Pause
 		if p.Status == ir.Running {
-			from, sig = ir.Paused, syscall.SIGCONT
+			from, signal = ir.Paused, proc.Resume
 		}
 		n, changed, err := r.Store.Modify(ctx, id, []ir.SessionStatus{from}, func(m *store.Session) { m.Status = p.Status })
 		if err != nil {
@@ -523,7 +526,7 @@ func (r *Runner) Update(ctx context.Context, id string, p ir.Patch) (store.Sessi
 			return n, &RefusedError{Msg: fmt.Sprintf("session %s is %s, not %s", id, n.Status, from)}
 		}
 		if n.PID > 0 && proc.Alive(n.PID, n.PIDStart) {
-			if err := proc.Signal(n.PID, sig); err != nil {
+			if err := signal(n.PID); err != nil {
 				return n, err
 			}
 		}

@@ -132,6 +132,9 @@ type RunnerConfig struct {
 	MaxConcurrent int `json:"maxConcurrent"`
 	// GraceSeconds is how long a session has between TERM and KILL.
 	GraceSeconds int `json:"graceSeconds"`
+	// LogMaxBytes is how many bytes of its most recent output a session's log keeps; 0 (an
+	// installation compiled before it existed) for DefaultLogMaxBytes.
+	LogMaxBytes int64 `json:"logMaxBytes"`
 	// Overlap lets the schedule start an actor that already has a scheduled session running.
 	Overlap bool `json:"overlap"`
 	// Actors lists the installed actors, in the profile's order.

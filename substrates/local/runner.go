@@ -56,6 +56,11 @@ type Runner struct {
 	mu          sync.Mutex
 	supervising map[string]bool
 	wg          sync.WaitGroup
+	// stopWait holds, for each session this process supervises, where pollStops tells of a stop
+	// recorded by any process; stopPolling says whether pollStops runs.
+	stopMu      sync.Mutex
+	stopWait    map[string]chan time.Time
+	stopPolling bool
 	// minute is the unit of timeoutMinutes: a minute, shorter in tests.
 	minute time.Duration
 }
@@ -87,6 +92,9 @@ func DBPath(dir string) string { return filepath.Join(dir, filepath.FromSlash(St
 
 // New opens the runner of the installation in dir.
 func New(dir string, opts Options) (*Runner, error) {
+	if err := checkOS(); err != nil {
+		return nil, err
+	}
 	in, err := Open(dir)
 	if err != nil {
 		return nil, err
@@ -277,6 +285,9 @@ func (r *Runner) List(ctx context.Context, all bool) ([]store.Session, error) {
 	opts := store.ListOptions{All: all, Actor: r.listScope()}
 	ss, err := r.Store.List(ctx, opts)
 	if err != nil {
+		return nil, err
+	}
+	if err := r.stopPending(ctx); err != nil {
 		return nil, err
 	}
 	changed := false

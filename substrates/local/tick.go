@@ -150,7 +150,7 @@ func (r *Runner) reconcileAll(ctx context.Context) error {
 			return err
 		}
 	}
-	return nil
+	return r.stopPending(ctx)
 }
 
 // NextWake is when the schedule next needs a tick after now: the earliest next firing, or the

@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -136,6 +137,9 @@ func Repo(dir string) (string, error) {
 	} else if !fi.IsDir() {
 		return "", fmt.Errorf("%s is not a directory: isolated workspaces need a git repository", dir)
 	}
+	if err := checkGit(ctx); err != nil {
+		return "", err
+	}
 	inside, err := git(ctx, dir, "rev-parse", "--is-inside-work-tree")
 	if err != nil {
 		var ge *gitError
@@ -205,6 +209,9 @@ func Add(ctx context.Context, repo, path, branch string) (base string, err error
 			return "", err
 		}
 	}
+	if err := checkGit(ctx); err != nil {
+		return "", err
+	}
 	if path, err = filepath.Abs(path); err != nil {
 		return "", err
 	}
@@ -214,6 +221,11 @@ func Add(ctx context.Context, repo, path, branch string) (base string, err error
 	if err != nil {
 		return "", err
 	}
+	unlock, err := lockRepo(ctx, repo)
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
 	if branch == "" {
 		if _, err := git(ctx, repo, "worktree", "add", "--detach", "--", path, sha); err != nil {
 			return "", addFailed(ctx, repo, path, "", err)
@@ -233,6 +245,7 @@ func Add(ctx context.Context, repo, path, branch string) (base string, err error
 		}
 		return "", addFailed(ctx, repo, path, branch, err)
 	}
+	unlock()
 	if created {
 		return sha, nil
 	}
@@ -242,6 +255,21 @@ func Add(ctx context.Context, repo, path, branch string) (base string, err error
 		return "", fmt.Errorf("created the worktree %s, but %w", path, err)
 	}
 	return base, nil
+}
+
+// lockRepo takes the lock that serializes worktree changes in repo across processes (see
+// lockWorktrees); the function it returns releases it and may be called more than once.
+func lockRepo(ctx context.Context, repo string) (func(), error) {
+	common, err := gitPath(ctx, repo, "--git-common-dir")
+	if err != nil {
+		return nil, fmt.Errorf("cannot find the git directory of %s: %w", repo, err)
+	}
+	unlock, err := lockWorktrees(ctx, common)
+	if err != nil {
+		return nil, err
+	}
+	var once sync.Once
+	return func() { once.Do(unlock) }, nil
 }
 
 // createBranch creates branch at sha unless it exists, and says whether it created it.
@@ -312,7 +340,12 @@ func Remove(ctx context.Context, repo, path, base, saveAs string) (note string, 
 	}
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
 		// Deleted by hand: only git's record of it is left to clear.
-		_, err := git(ctx, repo, "worktree", "prune")
+		unlock, err := lockRepo(ctx, repo)
+		if err != nil {
+			return "", err
+		}
+		defer unlock()
+		_, err = git(ctx, repo, "worktree", "prune")
 		return "", err
 	}
 	if err := isWorktree(ctx, repo, path); err != nil {
@@ -330,6 +363,11 @@ func Remove(ctx context.Context, repo, path, base, saveAs string) (note string, 
 	if err != nil || keep {
 		return saved, err
 	}
+	unlock, err := lockRepo(ctx, repo)
+	if err != nil {
+		return saved, err
+	}
+	defer unlock()
 	if _, err := git(ctx, repo, "worktree", "remove", "--", path); err != nil {
 		return saved, fmt.Errorf("cannot remove the worktree %s: %w (remove it with git worktree remove %s once that is fixed)", path, err, path)
 	}

@@ -12,7 +12,7 @@ import (
 const checkExamples = 5
 
 // Check verifies the database: SQLite's own integrity check, then the store's invariants. Every
-// ended session has an end time; every session id is its seq and the instance tag; no two
+// ended session has an end time; no session in flight has a stop under way; every session id is its seq and the instance tag; no two
 // sessions share an id. It reads one consistent snapshot without taking the write lock, and
 // returns every problem found in one error.
 func (st *Store) Check(ctx context.Context) error {
@@ -39,6 +39,10 @@ func (st *Store) Check(ctx context.Context) error {
 	c.lines("ended without an end time",
 		`SELECT coalesce(id, '#' || seq) || ' (' || status || ')' FROM sessions
 		 WHERE status IN ('cancelled', 'done', 'failed') AND coalesce(ended_at, 0) = 0 ORDER BY seq LIMIT ?`, checkExamples)
+	// A stop is recorded with the end of a session, never before.
+	c.lines("a stop under way while in flight",
+		`SELECT id || ' (' || status || ')' FROM sessions INDEXED BY sessions_stopping
+		 WHERE stop_by <> 0 AND status IN ('running', 'paused') ORDER BY seq LIMIT ?`, checkExamples)
 	c.lines("id is not seq-tag",
 		`SELECT '#' || seq || ' has id ' || quote(id) FROM sessions
 		 WHERE id IS NULL OR id <> seq || '-' || ? ORDER BY seq LIMIT ?`, st.tag, checkExamples)

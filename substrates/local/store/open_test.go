@@ -10,6 +10,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/autonomyhq/autonomy/ir"
 )
 
 func TestReadsDoNotTakeTheWriteLock(t *testing.T) {
@@ -53,10 +56,12 @@ func TestCheckFindsViolations(t *testing.T) {
 	a := insert(t, st, Session{Actor: "a", Kind: "agent"})
 	b := insert(t, st, Session{Actor: "a", Kind: "agent"})
 	insert(t, st, Session{Actor: "a", Kind: "agent"})
+	d := insert(t, st, Session{Actor: "a", Kind: "agent"})
 	if err := st.Check(ctx); err != nil {
 		t.Fatal(err)
 	}
 	for _, q := range []string{
+		`UPDATE sessions SET stop_by = 1 WHERE id = '` + d.ID + `'`,
 		`UPDATE sessions SET status = 'done', ended_at = NULL WHERE id = '` + a.ID + `'`,
 		`UPDATE sessions SET id = '7-` + st.tag + `' WHERE id = '` + b.ID + `'`,
 		`UPDATE sessions SET id = NULL WHERE seq = 3`,
@@ -69,7 +74,7 @@ func TestCheckFindsViolations(t *testing.T) {
 	if err == nil {
 		t.Fatal("Check passed a broken database")
 	}
-	for _, want := range []string{st.path, "ended without an end time: " + a.ID + " (done)", "#2 has id '7-" + st.tag + "'", "#3 has id NULL"} {
+	for _, want := range []string{st.path, "ended without an end time: " + a.ID + " (done)", "#2 has id '7-" + st.tag + "'", "#3 has id NULL", "a stop under way while in flight: " + d.ID + " (running)"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("Check error lacks %q:\n%v", want, err)
 		}
@@ -179,7 +184,7 @@ func TestMigrationSteps(t *testing.T) {
 		return errors.New("step failed")
 	}})
 	_, err := Open(path)
-	if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "schema version 2 (fail): step failed") {
+	if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "schema version "+strconv.Itoa(len(saved)+1)+" (fail): step failed") {
 		t.Fatalf("Open with a failing step = %v", err)
 	}
 
@@ -212,7 +217,7 @@ func TestMigrationSteps(t *testing.T) {
 	st.db.QueryRow(`PRAGMA user_version`).Scan(&v)
 	st.db.QueryRow(`SELECT value FROM meta WHERE key = 'note'`).Scan(&note)
 	st.db.QueryRow(`SELECT count(*) FROM sqlite_schema WHERE name = 'half_done'`).Scan(&halfDone)
-	if v != 2 || note != "v2" || halfDone != 0 {
+	if v != len(saved)+1 || note != "v2" || halfDone != 0 {
 		t.Errorf("after migrating: user_version %d, note %q, half_done tables %d", v, note, halfDone)
 	}
 	if got := get(t, st, old.ID); got.ID != old.ID {
@@ -220,5 +225,54 @@ func TestMigrationSteps(t *testing.T) {
 	}
 	if err := st.Check(ctx); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestMigrateV1: a database written by the first schema (no stop_by) opens, keeps its sessions,
+// and gains the column and its index, with no stop under way.
+func TestMigrateV1(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	saved := migrations
+	migrations, schemaVersion = saved[:1], 1
+	st, err := Open(path)
+	migrations, schemaVersion = saved, len(saved)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.db.Exec(`INSERT INTO sessions (id, actor, kind, status, created_at, pid) VALUES ('1-' || ?, 'a', 'agent', 'running', 1, 42)`, st.tag); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	st = openAt(t, path)
+	s := get(t, st, "1-"+st.tag)
+	if s.PID != 42 || !s.StopBy.IsZero() {
+		t.Errorf("after migrating from version 1: %+v", s)
+	}
+	if ss, err := st.Stopping(ctx); err != nil || len(ss) != 0 {
+		t.Errorf("Stopping after migrating = %v, %v", ss, err)
+	}
+	if err := st.Check(ctx); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestStopping: a session with a stop under way is listed by Stopping, ended or not, until its
+// StopBy is cleared; the time round-trips.
+func TestStopping(t *testing.T) {
+	st := openStore(t)
+	a := insert(t, st, Session{Actor: "a", Kind: "agent"})
+	insert(t, st, Session{Actor: "b", Kind: "agent"})
+	by := time.Date(2026, 3, 2, 7, 0, 10, 123456789, time.UTC)
+	m, ok, err := st.Modify(ctx, a.ID, nil, func(s *Session) { s.Status, s.StopBy = ir.Cancelled, by })
+	if err != nil || !ok || !m.StopBy.Equal(by) {
+		t.Fatalf("Modify = %+v, %v, %v", m, ok, err)
+	}
+	ss, err := st.Stopping(ctx)
+	if err != nil || len(ss) != 1 || ss[0].ID != a.ID || !ss[0].StopBy.Equal(by) || ss[0].Status != ir.Cancelled {
+		t.Fatalf("Stopping = %+v, %v", ss, err)
+	}
+	st.Modify(ctx, a.ID, nil, func(s *Session) { s.StopBy = time.Time{} })
+	if ss, err := st.Stopping(ctx); err != nil || len(ss) != 0 {
+		t.Errorf("Stopping after the stop = %+v, %v", ss, err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -37,6 +38,8 @@ func TestHelperProcess(t *testing.T) {
 		err = helperInsert()
 	case "churn":
 		err = helperChurn()
+	case "open":
+		err = helperOpen()
 	default:
 		err = fmt.Errorf("unknown helper mode %q", mode)
 	}
@@ -50,13 +53,8 @@ func TestHelperProcess(t *testing.T) {
 // helperInsert waits for the start signal, so that every helper opens the fresh file at the same
 // moment, then inserts perHelper sessions, one transaction each.
 func helperInsert() error {
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(time.Millisecond) {
-		if _, err := os.Stat(os.Getenv(helperStart)); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("never told to start")
-		}
+	if err := awaitStart(); err != nil {
+		return err
 	}
 	st, err := Open(os.Getenv(helperDB))
 	if err != nil {
@@ -79,6 +77,52 @@ func helperInsert() error {
 		}
 	}
 	return nil
+}
+
+// freshPaths is how many fresh databases the opening helpers open, one after the other.
+const freshPaths = 20
+
+// helperOpen waits for the start signal, then opens each of freshPaths fresh databases under
+// the directory helperDB names, from 4 goroutines at once (each Store is a connection pool of its
+// own, as another process's is), in the same order as every other helper.
+func helperOpen() error {
+	if err := awaitStart(); err != nil {
+		return err
+	}
+	errs := make(chan error, 4*freshPaths)
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range freshPaths {
+				st, err := Open(filepath.Join(os.Getenv(helperDB), strconv.Itoa(i), "state.db"))
+				if err != nil {
+					errs <- err
+					continue
+				}
+				if st.tag == "" {
+					errs <- fmt.Errorf("fresh database %d: no tag", i)
+				}
+				st.Close()
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	return <-errs
+}
+
+// awaitStart waits for the file helperStart names to appear.
+func awaitStart() error {
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(time.Millisecond) {
+		if _, err := os.Stat(os.Getenv(helperStart)); err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("never told to start")
+		}
+	}
 }
 
 // helperChurn writes until it is killed: sessions inserted, modified and ended, events, pending
@@ -178,6 +222,37 @@ func TestConcurrentProcesses(t *testing.T) {
 	}
 	if err := st.Check(ctx); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestConcurrentOpensOfAFreshFile opens fresh databases from 4 processes of 4 stores each at
+// once: the first to migrate a file must never make another refuse it as a database autonomy did
+// not create (it read user_version 0 before the migration committed, and the tables after).
+func TestConcurrentOpensOfAFreshFile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts 4 processes")
+	}
+	dir := t.TempDir()
+	start := filepath.Join(dir, "go")
+	var cmds []*exec.Cmd
+	var outs []*bytes.Buffer
+	for range 4 {
+		cmd, out := helper(t, "open", dir, start)
+		cmds, outs = append(cmds, cmd), append(outs, out)
+	}
+	if err := os.WriteFile(start, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for i, cmd := range cmds {
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("helper %d: %v\n%s", i, err, outs[i])
+		}
+	}
+	for i := range freshPaths {
+		st := openAt(t, filepath.Join(dir, strconv.Itoa(i), "state.db"))
+		if err := st.Check(ctx); err != nil {
+			t.Errorf("fresh database %d: %v", i, err)
+		}
 	}
 }
 

@@ -22,6 +22,9 @@ type migration struct {
 var migrations = []migration{
 	// 1: sessions, the audit log, the schedule's pending firings, and the instance tag.
 	{"create the schema", createSchema},
+	// 2: stop_by, the deadline of a stop under way, so that the KILL after the grace period is
+	// not lost with the process that sent the TERM.
+	{"add the stop deadline", addStopBy},
 }
 
 // schemaVersion is the user_version of a database this build has brought up to date.
@@ -102,6 +105,20 @@ func createSchema(ctx context.Context, tx *sql.Tx) error {
 	return err
 }
 
+// schemaV2 adds stop_by: when a session's process group got TERM (cancelled, or stopped by
+// reconciliation at its timeout), the time at which whatever is left of it gets KILL; 0 when no
+// stop is under way. The partial index holds only the few sessions whose stop is pending.
+const schemaV2 = `
+ALTER TABLE sessions ADD COLUMN stop_by INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX sessions_stopping ON sessions (stop_by) WHERE stop_by <> 0;
+`
+
+// addStopBy is migration 2.
+func addStopBy(ctx context.Context, tx *sql.Tx) error {
+	_, err := tx.ExecContext(ctx, schemaV2)
+	return err
+}
+
 // newTag draws a random instance tag: 4 lowercase base32 characters, 20 bits, enough that a
 // database recreated in the same place almost surely does not hand out its predecessor's ids.
 func newTag() (string, error) {
@@ -125,11 +142,24 @@ func validTag(t string) bool {
 	return true
 }
 
-// setUp readies the database for use: it refuses a file that is not ours or is too new, turns
-// the file to WAL, migrates the schema and reads the instance tag. The refusals come first, so
-// that a file Open refuses is left as it was.
+// setUp readies the database for use: it refuses a file that is not ours or is too new, migrates
+// the schema, turns the file to WAL and reads the instance tag.
+//
+// Every read it decides on comes from one transaction, so that another process's migration
+// cannot commit between them: read apart, a user_version of 0 followed by a table count taken
+// after that migration makes a fresh file look like someone else's. A database already up to date
+// costs only a read transaction; anything else is done in one BEGIN IMMEDIATE transaction, which
+// holds the write lock from its first read, and a refusal rolls it back, leaving the file as it was.
 func (st *Store) setUp(ctx context.Context) error {
-	v, err := userVersion(ctx, st.db)
+	if ok, err := st.ready(ctx); err != nil || ok {
+		return err
+	}
+	tx, err := st.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE (_txlock in the DSN)
+	if err != nil {
+		return st.openError(err)
+	}
+	defer tx.Rollback()
+	v, err := userVersion(ctx, tx)
 	if err != nil {
 		return st.openError(err)
 	}
@@ -137,10 +167,20 @@ func (st *Store) setUp(ctx context.Context) error {
 		return st.newerError(v)
 	}
 	if v == 0 {
-		if err := st.checkUnclaimed(ctx, st.db); err != nil {
+		if err := st.checkUnclaimed(ctx, tx); err != nil {
 			return err
 		}
 	}
+	if err := st.migrate(ctx, tx, v); err != nil {
+		return err
+	}
+	if err := st.readTag(ctx, tx); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("migrating %s to schema version %d: %w", st.path, schemaVersion, err)
+	}
+	// journal_mode cannot change inside a transaction; the file is known to be ours by now.
 	var mode string
 	if err := st.db.QueryRowContext(ctx, `PRAGMA journal_mode = WAL`).Scan(&mode); err != nil {
 		return st.openError(err)
@@ -148,12 +188,40 @@ func (st *Store) setUp(ctx context.Context) error {
 	if !strings.EqualFold(mode, "wal") {
 		return fmt.Errorf("%s cannot be put in WAL mode (it stays %q): is it on a network file system?", st.path, mode)
 	}
-	if v < schemaVersion {
-		if err := st.migrate(ctx); err != nil {
-			return err
-		}
+	return nil
+}
+
+// ready reads, in one read transaction, whether the database is already up to date and in WAL
+// mode, and its tag if so: what every Open but the first of a file finds.
+func (st *Store) ready(ctx context.Context) (bool, error) {
+	tx, err := st.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true}) // a plain (deferred) BEGIN
+	if err != nil {
+		return false, st.openError(err)
 	}
-	err = st.db.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = ?`, tagKey).Scan(&st.tag)
+	defer tx.Rollback()
+	v, err := userVersion(ctx, tx)
+	if err != nil {
+		return false, st.openError(err)
+	}
+	if v > schemaVersion {
+		return false, st.newerError(v)
+	}
+	if v < schemaVersion {
+		return false, nil
+	}
+	var mode string
+	if err := tx.QueryRowContext(ctx, `PRAGMA journal_mode`).Scan(&mode); err != nil {
+		return false, st.openError(err)
+	}
+	if !strings.EqualFold(mode, "wal") {
+		return false, nil
+	}
+	return true, st.readTag(ctx, tx)
+}
+
+// readTag reads the instance tag and checks its shape.
+func (st *Store) readTag(ctx context.Context, q querier) error {
+	err := q.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = ?`, tagKey).Scan(&st.tag)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return st.openError(err)
 	}
@@ -176,27 +244,11 @@ func (st *Store) checkUnclaimed(ctx context.Context, q querier) error {
 	return nil
 }
 
-// migrate brings the database up to schemaVersion. setUp read the version without the write
-// lock, so that a database already up to date costs every Open only a read; it is read again
-// here, inside the immediate transaction, because processes opening a fresh file together race
-// to this point and only the first to get the lock may run the steps.
-func (st *Store) migrate(ctx context.Context) error {
-	tx, err := st.db.BeginTx(ctx, nil)
-	if err != nil {
-		return st.openError(err)
-	}
-	defer tx.Rollback()
-	v, err := userVersion(ctx, tx)
-	if err != nil {
-		return st.openError(err)
-	}
-	if v > schemaVersion {
-		return st.newerError(v)
-	}
-	if v == 0 {
-		if err := st.checkUnclaimed(ctx, tx); err != nil {
-			return err
-		}
+// migrate runs, inside setUp's transaction, the steps that bring a database from version v up to
+// schemaVersion.
+func (st *Store) migrate(ctx context.Context, tx *sql.Tx, v int) error {
+	if v == schemaVersion {
+		return nil
 	}
 	for i := v; i < schemaVersion; i++ {
 		if err := migrations[i].up(ctx, tx); err != nil {
@@ -206,9 +258,6 @@ func (st *Store) migrate(ctx context.Context) error {
 	// PRAGMA takes no parameters; the version is this build's own constant.
 	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", schemaVersion)); err != nil {
 		return fmt.Errorf("migrating %s: setting the schema version: %w", st.path, err)
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("migrating %s to schema version %d: %w", st.path, schemaVersion, err)
 	}
 	return nil
 }

@@ -41,6 +41,10 @@ type Session struct {
 	// PID is the actor's process; its process group id is PID.
 	PID      int
 	PIDStart uint64
+	// StopBy is set while a stop is under way: the group got TERM, and whatever is left of it at
+	// StopBy gets KILL, from its supervisor or, if that died, from whichever runner reconciles
+	// next. Zero when no stop is pending.
+	StopBy time.Time
 	// CreatedAt, StartedAt and EndedAt are in UTC; a zero time is unset.
 	CreatedAt, StartedAt, EndedAt time.Time
 	ExitCode                      *int
@@ -66,7 +70,7 @@ type ListOptions struct {
 const (
 	mutableCols = "status, ref, params, trigger_kind, origin, branch, workdir, worktree, log_path, timeout_ns, " +
 		"supervisor_pid, supervisor_start, pid, pid_start, started_at, ended_at, exit_code, " +
-		"reason, verified, token_hash, evidence, resolved_by"
+		"reason, verified, token_hash, evidence, resolved_by, stop_by"
 	sessionCols = "seq, id, actor, kind, created_at, " + mutableCols
 )
 
@@ -219,6 +223,28 @@ func (st *Store) List(ctx context.Context, opts ListOptions) ([]Session, error) 
 	return ss, nil
 }
 
+// Stopping returns the sessions whose stop is under way (StopBy set), oldest first: few, read
+// through their partial index whatever the number of sessions stored.
+func (st *Store) Stopping(ctx context.Context) ([]Session, error) {
+	rows, err := st.db.QueryContext(ctx, "SELECT "+sessionCols+" FROM sessions INDEXED BY sessions_stopping WHERE stop_by <> 0 ORDER BY seq")
+	if err != nil {
+		return nil, fmt.Errorf("listing the sessions being stopped: %w", err)
+	}
+	defer rows.Close()
+	var ss []Session
+	for rows.Next() {
+		s, err := scanSession(rows)
+		if err != nil {
+			return nil, fmt.Errorf("listing the sessions being stopped: %w", err)
+		}
+		ss = append(ss, s)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("listing the sessions being stopped: %w", err)
+	}
+	return ss, nil
+}
+
 func getSession(ctx context.Context, q querier, id string) (Session, bool, error) {
 	s, err := scanSession(q.QueryRowContext(ctx, "SELECT "+sessionCols+" FROM sessions WHERE id = ?", id))
 	if errors.Is(err, sql.ErrNoRows) {
@@ -240,6 +266,7 @@ func (s *Session) settle() error {
 		s.EndedAt = now() // Check holds every ended session to having an end
 	}
 	s.CreatedAt, s.StartedAt, s.EndedAt = fromNanos(nanos(s.CreatedAt)), fromNanos(nanos(s.StartedAt)), fromNanos(nanos(s.EndedAt))
+	s.StopBy = fromNanos(nanos(s.StopBy))
 	if len(s.Params) == 0 {
 		s.Params = nil
 	}
@@ -268,7 +295,7 @@ func (s *Session) mutableArgs() ([]any, error) {
 		string(s.Status), s.Ref, params, s.Trigger, s.Origin, s.Branch, s.Workdir, worktree, s.LogPath, int64(s.Timeout),
 		int64(s.SupervisorPID), int64(s.SupervisorStart), int64(s.PID), int64(s.PIDStart),
 		nullNanos(s.StartedAt), nullNanos(s.EndedAt), exit,
-		s.Reason, s.Verified, s.TokenHash, s.Evidence, s.ResolvedBy,
+		s.Reason, s.Verified, s.TokenHash, s.Evidence, s.ResolvedBy, nanos(s.StopBy),
 	}, nil
 }
 
@@ -284,17 +311,19 @@ func scanSession(sc scanner) (Session, error) {
 		created, worktree, timeout      int64
 		supPID, supStart, pid, pidStart int64
 		started, ended, exit            sql.NullInt64
+		stopBy                          int64
 	)
 	err := sc.Scan(&s.Seq, &id, &s.Actor, &s.Kind, &created,
 		&status, &s.Ref, &params, &s.Trigger, &s.Origin, &s.Branch, &s.Workdir, &worktree, &s.LogPath, &timeout,
 		&supPID, &supStart, &pid, &pidStart, &started, &ended, &exit,
-		&s.Reason, &s.Verified, &s.TokenHash, &s.Evidence, &s.ResolvedBy)
+		&s.Reason, &s.Verified, &s.TokenHash, &s.Evidence, &s.ResolvedBy, &stopBy)
 	if err != nil {
 		return Session{}, err
 	}
 	s.ID, s.Status, s.Worktree, s.Timeout = id.String, ir.SessionStatus(status), worktree != 0, time.Duration(timeout)
 	s.SupervisorPID, s.SupervisorStart, s.PID, s.PIDStart = int(supPID), uint64(supStart), int(pid), uint64(pidStart)
 	s.CreatedAt, s.StartedAt, s.EndedAt = fromNanos(created), fromNanos(started.Int64), fromNanos(ended.Int64)
+	s.StopBy = fromNanos(stopBy)
 	if exit.Valid {
 		c := int(exit.Int64)
 		s.ExitCode = &c

@@ -61,9 +61,7 @@ func Open(path string) (*Store, error) {
 	}
 	// SQLite would create the file 0644; created empty here it is 0600 (an empty file is a new
 	// database to SQLite), and SQLite gives its -wal and -shm files the database's mode.
-	if f, err := os.OpenFile(abs, os.O_RDONLY|os.O_CREATE, 0o600); err == nil {
-		f.Close()
-	}
+	createPrivate(abs)
 	db, err := sql.Open("sqlite", dsn(abs))
 	if err != nil {
 		return nil, fmt.Errorf("opening the database %s: %w", abs, err)
@@ -246,4 +244,23 @@ func (st *Store) Modify(ctx context.Context, id string, from []ir.SessionStatus,
 // Log is Tx.Log in a transaction of its own.
 func (st *Store) Log(ctx context.Context, e Event) error {
 	return st.Tx(ctx, func(tx *Tx) error { return tx.Log(e) })
+}
+
+// createPrivate creates path empty with mode 0600 if it does not exist, without ever opening it:
+// closing a descriptor of the database file would drop every POSIX lock this process holds on it,
+// including those of another Store of the same process (SQLite's own VFS works around that; a
+// stray close of ours would not). So the file is made under a temporary name, closed, and linked
+// into place, which fails harmlessly when the database exists.
+func createPrivate(path string) {
+	if _, err := os.Lstat(path); err == nil {
+		return
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".new-*")
+	if err != nil {
+		return // SQLite creates it, with its default mode
+	}
+	tmp := f.Name()
+	f.Close()
+	_ = os.Link(tmp, path)
+	_ = os.Remove(tmp)
 }

@@ -1,0 +1,158 @@
+//go:build unix
+
+package local
+
+import (
+	"context"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/substrates/local/proc"
+	"github.com/autonomyhq/autonomy/substrates/local/store"
+)
+
+// TestCancelReturnsAtOnce: cancel records the session cancelled and sends TERM, and returns
+// without waiting for the grace period; the supervisor KILLs the group, which ignores TERM, once
+// the grace period (1 s) is over, and not before.
+func TestCancelReturnsAtOnce(t *testing.T) {
+	dir := installFleet(t, treeFleet, false)
+	r := newRunner(t, dir, Options{})
+	s := launch(t, r, LaunchRequest{Actor: "tree"})
+	pids := pidsOf(t, dir, s.ID)
+	ctx := context.Background()
+	began := time.Now()
+	if ok, err := r.Cancel(ctx, s.ID); !ok || err != nil {
+		t.Fatalf("cancel: %v %v", ok, err)
+	}
+	if d := time.Since(began); d > 500*time.Millisecond {
+		t.Errorf("cancel took %s: it waited for the grace period", d)
+	}
+	got, _, _ := r.Store.Get(ctx, s.ID)
+	if got.Status != ir.Cancelled || got.StopBy.IsZero() {
+		t.Fatalf("right after cancel: %s, stop by %v", got.Status, got.StopBy)
+	}
+	time.Sleep(300 * time.Millisecond)
+	for _, pid := range pids {
+		if !alive(pid) {
+			t.Errorf("pid %d, which ignores TERM, is gone before the grace period is over", pid)
+		}
+	}
+	r.Wait()
+	if d := time.Since(began); d < time.Second {
+		t.Errorf("the supervisor was done after %s, before the grace period", d)
+	}
+	for _, pid := range pids {
+		if alive(pid) {
+			t.Errorf("pid %d survived the grace period", pid)
+			proc.Kill(pid)
+		}
+	}
+	if got, _, _ := r.Store.Get(ctx, s.ID); got.Status != ir.Cancelled || !got.StopBy.IsZero() {
+		t.Errorf("after the stop: %s, stop by %v", got.Status, got.StopBy)
+	}
+}
+
+// orphanGroup starts a process group that ignores TERM, reaped in the background, and records it
+// as a running session of actor tree whose supervisor is dead.
+func orphanGroup(t *testing.T, r *Runner, timeout time.Duration) (store.Session, int) {
+	t.Helper()
+	cmd := exec.Command("/bin/sh", "-c", "trap '' TERM; sleep 300 & wait")
+	cmd.SysProcAttr = proc.SysProcAttr()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go cmd.Wait()
+	pid := cmd.Process.Pid
+	t.Cleanup(func() { proc.Kill(pid) })
+	start, err := proc.StartTime(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := deadProcess(t)
+	var s store.Session
+	err = r.Store.Tx(context.Background(), func(tx *store.Tx) error {
+		s = store.Session{Actor: "tree", Kind: "agent", Status: ir.Running, Origin: "operator", PID: pid, PIDStart: start,
+			SupervisorPID: dead.pid, SupervisorStart: dead.start, StartedAt: time.Now().Add(-time.Hour), CreatedAt: time.Now(), Timeout: timeout}
+		return tx.Insert(&s)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); len(proc.Members(pid)) < 2; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the group never started its child")
+		}
+	}
+	return s, pid
+}
+
+// TestOrphanCancelKilledByReconcile: cancelling a session whose supervisor died sends TERM; the
+// group ignores it, and the first list after the grace period (not before) KILLs what is left.
+func TestOrphanCancelKilledByReconcile(t *testing.T) {
+	dir := installFleet(t, treeFleet, false)
+	r := newRunner(t, dir, Options{})
+	ctx := context.Background()
+	s, pid := orphanGroup(t, r, 0)
+	if ok, err := r.Cancel(ctx, s.ID); !ok || err != nil {
+		t.Fatalf("cancel: %v %v", ok, err)
+	}
+	if _, err := r.List(ctx, false); err != nil {
+		t.Fatal(err)
+	}
+	if m := proc.Members(pid); len(m) != 2 {
+		t.Fatalf("within the grace period the group has %v; want both processes still there", m)
+	}
+	time.Sleep(1100 * time.Millisecond)
+	if _, err := r.List(ctx, false); err != nil {
+		t.Fatal(err)
+	}
+	assertStopped(t, r, s.ID, pid, ir.Cancelled)
+}
+
+// TestOrphanTimeoutKilledByTick: a session whose supervisor died and that outlived its timeout is
+// failed with TERM by the first reconcile, and KILLed by the first tick after the grace period.
+func TestOrphanTimeoutKilledByTick(t *testing.T) {
+	dir := installFleet(t, treeFleet, false)
+	r := newRunner(t, dir, Options{})
+	ctx := context.Background()
+	s, pid := orphanGroup(t, r, time.Minute)
+	began := time.Now()
+	got, _, err := r.Get(ctx, s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(began); d > 500*time.Millisecond {
+		t.Errorf("reconciling took %s: it waited for the grace period", d)
+	}
+	if got.Status != ir.Failed || !strings.Contains(got.Reason, "timed out") || got.StopBy.IsZero() {
+		t.Fatalf("after reconciling: %s %q, stop by %v", got.Status, got.Reason, got.StopBy)
+	}
+	if m := proc.Members(pid); len(m) != 2 {
+		t.Fatalf("within the grace period the group has %v; want both processes still there", m)
+	}
+	time.Sleep(1100 * time.Millisecond)
+	if _, err := r.Tick(ctx); err != nil {
+		t.Fatal(err)
+	}
+	assertStopped(t, r, s.ID, pid, ir.Failed)
+}
+
+// assertStopped checks that the group pgid is gone and the session's stop is over.
+func assertStopped(t *testing.T, r *Runner, id string, pgid int, status ir.SessionStatus) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); len(proc.Members(pgid)) > 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the group %d survived: %v", pgid, proc.Members(pgid))
+		}
+	}
+	got, _, _ := r.Store.Get(context.Background(), id)
+	if got.Status != status || !got.StopBy.IsZero() {
+		t.Errorf("after the stop: %s, stop by %v; want %s and no stop pending", got.Status, got.StopBy, status)
+	}
+	if ss, err := r.Store.Stopping(context.Background()); err != nil || len(ss) != 0 {
+		t.Errorf("stops still pending: %+v, %v", ss, err)
+	}
+}

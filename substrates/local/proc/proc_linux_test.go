@@ -1,0 +1,65 @@
+package proc
+
+import (
+	"strings"
+	"testing"
+)
+
+// statLine builds a /proc/PID/stat line with all 52 fields the kernel writes, the named ones set.
+func statLine(comm, state, pgrp, session, start string) string {
+	f := make([]string, 52)
+	for i := range f {
+		f[i] = "0"
+	}
+	f[0], f[1], f[2] = "4242", "("+comm+")", state
+	f[3], f[4], f[5] = "1", pgrp, session
+	f[21] = start
+	return strings.Join(f, " ")
+}
+
+func TestParseStat(t *testing.T) {
+	for _, comm := range []string{"sh", "a b", "x) (y", ") (", "((", "))", "S 1 2 3 4)", "", "tab\there", "new\nline"} {
+		line := statLine(comm, "S", "4240", "4000", "987654321")
+		got, err := parseStat(line)
+		if err != nil {
+			t.Errorf("comm %q: %v", comm, err)
+			continue
+		}
+		want := stat{state: 'S', pgrp: 4240, session: 4000, start: 987654321}
+		if got != want {
+			t.Errorf("comm %q: got %+v, want %+v", comm, got, want)
+		}
+	}
+	zombie, err := parseStat(statLine("defunct) R (x", "Z", "7", "7", "12") + "\n")
+	if err != nil || zombie.state != 'Z' || zombie.start != 12 {
+		t.Errorf("zombie: got %+v, %v", zombie, err)
+	}
+}
+
+func TestParseStatMalformed(t *testing.T) {
+	for name, line := range map[string]string{
+		"empty":           "",
+		"no parentheses":  strings.NewReplacer("(", "", ")", "").Replace(statLine("init", "S", "1", "1", "5")),
+		"no open paren":   strings.Replace(statLine("init", "S", "1", "1", "5"), "(", "", 1),
+		"too few fields":  "1 (init) S 1 1 1 0",
+		"long state":      statLine("init", "SS", "1", "1", "5"),
+		"bad group":       statLine("init", "S", "x", "1", "5"),
+		"bad session":     statLine("init", "S", "1", "y", "5"),
+		"negative start":  statLine("init", "S", "1", "1", "-5"),
+		"start overflows": statLine("init", "S", "1", "1", "99999999999999999999999"),
+	} {
+		if s, err := parseStat(line); err == nil {
+			t.Errorf("%s: parsed %q as %+v, want an error", name, line, s)
+		}
+	}
+}
+
+func TestSysProcAttr(t *testing.T) {
+	a := SysProcAttr()
+	if !a.Setpgid || a.Pgid != 0 || a.Pdeathsig != 0 || a.Setsid {
+		t.Errorf("SysProcAttr() = %+v, want a new group and no death signal", a)
+	}
+	if d := Detach(); !d.Setsid || d.Setpgid || d.Pdeathsig != 0 {
+		t.Errorf("Detach() = %+v, want a new session only", d)
+	}
+}

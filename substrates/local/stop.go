@@ -1,0 +1,179 @@
+package local
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/substrates/local/proc"
+	"github.com/autonomyhq/autonomy/substrates/local/store"
+)
+
+// watchEvery is how often a supervising process reads which stops are under way, to act on a
+// cancel that another process recorded: the KILL that follows the grace period is the
+// supervisor's, so that a cancel returns at once and the group goes whatever becomes of the
+// process that cancelled it.
+const watchEvery = 200 * time.Millisecond
+
+// watch waits for the session's process to exit, stopping its group at its timeout (TERM, KILL
+// after the grace period) or when the session is cancelled (the canceller sent TERM and recorded
+// when KILL is due). It returns the process's exit and whether it timed out.
+func (r *Runner) watch(id string, pid int, timeout time.Duration, exited <-chan error, logf io.Writer) (error, bool) {
+	var expired <-chan time.Time
+	if timeout > 0 {
+		t := time.NewTimer(timeout)
+		defer t.Stop()
+		expired = t.C
+	}
+	stop, forget := r.awaitStop(id)
+	defer forget()
+	select {
+	case err := <-exited:
+		return err, false
+	case <-expired:
+		fmt.Fprintf(logf, "autonomy: timed out after %s: TERM to its process group, KILL after %s\n", timeout, r.grace())
+		_ = proc.Terminate(pid, r.grace())
+		return <-exited, true
+	case by := <-stop:
+		if err := proc.KillAt(pid, by); err != nil {
+			fmt.Fprintf(logf, "autonomy: %v\n", err)
+		}
+		return <-exited, false
+	}
+}
+
+// awaitStop registers a supervised session for the stop poller: the channel receives the
+// session's StopBy once a stop of it is recorded. forget unregisters it.
+func (r *Runner) awaitStop(id string) (stop <-chan time.Time, forget func()) {
+	ch := make(chan time.Time, 1)
+	r.stopMu.Lock()
+	if r.stopWait == nil {
+		r.stopWait = map[string]chan time.Time{}
+	}
+	r.stopWait[id] = ch
+	if !r.stopPolling {
+		r.stopPolling = true
+		go r.pollStops()
+	}
+	r.stopMu.Unlock()
+	return ch, func() {
+		r.stopMu.Lock()
+		delete(r.stopWait, id)
+		r.stopMu.Unlock()
+	}
+}
+
+// pollStops reads, every watchEvery while this process supervises sessions, which stops are
+// under way, and tells the supervisors concerned: one query of a few rows per process, however
+// many sessions it supervises. It ends when none is left to tell.
+func (r *Runner) pollStops() {
+	t := time.NewTicker(watchEvery)
+	defer t.Stop()
+	for range t.C {
+		r.stopMu.Lock()
+		if len(r.stopWait) == 0 {
+			r.stopPolling = false
+			r.stopMu.Unlock()
+			return
+		}
+		r.stopMu.Unlock()
+		ss, err := r.Store.Stopping(context.Background())
+		if err != nil {
+			continue // the store is closing, or busy: the next round tells
+		}
+		r.stopMu.Lock()
+		for _, s := range ss {
+			if ch, ok := r.stopWait[s.ID]; ok {
+				select {
+				case ch <- s.StopBy:
+				default:
+				}
+			}
+		}
+		r.stopMu.Unlock()
+	}
+}
+
+// stopDone records that no stop of the session is under way any more, once its group is gone.
+func (r *Runner) stopDone(ctx context.Context, id string) {
+	if s, ok, err := r.Store.Get(ctx, id); err == nil && ok && !s.StopBy.IsZero() {
+		_, _, _ = r.Store.Modify(ctx, id, nil, func(m *store.Session) { m.StopBy = time.Time{} })
+	}
+}
+
+// finishStop completes a stop under way whose supervisor died: once its grace period is over,
+// KILL to whatever is left of the group; once the group is gone, the stop is over.
+func (r *Runner) finishStop(ctx context.Context, s store.Session) (store.Session, error) {
+	if s.StopBy.IsZero() || s.PID <= 0 {
+		return s, nil
+	}
+	if len(proc.Members(s.PID)) > 0 {
+		if time.Now().Before(s.StopBy) {
+			return s, nil // its grace period is not over
+		}
+		// KillAt returns at once when the deadline has passed: it only waits for SIGKILL to land.
+		if err := proc.KillAt(s.PID, s.StopBy); err != nil {
+			return s, err
+		}
+		_ = r.Store.Log(ctx, store.Event{Session: s.ID, Actor: s.Actor, Kind: "killed", Message: "KILL to what was left of its process group after the grace period (its runner had died)"})
+	}
+	n, _, err := r.Store.Modify(ctx, s.ID, nil, func(m *store.Session) { m.StopBy = time.Time{} })
+	return n, err
+}
+
+// stopPending finishes the stops under way whose supervisors died (see finishStop).
+func (r *Runner) stopPending(ctx context.Context) error {
+	ss, err := r.Store.Stopping(ctx)
+	if err != nil {
+		return err
+	}
+	for _, s := range ss {
+		if _, err := r.reconcile(ctx, s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Cancel stops a session (retracts an ask). False when it had already ended or is unknown.
+func (r *Runner) Cancel(ctx context.Context, id string) (bool, error) {
+	s, ok, err := r.Store.Get(ctx, id)
+	if err != nil {
+		return false, err
+	}
+	if !ok {
+		if err := r.authorize(ctx, "cancel", ""); err != nil {
+			return false, err
+		}
+		return false, nil
+	}
+	if err := r.authorize(ctx, "cancel", s.Actor); err != nil {
+		return false, err
+	}
+	now := r.opts.Now().UTC()
+	// The KILL deadline is recorded with the cancel, before the TERM is sent: its supervisor (or,
+	// if that died, whichever runner reconciles next) sends the KILL, so that it happens however
+	// this process ends, and cancel returns at once.
+	stopBy := time.Now().Add(r.grace())
+	s, changed, err := r.Store.Modify(ctx, id, []ir.SessionStatus{ir.Running, ir.Paused}, func(m *store.Session) {
+		m.Status, m.EndedAt, m.Reason = ir.Cancelled, now, "cancelled by "+r.describe()
+		if m.Kind == "agent" && m.PID > 0 {
+			m.StopBy = stopBy
+		}
+	})
+	if err != nil || !changed {
+		return false, err
+	}
+	_ = r.Store.Log(ctx, store.Event{Session: id, Actor: s.Actor, Kind: "cancelled", Message: "cancelled by " + r.describe()})
+	if s.Kind == "human" {
+		return true, r.engage.Retract(ctx, s)
+	}
+	if s.PID > 0 && proc.Alive(s.PID, s.PIDStart) {
+		if err := proc.Term(s.PID); err != nil {
+			return true, err
+		}
+	}
+	return true, nil
+}
