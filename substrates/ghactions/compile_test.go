@@ -96,53 +96,83 @@ func agent(caps string, triggers string) string {
 
 const dispatchRef = "      - { dispatch: true, params: { ISSUE: subject.ref } }\n"
 
+// TestPermissionsFromCapabilities: the agent job (the one that runs the model) gets the
+// capabilities' permissions except the merge-relevant ones, which go to a trusted job after it.
 func TestPermissionsFromCapabilities(t *testing.T) {
 	cases := []struct {
 		caps string
 		want map[string]any
+		// effect is the trusted job that follows, with its permissions.
+		effect     string
+		effectWant map[string]any
 	}{
-		{"", map[string]any{"contents": "read", "issues": "read", "pull-requests": "read"}},
-		{"code:propose", map[string]any{"contents": "write", "issues": "read", "pull-requests": "write", "actions": "write"}},
-		{"code:review", map[string]any{"contents": "read", "issues": "read", "pull-requests": "read", "statuses": "write"}},
-		{"tasks:author", map[string]any{"contents": "read", "issues": "write", "pull-requests": "read"}},
-		{"tasks:converse", map[string]any{"contents": "read", "issues": "write", "pull-requests": "read"}},
-		{"agent:launch", map[string]any{"contents": "read", "issues": "read", "pull-requests": "read", "actions": "write"}},
-		{"agent:cancel", map[string]any{"contents": "read", "issues": "read", "pull-requests": "read", "actions": "write"}},
-		{"agent:list", map[string]any{"contents": "read", "issues": "read", "pull-requests": "read", "actions": "read"}},
-		{"agent:list, agent:launch", map[string]any{"contents": "read", "issues": "read", "pull-requests": "read", "actions": "write"}},
+		{"", map[string]any{"contents": "read", "issues": "read", "pull-requests": "read"}, "", nil},
+		{"code:propose", map[string]any{"contents": "read", "issues": "read", "pull-requests": "read"},
+			"propose", map[string]any{"contents": "write", "issues": "write", "pull-requests": "write", "actions": "write"}},
+		{"code:review", map[string]any{"contents": "read", "issues": "read", "pull-requests": "read"},
+			"review", map[string]any{"contents": "read", "pull-requests": "write", "statuses": "write"}},
+		// A scope is enforced by autonomy gh propose, so the scoped proposer proposes too.
+		{"code:propose@docs", map[string]any{"contents": "read", "issues": "read", "pull-requests": "read"},
+			"propose", map[string]any{"contents": "write", "issues": "write", "pull-requests": "write", "actions": "write"}},
+		{"tasks:author", map[string]any{"contents": "read", "issues": "write", "pull-requests": "read"}, "", nil},
+		{"tasks:converse", map[string]any{"contents": "read", "issues": "write", "pull-requests": "read"}, "", nil},
+		{"agent:launch", map[string]any{"contents": "read", "issues": "read", "pull-requests": "read", "actions": "write"}, "", nil},
+		{"agent:cancel", map[string]any{"contents": "read", "issues": "read", "pull-requests": "read", "actions": "write"}, "", nil},
+		{"agent:list", map[string]any{"contents": "read", "issues": "read", "pull-requests": "read", "actions": "read"}, "", nil},
+		{"agent:list, agent:launch", map[string]any{"contents": "read", "issues": "read", "pull-requests": "read", "actions": "write"}, "", nil},
 		// GitHub cannot express these: no permission beyond the baseline.
-		{"agent:update", map[string]any{"contents": "read", "issues": "read", "pull-requests": "read"}},
-		{"code:propose@docs", map[string]any{"contents": "read", "issues": "read", "pull-requests": "read"}},
+		{"agent:update", map[string]any{"contents": "read", "issues": "read", "pull-requests": "read"}, "", nil},
 	}
 	for _, c := range cases {
 		out := compileOK(t, agent(c.caps, dispatchRef))
-		j := job(t, file(t, out, WorkflowPath("a")), "agent")
-		got, _ := j["permissions"].(map[string]any)
-		if len(got) != len(c.want) {
-			t.Errorf("[%s]: permissions %v, want %v", c.caps, got, c.want)
-			continue
+		wf := file(t, out, WorkflowPath("a"))
+		samePerms(t, c.caps+" agent", job(t, wf, "agent")["permissions"], c.want)
+		for _, kind := range []string{"propose", "review"} {
+			has := strings.Contains(wf, "\n  "+kind+":\n")
+			if has != (kind == c.effect) {
+				t.Errorf("[%s]: has a %s job: %v", c.caps, kind, has)
+			}
 		}
-		for k, v := range c.want {
-			if got[k] != v {
-				t.Errorf("[%s]: %s = %v, want %v", c.caps, k, got[k], v)
+		if c.effect != "" {
+			j := job(t, wf, c.effect)
+			samePerms(t, c.caps+" "+c.effect, j["permissions"], c.effectWant)
+			if j["needs"] != "agent" {
+				t.Errorf("[%s]: the %s job needs %v, want agent", c.caps, c.effect, j["needs"])
 			}
 		}
 	}
 }
 
+func samePerms(t *testing.T, what string, gotAny any, want map[string]any) {
+	t.Helper()
+	got, _ := gotAny.(map[string]any)
+	if len(got) != len(want) {
+		t.Errorf("[%s]: permissions %v, want %v", what, got, want)
+		return
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("[%s]: %s = %v, want %v", what, k, got[k], v)
+		}
+	}
+}
+
 func TestUnexpressedCapabilitiesWarn(t *testing.T) {
-	out := compileOK(t, agent("code:propose@docs, agent:update", dispatchRef))
+	out := compileOK(t, agent("agent:launch@a, agent:update, code:propose@docs", dispatchRef))
 	var msgs []string
 	for _, w := range out.Warnings {
 		msgs = append(msgs, w.Message)
 	}
 	all := strings.Join(msgs, "\n")
-	for _, want := range []string{`GitHub cannot narrow actions: write, contents: write, pull-requests: write to "docs"`, `agent:update has no GitHub token permission`} {
+	if strings.Contains(all, "code:propose@docs") {
+		t.Errorf("a scoped code:propose is warned about, but the propose job enforces it:\n%s", all)
+	}
+	for _, want := range []string{`GitHub cannot narrow actions: write to "a"`, `agent:update has no GitHub token permission`} {
 		if !strings.Contains(all, want) {
 			t.Errorf("no warning containing %q in:\n%s", want, all)
 		}
 	}
-	if !strings.Contains(file(t, out, WorkflowPath("a")), "AUTONOMY_CAPABILITIES: code:propose@docs agent:update") {
+	if !strings.Contains(file(t, out, WorkflowPath("a")), "AUTONOMY_CAPABILITIES: agent:launch@a agent:update code:propose@docs") {
 		t.Error("the scope does not reach the agent as env")
 	}
 }

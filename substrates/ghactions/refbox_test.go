@@ -50,8 +50,8 @@ func TestReferenceModelProxy(t *testing.T) {
 		if perms["id-token"] != "write" {
 			t.Errorf("%s: the model job cannot mint the token: %v", name, perms)
 		}
-		want := map[string]any{"develop": map[string]any{"contents": "write", "pull-requests": "write", "actions": "write", "issues": "write", "id-token": "write"},
-			"reviewer": map[string]any{"contents": "read", "issues": "read", "pull-requests": "read", "statuses": "write", "id-token": "write"}}[name]
+		want := map[string]any{"develop": map[string]any{"contents": "read", "pull-requests": "read", "issues": "write", "id-token": "write"},
+			"reviewer": map[string]any{"contents": "read", "issues": "read", "pull-requests": "read", "id-token": "write"}}[name]
 		if len(perms) != len(want.(map[string]any)) {
 			t.Errorf("%s: permissions %v, want exactly %v", name, perms, want)
 		}
