@@ -237,3 +237,22 @@ func (c *compiler) effectEnv(a *ir.Actor, params []param, agentEnv mapping) mapp
 	env.add("GH_TOKEN", expr("github.token"))
 	return env
 }
+
+// proposeScope is the path glob of a scoped code:propose for autonomy gh propose: the scope as
+// written, or the path of the documents.roles entry it names.
+func (c *compiler) proposeScope(a *ir.Actor) string {
+	for _, cp := range a.Capabilities {
+		if cp.Name != "code:propose" || cp.Scope == "" {
+			continue
+		}
+		if c.p.Documents != nil {
+			for _, r := range c.p.Documents.Roles {
+				if r.Name.Value == cp.Scope {
+					return r.Path.Value
+				}
+			}
+		}
+		return cp.Scope
+	}
+	return ""
+}

@@ -245,6 +245,9 @@ func (c *compiler) agentWorkflow(a *ir.Actor) mapping {
 	jobs := mapping{{key: "agent", value: job}}
 	if proposes {
 		penv := c.effectEnv(a, params, env)
+		if scope := c.proposeScope(a); scope != "" {
+			reviewEnv = append(reviewEnv, kv{key: "AUTONOMY_PROPOSE_SCOPE", value: literalValue(scope)})
+		}
 		penv = append(penv[:len(penv)-1], append(reviewEnv, penv[len(penv)-1])...)
 		jobs.add("propose", c.effectJob(a, "propose", penv))
 	}

@@ -71,6 +71,9 @@ type Options struct {
 	MaxInputs int
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
+	// GitDir is a bare git repository holding the repository's branches; with it the fake also
+	// serves pull requests, issues, statuses and branch protection (pulls.go).
+	GitDir string
 }
 
 // RateLimitKind is which of GitHub's rate limits a request hits.
@@ -169,6 +172,10 @@ type Server struct {
 	limitUntil time.Time
 	limitKind  RateLimitKind
 	trips      []trip
+	// The code host (pulls.go).
+	issues     map[int]*Issue
+	statuses   map[string][]Status
+	protection map[string]*Protection
 }
 
 // The statuses and conclusions GitHub reports, and the values the status filter accepts.

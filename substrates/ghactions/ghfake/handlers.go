@@ -170,6 +170,7 @@ func (s *Server) route(w http.ResponseWriter, req *http.Request) {
 		s.getRun(w, rest[2])
 	case len(rest) == 4 && rest[0] == "actions" && rest[1] == "runs" && rest[3] == "cancel" && m == http.MethodPost:
 		s.cancel(w, req, rest[2])
+	case s.routeCode(w, req, rest):
 	default:
 		writeError(w, http.StatusNotFound, "Not Found", docsRoot)
 	}
@@ -246,7 +247,7 @@ func (s *Server) dispatch(w http.ResponseWriter, req *http.Request, id string) {
 		return
 	}
 	branch := strings.TrimPrefix(*body.Ref, "refs/heads/")
-	if branch != s.opts.DefaultBranch && !slices.Contains(s.opts.Branches, branch) {
+	if branch != s.opts.DefaultBranch && !slices.Contains(s.opts.Branches, branch) && s.sha(branch) == "" {
 		writeError(w, http.StatusUnprocessableEntity, "No ref found for: "+*body.Ref, docsDispatch)
 		return
 	}
