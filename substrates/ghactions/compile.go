@@ -80,6 +80,13 @@ func (s Substrate) Compile(p *ir.Profile) (substrates.Output, error) {
 	for _, a := range p.Actors {
 		c.byName[a.Name.Value] = a
 	}
+	// A reviewer must be reachable by the proposer's trusted job (a pull request it opens fires
+	// no pull_request event): give it a dispatch trigger forwarding subject.ref when it has none.
+	for _, a := range p.Actors {
+		if rv := c.byName[a.Review.Value]; a.Review.Value != "" && rv != nil && !rv.IsHuman() {
+			c.byName[rv.Name.Value] = reachable(rv)
+		}
+	}
 	for _, ts := range p.Policy.TaskStates {
 		if ts.State == "input-required" && ts.Label.Value != "" {
 			c.inputLabel = ts.Label.Value
@@ -91,7 +98,7 @@ func (s Substrate) Compile(p *ir.Profile) (substrates.Output, error) {
 		c.json(HumanRequiredPath, "policy.box.risk.human_required_paths", humanPathsDoc{c.humanPaths})
 	}
 	for _, a := range p.Actors {
-		c.actor(a)
+		c.actor(c.byName[a.Name.Value])
 	}
 	c.copies()
 	if c.errors.HasErrors() {

@@ -368,15 +368,46 @@ func TestResourceInGeneratedDirRefused(t *testing.T) {
 	}
 }
 
-func TestReviewerNotDispatchable(t *testing.T) {
-	y := head + "  p:\n    behavior: skills/a\n    capabilities: [code:propose]\n    triggers: [{ dispatch: true }]\n    review: r\n" +
-		"  r:\n    behavior: skills/a\n    capabilities: [code:review]\n    triggers: [{ cron: \"0 * * * *\" }]\n"
-	out := compileOK(t, y)
-	if !strings.Contains(out.Warnings.String(), `its reviewer "r" has no dispatch trigger forwarding subject.ref`) {
-		t.Errorf("missing warning:\n%s", out.Warnings)
+// TestReviewerReachable: an actor named in another's review: gets workflow_dispatch with its
+// ref input even when it declares only events or a cron, and the param resolves from whichever
+// trigger fired (the number of a pull_request_target, or the input).
+func TestReviewerReachable(t *testing.T) {
+	prt := "      - { event: pull_request_target, config: { types: [opened] }, params: { NUM: subject.ref } }\n"
+	cases := []struct {
+		name, triggers, input, expr string
+	}{
+		{"cron only", "      - { cron: \"0 * * * *\" }\n", "PR", "${{ github.event_name == 'workflow_dispatch' && (inputs.PR) || '' }}"},
+		{"events only", prt, "NUM", "${{ github.event_name == 'pull_request_target' && (github.event.pull_request.number) || github.event_name == 'workflow_dispatch' && (inputs.NUM) || '' }}"},
 	}
-	if !strings.Contains(file(t, out, WorkflowPath("p")), "AUTONOMY_REVIEWER_WORKFLOW: r.yml") {
-		t.Error("the proposer does not receive its reviewer's workflow")
+	for _, c := range cases {
+		y := head + "  p:\n    behavior: skills/a\n    capabilities: [code:propose]\n    triggers: [{ dispatch: true }]\n    review: r\n" +
+			"  r:\n    behavior: skills/a\n    capabilities: [code:review]\n    triggers:\n" + c.triggers
+		out := compileOK(t, y)
+		if strings.Contains(out.Warnings.String(), "no dispatch trigger") {
+			t.Errorf("%s: warned:\n%s", c.name, out.Warnings)
+		}
+		var wf struct {
+			On   map[string]yaml.Node
+			Jobs map[string]struct{ Env map[string]string }
+		}
+		if err := yaml.Unmarshal([]byte(file(t, out, WorkflowPath("r"))), &wf); err != nil {
+			t.Fatal(err)
+		}
+		var d struct{ Inputs map[string]struct{ Description string } }
+		n := wf.On["workflow_dispatch"]
+		if err := n.Decode(&d); err != nil || d.Inputs[c.input].Description != "subject.ref" {
+			t.Errorf("%s: workflow_dispatch inputs %v (%v), want %s", c.name, d.Inputs, err, c.input)
+		}
+		if got := wf.Jobs["agent"].Env[c.input]; got != c.expr {
+			t.Errorf("%s: %s resolves from %q, want %q", c.name, c.input, got, c.expr)
+		}
+		if got := wf.Jobs["review"].Env["AUTONOMY_SUBJECT"]; !strings.Contains(got, "inputs."+c.input) {
+			t.Errorf("%s: the review job's subject %q does not read the input", c.name, got)
+		}
+		p := file(t, out, WorkflowPath("p"))
+		if !strings.Contains(p, "AUTONOMY_REVIEWER_WORKFLOW: r.yml") || !strings.Contains(p, "AUTONOMY_REVIEWER_REF_INPUT: "+c.input) {
+			t.Errorf("%s: the proposer does not receive its reviewer's workflow and input", c.name)
+		}
 	}
 }
 

@@ -2,6 +2,7 @@ package ghactions
 
 import (
 	"fmt"
+	"slices"
 	"runtime/debug"
 
 	"github.com/autonomyhq/autonomy/ir"
@@ -255,4 +256,30 @@ func (c *compiler) proposeScope(a *ir.Actor) string {
 		return cp.Scope
 	}
 	return ""
+}
+
+// reachable returns a reviewer with a dispatch trigger forwarding subject.ref, adding one when it
+// has none: its input is the name of the param its events forward subject.ref under (PR when
+// none does), so the param resolves from whichever trigger fired.
+func reachable(rv *ir.Actor) *ir.Actor {
+	name := ""
+	for _, t := range rv.Triggers {
+		for _, p := range t.Params {
+			if p.Source.Value == "subject.ref" {
+				if t.Kind == ir.Dispatch {
+					return rv
+				}
+				if name == "" {
+					name = p.Name.Value
+				}
+			}
+		}
+	}
+	if name == "" {
+		name = "PR"
+	}
+	b := *rv
+	b.Triggers = append(slices.Clone(rv.Triggers), &ir.Trigger{Pos: rv.TriggersPos, Kind: ir.Dispatch, Dispatch: ir.String{Value: "true", Pos: rv.TriggersPos},
+		Params: []ir.Param{{Name: ir.String{Value: name, Pos: rv.TriggersPos}, Source: ir.String{Value: "subject.ref", Pos: rv.TriggersPos}}}})
+	return &b
 }

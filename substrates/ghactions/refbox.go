@@ -86,7 +86,7 @@ func (r *boxReader) referenceKey(b *box, k, v *yaml.Node) {
 				r.errorf(v.Content[i], "name a workflow file of .github/workflows, e.g. security-gate.yml", "%s: %q is not a workflow file name", k.Value, w)
 			}
 		}
-		rb.unrealized = append(rb.unrealized, k)
+		// Realized by autonomy gh propose, which reads them from .autonomy/policy.json.
 	case "commit_signing":
 		if s, ok := r.str(v, "commit_signing", "e.g. commit_signing: verified-api"); ok {
 			if !slices.Contains(commitSigning, s) {
@@ -147,7 +147,7 @@ func (r *boxReader) reconcile(b *box) {
 		}
 	}
 	for _, k := range rb.unrealized {
-		r.warnAt(k, "the key is carried in .autonomy/policy.json; the propose effect that will realize it is not built yet, see docs/migrating.md", "%s is accepted but not realized yet", k.Value)
+		r.warnAt(k, "the key is carried in .autonomy/policy.json; autonomy gh propose does not realize it yet, see docs/migrating.md", "%s is accepted but not realized yet", k.Value)
 	}
 }
 

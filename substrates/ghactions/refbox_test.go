@@ -93,7 +93,7 @@ func TestReferenceModelProxy(t *testing.T) {
 	}
 }
 
-// TestReferenceKeyWarnings: keys accepted but not realized, the egress guard that is not
+// TestReferenceKeyWarnings: a key accepted but not realized, the egress guard that is not
 // enforced, a near miss, and a one-sided proxy setting each draw a positioned warning; a key
 // nothing reads is carried silently, and null means not set.
 func TestReferenceKeyWarnings(t *testing.T) {
@@ -108,8 +108,6 @@ func TestReferenceKeyWarnings(t *testing.T) {
 `))
 	got := out.Warnings.String()
 	for _, want := range []string{
-		"ir.yml:25:7: warning: policy.box.gh-actions.propose_dispatch_checks is accepted but not realized yet",
-		"ir.yml:26:7: warning: policy.box.gh-actions.propose_dispatch_reviews is accepted but not realized yet",
 		"ir.yml:27:7: warning: policy.box.gh-actions.commit_signing is accepted but not realized yet",
 		"ir.yml:28:7: warning: policy.box.gh-actions.private_egress_guard is not enforced",
 		`ir.yml:29:7: warning: policy.box.gh-actions.proxy_hots is carried verbatim and read by nothing (did you mean "proxy_host"?)`,
@@ -118,6 +116,9 @@ func TestReferenceKeyWarnings(t *testing.T) {
 		if !strings.Contains(got, want) {
 			t.Errorf("no warning %q in:\n%s", want, got)
 		}
+	}
+	if strings.Contains(got, "propose_dispatch") {
+		t.Errorf("the dispatches autonomy gh propose makes are warned about:\n%s", got)
 	}
 	if strings.Contains(got, "org_specific_knob") {
 		t.Errorf("a key nothing reads is warned about:\n%s", got)

@@ -17,7 +17,7 @@ import (
 // error codes (docs.github.com/rest: pulls, issues, commits/statuses, branches/branch-protection).
 
 const (
-	docsPulls      = "https://docs.github.com/rest/pulls/pulls"
+	docsPulls      = "https://docs.github.com/rest/pulls/pulls#create-a-pull-request"
 	docsIssues     = "https://docs.github.com/rest/issues/comments"
 	docsLabels     = "https://docs.github.com/rest/issues/labels"
 	docsStatuses   = "https://docs.github.com/rest/commits/statuses#create-a-commit-status"
@@ -223,7 +223,10 @@ func readBody(w http.ResponseWriter, req *http.Request, v any, docs string) bool
 
 // validation writes GitHub's 422 Validation Failed with one error.
 func validation(w http.ResponseWriter, resource, field, code, message, docs string) {
-	e := map[string]string{"resource": resource, "field": field, "code": code}
+	e := map[string]string{"resource": resource, "code": code}
+	if field != "" {
+		e["field"] = field
+	}
 	if message != "" {
 		e["message"] = message
 	}
@@ -354,7 +357,7 @@ func (s *Server) routeCode(w http.ResponseWriter, req *http.Request, rest []stri
 		writeJSON(w, http.StatusOK, out)
 	case len(rest) == 2 && rest[0] == "statuses" && m == http.MethodPost:
 		s.createStatus(w, req, rest[1])
-	case len(rest) == 4 && rest[0] == "commits" && rest[3] == "status" && m == http.MethodGet:
+	case len(rest) == 3 && rest[0] == "commits" && rest[2] == "status" && m == http.MethodGet:
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		sha := rest[1]
@@ -413,7 +416,7 @@ func (s *Server) listPulls(w http.ResponseWriter, req *http.Request) {
 
 func (s *Server) createPull(w http.ResponseWriter, req *http.Request) {
 	var body struct{ Title, Head, Base, Body string }
-	if !readBody(w, req, &body, docsPulls+"#create-a-pull-request") {
+	if !readBody(w, req, &body, docsPulls) {
 		return
 	}
 	s.mu.Lock()
