@@ -393,7 +393,9 @@ func TestReviewerReachable(t *testing.T) {
 		if err := yaml.Unmarshal([]byte(file(t, out, WorkflowPath("r"))), &wf); err != nil {
 			t.Fatal(err)
 		}
-		var d struct{ Inputs map[string]struct{ Description string } }
+		var d struct {
+			Inputs map[string]struct{ Description string }
+		}
 		n := wf.On["workflow_dispatch"]
 		if err := n.Decode(&d); err != nil || d.Inputs[c.input].Description != "subject.ref" {
 			t.Errorf("%s: workflow_dispatch inputs %v (%v), want %s", c.name, d.Inputs, err, c.input)

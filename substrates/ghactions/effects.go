@@ -2,8 +2,8 @@ package ghactions
 
 import (
 	"fmt"
-	"slices"
 	"runtime/debug"
+	"slices"
 
 	"github.com/autonomyhq/autonomy/ir"
 )
