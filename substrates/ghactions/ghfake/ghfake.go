@@ -176,6 +176,11 @@ type Server struct {
 	issues     map[int]*Issue
 	statuses   map[string][]Status
 	protection map[string]*Protection
+	// Settings (settings.go).
+	settings  Settings
+	full      map[string]*FullProtection
+	labels    map[string]string // name → color
+	variables map[string]string
 }
 
 // The statuses and conclusions GitHub reports, and the values the status filter accepts.
@@ -204,7 +209,8 @@ func New(opts Options) (*Server, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	s := &Server{opts: opts, wfID: map[string]int64{}, runs: map[int64]*run{}, nextID: 9_000_000_000, step: 1, numbers: map[string]int{}}
+	s := &Server{opts: opts, wfID: map[string]int64{}, runs: map[int64]*run{}, nextID: 9_000_000_000, step: 1, numbers: map[string]int{},
+		settings: Settings{DefaultWorkflowPermissions: "read"}}
 	files := make([]string, 0, len(opts.Workflows))
 	for f := range opts.Workflows {
 		if f == "" || strings.ContainsAny(f, "/\\") {

@@ -190,7 +190,10 @@ func (s *Server) workflowFile(id string) (string, bool) {
 }
 
 func (s *Server) getRepo(w http.ResponseWriter) {
-	writeJSON(w, http.StatusOK, s.repoJSON())
+	s.mu.Lock()
+	out := s.repoJSON()
+	s.mu.Unlock()
+	writeJSON(w, http.StatusOK, out)
 }
 
 type repoJSON struct {
@@ -201,6 +204,9 @@ type repoJSON struct {
 	Private       bool      `json:"private"`
 	HTMLURL       string    `json:"html_url"`
 	DefaultBranch string    `json:"default_branch"`
+	// Settings (settings.go).
+	AllowAutoMerge      bool `json:"allow_auto_merge"`
+	DeleteBranchOnMerge bool `json:"delete_branch_on_merge"`
 }
 
 type ownerJSON struct {
@@ -212,7 +218,8 @@ type ownerJSON struct {
 func (s *Server) repoJSON() repoJSON {
 	full := s.opts.Owner + "/" + s.opts.Repo
 	return repoJSON{ID: 700_000_001, Name: s.opts.Repo, FullName: full, Owner: ownerJSON{Login: s.opts.Owner, ID: 9_001, Type: "Organization"},
-		Private: true, HTMLURL: "https://github.com/" + full, DefaultBranch: s.opts.DefaultBranch}
+		Private: true, HTMLURL: "https://github.com/" + full, DefaultBranch: s.opts.DefaultBranch,
+		AllowAutoMerge: s.settings.AllowAutoMerge, DeleteBranchOnMerge: s.settings.DeleteBranchOnMerge}
 }
 
 // dispatch answers POST .../actions/workflows/{workflow_id}/dispatches.

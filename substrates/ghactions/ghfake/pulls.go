@@ -107,10 +107,7 @@ func (s *Server) Statuses(sha string) []Status {
 func (s *Server) Protect(branch string, p Protection) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.protection == nil {
-		s.protection = map[string]*Protection{}
-	}
-	s.protection[branch] = &p
+	s.setProtection(branch, FullProtection{Contexts: p.Contexts, Strict: p.Strict, RequiredApprovingReviews: -1})
 }
 
 // Mergeable reports whether pull request n may merge into its base under the base's
@@ -245,6 +242,9 @@ func (s *Server) routeCode(w http.ResponseWriter, req *http.Request, rest []stri
 		writeError(w, http.StatusForbidden, "Resource not accessible by integration", docsRoot)
 		return true
 	}
+	if s.routeSettings(w, req, rest) {
+		return true
+	}
 	switch {
 	case len(rest) == 1 && rest[0] == "pulls" && m == http.MethodGet:
 		s.listPulls(w, req)
@@ -374,15 +374,6 @@ func (s *Server) routeCode(w http.ResponseWriter, req *http.Request, rest []stri
 			}
 		}
 		writeJSON(w, http.StatusOK, map[string]any{"sha": sha, "statuses": out, "total_count": len(out)})
-	case len(rest) == 3 && rest[0] == "branches" && rest[2] == "protection" && m == http.MethodGet:
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		p := s.protection[rest[1]]
-		if p == nil {
-			writeError(w, http.StatusNotFound, "Branch not protected", docsProtection+"#get-branch-protection")
-			return true
-		}
-		writeJSON(w, http.StatusOK, map[string]any{"required_status_checks": map[string]any{"strict": p.Strict, "contexts": p.Contexts}})
 	default:
 		return false
 	}
