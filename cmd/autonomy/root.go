@@ -77,7 +77,7 @@ Exit codes: 0 ok, 1 problems found, 2 usage or I/O error.`,
 		SilenceErrors: true,
 	}
 	root.CompletionOptions.HiddenDefaultCmd = true
-	root.AddCommand(newValidate(), newCompile(), newCheck(), newRunner(), newConformance(), newCatalog(), newSchema(), newVersion(), newDoctor(), newGH())
+	root.AddCommand(newValidate(), newCompile(), newCheck(), newRunner(), newConformance(), newCatalog(), newSchema(), newVersion(), newDoctor(), newGH(), newProvision())
 	return root
 }
 

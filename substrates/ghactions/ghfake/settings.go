@@ -298,3 +298,13 @@ func (s *Server) routeSettings(w http.ResponseWriter, req *http.Request, rest []
 	}
 	return true
 }
+
+// SetVariable sets an Actions variable, as the owner would in the settings.
+func (s *Server) SetVariable(name, value string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.variables == nil {
+		s.variables = map[string]string{}
+	}
+	s.variables[name] = value
+}
