@@ -185,6 +185,8 @@ func TestBoxErrors(t *testing.T) {
 		{"{ credential: { secret: KEY }, proxy_host: p.example }", `policy.box.gh-actions.proxy_host and credential both set the same thing`},
 		{"{ propose_dispatch_checks: [\"../x.yml\"] }", `propose_dispatch_checks: "../x.yml" is not a workflow file name`},
 		{"{ commit_signing: gpg }", `commit_signing "gpg" is not a signing mode`},
+		{"{ requiredChecks: [ci, \"\"] }", `policy.box.gh-actions.requiredChecks item is empty`},
+		{"{ requiredChecks: ci }", `requiredChecks`},
 		{"{ private_egress_guard: yes please }", `private_egress_guard must be true or false`},
 		{"{ agent: codex exec }", `policy.box.gh-actions.agent: unknown preset "codex exec" (one of: claude, codex`},
 		{"{ agent: [] }", `policy.box.gh-actions.agent is empty`},
