@@ -20,7 +20,8 @@ import (
 // pinned codex CLI playing a scripted model. Every job runs what the generated workflow
 // declares (runner_test.go). At the end the pull request exists, its head has agent-review:
 // success, and branch protection requiring agent-review reports it mergeable; a second run of
-// the review with the verdict for a head the pull request no longer has leaves no status.
+// the review with the verdict for a head the pull request no longer has leaves no status. The
+// repository is provisioned first (autonomy provision), so the protection is the real one.
 func TestEndToEnd(t *testing.T) {
 	codex := agentcli.Require(t, "codex")
 	root := t.TempDir()
@@ -73,6 +74,12 @@ func TestEndToEnd(t *testing.T) {
 	}
 	defer fake.Close()
 	item := fake.AddIssue("Greet the user", "Add greeting.txt saying hello.")
+	// The maintainer provisions the repository: main protected, auto-merge allowed.
+	prov := exec.Command(bin, "provision", "../../../profiles/sdlc", "--repo", "o/r")
+	prov.Env = append(os.Environ(), "GH_TOKEN=ghs_e2e", "GITHUB_API_URL="+fake.URL)
+	if out, err := prov.CombinedOutput(); err != nil {
+		t.Fatalf("provision: %v\n%s", err, out)
+	}
 
 	home := cliHome(t)
 	r := &runner{t: t, origin: origin, artifacts: map[string]string{}, autonomy: bin, base: []string{
@@ -153,6 +160,9 @@ func TestEndToEnd(t *testing.T) {
 	if strings.Join(pr.Labels, ",") != "in-review" {
 		t.Errorf("labels %v, want in-review", pr.Labels)
 	}
+	if !fake.AutoMerge(pr.Number) {
+		t.Error("auto-merge is not armed")
+	}
 	head := gitRun(t, root, "--git-dir", origin, "rev-parse", "refs/heads/"+pr.Head)
 	if files := gitRun(t, root, "--git-dir", origin, "diff", "--name-only", "main", head); files != "greeting.txt" {
 		t.Errorf("the pull request changes %q, want greeting.txt", files)
@@ -170,16 +180,20 @@ func TestEndToEnd(t *testing.T) {
 	if out, ran := r.job(wf("reviewer"), "agent", rv, false); !ran || revModel.Err() != nil {
 		t.Fatalf("reviewer: ran %v, model %v\n%s", ran, revModel.Err(), out)
 	}
-	fake.Protect("main", ghfake.Protection{Contexts: []string{effect.StatusContext}, Strict: true})
 	if ok, _ := fake.Mergeable(pr.Number); ok {
 		t.Fatal("mergeable before the review job ran")
+	}
+	// CI, which provisioning requires too, passes on the head (played here).
+	ci := exec.Command("curl", "-sSf", "-X", "POST", "-H", "Authorization: Bearer ghs_e2e", fake.URL+"repos/o/r/statuses/"+head, "-d", `{"state":"success","context":"ci"}`)
+	if out, err := ci.CombinedOutput(); err != nil {
+		t.Fatalf("ci status: %v\n%s", err, out)
 	}
 	if out, ran := r.job(wf("reviewer"), "review", rv, false); !ran {
 		t.Fatalf("the review job was skipped\n%s", out)
 	}
 	st := fake.Statuses(head)
-	if len(st) != 1 || st[0].Context != effect.StatusContext || st[0].State != "success" {
-		t.Fatalf("statuses on %s: %+v", head, st)
+	if last := st[len(st)-1]; len(st) != 2 || last.Context != effect.StatusContext || last.State != "success" {
+		t.Fatalf("statuses on %s: %+v, want ci then agent-review: success", head, st)
 	}
 	if ok, why := fake.Mergeable(pr.Number); !ok {
 		t.Fatalf("not mergeable: %s", why)

@@ -42,7 +42,10 @@ type Env struct {
 	ResultSchema string
 	// RunURL links the run that acted.
 	RunURL string
-	Out    io.Writer
+	// GraphQLURL is GitHub's GraphQL endpoint (GITHUB_GRAPHQL_URL; "graphql" under the API root
+	// when empty).
+	GraphQLURL string
+	Out        io.Writer
 }
 
 // Policy is the part of policy.box the trusted jobs read.
@@ -97,6 +100,7 @@ func FromEnv(getenv func(string) string, out io.Writer) (*Env, error) {
 	if id := getenv("GITHUB_RUN_ID"); id != "" {
 		e.RunURL = server + "/" + repo + "/actions/runs/" + id
 	}
+	e.GraphQLURL = getenv("GITHUB_GRAPHQL_URL")
 	if r := getenv("AUTONOMY_REMOTE"); r != "" {
 		e.Remote = r
 	}

@@ -216,6 +216,29 @@ func TestProposeThenReview(t *testing.T) {
 	}
 }
 
+// TestProposeAutoMerge: auto-merge is armed where the repository allows it and the base is
+// protected; elsewhere the pull request stands and the output says why it is not armed.
+func TestProposeAutoMerge(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	p, err := Propose(ctx, w.env("develop"), w.agentBundle(map[string]string{"src/a.go": "package one\n"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.AutoMerge || !strings.Contains(p.AutoMergeError, "Auto merge is not allowed") || w.fake.AutoMerge(p.PR) {
+		t.Errorf("armed without the setting: %+v", p)
+	}
+	w.fake.SetSettings(ghfake.Settings{AllowAutoMerge: true})
+	w.fake.Protect("main", ghfake.Protection{Contexts: []string{StatusContext}})
+	p, err = Propose(ctx, w.env("develop"), w.agentBundle(map[string]string{"src/a.go": "package two\n"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.AutoMerge || !w.fake.AutoMerge(p.PR) {
+		t.Errorf("not armed: %+v", p)
+	}
+}
+
 // TestProposeRefuses: each change a proposer may not make is refused with a comment on the
 // work item naming the files, and nothing is pushed.
 func TestProposeRefuses(t *testing.T) {

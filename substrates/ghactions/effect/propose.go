@@ -31,6 +31,9 @@ type Proposal struct {
 	Created, Capped bool
 	// HumanRequired are the changed paths under policy.box.risk.human_required_paths.
 	HumanRequired []string
+	// AutoMerge is whether auto-merge is armed; AutoMergeError why not.
+	AutoMerge      bool
+	AutoMergeError string
 }
 
 var safeSubject = regexp.MustCompile(`^[A-Za-z0-9._-]{1,100}$`)
@@ -129,6 +132,7 @@ func Propose(ctx context.Context, e *Env, bundle string) (*Proposal, error) {
 		return nil, err
 	}
 	var existing *github.PullRequest
+	nodeID := ""
 	for _, pr := range open {
 		if pr.GetHead().GetRef() == p.Branch {
 			existing = pr
@@ -152,7 +156,7 @@ func Propose(ctx context.Context, e *Env, bundle string) (*Proposal, error) {
 	}
 	body += ".\n"
 	if existing != nil {
-		p.PR = existing.GetNumber()
+		p.PR, nodeID = existing.GetNumber(), existing.GetNodeID()
 		if _, _, err := e.Client.PullRequests.Edit(ctx, e.Owner, e.Repo, p.PR, &github.PullRequest{Body: github.String(body)}); err != nil {
 			return nil, fmt.Errorf("updating #%d: %w", p.PR, err)
 		}
@@ -166,7 +170,7 @@ func Propose(ctx context.Context, e *Env, bundle string) (*Proposal, error) {
 		if err != nil {
 			return nil, fmt.Errorf("opening the pull request: %w", err)
 		}
-		p.PR, p.Created = pr.GetNumber(), true
+		p.PR, p.Created, nodeID = pr.GetNumber(), true, pr.GetNodeID()
 	}
 	labels := []string{e.Policy.label("in-review")}
 	if len(p.HumanRequired) > 0 {
@@ -174,6 +178,13 @@ func Propose(ctx context.Context, e *Env, bundle string) (*Proposal, error) {
 	}
 	if _, _, err := e.Client.Issues.AddLabelsToIssue(ctx, e.Owner, e.Repo, p.PR, labels); err != nil {
 		return nil, fmt.Errorf("labelling #%d: %w", p.PR, err)
+	}
+	if err := e.armAutoMerge(ctx, nodeID); err != nil {
+		// The pull request stands; it merges by hand once protection is satisfied.
+		p.AutoMergeError = err.Error()
+		fmt.Fprintf(e.Out, "warning: auto-merge not armed on #%d: %v (run autonomy provision)\n", p.PR, err)
+	} else {
+		p.AutoMerge = true
 	}
 	// A pull request opened with the job's token fires no pull_request event: the reviewer and
 	// the checks are dispatched here.

@@ -145,6 +145,10 @@ func (s *Server) rateLimit(w http.ResponseWriter, now time.Time) bool {
 
 // route dispatches an authenticated request to its endpoint.
 func (s *Server) route(w http.ResponseWriter, req *http.Request) {
+	if req.URL.Path == "/graphql" && req.Method == http.MethodPost {
+		s.graphql(w, req)
+		return
+	}
 	parts := strings.Split(strings.Trim(req.URL.Path, "/"), "/")
 	if len(parts) < 3 || parts[0] != "repos" || !strings.EqualFold(parts[1], s.opts.Owner) || !strings.EqualFold(parts[2], s.opts.Repo) {
 		writeError(w, http.StatusNotFound, "Not Found", docsRoot)

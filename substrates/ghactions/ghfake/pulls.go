@@ -38,6 +38,8 @@ type Issue struct {
 	PR         bool
 	Head, Base string
 	Reviews    []string
+	// AutoMerge is whether auto-merge is armed (graphql.go).
+	AutoMerge bool
 }
 
 // Status is a commit status.
@@ -183,6 +185,7 @@ type labelJSON struct {
 
 type issueJSON struct {
 	Number  int         `json:"number"`
+	NodeID  string      `json:"node_id"`
 	Title   string      `json:"title"`
 	Body    string      `json:"body"`
 	State   string      `json:"state"`
@@ -195,7 +198,7 @@ type issueJSON struct {
 
 // issueJSON renders an issue or pull request; the caller holds mu.
 func (s *Server) issueJSON(is *Issue, kind string) issueJSON {
-	out := issueJSON{Number: is.Number, Title: is.Title, Body: is.Body, State: is.State, User: userJSON{"github-actions[bot]"},
+	out := issueJSON{Number: is.Number, NodeID: nodeID(is.Number), Title: is.Title, Body: is.Body, State: is.State, User: userJSON{"github-actions[bot]"},
 		HTMLURL: fmt.Sprintf("https://github.com/%s/%s/%s/%d", s.opts.Owner, s.opts.Repo, kind, is.Number), Labels: []labelJSON{}}
 	for _, l := range is.Labels {
 		out.Labels = append(out.Labels, labelJSON{l})
