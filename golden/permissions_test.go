@@ -148,6 +148,12 @@ func TestPermissionInvariants(t *testing.T) {
 					if model {
 						t.Errorf("%s: trusted job %s runs the model", wpath, id)
 					}
+					for k, v := range job.Env {
+						// A trusted job carries no text an outsider wrote.
+						if strings.Contains(v, ".body") || strings.Contains(v, ".title") {
+							t.Errorf("%s: trusted job %s reads %s from %s", wpath, id, k, v)
+						}
+					}
 					if job.Needs != "agent" || !installs {
 						t.Errorf("%s: trusted job %s must follow the agent job (needs: %v) and install the autonomy that compiled it (%v)", wpath, id, job.Needs, installs)
 					}

@@ -219,11 +219,12 @@ func (c *compiler) effectJob(a *ir.Actor, kind string, env mapping) mapping {
 	return job
 }
 
-// effectEnv is what a trusted job reads: the actor's params (resolved from the same trigger),
-// the subject, and the installation's data.
-func (c *compiler) effectEnv(a *ir.Actor, params []param, agentEnv mapping) mapping {
-	env := make(mapping, 0, len(params)+12)
-	paramEnv(&env, params)
+// effectEnv is what a trusted job reads: the subject (resolved from the same trigger) and the
+// installation's data.
+func (c *compiler) effectEnv(a *ir.Actor, agentEnv mapping) mapping {
+	// The params are not passed: a trusted job needs the subject only, and carries no text an
+	// outsider wrote (a comment's body) that it does not need.
+	env := make(mapping, 0, 12)
 	if s := subjectExpr(a); s != "" {
 		env.add("AUTONOMY_SUBJECT", expr(s))
 	}

@@ -244,7 +244,7 @@ func (c *compiler) agentWorkflow(a *ir.Actor) mapping {
 	job.add("steps", steps)
 	jobs := mapping{{key: "agent", value: job}}
 	if proposes {
-		penv := c.effectEnv(a, params, env)
+		penv := c.effectEnv(a, env)
 		if scope := c.proposeScope(a); scope != "" {
 			reviewEnv = append(reviewEnv, kv{key: "AUTONOMY_PROPOSE_SCOPE", value: literalValue(scope)})
 		}
@@ -252,7 +252,7 @@ func (c *compiler) agentWorkflow(a *ir.Actor) mapping {
 		jobs.add("propose", c.effectJob(a, "propose", penv))
 	}
 	if reviews {
-		jobs.add("review", c.effectJob(a, "review", c.effectEnv(a, params, env)))
+		jobs.add("review", c.effectJob(a, "review", c.effectEnv(a, env)))
 	}
 	wf.add("jobs", jobs)
 

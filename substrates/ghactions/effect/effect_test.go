@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -373,6 +374,13 @@ func TestReviewRefuses(t *testing.T) {
 		if !errors.As(err, &r) {
 			t.Errorf("%s: err = %v, want a refusal", name, err)
 		}
+	}
+	// A subject that is an issue, not a pull request (a reviewer fired by an issue comment).
+	re.Subject = strconv.Itoa(w.item)
+	_, err = Review(ctx, re, w.verdict(head, "approve"))
+	var r *Refused
+	if !errors.As(err, &r) || !strings.Contains(r.Reason, "is not a pull request") {
+		t.Errorf("a verdict for an issue: %v", err)
 	}
 	if st := w.fake.Statuses(head); len(st) != 0 {
 		t.Errorf("statuses posted: %+v", st)

@@ -63,7 +63,10 @@ func Review(ctx context.Context, e *Env, verdictPath string) (*Verdict, error) {
 	if v.HeadSHA == "" {
 		return nil, &Refused{"the verdict names no headSha: a verdict binds to the commit it reviewed"}
 	}
-	pull, _, err := e.Client.PullRequests.Get(ctx, e.Owner, e.Repo, pr)
+	pull, resp, err := e.Client.PullRequests.Get(ctx, e.Owner, e.Repo, pr)
+	if resp != nil && resp.StatusCode == 404 {
+		return nil, &Refused{fmt.Sprintf("#%d is not a pull request: a verdict applies to a pull request's head", pr)}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("reading #%d: %w", pr, err)
 	}
