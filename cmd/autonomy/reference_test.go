@@ -21,7 +21,6 @@ var deliberate = []string{
 	"local partial capability:@scope",
 	"GitHub cannot narrow",
 	"forwards no subject.ref",
-	"is accepted but not realized yet",
 	"private_egress_guard is not enforced",
 }
 

@@ -54,6 +54,7 @@ type Policy struct {
 		TaskStates      map[string]string `json:"taskStates"`
 		MaxOpenAgentPRs int               `json:"max_open_agent_prs"`
 		GHActions       struct {
+			CommitSigning   string   `json:"commit_signing"`
 			DispatchChecks  []string `json:"propose_dispatch_checks"`
 			DispatchReviews []string `json:"propose_dispatch_reviews"`
 		} `json:"gh-actions"`
@@ -143,6 +144,17 @@ func (e *Env) git(args ...string) (string, error) {
 		return "", fmt.Errorf("git %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
 	}
 	return strings.TrimSpace(string(out)), nil
+}
+
+// gitBytes runs git and returns its output as it is (a blob's content).
+func (e *Env) gitBytes(args ...string) ([]byte, error) {
+	cmd := exec.Command("git", args...)
+	cmd.Dir = e.Dir
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("git %s: %v", strings.Join(args, " "), err)
+	}
+	return out, nil
 }
 
 // remoteArgs are git's options to reach the remote with the job's token (http remotes only).

@@ -78,6 +78,9 @@ func newWorld(t *testing.T) *world {
 	return w
 }
 
+// deleted, as a file's content in agentBundle, removes the file.
+const deleted = "\x00deleted"
+
 // agentBundle is what the agent job exports: the commits an agent makes on a checkout of main,
 // bundled from the checked-out commit.
 func (w *world) agentBundle(files map[string]string) string {
@@ -89,6 +92,10 @@ func (w *world) agentBundle(files map[string]string) string {
 	run(t, w.root, "git", "clone", "--quiet", w.origin, dir)
 	base := run(t, dir, "git", "rev-parse", "HEAD")
 	for name, content := range files {
+		if content == deleted {
+			run(t, dir, "git", "rm", "--quiet", name)
+			continue
+		}
 		write(t, dir, name, content)
 	}
 	run(t, dir, "git", "add", "-A")
@@ -237,6 +244,39 @@ func TestProposeAutoMerge(t *testing.T) {
 	}
 	if !p.AutoMerge || !w.fake.AutoMerge(p.PR) {
 		t.Errorf("not armed: %+v", p)
+	}
+}
+
+// TestProposeSigned: with commit_signing: verified-api the commits are created through the Git
+// Data API (GitHub signs them), with the proposal's trees, messages and authors.
+func TestProposeSigned(t *testing.T) {
+	w := newWorld(t)
+	e := w.env("develop")
+	e.Policy.Box.GHActions.CommitSigning = SigningVerifiedAPI
+	bundle := w.agentBundle(map[string]string{"src/a.go": "package signed\n", "docs/ROADMAP.md": deleted, "new/file.txt": "x\n"})
+	p, err := Propose(context.Background(), e, bundle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	head := w.branch(p.Branch)
+	if !p.Signed || !w.fake.Verified(head) {
+		t.Fatalf("%+v: head %s not created through the API", p, head)
+	}
+	local := run(t, e.Dir, "git", "rev-parse", "refs/autonomy/proposed^{tree}")
+	if got := run(t, w.root, "git", "--git-dir", w.origin, "rev-parse", head+"^{tree}"); got != local {
+		t.Errorf("the signed head's tree %s differs from the proposal's %s", got, local)
+	}
+	if got := run(t, w.root, "git", "--git-dir", w.origin, "log", "-1", "--format=%an %s", head); !strings.HasPrefix(got, "bot agent: change") {
+		t.Errorf("author and message: %q", got)
+	}
+	// A second proposal moves the branch (force) onto new signed commits.
+	e2 := w.env("develop")
+	e2.Policy.Box.GHActions.CommitSigning = SigningVerifiedAPI
+	if _, err := Propose(context.Background(), e2, w.agentBundle(map[string]string{"src/a.go": "package again\n"})); err != nil {
+		t.Fatal(err)
+	}
+	if h := w.branch(p.Branch); h == head || !w.fake.Verified(h) {
+		t.Errorf("the branch did not move to a signed commit: %s", h)
 	}
 }
 

@@ -31,6 +31,9 @@ type Proposal struct {
 	Created, Capped bool
 	// HumanRequired are the changed paths under policy.box.risk.human_required_paths.
 	HumanRequired []string
+	// Signed is whether the commits were created through the Git Data API (commit_signing:
+	// verified-api), which GitHub signs.
+	Signed bool
 	// AutoMerge is whether auto-merge is armed; AutoMergeError why not.
 	AutoMerge      bool
 	AutoMergeError string
@@ -138,7 +141,17 @@ func Propose(ctx context.Context, e *Env, bundle string) (*Proposal, error) {
 			existing = pr
 		}
 	}
-	if _, err := e.git(append(e.remoteArgs(), "push", "--quiet", "--force", e.Remote, head+":refs/heads/"+p.Branch)...); err != nil {
+	if e.Policy.Box.GHActions.CommitSigning == SigningVerifiedAPI {
+		base, err := e.git("rev-parse", "refs/autonomy/base")
+		if err != nil {
+			return nil, err
+		}
+		// The local head keeps naming the proposal (its title); the branch holds GitHub's copies.
+		if _, err := e.pushSigned(ctx, base, head, p.Branch); err != nil {
+			return nil, err
+		}
+		p.Signed = true
+	} else if _, err := e.git(append(e.remoteArgs(), "push", "--quiet", "--force", e.Remote, head+":refs/heads/"+p.Branch)...); err != nil {
 		return nil, err
 	}
 	if max := e.Policy.Box.MaxOpenAgentPRs; existing == nil && max > 0 && len(open) >= max {

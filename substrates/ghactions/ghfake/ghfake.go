@@ -181,6 +181,7 @@ type Server struct {
 	full      map[string]*FullProtection
 	labels    map[string]string // name → color
 	variables map[string]string
+	verified  map[string]bool // commits created through the Git Data API
 }
 
 // The statuses and conclusions GitHub reports, and the values the status filter accepts.
