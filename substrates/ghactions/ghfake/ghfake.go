@@ -10,6 +10,12 @@
 // cancel take effect only after a delay, and the next requests hit a rate limit. Everything is
 // evaluated lazily under one lock: the fake starts no goroutine of its own besides the HTTP
 // server.
+//
+// With Options.GitDir (a bare git repository holding the branches) it is also the code host the
+// trusted jobs and autonomy provision use: pull requests, issues, comments, labels, reviews,
+// commit statuses, branch protection and Mergeable (pulls.go), repository settings, labels and
+// Actions variables (settings.go), the Git Data API (gitdata.go), and GraphQL's
+// enablePullRequestAutoMerge (graphql.go). A push to the bare repository is a push to GitHub.
 package ghfake
 
 import (

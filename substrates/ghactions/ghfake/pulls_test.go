@@ -94,3 +94,62 @@ func TestCodeHostErrors(t *testing.T) {
 		t.Error("the latest status of a context is what counts")
 	}
 }
+
+// TestSettingsErrors: settings, labels, variables and protection answer bad requests as GitHub does.
+func TestSettingsErrors(t *testing.T) {
+	s, _ := codeHost(t, Options{ReadOnlyToken: "ro"})
+	resp, body := call(t, s, "POST", "/repos/o/r/labels", `{"name":"ready","color":"ededed"}`)
+	if resp.StatusCode != 201 {
+		t.Fatalf("create label: %d %v", resp.StatusCode, body)
+	}
+	resp, body = call(t, s, "POST", "/repos/o/r/labels", `{"name":"Ready"}`)
+	wantError(t, resp, body, 422, "Validation Failed")
+	resp, body = call(t, s, "GET", "/repos/o/r/labels/nope", "")
+	wantError(t, resp, body, 404, "Not Found")
+	resp, _ = call(t, s, "POST", "/repos/o/r/actions/variables", `{"name":"AUTONOMY_PAUSED","value":"false"}`)
+	if resp.StatusCode != 201 {
+		t.Fatalf("create variable: %d", resp.StatusCode)
+	}
+	resp, body = call(t, s, "POST", "/repos/o/r/actions/variables", `{"name":"AUTONOMY_PAUSED","value":"true"}`)
+	wantError(t, resp, body, 409, "Already exists - Variable already exists")
+	resp, body = call(t, s, "POST", "/repos/o/r/actions/variables", `{"name":"GITHUB_X","value":"1"}`)
+	wantError(t, resp, body, 422, "Validation Failed")
+	resp, body = call(t, s, "GET", "/repos/o/r/actions/variables/NOPE", "")
+	wantError(t, resp, body, 404, "Not Found")
+	resp, body = call(t, s, "PUT", "/repos/o/r/branches/main/protection", `{"required_status_checks":null}`)
+	wantError(t, resp, body, 422, "Validation Failed")
+	resp, body = call(t, s, "PUT", "/repos/o/r/branches/nope/protection", `{"required_status_checks":null,"enforce_admins":true,"required_pull_request_reviews":null,"restrictions":null}`)
+	wantError(t, resp, body, 404, "Branch not found")
+	resp, body = call(t, s, "PUT", "/repos/o/r/actions/permissions/workflow", `{"default_workflow_permissions":"admin"}`)
+	wantError(t, resp, body, 422, "Validation Failed")
+	resp, body = call(t, s, "PATCH", "/repos/o/r", `{"allow_auto_merge":true}`, "Bearer ro")
+	wantError(t, resp, body, 403, "Resource not accessible by integration")
+	if s.CurrentSettings().AllowAutoMerge {
+		t.Error("a read-only token changed a setting")
+	}
+}
+
+// TestGitDataErrors: refs refuse a duplicate and a non-fast-forward update as GitHub does.
+func TestGitDataErrors(t *testing.T) {
+	s, head := codeHost(t, Options{})
+	resp, body := call(t, s, "POST", "/repos/o/r/git/refs", `{"ref":"refs/heads/main","sha":"`+head+`"}`)
+	wantError(t, resp, body, 422, "Validation Failed")
+	resp, body = call(t, s, "GET", "/repos/o/r/git/ref/heads/main", "")
+	if resp.StatusCode != 200 {
+		t.Fatalf("get ref: %d %v", resp.StatusCode, body)
+	}
+	main := body["object"].(map[string]any)["sha"].(string)
+	resp, body = call(t, s, "PATCH", "/repos/o/r/git/refs/heads/feature", `{"sha":"`+main+`"}`)
+	wantError(t, resp, body, 422, "Validation Failed")
+	if errs := body["errors"].([]any); errs[0].(map[string]any)["message"] != "Update is not a fast forward" {
+		t.Errorf("non-fast-forward: %v", body)
+	}
+	resp, _ = call(t, s, "PATCH", "/repos/o/r/git/refs/heads/feature", `{"sha":"`+main+`","force":true}`)
+	if resp.StatusCode != 200 {
+		t.Errorf("forced update: %d", resp.StatusCode)
+	}
+	resp, body = call(t, s, "GET", "/repos/o/r/git/commits/"+strings.Repeat("0", 40), "")
+	wantError(t, resp, body, 404, "Not Found")
+	resp, body = call(t, s, "POST", "/repos/o/r/git/trees", `{"base_tree":"nope","tree":[]}`)
+	wantError(t, resp, body, 422, "Validation Failed")
+}
