@@ -280,6 +280,30 @@ func TestProposeSigned(t *testing.T) {
 	}
 }
 
+// TestProposeScheduled: a proposer without a work item (the strategist's cron) keeps one standing
+// pull request on autonomy/<actor>/scheduled; a refusal is said in the log only.
+func TestProposeScheduled(t *testing.T) {
+	w := newWorld(t)
+	e := w.env("strategist")
+	e.Subject, e.Scope = "", "docs/ROADMAP.md"
+	p, err := Propose(context.Background(), e, w.agentBundle(map[string]string{"docs/ROADMAP.md": "# q3\n"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr, _ := w.fake.Issue(p.PR)
+	if p.Branch != "autonomy/strategist/scheduled" || strings.Contains(pr.Body, "Work item") {
+		t.Errorf("%+v, body %q", p, pr.Body)
+	}
+	var log strings.Builder
+	e2 := w.env("strategist")
+	e2.Subject, e2.Scope, e2.Out = "", "docs/ROADMAP.md", &log
+	_, err = Propose(context.Background(), e2, w.agentBundle(map[string]string{"src/a.go": "package x\n"}))
+	var r *Refused
+	if !errors.As(err, &r) || !strings.Contains(log.String(), "`src/a.go`") {
+		t.Errorf("err %v, log %q", err, log.String())
+	}
+}
+
 // TestProposeRefuses: each change a proposer may not make is refused with a comment on the
 // work item naming the files, and nothing is pushed.
 func TestProposeRefuses(t *testing.T) {

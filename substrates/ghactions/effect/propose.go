@@ -20,6 +20,10 @@ const workflowGlob = ".github/workflows/**"
 // BranchPrefix starts every branch a proposal is pushed to: autonomy/<actor>/<subject>.
 const BranchPrefix = "autonomy/"
 
+// ScheduledSubject is the subject of a proposer fired without a work item (by a schedule): its
+// branch is autonomy/<actor>/scheduled, one standing pull request updated by each run.
+const ScheduledSubject = "scheduled"
+
 // Proposal is what Propose did.
 type Proposal struct {
 	// Files are the paths the proposal changes.
@@ -51,12 +55,19 @@ func Propose(ctx context.Context, e *Env, bundle string) (*Proposal, error) {
 		fmt.Fprintf(e.Out, "%s made no commits: nothing to propose\n", e.Actor)
 		return nil, nil
 	}
-	if !safeSubject.MatchString(e.Subject) || !safeSubject.MatchString(e.Actor) {
-		return nil, fmt.Errorf("actor %q and subject %q must be names (letters, digits, . _ -): they name the branch", e.Actor, e.Subject)
+	subject, item := e.Subject, 0
+	if subject == "" {
+		// A proposer without a work item (one on a schedule) has one standing proposal.
+		subject = ScheduledSubject
+	} else {
+		n, err := strconv.Atoi(subject)
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("the subject %q is not a work item number", subject)
+		}
+		item = n
 	}
-	item, err := strconv.Atoi(e.Subject)
-	if err != nil || item < 1 {
-		return nil, fmt.Errorf("the subject %q is not a work item number", e.Subject)
+	if !safeSubject.MatchString(e.Actor) {
+		return nil, fmt.Errorf("actor %q must be a name (letters, digits, . _ -): it names the branch", e.Actor)
 	}
 	repo, _, err := e.Client.Repositories.Get(ctx, e.Owner, e.Repo)
 	if err != nil {
@@ -78,7 +89,9 @@ func Propose(ctx context.Context, e *Env, bundle string) (*Proposal, error) {
 		if e.RunURL != "" {
 			msg += "\n\n(" + e.RunURL + ")"
 		}
-		if err := e.comment(ctx, item, msg); err != nil {
+		if item == 0 {
+			fmt.Fprintln(e.Out, msg) // no work item to say it on: the run's log says it
+		} else if err := e.comment(ctx, item, msg); err != nil {
 			return nil, fmt.Errorf("%s; and saying so on #%d failed: %w", reason, item, err)
 		}
 		return nil, &Refused{reason + ": " + strings.Join(files, ", ")}
@@ -129,7 +142,7 @@ func Propose(ctx context.Context, e *Env, bundle string) (*Proposal, error) {
 		return refuse("it does not apply to the current "+def+"; these files conflict", conflicts)
 	}
 
-	p := &Proposal{Files: files, Branch: BranchPrefix + e.Actor + "/" + e.Subject, HumanRequired: matching(files, e.HumanPaths)}
+	p := &Proposal{Files: files, Branch: BranchPrefix + e.Actor + "/" + subject, HumanRequired: matching(files, e.HumanPaths)}
 	open, err := e.openAgentPulls(ctx)
 	if err != nil {
 		return nil, err
@@ -157,13 +170,18 @@ func Propose(ctx context.Context, e *Env, bundle string) (*Proposal, error) {
 	if max := e.Policy.Box.MaxOpenAgentPRs; existing == nil && max > 0 && len(open) >= max {
 		p.Capped = true
 		msg := fmt.Sprintf("**%s**: %d agent pull requests are open, the most `policy.box.max_open_agent_prs` allows; the change is on branch `%s`, and no pull request was opened.", e.Actor, len(open), p.Branch)
-		if err := e.comment(ctx, item, msg); err != nil {
-			return nil, err
+		if item != 0 {
+			if err := e.comment(ctx, item, msg); err != nil {
+				return nil, err
+			}
 		}
 		fmt.Fprintln(e.Out, msg)
 		return p, nil
 	}
-	body := fmt.Sprintf("Work item: #%d\n\nProposed by the agent `%s`", item, e.Actor)
+	body := fmt.Sprintf("Proposed by the agent `%s`", e.Actor)
+	if item != 0 {
+		body = fmt.Sprintf("Work item: #%d\n\n", item) + body
+	}
 	if e.RunURL != "" {
 		body += " in " + e.RunURL
 	}
