@@ -178,11 +178,13 @@ type actorManifest struct {
 	Behavior     string      `json:"behavior"`
 	Capabilities []string    `json:"capabilities"`
 	Permissions  Permissions `json:"permissions"`
-	Triggers     []trigger   `json:"triggers"`
-	Params       []param     `json:"params"`
-	Reviewer     string      `json:"reviewer,omitempty"`
-	Timeout      int         `json:"timeoutMinutes,omitempty"`
-	Warnings     []string    `json:"warnings"`
+	// Effects are the trusted jobs after the agent job ("propose", "review"), by job id.
+	Effects  []string  `json:"effects,omitempty"`
+	Triggers []trigger `json:"triggers"`
+	Params   []param   `json:"params"`
+	Reviewer string    `json:"reviewer,omitempty"`
+	Timeout  int       `json:"timeoutMinutes,omitempty"`
+	Warnings []string  `json:"warnings"`
 }
 
 type trigger struct {

@@ -284,3 +284,14 @@ func reachable(rv *ir.Actor) *ir.Actor {
 		Params: []ir.Param{{Name: ir.String{Value: name, Pos: rv.TriggersPos}, Source: ir.String{Value: "subject.ref", Pos: rv.TriggersPos}}}})
 	return &b
 }
+
+// effectKinds names the trusted jobs an agent job is followed by, in workflow order.
+func effectKinds(propose, review bool) []string {
+	switch {
+	case propose:
+		return []string{"propose"}
+	case review:
+		return []string{"review"}
+	}
+	return nil
+}

@@ -259,7 +259,7 @@ func (c *compiler) agentWorkflow(a *ir.Actor) mapping {
 	c.actors = append(c.actors, actorManifest{
 		Name: name, Kind: "agent", Workflow: WorkflowPath(name), Behavior: behaviorPath(a),
 		Capabilities: capabilityStrings(a), Permissions: r.perms, Triggers: triggerManifest(a), Params: params,
-		Reviewer: a.Review.Value, Timeout: a.Timeout.Value,
+		Reviewer: a.Review.Value, Timeout: a.Timeout.Value, Effects: effectKinds(proposes, reviews),
 	})
 	return wf
 }
