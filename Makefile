@@ -50,8 +50,8 @@ conformance: ## regenerate docs/conformance.md from autonomy conformance (review
 agent-install: ## install the pinned agent CLIs (codex, claude) into the agent cache (AUTONOMY_AGENT_CACHE, default ~/.cache/autonomy-agents)
 	scripts/install-agents.sh
 
-agent-smoke: agent-install ## run every agent preset's pinned CLI against the scripted model, on both substrates (needs node, npm, bubblewrap, socat)
-	AUTONOMY_AGENT_SMOKE=1 $(GO) test -v -count=1 -timeout 20m ./substrates/agent ./internal/modelfake
+agent-smoke: agent-install ## run every agent preset's pinned CLI against the scripted model, on both substrates, and the gh-actions end-to-end test (needs node, npm, bubblewrap, socat)
+	AUTONOMY_AGENT_SMOKE=1 $(GO) test -v -count=1 -timeout 20m ./substrates/agent ./internal/modelfake ./substrates/ghactions/effect
 
 clean: ## remove build output
 	rm -rf bin

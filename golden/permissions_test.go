@@ -24,6 +24,16 @@ var standard = map[string]map[string]string{
 	"agent:list":     {"actions": "read"},
 }
 
+// effect is what each trusted job may hold (docs/gh-actions.md): it runs autonomy, never the
+// model. The propose job comments on the work item when it refuses a change (issues: write).
+var effect = map[string]map[string]string{
+	"propose": {"contents": "write", "pull-requests": "write", "actions": "write", "issues": "write"},
+	"review":  {"contents": "read", "pull-requests": "write", "statuses": "write"},
+}
+
+// mergeRelevant are the powers the job that runs the model never holds.
+var mergeRelevant = []string{"contents", "statuses", "pull-requests"}
+
 // baseline is what every job may read.
 var baseline = map[string]string{"contents": "read", "issues": "read", "pull-requests": "read"}
 
@@ -38,8 +48,10 @@ func level(access string) int {
 }
 
 // TestPermissionInvariants checks every golden gh-actions workflow: the workflow holds no
-// permission, no job exceeds its actor's capability mapping, and no job holds both
-// contents: write and statuses: write (the merge boundary).
+// permission, no job exceeds its actor's capability mapping, no job holds both
+// contents: write and statuses: write (the merge boundary), no job that runs the model holds
+// contents, statuses or pull-requests: write, and those powers sit in trusted jobs that run
+// autonomy, never the model.
 func TestPermissionInvariants(t *testing.T) {
 	manifests, _ := filepath.Glob("*/gh-actions/" + ghactions.ManifestPath)
 	if len(manifests) == 0 {
@@ -71,6 +83,9 @@ func TestPermissionInvariants(t *testing.T) {
 				if strings.Contains(c, "@") {
 					continue // GitHub cannot scope a permission: a scoped capability grants nothing
 				}
+				if c == "code:propose" || c == "code:review" {
+					continue // realized by the trusted jobs, checked against effect
+				}
 				for s, acc := range standard[c] {
 					if level(acc) > level(allowed[s]) {
 						allowed[s] = acc
@@ -86,8 +101,12 @@ func TestPermissionInvariants(t *testing.T) {
 				Permissions *map[string]string `yaml:"permissions"`
 				Jobs        map[string]struct {
 					Permissions map[string]string `yaml:"permissions"`
+					Needs       any               `yaml:"needs"`
+					Env         map[string]string `yaml:"env"`
 					Steps       []struct {
-						Env map[string]string `yaml:"env"`
+						Name string            `yaml:"name"`
+						Env  map[string]string `yaml:"env"`
+						Run  string            `yaml:"run"`
 					} `yaml:"steps"`
 				} `yaml:"jobs"`
 			}
@@ -102,17 +121,64 @@ func TestPermissionInvariants(t *testing.T) {
 				if job.Permissions == nil {
 					t.Errorf("%s: job %s has no permissions block (it would get the repository default)", wpath, id)
 				}
-				oidc := false
+				oidc, model, installs := false, false, false
+				_, behavior := job.Env["AUTONOMY_BEHAVIOR"]
+				model = behavior
 				for _, s := range job.Steps {
 					if _, ok := s.Env["AUTONOMY_OIDC_AUDIENCE"]; ok {
 						oidc = true
 					}
+					for k := range s.Env {
+						if strings.HasPrefix(k, "AUTONOMY_AGENT_") || strings.HasPrefix(k, "AUTONOMY_RUN_") {
+							model = true
+						}
+					}
+					if s.Name == "Install autonomy" && s.Env["AUTONOMY_MODULE"] == "github.com/autonomyhq/autonomy" && strings.Contains(s.Run, "AUTONOMY_SUM") {
+						installs = true
+					}
+				}
+				may := allowed
+				if model {
+					for _, scope := range mergeRelevant {
+						if job.Permissions[scope] == "write" {
+							t.Errorf("%s: job %s runs the model and holds %s: write", wpath, id, scope)
+						}
+					}
+				}
+				if kind, ok := effect[id]; ok {
+					may = kind
+					if model {
+						t.Errorf("%s: trusted job %s runs the model", wpath, id)
+					}
+					for k, v := range job.Env {
+						// A trusted job carries no text an outsider wrote.
+						if strings.Contains(v, ".body") || strings.Contains(v, ".title") {
+							t.Errorf("%s: trusted job %s reads %s from %s", wpath, id, k, v)
+						}
+					}
+					if job.Needs != "agent" || !installs {
+						t.Errorf("%s: trusted job %s must follow the agent job (needs: %v) and install the autonomy that compiled it (%v)", wpath, id, job.Needs, installs)
+					}
+					runs := false
+					for _, s := range job.Steps {
+						runs = runs || strings.HasPrefix(s.Run, `"$AUTONOMY_BIN" gh `+id+` `)
+					}
+					if !runs {
+						t.Errorf("%s: trusted job %s does not run autonomy gh %s", wpath, id, id)
+					}
+					want := "code:propose"
+					if id == "review" {
+						want = "code:review"
+					}
+					if !holds(a.Capabilities, want) {
+						t.Errorf("%s: job %s, but actor %s does not hold %s", wpath, id, a.Name, want)
+					}
 				}
 				for scope, acc := range job.Permissions {
-					if scope == "id-token" && acc == "write" && oidc {
+					if scope == "id-token" && acc == "write" && oidc && model {
 						continue // the model credential is minted by OIDC in this job
 					}
-					if level(acc) == 0 || level(acc) > level(allowed[scope]) {
+					if level(acc) == 0 || level(acc) > level(may[scope]) {
 						t.Errorf("%s: job %s holds %s: %s, beyond what %v maps to", wpath, id, scope, acc, a.Capabilities)
 					}
 				}
@@ -125,4 +191,14 @@ func TestPermissionInvariants(t *testing.T) {
 	if jobs == 0 {
 		t.Fatal("no job checked")
 	}
+}
+
+// holds reports whether caps holds capability c, scoped or not.
+func holds(caps []string, c string) bool {
+	for _, x := range caps {
+		if x == c || strings.HasPrefix(x, c+"@") {
+			return true
+		}
+	}
+	return false
 }

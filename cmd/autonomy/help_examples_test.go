@@ -190,6 +190,9 @@ func TestHelpExamplesWork(t *testing.T) {
 			if ex.args[0] == "doctor" {
 				doctorReady(t, ex)
 			}
+			if ex.args[0] == "provision" {
+				provisionFake(t, flagValue(ex.args, "--repo")) // on a simulated GitHub API, the token in GH_TOKEN
+			}
 			if ex.args[0] == "conformance" && strings.Contains(line, "--repo") {
 				fakeGitHubFor(t, ex)
 			}

@@ -20,9 +20,7 @@ var deliberate = []string{
 	"local unsupported trigger:event",
 	"local partial capability:@scope",
 	"GitHub cannot narrow",
-	"has no dispatch trigger forwarding subject.ref",
 	"forwards no subject.ref",
-	"is accepted but not realized yet",
 	"private_egress_guard is not enforced",
 }
 

@@ -84,7 +84,7 @@ Exit codes: 0 ok, 1 problems found, 2 usage or I/O error (also when no command i
 		SilenceErrors: true,
 	}
 	root.CompletionOptions.HiddenDefaultCmd = true
-	root.AddCommand(newValidate(), newCompile(), newCheck(), newRunner(), newConformance(), newPlaybook(), newCatalog(), newSchema(), newVersion(), newDoctor())
+	root.AddCommand(newValidate(), newCompile(), newCheck(), newRunner(), newConformance(), newPlaybook(), newCatalog(), newSchema(), newVersion(), newDoctor(), newGH(), newProvision())
 	return root
 }
 

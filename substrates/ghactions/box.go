@@ -57,7 +57,7 @@ type credential struct {
 var (
 	envNameRe    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 	runnerNameRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
-	boxKeys      = []string{"model", "agent", "install", "credential", "runsOn", "trustedRoles", "git"}
+	boxKeys      = []string{"model", "agent", "install", "credential", "runsOn", "trustedRoles", "git", "requiredChecks"}
 )
 
 // boxReader reads policy.box.gh-actions, collecting every problem.
@@ -190,6 +190,10 @@ func (r *boxReader) key(b *box, k, v *yaml.Node) {
 		if len(b.runsOn) == 0 {
 			b.runsOn = []string{defaultRunsOn}
 		}
+	case "requiredChecks":
+		// Read by autonomy provision (from .autonomy/policy.json): the status checks branch
+		// protection requires besides agent-review.
+		r.argv(v, "requiredChecks", "e.g. requiredChecks: [ci, lint]")
 	case "trustedRoles":
 		roles := r.argv(v, "trustedRoles", "e.g. trustedRoles: [OWNER, MEMBER]")
 		for i, role := range roles {

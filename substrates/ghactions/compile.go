@@ -16,7 +16,10 @@ import (
 const Name = "gh-actions"
 
 // Substrate is the gh-actions substrate.
-type Substrate struct{}
+type Substrate struct {
+	// Tool is the autonomy the trusted jobs install (Self when nil).
+	Tool *Tool
+}
 
 // Name returns "gh-actions".
 func (Substrate) Name() string { return Name }
@@ -55,6 +58,10 @@ type compiler struct {
 	// Parts every workflow shares, built on first use.
 	runParts    map[string]runParts // by scriptKey
 	installStep mapping
+	toolInstall mapping
+	effectSteps map[string]seq // by effect kind
+	exports     map[string]seq // the agent job's export steps, by effects
+	tool        Tool
 	roles       string
 	realized    map[string]realized
 	// inputLabel is the tracker label mapped to input-required.
@@ -64,11 +71,22 @@ type compiler struct {
 }
 
 // Compile realizes the profile as GitHub Actions workflows.
-func (Substrate) Compile(p *ir.Profile) (substrates.Output, error) {
+func (s Substrate) Compile(p *ir.Profile) (substrates.Output, error) {
 	b, diags := readBox(p)
-	c := &compiler{p: p, box: b, paths: map[string]string{}, errors: diags, runParts: map[string]runParts{}, inputLabel: "input-required", byName: make(map[string]*ir.Actor, len(p.Actors))}
+	tool := Self
+	if s.Tool != nil {
+		tool = *s.Tool
+	}
+	c := &compiler{p: p, box: b, tool: tool, paths: map[string]string{}, errors: diags, runParts: map[string]runParts{}, inputLabel: "input-required", byName: make(map[string]*ir.Actor, len(p.Actors))}
 	for _, a := range p.Actors {
 		c.byName[a.Name.Value] = a
+	}
+	// A reviewer must be reachable by the proposer's trusted job (a pull request it opens fires
+	// no pull_request event): give it a dispatch trigger forwarding subject.ref when it has none.
+	for _, a := range p.Actors {
+		if rv := c.byName[a.Review.Value]; a.Review.Value != "" && rv != nil && !rv.IsHuman() {
+			c.byName[rv.Name.Value] = reachable(rv)
+		}
 	}
 	for _, ts := range p.Policy.TaskStates {
 		if ts.State == "input-required" && ts.Label.Value != "" {
@@ -81,7 +99,7 @@ func (Substrate) Compile(p *ir.Profile) (substrates.Output, error) {
 		c.json(HumanRequiredPath, "policy.box.risk.human_required_paths", humanPathsDoc{c.humanPaths})
 	}
 	for _, a := range p.Actors {
-		c.actor(a)
+		c.actor(c.byName[a.Name.Value])
 	}
 	c.copies()
 	if c.errors.HasErrors() {

@@ -96,53 +96,83 @@ func agent(caps string, triggers string) string {
 
 const dispatchRef = "      - { dispatch: true, params: { ISSUE: subject.ref } }\n"
 
+// TestPermissionsFromCapabilities: the agent job (the one that runs the model) gets the
+// capabilities' permissions except the merge-relevant ones, which go to a trusted job after it.
 func TestPermissionsFromCapabilities(t *testing.T) {
 	cases := []struct {
 		caps string
 		want map[string]any
+		// effect is the trusted job that follows, with its permissions.
+		effect     string
+		effectWant map[string]any
 	}{
-		{"", map[string]any{"contents": "read", "issues": "read", "pull-requests": "read"}},
-		{"code:propose", map[string]any{"contents": "write", "issues": "read", "pull-requests": "write", "actions": "write"}},
-		{"code:review", map[string]any{"contents": "read", "issues": "read", "pull-requests": "read", "statuses": "write"}},
-		{"tasks:author", map[string]any{"contents": "read", "issues": "write", "pull-requests": "read"}},
-		{"tasks:converse", map[string]any{"contents": "read", "issues": "write", "pull-requests": "read"}},
-		{"agent:launch", map[string]any{"contents": "read", "issues": "read", "pull-requests": "read", "actions": "write"}},
-		{"agent:cancel", map[string]any{"contents": "read", "issues": "read", "pull-requests": "read", "actions": "write"}},
-		{"agent:list", map[string]any{"contents": "read", "issues": "read", "pull-requests": "read", "actions": "read"}},
-		{"agent:list, agent:launch", map[string]any{"contents": "read", "issues": "read", "pull-requests": "read", "actions": "write"}},
+		{"", map[string]any{"contents": "read", "issues": "read", "pull-requests": "read"}, "", nil},
+		{"code:propose", map[string]any{"contents": "read", "issues": "read", "pull-requests": "read"},
+			"propose", map[string]any{"contents": "write", "issues": "write", "pull-requests": "write", "actions": "write"}},
+		{"code:review", map[string]any{"contents": "read", "issues": "read", "pull-requests": "read"},
+			"review", map[string]any{"contents": "read", "pull-requests": "write", "statuses": "write"}},
+		// A scope is enforced by autonomy gh propose, so the scoped proposer proposes too.
+		{"code:propose@docs", map[string]any{"contents": "read", "issues": "read", "pull-requests": "read"},
+			"propose", map[string]any{"contents": "write", "issues": "write", "pull-requests": "write", "actions": "write"}},
+		{"tasks:author", map[string]any{"contents": "read", "issues": "write", "pull-requests": "read"}, "", nil},
+		{"tasks:converse", map[string]any{"contents": "read", "issues": "write", "pull-requests": "read"}, "", nil},
+		{"agent:launch", map[string]any{"contents": "read", "issues": "read", "pull-requests": "read", "actions": "write"}, "", nil},
+		{"agent:cancel", map[string]any{"contents": "read", "issues": "read", "pull-requests": "read", "actions": "write"}, "", nil},
+		{"agent:list", map[string]any{"contents": "read", "issues": "read", "pull-requests": "read", "actions": "read"}, "", nil},
+		{"agent:list, agent:launch", map[string]any{"contents": "read", "issues": "read", "pull-requests": "read", "actions": "write"}, "", nil},
 		// GitHub cannot express these: no permission beyond the baseline.
-		{"agent:update", map[string]any{"contents": "read", "issues": "read", "pull-requests": "read"}},
-		{"code:propose@docs", map[string]any{"contents": "read", "issues": "read", "pull-requests": "read"}},
+		{"agent:update", map[string]any{"contents": "read", "issues": "read", "pull-requests": "read"}, "", nil},
 	}
 	for _, c := range cases {
 		out := compileOK(t, agent(c.caps, dispatchRef))
-		j := job(t, file(t, out, WorkflowPath("a")), "agent")
-		got, _ := j["permissions"].(map[string]any)
-		if len(got) != len(c.want) {
-			t.Errorf("[%s]: permissions %v, want %v", c.caps, got, c.want)
-			continue
+		wf := file(t, out, WorkflowPath("a"))
+		samePerms(t, c.caps+" agent", job(t, wf, "agent")["permissions"], c.want)
+		for _, kind := range []string{"propose", "review"} {
+			has := strings.Contains(wf, "\n  "+kind+":\n")
+			if has != (kind == c.effect) {
+				t.Errorf("[%s]: has a %s job: %v", c.caps, kind, has)
+			}
 		}
-		for k, v := range c.want {
-			if got[k] != v {
-				t.Errorf("[%s]: %s = %v, want %v", c.caps, k, got[k], v)
+		if c.effect != "" {
+			j := job(t, wf, c.effect)
+			samePerms(t, c.caps+" "+c.effect, j["permissions"], c.effectWant)
+			if j["needs"] != "agent" {
+				t.Errorf("[%s]: the %s job needs %v, want agent", c.caps, c.effect, j["needs"])
 			}
 		}
 	}
 }
 
+func samePerms(t *testing.T, what string, gotAny any, want map[string]any) {
+	t.Helper()
+	got, _ := gotAny.(map[string]any)
+	if len(got) != len(want) {
+		t.Errorf("[%s]: permissions %v, want %v", what, got, want)
+		return
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("[%s]: %s = %v, want %v", what, k, got[k], v)
+		}
+	}
+}
+
 func TestUnexpressedCapabilitiesWarn(t *testing.T) {
-	out := compileOK(t, agent("code:propose@docs, agent:update", dispatchRef))
+	out := compileOK(t, agent("agent:launch@a, agent:update, code:propose@docs", dispatchRef))
 	var msgs []string
 	for _, w := range out.Warnings {
 		msgs = append(msgs, w.Message)
 	}
 	all := strings.Join(msgs, "\n")
-	for _, want := range []string{`GitHub cannot narrow actions: write, contents: write, pull-requests: write to "docs"`, `agent:update has no GitHub token permission`} {
+	if strings.Contains(all, "code:propose@docs") {
+		t.Errorf("a scoped code:propose is warned about, but the propose job enforces it:\n%s", all)
+	}
+	for _, want := range []string{`GitHub cannot narrow actions: write to "a"`, `agent:update has no GitHub token permission`} {
 		if !strings.Contains(all, want) {
 			t.Errorf("no warning containing %q in:\n%s", want, all)
 		}
 	}
-	if !strings.Contains(file(t, out, WorkflowPath("a")), "AUTONOMY_CAPABILITIES: code:propose@docs agent:update") {
+	if !strings.Contains(file(t, out, WorkflowPath("a")), "AUTONOMY_CAPABILITIES: agent:launch@a agent:update code:propose@docs") {
 		t.Error("the scope does not reach the agent as env")
 	}
 }
@@ -155,6 +185,8 @@ func TestBoxErrors(t *testing.T) {
 		{"{ credential: { secret: KEY }, proxy_host: p.example }", `policy.box.gh-actions.proxy_host and credential both set the same thing`},
 		{"{ propose_dispatch_checks: [\"../x.yml\"] }", `propose_dispatch_checks: "../x.yml" is not a workflow file name`},
 		{"{ commit_signing: gpg }", `commit_signing "gpg" is not a signing mode`},
+		{"{ requiredChecks: [ci, \"\"] }", `policy.box.gh-actions.requiredChecks item is empty`},
+		{"{ requiredChecks: ci }", `requiredChecks`},
 		{"{ private_egress_guard: yes please }", `private_egress_guard must be true or false`},
 		{"{ agent: codex exec }", `policy.box.gh-actions.agent: unknown preset "codex exec" (one of: claude, codex`},
 		{"{ agent: [] }", `policy.box.gh-actions.agent is empty`},
@@ -338,15 +370,48 @@ func TestResourceInGeneratedDirRefused(t *testing.T) {
 	}
 }
 
-func TestReviewerNotDispatchable(t *testing.T) {
-	y := head + "  p:\n    behavior: skills/a\n    capabilities: [code:propose]\n    triggers: [{ dispatch: true }]\n    review: r\n" +
-		"  r:\n    behavior: skills/a\n    capabilities: [code:review]\n    triggers: [{ cron: \"0 * * * *\" }]\n"
-	out := compileOK(t, y)
-	if !strings.Contains(out.Warnings.String(), `its reviewer "r" has no dispatch trigger forwarding subject.ref`) {
-		t.Errorf("missing warning:\n%s", out.Warnings)
+// TestReviewerReachable: an actor named in another's review: gets workflow_dispatch with its
+// ref input even when it declares only events or a cron, and the param resolves from whichever
+// trigger fired (the number of a pull_request_target, or the input).
+func TestReviewerReachable(t *testing.T) {
+	prt := "      - { event: pull_request_target, config: { types: [opened] }, params: { NUM: subject.ref } }\n"
+	cases := []struct {
+		name, triggers, input, expr string
+	}{
+		{"cron only", "      - { cron: \"0 * * * *\" }\n", "PR", "${{ github.event_name == 'workflow_dispatch' && (inputs.PR) || '' }}"},
+		{"events only", prt, "NUM", "${{ github.event_name == 'pull_request_target' && (github.event.pull_request.number) || github.event_name == 'workflow_dispatch' && (inputs.NUM) || '' }}"},
 	}
-	if !strings.Contains(file(t, out, WorkflowPath("p")), "AUTONOMY_REVIEWER_WORKFLOW: r.yml") {
-		t.Error("the proposer does not receive its reviewer's workflow")
+	for _, c := range cases {
+		y := head + "  p:\n    behavior: skills/a\n    capabilities: [code:propose]\n    triggers: [{ dispatch: true }]\n    review: r\n" +
+			"  r:\n    behavior: skills/a\n    capabilities: [code:review]\n    triggers:\n" + c.triggers
+		out := compileOK(t, y)
+		if strings.Contains(out.Warnings.String(), "no dispatch trigger") {
+			t.Errorf("%s: warned:\n%s", c.name, out.Warnings)
+		}
+		var wf struct {
+			On   map[string]yaml.Node
+			Jobs map[string]struct{ Env map[string]string }
+		}
+		if err := yaml.Unmarshal([]byte(file(t, out, WorkflowPath("r"))), &wf); err != nil {
+			t.Fatal(err)
+		}
+		var d struct {
+			Inputs map[string]struct{ Description string }
+		}
+		n := wf.On["workflow_dispatch"]
+		if err := n.Decode(&d); err != nil || d.Inputs[c.input].Description != "subject.ref" {
+			t.Errorf("%s: workflow_dispatch inputs %v (%v), want %s", c.name, d.Inputs, err, c.input)
+		}
+		if got := wf.Jobs["agent"].Env[c.input]; got != c.expr {
+			t.Errorf("%s: %s resolves from %q, want %q", c.name, c.input, got, c.expr)
+		}
+		if got := wf.Jobs["review"].Env["AUTONOMY_SUBJECT"]; !strings.Contains(got, "inputs."+c.input) {
+			t.Errorf("%s: the review job's subject %q does not read the input", c.name, got)
+		}
+		p := file(t, out, WorkflowPath("p"))
+		if !strings.Contains(p, "AUTONOMY_REVIEWER_WORKFLOW: r.yml") || !strings.Contains(p, "AUTONOMY_REVIEWER_REF_INPUT: "+c.input) {
+			t.Errorf("%s: the proposer does not receive its reviewer's workflow and input", c.name)
+		}
 	}
 }
 

@@ -170,7 +170,7 @@ func (c *compiler) resultSchema(a *ir.Actor, path string) {
 	c.json(path, fmt.Sprintf("the result schema of actor %q", a.Name.Value), a.Result.Inline)
 }
 
-// actorManifest is one actor in .autonomy/manifest.json.
+// actorManifest is one actor in .autonomy/gh-actions/manifest.json.
 type actorManifest struct {
 	Name         string      `json:"name"`
 	Kind         string      `json:"kind"`
@@ -178,11 +178,13 @@ type actorManifest struct {
 	Behavior     string      `json:"behavior"`
 	Capabilities []string    `json:"capabilities"`
 	Permissions  Permissions `json:"permissions"`
-	Triggers     []trigger   `json:"triggers"`
-	Params       []param     `json:"params"`
-	Reviewer     string      `json:"reviewer,omitempty"`
-	Timeout      int         `json:"timeoutMinutes,omitempty"`
-	Warnings     []string    `json:"warnings"`
+	// Effects are the trusted jobs after the agent job ("propose", "review"), by job id.
+	Effects  []string  `json:"effects,omitempty"`
+	Triggers []trigger `json:"triggers"`
+	Params   []param   `json:"params"`
+	Reviewer string    `json:"reviewer,omitempty"`
+	Timeout  int       `json:"timeoutMinutes,omitempty"`
+	Warnings []string  `json:"warnings"`
 }
 
 type trigger struct {

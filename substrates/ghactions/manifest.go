@@ -138,7 +138,7 @@ func (w *jsonWriter) strings(k string, vs []string) {
 	w.close(']')
 }
 
-// manifest writes .autonomy/manifest.json: what was installed, with the hash of every file.
+// manifest writes .autonomy/gh-actions/manifest.json: what was installed, with the hash of every file.
 func (c *compiler) manifest() {
 	byActor := map[string][]string{}
 	all := []string{}
@@ -173,6 +173,21 @@ func (c *compiler) manifest() {
 			w.field(s, string(a.Permissions[s]))
 		}
 		w.close('}')
+		if len(a.Effects) > 0 {
+			// The trusted jobs and what each may do (EffectGrant).
+			w.key("effects")
+			w.open('{')
+			for _, kind := range a.Effects {
+				w.key(kind)
+				w.open('{')
+				g := EffectGrant(kind)
+				for _, s := range g.sortedScopes() {
+					w.field(s, string(g[s]))
+				}
+				w.close('}')
+			}
+			w.close('}')
+		}
 		w.key("triggers")
 		w.open('[')
 		for _, t := range a.Triggers {

@@ -90,7 +90,7 @@ func realize(a *ir.Actor) realized {
 	r := realized{perms: Permissions{}, unexpressed: unexpressed(a)}
 	r.perms.merge(baseline)
 	for _, c := range a.Capabilities {
-		if g, ok := grants[c.Name]; ok && c.Scope == "" {
+		if g, ok := grants[c.Name]; ok && c.Scope == "" && modelHeld(c) {
 			r.perms.merge(g)
 		}
 	}
@@ -101,7 +101,7 @@ func realize(a *ir.Actor) realized {
 func unexpressed(a *ir.Actor) []ir.Capability {
 	var out []ir.Capability
 	for _, c := range a.Capabilities {
-		if _, ok := grants[c.Name]; (c.Scope != "" || !ok) && c.Name != "code:merge" {
+		if _, ok := grants[c.Name]; (c.Scope != "" || !ok) && c.Name != "code:merge" && c.Name != "code:propose" {
 			out = append(out, c)
 		}
 	}

@@ -42,7 +42,6 @@ type refBox struct {
 	botName, botEmail     *yaml.Node
 	gitName, gitEmail     *yaml.Node // the project's own spelling (git.name, git.email)
 	credentialKey         *yaml.Node
-	unrealized            []*yaml.Node // keys accepted but not realized yet
 }
 
 func (r *boxReader) warnAt(n *yaml.Node, hint, format string, args ...any) {
@@ -86,14 +85,15 @@ func (r *boxReader) referenceKey(b *box, k, v *yaml.Node) {
 				r.errorf(v.Content[i], "name a workflow file of .github/workflows, e.g. security-gate.yml", "%s: %q is not a workflow file name", k.Value, w)
 			}
 		}
-		rb.unrealized = append(rb.unrealized, k)
+		// Realized by autonomy gh propose, which reads them from .autonomy/policy.json.
 	case "commit_signing":
 		if s, ok := r.str(v, "commit_signing", "e.g. commit_signing: verified-api"); ok {
 			if !slices.Contains(commitSigning, s) {
 				r.errorf(v, ir.Suggest(s, commitSigning), "commit_signing %q is not a signing mode", s)
 				return
 			}
-			rb.unrealized = append(rb.unrealized, k)
+			// Realized by autonomy gh propose (verified-api: commits created through the Git
+			// Data API, which GitHub signs).
 		}
 	case "private_egress_guard":
 		if on, ok := r.flag(v, "private_egress_guard"); ok && on {
@@ -145,9 +145,6 @@ func (r *boxReader) reconcile(b *box) {
 		if rb.audiencePos == nil {
 			r.warnAt(rb.proxyPos, "add oidc_audience: <audience>, or set the variable", "proxy_host is set without oidc_audience: the token's audience comes from the repository variable %s alone, and the job fails while it is unset", OIDCAudienceVar)
 		}
-	}
-	for _, k := range rb.unrealized {
-		r.warnAt(k, "the key is carried in .autonomy/policy.json; the propose effect that will realize it is not built yet, see docs/migrating.md", "%s is accepted but not realized yet", k.Value)
 	}
 }
 

@@ -5,8 +5,8 @@ import "github.com/autonomyhq/autonomy/substrates"
 // support is what gh-actions realizes of the standard, feature by feature. Compile warns for
 // every feature a profile uses that is not fully supported; conformance checks the rest.
 var support = []substrates.Support{
-	{Feature: "capability:code:propose", Level: substrates.Supported, Note: "contents, pull-requests and actions: write"},
-	{Feature: "capability:code:review", Level: substrates.Supported, Note: "statuses: write (posts agent-review)"},
+	{Feature: "capability:code:propose", Level: substrates.Supported, Note: "a trusted propose job that runs no model holds contents, pull-requests, actions and issues: write and opens the pull request; the model's job holds none of them"},
+	{Feature: "capability:code:review", Level: substrates.Supported, Note: "a trusted review job that runs no model holds statuses and pull-requests: write and posts agent-review on the head the verdict names"},
 	{Feature: "capability:code:merge", Level: substrates.Unsupported, Note: "gate-only: no job is ever granted it (the validator refuses it); landing is native auto-merge after the required reviews"},
 	{Feature: "capability:tasks:author", Level: substrates.Supported, Note: "issues: write"},
 	{Feature: "capability:tasks:converse", Level: substrates.Supported, Note: "issues: write"},
@@ -14,7 +14,7 @@ var support = []substrates.Support{
 	{Feature: "capability:agent:list", Level: substrates.Supported, Note: "actions: read"},
 	{Feature: "capability:agent:cancel", Level: substrates.Supported, Note: "actions: write"},
 	{Feature: "capability:agent:update", Level: substrates.Unsupported, Note: "GitHub cannot pause or resume a run; the job gets no permission for it"},
-	{Feature: "capability:@scope", Level: substrates.Partial, Note: "GitHub cannot scope a token permission to paths or agents; a scoped capability grants nothing and its scope reaches the agent as env"},
+	{Feature: "capability:@scope", Level: substrates.Partial, Note: "GitHub cannot scope a token permission to paths or agents; code:propose@SCOPE is enforced by the propose job, any other scoped capability grants nothing and its scope reaches the agent as env"},
 	{Feature: "trigger:cron", Level: substrates.Supported, Note: "on.schedule, in UTC, at most every 5 minutes"},
 	{Feature: "trigger:dispatch", Level: substrates.Supported, Note: "on.workflow_dispatch, one input per forwarded param plus a correlation input"},
 	{Feature: "trigger:event", Level: substrates.Supported, Note: "carried verbatim into on:, gated when outsiders can fire it"},
@@ -25,8 +25,8 @@ var support = []substrates.Support{
 	{Feature: "source:trigger.kind", Level: substrates.Supported, Note: "event.action or event_name"},
 	{Feature: "kind:human", Level: substrates.Supported, Note: "engaged on the work item; resolved by a trusted maintainer's command"},
 	{Feature: "field:timeout", Level: substrates.Supported, Note: "job timeout-minutes"},
-	{Feature: "field:review", Level: substrates.Supported, Note: "the proposer's job receives its reviewer's workflow to dispatch"},
-	{Feature: "field:result", Level: substrates.Partial, Note: "the contract is installed under .autonomy/results for the agent's tooling; the job does not validate the result"},
+	{Feature: "field:review", Level: substrates.Supported, Note: "the reviewer gets a dispatch input for subject.ref, and the proposer's propose job dispatches it on the pull request it opens"},
+	{Feature: "field:result", Level: substrates.Partial, Note: "the contract is installed under .autonomy/results; a reviewer's verdict is validated by its review job, other results are not validated"},
 	{Feature: "field:execution", Level: substrates.Supported, Note: "every job has its own fresh checkout, so a workspace is always isolated"},
 	{Feature: "field:prelaunch", Level: substrates.Unsupported, Note: "a job has no launcher to run a command before it; prelaunch is ignored"},
 	{Feature: "policy:maxConcurrent", Level: substrates.Unsupported, Note: "GitHub cannot cap concurrent runs across workflows; each actor has one concurrency group per subject, and maxConcurrent is not enforced"},

@@ -185,9 +185,10 @@ func (c *compiler) agentWorkflow(a *ir.Actor) mapping {
 	if c.box.model != "" {
 		env.add("AUTONOMY_MODEL", literalValue(c.box.model))
 	}
+	var reviewEnv mapping
 	if a.Review.Value != "" {
 		if rv := c.byName[a.Review.Value]; rv != nil {
-			c.reviewEdge(a, rv, &env)
+			c.reviewEdge(a, rv, &reviewEnv)
 		}
 	}
 	if a.Execution != nil && a.Execution.Workspace.Value != "" {
@@ -201,7 +202,7 @@ func (c *compiler) agentWorkflow(a *ir.Actor) mapping {
 		env.add("AUTONOMY_HUMAN_REQUIRED_PATHS", HumanRequiredPath)
 	}
 	env.add(substrates.PolicyEnv, substrates.PolicyPath)
-	proposes := a.Holds("code:propose") && r.perms["contents"] == Write
+	proposes, reviews := effects(a)
 	if proposes {
 		env.add("GIT_AUTHOR_NAME", literalValue(c.box.gitName))
 		env.add("GIT_AUTHOR_EMAIL", literalValue(c.box.gitEmail))
@@ -210,7 +211,7 @@ func (c *compiler) agentWorkflow(a *ir.Actor) mapping {
 	}
 
 	// The agent is installed before the checkout, so no install script runs while the job
-	// token sits in git's config; the checkout keeps it there only for an actor that pushes.
+	// token sits in git's config; the checkout never keeps it there: the agent pushes nothing.
 	var steps seq
 	if a.Skill && len(c.box.install) > 0 {
 		if c.installStep == nil {
@@ -225,8 +226,9 @@ func (c *compiler) agentWorkflow(a *ir.Actor) mapping {
 	if needsBun(a) {
 		steps = append(steps, setupBun.step("Install Bun for the script", nil))
 	}
-	steps = append(steps, checkout.step("Check out the repository", mapping{{key: "persist-credentials", value: proposes}}))
+	steps = append(steps, checkout.step("Check out the repository", mapping{{key: "persist-credentials", value: false}}))
 	steps = append(steps, c.runStep(a))
+	steps = append(steps, c.exportSteps(proposes, reviews)...)
 
 	job := mapping{}
 	job.add("name", name)
@@ -240,12 +242,24 @@ func (c *compiler) agentWorkflow(a *ir.Actor) mapping {
 	job.add("concurrency", concurrency(name, subjectExpr(a), cond))
 	job.add("env", env)
 	job.add("steps", steps)
-	wf.add("jobs", mapping{{key: "agent", value: job}})
+	jobs := mapping{{key: "agent", value: job}}
+	if proposes {
+		penv := c.effectEnv(a, env)
+		if scope := c.proposeScope(a); scope != "" {
+			reviewEnv = append(reviewEnv, kv{key: "AUTONOMY_PROPOSE_SCOPE", value: literalValue(scope)})
+		}
+		penv = append(penv[:len(penv)-1], append(reviewEnv, penv[len(penv)-1])...)
+		jobs.add("propose", c.effectJob(a, "propose", penv))
+	}
+	if reviews {
+		jobs.add("review", c.effectJob(a, "review", c.effectEnv(a, env)))
+	}
+	wf.add("jobs", jobs)
 
 	c.actors = append(c.actors, actorManifest{
 		Name: name, Kind: "agent", Workflow: WorkflowPath(name), Behavior: behaviorPath(a),
 		Capabilities: capabilityStrings(a), Permissions: r.perms, Triggers: triggerManifest(a), Params: params,
-		Reviewer: a.Review.Value, Timeout: a.Timeout.Value,
+		Reviewer: a.Review.Value, Timeout: a.Timeout.Value, Effects: effectKinds(proposes, reviews),
 	})
 	return wf
 }

@@ -10,6 +10,12 @@
 // cancel take effect only after a delay, and the next requests hit a rate limit. Everything is
 // evaluated lazily under one lock: the fake starts no goroutine of its own besides the HTTP
 // server.
+//
+// With Options.GitDir (a bare git repository holding the branches) it is also the code host the
+// trusted jobs and autonomy provision use: pull requests, issues, comments, labels, reviews,
+// commit statuses, branch protection and Mergeable (pulls.go), repository settings, labels and
+// Actions variables (settings.go), the Git Data API (gitdata.go), and GraphQL's
+// enablePullRequestAutoMerge (graphql.go). A push to the bare repository is a push to GitHub.
 package ghfake
 
 import (
@@ -71,6 +77,9 @@ type Options struct {
 	MaxInputs int
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
+	// GitDir is a bare git repository holding the repository's branches; with it the fake also
+	// serves pull requests, issues, statuses and branch protection (pulls.go).
+	GitDir string
 }
 
 // RateLimitKind is which of GitHub's rate limits a request hits.
@@ -169,6 +178,16 @@ type Server struct {
 	limitUntil time.Time
 	limitKind  RateLimitKind
 	trips      []trip
+	// The code host (pulls.go).
+	issues     map[int]*Issue
+	statuses   map[string][]Status
+	protection map[string]*Protection
+	// Settings (settings.go).
+	settings  Settings
+	full      map[string]*FullProtection
+	labels    map[string]string // name → color
+	variables map[string]string
+	verified  map[string]bool // commits created through the Git Data API
 }
 
 // The statuses and conclusions GitHub reports, and the values the status filter accepts.
@@ -197,7 +216,8 @@ func New(opts Options) (*Server, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	s := &Server{opts: opts, wfID: map[string]int64{}, runs: map[int64]*run{}, nextID: 9_000_000_000, step: 1, numbers: map[string]int{}}
+	s := &Server{opts: opts, wfID: map[string]int64{}, runs: map[int64]*run{}, nextID: 9_000_000_000, step: 1, numbers: map[string]int{},
+		settings: Settings{DefaultWorkflowPermissions: "read"}}
 	files := make([]string, 0, len(opts.Workflows))
 	for f := range opts.Workflows {
 		if f == "" || strings.ContainsAny(f, "/\\") {

@@ -145,6 +145,10 @@ func (s *Server) rateLimit(w http.ResponseWriter, now time.Time) bool {
 
 // route dispatches an authenticated request to its endpoint.
 func (s *Server) route(w http.ResponseWriter, req *http.Request) {
+	if req.URL.Path == "/graphql" && req.Method == http.MethodPost {
+		s.graphql(w, req)
+		return
+	}
 	parts := strings.Split(strings.Trim(req.URL.Path, "/"), "/")
 	if len(parts) < 3 || parts[0] != "repos" || !strings.EqualFold(parts[1], s.opts.Owner) || !strings.EqualFold(parts[2], s.opts.Repo) {
 		writeError(w, http.StatusNotFound, "Not Found", docsRoot)
@@ -170,6 +174,7 @@ func (s *Server) route(w http.ResponseWriter, req *http.Request) {
 		s.getRun(w, rest[2])
 	case len(rest) == 4 && rest[0] == "actions" && rest[1] == "runs" && rest[3] == "cancel" && m == http.MethodPost:
 		s.cancel(w, req, rest[2])
+	case s.routeCode(w, req, rest):
 	default:
 		writeError(w, http.StatusNotFound, "Not Found", docsRoot)
 	}
@@ -189,7 +194,10 @@ func (s *Server) workflowFile(id string) (string, bool) {
 }
 
 func (s *Server) getRepo(w http.ResponseWriter) {
-	writeJSON(w, http.StatusOK, s.repoJSON())
+	s.mu.Lock()
+	out := s.repoJSON()
+	s.mu.Unlock()
+	writeJSON(w, http.StatusOK, out)
 }
 
 type repoJSON struct {
@@ -200,6 +208,9 @@ type repoJSON struct {
 	Private       bool      `json:"private"`
 	HTMLURL       string    `json:"html_url"`
 	DefaultBranch string    `json:"default_branch"`
+	// Settings (settings.go).
+	AllowAutoMerge      bool `json:"allow_auto_merge"`
+	DeleteBranchOnMerge bool `json:"delete_branch_on_merge"`
 }
 
 type ownerJSON struct {
@@ -211,7 +222,8 @@ type ownerJSON struct {
 func (s *Server) repoJSON() repoJSON {
 	full := s.opts.Owner + "/" + s.opts.Repo
 	return repoJSON{ID: 700_000_001, Name: s.opts.Repo, FullName: full, Owner: ownerJSON{Login: s.opts.Owner, ID: 9_001, Type: "Organization"},
-		Private: true, HTMLURL: "https://github.com/" + full, DefaultBranch: s.opts.DefaultBranch}
+		Private: true, HTMLURL: "https://github.com/" + full, DefaultBranch: s.opts.DefaultBranch,
+		AllowAutoMerge: s.settings.AllowAutoMerge, DeleteBranchOnMerge: s.settings.DeleteBranchOnMerge}
 }
 
 // dispatch answers POST .../actions/workflows/{workflow_id}/dispatches.
@@ -246,7 +258,7 @@ func (s *Server) dispatch(w http.ResponseWriter, req *http.Request, id string) {
 		return
 	}
 	branch := strings.TrimPrefix(*body.Ref, "refs/heads/")
-	if branch != s.opts.DefaultBranch && !slices.Contains(s.opts.Branches, branch) {
+	if branch != s.opts.DefaultBranch && !slices.Contains(s.opts.Branches, branch) && s.sha(branch) == "" {
 		writeError(w, http.StatusUnprocessableEntity, "No ref found for: "+*body.Ref, docsDispatch)
 		return
 	}

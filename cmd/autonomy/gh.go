@@ -1,0 +1,74 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/autonomyhq/autonomy/substrates/ghactions/effect"
+)
+
+// newGH is the verbs the trusted jobs of a gh-actions installation run. They read the job's
+// environment as the generated workflow sets it; they are not meant to be run by hand.
+func newGH() *cobra.Command {
+	gh := &cobra.Command{
+		Use:   "gh",
+		Short: "What the trusted jobs of a gh-actions installation run (propose, review)",
+		Long: `The generated workflows run these in the jobs that follow an agent's job: the agent's job
+runs the model without the power to move or bless code, and exports its commits or its verdict;
+these verbs read that output as data and act with their own job's token. They read
+GITHUB_REPOSITORY, GITHUB_API_URL, GITHUB_SERVER_URL, GITHUB_RUN_ID, GH_TOKEN and the
+AUTONOMY_* variables the workflow sets (AUTONOMY_REMOTE overrides the git URL pushed to).
+See docs/gh-actions.md.
+
+Exit codes: 0 done (or nothing to do, a stale verdict discarded, the pull-request cap reached),
+1 refused (said on the work item or pull request), 2 usage, I/O or GitHub error.`,
+	}
+	var bundle, verdict string
+	propose := &cobra.Command{
+		Use:   "propose --bundle FILE",
+		Short: "Open or update the pull request of an agent's commits, after checking them",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			e, err := effect.FromEnv(os.Getenv, cmd.OutOrStdout())
+			if err != nil {
+				return usageError("%v", err)
+			}
+			_, err = effect.Propose(context.Background(), e, bundle)
+			return effectError(err)
+		},
+	}
+	propose.Flags().StringVar(&bundle, "bundle", "", "the git bundle of the agent's commits (absent: nothing to propose)")
+	_ = propose.MarkFlagRequired("bundle")
+	review := &cobra.Command{
+		Use:   "review --verdict FILE",
+		Short: "Post the agent-review status of a verdict on the head it names",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			e, err := effect.FromEnv(os.Getenv, cmd.OutOrStdout())
+			if err != nil {
+				return usageError("%v", err)
+			}
+			_, err = effect.Review(context.Background(), e, verdict)
+			return effectError(err)
+		},
+	}
+	review.Flags().StringVar(&verdict, "verdict", "", "the reviewer's verdict file")
+	_ = review.MarkFlagRequired("verdict")
+	gh.AddCommand(propose, review)
+	return gh
+}
+
+// effectError maps a refusal to exit 1 and anything else to exit 2.
+func effectError(err error) error {
+	if err == nil {
+		return nil
+	}
+	var r *effect.Refused
+	if errors.As(err, &r) {
+		return &exitError{code: exitProblems, msg: r.Reason}
+	}
+	return usageError("%v", err)
+}

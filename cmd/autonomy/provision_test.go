@@ -1,0 +1,150 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/autonomyhq/autonomy/substrates/ghactions/ghfake"
+)
+
+// provisionFake is a fake GitHub whose repository (OWNER/NAME, default o/r) has a main branch.
+func provisionFake(t *testing.T, repo ...string) *ghfake.Server {
+	t.Helper()
+	dir := t.TempDir()
+	bare := filepath.Join(dir, "origin.git")
+	for _, args := range [][]string{
+		{"init", "--quiet", "--bare", "--initial-branch=main", bare},
+		{"clone", "--quiet", bare, filepath.Join(dir, "w")},
+		{"-C", filepath.Join(dir, "w"), "-c", "user.name=t", "-c", "user.email=t@x", "commit", "--quiet", "--allow-empty", "-m", "init"},
+		{"-C", filepath.Join(dir, "w"), "push", "--quiet", "origin", "HEAD:main"},
+	} {
+		if out, err := exec.Command("git", args...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	opts := ghfake.Options{Token: "ghs_admin", GitDir: bare}
+	if len(repo) > 0 {
+		opts.Owner, opts.Repo, _ = strings.Cut(repo[0], "/")
+	}
+	fake, err := ghfake.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(fake.Close)
+	t.Setenv("GH_TOKEN", "ghs_admin")
+	t.Setenv("GITHUB_API_URL", fake.URL)
+	return fake
+}
+
+func provisionRun(t *testing.T, args ...string) (string, int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := Run(append([]string{"provision", "../../profiles/sdlc", "--repo", "o/r"}, args...), nil, &out, &errb)
+	return out.String() + errb.String(), code
+}
+
+// TestProvision: --dry-run prints the plan and changes nothing; a run makes the repository match;
+// a second run changes nothing.
+func TestProvision(t *testing.T) {
+	fake := provisionFake(t)
+	out, code := provisionRun(t, "--dry-run")
+	if code != 0 || !strings.Contains(out, "dry run") || !strings.Contains(out, "create  branch protection of main") || !strings.Contains(out, "create  label needs-input (input-required)") {
+		t.Fatalf("dry run: exit %d\n%s", code, out)
+	}
+	if st := fake.CurrentSettings(); st.AllowAutoMerge || st.DeleteBranchOnMerge || st.CanApprovePullRequestReviews || len(fake.Labels()) > 0 || len(fake.Variables()) > 0 {
+		t.Fatalf("the dry run changed something: %+v %v %v", st, fake.Labels(), fake.Variables())
+	}
+	if _, ok := fake.ProtectionOf("main"); ok {
+		t.Fatal("the dry run protected main")
+	}
+
+	out, code = provisionRun(t)
+	if code != 0 {
+		t.Fatalf("provision: exit %d\n%s", code, out)
+	}
+	p, ok := fake.ProtectionOf("main")
+	if !ok || !slices.Equal(p.Contexts, []string{"agent-review", "ci"}) || !p.Strict || !p.EnforceAdmins || p.AllowForcePushes {
+		t.Errorf("protection %+v (%v)", p, ok)
+	}
+	if st := fake.CurrentSettings(); !st.AllowAutoMerge || !st.DeleteBranchOnMerge || !st.CanApprovePullRequestReviews || st.DefaultWorkflowPermissions != "read" {
+		t.Errorf("settings %+v", st)
+	}
+	want := []string{"agent-blocked", "done", "in-progress", "in-review", "needs-input", "ready", "triage", "wontfix"}
+	if got := fake.Labels(); !slices.Equal(got, want) {
+		t.Errorf("labels %v, want %v", got, want)
+	}
+	if v := fake.Variables(); v["AUTONOMY_PAUSED"] != "false" || len(v) != 1 {
+		t.Errorf("variables %v", v)
+	}
+
+	out, code = provisionRun(t, "--format", "json")
+	var doc struct {
+		Steps []struct{ What, Action string }
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &doc) != nil || len(doc.Steps) == 0 {
+		t.Fatalf("second run: exit %d\n%s", code, out)
+	}
+	for _, s := range doc.Steps {
+		if s.Action != "ok" {
+			t.Errorf("the second run would %s %s", s.Action, s.What)
+		}
+	}
+}
+
+// TestProvisionKeepsStricter: a stricter setting already there is kept and said so; a variable
+// the owner set (the fleet paused) is left.
+func TestProvisionKeepsStricter(t *testing.T) {
+	fake := provisionFake(t)
+	fake.SetProtection("main", ghfake.FullProtection{Contexts: []string{"lint"}, RequiredApprovingReviews: 2, LinearHistory: true})
+	fake.SetSettings(ghfake.Settings{DefaultWorkflowPermissions: "read", AllowAutoMerge: true})
+	out, code := provisionRun(t, "--dry-run")
+	if code != 0 || !strings.Contains(out, "kept: 2 required approving reviews, linear history, required check lint") {
+		t.Fatalf("dry run: exit %d\n%s", code, out)
+	}
+	if p, _ := fake.ProtectionOf("main"); !slices.Equal(p.Contexts, []string{"lint"}) {
+		t.Fatalf("the dry run changed the protection: %+v", p)
+	}
+	out, code = provisionRun(t)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	p, _ := fake.ProtectionOf("main")
+	if !slices.Equal(p.Contexts, []string{"lint", "agent-review", "ci"}) || p.RequiredApprovingReviews != 2 || !p.LinearHistory || !p.EnforceAdmins || !p.Strict {
+		t.Errorf("protection %+v", p)
+	}
+}
+
+func TestProvisionLeavesOwnerVariables(t *testing.T) {
+	fake := provisionFake(t)
+	if code := Run([]string{"provision", "../../profiles/sdlc", "--repo", "o/r"}, nil, &bytes.Buffer{}, &bytes.Buffer{}); code != 0 {
+		t.Fatal("first run failed")
+	}
+	// The owner pauses the fleet; provisioning again must not resume it.
+	fake.SetVariable("AUTONOMY_PAUSED", "true")
+	out, code := provisionRun(t)
+	if code != 0 || !strings.Contains(out, "left    variable AUTONOMY_PAUSED: true (set by the repository's owner)") {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	if fake.Variables()["AUTONOMY_PAUSED"] != "true" {
+		t.Error("provisioning resumed a paused fleet")
+	}
+}
+
+func TestProvisionUsage(t *testing.T) {
+	provisionFake(t)
+	for _, args := range [][]string{{"provision", "../../profiles/sdlc", "--repo", "nope"}, {"provision", "../../profiles/sdlc"}} {
+		var out bytes.Buffer
+		if code := Run(args, nil, &out, &out); code != 2 {
+			t.Errorf("%v: exit %d, want 2\n%s", args, code, out.String())
+		}
+	}
+	t.Setenv("GH_TOKEN", "wrong")
+	if out, code := provisionRun(t); code != 2 || !strings.Contains(out, "401") {
+		t.Errorf("a bad token: exit %d\n%s", code, out)
+	}
+}

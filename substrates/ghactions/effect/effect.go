@@ -1,0 +1,218 @@
+// Package effect is what the trusted jobs of a gh-actions installation do (autonomy gh propose,
+// autonomy gh review): they read an agent's output as data (a git bundle, a verdict file) and
+// move or bless code with the job's token, so that the job that runs the model never holds those
+// powers. See docs/gh-actions.md.
+package effect
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+
+	"github.com/google/go-github/v62/github"
+)
+
+// Env is what a trusted job knows: the repository, its token and the installation's data, as
+// the generated workflow passes them (see FromEnv).
+type Env struct {
+	Client      *github.Client
+	Owner, Repo string
+	// Remote is the git URL pushed to; Token authenticates an http(s) remote.
+	Remote, Token string
+	// Dir is the checkout the job works in.
+	Dir string
+	// Actor and Subject (its work item, or for a review the pull request number).
+	Actor, Subject string
+	// Scope is the path glob of a scoped code:propose (empty: any path).
+	Scope string
+	// Policy is .autonomy/policy.json; HumanPaths the human-required paths.
+	Policy     Policy
+	HumanPaths []string
+	// ReviewerWorkflow and ReviewerInput dispatch the proposer's reviewer.
+	ReviewerWorkflow, ReviewerInput string
+	// ResultSchema is the installed result contract of a reviewer ("" for autonomy.review.v1).
+	ResultSchema string
+	// RunURL links the run that acted.
+	RunURL string
+	// GraphQLURL is GitHub's GraphQL endpoint (GITHUB_GRAPHQL_URL; "graphql" under the API root
+	// when empty).
+	GraphQLURL string
+	Out        io.Writer
+}
+
+// Policy is the part of policy.box the trusted jobs read.
+type Policy struct {
+	Box struct {
+		TaskStates      map[string]string `json:"taskStates"`
+		MaxOpenAgentPRs int               `json:"max_open_agent_prs"`
+		GHActions       struct {
+			CommitSigning   string   `json:"commit_signing"`
+			DispatchChecks  []string `json:"propose_dispatch_checks"`
+			DispatchReviews []string `json:"propose_dispatch_reviews"`
+		} `json:"gh-actions"`
+	} `json:"box"`
+}
+
+// label is the tracker's name of a task state.
+func (p Policy) label(state string) string {
+	if l := p.Box.TaskStates[state]; l != "" {
+		return l
+	}
+	return state
+}
+
+// FromEnv reads what the generated workflow gives a trusted job: GITHUB_REPOSITORY,
+// GITHUB_API_URL, GITHUB_SERVER_URL, GITHUB_RUN_ID, GH_TOKEN and the AUTONOMY_* variables.
+func FromEnv(getenv func(string) string, out io.Writer) (*Env, error) {
+	repo := getenv("GITHUB_REPOSITORY")
+	owner, name, ok := strings.Cut(repo, "/")
+	if !ok || owner == "" || name == "" {
+		return nil, fmt.Errorf("GITHUB_REPOSITORY is %q, want OWNER/NAME", repo)
+	}
+	token := getenv("GH_TOKEN")
+	if token == "" {
+		return nil, fmt.Errorf("GH_TOKEN is not set: the job's token is needed")
+	}
+	client := github.NewClient(nil).WithAuthToken(token)
+	if api := getenv("GITHUB_API_URL"); api != "" {
+		// GITHUB_API_URL is the exact API root (GitHub Enterprise Server's included).
+		u, err := url.Parse(strings.TrimSuffix(api, "/") + "/")
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") {
+			return nil, fmt.Errorf("GITHUB_API_URL is %q, want an http(s) URL", api)
+		}
+		client.BaseURL = u
+	}
+	server := getenv("GITHUB_SERVER_URL")
+	if server == "" {
+		server = "https://github.com"
+	}
+	e := &Env{Client: client, Owner: owner, Repo: name, Token: token, Dir: ".",
+		Remote: server + "/" + repo + ".git", Actor: getenv("AUTONOMY_ACTOR"), Subject: getenv("AUTONOMY_SUBJECT"),
+		Scope: getenv("AUTONOMY_PROPOSE_SCOPE"), ReviewerWorkflow: getenv("AUTONOMY_REVIEWER_WORKFLOW"),
+		ReviewerInput: getenv("AUTONOMY_REVIEWER_REF_INPUT"), ResultSchema: getenv("AUTONOMY_RESULT_SCHEMA"), Out: out}
+	if id := getenv("GITHUB_RUN_ID"); id != "" {
+		e.RunURL = server + "/" + repo + "/actions/runs/" + id
+	}
+	e.GraphQLURL = getenv("GITHUB_GRAPHQL_URL")
+	if r := getenv("AUTONOMY_REMOTE"); r != "" {
+		e.Remote = r
+	}
+	if p := getenv("AUTONOMY_POLICY"); p != "" {
+		if err := readJSON(p, &e.Policy); err != nil {
+			return nil, err
+		}
+	}
+	if p := getenv("AUTONOMY_HUMAN_REQUIRED_PATHS"); p != "" {
+		var doc struct {
+			Paths []string `json:"human_required_paths"`
+		}
+		if err := readJSON(p, &doc); err != nil {
+			return nil, err
+		}
+		e.HumanPaths = doc.Paths
+	}
+	return e, nil
+}
+
+func readJSON(path string, v any) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return fmt.Errorf("%s: %v", path, err)
+	}
+	return nil
+}
+
+// git runs git in the checkout and returns its trimmed output; args are never parsed by a shell.
+func (e *Env) git(args ...string) (string, error) {
+	cmd := exec.Command("git", args...)
+	cmd.Dir = e.Dir
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("git %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// gitBytes runs git and returns its output as it is (a blob's content).
+func (e *Env) gitBytes(args ...string) ([]byte, error) {
+	cmd := exec.Command("git", args...)
+	cmd.Dir = e.Dir
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("git %s: %v", strings.Join(args, " "), err)
+	}
+	return out, nil
+}
+
+// remoteArgs are git's options to reach the remote with the job's token (http remotes only).
+func (e *Env) remoteArgs() []string {
+	if !strings.HasPrefix(e.Remote, "http://") && !strings.HasPrefix(e.Remote, "https://") {
+		return nil
+	}
+	basic := base64.StdEncoding.EncodeToString([]byte("x-access-token:" + e.Token))
+	return []string{"-c", "http.extraheader=AUTHORIZATION: basic " + basic}
+}
+
+// Match reports whether a repository path matches a glob of human_required_paths or a scope:
+// * and ? match within one path segment, ** any number of segments.
+func Match(glob, path string) bool {
+	var re strings.Builder
+	re.WriteString("^")
+	for i := 0; i < len(glob); i++ {
+		switch ch := glob[i]; {
+		case strings.HasPrefix(glob[i:], "**/"):
+			re.WriteString("(?:.*/)?")
+			i += 2
+		case strings.HasPrefix(glob[i:], "**"):
+			re.WriteString(".*")
+			i++
+		case ch == '*':
+			re.WriteString("[^/]*")
+		case ch == '?':
+			re.WriteString("[^/]")
+		default:
+			re.WriteString(regexp.QuoteMeta(string(ch)))
+		}
+	}
+	re.WriteString("$")
+	ok, _ := regexp.MatchString(re.String(), path)
+	return ok
+}
+
+// matching lists the paths that match any of globs.
+func matching(paths, globs []string) []string {
+	var out []string
+	for _, p := range paths {
+		for _, g := range globs {
+			if Match(g, p) {
+				out = append(out, p)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// comment posts body on issue or pull request n.
+func (e *Env) comment(ctx context.Context, n int, body string) error {
+	_, _, err := e.Client.Issues.CreateComment(ctx, e.Owner, e.Repo, n, &github.IssueComment{Body: github.String(body)})
+	return err
+}
+
+// Refused is a change the trusted job will not make; it has said why on the work item.
+type Refused struct{ Reason string }
+
+func (r *Refused) Error() string { return r.Reason }

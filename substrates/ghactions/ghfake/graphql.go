@@ -1,0 +1,63 @@
+package ghfake
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+)
+
+// The one GraphQL mutation the trusted jobs use, enablePullRequestAutoMerge, answered as GitHub
+// does: HTTP 200, with an errors list when it is refused (auto-merge not allowed in the
+// repository; a pull request already mergeable, "clean", which GitHub will not arm).
+
+// nodeID is a pull request's GraphQL node id.
+func nodeID(n int) string { return "PR_kwfake" + strconv.Itoa(n) }
+
+// AutoMerge reports whether auto-merge is armed on pull request n.
+func (s *Server) AutoMerge(n int) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	is := s.issues[n]
+	return is != nil && is.AutoMerge
+}
+
+func graphQLError(w http.ResponseWriter, typ, msg string) {
+	writeJSON(w, http.StatusOK, map[string]any{"data": map[string]any{"enablePullRequestAutoMerge": nil},
+		"errors": []any{map[string]any{"type": typ, "path": []string{"enablePullRequestAutoMerge"}, "message": msg}}})
+}
+
+func (s *Server) graphql(w http.ResponseWriter, req *http.Request) {
+	var body struct {
+		Query     string
+		Variables map[string]any
+	}
+	if !readBody(w, req, &body, "https://docs.github.com/graphql") {
+		return
+	}
+	if !strings.Contains(body.Query, "enablePullRequestAutoMerge") {
+		writeJSON(w, http.StatusOK, map[string]any{"errors": []any{map[string]any{"message": "ghfake: only enablePullRequestAutoMerge is served"}}})
+		return
+	}
+	id, _ := body.Variables["id"].(string)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var is *Issue
+	for _, x := range s.issues {
+		if x.PR && nodeID(x.Number) == id {
+			is = x
+		}
+	}
+	switch {
+	case s.readOnly(req):
+		graphQLError(w, "FORBIDDEN", "Resource not accessible by integration")
+	case is == nil:
+		graphQLError(w, "NOT_FOUND", "Could not resolve to a node with the global id of '"+id+"'")
+	case !s.settings.AllowAutoMerge:
+		graphQLError(w, "UNPROCESSABLE", "Pull request Auto merge is not allowed for this repository")
+	case s.protection[is.Base] == nil || len(s.protection[is.Base].Contexts) == 0:
+		graphQLError(w, "UNPROCESSABLE", "Pull request is in clean status")
+	default:
+		is.AutoMerge = true
+		writeJSON(w, http.StatusOK, map[string]any{"data": map[string]any{"enablePullRequestAutoMerge": map[string]any{"pullRequest": map[string]any{"number": is.Number}}}})
+	}
+}

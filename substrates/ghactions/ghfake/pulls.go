@@ -1,0 +1,472 @@
+package ghfake
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// The code host: when Options.GitDir names a bare repository, its branches are the repository's
+// branches (a push to it is a push to GitHub), and the fake serves issues, pull requests, labels,
+// comments, reviews, commit statuses and branch protection over it, with GitHub's shapes and
+// error codes (docs.github.com/rest: pulls, issues, commits/statuses, branches/branch-protection).
+
+const (
+	docsPulls      = "https://docs.github.com/rest/pulls/pulls#create-a-pull-request"
+	docsIssues     = "https://docs.github.com/rest/issues/comments"
+	docsLabels     = "https://docs.github.com/rest/issues/labels"
+	docsStatuses   = "https://docs.github.com/rest/commits/statuses#create-a-commit-status"
+	docsReviews    = "https://docs.github.com/rest/pulls/reviews#create-a-review-for-a-pull-request"
+	docsProtection = "https://docs.github.com/rest/branches/branch-protection"
+)
+
+// Issue is an issue or a pull request as the fake holds it (they share numbers, as on GitHub).
+type Issue struct {
+	Number int
+	Title  string
+	Body   string
+	State  string
+	Labels []string
+	// Comments are the bodies of its comments, in order.
+	Comments []string
+	// PR: the head and base branches; Reviews the bodies of its reviews.
+	PR         bool
+	Head, Base string
+	Reviews    []string
+	// AutoMerge is whether auto-merge is armed (graphql.go).
+	AutoMerge bool
+}
+
+// Status is a commit status.
+type Status struct {
+	State, Context, Description, TargetURL string
+}
+
+// Protection is a branch's protection, as far as the fake enforces it.
+type Protection struct {
+	// Contexts are the required status checks; Strict requires the head to be up to date.
+	Contexts []string
+	Strict   bool
+}
+
+// AddIssue opens an issue and returns its number.
+func (s *Server) AddIssue(title, body string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.newIssue(&Issue{Title: title, Body: body, State: "open"})
+}
+
+func (s *Server) newIssue(is *Issue) int {
+	if s.issues == nil {
+		s.issues = map[int]*Issue{}
+	}
+	n := len(s.issues) + 1
+	is.Number = n
+	s.issues[n] = is
+	return n
+}
+
+// Issue returns a copy of issue or pull request n.
+func (s *Server) Issue(n int) (Issue, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	is, ok := s.issues[n]
+	if !ok {
+		return Issue{}, false
+	}
+	c := *is
+	c.Labels, c.Comments, c.Reviews = slices.Clone(is.Labels), slices.Clone(is.Comments), slices.Clone(is.Reviews)
+	return c, true
+}
+
+// Pulls returns the numbers of the pull requests, in order.
+func (s *Server) Pulls() []int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []int
+	for n, is := range s.issues {
+		if is.PR {
+			out = append(out, n)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Statuses returns the statuses posted on sha, in order.
+func (s *Server) Statuses(sha string) []Status {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.statuses[sha])
+}
+
+// Protect sets branch's protection, as PUT …/branches/{branch}/protection does.
+func (s *Server) Protect(branch string, p Protection) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.setProtection(branch, FullProtection{Contexts: p.Contexts, Strict: p.Strict, RequiredApprovingReviews: -1})
+}
+
+// Mergeable reports whether pull request n may merge into its base under the base's
+// protection: every required context's latest status on the head is success, and, when strict,
+// the head contains the base. The reason says what blocks it.
+func (s *Server) Mergeable(n int) (bool, string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	is, ok := s.issues[n]
+	if !ok || !is.PR {
+		return false, "no such pull request"
+	}
+	head := s.sha(is.Head)
+	if head == "" {
+		return false, "the head branch is gone"
+	}
+	p := s.protection[is.Base]
+	if p == nil {
+		return false, "the base branch is not protected: anything could merge"
+	}
+	for _, ctx := range p.Contexts {
+		if st := s.latest(head, ctx); st != "success" {
+			return false, fmt.Sprintf("required check %s is %q on %s", ctx, st, head)
+		}
+	}
+	if p.Strict && s.git("merge-base", "--is-ancestor", "refs/heads/"+is.Base, head) != nil {
+		return false, "the head is not up to date with " + is.Base
+	}
+	return true, ""
+}
+
+// latest is the state of the newest status of context on sha; the caller holds mu.
+func (s *Server) latest(sha, context string) string {
+	st := ""
+	for _, x := range s.statuses[sha] {
+		if x.Context == context {
+			st = x.State
+		}
+	}
+	return st
+}
+
+// sha resolves a branch of the bare repository ("" when it does not exist).
+func (s *Server) sha(branch string) string {
+	if s.opts.GitDir == "" {
+		return ""
+	}
+	out, err := exec.Command("git", "--git-dir", s.opts.GitDir, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch+"^{commit}").Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func (s *Server) git(args ...string) error {
+	return exec.Command("git", append([]string{"--git-dir", s.opts.GitDir}, args...)...).Run()
+}
+
+type userJSON struct {
+	Login string `json:"login"`
+}
+
+type refJSON struct {
+	Ref   string   `json:"ref"`
+	SHA   string   `json:"sha"`
+	Label string   `json:"label"`
+	Repo  repoJSON `json:"repo"`
+}
+
+type labelJSON struct {
+	Name string `json:"name"`
+}
+
+type issueJSON struct {
+	Number  int         `json:"number"`
+	NodeID  string      `json:"node_id"`
+	Title   string      `json:"title"`
+	Body    string      `json:"body"`
+	State   string      `json:"state"`
+	Labels  []labelJSON `json:"labels"`
+	User    userJSON    `json:"user"`
+	HTMLURL string      `json:"html_url"`
+	Head    *refJSON    `json:"head,omitempty"`
+	Base    *refJSON    `json:"base,omitempty"`
+}
+
+// issueJSON renders an issue or pull request; the caller holds mu.
+func (s *Server) issueJSON(is *Issue, kind string) issueJSON {
+	out := issueJSON{Number: is.Number, NodeID: nodeID(is.Number), Title: is.Title, Body: is.Body, State: is.State, User: userJSON{"github-actions[bot]"},
+		HTMLURL: fmt.Sprintf("https://github.com/%s/%s/%s/%d", s.opts.Owner, s.opts.Repo, kind, is.Number), Labels: []labelJSON{}}
+	for _, l := range is.Labels {
+		out.Labels = append(out.Labels, labelJSON{l})
+	}
+	if is.PR {
+		repo := s.repoJSON()
+		out.Head = &refJSON{Ref: is.Head, SHA: s.sha(is.Head), Label: s.opts.Owner + ":" + is.Head, Repo: repo}
+		out.Base = &refJSON{Ref: is.Base, SHA: s.sha(is.Base), Label: s.opts.Owner + ":" + is.Base, Repo: repo}
+	}
+	return out
+}
+
+// readBody decodes a JSON request body into v, answering 400 as GitHub does when it cannot.
+func readBody(w http.ResponseWriter, req *http.Request, v any, docs string) bool {
+	data, err := io.ReadAll(io.LimitReader(req.Body, 1<<20))
+	if err != nil || json.Unmarshal(data, v) != nil {
+		writeError(w, http.StatusBadRequest, "Problems parsing JSON", docs)
+		return false
+	}
+	return true
+}
+
+// validation writes GitHub's 422 Validation Failed with one error.
+func validation(w http.ResponseWriter, resource, field, code, message, docs string) {
+	e := map[string]string{"resource": resource, "code": code}
+	if field != "" {
+		e["field"] = field
+	}
+	if message != "" {
+		e["message"] = message
+	}
+	writeJSON(w, http.StatusUnprocessableEntity, map[string]any{"message": "Validation Failed", "errors": []any{e}, "documentation_url": docs, "status": "422"})
+}
+
+// routeCode serves the code-host endpoints; it reports false for a path it does not know.
+func (s *Server) routeCode(w http.ResponseWriter, req *http.Request, rest []string) bool {
+	m := req.Method
+	num := func(i int) (int, bool) {
+		n, err := strconv.Atoi(rest[i])
+		return n, err == nil
+	}
+	write := m != http.MethodGet
+	if write && s.readOnly(req) {
+		writeError(w, http.StatusForbidden, "Resource not accessible by integration", docsRoot)
+		return true
+	}
+	if s.routeSettings(w, req, rest) || s.routeGit(w, req, rest) {
+		return true
+	}
+	switch {
+	case len(rest) == 1 && rest[0] == "pulls" && m == http.MethodGet:
+		s.listPulls(w, req)
+	case len(rest) == 1 && rest[0] == "pulls" && m == http.MethodPost:
+		s.createPull(w, req)
+	case len(rest) == 2 && rest[0] == "pulls" && (m == http.MethodGet || m == http.MethodPatch):
+		n, ok := num(1)
+		s.mu.Lock()
+		is := s.issues[n]
+		s.mu.Unlock()
+		if !ok || is == nil || !is.PR {
+			writeError(w, http.StatusNotFound, "Not Found", docsPulls)
+			return true
+		}
+		if m == http.MethodPatch {
+			var body struct {
+				Title, Body *string
+			}
+			if !readBody(w, req, &body, docsPulls) {
+				return true
+			}
+			s.mu.Lock()
+			if body.Title != nil {
+				is.Title = *body.Title
+			}
+			if body.Body != nil {
+				is.Body = *body.Body
+			}
+			s.mu.Unlock()
+		}
+		s.mu.Lock()
+		out := s.issueJSON(is, "pull")
+		s.mu.Unlock()
+		writeJSON(w, http.StatusOK, out)
+	case len(rest) == 3 && rest[0] == "pulls" && rest[2] == "reviews" && m == http.MethodPost:
+		n, _ := num(1)
+		var body struct{ Body, Event string }
+		if !readBody(w, req, &body, docsReviews) {
+			return true
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		is := s.issues[n]
+		if is == nil || !is.PR {
+			writeError(w, http.StatusNotFound, "Not Found", docsReviews)
+			return true
+		}
+		if body.Event != "" && !slices.Contains([]string{"APPROVE", "REQUEST_CHANGES", "COMMENT"}, body.Event) {
+			validation(w, "PullRequestReview", "event", "invalid", "", docsReviews)
+			return true
+		}
+		if (body.Event == "COMMENT" || body.Event == "REQUEST_CHANGES") && body.Body == "" {
+			writeError(w, http.StatusUnprocessableEntity, "Unprocessable Entity: Review Comment is missing a body", docsReviews)
+			return true
+		}
+		is.Reviews = append(is.Reviews, body.Body)
+		writeJSON(w, http.StatusOK, map[string]any{"id": len(is.Reviews), "body": body.Body, "state": "COMMENTED", "commit_id": s.sha(is.Head)})
+	case len(rest) == 3 && rest[0] == "issues" && rest[2] == "comments" && (m == http.MethodPost || m == http.MethodGet):
+		n, _ := num(1)
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		is := s.issues[n]
+		if is == nil {
+			writeError(w, http.StatusNotFound, "Not Found", docsIssues)
+			return true
+		}
+		if m == http.MethodGet {
+			out := []map[string]any{}
+			for i, c := range is.Comments {
+				out = append(out, map[string]any{"id": i + 1, "body": c, "user": userJSON{"github-actions[bot]"}})
+			}
+			writeJSON(w, http.StatusOK, out)
+			return true
+		}
+		var body struct{ Body *string }
+		if !readBody(w, req, &body, docsIssues) {
+			return true
+		}
+		if body.Body == nil || *body.Body == "" {
+			validation(w, "IssueComment", "body", "missing_field", "", docsIssues)
+			return true
+		}
+		is.Comments = append(is.Comments, *body.Body)
+		writeJSON(w, http.StatusCreated, map[string]any{"id": len(is.Comments), "body": *body.Body, "user": userJSON{"github-actions[bot]"}})
+	case len(rest) == 3 && rest[0] == "issues" && rest[2] == "labels" && m == http.MethodPost:
+		n, _ := num(1)
+		// GitHub takes {"labels": [...]} or the bare array (go-github sends the array).
+		var body struct{ Labels []string }
+		data, err := io.ReadAll(io.LimitReader(req.Body, 1<<20))
+		if err != nil || (json.Unmarshal(data, &body) != nil && json.Unmarshal(data, &body.Labels) != nil) {
+			writeError(w, http.StatusBadRequest, "Problems parsing JSON", docsLabels)
+			return true
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		is := s.issues[n]
+		if is == nil {
+			writeError(w, http.StatusNotFound, "Not Found", docsLabels)
+			return true
+		}
+		for _, l := range body.Labels {
+			if !slices.Contains(is.Labels, l) {
+				is.Labels = append(is.Labels, l)
+			}
+		}
+		out := []labelJSON{}
+		for _, l := range is.Labels {
+			out = append(out, labelJSON{l})
+		}
+		writeJSON(w, http.StatusOK, out)
+	case len(rest) == 2 && rest[0] == "statuses" && m == http.MethodPost:
+		s.createStatus(w, req, rest[1])
+	case len(rest) == 3 && rest[0] == "commits" && rest[2] == "status" && m == http.MethodGet:
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		sha := rest[1]
+		if len(sha) != 40 {
+			sha = s.sha(rest[1])
+		}
+		var out []map[string]string
+		seen := map[string]bool{}
+		list := s.statuses[sha]
+		for i := len(list) - 1; i >= 0; i-- {
+			if !seen[list[i].Context] {
+				seen[list[i].Context] = true
+				out = append(out, map[string]string{"state": list[i].State, "context": list[i].Context, "description": list[i].Description, "target_url": list[i].TargetURL})
+			}
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"sha": sha, "statuses": out, "total_count": len(out)})
+	default:
+		return false
+	}
+	return true
+}
+
+func (s *Server) listPulls(w http.ResponseWriter, req *http.Request) {
+	q := req.URL.Query()
+	state := q.Get("state")
+	if state == "" {
+		state = "open"
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := []issueJSON{}
+	var nums []int
+	for n, is := range s.issues {
+		if is.PR && (state == "all" || is.State == state) {
+			if h := q.Get("head"); h != "" && h != s.opts.Owner+":"+is.Head {
+				continue
+			}
+			nums = append(nums, n)
+		}
+	}
+	slices.Sort(nums)
+	for _, n := range nums {
+		out = append(out, s.issueJSON(s.issues[n], "pull"))
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) createPull(w http.ResponseWriter, req *http.Request) {
+	var body struct{ Title, Head, Base, Body string }
+	if !readBody(w, req, &body, docsPulls) {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	head := strings.TrimPrefix(body.Head, s.opts.Owner+":")
+	switch {
+	case body.Title == "":
+		validation(w, "PullRequest", "title", "missing_field", "", docsPulls)
+		return
+	case s.sha(head) == "":
+		validation(w, "PullRequest", "head", "invalid", "", docsPulls)
+		return
+	case s.sha(body.Base) == "":
+		validation(w, "PullRequest", "base", "invalid", "", docsPulls)
+		return
+	}
+	for _, is := range s.issues {
+		if is.PR && is.State == "open" && is.Head == head && is.Base == body.Base {
+			validation(w, "PullRequest", "", "custom", "A pull request already exists for "+s.opts.Owner+":"+head+".", docsPulls)
+			return
+		}
+	}
+	if s.git("merge-base", "--is-ancestor", "refs/heads/"+head, "refs/heads/"+body.Base) == nil {
+		validation(w, "PullRequest", "", "custom", "No commits between "+body.Base+" and "+head, docsPulls)
+		return
+	}
+	is := &Issue{Title: body.Title, Body: body.Body, State: "open", PR: true, Head: head, Base: body.Base}
+	s.newIssue(is)
+	writeJSON(w, http.StatusCreated, s.issueJSON(is, "pull"))
+}
+
+func (s *Server) createStatus(w http.ResponseWriter, req *http.Request, sha string) {
+	var body struct {
+		State, Context, Description string
+		TargetURL                   string `json:"target_url"`
+	}
+	if !readBody(w, req, &body, docsStatuses) {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !slices.Contains([]string{"error", "failure", "pending", "success"}, body.State) {
+		validation(w, "Status", "state", "custom", "state is not included in the list", docsStatuses)
+		return
+	}
+	if s.opts.GitDir == "" || s.git("cat-file", "-e", sha+"^{commit}") != nil || len(sha) < 40 {
+		validation(w, "Status", "sha", "custom", "No commit found for SHA: "+sha, docsStatuses)
+		return
+	}
+	if body.Context == "" {
+		body.Context = "default"
+	}
+	if s.statuses == nil {
+		s.statuses = map[string][]Status{}
+	}
+	st := Status{State: body.State, Context: body.Context, Description: body.Description, TargetURL: body.TargetURL}
+	s.statuses[sha] = append(s.statuses[sha], st)
+	writeJSON(w, http.StatusCreated, map[string]any{"state": st.State, "context": st.Context, "description": st.Description, "target_url": st.TargetURL})
+}
