@@ -262,3 +262,23 @@ actors:
 		}
 	}
 }
+
+// A worktree whose branch committed .autonomy as a symbolic link out of it (an agent can commit
+// one) is not seeded through the link: the session's worktree is refused, nothing is written
+// outside it.
+func TestSeedFollowsNoLinkOutOfTheWorktree(t *testing.T) {
+	dir := installFleet(t, skillFleet("codex"), true)
+	r := newRunner(t, dir, Options{})
+	workdir, outside := t.TempDir(), t.TempDir()
+	if err := os.Symlink(outside, filepath.Join(workdir, ".autonomy")); err != nil {
+		t.Fatal(err)
+	}
+	undo, err := r.seed(workdir)
+	if err == nil {
+		undo()
+		t.Error("seeding through a link out of the worktree succeeded")
+	}
+	if entries, _ := os.ReadDir(outside); len(entries) > 0 {
+		t.Errorf("seeding wrote outside the worktree: %v", entries)
+	}
+}
