@@ -371,3 +371,25 @@ func TestRunnerServeStopsOnSignal(t *testing.T) {
 		t.Errorf("serve said %q at SIGTERM", rest.String())
 	}
 }
+
+// A session's text (a ref, a reason quoting the agent) reaches the terminal with its control
+// characters escaped: no escape sequence, and one line per session in list.
+func TestRunnerOutputEscapesControlCharacters(t *testing.T) {
+	dir := runnerFleet(t, trivialFleet, map[string]string{"scripts/work.sh": "#!/bin/sh\nexit 0\n"})
+	ref := "42\x1b[2J\x1b]0;owned\x07\nFAKE  worker  agent  done"
+	out, errOut, code := cli(t, nil, "runner", "--dir", dir, "launch", "worker", "--ref", ref)
+	if code != 0 {
+		t.Fatalf("launch: %d %s", code, errOut)
+	}
+	id := strings.TrimSpace(out)
+	list, _, _ := cli(t, nil, "runner", "--dir", dir, "list", "--all")
+	get, _, _ := cli(t, nil, "runner", "--dir", dir, "get", id)
+	for name, out := range map[string]string{"list": list, "get": get} {
+		if strings.ContainsAny(out, "\x1b\x07") || !strings.Contains(out, `42\x1b[2J`) {
+			t.Errorf("%s printed the ref's control characters:\n%q", name, out)
+		}
+	}
+	if n := strings.Count(list, "\n"); n != 2 {
+		t.Errorf("list has %d lines for one session:\n%s", n, list)
+	}
+}
