@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/playbook"
 )
 
 // Reserved is a path of an installation that belongs to autonomy: a file a substrate generates,
@@ -36,11 +37,12 @@ type Layout interface {
 
 // WriterReserved lists the paths every installation holds whatever its substrate: the writer's
 // ledgers and staging folders (removed at the start of every install), and the policy file every
-// substrate installs (PolicyPath). git's own directory is refused at any depth by the output path
+// substrate installs (PolicyPath) and the overlay weaving config (playbook.WeaveFile). git's own directory is refused at any depth by the output path
 // rules.
 func WriterReserved() []Reserved {
 	return []Reserved{
 		{Path: PolicyPath, What: "the profile's policy block, for the agents"},
+		{Path: ".autonomy/" + playbook.WeaveFile, What: "the overlay weaving config, read as every skill session starts"},
 		{Path: ledgerDir, Dir: true, What: "compile's ledgers of what it generated"},
 		{Path: stagePrefix, What: "compile's staging folders, removed at every install"},
 	}

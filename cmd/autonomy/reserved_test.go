@@ -18,6 +18,7 @@ func TestReservedPathsRefused(t *testing.T) {
 		want     string // the diagnostic, after "ir.yml:"
 	}{
 		{"behavior replaces the manifest", "gh-actions/manifest.json", "", `6:15: actor "a": behavior "gh-actions/manifest.json" would be installed at .autonomy/gh-actions/manifest.json, inside .autonomy/gh-actions/, which is reserved for the gh-actions manifest (rename`},
+		{"behavior replaces the weave config", "weave.json", "", `6:15: actor "a": behavior "weave.json" would be installed at .autonomy/weave.json, which is reserved for the overlay weaving config`},
 		{"behavior replaces the lifecycle map", "lifecycle.json", "", `6:15: actor "a": behavior "lifecycle.json" would be installed at .autonomy/lifecycle.json, which is reserved for the lifecycle map (rename`},
 		{"behavior in the runner's state", "state/state.db", "", `6:15: actor "a": behavior "state/state.db" would be installed at .autonomy/state/state.db, inside .autonomy/state/, which is reserved for the local runner's state`},
 		{"skill under generated/", "generated/x", "", `6:15: actor "a": behavior "generated/x" would be installed at .autonomy/generated/x, where autonomy cannot install: path is the writer's ledger directory .autonomy/generated`},
