@@ -50,7 +50,8 @@ func WriterReserved() []Reserved {
 
 // CheckPaths reports, at the position of the path in the profile, every behavior and resource
 // that an install of p by one of subs would put on a path autonomy owns (the substrate's
-// Reserved paths, the writer's, anything inside .git) or outside the installation.
+// Reserved paths, the writer's, anything inside .git) or outside the installation; so is the
+// overlay package policy.box.overlays names, at that key.
 func CheckPaths(p *ir.Profile, subs ...Substrate) ir.Diagnostics {
 	var diags ir.Diagnostics
 	seen := map[string]bool{}
@@ -82,6 +83,11 @@ func CheckPaths(p *ir.Profile, subs ...Substrate) ir.Diagnostics {
 			}
 			if at, why := v.at, v.why; why != "" {
 				report(a.Behavior.Pos, "actor %q: behavior %q would be installed at %s, %s", a.Name.Value, a.Behavior.Value, at, why)
+			}
+		}
+		if dir, pos := playbook.OverlayFolder(p); dir != "" {
+			if at, why := collision(p.Dir, dir, dataDir+"/"+dir, true, reserved); why != "" {
+				report(pos, "policy.box.overlays %q: the overlay package would be installed at %s, %s", dir, at, why)
 			}
 		}
 		all := append(reserved, Reserved{Path: dataDir, Dir: true, What: "what " + s.Name() + " installs (behaviors and generated files)"})
