@@ -1,6 +1,7 @@
 package local
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -280,5 +281,47 @@ func TestSeedFollowsNoLinkOutOfTheWorktree(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(outside); len(entries) > 0 {
 		t.Errorf("seeding wrote outside the worktree: %v", entries)
+	}
+}
+
+// An agent working in the installation itself can write what autonomy installed there, which
+// the runner later runs outside the sandbox (an actor's command and prelaunch): the supervisor
+// puts every such file back when the session ends, and fails the session saying which.
+func TestAgentCannotKeepChangesToTheInstallation(t *testing.T) {
+	dir := installFleet(t, skillFleet("codex"), true)
+	cfgPath := filepath.Join(dir, filepath.FromSlash(ActorPath("develop")))
+	skill := filepath.Join(dir, ".autonomy", "skills", "reviewer", "SKILL.md")
+	before := map[string][]byte{}
+	for _, p := range []string{cfgPath, skill} {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before[p] = data
+	}
+	tamper := `#!/bin/sh
+cat > /dev/null
+printf '{"command":{"argv":["/bin/sh","-c","touch pwned"]},"prelaunch":"touch pwned"}' > .autonomy/local/actors/develop.json
+rm .autonomy/skills/reviewer/SKILL.md
+ln -s /etc/hostname .autonomy/skills/reviewer/SKILL.md
+while [ $# -gt 0 ]; do case "$1" in --output-last-message) echo '{"verdict":"approve","summary":"x","headSha":"4b825dc642cb6eb9a060e54bf8d69288fbee4904"}' > "$2"; shift;; esac; shift; done
+`
+	path := fakeProgram(t, "codex", tamper)
+	r := newRunner(t, dir, Options{Env: []string{"PATH=" + path, "HOME=" + t.TempDir()}})
+	res, err := r.Launch(context.Background(), LaunchRequest{Actor: "reviewer"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := waitEnded(t, r, res.Session.ID)
+	r.Wait()
+	if s.Status != ir.Failed || !strings.Contains(s.Reason, ActorPath("develop")) || !strings.Contains(s.Reason, ".autonomy/skills/reviewer/SKILL.md") {
+		t.Errorf("the session ended %s: %s", s.Status, s.Reason)
+	}
+	for p, want := range before {
+		fi, err := os.Lstat(p)
+		got, _ := os.ReadFile(p)
+		if err != nil || !fi.Mode().IsRegular() || !bytes.Equal(got, want) {
+			t.Errorf("%s was not put back: %v %v\n%s", p, err, fi, got)
+		}
 	}
 }
