@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/autonomyhq/autonomy/playbook"
 )
 
 // installSnapshot is what autonomy installed under .autonomy/ (the launcher configs, schedule,
@@ -19,8 +21,9 @@ import (
 type installSnapshot map[string]installedFile // slash path → what it held
 
 type installedFile struct {
-	data []byte
-	mode os.FileMode
+	data   []byte
+	mode   os.FileMode
+	absent bool // not there: one the agent adds is removed
 }
 
 // snapshotInstall reads the installed files under .autonomy/ the manifest lists, and the
@@ -32,7 +35,8 @@ func (r *Runner) snapshotInstall() (installSnapshot, error) {
 	if err := readJSON(r.In.Dir, ManifestPath, &m); err != nil {
 		return nil, err
 	}
-	paths := []string{ManifestPath}
+	// The weaving config is read by every skill session: one the agent adds must go again.
+	paths := []string{ManifestPath, dataDir + "/" + playbook.WeaveFile}
 	for p := range m.Files {
 		if strings.HasPrefix(p, dataDir+"/") && filepath.IsLocal(filepath.FromSlash(p)) {
 			paths = append(paths, p)
@@ -47,14 +51,18 @@ func (r *Runner) snapshotInstall() (installSnapshot, error) {
 	for _, p := range paths {
 		rel := filepath.FromSlash(p)
 		fi, err := root.Lstat(rel)
+		if errors.Is(err, os.ErrNotExist) {
+			snap[p] = installedFile{absent: true}
+			continue
+		}
 		if err != nil || !fi.Mode().IsRegular() {
-			continue // absent, or not autonomy's file: nothing to put back
+			continue // not autonomy's file: nothing to put back
 		}
 		data, err := root.ReadFile(rel)
 		if err != nil {
 			return nil, err
 		}
-		snap[p] = installedFile{data, fi.Mode().Perm()}
+		snap[p] = installedFile{data: data, mode: fi.Mode().Perm()}
 	}
 	return snap, nil
 }
@@ -73,6 +81,15 @@ func (snap installSnapshot) restore(r *Runner) ([]string, error) {
 	for p, want := range snap {
 		rel := filepath.FromSlash(p)
 		fi, err := root.Lstat(rel)
+		if want.absent {
+			if err == nil {
+				changed = append(changed, p)
+				if err := root.RemoveAll(rel); err != nil {
+					errs = append(errs, fmt.Errorf("cannot remove %s: %w", p, err))
+				}
+			}
+			continue
+		}
 		if err == nil && fi.Mode().IsRegular() && fi.Mode().Perm() == want.mode {
 			if cur, err := root.ReadFile(rel); err == nil && bytes.Equal(cur, want.data) {
 				continue
