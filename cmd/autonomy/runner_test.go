@@ -230,15 +230,27 @@ func TestRunnerCrashMidStorm(t *testing.T) {
 	if len(all) == 0 || killed == 0 {
 		t.Fatalf("the storm did not happen: %d sessions, %d supervisors killed", len(all), killed)
 	}
-	// Wait for the orphaned processes to end, then reconcile through list.
-	time.Sleep(500 * time.Millisecond)
-	out, errOut, code := cli(t, nil, "runner", "--dir", dir, "list", "--format", "json")
-	if code != 0 {
-		t.Fatalf("list: %d %s", code, errOut)
-	}
+	// Wait for the orphaned processes to end (a session started by the last launches has a live
+	// supervisor and ends by itself; under load that takes longer than its 0.3 s), then
+	// reconcile through list.
 	var listed struct{ Sessions []local.SessionView }
-	if err := json.Unmarshal([]byte(out), &listed); err != nil {
-		t.Fatal(err)
+	for wait := time.Now().Add(10 * time.Second); ; {
+		time.Sleep(500 * time.Millisecond)
+		out, errOut, code := cli(t, nil, "runner", "--dir", dir, "list", "--format", "json")
+		if code != 0 {
+			t.Fatalf("list: %d %s", code, errOut)
+		}
+		listed.Sessions = nil
+		if err := json.Unmarshal([]byte(out), &listed); err != nil {
+			t.Fatal(err)
+		}
+		inFlight := false
+		for _, s := range listed.Sessions {
+			inFlight = inFlight || s.PID != 0 || s.Started != ""
+		}
+		if !inFlight || time.Now().After(wait) {
+			break
+		}
 	}
 	for _, s := range listed.Sessions {
 		if s.PID != 0 || s.Started != "" {
