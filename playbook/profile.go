@@ -134,6 +134,22 @@ func overlayDir(p *ir.Profile) (string, ir.Diagnostics) {
 	return rel, nil
 }
 
+// OverlayFolder is the folder policy.box.overlays names, as overlayDir accepts it, with the
+// position of the value: where an install puts the package is checked against the paths autonomy
+// owns (substrates.CheckPaths). "" when the key is absent (the default folder, playbooks, owns no
+// such path) or refused (Profile says why).
+func OverlayFolder(p *ir.Profile) (string, ir.Pos) {
+	_, val := boxKey(p.Policy.Box, OverlaysKey)
+	if val == nil {
+		return "", ir.Pos{}
+	}
+	dir, diags := overlayDir(p)
+	if len(diags) > 0 {
+		return "", ir.Pos{}
+	}
+	return dir, ir.Pos{Line: val.Line, Col: val.Column}
+}
+
 // boxKey finds key in the policy.box mapping: its key node and value node, or nils.
 func boxKey(box *yaml.Node, key string) (*yaml.Node, *yaml.Node) {
 	if box == nil || box.Kind != yaml.MappingNode {

@@ -67,3 +67,14 @@ func TestMissingAgentCLI(t *testing.T) {
 		t.Errorf("doctor of nothing: exit %d\n%s", code, out)
 	}
 }
+
+// doctor names the model proxy, never a key written into its URL.
+func TestDoctorHidesProxyCredentials(t *testing.T) {
+	dir := runnerFleet(t, codexFleet, map[string]string{"skills/develop/SKILL.md": "# develop\n"})
+	for _, u := range []string{"https://bob:s3cret-key@proxy.example.com/v1", "https://s3cret-key@proxy.example.com/v1", "http://[::1%s3cret-key"} {
+		out, _, _ := cli(t, []string{"PATH=" + t.TempDir(), "OPENAI_API_KEY=k", "OPENAI_BASE_URL=" + u}, "doctor", dir)
+		if strings.Contains(out, "s3cret-key") || !strings.Contains(out, "credential OPENAI_API_KEY: set") {
+			t.Errorf("doctor with %s:\n%s", u, out)
+		}
+	}
+}

@@ -18,6 +18,7 @@ func TestReservedPathsRefused(t *testing.T) {
 		want     string // the diagnostic, after "ir.yml:"
 	}{
 		{"behavior replaces the manifest", "gh-actions/manifest.json", "", `6:15: actor "a": behavior "gh-actions/manifest.json" would be installed at .autonomy/gh-actions/manifest.json, inside .autonomy/gh-actions/, which is reserved for the gh-actions manifest (rename`},
+		{"behavior replaces the weave config", "weave.json", "", `6:15: actor "a": behavior "weave.json" would be installed at .autonomy/weave.json, which is reserved for the overlay weaving config`},
 		{"behavior replaces the lifecycle map", "lifecycle.json", "", `6:15: actor "a": behavior "lifecycle.json" would be installed at .autonomy/lifecycle.json, which is reserved for the lifecycle map (rename`},
 		{"behavior in the runner's state", "state/state.db", "", `6:15: actor "a": behavior "state/state.db" would be installed at .autonomy/state/state.db, inside .autonomy/state/, which is reserved for the local runner's state`},
 		{"skill under generated/", "generated/x", "", `6:15: actor "a": behavior "generated/x" would be installed at .autonomy/generated/x, where autonomy cannot install: path is the writer's ledger directory .autonomy/generated`},
@@ -99,5 +100,56 @@ func TestReservedPathsRefused(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestReservedOverlayPackageRefused: the overlay package is installed at its folder's path under
+// .autonomy/, so policy.box.overlays naming state, local or generated would put it among the
+// runner's state, the launcher configs or the writer's ledgers: refused at the key, nothing
+// written.
+func TestReservedOverlayPackageRefused(t *testing.T) {
+	overlay, err := os.ReadFile(filepath.Join("..", "..", "profiles", "librarian", "playbooks", "role", "librarian", "flag-contradictions.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for folder, want := range map[string]string{
+		"state":     `9:15: policy.box.overlays "state": the overlay package would be installed at .autonomy/state, which is reserved for the local runner's state`,
+		"local":     `9:15: policy.box.overlays "local": the overlay package would be installed at .autonomy/local, which is reserved for the local runner's launcher configs`,
+		"generated": `9:15: policy.box.overlays "generated": the overlay package would be installed at .autonomy/generated, where autonomy cannot install`,
+		"weave.d":   "",
+	} {
+		prof := t.TempDir()
+		for rel, body := range map[string]string{
+			"skills/a/SKILL.md":                       "# a\n",
+			folder + "/role/a/flag-contradictions.md": string(overlay),
+			"ir.yml": "schema: autonomy.ir.v1\ntargets: [gh-actions, local]\nactors:\n  a:\n    behavior: a\n    triggers: [{ dispatch: true }]\npolicy:\n  box:\n    overlays: " + folder + "\n",
+		} {
+			full := filepath.Join(prof, filepath.FromSlash(rel))
+			if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(full, []byte(body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		run(t, "playbook", "index", filepath.Join(prof, folder))
+		dir := filepath.Join(t.TempDir(), "out")
+		code, _, errOut := run(t, "compile", prof, "--target", "local", "--out", dir)
+		if want == "" {
+			if code != 0 {
+				t.Errorf("%s: compile: exit %d\n%s", folder, code, errOut)
+			}
+			continue
+		}
+		want = filepath.Join(prof, "ir.yml") + ":" + want
+		if code != 1 || !strings.Contains(errOut, want) || strings.Contains(errOut, "a bug in the substrate") {
+			t.Errorf("%s: compile: exit %d, want 1 and\n%s\ngot:\n%s", folder, code, want, errOut)
+		}
+		if _, err := os.Stat(dir); !os.IsNotExist(err) {
+			t.Errorf("%s: compile wrote %s", folder, dir)
+		}
+		if code, out, _ := run(t, "validate", prof); code != 1 || !strings.Contains(out, want) {
+			t.Errorf("%s: validate: exit %d\n%s", folder, code, out)
+		}
 	}
 }

@@ -9,9 +9,12 @@ import (
 	"os"
 	"os/signal"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"text/tabwriter"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -225,7 +228,7 @@ func newRunnerList(f *runnerFlags) *cobra.Command {
 			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tACTOR\tKIND\tSTATUS\tSINCE\tREF")
 			for _, s := range ss {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.ID, s.Actor, s.Kind, s.Status, s.CreatedAt.Format("2006-01-02 15:04:05"), s.Ref)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.ID, s.Actor, s.Kind, s.Status, s.CreatedAt.Format("2006-01-02 15:04:05"), terminalSafe(s.Ref))
 			}
 			return tw.Flush()
 		}),
@@ -391,7 +394,7 @@ func printSession(w io.Writer, s store.Session) {
 	v := local.View(s)
 	line := func(k, val string) {
 		if val != "" {
-			fmt.Fprintf(w, "%-10s %s\n", k+":", val)
+			fmt.Fprintf(w, "%-10s %s\n", k+":", terminalSafe(val))
 		}
 	}
 	line("id", v.ID)
@@ -436,4 +439,15 @@ func writeJSON(w io.Writer, v any) error {
 		return usageError("%v", err)
 	}
 	return nil
+}
+
+// terminalSafe escapes the control characters of a text a session carries (its ref, or a reason
+// quoting what the agent printed) for a terminal: a model must not move the cursor, recolor or
+// rewrite the operator's screen, nor add a line to a table. Text without any is unchanged.
+func terminalSafe(s string) string {
+	if strings.IndexFunc(s, func(r rune) bool { return unicode.IsControl(r) || r == utf8.RuneError }) < 0 {
+		return s
+	}
+	q := strconv.Quote(s)
+	return q[1 : len(q)-1]
 }

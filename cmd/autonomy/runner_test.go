@@ -230,15 +230,27 @@ func TestRunnerCrashMidStorm(t *testing.T) {
 	if len(all) == 0 || killed == 0 {
 		t.Fatalf("the storm did not happen: %d sessions, %d supervisors killed", len(all), killed)
 	}
-	// Wait for the orphaned processes to end, then reconcile through list.
-	time.Sleep(500 * time.Millisecond)
-	out, errOut, code := cli(t, nil, "runner", "--dir", dir, "list", "--format", "json")
-	if code != 0 {
-		t.Fatalf("list: %d %s", code, errOut)
-	}
+	// Wait for the orphaned processes to end (a session started by the last launches has a live
+	// supervisor and ends by itself; under load that takes longer than its 0.3 s), then
+	// reconcile through list.
 	var listed struct{ Sessions []local.SessionView }
-	if err := json.Unmarshal([]byte(out), &listed); err != nil {
-		t.Fatal(err)
+	for wait := time.Now().Add(10 * time.Second); ; {
+		time.Sleep(500 * time.Millisecond)
+		out, errOut, code := cli(t, nil, "runner", "--dir", dir, "list", "--format", "json")
+		if code != 0 {
+			t.Fatalf("list: %d %s", code, errOut)
+		}
+		listed.Sessions = nil
+		if err := json.Unmarshal([]byte(out), &listed); err != nil {
+			t.Fatal(err)
+		}
+		inFlight := false
+		for _, s := range listed.Sessions {
+			inFlight = inFlight || s.PID != 0 || s.Started != ""
+		}
+		if !inFlight || time.Now().After(wait) {
+			break
+		}
 	}
 	for _, s := range listed.Sessions {
 		if s.PID != 0 || s.Started != "" {
@@ -369,5 +381,27 @@ func TestRunnerServeStopsOnSignal(t *testing.T) {
 	}
 	if !strings.Contains(rest.String(), "stopped") {
 		t.Errorf("serve said %q at SIGTERM", rest.String())
+	}
+}
+
+// A session's text (a ref, a reason quoting the agent) reaches the terminal with its control
+// characters escaped: no escape sequence, and one line per session in list.
+func TestRunnerOutputEscapesControlCharacters(t *testing.T) {
+	dir := runnerFleet(t, trivialFleet, map[string]string{"scripts/work.sh": "#!/bin/sh\nexit 0\n"})
+	ref := "42\x1b[2J\x1b]0;owned\x07\nFAKE  worker  agent  done"
+	out, errOut, code := cli(t, nil, "runner", "--dir", dir, "launch", "worker", "--ref", ref)
+	if code != 0 {
+		t.Fatalf("launch: %d %s", code, errOut)
+	}
+	id := strings.TrimSpace(out)
+	list, _, _ := cli(t, nil, "runner", "--dir", dir, "list", "--all")
+	get, _, _ := cli(t, nil, "runner", "--dir", dir, "get", id)
+	for name, out := range map[string]string{"list": list, "get": get} {
+		if strings.ContainsAny(out, "\x1b\x07") || !strings.Contains(out, `42\x1b[2J`) {
+			t.Errorf("%s printed the ref's control characters:\n%q", name, out)
+		}
+	}
+	if n := strings.Count(list, "\n"); n != 2 {
+		t.Errorf("list has %d lines for one session:\n%s", n, list)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -191,12 +192,23 @@ func clip(s string) string {
 
 // seed gives an isolated worktree the installation's files it lacks (an install that was not
 // committed: behaviors, result schemas, resources), and returns a function that removes those
-// copies again when they are unchanged, so the worktree is not kept for them.
+// copies again when they are unchanged, so the worktree is not kept for them. Both ends are
+// opened as roots: a symbolic link committed in the worktree (a branch an agent wrote) or left in
+// the installation cannot lead a copy out of either.
 func (r *Runner) seed(workdir string) (func(), error) {
 	var m struct {
 		Files map[string]string `json:"files"`
 	}
 	if err := readJSON(r.In.Dir, ManifestPath, &m); err != nil {
+		return nil, err
+	}
+	src, err := os.OpenRoot(r.In.Dir)
+	if err != nil {
+		return nil, err
+	}
+	dst, err := os.OpenRoot(workdir)
+	if err != nil {
+		src.Close()
 		return nil, err
 	}
 	paths := make([]string, 0, len(m.Files)+1)
@@ -213,46 +225,51 @@ func (r *Runner) seed(workdir string) (func(), error) {
 	var dirs []string
 	undo := func() {
 		for _, c := range done {
-			if cur, err := os.ReadFile(c.path); err == nil && bytes.Equal(cur, c.data) {
-				_ = os.Remove(c.path)
+			if cur, err := dst.ReadFile(c.path); err == nil && bytes.Equal(cur, c.data) {
+				_ = dst.Remove(c.path)
 			}
 		}
 		for i := len(dirs) - 1; i >= 0; i-- {
-			_ = os.Remove(dirs[i]) // only when empty
+			_ = dst.Remove(dirs[i]) // only when empty
 		}
+		_ = dst.Close()
+	}
+	defer src.Close()
+	fail := func(err error) (func(), error) {
+		undo()
+		return nil, err
 	}
 	for _, p := range paths {
-		if !filepath.IsLocal(filepath.FromSlash(p)) {
+		rel := filepath.FromSlash(p)
+		if !filepath.IsLocal(rel) {
 			continue
 		}
-		dst := filepath.Join(workdir, filepath.FromSlash(p))
-		if _, err := os.Lstat(dst); err == nil {
+		if _, err := dst.Lstat(rel); err == nil {
 			continue // committed: the worktree has its own
+		} else if !errors.Is(err, os.ErrNotExist) {
+			return fail(fmt.Errorf("cannot seed %s: %w", p, err))
 		}
-		data, err := os.ReadFile(r.In.Path(p))
+		data, err := src.ReadFile(rel)
 		if err != nil {
 			continue
 		}
-		for d := filepath.Dir(dst); d != workdir; d = filepath.Dir(d) {
-			if _, err := os.Stat(d); err == nil {
+		for d := filepath.Dir(rel); d != "."; d = filepath.Dir(d) {
+			if _, err := dst.Lstat(d); err == nil {
 				break
 			}
 			dirs = append([]string{d}, dirs...)
 		}
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			undo()
-			return nil, err
+		if err := dst.MkdirAll(filepath.Dir(rel), 0o755); err != nil {
+			return fail(fmt.Errorf("cannot seed %s: %w", p, err))
 		}
-		fi, _ := os.Stat(r.In.Path(p))
 		mode := os.FileMode(0o644)
-		if fi != nil && fi.Mode()&0o111 != 0 {
+		if fi, err := src.Stat(rel); err == nil && fi.Mode()&0o111 != 0 {
 			mode = 0o755
 		}
-		if err := os.WriteFile(dst, data, mode); err != nil {
-			undo()
-			return nil, err
+		if err := dst.WriteFile(rel, data, mode); err != nil {
+			return fail(fmt.Errorf("cannot seed %s: %w", p, err))
 		}
-		done = append(done, copied{dst, data})
+		done = append(done, copied{rel, data})
 	}
 	sort.Slice(dirs, func(i, j int) bool { return len(dirs[i]) < len(dirs[j]) })
 	return undo, nil

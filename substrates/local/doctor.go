@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"sort"
 	"strings"
 
@@ -98,7 +99,7 @@ func Doctor(ctx context.Context, dir string, env []string) []Check {
 		} else {
 			d := "set"
 			if u := lookupEnv(env, p.BaseURLEnv); u != "" {
-				d += "; the model proxy is " + p.BaseURLEnv + "=" + u
+				d += "; the model proxy is " + p.BaseURLEnv + "=" + redactURL(u)
 			}
 			out = append(out, Check{Name: "credential " + p.CredentialEnv, OK: true, Detail: d})
 		}
@@ -123,4 +124,18 @@ func program(env []string, name, bin, version, fix string) Check {
 		return Check{Name: name, Detail: fmt.Sprintf("%s is version %s, the installation is pinned to %s", path, got, version), Fix: fix}
 	}
 	return Check{Name: name, OK: true, Detail: path + " " + got}
+}
+
+// redactURL hides the password or token a URL may carry in its user info (https://user:key@host):
+// doctor's output is pasted into issues and chats.
+func redactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return "(not a URL)"
+	}
+	if u.User == nil {
+		return s
+	}
+	u.User = url.User("REDACTED")
+	return u.Redacted()
 }

@@ -118,6 +118,15 @@ func (r *Runner) supervise(ctx context.Context, id string) {
 			return
 		}
 	}
+	var snap installSnapshot
+	if cfg.Skill && workdir == r.In.Dir {
+		// The agent works in the installation itself: what autonomy installed there is put
+		// back when it ends (guard.go).
+		if snap, err = r.snapshotInstall(); err != nil {
+			end(ir.Failed, fmt.Sprintf("cannot read the installation: %v (compile again)", err), "", nil)
+			return
+		}
+	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir, cmd.Env = workdir, env
 	outPath := ""
@@ -181,6 +190,19 @@ func (r *Runner) supervise(ctx context.Context, id string) {
 	_ = proc.Kill(pid)
 	drain()
 	code := exitCode(cmd.ProcessState)
+	if snap != nil {
+		changed, err := snap.restore(r)
+		if len(changed) > 0 || err != nil {
+			msg := fmt.Sprintf("the agent changed files autonomy installed, which the runner runs outside the sandbox; they were put back: %s (edit the profile and compile instead)", strings.Join(changed, ", "))
+			if err != nil {
+				msg = fmt.Sprintf("the agent changed files autonomy installed, and not all could be put back: %v (compile again before running anything)", err)
+			}
+			fmt.Fprintf(logf, "autonomy: %s\n", msg)
+			_ = r.Store.Log(ctx, store.Event{Session: id, Actor: s.Actor, Kind: "tampered", Message: msg})
+			end(ir.Failed, msg, "", code)
+			return
+		}
+	}
 	switch {
 	case timedOut:
 		end(ir.Failed, fmt.Sprintf("timed out after %s (TERM, then KILL after %s)", s.Timeout, r.grace()), "", code)

@@ -1,6 +1,7 @@
 package local
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -259,6 +260,72 @@ actors:
 		}
 		if got := gitRun(t, dir, "log", "-1", "--format=%s", "autonomy/develop/"+s.ID); got != "feature" {
 			t.Fatalf("branch tip %q", got)
+		}
+	}
+}
+
+// A worktree whose branch committed .autonomy as a symbolic link out of it (an agent can commit
+// one) is not seeded through the link: the session's worktree is refused, nothing is written
+// outside it.
+func TestSeedFollowsNoLinkOutOfTheWorktree(t *testing.T) {
+	dir := installFleet(t, skillFleet("codex"), true)
+	r := newRunner(t, dir, Options{})
+	workdir, outside := t.TempDir(), t.TempDir()
+	if err := os.Symlink(outside, filepath.Join(workdir, ".autonomy")); err != nil {
+		t.Fatal(err)
+	}
+	undo, err := r.seed(workdir)
+	if err == nil {
+		undo()
+		t.Error("seeding through a link out of the worktree succeeded")
+	}
+	if entries, _ := os.ReadDir(outside); len(entries) > 0 {
+		t.Errorf("seeding wrote outside the worktree: %v", entries)
+	}
+}
+
+// An agent working in the installation itself can write what autonomy installed there, which
+// the runner later runs outside the sandbox (an actor's command and prelaunch): the supervisor
+// puts every such file back when the session ends, and fails the session saying which.
+func TestAgentCannotKeepChangesToTheInstallation(t *testing.T) {
+	dir := installFleet(t, skillFleet("codex"), true)
+	cfgPath := filepath.Join(dir, filepath.FromSlash(ActorPath("develop")))
+	skill := filepath.Join(dir, ".autonomy", "skills", "reviewer", "SKILL.md")
+	before := map[string][]byte{}
+	for _, p := range []string{cfgPath, skill} {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before[p] = data
+	}
+	tamper := `#!/bin/sh
+cat > /dev/null
+printf '{"command":{"argv":["/bin/sh","-c","touch pwned"]},"prelaunch":"touch pwned"}' > .autonomy/local/actors/develop.json
+rm .autonomy/skills/reviewer/SKILL.md
+ln -s /etc/hostname .autonomy/skills/reviewer/SKILL.md
+echo '{"package":".autonomy/skills"}' > .autonomy/weave.json
+while [ $# -gt 0 ]; do case "$1" in --output-last-message) echo '{"verdict":"approve","summary":"x","headSha":"4b825dc642cb6eb9a060e54bf8d69288fbee4904"}' > "$2"; shift;; esac; shift; done
+`
+	path := fakeProgram(t, "codex", tamper)
+	r := newRunner(t, dir, Options{Env: []string{"PATH=" + path, "HOME=" + t.TempDir()}})
+	res, err := r.Launch(context.Background(), LaunchRequest{Actor: "reviewer"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := waitEnded(t, r, res.Session.ID)
+	r.Wait()
+	if s.Status != ir.Failed || !strings.Contains(s.Reason, ActorPath("develop")) || !strings.Contains(s.Reason, ".autonomy/skills/reviewer/SKILL.md") || !strings.Contains(s.Reason, ".autonomy/weave.json") {
+		t.Errorf("the session ended %s: %s", s.Status, s.Reason)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, ".autonomy", "weave.json")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the weaving config the agent added is still there: %v", err)
+	}
+	for p, want := range before {
+		fi, err := os.Lstat(p)
+		got, _ := os.ReadFile(p)
+		if err != nil || !fi.Mode().IsRegular() || !bytes.Equal(got, want) {
+			t.Errorf("%s was not put back: %v %v\n%s", p, err, fi, got)
 		}
 	}
 }

@@ -92,8 +92,14 @@ func git(ctx context.Context, dir string, args ...string) (string, error) {
 	}
 }
 
+// safeConfig is given to every git command: the repository's git directory is writable by the
+// sandboxed agent (it commits), so a hook or a core.fsmonitor command it planted there must not
+// be run by the runner, outside the sandbox, when it adds, inspects or removes a worktree.
+var safeConfig = []string{"-c", "core.hooksPath=" + os.DevNull, "-c", "core.fsmonitor=false"}
+
 func gitOnce(ctx context.Context, dir string, args []string) (string, error) {
-	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
+	argv := append(append([]string{"-C", dir}, safeConfig...), args...)
+	cmd := exec.CommandContext(ctx, "git", argv...)
 	// git cleans up its lock files on SIGTERM; killed outright it leaves them behind, and every
 	// later git command in the repository fails until someone deletes them by hand.
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }

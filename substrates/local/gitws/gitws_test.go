@@ -433,3 +433,39 @@ func TestGitEnv(t *testing.T) {
 		t.Errorf("a GIT_DIR set by a parent git leaks into Repo: %v", err)
 	}
 }
+
+// TestPlantedHooksNotRun: the agent can write the repository's git directory (it commits), so it
+// can plant hooks and a core.fsmonitor command there; Add and Remove, which run outside the
+// sandbox, must run none of them.
+func TestPlantedHooksNotRun(t *testing.T) {
+	repo, trees := newRepo(t)
+	marker := filepath.Join(t.TempDir(), "ran")
+	script := "#!/bin/sh\necho \"$0\" >> " + marker + "\n"
+	hooks := filepath.Join(repo, ".git", "hooks")
+	if err := os.MkdirAll(hooks, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range []string{"post-checkout", "reference-transaction", "post-index-change"} {
+		if err := os.WriteFile(filepath.Join(hooks, h), []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	monitor := filepath.Join(t.TempDir(), "fsmonitor")
+	if err := os.WriteFile(monitor, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	run(t, repo, "config", "core.fsmonitor", monitor)
+	for i, branch := range []string{"", "planted"} {
+		path := filepath.Join(trees, fmt.Sprint(i))
+		base, err := Add(context.Background(), repo, path, branch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Remove(context.Background(), repo, path, base, "saved/planted"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if data, err := os.ReadFile(marker); err == nil {
+		t.Errorf("git ran what the agent planted, outside the sandbox:\n%s", data)
+	}
+}
