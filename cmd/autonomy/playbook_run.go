@@ -1,12 +1,13 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -50,7 +51,7 @@ and is redacted from everything printed.
 
 Exit codes: 0 the envelope's ok is true (ok, needs_approval or cancelled), 1 ok is false, 2 usage.`,
 		Example: `  autonomy playbook run flows/inbox-triage.yml --args-json '{"tag":"work"}'
-  autonomy playbook run --pipeline 'cli git status --porcelain | approve "Commit these?" | cli git commit -am wip'`,
+  autonomy playbook run --pipeline "cli git status --porcelain | approve 'Commit these?' | cli git commit -am wip"`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			switch {
@@ -72,7 +73,9 @@ Exit codes: 0 the envelope's ok is true (ok, needs_approval or cancelled), 1 ok 
 			}
 			defer st.Close()
 			e := &engine.Engine{Pauses: st}
-			return printEnvelope(cmd.OutOrStdout(), e.Run(cmd.Context(), req))
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, os.Interrupt)
+			defer stop()
+			return printEnvelope(cmd.OutOrStdout(), e.Run(ctx, req))
 		},
 	}
 	f := cmd.Flags()
@@ -84,11 +87,15 @@ Exit codes: 0 the envelope's ok is true (ok, needs_approval or cancelled), 1 ok 
 	f.IntVar(&req.MaxOutputBytes, "max-output-bytes", engine.DefaultMaxOutputBytes, "the output cap of each step, in bytes")
 	f.StringSliceVar(&req.Secrets, "secret", nil, "allow the secret handle $secrets.NAME (value from the environment variable NAME); repeatable")
 	f.StringVar(&statePath, "state", defaultPlaybookState(), "the SQLite database of paused runs")
+	f.StringVar(&req.Session, "session", "", "the local runner's session the run belongs to (set by the runner)")
+	_ = f.MarkHidden("session")
+	f.BoolVar(&req.IgnoreUnknownArgs, "ignore-unknown-args", false, "drop the args the workflow does not declare (set by the runner)")
+	_ = f.MarkHidden("ignore-unknown-args")
 	return cmd
 }
 
 func newPlaybookResume() *cobra.Command {
-	var token, statePath string
+	var token, statePath, cont string
 	var approve, deny bool
 	cmd := &cobra.Command{
 		Use:   "resume --token T --approve|--deny",
@@ -101,7 +108,7 @@ Exit codes: 0 the envelope's ok is true, 1 ok is false, 2 usage.`,
 		Example: `  autonomy playbook resume --token rt_… --approve`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if token == "" || approve == deny {
+			if cont == "" && (token == "" || approve == deny) {
 				return usageError("give --token T and one of --approve or --deny")
 			}
 			st, err := store.Open(statePath)
@@ -110,13 +117,20 @@ Exit codes: 0 the envelope's ok is true, 1 ok is false, 2 usage.`,
 			}
 			defer st.Close()
 			e := &engine.Engine{Pauses: st}
-			return printEnvelope(cmd.OutOrStdout(), e.Resume(context.WithoutCancel(cmd.Context()), token, approve))
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, os.Interrupt)
+			defer stop()
+			if cont != "" {
+				return printEnvelope(cmd.OutOrStdout(), e.Continue(ctx, cont))
+			}
+			return printEnvelope(cmd.OutOrStdout(), e.Resume(ctx, token, approve))
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&token, "token", "", "the resume token of the paused run")
 	f.BoolVar(&approve, "approve", false, "approve the waiting step")
 	f.BoolVar(&deny, "deny", false, "deny it: cancel the run")
+	f.StringVar(&cont, "continue", "", "continue the approved run of a local session (used by the runner)")
+	_ = f.MarkHidden("continue")
 	f.StringVar(&statePath, "state", defaultPlaybookState(), "the SQLite database of paused runs")
 	return cmd
 }

@@ -15,7 +15,7 @@ import (
 // others: step one's side effect happens once, a used or wrong token is refused, a deny
 // cancels with no later side effect.
 func TestPlaybookRunResumeAcrossProcesses(t *testing.T) {
-	bin := buildBinary(t)
+	bin := autonomyBin(t)
 	ws := t.TempDir()
 	db := filepath.Join(t.TempDir(), "state.db")
 	wf := `name: gated

@@ -45,6 +45,9 @@ type Request struct {
 	Secrets []string
 	// Session is the local session the run belongs to ("" for none).
 	Session string
+	// IgnoreUnknownArgs drops the args the workflow does not declare instead of refusing them
+	// (a runner passes every launch param; the workflow declares those it reads).
+	IgnoreUnknownArgs bool
 }
 
 // Engine runs and resumes workflows.
@@ -97,10 +100,45 @@ func (e *Engine) Run(ctx context.Context, req Request) Envelope {
 // Resume redeems token: approve runs the waiting step and what follows, deny cancels the run.
 // A token is accepted once; a wrong or used one is refused.
 func (e *Engine) Resume(ctx context.Context, token string, approve bool) Envelope {
+	return e.redeem(ctx, HashToken(token), approve)
+}
+
+// ContinueKey is the key under which a runner keeps the state of a session's run that was
+// approved and waits for its process to continue it (see Continue).
+func ContinueKey(session string) string { return "continue:" + session }
+
+// Continue runs the approved run a runner saved with Hold under ContinueKey(session).
+func (e *Engine) Continue(ctx context.Context, session string) Envelope {
+	return e.redeem(ctx, ContinueKey(session), true)
+}
+
+// Cancelled is the envelope of a paused run denied: its records and the denied step.
+func (e *Engine) Cancelled(raw []byte) Envelope {
+	var st state
+	if err := json.Unmarshal(raw, &st); err != nil {
+		return fail("internal", "", "reading the paused run: %v", err)
+	}
+	return e.deny(&st)
+}
+
+// PausedStep names the step a paused run's state waits at.
+func PausedStep(raw []byte) string {
+	var st state
+	if json.Unmarshal(raw, &st) != nil {
+		return ""
+	}
+	w, _ := workflow.Parse(st.File, st.Source)
+	if w == nil || st.Next >= len(w.Steps) {
+		return ""
+	}
+	return w.Steps[st.Next].ID.Value
+}
+
+func (e *Engine) redeem(ctx context.Context, key string, approve bool) Envelope {
 	if e.Pauses == nil {
 		return fail("internal", "", "no store of paused runs")
 	}
-	raw, _, ok, err := e.Pauses.TakePause(ctx, HashToken(token))
+	raw, _, ok, err := e.Pauses.TakePause(ctx, key)
 	if err != nil {
 		return fail("internal", "", "%v", err)
 	}
@@ -112,15 +150,20 @@ func (e *Engine) Resume(ctx context.Context, token string, approve bool) Envelop
 		return fail("internal", "", "reading the paused run: %v", err)
 	}
 	if !approve {
-		w, _ := workflow.Parse(st.File, st.Source)
-		id := ""
-		if w != nil && st.Next < len(w.Steps) {
-			id = w.Steps[st.Next].ID.Value
-		}
-		out := e.view(&st, append(st.Results, record{ID: id, Status: "denied", Reason: "denied by the approver"}))
-		return Envelope{OK: true, Status: StatusCancelled, Output: out}
+		return e.deny(&st)
 	}
 	return e.run(ctx, &st, true)
+}
+
+func (e *Engine) deny(st *state) Envelope {
+	out := e.view(st, append(st.Results, record{ID: pausedStepOf(st), Status: "denied", Reason: "denied by the approver"}))
+	return Envelope{OK: true, Status: StatusCancelled, Output: out}
+}
+
+// pausedStepOf names the step st waits at.
+func pausedStepOf(st *state) string {
+	raw, _ := json.Marshal(st)
+	return PausedStep(raw)
 }
 
 // HashToken is how a resume token is stored: its SHA-256, hex.
@@ -168,7 +211,7 @@ func (e *Engine) prepare(req Request) (*state, *Envelope) {
 		}
 		return nil, &env
 	}
-	args, err := bindArgs(w, req.ArgsJSON)
+	args, err := bindArgs(w, req.ArgsJSON, req.IgnoreUnknownArgs)
 	if err != nil {
 		return refuse("%v", err)
 	}
@@ -210,7 +253,7 @@ func source(p string) (string, []byte, error) {
 
 // bindArgs merges the request's args over the declared defaults; an arg not declared, or one
 // without a default and not given, is refused.
-func bindArgs(w *workflow.Workflow, argsJSON string) (map[string]string, error) {
+func bindArgs(w *workflow.Workflow, argsJSON string, lenient bool) (map[string]string, error) {
 	given := map[string]any{}
 	if strings.TrimSpace(argsJSON) != "" {
 		if err := json.Unmarshal([]byte(argsJSON), &given); err != nil {
@@ -238,7 +281,7 @@ func bindArgs(w *workflow.Workflow, argsJSON string) (map[string]string, error) 
 			out[k] = string(b)
 		}
 	}
-	if len(unknown) > 0 {
+	if len(unknown) > 0 && !lenient {
 		sort.Strings(unknown)
 		return nil, fmt.Errorf("--args-json: the workflow declares no arg %s", strings.Join(unknown, ", "))
 	}
