@@ -333,9 +333,20 @@ func TestWords(t *testing.T) {
 			t.Errorf("Words(%q) = %q, %v; want %q", in, got, err, want)
 		}
 	}
-	for _, bad := range []string{`'open`, `"open`} {
+	for _, bad := range []string{`'open`, `"open`, `a\`} {
 		if _, err := Words(bad); err == nil {
 			t.Errorf("Words(%q): no error", bad)
+		}
+	}
+	for bad, want := range map[string]string{
+		"cli a || cli b":      "empty command",
+		"cli a |":             "empty command",
+		"cli \x80":           "not UTF-8",
+		"cli a | approve":     "ends with approve",
+		`cli a | approve "x`: "unterminated",
+	} {
+		if _, err := inline(bad); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("inline(%q): %v, want %q", bad, err, want)
 		}
 	}
 }

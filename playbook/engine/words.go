@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 )
@@ -45,10 +46,11 @@ func Words(s string) ([]string, error) {
 			}
 			in = true
 		case c == '\\':
-			if i+1 < len(s) {
-				i++
-				cur.WriteByte(s[i])
+			if i+1 >= len(s) {
+				return nil, fmt.Errorf("the command ends with a backslash (escape it: \\\\)")
 			}
+			i++
+			cur.WriteByte(s[i])
 			in = true
 		default:
 			cur.WriteByte(c)
@@ -64,6 +66,9 @@ func Words(s string) ([]string, error) {
 // inline turns `cmd | cmd | approve "prompt" | cmd` into a workflow: steps s1, s2, … each
 // reading the previous step's stdout; an `approve [PROMPT]` segment gates the next command.
 func inline(p string) ([]byte, error) {
+	if !utf8.ValidString(p) {
+		return nil, fmt.Errorf("the pipeline is not UTF-8 text")
+	}
 	segs, err := splitPipes(p)
 	if err != nil {
 		return nil, err
@@ -79,6 +84,9 @@ func inline(p string) ([]byte, error) {
 	gate, prompt := false, ""
 	for _, seg := range segs {
 		seg = strings.TrimSpace(seg)
+		if seg == "" {
+			return nil, fmt.Errorf("the pipeline has an empty command (nothing between two |, or at an end)")
+		}
 		if seg == "approve" || strings.HasPrefix(seg, "approve ") {
 			w, err := Words(strings.TrimPrefix(seg, "approve"))
 			if err != nil {
