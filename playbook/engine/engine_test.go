@@ -339,10 +339,10 @@ func TestWords(t *testing.T) {
 		}
 	}
 	for bad, want := range map[string]string{
-		"cli a || cli b":      "empty command",
-		"cli a |":             "empty command",
+		"cli a || cli b":     "empty command",
+		"cli a |":            "empty command",
 		"cli \x80":           "not UTF-8",
-		"cli a | approve":     "ends with approve",
+		"cli a | approve":    "ends with approve",
 		`cli a | approve "x`: "unterminated",
 	} {
 		if _, err := inline(bad); err == nil || !strings.Contains(err.Error(), want) {
