@@ -12,6 +12,7 @@ import (
 	osexec "os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -69,13 +70,13 @@ func (x *exec) step(ctx context.Context, s *workflow.Step, rec *record) error {
 		}
 		code, err := runCLI(ctx, argv, dir, env, stdin, out, d)
 		rec.ExitCode = code
-		rec.Stdout, rec.Trunc = out.String(), out.over
+		rec.Stdout, rec.Trunc = out.result()
 		if err != nil {
 			return err
 		}
 	case "http":
 		err := runHTTP(ctx, argv, stdin, out, d)
-		rec.Stdout, rec.Trunc = out.String(), out.over
+		rec.Stdout, rec.Trunc = out.result()
 		if err != nil {
 			return err
 		}
@@ -117,7 +118,7 @@ func runCLI(ctx context.Context, argv []string, dir string, env []string, stdin 
 	}
 	pgid := cmd.Process.Pid
 	kill := func() { syscall.Kill(-pgid, syscall.SIGKILL) }
-	out.onOver = kill
+	out.whenOver(kill)
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	timer := time.NewTimer(d)
@@ -139,7 +140,7 @@ func runCLI(ctx context.Context, argv []string, dir string, env []string, stdin 
 	// A child left behind in the group (a daemonized grandchild) goes with the step.
 	kill()
 	code := cmd.ProcessState.ExitCode()
-	if out.over {
+	if _, over := out.result(); over {
 		return &code, fmt.Errorf("its output passed the cap of %d bytes (maxOutputBytes); the step was stopped", out.max)
 	}
 	if err != nil {
@@ -215,7 +216,7 @@ func runHTTP(ctx context.Context, argv []string, body []byte, out *capped, d tim
 	}
 	defer resp.Body.Close()
 	_, err = io.Copy(out, io.LimitReader(resp.Body, int64(out.max)+1))
-	if out.over {
+	if _, over := out.result(); over {
 		return fmt.Errorf("its output passed the cap of %d bytes (maxOutputBytes)", out.max)
 	}
 	if err != nil {
@@ -227,8 +228,10 @@ func runHTTP(ctx context.Context, argv []string, body []byte, out *capped, d tim
 	return nil
 }
 
-// capped keeps at most max bytes and notes when more came.
+// capped keeps at most max bytes and notes when more came. Its writer is the goroutine copying
+// a process's output, so its state is locked.
 type capped struct {
+	mu     sync.Mutex
 	buf    bytes.Buffer
 	max    int
 	over   bool
@@ -236,6 +239,8 @@ type capped struct {
 }
 
 func (c *capped) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	if room := c.max - c.buf.Len(); room < len(p) {
 		if room > 0 {
 			c.buf.Write(p[:room])
@@ -252,7 +257,24 @@ func (c *capped) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func (c *capped) String() string { return c.buf.String() }
+// whenOver sets what to do when the cap is passed, doing it now if it already was.
+func (c *capped) whenOver(f func()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.onOver = f
+	if c.over {
+		f()
+	}
+}
+
+// result is what was kept, and whether more came.
+func (c *capped) result() (string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.buf.String(), c.over
+}
+
+func (c *capped) String() string { s, _ := c.result(); return s }
 
 // confine resolves cwd (relative to the workspace) then sub, and refuses a path that leaves
 // the workspace, by .. or through a symlink.
