@@ -139,7 +139,8 @@ func (v *validator) behaviorPath(value string, human bool) behaviorResult {
 	}
 	if playbookExts[strings.ToLower(path.Ext(res.clean))] {
 		// A playbook file (checked by the playbook package at its own lines): the agent is
-		// handed it as its instructions, as it is a skill's SKILL.md.
+		// handed it as its instructions, as it is a skill's SKILL.md, except a workflow
+		// playbook, which a substrate that can runs itself (the local runner: ActorConfig.Workflow).
 		out.skill = true
 		return out
 	}

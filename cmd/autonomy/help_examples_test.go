@@ -44,8 +44,8 @@ func helpExamples(t *testing.T) map[string][]string {
 	return lines
 }
 
-// example is one example line, parsed as a shell would: env assignments, words (double quotes
-// group), and a > redirect of stdout.
+// example is one example line, parsed as a shell would: env assignments, words (double and
+// single quotes group), and a > redirect of stdout.
 type example struct {
 	env      []string
 	args     []string // without the leading "autonomy"
@@ -56,9 +56,13 @@ func parseExample(t *testing.T, line string) example {
 	t.Helper()
 	var words []string
 	var cur strings.Builder
-	inQuote, have := false, false
+	inQuote, inSingle, have := false, false, false
 	for _, r := range line {
 		switch {
+		case r == '\'' && !inQuote:
+			inSingle, have = !inSingle, true
+		case inSingle:
+			cur.WriteRune(r)
 		case r == '"':
 			inQuote, have = !inQuote, true
 		case r == ' ' && !inQuote:
@@ -192,6 +196,9 @@ func TestHelpExamplesWork(t *testing.T) {
 			}
 			if ex.args[0] == "provision" {
 				provisionFake(t, flagValue(ex.args, "--repo")) // on a simulated GitHub API, the token in GH_TOKEN
+			}
+			if len(ex.args) > 1 && ex.args[0] == "playbook" && (ex.args[1] == "run" || ex.args[1] == "resume") {
+				playbookRunReady(t, &ex)
 			}
 			if ex.args[0] == "conformance" && strings.Contains(line, "--repo") {
 				fakeGitHubFor(t, ex)
@@ -431,5 +438,33 @@ func copyTreeTo(t *testing.T, from, to string) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// playbookRunReady gives the playbook run and resume examples what they name: the workflow
+// flows/inbox-triage.yml, a database of paused runs of their own, and for resume a run paused
+// with a real token in place of rt_….
+func playbookRunReady(t *testing.T, ex *example) {
+	t.Helper()
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	flow := "name: inbox-triage\nargs:\n  tag: { default: family }\nsteps:\n  - id: collect\n    command: cli echo $args.tag\n"
+	if err := os.MkdirAll("flows", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile("flows/inbox-triage.yml", []byte(flow), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if ex.args[1] != "resume" {
+		return
+	}
+	code, out, errOut := run(t, "playbook", "run", "--pipeline", "cli echo hi | approve | cli true")
+	var env struct{ RequiresApproval struct{ ResumeToken string } }
+	if code != 0 || json.Unmarshal([]byte(out), &env) != nil || env.RequiresApproval.ResumeToken == "" {
+		t.Fatalf("setup run: exit %d\n%s%s", code, out, errOut)
+	}
+	for i, a := range ex.args {
+		if a == "rt_…" {
+			ex.args[i] = env.RequiresApproval.ResumeToken
+		}
 	}
 }

@@ -7,7 +7,7 @@ import (
 )
 
 // buildBinary builds autonomy the way `make build` does.
-func buildBinary(b *testing.B) string {
+func buildBinary(b testing.TB) string {
 	b.Helper()
 	bin := filepath.Join(b.TempDir(), "autonomy")
 	if out, err := exec.Command("go", "build", "-trimpath", "-o", bin, ".").CombinedOutput(); err != nil {

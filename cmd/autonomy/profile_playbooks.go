@@ -20,9 +20,14 @@ func checkProfile(path string) (*ir.Profile, ir.Diagnostics, error) {
 	}
 	pp, pd := playbook.Profile(p)
 	diags = append(diags, pd...)
-	// Said once per behavior: the agent is handed the playbook as its instructions, as a skill;
-	// running its steps, approvals and resume tokens itself is the next piece of work.
+	// Said once per behavior. A workflow playbook is run by the local runner itself (its steps,
+	// approvals and resume tokens); the gh-actions workflows do not run it yet. Any other
+	// playbook is handed to the agent as its instructions, as a skill.
 	warned := map[string]bool{}
+	ghActions := false
+	for _, t := range p.Targets {
+		ghActions = ghActions || t.Value == "gh-actions" || t.Value == "github"
+	}
 	for _, a := range p.Actors {
 		f, ok := pp.Behaviors[a.BehaviorFile]
 		if !ok || a.IsHuman() || warned[a.BehaviorFile] {
@@ -32,6 +37,14 @@ func checkProfile(path string) (*ir.Profile, ir.Diagnostics, error) {
 		kind := string(f)
 		if f == playbook.Steps {
 			kind = "step"
+		}
+		if f == playbook.Workflow {
+			if ghActions {
+				diags = append(diags, ir.Diagnostic{File: p.File, Pos: a.Behavior.Pos, Severity: ir.Warning,
+					Message: fmt.Sprintf("actor %q: behavior %s is a workflow playbook: the local runner runs it step by step, and the gh-actions workflows do not run workflow playbooks yet (the agent is handed it as its instructions there)", a.Name.Value, a.BehaviorFile),
+					Hint:    "run this actor on the local target, or run autonomy playbook run in a step of your own"})
+			}
+			continue
 		}
 		diags = append(diags, ir.Diagnostic{File: p.File, Pos: a.Behavior.Pos, Severity: ir.Warning,
 			Message: fmt.Sprintf("actor %q: behavior %s is a %s playbook: the agent is handed it as its instructions, as a skill, and the runners do not yet run its steps, approvals or resume tokens themselves", a.Name.Value, a.BehaviorFile, kind),

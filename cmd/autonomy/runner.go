@@ -226,9 +226,9 @@ func newRunnerList(f *runnerFlags) *cobra.Command {
 				}{views})
 			}
 			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tACTOR\tKIND\tSTATUS\tSINCE\tREF")
+			fmt.Fprintln(tw, "ID\tACTOR\tKIND\tSTATUS\tSINCE\tREF\tWAITING FOR")
 			for _, s := range ss {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.ID, s.Actor, s.Kind, s.Status, s.CreatedAt.Format("2006-01-02 15:04:05"), terminalSafe(s.Ref))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.ID, s.Actor, s.Kind, s.Status, s.CreatedAt.Format("2006-01-02 15:04:05"), terminalSafe(s.Ref), terminalSafe(local.Waiting(s)))
 			}
 			return tw.Flush()
 		}),
@@ -241,18 +241,40 @@ func newRunnerList(f *runnerFlags) *cobra.Command {
 func newRunnerUpdate(f *runnerFlags) *cobra.Command {
 	var p ir.Patch
 	var status string
+	var approve, deny bool
 	cmd := &cobra.Command{
-		Use:   "update ID --status S [--token T] [--evidence E]",
-		Short: "Pause or resume an agent, or resolve a person's ask with its token and evidence",
+		Use:   "update ID --status S [--token T] [--evidence E] | --token T --approve|--deny [--evidence E]",
+		Short: "Pause or resume an agent, resolve a person's ask, or answer a workflow's approval",
 		Long: `update applies a status transition. An agent session can be paused (STOP to its process
 group) and resumed (--status running); it ends by itself, done only when its process exits 0
 with a verified result. A person's ask becomes done (or failed: declined) only with its one-time
 --token and --evidence naming the verified act; without them nothing changes. --status
-cancelled is cancel.`,
+cancelled is cancel.
+
+A workflow playbook's session waiting at an approval step (paused, list shows what it waits
+for) is answered with the resume token written to its log: --approve continues the workflow
+after the approval step (no completed step runs again), --deny cancels the session with no
+further side effect. A wrong or used token changes nothing:
+
+  autonomy runner update 9-k3qa --token rt_… --approve --evidence "checked the preview"`,
 		Example: `  autonomy runner update 7-k3qa --status paused
   autonomy runner update 8-k3qa --status done --token atk_… --evidence "approved in #42 (comment 991)"`,
 		Args: cobra.ExactArgs(1),
 		RunE: f.with(false, func(cmd *cobra.Command, args []string, r *local.Runner) error {
+			if approve || deny {
+				if approve && deny || status != "" || p.Token == "" {
+					return usageError("answer an approval with --token T and one of --approve or --deny (no --status)")
+				}
+				s, err := r.Approve(cmd.Context(), args[0], p.Token, approve, p.Evidence)
+				if err != nil {
+					return runnerError(err)
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "%s %s\n", s.ID, s.Status)
+				return nil
+			}
+			if status == "" {
+				return usageError("give --status S, or --token T with --approve or --deny")
+			}
 			p.Status = ir.SessionStatus(status)
 			valid := false
 			for _, s := range ir.SessionStatuses {
@@ -271,8 +293,9 @@ cancelled is cancel.`,
 	}
 	cmd.Flags().StringVar(&status, "status", "", "running, paused, cancelled, done or failed")
 	cmd.Flags().StringVar(&p.Token, "token", "", "a person's ask: the redeem token its launch printed")
-	cmd.Flags().StringVar(&p.Evidence, "evidence", "", "a person's ask: the verified act that resolved it")
-	_ = cmd.MarkFlagRequired("status")
+	cmd.Flags().StringVar(&p.Evidence, "evidence", "", "a person's ask: the verified act that resolved it; an approval: why")
+	cmd.Flags().BoolVar(&approve, "approve", false, "a workflow's approval: continue it (with --token)")
+	cmd.Flags().BoolVar(&deny, "deny", false, "a workflow's approval: cancel it (with --token)")
 	return cmd
 }
 

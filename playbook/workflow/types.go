@@ -88,3 +88,7 @@ type Ref struct {
 	// Text is the reference as written.
 	Text string
 }
+
+// RefPattern matches a reference in a value: group 1 is the name, group 2 the field and group 3
+// the path after it (with its leading dot). The runtime substitutes what it matches.
+var RefPattern = refPattern

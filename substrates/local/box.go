@@ -3,6 +3,7 @@ package local
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 	_ "time/tzdata" // timezones resolve the same on every machine, with or without a zoneinfo
@@ -23,7 +24,7 @@ const (
 	AgentEnv = "AUTONOMY_LOCAL_AGENT"
 )
 
-var boxKeys = []string{"agent", "model", "network", "timezone", "graceSeconds", "logMaxBytes", "overlap"}
+var boxKeys = []string{"agent", "model", "network", "timezone", "graceSeconds", "logMaxBytes", "overlap", "secrets"}
 
 // box is policy.box.local: how this substrate fills the box every agent runs in.
 type box struct {
@@ -36,6 +37,8 @@ type box struct {
 	grace    int
 	logMax   int64
 	overlap  bool
+	// secrets are the environment variables a workflow playbook may read as $secrets.NAME.
+	secrets []string
 }
 
 // readBox reads policy.box.local with its defaults filled in.
@@ -85,6 +88,14 @@ func readBox(p *ir.Profile) (box, ir.Diagnostics) {
 				if n, ok := r.Int(v, "logMaxBytes", "e.g. logMaxBytes: 10485760 (10 MiB, the default): a session's log keeps that much of its latest output", minLogMaxBytes, maxLogMaxBytes); ok {
 					b.logMax = int64(n)
 				}
+			case "secrets":
+				for i, name := range r.Argv(v, "secrets", "e.g. secrets: [INBOX_TOKEN]") {
+					if !secretName.MatchString(name) {
+						r.Errorf(v.Content[i], "an environment variable name, e.g. INBOX_TOKEN", "secrets: %q is not an environment variable name", name)
+						continue
+					}
+					b.secrets = append(b.secrets, name)
+				}
 			case "overlap":
 				b.overlap, _ = r.Bool(v, "overlap", "overlap: true lets a scheduled actor start again while its last scheduled run is still going")
 			default:
@@ -100,6 +111,9 @@ func readBox(p *ir.Profile) (box, ir.Diagnostics) {
 	}
 	return b, r.Diags
 }
+
+// secretName is an environment variable's name.
+var secretName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 func boxPos(p *ir.Profile) ir.Pos {
 	if n := substrates.BoxNode(p, Name); n != nil {

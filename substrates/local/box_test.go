@@ -77,3 +77,19 @@ func TestBoxLogMaxBytes(t *testing.T) {
 		t.Errorf("logMaxByte: %v, warnings:\n%s", err, out.Warnings)
 	}
 }
+
+func TestBoxSecrets(t *testing.T) {
+	if _, err := compileBox(t, "{ secrets: [INBOX_TOKEN, API_KEY] }"); err != nil {
+		t.Errorf("good secrets: %v", err)
+	}
+	for _, c := range []struct{ box, want string }{
+		{"{ secrets: [INBOX_TOKEN, bad-name] }", `ir.yml:9:37: policy.box.local.secrets: "bad-name" is not an environment variable name`},
+		{"{ secrets: INBOX_TOKEN }", `ir.yml:9:23: policy.box.local.secrets must be a list of words`},
+	} {
+		_, err := compileBox(t, c.box)
+		var diags ir.Diagnostics
+		if !errors.As(err, &diags) || !strings.Contains(diags.Error(), c.want) {
+			t.Errorf("%s:\n got: %v\nwant: %s", c.box, err, c.want)
+		}
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/playbook"
 	"github.com/autonomyhq/autonomy/substrates"
 	"github.com/autonomyhq/autonomy/substrates/agent"
 )
@@ -42,12 +43,16 @@ type compiler struct {
 	warnings ir.Diagnostics
 	errors   ir.Diagnostics
 	actors   []*ActorConfig
+	// playbooks are the behavior files that are playbooks, by format.
+	playbooks map[string]playbook.Format
 }
 
 // Compile realizes the profile as a local installation.
 func (Substrate) Compile(p *ir.Profile) (substrates.Output, error) {
 	b, diags := readBox(p)
 	c := &compiler{p: p, box: b, paths: map[string]string{}}
+	pp, _ := playbook.Profile(p)
+	c.playbooks = pp.Behaviors
 	for _, d := range diags {
 		if d.Severity == ir.Error {
 			c.errors = append(c.errors, d)
@@ -100,6 +105,8 @@ func (c *compiler) actor(a *ir.Actor) *ActorConfig {
 	}
 	if a.IsHuman() {
 		cfg.Kind = "human"
+	} else if c.playbooks[a.BehaviorFile] == playbook.Workflow {
+		cfg.Skill, cfg.Workflow, cfg.Secrets = false, true, c.box.secrets
 	} else if a.Skill {
 		cfg.Command = c.agentCommand(a, cfg.Behavior)
 	} else {

@@ -104,7 +104,14 @@ func (r *Runner) supervise(ctx context.Context, id string) {
 		}
 	}
 
-	argv, stdin, preset, err := r.command(cfg)
+	var argv []string
+	var stdin string
+	var preset bool
+	if cfg.Workflow {
+		argv, err = r.workflowArgv(ctx, s, cfg, workdir)
+	} else {
+		argv, stdin, preset, err = r.command(cfg)
+	}
 	if err == nil && preset {
 		argv, err = r.fill(ctx, s, cfg, argv, env, workdir, resultPath)
 	}
@@ -131,9 +138,12 @@ func (r *Runner) supervise(ctx context.Context, id string) {
 	cmd.Dir, cmd.Env = workdir, env
 	outPath := ""
 	var resultOut *os.File
-	if preset && agent.Output(cfg.Command.Output) == agent.OutputClaudeJSON {
+	if cfg.Workflow || preset && agent.Output(cfg.Command.Output) == agent.OutputClaudeJSON {
 		// Its stdout is one JSON object the runner reads when it exits.
 		outPath = r.In.Path(StateDir + "/results/" + id + ".out.json")
+		if cfg.Workflow {
+			outPath = r.envelopePath(id)
+		}
 		if resultOut, err = os.OpenFile(outPath, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600); err != nil {
 			end(ir.Failed, fmt.Sprintf("cannot open its output: %v", err), "", nil)
 			return
@@ -206,6 +216,8 @@ func (r *Runner) supervise(ctx context.Context, id string) {
 	switch {
 	case timedOut:
 		end(ir.Failed, fmt.Sprintf("timed out after %s (TERM, then KILL after %s)", s.Timeout, r.grace()), "", code)
+	case cfg.Workflow:
+		r.settleWorkflow(ctx, s, logf, end, code)
 	case waitErr != nil:
 		end(ir.Failed, describeExit(waitErr, cmd.ProcessState), "", code)
 	default:
@@ -471,7 +483,7 @@ func (r *Runner) workspace(ctx context.Context, s store.Session, cfg *ActorConfi
 // the grace period). It also finishes, for a dead supervisor, a stop under way: KILL to what is
 // left of the group once the stop's grace period is over.
 func (r *Runner) reconcile(ctx context.Context, s store.Session) (store.Session, error) {
-	if s.Kind != "agent" || s.Status.Ended() && s.StopBy.IsZero() || r.supervisorAlive(s) {
+	if s.Kind != "agent" || s.Status.Ended() && s.StopBy.IsZero() || parked(s) || r.supervisorAlive(s) {
 		return s, nil
 	}
 	if s.Status.Ended() {
@@ -533,6 +545,9 @@ func (r *Runner) Update(ctx context.Context, id string, p ir.Patch) (store.Sessi
 	}
 	if s.Kind == "human" {
 		return r.resolveHuman(ctx, s, p)
+	}
+	if parked(s) {
+		return s, &RefusedError{Msg: fmt.Sprintf("session %s waits for an approval (%s): answer it with --token T --approve or --deny", id, strings.TrimPrefix(s.Reason, inputRequired))}
 	}
 	switch p.Status {
 	case ir.Paused, ir.Running:

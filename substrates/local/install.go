@@ -49,7 +49,13 @@ type ActorConfig struct {
 	Behavior string `json:"behavior"`
 	// Skill is true when Behavior is a skill run by the box's agent command.
 	Skill bool `json:"skill"`
-	// Command is how an agent is started; nil for a person.
+	// Workflow is true when Behavior is a workflow playbook (seed 003) that the runner runs
+	// itself, step by step, instead of handing it to an agent.
+	Workflow bool `json:"workflow,omitempty"`
+	// Secrets are the environment variables a workflow may read as $secrets.NAME
+	// (policy.box.local.secrets).
+	Secrets []string `json:"secrets,omitempty"`
+	// Command is how an agent is started; nil for a person and a workflow.
 	Command *Command `json:"command,omitempty"`
 	// Capabilities as written, scope included.
 	Capabilities []string `json:"capabilities"`

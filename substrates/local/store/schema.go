@@ -25,6 +25,8 @@ var migrations = []migration{
 	// 2: stop_by, the deadline of a stop under way, so that the KILL after the grace period is
 	// not lost with the process that sent the TERM.
 	{"add the stop deadline", addStopBy},
+	// 3: the paused runs of workflow playbooks, each under the hash of its resume token.
+	{"add the workflow pauses", addPauses},
 }
 
 // schemaVersion is the user_version of a database this build has brought up to date.
@@ -270,4 +272,23 @@ func userVersion(ctx context.Context, q querier) (int, error) {
 
 func (st *Store) newerError(v int) error {
 	return fmt.Errorf("%s has schema version %d, written by a newer autonomy: upgrade (this build reads up to version %d)", st.path, v, schemaVersion)
+}
+
+// schemaV3 adds the paused workflow runs (playbook/engine): the state a resume continues from,
+// under the SHA-256 of its resume token (the token itself is never stored). session is the local
+// session the run belongs to, "" for a run started by autonomy playbook run.
+const schemaV3 = `
+CREATE TABLE pauses (
+	token_hash TEXT PRIMARY KEY,
+	session    TEXT NOT NULL DEFAULT '',
+	created_at INTEGER NOT NULL,
+	state      BLOB NOT NULL
+) STRICT;
+CREATE INDEX pauses_by_session ON pauses (session) WHERE session <> '';
+`
+
+// addPauses is migration 3.
+func addPauses(ctx context.Context, tx *sql.Tx) error {
+	_, err := tx.ExecContext(ctx, schemaV3)
+	return err
 }

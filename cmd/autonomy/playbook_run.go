@@ -1,0 +1,148 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/autonomyhq/autonomy/playbook/engine"
+	"github.com/autonomyhq/autonomy/substrates/local/store"
+)
+
+// defaultPlaybookState is where autonomy playbook run keeps paused runs when --state is not
+// given: $XDG_STATE_HOME/autonomy/playbooks.db, else ~/.local/state/autonomy/playbooks.db.
+func defaultPlaybookState() string {
+	if d := os.Getenv("XDG_STATE_HOME"); d != "" {
+		return filepath.Join(d, "autonomy", "playbooks.db")
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return filepath.Join(".autonomy", "state", "playbooks.db")
+	}
+	return filepath.Join(home, ".local", "state", "autonomy", "playbooks.db")
+}
+
+func newPlaybookRun() *cobra.Command {
+	var req engine.Request
+	var pipeline, statePath string
+	cmd := &cobra.Command{
+		Use:   "run FILE | --pipeline '…'",
+		Short: "Run a workflow playbook (seed 003) and print its envelope",
+		Long: `run executes a workflow playbook's steps in order and prints the envelope as JSON:
+{"ok", "status": "ok" | "needs_approval" | "cancelled", "output": [step records],
+ "requiresApproval": {"step", "prompt", "items", "preview", "resumeToken"}, "error": {...}}.
+
+cli steps are exec'd directly (argv split by shell-word rules, never through a shell); http steps
+make the request (http METHOD URL [-H 'Name: value']..., stdin is the body); web, node and mcp
+steps are refused. A step with approval: required pauses the run: resume it with
+autonomy playbook resume --token T --approve|--deny (from any process).
+
+Limits: --timeout-ms per step (the step's own timeoutMs may only lower it; a timeout kills the
+step's whole process group), --max-output-bytes per step (passing it fails the step), and every
+cwd stays inside the workspace (the current directory), symlinks out refused. A $secrets.NAME
+handle must be allowed with --secret NAME; its value is read from the environment variable NAME
+and is redacted from everything printed.
+
+Exit codes: 0 the envelope's ok is true (ok, needs_approval or cancelled), 1 ok is false, 2 usage.`,
+		Example: `  autonomy playbook run flows/inbox-triage.yml --args-json '{"tag":"work"}'
+  autonomy playbook run --pipeline "cli git status --porcelain | approve 'Commit these?' | cli git commit -am wip"`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			switch {
+			case len(args) == 1 && pipeline != "":
+				return usageError("give a FILE or --pipeline, not both")
+			case len(args) == 1:
+				req.Pipeline = args[0]
+				if _, err := os.Stat(args[0]); err != nil {
+					return usageError("%v", err)
+				}
+			case pipeline != "":
+				req.Pipeline = pipeline
+			default:
+				return usageError("give a workflow FILE or --pipeline '…'")
+			}
+			st, err := store.Open(statePath)
+			if err != nil {
+				return usageError("%v", err)
+			}
+			defer st.Close()
+			e := &engine.Engine{Pauses: st}
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, os.Interrupt)
+			defer stop()
+			return printEnvelope(cmd.OutOrStdout(), e.Run(ctx, req))
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&pipeline, "pipeline", "", "an inline pipeline: workflow YAML/JSON, or commands joined by | with approve \"PROMPT\" gates")
+	f.StringVar(&req.ArgsJSON, "args-json", "", "the workflow's args, a JSON object")
+	f.StringVar(&req.Workspace, "workspace", ".", "the directory no step may leave")
+	f.StringVar(&req.Cwd, "cwd", "", "where steps run, relative to the workspace")
+	f.IntVar(&req.TimeoutMs, "timeout-ms", engine.DefaultTimeoutMs, "the timeout of each step, in milliseconds")
+	f.IntVar(&req.MaxOutputBytes, "max-output-bytes", engine.DefaultMaxOutputBytes, "the output cap of each step, in bytes")
+	f.StringSliceVar(&req.Secrets, "secret", nil, "allow the secret handle $secrets.NAME (value from the environment variable NAME); repeatable")
+	f.StringVar(&statePath, "state", defaultPlaybookState(), "the SQLite database of paused runs")
+	f.StringVar(&req.Session, "session", "", "the local runner's session the run belongs to (set by the runner)")
+	_ = f.MarkHidden("session")
+	f.BoolVar(&req.IgnoreUnknownArgs, "ignore-unknown-args", false, "drop the args the workflow does not declare (set by the runner)")
+	_ = f.MarkHidden("ignore-unknown-args")
+	return cmd
+}
+
+func newPlaybookResume() *cobra.Command {
+	var token, statePath, cont string
+	var approve, deny bool
+	cmd := &cobra.Command{
+		Use:   "resume --token T --approve|--deny",
+		Short: "Resume a paused workflow run with its token",
+		Long: `resume redeems a paused run's resume token, once: --approve runs the waiting step and
+the steps after it (no completed step runs again), --deny cancels the run (no further side effect;
+the envelope's status is cancelled). A wrong or already used token is refused (ok: false).
+
+Exit codes: 0 the envelope's ok is true, 1 ok is false, 2 usage.`,
+		Example: `  autonomy playbook resume --token rt_… --approve`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if cont == "" && (token == "" || approve == deny) {
+				return usageError("give --token T and one of --approve or --deny")
+			}
+			st, err := store.Open(statePath)
+			if err != nil {
+				return usageError("%v", err)
+			}
+			defer st.Close()
+			e := &engine.Engine{Pauses: st}
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, os.Interrupt)
+			defer stop()
+			if cont != "" {
+				return printEnvelope(cmd.OutOrStdout(), e.Continue(ctx, cont))
+			}
+			return printEnvelope(cmd.OutOrStdout(), e.Resume(ctx, token, approve))
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&token, "token", "", "the resume token of the paused run")
+	f.BoolVar(&approve, "approve", false, "approve the waiting step")
+	f.BoolVar(&deny, "deny", false, "deny it: cancel the run")
+	f.StringVar(&cont, "continue", "", "continue the approved run of a local session (used by the runner)")
+	_ = f.MarkHidden("continue")
+	f.StringVar(&statePath, "state", defaultPlaybookState(), "the SQLite database of paused runs")
+	return cmd
+}
+
+func printEnvelope(w io.Writer, env engine.Envelope) error {
+	b, err := json.MarshalIndent(env, "", "  ")
+	if err != nil {
+		return usageError("%v", err)
+	}
+	fmt.Fprintf(w, "%s\n", b)
+	if !env.OK {
+		return &exitError{code: exitProblems}
+	}
+	return nil
+}

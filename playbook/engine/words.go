@@ -1,0 +1,140 @@
+package engine
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Words splits a command into words by shell rules (blanks separate; 'single quotes' keep
+// everything; "double quotes" keep everything but \" \\ \$ and \`; a backslash outside quotes
+// keeps the next character). Nothing is expanded, and no operator (; | & > <) means anything:
+// each word is an argument as written.
+func Words(s string) ([]string, error) {
+	var out []string
+	var cur strings.Builder
+	in := false // a word is under way
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n':
+			if in {
+				out = append(out, cur.String())
+				cur.Reset()
+				in = false
+			}
+		case c == '\'':
+			j := strings.IndexByte(s[i+1:], '\'')
+			if j < 0 {
+				return nil, fmt.Errorf("unterminated ' in the command")
+			}
+			cur.WriteString(s[i+1 : i+1+j])
+			i += j + 1
+			in = true
+		case c == '"':
+			i++
+			for ; i < len(s) && s[i] != '"'; i++ {
+				if s[i] == '\\' && i+1 < len(s) && strings.IndexByte("\"\\$`", s[i+1]) >= 0 {
+					i++
+				}
+				cur.WriteByte(s[i])
+			}
+			if i >= len(s) {
+				return nil, fmt.Errorf(`unterminated " in the command`)
+			}
+			in = true
+		case c == '\\':
+			if i+1 >= len(s) {
+				return nil, fmt.Errorf("the command ends with a backslash (escape it: \\\\)")
+			}
+			i++
+			cur.WriteByte(s[i])
+			in = true
+		default:
+			cur.WriteByte(c)
+			in = true
+		}
+	}
+	if in {
+		out = append(out, cur.String())
+	}
+	return out, nil
+}
+
+// inline turns `cmd | cmd | approve "prompt" | cmd` into a workflow: steps s1, s2, … each
+// reading the previous step's stdout; an `approve [PROMPT]` segment gates the next command.
+func inline(p string) ([]byte, error) {
+	if !utf8.ValidString(p) {
+		return nil, fmt.Errorf("the pipeline is not UTF-8 text")
+	}
+	segs, err := splitPipes(p)
+	if err != nil {
+		return nil, err
+	}
+	type step struct {
+		ID       string `yaml:"id"`
+		Command  string `yaml:"command"`
+		Stdin    string `yaml:"stdin,omitempty"`
+		Approval string `yaml:"approval,omitempty"`
+		Prompt   string `yaml:"prompt,omitempty"`
+	}
+	var steps []step
+	gate, prompt := false, ""
+	for _, seg := range segs {
+		seg = strings.TrimSpace(seg)
+		if seg == "" {
+			return nil, fmt.Errorf("the pipeline has an empty command (nothing between two |, or at an end)")
+		}
+		if seg == "approve" || strings.HasPrefix(seg, "approve ") {
+			w, err := Words(strings.TrimPrefix(seg, "approve"))
+			if err != nil {
+				return nil, err
+			}
+			gate, prompt = true, strings.Join(w, " ")
+			continue
+		}
+		st := step{ID: fmt.Sprintf("s%d", len(steps)+1), Command: seg}
+		if len(steps) > 0 {
+			st.Stdin = "$" + steps[len(steps)-1].ID + ".stdout"
+		}
+		if gate {
+			st.Approval, st.Prompt = "required", prompt
+			gate, prompt = false, ""
+		}
+		steps = append(steps, st)
+	}
+	if gate {
+		return nil, fmt.Errorf("the pipeline ends with approve: an approval gates the command after it")
+	}
+	return yaml.Marshal(map[string]any{"name": "pipeline", "steps": steps})
+}
+
+// splitPipes splits at | outside quotes.
+func splitPipes(p string) ([]string, error) {
+	var out []string
+	start, q := 0, byte(0)
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		switch {
+		case q != 0:
+			if c == '\\' && q == '"' {
+				i++
+			} else if c == q {
+				q = 0
+			}
+		case c == '\'' || c == '"':
+			q = c
+		case c == '\\':
+			i++
+		case c == '|':
+			out = append(out, p[start:i])
+			start = i + 1
+		}
+	}
+	if q != 0 {
+		return nil, fmt.Errorf("unterminated %c in the pipeline", q)
+	}
+	return append(out, p[start:]), nil
+}

@@ -1,0 +1,205 @@
+package local
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/playbook/engine"
+	"github.com/autonomyhq/autonomy/substrates/local/store"
+)
+
+// A workflow playbook's session: its process is `autonomy playbook run` (or, after an approval,
+// `autonomy playbook resume --continue ID`) over the installation's database; its stdout, the
+// envelope, goes to a file the supervisor reads when it exits. An approval parks the session:
+// paused, with no process, the pause's token hash held by the session (as a person's ask holds
+// its redeem token), until Approve resumes or cancels it.
+
+// inputRequired prefixes the reason of a session parked at an approval.
+const inputRequired = "input-required: "
+
+// envelopePath is where a workflow session's process writes its envelope.
+func (r *Runner) envelopePath(id string) string {
+	return r.In.Path(StateDir + "/results/" + id + ".envelope.json")
+}
+
+// workflowArgv is the command of a workflow session: a run, or the continuation of an approved
+// run when one waits for it.
+func (r *Runner) workflowArgv(ctx context.Context, s store.Session, cfg *ActorConfig, workdir string) ([]string, error) {
+	exe := r.opts.Exe
+	if exe == "" {
+		var err error
+		if exe, err = os.Executable(); err != nil {
+			return nil, fmt.Errorf("cannot find the autonomy binary to run the workflow: %v", err)
+		}
+	}
+	db := DBPath(r.In.Dir)
+	if r.continuing(s) {
+		return []string{exe, "playbook", "resume", "--state", db, "--continue", s.ID}, nil
+	}
+	argv := []string{exe, "playbook", "run", r.In.Path(cfg.Behavior), "--state", db, "--session", s.ID, "--workspace", workdir}
+	if s.Timeout > 0 {
+		argv = append(argv, "--timeout-ms", strconv.FormatInt(s.Timeout.Milliseconds(), 10))
+	}
+	if len(s.Params) > 0 {
+		b, err := json.Marshal(s.Params)
+		if err != nil {
+			return nil, err
+		}
+		argv = append(argv, "--args-json", string(b), "--ignore-unknown-args")
+	}
+	for _, name := range cfg.Secrets {
+		argv = append(argv, "--secret", name)
+	}
+	return argv, nil
+}
+
+// continuing reports whether s resumes an approved run: its events say it was approved after
+// it was launched.
+func (r *Runner) continuing(s store.Session) bool {
+	return strings.HasPrefix(s.Verified, "approved ")
+}
+
+// settleWorkflow ends (or parks) a workflow session from the envelope its process printed. It
+// returns false when the session is parked, waiting for an approval.
+func (r *Runner) settleWorkflow(ctx context.Context, s store.Session, log io.Writer, end func(ir.SessionStatus, string, string, *int), code *int) {
+	path := r.envelopePath(s.ID)
+	raw, err := os.ReadFile(path)
+	os.Remove(path) // it may hold a resume token: it is not kept
+	var env engine.Envelope
+	if err == nil {
+		err = json.Unmarshal(raw, &env)
+	}
+	if err != nil {
+		end(ir.Failed, fmt.Sprintf("the workflow printed no envelope: %v", err), "", code)
+		return
+	}
+	for _, o := range env.Output {
+		fmt.Fprintf(log, "autonomy: step %s: %s%s\n", o.ID, o.Status, suffix(o.Reason))
+	}
+	switch {
+	case !env.OK:
+		msg := "the workflow failed"
+		if env.Error != nil {
+			msg += ": " + env.Error.Message
+			for _, d := range env.Error.Diagnostics {
+				fmt.Fprintf(log, "autonomy: %s\n", d)
+			}
+		}
+		end(ir.Failed, msg, "", code)
+	case env.Status == engine.StatusOK:
+		end(ir.Done, "", "the workflow finished ok", code)
+	case env.Status == engine.StatusCancelled:
+		end(ir.Cancelled, "the workflow was cancelled", "", code)
+	case env.Status == engine.StatusNeedsApproval && env.RequiresApproval != nil:
+		a := env.RequiresApproval
+		n, ok, err := r.Store.Modify(ctx, s.ID, []ir.SessionStatus{ir.Running}, func(m *store.Session) {
+			m.Status, m.TokenHash, m.Reason = ir.Paused, engine.HashToken(a.ResumeToken), inputRequired+a.Prompt
+			m.PID, m.PIDStart, m.Verified = 0, 0, ""
+		})
+		if err != nil || !ok {
+			// Cancelled meanwhile: the pause must not outlive it.
+			_ = r.Store.DropPauses(ctx, s.ID)
+			if err != nil {
+				end(ir.Failed, fmt.Sprintf("cannot park the session: %v", err), "", code)
+			}
+			return
+		}
+		fmt.Fprintf(log, "autonomy: input required at step %s: %s\n", a.Step, a.Prompt)
+		if a.Preview != "" {
+			fmt.Fprintf(log, "autonomy: preview:\n%s\n", a.Preview)
+		}
+		fmt.Fprintf(log, "autonomy: approve with: autonomy runner update %s --token %s --approve (or --deny)\n", s.ID, a.ResumeToken)
+		_ = r.Store.Log(ctx, store.Event{Session: s.ID, Actor: n.Actor, Kind: "input-required", Message: fmt.Sprintf("step %s: %s", a.Step, a.Prompt)})
+	default:
+		end(ir.Failed, "the workflow printed an envelope with status "+strconv.Quote(env.Status), "", code)
+	}
+}
+
+func suffix(s string) string {
+	if s == "" {
+		return ""
+	}
+	return " (" + s + ")"
+}
+
+// parked reports whether s is a workflow session waiting at an approval, with no process.
+func parked(s store.Session) bool {
+	return s.Kind == "agent" && s.Status == ir.Paused && s.TokenHash != "" && s.PID == 0
+}
+
+// Approve answers the approval a workflow session waits at: with its resume token, approve
+// continues the run after the approval step (no completed step runs again), deny cancels it
+// with no further side effect. A wrong or used token changes nothing.
+func (r *Runner) Approve(ctx context.Context, id, token string, approve bool, evidence string) (store.Session, error) {
+	s, ok, err := r.Store.Get(ctx, id)
+	if err != nil {
+		return s, err
+	}
+	if err := r.authorize(ctx, "update", s.Actor); err != nil {
+		return s, err
+	}
+	if !ok {
+		return s, &RefusedError{Msg: fmt.Sprintf("no session %s", id)}
+	}
+	if !parked(s) {
+		return s, &RefusedError{Msg: fmt.Sprintf("session %s is %s and waits for no approval", id, s.Status)}
+	}
+	hash := engine.HashToken(token)
+	if token == "" || subtle.ConstantTimeCompare([]byte(hash), []byte(s.TokenHash)) != 1 {
+		_ = r.Store.Log(ctx, store.Event{Session: id, Actor: s.Actor, Kind: "refused", Message: "refused: the token does not resume this session (by " + r.describe() + ")"})
+		return s, &RefusedError{Msg: "refused: the token does not resume this session"}
+	}
+	raw, owner, ok, err := r.Store.TakePause(ctx, hash)
+	if err != nil {
+		return s, err
+	}
+	if !ok || owner != id {
+		return s, &RefusedError{Msg: fmt.Sprintf("refused: session %s was resumed or cancelled meanwhile", id)}
+	}
+	by, now := r.describe(), r.opts.Now().UTC()
+	step := engine.PausedStep(raw)
+	if !approve {
+		n, changed, err := r.Store.Modify(ctx, id, []ir.SessionStatus{ir.Paused}, func(m *store.Session) {
+			m.Status, m.EndedAt, m.TokenHash = ir.Cancelled, now, ""
+			m.Reason = fmt.Sprintf("denied at step %s by %s", step, by)
+			m.Evidence, m.ResolvedBy = evidence, by
+		})
+		if err == nil && changed {
+			_ = r.Store.Log(ctx, store.Event{Session: id, Actor: s.Actor, Kind: "denied", Message: n.Reason})
+		}
+		return n, err
+	}
+	if err := r.Store.SavePause(ctx, engine.ContinueKey(id), id, raw); err != nil {
+		return s, err
+	}
+	n, changed, err := r.Store.Modify(ctx, id, []ir.SessionStatus{ir.Paused}, func(m *store.Session) {
+		m.Status, m.TokenHash, m.Reason = ir.Running, "", ""
+		m.Verified = fmt.Sprintf("approved at step %s by %s", step, by)
+		m.Evidence, m.ResolvedBy = evidence, by
+		m.SupervisorPID, m.SupervisorStart = 0, 0
+	})
+	if err != nil || !changed {
+		_ = r.Store.DropPauses(ctx, id)
+		if err == nil {
+			err = &RefusedError{Msg: fmt.Sprintf("refused: session %s was cancelled meanwhile", id)}
+		}
+		return n, err
+	}
+	_ = r.Store.Log(ctx, store.Event{Session: id, Actor: s.Actor, Kind: "approved", Message: n.Verified})
+	return n, r.start(ctx, n)
+}
+
+// Waiting is what a session waits for, for list: a workflow's approval prompt, else "".
+func Waiting(s store.Session) string {
+	if parked(s) {
+		return strings.TrimPrefix(s.Reason, inputRequired)
+	}
+	return ""
+}
