@@ -1,11 +1,10 @@
 package engine
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"unicode/utf8"
-
-	"gopkg.in/yaml.v3"
 )
 
 // Words splits a command into words by shell rules (blanks separate; 'single quotes' keep
@@ -74,11 +73,11 @@ func inline(p string) ([]byte, error) {
 		return nil, err
 	}
 	type step struct {
-		ID       string `yaml:"id"`
-		Command  string `yaml:"command"`
-		Stdin    string `yaml:"stdin,omitempty"`
-		Approval string `yaml:"approval,omitempty"`
-		Prompt   string `yaml:"prompt,omitempty"`
+		ID       string `json:"id"`
+		Command  string `json:"command"`
+		Stdin    string `json:"stdin,omitempty"`
+		Approval string `json:"approval,omitempty"`
+		Prompt   string `json:"prompt,omitempty"`
 	}
 	var steps []step
 	gate, prompt := false, ""
@@ -108,7 +107,14 @@ func inline(p string) ([]byte, error) {
 	if gate {
 		return nil, fmt.Errorf("the pipeline ends with approve: an approval gates the command after it")
 	}
-	return yaml.Marshal(map[string]any{"name": "pipeline", "steps": steps})
+	// JSON, which the workflow format reads as it reads YAML: every string is quoted, so no
+	// command can be read back as something else (yaml.v3 writes the string "<<" plain, and
+	// reads it back as a merge key).
+	out, err := json.MarshalIndent(map[string]any{"name": "pipeline", "steps": steps}, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(out, '\n'), nil
 }
 
 // splitPipes splits at | outside quotes.
