@@ -114,7 +114,22 @@ func inline(p string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return append(out, '\n'), nil
+	return append(yamlSafe(out), '\n'), nil
+}
+
+// yamlSafe escapes, as JSON \u escapes, the characters a JSON string may hold raw but YAML
+// refuses or reads as a line break: DEL, the C1 controls (NEL among them), the BOM and the
+// non-characters U+FFFE and U+FFFF. JSON's own escapes already cover C0 and U+2028/U+2029.
+func yamlSafe(b []byte) []byte {
+	out := make([]byte, 0, len(b))
+	for _, r := range string(b) {
+		if r == 0x7f || (r >= 0x80 && r <= 0x9f) || r == 0xfeff || r == 0xfffe || r == 0xffff {
+			out = fmt.Appendf(out, `\u%04x`, r)
+			continue
+		}
+		out = utf8.AppendRune(out, r)
+	}
+	return out
 }
 
 // splitPipes splits at | outside quotes.
