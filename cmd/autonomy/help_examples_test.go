@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/autonomyhq/autonomy/conformance"
+	"github.com/autonomyhq/autonomy/internal/testfs"
 	"github.com/autonomyhq/autonomy/substrates/ghactions"
 	"github.com/autonomyhq/autonomy/substrates/ghactions/ghfake"
 )
@@ -419,27 +420,7 @@ func flagValue(args []string, name string) string {
 }
 
 // copyTreeTo copies a folder of regular files.
-func copyTreeTo(t *testing.T, from, to string) {
-	t.Helper()
-	err := filepath.Walk(from, func(path string, info os.FileInfo, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(from, path)
-		target := filepath.Join(to, rel)
-		if info.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(target, data, info.Mode())
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
+func copyTreeTo(t *testing.T, from, to string) { testfs.CopyTree(t, from, to) }
 
 // playbookRunReady gives the playbook run and resume examples what they name: the workflow
 // flows/inbox-triage.yml, a database of paused runs of their own, and for resume a run paused

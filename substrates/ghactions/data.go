@@ -118,18 +118,6 @@ func seqHas(s seq, x any) bool {
 	return false
 }
 
-func child(n *yaml.Node, key string) *yaml.Node {
-	if n == nil || n.Kind != yaml.MappingNode {
-		return nil
-	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		if n.Content[i].Value == key {
-			return n.Content[i+1]
-		}
-	}
-	return nil
-}
-
 type humanPathsDoc struct {
 	Paths []string `json:"human_required_paths"`
 }

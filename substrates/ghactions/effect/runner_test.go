@@ -19,6 +19,8 @@ import (
 	"unicode"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/autonomyhq/autonomy/internal/testfs"
 )
 
 // A stand-in for the GitHub runner: it reads a generated workflow and runs a job's steps as a
@@ -438,11 +440,6 @@ func gitRun(t *testing.T, dir string, args ...string) string {
 
 func copyDir(t *testing.T, src, dst string) string {
 	t.Helper()
-	if err := os.MkdirAll(dst, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command("cp", "-r", src+"/.", dst).CombinedOutput(); err != nil {
-		t.Fatalf("cp %s: %v\n%s", src, err, out)
-	}
+	testfs.CopyTree(t, src, dst)
 	return dst
 }
