@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -67,15 +68,9 @@ Exit codes: 0 the envelope's ok is true (ok, needs_approval or cancelled), 1 ok 
 			default:
 				return usageError("give a workflow FILE or --pipeline '…'")
 			}
-			st, err := store.Open(statePath)
-			if err != nil {
-				return usageError("%v", err)
-			}
-			defer st.Close()
-			e := &engine.Engine{Pauses: st}
-			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, os.Interrupt)
-			defer stop()
-			return printEnvelope(cmd.OutOrStdout(), e.Run(ctx, req))
+			return runEngine(cmd, statePath, func(ctx context.Context, e *engine.Engine) engine.Envelope {
+				return e.Run(ctx, req)
+			})
 		},
 	}
 	f := cmd.Flags()
@@ -111,18 +106,12 @@ Exit codes: 0 the envelope's ok is true, 1 ok is false, 2 usage.`,
 			if cont == "" && (token == "" || approve == deny) {
 				return usageError("give --token T and one of --approve or --deny")
 			}
-			st, err := store.Open(statePath)
-			if err != nil {
-				return usageError("%v", err)
-			}
-			defer st.Close()
-			e := &engine.Engine{Pauses: st}
-			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, os.Interrupt)
-			defer stop()
-			if cont != "" {
-				return printEnvelope(cmd.OutOrStdout(), e.Continue(ctx, cont))
-			}
-			return printEnvelope(cmd.OutOrStdout(), e.Resume(ctx, token, approve))
+			return runEngine(cmd, statePath, func(ctx context.Context, e *engine.Engine) engine.Envelope {
+				if cont != "" {
+					return e.Continue(ctx, cont)
+				}
+				return e.Resume(ctx, token, approve)
+			})
 		},
 	}
 	f := cmd.Flags()
@@ -145,4 +134,17 @@ func printEnvelope(w io.Writer, env engine.Envelope) error {
 		return &exitError{code: exitProblems}
 	}
 	return nil
+}
+
+// runEngine opens the database of paused runs, calls do with an engine over it (cancelled by
+// SIGTERM or an interrupt), and prints the envelope do returns.
+func runEngine(cmd *cobra.Command, statePath string, do func(context.Context, *engine.Engine) engine.Envelope) error {
+	st, err := store.Open(statePath)
+	if err != nil {
+		return usageError("%v", err)
+	}
+	defer st.Close()
+	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	return printEnvelope(cmd.OutOrStdout(), do(ctx, &engine.Engine{Pauses: st}))
 }
