@@ -80,6 +80,12 @@ type Options struct {
 	// GitDir is a bare git repository holding the repository's branches; with it the fake also
 	// serves pull requests, issues, statuses and branch protection (pulls.go).
 	GitDir string
+	// Collaborators are the repository's people by login, with their role: read, triage, write,
+	// maintain or admin (people.go).
+	Collaborators map[string]string
+	// Users, when set, are the logins GET /users/{login} knows besides the collaborators; when
+	// nil every login exists.
+	Users []string
 }
 
 // RateLimitKind is which of GitHub's rate limits a request hits.

@@ -150,6 +150,10 @@ func (s *Server) route(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	parts := strings.Split(strings.Trim(req.URL.Path, "/"), "/")
+	if len(parts) == 2 && parts[0] == "users" && req.Method == http.MethodGet {
+		s.getUser(w, parts[1])
+		return
+	}
 	if len(parts) < 3 || parts[0] != "repos" || !strings.EqualFold(parts[1], s.opts.Owner) || !strings.EqualFold(parts[2], s.opts.Repo) {
 		writeError(w, http.StatusNotFound, "Not Found", docsRoot)
 		return
@@ -175,6 +179,7 @@ func (s *Server) route(w http.ResponseWriter, req *http.Request) {
 	case len(rest) == 4 && rest[0] == "actions" && rest[1] == "runs" && rest[3] == "cancel" && m == http.MethodPost:
 		s.cancel(w, req, rest[2])
 	case s.routeCode(w, req, rest):
+	case s.routePeople(w, req, rest):
 	default:
 		writeError(w, http.StatusNotFound, "Not Found", docsRoot)
 	}
