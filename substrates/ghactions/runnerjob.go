@@ -1,0 +1,23 @@
+package ghactions
+
+import (
+	"strings"
+
+	"github.com/autonomyhq/autonomy/ir"
+)
+
+// callsRunner reports whether an actor's agent job can call the Runner: it holds an agent:*
+// capability. Such a job installs autonomy (the trusted jobs' install step: the version that
+// compiled the workflow, checked against its checksum) so the skill can run
+// `"$AUTONOMY_BIN" runner --substrate gh-actions launch|get|list|cancel`; the runner reads the
+// job's GITHUB_REPOSITORY, GITHUB_API_URL, GH_TOKEN and AUTONOMY_ACTOR, and the caller's
+// capabilities from the installed manifest. The job's token is what the capabilities grant:
+// actions: write only with agent:launch or agent:cancel, actions: read with agent:list.
+func callsRunner(a *ir.Actor) bool {
+	for _, c := range a.Capabilities {
+		if strings.HasPrefix(c.Name, "agent:") {
+			return true
+		}
+	}
+	return false
+}
