@@ -193,7 +193,9 @@ func TestGitHubRunnerFromAJob(t *testing.T) {
 	if !strings.Contains(errOut, `actor "draft"`) {
 		t.Errorf("the refusal of draft posing as pm does not name draft: %s", errOut)
 	}
-	// strategist's agent:launch@planner launches planner only.
+	// strategist's agent:launch@planner launches planner only. (On GitHub its job token holds no
+	// actions: write, which GitHub cannot narrow to one workflow: the fake's token stands in for
+	// a token that allows everything, and the runner still refuses develop.)
 	strat := jobEnv(t, dir, "strategist", srv)
 	if _, errOut, code = ghCLI(t, dir, strat, "runner", "--substrate", "gh-actions", "launch", "develop", "--ref", "9"); code != 1 || !strings.Contains(errOut, "scoped") {
 		t.Errorf("strategist's launch of develop: exit %d: %s", code, errOut)

@@ -24,10 +24,11 @@ type agentJob struct {
 	} `yaml:"steps"`
 }
 
-// TestAgentJobsThatCallTheRunner: every agent job whose actor holds an agent:* capability
-// installs autonomy (the trusted jobs' install step, before the checkout) and holds actions:
-// write only with agent:launch or agent:cancel; every other agent job installs nothing. Every
-// agent job names the installed policy in AUTONOMY_POLICY.
+// TestAgentJobsThatCallTheRunner: every agent job whose actor holds an unscoped agent:launch,
+// agent:list or agent:cancel installs autonomy (the trusted jobs' install step, before the
+// checkout) and holds actions: write only with agent:launch or agent:cancel (read with
+// agent:list); every other agent job installs nothing (a scoped agent:* gets no token
+// permission). Every agent job names the installed policy in AUTONOMY_POLICY.
 func TestAgentJobsThatCallTheRunner(t *testing.T) {
 	for _, prof := range lintProfiles(t) {
 		p, out := compileDir(t, prof)
@@ -52,9 +53,9 @@ func TestAgentJobsThatCallTheRunner(t *testing.T) {
 			job := wf.Jobs["agent"]
 			var launches, lists, agentCap bool
 			for _, c := range a.Capabilities {
-				launches = launches || c.Name == "agent:launch" || c.Name == "agent:cancel"
-				lists = lists || c.Name == "agent:list"
-				agentCap = agentCap || strings.HasPrefix(c.Name, "agent:")
+				launches = launches || (c.Scope == "" && (c.Name == "agent:launch" || c.Name == "agent:cancel"))
+				lists = lists || (c.Scope == "" && c.Name == "agent:list")
+				agentCap = agentCap || (c.Scope == "" && (c.Name == "agent:launch" || c.Name == "agent:cancel" || c.Name == "agent:list"))
 			}
 			install := slices.IndexFunc(job.Steps, func(s struct {
 				Name string            `yaml:"name"`
