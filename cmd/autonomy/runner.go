@@ -50,6 +50,11 @@ from inside a session ($AUTONOMY_SESSION set) acts for that session's actor and 
 capability: launch agent:launch (agent:launch@x: only x), list/get/logs agent:list, update
 agent:update, cancel agent:cancel. tick and serve are the operator's.
 
+--substrate gh-actions is the GitHub runner inside a job: launch, get, list and cancel from the
+job's environment (GITHUB_REPOSITORY, GITHUB_API_URL, GH_TOKEN, AUTONOMY_ACTOR) and the installed
+manifest in the checkout, bounded by the calling actor's installed capabilities as above
+(docs/gh-actions.md).
+
 Exit codes: 0 ok, 1 refused (denied, at capacity, unknown session, wrong token), 2 usage or I/O
 error.`,
 		Example: `  autonomy runner --dir . launch develop --ref 42
