@@ -1,10 +1,17 @@
 package ghactions
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"maps"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -97,3 +104,38 @@ func TestDecodeTitleRefusesWhatNoLaunchWrote(t *testing.T) {
 }
 
 func strconvID(n int64) string { return strconv.FormatInt(n, 10) }
+
+// TestLaunchOnAServerRefusingRunDetails: a server that refuses return_run_details with 422 (as
+// an older GitHub Enterprise Server may) is asked again without it, and the run is found by its
+// correlation id.
+func TestLaunchOnAServerRefusingRunDetails(t *testing.T) {
+	t.Parallel()
+	srv := newFake(t, ghfake.Options{DispatchNoContent: true})
+	target, _ := url.Parse(srv.URL)
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	var refused atomic.Int32
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if strings.HasSuffix(req.URL.Path, "/dispatches") {
+			body, _ := io.ReadAll(req.Body)
+			if strings.Contains(string(body), "return_run_details") {
+				refused.Add(1)
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusUnprocessableEntity)
+				io.WriteString(w, `{"message":"Invalid request.\n\n\"return_run_details\" is not a permitted key.","documentation_url":"https://docs.github.com/rest"}`)
+				return
+			}
+			req.Body = io.NopCloser(bytes.NewReader(body))
+			req.ContentLength = int64(len(body))
+		}
+		proxy.ServeHTTP(w, req)
+	}))
+	defer front.Close()
+	r := newTestRunner(t, srv, func(o *RunnerOptions) { o.BaseURL, o.HTTPClient = front.URL, front.Client() })
+	s, err := r.Launch(context.Background(), "develop", ir.LaunchParams{"ISSUE": "5"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if runs := srv.Runs(); refused.Load() != 1 || len(runs) != 1 || s.ID != strconvID(runs[0].ID) {
+		t.Errorf("refused %d; session %+v; runs %+v", refused.Load(), s, runs)
+	}
+}
