@@ -19,6 +19,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/substrates/ghactions"
 	"github.com/autonomyhq/autonomy/substrates/local"
 	"github.com/autonomyhq/autonomy/substrates/local/store"
 )
@@ -50,10 +51,11 @@ from inside a session ($AUTONOMY_SESSION set) acts for that session's actor and 
 capability: launch agent:launch (agent:launch@x: only x), list/get/logs agent:list, update
 agent:update, cancel agent:cancel. tick and serve are the operator's.
 
---substrate gh-actions is the GitHub runner inside a job: launch, get, list and cancel from the
-job's environment (GITHUB_REPOSITORY, GITHUB_API_URL, GH_TOKEN, AUTONOMY_ACTOR) and the installed
-manifest in the checkout, bounded by the calling actor's installed capabilities as above
-(docs/gh-actions.md).
+--substrate gh-actions (the default where $AUTONOMY_SUBSTRATE says so, as the compiled job of an
+actor holding agent:* does) is the GitHub runner inside a job: launch, get, list and cancel from
+the job's environment (GITHUB_REPOSITORY, GITHUB_API_URL, GH_TOKEN, AUTONOMY_ACTOR) and the
+installed manifest in the checkout, bounded by the calling actor's installed capabilities as
+above (docs/gh-actions.md).
 
 Exit codes: 0 ok, 1 refused (denied, at capacity, unknown session, wrong token), 2 usage or I/O
 error.`,
@@ -68,7 +70,11 @@ error.`,
 		def = "."
 	}
 	cmd.PersistentFlags().StringVar(&f.dir, "dir", def, "the installation directory")
-	cmd.PersistentFlags().StringVar(&f.substrate, "substrate", "local", "local, or gh-actions: the GitHub runner, from a job's environment (docs/gh-actions.md)")
+	sub := os.Getenv(ghactions.SubstrateEnv) // a compiled gh-actions job that calls the runner sets it
+	if sub == "" {
+		sub = "local"
+	}
+	cmd.PersistentFlags().StringVar(&f.substrate, "substrate", sub, "local, or gh-actions: the GitHub runner, from a job's environment (default $"+ghactions.SubstrateEnv+", else local; docs/gh-actions.md)")
 	cmd.AddCommand(newRunnerLaunch(f), newRunnerGet(f), newRunnerList(f), newRunnerUpdate(f), newRunnerCancel(f),
 		newRunnerLogs(f), newRunnerTick(f), newRunnerServe(f), newRunnerSupervise(f))
 	return cmd

@@ -158,8 +158,16 @@ func (f *runnerFlags) ghLaunch(cmd *cobra.Command, r *ghactions.JobRunner, actor
 		}
 		params[name] = m.value
 	}
-	if lf.req.From != "" || lf.req.Kind != "" || lf.req.Branch != "" {
-		return ir.Session{}, usageError("--from, --kind and --branch are local only: a dispatched run's subject.actor and trigger.kind are GitHub's, and it runs on the default branch")
+	// A skill written for any substrate may pass these: on GitHub they cannot apply, and the
+	// launch goes on without them, saying so.
+	for _, m := range []struct{ flag, value, why string }{
+		{"from", lf.req.From, "a dispatched run's subject.actor is who dispatched it"},
+		{"kind", lf.req.Kind, "a dispatched run's trigger.kind is workflow_dispatch"},
+		{"branch", lf.req.Branch, "a dispatched run checks out the default branch; its propose job names the proposal's branch"},
+	} {
+		if m.value != "" {
+			fmt.Fprintf(cmd.ErrOrStderr(), "autonomy: --%s %q is ignored on gh-actions: %s\n", m.flag, m.value, m.why)
+		}
 	}
 	s, err := r.Launch(cmd.Context(), actor, params)
 	if err != nil {

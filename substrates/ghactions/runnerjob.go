@@ -24,3 +24,10 @@ func callsRunner(a *ir.Actor) bool {
 	}
 	return false
 }
+
+// SubstrateEnv names the runner's default substrate: the agent job of an actor that calls the
+// Runner sets it to gh-actions, so the calls a skill writes for any substrate
+// (`"$AUTONOMY_BIN" runner launch develop --ref 12`) reach GitHub's runner. The binary is named by
+// AUTONOMY_BIN, not put on PATH: an agent CLI's login shell may reset PATH (Debian's
+// /etc/profile does), while it keeps the environment's other variables.
+const SubstrateEnv = "AUTONOMY_SUBSTRATE"

@@ -93,6 +93,9 @@ func TestAgentJobsThatCallTheRunner(t *testing.T) {
 			if !slices.ContainsFunc(a.Capabilities, func(c ir.Capability) bool { return c.Name == "code:propose" }) && job.Permissions["actions"] != want {
 				t.Errorf("%s: actions: %q, want %q (capabilities %v)", name, job.Permissions["actions"], want, capabilityStrings(a))
 			}
+			if (job.Env[SubstrateEnv] == Name) != agentCap {
+				t.Errorf("%s: %s=%q", name, SubstrateEnv, job.Env[SubstrateEnv])
+			}
 			if job.Env[ActorEnv] != a.Name.Value || job.Env[substrates.PolicyEnv] != substrates.PolicyPath {
 				t.Errorf("%s: job env %v lacks %s or %s", name, job.Env, ActorEnv, substrates.PolicyEnv)
 			}

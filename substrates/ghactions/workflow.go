@@ -202,6 +202,9 @@ func (c *compiler) agentWorkflow(a *ir.Actor) mapping {
 		env.add("AUTONOMY_HUMAN_REQUIRED_PATHS", HumanRequiredPath)
 	}
 	env.add(substrates.PolicyEnv, substrates.PolicyPath)
+	if callsRunner(a) {
+		env.add(SubstrateEnv, Name) // runnerjob.go
+	}
 	proposes, reviews := effects(a)
 	if proposes {
 		env.add("GIT_AUTHOR_NAME", literalValue(c.box.gitName))

@@ -14,15 +14,19 @@ import (
 
 // TestPMLaunchesThroughTheRunner: the PM's job, run as its compiled workflow declares with the
 // real codex CLI playing a scripted model, launches develop for the work item through
-// `autonomy runner --substrate gh-actions` (installed by the job's Install autonomy step): the run
+// `"$AUTONOMY_BIN" runner launch develop --ref N --branch …`, as its skill writes it (the job
+// installs autonomy and makes gh-actions the runner's default; --branch is noted and ignored,
+// GitHub runs the default branch): the run
 // id comes back in the launch's output, list shows it with its params, and the PM's cancel is
 // refused (it holds no agent:cancel); the operator's cancel cancels it.
 func TestPMLaunchesThroughTheRunner(t *testing.T) {
 	f := newFleet(t)
 	item := strconv.Itoa(f.item)
-	const runner = `"$AUTONOMY_BIN" runner --substrate gh-actions `
+	// The calls as the PM's skill writes them for any substrate, with the installed binary: the
+	// job makes gh-actions the runner's default.
+	const runner = `"$AUTONOMY_BIN" runner `
 	pm := modelfake.Start(
-		modelfake.Turn{Shell: runner + `launch develop --ref ` + item},
+		modelfake.Turn{Shell: runner + `launch develop --ref ` + item + ` --branch agent/issue-` + item},
 		modelfake.Turn{Shell: runner + `list`},
 		modelfake.Turn{Shell: `id="$(` + runner + `list --format json | jq -r '.sessions[0].id')"; ` + runner + `cancel "$id" || echo "cancel exit $?"`},
 		modelfake.Turn{Text: "Launched develop."},
@@ -45,7 +49,7 @@ func TestPMLaunchesThroughTheRunner(t *testing.T) {
 	if len(outputs) != 3 {
 		t.Fatalf("tool outputs %q", outputs)
 	}
-	if !strings.Contains(outputs[0], id) {
+	if !strings.Contains(outputs[0], id) || !strings.Contains(outputs[0], "--branch") {
 		t.Errorf("the launch told the model %q, not the run id %s", outputs[0], id)
 	}
 	if !strings.Contains(outputs[1], id) || !strings.Contains(outputs[1], `ISSUE="`+item+`"`) || !strings.Contains(outputs[1], "develop") {
