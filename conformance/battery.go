@@ -113,7 +113,7 @@ var Checks = []Check{
 	{Name: "list", Tier: Core, Doc: "list shows both sessions in flight", run: checkList},
 	{Name: "cancel", Tier: Core, Doc: "cancel returns true, then false once the session ended", run: checkCancel},
 	{Name: "cancel-leaves-list", Tier: Core, Doc: "a cancelled session leaves list", run: checkCancelLeaves},
-	{Name: "get", Tier: Expanded, Doc: "get returns the session with its agent and params; an unknown id is not found", run: checkGet},
+	{Name: "get", Tier: Expanded, Doc: "get returns the session with its agent and params (read back by another process where the runner offers one); an unknown id is not found", run: checkGet},
 	{Name: "pause-resume", Tier: Expanded, For: "agent", Doc: "update pauses and resumes a session", run: checkPause},
 	{Name: "max-concurrent", Tier: Expanded, For: "agent", Doc: "a launch beyond policy.maxConcurrent is refused", run: checkMax},
 	{Name: "timeout", Tier: Expanded, For: "agent", Doc: "a session that outlives its timeout is stopped and fails", run: checkTimeout},
