@@ -57,6 +57,10 @@ type Subject struct {
 	// ran, the shared root, and whether its workspace is gone now.
 	Isolated  string
 	Workspace func(ctx context.Context, id string) (ran, root string, gone bool, err error)
+	// GetFresh, when set, gets a session as a process that did not launch it does (another
+	// autonomy process, or a runner with nothing in memory): the get check asks it, so the params
+	// must come back from where the runner keeps them, not from the launcher's memory.
+	GetFresh Getter
 	// NotProbed says why a nil hook's check cannot be observed on this runner.
 	NotProbed string
 
@@ -109,7 +113,7 @@ var Checks = []Check{
 	{Name: "list", Tier: Core, Doc: "list shows both sessions in flight", run: checkList},
 	{Name: "cancel", Tier: Core, Doc: "cancel returns true, then false once the session ended", run: checkCancel},
 	{Name: "cancel-leaves-list", Tier: Core, Doc: "a cancelled session leaves list", run: checkCancelLeaves},
-	{Name: "get", Tier: Expanded, Doc: "get returns the session with its agent and params; an unknown id is not found", run: checkGet},
+	{Name: "get", Tier: Expanded, Doc: "get returns the session with its agent and params (read back by another process where the runner offers one); an unknown id is not found", run: checkGet},
 	{Name: "pause-resume", Tier: Expanded, For: "agent", Doc: "update pauses and resumes a session", run: checkPause},
 	{Name: "max-concurrent", Tier: Expanded, For: "agent", Doc: "a launch beyond policy.maxConcurrent is refused", run: checkMax},
 	{Name: "timeout", Tier: Expanded, For: "agent", Doc: "a session that outlives its timeout is stopped and fails", run: checkTimeout},
@@ -318,12 +322,19 @@ func checkCancelLeaves(ctx context.Context, s *Subject) (Outcome, string) {
 	return verdict(Core, err)
 }
 
+// Getter gets a session by id, as ir.Runner.Get.
+type Getter func(ctx context.Context, id string) (ir.Session, bool, error)
+
 func checkGet(ctx context.Context, s *Subject) (Outcome, string) {
 	sess, err := launch(ctx, s, s.Actor)
 	if err != nil {
 		return verdict(Expanded, err)
 	}
-	got, found, err := s.Runner.Get(ctx, sess.ID)
+	get := s.Runner.Get
+	if s.GetFresh != nil {
+		get = s.GetFresh
+	}
+	got, found, err := get(ctx, sess.ID)
 	switch {
 	case err != nil:
 	case !found:
@@ -334,7 +345,7 @@ func checkGet(ctx context.Context, s *Subject) (Outcome, string) {
 		err = sameParams("get returned", got.Params)
 	}
 	if err == nil {
-		if _, found, err = s.Runner.Get(ctx, "999999999999"); err == nil && found {
+		if _, found, err = get(ctx, "999999999999"); err == nil && found {
 			err = fmt.Errorf("get found a session for an id no launch returned")
 		}
 	}

@@ -19,8 +19,9 @@ const gitHubNotProbed = "a GitHub job runs on GitHub's machines: its process, wo
 
 // GitHubTargets are the GitHub runner's targets, agent and human, against repo (OWNER/NAME), which
 // must hold the probe fleet's workflows on its default branch. Without repo they are listed as
-// not run.
-func GitHubTargets(repo string) ([]Target, error) {
+// not run. fresh, when set, is how the get check reads a session back (autonomy passes another
+// autonomy process); nil is a new runner with nothing in memory.
+func GitHubTargets(repo string, fresh Getter) ([]Target, error) {
 	skip := ""
 	token := ghactions.TokenFromEnv()
 	if repo == "" {
@@ -32,19 +33,34 @@ func GitHubTargets(repo string) ([]Target, error) {
 	// Enterprise Server, or a simulated API in tests. Unset: api.github.com.
 	opts := ghactions.RunnerOptions{Repo: repo, Token: token, Actors: ProbeActors, BaseURL: os.Getenv("GITHUB_API_URL")}
 	return []Target{
-		{Name: "github", Substrate: "gh-actions", Skip: skip, New: func(ctx context.Context) (*Subject, error) { return GitHubSubject(opts, false) }},
-		{Name: "github human", Substrate: "gh-actions", Human: true, Skip: skip, New: func(ctx context.Context) (*Subject, error) { return GitHubSubject(opts, true) }},
+		{Name: "github", Substrate: "gh-actions", Skip: skip, New: func(ctx context.Context) (*Subject, error) { return withFresh(GitHubSubject(opts, false))(fresh) }},
+		{Name: "github human", Substrate: "gh-actions", Human: true, Skip: skip, New: func(ctx context.Context) (*Subject, error) { return withFresh(GitHubSubject(opts, true))(fresh) }},
 	}, nil
 }
 
-// GitHubSubject is a GitHub runner under test; closing it cancels the runs it launched.
+// withFresh sets a subject's GetFresh to fresh, when given.
+func withFresh(s *Subject, err error) func(Getter) (*Subject, error) {
+	return func(fresh Getter) (*Subject, error) {
+		if s != nil && fresh != nil {
+			s.GetFresh = fresh
+		}
+		return s, err
+	}
+}
+
+// GitHubSubject is a GitHub runner under test; closing it cancels the runs it launched. Its get
+// check reads sessions back through a second runner, which knows nothing of the launches.
 func GitHubSubject(opts ghactions.RunnerOptions, human bool) (*Subject, error) {
 	r, err := ghactions.NewRunner(opts)
 	if err != nil {
 		return nil, err
 	}
+	other, err := ghactions.NewRunner(opts)
+	if err != nil {
+		return nil, err
+	}
 	t := &tracking{Runner: r}
-	s := &Subject{Runner: t, Actor: "probe", NotProbed: gitHubNotProbed, Close: t.cancelAll}
+	s := &Subject{Runner: t, Actor: "probe", NotProbed: gitHubNotProbed, Close: t.cancelAll, GetFresh: other.Get}
 	if human {
 		s.Actor, s.Human = "asker", true
 	}

@@ -91,7 +91,7 @@ func conformanceTargets(subs []substrates.Substrate, repo string) ([]conformance
 	for _, s := range subs {
 		switch s.Name() {
 		case "gh-actions":
-			ts, err := conformance.GitHubTargets(repo)
+			ts, err := conformance.GitHubTargets(repo, ghProcessGet(repo))
 			if err != nil {
 				return nil, usageError("%v", err)
 			}

@@ -19,6 +19,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/substrates/ghactions"
 	"github.com/autonomyhq/autonomy/substrates/local"
 	"github.com/autonomyhq/autonomy/substrates/local/store"
 )
@@ -27,6 +28,11 @@ import (
 type runnerFlags struct {
 	dir    string
 	format string
+	// substrate is local, or gh-actions for the GitHub runner inside a job (runner_gh.go).
+	substrate string
+	// launch holds the launch verb's flags for the gh-actions path.
+	launch *launchFlags
+	all    *bool
 }
 
 func newRunner() *cobra.Command {
@@ -45,6 +51,12 @@ from inside a session ($AUTONOMY_SESSION set) acts for that session's actor and 
 capability: launch agent:launch (agent:launch@x: only x), list/get/logs agent:list, update
 agent:update, cancel agent:cancel. tick and serve are the operator's.
 
+--substrate gh-actions (the default where $AUTONOMY_SUBSTRATE says so, as the compiled job of an
+actor holding agent:* does) is the GitHub runner inside a job: launch, get, list and cancel from
+the job's environment (GITHUB_REPOSITORY, GITHUB_API_URL, GH_TOKEN, AUTONOMY_ACTOR) and the
+installed manifest in the checkout, bounded by the calling actor's installed capabilities as
+above (docs/gh-actions.md).
+
 Exit codes: 0 ok, 1 refused (denied, at capacity, unknown session, wrong token), 2 usage or I/O
 error.`,
 		Example: `  autonomy runner --dir . launch develop --ref 42
@@ -58,6 +70,11 @@ error.`,
 		def = "."
 	}
 	cmd.PersistentFlags().StringVar(&f.dir, "dir", def, "the installation directory")
+	sub := os.Getenv(ghactions.SubstrateEnv) // a compiled gh-actions job that calls the runner sets it
+	if sub == "" {
+		sub = "local"
+	}
+	cmd.PersistentFlags().StringVar(&f.substrate, "substrate", sub, "local, or gh-actions: the GitHub runner, from a job's environment (default $"+ghactions.SubstrateEnv+", else local; docs/gh-actions.md)")
 	cmd.AddCommand(newRunnerLaunch(f), newRunnerGet(f), newRunnerList(f), newRunnerUpdate(f), newRunnerCancel(f),
 		newRunnerLogs(f), newRunnerTick(f), newRunnerServe(f), newRunnerSupervise(f))
 	return cmd
@@ -85,6 +102,9 @@ func (f *runnerFlags) with(formats bool, fn func(cmd *cobra.Command, args []stri
 				return err
 			}
 		}
+		if f.substrate != "local" {
+			return f.gh(cmd, args)
+		}
 		r, err := f.open()
 		if err != nil {
 			return err
@@ -109,7 +129,8 @@ func runnerError(err error) error {
 
 func newRunnerLaunch(f *runnerFlags) *cobra.Command {
 	var req local.LaunchRequest
-	var params []string
+	lf := &launchFlags{}
+	f.launch = lf
 	cmd := &cobra.Command{
 		Use:   "launch ACTOR [--param K=V]... [--ref R] [--from A] [--text T] [--kind K] [--branch B]",
 		Short: "Start an agent, or engage a person, and print the session id",
@@ -128,16 +149,9 @@ An agent session runs in the installation root, or in a git worktree of its own 
 		Args: cobra.ExactArgs(1),
 		RunE: f.with(true, func(cmd *cobra.Command, args []string, r *local.Runner) error {
 			req.Actor = args[0]
-			req.Params = map[string]string{}
-			for _, kv := range params {
-				k, v, ok := strings.Cut(kv, "=")
-				if !ok || k == "" {
-					return usageError("--param %q: write NAME=VALUE", kv)
-				}
-				if _, dup := req.Params[k]; dup {
-					return usageError("--param %s is given twice", k)
-				}
-				req.Params[k] = v
+			var err error
+			if req.Params, err = lf.parse(); err != nil {
+				return err
 			}
 			res, err := r.Launch(cmd.Context(), req)
 			if err != nil && res.Session.ID == "" {
@@ -165,7 +179,9 @@ An agent session runs in the installation root, or in a git worktree of its own 
 			return nil
 		}),
 	}
-	cmd.Flags().StringArrayVar(&params, "param", nil, "set a declared param: NAME=VALUE (repeatable)")
+	cmd.Flags().StringArrayVar(&lf.params, "param", nil, "set a declared param: NAME=VALUE (repeatable)")
+	cmd.Flags().StringVar(&lf.paramsJSON, "params-json", "", `set declared params from a JSON object of strings: {"ISSUE":"42"}`)
+	lf.req = &req
 	cmd.Flags().StringVar(&req.Ref, "ref", "", "subject.ref: the work item")
 	cmd.Flags().StringVar(&req.From, "from", "", "subject.actor: who asked")
 	cmd.Flags().StringVar(&req.Text, "text", "", "subject.text: the text that fired it")
@@ -206,6 +222,7 @@ func newRunnerGet(f *runnerFlags) *cobra.Command {
 
 func newRunnerList(f *runnerFlags) *cobra.Command {
 	var all bool
+	f.all = &all
 	cmd := &cobra.Command{
 		Use:   "list [--all]",
 		Short: "List the sessions in flight (with --all, every session)",

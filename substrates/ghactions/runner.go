@@ -80,8 +80,10 @@ var (
 
 // Runner realizes the Runner contract over GitHub Actions: a session is a workflow run of an
 // actor's workflow. Launch dispatches the workflow (workflow_dispatch) with the params as its
-// inputs and finds the run by its run-name, which echoes a correlation id; the session id is
-// the run id GitHub assigned. It is safe for concurrent use.
+// inputs, asking GitHub for the run's details; the session id is the run id GitHub assigned.
+// A server that answers without them (204) has the run found by its run-name, which echoes a
+// correlation id. The correlation input also carries the params (runparams.go), so Get returns
+// them from any process. It is safe for concurrent use.
 //
 // A run maps to a session status so: requested, queued, pending, waiting and in_progress are
 // running; completed is done when its conclusion is success, cancelled when cancelled, and
@@ -186,7 +188,10 @@ func (r *Runner) Launch(ctx context.Context, agent string, params ir.LaunchParam
 	if _, err := rand.Read(raw[:]); err != nil {
 		return ir.Session{}, fmt.Errorf("launching %s: making a correlation id: %w", agent, err)
 	}
-	corr := hex.EncodeToString(raw[:])
+	corr, err := encodeCorrelation(hex.EncodeToString(raw[:]), params)
+	if err != nil {
+		return ir.Session{}, fmt.Errorf("launching %s in %s: %w", agent, r.opts.Repo, err)
+	}
 	inputs := make(map[string]any, len(params)+1)
 	for k, v := range params {
 		inputs[k] = v
@@ -195,17 +200,18 @@ func (r *Runner) Launch(ctx context.Context, agent string, params ir.LaunchParam
 	file := agent + ".yml"
 	since := r.opts.Now().Add(-createdSlack)
 	what := fmt.Sprintf("dispatching workflow %s in %s on %s", file, r.opts.Repo, ref)
-	_, err = r.do(ctx, func(ctx context.Context) (*github.Response, error) {
-		return r.gh.Actions.CreateWorkflowDispatchEventByFileName(ctx, r.owner, r.repo, file, github.CreateWorkflowDispatchEventRequest{Ref: ref, Inputs: inputs})
-	})
+	details, err := r.dispatch(ctx, file, ref, inputs)
 	if err != nil {
 		if statusOf(err) == http.StatusNotFound {
 			return ir.Session{}, fmt.Errorf("%s: no such workflow (404): is the fleet installed on %s, and can the token see the repository?", what, ref)
 		}
 		return ir.Session{}, r.fail(what, "actions: write", err)
 	}
-	run, err := r.findRun(ctx, agent, ref, corr, since)
-	if err != nil {
+	var run *github.WorkflowRun
+	if details.ID > 0 {
+		// GitHub named the run: it is queued, whether or not lists show it yet.
+		run = &github.WorkflowRun{ID: github.Int64(details.ID), Status: github.String("queued")}
+	} else if run, err = r.findRun(ctx, agent, ref, corr, since); err != nil {
 		return ir.Session{}, err
 	}
 	kept := maps.Clone(params)
@@ -448,6 +454,8 @@ func (r *Runner) session(run *workflowRun, agent string) ir.Session {
 	}
 	if p, ok := r.params[run.GetID()]; ok {
 		s.Params = maps.Clone(p)
+	} else if p, ok := decodeTitle(agent, cmp.Or(run.GetDisplayTitle(), run.GetName())); ok {
+		s.Params = p // launched by another process: the params ride in the run's title
 	}
 	return s
 }

@@ -107,7 +107,7 @@ func TestLaunchReturnsTheRunGitHubCreated(t *testing.T) {
 		t.Errorf("session = %+v", s)
 	}
 	corr := run.Inputs["AUTONOMY_CORRELATION"]
-	if !regexp.MustCompile(`^[0-9a-f]{16}$`).MatchString(corr) || run.Inputs["ISSUE"] != "42" || len(run.Inputs) != 2 {
+	if !regexp.MustCompile(`^[0-9a-f]{16}\.[A-Za-z0-9_-]+$`).MatchString(corr) || run.Inputs["ISSUE"] != "42" || len(run.Inputs) != 2 {
 		t.Errorf("dispatched inputs = %q", run.Inputs)
 	}
 	if run.DisplayTitle != "develop ["+corr+"]" || run.Branch != "main" || run.Event != "workflow_dispatch" || run.Workflow != "develop.yml" {
@@ -182,8 +182,9 @@ func TestConcurrentLaunchesGetTheirOwnRuns(t *testing.T) {
 	for _, n := range []int{2, 8} {
 		t.Run(strconv.Itoa(n), func(t *testing.T) {
 			t.Parallel()
-			// Runs appear late, so every launch polls while the others' runs are appearing.
-			srv := newFake(t, ghfake.Options{Visibility: 30 * time.Millisecond, VisibleAfterLists: n})
+			// A server without run details (204), and runs that appear late: every launch polls
+			// for its correlation id while the others' runs are appearing.
+			srv := newFake(t, ghfake.Options{DispatchNoContent: true, Visibility: 30 * time.Millisecond, VisibleAfterLists: n})
 			r := newTestRunner(t, srv, nil)
 			sessions := make([]ir.Session, n)
 			errs := make([]error, n)
@@ -574,7 +575,7 @@ func TestLaunchRefusals(t *testing.T) {
 
 func TestLaunchWhoseRunNeverAppears(t *testing.T) {
 	t.Parallel()
-	srv := newFake(t, ghfake.Options{Visibility: time.Hour})
+	srv := newFake(t, ghfake.Options{DispatchNoContent: true, Visibility: time.Hour})
 	r := newTestRunner(t, srv, func(o *RunnerOptions) { o.FindTimeout = 30 * time.Millisecond })
 	_, err := r.Launch(context.Background(), "develop", ir.LaunchParams{"ISSUE": "1"})
 	runs := srv.Runs()

@@ -202,6 +202,9 @@ func (c *compiler) agentWorkflow(a *ir.Actor) mapping {
 		env.add("AUTONOMY_HUMAN_REQUIRED_PATHS", HumanRequiredPath)
 	}
 	env.add(substrates.PolicyEnv, substrates.PolicyPath)
+	if callsRunner(a) {
+		env.add(SubstrateEnv, Name) // runnerjob.go
+	}
 	proposes, reviews := effects(a)
 	if proposes {
 		env.add("GIT_AUTHOR_NAME", literalValue(c.box.gitName))
@@ -225,6 +228,9 @@ func (c *compiler) agentWorkflow(a *ir.Actor) mapping {
 	}
 	if needsBun(a) {
 		steps = append(steps, setupBun.step("Install Bun for the script", nil))
+	}
+	if callsRunner(a) {
+		steps = append(steps, c.toolStep()) // runnerjob.go
 	}
 	steps = append(steps, checkout.step("Check out the repository", mapping{{key: "persist-credentials", value: false}}))
 	steps = append(steps, c.runStep(a))

@@ -8,11 +8,11 @@ import (
 	"os/user"
 	"path/filepath"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/substrates"
 	"github.com/autonomyhq/autonomy/substrates/local/proc"
 	"github.com/autonomyhq/autonomy/substrates/local/store"
 )
@@ -68,7 +68,7 @@ type Runner struct {
 // caller is the session a verb is called from.
 type caller struct {
 	session store.Session
-	caps    []ir.Capability
+	substrates.Caller
 }
 
 // describe names the caller in messages and records.
@@ -176,12 +176,8 @@ func (r *Runner) identify(id string) error {
 	if err != nil {
 		return err
 	}
-	c := &caller{session: s}
-	for _, raw := range cfg.Capabilities {
-		name, scope, _ := strings.Cut(raw, "@")
-		c.caps = append(c.caps, ir.Capability{Name: name, Scope: scope, Raw: ir.String{Value: raw}})
-	}
-	r.caller = c
+	r.caller = &caller{session: s}
+	r.caller.Caller = substrates.Caller{Who: r.describe(), Caps: substrates.ParseCapabilities(cfg.Capabilities)}
 	return nil
 }
 
@@ -197,48 +193,18 @@ type RefusedError struct{ Msg string }
 func (e *RefusedError) Error() string { return e.Msg }
 
 // authorize checks that the caller may apply verb (launch, list, update, cancel) to actor ("" for
-// any actor: list). The operator may do everything.
+// any actor: list), as substrates.Caller decides on every substrate. The operator may do
+// everything.
 func (r *Runner) authorize(ctx context.Context, verb, actor string) error {
 	if r.caller == nil {
 		return nil
 	}
-	need := "agent:" + verb
-	held := false
-	for _, c := range r.caller.caps {
-		if c.Name != need {
-			continue
-		}
-		held = true
-		if c.Scope == "" || actor == "" || c.Scope == actor {
-			return nil
-		}
-	}
-	var msg string
-	if held {
-		msg = fmt.Sprintf("%s may not %s %q: its %s is scoped to another actor (its capabilities: %s)", r.describe(), verb, actor, need, r.capList())
-	} else {
-		msg = fmt.Sprintf("%s may not %s: it holds no %s (its capabilities: %s)", r.describe(), verbPhrase(verb, actor), need, r.capList())
+	msg := r.caller.Authorize(verb, actor)
+	if msg == "" {
+		return nil
 	}
 	_ = r.Store.Log(ctx, store.Event{Session: r.caller.session.ID, Actor: r.caller.session.Actor, Kind: "denied", Message: msg})
 	return &DeniedError{Msg: msg}
-}
-
-func verbPhrase(verb, actor string) string {
-	if actor == "" {
-		return verb + " sessions"
-	}
-	return fmt.Sprintf("%s %q", verb, actor)
-}
-
-func (r *Runner) capList() string {
-	if len(r.caller.caps) == 0 {
-		return "none"
-	}
-	out := make([]string, len(r.caller.caps))
-	for i, c := range r.caller.caps {
-		out[i] = c.Raw.Value
-	}
-	return strings.Join(out, ", ")
 }
 
 // listScope is the only actor a scoped agent:list lets the caller see ("" for all).
@@ -246,17 +212,7 @@ func (r *Runner) listScope() string {
 	if r.caller == nil {
 		return ""
 	}
-	for _, c := range r.caller.caps {
-		if c.Name == "agent:list" && c.Scope == "" {
-			return ""
-		}
-	}
-	for _, c := range r.caller.caps {
-		if c.Name == "agent:list" {
-			return c.Scope
-		}
-	}
-	return ""
+	return r.caller.ListScope()
 }
 
 // Get returns one session, reconciled with its process.

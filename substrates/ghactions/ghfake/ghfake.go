@@ -73,6 +73,9 @@ type Options struct {
 	// CancelDelay is how long an accepted cancel takes to complete the run (at once when zero);
 	// until then GitHub still shows the run in progress.
 	CancelDelay time.Duration
+	// DispatchNoContent makes a dispatch answer 204 even when asked for the run's details, as
+	// GitHub did before February 2026 (and an older GitHub Enterprise Server still does).
+	DispatchNoContent bool
 	// MaxInputs is the most inputs a dispatch may carry (25, GitHub's limit, when zero).
 	MaxInputs int
 	// Now is the clock (time.Now when nil).

@@ -234,8 +234,9 @@ func (s *Server) repoJSON() repoJSON {
 // dispatch answers POST .../actions/workflows/{workflow_id}/dispatches.
 func (s *Server) dispatch(w http.ResponseWriter, req *http.Request, id string) {
 	var body struct {
-		Ref    *string                    `json:"ref"`
-		Inputs map[string]json.RawMessage `json:"inputs"`
+		Ref              *string                    `json:"ref"`
+		Inputs           map[string]json.RawMessage `json:"inputs"`
+		ReturnRunDetails bool                       `json:"return_run_details"`
 	}
 	data, err := io.ReadAll(io.LimitReader(req.Body, 1<<20))
 	if err != nil || json.Unmarshal(data, &body) != nil {
@@ -290,8 +291,7 @@ func (s *Server) dispatch(w http.ResponseWriter, req *http.Request, id string) {
 		writeError(w, http.StatusUnprocessableEntity, "Unexpected inputs provided: ["+strings.Join(unexpected, ", ")+"]", docsDispatch)
 		return
 	}
-	s.create(file, wf, "workflow_dispatch", branch, inputs)
-	w.WriteHeader(http.StatusNoContent)
+	s.dispatched(w, s.create(file, wf, "workflow_dispatch", branch, inputs), body.ReturnRunDetails)
 }
 
 // listRuns answers GET .../actions/runs and .../actions/workflows/{workflow_id}/runs (file

@@ -1,0 +1,58 @@
+//go:build unix
+
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"testing"
+
+	"github.com/autonomyhq/autonomy/conformance"
+	"github.com/autonomyhq/autonomy/substrates/ghactions"
+	"github.com/autonomyhq/autonomy/substrates/ghactions/ghfake"
+)
+
+// TestConformanceGitHubProcess: `autonomy conformance --substrate gh-actions --repo` against a
+// fake GitHub passes every core check of both GitHub targets, and its get check (a second
+// autonomy process reading the session back) returns the params, on a server that names the run
+// and on one answering 204.
+func TestConformanceGitHubProcess(t *testing.T) {
+	_, out, err := conformance.CompileProbeFleet(ghactions.Substrate{}, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	wfs, err := ghfake.WorkflowsFromOutput(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, noContent := range []bool{false, true} {
+		srv, err := ghfake.New(ghfake.Options{Token: "t", Workflows: wfs, DispatchNoContent: noContent})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer srv.Close()
+		env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), cliEnv + "=1", "GITHUB_API_URL=" + srv.URL, "GITHUB_TOKEN=t"}
+		stdout, stderr, code := ghCLI(t, t.TempDir(), env, "conformance", "--substrate", "gh-actions", "--repo", "o/r", "--format", "json")
+		var rep conformance.Report
+		if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+			t.Fatalf("204=%v: exit %d: %v\n%s", noContent, code, err, stderr)
+		}
+		got := map[string]conformance.Outcome{}
+		core := map[string]int{}
+		for _, r := range rep.Results {
+			got[r.Target+" "+r.Check] = r.Outcome
+			if r.Tier == conformance.Core {
+				if r.Outcome != conformance.Pass {
+					t.Errorf("204=%v: %s %s: %s %s", noContent, r.Target, r.Check, r.Outcome, r.Reason)
+				}
+				core[r.Target]++
+			}
+			if r.Check == "get" && r.Outcome != conformance.Supported {
+				t.Errorf("204=%v: %s get: %s %s", noContent, r.Target, r.Outcome, r.Reason)
+			}
+		}
+		if core["github"] != 6 || core["github human"] != 6 || code != 0 {
+			t.Errorf("204=%v: exit %d, core checks run %v\n%s", noContent, code, core, stderr)
+		}
+	}
+}
