@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/autonomyhq/autonomy/playbook/engine"
+	"github.com/autonomyhq/autonomy/playbook/stepsrun"
 	"github.com/autonomyhq/autonomy/substrates/local/store"
 )
 
@@ -32,6 +33,7 @@ func defaultPlaybookState() string {
 func newPlaybookRun() *cobra.Command {
 	var req engine.Request
 	var pipeline, statePath string
+	var sf stepsFlags
 	cmd := &cobra.Command{
 		Use:   "run FILE | --pipeline '…'",
 		Short: "Run a workflow playbook (seed 003) and print its envelope",
@@ -63,6 +65,9 @@ Exit codes: 0 the envelope's ok is true (ok, needs_approval or cancelled), 1 ok 
 				if _, err := os.Stat(args[0]); err != nil {
 					return usageError("%v", err)
 				}
+				if isStepPlaybook(args[0]) {
+					return runSteps(cmd, statePath, args[0], req, &sf)
+				}
 			case pipeline != "":
 				req.Pipeline = pipeline
 			default:
@@ -86,12 +91,13 @@ Exit codes: 0 the envelope's ok is true (ok, needs_approval or cancelled), 1 ok 
 	_ = f.MarkHidden("session")
 	f.BoolVar(&req.IgnoreUnknownArgs, "ignore-unknown-args", false, "drop the args the workflow does not declare (set by the runner)")
 	_ = f.MarkHidden("ignore-unknown-args")
+	sf.add(f)
 	return cmd
 }
 
 func newPlaybookResume() *cobra.Command {
-	var token, statePath, cont string
-	var approve, deny bool
+	var token, statePath, cont, answer string
+	var approve, deny, cancel bool
 	cmd := &cobra.Command{
 		Use:   "resume --token T --approve|--deny",
 		Short: "Resume a paused workflow run with its token",
@@ -103,21 +109,24 @@ Exit codes: 0 the envelope's ok is true, 1 ok is false, 2 usage.`,
 		Example: `  autonomy playbook resume --token rt_… --approve`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if cont == "" && (token == "" || approve == deny) {
-				return usageError("give --token T and one of --approve or --deny")
-			}
-			return runEngine(cmd, statePath, func(ctx context.Context, e *engine.Engine) engine.Envelope {
-				if cont != "" {
-					return e.Continue(ctx, cont)
+			n := 0
+			for _, b := range []bool{approve, deny, cancel, cmd.Flags().Changed("answer")} {
+				if b {
+					n++
 				}
-				return e.Resume(ctx, token, approve)
-			})
+			}
+			if cont == "" && (token == "" || n != 1) {
+				return usageError("give --token T and one of --approve, --deny, --answer TEXT or --cancel")
+			}
+			return resumeAny(cmd, statePath, token, cont, stepsrun.Answer{Text: answer, Approve: approve, Deny: deny, Cancel: cancel})
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&token, "token", "", "the resume token of the paused run")
 	f.BoolVar(&approve, "approve", false, "approve the waiting step")
-	f.BoolVar(&deny, "deny", false, "deny it: cancel the run")
+	f.BoolVar(&deny, "deny", false, "deny it: cancel the run (a step playbook's confirm: answer no)")
+	f.StringVar(&answer, "answer", "", "a step playbook's elicitation: the answer (an input's text, a select's option, yes or no)")
+	f.BoolVar(&cancel, "cancel", false, "a step playbook's elicitation: cancel the run instead of answering")
 	f.StringVar(&cont, "continue", "", "continue the approved run of a local session (used by the runner)")
 	_ = f.MarkHidden("continue")
 	f.StringVar(&statePath, "state", defaultPlaybookState(), "the SQLite database of paused runs")
