@@ -206,3 +206,120 @@ func TestStepsBranchNotTaken(t *testing.T) {
 		t.Fatalf("cancel: exit %d %+v, count %s", code, cancel, e.count())
 	}
 }
+
+// TestStepsInputs: defaults apply (seen above); a missing required input, an enum value not
+// listed and an undeclared input are refused before anything runs, naming the input, where it is
+// declared and the fix.
+func TestStepsInputs(t *testing.T) {
+	cases := []struct{ args, want string }{
+		{`{"tone": "formal"}`, `release.md:11:4: the input "version" is required and has no default: give it with --args-json '{"version": "…"}'`},
+		{`{"version": "1", "tone": "angry"}`, `release.md:12:4: the input "tone" is "angry", which is not one of formal, casual`},
+		{`{"version": "1", "tone": "formal", "colour": "red"}`, `--args-json: the playbook declares no input colour (its inputs: version, tone, audience)`},
+		{`[1]`, `--args-json is not a JSON object`},
+	}
+	for _, c := range cases {
+		e := newStepsEnv(t, nil)
+		env, code := e.run(c.args)
+		if code != 1 || env.OK || env.Error.Kind != "invalid" || !strings.Contains(env.Error.Message, c.want) {
+			t.Errorf("%s: exit %d %+v; want %q", c.args, code, env.Error, c.want)
+		}
+		if e.count() != "" {
+			t.Errorf("%s: the agent ran: %s", c.args, e.count())
+		}
+	}
+}
+
+// TestStepsOutputTyping: an answer that does not fit its @output type fails the step, naming
+// the step and the directive's position; nothing after it runs.
+func TestStepsOutputTyping(t *testing.T) {
+	e := newStepsEnv(t, map[string]string{"1": "maybe"})
+	env, code := e.run(`{"version": "1", "tone": "formal"}`)
+	if code != 1 || env.OK || env.Error.Step != "1" || !strings.Contains(env.Error.Message, `release.md:19:9: step 1: @output(kind): the agent answered "maybe", which is not one of major, minor`) {
+		t.Fatalf("exit %d %+v", code, env.Error)
+	}
+	if got := statuses(env); got != "1=failed" || e.count() != "1" {
+		t.Fatalf("steps %s, count %s", got, e.count())
+	}
+	// The json output of step 3 is checked too.
+	e = newStepsEnv(t, map[string]string{"1": "minor", "3": "here are the notes"})
+	env, _ = e.run(`{"version": "1", "tone": "formal"}`)
+	env, code = e.resume(env.RequiresInput.ResumeToken, "--answer", "changelog")
+	if code != 1 || !strings.Contains(env.Error.Message, "step 3: @output(notes): declares json, and the agent's answer is not JSON") {
+		t.Fatalf("exit %d %+v", code, env.Error)
+	}
+}
+
+// TestStepsCrashResume: the autonomy process is killed (SIGKILL) while step 2a runs; running the
+// same command again continues at 2a, and step 1, completed, does not run again.
+func TestStepsCrashResume(t *testing.T) {
+	e := newStepsEnv(t, map[string]string{"1": "major", "3": `{"ok": true}`})
+	if err := os.WriteFile(filepath.Join(e.dir, "crash-2a"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := `{"version": "1", "tone": "formal"}`
+	if _, code := e.run(args); code != -1 && code != 137 {
+		t.Fatalf("exit %d; the process was to be killed", code)
+	}
+	if e.count() != "1,2a" {
+		t.Fatalf("count %s", e.count())
+	}
+	env, code := e.run(args)
+	if code != 0 || env.Status != "needs_input" || e.count() != "1,2a,2a" {
+		t.Fatalf("rerun: exit %d %+v, count %s", code, env, e.count())
+	}
+	if got := statuses(env); got != "1=ok 2=ok 2a=ok 2b=skipped 3=pending" {
+		t.Fatalf("steps %s", got)
+	}
+	done, code := e.resume(env.RequiresInput.ResumeToken, "--answer", "blog")
+	if code != 0 || done.Status != "ok" || e.count() != "1,2a,2a,3" {
+		t.Fatalf("resume: exit %d %+v, count %s", code, done, e.count())
+	}
+	// Ended, the run leaves no checkpoint: the same command starts a new run.
+	if env, _ := e.run(args); env.Status != "needs_input" || e.count() != "1,2a,2a,3,1,2a" {
+		t.Fatalf("a new run: %+v, count %s", env, e.count())
+	}
+}
+
+// TestStepsArtifactChecked: a json artifact that is not JSON fails the run, at ## ARTIFACTS.
+func TestStepsArtifactChecked(t *testing.T) {
+	src, _ := os.ReadFile("testdata/steps/release.md")
+	e := newStepsEnv(t, map[string]string{"1": "minor", "3": `"x"`, "2b": "not json"})
+	// Step 3's output is JSON; make the last output the 2b prose by dropping step 3.
+	cut := strings.Replace(string(src), string(src[strings.Index(string(src), "## STEP 3"):strings.Index(string(src), "## ARTIFACTS")]), "", 1)
+	if err := os.WriteFile(e.book, []byte(cut), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env, code := e.run(`{"version": "1", "tone": "formal"}`)
+	if code != 1 || !strings.Contains(env.Error.Message, "release.md:41:7: the artifact is declared json, and the last step's output is not JSON: not json") {
+		t.Fatalf("exit %d %+v", code, env.Error)
+	}
+	if _, err := os.Stat(e.art); !os.IsNotExist(err) {
+		t.Fatalf("an artifact was written: %v", err)
+	}
+}
+
+// TestStepsBadPlaybooks: what the runtime refuses before anything runs, each at its position.
+func TestStepsBadPlaybooks(t *testing.T) {
+	cases := []struct{ body, want string }{
+		{"# T\n\n## STEP 1: A\n\nDo it.\n\n@output(x: integr)\n", `:7:12: unknown @output type "integr"`},
+		{"# T\n\n## STEP 1: A\n\n@output(x: enum())\n", `:5:12: the enum @output "x" lists no values`},
+		{"# T\n\n## STEP 1: A\n\n@output(x: number(1, 2))\n", `:5:12: the @output type number takes no values`},
+		{"# T\n\n## STEP 1: A\n\n@tool(gh, list_issues)\n", `:5:1: step 1: @tool is not supported by this runtime`},
+		{"# T\n\n## STEP 1: A\n\n  @prompt(library:x)\n", `:5:3: step 1: @prompt is not supported by this runtime`},
+		{"# T\n\nno steps\n", `:1:1: the playbook has no step`},
+		{"# T\n\n## INPUTS\n\n- `a` (string)\n- `a` (string)\n\n## STEP 1: A\n\nx\n", `:6:4: duplicate input "a"`},
+	}
+	for _, c := range cases {
+		e := newStepsEnv(t, nil)
+		if err := os.WriteFile(e.book, []byte(c.body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		env, code := e.run(`{}`)
+		if code != 1 || env.OK || env.Error.Kind != "invalid" || !strings.Contains(strings.Join(env.Error.Diagnostics, "\n"), e.book+c.want) {
+			t.Errorf("%q: exit %d %+v; want %s", c.body, code, env.Error, c.want)
+		}
+		if e.count() != "" {
+			t.Errorf("%q: the agent ran", c.body)
+		}
+	}
+}

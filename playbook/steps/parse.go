@@ -291,7 +291,7 @@ func (ps *parser) outputType(l source.Line, o *Output, typ, opts string) {
 		t = canonicalType(t)
 	}
 	if !strings.EqualFold(typ, t) && t == String && !strings.EqualFold(typ, "str") {
-		ps.r.Errorf(o.TypePos, ir.Suggest(typ, OutputTypes), "unknown @output type %q; the types are %s", typ, strings.Join(OutputTypes, ", "))
+		ps.r.Errorf(o.TypePos, ir.Suggest(typ, OutputTypes), "unknown @output type %q", typ)
 		return
 	}
 	o.Type = t
