@@ -22,12 +22,13 @@ import (
 
 // stepsFlags are the flags of playbook run that only a step playbook reads.
 type stepsFlags struct {
-	agent, agentVersion, artifactsDir, agentArgv, sandbox string
+	agent, agentVersion, model, artifactsDir, agentArgv, sandbox string
 }
 
 func (sf *stepsFlags) add(f *pflag.FlagSet) {
 	f.StringVar(&sf.agent, "agent", "", "step playbooks: the agent preset every step runs ("+agent.Default+" by default; one of "+fmt.Sprint(agent.Names())+")")
 	f.StringVar(&sf.agentVersion, "agent-version", "", "step playbooks: the preset's version that is installed (a warning when it is not the tested one)")
+	f.StringVar(&sf.model, "model", "", "step playbooks: the model the preset runs (its default when empty)")
 	f.StringVar(&sf.artifactsDir, "artifacts-dir", "", "step playbooks: where ## ARTIFACTS is written (artifact.EXT)")
 	f.StringVar(&sf.sandbox, "sandbox", "workspace", "step playbooks: workspace (the preset's sandbox: only the workspace is writable) or none (the machine is the sandbox, e.g. a CI VM)")
 	f.StringVar(&sf.agentArgv, "agent-argv", "", "step playbooks: the agent command as a JSON list of words (set by the runner)")
@@ -76,7 +77,7 @@ func (sf *stepsFlags) spec(cmd *cobra.Command, workspace string) (stepsrun.Agent
 	default:
 		return spec, usageError("--sandbox is workspace or none, not %q", sf.sandbox)
 	}
-	spec.Argv = p.Argv(agent.Options{Sandbox: sb})
+	spec.Argv = p.Argv(agent.Options{Model: sf.model, Sandbox: sb})
 	if _, err := exec.LookPath(p.Bin); err != nil {
 		return spec, usageError("the agent preset %s needs %s, which is not on PATH: install it with %s", spec.Preset, p.Bin, p.InstallHint())
 	}
