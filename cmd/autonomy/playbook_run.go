@@ -36,7 +36,7 @@ func newPlaybookRun() *cobra.Command {
 	var sf stepsFlags
 	cmd := &cobra.Command{
 		Use:   "run FILE | --pipeline '…'",
-		Short: "Run a workflow playbook (seed 003) and print its envelope",
+		Short: "Run a workflow playbook (seed 003) or a step playbook (seed 002) and print its envelope",
 		Long: `run executes a workflow playbook's steps in order and prints the envelope as JSON:
 {"ok", "status": "ok" | "needs_approval" | "cancelled", "output": [step records],
  "requiresApproval": {"step", "prompt", "items", "preview", "resumeToken"}, "error": {...}}.
@@ -52,7 +52,14 @@ cwd stays inside the workspace (the current directory), symlinks out refused. A 
 handle must be allowed with --secret NAME; its value is read from the environment variable NAME
 and is redacted from everything printed.
 
-Exit codes: 0 the envelope's ok is true (ok, needs_approval or cancelled), 1 ok is false, 2 usage.`,
+A markdown step playbook (FILE.md with ## STEP N: headings) runs step by step with an agent preset
+(--agent, --model, --sandbox), one invocation per step that sees the outputs before it; its
+envelope has status ok, needs_input (an @elicit: requiresInput {step, kind, prompt, options,
+resumeToken}) or cancelled, output {steps, outputs, artifact}; ## ARTIFACTS goes to
+--artifacts-dir. Running the same command again after the process was killed continues at the
+next unfinished step (docs/playbooks.md#running-step-playbooks).
+
+Exit codes: 0 the envelope's ok is true (ok, needs_approval, needs_input or cancelled), 1 ok is false, 2 usage.`,
 		Example: `  autonomy playbook run flows/inbox-triage.yml --args-json '{"tag":"work"}'
   autonomy playbook run --pipeline "cli git status --porcelain | approve 'Commit these?' | cli git commit -am wip"`,
 		Args: cobra.MaximumNArgs(1),
@@ -99,11 +106,14 @@ func newPlaybookResume() *cobra.Command {
 	var token, statePath, cont, answer string
 	var approve, deny, cancel bool
 	cmd := &cobra.Command{
-		Use:   "resume --token T --approve|--deny",
-		Short: "Resume a paused workflow run with its token",
+		Use:   "resume --token T --approve|--deny|--answer TEXT|--cancel",
+		Short: "Resume a paused workflow or step playbook run with its token",
 		Long: `resume redeems a paused run's resume token, once: --approve runs the waiting step and
 the steps after it (no completed step runs again), --deny cancels the run (no further side effect;
 the envelope's status is cancelled). A wrong or already used token is refused (ok: false).
+A step playbook waiting at an @elicit is answered with --answer TEXT (an input, a select's
+option), --approve/--deny (a confirm: yes/no) or --cancel; an answer that does not fit is
+refused and the token stays valid.
 
 Exit codes: 0 the envelope's ok is true, 1 ok is false, 2 usage.`,
 		Example: `  autonomy playbook resume --token rt_… --approve`,
