@@ -88,3 +88,77 @@ func BenchmarkStepOverhead(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*n), "µs/step")
 }
+
+const confirmBook = "# Ship\n\n## STEP 1: Build\n\nBuild it.\n\n## STEP 2: Ask\n\n@elicit(confirm, \"Ship it?\")\n\n" +
+	"## STEP 3: Ship\n\n```if __elicit_step_2 == \"yes\"```\n\n### STEP 3a: Release\n\nRelease it.\n\n```else```\n\n### STEP 3b: Hold\n\nHold it.\n\n```endif```\n"
+
+func newRun(t *testing.T) (*Runner, *instant, string) {
+	t.Helper()
+	dir := t.TempDir()
+	file := filepath.Join(dir, "ship.md")
+	if err := os.WriteFile(file, []byte(confirmBook), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(filepath.Join(dir, "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	a := &instant{}
+	return &Runner{Agent: a, Store: st}, a, file
+}
+
+// TestConfirmBranches: a confirm is answered yes or no, and the branch after it reads the answer.
+func TestConfirmBranches(t *testing.T) {
+	for _, c := range []struct {
+		answer Answer
+		want   string
+	}{
+		{Answer{Approve: true}, "1=ok 2=ok 3=ok 3a=ok 3b=skipped"},
+		{Answer{Deny: true}, "1=ok 2=ok 3=ok 3a=skipped 3b=ok"},
+		{Answer{Text: "No"}, "1=ok 2=ok 3=ok 3a=skipped 3b=ok"},
+	} {
+		r, a, file := newRun(t)
+		env := r.Run(context.Background(), Request{File: file})
+		if env.Status != StatusNeedsInput || env.RequiresInput.Kind != "confirm" || strings.Join(env.RequiresInput.Options, ",") != "yes,no" {
+			t.Fatalf("%+v", env)
+		}
+		env = r.Resume(context.Background(), env.RequiresInput.ResumeToken, c.answer)
+		var got []string
+		for _, s := range env.Output.Steps {
+			got = append(got, s.Step+"="+s.Status)
+		}
+		if env.Status != StatusOK || strings.Join(got, " ") != c.want || a.n != 2 {
+			t.Errorf("%+v: %s (%d invocations), want %s", c.answer, strings.Join(got, " "), a.n, c.want)
+		}
+	}
+	r, _, file := newRun(t)
+	env := r.Run(context.Background(), Request{File: file})
+	if bad := r.Resume(context.Background(), env.RequiresInput.ResumeToken, Answer{Text: "perhaps"}); bad.OK || bad.Error.Kind != "invalid" || !strings.Contains(bad.Error.Message, "--approve or --deny") {
+		t.Fatalf("%+v", bad.Error)
+	}
+	if ok := r.Resume(context.Background(), env.RequiresInput.ResumeToken, Answer{Text: "y"}); ok.Status != StatusOK {
+		t.Fatalf("the token did not survive a refused answer: %+v", ok.Error)
+	}
+}
+
+// TestResumeRace: two resumes of one token at once: exactly one continues the run.
+func TestResumeRace(t *testing.T) {
+	r, a, file := newRun(t)
+	env := r.Run(context.Background(), Request{File: file})
+	tok := env.RequiresInput.ResumeToken
+	results := make(chan Envelope, 2)
+	for i := 0; i < 2; i++ {
+		go func() { results <- r.Resume(context.Background(), tok, Answer{Approve: true}) }()
+	}
+	won, lost := <-results, <-results
+	if !won.OK {
+		won, lost = lost, won
+	}
+	if won.Status != StatusOK || lost.OK || lost.Error.Kind != "token" {
+		t.Fatalf("want one resumed, one refused: %+v / %+v", won, lost.Error)
+	}
+	if a.n != 2 {
+		t.Fatalf("%d invocations, want 2 (build, release)", a.n)
+	}
+}
