@@ -3,6 +3,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -88,5 +89,36 @@ func TestRunnerStepPlaybook(t *testing.T) {
 	}
 	if _, _, code := cli(t, env, "runner", "--dir", dir, "update", id, "--token", m[1], "--answer", "blog"); code == 0 {
 		t.Error("a used token was accepted")
+	}
+}
+
+// TestRunnerStepPlaybookFails: a step whose output does not fit fails the session, naming the
+// step and the directive, and the run's checkpoint goes with it.
+func TestRunnerStepPlaybookFails(t *testing.T) {
+	book, err := os.ReadFile("testdata/steps/release.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := strings.Replace(string(book), "(enum: formal, casual)", "(string: formal)", 1)
+	src = strings.NewReplacer("`version`", "`VERSION`", "{{version}}", "{{VERSION}}").Replace(src)
+	dir := runnerFleet(t, stepsFleet, map[string]string{"playbooks/release.md": src})
+	e := newStepsEnv(t, map[string]string{"1": "maybe"})
+	env := []string{local.AgentEnv + `=["` + filepath.Join(e.dir, "agent") + `"]`}
+	st, err := store.Open(local.DBPath(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	out, errOut, code := cli(t, env, "runner", "--dir", dir, "launch", "writer", "--ref", "1")
+	if code != 0 {
+		t.Fatalf("launch: %d %s", code, errOut)
+	}
+	id := strings.Fields(out)[0]
+	s := waitParked(t, st, id)
+	if s.Status != ir.Failed || !strings.Contains(s.Reason, `step 1: @output(kind): the agent answered "maybe", which is not one of major, minor`) {
+		t.Fatalf("%s: %s", s.Status, s.Reason)
+	}
+	if _, ok, err := st.GetState(context.Background(), "steps:"+id); ok || err != nil {
+		t.Fatalf("the checkpoint outlived the session (%v)", err)
 	}
 }

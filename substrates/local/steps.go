@@ -66,6 +66,7 @@ func (r *Runner) settleSteps(ctx context.Context, s store.Session, log io.Writer
 		err = json.Unmarshal(raw, &env)
 	}
 	if err != nil {
+		_ = r.Store.DropPauses(ctx, s.ID) // its checkpoint: a session that ended is not continued
 		end(ir.Failed, fmt.Sprintf("the step playbook printed no envelope: %v", err), "", code)
 		return
 	}
@@ -74,6 +75,7 @@ func (r *Runner) settleSteps(ctx context.Context, s store.Session, log io.Writer
 	}
 	switch {
 	case !env.OK:
+		_ = r.Store.DropPauses(ctx, s.ID)
 		msg := "the step playbook failed"
 		if env.Error != nil {
 			msg += ": " + env.Error.Message
