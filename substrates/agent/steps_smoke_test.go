@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/autonomyhq/autonomy/internal/modelfake"
+	"github.com/autonomyhq/autonomy/substrates/agent"
 )
 
 const triageSteps = "# Triage\n\nTriage one bug report.\n\n## SYSTEM\n\nYou triage bug reports for the app team.\n\n" +
@@ -44,12 +45,17 @@ func decodeSteps(t *testing.T, out string) stepsEnvelope {
 }
 
 // TestSmokeStepPlaybook runs a 3-step playbook with a branch and an @elicit through
-// autonomy playbook run with the real codex CLI against the scripted model: each step is one
-// codex conversation, and the model received every prior output (asserted from the endpoint's
+// autonomy playbook run with each preset's real CLI against the scripted model: each step is one
+// conversation of the CLI, and the model received every prior output (asserted from the endpoint's
 // recorded requests). The answer resumes the run in another process, against a second endpoint,
 // so that the last step's request is told apart.
 func TestSmokeStepPlaybook(t *testing.T) {
-	const preset = "codex"
+	for _, preset := range agent.Names() {
+		t.Run(preset, func(t *testing.T) { smokeStepPlaybook(t, preset) })
+	}
+}
+
+func smokeStepPlaybook(t *testing.T, preset string) {
 	program := smoke(t, preset)
 	bin := autonomyBinary(t)
 	repo := newRepo(t)
@@ -62,8 +68,11 @@ func TestSmokeStepPlaybook(t *testing.T) {
 	fake := modelfake.Start(modelfake.Turn{Text: "major"})
 	defer fake.Close()
 	env := cliEnv(t, program, preset, baseURL(fake, preset))
-	out, err := run(t, repo, env, "", bin, "playbook", "run", book, "--agent", preset, "--model", "gpt-5-codex",
-		"--workspace", repo, "--state", state, "--artifacts-dir", arts, "--args-json", `{"REPORT": "crash-on-save", "AREA": "api"}`)
+	args := []string{bin, "playbook", "run", book, "--agent", preset}
+	if preset == "codex" {
+		args = append(args, "--model", "gpt-5-codex") // codex offers its tools for a model it knows
+	}
+	out, err := run(t, repo, env, "", append(args, "--workspace", repo, "--state", state, "--artifacts-dir", arts, "--args-json", `{"REPORT": "crash-on-save", "AREA": "api"}`)...)
 	if err != nil || fake.Err() != nil {
 		t.Fatalf("run: %v; model: %v\n%s", err, fake.Err(), out)
 	}
