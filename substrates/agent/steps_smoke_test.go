@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/autonomyhq/autonomy/internal/modelfake"
 	"github.com/autonomyhq/autonomy/substrates/agent"
@@ -120,6 +122,78 @@ func smokeStepPlaybook(t *testing.T, preset string) {
 	}
 	art, err := os.ReadFile(filepath.Join(arts, "artifact.md"))
 	if err != nil || string(art) != "Owner note: team-api fixes the crash on save." {
+		t.Fatalf("artifact %q %v", art, err)
+	}
+}
+
+// TestSmokeStepPlaybookRunner runs the same playbook as an actor's session under the local
+// runner, each step the box's codex in its sandbox: the @elicit parks the session, runner update
+// --answer continues it (against a second endpoint), and it is done with its artifact.
+func TestSmokeStepPlaybookRunner(t *testing.T) {
+	const preset = "codex"
+	program := smoke(t, preset)
+	bin := autonomyBinary(t)
+	repo := newRepo(t)
+	prof := filepath.Join(t.TempDir(), "profile")
+	book := strings.Replace(triageSteps, "(enum: api, ui)", "(string: api)", 1) // launch params are the inputs
+	files := map[string]string{
+		"playbooks/triage.md": book,
+		"ir.yml": "schema: autonomy.ir.v1\ntargets: [local]\npolicy:\n  box:\n    local: { agent: codex, model: gpt-5-codex }\n" +
+			"actors:\n  triage:\n    behavior: playbooks/triage.md\n    triggers: [{ dispatch: true, params: { REPORT: subject.ref } }]\n",
+	}
+	for name, data := range files {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(prof, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(prof, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out, err := run(t, repo, os.Environ(), "", bin, "compile", prof, "--target", "local", "--out", repo); err != nil {
+		t.Fatalf("compile: %v\n%s", err, out)
+	}
+	fake := modelfake.Start(modelfake.Turn{Text: "minor"})
+	defer fake.Close()
+	env := cliEnv(t, program, preset, baseURL(fake, preset))
+	out, err := run(t, repo, env, "", bin, "runner", "--dir", repo, "launch", "triage", "--ref", "slow-save")
+	if err != nil {
+		t.Fatalf("launch: %v\n%s", err, out)
+	}
+	id := strings.TrimSpace(out)
+	token := ""
+	deadline := time.Now().Add(3 * time.Minute)
+	for token == "" {
+		if m := regexp.MustCompile(`--token (rt_[A-Za-z0-9_-]+) --answer`).FindStringSubmatch(sessionLog(t, repo, id)); m != nil {
+			token = m[1]
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("session %s never parked:\n%s", id, sessionLog(t, repo, id))
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+	list, _ := run(t, repo, env, "", bin, "runner", "--dir", repo, "list")
+	if !strings.Contains(list, "Who owns slow-save?") {
+		t.Errorf("list does not show the question:\n%s", list)
+	}
+	if n := len(fake.Scripted()); n != 2 || !strings.Contains(fake.Scripted()[1].Prompt, "### STEP 1: Classify\n\nminor") || !strings.Contains(fake.Scripted()[1].Prompt, "Say why it is minor.") {
+		t.Fatalf("%d requests; step 2b's request lacks step 1's output", n)
+	}
+	fake2 := modelfake.Start(modelfake.Turn{Text: "Owner note: polish later."})
+	defer fake2.Close()
+	env2 := cliEnv(t, program, preset, baseURL(fake2, preset))
+	if out, err := run(t, repo, env2, "", bin, "runner", "--dir", repo, "update", id, "--token", token, "--answer", "team-ui"); err != nil {
+		t.Fatalf("update --answer: %v\n%s", err, out)
+	}
+	s := waitEnded(t, bin, repo, id, env2)
+	if s.Status != "done" || fake2.Err() != nil || len(fake2.Scripted()) != 1 {
+		t.Fatalf("ended %s (%s); model: %v\nlog:\n%s", s.Status, s.Reason, fake2.Err(), sessionLog(t, repo, id))
+	}
+	if p := fake2.Scripted()[0].Prompt; !strings.Contains(p, "the person answered: team-ui") || !strings.Contains(p, "### STEP 2b: Polish\n\nminor") {
+		t.Errorf("step 3's request:\n%s", p)
+	}
+	art, err := os.ReadFile(filepath.Join(repo, ".autonomy", "state", "results", id+".artifacts", "artifact.md"))
+	if err != nil || string(art) != "Owner note: polish later." {
 		t.Fatalf("artifact %q %v", art, err)
 	}
 }
