@@ -90,6 +90,9 @@ func runSteps(cmd *cobra.Command, statePath, file string, req engine.Request, sf
 	if err != nil {
 		return err
 	}
+	if cmd.Flags().Changed("timeout-ms") {
+		spec.TimeoutMs = req.TimeoutMs // each step's invocation; the workflow default is too short for an agent
+	}
 	return withStore(cmd, statePath, func(ctx context.Context, st *store.Store) any {
 		r := &stepsrun.Runner{Store: st, Log: cmd.ErrOrStderr()}
 		return r.Run(ctx, stepsrun.Request{File: file, ArgsJSON: req.ArgsJSON, ArtifactsDir: sf.artifactsDir,

@@ -9,6 +9,7 @@ import (
 	osexec "os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/autonomyhq/autonomy/substrates/agent"
 	"github.com/autonomyhq/autonomy/substrates/local/proc"
@@ -27,6 +28,8 @@ type Command struct {
 	Env []string
 	// Log receives the agent's stderr (and a preset's stdout).
 	Log io.Writer
+	// Timeout bounds one invocation (0: none).
+	Timeout time.Duration
 }
 
 // Invoke runs step's prompt and returns the final message.
@@ -72,12 +75,22 @@ func (c *Command) Invoke(ctx context.Context, step, prompt string) (string, erro
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
+	var timeout <-chan time.Time
+	if c.Timeout > 0 {
+		timer := time.NewTimer(c.Timeout)
+		defer timer.Stop()
+		timeout = timer.C
+	}
 	select {
 	case err = <-done:
+	case <-timeout:
+		_ = proc.Kill(cmd.Process.Pid)
+		<-done
+		return "", fmt.Errorf("timed out after %v; its process group was killed", c.Timeout)
 	case <-ctx.Done():
 		_ = proc.Kill(cmd.Process.Pid)
 		<-done
-		return "", fmt.Errorf("stopped: %v", ctx.Err())
+		return "", fmt.Errorf("stopped: %v; its process group was killed", ctx.Err())
 	}
 	_ = proc.Kill(cmd.Process.Pid) // what it left running in its group goes with it
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/playbook/engine"
@@ -139,7 +140,8 @@ func (r *Runner) unit(ctx context.Context, p *steps.Playbook, st *state, u unit,
 	}
 	ag := r.Agent
 	if ag == nil {
-		ag = &Command{Argv: st.Agent.Argv, Preset: st.Agent.Preset, Dir: st.Agent.Dir, Log: r.Log}
+		ag = &Command{Argv: st.Agent.Argv, Preset: st.Agent.Preset, Dir: st.Agent.Dir, Log: r.Log,
+			Timeout: time.Duration(st.Agent.TimeoutMs) * time.Millisecond}
 	}
 	msg, err := ag.Invoke(ctx, u.Label, compose(p, st, u, prompt, rec.Answer))
 	if err != nil {

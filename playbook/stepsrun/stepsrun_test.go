@@ -162,3 +162,19 @@ func TestResumeRace(t *testing.T) {
 		t.Fatalf("%d invocations, want 2 (build, release)", a.n)
 	}
 }
+
+// TestCommandMessage: without a preset the final message is the command's stdout, and the
+// prompt reaches its stdin with AUTONOMY_STEP set.
+func TestCommandMessage(t *testing.T) {
+	c := &Command{Argv: []string{"/bin/sh", "-c", `printf '%s:' "$AUTONOMY_STEP"; cat`}, Dir: t.TempDir()}
+	msg, err := c.Invoke(context.Background(), "2a", "the prompt")
+	if err != nil || msg != "2a:the prompt" {
+		t.Fatalf("%q %v", msg, err)
+	}
+	if _, err := (&Command{Argv: []string{"/bin/sh", "-c", "echo no >&2; exit 3"}}).Invoke(context.Background(), "1", ""); err == nil || !strings.Contains(err.Error(), "exit status 3") {
+		t.Fatalf("a failing agent: %v", err)
+	}
+	if _, err := (&Command{Argv: []string{"x"}, Preset: "nope"}).Invoke(context.Background(), "1", ""); err == nil || !strings.Contains(err.Error(), `unknown agent preset "nope"`) {
+		t.Fatalf("an unknown preset: %v", err)
+	}
+}

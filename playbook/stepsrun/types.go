@@ -105,6 +105,8 @@ type AgentSpec struct {
 	Argv   []string `json:"argv"`
 	Preset string   `json:"preset,omitempty"`
 	Dir    string   `json:"dir,omitempty"`
+	// TimeoutMs bounds each invocation (0: none); a timeout kills the agent's process group.
+	TimeoutMs int `json:"timeoutMs,omitempty"`
 }
 
 // Answer is a person's answer to an elicitation.
