@@ -19,6 +19,7 @@ step=$AUTONOMY_STEP
 cat > "$dir/prompt-$step.txt"
 echo "$step" >> "$dir/count"
 if [ -f "$dir/crash-$step" ]; then rm "$dir/crash-$step"; kill -9 $PPID; exit 1; fi
+if [ -f "$dir/slow-$step" ]; then sleep 30 & echo $! > "$dir/sleep.pid"; wait; fi
 if [ -f "$dir/answer-$step" ]; then cat "$dir/answer-$step"; else echo "output of step $step"; fi
 `
 

@@ -8,8 +8,11 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/substrates/local"
@@ -120,5 +123,56 @@ func TestRunnerStepPlaybookFails(t *testing.T) {
 	}
 	if _, ok, err := st.GetState(context.Background(), "steps:"+id); ok || err != nil {
 		t.Fatalf("the checkpoint outlived the session (%v)", err)
+	}
+}
+
+// TestRunnerStepPlaybookCancel: cancelling a step playbook session while its agent runs stops
+// the agent's whole process group (its own group, apart from the session's process), and the
+// session is cancelled.
+func TestRunnerStepPlaybookCancel(t *testing.T) {
+	book, err := os.ReadFile("testdata/steps/release.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := strings.Replace(string(book), "(enum: formal, casual)", "(string: formal)", 1)
+	src = strings.NewReplacer("`version`", "`VERSION`", "{{version}}", "{{VERSION}}").Replace(src)
+	dir := runnerFleet(t, stepsFleet, map[string]string{"playbooks/release.md": src})
+	e := newStepsEnv(t, nil)
+	if err := os.WriteFile(filepath.Join(e.dir, "slow-1"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{local.AgentEnv + `=["` + filepath.Join(e.dir, "agent") + `"]`}
+	st, err := store.Open(local.DBPath(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	out, errOut, code := cli(t, env, "runner", "--dir", dir, "launch", "writer", "--ref", "1")
+	if code != 0 {
+		t.Fatalf("launch: %d %s", code, errOut)
+	}
+	id := strings.Fields(out)[0]
+	pidFile := filepath.Join(e.dir, "sleep.pid")
+	deadline := time.Now().Add(30 * time.Second)
+	var pid int
+	for pid == 0 {
+		raw, _ := os.ReadFile(pidFile)
+		pid, _ = strconv.Atoi(strings.TrimSpace(string(raw)))
+		if time.Now().After(deadline) {
+			t.Fatal("the agent never started")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if _, errOut, code := cli(t, nil, "runner", "--dir", dir, "cancel", id); code != 0 {
+		t.Fatalf("cancel: %d %s", code, errOut)
+	}
+	for syscall.Kill(pid, 0) == nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("the agent's child %d outlived the cancel", pid)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if s := waitParked(t, st, id); s.Status != ir.Cancelled {
+		t.Fatalf("%s: %s", s.Status, s.Reason)
 	}
 }
