@@ -152,11 +152,11 @@ func (r *Runner) unit(ctx context.Context, p *steps.Playbook, st *state, u unit,
 	if o := u.Output; o != nil {
 		v, err := capture(o, msg)
 		if err != nil {
+			// The step is not recorded as done: the checkpoint keeps it unfinished.
+			env := r.failed(st, u.Label, "%s: step %s: @output(%s): %v", at(p.File, o.Var.Pos), u.Label, o.Var.Value, err)
 			failed := *rec
 			failed.Status, failed.Reason = "failed", err.Error()
-			st.Records = append(st.Records, failed)
-			env := r.failed(st, u.Label, "%s: step %s: @output(%s): %v", at(p.File, o.Var.Pos), u.Label, o.Var.Value, err)
-			st.Records = st.Records[:len(st.Records)-1]
+			env.Output.Steps = append(append([]Record(nil), st.Records...), failed)
 			return &env
 		}
 		rec.Var, rec.Value = o.Var.Value, v

@@ -126,7 +126,7 @@ func Apply(raw []byte, a Answer) ([]byte, error) {
 	return json.Marshal(&st)
 }
 
-// Request is the elicitation the paused state raw waits at (its token left empty).
+// Waiting is the elicitation the paused state raw waits at (its token left empty), or nil.
 func Waiting(raw []byte) *InputRequest {
 	var st state
 	if json.Unmarshal(raw, &st) != nil || st.Waiting == "" {
