@@ -93,7 +93,7 @@ Exit codes: 0 the envelope's ok is true (ok, needs_approval, needs_input or canc
 	f.IntVar(&req.TimeoutMs, "timeout-ms", engine.DefaultTimeoutMs, "the timeout of each step, in milliseconds")
 	f.IntVar(&req.MaxOutputBytes, "max-output-bytes", engine.DefaultMaxOutputBytes, "the output cap of each step, in bytes")
 	f.StringSliceVar(&req.Secrets, "secret", nil, "allow the secret handle $secrets.NAME (value from the environment variable NAME); repeatable")
-	f.StringVar(&statePath, "state", defaultPlaybookState(), "the SQLite database of paused runs")
+	f.StringVar(&statePath, "state", defaultPlaybookState(), "the SQLite database of paused runs (a directory: its playbooks.db)")
 	f.StringVar(&req.Session, "session", "", "the local runner's session the run belongs to (set by the runner)")
 	_ = f.MarkHidden("session")
 	f.BoolVar(&req.IgnoreUnknownArgs, "ignore-unknown-args", false, "drop the args the workflow does not declare (set by the runner)")
@@ -139,7 +139,7 @@ Exit codes: 0 the envelope's ok is true, 1 ok is false, 2 usage.`,
 	f.BoolVar(&cancel, "cancel", false, "a step playbook's elicitation: cancel the run instead of answering")
 	f.StringVar(&cont, "continue", "", "continue the approved run of a local session (used by the runner)")
 	_ = f.MarkHidden("continue")
-	f.StringVar(&statePath, "state", defaultPlaybookState(), "the SQLite database of paused runs")
+	f.StringVar(&statePath, "state", defaultPlaybookState(), "the SQLite database of paused runs (a directory: its playbooks.db)")
 	return cmd
 }
 
@@ -158,7 +158,7 @@ func printEnvelope(w io.Writer, env engine.Envelope) error {
 // runEngine opens the database of paused runs, calls do with an engine over it (cancelled by
 // SIGTERM or an interrupt), and prints the envelope do returns.
 func runEngine(cmd *cobra.Command, statePath string, do func(context.Context, *engine.Engine) engine.Envelope) error {
-	st, err := store.Open(statePath)
+	st, err := store.Open(stateDB(statePath))
 	if err != nil {
 		return usageError("%v", err)
 	}

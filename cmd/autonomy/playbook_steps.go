@@ -134,6 +134,15 @@ func resumeAny(cmd *cobra.Command, statePath, token, cont string, a stepsrun.Ans
 	})
 }
 
+// stateDB is the database --state names: the path given, or playbooks.db in it when it is a
+// directory.
+func stateDB(path string) string {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return filepath.Join(path, "playbooks.db")
+	}
+	return path
+}
+
 // heldPause is the store with one pause already taken out: taking it again returns it once.
 type heldPause struct {
 	*store.Store
@@ -154,7 +163,7 @@ func (h *heldPause) TakePause(ctx context.Context, key string) ([]byte, string, 
 // withStore opens the database of paused runs, calls do (cancelled by SIGTERM or an interrupt)
 // and prints the envelope it returns: exit 0 when its ok is true, 1 when false.
 func withStore(cmd *cobra.Command, statePath string, do func(context.Context, *store.Store) any) error {
-	st, err := store.Open(statePath)
+	st, err := store.Open(stateDB(statePath))
 	if err != nil {
 		return usageError("%v", err)
 	}

@@ -324,3 +324,43 @@ func TestStepsBadPlaybooks(t *testing.T) {
 		}
 	}
 }
+
+// TestStepsUsage: a bad agent choice is a usage error (exit 2) before anything runs, and --state
+// may name a directory.
+func TestStepsUsage(t *testing.T) {
+	e := newStepsEnv(t, map[string]string{"1": "minor", "3": `{"a": 1}`})
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--agent", "gpt"}, `--agent "gpt": the presets are [claude codex]`},
+		{[]string{"--agent", "codex", "--sandbox", "off"}, `--sandbox is workspace or none, not "off"`},
+		{[]string{"--agent-argv", "agent --flag"}, "--agent-argv must be a JSON list of words"},
+		{[]string{"--agent-argv", "[]"}, "--agent-argv must be a JSON list of words"},
+	}
+	for _, c := range cases {
+		argv := append([]string{"playbook", "run", e.book, "--state", e.db, "--args-json", `{"version": "1", "tone": "formal"}`}, c.args...)
+		out, errOut, code := cli(t, []string{"PATH=/nonexistent"}, argv...)
+		if code != 2 || out != "" || !strings.Contains(errOut, c.want) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want %q", c.args, code, out, errOut, c.want)
+		}
+	}
+	_, errOut, code := cli(t, []string{"PATH=/nonexistent"}, "playbook", "run", e.book, "--state", e.db, "--agent", "codex")
+	if code != 2 || !strings.Contains(errOut, "the agent preset codex needs codex, which is not on PATH: install it with npm install --global @openai/codex@") {
+		t.Errorf("a preset not installed: exit %d %s", code, errOut)
+	}
+	if e.count() != "" {
+		t.Fatalf("the agent ran: %s", e.count())
+	}
+	stateDir := t.TempDir()
+	env, code := e.cli("playbook", "run", e.book, "--state", stateDir, "--workspace", e.dir, "--agent-argv", `["`+filepath.Join(e.dir, "agent")+`"]`, "--args-json", `{"version": "1", "tone": "formal"}`)
+	if code != 0 || env.Status != "needs_input" {
+		t.Fatalf("--state DIR: exit %d %+v", code, env)
+	}
+	if _, err := os.Stat(filepath.Join(stateDir, "playbooks.db")); err != nil {
+		t.Fatal(err)
+	}
+	if env, code := e.cli("playbook", "resume", "--state", stateDir, "--token", env.RequiresInput.ResumeToken, "--answer", "blog"); code != 0 || env.Status != "ok" {
+		t.Fatalf("resume --state DIR: exit %d %+v", code, env)
+	}
+}
