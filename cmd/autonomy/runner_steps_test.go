@@ -65,6 +65,10 @@ func TestRunnerStepPlaybook(t *testing.T) {
 	if !strings.Contains(out, "Where are the notes of 3.1 published? [blog|changelog]") {
 		t.Errorf("list does not show the question:\n%s", out)
 	}
+	out, _, _ = cli(t, nil, "runner", "--dir", dir, "get", id)
+	if !strings.Contains(out, "input-required: Where are the notes of 3.1 published? [blog|changelog]") {
+		t.Errorf("get does not show the question:\n%s", out)
+	}
 	log, _ := os.ReadFile(s.LogPath)
 	m := answerInLog.FindStringSubmatch(string(log))
 	if m == nil {
