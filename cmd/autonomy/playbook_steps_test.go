@@ -199,7 +199,7 @@ func TestStepsBranchNotTaken(t *testing.T) {
 		t.Fatalf("prompt 2b:\n%s", p)
 	}
 	deny, code := e.resume(env.RequiresInput.ResumeToken, "--deny")
-	if code != 1 || !strings.Contains(deny.Error.Message, "a select") && !strings.Contains(deny.Error.Message, "not one of the options") {
+	if code != 1 || !strings.Contains(deny.Error.Message, "a select is answered with --answer OPTION") {
 		t.Fatalf("--deny on a select: exit %d %+v", code, deny.Error)
 	}
 	cancel, code := e.resume(env.RequiresInput.ResumeToken, "--cancel")
@@ -362,5 +362,33 @@ func TestStepsUsage(t *testing.T) {
 	}
 	if env, code := e.cli("playbook", "resume", "--state", stateDir, "--token", env.RequiresInput.ResumeToken, "--answer", "blog"); code != 0 || env.Status != "ok" {
 		t.Fatalf("resume --state DIR: exit %d %+v", code, env)
+	}
+}
+
+// TestResumeAnswerOnWorkflow: --answer on a workflow's approval token is refused and spends
+// nothing: the token still approves it; --approve on a step playbook's select is refused the same.
+func TestResumeAnswerOnWorkflow(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "state.db")
+	out, _, code := cli(t, nil, "playbook", "run", "--state", db, "--pipeline", "cli echo hi | approve 'Go?' | cli true")
+	var env struct{ RequiresApproval struct{ ResumeToken string } }
+	if code != 0 || json.Unmarshal([]byte(out), &env) != nil {
+		t.Fatalf("run: %d %s", code, out)
+	}
+	tok := env.RequiresApproval.ResumeToken
+	out, _, code = cli(t, nil, "playbook", "resume", "--state", db, "--token", tok, "--answer", "yes")
+	if code != 1 || !strings.Contains(out, "this token is not one (a workflow's approval takes --approve or --deny)") {
+		t.Fatalf("--answer on an approval: %d %s", code, out)
+	}
+	if out, _, code = cli(t, nil, "playbook", "resume", "--state", db, "--token", tok, "--approve"); code != 0 || !strings.Contains(out, `"status": "ok"`) {
+		t.Fatalf("the token was spent: %d %s", code, out)
+	}
+
+	e := newStepsEnv(t, map[string]string{"1": "minor", "3": `{"a": 1}`})
+	run, _ := e.run(`{"version": "1", "tone": "formal"}`)
+	if bad, code := e.resume(run.RequiresInput.ResumeToken, "--approve"); code != 1 || !strings.Contains(bad.Error.Message, "step 3: a select is answered with --answer OPTION (one of: blog, changelog), not --approve or --deny") {
+		t.Fatalf("--approve on a select: %d %+v", code, bad.Error)
+	}
+	if done, code := e.resume(run.RequiresInput.ResumeToken, "--answer", "blog"); code != 0 || done.Status != "ok" {
+		t.Fatalf("the token was spent: %d %+v", code, done.Error)
 	}
 }

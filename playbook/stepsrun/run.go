@@ -168,6 +168,9 @@ func answer(e *steps.Elicit, a Answer) (string, error) {
 		}
 		return "", fmt.Errorf("a confirm is answered with --approve or --deny (or --answer yes|no), not %q", text)
 	case steps.ElicitSelect:
+		if a.Approve || a.Deny {
+			return "", fmt.Errorf("a select is answered with --answer OPTION (one of: %s), not --approve or --deny", strings.Join(e.Options, ", "))
+		}
 		for _, o := range e.Options {
 			if strings.EqualFold(o, text) {
 				return o, nil
