@@ -178,3 +178,28 @@ func TestCommandMessage(t *testing.T) {
 		t.Fatalf("an unknown preset: %v", err)
 	}
 }
+
+// BenchmarkResume is how long a resume takes to return its next envelope (the agent instant):
+// redeeming the token, reading the state back and running the last step.
+func BenchmarkResume(b *testing.B) {
+	dir := b.TempDir()
+	file := filepath.Join(dir, "ship.md")
+	if err := os.WriteFile(file, []byte(confirmBook), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	st, err := store.Open(filepath.Join(dir, "state.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	r := &Runner{Agent: &instant{}, Store: st}
+	ctx := context.Background()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		env := r.Run(ctx, Request{File: file})
+		b.StartTimer()
+		if env := r.Resume(ctx, env.RequiresInput.ResumeToken, Answer{Approve: true}); env.Status != StatusOK {
+			b.Fatalf("%+v", env)
+		}
+	}
+}
