@@ -271,12 +271,23 @@ func TestStepsCrashResume(t *testing.T) {
 	if got := statuses(env); got != "1=ok 2=ok 2a=ok 2b=skipped 3=pending" {
 		t.Fatalf("steps %s", got)
 	}
-	done, code := e.resume(env.RequiresInput.ResumeToken, "--answer", "blog")
-	if code != 0 || done.Status != "ok" || e.count() != "1,2a,2a,3" {
-		t.Fatalf("resume: exit %d %+v, count %s", code, done, e.count())
+	// Killed again during step 3, after the answer: running it again continues at step 3 with
+	// the answer, and asks nothing.
+	if err := os.WriteFile(filepath.Join(e.dir, "crash-3"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, code := e.resume(env.RequiresInput.ResumeToken, "--answer", "blog"); code != -1 && code != 137 {
+		t.Fatalf("resume: exit %d; the process was to be killed", code)
+	}
+	done, code := e.run(args)
+	if code != 0 || done.Status != "ok" || e.count() != "1,2a,2a,3,3" || done.Output.Outputs["__elicit_step_3"] != "blog" {
+		t.Fatalf("rerun after the answer: exit %d %+v, count %s", code, done, e.count())
+	}
+	if !strings.Contains(e.prompt("3"), "the person answered: blog") {
+		t.Fatalf("prompt 3:\n%s", e.prompt("3"))
 	}
 	// Ended, the run leaves no checkpoint: the same command starts a new run.
-	if env, _ := e.run(args); env.Status != "needs_input" || e.count() != "1,2a,2a,3,1,2a" {
+	if env, _ := e.run(args); env.Status != "needs_input" || e.count() != "1,2a,2a,3,3,1,2a" {
 		t.Fatalf("a new run: %+v, count %s", env, e.count())
 	}
 }

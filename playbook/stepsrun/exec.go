@@ -92,7 +92,7 @@ func (r *Runner) run(ctx context.Context, p *steps.Playbook, st *state) Envelope
 				return *env
 			}
 			st.Records = append(st.Records, rec)
-			st.Running = ""
+			st.Running, st.Waiting, st.Answer = "", "", nil
 			done[u.Label] = true
 			if err := r.save(ctx, st); err != nil {
 				return r.failed(st, u.Label, "saving the checkpoint: %v", err)
@@ -120,9 +120,10 @@ func (r *Runner) unit(ctx context.Context, p *steps.Playbook, st *state, u unit,
 			env := r.pause(ctx, st, u)
 			return &env
 		}
+		// The answer stays in the state until the step is recorded: a run stopped during the
+		// step's invocation continues with it, without asking again.
 		rec.Answer = *st.Answer
 		st.Vars[fmt.Sprintf("__elicit_step_%d", u.Number)] = *st.Answer
-		st.Waiting, st.Answer = "", nil
 	}
 	prompt := strings.TrimSpace(subst(u.prompt, st))
 	if prompt == "" {
