@@ -36,6 +36,7 @@ fuzz: ## run every fuzz target for FUZZTIME each (a test checks each Fuzz functi
 	$(GO) test ./playbook/workflow -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./playbook/overlay -run '^$$' -fuzz '^FuzzWeave$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./playbook/engine -run '^$$' -fuzz '^FuzzWords$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./playbook/stepsrun -run '^$$' -fuzz '^FuzzCapture$$' -fuzztime $(FUZZTIME)
 
 schema: ## regenerate docs/ir.schema.json from the catalogs
 	$(GO) run ./cmd/autonomy schema > docs/ir.schema.json

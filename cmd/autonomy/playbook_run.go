@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/autonomyhq/autonomy/playbook/engine"
+	"github.com/autonomyhq/autonomy/playbook/stepsrun"
 	"github.com/autonomyhq/autonomy/substrates/local/store"
 )
 
@@ -32,9 +33,10 @@ func defaultPlaybookState() string {
 func newPlaybookRun() *cobra.Command {
 	var req engine.Request
 	var pipeline, statePath string
+	var sf stepsFlags
 	cmd := &cobra.Command{
 		Use:   "run FILE | --pipeline '…'",
-		Short: "Run a workflow playbook (seed 003) and print its envelope",
+		Short: "Run a workflow playbook (seed 003) or a step playbook (seed 002) and print its envelope",
 		Long: `run executes a workflow playbook's steps in order and prints the envelope as JSON:
 {"ok", "status": "ok" | "needs_approval" | "cancelled", "output": [step records],
  "requiresApproval": {"step", "prompt", "items", "preview", "resumeToken"}, "error": {...}}.
@@ -50,7 +52,14 @@ cwd stays inside the workspace (the current directory), symlinks out refused. A 
 handle must be allowed with --secret NAME; its value is read from the environment variable NAME
 and is redacted from everything printed.
 
-Exit codes: 0 the envelope's ok is true (ok, needs_approval or cancelled), 1 ok is false, 2 usage.`,
+A markdown step playbook (FILE.md with ## STEP N: headings) runs step by step with an agent preset
+(--agent, --model, --sandbox), one invocation per step that sees the outputs before it; its
+envelope has status ok, needs_input (an @elicit: requiresInput {step, kind, prompt, options,
+resumeToken}) or cancelled, output {steps, outputs, artifact}; ## ARTIFACTS goes to
+--artifacts-dir. Running the same command again after the process was killed continues at the
+next unfinished step (docs/playbooks.md#running-step-playbooks).
+
+Exit codes: 0 the envelope's ok is true (ok, needs_approval, needs_input or cancelled), 1 ok is false, 2 usage.`,
 		Example: `  autonomy playbook run flows/inbox-triage.yml --args-json '{"tag":"work"}'
   autonomy playbook run --pipeline "cli git status --porcelain | approve 'Commit these?' | cli git commit -am wip"`,
 		Args: cobra.MaximumNArgs(1),
@@ -62,6 +71,9 @@ Exit codes: 0 the envelope's ok is true (ok, needs_approval or cancelled), 1 ok 
 				req.Pipeline = args[0]
 				if _, err := os.Stat(args[0]); err != nil {
 					return usageError("%v", err)
+				}
+				if isStepPlaybook(args[0]) {
+					return runSteps(cmd, statePath, args[0], req, &sf)
 				}
 			case pipeline != "":
 				req.Pipeline = pipeline
@@ -81,46 +93,53 @@ Exit codes: 0 the envelope's ok is true (ok, needs_approval or cancelled), 1 ok 
 	f.IntVar(&req.TimeoutMs, "timeout-ms", engine.DefaultTimeoutMs, "the timeout of each step, in milliseconds")
 	f.IntVar(&req.MaxOutputBytes, "max-output-bytes", engine.DefaultMaxOutputBytes, "the output cap of each step, in bytes")
 	f.StringSliceVar(&req.Secrets, "secret", nil, "allow the secret handle $secrets.NAME (value from the environment variable NAME); repeatable")
-	f.StringVar(&statePath, "state", defaultPlaybookState(), "the SQLite database of paused runs")
+	f.StringVar(&statePath, "state", defaultPlaybookState(), "the SQLite database of paused runs (a directory: its playbooks.db)")
 	f.StringVar(&req.Session, "session", "", "the local runner's session the run belongs to (set by the runner)")
 	_ = f.MarkHidden("session")
 	f.BoolVar(&req.IgnoreUnknownArgs, "ignore-unknown-args", false, "drop the args the workflow does not declare (set by the runner)")
 	_ = f.MarkHidden("ignore-unknown-args")
+	sf.add(f)
 	return cmd
 }
 
 func newPlaybookResume() *cobra.Command {
-	var token, statePath, cont string
-	var approve, deny bool
+	var token, statePath, cont, answer string
+	var approve, deny, cancel bool
 	cmd := &cobra.Command{
-		Use:   "resume --token T --approve|--deny",
-		Short: "Resume a paused workflow run with its token",
+		Use:   "resume --token T --approve|--deny|--answer TEXT|--cancel",
+		Short: "Resume a paused workflow or step playbook run with its token",
 		Long: `resume redeems a paused run's resume token, once: --approve runs the waiting step and
 the steps after it (no completed step runs again), --deny cancels the run (no further side effect;
 the envelope's status is cancelled). A wrong or already used token is refused (ok: false).
+A step playbook waiting at an @elicit is answered with --answer TEXT (an input, a select's
+option), --approve/--deny (a confirm: yes/no) or --cancel; an answer that does not fit is
+refused and the token stays valid.
 
 Exit codes: 0 the envelope's ok is true, 1 ok is false, 2 usage.`,
 		Example: `  autonomy playbook resume --token rt_… --approve`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if cont == "" && (token == "" || approve == deny) {
-				return usageError("give --token T and one of --approve or --deny")
-			}
-			return runEngine(cmd, statePath, func(ctx context.Context, e *engine.Engine) engine.Envelope {
-				if cont != "" {
-					return e.Continue(ctx, cont)
+			n := 0
+			for _, b := range []bool{approve, deny, cancel, cmd.Flags().Changed("answer")} {
+				if b {
+					n++
 				}
-				return e.Resume(ctx, token, approve)
-			})
+			}
+			if cont == "" && (token == "" || n != 1) {
+				return usageError("give --token T and one of --approve, --deny, --answer TEXT or --cancel")
+			}
+			return resumeAny(cmd, statePath, token, cont, stepsrun.Answer{Text: answer, Approve: approve, Deny: deny, Cancel: cancel})
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&token, "token", "", "the resume token of the paused run")
 	f.BoolVar(&approve, "approve", false, "approve the waiting step")
-	f.BoolVar(&deny, "deny", false, "deny it: cancel the run")
+	f.BoolVar(&deny, "deny", false, "deny it: cancel the run (a step playbook's confirm: answer no)")
+	f.StringVar(&answer, "answer", "", "a step playbook's elicitation: the answer (an input's text, a select's option, yes or no)")
+	f.BoolVar(&cancel, "cancel", false, "a step playbook's elicitation: cancel the run instead of answering")
 	f.StringVar(&cont, "continue", "", "continue the approved run of a local session (used by the runner)")
 	_ = f.MarkHidden("continue")
-	f.StringVar(&statePath, "state", defaultPlaybookState(), "the SQLite database of paused runs")
+	f.StringVar(&statePath, "state", defaultPlaybookState(), "the SQLite database of paused runs (a directory: its playbooks.db)")
 	return cmd
 }
 
@@ -139,7 +158,7 @@ func printEnvelope(w io.Writer, env engine.Envelope) error {
 // runEngine opens the database of paused runs, calls do with an engine over it (cancelled by
 // SIGTERM or an interrupt), and prints the envelope do returns.
 func runEngine(cmd *cobra.Command, statePath string, do func(context.Context, *engine.Engine) engine.Envelope) error {
-	st, err := store.Open(statePath)
+	st, err := store.Open(stateDB(statePath))
 	if err != nil {
 		return usageError("%v", err)
 	}

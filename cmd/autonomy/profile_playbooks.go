@@ -34,9 +34,13 @@ func checkProfile(path string) (*ir.Profile, ir.Diagnostics, error) {
 			continue
 		}
 		warned[a.BehaviorFile] = true
-		kind := string(f)
 		if f == playbook.Steps {
-			kind = "step"
+			if ghActions {
+				diags = append(diags, ir.Diagnostic{File: p.File, Pos: a.Behavior.Pos, Severity: ir.Warning,
+					Message: fmt.Sprintf("actor %q: behavior %s is a step playbook: the local runner runs it step by step with the box's agent, and the gh-actions workflows hand it to the agent as its instructions", a.Name.Value, a.BehaviorFile),
+					Hint:    "run this actor on the local target, or run autonomy playbook run in a step of your own"})
+			}
+			continue
 		}
 		if f == playbook.Workflow {
 			if ghActions {
@@ -47,7 +51,7 @@ func checkProfile(path string) (*ir.Profile, ir.Diagnostics, error) {
 			continue
 		}
 		diags = append(diags, ir.Diagnostic{File: p.File, Pos: a.Behavior.Pos, Severity: ir.Warning,
-			Message: fmt.Sprintf("actor %q: behavior %s is a %s playbook: the agent is handed it as its instructions, as a skill, and the runners do not yet run its steps, approvals or resume tokens themselves", a.Name.Value, a.BehaviorFile, kind),
+			Message: fmt.Sprintf("actor %q: behavior %s is a %s playbook: the agent is handed it as its instructions, as a skill, and the runners do not yet run its steps, approvals or resume tokens themselves", a.Name.Value, a.BehaviorFile, f),
 			Hint:    "the agent follows the playbook as written; a person (kind: human) can be given a capsule playbook as a task spec"})
 	}
 	return p, diags.Sort(), nil

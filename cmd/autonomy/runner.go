@@ -19,6 +19,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/playbook/stepsrun"
 	"github.com/autonomyhq/autonomy/substrates/ghactions"
 	"github.com/autonomyhq/autonomy/substrates/local"
 	"github.com/autonomyhq/autonomy/substrates/local/store"
@@ -259,8 +260,9 @@ func newRunnerUpdate(f *runnerFlags) *cobra.Command {
 	var p ir.Patch
 	var status string
 	var approve, deny bool
+	var answer string
 	cmd := &cobra.Command{
-		Use:   "update ID --status S [--token T] [--evidence E] | --token T --approve|--deny [--evidence E]",
+		Use:   "update ID --status S [--token T] [--evidence E] | --token T --approve|--deny|--answer TEXT [--evidence E]",
 		Short: "Pause or resume an agent, resolve a person's ask, or answer a workflow's approval",
 		Long: `update applies a status transition. An agent session can be paused (STOP to its process
 group) and resumed (--status running); it ends by itself, done only when its process exits 0
@@ -273,16 +275,23 @@ for) is answered with the resume token written to its log: --approve continues t
 after the approval step (no completed step runs again), --deny cancels the session with no
 further side effect. A wrong or used token changes nothing:
 
-  autonomy runner update 9-k3qa --token rt_… --approve --evidence "checked the preview"`,
+  autonomy runner update 9-k3qa --token rt_… --approve --evidence "checked the preview"
+
+A step playbook's session waiting at an @elicit (list shows the question) is answered the same
+way: --answer TEXT for an input or a select (one of its options), --approve (yes) or --deny (no)
+for a confirm. The run continues after it; an answer that does not fit is refused and the token
+stays valid:
+
+  autonomy runner update 9-k3qa --token rt_… --answer blog`,
 		Example: `  autonomy runner update 7-k3qa --status paused
   autonomy runner update 8-k3qa --status done --token atk_… --evidence "approved in #42 (comment 991)"`,
 		Args: cobra.ExactArgs(1),
 		RunE: f.with(false, func(cmd *cobra.Command, args []string, r *local.Runner) error {
-			if approve || deny {
-				if approve && deny || status != "" || p.Token == "" {
-					return usageError("answer an approval with --token T and one of --approve or --deny (no --status)")
+			if approve || deny || cmd.Flags().Changed("answer") {
+				if approve && deny || (approve || deny) && cmd.Flags().Changed("answer") || status != "" || p.Token == "" {
+					return usageError("answer an approval with --token T and one of --approve or --deny, an elicitation with --token T and --answer TEXT (no --status)")
 				}
-				s, err := r.Approve(cmd.Context(), args[0], p.Token, approve, p.Evidence)
+				s, err := r.Respond(cmd.Context(), args[0], p.Token, stepsrun.Answer{Text: answer, Approve: approve, Deny: deny}, p.Evidence)
 				if err != nil {
 					return runnerError(err)
 				}
@@ -312,7 +321,8 @@ further side effect. A wrong or used token changes nothing:
 	cmd.Flags().StringVar(&p.Token, "token", "", "a person's ask: the redeem token its launch printed")
 	cmd.Flags().StringVar(&p.Evidence, "evidence", "", "a person's ask: the verified act that resolved it; an approval: why")
 	cmd.Flags().BoolVar(&approve, "approve", false, "a workflow's approval: continue it (with --token)")
-	cmd.Flags().BoolVar(&deny, "deny", false, "a workflow's approval: cancel it (with --token)")
+	cmd.Flags().BoolVar(&deny, "deny", false, "a workflow's approval: cancel it (with --token); a step playbook's confirm: no")
+	cmd.Flags().StringVar(&answer, "answer", "", "a step playbook's elicitation: the answer (with --token)")
 	return cmd
 }
 

@@ -172,6 +172,10 @@ func HashToken(token string) string {
 	return hex.EncodeToString(sum[:])
 }
 
+// NewToken draws a random resume token (32 bytes, base64url, prefixed rt_); it is stored only
+// as HashToken of it. The step playbook runtime pauses with the same tokens.
+func NewToken() (string, error) { return newToken() }
+
 func newToken() (string, error) {
 	b := make([]byte, 32)
 	if _, err := rand.Read(b); err != nil {

@@ -16,7 +16,7 @@ var (
 	looseStep      = regexp.MustCompile(`(?i)^step\s*\d+[a-z]?\b`)
 	inputLine      = regexp.MustCompile("^-\\s+`([a-zA-Z][a-zA-Z0-9_]*)`\\s+\\(([^)]+)\\)(?::\\s*(.+))?$")
 	listItem       = regexp.MustCompile(`^\s*[-*+]\s`)
-	outputDir      = regexp.MustCompile(`^@output\((\w+)(?:,\s*extract:"(\w+)")?\)$`)
+	outputDir      = regexp.MustCompile(`^@output\((\w+)(?:\s*:\s*(\w+)(?:\s*\(([^)]*)\))?)?(?:,\s*extract:"(\w+)")?\)$`)
 	elicitDir      = regexp.MustCompile(`^@elicit\((\w+)(?:,\s*(.+))?\)$`)
 	promptDir      = regexp.MustCompile(`^@prompt\((.+)\)$`)
 	toolDir        = regexp.MustCompile(`^@tool\((.+)\)$`)
@@ -238,7 +238,10 @@ func (ps *parser) directive(l source.Line, t string) bool {
 	at := l.Indent()
 	s := ps.target()
 	if m := outputDir.FindStringSubmatch(t); m != nil {
-		s.Output = &Output{Var: ir.String{Value: m[1], Pos: ir.Pos{Line: at.Line, Col: at.Col + len("@output(")}}, Extract: m[2]}
+		s.Output = &Output{Var: ir.String{Value: m[1], Pos: ir.Pos{Line: at.Line, Col: at.Col + len("@output(")}}, Extract: m[4], Type: String}
+		if m[2] != "" {
+			ps.outputType(l, s.Output, m[2], m[3])
+		}
 		return true
 	}
 	if m := elicitDir.FindStringSubmatch(t); m != nil {
@@ -277,6 +280,35 @@ func (ps *parser) directive(l source.Line, t string) bool {
 		return true
 	}
 	return false
+}
+
+// outputType reads an @output's type (and an enum's options); an unknown type, or an enum
+// without options, is an error at the type.
+func (ps *parser) outputType(l source.Line, o *Output, typ, opts string) {
+	o.TypePos = l.Pos(strings.Index(l.Text, typ))
+	t := strings.ToLower(typ)
+	if t != "json" {
+		t = canonicalType(t)
+	}
+	if !strings.EqualFold(typ, t) && t == String && !strings.EqualFold(typ, "str") {
+		ps.r.Errorf(o.TypePos, ir.Suggest(typ, OutputTypes), "unknown @output type %q", typ)
+		return
+	}
+	o.Type = t
+	if t != Enum {
+		if opts != "" {
+			ps.r.Errorf(o.TypePos, "only an enum lists values: @output(name: enum(a, b))", "the @output type %s takes no values", t)
+		}
+		return
+	}
+	for _, v := range strings.Split(opts, ",") {
+		if v = strings.Trim(strings.TrimSpace(v), `"`); v != "" {
+			o.Options = append(o.Options, v)
+		}
+	}
+	if len(o.Options) == 0 {
+		ps.r.Errorf(o.TypePos, "list its values: @output(name: enum(a, b))", "the enum @output %q lists no values", o.Var.Value)
+	}
 }
 
 // input reads one line of ## INPUTS: a list item is an input, other text is commentary.

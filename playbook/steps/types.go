@@ -67,11 +67,20 @@ type Step struct {
 	Branches  []*Branch
 }
 
-// Output is an @output(var[, extract:"field"]) directive.
+// Output is an @output(var[: type][, extract:"field"]) directive: the step's final message (or
+// the field extract names of the JSON object it is) captured as var, checked against its type.
 type Output struct {
 	Var     ir.String
 	Extract string
+	// Type is one of OutputTypes ("string" when none is written); TypePos is where it is written.
+	Type    string
+	TypePos ir.Pos
+	// Options are an enum's values: @output(verdict: enum(approve, reject)).
+	Options []string
 }
+
+// OutputTypes are the types an @output may declare.
+var OutputTypes = []string{String, Text, Number, Boolean, "json", Enum}
 
 // Elicitation types.
 const (

@@ -2,6 +2,7 @@ package steps
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/playbook/internal/source"
@@ -14,8 +15,12 @@ import (
 func Validate(p *Playbook) ir.Diagnostics {
 	r := &source.Reporter{File: p.File}
 	declared := map[string]bool{}
+	values := map[string][]string{} // the values an enum input or output can take
 	for _, in := range p.Inputs {
 		declared[in.Name.Value] = true
+		if in.Type == Enum {
+			values[in.Name.Value] = in.Options
+		}
 	}
 	for i, s := range p.Steps {
 		want := 1
@@ -30,6 +35,10 @@ func Validate(p *Playbook) ir.Diagnostics {
 				r.Warnf(b.Var.Pos, fmt.Sprintf("declare it in ## INPUTS or capture it with @output(%s) in an earlier step; undeclared, it compares as empty", b.Var.Value),
 					"branch variable %q is not declared", b.Var.Value)
 			}
+			if opts := values[b.Var.Value]; b.Kind != "else" && opts != nil && !contains(opts, b.Value) {
+				r.Warnf(b.Var.Pos, ir.Suggest(b.Value, opts), "the branch compares %s with %q, which is not one of its values (%s); it is never %s",
+					b.Var.Value, b.Value, strings.Join(opts, ", "), map[string]string{"==": "true", "!=": "false"}[b.Op])
+			}
 			for _, sub := range b.Steps {
 				if sub.Number != s.Number || len(sub.Label) != len(s.Label)+1 {
 					r.Warnf(sub.Pos, fmt.Sprintf("label sub-steps of STEP %d as %da, %db, …", s.Number, s.Number, s.Number), "step numbers are not sequential: sub-step %s is inside STEP %s", sub.Label, s.Label)
@@ -39,6 +48,9 @@ func Validate(p *Playbook) ir.Diagnostics {
 		// Outputs are visible from the next step on.
 		for _, o := range outputs(s) {
 			declared[o] = true
+		}
+		for _, o := range enumOutputs(s) {
+			values[o.Var.Value] = o.Options
 		}
 	}
 	if a := p.Artifact; a != nil && !contains(ArtifactTypes, a.Value) {
@@ -67,6 +79,20 @@ func outputs(s *Step) []string {
 	for _, b := range s.Branches {
 		for _, sub := range b.Steps {
 			out = append(out, outputs(sub)...)
+		}
+	}
+	return out
+}
+
+// enumOutputs are the typed enum @outputs of s and its sub-steps.
+func enumOutputs(s *Step) []*Output {
+	var out []*Output
+	if s.Output != nil && s.Output.Type == Enum {
+		out = append(out, s.Output)
+	}
+	for _, b := range s.Branches {
+		for _, sub := range b.Steps {
+			out = append(out, enumOutputs(sub)...)
 		}
 	}
 	return out

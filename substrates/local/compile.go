@@ -107,6 +107,9 @@ func (c *compiler) actor(a *ir.Actor) *ActorConfig {
 		cfg.Kind = "human"
 	} else if c.playbooks[a.BehaviorFile] == playbook.Workflow {
 		cfg.Skill, cfg.Workflow, cfg.Secrets = false, true, c.box.secrets
+	} else if c.playbooks[a.BehaviorFile] == playbook.Steps {
+		cfg.Skill, cfg.Workflow, cfg.Steps = false, true, true
+		cfg.Command = c.stepsCommand()
 	} else if a.Skill {
 		cfg.Command = c.agentCommand(a, cfg.Behavior)
 	} else {
@@ -157,6 +160,18 @@ func (c *compiler) agentCommand(a *ir.Actor, behavior string) *Command {
 	p := ch.Preset
 	argv := p.Argv(agent.Options{Model: c.box.model, Sandbox: agent.Sandbox{Network: c.box.network}, Result: a.Result != nil})
 	return &Command{Argv: argv, Stdin: behavior, Box: true, Preset: p.Name, Package: p.Spec(), Output: string(p.Output)}
+}
+
+// stepsCommand is the agent command each step of a step playbook runs: the box's, without a
+// result schema (a step's result is its final message).
+func (c *compiler) stepsCommand() *Command {
+	ch := c.box.agent
+	if ch.Custom() {
+		return &Command{Argv: ch.Argv, Box: true}
+	}
+	p := ch.Preset
+	argv := p.Argv(agent.Options{Model: c.box.model, Sandbox: agent.Sandbox{Network: c.box.network}})
+	return &Command{Argv: argv, Box: true, Preset: p.Name, Package: p.Spec(), Output: string(p.Output)}
 }
 
 // params lists a trigger's params.

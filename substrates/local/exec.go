@@ -216,6 +216,8 @@ func (r *Runner) supervise(ctx context.Context, id string) {
 	switch {
 	case timedOut:
 		end(ir.Failed, fmt.Sprintf("timed out after %s (TERM, then KILL after %s)", s.Timeout, r.grace()), "", code)
+	case cfg.Steps:
+		r.settleSteps(ctx, s, logf, end, code)
 	case cfg.Workflow:
 		r.settleWorkflow(ctx, s, logf, end, code)
 	case waitErr != nil:

@@ -52,6 +52,9 @@ type ActorConfig struct {
 	// Workflow is true when Behavior is a workflow playbook (seed 003) that the runner runs
 	// itself, step by step, instead of handing it to an agent.
 	Workflow bool `json:"workflow,omitempty"`
+	// Steps is true when the workflow is a step playbook (seed 002): the runner runs it with
+	// autonomy playbook run, each step an invocation of Command (the box's agent).
+	Steps bool `json:"steps,omitempty"`
 	// Secrets are the environment variables a workflow may read as $secrets.NAME
 	// (policy.box.local.secrets).
 	Secrets []string `json:"secrets,omitempty"`

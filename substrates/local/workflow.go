@@ -12,6 +12,7 @@ import (
 
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/playbook/engine"
+	"github.com/autonomyhq/autonomy/playbook/stepsrun"
 	"github.com/autonomyhq/autonomy/substrates/local/store"
 )
 
@@ -57,13 +58,16 @@ func (r *Runner) workflowArgv(ctx context.Context, s store.Session, cfg *ActorCo
 	for _, name := range cfg.Secrets {
 		argv = append(argv, "--secret", name)
 	}
+	if cfg.Steps {
+		return r.stepsArgv(cfg, s.ID, argv)
+	}
 	return argv, nil
 }
 
 // continuing reports whether s resumes an approved run: its events say it was approved after
 // it was launched.
 func (r *Runner) continuing(s store.Session) bool {
-	return strings.HasPrefix(s.Verified, "approved ")
+	return strings.HasPrefix(s.Verified, "approved ") || strings.HasPrefix(s.Verified, "answered ")
 }
 
 // settleWorkflow ends (or parks) a workflow session from the envelope its process printed. It
@@ -99,24 +103,11 @@ func (r *Runner) settleWorkflow(ctx context.Context, s store.Session, log io.Wri
 		end(ir.Cancelled, "the workflow was cancelled", "", code)
 	case env.Status == engine.StatusNeedsApproval && env.RequiresApproval != nil:
 		a := env.RequiresApproval
-		n, ok, err := r.Store.Modify(ctx, s.ID, []ir.SessionStatus{ir.Running}, func(m *store.Session) {
-			m.Status, m.TokenHash, m.Reason = ir.Paused, engine.HashToken(a.ResumeToken), inputRequired+a.Prompt
-			m.PID, m.PIDStart, m.Verified = 0, 0, ""
-		})
-		if err != nil || !ok {
-			// Cancelled meanwhile: the pause must not outlive it.
-			_ = r.Store.DropPauses(ctx, s.ID)
-			if err != nil {
-				end(ir.Failed, fmt.Sprintf("cannot park the session: %v", err), "", code)
-			}
-			return
-		}
-		fmt.Fprintf(log, "autonomy: input required at step %s: %s\n", a.Step, a.Prompt)
+		preview := ""
 		if a.Preview != "" {
-			fmt.Fprintf(log, "autonomy: preview:\n%s\n", a.Preview)
+			preview = "autonomy: preview:\n" + a.Preview + "\n"
 		}
-		fmt.Fprintf(log, "autonomy: approve with: autonomy runner update %s --token %s --approve (or --deny)\n", s.ID, a.ResumeToken)
-		_ = r.Store.Log(ctx, store.Event{Session: s.ID, Actor: n.Actor, Kind: "input-required", Message: fmt.Sprintf("step %s: %s", a.Step, a.Prompt)})
+		r.park(ctx, s, log, end, code, parking{step: a.Step, prompt: a.Prompt, token: a.ResumeToken, verb: "approve", how: "--approve (or --deny)", preview: preview})
 	default:
 		end(ir.Failed, "the workflow printed an envelope with status "+strconv.Quote(env.Status), "", code)
 	}
@@ -129,6 +120,33 @@ func suffix(s string) string {
 	return " (" + s + ")"
 }
 
+// parking is what a parked session waits for.
+type parking struct {
+	step, prompt, token string
+	// verb and how say how to answer it (approve, --approve (or --deny)); preview is shown first.
+	verb, how, preview string
+}
+
+// park parks s, its process ended, waiting for a person: paused, holding the pause's token hash,
+// list showing the prompt; the log tells how to answer it.
+func (r *Runner) park(ctx context.Context, s store.Session, log io.Writer, end func(ir.SessionStatus, string, string, *int), code *int, p parking) {
+	n, ok, err := r.Store.Modify(ctx, s.ID, []ir.SessionStatus{ir.Running}, func(m *store.Session) {
+		m.Status, m.TokenHash, m.Reason = ir.Paused, engine.HashToken(p.token), inputRequired+p.prompt
+		m.PID, m.PIDStart, m.Verified = 0, 0, ""
+	})
+	if err != nil || !ok {
+		// Cancelled meanwhile: the pause must not outlive it.
+		_ = r.Store.DropPauses(ctx, s.ID)
+		if err != nil {
+			end(ir.Failed, fmt.Sprintf("cannot park the session: %v", err), "", code)
+		}
+		return
+	}
+	fmt.Fprintf(log, "autonomy: input required at step %s: %s\n%s", p.step, p.prompt, p.preview)
+	fmt.Fprintf(log, "autonomy: %s with: autonomy runner update %s --token %s %s\n", p.verb, s.ID, p.token, p.how)
+	_ = r.Store.Log(ctx, store.Event{Session: s.ID, Actor: n.Actor, Kind: "input-required", Message: fmt.Sprintf("step %s: %s", p.step, p.prompt)})
+}
+
 // parked reports whether s is a workflow session waiting at an approval, with no process.
 func parked(s store.Session) bool {
 	return s.Kind == "agent" && s.Status == ir.Paused && s.TokenHash != "" && s.PID == 0
@@ -138,6 +156,13 @@ func parked(s store.Session) bool {
 // continues the run after the approval step (no completed step runs again), deny cancels it
 // with no further side effect. A wrong or used token changes nothing.
 func (r *Runner) Approve(ctx context.Context, id, token string, approve bool, evidence string) (store.Session, error) {
+	return r.Respond(ctx, id, token, stepsrun.Answer{Approve: approve, Deny: !approve}, evidence)
+}
+
+// Respond answers what a parked session waits for: a workflow's approval (Approve or Deny), or a
+// step playbook's elicitation (Text, Approve/Deny for a confirm, or Cancel). An answer that does
+// not fit the elicitation is refused, and the token stays valid.
+func (r *Runner) Respond(ctx context.Context, id, token string, a stepsrun.Answer, evidence string) (store.Session, error) {
 	s, ok, err := r.Store.Get(ctx, id)
 	if err != nil {
 		return s, err
@@ -164,11 +189,28 @@ func (r *Runner) Approve(ctx context.Context, id, token string, approve bool, ev
 		return s, &RefusedError{Msg: fmt.Sprintf("refused: session %s was resumed or cancelled meanwhile", id)}
 	}
 	by, now := r.describe(), r.opts.Now().UTC()
-	step := engine.PausedStep(raw)
+	step, verb, approve := engine.PausedStep(raw), "approved", a.Approve
+	if stepsrun.IsState(raw) {
+		if next, cancel, err := r.answerSteps(ctx, id, hash, raw, a); err != nil {
+			return s, err
+		} else {
+			raw, approve = next, !cancel
+		}
+		if w := stepsrun.Waiting(raw); w != nil {
+			step = w.Step
+		}
+		verb = "answered"
+	} else if a.Text != "" || a.Cancel {
+		_ = r.Store.SavePause(ctx, hash, id, raw)
+		return s, &RefusedError{Msg: "refused: session " + id + " waits for an approval: answer it with --approve or --deny"}
+	}
 	if !approve {
 		n, changed, err := r.Store.Modify(ctx, id, []ir.SessionStatus{ir.Paused}, func(m *store.Session) {
 			m.Status, m.EndedAt, m.TokenHash = ir.Cancelled, now, ""
 			m.Reason = fmt.Sprintf("denied at step %s by %s", step, by)
+			if verb == "answered" {
+				m.Reason = fmt.Sprintf("cancelled at step %s by %s", step, by)
+			}
 			m.Evidence, m.ResolvedBy = evidence, by
 		})
 		if err == nil && changed {
@@ -181,7 +223,7 @@ func (r *Runner) Approve(ctx context.Context, id, token string, approve bool, ev
 	}
 	n, changed, err := r.Store.Modify(ctx, id, []ir.SessionStatus{ir.Paused}, func(m *store.Session) {
 		m.Status, m.TokenHash, m.Reason = ir.Running, "", ""
-		m.Verified = fmt.Sprintf("approved at step %s by %s", step, by)
+		m.Verified = fmt.Sprintf("%s at step %s by %s", verb, step, by)
 		m.Evidence, m.ResolvedBy = evidence, by
 		m.SupervisorPID, m.SupervisorStart = 0, 0
 	})
@@ -192,7 +234,7 @@ func (r *Runner) Approve(ctx context.Context, id, token string, approve bool, ev
 		}
 		return n, err
 	}
-	_ = r.Store.Log(ctx, store.Event{Session: id, Actor: s.Actor, Kind: "approved", Message: n.Verified})
+	_ = r.Store.Log(ctx, store.Event{Session: id, Actor: s.Actor, Kind: verb, Message: n.Verified})
 	return n, r.start(ctx, n)
 }
 

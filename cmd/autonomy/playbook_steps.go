@@ -1,0 +1,186 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/autonomyhq/autonomy/playbook"
+	"github.com/autonomyhq/autonomy/playbook/engine"
+	"github.com/autonomyhq/autonomy/playbook/stepsrun"
+	"github.com/autonomyhq/autonomy/substrates/agent"
+	"github.com/autonomyhq/autonomy/substrates/local/store"
+)
+
+// stepsFlags are the flags of playbook run that only a step playbook reads.
+type stepsFlags struct {
+	agent, agentVersion, model, artifactsDir, agentArgv, sandbox string
+}
+
+func (sf *stepsFlags) add(f *pflag.FlagSet) {
+	f.StringVar(&sf.agent, "agent", "", "step playbooks: the agent preset every step runs ("+agent.Default+" by default; one of "+fmt.Sprint(agent.Names())+")")
+	f.StringVar(&sf.agentVersion, "agent-version", "", "step playbooks: the preset's version that is installed (a warning when it is not the tested one)")
+	f.StringVar(&sf.model, "model", "", "step playbooks: the model the preset runs (its default when empty)")
+	f.StringVar(&sf.artifactsDir, "artifacts-dir", "", "step playbooks: where ## ARTIFACTS is written (artifact.EXT)")
+	f.StringVar(&sf.sandbox, "sandbox", "workspace", "step playbooks: workspace (the preset's sandbox: only the workspace is writable) or none (the machine is the sandbox, e.g. a CI VM)")
+	f.StringVar(&sf.agentArgv, "agent-argv", "", "step playbooks: the agent command as a JSON list of words (set by the runner)")
+	_ = f.MarkHidden("agent-argv")
+}
+
+// isStepPlaybook reports whether path is a markdown step playbook (seed 002).
+func isStepPlaybook(path string) bool {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	f, _ := playbook.Detect(path, data)
+	return f == playbook.Steps
+}
+
+// spec is the agent command of a step playbook run in workspace.
+func (sf *stepsFlags) spec(cmd *cobra.Command, workspace string) (stepsrun.AgentSpec, error) {
+	dir, err := filepath.Abs(workspace)
+	if err != nil {
+		return stepsrun.AgentSpec{}, usageError("--workspace: %v", err)
+	}
+	spec := stepsrun.AgentSpec{Dir: dir, Preset: sf.agent}
+	if sf.agentArgv != "" {
+		if err := json.Unmarshal([]byte(sf.agentArgv), &spec.Argv); err != nil || len(spec.Argv) == 0 {
+			return spec, usageError("--agent-argv must be a JSON list of words")
+		}
+		return spec, nil
+	}
+	if spec.Preset == "" {
+		spec.Preset = agent.Default
+	}
+	p, ok := agent.Lookup(spec.Preset)
+	if !ok {
+		return spec, usageError("--agent %q: the presets are %v", spec.Preset, agent.Names())
+	}
+	if sf.agentVersion != "" && sf.agentVersion != p.Version {
+		fmt.Fprintf(cmd.ErrOrStderr(), "autonomy: warning: %s %s is not the tested version %s\n", p.Package, sf.agentVersion, p.Version)
+	}
+	var sb agent.Sandbox
+	switch sf.sandbox {
+	case "workspace", "":
+		sb.Network = true
+	case "none":
+		sb.None = true
+	default:
+		return spec, usageError("--sandbox is workspace or none, not %q", sf.sandbox)
+	}
+	spec.Argv = p.Argv(agent.Options{Model: sf.model, Sandbox: sb})
+	if _, err := exec.LookPath(p.Bin); err != nil {
+		return spec, usageError("the agent preset %s needs %s, which is not on PATH: install it with %s", spec.Preset, p.Bin, p.InstallHint())
+	}
+	return spec, nil
+}
+
+// runSteps runs the step playbook file and prints its envelope.
+func runSteps(cmd *cobra.Command, statePath, file string, req engine.Request, sf *stepsFlags) error {
+	spec, err := sf.spec(cmd, req.Workspace)
+	if err != nil {
+		return err
+	}
+	if cmd.Flags().Changed("timeout-ms") {
+		spec.TimeoutMs = req.TimeoutMs // each step's invocation; the workflow default is too short for an agent
+	}
+	return withStore(cmd, statePath, func(ctx context.Context, st *store.Store) any {
+		r := &stepsrun.Runner{Store: st, Log: cmd.ErrOrStderr()}
+		return r.Run(ctx, stepsrun.Request{File: file, ArgsJSON: req.ArgsJSON, ArtifactsDir: sf.artifactsDir,
+			Session: req.Session, Agent: spec, IgnoreUnknownArgs: req.IgnoreUnknownArgs})
+	})
+}
+
+// resumeAny redeems a pause (by token, or a runner session's continuation) of either runtime:
+// a step playbook's state goes to stepsrun, a workflow's to the engine.
+func resumeAny(cmd *cobra.Command, statePath, token, cont string, a stepsrun.Answer) error {
+	return withStore(cmd, statePath, func(ctx context.Context, st *store.Store) any {
+		key := engine.HashToken(token)
+		if cont != "" {
+			key = engine.ContinueKey(cont)
+		}
+		raw, session, ok, err := st.TakePause(ctx, key)
+		if err != nil {
+			return engine.Envelope{Output: []engine.StepResult{}, Error: &engine.Error{Kind: "internal", Message: err.Error()}}
+		}
+		held := &heldPause{Store: st, key: key, raw: raw, session: session, ok: ok}
+		stepsAnswer := a.Text != "" || a.Cancel
+		if ok && stepsrun.IsState(raw) || !ok && stepsAnswer {
+			r := &stepsrun.Runner{Store: held, Log: cmd.ErrOrStderr()}
+			if cont != "" {
+				return r.Continue(ctx, cont)
+			}
+			return r.Resume(ctx, token, a)
+		}
+		if stepsAnswer {
+			_ = st.SavePause(ctx, key, session, raw) // not ours to spend
+			return engine.Envelope{Output: []engine.StepResult{}, Error: &engine.Error{Kind: "token",
+				Message: "--answer and --cancel resume a step playbook's elicitation; this token is not one (a workflow's approval takes --approve or --deny)"}}
+		}
+		e := &engine.Engine{Pauses: held}
+		if cont != "" {
+			return e.Continue(ctx, cont)
+		}
+		return e.Resume(ctx, token, a.Approve)
+	})
+}
+
+// stateDB is the database --state names: the path given, or playbooks.db in it when it is a
+// directory.
+func stateDB(path string) string {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return filepath.Join(path, "playbooks.db")
+	}
+	return path
+}
+
+// heldPause is the store with one pause already taken out: taking it again returns it once.
+type heldPause struct {
+	*store.Store
+	key, session string
+	raw          []byte
+	ok           bool
+}
+
+func (h *heldPause) TakePause(ctx context.Context, key string) ([]byte, string, bool, error) {
+	if key != h.key {
+		return h.Store.TakePause(ctx, key)
+	}
+	raw, session, ok := h.raw, h.session, h.ok
+	h.raw, h.ok = nil, false
+	return raw, session, ok, nil
+}
+
+// withStore opens the database of paused runs, calls do (cancelled by SIGTERM or an interrupt)
+// and prints the envelope it returns: exit 0 when its ok is true, 1 when false.
+func withStore(cmd *cobra.Command, statePath string, do func(context.Context, *store.Store) any) error {
+	st, err := store.Open(stateDB(statePath))
+	if err != nil {
+		return usageError("%v", err)
+	}
+	defer st.Close()
+	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	env := do(ctx, st)
+	b, err := json.MarshalIndent(env, "", "  ")
+	if err != nil {
+		return usageError("%v", err)
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "%s\n", b)
+	var ok struct {
+		OK bool `json:"ok"`
+	}
+	if json.Unmarshal(b, &ok); !ok.OK {
+		return &exitError{code: exitProblems}
+	}
+	return nil
+}

@@ -1,0 +1,39 @@
+//go:build unix
+
+package stepsrun
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestCommandTimeout: an invocation that outlives its timeout is killed with its whole process
+// group (a grandchild included), and the step fails saying so.
+func TestCommandTimeout(t *testing.T) {
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "pid")
+	c := &Command{Argv: []string{"/bin/sh", "-c", "sleep 30 & echo $! > " + pidFile + "; wait"}, Dir: dir, Timeout: 300 * time.Millisecond}
+	start := time.Now()
+	_, err := c.Invoke(context.Background(), "1", "prompt")
+	if err == nil || !strings.Contains(err.Error(), "timed out after 300ms; its process group was killed") || time.Since(start) > 10*time.Second {
+		t.Fatalf("%v after %v", err, time.Since(start))
+	}
+	raw, _ := os.ReadFile(pidFile)
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(raw)))
+	deadline := time.Now().Add(5 * time.Second)
+	for pid > 0 && syscall.Kill(pid, 0) == nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("the grandchild %d outlived the timeout", pid)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if pid == 0 {
+		t.Fatal("the grandchild never started")
+	}
+}
