@@ -15,6 +15,7 @@ import (
 
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/playbook"
+	"github.com/autonomyhq/autonomy/playbook/engine"
 	"github.com/autonomyhq/autonomy/substrates"
 	"github.com/autonomyhq/autonomy/substrates/agent"
 )
@@ -107,6 +108,7 @@ func (c *compiler) actor(a *ir.Actor) *ActorConfig {
 		cfg.Kind = "human"
 	} else if c.playbooks[a.BehaviorFile] == playbook.Workflow {
 		cfg.Skill, cfg.Workflow, cfg.Secrets = false, true, c.box.secrets
+		cfg.MCP = engine.ServersOf(c.p.Policy)
 	} else if a.Skill {
 		cfg.Command = c.agentCommand(a, cfg.Behavior)
 	} else {

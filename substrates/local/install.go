@@ -13,6 +13,7 @@ import (
 
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/ir/cron"
+	"github.com/autonomyhq/autonomy/playbook/engine"
 )
 
 // Where a local installation keeps what the runner reads, relative to the installation root.
@@ -55,6 +56,8 @@ type ActorConfig struct {
 	// Secrets are the environment variables a workflow may read as $secrets.NAME
 	// (policy.box.local.secrets).
 	Secrets []string `json:"secrets,omitempty"`
+	// MCP are the MCP servers a workflow's mcp steps may call (policy.box.mcp.servers).
+	MCP map[string]engine.MCPServer `json:"mcp,omitempty"`
 	// Command is how an agent is started; nil for a person and a workflow.
 	Command *Command `json:"command,omitempty"`
 	// Capabilities as written, scope included.

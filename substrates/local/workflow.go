@@ -57,6 +57,13 @@ func (r *Runner) workflowArgv(ctx context.Context, s store.Session, cfg *ActorCo
 	for _, name := range cfg.Secrets {
 		argv = append(argv, "--secret", name)
 	}
+	if len(cfg.MCP) > 0 {
+		b, err := json.Marshal(cfg.MCP)
+		if err != nil {
+			return nil, err
+		}
+		argv = append(argv, "--mcp-servers", string(b))
+	}
 	return argv, nil
 }
 
