@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/autonomyhq/autonomy/internal/mcptest"
 	"github.com/autonomyhq/autonomy/substrates/local"
 	"github.com/autonomyhq/autonomy/substrates/local/store"
 )
@@ -31,6 +32,9 @@ const cliEnv = "GO_TEST_AUTONOMY_CLI"
 // TestMain runs the command line when this binary was started as autonomy, and the tests
 // otherwise.
 func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == mcptest.Flag {
+		os.Exit(mcptest.Serve(os.Args[2:])) // an MCP server a workflow's mcp step calls
+	}
 	if os.Getenv(cliEnv) == "1" {
 		os.Exit(Run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
