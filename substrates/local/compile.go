@@ -46,6 +46,7 @@ type compiler struct {
 	actors   []*ActorConfig
 	// playbooks are the behavior files that are playbooks, by format.
 	playbooks map[string]playbook.Format
+	pp        *playbook.ProfilePlaybooks
 }
 
 // Compile realizes the profile as a local installation.
@@ -53,7 +54,7 @@ func (Substrate) Compile(p *ir.Profile) (substrates.Output, error) {
 	b, diags := readBox(p)
 	c := &compiler{p: p, box: b, paths: map[string]string{}}
 	pp, _ := playbook.Profile(p)
-	c.playbooks = pp.Behaviors
+	c.playbooks, c.pp = pp.Behaviors, pp
 	for _, d := range diags {
 		if d.Severity == ir.Error {
 			c.errors = append(c.errors, d)
@@ -111,6 +112,7 @@ func (c *compiler) actor(a *ir.Actor) *ActorConfig {
 		cfg.MCP = engine.ServersOf(c.p.Policy)
 	} else if a.Skill {
 		cfg.Command = c.agentCommand(a, cfg.Behavior)
+		cfg.Verification = c.pp.VerificationMethod(c.p, a.BehaviorFile)
 	} else {
 		cfg.Command = &Command{Argv: []string{cfg.Behavior}, Script: a.Script}
 	}

@@ -71,6 +71,9 @@ type ActorConfig struct {
 	TimeoutMinutes int `json:"timeoutMinutes,omitempty"`
 	// Workspace is "shared" (the installation root) or "isolated" (a git worktree per session).
 	Workspace string `json:"workspace"`
+	// Verification is the ## Verification method of an agent's capsule playbook behavior: what
+	// its session must show to be done (capsule.go).
+	Verification string `json:"verification,omitempty"`
 	// Reviewer is the actor that reviews this proposer's changes.
 	Reviewer string `json:"reviewer,omitempty"`
 	// Result is the installed JSON Schema an exit-0 session's result file must satisfy.

@@ -170,6 +170,9 @@ func (r *Runner) Approve(ctx context.Context, id, token string, approve bool, ev
 	if !ok || owner != id {
 		return s, &RefusedError{Msg: fmt.Sprintf("refused: session %s was resumed or cancelled meanwhile", id)}
 	}
+	if isSignOff(raw) {
+		return r.signOff(ctx, s, raw, approve, evidence)
+	}
 	by, now := r.describe(), r.opts.Now().UTC()
 	step := engine.PausedStep(raw)
 	if !approve {
