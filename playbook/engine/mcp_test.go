@@ -179,3 +179,16 @@ func TestMCPPauseResumeKeepsServers(t *testing.T) {
 		t.Fatalf("resume: %+v %+v", env, env.Error)
 	}
 }
+
+// BenchmarkMCPStep runs a workflow of one mcp step: the server's start (a Go binary), the
+// initialization, the tool list, the call, and the group's end.
+func BenchmarkMCPStep(b *testing.B) {
+	e, ws, file := setup(b, "name: one\nsteps:\n  - id: s\n    command: mcp tools greet name=b\n")
+	servers := testServers(b)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if env := e.Run(context.Background(), Request{Pipeline: file, Workspace: ws, MCPServers: servers}); !env.OK {
+			b.Fatal(env.Error)
+		}
+	}
+}
