@@ -208,7 +208,9 @@ func callMCP(parent context.Context, name string, srv MCPServer, tool string, ar
 		return nil, err
 	}
 	errBuf := &capped{max: 8192}
-	cmd := &osexec.Cmd{Path: path, Args: srv.Command, Dir: dir, Env: env, Stdin: inR, Stdout: outW, Stderr: errBuf, SysProcAttr: proc.SysProcAttr()}
+	cmd := &osexec.Cmd{Path: path, Args: srv.Command, Dir: dir, Env: env, Stdin: inR, Stdout: outW, Stderr: errBuf, SysProcAttr: proc.SysProcAttr(),
+		// A grandchild that left the group may hold stderr open: Wait does not wait for it long.
+		WaitDelay: time.Second}
 	err = cmd.Start()
 	inR.Close()
 	outW.Close()

@@ -111,6 +111,31 @@ func TestMCPFailuresNameStepAndFix(t *testing.T) {
 	}
 }
 
+func TestMCPCapAndCwdConfined(t *testing.T) {
+	e, ws, file := setup(t, "name: c\nsteps:\n  - id: s\n    command: mcp tools greet name=world\n")
+	env := e.Run(context.Background(), Request{Pipeline: file, Workspace: ws, MCPServers: testServers(t), MaxOutputBytes: 5})
+	if env.OK || env.Error.Message != `step "s": its output passed the cap of 5 bytes (maxOutputBytes)` || env.Output[0].Stdout != "hello" || !env.Output[0].Truncated {
+		t.Fatalf("cap: %+v %+v", env.Error, env.Output)
+	}
+	e, ws, file = setup(t, "name: c\nsteps:\n  - id: s\n    command: mcp tools hang\n    cwd: ../..\n")
+	env = e.Run(context.Background(), Request{Pipeline: file, Workspace: ws, MCPServers: testServers(t)})
+	if env.OK || !strings.Contains(strings.Join(env.Error.Diagnostics, "\n"), `wf.yml:5:10: step "s": cwd "../.." leaves the workspace`) {
+		t.Fatalf("cwd ../..: %+v", env.Error)
+	}
+	outside := t.TempDir()
+	e, ws, file = setup(t, "name: c\nsteps:\n  - id: s\n    command: mcp tools hang\n    cwd: out\n")
+	if err := os.Symlink(outside, filepath.Join(ws, "out")); err != nil {
+		t.Fatal(err)
+	}
+	env = e.Run(context.Background(), Request{Pipeline: file, Workspace: ws, MCPServers: testServers(t)})
+	if env.OK || !strings.Contains(env.Error.Message, `step "s": cwd: "out" leaves the workspace`) {
+		t.Fatalf("cwd through a symlink out: %+v", env.Error)
+	}
+	if _, err := os.Stat(filepath.Join(outside, "hang.pids")); err == nil {
+		t.Error("the server ran outside the workspace")
+	}
+}
+
 func TestMCPTimeoutKillsServerGroup(t *testing.T) {
 	e, ws, file := setup(t, "name: h\nsteps:\n  - id: s\n    command: mcp tools hang\n    timeoutMs: 1500\n")
 	start := time.Now()
