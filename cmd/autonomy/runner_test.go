@@ -19,6 +19,7 @@ import (
 
 	"github.com/autonomyhq/autonomy/internal/mcptest"
 	"github.com/autonomyhq/autonomy/substrates/local"
+	"github.com/autonomyhq/autonomy/substrates/local/proc"
 	"github.com/autonomyhq/autonomy/substrates/local/store"
 )
 
@@ -407,5 +408,16 @@ func TestRunnerOutputEscapesControlCharacters(t *testing.T) {
 	}
 	if n := strings.Count(list, "\n"); n != 2 {
 		t.Errorf("list has %d lines for one session:\n%s", n, list)
+	}
+	// The session's supervisor must be done writing in the installation before the temporary
+	// directory is removed (a cleanup failure was seen under load).
+	st, err := store.Open(local.DBPath(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	s := waitParked(t, st, id)
+	for deadline := time.Now().Add(10 * time.Second); proc.Alive(s.SupervisorPID, s.SupervisorStart) && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
 	}
 }
