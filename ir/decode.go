@@ -19,7 +19,7 @@ var (
 	policyKeys    = []string{"maxConcurrent", "box"}
 	documentsKeys = []string{"roles"}
 	// boxKeys are the keys of policy.box this tool and its substrates read.
-	boxKeys = []string{"taskStates", "gh-actions", "github", "local", "risk", "human", "autonomy", "tracker"}
+	boxKeys = []string{"taskStates", "gh-actions", "github", "local", "risk", "human", "autonomy", "tracker", "mcp"}
 )
 
 const actorExample = "e.g. actors: { hello: { behavior: skills/hello, triggers: [{ dispatch: true }] } }"
@@ -416,6 +416,8 @@ func (d decoder) boxKey(p *Policy, k, v *yaml.Node) {
 		}
 	case "gh-actions", "github", "local", "human", "autonomy", "tracker":
 		d.boxSection(key, v)
+	case "mcp":
+		d.boxMCP(p, v)
 	case "risk":
 		if !d.mapping(v, "policy.box.risk", "e.g. risk: { human_required_paths: [\".github/workflows/**\"] }") {
 			return

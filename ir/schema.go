@@ -129,6 +129,7 @@ func JSONSchema() []byte {
 						"max_open_agent_prs":   positive,
 						"max_develop_attempts": positive,
 					}},
+					"mcp": mcpSchema(positive),
 				}},
 			}},
 			"documents": obj{"type": "object", "additionalProperties": false, "properties": obj{

@@ -168,6 +168,8 @@ type Policy struct {
 	Box *yaml.Node
 	// TaskStates maps lifecycle states to the tracker's names, from policy.box.taskStates.
 	TaskStates []TaskState
+	// MCP is policy.box.mcp.servers: the MCP servers workflow playbooks' mcp steps may call.
+	MCP []MCPServer
 }
 
 // TaskState maps one lifecycle state to the tracker's name for it.

@@ -86,6 +86,7 @@ func Profile(p *ir.Profile) (*ProfilePlaybooks, ir.Diagnostics) {
 		diags = append(diags, d)
 	}
 	diags = append(diags, checkVerification(p, pp.Result.Capsules)...)
+	diags = append(diags, checkMCP(p, pp.Result.Workflows)...)
 	for _, f := range pp.Result.Failures {
 		diags = append(diags, ir.Diagnostic{File: f.Path, Pos: ir.Pos{Line: 1, Col: 1}, Severity: ir.Error, Message: "cannot be read: " + f.Error})
 	}

@@ -60,3 +60,18 @@ func checkVerification(p *ir.Profile, caps []*capsule.Playbook) ir.Diagnostics {
 	}
 	return diags
 }
+
+// VerificationMethod is the ## Verification method of the capsule playbook at behaviorFile (a
+// behavior of the profile, relative to its directory), or "" when it is none.
+func (pp *ProfilePlaybooks) VerificationMethod(p *ir.Profile, behaviorFile string) string {
+	if pp == nil || pp.Result == nil || pp.Behaviors[behaviorFile] != Capsule {
+		return ""
+	}
+	want := filepath.Clean(filepath.Join(p.Dir, filepath.FromSlash(behaviorFile)))
+	for _, c := range pp.Result.Capsules {
+		if filepath.Clean(c.File) == want {
+			return c.Verification.Value
+		}
+	}
+	return ""
+}

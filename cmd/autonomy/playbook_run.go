@@ -32,7 +32,7 @@ func defaultPlaybookState() string {
 
 func newPlaybookRun() *cobra.Command {
 	var req engine.Request
-	var pipeline, statePath string
+	var pipeline, statePath, mcpServers string
 	var sf stepsFlags
 	cmd := &cobra.Command{
 		Use:   "run FILE | --pipeline '…'",
@@ -42,8 +42,11 @@ func newPlaybookRun() *cobra.Command {
  "requiresApproval": {"step", "prompt", "items", "preview", "resumeToken"}, "error": {...}}.
 
 cli steps are exec'd directly (argv split by shell-word rules, never through a shell); http steps
-make the request (http METHOD URL [-H 'Name: value']..., stdin is the body); web, node and mcp
-steps are refused. A step with approval: required pauses the run: resume it with
+make the request (http METHOD URL [-H 'Name: value']..., stdin is the body); mcp steps
+(mcp SERVER TOOL [NAME=VALUE | NAME:=JSON | JSON-OBJECT]...) call a tool of a server given by
+--mcp-servers (a JSON object as policy.box.mcp.servers: {"NAME": {"command": [ARGV...],
+"env": [VAR...], "timeoutMs": N}}), started over stdio for the call, in its own process group,
+with only PATH, the locale and the variables it lists; web and node steps are refused. A step with approval: required pauses the run: resume it with
 autonomy playbook resume --token T --approve|--deny (from any process).
 
 Limits: --timeout-ms per step (the step's own timeoutMs may only lower it; a timeout kills the
@@ -80,6 +83,11 @@ Exit codes: 0 the envelope's ok is true (ok, needs_approval, needs_input or canc
 			default:
 				return usageError("give a workflow FILE or --pipeline '…'")
 			}
+			if mcpServers != "" {
+				if err := json.Unmarshal([]byte(mcpServers), &req.MCPServers); err != nil {
+					return usageError("--mcp-servers is not a JSON object of servers ({\"NAME\": {\"command\": [ARGV...]}}): %v", err)
+				}
+			}
 			return runEngine(cmd, statePath, func(ctx context.Context, e *engine.Engine) engine.Envelope {
 				return e.Run(ctx, req)
 			})
@@ -93,6 +101,7 @@ Exit codes: 0 the envelope's ok is true (ok, needs_approval, needs_input or canc
 	f.IntVar(&req.TimeoutMs, "timeout-ms", engine.DefaultTimeoutMs, "the timeout of each step, in milliseconds")
 	f.IntVar(&req.MaxOutputBytes, "max-output-bytes", engine.DefaultMaxOutputBytes, "the output cap of each step, in bytes")
 	f.StringSliceVar(&req.Secrets, "secret", nil, "allow the secret handle $secrets.NAME (value from the environment variable NAME); repeatable")
+	f.StringVar(&mcpServers, "mcp-servers", "", "the MCP servers mcp steps may call, a JSON object as policy.box.mcp.servers")
 	f.StringVar(&statePath, "state", defaultPlaybookState(), "the SQLite database of paused runs (a directory: its playbooks.db)")
 	f.StringVar(&req.Session, "session", "", "the local runner's session the run belongs to (set by the runner)")
 	_ = f.MarkHidden("session")

@@ -273,7 +273,9 @@ cancelled is cancel.
 A workflow playbook's session waiting at an approval step (paused, list shows what it waits
 for) is answered with the resume token written to its log: --approve continues the workflow
 after the approval step (no completed step runs again), --deny cancels the session with no
-further side effect. A wrong or used token changes nothing:
+further side effect. An agent's capsule playbook session held to human-sign-off waits the same
+way once its agent succeeded: --approve signs it off (done), --deny fails it. A wrong or used
+token changes nothing:
 
   autonomy runner update 9-k3qa --token rt_… --approve --evidence "checked the preview"
 

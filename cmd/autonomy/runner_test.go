@@ -17,7 +17,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/autonomyhq/autonomy/internal/mcptest"
 	"github.com/autonomyhq/autonomy/substrates/local"
+	"github.com/autonomyhq/autonomy/substrates/local/proc"
 	"github.com/autonomyhq/autonomy/substrates/local/store"
 )
 
@@ -31,6 +33,9 @@ const cliEnv = "GO_TEST_AUTONOMY_CLI"
 // TestMain runs the command line when this binary was started as autonomy, and the tests
 // otherwise.
 func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == mcptest.Flag {
+		os.Exit(mcptest.Serve(os.Args[2:])) // an MCP server a workflow's mcp step calls
+	}
 	if os.Getenv(cliEnv) == "1" {
 		os.Exit(Run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
@@ -403,5 +408,16 @@ func TestRunnerOutputEscapesControlCharacters(t *testing.T) {
 	}
 	if n := strings.Count(list, "\n"); n != 2 {
 		t.Errorf("list has %d lines for one session:\n%s", n, list)
+	}
+	// The session's supervisor must be done writing in the installation before the temporary
+	// directory is removed (a cleanup failure was seen under load).
+	st, err := store.Open(local.DBPath(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	s := waitParked(t, st, id)
+	for deadline := time.Now().Add(10 * time.Second); proc.Alive(s.SupervisorPID, s.SupervisorStart) && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
 	}
 }

@@ -48,6 +48,8 @@ type Request struct {
 	// IgnoreUnknownArgs drops the args the workflow does not declare instead of refusing them
 	// (a runner passes every launch param; the workflow declares those it reads).
 	IgnoreUnknownArgs bool
+	// MCPServers are the servers mcp steps may call (policy.box.mcp.servers), by name.
+	MCPServers map[string]MCPServer
 }
 
 // Engine runs and resumes workflows.
@@ -61,15 +63,16 @@ type Engine struct {
 
 // state is what a pause saves: everything a resume needs, and no secret value.
 type state struct {
-	File           string            `json:"file"`
-	Source         []byte            `json:"source"`
-	Args           map[string]string `json:"args"`
-	Workspace      string            `json:"workspace"`
-	Cwd            string            `json:"cwd"`
-	TimeoutMs      int               `json:"timeoutMs"`
-	MaxOutputBytes int               `json:"maxOutputBytes"`
-	Secrets        []string          `json:"secrets"`
-	Session        string            `json:"session"`
+	File           string               `json:"file"`
+	Source         []byte               `json:"source"`
+	Args           map[string]string    `json:"args"`
+	Workspace      string               `json:"workspace"`
+	Cwd            string               `json:"cwd"`
+	TimeoutMs      int                  `json:"timeoutMs"`
+	MaxOutputBytes int                  `json:"maxOutputBytes"`
+	Secrets        []string             `json:"secrets"`
+	Session        string               `json:"session"`
+	MCP            map[string]MCPServer `json:"mcp,omitempty"`
 	// Next is the index of the approval step the run waits at; Results the raw records of the
 	// steps before it.
 	Next    int      `json:"next"`
@@ -208,6 +211,7 @@ func (e *Engine) prepare(req Request) (*state, *Envelope) {
 	w, diags := workflow.Check(file, src)
 	diags = append(diags, supported(w)...)
 	diags = append(diags, allowed(w, req.Secrets)...)
+	diags = append(diags, CheckMCP(w, req.MCPServers)...)
 	if diags.HasErrors() {
 		env := fail("invalid", "", "the workflow is not valid: %d problems", diags.Errors())
 		for _, d := range diags.Sort() {
@@ -220,7 +224,7 @@ func (e *Engine) prepare(req Request) (*state, *Envelope) {
 		return refuse("%v", err)
 	}
 	st := &state{File: file, Source: src, Args: args, Workspace: ws, Cwd: req.Cwd,
-		TimeoutMs: req.TimeoutMs, MaxOutputBytes: req.MaxOutputBytes, Secrets: req.Secrets, Session: req.Session}
+		TimeoutMs: req.TimeoutMs, MaxOutputBytes: req.MaxOutputBytes, Secrets: req.Secrets, Session: req.Session, MCP: req.MCPServers}
 	if st.TimeoutMs <= 0 {
 		st.TimeoutMs = DefaultTimeoutMs
 	}

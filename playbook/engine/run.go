@@ -18,7 +18,7 @@ func (e *Engine) run(ctx context.Context, st *state, approved bool) Envelope {
 		return fail("internal", "", "the workflow no longer parses")
 	}
 	x := &exec{e: e, st: st, w: w, secrets: map[string]string{}}
-	for _, name := range st.Secrets {
+	for _, name := range secretNames(st) {
 		if v, ok := e.secret(name); ok && v != "" {
 			x.secrets[name] = v
 		}
@@ -123,7 +123,7 @@ func (x *exec) pause(ctx context.Context, i int) Envelope {
 // view shows records with the secrets the environment resolves redacted.
 func (e *Engine) view(st *state, recs []record) []StepResult {
 	x := &exec{e: e, st: st, secrets: map[string]string{}}
-	for _, name := range st.Secrets {
+	for _, name := range secretNames(st) {
 		if v, ok := e.secret(name); ok && v != "" {
 			x.secrets[name] = v
 		}
@@ -178,11 +178,7 @@ func supported(w *workflow.Workflow) ir.Diagnostics {
 		case "web", "node":
 			d = append(d, ir.Diagnostic{File: w.File, Pos: s.Command.Pos, Severity: ir.Error,
 				Message: fmt.Sprintf("step %q: %s steps are not supported by this runtime", s.ID.Value, s.Namespace),
-				Hint:    "use a cli or http step"})
-		case "mcp":
-			d = append(d, ir.Diagnostic{File: w.File, Pos: s.Command.Pos, Severity: ir.Error,
-				Message: fmt.Sprintf("step %q: mcp steps are not supported yet by this runtime", s.ID.Value),
-				Hint:    "call the tool from a cli step for now"})
+				Hint:    "use a cli, http or mcp step"})
 		}
 	}
 	return d

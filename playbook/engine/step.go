@@ -80,10 +80,14 @@ func (x *exec) step(ctx context.Context, s *workflow.Step, rec *record) error {
 		if err != nil {
 			return err
 		}
+	case "mcp":
+		if err := x.mcpStep(ctx, s, argv, stdin, dir, out, d, rec); err != nil {
+			return err
+		}
 	default:
 		return fmt.Errorf("%s steps are not supported by this runtime", s.Namespace)
 	}
-	if s.Output.Value == "json" {
+	if s.Output.Value == "json" && rec.JSON == nil {
 		j, err := jsonOutput([]byte(rec.Stdout))
 		if err != nil {
 			return err

@@ -89,3 +89,17 @@ func literal(s string) bool {
 	s = strings.TrimSpace(s)
 	return s != "" && !strings.HasPrefix(s, "$")
 }
+
+// SecretKind names the kind of credential s looks like by its shape ("" when none): for values
+// outside a workflow that must hold no secret either, such as an MCP server's argv.
+func SecretKind(s string) string {
+	if !maySecret(s) {
+		return ""
+	}
+	for _, p := range secretPatterns {
+		if p.re.MatchString(s) {
+			return p.kind
+		}
+	}
+	return ""
+}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/playbook"
+	"github.com/autonomyhq/autonomy/playbook/engine"
 	"github.com/autonomyhq/autonomy/substrates"
 	"github.com/autonomyhq/autonomy/substrates/agent"
 )
@@ -45,6 +46,7 @@ type compiler struct {
 	actors   []*ActorConfig
 	// playbooks are the behavior files that are playbooks, by format.
 	playbooks map[string]playbook.Format
+	pp        *playbook.ProfilePlaybooks
 }
 
 // Compile realizes the profile as a local installation.
@@ -52,7 +54,7 @@ func (Substrate) Compile(p *ir.Profile) (substrates.Output, error) {
 	b, diags := readBox(p)
 	c := &compiler{p: p, box: b, paths: map[string]string{}}
 	pp, _ := playbook.Profile(p)
-	c.playbooks = pp.Behaviors
+	c.playbooks, c.pp = pp.Behaviors, pp
 	for _, d := range diags {
 		if d.Severity == ir.Error {
 			c.errors = append(c.errors, d)
@@ -107,11 +109,13 @@ func (c *compiler) actor(a *ir.Actor) *ActorConfig {
 		cfg.Kind = "human"
 	} else if c.playbooks[a.BehaviorFile] == playbook.Workflow {
 		cfg.Skill, cfg.Workflow, cfg.Secrets = false, true, c.box.secrets
+		cfg.MCP = engine.ServersOf(c.p.Policy)
 	} else if c.playbooks[a.BehaviorFile] == playbook.Steps {
 		cfg.Skill, cfg.Workflow, cfg.Steps = false, true, true
 		cfg.Command = c.stepsCommand()
 	} else if a.Skill {
 		cfg.Command = c.agentCommand(a, cfg.Behavior)
+		cfg.Verification = c.pp.VerificationMethod(c.p, a.BehaviorFile)
 	} else {
 		cfg.Command = &Command{Argv: []string{cfg.Behavior}, Script: a.Script}
 	}

@@ -221,7 +221,7 @@ func (r *Runner) supervise(ctx context.Context, id string) {
 	case cfg.Workflow:
 		r.settleWorkflow(ctx, s, logf, end, code)
 	case waitErr != nil:
-		end(ir.Failed, describeExit(waitErr, cmd.ProcessState), "", code)
+		end(ir.Failed, underMethod(cfg, describeExit(waitErr, cmd.ProcessState)), "", code)
 	default:
 		if outPath != "" {
 			if err := collect(cfg.Command.Output, outPath, resultPath, cfg.Result != "", logf); err != nil {
@@ -230,7 +230,7 @@ func (r *Runner) supervise(ctx context.Context, id string) {
 			}
 		}
 		status, reason, verified := r.verify(cfg, resultPath)
-		end(status, reason, verified, code)
+		r.holdToMethod(ctx, s, cfg, resultPath, logf, end, code, status, reason, verified)
 	}
 }
 
@@ -348,6 +348,7 @@ func (r *Runner) end(ctx context.Context, id string, status ir.SessionStatus, re
 		}
 		_ = r.Store.Log(ctx, store.Event{Session: id, Actor: s.Actor, Kind: "ended", Message: msg})
 	}
+	r.settleReview(ctx, id) // a reviewer's end settles the session it reviewed (capsule.go)
 	return err == nil && changed
 }
 

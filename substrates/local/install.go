@@ -13,6 +13,7 @@ import (
 
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/ir/cron"
+	"github.com/autonomyhq/autonomy/playbook/engine"
 )
 
 // Where a local installation keeps what the runner reads, relative to the installation root.
@@ -58,6 +59,8 @@ type ActorConfig struct {
 	// Secrets are the environment variables a workflow may read as $secrets.NAME
 	// (policy.box.local.secrets).
 	Secrets []string `json:"secrets,omitempty"`
+	// MCP are the MCP servers a workflow's mcp steps may call (policy.box.mcp.servers).
+	MCP map[string]engine.MCPServer `json:"mcp,omitempty"`
 	// Command is how an agent is started; nil for a person and a workflow.
 	Command *Command `json:"command,omitempty"`
 	// Capabilities as written, scope included.
@@ -71,6 +74,9 @@ type ActorConfig struct {
 	TimeoutMinutes int `json:"timeoutMinutes,omitempty"`
 	// Workspace is "shared" (the installation root) or "isolated" (a git worktree per session).
 	Workspace string `json:"workspace"`
+	// Verification is the ## Verification method of an agent's capsule playbook behavior: what
+	// its session must show to be done (capsule.go).
+	Verification string `json:"verification,omitempty"`
 	// Reviewer is the actor that reviews this proposer's changes.
 	Reviewer string `json:"reviewer,omitempty"`
 	// Result is the installed JSON Schema an exit-0 session's result file must satisfy.

@@ -37,6 +37,11 @@ func (r *Runner) Launch(ctx context.Context, req LaunchRequest) (LaunchResult, e
 	if err := r.authorize(ctx, "launch", req.Actor); err != nil {
 		return LaunchResult{}, err
 	}
+	return r.launchAs(ctx, req, r.origin())
+}
+
+// launchAs launches for origin, authorized already (by Launch, or as the runner's own act).
+func (r *Runner) launchAs(ctx context.Context, req LaunchRequest, origin string) (LaunchResult, error) {
 	cfg, err := r.In.Actor(req.Actor)
 	if err != nil {
 		return LaunchResult{}, &RefusedError{Msg: err.Error()}
@@ -56,7 +61,7 @@ func (r *Runner) Launch(ctx context.Context, req LaunchRequest) (LaunchResult, e
 	if err != nil {
 		return LaunchResult{}, err
 	}
-	s := store.Session{Actor: cfg.Actor, Kind: cfg.Kind, Ref: req.Ref, Params: params, Trigger: req.Kind, Origin: r.origin(), Branch: req.Branch}
+	s := store.Session{Actor: cfg.Actor, Kind: cfg.Kind, Ref: req.Ref, Params: params, Trigger: req.Kind, Origin: origin, Branch: req.Branch}
 	if cfg.Kind == "human" {
 		return r.engageHuman(ctx, cfg, s)
 	}

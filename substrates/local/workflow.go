@@ -61,6 +61,13 @@ func (r *Runner) workflowArgv(ctx context.Context, s store.Session, cfg *ActorCo
 	if cfg.Steps {
 		return r.stepsArgv(cfg, s.ID, argv)
 	}
+	if len(cfg.MCP) > 0 {
+		b, err := json.Marshal(cfg.MCP)
+		if err != nil {
+			return nil, err
+		}
+		argv = append(argv, "--mcp-servers", string(b))
+	}
 	return argv, nil
 }
 
@@ -187,6 +194,13 @@ func (r *Runner) Respond(ctx context.Context, id, token string, a stepsrun.Answe
 	}
 	if !ok || owner != id {
 		return s, &RefusedError{Msg: fmt.Sprintf("refused: session %s was resumed or cancelled meanwhile", id)}
+	}
+	if isSignOff(raw) {
+		if a.Text != "" || a.Cancel || a.Approve == a.Deny {
+			_ = r.Store.SavePause(ctx, hash, id, raw)
+			return s, &RefusedError{Msg: "refused: session " + id + " waits for a sign-off: answer it with --approve or --deny"}
+		}
+		return r.signOff(ctx, s, raw, a.Approve, evidence)
 	}
 	by, now := r.describe(), r.opts.Now().UTC()
 	step, verb, approve := engine.PausedStep(raw), "approved", a.Approve

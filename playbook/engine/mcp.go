@@ -1,0 +1,334 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+
+	"fmt"
+	"os"
+	osexec "os/exec"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/playbook/workflow"
+	"github.com/autonomyhq/autonomy/substrates/local/proc"
+)
+
+// An mcp step is `mcp SERVER TOOL [ARGS]`: it starts SERVER, a stdio MCP server declared in
+// policy (policy.box.mcp.servers), in its own process group, calls TOOL once through the
+// official Go SDK, and stops the server's whole group. ARGS, the tool's arguments, are one JSON
+// object word (e.g. $prev.json), or NAME=VALUE words (a string) and NAME:=JSON words (any JSON
+// value); with none, a step's stdin is the arguments object. The tool's text content is the
+// step's stdout and its structured content the step's json.
+
+// MCPServer is a server an mcp step may call (policy.box.mcp.servers.NAME).
+type MCPServer struct {
+	// Command is the server's argv, exec'd directly.
+	Command []string `json:"command"`
+	// Env names the environment variables the server receives, resolved as secret handles are.
+	Env []string `json:"env,omitempty"`
+	// TimeoutMs caps a call to the server (the step's timeout when lower or unset).
+	TimeoutMs int `json:"timeoutMs,omitempty"`
+}
+
+// mcpBaseEnv are the variables of the runner's environment every server gets: what a program
+// needs to start, nothing that could hold a credential.
+var mcpBaseEnv = []string{"PATH", "LANG", "LC_ALL", "TZ", "TMPDIR"}
+
+// mcpTerminate is how long a server may take to exit once its stdin is closed.
+const mcpTerminate = 200 * time.Millisecond
+
+// CheckMCP refuses, at their command, mcp steps naming no declared server or no tool, and
+// servers whose argv holds what looks like a secret literal.
+func CheckMCP(w *workflow.Workflow, servers map[string]MCPServer) ir.Diagnostics {
+	if w == nil {
+		return nil
+	}
+	var d ir.Diagnostics
+	bad := func(s *workflow.Step, hint, format string, args ...any) {
+		d = append(d, ir.Diagnostic{File: w.File, Pos: s.Command.Pos, Severity: ir.Error,
+			Message: fmt.Sprintf("step %q: ", s.ID.Value) + fmt.Sprintf(format, args...), Hint: hint})
+	}
+	for _, s := range w.Steps {
+		if s.Namespace != "mcp" {
+			continue
+		}
+		words, err := Words(s.Rest)
+		switch {
+		case err != nil:
+			bad(s, "quote the words of the command", "%v", err)
+		case len(words) < 2:
+			bad(s, "write mcp SERVER TOOL [ARGS], e.g. mcp search query q=text", "an mcp step names a server and a tool")
+		case strings.HasPrefix(words[0], "$"):
+			bad(s, "name a server of policy.box.mcp.servers literally", "the server %q is a reference; an mcp step names its server literally", words[0])
+		default:
+			srv, ok := servers[words[0]]
+			if !ok {
+				bad(s, fmt.Sprintf("declare it in policy.box.mcp.servers.%s: { command: [ARGV…] } (or give it with --mcp-servers)%s", words[0], known(servers)),
+					"the MCP server %q is not declared", words[0])
+				continue
+			}
+			if kind := workflow.SecretKind(strings.Join(srv.Command, " ")); kind != "" {
+				bad(s, fmt.Sprintf("pass it in the server's environment: list the variable in policy.box.mcp.servers.%s.env", words[0]),
+					"the command of the MCP server %q holds what looks like a secret literal (%s)", words[0], kind)
+			}
+		}
+	}
+	return d
+}
+
+func known(servers map[string]MCPServer) string {
+	if len(servers) == 0 {
+		return "; no server is declared"
+	}
+	names := make([]string, 0, len(servers))
+	for n := range servers {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return "; declared: " + strings.Join(names, ", ")
+}
+
+// mcpStep runs an mcp step: argv is SERVER TOOL [ARGS] after substitution.
+func (x *exec) mcpStep(ctx context.Context, s *workflow.Step, argv []string, stdin []byte, dir string, out *capped, d time.Duration, rec *record) error {
+	if len(argv) < 2 {
+		return fmt.Errorf("an mcp step is mcp SERVER TOOL [ARGS]")
+	}
+	name, tool := argv[0], argv[1]
+	srv, ok := x.st.MCP[name]
+	if !ok {
+		return fmt.Errorf("the MCP server %q is not declared (declare it in policy.box.mcp.servers)", name)
+	}
+	args, err := mcpArgs(argv[2:], stdin)
+	if err != nil {
+		return err
+	}
+	env := x.mcpEnv(srv)
+	for _, ev := range s.Env {
+		v, err := x.subst(ev.Value.Value, true)
+		if err != nil {
+			return err
+		}
+		env = append(env, ev.Name.Value+"="+v)
+	}
+	if srv.TimeoutMs > 0 && time.Duration(srv.TimeoutMs)*time.Millisecond < d {
+		d = time.Duration(srv.TimeoutMs) * time.Millisecond
+	}
+	structured, err := callMCP(ctx, name, srv, tool, args, dir, env, out, d)
+	rec.Stdout, rec.Trunc = out.result()
+	if err != nil {
+		return err
+	}
+	if structured != nil {
+		rec.JSON = structured
+	}
+	return nil
+}
+
+// mcpEnv is the server's environment: the base variables, then the ones it lists.
+func (x *exec) mcpEnv(srv MCPServer) []string {
+	var env []string
+	for _, k := range mcpBaseEnv {
+		if v, ok := lookupEnv(x.e.Env, k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	for _, k := range srv.Env {
+		if v, ok := x.e.secret(k); ok {
+			env = append(env, k+"="+v)
+			if v != "" {
+				x.secrets[k] = v // never echoed: redacted like a secret handle
+			}
+		}
+	}
+	return env
+}
+
+// mcpArgs builds the tool's arguments object.
+func mcpArgs(words []string, stdin []byte) (map[string]any, error) {
+	args := map[string]any{}
+	if len(words) == 0 && len(strings.TrimSpace(string(stdin))) > 0 {
+		if err := json.Unmarshal(stdin, &args); err != nil {
+			return nil, fmt.Errorf("the stdin of an mcp step is the tool's arguments, a JSON object: %v", err)
+		}
+		return args, nil
+	}
+	if len(words) == 1 && strings.HasPrefix(strings.TrimSpace(words[0]), "{") {
+		if err := json.Unmarshal([]byte(words[0]), &args); err != nil {
+			return nil, fmt.Errorf("the tool's arguments are not a JSON object: %v", err)
+		}
+		return args, nil
+	}
+	for _, w := range words {
+		if k, v, ok := strings.Cut(w, ":="); ok && k != "" && !strings.Contains(k, "=") {
+			var j any
+			if err := json.Unmarshal([]byte(v), &j); err != nil {
+				return nil, fmt.Errorf("argument %s:= is not JSON: %v", k, err)
+			}
+			args[k] = j
+			continue
+		}
+		k, v, ok := strings.Cut(w, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("argument %q is not NAME=VALUE, NAME:=JSON or one JSON object", w)
+		}
+		args[k] = v
+	}
+	return args, nil
+}
+
+// callMCP starts the server in its own process group, calls the tool, and kills the group,
+// whatever happened, before it returns. The tool's text content goes to out; its structured
+// content is returned as JSON.
+func callMCP(parent context.Context, name string, srv MCPServer, tool string, args map[string]any, dir string, env []string, out *capped, d time.Duration) ([]byte, error) {
+	fix := "check policy.box.mcp.servers." + name
+	if len(srv.Command) == 0 {
+		return nil, fmt.Errorf("the MCP server %q has no command (%s)", name, fix)
+	}
+	path := srv.Command[0]
+	if !strings.ContainsRune(path, '/') {
+		p, err := lookPath(env, path)
+		if err != nil {
+			return nil, fmt.Errorf("the MCP server %q: %v (%s.command)", name, err, fix)
+		}
+		path = p
+	}
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		return nil, err
+	}
+	errBuf := &capped{max: 8192}
+	cmd := &osexec.Cmd{Path: path, Args: srv.Command, Dir: dir, Env: env, Stdin: inR, Stdout: outW, Stderr: errBuf, SysProcAttr: proc.SysProcAttr(),
+		// A grandchild that left the group may hold stderr open: Wait does not wait for it long.
+		WaitDelay: time.Second}
+	err = cmd.Start()
+	inR.Close()
+	outW.Close()
+	if err != nil {
+		inW.Close()
+		outR.Close()
+		return nil, fmt.Errorf("starting the MCP server %q: %v (%s.command)", name, err, fix)
+	}
+	pgid := cmd.Process.Pid
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	ctx, cancel := context.WithTimeout(parent, d)
+	defer cancel()
+	var cs *mcp.ClientSession
+	defer func() {
+		// The group goes, whatever the outcome: a server is started for one call.
+		_ = proc.Kill(pgid)
+		<-exited
+		if cs != nil {
+			_ = cs.Close()
+		} else {
+			inW.Close()
+			outR.Close()
+		}
+	}()
+	// why explains a failed exchange: the timeout, a stop, or the server's early exit.
+	why := func(what string, err error) error {
+		switch {
+		case parent.Err() != nil:
+			return fmt.Errorf("stopped: %v", parent.Err())
+		case ctx.Err() != nil:
+			return fmt.Errorf("the MCP server %q did not answer %s: timed out after %v; its process group was killed (raise the step's timeoutMs or %s.timeoutMs)", name, what, d, fix)
+		}
+		select {
+		case <-exited:
+		case <-time.After(mcpTerminate):
+			return fmt.Errorf("the MCP server %q failed %s: %v", name, what, err)
+		}
+		msg := strings.TrimSpace(errBuf.String())
+		if msg != "" {
+			msg = ": " + lastLine(msg)
+		}
+		return fmt.Errorf("the MCP server %q exited (%s) before answering %s%s (%s.command)", name, cmd.ProcessState, what, msg, fix)
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "autonomy", Version: "v1"}, nil)
+	tr := &mcp.IOTransport{Reader: outR, Writer: inW, MaxLineLength: 2*out.max + 64<<10}
+	if cs, err = client.Connect(ctx, tr, nil); err != nil {
+		return nil, why("the initialization", err)
+	}
+	var names []string
+	found := false
+	for t, err := range cs.Tools(ctx, nil) {
+		if err != nil {
+			return nil, why("the tool list", err)
+		}
+		names = append(names, t.Name)
+		found = found || t.Name == tool
+	}
+	if !found {
+		sort.Strings(names)
+		return nil, fmt.Errorf("the MCP server %q has no tool %q (it has: %s); fix the step's command", name, tool, strings.Join(names, ", "))
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+	if err != nil {
+		return nil, why(fmt.Sprintf("the call of %q", tool), err)
+	}
+	var texts []string
+	for _, c := range res.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			texts = append(texts, t.Text)
+		}
+	}
+	_, _ = out.Write([]byte(strings.Join(texts, "\n")))
+	if _, over := out.result(); over {
+		return nil, fmt.Errorf("its output passed the cap of %d bytes (maxOutputBytes)", out.max)
+	}
+	if res.IsError {
+		msg, _ := out.result()
+		return nil, fmt.Errorf("the tool %q of the MCP server %q reported an error: %s", tool, name, strings.TrimSpace(msg))
+	}
+	if res.StructuredContent == nil {
+		return nil, nil
+	}
+	j, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		return nil, fmt.Errorf("the structured content of %q: %v", tool, err)
+	}
+	if len(j) > out.max {
+		return nil, fmt.Errorf("its structured content passed the cap of %d bytes (maxOutputBytes)", out.max)
+	}
+	return j, nil
+}
+
+// secretNames are the names whose values are redacted from everything a run shows: the allowed
+// secret handles and the variables handed to MCP servers.
+func secretNames(st *state) []string {
+	names := append([]string(nil), st.Secrets...)
+	for _, srv := range st.MCP {
+		names = append(names, srv.Env...)
+	}
+	return names
+}
+
+// ServersOf converts policy.box.mcp.servers, as ir read it, to what a Request takes.
+func ServersOf(p ir.Policy) map[string]MCPServer {
+	if len(p.MCP) == 0 {
+		return nil
+	}
+	out := make(map[string]MCPServer, len(p.MCP))
+	for _, s := range p.MCP {
+		srv := MCPServer{TimeoutMs: s.TimeoutMs.Value}
+		for _, c := range s.Command {
+			srv.Command = append(srv.Command, c.Value)
+		}
+		for _, e := range s.Env {
+			srv.Env = append(srv.Env, e.Value)
+		}
+		out[s.Name.Value] = srv
+	}
+	return out
+}
