@@ -83,10 +83,10 @@ func withoutOurKeys(config *yaml.Node) *yaml.Node {
 }
 
 // commandCond is true on a comment whose first line starts with "/agent <name>" followed by a
-// space, a line break or the comment's end.
+// space, a line break or the comment's end; commandCond("") on any /agent command.
 func commandCond(name string) string {
 	const body = "github.event.comment.body"
-	cmd := "/agent " + name
+	cmd := strings.TrimSuffix("/agent "+name, " ")
 	return "(startsWith(format('{0} ', " + body + "), '" + cmd + " ') || startsWith(" + body + ", fromJSON('\"" + cmd + "\\n\"')) || startsWith(" + body + ", fromJSON('\"" + cmd + "\\r\\n\"')))"
 }
 
@@ -148,7 +148,7 @@ func (c *compiler) controlWorkflow() mapping {
 	command.add("name", "answer the command")
 	// The bot's own replies never start with /agent; a comment by any bot is not a command.
 	command.add("if", expr(pausedGuard+" && github.event_name == 'issue_comment' && "+
-		"(startsWith(format('{0} ', github.event.comment.body), '/agent ') || startsWith(github.event.comment.body, fromJSON('\"/agent\\n\"')) || startsWith(github.event.comment.body, fromJSON('\"/agent\\r\\n\"'))) && "+
+		commandCond("")+" && "+
 		"github.event.comment.user.type != 'Bot'"))
 	command.add("runs-on", runsOn(c.box.runsOn))
 	command.add("timeout-minutes", 10)

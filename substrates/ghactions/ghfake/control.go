@@ -72,7 +72,7 @@ func (s *Server) Reruns(id int64) int {
 func (s *Server) routeControl(w http.ResponseWriter, req *http.Request, rest []string) bool {
 	m := req.Method
 	switch {
-	case len(rest) == 5 && rest[0] == "issues" && rest[1] == "comments" && rest[3] == "reactions" && m == http.MethodPost:
+	case len(rest) == 4 && rest[0] == "issues" && rest[1] == "comments" && rest[3] == "reactions" && m == http.MethodPost:
 		id, err := strconv.ParseInt(rest[2], 10, 64)
 		var body struct{ Content string }
 		if !readBody(w, req, &body, docsReactions) {
