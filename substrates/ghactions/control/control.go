@@ -55,16 +55,6 @@ func Parse(body string) (Command, bool) {
 	return c, true
 }
 
-// SubjectText is what an actor fired by "/agent <actor> …" receives as subject.text: the comment
-// without its command word and actor name.
-func SubjectText(body, actor string) string {
-	c, ok := Parse(body)
-	if !ok || c.Verb != actor {
-		return body
-	}
-	return c.Text
-}
-
 // Event is the comment that fired the control workflow, as the workflow passes it in env.
 type Event struct {
 	Body        string
