@@ -22,7 +22,7 @@ func TestPlainComments(t *testing.T) {
 	}
 	for trigger, want := range map[string]string{
 		"      - { event: issue_comment, config: { plain_comments: yes please } }\n": `event "issue_comment" is left out of the workflow: plain_comments must be true or false`,
-		"      - { event: issues, config: { plain_comments: true } }\n":            `event "issues" is left out of the workflow: plain_comments is a key of issue_comment triggers only`,
+		"      - { event: issues, config: { plain_comments: true } }\n":              `event "issues" is left out of the workflow: plain_comments is a key of issue_comment triggers only`,
 	} {
 		out := compileOK(t, agent("", trigger))
 		if all := out.Warnings.String(); !strings.Contains(all, want) || !strings.Contains(all, ":7:") {
