@@ -20,7 +20,8 @@ func newGH() *cobra.Command {
 runs the model without the power to move or bless code, and exports its commits or its verdict;
 these verbs read that output as data and act with their own job's token. They read
 GITHUB_REPOSITORY, GITHUB_API_URL, GITHUB_SERVER_URL, GITHUB_RUN_ID, GH_TOKEN and the
-AUTONOMY_* variables the workflow sets (AUTONOMY_REMOTE overrides the git URL pushed to).
+AUTONOMY_* variables the workflow sets (AUTONOMY_REMOTE overrides the git URL pushed to;
+AUTONOMY_NOW, an RFC 3339 time, fixes the clock engage and sweep read, for tests).
 See docs/gh-actions.md.
 
 Exit codes: 0 done (or nothing to do, a stale verdict discarded, the pull-request cap reached),
