@@ -258,11 +258,8 @@ func status(ctx context.Context, e *effect.Env, f Fleet) (*Outcome, error) {
 	var b strings.Builder
 	b.WriteString("**In-flight sessions**\n\n| actor | run id | status | started | work item |\n|---|---|---|---|---|\n")
 	for _, r := range runs {
-		item := "—"
-		if n := r.GetDisplayTitle(); strings.Contains(n, "[") {
-			item = n
-		}
-		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s |\n", actorOf(r, f), r.GetID(), r.GetStatus(), r.GetCreatedAt().UTC().Format(time.RFC3339), cell(item))
+		// GitHub does not return a run's inputs: the work item of a run is not known here.
+		fmt.Fprintf(&b, "| %s | %d | %s | %s | — |\n", actorOf(r, f), r.GetID(), r.GetStatus(), r.GetCreatedAt().UTC().Format(time.RFC3339))
 	}
 	for _, a := range asks {
 		run := "—"
@@ -275,11 +272,6 @@ func status(ctx context.Context, e *effect.Env, f Fleet) (*Outcome, error) {
 		b.WriteString("| — | — | nothing in flight | — | — |\n")
 	}
 	return &Outcome{Reaction: "+1", Reply: b.String()}, nil
-}
-
-// cell keeps a table cell on one line and out of the table's syntax.
-func cell(s string) string {
-	return strings.NewReplacer("|", "\\|", "\n", " ", "\r", " ").Replace(s)
 }
 
 // cancel cancels one run of the fleet, or every in-flight run of an actor.
