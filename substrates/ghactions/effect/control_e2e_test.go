@@ -3,6 +3,8 @@
 package effect_test
 
 import (
+	"context"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +17,10 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/substrates/ghactions"
+	"github.com/autonomyhq/autonomy/substrates/ghactions/control"
+	"github.com/autonomyhq/autonomy/substrates/ghactions/effect"
 	"github.com/autonomyhq/autonomy/substrates/ghactions/ghfake"
 )
 
@@ -408,5 +414,58 @@ func TestCancelRetry(t *testing.T) {
 	f.control(f.comment(item, "ada", "OWNER", "/agent cancel 12345"), true)
 	if !strings.Contains(f.last(item), "not a run of this fleet") {
 		t.Errorf("reply %q", f.last(item))
+	}
+}
+
+// TestHumanSessionRunning: the run of a human actor completes once the ask is posted, but its
+// session, seen through control.Humans over the GitHub runner, is running until the ask is
+// resolved, and listed meanwhile; then it is done and no longer listed.
+func TestHumanSessionRunning(t *testing.T) {
+	f := newOps(t)
+	item := f.items[0]
+	id, err := f.fake.AddRun("maintainer.yml", "workflow_dispatch")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := *f.r
+	r.base = append(slices.Clone(f.r.base), "GITHUB_RUN_ID="+strconv.FormatInt(id, 10))
+	dispatch := map[string]string{"github.token": "ghs_ops", "github.event_name": "workflow_dispatch", "github.sha": f.sha, "github.ref": "refs/heads/main",
+		"github.event.repository.default_branch": "main", "inputs.ITEM": strconv.Itoa(item), "inputs.ASK": "ok?"}
+	if _, ran := r.job(f.wf("maintainer.yml"), "engage", dispatch, false); !ran {
+		t.Fatal("engage skipped")
+	}
+	if err := f.fake.Complete(id, "success"); err != nil {
+		t.Fatal(err)
+	}
+	token := tokenRe.FindStringSubmatch(f.last(item))[1]
+	inner, err := ghactions.NewRunner(ghactions.RunnerOptions{Repo: "o/r", Token: "ghs_ops", BaseURL: f.fake.URL, Actors: []string{"develop", "triage", "maintainer"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, err := effect.FromEnv(func(k string) string {
+		return map[string]string{"GITHUB_REPOSITORY": "o/r", "GH_TOKEN": "ghs_ops", "GITHUB_API_URL": f.fake.URL}[k]
+	}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env.Policy.Box.TaskStates = map[string]string{"input-required": "needs-input"}
+	h := &control.Humans{Runner: inner, Env: env, Actors: []string{"maintainer"}}
+	ctx := context.Background()
+	sid := strconv.FormatInt(id, 10)
+	if s, ok, err := inner.Get(ctx, sid); err != nil || !ok || s.Status != ir.Done {
+		t.Fatalf("the bare runner: %+v %v %v (want done: the run completed)", s, ok, err)
+	}
+	if s, ok, err := h.Get(ctx, sid); err != nil || !ok || s.Status != ir.Running {
+		t.Fatalf("while the ask is open: %+v %v %v, want running", s, ok, err)
+	}
+	if l, err := h.List(ctx); err != nil || len(l) != 1 || l[0].ID != sid || l[0].Agent != "maintainer" || l[0].Ref != strconv.Itoa(item) {
+		t.Fatalf("list %+v %v", l, err)
+	}
+	f.control(f.comment(item, "ada", "OWNER", "/agent approve "+token), false)
+	if s, _, err := h.Get(ctx, sid); err != nil || s.Status != ir.Done {
+		t.Fatalf("after the approval: %+v %v, want done", s, err)
+	}
+	if l, err := h.List(ctx); err != nil || len(l) != 0 {
+		t.Fatalf("list after the approval %+v %v", l, err)
 	}
 }
