@@ -29,7 +29,7 @@ func TestCompileThenCheck(t *testing.T) {
 			t.Errorf("stdout lacks %q:\n%s", want, out)
 		}
 	}
-	if !strings.Contains(errOut, "gh-actions: 22 created, 0 updated, 0 deleted, 0 unchanged in "+repo) {
+	if !strings.Contains(errOut, "gh-actions: 23 created, 0 updated, 0 deleted, 0 unchanged in "+repo) {
 		t.Errorf("stderr: %s", errOut)
 	}
 
@@ -38,7 +38,7 @@ func TestCompileThenCheck(t *testing.T) {
 		t.Fatalf("check after compile: exit %d\n%s\n%s", code, out, errOut)
 	}
 	// A second compile changes nothing.
-	if code, out, errOut := run(t, "compile", prof, "--target", "gh-actions", "--out", repo); code != 0 || out != "" || !strings.Contains(errOut, "0 created, 0 updated, 0 deleted, 22 unchanged") {
+	if code, out, errOut := run(t, "compile", prof, "--target", "gh-actions", "--out", repo); code != 0 || out != "" || !strings.Contains(errOut, "0 created, 0 updated, 0 deleted, 23 unchanged") {
 		t.Fatalf("recompile: exit %d\n%s\n%s", code, out, errOut)
 	}
 

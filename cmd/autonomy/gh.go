@@ -15,12 +15,13 @@ import (
 func newGH() *cobra.Command {
 	gh := &cobra.Command{
 		Use:   "gh",
-		Short: "What the trusted jobs of a gh-actions installation run (propose, review)",
+		Short: "What the trusted jobs of a gh-actions installation run (propose, review, engage, control, sweep)",
 		Long: `The generated workflows run these in the jobs that follow an agent's job: the agent's job
 runs the model without the power to move or bless code, and exports its commits or its verdict;
 these verbs read that output as data and act with their own job's token. They read
 GITHUB_REPOSITORY, GITHUB_API_URL, GITHUB_SERVER_URL, GITHUB_RUN_ID, GH_TOKEN and the
-AUTONOMY_* variables the workflow sets (AUTONOMY_REMOTE overrides the git URL pushed to).
+AUTONOMY_* variables the workflow sets (AUTONOMY_REMOTE overrides the git URL pushed to;
+AUTONOMY_NOW, an RFC 3339 time, fixes the clock engage and sweep read, for tests).
 See docs/gh-actions.md.
 
 Exit codes: 0 done (or nothing to do, a stale verdict discarded, the pull-request cap reached),
@@ -58,6 +59,7 @@ Exit codes: 0 done (or nothing to do, a stale verdict discarded, the pull-reques
 	review.Flags().StringVar(&verdict, "verdict", "", "the reviewer's verdict file")
 	_ = review.MarkFlagRequired("verdict")
 	gh.AddCommand(propose, review)
+	gh.AddCommand(ghControlVerbs()...)
 	return gh
 }
 

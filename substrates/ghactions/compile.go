@@ -64,8 +64,6 @@ type compiler struct {
 	tool        Tool
 	roles       string
 	realized    map[string]realized
-	// inputLabel is the tracker label mapped to input-required.
-	inputLabel string
 	// humanPaths is set when policy.box.risk.human_required_paths is.
 	humanPaths []string
 }
@@ -77,7 +75,7 @@ func (s Substrate) Compile(p *ir.Profile) (substrates.Output, error) {
 	if s.Tool != nil {
 		tool = *s.Tool
 	}
-	c := &compiler{p: p, box: b, tool: tool, paths: map[string]string{}, errors: diags, runParts: map[string]runParts{}, inputLabel: "input-required", byName: make(map[string]*ir.Actor, len(p.Actors))}
+	c := &compiler{p: p, box: b, tool: tool, paths: map[string]string{}, errors: diags, runParts: map[string]runParts{}, byName: make(map[string]*ir.Actor, len(p.Actors))}
 	for _, a := range p.Actors {
 		c.byName[a.Name.Value] = a
 	}
@@ -88,11 +86,6 @@ func (s Substrate) Compile(p *ir.Profile) (substrates.Output, error) {
 			c.byName[rv.Name.Value] = reachable(rv)
 		}
 	}
-	for _, ts := range p.Policy.TaskStates {
-		if ts.State == "input-required" && ts.Label.Value != "" {
-			c.inputLabel = ts.Label.Value
-		}
-	}
 	c.humanPaths = p.HumanRequiredPaths()
 	c.add(substrates.PolicyFile(p), "the policy", p.Policy.Pos)
 	if len(c.humanPaths) > 0 {
@@ -101,6 +94,7 @@ func (s Substrate) Compile(p *ir.Profile) (substrates.Output, error) {
 	for _, a := range p.Actors {
 		c.actor(c.byName[a.Name.Value])
 	}
+	c.control()
 	c.copies()
 	if c.errors.HasErrors() {
 		return substrates.Output{}, c.errors.Sort()

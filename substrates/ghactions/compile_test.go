@@ -249,8 +249,8 @@ func TestParamsResolvedFromSources(t *testing.T) {
 			t.Errorf("workflow lacks %q:\n%s", s, wf)
 		}
 	}
-	// The comment trigger is gated on the trusted roles.
-	if !strings.Contains(wf, `(github.event_name != 'issue_comment' || contains(fromJSON('["OWNER","MEMBER","COLLABORATOR"]'), github.event.comment.author_association))`) {
+	// The comment trigger is gated on the trusted roles, and on a command addressed to a.
+	if !strings.Contains(wf, `(github.event_name != 'issue_comment' || contains(fromJSON('["OWNER","MEMBER","COLLABORATOR"]'), github.event.comment.author_association) && `+commandCond("a")+`)`) {
 		t.Errorf("issue_comment is not gated:\n%s", wf)
 	}
 }

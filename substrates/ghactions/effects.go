@@ -236,6 +236,11 @@ func (c *compiler) effectEnv(a *ir.Actor, agentEnv mapping) mapping {
 			env = append(env, e)
 		}
 	}
+	if proposes, _ := effects(a); proposes && len(c.humanPaths) > 0 {
+		if h := c.inputActor(); h != "" {
+			env.add("AUTONOMY_INPUT_ACTOR", h)
+		}
+	}
 	env.add("GH_TOKEN", expr("github.token"))
 	return env
 }

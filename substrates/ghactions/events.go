@@ -183,8 +183,17 @@ func configProblem(event string, config *yaml.Node) string {
 	known, isKnown := events[event]
 	for i := 0; i+1 < len(config.Content); i += 2 {
 		k, v := config.Content[i], config.Content[i+1]
+		if k.Value == PlainCommentsKey {
+			if event != "issue_comment" {
+				return fmt.Sprintf("%s is a key of issue_comment triggers only", PlainCommentsKey)
+			}
+			if v.Kind != yaml.ScalarNode || (v.Value != "true" && v.Value != "false") {
+				return fmt.Sprintf("%s must be true or false", PlainCommentsKey)
+			}
+			continue
+		}
 		if !contains(configKeys, k.Value) {
-			return fmt.Sprintf("GitHub accepts no config key %q (valid: %s)", k.Value, strings.Join(configKeys, ", "))
+			return fmt.Sprintf("GitHub accepts no config key %q (valid: %s, and %s on issue_comment)", k.Value, strings.Join(configKeys, ", "), PlainCommentsKey)
 		}
 		var items []*yaml.Node
 		switch v.Kind {

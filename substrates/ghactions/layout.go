@@ -20,6 +20,7 @@ func (Substrate) Reserved(p *ir.Profile) []substrates.Reserved {
 		{Path: path.Dir(ManifestPath), Dir: true, What: "the gh-actions manifest"},
 		{Path: HumanRequiredPath, What: "the approval gate's paths"},
 		{Path: resultsDir, Dir: true, What: "the installed result schemas"},
+		{Path: ControlWorkflowPath, What: "the control workflow"},
 	}
 	for _, a := range p.Actors {
 		r = append(r, substrates.Reserved{Path: WorkflowPath(a.Name.Value), What: "the workflow of actor " + a.Name.Value})

@@ -80,7 +80,7 @@ func (c *compiler) on(a *ir.Actor) mapping {
 				configs = append(configs, nil)
 				k = len(eventOrder) - 1
 			}
-			configs[k] = append(configs[k], t.Config)
+			configs[k] = append(configs[k], withoutOurKeys(t.Config))
 		}
 	}
 	if hasDispatch {
@@ -126,6 +126,15 @@ func (c *compiler) jobIf(a *ir.Actor, extra ...string) string {
 			continue
 		}
 		if g := gate(t.Event.Value, c.rolesJSON()); g != "" {
+			if t.Event.Value == "issue_comment" {
+				if plainComments(a) {
+					// Any comment but a command, which is addressed to someone.
+					g += " && !" + commandCond("")
+				} else {
+					// A comment fires the actor only when it is addressed to it.
+					g += " && " + commandCond(a.Name.Value)
+				}
+			}
 			conds = append(conds, "(github.event_name != '"+t.Event.Value+"' || "+g+")")
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"os/exec"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/google/go-github/v62/github"
 )
@@ -38,6 +39,9 @@ type Env struct {
 	HumanPaths []string
 	// ReviewerWorkflow and ReviewerInput dispatch the proposer's reviewer.
 	ReviewerWorkflow, ReviewerInput string
+	// InputActor is the human actor the profile routes input-required to (AUTONOMY_INPUT_ACTOR;
+	// "" when it routes none: the maintainers are engaged directly).
+	InputActor string
 	// ResultSchema is the installed result contract of a reviewer ("" for autonomy.review.v1).
 	ResultSchema string
 	// RunURL links the run that acted.
@@ -45,7 +49,11 @@ type Env struct {
 	// GraphQLURL is GitHub's GraphQL endpoint (GITHUB_GRAPHQL_URL; "graphql" under the API root
 	// when empty).
 	GraphQLURL string
-	Out        io.Writer
+	// RunID is this run's id (GITHUB_RUN_ID); Now the clock (AUTONOMY_NOW, RFC 3339, fixes it
+	// for tests; time.Now when nil).
+	RunID string
+	Now   func() time.Time
+	Out   io.Writer
 }
 
 // Policy is the part of policy.box the trusted jobs read.
@@ -53,6 +61,7 @@ type Policy struct {
 	Box struct {
 		TaskStates      map[string]string `json:"taskStates"`
 		MaxOpenAgentPRs int               `json:"max_open_agent_prs"`
+		Human           HumanPolicy       `json:"human"`
 		GHActions       struct {
 			CommitSigning   string   `json:"commit_signing"`
 			DispatchChecks  []string `json:"propose_dispatch_checks"`
@@ -97,8 +106,16 @@ func FromEnv(getenv func(string) string, out io.Writer) (*Env, error) {
 	e := &Env{Client: client, Owner: owner, Repo: name, Token: token, Dir: ".",
 		Remote: server + "/" + repo + ".git", Actor: getenv("AUTONOMY_ACTOR"), Subject: getenv("AUTONOMY_SUBJECT"),
 		Scope: getenv("AUTONOMY_PROPOSE_SCOPE"), ReviewerWorkflow: getenv("AUTONOMY_REVIEWER_WORKFLOW"),
-		ReviewerInput: getenv("AUTONOMY_REVIEWER_REF_INPUT"), ResultSchema: getenv("AUTONOMY_RESULT_SCHEMA"), Out: out}
+		ReviewerInput: getenv("AUTONOMY_REVIEWER_REF_INPUT"), ResultSchema: getenv("AUTONOMY_RESULT_SCHEMA"), InputActor: getenv("AUTONOMY_INPUT_ACTOR"), Out: out}
+	if t := getenv("AUTONOMY_NOW"); t != "" {
+		at, err := time.Parse(time.RFC3339, t)
+		if err != nil {
+			return nil, fmt.Errorf("AUTONOMY_NOW is %q, want an RFC 3339 time", t)
+		}
+		e.Now = func() time.Time { return at }
+	}
 	if id := getenv("GITHUB_RUN_ID"); id != "" {
+		e.RunID = id
 		e.RunURL = server + "/" + repo + "/actions/runs/" + id
 	}
 	e.GraphQLURL = getenv("GITHUB_GRAPHQL_URL")

@@ -68,7 +68,7 @@ func newWorld(t *testing.T) *world {
 	fake, err := ghfake.New(ghfake.Options{Token: "tok", GitDir: w.origin, Workflows: map[string]ghfake.Workflow{
 		"reviewer.yml": {Dispatch: true, Inputs: []string{"PR", ghfake.CorrelationInput}},
 		"ci.yml":       {Dispatch: true},
-	}})
+	}, Collaborators: map[string]string{"ada": "admin", "bob": "admin", "dev": "write"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -378,8 +378,42 @@ func TestProposeHumanRequired(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if pr, _ := w.fake.Issue(p.PR); strings.Join(pr.Labels, ",") != "review-me,needs-input" {
+	pr, _ := w.fake.Issue(p.PR)
+	if strings.Join(pr.Labels, ",") != "review-me,needs-input" {
 		t.Errorf("labels %v", pr.Labels)
+	}
+	// No human actor routed: the maintainers (the admins, no variable set) are engaged
+	// directly: the ask on the pull request mentions them, they are assigned and asked to review.
+	if p.Engaged == nil || p.Engaged.Actor != MaintainersActor {
+		t.Fatalf("engaged %+v, want the maintainers", p.Engaged)
+	}
+	ask := w.lastComment(p.PR)
+	for _, want := range []string{"<!-- autonomy:ask actor=maintainers token=" + p.Engaged.Token, "@ada @bob", "docs/VISION.md", "/agent approve " + p.Engaged.Token} {
+		if !strings.Contains(ask, want) {
+			t.Errorf("the ask lacks %q:\n%s", want, ask)
+		}
+	}
+	if a := w.fake.Assignees(p.PR); strings.Join(a, ",") != "ada,bob" {
+		t.Errorf("assignees %v", a)
+	}
+	if r := w.fake.RequestedReviewers(p.PR); strings.Join(r, ",") != "ada,bob" {
+		t.Errorf("review requested of %v", r)
+	}
+
+	// A profile routing input-required to a human actor: that actor is engaged.
+	e := w.env("develop")
+	e.InputActor = "maintainer"
+	p, err = Propose(context.Background(), e, w.agentBundle(map[string]string{".github/CODEOWNERS.md": "x\n", "docs/VISION.md": "# v2\n"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Engaged == nil || p.Engaged.Actor != "maintainer" || !strings.Contains(w.lastComment(p.PR), "<!-- autonomy:ask actor=maintainer token=") {
+		t.Errorf("engaged %+v:\n%s", p.Engaged, w.lastComment(p.PR))
+	}
+	// A change outside the human-required paths engages nobody.
+	p, err = Propose(context.Background(), w.env("other"), w.agentBundle(map[string]string{"src/z.go": "package z\n"}))
+	if err != nil || p.Engaged != nil || len(w.fake.Assignees(p.PR)) != 0 {
+		t.Errorf("engaged %+v on a plain change (%v)", p, err)
 	}
 }
 

@@ -38,6 +38,8 @@ type Proposal struct {
 	// Signed is whether the commits were created through the Git Data API (commit_signing:
 	// verified-api), which GitHub signs.
 	Signed bool
+	// Engaged is the ask posted on the pull request when it touches human-required paths.
+	Engaged *Ask
 	// AutoMerge is whether auto-merge is armed; AutoMergeError why not.
 	AutoMerge      bool
 	AutoMergeError string
@@ -228,6 +230,13 @@ func Propose(ctx context.Context, e *Env, bundle string) (*Proposal, error) {
 	for _, wf := range append(slices.Clone(e.Policy.Box.GHActions.DispatchChecks), e.Policy.Box.GHActions.DispatchReviews...) {
 		if _, err := e.Client.Actions.CreateWorkflowDispatchEventByFileName(ctx, e.Owner, e.Repo, wf, github.CreateWorkflowDispatchEventRequest{Ref: p.Branch}); err != nil {
 			return nil, fmt.Errorf("dispatching %s: %w", wf, err)
+		}
+	}
+	// Last: the pull request stands, reviewed and checked, whether or not a person can be
+	// engaged; a failure to engage fails the job, visibly.
+	if len(p.HumanRequired) > 0 {
+		if err := e.engageHumanRequired(ctx, p); err != nil {
+			return nil, err
 		}
 	}
 	verb := "updated"

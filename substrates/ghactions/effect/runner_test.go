@@ -31,7 +31,7 @@ import (
 
 // ghExpr evaluates a GitHub Actions expression over values: property paths, string and number
 // literals, == != (strings compared ignoring case, as GitHub does) ! && || (returning an
-// operand, as GitHub does), parentheses and format(). An unknown path is null.
+// operand, as GitHub does), parentheses, format(), contains(), startsWith() and fromJSON(). An unknown path is null.
 func ghExpr(src string, values map[string]string) (string, error) {
 	p := &exprParser{src: src, values: values}
 	v := p.or()
@@ -192,7 +192,7 @@ func (p *exprParser) primary() any {
 		return false
 	case "null":
 		return nil
-	case "format", "contains", "fromJSON":
+	case "format", "contains", "fromJSON", "startsWith":
 		if !p.eat("(") {
 			p.err = fmt.Errorf("%s without (", id)
 			return nil
@@ -206,6 +206,13 @@ func (p *exprParser) primary() any {
 			return nil
 		}
 		switch id {
+		case "startsWith":
+			// GitHub compares ignoring case.
+			if len(args) != 2 {
+				p.err = fmt.Errorf("startsWith takes 2 arguments")
+				return nil
+			}
+			return strings.HasPrefix(strings.ToLower(str(args[0])), strings.ToLower(str(args[1])))
 		case "fromJSON":
 			var v any
 			if err := json.Unmarshal([]byte(str(args[0])), &v); err != nil {
@@ -266,6 +273,9 @@ func TestGHExpr(t *testing.T) {
 		"'it''s'": "it's",
 		"contains(fromJSON('[\"OWNER\",\"MEMBER\"]'), 'member')":                     "true",
 		"contains(fromJSON('[\"OWNER\"]'), github.event.comment.author_association)": "false",
+		"startsWith('/Agent develop', '/agent dev')":                                 "true",
+		"startsWith(format('{0} ', '/agent developer'), '/agent develop ')":          "false",
+		"startsWith('/agent develop\nmore', fromJSON('\"/agent develop\\n\"'))":      "true",
 	} {
 		got, err := ghExpr(src, values)
 		if err != nil || got != want {

@@ -197,6 +197,8 @@ type Server struct {
 	labels    map[string]string // name → color
 	variables map[string]string
 	verified  map[string]bool // commits created through the Git Data API
+	// The control endpoints (control.go).
+	ctl controlState
 }
 
 // The statuses and conclusions GitHub reports, and the values the status filter accepts.

@@ -1,0 +1,190 @@
+package ghactions
+
+import (
+	"slices"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/substrates"
+)
+
+// Operating the fleet from GitHub. An issue_comment trigger fires its actor only on a command,
+// a comment whose first line starts with "/agent <actor>" (then a space, a line break or its
+// end), from a trusted author; a trigger whose config sets plain_comments: true fires on any
+// trusted comment instead. The control workflow (one per installation) answers the operator's
+// commands and sweeps the human asks; its logic is `autonomy gh control` and `autonomy gh sweep`.
+
+// ControlWorkflowPath is the control workflow's file.
+const ControlWorkflowPath = workflowDir + "/autonomy-control.yml"
+
+// PlainCommentsKey is the issue_comment config key that opts a trigger out of commands: true
+// fires the actor on every comment from a trusted author, as GitHub's event does.
+const PlainCommentsKey = "plain_comments"
+
+// controlVerbs are the control workflow's own commands: an actor of one of these names cannot be
+// addressed with /agent <actor>.
+var controlVerbs = []string{"status", "cancel", "retry", "approve", "reject", "answer"}
+
+// sweepCron is when the control workflow sweeps the open human asks.
+const sweepCron = "*/15 * * * *"
+
+// plainComments reports whether an actor's issue_comment triggers fire on plain comments.
+func plainComments(a *ir.Actor) bool {
+	for _, t := range a.Triggers {
+		if t.Kind == ir.Event && t.Event.Value == "issue_comment" && t.Config != nil {
+			if v := configValue(t.Config, PlainCommentsKey); v != nil && v.Value == "true" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// commanded reports whether comments fire the actor as /agent <actor> commands.
+func commanded(a *ir.Actor) bool {
+	for _, t := range a.Triggers {
+		if t.Kind == ir.Event && t.Event.Value == "issue_comment" {
+			return !plainComments(a)
+		}
+	}
+	return false
+}
+
+func configValue(config *yaml.Node, key string) *yaml.Node {
+	if config == nil || config.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(config.Content); i += 2 {
+		if config.Content[i].Value == key {
+			return config.Content[i+1]
+		}
+	}
+	return nil
+}
+
+// withoutOurKeys is an event's config as GitHub reads it: without plain_comments, which is ours.
+func withoutOurKeys(config *yaml.Node) *yaml.Node {
+	if configValue(config, PlainCommentsKey) == nil {
+		return config
+	}
+	c := *config
+	c.Content = nil
+	for i := 0; i+1 < len(config.Content); i += 2 {
+		if config.Content[i].Value != PlainCommentsKey {
+			c.Content = append(c.Content, config.Content[i], config.Content[i+1])
+		}
+	}
+	if len(c.Content) == 0 {
+		return nil
+	}
+	return &c
+}
+
+// commandCond is true on a comment whose first line starts with "/agent <name>" followed by a
+// space, a line break or the comment's end; commandCond("") on any /agent command.
+func commandCond(name string) string {
+	const body = "github.event.comment.body"
+	cmd := strings.TrimSuffix("/agent "+name, " ")
+	return "(startsWith(format('{0} ', " + body + "), '" + cmd + " ') || startsWith(" + body + ", fromJSON('\"" + cmd + "\\n\"')) || startsWith(" + body + ", fromJSON('\"" + cmd + "\\r\\n\"')))"
+}
+
+// controlWorkflow builds the control workflow: a command job on every comment that starts with
+// /agent (whoever wrote it: an untrusted author is answered with a refusal), and a sweep job on a
+// schedule. Neither runs a model; both run the autonomy binary installed at the compiling
+// version.
+func (c *compiler) controlWorkflow() mapping {
+	var actors, cmds []string
+	for _, a := range c.p.Actors {
+		name := a.Name.Value
+		actors = append(actors, name)
+		if commanded(c.byName[name]) {
+			if slices.Contains(controlVerbs, name) {
+				c.warnf(a.Name.Pos, "rename the actor", "actor %q: /agent %s is a control command, so comments cannot address this actor", name, name)
+				continue
+			}
+			cmds = append(cmds, name)
+		}
+	}
+	var on mapping
+	on.add("issue_comment", mapping{{key: "types", value: seq{"created"}}})
+	on.add("schedule", seq{mapping{{key: "cron", value: sweepCron}}})
+	on.add("workflow_dispatch", plain("null"))
+
+	var wf mapping
+	wf.add("name", "autonomy control")
+	wf.add("on", on)
+	wf.add("permissions", mapping{})
+	wf.add("defaults", bashDefaults)
+	wf.add("concurrency", mapping{{key: "group", value: expr("format('autonomy-control-{0}', github.event.issue.number || github.event_name)")}, {key: "cancel-in-progress", value: false}})
+
+	common := func(env mapping) mapping {
+		env.add(substrates.PolicyEnv, substrates.PolicyPath)
+		env.add("GH_TOKEN", expr("github.token"))
+		return env
+	}
+	steps := func(verb string) seq {
+		return seq{
+			checkout.step("Check out the policy", mapping{{key: "persist-credentials", value: false}, {key: "sparse-checkout", value: dataDir}}),
+			c.toolStep(),
+			mapping{{key: "name", value: "autonomy gh " + verb}, {key: "run", value: literal(`"$AUTONOMY_BIN" gh ` + verb + "\n")}},
+		}
+	}
+	// Commands: status and the ask's resolution write comments and reactions (issues); cancel
+	// and retry act on runs (actions); nothing here reads or writes code.
+	perms := Permissions{"contents": Read, "issues": Write, "pull-requests": Write, "actions": Write}
+	var env mapping
+	env.add("AUTONOMY_COMMENT", expr("github.event.comment.body"))
+	env.add("AUTONOMY_COMMENT_ID", expr("github.event.comment.id"))
+	env.add("AUTONOMY_COMMENT_URL", expr("github.event.comment.html_url"))
+	env.add("AUTONOMY_ITEM", expr("github.event.issue.number"))
+	env.add("AUTONOMY_BY", expr("github.event.comment.user.login"))
+	env.add("AUTONOMY_ASSOCIATION", expr("github.event.comment.author_association"))
+	env.add("AUTONOMY_ACTORS", strings.Join(actors, " "))
+	env.add("AUTONOMY_COMMANDED", strings.Join(cmds, " "))
+	env.add("AUTONOMY_ROLES", strings.Join(c.box.roles, " "))
+	command := mapping{}
+	command.add("name", "answer the command")
+	// The bot's own replies never start with /agent; a comment by any bot is not a command.
+	command.add("if", expr(pausedGuard+" && github.event_name == 'issue_comment' && "+
+		commandCond("")+" && "+
+		"github.event.comment.user.type != 'Bot'"))
+	command.add("runs-on", runsOn(c.box.runsOn))
+	command.add("timeout-minutes", 10)
+	command.add("permissions", perms.yaml())
+	command.add("env", common(env))
+	command.add("steps", steps("control"))
+
+	sweep := mapping{}
+	sweep.add("name", "escalate the open human asks")
+	sweep.add("if", expr(pausedGuard+" && github.event_name != 'issue_comment'"))
+	sweep.add("runs-on", runsOn(c.box.runsOn))
+	sweep.add("timeout-minutes", 10)
+	sweep.add("permissions", Permissions{"contents": Read, "issues": Write}.yaml())
+	sweep.add("env", common(mapping{}))
+	sweep.add("steps", steps("sweep"))
+	wf.add("jobs", mapping{{key: "command", value: command}, {key: "sweep", value: sweep}})
+	return wf
+}
+
+// control emits the control workflow.
+func (c *compiler) control() {
+	wf := c.controlWorkflow()
+	c.emit.b.Reset()
+	c.emit.mappingBody(wf, 0)
+	data := append([]byte(nil), c.emit.b.Bytes()...)
+	c.add(substrates.File{Path: ControlWorkflowPath, Data: data, Mode: 0o644, Header: substrates.HashHeader}, "the control workflow", ir.Pos{})
+}
+
+// inputActor is the human actor the profile routes input-required to: its kind: human actor
+// holding code:review (the standard's maintainer, whose approval resumes the merge gate), the
+// first in the profile's order; "" when there is none.
+func (c *compiler) inputActor() string {
+	for _, a := range c.p.Actors {
+		if a.IsHuman() && a.Holds("code:review") {
+			return a.Name.Value
+		}
+	}
+	return ""
+}

@@ -1,0 +1,350 @@
+package effect
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/go-github/v62/github"
+
+	"github.com/autonomyhq/autonomy/substrates/ghactions/maintainers"
+)
+
+// The human seam on GitHub. A human session is an ask: a comment the bot posts on the work item,
+// whose first line is a hidden marker
+//
+//	<!-- autonomy:ask actor=NAME token=TOKEN at=RFC3339 run=RUNID -->
+//
+// It stays open (the session is running) until the bot records a resolution of that token
+//
+//	<!-- autonomy:resolution token=TOKEN verb=VERB by=LOGIN -->
+//
+// after verifying the command (a maintainer's /agent approve|reject|answer TOKEN on that item).
+// Each escalation of the sweep is a bot comment too:
+//
+//	<!-- autonomy:escalation token=TOKEN n=N at=RFC3339 to=LOGIN -->
+//
+// Only comments by the bot count, so nobody can forge an ask, a resolution or an escalation; and
+// nothing here is ever marked done by a timer.
+
+// BotLogin is the author of every comment the workflows' token writes.
+const BotLogin = "github-actions[bot]"
+
+var (
+	askRe        = regexp.MustCompile(`^<!-- autonomy:ask actor=([A-Za-z0-9._-]+) token=([0-9a-f]{32}) at=(\S+) run=(\S*) -->`)
+	resolutionRe = regexp.MustCompile(`^<!-- autonomy:resolution token=([0-9a-f]{32}) verb=([a-z]+) by=(\S+) -->`)
+	escalationRe = regexp.MustCompile(`^<!-- autonomy:escalation token=([0-9a-f]{32}) n=([0-9]+) at=(\S+) to=(\S+) -->`)
+)
+
+// Ask is one engagement of a human actor on a work item.
+type Ask struct {
+	Actor, Token string
+	Item         int
+	At           time.Time
+	// RunID is the run that posted it ("" when posted by a propose job's engage).
+	RunID string
+	// Resolved is the verb of its resolution ("" while open); Escalations how many were sent,
+	// LastAt when the last notification (the ask or an escalation) went out.
+	Resolved    string
+	Escalations int
+	LastAt      time.Time
+}
+
+// HumanPolicy is policy.box.human.
+type HumanPolicy struct {
+	MaintainersVar string `json:"maintainers_var"`
+	SLAMinutes     int    `json:"sla_minutes"`
+}
+
+// now is the clock of the trusted jobs: AUTONOMY_NOW (RFC 3339) when set, for tests; else time.Now.
+func (e *Env) now() time.Time {
+	if e.Now != nil {
+		return e.Now()
+	}
+	return time.Now()
+}
+
+// Maintainers resolves who the installation engages: policy.box.human.maintainers_var's
+// variable, falling back to the repository's admins.
+func Maintainers(ctx context.Context, e *Env) (*maintainers.List, error) {
+	return maintainers.Resolve(ctx, e.Client, e.Owner, e.Repo, e.Policy.Box.Human.MaintainersVar)
+}
+
+// Engage posts the ask of actor on work item n: the situation (ask) and the task spec, the
+// token a resolution must quote, an @-mention of the maintainers, whom it also assigns; and it
+// applies the tracker label of input-required. It returns the ask.
+func Engage(ctx context.Context, e *Env, actor string, n int, ask, spec string) (*Ask, error) {
+	if !safeSubject.MatchString(actor) {
+		return nil, fmt.Errorf("actor %q must be a name (letters, digits, . _ -)", actor)
+	}
+	ms, err := Maintainers(ctx, e)
+	if err != nil {
+		return nil, err
+	}
+	var raw [16]byte
+	if _, err := rand.Read(raw[:]); err != nil {
+		return nil, err
+	}
+	a := &Ask{Actor: actor, Token: hex.EncodeToString(raw[:]), Item: n, At: e.now().UTC(), RunID: e.RunID}
+	var b strings.Builder
+	fmt.Fprintf(&b, "<!-- autonomy:ask actor=%s token=%s at=%s run=%s -->\n", a.Actor, a.Token, a.At.Format(time.RFC3339), a.RunID)
+	fmt.Fprintf(&b, "### Input required from %s\n\n", actor)
+	if ask = strings.TrimSpace(ask); ask != "" {
+		b.WriteString(ask + "\n\n")
+	}
+	if spec = strings.TrimSpace(spec); spec != "" {
+		b.WriteString(spec + "\n\n")
+	}
+	fmt.Fprintf(&b, "%s: a maintainer resolves this ask with one of\n\n", mentions(ms.Logins))
+	for _, v := range []string{"approve", "reject <reason>", "answer <text>"} {
+		fmt.Fprintf(&b, "    /agent %s %s\n", strings.Fields(v)[0], a.Token+strings.TrimPrefix(v, strings.Fields(v)[0]))
+	}
+	if e.RunURL != "" {
+		fmt.Fprintf(&b, "\n(%s)\n", e.RunURL)
+	}
+	if err := e.comment(ctx, n, b.String()); err != nil {
+		return nil, fmt.Errorf("posting the ask on #%d: %w", n, err)
+	}
+	if _, _, err := e.Client.Issues.AddAssignees(ctx, e.Owner, e.Repo, n, ms.Logins); err != nil {
+		return nil, fmt.Errorf("assigning the maintainers to #%d: %w", n, err)
+	}
+	if _, _, err := e.Client.Issues.AddLabelsToIssue(ctx, e.Owner, e.Repo, n, []string{e.Policy.label("input-required")}); err != nil {
+		return nil, fmt.Errorf("labelling #%d: %w", n, err)
+	}
+	fmt.Fprintf(e.Out, "engaged %s on #%d (maintainers: %s, from the %s)\n", actor, n, strings.Join(ms.Logins, ", "), ms.Source)
+	return a, nil
+}
+
+func mentions(logins []string) string {
+	out := make([]string, len(logins))
+	for i, l := range logins {
+		out[i] = "@" + l
+	}
+	return strings.Join(out, " ")
+}
+
+// Asks reads the asks on work item n from the bot's comments, oldest first, with their
+// resolutions and escalations.
+func Asks(ctx context.Context, e *Env, n int) ([]*Ask, error) {
+	var asks []*Ask
+	byToken := map[string]*Ask{}
+	opts := &github.IssueListCommentsOptions{ListOptions: github.ListOptions{PerPage: 100}}
+	for {
+		cs, resp, err := e.Client.Issues.ListComments(ctx, e.Owner, e.Repo, n, opts)
+		if err != nil {
+			return nil, fmt.Errorf("reading the comments of #%d: %w", n, err)
+		}
+		for _, c := range cs {
+			if c.GetUser().GetLogin() != BotLogin {
+				continue
+			}
+			first, _, _ := strings.Cut(c.GetBody(), "\n")
+			if m := askRe.FindStringSubmatch(first); m != nil {
+				at, err := time.Parse(time.RFC3339, m[3])
+				if err != nil {
+					continue
+				}
+				a := &Ask{Actor: m[1], Token: m[2], At: at, LastAt: at, RunID: m[4], Item: n}
+				asks = append(asks, a)
+				byToken[a.Token] = a
+			} else if m := resolutionRe.FindStringSubmatch(first); m != nil {
+				if a := byToken[m[1]]; a != nil && a.Resolved == "" {
+					a.Resolved = m[2]
+				}
+			} else if m := escalationRe.FindStringSubmatch(first); m != nil {
+				if a := byToken[m[1]]; a != nil {
+					k, _ := strconv.Atoi(m[2])
+					a.Escalations = max(a.Escalations, k)
+					if at, err := time.Parse(time.RFC3339, m[3]); err == nil && at.After(a.LastAt) {
+						a.LastAt = at
+					}
+				}
+			}
+		}
+		if resp.NextPage == 0 {
+			return asks, nil
+		}
+		opts.Page = resp.NextPage
+	}
+}
+
+// Resolution is a maintainer's command on a work item.
+type Resolution struct {
+	Item        int
+	By          string
+	Verb, Token string
+	Note        string
+	CommentURL  string
+}
+
+// Resolve records a resolution, after checking it: the verb is approve, reject (with a reason)
+// or answer (with text); the author is a maintainer; the token is that of an open ask on that
+// same item. A refusal is a *Refused saying why; nothing is then recorded.
+func Resolve(ctx context.Context, e *Env, r Resolution) (*Ask, error) {
+	switch r.Verb {
+	case "approve":
+	case "reject", "answer":
+		if strings.TrimSpace(r.Note) == "" {
+			return nil, &Refused{fmt.Sprintf("/agent %s needs text after the token: /agent %s TOKEN <%s>", r.Verb, r.Verb, map[string]string{"reject": "reason", "answer": "text"}[r.Verb])}
+		}
+	default:
+		return nil, &Refused{fmt.Sprintf("unknown verb %q: use /agent approve|reject|answer TOKEN", r.Verb)}
+	}
+	ms, err := Maintainers(ctx, e)
+	if err != nil {
+		return nil, err
+	}
+	if !ms.Has(r.By) {
+		return nil, &Refused{fmt.Sprintf("@%s is not a maintainer (the %s lists %s); only a maintainer resolves an ask", r.By, sourceName(ms), strings.Join(ms.Logins, ", "))}
+	}
+	if r.Token == "" {
+		return nil, &Refused{"no token: quote the ask's token, /agent " + r.Verb + " TOKEN"}
+	}
+	asks, err := Asks(ctx, e, r.Item)
+	if err != nil {
+		return nil, err
+	}
+	i := slices.IndexFunc(asks, func(a *Ask) bool { return a.Token == r.Token })
+	switch {
+	case i < 0:
+		return nil, &Refused{fmt.Sprintf("no ask on #%d has the token %s (a token resolves the ask it was posted with, on that item only)", r.Item, r.Token)}
+	case asks[i].Resolved != "":
+		return nil, &Refused{fmt.Sprintf("the ask of %s with token %s is already resolved (%s)", asks[i].Actor, r.Token, asks[i].Resolved)}
+	}
+	a := asks[i]
+	var b strings.Builder
+	fmt.Fprintf(&b, "<!-- autonomy:resolution token=%s verb=%s by=%s -->\n", a.Token, r.Verb, r.By)
+	fmt.Fprintf(&b, "Recorded for %s: **%s** by @%s", a.Actor, r.Verb, r.By)
+	if r.CommentURL != "" {
+		fmt.Fprintf(&b, " (%s)", r.CommentURL)
+	}
+	b.WriteString(".\n")
+	if note := strings.TrimSpace(r.Note); note != "" {
+		b.WriteString("\n> " + strings.ReplaceAll(note, "\n", "\n> ") + "\n")
+	}
+	if err := e.comment(ctx, r.Item, b.String()); err != nil {
+		return nil, err
+	}
+	a.Resolved = r.Verb
+	return a, nil
+}
+
+func sourceName(ms *maintainers.List) string {
+	if ms.Source == maintainers.FromVariable {
+		return "repository variable " + ms.Var
+	}
+	return "repository's admins (" + ms.Var + " is unset)"
+}
+
+// OpenAsks lists the open asks on the work items labelled with the tracker name of
+// input-required.
+func OpenAsks(ctx context.Context, e *Env) ([]*Ask, error) {
+	var out []*Ask
+	opts := &github.IssueListByRepoOptions{State: "open", Labels: []string{e.Policy.label("input-required")}, ListOptions: github.ListOptions{PerPage: 100}}
+	for {
+		items, resp, err := e.Client.Issues.ListByRepo(ctx, e.Owner, e.Repo, opts)
+		if err != nil {
+			return nil, fmt.Errorf("listing the items awaiting input: %w", err)
+		}
+		for _, it := range items {
+			asks, err := Asks(ctx, e, it.GetNumber())
+			if err != nil {
+				return nil, err
+			}
+			for _, a := range asks {
+				if a.Resolved == "" {
+					out = append(out, a)
+				}
+			}
+		}
+		if resp.NextPage == 0 {
+			return out, nil
+		}
+		opts.Page = resp.NextPage
+	}
+}
+
+// Sweep re-notifies every open ask whose last notification is older than
+// policy.box.human.sla_minutes (60 when unset), escalating to the next maintainer of the list:
+// the Nth escalation goes to maintainer N mod len (the first, N=1, to the second maintainer: the
+// ask itself went to all). It never resolves an ask. It returns the escalations sent.
+func Sweep(ctx context.Context, e *Env) ([]*Ask, error) {
+	sla := time.Duration(e.Policy.Box.Human.SLAMinutes) * time.Minute
+	if sla <= 0 {
+		sla = 60 * time.Minute
+	}
+	asks, err := OpenAsks(ctx, e)
+	if err != nil {
+		return nil, err
+	}
+	if len(asks) == 0 {
+		fmt.Fprintln(e.Out, "no open asks")
+		return nil, nil
+	}
+	ms, err := Maintainers(ctx, e)
+	if err != nil {
+		return nil, err
+	}
+	now := e.now().UTC()
+	var sent []*Ask
+	for _, a := range asks {
+		if now.Sub(a.LastAt) < sla {
+			continue
+		}
+		k := a.Escalations + 1
+		to := ms.Logins[k%len(ms.Logins)]
+		body := fmt.Sprintf("<!-- autonomy:escalation token=%s n=%d at=%s to=%s -->\n@%s: the ask of %s above has waited %s (policy.box.human.sla_minutes is %d); escalation %d. Resolve it with `/agent approve|reject|answer %s`.\n",
+			a.Token, k, now.Format(time.RFC3339), to, to, a.Actor, now.Sub(a.At).Round(time.Minute), int(sla/time.Minute), k, a.Token)
+		if err := e.comment(ctx, a.Item, body); err != nil {
+			return sent, err
+		}
+		if _, _, err := e.Client.Issues.AddAssignees(ctx, e.Owner, e.Repo, a.Item, []string{to}); err != nil {
+			return sent, fmt.Errorf("assigning %s to #%d: %w", to, a.Item, err)
+		}
+		a.Escalations, a.LastAt = k, now
+		sent = append(sent, a)
+		fmt.Fprintf(e.Out, "escalated the ask of %s on #%d to @%s (escalation %d)\n", a.Actor, a.Item, to, k)
+	}
+	return sent, nil
+}
+
+// MaintainersActor names the ask of a profile that routes input-required to no human actor: the
+// maintainers are engaged directly.
+const MaintainersActor = "maintainers"
+
+// engageHumanRequired engages, on a proposal's pull request that touches human-required paths,
+// the human actor the profile routes input-required to (or the maintainers directly), and asks
+// the maintainers for a review of the pull request.
+func (e *Env) engageHumanRequired(ctx context.Context, p *Proposal) error {
+	actor := e.InputActor
+	if actor == "" {
+		actor = MaintainersActor
+	}
+	var ask strings.Builder
+	fmt.Fprintf(&ask, "This pull request, proposed by `%s`, touches paths under `policy.box.risk.human_required_paths`:\n", e.Actor)
+	for _, f := range p.HumanRequired {
+		ask.WriteString("\n- `" + f + "`")
+	}
+	ask.WriteString("\n\nIt merges only once a maintainer approves it.")
+	a, err := Engage(ctx, e, actor, p.PR, ask.String(), "")
+	if err != nil {
+		return fmt.Errorf("engaging %s on #%d: %w", actor, p.PR, err)
+	}
+	p.Engaged = a
+	ms, err := Maintainers(ctx, e)
+	if err != nil {
+		return err
+	}
+	if _, _, err := e.Client.PullRequests.RequestReviewers(ctx, e.Owner, e.Repo, p.PR, github.ReviewersRequest{Reviewers: ms.Logins}); err != nil {
+		// The ask, the assignment and the mention stand; a review request GitHub refuses (a
+		// maintainer without access, the author) is said in the log.
+		fmt.Fprintf(e.Out, "warning: requesting the review of %s on #%d: %v\n", strings.Join(ms.Logins, ", "), p.PR, err)
+	}
+	return nil
+}
