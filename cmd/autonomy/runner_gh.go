@@ -87,7 +87,11 @@ func (f *runnerFlags) gh(cmd *cobra.Command, args []string) error {
 		}
 		fmt.Fprintln(out, s.ID)
 	case "get":
-		s, ok, err := r.Get(ctx, args[0])
+		g, err := newGHSessions(r, dir)
+		if err != nil {
+			return ghRunnerError(err)
+		}
+		s, ok, err := g.Get(ctx, args[0])
 		if err != nil {
 			return ghRunnerError(err)
 		}
@@ -102,7 +106,11 @@ func (f *runnerFlags) gh(cmd *cobra.Command, args []string) error {
 		if f.all != nil && *f.all {
 			return usageError("list --all: not on gh-actions, which lists the sessions in flight (the repository's Actions tab keeps every run)")
 		}
-		ss, err := r.List(ctx)
+		g, err := newGHSessions(r, dir)
+		if err != nil {
+			return ghRunnerError(err)
+		}
+		ss, err := g.List(ctx)
 		if err != nil {
 			return ghRunnerError(err)
 		}

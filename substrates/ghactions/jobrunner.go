@@ -195,6 +195,21 @@ func jobCaller(getenv func(string) string, repo string, actors []InstalledActor)
 	return &substrates.Caller{Who: fmt.Sprintf("actor %q", name), Caps: substrates.ParseCapabilities(actors[i].Capabilities)}, nil
 }
 
+// Authorize refuses verb on actor's sessions ("" for any) unless the caller's capabilities
+// allow it: a *DeniedError, or nil.
+func (j *JobRunner) Authorize(verb, actor string) error { return j.authorize(verb, actor) }
+
+// Lists reports whether the caller may see actor's sessions (agent:list, scoped or not).
+func (j *JobRunner) Lists(actor string) bool {
+	if j.Caller == nil {
+		return true
+	}
+	if scope := j.Caller.ListScope(); scope != "" {
+		return actor == scope
+	}
+	return j.authorize("list", "") == nil
+}
+
 func (j *JobRunner) authorize(verb, actor string) error {
 	if j.Caller == nil {
 		return nil

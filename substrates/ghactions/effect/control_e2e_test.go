@@ -4,6 +4,7 @@ package effect_test
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"os"
 	"os/exec"
@@ -461,7 +462,29 @@ func TestHumanSessionRunning(t *testing.T) {
 	if l, err := h.List(ctx); err != nil || len(l) != 1 || l[0].ID != sid || l[0].Agent != "maintainer" || l[0].Ref != strconv.Itoa(item) {
 		t.Fatalf("list %+v %v", l, err)
 	}
+	// The same through the binary an operator or a job runs: a new process, the installation's
+	// policy read from the checkout.
+	cli := func(args ...string) ir.Session {
+		t.Helper()
+		cmd := exec.Command(f.r.autonomy, append([]string{"runner", "--substrate", "gh-actions", "--dir", f.seed, "--format", "json"}, args...)...)
+		cmd.Env = append(slices.Clone(f.r.base), "GH_TOKEN=ghs_ops")
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("runner %v: %v\n%s", args, err, out)
+		}
+		var s ir.Session
+		if err := json.Unmarshal(out, &s); err != nil {
+			t.Fatalf("runner %v: %v\n%s", args, err, out)
+		}
+		return s
+	}
+	if s := cli("get", sid); s.Status != ir.Running {
+		t.Fatalf("autonomy runner get while the ask is open: %+v, want running", s)
+	}
 	f.control(f.comment(item, "ada", "OWNER", "/agent approve "+token), false)
+	if s := cli("get", sid); s.Status != ir.Done {
+		t.Fatalf("autonomy runner get after the approval: %+v, want done", s)
+	}
 	if s, _, err := h.Get(ctx, sid); err != nil || s.Status != ir.Done {
 		t.Fatalf("after the approval: %+v %v, want done", s, err)
 	}
