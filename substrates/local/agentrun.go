@@ -160,11 +160,11 @@ func gitDir(ctx context.Context, workdir, flag string) string {
 
 // collect turns a preset's output into the session's result after it exited 0: the structured
 // result (or the final message) into the result file, the message into the log.
-func collect(output, outPath, resultPath string, result bool, log io.Writer) error {
+func collect(output, outPath, resultPath string, result bool, max int64, log io.Writer) error {
 	if agent.Output(output) != agent.OutputClaudeJSON {
 		return nil
 	}
-	raw, err := os.ReadFile(outPath)
+	raw, err := readCapped(outPath, max)
 	if err != nil {
 		return err
 	}

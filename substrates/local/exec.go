@@ -137,18 +137,19 @@ func (r *Runner) supervise(ctx context.Context, id string) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir, cmd.Env = workdir, env
 	outPath := ""
-	var resultOut *os.File
+	var resultOut *cappedOutput
 	if cfg.Workflow || preset && agent.Output(cfg.Command.Output) == agent.OutputClaudeJSON {
-		// Its stdout is one JSON object the runner reads when it exits.
+		// Its stdout is one JSON object the runner reads when it exits: kept up to the log's
+		// cap, never more (outcap.go).
 		outPath = r.In.Path(StateDir + "/results/" + id + ".out.json")
 		if cfg.Workflow {
 			outPath = r.envelopePath(id)
 		}
-		if resultOut, err = os.OpenFile(outPath, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600); err != nil {
+		if resultOut, err = captureOutput(outPath, r.logMax()); err != nil {
 			end(ir.Failed, fmt.Sprintf("cannot open its output: %v", err), "", nil)
 			return
 		}
-		defer resultOut.Close()
+		defer resultOut.drain()
 	}
 	cmd.SysProcAttr = proc.SysProcAttr()
 	out, drain, err := logf.pipeTo()
@@ -159,7 +160,7 @@ func (r *Runner) supervise(ctx context.Context, id string) {
 	defer drain()
 	cmd.Stdout, cmd.Stderr = out, out
 	if resultOut != nil {
-		cmd.Stdout = resultOut
+		cmd.Stdout = resultOut.writer()
 	}
 	if stdin != "" {
 		f, err := os.Open(stdin)
@@ -172,6 +173,9 @@ func (r *Runner) supervise(ctx context.Context, id string) {
 	}
 	err = cmd.Start()
 	out.Close() // the process has its own copy
+	if resultOut != nil {
+		resultOut.writer().Close()
+	}
 	if err != nil {
 		end(ir.Failed, fmt.Sprintf("cannot start %s: %v", argv[0], err), "", nil)
 		return
@@ -199,6 +203,9 @@ func (r *Runner) supervise(ctx context.Context, id string) {
 	// last of its output is in the log.
 	_ = proc.Kill(pid)
 	drain()
+	if resultOut != nil {
+		resultOut.drain()
+	}
 	code := exitCode(cmd.ProcessState)
 	if snap != nil {
 		changed, err := snap.restore(r)
@@ -213,6 +220,16 @@ func (r *Runner) supervise(ctx context.Context, id string) {
 			return
 		}
 	}
+	if resultOut != nil && !timedOut {
+		if err := resultOut.problem(); err != nil {
+			if cfg.Workflow {
+				os.Remove(outPath) // an envelope may hold a resume token: it is not kept
+			}
+			fmt.Fprintf(logf, "autonomy: %v\n", err)
+			end(ir.Failed, err.Error(), "", code)
+			return
+		}
+	}
 	switch {
 	case timedOut:
 		end(ir.Failed, fmt.Sprintf("timed out after %s (TERM, then KILL after %s)", s.Timeout, r.grace()), "", code)
@@ -222,7 +239,7 @@ func (r *Runner) supervise(ctx context.Context, id string) {
 		end(ir.Failed, describeExit(waitErr, cmd.ProcessState), "", code)
 	default:
 		if outPath != "" {
-			if err := collect(cfg.Command.Output, outPath, resultPath, cfg.Result != "", logf); err != nil {
+			if err := collect(cfg.Command.Output, outPath, resultPath, cfg.Result != "", r.logMax(), logf); err != nil {
 				end(ir.Failed, "exit status 0 but "+err.Error(), "", code)
 				return
 			}

@@ -70,7 +70,7 @@ func (r *Runner) continuing(s store.Session) bool {
 // returns false when the session is parked, waiting for an approval.
 func (r *Runner) settleWorkflow(ctx context.Context, s store.Session, log io.Writer, end func(ir.SessionStatus, string, string, *int), code *int) {
 	path := r.envelopePath(s.ID)
-	raw, err := os.ReadFile(path)
+	raw, err := readCapped(path, r.logMax())
 	os.Remove(path) // it may hold a resume token: it is not kept
 	var env engine.Envelope
 	if err == nil {
