@@ -67,6 +67,10 @@ func (r *Runner) supervise(ctx context.Context, id string) {
 	}
 	defer logf.Close()
 
+	r.phase("workspace", id)
+	if r.cancelled(ctx, id) {
+		return
+	}
 	workdir, cleanup, err := r.workspace(ctx, s, cfg)
 	if err != nil {
 		r.finish(ctx, id, ir.Failed, err.Error(), "", nil)
@@ -94,11 +98,24 @@ func (r *Runner) supervise(ctx context.Context, id string) {
 	resultPath := r.In.Path(StateDir + "/results/" + id + ".json")
 	env := r.sessionEnv(s, cfg, workdir, resultPath)
 
+	// A cancel recorded while the session is prepared ends it before anything more starts: it is
+	// checked after each step, and stops a prelaunch under way (prepare.go).
+	r.phase("prelaunch", id)
+	if r.cancelled(ctx, id) {
+		return
+	}
 	if cfg.Prelaunch != "" {
 		pre := exec.Command("/bin/sh", "-c", cfg.Prelaunch)
 		pre.Dir, pre.Env = workdir, env
 		pre.SysProcAttr = proc.SysProcAttr()
-		if err := runBounded(pre, logf, s.Timeout, r.grace()); err != nil {
+		stop, forget := r.watchCancel(id)
+		err := runBounded(pre, logf, s.Timeout, r.grace(), stop)
+		forget()
+		if errors.Is(err, errCancelled) || r.cancelled(ctx, id) {
+			fmt.Fprintf(logf, "autonomy: cancelled while preparing: the agent was not started\n")
+			return
+		}
+		if err != nil {
 			end(ir.Failed, fmt.Sprintf("prelaunch failed: %v", err), "", nil)
 			return
 		}
@@ -171,28 +188,26 @@ func (r *Runner) supervise(ctx context.Context, id string) {
 		defer f.Close()
 		cmd.Stdin = f
 	}
-	err = cmd.Start()
+	r.phase("start", id)
+	started, startErr, err := r.startRecorded(ctx, id, cmd, workdir)
 	out.Close() // the process has its own copy
 	if resultOut != nil {
 		resultOut.writer().Close()
 	}
-	if err != nil {
-		end(ir.Failed, fmt.Sprintf("cannot start %s: %v", argv[0], err), "", nil)
+	if startErr != nil {
+		end(ir.Failed, fmt.Sprintf("cannot start %s: %v", argv[0], startErr), "", nil)
+		return
+	}
+	if !started {
+		fmt.Fprintf(logf, "autonomy: cancelled while preparing: the agent was not started\n")
 		return
 	}
 	pid := cmd.Process.Pid
-	pstart, _ := proc.StartTime(pid)
-	startedAt := r.opts.Now().UTC()
-	_, recorded, err := r.Store.Modify(ctx, id, []ir.SessionStatus{ir.Running, ir.Paused}, func(m *store.Session) {
-		m.PID, m.PIDStart, m.StartedAt, m.Workdir = pid, pstart, startedAt, workdir
-	})
-	if err != nil || !recorded {
-		// Cancelled while it was being started (or the store failed): it must not run untracked.
+	if err != nil {
+		// The store failed to record it: it must not run untracked.
 		_ = proc.Terminate(pid, r.grace())
 		_ = cmd.Wait()
-		if err != nil {
-			end(ir.Failed, fmt.Sprintf("cannot record its process: %v", err), "", nil)
-		}
+		end(ir.Failed, fmt.Sprintf("cannot record its process: %v", err), "", nil)
 		return
 	}
 
@@ -251,7 +266,7 @@ func (r *Runner) supervise(ctx context.Context, id string) {
 
 // runBounded runs a prelaunch command to its end within the session's timeout, its output into
 // the log.
-func runBounded(cmd *exec.Cmd, logf *cappedLog, timeout, grace time.Duration) error {
+func runBounded(cmd *exec.Cmd, logf *cappedLog, timeout, grace time.Duration, stop <-chan struct{}) error {
 	out, drain, err := logf.pipeTo()
 	if err != nil {
 		return err
@@ -265,16 +280,23 @@ func runBounded(cmd *exec.Cmd, logf *cappedLog, timeout, grace time.Duration) er
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	if timeout <= 0 {
-		return <-exited
+	var expired <-chan time.Time
+	if timeout > 0 {
+		t := time.NewTimer(timeout)
+		defer t.Stop()
+		expired = t.C
 	}
 	select {
 	case err := <-exited:
 		return err
-	case <-time.After(timeout):
+	case <-expired:
 		_ = proc.Terminate(cmd.Process.Pid, grace)
 		<-exited
 		return fmt.Errorf("timed out after %s", timeout)
+	case <-stop:
+		_ = proc.Terminate(cmd.Process.Pid, grace)
+		<-exited
+		return errCancelled
 	}
 }
 

@@ -63,6 +63,9 @@ type Runner struct {
 	stopPolling bool
 	// minute is the unit of timeoutMinutes: a minute, shorter in tests.
 	minute time.Duration
+	// phaseHook, set by tests only, is called as a supervisor reaches each step of preparing a
+	// session (prepare.go).
+	phaseHook func(phase, id string)
 }
 
 // caller is the session a verb is called from.
