@@ -55,17 +55,24 @@ func (r *Runner) supervise(ctx context.Context, id string) {
 	if err != nil || !ok || s.Status.Ended() {
 		return
 	}
-	cfg, err := r.In.Actor(s.Actor)
-	if err != nil {
-		r.finish(ctx, id, ir.Failed, err.Error(), "", nil)
-		return
-	}
 	logf, err := openCappedLog(s.LogPath, r.logMax())
 	if err != nil {
 		r.finish(ctx, id, ir.Failed, fmt.Sprintf("cannot open its log: %v", err), "", nil)
 		return
 	}
 	defer logf.Close()
+	// What autonomy installed is read, and the session prepared, while no agent works in the
+	// installation root, which can change it until its session ends (rootlock.go).
+	hold, ok := r.lockRoot(ctx, s, logf, false)
+	if !ok {
+		return
+	}
+	defer hold.release()
+	cfg, err := r.In.ReloadActor(s.Actor)
+	if err != nil {
+		r.finish(ctx, id, ir.Failed, err.Error(), "", nil)
+		return
+	}
 
 	r.phase("workspace", id)
 	if r.cancelled(ctx, id) {
@@ -95,6 +102,24 @@ func (r *Runner) supervise(ctx context.Context, id string) {
 			r.stopDone(ctx, id)
 		}
 	}()
+	if cfg.Skill && workdir == r.In.Dir {
+		// One agent at a time in the installation root, and nobody else starting meanwhile
+		// (rootlock.go): others wait, queued. Its config is read again once it holds the root:
+		// the one read before may be another agent's change, since put back.
+		hold.release()
+		if hold, ok = r.lockRoot(ctx, s, logf, true); !ok {
+			return
+		}
+		defer hold.release()
+		if cfg, err = r.In.ReloadActor(s.Actor); err != nil || !cfg.Skill || cfg.Workspace == "isolated" {
+			msg := "the installation changed while it waited for the installation root; launch it again"
+			if err != nil {
+				msg = err.Error()
+			}
+			end(ir.Failed, msg, "", nil)
+			return
+		}
+	}
 	resultPath := r.In.Path(StateDir + "/results/" + id + ".json")
 	env := r.sessionEnv(s, cfg, workdir, resultPath)
 
@@ -201,6 +226,9 @@ func (r *Runner) supervise(ctx context.Context, id string) {
 	if !started {
 		fmt.Fprintf(logf, "autonomy: cancelled while preparing: the agent was not started\n")
 		return
+	}
+	if !hold.exclusive {
+		hold.release() // started: what it reads of the installation is read
 	}
 	pid := cmd.Process.Pid
 	if err != nil {

@@ -110,6 +110,9 @@ func (snap installSnapshot) restore(r *Runner) ([]string, error) {
 			errs = append(errs, fmt.Errorf("cannot restore %s: %w", p, err))
 		}
 	}
+	if len(changed) > 0 {
+		r.In.forgetActors() // a copy read while the agent ran is not kept
+	}
 	sort.Strings(changed)
 	return changed, errors.Join(errs...)
 }

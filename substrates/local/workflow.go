@@ -196,10 +196,14 @@ func (r *Runner) Approve(ctx context.Context, id, token string, approve bool, ev
 	return n, r.start(ctx, n)
 }
 
-// Waiting is what a session waits for, for list: a workflow's approval prompt, else "".
+// Waiting is what a session waits for, for list: a workflow's approval prompt, the session
+// holding the root workspace for a queued one, else "".
 func Waiting(s store.Session) string {
 	if parked(s) {
 		return strings.TrimPrefix(s.Reason, inputRequired)
+	}
+	if Queued(s) {
+		return strings.TrimPrefix(s.Reason, queuedPrefix)
 	}
 	return ""
 }
