@@ -176,6 +176,17 @@ func (r *Runner) supervise(ctx context.Context, id string) {
 			return
 		}
 	}
+	var gsnap *gitSnapshot
+	if cfg.Skill {
+		// The git directory it commits into is writable: what your own git runs from there is
+		// put back when it ends (gitguard.go).
+		if common, err := gitws.CommonDir(ctx, workdir); err == nil {
+			if gsnap, err = snapshotGit(common); err != nil {
+				end(ir.Failed, fmt.Sprintf("cannot read the git directory %s: %v", common, err), "", nil)
+				return
+			}
+		}
+	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir, cmd.Env = workdir, env
 	outPath := ""
@@ -250,6 +261,7 @@ func (r *Runner) supervise(ctx context.Context, id string) {
 		resultOut.drain()
 	}
 	code := exitCode(cmd.ProcessState)
+	var tampered []string
 	if snap != nil {
 		changed, err := snap.restore(r)
 		if len(changed) > 0 || err != nil {
@@ -257,11 +269,29 @@ func (r *Runner) supervise(ctx context.Context, id string) {
 			if err != nil {
 				msg = fmt.Sprintf("the agent changed files autonomy installed, and not all could be put back: %v (compile again before running anything)", err)
 			}
-			fmt.Fprintf(logf, "autonomy: %s\n", msg)
-			_ = r.Store.Log(ctx, store.Event{Session: id, Actor: s.Actor, Kind: "tampered", Message: msg})
-			end(ir.Failed, msg, "", code)
-			return
+			tampered = append(tampered, msg)
 		}
+	}
+	if gsnap != nil {
+		aside := r.In.Path(StateDir + "/tampered/" + id)
+		changed, err := gsnap.restore(aside)
+		if len(changed) > 0 || err != nil {
+			for i, p := range changed {
+				changed[i] = filepath.Join(gsnap.dir, filepath.FromSlash(p))
+			}
+			msg := fmt.Sprintf("the git directory's hooks or config, which your own git runs, changed while the agent ran; they were put back: %s (the changed copies are in %s)", strings.Join(changed, ", "), aside)
+			if err != nil {
+				msg = fmt.Sprintf("the git directory's hooks or config, which your own git runs, changed while the agent ran, and not all could be put back: %v (check %s before you run git there; the changed copies are in %s)", err, gsnap.dir, aside)
+			}
+			tampered = append(tampered, msg)
+		}
+	}
+	if len(tampered) > 0 {
+		msg := strings.Join(tampered, "; ")
+		fmt.Fprintf(logf, "autonomy: %s\n", msg)
+		_ = r.Store.Log(ctx, store.Event{Session: id, Actor: s.Actor, Kind: "tampered", Message: msg})
+		end(ir.Failed, msg, "", code)
+		return
 	}
 	if resultOut != nil && !timedOut {
 		if err := resultOut.problem(); err != nil {
