@@ -46,7 +46,17 @@ func (r *Runner) Supervise(ctx context.Context, id string) error {
 	if s.Kind != "agent" || s.Status.Ended() {
 		return nil
 	}
+	// This process supervises this one session: on Linux it is the subreaper of everything the
+	// session starts, so a process that left the session's group (setsid) and was orphaned is
+	// re-parented here, and killed once the session is over, rather than living on under init.
+	subreaper := proc.BecomeSubreaper() == nil
 	r.supervise(ctx, id)
+	if subreaper {
+		if killed := proc.KillOrphans(); len(killed) > 0 {
+			msg := fmt.Sprintf("killed %d process(es) that had left its process group and outlived it: %v", len(killed), killed)
+			_ = r.Store.Log(ctx, store.Event{Session: id, Actor: s.Actor, Kind: "escaped", Message: msg})
+		}
+	}
 	return nil
 }
 
