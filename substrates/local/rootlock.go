@@ -12,13 +12,21 @@ import (
 	"github.com/autonomyhq/autonomy/substrates/local/store"
 )
 
-// RootLockPath is the lock that lets one agent at a time work in the installation root (a skill
-// session whose workspace is the root). Its tamper guard (guard.go) compares what autonomy
-// installed before and after the session: two agents in the root at once would see each other's
-// changes and blame the wrong one, so the second waits, queued, until the first has ended and
-// its changes were put back. Nothing is refused and nothing is lost; actors given
+// holderPath names the session that holds the installation root exclusively, for the message
+// of the ones that wait (informative only).
+const holderPath = StateDir + "/root-workspace.holder"
+
+// The root lock lets one agent at a time work in the installation root (a skill session whose
+// workspace is the root), and no other session start meanwhile. Its tamper guard (guard.go)
+// compares what autonomy installed before and after the session: two agents in the root at once
+// would see each other's changes and blame the wrong one, and a session starting meanwhile would
+// read what the agent rewrote before it is put back. So the others wait, queued, until it has
+// ended and its changes were put back. Nothing is refused and nothing is lost; actors given
 // workspace: isolated run side by side.
-const RootLockPath = StateDir + "/root-workspace.lock"
+//
+// The lock is an flock(2) on the installation directory itself, not on a file in it: an agent
+// working there can delete or replace any file of the installation (a lock file too, and the
+// next session would lock the new one), but not the directory it works in.
 
 // queuedPrefix starts the reason of a session waiting for the root workspace.
 const queuedPrefix = "queued: "
@@ -61,17 +69,17 @@ func (h *rootHold) release() {
 // be taken (the session is then failed). The lock is an flock(2): the kernel drops it when its
 // holder exits, however it exits.
 func (r *Runner) lockRoot(ctx context.Context, s store.Session, logf io.Writer, exclusive bool) (hold *rootHold, ok bool) {
-	path := r.In.Path(RootLockPath)
+	holder := r.In.Path(holderPath)
 	queued := false
 	for {
-		free, held, err := tryLock(path, exclusive)
+		free, held, err := tryLock(r.In.Dir, exclusive)
 		if err != nil {
 			r.finish(ctx, s.ID, ir.Failed, fmt.Sprintf("cannot take the root workspace lock: %v", err), "", nil)
 			return nil, false
 		}
 		if held {
 			if exclusive {
-				_ = os.WriteFile(path+".holder", []byte(s.ID+"\n"), 0o600)
+				_ = os.WriteFile(holder, []byte(s.ID+"\n"), 0o600)
 			}
 			if queued {
 				_, _, _ = r.Store.Modify(ctx, s.ID, []ir.SessionStatus{ir.Running, ir.Paused}, func(m *store.Session) {
@@ -85,11 +93,11 @@ func (r *Runner) lockRoot(ctx context.Context, s store.Session, logf io.Writer, 
 		}
 		if !queued {
 			queued = true
-			holder := "another session"
-			if b, err := os.ReadFile(path + ".holder"); err == nil && strings.TrimSpace(string(b)) != "" {
-				holder = "session " + strings.TrimSpace(string(b))
+			by := "another session"
+			if b, err := os.ReadFile(holder); err == nil && strings.TrimSpace(string(b)) != "" {
+				by = "session " + strings.TrimSpace(string(b))
 			}
-			msg := fmt.Sprintf("%swaiting for %s to leave the installation root: one agent at a time works there, and other sessions start when none does (give the actor workspace: isolated to run it alongside)", queuedPrefix, holder)
+			msg := fmt.Sprintf("%swaiting for %s to leave the installation root: one agent at a time works there, and other sessions start when none does (give the actor workspace: isolated to run it alongside)", queuedPrefix, by)
 			fmt.Fprintf(logf, "autonomy: %s\n", msg)
 			_, _, _ = r.Store.Modify(ctx, s.ID, []ir.SessionStatus{ir.Running, ir.Paused}, func(m *store.Session) { m.Reason = msg })
 			_ = r.Store.Log(ctx, store.Event{Session: s.ID, Actor: s.Actor, Kind: "queued", Message: msg})

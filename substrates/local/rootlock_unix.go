@@ -8,10 +8,10 @@ import (
 	"syscall"
 )
 
-// tryLock takes the flock (exclusive or shared) on the file at path without waiting: held is false when
-// another holder has it. Closing the file (release) drops it.
+// tryLock takes the flock (exclusive or shared) on the file or directory at path without
+// waiting: held is false when another holder has it. Closing it (release) drops the lock.
 func tryLock(path string, exclusive bool) (release func(), held bool, err error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, false, err
 	}
