@@ -136,7 +136,7 @@ func (r *Runner) fill(ctx context.Context, s store.Session, cfg *ActorConfig, ar
 		delete(doc, "$schema")
 		clean, _ := json.Marshal(doc)
 		path := r.In.Path(StateDir + "/results/" + s.ID + ".schema.json")
-		if err := os.WriteFile(path, clean, 0o600); err != nil {
+		if err := writeNew(path, clean, 0o600); err != nil {
 			return nil, err
 		}
 		values[agent.Schema], values[agent.SchemaJSON] = path, string(clean)
@@ -180,7 +180,7 @@ func collect(output, outPath, resultPath string, result bool, max int64, log io.
 		}
 		data = structured
 	}
-	return os.WriteFile(resultPath, data, 0o600)
+	return writeNew(resultPath, data, 0o600) // never through a link the agent put there
 }
 
 func clip(s string) string {

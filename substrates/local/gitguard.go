@@ -180,14 +180,24 @@ func (g *gitSnapshot) restore(aside string) ([]string, error) {
 	}
 	defer root.Close()
 	var errs []error
+	// The folder kept aside is made anew and written through a root: the agent may have put a
+	// link where it goes, to have the copies (its own text) written outside its sandbox.
+	kept, err := freshDir(aside)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("cannot make %s to keep the changed copies: %w", aside, err))
+	} else {
+		defer kept.Close()
+	}
 	// First take away what is there now (kept aside), then write back what was.
 	for _, p := range changed {
 		cur, ok := now[p]
 		if !ok {
 			continue
 		}
-		if err := keepAside(aside, p, cur); err != nil {
-			errs = append(errs, err)
+		if kept != nil {
+			if err := keepAside(kept, p, cur); err != nil {
+				errs = append(errs, err)
+			}
 		}
 		if err := root.RemoveAll(filepath.FromSlash(p)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			errs = append(errs, fmt.Errorf("cannot remove %s: %w", p, err))
@@ -220,17 +230,26 @@ func (g *gitSnapshot) restore(aside string) ([]string, error) {
 	return changed, errors.Join(errs...)
 }
 
-// keepAside saves what an entry held before it is put back: a file's bytes, a link's target.
-func keepAside(aside, p string, f gitFile) error {
-	full := filepath.Join(aside, filepath.FromSlash(p))
-	if err := os.MkdirAll(filepath.Dir(full), 0o700); err != nil {
+// keepAside saves what an entry held before it is put back: a file's bytes, a link's target;
+// as a new file, mode 0600, under the root kept.
+func keepAside(kept *os.Root, p string, f gitFile) error {
+	rel := filepath.FromSlash(p)
+	if err := kept.MkdirAll(filepath.Dir(rel), 0o700); err != nil {
 		return fmt.Errorf("cannot keep %s aside: %w", p, err)
 	}
 	data := f.data
 	if f.isLn {
 		data = []byte("a symbolic link to " + f.link + "\n")
 	}
-	if err := os.WriteFile(full, data, 0o600); err != nil {
+	out, err := kept.OpenFile(rel, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return fmt.Errorf("cannot keep %s aside: %w", p, err)
+	}
+	_, err = out.Write(data)
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
 		return fmt.Errorf("cannot keep %s aside: %w", p, err)
 	}
 	return nil

@@ -34,6 +34,10 @@ git config alias.st '!touch pwned'
 git config core.fsmonitor "$evil/post-checkout"
 echo '* filter=evil' >> "$common/info/attributes"
 git commit -q --allow-empty -m "agent work"
+if [ -n "$ASIDE_LINK" ]; then
+  mkdir -p "$AUTONOMY_DIR/.autonomy/state/tampered"
+  ln -s "$ASIDE_LINK" "$AUTONOMY_DIR/.autonomy/state/tampered/$AUTONOMY_SESSION"
+fi
 `
 
 func gitTamperFleet(t *testing.T, workspace string) fleet {
@@ -64,10 +68,15 @@ policy:
 // session naming them; the user's next git command runs nothing the agent planted. The agent's
 // commit is kept.
 func TestAgentCannotKeepGitHooksOrConfig(t *testing.T) {
-	for _, c := range []struct{ name, workspace, link string }{
-		{"root", "shared", ""},
-		{"isolated", "isolated", ""},
-		{"hooks-link", "isolated", "1"},
+	for _, c := range []struct {
+		name, workspace, link string
+		asideLink             bool
+	}{
+		{"root", "shared", "", false},
+		{"isolated", "isolated", "", false},
+		{"hooks-link", "isolated", "1", false},
+		// The agent puts a link where the changed copies are kept: they are not written through it.
+		{"aside-link", "shared", "", true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := installFleet(t, gitTamperFleet(t, c.workspace), true)
@@ -77,7 +86,12 @@ func TestAgentCannotKeepGitHooksOrConfig(t *testing.T) {
 				t.Fatal(err)
 			}
 			hooksBefore, _ := os.ReadDir(filepath.Join(git, "hooks"))
-			r := newRunner(t, dir, Options{Env: append(os.Environ(), "LINK_HOOKS="+c.link)})
+			outside := t.TempDir()
+			env := append(os.Environ(), "LINK_HOOKS="+c.link)
+			if c.asideLink {
+				env = append(env, "ASIDE_LINK="+outside)
+			}
+			r := newRunner(t, dir, Options{Env: env})
 			s := launch(t, r, LaunchRequest{Actor: "planter"})
 			got := waitEnded(t, r, s.ID)
 			r.Wait()
@@ -118,6 +132,9 @@ func TestAgentCannotKeepGitHooksOrConfig(t *testing.T) {
 			aside := filepath.Join(dir, filepath.FromSlash(StateDir), "tampered", s.ID)
 			if data, err := os.ReadFile(filepath.Join(aside, "config")); err != nil || !strings.Contains(string(data), "pwned") {
 				t.Errorf("the changed config was not kept aside: %v\n%s", err, data)
+			}
+			if entries, _ := os.ReadDir(outside); len(entries) > 0 {
+				t.Errorf("copies were written through the agent's link, outside the installation: %v", entries)
 			}
 			if c.workspace == "isolated" {
 				if log := gitRun(t, dir, "log", "--format=%s", "autonomy/planter/"+s.ID); !strings.Contains(log, "agent work") {

@@ -28,7 +28,7 @@ type cappedOutput struct {
 
 // captureOutput creates (truncates) the file at path and starts copying into it.
 func captureOutput(path string, max int64) (*cappedOutput, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	f, err := createNew(path, 0o600)
 	if err != nil {
 		return nil, err
 	}

@@ -79,7 +79,7 @@ func (r *Runner) lockRoot(ctx context.Context, s store.Session, logf io.Writer, 
 		}
 		if held {
 			if exclusive {
-				_ = os.WriteFile(holder, []byte(s.ID+"\n"), 0o600)
+				_ = writeNew(holder, []byte(s.ID+"\n"), 0o600)
 			}
 			if queued {
 				_, _, _ = r.Store.Modify(ctx, s.ID, []ir.SessionStatus{ir.Running, ir.Paused}, func(m *store.Session) {

@@ -39,7 +39,7 @@ func (r *Runner) weave(ctx context.Context, s store.Session, cfg *ActorConfig, s
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 		return "", err
 	}
-	if err := os.WriteFile(out, []byte(res.Skill), 0o644); err != nil {
+	if err := writeNew(out, []byte(res.Skill), 0o644); err != nil {
 		return "", err
 	}
 	event := func(kind, msg string) {
