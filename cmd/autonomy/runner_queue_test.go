@@ -3,6 +3,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -24,7 +26,7 @@ actors:
 policy:
   box:
     local:
-      agent: [/bin/sh, -c, 'cat >/dev/null; sleep 1']
+      agent: [/bin/sh, -c, 'cat >/dev/null; until [ -f "$AUTONOMY_DIR/go" ]; do sleep 0.05; done']
 `
 	dir := runnerFleet(t, yml, map[string]string{"skills/writer/SKILL.md": "# writer\n"})
 	first, errOut, code := cli(t, nil, "runner", "--dir", dir, "launch", "writer")
@@ -37,7 +39,7 @@ policy:
 		t.Fatalf("launch: exit %d: %s", code, errOut)
 	}
 	second = strings.TrimSpace(second)
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	for {
 		out, _, _ := cli(t, nil, "runner", "--dir", dir, "list")
 		// Whichever supervisor took the root first, the other waits for it.
@@ -53,6 +55,11 @@ policy:
 			t.Fatalf("list never showed %s queued behind %s:\n%s", second, first, out)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+	// The agents wait for this file: the one holding the root ends only once the other was seen
+	// queued.
+	if err := os.WriteFile(filepath.Join(dir, "go"), nil, 0o644); err != nil {
+		t.Fatal(err)
 	}
 	st, err := store.Open(local.DBPath(dir))
 	if err != nil {
