@@ -7,12 +7,9 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
-
-	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/substrates"
@@ -271,31 +268,7 @@ func (r *Runner) supervise(ctx context.Context, id string) {
 		resultOut.drain()
 	}
 	code := exitCode(cmd.ProcessState)
-	var tampered []string
-	if snap != nil {
-		changed, err := snap.restore(r)
-		if len(changed) > 0 || err != nil {
-			msg := fmt.Sprintf("the agent changed files autonomy installed, which the runner runs outside the sandbox; they were put back: %s (edit the profile and compile instead)", strings.Join(changed, ", "))
-			if err != nil {
-				msg = fmt.Sprintf("the agent changed files autonomy installed, and not all could be put back: %v (compile again before running anything)", err)
-			}
-			tampered = append(tampered, msg)
-		}
-	}
-	if gsnap != nil {
-		aside := r.In.Path(StateDir + "/tampered/" + id)
-		changed, err := gsnap.restore(aside)
-		if len(changed) > 0 || err != nil {
-			for i, p := range changed {
-				changed[i] = filepath.Join(gsnap.dir, filepath.FromSlash(p))
-			}
-			msg := fmt.Sprintf("the git directory's hooks or config, which your own git runs, changed while the agent ran; they were put back: %s (the changed copies are in %s)", strings.Join(changed, ", "), aside)
-			if err != nil {
-				msg = fmt.Sprintf("the git directory's hooks or config, which your own git runs, changed while the agent ran, and not all could be put back: %v (check %s before you run git there; the changed copies are in %s)", err, gsnap.dir, aside)
-			}
-			tampered = append(tampered, msg)
-		}
-	}
+	tampered := r.putBack(id, snap, gsnap)
 	if len(tampered) > 0 {
 		msg := strings.Join(tampered, "; ")
 		fmt.Fprintf(logf, "autonomy: %s\n", msg)
@@ -332,42 +305,6 @@ func (r *Runner) supervise(ctx context.Context, id string) {
 	}
 }
 
-// runBounded runs a prelaunch command to its end within the session's timeout, its output into
-// the log.
-func runBounded(cmd *exec.Cmd, logf *cappedLog, timeout, grace time.Duration, stop <-chan struct{}) error {
-	out, drain, err := logf.pipeTo()
-	if err != nil {
-		return err
-	}
-	defer drain()
-	cmd.Stdout, cmd.Stderr = out, out
-	err = cmd.Start()
-	out.Close()
-	if err != nil {
-		return err
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	var expired <-chan time.Time
-	if timeout > 0 {
-		t := time.NewTimer(timeout)
-		defer t.Stop()
-		expired = t.C
-	}
-	select {
-	case err := <-exited:
-		return err
-	case <-expired:
-		_ = proc.Terminate(cmd.Process.Pid, grace)
-		<-exited
-		return fmt.Errorf("timed out after %s", timeout)
-	case <-stop:
-		_ = proc.Terminate(cmd.Process.Pid, grace)
-		<-exited
-		return errCancelled
-	}
-}
-
 func exitCode(ps *os.ProcessState) *int {
 	if ps == nil {
 		return nil
@@ -384,47 +321,6 @@ func describeExit(err error, ps *os.ProcessState) string {
 		return fmt.Sprintf("exit status %d", ps.ExitCode())
 	}
 	return err.Error()
-}
-
-// verify decides what an exit 0 means: done when the actor declares no result schema, or when
-// its result file validates against it; failed otherwise. Done is verified, never presumed.
-func (r *Runner) verify(cfg *ActorConfig, resultPath string) (ir.SessionStatus, string, string) {
-	if cfg.Result == "" {
-		return ir.Done, "", "exit status 0; the actor declares no result schema"
-	}
-	data, err := os.ReadFile(resultPath)
-	if err != nil {
-		return ir.Failed, fmt.Sprintf("exit status 0 but no result: %s was not written (the actor must write its result there, as AUTONOMY_RESULT says)", resultPath), ""
-	}
-	var doc any
-	if err := json.Unmarshal(data, &doc); err != nil {
-		return ir.Failed, fmt.Sprintf("exit status 0 but the result is not JSON: %v", err), ""
-	}
-	schemaPath := r.In.Path(cfg.Result)
-	raw, err := os.ReadFile(schemaPath)
-	if err != nil {
-		return ir.Failed, fmt.Sprintf("cannot read the result schema %s: %v", cfg.Result, err), ""
-	}
-	var schemaDoc any
-	if err := json.Unmarshal(raw, &schemaDoc); err != nil {
-		return ir.Failed, fmt.Sprintf("the result schema %s is not JSON: %v (compile again)", cfg.Result, err), ""
-	}
-	if m, ok := schemaDoc.(map[string]any); ok {
-		delete(m, "//") // the DO NOT EDIT header member
-	}
-	c := jsonschema.NewCompiler()
-	if err := c.AddResource("file:///result-schema.json", schemaDoc); err != nil {
-		return ir.Failed, fmt.Sprintf("the result schema %s: %v", cfg.Result, err), ""
-	}
-	sch, err := c.Compile("file:///result-schema.json")
-	if err != nil {
-		return ir.Failed, fmt.Sprintf("the result schema %s does not compile: %v", cfg.Result, err), ""
-	}
-	if err := sch.Validate(doc); err != nil {
-		msg := ir.ExplainResultError(err)
-		return ir.Failed, fmt.Sprintf("exit status 0 but the result does not satisfy %s: %s", cfg.Result, msg), ""
-	}
-	return ir.Done, "", fmt.Sprintf("exit status 0 and %s validates against %s", filepath.Base(resultPath), cfg.Result)
 }
 
 // finish ends a session that is still in flight; one that already ended (cancelled while it
