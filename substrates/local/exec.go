@@ -62,7 +62,12 @@ func (r *Runner) supervise(ctx context.Context, id string) {
 	if err != nil || !ok || s.Status.Ended() {
 		return
 	}
-	logf, err := openCappedLog(s.LogPath, r.logMax())
+	path, valid := r.logPath(id)
+	if !valid {
+		r.finish(ctx, id, ir.Failed, fmt.Sprintf("%q is not a session id", id), "", nil)
+		return
+	}
+	logf, err := openCappedLog(path, r.logMax())
 	if err != nil {
 		r.finish(ctx, id, ir.Failed, fmt.Sprintf("cannot open its log: %v", err), "", nil)
 		return

@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // The supervisor writes files under the state folder (results, logs, outputs, copies kept
@@ -14,6 +15,18 @@ import (
 // (a ~/.bashrc). So these files are never opened through a link: a new file is created
 // exclusively after removing whatever is at its path (a link is removed, not followed), and a
 // file that is continued is opened with O_NOFOLLOW.
+
+// logPath is where session id's log is: computed from the id, never read from the database,
+// which an agent working in the installation root can write (a log path naming ~/.bashrc would
+// have the supervisor append the session's output there). ok is false for an id the store does
+// not make (digits, a dash, letters and digits).
+func (r *Runner) logPath(id string) (string, bool) {
+	seq, tag, found := strings.Cut(id, "-")
+	if !found || seq == "" || tag == "" || strings.Trim(seq, "0123456789") != "" || strings.Trim(tag, "abcdefghijklmnopqrstuvwxyz0123456789") != "" {
+		return "", false
+	}
+	return r.In.Path(StateDir + "/logs/" + id + ".log"), true
+}
 
 // createNew creates path as a new, empty regular file (perm), whatever was there (a link, a file)
 // removed first.

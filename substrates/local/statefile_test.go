@@ -1,12 +1,14 @@
 package local
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/substrates/local/store"
 )
 
 // An agent can write the state folder when it works in the installation root. One that puts a
@@ -76,4 +78,54 @@ func TestLogIsNotWrittenThroughALink(t *testing.T) {
 	if fi, err := os.Lstat(path); err != nil || !fi.Mode().IsRegular() {
 		t.Errorf("the log is %v, %v", fi, err)
 	}
+}
+
+// The log a supervisor writes is where the session's id says, whatever the database says: an
+// agent in the installation root can write the database, and a log path it put there is not
+// followed (nor read back by runner logs).
+func TestLogPathIsNotTakenFromTheStore(t *testing.T) {
+	dir := installFleet(t, treeFleetQuick, false)
+	r := newRunner(t, dir, Options{})
+	victim := filepath.Join(t.TempDir(), "bashrc")
+	if err := os.WriteFile(victim, []byte("precious\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	s := store.Session{Actor: "quick", Kind: "agent", Origin: "operator", Trigger: "dispatch"}
+	err := r.Store.Tx(ctx, func(tx *store.Tx) error {
+		cfg, err := r.In.Actor("quick")
+		if err != nil {
+			return err
+		}
+		if err := r.insert(tx, cfg, &s); err != nil {
+			return err
+		}
+		s, _, err = tx.Modify(s.ID, nil, func(m *store.Session) { m.LogPath = victim })
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.supervise(ctx, s.ID)
+	if got := waitEnded(t, r, s.ID); got.Status != ir.Done {
+		t.Fatalf("the session ended %s: %s", got.Status, got.Reason)
+	}
+	if data := readFile(t, victim); data != "precious\n" {
+		t.Fatalf("the supervisor wrote the log where the database said: %q", data)
+	}
+	_, path, err := r.Logs(ctx, s.ID)
+	if err != nil || path != filepath.Join(dir, filepath.FromSlash(StateDir), "logs", s.ID+".log") || !strings.Contains(readFile(t, path), "quick output") {
+		t.Errorf("runner logs reads %s (%v)", path, err)
+	}
+}
+
+var treeFleetQuick = fleet{
+	yml: `schema: autonomy.ir.v1
+targets: [local]
+actors:
+  quick:
+    behavior: ./quick.sh
+    triggers: [{ dispatch: true }]
+`,
+	files: map[string]string{"quick.sh": "#!/bin/sh\necho quick output\n"},
 }
