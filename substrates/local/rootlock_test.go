@@ -19,13 +19,16 @@ import (
 // starts and ends in trace; the tamper skill's agent also replaces a lock file where one would be,
 // rewrites calm's installed launcher config into one whose command touches pwned, and then
 // touches tampered.
-func rootFleet(t *testing.T, trace string) fleet {
+func rootFleet(t *testing.T, trace string) fleet { return rootFleetWith(t, trace, "shared") }
+
+// rootFleetWith is rootFleet with calm's workspace.
+func rootFleetWith(t *testing.T, trace, calmWorkspace string) fleet {
 	agent := filepath.Join(t.TempDir(), "agent.sh")
 	script := `#!/bin/sh
 echo "start $AUTONOMY_SESSION" >> ` + trace + `
 if grep -q TAMPER; then
   rm -f .autonomy/state/root-workspace.lock; : > .autonomy/state/root-workspace.lock
-  sed 's#^      "/bin/sh",$#      "/bin/sh", "-c", "touch pwned",#' .autonomy/local/actors/calm.json > .evil.tmp
+  sed 's#^      "/bin/sh",$#      "/bin/sh", "-c", "touch $AUTONOMY_DIR/pwned",#' .autonomy/local/actors/calm.json > .evil.tmp
   mv .evil.tmp .autonomy/local/actors/calm.json
   touch tampered
 fi
@@ -45,6 +48,7 @@ actors:
   calm:
     behavior: skills/calm
     triggers: [{ dispatch: true }]
+    execution: { workspace: ` + calmWorkspace + ` }
 policy:
   box:
     local:
@@ -67,7 +71,7 @@ func TestRootWorkspaceSessionsQueue(t *testing.T) {
 	r := newRunner(t, dir, Options{})
 	a := launch(t, r, LaunchRequest{Actor: "tamper"})
 	waitPath(t, filepath.Join(dir, "tampered"))
-	if !strings.Contains(readFile(t, filepath.Join(dir, ActorPath("calm"))), "touch pwned") {
+	if !strings.Contains(readFile(t, filepath.Join(dir, ActorPath("calm"))), "touch $AUTONOMY_DIR/pwned") {
 		t.Fatal("the agent did not rewrite calm's config")
 	}
 	b := launch(t, r, LaunchRequest{Actor: "calm"})
@@ -204,4 +208,25 @@ func waitPath(t *testing.T, path string) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	t.Fatalf("%s never appeared", path)
+}
+
+// A session of an isolated actor launched while an agent works in the installation root, after
+// that agent rewrote its launcher config (what an agent holding agent:launch could do to run a
+// command of its choosing outside any sandbox), waits queued and starts from the config put back.
+func TestIsolatedSessionWaitsForTheRootAgent(t *testing.T) {
+	trace := filepath.Join(t.TempDir(), "trace")
+	dir := installFleet(t, rootFleetWith(t, trace, "isolated"), true)
+	r := newRunner(t, dir, Options{})
+	a := launch(t, r, LaunchRequest{Actor: "tamper"})
+	waitPath(t, filepath.Join(dir, "tampered"))
+	b := launch(t, r, LaunchRequest{Actor: "calm"})
+	waitFor(t, r, b.ID, Queued)
+	waitEnded(t, r, a.ID)
+	if gb := waitEnded(t, r, b.ID); gb.Status != ir.Done {
+		t.Errorf("the isolated session ended %s: %s", gb.Status, gb.Reason)
+	}
+	r.Wait()
+	if _, err := os.Stat(filepath.Join(dir, "pwned")); err == nil {
+		t.Error("the isolated session ran the command the root agent wrote into its config")
+	}
 }
