@@ -515,7 +515,7 @@ func (r *Runner) reconcile(ctx context.Context, s store.Session) (store.Session,
 	}
 	r.end(ctx, s.ID, ir.Failed, reason, "", nil, stopBy)
 	_ = r.Store.Log(ctx, store.Event{Session: s.ID, Actor: s.Actor, Kind: "orphaned", Message: reason})
-	if !stopBy.IsZero() {
+	if !stopBy.IsZero() && sessionGroup(s) {
 		_ = proc.Term(s.PID) // recorded first: whoever reconciles next KILLs at stopBy
 	}
 	n, _, err := r.Store.Get(ctx, s.ID)
@@ -570,7 +570,7 @@ func (r *Runner) Update(ctx context.Context, id string, p ir.Patch) (store.Sessi
 		if !changed {
 			return n, &RefusedError{Msg: fmt.Sprintf("session %s is %s, not %s", id, n.Status, from)}
 		}
-		if n.PID > 0 && proc.Alive(n.PID, n.PIDStart) {
+		if n.PID > 0 && proc.Alive(n.PID, n.PIDStart) && sessionGroup(n) {
 			if err := signal(n.PID); err != nil {
 				return n, err
 			}

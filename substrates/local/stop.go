@@ -96,6 +96,14 @@ func (r *Runner) pollStops() {
 	}
 }
 
+// sessionGroup reports whether the process group the session records is the session's: one of
+// its processes was started with the session's AUTONOMY_SESSION (Linux; elsewhere any live group
+// counts). The database is writable by an agent working in the installation root: a pid it wrote
+// there, of a process group of yours, is not signalled by a cancel, a pause or a reconciliation.
+func sessionGroup(s store.Session) bool {
+	return s.PID > 1 && proc.GroupHasEnv(s.PID, SessionEnv+"="+s.ID)
+}
+
 // stopDone records that no stop of the session is under way any more, once its group is gone.
 func (r *Runner) stopDone(ctx context.Context, id string) {
 	if s, ok, err := r.Store.Get(ctx, id); err == nil && ok && !s.StopBy.IsZero() {
@@ -109,7 +117,7 @@ func (r *Runner) finishStop(ctx context.Context, s store.Session) (store.Session
 	if s.StopBy.IsZero() || s.PID <= 0 {
 		return s, nil
 	}
-	if len(proc.Members(s.PID)) > 0 {
+	if len(proc.Members(s.PID)) > 0 && sessionGroup(s) {
 		if time.Now().Before(s.StopBy) {
 			return s, nil // its grace period is not over
 		}
@@ -172,7 +180,7 @@ func (r *Runner) Cancel(ctx context.Context, id string) (bool, error) {
 	if s.Kind == "human" {
 		return true, r.engage.Retract(ctx, s)
 	}
-	if s.PID > 0 && proc.Alive(s.PID, s.PIDStart) {
+	if s.PID > 0 && proc.Alive(s.PID, s.PIDStart) && sessionGroup(s) {
 		if err := proc.Term(s.PID); err != nil {
 			return true, err
 		}
