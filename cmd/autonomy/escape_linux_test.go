@@ -75,3 +75,48 @@ func TestEscapedProcessIsKilled(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// TestLaunchedSupervisorSurvivesItsLauncher: a session that launches another (agent:launch) has
+// that session's supervisor among its descendants; when the launching session ends, its
+// supervisor, the subreaper of what it started, leaves the other supervisor alone: the launched
+// session, still running, ends done.
+func TestLaunchedSupervisorSurvivesItsLauncher(t *testing.T) {
+	dir := runnerFleet(t, seamYAML, map[string]string{
+		"scripts/pm.sh":      "#!/bin/sh\n\"$TEST_AUTONOMY_BIN\" runner launch worker --ref from-pm\n",
+		"scripts/work.sh":    "#!/bin/sh\nuntil [ -f \"$AUTONOMY_DIR/gate\" ]; do sleep 0.05; done\n",
+		"humans/approver.md": "# Decide\n",
+	})
+	out, errOut, code := cli(t, []string{"TEST_AUTONOMY_BIN=" + autonomyBin(t)}, "runner", "--dir", dir, "launch", "pm")
+	if code != 0 {
+		t.Fatalf("launch pm: %d %s", code, errOut)
+	}
+	pm := strings.TrimSpace(out)
+	st, err := store.Open(local.DBPath(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	// Wait until pm ended and its supervisor is gone (it killed what it would kill).
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		s, ok, err := st.Get(context.Background(), pm)
+		if err != nil || !ok {
+			t.Fatal(ok, err)
+		}
+		if s.Status.Ended() && syscall.Kill(s.SupervisorPID, 0) != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("pm: %+v", s)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "gate"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range waitAllEnded(t, st, 2) {
+		if s.Status != "done" {
+			t.Errorf("%s (%s) ended %s: %s", s.ID, s.Actor, s.Status, s.Reason)
+		}
+	}
+}

@@ -49,7 +49,7 @@ func (r *Runner) Supervise(ctx context.Context, id string) error {
 	subreaper := proc.BecomeSubreaper() == nil
 	r.supervise(ctx, id)
 	if subreaper {
-		if killed := proc.KillOrphans(); len(killed) > 0 {
+		if killed := proc.KillOrphans(r.otherSupervisor); len(killed) > 0 {
 			msg := fmt.Sprintf("killed %d process(es) that had left its process group and outlived it: %v", len(killed), killed)
 			_ = r.Store.Log(ctx, store.Event{Session: id, Actor: s.Actor, Kind: "escaped", Message: msg})
 		}

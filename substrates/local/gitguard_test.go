@@ -182,3 +182,20 @@ func TestGitGuardIgnoresOtherWorktrees(t *testing.T) {
 	}
 	r.Wait()
 }
+
+// BenchmarkGitGuard is what the guard adds to a skill session: reading the guarded entries of a
+// fresh repository's git directory before, and comparing after.
+func BenchmarkGitGuard(b *testing.B) {
+	dir := b.TempDir()
+	gitRun(b, dir, "init", "-q")
+	git, aside := filepath.Join(dir, ".git"), filepath.Join(b.TempDir(), "aside")
+	for b.Loop() {
+		snap, err := snapshotGit(git)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if changed, err := snap.restore(aside); err != nil || len(changed) > 0 {
+			b.Fatal(changed, err)
+		}
+	}
+}

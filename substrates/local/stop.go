@@ -187,3 +187,25 @@ func (r *Runner) Cancel(ctx context.Context, id string) (bool, error) {
 	}
 	return true, nil
 }
+
+// otherSupervisor reports whether pid is the supervisor of a session in flight, as the store
+// records it (with its start time). A session that launches another (agent:launch) makes that
+// session's supervisor its own descendant; its own supervisor, the subreaper of what it starts,
+// leaves it alone. (An agent working in the installation root can write the store, and so
+// register a process of its own as a supervisor: the subreaper does not hold against that one.)
+func (r *Runner) otherSupervisor(pid int) bool {
+	start, err := proc.StartTime(pid)
+	if err != nil {
+		return false
+	}
+	ss, err := r.Store.List(context.Background(), store.ListOptions{})
+	if err != nil {
+		return false
+	}
+	for _, s := range ss {
+		if s.SupervisorPID == pid && s.SupervisorStart == start {
+			return true
+		}
+	}
+	return false
+}

@@ -27,14 +27,27 @@ func BecomeSubreaper() error {
 // KillOrphans KILLs every child of this process that is still there, with its group, reaps it,
 // and does it again for their children, which are re-parented here as they die, until none is
 // left (within a few seconds). Called by a subreaper once it has waited for every child it
-// started itself: what remains escaped a session's process group. It returns the pids killed.
-func KillOrphans() []int {
+// started itself: what remains escaped a session's process group. A child spare says yes to is
+// left alone (another session's supervisor, started from inside this session). It returns the
+// pids killed.
+func KillOrphans(spare func(pid int) bool) []int {
 	var killed []int
 	self := os.Getpid()
 	deadline := time.Now().Add(killWait)
 	quiet := 0
+	spared := map[int]bool{}
 	for time.Now().Before(deadline) && quiet < 3 {
-		kids := children(self)
+		var kids []int
+		for _, pid := range children(self) {
+			if spared[pid] {
+				continue
+			}
+			if spare != nil && spare(pid) {
+				spared[pid] = true
+				continue
+			}
+			kids = append(kids, pid)
+		}
 		if len(kids) == 0 {
 			quiet++
 			time.Sleep(poll / 4)
