@@ -355,6 +355,7 @@ func runnerExamples(t *testing.T, lines []string, all map[string][]string) {
 	if len(develop) > 0 {
 		run(t, "runner", "cancel", develop[0])
 	}
+	settleSessions(t, ws)
 }
 
 // serveExample runs `autonomy runner serve` as its own process until it says it serves, then

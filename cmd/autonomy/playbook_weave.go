@@ -3,11 +3,12 @@ package main
 import (
 	"fmt"
 	"os"
-	"path"
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/playbook"
 	"github.com/autonomyhq/autonomy/playbook/overlay"
 )
@@ -44,7 +45,7 @@ Exit codes: 0 woven, 2 usage or I/O error.`,
 			if err != nil {
 				return usageError("%v", err)
 			}
-			behavior := path.Base(path.Dir(skill))
+			behavior, _ := ir.BehaviorName(filepath.ToSlash(skill), text) // its declared name, as the runner matches it
 			res, _, err := playbook.WeaveInstall(dir, ".autonomy", overlay.Actor{Name: actor, Behavior: behavior, Substrate: substrate}, string(text), now)
 			if err != nil {
 				return usageError("%v", err)

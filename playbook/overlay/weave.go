@@ -50,8 +50,9 @@ func blockSpan(skill, name string) (start, end int, ok bool) {
 }
 
 // Actor is who a session is for: the actor's name (role/NAME and operator/NAME targets), its
-// behavior (skill/NAME: the skill folder's name, or the behavior file's name without extension)
-// and the substrate it runs on (runtime/NAME).
+// behavior (skill/NAME: the behavior's declared name, ir.BehaviorName: its frontmatter's name:,
+// else the skill folder's name or the behavior file's name without extension) and the substrate
+// it runs on (runtime/NAME).
 type Actor struct {
 	Name, Behavior, Substrate string
 }

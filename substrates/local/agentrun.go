@@ -136,7 +136,7 @@ func (r *Runner) fill(ctx context.Context, s store.Session, cfg *ActorConfig, ar
 		delete(doc, "$schema")
 		clean, _ := json.Marshal(doc)
 		path := r.In.Path(StateDir + "/results/" + s.ID + ".schema.json")
-		if err := os.WriteFile(path, clean, 0o600); err != nil {
+		if err := writeNew(path, clean, 0o600); err != nil {
 			return nil, err
 		}
 		values[agent.Schema], values[agent.SchemaJSON] = path, string(clean)
@@ -160,11 +160,11 @@ func gitDir(ctx context.Context, workdir, flag string) string {
 
 // collect turns a preset's output into the session's result after it exited 0: the structured
 // result (or the final message) into the result file, the message into the log.
-func collect(output, outPath, resultPath string, result bool, log io.Writer) error {
+func collect(output, outPath, resultPath string, result bool, max int64, log io.Writer) error {
 	if agent.Output(output) != agent.OutputClaudeJSON {
 		return nil
 	}
-	raw, err := os.ReadFile(outPath)
+	raw, err := readCapped(outPath, max)
 	if err != nil {
 		return err
 	}
@@ -180,7 +180,7 @@ func collect(output, outPath, resultPath string, result bool, log io.Writer) err
 		}
 		data = structured
 	}
-	return os.WriteFile(resultPath, data, 0o600)
+	return writeNew(resultPath, data, 0o600) // never through a link the agent put there
 }
 
 func clip(s string) string {

@@ -4,6 +4,7 @@ package local
 
 import (
 	"context"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -59,7 +60,19 @@ func TestCancelReturnsAtOnce(t *testing.T) {
 // as a running session of actor tree whose supervisor is dead.
 func orphanGroup(t *testing.T, r *Runner, timeout time.Duration) (store.Session, int) {
 	t.Helper()
+	dead := deadProcess(t)
+	var s store.Session
+	err := r.Store.Tx(context.Background(), func(tx *store.Tx) error {
+		s = store.Session{Actor: "tree", Kind: "agent", Status: ir.Running, Origin: "operator",
+			SupervisorPID: dead.pid, SupervisorStart: dead.start, StartedAt: time.Now().Add(-time.Hour), CreatedAt: time.Now(), Timeout: timeout}
+		return tx.Insert(&s)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Started as a session is: its environment names it.
 	cmd := exec.Command("/bin/sh", "-c", "trap '' TERM; sleep 300 & wait")
+	cmd.Env = append(os.Environ(), SessionEnv+"="+s.ID)
 	cmd.SysProcAttr = proc.SysProcAttr()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -71,14 +84,7 @@ func orphanGroup(t *testing.T, r *Runner, timeout time.Duration) (store.Session,
 	if err != nil {
 		t.Fatal(err)
 	}
-	dead := deadProcess(t)
-	var s store.Session
-	err = r.Store.Tx(context.Background(), func(tx *store.Tx) error {
-		s = store.Session{Actor: "tree", Kind: "agent", Status: ir.Running, Origin: "operator", PID: pid, PIDStart: start,
-			SupervisorPID: dead.pid, SupervisorStart: dead.start, StartedAt: time.Now().Add(-time.Hour), CreatedAt: time.Now(), Timeout: timeout}
-		return tx.Insert(&s)
-	})
-	if err != nil {
+	if s, _, err = r.Store.Modify(context.Background(), s.ID, nil, func(m *store.Session) { m.PID, m.PIDStart = pid, start }); err != nil {
 		t.Fatal(err)
 	}
 	for deadline := time.Now().Add(10 * time.Second); len(proc.Members(pid)) < 2; time.Sleep(10 * time.Millisecond) {
@@ -154,5 +160,49 @@ func assertStopped(t *testing.T, r *Runner, id string, pgid int, status ir.Sessi
 	}
 	if ss, err := r.Store.Stopping(context.Background()); err != nil || len(ss) != 0 {
 		t.Errorf("stops still pending: %+v, %v", ss, err)
+	}
+}
+
+// An agent working in the installation root can write the database: a session row it made name
+// a process group of yours (its pid and start time are public) is not signalled by a cancel, nor
+// KILLed when the stop's grace period is over: none of the group was started as that session.
+func TestCancelSignalsOnlyTheSessionsGroup(t *testing.T) {
+	dir := installFleet(t, treeFleet, false)
+	r := newRunner(t, dir, Options{})
+	victim := exec.Command("/bin/sh", "-c", "sleep 300 & wait")
+	victim.SysProcAttr = proc.SysProcAttr()
+	if err := victim.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go victim.Wait()
+	pid := victim.Process.Pid
+	t.Cleanup(func() { proc.Kill(pid) })
+	start, err := proc.StartTime(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	dead := deadProcess(t) // its supervisor is gone: reconciliation finishes the stop
+	var s store.Session
+	err = r.Store.Tx(ctx, func(tx *store.Tx) error {
+		s = store.Session{Actor: "tree", Kind: "agent", Status: ir.Running, Origin: "operator", PID: pid, PIDStart: start,
+			SupervisorPID: dead.pid, SupervisorStart: dead.start, StartedAt: time.Now(), CreatedAt: time.Now()}
+		return tx.Insert(&s)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := r.Cancel(ctx, s.ID); !ok || err != nil {
+		t.Fatalf("cancel: %v %v", ok, err)
+	}
+	time.Sleep(1300 * time.Millisecond) // the grace period (1 s) is over
+	if err := r.stopPending(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !alive(pid) {
+		t.Fatal("the cancel signalled a process group that is not the session's")
+	}
+	if got, _, _ := r.Store.Get(ctx, s.ID); got.Status != ir.Cancelled {
+		t.Errorf("the session is %s", got.Status)
 	}
 }

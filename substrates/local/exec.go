@@ -7,12 +7,9 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
-
-	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/substrates"
@@ -46,7 +43,17 @@ func (r *Runner) Supervise(ctx context.Context, id string) error {
 	if s.Kind != "agent" || s.Status.Ended() {
 		return nil
 	}
+	// This process supervises this one session: on Linux it is the subreaper of everything the
+	// session starts, so a process that left the session's group (setsid) and was orphaned is
+	// re-parented here, and killed once the session is over, rather than living on under init.
+	subreaper := proc.BecomeSubreaper() == nil
 	r.supervise(ctx, id)
+	if subreaper {
+		if killed := proc.KillOrphans(r.otherSupervisor); len(killed) > 0 {
+			msg := fmt.Sprintf("killed %d process(es) that had left its process group and outlived it: %v", len(killed), killed)
+			_ = r.Store.Log(ctx, store.Event{Session: id, Actor: s.Actor, Kind: "escaped", Message: msg})
+		}
+	}
 	return nil
 }
 
@@ -55,18 +62,34 @@ func (r *Runner) supervise(ctx context.Context, id string) {
 	if err != nil || !ok || s.Status.Ended() {
 		return
 	}
-	cfg, err := r.In.Actor(s.Actor)
-	if err != nil {
-		r.finish(ctx, id, ir.Failed, err.Error(), "", nil)
+	path, valid := r.logPath(id)
+	if !valid {
+		r.finish(ctx, id, ir.Failed, fmt.Sprintf("%q is not a session id", id), "", nil)
 		return
 	}
-	logf, err := openCappedLog(s.LogPath, r.logMax())
+	logf, err := openCappedLog(path, r.logMax())
 	if err != nil {
 		r.finish(ctx, id, ir.Failed, fmt.Sprintf("cannot open its log: %v", err), "", nil)
 		return
 	}
 	defer logf.Close()
+	// What autonomy installed is read, and the session prepared, while no agent works in the
+	// installation root, which can change it until its session ends (rootlock.go).
+	hold, ok := r.lockRoot(ctx, s, logf, false)
+	if !ok {
+		return
+	}
+	defer hold.release()
+	cfg, err := r.In.ReloadActor(s.Actor)
+	if err != nil {
+		r.finish(ctx, id, ir.Failed, err.Error(), "", nil)
+		return
+	}
 
+	r.phase("workspace", id)
+	if r.cancelled(ctx, id) {
+		return
+	}
 	workdir, cleanup, err := r.workspace(ctx, s, cfg)
 	if err != nil {
 		r.finish(ctx, id, ir.Failed, err.Error(), "", nil)
@@ -91,14 +114,45 @@ func (r *Runner) supervise(ctx context.Context, id string) {
 			r.stopDone(ctx, id)
 		}
 	}()
+	if cfg.Skill && workdir == r.In.Dir {
+		// One agent at a time in the installation root, and nobody else starting meanwhile
+		// (rootlock.go): others wait, queued. Its config is read again once it holds the root:
+		// the one read before may be another agent's change, since put back.
+		hold.release()
+		if hold, ok = r.lockRoot(ctx, s, logf, true); !ok {
+			return
+		}
+		defer hold.release()
+		if cfg, err = r.In.ReloadActor(s.Actor); err != nil || !cfg.Skill || cfg.Workspace == "isolated" {
+			msg := "the installation changed while it waited for the installation root; launch it again"
+			if err != nil {
+				msg = err.Error()
+			}
+			end(ir.Failed, msg, "", nil)
+			return
+		}
+	}
 	resultPath := r.In.Path(StateDir + "/results/" + id + ".json")
 	env := r.sessionEnv(s, cfg, workdir, resultPath)
 
+	// A cancel recorded while the session is prepared ends it before anything more starts: it is
+	// checked after each step, and stops a prelaunch under way (prepare.go).
+	r.phase("prelaunch", id)
+	if r.cancelled(ctx, id) {
+		return
+	}
 	if cfg.Prelaunch != "" {
 		pre := exec.Command("/bin/sh", "-c", cfg.Prelaunch)
 		pre.Dir, pre.Env = workdir, env
 		pre.SysProcAttr = proc.SysProcAttr()
-		if err := runBounded(pre, logf, s.Timeout, r.grace()); err != nil {
+		stop, forget := r.watchCancel(id)
+		err := runBounded(pre, logf, s.Timeout, r.grace(), stop)
+		forget()
+		if errors.Is(err, errCancelled) || r.cancelled(ctx, id) {
+			fmt.Fprintf(logf, "autonomy: cancelled while preparing: the agent was not started\n")
+			return
+		}
+		if err != nil {
 			end(ir.Failed, fmt.Sprintf("prelaunch failed: %v", err), "", nil)
 			return
 		}
@@ -134,21 +188,33 @@ func (r *Runner) supervise(ctx context.Context, id string) {
 			return
 		}
 	}
+	var gsnap *gitSnapshot
+	if cfg.Skill {
+		// The git directory it commits into is writable: what your own git runs from there is
+		// put back when it ends (gitguard.go).
+		if common, err := gitws.CommonDir(ctx, workdir); err == nil {
+			if gsnap, err = snapshotGit(common); err != nil {
+				end(ir.Failed, fmt.Sprintf("cannot read the git directory %s: %v", common, err), "", nil)
+				return
+			}
+		}
+	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir, cmd.Env = workdir, env
 	outPath := ""
-	var resultOut *os.File
+	var resultOut *cappedOutput
 	if cfg.Workflow || preset && agent.Output(cfg.Command.Output) == agent.OutputClaudeJSON {
-		// Its stdout is one JSON object the runner reads when it exits.
+		// Its stdout is one JSON object the runner reads when it exits: kept up to the log's
+		// cap, never more (outcap.go).
 		outPath = r.In.Path(StateDir + "/results/" + id + ".out.json")
 		if cfg.Workflow {
 			outPath = r.envelopePath(id)
 		}
-		if resultOut, err = os.OpenFile(outPath, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600); err != nil {
+		if resultOut, err = captureOutput(outPath, r.logMax()); err != nil {
 			end(ir.Failed, fmt.Sprintf("cannot open its output: %v", err), "", nil)
 			return
 		}
-		defer resultOut.Close()
+		defer resultOut.drain()
 	}
 	cmd.SysProcAttr = proc.SysProcAttr()
 	out, drain, err := logf.pipeTo()
@@ -159,7 +225,7 @@ func (r *Runner) supervise(ctx context.Context, id string) {
 	defer drain()
 	cmd.Stdout, cmd.Stderr = out, out
 	if resultOut != nil {
-		cmd.Stdout = resultOut
+		cmd.Stdout = resultOut.writer()
 	}
 	if stdin != "" {
 		f, err := os.Open(stdin)
@@ -170,25 +236,29 @@ func (r *Runner) supervise(ctx context.Context, id string) {
 		defer f.Close()
 		cmd.Stdin = f
 	}
-	err = cmd.Start()
+	r.phase("start", id)
+	started, startErr, err := r.startRecorded(ctx, id, cmd, workdir)
 	out.Close() // the process has its own copy
-	if err != nil {
-		end(ir.Failed, fmt.Sprintf("cannot start %s: %v", argv[0], err), "", nil)
+	if resultOut != nil {
+		resultOut.writer().Close()
+	}
+	if startErr != nil {
+		end(ir.Failed, fmt.Sprintf("cannot start %s: %v", argv[0], startErr), "", nil)
 		return
 	}
+	if !started {
+		fmt.Fprintf(logf, "autonomy: cancelled while preparing: the agent was not started\n")
+		return
+	}
+	if !hold.exclusive {
+		hold.release() // started: what it reads of the installation is read
+	}
 	pid := cmd.Process.Pid
-	pstart, _ := proc.StartTime(pid)
-	startedAt := r.opts.Now().UTC()
-	_, recorded, err := r.Store.Modify(ctx, id, []ir.SessionStatus{ir.Running, ir.Paused}, func(m *store.Session) {
-		m.PID, m.PIDStart, m.StartedAt, m.Workdir = pid, pstart, startedAt, workdir
-	})
-	if err != nil || !recorded {
-		// Cancelled while it was being started (or the store failed): it must not run untracked.
+	if err != nil {
+		// The store failed to record it: it must not run untracked.
 		_ = proc.Terminate(pid, r.grace())
 		_ = cmd.Wait()
-		if err != nil {
-			end(ir.Failed, fmt.Sprintf("cannot record its process: %v", err), "", nil)
-		}
+		end(ir.Failed, fmt.Sprintf("cannot record its process: %v", err), "", nil)
 		return
 	}
 
@@ -199,17 +269,25 @@ func (r *Runner) supervise(ctx context.Context, id string) {
 	// last of its output is in the log.
 	_ = proc.Kill(pid)
 	drain()
+	if resultOut != nil {
+		resultOut.drain()
+	}
 	code := exitCode(cmd.ProcessState)
-	if snap != nil {
-		changed, err := snap.restore(r)
-		if len(changed) > 0 || err != nil {
-			msg := fmt.Sprintf("the agent changed files autonomy installed, which the runner runs outside the sandbox; they were put back: %s (edit the profile and compile instead)", strings.Join(changed, ", "))
-			if err != nil {
-				msg = fmt.Sprintf("the agent changed files autonomy installed, and not all could be put back: %v (compile again before running anything)", err)
+	tampered := r.putBack(id, snap, gsnap)
+	if len(tampered) > 0 {
+		msg := strings.Join(tampered, "; ")
+		fmt.Fprintf(logf, "autonomy: %s\n", msg)
+		_ = r.Store.Log(ctx, store.Event{Session: id, Actor: s.Actor, Kind: "tampered", Message: msg})
+		end(ir.Failed, msg, "", code)
+		return
+	}
+	if resultOut != nil && !timedOut {
+		if err := resultOut.problem(); err != nil {
+			if cfg.Workflow {
+				os.Remove(outPath) // an envelope may hold a resume token: it is not kept
 			}
-			fmt.Fprintf(logf, "autonomy: %s\n", msg)
-			_ = r.Store.Log(ctx, store.Event{Session: id, Actor: s.Actor, Kind: "tampered", Message: msg})
-			end(ir.Failed, msg, "", code)
+			fmt.Fprintf(logf, "autonomy: %v\n", err)
+			end(ir.Failed, err.Error(), "", code)
 			return
 		}
 	}
@@ -224,42 +302,13 @@ func (r *Runner) supervise(ctx context.Context, id string) {
 		end(ir.Failed, underMethod(cfg, describeExit(waitErr, cmd.ProcessState)), "", code)
 	default:
 		if outPath != "" {
-			if err := collect(cfg.Command.Output, outPath, resultPath, cfg.Result != "", logf); err != nil {
+			if err := collect(cfg.Command.Output, outPath, resultPath, cfg.Result != "", r.logMax(), logf); err != nil {
 				end(ir.Failed, "exit status 0 but "+err.Error(), "", code)
 				return
 			}
 		}
 		status, reason, verified := r.verify(cfg, resultPath)
 		r.holdToMethod(ctx, s, cfg, resultPath, logf, end, code, status, reason, verified)
-	}
-}
-
-// runBounded runs a prelaunch command to its end within the session's timeout, its output into
-// the log.
-func runBounded(cmd *exec.Cmd, logf *cappedLog, timeout, grace time.Duration) error {
-	out, drain, err := logf.pipeTo()
-	if err != nil {
-		return err
-	}
-	defer drain()
-	cmd.Stdout, cmd.Stderr = out, out
-	err = cmd.Start()
-	out.Close()
-	if err != nil {
-		return err
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	if timeout <= 0 {
-		return <-exited
-	}
-	select {
-	case err := <-exited:
-		return err
-	case <-time.After(timeout):
-		_ = proc.Terminate(cmd.Process.Pid, grace)
-		<-exited
-		return fmt.Errorf("timed out after %s", timeout)
 	}
 }
 
@@ -279,47 +328,6 @@ func describeExit(err error, ps *os.ProcessState) string {
 		return fmt.Sprintf("exit status %d", ps.ExitCode())
 	}
 	return err.Error()
-}
-
-// verify decides what an exit 0 means: done when the actor declares no result schema, or when
-// its result file validates against it; failed otherwise. Done is verified, never presumed.
-func (r *Runner) verify(cfg *ActorConfig, resultPath string) (ir.SessionStatus, string, string) {
-	if cfg.Result == "" {
-		return ir.Done, "", "exit status 0; the actor declares no result schema"
-	}
-	data, err := os.ReadFile(resultPath)
-	if err != nil {
-		return ir.Failed, fmt.Sprintf("exit status 0 but no result: %s was not written (the actor must write its result there, as AUTONOMY_RESULT says)", resultPath), ""
-	}
-	var doc any
-	if err := json.Unmarshal(data, &doc); err != nil {
-		return ir.Failed, fmt.Sprintf("exit status 0 but the result is not JSON: %v", err), ""
-	}
-	schemaPath := r.In.Path(cfg.Result)
-	raw, err := os.ReadFile(schemaPath)
-	if err != nil {
-		return ir.Failed, fmt.Sprintf("cannot read the result schema %s: %v", cfg.Result, err), ""
-	}
-	var schemaDoc any
-	if err := json.Unmarshal(raw, &schemaDoc); err != nil {
-		return ir.Failed, fmt.Sprintf("the result schema %s is not JSON: %v (compile again)", cfg.Result, err), ""
-	}
-	if m, ok := schemaDoc.(map[string]any); ok {
-		delete(m, "//") // the DO NOT EDIT header member
-	}
-	c := jsonschema.NewCompiler()
-	if err := c.AddResource("file:///result-schema.json", schemaDoc); err != nil {
-		return ir.Failed, fmt.Sprintf("the result schema %s: %v", cfg.Result, err), ""
-	}
-	sch, err := c.Compile("file:///result-schema.json")
-	if err != nil {
-		return ir.Failed, fmt.Sprintf("the result schema %s does not compile: %v", cfg.Result, err), ""
-	}
-	if err := sch.Validate(doc); err != nil {
-		msg := ir.ExplainResultError(err)
-		return ir.Failed, fmt.Sprintf("exit status 0 but the result does not satisfy %s: %s", cfg.Result, msg), ""
-	}
-	return ir.Done, "", fmt.Sprintf("exit status 0 and %s validates against %s", filepath.Base(resultPath), cfg.Result)
 }
 
 // finish ends a session that is still in flight; one that already ended (cancelled while it
@@ -510,7 +518,7 @@ func (r *Runner) reconcile(ctx context.Context, s store.Session) (store.Session,
 	}
 	r.end(ctx, s.ID, ir.Failed, reason, "", nil, stopBy)
 	_ = r.Store.Log(ctx, store.Event{Session: s.ID, Actor: s.Actor, Kind: "orphaned", Message: reason})
-	if !stopBy.IsZero() {
+	if !stopBy.IsZero() && sessionGroup(s) {
 		_ = proc.Term(s.PID) // recorded first: whoever reconciles next KILLs at stopBy
 	}
 	n, _, err := r.Store.Get(ctx, s.ID)
@@ -565,7 +573,7 @@ func (r *Runner) Update(ctx context.Context, id string, p ir.Patch) (store.Sessi
 		if !changed {
 			return n, &RefusedError{Msg: fmt.Sprintf("session %s is %s, not %s", id, n.Status, from)}
 		}
-		if n.PID > 0 && proc.Alive(n.PID, n.PIDStart) {
+		if n.PID > 0 && proc.Alive(n.PID, n.PIDStart) && sessionGroup(n) {
 			if err := signal(n.PID); err != nil {
 				return n, err
 			}

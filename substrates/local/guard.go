@@ -110,6 +110,41 @@ func (snap installSnapshot) restore(r *Runner) ([]string, error) {
 			errs = append(errs, fmt.Errorf("cannot restore %s: %w", p, err))
 		}
 	}
+	if len(changed) > 0 {
+		r.In.forgetActors() // a copy read while the agent ran is not kept
+	}
 	sort.Strings(changed)
 	return changed, errors.Join(errs...)
+}
+
+// putBack puts back what the agent of session id changed of what autonomy installed (snap) and of
+// what the user's git runs (gsnap), either nil when not guarded, and returns what it says of each
+// (nothing when nothing changed).
+func (r *Runner) putBack(id string, snap installSnapshot, gsnap *gitSnapshot) []string {
+	var tampered []string
+	if snap != nil {
+		changed, err := snap.restore(r)
+		if len(changed) > 0 || err != nil {
+			msg := fmt.Sprintf("the agent changed files autonomy installed, which the runner runs outside the sandbox; they were put back: %s (edit the profile and compile instead)", strings.Join(changed, ", "))
+			if err != nil {
+				msg = fmt.Sprintf("the agent changed files autonomy installed, and not all could be put back: %v (compile again before running anything)", err)
+			}
+			tampered = append(tampered, msg)
+		}
+	}
+	if gsnap != nil {
+		aside := r.In.Path(StateDir + "/tampered/" + id)
+		changed, err := gsnap.restore(aside)
+		if len(changed) > 0 || err != nil {
+			for i, p := range changed {
+				changed[i] = filepath.Join(gsnap.dir, filepath.FromSlash(p))
+			}
+			msg := fmt.Sprintf("the git directory's hooks or config, which your own git runs, changed while the agent ran; they were put back: %s (the changed copies are in %s)", strings.Join(changed, ", "), aside)
+			if err != nil {
+				msg = fmt.Sprintf("the git directory's hooks or config, which your own git runs, changed while the agent ran, and not all could be put back: %v (check %s before you run git there; the changed copies are in %s)", err, gsnap.dir, aside)
+			}
+			tampered = append(tampered, msg)
+		}
+	}
+	return tampered
 }

@@ -226,6 +226,30 @@ func (in *Install) Actor(name string) (*ActorConfig, error) {
 	if c, ok := in.actors[name]; ok {
 		return c, nil
 	}
+	return in.readActor(name)
+}
+
+// ReloadActor is Actor read from disk again, whatever was read before: what a supervisor starts
+// a session with, since an agent working in the installation root may have changed the file
+// (put back when its session ended, rootlock.go) while an earlier read kept its copy.
+func (in *Install) ReloadActor(name string) (*ActorConfig, error) {
+	if !validActorName(name) {
+		return nil, fmt.Errorf("%q is not an actor name", name)
+	}
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return in.readActor(name)
+}
+
+// forgetActors drops the actor configs read so far: the next Actor reads them again.
+func (in *Install) forgetActors() {
+	in.mu.Lock()
+	in.actors = nil
+	in.mu.Unlock()
+}
+
+// readActor reads an actor's config and caches it; in.mu is held.
+func (in *Install) readActor(name string) (*ActorConfig, error) {
 	var c ActorConfig
 	if err := readJSON(in.Dir, ActorPath(name), &c); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {

@@ -137,7 +137,7 @@ func (r *Runner) insert(tx *store.Tx, cfg *ActorConfig, s *store.Session) error 
 		return err
 	}
 	n, _, err := tx.Modify(s.ID, nil, func(m *store.Session) {
-		m.LogPath = r.In.Path(StateDir + "/logs/" + s.ID + ".log")
+		m.LogPath, _ = r.logPath(s.ID)
 	})
 	if err != nil {
 		return err

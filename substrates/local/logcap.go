@@ -49,7 +49,7 @@ func openCappedLog(path string, max int64) (*cappedLog, error) {
 	if max < minLogMaxBytes {
 		max = minLogMaxBytes
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND|oNoFollow, 0o600) // never through a link (statefile.go)
 	if err != nil {
 		return nil, err
 	}
@@ -96,7 +96,7 @@ func (l *cappedLog) rotate() error {
 	if err := os.Rename(l.path, old); err != nil {
 		return err
 	}
-	f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|os.O_APPEND, 0o600)
+	f, err := createNew(l.path, 0o600)
 	if err != nil {
 		return err
 	}
@@ -147,7 +147,7 @@ type logState struct{ gen, dropped int64 }
 
 func writeLogState(path string, st logState) error {
 	tmp := droppedPath(path) + ".tmp"
-	if err := os.WriteFile(tmp, []byte(fmt.Sprintf("%d %d\n", st.gen, st.dropped)), 0o600); err != nil {
+	if err := writeNew(tmp, []byte(fmt.Sprintf("%d %d\n", st.gen, st.dropped)), 0o600); err != nil {
 		return err
 	}
 	return os.Rename(tmp, droppedPath(path))

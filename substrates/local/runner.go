@@ -63,6 +63,9 @@ type Runner struct {
 	stopPolling bool
 	// minute is the unit of timeoutMinutes: a minute, shorter in tests.
 	minute time.Duration
+	// phaseHook, set by tests only, is called as a supervisor reaches each step of preparing a
+	// session (prepare.go).
+	phaseHook func(phase, id string)
 }
 
 // caller is the session a verb is called from.
@@ -284,7 +287,11 @@ func (r *Runner) Logs(ctx context.Context, id string) (store.Session, string, er
 	if s.Kind == "human" {
 		return s, "", &RefusedError{Msg: fmt.Sprintf("session %s is an ask to a person: there is nothing to watch, only its completion", id)}
 	}
-	return s, s.LogPath, nil
+	path, valid := r.logPath(s.ID)
+	if !valid {
+		return s, "", &RefusedError{Msg: fmt.Sprintf("%q is not a session id", s.ID)}
+	}
+	return s, path, nil
 }
 
 // Contract adapts the runner to ir.Runner.

@@ -96,6 +96,14 @@ func (r *Runner) pollStops() {
 	}
 }
 
+// sessionGroup reports whether the process group the session records is the session's: one of
+// its processes was started with the session's AUTONOMY_SESSION (Linux; elsewhere any live group
+// counts). The database is writable by an agent working in the installation root: a pid it wrote
+// there, of a process group of yours, is not signalled by a cancel, a pause or a reconciliation.
+func sessionGroup(s store.Session) bool {
+	return s.PID > 1 && proc.GroupHasEnv(s.PID, SessionEnv+"="+s.ID)
+}
+
 // stopDone records that no stop of the session is under way any more, once its group is gone.
 func (r *Runner) stopDone(ctx context.Context, id string) {
 	if s, ok, err := r.Store.Get(ctx, id); err == nil && ok && !s.StopBy.IsZero() {
@@ -109,7 +117,7 @@ func (r *Runner) finishStop(ctx context.Context, s store.Session) (store.Session
 	if s.StopBy.IsZero() || s.PID <= 0 {
 		return s, nil
 	}
-	if len(proc.Members(s.PID)) > 0 {
+	if len(proc.Members(s.PID)) > 0 && sessionGroup(s) {
 		if time.Now().Before(s.StopBy) {
 			return s, nil // its grace period is not over
 		}
@@ -173,10 +181,32 @@ func (r *Runner) Cancel(ctx context.Context, id string) (bool, error) {
 	if s.Kind == "human" {
 		return true, r.engage.Retract(ctx, s)
 	}
-	if s.PID > 0 && proc.Alive(s.PID, s.PIDStart) {
+	if s.PID > 0 && proc.Alive(s.PID, s.PIDStart) && sessionGroup(s) {
 		if err := proc.Term(s.PID); err != nil {
 			return true, err
 		}
 	}
 	return true, nil
+}
+
+// otherSupervisor reports whether pid is the supervisor of a session in flight, as the store
+// records it (with its start time). A session that launches another (agent:launch) makes that
+// session's supervisor its own descendant; its own supervisor, the subreaper of what it starts,
+// leaves it alone. (An agent working in the installation root can write the store, and so
+// register a process of its own as a supervisor: the subreaper does not hold against that one.)
+func (r *Runner) otherSupervisor(pid int) bool {
+	start, err := proc.StartTime(pid)
+	if err != nil {
+		return false
+	}
+	ss, err := r.Store.List(context.Background(), store.ListOptions{})
+	if err != nil {
+		return false
+	}
+	for _, s := range ss {
+		if s.SupervisorPID == pid && s.SupervisorStart == start {
+			return true
+		}
+	}
+	return false
 }

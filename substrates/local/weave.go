@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/playbook"
 	"github.com/autonomyhq/autonomy/playbook/overlay"
 	"github.com/autonomyhq/autonomy/substrates/local/store"
@@ -26,7 +27,10 @@ func (r *Runner) weave(ctx context.Context, s store.Session, cfg *ActorConfig, s
 		return "", fmt.Errorf("cannot read its behavior: %v", err)
 	}
 	now := r.opts.Now()
-	actor := overlay.Actor{Name: s.Actor, Behavior: path.Base(path.Dir(cfg.Behavior)), Substrate: Name}
+	// skill/NAME targets the behavior's declared name (ir.BehaviorName), not the folder it
+	// sits in: the two differ when a SKILL.md's frontmatter names another skill.
+	name, declared := ir.BehaviorName(cfg.Behavior, text)
+	actor := overlay.Actor{Name: s.Actor, Behavior: name, Substrate: Name}
 	res, ok, err := playbook.WeaveInstall(r.In.Dir, dataDir, actor, string(text), now)
 	if err != nil || !ok {
 		return skill, err
@@ -35,13 +39,13 @@ func (r *Runner) weave(ctx context.Context, s store.Session, cfg *ActorConfig, s
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 		return "", err
 	}
-	if err := os.WriteFile(out, []byte(res.Skill), 0o644); err != nil {
+	if err := writeNew(out, []byte(res.Skill), 0o644); err != nil {
 		return "", err
 	}
 	event := func(kind, msg string) {
 		_ = r.Store.Log(ctx, store.Event{Session: s.ID, Actor: s.Actor, Kind: kind, Message: msg})
 	}
-	event("woven", WovenSummary(res.Woven))
+	event("woven", WovenSummary(res.Woven)+"; "+matchedAs(cfg.Behavior, name, declared))
 	for _, sk := range res.Skipped {
 		line := sk.Audit(now, s.Actor)
 		fmt.Fprintln(log, "autonomy: "+line)
@@ -73,4 +77,21 @@ func WovenSummary(ws []overlay.Woven) string {
 		noun = "overlay"
 	}
 	return fmt.Sprintf("%d %s woven: %s", len(ws), noun, strings.Join(parts, ", "))
+}
+
+// matchedAs says which name of the behavior skill/ targets were matched against: "matched as
+// skill/review (the name its frontmatter declares; its folder is reviewer)", or "(its folder's
+// name)", "(its file's name)".
+func matchedAs(file, name string, declared bool) string {
+	how := "its file's name"
+	if path.Base(file) == ir.SkillFile {
+		how = "its folder's name"
+	}
+	if declared {
+		how = "the name its frontmatter declares"
+		if folder := path.Base(path.Dir(file)); path.Base(file) == ir.SkillFile && folder != name {
+			how += "; its folder is " + folder
+		}
+	}
+	return fmt.Sprintf("matched as skill/%s (%s)", name, how)
 }

@@ -81,7 +81,7 @@ func (r *Runner) continuing(s store.Session) bool {
 // returns false when the session is parked, waiting for an approval.
 func (r *Runner) settleWorkflow(ctx context.Context, s store.Session, log io.Writer, end func(ir.SessionStatus, string, string, *int), code *int) {
 	path := r.envelopePath(s.ID)
-	raw, err := os.ReadFile(path)
+	raw, err := readCapped(path, r.logMax())
 	os.Remove(path) // it may hold a resume token: it is not kept
 	var env engine.Envelope
 	if err == nil {
@@ -252,10 +252,14 @@ func (r *Runner) Respond(ctx context.Context, id, token string, a stepsrun.Answe
 	return n, r.start(ctx, n)
 }
 
-// Waiting is what a session waits for, for list: a workflow's approval prompt, else "".
+// Waiting is what a session waits for, for list: a workflow's approval prompt, the session
+// holding the root workspace for a queued one, else "".
 func Waiting(s store.Session) string {
 	if parked(s) {
 		return strings.TrimPrefix(s.Reason, inputRequired)
+	}
+	if Queued(s) {
+		return strings.TrimPrefix(s.Reason, queuedPrefix)
 	}
 	return ""
 }

@@ -1,0 +1,122 @@
+//go:build linux
+
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/autonomyhq/autonomy/substrates/local"
+	"github.com/autonomyhq/autonomy/substrates/local/store"
+)
+
+// TestEscapedProcessIsKilled: a session's process that leaves its process group (setsid) and
+// is orphaned when the session's process exits is not left running under init: its supervisor
+// (a separate process, as the CLI starts it) is its subreaper, and kills it once the session is
+// over, recording an "escaped" event.
+func TestEscapedProcessIsKilled(t *testing.T) {
+	script := "#!/bin/sh\nsetsid sleep 300 &\necho $! > \"$AUTONOMY_DIR/escaped.pid\"\nsleep 0.2\nexit 0\n"
+	dir := runnerFleet(t, trivialFleet, map[string]string{"scripts/work.sh": script})
+	out, errOut, code := cli(t, nil, "runner", "--dir", dir, "launch", "worker")
+	if code != 0 {
+		t.Fatalf("launch: exit %d: %s", code, errOut)
+	}
+	id := strings.TrimSpace(out)
+	st, err := store.Open(local.DBPath(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	sessions := waitAllEnded(t, st, 1)
+	if sessions[0].Status != "done" {
+		t.Fatalf("session %+v", sessions[0])
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "escaped.pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil || pid <= 1 {
+		t.Fatalf("escaped.pid holds %q", data)
+	}
+	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
+	deadline := time.Now().Add(10 * time.Second)
+	for syscall.Kill(pid, 0) == nil {
+		if st, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat"); err == nil && strings.Contains(string(st), ") Z ") {
+			break // killed, waiting to be reaped by whoever is its parent now
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("pid %d, which left the session's group, is still running 10 s after the session ended", pid)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	deadline = time.Now().Add(5 * time.Second)
+	for {
+		events, err := st.Events(context.Background(), id, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, e := range events {
+			found = found || e.Kind == "escaped" && strings.Contains(e.Message, strconv.Itoa(pid))
+		}
+		if found {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no escaped event naming %d: %+v", pid, events)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestLaunchedSupervisorSurvivesItsLauncher: a session that launches another (agent:launch) has
+// that session's supervisor among its descendants; when the launching session ends, its
+// supervisor, the subreaper of what it started, leaves the other supervisor alone: the launched
+// session, still running, ends done.
+func TestLaunchedSupervisorSurvivesItsLauncher(t *testing.T) {
+	dir := runnerFleet(t, seamYAML, map[string]string{
+		"scripts/pm.sh":      "#!/bin/sh\n\"$TEST_AUTONOMY_BIN\" runner launch worker --ref from-pm\n",
+		"scripts/work.sh":    "#!/bin/sh\nuntil [ -f \"$AUTONOMY_DIR/gate\" ]; do sleep 0.05; done\n",
+		"humans/approver.md": "# Decide\n",
+	})
+	out, errOut, code := cli(t, []string{"TEST_AUTONOMY_BIN=" + autonomyBin(t)}, "runner", "--dir", dir, "launch", "pm")
+	if code != 0 {
+		t.Fatalf("launch pm: %d %s", code, errOut)
+	}
+	pm := strings.TrimSpace(out)
+	st, err := store.Open(local.DBPath(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	// Wait until pm ended and its supervisor is gone (it killed what it would kill).
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		s, ok, err := st.Get(context.Background(), pm)
+		if err != nil || !ok {
+			t.Fatal(ok, err)
+		}
+		if s.Status.Ended() && syscall.Kill(s.SupervisorPID, 0) != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("pm: %+v", s)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "gate"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range waitAllEnded(t, st, 2) {
+		if s.Status != "done" {
+			t.Errorf("%s (%s) ended %s: %s", s.ID, s.Actor, s.Status, s.Reason)
+		}
+	}
+}

@@ -1,0 +1,6 @@
+//go:build !unix
+
+package local
+
+// oNoFollow is 0 where the runner does not run (see statefile.go).
+const oNoFollow = 0

@@ -1,0 +1,102 @@
+//go:build linux
+
+package proc
+
+import (
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// prSetChildSubreaper is prctl(2)'s PR_SET_CHILD_SUBREAPER.
+const prSetChildSubreaper = 36
+
+// BecomeSubreaper makes this process the child subreaper of its descendants: one that leaves its
+// process group (setsid, setpgid) and loses its parent is re-parented to this process, not to
+// init, so that KillOrphans finds it. A session's supervisor does this before it starts anything.
+func BecomeSubreaper() error {
+	_, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0)
+	if errno != 0 {
+		return errno
+	}
+	return nil
+}
+
+// KillOrphans KILLs every child of this process that is still there, with its group, reaps it,
+// and does it again for their children, which are re-parented here as they die, until none is
+// left (within a few seconds). Called by a subreaper once it has waited for every child it
+// started itself: what remains escaped a session's process group. A child spare says yes to is
+// left alone (another session's supervisor, started from inside this session). It returns the
+// pids killed.
+func KillOrphans(spare func(pid int) bool) []int {
+	var killed []int
+	self := os.Getpid()
+	deadline := time.Now().Add(killWait)
+	quiet := 0
+	spared := map[int]bool{}
+	for time.Now().Before(deadline) && quiet < 3 {
+		var kids []int
+		for _, pid := range children(self) {
+			if spared[pid] {
+				continue
+			}
+			if spare != nil && spare(pid) {
+				spared[pid] = true
+				continue
+			}
+			kids = append(kids, pid)
+		}
+		if len(kids) == 0 {
+			quiet++
+			time.Sleep(poll / 4)
+			continue
+		}
+		quiet = 0
+		for _, pid := range kids {
+			if pgid, err := syscall.Getpgid(pid); err == nil && pgid == pid && pgid != syscall.Getpgrp() {
+				_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			}
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			killed = append(killed, pid)
+		}
+		for _, pid := range kids {
+			var ws syscall.WaitStatus
+			_, _ = syscall.Wait4(pid, &ws, 0, nil)
+		}
+	}
+	return killed
+}
+
+// children lists the processes whose parent is pid (zombies included: they wait to be reaped).
+func children(pid int) []int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, e := range entries {
+		n, err := strconv.Atoi(e.Name())
+		if err != nil || n == pid {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		line := string(b)
+		i := strings.LastIndexByte(line, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(line[i+1:])
+		if len(f) < 2 {
+			continue
+		}
+		if ppid, err := strconv.Atoi(f[1]); err == nil && ppid == pid {
+			out = append(out, n)
+		}
+	}
+	return out
+}

@@ -1,0 +1,66 @@
+package local
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// The supervisor writes files under the state folder (results, logs, outputs, copies kept
+// aside) outside any sandbox, and an agent working in the installation root can write there
+// too: it could put a symbolic link where the supervisor is about to write (its own result file,
+// its log), and have the supervisor write what the agent chose through it, outside the sandbox
+// (a ~/.bashrc). So these files are never opened through a link: a new file is created
+// exclusively after removing whatever is at its path (a link is removed, not followed), and a
+// file that is continued is opened with O_NOFOLLOW.
+
+// logPath is where session id's log is: computed from the id, never read from the database,
+// which an agent working in the installation root can write (a log path naming ~/.bashrc would
+// have the supervisor append the session's output there). ok is false for an id the store does
+// not make (digits, a dash, letters and digits).
+func (r *Runner) logPath(id string) (string, bool) {
+	seq, tag, found := strings.Cut(id, "-")
+	if !found || seq == "" || tag == "" || strings.Trim(seq, "0123456789") != "" || strings.Trim(tag, "abcdefghijklmnopqrstuvwxyz0123456789") != "" {
+		return "", false
+	}
+	return r.In.Path(StateDir + "/logs/" + id + ".log"), true
+}
+
+// createNew creates path as a new, empty regular file (perm), whatever was there (a link, a file)
+// removed first.
+func createNew(path string, perm fs.FileMode) (*os.File, error) {
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+}
+
+// writeNew writes data to path as a new file (createNew).
+func writeNew(path string, data []byte, perm fs.FileMode) error {
+	f, err := createNew(path, perm)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// freshDir makes path a new, empty folder of this process's (whatever was there, a link too,
+// removed) and opens it as a root that nothing written under it can leave.
+func freshDir(path string) (*os.Root, error) {
+	if err := os.RemoveAll(path); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, err
+	}
+	if err := os.Mkdir(path, 0o700); err != nil {
+		return nil, err
+	}
+	return os.OpenRoot(path)
+}
