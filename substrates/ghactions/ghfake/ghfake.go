@@ -194,6 +194,8 @@ type Server struct {
 	labels    map[string]string // name → color
 	variables map[string]string
 	verified  map[string]bool // commits created through the Git Data API
+	// Deployment environments (environments.go), by lower-cased name.
+	environments map[string]*Environment
 }
 
 // The statuses and conclusions GitHub reports, and the values the status filter accepts.
