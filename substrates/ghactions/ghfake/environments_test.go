@@ -41,8 +41,8 @@ func TestEnvironmentsEndpoints(t *testing.T) {
 	for body, field := range map[string]string{
 		`{"wait_timer": 43201}`: "wait_timer",
 		`{"reviewers": [{"type":"User","id":1},{"type":"User","id":2},{"type":"User","id":3},{"type":"User","id":4},{"type":"User","id":5},{"type":"User","id":6},{"type":"User","id":7}]}`: "reviewers",
-		`{"reviewers": [{"type":"Robot","id":1}]}`: "reviewers",
-		`{"reviewers": [{"type":"User","id":42}]}`:  "reviewers",
+		`{"reviewers": [{"type":"Robot","id":1}]}`:                                                   "reviewers",
+		`{"reviewers": [{"type":"User","id":42}]}`:                                                   "reviewers",
 		`{"deployment_branch_policy": {"protected_branches": true, "custom_branch_policies": true}}`: "deployment_branch_policy",
 	} {
 		code, out := envRequest(t, s, "PUT", "environments/prod", body)
