@@ -27,6 +27,7 @@ func (pv *provisioner) environments(ctx context.Context, p Policy) {
 	}
 	var ids []int64
 	var logins []string
+	var dropped int
 	resolved := false
 	resolve := func() error {
 		if resolved {
@@ -42,6 +43,7 @@ func (pv *provisioner) environments(ctx context.Context, p Policy) {
 		}
 		for _, login := range l.Logins {
 			if len(ids) == maxReviewers {
+				dropped = len(l.Logins) - maxReviewers
 				break
 			}
 			u, _, err := pv.c.Users.Get(ctx, login)
@@ -99,6 +101,9 @@ func (pv *provisioner) environments(ctx context.Context, p Policy) {
 			continue
 		}
 		s.To = "reviewers " + strings.Join(logins, ", ")
+		if dropped > 0 {
+			s.Note = joinNote(fmt.Sprintf("GitHub allows %d reviewers: %d more maintainers not added", maxReviewers, dropped), s.Note)
+		}
 		if cur != nil {
 			switch {
 			case len(have) == 0:

@@ -132,15 +132,16 @@ func TestEnvironmentsMaintainers(t *testing.T) {
 	}
 
 	fake, c = envFake(t, "a1 a2 a3 a4 a5 a6 a7", nil)
-	if _, err := runEnvs(t, c, []string{"autonomy-x-y"}, false); err != nil {
-		t.Fatal(err)
+	steps, err := runEnvs(t, c, []string{"autonomy-x-y"}, false)
+	if err != nil || len(steps) != 1 || !strings.Contains(steps[0].Note, "1 more maintainers not added") {
+		t.Fatalf("%v %+v", err, steps)
 	}
 	if e := fake.Environments(); len(e) != 1 || len(e[0].Reviewers) != 6 || e[0].Reviewers[5] != ghfake.UserID("a6") {
 		t.Errorf("seven maintainers: %+v", e)
 	}
 
 	fake, c = envFake(t, "", nil)
-	steps, err := runEnvs(t, c, []string{"autonomy-x-y"}, false)
+	steps, err = runEnvs(t, c, []string{"autonomy-x-y"}, false)
 	if err == nil || !strings.Contains(err.Error(), "MAINTAINERS") || len(steps) != 0 || len(fake.Environments()) != 0 {
 		t.Fatalf("no maintainers: %v %+v %+v", err, steps, fake.Environments())
 	}
