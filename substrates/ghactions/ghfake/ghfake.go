@@ -199,6 +199,8 @@ type Server struct {
 	verified  map[string]bool // commits created through the Git Data API
 	// The control endpoints (control.go).
 	ctl controlState
+	// Deployment environments (environments.go), by lower-cased name.
+	environments map[string]*Environment
 }
 
 // The statuses and conclusions GitHub reports, and the values the status filter accepts.

@@ -181,6 +181,7 @@ func (s *Server) route(w http.ResponseWriter, req *http.Request) {
 	case s.routeCode(w, req, rest):
 	case s.routePeople(w, req, rest):
 	case s.routeControl(w, req, rest):
+	case s.routeEnvironments(w, req, rest):
 	default:
 		writeError(w, http.StatusNotFound, "Not Found", docsRoot)
 	}

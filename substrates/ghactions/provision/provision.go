@@ -1,7 +1,8 @@
 // Package provision makes a GitHub repository match what a gh-actions installation assumes
 // (autonomy provision): the default branch protected so that nothing merges without the
 // agent-review status and the checks, auto-merge and branch deletion on, Actions allowed to
-// open pull requests, a label per task state and the variables the workflows read. It is
+// open pull requests, a label per task state, the variables the workflows read and the
+// environments gating approval steps, reviewed by the maintainers. It is
 // idempotent, never weakens a setting that is already stricter, and can only plan (dry run).
 package provision
 
@@ -27,6 +28,12 @@ type Policy struct {
 	// Variables are the repository variables the workflows read, with the value to create
 	// each with when it is missing.
 	Variables [][2]string
+	// Environments are the GitHub environments gating the approval steps of the compiled
+	// workflow playbooks (the manifest's actors[].environments), sorted.
+	Environments []string
+	// MaintainersVar is policy.box.human.maintainers_var (maintainers.DefaultVar when empty):
+	// the environments' required reviewers.
+	MaintainersVar string
 }
 
 // StatusContext is the status autonomy gh review posts.
@@ -55,6 +62,7 @@ func Provision(ctx context.Context, c *github.Client, owner, repo string, p Poli
 	pv.protection(ctx, r.GetDefaultBranch(), p)
 	pv.labels(ctx, p)
 	pv.variables(ctx, p)
+	pv.environments(ctx, p)
 	return pv.steps, errors.Join(pv.errs...)
 }
 
