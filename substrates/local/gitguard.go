@@ -159,9 +159,14 @@ func (g *gitSnapshot) restore(aside string) ([]string, error) {
 		w := worktreeOf(p)
 		return w == "" || g.worktrees[w] && wts[w]
 	}
-	var changed []string
+	var changed, placeholders []string
 	for p, f := range now {
-		if was, ok := g.files[p]; (!ok || !was.equal(f)) && ours(p) {
+		was, ok := g.files[p]
+		switch {
+		case ok && was.equal(f) || !ours(p):
+		case !ok && placeholder(f):
+			placeholders = append(placeholders, p)
+		default:
 			changed = append(changed, p)
 		}
 	}
@@ -170,7 +175,7 @@ func (g *gitSnapshot) restore(aside string) ([]string, error) {
 			changed = append(changed, p)
 		}
 	}
-	if len(changed) == 0 {
+	if len(changed)+len(placeholders) == 0 {
 		return nil, nil
 	}
 	sort.Strings(changed)
@@ -180,6 +185,14 @@ func (g *gitSnapshot) restore(aside string) ([]string, error) {
 	}
 	defer root.Close()
 	var errs []error
+	for _, p := range placeholders {
+		if err := root.Remove(filepath.FromSlash(p)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, fmt.Errorf("cannot remove %s: %w", p, err))
+		}
+	}
+	if len(changed) == 0 {
+		return nil, errors.Join(errs...)
+	}
 	// The folder kept aside is made anew and written through a root: the agent may have put a
 	// link where it goes, to have the copies (its own text) written outside its sandbox.
 	kept, err := freshDir(aside)
@@ -228,6 +241,14 @@ func (g *gitSnapshot) restore(aside string) ([]string, error) {
 		}
 	}
 	return changed, errors.Join(errs...)
+}
+
+// placeholder reports whether an entry the agent's run added is an empty, non-executable file:
+// what a sandbox (Claude Code's bubblewrap) creates as the mount point that keeps a missing
+// config.worktree read-only. It runs nothing and says nothing, so it is removed without failing
+// the session; any content, mode bit x or link is a change.
+func placeholder(f gitFile) bool {
+	return !f.isLn && f.mode.IsRegular() && f.mode&0o111 == 0 && len(f.data) == 0
 }
 
 // keepAside saves what an entry held before it is put back: a file's bytes, a link's target;

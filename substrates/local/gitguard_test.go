@@ -199,3 +199,51 @@ func BenchmarkGitGuard(b *testing.B) {
 		}
 	}
 }
+
+// placeholderAgent leaves what Claude Code's bubblewrap sandbox leaves: empty config.worktree
+// files, made as the mount points that keep them read-only. With EXEC_HOOK it also leaves an
+// empty but executable hook, which is a change.
+const placeholderAgent = `#!/bin/sh
+cat >/dev/null
+common=$(git rev-parse --path-format=absolute --git-common-dir)
+own=$(git rev-parse --path-format=absolute --git-dir)
+: > "$common/config.worktree"
+: > "$own/config.worktree"
+if [ -n "$EXEC_HOOK" ]; then
+  : > "$common/hooks/pre-push"
+  chmod +x "$common/hooks/pre-push"
+fi
+git commit -q --allow-empty -m "agent work"
+`
+
+// An empty, non-executable file a sandbox leaves as a mount point runs nothing: it is removed,
+// and the session is done. Anything more (here an empty executable hook) still fails it.
+func TestSandboxPlaceholdersAreNoTampering(t *testing.T) {
+	for _, c := range []struct {
+		name, hook string
+		want       ir.SessionStatus
+	}{{"placeholders", "", ir.Done}, {"exec-hook", "1", ir.Failed}} {
+		t.Run(c.name, func(t *testing.T) {
+			agent := filepath.Join(t.TempDir(), "agent.sh")
+			if err := os.WriteFile(agent, []byte(placeholderAgent), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			f := gitTamperFleet(t, "isolated")
+			f.yml = strings.Replace(f.yml, "agent: [/bin/sh, ", "agent: [/bin/sh, "+agent+"] #", 1)
+			dir := installFleet(t, f, true)
+			r := newRunner(t, dir, Options{Env: append(os.Environ(), "EXEC_HOOK="+c.hook)})
+			s := launch(t, r, LaunchRequest{Actor: "planter"})
+			got := waitEnded(t, r, s.ID)
+			r.Wait()
+			if got.Status != c.want {
+				t.Fatalf("the session ended %s (%s), want %s", got.Status, got.Reason, c.want)
+			}
+			if _, err := os.Stat(filepath.Join(dir, ".git", "config.worktree")); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("the placeholder config.worktree is still there: %v", err)
+			}
+			if c.hook != "" && !strings.Contains(got.Reason, filepath.Join(dir, ".git", "hooks", "pre-push")) {
+				t.Errorf("the reason does not name the hook: %s", got.Reason)
+			}
+		})
+	}
+}
