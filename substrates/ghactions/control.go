@@ -2,6 +2,7 @@ package ghactions
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -188,3 +189,42 @@ func (c *compiler) inputActor() string {
 	}
 	return ""
 }
+
+// commandEnv tells the run step which params hold subject.text of an /agent <actor> comment
+// (AUTONOMY_COMMAND_PARAMS) and how long the command is (AUTONOMY_COMMAND_LEN), so that
+// commandScript gives the actor the rest of the comment, as the command's own text.
+func commandEnv(env *mapping, a *ir.Actor) {
+	if !commanded(a) {
+		return
+	}
+	var names []string
+	for _, t := range a.Triggers {
+		if t.Kind != ir.Event || t.Event.Value != "issue_comment" {
+			continue
+		}
+		for _, p := range t.Params {
+			if p.Source.Value == "subject.text" && !slices.Contains(names, p.Name.Value) {
+				names = append(names, p.Name.Value)
+			}
+		}
+	}
+	if len(names) == 0 {
+		return
+	}
+	env.add("AUTONOMY_COMMAND_PARAMS", strings.Join(names, " "))
+	env.add("AUTONOMY_COMMAND_LEN", strconv.Itoa(len("/agent "+a.Name.Value)))
+}
+
+// commandScript cuts the command off each param AUTONOMY_COMMAND_PARAMS names when an
+// issue_comment fired the job (whose if: checked that the comment starts with the command), then
+// the white space after it. The names and the length are the compiler's; the text is only
+// expanded, never parsed.
+const commandScript = `if [ "${GITHUB_EVENT_NAME:-}" = issue_comment ] && [ -n "${AUTONOMY_COMMAND_PARAMS:-}" ]; then
+  for p in ${AUTONOMY_COMMAND_PARAMS}; do
+    v="${!p}"
+    v="${v:AUTONOMY_COMMAND_LEN}"
+    v="${v#"${v%%[![:space:]]*}"}"
+    export "${p}=${v}"
+  done
+fi
+`

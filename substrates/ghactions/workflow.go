@@ -188,6 +188,7 @@ func (c *compiler) agentWorkflow(a *ir.Actor) mapping {
 
 	env := make(mapping, 0, len(params)+16)
 	paramEnv(&env, params)
+	commandEnv(&env, a)
 	env.add("AUTONOMY_ACTOR", name)
 	env.add("AUTONOMY_BEHAVIOR", literalValue(behaviorPath(a)))
 	env.add("AUTONOMY_CAPABILITIES", capabilityList(a))
@@ -315,6 +316,7 @@ func (c *compiler) runStep(a *ir.Actor) mapping {
 		// The agent prints text it read from outsiders: GitHub must not take any of it for a
 		// workflow command (::add-mask::, ::error::, ::stop-commands::).
 		script.WriteString(stopCommands)
+		script.WriteString(commandScript)
 		if a.Skill {
 			c.agentScript(a, &env, &script)
 		} else {

@@ -492,3 +492,36 @@ func TestHumanSessionRunning(t *testing.T) {
 		t.Fatalf("list after the approval %+v %v", l, err)
 	}
 }
+
+// The actor fired by "/agent develop …" gets the rest of the comment as subject.text: the run
+// step of develop.yml, with the env the workflow declares, hands the agent the text after the
+// command (white space after it dropped), verbatim: "$(touch pwned)" arrives as text.
+func TestCommandTextReachesTheActor(t *testing.T) {
+	f := newOps(t)
+	bin := t.TempDir()
+	got := filepath.Join(t.TempDir(), "text")
+	agent := "#!/bin/sh\ncat >/dev/null\nprintf '%s' \"$TEXT\" > \"$TEXT_OUT\"\n"
+	if err := os.WriteFile(filepath.Join(bin, "codex"), []byte(agent), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := *f.r
+	r.base = append(slices.Clone(f.r.base), "TEXT_OUT="+got, "GITHUB_EVENT_NAME=issue_comment")
+	for i, kv := range r.base {
+		if strings.HasPrefix(kv, "PATH=") {
+			r.base[i] = "PATH=" + bin + ":" + strings.TrimPrefix(kv, "PATH=")
+		}
+	}
+	for body, want := range map[string]string{
+		"/agent develop add a greeting\nwith details; $(touch pwned)": "add a greeting\nwith details; $(touch pwned)",
+		"/AGENT Develop\r\n  please":                                  "please",
+		"/agent develop":                                              "",
+	} {
+		if _, ran := r.job(f.wf("develop.yml"), "agent", f.comment(f.items[0], "dev", "MEMBER", body), false); !ran {
+			t.Fatalf("%q: develop did not fire", body)
+		}
+		data, err := os.ReadFile(got)
+		if err != nil || string(data) != want {
+			t.Errorf("%q: the agent got subject.text %q (%v), want %q", body, data, err, want)
+		}
+	}
+}
