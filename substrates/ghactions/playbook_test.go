@@ -11,6 +11,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/substrates"
 )
 
@@ -251,5 +252,37 @@ func TestPlaybookStepsRunAsArgv(t *testing.T) {
 		if len(matches) > 0 {
 			t.Errorf("a shell ran: %v", matches)
 		}
+	}
+}
+
+// TestPlaybookUnsupportedSteps: a step no gh-actions job can run, and a capability that needs a
+// model, are positioned compile errors with their fix; nothing is written.
+func TestPlaybookUnsupportedSteps(t *testing.T) {
+	dir := t.TempDir()
+	copyTree(t, "testdata/playbook-hostile", dir)
+	pb := filepath.Join(dir, "playbooks", "hostile.yml")
+	data, err := os.ReadFile(pb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := strings.Replace(string(data), "command: cli printf \"%s|\" $args.NAME", "command: mcp github.search_issues", 1)
+	if bad == string(data) {
+		t.Fatal("the test playbook changed: no greet step to replace")
+	}
+	if err := os.WriteFile(pb, []byte(bad), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, diags, err := ir.Check(dir)
+	if err != nil || diags.HasErrors() {
+		t.Fatalf("%v\n%s", err, diags)
+	}
+	out, err := Substrate{}.Compile(p)
+	if err == nil || len(out.Files) != 0 {
+		t.Fatalf("an mcp step compiled: %v, %d files", err, len(out.Files))
+	}
+	msg := err.Error()
+	if !strings.Contains(msg, "hostile.yml:10:14: step \"greet\": mcp steps cannot run on gh-actions") ||
+		!strings.Contains(msg, "use a cli or http step") {
+		t.Errorf("the error is %q", msg)
 	}
 }
