@@ -30,7 +30,11 @@ requests, a label per task state (policy.box.taskStates), and the variables the 
 (AUTONOMY_PAUSED=false; PUBLIC_AGENT_PROXY_HOST and MODEL_PROXY_OIDC_AUDIENCE from
 policy.box.gh-actions proxy_host and oidc_audience). It prints each step: create, update, ok
 (already so) or left (a stricter setting, or a variable the owner set, kept as it is). It never
-weakens a setting. --dry-run prints the plan and changes nothing.
+weakens a setting. Each GitHub environment gating an approval step of a workflow playbook
+(autonomy-ACTOR-STEP) is created with the maintainers as its required reviewers
+(policy.box.human.maintainers_var's variable, else the admins; at most 6); one that already
+requires reviewers is left as it is, one that requires none gets them, keeping its wait timer
+and branch policy. --dry-run prints the plan and changes nothing.
 
 The token comes from GH_TOKEN (or GITHUB_TOKEN) and needs administration rights on the
 repository; GITHUB_API_URL names another API root (GitHub Enterprise Server).
@@ -53,6 +57,9 @@ Exit codes: 0 done, 1 the profile has errors, 2 usage, I/O or GitHub error.`,
 			}
 			pol, err := provisionPolicy(substrates.PolicyFile(p).Data)
 			if err != nil {
+				return usageError("%v", err)
+			}
+			if pol.Environments, err = ghactions.Environments(p); err != nil {
 				return usageError("%v", err)
 			}
 			token := os.Getenv("GH_TOKEN")
@@ -129,7 +136,10 @@ func provisionPolicy(data []byte) (provision.Policy, error) {
 	var doc struct {
 		Box struct {
 			TaskStates map[string]string `json:"taskStates"`
-			GHActions  struct {
+			Human      struct {
+				MaintainersVar string `json:"maintainers_var"`
+			} `json:"human"`
+			GHActions struct {
 				RequiredChecks []string `json:"requiredChecks"`
 				ProxyHost      string   `json:"proxy_host"`
 				OIDCAudience   string   `json:"oidc_audience"`
@@ -140,7 +150,7 @@ func provisionPolicy(data []byte) (provision.Policy, error) {
 		return provision.Policy{}, fmt.Errorf("the policy: %v", err)
 	}
 	p := provision.Policy{TaskStates: doc.Box.TaskStates, RequiredChecks: doc.Box.GHActions.RequiredChecks,
-		Variables: [][2]string{{"AUTONOMY_PAUSED", "false"}}}
+		Variables: [][2]string{{"AUTONOMY_PAUSED", "false"}}, MaintainersVar: doc.Box.Human.MaintainersVar}
 	if h := doc.Box.GHActions.ProxyHost; h != "" {
 		p.Variables = append(p.Variables, [2]string{ghactions.ProxyHostVar, h})
 	}

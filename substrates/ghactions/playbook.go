@@ -282,3 +282,30 @@ func (c *compiler) playbookWorkflow(a *ir.Actor, w *workflow.Workflow) mapping {
 	})
 	return wf
 }
+
+// Environments are the GitHub environments the profile's gh-actions installation needs, sorted:
+// one per approval step of each workflow-playbook actor (autonomy provision creates them).
+func Environments(p *ir.Profile) ([]string, error) {
+	out, err := Substrate{}.Compile(p)
+	if err != nil {
+		return nil, err
+	}
+	var m struct {
+		Actors []struct {
+			Environments []string `json:"environments"`
+		} `json:"actors"`
+	}
+	for _, f := range out.Files {
+		if f.Path == ManifestPath {
+			if err := json.Unmarshal(f.Data, &m); err != nil {
+				return nil, fmt.Errorf("%s: %v", ManifestPath, err)
+			}
+		}
+	}
+	var envs []string
+	for _, a := range m.Actors {
+		envs = append(envs, a.Environments...)
+	}
+	slices.Sort(envs)
+	return slices.Compact(envs), nil
+}

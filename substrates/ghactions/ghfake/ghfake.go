@@ -193,7 +193,8 @@ type Server struct {
 	full      map[string]*FullProtection
 	labels    map[string]string // name → color
 	variables map[string]string
-	verified  map[string]bool // commits created through the Git Data API
+	verified  map[string]bool         // commits created through the Git Data API
+	envs      map[string]*Environment // environments.go, by lowercased name
 }
 
 // The statuses and conclusions GitHub reports, and the values the status filter accepts.

@@ -180,6 +180,7 @@ func (s *Server) route(w http.ResponseWriter, req *http.Request) {
 		s.cancel(w, req, rest[2])
 	case s.routeCode(w, req, rest):
 	case s.routePeople(w, req, rest):
+	case s.routeEnvironments(w, req, rest):
 	default:
 		writeError(w, http.StatusNotFound, "Not Found", docsRoot)
 	}

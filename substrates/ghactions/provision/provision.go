@@ -27,6 +27,10 @@ type Policy struct {
 	// Variables are the repository variables the workflows read, with the value to create
 	// each with when it is missing.
 	Variables [][2]string
+	// Environments gate the approval steps of the compiled workflow playbooks (environments.go).
+	Environments []string
+	// MaintainersVar is policy.box.human.maintainers_var: the environments' reviewers.
+	MaintainersVar string
 }
 
 // StatusContext is the status autonomy gh review posts.
@@ -55,6 +59,7 @@ func Provision(ctx context.Context, c *github.Client, owner, repo string, p Poli
 	pv.protection(ctx, r.GetDefaultBranch(), p)
 	pv.labels(ctx, p)
 	pv.variables(ctx, p)
+	pv.environments(ctx, p)
 	return pv.steps, errors.Join(pv.errs...)
 }
 
