@@ -234,9 +234,9 @@ func TestPlaybookStepsRunAsArgv(t *testing.T) {
 		}
 	}
 	want := map[string]string{
-		"first":   "; touch pwned $(touch pwned2) `touch pwned3`\n",
+		"first":   "; touch pwned|$(touch pwned2)|`touch pwned3`|&&|touch|pwned7|",
 		"greet":   name + "|",
-		"approve": "; touch pwned $(touch pwned2) `touch pwned3`\n", // step data across the gate
+		"approve": "; touch pwned|$(touch pwned2)|`touch pwned3`|&&|touch|pwned7|", // step data across the gate
 		"after":   name + "||",
 	}
 	for id, w := range want {
