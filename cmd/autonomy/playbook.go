@@ -18,6 +18,6 @@ Exit codes: 0 ok, 1 problems found, 2 usage or I/O error.`,
   autonomy playbook validate --format json profiles/librarian/humans/collection-review.playbook.md
   autonomy playbook index profiles/librarian/playbooks/`,
 	}
-	cmd.AddCommand(newPlaybookValidate(), newPlaybookIndex(), newPlaybookWeave(), newPlaybookChecks(), newPlaybookRun(), newPlaybookResume())
+	cmd.AddCommand(newPlaybookValidate(), newPlaybookIndex(), newPlaybookWeave(), newPlaybookChecks(), newPlaybookRun(), newPlaybookResume(), newPlaybookStep())
 	return cmd
 }

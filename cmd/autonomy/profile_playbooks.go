@@ -20,9 +20,9 @@ func checkProfile(path string) (*ir.Profile, ir.Diagnostics, error) {
 	}
 	pp, pd := playbook.Profile(p)
 	diags = append(diags, pd...)
-	// Said once per behavior. A workflow playbook is run by the local runner itself (its steps,
-	// approvals and resume tokens); the gh-actions workflows do not run it yet. Any other
-	// playbook is handed to the agent as its instructions, as a skill.
+	// Said once per behavior. A workflow playbook is run by the runtime itself (locally by the
+	// runner, on gh-actions as the actor's workflow); a step playbook by the local runner, step
+	// by step. Any other playbook is handed to the agent as its instructions, as a skill.
 	warned := map[string]bool{}
 	ghActions := false
 	for _, t := range p.Targets {
@@ -43,11 +43,8 @@ func checkProfile(path string) (*ir.Profile, ir.Diagnostics, error) {
 			continue
 		}
 		if f == playbook.Workflow {
-			if ghActions {
-				diags = append(diags, ir.Diagnostic{File: p.File, Pos: a.Behavior.Pos, Severity: ir.Warning,
-					Message: fmt.Sprintf("actor %q: behavior %s is a workflow playbook: the local runner runs it step by step, and the gh-actions workflows do not run workflow playbooks yet (the agent is handed it as its instructions there)", a.Name.Value, a.BehaviorFile),
-					Hint:    "run this actor on the local target, or run autonomy playbook run in a step of your own"})
-			}
+			// Both targets run it: the local runner as the session, gh-actions as the
+			// actor's workflow (docs/gh-actions.md, "Workflow playbooks").
 			continue
 		}
 		diags = append(diags, ir.Diagnostic{File: p.File, Pos: a.Behavior.Pos, Severity: ir.Warning,

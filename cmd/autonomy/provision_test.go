@@ -15,6 +15,16 @@ import (
 // provisionFake is a fake GitHub whose repository (OWNER/NAME, default o/r) has a main branch.
 func provisionFake(t *testing.T, repo ...string) *ghfake.Server {
 	t.Helper()
+	opts := ghfake.Options{}
+	if len(repo) > 0 {
+		opts.Owner, opts.Repo, _ = strings.Cut(repo[0], "/")
+	}
+	return provisionFakeWith(t, opts)
+}
+
+// provisionFakeWith is provisionFake serving opts (its token and git directory set here).
+func provisionFakeWith(t *testing.T, opts ghfake.Options) *ghfake.Server {
+	t.Helper()
 	dir := t.TempDir()
 	bare := filepath.Join(dir, "origin.git")
 	for _, args := range [][]string{
@@ -27,10 +37,7 @@ func provisionFake(t *testing.T, repo ...string) *ghfake.Server {
 			t.Fatalf("git %v: %v\n%s", args, err, out)
 		}
 	}
-	opts := ghfake.Options{Token: "ghs_admin", GitDir: bare}
-	if len(repo) > 0 {
-		opts.Owner, opts.Repo, _ = strings.Cut(repo[0], "/")
-	}
+	opts.Token, opts.GitDir = "ghs_admin", bare
 	fake, err := ghfake.New(opts)
 	if err != nil {
 		t.Fatal(err)

@@ -172,6 +172,8 @@ func (c *compiler) actor(a *ir.Actor) {
 	var wf mapping
 	if a.IsHuman() {
 		wf = c.humanWorkflow(a)
+	} else if w := c.workflowPlaybook(a); w != nil {
+		wf = c.playbookWorkflow(a, w)
 	} else {
 		wf = c.agentWorkflow(a)
 	}

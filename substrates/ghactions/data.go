@@ -172,7 +172,10 @@ type actorManifest struct {
 	Params   []param   `json:"params"`
 	Reviewer string    `json:"reviewer,omitempty"`
 	Timeout  int       `json:"timeoutMinutes,omitempty"`
-	Warnings []string  `json:"warnings"`
+	// Environments are the GitHub environments gating the approval steps of a workflow
+	// playbook (autonomy provision creates them).
+	Environments []string `json:"environments,omitempty"`
+	Warnings     []string `json:"warnings"`
 }
 
 type trigger struct {

@@ -223,6 +223,9 @@ func (c *compiler) manifest() {
 			w.key("timeoutMinutes")
 			w.b.WriteString(strconv.Itoa(a.Timeout))
 		}
+		if len(a.Environments) > 0 {
+			w.strings("environments", a.Environments)
+		}
 		w.strings("warnings", append([]string{}, byActor[a.Name]...))
 		w.close('}')
 	}

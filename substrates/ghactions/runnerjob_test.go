@@ -50,7 +50,18 @@ func TestAgentJobsThatCallTheRunner(t *testing.T) {
 			if err := yaml.Unmarshal(files[WorkflowPath(a.Name.Value)], &wf); err != nil {
 				t.Fatal(err)
 			}
-			job := wf.Jobs["agent"]
+			job, ok := wf.Jobs["agent"]
+			if !ok { // a workflow playbook: every job of its steps names the actor and the policy
+				if len(wf.Jobs) == 0 {
+					t.Fatalf("%s/%s: no jobs", prof, a.Name.Value)
+				}
+				for id, j := range wf.Jobs {
+					if j.Env[ActorEnv] != a.Name.Value || j.Env[substrates.PolicyEnv] != substrates.PolicyPath {
+						t.Errorf("%s/%s: job %s env %v lacks %s or %s", prof, a.Name.Value, id, j.Env, ActorEnv, substrates.PolicyEnv)
+					}
+				}
+				continue
+			}
 			var launches, lists, agentCap bool
 			for _, c := range a.Capabilities {
 				launches = launches || (c.Scope == "" && (c.Name == "agent:launch" || c.Name == "agent:cancel"))

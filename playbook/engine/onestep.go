@@ -1,0 +1,213 @@
+package engine
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/playbook/workflow"
+)
+
+// StepSpec is one step of a workflow playbook as a compiled GitHub Actions job carries it: JSON
+// in the step's env (AUTONOMY_PLAYBOOK_STEP), read by `autonomy playbook step`. Argv is the
+// command's words, split at compile time by Words; no shell ever reads them. References
+// ($id.stdout, $args.NAME) are substituted per word at run time, as the engine does.
+type StepSpec struct {
+	ID        string      `json:"id"`
+	Namespace string      `json:"namespace"`
+	Argv      []string    `json:"argv"`
+	Stdin     string      `json:"stdin,omitempty"`
+	Condition string      `json:"condition,omitempty"`
+	Output    string      `json:"output,omitempty"`
+	Cwd       string      `json:"cwd,omitempty"`
+	Env       [][2]string `json:"env,omitempty"`
+	TimeoutMs int         `json:"timeoutMs,omitempty"`
+	// Approval says the step is an approval gate: reaching it means a reviewer approved it
+	// (the job is gated by its environment), so $id.approved is true.
+	Approval bool `json:"approval,omitempty"`
+	// Args are the workflow's declared args with their defaults (nil: no default); an
+	// environment variable of the same name, when set, overrides the default.
+	Args map[string]*string `json:"args,omitempty"`
+	// Steps are the workflow's step ids, so that a reference to a step not run reads empty.
+	Steps []string `json:"steps"`
+	// Secrets are the secret handles ($secrets.NAME) the step reads, each from the environment
+	// variable NAME; their values are redacted from the record.
+	Secrets []string `json:"secrets,omitempty"`
+	// MaxOutputBytes caps the step's output (default DefaultMaxOutputBytes).
+	MaxOutputBytes int `json:"maxOutputBytes,omitempty"`
+}
+
+// Data is what the steps of one run hand each other: the records of the steps run so far.
+type Data struct {
+	Results []record `json:"results"`
+}
+
+// MaxEncodedData caps the encoded step data handed from one job to the next (GitHub keeps at
+// most 1 MB of outputs per job).
+const MaxEncodedData = 900 * 1024
+
+// EncodeData is d as one line: gzipped JSON in base64 (no newline, no delimiter to forge).
+func EncodeData(d *Data) (string, error) {
+	raw, err := json.Marshal(d)
+	if err != nil {
+		return "", err
+	}
+	var b bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&b, gzip.BestCompression)
+	zw.Write(raw)
+	zw.Close()
+	s := base64.StdEncoding.EncodeToString(b.Bytes())
+	if len(s) > MaxEncodedData {
+		return "", fmt.Errorf("the step data is %d bytes encoded, over the %d GitHub carries between jobs: lower maxOutputBytes or the output of the steps before the approval", len(s), MaxEncodedData)
+	}
+	return s, nil
+}
+
+// DecodeData reads what EncodeData wrote ("" is no data).
+func DecodeData(s string) (*Data, error) {
+	d := &Data{}
+	if strings.TrimSpace(s) == "" {
+		return d, nil
+	}
+	if len(s) > MaxEncodedData {
+		return nil, fmt.Errorf("the step data is %d bytes, over %d", len(s), MaxEncodedData)
+	}
+	z, err := base64.StdEncoding.DecodeString(strings.TrimSpace(s))
+	if err != nil {
+		return nil, fmt.Errorf("the step data is not base64: %v", err)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(z))
+	if err != nil {
+		return nil, fmt.Errorf("the step data is not gzip: %v", err)
+	}
+	raw, err := io.ReadAll(io.LimitReader(zr, 64<<20))
+	if err != nil {
+		return nil, fmt.Errorf("the step data: %v", err)
+	}
+	if err := json.Unmarshal(raw, d); err != nil {
+		return nil, fmt.Errorf("the step data is not JSON: %v", err)
+	}
+	return d, nil
+}
+
+// quoteWord writes w so that Words reads it back as the one word w.
+func quoteWord(w string) string { return "'" + strings.ReplaceAll(w, "'", `'\''`) + "'" }
+
+// RunStep runs one step of spec over the data of the steps before it, appends its record to d and
+// returns the step's result. A step whose condition is false is recorded as skipped. workspace is
+// the directory no step may leave. lookup reads the environment (args overrides and the cli
+// step's base environment come from Engine.Env).
+func (e *Engine) RunStep(ctx context.Context, spec StepSpec, d *Data, workspace string, lookup func(string) (string, bool)) (StepResult, error) {
+	if lookup == nil {
+		lookup = lookupOS
+	}
+	ws, err := filepath.Abs(workspace)
+	if err == nil {
+		ws, err = filepath.EvalSymlinks(ws)
+	}
+	if err != nil {
+		return StepResult{}, fmt.Errorf("the workspace: %v", err)
+	}
+	switch spec.Namespace {
+	case "cli", "http":
+	default:
+		return StepResult{}, fmt.Errorf("step %q: %s steps are not supported by this runtime", spec.ID, spec.Namespace)
+	}
+	args := map[string]string{}
+	for name, def := range spec.Args {
+		// A workflow_dispatch input left empty reads as "": the default then holds.
+		if v, ok := lookup(name); ok && v != "" {
+			args[name] = v
+		} else if def != nil {
+			args[name] = *def
+		} else {
+			return StepResult{}, fmt.Errorf("the arg %q has no default and no variable %s is set", name, name)
+		}
+	}
+	st := &state{Args: args, Workspace: ws, TimeoutMs: DefaultTimeoutMs, MaxOutputBytes: spec.MaxOutputBytes, Results: d.Results}
+	if st.MaxOutputBytes <= 0 {
+		st.MaxOutputBytes = DefaultMaxOutputBytes
+	}
+	w := &workflow.Workflow{}
+	for _, id := range spec.Steps {
+		w.Steps = append(w.Steps, &workflow.Step{ID: ir.String{Value: id}})
+	}
+	x := &exec{e: e, st: st, w: w, secrets: map[string]string{}}
+	for _, name := range spec.Secrets {
+		if v, ok := e.secret(name); ok && v != "" {
+			x.secrets[name] = v
+		}
+	}
+	rec := record{ID: spec.ID}
+	if spec.Condition != "" {
+		ok, err := x.condition(spec.Condition)
+		if err != nil {
+			return StepResult{}, fmt.Errorf("step %q: condition %q: %v", spec.ID, spec.Condition, err)
+		}
+		if !ok {
+			rec.Status, rec.Reason = "skipped", "condition "+spec.Condition+" is false"
+			d.Results = append(d.Results, rec)
+			return e.viewWith(st, []record{rec}, x.redact)[0], nil
+		}
+	}
+	words := make([]string, len(spec.Argv))
+	for i, a := range spec.Argv {
+		words[i] = quoteWord(a)
+	}
+	s := &workflow.Step{ID: ir.String{Value: spec.ID}, Namespace: spec.Namespace, Rest: strings.Join(words, " "),
+		Stdin: ir.String{Value: spec.Stdin}, Output: ir.String{Value: spec.Output}, Cwd: ir.String{Value: spec.Cwd},
+		TimeoutMs: ir.Int{Value: spec.TimeoutMs}}
+	for _, kv := range spec.Env {
+		s.Env = append(s.Env, workflow.EnvVar{Name: ir.String{Value: kv[0]}, Value: ir.String{Value: kv[1]}})
+	}
+	rec.Approved = spec.Approval
+	err = x.step(ctx, s, &rec)
+	rec.Status = "ok"
+	if err != nil {
+		rec.Status = "failed"
+	}
+	d.Results = append(d.Results, rec)
+	res := e.viewWith(st, []record{rec}, x.redact)[0]
+	if err != nil {
+		return res, fmt.Errorf("step %q: %v", spec.ID, err)
+	}
+	return res, nil
+}
+
+// ReadDataFile reads the step data kept in file, or, when there is none yet, the encoded data
+// handed from the job before (seed; "" for the first job).
+func ReadDataFile(file, seed string) (*Data, error) {
+	raw, err := os.ReadFile(file)
+	if os.IsNotExist(err) {
+		return DecodeData(seed)
+	}
+	if err != nil {
+		return nil, err
+	}
+	d := &Data{}
+	if err := json.Unmarshal(raw, d); err != nil {
+		return nil, fmt.Errorf("%s: %v", file, err)
+	}
+	return d, nil
+}
+
+// WriteDataFile writes d to file (atomically: a temporary file renamed over it).
+func WriteDataFile(file string, d *Data) error {
+	raw, err := json.Marshal(d)
+	if err != nil {
+		return err
+	}
+	tmp := file + ".tmp"
+	if err := os.WriteFile(tmp, raw, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, file)
+}

@@ -1,0 +1,286 @@
+package ghactions
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/playbook"
+	"github.com/autonomyhq/autonomy/playbook/engine"
+	"github.com/autonomyhq/autonomy/playbook/workflow"
+	"github.com/autonomyhq/autonomy/substrates"
+)
+
+// A workflow playbook (seed 003) that is an actor's behavior compiles into the actor's workflow
+// itself, with no model: each step is a workflow step running `autonomy playbook step`, which
+// execs the step's argv (split here, carried as JSON in the step's env, never read by a shell).
+// The steps up to the first approval form the job "steps"; each approval step opens a job
+// "approval-N" gated by the GitHub environment EnvironmentName(actor, step), whose required
+// reviewers approve or reject it, and which needs the job before it: a rejection fails the gate
+// and nothing after it runs. The steps' data passes from job to job as the job output "data"
+// (gzipped JSON in base64, capped), read by the next job through env.
+
+// Env names a compiled playbook step reads.
+const (
+	playbookStepEnv = "AUTONOMY_PLAYBOOK_STEP"
+	playbookDataEnv = "AUTONOMY_PLAYBOOK_DATA"
+)
+
+// playbookStepScript is the one script of every playbook step: it names only variables.
+const playbookStepScript = `"$AUTONOMY_BIN" playbook step --data "$RUNNER_TEMP/autonomy-playbook.json" --workspace "$GITHUB_WORKSPACE"` + "\n"
+
+// EnvironmentName is the GitHub environment gating the approval step of an actor's workflow
+// playbook: autonomy-ACTOR-STEP, lowercased, every character other than a letter, digit, '-' or
+// '_' replaced by '-'.
+func EnvironmentName(actor, step string) string {
+	s := strings.ToLower("autonomy-" + actor + "-" + step)
+	b := []byte(s)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			b[i] = '-'
+		}
+	}
+	return string(b)
+}
+
+// workflowPlaybook returns the actor's behavior parsed as a workflow playbook, or nil when it is
+// none. Its problems, and what GitHub Actions cannot run, are errors of the compile.
+func (c *compiler) workflowPlaybook(a *ir.Actor) *workflow.Workflow {
+	if a.IsHuman() || a.BehaviorFile == "" {
+		return nil
+	}
+	switch strings.ToLower(filepath.Ext(a.BehaviorFile)) {
+	case ".yml", ".yaml", ".json":
+	default:
+		return nil
+	}
+	file := filepath.Join(c.p.Dir, filepath.FromSlash(a.BehaviorFile))
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil // ir reported an unreadable behavior
+	}
+	if f, sure := playbook.Detect(file, data); f != playbook.Workflow || !sure {
+		return nil
+	}
+	w, diags := workflow.Check(file, data)
+	c.errors = append(c.errors, diags...)
+	if w == nil || diags.HasErrors() {
+		return nil
+	}
+	bad := func(pos ir.Pos, hint, format string, args ...any) {
+		c.errors = append(c.errors, ir.Diagnostic{File: file, Pos: pos, Severity: ir.Error, Message: fmt.Sprintf(format, args...), Hint: hint})
+	}
+	ok := true
+	for _, cp := range a.Capabilities {
+		if cp.Name == "code:propose" || cp.Name == "code:review" {
+			c.errors = append(c.errors, ir.Diagnostic{File: c.p.File, Pos: cp.Raw.Pos, Severity: ir.Error,
+				Message: fmt.Sprintf("actor %q: %s needs an agent's output, and its behavior %s is a workflow playbook run without a model on gh-actions", a.Name.Value, cp.Name, a.BehaviorFile),
+				Hint:    "give this capability to an agent actor with a skill, or drop it"})
+			ok = false
+		}
+	}
+	for _, s := range w.Steps {
+		switch s.Namespace {
+		case "cli", "http":
+		default:
+			bad(s.Command.Pos, "use a cli or http step (run the tool as a command), or run this actor on a target that supports "+s.Namespace,
+				"step %q: %s steps cannot run on gh-actions (only cli and http steps compile into a workflow)", s.ID.Value, s.Namespace)
+			ok = false
+			continue
+		}
+		if _, err := engine.Words(s.Rest); err != nil {
+			bad(s.Command.Pos, "quote the command's words", "step %q: %v", s.ID.Value, err)
+			ok = false
+		}
+		for _, name := range stepSecrets(s) {
+			if strings.HasPrefix(strings.ToUpper(name), "GITHUB_") {
+				bad(s.Pos, "rename the secret: GitHub refuses secret names starting with GITHUB_",
+					"step %q: secret handle $secrets.%s cannot be a GitHub secret", s.ID.Value, name)
+				ok = false
+			}
+		}
+	}
+	if !ok {
+		return nil
+	}
+	return w
+}
+
+// stepSecrets are the secret handles a step reads, in order of first use.
+func stepSecrets(s *workflow.Step) []string {
+	var out []string
+	vals := []string{s.Command.Value, s.Stdin.Value, s.Condition.Value}
+	for _, ev := range s.Env {
+		vals = append(vals, ev.Value.Value)
+	}
+	for _, v := range vals {
+		for _, m := range workflow.RefPattern.FindAllStringSubmatch(v, -1) {
+			if m[1] == workflow.SecretsRef && !slices.Contains(out, m[2]) {
+				out = append(out, m[2])
+			}
+		}
+	}
+	return out
+}
+
+// playbookJob is one job of a compiled workflow playbook.
+type playbookJob struct {
+	id    string
+	gate  *workflow.Step // the approval step opening the job, if any
+	steps []*workflow.Step
+}
+
+// playbookJobs splits the steps at each approval.
+func playbookJobs(w *workflow.Workflow) []playbookJob {
+	var jobs []playbookJob
+	n := 0
+	for _, s := range w.Steps {
+		switch {
+		case s.IsApproval():
+			n++
+			jobs = append(jobs, playbookJob{id: fmt.Sprintf("approval-%d", n), gate: s})
+		case len(jobs) == 0:
+			jobs = append(jobs, playbookJob{id: "steps"})
+		}
+		jobs[len(jobs)-1].steps = append(jobs[len(jobs)-1].steps, s)
+	}
+	return jobs
+}
+
+// stepSpec is the step as `autonomy playbook step` reads it.
+func stepSpec(w *workflow.Workflow, s *workflow.Step, ids []string) engine.StepSpec {
+	argv, _ := engine.Words(s.Rest) // checked in workflowPlaybook
+	if argv == nil {
+		argv = []string{}
+	}
+	spec := engine.StepSpec{ID: s.ID.Value, Namespace: s.Namespace, Argv: argv, Stdin: s.Stdin.Value,
+		Condition: s.Condition.Value, Output: s.Output.Value, Cwd: s.Cwd.Value, TimeoutMs: s.TimeoutMs.Value,
+		Approval: s.IsApproval(), Steps: ids, Secrets: stepSecrets(s)}
+	for _, ev := range s.Env {
+		spec.Env = append(spec.Env, [2]string{ev.Name.Value, ev.Value.Value})
+	}
+	if len(w.Args) > 0 {
+		spec.Args = map[string]*string{}
+		for _, arg := range w.Args {
+			var def *string
+			if arg.Default != nil {
+				v := arg.Default.Value
+				def = &v
+			}
+			spec.Args[arg.Name.Value] = def
+		}
+	}
+	return spec
+}
+
+// playbookWorkflow builds the workflow of an actor whose behavior is the workflow playbook w.
+func (c *compiler) playbookWorkflow(a *ir.Actor, w *workflow.Workflow) mapping {
+	name := a.Name.Value
+	params := resolveParams(a)
+	// The jobs run no model: they read the repository and hold what the capabilities grant,
+	// without the agent job's read baseline.
+	perms := Permissions{"contents": Read}
+	for _, cp := range a.Capabilities {
+		perms.merge(Grant(cp.Name))
+	}
+
+	var wf mapping
+	wf.add("name", name)
+	if hasDispatch(a) {
+		wf.add("run-name", runName(a))
+	}
+	wf.add("on", c.on(a))
+	wf.add("permissions", mapping{})
+	wf.add("defaults", bashDefaults)
+
+	ids := make([]string, len(w.Steps))
+	for i, s := range w.Steps {
+		ids[i] = s.ID.Value
+	}
+	var envs []string
+	jobs := mapping{}
+	cond := c.jobIf(a)
+	parts := playbookJobs(w)
+	k := 0 // the workflow step counter, for step ids
+	for i, pj := range parts {
+		env := make(mapping, 0, len(params)+6)
+		paramEnv(&env, params)
+		env.add("AUTONOMY_ACTOR", name)
+		env.add("AUTONOMY_BEHAVIOR", literalValue(behaviorPath(a)))
+		env.add(substrates.PolicyEnv, substrates.PolicyPath)
+		env.add("GH_TOKEN", expr("github.token"))
+		job := mapping{}
+		jobName := name + " (steps)"
+		if pj.gate != nil {
+			prompt := pj.gate.Prompt.Value
+			if prompt == "" {
+				prompt = "approve " + pj.gate.ID.Value + "?"
+			}
+			jobName = fmt.Sprintf("%s: %s (approval %s)", name, prompt, pj.gate.ID.Value)
+		}
+		job.add("name", literalValue(jobName))
+		if i == 0 {
+			job.add("if", expr(cond))
+		} else {
+			job.add("needs", plain(parts[i-1].id))
+			job.add("if", expr(pausedGuard))
+			env.add(playbookDataEnv, expr("needs."+parts[i-1].id+".outputs.data"))
+		}
+		if pj.gate != nil {
+			env := EnvironmentName(name, pj.gate.ID.Value)
+			envs = append(envs, env)
+			job.add("environment", env)
+		}
+		job.add("runs-on", runsOn(c.box.runsOn))
+		if a.Timeout.Pos.IsSet() {
+			job.add("timeout-minutes", a.Timeout.Value)
+		}
+		job.add("permissions", perms.yaml())
+		if i == 0 {
+			job.add("concurrency", concurrency(name, subjectExpr(a), cond))
+		}
+		steps := seq{
+			checkout.step("Check out the repository", mapping{{key: "persist-credentials", value: false}}),
+			c.toolStep(),
+		}
+		last := ""
+		for _, s := range pj.steps {
+			k++
+			spec, _ := json.Marshal(stepSpec(w, s, ids))
+			last = fmt.Sprintf("step-%d", k)
+			title := s.ID.Value + " (" + s.Namespace + ")"
+			if s.IsApproval() {
+				title += ", approved"
+			}
+			senv := mapping{{key: playbookStepEnv, value: literalValue(string(spec))}}
+			// A secret handle reaches the one step that reads it, from the repository's
+			// secret of that name (GitHub masks it in the log; the record redacts it).
+			for _, name := range stepSecrets(s) {
+				senv.add(name, expr("secrets."+name))
+			}
+			steps = append(steps, mapping{
+				{key: "name", value: literalValue(title)},
+				{key: "id", value: plain(last)},
+				{key: "env", value: senv},
+				{key: "run", value: literal(playbookStepScript)},
+			})
+		}
+		if i+1 < len(parts) {
+			job.add("outputs", mapping{{key: "data", value: expr("steps." + last + ".outputs.data")}})
+		}
+		job.add("env", env)
+		job.add("steps", steps)
+		jobs.add(pj.id, job)
+	}
+	wf.add("jobs", jobs)
+	c.actors = append(c.actors, actorManifest{
+		Name: name, Kind: "agent", Workflow: WorkflowPath(name), Behavior: behaviorPath(a),
+		Capabilities: capabilityStrings(a), Permissions: perms, Triggers: triggerManifest(a), Params: params,
+		Timeout: a.Timeout.Value, Environments: envs,
+	})
+	return wf
+}
