@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"slices"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/substrates"
 	"github.com/autonomyhq/autonomy/substrates/ghactions"
+	"github.com/autonomyhq/autonomy/substrates/ghactions/ghfake"
 )
 
 // manifestOnly is a substrate whose output is one manifest.
@@ -58,5 +60,32 @@ func TestProvisionNoEnvironments(t *testing.T) {
 		if strings.HasPrefix(s.What, "environment ") {
 			t.Errorf("unexpected step %q", s.What)
 		}
+	}
+}
+
+// TestProvisionReleaseGate: the bundled profile whose releaser is a workflow playbook with an
+// approval step, end to end: the dry run plans its environment and creates nothing; the run
+// creates it with the admins (no maintainers variable) as required reviewers; a second run
+// changes nothing.
+func TestProvisionReleaseGate(t *testing.T) {
+	fake := provisionFakeWith(t, ghfake.Options{Collaborators: map[string]string{"ada": "admin", "bob": "write"}})
+	run := func(args ...string) string {
+		t.Helper()
+		var out, errb bytes.Buffer
+		if code := Run(append([]string{"provision", "../../profiles/release-gate", "--repo", "o/r"}, args...), nil, &out, &errb); code != 0 {
+			t.Fatalf("provision %v: exit %d\n%s%s", args, code, out.String(), errb.String())
+		}
+		return out.String()
+	}
+	if out := run("--dry-run"); !strings.Contains(out, "environment autonomy-releaser-approve") || len(fake.Environments()) != 0 {
+		t.Fatalf("dry run: %d environments made\n%s", len(fake.Environments()), out)
+	}
+	run()
+	envs := fake.Environments()
+	if len(envs) != 1 || envs[0].Name != "autonomy-releaser-approve" || !slices.Equal(envs[0].Reviewers, []int64{ghfake.UserID("ada")}) || envs[0].CanAdminsBypass {
+		t.Fatalf("environments after the run: %+v", envs)
+	}
+	if out := run(); !strings.Contains(out, "\n0 changed,") {
+		t.Fatalf("a second run changes something:\n%s", out)
 	}
 }
