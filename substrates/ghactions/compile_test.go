@@ -633,3 +633,19 @@ func TestBehaviorPathIsData(t *testing.T) {
 		t.Errorf("AUTONOMY_BEHAVIOR = %v", got)
 	}
 }
+
+// TestResolveHinted: plainSafe skips yaml.v3's resolver for a scalar whose first byte is not in
+// resolveHinted; the resolver must agree that every such scalar is a string, whatever follows.
+func TestResolveHinted(t *testing.T) {
+	for b := 0; b < 256; b++ {
+		if strings.IndexByte(resolveHinted, byte(b)) >= 0 {
+			continue
+		}
+		for _, rest := range []string{"", "rue", "ull", "0", ".5", "2001-12-14", "<", "x"} {
+			s := string([]byte{byte(b)}) + rest
+			if tag := (&yaml.Node{Kind: yaml.ScalarNode, Value: s}).ShortTag(); tag != "!!str" {
+				t.Errorf("yaml.v3 resolves %q as %s, but plainSafe would not ask it", s, tag)
+			}
+		}
+	}
+}

@@ -291,20 +291,33 @@ func plainSafe(s string) bool {
 	if startsLikeNumber(s) {
 		return false // a number, a timestamp, .inf or .nan in some YAML version
 	}
-	// The authority: how yaml.v3 resolves the plain scalar.
+	// The authority: how yaml.v3 resolves the plain scalar. Its resolver looks only at a scalar
+	// whose first byte it has a hint for (resolveHinted); any other is a string at once, so the
+	// resolver, which allocates on every call, is asked only about those.
+	if strings.IndexByte(resolveHinted, s[0]) < 0 {
+		return true
+	}
 	return (&yaml.Node{Kind: yaml.ScalarNode, Value: s}).ShortTag() == "!!str"
 }
+
+// resolveHinted are the first bytes yaml.v3's resolver looks further at (its resolveTable): a
+// sign, a digit, a dot, and the first letters of its booleans and null. TestResolveHinted
+// checks every other byte against the resolver itself.
+const resolveHinted = "+-.0123456789yYnNtTfFoO~"
 
 // startsLikeNumber reports whether s could be read as a number (of any base, with _ separators),
 // a YAML 1.1 sexagesimal or a timestamp by some YAML version: a sign, a dot or a digit, then a
 // digit or _; or .inf/.nan with any signs.
 func startsLikeNumber(s string) bool {
-	rest := strings.TrimLeft(s, "+-")
-	if len(rest) < len(s)-1 {
+	i := 0
+	for i < len(s) && (s[i] == '+' || s[i] == '-') {
+		i++
+	}
+	rest := s[i:]
+	if i > 1 {
 		return true // "--x", "+-1": never a number, but not worth the risk either
 	}
-	switch strings.ToLower(rest) {
-	case ".inf", ".nan":
+	if strings.EqualFold(rest, ".inf") || strings.EqualFold(rest, ".nan") {
 		return true
 	}
 	rest = strings.TrimPrefix(rest, ".")
