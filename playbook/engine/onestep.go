@@ -174,7 +174,7 @@ func (e *Engine) RunStep(ctx context.Context, spec StepSpec, d *Data, workspace 
 	if err != nil {
 		rec.Status = "failed"
 	}
-	d.Results = append(d.Results, rec)
+	d.Results = append(d.Results, x.carried(rec))
 	res := e.viewWith(st, []record{rec}, x.redact)[0]
 	if err != nil {
 		return res, fmt.Errorf("step %q: %v", spec.ID, err)
@@ -210,4 +210,21 @@ func WriteDataFile(file string, d *Data) error {
 		return err
 	}
 	return os.Rename(tmp, file)
+}
+
+// carried is the record as the step data carries it to the next job: with every secret the
+// step used redacted, since the data travels through job outputs and env, which GitHub prints in
+// its logs and cannot mask once encoded. A json output a redaction breaks is dropped (a later
+// $id.json then fails naming it), never passed on unredacted.
+func (x *exec) carried(rec record) record {
+	rec.Stdout, rec.Reason = x.redact(rec.Stdout), x.redact(rec.Reason)
+	if len(rec.JSON) > 0 {
+		if r := x.redact(string(rec.JSON)); r != string(rec.JSON) {
+			rec.JSON = nil
+			if json.Valid([]byte(r)) {
+				rec.JSON = []byte(r)
+			}
+		}
+	}
+	return rec
 }
