@@ -239,11 +239,16 @@ func (c *compiler) agentWorkflow(a *ir.Actor) mapping {
 	if needsBun(a) {
 		steps = append(steps, setupBun.step("Install Bun for the script", nil))
 	}
-	if callsRunner(a) {
+	weaves := c.weaves(a) // weave.go
+	if callsRunner(a) || weaves {
 		steps = append(steps, c.toolStep()) // runnerjob.go
 	}
 	steps = append(steps, checkout.step("Check out the repository", mapping{{key: "persist-credentials", value: false}}))
-	steps = append(steps, c.runStep(a))
+	if weaves {
+		steps = append(steps, c.weaveStep(a), wovenRunStep(c.runStep(a)))
+	} else {
+		steps = append(steps, c.runStep(a))
+	}
 	steps = append(steps, c.exportSteps(proposes, reviews)...)
 
 	job := mapping{}
