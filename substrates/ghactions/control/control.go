@@ -103,7 +103,7 @@ func Handle(ctx context.Context, e *effect.Env, f Fleet, ev Event) (*Outcome, er
 			token = c.Args[0]
 		}
 		note := strings.TrimSpace(strings.TrimPrefix(c.Text, token))
-		a, rerr := effect.Resolve(ctx, e, effect.Resolution{Item: ev.Item, By: ev.Author, Verb: c.Verb, Token: token, Note: note, CommentURL: ev.CommentURL})
+		a, rerr := effect.Resolve(ctx, e, effect.Resolution{Item: ev.Item, By: ev.Author, Verb: c.Verb, Token: token, Note: note, CommentURL: ev.CommentURL, CommentID: ev.CommentID})
 		var r *effect.Refused
 		if errors.As(rerr, &r) {
 			return refuse(r.Reason)

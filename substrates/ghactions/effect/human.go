@@ -38,7 +38,7 @@ const BotLogin = "github-actions[bot]"
 
 var (
 	askRe        = regexp.MustCompile(`^<!-- autonomy:ask actor=([A-Za-z0-9._-]+) token=([0-9a-f]{32}) at=(\S+) run=(\S*) -->`)
-	resolutionRe = regexp.MustCompile(`^<!-- autonomy:resolution token=([0-9a-f]{32}) verb=([a-z]+) by=(\S+) -->`)
+	resolutionRe = regexp.MustCompile(`^<!-- autonomy:resolution token=([0-9a-f]{32}) verb=([a-z]+) by=(\S+) comment=([0-9]+) -->`)
 	escalationRe = regexp.MustCompile(`^<!-- autonomy:escalation token=([0-9a-f]{32}) n=([0-9]+) at=(\S+) to=(\S+) -->`)
 )
 
@@ -134,44 +134,79 @@ func mentions(logins []string) string {
 func Asks(ctx context.Context, e *Env, n int) ([]*Ask, error) {
 	var asks []*Ask
 	byToken := map[string]*Ask{}
+	var all []*github.IssueComment
 	opts := &github.IssueListCommentsOptions{ListOptions: github.ListOptions{PerPage: 100}}
 	for {
 		cs, resp, err := e.Client.Issues.ListComments(ctx, e.Owner, e.Repo, n, opts)
 		if err != nil {
 			return nil, fmt.Errorf("reading the comments of #%d: %w", n, err)
 		}
-		for _, c := range cs {
-			if c.GetUser().GetLogin() != BotLogin {
-				continue
-			}
-			first, _, _ := strings.Cut(c.GetBody(), "\n")
-			if m := askRe.FindStringSubmatch(first); m != nil {
-				at, err := time.Parse(time.RFC3339, m[3])
-				if err != nil {
-					continue
-				}
-				a := &Ask{Actor: m[1], Token: m[2], At: at, LastAt: at, RunID: m[4], Item: n}
-				asks = append(asks, a)
-				byToken[a.Token] = a
-			} else if m := resolutionRe.FindStringSubmatch(first); m != nil {
-				if a := byToken[m[1]]; a != nil && a.Resolved == "" {
-					a.Resolved = m[2]
-				}
-			} else if m := escalationRe.FindStringSubmatch(first); m != nil {
-				if a := byToken[m[1]]; a != nil {
-					k, _ := strconv.Atoi(m[2])
-					a.Escalations = max(a.Escalations, k)
-					if at, err := time.Parse(time.RFC3339, m[3]); err == nil && at.After(a.LastAt) {
-						a.LastAt = at
-					}
-				}
-			}
-		}
+		all = append(all, cs...)
 		if resp.NextPage == 0 {
-			return asks, nil
+			break
 		}
 		opts.Page = resp.NextPage
 	}
+	byID := make(map[int64]*github.IssueComment, len(all))
+	for _, c := range all {
+		byID[c.GetID()] = c
+	}
+	// Every job's token posts as the bot, an agent's too: a resolution counts only when the
+	// maintainer's own command it names is on this item and says the same (commanded).
+	var ms *maintainers.List
+	commanded := func(m []string) (bool, error) {
+		id, _ := strconv.ParseInt(m[4], 10, 64)
+		c := byID[id]
+		if c == nil || c.GetUser().GetLogin() == BotLogin || !strings.EqualFold(c.GetUser().GetLogin(), m[3]) {
+			return false, nil
+		}
+		first, _, _ := strings.Cut(c.GetBody(), "\n")
+		f := strings.Fields(first)
+		if len(f) < 3 || !strings.EqualFold(f[0], "/agent") || !strings.EqualFold(f[1], m[2]) || f[2] != m[1] {
+			return false, nil
+		}
+		if ms == nil {
+			var err error
+			if ms, err = Maintainers(ctx, e); err != nil {
+				return false, err
+			}
+		}
+		return ms.Has(m[3]), nil
+	}
+	for _, c := range all {
+		if c.GetUser().GetLogin() != BotLogin {
+			continue
+		}
+		first, _, _ := strings.Cut(c.GetBody(), "\n")
+		if m := askRe.FindStringSubmatch(first); m != nil {
+			at, err := time.Parse(time.RFC3339, m[3])
+			if err != nil {
+				continue
+			}
+			a := &Ask{Actor: m[1], Token: m[2], At: at, LastAt: at, RunID: m[4], Item: n}
+			asks = append(asks, a)
+			byToken[a.Token] = a
+		} else if m := resolutionRe.FindStringSubmatch(first); m != nil {
+			if a := byToken[m[1]]; a != nil && a.Resolved == "" {
+				ok, err := commanded(m)
+				if err != nil {
+					return nil, err
+				}
+				if ok {
+					a.Resolved = m[2]
+				}
+			}
+		} else if m := escalationRe.FindStringSubmatch(first); m != nil {
+			if a := byToken[m[1]]; a != nil {
+				k, _ := strconv.Atoi(m[2])
+				a.Escalations = max(a.Escalations, k)
+				if at, err := time.Parse(time.RFC3339, m[3]); err == nil && at.After(a.LastAt) {
+					a.LastAt = at
+				}
+			}
+		}
+	}
+	return asks, nil
 }
 
 // Resolution is a maintainer's command on a work item.
@@ -181,6 +216,9 @@ type Resolution struct {
 	Verb, Token string
 	Note        string
 	CommentURL  string
+	// CommentID is the command's own comment: the resolution names it, and Asks counts the
+	// resolution only while that comment is the maintainer's and says the same.
+	CommentID int64
 }
 
 // Resolve records a resolution, after checking it: the verb is approve, reject (with a reason)
@@ -206,6 +244,9 @@ func Resolve(ctx context.Context, e *Env, r Resolution) (*Ask, error) {
 	if r.Token == "" {
 		return nil, &Refused{"no token: quote the ask's token, /agent " + r.Verb + " TOKEN"}
 	}
+	if r.CommentID == 0 {
+		return nil, &Refused{"the command's comment is unknown (AUTONOMY_COMMENT_ID): a resolution must name the maintainer's own comment"}
+	}
 	asks, err := Asks(ctx, e, r.Item)
 	if err != nil {
 		return nil, err
@@ -219,7 +260,7 @@ func Resolve(ctx context.Context, e *Env, r Resolution) (*Ask, error) {
 	}
 	a := asks[i]
 	var b strings.Builder
-	fmt.Fprintf(&b, "<!-- autonomy:resolution token=%s verb=%s by=%s -->\n", a.Token, r.Verb, r.By)
+	fmt.Fprintf(&b, "<!-- autonomy:resolution token=%s verb=%s by=%s comment=%d -->\n", a.Token, r.Verb, r.By, r.CommentID)
 	fmt.Fprintf(&b, "Recorded for %s: **%s** by @%s", a.Actor, r.Verb, r.By)
 	if r.CommentURL != "" {
 		fmt.Fprintf(&b, " (%s)", r.CommentURL)

@@ -196,7 +196,9 @@ type Server struct {
 	full      map[string]*FullProtection
 	labels    map[string]string // name → color
 	variables map[string]string
-	verified  map[string]bool // commits created through the Git Data API
+	// commentSeq numbers issue comments (pulls.go).
+	commentSeq int64
+	verified   map[string]bool // commits created through the Git Data API
 	// The control endpoints (control.go).
 	ctl controlState
 	// Deployment environments (environments.go), by lower-cased name.

@@ -32,8 +32,11 @@ type Issue struct {
 	Body   string
 	State  string
 	Labels []string
-	// Comments are the bodies of its comments, in order.
-	Comments []string
+	// Comments are the bodies of its comments, in order; CommentBy their authors' logins ("" is
+	// github-actions[bot], the job token's identity) and CommentIDs their ids, unique in the fake.
+	Comments   []string
+	CommentBy  []string
+	CommentIDs []int64
 	// PR: the head and base branches; Reviews the bodies of its reviews.
 	PR         bool
 	Head, Base string
@@ -81,7 +84,35 @@ func (s *Server) Issue(n int) (Issue, bool) {
 	}
 	c := *is
 	c.Labels, c.Comments, c.Reviews = slices.Clone(is.Labels), slices.Clone(is.Comments), slices.Clone(is.Reviews)
+	c.CommentBy, c.CommentIDs = slices.Clone(is.CommentBy), slices.Clone(is.CommentIDs)
 	return c, true
+}
+
+// AddComment posts body on item n as login (a person's comment, which the fleet's token cannot
+// write), returning its id.
+func (s *Server) AddComment(n int, login, body string) (int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	is := s.issues[n]
+	if is == nil {
+		return 0, fmt.Errorf("ghfake: no issue %d", n)
+	}
+	return s.addComment(is, login, body), nil
+}
+
+// addComment appends a comment to is; the caller holds mu.
+func (s *Server) addComment(is *Issue, login, body string) int64 {
+	for len(is.CommentBy) < len(is.Comments) { // comments made before authors were kept
+		is.CommentBy = append(is.CommentBy, "")
+	}
+	for len(is.CommentIDs) < len(is.Comments) {
+		s.commentSeq++
+		is.CommentIDs = append(is.CommentIDs, 700_000+s.commentSeq)
+	}
+	s.commentSeq++
+	id := 700_000 + s.commentSeq
+	is.Comments, is.CommentBy, is.CommentIDs = append(is.Comments, body), append(is.CommentBy, login), append(is.CommentIDs, id)
+	return id
 }
 
 // Pulls returns the numbers of the pull requests, in order.
@@ -317,7 +348,14 @@ func (s *Server) routeCode(w http.ResponseWriter, req *http.Request, rest []stri
 		if m == http.MethodGet {
 			out := []map[string]any{}
 			for i, c := range is.Comments {
-				out = append(out, map[string]any{"id": i + 1, "body": c, "user": userJSON{"github-actions[bot]"}})
+				by, id := "github-actions[bot]", int64(i+1)
+				if i < len(is.CommentBy) && is.CommentBy[i] != "" {
+					by = is.CommentBy[i]
+				}
+				if i < len(is.CommentIDs) {
+					id = is.CommentIDs[i]
+				}
+				out = append(out, map[string]any{"id": id, "body": c, "user": userJSON{by}})
 			}
 			writeJSON(w, http.StatusOK, out)
 			return true
@@ -330,8 +368,8 @@ func (s *Server) routeCode(w http.ResponseWriter, req *http.Request, rest []stri
 			validation(w, "IssueComment", "body", "missing_field", "", docsIssues)
 			return true
 		}
-		is.Comments = append(is.Comments, *body.Body)
-		writeJSON(w, http.StatusCreated, map[string]any{"id": len(is.Comments), "body": *body.Body, "user": userJSON{"github-actions[bot]"}})
+		id := s.addComment(is, "", *body.Body)
+		writeJSON(w, http.StatusCreated, map[string]any{"id": id, "body": *body.Body, "user": userJSON{"github-actions[bot]"}})
 	case len(rest) == 3 && rest[0] == "issues" && rest[2] == "labels" && m == http.MethodPost:
 		n, _ := num(1)
 		// GitHub takes {"labels": [...]} or the bare array (go-github sends the array).
