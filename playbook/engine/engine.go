@@ -282,12 +282,7 @@ func bindArgs(w *workflow.Workflow, argsJSON string, lenient bool) (map[string]s
 			unknown = append(unknown, k)
 			continue
 		}
-		if s, ok := v.(string); ok {
-			out[k] = s
-		} else {
-			b, _ := json.Marshal(v)
-			out[k] = string(b)
-		}
+		out[k] = ArgString(v)
 	}
 	if len(unknown) > 0 && !lenient {
 		sort.Strings(unknown)
@@ -306,4 +301,14 @@ func sprintf(format string, args ...any) string {
 		return format
 	}
 	return fmt.Sprintf(format, args...)
+}
+
+// ArgString is an --args-json value as a step sees it: a string as it is, anything else as its
+// JSON.
+func ArgString(v any) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
 }

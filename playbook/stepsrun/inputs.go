@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/autonomyhq/autonomy/playbook/engine"
 	"github.com/autonomyhq/autonomy/playbook/steps"
 )
 
@@ -34,12 +35,7 @@ func bindInputs(p *steps.Playbook, argsJSON string, lenient bool) (map[string]st
 			unknown = append(unknown, k)
 			continue
 		}
-		if s, ok := v.(string); ok {
-			out[k] = s
-		} else {
-			b, _ := json.Marshal(v)
-			out[k] = string(b)
-		}
+		out[k] = engine.ArgString(v)
 	}
 	if len(unknown) > 0 && !lenient {
 		sort.Strings(unknown)
