@@ -26,7 +26,8 @@ AUTONOMY_NOW, an RFC 3339 time, fixes the clock engage and sweep read, for tests
 See docs/gh-actions.md.
 
 Exit codes: 0 done (or nothing to do, a stale verdict discarded, the pull-request cap reached),
-1 refused (said on the work item or pull request), 2 usage, I/O or GitHub error.`,
+1 refused (said on the work item or pull request; by gate, in the job's annotation), 2 usage, I/O
+or GitHub error.`,
 	}
 	var bundle, verdict string
 	propose := &cobra.Command{
