@@ -8,34 +8,22 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/autonomyhq/autonomy/substrates"
 	"github.com/autonomyhq/autonomy/substrates/ghactions/ghfake"
 )
 
-// autonomyBinary builds the autonomy binary of this tree once for the package's tests.
-var autonomyBinary = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp("", "autonomy-bin-")
-	if err != nil {
-		return "", err
-	}
-	bin := filepath.Join(dir, "autonomy")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/autonomy").CombinedOutput(); err != nil {
-		return "", errors.New("go build: " + err.Error() + "\n" + string(out))
-	}
-	return bin, nil
-})
-
+// testBinary builds the autonomy binary of this tree (go's build cache makes a second build
+// cheap).
 func testBinary(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds the autonomy binary")
 	}
-	bin, err := autonomyBinary()
-	if err != nil {
-		t.Fatal(err)
+	bin := filepath.Join(t.TempDir(), "autonomy")
+	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/autonomy").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	return bin
 }
