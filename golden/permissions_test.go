@@ -51,7 +51,8 @@ func level(access string) int {
 // permission, no job exceeds its actor's capability mapping, no job holds both
 // contents: write and statuses: write (the merge boundary), no job that runs the model holds
 // contents, statuses or pull-requests: write, and those powers sit in trusted jobs that run
-// autonomy, never the model.
+// autonomy, never the model. A job gated by an environment proves its approval first and holds
+// actions: read for it.
 func TestPermissionInvariants(t *testing.T) {
 	manifests, _ := filepath.Glob("*/gh-actions/" + ghactions.ManifestPath)
 	if len(manifests) == 0 {
@@ -102,6 +103,7 @@ func TestPermissionInvariants(t *testing.T) {
 				Jobs        map[string]struct {
 					Permissions map[string]string `yaml:"permissions"`
 					Needs       any               `yaml:"needs"`
+					Environment string            `yaml:"environment"`
 					Env         map[string]string `yaml:"env"`
 					Steps       []struct {
 						Name string            `yaml:"name"`
@@ -138,6 +140,28 @@ func TestPermissionInvariants(t *testing.T) {
 					}
 				}
 				may := allowed
+				if job.Environment != "" {
+					// An approval job fails closed: before anything else runs autonomy, it proves
+					// its approval (autonomy gh gate), reading its environment and its run's
+					// review history, which takes actions: read and nothing more.
+					gated := false
+					for _, s := range job.Steps {
+						if strings.HasPrefix(s.Run, `"$AUTONOMY_BIN" `) {
+							gated = s.Run == "\"$AUTONOMY_BIN\" gh gate\n" && s.Env["AUTONOMY_ENVIRONMENT"] == job.Environment
+							break
+						}
+					}
+					if !gated {
+						t.Errorf("%s: job %s is gated by environment %s but does not first prove its approval with autonomy gh gate", wpath, id, job.Environment)
+					}
+					may = map[string]string{}
+					for s, acc := range allowed {
+						may[s] = acc
+					}
+					if level(may["actions"]) < level("read") {
+						may["actions"] = "read"
+					}
+				}
 				if model {
 					for _, scope := range mergeRelevant {
 						if job.Permissions[scope] == "write" {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -15,7 +16,7 @@ import (
 func newGH() *cobra.Command {
 	gh := &cobra.Command{
 		Use:   "gh",
-		Short: "What the trusted jobs of a gh-actions installation run (propose, review, engage, control, sweep)",
+		Short: "What the trusted jobs of a gh-actions installation run (propose, review, gate, engage, control, sweep)",
 		Long: `The generated workflows run these in the jobs that follow an agent's job: the agent's job
 runs the model without the power to move or bless code, and exports its commits or its verdict;
 these verbs read that output as data and act with their own job's token. They read
@@ -25,7 +26,8 @@ AUTONOMY_NOW, an RFC 3339 time, fixes the clock engage and sweep read, for tests
 See docs/gh-actions.md.
 
 Exit codes: 0 done (or nothing to do, a stale verdict discarded, the pull-request cap reached),
-1 refused (said on the work item or pull request), 2 usage, I/O or GitHub error.`,
+1 refused (said on the work item or pull request; by gate, in the job's annotation), 2 usage, I/O
+or GitHub error.`,
 	}
 	var bundle, verdict string
 	propose := &cobra.Command{
@@ -58,7 +60,34 @@ Exit codes: 0 done (or nothing to do, a stale verdict discarded, the pull-reques
 	}
 	review.Flags().StringVar(&verdict, "verdict", "", "the reviewer's verdict file")
 	_ = review.MarkFlagRequired("verdict")
-	gh.AddCommand(propose, review)
+	gate := &cobra.Command{
+		Use:   "gate",
+		Short: "Prove the approval of the environment gating this job, or fail it",
+		Long: `Runs first in each approval job of a compiled workflow playbook. Reads the environment's name
+from AUTONOMY_ENVIRONMENT and refuses (exit 1) unless the environment has required reviewers and
+the review history of this run (GITHUB_RUN_ID) holds an approval of it: GitHub creates a job's
+missing environment unprotected, and the job must not then run unapproved. The token needs
+actions: read.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			name := os.Getenv("AUTONOMY_ENVIRONMENT")
+			if name == "" {
+				return usageError("AUTONOMY_ENVIRONMENT is not set: it names the environment gating this job")
+			}
+			e, err := effect.FromEnv(os.Getenv, cmd.OutOrStdout())
+			if err != nil {
+				return usageError("%v", err)
+			}
+			err = effect.Gate(context.Background(), e, name)
+			var r *effect.Refused
+			if errors.As(err, &r) {
+				// A workflow command: the refusal is the run's annotation, not only a log line.
+				fmt.Fprintf(cmd.OutOrStdout(), "::error title=approval gate::%s\n", r.Reason)
+			}
+			return effectError(err)
+		},
+	}
+	gh.AddCommand(propose, review, gate)
 	gh.AddCommand(ghControlVerbs()...)
 	return gh
 }

@@ -23,6 +23,11 @@ import (
 // reviewers approve or reject it, and which needs the job before it: a rejection fails the gate
 // and nothing after it runs. The steps' data passes from job to job as the job output "data"
 // (gzipped JSON in base64, capped), read by the next job through env.
+//
+// The gate fails closed: GitHub creates a job's missing environment unprotected, so an approval
+// job first runs `autonomy gh gate`, which refuses unless the environment has required reviewers
+// and this run's review history holds an approval of it. Reading both takes actions: read, which
+// the approval jobs alone are granted on top of the actor's permissions.
 
 // Env names a compiled playbook step reads.
 const (
@@ -32,6 +37,19 @@ const (
 
 // playbookStepScript is the one script of every playbook step: it names only variables.
 const playbookStepScript = `"$AUTONOMY_BIN" playbook step --data "$RUNNER_TEMP/autonomy-playbook.json" --workspace "$GITHUB_WORKSPACE"` + "\n"
+
+// gateEnv names the environment `autonomy gh gate` checks; gateScript is the gate step's script.
+const (
+	gateEnv    = "AUTONOMY_ENVIRONMENT"
+	gateScript = `"$AUTONOMY_BIN" gh gate` + "\n"
+)
+
+// gateStepName names the step proving an approval job's approval.
+const gateStepName = "Check the approval"
+
+// gatePermissions are what an approval job adds to the actor's: reading its environment and its
+// run's review history (GitHub's "Actions" read permission covers both).
+var gatePermissions = Permissions{"actions": Read}
 
 // EnvironmentName is the GitHub environment gating the approval step of an actor's workflow
 // playbook: autonomy-ACTOR-STEP, lowercased, every character other than a letter, digit, '-' or
@@ -202,6 +220,9 @@ func (c *compiler) playbookWorkflow(a *ir.Actor, w *workflow.Workflow) mapping {
 		ids[i] = s.ID.Value
 	}
 	var envs []string
+	gatePerms := Permissions{}
+	gatePerms.merge(perms)
+	gatePerms.merge(gatePermissions)
 	jobs := mapping{}
 	cond := c.jobIf(a)
 	parts := playbookJobs(w)
@@ -230,22 +251,34 @@ func (c *compiler) playbookWorkflow(a *ir.Actor, w *workflow.Workflow) mapping {
 			job.add("if", expr(pausedGuard))
 			env.add(playbookDataEnv, expr("needs."+parts[i-1].id+".outputs.data"))
 		}
+		gateName := ""
 		if pj.gate != nil {
-			env := EnvironmentName(name, pj.gate.ID.Value)
-			envs = append(envs, env)
-			job.add("environment", env)
+			gateName = EnvironmentName(name, pj.gate.ID.Value)
+			envs = append(envs, gateName)
+			job.add("environment", gateName)
 		}
 		job.add("runs-on", runsOn(c.box.runsOn))
 		if a.Timeout.Pos.IsSet() {
 			job.add("timeout-minutes", a.Timeout.Value)
 		}
-		job.add("permissions", perms.yaml())
+		if pj.gate != nil {
+			job.add("permissions", gatePerms.yaml())
+		} else {
+			job.add("permissions", perms.yaml())
+		}
 		if i == 0 {
 			job.add("concurrency", concurrency(name, subjectExpr(a), cond))
 		}
 		steps := seq{
 			checkout.step("Check out the repository", mapping{{key: "persist-credentials", value: false}}),
 			c.toolStep(),
+		}
+		if pj.gate != nil {
+			steps = append(steps, mapping{
+				{key: "name", value: gateStepName},
+				{key: "env", value: mapping{{key: gateEnv, value: gateName}}},
+				{key: "run", value: literal(gateScript)},
+			})
 		}
 		last := ""
 		for _, s := range pj.steps {

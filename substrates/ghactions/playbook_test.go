@@ -2,10 +2,12 @@ package ghactions
 
 import (
 	"encoding/json"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -13,6 +15,7 @@ import (
 
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/substrates"
+	"github.com/autonomyhq/autonomy/substrates/ghactions/ghfake"
 )
 
 // pbWorkflow is the part of a compiled workflow-playbook workflow the tests read.
@@ -78,7 +81,8 @@ func jobOrder(t *testing.T, wf pbWorkflow) []string {
 }
 
 // TestPlaybookEnvironmentGate: every approval step of the release-gate profile is a job gated by
-// its environment, after the job before it, with only the capabilities' permissions.
+// its environment, after the job before it, with only the capabilities' permissions (and, in
+// the approval job, actions: read for its gate: TestApprovalGateFailsClosed).
 func TestPlaybookEnvironmentGate(t *testing.T) {
 	wf, data := compiledPlaybook(t, "../../profiles/release-gate", "releaser")
 	if len(wf.Permissions) != 0 {
@@ -112,8 +116,12 @@ func TestPlaybookEnvironmentGate(t *testing.T) {
 		t.Errorf("the gated job runs %v, want approve tag report", first)
 	}
 	for id, j := range wf.Jobs {
-		if len(j.Permissions) != 1 || j.Permissions["contents"] != "read" {
-			t.Errorf("job %s has permissions %v, want contents: read only", id, j.Permissions)
+		want := map[string]string{"contents": "read"}
+		if j.Environment != "" {
+			want["actions"] = "read"
+		}
+		if !maps.Equal(j.Permissions, want) {
+			t.Errorf("job %s has permissions %v, want %v", id, j.Permissions, want)
 		}
 		for _, s := range j.Steps {
 			if strings.Contains(s.Run, "${{") {
@@ -154,38 +162,38 @@ var exprPattern = regexp.MustCompile(`^\$\{\{ (.+) \}\}$`)
 // as GitHub would (a fresh RUNNER_TEMP per job, the job output carried to the next job's env),
 // with the env read from the parsed YAML and the autonomy binary built from this tree: shell
 // syntax in the commands, the args and the step data reaches the commands as words, and no
-// file appears.
+// file appears. The approval job's gate passes on ghfake, where the environment has a required
+// reviewer who approved the run.
 func TestPlaybookStepsRunAsArgv(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the autonomy binary")
-	}
+	bin := testBinary(t)
 	wf, _ := compiledPlaybook(t, "testdata/playbook-hostile", "hostile")
+	_, compiled := compileDir(t, "testdata/playbook-hostile")
 	root := t.TempDir()
-	bin := filepath.Join(root, "autonomy")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/autonomy").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	ws := filepath.Join(root, "ws") // the checkout, holding the installation
+	writeCheckout(t, ws, compiled)
+	wfs, err := ghfake.WorkflowsFromOutput(compiled)
+	if err != nil {
+		t.Fatal(err)
 	}
-	ws := filepath.Join(root, "ws")
-	if err := os.Mkdir(ws, 0o755); err != nil {
+	fake, err := ghfake.New(ghfake.Options{Token: "t0ken", Workflows: wfs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fake.Close()
+	runID, err := fake.AddRun("hostile.yml", "workflow_dispatch")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gated := EnvironmentName("hostile", "approve")
+	fake.SetEnvironment(ghfake.Environment{Name: gated, Reviewers: []int64{ghfake.UserID("alice")}})
+	if err := fake.Review(runID, "alice", "approved", "", gated); err != nil {
 		t.Fatal(err)
 	}
 	name := "; touch pwned4 $(touch pwned5) `touch pwned6`"
 	values := map[string]string{"inputs.NAME": name, "github.token": "t0ken"}
-	resolve := func(v string) string {
-		m := exprPattern.FindStringSubmatch(v)
-		if m == nil {
-			if strings.Contains(v, "${{") {
-				t.Fatalf("an expression inside a value: %q", v)
-			}
-			return v
-		}
-		x, ok := values[m[1]]
-		if !ok {
-			t.Fatalf("the test does not know the expression %q", m[1])
-		}
-		return x
-	}
+	resolve := func(v string) string { return resolveExpr(t, values, v) }
 	records := map[string]map[string]any{}
+	var gates []string
 	for _, id := range jobOrder(t, wf) {
 		job := wf.Jobs[id]
 		temp := filepath.Join(root, "temp-"+id) // every job runs on a fresh runner
@@ -199,7 +207,8 @@ func TestPlaybookStepsRunAsArgv(t *testing.T) {
 			}
 			outFile := filepath.Join(temp, "output-"+s.ID)
 			env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + root, "AUTONOMY_BIN=" + bin, "RUNNER_TEMP=" + temp,
-				"GITHUB_WORKSPACE=" + ws, "GITHUB_OUTPUT=" + outFile, "GITHUB_STEP_SUMMARY=" + filepath.Join(temp, "summary")}
+				"GITHUB_WORKSPACE=" + ws, "GITHUB_OUTPUT=" + outFile, "GITHUB_STEP_SUMMARY=" + filepath.Join(temp, "summary"),
+				"GITHUB_REPOSITORY=o/r", "GITHUB_API_URL=" + fake.URL, "GITHUB_RUN_ID=" + strconv.FormatInt(runID, 10)}
 			for k, v := range job.Env {
 				env = append(env, k+"="+resolve(v))
 			}
@@ -211,6 +220,10 @@ func TestPlaybookStepsRunAsArgv(t *testing.T) {
 			out, err := cmd.Output()
 			if err != nil {
 				t.Fatalf("job %s step %d (%s): %v\n%s", id, i, s.Name, err, out)
+			}
+			if s.Name == gateStepName {
+				gates = append(gates, strings.TrimSpace(string(out)))
+				continue // it prints the approval, not a step record
 			}
 			var rec map[string]any
 			if err := json.Unmarshal(out, &rec); err != nil {
@@ -243,6 +256,9 @@ func TestPlaybookStepsRunAsArgv(t *testing.T) {
 		if got, _ := records[id]["stdout"].(string); got != w || records[id]["status"] != "ok" {
 			t.Errorf("step %s: %v, want stdout %q", id, records[id], w)
 		}
+	}
+	if want := "approval gate: environment " + gated + " of run " + strconv.FormatInt(runID, 10) + " approved by alice"; len(gates) != 1 || gates[0] != want {
+		t.Errorf("the gates printed %q, want %q once", gates, want)
 	}
 	if records["approve"]["approved"] != true {
 		t.Errorf("the approval step reads not approved: %v", records["approve"])

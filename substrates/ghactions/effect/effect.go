@@ -1,7 +1,9 @@
 // Package effect is what the trusted jobs of a gh-actions installation do (autonomy gh propose,
 // autonomy gh review): they read an agent's output as data (a git bundle, a verdict file) and
 // move or bless code with the job's token, so that the job that runs the model never holds those
-// powers. See docs/gh-actions.md.
+// powers. It also proves, before a workflow playbook's approval job runs a step, that GitHub
+// held the job for a required reviewer's approval (autonomy gh gate, gate.go). See
+// docs/gh-actions.md.
 package effect
 
 import (

@@ -16,6 +16,8 @@
 // commit statuses, branch protection and Mergeable (pulls.go), repository settings, labels and
 // Actions variables (settings.go), the Git Data API (gitdata.go), and GraphQL's
 // enablePullRequestAutoMerge (graphql.go). A push to the bare repository is a push to GitHub.
+// Deployment environments (environments.go) and a run's review history (approvals.go) back the
+// approval gates of compiled workflow playbooks.
 package ghfake
 
 import (
@@ -158,6 +160,7 @@ type run struct {
 	visibleAt   time.Time
 	visibleList int // the list count at which it becomes visible
 	cancelAt    time.Time
+	approvals   []approvalEntry // the review history (approvals.go)
 }
 
 // trip is a queued rate-limit injection.

@@ -178,6 +178,8 @@ func (s *Server) route(w http.ResponseWriter, req *http.Request) {
 		s.getRun(w, rest[2])
 	case len(rest) == 4 && rest[0] == "actions" && rest[1] == "runs" && rest[3] == "cancel" && m == http.MethodPost:
 		s.cancel(w, req, rest[2])
+	case len(rest) == 4 && rest[0] == "actions" && rest[1] == "runs" && rest[3] == "approvals" && m == http.MethodGet:
+		s.getApprovals(w, rest[2])
 	case s.routeCode(w, req, rest):
 	case s.routePeople(w, req, rest):
 	case s.routeControl(w, req, rest):
