@@ -24,6 +24,9 @@ type Runner struct {
 	Store Store
 	// AfterStep, when set, is called after each step's checkpoint is saved (tests stop there).
 	AfterStep func(label string)
+	// Workspace, when set, is where a resumed run's agent works, in place of the directory the
+	// run started in (a resume in another job's checkout of the same repository).
+	Workspace string
 }
 
 // Run starts the playbook of req, or continues its run that was stopped mid-way (same file,
@@ -103,6 +106,9 @@ func (r *Runner) Resumed(ctx context.Context, raw []byte) Envelope {
 	p, env := check(st.File, st.Source)
 	if env != nil {
 		return *env
+	}
+	if r.Workspace != "" {
+		st.Agent.Dir = r.Workspace
 	}
 	return r.run(ctx, p, &st)
 }
