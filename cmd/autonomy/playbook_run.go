@@ -125,7 +125,7 @@ Exit codes: 0 the envelope's ok is true (ok, needs_approval, needs_input or canc
 }
 
 func newPlaybookResume() *cobra.Command {
-	var token, statePath, cont, answer, workspace string
+	var token, statePath, cont, answer, workspace, artifactsDir string
 	var approve, deny, cancel bool
 	cmd := &cobra.Command{
 		Use:   "resume --token T --approve|--deny|--answer TEXT|--cancel",
@@ -157,7 +157,7 @@ Exit codes: 0 the envelope's ok is true, 1 ok is false, 2 usage.`,
 				}
 				workspace = abs
 			}
-			return resumeAny(cmd, statePath, token, cont, workspace, stepsrun.Answer{Text: answer, Approve: approve, Deny: deny, Cancel: cancel})
+			return resumeAny(cmd, statePath, token, cont, workspace, artifactsDir, stepsrun.Answer{Text: answer, Approve: approve, Deny: deny, Cancel: cancel})
 		},
 	}
 	f := cmd.Flags()
@@ -167,6 +167,7 @@ Exit codes: 0 the envelope's ok is true, 1 ok is false, 2 usage.`,
 	f.StringVar(&answer, "answer", "", "a step playbook's elicitation: the answer (an input's text, a select's option, yes or no)")
 	f.BoolVar(&cancel, "cancel", false, "a step playbook's elicitation: cancel the run instead of answering")
 	f.StringVar(&workspace, "workspace", "", "a step playbook: where its agent works from now on (default: where the run started)")
+	f.StringVar(&artifactsDir, "artifacts-dir", "", "a step playbook: where its ## ARTIFACTS go (default: where the run said)")
 	f.StringVar(&cont, "continue", "", "continue the approved run of a local session (used by the runner)")
 	_ = f.MarkHidden("continue")
 	f.StringVar(&statePath, "state", defaultPlaybookState(), "the SQLite database of paused runs (a directory: its playbooks.db)")

@@ -153,7 +153,7 @@ const stepsRunScript = `state="$RUNNER_TEMP/` + stepsArtifact + `"
 mkdir -p "$state"
 rc=0
 if [ -n "${AUTONOMY_RESUME_ASK:-}" ]; then
-  "$AUTONOMY_BIN" playbook resume --state "$state" --continue "$AUTONOMY_RESUME_ASK" --workspace "$GITHUB_WORKSPACE" > "$state/envelope.json" || rc=$?
+  "$AUTONOMY_BIN" playbook resume --state "$state" --continue "$AUTONOMY_RESUME_ASK" --workspace "$GITHUB_WORKSPACE" --artifacts-dir "$RUNNER_TEMP/` + outputArtifact + `" > "$state/envelope.json" || rc=$?
 else
   "$AUTONOMY_BIN" playbook run "$AUTONOMY_BEHAVIOR" --state "$state" --workspace "$GITHUB_WORKSPACE" --sandbox none "${agent[@]}" --args-env "$AUTONOMY_ARGS_ENV" --ignore-unknown-args --artifacts-dir "$RUNNER_TEMP/` + outputArtifact + `" > "$state/envelope.json" || rc=$?
 fi
@@ -204,10 +204,12 @@ func (c *compiler) stepsJobs(a *ir.Actor, elicits bool, job *mapping, steps *seq
 			}
 		}
 	}
-	run := append(mapping{{key: "id", value: "run"}}, (*steps)[runIdx].(mapping)...)
+	orig := (*steps)[runIdx].(mapping)
+	run := append(mapping{orig[0], {key: "id", value: "run"}}, orig[1:]...)
 	out := append(seq{}, (*steps)[:runIdx]...)
 	if elicits {
-		out = append(out, withIf(downloadArtifact.step("Download the answered run", artifactWith(resumeArtifact, false)), "inputs."+control.ResumeAskInput+" != ''"))
+		out = append(out, withIf(downloadArtifact.step("Download the answered run", mapping{
+			{key: "name", value: resumeArtifact}, {key: "path", value: expr("runner.temp") + "/" + plain(stepsArtifact)}}), "inputs."+control.ResumeAskInput+" != ''"))
 	}
 	out = append(out, run)
 	out = append(out, withIf(uploadArtifact.step("Upload the playbook's artifacts", mapping{
@@ -258,7 +260,9 @@ func (c *compiler) stepsJobs(a *ir.Actor, elicits bool, job *mapping, steps *seq
 		c.toolStep(),
 		mapping{{key: "name", value: "autonomy gh resume"}, {key: "id", value: "resume"},
 			{key: "run", value: literal(`"$AUTONOMY_BIN" gh resume --state "$RUNNER_TEMP/` + stepsArtifact + `"` + "\n")}},
-		withIf(uploadArtifact.step("Hand the answered run to the agent", artifactWith(resumeArtifact, true)), "steps.resume.outputs.continue == 'true'"),
+		withIf(uploadArtifact.step("Hand the answered run to the agent", mapping{
+			{key: "name", value: resumeArtifact}, {key: "path", value: expr("runner.temp") + "/" + plain(stepsArtifact)},
+			{key: "if-no-files-found", value: plain("error")}, {key: "retention-days", value: 1}}), "steps.resume.outputs.continue == 'true'"),
 	})
 
 	var aenv mapping
