@@ -136,7 +136,9 @@ func resumeInputs(on *mapping) {
 		}
 	}
 	if inputs == nil {
-		defer func() { *on = append(mapping{{key: "workflow_dispatch", value: mapping{{key: "inputs", value: inputs}}}}, *on...) }()
+		defer func() {
+			*on = append(mapping{{key: "workflow_dispatch", value: mapping{{key: "inputs", value: inputs}}}}, *on...)
+		}()
 	}
 	for _, in := range []struct{ name, desc string }{
 		{control.ResumeRunInput, "Set by the control workflow: the run whose paused playbook resumes"},

@@ -180,7 +180,7 @@ func resume(ctx context.Context, e *effect.Env, a *effect.Ask) error {
 		return fmt.Errorf("reading the default branch: %w", err)
 	}
 	_, err = e.Client.Actions.CreateWorkflowDispatchEventByFileName(ctx, e.Owner, e.Repo, a.Actor+".yml", github.CreateWorkflowDispatchEventRequest{
-		Ref: repo.GetDefaultBranch(),
+		Ref:    repo.GetDefaultBranch(),
 		Inputs: map[string]any{ResumeRunInput: a.RunID, ResumeItemInput: strconv.Itoa(a.Item), ResumeAskInput: a.Token},
 	})
 	if err != nil {
