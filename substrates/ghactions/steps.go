@@ -93,7 +93,7 @@ func firstElicit(p *steps.Playbook) *steps.Elicit {
 // job that resumes the run checks the repository out anew: changes made before the elicitation
 // would be lost).
 func (c *compiler) checkElicits(a *ir.Actor, p *steps.Playbook, el *steps.Elicit) {
-	at := fmt.Sprintf("%s:%d:%d", filepath.ToSlash(filepath.Join(filepath.Base(c.p.Dir), a.BehaviorFile)), el.Pos.Line, el.Pos.Col)
+	at := fmt.Sprintf("%s:%d:%d", filepath.Join(c.p.Dir, filepath.FromSlash(a.BehaviorFile)), el.Pos.Line, el.Pos.Col)
 	if !a.Holds("tasks:converse") && !a.Holds("tasks:author") {
 		c.errors = append(c.errors, ir.Diagnostic{File: c.p.File, Pos: a.CapabilitiesPos, Severity: ir.Error,
 			Message: fmt.Sprintf("actor %q: its step playbook asks a person (@elicit at %s), which on gh-actions is an ask on the work item, and the actor holds neither tasks:converse nor tasks:author", a.Name.Value, at),
