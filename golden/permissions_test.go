@@ -26,10 +26,23 @@ var standard = map[string]map[string]string{
 
 // effect is what each trusted job may hold (docs/gh-actions.md): it runs autonomy, never the
 // model. The propose job comments on the work item when it refuses a change (issues: write).
+//
+// A step playbook that asks a person has two more (docs/gh-actions.md, "Step playbooks"): ask posts
+// the question on the work item (issues: write); resume, before the agent job, downloads the
+// paused run of another run (actions: read) and records the resume on the item (issues: write).
 var effect = map[string]map[string]string{
 	"propose": {"contents": "write", "pull-requests": "write", "actions": "write", "issues": "write"},
 	"review":  {"contents": "read", "pull-requests": "write", "statuses": "write"},
+	"ask":     {"contents": "read", "issues": "write"},
+	"resume":  {"actions": "read", "contents": "read", "issues": "write"},
 }
+
+// effectNeeds is the job each trusted job follows ("" for none: resume comes first), and
+// effectCapability the capability its actor must hold (either of them).
+var (
+	effectNeeds      = map[string]string{"propose": "agent", "review": "agent", "ask": "agent", "resume": ""}
+	effectCapability = map[string][]string{"propose": {"code:propose"}, "review": {"code:review"}, "ask": {"tasks:converse", "tasks:author"}, "resume": {"tasks:converse", "tasks:author"}}
+)
 
 // mergeRelevant are the powers the job that runs the model never holds.
 var mergeRelevant = []string{"contents", "statuses", "pull-requests"}
@@ -180,8 +193,8 @@ func TestPermissionInvariants(t *testing.T) {
 							t.Errorf("%s: trusted job %s reads %s from %s", wpath, id, k, v)
 						}
 					}
-					if job.Needs != "agent" || !installs {
-						t.Errorf("%s: trusted job %s must follow the agent job (needs: %v) and install the autonomy that compiled it (%v)", wpath, id, job.Needs, installs)
+					if needs, _ := job.Needs.(string); needs != effectNeeds[id] || !installs {
+						t.Errorf("%s: trusted job %s must follow the job %q (needs: %v) and install the autonomy that compiled it (%v)", wpath, id, effectNeeds[id], job.Needs, installs)
 					}
 					runs := false
 					for _, s := range job.Steps {
@@ -190,12 +203,12 @@ func TestPermissionInvariants(t *testing.T) {
 					if !runs {
 						t.Errorf("%s: trusted job %s does not run autonomy gh %s", wpath, id, id)
 					}
-					want := "code:propose"
-					if id == "review" {
-						want = "code:review"
+					held := false
+					for _, want := range effectCapability[id] {
+						held = held || holds(a.Capabilities, want)
 					}
-					if !holds(a.Capabilities, want) {
-						t.Errorf("%s: job %s, but actor %s does not hold %s", wpath, id, a.Name, want)
+					if !held {
+						t.Errorf("%s: job %s, but actor %s holds none of %v", wpath, id, a.Name, effectCapability[id])
 					}
 				}
 				for scope, acc := range job.Permissions {

@@ -47,7 +47,8 @@ the run's log only.`,
 		Short: "Answer an /agent command from the comment that fired the control workflow",
 		Long: `Reads the comment from AUTONOMY_COMMENT, AUTONOMY_COMMENT_ID, AUTONOMY_COMMENT_URL,
 AUTONOMY_ITEM, AUTONOMY_BY and AUTONOMY_ASSOCIATION, and the fleet from AUTONOMY_ACTORS,
-AUTONOMY_COMMANDED and AUTONOMY_ROLES (space-separated). Exit 1 when the command was refused
+AUTONOMY_COMMANDED, AUTONOMY_ROLES and AUTONOMY_ELICITS (space-separated). The resolution of a
+step playbook's elicitation dispatches its actor's workflow to resume the run. Exit 1 when the command was refused
 (the reply on the item says why).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -63,7 +64,7 @@ AUTONOMY_COMMANDED and AUTONOMY_ROLES (space-separated). Exit 1 when the command
 			ev := control.Event{Body: os.Getenv("AUTONOMY_COMMENT"), CommentID: id, CommentURL: os.Getenv("AUTONOMY_COMMENT_URL"),
 				Item: item, Author: os.Getenv("AUTONOMY_BY"), Association: os.Getenv("AUTONOMY_ASSOCIATION")}
 			f := control.Fleet{Actors: strings.Fields(os.Getenv("AUTONOMY_ACTORS")), Commanded: strings.Fields(os.Getenv("AUTONOMY_COMMANDED")),
-				Roles: strings.Fields(os.Getenv("AUTONOMY_ROLES"))}
+				Roles: strings.Fields(os.Getenv("AUTONOMY_ROLES")), Elicits: strings.Fields(os.Getenv("AUTONOMY_ELICITS"))}
 			_, err = control.Handle(context.Background(), e, f, ev)
 			return effectError(err)
 		},

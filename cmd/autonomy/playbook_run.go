@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -32,7 +34,7 @@ func defaultPlaybookState() string {
 
 func newPlaybookRun() *cobra.Command {
 	var req engine.Request
-	var pipeline, statePath, mcpServers string
+	var pipeline, statePath, mcpServers, argsEnv string
 	var sf stepsFlags
 	cmd := &cobra.Command{
 		Use:   "run FILE | --pipeline '…'",
@@ -67,6 +69,16 @@ Exit codes: 0 the envelope's ok is true (ok, needs_approval, needs_input or canc
   autonomy playbook run --pipeline "cli git status --porcelain | approve 'Commit these?' | cli git commit -am wip"`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if argsEnv != "" {
+				if req.ArgsJSON != "" {
+					return usageError("give --args-json or --args-env, not both")
+				}
+				j, err := argsFromEnv(argsEnv, os.LookupEnv)
+				if err != nil {
+					return err
+				}
+				req.ArgsJSON = j
+			}
 			switch {
 			case len(args) == 1 && pipeline != "":
 				return usageError("give a FILE or --pipeline, not both")
@@ -96,6 +108,7 @@ Exit codes: 0 the envelope's ok is true (ok, needs_approval, needs_input or canc
 	f := cmd.Flags()
 	f.StringVar(&pipeline, "pipeline", "", "an inline pipeline: workflow YAML/JSON, or commands joined by | with approve \"PROMPT\" gates")
 	f.StringVar(&req.ArgsJSON, "args-json", "", "the workflow's args, a JSON object")
+	f.StringVar(&argsEnv, "args-env", "", "the args from environment variables: NAME[,NAME]..., each set and non-empty one an arg of that name")
 	f.StringVar(&req.Workspace, "workspace", ".", "the directory no step may leave")
 	f.StringVar(&req.Cwd, "cwd", "", "where steps run, relative to the workspace")
 	f.IntVar(&req.TimeoutMs, "timeout-ms", engine.DefaultTimeoutMs, "the timeout of each step, in milliseconds")
@@ -112,7 +125,7 @@ Exit codes: 0 the envelope's ok is true (ok, needs_approval, needs_input or canc
 }
 
 func newPlaybookResume() *cobra.Command {
-	var token, statePath, cont, answer string
+	var token, statePath, cont, answer, workspace, artifactsDir string
 	var approve, deny, cancel bool
 	cmd := &cobra.Command{
 		Use:   "resume --token T --approve|--deny|--answer TEXT|--cancel",
@@ -137,7 +150,14 @@ Exit codes: 0 the envelope's ok is true, 1 ok is false, 2 usage.`,
 			if cont == "" && (token == "" || n != 1) {
 				return usageError("give --token T and one of --approve, --deny, --answer TEXT or --cancel")
 			}
-			return resumeAny(cmd, statePath, token, cont, stepsrun.Answer{Text: answer, Approve: approve, Deny: deny, Cancel: cancel})
+			if workspace != "" {
+				abs, err := filepath.Abs(workspace)
+				if err != nil {
+					return usageError("--workspace: %v", err)
+				}
+				workspace = abs
+			}
+			return resumeAny(cmd, statePath, token, cont, workspace, artifactsDir, stepsrun.Answer{Text: answer, Approve: approve, Deny: deny, Cancel: cancel})
 		},
 	}
 	f := cmd.Flags()
@@ -146,11 +166,36 @@ Exit codes: 0 the envelope's ok is true, 1 ok is false, 2 usage.`,
 	f.BoolVar(&deny, "deny", false, "deny it: cancel the run (a step playbook's confirm: answer no)")
 	f.StringVar(&answer, "answer", "", "a step playbook's elicitation: the answer (an input's text, a select's option, yes or no)")
 	f.BoolVar(&cancel, "cancel", false, "a step playbook's elicitation: cancel the run instead of answering")
+	f.StringVar(&workspace, "workspace", "", "a step playbook: where its agent works from now on (default: where the run started)")
+	f.StringVar(&artifactsDir, "artifacts-dir", "", "a step playbook: where its ## ARTIFACTS go (default: where the run said)")
 	f.StringVar(&cont, "continue", "", "continue the approved run of a local session (used by the runner)")
 	_ = f.MarkHidden("continue")
 	f.StringVar(&statePath, "state", defaultPlaybookState(), "the SQLite database of paused runs (a directory: its playbooks.db)")
 	return cmd
 }
+
+// argsFromEnv is the args JSON object of the variables names lists (comma-separated): each set
+// to a non-empty value is an arg of its name (a param a trigger did not fill is left out, so a
+// default applies).
+func argsFromEnv(names string, lookup func(string) (string, bool)) (string, error) {
+	args := map[string]string{}
+	for _, n := range strings.Split(names, ",") {
+		n = strings.TrimSpace(n)
+		if n == "" {
+			continue
+		}
+		if !envName.MatchString(n) {
+			return "", usageError("--args-env: %q is not an environment variable name", n)
+		}
+		if v, ok := lookup(n); ok && v != "" {
+			args[n] = v
+		}
+	}
+	b, err := json.Marshal(args)
+	return string(b), err
+}
+
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 func printEnvelope(w io.Writer, env engine.Envelope) error {
 	b, err := json.MarshalIndent(env, "", "  ")

@@ -102,7 +102,7 @@ func runSteps(cmd *cobra.Command, statePath, file string, req engine.Request, sf
 
 // resumeAny redeems a pause (by token, or a runner session's continuation) of either runtime:
 // a step playbook's state goes to stepsrun, a workflow's to the engine.
-func resumeAny(cmd *cobra.Command, statePath, token, cont string, a stepsrun.Answer) error {
+func resumeAny(cmd *cobra.Command, statePath, token, cont, workspace, artifactsDir string, a stepsrun.Answer) error {
 	return withStore(cmd, statePath, func(ctx context.Context, st *store.Store) any {
 		key := engine.HashToken(token)
 		if cont != "" {
@@ -115,7 +115,7 @@ func resumeAny(cmd *cobra.Command, statePath, token, cont string, a stepsrun.Ans
 		held := &heldPause{Store: st, key: key, raw: raw, session: session, ok: ok}
 		stepsAnswer := a.Text != "" || a.Cancel
 		if ok && stepsrun.IsState(raw) || !ok && stepsAnswer {
-			r := &stepsrun.Runner{Store: held, Log: cmd.ErrOrStderr()}
+			r := &stepsrun.Runner{Store: held, Log: cmd.ErrOrStderr(), Workspace: workspace, ArtifactsDir: artifactsDir}
 			if cont != "" {
 				return r.Continue(ctx, cont)
 			}

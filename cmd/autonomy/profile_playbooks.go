@@ -24,10 +24,6 @@ func checkProfile(path string) (*ir.Profile, ir.Diagnostics, error) {
 	// runner, on gh-actions as the actor's workflow); a step playbook by the local runner, step
 	// by step. Any other playbook is handed to the agent as its instructions, as a skill.
 	warned := map[string]bool{}
-	ghActions := false
-	for _, t := range p.Targets {
-		ghActions = ghActions || t.Value == "gh-actions" || t.Value == "github"
-	}
 	for _, a := range p.Actors {
 		f, ok := pp.Behaviors[a.BehaviorFile]
 		if !ok || a.IsHuman() || warned[a.BehaviorFile] {
@@ -35,11 +31,8 @@ func checkProfile(path string) (*ir.Profile, ir.Diagnostics, error) {
 		}
 		warned[a.BehaviorFile] = true
 		if f == playbook.Steps {
-			if ghActions {
-				diags = append(diags, ir.Diagnostic{File: p.File, Pos: a.Behavior.Pos, Severity: ir.Warning,
-					Message: fmt.Sprintf("actor %q: behavior %s is a step playbook: the local runner runs it step by step with the box's agent, and the gh-actions workflows hand it to the agent as its instructions", a.Name.Value, a.BehaviorFile),
-					Hint:    "run this actor on the local target, or run autonomy playbook run in a step of your own"})
-			}
+			// Both targets run it step by step: the local runner as the session, gh-actions
+			// in the actor's agent job (docs/gh-actions.md, "Step playbooks").
 			continue
 		}
 		if f == playbook.Workflow {

@@ -24,6 +24,10 @@ type Runner struct {
 	Store Store
 	// AfterStep, when set, is called after each step's checkpoint is saved (tests stop there).
 	AfterStep func(label string)
+	// Workspace and ArtifactsDir, when set, are where a resumed run's agent works and its
+	// ## ARTIFACTS go, in place of those the run started with (a resume in another job's
+	// checkout of the same repository).
+	Workspace, ArtifactsDir string
 }
 
 // Run starts the playbook of req, or continues its run that was stopped mid-way (same file,
@@ -103,6 +107,12 @@ func (r *Runner) Resumed(ctx context.Context, raw []byte) Envelope {
 	p, env := check(st.File, st.Source)
 	if env != nil {
 		return *env
+	}
+	if r.Workspace != "" {
+		st.Agent.Dir = r.Workspace
+	}
+	if r.ArtifactsDir != "" {
+		st.ArtifactsDir = r.ArtifactsDir
 	}
 	return r.run(ctx, p, &st)
 }

@@ -145,6 +145,15 @@ func (c *compiler) controlWorkflow() mapping {
 	env.add("AUTONOMY_ACTORS", strings.Join(actors, " "))
 	env.add("AUTONOMY_COMMANDED", strings.Join(cmds, " "))
 	env.add("AUTONOMY_ROLES", strings.Join(c.box.roles, " "))
+	var elicits []string
+	for _, m := range c.actors {
+		if m.Elicits {
+			elicits = append(elicits, m.Name)
+		}
+	}
+	if len(elicits) > 0 {
+		env.add("AUTONOMY_ELICITS", strings.Join(elicits, " "))
+	}
 	command := mapping{}
 	command.add("name", "answer the command")
 	// The bot's own replies never start with /agent; a comment by any bot is not a command.

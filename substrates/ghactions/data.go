@@ -175,7 +175,10 @@ type actorManifest struct {
 	// Environments are the GitHub environments gating the approval steps of a workflow
 	// playbook (autonomy provision creates them).
 	Environments []string `json:"environments,omitempty"`
-	Warnings     []string `json:"warnings"`
+	// Elicits is set for an actor whose step playbook asks a person: the control workflow
+	// resumes its run once its ask is answered.
+	Elicits  bool     `json:"elicits,omitempty"`
+	Warnings []string `json:"warnings"`
 }
 
 type trigger struct {

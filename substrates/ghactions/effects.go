@@ -57,12 +57,19 @@ var (
 // request, dispatches its reviewer and the checks a bot's pull request does not fire, and says on
 // the work item why it refused a change (issues: write). The review job posts the status and the
 // review comment. Neither runs anything the model wrote.
+//
+// A step playbook that elicits (steps.go) has two more: the ask job posts the elicitation on the
+// work item; the resume job downloads another run's paused state (actions: read), reads the
+// maintainer's answer and records the resume (issues: write).
 var effectGrants = map[string]Permissions{
 	"propose": {"contents": Write, "pull-requests": Write, "actions": Write, "issues": Write},
 	"review":  {"contents": Read, "pull-requests": Write, "statuses": Write},
+	"ask":     {"contents": Read, "issues": Write},
+	"resume":  {"actions": Read, "contents": Read, "issues": Write},
 }
 
-// EffectGrant returns the permissions of the trusted job kind ("propose", "review").
+// EffectGrant returns the permissions of the trusted job kind ("propose", "review", "ask",
+// "resume").
 func EffectGrant(kind string) Permissions { return effectGrants[kind] }
 
 // effects lists the trusted jobs an actor's agent job is followed by.

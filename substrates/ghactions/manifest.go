@@ -223,6 +223,10 @@ func (c *compiler) manifest() {
 			w.key("timeoutMinutes")
 			w.b.WriteString(strconv.Itoa(a.Timeout))
 		}
+		if a.Elicits {
+			w.key("elicits")
+			w.b.WriteString("true")
+		}
 		if len(a.Environments) > 0 {
 			w.strings("environments", a.Environments)
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/substrates"
 	agents "github.com/autonomyhq/autonomy/substrates/agent"
+	"github.com/autonomyhq/autonomy/substrates/ghactions/control"
 )
 
 // checkout is actions/checkout, pinned to a full commit SHA; the comment names its version.
@@ -177,12 +178,25 @@ func (c *compiler) agentWorkflow(a *ir.Actor) mapping {
 	}
 	params := resolveParams(a)
 
+	sp := c.stepPlaybook(a) // steps.go
+	elicits := false
+	if sp != nil {
+		if el := firstElicit(sp); el != nil {
+			elicits = true
+			c.checkElicits(a, sp, el)
+		}
+	}
+
 	var wf mapping
 	wf.add("name", name)
 	if hasDispatch(a) {
 		wf.add("run-name", runName(a))
 	}
-	wf.add("on", c.on(a))
+	on := c.on(a)
+	if elicits {
+		resumeInputs(&on)
+	}
+	wf.add("on", on)
 	wf.add("permissions", mapping{})
 	wf.add("defaults", bashDefaults)
 
@@ -215,6 +229,12 @@ func (c *compiler) agentWorkflow(a *ir.Actor) mapping {
 	if callsRunner(a) {
 		env.add(SubstrateEnv, Name) // runnerjob.go
 	}
+	if sp != nil {
+		env.add("AUTONOMY_ARGS_ENV", argsEnv(params))
+		if elicits {
+			env.add("AUTONOMY_RESUME_ASK", expr("inputs."+control.ResumeAskInput))
+		}
+	}
 	proposes, reviews := effects(a)
 	if proposes {
 		env.add("GIT_AUTHOR_NAME", literalValue(c.box.gitName))
@@ -239,22 +259,34 @@ func (c *compiler) agentWorkflow(a *ir.Actor) mapping {
 	if needsBun(a) {
 		steps = append(steps, setupBun.step("Install Bun for the script", nil))
 	}
-	weaves := c.weaves(a) // weave.go
-	if callsRunner(a) || weaves {
+	weaves := sp == nil && c.weaves(a) // weave.go; a step playbook is not a skill to weave into
+	if callsRunner(a) || weaves || sp != nil {
 		steps = append(steps, c.toolStep()) // runnerjob.go
 	}
 	steps = append(steps, checkout.step("Check out the repository", mapping{{key: "persist-credentials", value: false}}))
 	if weaves {
 		steps = append(steps, c.weaveStep(a), wovenRunStep(c.runStep(a)))
 	} else {
-		steps = append(steps, c.runStep(a))
+		steps = append(steps, c.runStepOf(a, sp != nil))
 	}
 	steps = append(steps, c.exportSteps(proposes, reviews)...)
 
 	job := mapping{}
 	job.add("name", name)
-	cond := c.jobIf(a)
-	job.add("if", expr(cond))
+	var cond string
+	if elicits && !hasDispatch(a) {
+		cond = c.jobIf(a, defaultBranchCond) // the resume is a dispatch
+	} else {
+		cond = c.jobIf(a)
+	}
+	if elicits {
+		// A resume runs the agent after the resume job handed it the answered run; any other
+		// run, with the resume job skipped.
+		job.add("needs", plain("resume"))
+		job.add("if", expr("!cancelled() && (needs.resume.result == 'skipped' && !inputs."+control.ResumeAskInput+" || needs.resume.outputs.continue == 'true') && "+cond))
+	} else {
+		job.add("if", expr(cond))
+	}
 	job.add("runs-on", runsOn(c.box.runsOn))
 	if a.Timeout.Pos.IsSet() {
 		job.add("timeout-minutes", a.Timeout.Value)
@@ -262,8 +294,15 @@ func (c *compiler) agentWorkflow(a *ir.Actor) mapping {
 	job.add("permissions", r.perms.yaml())
 	job.add("concurrency", concurrency(name, subjectExpr(a), cond))
 	job.add("env", env)
+	var before, after mapping
+	if sp != nil {
+		before, after = c.stepsJobs(a, elicits, &job, &steps, cond)
+	}
 	job.add("steps", steps)
 	jobs := mapping{{key: "agent", value: job}}
+	if before != nil {
+		jobs = mapping{{key: "resume", value: before}, {key: "agent", value: job}, {key: "ask", value: after}}
+	}
 	if proposes {
 		penv := c.effectEnv(a, env)
 		if scope := c.proposeScope(a); scope != "" {
@@ -282,16 +321,28 @@ func (c *compiler) agentWorkflow(a *ir.Actor) mapping {
 		Capabilities: capabilityStrings(a), Permissions: r.perms, Triggers: triggerManifest(a), Params: params,
 		Reviewer: a.Review.Value, Timeout: a.Timeout.Value, Effects: effectKinds(proposes, reviews),
 	})
+	if elicits {
+		m := &c.actors[len(c.actors)-1]
+		m.Effects, m.Elicits = append([]string{"resume", "ask"}, m.Effects...), true
+	}
 	return wf
 }
 
 // runStep runs the behavior: a skill through the box's agent command with the skill on stdin, a
 // script by its interpreter. The model credential is in a skill's step env only: a script runs
 // no model, so its job neither holds the secret nor mints a token.
-func (c *compiler) runStep(a *ir.Actor) mapping {
+func (c *compiler) runStep(a *ir.Actor) mapping { return c.runStepOf(a, false) }
+
+// runStepOf is runStep, or with steps the run step of a step playbook (steps.go): the box's
+// agent, with the skill's credential, runs it through autonomy playbook run.
+func (c *compiler) runStepOf(a *ir.Actor, steps bool) mapping {
 	kind := scriptKey(a)
 	if a.Skill && a.Result != nil {
 		kind += ":result"
+	}
+	model := a.Skill || steps
+	if steps {
+		kind = "steps"
 	}
 	// The env and script depend only on the box and the kind of behavior: built once per
 	// compile and shared by every workflow (the emitter only reads them).
@@ -299,7 +350,7 @@ func (c *compiler) runStep(a *ir.Actor) mapping {
 		env := mapping{}
 		cred := c.box.credential
 		switch {
-		case !a.Skill:
+		case !model:
 		case !cred.oidc:
 			env.add(cred.env, expr("secrets."+cred.secret))
 			// A model proxy: the repository variable AUTONOMY_MODEL_URL, when set, becomes the
@@ -312,7 +363,7 @@ func (c *compiler) runStep(a *ir.Actor) mapping {
 		env.add("GH_TOKEN", expr("github.token"))
 		var script strings.Builder
 		switch {
-		case !a.Skill:
+		case !model:
 		case cred.oidc:
 			script.WriteString(oidcScript)
 		default:
@@ -322,14 +373,19 @@ func (c *compiler) runStep(a *ir.Actor) mapping {
 		// workflow command (::add-mask::, ::error::, ::stop-commands::).
 		script.WriteString(stopCommands)
 		script.WriteString(commandScript)
-		if a.Skill {
+		if steps {
+			c.stepsAgentScript(&env, &script)
+			script.WriteString(stepsRunScript)
+		} else if a.Skill {
 			c.agentScript(a, &env, &script)
 		} else {
 			argv := scriptCommand(a.Script)
 			env = append(env, argvEnv("AUTONOMY_RUN_", argv)...)
 			script.WriteString(argvScript("AUTONOMY_RUN_", len(argv), ` "$AUTONOMY_BEHAVIOR"`))
 		}
-		script.WriteString(`echo "::${stop}::"` + "\n")
+		if !steps { // the steps script turns the commands back on itself, before its report
+			script.WriteString(`echo "::${stop}::"` + "\n")
+		}
 		c.runParts[kind] = runParts{env, literal(script.String())}
 	}
 	rp := c.runParts[kind]

@@ -68,8 +68,10 @@ type Event struct {
 // Fleet is what the control job knows of the installation.
 type Fleet struct {
 	// Actors are every actor; Commanded those an "/agent <actor>" comment fires (an
-	// issue_comment trigger in command mode); Roles the trusted author associations.
-	Actors, Commanded, Roles []string
+	// issue_comment trigger in command mode); Roles the trusted author associations; Elicits
+	// those whose behavior is a step playbook asking a person (@elicit): the resolution of such
+	// an actor's ask resumes its run.
+	Actors, Commanded, Roles, Elicits []string
 }
 
 // Outcome is what Handle did: the reaction and the reply it left (either may be empty).
@@ -113,6 +115,16 @@ func Handle(ctx context.Context, e *effect.Env, f Fleet, ev Event) (*Outcome, er
 		}
 		out = &Outcome{Reaction: "+1"}
 		fmt.Fprintf(e.Out, "recorded %s of the ask of %s on #%d by %s\n", c.Verb, a.Actor, ev.Item, ev.Author)
+		if a.Elicit != nil && slices.Contains(f.Elicits, a.Actor) {
+			if err := resume(ctx, e, a); err != nil {
+				// The resolution stands: a retry of the dispatch is /agent retry of nothing, so
+				// the reply says how to resume by hand.
+				out.Reply = fmt.Sprintf("The answer is recorded, but resuming the run of %s failed: %v. Dispatch %s with autonomy_resume_run=%s, autonomy_resume_item=%d, autonomy_resume_ask=%s to resume it.",
+					a.Actor, err, a.Actor+".yml", a.RunID, a.Item, a.Token)
+			} else {
+				out.Reply = fmt.Sprintf("Resuming the playbook of %s (run %s) with this answer.", a.Actor, a.RunID)
+			}
+		}
 	case !trusted:
 		return refuse(fmt.Sprintf("its author's association with the repository is %s; commands are taken from %s only", ev.Association, strings.Join(f.Roles, ", ")))
 	case c.Verb == "status":
@@ -150,6 +162,32 @@ func Handle(ctx context.Context, e *effect.Env, f Fleet, ev Event) (*Outcome, er
 		return nil, err
 	}
 	return finish(ctx, e, ev, out)
+}
+
+// Resume inputs: the workflow of an actor whose step playbook elicits declares them; the control
+// job dispatches it with them once the ask is resolved.
+const (
+	ResumeRunInput  = "autonomy_resume_run"
+	ResumeItemInput = "autonomy_resume_item"
+	ResumeAskInput  = "autonomy_resume_ask"
+)
+
+// resume dispatches the workflow of the ask's actor, on the default branch, to resume the run
+// that posted it.
+func resume(ctx context.Context, e *effect.Env, a *effect.Ask) error {
+	repo, _, err := e.Client.Repositories.Get(ctx, e.Owner, e.Repo)
+	if err != nil {
+		return fmt.Errorf("reading the default branch: %w", err)
+	}
+	_, err = e.Client.Actions.CreateWorkflowDispatchEventByFileName(ctx, e.Owner, e.Repo, a.Actor+".yml", github.CreateWorkflowDispatchEventRequest{
+		Ref:    repo.GetDefaultBranch(),
+		Inputs: map[string]any{ResumeRunInput: a.RunID, ResumeItemInput: strconv.Itoa(a.Item), ResumeAskInput: a.Token},
+	})
+	if err != nil {
+		return fmt.Errorf("dispatching %s.yml: %w", a.Actor, err)
+	}
+	fmt.Fprintf(e.Out, "dispatched %s.yml to resume run %s\n", a.Actor, a.RunID)
+	return nil
 }
 
 func firstLine(s string) string {
@@ -266,7 +304,11 @@ func status(ctx context.Context, e *effect.Env, f Fleet) (*Outcome, error) {
 		if a.RunID != "" {
 			run = a.RunID
 		}
-		fmt.Fprintf(&b, "| %s (human) | %s | running: awaiting input (escalations: %d) | %s | #%d |\n", a.Actor, run, a.Escalations, a.At.UTC().Format(time.RFC3339), a.Item)
+		kind := "human"
+		if a.Elicit != nil {
+			kind = "playbook"
+		}
+		fmt.Fprintf(&b, "| %s (%s) | %s | running: awaiting input (escalations: %d) | %s | #%d |\n", a.Actor, kind, run, a.Escalations, a.At.UTC().Format(time.RFC3339), a.Item)
 	}
 	if len(runs)+len(asks) == 0 {
 		b.WriteString("| — | — | nothing in flight | — | — |\n")

@@ -163,7 +163,10 @@ type fleet struct {
 	commit       func(dir, msg string)
 }
 
-func newFleet(t *testing.T) *fleet {
+func newFleet(t *testing.T) *fleet { return newFleetOf(t, "sdlc", nil) }
+
+// newFleetOf is newFleet with the bundled profile named and the repository's collaborators.
+func newFleetOf(t *testing.T, profile string, collaborators map[string]string) *fleet {
 	codex := agentcli.Require(t, "codex")
 	root := t.TempDir()
 	bin := filepath.Join(root, "autonomy")
@@ -182,7 +185,7 @@ func newFleet(t *testing.T) *fleet {
 	if err := os.WriteFile(filepath.Join(seed, "README.md"), []byte("# app\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := exec.Command(bin, "compile", "../../../profiles/sdlc", "--target", "gh-actions", "--out", seed).CombinedOutput(); err != nil {
+	if out, err := exec.Command(bin, "compile", "../../../profiles/"+profile, "--target", "gh-actions", "--out", seed).CombinedOutput(); err != nil {
 		t.Fatalf("compile: %v\n%s", err, out)
 	}
 	commit := func(dir, msg string) {
@@ -209,14 +212,14 @@ func newFleet(t *testing.T) *fleet {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fake, err := ghfake.New(ghfake.Options{Token: "ghs_e2e", GitDir: origin, Workflows: wfs})
+	fake, err := ghfake.New(ghfake.Options{Token: "ghs_e2e", GitDir: origin, Workflows: wfs, Collaborators: collaborators})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(fake.Close)
 	item := fake.AddIssue("Greet the user", "Add greeting.txt saying hello.")
 	// The maintainer provisions the repository: main protected, auto-merge allowed.
-	prov := exec.Command(bin, "provision", "../../../profiles/sdlc", "--repo", "o/r")
+	prov := exec.Command(bin, "provision", "../../../profiles/"+profile, "--repo", "o/r")
 	prov.Env = append(os.Environ(), "GH_TOKEN=ghs_e2e", "GITHUB_API_URL="+fake.URL)
 	if out, err := prov.CombinedOutput(); err != nil {
 		t.Fatalf("provision: %v\n%s", err, out)

@@ -30,6 +30,11 @@ import (
 //
 //	<!-- autonomy:escalation token=TOKEN n=N at=RFC3339 to=LOGIN -->
 //
+// The ask of a step playbook's @elicit (elicit.go) carries the elicitation's kind, and a select's
+// options (base64url JSON), after run=; the resume of its run is recorded once:
+//
+//	<!-- autonomy:resumed token=TOKEN run=RUNID -->
+//
 // Only comments by the bot count, so nobody can forge an ask, a resolution or an escalation; and
 // nothing here is ever marked done by a timer.
 
@@ -37,7 +42,8 @@ import (
 const BotLogin = "github-actions[bot]"
 
 var (
-	askRe        = regexp.MustCompile(`^<!-- autonomy:ask actor=([A-Za-z0-9._-]+) token=([0-9a-f]{32}) at=(\S+) run=(\S*) -->`)
+	askRe        = regexp.MustCompile(`^<!-- autonomy:ask actor=([A-Za-z0-9._-]+) token=([0-9a-f]{32}) at=(\S+) run=(\S*)(?: elicit=(input|confirm|select)(?: options=([A-Za-z0-9_-]*))?)? -->`)
+	resumedRe    = regexp.MustCompile(`^<!-- autonomy:resumed token=([0-9a-f]{32}) run=(\S+) -->`)
 	resolutionRe = regexp.MustCompile(`^<!-- autonomy:resolution token=([0-9a-f]{32}) verb=([a-z]+) by=(\S+) comment=([0-9]+) -->`)
 	escalationRe = regexp.MustCompile(`^<!-- autonomy:escalation token=([0-9a-f]{32}) n=([0-9]+) at=(\S+) to=(\S+) -->`)
 )
@@ -54,6 +60,14 @@ type Ask struct {
 	Resolved    string
 	Escalations int
 	LastAt      time.Time
+	// Elicit is a step playbook's elicitation the ask carries ("" for any other ask): its kind
+	// and a select's options.
+	Elicit *Elicitation
+	// Answer is the text of the maintainer's command that resolved it, after the token (the
+	// command's own comment, verified as the resolution is).
+	Answer string
+	// ResumedBy is the run that resumed the playbook run after the answer ("" while none has).
+	ResumedBy string
 }
 
 // HumanPolicy is policy.box.human.
@@ -80,6 +94,10 @@ func Maintainers(ctx context.Context, e *Env) (*maintainers.List, error) {
 // token a resolution must quote, an @-mention of the maintainers, whom it also assigns; and it
 // applies the tracker label of input-required. It returns the ask.
 func Engage(ctx context.Context, e *Env, actor string, n int, ask, spec string) (*Ask, error) {
+	return engage(ctx, e, actor, n, ask, spec, nil)
+}
+
+func engage(ctx context.Context, e *Env, actor string, n int, ask, spec string, el *Elicitation) (*Ask, error) {
 	if !safeSubject.MatchString(actor) {
 		return nil, fmt.Errorf("actor %q must be a name (letters, digits, . _ -)", actor)
 	}
@@ -91,9 +109,9 @@ func Engage(ctx context.Context, e *Env, actor string, n int, ask, spec string) 
 	if _, err := rand.Read(raw[:]); err != nil {
 		return nil, err
 	}
-	a := &Ask{Actor: actor, Token: hex.EncodeToString(raw[:]), Item: n, At: e.now().UTC(), RunID: e.RunID}
+	a := &Ask{Actor: actor, Token: hex.EncodeToString(raw[:]), Item: n, At: e.now().UTC(), RunID: e.RunID, Elicit: el}
 	var b strings.Builder
-	fmt.Fprintf(&b, "<!-- autonomy:ask actor=%s token=%s at=%s run=%s -->\n", a.Actor, a.Token, a.At.Format(time.RFC3339), a.RunID)
+	fmt.Fprintf(&b, "<!-- autonomy:ask actor=%s token=%s at=%s run=%s%s -->\n", a.Actor, a.Token, a.At.Format(time.RFC3339), a.RunID, el.marker())
 	fmt.Fprintf(&b, "### Input required from %s\n\n", actor)
 	if ask = strings.TrimSpace(ask); ask != "" {
 		b.WriteString(ask + "\n\n")
@@ -102,9 +120,11 @@ func Engage(ctx context.Context, e *Env, actor string, n int, ask, spec string) 
 		b.WriteString(spec + "\n\n")
 	}
 	fmt.Fprintf(&b, "%s: a maintainer resolves this ask with one of\n\n", mentions(ms.Logins))
-	for _, v := range []string{"approve", "reject <reason>", "answer <text>"} {
-		fmt.Fprintf(&b, "    /agent %s %s\n", strings.Fields(v)[0], a.Token+strings.TrimPrefix(v, strings.Fields(v)[0]))
+	for _, v := range el.commands() {
+		verb, rest, _ := strings.Cut(v, " ")
+		fmt.Fprintf(&b, "    /agent %s %s\n", verb, strings.TrimSpace(a.Token+" "+rest))
 	}
+	b.WriteString(el.help())
 	if e.RunURL != "" {
 		fmt.Fprintf(&b, "\n(%s)\n", e.RunURL)
 	}
@@ -154,24 +174,23 @@ func Asks(ctx context.Context, e *Env, n int) ([]*Ask, error) {
 	// Every job's token posts as the bot, an agent's too: a resolution counts only when the
 	// maintainer's own command it names is on this item and says the same (commanded).
 	var ms *maintainers.List
-	commanded := func(m []string) (bool, error) {
+	commanded := func(m []string) (string, bool, error) {
 		id, _ := strconv.ParseInt(m[4], 10, 64)
 		c := byID[id]
 		if c == nil || c.GetUser().GetLogin() == BotLogin || !strings.EqualFold(c.GetUser().GetLogin(), m[3]) {
-			return false, nil
+			return "", false, nil
 		}
-		first, _, _ := strings.Cut(c.GetBody(), "\n")
-		f := strings.Fields(first)
-		if len(f) < 3 || !strings.EqualFold(f[0], "/agent") || !strings.EqualFold(f[1], m[2]) || f[2] != m[1] {
-			return false, nil
+		note, ok := CommandNote(c.GetBody(), m[2], m[1])
+		if !ok {
+			return "", false, nil
 		}
 		if ms == nil {
 			var err error
 			if ms, err = Maintainers(ctx, e); err != nil {
-				return false, err
+				return "", false, err
 			}
 		}
-		return ms.Has(m[3]), nil
+		return note, ms.Has(m[3]), nil
 	}
 	for _, c := range all {
 		if c.GetUser().GetLogin() != BotLogin {
@@ -183,18 +202,22 @@ func Asks(ctx context.Context, e *Env, n int) ([]*Ask, error) {
 			if err != nil {
 				continue
 			}
-			a := &Ask{Actor: m[1], Token: m[2], At: at, LastAt: at, RunID: m[4], Item: n}
+			a := &Ask{Actor: m[1], Token: m[2], At: at, LastAt: at, RunID: m[4], Item: n, Elicit: parseElicitation(m[5], m[6])}
 			asks = append(asks, a)
 			byToken[a.Token] = a
 		} else if m := resolutionRe.FindStringSubmatch(first); m != nil {
 			if a := byToken[m[1]]; a != nil && a.Resolved == "" {
-				ok, err := commanded(m)
+				note, ok, err := commanded(m)
 				if err != nil {
 					return nil, err
 				}
 				if ok {
-					a.Resolved = m[2]
+					a.Resolved, a.Answer = m[2], note
 				}
+			}
+		} else if m := resumedRe.FindStringSubmatch(first); m != nil {
+			if a := byToken[m[1]]; a != nil && a.Resolved != "" && a.ResumedBy == "" {
+				a.ResumedBy = m[2]
 			}
 		} else if m := escalationRe.FindStringSubmatch(first); m != nil {
 			if a := byToken[m[1]]; a != nil {
@@ -259,6 +282,9 @@ func Resolve(ctx context.Context, e *Env, r Resolution) (*Ask, error) {
 		return nil, &Refused{fmt.Sprintf("the ask of %s with token %s is already resolved (%s)", asks[i].Actor, r.Token, asks[i].Resolved)}
 	}
 	a := asks[i]
+	if err := a.Elicit.fits(r.Verb, r.Note); err != nil {
+		return nil, &Refused{err.Error()}
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "<!-- autonomy:resolution token=%s verb=%s by=%s comment=%d -->\n", a.Token, r.Verb, r.By, r.CommentID)
 	fmt.Fprintf(&b, "Recorded for %s: **%s** by @%s", a.Actor, r.Verb, r.By)

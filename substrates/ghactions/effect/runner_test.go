@@ -192,6 +192,12 @@ func (p *exprParser) primary() any {
 		return false
 	case "null":
 		return nil
+	case "cancelled":
+		// No run of the stand-in is ever cancelled.
+		if !p.eat("(") || !p.eat(")") {
+			p.err = fmt.Errorf("cancelled takes no arguments")
+		}
+		return false
 	case "format", "contains", "fromJSON", "startsWith":
 		if !p.eat("(") {
 			p.err = fmt.Errorf("%s without (", id)
@@ -286,10 +292,13 @@ func TestGHExpr(t *testing.T) {
 
 // workflowJob is one job of a generated workflow, as the runner reads it.
 type workflowJob struct {
-	If    string    `yaml:"if"`
-	Env   yaml.Node `yaml:"env"`
-	Steps []struct {
+	If      string            `yaml:"if"`
+	Env     yaml.Node         `yaml:"env"`
+	Outputs map[string]string `yaml:"outputs"`
+	Steps   []struct {
 		Name string            `yaml:"name"`
+		ID   string            `yaml:"id"`
+		If   string            `yaml:"if"`
 		Uses string            `yaml:"uses"`
 		With map[string]string `yaml:"with"`
 		Env  yaml.Node         `yaml:"env"`
@@ -329,13 +338,16 @@ func pairs(n *yaml.Node) [][2]string {
 type runner struct {
 	t         *testing.T
 	origin    string
-	artifacts map[string]string // name → directory
+	artifacts map[string]string // "RUNID/name" → directory
 	base      []string          // the runner's own env (PATH, HOME, GITHUB_*)
 	autonomy  string            // the autonomy binary standing in for the install step
 }
 
 // job runs job id of the workflow at path with values, and returns its output. It fails the
-// test when a step fails, unless wantFail; it reports false when the job's if: skips it.
+// test when a step fails, unless wantFail; it reports false when the job's if: skips it. A step's
+// if: is evaluated against its steps' outputs (GITHUB_OUTPUT); the job's result and outputs are
+// left in values as needs.ID.result and needs.ID.outputs.NAME for the jobs that need it. The
+// artifacts are the run's (github.run_id), or the run a download names with run-id.
 func (r *runner) job(path, id string, values map[string]string, wantFail bool) (string, bool) {
 	t := r.t
 	t.Helper()
@@ -343,16 +355,43 @@ func (r *runner) job(path, id string, values map[string]string, wantFail bool) (
 	temp := t.TempDir()
 	ws := filepath.Join(temp, "workspace")
 	values["runner.temp"] = temp
+	for k := range values {
+		if strings.HasPrefix(k, "steps.") {
+			delete(values, k)
+		}
+	}
 	if j.If != "" && evaluate(t, j.If, values) != "true" {
+		values["needs."+id+".result"] = "skipped"
 		return "", false
 	}
 	githubEnv := filepath.Join(temp, "github_env")
-	env := append(append([]string{}, r.base...), "RUNNER_TEMP="+temp, "GITHUB_WORKSPACE="+ws, "GITHUB_ENV="+githubEnv)
+	githubOutput := filepath.Join(temp, "github_output")
+	env := append(append([]string{}, r.base...), "RUNNER_TEMP="+temp, "GITHUB_WORKSPACE="+ws, "GITHUB_ENV="+githubEnv,
+		"GITHUB_OUTPUT="+githubOutput, "GITHUB_STEP_SUMMARY="+filepath.Join(temp, "github_step_summary"))
+	if ev := values["github.event_name"]; ev != "" {
+		env = append(env, "GITHUB_EVENT_NAME="+ev)
+	}
+	if run := values["github.run_id"]; run != "" {
+		env = append(env, "GITHUB_RUN_ID="+run)
+	}
 	for _, kv := range pairs(&j.Env) {
 		env = append(env, kv[0]+"="+evaluate(t, kv[1], values))
 	}
 	var log strings.Builder
+	defer func() {
+		for k, v := range j.Outputs {
+			values["needs."+id+".outputs."+k] = evaluate(t, v, values)
+		}
+	}()
+	values["needs."+id+".result"] = "failure"
 	for _, st := range j.Steps {
+		if st.If != "" {
+			if got, err := ghExpr(strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(st.If), "${{"), "}}"), values); err != nil {
+				t.Fatal(err)
+			} else if got != "true" {
+				continue
+			}
+		}
 		with := map[string]string{}
 		for k, v := range st.With {
 			with[k] = evaluate(t, v, values)
@@ -363,12 +402,23 @@ func (r *runner) job(path, id string, values map[string]string, wantFail bool) (
 			gitRun(t, ws, "checkout", "--quiet", values["github.sha"])
 			continue
 		case strings.HasPrefix(st.Uses, "actions/upload-artifact@"):
-			r.artifacts[with["name"]] = copyDir(t, with["path"], t.TempDir())
+			if _, err := os.Stat(with["path"]); err != nil && with["if-no-files-found"] == "ignore" {
+				continue
+			}
+			r.artifacts[values["github.run_id"]+"/"+with["name"]] = copyDir(t, with["path"], t.TempDir())
 			continue
 		case strings.HasPrefix(st.Uses, "actions/download-artifact@"):
-			src, ok := r.artifacts[with["name"]]
+			run := values["github.run_id"]
+			if with["run-id"] != "" {
+				run = with["run-id"]
+			}
+			src, ok := r.artifacts[run+"/"+with["name"]]
 			if !ok {
-				t.Fatalf("%s: no artifact %s", id, with["name"])
+				fmt.Fprintf(&log, "--- %s: %s\nno artifact %s in run %s\n", id, st.Name, with["name"], run)
+				if wantFail {
+					return log.String(), true
+				}
+				t.Fatalf("%s: no artifact %s in run %s", id, with["name"], run)
 			}
 			copyDir(t, src, with["path"])
 			continue
@@ -400,8 +450,18 @@ func (r *runner) job(path, id string, values map[string]string, wantFail bool) (
 		if err := os.WriteFile(script, []byte(st.Run), 0o600); err != nil {
 			t.Fatal(err)
 		}
+		_ = os.Remove(githubOutput)
 		out, err := runBash(t, ws, stepEnv, script)
 		fmt.Fprintf(&log, "--- %s: %s\n%s", id, st.Name, out)
+		if st.ID != "" {
+			if data, rerr := os.ReadFile(githubOutput); rerr == nil {
+				for _, line := range strings.Split(string(data), "\n") {
+					if k, v, ok := strings.Cut(line, "="); ok {
+						values["steps."+st.ID+".outputs."+k] = v
+					}
+				}
+			}
+		}
 		if err != nil {
 			if wantFail {
 				return log.String(), true
@@ -412,6 +472,7 @@ func (r *runner) job(path, id string, values map[string]string, wantFail bool) (
 	if wantFail {
 		t.Fatalf("%s succeeded, want a failure:\n%s", id, log.String())
 	}
+	values["needs."+id+".result"] = "success"
 	return log.String(), true
 }
 

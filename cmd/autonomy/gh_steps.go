@@ -1,0 +1,175 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/spf13/cobra"
+
+	"github.com/autonomyhq/autonomy/playbook/engine"
+	"github.com/autonomyhq/autonomy/playbook/stepsrun"
+	"github.com/autonomyhq/autonomy/substrates/ghactions/effect"
+	"github.com/autonomyhq/autonomy/substrates/local/store"
+)
+
+// ghStepsVerbs are the trusted jobs of a step playbook that asks a person (docs/gh-actions.md):
+// ask posts a paused run's elicitation on its work item; resume applies the maintainer's answer
+// to the paused run another run left, for this run's agent job to continue.
+func ghStepsVerbs() []*cobra.Command {
+	var envelope, state string
+	ask := &cobra.Command{
+		Use:   "ask --envelope FILE",
+		Short: "Post the elicitation a step playbook run waits at on its work item",
+		Long: `Reads the envelope autonomy playbook run printed (its requiresInput), AUTONOMY_ACTOR and
+AUTONOMY_SUBJECT (the work item), and posts the ask: the prompt, the commands that answer it and,
+in its marker, this run's id, whose paused state the resume downloads. The resume token of the
+run is never posted. Exit 1 when there is no work item to post on (the prompt is then in the log).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			e, err := effect.FromEnv(os.Getenv, cmd.OutOrStdout())
+			if err != nil {
+				return usageError("%v", err)
+			}
+			var env stepsrun.Envelope
+			data, err := os.ReadFile(envelope)
+			if err == nil {
+				err = json.Unmarshal(data, &env)
+			}
+			if err != nil {
+				return usageError("reading the envelope %s: %v", envelope, err)
+			}
+			in := env.RequiresInput
+			if env.Status != stepsrun.StatusNeedsInput || in == nil {
+				return usageError("the envelope %s waits for no input (status %q)", envelope, env.Status)
+			}
+			n, err := strconv.Atoi(e.Subject)
+			if err != nil || n < 1 {
+				return &exitError{code: exitProblems, msg: fmt.Sprintf("%s: the playbook waits at step %s for a person, but this run has no work item (subject.ref is %q) to ask on; the paused run stays in this run's artifact. The question: %s",
+					e.Actor, in.Step, e.Subject, in.Prompt)}
+			}
+			_, err = effect.EngageElicitation(context.Background(), e, e.Actor, n, in.Step, in.Prompt, effect.Elicitation{Kind: in.Kind, Options: in.Options})
+			return effectError(err)
+		},
+	}
+	ask.Flags().StringVar(&envelope, "envelope", "", "the envelope of the paused run")
+	_ = ask.MarkFlagRequired("envelope")
+
+	resume := &cobra.Command{
+		Use:   "resume --state DIR",
+		Short: "Apply a maintainer's answer to the paused step playbook run of another run",
+		Long: `Reads AUTONOMY_RESUME_RUN, AUTONOMY_RESUME_ITEM and AUTONOMY_RESUME_ASK (the dispatch inputs the
+control workflow set) and the paused run's state DIR (that run's artifact). It resumes only when
+the ask was posted by that run, is resolved by a maintainer's own command (the answer is taken
+from it), and was not resumed before; it then redeems the run's token with the answer, saves the
+answered run for autonomy playbook resume --continue ASK, records the resume on the item, and
+sets the step output continue=true (false when the answer cancels the run). Exit 1 when refused.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			e, err := effect.FromEnv(os.Getenv, cmd.OutOrStdout())
+			if err != nil {
+				return usageError("%v", err)
+			}
+			run, askToken := os.Getenv("AUTONOMY_RESUME_RUN"), os.Getenv("AUTONOMY_RESUME_ASK")
+			item, err := strconv.Atoi(os.Getenv("AUTONOMY_RESUME_ITEM"))
+			if err != nil || item < 1 || run == "" || askToken == "" {
+				return usageError("AUTONOMY_RESUME_RUN, AUTONOMY_RESUME_ITEM and AUTONOMY_RESUME_ASK must name the run, its work item and the ask")
+			}
+			ctx := context.Background()
+			a, err := effect.ResumeAsk(ctx, e, item, askToken, run)
+			if err != nil {
+				return effectError(err)
+			}
+			cont, err := answerPaused(ctx, state, askToken, a)
+			if err != nil {
+				return err
+			}
+			if err := effect.MarkResumed(ctx, e, a); err != nil {
+				return usageError("recording the resume on #%d: %v", item, err)
+			}
+			if err := stepOutput("continue", strconv.FormatBool(cont)); err != nil {
+				return usageError("%v", err)
+			}
+			if cont {
+				fmt.Fprintf(cmd.OutOrStdout(), "resuming the playbook of %s (run %s) with the %s of the maintainer\n", a.Actor, run, a.Resolved)
+			} else {
+				fmt.Fprintf(cmd.OutOrStdout(), "the maintainer's reject cancels the playbook of %s (run %s): no further step runs\n", a.Actor, run)
+			}
+			return nil
+		},
+	}
+	resume.Flags().StringVar(&state, "state", "", "the directory of the paused run's state (its envelope.json and playbooks.db)")
+	_ = resume.MarkFlagRequired("state")
+	return []*cobra.Command{ask, resume}
+}
+
+// answerPaused redeems the paused run's token (from its envelope) with the answer of the
+// resolved ask a, and saves the answered run under engine.ContinueKey(askToken); it reports false
+// when the answer cancels the run instead (a reject of an input or a select).
+func answerPaused(ctx context.Context, dir, askToken string, a *effect.Ask) (bool, error) {
+	var env stepsrun.Envelope
+	data, err := os.ReadFile(filepath.Join(dir, "envelope.json"))
+	if err == nil {
+		err = json.Unmarshal(data, &env)
+	}
+	if err != nil || env.RequiresInput == nil || env.RequiresInput.ResumeToken == "" {
+		return false, usageError("the paused run's state in %s has no envelope waiting for input (the artifact expired, or the run did not pause): %v", dir, err)
+	}
+	var ans stepsrun.Answer
+	switch {
+	case a.Resolved == "reject" && a.Elicit.Kind == "confirm":
+		ans.Deny = true
+	case a.Resolved == "reject":
+		ans.Cancel = true
+	case a.Resolved == "approve" && a.Elicit.Kind == "confirm":
+		ans.Approve = true
+	case a.Resolved == "answer":
+		ans.Text = a.Answer
+	default:
+		return false, &exitError{code: exitProblems, msg: fmt.Sprintf("the ask was resolved with %s, which does not answer a %s", a.Resolved, a.Elicit.Kind)}
+	}
+	st, err := store.Open(filepath.Join(dir, "playbooks.db"))
+	if err != nil {
+		return false, usageError("%v", err)
+	}
+	defer st.Close()
+	hash := engine.HashToken(env.RequiresInput.ResumeToken)
+	raw, session, ok, err := st.TakePause(ctx, hash)
+	if err != nil {
+		return false, usageError("%v", err)
+	}
+	if !ok {
+		return false, &exitError{code: exitProblems, msg: "the paused run's state holds no pause for its token: it was resumed already"}
+	}
+	if ans.Cancel {
+		return false, nil
+	}
+	next, err := stepsrun.Apply(raw, ans)
+	if err != nil {
+		return false, &exitError{code: exitProblems, msg: fmt.Sprintf("the answer does not fit the elicitation: %v", err)}
+	}
+	if err := st.SavePause(ctx, engine.ContinueKey(askToken), session, next); err != nil {
+		return false, usageError("%v", err)
+	}
+	return true, nil
+}
+
+// stepOutput sets a step output through GITHUB_OUTPUT (a no-op outside a job).
+func stepOutput(name, value string) error {
+	path := os.Getenv("GITHUB_OUTPUT")
+	if path == "" {
+		return nil
+	}
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return fmt.Errorf("GITHUB_OUTPUT: %w", err)
+	}
+	if _, err := fmt.Fprintf(f, "%s=%s\n", name, value); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}

@@ -1,0 +1,293 @@
+package ghactions
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/playbook"
+	"github.com/autonomyhq/autonomy/playbook/steps"
+	"github.com/autonomyhq/autonomy/substrates"
+	"github.com/autonomyhq/autonomy/substrates/ghactions/control"
+)
+
+// A step playbook (seed 002) that is an actor's behavior runs in the actor's agent job through
+// `autonomy playbook run`: one agent invocation per step, each seeing the outputs before it, with
+// the box's agent (the same preset and credential as a skill's). Its ## ARTIFACTS are uploaded as
+// the run's artifact "autonomy-artifacts".
+//
+// A step's @elicit parks the run for a person, through the human seam on the work item:
+//  1. the agent job uploads the paused run's state (the artifact "autonomy-steps") and says
+//     needs_input in its output "status";
+//  2. the job "ask" (no model; issues: write) posts the elicitation on the work item as an ask of
+//     the actor, naming the run (autonomy gh ask);
+//  3. a maintainer answers it with /agent approve|reject|answer TOKEN, which the control
+//     workflow checks against the elicitation's kind, records, and then dispatches this
+//     workflow with the inputs autonomy_resume_run, _item and _ask;
+//  4. in that run the job "resume" (no model; actions: read to download the other run's
+//     artifact, issues: write to record the resume once) takes the answer from the
+//     maintainer's own command, applies it to the paused run and hands it to the agent job
+//     (the artifact "autonomy-resume"), which continues at the step after the elicitation.
+// No step that finished runs again; a reject of an input or a select cancels the run.
+
+// Artifacts and outputs of a step playbook's jobs.
+const (
+	stepsArtifact  = "autonomy-steps"
+	resumeArtifact = "autonomy-resume"
+	outputArtifact = "autonomy-artifacts"
+	// StepsStatusOutput is the agent job's output saying how the playbook run ended (ok,
+	// needs_input, cancelled or failed).
+	StepsStatusOutput = "status"
+)
+
+// stepPlaybook returns the actor's behavior parsed as a step playbook, or nil when it is none.
+// Its errors are errors of the compile.
+func (c *compiler) stepPlaybook(a *ir.Actor) *steps.Playbook {
+	if a.IsHuman() || a.BehaviorFile == "" || !strings.EqualFold(filepath.Ext(a.BehaviorFile), ".md") {
+		return nil
+	}
+	file := filepath.Join(c.p.Dir, filepath.FromSlash(a.BehaviorFile))
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil
+	}
+	if f, sure := playbook.Detect(file, data); f != playbook.Steps || !sure {
+		return nil
+	}
+	p, diags := steps.Check(file, data)
+	if p == nil || diags.HasErrors() {
+		for _, d := range diags {
+			if d.Severity == ir.Error {
+				c.errors = append(c.errors, d)
+			}
+		}
+		return nil
+	}
+	return p
+}
+
+// firstElicit is the first @elicit of the playbook (sub-steps included), or nil.
+func firstElicit(p *steps.Playbook) *steps.Elicit {
+	var walk func([]*steps.Step) *steps.Elicit
+	walk = func(ss []*steps.Step) *steps.Elicit {
+		for _, s := range ss {
+			if s.Elicit != nil {
+				return s.Elicit
+			}
+			for _, b := range s.Branches {
+				if e := walk(b.Steps); e != nil {
+					return e
+				}
+			}
+		}
+		return nil
+	}
+	return walk(p.Steps)
+}
+
+// checkElicits reports what an actor whose step playbook asks a person needs on gh-actions: the
+// power to post the ask (tasks:converse), a work item to post it on, and no code:propose (the
+// job that resumes the run checks the repository out anew: changes made before the elicitation
+// would be lost).
+func (c *compiler) checkElicits(a *ir.Actor, p *steps.Playbook, el *steps.Elicit) {
+	at := fmt.Sprintf("%s:%d:%d", filepath.Join(c.p.Dir, filepath.FromSlash(a.BehaviorFile)), el.Pos.Line, el.Pos.Col)
+	if !a.Holds("tasks:converse") && !a.Holds("tasks:author") {
+		c.errors = append(c.errors, ir.Diagnostic{File: c.p.File, Pos: a.CapabilitiesPos, Severity: ir.Error,
+			Message: fmt.Sprintf("actor %q: its step playbook asks a person (@elicit at %s), which on gh-actions is an ask on the work item, and the actor holds neither tasks:converse nor tasks:author", a.Name.Value, at),
+			Hint:    "add tasks:converse to its capabilities"})
+	}
+	hasRef := false
+	for _, t := range a.Triggers {
+		for _, pr := range t.Params {
+			hasRef = hasRef || pr.Source.Value == "subject.ref"
+		}
+	}
+	if !hasRef {
+		c.errors = append(c.errors, ir.Diagnostic{File: c.p.File, Pos: a.TriggersPos, Severity: ir.Error,
+			Message: fmt.Sprintf("actor %q: its step playbook asks a person (@elicit at %s), which on gh-actions is an ask on the work item, and no trigger forwards the work item (subject.ref)", a.Name.Value, at),
+			Hint:    "forward the work item, e.g. params: { ITEM: subject.ref }"})
+	}
+	for _, cp := range a.Capabilities {
+		if cp.Name == "code:propose" {
+			c.errors = append(c.errors, ir.Diagnostic{File: c.p.File, Pos: cp.Raw.Pos, Severity: ir.Error,
+				Message: fmt.Sprintf("actor %q: its step playbook asks a person (@elicit at %s); the run resumes in a new job with a fresh checkout, so the changes made before the elicitation would not be proposed", a.Name.Value, at),
+				Hint:    "drop code:propose, or have another actor make the change once the answer is in"})
+		}
+	}
+}
+
+// resumeCond is true in a run dispatched to resume a paused step playbook run.
+const resumeCond = "github.event_name == 'workflow_dispatch' && inputs." + control.ResumeAskInput + " != ''"
+
+// defaultBranchCond holds for a run on the default branch (a dispatch can name any branch, whose
+// workflow and playbook its dispatcher may have rewritten).
+const defaultBranchCond = "github.ref == format('refs/heads/{0}', github.event.repository.default_branch)"
+
+// resumeInputs adds the inputs of a resume dispatch to the workflow's triggers.
+func resumeInputs(on *mapping) {
+	var inputs mapping
+	for i, kv := range *on {
+		if kv.key == "workflow_dispatch" {
+			inputs = kv.value.(mapping)[0].value.(mapping)
+			defer func() { (*on)[i].value = mapping{{key: "inputs", value: inputs}} }()
+		}
+	}
+	if inputs == nil {
+		defer func() {
+			*on = append(mapping{{key: "workflow_dispatch", value: mapping{{key: "inputs", value: inputs}}}}, *on...)
+		}()
+	}
+	for _, in := range []struct{ name, desc string }{
+		{control.ResumeRunInput, "Set by the control workflow: the run whose paused playbook resumes"},
+		{control.ResumeItemInput, "Set by the control workflow: the work item of its ask"},
+		{control.ResumeAskInput, "Set by the control workflow: the token of the answered ask"},
+	} {
+		inputs.add(in.name, mapping{{key: "description", value: in.desc}, {key: "type", value: plain("string")}})
+	}
+}
+
+// stepsRunScript runs or resumes the playbook; the agent flags come before it. Every value comes
+// from the environment.
+const stepsRunScript = `state="$RUNNER_TEMP/` + stepsArtifact + `"
+mkdir -p "$state"
+rc=0
+if [ -n "${AUTONOMY_RESUME_ASK:-}" ]; then
+  "$AUTONOMY_BIN" playbook resume --state "$state" --continue "$AUTONOMY_RESUME_ASK" --workspace "$GITHUB_WORKSPACE" --artifacts-dir "$RUNNER_TEMP/` + outputArtifact + `" > "$state/envelope.json" || rc=$?
+else
+  "$AUTONOMY_BIN" playbook run "$AUTONOMY_BEHAVIOR" --state "$state" --workspace "$GITHUB_WORKSPACE" --sandbox none "${agent[@]}" --args-env "$AUTONOMY_ARGS_ENV" --ignore-unknown-args --artifacts-dir "$RUNNER_TEMP/` + outputArtifact + `" > "$state/envelope.json" || rc=$?
+fi
+echo "::${stop}::"
+status="$(jq -r 'if .ok then .status else "failed" end' "$state/envelope.json" 2> /dev/null || echo failed)"
+echo "` + StepsStatusOutput + `=${status}" >> "$GITHUB_OUTPUT"
+jq 'del(.requiresInput.resumeToken)' "$state/envelope.json" || true
+echo "The playbook run: **${status}**" >> "$GITHUB_STEP_SUMMARY"
+exit "$rc"
+`
+
+// stepsAgentScript sets the words choosing the agent: the box's preset (its version, the model
+// from AUTONOMY_MODEL) or its own command as JSON.
+func (c *compiler) stepsAgentScript(env *mapping, script *strings.Builder) {
+	ch := c.box.agent
+	if ch.Custom() {
+		b, _ := json.Marshal(ch.Argv)
+		env.add("AUTONOMY_AGENT_ARGV", literalValue(string(b)))
+		script.WriteString(`agent=(--agent-argv "$AUTONOMY_AGENT_ARGV")` + "\n")
+		return
+	}
+	for _, kv := range ch.Preset.VMEnv {
+		k, v, _ := strings.Cut(kv, "=")
+		env.add(k, v)
+	}
+	env.add("AUTONOMY_AGENT_PRESET", ch.Preset.Name)
+	env.add("AUTONOMY_AGENT_VERSION", literalValue(ch.Preset.Version))
+	script.WriteString(`agent=(--agent "$AUTONOMY_AGENT_PRESET" --agent-version "$AUTONOMY_AGENT_VERSION" --model "${AUTONOMY_MODEL:-}")` + "\n")
+}
+
+// argsEnv names the params a playbook run reads as its inputs.
+func argsEnv(params []param) string {
+	names := make([]string, len(params))
+	for i, p := range params {
+		names[i] = p.Name
+	}
+	return strings.Join(names, ",")
+}
+
+// stepsJobs adds to a step playbook actor's agent job what running it needs, and returns the jobs
+// around it: "resume" before it and "ask" after it, for a playbook that elicits.
+func (c *compiler) stepsJobs(a *ir.Actor, elicits bool, job *mapping, steps *seq, cond string) (before, after mapping) {
+	runIdx := -1
+	for i, s := range *steps {
+		if m, ok := s.(mapping); ok {
+			if n, _ := m.get("name"); n == "Run "+a.Name.Value {
+				runIdx = i
+			}
+		}
+	}
+	orig := (*steps)[runIdx].(mapping)
+	run := append(mapping{orig[0], {key: "id", value: "run"}}, orig[1:]...)
+	out := append(seq{}, (*steps)[:runIdx]...)
+	if elicits {
+		out = append(out, withIf(downloadArtifact.step("Download the answered run", mapping{
+			{key: "name", value: resumeArtifact}, {key: "path", value: expr("runner.temp") + "/" + plain(stepsArtifact)}}), "inputs."+control.ResumeAskInput+" != ''"))
+	}
+	out = append(out, run)
+	out = append(out, withIf(uploadArtifact.step("Upload the playbook's artifacts", mapping{
+		{key: "name", value: outputArtifact}, {key: "path", value: expr("runner.temp") + "/" + plain(outputArtifact)},
+		{key: "if-no-files-found", value: plain("ignore")}}), "steps.run.outputs."+StepsStatusOutput+" == 'ok'"))
+	if elicits {
+		// Kept as long as the repository keeps artifacts: the ask can be answered until then.
+		out = append(out, withIf(uploadArtifact.step("Upload the paused run", mapping{
+			{key: "name", value: stepsArtifact}, {key: "path", value: expr("runner.temp") + "/" + plain(stepsArtifact)},
+			{key: "if-no-files-found", value: plain("error")}}), "steps.run.outputs."+StepsStatusOutput+" == 'needs_input'"))
+	}
+	out = append(out, (*steps)[runIdx+1:]...)
+	*steps = out
+	job.add("outputs", mapping{{key: StepsStatusOutput, value: expr("steps.run.outputs." + StepsStatusOutput)}})
+	if !elicits {
+		return nil, nil
+	}
+	name := a.Name.Value
+	common := func(env mapping) mapping {
+		env.add("AUTONOMY_ACTOR", name)
+		env.add(substrates.PolicyEnv, substrates.PolicyPath)
+		env.add("GH_TOKEN", expr("github.token"))
+		return env
+	}
+	policyCheckout := checkout.step("Check out the policy", mapping{{key: "persist-credentials", value: false}, {key: "sparse-checkout", value: dataDir}})
+
+	var renv mapping
+	renv.add("AUTONOMY_RESUME_RUN", expr("inputs."+control.ResumeRunInput))
+	renv.add("AUTONOMY_RESUME_ITEM", expr("inputs."+control.ResumeItemInput))
+	renv.add("AUTONOMY_RESUME_ASK", expr("inputs."+control.ResumeAskInput))
+	resumeCondFull := pausedGuard + " && " + resumeCond + " && " + defaultBranchCond
+	before = mapping{}
+	before.add("name", name+" (resume)")
+	before.add("if", expr(resumeCondFull))
+	before.add("runs-on", runsOn(c.box.runsOn))
+	before.add("timeout-minutes", 10)
+	before.add("permissions", effectGrants["resume"].yaml())
+	// One resume of an ask at a time: the second sees the first's record and refuses.
+	before.add("concurrency", mapping{{key: "group", value: expr("format('autonomy-" + name + "-resume-{0}', inputs." + control.ResumeAskInput + ")")}, {key: "cancel-in-progress", value: false}})
+	before.add("outputs", mapping{{key: "continue", value: expr("steps.resume.outputs.continue")}})
+	before.add("env", common(renv))
+	dl := artifactWith(stepsArtifact, false)
+	dl.add("run-id", expr("inputs."+control.ResumeRunInput))
+	dl.add("github-token", expr("github.token"))
+	before.add("steps", seq{
+		policyCheckout,
+		downloadArtifact.step("Download the paused run", dl),
+		c.toolStep(),
+		mapping{{key: "name", value: "autonomy gh resume"}, {key: "id", value: "resume"},
+			{key: "run", value: literal(`"$AUTONOMY_BIN" gh resume --state "$RUNNER_TEMP/` + stepsArtifact + `"` + "\n")}},
+		withIf(uploadArtifact.step("Hand the answered run to the agent", mapping{
+			{key: "name", value: resumeArtifact}, {key: "path", value: expr("runner.temp") + "/" + plain(stepsArtifact)},
+			{key: "if-no-files-found", value: plain("error")}, {key: "retention-days", value: 1}}), "steps.resume.outputs.continue == 'true'"),
+	})
+
+	var aenv mapping
+	subject := subjectExpr(a)
+	aenv.add("AUTONOMY_SUBJECT", expr("inputs."+control.ResumeItemInput+" || "+orEmpty(subject)))
+	after = mapping{}
+	after.add("name", name+" (ask)")
+	after.add("needs", plain("agent"))
+	after.add("if", expr(pausedGuard+" && needs.agent.outputs."+StepsStatusOutput+" == 'needs_input'"))
+	after.add("runs-on", runsOn(c.box.runsOn))
+	after.add("timeout-minutes", 10)
+	after.add("permissions", effectGrants["ask"].yaml())
+	after.add("env", common(aenv))
+	after.add("steps", seq{
+		policyCheckout,
+		downloadArtifact.step("Download the paused run", artifactWith(stepsArtifact, false)),
+		c.toolStep(),
+		mapping{{key: "name", value: "autonomy gh ask"}, {key: "run", value: literal(`"$AUTONOMY_BIN" gh ask --envelope "$RUNNER_TEMP/` + stepsArtifact + `/envelope.json"` + "\n")}},
+	})
+	return before, after
+}
+
+// withIf gives a step a condition.
+func withIf(step mapping, cond string) mapping {
+	return append(mapping{step[0], {key: "if", value: plain(cond)}}, step[1:]...)
+}
