@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 
@@ -46,7 +47,8 @@ const (
 // stepPlaybook returns the actor's behavior parsed as a step playbook, or nil when it is none.
 // Its errors are errors of the compile.
 func (c *compiler) stepPlaybook(a *ir.Actor) *steps.Playbook {
-	if a.IsHuman() || a.BehaviorFile == "" || !strings.EqualFold(filepath.Ext(a.BehaviorFile), ".md") {
+	// A skill's SKILL.md is never a playbook (as playbook.Profile reads behaviors): no read.
+	if a.IsHuman() || a.BehaviorFile == "" || path.Base(a.BehaviorFile) == ir.SkillFile || !strings.EqualFold(filepath.Ext(a.BehaviorFile), ".md") {
 		return nil
 	}
 	file := filepath.Join(c.p.Dir, filepath.FromSlash(a.BehaviorFile))
