@@ -2,6 +2,10 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -11,6 +15,20 @@ import (
 	"github.com/autonomyhq/autonomy/substrates/ghactions/control"
 	"github.com/autonomyhq/autonomy/substrates/ghactions/effect"
 )
+
+// untrustedLog writes text someone else wrote (an ask's situation, a question built from a
+// report) to a job's log with GitHub's workflow commands turned off around it, under a token
+// nobody can guess, so that no line of it is taken for ::add-mask::, ::error:: or
+// ::stop-commands::.
+func untrustedLog(w io.Writer, text string) error {
+	var raw [16]byte
+	if _, err := rand.Read(raw[:]); err != nil {
+		return err
+	}
+	stop := "autonomy-" + hex.EncodeToString(raw[:])
+	_, err := fmt.Fprintf(w, "::stop-commands::%s\n%s::%s::\n", stop, text, stop)
+	return err
+}
 
 // ghControlVerbs are the verbs of the control workflow and of a human actor's engage job: they
 // read the comment or the ask from the job's environment, never from their arguments.
@@ -35,8 +53,8 @@ the run's log only.`,
 			}
 			n, err := strconv.Atoi(e.Subject)
 			if err != nil || n < 1 {
-				cmd.Printf("%s: no work item (subject.ref is %q): the ask is in this log only\n%s\n%s\n", e.Actor, e.Subject, os.Getenv("AUTONOMY_ASK"), spec)
-				return nil
+				cmd.Printf("%s: no work item (subject.ref is %q): the ask is in this log only\n", e.Actor, e.Subject)
+				return untrustedLog(cmd.OutOrStdout(), os.Getenv("AUTONOMY_ASK")+"\n"+spec+"\n")
 			}
 			_, err = effect.Engage(context.Background(), e, e.Actor, n, os.Getenv("AUTONOMY_ASK"), spec)
 			return effectError(err)

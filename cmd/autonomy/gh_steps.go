@@ -48,8 +48,11 @@ run is never posted. Exit 1 when there is no work item to post on (the prompt is
 			}
 			n, err := strconv.Atoi(e.Subject)
 			if err != nil || n < 1 {
-				return &exitError{code: exitProblems, msg: fmt.Sprintf("%s: the playbook waits at step %s for a person, but this run has no work item (subject.ref is %q) to ask on; the paused run stays in this run's artifact. The question: %s",
-					e.Actor, in.Step, e.Subject, in.Prompt)}
+				if err := untrustedLog(cmd.OutOrStdout(), "The question: "+in.Prompt+"\n"); err != nil {
+					return usageError("%v", err)
+				}
+				return &exitError{code: exitProblems, msg: fmt.Sprintf("%s: the playbook waits at step %s for a person, but this run has no work item (subject.ref is %q) to ask on; the question is in the log above, and the paused run stays in this run's artifact",
+					e.Actor, in.Step, e.Subject)}
 			}
 			_, err = effect.EngageElicitation(context.Background(), e, e.Actor, n, in.Step, in.Prompt, effect.Elicitation{Kind: in.Kind, Options: in.Options})
 			return effectError(err)
