@@ -1,0 +1,241 @@
+//go:build unix
+
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/substrates/local"
+	"github.com/autonomyhq/autonomy/substrates/local/proc"
+	"github.com/autonomyhq/autonomy/substrates/local/store"
+)
+
+const resumeFleet = `schema: autonomy.ir.v1
+targets: [local]
+actors:
+  writer:
+    behavior: playbooks/three.md
+    triggers: [{ dispatch: true }]
+`
+
+const threeSteps = "# Three\n\n## STEP 1: One\n\nDo one.\n\n## STEP 2: Two\n\nDo two.\n\n## STEP 3: Three\n\nDo three.\n"
+
+// blockingAgent stands in for an agent CLI: it counts its runs (a side effect a step must not
+// repeat), and in step 2 writes its pid to blocked and waits until release exists.
+const blockingAgent = `#!/bin/sh
+dir=$(dirname "$0")
+cat > /dev/null
+echo "$AUTONOMY_STEP" >> "$dir/count"
+if [ "$AUTONOMY_STEP" = 2 ]; then
+  echo $$ > "$dir/blocked.tmp" && mv "$dir/blocked.tmp" "$dir/blocked"
+  while [ ! -f "$dir/release" ]; do sleep 0.02; done
+fi
+echo "output of step $AUTONOMY_STEP"
+`
+
+type resumeEnv struct {
+	t        *testing.T
+	dir, bin string
+	env      []string
+	st       *store.Store
+}
+
+func newResumeEnv(t *testing.T) *resumeEnv {
+	t.Helper()
+	dir := runnerFleet(t, resumeFleet, map[string]string{"playbooks/three.md": threeSteps})
+	bin := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bin, "agent"), []byte(blockingAgent), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(local.DBPath(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return &resumeEnv{t: t, dir: dir, bin: bin, st: st, env: []string{local.AgentEnv + `=["` + filepath.Join(bin, "agent") + `"]`}}
+}
+
+func (e *resumeEnv) launch() string {
+	e.t.Helper()
+	out, errOut, code := cli(e.t, e.env, "runner", "--dir", e.dir, "launch", "writer")
+	if code != 0 {
+		e.t.Fatalf("launch: %d %s", code, errOut)
+	}
+	return strings.Fields(out)[0]
+}
+
+// blocked waits until step 2's agent waits for release, and returns its pid (the marker is
+// consumed: the next wait is for the next invocation).
+func (e *resumeEnv) blocked() int {
+	e.t.Helper()
+	path := filepath.Join(e.bin, "blocked")
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		if raw, err := os.ReadFile(path); err == nil {
+			os.Remove(path)
+			pid, _ := strconv.Atoi(strings.TrimSpace(string(raw)))
+			return pid
+		}
+		if time.Now().After(deadline) {
+			count, _ := os.ReadFile(filepath.Join(e.bin, "count"))
+			e.t.Fatalf("step 2's agent never started (count %q)", count)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// killSupervisor SIGKILLs the session's supervisor and waits until it is gone.
+func (e *resumeEnv) killSupervisor(id string) store.Session {
+	e.t.Helper()
+	s, _, err := e.st.Get(context.Background(), id)
+	if err != nil || s.SupervisorPID <= 0 {
+		e.t.Fatalf("session %s has no supervisor (%v)", id, err)
+	}
+	if err := syscall.Kill(s.SupervisorPID, syscall.SIGKILL); err != nil {
+		e.t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); proc.Alive(s.SupervisorPID, s.SupervisorStart); {
+		if time.Now().After(deadline) {
+			e.t.Fatalf("supervisor %d outlived SIGKILL", s.SupervisorPID)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return s
+}
+
+// gone waits until pid is no more.
+func gone(t *testing.T, pid int, what string) {
+	t.Helper()
+	for deadline := time.Now().Add(15 * time.Second); syscall.Kill(pid, 0) == nil; {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s (pid %d) is still running", what, pid)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func (e *resumeEnv) count() string {
+	raw, _ := os.ReadFile(filepath.Join(e.bin, "count"))
+	return strings.Join(strings.Fields(string(raw)), ",")
+}
+
+func (e *resumeEnv) events(id, kind string) []store.Event {
+	e.t.Helper()
+	es, err := e.st.Events(context.Background(), id, 0)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var out []store.Event
+	for _, ev := range es {
+		if ev.Kind == kind {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+// TestRunnerStepsResumeAfterCrash: the supervisor of a step playbook session is SIGKILLed while
+// step 2's agent works; three processes then reconcile at once (runner list). Exactly one claims
+// the session and starts a new supervisor, which stops the old run (its step's agent with it)
+// and continues at step 2: step 1's side effect happened exactly once, step 2 ran again (its
+// output was never recorded), and the session is done with one "resumed" event naming step 2.
+func TestRunnerStepsResumeAfterCrash(t *testing.T) {
+	e := newResumeEnv(t)
+	id := e.launch()
+	oldAgent := e.blocked()
+	old := e.killSupervisor(id)
+
+	var wg sync.WaitGroup
+	outs := make([]string, 3)
+	for i := range outs {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			out, errOut, code := cli(t, e.env, "runner", "--dir", e.dir, "list")
+			if code != 0 {
+				t.Errorf("list: %d %s", code, errOut)
+			}
+			outs[i] = out
+		}(i)
+	}
+	wg.Wait()
+	for _, out := range outs {
+		if !strings.Contains(out, id) || !strings.Contains(out, "running") {
+			t.Errorf("list does not show %s running:\n%s", id, out)
+		}
+	}
+	e.blocked() // step 2 again, under the new supervisor
+	gone(t, oldAgent, "the old run's step 2 agent")
+	if len(proc.Members(old.PID)) > 0 {
+		t.Fatalf("the old run's group %d is still there: %v", old.PID, proc.Members(old.PID))
+	}
+	s, _, _ := e.st.Get(context.Background(), id)
+	if s.Status != ir.Running || s.SupervisorPID == old.SupervisorPID || !proc.Alive(s.SupervisorPID, s.SupervisorStart) {
+		t.Fatalf("after reconciliation: %s, supervisor %d (old %d)", s.Status, s.SupervisorPID, old.SupervisorPID)
+	}
+	out, _, _ := cli(t, nil, "runner", "--dir", e.dir, "get", id)
+	if !strings.Contains(out, "running") {
+		t.Errorf("get does not show it running:\n%s", out)
+	}
+	if err := os.WriteFile(filepath.Join(e.bin, "release"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s = waitParked(t, e.st, id)
+	if s.Status != ir.Done || e.count() != "1,2,2,3" {
+		log, _ := os.ReadFile(s.LogPath)
+		t.Fatalf("%s (%s), count %s\n%s", s.Status, s.Reason, e.count(), log)
+	}
+	if log, _ := os.ReadFile(s.LogPath); testing.Verbose() {
+		t.Logf("log:\n%s", log)
+	}
+	resumed := e.events(id, "resumed")
+	if len(resumed) != 1 || !strings.Contains(resumed[0].Message, "resumes at step 2") || !strings.Contains(resumed[0].Message, "continuation 1 of at most 3") {
+		t.Fatalf("resumed events: %+v", resumed)
+	}
+	if o := e.events(id, "orphaned"); len(o) != 0 {
+		t.Fatalf("orphaned: %+v", o)
+	}
+	if _, ok, err := e.st.GetState(context.Background(), "steps:"+id); ok || err != nil {
+		t.Fatalf("the checkpoint outlived the session (%v)", err)
+	}
+}
+
+// TestRunnerStepsResumeBounded: a session whose supervisor is killed four times is continued
+// three times, then fails saying so, and the run left behind is stopped.
+func TestRunnerStepsResumeBounded(t *testing.T) {
+	e := newResumeEnv(t)
+	id := e.launch()
+	var agent int
+	for kill := 1; kill <= 4; kill++ {
+		agent = e.blocked()
+		e.killSupervisor(id)
+		out, errOut, code := cli(t, e.env, "runner", "--dir", e.dir, "list")
+		if code != 0 {
+			t.Fatalf("list: %d %s", code, errOut)
+		}
+		if kill <= 3 != strings.Contains(out, id) {
+			t.Fatalf("after kill %d, list:\n%s", kill, out)
+		}
+	}
+	gone(t, agent, "the last run's step 2 agent")
+	s, _, _ := e.st.Get(context.Background(), id)
+	want := "its supervising runner died 4 times: it was continued 3 times already, the most allowed (3)"
+	if s.Status != ir.Failed || !strings.Contains(s.Reason, want) || !strings.Contains(s.Reason, "at step 2") {
+		t.Fatalf("%s: %q, want %q", s.Status, s.Reason, want)
+	}
+	if n := len(e.events(id, "resumed")); n != 3 || e.count() != "1,2,2,2,2" {
+		t.Fatalf("%d resumed events, count %s", n, e.count())
+	}
+	out, _, _ := cli(t, nil, "runner", "--dir", e.dir, "get", id)
+	if !strings.Contains(out, "failed") || !strings.Contains(out, "died 4 times") {
+		t.Errorf("get:\n%s", out)
+	}
+}
