@@ -525,12 +525,12 @@ func (r *Runner) reconcile(ctx context.Context, s store.Session) (store.Session,
 		if r.continuable(s) {
 			// A step playbook's run reports only to its supervisor: with that one dead it can
 			// never end well, so a new supervisor takes over (resume.go).
-			return r.continueSteps(ctx, s)
+			return r.takeOver(ctx, s)
 		}
 		return s, nil // still running on its own: it stays tracked
 	}
 	if stopBy.IsZero() && r.continuable(s) {
-		return r.continueSteps(ctx, s) // it continues at its next unfinished step (resume.go)
+		return r.takeOver(ctx, s) // it continues at its next unfinished step (resume.go)
 	}
 	r.end(ctx, s.ID, ir.Failed, reason, "", nil, stopBy)
 	_ = r.Store.Log(ctx, store.Event{Session: s.ID, Actor: s.Actor, Kind: "orphaned", Message: reason})

@@ -47,6 +47,18 @@ func (r *Runner) continuable(s store.Session) bool {
 	return err == nil && cfg.Steps && cfg.Workspace != "isolated"
 }
 
+// takeOver continues s, a step playbook session whose supervisor died, when the operator
+// reconciles (runner list, get, the schedule): its new supervisor runs in the environment of the
+// process that starts it, where the agent command and the secrets are read, and an agent's call
+// from inside a session must choose neither. A session's call leaves it as it is, for the
+// operator's next reconciliation.
+func (r *Runner) takeOver(ctx context.Context, s store.Session) (store.Session, error) {
+	if r.caller != nil {
+		return s, nil
+	}
+	return r.continueSteps(ctx, s)
+}
+
 // continueSteps claims s, a step playbook session whose supervisor died, and starts its new
 // supervisor; past MaxContinuations it fails it instead. The claim is a compare-and-set in one
 // transaction: the session must still be running with the dead supervisor and the process this
