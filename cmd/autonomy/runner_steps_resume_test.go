@@ -239,3 +239,44 @@ func TestRunnerStepsResumeBounded(t *testing.T) {
 		t.Errorf("get:\n%s", out)
 	}
 }
+
+// TestRunnerStepsResumeRunKilled: the supervisor and the run's process are both SIGKILLed (a
+// crash that takes the run too), leaving step 2's agent running in its own process group: the
+// continuation stops that agent before it runs step 2 again, and the session is done with step 1
+// run once.
+func TestRunnerStepsResumeRunKilled(t *testing.T) {
+	e := newResumeEnv(t)
+	id := e.launch()
+	oldAgent := e.blocked()
+	old := e.killSupervisor(id)
+	if err := proc.Kill(old.PID); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); proc.Alive(old.PID, old.PIDStart); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the run outlived SIGKILL")
+		}
+	}
+	if syscall.Kill(oldAgent, 0) != nil {
+		t.Fatal("the step's agent was to outlive its run")
+	}
+	if _, errOut, code := cli(t, e.env, "runner", "--dir", e.dir, "get", id); code != 0 {
+		t.Fatalf("get: %d %s", code, errOut)
+	}
+	e.blocked()
+	gone(t, oldAgent, "the old run's step 2 agent")
+	if err := os.WriteFile(filepath.Join(e.bin, "release"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := waitParked(t, e.st, id)
+	if s.Status != ir.Done || e.count() != "1,2,2,3" {
+		log, _ := os.ReadFile(s.LogPath)
+		t.Fatalf("%s (%s), count %s\n%s", s.Status, s.Reason, e.count(), log)
+	}
+	if log, _ := os.ReadFile(s.LogPath); testing.Verbose() {
+		t.Logf("log:\n%s", log)
+	}
+	if r := e.events(id, "resumed"); len(r) != 1 || !strings.Contains(r[0].Message, "at step 2") {
+		t.Fatalf("resumed events: %+v", r)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/autonomyhq/autonomy/ir"
@@ -127,6 +128,13 @@ func (r *Runner) continueSteps(ctx context.Context, s store.Session) (store.Sess
 			if !stopBy.IsZero() {
 				_ = proc.Term(s.PID) // recorded first: whoever reconciles next KILLs at stopBy
 			}
+			// A step's agent left behind by a run killed outright: KILL, as the run itself
+			// stops its agent.
+			for _, g := range proc.GroupsWithEnv(SessionEnv + "=" + s.ID) {
+				if g != s.PID {
+					_ = proc.Kill(g)
+				}
+			}
 		}
 	}
 	cur, _, err := r.Store.Get(ctx, s.ID)
@@ -146,16 +154,34 @@ func resumesAt(checkpointed bool, next string) string {
 
 // stopLeftover, in the new supervisor of a continued session, stops what is left of the run its
 // dead supervisor started: that run's output went to the dead supervisor, so it can never report,
-// and two runs must not work on one checkpoint. TERM lets it stop its step's agent (the agent's
-// whole process group); KILL follows after the grace period. It says whether the group is gone.
+// and two runs must not work on one checkpoint. That is the run's process group, and every other
+// group holding a process started in the session (its environment names the session): the agent
+// of the step in flight runs in a group of its own, and outlives a run that was killed outright.
+// TERM to them all (a run stops its step's agent), then KILL after the grace period. It says
+// whether they are gone.
 func (r *Runner) stopLeftover(s store.Session, logf io.Writer) bool {
-	if s.PID <= 0 || len(proc.Members(s.PID)) == 0 || !sessionGroup(s) {
+	var groups []int
+	if s.PID > 0 && sessionGroup(s) {
+		groups = append(groups, s.PID)
+	}
+	for _, g := range proc.GroupsWithEnv(SessionEnv + "=" + s.ID) {
+		if !slices.Contains(groups, g) {
+			groups = append(groups, g)
+		}
+	}
+	if len(groups) == 0 {
 		return true
 	}
-	fmt.Fprintf(logf, "autonomy: its supervising runner died: stopping what is left of the run it started (process group %d: TERM, then KILL after %s)\n", s.PID, r.grace())
-	if err := proc.Terminate(s.PID, r.grace()); err != nil {
-		fmt.Fprintf(logf, "autonomy: %v\n", err)
-		return false
+	fmt.Fprintf(logf, "autonomy: its supervising runner died: stopping what is left of the run it started (process groups %v: TERM, then KILL after %s)\n", groups, r.grace())
+	for _, g := range groups {
+		_ = proc.Term(g)
 	}
-	return true
+	deadline, ok := time.Now().Add(r.grace()), true
+	for _, g := range groups {
+		if err := proc.KillAt(g, deadline); err != nil {
+			fmt.Fprintf(logf, "autonomy: %v\n", err)
+			ok = false
+		}
+	}
+	return ok
 }
