@@ -95,16 +95,21 @@ func (e *resumeEnv) blocked() int {
 // killSupervisor SIGKILLs the session's supervisor and waits until it is gone.
 func (e *resumeEnv) killSupervisor(id string) store.Session {
 	e.t.Helper()
-	s, _, err := e.st.Get(context.Background(), id)
+	return killSupervisor(e.t, e.st, id)
+}
+
+func killSupervisor(t *testing.T, st *store.Store, id string) store.Session {
+	t.Helper()
+	s, _, err := st.Get(context.Background(), id)
 	if err != nil || s.SupervisorPID <= 0 {
-		e.t.Fatalf("session %s has no supervisor (%v)", id, err)
+		t.Fatalf("session %s has no supervisor (%v)", id, err)
 	}
 	if err := syscall.Kill(s.SupervisorPID, syscall.SIGKILL); err != nil {
-		e.t.Fatal(err)
+		t.Fatal(err)
 	}
 	for deadline := time.Now().Add(10 * time.Second); proc.Alive(s.SupervisorPID, s.SupervisorStart); {
 		if time.Now().After(deadline) {
-			e.t.Fatalf("supervisor %d outlived SIGKILL", s.SupervisorPID)
+			t.Fatalf("supervisor %d outlived SIGKILL", s.SupervisorPID)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -278,5 +283,78 @@ func TestRunnerStepsResumeRunKilled(t *testing.T) {
 	}
 	if r := e.events(id, "resumed"); len(r) != 1 || !strings.Contains(r[0].Message, "at step 2") {
 		t.Fatalf("resumed events: %+v", r)
+	}
+}
+
+// TestRunnerStepsResumeAfterAnswer: the supervisor dies while the step after an answered @elicit
+// runs (the run took the answered state, so no continuation waits any more): the continuation
+// runs that step again with the answer, asking nothing, and runs no step before it again.
+func TestRunnerStepsResumeAfterAnswer(t *testing.T) {
+	book, err := os.ReadFile("testdata/steps/release.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := strings.Replace(string(book), "(enum: formal, casual)", "(string: formal)", 1)
+	src = strings.NewReplacer("`version`", "`VERSION`", "{{version}}", "{{VERSION}}").Replace(src)
+	dir := runnerFleet(t, stepsFleet, map[string]string{"playbooks/release.md": src})
+	e := newStepsEnv(t, map[string]string{"1": "major", "2a": "- drops v1", "3": `{"notes": "done"}`})
+	env := []string{local.AgentEnv + `=["` + filepath.Join(e.dir, "agent") + `"]`}
+	st, err := store.Open(local.DBPath(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	out, errOut, code := cli(t, env, "runner", "--dir", dir, "launch", "writer", "--ref", "3.1")
+	if code != 0 {
+		t.Fatalf("launch: %d %s", code, errOut)
+	}
+	id := strings.Fields(out)[0]
+	s := waitParked(t, st, id)
+	log, _ := os.ReadFile(s.LogPath)
+	m := answerInLog.FindStringSubmatch(string(log))
+	if s.Status != ir.Paused || m == nil {
+		t.Fatalf("%s (%s), no token in the log:\n%s", s.Status, s.Reason, log)
+	}
+	slow := filepath.Join(e.dir, "slow-3")
+	if err := os.WriteFile(slow, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, errOut, code := cli(t, env, "runner", "--dir", dir, "update", id, "--token", m[1], "--answer", "changelog"); code != 0 {
+		t.Fatalf("answer: %d %s", code, errOut)
+	}
+	pidFile := filepath.Join(e.dir, "sleep.pid")
+	var sleeper int
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		raw, _ := os.ReadFile(pidFile)
+		if sleeper, _ = strconv.Atoi(strings.TrimSpace(string(raw))); sleeper > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("step 3 never started (count %s)", e.count())
+		}
+	}
+	killSupervisor(t, st, id)
+	os.Remove(slow)
+	if _, errOut, code := cli(t, env, "runner", "--dir", dir, "list"); code != 0 {
+		t.Fatalf("list: %d %s", code, errOut)
+	}
+	gone(t, sleeper, "the old run's step 3 agent's child")
+	s = waitParked(t, st, id)
+	if s.Status != ir.Done || e.count() != "1,2a,3,3" {
+		log, _ := os.ReadFile(s.LogPath)
+		t.Fatalf("%s (%s), count %s\n%s", s.Status, s.Reason, e.count(), log)
+	}
+	if p := e.prompt("3"); !strings.Contains(p, "the person answered: changelog") {
+		t.Errorf("prompt 3:\n%s", p)
+	}
+	es, _ := st.Events(context.Background(), id, 0)
+	var resumed []string
+	for _, ev := range es {
+		if ev.Kind == "resumed" {
+			resumed = append(resumed, ev.Message)
+		}
+	}
+	if len(resumed) != 1 || !strings.Contains(resumed[0], "resumes at step 3") {
+		t.Fatalf("resumed events: %q", resumed)
 	}
 }
