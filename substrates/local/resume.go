@@ -48,13 +48,18 @@ func (r *Runner) continuable(s store.Session) bool {
 	return err == nil && cfg.Steps && cfg.Workspace != "isolated"
 }
 
-// takeOver continues s, a step playbook session whose supervisor died, when the operator
-// reconciles (runner list, get, the schedule): its new supervisor runs in the environment of the
+// takeOver continues s, a step playbook session whose supervisor died (or, past startGrace, was
+// never recorded), when the operator reconciles (runner list, get, the schedule): its new supervisor runs in the environment of the
 // process that starts it, where the agent command and the secrets are read, and an agent's call
 // from inside a session must choose neither. A session's call leaves it as it is, for the
 // operator's next reconciliation.
 func (r *Runner) takeOver(ctx context.Context, s store.Session) (store.Session, error) {
 	if r.caller != nil {
+		return s, nil
+	}
+	if s.SupervisorPID == 0 && r.opts.Now().Sub(s.CreatedAt) < startGrace {
+		// Its launcher is still recording the supervisor it started, which may have started
+		// the run already: that one is alive.
 		return s, nil
 	}
 	return r.continueSteps(ctx, s)
