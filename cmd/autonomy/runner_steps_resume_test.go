@@ -198,8 +198,10 @@ func TestRunnerStepsResumeAfterCrash(t *testing.T) {
 		log, _ := os.ReadFile(s.LogPath)
 		t.Fatalf("%s (%s), count %s\n%s", s.Status, s.Reason, e.count(), log)
 	}
-	if log, _ := os.ReadFile(s.LogPath); testing.Verbose() {
-		t.Logf("log:\n%s", log)
+	log, _ := os.ReadFile(s.LogPath)
+	if !strings.Contains(string(log), "autonomy: continued by the operator (continuation 1 of at most 3): its supervising runner died; it resumes at step 2\n") ||
+		!strings.Contains(string(log), "stopping what is left of the run it started") {
+		t.Errorf("the log does not say it was continued:\n%s", log)
 	}
 	resumed := e.events(id, "resumed")
 	if len(resumed) != 1 || !strings.Contains(resumed[0].Message, "resumes at step 2") || !strings.Contains(resumed[0].Message, "continuation 1 of at most 3") {

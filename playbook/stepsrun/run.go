@@ -227,10 +227,13 @@ func options(e *steps.Elicit) []string {
 	return e.Options
 }
 
+// SessionKey is the key of the checkpoint of session's run in the store.
+func SessionKey(session string) string { return "steps:" + session }
+
 // runKey keys a run's checkpoint: its session, else what it runs (file, source, inputs).
 func runKey(st *state) string {
 	if st.Session != "" {
-		return "steps:" + st.Session
+		return SessionKey(st.Session)
 	}
 	h := sha256.New()
 	abs, _ := filepath.Abs(st.File)

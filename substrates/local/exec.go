@@ -73,7 +73,7 @@ func (r *Runner) supervise(ctx context.Context, id string) {
 		return
 	}
 	defer logf.Close()
-	if s.PID > 0 && !r.stopLeftover(s, logf) {
+	if s.PID > 0 && !r.resumeRun(ctx, s, logf) {
 		// A continued session (resume.go): the run its dead supervisor started must be gone.
 		r.finish(ctx, id, ir.Failed, fmt.Sprintf("cannot stop the run its dead supervisor started (process group %d)", s.PID), "", nil)
 		return

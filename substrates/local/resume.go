@@ -33,9 +33,6 @@ const MaxContinuations = 3
 // resumedEvent is the kind of the event that records a continuation, and counts them.
 const resumedEvent = "resumed"
 
-// stepsKey is the key of a session's step playbook checkpoint (stepsrun's runKey).
-func stepsKey(id string) string { return "steps:" + id }
-
 // continuable reports whether s, whose supervisor died, is continued rather than failed: a step
 // playbook session working in the installation root. One in a worktree of its own (workspace:
 // isolated, --branch) is not: the new supervisor would need the dead one's worktree, whose
@@ -49,10 +46,10 @@ func (r *Runner) continuable(s store.Session) bool {
 }
 
 // takeOver continues s, a step playbook session whose supervisor died (or, past startGrace, was
-// never recorded), when the operator reconciles (runner list, get, the schedule): its new supervisor runs in the environment of the
-// process that starts it, where the agent command and the secrets are read, and an agent's call
-// from inside a session must choose neither. A session's call leaves it as it is, for the
-// operator's next reconciliation.
+// never recorded), when the operator reconciles (runner list, get, the schedule): its new
+// supervisor runs in the environment of the process that starts it, where the agent command and
+// the secrets are read, and an agent's call from inside a session must choose neither. A
+// session's call leaves it as it is, for the operator's next reconciliation.
 func (r *Runner) takeOver(ctx context.Context, s store.Session) (store.Session, error) {
 	if r.caller != nil {
 		return s, nil
@@ -90,7 +87,7 @@ func (r *Runner) continueSteps(ctx context.Context, s store.Session) (store.Sess
 		if n, err = tx.CountEvents(s.ID, resumedEvent); err != nil {
 			return err
 		}
-		raw, ok, err := tx.GetState(stepsKey(s.ID))
+		raw, ok, err := tx.GetState(stepsrun.SessionKey(s.ID))
 		if err != nil {
 			return err
 		}
@@ -155,6 +152,21 @@ func resumesAt(checkpointed bool, next string) string {
 		return "after its last step (every step is recorded done: nothing runs again)"
 	}
 	return "at step " + next
+}
+
+// resumeRun is where the new supervisor of a continued session starts: its log says how it was
+// continued (the last "resumed" event), and what is left of the old run is stopped (stopLeftover).
+// It says whether the session can go on.
+func (r *Runner) resumeRun(ctx context.Context, s store.Session, logf io.Writer) bool {
+	if es, err := r.Store.Events(ctx, s.ID, 20); err == nil {
+		for i := len(es) - 1; i >= 0; i-- {
+			if es[i].Kind == resumedEvent {
+				fmt.Fprintf(logf, "autonomy: %s\n", es[i].Message)
+				break
+			}
+		}
+	}
+	return r.stopLeftover(s, logf)
 }
 
 // stopLeftover, in the new supervisor of a continued session, stops what is left of the run its
