@@ -14,5 +14,7 @@
 //
 // Every step is checkpointed in the store before it starts and after it ends; a run killed mid-way
 // continues, when it is run again, at its next unfinished step, and a completed step never runs
-// again.
+// again. A run of a session keeps its checkpoint when it parks and when it ends, until its runner
+// drops it with the session, so that a runner that died before recording how the run ended
+// continues it rather than start it over (NextStep says where).
 package stepsrun

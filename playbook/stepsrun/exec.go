@@ -106,8 +106,13 @@ func (r *Runner) run(ctx context.Context, p *steps.Playbook, st *state) Envelope
 	if err != nil {
 		return r.failed(st, "", "%v", err)
 	}
-	if _, _, _, err := r.Store.TakePause(ctx, st.Key); err != nil {
-		return r.failed(st, "", "dropping the checkpoint: %v", err)
+	if st.Session == "" {
+		// Running the same command again starts a new run. A session's checkpoint stays until
+		// the session ends (its runner drops it): a runner that died before it recorded the end
+		// continues the run, which finds every step done, rather than run it all again.
+		if _, _, _, err := r.Store.TakePause(ctx, st.Key); err != nil {
+			return r.failed(st, "", "dropping the checkpoint: %v", err)
+		}
 	}
 	return Envelope{OK: true, Status: StatusOK, Output: Output{Steps: st.Records, Outputs: st.Vars, Artifact: art}}
 }
@@ -181,9 +186,16 @@ func (r *Runner) pause(ctx context.Context, st *state, u unit) Envelope {
 		return r.failed(st, u.Label, "saving the pause: %v", err)
 	}
 	// The pause holds the run now: the checkpoint goes, so that running the playbook again
-	// starts a new run instead of asking again.
-	if _, _, _, err := r.Store.TakePause(ctx, st.Key); err != nil {
-		return r.failed(st, u.Label, "dropping the checkpoint: %v", err)
+	// starts a new run instead of asking again. A session's stays, waiting at the step: a runner
+	// that died before it parked the session continues the run, which asks again (a new token)
+	// rather than run the steps before it again.
+	if st.Session != "" {
+		err = r.save(ctx, st)
+	} else {
+		_, _, _, err = r.Store.TakePause(ctx, st.Key)
+	}
+	if err != nil {
+		return r.failed(st, u.Label, "saving the checkpoint: %v", err)
 	}
 	req := &InputRequest{Step: u.Label, Kind: u.Elicit.Type, Prompt: subst(u.Elicit.Prompt, st), Options: options(u.Elicit), ResumeToken: token}
 	recs := append(append([]Record(nil), st.Records...), Record{Step: u.Label, Title: u.Title.Value, Status: "pending", Reason: "waiting for a person"})

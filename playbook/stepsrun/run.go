@@ -149,6 +149,39 @@ func Waiting(raw []byte) *InputRequest {
 	return nil
 }
 
+// NextStep is the label of the step the checkpoint raw continues at: the step that was running
+// (its invocation's output was never recorded, so it runs again), the one waiting for a person,
+// else the first step not recorded; "" when every step is recorded, or raw is no step playbook's.
+func NextStep(raw []byte) string {
+	var st state
+	if json.Unmarshal(raw, &st) != nil || st.Kind != kind {
+		return ""
+	}
+	switch {
+	case st.Running != "":
+		return st.Running
+	case st.Waiting != "":
+		return st.Waiting
+	}
+	p, _ := steps.Parse(st.File, st.Source)
+	if p == nil {
+		return ""
+	}
+	done := map[string]bool{}
+	for _, rec := range st.Records {
+		done[rec.Step] = true
+	}
+	vars := func(name string) string { return lookup(&st, name) }
+	for _, s := range p.Steps {
+		for _, u := range plan(s, vars) {
+			if !done[u.Label] {
+				return u.Label
+			}
+		}
+	}
+	return ""
+}
+
 // Cancelled is the envelope of the paused state raw cancelled by the person.
 func Cancelled(raw []byte) Envelope {
 	var st state
@@ -204,10 +237,13 @@ func options(e *steps.Elicit) []string {
 	return e.Options
 }
 
+// SessionKey is the key of the checkpoint of session's run in the store.
+func SessionKey(session string) string { return "steps:" + session }
+
 // runKey keys a run's checkpoint: its session, else what it runs (file, source, inputs).
 func runKey(st *state) string {
 	if st.Session != "" {
-		return "steps:" + st.Session
+		return SessionKey(st.Session)
 	}
 	h := sha256.New()
 	abs, _ := filepath.Abs(st.File)

@@ -73,6 +73,11 @@ func (r *Runner) supervise(ctx context.Context, id string) {
 		return
 	}
 	defer logf.Close()
+	if s.PID > 0 && !r.resumeRun(ctx, s, logf) {
+		// A continued session (resume.go): the run its dead supervisor started must be gone.
+		r.finish(ctx, id, ir.Failed, fmt.Sprintf("cannot stop the run its dead supervisor started (process group %d)", s.PID), "", nil)
+		return
+	}
 	// What autonomy installed is read, and the session prepared, while no agent works in the
 	// installation root, which can change it until its session ends (rootlock.go).
 	hold, ok := r.lockRoot(ctx, s, logf, false)
@@ -355,6 +360,8 @@ func (r *Runner) end(ctx context.Context, id string, status ir.SessionStatus, re
 			msg += " (" + verified + ")"
 		}
 		_ = r.Store.Log(ctx, store.Event{Session: id, Actor: s.Actor, Kind: "ended", Message: msg})
+		// Its pauses and a step playbook's checkpoint: a session that ended is never continued.
+		_ = r.Store.DropPauses(ctx, id)
 	}
 	r.settleReview(ctx, id) // a reviewer's end settles the session it reviewed (capsule.go)
 	return err == nil && changed
@@ -491,8 +498,9 @@ func (r *Runner) workspace(ctx context.Context, s store.Session, cfg *ActorConfi
 
 // reconcile finds a session whose runner died: its process is gone with nobody to record how it
 // ended (failed), or it outlived its timeout with nobody to stop it (TERM now, failed, KILL after
-// the grace period). It also finishes, for a dead supervisor, a stop under way: KILL to what is
-// left of the group once the stop's grace period is over.
+// the grace period). A step playbook session is continued instead of failed, by a new supervisor
+// (resume.go). It also finishes, for a dead supervisor, a stop under way: KILL to what is left of
+// the group once the stop's grace period is over.
 func (r *Runner) reconcile(ctx context.Context, s store.Session) (store.Session, error) {
 	if s.Kind != "agent" || s.Status.Ended() && s.StopBy.IsZero() || parked(s) || r.supervisorAlive(s) {
 		return s, nil
@@ -514,7 +522,15 @@ func (r *Runner) reconcile(ctx context.Context, s store.Session) (store.Session,
 		stopBy = time.Now().Add(r.grace())
 		reason = fmt.Sprintf("timed out after %s; stopped by reconciliation since its runner died (TERM, then KILL after %s)", s.Timeout, r.grace())
 	default:
+		if r.continuable(s) {
+			// A step playbook's run reports only to its supervisor: with that one dead it can
+			// never end well, so a new supervisor takes over (resume.go).
+			return r.takeOver(ctx, s)
+		}
 		return s, nil // still running on its own: it stays tracked
+	}
+	if stopBy.IsZero() && r.continuable(s) {
+		return r.takeOver(ctx, s) // it continues at its next unfinished step (resume.go)
 	}
 	r.end(ctx, s.ID, ir.Failed, reason, "", nil, stopBy)
 	_ = r.Store.Log(ctx, store.Event{Session: s.ID, Actor: s.Actor, Kind: "orphaned", Message: reason})

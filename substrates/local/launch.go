@@ -243,8 +243,11 @@ func (r *Runner) start(ctx context.Context, s store.Session) error {
 	pid := cmd.Process.Pid
 	start, _ := proc.StartTime(pid)
 	_ = cmd.Process.Release()
+	self := os.Getpid()
 	_, _, err := r.Store.Modify(ctx, s.ID, nil, func(m *store.Session) {
-		if m.SupervisorPID == 0 {
+		// Unless another process took it over meanwhile; this one holds it while it starts the
+		// supervisor of a session it continues (resume.go).
+		if m.SupervisorPID == 0 || m.SupervisorPID == self {
 			m.SupervisorPID, m.SupervisorStart = pid, start
 		}
 	})

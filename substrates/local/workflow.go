@@ -13,6 +13,7 @@ import (
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/playbook/engine"
 	"github.com/autonomyhq/autonomy/playbook/stepsrun"
+	"github.com/autonomyhq/autonomy/substrates/local/proc"
 	"github.com/autonomyhq/autonomy/substrates/local/store"
 )
 
@@ -31,7 +32,7 @@ func (r *Runner) envelopePath(id string) string {
 }
 
 // workflowArgv is the command of a workflow session: a run, or the continuation of an approved
-// run when one waits for it.
+// run when one waits for it. A step playbook's run continues from its checkpoint.
 func (r *Runner) workflowArgv(ctx context.Context, s store.Session, cfg *ActorConfig, workdir string) ([]string, error) {
 	exe := r.opts.Exe
 	if exe == "" {
@@ -41,7 +42,16 @@ func (r *Runner) workflowArgv(ctx context.Context, s store.Session, cfg *ActorCo
 		}
 	}
 	db := DBPath(r.In.Dir)
-	if r.continuing(s) {
+	cont := r.continuing(s)
+	if cont && cfg.Steps {
+		// A step playbook's answered run continues from its checkpoint once its process took
+		// the run the answer saved: a supervisor that died after that continues it with run.
+		var err error
+		if _, cont, err = r.Store.GetState(ctx, engine.ContinueKey(s.ID)); err != nil {
+			return nil, err
+		}
+	}
+	if cont {
 		return []string{exe, "playbook", "resume", "--state", db, "--continue", s.ID}, nil
 	}
 	argv := []string{exe, "playbook", "run", r.In.Path(cfg.Behavior), "--state", db, "--session", s.ID, "--workspace", workdir}
@@ -229,17 +239,23 @@ func (r *Runner) Respond(ctx context.Context, id, token string, a stepsrun.Answe
 		})
 		if err == nil && changed {
 			_ = r.Store.Log(ctx, store.Event{Session: id, Actor: s.Actor, Kind: "denied", Message: n.Reason})
+			_ = r.Store.DropPauses(ctx, id) // a step playbook's checkpoint
 		}
 		return n, err
 	}
 	if err := r.Store.SavePause(ctx, engine.ContinueKey(id), id, raw); err != nil {
 		return s, err
 	}
+	// This process holds the session, as its supervisor, until start hands it to the one it
+	// starts: reconciliation meanwhile sees a runner alive, and neither fails it as one that
+	// never started nor continues it with a second supervisor (resume.go).
+	self := os.Getpid()
+	selfStart, _ := proc.StartTime(self)
 	n, changed, err := r.Store.Modify(ctx, id, []ir.SessionStatus{ir.Paused}, func(m *store.Session) {
 		m.Status, m.TokenHash, m.Reason = ir.Running, "", ""
 		m.Verified = fmt.Sprintf("%s at step %s by %s", verb, step, by)
 		m.Evidence, m.ResolvedBy = evidence, by
-		m.SupervisorPID, m.SupervisorStart = 0, 0
+		m.SupervisorPID, m.SupervisorStart = self, selfStart
 	})
 	if err != nil || !changed {
 		_ = r.Store.DropPauses(ctx, id)

@@ -5,6 +5,7 @@ package proc
 import (
 	"bytes"
 	"os"
+	"sort"
 	"strconv"
 )
 
@@ -32,4 +33,42 @@ func GroupHasEnv(pgid int, kv string) bool {
 		}
 	}
 	return unreadable == len(members)
+}
+
+// GroupsWithEnv is the process groups, sorted, of the processes started with kv (NAME=value) in
+// their environment that have not exited: whatever a session started, in any group, that outlived
+// the process that started it. Only processes whose environment can be read (this user's) count.
+func GroupsWithEnv(kv string) []int {
+	d, err := os.Open("/proc")
+	if err != nil {
+		return nil
+	}
+	defer d.Close()
+	names, _ := d.Readdirnames(-1)
+	want := []byte(kv)
+	seen := map[int]bool{}
+	var groups []int
+	for _, name := range names {
+		pid, err := strconv.Atoi(name)
+		if err != nil || pid <= 0 {
+			continue
+		}
+		s, err := readStat(pid)
+		if err != nil || gone(s.state) || seen[s.pgrp] {
+			continue
+		}
+		data, err := os.ReadFile("/proc/" + name + "/environ")
+		if err != nil {
+			continue
+		}
+		for _, e := range bytes.Split(data, []byte{0}) {
+			if bytes.Equal(e, want) {
+				seen[s.pgrp] = true
+				groups = append(groups, s.pgrp)
+				break
+			}
+		}
+	}
+	sort.Ints(groups)
+	return groups
 }

@@ -33,6 +33,15 @@ func (tx *Tx) Log(e Event) error {
 	return nil
 }
 
+// CountEvents is how many events of kind the audit log holds about session.
+func (tx *Tx) CountEvents(session, kind string) (int, error) {
+	var n int
+	if err := tx.queryRow(`SELECT count(*) FROM events WHERE session = ? AND kind = ?`, session, kind).Scan(&n); err != nil {
+		return 0, fmt.Errorf("counting the %q events of session %s: %w", kind, session, err)
+	}
+	return n, nil
+}
+
 // Events returns the most recent limit events (0: all) about session ("" for every event),
 // oldest first.
 func (st *Store) Events(ctx context.Context, session string, limit int) ([]Event, error) {

@@ -26,15 +26,20 @@ func (st *Store) PutState(ctx context.Context, key, session string, state []byte
 // GetState returns the checkpoint recorded under key, if any, leaving it in place.
 func (st *Store) GetState(ctx context.Context, key string) (state []byte, ok bool, err error) {
 	err = st.Tx(ctx, func(tx *Tx) error {
-		e := tx.queryRow(`SELECT state FROM pauses WHERE token_hash = ?`, key).Scan(&state)
-		switch {
-		case errors.Is(e, sql.ErrNoRows):
-			return nil
-		case e != nil:
-			return fmt.Errorf("reading the checkpoint of a run: %w", e)
-		}
-		ok = true
-		return nil
+		state, ok, err = tx.GetState(key)
+		return err
 	})
 	return state, ok, err
+}
+
+// GetState is Store.GetState as this transaction sees it.
+func (tx *Tx) GetState(key string) (state []byte, ok bool, err error) {
+	e := tx.queryRow(`SELECT state FROM pauses WHERE token_hash = ?`, key).Scan(&state)
+	switch {
+	case errors.Is(e, sql.ErrNoRows):
+		return nil, false, nil
+	case e != nil:
+		return nil, false, fmt.Errorf("reading the checkpoint of a run: %w", e)
+	}
+	return state, true, nil
 }

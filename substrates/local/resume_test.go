@@ -1,0 +1,104 @@
+package local
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/substrates/local/proc"
+	"github.com/autonomyhq/autonomy/substrates/local/store"
+)
+
+var resumeFleet = fleet{
+	yml: `schema: autonomy.ir.v1
+targets: [local]
+actors:
+  writer:
+    behavior: playbooks/two.md
+    triggers: [{ dispatch: true }]
+  flow:
+    behavior: flows/one.yml
+    triggers: [{ dispatch: true }]
+  probe:
+    behavior: scripts/probe.sh
+    capabilities: [agent:list]
+    triggers: [{ dispatch: true }]
+`,
+	files: map[string]string{
+		"playbooks/two.md": "# Two\n\n## STEP 1: One\n\nDo one.\n\n## STEP 2: Two\n\nDo two.\n",
+		"flows/one.yml":    "name: one\nsteps:\n  - id: one\n    command: cli true\n",
+		"scripts/probe.sh": "#!/bin/sh\nexit 0\n",
+	},
+}
+
+// TestReconcileContinuesOnlySteps: of the sessions whose supervisor and process died, a step
+// playbook's is continued and a workflow playbook's fails orphaned (its engine keeps no
+// checkpoint of a running run); a reconciliation from inside a session (agent:list) continues
+// nothing, and leaves the step playbook's running for the operator, whose reconciliation
+// continues it: one "resumed" event, and this process its supervisor.
+func TestReconcileContinuesOnlySteps(t *testing.T) {
+	dir := installFleet(t, resumeFleet, false)
+	// The continued run's process: any command that exits without an envelope will do, the
+	// claim is what is tested here (the run itself: cmd/autonomy's TestRunnerStepsResume*).
+	r := newRunner(t, dir, Options{Exe: "/bin/true", Env: append(os.Environ(), AgentEnv+`=["/bin/true"]`)})
+	ctx := context.Background()
+	dead := deadProcess(t)
+	orphan := func(actor string) store.Session {
+		var s store.Session
+		err := r.Store.Tx(ctx, func(tx *store.Tx) error {
+			s = store.Session{Actor: actor, Kind: "agent", Status: ir.Running, Origin: "operator", PID: dead.pid, PIDStart: dead.start,
+				SupervisorPID: dead.pid, SupervisorStart: dead.start, StartedAt: time.Now(), CreatedAt: time.Now().Add(-time.Hour)}
+			return tx.Insert(&s)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	steps, flow := orphan("writer"), orphan("flow")
+	self := os.Getpid()
+	selfStart, _ := proc.StartTime(self)
+	var caller store.Session
+	err := r.Store.Tx(ctx, func(tx *store.Tx) error {
+		caller = store.Session{Actor: "probe", Kind: "agent", Status: ir.Running, Origin: "operator", PID: self, PIDStart: selfStart,
+			SupervisorPID: self, SupervisorStart: selfStart, StartedAt: time.Now(), CreatedAt: time.Now()}
+		return tx.Insert(&caller)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent := newRunner(t, dir, Options{Session: caller.ID})
+	if _, err := agent.List(ctx, false); err != nil {
+		t.Fatal(err)
+	}
+	if got, _, _ := r.Store.Get(ctx, steps.ID); got.Status != ir.Running || got.SupervisorPID != dead.pid {
+		t.Fatalf("a session's reconciliation took the step playbook over: %s, supervisor %d", got.Status, got.SupervisorPID)
+	}
+	if got, _, _ := r.Store.Get(ctx, flow.ID); got.Status != ir.Failed || !strings.Contains(got.Reason, "no runner was watching") {
+		t.Fatalf("the workflow orphan: %s %q", got.Status, got.Reason)
+	}
+	got, _, err := r.Get(ctx, steps.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.SupervisorPID != self {
+		t.Fatalf("after the operator's get: %s, supervisor %d, want this process %d", got.Status, got.SupervisorPID, self)
+	}
+	r.Wait()
+	es, err := r.Store.Events(ctx, steps.ID, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var resumed []string
+	for _, e := range es {
+		if e.Kind == resumedEvent {
+			resumed = append(resumed, e.Message)
+		}
+	}
+	if len(resumed) != 1 || !strings.Contains(resumed[0], "continued by the operator (continuation 1 of at most 3)") || !strings.Contains(resumed[0], "from its start (no step was checkpointed)") {
+		t.Fatalf("resumed events: %q", resumed)
+	}
+}
