@@ -29,12 +29,13 @@ var standard = map[string]map[string]string{
 //
 // A step playbook that asks a person has two more (docs/gh-actions.md, "Step playbooks"): ask posts
 // the question on the work item (issues: write); resume, before the agent job, downloads the
-// paused run of another run (actions: read) and records the resume on the item (issues: write).
+// paused run of another run and deletes it once applied (actions: write) and records the resume
+// on the item (issues: write).
 var effect = map[string]map[string]string{
 	"propose": {"contents": "write", "pull-requests": "write", "actions": "write", "issues": "write"},
 	"review":  {"contents": "read", "pull-requests": "write", "statuses": "write"},
 	"ask":     {"contents": "read", "issues": "write"},
-	"resume":  {"actions": "read", "contents": "read", "issues": "write"},
+	"resume":  {"actions": "write", "contents": "read", "issues": "write"},
 }
 
 // effectNeeds is the job each trusted job follows ("" for none: resume comes first), and

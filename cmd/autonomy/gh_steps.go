@@ -12,6 +12,7 @@ import (
 
 	"github.com/autonomyhq/autonomy/playbook/engine"
 	"github.com/autonomyhq/autonomy/playbook/stepsrun"
+	"github.com/autonomyhq/autonomy/substrates/ghactions"
 	"github.com/autonomyhq/autonomy/substrates/ghactions/effect"
 	"github.com/autonomyhq/autonomy/substrates/local/store"
 )
@@ -64,12 +65,14 @@ run is never posted. Exit 1 when there is no work item to post on (the prompt is
 	resume := &cobra.Command{
 		Use:   "resume --state DIR",
 		Short: "Apply a maintainer's answer to the paused step playbook run of another run",
-		Long: `Reads AUTONOMY_RESUME_RUN, AUTONOMY_RESUME_ITEM and AUTONOMY_RESUME_ASK (the dispatch inputs the
-control workflow set) and the paused run's state DIR (that run's artifact). It resumes only when
-the ask was posted by that run, is resolved by a maintainer's own command (the answer is taken
-from it), and was not resumed before; it then redeems the run's token with the answer, saves the
-answered run for autonomy playbook resume --continue ASK, records the resume on the item, and
-sets the step output continue=true (false when the answer cancels the run). Exit 1 when refused.`,
+		Long: `Reads AUTONOMY_ACTOR, AUTONOMY_RESUME_RUN, AUTONOMY_RESUME_ITEM and AUTONOMY_RESUME_ASK (the
+dispatch inputs the control workflow set) and the paused run's state DIR (that run's artifact).
+It resumes only a run of this actor's workflow on the default branch, from an unedited ask of
+this actor naming that run, resolved by a maintainer's own unedited command (the answer is taken
+from it). It then redeems the run's token with the answer, saves the answered run for
+autonomy playbook resume --continue ASK, deletes the run's artifact (the pause is spent: a second
+resume finds nothing), records the resume on the item, and sets the step output continue=true
+(false when the answer cancels the run). Exit 1 when refused.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			e, err := effect.FromEnv(os.Getenv, cmd.OutOrStdout())
@@ -89,6 +92,11 @@ sets the step output continue=true (false when the answer cancels the run). Exit
 			cont, err := answerPaused(ctx, state, askToken, a)
 			if err != nil {
 				return err
+			}
+			// The pause is spent on GitHub, not only in this job's copy of it: a second resume
+			// of the run finds nothing to download.
+			if err := effect.SpendPausedRun(ctx, e, run, ghactions.StepsArtifact); err != nil {
+				return effectError(err)
 			}
 			if err := effect.MarkResumed(ctx, e, a); err != nil {
 				return usageError("recording the resume on #%d: %v", item, err)

@@ -125,7 +125,8 @@ Exit codes: 0 the envelope's ok is true (ok, needs_approval, needs_input or canc
 }
 
 func newPlaybookResume() *cobra.Command {
-	var token, statePath, cont, answer, workspace, artifactsDir string
+	var token, statePath, cont, answer, workspace, book string
+	var sf stepsFlags
 	var approve, deny, cancel bool
 	cmd := &cobra.Command{
 		Use:   "resume --token T --approve|--deny|--answer TEXT|--cancel",
@@ -150,14 +151,23 @@ Exit codes: 0 the envelope's ok is true, 1 ok is false, 2 usage.`,
 			if cont == "" && (token == "" || n != 1) {
 				return usageError("give --token T and one of --approve, --deny, --answer TEXT or --cancel")
 			}
+			o := resumeOverrides{artifactsDir: sf.artifactsDir, playbook: book}
 			if workspace != "" {
 				abs, err := filepath.Abs(workspace)
 				if err != nil {
 					return usageError("--workspace: %v", err)
 				}
-				workspace = abs
+				o.workspace = abs
 			}
-			return resumeAny(cmd, statePath, token, cont, workspace, artifactsDir, stepsrun.Answer{Text: answer, Approve: approve, Deny: deny, Cancel: cancel})
+			if sf.agent != "" || sf.agentArgv != "" {
+				// The agent the resuming job was compiled with, not the one saved with the pause.
+				spec, err := sf.spec(cmd, o.workspace)
+				if err != nil {
+					return err
+				}
+				o.agent = &spec
+			}
+			return resumeAny(cmd, statePath, token, cont, o, stepsrun.Answer{Text: answer, Approve: approve, Deny: deny, Cancel: cancel})
 		},
 	}
 	f := cmd.Flags()
@@ -167,7 +177,8 @@ Exit codes: 0 the envelope's ok is true, 1 ok is false, 2 usage.`,
 	f.StringVar(&answer, "answer", "", "a step playbook's elicitation: the answer (an input's text, a select's option, yes or no)")
 	f.BoolVar(&cancel, "cancel", false, "a step playbook's elicitation: cancel the run instead of answering")
 	f.StringVar(&workspace, "workspace", "", "a step playbook: where its agent works from now on (default: where the run started)")
-	f.StringVar(&artifactsDir, "artifacts-dir", "", "a step playbook: where its ## ARTIFACTS go (default: where the run said)")
+	f.StringVar(&book, "playbook", "", "a step playbook: its file, which must hold what the paused run was started with (the run goes on from it)")
+	sf.add(f) // a step playbook: --agent/--agent-argv replace the agent saved with the pause; --artifacts-dir where ## ARTIFACTS go
 	f.StringVar(&cont, "continue", "", "continue the approved run of a local session (used by the runner)")
 	_ = f.MarkHidden("continue")
 	f.StringVar(&statePath, "state", defaultPlaybookState(), "the SQLite database of paused runs (a directory: its playbooks.db)")

@@ -102,7 +102,14 @@ func runSteps(cmd *cobra.Command, statePath, file string, req engine.Request, sf
 
 // resumeAny redeems a pause (by token, or a runner session's continuation) of either runtime:
 // a step playbook's state goes to stepsrun, a workflow's to the engine.
-func resumeAny(cmd *cobra.Command, statePath, token, cont, workspace, artifactsDir string, a stepsrun.Answer) error {
+// resumeOverrides are what a step playbook's resume may set anew: where its agent works and its
+// artifacts go, the agent command, and the playbook file the paused run must match.
+type resumeOverrides struct {
+	workspace, artifactsDir, playbook string
+	agent                             *stepsrun.AgentSpec
+}
+
+func resumeAny(cmd *cobra.Command, statePath, token, cont string, o resumeOverrides, a stepsrun.Answer) error {
 	return withStore(cmd, statePath, func(ctx context.Context, st *store.Store) any {
 		key := engine.HashToken(token)
 		if cont != "" {
@@ -115,7 +122,7 @@ func resumeAny(cmd *cobra.Command, statePath, token, cont, workspace, artifactsD
 		held := &heldPause{Store: st, key: key, raw: raw, session: session, ok: ok}
 		stepsAnswer := a.Text != "" || a.Cancel
 		if ok && stepsrun.IsState(raw) || !ok && stepsAnswer {
-			r := &stepsrun.Runner{Store: held, Log: cmd.ErrOrStderr(), Workspace: workspace, ArtifactsDir: artifactsDir}
+			r := &stepsrun.Runner{Store: held, Log: cmd.ErrOrStderr(), Workspace: o.workspace, ArtifactsDir: o.artifactsDir, Playbook: o.playbook, AgentSpec: o.agent}
 			if cont != "" {
 				return r.Continue(ctx, cont)
 			}

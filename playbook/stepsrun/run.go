@@ -1,6 +1,7 @@
 package stepsrun
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -28,6 +29,11 @@ type Runner struct {
 	// ## ARTIFACTS go, in place of those the run started with (a resume in another job's
 	// checkout of the same repository).
 	Workspace, ArtifactsDir string
+	// Playbook, when set, is the playbook file a resumed run must have been started with (the
+	// same bytes): the run goes on from it. AgentSpec, when set, replaces the agent command saved
+	// with the pause (its argv and preset): a resuming job runs the agent it was compiled with.
+	Playbook  string
+	AgentSpec *AgentSpec
 }
 
 // Run starts the playbook of req, or continues its run that was stopped mid-way (same file,
@@ -107,6 +113,19 @@ func (r *Runner) Resumed(ctx context.Context, raw []byte) Envelope {
 	p, env := check(st.File, st.Source)
 	if env != nil {
 		return *env
+	}
+	if r.Playbook != "" {
+		src, err := os.ReadFile(r.Playbook)
+		if err != nil {
+			return fail("invalid", "", "reading the playbook: %v", err)
+		}
+		if !bytes.Equal(src, st.Source) {
+			return fail("invalid", "", "the paused run was not started with the playbook %s as it is now (it changed since, or the run is another's): it is not resumed", r.Playbook)
+		}
+		st.File = r.Playbook
+	}
+	if r.AgentSpec != nil {
+		st.Agent.Argv, st.Agent.Preset = r.AgentSpec.Argv, r.AgentSpec.Preset
 	}
 	if r.Workspace != "" {
 		st.Agent.Dir = r.Workspace

@@ -59,13 +59,14 @@ var (
 // review comment. Neither runs anything the model wrote.
 //
 // A step playbook that elicits (steps.go) has two more: the ask job posts the elicitation on the
-// work item; the resume job downloads another run's paused state (actions: read), reads the
-// maintainer's answer and records the resume (issues: write).
+// work item; the resume job downloads another run's paused state and, once it applied the
+// maintainer's answer, deletes it, so that the pause is spent (actions: write: no model runs
+// there), and records the resume (issues: write).
 var effectGrants = map[string]Permissions{
 	"propose": {"contents": Write, "pull-requests": Write, "actions": Write, "issues": Write},
 	"review":  {"contents": Read, "pull-requests": Write, "statuses": Write},
 	"ask":     {"contents": Read, "issues": Write},
-	"resume":  {"actions": Read, "contents": Read, "issues": Write},
+	"resume":  {"actions": Write, "contents": Read, "issues": Write},
 }
 
 // EffectGrant returns the permissions of the trusted job kind ("propose", "review", "ask",

@@ -36,7 +36,8 @@ import (
 
 // Artifacts and outputs of a step playbook's jobs.
 const (
-	stepsArtifact  = "autonomy-steps"
+	// StepsArtifact is the paused run a run uploads; the resume deletes it once applied.
+	StepsArtifact  = "autonomy-steps"
 	resumeArtifact = "autonomy-resume"
 	outputArtifact = "autonomy-artifacts"
 	// StepsStatusOutput is the agent job's output saying how the playbook run ended (ok,
@@ -125,8 +126,12 @@ func (c *compiler) checkElicits(a *ir.Actor, p *steps.Playbook, el *steps.Elicit
 const resumeCond = "github.event_name == 'workflow_dispatch' && inputs." + control.ResumeAskInput + " != ''"
 
 // defaultBranchCond holds for a run on the default branch (a dispatch can name any branch, whose
-// workflow and playbook its dispatcher may have rewritten).
-const defaultBranchCond = "github.ref == format('refs/heads/{0}', github.event.repository.default_branch)"
+// workflow and playbook its dispatcher may have rewritten); dispatchOnDefault for a run that is
+// not a dispatch, or is one on the default branch.
+const (
+	defaultBranchCond = "github.ref == format('refs/heads/{0}', github.event.repository.default_branch)"
+	dispatchOnDefault = "(github.event_name != 'workflow_dispatch' || " + defaultBranchCond + ")"
+)
 
 // resumeInputs adds the inputs of a resume dispatch to the workflow's triggers.
 func resumeInputs(on *mapping) {
@@ -153,11 +158,11 @@ func resumeInputs(on *mapping) {
 
 // stepsRunScript runs or resumes the playbook; the agent flags come before it. Every value comes
 // from the environment.
-const stepsRunScript = `state="$RUNNER_TEMP/` + stepsArtifact + `"
+const stepsRunScript = `state="$RUNNER_TEMP/` + StepsArtifact + `"
 mkdir -p "$state"
 rc=0
 if [ -n "${AUTONOMY_RESUME_ASK:-}" ]; then
-  "$AUTONOMY_BIN" playbook resume --state "$state" --continue "$AUTONOMY_RESUME_ASK" --workspace "$GITHUB_WORKSPACE" --artifacts-dir "$RUNNER_TEMP/` + outputArtifact + `" > "$state/envelope.json" || rc=$?
+  "$AUTONOMY_BIN" playbook resume --state "$state" --continue "$AUTONOMY_RESUME_ASK" --playbook "$AUTONOMY_BEHAVIOR" --workspace "$GITHUB_WORKSPACE" --sandbox none "${agent[@]}" --artifacts-dir "$RUNNER_TEMP/` + outputArtifact + `" > "$state/envelope.json" || rc=$?
 else
   "$AUTONOMY_BIN" playbook run "$AUTONOMY_BEHAVIOR" --state "$state" --workspace "$GITHUB_WORKSPACE" --sandbox none "${agent[@]}" --args-env "$AUTONOMY_ARGS_ENV" --ignore-unknown-args --artifacts-dir "$RUNNER_TEMP/` + outputArtifact + `" > "$state/envelope.json" || rc=$?
 fi
@@ -213,7 +218,7 @@ func (c *compiler) stepsJobs(a *ir.Actor, elicits bool, job *mapping, steps *seq
 	out := append(seq{}, (*steps)[:runIdx]...)
 	if elicits {
 		out = append(out, withIf(downloadArtifact.step("Download the answered run", mapping{
-			{key: "name", value: resumeArtifact}, {key: "path", value: expr("runner.temp") + "/" + plain(stepsArtifact)}}), "inputs."+control.ResumeAskInput+" != ''"))
+			{key: "name", value: resumeArtifact}, {key: "path", value: expr("runner.temp") + "/" + plain(StepsArtifact)}}), "inputs."+control.ResumeAskInput+" != ''"))
 	}
 	out = append(out, run)
 	out = append(out, withIf(uploadArtifact.step("Upload the playbook's artifacts", mapping{
@@ -222,7 +227,7 @@ func (c *compiler) stepsJobs(a *ir.Actor, elicits bool, job *mapping, steps *seq
 	if elicits {
 		// Kept as long as the repository keeps artifacts: the ask can be answered until then.
 		out = append(out, withIf(uploadArtifact.step("Upload the paused run", mapping{
-			{key: "name", value: stepsArtifact}, {key: "path", value: expr("runner.temp") + "/" + plain(stepsArtifact)},
+			{key: "name", value: StepsArtifact}, {key: "path", value: expr("runner.temp") + "/" + plain(StepsArtifact)},
 			{key: "if-no-files-found", value: plain("error")}}), "steps.run.outputs."+StepsStatusOutput+" == 'needs_input'"))
 	}
 	out = append(out, (*steps)[runIdx+1:]...)
@@ -251,11 +256,11 @@ func (c *compiler) stepsJobs(a *ir.Actor, elicits bool, job *mapping, steps *seq
 	before.add("runs-on", runsOn(c.box.runsOn))
 	before.add("timeout-minutes", 10)
 	before.add("permissions", effectGrants["resume"].yaml())
-	// One resume of an ask at a time: the second sees the first's record and refuses.
-	before.add("concurrency", mapping{{key: "group", value: expr("format('autonomy-" + name + "-resume-{0}', inputs." + control.ResumeAskInput + ")")}, {key: "cancel-in-progress", value: false}})
+	// One resume of a run at a time: the second finds its pause spent and refuses.
+	before.add("concurrency", mapping{{key: "group", value: expr("format('autonomy-" + name + "-resume-{0}', inputs." + control.ResumeRunInput + ")")}, {key: "cancel-in-progress", value: false}})
 	before.add("outputs", mapping{{key: "continue", value: expr("steps.resume.outputs.continue")}})
 	before.add("env", common(renv))
-	dl := artifactWith(stepsArtifact, false)
+	dl := artifactWith(StepsArtifact, false)
 	dl.add("run-id", expr("inputs."+control.ResumeRunInput))
 	dl.add("github-token", expr("github.token"))
 	before.add("steps", seq{
@@ -263,10 +268,10 @@ func (c *compiler) stepsJobs(a *ir.Actor, elicits bool, job *mapping, steps *seq
 		downloadArtifact.step("Download the paused run", dl),
 		c.toolStep(),
 		mapping{{key: "name", value: "autonomy gh resume"}, {key: "id", value: "resume"},
-			{key: "run", value: literal(`"$AUTONOMY_BIN" gh resume --state "$RUNNER_TEMP/` + stepsArtifact + `"` + "\n")}},
+			{key: "run", value: literal(`"$AUTONOMY_BIN" gh resume --state "$RUNNER_TEMP/` + StepsArtifact + `"` + "\n")}},
 		withIf(uploadArtifact.step("Hand the answered run to the agent", mapping{
-			{key: "name", value: resumeArtifact}, {key: "path", value: expr("runner.temp") + "/" + plain(stepsArtifact)},
-			{key: "if-no-files-found", value: plain("error")}, {key: "retention-days", value: 1}}), "steps.resume.outputs.continue == 'true'"),
+			{key: "name", value: resumeArtifact}, {key: "path", value: expr("runner.temp") + "/" + plain(StepsArtifact)},
+			{key: "if-no-files-found", value: plain("error")}}), "steps.resume.outputs.continue == 'true'"),
 	})
 
 	var aenv mapping
@@ -282,9 +287,9 @@ func (c *compiler) stepsJobs(a *ir.Actor, elicits bool, job *mapping, steps *seq
 	after.add("env", common(aenv))
 	after.add("steps", seq{
 		policyCheckout,
-		downloadArtifact.step("Download the paused run", artifactWith(stepsArtifact, false)),
+		downloadArtifact.step("Download the paused run", artifactWith(StepsArtifact, false)),
 		c.toolStep(),
-		mapping{{key: "name", value: "autonomy gh ask"}, {key: "run", value: literal(`"$AUTONOMY_BIN" gh ask --envelope "$RUNNER_TEMP/` + stepsArtifact + `/envelope.json"` + "\n")}},
+		mapping{{key: "name", value: "autonomy gh ask"}, {key: "run", value: literal(`"$AUTONOMY_BIN" gh ask --envelope "$RUNNER_TEMP/` + StepsArtifact + `/envelope.json"` + "\n")}},
 	})
 	return before, after
 }

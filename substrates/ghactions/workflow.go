@@ -275,15 +275,20 @@ func (c *compiler) agentWorkflow(a *ir.Actor) mapping {
 	job.add("name", name)
 	var cond string
 	if elicits && !hasDispatch(a) {
-		cond = c.jobIf(a, defaultBranchCond) // the resume is a dispatch
+		cond = c.jobIf(a, dispatchOnDefault) // the resume is a dispatch
 	} else {
 		cond = c.jobIf(a)
 	}
+	subject, groupCond := subjectExpr(a), cond
 	if elicits {
 		// A resume runs the agent after the resume job handed it the answered run; any other
-		// run, with the resume job skipped.
+		// run, with the resume job skipped. The concurrency group is the item's (a resume's
+		// dispatch carries it as autonomy_resume_item), and a refused resume takes a group of
+		// its own: it never displaces a queued run.
+		gate := "(needs.resume.result == 'skipped' && !inputs." + control.ResumeAskInput + " || needs.resume.outputs.continue == 'true')"
 		job.add("needs", plain("resume"))
-		job.add("if", expr("!cancelled() && (needs.resume.result == 'skipped' && !inputs."+control.ResumeAskInput+" || needs.resume.outputs.continue == 'true') && "+cond))
+		job.add("if", expr("!cancelled() && "+gate+" && "+cond))
+		subject, groupCond = "inputs."+control.ResumeItemInput+" || "+orEmpty(subject), gate+" && "+cond
 	} else {
 		job.add("if", expr(cond))
 	}
@@ -292,7 +297,7 @@ func (c *compiler) agentWorkflow(a *ir.Actor) mapping {
 		job.add("timeout-minutes", a.Timeout.Value)
 	}
 	job.add("permissions", r.perms.yaml())
-	job.add("concurrency", concurrency(name, subjectExpr(a), cond))
+	job.add("concurrency", concurrency(name, subject, groupCond))
 	job.add("env", env)
 	var before, after mapping
 	if sp != nil {

@@ -5,8 +5,12 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"slices"
+	"strconv"
 	"strings"
+
+	"github.com/google/go-github/v62/github"
 )
 
 // A step playbook (seed 002) that is an actor's behavior runs in its agent job through
@@ -158,9 +162,20 @@ func EngageElicitation(ctx context.Context, e *Env, actor string, n int, step, p
 }
 
 // ResumeAsk finds the ask with token on work item n and checks that run's playbook may resume
-// with it: it is an elicitation posted by run, resolved by a maintainer's verified command, and
-// not resumed already. A refusal is a *Refused.
+// with it, in the workflow of the actor e.Actor names: the run is a run of that actor's workflow,
+// on the default branch, of the repository's own code (not a pull request's); the ask is an
+// elicitation of that actor naming that run, posted after the run started and never edited
+// since (any job's token can write and edit the bot's comments); it is resolved by a
+// maintainer's own command, not edited either; and it was not resumed already. A refusal is a
+// *Refused.
 func ResumeAsk(ctx context.Context, e *Env, n int, token, run string) (*Ask, error) {
+	if !safeSubject.MatchString(e.Actor) {
+		return nil, fmt.Errorf("AUTONOMY_ACTOR is %q: the actor whose workflow resumes must be named", e.Actor)
+	}
+	src, err := sourceRun(ctx, e, run)
+	if err != nil {
+		return nil, err
+	}
 	asks, err := Asks(ctx, e, n)
 	if err != nil {
 		return nil, err
@@ -173,14 +188,102 @@ func ResumeAsk(ctx context.Context, e *Env, n int, token, run string) (*Ask, err
 	switch {
 	case a.Elicit == nil:
 		return nil, &Refused{fmt.Sprintf("the ask %s on #%d is not a playbook's elicitation: nothing resumes from it", token, n)}
+	case a.Actor != e.Actor:
+		return nil, &Refused{fmt.Sprintf("the ask %s on #%d is %s's, not %s's: an actor resumes its own runs only", token, n, a.Actor, e.Actor)}
 	case a.RunID != run:
 		return nil, &Refused{fmt.Sprintf("the ask %s on #%d was posted by run %s, not run %s: a run resumes from its own ask only", token, n, a.RunID, run)}
+	case a.Edited:
+		return nil, &Refused{fmt.Sprintf("the ask %s on #%d was edited after it was posted: it is not trusted to name the run it resumes", token, n)}
+	case !src.CreatedAt.IsZero() && a.Posted.Before(src.CreatedAt.Time):
+		return nil, &Refused{fmt.Sprintf("the ask %s on #%d was posted before run %s started: it is not that run's", token, n, run)}
 	case a.Resolved == "":
 		return nil, &Refused{fmt.Sprintf("the ask %s on #%d is still open: no maintainer's command has resolved it", token, n)}
+	case a.AnswerEdited:
+		return nil, &Refused{fmt.Sprintf("the maintainer's command that resolved the ask %s on #%d was edited after it was given: its answer is not trusted", token, n)}
 	case a.ResumedBy != "":
 		return nil, &Refused{fmt.Sprintf("the run of the ask %s on #%d was already resumed, by run %s: an answer resumes a run once", token, n, a.ResumedBy)}
 	}
 	return a, nil
+}
+
+// runInfo is what the resume reads of the run whose paused playbook it takes.
+type runInfo struct {
+	Path           string           `json:"path"`
+	Event          string           `json:"event"`
+	HeadBranch     string           `json:"head_branch"`
+	CreatedAt      github.Timestamp `json:"created_at"`
+	HeadRepository *struct {
+		FullName string `json:"full_name"`
+	} `json:"head_repository"`
+}
+
+// sourceRun reads run id and refuses it unless it is a run of e.Actor's workflow on the default
+// branch, of the repository's own code: the paused playbook the resume downloads from it was
+// uploaded by that workflow as compiled, not by a pull request's or a branch's version of it.
+func sourceRun(ctx context.Context, e *Env, id string) (*runInfo, error) {
+	if _, err := strconv.ParseInt(id, 10, 64); err != nil {
+		return nil, &Refused{fmt.Sprintf("run %q is not a run id", id)}
+	}
+	req, err := e.Client.NewRequest("GET", fmt.Sprintf("repos/%s/%s/actions/runs/%s", e.Owner, e.Repo, id), nil)
+	if err != nil {
+		return nil, err
+	}
+	r := new(runInfo)
+	if resp, err := e.Client.Do(ctx, req, r); err != nil {
+		if resp != nil && resp.StatusCode == 404 {
+			return nil, &Refused{fmt.Sprintf("run %s is not a run of this repository", id)}
+		}
+		return nil, fmt.Errorf("reading run %s: %w", id, err)
+	}
+	repo, _, err := e.Client.Repositories.Get(ctx, e.Owner, e.Repo)
+	if err != nil {
+		return nil, fmt.Errorf("reading the default branch: %w", err)
+	}
+	path, _, _ := strings.Cut(r.Path, "@")
+	switch want := ".github/workflows/" + e.Actor + ".yml"; {
+	case path != want:
+		return nil, &Refused{fmt.Sprintf("run %s ran %s, not %s: a run resumes only the paused playbook of its own actor's workflow", id, r.Path, want)}
+	case strings.HasPrefix(r.Event, "pull_request") && r.Event != "pull_request_target":
+		return nil, &Refused{fmt.Sprintf("run %s ran on a %s event, with a pull request's version of the workflow: its paused playbook is not resumed", id, r.Event)}
+	case r.HeadBranch != repo.GetDefaultBranch():
+		return nil, &Refused{fmt.Sprintf("run %s ran on the branch %s, not the default branch %s: its paused playbook is not resumed", id, r.HeadBranch, repo.GetDefaultBranch())}
+	case r.HeadRepository != nil && !strings.EqualFold(r.HeadRepository.FullName, e.Owner+"/"+e.Repo):
+		return nil, &Refused{fmt.Sprintf("run %s ran the code of %s, not of this repository: its paused playbook is not resumed", id, r.HeadRepository.FullName)}
+	}
+	return r, nil
+}
+
+// SpendPausedRun deletes run's artifact of the paused playbook (name), once its answer was
+// applied: the pause is redeemed once, whatever the comments on the item say afterwards, and a
+// second resume of that run finds nothing to resume. It refuses when there is none to delete.
+func SpendPausedRun(ctx context.Context, e *Env, run, name string) error {
+	req, err := e.Client.NewRequest("GET", fmt.Sprintf("repos/%s/%s/actions/runs/%s/artifacts?name=%s", e.Owner, e.Repo, run, url.QueryEscape(name)), nil)
+	if err != nil {
+		return err
+	}
+	var list struct {
+		Artifacts []struct {
+			ID   int64  `json:"id"`
+			Name string `json:"name"`
+		} `json:"artifacts"`
+	}
+	if _, err := e.Client.Do(ctx, req, &list); err != nil {
+		return fmt.Errorf("listing the artifacts of run %s: %w", run, err)
+	}
+	n := 0
+	for _, a := range list.Artifacts {
+		if a.Name != name {
+			continue
+		}
+		if _, err := e.Client.Actions.DeleteArtifact(ctx, e.Owner, e.Repo, a.ID); err != nil {
+			return fmt.Errorf("deleting the artifact %s of run %s: %w", name, run, err)
+		}
+		n++
+	}
+	if n == 0 {
+		return &Refused{fmt.Sprintf("run %s has no artifact %s left: its paused playbook was resumed already (or it expired)", run, name)}
+	}
+	return nil
 }
 
 // MarkResumed records on the ask's item that this run (e.RunID) resumed the ask's run.

@@ -68,6 +68,16 @@ type Ask struct {
 	Answer string
 	// ResumedBy is the run that resumed the playbook run after the answer ("" while none has).
 	ResumedBy string
+	// Posted is when the ask's comment was created; Edited whether it was changed since, and
+	// AnswerEdited whether the maintainer's command that resolved it was (any job's token can
+	// edit the bot's comments; the resume of a playbook trusts neither once changed).
+	Posted               time.Time
+	Edited, AnswerEdited bool
+}
+
+// edited reports whether comment c was changed after it was posted.
+func edited(c *github.IssueComment) bool {
+	return c.UpdatedAt != nil && c.CreatedAt != nil && c.GetUpdatedAt().After(c.GetCreatedAt().Time)
 }
 
 // HumanPolicy is policy.box.human.
@@ -174,23 +184,21 @@ func Asks(ctx context.Context, e *Env, n int) ([]*Ask, error) {
 	// Every job's token posts as the bot, an agent's too: a resolution counts only when the
 	// maintainer's own command it names is on this item and says the same (commanded).
 	var ms *maintainers.List
-	commanded := func(m []string) (string, bool, error) {
+	commanded := func(m []string) (note string, changed, ok bool, err error) {
 		id, _ := strconv.ParseInt(m[4], 10, 64)
 		c := byID[id]
 		if c == nil || c.GetUser().GetLogin() == BotLogin || !strings.EqualFold(c.GetUser().GetLogin(), m[3]) {
-			return "", false, nil
+			return "", false, false, nil
 		}
-		note, ok := CommandNote(c.GetBody(), m[2], m[1])
-		if !ok {
-			return "", false, nil
+		if note, ok = CommandNote(c.GetBody(), m[2], m[1]); !ok {
+			return "", false, false, nil
 		}
 		if ms == nil {
-			var err error
 			if ms, err = Maintainers(ctx, e); err != nil {
-				return "", false, err
+				return "", false, false, err
 			}
 		}
-		return note, ms.Has(m[3]), nil
+		return note, edited(c), ms.Has(m[3]), nil
 	}
 	for _, c := range all {
 		if c.GetUser().GetLogin() != BotLogin {
@@ -202,17 +210,18 @@ func Asks(ctx context.Context, e *Env, n int) ([]*Ask, error) {
 			if err != nil {
 				continue
 			}
-			a := &Ask{Actor: m[1], Token: m[2], At: at, LastAt: at, RunID: m[4], Item: n, Elicit: parseElicitation(m[5], m[6])}
+			a := &Ask{Actor: m[1], Token: m[2], At: at, LastAt: at, RunID: m[4], Item: n, Elicit: parseElicitation(m[5], m[6]),
+				Posted: c.GetCreatedAt().Time, Edited: edited(c)}
 			asks = append(asks, a)
 			byToken[a.Token] = a
 		} else if m := resolutionRe.FindStringSubmatch(first); m != nil {
 			if a := byToken[m[1]]; a != nil && a.Resolved == "" {
-				note, ok, err := commanded(m)
+				note, changed, ok, err := commanded(m)
 				if err != nil {
 					return nil, err
 				}
 				if ok {
-					a.Resolved, a.Answer = m[2], note
+					a.Resolved, a.Answer, a.AnswerEdited = m[2], note, changed
 				}
 			}
 		} else if m := resumedRe.FindStringSubmatch(first); m != nil {

@@ -21,6 +21,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/autonomyhq/autonomy/internal/testfs"
+	"github.com/autonomyhq/autonomy/substrates/ghactions/ghfake"
 )
 
 // A stand-in for the GitHub runner: it reads a generated workflow and runs a job's steps as a
@@ -341,6 +342,9 @@ type runner struct {
 	artifacts map[string]string // "RUNID/name" → directory
 	base      []string          // the runner's own env (PATH, HOME, GITHUB_*)
 	autonomy  string            // the autonomy binary standing in for the install step
+	// fake, when set, is told of every artifact a run of its own uploads, and a download finds
+	// only those it still has (a deleted one is gone).
+	fake *ghfake.Server
 }
 
 // job runs job id of the workflow at path with values, and returns its output. It fails the
@@ -406,6 +410,11 @@ func (r *runner) job(path, id string, values map[string]string, wantFail bool) (
 				continue
 			}
 			r.artifacts[values["github.run_id"]+"/"+with["name"]] = copyDir(t, with["path"], t.TempDir())
+			if run, err := strconv.ParseInt(values["github.run_id"], 10, 64); err == nil && r.fake != nil {
+				if _, ok := r.fake.AddArtifact(run, with["name"]); !ok {
+					t.Fatalf("%s: run %d uploads a second artifact %s", id, run, with["name"])
+				}
+			}
 			continue
 		case strings.HasPrefix(st.Uses, "actions/download-artifact@"):
 			run := values["github.run_id"]
@@ -413,6 +422,9 @@ func (r *runner) job(path, id string, values map[string]string, wantFail bool) (
 				run = with["run-id"]
 			}
 			src, ok := r.artifacts[run+"/"+with["name"]]
+			if n, err := strconv.ParseInt(run, 10, 64); err == nil && r.fake != nil && ok {
+				ok = r.fake.HasArtifact(n, with["name"])
+			}
 			if !ok {
 				fmt.Fprintf(&log, "--- %s: %s\nno artifact %s in run %s\n", id, st.Name, with["name"], run)
 				if wantFail {

@@ -199,9 +199,14 @@ type Server struct {
 	full      map[string]*FullProtection
 	labels    map[string]string // name → color
 	variables map[string]string
-	// commentSeq numbers issue comments (pulls.go).
+	// commentSeq numbers issue comments (pulls.go); commentAt holds each one's created_at and
+	// updated_at.
 	commentSeq int64
-	verified   map[string]bool // commits created through the Git Data API
+	commentAt  map[int64][2]time.Time
+	// Run artifacts (artifacts.go).
+	artifacts   []*artifact
+	artifactSeq int64
+	verified    map[string]bool // commits created through the Git Data API
 	// The control endpoints (control.go).
 	ctl controlState
 	// Deployment environments (environments.go), by lower-cased name.

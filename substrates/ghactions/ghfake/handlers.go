@@ -180,6 +180,7 @@ func (s *Server) route(w http.ResponseWriter, req *http.Request) {
 		s.cancel(w, req, rest[2])
 	case len(rest) == 4 && rest[0] == "actions" && rest[1] == "runs" && rest[3] == "approvals" && m == http.MethodGet:
 		s.getApprovals(w, rest[2])
+	case s.routeArtifacts(w, req, rest):
 	case s.routeCode(w, req, rest):
 	case s.routePeople(w, req, rest):
 	case s.routeControl(w, req, rest):
@@ -534,6 +535,9 @@ type runJSON struct {
 	RerunURL     string   `json:"rerun_url"`
 	WorkflowURL  string   `json:"workflow_url"`
 	Repository   repoJSON `json:"repository"`
+	// HeadRepository is where the run's workflow and code came from (a fork's, for a pull
+	// request from one; the fake's runs are all the repository's own).
+	HeadRepository repoJSON `json:"head_repository"`
 }
 
 func (s *Server) runJSON(r *run) runJSON {
@@ -553,7 +557,7 @@ func (s *Server) runJSON(r *run) runJSON {
 		CreatedAt: r.CreatedAt.Format(time.RFC3339), UpdatedAt: r.UpdatedAt.Format(time.RFC3339), RunAttempt: 1,
 		RunStartedAt: r.CreatedAt.Format(time.RFC3339), JobsURL: self + "/jobs", LogsURL: self + "/logs",
 		CancelURL: self + "/cancel", RerunURL: self + "/rerun", WorkflowURL: api + "/actions/workflows/" + strconv.FormatInt(r.WorkflowID, 10),
-		Repository: s.repoJSON(),
+		Repository: s.repoJSON(), HeadRepository: s.repoJSON(),
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // The code host: when Options.GitDir names a bare repository, its branches are the repository's
@@ -112,7 +113,34 @@ func (s *Server) addComment(is *Issue, login, body string) int64 {
 	s.commentSeq++
 	id := 700_000 + s.commentSeq
 	is.Comments, is.CommentBy, is.CommentIDs = append(is.Comments, body), append(is.CommentBy, login), append(is.CommentIDs, id)
+	if s.commentAt == nil {
+		s.commentAt = map[int64][2]time.Time{}
+	}
+	now := s.opts.Now().UTC().Truncate(time.Second)
+	s.commentAt[id] = [2]time.Time{now, now}
 	return id
+}
+
+// EditComment replaces the body of comment id (GitHub's PATCH of an issue comment, which its
+// author, the bot's token included, may do): its updated_at moves on, its created_at stays.
+func (s *Server) EditComment(id int64, body string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, is := range s.issues {
+		for i, cid := range is.CommentIDs {
+			if cid == id {
+				is.Comments[i] = body
+				at := s.commentAt[id]
+				at[1] = at[0].Add(time.Minute)
+				if now := s.opts.Now().UTC().Truncate(time.Second); now.After(at[1]) {
+					at[1] = now
+				}
+				s.commentAt[id] = at
+				return nil
+			}
+		}
+	}
+	return fmt.Errorf("ghfake: no comment %d", id)
 }
 
 // Pulls returns the numbers of the pull requests, in order.
@@ -355,7 +383,11 @@ func (s *Server) routeCode(w http.ResponseWriter, req *http.Request, rest []stri
 				if i < len(is.CommentIDs) {
 					id = is.CommentIDs[i]
 				}
-				out = append(out, map[string]any{"id": id, "body": c, "user": userJSON{by}})
+				cm := map[string]any{"id": id, "body": c, "user": userJSON{by}}
+				if at, ok := s.commentAt[id]; ok {
+					cm["created_at"], cm["updated_at"] = at[0].Format(time.RFC3339), at[1].Format(time.RFC3339)
+				}
+				out = append(out, cm)
 			}
 			writeJSON(w, http.StatusOK, out)
 			return true
