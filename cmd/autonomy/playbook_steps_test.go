@@ -403,3 +403,42 @@ func TestResumeAnswerOnWorkflow(t *testing.T) {
 		t.Fatalf("the token was spent: %d %+v", code, done.Error)
 	}
 }
+
+// TestStepsResumeOverrides: a resume may name the playbook the paused run must have been started
+// with (a changed or other playbook is refused, the token kept), and the agent that runs from
+// now on (its words replace those saved with the pause, which whoever holds the saved state could
+// have rewritten), its workspace and its artifacts directory.
+func TestStepsResumeOverrides(t *testing.T) {
+	e := newStepsEnv(t, map[string]string{"1": "major\n", "2a": "- drop the v1 API\n", "3": `{"notes": "n"}`})
+	env, code := e.run(`{"version": "1.2", "tone": "formal"}`)
+	if code != 0 || env.RequiresInput == nil {
+		t.Fatalf("run: exit %d %+v", code, env)
+	}
+	token := env.RequiresInput.ResumeToken
+	other := filepath.Join(e.dir, "other.md")
+	src, _ := os.ReadFile(e.book)
+	if err := os.WriteFile(other, append(src, []byte("\nA change.\n")...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bad, code := e.resume(token, "--answer", "blog", "--playbook", other)
+	if code != 1 || bad.Error == nil || !strings.Contains(bad.Error.Message, "was not started with the playbook "+other) {
+		t.Fatalf("another playbook: exit %d %+v", code, bad.Error)
+	}
+	// The agent of the resume: a copy that leaves a mark, in another workspace.
+	ws, arts := t.TempDir(), t.TempDir()
+	agent2 := filepath.Join(e.dir, "agent2")
+	if err := os.WriteFile(agent2, []byte("#!/bin/sh\ntouch \"$(dirname \"$0\")/agent2-ran\"; pwd > \"$(dirname \"$0\")/agent2-pwd\"\nexec \"$(dirname \"$0\")/agent\" \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	done, code := e.resume(token, "--answer", "blog", "--playbook", e.book, "--agent-argv", `["`+agent2+`"]`, "--workspace", ws, "--artifacts-dir", arts)
+	if code != 0 || done.Status != "ok" {
+		t.Fatalf("resume: exit %d %+v", code, done.Error)
+	}
+	pwd, err := os.ReadFile(filepath.Join(e.dir, "agent2-pwd"))
+	if err != nil || strings.TrimSpace(string(pwd)) != ws {
+		t.Errorf("the resumed step ran the saved agent, or elsewhere: %v %q", err, pwd)
+	}
+	if _, err := os.Stat(filepath.Join(arts, "artifact.json")); err != nil {
+		t.Errorf("the artifact is not in the new directory: %v", err)
+	}
+}

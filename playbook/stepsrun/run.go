@@ -79,6 +79,12 @@ func (r *Runner) Resume(ctx context.Context, token string, a Answer) Envelope {
 	if !ok {
 		return fail("token", "", "the resume token is not recognized: it is wrong, or was already used (a token resumes a run once)")
 	}
+	if err := r.mismatch(raw); err != nil {
+		if serr := r.Store.SavePause(ctx, hash, session, raw); serr != nil {
+			return fail("internal", "", "%v (and the pause could not be kept: %v)", err, serr)
+		}
+		return fail("invalid", "", "%v; the token is still valid", err)
+	}
 	if a.Cancel {
 		return Cancelled(raw)
 	}
@@ -114,14 +120,10 @@ func (r *Runner) Resumed(ctx context.Context, raw []byte) Envelope {
 	if env != nil {
 		return *env
 	}
+	if err := r.mismatch(raw); err != nil {
+		return fail("invalid", "", "%v", err)
+	}
 	if r.Playbook != "" {
-		src, err := os.ReadFile(r.Playbook)
-		if err != nil {
-			return fail("invalid", "", "reading the playbook: %v", err)
-		}
-		if !bytes.Equal(src, st.Source) {
-			return fail("invalid", "", "the paused run was not started with the playbook %s as it is now (it changed since, or the run is another's): it is not resumed", r.Playbook)
-		}
 		st.File = r.Playbook
 	}
 	if r.AgentSpec != nil {
@@ -134,6 +136,26 @@ func (r *Runner) Resumed(ctx context.Context, raw []byte) Envelope {
 		st.ArtifactsDir = r.ArtifactsDir
 	}
 	return r.run(ctx, p, &st)
+}
+
+// mismatch refuses the paused state raw when r.Playbook is set and is not the playbook, byte for
+// byte, the run was started with.
+func (r *Runner) mismatch(raw []byte) error {
+	if r.Playbook == "" {
+		return nil
+	}
+	var st state
+	if err := json.Unmarshal(raw, &st); err != nil {
+		return fmt.Errorf("reading the paused run: %v", err)
+	}
+	src, err := os.ReadFile(r.Playbook)
+	if err != nil {
+		return fmt.Errorf("reading the playbook: %v", err)
+	}
+	if !bytes.Equal(src, st.Source) {
+		return fmt.Errorf("the paused run was not started with the playbook %s as it is now (it changed since, or the run is another's): it is not resumed", r.Playbook)
+	}
+	return nil
 }
 
 // Apply records the answer a in the paused state raw and returns the state to continue.
