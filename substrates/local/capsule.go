@@ -117,11 +117,12 @@ func (r *Runner) parkSignOff(ctx context.Context, s store.Session, log io.Writer
 	token := "stk_" + base64.RawURLEncoding.EncodeToString(raw)
 	hash := engine.HashToken(token)
 	why := "verification human-sign-off: the agent succeeded; a person must sign off its work"
-	if !r.parkCapsule(ctx, s, hash, hash, why, capsuleWait{Kind: "sign-off", Verified: verified}, end, code) {
-		return
-	}
+	// The token is in the log before the session shows as paused: whoever sees it paused finds it.
 	fmt.Fprintf(log, "autonomy: input required: %s\n", why)
 	fmt.Fprintf(log, "autonomy: sign off with: autonomy runner update %s --token %s --approve (or --deny) [--evidence E]\n", s.ID, token)
+	if !r.parkCapsule(ctx, s, hash, hash, why, capsuleWait{Kind: "sign-off", Verified: verified}, end, code) {
+		fmt.Fprintf(log, "autonomy: the session did not park (it ended meanwhile): the token above is void\n")
+	}
 }
 
 func (r *Runner) parkReview(ctx context.Context, s store.Session, cfg *ActorConfig, resultPath string, log io.Writer, end func(ir.SessionStatus, string, string, *int), code *int, verified string) {

@@ -194,7 +194,9 @@ func TestCapsuleHumanSignOff(t *testing.T) {
 	// Denied: failed, naming the method.
 	d := launch(t, r, LaunchRequest{Actor: "signer", Text: "good"})
 	d = waitStatus(t, r, d.ID, parked)
-	m = signToken.FindStringSubmatch(readFile(t, d.LogPath))
+	if m = signToken.FindStringSubmatch(readFile(t, d.LogPath)); m == nil {
+		t.Fatalf("no sign-off token in the log of the paused session:\n%s", readFile(t, d.LogPath))
+	}
 	if n, err := r.Approve(ctx, d.ID, m[1], false, ""); err != nil || n.Status != ir.Failed || !strings.Contains(n.Reason, "verification human-sign-off: the sign-off was denied") {
 		t.Fatalf("deny: %+v %v", n, err)
 	}

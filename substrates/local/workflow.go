@@ -147,6 +147,9 @@ type parking struct {
 // park parks s, its process ended, waiting for a person: paused, holding the pause's token hash,
 // list showing the prompt; the log tells how to answer it.
 func (r *Runner) park(ctx context.Context, s store.Session, log io.Writer, end func(ir.SessionStatus, string, string, *int), code *int, p parking) {
+	// The token is in the log before the session shows as paused: whoever sees it paused finds it.
+	fmt.Fprintf(log, "autonomy: input required at step %s: %s\n%s", p.step, p.prompt, p.preview)
+	fmt.Fprintf(log, "autonomy: %s with: autonomy runner update %s --token %s %s\n", p.verb, s.ID, p.token, p.how)
 	n, ok, err := r.Store.Modify(ctx, s.ID, []ir.SessionStatus{ir.Running}, func(m *store.Session) {
 		m.Status, m.TokenHash, m.Reason = ir.Paused, engine.HashToken(p.token), inputRequired+p.prompt
 		m.PID, m.PIDStart, m.Verified = 0, 0, ""
@@ -154,13 +157,12 @@ func (r *Runner) park(ctx context.Context, s store.Session, log io.Writer, end f
 	if err != nil || !ok {
 		// Cancelled meanwhile: the pause must not outlive it.
 		_ = r.Store.DropPauses(ctx, s.ID)
+		fmt.Fprintf(log, "autonomy: the session did not park (it ended meanwhile): the token above is void\n")
 		if err != nil {
 			end(ir.Failed, fmt.Sprintf("cannot park the session: %v", err), "", code)
 		}
 		return
 	}
-	fmt.Fprintf(log, "autonomy: input required at step %s: %s\n%s", p.step, p.prompt, p.preview)
-	fmt.Fprintf(log, "autonomy: %s with: autonomy runner update %s --token %s %s\n", p.verb, s.ID, p.token, p.how)
 	_ = r.Store.Log(ctx, store.Event{Session: s.ID, Actor: n.Actor, Kind: "input-required", Message: fmt.Sprintf("step %s: %s", p.step, p.prompt)})
 }
 
