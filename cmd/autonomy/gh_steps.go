@@ -21,7 +21,7 @@ import (
 // ask posts a paused run's elicitation on its work item; resume applies the maintainer's answer
 // to the paused run another run left, for this run's agent job to continue.
 func ghStepsVerbs() []*cobra.Command {
-	var envelope, state string
+	var envelope, state, record string
 	ask := &cobra.Command{
 		Use:   "ask --envelope FILE",
 		Short: "Post the elicitation a step playbook run waits at on its work item",
@@ -55,11 +55,22 @@ run is never posted. Exit 1 when there is no work item to post on (the prompt is
 				return &exitError{code: exitProblems, msg: fmt.Sprintf("%s: the playbook waits at step %s for a person, but this run has no work item (subject.ref is %q) to ask on; the question is in the log above, and the paused run stays in this run's artifact",
 					e.Actor, in.Step, e.Subject)}
 			}
-			_, err = effect.EngageElicitation(context.Background(), e, e.Actor, n, in.Step, in.Prompt, effect.Elicitation{Kind: in.Kind, Options: in.Options})
-			return effectError(err)
+			a, err := effect.EngageElicitation(context.Background(), e, e.Actor, n, in.Step, in.Prompt, effect.Elicitation{Kind: in.Kind, Options: in.Options})
+			if err != nil {
+				return effectError(err)
+			}
+			if record != "" {
+				// The run's record of its own ask, uploaded as its artifact: no other run can
+				// write there, so the resume knows which comment is this run's ask.
+				if err := writeAskRecord(record, askRecord{Token: a.Token, Item: n, Comment: a.CommentID}); err != nil {
+					return usageError("%v", err)
+				}
+			}
+			return nil
 		},
 	}
 	ask.Flags().StringVar(&envelope, "envelope", "", "the envelope of the paused run")
+	ask.Flags().StringVar(&record, "record", "", "write the ask's record (token, item, comment id) to this file")
 	_ = ask.MarkFlagRequired("envelope")
 
 	resume := &cobra.Command{
@@ -84,8 +95,19 @@ resume finds nothing), records the resume on the item, and sets the step output 
 			if err != nil || item < 1 || run == "" || askToken == "" {
 				return usageError("AUTONOMY_RESUME_RUN, AUTONOMY_RESUME_ITEM and AUTONOMY_RESUME_ASK must name the run, its work item and the ask")
 			}
+			rec, err := readAskRecord(record)
+			if err != nil {
+				return usageError("%v", err)
+			}
+			if rec.Token != askToken || rec.Item != item {
+				return &exitError{code: exitProblems, msg: fmt.Sprintf("run %s asked %s on #%d, not %s on #%d: the answer is not to that run's question", run, rec.Token, rec.Item, askToken, item)}
+			}
 			ctx := context.Background()
-			a, err := effect.ResumeAsk(ctx, e, item, askToken, run)
+			a, err := effect.ResumeAsk(ctx, e, item, askToken, run, rec.Comment)
+			if err != nil {
+				return effectError(err)
+			}
+			artifact, err := effect.PausedArtifact(ctx, e, run, ghactions.StepsArtifact, a)
 			if err != nil {
 				return effectError(err)
 			}
@@ -95,8 +117,8 @@ resume finds nothing), records the resume on the item, and sets the step output 
 			}
 			// The pause is spent on GitHub, not only in this job's copy of it: a second resume
 			// of the run finds nothing to download.
-			if err := effect.SpendPausedRun(ctx, e, run, ghactions.StepsArtifact); err != nil {
-				return effectError(err)
+			if err := effect.SpendArtifact(ctx, e, run, artifact); err != nil {
+				return usageError("%v", err)
 			}
 			if err := effect.MarkResumed(ctx, e, a); err != nil {
 				return usageError("recording the resume on #%d: %v", item, err)
@@ -113,7 +135,9 @@ resume finds nothing), records the resume on the item, and sets the step output 
 		},
 	}
 	resume.Flags().StringVar(&state, "state", "", "the directory of the paused run's state (its envelope.json and playbooks.db)")
+	resume.Flags().StringVar(&record, "ask-record", "", "the record of its ask the paused run's ask job uploaded")
 	_ = resume.MarkFlagRequired("state")
+	_ = resume.MarkFlagRequired("ask-record")
 	return []*cobra.Command{ask, resume}
 }
 
@@ -183,4 +207,31 @@ func stepOutput(name, value string) error {
 		return err
 	}
 	return f.Close()
+}
+
+// askRecord is what a run's ask job records of the ask it posted.
+type askRecord struct {
+	Token   string `json:"token"`
+	Item    int    `json:"item"`
+	Comment int64  `json:"comment"`
+}
+
+func writeAskRecord(path string, r askRecord) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	b, _ := json.Marshal(r)
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+func readAskRecord(path string) (askRecord, error) {
+	var r askRecord
+	data, err := os.ReadFile(path)
+	if err == nil {
+		err = json.Unmarshal(data, &r)
+	}
+	if err != nil {
+		return r, fmt.Errorf("reading the record of the paused run's ask %s: %v (the run's artifact expired, or the run posted no ask)", path, err)
+	}
+	return r, nil
 }

@@ -31,7 +31,7 @@ type Runner struct {
 	Workspace, ArtifactsDir string
 	// Playbook, when set, is the playbook file a resumed run must have been started with (the
 	// same bytes): the run goes on from it. AgentSpec, when set, replaces the agent command saved
-	// with the pause (its argv and preset): a resuming job runs the agent it was compiled with.
+	// with the pause (its argv, preset and timeout): a resuming job runs the agent it was compiled with.
 	Playbook  string
 	AgentSpec *AgentSpec
 }
@@ -127,7 +127,7 @@ func (r *Runner) Resumed(ctx context.Context, raw []byte) Envelope {
 		st.File = r.Playbook
 	}
 	if r.AgentSpec != nil {
-		st.Agent.Argv, st.Agent.Preset = r.AgentSpec.Argv, r.AgentSpec.Preset
+		st.Agent.Argv, st.Agent.Preset, st.Agent.TimeoutMs = r.AgentSpec.Argv, r.AgentSpec.Preset, r.AgentSpec.TimeoutMs
 	}
 	if r.Workspace != "" {
 		st.Agent.Dir = r.Workspace

@@ -39,6 +39,8 @@ const (
 	// StepsArtifact is the paused run a run uploads; the resume deletes it once applied.
 	StepsArtifact  = "autonomy-steps"
 	resumeArtifact = "autonomy-resume"
+	// askArtifact is the run's record of the ask its ask job posted (token, item, comment id).
+	askArtifact    = "autonomy-ask"
 	outputArtifact = "autonomy-artifacts"
 	// StepsStatusOutput is the agent job's output saying how the playbook run ended (ok,
 	// needs_input, cancelled or failed).
@@ -162,6 +164,10 @@ const stepsRunScript = `state="$RUNNER_TEMP/` + StepsArtifact + `"
 mkdir -p "$state"
 rc=0
 if [ -n "${AUTONOMY_RESUME_ASK:-}" ]; then
+  if [ "${GITHUB_RUN_ATTEMPT:-1}" != 1 ]; then
+    echo "::error::a resumed run is not run again: attempt 1 spent the answered pause; launch the actor anew"
+    exit 1
+  fi
   "$AUTONOMY_BIN" playbook resume --state "$state" --continue "$AUTONOMY_RESUME_ASK" --playbook "$AUTONOMY_BEHAVIOR" --workspace "$GITHUB_WORKSPACE" --sandbox none "${agent[@]}" --artifacts-dir "$RUNNER_TEMP/` + outputArtifact + `" > "$state/envelope.json" || rc=$?
 else
   "$AUTONOMY_BIN" playbook run "$AUTONOMY_BEHAVIOR" --state "$state" --workspace "$GITHUB_WORKSPACE" --sandbox none "${agent[@]}" --args-env "$AUTONOMY_ARGS_ENV" --ignore-unknown-args --artifacts-dir "$RUNNER_TEMP/` + outputArtifact + `" > "$state/envelope.json" || rc=$?
@@ -260,15 +266,19 @@ func (c *compiler) stepsJobs(a *ir.Actor, elicits bool, job *mapping, steps *seq
 	before.add("concurrency", mapping{{key: "group", value: expr("format('autonomy-" + name + "-resume-{0}', inputs." + control.ResumeRunInput + ")")}, {key: "cancel-in-progress", value: false}})
 	before.add("outputs", mapping{{key: "continue", value: expr("steps.resume.outputs.continue")}})
 	before.add("env", common(renv))
-	dl := artifactWith(StepsArtifact, false)
-	dl.add("run-id", expr("inputs."+control.ResumeRunInput))
-	dl.add("github-token", expr("github.token"))
+	fromRun := func(name string) mapping {
+		dl := artifactWith(name, false)
+		dl.add("run-id", expr("inputs."+control.ResumeRunInput))
+		dl.add("github-token", expr("github.token"))
+		return dl
+	}
 	before.add("steps", seq{
 		policyCheckout,
-		downloadArtifact.step("Download the paused run", dl),
+		downloadArtifact.step("Download the paused run", fromRun(StepsArtifact)),
+		downloadArtifact.step("Download the record of its ask", fromRun(askArtifact)),
 		c.toolStep(),
 		mapping{{key: "name", value: "autonomy gh resume"}, {key: "id", value: "resume"},
-			{key: "run", value: literal(`"$AUTONOMY_BIN" gh resume --state "$RUNNER_TEMP/` + StepsArtifact + `"` + "\n")}},
+			{key: "run", value: literal(`"$AUTONOMY_BIN" gh resume --state "$RUNNER_TEMP/` + StepsArtifact + `" --ask-record "$RUNNER_TEMP/` + askArtifact + `/ask.json"` + "\n")}},
 		withIf(uploadArtifact.step("Hand the answered run to the agent", mapping{
 			{key: "name", value: resumeArtifact}, {key: "path", value: expr("runner.temp") + "/" + plain(StepsArtifact)},
 			{key: "if-no-files-found", value: plain("error")}}), "steps.resume.outputs.continue == 'true'"),
@@ -289,7 +299,10 @@ func (c *compiler) stepsJobs(a *ir.Actor, elicits bool, job *mapping, steps *seq
 		policyCheckout,
 		downloadArtifact.step("Download the paused run", artifactWith(StepsArtifact, false)),
 		c.toolStep(),
-		mapping{{key: "name", value: "autonomy gh ask"}, {key: "run", value: literal(`"$AUTONOMY_BIN" gh ask --envelope "$RUNNER_TEMP/` + StepsArtifact + `/envelope.json"` + "\n")}},
+		mapping{{key: "name", value: "autonomy gh ask"}, {key: "run", value: literal(`"$AUTONOMY_BIN" gh ask --envelope "$RUNNER_TEMP/` + StepsArtifact + `/envelope.json" --record "$RUNNER_TEMP/` + askArtifact + `/ask.json"` + "\n")}},
+		uploadArtifact.step("Upload the record of the ask", mapping{
+			{key: "name", value: askArtifact}, {key: "path", value: expr("runner.temp") + "/" + plain(askArtifact)},
+			{key: "if-no-files-found", value: plain("error")}}),
 	})
 	return before, after
 }

@@ -227,8 +227,14 @@ func matching(paths, globs []string) []string {
 
 // comment posts body on issue or pull request n.
 func (e *Env) comment(ctx context.Context, n int, body string) error {
-	_, _, err := e.Client.Issues.CreateComment(ctx, e.Owner, e.Repo, n, &github.IssueComment{Body: github.String(body)})
+	_, err := e.postComment(ctx, n, body)
 	return err
+}
+
+// postComment posts body on item n and returns the comment's id.
+func (e *Env) postComment(ctx context.Context, n int, body string) (int64, error) {
+	c, _, err := e.Client.Issues.CreateComment(ctx, e.Owner, e.Repo, n, &github.IssueComment{Body: github.String(body)})
+	return c.GetID(), err
 }
 
 // Refused is a change the trusted job will not make; it has said why on the work item.

@@ -163,12 +163,13 @@ func EngageElicitation(ctx context.Context, e *Env, actor string, n int, step, p
 
 // ResumeAsk finds the ask with token on work item n and checks that run's playbook may resume
 // with it, in the workflow of the actor e.Actor names: the run is a run of that actor's workflow,
-// on the default branch, of the repository's own code (not a pull request's); the ask is an
-// elicitation of that actor naming that run, posted after the run started and never edited
-// since (any job's token can write and edit the bot's comments); it is resolved by a
-// maintainer's own command, not edited either; and it was not resumed already. A refusal is a
-// *Refused.
-func ResumeAsk(ctx context.Context, e *Env, n int, token, run string) (*Ask, error) {
+// on the default branch, of the repository's own code (not a pull request's); the ask is the
+// comment the run's own ask job recorded (comment, from its artifact: no other run can write
+// there), an elicitation of that actor naming that run, posted after the run started; it is
+// resolved by a maintainer's own command; and neither comment was ever edited (GitHub's
+// lastEditedAt: any job's token can edit them). A refusal is a *Refused. That the pause is
+// redeemed once is PausedArtifact's and SpendArtifact's, not a comment's.
+func ResumeAsk(ctx context.Context, e *Env, n int, token, run string, comment int64) (*Ask, error) {
 	if !safeSubject.MatchString(e.Actor) {
 		return nil, fmt.Errorf("AUTONOMY_ACTOR is %q: the actor whose workflow resumes must be named", e.Actor)
 	}
@@ -186,24 +187,81 @@ func ResumeAsk(ctx context.Context, e *Env, n int, token, run string) (*Ask, err
 	}
 	a := asks[i]
 	switch {
+	case a.CommentID != comment:
+		return nil, &Refused{fmt.Sprintf("the ask %s on #%d is not the comment run %s's ask job posted (%d): it does not resume that run", token, n, run, comment)}
 	case a.Elicit == nil:
 		return nil, &Refused{fmt.Sprintf("the ask %s on #%d is not a playbook's elicitation: nothing resumes from it", token, n)}
 	case a.Actor != e.Actor:
 		return nil, &Refused{fmt.Sprintf("the ask %s on #%d is %s's, not %s's: an actor resumes its own runs only", token, n, a.Actor, e.Actor)}
 	case a.RunID != run:
 		return nil, &Refused{fmt.Sprintf("the ask %s on #%d was posted by run %s, not run %s: a run resumes from its own ask only", token, n, a.RunID, run)}
-	case a.Edited:
-		return nil, &Refused{fmt.Sprintf("the ask %s on #%d was edited after it was posted: it is not trusted to name the run it resumes", token, n)}
-	case !src.CreatedAt.IsZero() && a.Posted.Before(src.CreatedAt.Time):
+	case a.Posted.Before(src.CreatedAt.Time):
 		return nil, &Refused{fmt.Sprintf("the ask %s on #%d was posted before run %s started: it is not that run's", token, n, run)}
 	case a.Resolved == "":
 		return nil, &Refused{fmt.Sprintf("the ask %s on #%d is still open: no maintainer's command has resolved it", token, n)}
-	case a.AnswerEdited:
+	}
+	edited, err := lastEdited(ctx, e, a.askNode, a.answerNode)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case edited[a.askNode]:
+		return nil, &Refused{fmt.Sprintf("the ask %s on #%d was edited after it was posted: it is not trusted to name the run it resumes", token, n)}
+	case edited[a.answerNode]:
 		return nil, &Refused{fmt.Sprintf("the maintainer's command that resolved the ask %s on #%d was edited after it was given: its answer is not trusted", token, n)}
-	case a.ResumedBy != "":
-		return nil, &Refused{fmt.Sprintf("the run of the ask %s on #%d was already resumed, by run %s: an answer resumes a run once", token, n, a.ResumedBy)}
 	}
 	return a, nil
+}
+
+// lastEdited asks GitHub which of the comments (GraphQL node ids) were ever edited
+// (IssueComment.lastEditedAt, set by an edit of its body only).
+func lastEdited(ctx context.Context, e *Env, nodes ...string) (map[string]bool, error) {
+	for _, id := range nodes {
+		if id == "" {
+			return nil, fmt.Errorf("a comment has no node id: whether it was edited cannot be read")
+		}
+	}
+	u := e.GraphQLURL
+	if u == "" {
+		u = "graphql"
+	}
+	body := map[string]any{
+		"query":     `query($ids: [ID!]!) { nodes(ids: $ids) { ... on IssueComment { id lastEditedAt } } }`,
+		"variables": map[string]any{"ids": nodes},
+	}
+	req, err := e.Client.NewRequest("POST", u, body)
+	if err != nil {
+		return nil, err
+	}
+	var out struct {
+		Data struct {
+			Nodes []*struct {
+				ID           string  `json:"id"`
+				LastEditedAt *string `json:"lastEditedAt"`
+			} `json:"nodes"`
+		} `json:"data"`
+		Errors []struct{ Message string } `json:"errors"`
+	}
+	if _, err := e.Client.Do(ctx, req, &out); err != nil {
+		return nil, fmt.Errorf("reading whether the comments were edited: %w", err)
+	}
+	if len(out.Errors) > 0 {
+		return nil, fmt.Errorf("reading whether the comments were edited: %s", out.Errors[0].Message)
+	}
+	got := map[string]bool{}
+	seen := map[string]bool{}
+	for _, nd := range out.Data.Nodes {
+		if nd != nil {
+			seen[nd.ID] = true
+			got[nd.ID] = nd.LastEditedAt != nil
+		}
+	}
+	for _, id := range nodes {
+		if !seen[id] {
+			return nil, fmt.Errorf("reading whether the comments were edited: GitHub returned no comment %s", id)
+		}
+	}
+	return got, nil
 }
 
 // runInfo is what the resume reads of the run whose paused playbook it takes.
@@ -247,46 +305,61 @@ func sourceRun(ctx context.Context, e *Env, id string) (*runInfo, error) {
 		return nil, &Refused{fmt.Sprintf("run %s ran on a %s event, with a pull request's version of the workflow: its paused playbook is not resumed", id, r.Event)}
 	case r.HeadBranch != repo.GetDefaultBranch():
 		return nil, &Refused{fmt.Sprintf("run %s ran on the branch %s, not the default branch %s: its paused playbook is not resumed", id, r.HeadBranch, repo.GetDefaultBranch())}
-	case r.HeadRepository != nil && !strings.EqualFold(r.HeadRepository.FullName, e.Owner+"/"+e.Repo):
-		return nil, &Refused{fmt.Sprintf("run %s ran the code of %s, not of this repository: its paused playbook is not resumed", id, r.HeadRepository.FullName)}
+	case r.HeadRepository == nil || !strings.EqualFold(r.HeadRepository.FullName, e.Owner+"/"+e.Repo):
+		return nil, &Refused{fmt.Sprintf("run %s did not run this repository's own code: its paused playbook is not resumed", id)}
 	}
 	return r, nil
 }
 
-// SpendPausedRun deletes run's artifact of the paused playbook (name), once its answer was
-// applied: the pause is redeemed once, whatever the comments on the item say afterwards, and a
-// second resume of that run finds nothing to resume. It refuses when there is none to delete.
-func SpendPausedRun(ctx context.Context, e *Env, run, name string) error {
+// PausedArtifact finds run's artifact of the paused playbook (name) that the ask a answers: there
+// must be exactly one, uploaded before the ask was posted (a re-run of the run's agent job uploads
+// a new one later, which an old answer must not resume). It returns the artifact's id.
+func PausedArtifact(ctx context.Context, e *Env, run, name string, a *Ask) (int64, error) {
 	req, err := e.Client.NewRequest("GET", fmt.Sprintf("repos/%s/%s/actions/runs/%s/artifacts?name=%s", e.Owner, e.Repo, run, url.QueryEscape(name)), nil)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	var list struct {
 		Artifacts []struct {
-			ID   int64  `json:"id"`
-			Name string `json:"name"`
+			ID        int64            `json:"id"`
+			Name      string           `json:"name"`
+			CreatedAt github.Timestamp `json:"created_at"`
 		} `json:"artifacts"`
 	}
 	if _, err := e.Client.Do(ctx, req, &list); err != nil {
-		return fmt.Errorf("listing the artifacts of run %s: %w", run, err)
+		return 0, fmt.Errorf("listing the artifacts of run %s: %w", run, err)
 	}
-	n := 0
-	for _, a := range list.Artifacts {
-		if a.Name != name {
+	var ids []int64
+	for _, x := range list.Artifacts {
+		if x.Name != name {
 			continue
 		}
-		if _, err := e.Client.Actions.DeleteArtifact(ctx, e.Owner, e.Repo, a.ID); err != nil {
-			return fmt.Errorf("deleting the artifact %s of run %s: %w", name, run, err)
+		if x.CreatedAt.After(a.Posted) {
+			return 0, &Refused{fmt.Sprintf("run %s's artifact %s was uploaded after the ask %s was posted (the run's agent job ran again): the answer is not to that pause", run, name, a.Token)}
 		}
-		n++
+		ids = append(ids, x.ID)
 	}
-	if n == 0 {
-		return &Refused{fmt.Sprintf("run %s has no artifact %s left: its paused playbook was resumed already (or it expired)", run, name)}
+	switch len(ids) {
+	case 0:
+		return 0, &Refused{fmt.Sprintf("run %s has no artifact %s left: its paused playbook was resumed already (or it expired)", run, name)}
+	case 1:
+		return ids[0], nil
+	}
+	return 0, &Refused{fmt.Sprintf("run %s has %d artifacts %s: which pause the answer is to is not known", run, len(ids), name)}
+}
+
+// SpendArtifact deletes the paused playbook's artifact id, once its answer was applied: the pause
+// is redeemed once, whatever the comments on the item say afterwards, and a second resume of that
+// run finds nothing to resume.
+func SpendArtifact(ctx context.Context, e *Env, run string, id int64) error {
+	if _, err := e.Client.Actions.DeleteArtifact(ctx, e.Owner, e.Repo, id); err != nil {
+		return fmt.Errorf("deleting the paused playbook's artifact %d of run %s: %w", id, run, err)
 	}
 	return nil
 }
 
-// MarkResumed records on the ask's item that this run (e.RunID) resumed the ask's run.
+// MarkResumed records on the ask's item that this run (e.RunID) resumed the ask's run: a record
+// for people (the pause was spent by deleting its artifact, whatever comments say).
 func MarkResumed(ctx context.Context, e *Env, a *Ask) error {
 	what := fmt.Sprintf("Resuming the playbook of %s with the maintainer's %s", a.Actor, a.Resolved)
 	if a.Resolved == "reject" && a.Elicit != nil && a.Elicit.Kind != "confirm" {

@@ -68,16 +68,13 @@ type Ask struct {
 	Answer string
 	// ResumedBy is the run that resumed the playbook run after the answer ("" while none has).
 	ResumedBy string
-	// Posted is when the ask's comment was created; Edited whether it was changed since, and
-	// AnswerEdited whether the maintainer's command that resolved it was (any job's token can
-	// edit the bot's comments; the resume of a playbook trusts neither once changed).
-	Posted               time.Time
-	Edited, AnswerEdited bool
-}
-
-// edited reports whether comment c was changed after it was posted.
-func edited(c *github.IssueComment) bool {
-	return c.UpdatedAt != nil && c.CreatedAt != nil && c.GetUpdatedAt().After(c.GetCreatedAt().Time)
+	// Posted is when the ask's comment was created, CommentID its id; askNode and answerNode are
+	// the GraphQL node ids of the ask's comment and of the maintainer's command that resolved
+	// it (the resume of a playbook asks GitHub whether either was edited: any job's token can
+	// edit them).
+	Posted              time.Time
+	CommentID           int64
+	askNode, answerNode string
 }
 
 // HumanPolicy is policy.box.human.
@@ -138,9 +135,11 @@ func engage(ctx context.Context, e *Env, actor string, n int, ask, spec string, 
 	if e.RunURL != "" {
 		fmt.Fprintf(&b, "\n(%s)\n", e.RunURL)
 	}
-	if err := e.comment(ctx, n, b.String()); err != nil {
+	id, err := e.postComment(ctx, n, b.String())
+	if err != nil {
 		return nil, fmt.Errorf("posting the ask on #%d: %w", n, err)
 	}
+	a.CommentID = id
 	if _, _, err := e.Client.Issues.AddAssignees(ctx, e.Owner, e.Repo, n, ms.Logins); err != nil {
 		return nil, fmt.Errorf("assigning the maintainers to #%d: %w", n, err)
 	}
@@ -184,21 +183,21 @@ func Asks(ctx context.Context, e *Env, n int) ([]*Ask, error) {
 	// Every job's token posts as the bot, an agent's too: a resolution counts only when the
 	// maintainer's own command it names is on this item and says the same (commanded).
 	var ms *maintainers.List
-	commanded := func(m []string) (note string, changed, ok bool, err error) {
+	commanded := func(m []string) (note, node string, ok bool, err error) {
 		id, _ := strconv.ParseInt(m[4], 10, 64)
 		c := byID[id]
 		if c == nil || c.GetUser().GetLogin() == BotLogin || !strings.EqualFold(c.GetUser().GetLogin(), m[3]) {
-			return "", false, false, nil
+			return "", "", false, nil
 		}
 		if note, ok = CommandNote(c.GetBody(), m[2], m[1]); !ok {
-			return "", false, false, nil
+			return "", "", false, nil
 		}
 		if ms == nil {
 			if ms, err = Maintainers(ctx, e); err != nil {
-				return "", false, false, err
+				return "", "", false, err
 			}
 		}
-		return note, edited(c), ms.Has(m[3]), nil
+		return note, c.GetNodeID(), ms.Has(m[3]), nil
 	}
 	for _, c := range all {
 		if c.GetUser().GetLogin() != BotLogin {
@@ -211,17 +210,20 @@ func Asks(ctx context.Context, e *Env, n int) ([]*Ask, error) {
 				continue
 			}
 			a := &Ask{Actor: m[1], Token: m[2], At: at, LastAt: at, RunID: m[4], Item: n, Elicit: parseElicitation(m[5], m[6]),
-				Posted: c.GetCreatedAt().Time, Edited: edited(c)}
+				Posted: c.GetCreatedAt().Time, CommentID: c.GetID(), askNode: c.GetNodeID()}
+			if byToken[a.Token] != nil {
+				continue // a copy of an ask: its token resolves the first one only
+			}
 			asks = append(asks, a)
 			byToken[a.Token] = a
 		} else if m := resolutionRe.FindStringSubmatch(first); m != nil {
 			if a := byToken[m[1]]; a != nil && a.Resolved == "" {
-				note, changed, ok, err := commanded(m)
+				note, node, ok, err := commanded(m)
 				if err != nil {
 					return nil, err
 				}
 				if ok {
-					a.Resolved, a.Answer, a.AnswerEdited = m[2], note, changed
+					a.Resolved, a.Answer, a.answerNode = m[2], note, node
 				}
 			}
 		} else if m := resumedRe.FindStringSubmatch(first); m != nil {

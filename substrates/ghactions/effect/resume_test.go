@@ -63,9 +63,9 @@ func TestResumeAskRefusals(t *testing.T) {
 		}
 		return a, id
 	}
-	refused := func(e *Env, token, run, why string) {
+	refused := func(e *Env, a *Ask, run, why string) {
 		t.Helper()
-		_, err := ResumeAsk(ctx, e, item, token, run)
+		_, err := ResumeAsk(ctx, e, item, a.Token, run, a.CommentID)
 		var r *Refused
 		if !errors.As(err, &r) || !strings.Contains(r.Reason, why) {
 			t.Errorf("resume of %s: %v, want it refused saying %q", run, err, why)
@@ -75,22 +75,22 @@ func TestResumeAskRefusals(t *testing.T) {
 	run := dispatch("triage.yml", "main")
 	now = now.Add(time.Minute)
 	good, cmdID := ask("triage", run)
-	a, err := ResumeAsk(ctx, env("triage", "9"), item, good.Token, run)
+	a, err := ResumeAsk(ctx, env("triage", "9"), item, good.Token, run, good.CommentID)
 	if err != nil || a.Answer != "api" || a.Resolved != "answer" {
 		t.Fatalf("the answered ask: %+v %v", a, err)
 	}
 	deployRun := dispatch("deploy.yml", "main")
-	refused(env("deploy", "9"), good.Token, deployRun, "is triage's, not deploy's")
-	refused(env("triage", "9"), good.Token, deployRun, "ran .github/workflows/deploy.yml, not .github/workflows/triage.yml")
-	refused(env("deploy", "9"), good.Token, run, "ran .github/workflows/triage.yml, not .github/workflows/deploy.yml")
-	refused(env("triage", "9"), good.Token, "123456", "is not a run of this repository")
+	refused(env("deploy", "9"), good, deployRun, "is triage's, not deploy's")
+	refused(env("triage", "9"), good, deployRun, "ran .github/workflows/deploy.yml, not .github/workflows/triage.yml")
+	refused(env("deploy", "9"), good, run, "ran .github/workflows/triage.yml, not .github/workflows/deploy.yml")
+	refused(env("triage", "9"), good, "123456", "is not a run of this repository")
 
 	// An ask naming a run that started after it was posted is not that run's.
 	now = now.Add(time.Minute)
 	later := dispatch("triage.yml", "main")
 	now = now.Add(time.Minute)
 	old, _ := ask("triage", later) // posted after later started: fine
-	if _, err := ResumeAsk(ctx, env("triage", "9"), item, old.Token, later); err != nil {
+	if _, err := ResumeAsk(ctx, env("triage", "9"), item, old.Token, later, old.CommentID); err != nil {
 		t.Errorf("an ask posted during its run: %v", err)
 	}
 	early, _ := ask("triage", "0") // a marker naming a run not started yet
@@ -105,24 +105,61 @@ func TestResumeAskRefusals(t *testing.T) {
 			}
 		}
 	}
-	refused(env("triage", "9"), early.Token, next, "was edited after it was posted")
+	refused(env("triage", "9"), early, next, "was posted before run "+next+" started")
+	// An ask of the run, edited afterwards (any job's token can): not trusted.
+	now = now.Add(time.Minute)
+	edited, _ := ask("triage", next)
+	if err := fake.EditComment(edited.CommentID, strings.Replace(firstAsk(t, fake, item, edited.Token), "Which team?", "Which team, or none?", 1)); err != nil {
+		t.Fatal(err)
+	}
+	refused(env("triage", "9"), edited, next, "was edited after it was posted")
+	// Another comment than the one the run's ask job recorded: not that run's ask.
+	if _, err := ResumeAsk(ctx, env("triage", "9"), item, old.Token, later, old.CommentID+1); err == nil || !strings.Contains(err.Error(), "is not the comment run") {
+		t.Errorf("another comment than the recorded one: %v", err)
+	}
+	// A copy of an ask (same token, posted later by any job's token) never takes its place.
+	if _, err := fake.AddComment(item, "", strings.Replace(firstAsk(t, fake, item, old.Token), "Which team?", "Which team, really?", 1)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ResumeAsk(ctx, env("triage", "9"), item, old.Token, later, old.CommentID); err != nil {
+		t.Errorf("the ask with a copy after it: %v", err)
+	}
 
 	// The maintainer's command edited after it was recorded: its answer is not trusted.
 	if err := fake.EditComment(cmdID, "/agent answer "+good.Token+" ui"); err != nil {
 		t.Fatal(err)
 	}
-	refused(env("triage", "9"), good.Token, run, "was edited after it was given")
+	refused(env("triage", "9"), good, run, "was edited after it was given")
 
-	// The pause is spent once: its artifact deleted; a second spend refuses.
+	// The pause is the run's one artifact uploaded before the ask; spent once, by deleting it.
+	var r *Refused
+	if _, err := PausedArtifact(ctx, env("triage", "9"), later, "autonomy-steps", old); !errors.As(err, &r) || !strings.Contains(r.Reason, "no artifact autonomy-steps left") {
+		t.Errorf("no artifact: %v", err)
+	}
+	now = now.Add(time.Minute)
 	if _, ok := fake.AddArtifact(mustID(t, later), "autonomy-steps"); !ok {
 		t.Fatal("artifact")
 	}
-	if err := SpendPausedRun(ctx, env("triage", "9"), later, "autonomy-steps"); err != nil || fake.HasArtifact(mustID(t, later), "autonomy-steps") {
+	now = now.Add(time.Minute)
+	posted, _ := ask("triage", later)
+	fresh, err := ResumeAsk(ctx, env("triage", "9"), item, posted.Token, later, posted.CommentID) // as the resume reads it
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := PausedArtifact(ctx, env("triage", "9"), later, "autonomy-steps", fresh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := SpendArtifact(ctx, env("triage", "9"), later, id); err != nil || fake.HasArtifact(mustID(t, later), "autonomy-steps") {
 		t.Fatalf("spend: %v", err)
 	}
-	var r *Refused
-	if err := SpendPausedRun(ctx, env("triage", "9"), later, "autonomy-steps"); !errors.As(err, &r) || !strings.Contains(r.Reason, "resumed already") {
-		t.Errorf("a second spend: %v", err)
+	// The run's agent job run again (a new pause, uploaded after the ask): the old answer is not to it.
+	now = now.Add(time.Minute)
+	if _, ok := fake.AddArtifact(mustID(t, later), "autonomy-steps"); !ok {
+		t.Fatal("artifact")
+	}
+	if _, err := PausedArtifact(ctx, env("triage", "9"), later, "autonomy-steps", fresh); !errors.As(err, &r) || !strings.Contains(r.Reason, "was uploaded after the ask") {
+		t.Errorf("a pause uploaded after the ask: %v", err)
 	}
 }
 
@@ -133,4 +170,17 @@ func mustID(t *testing.T, s string) int64 {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// firstAsk is the body of the ask comment with token on item n.
+func firstAsk(t *testing.T, fake *ghfake.Server, n int, token string) string {
+	t.Helper()
+	is, _ := fake.Issue(n)
+	for _, c := range is.Comments {
+		if strings.HasPrefix(c, "<!-- autonomy:ask ") && strings.Contains(c, "token="+token) {
+			return c
+		}
+	}
+	t.Fatalf("no ask %s on #%d", token, n)
+	return ""
 }

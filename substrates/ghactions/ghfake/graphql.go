@@ -6,9 +6,10 @@ import (
 	"strings"
 )
 
-// The one GraphQL mutation the trusted jobs use, enablePullRequestAutoMerge, answered as GitHub
-// does: HTTP 200, with an errors list when it is refused (auto-merge not allowed in the
-// repository; a pull request already mergeable, "clean", which GitHub will not arm).
+// The GraphQL the trusted jobs use, answered as GitHub does: the mutation
+// enablePullRequestAutoMerge (HTTP 200, with an errors list when it is refused: auto-merge not
+// allowed in the repository; a pull request already mergeable, "clean", which GitHub will not
+// arm), and the query of issue comments' lastEditedAt by node id.
 
 // nodeID is a pull request's GraphQL node id.
 func nodeID(n int) string { return "PR_kwfake" + strconv.Itoa(n) }
@@ -32,6 +33,10 @@ func (s *Server) graphql(w http.ResponseWriter, req *http.Request) {
 		Variables map[string]any
 	}
 	if !readBody(w, req, &body, "https://docs.github.com/graphql") {
+		return
+	}
+	if strings.Contains(body.Query, "lastEditedAt") {
+		s.lastEdited(w, body.Variables)
 		return
 	}
 	if !strings.Contains(body.Query, "enablePullRequestAutoMerge") {
@@ -60,4 +65,28 @@ func (s *Server) graphql(w http.ResponseWriter, req *http.Request) {
 		is.AutoMerge = true
 		writeJSON(w, http.StatusOK, map[string]any{"data": map[string]any{"enablePullRequestAutoMerge": map[string]any{"pullRequest": map[string]any{"number": is.Number}}}})
 	}
+}
+
+// lastEdited answers nodes(ids:) { ... on IssueComment { id lastEditedAt } }: null for a comment
+// never edited, the time of its last edit otherwise, and a null node for an unknown id.
+func (s *Server) lastEdited(w http.ResponseWriter, vars map[string]any) {
+	ids, _ := vars["ids"].([]any)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	nodes := []any{}
+	for _, x := range ids {
+		id, _ := x.(string)
+		n, err := strconv.ParseInt(strings.TrimPrefix(id, "IC_kwfake"), 10, 64)
+		at, ok := s.commentAt[n]
+		if err != nil || !strings.HasPrefix(id, "IC_kwfake") || !ok {
+			nodes = append(nodes, nil)
+			continue
+		}
+		var edited any
+		if at[1].After(at[0]) {
+			edited = at[1].Format("2006-01-02T15:04:05Z")
+		}
+		nodes = append(nodes, map[string]any{"id": id, "lastEditedAt": edited})
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"data": map[string]any{"nodes": nodes}})
 }

@@ -121,6 +121,9 @@ func (s *Server) addComment(is *Issue, login, body string) int64 {
 	return id
 }
 
+// commentNode is an issue comment's GraphQL node id.
+func commentNode(id int64) string { return "IC_kwfake" + strconv.FormatInt(id, 10) }
+
 // EditComment replaces the body of comment id (GitHub's PATCH of an issue comment, which its
 // author, the bot's token included, may do): its updated_at moves on, its created_at stays.
 func (s *Server) EditComment(id int64, body string) error {
@@ -383,7 +386,7 @@ func (s *Server) routeCode(w http.ResponseWriter, req *http.Request, rest []stri
 				if i < len(is.CommentIDs) {
 					id = is.CommentIDs[i]
 				}
-				cm := map[string]any{"id": id, "body": c, "user": userJSON{by}}
+				cm := map[string]any{"id": id, "node_id": commentNode(id), "body": c, "user": userJSON{by}}
 				if at, ok := s.commentAt[id]; ok {
 					cm["created_at"], cm["updated_at"] = at[0].Format(time.RFC3339), at[1].Format(time.RFC3339)
 				}
