@@ -21,7 +21,7 @@ import (
 // ask posts a paused run's elicitation on its work item; resume applies the maintainer's answer
 // to the paused run another run left, for this run's agent job to continue.
 func ghStepsVerbs() []*cobra.Command {
-	var envelope, state, record string
+	var envelope, state, record, answered string
 	ask := &cobra.Command{
 		Use:   "ask --envelope FILE",
 		Short: "Post the elicitation a step playbook run waits at on its work item",
@@ -77,11 +77,12 @@ run is never posted. Exit 1 when there is no work item to post on (the prompt is
 		Use:   "resume --state DIR",
 		Short: "Apply a maintainer's answer to the paused step playbook run of another run",
 		Long: `Reads AUTONOMY_ACTOR, AUTONOMY_RESUME_RUN, AUTONOMY_RESUME_ITEM and AUTONOMY_RESUME_ASK (the
-dispatch inputs the control workflow set) and the paused run's state DIR (that run's artifact).
+dispatch inputs the control workflow set) and the paused run's state DIR (that run's artifact:
+its envelope.json and pause.json, as JSON; its database is not opened).
 It resumes only a run of this actor's workflow on the default branch, from an unedited ask of
 this actor naming that run, resolved by a maintainer's own unedited command (the answer is taken
-from it). It then redeems the run's token with the answer, saves the answered run for
-autonomy playbook resume --continue ASK, deletes the run's artifact (the pause is spent: a second
+from it). It then applies the answer to the paused state, saves the answered run in a new
+database in --out for autonomy playbook resume --continue ASK, deletes the run's artifact (the pause is spent: a second
 resume finds nothing), records the resume on the item, and sets the step output continue=true
 (false when the answer cancels the run). Exit 1 when refused.`,
 		Args: cobra.NoArgs,
@@ -111,7 +112,7 @@ resume finds nothing), records the resume on the item, and sets the step output 
 			if err != nil {
 				return effectError(err)
 			}
-			cont, err := answerPaused(ctx, state, askToken, a)
+			cont, err := answerPaused(ctx, state, answered, askToken, a)
 			if err != nil {
 				return err
 			}
@@ -136,15 +137,19 @@ resume finds nothing), records the resume on the item, and sets the step output 
 	}
 	resume.Flags().StringVar(&state, "state", "", "the directory of the paused run's state (its envelope.json and playbooks.db)")
 	resume.Flags().StringVar(&record, "ask-record", "", "the record of its ask the paused run's ask job uploaded")
+	resume.Flags().StringVar(&answered, "out", "", "the directory to write the answered run's new database in (for the agent job)")
+	_ = resume.MarkFlagRequired("out")
 	_ = resume.MarkFlagRequired("state")
 	_ = resume.MarkFlagRequired("ask-record")
 	return []*cobra.Command{ask, resume}
 }
 
-// answerPaused redeems the paused run's token (from its envelope) with the answer of the
-// resolved ask a, and saves the answered run under engine.ContinueKey(askToken); it reports false
-// when the answer cancels the run instead (a reject of an input or a select).
-func answerPaused(ctx context.Context, dir, askToken string, a *effect.Ask) (bool, error) {
+// answerPaused applies the answer of the resolved ask a to the paused run in dir (its
+// envelope.json and pause.json, read as JSON: the database the run's model could have written is
+// never opened here), and saves the answered run under engine.ContinueKey(askToken) in a new
+// database at out (out/playbooks.db), for the agent job to continue; it reports false when the
+// answer cancels the run instead (a reject of an input or a select).
+func answerPaused(ctx context.Context, dir, out, askToken string, a *effect.Ask) (bool, error) {
 	var env stepsrun.Envelope
 	data, err := os.ReadFile(filepath.Join(dir, "envelope.json"))
 	if err == nil {
@@ -153,12 +158,23 @@ func answerPaused(ctx context.Context, dir, askToken string, a *effect.Ask) (boo
 	if err != nil || env.RequiresInput == nil || env.RequiresInput.ResumeToken == "" {
 		return false, usageError("the paused run's state in %s has no envelope waiting for input (the artifact expired, or the run did not pause): %v", dir, err)
 	}
+	var p Pause
+	data, err = os.ReadFile(filepath.Join(dir, "pause.json"))
+	if err == nil {
+		err = json.Unmarshal(data, &p)
+	}
+	if err != nil || len(p.State) == 0 {
+		return false, usageError("the paused run's state in %s has no pause.json: %v", dir, err)
+	}
+	if p.TokenHash != engine.HashToken(env.RequiresInput.ResumeToken) {
+		return false, &exitError{code: exitProblems, msg: "the paused run's pause is not the one its envelope's token redeems"}
+	}
 	var ans stepsrun.Answer
 	switch {
 	case a.Resolved == "reject" && a.Elicit.Kind == "confirm":
 		ans.Deny = true
 	case a.Resolved == "reject":
-		ans.Cancel = true
+		return false, nil
 	case a.Resolved == "approve" && a.Elicit.Kind == "confirm":
 		ans.Approve = true
 	case a.Resolved == "answer":
@@ -166,27 +182,19 @@ func answerPaused(ctx context.Context, dir, askToken string, a *effect.Ask) (boo
 	default:
 		return false, &exitError{code: exitProblems, msg: fmt.Sprintf("the ask was resolved with %s, which does not answer a %s", a.Resolved, a.Elicit.Kind)}
 	}
-	st, err := store.Open(filepath.Join(dir, "playbooks.db"))
+	next, err := stepsrun.Apply(p.State, ans)
+	if err != nil {
+		return false, &exitError{code: exitProblems, msg: fmt.Sprintf("the answer does not fit the elicitation: %v", err)}
+	}
+	if err := os.MkdirAll(out, 0o700); err != nil {
+		return false, usageError("%v", err)
+	}
+	st, err := store.Open(filepath.Join(out, "playbooks.db"))
 	if err != nil {
 		return false, usageError("%v", err)
 	}
 	defer st.Close()
-	hash := engine.HashToken(env.RequiresInput.ResumeToken)
-	raw, session, ok, err := st.TakePause(ctx, hash)
-	if err != nil {
-		return false, usageError("%v", err)
-	}
-	if !ok {
-		return false, &exitError{code: exitProblems, msg: "the paused run's state holds no pause for its token: it was resumed already"}
-	}
-	if ans.Cancel {
-		return false, nil
-	}
-	next, err := stepsrun.Apply(raw, ans)
-	if err != nil {
-		return false, &exitError{code: exitProblems, msg: fmt.Sprintf("the answer does not fit the elicitation: %v", err)}
-	}
-	if err := st.SavePause(ctx, engine.ContinueKey(askToken), session, next); err != nil {
+	if err := st.SavePause(ctx, engine.ContinueKey(askToken), p.Session, next); err != nil {
 		return false, usageError("%v", err)
 	}
 	return true, nil

@@ -22,7 +22,7 @@ import (
 
 // stepsFlags are the flags of playbook run that only a step playbook reads.
 type stepsFlags struct {
-	agent, agentVersion, model, artifactsDir, agentArgv, sandbox string
+	agent, agentVersion, model, artifactsDir, agentArgv, sandbox, pauseFile string
 }
 
 func (sf *stepsFlags) add(f *pflag.FlagSet) {
@@ -33,6 +33,8 @@ func (sf *stepsFlags) add(f *pflag.FlagSet) {
 	f.StringVar(&sf.sandbox, "sandbox", "workspace", "step playbooks: workspace (the preset's sandbox: only the workspace is writable) or none (the machine is the sandbox, e.g. a CI VM)")
 	f.StringVar(&sf.agentArgv, "agent-argv", "", "step playbooks: the agent command as a JSON list of words (set by the runner)")
 	_ = f.MarkHidden("agent-argv")
+	f.StringVar(&sf.pauseFile, "pause-file", "", "step playbooks: when the run waits for a person, also write its pause (token hash, state) to this JSON file (set by gh-actions workflows)")
+	_ = f.MarkHidden("pause-file")
 }
 
 // isStepPlaybook reports whether path is a markdown step playbook (seed 002).
@@ -94,10 +96,47 @@ func runSteps(cmd *cobra.Command, statePath, file string, req engine.Request, sf
 		spec.TimeoutMs = req.TimeoutMs // each step's invocation; the workflow default is too short for an agent
 	}
 	return withStore(cmd, statePath, func(ctx context.Context, st *store.Store) any {
-		r := &stepsrun.Runner{Store: st, Log: cmd.ErrOrStderr()}
-		return r.Run(ctx, stepsrun.Request{File: file, ArgsJSON: req.ArgsJSON, ArtifactsDir: sf.artifactsDir,
+		rec := &pauseRecorder{Store: st}
+		r := &stepsrun.Runner{Store: rec, Log: cmd.ErrOrStderr()}
+		env := r.Run(ctx, stepsrun.Request{File: file, ArgsJSON: req.ArgsJSON, ArtifactsDir: sf.artifactsDir,
 			Session: req.Session, Agent: spec, IgnoreUnknownArgs: req.IgnoreUnknownArgs})
+		if sf.pauseFile != "" && env.Status == stepsrun.StatusNeedsInput && rec.last != nil {
+			if err := writePause(sf.pauseFile, *rec.last); err != nil {
+				return stepsrun.Envelope{Output: env.Output, Error: &engine.Error{Kind: "internal", Message: fmt.Sprintf("writing --pause-file: %v", err)}}
+			}
+		}
+		return env
 	})
+}
+
+// Pause is a paused run as --pause-file writes it: the hash of its resume token, its session and
+// its saved state. A trusted job reads it as JSON, never opening the database the run wrote.
+type Pause struct {
+	TokenHash string          `json:"tokenHash"`
+	Session   string          `json:"session,omitempty"`
+	State     json.RawMessage `json:"state"`
+}
+
+// pauseRecorder is the store of a run that remembers the last pause it saved.
+type pauseRecorder struct {
+	*store.Store
+	last *Pause
+}
+
+func (p *pauseRecorder) SavePause(ctx context.Context, hash, session string, state []byte) error {
+	if err := p.Store.SavePause(ctx, hash, session, state); err != nil {
+		return err
+	}
+	p.last = &Pause{TokenHash: hash, Session: session, State: append(json.RawMessage(nil), state...)}
+	return nil
+}
+
+func writePause(path string, p Pause) error {
+	b, err := json.Marshal(p)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o600)
 }
 
 // resumeAny redeems a pause (by token, or a runner session's continuation) of either runtime:

@@ -170,7 +170,7 @@ if [ -n "${AUTONOMY_RESUME_ASK:-}" ]; then
   fi
   "$AUTONOMY_BIN" playbook resume --state "$state" --continue "$AUTONOMY_RESUME_ASK" --playbook "$AUTONOMY_BEHAVIOR" --workspace "$GITHUB_WORKSPACE" --sandbox none "${agent[@]}" --artifacts-dir "$RUNNER_TEMP/` + outputArtifact + `" > "$state/envelope.json" || rc=$?
 else
-  "$AUTONOMY_BIN" playbook run "$AUTONOMY_BEHAVIOR" --state "$state" --workspace "$GITHUB_WORKSPACE" --sandbox none "${agent[@]}" --args-env "$AUTONOMY_ARGS_ENV" --ignore-unknown-args --artifacts-dir "$RUNNER_TEMP/` + outputArtifact + `" > "$state/envelope.json" || rc=$?
+  "$AUTONOMY_BIN" playbook run "$AUTONOMY_BEHAVIOR" --state "$state" --workspace "$GITHUB_WORKSPACE" --sandbox none "${agent[@]}" --args-env "$AUTONOMY_ARGS_ENV" --ignore-unknown-args --artifacts-dir "$RUNNER_TEMP/` + outputArtifact + `" --pause-file "$state/pause.json" > "$state/envelope.json" || rc=$?
 fi
 echo "::${stop}::"
 status="$(jq -r 'if .ok then .status else "failed" end' "$state/envelope.json" 2> /dev/null || echo failed)"
@@ -278,9 +278,9 @@ func (c *compiler) stepsJobs(a *ir.Actor, elicits bool, job *mapping, steps *seq
 		downloadArtifact.step("Download the record of its ask", fromRun(askArtifact)),
 		c.toolStep(),
 		mapping{{key: "name", value: "autonomy gh resume"}, {key: "id", value: "resume"},
-			{key: "run", value: literal(`"$AUTONOMY_BIN" gh resume --state "$RUNNER_TEMP/` + StepsArtifact + `" --ask-record "$RUNNER_TEMP/` + askArtifact + `/ask.json"` + "\n")}},
+			{key: "run", value: literal(`"$AUTONOMY_BIN" gh resume --state "$RUNNER_TEMP/` + StepsArtifact + `" --ask-record "$RUNNER_TEMP/` + askArtifact + `/ask.json" --out "$RUNNER_TEMP/` + resumeArtifact + `"` + "\n")}},
 		withIf(uploadArtifact.step("Hand the answered run to the agent", mapping{
-			{key: "name", value: resumeArtifact}, {key: "path", value: expr("runner.temp") + "/" + plain(StepsArtifact)},
+			{key: "name", value: resumeArtifact}, {key: "path", value: expr("runner.temp") + "/" + plain(resumeArtifact)},
 			{key: "if-no-files-found", value: plain("error")}}), "steps.resume.outputs.continue == 'true'"),
 	})
 

@@ -174,6 +174,11 @@ func TestStepPlaybookEndToEnd(t *testing.T) {
 	if out, ran := f.r.job(wf, "resume", v2, false); !ran || v2["needs.resume.outputs.continue"] != "true" {
 		t.Fatalf("resume: ran %v, continue %q\n%s", ran, v2["needs.resume.outputs.continue"], out)
 	}
+	// The answered run handed to the agent is a database the resume job made, not the paused
+	// run's (the model of run 1 could have written that one).
+	if entries, err := os.ReadDir(f.r.artifacts[run2+"/autonomy-resume"]); err != nil || len(entries) != 1 || entries[0].Name() != "playbooks.db" {
+		t.Errorf("the handed-over run: %v %v", entries, err)
+	}
 	out, ran = f.r.job(wf, "agent", v2, false)
 	if !ran || second.Err() != nil || v2["needs.agent.outputs.status"] != "ok" {
 		t.Fatalf("the resumed agent: ran %v, model %v, status %q\n%s", ran, second.Err(), v2["needs.agent.outputs.status"], out)
