@@ -151,7 +151,7 @@ Exit codes: 0 the envelope's ok is true, 1 ok is false, 2 usage.`,
 			if cont == "" && (token == "" || n != 1) {
 				return usageError("give --token T and one of --approve, --deny, --answer TEXT or --cancel")
 			}
-			o := resumeOverrides{artifactsDir: sf.artifactsDir, playbook: book}
+			o := resumeOverrides{artifactsDir: sf.artifactsDir, playbook: book, pauseFile: sf.pauseFile}
 			if workspace != "" {
 				abs, err := filepath.Abs(workspace)
 				if err != nil {

@@ -100,12 +100,7 @@ func runSteps(cmd *cobra.Command, statePath, file string, req engine.Request, sf
 		r := &stepsrun.Runner{Store: rec, Log: cmd.ErrOrStderr()}
 		env := r.Run(ctx, stepsrun.Request{File: file, ArgsJSON: req.ArgsJSON, ArtifactsDir: sf.artifactsDir,
 			Session: req.Session, Agent: spec, IgnoreUnknownArgs: req.IgnoreUnknownArgs})
-		if sf.pauseFile != "" && env.Status == stepsrun.StatusNeedsInput && rec.last != nil {
-			if err := writePause(sf.pauseFile, *rec.last); err != nil {
-				return stepsrun.Envelope{Output: env.Output, Error: &engine.Error{Kind: "internal", Message: fmt.Sprintf("writing --pause-file: %v", err)}}
-			}
-		}
-		return env
+		return rec.export(sf.pauseFile, env)
 	})
 }
 
@@ -119,8 +114,20 @@ type Pause struct {
 
 // pauseRecorder is the store of a run that remembers the last pause it saved.
 type pauseRecorder struct {
-	*store.Store
+	stepsrun.Store
 	last *Pause
+}
+
+// export writes the pause the run ended waiting at to path (none: nothing), and returns env, or
+// a failure when the file cannot be written.
+func (p *pauseRecorder) export(path string, env stepsrun.Envelope) stepsrun.Envelope {
+	if path == "" || env.Status != stepsrun.StatusNeedsInput || p.last == nil {
+		return env
+	}
+	if err := writePause(path, *p.last); err != nil {
+		return stepsrun.Envelope{Output: env.Output, Error: &engine.Error{Kind: "internal", Message: fmt.Sprintf("writing --pause-file: %v", err)}}
+	}
+	return env
 }
 
 func (p *pauseRecorder) SavePause(ctx context.Context, hash, session string, state []byte) error {
@@ -139,15 +146,16 @@ func writePause(path string, p Pause) error {
 	return os.WriteFile(path, append(b, '\n'), 0o600)
 }
 
-// resumeAny redeems a pause (by token, or a runner session's continuation) of either runtime:
-// a step playbook's state goes to stepsrun, a workflow's to the engine.
 // resumeOverrides are what a step playbook's resume may set anew: where its agent works and its
-// artifacts go, the agent command, and the playbook file the paused run must match.
+// artifacts go, the agent command, and the playbook file the paused run must match; and where to
+// write its next pause (--pause-file), should it ask again.
 type resumeOverrides struct {
-	workspace, artifactsDir, playbook string
-	agent                             *stepsrun.AgentSpec
+	workspace, artifactsDir, playbook, pauseFile string
+	agent                                        *stepsrun.AgentSpec
 }
 
+// resumeAny redeems a pause (by token, or a runner session's continuation) of either runtime:
+// a step playbook's state goes to stepsrun, a workflow's to the engine.
 func resumeAny(cmd *cobra.Command, statePath, token, cont string, o resumeOverrides, a stepsrun.Answer) error {
 	return withStore(cmd, statePath, func(ctx context.Context, st *store.Store) any {
 		key := engine.HashToken(token)
@@ -161,11 +169,15 @@ func resumeAny(cmd *cobra.Command, statePath, token, cont string, o resumeOverri
 		held := &heldPause{Store: st, key: key, raw: raw, session: session, ok: ok}
 		stepsAnswer := a.Text != "" || a.Cancel
 		if ok && stepsrun.IsState(raw) || !ok && stepsAnswer {
-			r := &stepsrun.Runner{Store: held, Log: cmd.ErrOrStderr(), Workspace: o.workspace, ArtifactsDir: o.artifactsDir, Playbook: o.playbook, AgentSpec: o.agent}
+			rec := &pauseRecorder{Store: held}
+			r := &stepsrun.Runner{Store: rec, Log: cmd.ErrOrStderr(), Workspace: o.workspace, ArtifactsDir: o.artifactsDir, Playbook: o.playbook, AgentSpec: o.agent}
+			var env stepsrun.Envelope
 			if cont != "" {
-				return r.Continue(ctx, cont)
+				env = r.Continue(ctx, cont)
+			} else {
+				env = r.Resume(ctx, token, a)
 			}
-			return r.Resume(ctx, token, a)
+			return rec.export(o.pauseFile, env)
 		}
 		if stepsAnswer {
 			_ = st.SavePause(ctx, key, session, raw) // not ours to spend

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/autonomyhq/autonomy/playbook/engine"
 )
 
 // fakeAgent stands in for an agent CLI: it keeps the prompt of each step, counts its runs (a side
@@ -440,5 +442,51 @@ func TestStepsResumeOverrides(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(arts, "artifact.json")); err != nil {
 		t.Errorf("the artifact is not in the new directory: %v", err)
+	}
+}
+
+// TestStepsPauseFile: --pause-file writes the pause a run ends waiting at (the hash of its token
+// and its state), on run and on a resume that asks again, so that a trusted job can answer it
+// without opening the run's database; a run that ends ok writes none.
+func TestStepsPauseFile(t *testing.T) {
+	e := newStepsEnv(t, nil)
+	book := filepath.Join(e.dir, "two.md")
+	if err := os.WriteFile(book, []byte("# Two questions\n\nAsk twice.\n\n## STEP 1: First\n\n@elicit(input, \"Who?\")\n\nSay hello.\n\n"+
+		"## STEP 2: Second\n\n@elicit(confirm, \"Sure?\")\n\nSay bye.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	agent := `["` + filepath.Join(e.dir, "agent") + `"]`
+	read := func(path string) Pause {
+		t.Helper()
+		var p Pause
+		data, err := os.ReadFile(path)
+		if err != nil || json.Unmarshal(data, &p) != nil || len(p.State) == 0 {
+			t.Fatalf("%s: %v %s", path, err, data)
+		}
+		return p
+	}
+	p1 := filepath.Join(e.dir, "p1.json")
+	first, code := e.cli("playbook", "run", book, "--state", e.db, "--workspace", e.dir, "--agent-argv", agent, "--pause-file", p1)
+	if code != 0 || first.Status != "needs_input" || first.RequiresInput.Step != "1" {
+		t.Fatalf("run: exit %d %+v", code, first)
+	}
+	if got := read(p1); got.TokenHash != engine.HashToken(first.RequiresInput.ResumeToken) {
+		t.Errorf("pause 1 is under %s, not the hash of the envelope's token", got.TokenHash)
+	}
+	p2 := filepath.Join(e.dir, "p2.json")
+	second, code := e.resume(first.RequiresInput.ResumeToken, "--answer", "Ada", "--pause-file", p2)
+	if code != 0 || second.Status != "needs_input" || second.RequiresInput.Step != "2" {
+		t.Fatalf("resume 1: exit %d %+v", code, second)
+	}
+	if got := read(p2); got.TokenHash != engine.HashToken(second.RequiresInput.ResumeToken) || !strings.Contains(string(got.State), "Ada") {
+		t.Errorf("pause 2: %+v", got)
+	}
+	p3 := filepath.Join(e.dir, "p3.json")
+	done, code := e.resume(second.RequiresInput.ResumeToken, "--approve", "--pause-file", p3)
+	if code != 0 || done.Status != "ok" {
+		t.Fatalf("resume 2: exit %d %+v", code, done)
+	}
+	if _, err := os.Stat(p3); !os.IsNotExist(err) {
+		t.Errorf("a finished run wrote a pause file: %v", err)
 	}
 }

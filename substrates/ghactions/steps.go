@@ -168,7 +168,7 @@ if [ -n "${AUTONOMY_RESUME_ASK:-}" ]; then
     echo "::error::a resumed run is not run again: attempt 1 spent the answered pause; launch the actor anew"
     exit 1
   fi
-  "$AUTONOMY_BIN" playbook resume --state "$state" --continue "$AUTONOMY_RESUME_ASK" --playbook "$AUTONOMY_BEHAVIOR" --workspace "$GITHUB_WORKSPACE" --sandbox none "${agent[@]}" --artifacts-dir "$RUNNER_TEMP/` + outputArtifact + `" > "$state/envelope.json" || rc=$?
+  "$AUTONOMY_BIN" playbook resume --state "$state" --continue "$AUTONOMY_RESUME_ASK" --playbook "$AUTONOMY_BEHAVIOR" --workspace "$GITHUB_WORKSPACE" --sandbox none "${agent[@]}" --artifacts-dir "$RUNNER_TEMP/` + outputArtifact + `" --pause-file "$state/pause.json" > "$state/envelope.json" || rc=$?
 else
   "$AUTONOMY_BIN" playbook run "$AUTONOMY_BEHAVIOR" --state "$state" --workspace "$GITHUB_WORKSPACE" --sandbox none "${agent[@]}" --args-env "$AUTONOMY_ARGS_ENV" --ignore-unknown-args --artifacts-dir "$RUNNER_TEMP/` + outputArtifact + `" --pause-file "$state/pause.json" > "$state/envelope.json" || rc=$?
 fi

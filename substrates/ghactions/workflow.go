@@ -282,13 +282,13 @@ func (c *compiler) agentWorkflow(a *ir.Actor) mapping {
 	subject, groupCond := subjectExpr(a), cond
 	if elicits {
 		// A resume runs the agent after the resume job handed it the answered run; any other
-		// run, with the resume job skipped. The concurrency group is the item's (a resume's
-		// dispatch carries it as autonomy_resume_item), and a refused resume takes a group of
-		// its own: it never displaces a queued run.
+		// run, with the resume job skipped. A resumed run has a concurrency group of its own (its
+		// pause is already spent: a later run of the item must not displace it while it is
+		// queued), and a refused resume takes one too.
 		gate := "(needs.resume.result == 'skipped' && !inputs." + control.ResumeAskInput + " || needs.resume.outputs.continue == 'true')"
 		job.add("needs", plain("resume"))
 		job.add("if", expr("!cancelled() && "+gate+" && "+cond))
-		subject, groupCond = "inputs."+control.ResumeItemInput+" || "+orEmpty(subject), gate+" && "+cond
+		subject, groupCond = "inputs."+control.ResumeAskInput+" && format('resumed-{0}', inputs."+control.ResumeRunInput+") || "+orEmpty(subject), gate+" && "+cond
 	} else {
 		job.add("if", expr(cond))
 	}

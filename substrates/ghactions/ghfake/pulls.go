@@ -121,6 +121,27 @@ func (s *Server) addComment(is *Issue, login, body string) int64 {
 	return id
 }
 
+// DeleteComment removes comment id (GitHub's DELETE of an issue comment, which a token with
+// issues: write may do).
+func (s *Server) DeleteComment(id int64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, is := range s.issues {
+		for i, cid := range is.CommentIDs {
+			if cid == id {
+				is.Comments = append(is.Comments[:i], is.Comments[i+1:]...)
+				is.CommentIDs = append(is.CommentIDs[:i], is.CommentIDs[i+1:]...)
+				if i < len(is.CommentBy) {
+					is.CommentBy = append(is.CommentBy[:i], is.CommentBy[i+1:]...)
+				}
+				delete(s.commentAt, id)
+				return nil
+			}
+		}
+	}
+	return fmt.Errorf("ghfake: no comment %d", id)
+}
+
 // commentNode is an issue comment's GraphQL node id.
 func commentNode(id int64) string { return "IC_kwfake" + strconv.FormatInt(id, 10) }
 
