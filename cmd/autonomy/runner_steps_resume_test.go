@@ -292,25 +292,8 @@ func TestRunnerStepsResumeRunKilled(t *testing.T) {
 // runs (the run took the answered state, so no continuation waits any more): the continuation
 // runs that step again with the answer, asking nothing, and runs no step before it again.
 func TestRunnerStepsResumeAfterAnswer(t *testing.T) {
-	book, err := os.ReadFile("testdata/steps/release.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	src := strings.Replace(string(book), "(enum: formal, casual)", "(string: formal)", 1)
-	src = strings.NewReplacer("`version`", "`VERSION`", "{{version}}", "{{VERSION}}").Replace(src)
-	dir := runnerFleet(t, stepsFleet, map[string]string{"playbooks/release.md": src})
-	e := newStepsEnv(t, map[string]string{"1": "major", "2a": "- drops v1", "3": `{"notes": "done"}`})
-	env := []string{local.AgentEnv + `=["` + filepath.Join(e.dir, "agent") + `"]`}
-	st, err := store.Open(local.DBPath(dir))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	out, errOut, code := cli(t, env, "runner", "--dir", dir, "launch", "writer", "--ref", "3.1")
-	if code != 0 {
-		t.Fatalf("launch: %d %s", code, errOut)
-	}
-	id := strings.Fields(out)[0]
+	w := launchWriter(t, map[string]string{"1": "major", "2a": "- drops v1", "3": `{"notes": "done"}`}, "3.1")
+	dir, e, env, st, id := w.dir, w.e, w.env, w.st, w.id
 	s := waitParked(t, st, id)
 	log, _ := os.ReadFile(s.LogPath)
 	m := answerInLog.FindStringSubmatch(string(log))

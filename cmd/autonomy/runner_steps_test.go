@@ -35,33 +35,14 @@ var answerInLog = regexp.MustCompile(`--token (rt_[A-Za-z0-9_-]+) --answer`)
 // the answer continues it without running a completed step again, and it is done with its
 // artifact in its results.
 func TestRunnerStepPlaybook(t *testing.T) {
-	book, err := os.ReadFile("testdata/steps/release.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	// tone has no default in the test playbook: the runner passes launch params only.
-	// Launch params are env names: the input is VERSION.
-	src := strings.Replace(string(book), "(enum: formal, casual)", "(string: formal)", 1)
-	src = strings.NewReplacer("`version`", "`VERSION`", "{{version}}", "{{VERSION}}").Replace(src)
-	dir := runnerFleet(t, stepsFleet, map[string]string{"playbooks/release.md": src})
-	e := newStepsEnv(t, map[string]string{"1": "major", "2a": "- drops v1", "3": `{"notes": "done"}`})
-	env := []string{local.AgentEnv + `=["` + filepath.Join(e.dir, "agent") + `"]`}
-	st, err := store.Open(local.DBPath(dir))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	out, errOut, code := cli(t, env, "runner", "--dir", dir, "launch", "writer", "--ref", "3.1")
-	if code != 0 {
-		t.Fatalf("launch: %d %s", code, errOut)
-	}
-	id := strings.Fields(out)[0]
+	w := launchWriter(t, map[string]string{"1": "major", "2a": "- drops v1", "3": `{"notes": "done"}`}, "3.1")
+	dir, e, env, st, id := w.dir, w.e, w.env, w.st, w.id
 	s := waitParked(t, st, id)
 	if s.Status != ir.Paused || e.count() != "1,2a" {
 		log, _ := os.ReadFile(s.LogPath)
 		t.Fatalf("session %s: %s (%s), count %s\n%s", id, s.Status, s.Reason, e.count(), log)
 	}
-	out, _, _ = cli(t, nil, "runner", "--dir", dir, "list")
+	out, _, _ := cli(t, nil, "runner", "--dir", dir, "list")
 	if !strings.Contains(out, "Where are the notes of 3.1 published? [blog|changelog]") {
 		t.Errorf("list does not show the question:\n%s", out)
 	}
@@ -102,25 +83,8 @@ func TestRunnerStepPlaybook(t *testing.T) {
 // TestRunnerStepPlaybookFails: a step whose output does not fit fails the session, naming the
 // step and the directive, and the run's checkpoint goes with it.
 func TestRunnerStepPlaybookFails(t *testing.T) {
-	book, err := os.ReadFile("testdata/steps/release.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	src := strings.Replace(string(book), "(enum: formal, casual)", "(string: formal)", 1)
-	src = strings.NewReplacer("`version`", "`VERSION`", "{{version}}", "{{VERSION}}").Replace(src)
-	dir := runnerFleet(t, stepsFleet, map[string]string{"playbooks/release.md": src})
-	e := newStepsEnv(t, map[string]string{"1": "maybe"})
-	env := []string{local.AgentEnv + `=["` + filepath.Join(e.dir, "agent") + `"]`}
-	st, err := store.Open(local.DBPath(dir))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	out, errOut, code := cli(t, env, "runner", "--dir", dir, "launch", "writer", "--ref", "1")
-	if code != 0 {
-		t.Fatalf("launch: %d %s", code, errOut)
-	}
-	id := strings.Fields(out)[0]
+	w := launchWriter(t, map[string]string{"1": "maybe"}, "1")
+	st, id := w.st, w.id
 	s := waitParked(t, st, id)
 	if s.Status != ir.Failed || !strings.Contains(s.Reason, `step 1: @output(kind): the agent answered "maybe", which is not one of major, minor`) {
 		t.Fatalf("%s: %s", s.Status, s.Reason)
@@ -134,28 +98,8 @@ func TestRunnerStepPlaybookFails(t *testing.T) {
 // the agent's whole process group (its own group, apart from the session's process), and the
 // session is cancelled.
 func TestRunnerStepPlaybookCancel(t *testing.T) {
-	book, err := os.ReadFile("testdata/steps/release.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	src := strings.Replace(string(book), "(enum: formal, casual)", "(string: formal)", 1)
-	src = strings.NewReplacer("`version`", "`VERSION`", "{{version}}", "{{VERSION}}").Replace(src)
-	dir := runnerFleet(t, stepsFleet, map[string]string{"playbooks/release.md": src})
-	e := newStepsEnv(t, nil)
-	if err := os.WriteFile(filepath.Join(e.dir, "slow-1"), nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	env := []string{local.AgentEnv + `=["` + filepath.Join(e.dir, "agent") + `"]`}
-	st, err := store.Open(local.DBPath(dir))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	out, errOut, code := cli(t, env, "runner", "--dir", dir, "launch", "writer", "--ref", "1")
-	if code != 0 {
-		t.Fatalf("launch: %d %s", code, errOut)
-	}
-	id := strings.Fields(out)[0]
+	w := launchWriter(t, nil, "1", "slow-1")
+	dir, e, st, id := w.dir, w.e, w.st, w.id
 	pidFile := filepath.Join(e.dir, "sleep.pid")
 	deadline := time.Now().Add(30 * time.Second)
 	var pid int
@@ -179,4 +123,45 @@ func TestRunnerStepPlaybookCancel(t *testing.T) {
 	if s := waitParked(t, st, id); s.Status != ir.Cancelled {
 		t.Fatalf("%s: %s", s.Status, s.Reason)
 	}
+}
+
+// writer is a launched session of the writer actor (the release step playbook, its inputs
+// renamed to launch params) with its scripted agent and the installation's store.
+type writer struct {
+	dir string
+	e   *stepsEnv
+	env []string
+	st  *store.Store
+	id  string
+}
+
+// launchWriter installs stepsFleet, scripts the agent's answers (and the markers, e.g. slow-1,
+// in its directory), and launches writer with --ref ref.
+func launchWriter(t *testing.T, answers map[string]string, ref string, markers ...string) writer {
+	t.Helper()
+	book, err := os.ReadFile("testdata/steps/release.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// tone has no default in the test playbook: the runner passes launch params only.
+	// Launch params are env names: the input is VERSION.
+	src := strings.Replace(string(book), "(enum: formal, casual)", "(string: formal)", 1)
+	src = strings.NewReplacer("`version`", "`VERSION`", "{{version}}", "{{VERSION}}").Replace(src)
+	w := writer{dir: runnerFleet(t, stepsFleet, map[string]string{"playbooks/release.md": src}), e: newStepsEnv(t, answers)}
+	for _, m := range markers {
+		if err := os.WriteFile(filepath.Join(w.e.dir, m), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.env = []string{local.AgentEnv + `=["` + filepath.Join(w.e.dir, "agent") + `"]`}
+	if w.st, err = store.Open(local.DBPath(w.dir)); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.st.Close() })
+	out, errOut, code := cli(t, w.env, "runner", "--dir", w.dir, "launch", "writer", "--ref", ref)
+	if code != 0 {
+		t.Fatalf("launch: %d %s", code, errOut)
+	}
+	w.id = strings.Fields(out)[0]
+	return w
 }

@@ -8,7 +8,11 @@
 // warnings. A playbook with any error must not be run.
 package steps
 
-import "github.com/autonomyhq/autonomy/ir"
+import (
+	"strings"
+
+	"github.com/autonomyhq/autonomy/ir"
+)
 
 // MaxSize is the largest step playbook in bytes (the seed's 200 KB).
 const MaxSize = 200_000
@@ -81,6 +85,18 @@ type Output struct {
 
 // OutputTypes are the types an @output may declare.
 var OutputTypes = []string{String, Text, Number, Boolean, "json", Enum}
+
+// YesNo reads a confirm's answer: yes, y or true; no, n or false (any case, surrounding space
+// ignored). ok is false for anything else.
+func YesNo(s string) (yes, ok bool) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "yes", "y", "true":
+		return true, true
+	case "no", "n", "false":
+		return false, true
+	}
+	return false, false
+}
 
 // Elicitation types.
 const (

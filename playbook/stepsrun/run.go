@@ -244,11 +244,8 @@ func answer(e *steps.Elicit, a Answer) (string, error) {
 		case a.Deny:
 			return "no", nil
 		}
-		switch strings.ToLower(text) {
-		case "yes", "y", "true":
-			return "yes", nil
-		case "no", "n", "false":
-			return "no", nil
+		if yes, ok := steps.YesNo(text); ok {
+			return map[bool]string{true: "yes", false: "no"}[yes], nil
 		}
 		return "", fmt.Errorf("a confirm is answered with --approve or --deny (or --answer yes|no), not %q", text)
 	case steps.ElicitSelect:

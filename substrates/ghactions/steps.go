@@ -6,6 +6,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/autonomyhq/autonomy/ir"
@@ -135,20 +136,16 @@ const (
 	dispatchOnDefault = "(github.event_name != 'workflow_dispatch' || " + defaultBranchCond + ")"
 )
 
-// resumeInputs adds the inputs of a resume dispatch to the workflow's triggers.
+// resumeInputs adds the inputs of a resume dispatch to the workflow's workflow_dispatch (which it
+// adds, first, when the actor has none).
 func resumeInputs(on *mapping) {
-	var inputs mapping
-	for i, kv := range *on {
-		if kv.key == "workflow_dispatch" {
-			inputs = kv.value.(mapping)[0].value.(mapping)
-			defer func() { (*on)[i].value = mapping{{key: "inputs", value: inputs}} }()
-		}
+	i := slices.IndexFunc(*on, func(kv kv) bool { return kv.key == "workflow_dispatch" })
+	if i < 0 {
+		*on = append(mapping{{key: "workflow_dispatch", value: mapping{{key: "inputs", value: mapping{}}}}}, *on...)
+		i = 0
 	}
-	if inputs == nil {
-		defer func() {
-			*on = append(mapping{{key: "workflow_dispatch", value: mapping{{key: "inputs", value: inputs}}}}, *on...)
-		}()
-	}
+	wd := (*on)[i].value.(mapping)
+	inputs := wd[0].value.(mapping)
 	for _, in := range []struct{ name, desc string }{
 		{control.ResumeRunInput, "Set by the control workflow: the run whose paused playbook resumes"},
 		{control.ResumeItemInput, "Set by the control workflow: the work item of its ask"},
@@ -156,6 +153,7 @@ func resumeInputs(on *mapping) {
 	} {
 		inputs.add(in.name, mapping{{key: "description", value: in.desc}, {key: "type", value: plain("string")}})
 	}
+	wd[0].value = inputs
 }
 
 // stepsRunScript runs or resumes the playbook; the agent flags come before it. Every value comes
@@ -208,103 +206,102 @@ func argsEnv(params []param) string {
 	return strings.Join(names, ",")
 }
 
-// stepsJobs adds to a step playbook actor's agent job what running it needs, and returns the jobs
-// around it: "resume" before it and "ask" after it, for a playbook that elicits.
-func (c *compiler) stepsJobs(a *ir.Actor, elicits bool, job *mapping, steps *seq, cond string) (before, after mapping) {
-	runIdx := -1
-	for i, s := range *steps {
-		if m, ok := s.(mapping); ok {
-			if n, _ := m.get("name"); n == "Run "+a.Name.Value {
-				runIdx = i
-			}
-		}
-	}
-	orig := (*steps)[runIdx].(mapping)
-	run := append(mapping{orig[0], {key: "id", value: "run"}}, orig[1:]...)
-	out := append(seq{}, (*steps)[:runIdx]...)
+// artifactIn names an artifact and the directory under $RUNNER_TEMP it is uploaded from or
+// downloaded to.
+func artifactIn(name, dir string) mapping {
+	return mapping{{key: "name", value: name}, {key: "path", value: expr("runner.temp") + "/" + plain(dir)}}
+}
+
+// orFail adds to an upload's with: fail when there is nothing to upload.
+func orFail(with mapping) mapping {
+	return append(with, kv{key: "if-no-files-found", value: plain("error")})
+}
+
+// stepsRunSteps are the agent job's steps that run a step playbook (id run, whose output status
+// says how the run ended) and upload what it left: its ## ARTIFACTS, and when it elicits, the
+// paused run; a resume first downloads the answered run the resume job handed over.
+func (c *compiler) stepsRunSteps(a *ir.Actor, elicits bool) seq {
+	rs := c.runStepOf(a, true)
+	run := append(mapping{rs[0], {key: "id", value: "run"}}, rs[1:]...)
+	var out seq
 	if elicits {
-		out = append(out, withIf(downloadArtifact.step("Download the answered run", mapping{
-			{key: "name", value: resumeArtifact}, {key: "path", value: expr("runner.temp") + "/" + plain(StepsArtifact)}}), "inputs."+control.ResumeAskInput+" != ''"))
+		out = append(out, withIf(downloadArtifact.step("Download the answered run", artifactIn(resumeArtifact, StepsArtifact)), "inputs."+control.ResumeAskInput+" != ''"))
 	}
-	out = append(out, run)
-	out = append(out, withIf(uploadArtifact.step("Upload the playbook's artifacts", mapping{
-		{key: "name", value: outputArtifact}, {key: "path", value: expr("runner.temp") + "/" + plain(outputArtifact)},
-		{key: "if-no-files-found", value: plain("ignore")}}), "steps.run.outputs."+StepsStatusOutput+" == 'ok'"))
+	out = append(out, run, withIf(uploadArtifact.step("Upload the playbook's artifacts",
+		append(artifactIn(outputArtifact, outputArtifact), kv{key: "if-no-files-found", value: plain("ignore")})), "steps.run.outputs."+StepsStatusOutput+" == 'ok'"))
 	if elicits {
 		// Kept as long as the repository keeps artifacts: the ask can be answered until then.
-		out = append(out, withIf(uploadArtifact.step("Upload the paused run", mapping{
-			{key: "name", value: StepsArtifact}, {key: "path", value: expr("runner.temp") + "/" + plain(StepsArtifact)},
-			{key: "if-no-files-found", value: plain("error")}}), "steps.run.outputs."+StepsStatusOutput+" == 'needs_input'"))
+		out = append(out, withIf(uploadArtifact.step("Upload the paused run", orFail(artifactIn(StepsArtifact, StepsArtifact))), "steps.run.outputs."+StepsStatusOutput+" == 'needs_input'"))
 	}
-	out = append(out, (*steps)[runIdx+1:]...)
-	*steps = out
-	job.add("outputs", mapping{{key: StepsStatusOutput, value: expr("steps.run.outputs." + StepsStatusOutput)}})
-	if !elicits {
-		return nil, nil
-	}
-	name := a.Name.Value
-	common := func(env mapping) mapping {
-		env.add("AUTONOMY_ACTOR", name)
-		env.add(substrates.PolicyEnv, substrates.PolicyPath)
-		env.add("GH_TOKEN", expr("github.token"))
-		return env
-	}
-	policyCheckout := checkout.step("Check out the policy", mapping{{key: "persist-credentials", value: false}, {key: "sparse-checkout", value: dataDir}})
+	return out
+}
 
-	var renv mapping
-	renv.add("AUTONOMY_RESUME_RUN", expr("inputs."+control.ResumeRunInput))
-	renv.add("AUTONOMY_RESUME_ITEM", expr("inputs."+control.ResumeItemInput))
-	renv.add("AUTONOMY_RESUME_ASK", expr("inputs."+control.ResumeAskInput))
-	resumeCondFull := pausedGuard + " && " + resumeCond + " && " + defaultBranchCond
-	before = mapping{}
-	before.add("name", name+" (resume)")
-	before.add("if", expr(resumeCondFull))
-	before.add("runs-on", runsOn(c.box.runsOn))
-	before.add("timeout-minutes", 10)
-	before.add("permissions", effectGrants["resume"].yaml())
-	// One resume of a run at a time: the second finds its pause spent and refuses.
-	before.add("concurrency", mapping{{key: "group", value: expr("format('autonomy-" + name + "-resume-{0}', inputs." + control.ResumeRunInput + ")")}, {key: "cancel-in-progress", value: false}})
-	before.add("outputs", mapping{{key: "continue", value: expr("steps.resume.outputs.continue")}})
-	before.add("env", common(renv))
+// trustedEnv is the env of the resume and ask jobs: theirs, then the actor, the policy and the job
+// token.
+func trustedEnv(a *ir.Actor, env mapping) mapping {
+	env.add("AUTONOMY_ACTOR", a.Name.Value)
+	env.add(substrates.PolicyEnv, substrates.PolicyPath)
+	env.add("GH_TOKEN", expr("github.token"))
+	return env
+}
+
+// policyCheckout checks out the installed policy only.
+var policyCheckout = checkout.step("Check out the policy", mapping{{key: "persist-credentials", value: false}, {key: "sparse-checkout", value: dataDir}})
+
+// resumeJob is the job before the agent job of a run dispatched to resume a paused run: no model;
+// autonomy gh resume checks the answer and hands the answered run to the agent job.
+func (c *compiler) resumeJob(a *ir.Actor) mapping {
+	name := a.Name.Value
+	var env mapping
+	env.add("AUTONOMY_RESUME_RUN", expr("inputs."+control.ResumeRunInput))
+	env.add("AUTONOMY_RESUME_ITEM", expr("inputs."+control.ResumeItemInput))
+	env.add("AUTONOMY_RESUME_ASK", expr("inputs."+control.ResumeAskInput))
 	fromRun := func(name string) mapping {
-		dl := artifactWith(name, false)
-		dl.add("run-id", expr("inputs."+control.ResumeRunInput))
-		dl.add("github-token", expr("github.token"))
-		return dl
+		return append(artifactIn(name, name), kv{key: "run-id", value: expr("inputs." + control.ResumeRunInput)}, kv{key: "github-token", value: expr("github.token")})
 	}
-	before.add("steps", seq{
+	job := mapping{}
+	job.add("name", name+" (resume)")
+	job.add("if", expr(pausedGuard+" && "+resumeCond+" && "+defaultBranchCond))
+	job.add("runs-on", runsOn(c.box.runsOn))
+	job.add("timeout-minutes", 10)
+	job.add("permissions", effectGrants["resume"].yaml())
+	// One resume of a run at a time: the second finds its pause spent and refuses.
+	job.add("concurrency", mapping{{key: "group", value: expr("format('autonomy-" + name + "-resume-{0}', inputs." + control.ResumeRunInput + ")")}, {key: "cancel-in-progress", value: false}})
+	job.add("outputs", mapping{{key: "continue", value: expr("steps.resume.outputs.continue")}})
+	job.add("env", trustedEnv(a, env))
+	job.add("steps", seq{
 		policyCheckout,
 		downloadArtifact.step("Download the paused run", fromRun(StepsArtifact)),
 		downloadArtifact.step("Download the record of its ask", fromRun(askArtifact)),
 		c.toolStep(),
 		mapping{{key: "name", value: "autonomy gh resume"}, {key: "id", value: "resume"},
 			{key: "run", value: literal(`"$AUTONOMY_BIN" gh resume --state "$RUNNER_TEMP/` + StepsArtifact + `" --ask-record "$RUNNER_TEMP/` + askArtifact + `/ask.json" --out "$RUNNER_TEMP/` + resumeArtifact + `"` + "\n")}},
-		withIf(uploadArtifact.step("Hand the answered run to the agent", mapping{
-			{key: "name", value: resumeArtifact}, {key: "path", value: expr("runner.temp") + "/" + plain(resumeArtifact)},
-			{key: "if-no-files-found", value: plain("error")}}), "steps.resume.outputs.continue == 'true'"),
+		withIf(uploadArtifact.step("Hand the answered run to the agent", orFail(artifactIn(resumeArtifact, resumeArtifact))), "steps.resume.outputs.continue == 'true'"),
 	})
+	return job
+}
 
-	var aenv mapping
-	subject := subjectExpr(a)
-	aenv.add("AUTONOMY_SUBJECT", expr("inputs."+control.ResumeItemInput+" || "+orEmpty(subject)))
-	after = mapping{}
-	after.add("name", name+" (ask)")
-	after.add("needs", plain("agent"))
-	after.add("if", expr(pausedGuard+" && needs.agent.outputs."+StepsStatusOutput+" == 'needs_input'"))
-	after.add("runs-on", runsOn(c.box.runsOn))
-	after.add("timeout-minutes", 10)
-	after.add("permissions", effectGrants["ask"].yaml())
-	after.add("env", common(aenv))
-	after.add("steps", seq{
+// askJob is the job after the agent job of a run whose playbook waits for a person: no model;
+// autonomy gh ask posts the question on the work item and records the ask in the run's artifact.
+func (c *compiler) askJob(a *ir.Actor) mapping {
+	var env mapping
+	env.add("AUTONOMY_SUBJECT", expr("inputs."+control.ResumeItemInput+" || "+orEmpty(subjectExpr(a))))
+	job := mapping{}
+	job.add("name", a.Name.Value+" (ask)")
+	job.add("needs", plain("agent"))
+	job.add("if", expr(pausedGuard+" && needs.agent.outputs."+StepsStatusOutput+" == 'needs_input'"))
+	job.add("runs-on", runsOn(c.box.runsOn))
+	job.add("timeout-minutes", 10)
+	job.add("permissions", effectGrants["ask"].yaml())
+	job.add("env", trustedEnv(a, env))
+	job.add("steps", seq{
 		policyCheckout,
-		downloadArtifact.step("Download the paused run", artifactWith(StepsArtifact, false)),
+		downloadArtifact.step("Download the paused run", artifactIn(StepsArtifact, StepsArtifact)),
 		c.toolStep(),
 		mapping{{key: "name", value: "autonomy gh ask"}, {key: "run", value: literal(`"$AUTONOMY_BIN" gh ask --envelope "$RUNNER_TEMP/` + StepsArtifact + `/envelope.json" --record "$RUNNER_TEMP/` + askArtifact + `/ask.json"` + "\n")}},
-		uploadArtifact.step("Upload the record of the ask", mapping{
-			{key: "name", value: askArtifact}, {key: "path", value: expr("runner.temp") + "/" + plain(askArtifact)},
-			{key: "if-no-files-found", value: plain("error")}}),
+		uploadArtifact.step("Upload the record of the ask", orFail(artifactIn(askArtifact, askArtifact))),
 	})
-	return before, after
+	return job
 }
 
 // withIf gives a step a condition.

@@ -264,10 +264,13 @@ func (c *compiler) agentWorkflow(a *ir.Actor) mapping {
 		steps = append(steps, c.toolStep()) // runnerjob.go
 	}
 	steps = append(steps, checkout.step("Check out the repository", mapping{{key: "persist-credentials", value: false}}))
-	if weaves {
+	switch {
+	case weaves:
 		steps = append(steps, c.weaveStep(a), wovenRunStep(c.runStep(a)))
-	} else {
-		steps = append(steps, c.runStepOf(a, sp != nil))
+	case sp != nil:
+		steps = append(steps, c.stepsRunSteps(a, elicits)...) // steps.go
+	default:
+		steps = append(steps, c.runStep(a))
 	}
 	steps = append(steps, c.exportSteps(proposes, reviews)...)
 
@@ -299,14 +302,13 @@ func (c *compiler) agentWorkflow(a *ir.Actor) mapping {
 	job.add("permissions", r.perms.yaml())
 	job.add("concurrency", concurrency(name, subject, groupCond))
 	job.add("env", env)
-	var before, after mapping
 	if sp != nil {
-		before, after = c.stepsJobs(a, elicits, &job, &steps, cond)
+		job.add("outputs", mapping{{key: StepsStatusOutput, value: expr("steps.run.outputs." + StepsStatusOutput)}})
 	}
 	job.add("steps", steps)
 	jobs := mapping{{key: "agent", value: job}}
-	if before != nil {
-		jobs = mapping{{key: "resume", value: before}, {key: "agent", value: job}, {key: "ask", value: after}}
+	if elicits {
+		jobs = mapping{{key: "resume", value: c.resumeJob(a)}, {key: "agent", value: job}, {key: "ask", value: c.askJob(a)}}
 	}
 	if proposes {
 		penv := c.effectEnv(a, env)

@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/google/go-github/v62/github"
+
+	"github.com/autonomyhq/autonomy/playbook/steps"
 )
 
 // A step playbook (seed 002) that is an actor's behavior runs in its agent job through
@@ -95,7 +97,7 @@ func (el *Elicitation) fits(verb, note string) error {
 	case verb == "reject":
 		return nil
 	case el.Kind == "confirm" && verb == "answer":
-		if _, ok := YesNo(note); !ok {
+		if _, ok := steps.YesNo(note); !ok {
 			return fmt.Errorf("this ask is a yes/no question: `/agent approve TOKEN` answers yes, `/agent reject TOKEN <reason>` answers no (an answer says yes or no, not %q)", clipText(note))
 		}
 	case el.Kind == "confirm":
@@ -108,17 +110,6 @@ func (el *Elicitation) fits(verb, note string) error {
 		}
 	}
 	return nil
-}
-
-// YesNo reads a yes/no answer.
-func YesNo(s string) (yes, ok bool) {
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "yes", "y", "true":
-		return true, true
-	case "no", "n", "false":
-		return false, true
-	}
-	return false, false
 }
 
 func clipText(s string) string {

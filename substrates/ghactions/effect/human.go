@@ -31,7 +31,8 @@ import (
 //	<!-- autonomy:escalation token=TOKEN n=N at=RFC3339 to=LOGIN -->
 //
 // The ask of a step playbook's @elicit (elicit.go) carries the elicitation's kind, and a select's
-// options (base64url JSON), after run=; the resume of its run is recorded once:
+// options (base64url JSON), after run=; the resume of its run is recorded, for people (the
+// guard is the run's artifact, deleted once the pause is spent: elicit.go):
 //
 //	<!-- autonomy:resumed token=TOKEN run=RUNID -->
 //
@@ -43,7 +44,6 @@ const BotLogin = "github-actions[bot]"
 
 var (
 	askRe        = regexp.MustCompile(`^<!-- autonomy:ask actor=([A-Za-z0-9._-]+) token=([0-9a-f]{32}) at=(\S+) run=(\S*)(?: elicit=(input|confirm|select)(?: options=([A-Za-z0-9_-]*))?)? -->`)
-	resumedRe    = regexp.MustCompile(`^<!-- autonomy:resumed token=([0-9a-f]{32}) run=(\S+) -->`)
 	resolutionRe = regexp.MustCompile(`^<!-- autonomy:resolution token=([0-9a-f]{32}) verb=([a-z]+) by=(\S+) comment=([0-9]+) -->`)
 	escalationRe = regexp.MustCompile(`^<!-- autonomy:escalation token=([0-9a-f]{32}) n=([0-9]+) at=(\S+) to=(\S+) -->`)
 )
@@ -66,8 +66,6 @@ type Ask struct {
 	// Answer is the text of the maintainer's command that resolved it, after the token (the
 	// command's own comment, verified as the resolution is).
 	Answer string
-	// ResumedBy is the run that resumed the playbook run after the answer ("" while none has).
-	ResumedBy string
 	// Posted is when the ask's comment was created, CommentID its id; askNode and answerNode are
 	// the GraphQL node ids of the ask's comment and of the maintainer's command that resolved
 	// it (the resume of a playbook asks GitHub whether either was edited: any job's token can
@@ -225,10 +223,6 @@ func Asks(ctx context.Context, e *Env, n int) ([]*Ask, error) {
 				if ok {
 					a.Resolved, a.Answer, a.answerNode = m[2], note, node
 				}
-			}
-		} else if m := resumedRe.FindStringSubmatch(first); m != nil {
-			if a := byToken[m[1]]; a != nil && a.Resolved != "" && a.ResumedBy == "" {
-				a.ResumedBy = m[2]
 			}
 		} else if m := escalationRe.FindStringSubmatch(first); m != nil {
 			if a := byToken[m[1]]; a != nil {
