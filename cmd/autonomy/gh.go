@@ -87,7 +87,27 @@ actions: read.`,
 			return effectError(err)
 		},
 	}
-	gh.AddCommand(propose, review, gate)
+	humanGate := &cobra.Command{
+		Use:   "human-gate",
+		Short: "Post the human-approval status of a pull request's head",
+		Long: `Runs in the control workflow on a pull request's events (pull_request_target) and on a
+submitted review (pull_request_review). Reads the pull request's number from AUTONOMY_SUBJECT,
+policy.box.risk.human_required_paths from AUTONOMY_HUMAN_REQUIRED_PATHS and the maintainers
+from the policy. Posts human-approval: success on the head when a maintainer's latest review
+approves that very commit; on a head with no human-approval status yet, success when no changed
+path is human-required, else pending. It never turns a posted status into success without a
+maintainer's approval. The token needs pull-requests: read and statuses: write.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			e, err := effect.FromEnv(os.Getenv, cmd.OutOrStdout())
+			if err != nil {
+				return usageError("%v", err)
+			}
+			_, err = effect.CheckHumanGate(context.Background(), e)
+			return effectError(err)
+		},
+	}
+	gh.AddCommand(propose, review, gate, humanGate)
 	gh.AddCommand(ghControlVerbs()...)
 	gh.AddCommand(ghStepsVerbs()...)
 	return gh

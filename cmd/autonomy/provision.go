@@ -140,6 +140,9 @@ func provisionPolicy(data []byte) (provision.Policy, error) {
 			Human      struct {
 				MaintainersVar string `json:"maintainers_var"`
 			} `json:"human"`
+			Risk struct {
+				HumanRequiredPaths []string `json:"human_required_paths"`
+			} `json:"risk"`
 			GHActions struct {
 				RequiredChecks []string `json:"requiredChecks"`
 				ProxyHost      string   `json:"proxy_host"`
@@ -151,7 +154,8 @@ func provisionPolicy(data []byte) (provision.Policy, error) {
 		return provision.Policy{}, fmt.Errorf("the policy: %v", err)
 	}
 	p := provision.Policy{TaskStates: doc.Box.TaskStates, RequiredChecks: doc.Box.GHActions.RequiredChecks,
-		Variables: [][2]string{{"AUTONOMY_PAUSED", "false"}}, MaintainersVar: doc.Box.Human.MaintainersVar}
+		Variables: [][2]string{{"AUTONOMY_PAUSED", "false"}}, MaintainersVar: doc.Box.Human.MaintainersVar,
+		HumanGate: len(doc.Box.Risk.HumanRequiredPaths) > 0}
 	if h := doc.Box.GHActions.ProxyHost; h != "" {
 		p.Variables = append(p.Variables, [2]string{ghactions.ProxyHostVar, h})
 	}

@@ -75,7 +75,7 @@ func TestProvision(t *testing.T) {
 		t.Fatalf("provision: exit %d\n%s", code, out)
 	}
 	p, ok := fake.ProtectionOf("main")
-	if !ok || !slices.Equal(p.Contexts, []string{"agent-review", "ci"}) || !p.Strict || !p.EnforceAdmins || p.AllowForcePushes {
+	if !ok || !slices.Equal(p.Contexts, []string{"agent-review", "human-approval", "ci"}) || !p.Strict || !p.EnforceAdmins || p.AllowForcePushes {
 		t.Errorf("protection %+v (%v)", p, ok)
 	}
 	if st := fake.CurrentSettings(); !st.AllowAutoMerge || !st.DeleteBranchOnMerge || !st.CanApprovePullRequestReviews || st.DefaultWorkflowPermissions != "read" {
@@ -121,8 +121,21 @@ func TestProvisionKeepsStricter(t *testing.T) {
 		t.Fatalf("exit %d\n%s", code, out)
 	}
 	p, _ := fake.ProtectionOf("main")
-	if !slices.Equal(p.Contexts, []string{"lint", "agent-review", "ci"}) || p.RequiredApprovingReviews != 2 || !p.LinearHistory || !p.EnforceAdmins || !p.Strict {
+	if !slices.Equal(p.Contexts, []string{"lint", "agent-review", "human-approval", "ci"}) || p.RequiredApprovingReviews != 2 || !p.LinearHistory || !p.EnforceAdmins || !p.Strict {
 		t.Errorf("protection %+v", p)
+	}
+}
+
+// TestProvisionHumanGate: the human gate is required where the profile has human-required
+// paths (sdlc: TestProvision) and not where it has none.
+func TestProvisionHumanGate(t *testing.T) {
+	fake := provisionFake(t)
+	var out, errb bytes.Buffer
+	if code := Run([]string{"provision", "../../profiles/hello", "--repo", "o/r"}, nil, &out, &errb); code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, out.String(), errb.String())
+	}
+	if p, _ := fake.ProtectionOf("main"); !slices.Equal(p.Contexts, []string{"agent-review", "ci"}) {
+		t.Errorf("protection %+v, want agent-review and ci only", p)
 	}
 }
 

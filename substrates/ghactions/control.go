@@ -9,6 +9,7 @@ import (
 
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/substrates"
+	"github.com/autonomyhq/autonomy/substrates/ghactions/effect"
 )
 
 // Operating the fleet from GitHub. An issue_comment trigger fires its actor only on a command,
@@ -18,7 +19,7 @@ import (
 // commands and sweeps the human asks; its logic is `autonomy gh control` and `autonomy gh sweep`.
 
 // ControlWorkflowPath is the control workflow's file.
-const ControlWorkflowPath = workflowDir + "/autonomy-control.yml"
+const ControlWorkflowPath = workflowDir + "/" + effect.ControlWorkflow
 
 // PlainCommentsKey is the issue_comment config key that opts a trigger out of commands: true
 // fires the actor on every comment from a trusted author, as GitHub's event does.
@@ -110,15 +111,23 @@ func (c *compiler) controlWorkflow() mapping {
 	}
 	var on mapping
 	on.add("issue_comment", mapping{{key: "types", value: seq{"created"}}})
+	// The human gate (effect/humangate.go): a pull request's new head, and a review of it.
+	on.add("pull_request_target", mapping{{key: "types", value: seq{"opened", "synchronize", "reopened"}}})
+	on.add("pull_request_review", mapping{{key: "types", value: seq{"submitted", "dismissed"}}})
 	on.add("schedule", seq{mapping{{key: "cron", value: sweepCron}}})
-	on.add("workflow_dispatch", plain("null"))
+	// A dispatch with the gate's input posts a pull request's human gate (autonomy gh propose
+	// dispatches it); one without sweeps.
+	gateInput := mapping{{key: "description", value: "the pull request whose human gate to post (autonomy gh propose sets it)"}, {key: "required", value: false}, {key: "type", value: "string"}}
+	on.add("workflow_dispatch", mapping{{key: "inputs", value: mapping{{key: effect.GateInput, value: gateInput}}}})
 
 	var wf mapping
 	wf.add("name", "autonomy control")
 	wf.add("on", on)
 	wf.add("permissions", mapping{})
 	wf.add("defaults", bashDefaults)
-	wf.add("concurrency", mapping{{key: "group", value: expr("format('autonomy-control-{0}', github.event.issue.number || github.event_name)")}, {key: "cancel-in-progress", value: false}})
+	// One group per item and event: a run waiting in a group is replaced by the next one, so a
+	// pull request's gate never displaces a command, nor one pull request's another's.
+	wf.add("concurrency", mapping{{key: "group", value: expr("format('autonomy-control-{0}-{1}', github.event_name, github.event.issue.number || github.event.pull_request.number || github.run_id)")}, {key: "cancel-in-progress", value: false}})
 
 	common := func(env mapping) mapping {
 		env.add(substrates.PolicyEnv, substrates.PolicyPath)
@@ -132,9 +141,10 @@ func (c *compiler) controlWorkflow() mapping {
 			mapping{{key: "name", value: "autonomy gh " + verb}, {key: "run", value: literal(`"$AUTONOMY_BIN" gh ` + verb + "\n")}},
 		}
 	}
-	// Commands: status and the ask's resolution write comments and reactions (issues); cancel
-	// and retry act on runs (actions); nothing here reads or writes code.
-	perms := Permissions{"contents": Read, "issues": Write, "pull-requests": Write, "actions": Write}
+	// Commands: status and the ask's resolution write comments and reactions (issues); the
+	// resolution of a human-required ask posts the human gate (statuses); cancel and retry act
+	// on runs (actions); nothing here reads or writes code.
+	perms := Permissions{"contents": Read, "issues": Write, "pull-requests": Write, "actions": Write, "statuses": Write}
 	var env mapping
 	env.add("AUTONOMY_COMMENT", expr("github.event.comment.body"))
 	env.add("AUTONOMY_COMMENT_ID", expr("github.event.comment.id"))
@@ -168,14 +178,34 @@ func (c *compiler) controlWorkflow() mapping {
 
 	sweep := mapping{}
 	sweep.add("name", "escalate the open human asks")
-	sweep.add("if", expr(pausedGuard+" && github.event_name != 'issue_comment'"))
+	sweep.add("if", expr(pausedGuard+" && (github.event_name == 'schedule' || github.event_name == 'workflow_dispatch' && inputs."+effect.GateInput+" == '')"))
 	sweep.add("runs-on", runsOn(c.box.runsOn))
 	sweep.add("timeout-minutes", 10)
 	sweep.add("permissions", Permissions{"contents": Read, "issues": Write}.yaml())
 	sweep.add("env", common(mapping{}))
 	sweep.add("steps", steps("sweep"))
-	wf.add("jobs", mapping{{key: "command", value: command}, {key: "sweep", value: sweep}})
+	wf.add("jobs", mapping{{key: "command", value: command}, {key: "sweep", value: sweep}, {key: "human-gate", value: c.humanGateJob(common, steps)}})
 	return wf
+}
+
+// humanGateJob posts the human gate of a pull request on its events (autonomy gh human-gate).
+// It is not paused with the fleet: it runs no model, and people's pull requests wait on it. On
+// pull_request_target it checks out the default branch's policy, never the pull request's code.
+func (c *compiler) humanGateJob(common func(mapping) mapping, steps func(string) seq) mapping {
+	var env mapping
+	env.add("AUTONOMY_SUBJECT", expr("github.event.pull_request.number || inputs."+effect.GateInput))
+	if len(c.humanPaths) > 0 {
+		env.add("AUTONOMY_HUMAN_REQUIRED_PATHS", HumanRequiredPath)
+	}
+	job := mapping{}
+	job.add("name", "post the human gate of the pull request")
+	job.add("if", expr("github.event_name == 'pull_request_target' || github.event_name == 'pull_request_review' || github.event_name == 'workflow_dispatch' && inputs."+effect.GateInput+" != ''"))
+	job.add("runs-on", runsOn(c.box.runsOn))
+	job.add("timeout-minutes", 10)
+	job.add("permissions", Permissions{"contents": Read, "pull-requests": Read, "statuses": Write}.yaml())
+	job.add("env", common(env))
+	job.add("steps", steps("human-gate"))
+	return job
 }
 
 // control emits the control workflow.

@@ -54,8 +54,8 @@ var (
 )
 
 // effectGrants is what each trusted job may do. The propose job pushes a branch, opens the pull
-// request, dispatches its reviewer and the checks a bot's pull request does not fire, and says on
-// the work item why it refused a change (issues: write). The review job posts the status and the
+// request, dispatches its reviewer, its human gate (the control workflow) and the checks a bot's
+// pull request does not fire, and says on the work item why it refused a change (issues: write). The review job posts the status and the
 // review comment. Neither runs anything the model wrote.
 //
 // A step playbook that elicits (steps.go) has two more: the ask job posts the elicitation on the

@@ -62,6 +62,7 @@ func TestEndToEnd(t *testing.T) {
 	if _, ran := r.job(wf("develop"), "propose", dv, false); !ran {
 		t.Fatal("the propose job was skipped")
 	}
+	f.gateDispatched() // no human-required path: the gate is success
 	pulls := fake.Pulls()
 	if len(pulls) != 1 {
 		t.Fatalf("pull requests: %v", pulls)
@@ -105,8 +106,8 @@ func TestEndToEnd(t *testing.T) {
 		t.Fatalf("the review job was skipped\n%s", out)
 	}
 	st := fake.Statuses(head)
-	if last := st[len(st)-1]; len(st) != 2 || last.Context != effect.StatusContext || last.State != "success" {
-		t.Fatalf("statuses on %s: %+v, want ci then agent-review: success", head, st)
+	if last := st[len(st)-1]; len(st) != 3 || st[0].Context != effect.HumanApprovalContext || st[0].State != "success" || last.Context != effect.StatusContext || last.State != "success" {
+		t.Fatalf("statuses on %s: %+v, want human-approval, ci, then agent-review: success", head, st)
 	}
 	if ok, why := fake.Mergeable(pr.Number); !ok {
 		t.Fatalf("not mergeable: %s", why)
@@ -167,7 +168,12 @@ func newFleet(t *testing.T) *fleet { return newFleetOf(t, "sdlc", nil) }
 
 // newFleetOf is newFleet with the bundled profile named and the repository's collaborators.
 func newFleetOf(t *testing.T, profile string, collaborators map[string]string) *fleet {
-	codex := agentcli.Require(t, "codex")
+	return newFleetWith(t, profile, collaborators, agentcli.Require(t, "codex"))
+}
+
+// newFleetWith is newFleetOf with the agent CLI's path ("": no agent job runs, the trusted jobs
+// only).
+func newFleetWith(t *testing.T, profile string, collaborators map[string]string, codex string) *fleet {
 	root := t.TempDir()
 	bin := filepath.Join(root, "autonomy")
 	if out, err := exec.Command("go", "build", "-o", bin, "../../../cmd/autonomy").CombinedOutput(); err != nil {
@@ -225,17 +231,24 @@ func newFleetOf(t *testing.T, profile string, collaborators map[string]string) *
 		t.Fatalf("provision: %v\n%s", err, out)
 	}
 
-	home := cliHome(t)
+	home, path := t.TempDir(), os.Getenv("PATH")
+	if codex != "" {
+		home, path = cliHome(t), filepath.Dir(codex)+string(os.PathListSeparator)+path
+	}
 	r := &runner{t: t, origin: origin, artifacts: map[string]string{}, autonomy: bin, base: []string{
-		"PATH=" + filepath.Dir(codex) + string(os.PathListSeparator) + os.Getenv("PATH"),
+		"PATH=" + path,
 		"HOME=" + home, "GITHUB_ACTIONS=true", "CI=true", "RUNNER_OS=Linux",
 		"GITHUB_REPOSITORY=o/r", "GITHUB_API_URL=" + strings.TrimSuffix(fake.URL, "/"), "GITHUB_SERVER_URL=https://github.com",
 		"GITHUB_RUN_ID=4242", "AUTONOMY_REMOTE=" + origin, "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1",
 	}}
 	main := func() string { return gitRun(t, root, "--git-dir", origin, "rev-parse", "refs/heads/main") }
 	values := func(model *modelfake.Server, event string, inputs map[string]string) map[string]string {
+		url := ""
+		if model != nil {
+			url = model.OpenAIBaseURL()
+		}
 		v := map[string]string{
-			"github.token": "ghs_e2e", "secrets.OPENAI_API_KEY": "sk-e2e", "vars.AUTONOMY_MODEL_URL": model.OpenAIBaseURL(),
+			"github.token": "ghs_e2e", "secrets.OPENAI_API_KEY": "sk-e2e", "vars.AUTONOMY_MODEL_URL": url,
 			"github.event_name": event, "github.ref": "refs/heads/main", "github.event.repository.default_branch": "main",
 			"github.sha": main(), "github.run_id": "4242",
 		}

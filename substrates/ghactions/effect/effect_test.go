@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -66,8 +67,9 @@ func newWorld(t *testing.T) *world {
 	run(t, seed, "git", "commit", "--quiet", "-m", "seed")
 	run(t, seed, "git", "push", "--quiet", "origin", "HEAD:main")
 	fake, err := ghfake.New(ghfake.Options{Token: "tok", GitDir: w.origin, Workflows: map[string]ghfake.Workflow{
-		"reviewer.yml": {Dispatch: true, Inputs: []string{"PR", ghfake.CorrelationInput}},
-		"ci.yml":       {Dispatch: true},
+		"reviewer.yml":  {Dispatch: true, Inputs: []string{"PR", ghfake.CorrelationInput}},
+		"ci.yml":        {Dispatch: true},
+		ControlWorkflow: {Dispatch: true, Inputs: []string{GateInput}},
 	}, Collaborators: map[string]string{"ada": "admin", "bob": "admin", "dev": "write"}})
 	if err != nil {
 		t.Fatal(err)
@@ -175,8 +177,10 @@ func TestProposeThenReview(t *testing.T) {
 		t.Errorf("labels %v, want the tracker's in-review name only", pr.Labels)
 	}
 	runs := w.fake.Runs()
-	if len(runs) != 1 || runs[0].Workflow != "reviewer.yml" || runs[0].Inputs["PR"] != "2" || runs[0].Branch != "main" {
-		t.Errorf("dispatched %+v, want the reviewer on main with PR=2", runs)
+	slices.SortFunc(runs, func(a, b ghfake.Run) int { return strings.Compare(a.Workflow, b.Workflow) })
+	if len(runs) != 2 || runs[1].Workflow != "reviewer.yml" || runs[1].Inputs["PR"] != "2" || runs[1].Branch != "main" ||
+		runs[0].Workflow != ControlWorkflow || runs[0].Inputs[GateInput] != "2" || runs[0].Branch != "main" {
+		t.Errorf("dispatched %+v, want the human gate and the reviewer on main with the pull request 2", runs)
 	}
 
 	head := w.branch(p.Branch)
@@ -388,7 +392,10 @@ func TestProposeHumanRequired(t *testing.T) {
 		t.Fatalf("engaged %+v, want the maintainers", p.Engaged)
 	}
 	ask := w.lastComment(p.PR)
-	for _, want := range []string{"<!-- autonomy:ask actor=maintainers token=" + p.Engaged.Token, "@ada @bob", "docs/VISION.md", "/agent approve " + p.Engaged.Token} {
+	if p.Engaged.Head == "" || p.Engaged.Head != w.branch(p.Branch) {
+		t.Errorf("the ask is bound to %q, want the head pushed %q", p.Engaged.Head, w.branch(p.Branch))
+	}
+	for _, want := range []string{"<!-- autonomy:ask actor=maintainers token=" + p.Engaged.Token, " head=" + p.Engaged.Head + " -->", "@ada @bob", "docs/VISION.md", "/agent approve " + p.Engaged.Token} {
 		if !strings.Contains(ask, want) {
 			t.Errorf("the ask lacks %q:\n%s", want, ask)
 		}

@@ -43,7 +43,7 @@ import (
 const BotLogin = "github-actions[bot]"
 
 var (
-	askRe        = regexp.MustCompile(`^<!-- autonomy:ask actor=([A-Za-z0-9._-]+) token=([0-9a-f]{32}) at=(\S+) run=(\S*)(?: elicit=(input|confirm|select)(?: options=([A-Za-z0-9_-]*))?)? -->`)
+	askRe        = regexp.MustCompile(`^<!-- autonomy:ask actor=([A-Za-z0-9._-]+) token=([0-9a-f]{32}) at=(\S+) run=(\S*)(?: elicit=(input|confirm|select)(?: options=([A-Za-z0-9_-]*))?)?(?: head=([0-9a-f]{40}|[0-9a-f]{64}))? -->`)
 	resolutionRe = regexp.MustCompile(`^<!-- autonomy:resolution token=([0-9a-f]{32}) verb=([a-z]+) by=(\S+) comment=([0-9]+) -->`)
 	escalationRe = regexp.MustCompile(`^<!-- autonomy:escalation token=([0-9a-f]{32}) n=([0-9]+) at=(\S+) to=(\S+) -->`)
 )
@@ -63,6 +63,9 @@ type Ask struct {
 	// Elicit is a step playbook's elicitation the ask carries ("" for any other ask): its kind
 	// and a select's options.
 	Elicit *Elicitation
+	// Head is the pull request head a human-required ask is bound to ("" for any other ask):
+	// its approval is the human gate's success on that commit only (approval.go).
+	Head string
 	// Answer is the text of the maintainer's command that resolved it, after the token (the
 	// command's own comment, verified as the resolution is).
 	Answer string
@@ -99,10 +102,10 @@ func Maintainers(ctx context.Context, e *Env) (*maintainers.List, error) {
 // token a resolution must quote, an @-mention of the maintainers, whom it also assigns; and it
 // applies the tracker label of input-required. It returns the ask.
 func Engage(ctx context.Context, e *Env, actor string, n int, ask, spec string) (*Ask, error) {
-	return engage(ctx, e, actor, n, ask, spec, nil)
+	return engage(ctx, e, actor, n, ask, spec, nil, "")
 }
 
-func engage(ctx context.Context, e *Env, actor string, n int, ask, spec string, el *Elicitation) (*Ask, error) {
+func engage(ctx context.Context, e *Env, actor string, n int, ask, spec string, el *Elicitation, head string) (*Ask, error) {
 	if !safeSubject.MatchString(actor) {
 		return nil, fmt.Errorf("actor %q must be a name (letters, digits, . _ -)", actor)
 	}
@@ -114,9 +117,13 @@ func engage(ctx context.Context, e *Env, actor string, n int, ask, spec string, 
 	if _, err := rand.Read(raw[:]); err != nil {
 		return nil, err
 	}
-	a := &Ask{Actor: actor, Token: hex.EncodeToString(raw[:]), Item: n, At: e.now().UTC(), RunID: e.RunID, Elicit: el}
+	a := &Ask{Actor: actor, Token: hex.EncodeToString(raw[:]), Item: n, At: e.now().UTC(), RunID: e.RunID, Elicit: el, Head: head}
+	bound := ""
+	if head != "" {
+		bound = " head=" + head
+	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "<!-- autonomy:ask actor=%s token=%s at=%s run=%s%s -->\n", a.Actor, a.Token, a.At.Format(time.RFC3339), a.RunID, el.marker())
+	fmt.Fprintf(&b, "<!-- autonomy:ask actor=%s token=%s at=%s run=%s%s%s -->\n", a.Actor, a.Token, a.At.Format(time.RFC3339), a.RunID, el.marker(), bound)
 	fmt.Fprintf(&b, "### Input required from %s\n\n", actor)
 	if ask = strings.TrimSpace(ask); ask != "" {
 		b.WriteString(ask + "\n\n")
@@ -207,7 +214,7 @@ func Asks(ctx context.Context, e *Env, n int) ([]*Ask, error) {
 			if err != nil {
 				continue
 			}
-			a := &Ask{Actor: m[1], Token: m[2], At: at, LastAt: at, RunID: m[4], Item: n, Elicit: parseElicitation(m[5], m[6]),
+			a := &Ask{Actor: m[1], Token: m[2], At: at, LastAt: at, RunID: m[4], Item: n, Elicit: parseElicitation(m[5], m[6]), Head: m[7],
 				Posted: c.GetCreatedAt().Time, CommentID: c.GetID(), askNode: c.GetNodeID()}
 			if byToken[a.Token] != nil {
 				continue // a copy of an ask: its token resolves the first one only
@@ -289,6 +296,10 @@ func Resolve(ctx context.Context, e *Env, r Resolution) (*Ask, error) {
 	a := asks[i]
 	if err := a.Elicit.fits(r.Verb, r.Note); err != nil {
 		return nil, &Refused{err.Error()}
+	}
+	// The gate first: a resolution recorded but not posted would spend the token for nothing.
+	if err := e.resolveGate(ctx, a, r.Verb, r.By); err != nil {
+		return nil, err
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "<!-- autonomy:resolution token=%s verb=%s by=%s comment=%d -->\n", a.Token, r.Verb, r.By, r.CommentID)
@@ -403,8 +414,8 @@ func (e *Env) engageHumanRequired(ctx context.Context, p *Proposal) error {
 	for _, f := range p.HumanRequired {
 		ask.WriteString("\n- `" + f + "`")
 	}
-	ask.WriteString("\n\nIt merges only once a maintainer approves it.")
-	a, err := Engage(ctx, e, actor, p.PR, ask.String(), "")
+	fmt.Fprintf(&ask, "\n\nIt merges only once a maintainer approves its head %s: with `/agent approve` and the token below, or an approving review of that commit. A new push needs a new approval.", p.Head)
+	a, err := engage(ctx, e, actor, p.PR, ask.String(), "", nil, p.Head)
 	if err != nil {
 		return fmt.Errorf("engaging %s on #%d: %w", actor, p.PR, err)
 	}

@@ -28,9 +28,10 @@ const ScheduledSubject = "scheduled"
 type Proposal struct {
 	// Files are the paths the proposal changes.
 	Files []string
-	// Branch is the branch pushed; PR the pull request opened or updated (0 at the cap).
-	Branch string
-	PR     int
+	// Branch is the branch pushed, Head the commit it points at; PR the pull request opened or
+	// updated (0 at the cap).
+	Branch, Head string
+	PR           int
 	// Created is whether the pull request is new; Capped whether the cap kept it from opening.
 	Created, Capped bool
 	// HumanRequired are the changed paths under policy.box.risk.human_required_paths.
@@ -105,36 +106,16 @@ func Propose(ctx context.Context, e *Env, bundle string) (*Proposal, error) {
 	if err != nil {
 		return refuse("its commits share no history with "+def, nil)
 	}
-	// Every path any commit touches, not only the net change: a commit that edits a workflow
-	// and a later one that reverts it still went through the workflow.
-	out, err := e.git("log", "--no-renames", "--name-only", "--format=", mb+"..refs/autonomy/proposed")
+	files, reason, bad, err := e.proposedFiles(mb, "refs/autonomy/proposed")
 	if err != nil {
 		return nil, err
 	}
-	var files []string
-	for _, f := range strings.Split(out, "\n") {
-		if f != "" && !slices.Contains(files, f) {
-			files = append(files, f)
-		}
+	if reason != "" {
+		return refuse(reason, bad)
 	}
-	slices.Sort(files)
 	if len(files) == 0 {
 		fmt.Fprintf(e.Out, "%s's commits change no file: nothing to propose\n", e.Actor)
 		return nil, nil
-	}
-	if bad := matching(files, []string{workflowGlob}); len(bad) > 0 {
-		return refuse("it changes workflows, which decide what every job may do; no agent may", bad)
-	}
-	if e.Scope != "" {
-		var outside []string
-		for _, f := range files {
-			if !Match(e.Scope, f) {
-				outside = append(outside, f)
-			}
-		}
-		if len(outside) > 0 {
-			return refuse(fmt.Sprintf("%s may propose changes to %s only, and it changes", e.Actor, e.Scope), outside)
-		}
 	}
 	head, conflicts, err := e.rebase(mb)
 	if err != nil {
@@ -142,6 +123,12 @@ func Propose(ctx context.Context, e *Env, bundle string) (*Proposal, error) {
 	}
 	if len(conflicts) > 0 {
 		return refuse("it does not apply to the current "+def+"; these files conflict", conflicts)
+	}
+	// What is pushed is checked too: the rebased head's difference from the default branch.
+	if files, reason, bad, err = e.pushedFiles(files, head); err != nil {
+		return nil, err
+	} else if reason != "" {
+		return refuse(reason, bad)
 	}
 
 	p := &Proposal{Files: files, Branch: BranchPrefix + e.Actor + "/" + subject, HumanRequired: matching(files, e.HumanPaths)}
@@ -162,12 +149,14 @@ func Propose(ctx context.Context, e *Env, bundle string) (*Proposal, error) {
 			return nil, err
 		}
 		// The local head keeps naming the proposal (its title); the branch holds GitHub's copies.
-		if _, err := e.pushSigned(ctx, base, head, p.Branch); err != nil {
+		if p.Head, err = e.pushSigned(ctx, base, head, p.Branch); err != nil {
 			return nil, err
 		}
 		p.Signed = true
 	} else if _, err := e.git(append(e.remoteArgs(), "push", "--quiet", "--force", e.Remote, head+":refs/heads/"+p.Branch)...); err != nil {
 		return nil, err
+	} else {
+		p.Head = head
 	}
 	if max := e.Policy.Box.MaxOpenAgentPRs; existing == nil && max > 0 && len(open) >= max {
 		p.Capped = true
@@ -211,6 +200,13 @@ func Propose(ctx context.Context, e *Env, bundle string) (*Proposal, error) {
 	}
 	if _, _, err := e.Client.Issues.AddLabelsToIssue(ctx, e.Owner, e.Repo, p.PR, labels); err != nil {
 		return nil, fmt.Errorf("labelling #%d: %w", p.PR, err)
+	}
+	// The human gate of the head just pushed is posted by the control workflow (this job may
+	// push code, so it posts no status: humangate.go); until then the head has none, and
+	// nothing merges it.
+	if _, err := e.Client.Actions.CreateWorkflowDispatchEventByFileName(ctx, e.Owner, e.Repo, ControlWorkflow, github.CreateWorkflowDispatchEventRequest{
+		Ref: def, Inputs: map[string]any{GateInput: strconv.Itoa(p.PR)}}); err != nil {
+		return nil, fmt.Errorf("dispatching the human gate (%s): %w", ControlWorkflow, err)
 	}
 	if err := e.armAutoMerge(ctx, nodeID); err != nil {
 		// The pull request stands; it merges by hand once protection is satisfied.

@@ -211,6 +211,9 @@ type Server struct {
 	ctl controlState
 	// Deployment environments (environments.go), by lower-cased name.
 	environments map[string]*Environment
+	// Pull request reviews by number (reviews.go), and their ids.
+	reviews   map[int][]review
+	reviewSeq int64
 }
 
 // The statuses and conclusions GitHub reports, and the values the status filter accepts.

@@ -328,7 +328,7 @@ func (s *Server) routeCode(w http.ResponseWriter, req *http.Request, rest []stri
 		writeError(w, http.StatusForbidden, "Resource not accessible by integration", docsRoot)
 		return true
 	}
-	if s.routeSettings(w, req, rest) || s.routeGit(w, req, rest) {
+	if s.routeSettings(w, req, rest) || s.routeGit(w, req, rest) || s.routeReviews(w, req, rest) {
 		return true
 	}
 	switch {
@@ -387,7 +387,9 @@ func (s *Server) routeCode(w http.ResponseWriter, req *http.Request, rest []stri
 			return true
 		}
 		is.Reviews = append(is.Reviews, body.Body)
-		writeJSON(w, http.StatusOK, map[string]any{"id": len(is.Reviews), "body": body.Body, "state": "COMMENTED", "commit_id": s.sha(is.Head)})
+		state := map[string]string{"APPROVE": "APPROVED", "REQUEST_CHANGES": "CHANGES_REQUESTED", "COMMENT": "COMMENTED", "": "PENDING"}[body.Event]
+		r := s.addReview(n, BotLogin, state, s.sha(is.Head), body.Body)
+		writeJSON(w, http.StatusOK, r.json())
 	case len(rest) == 3 && rest[0] == "issues" && rest[2] == "comments" && (m == http.MethodPost || m == http.MethodGet):
 		n, _ := num(1)
 		s.mu.Lock()

@@ -1,9 +1,10 @@
 // Package provision makes a GitHub repository match what a gh-actions installation assumes
 // (autonomy provision): the default branch protected so that nothing merges without the
-// agent-review status and the checks, auto-merge and branch deletion on, Actions allowed to
-// open pull requests, a label per task state, the variables the workflows read and the
-// environments gating approval steps, reviewed by the maintainers. It is
-// idempotent, never weakens a setting that is already stricter, and can only plan (dry run).
+// agent-review status, the human gate (when the profile has human-required paths) and the
+// checks, auto-merge and branch deletion on, Actions allowed to open pull requests, a label per
+// task state, the variables the workflows read and the environments gating approval steps,
+// reviewed by the maintainers. It is idempotent, never weakens a setting that is already
+// stricter, and can only plan (dry run).
 package provision
 
 import (
@@ -31,6 +32,9 @@ type Policy struct {
 	// Environments are the GitHub environments gating the approval steps of the compiled
 	// workflow playbooks (the manifest's actors[].environments), sorted.
 	Environments []string
+	// HumanGate requires the human-approval status too: the profile has human-required paths
+	// (policy.box.risk.human_required_paths, or a document role that gates).
+	HumanGate bool
 	// MaintainersVar is policy.box.human.maintainers_var (maintainers.DefaultVar when empty):
 	// the environments' required reviewers.
 	MaintainersVar string
@@ -38,6 +42,11 @@ type Policy struct {
 
 // StatusContext is the status autonomy gh review posts.
 const StatusContext = "agent-review"
+
+// HumanApprovalContext is the human gate's status (effect.HumanApprovalContext): only a
+// maintainer's approval of a pull request's head turns it to success when the pull request
+// touches human-required paths.
+const HumanApprovalContext = "human-approval"
 
 // Step is one setting: what it is, what it was, what it should be, and what was done.
 type Step struct {
@@ -127,7 +136,11 @@ func (pv *provisioner) protection(ctx context.Context, branch string, p Policy) 
 		pv.errs = append(pv.errs, fmt.Errorf("reading the %s: %w", what, err))
 		return
 	}
-	want := append([]string{StatusContext}, p.RequiredChecks...)
+	want := []string{StatusContext}
+	if p.HumanGate {
+		want = append(want, HumanApprovalContext)
+	}
+	want = append(want, p.RequiredChecks...)
 	if len(p.RequiredChecks) == 0 {
 		want = append(want, "ci")
 	}

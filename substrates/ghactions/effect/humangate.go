@@ -1,0 +1,232 @@
+package effect
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/google/go-github/v62/github"
+)
+
+// The human gate. A pull request that touches policy.box.risk.human_required_paths merges only
+// once a maintainer's verified act is recorded on its current head: the human-approval status,
+// which branch protection requires (autonomy provision) and only trusted jobs post:
+//   - autonomy gh propose, which may push code and so posts no status (no job holds both
+//     contents: write and statuses: write), dispatches the control workflow's human-gate job
+//     for the pull request (GateInput), and binds the ask it posts to the head it pushed (its
+//     marker's head=);
+//   - the resolution of that ask (a maintainer's /agent approve TOKEN, autonomy gh control)
+//     posts success on the head the ask names, only while it is still the pull request's
+//     head; /agent reject posts failure;
+//   - autonomy gh human-gate, on that dispatch, on a pull request's events
+//     (pull_request_target) and on a review submitted or dismissed (pull_request_review), posts success on the head when a maintainer's
+//     latest review approves that very commit, pending when the review that approved it is
+//     withdrawn; and, on a head that has no human-approval status yet (a push by a person, a
+//     pull request opened by hand), success or pending by the paths it changes.
+//
+// A new push is a new head, which has no status: nothing merges until the gate is posted
+// again, and an approval of an older head never carries over.
+
+// HumanApprovalContext is the status of the human gate, required by branch protection when the
+// profile has human-required paths.
+const HumanApprovalContext = "human-approval"
+
+// ControlWorkflow is the control workflow's file; GateInput its workflow_dispatch input naming
+// the pull request whose human gate its human-gate job posts.
+const (
+	ControlWorkflow = "autonomy-control.yml"
+	GateInput       = "autonomy_gate_pr"
+)
+
+// postGate posts the human gate's state on sha.
+func (e *Env) postGate(ctx context.Context, sha, state, desc string) error {
+	if r := []rune(desc); len(r) > 140 {
+		desc = string(r[:139]) + "…"
+	}
+	st := &github.RepoStatus{State: github.String(state), Context: github.String(HumanApprovalContext), Description: github.String(desc)}
+	if e.RunURL != "" {
+		st.TargetURL = github.String(e.RunURL)
+	}
+	if _, _, err := e.Client.Repositories.CreateStatus(ctx, e.Owner, e.Repo, sha, st); err != nil {
+		return fmt.Errorf("posting %s on %s: %w", HumanApprovalContext, sha, err)
+	}
+	fmt.Fprintf(e.Out, "%s: %s on %s (%s)\n", HumanApprovalContext, state, sha, desc)
+	return nil
+}
+
+// resolveGate posts what the resolution of an ask bound to a head says of the human gate,
+// after checking that the head is still the pull request's: approve is success, reject
+// failure; an answer leaves the gate as it is.
+func (e *Env) resolveGate(ctx context.Context, a *Ask, verb, by string) error {
+	if a.Head == "" || verb == "answer" {
+		return nil
+	}
+	pull, _, err := e.Client.PullRequests.Get(ctx, e.Owner, e.Repo, a.Item)
+	if err != nil {
+		return fmt.Errorf("reading #%d: %w", a.Item, err)
+	}
+	if head := pull.GetHead().GetSHA(); !strings.EqualFold(head, a.Head) {
+		return &Refused{fmt.Sprintf("this ask was for the head %s, and the head of #%d is now %s: approve the ask posted for the new head (nothing is approved)", a.Head, a.Item, head)}
+	}
+	if verb == "reject" {
+		return e.postGate(ctx, a.Head, "failure", "rejected by @"+by)
+	}
+	return e.postGate(ctx, a.Head, "success", "approved by @"+by+" (/agent approve)")
+}
+
+// HumanGate is what CheckHumanGate found.
+type HumanGate struct {
+	// SHA is the pull request's head; State the status posted ("" when none was); By the
+	// maintainer whose review approved it.
+	SHA, State, By string
+	// HumanRequired are the changed paths that need a maintainer (when they were listed).
+	HumanRequired []string
+}
+
+// maxListedFiles is the most files GitHub lists for a pull request: past it, the files are not
+// known, and the gate asks for a maintainer.
+const maxListedFiles = 3000
+
+// CheckHumanGate evaluates the human gate of pull request e.Subject on its current head: success
+// when a maintainer's latest review approves that head; otherwise, when the head has no
+// human-approval status yet, success if no changed path is human-required, else pending. It
+// never turns a status already posted on the head into success without a maintainer's approval.
+func CheckHumanGate(ctx context.Context, e *Env) (*HumanGate, error) {
+	n, err := strconv.Atoi(e.Subject)
+	if err != nil || n < 1 {
+		return nil, fmt.Errorf("the subject %q is not a pull request number", e.Subject)
+	}
+	pull, resp, err := e.Client.PullRequests.Get(ctx, e.Owner, e.Repo, n)
+	if resp != nil && resp.StatusCode == 404 {
+		return nil, &Refused{fmt.Sprintf("#%d is not a pull request", n)}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading #%d: %w", n, err)
+	}
+	g := &HumanGate{SHA: pull.GetHead().GetSHA()}
+	if g.By, err = e.approvedBy(ctx, n, g.SHA); err != nil {
+		return nil, err
+	}
+	if g.By != "" {
+		g.State = "success"
+		return g, e.postGate(ctx, g.SHA, g.State, "approved by @"+g.By+reviewApproval)
+	}
+	last, err := e.latestGate(ctx, g.SHA)
+	if err != nil {
+		return nil, err
+	}
+	if last != nil && last.GetState() == "success" && strings.HasSuffix(last.GetDescription(), reviewApproval) {
+		// The review that approved this head is dismissed, or no longer its author's latest.
+		g.State = "pending"
+		return g, e.postGate(ctx, g.SHA, g.State, "the approving review is withdrawn: a maintainer must approve this head")
+	}
+	if last != nil {
+		fmt.Fprintf(e.Out, "%s: no maintainer's review approves %s; the gate stays %s\n", HumanApprovalContext, g.SHA, last.GetState())
+		return g, nil
+	}
+	files, complete, err := e.pullFiles(ctx, n, pull.GetChangedFiles())
+	if err != nil {
+		return nil, err
+	}
+	g.HumanRequired = matching(files, e.HumanPaths)
+	switch {
+	case !complete:
+		g.State = "pending"
+		return g, e.postGate(ctx, g.SHA, g.State, fmt.Sprintf("more than %d files changed: a maintainer must approve this head", maxListedFiles))
+	case len(g.HumanRequired) > 0:
+		g.State = "pending"
+		return g, e.postGate(ctx, g.SHA, g.State, "touches human-required paths ("+strings.Join(g.HumanRequired, ", ")+"): a maintainer must approve this head")
+	}
+	g.State = "success"
+	return g, e.postGate(ctx, g.SHA, g.State, "no human-required path is changed")
+}
+
+// approvedBy is a maintainer whose latest review of pull request n approves head ("" when
+// none does). A review of another commit approves nothing.
+func (e *Env) approvedBy(ctx context.Context, n int, head string) (string, error) {
+	latest := map[string]*github.PullRequestReview{}
+	var order []string
+	opts := &github.ListOptions{PerPage: 100}
+	for {
+		rs, resp, err := e.Client.PullRequests.ListReviews(ctx, e.Owner, e.Repo, n, opts)
+		if err != nil {
+			return "", fmt.Errorf("listing the reviews of #%d: %w", n, err)
+		}
+		for _, r := range rs {
+			login := strings.ToLower(r.GetUser().GetLogin())
+			if r.GetState() == "COMMENTED" || r.GetState() == "PENDING" {
+				continue // a comment neither approves nor withdraws an approval
+			}
+			if _, ok := latest[login]; !ok {
+				order = append(order, login)
+			}
+			latest[login] = r
+		}
+		if resp.NextPage == 0 {
+			break
+		}
+		opts.Page = resp.NextPage
+	}
+	if len(order) == 0 {
+		return "", nil
+	}
+	ms, err := Maintainers(ctx, e)
+	if err != nil {
+		return "", err
+	}
+	for _, login := range order {
+		r := latest[login]
+		if r.GetState() == "APPROVED" && strings.EqualFold(r.GetCommitID(), head) && ms.Has(r.GetUser().GetLogin()) {
+			return r.GetUser().GetLogin(), nil
+		}
+	}
+	return "", nil
+}
+
+// reviewApproval ends the description of a gate a review approved.
+const reviewApproval = " (review of this head)"
+
+// latestGate is the newest human-approval status of sha (nil when it has none).
+func (e *Env) latestGate(ctx context.Context, sha string) (*github.RepoStatus, error) {
+	opts := &github.ListOptions{PerPage: 100}
+	for {
+		sts, resp, err := e.Client.Repositories.ListStatuses(ctx, e.Owner, e.Repo, sha, opts)
+		if err != nil {
+			return nil, fmt.Errorf("reading the statuses of %s: %w", sha, err)
+		}
+		for _, s := range sts { // newest first
+			if s.GetContext() == HumanApprovalContext {
+				return s, nil
+			}
+		}
+		if resp.NextPage == 0 {
+			return nil, nil
+		}
+		opts.Page = resp.NextPage
+	}
+}
+
+// pullFiles lists the paths pull request n changes (a rename as both its paths), and whether
+// the list is complete: GitHub lists 3,000 files at most.
+func (e *Env) pullFiles(ctx context.Context, n, changed int) ([]string, bool, error) {
+	var files []string
+	opts := &github.ListOptions{PerPage: 100}
+	for {
+		fs, resp, err := e.Client.PullRequests.ListFiles(ctx, e.Owner, e.Repo, n, opts)
+		if err != nil {
+			return nil, false, fmt.Errorf("listing the files of #%d: %w", n, err)
+		}
+		for _, f := range fs {
+			files = append(files, f.GetFilename())
+			if p := f.GetPreviousFilename(); p != "" {
+				files = append(files, p)
+			}
+		}
+		if resp.NextPage == 0 {
+			break
+		}
+		opts.Page = resp.NextPage
+	}
+	return files, changed < maxListedFiles && len(files) >= changed, nil
+}

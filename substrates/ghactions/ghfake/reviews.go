@@ -1,0 +1,196 @@
+package ghfake
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"os/exec"
+	"slices"
+	"strconv"
+)
+
+// A pull request's reviews and files, and a commit's statuses, as GitHub lists them:
+//   - GET …/pulls/{n}/reviews (https://docs.github.com/rest/pulls/reviews#list-reviews-for-a-pull-request):
+//     oldest first, each with its author, state (APPROVED, CHANGES_REQUESTED, COMMENTED,
+//     DISMISSED, PENDING) and the commit it reviewed;
+//   - GET …/pulls/{n}/files (https://docs.github.com/rest/pulls/pulls#list-pull-requests-files):
+//     the diff of the head from the merge base with the base, renames with previous_filename,
+//     3,000 files at most;
+//   - GET …/commits/{ref}/statuses (https://docs.github.com/rest/commits/statuses#list-commit-statuses-for-a-reference):
+//     newest first.
+//
+// AddReview and DismissReview stand for a person acting in GitHub's UI.
+
+const (
+	docsListReviews = "https://docs.github.com/rest/pulls/reviews#list-reviews-for-a-pull-request"
+	docsPullFiles   = "https://docs.github.com/rest/pulls/pulls#list-pull-requests-files"
+	docsListStatus  = "https://docs.github.com/rest/commits/statuses#list-commit-statuses-for-a-reference"
+	// maxPullFiles is the most files GitHub lists for a pull request.
+	maxPullFiles = 3000
+)
+
+// BotLogin is the author of what a workflow's token writes.
+const BotLogin = "github-actions[bot]"
+
+type review struct {
+	ID                   int64
+	Login, State, Commit string
+	Body                 string
+}
+
+func (r review) json() map[string]any {
+	return map[string]any{"id": r.ID, "user": userJSON{r.Login}, "state": r.State, "commit_id": r.Commit, "body": r.Body}
+}
+
+// addReview records a review of pull request n; the caller holds mu.
+func (s *Server) addReview(n int, login, state, commit, body string) review {
+	if s.reviews == nil {
+		s.reviews = map[int][]review{}
+	}
+	s.reviewSeq++
+	r := review{ID: 80000 + s.reviewSeq, Login: login, State: state, Commit: commit, Body: body}
+	s.reviews[n] = append(s.reviews[n], r)
+	return r
+}
+
+// AddReview records login's submitted review of pull request n's current head (state APPROVED,
+// CHANGES_REQUESTED or COMMENTED) and returns its id, as a person's review in GitHub's UI.
+func (s *Server) AddReview(n int, login, state string) (int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	is := s.issues[n]
+	if is == nil || !is.PR {
+		return 0, fmt.Errorf("#%d is not a pull request", n)
+	}
+	if !slices.Contains([]string{"APPROVED", "CHANGES_REQUESTED", "COMMENTED"}, state) {
+		return 0, fmt.Errorf("review state %q", state)
+	}
+	return s.addReview(n, login, state, s.sha(is.Head), "").ID, nil
+}
+
+// DismissReview dismisses review id of pull request n (its state becomes DISMISSED).
+func (s *Server) DismissReview(n int, id int64) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, r := range s.reviews[n] {
+		if r.ID == id {
+			s.reviews[n][i].State = "DISMISSED"
+			return true
+		}
+	}
+	return false
+}
+
+// routeReviews serves the lists above; it reports false for a path it does not know.
+func (s *Server) routeReviews(w http.ResponseWriter, req *http.Request, rest []string) bool {
+	if req.Method != http.MethodGet || len(rest) != 3 {
+		return false
+	}
+	switch {
+	case rest[0] == "pulls" && rest[2] == "reviews":
+		s.listReviews(w, req, rest[1])
+	case rest[0] == "pulls" && rest[2] == "files":
+		s.listPullFiles(w, req, rest[1])
+	case rest[0] == "commits" && rest[2] == "statuses":
+		s.listStatuses(w, req, rest[1])
+	default:
+		return false
+	}
+	return true
+}
+
+// pull is pull request n, or nil after answering 404.
+func (s *Server) pull(w http.ResponseWriter, num, docs string) *Issue {
+	n, err := strconv.Atoi(num)
+	s.mu.Lock()
+	is := s.issues[n]
+	s.mu.Unlock()
+	if err != nil || is == nil || !is.PR {
+		writeError(w, http.StatusNotFound, "Not Found", docs)
+		return nil
+	}
+	return is
+}
+
+func (s *Server) listReviews(w http.ResponseWriter, req *http.Request, num string) {
+	is := s.pull(w, num, docsListReviews)
+	if is == nil {
+		return
+	}
+	s.mu.Lock()
+	out := []map[string]any{}
+	for _, r := range s.reviews[is.Number] {
+		out = append(out, r.json())
+	}
+	s.mu.Unlock()
+	writePage(w, req, out)
+}
+
+func (s *Server) listPullFiles(w http.ResponseWriter, req *http.Request, num string) {
+	is := s.pull(w, num, docsPullFiles)
+	if is == nil {
+		return
+	}
+	s.mu.Lock()
+	base, head := s.sha(is.Base), s.sha(is.Head)
+	s.mu.Unlock()
+	raw, err := exec.Command("git", "--git-dir", s.opts.GitDir, "diff", "--name-status", "-M", "-z", base+"..."+head).Output()
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "the fake could not diff: "+err.Error(), docsPullFiles)
+		return
+	}
+	out := []map[string]any{}
+	fields := bytes.Split(bytes.TrimSuffix(raw, []byte{0}), []byte{0})
+	for i := 0; i < len(fields) && len(out) < maxPullFiles; i++ {
+		st := string(fields[i])
+		if st == "" || i+1 >= len(fields) {
+			break
+		}
+		f := map[string]any{"status": map[byte]string{'A': "added", 'D': "removed", 'M': "modified", 'R': "renamed", 'T': "changed"}[st[0]]}
+		if st[0] == 'R' && i+2 < len(fields) {
+			f["previous_filename"], f["filename"] = string(fields[i+1]), string(fields[i+2])
+			i += 2
+		} else {
+			f["filename"] = string(fields[i+1])
+			i++
+		}
+		out = append(out, f)
+	}
+	writePage(w, req, out)
+}
+
+func (s *Server) listStatuses(w http.ResponseWriter, req *http.Request, ref string) {
+	s.mu.Lock()
+	sha := ref
+	if len(sha) != 40 {
+		sha = s.sha(ref)
+	}
+	list := s.statuses[sha]
+	out := []map[string]any{}
+	for i := len(list) - 1; i >= 0; i-- {
+		st := list[i]
+		out = append(out, map[string]any{"state": st.State, "context": st.Context, "description": st.Description, "target_url": st.TargetURL})
+	}
+	s.mu.Unlock()
+	writePage(w, req, out)
+}
+
+// writePage answers one page of a list (per_page, at most 100; page), with a Link header.
+func writePage(w http.ResponseWriter, req *http.Request, all []map[string]any) {
+	q := req.URL.Query()
+	perPage, page := 30, 1
+	if n, err := strconv.Atoi(q.Get("per_page")); err == nil && n > 0 {
+		perPage = min(n, 100)
+	}
+	if n, err := strconv.Atoi(q.Get("page")); err == nil && n > 0 {
+		page = n
+	}
+	if l := linkHeader(req, page, (len(all)+perPage-1)/perPage); l != "" {
+		w.Header().Set("Link", l)
+	}
+	out := []map[string]any{}
+	if from := (page - 1) * perPage; from < len(all) {
+		out = all[from:min(from+perPage, len(all))]
+	}
+	writeJSON(w, http.StatusOK, out)
+}
