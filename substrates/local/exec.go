@@ -532,10 +532,12 @@ func (r *Runner) reconcile(ctx context.Context, s store.Session) (store.Session,
 	if stopBy.IsZero() && r.continuable(s) {
 		return r.takeOver(ctx, s) // it continues at its next unfinished step (resume.go)
 	}
-	r.end(ctx, s.ID, ir.Failed, reason, "", nil, stopBy)
+	ended := r.end(ctx, s.ID, ir.Failed, reason, "", nil, stopBy)
 	_ = r.Store.Log(ctx, store.Event{Session: s.ID, Actor: s.Actor, Kind: "orphaned", Message: reason})
 	if !stopBy.IsZero() && sessionGroup(s) {
 		_ = proc.Term(s.PID) // recorded first: whoever reconciles next KILLs at stopBy
+	} else if ended {
+		r.reclaimWorktree(ctx, s) // with a stop under way, once it is over (finishStop)
 	}
 	n, _, err := r.Store.Get(ctx, s.ID)
 	return n, err
