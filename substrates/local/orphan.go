@@ -7,11 +7,68 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"time"
 
+	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/substrates/local/gitws"
 	"github.com/autonomyhq/autonomy/substrates/local/proc"
 	"github.com/autonomyhq/autonomy/substrates/local/store"
 )
+
+// reconcile finds a session whose runner died: its process is gone with nobody to record how it
+// ended (failed), or it outlived its timeout with nobody to stop it (TERM now, failed, KILL after
+// the grace period). A step playbook session is continued instead of failed, by a new supervisor
+// (resume.go). It also finishes, for a dead supervisor, a stop under way: KILL to what is left of
+// the group once the stop's grace period is over.
+func (r *Runner) reconcile(ctx context.Context, s store.Session) (store.Session, error) {
+	if s.Kind != "agent" || s.Status.Ended() && s.StopBy.IsZero() || parked(s) || r.supervisorAlive(s) {
+		return s, nil
+	}
+	if s.Status.Ended() {
+		return r.finishStop(ctx, s)
+	}
+	if (s.PID == 0 || !proc.Alive(s.PID, s.PIDStart)) && r.lateEnd(ctx, s) {
+		// Its supervisor saw it end but could not write the store (outcome.go).
+		n, _, err := r.Store.Get(ctx, s.ID)
+		return n, err
+	}
+	var reason string
+	var stopBy time.Time
+	switch {
+	case s.PID == 0:
+		if s.SupervisorPID == 0 && r.opts.Now().Sub(s.CreatedAt) < startGrace {
+			return s, nil // its launcher is still starting the supervisor
+		}
+		reason = "its runner died before starting it"
+	case !proc.Alive(s.PID, s.PIDStart):
+		reason = "its process ended while no runner was watching it (the supervising runner died); exit status unknown"
+	case s.Timeout > 0 && r.opts.Now().Sub(s.StartedAt) > s.Timeout:
+		stopBy = time.Now().Add(r.grace())
+		reason = fmt.Sprintf("timed out after %s; stopped by reconciliation since its runner died (TERM, then KILL after %s)", s.Timeout, r.grace())
+	default:
+		if r.continuable(s) {
+			// A step playbook's run reports only to its supervisor: with that one dead it can
+			// never end well, so a new supervisor takes over (resume.go).
+			return r.takeOver(ctx, s)
+		}
+		return s, nil // still running on its own: it stays tracked
+	}
+	if stopBy.IsZero() && r.continuable(s) {
+		return r.takeOver(ctx, s) // it continues at its next unfinished step (resume.go)
+	}
+	ended := r.end(ctx, s.ID, ir.Failed, reason, "", nil, stopBy)
+	_ = r.Store.Log(ctx, store.Event{Session: s.ID, Actor: s.Actor, Kind: "orphaned", Message: reason})
+	if !stopBy.IsZero() && sessionGroup(s) {
+		_ = proc.Term(s.PID) // recorded first: whoever reconciles next KILLs at stopBy
+	} else if ended {
+		r.reclaimWorktree(ctx, s) // with a stop under way, once it is over (finishStop)
+	}
+	n, _, err := r.Store.Get(ctx, s.ID)
+	return n, err
+}
+
+// startGrace is how long a session may wait for its supervisor before it counts as never started.
+const startGrace = 30 * time.Second
 
 // reclaimWorktree does for a session whose supervisor died what that supervisor does when a
 // session ends: it removes the session's worktree, keeping any work done in it (a worktree with
