@@ -47,7 +47,11 @@ func (r *Runner) Supervise(ctx context.Context, id string) error {
 	// session starts, so a process that left the session's group (setsid) and was orphaned is
 	// re-parented here, and killed once the session is over, rather than living on under init.
 	subreaper := proc.BecomeSubreaper() == nil
+	r.mu.Lock()
+	r.supervising[id] = true
+	r.mu.Unlock()
 	r.supervise(ctx, id)
+	r.done(id)
 	if subreaper {
 		if killed := proc.KillOrphans(r.otherSupervisor); len(killed) > 0 {
 			msg := fmt.Sprintf("killed %d process(es) that had left its process group and outlived it: %v", len(killed), killed)
@@ -73,6 +77,9 @@ func (r *Runner) supervise(ctx context.Context, id string) {
 		return
 	}
 	defer logf.Close()
+	// Where its outcome is kept should the store be unwritable when it ends (outcome.go).
+	r.reserveOutcome(id)
+	defer r.settleOutcome(id)
 	if s.PID > 0 && !r.resumeRun(ctx, s, logf) {
 		// A continued session (resume.go): the run its dead supervisor started must be gone.
 		r.finish(ctx, id, ir.Failed, fmt.Sprintf("cannot stop the run its dead supervisor started (process group %d)", s.PID), "", nil)
@@ -345,12 +352,16 @@ func (r *Runner) finish(ctx context.Context, id string, status ir.SessionStatus,
 // It says whether it ended the session (false: it had ended already, or the store failed).
 func (r *Runner) end(ctx context.Context, id string, status ir.SessionStatus, reason, verified string, code *int, stopBy time.Time) bool {
 	now := r.opts.Now().UTC()
-	s, changed, err := r.Store.Modify(ctx, id, []ir.SessionStatus{ir.Running, ir.Paused}, func(m *store.Session) {
+	s, changed, err := r.modifyEnd(ctx, id, func(m *store.Session) {
 		m.Status, m.Reason, m.Verified, m.ExitCode, m.EndedAt = status, reason, verified, code, now
 		if m.PID > 0 {
 			m.StopBy = stopBy
 		}
 	})
+	if err != nil && r.isSupervising(id) {
+		// Kept for reconciliation to record once the store can be written (outcome.go).
+		_ = r.keepOutcome(outcome{Session: id, Status: status, Reason: reason, Verified: verified, ExitCode: code, EndedAt: now, StoreError: err.Error()})
+	}
 	if err == nil && changed {
 		msg := string(status)
 		if reason != "" {
@@ -495,54 +506,6 @@ func (r *Runner) workspace(ctx context.Context, s store.Session, cfg *ActorConfi
 		return note
 	}, nil
 }
-
-// reconcile finds a session whose runner died: its process is gone with nobody to record how it
-// ended (failed), or it outlived its timeout with nobody to stop it (TERM now, failed, KILL after
-// the grace period). A step playbook session is continued instead of failed, by a new supervisor
-// (resume.go). It also finishes, for a dead supervisor, a stop under way: KILL to what is left of
-// the group once the stop's grace period is over.
-func (r *Runner) reconcile(ctx context.Context, s store.Session) (store.Session, error) {
-	if s.Kind != "agent" || s.Status.Ended() && s.StopBy.IsZero() || parked(s) || r.supervisorAlive(s) {
-		return s, nil
-	}
-	if s.Status.Ended() {
-		return r.finishStop(ctx, s)
-	}
-	var reason string
-	var stopBy time.Time
-	switch {
-	case s.PID == 0:
-		if s.SupervisorPID == 0 && r.opts.Now().Sub(s.CreatedAt) < startGrace {
-			return s, nil // its launcher is still starting the supervisor
-		}
-		reason = "its runner died before starting it"
-	case !proc.Alive(s.PID, s.PIDStart):
-		reason = "its process ended while no runner was watching it (the supervising runner died); exit status unknown"
-	case s.Timeout > 0 && r.opts.Now().Sub(s.StartedAt) > s.Timeout:
-		stopBy = time.Now().Add(r.grace())
-		reason = fmt.Sprintf("timed out after %s; stopped by reconciliation since its runner died (TERM, then KILL after %s)", s.Timeout, r.grace())
-	default:
-		if r.continuable(s) {
-			// A step playbook's run reports only to its supervisor: with that one dead it can
-			// never end well, so a new supervisor takes over (resume.go).
-			return r.takeOver(ctx, s)
-		}
-		return s, nil // still running on its own: it stays tracked
-	}
-	if stopBy.IsZero() && r.continuable(s) {
-		return r.takeOver(ctx, s) // it continues at its next unfinished step (resume.go)
-	}
-	r.end(ctx, s.ID, ir.Failed, reason, "", nil, stopBy)
-	_ = r.Store.Log(ctx, store.Event{Session: s.ID, Actor: s.Actor, Kind: "orphaned", Message: reason})
-	if !stopBy.IsZero() && sessionGroup(s) {
-		_ = proc.Term(s.PID) // recorded first: whoever reconciles next KILLs at stopBy
-	}
-	n, _, err := r.Store.Get(ctx, s.ID)
-	return n, err
-}
-
-// startGrace is how long a session may wait for its supervisor before it counts as never started.
-const startGrace = 30 * time.Second
 
 // Update applies a status transition: pause or resume an agent (STOP or CONT to its group), or
 // complete a person's ask with its redeem token and evidence.

@@ -26,7 +26,9 @@ const holderPath = StateDir + "/root-workspace.holder"
 //
 // The lock is an flock(2) on the installation directory itself, not on a file in it: an agent
 // working there can delete or replace any file of the installation (a lock file too, and the
-// next session would lock the new one), but not the directory it works in.
+// next session would lock the new one), but not the directory it works in. The flock dies with
+// its supervisor, the agent may not: whoever takes the lock next checks that no root agent whose
+// supervisor died still works there (rootOrphan), and waits for it if one does.
 
 // queuedPrefix starts the reason of a session waiting for the root workspace.
 const queuedPrefix = "queued: "
@@ -70,12 +72,19 @@ func (h *rootHold) release() {
 // holder exits, however it exits.
 func (r *Runner) lockRoot(ctx context.Context, s store.Session, logf io.Writer, exclusive bool) (hold *rootHold, ok bool) {
 	holder := r.In.Path(holderPath)
-	queued := false
+	queued, waitedOrphan := false, ""
 	for {
 		free, held, err := tryLock(r.In.Dir, exclusive)
 		if err != nil {
 			r.finish(ctx, s.ID, ir.Failed, fmt.Sprintf("cannot take the root workspace lock: %v", err), "", nil)
 			return nil, false
+		}
+		var orphan store.Session
+		if held {
+			if o, found := r.rootOrphan(ctx, s.ID); found {
+				free() // its agent still works in the root: the lock is the dead supervisor's still
+				held, orphan = false, o
+			}
 		}
 		if held {
 			if exclusive {
@@ -91,10 +100,13 @@ func (r *Runner) lockRoot(ctx context.Context, s store.Session, logf io.Writer, 
 			}
 			return &rootHold{exclusive: exclusive, free: free}, true
 		}
-		if !queued {
+		if !queued || orphan.ID != "" && orphan.ID != waitedOrphan {
 			queued = true
 			by := "another session"
-			if b, err := os.ReadFile(holder); err == nil && strings.TrimSpace(string(b)) != "" {
+			if orphan.ID != "" {
+				waitedOrphan = orphan.ID
+				by = fmt.Sprintf("session %s (its supervisor died, and its agent, process group %d, still works there)", orphan.ID, orphan.PID)
+			} else if b, err := os.ReadFile(holder); err == nil && strings.TrimSpace(string(b)) != "" {
 				by = "session " + strings.TrimSpace(string(b))
 			}
 			msg := fmt.Sprintf("%swaiting for %s to leave the installation root: one agent at a time works there, and other sessions start when none does (give the actor workspace: isolated to run it alongside)", queuedPrefix, by)
@@ -108,4 +120,36 @@ func (r *Runner) lockRoot(ctx context.Context, s store.Session, logf io.Writer, 
 			return nil, false
 		}
 	}
+}
+
+// rootOrphan finds a session other than self whose agent may still work in the installation
+// root with its supervisor dead: the flock died with that supervisor, but the agent's process
+// group lives on, unsupervised, and may still change the installation. Until that group is gone
+// the root is not free, so the lock counts as held by it.
+//
+// Waiting for the group, rather than killing it here, keeps the contract of a dead supervisor
+// (its session runs on, tracked, stopped only at its timeout by whoever reconciles; a cancel stops
+// it): the session that waits must not decide for the operator that another one's work is lost.
+// A session counts when it is in flight, or ended with a stop under way, ran in the installation
+// root (not a worktree), is a skill's (an agent's; one whose config cannot be read counts too),
+// and its recorded group still holds a process started for it. A script or command orphaned in
+// the root does not count: it never held the root exclusively.
+func (r *Runner) rootOrphan(ctx context.Context, self string) (store.Session, bool) {
+	inFlight, err := r.Store.List(ctx, store.ListOptions{})
+	if err != nil {
+		return store.Session{}, false
+	}
+	stopping, _ := r.Store.Stopping(ctx)
+	for _, o := range append(inFlight, stopping...) {
+		if o.ID == self || o.Kind != "agent" || o.PID <= 0 || o.Worktree || o.Workdir != r.In.Dir {
+			continue
+		}
+		if cfg, err := r.In.ReloadActor(o.Actor); err == nil && !cfg.Skill {
+			continue
+		}
+		if !r.supervisorAlive(o) && sessionGroup(o) {
+			return o, true
+		}
+	}
+	return store.Session{}, false
 }

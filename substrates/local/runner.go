@@ -63,6 +63,11 @@ type Runner struct {
 	stopPolling bool
 	// minute is the unit of timeoutMinutes: a minute, shorter in tests.
 	minute time.Duration
+	// endRetryFor and endBackoff bound how long, and how often, a supervisor tries again to
+	// record its session's end in a store it cannot write (outcome.go); endFault, set by tests
+	// only, fails those writes.
+	endRetryFor, endBackoff time.Duration
+	endFault                func() error
 	// phaseHook, set by tests only, is called as a supervisor reaches each step of preparing a
 	// session (prepare.go).
 	phaseHook func(phase, id string)
@@ -118,7 +123,8 @@ func New(dir string, opts Options) (*Runner, error) {
 	if opts.Minute <= 0 {
 		opts.Minute = time.Minute
 	}
-	r := &Runner{In: in, Store: st, opts: opts, supervising: map[string]bool{}, minute: opts.Minute}
+	r := &Runner{In: in, Store: st, opts: opts, supervising: map[string]bool{}, minute: opts.Minute,
+		endRetryFor: defaultEndRetryFor, endBackoff: defaultEndBackoff}
 	r.engage = opts.Engage
 	if r.engage == nil {
 		r.engage = &AttentionFile{Path: filepath.Join(in.Dir, filepath.FromSlash(StateDir), "attention.md"), Store: st, In: in}

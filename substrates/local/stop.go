@@ -127,7 +127,11 @@ func (r *Runner) finishStop(ctx context.Context, s store.Session) (store.Session
 		}
 		_ = r.Store.Log(ctx, store.Event{Session: s.ID, Actor: s.Actor, Kind: "killed", Message: "KILL to what was left of its process group after the grace period (its runner had died)"})
 	}
-	n, _, err := r.Store.Modify(ctx, s.ID, nil, func(m *store.Session) { m.StopBy = time.Time{} })
+	stopped := false
+	n, _, err := r.Store.Modify(ctx, s.ID, nil, func(m *store.Session) { stopped, m.StopBy = !m.StopBy.IsZero(), time.Time{} })
+	if err == nil && stopped {
+		r.reclaimWorktree(ctx, n) // its supervisor died: nobody else removes it
+	}
 	return n, err
 }
 

@@ -340,6 +340,10 @@ func checkedOutAt(ctx context.Context, repo, branch string) string {
 // whose HEAD has moved on from base has its commits saved as the branch saveAs (or saveAs-2,
 // saveAs-3 … if taken) first; with saveAs empty it is kept instead. The note says what was kept
 // or saved and where, for the user; it is empty when the worktree was simply removed.
+//
+// An empty base means it is not known (the process that added the worktree died): a detached
+// HEAD then counts as saved when a branch or tag of repo already holds it, and is saved as saveAs
+// otherwise.
 func Remove(ctx context.Context, repo, path, base, saveAs string) (note string, err error) {
 	if path, err = filepath.Abs(path); err != nil {
 		return "", err
@@ -381,6 +385,29 @@ func Remove(ctx context.Context, repo, path, base, saveAs string) (note string, 
 		return saved, fmt.Errorf("removed the worktree %s, but %w", path, err)
 	}
 	return saved, nil
+}
+
+// Tracked returns those of paths (slash paths relative to dir, a linked worktree of repo) that
+// git tracks there.
+func Tracked(ctx context.Context, repo, dir string, paths []string) (map[string]bool, error) {
+	if err := isWorktree(ctx, repo, dir); err != nil {
+		return nil, err
+	}
+	args := []string{"ls-files", "-z", "--full-name", "--"}
+	for _, p := range paths {
+		args = append(args, ":(literal)"+p)
+	}
+	out, err := git(ctx, dir, args...)
+	if err != nil {
+		return nil, err
+	}
+	tracked := map[string]bool{}
+	for _, p := range strings.Split(out, "\x00") {
+		if p != "" {
+			tracked[p] = true
+		}
+	}
+	return tracked, nil
 }
 
 // isWorktree checks that path is the top of a linked worktree of repo, as Add makes: git -C on any
@@ -441,6 +468,12 @@ func saveCommits(ctx context.Context, repo, path, base, saveAs string) (note str
 	}
 	if sha == base {
 		return "", false, nil
+	}
+	if base == "" {
+		// Its base is not known: nothing is lost when a branch or tag holds it already.
+		if refs, err := git(ctx, repo, "for-each-ref", "--count=1", "--contains", sha, "--format=%(refname)", "refs/heads", "refs/tags"); err == nil && refs != "" {
+			return "", false, nil
+		}
 	}
 	// HEAD moved back, to a commit base already descends from: nothing new to save.
 	if base != "" {

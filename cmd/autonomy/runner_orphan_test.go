@@ -1,0 +1,157 @@
+//go:build unix
+
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/substrates/local"
+	"github.com/autonomyhq/autonomy/substrates/local/proc"
+	"github.com/autonomyhq/autonomy/substrates/local/store"
+)
+
+// rootAgent stands in for an agent CLI working in the installation root: it notes its start
+// and end in trace, writes its pid to started-SESSION, and waits until release-SESSION exists.
+const rootAgent = `#!/bin/sh
+dir=$(dirname "$0")
+cat > /dev/null
+echo "start $AUTONOMY_SESSION" >> "$dir/trace"
+echo $$ > "$dir/started.tmp" && mv "$dir/started.tmp" "$dir/started-$AUTONOMY_SESSION"
+while [ ! -f "$dir/release-$AUTONOMY_SESSION" ]; do sleep 0.02; done
+echo "end $AUTONOMY_SESSION" >> "$dir/trace"
+`
+
+// TestRootLockOutlivesTheSupervisor: two sessions working in the installation root, the second
+// queued; the first's supervisor is SIGKILLed while its agent works. The second keeps waiting,
+// queued, for as long as that agent's process group lives (it says so in an event naming the
+// first), and starts once it is gone; the first is then reconciled failed.
+func TestRootLockOutlivesTheSupervisor(t *testing.T) {
+	dir := runnerFleet(t, `schema: autonomy.ir.v1
+targets: [local]
+actors:
+  calm:
+    behavior: skills/calm
+    triggers: [{ dispatch: true }]
+`, map[string]string{"skills/calm/SKILL.md": "# calm\nWork.\n"})
+	bin := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bin, "agent"), []byte(rootAgent), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{local.AgentEnv + `=["` + filepath.Join(bin, "agent") + `"]`}
+	st, err := store.Open(local.DBPath(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	ctx := context.Background()
+	launch := func() string {
+		out, errOut, code := cli(t, env, "runner", "--dir", dir, "launch", "calm")
+		if code != 0 {
+			t.Fatalf("launch: %d %s", code, errOut)
+		}
+		return strings.Fields(out)[0]
+	}
+	trace := func() string { b, _ := os.ReadFile(filepath.Join(bin, "trace")); return string(b) }
+	release := func(id string) {
+		if err := os.WriteFile(filepath.Join(bin, "release-"+id), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	a := launch()
+	t.Cleanup(func() { _ = os.WriteFile(filepath.Join(bin, "release-"+a), nil, 0o644) })
+	agentA := waitPid(t, filepath.Join(bin, "started-"+a))
+	b := launch()
+	release(b) // once started, the second agent ends at once
+	waitStore(t, st, b, "queued", func(s store.Session, _ []store.Event) bool { return local.Queued(s) })
+	killSupervisor(t, st, a)
+
+	// The second session's supervisor takes the lock the dead one dropped, finds the first's
+	// agent still at work in the root, and keeps waiting: an event says so.
+	waitStore(t, st, b, "an event naming the orphaned agent", func(s store.Session, es []store.Event) bool {
+		if strings.Contains(trace(), "start "+b) {
+			t.Fatalf("the second agent started while the first one still works in the root:\n%s", trace())
+		}
+		for _, e := range es {
+			if e.Kind == "queued" && strings.Contains(e.Message, "session "+a) && strings.Contains(e.Message, "supervisor died") {
+				return true
+			}
+		}
+		return false
+	})
+	out, errOut, code := cli(t, env, "runner", "--dir", dir, "list")
+	if code != 0 {
+		t.Fatalf("list: %d %s", code, errOut)
+	}
+	if !strings.Contains(out, a) || !strings.Contains(out, b) || !strings.Contains(out, "queued") {
+		t.Errorf("list:\n%s", out)
+	}
+	if s, _, _ := st.Get(ctx, b); !local.Queued(s) || strings.Contains(trace(), "start "+b) || !proc.Alive(agentA, mustStart(t, agentA)) {
+		t.Fatalf("the second session: %s pid %d; trace:\n%s", s.Status, s.PID, trace())
+	}
+
+	release(a)
+	gb := waitParked(t, st, b)
+	if gb.Status != ir.Done {
+		log, _ := os.ReadFile(gb.LogPath)
+		t.Fatalf("the second session ended %s: %s\n%s", gb.Status, gb.Reason, log)
+	}
+	if got, want := trace(), "start "+a+"\nend "+a+"\nstart "+b+"\nend "+b+"\n"; got != want {
+		t.Errorf("the agents overlapped:\n%s", got)
+	}
+	if _, _, code := cli(t, env, "runner", "--dir", dir, "list"); code != 0 {
+		t.Fatal("list failed")
+	}
+	if ga, _, _ := st.Get(ctx, a); ga.Status != ir.Failed || !strings.Contains(ga.Reason, "supervising runner died") {
+		t.Errorf("the first session: %s %q", ga.Status, ga.Reason)
+	}
+}
+
+// waitPid waits until path holds a pid and returns it.
+func waitPid(t *testing.T, path string) int {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if raw, err := os.ReadFile(path); err == nil {
+			if pid, err := strconv.Atoi(strings.TrimSpace(string(raw))); err == nil {
+				return pid
+			}
+		}
+	}
+	t.Fatalf("%s never held a pid", path)
+	return 0
+}
+
+func mustStart(t *testing.T, pid int) uint64 {
+	t.Helper()
+	start, err := proc.StartTime(pid)
+	if err != nil {
+		t.Fatalf("process %d: %v", pid, err)
+	}
+	return start
+}
+
+// waitStore waits until session id and its events satisfy ok.
+func waitStore(t *testing.T, st *store.Store, id, what string, ok func(store.Session, []store.Event) bool) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		s, _, err := st.Get(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		es, err := st.Events(context.Background(), id, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok(s, es) {
+			return
+		}
+	}
+	t.Fatalf("session %s never got to: %s", id, what)
+}

@@ -1,0 +1,159 @@
+package local
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/substrates/local/store"
+)
+
+// A supervisor that cannot write the store when its session ends (a full disk, a read-only state
+// directory) tries again, with a backoff, for a bounded time (endRetryFor). Should the store stay
+// unwritable, it writes the outcome to a small file beside the session's result (outcomePath),
+// which reconciliation reads to record the real outcome, saying that it was recorded late and
+// why, instead of "exit status unknown". The file is reserved, filled with spaces, when the
+// supervisor starts, and overwritten in place at the end: on a disk that filled up meanwhile,
+// blocks already allocated can still be written.
+
+// Defaults of Runner.endRetryFor and endBackoff.
+const (
+	defaultEndRetryFor = 2 * time.Minute
+	defaultEndBackoff  = 100 * time.Millisecond
+	maxEndBackoff      = 5 * time.Second
+)
+
+// outcomeSize is the size of the reserved outcome file; a reason that would not fit is cut.
+const outcomeSize = 4096
+
+// outcome is how a session ended, as its supervisor would have recorded it.
+type outcome struct {
+	Session  string           `json:"session"`
+	Status   ir.SessionStatus `json:"status"`
+	Reason   string           `json:"reason,omitempty"`
+	Verified string           `json:"verified,omitempty"`
+	ExitCode *int             `json:"exitCode,omitempty"`
+	EndedAt  time.Time        `json:"endedAt"`
+	// StoreError is why the store could not be written.
+	StoreError string `json:"storeError"`
+}
+
+func (r *Runner) outcomePath(id string) string {
+	return r.In.Path(StateDir + "/results/" + id + ".outcome.json")
+}
+
+// reserveOutcome makes the outcome file of session id, blank, while there is room for it.
+func (r *Runner) reserveOutcome(id string) {
+	_ = writeNew(r.outcomePath(id), bytes.Repeat([]byte(" "), outcomeSize), 0o600)
+}
+
+// dropOutcome removes the outcome file of session id.
+func (r *Runner) dropOutcome(id string) { _ = os.Remove(r.outcomePath(id)) }
+
+// settleOutcome, as its supervisor is done, removes the outcome file of session id unless it
+// keeps an outcome the store could not take.
+func (r *Runner) settleOutcome(id string) {
+	if _, kept := r.keptOutcome(id); !kept {
+		r.dropOutcome(id)
+	}
+}
+
+// keepOutcome writes o into the reserved outcome file in place (creating it if it is not there).
+func (r *Runner) keepOutcome(o outcome) error {
+	data, err := json.Marshal(o)
+	for len(data) > outcomeSize && len(o.Reason) > 0 {
+		o.Reason = o.Reason[:len(o.Reason)/2] + "…"
+		data, err = json.Marshal(o)
+	}
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(r.outcomePath(o.Session), os.O_WRONLY|os.O_CREATE|oNoFollow, 0o600)
+	if err != nil {
+		return err
+	}
+	// Padded with spaces over the reserved bytes: the JSON decoder ignores them.
+	if len(data) < outcomeSize {
+		data = append(data, bytes.Repeat([]byte(" "), outcomeSize-len(data))...)
+	}
+	if _, err = f.WriteAt(data, 0); err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// keptOutcome reads the outcome its supervisor could not record of session id, if any.
+func (r *Runner) keptOutcome(id string) (outcome, bool) {
+	var o outcome
+	data, err := readCapped(r.outcomePath(id), outcomeSize)
+	if err != nil || len(bytes.TrimSpace(data)) == 0 || json.Unmarshal(data, &o) != nil {
+		return o, false
+	}
+	return o, o.Session == id && o.Status.Ended()
+}
+
+// modifyEnd is Store.Modify for the end of a session. The supervisor of the session (this
+// process) retries a failed write with a backoff for up to endRetryFor; any other caller
+// (reconciliation) tries once.
+func (r *Runner) modifyEnd(ctx context.Context, id string, fn func(*store.Session)) (store.Session, bool, error) {
+	deadline := time.Now().Add(r.endRetryFor)
+	wait := r.endBackoff
+	for {
+		err := error(nil)
+		if r.endFault != nil {
+			err = r.endFault()
+		}
+		if err == nil {
+			s, changed, err := r.Store.Modify(ctx, id, []ir.SessionStatus{ir.Running, ir.Paused}, fn)
+			if err == nil {
+				return s, changed, nil
+			}
+		}
+		if !r.isSupervising(id) || !time.Now().Before(deadline) || ctx.Err() != nil {
+			return store.Session{}, false, err
+		}
+		time.Sleep(min(wait, time.Until(deadline)))
+		wait = min(2*wait, maxEndBackoff)
+	}
+}
+
+// isSupervising says whether this process supervises session id.
+func (r *Runner) isSupervising(id string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.supervising[id]
+}
+
+// lateEnd records, for a session whose supervisor could not write the store when it ended, the
+// outcome that supervisor kept (keepOutcome), and says so; the one process that records it also
+// reclaims its worktree. ok is false when there is none.
+func (r *Runner) lateEnd(ctx context.Context, s store.Session) (ok bool) {
+	o, found := r.keptOutcome(s.ID)
+	if !found {
+		return false
+	}
+	note := fmt.Sprintf("recorded late, by reconciliation: its supervisor could not write the store when it ended (%s)", o.StoreError)
+	reason := note
+	if o.Reason != "" {
+		reason = o.Reason + "; " + note
+	}
+	_, changed, err := r.Store.Modify(ctx, s.ID, []ir.SessionStatus{ir.Running, ir.Paused}, func(m *store.Session) {
+		m.Status, m.Reason, m.Verified, m.ExitCode, m.EndedAt = o.Status, reason, o.Verified, o.ExitCode, o.EndedAt.UTC()
+	})
+	if err != nil || !changed {
+		return err == nil
+	}
+	_ = r.Store.Log(ctx, store.Event{Session: s.ID, Actor: s.Actor, Kind: "ended", Message: string(o.Status) + ": " + reason})
+	_ = r.Store.DropPauses(ctx, s.ID)
+	r.dropOutcome(s.ID)
+	r.settleReview(ctx, s.ID)
+	r.reclaimWorktree(ctx, s)
+	return true
+}
