@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/autonomyhq/autonomy/playbook"
 	"github.com/autonomyhq/autonomy/playbook/engine"
 	"github.com/autonomyhq/autonomy/playbook/stepsrun"
 	"github.com/autonomyhq/autonomy/substrates/local/store"
@@ -84,10 +85,11 @@ Exit codes: 0 the envelope's ok is true (ok, needs_approval, needs_input or canc
 				return usageError("give a FILE or --pipeline, not both")
 			case len(args) == 1:
 				req.Pipeline = args[0]
-				if _, err := os.Stat(args[0]); err != nil {
+				_, format, err := playbook.ReadFile(args[0])
+				if err != nil {
 					return usageError("%v", err)
 				}
-				if isStepPlaybook(args[0]) {
+				if format == playbook.Steps {
 					return runSteps(cmd, statePath, args[0], req, &sf)
 				}
 			case pipeline != "":
@@ -150,6 +152,12 @@ Exit codes: 0 the envelope's ok is true, 1 ok is false, 2 usage.`,
 			}
 			if cont == "" && (token == "" || n != 1) {
 				return usageError("give --token T and one of --approve, --deny, --answer TEXT or --cancel")
+			}
+			if book != "" {
+				// Read here as run reads a file: a FIFO or a device is refused, not waited on.
+				if _, _, err := playbook.ReadFile(book); err != nil {
+					return usageError("--playbook: %v", err)
+				}
 			}
 			o := resumeOverrides{artifactsDir: sf.artifactsDir, playbook: book, pauseFile: sf.pauseFile}
 			if workspace != "" {

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 
+	pbsource "github.com/autonomyhq/autonomy/playbook/internal/source"
 	"github.com/autonomyhq/autonomy/playbook/workflow"
 )
 
@@ -246,7 +247,7 @@ func source(p string) (string, []byte, error) {
 	case strings.Contains(t, "\n") || strings.HasPrefix(t, "{") || strings.HasPrefix(t, "steps:") || strings.HasPrefix(t, "name:"):
 		return "<pipeline>", []byte(p), nil
 	case !strings.Contains(t, " ") && (strings.HasSuffix(t, ".yml") || strings.HasSuffix(t, ".yaml") || strings.HasSuffix(t, ".json") || strings.ContainsRune(t, os.PathSeparator)):
-		data, err := os.ReadFile(t)
+		data, err := pbsource.ReadFile(t, workflow.MaxSize)
 		if err != nil {
 			return "", nil, fmt.Errorf("reading the workflow: %w", err)
 		}
