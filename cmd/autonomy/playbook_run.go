@@ -9,10 +9,12 @@ import (
 	"os/signal"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/autonomyhq/autonomy/playbook"
 	"github.com/autonomyhq/autonomy/playbook/engine"
@@ -70,6 +72,9 @@ Exit codes: 0 the envelope's ok is true (ok, needs_approval, needs_input or canc
   autonomy playbook run --pipeline "cli git status --porcelain | approve 'Commit these?' | cli git commit -am wip"`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkIntFlags(cmd); err != nil {
+				return err
+			}
 			if argsEnv != "" {
 				if req.ArgsJSON != "" {
 					return usageError("give --args-json or --args-env, not both")
@@ -144,6 +149,9 @@ Exit codes: 0 the envelope's ok is true, 1 ok is false, 2 usage.`,
 		Example: `  autonomy playbook resume --token rt_… --approve`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkIntFlags(cmd); err != nil {
+				return err
+			}
 			n := 0
 			for _, b := range []bool{approve, deny, cancel, cmd.Flags().Changed("answer")} {
 				if b {
@@ -191,6 +199,40 @@ Exit codes: 0 the envelope's ok is true, 1 ok is false, 2 usage.`,
 	_ = f.MarkHidden("continue")
 	f.StringVar(&statePath, "state", defaultPlaybookState(), "the SQLite database of paused runs (a directory: its playbooks.db)")
 	return cmd
+}
+
+// intFlagRange is the valid values of a numeric flag.
+type intFlagRange struct {
+	min, max int
+	unit     string
+}
+
+// intFlagRanges are the ranges of the numeric flags of playbook run, resume and step, by name:
+// every int flag of theirs has one (TestPlaybookNumericFlags tries each out of its range).
+var intFlagRanges = map[string]intFlagRange{
+	"timeout-ms":       {1, engine.MaxTimeoutMs, "milliseconds"},
+	"max-output-bytes": {1, engine.MaxMaxOutputBytes, "bytes"},
+}
+
+// checkIntFlags refuses a numeric flag of cmd outside its range (a usage error); a numeric flag
+// without a range, or of a type other than a whole number, is refused as a bug.
+func checkIntFlags(cmd *cobra.Command) error {
+	var err error
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		t := f.Value.Type()
+		if err != nil || !strings.HasPrefix(t, "int") && !strings.HasPrefix(t, "uint") && !strings.HasPrefix(t, "float") && t != "duration" {
+			return
+		}
+		r, ok := intFlagRanges[f.Name]
+		if !ok {
+			err = usageError("--%s has no valid range: an autonomy bug, please report it", f.Name)
+			return
+		}
+		if v, perr := strconv.ParseInt(f.Value.String(), 10, 64); perr != nil || v < int64(r.min) || v > int64(r.max) {
+			err = usageError("--%s must be from %d to %d %s, not %s", f.Name, r.min, r.max, r.unit, f.Value.String())
+		}
+	})
+	return err
 }
 
 // argsFromEnv is the args JSON object of the variables names lists (comma-separated): each set

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/autonomyhq/autonomy/ir"
 	pbsource "github.com/autonomyhq/autonomy/playbook/internal/source"
 	"github.com/autonomyhq/autonomy/playbook/workflow"
 )
@@ -22,6 +23,25 @@ const (
 	DefaultTimeoutMs      = 30000
 	DefaultMaxOutputBytes = 512000
 )
+
+// The largest limits a run takes: a step's timeout of one week (ir.MaxTimeout, the longest an
+// actor may run), an output cap of 64 MiB (a step's output is held in memory and in the envelope).
+const (
+	MaxTimeoutMs      = ir.MaxTimeout * 60_000
+	MaxMaxOutputBytes = 64 << 20
+)
+
+// CheckLimits refuses a timeout or an output cap out of range: 1 to MaxTimeoutMs milliseconds,
+// 1 to MaxMaxOutputBytes bytes (0 is the default of each).
+func CheckLimits(timeoutMs, maxOutputBytes int) error {
+	if timeoutMs < 0 || timeoutMs > MaxTimeoutMs {
+		return fmt.Errorf("the timeout must be from 1 to %d milliseconds, not %d", MaxTimeoutMs, timeoutMs)
+	}
+	if maxOutputBytes < 0 || maxOutputBytes > MaxMaxOutputBytes {
+		return fmt.Errorf("the output cap must be from 1 to %d bytes, not %d", MaxMaxOutputBytes, maxOutputBytes)
+	}
+	return nil
+}
 
 // Pauses keeps paused runs durably (the local store implements it).
 type Pauses interface {
@@ -193,6 +213,9 @@ func (e *Engine) prepare(req Request) (*state, *Envelope) {
 	refuse := func(format string, args ...any) (*state, *Envelope) {
 		env := fail("invalid", "", format, args...)
 		return nil, &env
+	}
+	if err := CheckLimits(req.TimeoutMs, req.MaxOutputBytes); err != nil {
+		return refuse("%v", err)
 	}
 	ws := req.Workspace
 	if ws == "" {

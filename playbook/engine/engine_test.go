@@ -352,3 +352,21 @@ func TestWords(t *testing.T) {
 		}
 	}
 }
+
+// TestLimitsOutOfRange: a negative or too large limit is refused before anything runs (a
+// negative timeout used to fall back to the default, and let a step run 30 s).
+func TestLimitsOutOfRange(t *testing.T) {
+	e, ws, file := setup(t, "name: t\nsteps:\n  - id: a\n    command: cli sh -c 'echo ran > ran'\n")
+	for _, req := range []Request{
+		{TimeoutMs: -5}, {TimeoutMs: MaxTimeoutMs + 1}, {MaxOutputBytes: -5}, {MaxOutputBytes: MaxMaxOutputBytes + 1},
+	} {
+		req.Pipeline, req.Workspace = file, ws
+		env := e.Run(context.Background(), req)
+		if env.OK || env.Error == nil || env.Error.Kind != "invalid" || !strings.Contains(env.Error.Message, "must be from 1 to") {
+			t.Errorf("%+v: %+v", req, env)
+		}
+		if _, err := os.Stat(filepath.Join(ws, "ran")); err == nil {
+			t.Fatalf("%+v: the step ran", req)
+		}
+	}
+}

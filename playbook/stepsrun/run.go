@@ -39,6 +39,9 @@ type Runner struct {
 // Run starts the playbook of req, or continues its run that was stopped mid-way (same file,
 // inputs and session), and runs it until it ends or waits for a person.
 func (r *Runner) Run(ctx context.Context, req Request) Envelope {
+	if err := engine.CheckLimits(req.Agent.TimeoutMs, 0); err != nil {
+		return fail("invalid", "", "%v", err)
+	}
 	src, err := source.ReadFile(req.File, steps.MaxSize)
 	if err != nil {
 		return fail("invalid", "", "reading the playbook: %v", err)
