@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/autonomyhq/autonomy/ir"
 	pbsource "github.com/autonomyhq/autonomy/playbook/internal/source"
@@ -80,6 +81,21 @@ type Engine struct {
 	Secret func(name string) (string, bool)
 	// Env is the environment of cli steps (default: the process's).
 	Env []string
+	// OutputDrain is how long a cli step's output is still read once its process has exited,
+	// while something it left running (a background child) holds the output open; then the
+	// step's process group is killed, and the step keeps its exit status and the output read
+	// (default DefaultOutputDrain).
+	OutputDrain time.Duration
+}
+
+// DefaultOutputDrain is how long a step's output is drained after its process exited.
+const DefaultOutputDrain = 250 * time.Millisecond
+
+func (e *Engine) drain() time.Duration {
+	if e.OutputDrain > 0 {
+		return e.OutputDrain
+	}
+	return DefaultOutputDrain
 }
 
 // state is what a pause saves: everything a resume needs, and no secret value.
