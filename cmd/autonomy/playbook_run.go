@@ -54,8 +54,9 @@ make the request (http METHOD URL [-H 'Name: value']..., stdin is the body); mcp
 with only PATH, the locale and the variables it lists; web and node steps are refused. A step with approval: required pauses the run: resume it with
 autonomy playbook resume --token T --approve|--deny (from any process).
 
-Limits: --timeout-ms per step (the step's own timeoutMs may only lower it; a timeout kills the
-step's whole process group), --max-output-bytes per step (passing it fails the step), and every
+Limits: --timeout-ms per step (1 to 604800000, one week; the step's own timeoutMs may only lower
+it; a timeout kills the step's whole process group), --max-output-bytes per step (1 to 67108864;
+passing it fails the step; out of range, either is a usage error), and every
 cwd stays inside the workspace (the current directory), symlinks out refused. A $secrets.NAME
 handle must be allowed with --secret NAME; its value is read from the environment variable NAME
 and is redacted from everything printed.
@@ -66,6 +67,9 @@ envelope has status ok, needs_input (an @elicit: requiresInput {step, kind, prom
 resumeToken}) or cancelled, output {steps, outputs, artifact}; ## ARTIFACTS goes to
 --artifacts-dir. Running the same command again after the process was killed continues at the
 next unfinished step (docs/playbooks.md#running-step-playbooks).
+
+FILE is read as playbook validate reads it: a regular file (not a FIFO or a device, nor a link to
+one) within its format's size limit, else exit 2.
 
 Exit codes: 0 the envelope's ok is true (ok, needs_approval, needs_input or cancelled), 1 ok is false, 2 usage.`,
 		Example: `  autonomy playbook run flows/inbox-triage.yml --args-json '{"tag":"work"}'
