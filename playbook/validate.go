@@ -1,8 +1,8 @@
 package playbook
 
 import (
+	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/playbook/capsule"
+	"github.com/autonomyhq/autonomy/playbook/internal/source"
 	"github.com/autonomyhq/autonomy/playbook/overlay"
 	"github.com/autonomyhq/autonomy/playbook/steps"
 	"github.com/autonomyhq/autonomy/playbook/workflow"
@@ -287,29 +288,26 @@ func (v *validation) runAll() {
 	}
 }
 
+func tooLargeMessage(e *source.TooLargeError) string {
+	if e.Size < 0 {
+		return "the file grew while it was read: too large for a playbook"
+	}
+	return fmt.Sprintf("the file is %d bytes: too large for a playbook", e.Size)
+}
+
 // run reads and checks the job's file.
 func (j *job) run() {
-	f, err := os.Open(j.path)
-	if err != nil {
-		j.failure = err
-		return
-	}
-	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		j.failure = err
-		return
-	}
-	if info.Size() > MaxFileSize {
+	data, err := source.ReadFile(j.path, MaxFileSize)
+	var tooLarge *source.TooLargeError
+	switch {
+	case errors.As(err, &tooLarge):
 		if j.explicit || j.format != Unknown {
 			j.read = true
 			j.diags = ir.Diagnostics{{File: j.path, Pos: ir.Pos{Line: 1, Col: 1}, Severity: ir.Error,
-				Message: fmt.Sprintf("the file is %d bytes: too large for a playbook", info.Size())}}
+				Message: tooLargeMessage(tooLarge), Hint: fmt.Sprintf("split it: a playbook file is at most %d bytes", MaxFileSize)}}
 		}
 		return
-	}
-	data := make([]byte, info.Size())
-	if _, err := io.ReadFull(f, data); err != nil {
+	case err != nil:
 		j.failure = err
 		return
 	}

@@ -9,11 +9,14 @@ import (
 	"os/signal"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
+	"github.com/autonomyhq/autonomy/playbook"
 	"github.com/autonomyhq/autonomy/playbook/engine"
 	"github.com/autonomyhq/autonomy/playbook/stepsrun"
 	"github.com/autonomyhq/autonomy/substrates/local/store"
@@ -51,8 +54,9 @@ make the request (http METHOD URL [-H 'Name: value']..., stdin is the body); mcp
 with only PATH, the locale and the variables it lists; web and node steps are refused. A step with approval: required pauses the run: resume it with
 autonomy playbook resume --token T --approve|--deny (from any process).
 
-Limits: --timeout-ms per step (the step's own timeoutMs may only lower it; a timeout kills the
-step's whole process group), --max-output-bytes per step (passing it fails the step), and every
+Limits: --timeout-ms per step (1 to 604800000, one week; the step's own timeoutMs may only lower
+it; a timeout kills the step's whole process group), --max-output-bytes per step (1 to 67108864;
+passing it fails the step; out of range, either is a usage error), and every
 cwd stays inside the workspace (the current directory), symlinks out refused. A $secrets.NAME
 handle must be allowed with --secret NAME; its value is read from the environment variable NAME
 and is redacted from everything printed.
@@ -64,11 +68,17 @@ resumeToken}) or cancelled, output {steps, outputs, artifact}; ## ARTIFACTS goes
 --artifacts-dir. Running the same command again after the process was killed continues at the
 next unfinished step (docs/playbooks.md#running-step-playbooks).
 
+FILE is read as playbook validate reads it: a regular file (not a FIFO or a device, nor a link to
+one) within its format's size limit, else exit 2.
+
 Exit codes: 0 the envelope's ok is true (ok, needs_approval, needs_input or cancelled), 1 ok is false, 2 usage.`,
 		Example: `  autonomy playbook run flows/inbox-triage.yml --args-json '{"tag":"work"}'
   autonomy playbook run --pipeline "cli git status --porcelain | approve 'Commit these?' | cli git commit -am wip"`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkIntFlags(cmd); err != nil {
+				return err
+			}
 			if argsEnv != "" {
 				if req.ArgsJSON != "" {
 					return usageError("give --args-json or --args-env, not both")
@@ -84,10 +94,11 @@ Exit codes: 0 the envelope's ok is true (ok, needs_approval, needs_input or canc
 				return usageError("give a FILE or --pipeline, not both")
 			case len(args) == 1:
 				req.Pipeline = args[0]
-				if _, err := os.Stat(args[0]); err != nil {
+				_, format, err := playbook.ReadFile(args[0])
+				if err != nil {
 					return usageError("%v", err)
 				}
-				if isStepPlaybook(args[0]) {
+				if format == playbook.Steps {
 					return runSteps(cmd, statePath, args[0], req, &sf)
 				}
 			case pipeline != "":
@@ -142,6 +153,9 @@ Exit codes: 0 the envelope's ok is true, 1 ok is false, 2 usage.`,
 		Example: `  autonomy playbook resume --token rt_… --approve`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkIntFlags(cmd); err != nil {
+				return err
+			}
 			n := 0
 			for _, b := range []bool{approve, deny, cancel, cmd.Flags().Changed("answer")} {
 				if b {
@@ -150,6 +164,12 @@ Exit codes: 0 the envelope's ok is true, 1 ok is false, 2 usage.`,
 			}
 			if cont == "" && (token == "" || n != 1) {
 				return usageError("give --token T and one of --approve, --deny, --answer TEXT or --cancel")
+			}
+			if book != "" {
+				// Read here as run reads a file: a FIFO or a device is refused, not waited on.
+				if _, _, err := playbook.ReadFile(book); err != nil {
+					return usageError("--playbook: %v", err)
+				}
 			}
 			o := resumeOverrides{artifactsDir: sf.artifactsDir, playbook: book, pauseFile: sf.pauseFile}
 			if workspace != "" {
@@ -183,6 +203,40 @@ Exit codes: 0 the envelope's ok is true, 1 ok is false, 2 usage.`,
 	_ = f.MarkHidden("continue")
 	f.StringVar(&statePath, "state", defaultPlaybookState(), "the SQLite database of paused runs (a directory: its playbooks.db)")
 	return cmd
+}
+
+// intFlagRange is the valid values of a numeric flag.
+type intFlagRange struct {
+	min, max int
+	unit     string
+}
+
+// intFlagRanges are the ranges of the numeric flags of playbook run, resume and step, by name:
+// every int flag of theirs has one (TestPlaybookNumericFlags tries each out of its range).
+var intFlagRanges = map[string]intFlagRange{
+	"timeout-ms":       {1, engine.MaxTimeoutMs, "milliseconds"},
+	"max-output-bytes": {1, engine.MaxMaxOutputBytes, "bytes"},
+}
+
+// checkIntFlags refuses a numeric flag of cmd outside its range (a usage error); a numeric flag
+// without a range, or of a type other than a whole number, is refused as a bug.
+func checkIntFlags(cmd *cobra.Command) error {
+	var err error
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		t := f.Value.Type()
+		if err != nil || !strings.HasPrefix(t, "int") && !strings.HasPrefix(t, "uint") && !strings.HasPrefix(t, "float") && t != "duration" {
+			return
+		}
+		r, ok := intFlagRanges[f.Name]
+		if !ok {
+			err = usageError("--%s has no valid range: an autonomy bug, please report it", f.Name)
+			return
+		}
+		if v, perr := strconv.ParseInt(f.Value.String(), 10, 64); perr != nil || v < int64(r.min) || v > int64(r.max) {
+			err = usageError("--%s must be from %d to %d %s, not %s", f.Name, r.min, r.max, r.unit, f.Value.String())
+		}
+	})
+	return err
 }
 
 // argsFromEnv is the args JSON object of the variables names lists (comma-separated): each set

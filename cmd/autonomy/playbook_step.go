@@ -40,6 +40,9 @@ base64, at most 900 KiB), for the next job.
 Exit codes: 0 the step ran (or was skipped), 1 the step failed, 2 usage or I/O error.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkIntFlags(cmd); err != nil {
+				return err
+			}
 			raw := os.Getenv(playbookStepEnv)
 			if raw == "" {
 				return usageError("$%s is not set: this command runs a step of a compiled gh-actions workflow", playbookStepEnv)

@@ -13,7 +13,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/autonomyhq/autonomy/playbook"
 	"github.com/autonomyhq/autonomy/playbook/engine"
 	"github.com/autonomyhq/autonomy/playbook/stepsrun"
 	"github.com/autonomyhq/autonomy/substrates/agent"
@@ -35,16 +34,6 @@ func (sf *stepsFlags) add(f *pflag.FlagSet) {
 	_ = f.MarkHidden("agent-argv")
 	f.StringVar(&sf.pauseFile, "pause-file", "", "step playbooks: when the run waits for a person, also write its pause (token hash, state) to this JSON file (set by gh-actions workflows)")
 	_ = f.MarkHidden("pause-file")
-}
-
-// isStepPlaybook reports whether path is a markdown step playbook (seed 002).
-func isStepPlaybook(path string) bool {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return false
-	}
-	f, _ := playbook.Detect(path, data)
-	return f == playbook.Steps
 }
 
 // spec is the agent command of a step playbook run in workspace.

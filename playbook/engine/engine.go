@@ -12,7 +12,10 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
+	"github.com/autonomyhq/autonomy/ir"
+	pbsource "github.com/autonomyhq/autonomy/playbook/internal/source"
 	"github.com/autonomyhq/autonomy/playbook/workflow"
 )
 
@@ -21,6 +24,25 @@ const (
 	DefaultTimeoutMs      = 30000
 	DefaultMaxOutputBytes = 512000
 )
+
+// The largest limits a run takes: a step's timeout of one week (ir.MaxTimeout, the longest an
+// actor may run), an output cap of 64 MiB (a step's output is held in memory and in the envelope).
+const (
+	MaxTimeoutMs      = ir.MaxTimeout * 60_000
+	MaxMaxOutputBytes = 64 << 20
+)
+
+// CheckLimits refuses a timeout or an output cap out of range: 1 to MaxTimeoutMs milliseconds,
+// 1 to MaxMaxOutputBytes bytes (0 is the default of each).
+func CheckLimits(timeoutMs, maxOutputBytes int) error {
+	if timeoutMs < 0 || timeoutMs > MaxTimeoutMs {
+		return fmt.Errorf("the timeout must be from 1 to %d milliseconds, not %d", MaxTimeoutMs, timeoutMs)
+	}
+	if maxOutputBytes < 0 || maxOutputBytes > MaxMaxOutputBytes {
+		return fmt.Errorf("the output cap must be from 1 to %d bytes, not %d", MaxMaxOutputBytes, maxOutputBytes)
+	}
+	return nil
+}
 
 // Pauses keeps paused runs durably (the local store implements it).
 type Pauses interface {
@@ -59,6 +81,21 @@ type Engine struct {
 	Secret func(name string) (string, bool)
 	// Env is the environment of cli steps (default: the process's).
 	Env []string
+	// OutputDrain is how long a cli step's output is still read once its process has exited,
+	// while something it left running (a background child) holds the output open; then the
+	// step's process group is killed, and the step keeps its exit status and the output read
+	// (default DefaultOutputDrain).
+	OutputDrain time.Duration
+}
+
+// DefaultOutputDrain is how long a step's output is drained after its process exited.
+const DefaultOutputDrain = 250 * time.Millisecond
+
+func (e *Engine) drain() time.Duration {
+	if e.OutputDrain > 0 {
+		return e.OutputDrain
+	}
+	return DefaultOutputDrain
 }
 
 // state is what a pause saves: everything a resume needs, and no secret value.
@@ -193,6 +230,9 @@ func (e *Engine) prepare(req Request) (*state, *Envelope) {
 		env := fail("invalid", "", format, args...)
 		return nil, &env
 	}
+	if err := CheckLimits(req.TimeoutMs, req.MaxOutputBytes); err != nil {
+		return refuse("%v", err)
+	}
 	ws := req.Workspace
 	if ws == "" {
 		ws = "."
@@ -246,7 +286,7 @@ func source(p string) (string, []byte, error) {
 	case strings.Contains(t, "\n") || strings.HasPrefix(t, "{") || strings.HasPrefix(t, "steps:") || strings.HasPrefix(t, "name:"):
 		return "<pipeline>", []byte(p), nil
 	case !strings.Contains(t, " ") && (strings.HasSuffix(t, ".yml") || strings.HasSuffix(t, ".yaml") || strings.HasSuffix(t, ".json") || strings.ContainsRune(t, os.PathSeparator)):
-		data, err := os.ReadFile(t)
+		data, err := pbsource.ReadFile(t, workflow.MaxSize)
 		if err != nil {
 			return "", nil, fmt.Errorf("reading the workflow: %w", err)
 		}

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/autonomyhq/autonomy/substrates/local/proc"
 	"github.com/autonomyhq/autonomy/substrates/local/store"
 )
 
@@ -350,5 +351,60 @@ func TestWords(t *testing.T) {
 		if _, err := inline(bad); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("inline(%q): %v, want %q", bad, err, want)
 		}
+	}
+}
+
+// TestLimitsOutOfRange: a negative or too large limit is refused before anything runs (a
+// negative timeout used to fall back to the default, and let a step run 30 s).
+func TestLimitsOutOfRange(t *testing.T) {
+	e, ws, file := setup(t, "name: t\nsteps:\n  - id: a\n    command: cli sh -c 'echo ran > ran'\n")
+	for _, req := range []Request{
+		{TimeoutMs: -5}, {TimeoutMs: MaxTimeoutMs + 1}, {MaxOutputBytes: -5}, {MaxOutputBytes: MaxMaxOutputBytes + 1},
+	} {
+		req.Pipeline, req.Workspace = file, ws
+		env := e.Run(context.Background(), req)
+		if env.OK || env.Error == nil || env.Error.Kind != "invalid" || !strings.Contains(env.Error.Message, "must be from 1 to") {
+			t.Errorf("%+v: %+v", req, env)
+		}
+		if _, err := os.Stat(filepath.Join(ws, "ran")); err == nil {
+			t.Fatalf("%+v: the step ran", req)
+		}
+	}
+}
+
+// exited waits (up to a deadline, a failure) until the process pid has exited.
+func exited(t *testing.T, pid int) {
+	t.Helper()
+	start, err := proc.StartTime(pid)
+	deadline := time.Now().Add(10 * time.Second)
+	for err == nil && proc.Alive(pid, start) {
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d is still running", pid)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestBackgroundChildDoesNotHoldTheStep: a cli step ends when its process exits, though a child
+// it left in the background holds its stdout: the step is ok with its exit status and output,
+// and the child is killed with the step's process group (it used to time the step out).
+func TestBackgroundChildDoesNotHoldTheStep(t *testing.T) {
+	e, ws, file := setup(t, "name: t\nsteps:\n  - id: a\n    command: cli sh -c 'sleep 301 & echo $!'\n  - id: b\n    command: cli sh -c 'sleep 301 & echo started; exit 3'\n")
+	e.OutputDrain = 50 * time.Millisecond
+	env := e.Run(context.Background(), Request{Pipeline: file, Workspace: ws, TimeoutMs: 20000})
+	if len(env.Output) != 2 {
+		t.Fatalf("%+v", env)
+	}
+	a, b := env.Output[0], env.Output[1]
+	if a.Status != "ok" || a.ExitCode == nil || *a.ExitCode != 0 {
+		t.Fatalf("step a: %+v (error %+v)", a, env.Error)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(a.Stdout))
+	if err != nil {
+		t.Fatalf("step a's output %q", a.Stdout)
+	}
+	exited(t, pid)
+	if b.Status != "failed" || b.ExitCode == nil || *b.ExitCode != 3 || b.Stdout != "started\n" || env.Error == nil || !strings.Contains(env.Error.Message, "exited with status 3") {
+		t.Errorf("step b: %+v, error %+v", b, env.Error)
 	}
 }

@@ -60,7 +60,7 @@ func CheckMCP(w *workflow.Workflow, servers map[string]MCPServer) ir.Diagnostics
 		words, err := Words(s.Rest)
 		switch {
 		case err != nil:
-			bad(s, "quote the words of the command", "%v", err)
+			continue // reported by workflow.Validate, at the quote
 		case len(words) < 2:
 			bad(s, "write mcp SERVER TOOL [ARGS], e.g. mcp search query q=text", "an mcp step names a server and a tool")
 		case strings.HasPrefix(words[0], "$"):

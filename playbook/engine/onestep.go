@@ -132,6 +132,9 @@ func (e *Engine) RunStep(ctx context.Context, spec StepSpec, d *Data, workspace 
 			return StepResult{}, fmt.Errorf("the arg %q has no default and no variable %s is set", name, name)
 		}
 	}
+	if err := CheckLimits(0, spec.MaxOutputBytes); err != nil {
+		return StepResult{}, fmt.Errorf("step %q: %v", spec.ID, err)
+	}
 	st := &state{Args: args, Workspace: ws, TimeoutMs: DefaultTimeoutMs, MaxOutputBytes: spec.MaxOutputBytes, Results: d.Results}
 	if st.MaxOutputBytes <= 0 {
 		st.MaxOutputBytes = DefaultMaxOutputBytes

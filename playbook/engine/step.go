@@ -68,7 +68,7 @@ func (x *exec) step(ctx context.Context, s *workflow.Step, rec *record) error {
 			}
 			env = append(env, ev.Name.Value+"="+v)
 		}
-		code, err := runCLI(ctx, argv, dir, env, stdin, out, d)
+		code, err := runCLI(ctx, argv, dir, env, stdin, out, d, x.e.drain())
 		rec.ExitCode = code
 		rec.Stdout, rec.Trunc = out.result()
 		if err != nil {
@@ -98,8 +98,10 @@ func (x *exec) step(ctx context.Context, s *workflow.Step, rec *record) error {
 }
 
 // runCLI execs argv directly (never through a shell) in its own process group, killing the
-// whole group at the timeout or when the output passes the cap.
-func runCLI(ctx context.Context, argv []string, dir string, env []string, stdin []byte, out *capped, d time.Duration) (*int, error) {
+// whole group at the timeout or when the output passes the cap. The step ends when its process
+// exits: output still held open then (by a child left in the background) is read for drain at
+// most, and the group is killed.
+func runCLI(ctx context.Context, argv []string, dir string, env []string, stdin []byte, out *capped, d, drain time.Duration) (*int, error) {
 	if len(argv) == 0 {
 		return nil, fmt.Errorf("the command is empty")
 	}
@@ -111,7 +113,8 @@ func runCLI(ctx context.Context, argv []string, dir string, env []string, stdin 
 		}
 		path = p
 	}
-	cmd := &osexec.Cmd{Path: path, Args: argv, Dir: dir, Env: env, SysProcAttr: proc.SysProcAttr()} // its own process group
+	cmd := &osexec.Cmd{Path: path, Args: argv, Dir: dir, Env: env, SysProcAttr: proc.SysProcAttr(), // its own process group
+		WaitDelay: drain} // Wait returns at most drain after the process exits, whoever holds its output
 	cmd.Stdin = bytes.NewReader(stdin)
 	cmd.Stdout = out
 	var errBuf capped
@@ -143,6 +146,9 @@ func runCLI(ctx context.Context, argv []string, dir string, env []string, stdin 
 	}
 	// A child left behind in the group (a daemonized grandchild) goes with the step.
 	kill()
+	if errors.Is(err, osexec.ErrWaitDelay) {
+		err = nil // it exited 0; what it left running held the output open past the drain
+	}
 	code := cmd.ProcessState.ExitCode()
 	if _, over := out.result(); over {
 		return &code, fmt.Errorf("its output passed the cap of %d bytes (maxOutputBytes); the step was stopped", out.max)

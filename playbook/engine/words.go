@@ -5,62 +5,12 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/autonomyhq/autonomy/playbook/workflow"
 )
 
-// Words splits a command into words by shell rules (blanks separate; 'single quotes' keep
-// everything; "double quotes" keep everything but \" \\ \$ and \`; a backslash outside quotes
-// keeps the next character). Nothing is expanded, and no operator (; | & > <) means anything:
-// each word is an argument as written.
-func Words(s string) ([]string, error) {
-	var out []string
-	var cur strings.Builder
-	in := false // a word is under way
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == ' ' || c == '\t' || c == '\n':
-			if in {
-				out = append(out, cur.String())
-				cur.Reset()
-				in = false
-			}
-		case c == '\'':
-			j := strings.IndexByte(s[i+1:], '\'')
-			if j < 0 {
-				return nil, fmt.Errorf("unterminated ' in the command")
-			}
-			cur.WriteString(s[i+1 : i+1+j])
-			i += j + 1
-			in = true
-		case c == '"':
-			i++
-			for ; i < len(s) && s[i] != '"'; i++ {
-				if s[i] == '\\' && i+1 < len(s) && strings.IndexByte("\"\\$`", s[i+1]) >= 0 {
-					i++
-				}
-				cur.WriteByte(s[i])
-			}
-			if i >= len(s) {
-				return nil, fmt.Errorf(`unterminated " in the command`)
-			}
-			in = true
-		case c == '\\':
-			if i+1 >= len(s) {
-				return nil, fmt.Errorf("the command ends with a backslash (escape it: \\\\)")
-			}
-			i++
-			cur.WriteByte(s[i])
-			in = true
-		default:
-			cur.WriteByte(c)
-			in = true
-		}
-	}
-	if in {
-		out = append(out, cur.String())
-	}
-	return out, nil
-}
+// Words splits a command into words: it is workflow.Words, the parser validate uses too.
+func Words(s string) ([]string, error) { return workflow.Words(s) }
 
 // inline turns `cmd | cmd | approve "prompt" | cmd` into a workflow: steps s1, s2, … each
 // reading the previous step's stdout; an `approve [PROMPT]` segment gates the next command.

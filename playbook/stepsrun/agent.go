@@ -3,6 +3,7 @@ package stepsrun
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/autonomyhq/autonomy/playbook/engine"
 	"github.com/autonomyhq/autonomy/substrates/agent"
 	"github.com/autonomyhq/autonomy/substrates/local/proc"
 )
@@ -30,6 +32,10 @@ type Command struct {
 	Log io.Writer
 	// Timeout bounds one invocation (0: none).
 	Timeout time.Duration
+	// Drain is how long its output is still read once it has exited, while something it left
+	// running holds the output open; then its process group is killed and the invocation keeps
+	// its exit status (default engine.DefaultOutputDrain).
+	Drain time.Duration
 }
 
 // Invoke runs step's prompt and returns the final message.
@@ -70,6 +76,12 @@ func (c *Command) Invoke(ctx context.Context, step, prompt string) (string, erro
 	cmd.Dir, cmd.Env, cmd.SysProcAttr = c.Dir, env, proc.SysProcAttr()
 	cmd.Stdin = strings.NewReader(prompt)
 	cmd.Stdout, cmd.Stderr = &stdout, log
+	// The invocation ends when the agent exits: a child it left in the background holding its
+	// output is not waited for longer than the drain (then the group is killed, below).
+	cmd.WaitDelay = c.Drain
+	if cmd.WaitDelay <= 0 {
+		cmd.WaitDelay = engine.DefaultOutputDrain
+	}
 	if err := cmd.Start(); err != nil {
 		return "", fmt.Errorf("starting %s: %v", argv[0], err)
 	}
@@ -93,6 +105,9 @@ func (c *Command) Invoke(ctx context.Context, step, prompt string) (string, erro
 		return "", fmt.Errorf("stopped: %v; its process group was killed", ctx.Err())
 	}
 	_ = proc.Kill(cmd.Process.Pid) // what it left running in its group goes with it
+	if errors.Is(err, osexec.ErrWaitDelay) {
+		err = nil // it exited 0; what it left running held the output open past the drain
+	}
 	if err != nil {
 		return "", fmt.Errorf("%s: %v", argv[0], err)
 	}

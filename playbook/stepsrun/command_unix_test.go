@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/autonomyhq/autonomy/substrates/local/proc"
 )
 
 // TestCommandTimeout: an invocation that outlives its timeout is killed with its whole process
@@ -35,5 +37,28 @@ func TestCommandTimeout(t *testing.T) {
 	}
 	if pid == 0 {
 		t.Fatal("the grandchild never started")
+	}
+}
+
+// TestCommandBackgroundChild: an invocation ends when the agent exits, though a child it left in
+// the background holds its stdout: the final message is what it printed, and the child is
+// killed with its process group (it used to hold the invocation until the timeout).
+func TestCommandBackgroundChild(t *testing.T) {
+	c := &Command{Argv: []string{"/bin/sh", "-c", "sleep 301 & echo $!"}, Dir: t.TempDir(), Timeout: 20 * time.Second, Drain: 50 * time.Millisecond}
+	msg, err := c.Invoke(context.Background(), "1", "prompt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(msg))
+	if err != nil {
+		t.Fatalf("the message %q", msg)
+	}
+	start, err := proc.StartTime(pid)
+	deadline := time.Now().Add(10 * time.Second)
+	for err == nil && proc.Alive(pid, start) { // a zombie is not alive: init reaps it
+		if time.Now().After(deadline) {
+			t.Fatalf("the background child %d outlived the invocation", pid)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

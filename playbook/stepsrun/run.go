@@ -8,12 +8,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 
 	"github.com/autonomyhq/autonomy/playbook/engine"
+	"github.com/autonomyhq/autonomy/playbook/internal/source"
 	"github.com/autonomyhq/autonomy/playbook/steps"
 )
 
@@ -39,7 +39,10 @@ type Runner struct {
 // Run starts the playbook of req, or continues its run that was stopped mid-way (same file,
 // inputs and session), and runs it until it ends or waits for a person.
 func (r *Runner) Run(ctx context.Context, req Request) Envelope {
-	src, err := os.ReadFile(req.File)
+	if err := engine.CheckLimits(req.Agent.TimeoutMs, 0); err != nil {
+		return fail("invalid", "", "%v", err)
+	}
+	src, err := source.ReadFile(req.File, steps.MaxSize)
 	if err != nil {
 		return fail("invalid", "", "reading the playbook: %v", err)
 	}
@@ -148,7 +151,7 @@ func (r *Runner) mismatch(raw []byte) error {
 	if err := json.Unmarshal(raw, &st); err != nil {
 		return fmt.Errorf("reading the paused run: %v", err)
 	}
-	src, err := os.ReadFile(r.Playbook)
+	src, err := source.ReadFile(r.Playbook, steps.MaxSize)
 	if err != nil {
 		return fmt.Errorf("reading the playbook: %v", err)
 	}

@@ -92,6 +92,7 @@ func (v *validator) step(i int, s *Step) {
 	case s.Rest == "":
 		v.r.Errorf(s.Command.Pos, "e.g. command: "+s.Namespace+" inbox list", "%s: the %s command names nothing to run", who, s.Namespace)
 	}
+	v.words(who, s)
 	if s.Output.Value != "" && s.Output.Value != "json" && s.Output.Value != "text" {
 		v.r.Errorf(s.Output.Pos, ir.Suggest(s.Output.Value, []string{"json", "text"}), "%s: unknown output %q", who, s.Output.Value)
 	}
@@ -126,6 +127,28 @@ func (v *validator) step(i int, s *Step) {
 			v.r.Errorf(c.Pos, "e.g. condition: $approve.approved, or a test of an earlier step's $id.json", "%s: the condition must reference an approval or an output of an earlier step", who)
 		}
 	}
+}
+
+// words splits the command as the runtime does, and reports what cannot be split where it is
+// written: a command that validates is a command that runs.
+func (v *validator) words(who string, s *Step) {
+	if s.Rest == "" {
+		return
+	}
+	_, err := Words(s.Rest)
+	we, ok := err.(*WordsError)
+	if !ok {
+		return
+	}
+	off := restOffset(s.Command.Value) + we.Offset
+	fix := we.Fix
+	switch s.Rest[we.Offset] {
+	case '"':
+		fix = `close the quote with another ", or write a literal quote as \"`
+	case '\'':
+		fix = `close the quote with another ', or write a literal quote as \'`
+	}
+	v.r.Errorf(v.w.place(s.Command, s.Command.Value[off:off+1], off), fix, "%s: %s", who, we.Problem)
 }
 
 func stepName(i int, s *Step) string {

@@ -1,0 +1,47 @@
+package playbook
+
+import (
+	"fmt"
+	"io/fs"
+
+	"github.com/autonomyhq/autonomy/playbook/capsule"
+	"github.com/autonomyhq/autonomy/playbook/internal/source"
+	"github.com/autonomyhq/autonomy/playbook/overlay"
+	"github.com/autonomyhq/autonomy/playbook/steps"
+	"github.com/autonomyhq/autonomy/playbook/workflow"
+)
+
+// SizeLimit is the largest file of format f in bytes: a workflow's for a file Detect cannot
+// place (the workflow runtime reads it as one).
+func SizeLimit(f Format) int {
+	switch f {
+	case Steps:
+		return steps.MaxSize
+	case Capsule:
+		return capsule.MaxSize
+	case Overlay:
+		return overlay.MaxSize
+	}
+	return workflow.MaxSize
+}
+
+// ReadFile reads a playbook file to run it, with validate's checks: a regular file only (a
+// FIFO, a device, a socket or a directory, or a symbolic link to one, is refused without
+// waiting on it), of at most MaxFileSize bytes, and at most the SizeLimit of the format Detect
+// gives it. The errors name path and say what to give instead.
+func ReadFile(path string) ([]byte, Format, error) {
+	data, err := source.ReadFile(path, MaxFileSize)
+	if err != nil {
+		return nil, Unknown, err
+	}
+	f, _ := Detect(path, data)
+	if limit := SizeLimit(f); len(data) > limit {
+		what := map[Format]string{Steps: "step playbook", Workflow: "workflow", Capsule: "capsule playbook", Overlay: "overlay"}[f]
+		if what == "" {
+			what = "playbook"
+		}
+		return nil, f, &fs.PathError{Op: "read", Path: path,
+			Err: fmt.Errorf("the %s is %d bytes; the limit is %d: split it", what, len(data), limit)}
+	}
+	return data, f, nil
+}
