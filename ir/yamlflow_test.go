@@ -4,6 +4,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/autonomyhq/autonomy/ir/internal/fastyaml"
 )
 
 // TestUnclosedFlowIsPlacedAtItsBracket: a [ or { that is never closed is reported at the bracket,
@@ -29,6 +31,10 @@ func TestUnclosedFlowIsPlacedAtItsBracket(t *testing.T) {
 			"ir.yml:7:"},
 	}
 	for _, c := range cases {
+		// The fast parser leaves every syntax error to yaml.v3, whose errors are placed here.
+		if _, ok := fastyaml.Parse([]byte(head + c.body)); ok {
+			t.Errorf("fastyaml parsed a document yaml.v3 refuses:\n%s", c.body)
+		}
 		dir := writeProfile(t, map[string]string{"ir.yml": head + c.body, "skills/w/SKILL.md": "# w\n"})
 		_, diags, err := Check(dir)
 		if err != nil {
