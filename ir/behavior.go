@@ -92,6 +92,18 @@ func (v *validator) resolveBehaviorUncached(value string, human bool) behaviorRe
 			return behaviorResult{problem: r.problem, hint: r.hint}
 		}
 	}
+	// skills/NAME is there, but not its SKILL.md: say what is missing (the folder's own name is
+	// no suggestion).
+	if dir := v.paths.check(skillDir); skill.problem == "" || dir.problem == "" && dir.info.IsDir() {
+		what, fix := "does not exist", "create"
+		if skill.problem == "" {
+			what, fix = "is not a regular file", "make a regular file of"
+		}
+		return behaviorResult{
+			problem: fmt.Sprintf("names the skill folder %s, but %s/%s %s", skillDir, skillDir, SkillFile, what),
+			hint:    fmt.Sprintf("a skill folder holds its instructions in %s: %s %s/%s", SkillFile, fix, skillDir, SkillFile),
+		}
+	}
 	// Neither reading exists: say every place that was looked at.
 	looked := []string{skillDir + "/" + SkillFile, value + "/" + SkillFile, value}
 	hint := "create " + skillDir + "/" + SkillFile + ", or fix the name"

@@ -147,7 +147,8 @@ func (c *pathChecker) walk(clean string) pathResult {
 	return pathResult{info: info}
 }
 
-// nearestEntry suggests an entry of dir (inside the profile) when name is a plausible typo of it.
+// nearestEntry suggests an entry of dir (inside the profile) when name is a plausible typo of it;
+// never name itself, which was looked for and found wanting.
 func nearestEntry(dir, name string) string {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -155,7 +156,9 @@ func nearestEntry(dir, name string) string {
 	}
 	names := make([]string, 0, len(entries))
 	for _, e := range entries {
-		names = append(names, e.Name())
+		if e.Name() != name {
+			names = append(names, e.Name())
+		}
 	}
 	sort.Strings(names)
 	return nearest(name, names)

@@ -60,22 +60,35 @@ func nearest(got string, valid []string) string {
 		}
 		return r
 	}, strings.ToLower(got))
+	// One edit per five characters: close enough for a typo (capabilites, code:proposal), far
+	// enough that a different word (gitlab for github) is not taken for one.
+	limit := max(1, min(3, len(g)/5))
 	for _, v := range valid {
-		d := editdist.Distance(g, strings.ToLower(v))
+		lv := strings.ToLower(v)
+		d := editdist.Distance(g, lv)
+		if d > limit && !inflected(g, lv) {
+			continue
+		}
 		if bestDist < 0 || d < bestDist {
 			best, bestDist = v, d
 		}
 	}
-	// One edit per five characters: close enough for a typo (capabilites, code:proposal), far
-	// enough that a different word (gitlab for github) is not taken for one.
-	limit := max(1, min(3, len(g)/5))
-	if bestDist < 0 || bestDist > limit || bestDist >= len(g) {
+	if bestDist < 0 || bestDist >= len(g) {
 		return ""
 	}
 	return best
+}
+
+// inflected reports whether v is got with an ending of one or two letters (open for opened,
+// label for labeled): a short word has too small an edit budget to reach its inflection.
+func inflected(got, v string) bool {
+	return len(got) >= 3 && strings.HasPrefix(v, got) && len(v)-len(got) <= 2
 }
 
 // Suggest is the hint for a value that is not one of valid, in the style of every ir diagnostic:
 // "did you mean ...?" when one is close enough to be a typo, otherwise the list. Substrates use
 // it for the policy.box keys they own.
 func Suggest(got string, valid []string) string { return suggest(got, valid) }
+
+// Nearest returns the value of valid that got is a plausible typo of ("did you mean"), or "".
+func Nearest(got string, valid []string) string { return nearest(got, valid) }

@@ -115,3 +115,164 @@ func oddRune(s string) string {
 	}
 	return ""
 }
+
+// flowNotClosed places a "did not find expected ',' or ']'" (or '}') error at a [ (or {) that
+// is never closed, with its message and hint; false when the error is not about one.
+func flowNotClosed(data []byte, at Pos, msg string) (Pos, string, string, bool) {
+	for _, f := range []struct{ msg, open, close, items string }{
+		{"did not find expected ',' or ']'", "[", "]", "items"},
+		{"did not find expected ',' or '}'", "{", "}", "entries"},
+	} {
+		if !strings.Contains(msg, f.msg) || len(data) > maxRefine {
+			continue
+		}
+		if p, ok := unclosedFlow(data, at.Line, f.open[0]); ok {
+			return p, fmt.Sprintf("this %s is never closed", f.open), fmt.Sprintf("close it with %s, and separate its %s with commas", f.close, f.items), true
+		}
+	}
+	return at, "", "", false
+}
+
+// unclosedFlow finds the flow collection a "did not find expected ',' or ']'" (or '}') error is
+// about when it was never closed: yaml.v3 reports it where it gave up, a line or more after the
+// bracket (at the next key, say), and the bracket is the place to fix. It returns the position of
+// the innermost [ (open '[') or { (open '{') still open at the end of line upto that nothing
+// after closes, or false when there is none or the scan is unsure.
+func unclosedFlow(data []byte, upto int, open byte) (Pos, bool) {
+	s := flowScan{block: -1}
+	at, depth := -1, 0
+	line, start := 1, 0
+	for start < len(data) {
+		end := bytes.IndexByte(data[start:], '\n')
+		if end < 0 {
+			end = len(data) - start
+		}
+		if !s.line(string(data[start:start+end]), start) {
+			return Pos{}, false
+		}
+		if line == upto {
+			if len(s.open) == 0 || data[s.open[len(s.open)-1]] != open {
+				return Pos{}, false
+			}
+			at, depth = s.open[len(s.open)-1], len(s.open)
+		}
+		if at >= 0 && len(s.open) < depth {
+			return Pos{}, false // closed after all: the error is inside it
+		}
+		line, start = line+1, start+end+1
+	}
+	if at < 0 {
+		return Pos{}, false
+	}
+	return offsetPos(data, at), true
+}
+
+// flowScan follows the flow collections of a YAML document line by line, as far as a lexical
+// scan can: quoted scalars, comments and block scalars are skipped.
+type flowScan struct {
+	open  []int // offsets of the brackets open, innermost last
+	quote byte  // the quote of a quoted scalar that continues on the next line, or 0
+	block int   // while >= 0, the lines of a block scalar under a key of this indentation
+}
+
+// line scans one line starting at offset start of the document; false when unsure.
+func (s *flowScan) line(text string, start int) bool {
+	indent := len(text) - len(strings.TrimLeft(text, " "))
+	if s.block >= 0 {
+		if strings.TrimSpace(text) == "" || indent > s.block {
+			return true
+		}
+		s.block = -1
+	}
+	i := 0
+	if len(s.open) == 0 && s.quote == 0 {
+		if i = valueStart(text); i < 0 {
+			return true
+		}
+		switch text[i] {
+		case '|', '>':
+			s.block = indent
+			return true
+		case '[', '{', '"', '\'':
+		default:
+			return true // a plain scalar
+		}
+	}
+	return s.flow(text, i, start)
+}
+
+// flow scans text from i in flow context (or a quoted scalar).
+func (s *flowScan) flow(text string, i, start int) bool {
+	for ; i < len(text); i++ {
+		c := text[i]
+		if s.quote != 0 {
+			switch {
+			case c == '\\' && s.quote == '"':
+				i++
+			case c == s.quote && s.quote == '\'' && i+1 < len(text) && text[i+1] == '\'':
+				i++
+			case c == s.quote:
+				s.quote = 0
+				if len(s.open) == 0 {
+					return true // a quoted value at block level: the rest is not flow
+				}
+			}
+			continue
+		}
+		switch c {
+		case '#':
+			if i == 0 || text[i-1] == ' ' || text[i-1] == '\t' {
+				return true
+			}
+		case '[', '{':
+			s.open = append(s.open, start+i)
+		case ']', '}':
+			if len(s.open) == 0 {
+				return false
+			}
+			s.open = s.open[:len(s.open)-1]
+			if len(s.open) == 0 {
+				return true
+			}
+		case '"', '\'':
+			if i == 0 || strings.IndexByte(" \t[{,:", text[i-1]) >= 0 {
+				s.quote = c
+			}
+		}
+	}
+	return true
+}
+
+// valueStart returns the index in a block-context line of its value (after any "- " and
+// "key: "), or -1 when the line holds no value that could open a flow collection.
+func valueStart(text string) int {
+	i := len(text) - len(strings.TrimLeft(text, " "))
+	for strings.HasPrefix(text[i:], "- ") {
+		i += 2
+		for i < len(text) && text[i] == ' ' {
+			i++
+		}
+	}
+	if i >= len(text) || text[i] == '#' {
+		return -1
+	}
+	if strings.IndexByte("[{\"'|>", text[i]) >= 0 {
+		return i
+	}
+	rest := text[i:]
+	if c := strings.Index(rest, " #"); c >= 0 {
+		rest = rest[:c]
+	}
+	k := strings.Index(rest, ": ")
+	if k < 0 {
+		return -1
+	}
+	i += k + 2
+	for i < len(text) && text[i] == ' ' {
+		i++
+	}
+	if i >= len(text) {
+		return -1
+	}
+	return i
+}

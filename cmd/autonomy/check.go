@@ -12,6 +12,7 @@ import (
 
 func newCheck() *cobra.Command {
 	var target, dir, format string
+	var strict bool
 	cmd := &cobra.Command{
 		Use:   "check PROFILE [--target T] [--dir DIR]",
 		Short: "Fail when the generated files in a directory drift from the profile",
@@ -21,19 +22,22 @@ differs, and lists generated files that are missing and stale ones (generated be
 target, no longer produced by the profile). Run it in CI so a pull request that edits a
 generated workflow by hand, or changes the profile without compiling, fails.
 
---target may be omitted when the profile declares exactly one target.
+--target may be omitted when the profile declares exactly one target. --strict makes warnings
+fail: the files are still compared, and any warning exits 1.
 
-Exit codes: 0 up to date, 1 drift found (or the profile has errors), 2 usage or I/O error.`,
+Exit codes: 0 up to date, 1 drift found (or the profile has errors, or warnings with --strict),
+2 usage or I/O error.`,
 		Example: `  autonomy check profiles/sdlc --target gh-actions
   autonomy check autonomy --target gh-actions --dir .
-  autonomy check profiles/hello --target local --dir ../fleet --format json`,
+  autonomy check profiles/hello --target local --dir ../fleet --format json
+  autonomy check profiles/release-gate --target gh-actions --strict`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkFormat(format, "text", "json"); err != nil {
 				return err
 			}
 			out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
-			p, sub, err := loadForTarget(args[0], target, "checked", errOut)
+			p, sub, warned, err := loadForTarget(args[0], target, "checked", errOut)
 			if err != nil {
 				return err
 			}
@@ -82,11 +86,12 @@ Exit codes: 0 up to date, 1 drift found (or the profile has errors), 2 usage or 
 				return &exitError{code: exitProblems, msg: fmt.Sprintf("%s: %s drifted from %s in %s", sub.Name(), count(len(drifts), "file"), p.File, dir)}
 			}
 			fmt.Fprintf(errOut, "%s: %s up to date in %s\n", sub.Name(), count(len(output.Files), "generated file"), dir)
-			return nil
+			return strictly(strict, warned+len(output.Warnings), p.File, "")
 		},
 	}
 	cmd.Flags().StringVar(&target, "target", "", "the substrate to check; optional when the profile declares one target")
 	cmd.Flags().StringVar(&dir, "dir", ".", "the directory holding the installed files")
 	cmd.Flags().StringVar(&format, "format", "text", "output format: text or json")
+	cmd.Flags().BoolVar(&strict, "strict", false, strictUsage)
 	return cmd
 }

@@ -18,7 +18,7 @@ import (
 
 func newCompile() *cobra.Command {
 	var target, dir string
-	var force, dryRun bool
+	var force, dryRun, strict bool
 	cmd := &cobra.Command{
 		Use:   "compile PROFILE [--target T] [--out DIR]",
 		Short: "Compile a profile onto a substrate and install the result in a directory",
@@ -34,20 +34,26 @@ recorded in DIR/.autonomy/generated/<target>.json.
 --target may be omitted when the profile declares exactly one target. A target the profile does
 not declare is compiled with a warning.
 
-Exit codes: 0 installed (or nothing to change), 1 the profile has errors or the install would
-overwrite a file autonomy must not touch, 2 usage or I/O error.`,
+--strict makes warnings fail: a profile or compile with any warning installs nothing and exits 1.
+
+Exit codes: 0 installed (or nothing to change), 1 the profile has errors (or warnings, with
+--strict) or the install would overwrite a file autonomy must not touch, 2 usage or I/O error.`,
 		Example: `  autonomy compile profiles/sdlc --target gh-actions --out .
   autonomy compile profiles/hello --target local --dry-run
-  autonomy compile profiles/sdlc --target gh-actions --out ../my-repo --force`,
+  autonomy compile profiles/sdlc --target gh-actions --out ../my-repo --force
+  autonomy compile profiles/hello --target local --strict --dry-run`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
-			p, sub, err := loadForTarget(args[0], target, "compiled", errOut)
+			p, sub, warned, err := loadForTarget(args[0], target, "compiled", errOut)
 			if err != nil {
 				return err
 			}
 			output, err := compileTo(sub, p, dir, errOut)
 			if err != nil {
+				return err
+			}
+			if err := strictly(strict, warned+len(output.Warnings), p.File, "compiled"); err != nil {
 				return err
 			}
 			if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
@@ -85,16 +91,34 @@ overwrite a file autonomy must not touch, 2 usage or I/O error.`,
 	cmd.Flags().StringVar(&dir, "out", ".", "the directory to install into")
 	cmd.Flags().BoolVar(&force, "force", false, "overwrite generated files that were edited by hand")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "list what would change and write nothing")
+	cmd.Flags().BoolVar(&strict, "strict", false, strictUsage)
 	return cmd
+}
+
+// strictUsage is the help of --strict, the same on validate, compile and check.
+const strictUsage = "fail (exit 1) on any warning, as on an error"
+
+// strictly is the --strict verdict once warnings were printed: nil unless strict and there was
+// at least one. done, when not "", is the verb of the closing message ("nothing was compiled").
+func strictly(strict bool, warnings int, file, done string) error {
+	if !strict || warnings == 0 {
+		return nil
+	}
+	msg := fmt.Sprintf("%s has %s and --strict makes warnings fail", file, count(warnings, "warning"))
+	if done != "" {
+		msg += "; nothing was " + done
+	}
+	return &exitError{code: exitProblems, msg: msg}
 }
 
 // loadForTarget loads and validates the profile (printing its diagnostics) and picks the
 // substrate: the one named, or the profile's only target. done is the verb of the closing
-// message when the profile has errors ("nothing was compiled").
-func loadForTarget(path, target, done string, errOut io.Writer) (*ir.Profile, substrates.Substrate, error) {
+// message when the profile has errors ("nothing was compiled"). warned counts the warnings
+// printed, for --strict.
+func loadForTarget(path, target, done string, errOut io.Writer) (p *ir.Profile, sub substrates.Substrate, warned int, err error) {
 	p, diags, err := checkProfile(path)
 	if err != nil {
-		return nil, nil, usageError("%v", err)
+		return nil, nil, 0, usageError("%v", err)
 	}
 	diags = append(diags, reservedPaths(p, target)...).Sort()
 	fmt.Fprint(errOut, diags.String())
@@ -112,7 +136,7 @@ func loadForTarget(path, target, done string, errOut io.Writer) (*ir.Profile, su
 		if n == 0 {
 			n = 1 // a profile that did not load is an error even if no diagnostic says so
 		}
-		return nil, nil, &exitError{code: exitProblems, msg: fmt.Sprintf("%s has %s; nothing was %s", file, count(n, "error"), done)}
+		return nil, nil, 0, &exitError{code: exitProblems, msg: fmt.Sprintf("%s has %s; nothing was %s", file, count(n, "error"), done)}
 	}
 	var declared []string
 	for _, t := range p.Targets {
@@ -125,27 +149,30 @@ func loadForTarget(path, target, done string, errOut io.Writer) (*ir.Profile, su
 	if target == "" {
 		switch len(declared) {
 		case 0:
-			return nil, nil, usageError("%s declares no targets: pass --target (available: %s)", p.File, strings.Join(registry.Names(), ", "))
+			return nil, nil, 0, usageError("%s declares no targets: pass --target (available: %s)", p.File, strings.Join(registry.Names(), ", "))
 		case 1:
 			target = declared[0]
 		default:
-			return nil, nil, usageError("%s declares %d targets (%s): pass --target to choose one", p.File, len(declared), strings.Join(declared, ", "))
+			return nil, nil, 0, usageError("%s declares %d targets (%s): pass --target to choose one", p.File, len(declared), strings.Join(declared, ", "))
 		}
 	}
 	sub, ok := registry.Lookup(target)
 	if !ok {
 		if contains(ir.Targets, target) {
-			return nil, nil, usageError("target %q is part of the standard but not implemented in this build (available: %s)", target, strings.Join(registry.Names(), ", "))
+			return nil, nil, 0, usageError("target %q is part of the standard but not implemented in this build (available: %s)", target, strings.Join(registry.Names(), ", "))
 		}
-		return nil, nil, usageError("unknown target %q (%s)", target, ir.Suggest(target, registry.Names()))
+		return nil, nil, 0, usageError("unknown target %q (%s)", target, ir.Suggest(target, registry.Names()))
 	}
+	warned = len(diags)
 	if sub.Name() != target {
+		warned++
 		fmt.Fprintf(errOut, "autonomy: warning: target %q is a deprecated alias; write %q\n", target, sub.Name())
 	}
 	if !contains(declared, sub.Name()) {
+		warned++
 		fmt.Fprintf(errOut, "%s: warning: the profile does not declare target %q (it declares: %s); compiling anyway\n", p.File, sub.Name(), strings.Join(declared, ", "))
 	}
-	return p, sub, nil
+	return p, sub, warned, nil
 }
 
 // compileTo compiles for dir (the header names the profile relative to it), printing warnings.

@@ -105,7 +105,7 @@ func workspace(t *testing.T) string {
 	t.Helper()
 	root := t.TempDir()
 	ws := filepath.Join(root, "work")
-	for _, name := range []string{"hello", "hello-human", "sdlc", "librarian"} {
+	for _, name := range []string{"hello", "hello-human", "sdlc", "librarian", "release-gate"} {
 		p := copyProfile(t, name)
 		if err := os.MkdirAll(filepath.Join(ws, "profiles"), 0o755); err != nil {
 			t.Fatal(err)

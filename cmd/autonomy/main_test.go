@@ -59,6 +59,38 @@ func TestValidateRunsTargetChecks(t *testing.T) {
 	}
 }
 
+// TestValidateLostTrigger: a mistyped event or activity type of a declared gh-actions target
+// fails validate (exit 1) at the offending value with the nearest valid name, where it used to
+// draw a warning and the trigger was left out of the workflow.
+func TestValidateLostTrigger(t *testing.T) {
+	for _, c := range []struct{ from, to, want string }{
+		{"event: pull_request_target", "event: pull-request",
+			`ir.yml:50:16: actor "reviewer": GitHub Actions knows no event "pull-request", so the trigger cannot be compiled (did you mean "pull_request"?)`},
+		{"types: [opened, synchronize, reopened]", "types: [open, synchronize, reopened]",
+			`ir.yml:51:27: actor "reviewer": event "pull_request_target" cannot be compiled as configured: GitHub has no pull_request_target activity type "open" (did you mean "opened"?)`},
+	} {
+		dir := copyProfile(t, "sdlc")
+		file := filepath.Join(dir, "ir.yml")
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(data), c.from) {
+			t.Fatalf("profiles/sdlc has no %q", c.from)
+		}
+		if err := os.WriteFile(file, []byte(strings.Replace(string(data), c.from, c.to, 1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, out, errOut := run(t, "validate", dir)
+		if code != 1 || !strings.Contains(out, file+strings.TrimPrefix(c.want, "ir.yml")) || !strings.Contains(errOut, "0 of 1 profile valid (1 error,") {
+			t.Errorf("%s: exit %d, want 1 and\n%s\nin:\n%s%s", c.to, code, c.want, out, errOut)
+		}
+		if code, _, errOut := run(t, "compile", dir, "--target", "gh-actions", "--out", t.TempDir()); code != 1 || !strings.Contains(errOut, "nothing was compiled") {
+			t.Errorf("%s: compile exit %d, want 1\n%s", c.to, code, errOut)
+		}
+	}
+}
+
 // TestValidateBadCases runs the CLI over every bad case of ir/testdata: exit 1, and stdout is
 // exactly the pinned diagnostics.
 func TestValidateBadCases(t *testing.T) {

@@ -52,7 +52,7 @@ Exit codes: 0 done, 1 the profile has errors, 2 usage, I/O or GitHub error.`,
 			if !ok || owner == "" || name == "" || strings.Contains(name, "/") {
 				return usageError("--repo %q: give OWNER/NAME", repo)
 			}
-			p, sub, err := loadForTarget(args[0], ghactions.Name, "provisioned", cmd.ErrOrStderr())
+			p, sub, _, err := loadForTarget(args[0], ghactions.Name, "provisioned", cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}

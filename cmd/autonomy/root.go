@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -85,7 +86,40 @@ Exit codes: 0 ok, 1 problems found, 2 usage or I/O error (also when no command i
 	}
 	root.CompletionOptions.HiddenDefaultCmd = true
 	root.AddCommand(newValidate(), newCompile(), newCheck(), newRunner(), newConformance(), newPlaybook(), newCatalog(), newSchema(), newVersion(), newDoctor(), newGH(), newProvision())
+	for _, c := range root.Commands() {
+		guardGroups(c)
+	}
 	return root
+}
+
+// guardGroups makes every command group under c (a command with subcommands and nothing to run
+// itself) refuse what is not one of its subcommands, as cobra does for the root only: an unknown
+// one exits 2 with the nearest names, and a group given no subcommand prints its help on stderr
+// and exits 2, as autonomy does given no command. Without this cobra prints the help and exits 0,
+// so a script's mistyped verb (runner lauch) would pass.
+func guardGroups(c *cobra.Command) {
+	for _, sub := range c.Commands() {
+		guardGroups(sub)
+	}
+	if !c.HasSubCommands() || c.Runnable() {
+		return
+	}
+	c.SuggestionsMinimumDistance = 2 // cobra's default, which it sets on the root only
+	c.Args = func(cmd *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return nil
+		}
+		msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+		if near := cmd.SuggestionsFor(args[0]); len(near) > 0 {
+			msg += "\n\nDid you mean this?\n\t" + strings.Join(near, "\n\t") + "\n"
+		}
+		return usageError("%s\nRun '%s --help' for usage.", msg, cmd.CommandPath())
+	}
+	c.RunE = func(cmd *cobra.Command, _ []string) error {
+		cmd.SetOut(cmd.ErrOrStderr())
+		_ = cmd.Help()
+		return &exitError{code: exitUsage, msg: fmt.Sprintf("%s needs a command", cmd.CommandPath())}
+	}
 }
 
 // checkFormat refuses an unknown --format value.

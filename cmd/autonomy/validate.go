@@ -25,6 +25,7 @@ type validateReport struct {
 
 func newValidate() *cobra.Command {
 	var format string
+	var strict bool
 	cmd := &cobra.Command{
 		Use:   "validate PROFILE...",
 		Short: "Check profiles against the standard and report every problem",
@@ -35,11 +36,14 @@ against every rule of autonomy.ir.v1. It reports every problem at once, one per 
 
 Each target the profile declares is checked too, as compile would check it: a profile that
 validates compiles. Warnings (a deprecated alias, a repeated capability, a feature a target does
-not support) are reported and do not fail.
-Exit codes: 0 every profile is valid, 1 problems found, 2 usage or I/O error.`,
+not support) are reported and do not fail, unless --strict is given: then a profile with any
+warning is not valid.
+Exit codes: 0 every profile is valid, 1 problems found (or warnings, with --strict), 2 usage or
+I/O error.`,
 		Example: `  autonomy validate profiles/sdlc
   autonomy validate profiles/*
-  autonomy validate --format json profiles/hello`,
+  autonomy validate --format json profiles/hello
+  autonomy validate --strict profiles/release-gate`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkFormat(format, "text", "json"); err != nil {
@@ -76,7 +80,7 @@ Exit codes: 0 every profile is valid, 1 problems found, 2 usage or I/O error.`,
 				rep.Diagnostics = append(rep.Diagnostics, diags...)
 				rep.Errors = diags.Errors()
 				rep.Warnings = len(diags) - rep.Errors
-				rep.Valid = rep.Errors == 0
+				rep.Valid = rep.Errors == 0 && (!strict || rep.Warnings == 0)
 				if !rep.Valid && code == exitOK {
 					code = exitProblems
 				}
@@ -94,7 +98,7 @@ Exit codes: 0 every profile is valid, 1 problems found, 2 usage or I/O error.`,
 					return usageError("%v", err)
 				}
 			} else {
-				summarize(errOut, reports)
+				summarize(errOut, reports, strict)
 			}
 			if code != exitOK {
 				return &exitError{code: code}
@@ -103,6 +107,7 @@ Exit codes: 0 every profile is valid, 1 problems found, 2 usage or I/O error.`,
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "text", "output format: text or json")
+	cmd.Flags().BoolVar(&strict, "strict", false, strictUsage)
 	return cmd
 }
 
@@ -136,8 +141,9 @@ func reservedPaths(p *ir.Profile, target string) ir.Diagnostics {
 	return substrates.CheckPaths(p, subs...)
 }
 
-// summarize prints one closing line on stderr so a clean run is visibly clean.
-func summarize(w io.Writer, reports []validateReport) {
+// summarize prints one closing line on stderr so a clean run is visibly clean. strict says
+// warnings failed.
+func summarize(w io.Writer, reports []validateReport, strict bool) {
 	errs, warns, valid, unread := 0, 0, 0, 0
 	for _, r := range reports {
 		errs += r.Errors
@@ -153,6 +159,9 @@ func summarize(w io.Writer, reports []validateReport) {
 		count(errs, "error"), count(warns, "warning"))
 	if unread > 0 {
 		line += fmt.Sprintf(", %d unreadable", unread)
+	}
+	if strict && warns > 0 {
+		line += "; --strict makes warnings fail"
 	}
 	fmt.Fprintln(w, line+")")
 }

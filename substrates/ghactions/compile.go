@@ -125,6 +125,10 @@ func (c *compiler) add(f substrates.File, producer string, pos ir.Pos) {
 	c.files = append(c.files, f)
 }
 
+func (c *compiler) errf(pos ir.Pos, hint, format string, args ...any) {
+	c.errors = append(c.errors, ir.Diagnostic{File: c.p.File, Pos: pos, Severity: ir.Error, Message: fmt.Sprintf(format, args...), Hint: hint})
+}
+
 func (c *compiler) warnf(pos ir.Pos, hint, format string, args ...any) {
 	c.warnings = append(c.warnings, ir.Diagnostic{File: c.p.File, Pos: pos, Severity: ir.Warning, Message: fmt.Sprintf(format, args...), Hint: hint})
 }
@@ -141,6 +145,7 @@ func (c *compiler) copies() {
 // actor compiles one actor's workflow and checks what GitHub cannot honor.
 func (c *compiler) actor(a *ir.Actor) {
 	name := a.Name.Value
+	lost := false
 	for _, t := range a.Triggers {
 		switch t.Kind {
 		case ir.Cron:
@@ -150,17 +155,11 @@ func (c *compiler) actor(a *ir.Actor) {
 				}
 			}
 		case ir.Event:
-			ev := t.Event.Value
-			if ev == "schedule" || ev == "workflow_dispatch" {
-				c.warnf(t.Event.Pos, "write "+map[string]string{"schedule": "cron: \"…\"", "workflow_dispatch": "dispatch: true"}[ev]+" instead", "actor %q: event %q is what autonomy compiles cron and dispatch triggers to; this trigger is ignored", name, ev)
-			} else if _, ok := events[ev]; !ok {
-				c.warnf(t.Event.Pos, ir.Suggest(ev, eventNames()), "actor %q: GitHub Actions knows no event %q; it is left out of the workflow (GitHub would refuse the whole file)", name, ev)
-			} else if slices.Contains(ungatable, ev) {
-				c.warnf(t.Event.Pos, "trigger on something only maintainers do, or dispatch the actor", "actor %q: anyone can fire %q and GitHub reports no author association to gate it on: every outsider's %s runs this agent", name, ev, map[string]string{"watch": "star", "fork": "fork", "gollum": "wiki edit"}[ev])
-			} else if problem := configProblem(ev, t.Config); problem != "" {
-				c.warnf(t.Event.Pos, "fix the config; until then this trigger does not fire on gh-actions", "actor %q: event %q is left out of the workflow: %s", name, ev, problem)
-			}
+			lost = c.event(name, t) || lost
 		}
+	}
+	if lost {
+		return // the errors say why; nothing is compiled
 	}
 	if a.Timeout.Value > maxTimeout {
 		c.warnf(a.Timeout.Pos, fmt.Sprintf("GitHub-hosted runners stop every job at %d minutes", maxTimeout), "actor %q: timeout %d is longer than GitHub runs a job", name, a.Timeout.Value)
@@ -168,7 +167,6 @@ func (c *compiler) actor(a *ir.Actor) {
 	if n := len(dispatchInputs(a)); n+1 > maxInputs {
 		c.warnf(a.TriggersPos, "forward fewer params through dispatch", "actor %q: its dispatch forwards %d params, and GitHub accepts at most %d workflow_dispatch inputs (one is the correlation id)", name, n, maxInputs)
 	}
-	a = c.honored(a)
 	var wf mapping
 	if a.IsHuman() {
 		wf = c.humanWorkflow(a)
@@ -190,27 +188,25 @@ const (
 	maxTimeout = 360
 )
 
-// honored returns the actor with only the triggers GitHub can honor as written: an event whose
-// config GitHub would refuse or misread is left out (and warned about) rather than carried into
-// a workflow that fires on something else, or not at all.
-func (c *compiler) honored(a *ir.Actor) *ir.Actor {
-	kept := make([]*ir.Trigger, 0, len(a.Triggers))
-	for _, t := range a.Triggers {
-		if t.Kind == ir.Event {
-			if _, known := events[t.Event.Value]; !known || configProblem(t.Event.Value, t.Config) != "" {
-				continue
-			}
-		}
-		kept = append(kept, t)
+// event checks an event trigger and reports whether GitHub cannot carry it as written: an event
+// it does not know, a config it would refuse or misread, or the events cron and dispatch compile
+// to. Such a trigger would be lost, so it is an error, never a warning.
+func (c *compiler) event(name string, t *ir.Trigger) (lost bool) {
+	ev := t.Event.Value
+	if ev == "schedule" || ev == "workflow_dispatch" {
+		c.errf(t.Event.Pos, "write "+map[string]string{"schedule": "cron: \"…\"", "workflow_dispatch": "dispatch: true"}[ev]+" instead", "actor %q: event %q is what autonomy compiles cron and dispatch triggers to; it cannot be declared as an event", name, ev)
+		return true
 	}
-	if len(kept) == len(a.Triggers) {
-		return a
+	if _, ok := events[ev]; !ok {
+		c.errf(t.Event.Pos, ir.Suggest(ev, eventNames()), "actor %q: GitHub Actions knows no event %q, so the trigger cannot be compiled", name, ev)
+		return true
 	}
-	b := *a
-	b.Triggers = kept
-	if len(kept) == 0 {
-		c.warnf(a.TriggersPos, "fix its triggers", "actor %q has no trigger GitHub can honor: its workflow can only be run by hand", a.Name.Value)
-		b.Triggers = []*ir.Trigger{{Kind: ir.Dispatch, Pos: a.TriggersPos}}
+	if issue := configProblem(ev, t.Config); issue != nil {
+		c.errf(ir.Pos{Line: issue.at.Line, Col: issue.at.Column}, issue.hint, "actor %q: event %q cannot be compiled as configured: %s", name, ev, issue.msg)
+		return true
 	}
-	return &b
+	if slices.Contains(ungatable, ev) {
+		c.warnf(t.Event.Pos, "trigger on something only maintainers do, or dispatch the actor", "actor %q: anyone can fire %q and GitHub reports no author association to gate it on: every outsider's %s runs this agent", name, ev, map[string]string{"watch": "star", "fork": "fork", "gollum": "wiki edit"}[ev])
+	}
+	return false
 }

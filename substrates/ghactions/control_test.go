@@ -7,7 +7,7 @@ import (
 
 // TestPlainComments: plain_comments: true is ours, not GitHub's: it is taken off the event's
 // config, and the actor fires on any trusted comment but a command; a bad value or another event
-// leaves the trigger out, with a warning naming the line.
+// is an error (TestLostTriggerIsError).
 func TestPlainComments(t *testing.T) {
 	wf := file(t, compileOK(t, agent("", "      - { event: issue_comment, config: { types: [created], plain_comments: true } }\n")), WorkflowPath("a"))
 	if strings.Contains(wf, PlainCommentsKey) || !strings.Contains(wf, "  issue_comment:\n    types: [created]\n") {
@@ -19,15 +19,6 @@ func TestPlainComments(t *testing.T) {
 	only := file(t, compileOK(t, agent("", "      - { event: issue_comment, config: { plain_comments: true } }\n")), WorkflowPath("a"))
 	if !strings.Contains(only, "  issue_comment: null\n") {
 		t.Errorf("a config of plain_comments alone must fire on every comment type:\n%s", only)
-	}
-	for trigger, want := range map[string]string{
-		"      - { event: issue_comment, config: { plain_comments: yes please } }\n": `event "issue_comment" is left out of the workflow: plain_comments must be true or false`,
-		"      - { event: issues, config: { plain_comments: true } }\n":              `event "issues" is left out of the workflow: plain_comments is a key of issue_comment triggers only`,
-	} {
-		out := compileOK(t, agent("", trigger))
-		if all := out.Warnings.String(); !strings.Contains(all, want) || !strings.Contains(all, ":7:") {
-			t.Errorf("%s: warnings\n%s\nwant %q", trigger, all, want)
-		}
 	}
 }
 

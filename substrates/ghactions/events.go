@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/autonomyhq/autonomy/ir"
 )
 
 // events lists every event GitHub Actions can trigger a workflow on, with its activity types
@@ -170,53 +172,78 @@ func dispatchExpr(source, name string) string {
 // configKeys are the keys GitHub accepts in an event's configuration.
 var configKeys = []string{"types", "branches", "branches-ignore", "tags", "tags-ignore", "paths", "paths-ignore", "workflows"}
 
+// configIssue is why GitHub would refuse (or silently misread) an event trigger's config: the
+// node at fault, what is wrong and how to fix it.
+type configIssue struct {
+	at   *yaml.Node
+	msg  string
+	hint string
+}
+
 // configProblem returns why GitHub would refuse (or silently misread) an event trigger's config,
-// or "" when it is sound. GitHub evaluates no expression under on:, and rejects unknown keys and
+// or nil when it is sound. GitHub evaluates no expression under on:, and rejects unknown keys and
 // activity types, so such a trigger cannot be carried as written.
-func configProblem(event string, config *yaml.Node) string {
+func configProblem(event string, config *yaml.Node) *configIssue {
 	if config == nil {
-		return ""
+		return nil
 	}
 	if config.Kind != yaml.MappingNode {
-		return "its config is not a mapping"
+		return &configIssue{config, "its config is not a mapping", "write it as { types: [...] } or with branches, paths, tags or workflows"}
 	}
-	known, isKnown := events[event]
 	for i := 0; i+1 < len(config.Content); i += 2 {
 		k, v := config.Content[i], config.Content[i+1]
 		if k.Value == PlainCommentsKey {
 			if event != "issue_comment" {
-				return fmt.Sprintf("%s is a key of issue_comment triggers only", PlainCommentsKey)
+				return &configIssue{k, fmt.Sprintf("%s is a key of issue_comment triggers only", PlainCommentsKey), "remove it"}
 			}
 			if v.Kind != yaml.ScalarNode || (v.Value != "true" && v.Value != "false") {
-				return fmt.Sprintf("%s must be true or false", PlainCommentsKey)
+				return &configIssue{v, fmt.Sprintf("%s must be true or false", PlainCommentsKey), "write true or false"}
 			}
 			continue
 		}
 		if !contains(configKeys, k.Value) {
-			return fmt.Sprintf("GitHub accepts no config key %q (valid: %s, and %s on issue_comment)", k.Value, strings.Join(configKeys, ", "), PlainCommentsKey)
+			hint := fmt.Sprintf("valid: %s, and %s on issue_comment", strings.Join(configKeys, ", "), PlainCommentsKey)
+			if ir.Nearest(k.Value, configKeys) != "" {
+				hint = ir.Suggest(k.Value, configKeys)
+			}
+			return &configIssue{k, fmt.Sprintf("GitHub accepts no config key %q", k.Value), hint}
 		}
-		var items []*yaml.Node
-		switch v.Kind {
-		case yaml.SequenceNode:
-			items = v.Content
-		case yaml.ScalarNode:
-			items = []*yaml.Node{v}
-		default:
-			return fmt.Sprintf("%s must be a list of strings", k.Value)
-		}
-		for _, it := range items {
-			if it.Kind != yaml.ScalarNode {
-				return fmt.Sprintf("%s must be a list of strings", k.Value)
-			}
-			if strings.Contains(it.Value, "${{") {
-				return fmt.Sprintf("%s holds %q, but GitHub evaluates no expression under on:", k.Value, it.Value)
-			}
-			if k.Value == "types" && isKnown && len(known) > 0 && !contains(known, it.Value) {
-				return fmt.Sprintf("GitHub has no %s activity type %q (valid: %s)", event, it.Value, strings.Join(known, ", "))
-			}
+		if issue := configValues(event, k.Value, v); issue != nil {
+			return issue
 		}
 	}
-	return ""
+	return nil
+}
+
+// configValues checks the values of one config key: a list of strings (or one), holding no
+// expression, and for types only the event's activity types.
+func configValues(event, key string, v *yaml.Node) *configIssue {
+	var items []*yaml.Node
+	switch v.Kind {
+	case yaml.SequenceNode:
+		items = v.Content
+	case yaml.ScalarNode:
+		items = []*yaml.Node{v}
+	default:
+		return &configIssue{v, fmt.Sprintf("%s must be a list of strings", key), "write [a, b]"}
+	}
+	known := events[event]
+	for _, it := range items {
+		if it.Kind != yaml.ScalarNode {
+			return &configIssue{it, fmt.Sprintf("%s must be a list of strings", key), "write [a, b]"}
+		}
+		if strings.Contains(it.Value, "${{") {
+			return &configIssue{it, fmt.Sprintf("%s holds %q, but GitHub evaluates no expression under on:", key, it.Value), "write the literal value; filter at run time in the behavior"}
+		}
+		if key == "types" && len(known) > 0 && !contains(known, it.Value) {
+			hint := "valid: " + strings.Join(known, ", ")
+			if ir.Nearest(it.Value, known) != "" {
+				hint = ir.Suggest(it.Value, known)
+			}
+			return &configIssue{it, fmt.Sprintf("GitHub has no %s activity type %q", event, it.Value), hint}
+		}
+	}
+	return nil
 }
 
 // ungatable are events anyone can fire that carry no author association to gate on: every

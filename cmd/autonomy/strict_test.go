@@ -1,0 +1,85 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestStrictValidate: --strict makes a warning fail validate (exit 1, not valid, in text and
+// JSON); without it the same profile is valid, and a profile without warnings passes both ways.
+func TestStrictValidate(t *testing.T) {
+	const warned = "../../profiles/hello" // gh-actions warns that maxConcurrent is not enforced
+	if code, _, errOut := run(t, "validate", warned); code != 0 || !strings.Contains(errOut, "1 of 1 profile valid (0 errors, 1 warning)") {
+		t.Fatalf("without --strict: exit %d\n%s", code, errOut)
+	}
+	code, out, errOut := run(t, "validate", "--strict", warned)
+	if code != 1 || !strings.Contains(out, "ir.yml:19:18: warning: gh-actions unsupported policy:maxConcurrent") ||
+		!strings.Contains(errOut, "0 of 1 profile valid (0 errors, 1 warning; --strict makes warnings fail)") {
+		t.Errorf("--strict: exit %d, want 1\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+	code, out, _ = run(t, "validate", "--strict", "--format", "json", warned)
+	var doc struct {
+		Profiles []validateReport `json:"profiles"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || code != 1 || len(doc.Profiles) != 1 || doc.Profiles[0].Valid || doc.Profiles[0].Warnings != 1 {
+		t.Errorf("--strict --format json: exit %d, %v\n%s", code, err, out)
+	}
+	if code, _, errOut := run(t, "validate", "--strict", "../../profiles/release-gate"); code != 0 {
+		t.Errorf("--strict on a profile without warnings: exit %d\n%s", code, errOut)
+	}
+}
+
+// TestStrictCompile: compile --strict installs nothing and exits 1 when the profile or the
+// compile warns, for a warning from the target and for one from the command line (an
+// undeclared target); without warnings it installs.
+func TestStrictCompile(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "out")
+	code, _, errOut := run(t, "compile", "--strict", "../../profiles/hello", "--target", "gh-actions", "--out", dir)
+	if code != 1 || !strings.Contains(errOut, "warning: gh-actions unsupported policy:maxConcurrent") ||
+		!strings.Contains(errOut, "has 1 warning and --strict makes warnings fail; nothing was compiled") {
+		t.Errorf("exit %d, want 1\n%s", code, errOut)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("--strict with a warning wrote %s (%v)", dir, err)
+	}
+	src := copyProfile(t, "release-gate")
+	ir := filepath.Join(src, "ir.yml")
+	data, err := os.ReadFile(ir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(ir, []byte(strings.Replace(string(data), "targets: [gh-actions, local]", "targets: [local]", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut = run(t, "compile", "--strict", src, "--target", "gh-actions", "--out", dir)
+	if code != 1 || !strings.Contains(errOut, `the profile does not declare target "gh-actions"`) || !strings.Contains(errOut, "nothing was compiled") {
+		t.Errorf("undeclared target: exit %d, want 1\n%s", code, errOut)
+	}
+	if code, _, errOut := run(t, "compile", "--strict", "../../profiles/release-gate", "--target", "local", "--out", dir); code != 0 {
+		t.Errorf("--strict without warnings: exit %d\n%s", code, errOut)
+	}
+}
+
+// TestStrictCheck: check --strict exits 1 on an up-to-date install whose profile warns, naming
+// the warnings, and 0 on one without.
+func TestStrictCheck(t *testing.T) {
+	for _, c := range []struct {
+		profile string
+		want    int
+	}{{"../../profiles/hello", 1}, {"../../profiles/release-gate", 0}} {
+		dir := t.TempDir()
+		if code, _, errOut := run(t, "compile", c.profile, "--target", "gh-actions", "--out", dir); code != 0 {
+			t.Fatalf("compile: exit %d\n%s", code, errOut)
+		}
+		if code, _, errOut := run(t, "check", c.profile, "--target", "gh-actions", "--dir", dir); code != 0 {
+			t.Fatalf("check without --strict: exit %d\n%s", code, errOut)
+		}
+		code, _, errOut := run(t, "check", "--strict", c.profile, "--target", "gh-actions", "--dir", dir)
+		if code != c.want || (c.want == 1 && !strings.Contains(errOut, "has 1 warning and --strict makes warnings fail")) {
+			t.Errorf("%s: check --strict: exit %d, want %d\n%s", c.profile, code, c.want, errOut)
+		}
+	}
+}

@@ -1,0 +1,48 @@
+package ir
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/autonomyhq/autonomy/ir/internal/fastyaml"
+)
+
+// TestUnclosedFlowIsPlacedAtItsBracket: a [ or { that is never closed is reported at the bracket,
+// not where yaml.v3 gave up (the next line's key); an error inside a collection that does close,
+// and brackets in comments, quotes or block scalars, leave the position where the error is.
+func TestUnclosedFlowIsPlacedAtItsBracket(t *testing.T) {
+	const head = "schema: autonomy.ir.v1\ntargets: [local]\nactors:\n  w:\n    behavior: w\n"
+	cases := []struct{ body, want string }{
+		// The case: the key before it used to take the blame (6:5).
+		{"    capabilities: [tasks:converse\n    triggers:\n      - dispatch: true\n",
+			"ir.yml:6:19: YAML syntax error: this [ is never closed (close it with ], and separate its items with commas)"},
+		// At the end of the file.
+		{"    triggers:\n      - dispatch: true\n    capabilities: [tasks:converse\n",
+			"ir.yml:8:19: YAML syntax error: this [ is never closed"},
+		// A mapping, in a list item.
+		{"    triggers:\n      - { dispatch: true\n    capabilities: [tasks:converse]\n",
+			"ir.yml:7:9: YAML syntax error: this { is never closed (close it with }, and separate its entries with commas)"},
+		// The inner of two, after a bracket in a comment, a quoted string and a block scalar.
+		{"    # [ not this one\n    timeout: \"[ nor this\"\n    prelaunch: |\n      [ nor this\n    capabilities: [tasks:converse, [agent:list\n    triggers:\n      - dispatch: true\n",
+			"ir.yml:10:36: YAML syntax error: this [ is never closed"},
+		// A multi-line list that closes, missing a comma inside: not the bracket's fault.
+		{"    capabilities: [\n      \"tasks:converse\" \"agent:list\"\n    ]\n    triggers:\n      - dispatch: true\n",
+			"ir.yml:7:"},
+	}
+	for _, c := range cases {
+		// The fast parser leaves every syntax error to yaml.v3, whose errors are placed here.
+		if _, ok := fastyaml.Parse([]byte(head + c.body)); ok {
+			t.Errorf("fastyaml parsed a document yaml.v3 refuses:\n%s", c.body)
+		}
+		dir := writeProfile(t, map[string]string{"ir.yml": head + c.body, "skills/w/SKILL.md": "# w\n"})
+		_, diags, err := Check(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := strings.ReplaceAll(diags.String(), filepath.Join(dir, "ir.yml"), "ir.yml")
+		if !strings.HasPrefix(got, c.want) || diags.Errors() != 1 {
+			t.Errorf("%s\ngot  %s\nwant %s…", c.body, got, c.want)
+		}
+	}
+}
