@@ -125,9 +125,11 @@ func (c *compiler) controlWorkflow() mapping {
 	wf.add("on", on)
 	wf.add("permissions", mapping{})
 	wf.add("defaults", bashDefaults)
-	// One group per item and event: a run waiting in a group is replaced by the next one, so a
-	// pull request's gate never displaces a command, nor one pull request's another's.
-	wf.add("concurrency", mapping{{key: "group", value: expr("format('autonomy-control-{0}-{1}', github.event_name, github.event.issue.number || github.event.pull_request.number || github.run_id)")}, {key: "cancel-in-progress", value: false}})
+	// A run waiting in a group is replaced by the next one: each command has a group of its own
+	// (no comment, an outsider's included, displaces a maintainer's command), and the gate runs
+	// of one pull request share one (the latest evaluates the current head, so dropping a
+	// waiting one loses nothing).
+	wf.add("concurrency", mapping{{key: "group", value: expr("format('autonomy-control-{0}', github.event_name != 'issue_comment' && (github.event.pull_request.number || inputs." + effect.GateInput + ") || github.run_id)")}, {key: "cancel-in-progress", value: false}})
 
 	common := func(env mapping) mapping {
 		env.add(substrates.PolicyEnv, substrates.PolicyPath)
@@ -136,7 +138,9 @@ func (c *compiler) controlWorkflow() mapping {
 	}
 	steps := func(verb string) seq {
 		return seq{
-			checkout.step("Check out the policy", mapping{{key: "persist-credentials", value: false}, {key: "sparse-checkout", value: dataDir}}),
+			// The default branch's policy, whatever ref a dispatch or a pull request's event
+			// names: the gate must not read its rules from a branch an agent pushed.
+			checkout.step("Check out the policy", mapping{{key: "ref", value: expr("github.event.repository.default_branch")}, {key: "persist-credentials", value: false}, {key: "sparse-checkout", value: dataDir}}),
 			c.toolStep(),
 			mapping{{key: "name", value: "autonomy gh " + verb}, {key: "run", value: literal(`"$AUTONOMY_BIN" gh ` + verb + "\n")}},
 		}
@@ -178,7 +182,7 @@ func (c *compiler) controlWorkflow() mapping {
 
 	sweep := mapping{}
 	sweep.add("name", "escalate the open human asks")
-	sweep.add("if", expr(pausedGuard+" && (github.event_name == 'schedule' || github.event_name == 'workflow_dispatch' && inputs."+effect.GateInput+" == '')"))
+	sweep.add("if", expr(pausedGuard+" && (github.event_name == 'schedule' || github.event_name == 'workflow_dispatch' && inputs."+effect.GateInput+" == '' && "+onDefaultBranch+")"))
 	sweep.add("runs-on", runsOn(c.box.runsOn))
 	sweep.add("timeout-minutes", 10)
 	sweep.add("permissions", Permissions{"contents": Read, "issues": Write}.yaml())
@@ -187,6 +191,9 @@ func (c *compiler) controlWorkflow() mapping {
 	wf.add("jobs", mapping{{key: "command", value: command}, {key: "sweep", value: sweep}, {key: "human-gate", value: c.humanGateJob(common, steps)}})
 	return wf
 }
+
+// onDefaultBranch is true when a dispatch runs the default branch's workflow.
+const onDefaultBranch = "github.ref == format('refs/heads/{0}', github.event.repository.default_branch)"
 
 // humanGateJob posts the human gate of a pull request on its events (autonomy gh human-gate).
 // It is not paused with the fleet: it runs no model, and people's pull requests wait on it. On
@@ -199,7 +206,7 @@ func (c *compiler) humanGateJob(common func(mapping) mapping, steps func(string)
 	}
 	job := mapping{}
 	job.add("name", "post the human gate of the pull request")
-	job.add("if", expr("github.event_name == 'pull_request_target' || github.event_name == 'pull_request_review' || github.event_name == 'workflow_dispatch' && inputs."+effect.GateInput+" != ''"))
+	job.add("if", expr("github.event_name == 'pull_request_target' || github.event_name == 'pull_request_review' || github.event_name == 'workflow_dispatch' && inputs."+effect.GateInput+" != '' && "+onDefaultBranch))
 	job.add("runs-on", runsOn(c.box.runsOn))
 	job.add("timeout-minutes", 10)
 	job.add("permissions", Permissions{"contents": Read, "pull-requests": Read, "statuses": Write}.yaml())

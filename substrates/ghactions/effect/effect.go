@@ -186,10 +186,15 @@ func (e *Env) remoteArgs() []string {
 }
 
 // Match reports whether a repository path matches a glob of human_required_paths or a scope:
-// * and ? match within one path segment, ** any number of segments.
+// * and ? match within one path segment, ** any number of segments; DIR/** matches DIR itself
+// too (a file or a link put where the folder was). Every character of a path counts, a line
+// break included.
 func Match(glob, path string) bool {
+	if dir, ok := strings.CutSuffix(glob, "/**"); ok && Match(dir, path) {
+		return true
+	}
 	var re strings.Builder
-	re.WriteString("^")
+	re.WriteString("(?s)^")
 	for i := 0; i < len(glob); i++ {
 		switch ch := glob[i]; {
 		case strings.HasPrefix(glob[i:], "**/"):

@@ -506,6 +506,16 @@ func TestMatch(t *testing.T) {
 		{"docs/*.md", "docs/x/a.md", false},
 		{"docs/VISION.md", "docs/VISION.md", true},
 		{"docs/VISION.md", "docs/VISIONxmd", false},
+		// A line break is a character like any other (regexp's . alone would not match it).
+		{".github/workflows/**", ".github/workflows/evil\n.yml", true},
+		{"deploy/**", "deploy/prod\n.yml", true},
+		{"**/migrations/**", "db/migrations/1\n.sql", true},
+		{"docs/*.md", "docs/a\nb.md", true},
+		// DIR/** matches the folder's own path: a file or a link put where it was.
+		{"deploy/**", "deploy", true},
+		{".github/workflows/**", ".github/workflows", true},
+		{"**/migrations/**", "db/migrations", true},
+		{"deploy/**", "deployment", false},
 	} {
 		if got := Match(c.glob, c.path); got != c.want {
 			t.Errorf("Match(%q, %q) = %v, want %v", c.glob, c.path, got, c.want)

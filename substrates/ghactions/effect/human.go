@@ -294,6 +294,9 @@ func Resolve(ctx context.Context, e *Env, r Resolution) (*Ask, error) {
 		return nil, &Refused{fmt.Sprintf("the ask of %s with token %s is already resolved (%s)", asks[i].Actor, r.Token, asks[i].Resolved)}
 	}
 	a := asks[i]
+	if r.Note, err = e.verifyCommand(ctx, a, r); err != nil {
+		return nil, err
+	}
 	if err := a.Elicit.fits(r.Verb, r.Note); err != nil {
 		return nil, &Refused{err.Error()}
 	}
@@ -316,6 +319,42 @@ func Resolve(ctx context.Context, e *Env, r Resolution) (*Ask, error) {
 	}
 	a.Resolved = r.Verb
 	return a, nil
+}
+
+// verifyCommand reads the maintainer's command from GitHub, not from the event that carried it
+// (a re-run of the control workflow replays an old event), and returns its text after the
+// token: the comment r.CommentID is on the ask's item, written by r.By, says this verb and
+// token, was posted after the ask, and neither it nor the ask was ever edited (any job's token
+// can edit a comment: an ask edited to name another head or actor is not the one the maintainer
+// answered).
+func (e *Env) verifyCommand(ctx context.Context, a *Ask, r Resolution) (string, error) {
+	c, _, err := e.Client.Issues.GetComment(ctx, e.Owner, e.Repo, r.CommentID)
+	if err != nil {
+		return "", fmt.Errorf("reading the command's comment %d: %w", r.CommentID, err)
+	}
+	login := c.GetUser().GetLogin()
+	note, says := CommandNote(c.GetBody(), r.Verb, r.Token)
+	switch {
+	case !strings.HasSuffix(c.GetIssueURL(), "/issues/"+strconv.Itoa(r.Item)):
+		return "", &Refused{fmt.Sprintf("the command's comment %d is not on #%d", r.CommentID, r.Item)}
+	case login == BotLogin || !strings.EqualFold(login, r.By):
+		return "", &Refused{fmt.Sprintf("the command's comment %d is not @%s's", r.CommentID, r.By)}
+	case !says:
+		return "", &Refused{fmt.Sprintf("the comment %d does not say /agent %s %s", r.CommentID, r.Verb, r.Token)}
+	case c.GetID() <= a.CommentID:
+		return "", &Refused{fmt.Sprintf("the command was given before the ask %s was posted: it does not answer it", a.Token)}
+	}
+	edited, err := lastEdited(ctx, e, a.askNode, c.GetNodeID())
+	if err != nil {
+		return "", err
+	}
+	switch {
+	case edited[a.askNode]:
+		return "", &Refused{fmt.Sprintf("the ask %s on #%d was edited after it was posted: it is not trusted; a new one is needed", a.Token, r.Item)}
+	case edited[c.GetNodeID()]:
+		return "", &Refused{fmt.Sprintf("the command (comment %d) was edited after it was given: post it again, unedited", r.CommentID)}
+	}
+	return note, nil
 }
 
 func sourceName(ms *maintainers.List) string {

@@ -72,7 +72,7 @@ func (e *Env) resolveGate(ctx context.Context, a *Ask, verb, by string) error {
 	if verb == "reject" {
 		return e.postGate(ctx, a.Head, "failure", "rejected by @"+by)
 	}
-	return e.postGate(ctx, a.Head, "success", "approved by @"+by+" (/agent approve)")
+	return e.postGate(ctx, a.Head, "success", "approved by @"+by+commandApproval)
 }
 
 // HumanGate is what CheckHumanGate found.
@@ -88,10 +88,22 @@ type HumanGate struct {
 // known, and the gate asks for a maintainer.
 const maxListedFiles = 3000
 
+// The descriptions of the gate's successes: only a maintainer's /agent approve is kept as it
+// is; a review's holds while the review does; any other success (the paths') is evaluated again
+// each time (the same commit may come back in another pull request).
+const (
+	reviewApproval  = " (review of this head)"
+	commandApproval = " (/agent approve)"
+	noHumanPath     = "no human-required path is changed"
+)
+
 // CheckHumanGate evaluates the human gate of pull request e.Subject on its current head: success
-// when a maintainer's latest review approves that head; otherwise, when the head has no
-// human-approval status yet, success if no changed path is human-required, else pending. It
-// never turns a status already posted on the head into success without a maintainer's approval.
+// when a maintainer's latest review approves that head; pending again when the review that
+// approved it is withdrawn; otherwise, unless the head's gate is already a maintainer's approval
+// or pending or failed, success if no path the pull request changes is human-required, else
+// pending. It never turns a pending or failed gate into success without a maintainer's approval,
+// and posts nothing for a pull request into another branch than the default (a status is the
+// commit's, whatever pull request it is in).
 func CheckHumanGate(ctx context.Context, e *Env) (*HumanGate, error) {
 	n, err := strconv.Atoi(e.Subject)
 	if err != nil || n < 1 {
@@ -104,7 +116,15 @@ func CheckHumanGate(ctx context.Context, e *Env) (*HumanGate, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading #%d: %w", n, err)
 	}
+	repo, _, err := e.Client.Repositories.Get(ctx, e.Owner, e.Repo)
+	if err != nil {
+		return nil, fmt.Errorf("reading the repository: %w", err)
+	}
 	g := &HumanGate{SHA: pull.GetHead().GetSHA()}
+	if base := pull.GetBase().GetRef(); base != repo.GetDefaultBranch() {
+		fmt.Fprintf(e.Out, "#%d is into %s, not the default branch %s: no gate is posted\n", n, base, repo.GetDefaultBranch())
+		return g, nil
+	}
 	if g.By, err = e.approvedBy(ctx, n, g.SHA); err != nil {
 		return nil, err
 	}
@@ -116,18 +136,34 @@ func CheckHumanGate(ctx context.Context, e *Env) (*HumanGate, error) {
 	if err != nil {
 		return nil, err
 	}
-	if last != nil && last.GetState() == "success" && strings.HasSuffix(last.GetDescription(), reviewApproval) {
+	switch {
+	case last != nil && last.GetState() == "success" && strings.HasSuffix(last.GetDescription(), reviewApproval):
 		// The review that approved this head is dismissed, or no longer its author's latest.
 		g.State = "pending"
 		return g, e.postGate(ctx, g.SHA, g.State, "the approving review is withdrawn: a maintainer must approve this head")
+	case last == nil || last.GetState() == "success" && !strings.HasSuffix(last.GetDescription(), commandApproval):
+		// No gate yet, or a success that is no maintainer's approval: by the paths, again.
+		return e.gateByPaths(ctx, g, n, pull.GetChangedFiles())
 	}
-	if last != nil {
-		fmt.Fprintf(e.Out, "%s: no maintainer's review approves %s; the gate stays %s\n", HumanApprovalContext, g.SHA, last.GetState())
-		return g, nil
-	}
-	files, complete, err := e.pullFiles(ctx, n, pull.GetChangedFiles())
+	fmt.Fprintf(e.Out, "%s: no maintainer's review approves %s; the gate stays %s (%s)\n", HumanApprovalContext, g.SHA, last.GetState(), last.GetDescription())
+	return g, nil
+}
+
+// gateByPaths posts the gate of g.SHA by the paths pull request n changes, unless the head moved
+// while they were listed (the list would be another commit's: the next event evaluates the new
+// head).
+func (e *Env) gateByPaths(ctx context.Context, g *HumanGate, n, changed int) (*HumanGate, error) {
+	files, complete, err := e.pullFiles(ctx, n, changed)
 	if err != nil {
 		return nil, err
+	}
+	again, _, err := e.Client.PullRequests.Get(ctx, e.Owner, e.Repo, n)
+	if err != nil {
+		return nil, fmt.Errorf("reading #%d: %w", n, err)
+	}
+	if head := again.GetHead().GetSHA(); head != g.SHA {
+		fmt.Fprintf(e.Out, "the head of #%d moved from %s to %s while its files were listed: no gate is posted\n", n, g.SHA, head)
+		return g, nil
 	}
 	g.HumanRequired = matching(files, e.HumanPaths)
 	switch {
@@ -139,7 +175,7 @@ func CheckHumanGate(ctx context.Context, e *Env) (*HumanGate, error) {
 		return g, e.postGate(ctx, g.SHA, g.State, "touches human-required paths ("+strings.Join(g.HumanRequired, ", ")+"): a maintainer must approve this head")
 	}
 	g.State = "success"
-	return g, e.postGate(ctx, g.SHA, g.State, "no human-required path is changed")
+	return g, e.postGate(ctx, g.SHA, g.State, noHumanPath)
 }
 
 // approvedBy is a maintainer whose latest review of pull request n approves head ("" when
@@ -183,9 +219,6 @@ func (e *Env) approvedBy(ctx context.Context, n int, head string) (string, error
 	}
 	return "", nil
 }
-
-// reviewApproval ends the description of a gate a review approved.
-const reviewApproval = " (review of this head)"
 
 // latestGate is the newest human-approval status of sha (nil when it has none).
 func (e *Env) latestGate(ctx context.Context, sha string) (*github.RepoStatus, error) {

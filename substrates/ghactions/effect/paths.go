@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
+	"unicode"
 )
 
 // What a proposal may contain. A proposal is a line of ordinary commits on the default branch:
@@ -53,10 +55,31 @@ func (e *Env) pushedFiles(files []string, head string) ([]string, string, []stri
 	return files, reason, bad, nil
 }
 
+// refusedPaths are what no proposal may change, and why: what decides what every job may do
+// (the workflows, the local actions they use, which run from the proposal's branch when its
+// checks are dispatched there), and the installation's data, which the trusted jobs read their
+// rules from (the human-required paths, the maintainers, the capabilities).
+var refusedPaths = []struct{ glob, why string }{
+	{workflowGlob, "it changes workflows, which decide what every job may do; no agent may"},
+	{".github/actions/**", "it changes the repository's own actions, which workflows run; no agent may"},
+	{".autonomy/**", "it changes the installation (.autonomy/), whose rules the trusted jobs read; no agent may (compile the profile again instead)"},
+}
+
 // vet is why a proposal changing files is refused ("" when it is not), with the paths at fault.
 func (e *Env) vet(files []string) (string, []string) {
-	if bad := matching(files, []string{workflowGlob}); len(bad) > 0 {
-		return "it changes workflows, which decide what every job may do; no agent may", bad
+	var odd []string
+	for _, f := range files {
+		if strings.ContainsFunc(f, unicode.IsControl) {
+			odd = append(odd, strconv.Quote(f))
+		}
+	}
+	if len(odd) > 0 {
+		return "it names files with control characters (a line break, a tab…), which no glob check can be trusted with", odd
+	}
+	for _, r := range refusedPaths {
+		if bad := matching(files, []string{r.glob}); len(bad) > 0 {
+			return r.why, bad
+		}
 	}
 	if e.Scope == "" {
 		return "", nil

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"slices"
 	"strconv"
+	"time"
 )
 
 // A pull request's reviews and files, and a commit's statuses, as GitHub lists them:
@@ -81,12 +82,16 @@ func (s *Server) DismissReview(n int, id int64) bool {
 	return false
 }
 
-// routeReviews serves the lists above; it reports false for a path it does not know.
+// routeReviews serves the lists above, and GET …/issues/comments/{id}
+// (https://docs.github.com/rest/issues/comments#get-an-issue-comment); it reports false for a
+// path it does not know.
 func (s *Server) routeReviews(w http.ResponseWriter, req *http.Request, rest []string) bool {
 	if req.Method != http.MethodGet || len(rest) != 3 {
 		return false
 	}
 	switch {
+	case rest[0] == "issues" && rest[1] == "comments":
+		s.getComment(w, rest[2])
 	case rest[0] == "pulls" && rest[2] == "reviews":
 		s.listReviews(w, req, rest[1])
 	case rest[0] == "pulls" && rest[2] == "files":
@@ -193,4 +198,30 @@ func writePage(w http.ResponseWriter, req *http.Request, all []map[string]any) {
 		out = all[from:min(from+perPage, len(all))]
 	}
 	writeJSON(w, http.StatusOK, out)
+}
+
+// getComment answers one issue comment by id, with the issue it is on (issue_url).
+func (s *Server) getComment(w http.ResponseWriter, num string) {
+	id, err := strconv.ParseInt(num, 10, 64)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for n, is := range s.issues {
+		for i, cid := range is.CommentIDs {
+			if err != nil || cid != id {
+				continue
+			}
+			by := BotLogin
+			if i < len(is.CommentBy) && is.CommentBy[i] != "" {
+				by = is.CommentBy[i]
+			}
+			c := map[string]any{"id": id, "node_id": commentNode(id), "body": is.Comments[i], "user": userJSON{by},
+				"issue_url": fmt.Sprintf("https://api.github.com/repos/%s/%s/issues/%d", s.opts.Owner, s.opts.Repo, n)}
+			if at, ok := s.commentAt[id]; ok {
+				c["created_at"], c["updated_at"] = at[0].Format(time.RFC3339), at[1].Format(time.RFC3339)
+			}
+			writeJSON(w, http.StatusOK, c)
+			return
+		}
+	}
+	writeError(w, http.StatusNotFound, "Not Found", "https://docs.github.com/rest/issues/comments#get-an-issue-comment")
 }
