@@ -52,10 +52,13 @@
 // metadata for (gpt-5-codex) still works but adds an "error" item to the
 // --json stream; gpt-5.5 is in its catalog. With --output-schema the schema
 // is sent as text.format.schema and -o receives the final message text,
-// i.e. the JSON. A CODEX_HOME under /tmp prints a harmless warning (no PATH
-// aliases for helper binaries).
+// i.e. the JSON. A CODEX_HOME under $TMPDIR (/tmp by default) prints a
+// warning: codex then makes no PATH aliases for its helpers, codex-linux-sandbox
+// among them, and every sandboxed command fails ("bwrap: execvp
+// codex-linux-sandbox: No such file or directory"); the launchers give codex a
+// TMPDIR of its own (agent.Preset.TempEnv).
 //
-// Sandbox, in this container (kernel 6.18, root, codex's bundled bwrap plus
+// Sandbox, in this container (kernel 6.18, root, bwrap (the system's, else codex's) plus
 // a seccomp filter; TestCodexWorkspaceWriteSandbox): --sandbox
 // workspace-write lets commands write the workspace, /tmp and $TMPDIR, and
 // nothing else; .git is read-only (git commit fails) unless the git

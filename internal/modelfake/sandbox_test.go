@@ -11,6 +11,7 @@ import (
 
 	"github.com/autonomyhq/autonomy/internal/agentcli"
 	"github.com/autonomyhq/autonomy/internal/modelfake"
+	"github.com/autonomyhq/autonomy/substrates/agent"
 )
 
 func git(t *testing.T, dir string, args ...string) string {
@@ -27,9 +28,11 @@ func git(t *testing.T, dir string, args ...string) string {
 // local substrate gives an agent: it writes its workspace, commits once the
 // worktree's git directories are added with --add-dir, and writes nothing
 // else; the network is closed unless
-// sandbox_workspace_write.network_access=true.
+// sandbox_workspace_write.network_access=true. Its CODEX_HOME is under the
+// temporary directory (as is the CLI when the agent cache is).
 func TestCodexWorkspaceWriteSandbox(t *testing.T) {
 	program := agentcli.Require(t, "codex")
+	preset, _ := agent.Lookup("codex")
 	repo := t.TempDir()
 	git(t, repo, "init", "-q", "-b", "main")
 	git(t, repo, "config", "user.email", "agent@example.com")
@@ -65,14 +68,19 @@ func TestCodexWorkspaceWriteSandbox(t *testing.T) {
 				"touch " + outside + " && echo outside-ok; true"
 			fake := modelfake.Start(modelfake.Turn{Shell: cmd}, modelfake.Turn{Text: "done"})
 			defer fake.Close()
-			// Outside /tmp: codex refuses to create its sandbox helper (codex-linux-sandbox,
-			// which a system bwrap executes) under a temporary directory.
-			codexHome, err := os.MkdirTemp(agentcli.CacheDir(), "codex-home-")
+			// CODEX_HOME under TMPDIR, and TMPDIR of its own as the launchers give it
+			// (agent.Preset.TempEnv): without, codex makes no codex-linux-sandbox for its
+			// sandbox to execute and every command fails.
+			home := t.TempDir()
+			env, removeTmp, err := preset.TempEnv([]string{"CODEX_HOME=" + filepath.Join(home, ".codex"), "HOME=" + home,
+				"TMPDIR=" + os.TempDir(), "MODELFAKE_API_KEY=sk-modelfake"})
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer os.RemoveAll(codexHome)
-			env := []string{"CODEX_HOME=" + codexHome, "HOME=" + t.TempDir(), "MODELFAKE_API_KEY=sk-modelfake"}
+			defer removeTmp()
+			if err := os.Mkdir(filepath.Join(home, ".codex"), 0o700); err != nil {
+				t.Fatal(err)
+			}
 			run := runCLI(t, work, env, "probe the sandbox", codexArgv(program, fake.OpenAIBaseURL(), "workspace-write", c.extra...)...)
 			if run.err != nil || fake.Err() != nil {
 				t.Fatalf("codex: %v, server: %v\nstdout:\n%s\nstderr:\n%s", run.err, fake.Err(), run.stdout, run.stderr)

@@ -66,6 +66,11 @@ func (c *Command) Invoke(ctx context.Context, step, prompt string) (string, erro
 		if argv, err = p.Fill(argv, values); err != nil {
 			return "", err
 		}
+		var removeTmp func()
+		if env, removeTmp, err = p.TempEnv(env); err != nil {
+			return "", err
+		}
+		defer removeTmp() // on return, its process group killed
 	}
 	log := c.Log
 	if log == nil {

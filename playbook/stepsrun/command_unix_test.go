@@ -62,3 +62,22 @@ func TestCommandBackgroundChild(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestCommandPresetTmp: a preset that asks for it (codex) runs with a TMPDIR of its own, new,
+// under the TMPDIR it was given (which holds its CODEX_HOME), and removed once it ended.
+func TestCommandPresetTmp(t *testing.T) {
+	parent := t.TempDir()
+	script := `[ -d "$TMPDIR" ] && [ -z "$(ls -A "$TMPDIR")" ] && printf '%s' "$TMPDIR" > "$1"`
+	c := &Command{Preset: "codex", Argv: []string{"/bin/sh", "-c", script, "sh", "{result}"}, Dir: t.TempDir(),
+		Env: []string{"PATH=/usr/bin:/bin", "TMPDIR=" + parent, "CODEX_HOME=" + filepath.Join(parent, "home")}}
+	got, err := c.Invoke(context.Background(), "1", "prompt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if filepath.Dir(got) != parent {
+		t.Fatalf("TMPDIR was %q, want a new directory in %s", got, parent)
+	}
+	if _, err := os.Stat(got); !os.IsNotExist(err) {
+		t.Errorf("%s is left after the invocation: %v", got, err)
+	}
+}

@@ -63,6 +63,15 @@ type Preset struct {
 	VMEnv []string
 	// DefaultModel is the model the preset runs when the box names none ("" for the CLI's own).
 	DefaultModel string
+	// PrivateTmp: a launcher runs the CLI with a TMPDIR of its own, made for the session and
+	// removed after it (TempEnv). codex refuses to create the link to itself its sandbox
+	// executes (codex-linux-sandbox, under $CODEX_HOME/tmp/arg0) when CODEX_HOME is under the
+	// temporary directory ($TMPDIR, else /tmp), and then every sandboxed command fails with
+	// "bwrap: execvp codex-linux-sandbox: No such file or directory". A fresh TMPDIR never holds
+	// CODEX_HOME, wherever the CLI and CODEX_HOME live.
+	PrivateTmp bool
+	// Helpers are the programs its local sandbox runs, which must be on PATH.
+	Helpers []Helper
 
 	base  []string // the non-interactive command, up to the options
 	model func(string) []string
@@ -72,6 +81,14 @@ type Preset struct {
 	result  []string // added when the actor declares result:
 	message []string // added when it does not
 	last    []string // the final words (the prompt on stdin)
+}
+
+// Helper is a program a preset's local sandbox runs.
+type Helper struct {
+	// Program is looked up on PATH; Package is the Debian/Ubuntu package that installs it.
+	Program, Package string
+	// Bundled: the CLI falls back to a copy of its own when Program is missing.
+	Bundled bool
 }
 
 // Sandbox is what the agent may touch.
@@ -91,7 +108,8 @@ var presets = map[string]Preset{
 	"codex": {
 		Name: "codex", Package: "@openai/codex", Version: "0.169.0", Bin: "codex",
 		CredentialEnv: "OPENAI_API_KEY", BaseURLEnv: "OPENAI_BASE_URL",
-		Output: OutputFile,
+		Output: OutputFile, PrivateTmp: true,
+		Helpers: []Helper{{Program: "bwrap", Package: "bubblewrap", Bundled: true}},
 		// codex 0.169.0 has no --full-auto: exec never asks for approval, the sandbox is chosen.
 		base:  []string{"codex", "exec", "--skip-git-repo-check", "--color", "never"},
 		model: func(m string) []string { return []string{"--model", m} },
@@ -127,8 +145,11 @@ var presets = map[string]Preset{
 		// Claude Code refuses --dangerously-skip-permissions as root (self-hosted runners in
 		// containers) unless told that it runs in a sandbox, which the job's VM is.
 		VMEnv: []string{"IS_SANDBOX=1"},
-		base:  []string{"claude", "--print", "--output-format", "json", "--no-session-persistence"},
-		model: func(m string) []string { return []string{"--model", m} },
+		// Its sandbox runs commands under bubblewrap and proxies their network through socat;
+		// without them it turns itself off and every shell command is refused.
+		Helpers: []Helper{{Program: "bwrap", Package: "bubblewrap"}, {Program: "socat", Package: "socat"}},
+		base:    []string{"claude", "--print", "--output-format", "json", "--no-session-persistence"},
+		model:   func(m string) []string { return []string{"--model", m} },
 		sandbox: func(s Sandbox) []string {
 			if s.None {
 				return []string{"--dangerously-skip-permissions"}

@@ -40,6 +40,11 @@ func smoke(t *testing.T, preset string) string {
 	if !ok || !ok2 || pin.Version != p.Version || pin.Package != p.Package || pin.Program != p.Bin {
 		t.Fatalf("preset %s (%s) and the pin agentcli installs (%s) disagree", preset, p.Spec(), pin.Spec())
 	}
+	for _, h := range p.Helpers {
+		if _, err := exec.LookPath(h.Program); err != nil && !h.Bundled {
+			t.Fatalf("%s's sandbox needs %s, which is not on PATH: install %s (apt-get install %s; .ci/run does)", preset, h.Program, h.Package, h.Package)
+		}
+	}
 	return agentcli.Require(t, preset)
 }
 
@@ -155,14 +160,15 @@ func sdlcProfile(t *testing.T, target, preset string) string {
 }
 
 // cliEnv is a clean environment for a CLI run: PATH with the pinned program first, a home of
-// its own, the credential and the scripted endpoint as the preset reads them.
+// its own under the temporary directory, which TMPDIR names, the credential and the scripted
+// endpoint as the preset reads them.
 func cliEnv(t *testing.T, program, preset, baseURL string) []string {
 	t.Helper()
 	p, _ := agent.Lookup(preset)
-	home := cliHome(t)
+	home := t.TempDir() // under the temporary directory, as a user's may be
 	env := []string{
 		"PATH=" + filepath.Dir(program) + string(os.PathListSeparator) + os.Getenv("PATH"),
-		"HOME=" + home, "CODEX_HOME=" + filepath.Join(home, ".codex"),
+		"HOME=" + home, "CODEX_HOME=" + filepath.Join(home, ".codex"), "TMPDIR=" + os.TempDir(),
 		p.CredentialEnv + "=sk-smoke-not-a-key",
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1",
 	}
@@ -173,22 +179,6 @@ func cliEnv(t *testing.T, program, preset, baseURL string) []string {
 		env = append(env, p.BaseURLEnv+"="+baseURL)
 	}
 	return env
-}
-
-// cliHome is a home directory for one CLI run outside /tmp: codex refuses to create its sandbox
-// helper (codex-linux-sandbox, which a system bwrap executes) under a temporary directory.
-func cliHome(t *testing.T) string {
-	t.Helper()
-	root := filepath.Join(agentcli.CacheDir(), "homes")
-	if err := os.MkdirAll(root, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	home, err := os.MkdirTemp(root, "home-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(home) })
-	return home
 }
 
 // baseURL is what the preset's BaseURLEnv holds to reach the fake.
@@ -251,10 +241,13 @@ func verdictFor(headSha string) string {
 	return `{"verdict":"approve","summary":"the feature is small and tested","findings":[],"headSha":"` + headSha + `"}`
 }
 
+// TestSmokeLocal runs each preset's CLI, installed under the temporary directory with its home
+// (CODEX_HOME) there too, in its sandbox through the local runner: the develop actor commits,
+// the reviewer returns a verdict.
 func TestSmokeLocal(t *testing.T) {
 	for _, preset := range agent.Names() {
 		t.Run(preset, func(t *testing.T) {
-			program := smoke(t, preset)
+			program := inTemp(t, preset, smoke(t, preset))
 			bin := autonomyBinary(t)
 			repo := newRepo(t)
 			prof := sdlcProfile(t, "local", preset)
@@ -417,7 +410,7 @@ func TestSmokeGitHubActions(t *testing.T) {
 			// What a runner sets; PATH holds the pinned CLI as the install step leaves it.
 			env := []string{
 				"PATH=" + filepath.Dir(program) + string(os.PathListSeparator) + os.Getenv("PATH"),
-				"HOME=" + cliHome(t), "RUNNER_TEMP=" + temp, "GITHUB_WORKSPACE=" + checkout,
+				"HOME=" + t.TempDir(), "RUNNER_TEMP=" + temp, "GITHUB_WORKSPACE=" + checkout,
 				"GITHUB_ACTIONS=true", "CI=true", "RUNNER_OS=Linux", "RUNNER_ARCH=X64",
 			}
 			for _, kv := range st.env {
@@ -569,7 +562,14 @@ func TestSmokeClaudeSandbox(t *testing.T) {
 	for _, network := range []bool{true, false} {
 		t.Run(fmt.Sprintf("network=%t", network), func(t *testing.T) {
 			work := newRepo(t)
-			outside := filepath.Join(cliHome(t), "outside.txt")
+			// Not in t.TempDir(), whose name holds the subtest's "=": Claude Code asks approval
+			// for a command naming such a path, and the sandbox is never reached.
+			outsideDir, err := os.MkdirTemp("", "outside-")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer os.RemoveAll(outsideDir)
+			outside := filepath.Join(outsideDir, "outside.txt")
 			fake := modelfake.Start(modelfake.Turn{Shell: "echo x > in.txt && echo in-ok; touch " + outside + " && echo outside-ok; curl -sS -m 10 -i http://example.com/ 2>&1 | head -3"}, modelfake.Turn{Text: "done"})
 			defer fake.Close()
 			common := mustGit(t, work, "rev-parse", "--path-format=absolute", "--git-common-dir")

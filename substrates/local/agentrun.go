@@ -148,6 +148,19 @@ func (r *Runner) fill(ctx context.Context, s store.Session, cfg *ActorConfig, ar
 	return p.Fill(argv, values)
 }
 
+// presetTemp gives a preset that asks for it its own TMPDIR (agent.Preset.TempEnv); remove is
+// never nil.
+func presetTemp(cfg *ActorConfig, env []string) (out []string, remove func(), err error) {
+	p, ok := agent.Lookup(cfg.Command.Preset)
+	if !ok {
+		return env, func() {}, nil // fill refused it already
+	}
+	if out, remove, err = p.TempEnv(env); err != nil {
+		return nil, func() {}, err
+	}
+	return out, remove, nil
+}
+
 // gitDir is a git directory of workdir (--git-common-dir: the one it commits into; --git-dir: a
 // worktree's own), or workdir itself outside a repository.
 func gitDir(ctx context.Context, workdir, flag string) string {

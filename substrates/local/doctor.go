@@ -82,15 +82,10 @@ func Doctor(ctx context.Context, dir string, env []string) []Check {
 		c := program(env, name, p.Bin, version, "npm install --global "+spec)
 		c.Detail += " (runs " + strings.Join(presets[spec], ", ") + ")"
 		out = append(out, c)
-		helpers := []string{"bwrap"}
-		if p.Name == "claude" {
-			helpers = append(helpers, "socat") // its sandbox proxies the network through socat
-		}
-		for _, h := range helpers {
-			pkg := map[string]string{"bwrap": "bubblewrap", "socat": "socat"}[h]
-			hc := program(env, "sandbox "+h, h, "", "install "+pkg+" (e.g. apt-get install "+pkg+"): "+p.Name+"'s sandbox needs it")
-			if p.Name == "codex" && !hc.OK {
-				hc.OK, hc.Detail, hc.Fix = true, "not on PATH: codex uses the bubblewrap it bundles", ""
+		for _, h := range p.Helpers {
+			hc := program(env, "sandbox "+h.Program, h.Program, "", "install "+h.Package+" (e.g. apt-get install "+h.Package+"): "+p.Name+"'s sandbox needs it")
+			if h.Bundled && !hc.OK {
+				hc.OK, hc.Detail, hc.Fix = true, "not on PATH: "+p.Name+" uses the "+h.Package+" it bundles", ""
 			}
 			out = append(out, hc)
 		}

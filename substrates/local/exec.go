@@ -181,6 +181,11 @@ func (r *Runner) supervise(ctx context.Context, id string) {
 	if err == nil && preset {
 		argv, err = r.fill(ctx, s, cfg, argv, env, workdir, resultPath)
 	}
+	if err == nil && preset {
+		var removeTmp func()
+		env, removeTmp, err = presetTemp(cfg, env) // removed once the session is over
+		defer removeTmp()
+	}
 	if err != nil {
 		end(ir.Failed, err.Error(), "", nil)
 		return

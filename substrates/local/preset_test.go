@@ -52,6 +52,8 @@ printf 'argv=%s\n' "$*" > "$log"
 printf 'behavior=%s\n' "$AUTONOMY_BEHAVIOR" >> "$log"
 printf 'schema=%s\n' "$AUTONOMY_RESULT_SCHEMA" >> "$log"
 printf 'pwd=%s\n' "$(pwd)" >> "$log"
+printf 'tmpdir=%s\n' "$TMPDIR" >> "$log"
+[ -d "$TMPDIR" ] && echo tmpdir-exists >> "$log"
 [ -f "$AUTONOMY_BEHAVIOR" ] && echo behavior-readable >> "$log"
 [ -f .autonomy/skills/develop/SKILL.md ] && echo skill-in-workspace >> "$log"
 [ -f docs/guide.md ] && echo resource-in-workspace >> "$log"
@@ -100,7 +102,8 @@ func TestIsolatedSessionSeesAnUncommittedInstall(t *testing.T) {
 		t.Fatalf("the install should be uncommitted:\n%s", out)
 	}
 	path := fakeProgram(t, "codex", fakeCodex)
-	r := newRunner(t, dir, Options{Env: []string{"PATH=" + path, "HOME=" + t.TempDir()}})
+	tmp := t.TempDir() // holds its CODEX_HOME: codex is given a TMPDIR of its own
+	r := newRunner(t, dir, Options{Env: []string{"PATH=" + path, "HOME=" + t.TempDir(), "TMPDIR=" + tmp, "CODEX_HOME=" + filepath.Join(tmp, "codex")}})
 	res, err := r.Launch(context.Background(), LaunchRequest{Actor: "develop", Ref: "42"})
 	if err != nil {
 		t.Fatal(err)
@@ -125,6 +128,11 @@ func TestIsolatedSessionSeesAnUncommittedInstall(t *testing.T) {
 		if !strings.Contains(got, want) {
 			t.Errorf("the session did not get %q:\n%s", want, got)
 		}
+	}
+	if own, _, _ := strings.Cut(strings.SplitN(got, "tmpdir=", 2)[1], "\n"); filepath.Dir(own) != tmp || !strings.Contains(got, "tmpdir-exists\n") {
+		t.Errorf("the session's TMPDIR is %q, want a new directory in %s:\n%s", own, tmp, got)
+	} else if _, err := os.Stat(own); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("its TMPDIR %s is left after it ended: %v", own, err)
 	}
 	if strings.Contains(got, "{") && strings.Contains(got, "{git-dir}") {
 		t.Errorf("a placeholder reached the agent:\n%s", got)

@@ -1,0 +1,39 @@
+package agent
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// TempEnv returns env with the session's own TMPDIR when the preset asks for one (PrivateTmp):
+// a new directory, private to the user, under env's TMPDIR (else the system's temporary
+// directory), so it stays outside what the sandbox lets the agent write (/tmp and $TMPDIR are
+// excluded). remove deletes it once the CLI and its process group are gone. Otherwise env is
+// returned as it is and remove does nothing.
+func (p Preset) TempEnv(env []string) (out []string, remove func(), err error) {
+	if !p.PrivateTmp {
+		return env, func() {}, nil
+	}
+	parent := ""
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "TMPDIR="); ok {
+			parent = v // the last one wins, as for exec
+		}
+	}
+	if !filepath.IsAbs(parent) {
+		parent = os.TempDir()
+	}
+	dir, err := os.MkdirTemp(parent, "autonomy-"+p.Name+"-")
+	if err != nil {
+		return nil, nil, fmt.Errorf("cannot make the temporary directory of the %s CLI: %w", p.Name, err)
+	}
+	out = make([]string, 0, len(env)+1)
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, "TMPDIR=") {
+			out = append(out, kv)
+		}
+	}
+	return append(out, "TMPDIR="+dir), func() { _ = os.RemoveAll(dir) }, nil
+}

@@ -1,0 +1,51 @@
+package agent
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestTempEnv: codex runs with a TMPDIR of its own, new, private and outside CODEX_HOME even
+// when CODEX_HOME is under the TMPDIR it was given; remove deletes it. claude's env is untouched.
+func TestTempEnv(t *testing.T) {
+	parent := t.TempDir()
+	env := []string{"PATH=/usr/bin", "TMPDIR=/elsewhere", "CODEX_HOME=" + filepath.Join(parent, "home", ".codex"), "TMPDIR=" + parent}
+	codex, _ := Lookup("codex")
+	out, remove, err := codex.TempEnv(env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tmps []string
+	for _, kv := range out {
+		if v, ok := strings.CutPrefix(kv, "TMPDIR="); ok {
+			tmps = append(tmps, v)
+		}
+	}
+	if len(tmps) != 1 || filepath.Dir(tmps[0]) != parent {
+		t.Fatalf("TMPDIR = %q, want one new directory in %s", tmps, parent)
+	}
+	fi, err := os.Stat(tmps[0])
+	if err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o700 {
+		t.Fatalf("%s: %v, mode %v; want a directory only its user can enter", tmps[0], err, fi.Mode())
+	}
+	if rel, _ := filepath.Rel(tmps[0], filepath.Join(parent, "home", ".codex")); !strings.HasPrefix(rel, "..") {
+		t.Errorf("CODEX_HOME is under the new TMPDIR %s", tmps[0])
+	}
+	if !slices.Contains(out, "PATH=/usr/bin") || len(out) != len(env)-1 {
+		t.Errorf("the rest of the env changed: %q", out)
+	}
+	remove()
+	if _, err := os.Stat(tmps[0]); !os.IsNotExist(err) {
+		t.Errorf("remove left %s: %v", tmps[0], err)
+	}
+
+	claude, _ := Lookup("claude")
+	if out, remove, err := claude.TempEnv(env); err != nil || !slices.Equal(out, env) {
+		t.Errorf("claude's env = %q, %v; want it untouched", out, err)
+	} else {
+		remove()
+	}
+}
