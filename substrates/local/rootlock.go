@@ -72,7 +72,7 @@ func (h *rootHold) release() {
 // holder exits, however it exits.
 func (r *Runner) lockRoot(ctx context.Context, s store.Session, logf io.Writer, exclusive bool) (hold *rootHold, ok bool) {
 	holder := r.In.Path(holderPath)
-	queued, waitedOrphan := false, ""
+	queued, waitedFor := false, ""
 	for {
 		free, held, err := tryLock(r.In.Dir, exclusive)
 		if err != nil {
@@ -100,15 +100,16 @@ func (r *Runner) lockRoot(ctx context.Context, s store.Session, logf io.Writer, 
 			}
 			return &rootHold{exclusive: exclusive, free: free}, true
 		}
-		if !queued || orphan.ID != "" && orphan.ID != waitedOrphan {
-			queued = true
-			by := "another session"
-			if orphan.ID != "" {
-				waitedOrphan = orphan.ID
-				by = fmt.Sprintf("session %s (its supervisor died, and its agent, process group %d, still works there)", orphan.ID, orphan.PID)
-			} else if b, err := os.ReadFile(holder); err == nil && strings.TrimSpace(string(b)) != "" {
-				by = "session " + strings.TrimSpace(string(b))
-			}
+		// Whom it waits for is read again at each poll: the holder names itself only once it
+		// holds the lock, so a session queued in between first sees "another session".
+		by := "another session"
+		if orphan.ID != "" {
+			by = fmt.Sprintf("session %s (its supervisor died, and its agent, process group %d, still works there)", orphan.ID, orphan.PID)
+		} else if b, err := os.ReadFile(holder); err == nil && strings.TrimSpace(string(b)) != "" && strings.TrimSpace(string(b)) != s.ID {
+			by = "session " + strings.TrimSpace(string(b))
+		}
+		if !queued || by != waitedFor {
+			queued, waitedFor = true, by
 			msg := fmt.Sprintf("%swaiting for %s to leave the installation root: one agent at a time works there, and other sessions start when none does (give the actor workspace: isolated to run it alongside)", queuedPrefix, by)
 			fmt.Fprintf(logf, "autonomy: %s\n", msg)
 			_, _, _ = r.Store.Modify(ctx, s.ID, []ir.SessionStatus{ir.Running, ir.Paused}, func(m *store.Session) { m.Reason = msg })

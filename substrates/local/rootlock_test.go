@@ -4,6 +4,7 @@ package local
 
 import (
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -228,5 +229,56 @@ func TestIsolatedSessionWaitsForTheRootAgent(t *testing.T) {
 	r.Wait()
 	if _, err := os.Stat(filepath.Join(dir, "pwned")); err == nil {
 		t.Error("the isolated session ran the command the root agent wrote into its config")
+	}
+}
+
+// TestQueuedReasonNamesTheHolder: a session that queues in the moment between another's taking
+// the root lock and its naming itself in the holder file first waits for "another session", and
+// its reason names the holder once it does (list showed "another session" for good before:
+// TestRunnerListShowsQueued was flaky).
+func TestQueuedReasonNamesTheHolder(t *testing.T) {
+	dir := installFleet(t, probeFleet, false)
+	r := newRunner(t, dir, Options{})
+	ctx := context.Background()
+	free, held, err := tryLock(r.In.Dir, true)
+	if err != nil || !held {
+		t.Fatalf("taking the lock: held %v, %v", held, err)
+	}
+	_ = os.Remove(r.In.Path(holderPath))
+	var s store.Session
+	if err := r.Store.Tx(ctx, func(tx *store.Tx) error {
+		s = store.Session{Actor: "judged", Kind: "agent", Status: ir.Running, Origin: "operator", StartedAt: time.Now(), CreatedAt: time.Now()}
+		return tx.Insert(&s)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan bool, 1)
+	go func() {
+		hold, ok := r.lockRoot(ctx, s, io.Discard, true)
+		hold.release()
+		got <- ok
+	}()
+	reason := func(want string) {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			cur, _, err := r.Store.Get(ctx, s.ID)
+			if err == nil && strings.Contains(cur.Reason, want) {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the reason never said %q: %q", want, cur.Reason)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	reason("waiting for another session")
+	if err := os.WriteFile(r.In.Path(holderPath), []byte("7-holder\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	reason("waiting for session 7-holder")
+	free()
+	if !<-got {
+		t.Fatal("the lock was not taken once free")
 	}
 }
