@@ -9,14 +9,6 @@ import (
 	"testing"
 )
 
-// copyProfile copies a bundled profile into a temp dir, so a test may edit it.
-func copyProfile(t *testing.T, name string) string {
-	t.Helper()
-	dst := filepath.Join(t.TempDir(), name)
-	copyTreeTo(t, filepath.Join("../../profiles", name), dst)
-	return dst
-}
-
 func TestCompileThenCheck(t *testing.T) {
 	prof := copyProfile(t, "sdlc")
 	repo := filepath.Join(t.TempDir(), "repo") // created by compile

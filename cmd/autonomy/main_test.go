@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/autonomyhq/autonomy/internal/testfs"
 )
 
 // run calls Run as the binary would and returns its exit code and output.
@@ -240,4 +242,12 @@ func TestVersionAndHelp(t *testing.T) {
 			t.Errorf("%s --help: exit %d, no examples:\n%s", cmd, code, out)
 		}
 	}
+}
+
+// copyProfile copies a bundled profile into a temp dir, so a test may edit it.
+func copyProfile(t *testing.T, name string) string {
+	t.Helper()
+	dst := filepath.Join(t.TempDir(), name)
+	testfs.CopyTree(t, filepath.Join("../../profiles", name), dst)
+	return dst
 }
