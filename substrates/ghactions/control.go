@@ -112,7 +112,7 @@ func (c *compiler) controlWorkflow() mapping {
 	var on mapping
 	on.add("issue_comment", mapping{{key: "types", value: seq{"created"}}})
 	// The human gate (effect/humangate.go): a pull request's new head, and a review of it.
-	on.add("pull_request_target", mapping{{key: "types", value: seq{"opened", "synchronize", "reopened"}}})
+	on.add("pull_request_target", mapping{{key: "types", value: seq{"opened", "synchronize", "reopened", "edited"}}})
 	on.add("pull_request_review", mapping{{key: "types", value: seq{"submitted", "dismissed"}}})
 	on.add("schedule", seq{mapping{{key: "cron", value: sweepCron}}})
 	// A dispatch with the gate's input posts a pull request's human gate (autonomy gh propose

@@ -76,6 +76,8 @@ type Ask struct {
 	Posted              time.Time
 	CommentID           int64
 	askNode, answerNode string
+	// answerID is the maintainer's command that resolved it.
+	answerID int64
 }
 
 // HumanPolicy is policy.box.human.
@@ -229,6 +231,7 @@ func Asks(ctx context.Context, e *Env, n int) ([]*Ask, error) {
 				}
 				if ok {
 					a.Resolved, a.Answer, a.answerNode = m[2], note, node
+					a.answerID, _ = strconv.ParseInt(m[4], 10, 64)
 				}
 			}
 		} else if m := escalationRe.FindStringSubmatch(first); m != nil {
@@ -290,10 +293,13 @@ func Resolve(ctx context.Context, e *Env, r Resolution) (*Ask, error) {
 	switch {
 	case i < 0:
 		return nil, &Refused{fmt.Sprintf("no ask on #%d has the token %s (a token resolves the ask it was posted with, on that item only)", r.Item, r.Token)}
-	case asks[i].Resolved != "":
+	case asks[i].Resolved != "" && (asks[i].answerID != r.CommentID || asks[i].Resolved != r.Verb):
 		return nil, &Refused{fmt.Sprintf("the ask of %s with token %s is already resolved (%s)", asks[i].Actor, r.Token, asks[i].Resolved)}
 	}
 	a := asks[i]
+	// Resolved by this very command already (a re-run, or a copy of the resolution another job
+	// posted first): the gate is posted again, and nothing more is recorded.
+	again := a.Resolved != ""
 	if r.Note, err = e.verifyCommand(ctx, a, r); err != nil {
 		return nil, err
 	}
@@ -303,6 +309,9 @@ func Resolve(ctx context.Context, e *Env, r Resolution) (*Ask, error) {
 	// The gate first: a resolution recorded but not posted would spend the token for nothing.
 	if err := e.resolveGate(ctx, a, r.Verb, r.By); err != nil {
 		return nil, err
+	}
+	if again {
+		return a, nil
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "<!-- autonomy:resolution token=%s verb=%s by=%s comment=%d -->\n", a.Token, r.Verb, r.By, r.CommentID)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/google/go-github/v62/github"
 )
@@ -66,6 +67,13 @@ func (e *Env) resolveGate(ctx context.Context, a *Ask, verb, by string) error {
 	if err != nil {
 		return fmt.Errorf("reading #%d: %w", a.Item, err)
 	}
+	repo, _, err := e.Client.Repositories.Get(ctx, e.Owner, e.Repo)
+	if err != nil {
+		return fmt.Errorf("reading the repository: %w", err)
+	}
+	if base := pull.GetBase().GetRef(); base != repo.GetDefaultBranch() {
+		return &Refused{fmt.Sprintf("#%d goes into %s, not the default branch %s: its head is approved only as a change into the default branch (nothing is approved)", a.Item, base, repo.GetDefaultBranch())}
+	}
 	if head := pull.GetHead().GetSHA(); !strings.EqualFold(head, a.Head) {
 		return &Refused{fmt.Sprintf("this ask was for the head %s, and the head of #%d is now %s: approve the ask posted for the new head (nothing is approved)", a.Head, a.Item, head)}
 	}
@@ -84,9 +92,9 @@ type HumanGate struct {
 	HumanRequired []string
 }
 
-// maxListedFiles is the most files GitHub lists for a pull request: past it, the files are not
-// known, and the gate asks for a maintainer.
-const maxListedFiles = 3000
+// maxListedFiles is the most files GitHub's compare lists: at it, the files are not all known,
+// and the gate asks for a maintainer.
+const maxListedFiles = 300
 
 // The descriptions of the gate's successes: only a maintainer's /agent approve is kept as it
 // is; a review's holds while the review does; any other success (the paths') is evaluated again
@@ -125,7 +133,7 @@ func CheckHumanGate(ctx context.Context, e *Env) (*HumanGate, error) {
 		fmt.Fprintf(e.Out, "#%d is into %s, not the default branch %s: no gate is posted\n", n, base, repo.GetDefaultBranch())
 		return g, nil
 	}
-	if g.By, err = e.approvedBy(ctx, n, g.SHA); err != nil {
+	if g.By, err = e.approvedBy(ctx, n, g.SHA, repo.GetDefaultBranch()); err != nil {
 		return nil, err
 	}
 	if g.By != "" {
@@ -143,33 +151,41 @@ func CheckHumanGate(ctx context.Context, e *Env) (*HumanGate, error) {
 		return g, e.postGate(ctx, g.SHA, g.State, "the approving review is withdrawn: a maintainer must approve this head")
 	case last == nil || last.GetState() == "success" && !strings.HasSuffix(last.GetDescription(), commandApproval):
 		// No gate yet, or a success that is no maintainer's approval: by the paths, again.
-		return e.gateByPaths(ctx, g, n, pull.GetChangedFiles())
+		return e.gateByPaths(ctx, g, n, repo.GetDefaultBranch())
 	}
 	fmt.Fprintf(e.Out, "%s: no maintainer's review approves %s; the gate stays %s (%s)\n", HumanApprovalContext, g.SHA, last.GetState(), last.GetDescription())
 	return g, nil
 }
 
-// gateByPaths posts the gate of g.SHA by the paths pull request n changes, unless the head moved
-// while they were listed (the list would be another commit's: the next event evaluates the new
-// head).
-func (e *Env) gateByPaths(ctx context.Context, g *HumanGate, n, changed int) (*HumanGate, error) {
-	files, complete, err := e.pullFiles(ctx, n, changed)
+// gateByPaths posts the gate of g.SHA by the paths it changes from the default branch (GitHub's
+// compare of def...SHA: the pull request's own file list follows its base, which its author may
+// change meanwhile), unless the pull request's head or base moved while they were listed (the
+// next event evaluates it again).
+func (e *Env) gateByPaths(ctx context.Context, g *HumanGate, n int, def string) (*HumanGate, error) {
+	cmp, _, err := e.Client.Repositories.CompareCommits(ctx, e.Owner, e.Repo, def, g.SHA, nil)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("comparing %s with %s: %w", g.SHA, def, err)
+	}
+	var files []string
+	for _, f := range cmp.Files {
+		files = append(files, f.GetFilename())
+		if p := f.GetPreviousFilename(); p != "" {
+			files = append(files, p)
+		}
 	}
 	again, _, err := e.Client.PullRequests.Get(ctx, e.Owner, e.Repo, n)
 	if err != nil {
 		return nil, fmt.Errorf("reading #%d: %w", n, err)
 	}
-	if head := again.GetHead().GetSHA(); head != g.SHA {
-		fmt.Fprintf(e.Out, "the head of #%d moved from %s to %s while its files were listed: no gate is posted\n", n, g.SHA, head)
+	if head, base := again.GetHead().GetSHA(), again.GetBase().GetRef(); head != g.SHA || base != def {
+		fmt.Fprintf(e.Out, "#%d moved while its files were listed (head %s, base %s): no gate is posted\n", n, head, base)
 		return g, nil
 	}
 	g.HumanRequired = matching(files, e.HumanPaths)
 	switch {
-	case !complete:
+	case len(cmp.Files) >= maxListedFiles:
 		g.State = "pending"
-		return g, e.postGate(ctx, g.SHA, g.State, fmt.Sprintf("more than %d files changed: a maintainer must approve this head", maxListedFiles))
+		return g, e.postGate(ctx, g.SHA, g.State, fmt.Sprintf("%d files or more changed: a maintainer must approve this head", maxListedFiles))
 	case len(g.HumanRequired) > 0:
 		g.State = "pending"
 		return g, e.postGate(ctx, g.SHA, g.State, "touches human-required paths ("+strings.Join(g.HumanRequired, ", ")+"): a maintainer must approve this head")
@@ -179,8 +195,13 @@ func (e *Env) gateByPaths(ctx context.Context, g *HumanGate, n, changed int) (*H
 }
 
 // approvedBy is a maintainer whose latest review of pull request n approves head ("" when
-// none does). A review of another commit approves nothing.
-func (e *Env) approvedBy(ctx context.Context, n int, head string) (string, error) {
+// none does). A review of another commit approves nothing, nor one submitted before the pull
+// request's base last changed (it approved a change into another branch).
+func (e *Env) approvedBy(ctx context.Context, n int, head, def string) (string, error) {
+	since, err := e.baseChangedAt(ctx, n)
+	if err != nil {
+		return "", err
+	}
 	latest := map[string]*github.PullRequestReview{}
 	var order []string
 	opts := &github.ListOptions{PerPage: 100}
@@ -193,6 +214,9 @@ func (e *Env) approvedBy(ctx context.Context, n int, head string) (string, error
 			login := strings.ToLower(r.GetUser().GetLogin())
 			if r.GetState() == "COMMENTED" || r.GetState() == "PENDING" {
 				continue // a comment neither approves nor withdraws an approval
+			}
+			if !since.IsZero() && !r.GetSubmittedAt().After(since) {
+				continue // given while the pull request went into another branch
 			}
 			if _, ok := latest[login]; !ok {
 				order = append(order, login)
@@ -240,26 +264,24 @@ func (e *Env) latestGate(ctx context.Context, sha string) (*github.RepoStatus, e
 	}
 }
 
-// pullFiles lists the paths pull request n changes (a rename as both its paths), and whether
-// the list is complete: GitHub lists 3,000 files at most.
-func (e *Env) pullFiles(ctx context.Context, n, changed int) ([]string, bool, error) {
-	var files []string
+// baseChangedAt is when pull request n's base last changed (its timeline's base_ref_changed;
+// zero when it never did).
+func (e *Env) baseChangedAt(ctx context.Context, n int) (time.Time, error) {
+	var at time.Time
 	opts := &github.ListOptions{PerPage: 100}
 	for {
-		fs, resp, err := e.Client.PullRequests.ListFiles(ctx, e.Owner, e.Repo, n, opts)
+		evs, resp, err := e.Client.Issues.ListIssueTimeline(ctx, e.Owner, e.Repo, n, opts)
 		if err != nil {
-			return nil, false, fmt.Errorf("listing the files of #%d: %w", n, err)
+			return time.Time{}, fmt.Errorf("reading the timeline of #%d: %w", n, err)
 		}
-		for _, f := range fs {
-			files = append(files, f.GetFilename())
-			if p := f.GetPreviousFilename(); p != "" {
-				files = append(files, p)
+		for _, ev := range evs {
+			if ev.GetEvent() == "base_ref_changed" && ev.GetCreatedAt().After(at) {
+				at = ev.GetCreatedAt().Time
 			}
 		}
 		if resp.NextPage == 0 {
-			break
+			return at, nil
 		}
 		opts.Page = resp.NextPage
 	}
-	return files, changed < maxListedFiles && len(files) >= changed, nil
 }

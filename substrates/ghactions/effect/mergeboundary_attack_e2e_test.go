@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/autonomyhq/autonomy/substrates/ghactions/effect"
@@ -196,5 +197,147 @@ func TestGateSharedCommit(t *testing.T) {
 	}
 	if ok, _ := f.fake.Mergeable(n); ok {
 		t.Fatal("the shared commit's deploy change merges into main with no maintainer")
+	}
+}
+
+// The second review's attacks: a pull request's base is its author's to change, any job's token
+// writes as the bot, and the control job installs autonomy before it reads anything.
+
+// openPull opens a pull request from head into base through the fake's API, as a person would.
+func openPull(t *testing.T, f *fleet, head, base string) int {
+	t.Helper()
+	req, _ := http.NewRequest("POST", f.fake.URL+"repos/o/r/pulls", strings.NewReader(`{"title":"x","head":"`+head+`","base":"`+base+`"}`))
+	req.Header.Set("Authorization", "Bearer ghs_e2e")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var p struct{ Number int }
+	if err := json.NewDecoder(resp.Body).Decode(&p); err != nil || p.Number == 0 {
+		t.Fatalf("opening %s into %s: %v (%s)", head, base, err, resp.Status)
+	}
+	return p.Number
+}
+
+// outsiderOn pushes, as fork-x, the agent's proposal plus what change does, and returns its head.
+func (f *fleet) outsiderOn(proposal string, change func(dir string)) string {
+	f.t.Helper()
+	x := f.work("outsider")
+	gitRun(f.t, x, "fetch", "--quiet", "origin", proposal)
+	gitRun(f.t, x, "checkout", "--quiet", "FETCH_HEAD")
+	change(x)
+	gitRun(f.t, x, "push", "--quiet", "origin", "HEAD:refs/heads/fork-x")
+	return gitRun(f.t, x, "rev-parse", "HEAD")
+}
+
+// TestGateBaseFlip: the author of a pull request into main that changes docs/VISION.md
+// retargets it, while its gate is evaluated, onto a branch where it changes only a note, and back
+// (no event fires on the way back): the gate reads the paths against the default branch, not the
+// pull request's base, and stays pending.
+func TestGateBaseFlip(t *testing.T) {
+	f := boundary(t)
+	dir := f.work("agent")
+	f.write(dir, "vision", map[string]string{"docs/VISION.md": "# evil vision\n", "docs/notes.md": "n\n"})
+	f.export(dir, "4242")
+	f.propose(false)
+	pa, _ := f.fake.Issue(f.fake.Pulls()[0])
+	x := f.outsiderOn(pa.Head, func(x string) {
+		gitRun(t, x, "rm", "--quiet", "docs/notes.md")
+		f.commit(x, "tidy")
+	})
+	b := openPull(t, f, "fork-x", "main")
+	var phase atomic.Int32
+	f.fake.BeforeEach(func(method, path string) {
+		switch {
+		case method == "GET" && strings.HasSuffix(path, "/commits/"+x+"/statuses") && phase.CompareAndSwap(0, 1):
+			_ = f.fake.SetBase(b, pa.Head) // after the base was read
+		case method == "GET" && strings.HasSuffix(path, "/pulls/"+strconv.Itoa(b)) && phase.CompareAndSwap(1, 2):
+			_ = f.fake.SetBase(b, "main") // before the pull request is read again
+		}
+	})
+	out := f.gateJob(b, "pull_request_target")
+	f.fake.BeforeEach(nil)
+	if phase.Load() != 2 {
+		t.Fatalf("the base was not flipped during the evaluation (phase %d):\n%s", phase.Load(), out)
+	}
+	f.passChecks(x)
+	if g := f.gateOf(x); g.State == "success" {
+		t.Fatalf("the gate of a change to docs/VISION.md into main: %+v\n%s", g, out)
+	}
+	if ok, _ := f.fake.Mergeable(b); ok {
+		t.Fatal("docs/VISION.md merges into main with no maintainer")
+	}
+}
+
+// TestGateApprovalIntoAnotherBranch: neither a maintainer's /agent approve of an ask (forged by
+// an agent's token, as the bot) on a pull request into a side branch, nor an approving review
+// given while a pull request went into a side branch, approves its head as a change into main.
+func TestGateApprovalIntoAnotherBranch(t *testing.T) {
+	f := boundary(t)
+	dir := f.work("agent")
+	f.write(dir, "vision", map[string]string{"docs/VISION.md": "# evil vision\n"})
+	f.export(dir, "4242")
+	f.propose(false)
+	pa, _ := f.fake.Issue(f.fake.Pulls()[0])
+	x := f.outsiderOn(pa.Head, func(x string) { f.write(x, "typo", map[string]string{"docs/typo.md": "fixed\n"}) })
+	side := openPull(t, f, "fork-x", pa.Head) // into the proposal's branch: a one-file diff there
+	tok := strings.Repeat("ab", 16)
+	ask := "<!-- autonomy:ask actor=maintainers token=" + tok + " at=2026-01-01T00:00:00Z run=1 head=" + x + " -->\n### Input required\n\nA one-line typo fix.\n"
+	if _, err := f.fake.AddComment(side, "", ask); err != nil { // "": github-actions[bot], any job's token
+		t.Fatal(err)
+	}
+	if out := f.command(side, "ada", "OWNER", "/agent approve "+tok, true); !strings.Contains(out, "not the default branch") {
+		t.Errorf("the approval of an ask on a pull request into %s:\n%s", pa.Head, out)
+	}
+	if _, err := f.fake.AddReview(side, "bob", "APPROVED"); err != nil {
+		t.Fatal(err)
+	}
+	f.gateJob(side, "pull_request_review")
+	if err := f.fake.SetBase(side, "main"); err != nil {
+		t.Fatal(err)
+	}
+	f.gateJob(side, "pull_request_target") // edited
+	f.passChecks(x)
+	if g := f.gateOf(x); g.State == "success" {
+		t.Fatalf("the gate after the retarget: %+v", g)
+	}
+	if ok, _ := f.fake.Mergeable(side); ok {
+		t.Fatal("docs/VISION.md merges into main on approvals given for another branch")
+	}
+}
+
+// TestGateResolutionPostedFirst: an agent's token copies the resolution marker for a
+// maintainer's /agent approve before the control job reads the asks; the command still lands
+// (its own resolution is taken as recorded, and the gate is posted).
+func TestGateResolutionPostedFirst(t *testing.T) {
+	f := boundary(t)
+	dir := f.work("agent")
+	f.write(dir, "vision", map[string]string{"docs/VISION.md": "# v\n"})
+	f.export(dir, "4242")
+	f.propose(false)
+	n := f.fake.Pulls()[0]
+	pr, _ := f.fake.Issue(n)
+	token := askTokenRe.FindStringSubmatch(strings.Join(pr.Comments, "\n"))[1]
+	head := gitRun(t, f.root, "--git-dir", f.origin, "rev-parse", "refs/heads/"+pr.Head)
+	body := "/agent approve " + token
+	id, err := f.fake.AddComment(n, "ada", body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.fake.AddComment(n, "", "<!-- autonomy:resolution token="+token+" verb=approve by=ada comment="+strconv.FormatInt(id, 10)+" -->\nRecorded."); err != nil {
+		t.Fatal(err)
+	}
+	v := map[string]string{
+		"github.token": "ghs_e2e", "github.event_name": "issue_comment", "github.event.action": "created", "github.sha": f.mainSHA(),
+		"github.ref": "refs/heads/main", "github.event.repository.default_branch": "main", "github.run_id": "5151",
+		"github.event.comment.body": body, "github.event.comment.id": strconv.FormatInt(id, 10),
+		"github.event.comment.user.login": "ada", "github.event.comment.user.type": "User",
+		"github.event.comment.author_association": "OWNER", "github.event.issue.number": strconv.Itoa(n),
+	}
+	f.r.job(f.wf("autonomy-control"), "command", v, false)
+	f.passChecks(head)
+	if ok, why := f.fake.Mergeable(n); !ok {
+		t.Fatalf("the maintainer's approval did not land: %s (gate %+v)", why, f.gateOf(head))
 	}
 }

@@ -212,8 +212,11 @@ type Server struct {
 	// Deployment environments (environments.go), by lower-cased name.
 	environments map[string]*Environment
 	// Pull request reviews by number (reviews.go), and their ids.
-	reviews   map[int][]review
-	reviewSeq int64
+	reviews     map[int][]review
+	reviewSeq   int64
+	baseChanges map[int][]baseChange
+	// before is called before each request is answered (BeforeEach).
+	before func(method, path string)
 }
 
 // The statuses and conclusions GitHub reports, and the values the status filter accepts.

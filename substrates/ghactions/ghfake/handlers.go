@@ -73,11 +73,24 @@ func (s *Server) serve(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	limited := s.rateLimit(rec, now)
+	before := s.before
 	s.mu.Unlock()
 	if limited {
 		return
 	}
+	if before != nil {
+		before(req.Method, req.URL.Path)
+	}
 	s.route(rec, req)
+}
+
+// BeforeEach has fn called with each authorized request's method and path before it is answered
+// (nil: none), so that a test can change the world between two calls of the code under test (a
+// pull request retargeted while its gate is evaluated). fn must not block on the fake.
+func (s *Server) BeforeEach(fn func(method, path string)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.before = fn
 }
 
 // authorized checks the token; the caller holds mu.

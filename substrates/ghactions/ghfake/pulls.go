@@ -347,17 +347,25 @@ func (s *Server) routeCode(w http.ResponseWriter, req *http.Request, rest []stri
 		}
 		if m == http.MethodPatch {
 			var body struct {
-				Title, Body *string
+				Title, Body, Base *string
 			}
 			if !readBody(w, req, &body, docsPulls) {
 				return true
 			}
 			s.mu.Lock()
+			if body.Base != nil && *body.Base != is.Base && s.sha(*body.Base) == "" {
+				s.mu.Unlock()
+				validation(w, "PullRequest", "base", "invalid", "", docsPulls)
+				return true
+			}
 			if body.Title != nil {
 				is.Title = *body.Title
 			}
 			if body.Body != nil {
 				is.Body = *body.Body
+			}
+			if body.Base != nil && *body.Base != is.Base {
+				s.changeBase(is, *body.Base)
 			}
 			s.mu.Unlock()
 		}

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -37,10 +38,48 @@ type review struct {
 	ID                   int64
 	Login, State, Commit string
 	Body                 string
+	Submitted            time.Time
 }
 
 func (r review) json() map[string]any {
-	return map[string]any{"id": r.ID, "user": userJSON{r.Login}, "state": r.State, "commit_id": r.Commit, "body": r.Body}
+	out := map[string]any{"id": r.ID, "user": userJSON{r.Login}, "state": r.State, "commit_id": r.Commit, "body": r.Body}
+	if r.State != "PENDING" {
+		out["submitted_at"] = r.Submitted.Format(time.RFC3339)
+	}
+	return out
+}
+
+// baseChange is a base_ref_changed event of a pull request's timeline.
+type baseChange struct {
+	From, To string
+	At       time.Time
+}
+
+// changeBase retargets pull request is onto base, as PATCH …/pulls/{n} with base does, and
+// records the timeline's base_ref_changed event; the caller holds mu.
+func (s *Server) changeBase(is *Issue, base string) {
+	if s.baseChanges == nil {
+		s.baseChanges = map[int][]baseChange{}
+	}
+	s.baseChanges[is.Number] = append(s.baseChanges[is.Number], baseChange{From: is.Base, To: base, At: s.opts.Now().UTC()})
+	is.Base = base
+}
+
+// SetBase retargets pull request n onto branch base, as its author may in GitHub's UI.
+func (s *Server) SetBase(n int, base string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	is := s.issues[n]
+	if is == nil || !is.PR {
+		return fmt.Errorf("#%d is not a pull request", n)
+	}
+	if s.sha(base) == "" {
+		return fmt.Errorf("no branch %s", base)
+	}
+	if base != is.Base {
+		s.changeBase(is, base)
+	}
+	return nil
 }
 
 // addReview records a review of pull request n; the caller holds mu.
@@ -49,7 +88,7 @@ func (s *Server) addReview(n int, login, state, commit, body string) review {
 		s.reviews = map[int][]review{}
 	}
 	s.reviewSeq++
-	r := review{ID: 80000 + s.reviewSeq, Login: login, State: state, Commit: commit, Body: body}
+	r := review{ID: 80000 + s.reviewSeq, Login: login, State: state, Commit: commit, Body: body, Submitted: s.opts.Now().UTC()}
 	s.reviews[n] = append(s.reviews[n], r)
 	return r
 }
@@ -86,6 +125,10 @@ func (s *Server) DismissReview(n int, id int64) bool {
 // (https://docs.github.com/rest/issues/comments#get-an-issue-comment); it reports false for a
 // path it does not know.
 func (s *Server) routeReviews(w http.ResponseWriter, req *http.Request, rest []string) bool {
+	if req.Method == http.MethodGet && len(rest) == 2 && rest[0] == "compare" {
+		s.compare(w, rest[1])
+		return true
+	}
 	if req.Method != http.MethodGet || len(rest) != 3 {
 		return false
 	}
@@ -98,6 +141,8 @@ func (s *Server) routeReviews(w http.ResponseWriter, req *http.Request, rest []s
 		s.listPullFiles(w, req, rest[1])
 	case rest[0] == "commits" && rest[2] == "statuses":
 		s.listStatuses(w, req, rest[1])
+	case rest[0] == "issues" && rest[2] == "timeline":
+		s.listTimeline(w, req, rest[1])
 	default:
 		return false
 	}
@@ -144,23 +189,7 @@ func (s *Server) listPullFiles(w http.ResponseWriter, req *http.Request, num str
 		writeError(w, http.StatusInternalServerError, "the fake could not diff: "+err.Error(), docsPullFiles)
 		return
 	}
-	out := []map[string]any{}
-	fields := bytes.Split(bytes.TrimSuffix(raw, []byte{0}), []byte{0})
-	for i := 0; i < len(fields) && len(out) < maxPullFiles; i++ {
-		st := string(fields[i])
-		if st == "" || i+1 >= len(fields) {
-			break
-		}
-		f := map[string]any{"status": map[byte]string{'A': "added", 'D': "removed", 'M': "modified", 'R': "renamed", 'T': "changed"}[st[0]]}
-		if st[0] == 'R' && i+2 < len(fields) {
-			f["previous_filename"], f["filename"] = string(fields[i+1]), string(fields[i+2])
-			i += 2
-		} else {
-			f["filename"] = string(fields[i+1])
-			i++
-		}
-		out = append(out, f)
-	}
+	out := nameStatus(raw, maxPullFiles)
 	writePage(w, req, out)
 }
 
@@ -224,4 +253,75 @@ func (s *Server) getComment(w http.ResponseWriter, num string) {
 		}
 	}
 	writeError(w, http.StatusNotFound, "Not Found", "https://docs.github.com/rest/issues/comments#get-an-issue-comment")
+}
+
+// listTimeline answers GET …/issues/{n}/timeline
+// (https://docs.github.com/rest/issues/timeline): the fake records base_ref_changed events only.
+func (s *Server) listTimeline(w http.ResponseWriter, req *http.Request, num string) {
+	n, _ := strconv.Atoi(num)
+	s.mu.Lock()
+	out := []map[string]any{}
+	for _, c := range s.baseChanges[n] {
+		out = append(out, map[string]any{"event": "base_ref_changed", "created_at": c.At.Format(time.RFC3339), "actor": userJSON{"someone"}})
+	}
+	_, ok := s.issues[n]
+	s.mu.Unlock()
+	if !ok {
+		writeError(w, http.StatusNotFound, "Not Found", "https://docs.github.com/rest/issues/timeline")
+		return
+	}
+	writePage(w, req, out)
+}
+
+// maxCompareFiles is the most files GitHub's compare lists.
+const maxCompareFiles = 300
+
+// compare answers GET …/compare/{base}...{head}
+// (https://docs.github.com/rest/commits/commits#compare-two-commits): the files the head changes
+// from the merge base of both, 300 at most.
+func (s *Server) compare(w http.ResponseWriter, basehead string) {
+	const docs = "https://docs.github.com/rest/commits/commits#compare-two-commits"
+	base, head, ok := strings.Cut(basehead, "...")
+	s.mu.Lock()
+	resolve := func(ref string) string {
+		if len(ref) == 40 && s.git("cat-file", "-e", ref+"^{commit}") == nil {
+			return ref
+		}
+		return s.sha(ref)
+	}
+	b, h := resolve(base), resolve(head)
+	s.mu.Unlock()
+	if !ok || b == "" || h == "" {
+		writeError(w, http.StatusNotFound, "Not Found", docs)
+		return
+	}
+	raw, err := exec.Command("git", "--git-dir", s.opts.GitDir, "diff", "--name-status", "-M", "-z", b+"..."+h).Output()
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "the fake could not diff: "+err.Error(), docs)
+		return
+	}
+	files := nameStatus(raw, maxCompareFiles)
+	writeJSON(w, http.StatusOK, map[string]any{"status": "ahead", "files": files, "merge_base_commit": map[string]any{}})
+}
+
+// nameStatus turns git diff --name-status -M -z output into GitHub's file entries, max at most.
+func nameStatus(raw []byte, max int) []map[string]any {
+	out := []map[string]any{}
+	fields := bytes.Split(bytes.TrimSuffix(raw, []byte{0}), []byte{0})
+	for i := 0; i < len(fields) && len(out) < max; i++ {
+		st := string(fields[i])
+		if st == "" || i+1 >= len(fields) {
+			break
+		}
+		f := map[string]any{"status": map[byte]string{'A': "added", 'D': "removed", 'M': "modified", 'R': "renamed", 'T': "changed"}[st[0]]}
+		if st[0] == 'R' && i+2 < len(fields) {
+			f["previous_filename"], f["filename"] = string(fields[i+1]), string(fields[i+2])
+			i += 2
+		} else {
+			f["filename"] = string(fields[i+1])
+			i++
+		}
+		out = append(out, f)
+	}
+	return out
 }
