@@ -81,14 +81,7 @@ func TestGateReplayedApproval(t *testing.T) {
 			}
 		}
 	}
-	v := map[string]string{
-		"github.token": "ghs_e2e", "github.event_name": "issue_comment", "github.event.action": "created", "github.sha": f.mainSHA(),
-		"github.ref": "refs/heads/main", "github.event.repository.default_branch": "main", "github.run_id": "5151",
-		"github.event.comment.body": "/agent approve " + token, "github.event.comment.id": strconv.FormatInt(cmdID, 10),
-		"github.event.comment.user.login": "ada", "github.event.comment.user.type": "User",
-		"github.event.comment.author_association": "OWNER", "github.event.issue.number": strconv.Itoa(n),
-	}
-	out, _ := f.r.job(f.wf("autonomy-control"), "command", v, true)
+	out, _ := f.r.job(f.wf("autonomy-control"), "command", f.commentEvent(n, cmdID, "ada", "OWNER", "/agent approve "+token), true)
 	if !strings.Contains(out, "was edited") {
 		t.Errorf("the replay was not refused for the edited ask:\n%s", out)
 	}
@@ -328,14 +321,7 @@ func TestGateResolutionPostedFirst(t *testing.T) {
 	if _, err := f.fake.AddComment(n, "", "<!-- autonomy:resolution token="+token+" verb=approve by=ada comment="+strconv.FormatInt(id, 10)+" -->\nRecorded."); err != nil {
 		t.Fatal(err)
 	}
-	v := map[string]string{
-		"github.token": "ghs_e2e", "github.event_name": "issue_comment", "github.event.action": "created", "github.sha": f.mainSHA(),
-		"github.ref": "refs/heads/main", "github.event.repository.default_branch": "main", "github.run_id": "5151",
-		"github.event.comment.body": body, "github.event.comment.id": strconv.FormatInt(id, 10),
-		"github.event.comment.user.login": "ada", "github.event.comment.user.type": "User",
-		"github.event.comment.author_association": "OWNER", "github.event.issue.number": strconv.Itoa(n),
-	}
-	f.r.job(f.wf("autonomy-control"), "command", v, false)
+	f.r.job(f.wf("autonomy-control"), "command", f.commentEvent(n, id, "ada", "OWNER", body), false)
 	f.passChecks(head)
 	if ok, why := f.fake.Mergeable(n); !ok {
 		t.Fatalf("the maintainer's approval did not land: %s (gate %+v)", why, f.gateOf(head))

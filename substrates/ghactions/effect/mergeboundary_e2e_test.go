@@ -333,7 +333,16 @@ func (f *fleet) command(n int, login, association, body string, wantFail bool) s
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	v := map[string]string{
+	out, ran := f.r.job(f.wf("autonomy-control"), "command", f.commentEvent(n, id, login, association, body), wantFail)
+	if !ran {
+		f.t.Fatalf("the command job was skipped for %q", body)
+	}
+	return out
+}
+
+// commentEvent is the values of the issue_comment event of comment id by login on item n.
+func (f *fleet) commentEvent(n int, id int64, login, association, body string) map[string]string {
+	return map[string]string{
 		"github.token": "ghs_e2e", "github.event_name": "issue_comment", "github.event.action": "created", "github.sha": f.mainSHA(),
 		"github.ref": "refs/heads/main", "github.event.repository.default_branch": "main", "github.run_id": "5151",
 		"github.event.comment.body": body, "github.event.comment.id": strconv.FormatInt(id, 10),
@@ -341,11 +350,6 @@ func (f *fleet) command(n int, login, association, body string, wantFail bool) s
 		"github.event.comment.user.login": login, "github.event.comment.user.type": "User",
 		"github.event.comment.author_association": association, "github.event.issue.number": strconv.Itoa(n),
 	}
-	out, ran := f.r.job(f.wf("autonomy-control"), "command", v, wantFail)
-	if !ran {
-		f.t.Fatalf("the command job was skipped for %q", body)
-	}
-	return out
 }
 
 // gateJob runs the control workflow's human-gate job on event for pull request n.
