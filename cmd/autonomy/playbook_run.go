@@ -165,6 +165,9 @@ Exit codes: 0 the envelope's ok is true, 1 ok is false, 2 usage.`,
 			if cont == "" && (token == "" || n != 1) {
 				return usageError("give --token T and one of --approve, --deny, --answer TEXT or --cancel")
 			}
+			if err := sf.checkPauseFile(); err != nil {
+				return err
+			}
 			if book != "" {
 				// Read here as run reads a file: a FIFO or a device is refused, not waited on.
 				if _, _, err := playbook.ReadFile(book); err != nil {
@@ -277,7 +280,11 @@ func printEnvelope(w io.Writer, env engine.Envelope) error {
 // runEngine opens the database of paused runs, calls do with an engine over it (cancelled by
 // SIGTERM or an interrupt), and prints the envelope do returns.
 func runEngine(cmd *cobra.Command, statePath string, do func(context.Context, *engine.Engine) engine.Envelope) error {
-	st, err := store.Open(stateDB(statePath))
+	db, err := stateDB(statePath)
+	if err != nil {
+		return err
+	}
+	st, err := store.Open(db)
 	if err != nil {
 		return usageError("%v", err)
 	}
