@@ -42,8 +42,9 @@ var mcpBaseEnv = []string{"PATH", "LANG", "LC_ALL", "TZ", "TMPDIR"}
 // mcpTerminate is how long a server may take to exit once its stdin is closed.
 const mcpTerminate = 200 * time.Millisecond
 
-// CheckMCP refuses, at their command, mcp steps naming no declared server or no tool, and
-// servers whose argv holds what looks like a secret literal.
+// CheckMCP refuses, at their command, mcp steps naming no declared server, and servers whose
+// argv holds what looks like a secret literal. The grammar of the command (a server, a tool, the
+// arguments) is workflow.Validate's, which reports it at the word.
 func CheckMCP(w *workflow.Workflow, servers map[string]MCPServer) ir.Diagnostics {
 	if w == nil {
 		return nil
@@ -58,24 +59,21 @@ func CheckMCP(w *workflow.Workflow, servers map[string]MCPServer) ir.Diagnostics
 			continue
 		}
 		words, err := Words(s.Rest)
-		switch {
-		case err != nil:
+		if err != nil {
 			continue // reported by workflow.Validate, at the quote
-		case len(words) < 2:
-			bad(s, "write mcp SERVER TOOL [ARGS], e.g. mcp search query q=text", "an mcp step names a server and a tool")
-		case strings.HasPrefix(words[0], "$"):
-			bad(s, "name a server of policy.box.mcp.servers literally", "the server %q is a reference; an mcp step names its server literally", words[0])
-		default:
-			srv, ok := servers[words[0]]
-			if !ok {
-				bad(s, fmt.Sprintf("declare it in policy.box.mcp.servers.%s: { command: [ARGV…] } (or give it with --mcp-servers)%s", words[0], known(servers)),
-					"the MCP server %q is not declared", words[0])
-				continue
-			}
-			if kind := workflow.SecretKind(strings.Join(srv.Command, " ")); kind != "" {
-				bad(s, fmt.Sprintf("pass it in the server's environment: list the variable in policy.box.mcp.servers.%s.env", words[0]),
-					"the command of the MCP server %q holds what looks like a secret literal (%s)", words[0], kind)
-			}
+		}
+		if _, perr := workflow.ParseMCP(words, workflow.Dynamic); perr != nil {
+			continue // reported by workflow.Validate, at the word
+		}
+		srv, ok := servers[words[0]]
+		if !ok {
+			bad(s, fmt.Sprintf("declare it in policy.box.mcp.servers.%s: { command: [ARGV…] } (or give it with --mcp-servers)%s", words[0], known(servers)),
+				"the MCP server %q is not declared", words[0])
+			continue
+		}
+		if kind := workflow.SecretKind(strings.Join(srv.Command, " ")); kind != "" {
+			bad(s, fmt.Sprintf("pass it in the server's environment: list the variable in policy.box.mcp.servers.%s.env", words[0]),
+				"the command of the MCP server %q holds what looks like a secret literal (%s)", words[0], kind)
 		}
 	}
 	return d
@@ -95,15 +93,16 @@ func known(servers map[string]MCPServer) string {
 
 // mcpStep runs an mcp step: argv is SERVER TOOL [ARGS] after substitution.
 func (x *exec) mcpStep(ctx context.Context, s *workflow.Step, argv []string, stdin []byte, dir string, out *capped, d time.Duration, rec *record) error {
-	if len(argv) < 2 {
-		return fmt.Errorf("an mcp step is mcp SERVER TOOL [ARGS]")
+	c, perr := workflow.ParseMCP(argv, nil)
+	if perr != nil {
+		return perr
 	}
-	name, tool := argv[0], argv[1]
-	srv, ok := x.st.MCP[name]
+	srv, ok := x.st.MCP[c.Server]
 	if !ok {
-		return fmt.Errorf("the MCP server %q is not declared (declare it in policy.box.mcp.servers)", name)
+		return fmt.Errorf("the MCP server %q is not declared (declare it in policy.box.mcp.servers)", c.Server)
 	}
-	args, err := mcpArgs(argv[2:], stdin)
+	name, tool := c.Server, c.Tool
+	args, err := mcpArgs(c.Args, stdin)
 	if err != nil {
 		return err
 	}
@@ -148,35 +147,17 @@ func (x *exec) mcpEnv(srv MCPServer) []string {
 	return env
 }
 
-// mcpArgs builds the tool's arguments object.
-func mcpArgs(words []string, stdin []byte) (map[string]any, error) {
+// mcpArgs is the tool's arguments object: those the command's words give (ParseMCP), else with
+// none the step's stdin, a JSON object.
+func mcpArgs(words map[string]any, stdin []byte) (map[string]any, error) {
+	if words != nil {
+		return words, nil
+	}
 	args := map[string]any{}
-	if len(words) == 0 && len(strings.TrimSpace(string(stdin))) > 0 {
+	if len(strings.TrimSpace(string(stdin))) > 0 {
 		if err := json.Unmarshal(stdin, &args); err != nil {
 			return nil, fmt.Errorf("the stdin of an mcp step is the tool's arguments, a JSON object: %v", err)
 		}
-		return args, nil
-	}
-	if len(words) == 1 && strings.HasPrefix(strings.TrimSpace(words[0]), "{") {
-		if err := json.Unmarshal([]byte(words[0]), &args); err != nil {
-			return nil, fmt.Errorf("the tool's arguments are not a JSON object: %v", err)
-		}
-		return args, nil
-	}
-	for _, w := range words {
-		if k, v, ok := strings.Cut(w, ":="); ok && k != "" && !strings.Contains(k, "=") {
-			var j any
-			if err := json.Unmarshal([]byte(v), &j); err != nil {
-				return nil, fmt.Errorf("argument %s:= is not JSON: %v", k, err)
-			}
-			args[k] = j
-			continue
-		}
-		k, v, ok := strings.Cut(w, "=")
-		if !ok || k == "" {
-			return nil, fmt.Errorf("argument %q is not NAME=VALUE, NAME:=JSON or one JSON object", w)
-		}
-		args[k] = v
 	}
 	return args, nil
 }
