@@ -1,12 +1,14 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
-
 	"fmt"
+	"math"
 	"os"
 	osexec "os/exec"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -312,4 +314,51 @@ func ServersOf(p ir.Policy) map[string]MCPServer {
 		out[s.Name.Value] = srv
 	}
 	return out
+}
+
+var envVarName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// MaxMCPTimeoutMs is the largest timeoutMs of an MCP server, as a profile's
+// policy.box.mcp.servers.NAME.timeoutMs allows it.
+const MaxMCPTimeoutMs = math.MaxInt32
+
+// ParseServers reads the MCP servers of `playbook run --mcp-servers`, a JSON object as
+// policy.box.mcp.servers ({"NAME": {"command": [ARGV...], "env": [VAR...], "timeoutMs": N}}),
+// with the checks a profile's servers get: an unknown key, a server without a command, and a
+// timeoutMs outside 1 to MaxMCPTimeoutMs are refused, each error naming the server and the fix.
+func ParseServers(text string) (map[string]MCPServer, error) {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(text), &raw); err != nil || raw == nil {
+		return nil, fmt.Errorf(`not a JSON object of servers ({"NAME": {"command": [ARGV...]}}): %v`, err)
+	}
+	out := make(map[string]MCPServer, len(raw))
+	for name, data := range raw {
+		var s struct {
+			Command   []string `json:"command"`
+			Env       []string `json:"env"`
+			TimeoutMs *int64   `json:"timeoutMs"`
+		}
+		dec := json.NewDecoder(bytes.NewReader(data))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&s); err != nil {
+			return nil, fmt.Errorf(`server %q: %v (give {"command": [ARGV...], "env": [VAR...], "timeoutMs": N})`, name, err)
+		}
+		if len(s.Command) == 0 || s.Command[0] == "" {
+			return nil, fmt.Errorf(`server %q has no command (give its argv, e.g. "command": ["search-mcp", "--stdio"])`, name)
+		}
+		for _, e := range s.Env {
+			if !envVarName.MatchString(e) {
+				return nil, fmt.Errorf("server %q: env: %q is not an environment variable name (e.g. SEARCH_TOKEN)", name, e)
+			}
+		}
+		srv := MCPServer{Command: s.Command, Env: s.Env}
+		if s.TimeoutMs != nil {
+			if *s.TimeoutMs < 1 || *s.TimeoutMs > MaxMCPTimeoutMs {
+				return nil, fmt.Errorf("server %q: timeoutMs must be from 1 to %d milliseconds, not %d (or leave it out: the step's timeout)", name, MaxMCPTimeoutMs, *s.TimeoutMs)
+			}
+			srv.TimeoutMs = int(*s.TimeoutMs)
+		}
+		out[name] = srv
+	}
+	return out, nil
 }
