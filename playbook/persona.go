@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -15,6 +14,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/playbook/internal/source"
 	"github.com/autonomyhq/autonomy/playbook/overlay"
 )
 
@@ -150,7 +150,7 @@ type WeaveConfig struct {
 // validates are not woven; overlays are named by their path in the installation.
 func WeaveInstall(dir, dataDir string, actor overlay.Actor, skill string, now time.Time) (res overlay.Result, ok bool, err error) {
 	cfgFile := filepath.Join(dir, filepath.FromSlash(dataDir), WeaveFile)
-	data, err := os.ReadFile(cfgFile)
+	data, err := source.ReadFile(cfgFile, 1<<20)
 	if errors.Is(err, fs.ErrNotExist) {
 		return overlay.Result{Skill: skill}, false, nil
 	}

@@ -45,3 +45,23 @@ func ReadFile(path string) ([]byte, Format, error) {
 	}
 	return data, f, nil
 }
+
+// ReadRegular reads the regular file at path, at most limit bytes, as ReadFile does: a FIFO, a
+// device, a socket or a directory (or a symbolic link to one) is refused without waiting on it,
+// as is a file over limit. The errors name path.
+func ReadRegular(path string, limit int64) ([]byte, error) { return source.ReadFile(path, limit) }
+
+// WriteRegular writes data to the regular file at path (created 0600 when missing), replacing
+// what it holds or, with appendTo, appending to it. A FIFO, a device, a socket or a directory is
+// refused without blocking on it. The errors name path.
+func WriteRegular(path string, data []byte, appendTo bool) error {
+	return source.WriteFile(path, data, 0o600, appendTo)
+}
+
+// CheckRegular refuses a path that exists and is not a regular file (a FIFO, a device, a socket,
+// a directory), without opening it; a missing path passes. The error names path.
+func CheckRegular(path string) error { return source.CheckRegular(path) }
+
+// Reason is what an error of ReadRegular, WriteRegular or CheckRegular says after the path it
+// names: the message without the operation and the path.
+func Reason(err error) string { return source.Reason(err) }

@@ -53,3 +53,48 @@ func TestPlaybookNumericFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestPlaybookIntFlagsDecimal: --timeout-ms and --max-output-bytes are read in decimal: 010 is
+// 10 (pflag read it as octal 8), and 0x10 or 1e3 is refused with exit 2.
+func TestPlaybookIntFlagsDecimal(t *testing.T) {
+	for _, name := range []string{"timeout-ms", "max-output-bytes"} {
+		cmd := newPlaybookRun()
+		if err := cmd.Flags().Parse([]string{"--" + name, "010"}); err != nil {
+			t.Fatal(err)
+		}
+		if got := cmd.Flags().Lookup(name).Value.String(); got != "10" {
+			t.Errorf("--%s 010 read as %s, not 10", name, got)
+		}
+		for _, v := range []string{"0x10", "1e3", "99999999999999999999"} {
+			code, _, stderr := run(t, "playbook", "run", "--"+name, v, "--pipeline", "cli true", "--state", filepath.Join(t.TempDir(), "s.db"))
+			if code != 2 || !strings.Contains(stderr, fmt.Sprintf("invalid argument %q for \"--%s\" flag", v, name)) {
+				t.Errorf("--%s %s: exit %d, stderr %q", name, v, code, stderr)
+			}
+		}
+	}
+}
+
+// TestPlaybookMCPServersChecked: --mcp-servers gets the checks of a profile's
+// policy.box.mcp.servers: timeoutMs from 1 to 2147483647, a command, known keys, variable names;
+// each refusal exits 2 naming the server and the fix, before anything runs.
+func TestPlaybookMCPServersChecked(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state.db")
+	for _, c := range []struct{ servers, want string }{
+		{`{"s":{"command":["true"],"timeoutMs":-5}}`, `--mcp-servers: server "s": timeoutMs must be from 1 to 2147483647 milliseconds, not -5`},
+		{`{"s":{"command":["true"],"timeoutMs":0}}`, `server "s": timeoutMs must be from 1 to 2147483647 milliseconds, not 0`},
+		{`{"s":{"command":["true"],"timeoutMs":2147483648}}`, `server "s": timeoutMs must be from 1 to 2147483647 milliseconds, not 2147483648`},
+		{`{"s":{"command":["true"],"timeoutMs":1.5}}`, `server "s": json: cannot unmarshal number 1.5`},
+		{`{"s":{"comand":["true"]}}`, `server "s": json: unknown field "comand"`},
+		{`{"s":{"env":["X"]}}`, `server "s" has no command`},
+		{`{"s":{"command":["true"],"env":["A-B"]}}`, `server "s": env: "A-B" is not an environment variable name`},
+		{`[]`, `--mcp-servers: not a JSON object of servers`},
+	} {
+		code, _, stderr := run(t, "playbook", "run", "--pipeline", "cli true", "--state", state, "--mcp-servers", c.servers)
+		if code != 2 || !strings.Contains(stderr, c.want) {
+			t.Errorf("--mcp-servers %s: exit %d, stderr %q (want %q)", c.servers, code, stderr, c.want)
+		}
+	}
+	if code, out, stderr := run(t, "playbook", "run", "--pipeline", "cli true", "--state", state, "--mcp-servers", `{"s":{"command":["true"],"timeoutMs":2147483647}}`); code != 0 {
+		t.Errorf("the largest timeoutMs: exit %d\n%s%s", code, out, stderr)
+	}
+}

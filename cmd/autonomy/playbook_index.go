@@ -43,7 +43,7 @@ stale), 2 usage or I/O error.`,
 				return &exitError{code: exitProblems, msg: fmt.Sprintf("%s not written: the overlays have errors", file)}
 			}
 			if check {
-				have, _ := os.ReadFile(file)
+				have, _ := overlay.ReadFile(file, 8<<20)
 				if string(have) != string(overlay.Index(pkg.Overlays)) {
 					return &exitError{code: exitProblems, msg: fmt.Sprintf("%s is stale: run autonomy playbook index %s", file, dir)}
 				}

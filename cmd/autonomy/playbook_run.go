@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -107,9 +108,11 @@ Exit codes: 0 the envelope's ok is true (ok, needs_approval, needs_input or canc
 				return usageError("give a workflow FILE or --pipeline '…'")
 			}
 			if mcpServers != "" {
-				if err := json.Unmarshal([]byte(mcpServers), &req.MCPServers); err != nil {
-					return usageError("--mcp-servers is not a JSON object of servers ({\"NAME\": {\"command\": [ARGV...]}}): %v", err)
+				servers, err := engine.ParseServers(mcpServers)
+				if err != nil {
+					return usageError("--mcp-servers: %v", err)
 				}
+				req.MCPServers = servers
 			}
 			return runEngine(cmd, statePath, func(ctx context.Context, e *engine.Engine) engine.Envelope {
 				return e.Run(ctx, req)
@@ -122,8 +125,8 @@ Exit codes: 0 the envelope's ok is true (ok, needs_approval, needs_input or canc
 	f.StringVar(&argsEnv, "args-env", "", "the args from environment variables: NAME[,NAME]..., each set and non-empty one an arg of that name")
 	f.StringVar(&req.Workspace, "workspace", ".", "the directory no step may leave")
 	f.StringVar(&req.Cwd, "cwd", "", "where steps run, relative to the workspace")
-	f.IntVar(&req.TimeoutMs, "timeout-ms", engine.DefaultTimeoutMs, "the timeout of each step, in milliseconds")
-	f.IntVar(&req.MaxOutputBytes, "max-output-bytes", engine.DefaultMaxOutputBytes, "the output cap of each step, in bytes")
+	decimalIntVar(f, &req.TimeoutMs, "timeout-ms", engine.DefaultTimeoutMs, "the timeout of each step, in milliseconds")
+	decimalIntVar(f, &req.MaxOutputBytes, "max-output-bytes", engine.DefaultMaxOutputBytes, "the output cap of each step, in bytes")
 	f.StringSliceVar(&req.Secrets, "secret", nil, "allow the secret handle $secrets.NAME (value from the environment variable NAME); repeatable")
 	f.StringVar(&mcpServers, "mcp-servers", "", "the MCP servers mcp steps may call, a JSON object as policy.box.mcp.servers")
 	f.StringVar(&statePath, "state", defaultPlaybookState(), "the SQLite database of paused runs (a directory: its playbooks.db)")
@@ -165,6 +168,9 @@ Exit codes: 0 the envelope's ok is true, 1 ok is false, 2 usage.`,
 			if cont == "" && (token == "" || n != 1) {
 				return usageError("give --token T and one of --approve, --deny, --answer TEXT or --cancel")
 			}
+			if err := sf.checkPauseFile(); err != nil {
+				return err
+			}
 			if book != "" {
 				// Read here as run reads a file: a FIFO or a device is refused, not waited on.
 				if _, _, err := playbook.ReadFile(book); err != nil {
@@ -203,6 +209,31 @@ Exit codes: 0 the envelope's ok is true, 1 ok is false, 2 usage.`,
 	_ = f.MarkHidden("continue")
 	f.StringVar(&statePath, "state", defaultPlaybookState(), "the SQLite database of paused runs (a directory: its playbooks.db)")
 	return cmd
+}
+
+// decimalInt is an int flag read in base 10 only: pflag's own int flags read 010 as octal (8)
+// and 0x10 as hexadecimal.
+type decimalInt struct{ p *int }
+
+func (d decimalInt) String() string { return strconv.Itoa(*d.p) }
+func (d decimalInt) Type() string   { return "int" }
+
+func (d decimalInt) Set(s string) error {
+	v, err := strconv.ParseInt(s, 10, strconv.IntSize)
+	if errors.Is(err, strconv.ErrRange) {
+		return fmt.Errorf("%s is too large a number", s)
+	}
+	if err != nil {
+		return fmt.Errorf("%q is not a whole number written in decimal", s)
+	}
+	*d.p = int(v)
+	return nil
+}
+
+// decimalIntVar defines an int flag read in base 10 (decimalInt), def by default.
+func decimalIntVar(f *pflag.FlagSet, p *int, name string, def int, usage string) {
+	*p = def
+	f.Var(decimalInt{p}, name, usage)
 }
 
 // intFlagRange is the valid values of a numeric flag.
@@ -277,7 +308,11 @@ func printEnvelope(w io.Writer, env engine.Envelope) error {
 // runEngine opens the database of paused runs, calls do with an engine over it (cancelled by
 // SIGTERM or an interrupt), and prints the envelope do returns.
 func runEngine(cmd *cobra.Command, statePath string, do func(context.Context, *engine.Engine) engine.Envelope) error {
-	st, err := store.Open(stateDB(statePath))
+	db, err := stateDB(statePath)
+	if err != nil {
+		return err
+	}
+	st, err := store.Open(db)
 	if err != nil {
 		return usageError("%v", err)
 	}

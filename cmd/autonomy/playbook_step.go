@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/autonomyhq/autonomy/playbook"
 	"github.com/autonomyhq/autonomy/playbook/engine"
 )
 
@@ -98,17 +99,9 @@ Exit codes: 0 the step ran (or was skipped), 1 the step failed, 2 usage or I/O e
 	return cmd
 }
 
-func appendFile(name, text string) error {
-	f, err := os.OpenFile(name, os.O_APPEND|os.O_WRONLY|os.O_CREATE, 0o600)
-	if err != nil {
-		return err
-	}
-	_, err = f.WriteString(text)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
+// appendFile appends text to the regular file name (a runner's command file); a FIFO or a
+// device is refused, not waited on.
+func appendFile(name, text string) error { return playbook.WriteRegular(name, []byte(text), true) }
 
 // stepSummary is a step's record for the job summary: what a reviewer reads before approving
 // the next gate. The output is capped and fenced by a run of backticks longer than any in it.

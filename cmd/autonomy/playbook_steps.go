@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/autonomyhq/autonomy/playbook"
 	"github.com/autonomyhq/autonomy/playbook/engine"
 	"github.com/autonomyhq/autonomy/playbook/stepsrun"
 	"github.com/autonomyhq/autonomy/substrates/agent"
@@ -34,6 +35,18 @@ func (sf *stepsFlags) add(f *pflag.FlagSet) {
 	_ = f.MarkHidden("agent-argv")
 	f.StringVar(&sf.pauseFile, "pause-file", "", "step playbooks: when the run waits for a person, also write its pause (token hash, state) to this JSON file (set by gh-actions workflows)")
 	_ = f.MarkHidden("pause-file")
+}
+
+// checkPauseFile refuses a --pause-file that exists and is not a regular file (a FIFO would block
+// the write, a device swallow it), before the run starts.
+func (sf *stepsFlags) checkPauseFile() error {
+	if sf.pauseFile == "" {
+		return nil
+	}
+	if err := playbook.CheckRegular(sf.pauseFile); err != nil {
+		return usageError("--pause-file %s: %s: give a path to a JSON file", sf.pauseFile, playbook.Reason(err))
+	}
+	return nil
 }
 
 // spec is the agent command of a step playbook run in workspace.
@@ -77,6 +90,9 @@ func (sf *stepsFlags) spec(cmd *cobra.Command, workspace string) (stepsrun.Agent
 
 // runSteps runs the step playbook file and prints its envelope.
 func runSteps(cmd *cobra.Command, statePath, file string, req engine.Request, sf *stepsFlags) error {
+	if err := sf.checkPauseFile(); err != nil {
+		return err
+	}
 	spec, err := sf.spec(cmd, req.Workspace)
 	if err != nil {
 		return err
@@ -132,7 +148,7 @@ func writePause(path string, p Pause) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(path, append(b, '\n'), 0o600)
+	return playbook.WriteRegular(path, append(b, '\n'), false)
 }
 
 // resumeOverrides are what a step playbook's resume may set anew: where its agent works and its
@@ -182,12 +198,16 @@ func resumeAny(cmd *cobra.Command, statePath, token, cont string, o resumeOverri
 }
 
 // stateDB is the database --state names: the path given, or playbooks.db in it when it is a
-// directory.
-func stateDB(path string) string {
+// directory. A FIFO, a device or a socket is refused up front (SQLite would fail on it with
+// "disk I/O error", or block).
+func stateDB(path string) (string, error) {
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-		return filepath.Join(path, "playbooks.db")
+		path = filepath.Join(path, "playbooks.db")
 	}
-	return path
+	if err := playbook.CheckRegular(path); err != nil {
+		return "", usageError("--state %s: %s: give the SQLite database of paused runs, or a directory for it", path, playbook.Reason(err))
+	}
+	return path, nil
 }
 
 // heldPause is the store with one pause already taken out: taking it again returns it once.
@@ -210,7 +230,11 @@ func (h *heldPause) TakePause(ctx context.Context, key string) ([]byte, string, 
 // withStore opens the database of paused runs, calls do (cancelled by SIGTERM or an interrupt)
 // and prints the envelope it returns: exit 0 when its ok is true, 1 when false.
 func withStore(cmd *cobra.Command, statePath string, do func(context.Context, *store.Store) any) error {
-	st, err := store.Open(stateDB(statePath))
+	db, err := stateDB(statePath)
+	if err != nil {
+		return err
+	}
+	st, err := store.Open(db)
 	if err != nil {
 		return usageError("%v", err)
 	}

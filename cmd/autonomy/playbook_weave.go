@@ -2,8 +2,8 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -41,9 +41,9 @@ Exit codes: 0 woven, 2 usage or I/O error.`,
 				}
 				now = t
 			}
-			text, err := os.ReadFile(skill)
+			text, err := playbook.ReadRegular(skill, playbook.MaxFileSize)
 			if err != nil {
-				return usageError("%v", err)
+				return usageError("--skill %s: %s", skill, playbook.Reason(err))
 			}
 			behavior, _ := ir.BehaviorName(filepath.ToSlash(skill), text) // its declared name, as the runner matches it
 			res, _, err := playbook.WeaveInstall(dir, ".autonomy", overlay.Actor{Name: actor, Behavior: behavior, Substrate: substrate}, string(text), now)
@@ -59,23 +59,19 @@ Exit codes: 0 woven, 2 usage or I/O error.`,
 				fmt.Fprintln(errOut, "warning: "+w)
 			}
 			if summary != "" {
-				f, err := os.OpenFile(summary, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
-				if err != nil {
-					return usageError("%v", err)
-				}
-				defer f.Close()
-				fmt.Fprintf(f, "### Overlays woven for %s\n\n", actor)
+				var f strings.Builder
+				fmt.Fprintf(&f, "### Overlays woven for %s\n\n", actor)
 				if len(res.Woven) == 0 {
-					fmt.Fprintln(f, "None.")
+					fmt.Fprintln(&f, "None.")
 				}
 				for i, w := range res.Woven {
-					fmt.Fprintf(f, "%d. `%s` (%s, priority %d)\n", i+1, w.Slug, w.Kind, w.Priority)
+					fmt.Fprintf(&f, "%d. `%s` (%s, priority %d)\n", i+1, w.Slug, w.Kind, w.Priority)
 				}
 				for _, s := range res.Skipped {
-					fmt.Fprintf(f, "- skipped `%s`: %s: %s\n", s.Slug, s.Reason, s.Detail)
+					fmt.Fprintf(&f, "- skipped `%s`: %s: %s\n", s.Slug, s.Reason, s.Detail)
 				}
-				if err := f.Close(); err != nil {
-					return usageError("%v", err)
+				if err := appendFile(summary, f.String()); err != nil {
+					return usageError("--summary %s: %s", summary, playbook.Reason(err))
 				}
 			}
 			return nil

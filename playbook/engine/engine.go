@@ -14,7 +14,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/autonomyhq/autonomy/ir"
 	pbsource "github.com/autonomyhq/autonomy/playbook/internal/source"
 	"github.com/autonomyhq/autonomy/playbook/workflow"
 )
@@ -28,7 +27,7 @@ const (
 // The largest limits a run takes: a step's timeout of one week (ir.MaxTimeout, the longest an
 // actor may run), an output cap of 64 MiB (a step's output is held in memory and in the envelope).
 const (
-	MaxTimeoutMs      = ir.MaxTimeout * 60_000
+	MaxTimeoutMs      = workflow.MaxTimeoutMs
 	MaxMaxOutputBytes = 64 << 20
 )
 

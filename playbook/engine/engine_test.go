@@ -408,3 +408,19 @@ func TestBackgroundChildDoesNotHoldTheStep(t *testing.T) {
 		t.Errorf("step b: %+v, error %+v", b, env.Error)
 	}
 }
+
+// TestHTTPGrammarAtRunTime: what validate cannot see (an arg's value) is refused when the step
+// runs, by the parser validate uses (workflow.ParseHTTP), with its message and fix.
+func TestHTTPGrammarAtRunTime(t *testing.T) {
+	for _, c := range []struct{ args, want string }{
+		{`{"m":"FROB","u":"https://example.com","h":"A: b"}`, `step "s": unknown http method "FROB" (use one of GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS)`},
+		{`{"m":"GET","u":"ftp://example.com","h":"A: b"}`, `step "s": the URL "ftp://example.com" is not http or https (write the URL in full, e.g. https://example.com/api)`},
+		{`{"m":"GET","u":"https://example.com","h":"nocolon"}`, `step "s": the header "nocolon" is not Name: value (e.g. -H 'Accept: application/json')`},
+	} {
+		e, ws, file := setup(t, "name: h\nargs:\n  m: {}\n  u: {}\n  h: {}\nsteps:\n  - id: s\n    command: http $args.m $args.u -H $args.h\n")
+		env := e.Run(context.Background(), Request{Pipeline: file, Workspace: ws, ArgsJSON: c.args})
+		if env.OK || env.Error == nil || env.Error.Message != c.want {
+			t.Errorf("%s: got %+v\nwant %s", c.args, env.Error, c.want)
+		}
+	}
+}

@@ -1,12 +1,14 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
-
 	"fmt"
+	"math"
 	"os"
 	osexec "os/exec"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -42,8 +44,9 @@ var mcpBaseEnv = []string{"PATH", "LANG", "LC_ALL", "TZ", "TMPDIR"}
 // mcpTerminate is how long a server may take to exit once its stdin is closed.
 const mcpTerminate = 200 * time.Millisecond
 
-// CheckMCP refuses, at their command, mcp steps naming no declared server or no tool, and
-// servers whose argv holds what looks like a secret literal.
+// CheckMCP refuses, at their command, mcp steps naming no declared server, and servers whose
+// argv holds what looks like a secret literal. The grammar of the command (a server, a tool, the
+// arguments) is workflow.Validate's, which reports it at the word.
 func CheckMCP(w *workflow.Workflow, servers map[string]MCPServer) ir.Diagnostics {
 	if w == nil {
 		return nil
@@ -58,24 +61,21 @@ func CheckMCP(w *workflow.Workflow, servers map[string]MCPServer) ir.Diagnostics
 			continue
 		}
 		words, err := Words(s.Rest)
-		switch {
-		case err != nil:
+		if err != nil {
 			continue // reported by workflow.Validate, at the quote
-		case len(words) < 2:
-			bad(s, "write mcp SERVER TOOL [ARGS], e.g. mcp search query q=text", "an mcp step names a server and a tool")
-		case strings.HasPrefix(words[0], "$"):
-			bad(s, "name a server of policy.box.mcp.servers literally", "the server %q is a reference; an mcp step names its server literally", words[0])
-		default:
-			srv, ok := servers[words[0]]
-			if !ok {
-				bad(s, fmt.Sprintf("declare it in policy.box.mcp.servers.%s: { command: [ARGV…] } (or give it with --mcp-servers)%s", words[0], known(servers)),
-					"the MCP server %q is not declared", words[0])
-				continue
-			}
-			if kind := workflow.SecretKind(strings.Join(srv.Command, " ")); kind != "" {
-				bad(s, fmt.Sprintf("pass it in the server's environment: list the variable in policy.box.mcp.servers.%s.env", words[0]),
-					"the command of the MCP server %q holds what looks like a secret literal (%s)", words[0], kind)
-			}
+		}
+		if _, perr := workflow.ParseMCP(words, workflow.Dynamic); perr != nil {
+			continue // reported by workflow.Validate, at the word
+		}
+		srv, ok := servers[words[0]]
+		if !ok {
+			bad(s, fmt.Sprintf("declare it in policy.box.mcp.servers.%s: { command: [ARGV…] } (or give it with --mcp-servers)%s", words[0], known(servers)),
+				"the MCP server %q is not declared", words[0])
+			continue
+		}
+		if kind := workflow.SecretKind(strings.Join(srv.Command, " ")); kind != "" {
+			bad(s, fmt.Sprintf("pass it in the server's environment: list the variable in policy.box.mcp.servers.%s.env", words[0]),
+				"the command of the MCP server %q holds what looks like a secret literal (%s)", words[0], kind)
 		}
 	}
 	return d
@@ -95,15 +95,16 @@ func known(servers map[string]MCPServer) string {
 
 // mcpStep runs an mcp step: argv is SERVER TOOL [ARGS] after substitution.
 func (x *exec) mcpStep(ctx context.Context, s *workflow.Step, argv []string, stdin []byte, dir string, out *capped, d time.Duration, rec *record) error {
-	if len(argv) < 2 {
-		return fmt.Errorf("an mcp step is mcp SERVER TOOL [ARGS]")
+	c, perr := workflow.ParseMCP(argv, nil)
+	if perr != nil {
+		return perr
 	}
-	name, tool := argv[0], argv[1]
-	srv, ok := x.st.MCP[name]
+	srv, ok := x.st.MCP[c.Server]
 	if !ok {
-		return fmt.Errorf("the MCP server %q is not declared (declare it in policy.box.mcp.servers)", name)
+		return fmt.Errorf("the MCP server %q is not declared (declare it in policy.box.mcp.servers)", c.Server)
 	}
-	args, err := mcpArgs(argv[2:], stdin)
+	name, tool := c.Server, c.Tool
+	args, err := mcpArgs(c.Args, stdin)
 	if err != nil {
 		return err
 	}
@@ -148,35 +149,17 @@ func (x *exec) mcpEnv(srv MCPServer) []string {
 	return env
 }
 
-// mcpArgs builds the tool's arguments object.
-func mcpArgs(words []string, stdin []byte) (map[string]any, error) {
+// mcpArgs is the tool's arguments object: those the command's words give (ParseMCP), else with
+// none the step's stdin, a JSON object.
+func mcpArgs(words map[string]any, stdin []byte) (map[string]any, error) {
+	if words != nil {
+		return words, nil
+	}
 	args := map[string]any{}
-	if len(words) == 0 && len(strings.TrimSpace(string(stdin))) > 0 {
+	if len(strings.TrimSpace(string(stdin))) > 0 {
 		if err := json.Unmarshal(stdin, &args); err != nil {
 			return nil, fmt.Errorf("the stdin of an mcp step is the tool's arguments, a JSON object: %v", err)
 		}
-		return args, nil
-	}
-	if len(words) == 1 && strings.HasPrefix(strings.TrimSpace(words[0]), "{") {
-		if err := json.Unmarshal([]byte(words[0]), &args); err != nil {
-			return nil, fmt.Errorf("the tool's arguments are not a JSON object: %v", err)
-		}
-		return args, nil
-	}
-	for _, w := range words {
-		if k, v, ok := strings.Cut(w, ":="); ok && k != "" && !strings.Contains(k, "=") {
-			var j any
-			if err := json.Unmarshal([]byte(v), &j); err != nil {
-				return nil, fmt.Errorf("argument %s:= is not JSON: %v", k, err)
-			}
-			args[k] = j
-			continue
-		}
-		k, v, ok := strings.Cut(w, "=")
-		if !ok || k == "" {
-			return nil, fmt.Errorf("argument %q is not NAME=VALUE, NAME:=JSON or one JSON object", w)
-		}
-		args[k] = v
 	}
 	return args, nil
 }
@@ -331,4 +314,51 @@ func ServersOf(p ir.Policy) map[string]MCPServer {
 		out[s.Name.Value] = srv
 	}
 	return out
+}
+
+var envVarName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// MaxMCPTimeoutMs is the largest timeoutMs of an MCP server, as a profile's
+// policy.box.mcp.servers.NAME.timeoutMs allows it.
+const MaxMCPTimeoutMs = math.MaxInt32
+
+// ParseServers reads the MCP servers of `playbook run --mcp-servers`, a JSON object as
+// policy.box.mcp.servers ({"NAME": {"command": [ARGV...], "env": [VAR...], "timeoutMs": N}}),
+// with the checks a profile's servers get: an unknown key, a server without a command, and a
+// timeoutMs outside 1 to MaxMCPTimeoutMs are refused, each error naming the server and the fix.
+func ParseServers(text string) (map[string]MCPServer, error) {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(text), &raw); err != nil || raw == nil {
+		return nil, fmt.Errorf(`not a JSON object of servers ({"NAME": {"command": [ARGV...]}}): %v`, err)
+	}
+	out := make(map[string]MCPServer, len(raw))
+	for name, data := range raw {
+		var s struct {
+			Command   []string `json:"command"`
+			Env       []string `json:"env"`
+			TimeoutMs *int64   `json:"timeoutMs"`
+		}
+		dec := json.NewDecoder(bytes.NewReader(data))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&s); err != nil {
+			return nil, fmt.Errorf(`server %q: %v (give {"command": [ARGV...], "env": [VAR...], "timeoutMs": N})`, name, err)
+		}
+		if len(s.Command) == 0 || s.Command[0] == "" {
+			return nil, fmt.Errorf(`server %q has no command (give its argv, e.g. "command": ["search-mcp", "--stdio"])`, name)
+		}
+		for _, e := range s.Env {
+			if !envVarName.MatchString(e) {
+				return nil, fmt.Errorf("server %q: env: %q is not an environment variable name (e.g. SEARCH_TOKEN)", name, e)
+			}
+		}
+		srv := MCPServer{Command: s.Command, Env: s.Env}
+		if s.TimeoutMs != nil {
+			if *s.TimeoutMs < 1 || *s.TimeoutMs > MaxMCPTimeoutMs {
+				return nil, fmt.Errorf("server %q: timeoutMs must be from 1 to %d milliseconds, not %d (or leave it out: the step's timeout)", name, MaxMCPTimeoutMs, *s.TimeoutMs)
+			}
+			srv.TimeoutMs = int(*s.TimeoutMs)
+		}
+		out[name] = srv
+	}
+	return out, nil
 }

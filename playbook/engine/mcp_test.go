@@ -99,7 +99,8 @@ func TestMCPFailuresNameStepAndFix(t *testing.T) {
 		{"tool error", "mcp tools fail", `step "s": the tool "fail" of the MCP server "tools" reported an error: the index is locked`},
 		{"unknown tool", "mcp tools grete", `step "s": the MCP server "tools" has no tool "grete" (it has: env, fail, greet, hang, measure); fix the step's command`},
 		{"exits early", "mcp dies anything", `step "s": the MCP server "dies" exited (exit status 3) before answering the initialization: test server: cannot open its database (check policy.box.mcp.servers.dies.command)`},
-		{"bad args", "mcp tools greet name", `step "s": argument "name" is not NAME=VALUE, NAME:=JSON or one JSON object`},
+		// Validate cannot see what an arg holds: the runtime refuses it with the same parser.
+		{"bad args", "mcp tools greet $args.pair\nargs:\n  pair: {default: name}", `step "s": argument "name" is not NAME=VALUE, NAME:=JSON or one JSON object (e.g. q=text, n:=3, or '{"q": "text"}')`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			e, ws, file := setup(t, "name: f\nsteps:\n  - id: s\n    command: "+c.cmd+"\n")
@@ -168,7 +169,7 @@ func TestMCPUndeclaredServerRefusedAtValidation(t *testing.T) {
 	diags := strings.Join(env.Error.Diagnostics, "\n")
 	for _, want := range []string{
 		`wf.yml:6:14: step "s": the MCP server "search" is not declared (declare it in policy.box.mcp.servers.search: { command: [ARGV…] } (or give it with --mcp-servers); declared: dies, tools)`,
-		`wf.yml:8:14: step "t": an mcp step names a server and a tool (write mcp SERVER TOOL [ARGS], e.g. mcp search query q=text)`,
+		`wf.yml:8:18: step "t": the mcp step names the server "tools" and no tool (write mcp SERVER TOOL [ARGS], e.g. mcp tools query q=text)`,
 	} {
 		if !strings.Contains(diags, want) {
 			t.Errorf("missing %q in\n%s", want, diags)

@@ -6,13 +6,16 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/autonomyhq/autonomy/ir"
+	pbsource "github.com/autonomyhq/autonomy/playbook/internal/source"
 	"github.com/autonomyhq/autonomy/playbook/workflow"
 )
 
@@ -88,7 +91,7 @@ func DecodeData(s string) (*Data, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the step data is not gzip: %v", err)
 	}
-	raw, err := io.ReadAll(io.LimitReader(zr, 64<<20))
+	raw, err := io.ReadAll(io.LimitReader(zr, MaxDataFile))
 	if err != nil {
 		return nil, fmt.Errorf("the step data: %v", err)
 	}
@@ -185,15 +188,19 @@ func (e *Engine) RunStep(ctx context.Context, spec StepSpec, d *Data, workspace 
 	return res, nil
 }
 
+// MaxDataFile is the largest step data file ReadDataFile reads: as much as DecodeData unpacks.
+const MaxDataFile = 64 << 20
+
 // ReadDataFile reads the step data kept in file, or, when there is none yet, the encoded data
-// handed from the job before (seed; "" for the first job).
+// handed from the job before (seed; "" for the first job). file must be a regular file of at
+// most MaxDataFile bytes: a FIFO, a device or a directory is refused without waiting on it.
 func ReadDataFile(file, seed string) (*Data, error) {
-	raw, err := os.ReadFile(file)
-	if os.IsNotExist(err) {
+	raw, err := pbsource.ReadFile(file, MaxDataFile)
+	if errors.Is(err, fs.ErrNotExist) {
 		return DecodeData(seed)
 	}
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("--data %s: %s", file, pbsource.Reason(err))
 	}
 	d := &Data{}
 	if err := json.Unmarshal(raw, d); err != nil {
@@ -202,17 +209,28 @@ func ReadDataFile(file, seed string) (*Data, error) {
 	return d, nil
 }
 
-// WriteDataFile writes d to file (atomically: a temporary file renamed over it).
+// WriteDataFile writes d to file atomically: a new temporary file beside it (0600; never an existing
+// FIFO or device, which would block or swallow the write) renamed over it.
 func WriteDataFile(file string, d *Data) error {
 	raw, err := json.Marshal(d)
 	if err != nil {
 		return err
 	}
-	tmp := file + ".tmp"
-	if err := os.WriteFile(tmp, raw, 0o600); err != nil {
+	tmp, err := os.CreateTemp(filepath.Dir(file), "."+filepath.Base(file)+".*.tmp")
+	if err != nil {
 		return err
 	}
-	return os.Rename(tmp, file)
+	_, err = tmp.Write(raw)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), file)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+	}
+	return err
 }
 
 // carried is the record as the step data carries it to the next job: with every secret the

@@ -188,13 +188,11 @@ func lookPath(env []string, name string) (string, error) {
 // runHTTP makes the request `METHOD URL [-H 'Name: value']...`; the step's stdin is the body.
 // The response body is the step's stdout; a status outside 2xx fails the step.
 func runHTTP(ctx context.Context, argv []string, body []byte, out *capped, d time.Duration) error {
-	if len(argv) < 2 {
-		return fmt.Errorf("an http step is http METHOD URL [-H 'Name: value']...")
+	c, perr := workflow.ParseHTTP(argv, nil)
+	if perr != nil {
+		return perr
 	}
-	method, url := strings.ToUpper(argv[0]), argv[1]
-	if !strings.HasPrefix(url, "http://") && !strings.HasPrefix(url, "https://") {
-		return fmt.Errorf("the URL %q is not http or https", url)
-	}
+	method, url := c.Method, c.URL
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	var rd io.Reader
@@ -205,17 +203,8 @@ func runHTTP(ctx context.Context, argv []string, body []byte, out *capped, d tim
 	if err != nil {
 		return err
 	}
-	rest := argv[2:]
-	for len(rest) > 0 {
-		if rest[0] != "-H" || len(rest) < 2 {
-			return fmt.Errorf("unknown http argument %q (only -H 'Name: value')", rest[0])
-		}
-		k, v, ok := strings.Cut(rest[1], ":")
-		if !ok {
-			return fmt.Errorf("header %q is not Name: value", k)
-		}
-		req.Header.Add(strings.TrimSpace(k), strings.TrimSpace(v))
-		rest = rest[2:]
+	for _, h := range c.Headers {
+		req.Header.Add(h[0], h[1])
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

@@ -27,10 +27,11 @@ func IsOverlayFile(name string) bool {
 	return strings.HasSuffix(base, ".md") && !strings.HasPrefix(base, "_") && !strings.EqualFold(base, "README.md")
 }
 
-// ReadFile reads at most limit+1 bytes of a file: enough for a parser to say it is too large
-// without reading a huge file whole.
+// ReadFile reads at most limit+1 bytes of a regular file: enough for a parser to say it is too
+// large without reading a huge file whole. A FIFO, a device, a socket or a directory is refused
+// without waiting on it.
 func ReadFile(path string, limit int) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := source.OpenRegular(path)
 	if err != nil {
 		return nil, err
 	}
@@ -170,7 +171,7 @@ func errText(err error) string {
 func WriteIndex(pkg *Package) (bool, error) {
 	file := filepath.Join(pkg.Dir, IndexFile)
 	want := Index(pkg.Overlays)
-	if have, err := os.ReadFile(file); err == nil && bytes.Equal(have, want) {
+	if have, err := ReadFile(file, 8<<20); err == nil && bytes.Equal(have, want) {
 		return false, nil
 	}
 	tmp, err := os.CreateTemp(pkg.Dir, ".index-*.md")

@@ -1,6 +1,8 @@
 package workflow
 
 import (
+	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -169,10 +171,26 @@ func env(r *source.Reporter, n *yaml.Node, what string) []EnvVar {
 	return out
 }
 
+// MaxTimeoutMs is the largest timeoutMs of a step: a week, the longest timeout a run allows.
+const MaxTimeoutMs = ir.MaxTimeout * 60_000
+
+// integer reads a step's timeoutMs: a whole number, written in decimal (a leading zero does not
+// make it octal) or with a 0x, 0o or 0b prefix, of at most MaxTimeoutMs (whether it is positive
+// is Validate's to say).
 func integer(r *source.Reporter, n *yaml.Node, what string) ir.Int {
-	if n.Kind == yaml.ScalarNode && n.Tag == "!!int" {
-		if v, err := strconv.ParseInt(n.Value, 0, 32); err == nil {
+	// A number of digits too large for an int64 is tagged a float: still a whole number.
+	if n.Kind == yaml.ScalarNode && (n.Tag == "!!int" || n.Tag == "!!float" && strings.Trim(n.Value, "0123456789") == "") {
+		base, digits := 10, strings.ReplaceAll(n.Value, "_", "")
+		if d := strings.TrimLeft(digits, "+-"); len(d) > 1 && d[0] == '0' && strings.ContainsAny(d[1:2], "xXoObB") {
+			base = 0
+		}
+		v, err := strconv.ParseInt(digits, base, 64)
+		if err == nil && v <= MaxTimeoutMs {
 			return ir.Int{Value: int(v), Pos: source.PosOf(n)}
+		}
+		if err == nil || errors.Is(err, strconv.ErrRange) {
+			r.Errorf(source.PosOf(n), fmt.Sprintf("give at most %d, one week; e.g. 30000", MaxTimeoutMs), "%s %s is too large: the maximum is %d milliseconds", what, n.Value, MaxTimeoutMs)
+			return ir.Int{}
 		}
 	}
 	r.Errorf(source.PosOf(n), "a whole number of milliseconds, e.g. 30000", "%s must be a positive integer, not %s", what, source.Describe(n))

@@ -5,6 +5,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"unicode"
 
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/playbook/internal/source"
@@ -135,9 +136,10 @@ func (v *validator) words(who string, s *Step) {
 	if s.Rest == "" {
 		return
 	}
-	_, err := Words(s.Rest)
+	words, at, err := wordsAt(s.Rest)
 	we, ok := err.(*WordsError)
 	if !ok {
+		v.grammar(who, s, words, at)
 		return
 	}
 	off := restOffset(s.Command.Value) + we.Offset
@@ -149,6 +151,29 @@ func (v *validator) words(who string, s *Step) {
 		fix = `close the quote with another ', or write a literal quote as \'`
 	}
 	v.r.Errorf(v.w.place(s.Command, s.Command.Value[off:off+1], off), fix, "%s: %s", who, we.Problem)
+}
+
+// grammar checks the words of an http or mcp command with the parser the runtime uses
+// (ParseHTTP, ParseMCP), and reports what does not fit at the word, or after the last word when
+// one is missing. at holds the offset in Rest of each word.
+func (v *validator) grammar(who string, s *Step, words []string, at []int) {
+	var perr *ArgError
+	switch s.Namespace {
+	case "http":
+		_, perr = ParseHTTP(words, Dynamic)
+	case "mcp":
+		_, perr = ParseMCP(words, Dynamic)
+	}
+	if perr == nil {
+		return
+	}
+	base := restOffset(s.Command.Value)
+	off, text := base+len(strings.TrimRightFunc(s.Rest, unicode.IsSpace)), ""
+	if perr.Word >= 0 {
+		off = base + at[perr.Word]
+		text = s.Command.Value[off : off+1]
+	}
+	v.r.Errorf(v.w.place(s.Command, text, off), perr.Fix, "%s: %s", who, perr.Problem)
 }
 
 func stepName(i int, s *Step) string {
@@ -247,6 +272,9 @@ func (w *Workflow) place(val ir.String, text string, off int) ir.Pos {
 		return val.Pos
 	}
 	line := w.lines[l][val.Pos.Col-1:]
+	if line[0] == '|' || line[0] == '>' {
+		return w.placeInBlock(val, text, off)
+	}
 	// The value's prefix up to the reference, as written, locates it exactly; otherwise the first
 	// occurrence of the reference text on the line does.
 	for _, skip := range []int{0, 1} { // 1: an opening quote

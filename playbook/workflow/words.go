@@ -27,12 +27,23 @@ func (e *WordsError) Error() string {
 // each word is an argument as written. It is the one parser of a step's command: the runtime
 // runs what it gives, and Validate refuses what it cannot split (a *WordsError).
 func Words(s string) ([]string, error) {
+	out, _, err := wordsAt(s)
+	return out, err
+}
+
+// wordsAt is Words with the byte offset in s at which each word starts.
+func wordsAt(s string) ([]string, []int, error) {
 	var out []string
+	var at []int
 	var cur strings.Builder
 	in := false // a word is under way
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch {
+		case !in && c != ' ' && c != '\t' && c != '\n':
+			at = append(at, i)
+			i-- // read it again, as part of the word
+			in = true
 		case c == ' ' || c == '\t' || c == '\n':
 			if in {
 				out = append(out, cur.String())
@@ -42,7 +53,7 @@ func Words(s string) ([]string, error) {
 		case c == '\'':
 			j := strings.IndexByte(s[i+1:], '\'')
 			if j < 0 {
-				return nil, &WordsError{Offset: i, Problem: "unterminated ' in the command"}
+				return nil, nil, &WordsError{Offset: i, Problem: "unterminated ' in the command"}
 			}
 			cur.WriteString(s[i+1 : i+1+j])
 			i += j + 1
@@ -57,12 +68,12 @@ func Words(s string) ([]string, error) {
 				cur.WriteByte(s[i])
 			}
 			if i >= len(s) {
-				return nil, &WordsError{Offset: open, Problem: `unterminated " in the command`}
+				return nil, nil, &WordsError{Offset: open, Problem: `unterminated " in the command`}
 			}
 			in = true
 		case c == '\\':
 			if i+1 >= len(s) {
-				return nil, &WordsError{Offset: i, Problem: "the command ends with a backslash", Fix: `escape it: \\`}
+				return nil, nil, &WordsError{Offset: i, Problem: "the command ends with a backslash", Fix: `escape it: \\`}
 			}
 			i++
 			cur.WriteByte(s[i])
@@ -75,7 +86,7 @@ func Words(s string) ([]string, error) {
 	if in {
 		out = append(out, cur.String())
 	}
-	return out, nil
+	return out, at, nil
 }
 
 // restOffset is the byte offset in a command of what follows its namespace (Step.Rest).

@@ -57,3 +57,17 @@ func TestTooLarge(t *testing.T) {
 		t.Fatalf("%v\n%s", w, diags)
 	}
 }
+
+// TestTimeoutMsDecimal: a timeoutMs with a leading zero is decimal (010 is 10, not octal 8); a
+// 0x or 0o prefix still reads as YAML writes it.
+func TestTimeoutMsDecimal(t *testing.T) {
+	for _, c := range []struct {
+		text string
+		want int
+	}{{"010", 10}, {"0x10", 16}, {"0o10", 8}, {"1_000", 1000}, {"604800000", 604800000}} {
+		w, diags := Check("t.yml", []byte("name: t\nsteps:\n  - id: a\n    command: cli true\n    timeoutMs: "+c.text+"\n"))
+		if len(diags) > 0 || w.Steps[0].TimeoutMs.Value != c.want {
+			t.Errorf("timeoutMs: %s read as %d (want %d)\n%s", c.text, w.Steps[0].TimeoutMs.Value, c.want, diags)
+		}
+	}
+}

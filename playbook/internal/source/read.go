@@ -10,7 +10,7 @@ import (
 
 // ErrNotRegular is the error of a path that is no regular file: a directory, a FIFO, a device or
 // a socket (or a symbolic link to one). Reading one would block (a FIFO) or never end (/dev/zero).
-var ErrNotRegular = errors.New("not a regular file (a directory, FIFO, device or socket): give a playbook file")
+var ErrNotRegular = errors.New("not a regular file (a directory, FIFO, device or socket): give a regular file")
 
 // TooLargeError is the error of a file over the limit a reader allows.
 type TooLargeError struct {
@@ -30,7 +30,7 @@ func (e *TooLargeError) Error() string {
 // directory (ErrNotRegular), and a file over limit, or one that grows past it while it is read
 // (*TooLargeError). The errors are *fs.PathError, naming path.
 func ReadFile(path string, limit int64) ([]byte, error) {
-	f, err := openNonBlocking(path)
+	f, err := OpenRegular(path)
 	if err != nil {
 		return nil, err
 	}
@@ -38,9 +38,6 @@ func ReadFile(path string, limit int64) ([]byte, error) {
 	info, err := f.Stat()
 	if err != nil {
 		return nil, err
-	}
-	if !info.Mode().IsRegular() {
-		return nil, &fs.PathError{Op: "read", Path: path, Err: ErrNotRegular}
 	}
 	if info.Size() > limit {
 		return nil, &fs.PathError{Op: "read", Path: path, Err: &TooLargeError{Size: info.Size(), Limit: limit}}
@@ -53,6 +50,25 @@ func ReadFile(path string, limit int64) ([]byte, error) {
 		return nil, &fs.PathError{Op: "read", Path: path, Err: &TooLargeError{Size: -1, Limit: limit}}
 	}
 	return data, nil
+}
+
+// OpenRegular opens the regular file at path for reading. Anything else is refused without
+// waiting on it: a FIFO is opened without blocking and refused, as are a device, a socket and a
+// directory (ErrNotRegular, in a *fs.PathError naming path).
+func OpenRegular(path string) (*os.File, error) {
+	f, err := openNonBlocking(path)
+	if err != nil {
+		return nil, err
+	}
+	info, err := f.Stat()
+	if err == nil && !info.Mode().IsRegular() {
+		err = &fs.PathError{Op: "read", Path: path, Err: ErrNotRegular}
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }
 
 // Reason is err without the path a *fs.PathError adds: what to print after the path.
