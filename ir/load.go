@@ -227,6 +227,14 @@ func reportYAMLError(r *reporter, data []byte, err error) {
 	if p, m, h, ok := flowNotClosed(data, at, msg); ok && hint == "" {
 		at, msg, hint = p, m, h
 	}
+	if hint == "" && at.Line > 1 && !strings.Contains(msg, "found unexpected end of stream") {
+		// A quote closed lines later: yaml.v3 reports what that makes of the lines between.
+		if off, ok := unclosedQuote(data, at.Line); ok {
+			at = offsetPos(data, off)
+			msg = fmt.Sprintf("this %c is never closed", data[off])
+			hint = fmt.Sprintf("close it on its line, or remove it: a quoted string runs on to the next %c, lines later", data[off])
+		}
+	}
 	text := lineText(data, at.Line)
 	if strings.Contains(msg, "found unexpected end of stream") {
 		// A quoted string that never closes: point at its opening quote.
