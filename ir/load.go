@@ -224,16 +224,8 @@ func reportYAMLError(r *reporter, data []byte, err error) {
 		msg = fmt.Sprintf("a key of %d characters is longer than YAML allows (%d)", n, maxPlainKey)
 		hint = fmt.Sprintf("shorten it: an actor name has at most %d characters, a param name is an env name", MaxActorName)
 	}
-	if p, m, h, ok := flowNotClosed(data, at, msg); ok && hint == "" {
+	if p, m, h, ok := notClosed(data, at, msg); ok && hint == "" {
 		at, msg, hint = p, m, h
-	}
-	if hint == "" && at.Line > 1 && !strings.Contains(msg, "found unexpected end of stream") {
-		// A quote closed lines later: yaml.v3 reports what that makes of the lines between.
-		if off, ok := unclosedQuote(data, at.Line); ok {
-			at = offsetPos(data, off)
-			msg = fmt.Sprintf("this %c is never closed", data[off])
-			hint = fmt.Sprintf("close it on its line, or remove it: a quoted string runs on to the next %c, lines later", data[off])
-		}
 	}
 	text := lineText(data, at.Line)
 	if strings.Contains(msg, "found unexpected end of stream") {

@@ -118,6 +118,22 @@ func oddRune(s string) string {
 	return ""
 }
 
+// notClosed places an error caused by a bracket or a quote that is not closed (or closed by the
+// wrong bracket) there, with its message and hint; false when the error is not about one.
+func notClosed(data []byte, at Pos, msg string) (Pos, string, string, bool) {
+	if p, m, h, ok := flowNotClosed(data, at, msg); ok {
+		return p, m, h, true
+	}
+	if at.Line > 1 && !strings.Contains(msg, "found unexpected end of stream") {
+		// A quote closed lines later: yaml.v3 reports what that makes of the lines between.
+		if off, ok := unclosedQuote(data, at.Line); ok {
+			return offsetPos(data, off), fmt.Sprintf("this %c is never closed", data[off]),
+				fmt.Sprintf("close it on its line, or remove it: a quoted string runs on to the next %c, lines later", data[off]), true
+		}
+	}
+	return at, "", "", false
+}
+
 // flowNotClosed places a "did not find expected ',' or ']'" (or '}') error at the closer that
 // does not match its [ (or {), or at a [ (or {) that is never closed, with its message and hint;
 // false when the error is not about one.
