@@ -22,7 +22,25 @@ autonomy help runner launch is autonomy runner launch --help, and so is autonomy
 		RunE: func(c *cobra.Command, args []string) error {
 			return showHelp(c.Parent(), args)
 		},
+		ValidArgsFunction: completeTopic,
 	}
+}
+
+// completeTopic completes help's arguments with the names of the commands under those given.
+func completeTopic(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	target := c.Parent()
+	for _, name := range args {
+		if target = subcommand(target, name); target == nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+	}
+	var out []cobra.Completion
+	for _, sub := range target.Commands() {
+		if sub.IsAvailableCommand() && strings.HasPrefix(sub.Name(), toComplete) {
+			out = append(out, cobra.CompletionWithDesc(sub.Name(), sub.Short))
+		}
+	}
+	return out, cobra.ShellCompDirectiveNoFileComp
 }
 
 // showHelp prints the help of the command topic names below from, or a usage error naming the

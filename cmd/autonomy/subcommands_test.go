@@ -164,6 +164,12 @@ func TestHelpAndCompletionCases(t *testing.T) {
 	if code, out, _ := run(t, "completion", "bash"); code != 0 || !strings.Contains(out, "# bash completion V2 for autonomy") {
 		t.Errorf("autonomy completion bash: exit %d\n%s", code, out)
 	}
+	// help completes its topics, as cobra's own help command did.
+	for _, args := range [][]string{{"__complete", "help", "runner", "la"}, {"__complete", "runner", "help", "la"}} {
+		if code, out, _ := run(t, args...); code != 0 || !strings.HasPrefix(out, "launch\t") {
+			t.Errorf("autonomy %s: exit %d, want launch\n%s", strings.Join(args, " "), code, out)
+		}
+	}
 }
 
 // TestRunnerLaunchSuggestsActor: runner launch of an actor the installation does not have (or a
