@@ -81,6 +81,10 @@ func (v *validator) resolveBehaviorUncached(value string, human bool) behaviorRe
 			hint:    fmt.Sprintf("write behavior: %s for the first, or behavior: ./%s for the second, or rename one", skillDir, value),
 		}
 	case asSkill:
+		if res, ok := v.skillCase(v.paths.check(skillDir).clean); ok {
+			res.problem = "names the skill folder " + skillDir + ", but " + res.problem
+			return res
+		}
 		res := behaviorResult{file: skillDir + "/" + SkillFile, skill: true}
 		v.frontmatter(&res, value)
 		return res
@@ -95,6 +99,10 @@ func (v *validator) resolveBehaviorUncached(value string, human bool) behaviorRe
 	// skills/NAME is there, but not its SKILL.md: say what is missing (the folder's own name is
 	// no suggestion).
 	if dir := v.paths.check(skillDir); skill.problem == "" || dir.problem == "" && dir.info.IsDir() {
+		if res, ok := v.skillCase(dir.clean); ok {
+			res.problem = "names the skill folder " + skillDir + ", but " + res.problem
+			return res
+		}
 		what, fix := "does not exist", "create"
 		if skill.problem == "" {
 			what, fix = "is not a regular file", "make a regular file of"
@@ -113,6 +121,19 @@ func (v *validator) resolveBehaviorUncached(value string, human bool) behaviorRe
 	return behaviorResult{problem: "does not exist: looked for " + strings.Join(looked, ", "), hint: hint}
 }
 
+// skillCase explains a skill folder (relative to the profile) without SKILL.md that holds it
+// under another case (skill.md): the name is case-sensitive, even where the disk is not.
+func (v *validator) skillCase(dir string) (behaviorResult, bool) {
+	other := v.paths.caseVariant(dir, SkillFile)
+	if other == "" {
+		return behaviorResult{}, false
+	}
+	return behaviorResult{
+		problem: fmt.Sprintf("%s exists: the file must be named %s", other, SkillFile),
+		hint:    fmt.Sprintf("rename it to %s/%s", dir, SkillFile),
+	}, true
+}
+
 // behaviorPath resolves a behavior written as a path: a skill folder or a file.
 func (v *validator) behaviorPath(value string, human bool) behaviorResult {
 	res := v.paths.check(value)
@@ -124,6 +145,10 @@ func (v *validator) behaviorPath(value string, human bool) behaviorResult {
 	}
 	switch {
 	case res.info.IsDir():
+		if res, ok := v.skillCase(res.clean); ok {
+			res.problem = "is a folder, but " + res.problem
+			return res
+		}
 		file := res.clean + "/" + SkillFile
 		sres := v.paths.check(file)
 		if sres.problem != "" || !sres.info.Mode().IsRegular() {

@@ -28,6 +28,11 @@ func TestSkillFolderWithoutSkillMD(t *testing.T) {
 			`behavior "helo" does not exist: looked for skills/helo/SKILL.md, helo/SKILL.md, helo (did you mean "hello"?)`},
 		{"hello", map[string]string{"skills/hello/notes.md": "x\n", "skills/hellos/SKILL.md": "# hellos\n"}, nil,
 			`behavior "hello" names the skill folder skills/hello, but skills/hello/SKILL.md does not exist`},
+		// SKILL.md in another case: said so, on a disk that ignores case too.
+		{"w", map[string]string{"skills/w/skill.md": "# w\n"}, nil,
+			`ir.yml:5:15: actor "w": behavior "w" names the skill folder skills/w, but skills/w/skill.md exists: the file must be named SKILL.md (rename it to skills/w/SKILL.md)`},
+		{"skills/w", map[string]string{"skills/w/Skill.MD": "# w\n"}, nil,
+			`behavior "skills/w" is a folder, but skills/w/Skill.MD exists: the file must be named SKILL.md (rename it to skills/w/SKILL.md)`},
 	}
 	for _, c := range cases {
 		files := map[string]string{"ir.yml": strings.Replace(src, "%s", c.behavior, 1)}

@@ -224,7 +224,7 @@ func reportYAMLError(r *reporter, data []byte, err error) {
 		msg = fmt.Sprintf("a key of %d characters is longer than YAML allows (%d)", n, maxPlainKey)
 		hint = fmt.Sprintf("shorten it: an actor name has at most %d characters, a param name is an env name", MaxActorName)
 	}
-	if p, m, h, ok := flowNotClosed(data, at, msg); ok && hint == "" {
+	if p, m, h, ok := notClosed(data, at, msg); ok && hint == "" {
 		at, msg, hint = p, m, h
 	}
 	text := lineText(data, at.Line)

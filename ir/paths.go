@@ -164,6 +164,29 @@ func nearestEntry(dir, name string) string {
 	return nearest(name, names)
 }
 
+// caseVariant returns the path of the entry of folder dir (relative to the profile, already
+// checked) whose name differs from name only in case (skills/w/skill.md for SKILL.md), when dir
+// has no entry named name exactly, or "". A disk that ignores case finds name all the same.
+func (c *pathChecker) caseVariant(dir, name string) string {
+	if c.err != nil {
+		return ""
+	}
+	entries, err := os.ReadDir(filepath.Join(c.root, filepath.FromSlash(dir)))
+	if err != nil {
+		return ""
+	}
+	variant := ""
+	for _, e := range entries {
+		switch {
+		case e.Name() == name:
+			return ""
+		case variant == "" && strings.EqualFold(e.Name(), name):
+			variant = path.Join(dir, e.Name())
+		}
+	}
+	return variant
+}
+
 // within reports whether target is root or below it (both already free of symlinks).
 func within(root, target string) bool {
 	r, err := filepath.Rel(root, target)

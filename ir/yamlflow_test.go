@@ -30,6 +30,35 @@ func TestUnclosedFlowIsPlacedAtItsBracket(t *testing.T) {
 		{"    capabilities: [\n      \"tasks:converse\" \"agent:list\"\n    ]\n    triggers:\n      - dispatch: true\n",
 			"ir.yml:7:"},
 	}
+	checkPlaced(t, head, cases)
+}
+
+// TestMismatchAndQuotePlaced: a ] or } that closes the other bracket is reported at the closer,
+// naming its opener; a double quote not closed on its line, which runs on to the next quote
+// lines later, is reported at the quote, not where yaml.v3 gave up. A quoted string that does go
+// on over two lines is not blamed for an error after it.
+func TestMismatchAndQuotePlaced(t *testing.T) {
+	const head = "schema: autonomy.ir.v1\ntargets: [local]\nactors:\n  w:\n    behavior: w\n"
+	checkPlaced(t, head, []struct{ body, want string }{
+		// The review's case: placed at the key (6:5).
+		{"    capabilities: [tasks:converse}\n    triggers:\n      - dispatch: true\n",
+			"ir.yml:6:34: YAML syntax error: this } does not close the [ at 6:19 (close the [ with ])"},
+		{"    triggers:\n      - { dispatch: true]\n    capabilities: [tasks:converse]\n",
+			"ir.yml:7:25: YAML syntax error: this ] does not close the { at 7:9 (close the { with })"},
+		// The review's case: "mapping values are not allowed" at 8:9.
+		{"    capabilities: \"tasks:converse\n    triggers:\n      - cron: \"0 9 * * *\"\n",
+			"ir.yml:6:19: YAML syntax error: this \" is never closed (close it on its line, or remove it: a quoted string runs on to the next \", lines later)"},
+		{"    capabilities: [tasks:converse]\n    prelaunch: 'echo a\n    triggers:\n      - cron: '0 9 * * *'\n",
+			"ir.yml:7:16: YAML syntax error: this ' is never closed"},
+		// A string over two lines, then an unrelated error.
+		{"    prelaunch: \"echo a\n      b\"\n    capabilities: [tasks:converse]\n    timeout: a: b\n    triggers:\n      - dispatch: true\n",
+			"ir.yml:9:"},
+	})
+}
+
+// checkPlaced checks that each body after head fails to load with one error starting with want.
+func checkPlaced(t *testing.T, head string, cases []struct{ body, want string }) {
+	t.Helper()
 	for _, c := range cases {
 		// The fast parser leaves every syntax error to yaml.v3, whose errors are placed here.
 		if _, ok := fastyaml.Parse([]byte(head + c.body)); ok {

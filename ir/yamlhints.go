@@ -3,11 +3,13 @@ package ir
 import (
 	"bytes"
 	"fmt"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/runenames"
+	"gopkg.in/yaml.v3"
 )
 
 // maxPlainKey is the longest implicit (plain or quoted, without `? `) key YAML accepts: the YAML
@@ -116,8 +118,25 @@ func oddRune(s string) string {
 	return ""
 }
 
-// flowNotClosed places a "did not find expected ',' or ']'" (or '}') error at a [ (or {) that
-// is never closed, with its message and hint; false when the error is not about one.
+// notClosed places an error caused by a bracket or a quote that is not closed (or closed by the
+// wrong bracket) there, with its message and hint; false when the error is not about one.
+func notClosed(data []byte, at Pos, msg string) (Pos, string, string, bool) {
+	if p, m, h, ok := flowNotClosed(data, at, msg); ok {
+		return p, m, h, true
+	}
+	if at.Line > 1 && !strings.Contains(msg, "found unexpected end of stream") {
+		// A quote closed lines later: yaml.v3 reports what that makes of the lines between.
+		if off, ok := unclosedQuote(data, at.Line); ok {
+			return offsetPos(data, off), fmt.Sprintf("this %c is never closed", data[off]),
+				fmt.Sprintf("close it on its line, or remove it: a quoted string runs on to the next %c, lines later", data[off]), true
+		}
+	}
+	return at, "", "", false
+}
+
+// flowNotClosed places a "did not find expected ',' or ']'" (or '}') error at the closer that
+// does not match its [ (or {), or at a [ (or {) that is never closed, with its message and hint;
+// false when the error is not about one.
 func flowNotClosed(data []byte, at Pos, msg string) (Pos, string, string, bool) {
 	for _, f := range []struct{ msg, open, close, items string }{
 		{"did not find expected ',' or ']'", "[", "]", "items"},
@@ -126,11 +145,95 @@ func flowNotClosed(data []byte, at Pos, msg string) (Pos, string, string, bool) 
 		if !strings.Contains(msg, f.msg) || len(data) > maxRefine {
 			continue
 		}
+		if c, o, ok := mismatchedCloser(data, at.Line, f.open[0]); ok {
+			op := offsetPos(data, o)
+			return offsetPos(data, c), fmt.Sprintf("this %c does not close the %s at %d:%d", data[c], f.open, op.Line, op.Col),
+				fmt.Sprintf("close the %s with %s", f.open, f.close), true
+		}
 		if p, ok := unclosedFlow(data, at.Line, f.open[0]); ok {
 			return p, fmt.Sprintf("this %s is never closed", f.open), fmt.Sprintf("close it with %s, and separate its %s with commas", f.close, f.items), true
 		}
 	}
 	return at, "", "", false
+}
+
+// mismatchedCloser finds a ] or } up to line upto that closes a collection opened by the other
+// bracket, the innermost open one being an open ([ or {): [a} or {a: b]. It returns the offsets
+// of the closer and of its opener, or false.
+func mismatchedCloser(data []byte, upto int, open byte) (closer, opener int, ok bool) {
+	s := flowScan{block: -1, doc: data, mismatch: -1}
+	line, start := 1, 0
+	for start < len(data) && line <= upto {
+		end := bytes.IndexByte(data[start:], '\n')
+		if end < 0 {
+			end = len(data) - start
+		}
+		if !s.line(string(data[start:start+end]), start) && s.mismatch < 0 {
+			return 0, 0, false
+		}
+		if s.mismatch >= 0 {
+			return s.mismatch, s.mismatchOf, data[s.mismatchOf] == open
+		}
+		line, start = line+1, start+end+1
+	}
+	return 0, 0, false
+}
+
+// maxQuoteTries bounds the parses unclosedQuote makes: one per candidate quote, the nearest to
+// the error first.
+const maxQuoteTries = 4
+
+// unclosedQuote finds a quoted value that opens on a line up to upto, is not closed on it, and is
+// the cause of the syntax error reported at line upto: the document with the quote closed at the
+// end of its line parses, or fails only after upto. A double-quoted string runs on to the next
+// quote, lines later, and yaml.v3 reports whatever that makes of the rest ("mapping values are
+// not allowed"). It returns the quote's offset, or false.
+func unclosedQuote(data []byte, upto int) (int, bool) {
+	if len(data) > maxRefine {
+		return 0, false
+	}
+	type candidate struct{ quote, lineEnd int }
+	var cands []candidate
+	s := flowScan{block: -1}
+	line, start := 1, 0
+	for start < len(data) && line <= upto {
+		end := bytes.IndexByte(data[start:], '\n')
+		if end < 0 {
+			end = len(data) - start
+		}
+		open := s.quote != 0
+		if !s.line(string(data[start:start+end]), start) {
+			break
+		}
+		if !open && s.quote != 0 {
+			cands = append(cands, candidate{s.quoteAt, start + end})
+		}
+		line, start = line+1, start+end+1
+	}
+	for i := len(cands) - 1; i >= 0 && i >= len(cands)-maxQuoteTries; i-- {
+		if c := cands[i]; closingFixes(data, c.lineEnd, data[c.quote], upto) {
+			return c.quote, true
+		}
+	}
+	return 0, false
+}
+
+// closingFixes reports whether data with quote inserted at offset at parses, or fails only after
+// line upto.
+func closingFixes(data []byte, at int, quote byte, upto int) bool {
+	fixed := make([]byte, 0, len(data)+1)
+	fixed = append(append(append(fixed, data[:at]...), quote), data[at:]...)
+	var n yaml.Node
+	err := yaml.Unmarshal(fixed, &n)
+	if err == nil {
+		return true
+	}
+	m := yamlErrLine.FindStringSubmatch(err.Error())
+	if m == nil {
+		return false
+	}
+	line, _ := strconv.Atoi(m[1])
+	return line > upto
 }
 
 // unclosedFlow finds the flow collection a "did not find expected ',' or ']'" (or '}') error is
@@ -170,9 +273,14 @@ func unclosedFlow(data []byte, upto int, open byte) (Pos, bool) {
 // flowScan follows the flow collections of a YAML document line by line, as far as a lexical
 // scan can: quoted scalars, comments and block scalars are skipped.
 type flowScan struct {
-	open  []int // offsets of the brackets open, innermost last
-	quote byte  // the quote of a quoted scalar that continues on the next line, or 0
-	block int   // while >= 0, the lines of a block scalar under a key of this indentation
+	open    []int // offsets of the brackets open, innermost last
+	quote   byte  // the quote of a quoted scalar that continues on the next line, or 0
+	quoteAt int   // the offset of that quote
+	block   int   // while >= 0, the lines of a block scalar under a key of this indentation
+	// With doc (the document) set, mismatch is the offset of the first ] or } that closes the
+	// other bracket, and mismatchOf the offset of that bracket (mismatch < 0: none yet).
+	doc                  []byte
+	mismatch, mismatchOf int
 }
 
 // line scans one line starting at offset start of the document; false when unsure.
@@ -230,13 +338,17 @@ func (s *flowScan) flow(text string, i, start int) bool {
 			if len(s.open) == 0 {
 				return false
 			}
+			if o := s.open[len(s.open)-1]; s.doc != nil && s.mismatch < 0 && s.doc[o] != c-2 { // '['+2 == ']', '{'+2 == '}'
+				s.mismatch, s.mismatchOf = start+i, o
+				return false
+			}
 			s.open = s.open[:len(s.open)-1]
 			if len(s.open) == 0 {
 				return true
 			}
 		case '"', '\'':
 			if i == 0 || strings.IndexByte(" \t[{,:", text[i-1]) >= 0 {
-				s.quote = c
+				s.quote, s.quoteAt = c, start+i
 			}
 		}
 	}

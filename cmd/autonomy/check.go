@@ -3,10 +3,12 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
 
+	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/substrates"
 )
 
@@ -23,7 +25,8 @@ target, no longer produced by the profile). Run it in CI so a pull request that 
 generated workflow by hand, or changes the profile without compiling, fails.
 
 --target may be omitted when the profile declares exactly one target. --strict makes warnings
-fail: the files are still compared, and any warning exits 1.
+fail: the files are still compared, and any warning exits 1. --format json prints the drift, the
+warnings and, when check fails, why (failure).
 
 Exit codes: 0 up to date, 1 drift found (or the profile has errors, or warnings with --strict),
 2 usage or I/O error.`,
@@ -37,7 +40,7 @@ Exit codes: 0 up to date, 1 drift found (or the profile has errors, or warnings 
 				return err
 			}
 			out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
-			p, sub, warned, err := loadForTarget(args[0], target, "checked", errOut)
+			p, sub, warnings, err := loadForTarget(args[0], target, "checked", errOut)
 			if err != nil {
 				return err
 			}
@@ -51,42 +54,23 @@ Exit codes: 0 up to date, 1 drift found (or the profile has errors, or warnings 
 			}
 			index := indexDrift(p, dir)
 			drifts = append(drifts, index...)
-			if format == "json" {
-				enc := json.NewEncoder(out)
-				enc.SetIndent("", "  ")
-				if drifts == nil {
-					drifts = []substrates.Drift{}
-				}
-				if err := enc.Encode(struct {
-					Target string             `json:"target"`
-					Dir    string             `json:"dir"`
-					Drift  []substrates.Drift `json:"drift"`
-				}{sub.Name(), dir, drifts}); err != nil {
-					return usageError("%v", err)
-				}
-			} else {
-				for _, d := range drifts[:len(drifts)-len(index)] {
-					path := filepath.ToSlash(filepath.Join(dir, d.Path))
-					switch d.Kind {
-					case substrates.Missing:
-						fmt.Fprintf(out, "%s: missing: the profile generates it; run autonomy compile\n", path)
-					case substrates.Stale:
-						fmt.Fprintf(out, "%s: stale: generated before, the profile no longer produces it; run autonomy compile to delete it\n", path)
-					default:
-						fmt.Fprintf(out, "%s: changed: differs from what the profile compiles to\n", path)
-						fmt.Fprint(out, d.Diff)
-						if n := len(d.Diff); n > 0 && d.Diff[n-1] != '\n' {
-							fmt.Fprintln(out)
-						}
-					}
-				}
-			}
-			printIndexDrift(out, index, dir)
+			warnings = append(warnings, output.Warnings...)
+			var fail error
 			if len(drifts) > 0 {
-				return &exitError{code: exitProblems, msg: fmt.Sprintf("%s: %s drifted from %s in %s", sub.Name(), count(len(drifts), "file"), p.File, dir)}
+				fail = &exitError{code: exitProblems, msg: fmt.Sprintf("%s: %s drifted from %s in %s", sub.Name(), count(len(drifts), "file"), p.File, dir)}
+			} else {
+				fmt.Fprintf(errOut, "%s: %s up to date in %s\n", sub.Name(), count(len(output.Files), "generated file"), dir)
+				fail = strictly(strict, len(warnings), p.File, "")
 			}
-			fmt.Fprintf(errOut, "%s: %s up to date in %s\n", sub.Name(), count(len(output.Files), "generated file"), dir)
-			return strictly(strict, warned+len(output.Warnings), p.File, "")
+			if format == "json" {
+				if err := writeCheckJSON(out, checkReport{Target: sub.Name(), Dir: dir, Drift: drifts, Warnings: warnings}, fail); err != nil {
+					return err
+				}
+				return fail
+			}
+			printDrift(out, drifts[:len(drifts)-len(index)], dir)
+			printIndexDrift(out, index, dir)
+			return fail
 		},
 	}
 	cmd.Flags().StringVar(&target, "target", "", "the substrate to check; optional when the profile declares one target")
@@ -94,4 +78,52 @@ Exit codes: 0 up to date, 1 drift found (or the profile has errors, or warnings 
 	cmd.Flags().StringVar(&format, "format", "text", "output format: text or json")
 	cmd.Flags().BoolVar(&strict, "strict", false, strictUsage)
 	return cmd
+}
+
+// checkReport is check's result in --format json.
+type checkReport struct {
+	Target   string             `json:"target"`
+	Dir      string             `json:"dir"`
+	Drift    []substrates.Drift `json:"drift"`
+	Warnings ir.Diagnostics     `json:"warnings"`
+	// Failure says why check exits 1: the drift, or the warnings under --strict.
+	Failure string `json:"failure,omitempty"`
+}
+
+// writeCheckJSON prints rep as JSON, with fail's message as its failure.
+func writeCheckJSON(out io.Writer, rep checkReport, fail error) error {
+	if rep.Drift == nil {
+		rep.Drift = []substrates.Drift{}
+	}
+	if rep.Warnings == nil {
+		rep.Warnings = ir.Diagnostics{}
+	}
+	if fail != nil {
+		rep.Failure = fail.Error()
+	}
+	enc := json.NewEncoder(out)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(rep); err != nil {
+		return usageError("%v", err)
+	}
+	return nil
+}
+
+// printDrift prints every drifted generated file: missing, stale, or changed with its diff.
+func printDrift(out io.Writer, drifts []substrates.Drift, dir string) {
+	for _, d := range drifts {
+		path := filepath.ToSlash(filepath.Join(dir, d.Path))
+		switch d.Kind {
+		case substrates.Missing:
+			fmt.Fprintf(out, "%s: missing: the profile generates it; run autonomy compile\n", path)
+		case substrates.Stale:
+			fmt.Fprintf(out, "%s: stale: generated before, the profile no longer produces it; run autonomy compile to delete it\n", path)
+		default:
+			fmt.Fprintf(out, "%s: changed: differs from what the profile compiles to\n", path)
+			fmt.Fprint(out, d.Diff)
+			if n := len(d.Diff); n > 0 && d.Diff[n-1] != '\n' {
+				fmt.Fprintln(out)
+			}
+		}
+	}
 }

@@ -45,7 +45,7 @@ Exit codes: 0 installed (or nothing to change), 1 the profile has errors (or war
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
-			p, sub, warned, err := loadForTarget(args[0], target, "compiled", errOut)
+			p, sub, warnings, err := loadForTarget(args[0], target, "compiled", errOut)
 			if err != nil {
 				return err
 			}
@@ -53,7 +53,7 @@ Exit codes: 0 installed (or nothing to change), 1 the profile has errors (or war
 			if err != nil {
 				return err
 			}
-			if err := strictly(strict, warned+len(output.Warnings), p.File, "compiled"); err != nil {
+			if err := strictly(strict, len(warnings)+len(output.Warnings), p.File, "compiled"); err != nil {
 				return err
 			}
 			if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
@@ -113,12 +113,12 @@ func strictly(strict bool, warnings int, file, done string) error {
 
 // loadForTarget loads and validates the profile (printing its diagnostics) and picks the
 // substrate: the one named, or the profile's only target. done is the verb of the closing
-// message when the profile has errors ("nothing was compiled"). warned counts the warnings
-// printed, for --strict.
-func loadForTarget(path, target, done string, errOut io.Writer) (p *ir.Profile, sub substrates.Substrate, warned int, err error) {
+// message when the profile has errors ("nothing was compiled"). warnings are the warnings
+// printed, for --strict and --format json.
+func loadForTarget(path, target, done string, errOut io.Writer) (p *ir.Profile, sub substrates.Substrate, warnings ir.Diagnostics, err error) {
 	p, diags, err := checkProfile(path)
 	if err != nil {
-		return nil, nil, 0, usageError("%v", err)
+		return nil, nil, nil, usageError("%v", err)
 	}
 	diags = append(diags, reservedPaths(p, target)...).Sort()
 	fmt.Fprint(errOut, diags.String())
@@ -136,7 +136,7 @@ func loadForTarget(path, target, done string, errOut io.Writer) (p *ir.Profile, 
 		if n == 0 {
 			n = 1 // a profile that did not load is an error even if no diagnostic says so
 		}
-		return nil, nil, 0, &exitError{code: exitProblems, msg: fmt.Sprintf("%s has %s; nothing was %s", file, count(n, "error"), done)}
+		return nil, nil, nil, &exitError{code: exitProblems, msg: fmt.Sprintf("%s has %s; nothing was %s", file, count(n, "error"), done)}
 	}
 	var declared []string
 	for _, t := range p.Targets {
@@ -149,30 +149,32 @@ func loadForTarget(path, target, done string, errOut io.Writer) (p *ir.Profile, 
 	if target == "" {
 		switch len(declared) {
 		case 0:
-			return nil, nil, 0, usageError("%s declares no targets: pass --target (available: %s)", p.File, strings.Join(registry.Names(), ", "))
+			return nil, nil, nil, usageError("%s declares no targets: pass --target (available: %s)", p.File, strings.Join(registry.Names(), ", "))
 		case 1:
 			target = declared[0]
 		default:
-			return nil, nil, 0, usageError("%s declares %d targets (%s): pass --target to choose one", p.File, len(declared), strings.Join(declared, ", "))
+			return nil, nil, nil, usageError("%s declares %d targets (%s): pass --target to choose one", p.File, len(declared), strings.Join(declared, ", "))
 		}
 	}
 	sub, ok := registry.Lookup(target)
 	if !ok {
 		if contains(ir.Targets, target) {
-			return nil, nil, 0, usageError("target %q is part of the standard but not implemented in this build (available: %s)", target, strings.Join(registry.Names(), ", "))
+			return nil, nil, nil, usageError("target %q is part of the standard but not implemented in this build (available: %s)", target, strings.Join(registry.Names(), ", "))
 		}
-		return nil, nil, 0, usageError("unknown target %q (%s)", target, ir.Suggest(target, registry.Names()))
+		return nil, nil, nil, usageError("unknown target %q (%s)", target, ir.Suggest(target, registry.Names()))
 	}
-	warned = len(diags)
+	warnings = diags
 	if sub.Name() != target {
-		warned++
-		fmt.Fprintf(errOut, "autonomy: warning: target %q is a deprecated alias; write %q\n", target, sub.Name())
+		msg := fmt.Sprintf("target %q is a deprecated alias; write %q", target, sub.Name())
+		warnings = append(warnings, ir.Diagnostic{Severity: ir.Warning, Message: msg})
+		fmt.Fprintf(errOut, "autonomy: warning: %s\n", msg)
 	}
 	if !contains(declared, sub.Name()) {
-		warned++
-		fmt.Fprintf(errOut, "%s: warning: the profile does not declare target %q (it declares: %s); compiling anyway\n", p.File, sub.Name(), strings.Join(declared, ", "))
+		msg := fmt.Sprintf("the profile does not declare target %q (it declares: %s); compiling anyway", sub.Name(), strings.Join(declared, ", "))
+		warnings = append(warnings, ir.Diagnostic{File: p.File, Severity: ir.Warning, Message: msg})
+		fmt.Fprintf(errOut, "%s: warning: %s\n", p.File, msg)
 	}
-	return p, sub, warned, nil
+	return p, sub, warnings, nil
 }
 
 // compileTo compiles for dir (the header names the profile relative to it), printing warnings.

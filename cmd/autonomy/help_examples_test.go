@@ -5,6 +5,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -38,7 +39,7 @@ func helpExamples(t *testing.T) map[string][]string {
 			walk(sub)
 		}
 	}
-	walk(newRoot())
+	walk(newRoot(nil, io.Discard, io.Discard))
 	if len(lines) < 25 {
 		t.Fatalf("only %d examples", len(lines))
 	}

@@ -70,6 +70,10 @@ func TestValidateLostTrigger(t *testing.T) {
 			`ir.yml:50:16: actor "reviewer": GitHub Actions knows no event "pull-request", so the trigger cannot be compiled (did you mean "pull_request"?)`},
 		{"types: [opened, synchronize, reopened]", "types: [open, synchronize, reopened]",
 			`ir.yml:51:27: actor "reviewer": event "pull_request_target" cannot be compiled as configured: GitHub has no pull_request_target activity type "open" (did you mean "opened"?)`},
+		{"event: issue_comment\n        config: { types: [created] }", "event: issues\n        config: { branches: [main] }",
+			`ir.yml:43:19: actor "reviewer": event "issues" cannot be compiled as configured: GitHub has no "branches" filter for issues (only for merge_group, push, pull_request, pull_request_target, workflow_run) (valid keys for issues: types)`},
+		{"event: issue_comment\n        config: { types: [created] }", "event: issues\n        config: { types: [] }",
+			`ir.yml:43:26: actor "reviewer": event "issues" cannot be compiled as configured: types is empty, and GitHub refuses an empty types (list at least one value, or remove types)`},
 	} {
 		dir := copyProfile(t, "sdlc")
 		file := filepath.Join(dir, "ir.yml")

@@ -33,7 +33,7 @@ func usageError(format string, args ...any) error {
 // Run executes the autonomy command line args and returns the process exit code: 0 when all is
 // well, 1 when problems were found, 2 on a usage or I/O error.
 func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	root := newRoot()
+	root := newRoot(stdin, stdout, stderr)
 	if len(args) == 0 {
 		// No command is a usage error: the help goes to stderr, and a script that forgot its
 		// command fails.
@@ -42,27 +42,35 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	root.SetArgs(args)
-	root.SetIn(stdin)
-	root.SetOut(stdout)
-	root.SetErr(stderr)
-	err := root.Execute()
+	cmd, err := root.ExecuteC()
 	if err == nil {
 		return exitOK
 	}
 	var ee *exitError
+	if !errors.As(err, &ee) {
+		if merr := misplacedFlag(root, args); merr != nil {
+			err = merr // what went wrong, rather than cobra's account of its consequence
+		}
+	}
 	if errors.As(err, &ee) {
 		if ee.msg != "" {
 			fmt.Fprintln(stderr, "autonomy:", ee.msg)
 		}
 		return ee.code
 	}
-	// Anything else comes from cobra's own argument and flag parsing: a usage error.
+	// Anything else comes from cobra's own argument and flag parsing: a usage error, with the
+	// help of the command that refused it.
+	if cmd == nil {
+		cmd = root
+	}
 	fmt.Fprintln(stderr, "autonomy:", err)
-	fmt.Fprintln(stderr, "Run 'autonomy --help' for usage.")
+	fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", cmd.CommandPath())
 	return exitUsage
 }
 
-func newRoot() *cobra.Command {
+// newRoot builds the command tree, complete with the help and completion commands cobra would
+// add when run, reading stdin and writing stdout and stderr.
+func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "autonomy",
 		Short: "Validate and compile autonomy.ir.v1 agent-fleet profiles",
@@ -84,8 +92,16 @@ Exit codes: 0 ok, 1 problems found, 2 usage or I/O error (also when no command i
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SuggestionsMinimumDistance = 2 // what cobra sets when it suggests, for the help command
 	root.CompletionOptions.HiddenDefaultCmd = true
 	root.AddCommand(newValidate(), newCompile(), newCheck(), newRunner(), newConformance(), newPlaybook(), newCatalog(), newSchema(), newVersion(), newDoctor(), newGH(), newProvision())
+	root.SetHelpCommand(newHelp(false))
+	root.InitDefaultHelpCmd()
+	// The completion command writes to the output it finds now: set above.
+	root.InitDefaultCompletionCmd()
 	for _, c := range root.Commands() {
 		guardGroups(c)
 	}
@@ -96,7 +112,8 @@ Exit codes: 0 ok, 1 problems found, 2 usage or I/O error (also when no command i
 // itself) refuse what is not one of its subcommands, as cobra does for the root only: an unknown
 // one exits 2 with the nearest names, and a group given no subcommand prints its help on stderr
 // and exits 2, as autonomy does given no command. Without this cobra prints the help and exits 0,
-// so a script's mistyped verb (runner lauch) would pass.
+// so a script's mistyped verb (runner lauch) would pass. Each group gets a hidden help command:
+// runner help launch is autonomy help runner launch.
 func guardGroups(c *cobra.Command) {
 	for _, sub := range c.Commands() {
 		guardGroups(sub)
@@ -105,6 +122,7 @@ func guardGroups(c *cobra.Command) {
 		return
 	}
 	c.SuggestionsMinimumDistance = 2 // cobra's default, which it sets on the root only
+	c.AddCommand(newHelp(true))
 	c.Args = func(cmd *cobra.Command, args []string) error {
 		if len(args) == 0 {
 			return nil

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/autonomyhq/autonomy/ir"
 )
 
 // TestStrictValidate: --strict makes a warning fail validate (exit 1, not valid, in text and
@@ -81,5 +83,44 @@ func TestStrictCheck(t *testing.T) {
 		if code != c.want || (c.want == 1 && !strings.Contains(errOut, "has 1 warning and --strict makes warnings fail")) {
 			t.Errorf("%s: check --strict: exit %d, want %d\n%s", c.profile, code, c.want, errOut)
 		}
+	}
+}
+
+// TestStrictCheckJSON: check --strict --format json carries the warnings that fail it and why it
+// failed in the JSON, and the warnings without --strict too; a drift's failure is named there.
+func TestStrictCheckJSON(t *testing.T) {
+	dir := t.TempDir()
+	if code, _, errOut := run(t, "compile", "../../profiles/hello", "--target", "gh-actions", "--out", dir); code != 0 {
+		t.Fatalf("compile: exit %d\n%s", code, errOut)
+	}
+	type report struct {
+		Drift    []json.RawMessage `json:"drift"`
+		Warnings ir.Diagnostics    `json:"warnings"`
+		Failure  *string           `json:"failure"`
+	}
+	decode := func(out string) report {
+		var r report
+		if err := json.Unmarshal([]byte(out), &r); err != nil {
+			t.Fatalf("not JSON: %v\n%s", err, out)
+		}
+		return r
+	}
+	code, out, _ := run(t, "check", "--strict", "--format", "json", "../../profiles/hello", "--target", "gh-actions", "--dir", dir)
+	r := decode(out)
+	if code != 1 || len(r.Drift) != 0 || len(r.Warnings) != 1 || r.Failure == nil ||
+		!strings.Contains(r.Warnings[0].Message, "maxConcurrent") || r.Warnings[0].Pos.Line == 0 || r.Warnings[0].Severity != ir.Warning ||
+		!strings.HasSuffix(*r.Failure, "ir.yml has 1 warning and --strict makes warnings fail") {
+		t.Errorf("--strict: exit %d, want 1 with the warning and the failure\n%s", code, out)
+	}
+	code, out, _ = run(t, "check", "--format", "json", "../../profiles/hello", "--target", "gh-actions", "--dir", dir)
+	if r := decode(out); code != 0 || len(r.Warnings) != 1 || r.Failure != nil {
+		t.Errorf("without --strict: exit %d, want 0 with the warning and no failure\n%s", code, out)
+	}
+	if err := os.Remove(filepath.Join(dir, ".github/workflows/greeter.yml")); err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ = run(t, "check", "--strict", "--format", "json", "../../profiles/hello", "--target", "gh-actions", "--dir", dir)
+	if r := decode(out); code != 1 || len(r.Drift) != 1 || r.Failure == nil || !strings.Contains(*r.Failure, "1 file drifted") {
+		t.Errorf("drift: exit %d, want 1 with the drift named the failure\n%s", code, out)
 	}
 }

@@ -202,7 +202,11 @@ func (c *compiler) event(name string, t *ir.Trigger) (lost bool) {
 		return true
 	}
 	if issue := configProblem(ev, t.Config); issue != nil {
-		c.errf(ir.Pos{Line: issue.at.Line, Col: issue.at.Column}, issue.hint, "actor %q: event %q cannot be compiled as configured: %s", name, ev, issue.msg)
+		at := t.Event.Pos
+		if issue.at != nil {
+			at = ir.Pos{Line: issue.at.Line, Col: issue.at.Column}
+		}
+		c.errf(at, issue.hint, "actor %q: event %q cannot be compiled as configured: %s", name, ev, issue.msg)
 		return true
 	}
 	if slices.Contains(ungatable, ev) {

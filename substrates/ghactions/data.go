@@ -16,7 +16,7 @@ import (
 // fires on everything it would filter, so a union drops it.
 var filterKeys = map[string]bool{
 	"types": true, "branches": true, "branches-ignore": true, "tags": true, "tags-ignore": true,
-	"paths": true, "paths-ignore": true, "workflows": false,
+	"paths": true, "paths-ignore": true, "workflows": false, "names": true, "versions": true,
 }
 
 // mergeConfigs merges the configs of triggers on one event: list values are unioned in order of

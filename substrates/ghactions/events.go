@@ -1,55 +1,15 @@
 package ghactions
 
 import (
-	"fmt"
 	"sort"
-	"strings"
 
-	"gopkg.in/yaml.v3"
-
-	"github.com/autonomyhq/autonomy/ir"
+	"github.com/rhysd/actionlint"
 )
 
-// events lists every event GitHub Actions can trigger a workflow on, with its activity types
-// (nil when GitHub documents none, or when they are free-form as for repository_dispatch). From
-// GitHub's "Events that trigger workflows".
-var events = map[string][]string{
-	"branch_protection_rule":      {"created", "edited", "deleted"},
-	"check_run":                   {"created", "rerequested", "completed", "requested_action"},
-	"check_suite":                 {"completed"},
-	"create":                      nil,
-	"delete":                      nil,
-	"deployment":                  nil,
-	"deployment_status":           nil,
-	"discussion":                  {"created", "edited", "deleted", "transferred", "pinned", "unpinned", "labeled", "unlabeled", "locked", "unlocked", "category_changed", "answered", "unanswered"},
-	"discussion_comment":          {"created", "edited", "deleted"},
-	"fork":                        nil,
-	"gollum":                      nil,
-	"image_version":               nil,
-	"issue_comment":               {"created", "edited", "deleted"},
-	"issues":                      {"opened", "edited", "deleted", "transferred", "pinned", "unpinned", "closed", "reopened", "assigned", "unassigned", "labeled", "unlabeled", "locked", "unlocked", "milestoned", "demilestoned", "typed", "untyped"},
-	"label":                       {"created", "edited", "deleted"},
-	"merge_group":                 {"checks_requested"},
-	"milestone":                   {"created", "closed", "opened", "edited", "deleted"},
-	"page_build":                  nil,
-	"public":                      nil,
-	"pull_request":                prTypes,
-	"pull_request_review":         {"submitted", "edited", "dismissed"},
-	"pull_request_review_comment": {"created", "edited", "deleted"},
-	"pull_request_target":         prTypes,
-	"push":                        nil,
-	"registry_package":            {"published", "updated"},
-	"release":                     {"published", "unpublished", "created", "edited", "deleted", "prereleased", "released"},
-	"repository_dispatch":         nil,
-	"schedule":                    nil,
-	"status":                      nil,
-	"watch":                       {"started"},
-	"workflow_call":               nil,
-	"workflow_dispatch":           nil,
-	"workflow_run":                {"completed", "requested", "in_progress"},
-}
-
-var prTypes = []string{"assigned", "unassigned", "labeled", "unlabeled", "opened", "edited", "closed", "reopened", "synchronize", "converted_to_draft", "locked", "unlocked", "enqueued", "dequeued", "milestoned", "demilestoned", "ready_for_review", "review_requested", "review_request_removed", "auto_merge_enabled", "auto_merge_disabled"}
+// events lists every event GitHub Actions can trigger a workflow on, with its activity types:
+// empty when GitHub documents none, nil when they are free-form (repository_dispatch). It is
+// actionlint's table, generated from GitHub's "Events that trigger workflows".
+var events = actionlint.AllWebhookTypes
 
 // eventNames lists the known events, sorted, for suggestions.
 func eventNames() []string {
@@ -167,83 +127,6 @@ func dispatchExpr(source, name string) string {
 		return in + " || github.event_name"
 	}
 	return in
-}
-
-// configKeys are the keys GitHub accepts in an event's configuration.
-var configKeys = []string{"types", "branches", "branches-ignore", "tags", "tags-ignore", "paths", "paths-ignore", "workflows"}
-
-// configIssue is why GitHub would refuse (or silently misread) an event trigger's config: the
-// node at fault, what is wrong and how to fix it.
-type configIssue struct {
-	at   *yaml.Node
-	msg  string
-	hint string
-}
-
-// configProblem returns why GitHub would refuse (or silently misread) an event trigger's config,
-// or nil when it is sound. GitHub evaluates no expression under on:, and rejects unknown keys and
-// activity types, so such a trigger cannot be carried as written.
-func configProblem(event string, config *yaml.Node) *configIssue {
-	if config == nil {
-		return nil
-	}
-	if config.Kind != yaml.MappingNode {
-		return &configIssue{config, "its config is not a mapping", "write it as { types: [...] } or with branches, paths, tags or workflows"}
-	}
-	for i := 0; i+1 < len(config.Content); i += 2 {
-		k, v := config.Content[i], config.Content[i+1]
-		if k.Value == PlainCommentsKey {
-			if event != "issue_comment" {
-				return &configIssue{k, fmt.Sprintf("%s is a key of issue_comment triggers only", PlainCommentsKey), "remove it"}
-			}
-			if v.Kind != yaml.ScalarNode || (v.Value != "true" && v.Value != "false") {
-				return &configIssue{v, fmt.Sprintf("%s must be true or false", PlainCommentsKey), "write true or false"}
-			}
-			continue
-		}
-		if !contains(configKeys, k.Value) {
-			hint := fmt.Sprintf("valid: %s, and %s on issue_comment", strings.Join(configKeys, ", "), PlainCommentsKey)
-			if ir.Nearest(k.Value, configKeys) != "" {
-				hint = ir.Suggest(k.Value, configKeys)
-			}
-			return &configIssue{k, fmt.Sprintf("GitHub accepts no config key %q", k.Value), hint}
-		}
-		if issue := configValues(event, k.Value, v); issue != nil {
-			return issue
-		}
-	}
-	return nil
-}
-
-// configValues checks the values of one config key: a list of strings (or one), holding no
-// expression, and for types only the event's activity types.
-func configValues(event, key string, v *yaml.Node) *configIssue {
-	var items []*yaml.Node
-	switch v.Kind {
-	case yaml.SequenceNode:
-		items = v.Content
-	case yaml.ScalarNode:
-		items = []*yaml.Node{v}
-	default:
-		return &configIssue{v, fmt.Sprintf("%s must be a list of strings", key), "write [a, b]"}
-	}
-	known := events[event]
-	for _, it := range items {
-		if it.Kind != yaml.ScalarNode {
-			return &configIssue{it, fmt.Sprintf("%s must be a list of strings", key), "write [a, b]"}
-		}
-		if strings.Contains(it.Value, "${{") {
-			return &configIssue{it, fmt.Sprintf("%s holds %q, but GitHub evaluates no expression under on:", key, it.Value), "write the literal value; filter at run time in the behavior"}
-		}
-		if key == "types" && len(known) > 0 && !contains(known, it.Value) {
-			hint := "valid: " + strings.Join(known, ", ")
-			if ir.Nearest(it.Value, known) != "" {
-				hint = ir.Suggest(it.Value, known)
-			}
-			return &configIssue{it, fmt.Sprintf("GitHub has no %s activity type %q", event, it.Value), hint}
-		}
-	}
-	return nil
 }
 
 // ungatable are events anyone can fire that carry no author association to gate on: every
