@@ -281,7 +281,7 @@ func TestPlaybookUnsupportedSteps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bad := strings.Replace(string(data), "command: cli printf \"%s|\" $args.NAME", "command: mcp github.search_issues", 1)
+	bad := strings.Replace(string(data), "command: cli printf \"%s|\" $args.NAME", "command: mcp github search_issues q=text", 1)
 	if bad == string(data) {
 		t.Fatal("the test playbook changed: no greet step to replace")
 	}
