@@ -115,6 +115,27 @@ func (f *runnerFlags) with(formats bool, fn func(cmd *cobra.Command, args []stri
 	}
 }
 
+// unrecorded says whether err is a *local.UnrecordedError: what list or get printed is stale.
+func unrecorded(err error) bool {
+	var u *local.UnrecordedError
+	return errors.As(err, &u)
+}
+
+// stale is the exit of a list or get that printed what the store has (err nil, or an
+// *local.UnrecordedError): 2, saying which sessions ended unrecorded, when the store could not
+// be written.
+func stale(err error) error {
+	var u *local.UnrecordedError
+	if !errors.As(err, &u) {
+		return nil
+	}
+	safe := &local.UnrecordedError{}
+	for _, n := range u.Notes {
+		safe.Notes = append(safe.Notes, terminalSafe(n)) // a reason may quote the agent
+	}
+	return &exitError{code: exitUsage, msg: safe.Error()}
+}
+
 // runnerError maps a runner error to an exit code: a refusal is 1, anything else 2.
 func runnerError(err error) error {
 	var denied *local.DeniedError
@@ -199,7 +220,7 @@ func newRunnerGet(f *runnerFlags) *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: f.with(true, func(cmd *cobra.Command, args []string, r *local.Runner) error {
 			s, ok, err := r.Get(cmd.Context(), args[0])
-			if err != nil {
+			if err != nil && !unrecorded(err) {
 				return runnerError(err)
 			}
 			if !ok {
@@ -207,14 +228,17 @@ func newRunnerGet(f *runnerFlags) *cobra.Command {
 			}
 			weave := sessionWeave(cmd.Context(), r, s.ID)
 			if f.format == "json" {
-				return writeJSON(cmd.OutOrStdout(), struct {
+				if e := writeJSON(cmd.OutOrStdout(), struct {
 					local.SessionView
 					Overlays *weaveView `json:"overlays,omitempty"`
-				}{local.View(s), weave})
+				}{local.View(s), weave}); e != nil {
+					return e
+				}
+				return stale(err)
 			}
 			printSession(cmd.OutOrStdout(), s)
 			printWeave(cmd.OutOrStdout(), weave)
-			return nil
+			return stale(err)
 		}),
 	}
 	cmd.Flags().StringVar(&f.format, "format", "text", "output format: text or json")
@@ -230,7 +254,7 @@ func newRunnerList(f *runnerFlags) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: f.with(true, func(cmd *cobra.Command, args []string, r *local.Runner) error {
 			ss, err := r.List(cmd.Context(), all)
-			if err != nil {
+			if err != nil && !unrecorded(err) {
 				return runnerError(err)
 			}
 			out := cmd.OutOrStdout()
@@ -239,16 +263,22 @@ func newRunnerList(f *runnerFlags) *cobra.Command {
 				for _, s := range ss {
 					views = append(views, local.View(s))
 				}
-				return writeJSON(out, struct {
+				if e := writeJSON(out, struct {
 					Sessions []local.SessionView `json:"sessions"`
-				}{views})
+				}{views}); e != nil {
+					return e
+				}
+				return stale(err)
 			}
 			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tACTOR\tKIND\tSTATUS\tSINCE\tREF\tWAITING FOR")
 			for _, s := range ss {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.ID, s.Actor, s.Kind, local.ListStatus(s), s.CreatedAt.Format("2006-01-02 15:04:05"), terminalSafe(s.Ref), terminalSafe(local.Waiting(s)))
 			}
-			return tw.Flush()
+			if e := tw.Flush(); e != nil {
+				return e
+			}
+			return stale(err)
 		}),
 	}
 	cmd.Flags().BoolVar(&all, "all", false, "include ended sessions")
