@@ -561,7 +561,7 @@ func (r *Runner) Update(ctx context.Context, id string, p ir.Patch) (store.Sessi
 		if !changed {
 			return n, &RefusedError{Msg: fmt.Sprintf("session %s is %s, not %s", id, n.Status, from)}
 		}
-		if n.PID > 0 && proc.Alive(n.PID, n.PIDStart) && sessionGroup(n) {
+		if sessionGroup(n) { // its leader may be gone, a process started for it not
 			if err := signal(n.PID); err != nil {
 				return n, err
 			}

@@ -15,8 +15,8 @@ import (
 	"github.com/autonomyhq/autonomy/substrates/local/store"
 )
 
-// reconcile finds a session whose runner died: its process is gone with nobody to record how it
-// ended (failed), or it outlived its timeout with nobody to stop it (TERM now, failed, KILL after
+// reconcile finds a session whose runner died: its process, and every process of its group started
+// for it, is gone with nobody to record how it ended (failed), or it outlived its timeout with nobody to stop it (TERM now, failed, KILL after
 // the grace period). A step playbook session is continued instead of failed, by a new supervisor
 // (resume.go). It also finishes, for a dead supervisor, a stop under way: KILL to what is left of
 // the group once the stop's grace period is over.
@@ -41,7 +41,9 @@ func (r *Runner) reconcile(ctx context.Context, s store.Session) (store.Session,
 			return s, nil // its launcher is still starting the supervisor
 		}
 		reason = "its runner died before starting it"
-	case !proc.Alive(s.PID, s.PIDStart):
+	case !proc.Alive(s.PID, s.PIDStart) && !sessionGroup(s):
+		// Its whole group is gone: a process its agent left behind (a background child) keeps
+		// it running, orphaned, and so keeps the root from another agent (rootOrphan).
 		reason = "its process ended while no runner was watching it (the supervising runner died); exit status unknown"
 	case s.Timeout > 0 && r.opts.Now().Sub(s.StartedAt) > s.Timeout:
 		stopBy = time.Now().Add(r.grace())

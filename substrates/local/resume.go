@@ -120,7 +120,7 @@ func (r *Runner) continueSteps(ctx context.Context, s store.Session) (store.Sess
 		}
 	} else if n >= MaxContinuations {
 		var stopBy time.Time
-		if s.PID > 0 && proc.Alive(s.PID, s.PIDStart) && sessionGroup(s) {
+		if sessionGroup(s) { // its leader may be gone, a process started for it not
 			stopBy = time.Now().Add(r.grace())
 		}
 		reason := fmt.Sprintf("its supervising runner died %d times: it was continued %d times already, the most allowed (%d), so it is not continued again (it would have resumed %s); launch it again to start over",
