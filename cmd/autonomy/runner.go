@@ -217,7 +217,12 @@ func newRunnerGet(f *runnerFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "get ID",
 		Short: "Show one session",
-		Args:  cobra.ExactArgs(1),
+		Long: `get shows one session, then its last 20 events, oldest first: queued and dequeued (it waited
+for the installation root), worktree (what became of its worktree: removed, kept with uncommitted
+changes, its commits saved on a branch), orphaned (its supervisor died), ended, and others.
+--format json has them as "events". When the session ended but the store could not be written
+to record it (a full disk), get prints it as the store has it and exits 2, saying how it ended.`,
+		Args: cobra.ExactArgs(1),
 		RunE: f.with(true, func(cmd *cobra.Command, args []string, r *local.Runner) error {
 			s, ok, err := r.Get(cmd.Context(), args[0])
 			if err != nil && !unrecorded(err) {
@@ -227,17 +232,20 @@ func newRunnerGet(f *runnerFlags) *cobra.Command {
 				return &exitError{code: exitProblems, msg: fmt.Sprintf("no session %s", args[0])}
 			}
 			weave := sessionWeave(cmd.Context(), r, s.ID)
+			events, more := sessionEvents(cmd.Context(), r, s.ID)
 			if f.format == "json" {
 				if e := writeJSON(cmd.OutOrStdout(), struct {
 					local.SessionView
-					Overlays *weaveView `json:"overlays,omitempty"`
-				}{local.View(s), weave}); e != nil {
+					Overlays *weaveView  `json:"overlays,omitempty"`
+					Events   []eventView `json:"events"`
+				}{local.View(s), weave, events}); e != nil {
 					return e
 				}
 				return stale(err)
 			}
 			printSession(cmd.OutOrStdout(), s)
 			printWeave(cmd.OutOrStdout(), weave)
+			printEvents(cmd.OutOrStdout(), events, more)
 			return stale(err)
 		}),
 	}
