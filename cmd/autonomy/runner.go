@@ -115,6 +115,27 @@ func (f *runnerFlags) with(formats bool, fn func(cmd *cobra.Command, args []stri
 	}
 }
 
+// unrecorded says whether err is a *local.UnrecordedError: what list or get printed is stale.
+func unrecorded(err error) bool {
+	var u *local.UnrecordedError
+	return errors.As(err, &u)
+}
+
+// stale is the exit of a list or get that printed what the store has (err nil, or an
+// *local.UnrecordedError): 2, saying which sessions ended unrecorded, when the store could not
+// be written.
+func stale(err error) error {
+	var u *local.UnrecordedError
+	if !errors.As(err, &u) {
+		return nil
+	}
+	safe := &local.UnrecordedError{}
+	for _, n := range u.Notes {
+		safe.Notes = append(safe.Notes, terminalSafe(n)) // a reason may quote the agent
+	}
+	return &exitError{code: exitUsage, msg: safe.Error()}
+}
+
 // runnerError maps a runner error to an exit code: a refusal is 1, anything else 2.
 func runnerError(err error) error {
 	var denied *local.DeniedError
@@ -196,25 +217,36 @@ func newRunnerGet(f *runnerFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "get ID",
 		Short: "Show one session",
-		Args:  cobra.ExactArgs(1),
+		Long: `get shows one session, then its last 20 events, oldest first: queued and dequeued (it waited
+for the installation root), worktree (what became of its worktree: removed, kept with uncommitted
+changes, its commits saved on a branch), orphaned (its supervisor died), ended, and others.
+--format json has them as "events". When the session ended but the store could not be written
+to record it (a full disk), get prints it as the store has it and exits 2, saying how it ended.`,
+		Args: cobra.ExactArgs(1),
 		RunE: f.with(true, func(cmd *cobra.Command, args []string, r *local.Runner) error {
 			s, ok, err := r.Get(cmd.Context(), args[0])
-			if err != nil {
+			if err != nil && !unrecorded(err) {
 				return runnerError(err)
 			}
 			if !ok {
 				return &exitError{code: exitProblems, msg: fmt.Sprintf("no session %s", args[0])}
 			}
 			weave := sessionWeave(cmd.Context(), r, s.ID)
+			events, more := sessionEvents(cmd.Context(), r, s.ID)
 			if f.format == "json" {
-				return writeJSON(cmd.OutOrStdout(), struct {
+				if e := writeJSON(cmd.OutOrStdout(), struct {
 					local.SessionView
-					Overlays *weaveView `json:"overlays,omitempty"`
-				}{local.View(s), weave})
+					Overlays *weaveView  `json:"overlays,omitempty"`
+					Events   []eventView `json:"events"`
+				}{local.View(s), weave, events}); e != nil {
+					return e
+				}
+				return stale(err)
 			}
 			printSession(cmd.OutOrStdout(), s)
 			printWeave(cmd.OutOrStdout(), weave)
-			return nil
+			printEvents(cmd.OutOrStdout(), events, more)
+			return stale(err)
 		}),
 	}
 	cmd.Flags().StringVar(&f.format, "format", "text", "output format: text or json")
@@ -230,7 +262,7 @@ func newRunnerList(f *runnerFlags) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: f.with(true, func(cmd *cobra.Command, args []string, r *local.Runner) error {
 			ss, err := r.List(cmd.Context(), all)
-			if err != nil {
+			if err != nil && !unrecorded(err) {
 				return runnerError(err)
 			}
 			out := cmd.OutOrStdout()
@@ -239,16 +271,22 @@ func newRunnerList(f *runnerFlags) *cobra.Command {
 				for _, s := range ss {
 					views = append(views, local.View(s))
 				}
-				return writeJSON(out, struct {
+				if e := writeJSON(out, struct {
 					Sessions []local.SessionView `json:"sessions"`
-				}{views})
+				}{views}); e != nil {
+					return e
+				}
+				return stale(err)
 			}
 			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tACTOR\tKIND\tSTATUS\tSINCE\tREF\tWAITING FOR")
 			for _, s := range ss {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.ID, s.Actor, s.Kind, local.ListStatus(s), s.CreatedAt.Format("2006-01-02 15:04:05"), terminalSafe(s.Ref), terminalSafe(local.Waiting(s)))
 			}
-			return tw.Flush()
+			if e := tw.Flush(); e != nil {
+				return e
+			}
+			return stale(err)
 		}),
 	}
 	cmd.Flags().BoolVar(&all, "all", false, "include ended sessions")

@@ -155,3 +155,90 @@ func waitStore(t *testing.T, st *store.Store, id, what string, ok func(store.Ses
 	}
 	t.Fatalf("session %s never got to: %s", id, what)
 }
+
+// bgAgent is rootAgent that first starts a background child, in its process group, which works
+// in the root (noting it in trace) until bgrelease-SESSION exists, then notes "bgend SESSION".
+const bgAgent = `#!/bin/sh
+dir=$(dirname "$0")
+cat > /dev/null
+echo "start $AUTONOMY_SESSION" >> "$dir/trace"
+( while [ ! -f "$dir/bgrelease-$AUTONOMY_SESSION" ]; do sleep 0.02; done; echo "bgend $AUTONOMY_SESSION" >> "$dir/trace" ) &
+echo $$ > "$dir/started.tmp" && mv "$dir/started.tmp" "$dir/started-$AUTONOMY_SESSION"
+while [ ! -f "$dir/release-$AUTONOMY_SESSION" ]; do sleep 0.02; done
+echo "end $AUTONOMY_SESSION" >> "$dir/trace"
+`
+
+// TestOrphanGroupOutlivesItsLeader: a root agent leaves a background child working in the root
+// and exits after its supervisor was SIGKILLed, while a second root session queues. A
+// reconciliation then (list) must not fail the first session, which would free the root: it
+// stays running, orphaned, while its group holds a process started for it, and the second
+// starts only once that child is gone; the next reconciliation then fails the first.
+func TestOrphanGroupOutlivesItsLeader(t *testing.T) {
+	dir := runnerFleet(t, `schema: autonomy.ir.v1
+targets: [local]
+actors:
+  calm:
+    behavior: skills/calm
+    triggers: [{ dispatch: true }]
+`, map[string]string{"skills/calm/SKILL.md": "# calm\nWork.\n"})
+	bin := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bin, "agent"), []byte(bgAgent), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{local.AgentEnv + `=["` + filepath.Join(bin, "agent") + `"]`}
+	st, err := store.Open(local.DBPath(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	ctx := context.Background()
+	touch := func(name string) {
+		if err := os.WriteFile(filepath.Join(bin, name), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	launch := func() string {
+		out, errOut, code := cli(t, env, "runner", "--dir", dir, "launch", "calm")
+		if code != 0 {
+			t.Fatalf("launch: %d %s", code, errOut)
+		}
+		return strings.Fields(out)[0]
+	}
+	trace := func() string { b, _ := os.ReadFile(filepath.Join(bin, "trace")); return string(b) }
+
+	a := launch()
+	t.Cleanup(func() { touch("release-" + a); touch("bgrelease-" + a) })
+	agentA := waitPid(t, filepath.Join(bin, "started-"+a))
+	startA := mustStart(t, agentA)
+	b := launch()
+	touch("release-" + b)
+	touch("bgrelease-" + b)
+	waitStore(t, st, b, "queued", func(s store.Session, _ []store.Event) bool { return local.Queued(s) })
+	killSupervisor(t, st, a)
+	touch("release-" + a) // the leader exits; its background child works on
+	for deadline := time.Now().Add(30 * time.Second); proc.Alive(agentA, startA); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the first agent did not exit")
+		}
+	}
+	out, errOut, code := cli(t, env, "runner", "--dir", dir, "list")
+	if code != 0 || !strings.Contains(out, a) {
+		t.Fatalf("list: %d\n%s\n%s", code, out, errOut)
+	}
+	if s, _, _ := st.Get(ctx, a); s.Status != ir.Running {
+		t.Fatalf("reconciled while a process of its group works in the root: %s %q", s.Status, s.Reason)
+	}
+	touch("bgrelease-" + a)
+	if gb := waitParked(t, st, b); gb.Status != ir.Done {
+		t.Fatalf("the second session ended %s: %s", gb.Status, gb.Reason)
+	}
+	if got := trace(); !strings.Contains(got, "bgend "+a+"\nstart "+b+"\n") {
+		t.Errorf("the second agent started while the first one's child worked in the root:\n%s", got)
+	}
+	if _, _, code := cli(t, env, "runner", "--dir", dir, "list"); code != 0 {
+		t.Fatal("list failed")
+	}
+	if ga, _, _ := st.Get(ctx, a); ga.Status != ir.Failed || !strings.Contains(ga.Reason, "supervising runner died") {
+		t.Errorf("the first session: %s %q", ga.Status, ga.Reason)
+	}
+}

@@ -71,4 +71,10 @@ policy:
 			t.Errorf("%s ended %s: %s", s.ID, s.Status, s.Reason)
 		}
 	}
+	// get shows that one of them waited, and for whom, in its events.
+	a, _, _ := cli(t, nil, "runner", "--dir", dir, "get", first)
+	b, _, _ := cli(t, nil, "runner", "--dir", dir, "get", second)
+	if !strings.Contains(a+b, "  queued  queued: waiting for session ") || !strings.Contains(a+b, "  dequeued  ") {
+		t.Errorf("get shows no queued event:\n%s\n%s", a, b)
+	}
 }

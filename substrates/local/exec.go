@@ -111,7 +111,10 @@ func (r *Runner) supervise(ctx context.Context, id string) {
 	// commits saved on their branch.
 	var ending *func() bool
 	end := func(status ir.SessionStatus, reason, verified string, code *int) {
-		f := func() bool { return r.end(ctx, id, status, reason, verified, code, time.Time{}) }
+		f := func() bool {
+			ended, err := r.end(ctx, id, status, reason, verified, code, time.Time{})
+			return ended || err != nil // false only when it had ended already
+		}
 		ending = &f
 	}
 	defer func() {
@@ -350,23 +353,21 @@ func describeExit(err error, ps *os.ProcessState) string {
 // finish ends a session that is still in flight; one that already ended (cancelled while it
 // ran) keeps its status.
 func (r *Runner) finish(ctx context.Context, id string, status ir.SessionStatus, reason, verified string, code *int) {
-	r.end(ctx, id, status, reason, verified, code, time.Time{})
+	_, _ = r.end(ctx, id, status, reason, verified, code, time.Time{})
 }
 
 // end is finish that also records a stop under way when stopBy is set (see store.Session.StopBy).
-// It says whether it ended the session (false: it had ended already, or the store failed).
-func (r *Runner) end(ctx context.Context, id string, status ir.SessionStatus, reason, verified string, code *int, stopBy time.Time) bool {
+// It says whether it ended the session (false: it had ended already, or the store failed), and
+// why the store failed (an *UnrecordedError).
+func (r *Runner) end(ctx context.Context, id string, status ir.SessionStatus, reason, verified string, code *int, stopBy time.Time) (bool, error) {
 	now := r.opts.Now().UTC()
-	s, changed, err := r.modifyEnd(ctx, id, func(m *store.Session) {
+	o := outcome{Session: id, Status: status, Reason: reason, Verified: verified, ExitCode: code, EndedAt: now}
+	s, changed, err := r.modifyEnd(ctx, o, func(m *store.Session) {
 		m.Status, m.Reason, m.Verified, m.ExitCode, m.EndedAt = status, reason, verified, code, now
 		if m.PID > 0 {
 			m.StopBy = stopBy
 		}
 	})
-	if err != nil && r.isSupervising(id) {
-		// Kept for reconciliation to record once the store can be written (outcome.go).
-		_ = r.keepOutcome(outcome{Session: id, Status: status, Reason: reason, Verified: verified, ExitCode: code, EndedAt: now, StoreError: err.Error()})
-	}
 	if err == nil && changed {
 		msg := string(status)
 		if reason != "" {
@@ -380,7 +381,10 @@ func (r *Runner) end(ctx context.Context, id string, status ir.SessionStatus, re
 		_ = r.Store.DropPauses(ctx, id)
 	}
 	r.settleReview(ctx, id) // a reviewer's end settles the session it reviewed (capsule.go)
-	return err == nil && changed
+	if err != nil {
+		return false, unrecorded(o, err)
+	}
+	return changed, nil
 }
 
 // command is the argv that starts the actor, the file fed on its stdin, and whether the argv is
@@ -557,7 +561,7 @@ func (r *Runner) Update(ctx context.Context, id string, p ir.Patch) (store.Sessi
 		if !changed {
 			return n, &RefusedError{Msg: fmt.Sprintf("session %s is %s, not %s", id, n.Status, from)}
 		}
-		if n.PID > 0 && proc.Alive(n.PID, n.PIDStart) && sessionGroup(n) {
+		if sessionGroup(n) { // its leader may be gone, a process started for it not
 			if err := signal(n.PID); err != nil {
 				return n, err
 			}

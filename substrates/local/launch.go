@@ -53,6 +53,13 @@ func (r *Runner) launchAs(ctx context.Context, req LaunchRequest, origin string)
 		if err := gitws.ValidBranch(req.Branch); err != nil {
 			return LaunchResult{}, &RefusedError{Msg: err.Error()}
 		}
+		// A branch checked out elsewhere cannot be the session's worktree's: refused now, not
+		// recorded as a session that fails at once. (Outside a repository it fails, saying so.)
+		if repo, err := gitws.Repo(r.In.Dir); err == nil {
+			if at, main := gitws.CheckedOut(ctx, repo, req.Branch); at != "" {
+				return LaunchResult{}, fmt.Errorf("cannot launch %s on --branch %s: %s", cfg.Actor, req.Branch, gitws.CheckedOutHint(req.Branch, at, main))
+			}
+		}
 	}
 	if req.Kind == "" {
 		req.Kind = "dispatch"

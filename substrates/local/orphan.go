@@ -15,8 +15,8 @@ import (
 	"github.com/autonomyhq/autonomy/substrates/local/store"
 )
 
-// reconcile finds a session whose runner died: its process is gone with nobody to record how it
-// ended (failed), or it outlived its timeout with nobody to stop it (TERM now, failed, KILL after
+// reconcile finds a session whose runner died: its process, and every process of its group started
+// for it, is gone with nobody to record how it ended (failed), or it outlived its timeout with nobody to stop it (TERM now, failed, KILL after
 // the grace period). A step playbook session is continued instead of failed, by a new supervisor
 // (resume.go). It also finishes, for a dead supervisor, a stop under way: KILL to what is left of
 // the group once the stop's grace period is over.
@@ -27,10 +27,11 @@ func (r *Runner) reconcile(ctx context.Context, s store.Session) (store.Session,
 	if s.Status.Ended() {
 		return r.finishStop(ctx, s)
 	}
-	if (s.PID == 0 || !proc.Alive(s.PID, s.PIDStart)) && r.lateEnd(ctx, s) {
-		// Its supervisor saw it end but could not write the store (outcome.go).
-		n, _, err := r.Store.Get(ctx, s.ID)
-		return n, err
+	if s.PID == 0 || !proc.Alive(s.PID, s.PIDStart) {
+		if found, err := r.lateEnd(ctx, s); found {
+			// Its supervisor saw it end but could not write the store (outcome.go).
+			return r.reread(ctx, s, err)
+		}
 	}
 	var reason string
 	var stopBy time.Time
@@ -40,7 +41,9 @@ func (r *Runner) reconcile(ctx context.Context, s store.Session) (store.Session,
 			return s, nil // its launcher is still starting the supervisor
 		}
 		reason = "its runner died before starting it"
-	case !proc.Alive(s.PID, s.PIDStart):
+	case !proc.Alive(s.PID, s.PIDStart) && !sessionGroup(s):
+		// Its whole group is gone: a process its agent left behind (a background child) keeps
+		// it running, orphaned, and so keeps the root from another agent (rootOrphan).
 		reason = "its process ended while no runner was watching it (the supervising runner died); exit status unknown"
 	case s.Timeout > 0 && r.opts.Now().Sub(s.StartedAt) > s.Timeout:
 		stopBy = time.Now().Add(r.grace())
@@ -56,12 +59,24 @@ func (r *Runner) reconcile(ctx context.Context, s store.Session) (store.Session,
 	if stopBy.IsZero() && r.continuable(s) {
 		return r.takeOver(ctx, s) // it continues at its next unfinished step (resume.go)
 	}
-	ended := r.end(ctx, s.ID, ir.Failed, reason, "", nil, stopBy)
+	ended, err := r.end(ctx, s.ID, ir.Failed, reason, "", nil, stopBy)
+	if err != nil {
+		return s, err // nothing was recorded: no stop either
+	}
 	_ = r.Store.Log(ctx, store.Event{Session: s.ID, Actor: s.Actor, Kind: "orphaned", Message: reason})
 	if !stopBy.IsZero() && sessionGroup(s) {
 		_ = proc.Term(s.PID) // recorded first: whoever reconciles next KILLs at stopBy
 	} else if ended {
 		r.reclaimWorktree(ctx, s) // with a stop under way, once it is over (finishStop)
+	}
+	return r.reread(ctx, s, nil)
+}
+
+// reread reads session s again after a reconciliation that ended with failed (nil or an
+// *UnrecordedError); when that failed, s is as the store has it.
+func (r *Runner) reread(ctx context.Context, s store.Session, failed error) (store.Session, error) {
+	if failed != nil {
+		return s, failed
 	}
 	n, _, err := r.Store.Get(ctx, s.ID)
 	return n, err

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/autonomyhq/autonomy/ir"
@@ -99,24 +101,29 @@ func (r *Runner) keptOutcome(id string) (outcome, bool) {
 	return o, o.Session == id && o.Status.Ended()
 }
 
-// modifyEnd is Store.Modify for the end of a session. The supervisor of the session (this
-// process) retries a failed write with a backoff for up to endRetryFor; any other caller
+// modifyEnd is Store.Modify for the end of a session, o. The supervisor of the session (this
+// process) keeps o in the outcome file at the first failed write, then retries with a backoff
+// for up to endRetryFor, and removes the kept outcome once a write succeeds; any other caller
 // (reconciliation) tries once.
-func (r *Runner) modifyEnd(ctx context.Context, id string, fn func(*store.Session)) (store.Session, bool, error) {
+func (r *Runner) modifyEnd(ctx context.Context, o outcome, fn func(*store.Session)) (store.Session, bool, error) {
 	deadline := time.Now().Add(r.endRetryFor)
 	wait := r.endBackoff
+	kept := false
 	for {
-		err := error(nil)
-		if r.endFault != nil {
-			err = r.endFault()
-		}
+		s, changed, err := r.Store.Modify(ctx, o.Session, []ir.SessionStatus{ir.Running, ir.Paused}, fn)
 		if err == nil {
-			s, changed, err := r.Store.Modify(ctx, id, []ir.SessionStatus{ir.Running, ir.Paused}, fn)
-			if err == nil {
-				return s, changed, nil
+			if kept {
+				r.dropOutcome(o.Session)
 			}
+			return s, changed, nil
 		}
-		if !r.isSupervising(id) || !time.Now().Before(deadline) || ctx.Err() != nil {
+		supervising := r.isSupervising(o.Session)
+		if supervising && !kept {
+			// Kept now, not after the retries: a supervisor killed meanwhile must not lose it.
+			o.StoreError = err.Error()
+			kept = r.keepOutcome(o) == nil
+		}
+		if !supervising || !time.Now().Before(deadline) || ctx.Err() != nil {
 			return store.Session{}, false, err
 		}
 		time.Sleep(min(wait, time.Until(deadline)))
@@ -133,11 +140,12 @@ func (r *Runner) isSupervising(id string) bool {
 
 // lateEnd records, for a session whose supervisor could not write the store when it ended, the
 // outcome that supervisor kept (keepOutcome), and says so; the one process that records it also
-// reclaims its worktree. ok is false when there is none.
-func (r *Runner) lateEnd(ctx context.Context, s store.Session) (ok bool) {
+// reclaims its worktree. found is false when there is none; err is the store's failure to record
+// it (an *UnrecordedError).
+func (r *Runner) lateEnd(ctx context.Context, s store.Session) (found bool, err error) {
 	o, found := r.keptOutcome(s.ID)
 	if !found {
-		return false
+		return false, nil
 	}
 	note := fmt.Sprintf("recorded late, by reconciliation: its supervisor could not write the store when it ended (%s)", o.StoreError)
 	reason := note
@@ -147,13 +155,72 @@ func (r *Runner) lateEnd(ctx context.Context, s store.Session) (ok bool) {
 	_, changed, err := r.Store.Modify(ctx, s.ID, []ir.SessionStatus{ir.Running, ir.Paused}, func(m *store.Session) {
 		m.Status, m.Reason, m.Verified, m.ExitCode, m.EndedAt = o.Status, reason, o.Verified, o.ExitCode, o.EndedAt.UTC()
 	})
-	if err != nil || !changed {
-		return err == nil
+	if err != nil {
+		return true, unrecorded(o, err)
+	}
+	if !changed {
+		return true, nil
 	}
 	_ = r.Store.Log(ctx, store.Event{Session: s.ID, Actor: s.Actor, Kind: "ended", Message: string(o.Status) + ": " + reason})
 	_ = r.Store.DropPauses(ctx, s.ID)
 	r.dropOutcome(s.ID)
 	r.settleReview(ctx, s.ID)
 	r.reclaimWorktree(ctx, s)
+	return true, nil
+}
+
+// UnrecordedError says that sessions the store still has in flight have ended, but the store
+// could not be written to record it (a full disk, a read-only state directory): what list and
+// get show of them is stale until it can be.
+type UnrecordedError struct {
+	// Notes says, for each such session, how it ended and why that is not recorded.
+	Notes []string
+}
+
+func (e *UnrecordedError) Error() string {
+	return "the store could not be written, so it still shows as in flight what ended (it is recorded once the store can be written: free space, or make .autonomy/state writable, and run list again):\n  " +
+		strings.Join(e.Notes, "\n  ")
+}
+
+// unrecorded is the UnrecordedError of the end o the store could not take (err).
+func unrecorded(o outcome, err error) *UnrecordedError {
+	how := string(o.Status)
+	if o.Reason != "" {
+		how += " (" + o.Reason + ")"
+	}
+	return &UnrecordedError{Notes: []string{fmt.Sprintf("session %s ended %s at %s; not recorded: %v", o.Session, how, o.EndedAt.UTC().Format(time.RFC3339), err)}}
+}
+
+// isUnrecorded says whether err is an *UnrecordedError.
+func isUnrecorded(err error) bool {
+	var u *UnrecordedError
+	return errors.As(err, &u)
+}
+
+// joinUnrecorded adds the notes of err, an *UnrecordedError, to into (made when nil); it
+// reports false, leaving into as it was, for any other error.
+func joinUnrecorded(into **UnrecordedError, err error) bool {
+	var u *UnrecordedError
+	if !errors.As(err, &u) {
+		return false
+	}
+	if *into == nil {
+		*into = &UnrecordedError{}
+	}
+	(*into).Notes = append((*into).Notes, u.Notes...)
 	return true
+}
+
+// shownUnrecorded is the UnrecordedError of session s, still in flight in the store, whose
+// supervisor kept its end because the store could not take it (it may be retrying); nil when
+// there is none.
+func (r *Runner) shownUnrecorded(s store.Session) error {
+	if s.Status.Ended() {
+		return nil
+	}
+	o, ok := r.keptOutcome(s.ID)
+	if !ok {
+		return nil
+	}
+	return unrecorded(o, errors.New(o.StoreError))
 }

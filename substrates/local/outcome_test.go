@@ -4,16 +4,40 @@ package local
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"os"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/substrates/local/store"
 )
+
+// jamEnds makes the store refuse, from inside its own write transaction, to record any session's
+// end, as SQLite refuses a write on a full disk: a trigger another connection adds to the
+// database raises the error SQLite gives then. The returned function takes the trigger away.
+func jamEnds(t *testing.T, dir string) (unjam func()) {
+	t.Helper()
+	db, err := sql.Open("sqlite", DBPath(dir)+"?_pragma=busy_timeout(10000)") // it waits for the runner's writes
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if _, err := db.Exec(`CREATE TRIGGER test_jam BEFORE UPDATE ON sessions
+		WHEN NEW.status IN ('done', 'failed', 'cancelled') AND OLD.status IN ('running', 'paused')
+		BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END`); err != nil {
+		t.Fatal(err)
+	}
+	unjam = func() {
+		if _, err := db.Exec(`DROP TRIGGER IF EXISTS test_jam`); err != nil {
+			t.Error(err)
+		}
+	}
+	t.Cleanup(unjam) // before the runner's Close, which waits for the supervisor retrying
+	return unjam
+}
 
 // A supervisor that cannot record its session's end (the store is not writable: a full disk)
 // keeps the outcome beside the session's result; once its supervisor is gone, reconciliation
@@ -23,29 +47,42 @@ func TestEndKeptWhenTheStoreIsUnwritable(t *testing.T) {
 	dir := installFleet(t, probeFleet, false)
 	r := newRunner(t, dir, Options{})
 	r.endRetryFor = 0
-	r.endFault = func() error { return errors.New("database or disk is full") }
+	unjam := jamEnds(t, dir)
 	ctx := context.Background()
 	s := launch(t, r, LaunchRequest{Actor: "judged", Text: "good"})
 	r.Wait()
 	if got, _, _ := r.Store.Get(ctx, s.ID); got.Status != ir.Running {
 		t.Fatalf("the end was written: %s %q", got.Status, got.Reason)
 	}
-	if _, err := os.Stat(r.outcomePath(s.ID)); err != nil {
-		t.Fatalf("no outcome kept: %v", err)
+	if _, ok := r.keptOutcome(s.ID); !ok {
+		t.Fatal("no outcome kept")
 	}
 	// Its supervisor is gone (in this test, the supervisor was this process).
 	dead := deadProcess(t)
 	if _, _, err := r.Store.Modify(ctx, s.ID, nil, func(m *store.Session) { m.SupervisorPID, m.SupervisorStart = dead.pid, dead.start }); err != nil {
 		t.Fatal(err)
 	}
-	got, _, err := newRunner(t, dir, Options{}).Get(ctx, s.ID)
+	// While the store still cannot be written, get and list show the session as the store has
+	// it, and say it ended and why that is not recorded.
+	other := newRunner(t, dir, Options{})
+	got, _, err := other.Get(ctx, s.ID)
+	var unrec *UnrecordedError
+	if !errors.As(err, &unrec) || got.Status != ir.Running || !strings.Contains(err.Error(), s.ID+" ended done") || !strings.Contains(err.Error(), "database or disk is full") {
+		t.Fatalf("get while the store is unwritable: %s, %v", got.Status, err)
+	}
+	if ss, err := other.List(ctx, false); !errors.As(err, &unrec) || len(ss) != 1 {
+		t.Fatalf("list while the store is unwritable: %d sessions, %v", len(ss), err)
+	}
+	unjam()
+	got, _, err = other.Get(ctx, s.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got.Status != ir.Done || got.ExitCode == nil || *got.ExitCode != 0 || got.Verified == "" {
 		t.Fatalf("recorded %s (%s), exit %v: %q", got.Status, got.Verified, got.ExitCode, got.Reason)
 	}
-	if !strings.Contains(got.Reason, "recorded late, by reconciliation: its supervisor could not write the store when it ended (database or disk is full)") {
+	if !strings.Contains(got.Reason, "recorded late, by reconciliation: its supervisor could not write the store when it ended (") ||
+		!strings.Contains(got.Reason, "database or disk is full") {
 		t.Errorf("reason %q", got.Reason)
 	}
 	if _, err := os.Stat(r.outcomePath(s.ID)); !os.IsNotExist(err) {
@@ -53,24 +90,36 @@ func TestEndKeptWhenTheStoreIsUnwritable(t *testing.T) {
 	}
 }
 
-// A store that can be written again within endRetryFor takes the end from the supervisor
-// itself, and no outcome file is left.
-func TestEndRetriedUntilTheStoreIsWritable(t *testing.T) {
+// The outcome is kept at the first failed write, not after the retries (a supervisor killed
+// while it retries must not lose it); a later write that succeeds records the end and removes
+// the kept outcome. Meanwhile get says the session ended and that the store could not take it.
+func TestEndKeptAtOnceAndRetriedUntilTheStoreIsWritable(t *testing.T) {
 	dir := installFleet(t, probeFleet, false)
 	r := newRunner(t, dir, Options{})
-	var tries atomic.Int32
-	r.endRetryFor, r.endBackoff = time.Hour, time.Nanosecond
-	r.endFault = func() error {
-		if tries.Add(1) <= 2 {
-			return errors.New("database or disk is full")
-		}
-		return nil
-	}
+	r.endRetryFor, r.endBackoff = time.Hour, time.Millisecond
+	unjam := jamEnds(t, dir)
+	ctx := context.Background()
 	s := launch(t, r, LaunchRequest{Actor: "fail"})
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if _, ok := r.keptOutcome(s.ID); ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the outcome was not kept while the supervisor retries")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	got, _, err := newRunner(t, dir, Options{}).Get(ctx, s.ID)
+	var unrec *UnrecordedError
+	if !errors.As(err, &unrec) || got.Status != ir.Running || !strings.Contains(err.Error(), s.ID+" ended failed (exit status 3)") {
+		t.Fatalf("get while its supervisor retries: %s, %v", got.Status, err)
+	}
+	unjam()
 	r.Wait()
-	got, _, _ := r.Store.Get(context.Background(), s.ID)
-	if got.Status != ir.Failed || got.ExitCode == nil || *got.ExitCode != 3 || tries.Load() != 3 {
-		t.Fatalf("%s exit %v (%q) after %d tries", got.Status, got.ExitCode, got.Reason, tries.Load())
+	got, _, _ = r.Store.Get(ctx, s.ID)
+	if got.Status != ir.Failed || got.ExitCode == nil || *got.ExitCode != 3 || strings.Contains(got.Reason, "late") {
+		t.Fatalf("%s exit %v (%q)", got.Status, got.ExitCode, got.Reason)
 	}
 	if _, err := os.Stat(r.outcomePath(s.ID)); !os.IsNotExist(err) {
 		t.Errorf("an outcome file is left: %v", err)

@@ -120,12 +120,16 @@ func (r *Runner) continueSteps(ctx context.Context, s store.Session) (store.Sess
 		}
 	} else if n >= MaxContinuations {
 		var stopBy time.Time
-		if s.PID > 0 && proc.Alive(s.PID, s.PIDStart) && sessionGroup(s) {
+		if sessionGroup(s) { // its leader may be gone, a process started for it not
 			stopBy = time.Now().Add(r.grace())
 		}
 		reason := fmt.Sprintf("its supervising runner died %d times: it was continued %d times already, the most allowed (%d), so it is not continued again (it would have resumed %s); launch it again to start over",
 			n+1, n, MaxContinuations, resumesAt(checkpointed, next))
-		if r.end(ctx, s.ID, ir.Failed, reason, "", nil, stopBy) {
+		ended, err := r.end(ctx, s.ID, ir.Failed, reason, "", nil, stopBy)
+		if err != nil {
+			return s, err
+		}
+		if ended {
 			_ = r.Store.Log(ctx, store.Event{Session: s.ID, Actor: s.Actor, Kind: "orphaned", Message: reason})
 			if !stopBy.IsZero() {
 				_ = proc.Term(s.PID) // recorded first: whoever reconciles next KILLs at stopBy

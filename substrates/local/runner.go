@@ -64,10 +64,8 @@ type Runner struct {
 	// minute is the unit of timeoutMinutes: a minute, shorter in tests.
 	minute time.Duration
 	// endRetryFor and endBackoff bound how long, and how often, a supervisor tries again to
-	// record its session's end in a store it cannot write (outcome.go); endFault, set by tests
-	// only, fails those writes.
+	// record its session's end in a store it cannot write (outcome.go).
 	endRetryFor, endBackoff time.Duration
-	endFault                func() error
 	// phaseHook, set by tests only, is called as a supervisor reaches each step of preparing a
 	// session (prepare.go).
 	phaseHook func(phase, id string)
@@ -224,7 +222,9 @@ func (r *Runner) listScope() string {
 	return r.caller.ListScope()
 }
 
-// Get returns one session, reconciled with its process.
+// Get returns one session, reconciled with its process. When the session ended but the store
+// could not be written to record it, Get returns it as the store has it with an
+// *UnrecordedError that says how it ended.
 func (r *Runner) Get(ctx context.Context, id string) (store.Session, bool, error) {
 	if err := r.authorize(ctx, "list", ""); err != nil {
 		return store.Session{}, false, err
@@ -239,10 +239,12 @@ func (r *Runner) Get(ctx context.Context, id string) (store.Session, bool, error
 	if s, err = r.reconcile(ctx, s); err != nil {
 		return s, true, err
 	}
-	return s, true, nil
+	return s, true, r.shownUnrecorded(s)
 }
 
-// List returns the sessions in flight, or with all every session, oldest first.
+// List returns the sessions in flight, or with all every session, oldest first. When some ended
+// but the store could not be written to record it, List returns them all, those as the store has
+// them, with an *UnrecordedError that says how each ended.
 func (r *Runner) List(ctx context.Context, all bool) ([]store.Session, error) {
 	if err := r.authorize(ctx, "list", ""); err != nil {
 		return nil, err
@@ -256,12 +258,16 @@ func (r *Runner) List(ctx context.Context, all bool) ([]store.Session, error) {
 		return nil, err
 	}
 	changed := false
+	var stale *UnrecordedError
 	for i := range ss {
 		if ss[i].Status.Ended() {
 			continue
 		}
 		n, err := r.reconcile(ctx, ss[i])
-		if err != nil {
+		if err == nil {
+			err = r.shownUnrecorded(n)
+		}
+		if err != nil && !joinUnrecorded(&stale, err) {
 			return nil, err
 		}
 		if n.Status != ss[i].Status {
@@ -278,13 +284,16 @@ func (r *Runner) List(ctx context.Context, all bool) ([]store.Session, error) {
 		}
 		ss = kept
 	}
+	if stale != nil {
+		return ss, stale
+	}
 	return ss, nil
 }
 
-// Logs is the log file of a session.
+// Logs is the log file of a session (one whose end the store could not record has a log too).
 func (r *Runner) Logs(ctx context.Context, id string) (store.Session, string, error) {
 	s, ok, err := r.Get(ctx, id)
-	if err != nil {
+	if err != nil && !isUnrecorded(err) {
 		return s, "", err
 	}
 	if !ok {

@@ -185,7 +185,7 @@ func (r *Runner) Cancel(ctx context.Context, id string) (bool, error) {
 	if s.Kind == "human" {
 		return true, r.engage.Retract(ctx, s)
 	}
-	if s.PID > 0 && proc.Alive(s.PID, s.PIDStart) && sessionGroup(s) {
+	if sessionGroup(s) { // its leader may be gone, a process started for it not
 		if err := proc.Term(s.PID); err != nil {
 			return true, err
 		}

@@ -132,7 +132,7 @@ func (r *Runner) FollowLogs(ctx context.Context, id string, follow bool, w io.Wr
 		if err != nil {
 			return err
 		}
-		if n, err = r.reconcile(ctx, n); err != nil {
+		if n, err = r.reconcile(ctx, n); err != nil && !isUnrecorded(err) {
 			return err
 		}
 		s = n

@@ -308,8 +308,8 @@ func branchExists(ctx context.Context, repo, branch string) (bool, error) {
 // addFailed explains a failed "git worktree add" and what to do about it.
 func addFailed(ctx context.Context, repo, path, branch string, err error) error {
 	if branch != "" {
-		if at := checkedOutAt(ctx, repo, branch); at != "" {
-			return fmt.Errorf("cannot create the worktree %s: %w (the branch %s is checked out in the worktree %s, and a branch can be checked out in one worktree only: finish there, remove that worktree with git worktree remove %s, or choose another branch)", path, err, branch, at, at)
+		if at, main := CheckedOut(ctx, repo, branch); at != "" {
+			return fmt.Errorf("cannot create the worktree %s: %w (%s)", path, err, CheckedOutHint(branch, at, main))
 		}
 	}
 	if entries, statErr := os.ReadDir(path); statErr == nil && len(entries) > 0 {
@@ -318,21 +318,31 @@ func addFailed(ctx context.Context, repo, path, branch string, err error) error 
 	return fmt.Errorf("cannot create the worktree %s: %w", path, err)
 }
 
-// checkedOutAt is the worktree of repo in which branch is checked out, if any.
-func checkedOutAt(ctx context.Context, repo, branch string) string {
+// CheckedOut is the worktree of repo in which branch is checked out ("" when none, or when git
+// cannot tell), and whether that is the repository's main worktree (its first).
+func CheckedOut(ctx context.Context, repo, branch string) (at string, main bool) {
 	out, err := git(ctx, repo, "worktree", "list", "--porcelain")
 	if err != nil {
-		return ""
+		return "", false
 	}
-	var at string
+	n := 0
 	for _, line := range strings.Split(out, "\n") {
 		if p, ok := strings.CutPrefix(line, "worktree "); ok {
-			at = p
+			at, n = p, n+1
 		} else if line == "branch refs/heads/"+branch {
-			return at
+			return at, n == 1
 		}
 	}
-	return ""
+	return "", false
+}
+
+// CheckedOutHint says that branch is checked out in the worktree at (main: the repository's
+// own) and what to do, for an error message.
+func CheckedOutHint(branch, at string, main bool) string {
+	if main {
+		return fmt.Sprintf("the branch %s is checked out in the repository itself, %s, and a branch can be checked out in one worktree only: give --branch a new name (it is created from HEAD) or another branch, or switch %s to another branch first", branch, at, at)
+	}
+	return fmt.Sprintf("the branch %s is checked out in the worktree %s, and a branch can be checked out in one worktree only: finish there (a session's worktree goes when it ends), remove that worktree with git worktree remove %s, or choose another branch", branch, at, at)
 }
 
 // Remove removes the worktree at path that Add created from base, unless that would lose work.

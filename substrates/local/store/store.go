@@ -56,6 +56,9 @@ func Open(path string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening the database %s: %w", path, err)
 	}
+	if err := regularOrAbsent(abs); err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
 		return nil, fmt.Errorf("opening the database %s: %w", abs, err)
 	}
@@ -83,6 +86,28 @@ func Open(path string) (*Store, error) {
 		}
 		time.Sleep(time.Duration(1+rand.IntN(10)) * time.Millisecond)
 	}
+}
+
+// regularOrAbsent refuses a database path that names something other than a regular file (what a
+// symbolic link points to counts): SQLite would read a device or a FIFO as a database and fail
+// with "disk I/O error", or write to it.
+func regularOrAbsent(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil || fi.Mode().IsRegular() {
+		return nil // absent (created), or SQLite says why it cannot be read
+	}
+	kind := "a special file"
+	switch m := fi.Mode(); {
+	case m.IsDir():
+		kind = "a directory"
+	case m&os.ModeNamedPipe != 0:
+		kind = "a FIFO"
+	case m&os.ModeSocket != 0:
+		kind = "a socket"
+	case m&os.ModeDevice != 0:
+		kind = "a device"
+	}
+	return fmt.Errorf("the database %s is %s, not a regular file: give the path of a database file (it is created if missing)", path, kind)
 }
 
 // isBusy reports whether err is SQLite's SQLITE_BUSY, in any of its extended forms.
