@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -51,12 +52,23 @@ actors:
 	}
 	t.Cleanup(func() { st.Close() })
 	ctx := context.Background()
+	var launched []string
+	// Whatever the test's outcome, no agent of it outlives it: their release files go with bin.
+	t.Cleanup(func() {
+		for _, id := range launched {
+			if s, _, err := st.Get(ctx, id); err == nil && s.PID > 0 {
+				_ = syscall.Kill(-s.PID, syscall.SIGKILL)
+			}
+		}
+	})
 	launch := func() string {
 		out, errOut, code := cli(t, env, "runner", "--dir", dir, "launch", "calm")
 		if code != 0 {
 			t.Fatalf("launch: %d %s", code, errOut)
 		}
-		return strings.Fields(out)[0]
+		id := strings.Fields(out)[0]
+		launched = append(launched, id)
+		return id
 	}
 	trace := func() string { b, _ := os.ReadFile(filepath.Join(bin, "trace")); return string(b) }
 	release := func(id string) {
@@ -197,12 +209,23 @@ actors:
 			t.Fatal(err)
 		}
 	}
+	var launched []string
+	// Whatever the test's outcome, no agent of it outlives it: their release files go with bin.
+	t.Cleanup(func() {
+		for _, id := range launched {
+			if s, _, err := st.Get(ctx, id); err == nil && s.PID > 0 {
+				_ = syscall.Kill(-s.PID, syscall.SIGKILL)
+			}
+		}
+	})
 	launch := func() string {
 		out, errOut, code := cli(t, env, "runner", "--dir", dir, "launch", "calm")
 		if code != 0 {
 			t.Fatalf("launch: %d %s", code, errOut)
 		}
-		return strings.Fields(out)[0]
+		id := strings.Fields(out)[0]
+		launched = append(launched, id)
+		return id
 	}
 	trace := func() string { b, _ := os.ReadFile(filepath.Join(bin, "trace")); return string(b) }
 
