@@ -58,77 +58,25 @@ func Propose(ctx context.Context, e *Env, bundle string) (*Proposal, error) {
 		fmt.Fprintf(e.Out, "%s made no commits: nothing to propose\n", e.Actor)
 		return nil, nil
 	}
-	subject, item := e.Subject, 0
-	if subject == "" {
-		// A proposer without a work item (one on a schedule) has one standing proposal.
-		subject = ScheduledSubject
-	} else {
-		n, err := strconv.Atoi(subject)
-		if err != nil || n < 1 {
-			return nil, fmt.Errorf("the subject %q is not a work item number", subject)
-		}
-		item = n
-	}
-	if !safeSubject.MatchString(e.Actor) {
-		return nil, fmt.Errorf("actor %q must be a name (letters, digits, . _ -): it names the branch", e.Actor)
-	}
-	repo, _, err := e.Client.Repositories.Get(ctx, e.Owner, e.Repo)
-	if err != nil {
-		return nil, fmt.Errorf("reading the repository: %w", err)
-	}
-	def := repo.GetDefaultBranch()
-	abs, err := filepath.Abs(bundle)
+	subject, item, err := e.proposalSubject()
 	if err != nil {
 		return nil, err
 	}
-	if _, err := e.git(append(e.remoteArgs(), "fetch", "--quiet", "--no-tags", e.Remote, "+refs/heads/"+def+":refs/autonomy/base")...); err != nil {
-		return nil, err
-	}
-	refuse := func(reason string, files []string) (*Proposal, error) {
-		msg := fmt.Sprintf("**%s**: the proposal was not opened: %s", e.Actor, reason)
-		for _, f := range files {
-			msg += "\n- `" + f + "`"
-		}
-		if e.RunURL != "" {
-			msg += "\n\n(" + e.RunURL + ")"
-		}
-		if item == 0 {
-			fmt.Fprintln(e.Out, msg) // no work item to say it on: the run's log says it
-		} else if err := e.comment(ctx, item, msg); err != nil {
-			return nil, fmt.Errorf("%s; and saying so on #%d failed: %w", reason, item, err)
-		}
-		return nil, &Refused{reason + ": " + strings.Join(files, ", ")}
-	}
-	if _, err := e.git("fetch", "--quiet", "--no-tags", abs, "+HEAD:refs/autonomy/proposed"); err != nil {
-		return refuse("its commits do not apply to the repository (the bundle does not read here)", nil)
-	}
-	mb, err := e.git("merge-base", "refs/autonomy/base", "refs/autonomy/proposed")
-	if err != nil {
-		return refuse("its commits share no history with "+def, nil)
-	}
-	files, reason, bad, err := e.proposedFiles(mb, "refs/autonomy/proposed")
+	def, abs, err := e.fetchBase(ctx, bundle)
 	if err != nil {
 		return nil, err
 	}
-	if reason != "" {
-		return refuse(reason, bad)
+	mb, files, err := e.proposedChanges(ctx, item, def, abs)
+	if err != nil {
+		return nil, err
 	}
 	if len(files) == 0 {
 		fmt.Fprintf(e.Out, "%s's commits change no file: nothing to propose\n", e.Actor)
 		return nil, nil
 	}
-	head, conflicts, err := e.rebase(mb)
+	head, files, err := e.rebasedHead(ctx, item, def, mb, files)
 	if err != nil {
 		return nil, err
-	}
-	if len(conflicts) > 0 {
-		return refuse("it does not apply to the current "+def+"; these files conflict", conflicts)
-	}
-	// What is pushed is checked too: the rebased head's difference from the default branch.
-	if files, reason, bad, err = e.pushedFiles(files, head); err != nil {
-		return nil, err
-	} else if reason != "" {
-		return refuse(reason, bad)
 	}
 
 	p := &Proposal{Files: files, Branch: BranchPrefix + e.Actor + "/" + subject, HumanRequired: matching(files, e.HumanPaths)}
@@ -136,97 +84,21 @@ func Propose(ctx context.Context, e *Env, bundle string) (*Proposal, error) {
 	if err != nil {
 		return nil, err
 	}
-	var existing *github.PullRequest
-	nodeID := ""
-	for _, pr := range open {
-		if pr.GetHead().GetRef() == p.Branch {
-			existing = pr
-		}
-	}
-	if e.Policy.Box.GHActions.CommitSigning == SigningVerifiedAPI {
-		base, err := e.git("rev-parse", "refs/autonomy/base")
-		if err != nil {
-			return nil, err
-		}
-		// The local head keeps naming the proposal (its title); the branch holds GitHub's copies.
-		if p.Head, err = e.pushSigned(ctx, base, head, p.Branch); err != nil {
-			return nil, err
-		}
-		p.Signed = true
-	} else if _, err := e.git(append(e.remoteArgs(), "push", "--quiet", "--force", e.Remote, head+":refs/heads/"+p.Branch)...); err != nil {
+	existing := pullFrom(open, p.Branch)
+	if err := e.pushProposal(ctx, p, head); err != nil {
 		return nil, err
-	} else {
-		p.Head = head
 	}
-	if max := e.Policy.Box.MaxOpenAgentPRs; existing == nil && max > 0 && len(open) >= max {
-		p.Capped = true
-		msg := fmt.Sprintf("**%s**: %d agent pull requests are open, the most `policy.box.max_open_agent_prs` allows; the change is on branch `%s`, and no pull request was opened.", e.Actor, len(open), p.Branch)
-		if item != 0 {
-			if err := e.comment(ctx, item, msg); err != nil {
-				return nil, err
-			}
-		}
-		fmt.Fprintln(e.Out, msg)
+	if capped, err := e.atCap(ctx, p, item, open, existing); err != nil {
+		return nil, err
+	} else if capped {
 		return p, nil
 	}
-	body := fmt.Sprintf("Proposed by the agent `%s`", e.Actor)
-	if item != 0 {
-		body = fmt.Sprintf("Work item: #%d\n\n", item) + body
+	nodeID, err := e.openOrUpdatePull(ctx, p, existing, item, def, head)
+	if err != nil {
+		return nil, err
 	}
-	if e.RunURL != "" {
-		body += " in " + e.RunURL
-	}
-	body += ".\n"
-	if existing != nil {
-		p.PR, nodeID = existing.GetNumber(), existing.GetNodeID()
-		if _, _, err := e.Client.PullRequests.Edit(ctx, e.Owner, e.Repo, p.PR, &github.PullRequest{Body: github.String(body)}); err != nil {
-			return nil, fmt.Errorf("updating #%d: %w", p.PR, err)
-		}
-	} else {
-		title, err := e.git("log", "-1", "--format=%s", head)
-		if err != nil {
-			return nil, err
-		}
-		pr, _, err := e.Client.PullRequests.Create(ctx, e.Owner, e.Repo, &github.NewPullRequest{
-			Title: github.String(title), Head: github.String(p.Branch), Base: github.String(def), Body: github.String(body)})
-		if err != nil {
-			return nil, fmt.Errorf("opening the pull request: %w", err)
-		}
-		p.PR, p.Created, nodeID = pr.GetNumber(), true, pr.GetNodeID()
-	}
-	labels := []string{e.Policy.label("in-review")}
-	if len(p.HumanRequired) > 0 {
-		labels = append(labels, e.Policy.label("input-required"))
-	}
-	if _, _, err := e.Client.Issues.AddLabelsToIssue(ctx, e.Owner, e.Repo, p.PR, labels); err != nil {
-		return nil, fmt.Errorf("labelling #%d: %w", p.PR, err)
-	}
-	// The human gate of the head just pushed is posted by the control workflow (this job may
-	// push code, so it posts no status: humangate.go); until then the head has none, and
-	// nothing merges it.
-	if _, err := e.Client.Actions.CreateWorkflowDispatchEventByFileName(ctx, e.Owner, e.Repo, ControlWorkflow, github.CreateWorkflowDispatchEventRequest{
-		Ref: def, Inputs: map[string]any{GateInput: strconv.Itoa(p.PR)}}); err != nil {
-		return nil, fmt.Errorf("dispatching the human gate (%s): %w", ControlWorkflow, err)
-	}
-	if err := e.armAutoMerge(ctx, nodeID); err != nil {
-		// The pull request stands; it merges by hand once protection is satisfied.
-		p.AutoMergeError = err.Error()
-		fmt.Fprintf(e.Out, "warning: auto-merge not armed on #%d: %v (run autonomy provision)\n", p.PR, err)
-	} else {
-		p.AutoMerge = true
-	}
-	// A pull request opened with the job's token fires no pull_request event: the reviewer and
-	// the checks are dispatched here.
-	if e.ReviewerWorkflow != "" && e.ReviewerInput != "" {
-		if _, err := e.Client.Actions.CreateWorkflowDispatchEventByFileName(ctx, e.Owner, e.Repo, e.ReviewerWorkflow, github.CreateWorkflowDispatchEventRequest{
-			Ref: def, Inputs: map[string]any{e.ReviewerInput: strconv.Itoa(p.PR)}}); err != nil {
-			return nil, fmt.Errorf("dispatching the reviewer %s: %w", e.ReviewerWorkflow, err)
-		}
-	}
-	for _, wf := range append(slices.Clone(e.Policy.Box.GHActions.DispatchChecks), e.Policy.Box.GHActions.DispatchReviews...) {
-		if _, err := e.Client.Actions.CreateWorkflowDispatchEventByFileName(ctx, e.Owner, e.Repo, wf, github.CreateWorkflowDispatchEventRequest{Ref: p.Branch}); err != nil {
-			return nil, fmt.Errorf("dispatching %s: %w", wf, err)
-		}
+	if err := e.labelAndDispatch(ctx, p, def, nodeID); err != nil {
+		return nil, err
 	}
 	// Last: the pull request stands, reviewed and checked, whether or not a person can be
 	// engaged; a failure to engage fails the job, visibly.
@@ -241,6 +113,230 @@ func Propose(ctx context.Context, e *Env, bundle string) (*Proposal, error) {
 	}
 	fmt.Fprintf(e.Out, "%s #%d from %s (%d files)\n", verb, p.PR, p.Branch, len(files))
 	return p, nil
+}
+
+// proposalSubject is the subject the branch is named after and the work item it answers (0
+// for none), checked with the actor: both name the branch.
+func (e *Env) proposalSubject() (string, int, error) {
+	subject, item := e.Subject, 0
+	if subject == "" {
+		// A proposer without a work item (one on a schedule) has one standing proposal.
+		subject = ScheduledSubject
+	} else {
+		n, err := strconv.Atoi(subject)
+		if err != nil || n < 1 {
+			return "", 0, fmt.Errorf("the subject %q is not a work item number", subject)
+		}
+		item = n
+	}
+	if !safeSubject.MatchString(e.Actor) {
+		return "", 0, fmt.Errorf("actor %q must be a name (letters, digits, . _ -): it names the branch", e.Actor)
+	}
+	return subject, item, nil
+}
+
+// fetchBase reads the repository's default branch and fetches it to refs/autonomy/base; it
+// returns that branch and the absolute path of bundle.
+func (e *Env) fetchBase(ctx context.Context, bundle string) (string, string, error) {
+	repo, _, err := e.Client.Repositories.Get(ctx, e.Owner, e.Repo)
+	if err != nil {
+		return "", "", fmt.Errorf("reading the repository: %w", err)
+	}
+	def := repo.GetDefaultBranch()
+	abs, err := filepath.Abs(bundle)
+	if err != nil {
+		return "", "", err
+	}
+	if _, err := e.git(append(e.remoteArgs(), "fetch", "--quiet", "--no-tags", e.Remote, "+refs/heads/"+def+":refs/autonomy/base")...); err != nil {
+		return "", "", err
+	}
+	return def, abs, nil
+}
+
+// refuse says on the work item (or, without one, in the run's log) why the proposal was not
+// opened, and returns the refusal.
+func (e *Env) refuse(ctx context.Context, item int, reason string, files []string) error {
+	msg := fmt.Sprintf("**%s**: the proposal was not opened: %s", e.Actor, reason)
+	for _, f := range files {
+		msg += "\n- `" + f + "`"
+	}
+	if e.RunURL != "" {
+		msg += "\n\n(" + e.RunURL + ")"
+	}
+	if item == 0 {
+		fmt.Fprintln(e.Out, msg) // no work item to say it on: the run's log says it
+	} else if err := e.comment(ctx, item, msg); err != nil {
+		return fmt.Errorf("%s; and saying so on #%d failed: %w", reason, item, err)
+	}
+	return &Refused{reason + ": " + strings.Join(files, ", ")}
+}
+
+// proposedChanges fetches the bundle at abs to refs/autonomy/proposed and returns its merge
+// base with the default branch def and the files its commits change, refusing commits that
+// do not read here or change what the actor may not.
+func (e *Env) proposedChanges(ctx context.Context, item int, def, abs string) (string, []string, error) {
+	if _, err := e.git("fetch", "--quiet", "--no-tags", abs, "+HEAD:refs/autonomy/proposed"); err != nil {
+		return "", nil, e.refuse(ctx, item, "its commits do not apply to the repository (the bundle does not read here)", nil)
+	}
+	mb, err := e.git("merge-base", "refs/autonomy/base", "refs/autonomy/proposed")
+	if err != nil {
+		return "", nil, e.refuse(ctx, item, "its commits share no history with "+def, nil)
+	}
+	files, reason, bad, err := e.proposedFiles(mb, "refs/autonomy/proposed")
+	if err != nil {
+		return "", nil, err
+	}
+	if reason != "" {
+		return "", nil, e.refuse(ctx, item, reason, bad)
+	}
+	return mb, files, nil
+}
+
+// rebasedHead puts the proposal on the default branch def and returns the commit to push and
+// the files it changes, refusing conflicts and what the push would change that the actor may
+// not.
+func (e *Env) rebasedHead(ctx context.Context, item int, def, mb string, files []string) (string, []string, error) {
+	head, conflicts, err := e.rebase(mb)
+	if err != nil {
+		return "", nil, err
+	}
+	if len(conflicts) > 0 {
+		return "", nil, e.refuse(ctx, item, "it does not apply to the current "+def+"; these files conflict", conflicts)
+	}
+	// What is pushed is checked too: the rebased head's difference from the default branch.
+	files, reason, bad, err := e.pushedFiles(files, head)
+	if err != nil {
+		return "", nil, err
+	}
+	if reason != "" {
+		return "", nil, e.refuse(ctx, item, reason, bad)
+	}
+	return head, files, nil
+}
+
+// pullFrom is the pull request of open whose head is branch, nil if none is.
+func pullFrom(open []*github.PullRequest, branch string) *github.PullRequest {
+	var existing *github.PullRequest
+	for _, pr := range open {
+		if pr.GetHead().GetRef() == branch {
+			existing = pr
+		}
+	}
+	return existing
+}
+
+// pushProposal pushes head to the proposal's branch and records the commit the branch points
+// at, through the Git Data API when commits are signed.
+func (e *Env) pushProposal(ctx context.Context, p *Proposal, head string) error {
+	if e.Policy.Box.GHActions.CommitSigning == SigningVerifiedAPI {
+		base, err := e.git("rev-parse", "refs/autonomy/base")
+		if err != nil {
+			return err
+		}
+		// The local head keeps naming the proposal (its title); the branch holds GitHub's copies.
+		if p.Head, err = e.pushSigned(ctx, base, head, p.Branch); err != nil {
+			return err
+		}
+		p.Signed = true
+	} else if _, err := e.git(append(e.remoteArgs(), "push", "--quiet", "--force", e.Remote, head+":refs/heads/"+p.Branch)...); err != nil {
+		return err
+	} else {
+		p.Head = head
+	}
+	return nil
+}
+
+// atCap is whether opening a new pull request would pass policy.box.max_open_agent_prs; if so
+// it marks p capped and says so on the work item and in the run's log.
+func (e *Env) atCap(ctx context.Context, p *Proposal, item int, open []*github.PullRequest, existing *github.PullRequest) (bool, error) {
+	max := e.Policy.Box.MaxOpenAgentPRs
+	if existing != nil || max <= 0 || len(open) < max {
+		return false, nil
+	}
+	p.Capped = true
+	msg := fmt.Sprintf("**%s**: %d agent pull requests are open, the most `policy.box.max_open_agent_prs` allows; the change is on branch `%s`, and no pull request was opened.", e.Actor, len(open), p.Branch)
+	if item != 0 {
+		if err := e.comment(ctx, item, msg); err != nil {
+			return true, err
+		}
+	}
+	fmt.Fprintln(e.Out, msg)
+	return true, nil
+}
+
+// openOrUpdatePull opens the proposal's pull request against def, titled after head, or
+// updates the body of the existing one; it returns the pull request's node ID.
+func (e *Env) openOrUpdatePull(ctx context.Context, p *Proposal, existing *github.PullRequest, item int, def, head string) (string, error) {
+	body := fmt.Sprintf("Proposed by the agent `%s`", e.Actor)
+	if item != 0 {
+		body = fmt.Sprintf("Work item: #%d\n\n", item) + body
+	}
+	if e.RunURL != "" {
+		body += " in " + e.RunURL
+	}
+	body += ".\n"
+	if existing != nil {
+		p.PR = existing.GetNumber()
+		if _, _, err := e.Client.PullRequests.Edit(ctx, e.Owner, e.Repo, p.PR, &github.PullRequest{Body: github.String(body)}); err != nil {
+			return "", fmt.Errorf("updating #%d: %w", p.PR, err)
+		}
+		return existing.GetNodeID(), nil
+	}
+	title, err := e.git("log", "-1", "--format=%s", head)
+	if err != nil {
+		return "", err
+	}
+	pr, _, err := e.Client.PullRequests.Create(ctx, e.Owner, e.Repo, &github.NewPullRequest{
+		Title: github.String(title), Head: github.String(p.Branch), Base: github.String(def), Body: github.String(body)})
+	if err != nil {
+		return "", fmt.Errorf("opening the pull request: %w", err)
+	}
+	p.PR, p.Created = pr.GetNumber(), true
+	return pr.GetNodeID(), nil
+}
+
+// labelAndDispatch labels the pull request, dispatches its human gate, arms auto-merge on
+// nodeID and dispatches its reviewer and the checks, in that order.
+func (e *Env) labelAndDispatch(ctx context.Context, p *Proposal, def, nodeID string) error {
+	labels := []string{e.Policy.label("in-review")}
+	if len(p.HumanRequired) > 0 {
+		labels = append(labels, e.Policy.label("input-required"))
+	}
+	if _, _, err := e.Client.Issues.AddLabelsToIssue(ctx, e.Owner, e.Repo, p.PR, labels); err != nil {
+		return fmt.Errorf("labelling #%d: %w", p.PR, err)
+	}
+	// The human gate of the head just pushed is posted by the control workflow (this job may
+	// push code, so it posts no status: humangate.go); until then the head has none, and
+	// nothing merges it.
+	if err := e.dispatch(ctx, ControlWorkflow, def, map[string]any{GateInput: strconv.Itoa(p.PR)}); err != nil {
+		return fmt.Errorf("dispatching the human gate (%s): %w", ControlWorkflow, err)
+	}
+	if err := e.armAutoMerge(ctx, nodeID); err != nil {
+		// The pull request stands; it merges by hand once protection is satisfied.
+		p.AutoMergeError = err.Error()
+		fmt.Fprintf(e.Out, "warning: auto-merge not armed on #%d: %v (run autonomy provision)\n", p.PR, err)
+	} else {
+		p.AutoMerge = true
+	}
+	// A pull request opened with the job's token fires no pull_request event: the reviewer and
+	// the checks are dispatched here.
+	if e.ReviewerWorkflow != "" && e.ReviewerInput != "" {
+		if err := e.dispatch(ctx, e.ReviewerWorkflow, def, map[string]any{e.ReviewerInput: strconv.Itoa(p.PR)}); err != nil {
+			return fmt.Errorf("dispatching the reviewer %s: %w", e.ReviewerWorkflow, err)
+		}
+	}
+	for _, wf := range append(slices.Clone(e.Policy.Box.GHActions.DispatchChecks), e.Policy.Box.GHActions.DispatchReviews...) {
+		if err := e.dispatch(ctx, wf, p.Branch, nil); err != nil {
+			return fmt.Errorf("dispatching %s: %w", wf, err)
+		}
+	}
+	return nil
+}
+
+// dispatch fires the workflow file wf on ref with inputs.
+func (e *Env) dispatch(ctx context.Context, wf, ref string, inputs map[string]any) error {
+	_, err := e.Client.Actions.CreateWorkflowDispatchEventByFileName(ctx, e.Owner, e.Repo, wf, github.CreateWorkflowDispatchEventRequest{Ref: ref, Inputs: inputs})
+	return err
 }
 
 // rebase puts the proposal on the current default branch: as it is when it already sits on
