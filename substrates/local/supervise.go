@@ -1,0 +1,393 @@
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/substrates/agent"
+	"github.com/autonomyhq/autonomy/substrates/local/gitws"
+	"github.com/autonomyhq/autonomy/substrates/local/proc"
+	"github.com/autonomyhq/autonomy/substrates/local/store"
+)
+
+// Supervise runs a recorded session to its end: workspace, prelaunch, the process, its timeout,
+// the verification of its result. It is what a detached supervisor process runs.
+func (r *Runner) Supervise(ctx context.Context, id string) error {
+	s, ok, err := r.Store.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("no session %s", id)
+	}
+	if s.Kind != "agent" || s.Status.Ended() {
+		return nil
+	}
+	// This process supervises this one session: on Linux it is the subreaper of everything the
+	// session starts, so a process that left the session's group (setsid) and was orphaned is
+	// re-parented here, and killed once the session is over, rather than living on under init.
+	subreaper := proc.BecomeSubreaper() == nil
+	r.mu.Lock()
+	r.supervising[id] = true
+	r.mu.Unlock()
+	r.supervise(ctx, id)
+	r.done(id)
+	if subreaper {
+		if killed := proc.KillOrphans(r.otherSupervisor); len(killed) > 0 {
+			msg := fmt.Sprintf("killed %d process(es) that had left its process group and outlived it: %v", len(killed), killed)
+			_ = r.Store.Log(ctx, store.Event{Session: id, Actor: s.Actor, Kind: "escaped", Message: msg})
+		}
+	}
+	return nil
+}
+
+// supervision is one session supervise runs, as its steps share it. Each step that holds
+// something until the session is over (a lock, a worktree, a pipe) calls the next step and
+// lets go when that returns, so everything is let go in the reverse of the order it was taken.
+type supervision struct {
+	r       *Runner
+	s       store.Session
+	logf    *cappedLog
+	cfg     *ActorConfig
+	workdir string
+	// env is the session's environment; resultPath where its result is written.
+	env        []string
+	resultPath string
+	// end ends the session once its worktree is dealt with (run).
+	end func(status ir.SessionStatus, reason, verified string, code *int)
+	// snap and gsnap are what is put back when the agent ends (guard).
+	snap  installSnapshot
+	gsnap *gitSnapshot
+	// resultOut keeps the process's stdout at outPath when the runner reads it as it exits.
+	outPath   string
+	resultOut *cappedOutput
+}
+
+// supervise runs session id, read from the store, to its end: it opens its log, takes the root
+// workspace lock, and prepares its workspace; run does the rest.
+func (r *Runner) supervise(ctx context.Context, id string) {
+	s, ok, err := r.Store.Get(ctx, id)
+	if err != nil || !ok || s.Status.Ended() {
+		return
+	}
+	path, valid := r.logPath(id)
+	if !valid {
+		r.finish(ctx, id, ir.Failed, fmt.Sprintf("%q is not a session id", id), "", nil)
+		return
+	}
+	logf, err := openCappedLog(path, r.logMax())
+	if err != nil {
+		r.finish(ctx, id, ir.Failed, fmt.Sprintf("cannot open its log: %v", err), "", nil)
+		return
+	}
+	defer logf.Close()
+	// Where its outcome is kept should the store be unwritable when it ends (outcome.go).
+	r.reserveOutcome(id)
+	defer r.settleOutcome(id)
+	if s.PID > 0 && !r.resumeRun(ctx, s, logf) {
+		// A continued session (resume.go): the run its dead supervisor started must be gone.
+		r.finish(ctx, id, ir.Failed, fmt.Sprintf("cannot stop the run its dead supervisor started (process group %d)", s.PID), "", nil)
+		return
+	}
+	// What autonomy installed is read, and the session prepared, while no agent works in the
+	// installation root, which can change it until its session ends (rootlock.go).
+	hold, ok := r.lockRoot(ctx, s, logf, false)
+	if !ok {
+		return
+	}
+	defer hold.release()
+	cfg, err := r.In.ReloadActor(s.Actor)
+	if err != nil {
+		r.finish(ctx, id, ir.Failed, err.Error(), "", nil)
+		return
+	}
+
+	r.phase("workspace", id)
+	if r.cancelled(ctx, id) {
+		return
+	}
+	workdir, cleanup, err := r.workspace(ctx, s, cfg)
+	if err != nil {
+		r.finish(ctx, id, ir.Failed, err.Error(), "", nil)
+		return
+	}
+	sv := &supervision{r: r, s: s, logf: logf, cfg: cfg, workdir: workdir}
+	sv.run(ctx, hold, cleanup)
+}
+
+// run takes the session from its workspace, which cleanup deals with, to its end: it takes the
+// installation root for an agent that works there, and runs the prelaunch; launch does the rest.
+func (sv *supervision) run(ctx context.Context, hold *rootHold, cleanup func() string) {
+	r, s, id := sv.r, sv.s, sv.s.ID
+	// The session ends only once its worktree is dealt with: whoever sees it ended finds its
+	// commits saved on their branch.
+	var ending *func() bool
+	sv.end = func(status ir.SessionStatus, reason, verified string, code *int) {
+		f := func() bool {
+			ended, err := r.end(ctx, id, status, reason, verified, code, time.Time{})
+			return ended || err != nil // false only when it had ended already
+		}
+		ending = &f
+	}
+	defer func() {
+		if note := cleanup(); note != "" {
+			fmt.Fprintf(sv.logf, "autonomy: %s\n", note)
+			_ = r.Store.Log(ctx, store.Event{Session: id, Actor: s.Actor, Kind: "worktree", Message: note})
+		}
+		if ending != nil && !(*ending)() {
+			// It had ended already, cancelled: a stop may be under way, and is over now that the
+			// group is gone. (Ending it here from running proves no stop was recorded: one is
+			// only recorded with the end of a running session.)
+			r.stopDone(ctx, id)
+		}
+	}()
+	if sv.cfg.Skill && sv.workdir == r.In.Dir {
+		// One agent at a time in the installation root, and nobody else starting meanwhile
+		// (rootlock.go): others wait, queued. Its config is read again once it holds the root:
+		// the one read before may be another agent's change, since put back.
+		hold.release()
+		var ok bool
+		if hold, ok = r.lockRoot(ctx, s, sv.logf, true); !ok {
+			return
+		}
+		defer hold.release()
+		var err error
+		if sv.cfg, err = r.In.ReloadActor(s.Actor); err != nil || !sv.cfg.Skill || sv.cfg.Workspace == "isolated" {
+			msg := "the installation changed while it waited for the installation root; launch it again"
+			if err != nil {
+				msg = err.Error()
+			}
+			sv.end(ir.Failed, msg, "", nil)
+			return
+		}
+	}
+	sv.resultPath = r.In.Path(StateDir + "/results/" + id + ".json")
+	sv.env = r.sessionEnv(s, sv.cfg, sv.workdir, sv.resultPath)
+
+	// A cancel recorded while the session is prepared ends it before anything more starts: it is
+	// checked after each step, and stops a prelaunch under way (prepare.go).
+	r.phase("prelaunch", id)
+	if r.cancelled(ctx, id) {
+		return
+	}
+	if sv.prelaunch(ctx) {
+		sv.launch(ctx, hold)
+	}
+}
+
+// prelaunch runs the actor's prelaunch command, if it has one, in its workspace. It is false
+// when the session goes no further: cancelled, or failed.
+func (sv *supervision) prelaunch(ctx context.Context) bool {
+	r, cfg, logf, id := sv.r, sv.cfg, sv.logf, sv.s.ID
+	if cfg.Prelaunch == "" {
+		return true
+	}
+	pre := exec.Command("/bin/sh", "-c", cfg.Prelaunch)
+	pre.Dir, pre.Env = sv.workdir, sv.env
+	pre.SysProcAttr = proc.SysProcAttr()
+	stop, forget := r.watchCancel(id)
+	err := runBounded(pre, logf, sv.s.Timeout, r.grace(), stop)
+	forget()
+	if errors.Is(err, errCancelled) || r.cancelled(ctx, id) {
+		fmt.Fprintf(logf, "autonomy: cancelled while preparing: the agent was not started\n")
+		return false
+	}
+	if err != nil {
+		sv.end(ir.Failed, fmt.Sprintf("prelaunch failed: %v", err), "", nil)
+		return false
+	}
+	return true
+}
+
+// launch makes the command that starts the agent, and what its end puts back; start does the
+// rest.
+func (sv *supervision) launch(ctx context.Context, hold *rootHold) {
+	argv, stdin, preset, err := sv.command(ctx)
+	if err == nil && preset {
+		var removeTmp func()
+		sv.env, removeTmp, err = presetTemp(sv.cfg, sv.env) // removed once the session is over
+		defer removeTmp()
+	}
+	if err != nil {
+		sv.end(ir.Failed, err.Error(), "", nil)
+		return
+	}
+	if stdin != "" && sv.cfg.Skill {
+		if stdin, err = sv.r.weave(ctx, sv.s, sv.cfg, stdin, sv.logf); err != nil {
+			sv.end(ir.Failed, err.Error(), "", nil)
+			return
+		}
+	}
+	if sv.guard(ctx) {
+		sv.start(ctx, hold, argv, stdin, preset)
+	}
+}
+
+// command is the argv that starts the agent, filled when it is a preset's, the file fed on its
+// stdin, and whether the argv is a preset's.
+func (sv *supervision) command(ctx context.Context) (argv []string, stdin string, preset bool, err error) {
+	if sv.cfg.Workflow {
+		argv, err = sv.r.workflowArgv(ctx, sv.s, sv.cfg, sv.workdir)
+	} else {
+		argv, stdin, preset, err = sv.r.command(sv.cfg)
+	}
+	if err == nil && preset {
+		argv, err = sv.r.fill(ctx, sv.s, sv.cfg, argv, sv.env, sv.workdir, sv.resultPath)
+	}
+	return argv, stdin, preset, err
+}
+
+// guard takes the snapshots of what is put back when the agent ends. It is false when the
+// session failed.
+func (sv *supervision) guard(ctx context.Context) bool {
+	var err error
+	if sv.cfg.Skill && sv.workdir == sv.r.In.Dir {
+		// The agent works in the installation itself: what autonomy installed there is put
+		// back when it ends (guard.go).
+		if sv.snap, err = sv.r.snapshotInstall(); err != nil {
+			sv.end(ir.Failed, fmt.Sprintf("cannot read the installation: %v (compile again)", err), "", nil)
+			return false
+		}
+	}
+	if sv.cfg.Skill {
+		// The git directory it commits into is writable: what your own git runs from there is
+		// put back when it ends (gitguard.go).
+		if common, err := gitws.CommonDir(ctx, sv.workdir); err == nil {
+			if sv.gsnap, err = snapshotGit(common); err != nil {
+				sv.end(ir.Failed, fmt.Sprintf("cannot read the git directory %s: %v", common, err), "", nil)
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// start starts the agent, argv with stdin fed from the file stdin, its output piped to its log
+// (its stdout kept apart when the runner reads it), and records its process; settle does the
+// rest.
+func (sv *supervision) start(ctx context.Context, hold *rootHold, argv []string, stdin string, preset bool) {
+	r, cfg, logf, id := sv.r, sv.cfg, sv.logf, sv.s.ID
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir, cmd.Env = sv.workdir, sv.env
+	var err error
+	if cfg.Workflow || preset && agent.Output(cfg.Command.Output) == agent.OutputClaudeJSON {
+		// Its stdout is one JSON object the runner reads when it exits: kept up to the log's
+		// cap, never more (outcap.go).
+		sv.outPath = r.In.Path(StateDir + "/results/" + id + ".out.json")
+		if cfg.Workflow {
+			sv.outPath = r.envelopePath(id)
+		}
+		if sv.resultOut, err = captureOutput(sv.outPath, r.logMax()); err != nil {
+			sv.end(ir.Failed, fmt.Sprintf("cannot open its output: %v", err), "", nil)
+			return
+		}
+		defer sv.resultOut.drain()
+	}
+	cmd.SysProcAttr = proc.SysProcAttr()
+	out, drain, err := logf.pipeTo()
+	if err != nil {
+		sv.end(ir.Failed, fmt.Sprintf("cannot make the pipe to its log: %v", err), "", nil)
+		return
+	}
+	defer drain()
+	cmd.Stdout, cmd.Stderr = out, out
+	if sv.resultOut != nil {
+		cmd.Stdout = sv.resultOut.writer()
+	}
+	if stdin != "" {
+		f, err := os.Open(stdin)
+		if err != nil {
+			sv.end(ir.Failed, fmt.Sprintf("cannot read its behavior: %v", err), "", nil)
+			return
+		}
+		defer f.Close()
+		cmd.Stdin = f
+	}
+	r.phase("start", id)
+	started, startErr, err := r.startRecorded(ctx, id, cmd, sv.workdir)
+	out.Close() // the process has its own copy
+	if sv.resultOut != nil {
+		sv.resultOut.writer().Close()
+	}
+	if startErr != nil {
+		sv.end(ir.Failed, fmt.Sprintf("cannot start %s: %v", argv[0], startErr), "", nil)
+		return
+	}
+	if !started {
+		fmt.Fprintf(logf, "autonomy: cancelled while preparing: the agent was not started\n")
+		return
+	}
+	if !hold.exclusive {
+		hold.release() // started: what it reads of the installation is read
+	}
+	pid := cmd.Process.Pid
+	if err != nil {
+		// The store failed to record it: it must not run untracked.
+		_ = proc.Terminate(pid, r.grace())
+		_ = cmd.Wait()
+		sv.end(ir.Failed, fmt.Sprintf("cannot record its process: %v", err), "", nil)
+		return
+	}
+	sv.settle(ctx, cmd, drain)
+}
+
+// settle waits for the agent started as cmd (or its timeout), drains its output, puts back what
+// it may not change, and ends the session with its verified result.
+func (sv *supervision) settle(ctx context.Context, cmd *exec.Cmd, drain func()) {
+	r, s, cfg, logf, end := sv.r, sv.s, sv.cfg, sv.logf, sv.end
+	id, pid := s.ID, cmd.Process.Pid
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	waitErr, timedOut := r.watch(id, pid, s.Timeout, exited, logf)
+	// The leader is gone; whatever it left running in its group goes with it, and then the
+	// last of its output is in the log.
+	_ = proc.Kill(pid)
+	drain()
+	if sv.resultOut != nil {
+		sv.resultOut.drain()
+	}
+	code := exitCode(cmd.ProcessState)
+	tampered := r.putBack(id, sv.snap, sv.gsnap)
+	if len(tampered) > 0 {
+		msg := strings.Join(tampered, "; ")
+		fmt.Fprintf(logf, "autonomy: %s\n", msg)
+		_ = r.Store.Log(ctx, store.Event{Session: id, Actor: s.Actor, Kind: "tampered", Message: msg})
+		end(ir.Failed, msg, "", code)
+		return
+	}
+	if sv.resultOut != nil && !timedOut {
+		if err := sv.resultOut.problem(); err != nil {
+			if cfg.Workflow {
+				os.Remove(sv.outPath) // an envelope may hold a resume token: it is not kept
+			}
+			fmt.Fprintf(logf, "autonomy: %v\n", err)
+			end(ir.Failed, err.Error(), "", code)
+			return
+		}
+	}
+	switch {
+	case timedOut:
+		end(ir.Failed, fmt.Sprintf("timed out after %s (TERM, then KILL after %s)", s.Timeout, r.grace()), "", code)
+	case cfg.Steps:
+		r.settleSteps(ctx, s, logf, end, code)
+	case cfg.Workflow:
+		r.settleWorkflow(ctx, s, logf, end, code)
+	case waitErr != nil:
+		end(ir.Failed, underMethod(cfg, describeExit(waitErr, cmd.ProcessState)), "", code)
+	default:
+		if sv.outPath != "" {
+			if err := collect(cfg.Command.Output, sv.outPath, sv.resultPath, cfg.Result != "", r.logMax(), logf); err != nil {
+				end(ir.Failed, "exit status 0 but "+err.Error(), "", code)
+				return
+			}
+		}
+		status, reason, verified := r.verify(cfg, sv.resultPath)
+		r.holdToMethod(ctx, s, cfg, sv.resultPath, logf, end, code, status, reason, verified)
+	}
+}
