@@ -155,11 +155,37 @@ func (g *gitSnapshot) restore(aside string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	changed, placeholders := g.changes(now, wts)
+	if len(changed)+len(placeholders) == 0 {
+		return nil, nil
+	}
+	root, err := os.OpenRoot(g.dir)
+	if err != nil {
+		return changed, err
+	}
+	defer root.Close()
+	var errs []error
+	for _, p := range placeholders {
+		if err := root.Remove(filepath.FromSlash(p)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, fmt.Errorf("cannot remove %s: %w", p, err))
+		}
+	}
+	if len(changed) == 0 {
+		return nil, errors.Join(errs...)
+	}
+	errs = append(errs, g.takeAway(root, aside, changed, now)...)
+	errs = append(errs, g.putBack(root, changed)...)
+	return changed, errors.Join(errs...)
+}
+
+// changes lists, sorted, the guarded entries that differ now from the snapshot (added, changed
+// or removed), and apart the placeholders a sandbox added; an entry of a worktree the runner
+// added or removed meanwhile is not one.
+func (g *gitSnapshot) changes(now map[string]gitFile, wts map[string]bool) (changed, placeholders []string) {
 	ours := func(p string) bool { // not in a worktree the runner added or removed meanwhile
 		w := worktreeOf(p)
 		return w == "" || g.worktrees[w] && wts[w]
 	}
-	var changed, placeholders []string
 	for p, f := range now {
 		was, ok := g.files[p]
 		switch {
@@ -175,24 +201,13 @@ func (g *gitSnapshot) restore(aside string) ([]string, error) {
 			changed = append(changed, p)
 		}
 	}
-	if len(changed)+len(placeholders) == 0 {
-		return nil, nil
-	}
 	sort.Strings(changed)
-	root, err := os.OpenRoot(g.dir)
-	if err != nil {
-		return changed, err
-	}
-	defer root.Close()
+	return changed, placeholders
+}
+
+// takeAway removes what is at each changed path now, keeping a copy under aside first.
+func (g *gitSnapshot) takeAway(root *os.Root, aside string, changed []string, now map[string]gitFile) []error {
 	var errs []error
-	for _, p := range placeholders {
-		if err := root.Remove(filepath.FromSlash(p)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			errs = append(errs, fmt.Errorf("cannot remove %s: %w", p, err))
-		}
-	}
-	if len(changed) == 0 {
-		return nil, errors.Join(errs...)
-	}
 	// The folder kept aside is made anew and written through a root: the agent may have put a
 	// link where it goes, to have the copies (its own text) written outside its sandbox.
 	kept, err := freshDir(aside)
@@ -201,7 +216,6 @@ func (g *gitSnapshot) restore(aside string) ([]string, error) {
 	} else {
 		defer kept.Close()
 	}
-	// First take away what is there now (kept aside), then write back what was.
 	for _, p := range changed {
 		cur, ok := now[p]
 		if !ok {
@@ -216,6 +230,12 @@ func (g *gitSnapshot) restore(aside string) ([]string, error) {
 			errs = append(errs, fmt.Errorf("cannot remove %s: %w", p, err))
 		}
 	}
+	return errs
+}
+
+// putBack writes back what each changed path held at the snapshot.
+func (g *gitSnapshot) putBack(root *os.Root, changed []string) []error {
+	var errs []error
 	for _, p := range changed {
 		was, ok := g.files[p]
 		if !ok {
@@ -240,7 +260,7 @@ func (g *gitSnapshot) restore(aside string) ([]string, error) {
 			errs = append(errs, fmt.Errorf("cannot restore %s: %w", p, err))
 		}
 	}
-	return changed, errors.Join(errs...)
+	return errs
 }
 
 // placeholder reports whether an entry the agent's run added is an empty, non-executable file:
