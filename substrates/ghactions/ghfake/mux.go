@@ -1,0 +1,100 @@
+package ghfake
+
+import (
+	"net/http"
+	"path"
+	"strings"
+)
+
+// The fake's routes are Go 1.22 ServeMux patterns. route hands the mux the request's decoded
+// path without its leading and trailing slashes, so that a %2F in a segment splits it as the
+// slash it decodes to, a trailing slash is ignored, and the mux never answers with a redirect;
+// a path it does not know (or knows for other methods only) is the catch-all's 404 Not Found
+// with GitHub's error body, never the mux's 404 or 405.
+
+// routes registers every endpoint.
+func (s *Server) routes() *http.ServeMux {
+	m := http.NewServeMux()
+	m.HandleFunc("/", s.notFound)
+	m.HandleFunc("POST /graphql", s.graphql)
+	m.HandleFunc("GET /users/{login}", func(w http.ResponseWriter, req *http.Request) { s.getUser(w, req.PathValue("login")) })
+	// The Actions endpoints the runner uses check a read-only token themselves.
+	s.repoRoute(m, "GET ", func(w http.ResponseWriter, _ *http.Request) { s.getRepo(w) })
+	s.repoRoute(m, "POST /actions/workflows/{id}/dispatches", func(w http.ResponseWriter, req *http.Request) { s.dispatch(w, req, req.PathValue("id")) })
+	s.repoRoute(m, "GET /actions/workflows/{id}/runs", s.listWorkflowRuns)
+	s.repoRoute(m, "GET /actions/runs", func(w http.ResponseWriter, req *http.Request) { s.listRuns(w, req, "") })
+	s.repoRoute(m, "GET /actions/runs/{id}", func(w http.ResponseWriter, req *http.Request) { s.getRun(w, req.PathValue("id")) })
+	s.repoRoute(m, "POST /actions/runs/{id}/cancel", func(w http.ResponseWriter, req *http.Request) { s.cancel(w, req, req.PathValue("id")) })
+	s.repoRoute(m, "GET /actions/runs/{id}/approvals", func(w http.ResponseWriter, req *http.Request) { s.getApprovals(w, req.PathValue("id")) })
+	return m
+}
+
+// repoRoute registers "METHOD /rest" under /repos/{owner}/{repo}: h answers only for the
+// fake's repository (case-insensitively, as GitHub matches names), 404 for any other.
+func (s *Server) repoRoute(m *http.ServeMux, pattern string, h http.HandlerFunc) {
+	method, rest, _ := strings.Cut(pattern, " ")
+	m.HandleFunc(method+" /repos/{owner}/{repo}"+rest, func(w http.ResponseWriter, req *http.Request) {
+		if !s.ours(req.PathValue("owner"), req.PathValue("repo")) {
+			writeError(w, http.StatusNotFound, "Not Found", docsRoot)
+			return
+		}
+		h(w, req)
+	})
+}
+
+// codeRoute is repoRoute for the code-host endpoints: a write (any method but GET) by the
+// read-only token is refused with 403 before h runs.
+func (s *Server) codeRoute(m *http.ServeMux, pattern string, h http.HandlerFunc) {
+	s.repoRoute(m, pattern, func(w http.ResponseWriter, req *http.Request) {
+		if req.Method != http.MethodGet && s.readOnly(req) {
+			writeError(w, http.StatusForbidden, "Resource not accessible by integration", docsRoot)
+			return
+		}
+		h(w, req)
+	})
+}
+
+// ours reports whether owner/repo name the fake's repository.
+func (s *Server) ours(owner, repo string) bool {
+	return strings.EqualFold(owner, s.opts.Owner) && strings.EqualFold(repo, s.opts.Repo)
+}
+
+// route dispatches an authenticated request to its endpoint through the mux (see above).
+func (s *Server) route(w http.ResponseWriter, req *http.Request) {
+	p := "/" + strings.Trim(req.URL.Path, "/")
+	if path.Clean(p) != p || req.Method == http.MethodHead || (p == "/graphql" && req.URL.Path != p) {
+		// An empty, . or .. segment, which the mux would redirect; HEAD, which it would
+		// answer as GET; /graphql/, which GitHub does not serve.
+		s.notFound(w, req)
+		return
+	}
+	u := *req.URL
+	u.Path, u.RawPath = p, ""
+	r := req.WithContext(req.Context())
+	r.URL = &u
+	s.mux.ServeHTTP(w, r)
+}
+
+// notFound answers a path no route serves: 404 Not Found, but 403 for a write by the
+// read-only token to the repository, which GitHub refuses before it looks at the path.
+func (s *Server) notFound(w http.ResponseWriter, req *http.Request) {
+	parts := strings.Split(strings.Trim(req.URL.Path, "/"), "/")
+	if len(parts) >= 3 && parts[0] == "repos" && s.ours(parts[1], parts[2]) {
+		s.legacy(w, req, parts[3:])
+		return
+	}
+	writeError(w, http.StatusNotFound, "Not Found", docsRoot)
+}
+
+// legacy serves the endpoints not yet moved to the mux.
+func (s *Server) legacy(w http.ResponseWriter, req *http.Request, rest []string) {
+	switch {
+	case s.routeArtifacts(w, req, rest):
+	case s.routeCode(w, req, rest):
+	case s.routePeople(w, req, rest):
+	case s.routeControl(w, req, rest):
+	case s.routeEnvironments(w, req, rest):
+	default:
+		writeError(w, http.StatusNotFound, "Not Found", docsRoot)
+	}
+}
