@@ -26,6 +26,8 @@ func (s *Server) routes() *http.ServeMux {
 	s.repoRoute(m, "GET /actions/runs/{id}", func(w http.ResponseWriter, req *http.Request) { s.getRun(w, req.PathValue("id")) })
 	s.repoRoute(m, "POST /actions/runs/{id}/cancel", func(w http.ResponseWriter, req *http.Request) { s.cancel(w, req, req.PathValue("id")) })
 	s.repoRoute(m, "GET /actions/runs/{id}/approvals", func(w http.ResponseWriter, req *http.Request) { s.getApprovals(w, req.PathValue("id")) })
+	s.repoRoute(m, "GET /actions/runs/{id}/artifacts", s.listArtifacts)
+	s.repoRoute(m, "DELETE /actions/artifacts/{id}", s.deleteArtifact)
 	return m
 }
 
@@ -89,7 +91,6 @@ func (s *Server) notFound(w http.ResponseWriter, req *http.Request) {
 // legacy serves the endpoints not yet moved to the mux.
 func (s *Server) legacy(w http.ResponseWriter, req *http.Request, rest []string) {
 	switch {
-	case s.routeArtifacts(w, req, rest):
 	case s.routeCode(w, req, rest):
 	case s.routePeople(w, req, rest):
 	case s.routeControl(w, req, rest):
