@@ -28,6 +28,8 @@ func (s *Server) routes() *http.ServeMux {
 	s.repoRoute(m, "GET /actions/runs/{id}/approvals", func(w http.ResponseWriter, req *http.Request) { s.getApprovals(w, req.PathValue("id")) })
 	s.repoRoute(m, "GET /actions/runs/{id}/artifacts", s.listArtifacts)
 	s.repoRoute(m, "DELETE /actions/artifacts/{id}", s.deleteArtifact)
+	s.codeRoute(m, "GET /collaborators", s.listCollaborators)
+	s.codeRoute(m, "GET /collaborators/{login}/permission", s.getPermission)
 	return m
 }
 
@@ -92,7 +94,6 @@ func (s *Server) notFound(w http.ResponseWriter, req *http.Request) {
 func (s *Server) legacy(w http.ResponseWriter, req *http.Request, rest []string) {
 	switch {
 	case s.routeCode(w, req, rest):
-	case s.routePeople(w, req, rest):
 	case s.routeControl(w, req, rest):
 	case s.routeEnvironments(w, req, rest):
 	default:
