@@ -30,6 +30,9 @@ func (s *Server) routes() *http.ServeMux {
 	s.repoRoute(m, "DELETE /actions/artifacts/{id}", s.deleteArtifact)
 	s.codeRoute(m, "GET /collaborators", s.listCollaborators)
 	s.codeRoute(m, "GET /collaborators/{login}/permission", s.getPermission)
+	s.codeRoute(m, "GET /environments", s.listEnvironments)
+	s.codeRoute(m, "GET /environments/{name}", s.getEnvironment)
+	s.codeRoute(m, "PUT /environments/{name}", s.putEnvironmentRequest)
 	return m
 }
 
@@ -95,7 +98,6 @@ func (s *Server) legacy(w http.ResponseWriter, req *http.Request, rest []string)
 	switch {
 	case s.routeCode(w, req, rest):
 	case s.routeControl(w, req, rest):
-	case s.routeEnvironments(w, req, rest):
 	default:
 		writeError(w, http.StatusNotFound, "Not Found", docsRoot)
 	}
