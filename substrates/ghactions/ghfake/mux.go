@@ -33,6 +33,11 @@ func (s *Server) routes() *http.ServeMux {
 	s.codeRoute(m, "GET /environments", s.listEnvironments)
 	s.codeRoute(m, "GET /environments/{name}", s.getEnvironment)
 	s.codeRoute(m, "PUT /environments/{name}", s.putEnvironmentRequest)
+	s.codeRoute(m, "POST /issues/comments/{id}/reactions", s.addReaction)
+	s.codeRoute(m, "POST /issues/{n}/assignees", s.addAssignees)
+	s.codeRoute(m, "POST /pulls/{n}/requested_reviewers", s.requestReviewers)
+	s.codeRoute(m, "GET /issues", s.listIssues)
+	s.codeRoute(m, "POST /actions/runs/{id}/rerun", s.rerun)
 	return m
 }
 
@@ -97,7 +102,6 @@ func (s *Server) notFound(w http.ResponseWriter, req *http.Request) {
 func (s *Server) legacy(w http.ResponseWriter, req *http.Request, rest []string) {
 	switch {
 	case s.routeCode(w, req, rest):
-	case s.routeControl(w, req, rest):
 	default:
 		writeError(w, http.StatusNotFound, "Not Found", docsRoot)
 	}
