@@ -38,6 +38,11 @@ func (s *Server) routes() *http.ServeMux {
 	s.codeRoute(m, "POST /pulls/{n}/requested_reviewers", s.requestReviewers)
 	s.codeRoute(m, "GET /issues", s.listIssues)
 	s.codeRoute(m, "POST /actions/runs/{id}/rerun", s.rerun)
+	s.codeRoute(m, "GET /compare/{basehead}", s.compare)
+	s.codeRoute(m, "GET /issues/{a}/{b}", s.issueChild)
+	s.codeRoute(m, "GET /pulls/{n}/reviews", s.listReviews)
+	s.codeRoute(m, "GET /pulls/{n}/files", s.listPullFiles)
+	s.codeRoute(m, "GET /commits/{ref}/statuses", s.listStatuses)
 	return m
 }
 
