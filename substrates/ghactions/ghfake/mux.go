@@ -43,14 +43,26 @@ func (s *Server) routes() *http.ServeMux {
 	s.codeRoute(m, "GET /pulls/{n}/reviews", s.listReviews)
 	s.codeRoute(m, "GET /pulls/{n}/files", s.listPullFiles)
 	s.codeRoute(m, "GET /commits/{ref}/statuses", s.listStatuses)
+	s.codeRoute(m, "PATCH ", s.updateRepo)
+	s.codeRoute(m, "PUT /actions/permissions/workflow", s.putWorkflowPermissions)
+	s.codeRoute(m, "/actions/permissions/workflow", s.getWorkflowPermissions) // any other method reads them
+	s.codeRoute(m, "PUT /branches/{branch}/protection", s.putProtection)
+	s.codeRoute(m, "GET /branches/{branch}/protection", s.getProtection)
+	s.codeRoute(m, "GET /labels/{name}", s.getLabel)
+	s.codeRoute(m, "POST /labels", s.createLabel)
+	s.codeRoute(m, "GET /actions/variables/{name}", s.getVariable)
+	s.codeRoute(m, "POST /actions/variables", s.createVariable)
 	return m
 }
 
-// repoRoute registers "METHOD /rest" under /repos/{owner}/{repo}: h answers only for the
+// repoRoute registers "[METHOD ]/rest" under /repos/{owner}/{repo}: h answers only for the
 // fake's repository (case-insensitively, as GitHub matches names), 404 for any other.
 func (s *Server) repoRoute(m *http.ServeMux, pattern string, h http.HandlerFunc) {
-	method, rest, _ := strings.Cut(pattern, " ")
-	m.HandleFunc(method+" /repos/{owner}/{repo}"+rest, func(w http.ResponseWriter, req *http.Request) {
+	method, rest, ok := strings.Cut(pattern, " ")
+	if !ok { // no method: any
+		method, rest = "", pattern
+	}
+	m.HandleFunc(strings.TrimSpace(method+" /repos/{owner}/{repo}"+rest), func(w http.ResponseWriter, req *http.Request) {
 		if !s.ours(req.PathValue("owner"), req.PathValue("repo")) {
 			writeError(w, http.StatusNotFound, "Not Found", docsRoot)
 			return

@@ -328,7 +328,7 @@ func (s *Server) routeCode(w http.ResponseWriter, req *http.Request, rest []stri
 		writeError(w, http.StatusForbidden, "Resource not accessible by integration", docsRoot)
 		return true
 	}
-	if s.routeSettings(w, req, rest) || s.routeGit(w, req, rest) {
+	if s.routeGit(w, req, rest) {
 		return true
 	}
 	switch {
