@@ -52,6 +52,7 @@ func (s *Server) routes() *http.ServeMux {
 	s.codeRoute(m, "POST /labels", s.createLabel)
 	s.codeRoute(m, "GET /actions/variables/{name}", s.getVariable)
 	s.codeRoute(m, "POST /actions/variables", s.createVariable)
+	s.gitRoutes(m)
 	return m
 }
 

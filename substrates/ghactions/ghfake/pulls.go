@@ -328,9 +328,6 @@ func (s *Server) routeCode(w http.ResponseWriter, req *http.Request, rest []stri
 		writeError(w, http.StatusForbidden, "Resource not accessible by integration", docsRoot)
 		return true
 	}
-	if s.routeGit(w, req, rest) {
-		return true
-	}
 	switch {
 	case len(rest) == 1 && rest[0] == "pulls" && m == http.MethodGet:
 		s.listPulls(w, req)
