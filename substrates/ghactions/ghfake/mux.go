@@ -53,6 +53,15 @@ func (s *Server) routes() *http.ServeMux {
 	s.codeRoute(m, "GET /actions/variables/{name}", s.getVariable)
 	s.codeRoute(m, "POST /actions/variables", s.createVariable)
 	s.gitRoutes(m)
+	s.codeRoute(m, "GET /pulls", s.listPulls)
+	s.codeRoute(m, "POST /pulls", s.createPull)
+	s.codeRoute(m, "GET /pulls/{n}", s.getPull)
+	s.codeRoute(m, "PATCH /pulls/{n}", s.updatePull)
+	s.codeRoute(m, "POST /pulls/{n}/reviews", s.createReview)
+	s.codeRoute(m, "POST /issues/{n}/comments", s.createComment)
+	s.codeRoute(m, "POST /issues/{n}/labels", s.addLabels)
+	s.codeRoute(m, "POST /statuses/{sha}", s.createStatus)
+	s.codeRoute(m, "GET /commits/{ref}/status", s.combinedStatus)
 	return m
 }
 
@@ -106,21 +115,12 @@ func (s *Server) route(w http.ResponseWriter, req *http.Request) {
 }
 
 // notFound answers a path no route serves: 404 Not Found, but 403 for a write by the
-// read-only token to the repository, which GitHub refuses before it looks at the path.
+// read-only token to the repository, which is refused before its path is looked at.
 func (s *Server) notFound(w http.ResponseWriter, req *http.Request) {
 	parts := strings.Split(strings.Trim(req.URL.Path, "/"), "/")
-	if len(parts) >= 3 && parts[0] == "repos" && s.ours(parts[1], parts[2]) {
-		s.legacy(w, req, parts[3:])
+	if len(parts) >= 3 && parts[0] == "repos" && s.ours(parts[1], parts[2]) && req.Method != http.MethodGet && s.readOnly(req) {
+		writeError(w, http.StatusForbidden, "Resource not accessible by integration", docsRoot)
 		return
 	}
 	writeError(w, http.StatusNotFound, "Not Found", docsRoot)
-}
-
-// legacy serves the endpoints not yet moved to the mux.
-func (s *Server) legacy(w http.ResponseWriter, req *http.Request, rest []string) {
-	switch {
-	case s.routeCode(w, req, rest):
-	default:
-		writeError(w, http.StatusNotFound, "Not Found", docsRoot)
-	}
 }

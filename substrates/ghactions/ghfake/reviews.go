@@ -132,7 +132,7 @@ func (s *Server) issueChild(w http.ResponseWriter, req *http.Request) {
 	case a == "comments":
 		s.getComment(w, b)
 	case b == "comments":
-		s.notFound(w, req)
+		s.listComments(w, a)
 	case b == "timeline":
 		s.listTimeline(w, req, a)
 	default:
