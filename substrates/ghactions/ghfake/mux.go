@@ -12,14 +12,15 @@ import (
 // a path it does not know (or knows for other methods only) is the catch-all's 404 Not Found
 // with GitHub's error body, never the mux's 404 or 405.
 
-// routes registers every endpoint.
+// routes registers every endpoint. The order is free: the most specific pattern wins.
 func (s *Server) routes() *http.ServeMux {
 	m := http.NewServeMux()
 	m.HandleFunc("/", s.notFound)
 	m.HandleFunc("POST /graphql", s.graphql)
 	m.HandleFunc("GET /users/{login}", func(w http.ResponseWriter, req *http.Request) { s.getUser(w, req.PathValue("login")) })
-	// The Actions endpoints the runner uses check a read-only token themselves.
 	s.repoRoute(m, "GET ", func(w http.ResponseWriter, _ *http.Request) { s.getRepo(w) })
+	// The Actions endpoints the runner uses (handlers.go, approvals.go, artifacts.go) refuse
+	// the read-only token themselves, with their own message.
 	s.repoRoute(m, "POST /actions/workflows/{id}/dispatches", func(w http.ResponseWriter, req *http.Request) { s.dispatch(w, req, req.PathValue("id")) })
 	s.repoRoute(m, "GET /actions/workflows/{id}/runs", s.listWorkflowRuns)
 	s.repoRoute(m, "GET /actions/runs", func(w http.ResponseWriter, req *http.Request) { s.listRuns(w, req, "") })
@@ -28,21 +29,23 @@ func (s *Server) routes() *http.ServeMux {
 	s.repoRoute(m, "GET /actions/runs/{id}/approvals", func(w http.ResponseWriter, req *http.Request) { s.getApprovals(w, req.PathValue("id")) })
 	s.repoRoute(m, "GET /actions/runs/{id}/artifacts", s.listArtifacts)
 	s.repoRoute(m, "DELETE /actions/artifacts/{id}", s.deleteArtifact)
-	s.codeRoute(m, "GET /collaborators", s.listCollaborators)
-	s.codeRoute(m, "GET /collaborators/{login}/permission", s.getPermission)
-	s.codeRoute(m, "GET /environments", s.listEnvironments)
-	s.codeRoute(m, "GET /environments/{name}", s.getEnvironment)
-	s.codeRoute(m, "PUT /environments/{name}", s.putEnvironmentRequest)
-	s.codeRoute(m, "POST /issues/comments/{id}/reactions", s.addReaction)
-	s.codeRoute(m, "POST /issues/{n}/assignees", s.addAssignees)
-	s.codeRoute(m, "POST /pulls/{n}/requested_reviewers", s.requestReviewers)
-	s.codeRoute(m, "GET /issues", s.listIssues)
-	s.codeRoute(m, "POST /actions/runs/{id}/rerun", s.rerun)
-	s.codeRoute(m, "GET /compare/{basehead}", s.compare)
-	s.codeRoute(m, "GET /issues/{a}/{b}", s.issueChild)
+	// The code host (pulls.go, reviews.go).
+	s.codeRoute(m, "GET /pulls", s.listPulls)
+	s.codeRoute(m, "POST /pulls", s.createPull)
+	s.codeRoute(m, "GET /pulls/{n}", s.getPull)
+	s.codeRoute(m, "PATCH /pulls/{n}", s.updatePull)
 	s.codeRoute(m, "GET /pulls/{n}/reviews", s.listReviews)
+	s.codeRoute(m, "POST /pulls/{n}/reviews", s.createReview)
 	s.codeRoute(m, "GET /pulls/{n}/files", s.listPullFiles)
+	s.codeRoute(m, "GET /issues/{a}/{b}", s.issueChild) // a comment by id, an issue's comments or timeline
+	s.codeRoute(m, "POST /issues/{n}/comments", s.createComment)
+	s.codeRoute(m, "POST /issues/{n}/labels", s.addLabels)
+	s.codeRoute(m, "POST /statuses/{sha}", s.createStatus)
+	s.codeRoute(m, "GET /commits/{ref}/status", s.combinedStatus)
 	s.codeRoute(m, "GET /commits/{ref}/statuses", s.listStatuses)
+	s.codeRoute(m, "GET /compare/{basehead}", s.compare)
+	// Settings (settings.go). A branch is one segment: the path is split after decoding (see
+	// above), so a branch with a slash is not served, as before the mux.
 	s.codeRoute(m, "PATCH ", s.updateRepo)
 	s.codeRoute(m, "PUT /actions/permissions/workflow", s.putWorkflowPermissions)
 	s.codeRoute(m, "/actions/permissions/workflow", s.getWorkflowPermissions) // any other method reads them
@@ -52,16 +55,19 @@ func (s *Server) routes() *http.ServeMux {
 	s.codeRoute(m, "POST /labels", s.createLabel)
 	s.codeRoute(m, "GET /actions/variables/{name}", s.getVariable)
 	s.codeRoute(m, "POST /actions/variables", s.createVariable)
-	s.gitRoutes(m)
-	s.codeRoute(m, "GET /pulls", s.listPulls)
-	s.codeRoute(m, "POST /pulls", s.createPull)
-	s.codeRoute(m, "GET /pulls/{n}", s.getPull)
-	s.codeRoute(m, "PATCH /pulls/{n}", s.updatePull)
-	s.codeRoute(m, "POST /pulls/{n}/reviews", s.createReview)
-	s.codeRoute(m, "POST /issues/{n}/comments", s.createComment)
-	s.codeRoute(m, "POST /issues/{n}/labels", s.addLabels)
-	s.codeRoute(m, "POST /statuses/{sha}", s.createStatus)
-	s.codeRoute(m, "GET /commits/{ref}/status", s.combinedStatus)
+	s.gitRoutes(m) // gitdata.go
+	// People (people.go), deployment environments (environments.go) and the control
+	// endpoints (control.go).
+	s.codeRoute(m, "GET /collaborators", s.listCollaborators)
+	s.codeRoute(m, "GET /collaborators/{login}/permission", s.getPermission)
+	s.codeRoute(m, "GET /environments", s.listEnvironments)
+	s.codeRoute(m, "GET /environments/{name}", s.getEnvironment)
+	s.codeRoute(m, "PUT /environments/{name}", s.putEnvironmentRequest)
+	s.codeRoute(m, "GET /issues", s.listIssues)
+	s.codeRoute(m, "POST /issues/comments/{id}/reactions", s.addReaction)
+	s.codeRoute(m, "POST /issues/{n}/assignees", s.addAssignees)
+	s.codeRoute(m, "POST /pulls/{n}/requested_reviewers", s.requestReviewers)
+	s.codeRoute(m, "POST /actions/runs/{id}/rerun", s.rerun)
 	return m
 }
 
@@ -103,7 +109,7 @@ func (s *Server) route(w http.ResponseWriter, req *http.Request) {
 	p := "/" + strings.Trim(req.URL.Path, "/")
 	if path.Clean(p) != p || req.Method == http.MethodHead || (p == "/graphql" && req.URL.Path != p) {
 		// An empty, . or .. segment, which the mux would redirect; HEAD, which it would
-		// answer as GET; /graphql/, which GitHub does not serve.
+		// answer as GET; /graphql/, since only /graphql itself is served.
 		s.notFound(w, req)
 		return
 	}
