@@ -47,48 +47,43 @@ func (s *Server) HasArtifact(run int64, name string) bool {
 	return false
 }
 
-// routeArtifacts serves GET /actions/runs/{run_id}/artifacts[?name=] and
-// DELETE /actions/artifacts/{artifact_id}.
-func (s *Server) routeArtifacts(w http.ResponseWriter, req *http.Request, rest []string) bool {
-	m := req.Method
-	switch {
-	case len(rest) == 4 && rest[0] == "actions" && rest[1] == "runs" && rest[3] == "artifacts" && m == http.MethodGet:
-		run, err := strconv.ParseInt(rest[2], 10, 64)
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if _, ok := s.runs[run]; err != nil || !ok {
-			writeError(w, http.StatusNotFound, "Not Found", docsArtifacts)
-			return true
-		}
-		name := req.URL.Query().Get("name")
-		out := []map[string]any{}
-		for _, a := range s.artifacts {
-			if a.run != run || name != "" && a.name != name {
-				continue
-			}
-			out = append(out, map[string]any{"id": a.id, "node_id": "MDg6QXJ0aWZhY3Q" + strconv.FormatInt(a.id, 10), "name": a.name,
-				"size_in_bytes": 1024, "expired": false, "created_at": a.at.Format(time.RFC3339),
-				"workflow_run": map[string]any{"id": a.run}})
-		}
-		writeJSON(w, http.StatusOK, map[string]any{"total_count": len(out), "artifacts": out})
-		return true
-	case len(rest) == 3 && rest[0] == "actions" && rest[1] == "artifacts" && m == http.MethodDelete:
-		if s.readOnly(req) {
-			writeError(w, http.StatusForbidden, "Resource not accessible by integration", docsArtifacts)
-			return true
-		}
-		id, _ := strconv.ParseInt(rest[2], 10, 64)
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		for i, a := range s.artifacts {
-			if a.id == id {
-				s.artifacts = append(s.artifacts[:i], s.artifacts[i+1:]...)
-				w.WriteHeader(http.StatusNoContent)
-				return true
-			}
-		}
+// listArtifacts serves GET .../actions/runs/{id}/artifacts[?name=].
+func (s *Server) listArtifacts(w http.ResponseWriter, req *http.Request) {
+	run, err := strconv.ParseInt(req.PathValue("id"), 10, 64)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.runs[run]; err != nil || !ok {
 		writeError(w, http.StatusNotFound, "Not Found", docsArtifacts)
-		return true
+		return
 	}
-	return false
+	name := req.URL.Query().Get("name")
+	out := []map[string]any{}
+	for _, a := range s.artifacts {
+		if a.run != run || name != "" && a.name != name {
+			continue
+		}
+		out = append(out, map[string]any{"id": a.id, "node_id": "MDg6QXJ0aWZhY3Q" + strconv.FormatInt(a.id, 10), "name": a.name,
+			"size_in_bytes": 1024, "expired": false, "created_at": a.at.Format(time.RFC3339),
+			"workflow_run": map[string]any{"id": a.run}})
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"total_count": len(out), "artifacts": out})
+}
+
+// deleteArtifact serves DELETE .../actions/artifacts/{id}.
+func (s *Server) deleteArtifact(w http.ResponseWriter, req *http.Request) {
+	if s.readOnly(req) {
+		writeError(w, http.StatusForbidden, "Resource not accessible by integration", docsArtifacts)
+		return
+	}
+	id, _ := strconv.ParseInt(req.PathValue("id"), 10, 64)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, a := range s.artifacts {
+		if a.id == id {
+			s.artifacts = append(s.artifacts[:i], s.artifacts[i+1:]...)
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+	}
+	writeError(w, http.StatusNotFound, "Not Found", docsArtifacts)
 }

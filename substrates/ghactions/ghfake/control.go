@@ -68,134 +68,139 @@ func (s *Server) Reruns(id int64) int {
 	return s.ctl.reruns[id]
 }
 
-// routeControl serves the control endpoints; it reports false for a path it does not know.
-func (s *Server) routeControl(w http.ResponseWriter, req *http.Request, rest []string) bool {
-	m := req.Method
-	switch {
-	case len(rest) == 4 && rest[0] == "issues" && rest[1] == "comments" && rest[3] == "reactions" && m == http.MethodPost:
-		id, err := strconv.ParseInt(rest[2], 10, 64)
-		var body struct{ Content string }
-		if !readBody(w, req, &body, docsReactions) {
-			return true
-		}
-		if err != nil || id < 1 {
-			writeError(w, http.StatusNotFound, "Not Found", docsReactions)
-			return true
-		}
-		if !slices.Contains(reactionContents, body.Content) {
-			validation(w, "Reaction", "content", "invalid", "content must be one of: "+strings.Join(reactionContents, ", "), docsReactions)
-			return true
-		}
-		s.mu.Lock()
-		s.ctl.init()
-		s.ctl.reactions[id] = append(s.ctl.reactions[id], body.Content)
-		s.mu.Unlock()
-		writeJSON(w, http.StatusCreated, map[string]any{"id": id, "content": body.Content, "user": userJSON{"github-actions[bot]"}})
-	case len(rest) == 3 && rest[0] == "issues" && rest[2] == "assignees" && m == http.MethodPost:
-		n, _ := strconv.Atoi(rest[1])
-		var body struct{ Assignees []string }
-		if !readBody(w, req, &body, docsAssignees) {
-			return true
-		}
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		s.ctl.init()
-		is := s.issues[n]
-		if is == nil {
-			writeError(w, http.StatusNotFound, "Not Found", docsAssignees)
-			return true
-		}
-		// GitHub silently drops a login that cannot be assigned; the fake assigns only the
-		// repository's collaborators when it knows them.
-		for _, l := range body.Assignees {
-			if s.opts.Collaborators != nil && s.opts.Collaborators[l] == "" {
-				continue
-			}
-			if !slices.Contains(s.ctl.assignees[n], l) {
-				s.ctl.assignees[n] = append(s.ctl.assignees[n], l)
-			}
-		}
-		out := s.issueJSON(is, "issues")
-		writeJSON(w, http.StatusCreated, out)
-	case len(rest) == 3 && rest[0] == "pulls" && rest[2] == "requested_reviewers" && m == http.MethodPost:
-		n, _ := strconv.Atoi(rest[1])
-		var body struct{ Reviewers []string }
-		if !readBody(w, req, &body, docsReviewers) {
-			return true
-		}
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		s.ctl.init()
-		is := s.issues[n]
-		if is == nil || !is.PR {
-			writeError(w, http.StatusNotFound, "Not Found", docsReviewers)
-			return true
-		}
-		for _, l := range body.Reviewers {
-			if s.opts.Collaborators != nil && s.opts.Collaborators[l] == "" {
-				validation(w, "PullRequest", "reviewers", "invalid", "Reviews may only be requested from collaborators. One or more of the users or teams you specified is not a collaborator of the "+s.opts.Owner+"/"+s.opts.Repo+" repository.", docsReviewers)
-				return true
-			}
-		}
-		for _, l := range body.Reviewers {
-			if !slices.Contains(s.ctl.reviewers[n], l) {
-				s.ctl.reviewers[n] = append(s.ctl.reviewers[n], l)
-			}
-		}
-		writeJSON(w, http.StatusCreated, s.issueJSON(is, "pull"))
-	case len(rest) == 1 && rest[0] == "issues" && m == http.MethodGet:
-		q := req.URL.Query()
-		state := q.Get("state")
-		if state == "" {
-			state = "open"
-		}
-		var want []string
-		if l := q.Get("labels"); l != "" {
-			want = strings.Split(l, ",")
-		}
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		var ns []int
-		for n := range s.issues {
-			ns = append(ns, n)
-		}
-		slices.Sort(ns)
-		slices.Reverse(ns) // newest first, GitHub's default order
-		out := []issueJSON{}
-		for _, n := range ns {
-			is := s.issues[n]
-			if state != "all" && is.State != state {
-				continue
-			}
-			if slices.ContainsFunc(want, func(l string) bool { return !slices.Contains(is.Labels, l) }) {
-				continue
-			}
-			kind := "issues"
-			if is.PR {
-				kind = "pull"
-			}
-			out = append(out, s.issueJSON(is, kind))
-		}
-		writeJSON(w, http.StatusOK, out)
-	case len(rest) == 4 && rest[0] == "actions" && rest[1] == "runs" && rest[3] == "rerun" && m == http.MethodPost:
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		s.ctl.init()
-		r := s.visibleRun(rest[2])
-		if r == nil {
-			writeError(w, http.StatusNotFound, "Not Found", docsRerun)
-			return true
-		}
-		if r.Status != "completed" {
-			writeError(w, http.StatusForbidden, "This workflow is already running", docsRerun)
-			return true
-		}
-		s.ctl.reruns[r.ID]++
-		r.Status, r.Conclusion, r.CancelRequested = "queued", "", false
-		r.UpdatedAt = s.opts.Now()
-		writeJSON(w, http.StatusCreated, map[string]any{})
-	default:
-		return false
+// addReaction serves POST .../issues/comments/{id}/reactions.
+func (s *Server) addReaction(w http.ResponseWriter, req *http.Request) {
+	id, err := strconv.ParseInt(req.PathValue("id"), 10, 64)
+	var body struct{ Content string }
+	if !readBody(w, req, &body, docsReactions) {
+		return
 	}
-	return true
+	if err != nil || id < 1 {
+		writeError(w, http.StatusNotFound, "Not Found", docsReactions)
+		return
+	}
+	if !slices.Contains(reactionContents, body.Content) {
+		validation(w, "Reaction", "content", "invalid", "content must be one of: "+strings.Join(reactionContents, ", "), docsReactions)
+		return
+	}
+	s.mu.Lock()
+	s.ctl.init()
+	s.ctl.reactions[id] = append(s.ctl.reactions[id], body.Content)
+	s.mu.Unlock()
+	writeJSON(w, http.StatusCreated, map[string]any{"id": id, "content": body.Content, "user": userJSON{"github-actions[bot]"}})
+}
+
+// addAssignees serves POST .../issues/{n}/assignees.
+func (s *Server) addAssignees(w http.ResponseWriter, req *http.Request) {
+	n, _ := strconv.Atoi(req.PathValue("n"))
+	var body struct{ Assignees []string }
+	if !readBody(w, req, &body, docsAssignees) {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ctl.init()
+	is := s.issues[n]
+	if is == nil {
+		writeError(w, http.StatusNotFound, "Not Found", docsAssignees)
+		return
+	}
+	// GitHub silently drops a login that cannot be assigned; the fake assigns only the
+	// repository's collaborators when it knows them.
+	for _, l := range body.Assignees {
+		if s.opts.Collaborators != nil && s.opts.Collaborators[l] == "" {
+			continue
+		}
+		if !slices.Contains(s.ctl.assignees[n], l) {
+			s.ctl.assignees[n] = append(s.ctl.assignees[n], l)
+		}
+	}
+	out := s.issueJSON(is, "issues")
+	writeJSON(w, http.StatusCreated, out)
+}
+
+// requestReviewers serves POST .../pulls/{n}/requested_reviewers.
+func (s *Server) requestReviewers(w http.ResponseWriter, req *http.Request) {
+	n, _ := strconv.Atoi(req.PathValue("n"))
+	var body struct{ Reviewers []string }
+	if !readBody(w, req, &body, docsReviewers) {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ctl.init()
+	is := s.issues[n]
+	if is == nil || !is.PR {
+		writeError(w, http.StatusNotFound, "Not Found", docsReviewers)
+		return
+	}
+	for _, l := range body.Reviewers {
+		if s.opts.Collaborators != nil && s.opts.Collaborators[l] == "" {
+			validation(w, "PullRequest", "reviewers", "invalid", "Reviews may only be requested from collaborators. One or more of the users or teams you specified is not a collaborator of the "+s.opts.Owner+"/"+s.opts.Repo+" repository.", docsReviewers)
+			return
+		}
+	}
+	for _, l := range body.Reviewers {
+		if !slices.Contains(s.ctl.reviewers[n], l) {
+			s.ctl.reviewers[n] = append(s.ctl.reviewers[n], l)
+		}
+	}
+	writeJSON(w, http.StatusCreated, s.issueJSON(is, "pull"))
+}
+
+// listIssues serves GET .../issues[?state=&labels=], newest first.
+func (s *Server) listIssues(w http.ResponseWriter, req *http.Request) {
+	q := req.URL.Query()
+	state := q.Get("state")
+	if state == "" {
+		state = "open"
+	}
+	var want []string
+	if l := q.Get("labels"); l != "" {
+		want = strings.Split(l, ",")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var ns []int
+	for n := range s.issues {
+		ns = append(ns, n)
+	}
+	slices.Sort(ns)
+	slices.Reverse(ns) // newest first, GitHub's default order
+	out := []issueJSON{}
+	for _, n := range ns {
+		is := s.issues[n]
+		if state != "all" && is.State != state {
+			continue
+		}
+		if slices.ContainsFunc(want, func(l string) bool { return !slices.Contains(is.Labels, l) }) {
+			continue
+		}
+		kind := "issues"
+		if is.PR {
+			kind = "pull"
+		}
+		out = append(out, s.issueJSON(is, kind))
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// rerun serves POST .../actions/runs/{id}/rerun.
+func (s *Server) rerun(w http.ResponseWriter, req *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ctl.init()
+	r := s.visibleRun(req.PathValue("id"))
+	if r == nil {
+		writeError(w, http.StatusNotFound, "Not Found", docsRerun)
+		return
+	}
+	if r.Status != "completed" {
+		writeError(w, http.StatusForbidden, "This workflow is already running", docsRerun)
+		return
+	}
+	s.ctl.reruns[r.ID]++
+	r.Status, r.Conclusion, r.CancelRequested = "queued", "", false
+	r.UpdatedAt = s.opts.Now()
+	writeJSON(w, http.StatusCreated, map[string]any{})
 }

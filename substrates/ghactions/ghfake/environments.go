@@ -64,51 +64,42 @@ func (s *Server) putEnvironment(e Environment) *Environment {
 	return &e
 }
 
-// routeEnvironments serves /repos/o/r/environments[/{name}]; it reports whether it handled the
-// request.
-func (s *Server) routeEnvironments(w http.ResponseWriter, req *http.Request, rest []string) bool {
-	if len(rest) == 0 || rest[0] != "environments" {
-		return false
+// listEnvironments serves GET .../environments.
+func (s *Server) listEnvironments(w http.ResponseWriter, _ *http.Request) {
+	s.mu.Lock()
+	names := make([]string, 0, len(s.environments))
+	for k := range s.environments {
+		names = append(names, k)
 	}
-	m := req.Method
-	switch {
-	case len(rest) == 1 && m == http.MethodGet:
-		s.mu.Lock()
-		names := make([]string, 0, len(s.environments))
-		for k := range s.environments {
-			names = append(names, k)
-		}
-		slices.Sort(names)
-		list := []any{}
-		for _, k := range names {
-			list = append(list, s.environmentJSON(s.environments[k]))
-		}
-		s.mu.Unlock()
-		writeJSON(w, http.StatusOK, map[string]any{"total_count": len(list), "environments": list})
-	case len(rest) == 2 && m == http.MethodGet:
-		name, _ := url.PathUnescape(rest[1])
-		s.mu.Lock()
-		e, ok := s.environments[strings.ToLower(name)]
-		var body map[string]any
-		if ok {
-			body = s.environmentJSON(e)
-		}
-		s.mu.Unlock()
-		if !ok {
-			writeError(w, http.StatusNotFound, "Not Found", docsEnvironments+"#get-an-environment")
-			return true
-		}
-		writeJSON(w, http.StatusOK, body)
-	case len(rest) == 2 && m == http.MethodPut:
-		name, _ := url.PathUnescape(rest[1])
-		s.putEnvironmentRequest(w, req, name)
-	default:
-		return false
+	slices.Sort(names)
+	list := []any{}
+	for _, k := range names {
+		list = append(list, s.environmentJSON(s.environments[k]))
 	}
-	return true
+	s.mu.Unlock()
+	writeJSON(w, http.StatusOK, map[string]any{"total_count": len(list), "environments": list})
 }
 
-func (s *Server) putEnvironmentRequest(w http.ResponseWriter, req *http.Request, name string) {
+// getEnvironment serves GET .../environments/{name}.
+func (s *Server) getEnvironment(w http.ResponseWriter, req *http.Request) {
+	name, _ := url.PathUnescape(req.PathValue("name"))
+	s.mu.Lock()
+	e, ok := s.environments[strings.ToLower(name)]
+	var body map[string]any
+	if ok {
+		body = s.environmentJSON(e)
+	}
+	s.mu.Unlock()
+	if !ok {
+		writeError(w, http.StatusNotFound, "Not Found", docsEnvironments+"#get-an-environment")
+		return
+	}
+	writeJSON(w, http.StatusOK, body)
+}
+
+// putEnvironmentRequest serves PUT .../environments/{name}.
+func (s *Server) putEnvironmentRequest(w http.ResponseWriter, req *http.Request) {
+	name, _ := url.PathUnescape(req.PathValue("name"))
 	const docs = docsEnvironments + "#create-or-update-an-environment"
 	var body struct {
 		WaitTimer         *int  `json:"wait_timer"`

@@ -175,6 +175,7 @@ type Server struct {
 	URL string
 
 	srv  *httptest.Server
+	mux  *http.ServeMux // routes (mux.go)
 	opts Options
 	wfID map[string]int64
 
@@ -258,6 +259,7 @@ func New(opts Options) (*Server, error) {
 	for i, f := range files {
 		s.wfID[f] = 160_000_000 + int64(i)*7
 	}
+	s.mux = s.routes()
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	s.URL = s.srv.URL + "/"
 	return s, nil

@@ -156,51 +156,14 @@ func (s *Server) rateLimit(w http.ResponseWriter, now time.Time) bool {
 	return true
 }
 
-// route dispatches an authenticated request to its endpoint.
-func (s *Server) route(w http.ResponseWriter, req *http.Request) {
-	if req.URL.Path == "/graphql" && req.Method == http.MethodPost {
-		s.graphql(w, req)
+// listWorkflowRuns answers GET .../actions/workflows/{id}/runs.
+func (s *Server) listWorkflowRuns(w http.ResponseWriter, req *http.Request) {
+	file, ok := s.workflowFile(req.PathValue("id"))
+	if !ok {
+		writeError(w, http.StatusNotFound, "Not Found", docsList)
 		return
 	}
-	parts := strings.Split(strings.Trim(req.URL.Path, "/"), "/")
-	if len(parts) == 2 && parts[0] == "users" && req.Method == http.MethodGet {
-		s.getUser(w, parts[1])
-		return
-	}
-	if len(parts) < 3 || parts[0] != "repos" || !strings.EqualFold(parts[1], s.opts.Owner) || !strings.EqualFold(parts[2], s.opts.Repo) {
-		writeError(w, http.StatusNotFound, "Not Found", docsRoot)
-		return
-	}
-	rest := parts[3:]
-	m := req.Method
-	switch {
-	case len(rest) == 0 && m == http.MethodGet:
-		s.getRepo(w)
-	case len(rest) == 4 && rest[0] == "actions" && rest[1] == "workflows" && rest[3] == "dispatches" && m == http.MethodPost:
-		s.dispatch(w, req, rest[2])
-	case len(rest) == 4 && rest[0] == "actions" && rest[1] == "workflows" && rest[3] == "runs" && m == http.MethodGet:
-		file, ok := s.workflowFile(rest[2])
-		if !ok {
-			writeError(w, http.StatusNotFound, "Not Found", docsList)
-			return
-		}
-		s.listRuns(w, req, file)
-	case len(rest) == 2 && rest[0] == "actions" && rest[1] == "runs" && m == http.MethodGet:
-		s.listRuns(w, req, "")
-	case len(rest) == 3 && rest[0] == "actions" && rest[1] == "runs" && m == http.MethodGet:
-		s.getRun(w, rest[2])
-	case len(rest) == 4 && rest[0] == "actions" && rest[1] == "runs" && rest[3] == "cancel" && m == http.MethodPost:
-		s.cancel(w, req, rest[2])
-	case len(rest) == 4 && rest[0] == "actions" && rest[1] == "runs" && rest[3] == "approvals" && m == http.MethodGet:
-		s.getApprovals(w, rest[2])
-	case s.routeArtifacts(w, req, rest):
-	case s.routeCode(w, req, rest):
-	case s.routePeople(w, req, rest):
-	case s.routeControl(w, req, rest):
-	case s.routeEnvironments(w, req, rest):
-	default:
-		writeError(w, http.StatusNotFound, "Not Found", docsRoot)
-	}
+	s.listRuns(w, req, file)
 }
 
 // workflowFile resolves a workflow_id path segment: a file name or a numeric id.

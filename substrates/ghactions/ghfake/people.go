@@ -27,53 +27,50 @@ func user(login string) map[string]any {
 	return map[string]any{"login": login, "id": UserID(login), "type": "User"}
 }
 
-// routePeople serves the repository's collaborators (Options.Collaborators). It reports whether
-// it handled the request.
-func (s *Server) routePeople(w http.ResponseWriter, req *http.Request, rest []string) bool {
-	m := req.Method
-	switch {
-	case len(rest) == 1 && rest[0] == "collaborators" && m == http.MethodGet:
-		want := req.URL.Query().Get("permission")
-		min := 0
-		if want != "" {
-			min = slices.Index(roles, want)
-			if min < 0 {
-				validation(w, "Collaborator", "permission", "invalid", "permission must be one of "+strings.Join(roles, ", "), docsCollaborators+"#list-repository-collaborators")
-				return true
-			}
+// listCollaborators serves GET .../collaborators[?permission=], the repository's
+// collaborators (Options.Collaborators).
+func (s *Server) listCollaborators(w http.ResponseWriter, req *http.Request) {
+	want := req.URL.Query().Get("permission")
+	min := 0
+	if want != "" {
+		min = slices.Index(roles, want)
+		if min < 0 {
+			validation(w, "Collaborator", "permission", "invalid", "permission must be one of "+strings.Join(roles, ", "), docsCollaborators+"#list-repository-collaborators")
+			return
 		}
-		logins := make([]string, 0, len(s.opts.Collaborators))
-		for l := range s.opts.Collaborators {
-			logins = append(logins, l)
-		}
-		slices.Sort(logins)
-		out := []map[string]any{}
-		for _, l := range logins {
-			role := s.opts.Collaborators[l]
-			rank := slices.Index(roles, role)
-			if rank < min {
-				continue
-			}
-			u := user(l)
-			perms := map[string]bool{}
-			for i, r := range []string{"pull", "triage", "push", "maintain", "admin"} {
-				perms[r] = i <= rank
-			}
-			u["permissions"], u["role_name"] = perms, role
-			out = append(out, u)
-		}
-		writeJSON(w, http.StatusOK, out)
-	case len(rest) == 3 && rest[0] == "collaborators" && rest[2] == "permission" && m == http.MethodGet:
-		role, ok := s.collaborator(rest[1])
-		perm := map[string]string{"read": "read", "triage": "read", "write": "write", "maintain": "write", "admin": "admin"}[role]
-		if !ok {
-			role, perm = "none", "none"
-		}
-		writeJSON(w, http.StatusOK, map[string]any{"permission": perm, "role_name": role, "user": user(rest[1])})
-	default:
-		return false
 	}
-	return true
+	logins := make([]string, 0, len(s.opts.Collaborators))
+	for l := range s.opts.Collaborators {
+		logins = append(logins, l)
+	}
+	slices.Sort(logins)
+	out := []map[string]any{}
+	for _, l := range logins {
+		role := s.opts.Collaborators[l]
+		rank := slices.Index(roles, role)
+		if rank < min {
+			continue
+		}
+		u := user(l)
+		perms := map[string]bool{}
+		for i, r := range []string{"pull", "triage", "push", "maintain", "admin"} {
+			perms[r] = i <= rank
+		}
+		u["permissions"], u["role_name"] = perms, role
+		out = append(out, u)
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// getPermission serves GET .../collaborators/{login}/permission.
+func (s *Server) getPermission(w http.ResponseWriter, req *http.Request) {
+	login := req.PathValue("login")
+	role, ok := s.collaborator(login)
+	perm := map[string]string{"read": "read", "triage": "read", "write": "write", "maintain": "write", "admin": "admin"}[role]
+	if !ok {
+		role, perm = "none", "none"
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"permission": perm, "role_name": role, "user": user(login)})
 }
 
 // collaborator is a login's role, case-insensitively as GitHub matches logins.

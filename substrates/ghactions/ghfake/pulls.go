@@ -316,175 +316,175 @@ func validation(w http.ResponseWriter, resource, field, code, message, docs stri
 	writeJSON(w, http.StatusUnprocessableEntity, map[string]any{"message": "Validation Failed", "errors": []any{e}, "documentation_url": docs, "status": "422"})
 }
 
-// routeCode serves the code-host endpoints; it reports false for a path it does not know.
-func (s *Server) routeCode(w http.ResponseWriter, req *http.Request, rest []string) bool {
-	m := req.Method
-	num := func(i int) (int, bool) {
-		n, err := strconv.Atoi(rest[i])
-		return n, err == nil
+// getPull serves GET …/pulls/{n}.
+func (s *Server) getPull(w http.ResponseWriter, req *http.Request) {
+	is := s.pull(w, req.PathValue("n"), docsPulls)
+	if is == nil {
+		return
 	}
-	write := m != http.MethodGet
-	if write && s.readOnly(req) {
-		writeError(w, http.StatusForbidden, "Resource not accessible by integration", docsRoot)
-		return true
+	s.mu.Lock()
+	out := s.issueJSON(is, "pull")
+	s.mu.Unlock()
+	writeJSON(w, http.StatusOK, out)
+}
+
+// updatePull serves PATCH …/pulls/{n}: its title, body and base.
+func (s *Server) updatePull(w http.ResponseWriter, req *http.Request) {
+	is := s.pull(w, req.PathValue("n"), docsPulls)
+	if is == nil {
+		return
 	}
-	if s.routeSettings(w, req, rest) || s.routeGit(w, req, rest) || s.routeReviews(w, req, rest) {
-		return true
+	var body struct {
+		Title, Body, Base *string
 	}
-	switch {
-	case len(rest) == 1 && rest[0] == "pulls" && m == http.MethodGet:
-		s.listPulls(w, req)
-	case len(rest) == 1 && rest[0] == "pulls" && m == http.MethodPost:
-		s.createPull(w, req)
-	case len(rest) == 2 && rest[0] == "pulls" && (m == http.MethodGet || m == http.MethodPatch):
-		n, ok := num(1)
-		s.mu.Lock()
-		is := s.issues[n]
+	if !readBody(w, req, &body, docsPulls) {
+		return
+	}
+	s.mu.Lock()
+	if body.Base != nil && *body.Base != is.Base && s.sha(*body.Base) == "" {
 		s.mu.Unlock()
-		if !ok || is == nil || !is.PR {
-			writeError(w, http.StatusNotFound, "Not Found", docsPulls)
-			return true
-		}
-		if m == http.MethodPatch {
-			var body struct {
-				Title, Body, Base *string
-			}
-			if !readBody(w, req, &body, docsPulls) {
-				return true
-			}
-			s.mu.Lock()
-			if body.Base != nil && *body.Base != is.Base && s.sha(*body.Base) == "" {
-				s.mu.Unlock()
-				validation(w, "PullRequest", "base", "invalid", "", docsPulls)
-				return true
-			}
-			if body.Title != nil {
-				is.Title = *body.Title
-			}
-			if body.Body != nil {
-				is.Body = *body.Body
-			}
-			if body.Base != nil && *body.Base != is.Base {
-				s.changeBase(is, *body.Base)
-			}
-			s.mu.Unlock()
-		}
-		s.mu.Lock()
-		out := s.issueJSON(is, "pull")
-		s.mu.Unlock()
-		writeJSON(w, http.StatusOK, out)
-	case len(rest) == 3 && rest[0] == "pulls" && rest[2] == "reviews" && m == http.MethodPost:
-		n, _ := num(1)
-		var body struct{ Body, Event string }
-		if !readBody(w, req, &body, docsReviews) {
-			return true
-		}
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		is := s.issues[n]
-		if is == nil || !is.PR {
-			writeError(w, http.StatusNotFound, "Not Found", docsReviews)
-			return true
-		}
-		if body.Event != "" && !slices.Contains([]string{"APPROVE", "REQUEST_CHANGES", "COMMENT"}, body.Event) {
-			validation(w, "PullRequestReview", "event", "invalid", "", docsReviews)
-			return true
-		}
-		if (body.Event == "COMMENT" || body.Event == "REQUEST_CHANGES") && body.Body == "" {
-			writeError(w, http.StatusUnprocessableEntity, "Unprocessable Entity: Review Comment is missing a body", docsReviews)
-			return true
-		}
-		is.Reviews = append(is.Reviews, body.Body)
-		state := map[string]string{"APPROVE": "APPROVED", "REQUEST_CHANGES": "CHANGES_REQUESTED", "COMMENT": "COMMENTED", "": "PENDING"}[body.Event]
-		r := s.addReview(n, BotLogin, state, s.sha(is.Head), body.Body)
-		writeJSON(w, http.StatusOK, r.json())
-	case len(rest) == 3 && rest[0] == "issues" && rest[2] == "comments" && (m == http.MethodPost || m == http.MethodGet):
-		n, _ := num(1)
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		is := s.issues[n]
-		if is == nil {
-			writeError(w, http.StatusNotFound, "Not Found", docsIssues)
-			return true
-		}
-		if m == http.MethodGet {
-			out := []map[string]any{}
-			for i, c := range is.Comments {
-				by, id := "github-actions[bot]", int64(i+1)
-				if i < len(is.CommentBy) && is.CommentBy[i] != "" {
-					by = is.CommentBy[i]
-				}
-				if i < len(is.CommentIDs) {
-					id = is.CommentIDs[i]
-				}
-				cm := map[string]any{"id": id, "node_id": commentNode(id), "body": c, "user": userJSON{by}}
-				if at, ok := s.commentAt[id]; ok {
-					cm["created_at"], cm["updated_at"] = at[0].Format(time.RFC3339), at[1].Format(time.RFC3339)
-				}
-				out = append(out, cm)
-			}
-			writeJSON(w, http.StatusOK, out)
-			return true
-		}
-		var body struct{ Body *string }
-		if !readBody(w, req, &body, docsIssues) {
-			return true
-		}
-		if body.Body == nil || *body.Body == "" {
-			validation(w, "IssueComment", "body", "missing_field", "", docsIssues)
-			return true
-		}
-		id := s.addComment(is, "", *body.Body)
-		writeJSON(w, http.StatusCreated, map[string]any{"id": id, "body": *body.Body, "user": userJSON{"github-actions[bot]"}})
-	case len(rest) == 3 && rest[0] == "issues" && rest[2] == "labels" && m == http.MethodPost:
-		n, _ := num(1)
-		// GitHub takes {"labels": [...]} or the bare array (go-github sends the array).
-		var body struct{ Labels []string }
-		data, err := io.ReadAll(io.LimitReader(req.Body, 1<<20))
-		if err != nil || (json.Unmarshal(data, &body) != nil && json.Unmarshal(data, &body.Labels) != nil) {
-			writeError(w, http.StatusBadRequest, "Problems parsing JSON", docsLabels)
-			return true
-		}
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		is := s.issues[n]
-		if is == nil {
-			writeError(w, http.StatusNotFound, "Not Found", docsLabels)
-			return true
-		}
-		for _, l := range body.Labels {
-			if !slices.Contains(is.Labels, l) {
-				is.Labels = append(is.Labels, l)
-			}
-		}
-		out := []labelJSON{}
-		for _, l := range is.Labels {
-			out = append(out, labelJSON{l})
-		}
-		writeJSON(w, http.StatusOK, out)
-	case len(rest) == 2 && rest[0] == "statuses" && m == http.MethodPost:
-		s.createStatus(w, req, rest[1])
-	case len(rest) == 3 && rest[0] == "commits" && rest[2] == "status" && m == http.MethodGet:
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		sha := rest[1]
-		if len(sha) != 40 {
-			sha = s.sha(rest[1])
-		}
-		var out []map[string]string
-		seen := map[string]bool{}
-		list := s.statuses[sha]
-		for i := len(list) - 1; i >= 0; i-- {
-			if !seen[list[i].Context] {
-				seen[list[i].Context] = true
-				out = append(out, map[string]string{"state": list[i].State, "context": list[i].Context, "description": list[i].Description, "target_url": list[i].TargetURL})
-			}
-		}
-		writeJSON(w, http.StatusOK, map[string]any{"sha": sha, "statuses": out, "total_count": len(out)})
-	default:
-		return false
+		validation(w, "PullRequest", "base", "invalid", "", docsPulls)
+		return
 	}
-	return true
+	if body.Title != nil {
+		is.Title = *body.Title
+	}
+	if body.Body != nil {
+		is.Body = *body.Body
+	}
+	if body.Base != nil && *body.Base != is.Base {
+		s.changeBase(is, *body.Base)
+	}
+	out := s.issueJSON(is, "pull")
+	s.mu.Unlock()
+	writeJSON(w, http.StatusOK, out)
+}
+
+// createReview serves POST …/pulls/{n}/reviews.
+func (s *Server) createReview(w http.ResponseWriter, req *http.Request) {
+	n, _ := strconv.Atoi(req.PathValue("n"))
+	var body struct{ Body, Event string }
+	if !readBody(w, req, &body, docsReviews) {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	is := s.issues[n]
+	if is == nil || !is.PR {
+		writeError(w, http.StatusNotFound, "Not Found", docsReviews)
+		return
+	}
+	if body.Event != "" && !slices.Contains([]string{"APPROVE", "REQUEST_CHANGES", "COMMENT"}, body.Event) {
+		validation(w, "PullRequestReview", "event", "invalid", "", docsReviews)
+		return
+	}
+	if (body.Event == "COMMENT" || body.Event == "REQUEST_CHANGES") && body.Body == "" {
+		writeError(w, http.StatusUnprocessableEntity, "Unprocessable Entity: Review Comment is missing a body", docsReviews)
+		return
+	}
+	is.Reviews = append(is.Reviews, body.Body)
+	state := map[string]string{"APPROVE": "APPROVED", "REQUEST_CHANGES": "CHANGES_REQUESTED", "COMMENT": "COMMENTED", "": "PENDING"}[body.Event]
+	r := s.addReview(n, BotLogin, state, s.sha(is.Head), body.Body)
+	writeJSON(w, http.StatusOK, r.json())
+}
+
+// listComments serves GET …/issues/{n}/comments (through issueChild, reviews.go).
+func (s *Server) listComments(w http.ResponseWriter, num string) {
+	n, _ := strconv.Atoi(num)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	is := s.issues[n]
+	if is == nil {
+		writeError(w, http.StatusNotFound, "Not Found", docsIssues)
+		return
+	}
+	out := []map[string]any{}
+	for i, c := range is.Comments {
+		by, id := "github-actions[bot]", int64(i+1)
+		if i < len(is.CommentBy) && is.CommentBy[i] != "" {
+			by = is.CommentBy[i]
+		}
+		if i < len(is.CommentIDs) {
+			id = is.CommentIDs[i]
+		}
+		cm := map[string]any{"id": id, "node_id": commentNode(id), "body": c, "user": userJSON{by}}
+		if at, ok := s.commentAt[id]; ok {
+			cm["created_at"], cm["updated_at"] = at[0].Format(time.RFC3339), at[1].Format(time.RFC3339)
+		}
+		out = append(out, cm)
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// createComment serves POST …/issues/{n}/comments.
+func (s *Server) createComment(w http.ResponseWriter, req *http.Request) {
+	n, _ := strconv.Atoi(req.PathValue("n"))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	is := s.issues[n]
+	if is == nil {
+		writeError(w, http.StatusNotFound, "Not Found", docsIssues)
+		return
+	}
+	var body struct{ Body *string }
+	if !readBody(w, req, &body, docsIssues) {
+		return
+	}
+	if body.Body == nil || *body.Body == "" {
+		validation(w, "IssueComment", "body", "missing_field", "", docsIssues)
+		return
+	}
+	id := s.addComment(is, "", *body.Body)
+	writeJSON(w, http.StatusCreated, map[string]any{"id": id, "body": *body.Body, "user": userJSON{"github-actions[bot]"}})
+}
+
+// addLabels serves POST …/issues/{n}/labels.
+func (s *Server) addLabels(w http.ResponseWriter, req *http.Request) {
+	n, _ := strconv.Atoi(req.PathValue("n"))
+	// GitHub takes {"labels": [...]} or the bare array (go-github sends the array).
+	var body struct{ Labels []string }
+	data, err := io.ReadAll(io.LimitReader(req.Body, 1<<20))
+	if err != nil || (json.Unmarshal(data, &body) != nil && json.Unmarshal(data, &body.Labels) != nil) {
+		writeError(w, http.StatusBadRequest, "Problems parsing JSON", docsLabels)
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	is := s.issues[n]
+	if is == nil {
+		writeError(w, http.StatusNotFound, "Not Found", docsLabels)
+		return
+	}
+	for _, l := range body.Labels {
+		if !slices.Contains(is.Labels, l) {
+			is.Labels = append(is.Labels, l)
+		}
+	}
+	out := []labelJSON{}
+	for _, l := range is.Labels {
+		out = append(out, labelJSON{l})
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// combinedStatus serves GET …/commits/{ref}/status: the latest status of each context.
+func (s *Server) combinedStatus(w http.ResponseWriter, req *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sha := req.PathValue("ref")
+	if len(sha) != 40 {
+		sha = s.sha(sha)
+	}
+	var out []map[string]string
+	seen := map[string]bool{}
+	list := s.statuses[sha]
+	for i := len(list) - 1; i >= 0; i-- {
+		if !seen[list[i].Context] {
+			seen[list[i].Context] = true
+			out = append(out, map[string]string{"state": list[i].State, "context": list[i].Context, "description": list[i].Description, "target_url": list[i].TargetURL})
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"sha": sha, "statuses": out, "total_count": len(out)})
 }
 
 func (s *Server) listPulls(w http.ResponseWriter, req *http.Request) {
@@ -546,7 +546,9 @@ func (s *Server) createPull(w http.ResponseWriter, req *http.Request) {
 	writeJSON(w, http.StatusCreated, s.issueJSON(is, "pull"))
 }
 
-func (s *Server) createStatus(w http.ResponseWriter, req *http.Request, sha string) {
+// createStatus serves POST …/statuses/{sha}.
+func (s *Server) createStatus(w http.ResponseWriter, req *http.Request) {
+	sha := req.PathValue("sha")
 	var body struct {
 		State, Context, Description string
 		TargetURL                   string `json:"target_url"`

@@ -121,32 +121,23 @@ func (s *Server) DismissReview(n int, id int64) bool {
 	return false
 }
 
-// routeReviews serves the lists above, and GET …/issues/comments/{id}
-// (https://docs.github.com/rest/issues/comments#get-an-issue-comment); it reports false for a
-// path it does not know.
-func (s *Server) routeReviews(w http.ResponseWriter, req *http.Request, rest []string) bool {
-	if req.Method == http.MethodGet && len(rest) == 2 && rest[0] == "compare" {
-		s.compare(w, rest[1])
-		return true
-	}
-	if req.Method != http.MethodGet || len(rest) != 3 {
-		return false
-	}
+// issueChild serves GET …/issues/{a}/{b}: one issue comment by id (issues/comments/{id},
+// https://docs.github.com/rest/issues/comments#get-an-issue-comment), an issue's comments
+// (issues/{n}/comments, pulls.go) or its timeline (issues/{n}/timeline). One pattern with this
+// small dispatcher, because ServeMux refuses "issues/comments/{id}" beside "issues/{n}/comments"
+// (both match issues/comments/comments and neither is more specific); the comment by id wins.
+func (s *Server) issueChild(w http.ResponseWriter, req *http.Request) {
+	a, b := req.PathValue("a"), req.PathValue("b")
 	switch {
-	case rest[0] == "issues" && rest[1] == "comments":
-		s.getComment(w, rest[2])
-	case rest[0] == "pulls" && rest[2] == "reviews":
-		s.listReviews(w, req, rest[1])
-	case rest[0] == "pulls" && rest[2] == "files":
-		s.listPullFiles(w, req, rest[1])
-	case rest[0] == "commits" && rest[2] == "statuses":
-		s.listStatuses(w, req, rest[1])
-	case rest[0] == "issues" && rest[2] == "timeline":
-		s.listTimeline(w, req, rest[1])
+	case a == "comments":
+		s.getComment(w, b)
+	case b == "comments":
+		s.listComments(w, a)
+	case b == "timeline":
+		s.listTimeline(w, req, a)
 	default:
-		return false
+		s.notFound(w, req)
 	}
-	return true
 }
 
 // pull is pull request n, or nil after answering 404.
@@ -162,8 +153,9 @@ func (s *Server) pull(w http.ResponseWriter, num, docs string) *Issue {
 	return is
 }
 
-func (s *Server) listReviews(w http.ResponseWriter, req *http.Request, num string) {
-	is := s.pull(w, num, docsListReviews)
+// listReviews serves GET …/pulls/{n}/reviews.
+func (s *Server) listReviews(w http.ResponseWriter, req *http.Request) {
+	is := s.pull(w, req.PathValue("n"), docsListReviews)
 	if is == nil {
 		return
 	}
@@ -176,8 +168,9 @@ func (s *Server) listReviews(w http.ResponseWriter, req *http.Request, num strin
 	writePage(w, req, out)
 }
 
-func (s *Server) listPullFiles(w http.ResponseWriter, req *http.Request, num string) {
-	is := s.pull(w, num, docsPullFiles)
+// listPullFiles serves GET …/pulls/{n}/files.
+func (s *Server) listPullFiles(w http.ResponseWriter, req *http.Request) {
+	is := s.pull(w, req.PathValue("n"), docsPullFiles)
 	if is == nil {
 		return
 	}
@@ -193,7 +186,9 @@ func (s *Server) listPullFiles(w http.ResponseWriter, req *http.Request, num str
 	writePage(w, req, out)
 }
 
-func (s *Server) listStatuses(w http.ResponseWriter, req *http.Request, ref string) {
+// listStatuses serves GET …/commits/{ref}/statuses.
+func (s *Server) listStatuses(w http.ResponseWriter, req *http.Request) {
+	ref := req.PathValue("ref")
 	s.mu.Lock()
 	sha := ref
 	if len(sha) != 40 {
@@ -279,7 +274,8 @@ const maxCompareFiles = 300
 // compare answers GET …/compare/{base}...{head}
 // (https://docs.github.com/rest/commits/commits#compare-two-commits): the files the head changes
 // from the merge base of both, 300 at most.
-func (s *Server) compare(w http.ResponseWriter, basehead string) {
+func (s *Server) compare(w http.ResponseWriter, req *http.Request) {
+	basehead := req.PathValue("basehead")
 	const docs = "https://docs.github.com/rest/commits/commits#compare-two-commits"
 	base, head, ok := strings.Cut(basehead, "...")
 	s.mu.Lock()
