@@ -19,6 +19,17 @@ var (
 // Validate checks one overlay against the playbooks/v1 frontmatter schema.
 func Validate(o *Overlay) ir.Diagnostics {
 	r := &source.Reporter{File: o.File}
+	validateRequired(r, o)
+	validateIdentity(r, o)
+	validateKind(r, o)
+	validateLifetime(r, o)
+	validateEvidence(r, o)
+	validateStatus(r, o)
+	return r.Diags
+}
+
+// validateRequired reports each required frontmatter key that is missing.
+func validateRequired(r *source.Reporter, o *Overlay) {
 	at := ir.Pos{Line: 1, Col: 1}
 	required := func(set bool, key, hint string) {
 		if !set {
@@ -31,6 +42,10 @@ func Validate(o *Overlay) ir.Diagnostics {
 	required(o.TargetsPos.IsSet(), "targets", "e.g. targets: [{kind: role, ref: role/librarian}]")
 	required(o.Kind.Pos.IsSet(), "kind", "kind: overlay or kind: block-replacement")
 	required(o.Status.Pos.IsSet(), "status", "new overlays enter at status: shadow")
+}
+
+// validateIdentity checks the schema, the slug and the targets.
+func validateIdentity(r *source.Reporter, o *Overlay) {
 	if s := o.Schema.Value; s != "" && s != Schema {
 		r.Errorf(o.Schema.Pos, "schema: "+Schema, "unknown schema %q", s)
 	}
@@ -43,6 +58,10 @@ func Validate(o *Overlay) ir.Diagnostics {
 	for i, t := range o.Targets {
 		validateTarget(r, i, t)
 	}
+}
+
+// validateKind checks the kind, the block it may name and the priority.
+func validateKind(r *source.Reporter, o *Overlay) {
 	switch k := o.Kind.Value; {
 	case k == "":
 	case !contains(Kinds, k):
@@ -58,6 +77,10 @@ func Validate(o *Overlay) ir.Diagnostics {
 	if p := o.Priority; p.Pos.IsSet() && (p.Value < 0 || p.Value > 100) {
 		r.Errorf(p.Pos, "from 0 to 100; higher wins ties; the default is 50", "priority %d is out of range", p.Value)
 	}
+}
+
+// validateLifetime checks lock_check, ttl and updated_at.
+func validateLifetime(r *source.Reporter, o *Overlay) {
 	for _, l := range o.LockCheck {
 		if !slugPattern.MatchString(l.Value) {
 			r.Errorf(l.Pos, "a trait id, e.g. warmth or voice-register", "lock_check trait %q is not a trait id", l.Value)
@@ -73,6 +96,10 @@ func Validate(o *Overlay) ir.Diagnostics {
 	if u := o.UpdatedAt; u.Value != "" && !timestamp.MatchString(u.Value) {
 		r.Errorf(u.Pos, "e.g. updated_at: 2026-06-01 or 2026-06-01T12:00:00Z", "updated_at %q is not an ISO 8601 date or time", u.Value)
 	}
+}
+
+// validateEvidence checks that each piece of evidence has a known kind and a ref.
+func validateEvidence(r *source.Reporter, o *Overlay) {
 	for i, e := range o.Evidence {
 		what := fmt.Sprintf("evidence %d", i+1)
 		if !e.Kind.Pos.IsSet() {
@@ -84,6 +111,10 @@ func Validate(o *Overlay) ir.Diagnostics {
 			r.Errorf(e.Pos, "name the run, conversation, work item or reflection", "%s has no ref", what)
 		}
 	}
+}
+
+// validateStatus checks the status, supersedes and that there is a prompt fragment.
+func validateStatus(r *source.Reporter, o *Overlay) {
 	if s := o.Status.Value; s != "" && !contains(Statuses, s) {
 		r.Errorf(o.Status.Pos, ir.Suggest(s, Statuses), "unknown status %q", s)
 	}
@@ -95,7 +126,6 @@ func Validate(o *Overlay) ir.Diagnostics {
 	if o.Body == "" || isOnlyHeading(o.Body) {
 		r.Errorf(o.BodyPos, "write the prompt fragment after the frontmatter, under # "+o.Title.Value, "the overlay has no prompt fragment")
 	}
-	return r.Diags
 }
 
 func validateTarget(r *source.Reporter, i int, t Target) {
