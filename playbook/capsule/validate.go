@@ -92,6 +92,18 @@ func Validate(p *Playbook) ir.Diagnostics {
 }
 
 func (c checker) frontmatter() {
+	c.typeField()
+	c.requiredFields()
+	c.titleAndTags()
+	c.statusReadersScope()
+	c.lifecycle()
+	if c.p.IsTestHarness() {
+		c.harnessFields()
+	}
+}
+
+// typeField checks type: playbook, with a grace for legacy playbooks.
+func (c checker) typeField() {
 	p := c.p
 	at := p.FrontmatterPos
 	switch {
@@ -102,6 +114,12 @@ func (c checker) frontmatter() {
 	case p.Type.Value != "" && p.Type.Value != "playbook":
 		c.fail(2, p.Type.Pos, "write type: playbook", "type is %q, not playbook", p.Type.Value)
 	}
+}
+
+// requiredFields reports each required frontmatter field that is missing.
+func (c checker) requiredFields() {
+	p := c.p
+	at := p.FrontmatterPos
 	missing := func(field, hint string, set bool) {
 		if !set {
 			c.fail(3, at, hint, "the required field %s is missing", field)
@@ -114,6 +132,11 @@ func (c checker) frontmatter() {
 	missing("readers:", "e.g. readers: [agent]", p.ReadersPos.IsSet())
 	missing("scope:", "valid: "+strings.Join(Scopes, ", "), p.Scope.Pos.IsSet())
 	missing("tags:", "e.g. tags: [release]", p.TagsPos.IsSet())
+}
+
+// titleAndTags checks the title's length and that the tags are lowercase-hyphen.
+func (c checker) titleAndTags() {
+	p := c.p
 	if n := len([]rune(p.Title.Value)); n > 100 {
 		c.fail(3, p.Title.Pos, "shorten it to a verb-led or noun phrase", "title: is %d characters; the limit is 100", n)
 	}
@@ -125,6 +148,11 @@ func (c checker) frontmatter() {
 			c.fail(3, t.Pos, "e.g. "+strings.ToLower(strings.Join(strings.Fields(t.Value), "-")), "tag %q is not lowercase-hyphen", t.Value)
 		}
 	}
+}
+
+// statusReadersScope checks the status, readers and scope against their allowed values.
+func (c checker) statusReadersScope() {
+	p := c.p
 	switch s := p.Status.Value; {
 	case s == "" || contains(Statuses, s):
 	case s == Published && p.legacy():
@@ -145,6 +173,12 @@ func (c checker) frontmatter() {
 	if s := p.Scope.Value; s != "" && !contains(Scopes, s) {
 		c.fail(6, p.Scope.Pos, ir.Suggest(s, Scopes), "scope %q is not one of %s", s, strings.Join(Scopes, ", "))
 	}
+}
+
+// lifecycle checks what a playbook past draft must carry: lock provenance, a successor when
+// superseded, and a concrete version.
+func (c checker) lifecycle() {
+	p := c.p
 	live := p.status() == "active" || p.status() == "superseded" || p.status() == "archived"
 	if live && !p.legacy() && (!p.LockedBy.Pos.IsSet() || !p.LockedAt.Pos.IsSet()) {
 		c.fail(11, p.Status.Pos, "author it at status: draft; its promotion records locked_by: and locked_at:",
@@ -155,9 +189,6 @@ func (c checker) frontmatter() {
 	}
 	if live && p.Version.Value != "" && !concrete.MatchString(p.Version.Value) {
 		c.fail(14, p.Version.Pos, "e.g. version: \"1.0\" or \"2.1.3\"", "version %q is not a concrete semver or decimal", p.Version.Value)
-	}
-	if p.IsTestHarness() {
-		c.harnessFields()
 	}
 }
 
