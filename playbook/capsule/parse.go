@@ -39,10 +39,6 @@ func Parse(file string, data []byte) (*Playbook, ir.Diagnostics) {
 }
 
 func frontmatter(r *source.Reporter, p *Playbook, root *yaml.Node) {
-	scalar := func(v *yaml.Node, key string) ir.String {
-		s, _ := source.Scalar(r, v, key+":", "")
-		return ir.String{Value: s.Value, Pos: s.Pos}
-	}
 	list := func(v *yaml.Node, key string) []ir.String {
 		var out []ir.String
 		for _, s := range source.StrList(r, v, key+":", "write a list, e.g. "+key+": [a, b]") {
@@ -51,17 +47,12 @@ func frontmatter(r *source.Reporter, p *Playbook, root *yaml.Node) {
 		return out
 	}
 	source.Fields(r, root, "the frontmatter", nil, func(key string, k, v *yaml.Node) {
+		if f := scalarField(p, key); f != nil {
+			s, _ := source.Scalar(r, v, key+":", "")
+			*f = ir.String{Value: s.Value, Pos: s.Pos}
+			return
+		}
 		switch key {
-		case "uid":
-			p.UID = scalar(v, key)
-		case "type":
-			p.Type = scalar(v, key)
-		case "title":
-			p.Title = scalar(v, key)
-		case "version":
-			p.Version = scalar(v, key)
-		case "status":
-			p.Status = scalar(v, key)
 		case "owner", "author":
 			if p.Owner.Pos.IsSet() {
 				return
@@ -73,41 +64,59 @@ func frontmatter(r *source.Reporter, p *Playbook, root *yaml.Node) {
 		case "readers":
 			p.ReadersPos = source.PosOf(k)
 			p.Readers = list(v, key)
-		case "scope":
-			p.Scope = scalar(v, key)
 		case "tags":
 			p.TagsPos = source.PosOf(k)
 			p.Tags = list(v, key)
-		case "trigger":
-			p.Trigger = scalar(v, key)
-		case "created":
-			p.Created = scalar(v, key)
-		case "locked_by":
-			p.LockedBy = scalar(v, key)
-		case "locked_at":
-			p.LockedAt = scalar(v, key)
-		case "supersedes":
-			p.Supersedes = scalar(v, key)
-		case "superseded_by":
-			p.SupersededBy = scalar(v, key)
 		case "calls":
 			p.Calls = list(v, key)
 		case "composes_into":
 			p.ComposesInto = compositions(r, v)
 		case "concierge_path":
 			p.ConciergePath = v.Kind == yaml.ScalarNode && v.Value == "true"
-		case "target_artifact_type":
-			p.TargetArtifactType = scalar(v, key)
-		case "verdict_format":
-			p.VerdictFormat = scalar(v, key)
-		case "mode":
-			p.Mode = scalar(v, key)
 		case "stages", "positions", "artifact_types":
 			p.PipelineFields[key] = !source.IsNull(v)
 		case "forward_only":
 			p.PipelineFields[key] = v.Kind == yaml.ScalarNode && v.Value == "true"
 		}
 	})
+}
+
+// scalarField returns the field of p that the frontmatter key holds as a plain scalar, or nil
+// when key is not such a field.
+func scalarField(p *Playbook, key string) *ir.String {
+	switch key {
+	case "uid":
+		return &p.UID
+	case "type":
+		return &p.Type
+	case "title":
+		return &p.Title
+	case "version":
+		return &p.Version
+	case "status":
+		return &p.Status
+	case "scope":
+		return &p.Scope
+	case "trigger":
+		return &p.Trigger
+	case "created":
+		return &p.Created
+	case "locked_by":
+		return &p.LockedBy
+	case "locked_at":
+		return &p.LockedAt
+	case "supersedes":
+		return &p.Supersedes
+	case "superseded_by":
+		return &p.SupersededBy
+	case "target_artifact_type":
+		return &p.TargetArtifactType
+	case "verdict_format":
+		return &p.VerdictFormat
+	case "mode":
+		return &p.Mode
+	}
+	return nil
 }
 
 func compositions(r *source.Reporter, n *yaml.Node) []Composition {
