@@ -12,13 +12,31 @@ import (
 // scanning below follows yaml_parser_scan_block_scalar step by step, since chomping and
 // folding have many corner cases; only tabs in the header are left to yaml.v3.
 func (p *parser) blockScalar(parent int) *yaml.Node {
-	s := p.s
 	line, col := p.line, p.column(p.i)
-	literal := s[p.i] == '|'
+	literal := p.s[p.i] == '|'
 	p.i++
+	chomping, increment := p.blockScalarHeader()
+	indent := 0
+	if increment > 0 {
+		indent = increment
+		if parent >= 0 {
+			indent += parent
+		}
+	}
+	text := p.blockScalarText(literal, chomping, indent, parent)
+	style := yaml.LiteralStyle
+	if !literal {
+		style = yaml.FoldedStyle
+	}
+	n := p.node(yaml.ScalarNode, strTag, text, style, line, col)
+	p.skipToContent()
+	return n
+}
 
-	// Header: chomping and indentation indicators in either order, then an optional comment.
-	chomping, increment := 0, 0
+// blockScalarHeader reads a block scalar's header after its indicator, up to and including the
+// line break: chomping (-1 strip, 0 clip, 1 keep) and the indentation indicator (0 when absent)
+// in either order, then an optional comment.
+func (p *parser) blockScalarHeader() (chomping, increment int) {
 	for range 2 {
 		switch c := p.peek(); {
 		case chomping == 0 && (c == '+' || c == '-'):
@@ -36,7 +54,7 @@ func (p *parser) blockScalar(parent int) *yaml.Node {
 	switch p.peek() {
 	case 0, '\n', '\r':
 	case '#':
-		if s[p.i-1] != ' ' {
+		if p.s[p.i-1] != ' ' {
 			p.bail()
 		}
 		p.skipComment()
@@ -44,15 +62,13 @@ func (p *parser) blockScalar(parent int) *yaml.Node {
 		p.bail()
 	}
 	p.newline()
+	return chomping, increment
+}
 
-	indent := 0
-	if increment > 0 {
-		indent = increment
-		if parent >= 0 {
-			indent += parent
-		}
-	}
-
+// blockScalarText reads a block scalar's content lines, the header already read, and returns
+// its value folded (unless literal) and chomped. indent is 0 when the header gave none.
+func (p *parser) blockScalarText(literal bool, chomping, indent, parent int) string {
+	s := p.s
 	var b strings.Builder
 	leadingBreak := false
 	trailingBreaks := p.blockScalarBreaks(&indent, parent)
@@ -93,13 +109,7 @@ func (p *parser) blockScalar(parent int) *yaml.Node {
 			b.WriteByte('\n')
 		}
 	}
-	style := yaml.LiteralStyle
-	if !literal {
-		style = yaml.FoldedStyle
-	}
-	n := p.node(yaml.ScalarNode, strTag, b.String(), style, line, col)
-	p.skipToContent()
-	return n
+	return b.String()
 }
 
 // blockScalarBreaks follows yaml_parser_scan_block_scalar_breaks: it consumes indentation and
