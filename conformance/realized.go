@@ -61,43 +61,49 @@ func readWorkflow(out substrates.Output, actor string) (*workflow, error) {
 	return &wf, nil
 }
 
+// anyJob reports whether some job of the probe's workflow satisfies ok.
+func (wf *workflow) anyJob(what string, ok func(perms map[string]string, timeout int, env map[string]string, uses []string) bool) error {
+	for _, j := range wf.Jobs {
+		var uses []string
+		for _, s := range j.Steps {
+			uses = append(uses, s.Uses)
+		}
+		if ok(j.Permissions, j.Timeout, j.Env, uses) {
+			return nil
+		}
+	}
+	return fmt.Errorf("no job of probe.yml %s", what)
+}
+
+// holdsGrant checks that some job of the probe's workflow holds the token permissions of capability.
+func (wf *workflow) holdsGrant(capability string) error {
+	want := ghactions.Grant(capability)
+	if len(want) == 0 {
+		return fmt.Errorf("GitHub has no token permission for %s", capability)
+	}
+	return wf.anyJob(fmt.Sprintf("holds %v", want), func(perms map[string]string, _ int, _ map[string]string, _ []string) bool {
+		for scope, access := range want {
+			if perms[scope] != string(access) {
+				return false
+			}
+		}
+		return true
+	})
+}
+
 func realizedGitHub(feature string, out substrates.Output) error {
 	wf, err := readWorkflow(out, "probe")
 	if err != nil {
 		return err
 	}
-	// anyJob reports whether some job of the probe's workflow satisfies ok.
-	anyJob := func(what string, ok func(perms map[string]string, timeout int, env map[string]string, uses []string) bool) error {
-		for _, j := range wf.Jobs {
-			var uses []string
-			for _, s := range j.Steps {
-				uses = append(uses, s.Uses)
-			}
-			if ok(j.Permissions, j.Timeout, j.Env, uses) {
-				return nil
-			}
-		}
-		return fmt.Errorf("no job of probe.yml %s", what)
-	}
 	name, arg, _ := strings.Cut(feature, ":")
 	switch {
 	case name == "capability" && arg == "@scope":
-		return anyJob("carries the scope in AUTONOMY_CAPABILITIES", func(_ map[string]string, _ int, env map[string]string, _ []string) bool {
+		return wf.anyJob("carries the scope in AUTONOMY_CAPABILITIES", func(_ map[string]string, _ int, env map[string]string, _ []string) bool {
 			return slices.Contains(strings.Fields(env["AUTONOMY_CAPABILITIES"]), "agent:launch@other")
 		})
 	case name == "capability":
-		want := ghactions.Grant(arg)
-		if len(want) == 0 {
-			return fmt.Errorf("GitHub has no token permission for %s", arg)
-		}
-		return anyJob(fmt.Sprintf("holds %v", want), func(perms map[string]string, _ int, _ map[string]string, _ []string) bool {
-			for scope, access := range want {
-				if perms[scope] != string(access) {
-					return false
-				}
-			}
-			return true
-		})
+		return wf.holdsGrant(arg)
 	case feature == "trigger:cron":
 		var crons []struct{ Cron string }
 		if n, ok := wf.On["schedule"]; !ok || n.Decode(&crons) != nil || len(crons) != 1 || crons[0].Cron != "17 6 * * 1-5" {
@@ -116,7 +122,7 @@ func realizedGitHub(feature string, out substrates.Output) error {
 		}
 		return nil
 	case name == "source":
-		return anyJob("resolves PROBE_PARAM into its env", func(_ map[string]string, _ int, env map[string]string, _ []string) bool {
+		return wf.anyJob("resolves PROBE_PARAM into its env", func(_ map[string]string, _ int, env map[string]string, _ []string) bool {
 			return strings.Contains(env["PROBE_PARAM"], "${{")
 		})
 	case feature == "kind:human":
@@ -125,9 +131,9 @@ func realizedGitHub(feature string, out substrates.Output) error {
 		}
 		return nil
 	case feature == "field:timeout":
-		return anyJob("has timeout-minutes: 7", func(_ map[string]string, timeout int, _ map[string]string, _ []string) bool { return timeout == 7 })
+		return wf.anyJob("has timeout-minutes: 7", func(_ map[string]string, timeout int, _ map[string]string, _ []string) bool { return timeout == 7 })
 	case feature == "field:review":
-		return anyJob("names its reviewer's workflow", func(_ map[string]string, _ int, env map[string]string, _ []string) bool {
+		return wf.anyJob("names its reviewer's workflow", func(_ map[string]string, _ int, env map[string]string, _ []string) bool {
 			return env["AUTONOMY_REVIEWER_WORKFLOW"] == "other.yml"
 		})
 	case feature == "field:result":
@@ -138,7 +144,7 @@ func realizedGitHub(feature string, out substrates.Output) error {
 		}
 		return fmt.Errorf("no result contract under .autonomy/results")
 	case feature == "field:execution":
-		return anyJob("checks out the repository afresh", func(_ map[string]string, _ int, _ map[string]string, uses []string) bool {
+		return wf.anyJob("checks out the repository afresh", func(_ map[string]string, _ int, _ map[string]string, uses []string) bool {
 			return slices.ContainsFunc(uses, func(u string) bool { return strings.HasPrefix(u, "actions/checkout@") })
 		})
 	}

@@ -33,6 +33,21 @@ func (pl *planner) install() (err error) {
 			in.undo()
 		}
 	}()
+	if err := pl.prepare(in); err != nil {
+		return err
+	}
+	staged, ledgerFile, err := pl.stage(in, newLedger)
+	if err != nil {
+		return err
+	}
+	if err := pl.place(in, staged); err != nil {
+		return err
+	}
+	return pl.settle(in, ledgerFile)
+}
+
+// prepare makes the directories the install writes to and a fresh stage for its copies.
+func (pl *planner) prepare(in *installer) error {
 	if !pl.st.dirExists {
 		if err := in.mkdir(".autonomy"); err != nil {
 			return err
@@ -54,41 +69,50 @@ func (pl *planner) install() (err error) {
 		return err
 	}
 	in.stage = stage
+	return nil
+}
 
-	staged := make([]string, len(pl.writes))
+// stage stages every new file and the new ledger, and, when files are written, records their
+// hashes in the pending journal. It returns the staged files, in pl.writes' order, and the ledger.
+func (pl *planner) stage(in *installer, newLedger []byte) (staged []string, ledgerFile string, err error) {
+	staged = make([]string, len(pl.writes))
 	for k, i := range pl.writes {
 		f := &pl.out.Files[i]
 		if staged[k], err = in.stageFile(strconv.Itoa(k), f.Data, f.Mode); err != nil {
-			return err
+			return nil, "", err
 		}
 	}
-	ledgerFile, err := in.stageFile("ledger", newLedger, 0o644)
-	if err != nil {
-		return err
+	if ledgerFile, err = in.stageFile("ledger", newLedger, 0o644); err != nil {
+		return nil, "", err
+	}
+	if len(pl.writes) == 0 {
+		return staged, ledgerFile, nil
 	}
 	journal := journalPath(pl.out.Target)
-	if len(pl.writes) > 0 {
-		if pl.st.journal != nil {
-			// The new journal replaces the old one, which may be all that vouches for files an
-			// interrupted run installed: fold what is on disk into the ledger first.
-			settled, err := in.stageFile("settled", encodeLedger(pl.out.Target, pl.settledRows()), 0o644)
-			if err != nil {
-				return err
-			}
-			if err := in.rename(settled, ledgerPath(pl.out.Target)); err != nil {
-				return err
-			}
-		}
-		journalFile, err := in.stageFile("journal", newLedger, 0o644)
+	if pl.st.journal != nil {
+		// The new journal replaces the old one, which may be all that vouches for files an
+		// interrupted run installed: fold what is on disk into the ledger first.
+		settled, err := in.stageFile("settled", encodeLedger(pl.out.Target, pl.settledRows()), 0o644)
 		if err != nil {
-			return err
+			return nil, "", err
 		}
-		if err := in.rename(journalFile, journal); err != nil {
-			return err
+		if err := in.rename(settled, ledgerPath(pl.out.Target)); err != nil {
+			return nil, "", err
 		}
-		in.journal = journal
 	}
+	journalFile, err := in.stageFile("journal", newLedger, 0o644)
+	if err != nil {
+		return nil, "", err
+	}
+	if err := in.rename(journalFile, journal); err != nil {
+		return nil, "", err
+	}
+	in.journal = journal
+	return staged, ledgerFile, nil
+}
 
+// place renames the staged files into place, applies the mode changes and removes stale files.
+func (pl *planner) place(in *installer, staged []string) error {
 	for k, i := range pl.writes {
 		p := pl.out.Files[i].Path
 		if err := in.mkdirParents(p); err != nil {
@@ -112,12 +136,17 @@ func (pl *planner) install() (err error) {
 		}
 		in.placed = true
 	}
+	return nil
+}
+
+// settle puts the new ledger in place and only then removes the journal.
+func (pl *planner) settle(in *installer, ledgerFile string) error {
 	in.syncDirs()
 	if err := in.rename(ledgerFile, ledgerPath(pl.out.Target)); err != nil {
 		return err
 	}
 	if pl.st.journal != nil || in.journal != "" {
-		if err := os.Remove(in.abs(journal)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := os.Remove(in.abs(journalPath(pl.out.Target))); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
 	}

@@ -200,79 +200,9 @@ func (c *compiler) agentWorkflow(a *ir.Actor) mapping {
 	wf.add("permissions", mapping{})
 	wf.add("defaults", bashDefaults)
 
-	env := make(mapping, 0, len(params)+16)
-	paramEnv(&env, params)
-	commandEnv(&env, a)
-	env.add("AUTONOMY_ACTOR", name)
-	env.add("AUTONOMY_BEHAVIOR", literalValue(behaviorPath(a)))
-	env.add("AUTONOMY_CAPABILITIES", capabilityList(a))
-	if c.box.model != "" {
-		env.add("AUTONOMY_MODEL", literalValue(c.box.model))
-	}
-	var reviewEnv mapping
-	if a.Review.Value != "" {
-		if rv := c.byName[a.Review.Value]; rv != nil {
-			c.reviewEdge(a, rv, &reviewEnv)
-		}
-	}
-	if a.Execution != nil && a.Execution.Workspace.Value != "" {
-		env.add("AUTONOMY_WORKSPACE", a.Execution.Workspace.Value)
-	}
-	if res := resultPath(a); res != "" {
-		env.add("AUTONOMY_RESULT_SCHEMA", literalValue(res))
-		c.resultSchema(a, res)
-	}
-	if len(c.humanPaths) > 0 {
-		env.add("AUTONOMY_HUMAN_REQUIRED_PATHS", HumanRequiredPath)
-	}
-	env.add(substrates.PolicyEnv, substrates.PolicyPath)
-	if callsRunner(a) {
-		env.add(SubstrateEnv, Name) // runnerjob.go
-	}
-	if sp != nil {
-		env.add("AUTONOMY_ARGS_ENV", argsEnv(params))
-		if elicits {
-			env.add("AUTONOMY_RESUME_ASK", expr("inputs."+control.ResumeAskInput))
-		}
-	}
 	proposes, reviews := effects(a)
-	if proposes {
-		env.add("GIT_AUTHOR_NAME", literalValue(c.box.gitName))
-		env.add("GIT_AUTHOR_EMAIL", literalValue(c.box.gitEmail))
-		env.add("GIT_COMMITTER_NAME", literalValue(c.box.gitName))
-		env.add("GIT_COMMITTER_EMAIL", literalValue(c.box.gitEmail))
-	}
-
-	// The agent is installed before the checkout, so no install script runs while the job
-	// token sits in git's config; the checkout never keeps it there: the agent pushes nothing.
-	var steps seq
-	if a.Skill && len(c.box.install) > 0 {
-		if c.installStep == nil {
-			c.installStep = mapping{
-				{key: "name", value: "Install the agent"},
-				{key: "env", value: argvEnv("AUTONOMY_INSTALL_", c.box.install)},
-				{key: "run", value: literal(argvScript("AUTONOMY_INSTALL_", len(c.box.install), ""))},
-			}
-		}
-		steps = append(steps, c.installStep)
-	}
-	if needsBun(a) {
-		steps = append(steps, setupBun.step("Install Bun for the script", nil))
-	}
-	weaves := sp == nil && c.weaves(a) // weave.go; a step playbook is not a skill to weave into
-	if callsRunner(a) || weaves || sp != nil {
-		steps = append(steps, c.toolStep()) // runnerjob.go
-	}
-	steps = append(steps, checkout.step("Check out the repository", mapping{{key: "persist-credentials", value: false}}))
-	switch {
-	case weaves:
-		steps = append(steps, c.weaveStep(a), wovenRunStep(c.runStep(a)))
-	case sp != nil:
-		steps = append(steps, c.stepsRunSteps(a, elicits)...) // steps.go
-	default:
-		steps = append(steps, c.runStep(a))
-	}
-	steps = append(steps, c.exportSteps(proposes, reviews)...)
+	env, reviewEnv := c.agentEnv(a, params, sp != nil, elicits, proposes)
+	steps := c.agentSteps(a, sp != nil, elicits, proposes, reviews)
 
 	job := mapping{}
 	job.add("name", name)
@@ -333,6 +263,85 @@ func (c *compiler) agentWorkflow(a *ir.Actor) mapping {
 		m.Effects, m.Elicits = append([]string{"resume", "ask"}, m.Effects...), true
 	}
 	return wf
+}
+
+// agentEnv is the agent job's env, and the reviewer's part of it that the propose job carries.
+func (c *compiler) agentEnv(a *ir.Actor, params []param, steps, elicits, proposes bool) (env, reviewEnv mapping) {
+	env = make(mapping, 0, len(params)+16)
+	paramEnv(&env, params)
+	commandEnv(&env, a)
+	env.add("AUTONOMY_ACTOR", a.Name.Value)
+	env.add("AUTONOMY_BEHAVIOR", literalValue(behaviorPath(a)))
+	env.add("AUTONOMY_CAPABILITIES", capabilityList(a))
+	if c.box.model != "" {
+		env.add("AUTONOMY_MODEL", literalValue(c.box.model))
+	}
+	if a.Review.Value != "" {
+		if rv := c.byName[a.Review.Value]; rv != nil {
+			c.reviewEdge(a, rv, &reviewEnv)
+		}
+	}
+	if a.Execution != nil && a.Execution.Workspace.Value != "" {
+		env.add("AUTONOMY_WORKSPACE", a.Execution.Workspace.Value)
+	}
+	if res := resultPath(a); res != "" {
+		env.add("AUTONOMY_RESULT_SCHEMA", literalValue(res))
+		c.resultSchema(a, res)
+	}
+	if len(c.humanPaths) > 0 {
+		env.add("AUTONOMY_HUMAN_REQUIRED_PATHS", HumanRequiredPath)
+	}
+	env.add(substrates.PolicyEnv, substrates.PolicyPath)
+	if callsRunner(a) {
+		env.add(SubstrateEnv, Name) // runnerjob.go
+	}
+	if steps {
+		env.add("AUTONOMY_ARGS_ENV", argsEnv(params))
+		if elicits {
+			env.add("AUTONOMY_RESUME_ASK", expr("inputs."+control.ResumeAskInput))
+		}
+	}
+	if proposes {
+		env.add("GIT_AUTHOR_NAME", literalValue(c.box.gitName))
+		env.add("GIT_AUTHOR_EMAIL", literalValue(c.box.gitEmail))
+		env.add("GIT_COMMITTER_NAME", literalValue(c.box.gitName))
+		env.add("GIT_COMMITTER_EMAIL", literalValue(c.box.gitEmail))
+	}
+	return env, reviewEnv
+}
+
+// agentSteps is the agent job's steps.
+func (c *compiler) agentSteps(a *ir.Actor, sp, elicits, proposes, reviews bool) (steps seq) {
+	// The agent is installed before the checkout, so no install script runs while the job
+	// token sits in git's config; the checkout never keeps it there: the agent pushes nothing.
+	if a.Skill && len(c.box.install) > 0 {
+		if c.installStep == nil {
+			c.installStep = mapping{
+				{key: "name", value: "Install the agent"},
+				{key: "env", value: argvEnv("AUTONOMY_INSTALL_", c.box.install)},
+				{key: "run", value: literal(argvScript("AUTONOMY_INSTALL_", len(c.box.install), ""))},
+			}
+		}
+		steps = append(steps, c.installStep)
+	}
+	if needsBun(a) {
+		steps = append(steps, setupBun.step("Install Bun for the script", nil))
+	}
+	weaves := !sp && c.weaves(a) // weave.go; a step playbook is not a skill to weave into
+	if callsRunner(a) || weaves || sp {
+		steps = append(steps, c.toolStep()) // runnerjob.go
+	}
+	steps = append(steps, checkout.step("Check out the repository", mapping{{key: "persist-credentials", value: false}}))
+	switch {
+	case weaves:
+		steps = append(steps, c.weaveStep(a), wovenRunStep(c.runStep(a)))
+	case sp:
+		steps = append(steps, c.stepsRunSteps(a, elicits)...) // steps.go
+	default:
+		steps = append(steps, c.runStep(a))
+	}
+	steps = append(steps, c.exportSteps(proposes, reviews)...)
+	return steps
 }
 
 // runStep runs the behavior: a skill through the box's agent command with the skill on stdin, a
