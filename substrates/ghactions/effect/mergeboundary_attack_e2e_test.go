@@ -18,55 +18,23 @@ import (
 // generated workflows: every one merged a human-required change with no maintainer before the
 // fix.
 
-// gateOf is the newest human-approval status of sha ("" when none).
-func (f *fleet) gateOf(sha string) effectStatus {
-	var st effectStatus
-	for _, s := range f.fake.Statuses(sha) {
-		if s.Context == effect.HumanApprovalContext {
-			st = effectStatus{s.State, s.Description}
-		}
-	}
-	return st
-}
-
-type effectStatus struct{ State, Description string }
-
-// passChecks posts ci and agent-review success on sha, as CI and the reviewer would.
-func (f *fleet) passChecks(sha string) {
-	f.t.Helper()
-	for _, ctx := range []string{"ci", effect.StatusContext} {
-		if err := postStatus(f, sha, ctx, "success"); err != nil {
-			f.t.Fatal(err)
-		}
-	}
-}
-
 // TestGateReplayedApproval: an agent holding issues: write and actions: write (pm's model job)
 // edits the ask's head= to a new head it pushed, deletes the bot's resolution, and re-runs the
 // control run of the maintainer's old /agent approve (the same event payload): the edited ask is
 // refused and the new head stays unapproved.
 func TestGateReplayedApproval(t *testing.T) {
 	f := boundary(t)
-	dir := f.work("agent")
-	f.write(dir, "vision", map[string]string{"docs/VISION.md": "# benign\n"})
-	f.export(dir, "4242")
-	f.propose(false)
-	n := f.fake.Pulls()[0]
-	pr, _ := f.fake.Issue(n)
-	token := askTokenRe.FindStringSubmatch(strings.Join(pr.Comments, "\n"))[1]
+	p := f.proposeFiles(map[string]string{"docs/VISION.md": "# benign\n"})
+	n, token := p.N, f.askToken(p.N)
 	f.command(n, "ada", "OWNER", "/agent approve "+token, false)
-	pr, _ = f.fake.Issue(n)
+	pr, _ := f.fake.Issue(n)
 	var cmdID int64
 	for i, b := range pr.Comments {
 		if b == "/agent approve "+token {
 			cmdID = pr.CommentIDs[i]
 		}
 	}
-	more := f.work("more")
-	gitRun(t, more, "checkout", "--quiet", pr.Head)
-	f.write(more, "evil", map[string]string{"docs/VISION.md": "# evil\n"})
-	gitRun(t, more, "push", "--quiet", "origin", "HEAD:"+pr.Head)
-	newHead := gitRun(t, more, "rev-parse", "HEAD")
+	newHead := f.pushOnto(pr.Head, "evil", map[string]string{"docs/VISION.md": "# evil\n"})
 	f.gateJob(n, "pull_request_target")
 	headRe := regexp.MustCompile(`head=[0-9a-f]{40}`)
 	for i, b := range pr.Comments {
@@ -122,12 +90,8 @@ func TestGateRulesUnchangeable(t *testing.T) {
 // default one (an agent's, whose .autonomy/ it could have changed) runs no gate job.
 func TestGateDispatchOnAgentBranch(t *testing.T) {
 	f := boundary(t)
-	dir := f.work("agent")
-	f.write(dir, "deploy", map[string]string{"deploy/prod.yml": "replicas: 0\n"})
-	f.export(dir, "4242")
-	f.propose(false)
-	n := f.fake.Pulls()[0]
-	pr, _ := f.fake.Issue(n)
+	p := f.proposeFiles(map[string]string{"deploy/prod.yml": "replicas: 0\n"})
+	n, pr := p.N, p.PR
 	v := map[string]string{
 		"github.token": "ghs_e2e", "github.event_name": "workflow_dispatch", "github.sha": f.mainSHA(), "github.ref": "refs/heads/" + pr.Head,
 		"github.event.repository.default_branch": "main", "github.run_id": "6363", "inputs." + effect.GateInput: strconv.Itoa(n),
@@ -152,19 +116,8 @@ func TestGateSharedCommit(t *testing.T) {
 	f.write(dir, "H", map[string]string{"README.benign": "hi\n"})
 	h := gitRun(t, dir, "rev-parse", "HEAD")
 	gitRun(t, dir, "push", "--quiet", "origin", "HEAD:refs/heads/fork-h")
-	req, _ := http.NewRequest("POST", f.fake.URL+"repos/o/r/pulls", strings.NewReader(`{"title":"x","head":"fork-h","base":"autonomy/develop/1"}`))
-	req.Header.Set("Authorization", "Bearer ghs_e2e")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var side struct{ Number int }
-	err = json.NewDecoder(resp.Body).Decode(&side)
-	resp.Body.Close()
-	if err != nil || side.Number == 0 {
-		t.Fatalf("opening the side pull request: %v (%s)", err, resp.Status)
-	}
-	if out := f.gateJob(side.Number, "pull_request_target"); !strings.Contains(out, "not the default branch") {
+	side := openPull(t, f, "fork-h", "autonomy/develop/1")
+	if out := f.gateJob(side, "pull_request_target"); !strings.Contains(out, "not the default branch") {
 		t.Errorf("the gate of a pull request into autonomy/develop/1:\n%s", out)
 	}
 	if g := f.gateOf(h); g.State != "" {
@@ -230,11 +183,7 @@ func (f *fleet) outsiderOn(proposal string, change func(dir string)) string {
 // pull request's base, and stays pending.
 func TestGateBaseFlip(t *testing.T) {
 	f := boundary(t)
-	dir := f.work("agent")
-	f.write(dir, "vision", map[string]string{"docs/VISION.md": "# evil vision\n", "docs/notes.md": "n\n"})
-	f.export(dir, "4242")
-	f.propose(false)
-	pa, _ := f.fake.Issue(f.fake.Pulls()[0])
+	pa := f.proposeFiles(map[string]string{"docs/VISION.md": "# evil vision\n", "docs/notes.md": "n\n"}).PR
 	x := f.outsiderOn(pa.Head, func(x string) {
 		gitRun(t, x, "rm", "--quiet", "docs/notes.md")
 		f.commit(x, "tidy")
@@ -268,11 +217,7 @@ func TestGateBaseFlip(t *testing.T) {
 // given while a pull request went into a side branch, approves its head as a change into main.
 func TestGateApprovalIntoAnotherBranch(t *testing.T) {
 	f := boundary(t)
-	dir := f.work("agent")
-	f.write(dir, "vision", map[string]string{"docs/VISION.md": "# evil vision\n"})
-	f.export(dir, "4242")
-	f.propose(false)
-	pa, _ := f.fake.Issue(f.fake.Pulls()[0])
+	pa := f.proposeFiles(map[string]string{"docs/VISION.md": "# evil vision\n"}).PR
 	x := f.outsiderOn(pa.Head, func(x string) { f.write(x, "typo", map[string]string{"docs/typo.md": "fixed\n"}) })
 	side := openPull(t, f, "fork-x", pa.Head) // into the proposal's branch: a one-file diff there
 	tok := strings.Repeat("ab", 16)
@@ -305,14 +250,8 @@ func TestGateApprovalIntoAnotherBranch(t *testing.T) {
 // (its own resolution is taken as recorded, and the gate is posted).
 func TestGateResolutionPostedFirst(t *testing.T) {
 	f := boundary(t)
-	dir := f.work("agent")
-	f.write(dir, "vision", map[string]string{"docs/VISION.md": "# v\n"})
-	f.export(dir, "4242")
-	f.propose(false)
-	n := f.fake.Pulls()[0]
-	pr, _ := f.fake.Issue(n)
-	token := askTokenRe.FindStringSubmatch(strings.Join(pr.Comments, "\n"))[1]
-	head := gitRun(t, f.root, "--git-dir", f.origin, "rev-parse", "refs/heads/"+pr.Head)
+	p := f.proposeFiles(map[string]string{"docs/VISION.md": "# v\n"})
+	n, head, token := p.N, p.Head, f.askToken(p.N)
 	body := "/agent approve " + token
 	id, err := f.fake.AddComment(n, "ada", body)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/autonomyhq/autonomy/substrates/ghactions/effect"
+	"github.com/autonomyhq/autonomy/substrates/ghactions/ghfake"
 )
 
 // The merge boundary, attacked through the generated workflows: the real autonomy binary runs
@@ -91,6 +92,75 @@ func (f *fleet) gateDispatched() {
 		}
 		if _, ran := f.r.job(f.wf("autonomy-control"), "human-gate", v, false); !ran {
 			f.t.Fatal("the dispatched human-gate job was skipped")
+		}
+	}
+}
+
+// proposal is a pull request the propose job opened: its number, as the fake holds it, and the
+// commit its branch points at.
+type proposal struct {
+	N    int
+	Head string
+	PR   ghfake.Issue
+}
+
+// proposeFiles commits files on a checkout of main as the agent would, exports them, runs the
+// propose job and the gate it dispatches, and returns the work item's pull request.
+func (f *fleet) proposeFiles(files map[string]string) proposal {
+	f.t.Helper()
+	dir := f.work("agent")
+	f.write(dir, "proposal", files)
+	f.export(dir, "4242")
+	f.propose(false)
+	for _, n := range f.fake.Pulls() {
+		if is, _ := f.fake.Issue(n); is.Head == effect.BranchPrefix+"develop/"+strconv.Itoa(f.item) {
+			return proposal{N: n, PR: is, Head: gitRun(f.t, f.root, "--git-dir", f.origin, "rev-parse", "refs/heads/"+is.Head)}
+		}
+	}
+	f.t.Fatalf("no pull request for #%d: %v", f.item, f.fake.Pulls())
+	return proposal{}
+}
+
+// askToken is the token of the ask on item n.
+func (f *fleet) askToken(n int) string {
+	f.t.Helper()
+	is, _ := f.fake.Issue(n)
+	m := askTokenRe.FindStringSubmatch(strings.Join(is.Comments, "\n"))
+	if m == nil {
+		f.t.Fatalf("no ask on #%d: %q", n, is.Comments)
+	}
+	return m[1]
+}
+
+// pushOnto commits files on branch, as a person pushing to it, and returns the new head.
+func (f *fleet) pushOnto(branch, msg string, files map[string]string) string {
+	f.t.Helper()
+	dir := f.work("more")
+	gitRun(f.t, dir, "checkout", "--quiet", branch)
+	f.write(dir, msg, files)
+	gitRun(f.t, dir, "push", "--quiet", "origin", "HEAD:"+branch)
+	return gitRun(f.t, dir, "rev-parse", "HEAD")
+}
+
+// gateOf is the newest human-approval status of sha ("" when none).
+func (f *fleet) gateOf(sha string) effectStatus {
+	var st effectStatus
+	for _, s := range f.fake.Statuses(sha) {
+		if s.Context == effect.HumanApprovalContext {
+			st = effectStatus{s.State, s.Description}
+		}
+	}
+	return st
+}
+
+type effectStatus struct{ State, Description string }
+
+// passChecks posts ci and agent-review success on sha, as CI and the reviewer would.
+func (f *fleet) passChecks(sha string) {
+	f.t.Helper()
+	for _, ctx := range []string{"ci", effect.StatusContext} {
+		if err := postStatus(f, sha, ctx, "success"); err != nil {
+			f.t.Fatal(err)
 		}
 	}
 }
@@ -176,54 +246,27 @@ var askTokenRe = regexp.MustCompile(`autonomy:ask actor=\S+ token=([0-9a-f]{32})
 // the gate is pending again. A proposal with no human-required path has the gate success.
 func TestHumanGate(t *testing.T) {
 	f := boundary(t)
-	dir := f.work("agent")
-	f.write(dir, "Sharpen the vision", map[string]string{"docs/VISION.md": "# where we go\n", "docs/notes.md": "n\n"})
-	f.export(dir, "4242")
-	f.propose(false)
-	pulls := f.fake.Pulls()
-	if len(pulls) != 1 {
+	p := f.proposeFiles(map[string]string{"docs/VISION.md": "# where we go\n", "docs/notes.md": "n\n"})
+	if pulls := f.fake.Pulls(); len(pulls) != 1 {
 		t.Fatalf("pull requests: %v", pulls)
 	}
-	n := pulls[0]
-	pr, _ := f.fake.Issue(n)
-	head := gitRun(t, f.root, "--git-dir", f.origin, "rev-parse", "refs/heads/"+pr.Head)
-	gate := func(sha string) string {
-		st := ""
-		for _, s := range f.fake.Statuses(sha) {
-			if s.Context == effect.HumanApprovalContext {
-				st = s.State
-			}
-		}
-		return st
-	}
-	if g := gate(head); g != "pending" {
+	n, head := p.N, p.Head
+	if g := f.gateOf(head).State; g != "pending" {
 		t.Fatalf("human-approval on the proposal's head is %q, want pending", g)
 	}
-	pass := func(sha string) {
-		for _, ctx := range []string{"ci", effect.StatusContext} {
-			if err := postStatus(f, sha, ctx, "success"); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	pass(head)
+	f.passChecks(head)
 	if ok, why := f.fake.Mergeable(n); ok || !strings.Contains(why, effect.HumanApprovalContext) {
 		t.Fatalf("mergeable on the reviewer's approval alone (%v, %s)", ok, why)
 	}
-	pr, _ = f.fake.Issue(n)
-	m := askTokenRe.FindStringSubmatch(strings.Join(pr.Comments, "\n"))
-	if m == nil {
-		t.Fatalf("no ask on #%d: %q", n, pr.Comments)
-	}
-	token := m[1]
+	token := f.askToken(n)
 
 	// mallory writes to the repository but is no maintainer.
 	f.command(n, "mallory", "MEMBER", "/agent approve "+token, true)
-	if g := gate(head); g != "pending" {
+	if g := f.gateOf(head).State; g != "pending" {
 		t.Fatalf("a non-maintainer's approval made the gate %q", g)
 	}
 	f.command(n, "ada", "OWNER", "/agent approve "+token, false)
-	if g := gate(head); g != "success" {
+	if g := f.gateOf(head).State; g != "success" {
 		t.Fatalf("after the maintainer's approval the gate is %q", g)
 	}
 	if ok, why := f.fake.Mergeable(n); !ok {
@@ -231,14 +274,10 @@ func TestHumanGate(t *testing.T) {
 	}
 
 	// A new push: a new head, which nothing approved.
-	more := f.work("more")
-	gitRun(t, more, "checkout", "--quiet", pr.Head)
-	f.write(more, "more vision", map[string]string{"docs/VISION.md": "# further\n"})
-	gitRun(t, more, "push", "--quiet", "origin", "HEAD:"+pr.Head)
-	newHead := gitRun(t, more, "rev-parse", "HEAD")
-	pass(newHead)
+	newHead := f.pushOnto(p.PR.Head, "more vision", map[string]string{"docs/VISION.md": "# further\n"})
+	f.passChecks(newHead)
 	f.gateJob(n, "pull_request_target")
-	if g := gate(newHead); g != "pending" {
+	if g := f.gateOf(newHead).State; g != "pending" {
 		t.Fatalf("the new head's gate is %q, want pending", g)
 	}
 	if ok, _ := f.fake.Mergeable(n); ok {
@@ -250,7 +289,7 @@ func TestHumanGate(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.gateJob(n, "pull_request_review")
-	if g := gate(newHead); g != "pending" {
+	if g := f.gateOf(newHead).State; g != "pending" {
 		t.Fatalf("a non-maintainer's review made the gate %q", g)
 	}
 	id, err := f.fake.AddReview(n, "bob", "APPROVED")
@@ -258,7 +297,7 @@ func TestHumanGate(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.gateJob(n, "pull_request_review")
-	if g := gate(newHead); g != "success" {
+	if g := f.gateOf(newHead).State; g != "success" {
 		t.Fatalf("after bob's approving review the gate is %q", g)
 	}
 	if ok, why := f.fake.Mergeable(n); !ok {
@@ -266,7 +305,7 @@ func TestHumanGate(t *testing.T) {
 	}
 	f.fake.DismissReview(n, id)
 	f.gateJob(n, "pull_request_review")
-	if g := gate(newHead); g != "pending" {
+	if g := f.gateOf(newHead).State; g != "pending" {
 		t.Fatalf("after the review's dismissal the gate is %q", g)
 	}
 	if ok, _ := f.fake.Mergeable(n); ok {
@@ -278,20 +317,11 @@ func TestHumanGate(t *testing.T) {
 // new push, /agent approve with it is refused and the gate stays pending.
 func TestHumanGateStaleToken(t *testing.T) {
 	f := boundary(t)
-	dir := f.work("agent")
-	f.write(dir, "vision", map[string]string{"docs/VISION.md": "# v\n"})
-	f.export(dir, "4242")
-	f.propose(false)
-	n := f.fake.Pulls()[0]
-	pr, _ := f.fake.Issue(n)
-	token := askTokenRe.FindStringSubmatch(strings.Join(pr.Comments, "\n"))[1]
-	more := f.work("more")
-	gitRun(t, more, "checkout", "--quiet", pr.Head)
-	f.write(more, "sneak", map[string]string{"deploy/prod.yml": "replicas: 0\n"})
-	gitRun(t, more, "push", "--quiet", "origin", "HEAD:"+pr.Head)
-	newHead := gitRun(t, more, "rev-parse", "HEAD")
+	p := f.proposeFiles(map[string]string{"docs/VISION.md": "# v\n"})
+	n, token := p.N, f.askToken(p.N)
+	newHead := f.pushOnto(p.PR.Head, "sneak", map[string]string{"deploy/prod.yml": "replicas: 0\n"})
 	out := f.command(n, "ada", "OWNER", "/agent approve "+token, true)
-	pr, _ = f.fake.Issue(n)
+	pr, _ := f.fake.Issue(n)
 	if last := pr.Comments[len(pr.Comments)-1]; !strings.Contains(last, "the head of #") {
 		t.Errorf("the refusal: %q\n%s", last, out)
 	}
@@ -306,18 +336,9 @@ func TestHumanGateStaleToken(t *testing.T) {
 // success on its head, so the reviewer and CI suffice.
 func TestNoHumanPathGateSuccess(t *testing.T) {
 	f := boundary(t)
-	dir := f.work("agent")
-	f.write(dir, "greet", map[string]string{"greeting.txt": "hello\n"})
-	f.export(dir, "4242")
-	f.propose(false)
-	n := f.fake.Pulls()[0]
-	pr, _ := f.fake.Issue(n)
-	head := gitRun(t, f.root, "--git-dir", f.origin, "rev-parse", "refs/heads/"+pr.Head)
-	for _, ctx := range []string{"ci", effect.StatusContext} {
-		if err := postStatus(f, head, ctx, "success"); err != nil {
-			t.Fatal(err)
-		}
-	}
+	p := f.proposeFiles(map[string]string{"greeting.txt": "hello\n"})
+	n, pr := p.N, p.PR
+	f.passChecks(p.Head)
 	if ok, why := f.fake.Mergeable(n); !ok {
 		t.Fatalf("not mergeable: %s", why)
 	}
