@@ -18,6 +18,75 @@ import (
 	"github.com/autonomyhq/autonomy/substrates/local/store"
 )
 
+// calmFleet is an installation with one skill actor, calm, working in the installation root.
+const calmFleet = `schema: autonomy.ir.v1
+targets: [local]
+actors:
+  calm:
+    behavior: skills/calm
+    triggers: [{ dispatch: true }]
+`
+
+// rootRig is calmFleet run by an agent script: the store, and the script's folder, where it
+// notes its trace and waits for its release files.
+type rootRig struct {
+	t        *testing.T
+	dir, bin string
+	env      []string
+	st       *store.Store
+	launched []string
+}
+
+// newRootRig installs calmFleet with agent as its agent CLI. Whatever the test's outcome, no
+// agent it launched outlives it: their release files go with bin, so their groups are killed.
+func newRootRig(t *testing.T, agent string) *rootRig {
+	r := &rootRig{t: t, dir: runnerFleet(t, calmFleet, map[string]string{"skills/calm/SKILL.md": "# calm\nWork.\n"}), bin: t.TempDir()}
+	if err := os.WriteFile(filepath.Join(r.bin, "agent"), []byte(agent), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r.env = []string{local.AgentEnv + `=["` + filepath.Join(r.bin, "agent") + `"]`}
+	st, err := store.Open(local.DBPath(r.dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.st = st
+	t.Cleanup(func() { st.Close() })
+	t.Cleanup(func() {
+		for _, id := range r.launched {
+			if s, _, err := st.Get(context.Background(), id); err == nil && s.PID > 0 {
+				_ = syscall.Kill(-s.PID, syscall.SIGKILL)
+			}
+		}
+	})
+	return r
+}
+
+// launch launches calm and returns the session's id.
+func (r *rootRig) launch() string {
+	r.t.Helper()
+	out, errOut, code := cli(r.t, r.env, "runner", "--dir", r.dir, "launch", "calm")
+	if code != 0 {
+		r.t.Fatalf("launch: %d %s", code, errOut)
+	}
+	id := strings.Fields(out)[0]
+	r.launched = append(r.launched, id)
+	return id
+}
+
+// touch creates the file name in the agent's folder (a release-SESSION, say).
+func (r *rootRig) touch(name string) {
+	r.t.Helper()
+	if err := os.WriteFile(filepath.Join(r.bin, name), nil, 0o644); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+// trace is what the agents noted.
+func (r *rootRig) trace() string {
+	b, _ := os.ReadFile(filepath.Join(r.bin, "trace"))
+	return string(b)
+}
+
 // rootAgent stands in for an agent CLI working in the installation root: it notes its start
 // and end in trace, writes its pid to started-SESSION, and waits until release-SESSION exists.
 const rootAgent = `#!/bin/sh
@@ -34,48 +103,10 @@ echo "end $AUTONOMY_SESSION" >> "$dir/trace"
 // queued, for as long as that agent's process group lives (it says so in an event naming the
 // first), and starts once it is gone; the first is then reconciled failed.
 func TestRootLockOutlivesTheSupervisor(t *testing.T) {
-	dir := runnerFleet(t, `schema: autonomy.ir.v1
-targets: [local]
-actors:
-  calm:
-    behavior: skills/calm
-    triggers: [{ dispatch: true }]
-`, map[string]string{"skills/calm/SKILL.md": "# calm\nWork.\n"})
-	bin := t.TempDir()
-	if err := os.WriteFile(filepath.Join(bin, "agent"), []byte(rootAgent), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	env := []string{local.AgentEnv + `=["` + filepath.Join(bin, "agent") + `"]`}
-	st, err := store.Open(local.DBPath(dir))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	r := newRootRig(t, rootAgent)
+	dir, bin, env, st, launch, trace := r.dir, r.bin, r.env, r.st, r.launch, r.trace
 	ctx := context.Background()
-	var launched []string
-	// Whatever the test's outcome, no agent of it outlives it: their release files go with bin.
-	t.Cleanup(func() {
-		for _, id := range launched {
-			if s, _, err := st.Get(ctx, id); err == nil && s.PID > 0 {
-				_ = syscall.Kill(-s.PID, syscall.SIGKILL)
-			}
-		}
-	})
-	launch := func() string {
-		out, errOut, code := cli(t, env, "runner", "--dir", dir, "launch", "calm")
-		if code != 0 {
-			t.Fatalf("launch: %d %s", code, errOut)
-		}
-		id := strings.Fields(out)[0]
-		launched = append(launched, id)
-		return id
-	}
-	trace := func() string { b, _ := os.ReadFile(filepath.Join(bin, "trace")); return string(b) }
-	release := func(id string) {
-		if err := os.WriteFile(filepath.Join(bin, "release-"+id), nil, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	release := func(id string) { r.touch("release-" + id) }
 
 	a := launch()
 	t.Cleanup(func() { _ = os.WriteFile(filepath.Join(bin, "release-"+a), nil, 0o644) })
@@ -186,48 +217,9 @@ echo "end $AUTONOMY_SESSION" >> "$dir/trace"
 // stays running, orphaned, while its group holds a process started for it, and the second
 // starts only once that child is gone; the next reconciliation then fails the first.
 func TestOrphanGroupOutlivesItsLeader(t *testing.T) {
-	dir := runnerFleet(t, `schema: autonomy.ir.v1
-targets: [local]
-actors:
-  calm:
-    behavior: skills/calm
-    triggers: [{ dispatch: true }]
-`, map[string]string{"skills/calm/SKILL.md": "# calm\nWork.\n"})
-	bin := t.TempDir()
-	if err := os.WriteFile(filepath.Join(bin, "agent"), []byte(bgAgent), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	env := []string{local.AgentEnv + `=["` + filepath.Join(bin, "agent") + `"]`}
-	st, err := store.Open(local.DBPath(dir))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	r := newRootRig(t, bgAgent)
+	dir, bin, env, st, launch, trace, touch := r.dir, r.bin, r.env, r.st, r.launch, r.trace, r.touch
 	ctx := context.Background()
-	touch := func(name string) {
-		if err := os.WriteFile(filepath.Join(bin, name), nil, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	var launched []string
-	// Whatever the test's outcome, no agent of it outlives it: their release files go with bin.
-	t.Cleanup(func() {
-		for _, id := range launched {
-			if s, _, err := st.Get(ctx, id); err == nil && s.PID > 0 {
-				_ = syscall.Kill(-s.PID, syscall.SIGKILL)
-			}
-		}
-	})
-	launch := func() string {
-		out, errOut, code := cli(t, env, "runner", "--dir", dir, "launch", "calm")
-		if code != 0 {
-			t.Fatalf("launch: %d %s", code, errOut)
-		}
-		id := strings.Fields(out)[0]
-		launched = append(launched, id)
-		return id
-	}
-	trace := func() string { b, _ := os.ReadFile(filepath.Join(bin, "trace")); return string(b) }
 
 	a := launch()
 	t.Cleanup(func() { touch("release-" + a); touch("bgrelease-" + a) })
