@@ -126,10 +126,10 @@ func (c *compiler) controlWorkflow() mapping {
 	wf.add("permissions", mapping{})
 	wf.add("defaults", bashDefaults)
 	// A run waiting in a group is replaced by the next one: each command has a group of its own
-	// (no comment, an outsider's included, displaces a maintainer's command), and the gate runs
+	// (no comment, an outsider's included, displaces a maintainer's command), the gate runs
 	// of one pull request share one (the latest evaluates the current head, so dropping a
-	// waiting one loses nothing).
-	wf.add("concurrency", mapping{{key: "group", value: expr("format('autonomy-control-{0}', github.event_name != 'issue_comment' && (github.event.pull_request.number || inputs." + effect.GateInput + ") || github.run_id)")}, {key: "cancel-in-progress", value: false}})
+	// waiting one loses nothing), and the sweeps one (two never escalate at once).
+	wf.add("concurrency", mapping{{key: "group", value: expr("format('autonomy-control-{0}', github.event_name == 'issue_comment' && github.run_id || github.event.pull_request.number || inputs." + effect.GateInput + " || github.event_name)")}, {key: "cancel-in-progress", value: false}})
 
 	common := func(env mapping) mapping {
 		env.add(substrates.PolicyEnv, substrates.PolicyPath)
