@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/substrates/local/store"
@@ -64,11 +65,32 @@ func (r *Runner) settleOutcome(id string) {
 	}
 }
 
+// halve is the first half of s, cut at a character's start, and an ellipsis: shorter than s
+// when s is longer than 8 bytes.
+func halve(s string) string {
+	n := len(s) / 2
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
 // keepOutcome writes o into the reserved outcome file in place (creating it if it is not there).
 func (r *Runner) keepOutcome(o outcome) error {
 	data, err := json.Marshal(o)
-	for len(data) > outcomeSize && len(o.Reason) > 0 {
-		o.Reason = o.Reason[:len(o.Reason)/2] + "…"
+	// Each text is halved in turn until the outcome fits: the store's error and the evidence
+	// first, then the reason; each cut makes a text shorter, so this ends.
+	for err == nil && len(data) > outcomeSize {
+		switch {
+		case len(o.StoreError) > 64:
+			o.StoreError = halve(o.StoreError)
+		case len(o.Verified) > 64:
+			o.Verified = halve(o.Verified)
+		case len(o.Reason) > 64:
+			o.Reason = halve(o.Reason)
+		default:
+			return fmt.Errorf("the outcome of %s does not fit in %d bytes", o.Session, outcomeSize)
+		}
 		data, err = json.Marshal(o)
 	}
 	if err != nil {

@@ -7,9 +7,11 @@ import (
 	"database/sql"
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/substrates/local/store"
@@ -123,5 +125,30 @@ func TestEndKeptAtOnceAndRetriedUntilTheStoreIsWritable(t *testing.T) {
 	}
 	if _, err := os.Stat(r.outcomePath(s.ID)); !os.IsNotExist(err) {
 		t.Errorf("an outcome file is left: %v", err)
+	}
+}
+
+// TestKeepOutcomeFits: an outcome whose texts are far longer than the reserved bytes (a huge
+// store error, a long reason and evidence, in several scripts) is cut to fit and kept, readable;
+// texts that cannot be cut enough are an error, never a loop. (A reason of 5 bytes used to be
+// "cut" to 5 bytes again, forever.)
+func TestKeepOutcomeFits(t *testing.T) {
+	dir := installFleet(t, probeFleet, false)
+	r := newRunner(t, dir, Options{})
+	if err := os.MkdirAll(filepath.Dir(r.outcomePath("1-a")), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	long := strings.Repeat("disque plein — ディスク ", 2000)
+	o := outcome{Session: "1-a", Status: ir.Done, Reason: long, Verified: long, StoreError: long, EndedAt: time.Now().UTC()}
+	if err := r.keepOutcome(o); err != nil {
+		t.Fatal(err)
+	}
+	got, ok := r.keptOutcome("1-a")
+	if !ok || got.Status != ir.Done || !strings.HasPrefix(got.StoreError, "disque plein") || !utf8.ValidString(got.Reason+got.Verified+got.StoreError) {
+		t.Fatalf("kept %v: %+v", ok, got)
+	}
+	o = outcome{Session: strings.Repeat("x", 2*outcomeSize), Status: ir.Done, Reason: "short"}
+	if err := r.keepOutcome(o); err == nil {
+		t.Fatal("an outcome that cannot fit was kept")
 	}
 }
