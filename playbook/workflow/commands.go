@@ -157,8 +157,8 @@ func ParseMCP(words []string, dynamic func(string) bool) (MCPCommand, *ArgError)
 
 // suggestOr is ir.Suggest's "did you mean" for s among list, else otherwise.
 func suggestOr(s string, list []string, otherwise string) string {
-	if h := ir.Suggest(s, list); strings.HasPrefix(h, "did you mean") {
-		return h
+	if ir.Nearest(s, list) != "" {
+		return ir.Suggest(s, list)
 	}
 	return otherwise
 }

@@ -64,7 +64,7 @@ type Ask struct {
 	// and a select's options.
 	Elicit *Elicitation
 	// Head is the pull request head a human-required ask is bound to ("" for any other ask):
-	// its approval is the human gate's success on that commit only (approval.go).
+	// its approval is the human gate's success on that commit only (humangate.go).
 	Head string
 	// Answer is the text of the maintainer's command that resolved it, after the token (the
 	// command's own comment, verified as the resolution is).
@@ -261,7 +261,11 @@ type Resolution struct {
 
 // Resolve records a resolution, after checking it: the verb is approve, reject (with a reason)
 // or answer (with text); the author is a maintainer; the token is that of an open ask on that
-// same item. A refusal is a *Refused saying why; nothing is then recorded.
+// same item, or of one this very command resolved already (a re-run, or a copy of the
+// resolution another job posted first: nothing more is recorded); the command, read back from
+// GitHub (verifyCommand), is the maintainer's, came after the ask, and neither was edited. An ask
+// bound to a head has its human gate posted before the resolution is recorded (resolveGate). A
+// refusal is a *Refused saying why; nothing is then recorded.
 func Resolve(ctx context.Context, e *Env, r Resolution) (*Ask, error) {
 	switch r.Verb {
 	case "approve":
