@@ -175,12 +175,12 @@ const (
 // resume dispatches the workflow of the ask's actor, on the default branch, to resume the run
 // that posted it.
 func resume(ctx context.Context, e *effect.Env, a *effect.Ask) error {
-	repo, _, err := e.Client.Repositories.Get(ctx, e.Owner, e.Repo)
+	def, err := e.DefaultBranch(ctx)
 	if err != nil {
-		return fmt.Errorf("reading the default branch: %w", err)
+		return err
 	}
 	_, err = e.Client.Actions.CreateWorkflowDispatchEventByFileName(ctx, e.Owner, e.Repo, a.Actor+".yml", github.CreateWorkflowDispatchEventRequest{
-		Ref:    repo.GetDefaultBranch(),
+		Ref:    def,
 		Inputs: map[string]any{ResumeRunInput: a.RunID, ResumeItemInput: strconv.Itoa(a.Item), ResumeAskInput: a.Token},
 	})
 	if err != nil {

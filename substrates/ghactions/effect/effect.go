@@ -176,6 +176,15 @@ func (e *Env) gitBytes(args ...string) ([]byte, error) {
 	return out, nil
 }
 
+// DefaultBranch is the repository's default branch, as GitHub says now.
+func (e *Env) DefaultBranch(ctx context.Context) (string, error) {
+	repo, _, err := e.Client.Repositories.Get(ctx, e.Owner, e.Repo)
+	if err != nil {
+		return "", fmt.Errorf("reading the repository's default branch: %w", err)
+	}
+	return repo.GetDefaultBranch(), nil
+}
+
 // remoteArgs are git's options to reach the remote with the job's token (http remotes only).
 func (e *Env) remoteArgs() []string {
 	if !strings.HasPrefix(e.Remote, "http://") && !strings.HasPrefix(e.Remote, "https://") {

@@ -284,9 +284,9 @@ func sourceRun(ctx context.Context, e *Env, id string) (*runInfo, error) {
 		}
 		return nil, fmt.Errorf("reading run %s: %w", id, err)
 	}
-	repo, _, err := e.Client.Repositories.Get(ctx, e.Owner, e.Repo)
+	def, err := e.DefaultBranch(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("reading the default branch: %w", err)
+		return nil, err
 	}
 	path, _, _ := strings.Cut(r.Path, "@")
 	switch want := ".github/workflows/" + e.Actor + ".yml"; {
@@ -294,8 +294,8 @@ func sourceRun(ctx context.Context, e *Env, id string) (*runInfo, error) {
 		return nil, &Refused{fmt.Sprintf("run %s ran %s, not %s: a run resumes only the paused playbook of its own actor's workflow", id, r.Path, want)}
 	case strings.HasPrefix(r.Event, "pull_request") && r.Event != "pull_request_target":
 		return nil, &Refused{fmt.Sprintf("run %s ran on a %s event, with a pull request's version of the workflow: its paused playbook is not resumed", id, r.Event)}
-	case r.HeadBranch != repo.GetDefaultBranch():
-		return nil, &Refused{fmt.Sprintf("run %s ran on the branch %s, not the default branch %s: its paused playbook is not resumed", id, r.HeadBranch, repo.GetDefaultBranch())}
+	case r.HeadBranch != def:
+		return nil, &Refused{fmt.Sprintf("run %s ran on the branch %s, not the default branch %s: its paused playbook is not resumed", id, r.HeadBranch, def)}
 	case r.HeadRepository == nil || !strings.EqualFold(r.HeadRepository.FullName, e.Owner+"/"+e.Repo):
 		return nil, &Refused{fmt.Sprintf("run %s did not run this repository's own code: its paused playbook is not resumed", id)}
 	}

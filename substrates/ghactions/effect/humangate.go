@@ -67,12 +67,12 @@ func (e *Env) resolveGate(ctx context.Context, a *Ask, verb, by string) error {
 	if err != nil {
 		return fmt.Errorf("reading #%d: %w", a.Item, err)
 	}
-	repo, _, err := e.Client.Repositories.Get(ctx, e.Owner, e.Repo)
+	def, err := e.DefaultBranch(ctx)
 	if err != nil {
-		return fmt.Errorf("reading the repository: %w", err)
+		return err
 	}
-	if base := pull.GetBase().GetRef(); base != repo.GetDefaultBranch() {
-		return &Refused{fmt.Sprintf("#%d goes into %s, not the default branch %s: its head is approved only as a change into the default branch (nothing is approved)", a.Item, base, repo.GetDefaultBranch())}
+	if base := pull.GetBase().GetRef(); base != def {
+		return &Refused{fmt.Sprintf("#%d goes into %s, not the default branch %s: its head is approved only as a change into the default branch (nothing is approved)", a.Item, base, def)}
 	}
 	if head := pull.GetHead().GetSHA(); !strings.EqualFold(head, a.Head) {
 		return &Refused{fmt.Sprintf("this ask was for the head %s, and the head of #%d is now %s: approve the ask posted for the new head (nothing is approved)", a.Head, a.Item, head)}
@@ -124,16 +124,16 @@ func CheckHumanGate(ctx context.Context, e *Env) (*HumanGate, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading #%d: %w", n, err)
 	}
-	repo, _, err := e.Client.Repositories.Get(ctx, e.Owner, e.Repo)
+	def, err := e.DefaultBranch(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("reading the repository: %w", err)
+		return nil, err
 	}
 	g := &HumanGate{SHA: pull.GetHead().GetSHA()}
-	if base := pull.GetBase().GetRef(); base != repo.GetDefaultBranch() {
-		fmt.Fprintf(e.Out, "#%d is into %s, not the default branch %s: no gate is posted\n", n, base, repo.GetDefaultBranch())
+	if base := pull.GetBase().GetRef(); base != def {
+		fmt.Fprintf(e.Out, "#%d is into %s, not the default branch %s: no gate is posted\n", n, base, def)
 		return g, nil
 	}
-	if g.By, err = e.approvedBy(ctx, n, g.SHA, repo.GetDefaultBranch()); err != nil {
+	if g.By, err = e.approvedBy(ctx, n, g.SHA); err != nil {
 		return nil, err
 	}
 	if g.By != "" {
@@ -151,7 +151,7 @@ func CheckHumanGate(ctx context.Context, e *Env) (*HumanGate, error) {
 		return g, e.postGate(ctx, g.SHA, g.State, "the approving review is withdrawn: a maintainer must approve this head")
 	case last == nil || last.GetState() == "success" && !strings.HasSuffix(last.GetDescription(), commandApproval):
 		// No gate yet, or a success that is no maintainer's approval: by the paths, again.
-		return e.gateByPaths(ctx, g, n, repo.GetDefaultBranch())
+		return e.gateByPaths(ctx, g, n, def)
 	}
 	fmt.Fprintf(e.Out, "%s: no maintainer's review approves %s; the gate stays %s (%s)\n", HumanApprovalContext, g.SHA, last.GetState(), last.GetDescription())
 	return g, nil
@@ -197,7 +197,7 @@ func (e *Env) gateByPaths(ctx context.Context, g *HumanGate, n int, def string) 
 // approvedBy is a maintainer whose latest review of pull request n approves head ("" when
 // none does). A review of another commit approves nothing, nor one submitted before the pull
 // request's base last changed (it approved a change into another branch).
-func (e *Env) approvedBy(ctx context.Context, n int, head, def string) (string, error) {
+func (e *Env) approvedBy(ctx context.Context, n int, head string) (string, error) {
 	since, err := e.baseChangedAt(ctx, n)
 	if err != nil {
 		return "", err

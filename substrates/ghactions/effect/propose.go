@@ -138,11 +138,10 @@ func (e *Env) proposalSubject() (string, int, error) {
 // fetchBase reads the repository's default branch and fetches it to refs/autonomy/base; it
 // returns that branch and the absolute path of bundle.
 func (e *Env) fetchBase(ctx context.Context, bundle string) (string, string, error) {
-	repo, _, err := e.Client.Repositories.Get(ctx, e.Owner, e.Repo)
+	def, err := e.DefaultBranch(ctx)
 	if err != nil {
-		return "", "", fmt.Errorf("reading the repository: %w", err)
+		return "", "", err
 	}
-	def := repo.GetDefaultBranch()
 	abs, err := filepath.Abs(bundle)
 	if err != nil {
 		return "", "", err
