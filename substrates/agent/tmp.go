@@ -11,7 +11,7 @@ import (
 // a new directory, private to the user, under env's TMPDIR (else the system's temporary
 // directory), so it stays outside what the sandbox lets the agent write (/tmp and $TMPDIR are
 // excluded). remove deletes it once the CLI and its process group are gone. Otherwise env is
-// returned as it is and remove does nothing.
+// returned as it is. remove is never nil: on an error it does nothing.
 func (p Preset) TempEnv(env []string) (out []string, remove func(), err error) {
 	if !p.PrivateTmp {
 		return env, func() {}, nil
@@ -27,7 +27,7 @@ func (p Preset) TempEnv(env []string) (out []string, remove func(), err error) {
 	}
 	dir, err := os.MkdirTemp(parent, "autonomy-"+p.Name+"-")
 	if err != nil {
-		return nil, nil, fmt.Errorf("cannot make the temporary directory of the %s CLI: %w", p.Name, err)
+		return nil, func() {}, fmt.Errorf("cannot make the temporary directory of the %s CLI: %w", p.Name, err)
 	}
 	out = make([]string, 0, len(env)+1)
 	for _, kv := range env {

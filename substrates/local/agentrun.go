@@ -155,10 +155,7 @@ func presetTemp(cfg *ActorConfig, env []string) (out []string, remove func(), er
 	if !ok {
 		return env, func() {}, nil // fill refused it already
 	}
-	if out, remove, err = p.TempEnv(env); err != nil {
-		return nil, func() {}, err
-	}
-	return out, remove, nil
+	return p.TempEnv(env)
 }
 
 // gitDir is a git directory of workdir (--git-common-dir: the one it commits into; --git-dir: a
