@@ -42,19 +42,19 @@ func (r *Runner) reconcile(ctx context.Context, s store.Session) (store.Session,
 		}
 		reason = "its runner died before starting it"
 	case !proc.Alive(s.PID, s.PIDStart) && !sessionGroup(s):
-		// Its whole group is gone: a process its agent left behind (a background child) keeps
-		// it running, orphaned, and so keeps the root from another agent (rootOrphan).
+		// Its whole group is gone. (While a process its agent left behind, a background child,
+		// still lives, the session runs on, orphaned, below: it keeps the root from another
+		// agent, rootOrphan.)
 		reason = "its process ended while no runner was watching it (the supervising runner died); exit status unknown"
 	case s.Timeout > 0 && r.opts.Now().Sub(s.StartedAt) > s.Timeout:
 		stopBy = time.Now().Add(r.grace())
 		reason = fmt.Sprintf("timed out after %s; stopped by reconciliation since its runner died (TERM, then KILL after %s)", s.Timeout, r.grace())
 	default:
-		if r.continuable(s) {
-			// A step playbook's run reports only to its supervisor: with that one dead it can
-			// never end well, so a new supervisor takes over (resume.go).
-			return r.takeOver(ctx, s)
+		if !r.continuable(s) {
+			return s, nil // still running on its own: it stays tracked
 		}
-		return s, nil // still running on its own: it stays tracked
+		// A step playbook's run reports only to its supervisor: with that one dead it can never
+		// end well, so a new supervisor takes over below (resume.go).
 	}
 	if stopBy.IsZero() && r.continuable(s) {
 		return r.takeOver(ctx, s) // it continues at its next unfinished step (resume.go)

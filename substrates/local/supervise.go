@@ -127,20 +127,19 @@ func (sv *supervision) run(ctx context.Context, hold *rootHold, cleanup func() s
 	r, s, id := sv.r, sv.s, sv.s.ID
 	// The session ends only once its worktree is dealt with: whoever sees it ended finds its
 	// commits saved on their branch.
-	var ending *func() bool
+	var ending func() bool
 	sv.end = func(status ir.SessionStatus, reason, verified string, code *int) {
-		f := func() bool {
+		ending = func() bool {
 			ended, err := r.end(ctx, id, status, reason, verified, code, time.Time{})
 			return ended || err != nil // false only when it had ended already
 		}
-		ending = &f
 	}
 	defer func() {
 		if note := cleanup(); note != "" {
 			fmt.Fprintf(sv.logf, "autonomy: %s\n", note)
 			_ = r.Store.Log(ctx, store.Event{Session: id, Actor: s.Actor, Kind: "worktree", Message: note})
 		}
-		if ending != nil && !(*ending)() {
+		if ending != nil && !ending() {
 			// It had ended already, cancelled: a stop may be under way, and is over now that the
 			// group is gone. (Ending it here from running proves no stop was recorded: one is
 			// only recorded with the end of a running session.)
