@@ -87,7 +87,7 @@ func (s *Server) addReaction(w http.ResponseWriter, req *http.Request) {
 	s.ctl.init()
 	s.ctl.reactions[id] = append(s.ctl.reactions[id], body.Content)
 	s.mu.Unlock()
-	writeJSON(w, http.StatusCreated, map[string]any{"id": id, "content": body.Content, "user": userJSON{"github-actions[bot]"}})
+	writeJSON(w, http.StatusCreated, map[string]any{"id": id, "content": body.Content, "user": userJSON{BotLogin}})
 }
 
 // addAssignees serves POST .../issues/{n}/assignees.

@@ -281,7 +281,7 @@ type issueJSON struct {
 
 // issueJSON renders an issue or pull request; the caller holds mu.
 func (s *Server) issueJSON(is *Issue, kind string) issueJSON {
-	out := issueJSON{Number: is.Number, NodeID: nodeID(is.Number), Title: is.Title, Body: is.Body, State: is.State, User: userJSON{"github-actions[bot]"},
+	out := issueJSON{Number: is.Number, NodeID: nodeID(is.Number), Title: is.Title, Body: is.Body, State: is.State, User: userJSON{BotLogin},
 		HTMLURL: fmt.Sprintf("https://github.com/%s/%s/%s/%d", s.opts.Owner, s.opts.Repo, kind, is.Number), Labels: []labelJSON{}}
 	for _, l := range is.Labels {
 		out.Labels = append(out.Labels, labelJSON{l})
@@ -400,7 +400,7 @@ func (s *Server) listComments(w http.ResponseWriter, num string) {
 	}
 	out := []map[string]any{}
 	for i, c := range is.Comments {
-		by, id := "github-actions[bot]", int64(i+1)
+		by, id := BotLogin, int64(i+1)
 		if i < len(is.CommentBy) && is.CommentBy[i] != "" {
 			by = is.CommentBy[i]
 		}
@@ -435,7 +435,7 @@ func (s *Server) createComment(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	id := s.addComment(is, "", *body.Body)
-	writeJSON(w, http.StatusCreated, map[string]any{"id": id, "body": *body.Body, "user": userJSON{"github-actions[bot]"}})
+	writeJSON(w, http.StatusCreated, map[string]any{"id": id, "body": *body.Body, "user": userJSON{BotLogin}})
 }
 
 // addLabels serves POST …/issues/{n}/labels.

@@ -177,12 +177,11 @@ func (s *Server) listPullFiles(w http.ResponseWriter, req *http.Request) {
 	s.mu.Lock()
 	base, head := s.sha(is.Base), s.sha(is.Head)
 	s.mu.Unlock()
-	raw, err := exec.Command("git", "--git-dir", s.opts.GitDir, "diff", "--name-status", "-M", "-z", base+"..."+head).Output()
+	out, err := s.changedFiles(base, head, maxPullFiles)
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, "the fake could not diff: "+err.Error(), docsPullFiles)
 		return
 	}
-	out := nameStatus(raw, maxPullFiles)
 	writePage(w, req, out)
 }
 
@@ -291,13 +290,22 @@ func (s *Server) compare(w http.ResponseWriter, req *http.Request) {
 		writeError(w, http.StatusNotFound, "Not Found", docs)
 		return
 	}
-	raw, err := exec.Command("git", "--git-dir", s.opts.GitDir, "diff", "--name-status", "-M", "-z", b+"..."+h).Output()
+	files, err := s.changedFiles(b, h, maxCompareFiles)
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, "the fake could not diff: "+err.Error(), docs)
 		return
 	}
-	files := nameStatus(raw, maxCompareFiles)
 	writeJSON(w, http.StatusOK, map[string]any{"status": "ahead", "files": files, "merge_base_commit": map[string]any{}})
+}
+
+// changedFiles is GitHub's file entries of what head changes from the merge base of base and
+// head (base...head), max at most.
+func (s *Server) changedFiles(base, head string, max int) ([]map[string]any, error) {
+	raw, err := exec.Command("git", "--git-dir", s.opts.GitDir, "diff", "--name-status", "-M", "-z", base+"..."+head).Output()
+	if err != nil {
+		return nil, err
+	}
+	return nameStatus(raw, max), nil
 }
 
 // nameStatus turns git diff --name-status -M -z output into GitHub's file entries, max at most.
