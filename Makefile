@@ -53,7 +53,7 @@ agent-install: ## install the pinned agent CLIs (codex, claude) into the agent c
 	scripts/install-agents.sh
 
 agent-smoke: agent-install ## run every agent preset's pinned CLI against the scripted model, on both substrates, and the gh-actions end-to-end test (needs node, npm, bubblewrap, socat)
-	AUTONOMY_AGENT_SMOKE=1 $(GO) test -v -count=1 -timeout 20m ./substrates/agent ./internal/modelfake ./substrates/ghactions/effect
+	AUTONOMY_AGENT_SMOKE=1 $(GO) test -v -count=1 -timeout 20m ./internal/agent ./internal/modelfake ./substrates/ghactions/effect
 
 clean: ## remove build output
 	rm -rf bin

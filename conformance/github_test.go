@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/autonomyhq/autonomy/internal/ghfake"
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/substrates/ghactions"
-	"github.com/autonomyhq/autonomy/substrates/ghactions/ghfake"
 )
 
 // fakeGitHub serves the probe fleet's compiled workflows from an in-process GitHub API.

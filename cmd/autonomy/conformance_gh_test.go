@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/autonomyhq/autonomy/conformance"
+	"github.com/autonomyhq/autonomy/internal/ghfake"
 	"github.com/autonomyhq/autonomy/substrates/ghactions"
-	"github.com/autonomyhq/autonomy/substrates/ghactions/ghfake"
 )
 
 // TestConformanceGitHubProcess: `autonomy conformance --substrate gh-actions --repo` against a

@@ -18,9 +18,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/autonomyhq/autonomy/conformance"
+	"github.com/autonomyhq/autonomy/internal/ghfake"
 	"github.com/autonomyhq/autonomy/internal/testfs"
 	"github.com/autonomyhq/autonomy/substrates/ghactions"
-	"github.com/autonomyhq/autonomy/substrates/ghactions/ghfake"
 )
 
 // helpExamples returns every example line of every command's --help, each once, with the

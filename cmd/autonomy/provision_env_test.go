@@ -8,10 +8,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/autonomyhq/autonomy/internal/ghfake"
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/substrates"
 	"github.com/autonomyhq/autonomy/substrates/ghactions"
-	"github.com/autonomyhq/autonomy/substrates/ghactions/ghfake"
 )
 
 // manifestOnly is a substrate whose output is one manifest.

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/autonomyhq/autonomy/substrates/ghactions/ghfake"
+	"github.com/autonomyhq/autonomy/internal/ghfake"
 )
 
 // provisionFake is a fake GitHub whose repository (OWNER/NAME, default o/r) has a main branch.

@@ -15,8 +15,8 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/autonomyhq/autonomy/internal/ghfake"
 	"github.com/autonomyhq/autonomy/ir"
-	"github.com/autonomyhq/autonomy/substrates/ghactions/ghfake"
 )
 
 const ghTestToken = "ghs_jobtoken"

@@ -18,8 +18,8 @@ import (
 	"time"
 
 	"github.com/autonomyhq/autonomy/internal/mcptest"
+	"github.com/autonomyhq/autonomy/internal/proc"
 	"github.com/autonomyhq/autonomy/substrates/local"
-	"github.com/autonomyhq/autonomy/substrates/local/proc"
 	"github.com/autonomyhq/autonomy/substrates/local/store"
 )
 

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/autonomyhq/autonomy/internal/proc"
 	"github.com/autonomyhq/autonomy/substrates/local"
-	"github.com/autonomyhq/autonomy/substrates/local/proc"
 	"github.com/autonomyhq/autonomy/substrates/local/store"
 )
 

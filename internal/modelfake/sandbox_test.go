@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/autonomyhq/autonomy/internal/agent"
 	"github.com/autonomyhq/autonomy/internal/agentcli"
 	"github.com/autonomyhq/autonomy/internal/modelfake"
-	"github.com/autonomyhq/autonomy/substrates/agent"
 )
 
 func git(t *testing.T, dir string, args ...string) string {

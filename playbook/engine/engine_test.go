@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/autonomyhq/autonomy/substrates/local/proc"
+	"github.com/autonomyhq/autonomy/internal/proc"
 	"github.com/autonomyhq/autonomy/substrates/local/store"
 )
 

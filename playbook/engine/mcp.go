@@ -15,9 +15,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/autonomyhq/autonomy/internal/proc"
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/playbook/workflow"
-	"github.com/autonomyhq/autonomy/substrates/local/proc"
 )
 
 // An mcp step is `mcp SERVER TOOL [ARGS]`: it starts SERVER, a stdio MCP server declared in

@@ -15,8 +15,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/autonomyhq/autonomy/internal/proc"
 	"github.com/autonomyhq/autonomy/playbook/workflow"
-	"github.com/autonomyhq/autonomy/substrates/local/proc"
 )
 
 func lookupOS(name string) (string, bool) { return os.LookupEnv(name) }

@@ -12,9 +12,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/autonomyhq/autonomy/internal/agent"
+	"github.com/autonomyhq/autonomy/internal/proc"
 	"github.com/autonomyhq/autonomy/playbook/engine"
-	"github.com/autonomyhq/autonomy/substrates/agent"
-	"github.com/autonomyhq/autonomy/substrates/local/proc"
 )
 
 // Command is an Agent that execs a CLI per step, the prompt on its stdin, in its own process

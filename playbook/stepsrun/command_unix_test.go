@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/autonomyhq/autonomy/substrates/local/proc"
+	"github.com/autonomyhq/autonomy/internal/proc"
 )
 
 // TestCommandTimeout: an invocation that outlives its timeout is killed with its whole process

@@ -7,8 +7,8 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	agents "github.com/autonomyhq/autonomy/internal/agent"
 	"github.com/autonomyhq/autonomy/ir"
-	agents "github.com/autonomyhq/autonomy/substrates/agent"
 )
 
 // The defaults of policy.box.gh-actions (documented in docs/gh-actions.md).

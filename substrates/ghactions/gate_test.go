@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/autonomyhq/autonomy/internal/ghfake"
 	"github.com/autonomyhq/autonomy/substrates"
-	"github.com/autonomyhq/autonomy/substrates/ghactions/ghfake"
 )
 
 // testBinary builds the autonomy binary of this tree (go's build cache makes a second build

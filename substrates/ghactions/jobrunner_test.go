@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/autonomyhq/autonomy/internal/ghfake"
 	"github.com/autonomyhq/autonomy/ir"
-	"github.com/autonomyhq/autonomy/substrates/ghactions/ghfake"
 )
 
 // scopedFleet: watcher may list and cancel develop only; develop and planner are dispatched.

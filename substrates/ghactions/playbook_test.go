@@ -13,9 +13,9 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/autonomyhq/autonomy/internal/ghfake"
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/substrates"
-	"github.com/autonomyhq/autonomy/substrates/ghactions/ghfake"
 )
 
 // pbWorkflow is the part of a compiled workflow-playbook workflow the tests read.

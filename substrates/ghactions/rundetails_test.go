@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/autonomyhq/autonomy/internal/ghfake"
 	"github.com/autonomyhq/autonomy/ir"
-	"github.com/autonomyhq/autonomy/substrates/ghactions/ghfake"
 )
 
 // listCalls counts the run lists the fake answered.

@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/autonomyhq/autonomy/internal/ghfake"
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/substrates"
-	"github.com/autonomyhq/autonomy/substrates/ghactions/ghfake"
 )
 
 const testToken = "ghp_test0123456789secret"

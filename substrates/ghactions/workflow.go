@@ -8,9 +8,9 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	agents "github.com/autonomyhq/autonomy/internal/agent"
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/substrates"
-	agents "github.com/autonomyhq/autonomy/substrates/agent"
 	"github.com/autonomyhq/autonomy/substrates/ghactions/control"
 )
 

@@ -14,7 +14,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/autonomyhq/autonomy/substrates/agent"
+	"github.com/autonomyhq/autonomy/internal/agent"
 	"github.com/autonomyhq/autonomy/substrates/local/store"
 )
 

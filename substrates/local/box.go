@@ -10,9 +10,9 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/autonomyhq/autonomy/internal/agent"
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/substrates"
-	"github.com/autonomyhq/autonomy/substrates/agent"
 )
 
 // The defaults of policy.box.local (documented in docs/local.md).

@@ -8,8 +8,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/autonomyhq/autonomy/internal/agent"
 	"github.com/autonomyhq/autonomy/internal/agentcli"
-	"github.com/autonomyhq/autonomy/substrates/agent"
 )
 
 // Check is one thing autonomy doctor looked at.

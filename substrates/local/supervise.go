@@ -9,10 +9,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/autonomyhq/autonomy/internal/agent"
+	"github.com/autonomyhq/autonomy/internal/proc"
 	"github.com/autonomyhq/autonomy/ir"
-	"github.com/autonomyhq/autonomy/substrates/agent"
 	"github.com/autonomyhq/autonomy/substrates/local/gitws"
-	"github.com/autonomyhq/autonomy/substrates/local/proc"
 	"github.com/autonomyhq/autonomy/substrates/local/store"
 )
 

@@ -21,11 +21,11 @@ import (
 
 	"github.com/google/go-github/v62/github"
 
+	"github.com/autonomyhq/autonomy/internal/ghfake"
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/substrates/ghactions"
 	"github.com/autonomyhq/autonomy/substrates/ghactions/control"
 	"github.com/autonomyhq/autonomy/substrates/ghactions/effect"
-	"github.com/autonomyhq/autonomy/substrates/ghactions/ghfake"
 )
 
 // The operator's side of a gh-actions installation, through the generated workflows: which jobs

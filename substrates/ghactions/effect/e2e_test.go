@@ -12,9 +12,9 @@ import (
 	"testing"
 
 	"github.com/autonomyhq/autonomy/internal/agentcli"
+	"github.com/autonomyhq/autonomy/internal/ghfake"
 	"github.com/autonomyhq/autonomy/internal/modelfake"
 	"github.com/autonomyhq/autonomy/substrates/ghactions/effect"
-	"github.com/autonomyhq/autonomy/substrates/ghactions/ghfake"
 )
 
 // TestEndToEnd: one work item flows PM → develop → propose → reviewer → review on a repository

@@ -15,7 +15,7 @@ import (
 
 	"github.com/google/go-github/v62/github"
 
-	"github.com/autonomyhq/autonomy/substrates/ghactions/ghfake"
+	"github.com/autonomyhq/autonomy/internal/ghfake"
 )
 
 // world is a repository on the fake: a bare git repository behind ghfake, the trusted job's

@@ -12,8 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/autonomyhq/autonomy/internal/ghfake"
 	"github.com/autonomyhq/autonomy/substrates/ghactions/effect"
-	"github.com/autonomyhq/autonomy/substrates/ghactions/ghfake"
 )
 
 // The merge boundary, attacked through the generated workflows: the real autonomy binary runs

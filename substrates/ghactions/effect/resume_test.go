@@ -12,7 +12,7 @@ import (
 
 	"github.com/google/go-github/v62/github"
 
-	"github.com/autonomyhq/autonomy/substrates/ghactions/ghfake"
+	"github.com/autonomyhq/autonomy/internal/ghfake"
 )
 
 // TestResumeAskRefusals: what the resume of a paused step playbook trusts is checked against

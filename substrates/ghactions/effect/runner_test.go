@@ -20,8 +20,8 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/autonomyhq/autonomy/internal/ghfake"
 	"github.com/autonomyhq/autonomy/internal/testfs"
-	"github.com/autonomyhq/autonomy/substrates/ghactions/ghfake"
 )
 
 // A stand-in for the GitHub runner: it reads a generated workflow and runs a job's steps as a

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/autonomyhq/autonomy/substrates/ghactions/ghfake"
+	"github.com/autonomyhq/autonomy/internal/ghfake"
 	"github.com/google/go-github/v62/github"
 )
 

@@ -10,7 +10,7 @@ import (
 
 	"github.com/google/go-github/v62/github"
 
-	"github.com/autonomyhq/autonomy/substrates/ghactions/ghfake"
+	"github.com/autonomyhq/autonomy/internal/ghfake"
 )
 
 func envFake(t *testing.T, maintainers string, collab map[string]string) (*ghfake.Server, *github.Client) {

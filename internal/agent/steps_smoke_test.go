@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/autonomyhq/autonomy/internal/agent"
 	"github.com/autonomyhq/autonomy/internal/modelfake"
-	"github.com/autonomyhq/autonomy/substrates/agent"
 )
 
 const triageSteps = "# Triage\n\nTriage one bug report.\n\n## SYSTEM\n\nYou triage bug reports for the app team.\n\n" +

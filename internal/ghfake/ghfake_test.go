@@ -373,7 +373,7 @@ func TestRateLimitInjection(t *testing.T) {
 }
 
 func TestWorkflowsFromCompiledFiles(t *testing.T) {
-	dir := filepath.Join("..", "..", "..", "golden", "sdlc", "gh-actions")
+	dir := filepath.Join("..", "..", "golden", "sdlc", "gh-actions")
 	files := map[string][]byte{"README.md": []byte("not a workflow"), ".github/workflows/notes.txt": []byte("::")}
 	paths, err := filepath.Glob(filepath.Join(dir, ".github", "workflows", "*.yml"))
 	if err != nil || len(paths) == 0 {

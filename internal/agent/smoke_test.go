@@ -24,9 +24,9 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/autonomyhq/autonomy/internal/agent"
 	"github.com/autonomyhq/autonomy/internal/agentcli"
 	"github.com/autonomyhq/autonomy/internal/modelfake"
-	"github.com/autonomyhq/autonomy/substrates/agent"
 )
 
 // smoke returns the pinned program of preset, or skips the test when the smoke tests are off.

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/autonomyhq/autonomy/internal/agent"
 	"github.com/autonomyhq/autonomy/internal/agentcli"
-	"github.com/autonomyhq/autonomy/substrates/agent"
 )
 
 // inTemp returns the pinned program of preset installed under the temporary directory: program
