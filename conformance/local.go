@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/playbook"
 	"github.com/autonomyhq/autonomy/substrates"
 	"github.com/autonomyhq/autonomy/substrates/local"
 )
@@ -58,7 +59,11 @@ func CompileProbeFleet(s substrates.Substrate, scratch string) (string, substrat
 	if diags.HasErrors() {
 		return "", substrates.Output{}, fmt.Errorf("the probe fleet does not validate:\n%s", diags)
 	}
-	out, err := substrates.Compile(s, p, prof)
+	r, diags := playbook.Resolve(p)
+	if diags.HasErrors() {
+		return "", substrates.Output{}, fmt.Errorf("the probe fleet's playbooks do not validate:\n%s", diags)
+	}
+	out, err := substrates.Compile(s, r, prof)
 	return prof, out, err
 }
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/playbook"
 	"github.com/autonomyhq/autonomy/substrates"
 )
 
@@ -147,7 +148,8 @@ func matrixCell(s substrates.Substrate, f Feature, p *ir.Profile, dir string) Ce
 		c.Verified = true
 		return c
 	}
-	out, err := substrates.Compile(s, p, dir)
+	r, _ := playbook.Resolve(p) // the probe profiles hold no playbook
+	out, err := substrates.Compile(s, r, dir)
 	if err != nil {
 		c.Problem = fmt.Sprintf("the probe profile does not compile: %v", err)
 		return c

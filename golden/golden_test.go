@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/playbook"
 	"github.com/autonomyhq/autonomy/substrates"
 	"github.com/autonomyhq/autonomy/substrates/registry"
 )
@@ -76,7 +77,11 @@ func compile(t *testing.T, tg target) substrates.Output {
 	if err != nil || diags.HasErrors() {
 		t.Fatalf("%s: %v\n%s", tg.profile, err, diags)
 	}
-	out, err := substrates.Compile(tg.sub, p, tg.dir)
+	r, diags := playbook.Resolve(p)
+	if diags.HasErrors() {
+		t.Fatalf("%s: %s", tg.profile, diags)
+	}
+	out, err := substrates.Compile(tg.sub, r, tg.dir)
 	if err != nil {
 		t.Fatalf("%s: compile for %s: %v", tg.profile, tg.sub.Name(), err)
 	}

@@ -6,20 +6,23 @@ import (
 	"slices"
 
 	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/ir/resolved"
 )
 
 // Compile is the one way a profile becomes an Output, for the CLI and the golden tests alike: the
 // substrate compiles, this adds a warning for every feature the profile uses that the substrate
 // does not fully support, checks the Output (a failure is a substrate bug), and stamps the DO NOT
 // EDIT headers naming the profile file relative to dir, the directory the Output will be written
-// to. An error from the substrate is returned unchanged, so an ir.Diagnostics stays one.
-func Compile(s Substrate, p *ir.Profile, dir string) (Output, error) {
+// to. An error from the substrate is returned unchanged, so an ir.Diagnostics stays one. r is
+// the profile resolved once (playbook.Resolve), for every target it is compiled to.
+func Compile(s Substrate, r *resolved.Profile, dir string) (Output, error) {
 	// A behavior or resource on a path autonomy owns is the profile's problem, positioned, not
 	// an invalid Output.
-	if diags := CheckPaths(p, s); diags.HasErrors() {
+	if diags := CheckPaths(r, s); diags.HasErrors() {
 		return Output{}, diags
 	}
-	out, err := s.Compile(p)
+	p := r.Profile
+	out, err := s.Compile(r)
 	if err != nil {
 		return Output{}, err
 	}

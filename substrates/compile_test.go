@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/ir/resolved"
 )
 
 // usesProfile uses one of almost every feature; the positions in TestUsedFeatures point into it.
@@ -125,7 +126,7 @@ func TestCompileWarnsFromTheSupportDeclaration(t *testing.T) {
 		// field:prelaunch is not declared at all.
 		{Feature: "policy:maxConcurrent", Level: Unsupported, Note: "GitHub decides"},
 	}}
-	out, err := Compile(s, p, dir)
+	out, err := Compile(s, resolved.Of(p), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +158,7 @@ func TestCompileStampsAndSorts(t *testing.T) {
 		{Path: "c.md", Data: []byte("verbatim\n"), Mode: 0o644},
 	}
 	s := &fakeSubstrate{name: "fake", out: Output{Files: files, Warnings: ir.Diagnostics{substrateWarning}}}
-	out, err := Compile(s, p, outDir)
+	out, err := Compile(s, resolved.Of(p), outDir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +195,7 @@ func TestCompileErrors(t *testing.T) {
 	dir := t.TempDir()
 	p := parseProfile(t, dir, "schema: autonomy.ir.v1\n")
 	diags := ir.Diagnostics{{File: p.File, Severity: ir.Error, Message: "bad box"}}
-	out, err := Compile(&fakeSubstrate{name: "fake", err: diags}, p, dir)
+	out, err := Compile(&fakeSubstrate{name: "fake", err: diags}, resolved.Of(p), dir)
 	var got ir.Diagnostics
 	if !errors.As(err, &got) || !reflect.DeepEqual(got, diags) {
 		t.Errorf("the substrate's error came back as %#v", err)
@@ -207,7 +208,7 @@ func TestCompileErrors(t *testing.T) {
 		{Path: "../escape", Mode: 0o644},
 		{Path: "x.json", Data: []byte("{}"), Mode: 0o644, Header: JSONHeader},
 	}}}
-	_, err = Compile(bad, p, dir)
+	_, err = Compile(bad, resolved.Of(p), dir)
 	if err == nil || !strings.Contains(err.Error(), `"../escape"`) || !strings.Contains(err.Error(), `"x.json"`) {
 		t.Errorf("an invalid Output passed: %v", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/ir/resolved"
 )
 
 // maxCopy bounds one copied file, as ir bounds a profile: a behavior or resource is text a person
@@ -98,7 +99,8 @@ func (c *copier) resolve(src string) (string, error) {
 // every resource at its install path, calling add
 // for each file with what produced it. Actors of one role share a behavior: it is copied once.
 // A resource inside dataDir, which target generates, or a file that cannot be read is reported.
-func CopyProfile(p *ir.Profile, target, dataDir string, add func(f File, producer string, pos ir.Pos)) ir.Diagnostics {
+func CopyProfile(r *resolved.Profile, target, dataDir string, add func(f File, producer string, pos ir.Pos)) ir.Diagnostics {
+	p := r.Profile
 	var diags ir.Diagnostics
 	copied := map[string]bool{}
 	for _, a := range p.Actors {
@@ -120,7 +122,7 @@ func CopyProfile(p *ir.Profile, target, dataDir string, add func(f File, produce
 			add(f, "the behavior "+src, a.Behavior.Pos)
 		}
 	}
-	diags = append(diags, copyOverlays(p, dataDir, copied, add)...)
+	diags = append(diags, copyOverlays(r, dataDir, copied, add)...)
 	for _, r := range p.ResourceFiles {
 		if r.Path == dataDir || strings.HasPrefix(r.Path, dataDir+"/") {
 			diags = append(diags, ir.Diagnostic{File: p.File, Pos: r.Pos, Severity: ir.Error,

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/ir/resolved"
 )
 
 // fakeSubstrate is a Substrate whose answers the test sets.
@@ -24,7 +24,7 @@ type fakeSubstrate struct {
 func (f *fakeSubstrate) Name() string       { return f.name }
 func (f *fakeSubstrate) Aliases() []string  { return nil }
 func (f *fakeSubstrate) Support() []Support { return f.support }
-func (f *fakeSubstrate) Compile(*ir.Profile) (Output, error) {
+func (f *fakeSubstrate) Compile(*resolved.Profile) (Output, error) {
 	f.calls++
 	return f.out, f.err
 }

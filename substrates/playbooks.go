@@ -1,14 +1,12 @@
 package substrates
 
 import (
-	"encoding/json"
 	"fmt"
 	"path"
 	"strings"
 
 	"github.com/autonomyhq/autonomy/ir"
-	"github.com/autonomyhq/autonomy/playbook"
-	"github.com/autonomyhq/autonomy/playbook/overlay"
+	"github.com/autonomyhq/autonomy/ir/resolved"
 )
 
 // copyOverlays installs the profile's overlay package under dataDir at its path in the profile:
@@ -17,19 +15,19 @@ import (
 // tells the runtime where the package is and what persona it protects. Files already installed as
 // behaviors (a playbook kept in the package folder) are skipped. Behaviors that are playbook
 // files are installed by CopyProfile like any other behavior, verbatim.
-func copyOverlays(p *ir.Profile, dataDir string, copied map[string]bool, add func(f File, producer string, pos ir.Pos)) ir.Diagnostics {
-	pp, _ := playbook.Profile(p)
-	if pp.Package == nil {
+func copyOverlays(r *resolved.Profile, dataDir string, copied map[string]bool, add func(f File, producer string, pos ir.Pos)) ir.Diagnostics {
+	o, p := r.Overlays, r.Profile
+	if o == nil {
 		return nil
 	}
-	producer := "the overlay package " + pp.OverlayDir
-	files, err := Copy(p.Dir, pp.OverlayDir, dataDir+"/"+pp.OverlayDir)
+	producer := "the overlay package " + o.Dir
+	files, err := Copy(p.Dir, o.Dir, dataDir+"/"+o.Dir)
 	if err != nil {
 		return ir.Diagnostics{{File: p.File, Pos: ir.Pos{Line: 1, Col: 1}, Severity: ir.Error,
-			Message: fmt.Sprintf("the overlay package %s cannot be copied: %v", pp.OverlayDir, err), Hint: "fix the file, then compile again"}}
+			Message: fmt.Sprintf("the overlay package %s cannot be copied: %v", o.Dir, err), Hint: "fix the file, then compile again"}}
 	}
-	indexPath := dataDir + "/" + pp.OverlayDir + "/" + overlay.IndexFile
-	index := File{Path: indexPath, Data: overlay.Index(pp.Package.Overlays), Mode: 0o644}
+	indexPath := dataDir + "/" + o.Dir + "/" + o.IndexFile
+	index := File{Path: indexPath, Data: o.Index, Mode: 0o644}
 	for _, f := range files {
 		src := strings.TrimPrefix(f.Path, dataDir+"/")
 		if behaviorCopied(src, copied) {
@@ -41,12 +39,11 @@ func copyOverlays(p *ir.Profile, dataDir string, copied map[string]bool, add fun
 		add(f, producer, ir.Pos{})
 	}
 	add(index, producer, ir.Pos{})
-	persona, _ := playbook.ReadPersona(p)
-	cfg, err := json.MarshalIndent(playbook.WeaveConfig{Package: dataDir + "/" + pp.OverlayDir, Persona: persona}, "", "  ")
+	cfg, err := o.WeaveConfig(dataDir + "/" + o.Dir)
 	if err != nil {
 		return ir.Diagnostics{{File: p.File, Pos: ir.Pos{Line: 1, Col: 1}, Severity: ir.Error, Message: err.Error()}}
 	}
-	add(File{Path: dataDir + "/" + playbook.WeaveFile, Data: append(cfg, '\n'), Mode: 0o644}, producer, ir.Pos{})
+	add(File{Path: dataDir + "/" + resolved.WeaveFile, Data: cfg, Mode: 0o644}, producer, ir.Pos{})
 	return nil
 }
 

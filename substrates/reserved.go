@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/autonomyhq/autonomy/ir"
-	"github.com/autonomyhq/autonomy/playbook"
+	"github.com/autonomyhq/autonomy/ir/resolved"
 )
 
 // Reserved is a path of an installation that belongs to autonomy: a file a substrate generates,
@@ -37,12 +37,12 @@ type Layout interface {
 
 // WriterReserved lists the paths every installation holds whatever its substrate: the writer's
 // ledgers and staging folders (removed at the start of every install), and the policy file every
-// substrate installs (PolicyPath) and the overlay weaving config (playbook.WeaveFile). git's own directory is refused at any depth by the output path
+// substrate installs (PolicyPath) and the overlay weaving config (resolved.WeaveFile). git's own directory is refused at any depth by the output path
 // rules.
 func WriterReserved() []Reserved {
 	return []Reserved{
 		{Path: PolicyPath, What: "the profile's policy block, for the agents"},
-		{Path: ".autonomy/" + playbook.WeaveFile, What: "the overlay weaving config, read as every skill session starts"},
+		{Path: ".autonomy/" + resolved.WeaveFile, What: "the overlay weaving config, read as every skill session starts"},
 		{Path: ledgerDir, Dir: true, What: "compile's ledgers of what it generated"},
 		{Path: stagePrefix, What: "compile's staging folders, removed at every install"},
 	}
@@ -52,7 +52,8 @@ func WriterReserved() []Reserved {
 // that an install of p by one of subs would put on a path autonomy owns (the substrate's
 // Reserved paths, the writer's, anything inside .git) or outside the installation; so is the
 // overlay package policy.box.overlays names, at that key.
-func CheckPaths(p *ir.Profile, subs ...Substrate) ir.Diagnostics {
+func CheckPaths(r *resolved.Profile, subs ...Substrate) ir.Diagnostics {
+	p := r.Profile
 	var diags ir.Diagnostics
 	seen := map[string]bool{}
 	report := func(pos ir.Pos, format string, args ...any) {
@@ -85,7 +86,7 @@ func CheckPaths(p *ir.Profile, subs ...Substrate) ir.Diagnostics {
 				report(a.Behavior.Pos, "actor %q: behavior %q would be installed at %s, %s", a.Name.Value, a.Behavior.Value, at, why)
 			}
 		}
-		if dir, pos := playbook.OverlayFolder(p); dir != "" {
+		if dir, pos := r.OverlayFolder, r.OverlayFolderPos; dir != "" {
 			if at, why := collision(p.Dir, dir, dataDir+"/"+dir, true, reserved); why != "" {
 				report(pos, "policy.box.overlays %q: the overlay package would be installed at %s, %s", dir, at, why)
 			}

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 
 	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/ir/resolved"
 )
 
 // Substrate is an implementation of the standard: a trigger executor and a runner over a box.
@@ -20,10 +21,12 @@ type Substrate interface {
 	// Support declares, feature by feature, how much of the standard this substrate realizes.
 	// Compile warns from it for every feature a profile uses that is not fully supported.
 	Support() []Support
-	// Compile realizes a validated profile (ir.Check reported no errors). Problems in the parts
-	// of the profile only this substrate reads (its policy.box key) are returned as an
-	// ir.Diagnostics error, every one of them, positioned; warnings go in Output.Warnings.
-	Compile(p *ir.Profile) (Output, error)
+	// Compile realizes a validated profile (ir.Check reported no errors), resolved once by the
+	// caller (playbook.Resolve): what each behavior is comes from r, never from reading
+	// playbooks again. Problems in the parts of the profile only this substrate reads (its
+	// policy.box key) are returned as an ir.Diagnostics error, every one of them, positioned;
+	// warnings go in Output.Warnings.
+	Compile(r *resolved.Profile) (Output, error)
 }
 
 // Level is how far a substrate supports a feature.

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/ir/resolved"
 	"github.com/autonomyhq/autonomy/substrates"
 	"github.com/autonomyhq/autonomy/substrates/registry"
 )
@@ -115,7 +116,7 @@ func strictly(strict bool, warnings int, file, done string) error {
 // substrate: the one named, or the profile's only target. done is the verb of the closing
 // message when the profile has errors ("nothing was compiled"). warnings are the warnings
 // printed, for --strict and --format json.
-func loadForTarget(path, target, done string, errOut io.Writer) (p *ir.Profile, sub substrates.Substrate, warnings ir.Diagnostics, err error) {
+func loadForTarget(path, target, done string, errOut io.Writer) (p *resolved.Profile, sub substrates.Substrate, warnings ir.Diagnostics, err error) {
 	p, diags, err := checkProfile(path)
 	if err != nil {
 		return nil, nil, nil, usageError("%v", err)
@@ -178,7 +179,7 @@ func loadForTarget(path, target, done string, errOut io.Writer) (p *ir.Profile, 
 }
 
 // compileTo compiles for dir (the header names the profile relative to it), printing warnings.
-func compileTo(sub substrates.Substrate, p *ir.Profile, dir string, errOut io.Writer) (substrates.Output, error) {
+func compileTo(sub substrates.Substrate, p *resolved.Profile, dir string, errOut io.Writer) (substrates.Output, error) {
 	output, err := substrates.Compile(sub, p, dir)
 	var diags ir.Diagnostics
 	switch {

@@ -6,36 +6,43 @@ import (
 	"path/filepath"
 
 	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/ir/resolved"
 	"github.com/autonomyhq/autonomy/playbook"
 	"github.com/autonomyhq/autonomy/substrates"
 )
 
 // checkProfile is ir.Check and then the playbooks the profile uses (playbook behaviors, the
 // overlay package), each diagnostic at its own file: validate, compile and check all read a
-// profile through it.
-func checkProfile(path string) (*ir.Profile, ir.Diagnostics, error) {
+// profile through it, resolved once (playbook.Resolve) for every target it compiles to. A profile
+// with ir errors is not resolved further than its overlay folder, which reservedPaths checks.
+func checkProfile(path string) (*resolved.Profile, ir.Diagnostics, error) {
 	p, diags, err := ir.Check(path)
-	if err != nil || p == nil || diags.HasErrors() {
-		return p, diags, err
+	if p == nil {
+		return nil, diags, err
 	}
-	pp, pd := playbook.Profile(p)
+	if err != nil || diags.HasErrors() {
+		r := resolved.Of(p)
+		r.OverlayFolder, r.OverlayFolderPos = playbook.OverlayFolder(p)
+		return r, diags, err
+	}
+	r, pd := playbook.Resolve(p)
 	diags = append(diags, pd...)
 	// Said once per behavior. A workflow playbook is run by the runtime itself (locally by the
 	// runner, on gh-actions as the actor's workflow); a step playbook by the local runner, step
 	// by step. Any other playbook is handed to the agent as its instructions, as a skill.
 	warned := map[string]bool{}
 	for _, a := range p.Actors {
-		f, ok := pp.Behaviors[a.BehaviorFile]
-		if !ok || a.IsHuman() || warned[a.BehaviorFile] {
+		f := r.Behavior(a).Kind
+		if a.IsHuman() || warned[a.BehaviorFile] || f == resolved.Skill || f == resolved.Script || f == resolved.None {
 			continue
 		}
 		warned[a.BehaviorFile] = true
-		if f == playbook.Steps {
+		if f == resolved.Steps {
 			// Both targets run it step by step: the local runner as the session, gh-actions
 			// in the actor's agent job (docs/gh-actions.md, "Step playbooks").
 			continue
 		}
-		if f == playbook.Workflow {
+		if f == resolved.Workflow {
 			// Both targets run it: the local runner as the session, gh-actions as the
 			// actor's workflow (docs/gh-actions.md, "Workflow playbooks").
 			continue
@@ -44,7 +51,7 @@ func checkProfile(path string) (*ir.Profile, ir.Diagnostics, error) {
 			Message: fmt.Sprintf("actor %q: behavior %s is a %s playbook: the agent is handed it as its instructions, as a skill, and the runners do not yet run its steps, approvals or resume tokens themselves", a.Name.Value, a.BehaviorFile, f),
 			Hint:    "the agent follows the playbook as written; a person (kind: human) can be given a capsule playbook as a task spec"})
 	}
-	return p, diags.Sort(), nil
+	return r, diags.Sort(), nil
 }
 
 // indexDrift is the profile's stale or missing overlay _index.md as a drift of `check`, its path

@@ -56,7 +56,7 @@ Exit codes: 0 done, 1 the profile has errors, 2 usage, I/O or GitHub error.`,
 			if err != nil {
 				return err
 			}
-			pol, err := provisionPolicy(substrates.PolicyFile(p).Data)
+			pol, err := provisionPolicy(substrates.PolicyFile(p.Profile).Data)
 			if err != nil {
 				return usageError("%v", err)
 			}

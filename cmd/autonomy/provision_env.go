@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/ir/resolved"
 	"github.com/autonomyhq/autonomy/substrates"
 	"github.com/autonomyhq/autonomy/substrates/ghactions"
 )
@@ -13,7 +13,7 @@ import (
 // approvalEnvironments compiles p onto gh-actions and reads, from the manifest the installation
 // would carry, the GitHub environments its approval steps are gated by (actors[].environments),
 // sorted and without duplicates.
-func approvalEnvironments(sub substrates.Substrate, p *ir.Profile) ([]string, error) {
+func approvalEnvironments(sub substrates.Substrate, p *resolved.Profile) ([]string, error) {
 	out, err := sub.Compile(p)
 	if err != nil {
 		return nil, err

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/autonomyhq/autonomy/internal/ghfake"
-	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/ir/resolved"
 	"github.com/autonomyhq/autonomy/substrates"
 	"github.com/autonomyhq/autonomy/substrates/ghactions"
 )
@@ -20,13 +20,13 @@ type manifestOnly struct {
 	data string
 }
 
-func (m manifestOnly) Compile(*ir.Profile) (substrates.Output, error) {
+func (m manifestOnly) Compile(*resolved.Profile) (substrates.Output, error) {
 	return substrates.Output{Files: []substrates.File{{Path: ghactions.ManifestPath, Data: []byte(m.data)}}}, nil
 }
 
 type noFiles struct{ substrates.Substrate }
 
-func (noFiles) Compile(*ir.Profile) (substrates.Output, error) { return substrates.Output{}, nil }
+func (noFiles) Compile(*resolved.Profile) (substrates.Output, error) { return substrates.Output{}, nil }
 
 // TestApprovalEnvironments: the environments are read from the compiled manifest, every actor's,
 // sorted, each once; a manifest that is not JSON or is missing is an error.

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/ir/resolved"
 	"github.com/autonomyhq/autonomy/substrates"
 	"github.com/autonomyhq/autonomy/substrates/registry"
 )
@@ -14,7 +15,7 @@ import (
 // implements, in memory, and returns their diagnostics: what compile would refuse (a bad
 // policy.box.local.timezone, both spellings of a gh-actions setting) and what it would warn
 // about. So a profile that validates compiles. p must be free of ir errors.
-func targetChecks(p *ir.Profile) (ir.Diagnostics, error) {
+func targetChecks(p *resolved.Profile) (ir.Diagnostics, error) {
 	var out ir.Diagnostics
 	seen := map[string]bool{}
 	for _, t := range p.Targets {

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/ir/resolved"
 	"github.com/autonomyhq/autonomy/substrates"
 	"github.com/autonomyhq/autonomy/substrates/registry"
 )
@@ -114,7 +115,7 @@ I/O error.`,
 // reservedPaths reports the behaviors and resources of p that an install would put on a path
 // autonomy owns, for every target p declares (every registered one when it declares none it
 // knows) and the target given on the command line, if any.
-func reservedPaths(p *ir.Profile, target string) ir.Diagnostics {
+func reservedPaths(p *resolved.Profile, target string) ir.Diagnostics {
 	if p == nil {
 		return nil
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/autonomyhq/autonomy/internal/proc"
 	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/ir/resolved"
 	"github.com/autonomyhq/autonomy/playbook/workflow"
 )
 
@@ -28,14 +29,7 @@ import (
 // step's stdout and its structured content the step's json.
 
 // MCPServer is a server an mcp step may call (policy.box.mcp.servers.NAME).
-type MCPServer struct {
-	// Command is the server's argv, exec'd directly.
-	Command []string `json:"command"`
-	// Env names the environment variables the server receives, resolved as secret handles are.
-	Env []string `json:"env,omitempty"`
-	// TimeoutMs caps a call to the server (the step's timeout when lower or unset).
-	TimeoutMs int `json:"timeoutMs,omitempty"`
-}
+type MCPServer = resolved.MCPServer
 
 // mcpBaseEnv are the variables of the runner's environment every server gets: what a program
 // needs to start, nothing that could hold a credential.
@@ -298,23 +292,7 @@ func secretNames(st *state) []string {
 }
 
 // ServersOf converts policy.box.mcp.servers, as ir read it, to what a Request takes.
-func ServersOf(p ir.Policy) map[string]MCPServer {
-	if len(p.MCP) == 0 {
-		return nil
-	}
-	out := make(map[string]MCPServer, len(p.MCP))
-	for _, s := range p.MCP {
-		srv := MCPServer{TimeoutMs: s.TimeoutMs.Value}
-		for _, c := range s.Command {
-			srv.Command = append(srv.Command, c.Value)
-		}
-		for _, e := range s.Env {
-			srv.Env = append(srv.Env, e.Value)
-		}
-		out[s.Name.Value] = srv
-	}
-	return out
-}
+func ServersOf(p ir.Policy) map[string]MCPServer { return resolved.ServersOf(p) }
 
 var envVarName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/ir/resolved"
 	pbsource "github.com/autonomyhq/autonomy/playbook/internal/source"
 	"github.com/autonomyhq/autonomy/playbook/workflow"
 )
@@ -23,30 +24,7 @@ import (
 // in the step's env (AUTONOMY_PLAYBOOK_STEP), read by `autonomy playbook step`. Argv is the
 // command's words, split at compile time by Words; no shell ever reads them. References
 // ($id.stdout, $args.NAME) are substituted per word at run time, as the engine does.
-type StepSpec struct {
-	ID        string      `json:"id"`
-	Namespace string      `json:"namespace"`
-	Argv      []string    `json:"argv"`
-	Stdin     string      `json:"stdin,omitempty"`
-	Condition string      `json:"condition,omitempty"`
-	Output    string      `json:"output,omitempty"`
-	Cwd       string      `json:"cwd,omitempty"`
-	Env       [][2]string `json:"env,omitempty"`
-	TimeoutMs int         `json:"timeoutMs,omitempty"`
-	// Approval says the step is an approval gate: reaching it means a reviewer approved it
-	// (the job is gated by its environment), so $id.approved is true.
-	Approval bool `json:"approval,omitempty"`
-	// Args are the workflow's declared args with their defaults (nil: no default); an
-	// environment variable of the same name, when set, overrides the default.
-	Args map[string]*string `json:"args,omitempty"`
-	// Steps are the workflow's step ids, so that a reference to a step not run reads empty.
-	Steps []string `json:"steps"`
-	// Secrets are the secret handles ($secrets.NAME) the step reads, each from the environment
-	// variable NAME; their values are redacted from the record.
-	Secrets []string `json:"secrets,omitempty"`
-	// MaxOutputBytes caps the step's output (default DefaultMaxOutputBytes).
-	MaxOutputBytes int `json:"maxOutputBytes,omitempty"`
-}
+type StepSpec = resolved.StepSpec
 
 // Data is what the steps of one run hand each other: the records of the steps run so far.
 type Data struct {

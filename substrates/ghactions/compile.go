@@ -9,6 +9,7 @@ import (
 	"sort"
 
 	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/ir/resolved"
 	"github.com/autonomyhq/autonomy/substrates"
 )
 
@@ -47,6 +48,7 @@ func WorkflowPath(actor string) string { return workflowDir + "/" + actor + ".ym
 // compiler holds one compile.
 type compiler struct {
 	p        *ir.Profile
+	r        *resolved.Profile // what each behavior is, resolved once for every target
 	box      box
 	files    []substrates.File
 	paths    map[string]string // installed path → what produced it, to refuse collisions
@@ -69,13 +71,14 @@ type compiler struct {
 }
 
 // Compile realizes the profile as GitHub Actions workflows.
-func (s Substrate) Compile(p *ir.Profile) (substrates.Output, error) {
+func (s Substrate) Compile(r *resolved.Profile) (substrates.Output, error) {
+	p := r.Profile
 	b, diags := readBox(p)
 	tool := Self
 	if s.Tool != nil {
 		tool = *s.Tool
 	}
-	c := &compiler{p: p, box: b, tool: tool, paths: map[string]string{}, errors: diags, runParts: map[string]runParts{}, byName: make(map[string]*ir.Actor, len(p.Actors))}
+	c := &compiler{p: p, r: r, box: b, tool: tool, paths: map[string]string{}, errors: diags, runParts: map[string]runParts{}, byName: make(map[string]*ir.Actor, len(p.Actors))}
 	for _, a := range p.Actors {
 		c.byName[a.Name.Value] = a
 	}
@@ -139,7 +142,7 @@ func behaviorPath(a *ir.Actor) string { return dataDir + "/" + a.BehaviorFile }
 
 // copies installs every behavior (a skill's whole folder) and every resource.
 func (c *compiler) copies() {
-	c.errors = append(c.errors, substrates.CopyProfile(c.p, Name, dataDir, c.add)...)
+	c.errors = append(c.errors, substrates.CopyProfile(c.r, Name, dataDir, c.add)...)
 }
 
 // actor compiles one actor's workflow and checks what GitHub cannot honor.

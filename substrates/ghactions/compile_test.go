@@ -50,7 +50,7 @@ func compileErr(t *testing.T, irYML string) (substrates.Output, error) {
 	if err != nil || diags.HasErrors() {
 		t.Fatalf("profile invalid: %v\n%s", err, diags)
 	}
-	return Substrate{}.Compile(p)
+	return Substrate{}.Compile(resolve(p))
 }
 
 func compileOK(t *testing.T, irYML string) substrates.Output {
@@ -363,7 +363,7 @@ func TestResourceInGeneratedDirRefused(t *testing.T) {
 	if err != nil || diags.HasErrors() {
 		t.Fatalf("%v %s", err, diags)
 	}
-	_, err = Substrate{}.Compile(p)
+	_, err = Substrate{}.Compile(resolve(p))
 	if err == nil || !strings.Contains(err.Error(), `resource ".autonomy/x.md" would be installed inside .autonomy/, which gh-actions generates`) {
 		t.Errorf("got %v", err)
 	}
@@ -623,7 +623,7 @@ func TestBehaviorPathIsData(t *testing.T) {
 	if err != nil || diags.HasErrors() {
 		t.Fatalf("%v %s", err, diags)
 	}
-	out, err := Substrate{}.Compile(p)
+	out, err := Substrate{}.Compile(resolve(p))
 	if err != nil {
 		t.Fatal(err)
 	}

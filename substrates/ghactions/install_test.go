@@ -91,7 +91,7 @@ func installStep(t *testing.T, tool Tool) (map[string]string, string) {
 	if err != nil || diags.HasErrors() {
 		t.Fatalf("profile invalid: %v\n%s", err, diags)
 	}
-	out, err := Substrate{Tool: &tool}.Compile(p)
+	out, err := Substrate{Tool: &tool}.Compile(resolve(p))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,7 +25,7 @@ func compileDir(t testing.TB, dir string) (*ir.Profile, substrates.Output) {
 	if diags.HasErrors() {
 		t.Fatalf("%s: invalid profile:\n%s", dir, diags)
 	}
-	out, err := Substrate{}.Compile(p)
+	out, err := Substrate{}.Compile(resolve(p))
 	if err != nil {
 		t.Fatalf("%s: compile: %v", dir, err)
 	}

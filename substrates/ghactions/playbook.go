@@ -3,15 +3,10 @@ package ghactions
 import (
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/autonomyhq/autonomy/ir"
-	"github.com/autonomyhq/autonomy/playbook"
-	"github.com/autonomyhq/autonomy/playbook/engine"
-	"github.com/autonomyhq/autonomy/playbook/workflow"
+	"github.com/autonomyhq/autonomy/ir/resolved"
 	"github.com/autonomyhq/autonomy/substrates"
 )
 
@@ -65,32 +60,20 @@ func EnvironmentName(actor, step string) string {
 	return string(b)
 }
 
-// workflowPlaybook returns the actor's behavior parsed as a workflow playbook, or nil when it is
-// none. Its problems, and what GitHub Actions cannot run, are errors of the compile.
-func (c *compiler) workflowPlaybook(a *ir.Actor) *workflow.Workflow {
-	if a.IsHuman() || a.BehaviorFile == "" {
+// workflowPlaybook returns the actor's behavior as a resolved workflow playbook, or nil when it
+// is none. Its problems, and what GitHub Actions cannot run, are errors of the compile.
+func (c *compiler) workflowPlaybook(a *ir.Actor) *resolved.WorkflowPlaybook {
+	b := c.r.Behavior(a)
+	if b.Kind != resolved.Workflow {
 		return nil
 	}
-	switch strings.ToLower(filepath.Ext(a.BehaviorFile)) {
-	case ".yml", ".yaml", ".json":
-	default:
-		return nil
-	}
-	file := filepath.Join(c.p.Dir, filepath.FromSlash(a.BehaviorFile))
-	data, err := os.ReadFile(file)
-	if err != nil {
-		return nil // ir reported an unreadable behavior
-	}
-	if f, sure := playbook.Detect(file, data); f != playbook.Workflow || !sure {
-		return nil
-	}
-	w, diags := workflow.Check(file, data)
-	c.errors = append(c.errors, diags...)
-	if w == nil || diags.HasErrors() {
+	c.errors = append(c.errors, b.Diagnostics...)
+	w := b.Workflow
+	if w == nil {
 		return nil
 	}
 	bad := func(pos ir.Pos, hint, format string, args ...any) {
-		c.errors = append(c.errors, ir.Diagnostic{File: file, Pos: pos, Severity: ir.Error, Message: fmt.Sprintf(format, args...), Hint: hint})
+		c.errors = append(c.errors, ir.Diagnostic{File: w.File, Pos: pos, Severity: ir.Error, Message: fmt.Sprintf(format, args...), Hint: hint})
 	}
 	ok := true
 	for _, cp := range a.Capabilities {
@@ -102,22 +85,23 @@ func (c *compiler) workflowPlaybook(a *ir.Actor) *workflow.Workflow {
 		}
 	}
 	for _, s := range w.Steps {
-		switch s.Namespace {
+		id, ns := s.Spec.ID, s.Spec.Namespace
+		switch ns {
 		case "cli", "http":
 		default:
-			bad(s.Command.Pos, "use a cli or http step (run the tool as a command), or run this actor on a target that supports "+s.Namespace,
-				"step %q: %s steps cannot run on gh-actions (only cli and http steps compile into a workflow)", s.ID.Value, s.Namespace)
+			bad(s.CommandPos, "use a cli or http step (run the tool as a command), or run this actor on a target that supports "+ns,
+				"step %q: %s steps cannot run on gh-actions (only cli and http steps compile into a workflow)", id, ns)
 			ok = false
 			continue
 		}
-		if _, err := engine.Words(s.Rest); err != nil {
-			bad(s.Command.Pos, "quote the command's words", "step %q: %v", s.ID.Value, err)
+		if s.WordsError != "" {
+			bad(s.CommandPos, "quote the command's words", "step %q: %s", id, s.WordsError)
 			ok = false
 		}
-		for _, name := range stepSecrets(s) {
+		for _, name := range s.Spec.Secrets {
 			if strings.HasPrefix(strings.ToUpper(name), "GITHUB_") {
 				bad(s.Pos, "rename the secret: GitHub refuses secret names starting with GITHUB_",
-					"step %q: secret handle $secrets.%s cannot be a GitHub secret", s.ID.Value, name)
+					"step %q: secret handle $secrets.%s cannot be a GitHub secret", id, name)
 				ok = false
 			}
 		}
@@ -128,37 +112,20 @@ func (c *compiler) workflowPlaybook(a *ir.Actor) *workflow.Workflow {
 	return w
 }
 
-// stepSecrets are the secret handles a step reads, in order of first use.
-func stepSecrets(s *workflow.Step) []string {
-	var out []string
-	vals := []string{s.Command.Value, s.Stdin.Value, s.Condition.Value}
-	for _, ev := range s.Env {
-		vals = append(vals, ev.Value.Value)
-	}
-	for _, v := range vals {
-		for _, m := range workflow.RefPattern.FindAllStringSubmatch(v, -1) {
-			if m[1] == workflow.SecretsRef && !slices.Contains(out, m[2]) {
-				out = append(out, m[2])
-			}
-		}
-	}
-	return out
-}
-
 // playbookJob is one job of a compiled workflow playbook.
 type playbookJob struct {
 	id    string
-	gate  *workflow.Step // the approval step opening the job, if any
-	steps []*workflow.Step
+	gate  *resolved.WorkflowStep // the approval step opening the job, if any
+	steps []*resolved.WorkflowStep
 }
 
 // playbookJobs splits the steps at each approval.
-func playbookJobs(w *workflow.Workflow) []playbookJob {
+func playbookJobs(w *resolved.WorkflowPlaybook) []playbookJob {
 	var jobs []playbookJob
 	n := 0
 	for _, s := range w.Steps {
 		switch {
-		case s.IsApproval():
+		case s.Spec.Approval:
 			n++
 			jobs = append(jobs, playbookJob{id: fmt.Sprintf("approval-%d", n), gate: s})
 		case len(jobs) == 0:
@@ -169,34 +136,8 @@ func playbookJobs(w *workflow.Workflow) []playbookJob {
 	return jobs
 }
 
-// stepSpec is the step as `autonomy playbook step` reads it.
-func stepSpec(w *workflow.Workflow, s *workflow.Step, ids []string) engine.StepSpec {
-	argv, _ := engine.Words(s.Rest) // checked in workflowPlaybook
-	if argv == nil {
-		argv = []string{}
-	}
-	spec := engine.StepSpec{ID: s.ID.Value, Namespace: s.Namespace, Argv: argv, Stdin: s.Stdin.Value,
-		Condition: s.Condition.Value, Output: s.Output.Value, Cwd: s.Cwd.Value, TimeoutMs: s.TimeoutMs.Value,
-		Approval: s.IsApproval(), Steps: ids, Secrets: stepSecrets(s)}
-	for _, ev := range s.Env {
-		spec.Env = append(spec.Env, [2]string{ev.Name.Value, ev.Value.Value})
-	}
-	if len(w.Args) > 0 {
-		spec.Args = map[string]*string{}
-		for _, arg := range w.Args {
-			var def *string
-			if arg.Default != nil {
-				v := arg.Default.Value
-				def = &v
-			}
-			spec.Args[arg.Name.Value] = def
-		}
-	}
-	return spec
-}
-
 // playbookWorkflow builds the workflow of an actor whose behavior is the workflow playbook w.
-func (c *compiler) playbookWorkflow(a *ir.Actor, w *workflow.Workflow) mapping {
+func (c *compiler) playbookWorkflow(a *ir.Actor, w *resolved.WorkflowPlaybook) mapping {
 	name := a.Name.Value
 	params := resolveParams(a)
 	// The jobs run no model: they read the repository and hold what the capabilities grant,
@@ -215,10 +156,6 @@ func (c *compiler) playbookWorkflow(a *ir.Actor, w *workflow.Workflow) mapping {
 	wf.add("permissions", mapping{})
 	wf.add("defaults", bashDefaults)
 
-	ids := make([]string, len(w.Steps))
-	for i, s := range w.Steps {
-		ids[i] = s.ID.Value
-	}
 	var envs []string
 	gatePerms := Permissions{}
 	gatePerms.merge(perms)
@@ -237,11 +174,11 @@ func (c *compiler) playbookWorkflow(a *ir.Actor, w *workflow.Workflow) mapping {
 		job := mapping{}
 		jobName := name + " (steps)"
 		if pj.gate != nil {
-			prompt := pj.gate.Prompt.Value
+			prompt := pj.gate.Prompt
 			if prompt == "" {
-				prompt = "approve " + pj.gate.ID.Value + "?"
+				prompt = "approve " + pj.gate.Spec.ID + "?"
 			}
-			jobName = fmt.Sprintf("%s: %s (approval %s)", name, prompt, pj.gate.ID.Value)
+			jobName = fmt.Sprintf("%s: %s (approval %s)", name, prompt, pj.gate.Spec.ID)
 		}
 		job.add("name", literalValue(jobName))
 		if i == 0 {
@@ -253,7 +190,7 @@ func (c *compiler) playbookWorkflow(a *ir.Actor, w *workflow.Workflow) mapping {
 		}
 		gateName := ""
 		if pj.gate != nil {
-			gateName = EnvironmentName(name, pj.gate.ID.Value)
+			gateName = EnvironmentName(name, pj.gate.Spec.ID)
 			envs = append(envs, gateName)
 			job.add("environment", gateName)
 		}
@@ -283,16 +220,16 @@ func (c *compiler) playbookWorkflow(a *ir.Actor, w *workflow.Workflow) mapping {
 		last := ""
 		for _, s := range pj.steps {
 			k++
-			spec, _ := json.Marshal(stepSpec(w, s, ids))
+			spec, _ := json.Marshal(s.Spec)
 			last = fmt.Sprintf("step-%d", k)
-			title := s.ID.Value + " (" + s.Namespace + ")"
-			if s.IsApproval() {
+			title := s.Spec.ID + " (" + s.Spec.Namespace + ")"
+			if s.Spec.Approval {
 				title += ", approved"
 			}
 			senv := mapping{{key: playbookStepEnv, value: literalValue(string(spec))}}
 			// A secret handle reaches the one step that reads it, from the repository's
 			// secret of that name (GitHub masks it in the log; the record redacts it).
-			for _, name := range stepSecrets(s) {
+			for _, name := range s.Spec.Secrets {
 				senv.add(name, expr("secrets."+name))
 			}
 			steps = append(steps, mapping{

@@ -292,7 +292,7 @@ func TestPlaybookUnsupportedSteps(t *testing.T) {
 	if err != nil || diags.HasErrors() {
 		t.Fatalf("%v\n%s", err, diags)
 	}
-	out, err := Substrate{}.Compile(p)
+	out, err := Substrate{}.Compile(resolve(p))
 	if err == nil || len(out.Files) != 0 {
 		t.Fatalf("an mcp step compiled: %v, %d files", err, len(out.Files))
 	}

@@ -83,7 +83,7 @@ func TestReadmeCheckJobRuns(t *testing.T) {
 	if err != nil || diags.HasErrors() {
 		t.Fatalf("%v %s", err, diags)
 	}
-	out, err := substrates.Compile(Substrate{}, p, ws)
+	out, err := substrates.Compile(Substrate{}, resolve(p), ws)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,7 +30,7 @@ var sdlc = sync.OnceValues(func() (substrates.Output, error) {
 	if diags.HasErrors() {
 		return substrates.Output{}, fmt.Errorf("profile invalid:\n%s", diags)
 	}
-	return Substrate{}.Compile(p)
+	return Substrate{}.Compile(resolve(p))
 })
 
 // sdlcActors are the actors of profiles/sdlc.

@@ -3,15 +3,12 @@ package ghactions
 import (
 	"encoding/json"
 	"fmt"
-	"os"
-	"path"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/autonomyhq/autonomy/ir"
-	"github.com/autonomyhq/autonomy/playbook"
-	"github.com/autonomyhq/autonomy/playbook/steps"
+	"github.com/autonomyhq/autonomy/ir/resolved"
 	"github.com/autonomyhq/autonomy/substrates"
 	"github.com/autonomyhq/autonomy/substrates/ghactions/control"
 )
@@ -48,58 +45,30 @@ const (
 	StepsStatusOutput = "status"
 )
 
-// stepPlaybook returns the actor's behavior parsed as a step playbook, or nil when it is none.
-// Its errors are errors of the compile.
-func (c *compiler) stepPlaybook(a *ir.Actor) *steps.Playbook {
-	// A skill's SKILL.md is never a playbook (as playbook.Profile reads behaviors): no read.
-	if a.IsHuman() || a.BehaviorFile == "" || path.Base(a.BehaviorFile) == ir.SkillFile || !strings.EqualFold(filepath.Ext(a.BehaviorFile), ".md") {
-		return nil
+// stepPlaybook reports whether the actor's behavior is a step playbook the job can run, and the
+// position of its first @elicit (nil when it asks no one). Its errors are errors of the compile.
+func (c *compiler) stepPlaybook(a *ir.Actor) (bool, *ir.Pos) {
+	b := c.r.Behavior(a)
+	if b.Kind != resolved.Steps {
+		return false, nil
 	}
-	file := filepath.Join(c.p.Dir, filepath.FromSlash(a.BehaviorFile))
-	data, err := os.ReadFile(file)
-	if err != nil {
-		return nil
-	}
-	if f, sure := playbook.Detect(file, data); f != playbook.Steps || !sure {
-		return nil
-	}
-	p, diags := steps.Check(file, data)
-	if p == nil || diags.HasErrors() {
-		for _, d := range diags {
+	if !b.StepPlaybook() {
+		for _, d := range b.Diagnostics {
 			if d.Severity == ir.Error {
 				c.errors = append(c.errors, d)
 			}
 		}
-		return nil
+		return false, nil
 	}
-	return p
-}
-
-// firstElicit is the first @elicit of the playbook (sub-steps included), or nil.
-func firstElicit(p *steps.Playbook) *steps.Elicit {
-	var walk func([]*steps.Step) *steps.Elicit
-	walk = func(ss []*steps.Step) *steps.Elicit {
-		for _, s := range ss {
-			if s.Elicit != nil {
-				return s.Elicit
-			}
-			for _, b := range s.Branches {
-				if e := walk(b.Steps); e != nil {
-					return e
-				}
-			}
-		}
-		return nil
-	}
-	return walk(p.Steps)
+	return true, b.Elicit
 }
 
 // checkElicits reports what an actor whose step playbook asks a person needs on gh-actions: the
 // power to post the ask (tasks:converse), a work item to post it on, and no code:propose (the
 // job that resumes the run checks the repository out anew: changes made before the elicitation
 // would be lost).
-func (c *compiler) checkElicits(a *ir.Actor, p *steps.Playbook, el *steps.Elicit) {
-	at := fmt.Sprintf("%s:%d:%d", filepath.Join(c.p.Dir, filepath.FromSlash(a.BehaviorFile)), el.Pos.Line, el.Pos.Col)
+func (c *compiler) checkElicits(a *ir.Actor, el ir.Pos) {
+	at := fmt.Sprintf("%s:%d:%d", filepath.Join(c.p.Dir, filepath.FromSlash(a.BehaviorFile)), el.Line, el.Col)
 	if !a.Holds("tasks:converse") && !a.Holds("tasks:author") {
 		c.errors = append(c.errors, ir.Diagnostic{File: c.p.File, Pos: a.CapabilitiesPos, Severity: ir.Error,
 			Message: fmt.Sprintf("actor %q: its step playbook asks a person (@elicit at %s), which on gh-actions is an ask on the work item, and the actor holds neither tasks:converse nor tasks:author", a.Name.Value, at),

@@ -50,7 +50,7 @@ func TestStepPlaybookElicitRefusals(t *testing.T) {
 			if err != nil || diags.HasErrors() {
 				t.Fatalf("%v %s", err, diags)
 			}
-			out, err := Substrate{}.Compile(p)
+			out, err := Substrate{}.Compile(resolve(p))
 			if len(c.want) == 0 {
 				if err != nil {
 					t.Fatalf("compile: %v", err)

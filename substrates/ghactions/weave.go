@@ -1,12 +1,7 @@
 package ghactions
 
 import (
-	"os"
-	"path/filepath"
-
 	"github.com/autonomyhq/autonomy/ir"
-	"github.com/autonomyhq/autonomy/playbook"
-	"github.com/autonomyhq/autonomy/playbook/overlay"
 )
 
 // weaveStepName names the agent job's step that weaves the overlays into the skill.
@@ -26,24 +21,7 @@ const weaveScript = `"$AUTONOMY_BIN" playbook weave --actor "$AUTONOMY_WEAVE_ACT
 // weaves reports whether any overlay of the profile's package targets the actor (by role,
 // operator, its skill's declared name or this runtime, globs included), whatever its status:
 // which are woven is decided at run time.
-func (c *compiler) weaves(a *ir.Actor) bool {
-	if !a.Skill {
-		return false
-	}
-	pp, _ := playbook.Profile(c.p)
-	if pp.Package == nil || len(pp.Package.Overlays) == 0 {
-		return false
-	}
-	text, _ := os.ReadFile(filepath.Join(c.p.Dir, filepath.FromSlash(a.BehaviorFile)))
-	behavior, _ := ir.BehaviorName(a.BehaviorFile, text)
-	actor := overlay.Actor{Name: a.Name.Value, Behavior: behavior, Substrate: Name}
-	for _, o := range pp.Package.Overlays {
-		if o.Matches(actor) {
-			return true
-		}
-	}
-	return false
-}
+func (c *compiler) weaves(a *ir.Actor) bool { return c.r.Weaves(a, Name) }
 
 // weaveStep runs autonomy playbook weave on the installed files of the checkout.
 func (c *compiler) weaveStep(a *ir.Actor) mapping {

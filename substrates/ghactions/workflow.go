@@ -178,13 +178,10 @@ func (c *compiler) agentWorkflow(a *ir.Actor) mapping {
 	}
 	params := resolveParams(a)
 
-	sp := c.stepPlaybook(a) // steps.go
-	elicits := false
-	if sp != nil {
-		if el := firstElicit(sp); el != nil {
-			elicits = true
-			c.checkElicits(a, sp, el)
-		}
+	sp, el := c.stepPlaybook(a) // steps.go
+	elicits := el != nil
+	if elicits {
+		c.checkElicits(a, *el)
 	}
 
 	var wf mapping
@@ -201,8 +198,8 @@ func (c *compiler) agentWorkflow(a *ir.Actor) mapping {
 	wf.add("defaults", bashDefaults)
 
 	proposes, reviews := effects(a)
-	env, reviewEnv := c.agentEnv(a, params, sp != nil, elicits, proposes)
-	steps := c.agentSteps(a, sp != nil, elicits, proposes, reviews)
+	env, reviewEnv := c.agentEnv(a, params, sp, elicits, proposes)
+	steps := c.agentSteps(a, sp, elicits, proposes, reviews)
 
 	job := mapping{}
 	job.add("name", name)
@@ -232,7 +229,7 @@ func (c *compiler) agentWorkflow(a *ir.Actor) mapping {
 	job.add("permissions", r.perms.yaml())
 	job.add("concurrency", concurrency(name, subject, groupCond))
 	job.add("env", env)
-	if sp != nil {
+	if sp {
 		job.add("outputs", mapping{{key: StepsStatusOutput, value: expr("steps.run.outputs." + StepsStatusOutput)}})
 	}
 	job.add("steps", steps)

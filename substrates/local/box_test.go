@@ -15,7 +15,7 @@ import (
 func compileBox(t *testing.T, box string) (RunnerConfig, error) {
 	t.Helper()
 	p := writeBoxProfile(t, box)
-	out, err := Substrate{}.Compile(p)
+	out, err := Substrate{}.Compile(resolve(p))
 	if err != nil {
 		return RunnerConfig{}, err
 	}
@@ -72,7 +72,7 @@ func TestBoxLogMaxBytes(t *testing.T) {
 	}
 	// A near miss is carried (policy.box is opaque governance), with a warning naming the key.
 	p := writeBoxProfile(t, "{ logMaxByte: 1024 }")
-	out, err := Substrate{}.Compile(p)
+	out, err := Substrate{}.Compile(resolve(p))
 	if err != nil || !strings.Contains(out.Warnings.Error(), `ir.yml:9:14: warning: policy.box.local.logMaxByte`) || !strings.Contains(out.Warnings.Error(), `did you mean "logMaxBytes"`) {
 		t.Errorf("logMaxByte: %v, warnings:\n%s", err, out.Warnings)
 	}

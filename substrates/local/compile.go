@@ -15,8 +15,7 @@ import (
 
 	"github.com/autonomyhq/autonomy/internal/agent"
 	"github.com/autonomyhq/autonomy/ir"
-	"github.com/autonomyhq/autonomy/playbook"
-	"github.com/autonomyhq/autonomy/playbook/engine"
+	"github.com/autonomyhq/autonomy/ir/resolved"
 	"github.com/autonomyhq/autonomy/substrates"
 )
 
@@ -44,17 +43,15 @@ type compiler struct {
 	warnings ir.Diagnostics
 	errors   ir.Diagnostics
 	actors   []*ActorConfig
-	// playbooks are the behavior files that are playbooks, by format.
-	playbooks map[string]playbook.Format
-	pp        *playbook.ProfilePlaybooks
+	// r says what each behavior is, resolved once for every target.
+	r *resolved.Profile
 }
 
 // Compile realizes the profile as a local installation.
-func (Substrate) Compile(p *ir.Profile) (substrates.Output, error) {
+func (Substrate) Compile(r *resolved.Profile) (substrates.Output, error) {
+	p := r.Profile
 	b, diags := readBox(p)
-	c := &compiler{p: p, box: b, paths: map[string]string{}}
-	pp, _ := playbook.Profile(p)
-	c.playbooks, c.pp = pp.Behaviors, pp
+	c := &compiler{p: p, r: r, box: b, paths: map[string]string{}}
 	for _, d := range diags {
 		if d.Severity == ir.Error {
 			c.errors = append(c.errors, d)
@@ -78,7 +75,7 @@ func (Substrate) Compile(p *ir.Profile) (substrates.Output, error) {
 	c.json(RunnerPath, "the runner config", ir.Pos{}, rc)
 	c.json(LifecyclePath, "the lifecycle map", ir.Pos{}, lifecycle(p))
 	c.add(substrates.PolicyFile(p), "the policy", p.Policy.Pos)
-	c.errors = append(c.errors, substrates.CopyProfile(p, Name, dataDir, c.add)...)
+	c.errors = append(c.errors, substrates.CopyProfile(r, Name, dataDir, c.add)...)
 	if c.errors.HasErrors() {
 		return substrates.Output{}, c.errors.Sort()
 	}
@@ -105,17 +102,18 @@ func (c *compiler) actor(a *ir.Actor) *ActorConfig {
 		Prelaunch:      a.Prelaunch.Value,
 		Triggers:       []Trigger{},
 	}
+	kind := c.r.Behavior(a).Kind
 	if a.IsHuman() {
 		cfg.Kind = "human"
-	} else if c.playbooks[a.BehaviorFile] == playbook.Workflow {
+	} else if kind == resolved.Workflow {
 		cfg.Skill, cfg.Workflow, cfg.Secrets = false, true, c.box.secrets
-		cfg.MCP = engine.ServersOf(c.p.Policy)
-	} else if c.playbooks[a.BehaviorFile] == playbook.Steps {
+		cfg.MCP = c.r.MCP
+	} else if kind == resolved.Steps {
 		cfg.Skill, cfg.Workflow, cfg.Steps = false, true, true
 		cfg.Command = c.stepsCommand()
 	} else if a.Skill {
 		cfg.Command = c.agentCommand(a, cfg.Behavior)
-		cfg.Verification = c.pp.VerificationMethod(c.p, a.BehaviorFile)
+		cfg.Verification = c.r.Behavior(a).Verification
 	} else {
 		cfg.Command = &Command{Argv: []string{cfg.Behavior}, Script: a.Script}
 	}

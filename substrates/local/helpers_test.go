@@ -61,7 +61,7 @@ func installFleet(t testing.TB, f fleet, git bool) string {
 		gitRun(t, dir, "add", "README")
 		gitRun(t, dir, "commit", "-q", "-m", "init")
 	}
-	out, err := substrates.Compile(Substrate{}, p, dir)
+	out, err := substrates.Compile(Substrate{}, resolve(p), dir)
 	if err != nil {
 		t.Fatal(err)
 	}

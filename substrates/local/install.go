@@ -13,7 +13,7 @@ import (
 
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/ir/cron"
-	"github.com/autonomyhq/autonomy/playbook/engine"
+	"github.com/autonomyhq/autonomy/ir/resolved"
 )
 
 // Where a local installation keeps what the runner reads, relative to the installation root.
@@ -60,7 +60,7 @@ type ActorConfig struct {
 	// (policy.box.local.secrets).
 	Secrets []string `json:"secrets,omitempty"`
 	// MCP are the MCP servers a workflow's mcp steps may call (policy.box.mcp.servers).
-	MCP map[string]engine.MCPServer `json:"mcp,omitempty"`
+	MCP map[string]resolved.MCPServer `json:"mcp,omitempty"`
 	// Command is how an agent is started; nil for a person and a workflow.
 	Command *Command `json:"command,omitempty"`
 	// Capabilities as written, scope included.

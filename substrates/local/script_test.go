@@ -139,7 +139,7 @@ policy:
 	if err != nil || diags.HasErrors() {
 		t.Fatalf("%v\n%s", err, diags)
 	}
-	out, err := Substrate{}.Compile(p)
+	out, err := Substrate{}.Compile(resolve(p))
 	if err != nil {
 		t.Fatalf("compile: %v", err)
 	}

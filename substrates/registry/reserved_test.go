@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/playbook"
 	"github.com/autonomyhq/autonomy/substrates"
 )
 
@@ -26,7 +27,8 @@ func TestReservedCoversGeneratedFiles(t *testing.T) {
 			if err != nil || diags.HasErrors() {
 				t.Fatalf("%s: %v %s", dir, err, diags)
 			}
-			out, err := substrates.Compile(s, p, dir)
+			r, _ := playbook.Resolve(p)
+			out, err := substrates.Compile(s, r, dir)
 			if err != nil {
 				t.Fatalf("%s %s: %v", s.Name(), dir, err)
 			}

@@ -1,0 +1,80 @@
+package resolved
+
+import "github.com/autonomyhq/autonomy/ir"
+
+// WorkflowPlaybook is a workflow playbook (seed 003) as a substrate compiles it: its steps in order,
+// each with the spec `autonomy playbook step` runs it from.
+type WorkflowPlaybook struct {
+	// File is the playbook's path, for diagnostics positioned in it.
+	File  string
+	Steps []*WorkflowStep
+}
+
+// WorkflowStep is one step of a workflow playbook.
+type WorkflowStep struct {
+	// Spec is the step as `autonomy playbook step` reads it. Its Argv is nil when the command's
+	// words cannot be split (WordsError says why).
+	Spec StepSpec
+	// WordsError is why the step's command cannot be split into words; "" when it can.
+	WordsError string
+	// Pos is the step's position in File, CommandPos its command's.
+	Pos, CommandPos ir.Pos
+	// Prompt is an approval step's prompt ("" when it has none, or is no approval).
+	Prompt string
+}
+
+// StepSpec is one workflow step as `autonomy playbook step` reads it (JSON, in the step's
+// environment): what it runs, with what, and the context a reference needs.
+type StepSpec struct {
+	ID        string      `json:"id"`
+	Namespace string      `json:"namespace"`
+	Argv      []string    `json:"argv"`
+	Stdin     string      `json:"stdin,omitempty"`
+	Condition string      `json:"condition,omitempty"`
+	Output    string      `json:"output,omitempty"`
+	Cwd       string      `json:"cwd,omitempty"`
+	Env       [][2]string `json:"env,omitempty"`
+	TimeoutMs int         `json:"timeoutMs,omitempty"`
+	// Approval says the step is an approval gate: reaching it means a reviewer approved it
+	// (the job is gated by its environment), so $id.approved is true.
+	Approval bool `json:"approval,omitempty"`
+	// Args are the workflow's declared args with their defaults (nil: no default); an
+	// environment variable of the same name, when set, overrides the default.
+	Args map[string]*string `json:"args,omitempty"`
+	// Steps are the workflow's step ids, so that a reference to a step not run reads empty.
+	Steps []string `json:"steps"`
+	// Secrets are the secret handles ($secrets.NAME) the step reads, each from the environment
+	// variable NAME; their values are redacted from the record.
+	Secrets []string `json:"secrets,omitempty"`
+	// MaxOutputBytes caps the step's output (default DefaultMaxOutputBytes).
+	MaxOutputBytes int `json:"maxOutputBytes,omitempty"`
+}
+
+// MCPServer is a server an mcp step may call (policy.box.mcp.servers.NAME).
+type MCPServer struct {
+	// Command is the server's argv, exec'd directly.
+	Command []string `json:"command"`
+	// Env names the environment variables the server receives, resolved as secret handles are.
+	Env []string `json:"env,omitempty"`
+	// TimeoutMs caps a call to the server (the step's timeout when lower or unset).
+	TimeoutMs int `json:"timeoutMs,omitempty"`
+}
+
+// ServersOf is policy.box.mcp.servers as MCPServers, by name; nil when none is declared.
+func ServersOf(p ir.Policy) map[string]MCPServer {
+	if len(p.MCP) == 0 {
+		return nil
+	}
+	out := make(map[string]MCPServer, len(p.MCP))
+	for _, s := range p.MCP {
+		srv := MCPServer{TimeoutMs: s.TimeoutMs.Value}
+		for _, c := range s.Command {
+			srv.Command = append(srv.Command, c.Value)
+		}
+		for _, e := range s.Env {
+			srv.Env = append(srv.Env, e.Value)
+		}
+		out[s.Name.Value] = srv
+	}
+	return out
+}
