@@ -9,8 +9,6 @@
 package steps
 
 import (
-	"strings"
-
 	"github.com/autonomyhq/autonomy/ir"
 )
 
@@ -88,15 +86,7 @@ var OutputTypes = []string{String, Text, Number, Boolean, "json", Enum}
 
 // YesNo reads a confirm's answer: yes, y or true; no, n or false (any case, surrounding space
 // ignored). ok is false for anything else.
-func YesNo(s string) (yes, ok bool) {
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "yes", "y", "true":
-		return true, true
-	case "no", "n", "false":
-		return false, true
-	}
-	return false, false
-}
+func YesNo(s string) (yes, ok bool) { return ir.YesNo(s) }
 
 // Elicitation types.
 const (

@@ -9,7 +9,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/autonomyhq/autonomy/playbook"
+	"github.com/autonomyhq/autonomy/ir/resolved"
 )
 
 // installSnapshot is what autonomy installed under .autonomy/ (the launcher configs, schedule,
@@ -36,7 +36,7 @@ func (r *Runner) snapshotInstall() (installSnapshot, error) {
 		return nil, err
 	}
 	// The weaving config is read by every skill session: one the agent adds must go again.
-	paths := []string{ManifestPath, dataDir + "/" + playbook.WeaveFile}
+	paths := []string{ManifestPath, dataDir + "/" + resolved.WeaveFile}
 	for p := range m.Files {
 		if strings.HasPrefix(p, dataDir+"/") && filepath.IsLocal(filepath.FromSlash(p)) {
 			paths = append(paths, p)

@@ -12,7 +12,7 @@ import (
 
 	"github.com/google/go-github/v62/github"
 
-	"github.com/autonomyhq/autonomy/playbook/steps"
+	"github.com/autonomyhq/autonomy/ir"
 )
 
 // A step playbook (seed 002) that is an actor's behavior runs in its agent job through
@@ -97,7 +97,7 @@ func (el *Elicitation) fits(verb, note string) error {
 	case verb == "reject":
 		return nil
 	case el.Kind == "confirm" && verb == "answer":
-		if _, ok := steps.YesNo(note); !ok {
+		if _, ok := ir.YesNo(note); !ok {
 			return fmt.Errorf("this ask is a yes/no question: `/agent approve TOKEN` answers yes, `/agent reject TOKEN <reason>` answers no (an answer says yes or no, not %q)", clipText(note))
 		}
 	case el.Kind == "confirm":
