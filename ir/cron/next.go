@@ -133,6 +133,31 @@ func (s *Schedule) MinInterval() time.Duration {
 // minDayGap returns the smallest number of days between consecutive firing
 // days, or 0 if no day ever fires.
 func (s *Schedule) minDayGap() int {
+	if gap := s.weeklyDayGap(); gap > 0 {
+		return gap
+	}
+	return s.walkDayGap()
+}
+
+// weeklyDayGap is the day gap of a schedule whose firing days depend on the
+// weekday alone (every month, every day of the month, and a star day field,
+// so that the days match only as the weekday does): the shortest circular
+// distance between its weekdays, found without walking the calendar. 0 when
+// the schedule is not of that shape.
+func (s *Schedule) weeklyDayGap() int {
+	const allMonths, allDays = 1<<13 - 1<<1, 1<<32 - 1<<1 // bits 1-12 and 1-31
+	if s.month != allMonths || s.dom != allDays || !(s.domStar || s.dowStar) || s.dow&(1<<7-1) == 0 {
+		return 0
+	}
+	first, last, gap := spread(s.dow & (1<<7 - 1))
+	if wrap := first + 7 - last; gap == 0 || wrap < gap {
+		gap = wrap
+	}
+	return gap
+}
+
+// walkDayGap finds minDayGap by walking the calendar's whole cycle.
+func (s *Schedule) walkDayGap() int {
 	// 2001-01-01 was a Monday; 28 years later the calendar repeats exactly.
 	// When weekdays cannot matter, month and day repeat every 4 years.
 	cycle := 28*365 + 7

@@ -259,3 +259,37 @@ func BenchmarkParse(b *testing.B) {
 		}
 	}
 }
+
+// The weekly shortcut of minDayGap agrees with the calendar walk for every set of weekdays, with
+// the day of month written as a star or a full range, and with star weekday steps; a schedule of
+// another shape walks.
+func TestWeeklyDayGapAgainstWalk(t *testing.T) {
+	var exprs []string
+	for set := 1; set < 1<<7; set++ {
+		var days []string
+		for d := 0; d < 7; d++ {
+			if set&(1<<d) != 0 {
+				days = append(days, fmt.Sprint(d))
+			}
+		}
+		list := strings.Join(days, ",")
+		exprs = append(exprs, "0 0 * * "+list, "0 0 1-31 * "+list, "0 0 */1 * "+list)
+	}
+	exprs = append(exprs, "0 0 1-31 * */2", "0 0 1-31 * */3", "0 0 * * *", "0 0 * 1-11 1", "0 0 */2 * 1", "0 0 1-30 * 1")
+	shortcut := 0
+	for _, expr := range exprs {
+		s, err := Parse(expr)
+		if err != nil {
+			t.Fatalf("Parse(%q): %v", expr, err)
+		}
+		if s.weeklyDayGap() > 0 {
+			shortcut++
+		}
+		if got, want := s.minDayGap(), s.walkDayGap(); got != want {
+			t.Errorf("%q: minDayGap %d, the walk finds %d", expr, got, want)
+		}
+	}
+	if shortcut < 2*127 {
+		t.Errorf("the shortcut served %d of %d weekly schedules", shortcut, 2*127)
+	}
+}

@@ -49,6 +49,7 @@ func WorkflowPath(actor string) string { return workflowDir + "/" + actor + ".ym
 type compiler struct {
 	p        *ir.Profile
 	r        *resolved.Profile // what each behavior is, resolved once for every target
+	input    *string           // inputActor's answer, once found
 	box      box
 	files    []substrates.File
 	paths    map[string]string // installed path → what produced it, to refuse collisions

@@ -226,14 +226,20 @@ func (c *compiler) control() {
 
 // inputActor is the human actor the profile routes input-required to: its kind: human actor
 // holding code:review (the standard's maintainer, whose approval resumes the merge gate), the
-// first in the profile's order; "" when there is none.
+// first in the profile's order; "" when there is none. Found once per compile: every actor's
+// effect env asks for it.
 func (c *compiler) inputActor() string {
-	for _, a := range c.p.Actors {
-		if a.IsHuman() && a.Holds("code:review") {
-			return a.Name.Value
+	if c.input == nil {
+		name := ""
+		for _, a := range c.p.Actors {
+			if a.IsHuman() && a.Holds("code:review") {
+				name = a.Name.Value
+				break
+			}
 		}
+		c.input = &name
 	}
-	return ""
+	return *c.input
 }
 
 // commandEnv tells the run step which params hold subject.text of an /agent <actor> comment
