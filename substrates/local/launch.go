@@ -70,7 +70,7 @@ func (r *Runner) launchAs(ctx context.Context, req LaunchRequest, origin string)
 	}
 	s := store.Session{Actor: cfg.Actor, Kind: cfg.Kind, Ref: req.Ref, Params: params, Trigger: req.Kind, Origin: origin, Branch: req.Branch}
 	if cfg.Kind == "human" {
-		return r.engageHuman(ctx, cfg, s)
+		return r.asks.engage(ctx, cfg, s)
 	}
 	if cfg.Command != nil && cfg.Command.Script != nil {
 		// A script whose interpreter is missing is refused now, with the install hint, rather
@@ -216,21 +216,14 @@ func (r *Runner) resolve(cfg *ActorConfig, fired *Trigger, req LaunchRequest) (i
 // start hands a recorded session to its supervisor: a detached process, or this one.
 func (r *Runner) start(ctx context.Context, s store.Session) error {
 	if !r.opts.Detach {
-		r.mu.Lock()
-		r.supervising[s.ID] = true
-		r.mu.Unlock()
+		r.sup.hold(s.ID)
 		pid := os.Getpid()
 		start, _ := proc.StartTime(pid)
 		if _, _, err := r.Store.Modify(ctx, s.ID, nil, func(m *store.Session) { m.SupervisorPID, m.SupervisorStart = pid, start }); err != nil {
-			r.done(s.ID)
+			r.sup.release(s.ID)
 			return err
 		}
-		r.wg.Add(1)
-		go func() {
-			defer r.wg.Done()
-			defer r.done(s.ID)
-			r.supervise(context.Background(), s.ID)
-		}()
+		r.sup.run(s.ID, func() { r.supervise(context.Background(), s.ID) })
 		return nil
 	}
 	exe := r.opts.Exe
@@ -259,12 +252,6 @@ func (r *Runner) start(ctx context.Context, s store.Session) error {
 		}
 	})
 	return err
-}
-
-func (r *Runner) done(id string) {
-	r.mu.Lock()
-	delete(r.supervising, id)
-	r.mu.Unlock()
 }
 
 // failStart ends a session that could not be started.

@@ -8,7 +8,6 @@ import (
 	"os/user"
 	"path/filepath"
 	"sort"
-	"sync"
 	"time"
 
 	"github.com/autonomyhq/autonomy/internal/proc"
@@ -51,21 +50,17 @@ type Runner struct {
 	Store  *store.Store
 	opts   Options
 	caller *caller
-	engage Engager
 
-	mu          sync.Mutex
-	supervising map[string]bool
-	wg          sync.WaitGroup
-	// stopWait holds, for each session this process supervises, where pollStops tells of a stop
-	// recorded by any process; stopPolling says whether pollStops runs.
-	stopMu      sync.Mutex
-	stopWait    map[string]chan time.Time
-	stopPolling bool
+	// asks is the human runner: the asks to people, and how people are told of them.
+	asks *asks
+	// sup is the set of sessions this process supervises.
+	sup supervisors
+	// stops tells the sessions this process supervises of a stop recorded by any process.
+	stops *stopWatch
 	// minute is the unit of timeoutMinutes: a minute, shorter in tests.
 	minute time.Duration
-	// endRetryFor and endBackoff bound how long, and how often, a supervisor tries again to
-	// record its session's end in a store it cannot write (outcome.go).
-	endRetryFor, endBackoff time.Duration
+	// outcomes keeps the ends the store could not take (outcome.go).
+	outcomes *outcomes
 	// phaseHook, set by tests only, is called as a supervisor reaches each step of preparing a
 	// session (prepare.go).
 	phaseHook func(phase, id string)
@@ -121,12 +116,14 @@ func New(dir string, opts Options) (*Runner, error) {
 	if opts.Minute <= 0 {
 		opts.Minute = time.Minute
 	}
-	r := &Runner{In: in, Store: st, opts: opts, supervising: map[string]bool{}, minute: opts.Minute,
-		endRetryFor: defaultEndRetryFor, endBackoff: defaultEndBackoff}
-	r.engage = opts.Engage
-	if r.engage == nil {
-		r.engage = &AttentionFile{Path: filepath.Join(in.Dir, filepath.FromSlash(StateDir), "attention.md"), Store: st, In: in}
+	r := &Runner{In: in, Store: st, opts: opts, minute: opts.Minute}
+	r.outcomes = &outcomes{in: in, store: st, supervising: r.sup.has, retryFor: defaultEndRetryFor, backoff: defaultEndBackoff}
+	r.stops = &stopWatch{stopping: st.Stopping}
+	engager := opts.Engage
+	if engager == nil {
+		engager = &AttentionFile{Path: filepath.Join(in.Dir, filepath.FromSlash(StateDir), "attention.md"), Store: st, In: in}
 	}
+	r.asks = &asks{store: st, engager: engager, now: opts.Now, by: r.describe}
 	if opts.Session != "" {
 		if err := r.identify(opts.Session); err != nil {
 			st.Close()
@@ -158,12 +155,12 @@ func prepareState(dir string) error {
 
 // Close waits for the sessions this process supervises, then closes the store.
 func (r *Runner) Close() error {
-	r.wg.Wait()
+	r.sup.wait()
 	return r.Store.Close()
 }
 
 // Wait waits for the sessions this process supervises to end.
-func (r *Runner) Wait() { r.wg.Wait() }
+func (r *Runner) Wait() { r.sup.wait() }
 
 // identify loads the calling session: it must exist and be in flight, or the caller is refused
 // (an ended session's leftovers must not act, and a forged id grants nothing).
@@ -376,10 +373,7 @@ func sortedKeys(m map[string]string) []string {
 // supervisorAlive reports whether a session still has a runner watching it: this process, or
 // its recorded supervisor.
 func (r *Runner) supervisorAlive(s store.Session) bool {
-	r.mu.Lock()
-	mine := r.supervising[s.ID]
-	r.mu.Unlock()
-	if mine {
+	if r.sup.has(s.ID) {
 		return true
 	}
 	return s.SupervisorPID > 0 && proc.Alive(s.SupervisorPID, s.SupervisorStart)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"sync"
 	"time"
 
 	"github.com/autonomyhq/autonomy/internal/proc"
@@ -27,7 +28,7 @@ func (r *Runner) watch(id string, pid int, timeout time.Duration, exited <-chan 
 		defer t.Stop()
 		expired = t.C
 	}
-	stop, forget := r.awaitStop(id)
+	stop, forget := r.stops.await(id)
 	defer forget()
 	select {
 	case err := <-exited:
@@ -44,55 +45,68 @@ func (r *Runner) watch(id string, pid int, timeout time.Duration, exited <-chan 
 	}
 }
 
-// awaitStop registers a supervised session for the stop poller: the channel receives the
-// session's StopBy once a stop of it is recorded. forget unregisters it.
-func (r *Runner) awaitStop(id string) (stop <-chan time.Time, forget func()) {
+// stopWatch tells the sessions this process supervises of the stops any process records: the
+// poller reads which stops are under way while one is registered.
+type stopWatch struct {
+	// stopping reads the sessions whose stop is under way (Store.Stopping).
+	stopping func(context.Context) ([]store.Session, error)
+
+	mu sync.Mutex
+	// waiting holds, for each session registered, where poll tells of its stop; polling says
+	// whether poll runs.
+	waiting map[string]chan time.Time
+	polling bool
+}
+
+// await registers a supervised session for the stop poller: the channel receives the session's
+// StopBy once a stop of it is recorded. forget unregisters it.
+func (w *stopWatch) await(id string) (stop <-chan time.Time, forget func()) {
 	ch := make(chan time.Time, 1)
-	r.stopMu.Lock()
-	if r.stopWait == nil {
-		r.stopWait = map[string]chan time.Time{}
+	w.mu.Lock()
+	if w.waiting == nil {
+		w.waiting = map[string]chan time.Time{}
 	}
-	r.stopWait[id] = ch
-	if !r.stopPolling {
-		r.stopPolling = true
-		go r.pollStops()
+	w.waiting[id] = ch
+	if !w.polling {
+		w.polling = true
+		go w.poll()
 	}
-	r.stopMu.Unlock()
+	w.mu.Unlock()
 	return ch, func() {
-		r.stopMu.Lock()
-		delete(r.stopWait, id)
-		r.stopMu.Unlock()
+		w.mu.Lock()
+		delete(w.waiting, id)
+		w.mu.Unlock()
 	}
 }
 
-// pollStops reads, every watchEvery while this process supervises sessions, which stops are
-// under way, and tells the supervisors concerned: one query of a few rows per process, however
-// many sessions it supervises. It ends when none is left to tell.
-func (r *Runner) pollStops() {
+// poll reads, every watchEvery while this process supervises sessions, which stops are under
+// way, and tells the supervisors concerned: one query of a few rows per process, however many
+// sessions it supervises. It ends when none is left to tell.
+func (w *stopWatch) poll() {
 	t := time.NewTicker(watchEvery)
 	defer t.Stop()
 	for range t.C {
-		r.stopMu.Lock()
-		if len(r.stopWait) == 0 {
-			r.stopPolling = false
-			r.stopMu.Unlock()
+		w.mu.Lock()
+		if len(w.waiting) == 0 {
+			w.polling = false
+			w.mu.Unlock()
 			return
 		}
-		r.stopMu.Unlock()
-		ss, err := r.Store.Stopping(context.Background())
+		w.mu.Unlock()
+		ss, err := w.stopping(context.Background())
 		if err != nil {
 			continue // the store is closing, or busy: the next round tells
 		}
-		r.stopMu.Lock()
+		w.mu.Lock()
 		for _, s := range ss {
-			if ch, ok := r.stopWait[s.ID]; ok {
+			if ch, ok := w.waiting[s.ID]; ok {
 				select {
 				case ch <- s.StopBy:
 				default:
 				}
 			}
 		}
-		r.stopMu.Unlock()
+		w.mu.Unlock()
 	}
 }
 
@@ -183,7 +197,7 @@ func (r *Runner) Cancel(ctx context.Context, id string) (bool, error) {
 	_ = r.Store.DropPauses(ctx, id)
 	r.settleReview(ctx, id) // a reviewer cancelled fails the session it reviewed (capsule.go)
 	if s.Kind == "human" {
-		return true, r.engage.Retract(ctx, s)
+		return true, r.asks.engager.Retract(ctx, s)
 	}
 	if sessionGroup(s) { // its leader may be gone, a process started for it not
 		if err := proc.Term(s.PID); err != nil {

@@ -33,11 +33,9 @@ func (r *Runner) Supervise(ctx context.Context, id string) error {
 	// session starts, so a process that left the session's group (setsid) and was orphaned is
 	// re-parented here, and killed once the session is over, rather than living on under init.
 	subreaper := proc.BecomeSubreaper() == nil
-	r.mu.Lock()
-	r.supervising[id] = true
-	r.mu.Unlock()
+	r.sup.hold(id)
 	r.supervise(ctx, id)
-	r.done(id)
+	r.sup.release(id)
 	if subreaper {
 		if killed := proc.KillOrphans(r.otherSupervisor); len(killed) > 0 {
 			msg := fmt.Sprintf("killed %d process(es) that had left its process group and outlived it: %v", len(killed), killed)
@@ -88,8 +86,8 @@ func (r *Runner) supervise(ctx context.Context, id string) {
 	}
 	defer logf.Close()
 	// Where its outcome is kept should the store be unwritable when it ends (outcome.go).
-	r.reserveOutcome(id)
-	defer r.settleOutcome(id)
+	r.outcomes.reserve(id)
+	defer r.outcomes.settle(id)
 	if s.PID > 0 && !r.resumeRun(ctx, s, logf) {
 		// A continued session (resume.go): the run its dead supervisor started must be gone.
 		r.finish(ctx, id, ir.Failed, fmt.Sprintf("cannot stop the run its dead supervisor started (process group %d)", s.PID), "", nil)
