@@ -229,7 +229,7 @@ func readVerdict(path string) (string, string, error) {
 func (r *Runner) signOff(ctx context.Context, s store.Session, raw []byte, approve bool, evidence string) (store.Session, error) {
 	var w capsuleWait
 	_ = json.Unmarshal(raw, &w)
-	by, now := r.describe(), r.opts.Now().UTC()
+	by, now := r.caller.describe(), r.opts.Now().UTC()
 	status, reason, verified := ir.Done, "", fmt.Sprintf("%s; verification human-sign-off: signed off by %s", w.Verified, by)
 	if !approve {
 		status, reason, verified = ir.Failed, "verification human-sign-off: the sign-off was denied by "+by, ""

@@ -220,12 +220,12 @@ func (r *Runner) Update(ctx context.Context, id string, p ir.Patch) (store.Sessi
 		return s, err
 	}
 	if !ok {
-		if err := r.authorize(ctx, "update", ""); err != nil {
+		if err := r.caller.authorize(ctx, "update", ""); err != nil {
 			return s, err
 		}
 		return s, &RefusedError{Msg: fmt.Sprintf("no session %s", id)}
 	}
-	if err := r.authorize(ctx, "update", s.Actor); err != nil {
+	if err := r.caller.authorize(ctx, "update", s.Actor); err != nil {
 		return s, err
 	}
 	if s.Status.Ended() {
@@ -262,7 +262,7 @@ func (r *Runner) Update(ctx context.Context, id string, p ir.Patch) (store.Sessi
 				return n, err
 			}
 		}
-		_ = r.Store.Log(ctx, store.Event{Session: id, Actor: s.Actor, Kind: string(p.Status), Message: string(p.Status) + " by " + r.describe()})
+		_ = r.Store.Log(ctx, store.Event{Session: id, Actor: s.Actor, Kind: string(p.Status), Message: string(p.Status) + " by " + r.caller.describe()})
 		return n, nil
 	case ir.Done, ir.Failed:
 		return s, &RefusedError{Msg: fmt.Sprintf("an agent session ends by itself: done when its process exits 0 with a verified result, failed otherwise; cancel %s to stop it", id)}

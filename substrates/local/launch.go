@@ -34,10 +34,10 @@ type LaunchResult struct {
 
 // Launch starts an agent (or engages a person) and returns its running session.
 func (r *Runner) Launch(ctx context.Context, req LaunchRequest) (LaunchResult, error) {
-	if err := r.authorize(ctx, "launch", req.Actor); err != nil {
+	if err := r.caller.authorize(ctx, "launch", req.Actor); err != nil {
 		return LaunchResult{}, err
 	}
-	return r.launchAs(ctx, req, r.origin())
+	return r.launchAs(ctx, req, r.caller.origin())
 }
 
 // launchAs launches for origin, authorized already (by Launch, or as the runner's own act).
@@ -150,7 +150,7 @@ func (r *Runner) insert(tx *store.Tx, cfg *ActorConfig, s *store.Session) error 
 		return err
 	}
 	*s = n
-	return tx.Log(store.Event{Session: s.ID, Actor: s.Actor, Kind: "launched", Message: fmt.Sprintf("launched by %s (trigger %s)", r.describe(), s.Trigger)})
+	return tx.Log(store.Event{Session: s.ID, Actor: s.Actor, Kind: "launched", Message: fmt.Sprintf("launched by %s (trigger %s)", r.caller.describe(), s.Trigger)})
 }
 
 // firingTrigger is the trigger that fired: the index given, or the actor's first of kind. nil

@@ -105,7 +105,7 @@ func (r *Runner) continueSteps(ctx context.Context, s store.Session) (store.Sess
 		claimed = true
 		return tx.Log(store.Event{Session: s.ID, Actor: s.Actor, Kind: resumedEvent,
 			Message: fmt.Sprintf("continued by %s (continuation %d of at most %d): its supervising runner died; it resumes %s",
-				r.describe(), n+1, MaxContinuations, resumesAt(checkpointed, next))})
+				r.caller.describe(), n+1, MaxContinuations, resumesAt(checkpointed, next))})
 	})
 	if err != nil {
 		return s, err

@@ -12,7 +12,6 @@ import (
 
 	"github.com/autonomyhq/autonomy/internal/proc"
 	"github.com/autonomyhq/autonomy/ir"
-	"github.com/autonomyhq/autonomy/substrates"
 	"github.com/autonomyhq/autonomy/substrates/local/store"
 )
 
@@ -66,28 +65,6 @@ type Runner struct {
 	phaseHook func(phase, id string)
 }
 
-// caller is the session a verb is called from.
-type caller struct {
-	session store.Session
-	substrates.Caller
-}
-
-// describe names the caller in messages and records.
-func (r *Runner) describe() string {
-	if r.caller == nil {
-		return "the operator"
-	}
-	return fmt.Sprintf("session %s (actor %q)", r.caller.session.ID, r.caller.session.Actor)
-}
-
-// origin is what a launch records as its origin.
-func (r *Runner) origin() string {
-	if r.caller == nil {
-		return "operator"
-	}
-	return "session:" + r.caller.session.ID
-}
-
 // DBPath is the database of an installation.
 func DBPath(dir string) string { return filepath.Join(dir, filepath.FromSlash(StateDir), "state.db") }
 
@@ -123,9 +100,9 @@ func New(dir string, opts Options) (*Runner, error) {
 	if engager == nil {
 		engager = &AttentionFile{Path: filepath.Join(in.Dir, filepath.FromSlash(StateDir), "attention.md"), Store: st, In: in}
 	}
-	r.asks = &asks{store: st, engager: engager, now: opts.Now, by: r.describe}
+	r.asks = &asks{store: st, engager: engager, now: opts.Now, by: func() string { return r.caller.describe() }}
 	if opts.Session != "" {
-		if err := r.identify(opts.Session); err != nil {
+		if r.caller, err = identify(st, in, opts.Session); err != nil {
 			st.Close()
 			return nil, err
 		}
@@ -162,29 +139,6 @@ func (r *Runner) Close() error {
 // Wait waits for the sessions this process supervises to end.
 func (r *Runner) Wait() { r.sup.wait() }
 
-// identify loads the calling session: it must exist and be in flight, or the caller is refused
-// (an ended session's leftovers must not act, and a forged id grants nothing).
-func (r *Runner) identify(id string) error {
-	s, ok, err := r.Store.Get(context.Background(), id)
-	if err != nil {
-		return err
-	}
-	if !ok || s.Status.Ended() {
-		state := "unknown"
-		if ok {
-			state = string(s.Status)
-		}
-		return &DeniedError{Msg: fmt.Sprintf("%s=%s names no session in flight (%s): a runner call from inside a session acts only while that session runs", SessionEnv, id, state)}
-	}
-	cfg, err := r.In.Actor(s.Actor)
-	if err != nil {
-		return err
-	}
-	r.caller = &caller{session: s}
-	r.caller.Caller = substrates.Caller{Who: r.describe(), Caps: substrates.ParseCapabilities(cfg.Capabilities)}
-	return nil
-}
-
 // DeniedError is a runner verb refused to the calling session.
 type DeniedError struct{ Msg string }
 
@@ -196,42 +150,19 @@ type RefusedError struct{ Msg string }
 
 func (e *RefusedError) Error() string { return e.Msg }
 
-// authorize checks that the caller may apply verb (launch, list, update, cancel) to actor ("" for
-// any actor: list), as substrates.Caller decides on every substrate. The operator may do
-// everything.
-func (r *Runner) authorize(ctx context.Context, verb, actor string) error {
-	if r.caller == nil {
-		return nil
-	}
-	msg := r.caller.Authorize(verb, actor)
-	if msg == "" {
-		return nil
-	}
-	_ = r.Store.Log(ctx, store.Event{Session: r.caller.session.ID, Actor: r.caller.session.Actor, Kind: "denied", Message: msg})
-	return &DeniedError{Msg: msg}
-}
-
-// listScope is the only actor a scoped agent:list lets the caller see ("" for all).
-func (r *Runner) listScope() string {
-	if r.caller == nil {
-		return ""
-	}
-	return r.caller.ListScope()
-}
-
 // Get returns one session, reconciled with its process. When the session ended but the store
 // could not be written to record it, Get returns it as the store has it with an
 // *UnrecordedError that says how it ended.
 func (r *Runner) Get(ctx context.Context, id string) (store.Session, bool, error) {
-	if err := r.authorize(ctx, "list", ""); err != nil {
+	if err := r.caller.authorize(ctx, "list", ""); err != nil {
 		return store.Session{}, false, err
 	}
 	s, ok, err := r.Store.Get(ctx, id)
 	if err != nil || !ok {
 		return s, ok, err
 	}
-	if scope := r.listScope(); scope != "" && s.Actor != scope {
-		return store.Session{}, false, r.authorize(ctx, "list", s.Actor)
+	if scope := r.caller.listScope(); scope != "" && s.Actor != scope {
+		return store.Session{}, false, r.caller.authorize(ctx, "list", s.Actor)
 	}
 	if s, err = r.reconcile(ctx, s); err != nil {
 		return s, true, err
@@ -243,10 +174,10 @@ func (r *Runner) Get(ctx context.Context, id string) (store.Session, bool, error
 // but the store could not be written to record it, List returns them all, those as the store has
 // them, with an *UnrecordedError that says how each ended.
 func (r *Runner) List(ctx context.Context, all bool) ([]store.Session, error) {
-	if err := r.authorize(ctx, "list", ""); err != nil {
+	if err := r.caller.authorize(ctx, "list", ""); err != nil {
 		return nil, err
 	}
-	opts := store.ListOptions{All: all, Actor: r.listScope()}
+	opts := store.ListOptions{All: all, Actor: r.caller.listScope()}
 	ss, err := r.Store.List(ctx, opts)
 	if err != nil {
 		return nil, err

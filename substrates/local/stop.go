@@ -170,12 +170,12 @@ func (r *Runner) Cancel(ctx context.Context, id string) (bool, error) {
 		return false, err
 	}
 	if !ok {
-		if err := r.authorize(ctx, "cancel", ""); err != nil {
+		if err := r.caller.authorize(ctx, "cancel", ""); err != nil {
 			return false, err
 		}
 		return false, nil
 	}
-	if err := r.authorize(ctx, "cancel", s.Actor); err != nil {
+	if err := r.caller.authorize(ctx, "cancel", s.Actor); err != nil {
 		return false, err
 	}
 	now := r.opts.Now().UTC()
@@ -184,7 +184,7 @@ func (r *Runner) Cancel(ctx context.Context, id string) (bool, error) {
 	// this process ends, and cancel returns at once.
 	stopBy := time.Now().Add(r.grace())
 	s, changed, err := r.Store.Modify(ctx, id, []ir.SessionStatus{ir.Running, ir.Paused}, func(m *store.Session) {
-		m.Status, m.EndedAt, m.Reason = ir.Cancelled, now, "cancelled by "+r.describe()
+		m.Status, m.EndedAt, m.Reason = ir.Cancelled, now, "cancelled by "+r.caller.describe()
 		if m.Kind == "agent" && m.PID > 0 {
 			m.StopBy = stopBy
 		}
@@ -192,7 +192,7 @@ func (r *Runner) Cancel(ctx context.Context, id string) (bool, error) {
 	if err != nil || !changed {
 		return false, err
 	}
-	_ = r.Store.Log(ctx, store.Event{Session: id, Actor: s.Actor, Kind: "cancelled", Message: "cancelled by " + r.describe()})
+	_ = r.Store.Log(ctx, store.Event{Session: id, Actor: s.Actor, Kind: "cancelled", Message: "cancelled by " + r.caller.describe()})
 	// A workflow's pause dies with it: its token resumes nothing any more.
 	_ = r.Store.DropPauses(ctx, id)
 	r.settleReview(ctx, id) // a reviewer cancelled fails the session it reviewed (capsule.go)

@@ -34,8 +34,8 @@ type Deferral struct {
 // maxConcurrent, or its actor's scheduled session still running) is deferred and recorded,
 // never dropped. Concurrent ticks and launches are serialized by the store's write lock.
 func (r *Runner) Tick(ctx context.Context) (TickReport, error) {
-	if r.caller != nil {
-		return TickReport{}, r.denyOperatorOnly(ctx, "tick")
+	if err := r.caller.operatorOnly(ctx, "tick"); err != nil {
+		return TickReport{}, err
 	}
 	if err := r.reconcileAll(ctx); err != nil {
 		return TickReport{}, err
@@ -133,12 +133,6 @@ func (r *Runner) Tick(ctx context.Context) (TickReport, error) {
 	return rep, nil
 }
 
-func (r *Runner) denyOperatorOnly(ctx context.Context, verb string) error {
-	msg := fmt.Sprintf("%s may not %s: the trigger executor is the operator's, never a session's", r.describe(), verb)
-	_ = r.Store.Log(ctx, store.Event{Session: r.caller.session.ID, Actor: r.caller.session.Actor, Kind: "denied", Message: msg})
-	return &DeniedError{Msg: msg}
-}
-
 // reconcileAll reconciles every agent session in flight, so a dead one frees its capacity.
 func (r *Runner) reconcileAll(ctx context.Context) error {
 	ss, err := r.Store.List(ctx, store.ListOptions{})
@@ -182,8 +176,8 @@ func (r *Runner) NextWake(ctx context.Context, now time.Time) time.Time {
 // started keep running under their own supervisors and stay tracked after it returns. Each
 // tick rereads the installation, so a recompile takes effect without a restart.
 func (r *Runner) Serve(ctx context.Context, w io.Writer) error {
-	if r.caller != nil {
-		return r.denyOperatorOnly(ctx, "serve")
+	if err := r.caller.operatorOnly(ctx, "serve"); err != nil {
+		return err
 	}
 	if err := r.Preflight(r.scheduledActors()...); err != nil {
 		return err

@@ -186,7 +186,7 @@ func (r *Runner) Respond(ctx context.Context, id, token string, a stepsrun.Answe
 	if err != nil {
 		return s, err
 	}
-	if err := r.authorize(ctx, "update", s.Actor); err != nil {
+	if err := r.caller.authorize(ctx, "update", s.Actor); err != nil {
 		return s, err
 	}
 	if !ok {
@@ -197,7 +197,7 @@ func (r *Runner) Respond(ctx context.Context, id, token string, a stepsrun.Answe
 	}
 	hash := engine.HashToken(token)
 	if token == "" || subtle.ConstantTimeCompare([]byte(hash), []byte(s.TokenHash)) != 1 {
-		_ = r.Store.Log(ctx, store.Event{Session: id, Actor: s.Actor, Kind: "refused", Message: "refused: the token does not resume this session (by " + r.describe() + ")"})
+		_ = r.Store.Log(ctx, store.Event{Session: id, Actor: s.Actor, Kind: "refused", Message: "refused: the token does not resume this session (by " + r.caller.describe() + ")"})
 		return s, &RefusedError{Msg: "refused: the token does not resume this session"}
 	}
 	raw, owner, ok, err := r.Store.TakePause(ctx, hash)
@@ -214,7 +214,7 @@ func (r *Runner) Respond(ctx context.Context, id, token string, a stepsrun.Answe
 		}
 		return r.signOff(ctx, s, raw, a.Approve, evidence)
 	}
-	by, now := r.describe(), r.opts.Now().UTC()
+	by, now := r.caller.describe(), r.opts.Now().UTC()
 	step, verb, approve := engine.PausedStep(raw), "approved", a.Approve
 	if stepsrun.IsState(raw) {
 		if next, cancel, err := r.answerSteps(ctx, id, hash, raw, a); err != nil {
