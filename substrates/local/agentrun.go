@@ -85,20 +85,7 @@ func (r *Runner) preflight(cfg *ActorConfig) error {
 }
 
 // PreflightSchedule is Preflight for every scheduled actor: what tick and serve fire.
-func (r *Runner) PreflightSchedule() error { return r.Preflight(r.scheduledActors()...) }
-
-// scheduledActors lists the actors of the schedule, each once.
-func (r *Runner) scheduledActors() []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, e := range r.In.Schedule.Entries {
-		if !seen[e.Actor] {
-			seen[e.Actor] = true
-			out = append(out, e.Actor)
-		}
-	}
-	return out
-}
+func (r *Runner) PreflightSchedule() error { return r.Preflight(r.scheduler().actors()...) }
 
 // fill resolves a preset's placeholders for a session: the result file, its schema (a copy
 // without the DO NOT EDIT member and $schema, in the state folder), the git directories the
