@@ -76,7 +76,7 @@ func (r *Runner) end(ctx context.Context, id string, status ir.SessionStatus, re
 		// Its pauses and a step playbook's checkpoint: a session that ended is never continued.
 		_ = r.Store.DropPauses(ctx, id)
 	}
-	r.settleReview(ctx, id) // a reviewer's end settles the session it reviewed (capsule.go)
+	r.playbooks().settleReview(ctx, id) // a reviewer's end settles the session it reviewed (capsule.go)
 	if err != nil {
 		return false, unrecorded(o, err)
 	}

@@ -50,14 +50,14 @@ func (r *Runner) reconcile(ctx context.Context, s store.Session) (store.Session,
 		stopBy = time.Now().Add(r.grace())
 		reason = fmt.Sprintf("timed out after %s; stopped by reconciliation since its runner died (TERM, then KILL after %s)", s.Timeout, r.grace())
 	default:
-		if !r.continuable(s) {
+		if !r.playbooks().continuable(s) {
 			return s, nil // still running on its own: it stays tracked
 		}
 		// A step playbook's run reports only to its supervisor: with that one dead it can never
 		// end well, so a new supervisor takes over below (resume.go).
 	}
-	if stopBy.IsZero() && r.continuable(s) {
-		return r.takeOver(ctx, s) // it continues at its next unfinished step (resume.go)
+	if stopBy.IsZero() && r.playbooks().continuable(s) {
+		return r.playbooks().takeOver(ctx, s) // it continues at its next unfinished step (resume.go)
 	}
 	ended, err := r.end(ctx, s.ID, ir.Failed, reason, "", nil, stopBy)
 	if err != nil {

@@ -193,7 +193,7 @@ func (r *Runner) lateEnd(ctx context.Context, s store.Session) (found bool, err 
 	_ = r.Store.Log(ctx, store.Event{Session: s.ID, Actor: s.Actor, Kind: "ended", Message: string(o.Status) + ": " + reason})
 	_ = r.Store.DropPauses(ctx, s.ID)
 	r.outcomes.drop(s.ID)
-	r.settleReview(ctx, s.ID)
+	r.playbooks().settleReview(ctx, s.ID)
 	r.reclaimWorktree(ctx, s)
 	return true, nil
 }

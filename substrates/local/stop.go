@@ -195,7 +195,7 @@ func (r *Runner) Cancel(ctx context.Context, id string) (bool, error) {
 	_ = r.Store.Log(ctx, store.Event{Session: id, Actor: s.Actor, Kind: "cancelled", Message: "cancelled by " + r.caller.describe()})
 	// A workflow's pause dies with it: its token resumes nothing any more.
 	_ = r.Store.DropPauses(ctx, id)
-	r.settleReview(ctx, id) // a reviewer cancelled fails the session it reviewed (capsule.go)
+	r.playbooks().settleReview(ctx, id) // a reviewer cancelled fails the session it reviewed (capsule.go)
 	if s.Kind == "human" {
 		return true, r.asks.engager.Retract(ctx, s)
 	}

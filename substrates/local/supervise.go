@@ -88,7 +88,7 @@ func (r *Runner) supervise(ctx context.Context, id string) {
 	// Where its outcome is kept should the store be unwritable when it ends (outcome.go).
 	r.outcomes.reserve(id)
 	defer r.outcomes.settle(id)
-	if s.PID > 0 && !r.resumeRun(ctx, s, logf) {
+	if s.PID > 0 && !r.playbooks().resumeRun(ctx, s, logf) {
 		// A continued session (resume.go): the run its dead supervisor started must be gone.
 		r.finish(ctx, id, ir.Failed, fmt.Sprintf("cannot stop the run its dead supervisor started (process group %d)", s.PID), "", nil)
 		return
@@ -230,7 +230,7 @@ func (sv *supervision) launch(ctx context.Context, hold *rootHold) {
 // stdin, and whether the argv is a preset's.
 func (sv *supervision) command(ctx context.Context) (argv []string, stdin string, preset bool, err error) {
 	if sv.cfg.Workflow {
-		argv, err = sv.r.workflowArgv(ctx, sv.s, sv.cfg, sv.workdir)
+		argv, err = sv.r.playbooks().workflowArgv(ctx, sv.s, sv.cfg, sv.workdir)
 	} else {
 		argv, stdin, preset, err = sv.r.command(sv.cfg)
 	}
@@ -278,7 +278,7 @@ func (sv *supervision) start(ctx context.Context, hold *rootHold, argv []string,
 		// cap, never more (outcap.go).
 		sv.outPath = r.In.Path(StateDir + "/results/" + id + ".out.json")
 		if cfg.Workflow {
-			sv.outPath = r.envelopePath(id)
+			sv.outPath = r.playbooks().envelopePath(id)
 		}
 		if sv.resultOut, err = captureOutput(sv.outPath, r.logMax()); err != nil {
 			sv.end(ir.Failed, fmt.Sprintf("cannot open its output: %v", err), "", nil)
@@ -372,9 +372,9 @@ func (sv *supervision) settle(ctx context.Context, cmd *exec.Cmd, drain func()) 
 	case timedOut:
 		end(ir.Failed, fmt.Sprintf("timed out after %s (TERM, then KILL after %s)", s.Timeout, r.grace()), "", code)
 	case cfg.Steps:
-		r.settleSteps(ctx, s, logf, end, code)
+		r.playbooks().settleSteps(ctx, s, logf, end, code)
 	case cfg.Workflow:
-		r.settleWorkflow(ctx, s, logf, end, code)
+		r.playbooks().settleWorkflow(ctx, s, logf, end, code)
 	case waitErr != nil:
 		end(ir.Failed, underMethod(cfg, describeExit(waitErr, cmd.ProcessState)), "", code)
 	default:
@@ -385,6 +385,6 @@ func (sv *supervision) settle(ctx context.Context, cmd *exec.Cmd, drain func()) 
 			}
 		}
 		status, reason, verified := r.verify(cfg, sv.resultPath)
-		r.holdToMethod(ctx, s, cfg, sv.resultPath, logf, end, code, status, reason, verified)
+		r.playbooks().holdToMethod(ctx, s, cfg, sv.resultPath, logf, end, code, status, reason, verified)
 	}
 }
