@@ -58,7 +58,7 @@ func (r *Runner) finish(ctx context.Context, id string, status ir.SessionStatus,
 func (r *Runner) end(ctx context.Context, id string, status ir.SessionStatus, reason, verified string, code *int, stopBy time.Time) (bool, error) {
 	now := r.opts.Now().UTC()
 	o := outcome{Session: id, Status: status, Reason: reason, Verified: verified, ExitCode: code, EndedAt: now}
-	s, changed, err := r.outcomes.modifyEnd(ctx, o, func(m *store.Session) {
+	s, changed, err := r.supervisor.outcomes.modifyEnd(ctx, o, func(m *store.Session) {
 		m.Status, m.Reason, m.Verified, m.ExitCode, m.EndedAt = status, reason, verified, code, now
 		if m.PID > 0 {
 			m.StopBy = stopBy

@@ -216,14 +216,14 @@ func (r *Runner) resolve(cfg *ActorConfig, fired *Trigger, req LaunchRequest) (i
 // start hands a recorded session to its supervisor: a detached process, or this one.
 func (r *Runner) start(ctx context.Context, s store.Session) error {
 	if !r.opts.Detach {
-		r.sup.hold(s.ID)
+		r.supervisor.set.hold(s.ID)
 		pid := os.Getpid()
 		start, _ := proc.StartTime(pid)
 		if _, _, err := r.Store.Modify(ctx, s.ID, nil, func(m *store.Session) { m.SupervisorPID, m.SupervisorStart = pid, start }); err != nil {
-			r.sup.release(s.ID)
+			r.supervisor.set.release(s.ID)
 			return err
 		}
-		r.sup.run(s.ID, func() { r.supervise(context.Background(), s.ID) })
+		r.supervisor.set.run(s.ID, func() { r.supervise(context.Background(), s.ID) })
 		return nil
 	}
 	exe := r.opts.Exe

@@ -172,7 +172,7 @@ func (oc *outcomes) modifyEnd(ctx context.Context, o outcome, fn func(*store.Ses
 // reclaims its worktree. found is false when there is none; err is the store's failure to record
 // it (an *UnrecordedError).
 func (r *Runner) lateEnd(ctx context.Context, s store.Session) (found bool, err error) {
-	o, found := r.outcomes.kept(s.ID)
+	o, found := r.supervisor.outcomes.kept(s.ID)
 	if !found {
 		return false, nil
 	}
@@ -192,7 +192,7 @@ func (r *Runner) lateEnd(ctx context.Context, s store.Session) (found bool, err 
 	}
 	_ = r.Store.Log(ctx, store.Event{Session: s.ID, Actor: s.Actor, Kind: "ended", Message: string(o.Status) + ": " + reason})
 	_ = r.Store.DropPauses(ctx, s.ID)
-	r.outcomes.drop(s.ID)
+	r.supervisor.outcomes.drop(s.ID)
 	r.playbooks().settleReview(ctx, s.ID)
 	r.reclaimWorktree(ctx, s)
 	return true, nil
@@ -247,7 +247,7 @@ func (r *Runner) shownUnrecorded(s store.Session) error {
 	if s.Status.Ended() {
 		return nil
 	}
-	o, ok := r.outcomes.kept(s.ID)
+	o, ok := r.supervisor.outcomes.kept(s.ID)
 	if !ok {
 		return nil
 	}

@@ -10,7 +10,6 @@ import (
 	"sort"
 	"time"
 
-	"github.com/autonomyhq/autonomy/internal/proc"
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/substrates/local/store"
 )
@@ -52,17 +51,10 @@ type Runner struct {
 
 	// asks is the human runner: the asks to people, and how people are told of them.
 	asks *asks
-	// sup is the set of sessions this process supervises.
-	sup supervisors
-	// stops tells the sessions this process supervises of a stop recorded by any process.
-	stops *stopWatch
+	// supervisor is what this process holds to supervise sessions (supervisors.go).
+	supervisor *supervisor
 	// minute is the unit of timeoutMinutes: a minute, shorter in tests.
 	minute time.Duration
-	// outcomes keeps the ends the store could not take (outcome.go).
-	outcomes *outcomes
-	// phaseHook, set by tests only, is called as a supervisor reaches each step of preparing a
-	// session (prepare.go).
-	phaseHook func(phase, id string)
 }
 
 // DBPath is the database of an installation.
@@ -94,8 +86,7 @@ func New(dir string, opts Options) (*Runner, error) {
 		opts.Minute = time.Minute
 	}
 	r := &Runner{In: in, Store: st, opts: opts, minute: opts.Minute}
-	r.outcomes = &outcomes{in: in, store: st, supervising: r.sup.has, retryFor: defaultEndRetryFor, backoff: defaultEndBackoff}
-	r.stops = &stopWatch{stopping: st.Stopping}
+	r.supervisor = newSupervisor(in, st, opts.Now)
 	engager := opts.Engage
 	if engager == nil {
 		engager = &AttentionFile{Path: filepath.Join(in.Dir, filepath.FromSlash(StateDir), "attention.md"), Store: st, In: in}
@@ -132,12 +123,12 @@ func prepareState(dir string) error {
 
 // Close waits for the sessions this process supervises, then closes the store.
 func (r *Runner) Close() error {
-	r.sup.wait()
+	r.supervisor.set.wait()
 	return r.Store.Close()
 }
 
 // Wait waits for the sessions this process supervises to end.
-func (r *Runner) Wait() { r.sup.wait() }
+func (r *Runner) Wait() { r.supervisor.set.wait() }
 
 // DeniedError is a runner verb refused to the calling session.
 type DeniedError struct{ Msg string }
@@ -299,13 +290,4 @@ func sortedKeys(m map[string]string) []string {
 	}
 	sort.Strings(keys)
 	return keys
-}
-
-// supervisorAlive reports whether a session still has a runner watching it: this process, or
-// its recorded supervisor.
-func (r *Runner) supervisorAlive(s store.Session) bool {
-	if r.sup.has(s.ID) {
-		return true
-	}
-	return s.SupervisorPID > 0 && proc.Alive(s.SupervisorPID, s.SupervisorStart)
 }

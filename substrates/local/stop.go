@@ -2,8 +2,6 @@ package local
 
 import (
 	"context"
-	"fmt"
-	"io"
 	"sync"
 	"time"
 
@@ -17,33 +15,6 @@ import (
 // supervisor's, so that a cancel returns at once and the group goes whatever becomes of the
 // process that cancelled it.
 const watchEvery = 200 * time.Millisecond
-
-// watch waits for the session's process to exit, stopping its group at its timeout (TERM, KILL
-// after the grace period) or when the session is cancelled (the canceller sent TERM and recorded
-// when KILL is due). It returns the process's exit and whether it timed out.
-func (r *Runner) watch(id string, pid int, timeout time.Duration, exited <-chan error, logf io.Writer) (error, bool) {
-	var expired <-chan time.Time
-	if timeout > 0 {
-		t := time.NewTimer(timeout)
-		defer t.Stop()
-		expired = t.C
-	}
-	stop, forget := r.stops.await(id)
-	defer forget()
-	select {
-	case err := <-exited:
-		return err, false
-	case <-expired:
-		fmt.Fprintf(logf, "autonomy: timed out after %s: TERM to its process group, KILL after %s\n", timeout, r.grace())
-		_ = proc.Terminate(pid, r.grace())
-		return <-exited, true
-	case by := <-stop:
-		if err := proc.KillAt(pid, by); err != nil {
-			fmt.Fprintf(logf, "autonomy: %v\n", err)
-		}
-		return <-exited, false
-	}
-}
 
 // stopWatch tells the sessions this process supervises of the stops any process records: the
 // poller reads which stops are under way while one is registered.

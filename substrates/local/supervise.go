@@ -33,9 +33,9 @@ func (r *Runner) Supervise(ctx context.Context, id string) error {
 	// session starts, so a process that left the session's group (setsid) and was orphaned is
 	// re-parented here, and killed once the session is over, rather than living on under init.
 	subreaper := proc.BecomeSubreaper() == nil
-	r.sup.hold(id)
+	r.supervisor.set.hold(id)
 	r.supervise(ctx, id)
-	r.sup.release(id)
+	r.supervisor.set.release(id)
 	if subreaper {
 		if killed := proc.KillOrphans(r.otherSupervisor); len(killed) > 0 {
 			msg := fmt.Sprintf("killed %d process(es) that had left its process group and outlived it: %v", len(killed), killed)
@@ -86,8 +86,8 @@ func (r *Runner) supervise(ctx context.Context, id string) {
 	}
 	defer logf.Close()
 	// Where its outcome is kept should the store be unwritable when it ends (outcome.go).
-	r.outcomes.reserve(id)
-	defer r.outcomes.settle(id)
+	r.supervisor.outcomes.reserve(id)
+	defer r.supervisor.outcomes.settle(id)
 	if s.PID > 0 && !r.playbooks().resumeRun(ctx, s, logf) {
 		// A continued session (resume.go): the run its dead supervisor started must be gone.
 		r.finish(ctx, id, ir.Failed, fmt.Sprintf("cannot stop the run its dead supervisor started (process group %d)", s.PID), "", nil)
@@ -106,8 +106,8 @@ func (r *Runner) supervise(ctx context.Context, id string) {
 		return
 	}
 
-	r.phase("workspace", id)
-	if r.cancelled(ctx, id) {
+	r.supervisor.phase("workspace", id)
+	if r.supervisor.cancelled(ctx, id) {
 		return
 	}
 	workdir, cleanup, err := r.workspace(ctx, s, cfg)
@@ -169,8 +169,8 @@ func (sv *supervision) run(ctx context.Context, hold *rootHold, cleanup func() s
 
 	// A cancel recorded while the session is prepared ends it before anything more starts: it is
 	// checked after each step, and stops a prelaunch under way (prepare.go).
-	r.phase("prelaunch", id)
-	if r.cancelled(ctx, id) {
+	r.supervisor.phase("prelaunch", id)
+	if r.supervisor.cancelled(ctx, id) {
 		return
 	}
 	if sv.prelaunch(ctx) {
@@ -188,10 +188,10 @@ func (sv *supervision) prelaunch(ctx context.Context) bool {
 	pre := exec.Command("/bin/sh", "-c", cfg.Prelaunch)
 	pre.Dir, pre.Env = sv.workdir, sv.env
 	pre.SysProcAttr = proc.SysProcAttr()
-	stop, forget := r.watchCancel(id)
+	stop, forget := r.supervisor.watchCancel(id)
 	err := runBounded(pre, logf, sv.s.Timeout, r.grace(), stop)
 	forget()
-	if errors.Is(err, errCancelled) || r.cancelled(ctx, id) {
+	if errors.Is(err, errCancelled) || r.supervisor.cancelled(ctx, id) {
 		fmt.Fprintf(logf, "autonomy: cancelled while preparing: the agent was not started\n")
 		return false
 	}
@@ -306,8 +306,8 @@ func (sv *supervision) start(ctx context.Context, hold *rootHold, argv []string,
 		defer f.Close()
 		cmd.Stdin = f
 	}
-	r.phase("start", id)
-	started, startErr, err := r.startRecorded(ctx, id, cmd, sv.workdir)
+	r.supervisor.phase("start", id)
+	started, startErr, err := r.supervisor.startRecorded(ctx, id, cmd, sv.workdir)
 	out.Close() // the process has its own copy
 	if sv.resultOut != nil {
 		sv.resultOut.writer().Close()
@@ -341,7 +341,7 @@ func (sv *supervision) settle(ctx context.Context, cmd *exec.Cmd, drain func()) 
 	id, pid := s.ID, cmd.Process.Pid
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	waitErr, timedOut := r.watch(id, pid, s.Timeout, exited, logf)
+	waitErr, timedOut := r.supervisor.watch(id, pid, s.Timeout, r.grace(), exited, logf)
 	// The leader is gone; whatever it left running in its group goes with it, and then the
 	// last of its output is in the log.
 	_ = proc.Kill(pid)
