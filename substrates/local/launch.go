@@ -75,11 +75,11 @@ func (r *Runner) launchAs(ctx context.Context, req LaunchRequest, origin string)
 	if cfg.Command != nil && cfg.Command.Script != nil {
 		// A script whose interpreter is missing is refused now, with the install hint, rather
 		// than recorded as a session that fails at once.
-		if _, err := r.scriptArgv(cfg); err != nil {
+		if _, err := r.In.scriptArgv(cfg); err != nil {
 			return LaunchResult{}, &RefusedError{Msg: err.Error()}
 		}
 	}
-	if err := r.preflight(cfg); err != nil {
+	if err := r.In.preflight(r.opts.Env, cfg); err != nil {
 		return LaunchResult{}, err
 	}
 	var admitted bool
@@ -144,7 +144,7 @@ func (r *Runner) insert(tx *store.Tx, cfg *ActorConfig, s *store.Session) error 
 		return err
 	}
 	n, _, err := tx.Modify(s.ID, nil, func(m *store.Session) {
-		m.LogPath, _ = r.logPath(s.ID)
+		m.LogPath, _ = r.In.logPath(s.ID)
 	})
 	if err != nil {
 		return err

@@ -47,8 +47,8 @@ func (r *Runner) reconcile(ctx context.Context, s store.Session) (store.Session,
 		// agent, rootOrphan.)
 		reason = "its process ended while no runner was watching it (the supervising runner died); exit status unknown"
 	case s.Timeout > 0 && r.opts.Now().Sub(s.StartedAt) > s.Timeout:
-		stopBy = time.Now().Add(r.grace())
-		reason = fmt.Sprintf("timed out after %s; stopped by reconciliation since its runner died (TERM, then KILL after %s)", s.Timeout, r.grace())
+		stopBy = time.Now().Add(r.In.grace())
+		reason = fmt.Sprintf("timed out after %s; stopped by reconciliation since its runner died (TERM, then KILL after %s)", s.Timeout, r.In.grace())
 	default:
 		if !r.playbooks().continuable(s) {
 			return s, nil // still running on its own: it stays tracked

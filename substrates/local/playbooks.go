@@ -21,24 +21,23 @@ type playbooks struct {
 	now    func() time.Time
 	// exe is the autonomy binary a workflow session runs ("" for this one).
 	exe string
+	// env is the environment sessions inherit.
+	env []string
 	ctl sessionControl
 }
 
 // sessionControl is what the playbook sessions need of the runner: to start, launch, cancel and
-// end sessions, an agent's command, and the runner's limits.
+// end sessions.
 type sessionControl interface {
 	start(ctx context.Context, s store.Session) error
 	launchAs(ctx context.Context, req LaunchRequest, origin string) (LaunchResult, error)
 	Cancel(ctx context.Context, id string) (bool, error)
 	end(ctx context.Context, id string, status ir.SessionStatus, reason, verified string, code *int, stopBy time.Time) (bool, error)
-	command(cfg *ActorConfig) ([]string, string, bool, error)
-	logMax() int64
-	grace() time.Duration
 }
 
 // playbooks is the playbook side of r.
 func (r *Runner) playbooks() *playbooks {
-	return &playbooks{in: r.In, store: r.Store, caller: r.caller, now: r.opts.Now, exe: r.opts.Exe, ctl: r}
+	return &playbooks{in: r.In, store: r.Store, caller: r.caller, now: r.opts.Now, exe: r.opts.Exe, env: r.opts.Env, ctl: r}
 }
 
 // Approve answers a workflow session's approval, or a capsule's sign-off, with its token.

@@ -121,7 +121,7 @@ func (pb *playbooks) continueSteps(ctx context.Context, s store.Session) (store.
 	} else if n >= MaxContinuations {
 		var stopBy time.Time
 		if sessionGroup(s) { // its leader may be gone, a process started for it not
-			stopBy = time.Now().Add(pb.ctl.grace())
+			stopBy = time.Now().Add(pb.in.grace())
 		}
 		reason := fmt.Sprintf("its supervising runner died %d times: it was continued %d times already, the most allowed (%d), so it is not continued again (it would have resumed %s); launch it again to start over",
 			n+1, n, MaxContinuations, resumesAt(checkpointed, next))
@@ -193,11 +193,11 @@ func (pb *playbooks) stopLeftover(s store.Session, logf io.Writer) bool {
 	if len(groups) == 0 {
 		return true
 	}
-	fmt.Fprintf(logf, "autonomy: its supervising runner died: stopping what is left of the run it started (process groups %v: TERM, then KILL after %s)\n", groups, pb.ctl.grace())
+	fmt.Fprintf(logf, "autonomy: its supervising runner died: stopping what is left of the run it started (process groups %v: TERM, then KILL after %s)\n", groups, pb.in.grace())
 	for _, g := range groups {
 		_ = proc.Term(g)
 	}
-	deadline, ok := time.Now().Add(pb.ctl.grace()), true
+	deadline, ok := time.Now().Add(pb.in.grace()), true
 	for _, g := range groups {
 		if err := proc.KillAt(g, deadline); err != nil {
 			fmt.Fprintf(logf, "autonomy: %v\n", err)

@@ -221,7 +221,7 @@ func (r *Runner) Logs(ctx context.Context, id string) (store.Session, string, er
 	if s.Kind == "human" {
 		return s, "", &RefusedError{Msg: fmt.Sprintf("session %s is an ask to a person: there is nothing to watch, only its completion", id)}
 	}
-	path, valid := r.logPath(s.ID)
+	path, valid := r.In.logPath(s.ID)
 	if !valid {
 		return s, "", &RefusedError{Msg: fmt.Sprintf("%q is not a session id", s.ID)}
 	}

@@ -25,7 +25,7 @@ func ArtifactsDir(id string) string { return StateDir + "/results/" + id + ".art
 // stepsArgv adds to a step playbook session's run the agent every step runs and where its
 // artifacts go.
 func (pb *playbooks) stepsArgv(cfg *ActorConfig, id string, argv []string) ([]string, error) {
-	words, _, preset, err := pb.ctl.command(cfg)
+	words, _, preset, err := pb.in.command(pb.env, cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -153,7 +153,7 @@ func (r *Runner) Cancel(ctx context.Context, id string) (bool, error) {
 	// The KILL deadline is recorded with the cancel, before the TERM is sent: its supervisor (or,
 	// if that died, whichever runner reconciles next) sends the KILL, so that it happens however
 	// this process ends, and cancel returns at once.
-	stopBy := time.Now().Add(r.grace())
+	stopBy := time.Now().Add(r.In.grace())
 	s, changed, err := r.Store.Modify(ctx, id, []ir.SessionStatus{ir.Running, ir.Paused}, func(m *store.Session) {
 		m.Status, m.EndedAt, m.Reason = ir.Cancelled, now, "cancelled by "+r.caller.describe()
 		if m.Kind == "agent" && m.PID > 0 {

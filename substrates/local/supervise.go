@@ -74,12 +74,12 @@ func (r *Runner) supervise(ctx context.Context, id string) {
 	if err != nil || !ok || s.Status.Ended() {
 		return
 	}
-	path, valid := r.logPath(id)
+	path, valid := r.In.logPath(id)
 	if !valid {
 		r.finish(ctx, id, ir.Failed, fmt.Sprintf("%q is not a session id", id), "", nil)
 		return
 	}
-	logf, err := openCappedLog(path, r.logMax())
+	logf, err := openCappedLog(path, r.In.logMax())
 	if err != nil {
 		r.finish(ctx, id, ir.Failed, fmt.Sprintf("cannot open its log: %v", err), "", nil)
 		return
@@ -165,7 +165,7 @@ func (sv *supervision) run(ctx context.Context, hold *rootHold, cleanup func() s
 		}
 	}
 	sv.resultPath = r.In.Path(StateDir + "/results/" + id + ".json")
-	sv.env = r.sessionEnv(s, sv.cfg, sv.workdir, sv.resultPath)
+	sv.env = r.In.sessionEnv(r.opts.Env, s, sv.cfg, sv.workdir, sv.resultPath)
 
 	// A cancel recorded while the session is prepared ends it before anything more starts: it is
 	// checked after each step, and stops a prelaunch under way (prepare.go).
@@ -189,7 +189,7 @@ func (sv *supervision) prelaunch(ctx context.Context) bool {
 	pre.Dir, pre.Env = sv.workdir, sv.env
 	pre.SysProcAttr = proc.SysProcAttr()
 	stop, forget := r.supervisor.watchCancel(id)
-	err := runBounded(pre, logf, sv.s.Timeout, r.grace(), stop)
+	err := runBounded(pre, logf, sv.s.Timeout, r.In.grace(), stop)
 	forget()
 	if errors.Is(err, errCancelled) || r.supervisor.cancelled(ctx, id) {
 		fmt.Fprintf(logf, "autonomy: cancelled while preparing: the agent was not started\n")
@@ -232,10 +232,10 @@ func (sv *supervision) command(ctx context.Context) (argv []string, stdin string
 	if sv.cfg.Workflow {
 		argv, err = sv.r.playbooks().workflowArgv(ctx, sv.s, sv.cfg, sv.workdir)
 	} else {
-		argv, stdin, preset, err = sv.r.command(sv.cfg)
+		argv, stdin, preset, err = sv.r.In.command(sv.r.opts.Env, sv.cfg)
 	}
 	if err == nil && preset {
-		argv, err = sv.r.fill(ctx, sv.s, sv.cfg, argv, sv.env, sv.workdir, sv.resultPath)
+		argv, err = sv.r.In.fill(ctx, sv.s, sv.cfg, argv, sv.env, sv.workdir, sv.resultPath)
 	}
 	return argv, stdin, preset, err
 }
@@ -247,7 +247,7 @@ func (sv *supervision) guard(ctx context.Context) bool {
 	if sv.cfg.Skill && sv.workdir == sv.r.In.Dir {
 		// The agent works in the installation itself: what autonomy installed there is put
 		// back when it ends (guard.go).
-		if sv.snap, err = sv.r.snapshotInstall(); err != nil {
+		if sv.snap, err = sv.r.In.snapshotInstall(); err != nil {
 			sv.end(ir.Failed, fmt.Sprintf("cannot read the installation: %v (compile again)", err), "", nil)
 			return false
 		}
@@ -280,7 +280,7 @@ func (sv *supervision) start(ctx context.Context, hold *rootHold, argv []string,
 		if cfg.Workflow {
 			sv.outPath = r.playbooks().envelopePath(id)
 		}
-		if sv.resultOut, err = captureOutput(sv.outPath, r.logMax()); err != nil {
+		if sv.resultOut, err = captureOutput(sv.outPath, r.In.logMax()); err != nil {
 			sv.end(ir.Failed, fmt.Sprintf("cannot open its output: %v", err), "", nil)
 			return
 		}
@@ -326,7 +326,7 @@ func (sv *supervision) start(ctx context.Context, hold *rootHold, argv []string,
 	pid := cmd.Process.Pid
 	if err != nil {
 		// The store failed to record it: it must not run untracked.
-		_ = proc.Terminate(pid, r.grace())
+		_ = proc.Terminate(pid, r.In.grace())
 		_ = cmd.Wait()
 		sv.end(ir.Failed, fmt.Sprintf("cannot record its process: %v", err), "", nil)
 		return
@@ -341,7 +341,7 @@ func (sv *supervision) settle(ctx context.Context, cmd *exec.Cmd, drain func()) 
 	id, pid := s.ID, cmd.Process.Pid
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	waitErr, timedOut := r.supervisor.watch(id, pid, s.Timeout, r.grace(), exited, logf)
+	waitErr, timedOut := r.supervisor.watch(id, pid, s.Timeout, r.In.grace(), exited, logf)
 	// The leader is gone; whatever it left running in its group goes with it, and then the
 	// last of its output is in the log.
 	_ = proc.Kill(pid)
@@ -350,7 +350,7 @@ func (sv *supervision) settle(ctx context.Context, cmd *exec.Cmd, drain func()) 
 		sv.resultOut.drain()
 	}
 	code := exitCode(cmd.ProcessState)
-	tampered := r.putBack(id, sv.snap, sv.gsnap)
+	tampered := r.In.putBack(id, sv.snap, sv.gsnap)
 	if len(tampered) > 0 {
 		msg := strings.Join(tampered, "; ")
 		fmt.Fprintf(logf, "autonomy: %s\n", msg)
@@ -370,7 +370,7 @@ func (sv *supervision) settle(ctx context.Context, cmd *exec.Cmd, drain func()) 
 	}
 	switch {
 	case timedOut:
-		end(ir.Failed, fmt.Sprintf("timed out after %s (TERM, then KILL after %s)", s.Timeout, r.grace()), "", code)
+		end(ir.Failed, fmt.Sprintf("timed out after %s (TERM, then KILL after %s)", s.Timeout, r.In.grace()), "", code)
 	case cfg.Steps:
 		r.playbooks().settleSteps(ctx, s, logf, end, code)
 	case cfg.Workflow:
@@ -379,12 +379,12 @@ func (sv *supervision) settle(ctx context.Context, cmd *exec.Cmd, drain func()) 
 		end(ir.Failed, underMethod(cfg, describeExit(waitErr, cmd.ProcessState)), "", code)
 	default:
 		if sv.outPath != "" {
-			if err := collect(cfg.Command.Output, sv.outPath, sv.resultPath, cfg.Result != "", r.logMax(), logf); err != nil {
+			if err := collect(cfg.Command.Output, sv.outPath, sv.resultPath, cfg.Result != "", r.In.logMax(), logf); err != nil {
 				end(ir.Failed, "exit status 0 but "+err.Error(), "", code)
 				return
 			}
 		}
-		status, reason, verified := r.verify(cfg, sv.resultPath)
+		status, reason, verified := r.In.verify(cfg, sv.resultPath)
 		r.playbooks().holdToMethod(ctx, s, cfg, sv.resultPath, logf, end, code, status, reason, verified)
 	}
 }

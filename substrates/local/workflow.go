@@ -91,7 +91,7 @@ func (pb *playbooks) continuing(s store.Session) bool {
 // returns false when the session is parked, waiting for an approval.
 func (pb *playbooks) settleWorkflow(ctx context.Context, s store.Session, log io.Writer, end func(ir.SessionStatus, string, string, *int), code *int) {
 	path := pb.envelopePath(s.ID)
-	raw, err := readCapped(path, pb.ctl.logMax())
+	raw, err := readCapped(path, pb.in.logMax())
 	os.Remove(path) // it may hold a resume token: it is not kept
 	var env engine.Envelope
 	if err == nil {
