@@ -2,8 +2,10 @@
 GO       ?= go
 BIN      ?= bin/autonomy
 FUZZTIME ?= 30s
+# staticcheck's pinned version: `make staticcheck` fetches and builds it (outside go.mod).
+STATICCHECK ?= v0.8.2
 
-.PHONY: help build test lint bench fuzz schema golden conformance clean agent-install agent-smoke
+.PHONY: help build test lint staticcheck bench fuzz schema golden conformance clean agent-install agent-smoke
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
@@ -18,6 +20,9 @@ lint: ## gofmt check and go vet
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+
+staticcheck: ## staticcheck at its pinned version (STATICCHECK), which must report nothing
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK) ./...
 
 bench: ## run the Go benchmarks (load+validate, compile, write, the whole process)
 	$(GO) test -run '^$$' -bench . -benchmem ./...

@@ -7,7 +7,7 @@ import (
 	"sync"
 
 	"github.com/autonomyhq/autonomy/ir"
-	"github.com/autonomyhq/autonomy/substrates/ghactions"
+	"github.com/autonomyhq/autonomy/substrates/ghactions/ghrun"
 )
 
 // ProbeActors are the actors of the probe fleet (conformance/probe), whose workflows the GitHub
@@ -23,7 +23,7 @@ const gitHubNotProbed = "a GitHub job runs on GitHub's machines: its process, wo
 // autonomy process); nil is a new runner with nothing in memory.
 func GitHubTargets(repo string, fresh Getter) ([]Target, error) {
 	skip := ""
-	token := ghactions.TokenFromEnv()
+	token := ghrun.TokenFromEnv()
 	if repo == "" {
 		skip = "not run: pass --repo OWNER/NAME, with a token in GITHUB_TOKEN or GH_TOKEN, to probe the GitHub runner against a repository holding the probe fleet (`go test ./conformance` probes it against a simulated GitHub API)"
 	} else if token == "" {
@@ -31,7 +31,7 @@ func GitHubTargets(repo string, fresh Getter) ([]Target, error) {
 	}
 	// GITHUB_API_URL is the API root GitHub Actions sets in every job; it names a GitHub
 	// Enterprise Server, or a simulated API in tests. Unset: api.github.com.
-	opts := ghactions.RunnerOptions{Repo: repo, Token: token, Actors: ProbeActors, BaseURL: os.Getenv("GITHUB_API_URL")}
+	opts := ghrun.RunnerOptions{Repo: repo, Token: token, Actors: ProbeActors, BaseURL: os.Getenv("GITHUB_API_URL")}
 	return []Target{
 		{Name: "github", Substrate: "gh-actions", Skip: skip, New: func(ctx context.Context) (*Subject, error) { return withFresh(GitHubSubject(opts, false))(fresh) }},
 		{Name: "github human", Substrate: "gh-actions", Human: true, Skip: skip, New: func(ctx context.Context) (*Subject, error) { return withFresh(GitHubSubject(opts, true))(fresh) }},
@@ -50,12 +50,12 @@ func withFresh(s *Subject, err error) func(Getter) (*Subject, error) {
 
 // GitHubSubject is a GitHub runner under test; closing it cancels the runs it launched. Its get
 // check reads sessions back through a second runner, which knows nothing of the launches.
-func GitHubSubject(opts ghactions.RunnerOptions, human bool) (*Subject, error) {
-	r, err := ghactions.NewRunner(opts)
+func GitHubSubject(opts ghrun.RunnerOptions, human bool) (*Subject, error) {
+	r, err := ghrun.NewRunner(opts)
 	if err != nil {
 		return nil, err
 	}
-	other, err := ghactions.NewRunner(opts)
+	other, err := ghrun.NewRunner(opts)
 	if err != nil {
 		return nil, err
 	}

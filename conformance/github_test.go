@@ -10,10 +10,11 @@ import (
 	"github.com/autonomyhq/autonomy/internal/ghfake"
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/substrates/ghactions"
+	"github.com/autonomyhq/autonomy/substrates/ghactions/ghrun"
 )
 
 // fakeGitHub serves the probe fleet's compiled workflows from an in-process GitHub API.
-func fakeGitHub(t *testing.T) (*ghfake.Server, ghactions.RunnerOptions) {
+func fakeGitHub(t *testing.T) (*ghfake.Server, ghrun.RunnerOptions) {
 	t.Helper()
 	_, out, err := CompileProbeFleet(ghactions.Substrate{}, t.TempDir())
 	if err != nil {
@@ -28,7 +29,7 @@ func fakeGitHub(t *testing.T) (*ghfake.Server, ghactions.RunnerOptions) {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Close)
-	return srv, ghactions.RunnerOptions{Repo: "o/r", Token: "t", BaseURL: srv.URL, HTTPClient: srv.Client(),
+	return srv, ghrun.RunnerOptions{Repo: "o/r", Token: "t", BaseURL: srv.URL, HTTPClient: srv.Client(),
 		Actors: ProbeActors, PollInterval: 5 * time.Millisecond, FindTimeout: 10 * time.Second}
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/substrates/ghactions"
+	"github.com/autonomyhq/autonomy/substrates/ghactions/ghrun"
 	"github.com/autonomyhq/autonomy/substrates/local"
 )
 
@@ -71,7 +72,7 @@ func (f *runnerFlags) gh(cmd *cobra.Command, args []string) error {
 	if cmd.Flags().Changed("dir") || cmd.InheritedFlags().Changed("dir") {
 		dir = f.dir
 	}
-	r, err := ghactions.NewJobRunner(ghactions.JobOptions{Dir: dir})
+	r, err := ghrun.NewJobRunner(ghrun.JobOptions{Dir: dir})
 	if err != nil {
 		return ghRunnerError(err)
 	}
@@ -143,7 +144,7 @@ func (f *runnerFlags) gh(cmd *cobra.Command, args []string) error {
 
 // ghLaunch launches actor with the params of the flags: --param and --params-json verbatim,
 // --ref and --text into the dispatch inputs the actor forwards subject.ref and subject.text as.
-func (f *runnerFlags) ghLaunch(cmd *cobra.Command, r *ghactions.JobRunner, actor string) (ir.Session, error) {
+func (f *runnerFlags) ghLaunch(cmd *cobra.Command, r *ghrun.JobRunner, actor string) (ir.Session, error) {
 	lf := f.launch
 	params, err := lf.parse()
 	if err != nil {
@@ -184,7 +185,7 @@ func (f *runnerFlags) ghLaunch(cmd *cobra.Command, r *ghactions.JobRunner, actor
 	return s, nil
 }
 
-func installedNames(r *ghactions.JobRunner) string {
+func installedNames(r *ghrun.JobRunner) string {
 	names := make([]string, len(r.Actors))
 	for i, a := range r.Actors {
 		names[i] = a.Name
@@ -194,7 +195,7 @@ func installedNames(r *ghactions.JobRunner) string {
 
 // ghRunnerError maps a GitHub runner error to an exit code: a refusal is 1, anything else 2.
 func ghRunnerError(err error) error {
-	var denied *ghactions.DeniedError
+	var denied *ghrun.DeniedError
 	if errors.As(err, &denied) {
 		return &exitError{code: exitProblems, msg: "denied: " + denied.Msg}
 	}

@@ -9,22 +9,22 @@ import (
 
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/substrates"
-	"github.com/autonomyhq/autonomy/substrates/ghactions"
 	"github.com/autonomyhq/autonomy/substrates/ghactions/control"
 	"github.com/autonomyhq/autonomy/substrates/ghactions/effect"
+	"github.com/autonomyhq/autonomy/substrates/ghactions/ghrun"
 )
 
 // ghSessions is what get and list read on gh-actions: the job runner's runs, with a human
 // actor's session running while the ask it posted is open (control.Humans), and the open asks
 // listed, each only where the caller may see that actor's sessions.
 type ghSessions struct {
-	j *ghactions.JobRunner
+	j *ghrun.JobRunner
 	h *control.Humans // nil: the fleet has no human actor
 }
 
 // newGHSessions reads the asks with the job's token and the installation's policy (its task
 // states name the input-required label) in dir.
-func newGHSessions(j *ghactions.JobRunner, dir string) (*ghSessions, error) {
+func newGHSessions(j *ghrun.JobRunner, dir string) (*ghSessions, error) {
 	var humans []string
 	for _, a := range j.Actors {
 		if a.Kind == "human" {

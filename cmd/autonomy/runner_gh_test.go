@@ -200,7 +200,7 @@ func TestGitHubRunnerFromAJob(t *testing.T) {
 	if _, errOut, code = ghCLI(t, dir, strat, "runner", "--substrate", "gh-actions", "launch", "develop", "--ref", "9"); code != 1 || !strings.Contains(errOut, "scoped") {
 		t.Errorf("strategist's launch of develop: exit %d: %s", code, errOut)
 	}
-	if out, errOut, code = ghCLI(t, dir, strat, "runner", "--substrate", "gh-actions", "launch", "planner"); code != 0 {
+	if _, errOut, code = ghCLI(t, dir, strat, "runner", "--substrate", "gh-actions", "launch", "planner"); code != 0 {
 		t.Errorf("strategist's launch of planner: exit %d: %s", code, errOut)
 	}
 	if n := len(srv.Runs()); n != 2 {

@@ -21,9 +21,6 @@ import (
 
 func lookupOS(name string) (string, bool) { return os.LookupEnv(name) }
 
-// errCapped is the error of an output that reached the cap.
-var errCapped = errors.New("output cap reached")
-
 // step runs one step's command, filling rec.
 func (x *exec) step(ctx context.Context, s *workflow.Step, rec *record) error {
 	timeout := x.st.TimeoutMs

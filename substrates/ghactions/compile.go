@@ -1,6 +1,7 @@
 // Package ghactions is the gh-actions substrate: it compiles a profile into one GitHub Actions
 // workflow per actor, with job permissions computed from capabilities, and carries the
-// behaviors, resources and derived data the jobs read. See docs/gh-actions.md.
+// behaviors, resources and derived data the jobs read. See docs/gh-actions.md. The runner that
+// calls GitHub's API for an installation is package ghrun.
 package ghactions
 
 import (
@@ -11,10 +12,11 @@ import (
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/ir/resolved"
 	"github.com/autonomyhq/autonomy/substrates"
+	"github.com/autonomyhq/autonomy/substrates/ghactions/wire"
 )
 
 // Name is the target name; "github" is its deprecated alias.
-const Name = "gh-actions"
+const Name = wire.Name
 
 // Substrate is the gh-actions substrate.
 type Substrate struct {
@@ -37,7 +39,7 @@ const (
 	dataDir     = ".autonomy"
 	// ManifestPath is the derived description of the installation: one per target, so that
 	// both targets can be compiled into one directory.
-	ManifestPath = dataDir + "/gh-actions/manifest.json"
+	ManifestPath = wire.ManifestPath
 	// HumanRequiredPath carries policy.box.risk.human_required_paths for the approval gate.
 	HumanRequiredPath = dataDir + "/human-required-paths.json"
 )

@@ -5,11 +5,11 @@ import (
 	"strings"
 
 	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/substrates/ghactions/wire"
 )
 
-// correlationInput is the workflow_dispatch input a launcher sets to find the run it started:
-// run-name echoes it. AUTONOMY_ is a reserved param prefix, so no param can take this name.
-const correlationInput = "AUTONOMY_CORRELATION"
+// correlationInput is the workflow_dispatch input a launcher sets to find the run it started.
+const correlationInput = wire.CorrelationInput
 
 // param is one env var of the job, resolved from its source for every trigger that declares it.
 type param struct {

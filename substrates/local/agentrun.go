@@ -57,19 +57,19 @@ func (r *Runner) Preflight(actors ...string) error {
 		if err != nil {
 			return &RefusedError{Msg: err.Error()}
 		}
-		if err := r.preflight(cfg); err != nil {
+		if err := r.In.preflight(r.opts.Env, cfg); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (r *Runner) preflight(cfg *ActorConfig) error {
+func (in *Install) preflight(env []string, cfg *ActorConfig) error {
 	c := cfg.Command
 	if c == nil || !c.Box || len(c.Argv) == 0 {
 		return nil
 	}
-	if over, err := AgentOverride(lookupEnv(r.opts.Env, AgentEnv)); err != nil {
+	if over, err := AgentOverride(lookupEnv(env, AgentEnv)); err != nil {
 		return &RefusedError{Msg: err.Error()}
 	} else if over != nil {
 		return nil // the operator's own command: checked when it starts
@@ -77,33 +77,20 @@ func (r *Runner) preflight(cfg *ActorConfig) error {
 	if c.Preset == "" || strings.Contains(c.Argv[0], "/") {
 		return nil
 	}
-	if _, err := lookPath(r.opts.Env, c.Argv[0]); err != nil {
+	if _, err := lookPath(env, c.Argv[0]); err != nil {
 		return &RefusedError{Msg: fmt.Sprintf("actor %q: the agent preset %s needs %s, which is not on PATH: install it with npm install --global %s (or run autonomy doctor %s)",
-			cfg.Actor, c.Preset, c.Package, c.Package, r.In.Dir)}
+			cfg.Actor, c.Preset, c.Package, c.Package, in.Dir)}
 	}
 	return nil
 }
 
 // PreflightSchedule is Preflight for every scheduled actor: what tick and serve fire.
-func (r *Runner) PreflightSchedule() error { return r.Preflight(r.scheduledActors()...) }
-
-// scheduledActors lists the actors of the schedule, each once.
-func (r *Runner) scheduledActors() []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, e := range r.In.Schedule.Entries {
-		if !seen[e.Actor] {
-			seen[e.Actor] = true
-			out = append(out, e.Actor)
-		}
-	}
-	return out
-}
+func (r *Runner) PreflightSchedule() error { return r.Preflight(r.scheduler().actors()...) }
 
 // fill resolves a preset's placeholders for a session: the result file, its schema (a copy
 // without the DO NOT EDIT member and $schema, in the state folder), the git directories the
 // workspace commits into, and the model proxy the preset's BaseURLEnv names.
-func (r *Runner) fill(ctx context.Context, s store.Session, cfg *ActorConfig, argv, env []string, workdir, resultPath string) ([]string, error) {
+func (in *Install) fill(ctx context.Context, s store.Session, cfg *ActorConfig, argv, env []string, workdir, resultPath string) ([]string, error) {
 	need := map[string]bool{}
 	for _, w := range argv {
 		if agent.Placeholder(w) {
@@ -122,7 +109,7 @@ func (r *Runner) fill(ctx context.Context, s store.Session, cfg *ActorConfig, ar
 		if cfg.Result == "" {
 			return nil, fmt.Errorf("actor %q: its agent command asks for a result schema, and it declares none (compile again)", cfg.Actor)
 		}
-		raw, err := os.ReadFile(r.In.Path(cfg.Result))
+		raw, err := os.ReadFile(in.Path(cfg.Result))
 		if err != nil {
 			return nil, fmt.Errorf("cannot read the result schema: %v", err)
 		}
@@ -135,7 +122,7 @@ func (r *Runner) fill(ctx context.Context, s store.Session, cfg *ActorConfig, ar
 		delete(doc, "//")
 		delete(doc, "$schema")
 		clean, _ := json.Marshal(doc)
-		path := r.In.Path(StateDir + "/results/" + s.ID + ".schema.json")
+		path := in.Path(StateDir + "/results/" + s.ID + ".schema.json")
 		if err := writeNew(path, clean, 0o600); err != nil {
 			return nil, err
 		}
@@ -205,14 +192,14 @@ func clip(s string) string {
 // copies again when they are unchanged, so the worktree is not kept for them. Both ends are
 // opened as roots: a symbolic link committed in the worktree (a branch an agent wrote) or left in
 // the installation cannot lead a copy out of either.
-func (r *Runner) seed(workdir string) (func(), error) {
+func (in *Install) seed(workdir string) (func(), error) {
 	var m struct {
 		Files map[string]string `json:"files"`
 	}
-	if err := readJSON(r.In.Dir, ManifestPath, &m); err != nil {
+	if err := readJSON(in.Dir, ManifestPath, &m); err != nil {
 		return nil, err
 	}
-	src, err := os.OpenRoot(r.In.Dir)
+	src, err := os.OpenRoot(in.Dir)
 	if err != nil {
 		return nil, err
 	}

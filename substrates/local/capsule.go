@@ -48,7 +48,7 @@ func reviewKey(id string) string { return "review:" + id }
 
 // holdToMethod ends (or parks) an agent session whose process exited 0, by its capsule's
 // verification method; status, reason and verified are what the result check found.
-func (r *Runner) holdToMethod(ctx context.Context, s store.Session, cfg *ActorConfig, resultPath string, log io.Writer,
+func (pb *playbooks) holdToMethod(ctx context.Context, s store.Session, cfg *ActorConfig, resultPath string, log io.Writer,
 	end func(ir.SessionStatus, string, string, *int), code *int, status ir.SessionStatus, reason, verified string) {
 	method := cfg.Verification
 	if method == "" {
@@ -69,9 +69,9 @@ func (r *Runner) holdToMethod(ctx context.Context, s store.Session, cfg *ActorCo
 		}
 		end(ir.Done, "", verified+"; verification automated-check: the result passed the actor's contract", code)
 	case "human-sign-off":
-		r.parkSignOff(ctx, s, log, end, code, verified)
+		pb.parkSignOff(ctx, s, log, end, code, verified)
 	case "peer-review":
-		r.parkReview(ctx, s, cfg, resultPath, log, end, code, verified)
+		pb.parkReview(ctx, s, cfg, resultPath, log, end, code, verified)
 	default:
 		end(ir.Failed, fmt.Sprintf("verification %s: no runner can prove it (choose self-attestation, peer-review, human-sign-off or automated-check)", method), "", code)
 	}
@@ -87,28 +87,28 @@ func underMethod(cfg *ActorConfig, reason string) string {
 
 // parkCapsule turns a running session into one waiting, with no process, under marker (a token's hash,
 // or a value no token hashes to), saving w under key first.
-func (r *Runner) parkCapsule(ctx context.Context, s store.Session, key, marker, why string, w capsuleWait, end func(ir.SessionStatus, string, string, *int), code *int) bool {
+func (pb *playbooks) parkCapsule(ctx context.Context, s store.Session, key, marker, why string, w capsuleWait, end func(ir.SessionStatus, string, string, *int), code *int) bool {
 	raw, _ := json.Marshal(w)
-	if err := r.Store.SavePause(ctx, key, s.ID, raw); err != nil {
+	if err := pb.store.SavePause(ctx, key, s.ID, raw); err != nil {
 		end(ir.Failed, fmt.Sprintf("cannot park the session for its verification: %v", err), "", code)
 		return false
 	}
-	_, ok, err := r.Store.Modify(ctx, s.ID, []ir.SessionStatus{ir.Running}, func(m *store.Session) {
+	_, ok, err := pb.store.Modify(ctx, s.ID, []ir.SessionStatus{ir.Running}, func(m *store.Session) {
 		m.Status, m.TokenHash, m.Reason = ir.Paused, marker, inputRequired+why
 		m.PID, m.PIDStart, m.Verified, m.ExitCode = 0, 0, "", code
 	})
 	if err != nil || !ok {
-		_ = r.Store.DropPauses(ctx, s.ID) // cancelled meanwhile: the wait must not outlive it
+		_ = pb.store.DropPauses(ctx, s.ID) // cancelled meanwhile: the wait must not outlive it
 		if err != nil {
 			end(ir.Failed, fmt.Sprintf("cannot park the session: %v", err), "", code)
 		}
 		return false
 	}
-	_ = r.Store.Log(ctx, store.Event{Session: s.ID, Actor: s.Actor, Kind: "input-required", Message: why})
+	_ = pb.store.Log(ctx, store.Event{Session: s.ID, Actor: s.Actor, Kind: "input-required", Message: why})
 	return true
 }
 
-func (r *Runner) parkSignOff(ctx context.Context, s store.Session, log io.Writer, end func(ir.SessionStatus, string, string, *int), code *int, verified string) {
+func (pb *playbooks) parkSignOff(ctx context.Context, s store.Session, log io.Writer, end func(ir.SessionStatus, string, string, *int), code *int, verified string) {
 	raw := make([]byte, 32)
 	if _, err := rand.Read(raw); err != nil {
 		end(ir.Failed, fmt.Sprintf("drawing a sign-off token: %v", err), "", code)
@@ -120,12 +120,12 @@ func (r *Runner) parkSignOff(ctx context.Context, s store.Session, log io.Writer
 	// The token is in the log before the session shows as paused: whoever sees it paused finds it.
 	fmt.Fprintf(log, "autonomy: input required: %s\n", why)
 	fmt.Fprintf(log, "autonomy: sign off with: autonomy runner update %s --token %s --approve (or --deny) [--evidence E]\n", s.ID, token)
-	if !r.parkCapsule(ctx, s, hash, hash, why, capsuleWait{Kind: "sign-off", Verified: verified}, end, code) {
+	if !pb.parkCapsule(ctx, s, hash, hash, why, capsuleWait{Kind: "sign-off", Verified: verified}, end, code) {
 		fmt.Fprintf(log, "autonomy: the session did not park (it ended meanwhile): the token above is void\n")
 	}
 }
 
-func (r *Runner) parkReview(ctx context.Context, s store.Session, cfg *ActorConfig, resultPath string, log io.Writer, end func(ir.SessionStatus, string, string, *int), code *int, verified string) {
+func (pb *playbooks) parkReview(ctx context.Context, s store.Session, cfg *ActorConfig, resultPath string, log io.Writer, end func(ir.SessionStatus, string, string, *int), code *int, verified string) {
 	if cfg.Reviewer == "" {
 		end(ir.Failed, "verification peer-review: the actor names no review: reviewer (add review: REVIEWER and compile again)", "", code)
 		return
@@ -133,7 +133,7 @@ func (r *Runner) parkReview(ctx context.Context, s store.Session, cfg *ActorConf
 	digest := resultDigest(resultPath)
 	text := fmt.Sprintf("Review session %s of actor %s. Its result is %s, sha256 %s. Approve by ending with a result whose verdict is \"approve\" and whose headSha is %s.", s.ID, s.Actor, resultPath, digest, digest)
 	// The reviewer is the runner's own act for this session, whoever launched it.
-	res, err := r.launchAs(ctx, LaunchRequest{Actor: cfg.Reviewer, Ref: "session/" + s.ID, Text: text, Kind: "dispatch"}, "session:"+s.ID)
+	res, err := pb.ctl.launchAs(ctx, LaunchRequest{Actor: cfg.Reviewer, Ref: "session/" + s.ID, Text: text, Kind: "dispatch"}, "session:"+s.ID)
 	if err != nil {
 		end(ir.Failed, fmt.Sprintf("verification peer-review: the reviewer %q could not be launched: %v", cfg.Reviewer, err), "", code)
 		return
@@ -141,13 +141,13 @@ func (r *Runner) parkReview(ctx context.Context, s store.Session, cfg *ActorConf
 	rid := res.Session.ID
 	why := fmt.Sprintf("verification peer-review: waiting for reviewer %s (session %s) to approve result sha256 %s", cfg.Reviewer, rid, digest)
 	w := capsuleWait{Kind: "peer-review", Verified: verified, Reviewer: rid, Digest: digest}
-	if !r.parkCapsule(ctx, s, reviewKey(rid), "peer-review:"+rid, why, w, end, code) {
-		_, _ = r.Cancel(ctx, rid)
+	if !pb.parkCapsule(ctx, s, reviewKey(rid), "peer-review:"+rid, why, w, end, code) {
+		_, _ = pb.ctl.Cancel(ctx, rid)
 		return
 	}
 	fmt.Fprintf(log, "autonomy: input required: %s\n", why)
 	// The reviewer may have ended before the wait was recorded.
-	r.settleReview(ctx, rid)
+	pb.settleReview(ctx, rid)
 }
 
 // resultDigest is the hex SHA-256 of a result file (of nothing, when it was not written).
@@ -159,12 +159,12 @@ func resultDigest(path string) string {
 
 // settleReview ends the session waiting for reviewer session rid, once rid has ended: done when
 // rid ended done with a verdict approving the digest it was launched for, failed otherwise.
-func (r *Runner) settleReview(ctx context.Context, rid string) {
-	rs, ok, err := r.Store.Get(ctx, rid)
+func (pb *playbooks) settleReview(ctx context.Context, rid string) {
+	rs, ok, err := pb.store.Get(ctx, rid)
 	if err != nil || !ok || !rs.Status.Ended() {
 		return
 	}
-	raw, owner, ok, err := r.Store.TakePause(ctx, reviewKey(rid))
+	raw, owner, ok, err := pb.store.TakePause(ctx, reviewKey(rid))
 	if err != nil || !ok {
 		return
 	}
@@ -175,7 +175,7 @@ func (r *Runner) settleReview(ctx context.Context, rid string) {
 	case rs.Status != ir.Done:
 		reason = fmt.Sprintf("verification peer-review: the reviewer's session %s ended %s: %s", rid, rs.Status, rs.Reason)
 	default:
-		verdict, head, err := readVerdict(r.In.Path(StateDir + "/results/" + rid + ".json"))
+		verdict, head, err := readVerdict(pb.in.Path(StateDir + "/results/" + rid + ".json"))
 		switch {
 		case err != nil:
 			reason = fmt.Sprintf("verification peer-review: the reviewer's session %s left no verdict: %v", rid, err)
@@ -188,8 +188,8 @@ func (r *Runner) settleReview(ctx context.Context, rid string) {
 			verified = fmt.Sprintf("%s; verification peer-review: approved by %s (session %s) on result sha256 %s", w.Verified, rs.Actor, rid, w.Digest)
 		}
 	}
-	now := r.opts.Now().UTC()
-	n, changed, err := r.Store.Modify(ctx, owner, []ir.SessionStatus{ir.Paused}, func(m *store.Session) {
+	now := pb.now().UTC()
+	n, changed, err := pb.store.Modify(ctx, owner, []ir.SessionStatus{ir.Paused}, func(m *store.Session) {
 		if m.TokenHash != "peer-review:"+rid {
 			return
 		}
@@ -204,7 +204,7 @@ func (r *Runner) settleReview(ctx context.Context, rid string) {
 		if verified != "" {
 			msg += " (" + verified + ")"
 		}
-		_ = r.Store.Log(ctx, store.Event{Session: owner, Actor: n.Actor, Kind: "ended", Message: msg})
+		_ = pb.store.Log(ctx, store.Event{Session: owner, Actor: n.Actor, Kind: "ended", Message: msg})
 	}
 }
 
@@ -226,15 +226,15 @@ func readVerdict(path string) (string, string, error) {
 
 // signOff answers a capsule session parked for a person's sign-off (raw is its wait): approve
 // makes it done, deny failed. The token was checked and taken by Approve.
-func (r *Runner) signOff(ctx context.Context, s store.Session, raw []byte, approve bool, evidence string) (store.Session, error) {
+func (pb *playbooks) signOff(ctx context.Context, s store.Session, raw []byte, approve bool, evidence string) (store.Session, error) {
 	var w capsuleWait
 	_ = json.Unmarshal(raw, &w)
-	by, now := r.describe(), r.opts.Now().UTC()
+	by, now := pb.caller.describe(), pb.now().UTC()
 	status, reason, verified := ir.Done, "", fmt.Sprintf("%s; verification human-sign-off: signed off by %s", w.Verified, by)
 	if !approve {
 		status, reason, verified = ir.Failed, "verification human-sign-off: the sign-off was denied by "+by, ""
 	}
-	n, changed, err := r.Store.Modify(ctx, s.ID, []ir.SessionStatus{ir.Paused}, func(m *store.Session) {
+	n, changed, err := pb.store.Modify(ctx, s.ID, []ir.SessionStatus{ir.Paused}, func(m *store.Session) {
 		m.Status, m.Reason, m.Verified, m.EndedAt, m.TokenHash = status, reason, verified, now, ""
 		m.Evidence, m.ResolvedBy = evidence, by
 	})
@@ -244,7 +244,7 @@ func (r *Runner) signOff(ctx context.Context, s store.Session, raw []byte, appro
 	if !changed {
 		return n, &RefusedError{Msg: fmt.Sprintf("refused: session %s was cancelled meanwhile", s.ID)}
 	}
-	_ = r.Store.Log(ctx, store.Event{Session: s.ID, Actor: s.Actor, Kind: "signed-off", Message: string(status) + ": " + reason + verified})
+	_ = pb.store.Log(ctx, store.Event{Session: s.ID, Actor: s.Actor, Kind: "signed-off", Message: string(status) + ": " + reason + verified})
 	return n, nil
 }
 

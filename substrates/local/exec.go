@@ -18,11 +18,11 @@ import (
 )
 
 // grace is how long a session has between TERM and KILL.
-func (r *Runner) grace() time.Duration { return time.Duration(r.In.Runner.GraceSeconds) * time.Second }
+func (in *Install) grace() time.Duration { return time.Duration(in.Runner.GraceSeconds) * time.Second }
 
 // logMax is how many bytes of its most recent output a session's log keeps.
-func (r *Runner) logMax() int64 {
-	if n := r.In.Runner.LogMaxBytes; n > 0 {
+func (in *Install) logMax() int64 {
+	if n := in.Runner.LogMaxBytes; n > 0 {
 		return n
 	}
 	return DefaultLogMaxBytes
@@ -58,7 +58,7 @@ func (r *Runner) finish(ctx context.Context, id string, status ir.SessionStatus,
 func (r *Runner) end(ctx context.Context, id string, status ir.SessionStatus, reason, verified string, code *int, stopBy time.Time) (bool, error) {
 	now := r.opts.Now().UTC()
 	o := outcome{Session: id, Status: status, Reason: reason, Verified: verified, ExitCode: code, EndedAt: now}
-	s, changed, err := r.modifyEnd(ctx, o, func(m *store.Session) {
+	s, changed, err := r.supervisor.outcomes.modifyEnd(ctx, o, func(m *store.Session) {
 		m.Status, m.Reason, m.Verified, m.ExitCode, m.EndedAt = status, reason, verified, code, now
 		if m.PID > 0 {
 			m.StopBy = stopBy
@@ -76,7 +76,7 @@ func (r *Runner) end(ctx context.Context, id string, status ir.SessionStatus, re
 		// Its pauses and a step playbook's checkpoint: a session that ended is never continued.
 		_ = r.Store.DropPauses(ctx, id)
 	}
-	r.settleReview(ctx, id) // a reviewer's end settles the session it reviewed (capsule.go)
+	r.playbooks().settleReview(ctx, id) // a reviewer's end settles the session it reviewed (capsule.go)
 	if err != nil {
 		return false, unrecorded(o, err)
 	}
@@ -85,18 +85,18 @@ func (r *Runner) end(ctx context.Context, id string, status ir.SessionStatus, re
 
 // command is the argv that starts the actor, the file fed on its stdin, and whether the argv is
 // a preset's (with placeholders to fill).
-func (r *Runner) command(cfg *ActorConfig) ([]string, string, bool, error) {
+func (in *Install) command(env []string, cfg *ActorConfig) ([]string, string, bool, error) {
 	if cfg.Command == nil || len(cfg.Command.Argv) == 0 {
 		return nil, "", false, fmt.Errorf("actor %q has no command (compile again)", cfg.Actor)
 	}
 	if cfg.Command.Script != nil {
-		argv, err := r.scriptArgv(cfg)
+		argv, err := in.scriptArgv(cfg)
 		return argv, "", false, err
 	}
 	argv := append([]string(nil), cfg.Command.Argv...)
 	preset := cfg.Command.Preset != ""
 	if cfg.Command.Box {
-		override, err := AgentOverride(lookupEnv(r.opts.Env, AgentEnv))
+		override, err := AgentOverride(lookupEnv(env, AgentEnv))
 		if err != nil {
 			return nil, "", false, err
 		}
@@ -106,14 +106,14 @@ func (r *Runner) command(cfg *ActorConfig) ([]string, string, bool, error) {
 	}
 	for i, w := range argv {
 		if strings.HasPrefix(w, dataDir+"/") {
-			argv[i] = r.In.Path(w) // an installed file: never resolved against the session's workdir
+			argv[i] = in.Path(w) // an installed file: never resolved against the session's workdir
 		}
 	}
 	if !strings.Contains(argv[0], "/") {
-		full, err := lookPath(r.opts.Env, argv[0])
+		full, err := lookPath(env, argv[0])
 		if err != nil {
 			if preset {
-				return nil, "", false, r.preflight(cfg)
+				return nil, "", false, in.preflight(env, cfg)
 			}
 			return nil, "", false, fmt.Errorf("the agent command %q is not on PATH: install it, or set policy.box.local.agent (or %s) to one that is", argv[0], AgentEnv)
 		}
@@ -121,7 +121,7 @@ func (r *Runner) command(cfg *ActorConfig) ([]string, string, bool, error) {
 	}
 	stdin := ""
 	if cfg.Command.Stdin != "" {
-		stdin = r.In.Path(cfg.Command.Stdin)
+		stdin = in.Path(cfg.Command.Stdin)
 	}
 	return argv, stdin, preset, nil
 }
@@ -137,13 +137,13 @@ func lookupEnv(env []string, name string) string {
 
 // sessionEnv is the env contract: the inherited environment without anything the runner owns
 // or a param sets, then the actor's fixed env, the params verbatim, and the session's own.
-func (r *Runner) sessionEnv(s store.Session, cfg *ActorConfig, workdir, resultPath string) []string {
+func (in *Install) sessionEnv(inherited []string, s store.Session, cfg *ActorConfig, workdir, resultPath string) []string {
 	drop := map[string]bool{}
 	for k := range s.Params {
 		drop[k] = true
 	}
-	env := make([]string, 0, len(r.opts.Env)+len(cfg.Env)+len(s.Params)+8)
-	for _, kv := range r.opts.Env {
+	env := make([]string, 0, len(inherited)+len(cfg.Env)+len(s.Params)+8)
+	for _, kv := range inherited {
 		k, _, _ := strings.Cut(kv, "=")
 		if drop[k] || strings.HasPrefix(k, "AUTONOMY_") {
 			continue
@@ -153,7 +153,7 @@ func (r *Runner) sessionEnv(s store.Session, cfg *ActorConfig, workdir, resultPa
 	for _, k := range sortedKeys(cfg.Env) {
 		v := cfg.Env[k]
 		if k == substrates.PolicyEnv || strings.HasPrefix(v, dataDir+"/") {
-			v = r.In.Path(v) // an installed file: absolute, the same from any workspace (an isolated worktree too)
+			v = in.Path(v) // an installed file: absolute, the same from any workspace (an isolated worktree too)
 		}
 		env = append(env, k+"="+v)
 	}
@@ -167,14 +167,14 @@ func (r *Runner) sessionEnv(s store.Session, cfg *ActorConfig, workdir, resultPa
 	env = append(env,
 		SessionEnv+"="+s.ID,
 		"AUTONOMY_FORWARD="+string(forward),
-		DirEnv+"="+r.In.Dir,
+		DirEnv+"="+in.Dir,
 		"AUTONOMY_WORKSPACE="+workdir,
 		"AUTONOMY_RESULT="+resultPath,
 		"AUTONOMY_REF="+s.Ref,
 		"AUTONOMY_BRANCH="+s.Branch,
 	)
 	if cfg.Result != "" {
-		env = append(env, "AUTONOMY_RESULT_SCHEMA="+r.In.Path(cfg.Result))
+		env = append(env, "AUTONOMY_RESULT_SCHEMA="+in.Path(cfg.Result))
 	}
 	return env
 }
@@ -197,7 +197,7 @@ func (r *Runner) workspace(ctx context.Context, s store.Session, cfg *ActorConfi
 	if _, _, err := r.Store.Modify(ctx, s.ID, nil, func(m *store.Session) { m.Workdir, m.Worktree = path, true }); err != nil {
 		return "", nil, err
 	}
-	unseed, err := r.seed(path)
+	unseed, err := r.In.seed(path)
 	if err != nil {
 		_, _ = gitws.Remove(context.Background(), repo, path, base, "autonomy/"+s.Actor+"/"+s.ID)
 		return "", nil, fmt.Errorf("cannot give its worktree the installation: %v", err)
@@ -220,12 +220,12 @@ func (r *Runner) Update(ctx context.Context, id string, p ir.Patch) (store.Sessi
 		return s, err
 	}
 	if !ok {
-		if err := r.authorize(ctx, "update", ""); err != nil {
+		if err := r.caller.authorize(ctx, "update", ""); err != nil {
 			return s, err
 		}
 		return s, &RefusedError{Msg: fmt.Sprintf("no session %s", id)}
 	}
-	if err := r.authorize(ctx, "update", s.Actor); err != nil {
+	if err := r.caller.authorize(ctx, "update", s.Actor); err != nil {
 		return s, err
 	}
 	if s.Status.Ended() {
@@ -239,7 +239,7 @@ func (r *Runner) Update(ctx context.Context, id string, p ir.Patch) (store.Sessi
 		return n, err
 	}
 	if s.Kind == "human" {
-		return r.resolveHuman(ctx, s, p)
+		return r.asks.resolve(ctx, s, p)
 	}
 	if parked(s) {
 		return s, &RefusedError{Msg: fmt.Sprintf("session %s waits for an approval (%s): answer it with --token T --approve or --deny", id, strings.TrimPrefix(s.Reason, inputRequired))}
@@ -262,7 +262,7 @@ func (r *Runner) Update(ctx context.Context, id string, p ir.Patch) (store.Sessi
 				return n, err
 			}
 		}
-		_ = r.Store.Log(ctx, store.Event{Session: id, Actor: s.Actor, Kind: string(p.Status), Message: string(p.Status) + " by " + r.describe()})
+		_ = r.Store.Log(ctx, store.Event{Session: id, Actor: s.Actor, Kind: string(p.Status), Message: string(p.Status) + " by " + r.caller.describe()})
 		return n, nil
 	case ir.Done, ir.Failed:
 		return s, &RefusedError{Msg: fmt.Sprintf("an agent session ends by itself: done when its process exits 0 with a verified result, failed otherwise; cancel %s to stop it", id)}

@@ -28,11 +28,11 @@ type installedFile struct {
 
 // snapshotInstall reads the installed files under .autonomy/ the manifest lists, and the
 // manifest itself.
-func (r *Runner) snapshotInstall() (installSnapshot, error) {
+func (in *Install) snapshotInstall() (installSnapshot, error) {
 	var m struct {
 		Files map[string]string `json:"files"`
 	}
-	if err := readJSON(r.In.Dir, ManifestPath, &m); err != nil {
+	if err := readJSON(in.Dir, ManifestPath, &m); err != nil {
 		return nil, err
 	}
 	// The weaving config is read by every skill session: one the agent adds must go again.
@@ -42,7 +42,7 @@ func (r *Runner) snapshotInstall() (installSnapshot, error) {
 			paths = append(paths, p)
 		}
 	}
-	root, err := os.OpenRoot(r.In.Dir)
+	root, err := os.OpenRoot(in.Dir)
 	if err != nil {
 		return nil, err
 	}
@@ -70,8 +70,8 @@ func (r *Runner) snapshotInstall() (installSnapshot, error) {
 // restore puts back every file that changed since the snapshot (rewritten, removed, or replaced
 // by a link or a folder) and returns their paths, sorted. It follows no link out of the
 // installation.
-func (snap installSnapshot) restore(r *Runner) ([]string, error) {
-	root, err := os.OpenRoot(r.In.Dir)
+func (snap installSnapshot) restore(in *Install) ([]string, error) {
+	root, err := os.OpenRoot(in.Dir)
 	if err != nil {
 		return nil, err
 	}
@@ -111,7 +111,7 @@ func (snap installSnapshot) restore(r *Runner) ([]string, error) {
 		}
 	}
 	if len(changed) > 0 {
-		r.In.forgetActors() // a copy read while the agent ran is not kept
+		in.forgetActors() // a copy read while the agent ran is not kept
 	}
 	sort.Strings(changed)
 	return changed, errors.Join(errs...)
@@ -120,10 +120,10 @@ func (snap installSnapshot) restore(r *Runner) ([]string, error) {
 // putBack puts back what the agent of session id changed of what autonomy installed (snap) and of
 // what the user's git runs (gsnap), either nil when not guarded, and returns what it says of each
 // (nothing when nothing changed).
-func (r *Runner) putBack(id string, snap installSnapshot, gsnap *gitSnapshot) []string {
+func (in *Install) putBack(id string, snap installSnapshot, gsnap *gitSnapshot) []string {
 	var tampered []string
 	if snap != nil {
-		changed, err := snap.restore(r)
+		changed, err := snap.restore(in)
 		if len(changed) > 0 || err != nil {
 			msg := fmt.Sprintf("the agent changed files autonomy installed, which the runner runs outside the sandbox; they were put back: %s (edit the profile and compile instead)", strings.Join(changed, ", "))
 			if err != nil {
@@ -133,7 +133,7 @@ func (r *Runner) putBack(id string, snap installSnapshot, gsnap *gitSnapshot) []
 		}
 	}
 	if gsnap != nil {
-		aside := r.In.Path(StateDir + "/tampered/" + id)
+		aside := in.Path(StateDir + "/tampered/" + id)
 		changed, err := gsnap.restore(aside)
 		if len(changed) > 0 || err != nil {
 			for i, p := range changed {

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/substrates/local/store"
@@ -25,9 +26,19 @@ type Engager interface {
 	Retract(ctx context.Context, s store.Session) error
 }
 
-// engageHuman parks an ask: a running session holding the params, with a one-time redeem token
-// of which only the hash is kept.
-func (r *Runner) engageHuman(ctx context.Context, cfg *ActorConfig, s store.Session) (LaunchResult, error) {
+// asks is the human runner: it parks an ask to a person, resolves it with its one-time redeem
+// token and the evidence of the act, and tells people of asks through its Engager.
+type asks struct {
+	store   *store.Store
+	engager Engager
+	// now is the clock; by names who acts (the caller) in the records.
+	now func() time.Time
+	by  func() string
+}
+
+// engage parks an ask: a running session holding the params, with a one-time redeem token of
+// which only the hash is kept.
+func (h *asks) engage(ctx context.Context, cfg *ActorConfig, s store.Session) (LaunchResult, error) {
 	raw := make([]byte, 32)
 	if _, err := rand.Read(raw); err != nil {
 		return LaunchResult{}, err
@@ -35,19 +46,19 @@ func (r *Runner) engageHuman(ctx context.Context, cfg *ActorConfig, s store.Sess
 	token := "atk_" + base64.RawURLEncoding.EncodeToString(raw)
 	s.Status = ir.Running
 	s.TokenHash = hashToken(token)
-	s.CreatedAt = r.opts.Now().UTC()
+	s.CreatedAt = h.now().UTC()
 	s.StartedAt = s.CreatedAt
-	err := r.Store.Tx(ctx, func(tx *store.Tx) error {
+	err := h.store.Tx(ctx, func(tx *store.Tx) error {
 		if err := tx.Insert(&s); err != nil {
 			return err
 		}
-		return tx.Log(store.Event{Session: s.ID, Actor: s.Actor, Kind: "engaged", Message: "ask engaged by " + r.describe()})
+		return tx.Log(store.Event{Session: s.ID, Actor: s.Actor, Kind: "engaged", Message: "ask engaged by " + h.by()})
 	})
 	if err != nil {
 		return LaunchResult{}, err
 	}
-	if err := r.engage.Engage(ctx, s, cfg); err != nil {
-		_ = r.Store.Log(ctx, store.Event{Session: s.ID, Actor: s.Actor, Kind: "engage-failed", Message: err.Error()})
+	if err := h.engager.Engage(ctx, s, cfg); err != nil {
+		_ = h.store.Log(ctx, store.Event{Session: s.ID, Actor: s.Actor, Kind: "engage-failed", Message: err.Error()})
 		return LaunchResult{Session: s, Token: token}, fmt.Errorf("the ask %s is recorded, but telling a person failed: %v", s.ID, err)
 	}
 	return LaunchResult{Session: s, Token: token}, nil
@@ -58,24 +69,24 @@ func hashToken(token string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// resolveHuman completes an ask. Only done or failed (the person declined) apply, and only with
+// resolve completes an ask. Only done or failed (the person declined) apply, and only with
 // the redeem token and the evidence of the verified act; anything less changes nothing.
-func (r *Runner) resolveHuman(ctx context.Context, s store.Session, p ir.Patch) (store.Session, error) {
+func (h *asks) resolve(ctx context.Context, s store.Session, p ir.Patch) (store.Session, error) {
 	if p.Status != ir.Done && p.Status != ir.Failed {
 		return s, &RefusedError{Msg: fmt.Sprintf("session %s is an ask to a person: it can be resolved (done or failed, with its token and evidence) or cancelled, not %s", s.ID, p.Status)}
 	}
 	if p.Token == "" {
-		return s, r.refuseHuman(ctx, s, "refused: resolving an ask needs its one-time redeem token (--token), which its launch returned")
+		return s, h.refuse(ctx, s, "refused: resolving an ask needs its one-time redeem token (--token), which its launch returned")
 	}
 	if strings.TrimSpace(p.Evidence) == "" {
-		return s, r.refuseHuman(ctx, s, "refused: resolving an ask needs --evidence: the verified act that resolved it (a merged change, an approval's URL, the check that passed)")
+		return s, h.refuse(ctx, s, "refused: resolving an ask needs --evidence: the verified act that resolved it (a merged change, an approval's URL, the check that passed)")
 	}
 	if s.TokenHash == "" || subtle.ConstantTimeCompare([]byte(hashToken(p.Token)), []byte(s.TokenHash)) != 1 {
-		return s, r.refuseHuman(ctx, s, "refused: the token does not redeem this ask")
+		return s, h.refuse(ctx, s, "refused: the token does not redeem this ask")
 	}
-	now := r.opts.Now().UTC()
-	by := r.describe()
-	n, changed, err := r.Store.Modify(ctx, s.ID, []ir.SessionStatus{ir.Running, ir.Paused}, func(m *store.Session) {
+	now := h.now().UTC()
+	by := h.by()
+	n, changed, err := h.store.Modify(ctx, s.ID, []ir.SessionStatus{ir.Running, ir.Paused}, func(m *store.Session) {
 		if m.TokenHash != s.TokenHash {
 			return // redeemed meanwhile by another process: the check below refuses
 		}
@@ -89,12 +100,13 @@ func (r *Runner) resolveHuman(ctx context.Context, s store.Session, p ir.Patch) 
 	if !changed || n.Status != p.Status {
 		return n, &RefusedError{Msg: fmt.Sprintf("refused: session %s was resolved or retracted meanwhile (%s)", s.ID, n.Status)}
 	}
-	_ = r.Store.Log(ctx, store.Event{Session: s.ID, Actor: s.Actor, Kind: "resolved", Message: fmt.Sprintf("%s by %s: %s", p.Status, by, p.Evidence)})
-	return n, r.engage.Retract(ctx, n)
+	_ = h.store.Log(ctx, store.Event{Session: s.ID, Actor: s.Actor, Kind: "resolved", Message: fmt.Sprintf("%s by %s: %s", p.Status, by, p.Evidence)})
+	return n, h.engager.Retract(ctx, n)
 }
 
-func (r *Runner) refuseHuman(ctx context.Context, s store.Session, msg string) error {
-	_ = r.Store.Log(ctx, store.Event{Session: s.ID, Actor: s.Actor, Kind: "refused", Message: msg + " (by " + r.describe() + ")"})
+// refuse records a refused resolution of an ask and returns it as a *RefusedError.
+func (h *asks) refuse(ctx context.Context, s store.Session, msg string) error {
+	_ = h.store.Log(ctx, store.Event{Session: s.ID, Actor: s.Actor, Kind: "refused", Message: msg + " (by " + h.by() + ")"})
 	return &RefusedError{Msg: msg}
 }
 

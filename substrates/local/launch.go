@@ -34,10 +34,10 @@ type LaunchResult struct {
 
 // Launch starts an agent (or engages a person) and returns its running session.
 func (r *Runner) Launch(ctx context.Context, req LaunchRequest) (LaunchResult, error) {
-	if err := r.authorize(ctx, "launch", req.Actor); err != nil {
+	if err := r.caller.authorize(ctx, "launch", req.Actor); err != nil {
 		return LaunchResult{}, err
 	}
-	return r.launchAs(ctx, req, r.origin())
+	return r.launchAs(ctx, req, r.caller.origin())
 }
 
 // launchAs launches for origin, authorized already (by Launch, or as the runner's own act).
@@ -70,16 +70,16 @@ func (r *Runner) launchAs(ctx context.Context, req LaunchRequest, origin string)
 	}
 	s := store.Session{Actor: cfg.Actor, Kind: cfg.Kind, Ref: req.Ref, Params: params, Trigger: req.Kind, Origin: origin, Branch: req.Branch}
 	if cfg.Kind == "human" {
-		return r.engageHuman(ctx, cfg, s)
+		return r.asks.engage(ctx, cfg, s)
 	}
 	if cfg.Command != nil && cfg.Command.Script != nil {
 		// A script whose interpreter is missing is refused now, with the install hint, rather
 		// than recorded as a session that fails at once.
-		if _, err := r.scriptArgv(cfg); err != nil {
+		if _, err := r.In.scriptArgv(cfg); err != nil {
 			return LaunchResult{}, &RefusedError{Msg: err.Error()}
 		}
 	}
-	if err := r.preflight(cfg); err != nil {
+	if err := r.In.preflight(r.opts.Env, cfg); err != nil {
 		return LaunchResult{}, err
 	}
 	var admitted bool
@@ -144,13 +144,13 @@ func (r *Runner) insert(tx *store.Tx, cfg *ActorConfig, s *store.Session) error 
 		return err
 	}
 	n, _, err := tx.Modify(s.ID, nil, func(m *store.Session) {
-		m.LogPath, _ = r.logPath(s.ID)
+		m.LogPath, _ = r.In.logPath(s.ID)
 	})
 	if err != nil {
 		return err
 	}
 	*s = n
-	return tx.Log(store.Event{Session: s.ID, Actor: s.Actor, Kind: "launched", Message: fmt.Sprintf("launched by %s (trigger %s)", r.describe(), s.Trigger)})
+	return tx.Log(store.Event{Session: s.ID, Actor: s.Actor, Kind: "launched", Message: fmt.Sprintf("launched by %s (trigger %s)", r.caller.describe(), s.Trigger)})
 }
 
 // firingTrigger is the trigger that fired: the index given, or the actor's first of kind. nil
@@ -216,21 +216,14 @@ func (r *Runner) resolve(cfg *ActorConfig, fired *Trigger, req LaunchRequest) (i
 // start hands a recorded session to its supervisor: a detached process, or this one.
 func (r *Runner) start(ctx context.Context, s store.Session) error {
 	if !r.opts.Detach {
-		r.mu.Lock()
-		r.supervising[s.ID] = true
-		r.mu.Unlock()
+		r.supervisor.set.hold(s.ID)
 		pid := os.Getpid()
 		start, _ := proc.StartTime(pid)
 		if _, _, err := r.Store.Modify(ctx, s.ID, nil, func(m *store.Session) { m.SupervisorPID, m.SupervisorStart = pid, start }); err != nil {
-			r.done(s.ID)
+			r.supervisor.set.release(s.ID)
 			return err
 		}
-		r.wg.Add(1)
-		go func() {
-			defer r.wg.Done()
-			defer r.done(s.ID)
-			r.supervise(context.Background(), s.ID)
-		}()
+		r.supervisor.set.run(s.ID, func() { r.supervise(context.Background(), s.ID) })
 		return nil
 	}
 	exe := r.opts.Exe
@@ -259,12 +252,6 @@ func (r *Runner) start(ctx context.Context, s store.Session) error {
 		}
 	})
 	return err
-}
-
-func (r *Runner) done(id string) {
-	r.mu.Lock()
-	delete(r.supervising, id)
-	r.mu.Unlock()
 }
 
 // failStart ends a session that could not be started.

@@ -21,7 +21,7 @@ import (
 // (resume.go). It also finishes, for a dead supervisor, a stop under way: KILL to what is left of
 // the group once the stop's grace period is over.
 func (r *Runner) reconcile(ctx context.Context, s store.Session) (store.Session, error) {
-	if s.Kind != "agent" || s.Status.Ended() && s.StopBy.IsZero() || parked(s) || r.supervisorAlive(s) {
+	if s.Kind != "agent" || s.Status.Ended() && s.StopBy.IsZero() || parked(s) || r.supervisor.alive(s) {
 		return s, nil
 	}
 	if s.Status.Ended() {
@@ -47,17 +47,17 @@ func (r *Runner) reconcile(ctx context.Context, s store.Session) (store.Session,
 		// agent, rootOrphan.)
 		reason = "its process ended while no runner was watching it (the supervising runner died); exit status unknown"
 	case s.Timeout > 0 && r.opts.Now().Sub(s.StartedAt) > s.Timeout:
-		stopBy = time.Now().Add(r.grace())
-		reason = fmt.Sprintf("timed out after %s; stopped by reconciliation since its runner died (TERM, then KILL after %s)", s.Timeout, r.grace())
+		stopBy = time.Now().Add(r.In.grace())
+		reason = fmt.Sprintf("timed out after %s; stopped by reconciliation since its runner died (TERM, then KILL after %s)", s.Timeout, r.In.grace())
 	default:
-		if !r.continuable(s) {
+		if !r.playbooks().continuable(s) {
 			return s, nil // still running on its own: it stays tracked
 		}
 		// A step playbook's run reports only to its supervisor: with that one dead it can never
 		// end well, so a new supervisor takes over below (resume.go).
 	}
-	if stopBy.IsZero() && r.continuable(s) {
-		return r.takeOver(ctx, s) // it continues at its next unfinished step (resume.go)
+	if stopBy.IsZero() && r.playbooks().continuable(s) {
+		return r.playbooks().takeOver(ctx, s) // it continues at its next unfinished step (resume.go)
 	}
 	ended, err := r.end(ctx, s.ID, ir.Failed, reason, "", nil, stopBy)
 	if err != nil {

@@ -17,13 +17,26 @@ import (
 
 // A supervisor that cannot write the store when its session ends (a full disk, a read-only state
 // directory) tries again, with a backoff, for a bounded time (endRetryFor). Should the store stay
-// unwritable, it writes the outcome to a small file beside the session's result (outcomePath),
+// unwritable, it writes the outcome to a small file beside the session's result (outcomes.path),
 // which reconciliation reads to record the real outcome, saying that it was recorded late and
 // why, instead of "exit status unknown". The file is reserved, filled with spaces, when the
 // supervisor starts, and overwritten in place at the end: on a disk that filled up meanwhile,
 // blocks already allocated can still be written.
 
-// Defaults of Runner.endRetryFor and endBackoff.
+// outcomes keeps the ends of sessions that the store could not take, in files beside their
+// results, and writes an end to the store with retries (modifyEnd).
+type outcomes struct {
+	in    *Install
+	store *store.Store
+	// supervising says whether this process supervises a session: only its supervisor keeps
+	// its outcome and retries.
+	supervising func(id string) bool
+	// retryFor and backoff bound how long, and how often, a supervisor tries again to record its
+	// session's end in a store it cannot write.
+	retryFor, backoff time.Duration
+}
+
+// Defaults of outcomes.retryFor and backoff.
 const (
 	defaultEndRetryFor = 2 * time.Minute
 	defaultEndBackoff  = 100 * time.Millisecond
@@ -45,23 +58,24 @@ type outcome struct {
 	StoreError string `json:"storeError"`
 }
 
-func (r *Runner) outcomePath(id string) string {
-	return r.In.Path(StateDir + "/results/" + id + ".outcome.json")
+// path is the outcome file of session id.
+func (oc *outcomes) path(id string) string {
+	return oc.in.Path(StateDir + "/results/" + id + ".outcome.json")
 }
 
 // reserveOutcome makes the outcome file of session id, blank, while there is room for it.
-func (r *Runner) reserveOutcome(id string) {
-	_ = writeNew(r.outcomePath(id), bytes.Repeat([]byte(" "), outcomeSize), 0o600)
+func (oc *outcomes) reserve(id string) {
+	_ = writeNew(oc.path(id), bytes.Repeat([]byte(" "), outcomeSize), 0o600)
 }
 
 // dropOutcome removes the outcome file of session id.
-func (r *Runner) dropOutcome(id string) { _ = os.Remove(r.outcomePath(id)) }
+func (oc *outcomes) drop(id string) { _ = os.Remove(oc.path(id)) }
 
 // settleOutcome, as its supervisor is done, removes the outcome file of session id unless it
 // keeps an outcome the store could not take.
-func (r *Runner) settleOutcome(id string) {
-	if _, kept := r.keptOutcome(id); !kept {
-		r.dropOutcome(id)
+func (oc *outcomes) settle(id string) {
+	if _, kept := oc.kept(id); !kept {
+		oc.drop(id)
 	}
 }
 
@@ -75,8 +89,8 @@ func halve(s string) string {
 	return s[:n] + "…"
 }
 
-// keepOutcome writes o into the reserved outcome file in place (creating it if it is not there).
-func (r *Runner) keepOutcome(o outcome) error {
+// keep writes o into the reserved outcome file in place (creating it if it is not there).
+func (oc *outcomes) keep(o outcome) error {
 	data, err := json.Marshal(o)
 	// Each text is halved in turn until the outcome fits: the store's error and the evidence
 	// first, then the reason; each cut makes a text shorter, so this ends.
@@ -96,7 +110,7 @@ func (r *Runner) keepOutcome(o outcome) error {
 	if err != nil {
 		return err
 	}
-	f, err := os.OpenFile(r.outcomePath(o.Session), os.O_WRONLY|os.O_CREATE|oNoFollow, 0o600)
+	f, err := os.OpenFile(oc.path(o.Session), os.O_WRONLY|os.O_CREATE|oNoFollow, 0o600)
 	if err != nil {
 		return err
 	}
@@ -113,10 +127,10 @@ func (r *Runner) keepOutcome(o outcome) error {
 	return err
 }
 
-// keptOutcome reads the outcome its supervisor could not record of session id, if any.
-func (r *Runner) keptOutcome(id string) (outcome, bool) {
+// kept reads the outcome its supervisor could not record of session id, if any.
+func (oc *outcomes) kept(id string) (outcome, bool) {
 	var o outcome
-	data, err := readCapped(r.outcomePath(id), outcomeSize)
+	data, err := readCapped(oc.path(id), outcomeSize)
 	if err != nil || len(bytes.TrimSpace(data)) == 0 || json.Unmarshal(data, &o) != nil {
 		return o, false
 	}
@@ -125,25 +139,25 @@ func (r *Runner) keptOutcome(id string) (outcome, bool) {
 
 // modifyEnd is Store.Modify for the end of a session, o. The supervisor of the session (this
 // process) keeps o in the outcome file at the first failed write, then retries with a backoff
-// for up to endRetryFor, and removes the kept outcome once a write succeeds; any other caller
+// for up to retryFor, and removes the kept outcome once a write succeeds; any other caller
 // (reconciliation) tries once.
-func (r *Runner) modifyEnd(ctx context.Context, o outcome, fn func(*store.Session)) (store.Session, bool, error) {
-	deadline := time.Now().Add(r.endRetryFor)
-	wait := r.endBackoff
+func (oc *outcomes) modifyEnd(ctx context.Context, o outcome, fn func(*store.Session)) (store.Session, bool, error) {
+	deadline := time.Now().Add(oc.retryFor)
+	wait := oc.backoff
 	kept := false
 	for {
-		s, changed, err := r.Store.Modify(ctx, o.Session, []ir.SessionStatus{ir.Running, ir.Paused}, fn)
+		s, changed, err := oc.store.Modify(ctx, o.Session, []ir.SessionStatus{ir.Running, ir.Paused}, fn)
 		if err == nil {
 			if kept {
-				r.dropOutcome(o.Session)
+				oc.drop(o.Session)
 			}
 			return s, changed, nil
 		}
-		supervising := r.isSupervising(o.Session)
+		supervising := oc.supervising(o.Session)
 		if supervising && !kept {
 			// Kept now, not after the retries: a supervisor killed meanwhile must not lose it.
 			o.StoreError = err.Error()
-			kept = r.keepOutcome(o) == nil
+			kept = oc.keep(o) == nil
 		}
 		if !supervising || !time.Now().Before(deadline) || ctx.Err() != nil {
 			return store.Session{}, false, err
@@ -153,19 +167,12 @@ func (r *Runner) modifyEnd(ctx context.Context, o outcome, fn func(*store.Sessio
 	}
 }
 
-// isSupervising says whether this process supervises session id.
-func (r *Runner) isSupervising(id string) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.supervising[id]
-}
-
 // lateEnd records, for a session whose supervisor could not write the store when it ended, the
-// outcome that supervisor kept (keepOutcome), and says so; the one process that records it also
+// outcome that supervisor kept (outcomes.keep), and says so; the one process that records it also
 // reclaims its worktree. found is false when there is none; err is the store's failure to record
 // it (an *UnrecordedError).
 func (r *Runner) lateEnd(ctx context.Context, s store.Session) (found bool, err error) {
-	o, found := r.keptOutcome(s.ID)
+	o, found := r.supervisor.outcomes.kept(s.ID)
 	if !found {
 		return false, nil
 	}
@@ -185,8 +192,8 @@ func (r *Runner) lateEnd(ctx context.Context, s store.Session) (found bool, err 
 	}
 	_ = r.Store.Log(ctx, store.Event{Session: s.ID, Actor: s.Actor, Kind: "ended", Message: string(o.Status) + ": " + reason})
 	_ = r.Store.DropPauses(ctx, s.ID)
-	r.dropOutcome(s.ID)
-	r.settleReview(ctx, s.ID)
+	r.supervisor.outcomes.drop(s.ID)
+	r.playbooks().settleReview(ctx, s.ID)
 	r.reclaimWorktree(ctx, s)
 	return true, nil
 }
@@ -240,7 +247,7 @@ func (r *Runner) shownUnrecorded(s store.Session) error {
 	if s.Status.Ended() {
 		return nil
 	}
-	o, ok := r.keptOutcome(s.ID)
+	o, ok := r.supervisor.outcomes.kept(s.ID)
 	if !ok {
 		return nil
 	}

@@ -48,7 +48,7 @@ func jamEnds(t *testing.T, dir string) (unjam func()) {
 func TestEndKeptWhenTheStoreIsUnwritable(t *testing.T) {
 	dir := installFleet(t, probeFleet, false)
 	r := newRunner(t, dir, Options{})
-	r.endRetryFor = 0
+	r.supervisor.outcomes.retryFor = 0
 	unjam := jamEnds(t, dir)
 	ctx := context.Background()
 	s := launch(t, r, LaunchRequest{Actor: "judged", Text: "good"})
@@ -56,7 +56,7 @@ func TestEndKeptWhenTheStoreIsUnwritable(t *testing.T) {
 	if got, _, _ := r.Store.Get(ctx, s.ID); got.Status != ir.Running {
 		t.Fatalf("the end was written: %s %q", got.Status, got.Reason)
 	}
-	if _, ok := r.keptOutcome(s.ID); !ok {
+	if _, ok := r.supervisor.outcomes.kept(s.ID); !ok {
 		t.Fatal("no outcome kept")
 	}
 	// Its supervisor is gone (in this test, the supervisor was this process).
@@ -87,7 +87,7 @@ func TestEndKeptWhenTheStoreIsUnwritable(t *testing.T) {
 		!strings.Contains(got.Reason, "database or disk is full") {
 		t.Errorf("reason %q", got.Reason)
 	}
-	if _, err := os.Stat(r.outcomePath(s.ID)); !os.IsNotExist(err) {
+	if _, err := os.Stat(r.supervisor.outcomes.path(s.ID)); !os.IsNotExist(err) {
 		t.Errorf("the kept outcome outlived its recording: %v", err)
 	}
 }
@@ -98,13 +98,13 @@ func TestEndKeptWhenTheStoreIsUnwritable(t *testing.T) {
 func TestEndKeptAtOnceAndRetriedUntilTheStoreIsWritable(t *testing.T) {
 	dir := installFleet(t, probeFleet, false)
 	r := newRunner(t, dir, Options{})
-	r.endRetryFor, r.endBackoff = time.Hour, time.Millisecond
+	r.supervisor.outcomes.retryFor, r.supervisor.outcomes.backoff = time.Hour, time.Millisecond
 	unjam := jamEnds(t, dir)
 	ctx := context.Background()
 	s := launch(t, r, LaunchRequest{Actor: "fail"})
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		if _, ok := r.keptOutcome(s.ID); ok {
+		if _, ok := r.supervisor.outcomes.kept(s.ID); ok {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -123,7 +123,7 @@ func TestEndKeptAtOnceAndRetriedUntilTheStoreIsWritable(t *testing.T) {
 	if got.Status != ir.Failed || got.ExitCode == nil || *got.ExitCode != 3 || strings.Contains(got.Reason, "late") {
 		t.Fatalf("%s exit %v (%q)", got.Status, got.ExitCode, got.Reason)
 	}
-	if _, err := os.Stat(r.outcomePath(s.ID)); !os.IsNotExist(err) {
+	if _, err := os.Stat(r.supervisor.outcomes.path(s.ID)); !os.IsNotExist(err) {
 		t.Errorf("an outcome file is left: %v", err)
 	}
 }
@@ -135,20 +135,20 @@ func TestEndKeptAtOnceAndRetriedUntilTheStoreIsWritable(t *testing.T) {
 func TestKeepOutcomeFits(t *testing.T) {
 	dir := installFleet(t, probeFleet, false)
 	r := newRunner(t, dir, Options{})
-	if err := os.MkdirAll(filepath.Dir(r.outcomePath("1-a")), 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Dir(r.supervisor.outcomes.path("1-a")), 0o700); err != nil {
 		t.Fatal(err)
 	}
 	long := strings.Repeat("disque plein — ディスク ", 2000)
 	o := outcome{Session: "1-a", Status: ir.Done, Reason: long, Verified: long, StoreError: long, EndedAt: time.Now().UTC()}
-	if err := r.keepOutcome(o); err != nil {
+	if err := r.supervisor.outcomes.keep(o); err != nil {
 		t.Fatal(err)
 	}
-	got, ok := r.keptOutcome("1-a")
+	got, ok := r.supervisor.outcomes.kept("1-a")
 	if !ok || got.Status != ir.Done || !strings.HasPrefix(got.StoreError, "disque plein") || !utf8.ValidString(got.Reason+got.Verified+got.StoreError) {
 		t.Fatalf("kept %v: %+v", ok, got)
 	}
 	o = outcome{Session: strings.Repeat("x", 2*outcomeSize), Status: ir.Done, Reason: "short"}
-	if err := r.keepOutcome(o); err == nil {
+	if err := r.supervisor.outcomes.keep(o); err == nil {
 		t.Fatal("an outcome that cannot fit was kept")
 	}
 }

@@ -47,7 +47,7 @@ func TestCancelWhilePreparing(t *testing.T) {
 					t.Fatal(err)
 				}
 			} else {
-				r.phaseHook = func(p, id string) {
+				r.supervisor.phaseHook = func(p, id string) {
 					if p == phase {
 						reached <- id
 						<-release

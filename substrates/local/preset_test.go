@@ -282,7 +282,7 @@ func TestSeedFollowsNoLinkOutOfTheWorktree(t *testing.T) {
 	if err := os.Symlink(outside, filepath.Join(workdir, ".autonomy")); err != nil {
 		t.Fatal(err)
 	}
-	undo, err := r.seed(workdir)
+	undo, err := r.In.seed(workdir)
 	if err == nil {
 		undo()
 		t.Error("seeding through a link out of the worktree succeeded")

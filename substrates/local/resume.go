@@ -37,11 +37,11 @@ const resumedEvent = "resumed"
 // playbook session working in the installation root. One in a worktree of its own (workspace:
 // isolated, --branch) is not: the new supervisor would need the dead one's worktree, whose
 // starting commit only that one knew.
-func (r *Runner) continuable(s store.Session) bool {
+func (pb *playbooks) continuable(s store.Session) bool {
 	if s.Branch != "" || s.Worktree {
 		return false
 	}
-	cfg, err := r.In.Actor(s.Actor)
+	cfg, err := pb.in.Actor(s.Actor)
 	return err == nil && cfg.Steps && cfg.Workspace != "isolated"
 }
 
@@ -50,16 +50,16 @@ func (r *Runner) continuable(s store.Session) bool {
 // supervisor runs in the environment of the process that starts it, where the agent command and
 // the secrets are read, and an agent's call from inside a session must choose neither. A
 // session's call leaves it as it is, for the operator's next reconciliation.
-func (r *Runner) takeOver(ctx context.Context, s store.Session) (store.Session, error) {
-	if r.caller != nil {
+func (pb *playbooks) takeOver(ctx context.Context, s store.Session) (store.Session, error) {
+	if pb.caller != nil {
 		return s, nil
 	}
-	if s.SupervisorPID == 0 && r.opts.Now().Sub(s.CreatedAt) < startGrace {
+	if s.SupervisorPID == 0 && pb.now().Sub(s.CreatedAt) < startGrace {
 		// Its launcher is still recording the supervisor it started, which may have started
 		// the run already: that one is alive.
 		return s, nil
 	}
-	return r.continueSteps(ctx, s)
+	return pb.continueSteps(ctx, s)
 }
 
 // continueSteps claims s, a step playbook session whose supervisor died, and starts its new
@@ -68,14 +68,14 @@ func (r *Runner) takeOver(ctx context.Context, s store.Session) (store.Session, 
 // reconciliation saw, and then records this process as its supervisor (alive, so nobody else
 // claims it) until start hands it over to the new one. Of two processes reconciling at once, one
 // claims it and the other finds it claimed.
-func (r *Runner) continueSteps(ctx context.Context, s store.Session) (store.Session, error) {
+func (pb *playbooks) continueSteps(ctx context.Context, s store.Session) (store.Session, error) {
 	self := os.Getpid()
 	selfStart, _ := proc.StartTime(self)
 	var claimed bool
 	var n int
 	var next string
 	checkpointed := false
-	err := r.Store.Tx(ctx, func(tx *store.Tx) error {
+	err := pb.store.Tx(ctx, func(tx *store.Tx) error {
 		cur, ok, err := tx.Get(s.ID)
 		if err != nil || !ok {
 			return err
@@ -105,32 +105,32 @@ func (r *Runner) continueSteps(ctx context.Context, s store.Session) (store.Sess
 		claimed = true
 		return tx.Log(store.Event{Session: s.ID, Actor: s.Actor, Kind: resumedEvent,
 			Message: fmt.Sprintf("continued by %s (continuation %d of at most %d): its supervising runner died; it resumes %s",
-				r.describe(), n+1, MaxContinuations, resumesAt(checkpointed, next))})
+				pb.caller.describe(), n+1, MaxContinuations, resumesAt(checkpointed, next))})
 	})
 	if err != nil {
 		return s, err
 	}
 	if claimed {
-		cur, _, err := r.Store.Get(ctx, s.ID)
+		cur, _, err := pb.store.Get(ctx, s.ID)
 		if err != nil {
 			return s, err
 		}
-		if err := r.start(ctx, cur); err != nil {
+		if err := pb.ctl.start(ctx, cur); err != nil {
 			return cur, err
 		}
 	} else if n >= MaxContinuations {
 		var stopBy time.Time
 		if sessionGroup(s) { // its leader may be gone, a process started for it not
-			stopBy = time.Now().Add(r.grace())
+			stopBy = time.Now().Add(pb.in.grace())
 		}
 		reason := fmt.Sprintf("its supervising runner died %d times: it was continued %d times already, the most allowed (%d), so it is not continued again (it would have resumed %s); launch it again to start over",
 			n+1, n, MaxContinuations, resumesAt(checkpointed, next))
-		ended, err := r.end(ctx, s.ID, ir.Failed, reason, "", nil, stopBy)
+		ended, err := pb.ctl.end(ctx, s.ID, ir.Failed, reason, "", nil, stopBy)
 		if err != nil {
 			return s, err
 		}
 		if ended {
-			_ = r.Store.Log(ctx, store.Event{Session: s.ID, Actor: s.Actor, Kind: "orphaned", Message: reason})
+			_ = pb.store.Log(ctx, store.Event{Session: s.ID, Actor: s.Actor, Kind: "orphaned", Message: reason})
 			if !stopBy.IsZero() {
 				_ = proc.Term(s.PID) // recorded first: whoever reconciles next KILLs at stopBy
 			}
@@ -143,7 +143,7 @@ func (r *Runner) continueSteps(ctx context.Context, s store.Session) (store.Sess
 			}
 		}
 	}
-	cur, _, err := r.Store.Get(ctx, s.ID)
+	cur, _, err := pb.store.Get(ctx, s.ID)
 	return cur, err
 }
 
@@ -161,8 +161,8 @@ func resumesAt(checkpointed bool, next string) string {
 // resumeRun is where the new supervisor of a continued session starts: its log says how it was
 // continued (the last "resumed" event), and what is left of the old run is stopped (stopLeftover).
 // It says whether the session can go on.
-func (r *Runner) resumeRun(ctx context.Context, s store.Session, logf io.Writer) bool {
-	if es, err := r.Store.Events(ctx, s.ID, 20); err == nil {
+func (pb *playbooks) resumeRun(ctx context.Context, s store.Session, logf io.Writer) bool {
+	if es, err := pb.store.Events(ctx, s.ID, 20); err == nil {
 		for i := len(es) - 1; i >= 0; i-- {
 			if es[i].Kind == resumedEvent {
 				fmt.Fprintf(logf, "autonomy: %s\n", es[i].Message)
@@ -170,7 +170,7 @@ func (r *Runner) resumeRun(ctx context.Context, s store.Session, logf io.Writer)
 			}
 		}
 	}
-	return r.stopLeftover(s, logf)
+	return pb.stopLeftover(s, logf)
 }
 
 // stopLeftover, in the new supervisor of a continued session, stops what is left of the run its
@@ -180,7 +180,7 @@ func (r *Runner) resumeRun(ctx context.Context, s store.Session, logf io.Writer)
 // of the step in flight runs in a group of its own, and outlives a run that was killed outright.
 // TERM to them all (a run stops its step's agent), then KILL after the grace period. It says
 // whether they are gone.
-func (r *Runner) stopLeftover(s store.Session, logf io.Writer) bool {
+func (pb *playbooks) stopLeftover(s store.Session, logf io.Writer) bool {
 	var groups []int
 	if s.PID > 0 && sessionGroup(s) {
 		groups = append(groups, s.PID)
@@ -193,11 +193,11 @@ func (r *Runner) stopLeftover(s store.Session, logf io.Writer) bool {
 	if len(groups) == 0 {
 		return true
 	}
-	fmt.Fprintf(logf, "autonomy: its supervising runner died: stopping what is left of the run it started (process groups %v: TERM, then KILL after %s)\n", groups, r.grace())
+	fmt.Fprintf(logf, "autonomy: its supervising runner died: stopping what is left of the run it started (process groups %v: TERM, then KILL after %s)\n", groups, pb.in.grace())
 	for _, g := range groups {
 		_ = proc.Term(g)
 	}
-	deadline, ok := time.Now().Add(r.grace()), true
+	deadline, ok := time.Now().Add(pb.in.grace()), true
 	for _, g := range groups {
 		if err := proc.KillAt(g, deadline); err != nil {
 			fmt.Fprintf(logf, "autonomy: %v\n", err)

@@ -116,7 +116,7 @@ func (r *Runner) lockRoot(ctx context.Context, s store.Session, logf io.Writer, 
 			_ = r.Store.Log(ctx, store.Event{Session: s.ID, Actor: s.Actor, Kind: "queued", Message: msg})
 		}
 		time.Sleep(rootPoll)
-		if r.cancelled(ctx, s.ID) {
+		if r.supervisor.cancelled(ctx, s.ID) {
 			fmt.Fprintf(logf, "autonomy: cancelled while queued: the agent was not started\n")
 			return nil, false
 		}
@@ -148,7 +148,7 @@ func (r *Runner) rootOrphan(ctx context.Context, self string) (store.Session, bo
 		if cfg, err := r.In.ReloadActor(o.Actor); err == nil && !cfg.Skill {
 			continue
 		}
-		if !r.supervisorAlive(o) && sessionGroup(o) {
+		if !r.supervisor.alive(o) && sessionGroup(o) {
 			return o, true
 		}
 	}

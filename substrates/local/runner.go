@@ -8,12 +8,9 @@ import (
 	"os/user"
 	"path/filepath"
 	"sort"
-	"sync"
 	"time"
 
-	"github.com/autonomyhq/autonomy/internal/proc"
 	"github.com/autonomyhq/autonomy/ir"
-	"github.com/autonomyhq/autonomy/substrates"
 	"github.com/autonomyhq/autonomy/substrates/local/store"
 )
 
@@ -51,46 +48,13 @@ type Runner struct {
 	Store  *store.Store
 	opts   Options
 	caller *caller
-	engage Engager
 
-	mu          sync.Mutex
-	supervising map[string]bool
-	wg          sync.WaitGroup
-	// stopWait holds, for each session this process supervises, where pollStops tells of a stop
-	// recorded by any process; stopPolling says whether pollStops runs.
-	stopMu      sync.Mutex
-	stopWait    map[string]chan time.Time
-	stopPolling bool
+	// asks is the human runner: the asks to people, and how people are told of them.
+	asks *asks
+	// supervisor is what this process holds to supervise sessions (supervisors.go).
+	supervisor *supervisor
 	// minute is the unit of timeoutMinutes: a minute, shorter in tests.
 	minute time.Duration
-	// endRetryFor and endBackoff bound how long, and how often, a supervisor tries again to
-	// record its session's end in a store it cannot write (outcome.go).
-	endRetryFor, endBackoff time.Duration
-	// phaseHook, set by tests only, is called as a supervisor reaches each step of preparing a
-	// session (prepare.go).
-	phaseHook func(phase, id string)
-}
-
-// caller is the session a verb is called from.
-type caller struct {
-	session store.Session
-	substrates.Caller
-}
-
-// describe names the caller in messages and records.
-func (r *Runner) describe() string {
-	if r.caller == nil {
-		return "the operator"
-	}
-	return fmt.Sprintf("session %s (actor %q)", r.caller.session.ID, r.caller.session.Actor)
-}
-
-// origin is what a launch records as its origin.
-func (r *Runner) origin() string {
-	if r.caller == nil {
-		return "operator"
-	}
-	return "session:" + r.caller.session.ID
 }
 
 // DBPath is the database of an installation.
@@ -121,14 +85,15 @@ func New(dir string, opts Options) (*Runner, error) {
 	if opts.Minute <= 0 {
 		opts.Minute = time.Minute
 	}
-	r := &Runner{In: in, Store: st, opts: opts, supervising: map[string]bool{}, minute: opts.Minute,
-		endRetryFor: defaultEndRetryFor, endBackoff: defaultEndBackoff}
-	r.engage = opts.Engage
-	if r.engage == nil {
-		r.engage = &AttentionFile{Path: filepath.Join(in.Dir, filepath.FromSlash(StateDir), "attention.md"), Store: st, In: in}
+	r := &Runner{In: in, Store: st, opts: opts, minute: opts.Minute}
+	r.supervisor = newSupervisor(in, st, opts.Now)
+	engager := opts.Engage
+	if engager == nil {
+		engager = &AttentionFile{Path: filepath.Join(in.Dir, filepath.FromSlash(StateDir), "attention.md"), Store: st, In: in}
 	}
+	r.asks = &asks{store: st, engager: engager, now: opts.Now, by: func() string { return r.caller.describe() }}
 	if opts.Session != "" {
-		if err := r.identify(opts.Session); err != nil {
+		if r.caller, err = identify(st, in, opts.Session); err != nil {
 			st.Close()
 			return nil, err
 		}
@@ -158,35 +123,12 @@ func prepareState(dir string) error {
 
 // Close waits for the sessions this process supervises, then closes the store.
 func (r *Runner) Close() error {
-	r.wg.Wait()
+	r.supervisor.set.wait()
 	return r.Store.Close()
 }
 
 // Wait waits for the sessions this process supervises to end.
-func (r *Runner) Wait() { r.wg.Wait() }
-
-// identify loads the calling session: it must exist and be in flight, or the caller is refused
-// (an ended session's leftovers must not act, and a forged id grants nothing).
-func (r *Runner) identify(id string) error {
-	s, ok, err := r.Store.Get(context.Background(), id)
-	if err != nil {
-		return err
-	}
-	if !ok || s.Status.Ended() {
-		state := "unknown"
-		if ok {
-			state = string(s.Status)
-		}
-		return &DeniedError{Msg: fmt.Sprintf("%s=%s names no session in flight (%s): a runner call from inside a session acts only while that session runs", SessionEnv, id, state)}
-	}
-	cfg, err := r.In.Actor(s.Actor)
-	if err != nil {
-		return err
-	}
-	r.caller = &caller{session: s}
-	r.caller.Caller = substrates.Caller{Who: r.describe(), Caps: substrates.ParseCapabilities(cfg.Capabilities)}
-	return nil
-}
+func (r *Runner) Wait() { r.supervisor.set.wait() }
 
 // DeniedError is a runner verb refused to the calling session.
 type DeniedError struct{ Msg string }
@@ -199,42 +141,19 @@ type RefusedError struct{ Msg string }
 
 func (e *RefusedError) Error() string { return e.Msg }
 
-// authorize checks that the caller may apply verb (launch, list, update, cancel) to actor ("" for
-// any actor: list), as substrates.Caller decides on every substrate. The operator may do
-// everything.
-func (r *Runner) authorize(ctx context.Context, verb, actor string) error {
-	if r.caller == nil {
-		return nil
-	}
-	msg := r.caller.Authorize(verb, actor)
-	if msg == "" {
-		return nil
-	}
-	_ = r.Store.Log(ctx, store.Event{Session: r.caller.session.ID, Actor: r.caller.session.Actor, Kind: "denied", Message: msg})
-	return &DeniedError{Msg: msg}
-}
-
-// listScope is the only actor a scoped agent:list lets the caller see ("" for all).
-func (r *Runner) listScope() string {
-	if r.caller == nil {
-		return ""
-	}
-	return r.caller.ListScope()
-}
-
 // Get returns one session, reconciled with its process. When the session ended but the store
 // could not be written to record it, Get returns it as the store has it with an
 // *UnrecordedError that says how it ended.
 func (r *Runner) Get(ctx context.Context, id string) (store.Session, bool, error) {
-	if err := r.authorize(ctx, "list", ""); err != nil {
+	if err := r.caller.authorize(ctx, "list", ""); err != nil {
 		return store.Session{}, false, err
 	}
 	s, ok, err := r.Store.Get(ctx, id)
 	if err != nil || !ok {
 		return s, ok, err
 	}
-	if scope := r.listScope(); scope != "" && s.Actor != scope {
-		return store.Session{}, false, r.authorize(ctx, "list", s.Actor)
+	if scope := r.caller.listScope(); scope != "" && s.Actor != scope {
+		return store.Session{}, false, r.caller.authorize(ctx, "list", s.Actor)
 	}
 	if s, err = r.reconcile(ctx, s); err != nil {
 		return s, true, err
@@ -246,10 +165,10 @@ func (r *Runner) Get(ctx context.Context, id string) (store.Session, bool, error
 // but the store could not be written to record it, List returns them all, those as the store has
 // them, with an *UnrecordedError that says how each ended.
 func (r *Runner) List(ctx context.Context, all bool) ([]store.Session, error) {
-	if err := r.authorize(ctx, "list", ""); err != nil {
+	if err := r.caller.authorize(ctx, "list", ""); err != nil {
 		return nil, err
 	}
-	opts := store.ListOptions{All: all, Actor: r.listScope()}
+	opts := store.ListOptions{All: all, Actor: r.caller.listScope()}
 	ss, err := r.Store.List(ctx, opts)
 	if err != nil {
 		return nil, err
@@ -302,7 +221,7 @@ func (r *Runner) Logs(ctx context.Context, id string) (store.Session, string, er
 	if s.Kind == "human" {
 		return s, "", &RefusedError{Msg: fmt.Sprintf("session %s is an ask to a person: there is nothing to watch, only its completion", id)}
 	}
-	path, valid := r.logPath(s.ID)
+	path, valid := r.In.logPath(s.ID)
 	if !valid {
 		return s, "", &RefusedError{Msg: fmt.Sprintf("%q is not a session id", s.ID)}
 	}
@@ -371,16 +290,4 @@ func sortedKeys(m map[string]string) []string {
 	}
 	sort.Strings(keys)
 	return keys
-}
-
-// supervisorAlive reports whether a session still has a runner watching it: this process, or
-// its recorded supervisor.
-func (r *Runner) supervisorAlive(s store.Session) bool {
-	r.mu.Lock()
-	mine := r.supervising[s.ID]
-	r.mu.Unlock()
-	if mine {
-		return true
-	}
-	return s.SupervisorPID > 0 && proc.Alive(s.SupervisorPID, s.SupervisorStart)
 }

@@ -20,12 +20,12 @@ import (
 // which an agent working in the installation root can write (a log path naming ~/.bashrc would
 // have the supervisor append the session's output there). ok is false for an id the store does
 // not make (digits, a dash, letters and digits).
-func (r *Runner) logPath(id string) (string, bool) {
+func (in *Install) logPath(id string) (string, bool) {
 	seq, tag, found := strings.Cut(id, "-")
 	if !found || seq == "" || tag == "" || strings.Trim(seq, "0123456789") != "" || strings.Trim(tag, "abcdefghijklmnopqrstuvwxyz0123456789") != "" {
 		return "", false
 	}
-	return r.In.Path(StateDir + "/logs/" + id + ".log"), true
+	return in.Path(StateDir + "/logs/" + id + ".log"), true
 }
 
 // createNew creates path as a new, empty regular file (perm), whatever was there (a link, a file)

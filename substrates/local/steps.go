@@ -24,8 +24,8 @@ func ArtifactsDir(id string) string { return StateDir + "/results/" + id + ".art
 
 // stepsArgv adds to a step playbook session's run the agent every step runs and where its
 // artifacts go.
-func (r *Runner) stepsArgv(cfg *ActorConfig, id string, argv []string) ([]string, error) {
-	words, _, preset, err := r.command(cfg)
+func (pb *playbooks) stepsArgv(cfg *ActorConfig, id string, argv []string) ([]string, error) {
+	words, _, preset, err := pb.in.command(pb.env, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -33,7 +33,7 @@ func (r *Runner) stepsArgv(cfg *ActorConfig, id string, argv []string) ([]string
 	if err != nil {
 		return nil, err
 	}
-	argv = append(argv, "--agent-argv", string(b), "--artifacts-dir", r.In.Path(ArtifactsDir(id)))
+	argv = append(argv, "--agent-argv", string(b), "--artifacts-dir", pb.in.Path(ArtifactsDir(id)))
 	if preset {
 		argv = append(argv, "--agent", cfg.Command.Preset)
 	}
@@ -42,13 +42,13 @@ func (r *Runner) stepsArgv(cfg *ActorConfig, id string, argv []string) ([]string
 
 // answerSteps applies a to the paused step playbook run raw (taken under hash): the state to
 // continue, or cancel. An answer that does not fit puts the pause back and is refused.
-func (r *Runner) answerSteps(ctx context.Context, id, hash string, raw []byte, a stepsrun.Answer) ([]byte, bool, error) {
+func (pb *playbooks) answerSteps(ctx context.Context, id, hash string, raw []byte, a stepsrun.Answer) ([]byte, bool, error) {
 	if a.Cancel {
 		return raw, true, nil
 	}
 	next, err := stepsrun.Apply(raw, a)
 	if err != nil {
-		if serr := r.Store.SavePause(ctx, hash, id, raw); serr != nil {
+		if serr := pb.store.SavePause(ctx, hash, id, raw); serr != nil {
 			return nil, false, serr
 		}
 		return nil, false, &RefusedError{Msg: fmt.Sprintf("refused: %v; the token is still valid", err)}
@@ -57,8 +57,8 @@ func (r *Runner) answerSteps(ctx context.Context, id, hash string, raw []byte, a
 }
 
 // settleSteps ends (or parks) a step playbook session from the envelope its process printed.
-func (r *Runner) settleSteps(ctx context.Context, s store.Session, log io.Writer, end func(ir.SessionStatus, string, string, *int), code *int) {
-	path := r.envelopePath(s.ID)
+func (pb *playbooks) settleSteps(ctx context.Context, s store.Session, log io.Writer, end func(ir.SessionStatus, string, string, *int), code *int) {
+	path := pb.envelopePath(s.ID)
 	raw, err := os.ReadFile(path)
 	os.Remove(path) // it may hold a resume token: it is not kept
 	var env stepsrun.Envelope
@@ -66,7 +66,7 @@ func (r *Runner) settleSteps(ctx context.Context, s store.Session, log io.Writer
 		err = json.Unmarshal(raw, &env)
 	}
 	if err != nil {
-		_ = r.Store.DropPauses(ctx, s.ID) // its checkpoint: a session that ended is not continued
+		_ = pb.store.DropPauses(ctx, s.ID) // its checkpoint: a session that ended is not continued
 		end(ir.Failed, fmt.Sprintf("the step playbook printed no envelope: %v", err), "", code)
 		return
 	}
@@ -75,7 +75,7 @@ func (r *Runner) settleSteps(ctx context.Context, s store.Session, log io.Writer
 	}
 	switch {
 	case !env.OK:
-		_ = r.Store.DropPauses(ctx, s.ID)
+		_ = pb.store.DropPauses(ctx, s.ID)
 		msg := "the step playbook failed"
 		if env.Error != nil {
 			msg += ": " + env.Error.Message
@@ -105,7 +105,7 @@ func (r *Runner) settleSteps(ctx context.Context, s store.Session, log io.Writer
 		case "select":
 			how = "--answer " + strings.Join(q.Options, "|")
 		}
-		r.park(ctx, s, log, end, code, parking{step: q.Step, prompt: prompt, token: q.ResumeToken, verb: "answer", how: how})
+		pb.park(ctx, s, log, end, code, parking{step: q.Step, prompt: prompt, token: q.ResumeToken, verb: "answer", how: how})
 	default:
 		end(ir.Failed, "the step playbook printed an envelope with status "+strconv.Quote(env.Status), "", code)
 	}

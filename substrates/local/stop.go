@@ -2,8 +2,7 @@ package local
 
 import (
 	"context"
-	"fmt"
-	"io"
+	"sync"
 	"time"
 
 	"github.com/autonomyhq/autonomy/internal/proc"
@@ -17,82 +16,68 @@ import (
 // process that cancelled it.
 const watchEvery = 200 * time.Millisecond
 
-// watch waits for the session's process to exit, stopping its group at its timeout (TERM, KILL
-// after the grace period) or when the session is cancelled (the canceller sent TERM and recorded
-// when KILL is due). It returns the process's exit and whether it timed out.
-func (r *Runner) watch(id string, pid int, timeout time.Duration, exited <-chan error, logf io.Writer) (error, bool) {
-	var expired <-chan time.Time
-	if timeout > 0 {
-		t := time.NewTimer(timeout)
-		defer t.Stop()
-		expired = t.C
-	}
-	stop, forget := r.awaitStop(id)
-	defer forget()
-	select {
-	case err := <-exited:
-		return err, false
-	case <-expired:
-		fmt.Fprintf(logf, "autonomy: timed out after %s: TERM to its process group, KILL after %s\n", timeout, r.grace())
-		_ = proc.Terminate(pid, r.grace())
-		return <-exited, true
-	case by := <-stop:
-		if err := proc.KillAt(pid, by); err != nil {
-			fmt.Fprintf(logf, "autonomy: %v\n", err)
-		}
-		return <-exited, false
-	}
+// stopWatch tells the sessions this process supervises of the stops any process records: the
+// poller reads which stops are under way while one is registered.
+type stopWatch struct {
+	// stopping reads the sessions whose stop is under way (Store.Stopping).
+	stopping func(context.Context) ([]store.Session, error)
+
+	mu sync.Mutex
+	// waiting holds, for each session registered, where poll tells of its stop; polling says
+	// whether poll runs.
+	waiting map[string]chan time.Time
+	polling bool
 }
 
-// awaitStop registers a supervised session for the stop poller: the channel receives the
-// session's StopBy once a stop of it is recorded. forget unregisters it.
-func (r *Runner) awaitStop(id string) (stop <-chan time.Time, forget func()) {
+// await registers a supervised session for the stop poller: the channel receives the session's
+// StopBy once a stop of it is recorded. forget unregisters it.
+func (w *stopWatch) await(id string) (stop <-chan time.Time, forget func()) {
 	ch := make(chan time.Time, 1)
-	r.stopMu.Lock()
-	if r.stopWait == nil {
-		r.stopWait = map[string]chan time.Time{}
+	w.mu.Lock()
+	if w.waiting == nil {
+		w.waiting = map[string]chan time.Time{}
 	}
-	r.stopWait[id] = ch
-	if !r.stopPolling {
-		r.stopPolling = true
-		go r.pollStops()
+	w.waiting[id] = ch
+	if !w.polling {
+		w.polling = true
+		go w.poll()
 	}
-	r.stopMu.Unlock()
+	w.mu.Unlock()
 	return ch, func() {
-		r.stopMu.Lock()
-		delete(r.stopWait, id)
-		r.stopMu.Unlock()
+		w.mu.Lock()
+		delete(w.waiting, id)
+		w.mu.Unlock()
 	}
 }
 
-// pollStops reads, every watchEvery while this process supervises sessions, which stops are
-// under way, and tells the supervisors concerned: one query of a few rows per process, however
-// many sessions it supervises. It ends when none is left to tell.
-func (r *Runner) pollStops() {
+// poll reads, every watchEvery while this process supervises sessions, which stops are under
+// way, and tells the supervisors concerned: one query of a few rows per process, however many
+// sessions it supervises. It ends when none is left to tell.
+func (w *stopWatch) poll() {
 	t := time.NewTicker(watchEvery)
 	defer t.Stop()
 	for range t.C {
-		r.stopMu.Lock()
-		if len(r.stopWait) == 0 {
-			r.stopPolling = false
-			r.stopMu.Unlock()
+		w.mu.Lock()
+		if len(w.waiting) == 0 {
+			w.polling = false
+			w.mu.Unlock()
 			return
 		}
-		r.stopMu.Unlock()
-		ss, err := r.Store.Stopping(context.Background())
+		w.mu.Unlock()
+		ss, err := w.stopping(context.Background())
 		if err != nil {
 			continue // the store is closing, or busy: the next round tells
 		}
-		r.stopMu.Lock()
+		w.mu.Lock()
 		for _, s := range ss {
-			if ch, ok := r.stopWait[s.ID]; ok {
+			if ch, ok := w.waiting[s.ID]; ok {
 				select {
 				case ch <- s.StopBy:
 				default:
 				}
 			}
 		}
-		r.stopMu.Unlock()
+		w.mu.Unlock()
 	}
 }
 
@@ -156,21 +141,21 @@ func (r *Runner) Cancel(ctx context.Context, id string) (bool, error) {
 		return false, err
 	}
 	if !ok {
-		if err := r.authorize(ctx, "cancel", ""); err != nil {
+		if err := r.caller.authorize(ctx, "cancel", ""); err != nil {
 			return false, err
 		}
 		return false, nil
 	}
-	if err := r.authorize(ctx, "cancel", s.Actor); err != nil {
+	if err := r.caller.authorize(ctx, "cancel", s.Actor); err != nil {
 		return false, err
 	}
 	now := r.opts.Now().UTC()
 	// The KILL deadline is recorded with the cancel, before the TERM is sent: its supervisor (or,
 	// if that died, whichever runner reconciles next) sends the KILL, so that it happens however
 	// this process ends, and cancel returns at once.
-	stopBy := time.Now().Add(r.grace())
+	stopBy := time.Now().Add(r.In.grace())
 	s, changed, err := r.Store.Modify(ctx, id, []ir.SessionStatus{ir.Running, ir.Paused}, func(m *store.Session) {
-		m.Status, m.EndedAt, m.Reason = ir.Cancelled, now, "cancelled by "+r.describe()
+		m.Status, m.EndedAt, m.Reason = ir.Cancelled, now, "cancelled by "+r.caller.describe()
 		if m.Kind == "agent" && m.PID > 0 {
 			m.StopBy = stopBy
 		}
@@ -178,12 +163,12 @@ func (r *Runner) Cancel(ctx context.Context, id string) (bool, error) {
 	if err != nil || !changed {
 		return false, err
 	}
-	_ = r.Store.Log(ctx, store.Event{Session: id, Actor: s.Actor, Kind: "cancelled", Message: "cancelled by " + r.describe()})
+	_ = r.Store.Log(ctx, store.Event{Session: id, Actor: s.Actor, Kind: "cancelled", Message: "cancelled by " + r.caller.describe()})
 	// A workflow's pause dies with it: its token resumes nothing any more.
 	_ = r.Store.DropPauses(ctx, id)
-	r.settleReview(ctx, id) // a reviewer cancelled fails the session it reviewed (capsule.go)
+	r.playbooks().settleReview(ctx, id) // a reviewer cancelled fails the session it reviewed (capsule.go)
 	if s.Kind == "human" {
-		return true, r.engage.Retract(ctx, s)
+		return true, r.asks.engager.Retract(ctx, s)
 	}
 	if sessionGroup(s) { // its leader may be gone, a process started for it not
 		if err := proc.Term(s.PID); err != nil {

@@ -33,11 +33,9 @@ func (r *Runner) Supervise(ctx context.Context, id string) error {
 	// session starts, so a process that left the session's group (setsid) and was orphaned is
 	// re-parented here, and killed once the session is over, rather than living on under init.
 	subreaper := proc.BecomeSubreaper() == nil
-	r.mu.Lock()
-	r.supervising[id] = true
-	r.mu.Unlock()
+	r.supervisor.set.hold(id)
 	r.supervise(ctx, id)
-	r.done(id)
+	r.supervisor.set.release(id)
 	if subreaper {
 		if killed := proc.KillOrphans(r.otherSupervisor); len(killed) > 0 {
 			msg := fmt.Sprintf("killed %d process(es) that had left its process group and outlived it: %v", len(killed), killed)
@@ -76,21 +74,21 @@ func (r *Runner) supervise(ctx context.Context, id string) {
 	if err != nil || !ok || s.Status.Ended() {
 		return
 	}
-	path, valid := r.logPath(id)
+	path, valid := r.In.logPath(id)
 	if !valid {
 		r.finish(ctx, id, ir.Failed, fmt.Sprintf("%q is not a session id", id), "", nil)
 		return
 	}
-	logf, err := openCappedLog(path, r.logMax())
+	logf, err := openCappedLog(path, r.In.logMax())
 	if err != nil {
 		r.finish(ctx, id, ir.Failed, fmt.Sprintf("cannot open its log: %v", err), "", nil)
 		return
 	}
 	defer logf.Close()
 	// Where its outcome is kept should the store be unwritable when it ends (outcome.go).
-	r.reserveOutcome(id)
-	defer r.settleOutcome(id)
-	if s.PID > 0 && !r.resumeRun(ctx, s, logf) {
+	r.supervisor.outcomes.reserve(id)
+	defer r.supervisor.outcomes.settle(id)
+	if s.PID > 0 && !r.playbooks().resumeRun(ctx, s, logf) {
 		// A continued session (resume.go): the run its dead supervisor started must be gone.
 		r.finish(ctx, id, ir.Failed, fmt.Sprintf("cannot stop the run its dead supervisor started (process group %d)", s.PID), "", nil)
 		return
@@ -108,8 +106,8 @@ func (r *Runner) supervise(ctx context.Context, id string) {
 		return
 	}
 
-	r.phase("workspace", id)
-	if r.cancelled(ctx, id) {
+	r.supervisor.phase("workspace", id)
+	if r.supervisor.cancelled(ctx, id) {
 		return
 	}
 	workdir, cleanup, err := r.workspace(ctx, s, cfg)
@@ -167,12 +165,12 @@ func (sv *supervision) run(ctx context.Context, hold *rootHold, cleanup func() s
 		}
 	}
 	sv.resultPath = r.In.Path(StateDir + "/results/" + id + ".json")
-	sv.env = r.sessionEnv(s, sv.cfg, sv.workdir, sv.resultPath)
+	sv.env = r.In.sessionEnv(r.opts.Env, s, sv.cfg, sv.workdir, sv.resultPath)
 
 	// A cancel recorded while the session is prepared ends it before anything more starts: it is
 	// checked after each step, and stops a prelaunch under way (prepare.go).
-	r.phase("prelaunch", id)
-	if r.cancelled(ctx, id) {
+	r.supervisor.phase("prelaunch", id)
+	if r.supervisor.cancelled(ctx, id) {
 		return
 	}
 	if sv.prelaunch(ctx) {
@@ -190,10 +188,10 @@ func (sv *supervision) prelaunch(ctx context.Context) bool {
 	pre := exec.Command("/bin/sh", "-c", cfg.Prelaunch)
 	pre.Dir, pre.Env = sv.workdir, sv.env
 	pre.SysProcAttr = proc.SysProcAttr()
-	stop, forget := r.watchCancel(id)
-	err := runBounded(pre, logf, sv.s.Timeout, r.grace(), stop)
+	stop, forget := r.supervisor.watchCancel(id)
+	err := runBounded(pre, logf, sv.s.Timeout, r.In.grace(), stop)
 	forget()
-	if errors.Is(err, errCancelled) || r.cancelled(ctx, id) {
+	if errors.Is(err, errCancelled) || r.supervisor.cancelled(ctx, id) {
 		fmt.Fprintf(logf, "autonomy: cancelled while preparing: the agent was not started\n")
 		return false
 	}
@@ -232,12 +230,12 @@ func (sv *supervision) launch(ctx context.Context, hold *rootHold) {
 // stdin, and whether the argv is a preset's.
 func (sv *supervision) command(ctx context.Context) (argv []string, stdin string, preset bool, err error) {
 	if sv.cfg.Workflow {
-		argv, err = sv.r.workflowArgv(ctx, sv.s, sv.cfg, sv.workdir)
+		argv, err = sv.r.playbooks().workflowArgv(ctx, sv.s, sv.cfg, sv.workdir)
 	} else {
-		argv, stdin, preset, err = sv.r.command(sv.cfg)
+		argv, stdin, preset, err = sv.r.In.command(sv.r.opts.Env, sv.cfg)
 	}
 	if err == nil && preset {
-		argv, err = sv.r.fill(ctx, sv.s, sv.cfg, argv, sv.env, sv.workdir, sv.resultPath)
+		argv, err = sv.r.In.fill(ctx, sv.s, sv.cfg, argv, sv.env, sv.workdir, sv.resultPath)
 	}
 	return argv, stdin, preset, err
 }
@@ -249,7 +247,7 @@ func (sv *supervision) guard(ctx context.Context) bool {
 	if sv.cfg.Skill && sv.workdir == sv.r.In.Dir {
 		// The agent works in the installation itself: what autonomy installed there is put
 		// back when it ends (guard.go).
-		if sv.snap, err = sv.r.snapshotInstall(); err != nil {
+		if sv.snap, err = sv.r.In.snapshotInstall(); err != nil {
 			sv.end(ir.Failed, fmt.Sprintf("cannot read the installation: %v (compile again)", err), "", nil)
 			return false
 		}
@@ -280,9 +278,9 @@ func (sv *supervision) start(ctx context.Context, hold *rootHold, argv []string,
 		// cap, never more (outcap.go).
 		sv.outPath = r.In.Path(StateDir + "/results/" + id + ".out.json")
 		if cfg.Workflow {
-			sv.outPath = r.envelopePath(id)
+			sv.outPath = r.playbooks().envelopePath(id)
 		}
-		if sv.resultOut, err = captureOutput(sv.outPath, r.logMax()); err != nil {
+		if sv.resultOut, err = captureOutput(sv.outPath, r.In.logMax()); err != nil {
 			sv.end(ir.Failed, fmt.Sprintf("cannot open its output: %v", err), "", nil)
 			return
 		}
@@ -308,8 +306,8 @@ func (sv *supervision) start(ctx context.Context, hold *rootHold, argv []string,
 		defer f.Close()
 		cmd.Stdin = f
 	}
-	r.phase("start", id)
-	started, startErr, err := r.startRecorded(ctx, id, cmd, sv.workdir)
+	r.supervisor.phase("start", id)
+	started, startErr, err := r.supervisor.startRecorded(ctx, id, cmd, sv.workdir)
 	out.Close() // the process has its own copy
 	if sv.resultOut != nil {
 		sv.resultOut.writer().Close()
@@ -328,7 +326,7 @@ func (sv *supervision) start(ctx context.Context, hold *rootHold, argv []string,
 	pid := cmd.Process.Pid
 	if err != nil {
 		// The store failed to record it: it must not run untracked.
-		_ = proc.Terminate(pid, r.grace())
+		_ = proc.Terminate(pid, r.In.grace())
 		_ = cmd.Wait()
 		sv.end(ir.Failed, fmt.Sprintf("cannot record its process: %v", err), "", nil)
 		return
@@ -343,7 +341,7 @@ func (sv *supervision) settle(ctx context.Context, cmd *exec.Cmd, drain func()) 
 	id, pid := s.ID, cmd.Process.Pid
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	waitErr, timedOut := r.watch(id, pid, s.Timeout, exited, logf)
+	waitErr, timedOut := r.supervisor.watch(id, pid, s.Timeout, r.In.grace(), exited, logf)
 	// The leader is gone; whatever it left running in its group goes with it, and then the
 	// last of its output is in the log.
 	_ = proc.Kill(pid)
@@ -352,7 +350,7 @@ func (sv *supervision) settle(ctx context.Context, cmd *exec.Cmd, drain func()) 
 		sv.resultOut.drain()
 	}
 	code := exitCode(cmd.ProcessState)
-	tampered := r.putBack(id, sv.snap, sv.gsnap)
+	tampered := r.In.putBack(id, sv.snap, sv.gsnap)
 	if len(tampered) > 0 {
 		msg := strings.Join(tampered, "; ")
 		fmt.Fprintf(logf, "autonomy: %s\n", msg)
@@ -372,21 +370,21 @@ func (sv *supervision) settle(ctx context.Context, cmd *exec.Cmd, drain func()) 
 	}
 	switch {
 	case timedOut:
-		end(ir.Failed, fmt.Sprintf("timed out after %s (TERM, then KILL after %s)", s.Timeout, r.grace()), "", code)
+		end(ir.Failed, fmt.Sprintf("timed out after %s (TERM, then KILL after %s)", s.Timeout, r.In.grace()), "", code)
 	case cfg.Steps:
-		r.settleSteps(ctx, s, logf, end, code)
+		r.playbooks().settleSteps(ctx, s, logf, end, code)
 	case cfg.Workflow:
-		r.settleWorkflow(ctx, s, logf, end, code)
+		r.playbooks().settleWorkflow(ctx, s, logf, end, code)
 	case waitErr != nil:
 		end(ir.Failed, underMethod(cfg, describeExit(waitErr, cmd.ProcessState)), "", code)
 	default:
 		if sv.outPath != "" {
-			if err := collect(cfg.Command.Output, sv.outPath, sv.resultPath, cfg.Result != "", r.logMax(), logf); err != nil {
+			if err := collect(cfg.Command.Output, sv.outPath, sv.resultPath, cfg.Result != "", r.In.logMax(), logf); err != nil {
 				end(ir.Failed, "exit status 0 but "+err.Error(), "", code)
 				return
 			}
 		}
-		status, reason, verified := r.verify(cfg, sv.resultPath)
-		r.holdToMethod(ctx, s, cfg, sv.resultPath, logf, end, code, status, reason, verified)
+		status, reason, verified := r.In.verify(cfg, sv.resultPath)
+		r.playbooks().holdToMethod(ctx, s, cfg, sv.resultPath, logf, end, code, status, reason, verified)
 	}
 }

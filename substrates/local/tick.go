@@ -4,10 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strconv"
 	"time"
 
-	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/substrates/local/store"
 )
 
@@ -34,90 +32,23 @@ type Deferral struct {
 // maxConcurrent, or its actor's scheduled session still running) is deferred and recorded,
 // never dropped. Concurrent ticks and launches are serialized by the store's write lock.
 func (r *Runner) Tick(ctx context.Context) (TickReport, error) {
-	if r.caller != nil {
-		return TickReport{}, r.denyOperatorOnly(ctx, "tick")
+	if err := r.caller.operatorOnly(ctx, "tick"); err != nil {
+		return TickReport{}, err
 	}
 	if err := r.reconcileAll(ctx); err != nil {
 		return TickReport{}, err
 	}
 	// A scheduled skill whose agent is not installed fails every time: refuse before firing any.
-	if err := r.Preflight(r.scheduledActors()...); err != nil {
+	if err := r.Preflight(r.scheduler().actors()...); err != nil {
 		return TickReport{}, err
 	}
 	now := r.opts.Now()
 	rep := TickReport{At: now.UTC()}
+	sched := r.scheduler()
 	err := r.Store.Tx(ctx, func(tx *store.Tx) error {
-		rep.Fired, rep.Deferred, rep.First = nil, nil, false
-		raw, ok, err := tx.Meta(lastTickKey)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			rep.First = true
-			return tx.SetMeta(lastTickKey, strconv.FormatInt(now.UnixNano(), 10))
-		}
-		n, err := strconv.ParseInt(raw, 10, 64)
-		if err != nil {
-			return fmt.Errorf("the store's last tick %q is not a time: %v", raw, err)
-		}
-		last := time.Unix(0, n).In(r.In.Location)
-		pending, err := tx.Pending()
-		if err != nil {
-			return err
-		}
-		active := -1
-		for _, e := range r.In.Schedule.Entries {
-			since, wasPending := pending[e.Key]
-			if !wasPending {
-				next := r.In.Cron[e.Key].Next(last)
-				if next.IsZero() || next.After(now) {
-					continue
-				}
-				since = next
-			}
-			admitted, reason, err := r.admit(tx, e.Actor, true, &active)
-			if err != nil {
-				return err
-			}
-			if !admitted {
-				rep.Deferred = append(rep.Deferred, Deferral{Key: e.Key, Actor: e.Actor, Reason: reason})
-				if wasPending {
-					continue // recorded when it was first deferred
-				}
-				if err := tx.SetPending(e.Key, since); err != nil {
-					return err
-				}
-				if err := tx.Log(store.Event{Actor: e.Actor, Kind: "deferred", Message: fmt.Sprintf("cron %q due at %s deferred: %s", e.Cron, since.UTC().Format(time.RFC3339), reason)}); err != nil {
-					return err
-				}
-				continue
-			}
-			cfg, err := r.In.Actor(e.Actor)
-			if err != nil {
-				return err
-			}
-			params, err := r.resolve(cfg, firingTrigger(cfg, ir.Cron, e.Trigger), LaunchRequest{Kind: "cron"})
-			if err != nil {
-				return err
-			}
-			s := store.Session{Actor: cfg.Actor, Kind: cfg.Kind, Params: params, Trigger: "cron", Origin: "schedule"}
-			if err := r.insert(tx, cfg, &s); err != nil {
-				return err
-			}
-			if wasPending {
-				if err := tx.ClearPending(e.Key); err != nil {
-					return err
-				}
-			}
-			if active >= 0 {
-				active++
-			}
-			rep.Fired = append(rep.Fired, s)
-		}
-		if now.After(last) {
-			return tx.SetMeta(lastTickKey, strconv.FormatInt(now.UnixNano(), 10))
-		}
-		return nil // the clock went back: keep the later mark so nothing fires twice
+		var err error
+		rep.Fired, rep.Deferred, rep.First, err = sched.fire(tx, now)
+		return err
 	})
 	if err != nil {
 		return TickReport{}, err
@@ -131,12 +62,6 @@ func (r *Runner) Tick(ctx context.Context) (TickReport, error) {
 		}
 	}
 	return rep, nil
-}
-
-func (r *Runner) denyOperatorOnly(ctx context.Context, verb string) error {
-	msg := fmt.Sprintf("%s may not %s: the trigger executor is the operator's, never a session's", r.describe(), verb)
-	_ = r.Store.Log(ctx, store.Event{Session: r.caller.session.ID, Actor: r.caller.session.Actor, Kind: "denied", Message: msg})
-	return &DeniedError{Msg: msg}
 }
 
 // reconcileAll reconciles every agent session in flight, so a dead one frees its capacity.
@@ -157,35 +82,17 @@ func (r *Runner) reconcileAll(ctx context.Context) error {
 // next minute while a deferred trigger waits; at most an hour away, so a recompiled schedule
 // and orphaned sessions are picked up.
 func (r *Runner) NextWake(ctx context.Context, now time.Time) time.Time {
-	wake := now.Add(time.Hour)
-	local := now.In(r.In.Location)
-	for _, e := range r.In.Schedule.Entries {
-		if next := r.In.Cron[e.Key].Next(local); !next.IsZero() && next.Before(wake) {
-			wake = next
-		}
-	}
-	var pending map[string]time.Time
-	_ = r.Store.Tx(ctx, func(tx *store.Tx) error {
-		var err error
-		pending, err = tx.Pending()
-		return err
-	})
-	if len(pending) > 0 {
-		if m := now.Truncate(time.Minute).Add(time.Minute); m.Before(wake) {
-			wake = m
-		}
-	}
-	return wake
+	return r.scheduler().nextWake(ctx, r.Store, now)
 }
 
 // Serve ticks at each due minute until ctx ends (SIGINT or SIGTERM in the CLI). Sessions it
 // started keep running under their own supervisors and stay tracked after it returns. Each
 // tick rereads the installation, so a recompile takes effect without a restart.
 func (r *Runner) Serve(ctx context.Context, w io.Writer) error {
-	if r.caller != nil {
-		return r.denyOperatorOnly(ctx, "serve")
+	if err := r.caller.operatorOnly(ctx, "serve"); err != nil {
+		return err
 	}
-	if err := r.Preflight(r.scheduledActors()...); err != nil {
+	if err := r.Preflight(r.scheduler().actors()...); err != nil {
 		return err
 	}
 	for {

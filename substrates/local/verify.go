@@ -13,7 +13,7 @@ import (
 
 // verify decides what an exit 0 means: done when the actor declares no result schema, or when
 // its result file validates against it; failed otherwise. Done is verified, never presumed.
-func (r *Runner) verify(cfg *ActorConfig, resultPath string) (ir.SessionStatus, string, string) {
+func (in *Install) verify(cfg *ActorConfig, resultPath string) (ir.SessionStatus, string, string) {
 	if cfg.Result == "" {
 		return ir.Done, "", "exit status 0; the actor declares no result schema"
 	}
@@ -25,7 +25,7 @@ func (r *Runner) verify(cfg *ActorConfig, resultPath string) (ir.SessionStatus, 
 	if err := json.Unmarshal(data, &doc); err != nil {
 		return ir.Failed, fmt.Sprintf("exit status 0 but the result is not JSON: %v", err), ""
 	}
-	schemaPath := r.In.Path(cfg.Result)
+	schemaPath := in.Path(cfg.Result)
 	raw, err := os.ReadFile(schemaPath)
 	if err != nil {
 		return ir.Failed, fmt.Sprintf("cannot read the result schema %s: %v", cfg.Result, err), ""

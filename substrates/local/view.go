@@ -85,7 +85,7 @@ func (r *Runner) FollowLogs(ctx context.Context, id string, follow bool, w io.Wr
 	f := seg.cur
 	defer func() { f.Close() }()
 	if seg.dropped > 0 {
-		fmt.Fprintf(w, "autonomy: %d bytes of earlier output were dropped: the log keeps the last %d bytes (policy.box.local.logMaxBytes)\n", seg.dropped, r.logMax())
+		fmt.Fprintf(w, "autonomy: %d bytes of earlier output were dropped: the log keeps the last %d bytes (policy.box.local.logMaxBytes)\n", seg.dropped, r.In.logMax())
 	}
 	// Offsets in the whole output: base is that of the first byte printed, and out counts the
 	// bytes printed since, so base+out.n is how far the output was followed.

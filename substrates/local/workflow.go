@@ -27,34 +27,34 @@ import (
 const inputRequired = "input-required: "
 
 // envelopePath is where a workflow session's process writes its envelope.
-func (r *Runner) envelopePath(id string) string {
-	return r.In.Path(StateDir + "/results/" + id + ".envelope.json")
+func (pb *playbooks) envelopePath(id string) string {
+	return pb.in.Path(StateDir + "/results/" + id + ".envelope.json")
 }
 
 // workflowArgv is the command of a workflow session: a run, or the continuation of an approved
 // run when one waits for it. A step playbook's run continues from its checkpoint.
-func (r *Runner) workflowArgv(ctx context.Context, s store.Session, cfg *ActorConfig, workdir string) ([]string, error) {
-	exe := r.opts.Exe
+func (pb *playbooks) workflowArgv(ctx context.Context, s store.Session, cfg *ActorConfig, workdir string) ([]string, error) {
+	exe := pb.exe
 	if exe == "" {
 		var err error
 		if exe, err = os.Executable(); err != nil {
 			return nil, fmt.Errorf("cannot find the autonomy binary to run the workflow: %v", err)
 		}
 	}
-	db := DBPath(r.In.Dir)
-	cont := r.continuing(s)
+	db := DBPath(pb.in.Dir)
+	cont := pb.continuing(s)
 	if cont && cfg.Steps {
 		// A step playbook's answered run continues from its checkpoint once its process took
 		// the run the answer saved: a supervisor that died after that continues it with run.
 		var err error
-		if _, cont, err = r.Store.GetState(ctx, engine.ContinueKey(s.ID)); err != nil {
+		if _, cont, err = pb.store.GetState(ctx, engine.ContinueKey(s.ID)); err != nil {
 			return nil, err
 		}
 	}
 	if cont {
 		return []string{exe, "playbook", "resume", "--state", db, "--continue", s.ID}, nil
 	}
-	argv := []string{exe, "playbook", "run", r.In.Path(cfg.Behavior), "--state", db, "--session", s.ID, "--workspace", workdir}
+	argv := []string{exe, "playbook", "run", pb.in.Path(cfg.Behavior), "--state", db, "--session", s.ID, "--workspace", workdir}
 	if s.Timeout > 0 {
 		argv = append(argv, "--timeout-ms", strconv.FormatInt(s.Timeout.Milliseconds(), 10))
 	}
@@ -69,7 +69,7 @@ func (r *Runner) workflowArgv(ctx context.Context, s store.Session, cfg *ActorCo
 		argv = append(argv, "--secret", name)
 	}
 	if cfg.Steps {
-		return r.stepsArgv(cfg, s.ID, argv)
+		return pb.stepsArgv(cfg, s.ID, argv)
 	}
 	if len(cfg.MCP) > 0 {
 		b, err := json.Marshal(cfg.MCP)
@@ -83,15 +83,15 @@ func (r *Runner) workflowArgv(ctx context.Context, s store.Session, cfg *ActorCo
 
 // continuing reports whether s resumes an approved run: its events say it was approved after
 // it was launched.
-func (r *Runner) continuing(s store.Session) bool {
+func (pb *playbooks) continuing(s store.Session) bool {
 	return strings.HasPrefix(s.Verified, "approved ") || strings.HasPrefix(s.Verified, "answered ")
 }
 
 // settleWorkflow ends (or parks) a workflow session from the envelope its process printed. It
 // returns false when the session is parked, waiting for an approval.
-func (r *Runner) settleWorkflow(ctx context.Context, s store.Session, log io.Writer, end func(ir.SessionStatus, string, string, *int), code *int) {
-	path := r.envelopePath(s.ID)
-	raw, err := readCapped(path, r.logMax())
+func (pb *playbooks) settleWorkflow(ctx context.Context, s store.Session, log io.Writer, end func(ir.SessionStatus, string, string, *int), code *int) {
+	path := pb.envelopePath(s.ID)
+	raw, err := readCapped(path, pb.in.logMax())
 	os.Remove(path) // it may hold a resume token: it is not kept
 	var env engine.Envelope
 	if err == nil {
@@ -124,7 +124,7 @@ func (r *Runner) settleWorkflow(ctx context.Context, s store.Session, log io.Wri
 		if a.Preview != "" {
 			preview = "autonomy: preview:\n" + a.Preview + "\n"
 		}
-		r.park(ctx, s, log, end, code, parking{step: a.Step, prompt: a.Prompt, token: a.ResumeToken, verb: "approve", how: "--approve (or --deny)", preview: preview})
+		pb.park(ctx, s, log, end, code, parking{step: a.Step, prompt: a.Prompt, token: a.ResumeToken, verb: "approve", how: "--approve (or --deny)", preview: preview})
 	default:
 		end(ir.Failed, "the workflow printed an envelope with status "+strconv.Quote(env.Status), "", code)
 	}
@@ -146,24 +146,24 @@ type parking struct {
 
 // park parks s, its process ended, waiting for a person: paused, holding the pause's token hash,
 // list showing the prompt; the log tells how to answer it.
-func (r *Runner) park(ctx context.Context, s store.Session, log io.Writer, end func(ir.SessionStatus, string, string, *int), code *int, p parking) {
+func (pb *playbooks) park(ctx context.Context, s store.Session, log io.Writer, end func(ir.SessionStatus, string, string, *int), code *int, p parking) {
 	// The token is in the log before the session shows as paused: whoever sees it paused finds it.
 	fmt.Fprintf(log, "autonomy: input required at step %s: %s\n%s", p.step, p.prompt, p.preview)
 	fmt.Fprintf(log, "autonomy: %s with: autonomy runner update %s --token %s %s\n", p.verb, s.ID, p.token, p.how)
-	n, ok, err := r.Store.Modify(ctx, s.ID, []ir.SessionStatus{ir.Running}, func(m *store.Session) {
+	n, ok, err := pb.store.Modify(ctx, s.ID, []ir.SessionStatus{ir.Running}, func(m *store.Session) {
 		m.Status, m.TokenHash, m.Reason = ir.Paused, engine.HashToken(p.token), inputRequired+p.prompt
 		m.PID, m.PIDStart, m.Verified = 0, 0, ""
 	})
 	if err != nil || !ok {
 		// Cancelled meanwhile: the pause must not outlive it.
-		_ = r.Store.DropPauses(ctx, s.ID)
+		_ = pb.store.DropPauses(ctx, s.ID)
 		fmt.Fprintf(log, "autonomy: the session did not park (it ended meanwhile): the token above is void\n")
 		if err != nil {
 			end(ir.Failed, fmt.Sprintf("cannot park the session: %v", err), "", code)
 		}
 		return
 	}
-	_ = r.Store.Log(ctx, store.Event{Session: s.ID, Actor: n.Actor, Kind: "input-required", Message: fmt.Sprintf("step %s: %s", p.step, p.prompt)})
+	_ = pb.store.Log(ctx, store.Event{Session: s.ID, Actor: n.Actor, Kind: "input-required", Message: fmt.Sprintf("step %s: %s", p.step, p.prompt)})
 }
 
 // parked reports whether s is a workflow session waiting at an approval, with no process.
@@ -171,22 +171,22 @@ func parked(s store.Session) bool {
 	return s.Kind == "agent" && s.Status == ir.Paused && s.TokenHash != "" && s.PID == 0
 }
 
-// Approve answers the approval a workflow session waits at: with its resume token, approve
+// approve answers the approval a workflow session waits at: with its resume token, approve
 // continues the run after the approval step (no completed step runs again), deny cancels it
 // with no further side effect. A wrong or used token changes nothing.
-func (r *Runner) Approve(ctx context.Context, id, token string, approve bool, evidence string) (store.Session, error) {
-	return r.Respond(ctx, id, token, stepsrun.Answer{Approve: approve, Deny: !approve}, evidence)
+func (pb *playbooks) approve(ctx context.Context, id, token string, approve bool, evidence string) (store.Session, error) {
+	return pb.respond(ctx, id, token, stepsrun.Answer{Approve: approve, Deny: !approve}, evidence)
 }
 
-// Respond answers what a parked session waits for: a workflow's approval (Approve or Deny), or a
+// respond answers what a parked session waits for: a workflow's approval (Approve or Deny), or a
 // step playbook's elicitation (Text, Approve/Deny for a confirm, or Cancel). An answer that does
 // not fit the elicitation is refused, and the token stays valid.
-func (r *Runner) Respond(ctx context.Context, id, token string, a stepsrun.Answer, evidence string) (store.Session, error) {
-	s, ok, err := r.Store.Get(ctx, id)
+func (pb *playbooks) respond(ctx context.Context, id, token string, a stepsrun.Answer, evidence string) (store.Session, error) {
+	s, ok, err := pb.store.Get(ctx, id)
 	if err != nil {
 		return s, err
 	}
-	if err := r.authorize(ctx, "update", s.Actor); err != nil {
+	if err := pb.caller.authorize(ctx, "update", s.Actor); err != nil {
 		return s, err
 	}
 	if !ok {
@@ -197,10 +197,10 @@ func (r *Runner) Respond(ctx context.Context, id, token string, a stepsrun.Answe
 	}
 	hash := engine.HashToken(token)
 	if token == "" || subtle.ConstantTimeCompare([]byte(hash), []byte(s.TokenHash)) != 1 {
-		_ = r.Store.Log(ctx, store.Event{Session: id, Actor: s.Actor, Kind: "refused", Message: "refused: the token does not resume this session (by " + r.describe() + ")"})
+		_ = pb.store.Log(ctx, store.Event{Session: id, Actor: s.Actor, Kind: "refused", Message: "refused: the token does not resume this session (by " + pb.caller.describe() + ")"})
 		return s, &RefusedError{Msg: "refused: the token does not resume this session"}
 	}
-	raw, owner, ok, err := r.Store.TakePause(ctx, hash)
+	raw, owner, ok, err := pb.store.TakePause(ctx, hash)
 	if err != nil {
 		return s, err
 	}
@@ -209,15 +209,15 @@ func (r *Runner) Respond(ctx context.Context, id, token string, a stepsrun.Answe
 	}
 	if isSignOff(raw) {
 		if a.Text != "" || a.Cancel || a.Approve == a.Deny {
-			_ = r.Store.SavePause(ctx, hash, id, raw)
+			_ = pb.store.SavePause(ctx, hash, id, raw)
 			return s, &RefusedError{Msg: "refused: session " + id + " waits for a sign-off: answer it with --approve or --deny"}
 		}
-		return r.signOff(ctx, s, raw, a.Approve, evidence)
+		return pb.signOff(ctx, s, raw, a.Approve, evidence)
 	}
-	by, now := r.describe(), r.opts.Now().UTC()
+	by, now := pb.caller.describe(), pb.now().UTC()
 	step, verb, approve := engine.PausedStep(raw), "approved", a.Approve
 	if stepsrun.IsState(raw) {
-		if next, cancel, err := r.answerSteps(ctx, id, hash, raw, a); err != nil {
+		if next, cancel, err := pb.answerSteps(ctx, id, hash, raw, a); err != nil {
 			return s, err
 		} else {
 			raw, approve = next, !cancel
@@ -227,11 +227,11 @@ func (r *Runner) Respond(ctx context.Context, id, token string, a stepsrun.Answe
 		}
 		verb = "answered"
 	} else if a.Text != "" || a.Cancel {
-		_ = r.Store.SavePause(ctx, hash, id, raw)
+		_ = pb.store.SavePause(ctx, hash, id, raw)
 		return s, &RefusedError{Msg: "refused: session " + id + " waits for an approval: answer it with --approve or --deny"}
 	}
 	if !approve {
-		n, changed, err := r.Store.Modify(ctx, id, []ir.SessionStatus{ir.Paused}, func(m *store.Session) {
+		n, changed, err := pb.store.Modify(ctx, id, []ir.SessionStatus{ir.Paused}, func(m *store.Session) {
 			m.Status, m.EndedAt, m.TokenHash = ir.Cancelled, now, ""
 			m.Reason = fmt.Sprintf("denied at step %s by %s", step, by)
 			if verb == "answered" {
@@ -240,12 +240,12 @@ func (r *Runner) Respond(ctx context.Context, id, token string, a stepsrun.Answe
 			m.Evidence, m.ResolvedBy = evidence, by
 		})
 		if err == nil && changed {
-			_ = r.Store.Log(ctx, store.Event{Session: id, Actor: s.Actor, Kind: "denied", Message: n.Reason})
-			_ = r.Store.DropPauses(ctx, id) // a step playbook's checkpoint
+			_ = pb.store.Log(ctx, store.Event{Session: id, Actor: s.Actor, Kind: "denied", Message: n.Reason})
+			_ = pb.store.DropPauses(ctx, id) // a step playbook's checkpoint
 		}
 		return n, err
 	}
-	if err := r.Store.SavePause(ctx, engine.ContinueKey(id), id, raw); err != nil {
+	if err := pb.store.SavePause(ctx, engine.ContinueKey(id), id, raw); err != nil {
 		return s, err
 	}
 	// This process holds the session, as its supervisor, until start hands it to the one it
@@ -253,21 +253,21 @@ func (r *Runner) Respond(ctx context.Context, id, token string, a stepsrun.Answe
 	// never started nor continues it with a second supervisor (resume.go).
 	self := os.Getpid()
 	selfStart, _ := proc.StartTime(self)
-	n, changed, err := r.Store.Modify(ctx, id, []ir.SessionStatus{ir.Paused}, func(m *store.Session) {
+	n, changed, err := pb.store.Modify(ctx, id, []ir.SessionStatus{ir.Paused}, func(m *store.Session) {
 		m.Status, m.TokenHash, m.Reason = ir.Running, "", ""
 		m.Verified = fmt.Sprintf("%s at step %s by %s", verb, step, by)
 		m.Evidence, m.ResolvedBy = evidence, by
 		m.SupervisorPID, m.SupervisorStart = self, selfStart
 	})
 	if err != nil || !changed {
-		_ = r.Store.DropPauses(ctx, id)
+		_ = pb.store.DropPauses(ctx, id)
 		if err == nil {
 			err = &RefusedError{Msg: fmt.Sprintf("refused: session %s was cancelled meanwhile", id)}
 		}
 		return n, err
 	}
-	_ = r.Store.Log(ctx, store.Event{Session: id, Actor: s.Actor, Kind: verb, Message: n.Verified})
-	return n, r.start(ctx, n)
+	_ = pb.store.Log(ctx, store.Event{Session: id, Actor: s.Actor, Kind: verb, Message: n.Verified})
+	return n, pb.ctl.start(ctx, n)
 }
 
 // Waiting is what a session waits for, for list: a workflow's approval prompt, the session

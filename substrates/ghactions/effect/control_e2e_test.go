@@ -23,9 +23,9 @@ import (
 
 	"github.com/autonomyhq/autonomy/internal/ghfake"
 	"github.com/autonomyhq/autonomy/ir"
-	"github.com/autonomyhq/autonomy/substrates/ghactions"
 	"github.com/autonomyhq/autonomy/substrates/ghactions/control"
 	"github.com/autonomyhq/autonomy/substrates/ghactions/effect"
+	"github.com/autonomyhq/autonomy/substrates/ghactions/ghrun"
 )
 
 // The operator's side of a gh-actions installation, through the generated workflows: which jobs
@@ -446,7 +446,7 @@ func TestHumanSessionRunning(t *testing.T) {
 		t.Fatal(err)
 	}
 	token := tokenRe.FindStringSubmatch(f.last(item))[1]
-	inner, err := ghactions.NewRunner(ghactions.RunnerOptions{Repo: "o/r", Token: "ghs_ops", BaseURL: f.fake.URL, Actors: []string{"develop", "triage", "maintainer"}})
+	inner, err := ghrun.NewRunner(ghrun.RunnerOptions{Repo: "o/r", Token: "ghs_ops", BaseURL: f.fake.URL, Actors: []string{"develop", "triage", "maintainer"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package ghactions
+package ghrun_test
 
 import (
 	"bytes"
@@ -17,6 +17,7 @@ import (
 
 	"github.com/autonomyhq/autonomy/internal/ghfake"
 	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/substrates/ghactions/ghrun"
 )
 
 // listCalls counts the run lists the fake answered.
@@ -35,7 +36,7 @@ func listCalls(srv *ghfake.Server) int {
 func TestLaunchNamesTheRunAtOnce(t *testing.T) {
 	t.Parallel()
 	srv := newFake(t, ghfake.Options{Visibility: time.Hour})
-	r := newTestRunner(t, srv, func(o *RunnerOptions) { o.FindTimeout = 10 * time.Millisecond })
+	r := newTestRunner(t, srv, func(o *ghrun.RunnerOptions) { o.FindTimeout = 10 * time.Millisecond })
 	s, err := r.Launch(context.Background(), "develop", ir.LaunchParams{"ISSUE": "7"})
 	if err != nil {
 		t.Fatal(err)
@@ -72,34 +73,17 @@ func TestGetParamsFromAnotherRunner(t *testing.T) {
 	}
 }
 
-// TestLaunchRefusesOversizeParams: params past MaxParamsBytes are refused before any dispatch.
+// TestLaunchRefusesOversizeParams: params past ghrun.MaxParamsBytes are refused before any dispatch.
 func TestLaunchRefusesOversizeParams(t *testing.T) {
 	t.Parallel()
 	srv := newFake(t, ghfake.Options{})
 	r := newTestRunner(t, srv, nil)
-	_, err := r.Launch(context.Background(), "develop", ir.LaunchParams{"ISSUE": strings.Repeat("x", MaxParamsBytes)})
+	_, err := r.Launch(context.Background(), "develop", ir.LaunchParams{"ISSUE": strings.Repeat("x", ghrun.MaxParamsBytes)})
 	if err == nil || !strings.Contains(err.Error(), "more than the 512") || !strings.Contains(err.Error(), "pass a reference") {
 		t.Fatalf("Launch = %v, want the size refusal", err)
 	}
 	if len(srv.Runs()) != 0 {
 		t.Errorf("an oversize launch dispatched a run")
-	}
-}
-
-// TestDecodeTitleRefusesWhatNoLaunchWrote: a title without a params record, or a cut one,
-// gives no params rather than wrong ones.
-func TestDecodeTitleRefusesWhatNoLaunchWrote(t *testing.T) {
-	corr, err := encodeCorrelation("0123456789abcdef", ir.LaunchParams{"A": "1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p, ok := decodeTitle("develop", "develop ["+corr+"]"); !ok || p["A"] != "1" {
-		t.Fatalf("decode of a launch's title = %v, %v", p, ok)
-	}
-	for _, title := range []string{"develop", "develop [0123456789abcdef]", "develop [" + corr[:len(corr)-3] + "]", "develop [" + corr, "planner [" + corr + "]", "develop [x.!!]"} {
-		if p, ok := decodeTitle("develop", title); ok {
-			t.Errorf("decodeTitle(%q) = %v", title, p)
-		}
 	}
 }
 
@@ -130,7 +114,7 @@ func TestLaunchOnAServerRefusingRunDetails(t *testing.T) {
 		proxy.ServeHTTP(w, req)
 	}))
 	defer front.Close()
-	r := newTestRunner(t, srv, func(o *RunnerOptions) { o.BaseURL, o.HTTPClient = front.URL, front.Client() })
+	r := newTestRunner(t, srv, func(o *ghrun.RunnerOptions) { o.BaseURL, o.HTTPClient = front.URL, front.Client() })
 	s, err := r.Launch(context.Background(), "develop", ir.LaunchParams{"ISSUE": "5"})
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package ghactions
+package ghrun
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/substrates"
+	"github.com/autonomyhq/autonomy/substrates/ghactions/wire"
 )
 
 // The Runner inside a job. A skill calls `autonomy runner --substrate gh-actions launch|get|
@@ -25,9 +26,6 @@ import (
 // never from the environment: an env var names who calls, not what it holds. The caller's
 // capabilities bound each verb exactly as on the local substrate (substrates.Caller). The job
 // token's permissions, computed from the same capabilities, remain the hard bound.
-
-// ActorEnv names the calling actor in a compiled job.
-const ActorEnv = "AUTONOMY_ACTOR"
 
 // maxManifestBytes bounds the manifest a job runner reads (a 10,000-actor fleet's is a few MB).
 const maxManifestBytes = 64 << 20
@@ -70,9 +68,9 @@ func ReadInstalled(dir string) ([]InstalledActor, error) {
 		return nil, fmt.Errorf("reading the installation: %w", err)
 	}
 	defer root.Close()
-	f, err := root.Open(filepath.FromSlash(ManifestPath))
+	f, err := root.Open(filepath.FromSlash(wire.ManifestPath))
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("%s: no gh-actions installation here (run it from the repository's checkout, or pass --dir; compile writes %s)", filepath.Join(dir, filepath.FromSlash(ManifestPath)), ManifestPath)
+		return nil, fmt.Errorf("%s: no gh-actions installation here (run it from the repository's checkout, or pass --dir; compile writes %s)", filepath.Join(dir, filepath.FromSlash(wire.ManifestPath)), wire.ManifestPath)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reading the installation: %w", err)
@@ -80,20 +78,20 @@ func ReadInstalled(dir string) ([]InstalledActor, error) {
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, maxManifestBytes+1))
 	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", ManifestPath, err)
+		return nil, fmt.Errorf("reading %s: %w", wire.ManifestPath, err)
 	}
 	if len(data) > maxManifestBytes {
-		return nil, fmt.Errorf("%s: larger than %d MiB: not a manifest compile wrote", ManifestPath, maxManifestBytes>>20)
+		return nil, fmt.Errorf("%s: larger than %d MiB: not a manifest compile wrote", wire.ManifestPath, maxManifestBytes>>20)
 	}
 	var m struct {
 		Target string           `json:"target"`
 		Actors []InstalledActor `json:"actors"`
 	}
 	if err := json.Unmarshal(data, &m); err != nil {
-		return nil, fmt.Errorf("%s: %v: compile the profile again", ManifestPath, err)
+		return nil, fmt.Errorf("%s: %v: compile the profile again", wire.ManifestPath, err)
 	}
-	if m.Target != Name || len(m.Actors) == 0 {
-		return nil, fmt.Errorf("%s: not a gh-actions manifest with actors (target %q): compile the profile again", ManifestPath, m.Target)
+	if m.Target != wire.Name || len(m.Actors) == 0 {
+		return nil, fmt.Errorf("%s: not a gh-actions manifest with actors (target %q): compile the profile again", wire.ManifestPath, m.Target)
 	}
 	return m.Actors, nil
 }
@@ -178,7 +176,7 @@ func jobCaller(getenv func(string) string, repo string, actors []InstalledActor)
 			}
 		}
 	}
-	name := getenv(ActorEnv)
+	name := getenv(wire.ActorEnv)
 	if name == "" {
 		name = byWorkflow
 	}
@@ -186,11 +184,11 @@ func jobCaller(getenv func(string) string, repo string, actors []InstalledActor)
 		return nil, nil
 	}
 	if byWorkflow != "" && byWorkflow != name {
-		return nil, &DeniedError{Msg: fmt.Sprintf("%s=%s, but this job runs the workflow of actor %q: an actor acts only as itself", ActorEnv, name, byWorkflow)}
+		return nil, &DeniedError{Msg: fmt.Sprintf("%s=%s, but this job runs the workflow of actor %q: an actor acts only as itself", wire.ActorEnv, name, byWorkflow)}
 	}
 	i := slices.IndexFunc(actors, func(a InstalledActor) bool { return a.Name == name })
 	if i < 0 {
-		return nil, &DeniedError{Msg: fmt.Sprintf("%s=%s names no actor of the installed fleet: an unknown caller is refused", ActorEnv, name)}
+		return nil, &DeniedError{Msg: fmt.Sprintf("%s=%s names no actor of the installed fleet: an unknown caller is refused", wire.ActorEnv, name)}
 	}
 	return &substrates.Caller{Who: fmt.Sprintf("actor %q", name), Caps: substrates.ParseCapabilities(actors[i].Capabilities)}, nil
 }

@@ -1,4 +1,4 @@
-package ghactions
+package ghrun_test
 
 import (
 	"context"
@@ -16,21 +16,25 @@ import (
 
 	"github.com/autonomyhq/autonomy/internal/ghfake"
 	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/playbook"
 	"github.com/autonomyhq/autonomy/substrates"
+	"github.com/autonomyhq/autonomy/substrates/ghactions"
+	"github.com/autonomyhq/autonomy/substrates/ghactions/ghrun"
 )
 
 const testToken = "ghp_test0123456789secret"
 
 // sdlc compiles profiles/sdlc once: the fake enforces its workflows' declared inputs.
 var sdlc = sync.OnceValues(func() (substrates.Output, error) {
-	p, diags, err := ir.Check(filepath.Join("..", "..", "profiles", "sdlc"))
+	p, diags, err := ir.Check(filepath.Join("..", "..", "..", "profiles", "sdlc"))
 	if err != nil {
 		return substrates.Output{}, err
 	}
 	if diags.HasErrors() {
 		return substrates.Output{}, fmt.Errorf("profile invalid:\n%s", diags)
 	}
-	return Substrate{}.Compile(resolve(p))
+	r, _ := playbook.Resolve(p)
+	return ghactions.Substrate{}.Compile(r)
 })
 
 // sdlcActors are the actors of profiles/sdlc.
@@ -57,14 +61,14 @@ func newFake(t *testing.T, opts ghfake.Options) *ghfake.Server {
 	return srv
 }
 
-func newTestRunner(t *testing.T, srv *ghfake.Server, mod func(*RunnerOptions)) *Runner {
+func newTestRunner(t *testing.T, srv *ghfake.Server, mod func(*ghrun.RunnerOptions)) *ghrun.Runner {
 	t.Helper()
-	opts := RunnerOptions{Repo: "o/r", Token: testToken, BaseURL: srv.URL, Actors: sdlcActors, HTTPClient: srv.Client(),
+	opts := ghrun.RunnerOptions{Repo: "o/r", Token: testToken, BaseURL: srv.URL, Actors: sdlcActors, HTTPClient: srv.Client(),
 		PollInterval: 2 * time.Millisecond, FindTimeout: 10 * time.Second, MaxRetryWait: 10 * time.Second}
 	if mod != nil {
 		mod(&opts)
 	}
-	r, err := NewRunner(opts)
+	r, err := ghrun.NewRunner(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +140,7 @@ func TestLaunchReturnsTheRunGitHubCreated(t *testing.T) {
 func TestLaunchOnAConfiguredRef(t *testing.T) {
 	t.Parallel()
 	srv := newFake(t, ghfake.Options{Branches: []string{"release"}})
-	r := newTestRunner(t, srv, func(o *RunnerOptions) { o.Ref = "release" })
+	r := newTestRunner(t, srv, func(o *ghrun.RunnerOptions) { o.Ref = "release" })
 	s, err := r.Launch(context.Background(), "draft", ir.LaunchParams{"ISSUE": "7"})
 	if err != nil {
 		t.Fatal(err)
@@ -475,7 +479,7 @@ func TestRateLimitLongerThanMaxRetryWaitFails(t *testing.T) {
 	t.Parallel()
 	for _, kind := range []ghfake.RateLimitKind{ghfake.Primary, ghfake.Secondary, ghfake.TooManyRequests} {
 		srv := newFake(t, ghfake.Options{})
-		r := newTestRunner(t, srv, func(o *RunnerOptions) { o.MaxRetryWait = 50 * time.Millisecond })
+		r := newTestRunner(t, srv, func(o *ghrun.RunnerOptions) { o.MaxRetryWait = 50 * time.Millisecond })
 		srv.RateLimitNext(1, kind, 30*time.Second)
 		start := time.Now()
 		_, err := r.List(context.Background())
@@ -505,13 +509,13 @@ func TestRateLimitRetriesAreBounded(t *testing.T) {
 	t.Parallel()
 	srv := newFake(t, ghfake.Options{})
 	r := newTestRunner(t, srv, nil)
-	srv.RateLimitNext(maxRetries+1, ghfake.TooManyRequests, time.Second)
+	srv.RateLimitNext(ghrun.MaxRetries+1, ghfake.TooManyRequests, time.Second)
 	_, err := r.List(context.Background())
-	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("still in force after %d tries", maxRetries+1)) {
-		t.Fatalf("List = %v; want it to give up after %d tries", err, maxRetries+1)
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("still in force after %d tries", ghrun.MaxRetries+1)) {
+		t.Fatalf("List = %v; want it to give up after %d tries", err, ghrun.MaxRetries+1)
 	}
-	if n := len(srv.Requests()); n != maxRetries+1 {
-		t.Errorf("%d requests, want %d", n, maxRetries+1)
+	if n := len(srv.Requests()); n != ghrun.MaxRetries+1 {
+		t.Errorf("%d requests, want %d", n, ghrun.MaxRetries+1)
 	}
 }
 
@@ -521,7 +525,7 @@ func TestTokenProblems(t *testing.T) {
 	srv := newFake(t, ghfake.Options{ReadOnlyToken: readOnly})
 	ctx := context.Background()
 
-	bad := newTestRunner(t, srv, func(o *RunnerOptions) { o.Token = "ghp_wrong0123456789secret" })
+	bad := newTestRunner(t, srv, func(o *ghrun.RunnerOptions) { o.Token = "ghp_wrong0123456789secret" })
 	_, err := bad.Launch(ctx, "develop", ir.LaunchParams{"ISSUE": "1"})
 	if err == nil || !strings.Contains(err.Error(), "rejected the token") || strings.Contains(err.Error(), "ghp_wrong") {
 		t.Errorf("bad token: Launch error %v", err)
@@ -530,7 +534,7 @@ func TestTokenProblems(t *testing.T) {
 		t.Errorf("bad token: List error %v", err)
 	}
 
-	ro := newTestRunner(t, srv, func(o *RunnerOptions) { o.Token = readOnly })
+	ro := newTestRunner(t, srv, func(o *ghrun.RunnerOptions) { o.Token = readOnly })
 	_, err = ro.Launch(ctx, "develop", ir.LaunchParams{"ISSUE": "1"})
 	if err == nil || !strings.Contains(err.Error(), "lacks access") || !strings.Contains(err.Error(), "actions: write") || strings.Contains(err.Error(), readOnly) {
 		t.Errorf("read-only token: Launch error %v", err)
@@ -576,7 +580,7 @@ func TestLaunchRefusals(t *testing.T) {
 func TestLaunchWhoseRunNeverAppears(t *testing.T) {
 	t.Parallel()
 	srv := newFake(t, ghfake.Options{DispatchNoContent: true, Visibility: time.Hour})
-	r := newTestRunner(t, srv, func(o *RunnerOptions) { o.FindTimeout = 30 * time.Millisecond })
+	r := newTestRunner(t, srv, func(o *ghrun.RunnerOptions) { o.FindTimeout = 30 * time.Millisecond })
 	_, err := r.Launch(context.Background(), "develop", ir.LaunchParams{"ISSUE": "1"})
 	runs := srv.Runs()
 	if err == nil || len(runs) != 1 {
@@ -599,28 +603,28 @@ func TestLaunchWhoseRunNeverAppears(t *testing.T) {
 
 func TestNewRunnerChecksOptions(t *testing.T) {
 	t.Parallel()
-	good := RunnerOptions{Repo: "o/r", Token: "t", Actors: []string{"a"}}
+	good := ghrun.RunnerOptions{Repo: "o/r", Token: "t", Actors: []string{"a"}}
 	for _, tc := range []struct {
-		mod  func(*RunnerOptions)
+		mod  func(*ghrun.RunnerOptions)
 		want string
 	}{
-		{func(o *RunnerOptions) { o.Repo = "justname" }, "owner/name"},
-		{func(o *RunnerOptions) { o.Repo = "a/b/c" }, "owner/name"},
-		{func(o *RunnerOptions) { o.Token = "" }, "GITHUB_TOKEN"},
-		{func(o *RunnerOptions) { o.Actors = nil }, "no actors"},
-		{func(o *RunnerOptions) { o.Actors = []string{"Bad Name"} }, `"Bad Name"`},
-		{func(o *RunnerOptions) { o.Actors = []string{"a", "a"} }, "twice"},
-		{func(o *RunnerOptions) { o.BaseURL = "not a url" }, "base URL"},
-		{func(o *RunnerOptions) { o.Ref = "bad..ref" }, "branch"},
-		{func(o *RunnerOptions) { o.PollInterval = -1 }, "negative"},
+		{func(o *ghrun.RunnerOptions) { o.Repo = "justname" }, "owner/name"},
+		{func(o *ghrun.RunnerOptions) { o.Repo = "a/b/c" }, "owner/name"},
+		{func(o *ghrun.RunnerOptions) { o.Token = "" }, "GITHUB_TOKEN"},
+		{func(o *ghrun.RunnerOptions) { o.Actors = nil }, "no actors"},
+		{func(o *ghrun.RunnerOptions) { o.Actors = []string{"Bad Name"} }, `"Bad Name"`},
+		{func(o *ghrun.RunnerOptions) { o.Actors = []string{"a", "a"} }, "twice"},
+		{func(o *ghrun.RunnerOptions) { o.BaseURL = "not a url" }, "base URL"},
+		{func(o *ghrun.RunnerOptions) { o.Ref = "bad..ref" }, "branch"},
+		{func(o *ghrun.RunnerOptions) { o.PollInterval = -1 }, "negative"},
 	} {
 		o := good
 		tc.mod(&o)
-		if _, err := NewRunner(o); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := ghrun.NewRunner(o); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("NewRunner(%+v) = %v; want an error saying %s", o, err, tc.want)
 		}
 	}
-	if _, err := NewRunner(good); err != nil {
+	if _, err := ghrun.NewRunner(good); err != nil {
 		t.Errorf("NewRunner(%+v) = %v", good, err)
 	}
 }
@@ -628,11 +632,11 @@ func TestNewRunnerChecksOptions(t *testing.T) {
 func TestTokenFromEnv(t *testing.T) {
 	t.Setenv("GITHUB_TOKEN", "")
 	t.Setenv("GH_TOKEN", "from-gh")
-	if got := TokenFromEnv(); got != "from-gh" {
+	if got := ghrun.TokenFromEnv(); got != "from-gh" {
 		t.Errorf("TokenFromEnv = %q, want GH_TOKEN's", got)
 	}
 	t.Setenv("GITHUB_TOKEN", "from-github")
-	if got := TokenFromEnv(); got != "from-github" {
+	if got := ghrun.TokenFromEnv(); got != "from-github" {
 		t.Errorf("TokenFromEnv = %q, want GITHUB_TOKEN's", got)
 	}
 }

@@ -1,4 +1,4 @@
-package ghactions
+package ghrun
 
 import (
 	"cmp"
@@ -20,6 +20,7 @@ import (
 	"github.com/google/go-github/v62/github"
 
 	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/substrates/ghactions/wire"
 )
 
 // RunnerOptions configure a Runner.
@@ -177,8 +178,8 @@ func (r *Runner) Launch(ctx context.Context, agent string, params ir.LaunchParam
 	if !r.isActor[agent] {
 		return ir.Session{}, fmt.Errorf("launching %q in %s: not an actor of this fleet (%s)", agent, r.opts.Repo, ir.Suggest(agent, r.actors))
 	}
-	if _, ok := params[correlationInput]; ok {
-		return ir.Session{}, fmt.Errorf("launching %s in %s: param %s is reserved: the runner sets it to find the run", agent, r.opts.Repo, correlationInput)
+	if _, ok := params[wire.CorrelationInput]; ok {
+		return ir.Session{}, fmt.Errorf("launching %s in %s: param %s is reserved: the runner sets it to find the run", agent, r.opts.Repo, wire.CorrelationInput)
 	}
 	ref, err := r.dispatchRef(ctx)
 	if err != nil {
@@ -196,7 +197,7 @@ func (r *Runner) Launch(ctx context.Context, agent string, params ir.LaunchParam
 	for k, v := range params {
 		inputs[k] = v
 	}
-	inputs[correlationInput] = corr
+	inputs[wire.CorrelationInput] = corr
 	file := agent + ".yml"
 	since := r.opts.Now().Add(-createdSlack)
 	what := fmt.Sprintf("dispatching workflow %s in %s on %s", file, r.opts.Repo, ref)

@@ -1,6 +1,6 @@
 // API calls of the GitHub runner: rate limits waited out, errors made plain.
 
-package ghactions
+package ghrun
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package ghactions
+package ghrun_test
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 
 	"github.com/autonomyhq/autonomy/internal/ghfake"
 	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/substrates/ghactions/ghrun"
+	"github.com/autonomyhq/autonomy/substrates/ghactions/wire"
 )
 
 // scopedFleet: watcher may list and cancel develop only; develop and planner are dispatched.
@@ -30,11 +32,11 @@ func jobFleet(t *testing.T, irYML string) (string, *ghfake.Server) {
 	t.Helper()
 	out := compileOK(t, irYML)
 	dir := t.TempDir()
-	manifest := filepath.Join(dir, filepath.FromSlash(ManifestPath))
+	manifest := filepath.Join(dir, filepath.FromSlash(wire.ManifestPath))
 	if err := os.MkdirAll(filepath.Dir(manifest), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(manifest, []byte(file(t, out, ManifestPath)), 0o644); err != nil {
+	if err := os.WriteFile(manifest, []byte(file(t, out, wire.ManifestPath)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	wfs, err := ghfake.WorkflowsFromOutput(out)
@@ -49,13 +51,13 @@ func jobFleet(t *testing.T, irYML string) (string, *ghfake.Server) {
 	return dir, srv
 }
 
-func jobRunner(t *testing.T, dir string, srv *ghfake.Server, env map[string]string) (*JobRunner, error) {
+func jobRunner(t *testing.T, dir string, srv *ghfake.Server, env map[string]string) (*ghrun.JobRunner, error) {
 	t.Helper()
 	base := map[string]string{"GITHUB_REPOSITORY": "o/r", "GITHUB_API_URL": srv.URL, "GH_TOKEN": testToken}
 	for k, v := range env {
 		base[k] = v
 	}
-	return NewJobRunner(JobOptions{Dir: dir, Getenv: func(k string) string { return base[k] }, HTTPClient: srv.Client()})
+	return ghrun.NewJobRunner(ghrun.JobOptions{Dir: dir, Getenv: func(k string) string { return base[k] }, HTTPClient: srv.Client()})
 }
 
 // TestJobRunnerScopes: a scoped agent:list sees its actor's sessions only, a scoped
@@ -76,11 +78,11 @@ func TestJobRunnerScopes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := jobRunner(t, dir, srv, map[string]string{ActorEnv: "watcher", "GITHUB_WORKFLOW_REF": "o/r/.github/workflows/watcher.yml@refs/heads/main"})
+	w, err := jobRunner(t, dir, srv, map[string]string{wire.ActorEnv: "watcher", "GITHUB_WORKFLOW_REF": "o/r/.github/workflows/watcher.yml@refs/heads/main"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var denied *DeniedError
+	var denied *ghrun.DeniedError
 	if _, err := w.Launch(ctx, "develop", nil); !errors.As(err, &denied) || !strings.Contains(err.Error(), "holds no agent:launch") {
 		t.Errorf("watcher's launch: %v", err)
 	}
@@ -110,10 +112,10 @@ func TestJobRunnerScopes(t *testing.T) {
 func TestJobRunnerRefusesBadSetups(t *testing.T) {
 	dir, srv := jobFleet(t, scopedFleet)
 	corrupt := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(corrupt, filepath.Dir(filepath.FromSlash(ManifestPath))), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(corrupt, filepath.Dir(filepath.FromSlash(wire.ManifestPath))), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(corrupt, filepath.FromSlash(ManifestPath)), []byte(`{"target":"local","actors":[]}`), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(corrupt, filepath.FromSlash(wire.ManifestPath)), []byte(`{"target":"local","actors":[]}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
@@ -125,8 +127,8 @@ func TestJobRunnerRefusesBadSetups(t *testing.T) {
 		{corrupt, nil, "not a gh-actions manifest"},
 		{dir, map[string]string{"GITHUB_REPOSITORY": ""}, "GITHUB_REPOSITORY is not set"},
 		{dir, map[string]string{"GH_TOKEN": ""}, "no token"},
-		{dir, map[string]string{ActorEnv: "ghost"}, "names no actor"},
-		{dir, map[string]string{ActorEnv: "watcher", "GITHUB_WORKFLOW_REF": "o/r/.github/workflows/develop.yml@refs/heads/main"}, `runs the workflow of actor "develop"`},
+		{dir, map[string]string{wire.ActorEnv: "ghost"}, "names no actor"},
+		{dir, map[string]string{wire.ActorEnv: "watcher", "GITHUB_WORKFLOW_REF": "o/r/.github/workflows/develop.yml@refs/heads/main"}, `runs the workflow of actor "develop"`},
 	} {
 		if _, err := jobRunner(t, tc.dir, srv, tc.env); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: %v, want %q", tc.env, err, tc.want)

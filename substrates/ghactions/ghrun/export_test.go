@@ -1,0 +1,4 @@
+package ghrun
+
+// MaxRetries is maxRetries, for the external tests.
+const MaxRetries = maxRetries

@@ -1,0 +1,161 @@
+package local
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/substrates/local/store"
+)
+
+// scheduler is the trigger executor's clockwork: from an installation's cron entries, the last
+// tick and the deferred triggers (both in the store), it decides what a tick fires and when the
+// next tick is due. Launching is not its own: admit and record are the launcher's (launch.go).
+type scheduler struct {
+	in *Install
+	// admit says whether a scheduled session of actor may start now, or why not; active is as
+	// in Runner.admit.
+	admit func(tx *store.Tx, actor string, active *int) (bool, string, error)
+	// record inserts the session a cron entry fires.
+	record func(tx *store.Tx, e Entry) (store.Session, error)
+}
+
+// scheduler is the scheduler of r's installation, launching through r.
+func (r *Runner) scheduler() scheduler {
+	return scheduler{
+		in: r.In,
+		admit: func(tx *store.Tx, actor string, active *int) (bool, string, error) {
+			return r.admit(tx, actor, true, active)
+		},
+		record: func(tx *store.Tx, e Entry) (store.Session, error) {
+			cfg, err := r.In.Actor(e.Actor)
+			if err != nil {
+				return store.Session{}, err
+			}
+			params, err := r.resolve(cfg, firingTrigger(cfg, ir.Cron, e.Trigger), LaunchRequest{Kind: "cron"})
+			if err != nil {
+				return store.Session{}, err
+			}
+			s := store.Session{Actor: cfg.Actor, Kind: cfg.Kind, Params: params, Trigger: "cron", Origin: "schedule"}
+			return s, r.insert(tx, cfg, &s)
+		},
+	}
+}
+
+// actors lists the actors of the schedule, each once.
+func (sc scheduler) actors() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, e := range sc.in.Schedule.Entries {
+		if !seen[e.Actor] {
+			seen[e.Actor] = true
+			out = append(out, e.Actor)
+		}
+	}
+	return out
+}
+
+// fire records, in tx, a session for every cron entry due since the last tick (once however
+// many slots passed) and for every entry deferred before that may start now, and defers the
+// others; first is set when the installation had no tick yet: the schedule starts now.
+func (sc scheduler) fire(tx *store.Tx, now time.Time) (fired []store.Session, deferred []Deferral, first bool, err error) {
+	raw, ok, err := tx.Meta(lastTickKey)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	if !ok {
+		return nil, nil, true, tx.SetMeta(lastTickKey, strconv.FormatInt(now.UnixNano(), 10))
+	}
+	n, err := strconv.ParseInt(raw, 10, 64)
+	if err != nil {
+		return nil, nil, false, fmt.Errorf("the store's last tick %q is not a time: %v", raw, err)
+	}
+	last := time.Unix(0, n).In(sc.in.Location)
+	pending, err := tx.Pending()
+	if err != nil {
+		return nil, nil, false, err
+	}
+	active := -1
+	for _, e := range sc.in.Schedule.Entries {
+		since, wasPending := pending[e.Key]
+		if !wasPending {
+			next := sc.in.Cron[e.Key].Next(last)
+			if next.IsZero() || next.After(now) {
+				continue
+			}
+			since = next
+		}
+		s, d, err := sc.fireEntry(tx, e, since, wasPending, &active)
+		if err != nil {
+			return nil, nil, false, err
+		}
+		if d != nil {
+			deferred = append(deferred, *d)
+			continue
+		}
+		fired = append(fired, s)
+	}
+	if now.After(last) {
+		return fired, deferred, false, tx.SetMeta(lastTickKey, strconv.FormatInt(now.UnixNano(), 10))
+	}
+	return fired, deferred, false, nil // the clock went back: keep the later mark so nothing fires twice
+}
+
+// fireEntry fires the cron entry e, due since since (wasPending: deferred before), or defers it,
+// recording the deferral the first time.
+func (sc scheduler) fireEntry(tx *store.Tx, e Entry, since time.Time, wasPending bool, active *int) (store.Session, *Deferral, error) {
+	admitted, reason, err := sc.admit(tx, e.Actor, active)
+	if err != nil {
+		return store.Session{}, nil, err
+	}
+	if !admitted {
+		d := &Deferral{Key: e.Key, Actor: e.Actor, Reason: reason}
+		if wasPending {
+			return store.Session{}, d, nil // recorded when it was first deferred
+		}
+		if err := tx.SetPending(e.Key, since); err != nil {
+			return store.Session{}, nil, err
+		}
+		return store.Session{}, d, tx.Log(store.Event{Actor: e.Actor, Kind: "deferred", Message: fmt.Sprintf("cron %q due at %s deferred: %s", e.Cron, since.UTC().Format(time.RFC3339), reason)})
+	}
+	s, err := sc.record(tx, e)
+	if err != nil {
+		return store.Session{}, nil, err
+	}
+	if wasPending {
+		if err := tx.ClearPending(e.Key); err != nil {
+			return store.Session{}, nil, err
+		}
+	}
+	if *active >= 0 {
+		*active++
+	}
+	return s, nil, nil
+}
+
+// nextWake is when the schedule next needs a tick after now: the earliest next firing, or the
+// next minute while a deferred trigger waits; at most an hour away, so a recompiled schedule
+// and orphaned sessions are picked up.
+func (sc scheduler) nextWake(ctx context.Context, st *store.Store, now time.Time) time.Time {
+	wake := now.Add(time.Hour)
+	local := now.In(sc.in.Location)
+	for _, e := range sc.in.Schedule.Entries {
+		if next := sc.in.Cron[e.Key].Next(local); !next.IsZero() && next.Before(wake) {
+			wake = next
+		}
+	}
+	var pending map[string]time.Time
+	_ = st.Tx(ctx, func(tx *store.Tx) error {
+		var err error
+		pending, err = tx.Pending()
+		return err
+	})
+	if len(pending) > 0 {
+		if m := now.Truncate(time.Minute).Add(time.Minute); m.Before(wake) {
+			wake = m
+		}
+	}
+	return wake
+}
