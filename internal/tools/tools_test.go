@@ -123,3 +123,11 @@ func TestReadOutputsIsBounded(t *testing.T) {
 		}
 	}
 }
+
+func TestEveryEffectHasACap(t *testing.T) {
+	for _, tool := range tools.Catalog {
+		if tool.Effect && tools.DefaultMax[tool.Name] <= 0 {
+			t.Errorf("%s is an effect without a default cap: every call would be refused", tool.Name)
+		}
+	}
+}
