@@ -40,6 +40,9 @@ func (s *Server) routes() *http.ServeMux {
 	s.codeRoute(m, "GET /issues/{a}/{b}", s.issueChild) // a comment by id, an issue's comments or timeline
 	s.codeRoute(m, "POST /issues/{n}/comments", s.createComment)
 	s.codeRoute(m, "POST /issues/{n}/labels", s.addLabels)
+	s.codeRoute(m, "DELETE /issues/{n}/labels/{name}", s.removeLabel) // issues.go
+	s.codeRoute(m, "POST /issues", s.createIssue)
+	s.codeRoute(m, "GET /issues/{n}", s.getIssue)
 	s.codeRoute(m, "POST /statuses/{sha}", s.createStatus)
 	s.codeRoute(m, "GET /commits/{ref}/status", s.combinedStatus)
 	s.codeRoute(m, "GET /commits/{ref}/statuses", s.listStatuses)

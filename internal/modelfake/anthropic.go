@@ -76,7 +76,7 @@ func (s *Server) serveMessages(w http.ResponseWriter, r *http.Request, rec *Requ
 				}
 			case "tool_use":
 				conv.lastCall, conv.lastCallID = b.Name, b.ID
-				if b.Name == anthropicShellTool {
+				if b.Name == anthropicShellTool || s.scriptedTool(b.Name) {
 					conv.shellCalls++
 				}
 			case "tool_result":
@@ -104,6 +104,18 @@ func (s *Server) serveMessages(w http.ResponseWriter, r *http.Request, rec *Requ
 	switch {
 	case st.done:
 		text = "Structured result returned."
+	case st.t.Tool != "":
+		name, ok := offered(rec.Tools, st.t.Tool)
+		if !ok {
+			err := fmt.Errorf("script turn %d calls tool %s, which the CLI does not offer (it offers %s)", st.turn, st.t.Tool, strings.Join(rec.Tools, ", "))
+			s.fail(fmt.Errorf("modelfake: anthropic conversation %s: %v", rec.Conversation, err))
+			return func() { anthropicError(w, http.StatusBadRequest, "modelfake: "+err.Error()) }
+		}
+		var input any = map[string]any{}
+		if st.t.Args != nil {
+			_ = json.Unmarshal(st.t.Args, &input) // checked valid by Start
+		}
+		call = &toolUse{id: fmt.Sprintf("toolu_modelfake_%d", st.turn), name: name, input: input}
 	case st.t.Shell != "":
 		call = &toolUse{id: fmt.Sprintf("toolu_modelfake_%d", st.turn), name: anthropicShellTool,
 			input: map[string]any{"command": st.t.Shell, "description": "Run the scripted command", "timeout": 600000}}

@@ -77,6 +77,16 @@
 // keeps reconnecting ("Reconnecting... waiting for network") for more than
 // 20 s rather than exiting.
 //
+// MCP tools (TestCodexCallsTheTools, TestClaudeCallsTheTools in
+// internal/mcpserver): a Tool turn calls a tool an MCP server gave the CLI.
+// codex 0.169.0 defers MCP tools behind its client-side tool_search tool:
+// the fake first answers with a tool_search_call {"query": TOOL}; codex
+// replies with a tool_search_output holding a namespace ("mcp__<server>")
+// of functions, and the fake then calls the function by name with that
+// namespace. Claude Code 2.1.330 lists them as mcp__<server>__<tool> when
+// ENABLE_TOOL_SEARCH=false; otherwise it may defer them behind its
+// ToolSearch tool, depending on when the server connected.
+//
 // # Claude Code 2.1.330 (proven by TestClaudeRunsShellAndAnswers and friends)
 //
 // The shell tool is Bash {"command": "...", "description": "..."}; the

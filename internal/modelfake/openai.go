@@ -36,6 +36,16 @@ type responsesItem struct {
 	Name    string          `json:"name"`
 	CallID  string          `json:"call_id"`
 	Output  json.RawMessage `json:"output"`
+	// Arguments are a tool_search_call's (an object, unlike a function call's string).
+	Arguments json.RawMessage `json:"arguments"`
+	// Tools are the tools a tool_search_output loaded: namespaces of functions.
+	Tools []struct {
+		Type  string `json:"type"`
+		Name  string `json:"name"`
+		Tools []struct {
+			Name string `json:"name"`
+		} `json:"tools"`
+	} `json:"tools"`
 }
 
 // openAIShellTools maps the shell tools codex has exposed to how a command
@@ -84,6 +94,8 @@ func (s *Server) serveResponses(w http.ResponseWriter, r *http.Request, rec *Req
 	}
 	var conv conversation
 	answered := map[string]bool{}
+	searched := map[string]bool{}
+	loaded := map[string]string{} // a tool tool_search loaded -> its namespace
 	polls, lastOutput := 0, ""
 	for _, it := range items {
 		switch it.Type {
@@ -93,11 +105,23 @@ func (s *Server) serveResponses(w http.ResponseWriter, r *http.Request, rec *Req
 			}
 		case "function_call", "custom_tool_call", "local_shell_call":
 			conv.lastCall, conv.lastCallID = it.Name, it.CallID
-			if isOpenAIShell(it.Name) || it.Type == "local_shell_call" {
+			if isOpenAIShell(it.Name) || it.Type == "local_shell_call" || s.scriptedTool(it.Name) {
 				conv.shellCalls++
 			}
 			if it.Name == "write_stdin" {
 				polls++
+			}
+		case "tool_search_call":
+			var q struct {
+				Query string `json:"query"`
+			}
+			_ = json.Unmarshal(it.Arguments, &q)
+			searched[q.Query] = true
+		case "tool_search_output":
+			for _, ns := range it.Tools {
+				for _, f := range ns.Tools {
+					loaded[f.Name] = ns.Name
+				}
 			}
 		case "function_call_output", "custom_tool_call_output", "local_shell_call_output":
 			answered[it.CallID] = true
@@ -137,6 +161,27 @@ func (s *Server) serveResponses(w http.ResponseWriter, r *http.Request, rec *Req
 	}
 	rec.Turn = st.turn
 	switch {
+	case st.t.Tool != "":
+		name, ok := offered(rec.Tools, st.t.Tool)
+		if ns, found := loaded[st.t.Tool]; !ok && found {
+			call := map[string]any{"type": "function_call", "namespace": ns, "name": st.t.Tool, "arguments": toolArgs(st.t.Args),
+				"call_id": fmt.Sprintf("call_modelfake_%d", st.turn)}
+			return func() { writeResponse(w, req, rec.Model, call, "") }
+		}
+		if !ok && contains(rec.Tools, "tool_search") && !searched[st.t.Tool] {
+			// codex defers MCP tools behind its client-side tool_search: search first.
+			call := map[string]any{"type": "tool_search_call", "execution": "client", "arguments": map[string]any{"query": st.t.Tool},
+				"call_id": fmt.Sprintf("call_modelfake_%d_search", st.turn)}
+			return func() { writeResponse(w, req, rec.Model, call, "") }
+		}
+		if !ok {
+			err := fmt.Errorf("script turn %d calls tool %s, which the CLI does not offer (it offers %s)", st.turn, st.t.Tool, strings.Join(rec.Tools, ", "))
+			s.fail(fmt.Errorf("modelfake: openai conversation %s: %v", rec.Conversation, err))
+			return func() { openAIError(w, http.StatusBadRequest, "modelfake: "+err.Error()) }
+		}
+		call := map[string]any{"type": "function_call", "name": name, "arguments": toolArgs(st.t.Args),
+			"call_id": fmt.Sprintf("call_modelfake_%d", st.turn)}
+		return func() { writeResponse(w, req, rec.Model, call, "") }
 	case st.t.Shell != "":
 		args, _ := json.Marshal(shellArgs(st.t.Shell))
 		call := map[string]any{"type": "function_call", "name": shell, "arguments": string(args),
@@ -147,6 +192,13 @@ func (s *Server) serveResponses(w http.ResponseWriter, r *http.Request, rec *Req
 	default:
 		return func() { writeResponse(w, req, rec.Model, nil, st.t.Text) }
 	}
+}
+
+func toolArgs(args json.RawMessage) string {
+	if len(args) == 0 {
+		return "{}"
+	}
+	return string(args)
 }
 
 func isOpenAIShell(name string) bool {
@@ -250,12 +302,17 @@ func writeResponse(w http.ResponseWriter, req responsesRequest, model string, ca
 			added[k] = v
 		}
 		added["arguments"], added["status"] = "", "in_progress"
-		ev("response.output_item.added", map[string]any{"output_index": 0, "item": added})
-		args := item["arguments"].(string)
-		for _, c := range chunks(args, 24) {
-			ev("response.function_call_arguments.delta", map[string]any{"item_id": itemID, "output_index": 0, "delta": c})
+		if args, ok := item["arguments"].(string); ok {
+			ev("response.output_item.added", map[string]any{"output_index": 0, "item": added})
+			for _, c := range chunks(args, 24) {
+				ev("response.function_call_arguments.delta", map[string]any{"item_id": itemID, "output_index": 0, "delta": c})
+			}
+			ev("response.function_call_arguments.done", map[string]any{"item_id": itemID, "output_index": 0, "arguments": args})
+		} else {
+			// A tool_search_call's arguments are an object, sent whole.
+			added["arguments"] = item["arguments"]
+			ev("response.output_item.added", map[string]any{"output_index": 0, "item": added})
 		}
-		ev("response.function_call_arguments.done", map[string]any{"item_id": itemID, "output_index": 0, "arguments": args})
 	} else {
 		ev("response.output_item.added", map[string]any{"output_index": 0, "item": map[string]any{
 			"type": "message", "id": itemID, "role": "assistant", "status": "in_progress", "content": []any{}}})

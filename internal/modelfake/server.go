@@ -25,6 +25,12 @@ type Turn struct {
 	// (--output-schema), the StructuredOutput tool call for claude
 	// (--json-schema) or the final message text when that tool is absent.
 	JSON json.RawMessage
+	// Tool calls a tool the CLI offers other than its shell (an MCP
+	// server's, for instance) with Args; the offered tool is the one named
+	// Tool or ending in "__"+Tool (how the CLIs qualify MCP tools). The
+	// next turn is played once the tool result arrives.
+	Tool string
+	Args json.RawMessage
 }
 
 // API names the wire protocol a request used.
@@ -107,18 +113,21 @@ func (s *Server) checkScript() {
 	}
 	for i, t := range s.script {
 		n := 0
-		for _, set := range []bool{t.Shell != "", t.Text != "", t.JSON != nil} {
+		for _, set := range []bool{t.Shell != "", t.Text != "", t.JSON != nil, t.Tool != ""} {
 			if set {
 				n++
 			}
 		}
 		if n != 1 {
-			s.fail(fmt.Errorf("modelfake: script turn %d sets %d of Shell, Text, JSON; want exactly one", i, n))
+			s.fail(fmt.Errorf("modelfake: script turn %d sets %d of Shell, Text, JSON, Tool; want exactly one", i, n))
 		}
 		if t.JSON != nil && !json.Valid(t.JSON) {
 			s.fail(fmt.Errorf("modelfake: script turn %d: JSON is not valid JSON: %s", i, t.JSON))
 		}
-		if t.Shell == "" && i != len(s.script)-1 {
+		if t.Args != nil && (t.Tool == "" || !json.Valid(t.Args)) {
+			s.fail(fmt.Errorf("modelfake: script turn %d: Args needs a Tool and valid JSON", i))
+		}
+		if t.Shell == "" && t.Tool == "" && i != len(s.script)-1 {
 			s.fail(fmt.Errorf("modelfake: script turn %d is final (Text or JSON) but is not the last turn", i))
 		}
 	}
@@ -244,7 +253,7 @@ type step struct {
 
 // conversation is the protocol-neutral view of one model request's history.
 type conversation struct {
-	shellCalls  int    // tool calls of the shell tool in the history
+	shellCalls  int    // scripted tool calls (the shell or a Tool turn's) in the history
 	lastCall    string // name of the last tool call in the history
 	lastCallID  string
 	lastAnswerd bool // the last tool call has a result in the history
@@ -264,6 +273,27 @@ func (s *Server) next(c conversation, structuredTool string) (step, error) {
 		return step{}, fmt.Errorf("script exhausted: %d shell calls made, the script has %d turns", c.shellCalls, len(s.script))
 	}
 	return step{turn: c.shellCalls, t: s.script[c.shellCalls]}, nil
+}
+
+// offered finds the offered tool a Tool turn names: the same name, or a
+// name ending in "__"+name.
+func offered(tools []string, name string) (string, bool) {
+	for _, t := range tools {
+		if t == name || strings.HasSuffix(t, "__"+name) {
+			return t, true
+		}
+	}
+	return "", false
+}
+
+// scriptedTool reports whether a call in the history is a Tool turn's.
+func (s *Server) scriptedTool(called string) bool {
+	for _, t := range s.script {
+		if t.Tool != "" && (called == t.Tool || strings.HasSuffix(called, "__"+t.Tool)) {
+			return true
+		}
+	}
+	return false
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {

@@ -1,0 +1,187 @@
+package modelproxy
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"io"
+	"strings"
+)
+
+// maxEventLine bounds one server-sent-event data line the usage scanner
+// keeps; a longer line (a huge response.completed) is skipped and the
+// response's usage estimated from its size. With the transcript's head
+// (DefaultMaxEntryBytes) and the relay buffer, a stream holds under 1 MiB.
+const maxEventLine = 480 << 10
+
+// capture keeps the head of a response for the transcript (bounded) and
+// reads the usage from it as it streams by: from the data lines of a
+// server-sent-event stream, or from the whole body of a JSON response.
+type capture struct {
+	limit     int64
+	stream    bool
+	head      bytes.Buffer
+	truncated bool
+	size      int64
+
+	line     []byte // the current SSE line, while it fits maxEventLine
+	overflow bool   // the current line outgrew maxEventLine
+	found    bool
+	u        Usage
+}
+
+func newCapture(limit int64, contentType string) *capture {
+	return &capture{limit: limit, stream: strings.HasPrefix(contentType, "text/event-stream")}
+}
+
+// Write never fails.
+func (c *capture) Write(b []byte) (int, error) {
+	c.size += int64(len(b))
+	if room := c.limit - int64(c.head.Len()); room > 0 {
+		c.head.Write(b[:min(int64(len(b)), room)])
+	}
+	if int64(c.head.Len()) < c.size {
+		c.truncated = true
+	}
+	if c.stream {
+		c.scan(b)
+	}
+	return len(b), nil
+}
+
+// scan splits a stream into lines and reads usage from data lines.
+func (c *capture) scan(b []byte) {
+	for len(b) > 0 {
+		i := bytes.IndexByte(b, '\n')
+		part := b
+		if i >= 0 {
+			part = b[:i]
+		}
+		if !c.overflow {
+			if len(c.line)+len(part) > maxEventLine {
+				c.overflow, c.line = true, nil
+			} else {
+				c.line = append(c.line, part...)
+			}
+		}
+		if i < 0 {
+			return
+		}
+		if !c.overflow {
+			c.dataLine(bytes.TrimSuffix(c.line, []byte("\r")))
+		}
+		c.line, c.overflow = c.line[:0], false
+		b = b[i+1:]
+	}
+}
+
+func (c *capture) dataLine(line []byte) {
+	data, ok := bytes.CutPrefix(line, []byte("data:"))
+	if !ok || !bytes.Contains(data, []byte(`"usage"`)) {
+		return
+	}
+	c.merge(bytes.TrimSpace(data))
+}
+
+// usageEnvelope finds a usage object where either API puts one: top level
+// (a JSON response, anthropic's message_delta, chat completions), in
+// "response" (the Responses API's response.completed) or in "message"
+// (anthropic's message_start).
+type usageEnvelope struct {
+	Usage    *rawUsage `json:"usage"`
+	Response *struct {
+		Usage *rawUsage `json:"usage"`
+	} `json:"response"`
+	Message *struct {
+		Usage *rawUsage `json:"usage"`
+	} `json:"message"`
+}
+
+type rawUsage struct {
+	InputTokens              int64 `json:"input_tokens"`
+	OutputTokens             int64 `json:"output_tokens"`
+	PromptTokens             int64 `json:"prompt_tokens"`
+	CompletionTokens         int64 `json:"completion_tokens"`
+	CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
+	CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
+	InputTokensDetails       *struct {
+		CachedTokens int64 `json:"cached_tokens"`
+	} `json:"input_tokens_details"`
+}
+
+// merge folds one usage report in. Reports of one response are cumulative
+// (anthropic's message_start, then message_delta's running output count),
+// so each figure is the largest seen.
+func (c *capture) merge(data []byte) {
+	var env usageEnvelope
+	if json.Unmarshal(data, &env) != nil {
+		return
+	}
+	for _, r := range []*rawUsage{env.Usage, responseUsage(env), messageUsage(env)} {
+		if r == nil {
+			continue
+		}
+		c.found = true
+		in := r.InputTokens + r.PromptTokens + r.CacheCreationInputTokens + r.CacheReadInputTokens
+		cached := r.CacheReadInputTokens
+		if r.InputTokensDetails != nil {
+			cached += r.InputTokensDetails.CachedTokens
+		}
+		c.u.InputTokens = max(c.u.InputTokens, in)
+		c.u.CachedInputTokens = max(c.u.CachedInputTokens, cached)
+		c.u.OutputTokens = max(c.u.OutputTokens, r.OutputTokens+r.CompletionTokens)
+	}
+}
+
+func responseUsage(e usageEnvelope) *rawUsage {
+	if e.Response == nil {
+		return nil
+	}
+	return e.Response.Usage
+}
+
+func messageUsage(e usageEnvelope) *rawUsage {
+	if e.Message == nil {
+		return nil
+	}
+	return e.Message.Usage
+}
+
+// usage is what the response reported, or an estimate (a token per four
+// bytes of response) when it reported nothing readable.
+func (c *capture) usage() Usage {
+	if !c.stream && !c.truncated {
+		c.merge(c.head.Bytes())
+	}
+	if !c.found {
+		return Usage{OutputTokens: (c.size + 3) / 4, Estimated: true}
+	}
+	return c.u
+}
+
+// modelOf reads the "model" field of a request body, gzip-decoded when it
+// is gzip; "" when there is none.
+func modelOf(body []byte, encoding string) string {
+	var req struct {
+		Model string `json:"model"`
+	}
+	_ = json.Unmarshal(decoded(body, encoding, int64(len(body))*8+1024), &req)
+	return req.Model
+}
+
+// decoded returns a request body as text: gzip is undone (bounded by
+// limit), anything else is returned as is.
+func decoded(body []byte, encoding string, limit int64) []byte {
+	if encoding != "gzip" {
+		return body
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(body))
+	if err != nil {
+		return body
+	}
+	out, err := io.ReadAll(io.LimitReader(zr, limit))
+	if err != nil {
+		return body
+	}
+	return out
+}

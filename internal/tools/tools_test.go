@@ -1,0 +1,133 @@
+package tools_test
+
+import (
+	"encoding/json"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/autonomyhq/autonomy/internal/tools"
+)
+
+func names(ts []tools.Tool) []string {
+	var out []string
+	for _, t := range ts {
+		out = append(out, t.Name)
+	}
+	return out
+}
+
+func TestForDerivesToolsFromCapabilitiesOnly(t *testing.T) {
+	always := []string{"read_item", "list_items", "session_info", "submit_result", "ask_person"}
+	if got := names(tools.For(nil)); !slices.Equal(got, always) {
+		t.Errorf("no capabilities: %v, want %v", got, always)
+	}
+	got := names(tools.For([]tools.Grant{{Name: "tasks:converse"}, {Name: "agent:launch", Scope: "reviewer"}}))
+	want := append(slices.Clone(always), "comment", "launch")
+	if !slices.Equal(got, want) {
+		t.Errorf("converse + launch@reviewer: %v, want %v", got, want)
+	}
+	if got := names(tools.For([]tools.Grant{{Name: "code:review"}})); !slices.Contains(got, "submit_verdict") || slices.Contains(got, "propose") {
+		t.Errorf("code:review: %v", got)
+	}
+}
+
+func TestEverySchemaIsAnObjectSchema(t *testing.T) {
+	for _, tool := range tools.Catalog {
+		var s struct {
+			Type       string         `json:"type"`
+			Properties map[string]any `json:"properties"`
+		}
+		if err := json.Unmarshal(tool.Schema(), &s); err != nil || s.Type != "object" {
+			t.Errorf("%s: schema %s (%v)", tool.Name, tool.Schema(), err)
+		}
+	}
+}
+
+func effect(tool, actor, input string) tools.Effect {
+	return tools.Effect{Tool: tool, Actor: actor, Input: json.RawMessage(input)}
+}
+
+func TestCheckRefuses(t *testing.T) {
+	sessions := map[string]string{"s-rev": "reviewer", "s-dev": "develop"}
+	newChecker := func() *tools.Checker {
+		return &tools.Checker{Actor: "pm",
+			Grants: []tools.Grant{{Name: "tasks:converse"}, {Name: "agent:launch", Scope: "develop"}, {Name: "agent:cancel", Scope: "develop"}},
+			Max:    map[string]int{"comment": 2},
+			SessionActor: func(id string) (string, error) {
+				if a, ok := sessions[id]; ok {
+					return a, nil
+				}
+				return "", errors.New("no such session")
+			}}
+	}
+	cases := []struct {
+		name string
+		e    tools.Effect
+		want string
+	}{
+		{"a capability the actor lacks", effect("create_item", "pm", `{"title":"x"}`), "needs the capability tasks:author"},
+		{"a launch outside the scope", effect("launch", "pm", `{"actor":"reviewer"}`), `may not act on "reviewer": its agent:launch is scoped to develop`},
+		{"a cancel of a session outside the scope", effect("cancel_session", "pm", `{"session":"s-rev"}`), `may not act on "reviewer"`},
+		{"an unknown session", effect("cancel_session", "pm", `{"session":"s-zzz"}`), "no such session"},
+		{"another actor's name", effect("comment", "develop", `{"item":"1","body":"x"}`), `this session's actor is "pm"`},
+		{"a read tool as an effect", effect("read_item", "pm", `{"item":"1"}`), "not a tool that changes anything"},
+		{"an unknown tool", effect("merge", "pm", `{}`), "not a tool that changes anything"},
+		{"an unknown field", effect("comment", "pm", `{"item":"1","body":"x","token":"y"}`), `unknown field "token"`},
+		{"an empty body", effect("comment", "pm", `{"item":"1","body":"  "}`), "body is required"},
+		{"a body over the limit", effect("comment", "pm", `{"item":"1","body":"`+strings.Repeat("x", tools.MaxBody+1)+`"}`), "at most 65536"},
+		{"two values", effect("comment", "pm", `{"item":"1","body":"x"} {}`), "more than one JSON value"},
+		{"an item with a newline", effect("comment", "pm", `{"item":"1\n2","body":"x"}`), "control character"},
+		{"a bad param name", effect("launch", "pm", `{"actor":"develop","params":{"lower":"x"}}`), "not an env name"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := newChecker().Check(c.e)
+			var r *tools.Refused
+			if !errors.As(err, &r) || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("Check = %v, want a refusal containing %q", err, c.want)
+			}
+		})
+	}
+	c := newChecker()
+	for i := 0; i < 2; i++ {
+		if _, err := c.Check(effect("comment", "pm", `{"item":"1","body":"x"}`)); err != nil {
+			t.Fatalf("comment %d: %v", i, err)
+		}
+	}
+	if _, err := c.Check(effect("comment", "pm", `{"item":"1","body":"x"}`)); err == nil || !strings.Contains(err.Error(), "already used its 2 comment") {
+		t.Errorf("third comment over a cap of 2: %v", err)
+	}
+	if in, err := c.Check(effect("launch", "pm", `{"actor":"develop","subject":"12","params":{"ISSUE":"12"}}`)); err != nil ||
+		in.(*tools.LaunchInput).Params["ISSUE"] != "12" {
+		t.Errorf("a launch within the scope: %v %v", in, err)
+	}
+	if _, err := c.Check(effect("cancel_session", "pm", `{"session":"s-dev"}`)); err != nil {
+		t.Errorf("a cancel within the scope: %v", err)
+	}
+}
+
+func TestReadOutputsIsBounded(t *testing.T) {
+	good := `{"tool":"comment","actor":"pm","input":{"item":"1","body":"x"}}` + "\n"
+	if es, err := tools.ReadOutputs(strings.NewReader(good + good)); err != nil || len(es) != 2 || es[1].Tool != "comment" {
+		t.Fatalf("two effects: %v %v", es, err)
+	}
+	for name, in := range map[string]string{
+		"a line over the limit":   `{"tool":"comment","input":"` + strings.Repeat("x", tools.MaxOutputLine) + `"}` + "\n",
+		"too many effects":        strings.Repeat(good, tools.MaxOutputEffects+1),
+		"a line that is not JSON": good + "rm -rf /\n",
+	} {
+		if _, err := tools.ReadOutputs(strings.NewReader(in)); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+func TestEveryEffectHasACap(t *testing.T) {
+	for _, tool := range tools.Catalog {
+		if tool.Effect && tools.DefaultMax[tool.Name] <= 0 {
+			t.Errorf("%s is an effect without a default cap: every call would be refused", tool.Name)
+		}
+	}
+}

@@ -1,0 +1,319 @@
+package effect
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/google/go-github/v62/github"
+
+	"github.com/autonomyhq/autonomy/internal/tools"
+	"github.com/autonomyhq/autonomy/ir"
+)
+
+// The apply job (autonomy gh apply) realizes a model job's safe outputs. The model's job holds
+// read permissions only; its MCP server records each effect it asks for as a line of the
+// safe-output artifact. This job, which runs no model, reads that artifact as data, checks every
+// effect again against the actor's capabilities and scopes as installed in the commit the run
+// was triggered for (never the model's checkout), caps them per tool, and applies what passes
+// with its own token; staged, it only reports what it would apply.
+
+// Installed is what the apply job reads of the installation's manifest
+// (.autonomy/gh-actions/manifest.json at the trusted commit).
+type Installed struct {
+	Actors []InstalledActor `json:"actors"`
+}
+
+// InstalledActor is one actor of the manifest.
+type InstalledActor struct {
+	Name         string   `json:"name"`
+	Kind         string   `json:"kind"`
+	Workflow     string   `json:"workflow"`
+	Capabilities []string `json:"capabilities"`
+	Triggers     []struct {
+		Kind   string   `json:"kind"`
+		Params []string `json:"params"`
+	} `json:"triggers"`
+	Params []struct {
+		Name   string `json:"name"`
+		Source string `json:"source"`
+	} `json:"params"`
+}
+
+// ReadInstalled decodes a manifest.
+func ReadInstalled(data []byte) (*Installed, error) {
+	var m Installed
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, fmt.Errorf("manifest: %v", err)
+	}
+	return &m, nil
+}
+
+// Actor returns the installed actor of that name.
+func (m *Installed) Actor(name string) (InstalledActor, bool) {
+	i := slices.IndexFunc(m.Actors, func(a InstalledActor) bool { return a.Name == name })
+	if i < 0 {
+		return InstalledActor{}, false
+	}
+	return m.Actors[i], true
+}
+
+// Grants are the actor's capabilities as tools grants ("agent:launch@develop" scoped).
+func (a InstalledActor) Grants() []tools.Grant {
+	out := make([]tools.Grant, 0, len(a.Capabilities))
+	for _, c := range a.Capabilities {
+		name, scope, _ := strings.Cut(c, "@")
+		out = append(out, tools.Grant{Name: name, Scope: scope})
+	}
+	return out
+}
+
+// dispatchInputs are the inputs of the actor's workflow_dispatch trigger; ok is false when it
+// has none.
+func (a InstalledActor) dispatchInputs() ([]string, bool) {
+	for _, t := range a.Triggers {
+		if t.Kind == "dispatch" {
+			return t.Params, true
+		}
+	}
+	return nil, false
+}
+
+// ApplyOptions are what one apply run reads besides the Env.
+type ApplyOptions struct {
+	// Outputs is the safe-output artifact of the model's job.
+	Outputs io.Reader
+	// Installed is the manifest at the trusted commit; Actor the actor whose run made Outputs
+	// (from the workflow that ran, never from the artifact).
+	Installed *Installed
+	Actor     string
+	// Session is the model job's run id.
+	Session string
+	// Max overrides tools.DefaultMax (policy.box.gh-actions.tools.max).
+	Max map[string]int
+	// Staged reports what would be applied and applies nothing.
+	Staged bool
+}
+
+// Applied is the fate of one effect.
+type Applied struct {
+	Effect tools.Effect
+	// Outcome says what was done (or, staged, what would be).
+	Outcome string
+	// Refused is set when the effect was refused, with the reason.
+	Refused string
+}
+
+// Apply reads, checks and realizes the safe outputs of one run. An effect that is refused does
+// not stop the others; an error reading the artifact or talking to GitHub does.
+func (e *Env) Apply(ctx context.Context, o ApplyOptions) ([]Applied, error) {
+	actor, ok := o.Installed.Actor(o.Actor)
+	if !ok {
+		return nil, fmt.Errorf("actor %q is not installed at this commit", o.Actor)
+	}
+	effects, err := tools.ReadOutputs(o.Outputs)
+	if err != nil {
+		return nil, fmt.Errorf("safe outputs: %w", err)
+	}
+	check := &tools.Checker{Actor: actor.Name, Grants: actor.Grants(), Max: o.Max,
+		SessionActor: func(id string) (string, error) { return e.runActor(ctx, o.Installed, id) }}
+	var out []Applied
+	for _, ef := range effects {
+		if ef.Session != o.Session {
+			out = append(out, Applied{Effect: ef, Refused: fmt.Sprintf("recorded for session %q, not this run's %q", ef.Session, o.Session)})
+			continue
+		}
+		in, err := check.Check(ef)
+		if err != nil {
+			out = append(out, Applied{Effect: ef, Refused: err.Error()})
+			continue
+		}
+		a := Applied{Effect: ef}
+		if a.Outcome, err = e.realize(ctx, o, in, o.Staged); err != nil {
+			var r *tools.Refused
+			if !errors.As(err, &r) {
+				return append(out, Applied{Effect: ef, Refused: err.Error()}), err
+			}
+			a.Outcome, a.Refused = "", r.Reason
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+// realize applies one checked effect, or says what it would do when staged.
+func (e *Env) realize(ctx context.Context, o ApplyOptions, in tools.Input, staged bool) (string, error) {
+	switch v := in.(type) {
+	case *tools.CommentInput:
+		return e.applyComment(ctx, v, staged)
+	case *tools.NewItem:
+		return e.applyNewItem(ctx, v, staged)
+	case *tools.StateChange:
+		return e.applyState(ctx, v, staged)
+	case *tools.LaunchInput:
+		return e.applyLaunch(ctx, o.Installed, v, staged)
+	case *tools.SessionRef:
+		return e.applyCancel(ctx, v, staged)
+	case *tools.SessionUpdate:
+		return "", &tools.Refused{Tool: tools.UpdateSession, Reason: "GitHub cannot pause or resume a run; cancel it, or launch the actor again"}
+	case *tools.Result:
+		return fmt.Sprintf("result %s: %s", v.Status, v.Summary), nil
+	}
+	return "", &tools.Refused{Tool: fmt.Sprintf("%T", in), Reason: "realized by its own trusted job on gh-actions, not by apply"}
+}
+
+func number(field, v string) (int, error) {
+	n, err := strconv.Atoi(strings.TrimPrefix(v, "#"))
+	if err != nil || n <= 0 {
+		return 0, &tools.Refused{Tool: field, Reason: fmt.Sprintf("%s %q is not an issue or pull request number", field, v)}
+	}
+	return n, nil
+}
+
+func (e *Env) applyComment(ctx context.Context, v *tools.CommentInput, staged bool) (string, error) {
+	n, err := number("item", v.Item)
+	if err != nil {
+		return "", err
+	}
+	if staged {
+		return fmt.Sprintf("would comment on #%d", n), nil
+	}
+	id, err := e.postComment(ctx, n, v.Body)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("commented on #%d (comment %d)", n, id), nil
+}
+
+func (e *Env) applyNewItem(ctx context.Context, v *tools.NewItem, staged bool) (string, error) {
+	if staged {
+		return fmt.Sprintf("would create an issue %q", v.Title), nil
+	}
+	req := &github.IssueRequest{Title: github.String(v.Title), Body: github.String(v.Body)}
+	if len(v.Labels) > 0 {
+		req.Labels = &v.Labels
+	}
+	is, _, err := e.Client.Issues.Create(ctx, e.Owner, e.Repo, req)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("created #%d", is.GetNumber()), nil
+}
+
+// applyState moves an item to a lifecycle state: the state's label is added and every other
+// state's label removed (policy.box.taskStates names them).
+func (e *Env) applyState(ctx context.Context, v *tools.StateChange, staged bool) (string, error) {
+	n, err := number("item", v.Item)
+	if err != nil {
+		return "", err
+	}
+	want := e.Policy.label(v.State)
+	if staged {
+		return fmt.Sprintf("would move #%d to %s (label %s)", n, v.State, want), nil
+	}
+	is, _, err := e.Client.Issues.Get(ctx, e.Owner, e.Repo, n)
+	if err != nil {
+		return "", err
+	}
+	others := map[string]bool{}
+	for _, s := range ir.StateNames() {
+		if l := e.Policy.label(s); l != want {
+			others[l] = true
+		}
+	}
+	for _, l := range is.Labels {
+		if others[l.GetName()] {
+			if _, err := e.Client.Issues.RemoveLabelForIssue(ctx, e.Owner, e.Repo, n, l.GetName()); err != nil {
+				return "", err
+			}
+		}
+	}
+	if _, _, err := e.Client.Issues.AddLabelsToIssue(ctx, e.Owner, e.Repo, n, []string{want}); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("moved #%d to %s", n, v.State), nil
+}
+
+// applyLaunch dispatches the target actor's workflow on the default branch with the launch's
+// params as its inputs, the subject as its subject.ref param.
+func (e *Env) applyLaunch(ctx context.Context, m *Installed, v *tools.LaunchInput, staged bool) (string, error) {
+	target, ok := m.Actor(v.Actor)
+	if !ok {
+		return "", &tools.Refused{Tool: tools.Launch, Reason: fmt.Sprintf("there is no actor %q in this installation", v.Actor)}
+	}
+	allowed, ok := target.dispatchInputs()
+	if !ok {
+		return "", &tools.Refused{Tool: tools.Launch, Reason: fmt.Sprintf("actor %q has no dispatch trigger, so nothing can launch it on GitHub", v.Actor)}
+	}
+	inputs := map[string]any{}
+	for k, val := range v.Params {
+		if !slices.Contains(allowed, k) {
+			return "", &tools.Refused{Tool: tools.Launch, Reason: fmt.Sprintf("actor %q takes no param %s (it takes: %s)", v.Actor, k, strings.Join(allowed, ", "))}
+		}
+		inputs[k] = val
+	}
+	if v.Subject != "" {
+		for _, p := range target.Params {
+			if p.Source == "subject.ref" && slices.Contains(allowed, p.Name) {
+				inputs[p.Name] = v.Subject
+			}
+		}
+	}
+	wf := path.Base(target.Workflow)
+	if staged {
+		return fmt.Sprintf("would dispatch %s", wf), nil
+	}
+	def, err := e.DefaultBranch(ctx)
+	if err != nil {
+		return "", err
+	}
+	if err := e.dispatch(ctx, wf, def, inputs); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("dispatched %s on %s", wf, def), nil
+}
+
+func (e *Env) applyCancel(ctx context.Context, v *tools.SessionRef, staged bool) (string, error) {
+	id, err := strconv.ParseInt(v.Session, 10, 64)
+	if err != nil {
+		return "", &tools.Refused{Tool: tools.CancelSession, Reason: fmt.Sprintf("session %q is not a run id", v.Session)}
+	}
+	if staged {
+		return fmt.Sprintf("would cancel run %d", id), nil
+	}
+	if _, err := e.Client.Actions.CancelWorkflowRunByID(ctx, e.Owner, e.Repo, id); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("cancelled run %d", id), nil
+}
+
+// runActor is the actor whose workflow made run id, for the scope of a cancel.
+func (e *Env) runActor(ctx context.Context, m *Installed, id string) (string, error) {
+	n, err := strconv.ParseInt(id, 10, 64)
+	if err != nil {
+		return "", fmt.Errorf("%q is not a run id", id)
+	}
+	// go-github's WorkflowRun has no path: read the run's workflow file from the API's own field.
+	req, err := e.Client.NewRequest("GET", fmt.Sprintf("repos/%s/%s/actions/runs/%d", e.Owner, e.Repo, n), nil)
+	if err != nil {
+		return "", err
+	}
+	var run struct {
+		Path string `json:"path"`
+	}
+	if _, err := e.Client.Do(ctx, req, &run); err != nil {
+		return "", err
+	}
+	for _, a := range m.Actors {
+		if a.Workflow == run.Path {
+			return a.Name, nil
+		}
+	}
+	return "", fmt.Errorf("run %s is not an actor's run", id)
+}

@@ -1,0 +1,158 @@
+package effect
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/autonomyhq/autonomy/internal/tools"
+)
+
+// goldenInstalled reads the manifest the sdlc profile compiles to.
+func goldenInstalled(t *testing.T) *Installed {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "..", "..", "golden", "sdlc", "gh-actions", ".autonomy", "gh-actions", "manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := ReadInstalled(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func outputs(t *testing.T, session string, lines ...string) *strings.Reader {
+	t.Helper()
+	var b strings.Builder
+	for _, l := range lines {
+		var e tools.Effect
+		if err := json.Unmarshal([]byte(l), &e); err != nil {
+			t.Fatal(err)
+		}
+		if e.Session == "" {
+			e.Session = session
+		}
+		out, _ := json.Marshal(e)
+		b.Write(append(out, '\n'))
+	}
+	return strings.NewReader(b.String())
+}
+
+func applyWorld(t *testing.T) (*world, *Env) {
+	w := newWorld(t)
+	return w, w.env("pm")
+}
+
+func TestApplyRealizesCheckedEffects(t *testing.T) {
+	w, e := applyWorld(t)
+	n := strconv.Itoa(w.item)
+	res, err := e.Apply(context.Background(), ApplyOptions{Installed: goldenInstalled(t), Actor: "pm", Session: "7",
+		Outputs: outputs(t, "7",
+			`{"tool":"comment","actor":"pm","input":{"item":"`+n+`","body":"Triaged."}}`,
+			`{"tool":"set_state","actor":"pm","input":{"item":"`+n+`","state":"input-required"}}`,
+			`{"tool":"set_state","actor":"pm","input":{"item":"`+n+`","state":"ready"}}`,
+			`{"tool":"create_item","actor":"pm","input":{"title":"Follow-up","labels":["ready"]}}`,
+			`{"tool":"launch","actor":"pm","input":{"actor":"develop","subject":"`+n+`"}}`,
+		)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range res {
+		if a.Refused != "" {
+			t.Errorf("%s refused: %s", a.Effect.Tool, a.Refused)
+		}
+	}
+	is, _ := w.fake.Issue(w.item)
+	if !slices.Contains(is.Comments, "Triaged.") {
+		t.Errorf("comments %v", is.Comments)
+	}
+	if !slices.Equal(is.Labels, []string{"ready"}) {
+		t.Errorf("labels %v, want only ready (needs-input removed)", is.Labels)
+	}
+	created, ok := w.fake.Issue(w.item + 1)
+	if !ok || created.Title != "Follow-up" || !slices.Equal(created.Labels, []string{"ready"}) {
+		t.Errorf("created %+v", created)
+	}
+	runs := w.fake.Runs()
+	if len(runs) != 1 || runs[0].Workflow != "develop.yml" || runs[0].Inputs["ISSUE"] != n {
+		t.Errorf("runs %+v, want develop.yml dispatched with ISSUE=%s", runs, n)
+	}
+}
+
+func TestApplyRefusesWhatTheActorMayNotDo(t *testing.T) {
+	w, e := applyWorld(t)
+	m := goldenInstalled(t)
+	// pm's launch narrowed to develop, as a profile may scope it.
+	for i := range m.Actors {
+		if m.Actors[i].Name == "pm" {
+			for j, c := range m.Actors[i].Capabilities {
+				if c == "agent:launch" {
+					m.Actors[i].Capabilities[j] = "agent:launch@develop"
+				}
+			}
+		}
+	}
+	n := strconv.Itoa(w.item)
+	res, err := e.Apply(context.Background(), ApplyOptions{Installed: m, Actor: "pm", Session: "7", Max: map[string]int{"comment": 1},
+		Outputs: outputs(t, "7",
+			`{"tool":"comment","actor":"pm","input":{"item":"`+n+`","body":"one"}}`,
+			`{"tool":"comment","actor":"pm","input":{"item":"`+n+`","body":"two"}}`,
+			`{"tool":"launch","actor":"pm","input":{"actor":"reviewer"}}`,
+			`{"tool":"comment","actor":"develop","input":{"item":"`+n+`","body":"forged"}}`,
+			`{"tool":"comment","actor":"pm","session":"8","input":{"item":"`+n+`","body":"another run's"}}`,
+			`{"tool":"propose","actor":"pm","input":{"title":"x"}}`,
+			`{"tool":"launch","actor":"pm","input":{"actor":"develop","params":{"SECRET":"x"}}}`,
+		)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"", "already used its 1 comment", `may not act on "reviewer"`, `this session's actor is "pm"`, `not this run's "7"`,
+		"needs the capability code:propose", "takes no param SECRET"}
+	for i, a := range res {
+		if (want[i] == "") != (a.Refused == "") || !strings.Contains(a.Refused, want[i]) {
+			t.Errorf("effect %d (%s): refused %q, want %q", i, a.Effect.Tool, a.Refused, want[i])
+		}
+	}
+	is, _ := w.fake.Issue(w.item)
+	if !slices.Equal(is.Comments, []string{"one"}) || len(w.fake.Runs()) != 0 {
+		t.Errorf("comments %v, runs %v: only the first comment may land", is.Comments, w.fake.Runs())
+	}
+}
+
+func TestApplyStagedAppliesNothing(t *testing.T) {
+	w, e := applyWorld(t)
+	n := strconv.Itoa(w.item)
+	res, err := e.Apply(context.Background(), ApplyOptions{Installed: goldenInstalled(t), Actor: "pm", Session: "7", Staged: true,
+		Outputs: outputs(t, "7",
+			`{"tool":"comment","actor":"pm","input":{"item":"`+n+`","body":"Triaged."}}`,
+			`{"tool":"launch","actor":"pm","input":{"actor":"develop","subject":"`+n+`"}}`,
+		)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 2 || !strings.HasPrefix(res[0].Outcome, "would comment") || !strings.HasPrefix(res[1].Outcome, "would dispatch develop.yml") {
+		t.Errorf("staged outcomes %+v", res)
+	}
+	is, _ := w.fake.Issue(w.item)
+	if len(is.Comments) != 0 || len(w.fake.Runs()) != 0 {
+		t.Errorf("staged applied something: comments %v runs %v", is.Comments, w.fake.Runs())
+	}
+}
+
+func TestApplyRefusesABadArtifact(t *testing.T) {
+	_, e := applyWorld(t)
+	if _, err := e.Apply(context.Background(), ApplyOptions{Installed: goldenInstalled(t), Actor: "pm", Session: "7",
+		Outputs: strings.NewReader("not json\n")}); err == nil || !strings.Contains(err.Error(), "line 1") {
+		t.Errorf("a bad artifact: %v", err)
+	}
+	if _, err := e.Apply(context.Background(), ApplyOptions{Installed: goldenInstalled(t), Actor: "ghost", Session: "7",
+		Outputs: strings.NewReader("")}); err == nil {
+		t.Errorf("an actor not installed was accepted")
+	}
+}
