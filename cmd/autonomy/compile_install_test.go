@@ -12,7 +12,7 @@ import (
 
 // testCommit is the commit the workflows compiled by this package's tests install: a test
 // binary has no VCS stamp, so no job could install it, and compile would refuse to write.
-const testCommit = "0123456789abcdef0123456789abcdef01234567"
+const testCommit = buildinfo.TestCommit
 
 func init() {
 	// Before TestMain, so that the processes the tests start as autonomy pin the same commit.

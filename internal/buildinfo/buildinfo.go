@@ -14,6 +14,11 @@ import (
 // every other build.
 var Release string
 
+// Commit is the full commit SHA a build outside a git checkout (from a source archive, with no
+// VCS stamp) was made from, set the same way: -X
+// github.com/autonomyhq/autonomy/internal/buildinfo.Commit=SHA. A VCS stamp takes precedence.
+var Commit string
+
 // Info is what a binary knows about its own build.
 type Info struct {
 	// Module is the main module's path.
@@ -35,12 +40,13 @@ type Info struct {
 // Read returns the running binary's build information.
 func Read() Info {
 	bi, _ := debug.ReadBuildInfo()
-	return From(bi, Release)
+	return From(bi, Release, Commit)
 }
 
-// From reads bi (nil when the binary has none) and the release stamp.
-func From(bi *debug.BuildInfo, release string) Info {
-	i := Info{Release: release}
+// From reads bi (nil when the binary has none) and the stamps set with -ldflags: the release
+// and the commit of a build without a VCS stamp.
+func From(bi *debug.BuildInfo, release, commit string) Info {
+	i := Info{Release: release, Commit: commit}
 	if bi == nil {
 		return i
 	}
@@ -48,7 +54,7 @@ func From(bi *debug.BuildInfo, release string) Info {
 	for _, s := range bi.Settings {
 		switch s.Key {
 		case "vcs.revision":
-			i.Commit = s.Value
+			i.Commit = s.Value // the stamp, not what -ldflags claims
 		case "vcs.time":
 			i.Time, _ = time.Parse(time.RFC3339, s.Value)
 		case "vcs.modified":
@@ -83,3 +89,18 @@ func (i Info) Source() string {
 	}
 	return "commit " + i.Commit
 }
+
+// pkg is this package's import path, which -ldflags -X names.
+const pkg = "github.com/autonomyhq/autonomy/internal/buildinfo"
+
+// StampRelease is the -ldflags -X argument that stamps a build as release version.
+func StampRelease(version string) string { return "-X " + pkg + ".Release=" + version }
+
+// StampCommit is the -ldflags -X argument that makes a build with no VCS stamp name commit.
+func StampCommit(commit string) string { return "-X " + pkg + ".Commit=" + commit }
+
+// TestCommit is the commit the autonomy binaries the tests build name: built from a tree that
+// may have uncommitted changes, or no VCS stamp, they would otherwise name nothing a
+// gh-actions job could install, and compile would refuse to write (go build -buildvcs=false
+// -ldflags=StampCommit(TestCommit)). No job fetches it: the tests play the install step.
+const TestCommit = "0123456789abcdef0123456789abcdef01234567"

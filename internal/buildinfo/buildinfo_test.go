@@ -18,7 +18,7 @@ func TestFrom(t *testing.T) {
 			{Key: "vcs.modified", Value: "false"},
 		},
 	}
-	i := From(bi, "")
+	i := From(bi, "", "")
 	if i.Commit != commit || i.Modified || !i.Time.Equal(time.Date(2026, 11, 26, 9, 35, 54, 0, time.UTC)) || i.Module != "github.com/autonomyhq/autonomy" {
 		t.Errorf("From = %+v", i)
 	}
@@ -26,17 +26,31 @@ func TestFrom(t *testing.T) {
 		t.Errorf("got %q, want %q", got, want)
 	}
 	bi.Settings[3].Value = "true"
-	if got, want := From(bi, "").Source(), "commit "+commit+" and uncommitted changes"; got != want {
+	if got, want := From(bi, "", "").Source(), "commit "+commit+" and uncommitted changes"; got != want {
 		t.Errorf("dirty: got %q, want %q", got, want)
 	}
-	if got := From(bi, "v1.2.3").String(); got != "v1.2.3" {
+	if got := From(bi, "v1.2.3", "").String(); got != "v1.2.3" {
 		t.Errorf("release: got %q, want v1.2.3", got)
 	}
 	bi.Main.Version, bi.Settings = "(devel)", nil
-	if i := From(bi, ""); i.String() != "devel" || i.Source() != "" {
+	if i := From(bi, "", ""); i.String() != "devel" || i.Source() != "" {
 		t.Errorf("unstamped: %q %q", i.String(), i.Source())
 	}
-	if i := From(nil, ""); i.String() != "devel" || i.Module != "" {
+	if i := From(nil, "", ""); i.String() != "devel" || i.Module != "" {
 		t.Errorf("no build info: %+v", i)
+	}
+}
+
+// TestFromCommitStamp: a build with no VCS stamp names the commit -ldflags gave it; a VCS
+// stamp wins over it.
+func TestFromCommitStamp(t *testing.T) {
+	const stamped, claimed = "0123456789abcdef0123456789abcdef01234567", "89abcdef0123456789abcdef0123456789abcdef"
+	bi := &debug.BuildInfo{Main: debug.Module{Path: "github.com/autonomyhq/autonomy", Version: "(devel)"}}
+	if i := From(bi, "", claimed); i.Commit != claimed || i.Modified {
+		t.Errorf("no VCS stamp: %+v, want commit %s", i, claimed)
+	}
+	bi.Settings = []debug.BuildSetting{{Key: "vcs.revision", Value: stamped}}
+	if i := From(bi, "", claimed); i.Commit != stamped {
+		t.Errorf("VCS stamp: %+v, want commit %s", i, stamped)
 	}
 }

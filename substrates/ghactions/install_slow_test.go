@@ -15,6 +15,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/autonomyhq/autonomy/internal/buildinfo"
 )
 
 // installProofEnv gates TestInstallStep, which builds autonomy three times (a minute or more):
@@ -251,7 +253,7 @@ func testReleaseInstall(t *testing.T, checkout, commit string) {
 	web := t.TempDir()
 	dir := filepath.Join(web, "releases", "download", release)
 	build := exec.Command("go", "build", "-trimpath", "-buildvcs=true", "-o", filepath.Join(dir, name),
-		"-ldflags", "-X github.com/autonomyhq/autonomy/internal/buildinfo.Release="+release, "./cmd/autonomy")
+		"-ldflags", buildinfo.StampRelease(release), "./cmd/autonomy")
 	build.Dir = checkout
 	build.Env = append(os.Environ(), offlineGo(t, "")...)
 	if out, err := build.CombinedOutput(); err != nil {

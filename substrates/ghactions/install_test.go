@@ -34,6 +34,7 @@ func TestToolFor(t *testing.T) {
 		{"dirty release", buildinfo.Info{Module: ModulePath, Release: "v1.2.3", Commit: commitA, Modified: true}, Tool{}, "uncommitted changes"},
 		{"no VCS stamp", buildinfo.Info{Module: ModulePath, Version: "(devel)"}, Tool{}, "go build -buildvcs=true"},
 		{"no build info", buildinfo.Info{}, Tool{}, "without a VCS stamp"},
+		{"a short commit stamped with -ldflags", buildinfo.Info{Module: ModulePath, Commit: commitA[:12]}, Tool{}, "not a full commit SHA"},
 		{"another module", buildinfo.Info{Module: "example.com/other", Commit: commitA}, Tool{}, "install autonomy itself"},
 	}
 	for _, c := range cases {
