@@ -11,7 +11,7 @@ help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
 
 build: ## build bin/autonomy
-	$(GO) build -trimpath -o $(BIN) ./cmd/autonomy
+	$(GO) build -trimpath -buildvcs=true -o $(BIN) ./cmd/autonomy
 
 test: ## run every test (README's test command)
 	$(GO) test ./...

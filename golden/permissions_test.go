@@ -149,7 +149,7 @@ func TestPermissionInvariants(t *testing.T) {
 							model = true
 						}
 					}
-					if s.Name == "Install autonomy" && s.Env["AUTONOMY_MODULE"] == "github.com/autonomyhq/autonomy" && strings.Contains(s.Run, "AUTONOMY_SUM") {
+					if s.Name == "Install autonomy" && (strings.Contains(s.Run, "AUTONOMY_BIN=") || s.Env["AUTONOMY_PROBLEM"] != "") {
 						installs = true
 					}
 				}

@@ -82,4 +82,8 @@ type Output struct {
 	Files []File
 	// Warnings are what the substrate cannot honor, positioned in the profile.
 	Warnings ir.Diagnostics
+	// Blockers make the output unfit to install though the profile is fine: the gh-actions
+	// jobs could not install the autonomy compiling them. `compile` refuses to write such an
+	// output (a dry run prints them as warnings); validate and check do not report them.
+	Blockers ir.Diagnostics
 }

@@ -37,6 +37,10 @@ not declare is compiled with a warning.
 
 --strict makes warnings fail: a profile or compile with any warning installs nothing and exits 1.
 
+A gh-actions install is refused (exit 1, nothing written) when its trusted jobs could not
+install this autonomy: a build from a working tree with uncommitted changes, or one with no VCS
+stamp (go run without -buildvcs=true). --dry-run prints that as a warning.
+
 Exit codes: 0 installed (or nothing to change), 1 the profile has errors (or warnings, with
 --strict) or the install would overwrite a file autonomy must not touch, 2 usage or I/O error.`,
 		Example: `  autonomy compile profiles/sdlc --target gh-actions --out .
@@ -55,6 +59,9 @@ Exit codes: 0 installed (or nothing to change), 1 the profile has errors (or war
 				return err
 			}
 			if err := strictly(strict, len(warnings)+len(output.Warnings), p.File, "compiled"); err != nil {
+				return err
+			}
+			if err := blocked(output, dryRun, errOut); err != nil {
 				return err
 			}
 			if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
@@ -94,6 +101,23 @@ Exit codes: 0 installed (or nothing to change), 1 the profile has errors (or war
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "list what would change and write nothing")
 	cmd.Flags().BoolVar(&strict, "strict", false, strictUsage)
 	return cmd
+}
+
+// blocked prints what makes the output unfit to install (the gh-actions jobs could not install
+// the autonomy compiling them): as warnings on a dry run, else as errors, writing nothing.
+func blocked(output substrates.Output, dryRun bool, errOut io.Writer) error {
+	if len(output.Blockers) == 0 {
+		return nil
+	}
+	if !dryRun {
+		fmt.Fprint(errOut, output.Blockers.String())
+		return &exitError{code: exitProblems, msg: fmt.Sprintf("%s for %s; nothing was written", count(len(output.Blockers), "error"), output.Target)}
+	}
+	for _, d := range output.Blockers {
+		d.Severity = ir.Warning
+		fmt.Fprintln(errOut, d.String())
+	}
+	return nil
 }
 
 // strictUsage is the help of --strict, the same on validate, compile and check.

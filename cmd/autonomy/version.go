@@ -3,14 +3,11 @@ package main
 import (
 	"fmt"
 	"runtime"
-	"runtime/debug"
 
 	"github.com/spf13/cobra"
-)
 
-// version is set at release time with -ldflags "-X main.version=v1.2.3"; otherwise the module
-// version recorded by go install is used.
-var version = ""
+	"github.com/autonomyhq/autonomy/internal/buildinfo"
+)
 
 func newVersion() *cobra.Command {
 	return &cobra.Command{
@@ -19,17 +16,17 @@ func newVersion() *cobra.Command {
 		Example: `  autonomy version`,
 		Args:    cobra.NoArgs,
 		Run: func(cmd *cobra.Command, _ []string) {
-			fmt.Fprintf(cmd.OutOrStdout(), "autonomy %s (%s, %s/%s)\n", buildVersion(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+			fmt.Fprintf(cmd.OutOrStdout(), "autonomy %s\n", versionLine(buildinfo.Read()))
 		},
 	}
 }
 
-func buildVersion() string {
-	if version != "" {
-		return version
+// versionLine is what `autonomy version` prints after "autonomy ": the version, then the
+// commit it was built from (when the build has one), Go's version and the platform.
+func versionLine(i buildinfo.Info) string {
+	src := i.Source()
+	if src != "" {
+		src += ", "
 	}
-	if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" && info.Main.Version != "(devel)" {
-		return info.Main.Version
-	}
-	return "devel"
+	return fmt.Sprintf("%s (%s%s, %s/%s)", i, src, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 }

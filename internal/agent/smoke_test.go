@@ -26,6 +26,7 @@ import (
 
 	"github.com/autonomyhq/autonomy/internal/agent"
 	"github.com/autonomyhq/autonomy/internal/agentcli"
+	"github.com/autonomyhq/autonomy/internal/buildinfo"
 	"github.com/autonomyhq/autonomy/internal/modelfake"
 )
 
@@ -64,7 +65,7 @@ func autonomyBinary(t *testing.T) string {
 			return
 		}
 		binary = filepath.Join(dir, "autonomy")
-		out, err := exec.Command("go", "build", "-o", binary, "../../cmd/autonomy").CombinedOutput()
+		out, err := exec.Command("go", "build", "-buildvcs=false", "-ldflags="+buildinfo.StampCommit(buildinfo.TestCommit), "-o", binary, "../../cmd/autonomy").CombinedOutput()
 		if err != nil {
 			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
 		}

@@ -35,7 +35,19 @@ type box struct {
 	gitEmail   string
 	// ref is what the reference implementation's keys set (refbox.go).
 	ref refBox
+	// autonomy is policy.box.gh-actions.autonomy: where the jobs build autonomy from (nil: from
+	// what the compiling build names, install.go).
+	autonomy *autonomyBox
 }
+
+// autonomyBox is policy.box.gh-actions.autonomy: a git repository and a full commit SHA.
+type autonomyBox struct {
+	repository, ref string
+	pos             ir.Pos
+}
+
+// commitRe is a full commit SHA (SHA-1, or SHA-256 for a repository that uses it).
+var commitRe = regexp.MustCompile(`^([0-9a-f]{40}|[0-9a-f]{64})$`)
 
 // credential is how the agent gets its model credential.
 type credential struct {
@@ -57,7 +69,7 @@ type credential struct {
 var (
 	envNameRe    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 	runnerNameRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
-	boxKeys      = []string{"model", "agent", "install", "credential", "runsOn", "trustedRoles", "git", "requiredChecks"}
+	boxKeys      = []string{"model", "agent", "install", "credential", "runsOn", "trustedRoles", "git", "requiredChecks", "autonomy"}
 )
 
 // boxReader reads policy.box.gh-actions, collecting every problem.
@@ -228,9 +240,38 @@ func (r *boxReader) key(b *box, k, v *yaml.Node) {
 				r.errorf(gk, ir.Suggest(gk.Value, []string{"name", "email"}), "git: unknown key %q", gk.Value)
 			}
 		}
+	case "autonomy":
+		b.autonomy = r.autonomy(k, v)
 	default:
 		r.referenceKey(b, k, v)
 	}
+}
+
+// autonomy reads policy.box.gh-actions.autonomy: { repository: URL, ref: COMMIT }.
+func (r *boxReader) autonomy(k, v *yaml.Node) *autonomyBox {
+	const example = "e.g. autonomy: { repository: https://github.com/you/autonomy, ref: <full commit SHA> }"
+	if v.Kind != yaml.MappingNode {
+		r.errorf(v, example, "autonomy must be a mapping")
+		return nil
+	}
+	a := &autonomyBox{pos: ir.Pos{Line: k.Line, Col: k.Column}}
+	for i := 0; i+1 < len(v.Content); i += 2 {
+		switch ak, av := v.Content[i], v.Content[i+1]; ak.Value {
+		case "repository":
+			a.repository, _ = r.str(av, "autonomy.repository", example)
+			if strings.HasPrefix(a.repository, "-") || strings.ContainsAny(a.repository, " \t\n") {
+				r.errorf(av, "a URL git can fetch from, e.g. https://github.com/you/autonomy", "autonomy.repository: %q is not a repository URL", a.repository)
+			}
+		case "ref":
+			a.ref, _ = r.str(av, "autonomy.ref", example)
+			if a.ref != "" && !commitRe.MatchString(a.ref) {
+				r.errorf(av, "write the full commit SHA, as git rev-parse "+a.ref+" prints it: a branch or tag can move, a commit cannot", "autonomy.ref: %q is not a full commit SHA", a.ref)
+			}
+		default:
+			r.errorf(ak, ir.Suggest(ak.Value, []string{"repository", "ref"}), "autonomy: unknown key %q", ak.Value)
+		}
+	}
+	return a
 }
 
 func (r *boxReader) credential(b *box, v *yaml.Node) {

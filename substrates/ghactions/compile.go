@@ -20,7 +20,8 @@ const Name = wire.Name
 
 // Substrate is the gh-actions substrate.
 type Substrate struct {
-	// Tool is the autonomy the trusted jobs install (Self when nil).
+	// Tool is the autonomy the trusted jobs install (Self when nil), unless
+	// policy.box.gh-actions.autonomy names a repository to build it from.
 	Tool *Tool
 }
 
@@ -81,7 +82,8 @@ func (s Substrate) Compile(r *resolved.Profile) (substrates.Output, error) {
 	if s.Tool != nil {
 		tool = *s.Tool
 	}
-	c := &compiler{p: p, r: r, box: b, tool: tool, paths: map[string]string{}, errors: diags, runParts: map[string]runParts{}, byName: make(map[string]*ir.Actor, len(p.Actors))}
+	c := &compiler{p: p, r: r, box: b, paths: map[string]string{}, errors: diags, runParts: map[string]runParts{}, byName: make(map[string]*ir.Actor, len(p.Actors))}
+	c.tool = c.pinned(tool)
 	for _, a := range p.Actors {
 		c.byName[a.Name.Value] = a
 	}
@@ -113,7 +115,7 @@ func (s Substrate) Compile(r *resolved.Profile) (substrates.Output, error) {
 	c.warnings = c.warnings.Sort()
 	c.manifest()
 	sort.Slice(c.files, func(i, j int) bool { return c.files[i].Path < c.files[j].Path })
-	return substrates.Output{Target: Name, Files: c.files, Warnings: c.warnings}, nil
+	return substrates.Output{Target: Name, Files: c.files, Warnings: c.warnings, Blockers: c.installProblem()}, nil
 }
 
 // add records a file, refusing a second producer of the same path.

@@ -2,7 +2,6 @@ package ghactions
 
 import (
 	"fmt"
-	"runtime/debug"
 	"slices"
 
 	"github.com/autonomyhq/autonomy/ir"
@@ -13,29 +12,6 @@ import (
 // pull-requests: write) and blessing it (statuses: write) happen in a trusted job after it, which
 // reads the agent's output as data (a git bundle, a verdict file) and runs the autonomy binary
 // itself, installed at the version that compiled the workflow and checked against its checksum.
-
-// Tool is the autonomy module the trusted jobs install: the one that compiled the workflow.
-type Tool struct {
-	// Module is the module path; Version its version; Sum the h1: checksum of its module zip
-	// (what go.sum records and `go mod download -json` reports as Sum). An empty Sum is a
-	// development build, which no job can install: the install step then fails, saying so.
-	Module, Version, Sum string
-}
-
-// ModulePath is this module's path.
-const ModulePath = "github.com/autonomyhq/autonomy"
-
-// Self is the autonomy being run, from its build information: a binary built by
-// `go install github.com/autonomyhq/autonomy/cmd/autonomy@VERSION` knows its version and checksum.
-var Self = selfTool()
-
-func selfTool() Tool {
-	t := Tool{Module: ModulePath, Version: "devel"}
-	if info, ok := debug.ReadBuildInfo(); ok && info.Main.Path == ModulePath && info.Main.Sum != "" {
-		t.Version, t.Sum = info.Main.Version, info.Main.Sum
-	}
-	return t
-}
 
 // Artifacts the agent job hands to the trusted jobs, and where each lands.
 const (
@@ -117,46 +93,6 @@ else
   : > "$out/` + VerdictFile + `"
 fi
 `
-
-// installScript installs the autonomy that compiled the workflow: the module zip is downloaded,
-// its checksum compared with the one compiled in (which stands in for the checksum database: the
-// module is looked up in none), and only then built. AUTONOMY_BIN names the binary for the
-// steps after it.
-const installScript = `if [ -z "${AUTONOMY_SUM}" ]; then
-  echo "::error::this workflow was compiled by a development build of autonomy, which no job can install; compile it with a released autonomy (go install ${AUTONOMY_MODULE}/cmd/autonomy@VERSION)"
-  exit 1
-fi
-sum="$(go mod download -json "${AUTONOMY_MODULE}@${AUTONOMY_VERSION}" | jq -r .Sum)"
-if [ "${sum}" != "${AUTONOMY_SUM}" ]; then
-  echo "::error::${AUTONOMY_MODULE}@${AUTONOMY_VERSION} has checksum ${sum}, not the ${AUTONOMY_SUM} of the autonomy that compiled this workflow; refusing to run it"
-  exit 1
-fi
-GOBIN="$RUNNER_TEMP/autonomy-bin" go install -trimpath "${AUTONOMY_MODULE}/cmd/autonomy@${AUTONOMY_VERSION}"
-echo "AUTONOMY_BIN=$RUNNER_TEMP/autonomy-bin/autonomy" >> "$GITHUB_ENV"
-`
-
-// installStepName names the step that installs autonomy in a trusted job.
-const installStepName = "Install autonomy"
-
-// toolStep installs autonomy in a trusted job; built once per compile.
-func (c *compiler) toolStep() mapping {
-	if c.toolInstall == nil {
-		t := c.tool
-		c.toolInstall = mapping{
-			{key: "name", value: installStepName},
-			{key: "env", value: mapping{
-				{key: "AUTONOMY_MODULE", value: t.Module},
-				{key: "AUTONOMY_VERSION", value: t.Version},
-				{key: "AUTONOMY_SUM", value: t.Sum},
-				// The checksum above is the one that counts: the module is not looked up in the
-				// checksum database (an unpublished version is not in it).
-				{key: "GONOSUMDB", value: t.Module},
-			}},
-			{key: "run", value: literal(installScript)},
-		}
-	}
-	return c.toolInstall
-}
 
 // exportSteps are the agent job's last steps: its output, uploaded for the trusted jobs. Built
 // once per compile and shared.

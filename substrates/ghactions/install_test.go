@@ -1,93 +1,65 @@
 package ghactions
 
 import (
-	"archive/zip"
-	"bytes"
-	"crypto/sha256"
-	"encoding/base64"
-	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"sort"
+	"errors"
+	"io"
 	"strings"
 	"testing"
 
+	"github.com/rhysd/actionlint"
 	"gopkg.in/yaml.v3"
 
+	"github.com/autonomyhq/autonomy/internal/buildinfo"
 	"github.com/autonomyhq/autonomy/ir"
 )
 
-// moduleProxy writes a file-based GOPROXY serving this module (its working tree, as git sees
-// it) at version, and returns the proxy URL and the module zip's h1: checksum, computed here
-// as go.sum defines it (sha256 of the sorted "sha256  name" lines of every file).
-func moduleProxy(t *testing.T, version string) (proxy, sum string) {
-	t.Helper()
-	root, err := exec.Command("git", "rev-parse", "--show-toplevel").Output()
-	if err != nil {
-		t.Fatalf("git: %v", err)
-	}
-	dir := strings.TrimSpace(string(root))
-	list, err := exec.Command("git", "-C", dir, "ls-files", "-z", "--cached", "--others", "--exclude-standard").Output()
-	if err != nil {
-		t.Fatalf("git ls-files: %v", err)
-	}
-	prefix := ModulePath + "@" + version + "/"
-	var names []string
-	for _, n := range strings.Split(strings.TrimRight(string(list), "\x00"), "\x00") {
-		if fi, err := os.Lstat(filepath.Join(dir, n)); err == nil && fi.Mode().IsRegular() {
-			names = append(names, n)
-		}
-	}
-	sort.Strings(names)
-	var zbuf bytes.Buffer
-	zw := zip.NewWriter(&zbuf)
-	var summary strings.Builder
-	for _, n := range names {
-		data, err := os.ReadFile(filepath.Join(dir, n))
-		if err != nil {
-			t.Fatal(err)
-		}
-		w, err := zw.Create(prefix + n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		w.Write(data)
-		fmt.Fprintf(&summary, "%x  %s\n", sha256.Sum256(data), prefix+n)
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	h := sha256.Sum256([]byte(summary.String()))
-	sum = "h1:" + base64.StdEncoding.EncodeToString(h[:])
+const (
+	commitA = "0123456789abcdef0123456789abcdef01234567"
+	commitB = "89abcdef0123456789abcdef0123456789abcdef"
+)
 
-	pdir := t.TempDir()
-	at := filepath.Join(pdir, filepath.FromSlash(ModulePath), "@v")
-	gomod, err := os.ReadFile(filepath.Join(dir, "go.mod"))
-	if err != nil {
-		t.Fatal(err)
+// TestToolFor: what the jobs install follows from how the compiling autonomy was built; a build
+// that names nothing a job can fetch carries the problem and its fix.
+func TestToolFor(t *testing.T) {
+	cases := []struct {
+		name    string
+		info    buildinfo.Info
+		want    Tool
+		problem string
+	}{
+		{"release", buildinfo.Info{Module: ModulePath, Release: "v1.2.3", Version: "v1.2.3", Commit: commitA}, Tool{Release: "v1.2.3", Repository: Repository, Commit: commitA}, ""},
+		{"go install module@version", buildinfo.Info{Module: ModulePath, Version: "v1.2.3", Sum: "h1:abc="}, Tool{Module: ModulePath, Version: "v1.2.3", Sum: "h1:abc="}, ""},
+		{"clean clone", buildinfo.Info{Module: ModulePath, Version: "v0.0.0-20260101000000-0123456789ab", Commit: commitA}, Tool{Repository: Repository, Commit: commitA}, ""},
+		{"dirty tree", buildinfo.Info{Module: ModulePath, Version: "(devel)", Commit: commitA, Modified: true}, Tool{}, "uncommitted changes"},
+		{"dirty release", buildinfo.Info{Module: ModulePath, Release: "v1.2.3", Commit: commitA, Modified: true}, Tool{}, "uncommitted changes"},
+		{"no VCS stamp", buildinfo.Info{Module: ModulePath, Version: "(devel)"}, Tool{}, "go build -buildvcs=true"},
+		{"no build info", buildinfo.Info{}, Tool{}, "without a VCS stamp"},
+		{"a short commit stamped with -ldflags", buildinfo.Info{Module: ModulePath, Commit: commitA[:12]}, Tool{}, "not a full commit SHA"},
+		{"another module", buildinfo.Info{Module: "example.com/other", Commit: commitA}, Tool{}, "install autonomy itself"},
 	}
-	for name, data := range map[string][]byte{
-		"list":            []byte(version + "\n"),
-		version + ".info": []byte(`{"Version":"` + version + `","Time":"2026-11-23T00:00:00Z"}`),
-		version + ".mod":  gomod,
-		version + ".zip":  zbuf.Bytes(),
-	} {
-		if err := os.MkdirAll(at, 0o755); err != nil {
-			t.Fatal(err)
+	for _, c := range cases {
+		got := ToolFor(c.info)
+		if c.problem != "" {
+			if !strings.Contains(got.Problem, c.problem) || got.Commit != "" || got.Sum != "" || got.Release != "" {
+				t.Errorf("%s: got %+v, want a problem saying %q", c.name, got, c.problem)
+			}
+			continue
 		}
-		if err := os.WriteFile(filepath.Join(at, name), data, 0o644); err != nil {
-			t.Fatal(err)
+		if got != c.want {
+			t.Errorf("%s: got %+v, want %+v", c.name, got, c.want)
 		}
 	}
-	return "file://" + filepath.ToSlash(pdir), sum
 }
 
-// installStep compiles a proposer with tool and returns the env and script of its propose
-// job's install step, read from the workflow.
-func installStep(t *testing.T, tool Tool) (map[string]string, string) {
+// installStepOf compiles a proposer (with box, a policy.box.gh-actions mapping, or "") by tool
+// and returns its propose job's install step, read from the workflow, and the output.
+func installStepOf(t *testing.T, tool Tool, box string) (step, []byte) {
 	t.Helper()
-	p, diags, err := ir.Check(profile(t, agent("code:propose", dispatchRef)))
+	y := agent("code:propose", dispatchRef)
+	if box != "" {
+		y += "policy:\n  box:\n    gh-actions: " + box + "\n"
+	}
+	p, diags, err := ir.Check(profile(t, y))
 	if err != nil || diags.HasErrors() {
 		t.Fatalf("profile invalid: %v\n%s", err, diags)
 	}
@@ -95,101 +67,124 @@ func installStep(t *testing.T, tool Tool) (map[string]string, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	data := []byte(file(t, out, WorkflowPath("a")))
 	var wf struct {
-		Jobs map[string]struct {
-			Steps []struct {
-				Name string
-				Env  map[string]string
-				Run  string
-			}
-		}
+		Jobs map[string]struct{ Steps []step }
 	}
-	if err := yaml.Unmarshal([]byte(file(t, out, WorkflowPath("a"))), &wf); err != nil {
+	if err := yaml.Unmarshal(data, &wf); err != nil {
 		t.Fatal(err)
 	}
 	for _, s := range wf.Jobs["propose"].Steps {
 		if s.Name == installStepName {
-			return s.Env, s.Run
+			return s, data
 		}
 	}
 	t.Fatal("the propose job has no install step")
-	return nil, ""
+	return step{}, nil
 }
 
-// runInstall runs the install step as the runner would (bash -eo pipefail), with Go pointed at
-// proxy and a module cache of its own.
-func runInstall(t *testing.T, env map[string]string, script, proxy string) (runnerTemp, githubEnv, output string, err error) {
-	t.Helper()
-	runnerTemp = t.TempDir()
-	githubEnv = filepath.Join(runnerTemp, "github_env")
-	gomodcache, err := exec.Command("go", "env", "GOMODCACHE").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command("bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script)
-	cmd.Env = append(os.Environ(),
-		"RUNNER_TEMP="+runnerTemp, "GITHUB_ENV="+githubEnv,
-		// The module from the test's proxy; its dependencies from this machine's cache, which
-		// is itself laid out as a proxy.
-		"GOPROXY="+proxy+",file://"+filepath.ToSlash(strings.TrimSpace(string(gomodcache)))+"/cache/download",
-		"GOMODCACHE="+filepath.Join(t.TempDir(), "mod"), "GOFLAGS=-modcacherw", "GOSUMDB=off", "GOTOOLCHAIN=local")
-	for k, v := range env {
-		cmd.Env = append(cmd.Env, k+"="+v)
-	}
-	b, err := cmd.CombinedOutput()
-	return runnerTemp, githubEnv, string(b), err
+// step is a workflow step as the tests read it.
+type step struct {
+	Name string
+	Env  map[string]string
+	Run  string
 }
 
-// TestInstallStep runs the trusted jobs' install step against a file-based GOPROXY serving
-// this module at a version: it installs exactly that autonomy, and refuses a module whose
-// checksum is not the one compiled into the workflow.
-func TestInstallStep(t *testing.T) {
-	if _, err := exec.LookPath("jq"); err != nil {
-		t.Fatal("jq is needed (GitHub's runners have it)")
+// TestInstallStepKinds: each way of installing autonomy gets the env its script reads, and
+// every script passes actionlint with shellcheck.
+func TestInstallStepKinds(t *testing.T) {
+	shellcheck := shellcheckPath(t)
+	defer skipShellcheck(t, shellcheck)
+	cases := map[string]struct {
+		tool Tool
+		env  map[string]string
+	}{
+		"source":  {Tool{Repository: Repository, Commit: commitA}, map[string]string{"AUTONOMY_REPOSITORY": Repository, "AUTONOMY_COMMIT": commitA}},
+		"release": {Tool{Release: "v1.2.3", Repository: Repository, Commit: commitA}, map[string]string{"AUTONOMY_REPOSITORY": Repository, "AUTONOMY_RELEASE": "v1.2.3", "AUTONOMY_COMMIT": commitA}},
+		"module":  {Tool{Module: ModulePath, Version: "v1.2.3", Sum: "h1:abc="}, map[string]string{"AUTONOMY_MODULE": ModulePath, "AUTONOMY_VERSION": "v1.2.3", "AUTONOMY_SUM": "h1:abc=", "GONOSUMDB": ModulePath}},
+		"problem": {ToolFor(buildinfo.Info{}), map[string]string{"AUTONOMY_PROBLEM": ToolFor(buildinfo.Info{}).Problem}},
 	}
-	const version = "v0.0.1-installtest"
-	proxy, sum := moduleProxy(t, version)
-
-	t.Run("wrong checksum", func(t *testing.T) {
-		env, script := installStep(t, Tool{Module: ModulePath, Version: version, Sum: "h1:" + base64.StdEncoding.EncodeToString(make([]byte, 32))})
-		temp, genv, out, err := runInstall(t, env, script, proxy)
-		if err == nil {
-			t.Fatalf("a module with another checksum was installed:\n%s", out)
+	for name, c := range cases {
+		s, data := installStepOf(t, c.tool, "")
+		if len(s.Env) != len(c.env) {
+			t.Errorf("%s: env %v, want %v", name, s.Env, c.env)
 		}
-		if !strings.Contains(out, "refusing to run it") || !strings.Contains(out, sum) {
-			t.Errorf("the refusal does not name the checksum found (%s):\n%s", sum, out)
+		for k, v := range c.env {
+			if s.Env[k] != v {
+				t.Errorf("%s: %s=%q, want %q", name, k, s.Env[k], v)
+			}
 		}
-		if _, err := os.Stat(filepath.Join(temp, "autonomy-bin")); err == nil {
-			t.Error("a binary was built anyway")
-		}
-		if data, _ := os.ReadFile(genv); len(data) > 0 {
-			t.Errorf("AUTONOMY_BIN was exported: %s", data)
-		}
-	})
-	t.Run("development build", func(t *testing.T) {
-		env, script := installStep(t, Tool{Module: ModulePath, Version: "devel"})
-		_, _, out, err := runInstall(t, env, script, proxy)
-		if err == nil || !strings.Contains(out, "development build") {
-			t.Fatalf("a workflow compiled by a development build installed something: %v\n%s", err, out)
-		}
-	})
-	t.Run("the compiling version", func(t *testing.T) {
-		env, script := installStep(t, Tool{Module: ModulePath, Version: version, Sum: sum})
-		_, genv, out, err := runInstall(t, env, script, proxy)
-		if err != nil {
-			t.Fatalf("install: %v\n%s", err, out)
-		}
-		data, err := os.ReadFile(genv)
+		l, err := actionlint.NewLinter(io.Discard, &actionlint.LinterOptions{Shellcheck: shellcheck})
 		if err != nil {
 			t.Fatal(err)
 		}
-		bin, ok := strings.CutPrefix(strings.TrimSpace(string(data)), "AUTONOMY_BIN=")
-		if !ok {
-			t.Fatalf("GITHUB_ENV holds %q, want AUTONOMY_BIN=…", data)
+		errs, err := l.Lint("a.yml", data, nil)
+		if err != nil {
+			t.Fatal(err)
 		}
-		v, err := exec.Command(bin, "version").CombinedOutput()
-		if err != nil || !strings.Contains(string(v), "autonomy "+version+" ") {
-			t.Fatalf("the installed autonomy reports %q (%v), want version %s", v, err, version)
+		for _, e := range errs {
+			t.Errorf("%s: %d:%d: %s [%s]", name, e.Line, e.Column, e.Message, e.Kind)
 		}
-	})
+	}
+}
+
+// TestBoxAutonomy: policy.box.gh-actions.autonomy names the repository (a fork, a mirror) and
+// the commit the jobs build; a ref that is not the compiling build's commit is warned about.
+func TestBoxAutonomy(t *testing.T) {
+	const fork = "https://git.example/fork/autonomy"
+	built := Tool{Repository: Repository, Commit: commitA}
+	s, _ := installStepOf(t, built, "{ autonomy: { repository: \""+fork+"\" } }")
+	if s.Env["AUTONOMY_REPOSITORY"] != fork || s.Env["AUTONOMY_COMMIT"] != commitA {
+		t.Errorf("repository only: env %v, want the fork at the compiling commit", s.Env)
+	}
+	// The release's binary is not used when a repository is named: its commit is built there.
+	s, _ = installStepOf(t, Tool{Release: "v1.2.3", Repository: Repository, Commit: commitA}, "{ autonomy: { repository: \""+fork+"\" } }")
+	if s.Env["AUTONOMY_RELEASE"] != "" || s.Env["AUTONOMY_REPOSITORY"] != fork || s.Env["AUTONOMY_COMMIT"] != commitA {
+		t.Errorf("release with a repository: env %v", s.Env)
+	}
+	// A ref pins even a build that names no commit.
+	unstamped := ToolFor(buildinfo.Info{})
+	y := agent("code:propose", dispatchRef) + "policy:\n  box:\n    gh-actions: { autonomy: { repository: \"" + fork + "\", ref: " + commitB + " } }\n"
+	p, diags, err := ir.Check(profile(t, y))
+	if err != nil || diags.HasErrors() {
+		t.Fatalf("profile invalid: %v\n%s", err, diags)
+	}
+	out, err := Substrate{Tool: &unstamped}.Compile(resolve(p))
+	if err != nil || len(out.Blockers) != 0 || len(out.Warnings) != 0 {
+		t.Fatalf("a ref did not pin an unstamped build: %v %v %v", err, out.Blockers, out.Warnings)
+	}
+	// A ref other than the compiling commit: installed, with a warning.
+	out, err = Substrate{Tool: &built}.Compile(resolve(p))
+	if err != nil || !strings.Contains(out.Warnings.String(), "the jobs build commit "+commitB+", not commit "+commitA) {
+		t.Fatalf("no warning for another commit: %v\n%s", err, out.Warnings)
+	}
+	// Without a ref, an unstamped build stays unfit to install, pointing at the setting.
+	s, _ = installStepOf(t, unstamped, "{ autonomy: { repository: \""+fork+"\" } }")
+	if s.Env["AUTONOMY_PROBLEM"] == "" {
+		t.Errorf("an unstamped build with no ref installs %v", s.Env)
+	}
+}
+
+// TestBoxAutonomyErrors: a ref that could move, an unknown key, a repository git would read as
+// an option, each positioned.
+func TestBoxAutonomyErrors(t *testing.T) {
+	for box, want := range map[string]string{
+		"{ autonomy: { ref: main } }":                       `11:36: policy.box.gh-actions.autonomy.ref: "main" is not a full commit SHA (write the full commit SHA, as git rev-parse main prints it`,
+		"{ autonomy: { ref: " + commitA[:12] + " } }":       `is not a full commit SHA`,
+		"{ autonomy: { repo: x } }":                         `11:31: policy.box.gh-actions.autonomy: unknown key "repo"`,
+		"{ autonomy: { repository: \"--upload-pack=x\" } }": `autonomy.repository: "--upload-pack=x" is not a repository URL`,
+		"{ autonomy: https://x }":                           `policy.box.gh-actions.autonomy must be a mapping`,
+	} {
+		y := agent("code:propose", dispatchRef) + "policy:\n  box:\n    gh-actions: " + box + "\n"
+		_, err := compileErr(t, y)
+		var diags ir.Diagnostics
+		if !errors.As(err, &diags) || !strings.Contains(diags.Error(), want) {
+			t.Errorf("%s:\n got: %v\nwant: %s", box, err, want)
+		}
+	}
+}
+
+// infoAt is a clean build of this module at commit ("": with no VCS stamp).
+func infoAt(commit string) buildinfo.Info {
+	return buildinfo.Info{Module: ModulePath, Version: "(devel)", Commit: commit}
 }

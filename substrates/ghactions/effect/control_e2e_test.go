@@ -82,7 +82,7 @@ type opsFleet struct {
 func newOps(t *testing.T) *opsFleet {
 	root := t.TempDir()
 	bin := filepath.Join(root, "autonomy")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../../cmd/autonomy").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", buildAutonomy(bin)...).CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	t.Setenv("GIT_CONFIG_GLOBAL", "/dev/null")

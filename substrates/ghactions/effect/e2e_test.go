@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/autonomyhq/autonomy/internal/agentcli"
+	"github.com/autonomyhq/autonomy/internal/buildinfo"
 	"github.com/autonomyhq/autonomy/internal/ghfake"
 	"github.com/autonomyhq/autonomy/internal/modelfake"
 	"github.com/autonomyhq/autonomy/substrates/ghactions/effect"
@@ -173,10 +174,16 @@ func newFleetOf(t *testing.T, profile string, collaborators map[string]string) *
 
 // newFleetWith is newFleetOf with the agent CLI's path ("": no agent job runs, the trusted jobs
 // only).
+// buildAutonomy is the go command line that builds cmd/autonomy at bin for these tests, naming
+// buildinfo.TestCommit (the runner plays the install step with this binary).
+func buildAutonomy(bin string) []string {
+	return []string{"build", "-buildvcs=false", "-ldflags=" + buildinfo.StampCommit(buildinfo.TestCommit), "-o", bin, "../../../cmd/autonomy"}
+}
+
 func newFleetWith(t *testing.T, profile string, collaborators map[string]string, codex string) *fleet {
 	root := t.TempDir()
 	bin := filepath.Join(root, "autonomy")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../../cmd/autonomy").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", buildAutonomy(bin)...).CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	t.Setenv("GIT_CONFIG_GLOBAL", "/dev/null")

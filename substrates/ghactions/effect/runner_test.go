@@ -440,8 +440,9 @@ func (r *runner) job(path, id string, values map[string]string, wantFail bool) (
 			// The pinned CLI agentcli installed is first on PATH: what this step installs.
 			continue
 		case st.Name == "Install autonomy":
-			// install_test.go runs this step against a module proxy; here the autonomy built
-			// from this checkout stands in for the version that compiled the workflow.
+			// install_slow_test.go runs this step against a git server, a release and a module
+			// proxy; here the autonomy built from this checkout stands in for the one that
+			// compiled the workflow.
 			if err := os.WriteFile(githubEnv, []byte("AUTONOMY_BIN="+r.autonomy+"\n"), 0o644); err != nil {
 				t.Fatal(err)
 			}

@@ -1,0 +1,54 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/autonomyhq/autonomy/internal/buildinfo"
+	"github.com/autonomyhq/autonomy/substrates/ghactions"
+)
+
+// testCommit is the commit the workflows compiled by this package's tests install: a test
+// binary has no VCS stamp, so no job could install it, and compile would refuse to write.
+const testCommit = buildinfo.TestCommit
+
+func init() {
+	// Before TestMain, so that the processes the tests start as autonomy pin the same commit.
+	ghactions.Self = ghactions.Tool{Repository: ghactions.Repository, Commit: testCommit}
+}
+
+// TestCompileRefusesUninstallable: a gh-actions install by a build that names nothing a job can
+// install (no VCS stamp, a dirty tree) writes nothing and names the fix; a dry run warns.
+func TestCompileRefusesUninstallable(t *testing.T) {
+	saved := ghactions.Self
+	t.Cleanup(func() { ghactions.Self = saved })
+	for name, info := range map[string]buildinfo.Info{
+		"no VCS stamp": {Module: ghactions.ModulePath, Version: "(devel)"},
+		"dirty tree":   {Module: ghactions.ModulePath, Version: "(devel)", Commit: testCommit, Modified: true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			ghactions.Self = ghactions.ToolFor(info)
+			out := filepath.Join(t.TempDir(), "repo")
+			code, stdout, errOut := run(t, "compile", "../../profiles/hello", "--target", "gh-actions", "--out", out)
+			if code != 1 || stdout != "" || !strings.Contains(errOut, "could not install this autonomy") || !strings.Contains(errOut, "nothing was written") {
+				t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout, errOut)
+			}
+			if !strings.Contains(errOut, "rebuild autonomy") && !strings.Contains(errOut, "go build -buildvcs=true") {
+				t.Errorf("the error names no fix:\n%s", errOut)
+			}
+			if _, err := os.Stat(out); err == nil {
+				t.Errorf("%s was created", out)
+			}
+			code, _, errOut = run(t, "compile", "../../profiles/hello", "--target", "gh-actions", "--out", out, "--dry-run")
+			if code != 0 || !strings.Contains(errOut, "warning: the gh-actions workflows' trusted jobs could not install this autonomy") {
+				t.Fatalf("dry run: exit %d\nstderr: %s", code, errOut)
+			}
+			// The local target installs no autonomy: nothing to refuse.
+			if code, _, errOut := run(t, "compile", "../../profiles/hello", "--target", "local", "--out", t.TempDir()); code != 0 || strings.Contains(errOut, "could not install") {
+				t.Fatalf("local: exit %d\nstderr: %s", code, errOut)
+			}
+		})
+	}
+}
