@@ -141,7 +141,7 @@ func loadForTarget(path, target, done string, errOut io.Writer) (p *ir.Profile, 
 	var declared []string
 	for _, t := range p.Targets {
 		name := t.Value
-		if canon, ok := ir.TargetAliases[name]; ok {
+		if canon, ok := ir.TargetAlias(name); ok {
 			name = canon
 		}
 		declared = append(declared, name)
@@ -158,9 +158,6 @@ func loadForTarget(path, target, done string, errOut io.Writer) (p *ir.Profile, 
 	}
 	sub, ok := registry.Lookup(target)
 	if !ok {
-		if contains(ir.Targets, target) {
-			return nil, nil, nil, usageError("target %q is part of the standard but not implemented in this build (available: %s)", target, strings.Join(registry.Names(), ", "))
-		}
 		return nil, nil, nil, usageError("unknown target %q (%s)", target, ir.Suggest(target, registry.Names()))
 	}
 	warnings = diags

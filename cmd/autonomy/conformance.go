@@ -43,7 +43,7 @@ error.`,
 			if err := checkFormat(format, "text", "markdown", "json"); err != nil {
 				return err
 			}
-			subs := registry.All
+			subs := registry.All()
 			if substrate != "" {
 				s, ok := registry.Lookup(substrate)
 				if !ok {

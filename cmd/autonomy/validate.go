@@ -135,7 +135,7 @@ func reservedPaths(p *ir.Profile, target string) ir.Diagnostics {
 		add(t.Value)
 	}
 	if len(subs) == 0 {
-		subs = registry.All
+		subs = registry.All()
 	}
 	add(target)
 	return substrates.CheckPaths(p, subs...)
