@@ -159,7 +159,7 @@ func matrixCell(s substrates.Substrate, f Feature, p *ir.Profile, dir string) Ce
 		}
 	}
 	if sp.Level != substrates.Unsupported {
-		if err := Realized(s.Name(), f.Name, out); err != nil {
+		if err := Realized(s, f.Name, out); err != nil {
 			c.Problem = fmt.Sprintf("declared %s, but the probe compile does not realize it: %v", sp.Level, err)
 			return c
 		}

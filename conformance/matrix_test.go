@@ -111,3 +111,14 @@ func (f forgetful) Support() []substrates.Support {
 	}
 	return out
 }
+
+// Realized reads the wrapped substrate's output as it does: a wrapper changes its declarations,
+// not what its compile realizes.
+func (l lying) Realized(feature string, out substrates.Output) error {
+	return Realized(l.Substrate, feature, out)
+}
+
+// Realized reads the wrapped substrate's output as it does.
+func (f forgetful) Realized(feature string, out substrates.Output) error {
+	return Realized(f.Substrate, feature, out)
+}

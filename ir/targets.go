@@ -29,12 +29,16 @@ var (
 
 // RegisterTarget adds t to the targets profiles may declare, after those registered before,
 // and returns a function that removes it again (for a test that registers a substrate of its
-// own). A name or alias registered twice replaces the earlier registration.
+// own). A name registered again replaces the earlier registration, in its place.
 func RegisterTarget(t Target) (unregister func()) {
 	targetsMu.Lock()
 	defer targetsMu.Unlock()
-	next := slices.DeleteFunc(slices.Clone(RegisteredTargets()), func(o Target) bool { return o.Name == t.Name })
-	next = append(next, t)
+	next := slices.Clone(RegisteredTargets())
+	if i := slices.IndexFunc(next, func(o Target) bool { return o.Name == t.Name }); i >= 0 {
+		next[i] = t
+	} else {
+		next = append(next, t)
+	}
 	registered.Store(&next)
 	return func() {
 		targetsMu.Lock()

@@ -73,8 +73,8 @@ Exit codes: 0 up to date, 1 drift found (or the profile has errors, or warnings 
 			return fail
 		},
 	}
-	cmd.Flags().StringVar(&target, "target", "", "the substrate to check; optional when the profile declares one target")
-	cmd.Flags().StringVar(&dir, "dir", ".", "the directory holding the installed files")
+	targetFlag(cmd.Flags(), &target, "", "the substrate to check; optional when the profile declares one target")
+	dirFlag(cmd.Flags(), &dir, "", ".", "the directory holding the installed files")
 	cmd.Flags().StringVar(&format, "format", "text", "output format: text or json")
 	cmd.Flags().BoolVar(&strict, "strict", false, strictUsage)
 	return cmd

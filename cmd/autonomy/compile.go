@@ -20,10 +20,11 @@ func newCompile() *cobra.Command {
 	var target, dir string
 	var force, dryRun, strict bool
 	cmd := &cobra.Command{
-		Use:   "compile PROFILE [--target T] [--out DIR]",
+		Use:   "compile PROFILE [--target T] [--dir DIR]",
 		Short: "Compile a profile onto a substrate and install the result in a directory",
 		Long: `compile validates the profile, compiles it for one target and installs the output in DIR
-(default: the current directory, normally the root of the repository the fleet runs in).
+(--dir, default: the current directory, normally the root of the repository the fleet runs in;
+--out is its older name).
 
 The install is all or nothing: every file is staged first, then moved into place. A file whose
 bytes are unchanged is not rewritten. Files compile generated before that the profile no longer
@@ -38,9 +39,9 @@ not declare is compiled with a warning.
 
 Exit codes: 0 installed (or nothing to change), 1 the profile has errors (or warnings, with
 --strict) or the install would overwrite a file autonomy must not touch, 2 usage or I/O error.`,
-		Example: `  autonomy compile profiles/sdlc --target gh-actions --out .
+		Example: `  autonomy compile profiles/sdlc --target gh-actions --dir .
   autonomy compile profiles/hello --target local --dry-run
-  autonomy compile profiles/sdlc --target gh-actions --out ../my-repo --force
+  autonomy compile profiles/sdlc --target gh-actions --dir ../my-repo --force
   autonomy compile profiles/hello --target local --strict --dry-run`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -87,8 +88,8 @@ Exit codes: 0 installed (or nothing to change), 1 the profile has errors (or war
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&target, "target", "", "the substrate to compile for ("+strings.Join(registry.Names(), ", ")+"); optional when the profile declares one target")
-	cmd.Flags().StringVar(&dir, "out", ".", "the directory to install into")
+	targetFlag(cmd.Flags(), &target, "", "the substrate to compile for ("+strings.Join(registry.Names(), ", ")+"); optional when the profile declares one target")
+	dirFlag(cmd.Flags(), &dir, "out", ".", "the directory to install into")
 	cmd.Flags().BoolVar(&force, "force", false, "overwrite generated files that were edited by hand")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "list what would change and write nothing")
 	cmd.Flags().BoolVar(&strict, "strict", false, strictUsage)

@@ -52,7 +52,7 @@ from inside a session ($AUTONOMY_SESSION set) acts for that session's actor and 
 capability: launch agent:launch (agent:launch@x: only x), list/get/logs agent:list, update
 agent:update, cancel agent:cancel. tick and serve are the operator's.
 
---substrate gh-actions (the default where $AUTONOMY_SUBSTRATE says so, as the compiled job of an
+--target gh-actions (the default where $AUTONOMY_SUBSTRATE says so, as the compiled job of an
 actor holding agent:* does) is the GitHub runner inside a job: launch, get, list and cancel from
 the job's environment (GITHUB_REPOSITORY, GITHUB_API_URL, GH_TOKEN, AUTONOMY_ACTOR) and the
 installed manifest in the checkout, bounded by the calling actor's installed capabilities as
@@ -75,7 +75,7 @@ error.`,
 	if sub == "" {
 		sub = "local"
 	}
-	cmd.PersistentFlags().StringVar(&f.substrate, "substrate", sub, "local, or gh-actions: the GitHub runner, from a job's environment (default $"+ghactions.SubstrateEnv+", else local; docs/gh-actions.md)")
+	targetFlag(cmd.PersistentFlags(), &f.substrate, sub, "local, or gh-actions: the GitHub runner, from a job's environment (default $"+ghactions.SubstrateEnv+", else local; docs/gh-actions.md)")
 	cmd.AddCommand(newRunnerLaunch(f), newRunnerGet(f), newRunnerList(f), newRunnerUpdate(f), newRunnerCancel(f),
 		newRunnerLogs(f), newRunnerTick(f), newRunnerServe(f), newRunnerSupervise(f))
 	return cmd

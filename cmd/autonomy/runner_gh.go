@@ -59,7 +59,7 @@ var ghVerbs = []string{"launch", "get", "list", "cancel"}
 // in the checkout (--dir, else $GITHUB_WORKSPACE, else the current directory).
 func (f *runnerFlags) gh(cmd *cobra.Command, args []string) error {
 	if f.substrate != ghactions.Name {
-		return usageError("--substrate %q: one of local, gh-actions", f.substrate)
+		return usageError("--target %q: one of local, gh-actions", f.substrate)
 	}
 	verb := cmd.Name()
 	switch verb {

@@ -1,4 +1,4 @@
-package conformance
+package ghactions_test
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/autonomyhq/autonomy/conformance"
 	"github.com/autonomyhq/autonomy/internal/ghfake"
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/substrates/ghactions"
@@ -15,7 +16,7 @@ import (
 // fakeGitHub serves the probe fleet's compiled workflows from an in-process GitHub API.
 func fakeGitHub(t *testing.T) (*ghfake.Server, ghactions.RunnerOptions) {
 	t.Helper()
-	_, out, err := CompileProbeFleet(ghactions.Substrate{}, t.TempDir())
+	_, out, err := conformance.CompileProbeFleet(ghactions.Substrate{}, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,35 +30,35 @@ func fakeGitHub(t *testing.T) (*ghfake.Server, ghactions.RunnerOptions) {
 	}
 	t.Cleanup(srv.Close)
 	return srv, ghactions.RunnerOptions{Repo: "o/r", Token: "t", BaseURL: srv.URL, HTTPClient: srv.Client(),
-		Actors: ProbeActors, PollInterval: 5 * time.Millisecond, FindTimeout: 10 * time.Second}
+		Actors: conformance.ProbeActors, PollInterval: 5 * time.Millisecond, FindTimeout: 10 * time.Second}
 }
 
-// TestGitHubRunnerConforms runs the battery against the GitHub runner and the simulated API: every
+// TestGitHubRunnerConforms runs the conformance battery against the GitHub runner (its ProbeSubject) and the simulated API: every
 // core check passes; what GitHub cannot do is reported unsupported, what the API cannot show not
 // probed.
 func TestGitHubRunnerConforms(t *testing.T) {
 	_, opts := fakeGitHub(t)
-	targets := []Target{
-		{Name: "github", Substrate: "gh-actions", New: func(ctx context.Context) (*Subject, error) { return GitHubSubject(opts, false) }},
-		{Name: "github human", Substrate: "gh-actions", New: func(ctx context.Context) (*Subject, error) { return GitHubSubject(opts, true) }},
+	targets := []conformance.Target{
+		{Name: "github", Substrate: ghactions.Name, New: func(ctx context.Context) (*conformance.Subject, error) { return ghactions.ProbeSubject(opts, false) }},
+		{Name: "github human", Substrate: ghactions.Name, New: func(ctx context.Context) (*conformance.Subject, error) { return ghactions.ProbeSubject(opts, true) }},
 	}
-	got := map[string]Outcome{}
-	for _, r := range Run(context.Background(), targets) {
+	got := map[string]conformance.Outcome{}
+	for _, r := range conformance.Run(context.Background(), targets) {
 		t.Logf("%-12s %-22s %-9s %s %s", r.Target, r.Check, r.Tier, r.Outcome, r.Reason)
 		got[r.Target+" "+r.Check] = r.Outcome
-		if r.Tier == Core && r.Outcome != Pass {
+		if r.Tier == conformance.Core && r.Outcome != conformance.Pass {
 			t.Errorf("%s %s: %s %s", r.Target, r.Check, r.Outcome, r.Reason)
 		}
 	}
-	want := map[string]Outcome{
-		"github get":                        Supported,
-		"github pause-resume":               Unsupported,
-		"github timeout":                    NotProbed,
-		"github human never-done-by-itself": Supported,
-		"github human done-by-verified-act": Unsupported,
-		"github human distinct-ids":         Pass,
-		"github max-concurrent":             NotProbed,
-		"github params-env":                 NotProbed,
+	want := map[string]conformance.Outcome{
+		"github get":                        conformance.Supported,
+		"github pause-resume":               conformance.Unsupported,
+		"github timeout":                    conformance.NotProbed,
+		"github human never-done-by-itself": conformance.Supported,
+		"github human done-by-verified-act": conformance.Unsupported,
+		"github human distinct-ids":         conformance.Pass,
+		"github max-concurrent":             conformance.NotProbed,
+		"github params-env":                 conformance.NotProbed,
 	}
 	for k, w := range want {
 		if got[k] != w {
@@ -69,7 +70,7 @@ func TestGitHubRunnerConforms(t *testing.T) {
 // TestGitHubConcurrentLaunches: two launches at once get the run ids of their own dispatches.
 func TestGitHubConcurrentLaunches(t *testing.T) {
 	srv, opts := fakeGitHub(t)
-	s, err := GitHubSubject(opts, false)
+	s, err := ghactions.ProbeSubject(opts, false)
 	if err != nil {
 		t.Fatal(err)
 	}
