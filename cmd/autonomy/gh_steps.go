@@ -10,11 +10,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/autonomyhq/autonomy/internal/store"
 	"github.com/autonomyhq/autonomy/playbook/engine"
 	"github.com/autonomyhq/autonomy/playbook/stepsrun"
 	"github.com/autonomyhq/autonomy/substrates/ghactions"
 	"github.com/autonomyhq/autonomy/substrates/ghactions/effect"
-	"github.com/autonomyhq/autonomy/substrates/local/store"
 )
 
 // ghStepsVerbs are the trusted jobs of a step playbook that asks a person (docs/gh-actions.md):

@@ -17,10 +17,10 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/autonomyhq/autonomy/internal/store"
 	"github.com/autonomyhq/autonomy/playbook"
 	"github.com/autonomyhq/autonomy/playbook/engine"
 	"github.com/autonomyhq/autonomy/playbook/stepsrun"
-	"github.com/autonomyhq/autonomy/substrates/local/store"
 )
 
 // defaultPlaybookState is where autonomy playbook run keeps paused runs when --state is not

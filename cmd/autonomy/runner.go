@@ -18,11 +18,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/autonomyhq/autonomy/internal/store"
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/playbook/stepsrun"
 	"github.com/autonomyhq/autonomy/substrates/ghactions"
 	"github.com/autonomyhq/autonomy/substrates/local"
-	"github.com/autonomyhq/autonomy/substrates/local/store"
 )
 
 // runnerFlags are the flags every runner verb shares.

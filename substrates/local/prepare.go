@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/autonomyhq/autonomy/internal/proc"
+	"github.com/autonomyhq/autonomy/internal/store"
 	"github.com/autonomyhq/autonomy/ir"
-	"github.com/autonomyhq/autonomy/substrates/local/store"
 )
 
 // errCancelled is what a prelaunch stopped by a cancel returns.

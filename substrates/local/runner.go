@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/autonomyhq/autonomy/internal/proc"
+	"github.com/autonomyhq/autonomy/internal/store"
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/substrates"
-	"github.com/autonomyhq/autonomy/substrates/local/store"
 )
 
 // SessionEnv names the session a process runs in; a runner verb called with it set acts for

@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/autonomyhq/autonomy/internal/store"
 	"github.com/autonomyhq/autonomy/ir"
-	"github.com/autonomyhq/autonomy/substrates/local/store"
 )
 
 // lastTickKey is the meta key holding the time of the last tick, in unix nanoseconds.

@@ -1,5 +1,8 @@
-// Package store keeps the local runner's durable state in SQLite: sessions, the trigger
-// executor's schedule state, and an audit log of events.
+// Package store keeps autonomy's durable runtime state in SQLite: the local runner's sessions,
+// its trigger executor's schedule state and an audit log of events, and the paused playbook runs
+// (pauses and step checkpoints) of every substrate: the local runner's, in its state.db, and a
+// gh-actions job's, in the playbooks.db it hands the next job. It belongs to no substrate, so the
+// gh-actions path and the playbook runtimes use it without depending on the local substrate.
 //
 // Many processes share one database file at once: a burst of CLI launches, the supervisors that
 // record their sessions' exits, a serve loop. So the file runs in WAL mode, where readers never
