@@ -57,7 +57,7 @@ Exit codes: 0 up to date, 1 drift found (or the profile has errors, or warnings 
 			warnings = append(warnings, output.Warnings...)
 			var fail error
 			if len(drifts) > 0 {
-				fail = &exitError{code: exitProblems, msg: fmt.Sprintf("%s: %s drifted from %s in %s", sub.Name(), count(len(drifts), "file"), p.File, dir)}
+				fail = &exitError{Code: exitProblems, Msg: fmt.Sprintf("%s: %s drifted from %s in %s", sub.Name(), count(len(drifts), "file"), p.File, dir)}
 			} else {
 				fmt.Fprintf(errOut, "%s: %s up to date in %s\n", sub.Name(), count(len(output.Files), "generated file"), dir)
 				fail = strictly(strict, len(warnings), p.File, "")

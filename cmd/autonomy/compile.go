@@ -80,7 +80,7 @@ Exit codes: 0 installed (or nothing to change), 1 the profile has errors (or war
 			switch {
 			case errors.As(err, &conflicts):
 				fmt.Fprintln(errOut, conflicts.Error())
-				return &exitError{code: exitProblems, msg: "nothing was written"}
+				return &exitError{Code: exitProblems, Msg: "nothing was written"}
 			case err != nil:
 				return usageError("%v", err)
 			}
@@ -109,7 +109,7 @@ func strictly(strict bool, warnings int, file, done string) error {
 	if done != "" {
 		msg += "; nothing was " + done
 	}
-	return &exitError{code: exitProblems, msg: msg}
+	return &exitError{Code: exitProblems, Msg: msg}
 }
 
 // loadForTarget loads and validates the profile (printing its diagnostics) and picks the
@@ -137,7 +137,7 @@ func loadForTarget(path, target, done string, errOut io.Writer) (p *ir.Profile, 
 		if n == 0 {
 			n = 1 // a profile that did not load is an error even if no diagnostic says so
 		}
-		return nil, nil, nil, &exitError{code: exitProblems, msg: fmt.Sprintf("%s has %s; nothing was %s", file, count(n, "error"), done)}
+		return nil, nil, nil, &exitError{Code: exitProblems, Msg: fmt.Sprintf("%s has %s; nothing was %s", file, count(n, "error"), done)}
 	}
 	var declared []string
 	for _, t := range p.Targets {
@@ -182,7 +182,7 @@ func compileTo(sub substrates.Substrate, p *ir.Profile, dir string, errOut io.Wr
 	switch {
 	case errors.As(err, &diags):
 		fmt.Fprint(errOut, diags.String())
-		return output, &exitError{code: exitProblems, msg: fmt.Sprintf("%s: %s for %s; nothing was compiled", p.File, count(diags.Errors(), "error"), sub.Name())}
+		return output, &exitError{Code: exitProblems, Msg: fmt.Sprintf("%s: %s for %s; nothing was compiled", p.File, count(diags.Errors(), "error"), sub.Name())}
 	case err != nil:
 		return output, usageError("%v", err)
 	}

@@ -75,7 +75,7 @@ error.`,
 				return usageError("%v", err)
 			}
 			if rep.Failed() {
-				return &exitError{code: exitProblems}
+				return &exitError{Code: exitProblems}
 			}
 			return nil
 		},

@@ -120,7 +120,7 @@ func effectError(err error) error {
 	}
 	var r *effect.Refused
 	if errors.As(err, &r) {
-		return &exitError{code: exitProblems, msg: r.Reason}
+		return &exitError{Code: exitProblems, Msg: r.Reason}
 	}
 	return usageError("%v", err)
 }

@@ -52,7 +52,7 @@ run is never posted. Exit 1 when there is no work item to post on (the prompt is
 				if err := untrustedLog(cmd.OutOrStdout(), "The question: "+in.Prompt+"\n"); err != nil {
 					return usageError("%v", err)
 				}
-				return &exitError{code: exitProblems, msg: fmt.Sprintf("%s: the playbook waits at step %s for a person, but this run has no work item (subject.ref is %q) to ask on; the question is in the log above, and the paused run stays in this run's artifact",
+				return &exitError{Code: exitProblems, Msg: fmt.Sprintf("%s: the playbook waits at step %s for a person, but this run has no work item (subject.ref is %q) to ask on; the question is in the log above, and the paused run stays in this run's artifact",
 					e.Actor, in.Step, e.Subject)}
 			}
 			a, err := effect.EngageElicitation(context.Background(), e, e.Actor, n, in.Step, in.Prompt, effect.Elicitation{Kind: in.Kind, Options: in.Options})
@@ -101,7 +101,7 @@ resume finds nothing), records the resume on the item, and sets the step output 
 				return usageError("%v", err)
 			}
 			if rec.Token != askToken || rec.Item != item {
-				return &exitError{code: exitProblems, msg: fmt.Sprintf("run %s asked %s on #%d, not %s on #%d: the answer is not to that run's question", run, rec.Token, rec.Item, askToken, item)}
+				return &exitError{Code: exitProblems, Msg: fmt.Sprintf("run %s asked %s on #%d, not %s on #%d: the answer is not to that run's question", run, rec.Token, rec.Item, askToken, item)}
 			}
 			ctx := context.Background()
 			a, err := effect.ResumeAsk(ctx, e, item, askToken, run, rec.Comment)
@@ -167,7 +167,7 @@ func answerPaused(ctx context.Context, dir, out, askToken string, a *effect.Ask)
 		return false, usageError("the paused run's state in %s has no pause.json: %v", dir, err)
 	}
 	if p.TokenHash != engine.HashToken(env.RequiresInput.ResumeToken) {
-		return false, &exitError{code: exitProblems, msg: "the paused run's pause is not the one its envelope's token redeems"}
+		return false, &exitError{Code: exitProblems, Msg: "the paused run's pause is not the one its envelope's token redeems"}
 	}
 	var ans stepsrun.Answer
 	switch {
@@ -180,11 +180,11 @@ func answerPaused(ctx context.Context, dir, out, askToken string, a *effect.Ask)
 	case a.Resolved == "answer":
 		ans.Text = a.Answer
 	default:
-		return false, &exitError{code: exitProblems, msg: fmt.Sprintf("the ask was resolved with %s, which does not answer a %s", a.Resolved, a.Elicit.Kind)}
+		return false, &exitError{Code: exitProblems, Msg: fmt.Sprintf("the ask was resolved with %s, which does not answer a %s", a.Resolved, a.Elicit.Kind)}
 	}
 	next, err := stepsrun.Apply(p.State, ans)
 	if err != nil {
-		return false, &exitError{code: exitProblems, msg: fmt.Sprintf("the answer does not fit the elicitation: %v", err)}
+		return false, &exitError{Code: exitProblems, Msg: fmt.Sprintf("the answer does not fit the elicitation: %v", err)}
 	}
 	if err := os.MkdirAll(out, 0o700); err != nil {
 		return false, usageError("%v", err)

@@ -300,7 +300,7 @@ func printEnvelope(w io.Writer, env engine.Envelope) error {
 	}
 	fmt.Fprintf(w, "%s\n", b)
 	if !env.OK {
-		return &exitError{code: exitProblems}
+		return &exitError{Code: exitProblems}
 	}
 	return nil
 }

@@ -251,7 +251,7 @@ func withStore(cmd *cobra.Command, statePath string, do func(context.Context, *s
 		OK bool `json:"ok"`
 	}
 	if json.Unmarshal(b, &ok); !ok.OK {
-		return &exitError{code: exitProblems}
+		return &exitError{Code: exitProblems}
 	}
 	return nil
 }

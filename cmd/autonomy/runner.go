@@ -133,7 +133,7 @@ func stale(err error) error {
 	for _, n := range u.Notes {
 		safe.Notes = append(safe.Notes, terminalSafe(n)) // a reason may quote the agent
 	}
-	return &exitError{code: exitUsage, msg: safe.Error()}
+	return &exitError{Code: exitUsage, Msg: safe.Error()}
 }
 
 // runnerError maps a runner error to an exit code: a refusal is 1, anything else 2.
@@ -141,12 +141,12 @@ func runnerError(err error) error {
 	var denied *local.DeniedError
 	var refused *local.RefusedError
 	if errors.As(err, &denied) {
-		return &exitError{code: exitProblems, msg: "denied: " + denied.Msg}
+		return &exitError{Code: exitProblems, Msg: "denied: " + denied.Msg}
 	}
 	if errors.As(err, &refused) {
-		return &exitError{code: exitProblems, msg: refused.Msg}
+		return &exitError{Code: exitProblems, Msg: refused.Msg}
 	}
-	return &exitError{code: exitUsage, msg: err.Error()}
+	return &exitError{Code: exitUsage, Msg: err.Error()}
 }
 
 func newRunnerLaunch(f *runnerFlags) *cobra.Command {
@@ -229,7 +229,7 @@ to record it (a full disk), get prints it as the store has it and exits 2, sayin
 				return runnerError(err)
 			}
 			if !ok {
-				return &exitError{code: exitProblems, msg: fmt.Sprintf("no session %s", args[0])}
+				return &exitError{Code: exitProblems, Msg: fmt.Sprintf("no session %s", args[0])}
 			}
 			weave := sessionWeave(cmd.Context(), r, s.ID)
 			events, more := sessionEvents(cmd.Context(), r, s.ID)
@@ -382,9 +382,9 @@ this command ends; if the supervisor died, the next list, get, logs -f or tick d
 			if !ok {
 				s, found, _ := r.Store.Get(cmd.Context(), args[0])
 				if !found {
-					return &exitError{code: exitProblems, msg: fmt.Sprintf("no session %s", args[0])}
+					return &exitError{Code: exitProblems, Msg: fmt.Sprintf("no session %s", args[0])}
 				}
-				return &exitError{code: exitProblems, msg: fmt.Sprintf("session %s had already ended: %s", s.ID, s.Status)}
+				return &exitError{Code: exitProblems, Msg: fmt.Sprintf("session %s had already ended: %s", s.ID, s.Status)}
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s cancelled\n", args[0])
 			return nil

@@ -96,7 +96,7 @@ func (f *runnerFlags) gh(cmd *cobra.Command, args []string) error {
 			return ghRunnerError(err)
 		}
 		if !ok {
-			return &exitError{code: exitProblems, msg: fmt.Sprintf("no session %s (a run of the fleet's workflows in %s)", args[0], r.Repo())}
+			return &exitError{Code: exitProblems, Msg: fmt.Sprintf("no session %s (a run of the fleet's workflows in %s)", args[0], r.Repo())}
 		}
 		if f.format == "json" {
 			return writeJSON(out, s)
@@ -134,7 +134,7 @@ func (f *runnerFlags) gh(cmd *cobra.Command, args []string) error {
 			return ghRunnerError(err)
 		}
 		if !ok {
-			return &exitError{code: exitProblems, msg: fmt.Sprintf("session %s: no run of the fleet in flight to cancel (unknown, or already ended)", args[0])}
+			return &exitError{Code: exitProblems, Msg: fmt.Sprintf("session %s: no run of the fleet in flight to cancel (unknown, or already ended)", args[0])}
 		}
 		fmt.Fprintf(out, "%s cancelled\n", args[0])
 	}
@@ -151,7 +151,7 @@ func (f *runnerFlags) ghLaunch(cmd *cobra.Command, r *ghactions.JobRunner, actor
 	}
 	a, ok := r.Installed(actor)
 	if !ok {
-		return ir.Session{}, &exitError{code: exitProblems, msg: fmt.Sprintf("launching %q: not an actor of the installed fleet (%s)", actor, installedNames(r))}
+		return ir.Session{}, &exitError{Code: exitProblems, Msg: fmt.Sprintf("launching %q: not an actor of the installed fleet (%s)", actor, installedNames(r))}
 	}
 	for _, m := range []struct{ flag, source, value string }{{"ref", "subject.ref", lf.req.Ref}, {"text", "subject.text", lf.req.Text}} {
 		if m.value == "" {
@@ -196,12 +196,12 @@ func installedNames(r *ghactions.JobRunner) string {
 func ghRunnerError(err error) error {
 	var denied *ghactions.DeniedError
 	if errors.As(err, &denied) {
-		return &exitError{code: exitProblems, msg: "denied: " + denied.Msg}
+		return &exitError{Code: exitProblems, Msg: "denied: " + denied.Msg}
 	}
 	if errors.Is(err, ir.ErrUnsupported) {
-		return &exitError{code: exitProblems, msg: err.Error()}
+		return &exitError{Code: exitProblems, Msg: err.Error()}
 	}
-	return &exitError{code: exitUsage, msg: err.Error()}
+	return &exitError{Code: exitUsage, Msg: err.Error()}
 }
 
 func printGHSession(w io.Writer, s ir.Session) {

@@ -13,7 +13,7 @@ import (
 func TestRunnerRefusesWindows(t *testing.T) {
 	err := runnerError(local.SupportedOS("windows"))
 	var ee *exitError
-	if !errors.As(err, &ee) || ee.code != exitUsage || !strings.HasPrefix(ee.msg, "the local runner needs a Unix-like OS (Linux or macOS)") {
+	if !errors.As(err, &ee) || ee.Code != exitUsage || !strings.HasPrefix(ee.Msg, "the local runner needs a Unix-like OS (Linux or macOS)") {
 		t.Errorf("runnerError = %#v", err)
 	}
 }

@@ -101,7 +101,7 @@ I/O error.`,
 				summarize(errOut, reports, strict)
 			}
 			if code != exitOK {
-				return &exitError{code: code}
+				return &exitError{Code: code}
 			}
 			return nil
 		},

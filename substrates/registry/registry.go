@@ -11,7 +11,7 @@ import (
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/substrates"
 	"github.com/autonomyhq/autonomy/substrates/ghactions"
-	"github.com/autonomyhq/autonomy/substrates/local"
+	"github.com/autonomyhq/autonomy/substrates/local/localcmd"
 )
 
 // all is every substrate, in order.
@@ -19,7 +19,7 @@ var all = []substrates.Substrate{
 	// gh-actions: GitHub Actions, one workflow per actor; alias github.
 	ghactions.Substrate{},
 	// local: one machine; autonomy itself is the runner and the trigger executor.
-	local.Substrate{},
+	localcmd.Substrate{},
 }
 
 var (

@@ -1,4 +1,4 @@
-package main
+package localcmd
 
 import (
 	"fmt"
@@ -6,9 +6,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/autonomyhq/autonomy/internal/exitcode"
 	"github.com/autonomyhq/autonomy/substrates/local"
 )
 
+// newDoctor checks a local installation and says what to fix.
 func newDoctor() *cobra.Command {
 	return &cobra.Command{
 		Use:   "doctor [DIR]",
@@ -39,7 +41,7 @@ Exit codes: 0 everything is ready, 1 something must be fixed.`,
 				fmt.Fprintf(out, "fix  %s: %s: %s\n", c.Name, c.Detail, c.Fix)
 			}
 			if bad > 0 {
-				return &exitError{code: exitProblems, msg: fmt.Sprintf("%d thing(s) to fix before sessions can run", bad)}
+				return exitcode.Problemf("%d thing(s) to fix before sessions can run", bad)
 			}
 			return nil
 		},

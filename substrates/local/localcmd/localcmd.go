@@ -1,0 +1,18 @@
+// Package localcmd is the local substrate as the registry lists it: local.Substrate with the
+// commands only it has, which it contributes to autonomy's command line (doctor). It is a
+// package of its own so that package local stays free of the command-line library.
+package localcmd
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/autonomyhq/autonomy/substrates/local"
+)
+
+// Substrate is local.Substrate, and its commands.
+type Substrate struct{ local.Substrate }
+
+// Commands are the commands only the local substrate has.
+func (Substrate) Commands() []*cobra.Command {
+	return []*cobra.Command{newDoctor()}
+}
