@@ -14,9 +14,9 @@ import (
 
 // TestAddingASubstrate proves that adding a substrate is one package plus one registry line: the
 // test-only fake substrate (internal/fakesubstrate), registered as the registry's list would,
-// is a target profiles may declare; validate and compile read its own policy.box key; catalog
-// and schema list it; and conformance probes its runner and verifies its matrix, all with no
-// file outside its package naming it. Not parallel: it changes the registry for its duration.
+// is a target profiles may declare; validate and compile read its own policy.box key; its own
+// command is on the command line; catalog and schema list it; and conformance probes its runner
+// and verifies its matrix, all with no file outside its package naming it. Not parallel: it changes the registry for its duration.
 func TestAddingASubstrate(t *testing.T) {
 	t.Cleanup(registry.Register(fakesubstrate.Substrate{}))
 	profile := func(box string) string {
@@ -58,6 +58,10 @@ func TestAddingASubstrate(t *testing.T) {
 		t.Errorf("compiled .fake/hello.json = %+v (%v)\n%s", got, err, data)
 	}
 
+	// The command only fake has is on the command line.
+	if code, out, errOut := run(t, "fake-zone", good); code != 0 || out != "eu\n" {
+		t.Errorf("fake-zone: exit %d, %q\n%s", code, out, errOut)
+	}
 	if code, out, _ := run(t, "catalog", "targets"); code != 0 || !strings.Contains(out, "\nfake ") {
 		t.Errorf("catalog targets: exit %d\n%s", code, out)
 	}

@@ -109,18 +109,10 @@ func runSteps(cmd *cobra.Command, statePath, file string, req engine.Request, sf
 	})
 }
 
-// Pause is a paused run as --pause-file writes it: the hash of its resume token, its session and
-// its saved state. A trusted job reads it as JSON, never opening the database the run wrote.
-type Pause struct {
-	TokenHash string          `json:"tokenHash"`
-	Session   string          `json:"session,omitempty"`
-	State     json.RawMessage `json:"state"`
-}
-
 // pauseRecorder is the store of a run that remembers the last pause it saved.
 type pauseRecorder struct {
 	stepsrun.Store
-	last *Pause
+	last *stepsrun.Pause
 }
 
 // export writes the pause the run ended waiting at to path (none: nothing), and returns env, or
@@ -139,11 +131,11 @@ func (p *pauseRecorder) SavePause(ctx context.Context, hash, session string, sta
 	if err := p.Store.SavePause(ctx, hash, session, state); err != nil {
 		return err
 	}
-	p.last = &Pause{TokenHash: hash, Session: session, State: append(json.RawMessage(nil), state...)}
+	p.last = &stepsrun.Pause{TokenHash: hash, Session: session, State: append(json.RawMessage(nil), state...)}
 	return nil
 }
 
-func writePause(path string, p Pause) error {
+func writePause(path string, p stepsrun.Pause) error {
 	b, err := json.Marshal(p)
 	if err != nil {
 		return err

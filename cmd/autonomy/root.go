@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/autonomyhq/autonomy/internal/exitcode"
+	"github.com/autonomyhq/autonomy/substrates"
 	"github.com/autonomyhq/autonomy/substrates/registry"
 )
 
@@ -64,9 +65,10 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 // commander is a substrate that contributes to the command line the commands only it has (the
-// local substrate's doctor), found on the registry's substrates.
+// local substrate's doctor, gh-actions' gh and provision), found on the registry's substrates;
+// host lends them what the command line does for every command.
 type commander interface {
-	Commands() []*cobra.Command
+	Commands(host substrates.Host) []*cobra.Command
 }
 
 // newRoot builds the command tree, complete with the help and completion commands cobra would
@@ -98,10 +100,11 @@ Exit codes: 0 ok, 1 problems found, 2 usage or I/O error (also when no command i
 	root.SetErr(stderr)
 	root.SuggestionsMinimumDistance = 2 // what cobra sets when it suggests, for the help command
 	root.CompletionOptions.HiddenDefaultCmd = true
-	root.AddCommand(newValidate(), newCompile(), newCheck(), newRunner(), newConformance(), newPlaybook(), newCatalog(), newSchema(), newVersion(), newGH(), newProvision())
+	root.AddCommand(newValidate(), newCompile(), newCheck(), newRunner(), newConformance(), newPlaybook(), newCatalog(), newSchema(), newVersion())
+	host := substrates.Host{LoadForTarget: loadForTarget}
 	for _, s := range registry.All() {
 		if c, ok := s.(commander); ok {
-			root.AddCommand(c.Commands()...)
+			root.AddCommand(c.Commands(host)...)
 		}
 	}
 	root.SetHelpCommand(newHelp(false))

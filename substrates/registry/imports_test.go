@@ -27,12 +27,12 @@ func substrateOf(path string) string {
 	return "substrates/" + name
 }
 
-// pendingSubstrateImports are the imports of a substrate's package left in cmd/autonomy: its
-// runner verbs and the gh, provision and doctor commands, which still name their substrate
-// (issue 23 item 1). The list may only shrink.
+// pendingSubstrateImports are the imports of a substrate's package left in cmd/autonomy: the
+// runner verbs (the local runner's, and gh-actions' inside a job), which still pick their
+// substrate by name (issue 23 item 1). The list may only shrink.
 var pendingSubstrateImports = []string{
 	"substrates/ghactions", "substrates/ghactions/control", "substrates/ghactions/effect",
-	"substrates/ghactions/provision", "substrates/local",
+	"substrates/local",
 }
 
 // TestOnlyTheRegistryImportsSubstrates: a substrate's packages are imported by that substrate

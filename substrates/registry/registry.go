@@ -10,14 +10,14 @@ import (
 
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/substrates"
-	"github.com/autonomyhq/autonomy/substrates/ghactions"
+	"github.com/autonomyhq/autonomy/substrates/ghactions/ghcmd"
 	"github.com/autonomyhq/autonomy/substrates/local/localcmd"
 )
 
 // all is every substrate, in order.
 var all = []substrates.Substrate{
 	// gh-actions: GitHub Actions, one workflow per actor; alias github.
-	ghactions.Substrate{},
+	ghcmd.Substrate{},
 	// local: one machine; autonomy itself is the runner and the trigger executor.
 	localcmd.Substrate{},
 }

@@ -6,6 +6,7 @@ package localcmd
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/autonomyhq/autonomy/substrates"
 	"github.com/autonomyhq/autonomy/substrates/local"
 )
 
@@ -13,6 +14,6 @@ import (
 type Substrate struct{ local.Substrate }
 
 // Commands are the commands only the local substrate has.
-func (Substrate) Commands() []*cobra.Command {
+func (Substrate) Commands(substrates.Host) []*cobra.Command {
 	return []*cobra.Command{newDoctor()}
 }

@@ -1,4 +1,4 @@
-package main
+package ghcmd
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/autonomyhq/autonomy/internal/exitcode"
 	"github.com/autonomyhq/autonomy/substrates/ghactions/effect"
 )
 
@@ -37,7 +38,7 @@ or GitHub error.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			e, err := effect.FromEnv(os.Getenv, cmd.OutOrStdout())
 			if err != nil {
-				return usageError("%v", err)
+				return exitcode.Usagef("%v", err)
 			}
 			_, err = effect.Propose(context.Background(), e, bundle)
 			return effectError(err)
@@ -52,7 +53,7 @@ or GitHub error.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			e, err := effect.FromEnv(os.Getenv, cmd.OutOrStdout())
 			if err != nil {
-				return usageError("%v", err)
+				return exitcode.Usagef("%v", err)
 			}
 			_, err = effect.Review(context.Background(), e, verdict)
 			return effectError(err)
@@ -72,11 +73,11 @@ actions: read.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			name := os.Getenv("AUTONOMY_ENVIRONMENT")
 			if name == "" {
-				return usageError("AUTONOMY_ENVIRONMENT is not set: it names the environment gating this job")
+				return exitcode.Usagef("AUTONOMY_ENVIRONMENT is not set: it names the environment gating this job")
 			}
 			e, err := effect.FromEnv(os.Getenv, cmd.OutOrStdout())
 			if err != nil {
-				return usageError("%v", err)
+				return exitcode.Usagef("%v", err)
 			}
 			err = effect.Gate(context.Background(), e, name)
 			var r *effect.Refused
@@ -101,7 +102,7 @@ maintainer's approval. The token needs pull-requests: read and statuses: write.`
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			e, err := effect.FromEnv(os.Getenv, cmd.OutOrStdout())
 			if err != nil {
-				return usageError("%v", err)
+				return exitcode.Usagef("%v", err)
 			}
 			_, err = effect.CheckHumanGate(context.Background(), e)
 			return effectError(err)
@@ -120,7 +121,7 @@ func effectError(err error) error {
 	}
 	var r *effect.Refused
 	if errors.As(err, &r) {
-		return &exitError{Code: exitProblems, Msg: r.Reason}
+		return &exitcode.Error{Code: exitcode.Problems, Msg: r.Reason}
 	}
-	return usageError("%v", err)
+	return exitcode.Usagef("%v", err)
 }

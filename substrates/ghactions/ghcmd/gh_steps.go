@@ -1,4 +1,4 @@
-package main
+package ghcmd
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/autonomyhq/autonomy/internal/exitcode"
 	"github.com/autonomyhq/autonomy/internal/store"
 	"github.com/autonomyhq/autonomy/playbook/engine"
 	"github.com/autonomyhq/autonomy/playbook/stepsrun"
@@ -33,7 +34,7 @@ run is never posted. Exit 1 when there is no work item to post on (the prompt is
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			e, err := effect.FromEnv(os.Getenv, cmd.OutOrStdout())
 			if err != nil {
-				return usageError("%v", err)
+				return exitcode.Usagef("%v", err)
 			}
 			var env stepsrun.Envelope
 			data, err := os.ReadFile(envelope)
@@ -41,19 +42,19 @@ run is never posted. Exit 1 when there is no work item to post on (the prompt is
 				err = json.Unmarshal(data, &env)
 			}
 			if err != nil {
-				return usageError("reading the envelope %s: %v", envelope, err)
+				return exitcode.Usagef("reading the envelope %s: %v", envelope, err)
 			}
 			in := env.RequiresInput
 			if env.Status != stepsrun.StatusNeedsInput || in == nil {
-				return usageError("the envelope %s waits for no input (status %q)", envelope, env.Status)
+				return exitcode.Usagef("the envelope %s waits for no input (status %q)", envelope, env.Status)
 			}
 			n, err := strconv.Atoi(e.Subject)
 			if err != nil || n < 1 {
 				if err := untrustedLog(cmd.OutOrStdout(), "The question: "+in.Prompt+"\n"); err != nil {
-					return usageError("%v", err)
+					return exitcode.Usagef("%v", err)
 				}
-				return &exitError{Code: exitProblems, Msg: fmt.Sprintf("%s: the playbook waits at step %s for a person, but this run has no work item (subject.ref is %q) to ask on; the question is in the log above, and the paused run stays in this run's artifact",
-					e.Actor, in.Step, e.Subject)}
+				return exitcode.Problemf("%s: the playbook waits at step %s for a person, but this run has no work item (subject.ref is %q) to ask on; the question is in the log above, and the paused run stays in this run's artifact",
+					e.Actor, in.Step, e.Subject)
 			}
 			a, err := effect.EngageElicitation(context.Background(), e, e.Actor, n, in.Step, in.Prompt, effect.Elicitation{Kind: in.Kind, Options: in.Options})
 			if err != nil {
@@ -63,7 +64,7 @@ run is never posted. Exit 1 when there is no work item to post on (the prompt is
 				// The run's record of its own ask, uploaded as its artifact: no other run can
 				// write there, so the resume knows which comment is this run's ask.
 				if err := writeAskRecord(record, askRecord{Token: a.Token, Item: n, Comment: a.CommentID}); err != nil {
-					return usageError("%v", err)
+					return exitcode.Usagef("%v", err)
 				}
 			}
 			return nil
@@ -89,19 +90,19 @@ resume finds nothing), records the resume on the item, and sets the step output 
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			e, err := effect.FromEnv(os.Getenv, cmd.OutOrStdout())
 			if err != nil {
-				return usageError("%v", err)
+				return exitcode.Usagef("%v", err)
 			}
 			run, askToken := os.Getenv("AUTONOMY_RESUME_RUN"), os.Getenv("AUTONOMY_RESUME_ASK")
 			item, err := strconv.Atoi(os.Getenv("AUTONOMY_RESUME_ITEM"))
 			if err != nil || item < 1 || run == "" || askToken == "" {
-				return usageError("AUTONOMY_RESUME_RUN, AUTONOMY_RESUME_ITEM and AUTONOMY_RESUME_ASK must name the run, its work item and the ask")
+				return exitcode.Usagef("AUTONOMY_RESUME_RUN, AUTONOMY_RESUME_ITEM and AUTONOMY_RESUME_ASK must name the run, its work item and the ask")
 			}
 			rec, err := readAskRecord(record)
 			if err != nil {
-				return usageError("%v", err)
+				return exitcode.Usagef("%v", err)
 			}
 			if rec.Token != askToken || rec.Item != item {
-				return &exitError{Code: exitProblems, Msg: fmt.Sprintf("run %s asked %s on #%d, not %s on #%d: the answer is not to that run's question", run, rec.Token, rec.Item, askToken, item)}
+				return exitcode.Problemf("run %s asked %s on #%d, not %s on #%d: the answer is not to that run's question", run, rec.Token, rec.Item, askToken, item)
 			}
 			ctx := context.Background()
 			a, err := effect.ResumeAsk(ctx, e, item, askToken, run, rec.Comment)
@@ -119,13 +120,13 @@ resume finds nothing), records the resume on the item, and sets the step output 
 			// The pause is spent on GitHub, not only in this job's copy of it: a second resume
 			// of the run finds nothing to download.
 			if err := effect.SpendArtifact(ctx, e, run, artifact); err != nil {
-				return usageError("%v", err)
+				return exitcode.Usagef("%v", err)
 			}
 			if err := effect.MarkResumed(ctx, e, a); err != nil {
-				return usageError("recording the resume on #%d: %v", item, err)
+				return exitcode.Usagef("recording the resume on #%d: %v", item, err)
 			}
 			if err := stepOutput("continue", strconv.FormatBool(cont)); err != nil {
-				return usageError("%v", err)
+				return exitcode.Usagef("%v", err)
 			}
 			if cont {
 				fmt.Fprintf(cmd.OutOrStdout(), "resuming the playbook of %s (run %s) with the %s of the maintainer\n", a.Actor, run, a.Resolved)
@@ -156,18 +157,18 @@ func answerPaused(ctx context.Context, dir, out, askToken string, a *effect.Ask)
 		err = json.Unmarshal(data, &env)
 	}
 	if err != nil || env.RequiresInput == nil || env.RequiresInput.ResumeToken == "" {
-		return false, usageError("the paused run's state in %s has no envelope waiting for input (the artifact expired, or the run did not pause): %v", dir, err)
+		return false, exitcode.Usagef("the paused run's state in %s has no envelope waiting for input (the artifact expired, or the run did not pause): %v", dir, err)
 	}
-	var p Pause
+	var p stepsrun.Pause
 	data, err = os.ReadFile(filepath.Join(dir, "pause.json"))
 	if err == nil {
 		err = json.Unmarshal(data, &p)
 	}
 	if err != nil || len(p.State) == 0 {
-		return false, usageError("the paused run's state in %s has no pause.json: %v", dir, err)
+		return false, exitcode.Usagef("the paused run's state in %s has no pause.json: %v", dir, err)
 	}
 	if p.TokenHash != engine.HashToken(env.RequiresInput.ResumeToken) {
-		return false, &exitError{Code: exitProblems, Msg: "the paused run's pause is not the one its envelope's token redeems"}
+		return false, &exitcode.Error{Code: exitcode.Problems, Msg: "the paused run's pause is not the one its envelope's token redeems"}
 	}
 	var ans stepsrun.Answer
 	switch {
@@ -180,22 +181,22 @@ func answerPaused(ctx context.Context, dir, out, askToken string, a *effect.Ask)
 	case a.Resolved == "answer":
 		ans.Text = a.Answer
 	default:
-		return false, &exitError{Code: exitProblems, Msg: fmt.Sprintf("the ask was resolved with %s, which does not answer a %s", a.Resolved, a.Elicit.Kind)}
+		return false, exitcode.Problemf("the ask was resolved with %s, which does not answer a %s", a.Resolved, a.Elicit.Kind)
 	}
 	next, err := stepsrun.Apply(p.State, ans)
 	if err != nil {
-		return false, &exitError{Code: exitProblems, Msg: fmt.Sprintf("the answer does not fit the elicitation: %v", err)}
+		return false, exitcode.Problemf("the answer does not fit the elicitation: %v", err)
 	}
 	if err := os.MkdirAll(out, 0o700); err != nil {
-		return false, usageError("%v", err)
+		return false, exitcode.Usagef("%v", err)
 	}
 	st, err := store.Open(filepath.Join(out, "playbooks.db"))
 	if err != nil {
-		return false, usageError("%v", err)
+		return false, exitcode.Usagef("%v", err)
 	}
 	defer st.Close()
 	if err := st.SavePause(ctx, engine.ContinueKey(askToken), p.Session, next); err != nil {
-		return false, usageError("%v", err)
+		return false, exitcode.Usagef("%v", err)
 	}
 	return true, nil
 }

@@ -1,4 +1,4 @@
-package main
+package ghcmd
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/autonomyhq/autonomy/internal/exitcode"
 	"github.com/autonomyhq/autonomy/substrates/ghactions/control"
 	"github.com/autonomyhq/autonomy/substrates/ghactions/effect"
 )
@@ -43,7 +44,7 @@ the run's log only.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			e, err := effect.FromEnv(os.Getenv, cmd.OutOrStdout())
 			if err != nil {
-				return usageError("%v", err)
+				return exitcode.Usagef("%v", err)
 			}
 			spec := ""
 			if p := os.Getenv("AUTONOMY_BEHAVIOR"); p != "" {
@@ -72,11 +73,11 @@ step playbook's elicitation dispatches its actor's workflow to resume the run. E
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			e, err := effect.FromEnv(os.Getenv, cmd.OutOrStdout())
 			if err != nil {
-				return usageError("%v", err)
+				return exitcode.Usagef("%v", err)
 			}
 			item, err := strconv.Atoi(os.Getenv("AUTONOMY_ITEM"))
 			if err != nil {
-				return usageError("AUTONOMY_ITEM is %q, want the item's number", os.Getenv("AUTONOMY_ITEM"))
+				return exitcode.Usagef("AUTONOMY_ITEM is %q, want the item's number", os.Getenv("AUTONOMY_ITEM"))
 			}
 			id, _ := strconv.ParseInt(os.Getenv("AUTONOMY_COMMENT_ID"), 10, 64)
 			ev := control.Event{Body: os.Getenv("AUTONOMY_COMMENT"), CommentID: id, CommentURL: os.Getenv("AUTONOMY_COMMENT_URL"),
@@ -94,7 +95,7 @@ step playbook's elicitation dispatches its actor's workflow to resume the run. E
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			e, err := effect.FromEnv(os.Getenv, cmd.OutOrStdout())
 			if err != nil {
-				return usageError("%v", err)
+				return exitcode.Usagef("%v", err)
 			}
 			_, err = effect.Sweep(context.Background(), e)
 			return effectError(err)

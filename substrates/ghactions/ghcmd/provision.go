@@ -1,4 +1,4 @@
-package main
+package ghcmd
 
 import (
 	"context"
@@ -11,12 +11,13 @@ import (
 	"github.com/google/go-github/v62/github"
 	"github.com/spf13/cobra"
 
+	"github.com/autonomyhq/autonomy/internal/exitcode"
 	"github.com/autonomyhq/autonomy/substrates"
 	"github.com/autonomyhq/autonomy/substrates/ghactions"
 	"github.com/autonomyhq/autonomy/substrates/ghactions/provision"
 )
 
-func newProvision() *cobra.Command {
+func newProvision(host substrates.Host) *cobra.Command {
 	var repo, format string
 	var dryRun bool
 	cmd := &cobra.Command{
@@ -45,36 +46,36 @@ Exit codes: 0 done, 1 the profile has errors, 2 usage, I/O or GitHub error.`,
   autonomy provision profiles/sdlc --repo acme/app`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkFormat(format, "text", "json"); err != nil {
+			if err := exitcode.CheckFormat(format, "text", "json"); err != nil {
 				return err
 			}
 			owner, name, ok := strings.Cut(repo, "/")
 			if !ok || owner == "" || name == "" || strings.Contains(name, "/") {
-				return usageError("--repo %q: give OWNER/NAME", repo)
+				return exitcode.Usagef("--repo %q: give OWNER/NAME", repo)
 			}
-			p, sub, _, err := loadForTarget(args[0], ghactions.Name, "provisioned", cmd.ErrOrStderr())
+			p, sub, _, err := host.LoadForTarget(args[0], ghactions.Name, "provisioned", cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
 			pol, err := provisionPolicy(substrates.PolicyFile(p).Data)
 			if err != nil {
-				return usageError("%v", err)
+				return exitcode.Usagef("%v", err)
 			}
 			if pol.Environments, err = approvalEnvironments(sub, p); err != nil {
-				return usageError("%v", err)
+				return exitcode.Usagef("%v", err)
 			}
 			token := os.Getenv("GH_TOKEN")
 			if token == "" {
 				token = os.Getenv("GITHUB_TOKEN")
 			}
 			if token == "" {
-				return usageError("set GH_TOKEN to a token with administration rights on %s", repo)
+				return exitcode.Usagef("set GH_TOKEN to a token with administration rights on %s", repo)
 			}
 			client := github.NewClient(nil).WithAuthToken(token)
 			if api := os.Getenv("GITHUB_API_URL"); api != "" {
 				u, err := url.Parse(strings.TrimSuffix(api, "/") + "/")
 				if err != nil || (u.Scheme != "https" && u.Scheme != "http") {
-					return usageError("GITHUB_API_URL is %q, want an http(s) URL", api)
+					return exitcode.Usagef("GITHUB_API_URL is %q, want an http(s) URL", api)
 				}
 				client.BaseURL = u
 			}
@@ -95,7 +96,7 @@ Exit codes: 0 done, 1 the profile has errors, 2 usage, I/O or GitHub error.`,
 				printSteps(out, repo, dryRun, steps)
 			}
 			if perr != nil {
-				return usageError("%v", perr)
+				return exitcode.Usagef("%v", perr)
 			}
 			return nil
 		},
