@@ -37,12 +37,3 @@ func TestLookup(t *testing.T) {
 		t.Error("Lookup(gitlab) found a substrate")
 	}
 }
-
-func indexOf(list []string, s string) int {
-	for i, v := range list {
-		if v == s {
-			return i
-		}
-	}
-	return -1
-}
