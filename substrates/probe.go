@@ -3,7 +3,6 @@ package substrates
 import (
 	"context"
 	"fmt"
-	"io"
 	"time"
 
 	"github.com/autonomyhq/autonomy/ir"
@@ -106,13 +105,4 @@ func (out Output) File(path string) ([]byte, error) {
 		}
 	}
 	return nil, fmt.Errorf("%s was not generated", path)
-}
-
-// Host is what autonomy's command line lends the commands a substrate contributes to it (a
-// substrate's Commands, found by the command line on the registry's substrates).
-type Host struct {
-	// LoadForTarget loads and validates the profile at path as compile does for target, printing
-	// its diagnostics on errOut: a profile with errors is an exit-1 error saying nothing was done
-	// (done: "provisioned", ...).
-	LoadForTarget func(path, target, done string, errOut io.Writer) (*ir.Profile, Substrate, ir.Diagnostics, error)
 }

@@ -62,6 +62,13 @@ func TestAddingASubstrate(t *testing.T) {
 	if code, out, errOut := run(t, "fake-zone", good); code != 0 || out != "eu\n" {
 		t.Errorf("fake-zone: exit %d, %q\n%s", code, out, errOut)
 	}
+	// runner dispatches on --target through the registry: fake's runner has no verbs here.
+	if code, _, errOut := run(t, "runner", "--target", "fake", "list"); code != 2 || !strings.Contains(errOut, "--target fake: its runner has no verbs") {
+		t.Errorf("runner --target fake: exit %d\n%s", code, errOut)
+	}
+	if code, _, errOut := run(t, "runner", "--target", "nope", "list"); code != 2 || !strings.Contains(errOut, `--target "nope": one of gh-actions, local, fake`) {
+		t.Errorf("runner --target nope: exit %d\n%s", code, errOut)
+	}
 	if code, out, _ := run(t, "catalog", "targets"); code != 0 || !strings.Contains(out, "\nfake ") {
 		t.Errorf("catalog targets: exit %d\n%s", code, out)
 	}

@@ -2,27 +2,24 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
-	"sort"
-	"strconv"
 	"strings"
 	"syscall"
 	"text/tabwriter"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
+	"github.com/autonomyhq/autonomy/internal/cliout"
 	"github.com/autonomyhq/autonomy/internal/store"
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/playbook/stepsrun"
-	"github.com/autonomyhq/autonomy/substrates/ghactions"
+	"github.com/autonomyhq/autonomy/substrates"
 	"github.com/autonomyhq/autonomy/substrates/local"
+	"github.com/autonomyhq/autonomy/substrates/registry"
 )
 
 // runnerFlags are the flags every runner verb shares.
@@ -71,11 +68,11 @@ error.`,
 		def = "."
 	}
 	cmd.PersistentFlags().StringVar(&f.dir, "dir", def, "the installation directory")
-	sub := os.Getenv(ghactions.SubstrateEnv) // a compiled gh-actions job that calls the runner sets it
+	sub := os.Getenv(substrates.TargetEnv) // a compiled job that calls the runner sets it
 	if sub == "" {
-		sub = "local"
+		sub = local.Name
 	}
-	targetFlag(cmd.PersistentFlags(), &f.substrate, sub, "local, or gh-actions: the GitHub runner, from a job's environment (default $"+ghactions.SubstrateEnv+", else local; docs/gh-actions.md)")
+	targetFlag(cmd.PersistentFlags(), &f.substrate, sub, "local, or gh-actions: the GitHub runner, from a job's environment (default $"+substrates.TargetEnv+", else local; docs/gh-actions.md)")
 	cmd.AddCommand(newRunnerLaunch(f), newRunnerGet(f), newRunnerList(f), newRunnerUpdate(f), newRunnerCancel(f),
 		newRunnerLogs(f), newRunnerTick(f), newRunnerServe(f), newRunnerSupervise(f))
 	return cmd
@@ -103,8 +100,8 @@ func (f *runnerFlags) with(formats bool, fn func(cmd *cobra.Command, args []stri
 				return err
 			}
 		}
-		if f.substrate != "local" {
-			return f.gh(cmd, args)
+		if done, err := f.viaSubstrate(cmd, args); done {
+			return err
 		}
 		r, err := f.open()
 		if err != nil {
@@ -113,6 +110,38 @@ func (f *runnerFlags) with(formats bool, fn func(cmd *cobra.Command, args []stri
 		defer r.Close()
 		return fn(cmd, args, r)
 	}
+}
+
+// viaSubstrate runs the verb through --target's own runner verbs when that substrate has them
+// (substrates.RunnerVerbs: gh-actions, inside a job); done is false for the local runner, whose
+// verbs are this file's.
+func (f *runnerFlags) viaSubstrate(cmd *cobra.Command, args []string) (done bool, err error) {
+	s, ok := registry.Lookup(f.substrate)
+	if !ok {
+		return true, usageError("--target %q: one of %s", f.substrate, strings.Join(registry.Names(), ", "))
+	}
+	v, ok := s.(substrates.RunnerVerbs)
+	if !ok {
+		if s.Name() == local.Name {
+			return false, nil
+		}
+		return true, usageError("--target %s: its runner has no verbs on the command line", s.Name())
+	}
+	call := substrates.RunnerCall{Verb: cmd.Name(), Args: args, Format: f.format, Out: cmd.OutOrStdout(), Err: cmd.ErrOrStderr()}
+	if cmd.Flags().Changed("dir") || cmd.InheritedFlags().Changed("dir") {
+		call.Dir = f.dir
+	}
+	if f.all != nil {
+		call.All = *f.all
+	}
+	if call.Verb == "launch" {
+		if call.Params, err = f.launch.parse(); err != nil {
+			return true, err
+		}
+		req := f.launch.req
+		call.Ref, call.Text, call.From, call.Kind, call.Branch = req.Ref, req.Text, req.From, req.Kind, req.Branch
+	}
+	return true, v.RunVerb(cmd.Context(), call)
 }
 
 // unrecorded says whether err is a *local.UnrecordedError: what list or get printed is stale.
@@ -512,32 +541,11 @@ func printSession(w io.Writer, s store.Session) {
 	}
 }
 
-func sortedParamKeys(m ir.LaunchParams) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
+func sortedParamKeys(m ir.LaunchParams) []string { return cliout.SortedKeys(m) }
 
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return usageError("%v", err)
-	}
-	return nil
-}
+func writeJSON(w io.Writer, v any) error { return cliout.WriteJSON(w, v) }
 
 // terminalSafe escapes the control characters of a text a session carries (its ref, or a reason
 // quoting what the agent printed) for a terminal: a model must not move the cursor, recolor or
 // rewrite the operator's screen, nor add a line to a table. Text without any is unchanged.
-func terminalSafe(s string) string {
-	if strings.IndexFunc(s, func(r rune) bool { return unicode.IsControl(r) || r == utf8.RuneError }) < 0 {
-		return s
-	}
-	q := strconv.Quote(s)
-	return q[1 : len(q)-1]
-}
+func terminalSafe(s string) string { return cliout.TerminalSafe(s) }

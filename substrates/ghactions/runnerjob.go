@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/substrates"
 )
 
 // callsRunner reports whether an actor's agent job can call the Runner: it holds an agent:*
@@ -30,4 +31,4 @@ func callsRunner(a *ir.Actor) bool {
 // (`"$AUTONOMY_BIN" runner launch develop --ref 12`) reach GitHub's runner. The binary is named by
 // AUTONOMY_BIN, not put on PATH: an agent CLI's login shell may reset PATH (Debian's
 // /etc/profile does), while it keeps the environment's other variables.
-const SubstrateEnv = "AUTONOMY_SUBSTRATE"
+const SubstrateEnv = substrates.TargetEnv

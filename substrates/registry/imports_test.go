@@ -28,12 +28,9 @@ func substrateOf(path string) string {
 }
 
 // pendingSubstrateImports are the imports of a substrate's package left in cmd/autonomy: the
-// runner verbs (the local runner's, and gh-actions' inside a job), which still pick their
-// substrate by name (issue 23 item 1). The list may only shrink.
-var pendingSubstrateImports = []string{
-	"substrates/ghactions", "substrates/ghactions/control", "substrates/ghactions/effect",
-	"substrates/local",
-}
+// local runner's verbs (launch, get, list, update, cancel, logs, tick, serve), which still drive
+// *local.Runner itself (issue 23 item 1). The list may only shrink.
+var pendingSubstrateImports = []string{"substrates/local"}
 
 // TestOnlyTheRegistryImportsSubstrates: a substrate's packages are imported by that substrate
 // and the registry only (and, for now, the imports cmd/autonomy still has); ir, playbook,
