@@ -14,6 +14,10 @@ type Host struct {
 	// its diagnostics on errOut: a profile with errors is an exit-1 error saying nothing was done
 	// (done: "provisioned", ...).
 	LoadForTarget func(path, target, done string, errOut io.Writer) (*ir.Profile, Substrate, ir.Diagnostics, error)
+	// Lookup finds a registered substrate by its name or an alias; Names lists the registered
+	// substrates' names, in order.
+	Lookup func(name string) (Substrate, bool)
+	Names  func() []string
 }
 
 // TargetEnv names the substrate `autonomy runner` drives when --target is not given (the local

@@ -65,7 +65,7 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 // commander is a substrate that contributes to the command line the commands only it has (the
-// local substrate's doctor, gh-actions' gh and provision), found on the registry's substrates;
+// local substrate's runner and doctor, gh-actions' gh and provision), found on the registry's substrates;
 // host lends them what the command line does for every command.
 type commander interface {
 	Commands(host substrates.Host) []*cobra.Command
@@ -86,7 +86,7 @@ substrates with a conformance battery.
 
 Exit codes: 0 ok, 1 problems found, 2 usage or I/O error (also when no command is given).`,
 		Example: `  autonomy validate profiles/sdlc
-  autonomy compile profiles/sdlc --target gh-actions --out .
+  autonomy compile profiles/sdlc --target gh-actions --dir .
   autonomy check profiles/sdlc --target gh-actions
   autonomy runner --dir . launch develop --ref 42
   autonomy conformance
@@ -100,8 +100,8 @@ Exit codes: 0 ok, 1 problems found, 2 usage or I/O error (also when no command i
 	root.SetErr(stderr)
 	root.SuggestionsMinimumDistance = 2 // what cobra sets when it suggests, for the help command
 	root.CompletionOptions.HiddenDefaultCmd = true
-	root.AddCommand(newValidate(), newCompile(), newCheck(), newRunner(), newConformance(), newPlaybook(), newCatalog(), newSchema(), newVersion())
-	host := substrates.Host{LoadForTarget: loadForTarget}
+	root.AddCommand(newValidate(), newCompile(), newCheck(), newConformance(), newPlaybook(), newCatalog(), newSchema(), newVersion())
+	host := substrates.Host{LoadForTarget: loadForTarget, Lookup: registry.Lookup, Names: registry.Names}
 	for _, s := range registry.All() {
 		if c, ok := s.(commander); ok {
 			root.AddCommand(c.Commands(host)...)

@@ -45,3 +45,11 @@ func SortedKeys[M ~map[string]V, V any](m M) []string {
 	sort.Strings(keys)
 	return keys
 }
+
+// Count is "1 noun" or "n nouns".
+func Count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
+}

@@ -5,7 +5,6 @@ import (
 	"go/token"
 	"io/fs"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -27,14 +26,9 @@ func substrateOf(path string) string {
 	return "substrates/" + name
 }
 
-// pendingSubstrateImports are the imports of a substrate's package left in cmd/autonomy: the
-// local runner's verbs (launch, get, list, update, cancel, logs, tick, serve), which still drive
-// *local.Runner itself (issue 23 item 1). The list may only shrink.
-var pendingSubstrateImports = []string{"substrates/local"}
-
 // TestOnlyTheRegistryImportsSubstrates: a substrate's packages are imported by that substrate
-// and the registry only (and, for now, the imports cmd/autonomy still has); ir, playbook,
-// conformance and internal never import one, so adding a substrate touches no other package.
+// and the registry only: cmd/autonomy, conformance, ir, playbook and internal never import one,
+// so adding a substrate touches no other package.
 func TestOnlyTheRegistryImportsSubstrates(t *testing.T) {
 	root := filepath.Join("..", "..")
 	fset := token.NewFileSet()
@@ -59,7 +53,6 @@ func TestOnlyTheRegistryImportsSubstrates(t *testing.T) {
 			rel := strings.TrimPrefix(p, module)
 			switch {
 			case sub == "", dir == "substrates/registry", dir == sub || strings.HasPrefix(dir, sub+"/"):
-			case dir == "cmd/autonomy" && slices.Contains(pendingSubstrateImports, rel):
 			default:
 				t.Errorf("%s imports %s: only %s itself and substrates/registry may (dispatch through the registry and the substrates' optional interfaces)", path, rel, sub)
 			}

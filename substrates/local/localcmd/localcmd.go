@@ -1,5 +1,7 @@
 // Package localcmd is the local substrate as the registry lists it: local.Substrate with the
-// commands only it has, which it contributes to autonomy's command line (doctor). It is a
+// commands only it has, which it contributes to autonomy's command line: runner (the local
+// runner's verbs; another substrate's runner verbs, substrates.RunnerVerbs, are reached through
+// it with --target) and doctor. It is a
 // package of its own so that package local stays free of the command-line library.
 package localcmd
 
@@ -14,6 +16,6 @@ import (
 type Substrate struct{ local.Substrate }
 
 // Commands are the commands only the local substrate has.
-func (Substrate) Commands(substrates.Host) []*cobra.Command {
-	return []*cobra.Command{newDoctor()}
+func (Substrate) Commands(host substrates.Host) []*cobra.Command {
+	return []*cobra.Command{newRunner(host), newDoctor()}
 }

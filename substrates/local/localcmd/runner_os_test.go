@@ -1,10 +1,11 @@
-package main
+package localcmd
 
 import (
 	"errors"
 	"strings"
 	"testing"
 
+	"github.com/autonomyhq/autonomy/internal/exitcode"
 	"github.com/autonomyhq/autonomy/substrates/local"
 )
 
@@ -12,8 +13,8 @@ import (
 // reason and exit 2, since local.New returns SupportedOS's error.
 func TestRunnerRefusesWindows(t *testing.T) {
 	err := runnerError(local.SupportedOS("windows"))
-	var ee *exitError
-	if !errors.As(err, &ee) || ee.Code != exitUsage || !strings.HasPrefix(ee.Msg, "the local runner needs a Unix-like OS (Linux or macOS)") {
+	var ee *exitcode.Error
+	if !errors.As(err, &ee) || ee.Code != exitcode.Usage || !strings.HasPrefix(ee.Msg, "the local runner needs a Unix-like OS (Linux or macOS)") {
 		t.Errorf("runnerError = %#v", err)
 	}
 }

@@ -1,9 +1,10 @@
-package main
+package localcmd
 
 import (
 	"encoding/json"
 	"strings"
 
+	"github.com/autonomyhq/autonomy/internal/exitcode"
 	"github.com/autonomyhq/autonomy/substrates/local"
 )
 
@@ -21,11 +22,11 @@ func (lf *launchFlags) parse() (map[string]string, error) {
 		dec := json.NewDecoder(strings.NewReader(lf.paramsJSON))
 		var m map[string]string
 		if err := dec.Decode(&m); err != nil || dec.More() {
-			return nil, usageError(`--params-json: give one JSON object of string values, like {"ISSUE":"42"}`)
+			return nil, exitcode.Usagef(`--params-json: give one JSON object of string values, like {"ISSUE":"42"}`)
 		}
 		for k, v := range m {
 			if k == "" {
-				return nil, usageError("--params-json: a param has an empty name")
+				return nil, exitcode.Usagef("--params-json: a param has an empty name")
 			}
 			out[k] = v
 		}
@@ -33,10 +34,10 @@ func (lf *launchFlags) parse() (map[string]string, error) {
 	for _, kv := range lf.params {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || k == "" {
-			return nil, usageError("--param %q: write NAME=VALUE", kv)
+			return nil, exitcode.Usagef("--param %q: write NAME=VALUE", kv)
 		}
 		if _, dup := out[k]; dup {
-			return nil, usageError("--param %s is given twice", k)
+			return nil, exitcode.Usagef("--param %s is given twice", k)
 		}
 		out[k] = v
 	}

@@ -1,4 +1,4 @@
-package main
+package localcmd
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/autonomyhq/autonomy/internal/cliout"
 	"github.com/autonomyhq/autonomy/substrates/local"
 )
 
@@ -47,6 +48,6 @@ func printEvents(w io.Writer, events []eventView, more bool) {
 		fmt.Fprintf(w, "  (the last %d; earlier ones are in the store's events table)\n", eventsShown)
 	}
 	for _, e := range events {
-		fmt.Fprintf(w, "  %s  %s  %s\n", e.At, terminalSafe(e.Kind), terminalSafe(e.Message))
+		fmt.Fprintf(w, "  %s  %s  %s\n", e.At, cliout.TerminalSafe(e.Kind), cliout.TerminalSafe(e.Message))
 	}
 }

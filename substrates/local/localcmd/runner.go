@@ -1,4 +1,4 @@
-package main
+package localcmd
 
 import (
 	"context"
@@ -13,17 +13,20 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/autonomyhq/autonomy/internal/cliflag"
 	"github.com/autonomyhq/autonomy/internal/cliout"
+	"github.com/autonomyhq/autonomy/internal/exitcode"
 	"github.com/autonomyhq/autonomy/internal/store"
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/playbook/stepsrun"
 	"github.com/autonomyhq/autonomy/substrates"
 	"github.com/autonomyhq/autonomy/substrates/local"
-	"github.com/autonomyhq/autonomy/substrates/registry"
 )
 
 // runnerFlags are the flags every runner verb shares.
 type runnerFlags struct {
+	// host finds the substrate --target names.
+	host   substrates.Host
 	dir    string
 	format string
 	// substrate is local, or gh-actions for the GitHub runner inside a job (runner_gh.go).
@@ -33,13 +36,13 @@ type runnerFlags struct {
 	all    *bool
 }
 
-func newRunner() *cobra.Command {
-	f := &runnerFlags{}
+func newRunner(host substrates.Host) *cobra.Command {
+	f := &runnerFlags{host: host}
 	cmd := &cobra.Command{
 		Use:   "runner",
 		Short: "Run a local installation: launch, list, update and cancel sessions; fire the schedule",
 		Long: `runner is the local substrate's runner, over an installation written by
-autonomy compile PROFILE --target local --out DIR. Agents run as processes (each in its own
+autonomy compile PROFILE --target local --dir DIR. Agents run as processes (each in its own
 process group, with a per-session log, killed at their timeout); people get a parked ask that
 only its one-time token and evidence can complete. State lives in DIR/.autonomy/state/state.db
 (SQLite), safe for many processes at once.
@@ -72,7 +75,7 @@ error.`,
 	if sub == "" {
 		sub = local.Name
 	}
-	targetFlag(cmd.PersistentFlags(), &f.substrate, sub, "local, or gh-actions: the GitHub runner, from a job's environment (default $"+substrates.TargetEnv+", else local; docs/gh-actions.md)")
+	cliflag.Target(cmd.PersistentFlags(), &f.substrate, sub, "local, or gh-actions: the GitHub runner, from a job's environment (default $"+substrates.TargetEnv+", else local; docs/gh-actions.md)")
 	cmd.AddCommand(newRunnerLaunch(f), newRunnerGet(f), newRunnerList(f), newRunnerUpdate(f), newRunnerCancel(f),
 		newRunnerLogs(f), newRunnerTick(f), newRunnerServe(f), newRunnerSupervise(f))
 	return cmd
@@ -82,7 +85,7 @@ error.`,
 func (f *runnerFlags) open() (*local.Runner, error) {
 	exe, err := os.Executable()
 	if err != nil {
-		return nil, usageError("cannot find the autonomy binary: %v", err)
+		return nil, exitcode.Usagef("cannot find the autonomy binary: %v", err)
 	}
 	r, err := local.New(f.dir, local.Options{Session: os.Getenv(local.SessionEnv), Detach: true, Exe: exe})
 	if err != nil {
@@ -96,7 +99,7 @@ func (f *runnerFlags) open() (*local.Runner, error) {
 func (f *runnerFlags) with(formats bool, fn func(cmd *cobra.Command, args []string, r *local.Runner) error) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, args []string) error {
 		if formats {
-			if err := checkFormat(f.format, "text", "json"); err != nil {
+			if err := exitcode.CheckFormat(f.format, "text", "json"); err != nil {
 				return err
 			}
 		}
@@ -116,16 +119,16 @@ func (f *runnerFlags) with(formats bool, fn func(cmd *cobra.Command, args []stri
 // (substrates.RunnerVerbs: gh-actions, inside a job); done is false for the local runner, whose
 // verbs are this file's.
 func (f *runnerFlags) viaSubstrate(cmd *cobra.Command, args []string) (done bool, err error) {
-	s, ok := registry.Lookup(f.substrate)
+	s, ok := f.host.Lookup(f.substrate)
 	if !ok {
-		return true, usageError("--target %q: one of %s", f.substrate, strings.Join(registry.Names(), ", "))
+		return true, exitcode.Usagef("--target %q: one of %s", f.substrate, strings.Join(f.host.Names(), ", "))
 	}
 	v, ok := s.(substrates.RunnerVerbs)
 	if !ok {
 		if s.Name() == local.Name {
 			return false, nil
 		}
-		return true, usageError("--target %s: its runner has no verbs on the command line", s.Name())
+		return true, exitcode.Usagef("--target %s: its runner has no verbs on the command line", s.Name())
 	}
 	call := substrates.RunnerCall{Verb: cmd.Name(), Args: args, Format: f.format, Out: cmd.OutOrStdout(), Err: cmd.ErrOrStderr()}
 	if cmd.Flags().Changed("dir") || cmd.InheritedFlags().Changed("dir") {
@@ -160,9 +163,9 @@ func stale(err error) error {
 	}
 	safe := &local.UnrecordedError{}
 	for _, n := range u.Notes {
-		safe.Notes = append(safe.Notes, terminalSafe(n)) // a reason may quote the agent
+		safe.Notes = append(safe.Notes, cliout.TerminalSafe(n)) // a reason may quote the agent
 	}
-	return &exitError{Code: exitUsage, Msg: safe.Error()}
+	return &exitcode.Error{Code: exitcode.Usage, Msg: safe.Error()}
 }
 
 // runnerError maps a runner error to an exit code: a refusal is 1, anything else 2.
@@ -170,12 +173,12 @@ func runnerError(err error) error {
 	var denied *local.DeniedError
 	var refused *local.RefusedError
 	if errors.As(err, &denied) {
-		return &exitError{Code: exitProblems, Msg: "denied: " + denied.Msg}
+		return &exitcode.Error{Code: exitcode.Problems, Msg: "denied: " + denied.Msg}
 	}
 	if errors.As(err, &refused) {
-		return &exitError{Code: exitProblems, Msg: refused.Msg}
+		return &exitcode.Error{Code: exitcode.Problems, Msg: refused.Msg}
 	}
-	return &exitError{Code: exitUsage, Msg: err.Error()}
+	return &exitcode.Error{Code: exitcode.Usage, Msg: err.Error()}
 }
 
 func newRunnerLaunch(f *runnerFlags) *cobra.Command {
@@ -214,7 +217,7 @@ An agent session runs in the installation root, or in a git worktree of its own 
 					Session local.SessionView `json:"session"`
 					Token   string            `json:"token,omitempty"`
 				}{local.View(res.Session), res.Token}
-				if e := writeJSON(out, v); e != nil {
+				if e := cliout.WriteJSON(out, v); e != nil {
 					return e
 				}
 			} else {
@@ -258,12 +261,12 @@ to record it (a full disk), get prints it as the store has it and exits 2, sayin
 				return runnerError(err)
 			}
 			if !ok {
-				return &exitError{Code: exitProblems, Msg: fmt.Sprintf("no session %s", args[0])}
+				return exitcode.Problemf("no session %s", args[0])
 			}
 			weave := sessionWeave(cmd.Context(), r, s.ID)
 			events, more := sessionEvents(cmd.Context(), r, s.ID)
 			if f.format == "json" {
-				if e := writeJSON(cmd.OutOrStdout(), struct {
+				if e := cliout.WriteJSON(cmd.OutOrStdout(), struct {
 					local.SessionView
 					Overlays *weaveView  `json:"overlays,omitempty"`
 					Events   []eventView `json:"events"`
@@ -300,7 +303,7 @@ func newRunnerList(f *runnerFlags) *cobra.Command {
 				for _, s := range ss {
 					views = append(views, local.View(s))
 				}
-				if e := writeJSON(out, struct {
+				if e := cliout.WriteJSON(out, struct {
 					Sessions []local.SessionView `json:"sessions"`
 				}{views}); e != nil {
 					return e
@@ -310,7 +313,7 @@ func newRunnerList(f *runnerFlags) *cobra.Command {
 			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tACTOR\tKIND\tSTATUS\tSINCE\tREF\tWAITING FOR")
 			for _, s := range ss {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.ID, s.Actor, s.Kind, local.ListStatus(s), s.CreatedAt.Format("2006-01-02 15:04:05"), terminalSafe(s.Ref), terminalSafe(local.Waiting(s)))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.ID, s.Actor, s.Kind, local.ListStatus(s), s.CreatedAt.Format("2006-01-02 15:04:05"), cliout.TerminalSafe(s.Ref), cliout.TerminalSafe(local.Waiting(s)))
 			}
 			if e := tw.Flush(); e != nil {
 				return e
@@ -358,7 +361,7 @@ stays valid:
 		RunE: f.with(false, func(cmd *cobra.Command, args []string, r *local.Runner) error {
 			if approve || deny || cmd.Flags().Changed("answer") {
 				if approve && deny || (approve || deny) && cmd.Flags().Changed("answer") || status != "" || p.Token == "" {
-					return usageError("answer an approval with --token T and one of --approve or --deny, an elicitation with --token T and --answer TEXT (no --status)")
+					return exitcode.Usagef("answer an approval with --token T and one of --approve or --deny, an elicitation with --token T and --answer TEXT (no --status)")
 				}
 				s, err := r.Respond(cmd.Context(), args[0], p.Token, stepsrun.Answer{Text: answer, Approve: approve, Deny: deny}, p.Evidence)
 				if err != nil {
@@ -368,7 +371,7 @@ stays valid:
 				return nil
 			}
 			if status == "" {
-				return usageError("give --status S, or --token T with --approve or --deny")
+				return exitcode.Usagef("give --status S, or --token T with --approve or --deny")
 			}
 			p.Status = ir.SessionStatus(status)
 			valid := false
@@ -376,7 +379,7 @@ stays valid:
 				valid = valid || s == p.Status
 			}
 			if !valid {
-				return usageError("--status %q: one of running, paused, cancelled, done, failed", status)
+				return exitcode.Usagef("--status %q: one of running, paused, cancelled, done, failed", status)
 			}
 			s, err := r.Update(cmd.Context(), args[0], p)
 			if err != nil {
@@ -411,9 +414,9 @@ this command ends; if the supervisor died, the next list, get, logs -f or tick d
 			if !ok {
 				s, found, _ := r.Store.Get(cmd.Context(), args[0])
 				if !found {
-					return &exitError{Code: exitProblems, Msg: fmt.Sprintf("no session %s", args[0])}
+					return exitcode.Problemf("no session %s", args[0])
 				}
-				return &exitError{Code: exitProblems, Msg: fmt.Sprintf("session %s had already ended: %s", s.ID, s.Status)}
+				return exitcode.Problemf("session %s had already ended: %s", s.ID, s.Status)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s cancelled\n", args[0])
 			return nil
@@ -479,7 +482,7 @@ tick.`,
 				return runnerError(err)
 			}
 			errOut := cmd.ErrOrStderr()
-			fmt.Fprintf(errOut, "autonomy: serving %s (%s, timezone %s); SIGINT or SIGTERM stops\n", r.In.Dir, count(len(r.In.Schedule.Entries), "scheduled trigger"), r.In.Schedule.Timezone)
+			fmt.Fprintf(errOut, "autonomy: serving %s (%s, timezone %s); SIGINT or SIGTERM stops\n", r.In.Dir, cliout.Count(len(r.In.Schedule.Entries), "scheduled trigger"), r.In.Schedule.Timezone)
 			if err := r.Serve(ctx, cmd.OutOrStdout()); err != nil {
 				return runnerError(err)
 			}
@@ -513,7 +516,7 @@ func printSession(w io.Writer, s store.Session) {
 	v := local.View(s)
 	line := func(k, val string) {
 		if val != "" {
-			fmt.Fprintf(w, "%-10s %s\n", k+":", terminalSafe(val))
+			fmt.Fprintf(w, "%-10s %s\n", k+":", cliout.TerminalSafe(val))
 		}
 	}
 	line("id", v.ID)
@@ -536,16 +539,7 @@ func printSession(w io.Writer, s store.Session) {
 	line("evidence", v.Evidence)
 	line("resolved", v.ResolvedBy)
 	line("log", v.Log)
-	for _, k := range sortedParamKeys(v.Params) {
+	for _, k := range cliout.SortedKeys(v.Params) {
 		fmt.Fprintf(w, "param:     %s=%q\n", k, v.Params[k])
 	}
 }
-
-func sortedParamKeys(m ir.LaunchParams) []string { return cliout.SortedKeys(m) }
-
-func writeJSON(w io.Writer, v any) error { return cliout.WriteJSON(w, v) }
-
-// terminalSafe escapes the control characters of a text a session carries (its ref, or a reason
-// quoting what the agent printed) for a terminal: a model must not move the cursor, recolor or
-// rewrite the operator's screen, nor add a line to a table. Text without any is unchanged.
-func terminalSafe(s string) string { return cliout.TerminalSafe(s) }
