@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/autonomyhq/autonomy/internal/exitcode"
+	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/substrates"
 	"github.com/autonomyhq/autonomy/substrates/ghactions"
 	"github.com/autonomyhq/autonomy/substrates/ghactions/provision"
@@ -57,7 +58,7 @@ Exit codes: 0 done, 1 the profile has errors, 2 usage, I/O or GitHub error.`,
 			if err != nil {
 				return err
 			}
-			pol, err := provisionPolicy(substrates.PolicyFile(p).Data)
+			pol, err := provisionPolicy(p)
 			if err != nil {
 				return exitcode.Usagef("%v", err)
 			}
@@ -133,8 +134,13 @@ func printSteps(w interface{ Write([]byte) (int, error) }, repo string, dryRun b
 	fmt.Fprintf(w, "%d %s, %d already so, %d left as they are\n", counts["create"]+counts["update"], verb, counts["ok"], counts["left"])
 }
 
-// provisionPolicy reads what provisioning needs from the installed policy file's content.
-func provisionPolicy(data []byte) (provision.Policy, error) {
+// provisionPolicy reads what provisioning needs: policy.box.gh-actions through the decoder
+// compile uses (ghactions.ReadProvisionBox), the rest of the box from the installed policy file.
+func provisionPolicy(p *ir.Profile) (provision.Policy, error) {
+	gh, err := ghactions.ReadProvisionBox(p)
+	if err != nil {
+		return provision.Policy{}, fmt.Errorf("policy.box.%s:\n%v", ghactions.Name, err)
+	}
 	var doc struct {
 		Box struct {
 			TaskStates map[string]string `json:"taskStates"`
@@ -144,24 +150,19 @@ func provisionPolicy(data []byte) (provision.Policy, error) {
 			Risk struct {
 				HumanRequiredPaths []string `json:"human_required_paths"`
 			} `json:"risk"`
-			GHActions struct {
-				RequiredChecks []string `json:"requiredChecks"`
-				ProxyHost      string   `json:"proxy_host"`
-				OIDCAudience   string   `json:"oidc_audience"`
-			} `json:"gh-actions"`
 		} `json:"box"`
 	}
-	if err := json.Unmarshal(data, &doc); err != nil {
+	if err := json.Unmarshal(substrates.PolicyFile(p).Data, &doc); err != nil {
 		return provision.Policy{}, fmt.Errorf("the policy: %v", err)
 	}
-	p := provision.Policy{TaskStates: doc.Box.TaskStates, RequiredChecks: doc.Box.GHActions.RequiredChecks,
+	pol := provision.Policy{TaskStates: doc.Box.TaskStates, RequiredChecks: gh.RequiredChecks,
 		Variables: [][2]string{{"AUTONOMY_PAUSED", "false"}}, MaintainersVar: doc.Box.Human.MaintainersVar,
 		HumanGate: len(doc.Box.Risk.HumanRequiredPaths) > 0}
-	if h := doc.Box.GHActions.ProxyHost; h != "" {
-		p.Variables = append(p.Variables, [2]string{ghactions.ProxyHostVar, h})
+	if gh.ProxyHost != "" {
+		pol.Variables = append(pol.Variables, [2]string{ghactions.ProxyHostVar, gh.ProxyHost})
 	}
-	if a := doc.Box.GHActions.OIDCAudience; a != "" {
-		p.Variables = append(p.Variables, [2]string{ghactions.OIDCAudienceVar, a})
+	if gh.OIDCAudience != "" {
+		pol.Variables = append(pol.Variables, [2]string{ghactions.OIDCAudienceVar, gh.OIDCAudience})
 	}
-	return p, nil
+	return pol, nil
 }
