@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/substrates"
 )
 
 // Tier says whether the standard requires a check.
@@ -34,50 +35,14 @@ const (
 	NotProbed   Outcome = "not probed"
 )
 
-// Subject is one runner under test, freshly set up: every check gets its own, so that no check
-// sees another's sessions.
-type Subject struct {
-	Runner ir.Runner
-	// Actor is the actor the core checks launch: it takes Params, and stays in flight until
-	// cancelled (an agent that waits, or a person's ask).
-	Actor string
-	// Human is set when Actor is a person: the human seam's checks apply instead of an agent's.
-	Human bool
+// Subject is one runner under test (substrates.ProbeSubject).
+type Subject = substrates.ProbeSubject
 
-	// The hooks of expanded checks; a nil hook leaves its check not probed, with NotProbed's
-	// reason.
-	// Seen returns the params as the launched process saw them in its environment.
-	Seen func(ctx context.Context, id string) (map[string]string, error)
-	// Timeout names an actor that outlives its timeout, and how long to wait for it to be stopped.
-	Timeout     string
-	TimeoutWait time.Duration
-	// MaxConcurrent is the fleet's cap on running agents, which Actor counts against (0: none).
-	MaxConcurrent int
-	// Isolated names an actor with an isolated workspace; Workspace reports where a session of it
-	// ran, the shared root, and whether its workspace is gone now.
-	Isolated  string
-	Workspace func(ctx context.Context, id string) (ran, root string, gone bool, err error)
-	// GetFresh, when set, gets a session as a process that did not launch it does (another
-	// autonomy process, or a runner with nothing in memory): the get check asks it, so the params
-	// must come back from where the runner keeps them, not from the launcher's memory.
-	GetFresh Getter
-	// NotProbed says why a nil hook's check cannot be observed on this runner.
-	NotProbed string
+// Target is a runner under test (substrates.ProbeTarget).
+type Target = substrates.ProbeTarget
 
-	// Close releases the subject (its runner, its installation).
-	Close func()
-}
-
-// Target is a runner under test: its name, its substrate, and how to set up a fresh Subject.
-type Target struct {
-	Name      string `json:"name"`
-	Substrate string `json:"substrate"`
-	// Human is set when the target's subjects launch a person's ask.
-	Human bool `json:"human,omitempty"`
-	// Skip, when set, says why the target is not run (e.g. no repository given for GitHub).
-	Skip string                                      `json:"-"`
-	New  func(ctx context.Context) (*Subject, error) `json:"-"`
-}
+// Getter gets a session by id (substrates.ProbeGetter).
+type Getter = substrates.ProbeGetter
 
 // Check is one row of the battery.
 type Check struct {
@@ -321,9 +286,6 @@ func checkCancelLeaves(ctx context.Context, s *Subject) (Outcome, string) {
 	}
 	return verdict(Core, err)
 }
-
-// Getter gets a session by id, as ir.Runner.Get.
-type Getter func(ctx context.Context, id string) (ir.Session, bool, error)
 
 func checkGet(ctx context.Context, s *Subject) (Outcome, string) {
 	sess, err := launch(ctx, s, s.Actor)

@@ -9,14 +9,26 @@ import (
 	"testing"
 
 	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/substrates/registry"
 )
 
-// TestLocalRunnersConform runs the battery against the local exec and human runners: every
-// check that applies passes or is supported.
-func TestLocalRunnersConform(t *testing.T) {
-	rs := Run(context.Background(), LocalTargets())
-	if len(rs) == 0 {
-		t.Fatal("no results")
+// TestRegisteredRunnersConform runs the battery against every registered substrate's runners
+// that run on this machine (the local exec and human runners; not GitHub's, which need --repo):
+// every check that applies passes or is supported.
+func TestRegisteredRunnersConform(t *testing.T) {
+	all, err := Targets(registry.All(), "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var here []Target
+	for _, tg := range all {
+		if tg.Skip == "" {
+			here = append(here, tg)
+		}
+	}
+	rs := Run(context.Background(), here)
+	if len(here) == 0 || len(rs) == 0 {
+		t.Fatal("no runner probed")
 	}
 	for _, r := range rs {
 		t.Logf("%-12s %-22s %-9s %s %s", r.Target, r.Check, r.Tier, r.Outcome, r.Reason)

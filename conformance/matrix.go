@@ -57,7 +57,7 @@ func Features() []Feature {
 // The probe profiles: one agent "probe" (the feature's fragment goes in its %s), plus the actors a
 // feature needs beside it.
 const (
-	probeHeader = "schema: autonomy.ir.v1\ntargets: [gh-actions, local]\nactors:\n"
+	probeHeader = "schema: autonomy.ir.v1\ntargets: [%s]\nactors:\n"
 	probeAgent  = "  probe:\n    behavior: scripts/run.sh\n    %s\n"
 	probeOther  = "  other:\n    behavior: scripts/run.sh\n    triggers: [{ dispatch: true }]\n"
 	// The reviewer of field:review holds code:review, as the validator requires.
@@ -87,7 +87,7 @@ func Matrix(subs []substrates.Substrate, scratch string) ([]Cell, error) {
 	var cells []Cell
 	for i, f := range Features() {
 		dir := filepath.Join(scratch, fmt.Sprintf("probe-%02d", i))
-		p, err := writeProbe(dir, f)
+		p, err := writeProbe(dir, f, subs)
 		if err != nil {
 			return nil, fmt.Errorf("the probe profile of %s: %w", f.Name, err)
 		}
@@ -99,10 +99,14 @@ func Matrix(subs []substrates.Substrate, scratch string) ([]Cell, error) {
 }
 
 // writeProbe writes and loads the probe profile of f. A feature the validator refuses (code:merge,
-// gate-only) has no profile: it returns nil.
-func writeProbe(dir string, f Feature) (*ir.Profile, error) {
+// gate-only) has no profile: it returns nil. The profile declares the substrates under test.
+func writeProbe(dir string, f Feature, subs []substrates.Substrate) (*ir.Profile, error) {
+	names := make([]string, len(subs))
+	for i, s := range subs {
+		names[i] = s.Name()
+	}
 	files := map[string]string{
-		"ir.yml":         probeHeader + f.probe,
+		"ir.yml":         fmt.Sprintf(probeHeader, strings.Join(names, ", ")) + f.probe,
 		"scripts/run.sh": "#!/bin/sh\nexit 0\n",
 		"humans/ask.md":  "# The ask\n\nSituation, decision, result.\n",
 	}
@@ -161,7 +165,7 @@ func matrixCell(s substrates.Substrate, f Feature, p *ir.Profile, dir string) Ce
 		}
 	}
 	if sp.Level != substrates.Unsupported {
-		if err := Realized(s.Name(), f.Name, out); err != nil {
+		if err := Realized(s, f.Name, out); err != nil {
 			c.Problem = fmt.Sprintf("declared %s, but the probe compile does not realize it: %v", sp.Level, err)
 			return c
 		}

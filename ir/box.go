@@ -24,7 +24,7 @@ var boxSubKeys = map[string][]string{
 var varNameRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // boxSection type-checks policy.box.human and policy.box.autonomy, and checks that the sections
-// only agents read (tracker) and the substrates' own (gh-actions, its github alias, local) are
+// only agents read (tracker) and the registered targets' own (ir.RegisterTarget) are
 // mappings. Keys inside a section nothing reads are carried verbatim.
 func (d decoder) boxSection(key string, v *yaml.Node) {
 	if isNull(v) {

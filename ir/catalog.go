@@ -82,13 +82,6 @@ var Fields = []FieldEntry{
 	{Entry{"prelaunch", "a command a local runner runs before launch"}, "extension"},
 }
 
-// Targets names the substrates a profile may target, in registry order, and TargetAliases the
-// accepted alternative spellings. The substrate registry must list exactly these names.
-var (
-	Targets       = []string{"gh-actions", "local"}
-	TargetAliases = map[string]string{"github": "gh-actions"}
-)
-
 // CodeHosts are the values of codeHost; the first is the default.
 var CodeHosts = []string{"local-git", "github"}
 

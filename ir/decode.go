@@ -18,9 +18,15 @@ var (
 	executionKeys = []string{"workspace"}
 	policyKeys    = []string{"maxConcurrent", "box"}
 	documentsKeys = []string{"roles"}
-	// boxKeys are the keys of policy.box this tool and its substrates read.
-	boxKeys = []string{"taskStates", "gh-actions", "github", "local", "risk", "human", "autonomy", "tracker", "mcp"}
+	// sharedBoxKeys are the keys of policy.box this tool reads whatever the target; each
+	// registered target owns more (boxKeys).
+	sharedBoxKeys = []string{"risk", "human", "autonomy", "tracker", "mcp"}
 )
+
+// boxKeys are the keys of policy.box this tool and its substrates read.
+func boxKeys() []string {
+	return append(append([]string{"taskStates"}, ownedBoxKeys()...), sharedBoxKeys...)
+}
 
 const actorExample = "e.g. actors: { hello: { behavior: skills/hello, triggers: [{ dispatch: true }] } }"
 
@@ -38,7 +44,7 @@ func decodeProfile(r *reporter, root *yaml.Node) *Profile {
 			p.Schema, _ = d.str(v, "schema", "write schema: "+Schema)
 		case "targets":
 			p.TargetsPos = pos(k)
-			p.Targets = d.strList(v, "targets", "e.g. targets: [gh-actions, local]", "e.g. targets: [gh-actions, local]")
+			p.Targets = d.strList(v, "targets", targetsExample(), targetsExample())
 		case "codeHost":
 			p.CodeHost, _ = d.str(v, "codeHost", "valid: "+strings.Join(CodeHosts, ", "))
 		case "actors", "agents":
@@ -398,10 +404,15 @@ func (d decoder) policy(n *yaml.Node) Policy {
 
 // boxKey type-checks the keys of policy.box this tool owns; every other key is carried verbatim.
 func (d decoder) boxKey(p *Policy, k, v *yaml.Node) {
-	if isNull(v) && contains(boxKeys, k.Value) {
+	if isNull(v) && contains(boxKeys(), k.Value) {
 		return // a null value means "not set"
 	}
-	switch key := k.Value; key {
+	key := k.Value
+	if contains(ownedBoxKeys(), key) {
+		d.boxSection(key, v)
+		return
+	}
+	switch key {
 	case "taskStates":
 		if !d.mapping(v, "policy.box.taskStates", "e.g. taskStates: { ready: ready, done: done }") {
 			return
@@ -414,7 +425,7 @@ func (d decoder) boxKey(p *Policy, k, v *yaml.Node) {
 			label, _ := d.str(v.Content[i+1], "policy.box.taskStates."+state.Value, "give the tracker's name for "+state.Value+", or remove it")
 			p.TaskStates = append(p.TaskStates, TaskState{Key: String{state.Value, pos(state)}, Label: label})
 		}
-	case "gh-actions", "github", "local", "human", "autonomy", "tracker":
+	case "human", "autonomy", "tracker":
 		d.boxSection(key, v)
 	case "mcp":
 		d.boxMCP(p, v)
@@ -430,7 +441,7 @@ func (d decoder) boxKey(p *Policy, k, v *yaml.Node) {
 	default:
 		// Other keys are governance data carried verbatim; a near miss of a key this tool reads
 		// would silently not be read.
-		if near := nearest(key, boxKeys); near != "" {
+		if near := nearest(key, boxKeys()); near != "" {
 			d.r.warnf(pos(k), fmt.Sprintf("did you mean %q?", near), "policy.box.%s is carried verbatim and read by nothing", key)
 		}
 	}

@@ -92,7 +92,7 @@ func JSONSchema() []byte {
 		"propertyNames":        obj{"pattern": actorNameRe.String(), "maxLength": MaxActorName},
 		"additionalProperties": obj{"$ref": "#/definitions/actor"},
 	}
-	targets := append(append([]string{}, Targets...), "github")
+	targets := targetSpellings()
 	taskStates := obj{"type": []string{"object", "null"}, "propertyNames": obj{"enum": stateKeys}, "additionalProperties": obj{"type": []string{"string", "null"}}}
 	section := obj{"type": []string{"object", "null"}}
 	positive := obj{"type": []string{"integer", "null"}, "minimum": 1}
@@ -108,18 +108,15 @@ func JSONSchema() []byte {
 		"oneOf":                []any{obj{"required": []string{"actors"}}, obj{"required": []string{"agents"}}},
 		"properties": obj{
 			"schema":    obj{"const": Schema},
-			"targets":   obj{"type": "array", "minItems": 1, "items": obj{"enum": targets}, "description": "the substrates this profile compiles to (github is a deprecated alias of gh-actions)"},
+			"targets":   obj{"type": "array", "minItems": 1, "items": obj{"enum": targets}, "description": targetsDescription()},
 			"codeHost":  obj{"enum": CodeHosts, "default": CodeHosts[0]},
 			"actors":    obj{"$ref": "#/definitions/actors"},
 			"agents":    obj{"$ref": "#/definitions/actors", "description": "the older name of actors"},
 			"resources": obj{"type": []string{"array", "null"}, "items": path, "description": "files carried verbatim"},
 			"policy": obj{"type": "object", "additionalProperties": false, "properties": obj{
 				"maxConcurrent": obj{"type": "integer", "minimum": 1, "maximum": MaxConcurrentLimit},
-				"box": obj{"type": "object", "description": "governance data, carried verbatim except the keys substrates own", "properties": obj{
+				"box": obj{"type": "object", "description": "governance data, carried verbatim except the keys substrates own", "properties": boxSchema(obj{
 					"taskStates": taskStates,
-					"gh-actions": section,
-					"github":     obj{"type": []string{"object", "null"}, "description": "the deprecated name of gh-actions"},
-					"local":      section,
 					"tracker":    section,
 					"human": obj{"type": []string{"object", "null"}, "properties": obj{
 						"maintainers_var": obj{"type": []string{"string", "null"}, "pattern": varNameRe.String()},
@@ -130,7 +127,7 @@ func JSONSchema() []byte {
 						"max_develop_attempts": positive,
 					}},
 					"mcp": mcpSchema(positive),
-				}},
+				})},
 			}},
 			"documents": obj{"type": "object", "additionalProperties": false, "properties": obj{
 				"roles": obj{"type": "object", "additionalProperties": false, "required": []string{"vision"}, "properties": obj{
@@ -153,4 +150,35 @@ func withDoc(base obj, doc string) obj {
 		out[k] = v
 	}
 	return out
+}
+
+// targetsDescription describes targets:, naming each registered alias.
+func targetsDescription() string {
+	var aliases []string
+	for _, t := range RegisteredTargets() {
+		for _, a := range t.Aliases {
+			aliases = append(aliases, a+" is a deprecated alias of "+t.Name)
+		}
+	}
+	if len(aliases) == 0 {
+		return "the substrates this profile compiles to"
+	}
+	return "the substrates this profile compiles to (" + strings.Join(aliases, "; ") + ")"
+}
+
+// boxSchema adds to shared, the schema of the policy.box keys every profile may use, the
+// section each registered target owns: its Box schema (any mapping when it declares none) under
+// its name, and under each alias a mapping described as the deprecated name of its section.
+func boxSchema(shared obj) obj {
+	for _, t := range RegisteredTargets() {
+		section := obj{"type": []string{"object", "null"}}
+		if t.Box != nil {
+			section = t.Box
+		}
+		shared[t.Name] = section
+		for _, a := range t.Aliases {
+			shared[a] = obj{"type": []string{"object", "null"}, "description": "the deprecated name of " + t.Name}
+		}
+	}
+	return shared
 }

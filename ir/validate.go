@@ -91,17 +91,17 @@ func (v *validator) targets() {
 		if p.typos["targets"] {
 			return
 		}
-		v.r.errorf(Pos{1, 1}, "e.g. targets: [gh-actions, local]", "the profile has no targets")
+		v.r.errorf(Pos{1, 1}, targetsExample(), "the profile has no targets")
 		return
 	}
-	valid := append(append([]string{}, Targets...), "github")
+	valid := targetSpellings()
 	seen := map[string]Pos{}
 	for _, t := range p.Targets {
 		name := t.Value
-		if canon, ok := TargetAliases[name]; ok {
+		if canon, ok := TargetAlias(name); ok {
 			v.r.warnf(t.Pos, "write "+canon, "target %q is a deprecated alias of %q", name, canon)
 			name = canon
-		} else if !contains(Targets, name) {
+		} else if !contains(Targets(), name) {
 			v.r.errorf(t.Pos, suggest(name, valid), "unknown target %q", name)
 			continue
 		}

@@ -14,7 +14,7 @@ func TestProfileMCPServers(t *testing.T) {
 	os.MkdirAll(filepath.Join(dir, "flows"), 0o755)
 	os.WriteFile(filepath.Join(dir, "flows", "triage.yml"), []byte("name: triage\nsteps:\n  - id: find\n    command: mcp search query q=bugs\n  - id: other\n    command: mcp tracker list\n"), 0o644)
 	yml := `schema: autonomy.ir.v1
-targets: [local]
+targets: [fake]
 actors:
   x:
     behavior: flows/triage.yml

@@ -16,7 +16,7 @@ func profileWith(t *testing.T, box string) *ir.Profile {
 	os.MkdirAll(filepath.Join(dir, "skills", "x"), 0o755)
 	os.WriteFile(filepath.Join(dir, "skills", "x", "SKILL.md"), []byte("# X\n"), 0o644)
 	os.MkdirAll(filepath.Join(dir, "notes"), 0o755)
-	yml := "schema: autonomy.ir.v1\ntargets: [local]\nactors:\n  x:\n    behavior: skills/x\n    triggers: [{ dispatch: true }]\npolicy:\n  box:\n" + box
+	yml := "schema: autonomy.ir.v1\ntargets: [fake]\nactors:\n  x:\n    behavior: skills/x\n    triggers: [{ dispatch: true }]\npolicy:\n  box:\n" + box
 	os.WriteFile(filepath.Join(dir, "ir.yml"), []byte(yml), 0o644)
 	p, diags, err := ir.Check(dir)
 	if err != nil || diags.HasErrors() {

@@ -23,7 +23,7 @@ func TestPolicyFile(t *testing.T) {
 	must(os.MkdirAll(filepath.Join(dir, "skills/a"), 0o755))
 	must(os.WriteFile(filepath.Join(dir, "skills/a/SKILL.md"), []byte("# a\n"), 0o644))
 	must(os.WriteFile(filepath.Join(dir, "ir.yml"), []byte(`schema: autonomy.ir.v1
-targets: [local]
+targets: [fake]
 documents:
   roles: { vision: docs/VISION.md, constitution: docs/CONSTITUTION.md, roadmap: ROADMAP.md }
 agents:

@@ -1,9 +1,10 @@
 // Package substrates is the seam between the standard and the systems that realize it: the
-// Substrate interface, the Output model every substrate compiles to, the header every generated
-// file carries, the writer that installs an Output into a directory, and the drift check that
-// compares one with what is on disk. One package per substrate sits below it (ghactions, local);
-// the ordered registry of them is package substrates/registry, because it imports them and they
-// import this package.
+// Substrate interface and its optional runtime interfaces, found by type assertion (Layout,
+// BoxDeclarer, Prober, Realizer, RunnerVerbs; the command line's Commands), the Output model
+// every substrate compiles to, the header every generated file carries, the writer that installs
+// an Output into a directory, and the drift check that compares one with what is on disk. One
+// package per substrate sits below it (ghactions, local); the ordered registry of them is
+// package substrates/registry, because it imports them and they import this package.
 package substrates
 
 import (

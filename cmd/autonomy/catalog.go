@@ -12,17 +12,36 @@ import (
 	"github.com/autonomyhq/autonomy/ir"
 )
 
-// catalogNames are the four catalogs, in the order the standard lists them.
-var catalogNames = []string{"capabilities", "sources", "states", "fields"}
+// catalogNames are the four catalogs, in the order the standard lists them, then the targets
+// this build registers (the values of targets:).
+var catalogNames = []string{"capabilities", "sources", "states", "fields", "targets"}
+
+// catalogTarget is a registered target as catalog prints it.
+type catalogTarget struct {
+	Name    string   `json:"name"`
+	Aliases []string `json:"aliases,omitempty"`
+	// Box are the policy.box keys it owns.
+	Box []string `json:"box"`
+}
+
+func catalogTargets() []catalogTarget {
+	var out []catalogTarget
+	for _, t := range ir.RegisteredTargets() {
+		out = append(out, catalogTarget{Name: t.Name, Aliases: t.Aliases, Box: append([]string{t.Name}, t.Aliases...)})
+	}
+	return out
+}
 
 func newCatalog() *cobra.Command {
 	var format string
 	cmd := &cobra.Command{
-		Use:   "catalog [capabilities|sources|states|fields]",
-		Short: "Print the standard's catalogs: capabilities, param sources, lifecycle states, actor fields",
+		Use:   "catalog [capabilities|sources|states|fields|targets]",
+		Short: "Print the standard's catalogs: capabilities, param sources, lifecycle states, actor fields; and the targets",
 		Long: `catalog prints the four vocabularies a profile may use: capabilities (an actor's authority),
 trigger-param sources (what a trigger forwards), task lifecycle states (what the orchestrator reads
-off a work item) and actor fields. With no argument it prints all four.`,
+off a work item) and actor fields; then the targets this build compiles to (the values of
+targets:, with their deprecated aliases and the policy.box keys each owns). With no argument it
+prints all five.`,
 		Example: `  autonomy catalog
   autonomy catalog capabilities
   autonomy catalog --format json`,
@@ -41,6 +60,7 @@ off a work item) and actor fields. With no argument it prints all four.`,
 				"sources":      ir.Sources,
 				"states":       ir.States,
 				"fields":       ir.Fields,
+				"targets":      catalogTargets(),
 			}
 			out := cmd.OutOrStdout()
 			if format == "json" {
@@ -101,6 +121,11 @@ func printCatalog(w io.Writer, name string) {
 		fmt.Fprintf(tw, "FIELD\tORIGIN\tMEANING\n")
 		for _, f := range ir.Fields {
 			fmt.Fprintf(tw, "%s\t%s\t%s\n", f.Name, f.Origin, f.Description)
+		}
+	case "targets":
+		fmt.Fprintf(tw, "TARGET\tALIASES\tPOLICY.BOX\n")
+		for _, t := range catalogTargets() {
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", t.Name, strings.Join(t.Aliases, ", "), strings.Join(t.Box, ", "))
 		}
 	}
 }

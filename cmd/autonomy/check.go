@@ -52,12 +52,12 @@ Exit codes: 0 up to date, 1 drift found (or the profile has errors, or warnings 
 			if err != nil {
 				return usageError("%v", err)
 			}
-			index := indexDrift(p.Profile, dir)
+			index := substrates.IndexDrift(p.Profile, dir)
 			drifts = append(drifts, index...)
 			warnings = append(warnings, output.Warnings...)
 			var fail error
 			if len(drifts) > 0 {
-				fail = &exitError{code: exitProblems, msg: fmt.Sprintf("%s: %s drifted from %s in %s", sub.Name(), count(len(drifts), "file"), p.File, dir)}
+				fail = &exitError{Code: exitProblems, Msg: fmt.Sprintf("%s: %s drifted from %s in %s", sub.Name(), count(len(drifts), "file"), p.File, dir)}
 			} else {
 				fmt.Fprintf(errOut, "%s: %s up to date in %s\n", sub.Name(), count(len(output.Files), "generated file"), dir)
 				fail = strictly(strict, len(warnings), p.File, "")
@@ -73,8 +73,8 @@ Exit codes: 0 up to date, 1 drift found (or the profile has errors, or warnings 
 			return fail
 		},
 	}
-	cmd.Flags().StringVar(&target, "target", "", "the substrate to check; optional when the profile declares one target")
-	cmd.Flags().StringVar(&dir, "dir", ".", "the directory holding the installed files")
+	targetFlag(cmd.Flags(), &target, "", "the substrate to check; optional when the profile declares one target")
+	dirFlag(cmd.Flags(), &dir, "", ".", "the directory holding the installed files")
 	cmd.Flags().StringVar(&format, "format", "text", "output format: text or json")
 	cmd.Flags().BoolVar(&strict, "strict", false, strictUsage)
 	return cmd

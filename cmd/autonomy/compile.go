@@ -21,10 +21,11 @@ func newCompile() *cobra.Command {
 	var target, dir string
 	var force, dryRun, strict bool
 	cmd := &cobra.Command{
-		Use:   "compile PROFILE [--target T] [--out DIR]",
+		Use:   "compile PROFILE [--target T] [--dir DIR]",
 		Short: "Compile a profile onto a substrate and install the result in a directory",
 		Long: `compile validates the profile, compiles it for one target and installs the output in DIR
-(default: the current directory, normally the root of the repository the fleet runs in).
+(--dir, default: the current directory, normally the root of the repository the fleet runs in;
+--out is its older name).
 
 The install is all or nothing: every file is staged first, then moved into place. A file whose
 bytes are unchanged is not rewritten. Files compile generated before that the profile no longer
@@ -43,9 +44,9 @@ stamp (go run without -buildvcs=true). --dry-run prints that as a warning.
 
 Exit codes: 0 installed (or nothing to change), 1 the profile has errors (or warnings, with
 --strict) or the install would overwrite a file autonomy must not touch, 2 usage or I/O error.`,
-		Example: `  autonomy compile profiles/sdlc --target gh-actions --out .
+		Example: `  autonomy compile profiles/sdlc --target gh-actions --dir .
   autonomy compile profiles/hello --target local --dry-run
-  autonomy compile profiles/sdlc --target gh-actions --out ../my-repo --force
+  autonomy compile profiles/sdlc --target gh-actions --dir ../my-repo --force
   autonomy compile profiles/hello --target local --strict --dry-run`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -87,7 +88,7 @@ Exit codes: 0 installed (or nothing to change), 1 the profile has errors (or war
 			switch {
 			case errors.As(err, &conflicts):
 				fmt.Fprintln(errOut, conflicts.Error())
-				return &exitError{code: exitProblems, msg: "nothing was written"}
+				return &exitError{Code: exitProblems, Msg: "nothing was written"}
 			case err != nil:
 				return usageError("%v", err)
 			}
@@ -95,8 +96,8 @@ Exit codes: 0 installed (or nothing to change), 1 the profile has errors (or war
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&target, "target", "", "the substrate to compile for ("+strings.Join(registry.Names(), ", ")+"); optional when the profile declares one target")
-	cmd.Flags().StringVar(&dir, "out", ".", "the directory to install into")
+	targetFlag(cmd.Flags(), &target, "", "the substrate to compile for ("+strings.Join(registry.Names(), ", ")+"); optional when the profile declares one target")
+	dirFlag(cmd.Flags(), &dir, "out", ".", "the directory to install into")
 	cmd.Flags().BoolVar(&force, "force", false, "overwrite generated files that were edited by hand")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "list what would change and write nothing")
 	cmd.Flags().BoolVar(&strict, "strict", false, strictUsage)
@@ -111,7 +112,7 @@ func blocked(output substrates.Output, dryRun bool, errOut io.Writer) error {
 	}
 	if !dryRun {
 		fmt.Fprint(errOut, output.Blockers.String())
-		return &exitError{code: exitProblems, msg: fmt.Sprintf("%s for %s; nothing was written", count(len(output.Blockers), "error"), output.Target)}
+		return &exitError{Code: exitProblems, Msg: fmt.Sprintf("%s for %s; nothing was written", count(len(output.Blockers), "error"), output.Target)}
 	}
 	for _, d := range output.Blockers {
 		d.Severity = ir.Warning
@@ -133,7 +134,7 @@ func strictly(strict bool, warnings int, file, done string) error {
 	if done != "" {
 		msg += "; nothing was " + done
 	}
-	return &exitError{code: exitProblems, msg: msg}
+	return &exitError{Code: exitProblems, Msg: msg}
 }
 
 // loadForTarget loads and validates the profile (printing its diagnostics) and picks the
@@ -161,12 +162,12 @@ func loadForTarget(path, target, done string, errOut io.Writer) (p *resolved.Pro
 		if n == 0 {
 			n = 1 // a profile that did not load is an error even if no diagnostic says so
 		}
-		return nil, nil, nil, &exitError{code: exitProblems, msg: fmt.Sprintf("%s has %s; nothing was %s", file, count(n, "error"), done)}
+		return nil, nil, nil, &exitError{Code: exitProblems, Msg: fmt.Sprintf("%s has %s; nothing was %s", file, count(n, "error"), done)}
 	}
 	var declared []string
 	for _, t := range p.Targets {
 		name := t.Value
-		if canon, ok := ir.TargetAliases[name]; ok {
+		if canon, ok := ir.TargetAlias(name); ok {
 			name = canon
 		}
 		declared = append(declared, name)
@@ -183,9 +184,6 @@ func loadForTarget(path, target, done string, errOut io.Writer) (p *resolved.Pro
 	}
 	sub, ok := registry.Lookup(target)
 	if !ok {
-		if contains(ir.Targets, target) {
-			return nil, nil, nil, usageError("target %q is part of the standard but not implemented in this build (available: %s)", target, strings.Join(registry.Names(), ", "))
-		}
 		return nil, nil, nil, usageError("unknown target %q (%s)", target, ir.Suggest(target, registry.Names()))
 	}
 	warnings = diags
@@ -209,7 +207,7 @@ func compileTo(sub substrates.Substrate, p *resolved.Profile, dir string, errOut
 	switch {
 	case errors.As(err, &diags):
 		fmt.Fprint(errOut, diags.String())
-		return output, &exitError{code: exitProblems, msg: fmt.Sprintf("%s: %s for %s; nothing was compiled", p.File, count(diags.Errors(), "error"), sub.Name())}
+		return output, &exitError{Code: exitProblems, Msg: fmt.Sprintf("%s: %s for %s; nothing was compiled", p.File, count(diags.Errors(), "error"), sub.Name())}
 	case err != nil:
 		return output, usageError("%v", err)
 	}

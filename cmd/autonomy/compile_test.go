@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/autonomyhq/autonomy/substrates/registry"
 )
 
 func TestCompileThenCheck(t *testing.T) {
@@ -201,12 +203,12 @@ func TestCompileDryRunIntoMissingDir(t *testing.T) {
 // clean.
 func TestCompileBothTargetsIntoOneDir(t *testing.T) {
 	repo := t.TempDir()
-	for _, target := range []string{"gh-actions", "local", "gh-actions", "local"} {
+	for _, target := range append(registry.Names(), registry.Names()...) {
 		if code, _, errOut := run(t, "compile", "../../profiles/sdlc", "--target", target, "--out", repo); code != 0 {
 			t.Fatalf("compile --target %s: exit %d\n%s", target, code, errOut)
 		}
 	}
-	for _, target := range []string{"gh-actions", "local"} {
+	for _, target := range registry.Names() {
 		code, out, errOut := run(t, "check", "../../profiles/sdlc", "--target", target, "--dir", repo)
 		if code != 0 {
 			t.Errorf("check --target %s: exit %d\n%s%s", target, code, out, errOut)

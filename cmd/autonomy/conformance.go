@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -17,7 +18,7 @@ import (
 func newConformance() *cobra.Command {
 	var substrate, repo, format string
 	cmd := &cobra.Command{
-		Use:   "conformance [--substrate S] [--repo OWNER/NAME] [--format text|markdown|json]",
+		Use:   "conformance [--target T] [--repo OWNER/NAME] [--format text|markdown|json]",
 		Short: "Prove the substrates: probe their runners and verify their support matrix",
 		Long: `conformance runs the battery. Each runner is probed for real through the Runner contract,
 every check on a fresh installation of the probe fleet (conformance/probe): the core checks every
@@ -35,19 +36,19 @@ GITHUB_TOKEN or GH_TOKEN (actions: write).
 Exit codes: 0 all core checks passed and every declaration was verified, 1 otherwise, 2 usage
 error.`,
 		Example: `  autonomy conformance
-  autonomy conformance --substrate local --format json
+  autonomy conformance --target local --format json
   autonomy conformance --format markdown > docs/conformance.md
-  GITHUB_TOKEN=… autonomy conformance --substrate gh-actions --repo my-org/fleet-probe`,
+  GITHUB_TOKEN=… autonomy conformance --target gh-actions --repo my-org/fleet-probe`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkFormat(format, "text", "markdown", "json"); err != nil {
 				return err
 			}
-			subs := registry.All
+			subs := registry.All()
 			if substrate != "" {
 				s, ok := registry.Lookup(substrate)
 				if !ok {
-					return usageError("unknown substrate %q (available: %s)", substrate, strings.Join(registry.Names(), ", "))
+					return usageError("unknown target %q (available: %s)", substrate, strings.Join(registry.Names(), ", "))
 				}
 				subs = []substrates.Substrate{s}
 			}
@@ -74,34 +75,27 @@ error.`,
 				return usageError("%v", err)
 			}
 			if rep.Failed() {
-				return &exitError{code: exitProblems}
+				return &exitError{Code: exitProblems}
 			}
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&substrate, "substrate", "", "only this substrate (default: every registered one)")
+	targetFlag(cmd.Flags(), &substrate, "", "only this substrate (default: every registered one)")
 	cmd.Flags().StringVar(&repo, "repo", "", "probe the GitHub runner against this repository (OWNER/NAME)")
 	cmd.Flags().StringVar(&format, "format", "text", "output format: text, markdown or json")
 	return cmd
 }
 
-// conformanceTargets lists the runners of the chosen substrates.
+// conformanceTargets lists the runners of the chosen substrates; --repo needs one of them to
+// have a runner probed against a repository.
 func conformanceTargets(subs []substrates.Substrate, repo string) ([]conformance.Target, error) {
-	var targets []conformance.Target
-	for _, s := range subs {
-		switch s.Name() {
-		case "gh-actions":
-			ts, err := conformance.GitHubTargets(repo, ghProcessGet(repo))
-			if err != nil {
-				return nil, usageError("%v", err)
-			}
-			targets = append(targets, ts...)
-		case "local":
-			targets = append(targets, conformance.LocalTargets()...)
-		}
+	exe, _ := os.Executable() // none: a runner reads sessions back in this process
+	targets, err := conformance.Targets(subs, repo, exe)
+	if err != nil {
+		return nil, usageError("%v", err)
 	}
-	if repo != "" && !containsName(subs, "gh-actions") {
-		return nil, usageError("--repo probes the GitHub runner: drop --substrate or pass --substrate gh-actions")
+	if repo != "" && !slices.ContainsFunc(targets, func(t conformance.Target) bool { return t.Remote }) {
+		return nil, usageError("--repo probes a runner against a repository, which none of %s has: drop --target", strings.Join(names(subs), ", "))
 	}
 	return targets, nil
 }
@@ -121,11 +115,10 @@ func runConformance(ctx context.Context, subs []substrates.Substrate, targets []
 	return conformance.NewReport(subs, targets, results, cells), nil
 }
 
-func containsName(subs []substrates.Substrate, name string) bool {
-	for _, s := range subs {
-		if s.Name() == name {
-			return true
-		}
+func names(subs []substrates.Substrate) []string {
+	out := make([]string, len(subs))
+	for i, s := range subs {
+		out[i] = s.Name()
 	}
-	return false
+	return out
 }

@@ -32,7 +32,7 @@ func TestConformanceGitHubProcess(t *testing.T) {
 		}
 		defer srv.Close()
 		env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), cliEnv + "=1", "GITHUB_API_URL=" + srv.URL, "GITHUB_TOKEN=t"}
-		stdout, stderr, code := ghCLI(t, t.TempDir(), env, "conformance", "--substrate", "gh-actions", "--repo", "o/r", "--format", "json")
+		stdout, stderr, code := ghCLI(t, t.TempDir(), env, "conformance", "--target", "gh-actions", "--repo", "o/r", "--format", "json")
 		var rep conformance.Report
 		if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
 			t.Fatalf("204=%v: exit %d: %v\n%s", noContent, code, err, stderr)

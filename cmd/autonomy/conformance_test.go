@@ -75,9 +75,10 @@ func TestConformanceUsage(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"conformance", "--substrate", "nope"}, `unknown substrate "nope"`},
+		{[]string{"conformance", "--target", "nope"}, `unknown target "nope"`},
+		{[]string{"conformance", "--substrate", "nope"}, `unknown target "nope"`}, // the older name, hidden
 		{[]string{"conformance", "--format", "yaml"}, "yaml"},
-		{[]string{"conformance", "--substrate", "local", "--repo", "o/r"}, "--repo probes the GitHub runner"},
+		{[]string{"conformance", "--target", "local", "--repo", "o/r"}, "--repo probes a runner against a repository, which none of local has"},
 	}
 	for _, c := range cases {
 		code, _, errOut := run(t, c.args...)

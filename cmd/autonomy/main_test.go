@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/autonomyhq/autonomy/internal/testfs"
+	"github.com/autonomyhq/autonomy/substrates/registry"
 )
 
 // run calls Run as the binary would and returns its exit code and output.
@@ -206,6 +207,9 @@ func TestCatalogJSON(t *testing.T) {
 	}
 	if len(got["capabilities"]) != 9 || len(got["sources"]) != 5 || len(got["states"]) != 8 || len(got["fields"]) == 0 {
 		t.Fatalf("catalog sizes: %d capabilities, %d sources, %d states, %d fields", len(got["capabilities"]), len(got["sources"]), len(got["states"]), len(got["fields"]))
+	}
+	if len(got["targets"]) != len(registry.All()) {
+		t.Errorf("catalog lists %d targets, the registry has %d", len(got["targets"]), len(registry.All()))
 	}
 	if a, b, c, d := strings.Index(out, `"capabilities"`), strings.Index(out, `"sources"`), strings.Index(out, `"states"`), strings.Index(out, `"fields"`); !(a < b && b < c && c < d) {
 		t.Errorf("catalogs are not in the standard's order:\n%s", out)

@@ -40,12 +40,12 @@ stale), 2 usage or I/O error.`,
 			fmt.Fprint(out, diags.String())
 			file := filepath.Join(dir, overlay.IndexFile)
 			if diags.HasErrors() {
-				return &exitError{code: exitProblems, msg: fmt.Sprintf("%s not written: the overlays have errors", file)}
+				return &exitError{Code: exitProblems, Msg: fmt.Sprintf("%s not written: the overlays have errors", file)}
 			}
 			if check {
 				have, _ := overlay.ReadFile(file, 8<<20)
 				if string(have) != string(overlay.Index(pkg.Overlays)) {
-					return &exitError{code: exitProblems, msg: fmt.Sprintf("%s is stale: run autonomy playbook index %s", file, dir)}
+					return &exitError{Code: exitProblems, Msg: fmt.Sprintf("%s is stale: run autonomy playbook index %s", file, dir)}
 				}
 				fmt.Fprintf(errOut, "%s is up to date (%s)\n", file, count(len(pkg.Overlays), "overlay"))
 				return nil

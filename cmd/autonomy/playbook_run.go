@@ -17,10 +17,11 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/autonomyhq/autonomy/internal/store"
 	"github.com/autonomyhq/autonomy/playbook"
 	"github.com/autonomyhq/autonomy/playbook/engine"
+	"github.com/autonomyhq/autonomy/playbook/resume"
 	"github.com/autonomyhq/autonomy/playbook/stepsrun"
-	"github.com/autonomyhq/autonomy/substrates/local/store"
 )
 
 // defaultPlaybookState is where autonomy playbook run keeps paused runs when --state is not
@@ -177,23 +178,24 @@ Exit codes: 0 the envelope's ok is true, 1 ok is false, 2 usage.`,
 					return usageError("--playbook: %v", err)
 				}
 			}
-			o := resumeOverrides{artifactsDir: sf.artifactsDir, playbook: book, pauseFile: sf.pauseFile}
+			req := resume.Request{Token: token, Continue: cont, Answer: stepsrun.Answer{Text: answer, Approve: approve, Deny: deny, Cancel: cancel},
+				Log: cmd.ErrOrStderr(), ArtifactsDir: sf.artifactsDir, Playbook: book, PauseFile: sf.pauseFile}
 			if workspace != "" {
 				abs, err := filepath.Abs(workspace)
 				if err != nil {
 					return usageError("--workspace: %v", err)
 				}
-				o.workspace = abs
+				req.Workspace = abs
 			}
 			if sf.agent != "" || sf.agentArgv != "" {
 				// The agent the resuming job was compiled with, not the one saved with the pause.
-				spec, err := sf.spec(cmd, o.workspace)
+				spec, err := sf.spec(cmd, req.Workspace)
 				if err != nil {
 					return err
 				}
-				o.agent = &spec
+				req.Agent = &spec
 			}
-			return resumeAny(cmd, statePath, token, cont, o, stepsrun.Answer{Text: answer, Approve: approve, Deny: deny, Cancel: cancel})
+			return withStore(cmd, statePath, func(ctx context.Context, st *store.Store) any { return resume.Resume(ctx, st, req) })
 		},
 	}
 	f := cmd.Flags()
@@ -300,7 +302,7 @@ func printEnvelope(w io.Writer, env engine.Envelope) error {
 	}
 	fmt.Fprintf(w, "%s\n", b)
 	if !env.OK {
-		return &exitError{code: exitProblems}
+		return &exitError{Code: exitProblems}
 	}
 	return nil
 }

@@ -80,14 +80,14 @@ Exit codes: 0 the step ran (or was skipped), 1 the step failed, 2 usage or I/O e
 			if out := os.Getenv("GITHUB_OUTPUT"); out != "" && runErr == nil {
 				enc, err := engine.EncodeData(d)
 				if err != nil {
-					return &exitError{code: exitProblems, msg: err.Error()}
+					return &exitError{Code: exitProblems, Msg: err.Error()}
 				}
 				if err := appendFile(out, "data="+enc+"\n"); err != nil {
 					return usageError("%v", err)
 				}
 			}
 			if runErr != nil {
-				return &exitError{code: exitProblems, msg: runErr.Error()}
+				return &exitError{Code: exitProblems, Msg: runErr.Error()}
 			}
 			return nil
 		},

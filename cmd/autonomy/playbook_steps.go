@@ -14,10 +14,11 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/autonomyhq/autonomy/internal/agent"
+	"github.com/autonomyhq/autonomy/internal/store"
 	"github.com/autonomyhq/autonomy/playbook"
 	"github.com/autonomyhq/autonomy/playbook/engine"
+	"github.com/autonomyhq/autonomy/playbook/resume"
 	"github.com/autonomyhq/autonomy/playbook/stepsrun"
-	"github.com/autonomyhq/autonomy/substrates/local/store"
 )
 
 // stepsFlags are the flags of playbook run that only a step playbook reads.
@@ -101,99 +102,11 @@ func runSteps(cmd *cobra.Command, statePath, file string, req engine.Request, sf
 		spec.TimeoutMs = req.TimeoutMs // each step's invocation; the workflow default is too short for an agent
 	}
 	return withStore(cmd, statePath, func(ctx context.Context, st *store.Store) any {
-		rec := &pauseRecorder{Store: st}
+		rec := &resume.Recorder{Store: st}
 		r := &stepsrun.Runner{Store: rec, Log: cmd.ErrOrStderr()}
 		env := r.Run(ctx, stepsrun.Request{File: file, ArgsJSON: req.ArgsJSON, ArtifactsDir: sf.artifactsDir,
 			Session: req.Session, Agent: spec, IgnoreUnknownArgs: req.IgnoreUnknownArgs})
-		return rec.export(sf.pauseFile, env)
-	})
-}
-
-// Pause is a paused run as --pause-file writes it: the hash of its resume token, its session and
-// its saved state. A trusted job reads it as JSON, never opening the database the run wrote.
-type Pause struct {
-	TokenHash string          `json:"tokenHash"`
-	Session   string          `json:"session,omitempty"`
-	State     json.RawMessage `json:"state"`
-}
-
-// pauseRecorder is the store of a run that remembers the last pause it saved.
-type pauseRecorder struct {
-	stepsrun.Store
-	last *Pause
-}
-
-// export writes the pause the run ended waiting at to path (none: nothing), and returns env, or
-// a failure when the file cannot be written.
-func (p *pauseRecorder) export(path string, env stepsrun.Envelope) stepsrun.Envelope {
-	if path == "" || env.Status != stepsrun.StatusNeedsInput || p.last == nil {
-		return env
-	}
-	if err := writePause(path, *p.last); err != nil {
-		return stepsrun.Envelope{Output: env.Output, Error: &engine.Error{Kind: "internal", Message: fmt.Sprintf("writing --pause-file: %v", err)}}
-	}
-	return env
-}
-
-func (p *pauseRecorder) SavePause(ctx context.Context, hash, session string, state []byte) error {
-	if err := p.Store.SavePause(ctx, hash, session, state); err != nil {
-		return err
-	}
-	p.last = &Pause{TokenHash: hash, Session: session, State: append(json.RawMessage(nil), state...)}
-	return nil
-}
-
-func writePause(path string, p Pause) error {
-	b, err := json.Marshal(p)
-	if err != nil {
-		return err
-	}
-	return playbook.WriteRegular(path, append(b, '\n'), false)
-}
-
-// resumeOverrides are what a step playbook's resume may set anew: where its agent works and its
-// artifacts go, the agent command, and the playbook file the paused run must match; and where to
-// write its next pause (--pause-file), should it ask again.
-type resumeOverrides struct {
-	workspace, artifactsDir, playbook, pauseFile string
-	agent                                        *stepsrun.AgentSpec
-}
-
-// resumeAny redeems a pause (by token, or a runner session's continuation) of either runtime:
-// a step playbook's state goes to stepsrun, a workflow's to the engine.
-func resumeAny(cmd *cobra.Command, statePath, token, cont string, o resumeOverrides, a stepsrun.Answer) error {
-	return withStore(cmd, statePath, func(ctx context.Context, st *store.Store) any {
-		key := engine.HashToken(token)
-		if cont != "" {
-			key = engine.ContinueKey(cont)
-		}
-		raw, session, ok, err := st.TakePause(ctx, key)
-		if err != nil {
-			return engine.Envelope{Output: []engine.StepResult{}, Error: &engine.Error{Kind: "internal", Message: err.Error()}}
-		}
-		held := &heldPause{Store: st, key: key, raw: raw, session: session, ok: ok}
-		stepsAnswer := a.Text != "" || a.Cancel
-		if ok && stepsrun.IsState(raw) || !ok && stepsAnswer {
-			rec := &pauseRecorder{Store: held}
-			r := &stepsrun.Runner{Store: rec, Log: cmd.ErrOrStderr(), Workspace: o.workspace, ArtifactsDir: o.artifactsDir, Playbook: o.playbook, AgentSpec: o.agent}
-			var env stepsrun.Envelope
-			if cont != "" {
-				env = r.Continue(ctx, cont)
-			} else {
-				env = r.Resume(ctx, token, a)
-			}
-			return rec.export(o.pauseFile, env)
-		}
-		if stepsAnswer {
-			_ = st.SavePause(ctx, key, session, raw) // not ours to spend
-			return engine.Envelope{Output: []engine.StepResult{}, Error: &engine.Error{Kind: "token",
-				Message: "--answer and --cancel resume a step playbook's elicitation; this token is not one (a workflow's approval takes --approve or --deny)"}}
-		}
-		e := &engine.Engine{Pauses: held}
-		if cont != "" {
-			return e.Continue(ctx, cont)
-		}
-		return e.Resume(ctx, token, a.Approve)
+		return rec.Export(sf.pauseFile, env)
 	})
 }
 
@@ -208,23 +121,6 @@ func stateDB(path string) (string, error) {
 		return "", usageError("--state %s: %s: give the SQLite database of paused runs, or a directory for it", path, playbook.Reason(err))
 	}
 	return path, nil
-}
-
-// heldPause is the store with one pause already taken out: taking it again returns it once.
-type heldPause struct {
-	*store.Store
-	key, session string
-	raw          []byte
-	ok           bool
-}
-
-func (h *heldPause) TakePause(ctx context.Context, key string) ([]byte, string, bool, error) {
-	if key != h.key {
-		return h.Store.TakePause(ctx, key)
-	}
-	raw, session, ok := h.raw, h.session, h.ok
-	h.raw, h.ok = nil, false
-	return raw, session, ok, nil
 }
 
 // withStore opens the database of paused runs, calls do (cancelled by SIGTERM or an interrupt)
@@ -251,7 +147,7 @@ func withStore(cmd *cobra.Command, statePath string, do func(context.Context, *s
 		OK bool `json:"ok"`
 	}
 	if json.Unmarshal(b, &ok); !ok.OK {
-		return &exitError{code: exitProblems}
+		return &exitError{Code: exitProblems}
 	}
 	return nil
 }

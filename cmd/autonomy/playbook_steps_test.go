@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/autonomyhq/autonomy/playbook/engine"
+	"github.com/autonomyhq/autonomy/playbook/stepsrun"
 )
 
 // fakeAgent stands in for an agent CLI: it keeps the prompt of each step, counts its runs (a side
@@ -456,9 +457,9 @@ func TestStepsPauseFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	agent := `["` + filepath.Join(e.dir, "agent") + `"]`
-	read := func(path string) Pause {
+	read := func(path string) stepsrun.Pause {
 		t.Helper()
-		var p Pause
+		var p stepsrun.Pause
 		data, err := os.ReadFile(path)
 		if err != nil || json.Unmarshal(data, &p) != nil || len(p.State) == 0 {
 			t.Fatalf("%s: %v %s", path, err, data)

@@ -108,7 +108,7 @@ Exit codes: 0 no errors (warnings allowed), 1 errors found, 2 usage or I/O error
 				fmt.Fprintln(errOut, line+")")
 			}
 			if code != exitOK {
-				return &exitError{code: code}
+				return &exitError{Code: code}
 			}
 			return nil
 		},

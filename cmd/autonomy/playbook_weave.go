@@ -16,7 +16,7 @@ import (
 func newPlaybookWeave() *cobra.Command {
 	var dir, actor, skill, substrate, summary, at string
 	cmd := &cobra.Command{
-		Use:   "weave --actor A --skill FILE [--dir INSTALL] [--substrate S] [--summary FILE]",
+		Use:   "weave --actor A --skill FILE [--dir INSTALL] [--target T] [--summary FILE]",
 		Short: "Weave an installation's overlays into a skill, as a session start does",
 		Long: `weave applies the overlay package of the installation in --dir (default: the current directory)
 to the skill FILE for actor A, exactly as the local runner does when a session starts, and prints
@@ -27,7 +27,7 @@ an overlay package prints the skill unchanged.
 
 Exit codes: 0 woven, 2 usage or I/O error.`,
 		Example: `  autonomy playbook weave --actor librarian --skill .autonomy/skills/librarian/SKILL.md
-  autonomy playbook weave --actor librarian --skill .autonomy/skills/librarian/SKILL.md --substrate gh-actions --summary "$GITHUB_STEP_SUMMARY"`,
+  autonomy playbook weave --actor librarian --skill .autonomy/skills/librarian/SKILL.md --target gh-actions --summary "$GITHUB_STEP_SUMMARY"`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if actor == "" || skill == "" {
@@ -80,7 +80,7 @@ Exit codes: 0 woven, 2 usage or I/O error.`,
 	cmd.Flags().StringVar(&dir, "dir", ".", "the installation's root (holding .autonomy/)")
 	cmd.Flags().StringVar(&actor, "actor", "", "the actor the session is for")
 	cmd.Flags().StringVar(&skill, "skill", "", "the skill file (its folder's name is the skill/ target)")
-	cmd.Flags().StringVar(&substrate, "substrate", "local", "the runtime/ target: local or gh-actions")
+	targetFlag(cmd.Flags(), &substrate, "local", "the substrate whose runtime/ overlays apply: local or gh-actions")
 	cmd.Flags().StringVar(&summary, "summary", "", "append a markdown summary to this file")
 	cmd.Flags().StringVar(&at, "now", "", "weave as of this time (RFC 3339), for ttls; default now")
 	return cmd

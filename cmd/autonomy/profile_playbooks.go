@@ -54,30 +54,6 @@ func checkProfile(path string) (*resolved.Profile, ir.Diagnostics, error) {
 	return r, diags.Sort(), nil
 }
 
-// indexDrift is the profile's stale or missing overlay _index.md as a drift of `check`, its path
-// relative to dir (the profile's index is not a generated file of the install, but it is derived
-// data the pull request must carry up to date).
-func indexDrift(p *ir.Profile, dir string) []substrates.Drift {
-	pp, _ := playbook.Profile(p)
-	file, have, want := pp.IndexDrift()
-	if file == "" || string(have) == string(want) {
-		return nil
-	}
-	rel := file
-	if abs, err := filepath.Abs(file); err == nil {
-		if absDir, err := filepath.Abs(dir); err == nil {
-			if r, err := filepath.Rel(absDir, abs); err == nil {
-				rel = r
-			}
-		}
-	}
-	rel = filepath.ToSlash(rel)
-	if have == nil {
-		return []substrates.Drift{{Path: rel, Kind: substrates.Missing}}
-	}
-	return []substrates.Drift{{Path: rel, Kind: substrates.Changed, Diff: substrates.UnifiedDiff(rel, have, want)}}
-}
-
 // printIndexDrift prints the overlay index drift of `check` with how to fix it.
 func printIndexDrift(out io.Writer, drifts []substrates.Drift, dir string) {
 	for _, d := range drifts {

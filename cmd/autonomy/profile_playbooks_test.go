@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/autonomyhq/autonomy/substrates/registry"
 )
 
 // playbookProfile writes a profile whose actors' behaviors are a capsule, a workflow and a step
@@ -132,7 +134,7 @@ func edit(t *testing.T, path, old, new string) {
 // warning for validate.
 func TestProfilePlaybooksCompile(t *testing.T) {
 	dir := playbookProfile(t)
-	for _, target := range []string{"local", "gh-actions"} {
+	for _, target := range registry.Names() {
 		t.Run(target, func(t *testing.T) {
 			out := t.TempDir()
 			if code, stdout, errOut := run(t, "compile", dir, "--target", target, "--out", out); code != 0 {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/substrates/registry"
 )
 
 // deliberate are the warnings a profile written for the reference implementation may draw: each
@@ -48,7 +49,7 @@ func TestReferenceStyleProfiles(t *testing.T) {
 			t.Fatalf("validate %s: exit %d\n%s%s", dir, code, out, errOut)
 		}
 		checkDeliberate(t, dir, out)
-		for _, target := range []string{"gh-actions", "local"} {
+		for _, target := range registry.Names() {
 			inst := filepath.Join(t.TempDir(), "repo")
 			code, _, errOut := run(t, "compile", dir, "--target", target, "--out", inst)
 			if code != 0 {

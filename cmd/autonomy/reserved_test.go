@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/autonomyhq/autonomy/substrates/registry"
 )
 
 // TestReservedPathsRefused: a behavior or resource that an install would put on a path autonomy
@@ -70,12 +72,12 @@ func TestReservedPathsRefused(t *testing.T) {
 					t.Errorf("validate: exit %d\n%s%s", code, out, errOut)
 				}
 				dir := filepath.Join(t.TempDir(), "out")
-				for _, target := range []string{"gh-actions", "local"} {
+				for _, target := range registry.Names() {
 					if code, _, errOut := run(t, "compile", prof, "--target", target, "--out", dir); code != 0 {
 						t.Fatalf("compile --target %s: exit %d\n%s", target, code, errOut)
 					}
 				}
-				for _, target := range []string{"gh-actions", "local"} {
+				for _, target := range registry.Names() {
 					if code, out, errOut := run(t, "check", prof, "--target", target, "--dir", dir); code != 0 {
 						t.Errorf("check --target %s: exit %d\n%s%s", target, code, out, errOut)
 					}
@@ -87,7 +89,7 @@ func TestReservedPathsRefused(t *testing.T) {
 			if code != 1 || !strings.Contains(out, want) {
 				t.Errorf("validate: exit %d, want 1 and\n%s\ngot:\n%s", code, want, out)
 			}
-			for _, target := range []string{"local", "gh-actions"} {
+			for _, target := range registry.Names() {
 				dir := filepath.Join(t.TempDir(), "out")
 				for _, args := range [][]string{{"compile", prof, "--target", target, "--out", dir}, {"check", prof, "--target", target, "--dir", dir}} {
 					code, _, errOut := run(t, args...)

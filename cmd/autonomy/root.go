@@ -7,28 +7,24 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/autonomyhq/autonomy/internal/exitcode"
+	"github.com/autonomyhq/autonomy/substrates"
+	"github.com/autonomyhq/autonomy/substrates/registry"
 )
 
-// Exit codes shared by every command.
+// Exit codes shared by every command (internal/exitcode).
 const (
-	exitOK       = 0
-	exitProblems = 1
-	exitUsage    = 2
+	exitOK       = exitcode.OK
+	exitProblems = exitcode.Problems
+	exitUsage    = exitcode.Usage
 )
 
-// exitError carries a command's exit code through cobra. A nil-message exitError has already
-// reported itself.
-type exitError struct {
-	code int
-	msg  string
-}
-
-func (e *exitError) Error() string { return e.msg }
+// exitError carries a command's exit code through cobra (exitcode.Error).
+type exitError = exitcode.Error
 
 // usageError is an error in how the command was called or an I/O failure (exit 2).
-func usageError(format string, args ...any) error {
-	return &exitError{code: exitUsage, msg: fmt.Sprintf(format, args...)}
-}
+func usageError(format string, args ...any) error { return exitcode.Usagef(format, args...) }
 
 // Run executes the autonomy command line args and returns the process exit code: 0 when all is
 // well, 1 when problems were found, 2 on a usage or I/O error.
@@ -53,10 +49,10 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 	}
 	if errors.As(err, &ee) {
-		if ee.msg != "" {
-			fmt.Fprintln(stderr, "autonomy:", ee.msg)
+		if ee.Msg != "" {
+			fmt.Fprintln(stderr, "autonomy:", ee.Msg)
 		}
-		return ee.code
+		return ee.Code
 	}
 	// Anything else comes from cobra's own argument and flag parsing: a usage error, with the
 	// help of the command that refused it.
@@ -66,6 +62,13 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fmt.Fprintln(stderr, "autonomy:", err)
 	fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", cmd.CommandPath())
 	return exitUsage
+}
+
+// commander is a substrate that contributes to the command line the commands only it has (the
+// local substrate's runner and doctor, gh-actions' gh and provision), found on the registry's substrates;
+// host lends them what the command line does for every command.
+type commander interface {
+	Commands(host substrates.Host) []*cobra.Command
 }
 
 // newRoot builds the command tree, complete with the help and completion commands cobra would
@@ -83,7 +86,7 @@ substrates with a conformance battery.
 
 Exit codes: 0 ok, 1 problems found, 2 usage or I/O error (also when no command is given).`,
 		Example: `  autonomy validate profiles/sdlc
-  autonomy compile profiles/sdlc --target gh-actions --out .
+  autonomy compile profiles/sdlc --target gh-actions --dir .
   autonomy check profiles/sdlc --target gh-actions
   autonomy runner --dir . launch develop --ref 42
   autonomy conformance
@@ -97,7 +100,13 @@ Exit codes: 0 ok, 1 problems found, 2 usage or I/O error (also when no command i
 	root.SetErr(stderr)
 	root.SuggestionsMinimumDistance = 2 // what cobra sets when it suggests, for the help command
 	root.CompletionOptions.HiddenDefaultCmd = true
-	root.AddCommand(newValidate(), newCompile(), newCheck(), newRunner(), newConformance(), newPlaybook(), newCatalog(), newSchema(), newVersion(), newDoctor(), newGH(), newProvision())
+	root.AddCommand(newValidate(), newCompile(), newCheck(), newConformance(), newPlaybook(), newCatalog(), newSchema(), newVersion())
+	host := substrates.Host{LoadForTarget: loadForTarget, Lookup: registry.Lookup, Names: registry.Names}
+	for _, s := range registry.All() {
+		if c, ok := s.(commander); ok {
+			root.AddCommand(c.Commands(host)...)
+		}
+	}
 	root.SetHelpCommand(newHelp(false))
 	root.InitDefaultHelpCmd()
 	// The completion command writes to the output it finds now: set above.
@@ -136,16 +145,9 @@ func guardGroups(c *cobra.Command) {
 	c.RunE = func(cmd *cobra.Command, _ []string) error {
 		cmd.SetOut(cmd.ErrOrStderr())
 		_ = cmd.Help()
-		return &exitError{code: exitUsage, msg: fmt.Sprintf("%s needs a command", cmd.CommandPath())}
+		return &exitError{Code: exitUsage, Msg: fmt.Sprintf("%s needs a command", cmd.CommandPath())}
 	}
 }
 
 // checkFormat refuses an unknown --format value.
-func checkFormat(format string, valid ...string) error {
-	for _, v := range valid {
-		if format == v {
-			return nil
-		}
-	}
-	return usageError("unknown --format %q (valid: %v)", format, valid)
-}
+func checkFormat(format string, valid ...string) error { return exitcode.CheckFormat(format, valid...) }

@@ -141,7 +141,7 @@ func TestGitHubRunnerFromAJob(t *testing.T) {
 	params := ir.LaunchParams{"ISSUE": "42 \"it's\" $(id) ${{ github.token }}"}
 	pj, _ := json.Marshal(params)
 
-	out, errOut, code := ghCLI(t, dir, pm, "runner", "--substrate", "gh-actions", "launch", "develop", "--params-json", string(pj))
+	out, errOut, code := ghCLI(t, dir, pm, "runner", "--target", "gh-actions", "launch", "develop", "--params-json", string(pj))
 	if code != 0 {
 		t.Fatalf("launch: exit %d: %s", code, errOut)
 	}
@@ -156,29 +156,29 @@ func TestGitHubRunnerFromAJob(t *testing.T) {
 		}
 	}
 
-	out, errOut, code = ghCLI(t, dir, pm, "runner", "--substrate", "gh-actions", "list", "--format", "json")
+	out, errOut, code = ghCLI(t, dir, pm, "runner", "--target", "gh-actions", "list", "--format", "json")
 	var listed struct{ Sessions []ir.Session }
 	if code != 0 || json.Unmarshal([]byte(out), &listed) != nil || len(listed.Sessions) != 1 || listed.Sessions[0].ID != id || !maps.Equal(listed.Sessions[0].Params, params) {
 		t.Fatalf("list: exit %d: %s%s", code, out, errOut)
 	}
 
-	out, errOut, code = ghCLI(t, dir, pm, "runner", "--substrate", "gh-actions", "get", id, "--format", "json")
+	out, errOut, code = ghCLI(t, dir, pm, "runner", "--target", "gh-actions", "get", id, "--format", "json")
 	var got ir.Session
 	if code != 0 || json.Unmarshal([]byte(out), &got) != nil || got.Agent != "develop" || got.Status != ir.Running || !maps.Equal(got.Params, params) {
 		t.Fatalf("get from a new process: exit %d: %s%s", code, out, errOut)
 	}
 
 	// pm holds no agent:cancel: its cancel is refused; the operator (no actor) may.
-	_, errOut, code = ghCLI(t, dir, pm, "runner", "--substrate", "gh-actions", "cancel", id)
+	_, errOut, code = ghCLI(t, dir, pm, "runner", "--target", "gh-actions", "cancel", id)
 	if code != 1 || !strings.Contains(errOut, "agent:cancel") {
 		t.Fatalf("pm's cancel: exit %d: %s", code, errOut)
 	}
 	operator := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), cliEnv + "=1", "GITHUB_REPOSITORY=o/r", "GITHUB_API_URL=" + srv.URL, "GH_TOKEN=" + ghTestToken}
-	out, errOut, code = ghCLI(t, dir, operator, "runner", "--substrate", "gh-actions", "cancel", id)
+	out, errOut, code = ghCLI(t, dir, operator, "runner", "--target", "gh-actions", "cancel", id)
 	if run, _ := srv.Run(runs[0].ID); code != 0 || strings.TrimSpace(out) != id+" cancelled" || !run.CancelRequested {
 		t.Fatalf("cancel: exit %d: %s%s", code, out, errOut)
 	}
-	if out, _, _ = ghCLI(t, dir, pm, "runner", "--substrate", "gh-actions", "list"); strings.Contains(out, id) {
+	if out, _, _ = ghCLI(t, dir, pm, "runner", "--target", "gh-actions", "list"); strings.Contains(out, id) {
 		t.Errorf("list after cancel still shows %s:\n%s", id, out)
 	}
 

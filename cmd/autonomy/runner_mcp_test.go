@@ -10,9 +10,9 @@ import (
 	"testing"
 
 	"github.com/autonomyhq/autonomy/internal/mcptest"
+	"github.com/autonomyhq/autonomy/internal/store"
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/substrates/local"
-	"github.com/autonomyhq/autonomy/substrates/local/store"
 )
 
 // TestRunnerWorkflowMCP: a workflow playbook actor whose mcp step calls a server declared in

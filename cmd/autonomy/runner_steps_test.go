@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/autonomyhq/autonomy/internal/store"
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/substrates/local"
-	"github.com/autonomyhq/autonomy/substrates/local/store"
 )
 
 const stepsFleet = `schema: autonomy.ir.v1

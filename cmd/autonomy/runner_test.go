@@ -19,8 +19,8 @@ import (
 
 	"github.com/autonomyhq/autonomy/internal/mcptest"
 	"github.com/autonomyhq/autonomy/internal/proc"
+	"github.com/autonomyhq/autonomy/internal/store"
 	"github.com/autonomyhq/autonomy/substrates/local"
-	"github.com/autonomyhq/autonomy/substrates/local/store"
 )
 
 // cliEnv, in a process's environment, makes this test binary be autonomy itself: TestMain runs

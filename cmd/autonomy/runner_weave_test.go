@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/autonomyhq/autonomy/internal/store"
 	"github.com/autonomyhq/autonomy/substrates/local"
-	"github.com/autonomyhq/autonomy/substrates/local/store"
 )
 
 // TestRunnerWeavesOverlays: a local session of a skill actor is handed its skill with the

@@ -102,7 +102,7 @@ I/O error.`,
 				summarize(errOut, reports, strict)
 			}
 			if code != exitOK {
-				return &exitError{code: code}
+				return &exitError{Code: code}
 			}
 			return nil
 		},
@@ -136,7 +136,7 @@ func reservedPaths(p *resolved.Profile, target string) ir.Diagnostics {
 		add(t.Value)
 	}
 	if len(subs) == 0 {
-		subs = registry.All
+		subs = registry.All()
 	}
 	add(target)
 	return substrates.CheckPaths(p, subs...)

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/autonomyhq/autonomy/internal/proc"
-	"github.com/autonomyhq/autonomy/substrates/local/store"
+	"github.com/autonomyhq/autonomy/internal/store"
 )
 
 // setup returns an engine over a real SQLite store and a workspace holding the workflow.

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/autonomyhq/autonomy/internal/store"
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/playbook/steps"
-	"github.com/autonomyhq/autonomy/substrates/local/store"
 )
 
 func TestCapture(t *testing.T) {

@@ -33,6 +33,9 @@ type box struct {
 	roles      []string
 	gitName    string
 	gitEmail   string
+	// requiredChecks are the status checks branch protection requires besides agent-review
+	// (autonomy provision).
+	requiredChecks []string
 	// ref is what the reference implementation's keys set (refbox.go).
 	ref refBox
 	// autonomy is policy.box.gh-actions.autonomy: where the jobs build autonomy from (nil: from
@@ -205,7 +208,7 @@ func (r *boxReader) key(b *box, k, v *yaml.Node) {
 	case "requiredChecks":
 		// Read by autonomy provision (from .autonomy/policy.json): the status checks branch
 		// protection requires besides agent-review.
-		r.argv(v, "requiredChecks", "e.g. requiredChecks: [ci, lint]")
+		b.requiredChecks = r.argv(v, "requiredChecks", "e.g. requiredChecks: [ci, lint]")
 	case "trustedRoles":
 		roles := r.argv(v, "trustedRoles", "e.g. trustedRoles: [OWNER, MEMBER]")
 		for i, role := range roles {

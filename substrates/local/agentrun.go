@@ -15,7 +15,7 @@ import (
 	"sync"
 
 	"github.com/autonomyhq/autonomy/internal/agent"
-	"github.com/autonomyhq/autonomy/substrates/local/store"
+	"github.com/autonomyhq/autonomy/internal/store"
 )
 
 // lookups caches where an agent program was found on PATH, by PATH and name. Only a hit is

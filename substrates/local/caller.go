@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/autonomyhq/autonomy/substrates"
-	"github.com/autonomyhq/autonomy/substrates/local/store"
+	"github.com/autonomyhq/autonomy/internal/store"
 )
 
 // caller is the session a verb is called from; nil is the operator, who may do everything.

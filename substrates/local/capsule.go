@@ -12,9 +12,9 @@ import (
 	"os"
 	"strings"
 
+	"github.com/autonomyhq/autonomy/internal/store"
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/playbook/engine"
-	"github.com/autonomyhq/autonomy/substrates/local/store"
 )
 
 // An agent whose behavior is a capsule playbook is held to the playbook's ## Verification

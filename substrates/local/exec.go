@@ -11,10 +11,10 @@ import (
 	"time"
 
 	"github.com/autonomyhq/autonomy/internal/proc"
+	"github.com/autonomyhq/autonomy/internal/store"
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/substrates"
 	"github.com/autonomyhq/autonomy/substrates/local/gitws"
-	"github.com/autonomyhq/autonomy/substrates/local/store"
 )
 
 // grace is how long a session has between TERM and KILL.

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/autonomyhq/autonomy/internal/store"
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/substrates"
-	"github.com/autonomyhq/autonomy/substrates/local/store"
 )
 
 // fleet is a test profile: its ir.yml and the files it names (scripts are made executable).

@@ -14,8 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/autonomyhq/autonomy/internal/store"
 	"github.com/autonomyhq/autonomy/ir"
-	"github.com/autonomyhq/autonomy/substrates/local/store"
 )
 
 // Engager tells a person about an ask and takes it back: the human runner's swappable channel.

@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/autonomyhq/autonomy/internal/proc"
+	"github.com/autonomyhq/autonomy/internal/store"
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/substrates/local/gitws"
-	"github.com/autonomyhq/autonomy/substrates/local/store"
 )
 
 // LaunchRequest is what runner launch is given.

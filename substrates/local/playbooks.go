@@ -6,7 +6,7 @@ import (
 
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/playbook/stepsrun"
-	"github.com/autonomyhq/autonomy/substrates/local/store"
+	"github.com/autonomyhq/autonomy/internal/store"
 )
 
 // playbooks runs the sessions of playbook behaviors (workflow and step playbooks, capsule

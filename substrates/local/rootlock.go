@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/autonomyhq/autonomy/internal/store"
 	"github.com/autonomyhq/autonomy/ir"
-	"github.com/autonomyhq/autonomy/substrates/local/store"
 )
 
 // holderPath names the session that holds the installation root exclusively, for the message

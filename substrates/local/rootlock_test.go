@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/autonomyhq/autonomy/internal/store"
 	"github.com/autonomyhq/autonomy/ir"
-	"github.com/autonomyhq/autonomy/substrates/local/store"
 )
 
 // rootFleet has two skill actors working in the installation root. Their agent notes when it

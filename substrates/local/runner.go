@@ -10,8 +10,8 @@ import (
 	"sort"
 	"time"
 
+	"github.com/autonomyhq/autonomy/internal/store"
 	"github.com/autonomyhq/autonomy/ir"
-	"github.com/autonomyhq/autonomy/substrates/local/store"
 )
 
 // SessionEnv names the session a process runs in; a runner verb called with it set acts for

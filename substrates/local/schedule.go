@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/autonomyhq/autonomy/ir"
-	"github.com/autonomyhq/autonomy/substrates/local/store"
+	"github.com/autonomyhq/autonomy/internal/store"
 )
 
 // scheduler is the trigger executor's clockwork: from an installation's cron entries, the last

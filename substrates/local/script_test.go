@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/autonomyhq/autonomy/internal/store"
 	"github.com/autonomyhq/autonomy/ir"
-	"github.com/autonomyhq/autonomy/substrates/local/store"
 )
 
 // scriptFleet has the script behaviors of reference profiles: a TypeScript file with no #! line and

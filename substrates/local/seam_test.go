@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/autonomyhq/autonomy/internal/store"
 	"github.com/autonomyhq/autonomy/ir"
-	"github.com/autonomyhq/autonomy/substrates/local/store"
 )
 
 var seamFleet = fleet{

@@ -10,7 +10,7 @@ import (
 
 	"github.com/autonomyhq/autonomy/internal/proc"
 	"github.com/autonomyhq/autonomy/ir"
-	"github.com/autonomyhq/autonomy/substrates/local/store"
+	"github.com/autonomyhq/autonomy/internal/store"
 )
 
 // supervisor is what this process holds to supervise sessions: which ones it supervises, the

@@ -6,7 +6,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/autonomyhq/autonomy/substrates/local/store"
+	"github.com/autonomyhq/autonomy/internal/store"
 )
 
 // lastTickKey is the meta key holding the time of the last tick, in unix nanoseconds.

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/autonomyhq/autonomy/substrates/local/store"
+	"github.com/autonomyhq/autonomy/internal/store"
 )
 
 var cronFleet = fleet{

@@ -7,8 +7,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/autonomyhq/autonomy/internal/store"
 	"github.com/autonomyhq/autonomy/ir"
-	"github.com/autonomyhq/autonomy/substrates/local/store"
 )
 
 // SessionView is a session as the CLI prints it in JSON: the Runner contract's fields first,

@@ -9,10 +9,10 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/autonomyhq/autonomy/internal/store"
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/playbook"
 	"github.com/autonomyhq/autonomy/playbook/overlay"
-	"github.com/autonomyhq/autonomy/substrates/local/store"
 )
 
 // weave applies the installation's overlay package to an agent session's skill as the session

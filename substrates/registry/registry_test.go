@@ -1,34 +1,28 @@
 package registry
 
 import (
+	"reflect"
 	"testing"
 
 	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/substrates"
 )
 
-// The registry and ir.Targets (what validation accepts) must agree: every registered substrate
-// is a valid target, in the same relative order, and its aliases are ir's aliases.
-func TestRegistryMatchesIRTargets(t *testing.T) {
-	at := -1
-	for _, s := range All {
-		i := indexOf(ir.Targets, s.Name())
-		if i < 0 {
-			t.Errorf("substrate %q is not in ir.Targets %v", s.Name(), ir.Targets)
-			continue
-		}
-		if i < at {
-			t.Errorf("substrate %q is registered out of ir.Targets order %v", s.Name(), ir.Targets)
-		}
-		at = i
-		for _, a := range s.Aliases() {
-			if ir.TargetAliases[a] != s.Name() {
-				t.Errorf("alias %q of %q: ir.TargetAliases maps it to %q", a, s.Name(), ir.TargetAliases[a])
-			}
-		}
+// The registry is what ir validates targets against: ir's registered targets are exactly the
+// substrates' declarations, in the registry's order.
+func TestRegistryDeclaresTargetsToIR(t *testing.T) {
+	var want []ir.Target
+	for _, s := range All() {
+		want = append(want, substrates.Declaration(s))
 	}
-	for alias, name := range ir.TargetAliases {
-		if s, ok := Lookup(alias); ok && s.Name() != name {
-			t.Errorf("Lookup(%q) = %q, ir says %q", alias, s.Name(), name)
+	if got := ir.RegisteredTargets(); !reflect.DeepEqual(got, want) {
+		t.Errorf("ir.RegisteredTargets() = %+v, want the registry's declarations %+v", got, want)
+	}
+	for _, tg := range ir.RegisteredTargets() {
+		for _, a := range tg.Aliases {
+			if s, ok := Lookup(a); !ok || s.Name() != tg.Name {
+				t.Errorf("Lookup(%q) = %v, %v; ir says it is %q", a, s, ok, tg.Name)
+			}
 		}
 	}
 }
@@ -42,13 +36,4 @@ func TestLookup(t *testing.T) {
 	if _, ok := Lookup("gitlab"); ok {
 		t.Error("Lookup(gitlab) found a substrate")
 	}
-}
-
-func indexOf(list []string, s string) int {
-	for i, v := range list {
-		if v == s {
-			return i
-		}
-	}
-	return -1
 }

@@ -16,7 +16,7 @@ import (
 func TestReservedCoversGeneratedFiles(t *testing.T) {
 	dirs, _ := filepath.Glob("../../profiles/*")
 	dirs = append(dirs, "../../conformance/probe")
-	for _, s := range All {
+	for _, s := range All() {
 		lay, ok := s.(substrates.Layout)
 		if !ok {
 			t.Errorf("%s does not declare its Layout", s.Name())

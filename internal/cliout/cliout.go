@@ -1,0 +1,55 @@
+// Package cliout is how every autonomy command prints, whichever package contributes it: JSON
+// as the commands write it, and text from outside (an agent's words, a param) made safe for a
+// terminal.
+package cliout
+
+import (
+	"encoding/json"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/autonomyhq/autonomy/internal/exitcode"
+)
+
+// WriteJSON writes v indented, HTML left unescaped; a failure is a usage or I/O error (exit 2).
+func WriteJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return exitcode.Usagef("%v", err)
+	}
+	return nil
+}
+
+// TerminalSafe is s with its control characters (and invalid UTF-8) escaped as Go does in a
+// quoted string, so that printing it cannot move the cursor or recolor the terminal.
+func TerminalSafe(s string) string {
+	if strings.IndexFunc(s, func(r rune) bool { return unicode.IsControl(r) || r == utf8.RuneError }) < 0 {
+		return s
+	}
+	q := strconv.Quote(s)
+	return q[1 : len(q)-1]
+}
+
+// SortedKeys are the keys of m, sorted.
+func SortedKeys[M ~map[string]V, V any](m M) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// Count is "1 noun" or "n nouns".
+func Count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
+}

@@ -1,0 +1,32 @@
+package substrates
+
+import (
+	"path/filepath"
+
+	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/playbook"
+)
+
+// IndexDrift is the profile's stale or missing overlay package index (its _index.md) as a drift of
+// `autonomy check`, its path relative to dir, the directory check compares: the index is not a
+// generated file of the install, but it is derived data a pull request must carry up to date.
+func IndexDrift(p *ir.Profile, dir string) []Drift {
+	pp, _ := playbook.Profile(p)
+	file, have, want := pp.IndexDrift()
+	if file == "" || string(have) == string(want) {
+		return nil
+	}
+	rel := file
+	if abs, err := filepath.Abs(file); err == nil {
+		if absDir, err := filepath.Abs(dir); err == nil {
+			if r, err := filepath.Rel(absDir, abs); err == nil {
+				rel = r
+			}
+		}
+	}
+	rel = filepath.ToSlash(rel)
+	if have == nil {
+		return []Drift{{Path: rel, Kind: Missing}}
+	}
+	return []Drift{{Path: rel, Kind: Changed, Diff: UnifiedDiff(rel, have, want)}}
+}

@@ -1,0 +1,545 @@
+package localcmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/autonomyhq/autonomy/internal/cliflag"
+	"github.com/autonomyhq/autonomy/internal/cliout"
+	"github.com/autonomyhq/autonomy/internal/exitcode"
+	"github.com/autonomyhq/autonomy/internal/store"
+	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/playbook/stepsrun"
+	"github.com/autonomyhq/autonomy/substrates"
+	"github.com/autonomyhq/autonomy/substrates/local"
+)
+
+// runnerFlags are the flags every runner verb shares.
+type runnerFlags struct {
+	// host finds the substrate --target names.
+	host   substrates.Host
+	dir    string
+	format string
+	// substrate is local, or gh-actions for the GitHub runner inside a job (runner_gh.go).
+	substrate string
+	// launch holds the launch verb's flags for the gh-actions path.
+	launch *launchFlags
+	all    *bool
+}
+
+func newRunner(host substrates.Host) *cobra.Command {
+	f := &runnerFlags{host: host}
+	cmd := &cobra.Command{
+		Use:   "runner",
+		Short: "Run a local installation: launch, list, update and cancel sessions; fire the schedule",
+		Long: `runner is the local substrate's runner, over an installation written by
+autonomy compile PROFILE --target local --dir DIR. Agents run as processes (each in its own
+process group, with a per-session log, killed at their timeout); people get a parked ask that
+only its one-time token and evidence can complete. State lives in DIR/.autonomy/state/state.db
+(SQLite), safe for many processes at once.
+
+--dir defaults to $AUTONOMY_DIR, which every session has, else the current directory. A verb run
+from inside a session ($AUTONOMY_SESSION set) acts for that session's actor and needs its
+capability: launch agent:launch (agent:launch@x: only x), list/get/logs agent:list, update
+agent:update, cancel agent:cancel. tick and serve are the operator's.
+
+--target gh-actions (the default where $AUTONOMY_SUBSTRATE says so, as the compiled job of an
+actor holding agent:* does) is the GitHub runner inside a job: launch, get, list and cancel from
+the job's environment (GITHUB_REPOSITORY, GITHUB_API_URL, GH_TOKEN, AUTONOMY_ACTOR) and the
+installed manifest in the checkout, bounded by the calling actor's installed capabilities as
+above (docs/gh-actions.md).
+
+Exit codes: 0 ok, 1 refused (denied, at capacity, unknown session, wrong token), 2 usage or I/O
+error.`,
+		Example: `  autonomy runner --dir . launch develop --ref 42
+  autonomy runner list
+  autonomy runner logs 7-k3qa -f
+  autonomy runner update 8-k3qa --status done --token atk_… --evidence "PR #51 merged"
+  autonomy runner serve`,
+	}
+	def := os.Getenv(local.DirEnv)
+	if def == "" {
+		def = "."
+	}
+	cmd.PersistentFlags().StringVar(&f.dir, "dir", def, "the installation directory")
+	sub := os.Getenv(substrates.TargetEnv) // a compiled job that calls the runner sets it
+	if sub == "" {
+		sub = local.Name
+	}
+	cliflag.Target(cmd.PersistentFlags(), &f.substrate, sub, "local, or gh-actions: the GitHub runner, from a job's environment (default $"+substrates.TargetEnv+", else local; docs/gh-actions.md)")
+	cmd.AddCommand(newRunnerLaunch(f), newRunnerGet(f), newRunnerList(f), newRunnerUpdate(f), newRunnerCancel(f),
+		newRunnerLogs(f), newRunnerTick(f), newRunnerServe(f), newRunnerSupervise(f))
+	return cmd
+}
+
+// open opens the runner of the installation, as the calling session when there is one.
+func (f *runnerFlags) open() (*local.Runner, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, exitcode.Usagef("cannot find the autonomy binary: %v", err)
+	}
+	r, err := local.New(f.dir, local.Options{Session: os.Getenv(local.SessionEnv), Detach: true, Exe: exe})
+	if err != nil {
+		return nil, runnerError(err)
+	}
+	return r, nil
+}
+
+// with makes a RunE that checks --format (when the verb has it), opens the runner, runs fn and
+// closes the runner.
+func (f *runnerFlags) with(formats bool, fn func(cmd *cobra.Command, args []string, r *local.Runner) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		if formats {
+			if err := exitcode.CheckFormat(f.format, "text", "json"); err != nil {
+				return err
+			}
+		}
+		if done, err := f.viaSubstrate(cmd, args); done {
+			return err
+		}
+		r, err := f.open()
+		if err != nil {
+			return err
+		}
+		defer r.Close()
+		return fn(cmd, args, r)
+	}
+}
+
+// viaSubstrate runs the verb through --target's own runner verbs when that substrate has them
+// (substrates.RunnerVerbs: gh-actions, inside a job); done is false for the local runner, whose
+// verbs are this file's.
+func (f *runnerFlags) viaSubstrate(cmd *cobra.Command, args []string) (done bool, err error) {
+	s, ok := f.host.Lookup(f.substrate)
+	if !ok {
+		return true, exitcode.Usagef("--target %q: one of %s", f.substrate, strings.Join(f.host.Names(), ", "))
+	}
+	v, ok := s.(substrates.RunnerVerbs)
+	if !ok {
+		if s.Name() == local.Name {
+			return false, nil
+		}
+		return true, exitcode.Usagef("--target %s: its runner has no verbs on the command line", s.Name())
+	}
+	call := substrates.RunnerCall{Verb: cmd.Name(), Args: args, Format: f.format, Out: cmd.OutOrStdout(), Err: cmd.ErrOrStderr()}
+	if cmd.Flags().Changed("dir") || cmd.InheritedFlags().Changed("dir") {
+		call.Dir = f.dir
+	}
+	if f.all != nil {
+		call.All = *f.all
+	}
+	if call.Verb == "launch" {
+		if call.Params, err = f.launch.parse(); err != nil {
+			return true, err
+		}
+		req := f.launch.req
+		call.Ref, call.Text, call.From, call.Kind, call.Branch = req.Ref, req.Text, req.From, req.Kind, req.Branch
+	}
+	return true, v.RunVerb(cmd.Context(), call)
+}
+
+// unrecorded says whether err is a *local.UnrecordedError: what list or get printed is stale.
+func unrecorded(err error) bool {
+	var u *local.UnrecordedError
+	return errors.As(err, &u)
+}
+
+// stale is the exit of a list or get that printed what the store has (err nil, or an
+// *local.UnrecordedError): 2, saying which sessions ended unrecorded, when the store could not
+// be written.
+func stale(err error) error {
+	var u *local.UnrecordedError
+	if !errors.As(err, &u) {
+		return nil
+	}
+	safe := &local.UnrecordedError{}
+	for _, n := range u.Notes {
+		safe.Notes = append(safe.Notes, cliout.TerminalSafe(n)) // a reason may quote the agent
+	}
+	return &exitcode.Error{Code: exitcode.Usage, Msg: safe.Error()}
+}
+
+// runnerError maps a runner error to an exit code: a refusal is 1, anything else 2.
+func runnerError(err error) error {
+	var denied *local.DeniedError
+	var refused *local.RefusedError
+	if errors.As(err, &denied) {
+		return &exitcode.Error{Code: exitcode.Problems, Msg: "denied: " + denied.Msg}
+	}
+	if errors.As(err, &refused) {
+		return &exitcode.Error{Code: exitcode.Problems, Msg: refused.Msg}
+	}
+	return &exitcode.Error{Code: exitcode.Usage, Msg: err.Error()}
+}
+
+func newRunnerLaunch(f *runnerFlags) *cobra.Command {
+	var req local.LaunchRequest
+	lf := &launchFlags{}
+	f.launch = lf
+	cmd := &cobra.Command{
+		Use:   "launch ACTOR [--param K=V]... [--ref R] [--from A] [--text T] [--kind K] [--branch B]",
+		Short: "Start an agent, or engage a person, and print the session id",
+		Long: `launch starts a session of ACTOR and prints its id (for a person, also the one-time redeem
+token, shown only this once). The firing context maps onto the params the actor declares:
+--ref is subject.ref, --from subject.actor (default: your user name, or the launching session's
+actor), --text subject.text, --kind trigger.kind (default dispatch); subject.actorRole is OWNER
+for you and NONE for a session. --param K=V sets a declared param verbatim.
+
+An agent session runs in the installation root, or in a git worktree of its own under
+.autonomy/worktrees when the actor's workspace is isolated or --branch is given. Launch refuses
+(exit 1) when maxConcurrent agent sessions are already running.`,
+		Example: `  autonomy runner launch develop --ref 42
+  autonomy runner launch reviewer --param PR=51 --branch feature/login
+  autonomy runner launch maintainer --ref 42 --text "approve the migration?" --format json`,
+		Args: cobra.ExactArgs(1),
+		RunE: f.with(true, func(cmd *cobra.Command, args []string, r *local.Runner) error {
+			req.Actor = args[0]
+			var err error
+			if req.Params, err = lf.parse(); err != nil {
+				return err
+			}
+			res, err := r.Launch(cmd.Context(), req)
+			if err != nil && res.Session.ID == "" {
+				return runnerError(err)
+			}
+			out := cmd.OutOrStdout()
+			if f.format == "json" {
+				v := struct {
+					Session local.SessionView `json:"session"`
+					Token   string            `json:"token,omitempty"`
+				}{local.View(res.Session), res.Token}
+				if e := cliout.WriteJSON(out, v); e != nil {
+					return e
+				}
+			} else {
+				fmt.Fprintln(out, res.Session.ID)
+				if res.Token != "" {
+					fmt.Fprintln(out, res.Token)
+					fmt.Fprintf(cmd.ErrOrStderr(), "autonomy: %s is an ask to %s; the second line is its one-time redeem token, shown only now: whoever resolves the ask needs it\n", res.Session.ID, res.Session.Actor)
+				}
+			}
+			if err != nil {
+				return runnerError(err)
+			}
+			return nil
+		}),
+	}
+	cmd.Flags().StringArrayVar(&lf.params, "param", nil, "set a declared param: NAME=VALUE (repeatable)")
+	cmd.Flags().StringVar(&lf.paramsJSON, "params-json", "", `set declared params from a JSON object of strings: {"ISSUE":"42"}`)
+	lf.req = &req
+	cmd.Flags().StringVar(&req.Ref, "ref", "", "subject.ref: the work item")
+	cmd.Flags().StringVar(&req.From, "from", "", "subject.actor: who asked")
+	cmd.Flags().StringVar(&req.Text, "text", "", "subject.text: the text that fired it")
+	cmd.Flags().StringVar(&req.Kind, "kind", "", "trigger.kind (default dispatch)")
+	cmd.Flags().StringVar(&req.Branch, "branch", "", "run in a git worktree of this branch (created from HEAD if new)")
+	cmd.Flags().StringVar(&f.format, "format", "text", "output format: text or json")
+	return cmd
+}
+
+func newRunnerGet(f *runnerFlags) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "get ID",
+		Short: "Show one session",
+		Long: `get shows one session, then its last 20 events, oldest first: queued and dequeued (it waited
+for the installation root), worktree (what became of its worktree: removed, kept with uncommitted
+changes, its commits saved on a branch), orphaned (its supervisor died), ended, and others.
+--format json has them as "events". When the session ended but the store could not be written
+to record it (a full disk), get prints it as the store has it and exits 2, saying how it ended.`,
+		Args: cobra.ExactArgs(1),
+		RunE: f.with(true, func(cmd *cobra.Command, args []string, r *local.Runner) error {
+			s, ok, err := r.Get(cmd.Context(), args[0])
+			if err != nil && !unrecorded(err) {
+				return runnerError(err)
+			}
+			if !ok {
+				return exitcode.Problemf("no session %s", args[0])
+			}
+			weave := sessionWeave(cmd.Context(), r, s.ID)
+			events, more := sessionEvents(cmd.Context(), r, s.ID)
+			if f.format == "json" {
+				if e := cliout.WriteJSON(cmd.OutOrStdout(), struct {
+					local.SessionView
+					Overlays *weaveView  `json:"overlays,omitempty"`
+					Events   []eventView `json:"events"`
+				}{local.View(s), weave, events}); e != nil {
+					return e
+				}
+				return stale(err)
+			}
+			printSession(cmd.OutOrStdout(), s)
+			printWeave(cmd.OutOrStdout(), weave)
+			printEvents(cmd.OutOrStdout(), events, more)
+			return stale(err)
+		}),
+	}
+	cmd.Flags().StringVar(&f.format, "format", "text", "output format: text or json")
+	return cmd
+}
+
+func newRunnerList(f *runnerFlags) *cobra.Command {
+	var all bool
+	f.all = &all
+	cmd := &cobra.Command{
+		Use:   "list [--all]",
+		Short: "List the sessions in flight (with --all, every session)",
+		Args:  cobra.NoArgs,
+		RunE: f.with(true, func(cmd *cobra.Command, args []string, r *local.Runner) error {
+			ss, err := r.List(cmd.Context(), all)
+			if err != nil && !unrecorded(err) {
+				return runnerError(err)
+			}
+			out := cmd.OutOrStdout()
+			if f.format == "json" {
+				views := make([]local.SessionView, 0, len(ss))
+				for _, s := range ss {
+					views = append(views, local.View(s))
+				}
+				if e := cliout.WriteJSON(out, struct {
+					Sessions []local.SessionView `json:"sessions"`
+				}{views}); e != nil {
+					return e
+				}
+				return stale(err)
+			}
+			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tACTOR\tKIND\tSTATUS\tSINCE\tREF\tWAITING FOR")
+			for _, s := range ss {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.ID, s.Actor, s.Kind, local.ListStatus(s), s.CreatedAt.Format("2006-01-02 15:04:05"), cliout.TerminalSafe(s.Ref), cliout.TerminalSafe(local.Waiting(s)))
+			}
+			if e := tw.Flush(); e != nil {
+				return e
+			}
+			return stale(err)
+		}),
+	}
+	cmd.Flags().BoolVar(&all, "all", false, "include ended sessions")
+	cmd.Flags().StringVar(&f.format, "format", "text", "output format: text or json")
+	return cmd
+}
+
+func newRunnerUpdate(f *runnerFlags) *cobra.Command {
+	var p ir.Patch
+	var status string
+	var approve, deny bool
+	var answer string
+	cmd := &cobra.Command{
+		Use:   "update ID --status S [--token T] [--evidence E] | --token T --approve|--deny|--answer TEXT [--evidence E]",
+		Short: "Pause or resume an agent, resolve a person's ask, or answer a workflow's approval",
+		Long: `update applies a status transition. An agent session can be paused (STOP to its process
+group) and resumed (--status running); it ends by itself, done only when its process exits 0
+with a verified result. A person's ask becomes done (or failed: declined) only with its one-time
+--token and --evidence naming the verified act; without them nothing changes. --status
+cancelled is cancel.
+
+A workflow playbook's session waiting at an approval step (paused, list shows what it waits
+for) is answered with the resume token written to its log: --approve continues the workflow
+after the approval step (no completed step runs again), --deny cancels the session with no
+further side effect. An agent's capsule playbook session held to human-sign-off waits the same
+way once its agent succeeded: --approve signs it off (done), --deny fails it. A wrong or used
+token changes nothing:
+
+  autonomy runner update 9-k3qa --token rt_… --approve --evidence "checked the preview"
+
+A step playbook's session waiting at an @elicit (list shows the question) is answered the same
+way: --answer TEXT for an input or a select (one of its options), --approve (yes) or --deny (no)
+for a confirm. The run continues after it; an answer that does not fit is refused and the token
+stays valid:
+
+  autonomy runner update 9-k3qa --token rt_… --answer blog`,
+		Example: `  autonomy runner update 7-k3qa --status paused
+  autonomy runner update 8-k3qa --status done --token atk_… --evidence "approved in #42 (comment 991)"`,
+		Args: cobra.ExactArgs(1),
+		RunE: f.with(false, func(cmd *cobra.Command, args []string, r *local.Runner) error {
+			if approve || deny || cmd.Flags().Changed("answer") {
+				if approve && deny || (approve || deny) && cmd.Flags().Changed("answer") || status != "" || p.Token == "" {
+					return exitcode.Usagef("answer an approval with --token T and one of --approve or --deny, an elicitation with --token T and --answer TEXT (no --status)")
+				}
+				s, err := r.Respond(cmd.Context(), args[0], p.Token, stepsrun.Answer{Text: answer, Approve: approve, Deny: deny}, p.Evidence)
+				if err != nil {
+					return runnerError(err)
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "%s %s\n", s.ID, s.Status)
+				return nil
+			}
+			if status == "" {
+				return exitcode.Usagef("give --status S, or --token T with --approve or --deny")
+			}
+			p.Status = ir.SessionStatus(status)
+			valid := false
+			for _, s := range ir.SessionStatuses {
+				valid = valid || s == p.Status
+			}
+			if !valid {
+				return exitcode.Usagef("--status %q: one of running, paused, cancelled, done, failed", status)
+			}
+			s, err := r.Update(cmd.Context(), args[0], p)
+			if err != nil {
+				return runnerError(err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s %s\n", s.ID, s.Status)
+			return nil
+		}),
+	}
+	cmd.Flags().StringVar(&status, "status", "", "running, paused, cancelled, done or failed")
+	cmd.Flags().StringVar(&p.Token, "token", "", "a person's ask: the redeem token its launch printed")
+	cmd.Flags().StringVar(&p.Evidence, "evidence", "", "a person's ask: the verified act that resolved it; an approval: why")
+	cmd.Flags().BoolVar(&approve, "approve", false, "a workflow's approval: continue it (with --token)")
+	cmd.Flags().BoolVar(&deny, "deny", false, "a workflow's approval: cancel it (with --token); a step playbook's confirm: no")
+	cmd.Flags().StringVar(&answer, "answer", "", "a step playbook's elicitation: the answer (with --token)")
+	return cmd
+}
+
+func newRunnerCancel(f *runnerFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:   "cancel ID",
+		Short: "Stop a session (TERM, then KILL, to its process group) or retract an ask",
+		Long: `cancel records the session cancelled, sends TERM to its process group and returns at once.
+Its supervisor KILLs whatever is left of the group after policy.box.local.graceSeconds, however
+this command ends; if the supervisor died, the next list, get, logs -f or tick does.`,
+		Args: cobra.ExactArgs(1),
+		RunE: f.with(false, func(cmd *cobra.Command, args []string, r *local.Runner) error {
+			ok, err := r.Cancel(cmd.Context(), args[0])
+			if err != nil {
+				return runnerError(err)
+			}
+			if !ok {
+				s, found, _ := r.Store.Get(cmd.Context(), args[0])
+				if !found {
+					return exitcode.Problemf("no session %s", args[0])
+				}
+				return exitcode.Problemf("session %s had already ended: %s", s.ID, s.Status)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s cancelled\n", args[0])
+			return nil
+		}),
+	}
+}
+
+func newRunnerLogs(f *runnerFlags) *cobra.Command {
+	var follow bool
+	cmd := &cobra.Command{
+		Use:   "logs ID [-f]",
+		Short: "Print a session's output; -f follows it until the session ends",
+		Long: `logs prints a session's output. Its log keeps the last policy.box.local.logMaxBytes of it
+(10 MiB by default); when earlier output was dropped, the first line says how many bytes.`,
+		Args: cobra.ExactArgs(1),
+		RunE: f.with(false, func(cmd *cobra.Command, args []string, r *local.Runner) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			if err := r.FollowLogs(ctx, args[0], follow, cmd.OutOrStdout()); err != nil {
+				return runnerError(err)
+			}
+			return nil
+		}),
+	}
+	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing until the session ends")
+	return cmd
+}
+
+func newRunnerTick(f *runnerFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:   "tick",
+		Short: "Fire every cron trigger that came due since the last tick (run it from cron, or use serve)",
+		Long: `tick fires every cron trigger of the installation whose schedule came due since the last
+tick, in policy.box.local.timezone (UTC by default). After downtime a missed schedule fires
+once, not once per missed slot. A due actor that cannot start (maxConcurrent reached, or its
+last scheduled session still running) is deferred to the next tick and recorded, never dropped.
+The first tick of an installation only starts the schedule.`,
+		Args: cobra.NoArgs,
+		RunE: f.with(false, func(cmd *cobra.Command, args []string, r *local.Runner) error {
+			rep, err := r.Tick(cmd.Context())
+			if err != nil {
+				return runnerError(err)
+			}
+			local.PrintTick(cmd.OutOrStdout(), rep)
+			return nil
+		}),
+	}
+}
+
+func newRunnerServe(f *runnerFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:   "serve",
+		Short: "Tick at each due minute until SIGINT or SIGTERM",
+		Long: `serve runs the trigger executor: it ticks whenever a cron trigger comes due (and each minute
+while a deferred one waits) until SIGINT or SIGTERM, then stops cleanly. Sessions it started run
+under their own supervisors and stay tracked after it stops. A recompile takes effect at the next
+tick.`,
+		Args: cobra.NoArgs,
+		RunE: f.with(false, func(cmd *cobra.Command, args []string, r *local.Runner) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			if err := r.PreflightSchedule(); err != nil {
+				return runnerError(err)
+			}
+			errOut := cmd.ErrOrStderr()
+			fmt.Fprintf(errOut, "autonomy: serving %s (%s, timezone %s); SIGINT or SIGTERM stops\n", r.In.Dir, cliout.Count(len(r.In.Schedule.Entries), "scheduled trigger"), r.In.Schedule.Timezone)
+			if err := r.Serve(ctx, cmd.OutOrStdout()); err != nil {
+				return runnerError(err)
+			}
+			fmt.Fprintln(errOut, "autonomy: stopped; running sessions stay tracked")
+			return nil
+		}),
+	}
+}
+
+// newRunnerSupervise is the detached process that runs one session to its end.
+func newRunnerSupervise(f *runnerFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:    "supervise ID",
+		Hidden: true,
+		Args:   cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			r, err := local.New(f.dir, local.Options{Detach: true})
+			if err != nil {
+				return runnerError(err)
+			}
+			defer r.Close()
+			if err := r.Supervise(context.Background(), args[0]); err != nil {
+				return runnerError(err)
+			}
+			return nil
+		},
+	}
+}
+
+func printSession(w io.Writer, s store.Session) {
+	v := local.View(s)
+	line := func(k, val string) {
+		if val != "" {
+			fmt.Fprintf(w, "%-10s %s\n", k+":", cliout.TerminalSafe(val))
+		}
+	}
+	line("id", v.ID)
+	line("actor", v.Agent)
+	line("kind", v.Kind)
+	line("status", string(v.Status))
+	line("ref", v.Ref)
+	line("trigger", v.Trigger)
+	line("origin", v.Origin)
+	line("branch", v.Branch)
+	line("workdir", v.Workdir)
+	line("created", v.Created)
+	line("started", v.Started)
+	line("ended", v.Ended)
+	if v.ExitCode != nil {
+		line("exit", fmt.Sprint(*v.ExitCode))
+	}
+	line("reason", v.Reason)
+	line("verified", v.Verified)
+	line("evidence", v.Evidence)
+	line("resolved", v.ResolvedBy)
+	line("log", v.Log)
+	for _, k := range cliout.SortedKeys(v.Params) {
+		fmt.Fprintf(w, "param:     %s=%q\n", k, v.Params[k])
+	}
+}

@@ -1,0 +1,193 @@
+package local
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/autonomyhq/autonomy/substrates"
+)
+
+// ProbeTargets are the local substrate's two runners (substrates.Prober): the exec runner
+// (agents as processes) and the human runner (asks parked for a person), each probed in a fresh
+// installation of the probe fleet, supervised in this process. Timeouts count in seconds
+// instead of minutes.
+func (Substrate) ProbeTargets(env substrates.ProbeEnv) ([]substrates.ProbeTarget, error) {
+	return []substrates.ProbeTarget{
+		{Name: "local exec", Substrate: Name, New: func(ctx context.Context) (*substrates.ProbeSubject, error) { return newProbeSubject(ctx, env, false) }},
+		{Name: "local human", Substrate: Name, Human: true, New: func(ctx context.Context) (*substrates.ProbeSubject, error) { return newProbeSubject(ctx, env, true) }},
+	}, nil
+}
+
+func newProbeSubject(ctx context.Context, env substrates.ProbeEnv, human bool) (sub *substrates.ProbeSubject, err error) {
+	scratch, err := os.MkdirTemp("", "autonomy-conformance-")
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			os.RemoveAll(scratch)
+		}
+	}()
+	_, out, err := env.CompileFleet(scratch)
+	if err != nil {
+		return nil, err
+	}
+	inst := filepath.Join(scratch, "install")
+	if err := os.MkdirAll(inst, 0o755); err != nil {
+		return nil, err
+	}
+	// Isolated workspaces are git worktrees: the installation is a repository with a commit.
+	gitErr := gitInit(ctx, inst)
+	if _, err := substrates.Write(inst, &out, substrates.WriteOptions{}); err != nil {
+		return nil, err
+	}
+	r, err := New(inst, Options{Minute: time.Second})
+	if err != nil {
+		return nil, err
+	}
+	root, err := filepath.EvalSymlinks(inst)
+	if err != nil {
+		r.Close()
+		return nil, err
+	}
+	state := filepath.Join(root, ".autonomy", "state", "probe")
+	s := &substrates.ProbeSubject{
+		Runner:        r.Contract(),
+		Actor:         "probe",
+		Timeout:       "overtime",
+		TimeoutWait:   30 * time.Second,
+		MaxConcurrent: r.In.Runner.MaxConcurrent,
+		Isolated:      "isolated",
+		Seen: func(ctx context.Context, id string) (map[string]string, error) {
+			seen := map[string]string{}
+			for k := range env.Params {
+				data, err := os.ReadFile(filepath.Join(state, id, k))
+				if errors.Is(err, os.ErrNotExist) {
+					return nil, nil // not reported yet
+				}
+				if err != nil {
+					return nil, err
+				}
+				seen[k] = strings.TrimSuffix(string(data), "\n") // printenv adds one
+			}
+			return seen, nil
+		},
+		Workspace: func(ctx context.Context, id string) (string, string, bool, error) {
+			data, err := os.ReadFile(filepath.Join(state, "where-"+id))
+			if errors.Is(err, os.ErrNotExist) {
+				return "", root, false, nil
+			}
+			if err != nil {
+				return "", root, false, err
+			}
+			ran := strings.TrimSpace(string(data))
+			got, _, err := r.Get(ctx, id)
+			if err != nil || !got.Status.Ended() {
+				return ran, root, false, err
+			}
+			_, statErr := os.Stat(ran)
+			return ran, root, errors.Is(statErr, os.ErrNotExist), nil
+		},
+		Close: func() {
+			if ss, err := r.List(context.Background(), false); err == nil {
+				for _, x := range ss {
+					r.Cancel(context.Background(), x.ID)
+				}
+			}
+			r.Close()
+			os.RemoveAll(scratch)
+		},
+	}
+	if gitErr != nil {
+		s.Isolated, s.NotProbed = "", fmt.Sprintf("isolated workspaces need git: %v", gitErr)
+	}
+	if human {
+		s.Actor, s.Human = "asker", true
+	}
+	return s, nil
+}
+
+// gitInit makes dir a git repository with one commit.
+func gitInit(ctx context.Context, dir string) error {
+	for _, args := range [][]string{
+		{"init", "--quiet"},
+		{"-c", "user.name=autonomy", "-c", "user.email=conformance@autonomy.invalid", "commit", "--quiet", "--allow-empty", "-m", "conformance probe"},
+	} {
+		cmd := exec.CommandContext(ctx, "git", args...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("git %s: %v: %s", args[0], err, strings.TrimSpace(string(out)))
+		}
+	}
+	return nil
+}
+
+// Realized checks that out, the compile of feature's probe profile, realizes the feature, reading
+// the launcher config, schedule and runner config the way the runner does (substrates.Realizer).
+func (Substrate) Realized(feature string, out substrates.Output) error {
+	data, err := out.File(ActorPath("probe"))
+	if err != nil {
+		return err
+	}
+	var cfg ActorConfig
+	if err := json.Unmarshal(data, &cfg); err != nil {
+		return fmt.Errorf("the probe's launcher config: %v", err)
+	}
+	check := func(ok bool, format string, args ...any) error {
+		if ok {
+			return nil
+		}
+		return fmt.Errorf(format, args...)
+	}
+	name, arg, _ := strings.Cut(feature, ":")
+	switch {
+	case name == "capability" && arg == "@scope":
+		return check(slices.Contains(cfg.Capabilities, "agent:launch@other"), "the launcher config does not carry agent:launch@other")
+	case name == "capability":
+		return check(slices.Contains(cfg.Capabilities, arg) && strings.Contains(cfg.Env["AUTONOMY_CAPABILITIES"], arg),
+			"the launcher config does not carry %s to the runner and the agent", arg)
+	case feature == "trigger:cron":
+		var sch Schedule
+		if data, err := out.File(SchedulePath); err != nil || json.Unmarshal(data, &sch) != nil {
+			return fmt.Errorf("no readable schedule")
+		}
+		return check(slices.ContainsFunc(sch.Entries, func(e Entry) bool { return e.Actor == "probe" && e.Cron == "17 6 * * 1-5" }),
+			"the schedule does not hold the cron as written")
+	case feature == "trigger:dispatch":
+		return check(slices.ContainsFunc(cfg.Triggers, func(t Trigger) bool { return t.Kind == "dispatch" && slices.Contains(t.Params, "PROBE_REF") }),
+			"the launcher config has no dispatch trigger forwarding PROBE_REF")
+	case name == "source":
+		return check(slices.Contains(cfg.Params, Param{Name: "PROBE_PARAM", Source: arg}), "the launcher config does not resolve PROBE_PARAM from %s", arg)
+	case feature == "kind:human":
+		return check(cfg.Kind == "human" && cfg.Command == nil, "the probe is not a parked ask")
+	case feature == "field:timeout":
+		return check(cfg.TimeoutMinutes == 7, "timeout is %d minutes, not 7", cfg.TimeoutMinutes)
+	case feature == "field:review":
+		return check(cfg.Reviewer == "other" && cfg.Env["AUTONOMY_REVIEWER"] == "other", "the proposer is not handed its reviewer")
+	case feature == "field:result":
+		if cfg.Result == "" {
+			return fmt.Errorf("the launcher config names no result schema")
+		}
+		_, err := out.File(cfg.Result)
+		return err
+	case feature == "field:execution":
+		return check(cfg.Workspace == "isolated", "the workspace is %q, not isolated", cfg.Workspace)
+	case feature == "field:prelaunch":
+		return check(cfg.Prelaunch == "git fetch --quiet", "the launcher config does not run the prelaunch command")
+	case feature == "policy:maxConcurrent":
+		var rc RunnerConfig
+		if data, err := out.File(RunnerPath); err != nil || json.Unmarshal(data, &rc) != nil {
+			return fmt.Errorf("no readable runner config")
+		}
+		return check(rc.MaxConcurrent == 3, "the runner caps at %d, not 3", rc.MaxConcurrent)
+	}
+	return fmt.Errorf("no realization check for %s on local", feature)
+}

@@ -1,0 +1,108 @@
+package substrates
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/autonomyhq/autonomy/ir"
+)
+
+// The runtime half of a substrate is optional interfaces, found by type assertion (as Layout
+// is): a substrate implements those its runtime has. conformance and cmd/autonomy reach them
+// through the registry, never by a substrate's name.
+
+// Prober is implemented by a substrate whose runners the conformance battery probes.
+type Prober interface {
+	// ProbeTargets lists the substrate's runners under test. A runner that needs what env does
+	// not give (a remote to probe against) is listed with Skip saying how to run it.
+	ProbeTargets(env ProbeEnv) ([]ProbeTarget, error)
+}
+
+// Realizer is implemented by a substrate whose compiled output the conformance battery can
+// read back: the support matrix verifies each declaration with it.
+type Realizer interface {
+	// Realized checks that out, the compile of a probe profile of feature (conformance.Features),
+	// realizes the feature: it reads the generated files the way the substrate's runtime will,
+	// independently of what Support declares.
+	Realized(feature string, out Output) error
+}
+
+// ProbeEnv is what the conformance battery gives a substrate to set up its runners under test.
+type ProbeEnv struct {
+	// CompileFleet writes the probe fleet (conformance/probe) under scratch and compiles it for
+	// the substrate, returning the profile's directory and the Output.
+	CompileFleet func(scratch string) (profile string, out Output, err error)
+	// Actors are the probe fleet's actors.
+	Actors []string
+	// Params are what the battery launches with; ProbeSubject.Seen reports them as the process
+	// saw them.
+	Params ir.LaunchParams
+	// Remote is where a runner that is not on this machine is probed (`conformance --repo`, an
+	// OWNER/NAME); empty, such runners are listed as not run.
+	Remote string
+	// Exe, when set, is the autonomy binary: a runner may read a session back through another
+	// process of it, so the get check proves the session is kept outside the launcher's memory.
+	Exe string
+}
+
+// ProbeTarget is a runner under test: its name, its substrate, and how to set up a fresh
+// ProbeSubject.
+type ProbeTarget struct {
+	Name      string `json:"name"`
+	Substrate string `json:"substrate"`
+	// Human is set when the target's subjects launch a person's ask.
+	Human bool `json:"human,omitempty"`
+	// Remote is set when the target runs only against ProbeEnv.Remote.
+	Remote bool `json:"-"`
+	// Skip, when set, says why the target is not run (e.g. no repository given for GitHub).
+	Skip string                                           `json:"-"`
+	New  func(ctx context.Context) (*ProbeSubject, error) `json:"-"`
+}
+
+// ProbeGetter gets a session by id, as ir.Runner's Get.
+type ProbeGetter func(ctx context.Context, id string) (ir.Session, bool, error)
+
+// ProbeSubject is one runner under test, freshly set up: every check gets its own, so that no
+// check sees another's sessions.
+type ProbeSubject struct {
+	Runner ir.Runner
+	// Actor is the actor the core checks launch: it takes the battery's params, and stays in
+	// flight until cancelled (an agent that waits, or a person's ask).
+	Actor string
+	// Human is set when Actor is a person: the human seam's checks apply instead of an agent's.
+	Human bool
+
+	// The hooks of expanded checks; a nil hook leaves its check not probed, with NotProbed's
+	// reason.
+	// Seen returns the params as the launched process saw them in its environment.
+	Seen func(ctx context.Context, id string) (map[string]string, error)
+	// Timeout names an actor that outlives its timeout, and how long to wait for it to be stopped.
+	Timeout     string
+	TimeoutWait time.Duration
+	// MaxConcurrent is the fleet's cap on running agents, which Actor counts against (0: none).
+	MaxConcurrent int
+	// Isolated names an actor with an isolated workspace; Workspace reports where a session of it
+	// ran, the shared root, and whether its workspace is gone now.
+	Isolated  string
+	Workspace func(ctx context.Context, id string) (ran, root string, gone bool, err error)
+	// GetFresh, when set, gets a session as a process that did not launch it does (another
+	// autonomy process, or a runner with nothing in memory): the get check asks it, so the params
+	// must come back from where the runner keeps them, not from the launcher's memory.
+	GetFresh ProbeGetter
+	// NotProbed says why a nil hook's check cannot be observed on this runner.
+	NotProbed string
+
+	// Close releases the subject (its runner, its installation).
+	Close func()
+}
+
+// File returns the data of the file of out at path.
+func (out Output) File(path string) ([]byte, error) {
+	for _, f := range out.Files {
+		if f.Path == path {
+			return f.Data, nil
+		}
+	}
+	return nil, fmt.Errorf("%s was not generated", path)
+}
