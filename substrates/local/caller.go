@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/autonomyhq/autonomy/substrates"
 	"github.com/autonomyhq/autonomy/internal/store"
+	"github.com/autonomyhq/autonomy/substrates"
 )
 
 // caller is the session a verb is called from; nil is the operator, who may do everything.

@@ -4,9 +4,9 @@ import (
 	"context"
 	"time"
 
+	"github.com/autonomyhq/autonomy/internal/store"
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/playbook/stepsrun"
-	"github.com/autonomyhq/autonomy/internal/store"
 )
 
 // playbooks runs the sessions of playbook behaviors (workflow and step playbooks, capsule

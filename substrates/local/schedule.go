@@ -6,8 +6,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/internal/store"
+	"github.com/autonomyhq/autonomy/ir"
 )
 
 // scheduler is the trigger executor's clockwork: from an installation's cron entries, the last

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/autonomyhq/autonomy/internal/proc"
-	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/internal/store"
+	"github.com/autonomyhq/autonomy/ir"
 )
 
 // supervisor is what this process holds to supervise sessions: which ones it supervises, the
