@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/ir/resolved"
+	"github.com/autonomyhq/autonomy/playbook"
 )
 
 // TestIndexDrift: a profile's overlay package without its _index.md is a missing file for check,
@@ -21,13 +23,14 @@ func TestIndexDrift(t *testing.T) {
 	prof := filepath.Join(dir, "fleet")
 	writeFile(t, prof, "ir.yml", "schema: autonomy.ir.v1\ntargets: [fake]\nactors:\n  support:\n    behavior: skills/support\n    triggers: [{ dispatch: true }]\n", 0o644)
 	writeFile(t, prof, "skills/support/SKILL.md", "# support\n", 0o644)
-	load := func() *ir.Profile {
+	load := func() *resolved.Profile {
 		t.Helper()
 		p, diags, err := ir.Check(prof)
 		if err != nil || p == nil {
 			t.Fatalf("%v %s", err, diags)
 		}
-		return p
+		r, _ := playbook.Resolve(p)
+		return r
 	}
 	if d := IndexDrift(load(), dir); d != nil {
 		t.Errorf("no overlay package: %+v", d)

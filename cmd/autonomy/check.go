@@ -52,7 +52,7 @@ Exit codes: 0 up to date, 1 drift found (or the profile has errors, or warnings 
 			if err != nil {
 				return usageError("%v", err)
 			}
-			index := substrates.IndexDrift(p.Profile, dir)
+			index := substrates.IndexDrift(p, dir)
 			drifts = append(drifts, index...)
 			warnings = append(warnings, output.Warnings...)
 			var fail error
