@@ -57,8 +57,12 @@ conformance: ## regenerate docs/conformance.md from autonomy conformance (review
 agent-install: ## install the pinned agent CLIs (codex, claude) into the agent cache (AUTONOMY_AGENT_CACHE, default ~/.cache/autonomy-agents)
 	scripts/install-agents.sh
 
-agent-smoke: agent-install ## run every agent preset's pinned CLI against the scripted model, on both substrates, and the gh-actions end-to-end test (needs node, npm, bubblewrap, socat)
-	AUTONOMY_AGENT_SMOKE=1 $(GO) test -v -count=1 -timeout 20m ./internal/agent ./internal/modelfake ./substrates/ghactions/effect
+# Every package whose tests run a pinned agent CLI (they import internal/agentcli): a new one is
+# included without editing this list.
+AGENT_PKGS = $(shell $(GO) list -f '{{.ImportPath}} {{join .TestImports " "}} {{join .XTestImports " "}}' ./... | grep ' .*internal/agentcli' | cut -d' ' -f1)
+
+agent-smoke: agent-install ## run every agent preset's pinned CLI against the scripted model in every package whose tests use one (needs node, npm, bubblewrap, socat)
+	AUTONOMY_AGENT_SMOKE=1 $(GO) test -v -count=1 -timeout 20m $(AGENT_PKGS)
 
 clean: ## remove build output
 	rm -rf bin
