@@ -22,6 +22,7 @@ import (
 	"github.com/google/go-github/v62/github"
 
 	"github.com/autonomyhq/autonomy/internal/ghfake"
+	"github.com/autonomyhq/autonomy/internal/testbin"
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/substrates/ghactions"
 	"github.com/autonomyhq/autonomy/substrates/ghactions/control"
@@ -81,10 +82,7 @@ type opsFleet struct {
 
 func newOps(t *testing.T) *opsFleet {
 	root := t.TempDir()
-	bin := filepath.Join(root, "autonomy")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../../cmd/autonomy").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := testbin.Path(t)
 	t.Setenv("GIT_CONFIG_GLOBAL", "/dev/null")
 	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
 	prof := filepath.Join(root, "profile")

@@ -14,6 +14,7 @@ import (
 	"github.com/autonomyhq/autonomy/internal/agentcli"
 	"github.com/autonomyhq/autonomy/internal/ghfake"
 	"github.com/autonomyhq/autonomy/internal/modelfake"
+	"github.com/autonomyhq/autonomy/internal/testbin"
 	"github.com/autonomyhq/autonomy/substrates/ghactions/effect"
 )
 
@@ -175,10 +176,7 @@ func newFleetOf(t *testing.T, profile string, collaborators map[string]string) *
 // only).
 func newFleetWith(t *testing.T, profile string, collaborators map[string]string, codex string) *fleet {
 	root := t.TempDir()
-	bin := filepath.Join(root, "autonomy")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../../cmd/autonomy").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := testbin.Path(t)
 	t.Setenv("GIT_CONFIG_GLOBAL", "/dev/null")
 	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
 	ident := []string{"GIT_AUTHOR_NAME=maintainer", "GIT_AUTHOR_EMAIL=m@example.com", "GIT_COMMITTER_NAME=maintainer", "GIT_COMMITTER_EMAIL=m@example.com"}
