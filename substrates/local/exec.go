@@ -17,8 +17,14 @@ import (
 	"github.com/autonomyhq/autonomy/substrates/local/store"
 )
 
-// grace is how long a session has between TERM and KILL.
-func (r *Runner) grace() time.Duration { return time.Duration(r.In.Runner.GraceSeconds) * time.Second }
+// grace is how long a session has between TERM and KILL: Options.Grace when set, else the
+// installation's policy.box.local.graceSeconds.
+func (r *Runner) grace() time.Duration {
+	if r.opts.Grace > 0 {
+		return r.opts.Grace
+	}
+	return time.Duration(r.In.Runner.GraceSeconds) * time.Second
+}
 
 // logMax is how many bytes of its most recent output a session's log keeps.
 func (r *Runner) logMax() int64 {

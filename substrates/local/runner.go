@@ -42,6 +42,9 @@ type Options struct {
 	// Minute is the unit of an actor's timeout (time.Minute when zero); the conformance battery
 	// shortens it to probe timeouts in seconds.
 	Minute time.Duration
+	// Grace, when positive, is how long a session this runner stops has between TERM and KILL,
+	// in place of the installation's policy.box.local.graceSeconds (tests shorten it).
+	Grace time.Duration
 }
 
 // Runner is the local runner of one installation: it realizes the Runner contract for its agents

@@ -169,6 +169,10 @@ wait
 `},
 }
 
+// quickGrace is the grace period of the tests that stop a tree (which ignores TERM) without
+// asserting how long the grace period is: the KILL comes this long after the TERM.
+const quickGrace = 50 * time.Millisecond
+
 // pidsOf reads the pids a tree session wrote, once all three are there.
 func pidsOf(t *testing.T, dir, id string) []int {
 	t.Helper()
@@ -196,7 +200,7 @@ func alive(pid int) bool {
 
 func TestTimeoutKillsTheWholeTree(t *testing.T) {
 	dir := installFleet(t, treeFleet, false)
-	r := newRunner(t, dir, Options{})
+	r := newRunner(t, dir, Options{Grace: quickGrace})
 	s := launch(t, r, LaunchRequest{Actor: "tree"})
 	pids := pidsOf(t, dir, s.ID)
 	got := waitEnded(t, r, s.ID)
@@ -213,7 +217,7 @@ func TestTimeoutKillsTheWholeTree(t *testing.T) {
 
 func TestCancelKillsTheWholeTree(t *testing.T) {
 	dir := installFleet(t, treeFleet, false)
-	r := newRunner(t, dir, Options{})
+	r := newRunner(t, dir, Options{Grace: quickGrace})
 	s := launch(t, r, LaunchRequest{Actor: "tree"})
 	pids := pidsOf(t, dir, s.ID)
 	ok, err := r.Cancel(context.Background(), s.ID)
@@ -241,7 +245,7 @@ func TestCancelKillsTheWholeTree(t *testing.T) {
 
 func TestPauseResume(t *testing.T) {
 	dir := installFleet(t, treeFleet, false)
-	r := newRunner(t, dir, Options{})
+	r := newRunner(t, dir, Options{Grace: quickGrace})
 	s := launch(t, r, LaunchRequest{Actor: "tree"})
 	pidsOf(t, dir, s.ID)
 	ctx := context.Background()
