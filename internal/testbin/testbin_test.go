@@ -58,7 +58,7 @@ func TestBuildSharedAcrossProcesses(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	const n = 4
+	const n = 3
 	outs := make([]string, n)
 	var wg sync.WaitGroup
 	for i := range n {
@@ -107,30 +107,63 @@ func TestBuildSharedAcrossProcesses(t *testing.T) {
 	}
 }
 
-// TestBuildPrunesUnusedBinaries: a build removes the binaries no test asked for in a day, and
-// keeps the others.
-func TestBuildPrunesUnusedBinaries(t *testing.T) {
+// TestPruneRemovesUnusedBinaries: a build's prune removes the binaries no test asked for in a
+// day, and keeps the others and the one just built.
+func TestPruneRemovesUnusedBinaries(t *testing.T) {
 	dir := t.TempDir()
-	old, recent := filepath.Join(dir, "autonomy-old"), filepath.Join(dir, "autonomy-recent")
-	for _, p := range []string{old, recent} {
+	old, recent, built := filepath.Join(dir, "autonomy-old"), filepath.Join(dir, "autonomy-recent"), filepath.Join(dir, "autonomy-built")
+	past := time.Now().Add(-2 * keep)
+	for _, p := range []string{old, recent, built} {
 		if err := os.WriteFile(p, []byte("x"), 0o755); err != nil {
 			t.Fatal(err)
 		}
+		if p != recent {
+			if err := os.Chtimes(p, past, past); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
-	past := time.Now().Add(-2 * keep)
-	if err := os.Chtimes(old, past, past); err != nil {
-		t.Fatal(err)
-	}
-	path, _, err := Build(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	prune(dir, built)
 	if _, err := os.Stat(old); !os.IsNotExist(err) {
 		t.Errorf("the unused binary is still there (%v)", err)
 	}
-	for _, p := range []string{recent, path} {
+	for _, p := range []string{recent, built} {
 		if _, err := os.Stat(p); err != nil {
 			t.Errorf("%s: %v", p, err)
 		}
+	}
+}
+
+// TestSourceKey: the key changes with what the binary is built from (Go source, go.mod, an
+// embedded file) and not with tests, .git or build outputs.
+func TestSourceKey(t *testing.T) {
+	root := t.TempDir()
+	files := map[string]string{"go.mod": "module m\n", "a.go": "package a\n", "probe/x.txt": "x\n",
+		"a_test.go": "package a\n", ".git/HEAD": "ref: main\n", "bin/autonomy": "old\n", "cpu.prof": "p\n"}
+	for name, content := range files {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(root, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	key := func() string {
+		k, err := SourceKey(root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	base := key()
+	for name, changes := range map[string]bool{"a.go": true, "go.mod": true, "probe/x.txt": true, "new.go": true,
+		"a_test.go": false, ".git/HEAD": false, "bin/autonomy": false, "cpu.prof": false} {
+		if err := os.WriteFile(filepath.Join(root, name), []byte("changed\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if got := key(); (got != base) != changes {
+			t.Errorf("after a change to %s the key is %s (was %s); want a new key: %v", name, got, base, changes)
+		}
+		base = key()
 	}
 }
