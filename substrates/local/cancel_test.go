@@ -60,6 +60,7 @@ func TestCancelReturnsAtOnce(t *testing.T) {
 // place of the installation's graceSeconds (1 s here): the KILL deadline it records is that far
 // off, and the supervisor KILLs the group, which ignores TERM, at it.
 func TestCancelGraceFromOptions(t *testing.T) {
+	t.Parallel()
 	const grace = 300 * time.Millisecond
 	dir := installFleet(t, treeFleet, false)
 	r := newRunner(t, dir, Options{Grace: grace})
@@ -143,6 +144,7 @@ func orphanGroup(t *testing.T, r *Runner, timeout time.Duration) (store.Session,
 // TestOrphanCancelKilledByReconcile: cancelling a session whose supervisor died sends TERM; the
 // group ignores it, and the first list after the grace period (not before) KILLs what is left.
 func TestOrphanCancelKilledByReconcile(t *testing.T) {
+	t.Parallel()
 	dir := installFleet(t, treeFleet, false)
 	r := newRunner(t, dir, Options{})
 	ctx := context.Background()
@@ -213,6 +215,7 @@ func assertStopped(t *testing.T, r *Runner, id string, pgid int, status ir.Sessi
 // a process group of yours (its pid and start time are public) is not signalled by a cancel, nor
 // KILLed when the stop's grace period is over: none of the group was started as that session.
 func TestCancelSignalsOnlyTheSessionsGroup(t *testing.T) {
+	t.Parallel()
 	dir := installFleet(t, treeFleet, false)
 	r := newRunner(t, dir, Options{})
 	victim := exec.Command("/bin/sh", "-c", "sleep 300 & wait")

@@ -101,6 +101,7 @@ func TestLaunchEnvContract(t *testing.T) {
 }
 
 func TestExitStatusAndResult(t *testing.T) {
+	t.Parallel()
 	dir := installFleet(t, probeFleet, false)
 	r := newRunner(t, dir, Options{})
 	cases := []struct {
@@ -129,6 +130,7 @@ func TestExitStatusAndResult(t *testing.T) {
 }
 
 func TestUnknownParamAndActor(t *testing.T) {
+	t.Parallel()
 	dir := installFleet(t, probeFleet, false)
 	r := newRunner(t, dir, Options{})
 	var refused *RefusedError
@@ -199,6 +201,7 @@ func alive(pid int) bool {
 }
 
 func TestTimeoutKillsTheWholeTree(t *testing.T) {
+	t.Parallel()
 	dir := installFleet(t, treeFleet, false)
 	r := newRunner(t, dir, Options{Grace: quickGrace})
 	s := launch(t, r, LaunchRequest{Actor: "tree"})
@@ -216,6 +219,7 @@ func TestTimeoutKillsTheWholeTree(t *testing.T) {
 }
 
 func TestCancelKillsTheWholeTree(t *testing.T) {
+	t.Parallel()
 	dir := installFleet(t, treeFleet, false)
 	r := newRunner(t, dir, Options{Grace: quickGrace})
 	s := launch(t, r, LaunchRequest{Actor: "tree"})
@@ -244,6 +248,7 @@ func TestCancelKillsTheWholeTree(t *testing.T) {
 }
 
 func TestPauseResume(t *testing.T) {
+	t.Parallel()
 	dir := installFleet(t, treeFleet, false)
 	r := newRunner(t, dir, Options{Grace: quickGrace})
 	s := launch(t, r, LaunchRequest{Actor: "tree"})
@@ -266,6 +271,7 @@ func TestPauseResume(t *testing.T) {
 }
 
 func TestOrphanIsFound(t *testing.T) {
+	t.Parallel()
 	dir := installFleet(t, probeFleet, false)
 	r := newRunner(t, dir, Options{})
 	ctx := context.Background()
@@ -360,6 +366,7 @@ func waitGone(t *testing.T, path string) {
 // removed when it ends with its commits kept on a branch; --branch runs on that branch; a shared
 // actor runs in the installation root; uncommitted work is never deleted.
 func TestWorkspaces(t *testing.T) {
+	t.Parallel()
 	dir := installFleet(t, wsFleet, true)
 	r := newRunner(t, dir, Options{Env: append(os.Environ(), "GIT_AUTHOR_NAME=a", "GIT_AUTHOR_EMAIL=a@example.com", "GIT_COMMITTER_NAME=a", "GIT_COMMITTER_EMAIL=a@example.com")})
 	root, _ := filepath.EvalSymlinks(dir)
