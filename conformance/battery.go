@@ -92,6 +92,7 @@ var Checks = []Check{
 func Run(ctx context.Context, targets []Target) []Result {
 	var rs []Result
 	for _, t := range targets {
+		kind := "" // the kind of actor t's subjects launch, once one was set up
 		for _, c := range Checks {
 			r := Result{Target: t.Name, Check: c.Name, Tier: c.Tier}
 			if t.Skip != "" {
@@ -102,7 +103,10 @@ func Run(ctx context.Context, targets []Target) []Result {
 				rs = append(rs, r)
 				continue
 			}
-			r.Outcome, r.Reason = runCheck(ctx, t, c)
+			if kind != "" && c.For != "" && c.For != kind {
+				continue // does not apply to this kind of actor: no subject is set up for it
+			}
+			r.Outcome, r.Reason = runCheck(ctx, t, c, &kind)
 			if r.Outcome == "" {
 				continue // does not apply to this kind of actor
 			}
@@ -112,17 +116,19 @@ func Run(ctx context.Context, targets []Target) []Result {
 	return rs
 }
 
-func runCheck(ctx context.Context, t Target, c Check) (Outcome, string) {
+// runCheck runs c on a fresh subject of t, and sets kind to the kind of actor the subject
+// launches ("agent" or "human"); it returns no outcome when c does not apply to that kind.
+func runCheck(ctx context.Context, t Target, c Check, kind *string) (Outcome, string) {
 	s, err := t.New(ctx)
 	if err != nil {
 		return Fail, fmt.Sprintf("setting up %s: %v", t.Name, err)
 	}
 	defer s.Close()
-	kind := "agent"
+	*kind = "agent"
 	if s.Human {
-		kind = "human"
+		*kind = "human"
 	}
-	if c.For != "" && c.For != kind {
+	if c.For != "" && c.For != *kind {
 		return "", ""
 	}
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)

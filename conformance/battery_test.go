@@ -122,6 +122,31 @@ func memTarget(name string, human bool, set func(*memRunner)) Target {
 	}}
 }
 
+// TestBatterySetsUpOnlyWhatApplies: a check that does not apply to the kind of actor a target
+// launches sets up no subject for it (each setup is an installation: the local runner's cost
+// nearly the whole battery's time).
+func TestBatterySetsUpOnlyWhatApplies(t *testing.T) {
+	for _, human := range []bool{false, true} {
+		kind, setups := "agent", 0
+		if human {
+			kind = "human"
+		}
+		target := memTarget(kind, human, func(m *memRunner) {})
+		newSubject := target.New
+		target.New = func(ctx context.Context) (*Subject, error) { setups++; return newSubject(ctx) }
+		rs := Run(context.Background(), []Target{target})
+		want := 0
+		for _, c := range Checks {
+			if c.For == "" || c.For == kind {
+				want++
+			}
+		}
+		if len(rs) != want || setups != want {
+			t.Errorf("%s: %d results from %d setups; want %d of each (one per check that applies)", kind, len(rs), setups, want)
+		}
+	}
+}
+
 // TestBatteryCatchesDefects: each defect fails the check that probes it, and a correct runner
 // passes every core check.
 func TestBatteryCatchesDefects(t *testing.T) {

@@ -17,6 +17,7 @@ import (
 // autonomy process reading the session back) returns the params, on a server that names the run
 // and on one answering 204.
 func TestConformanceGitHubProcess(t *testing.T) {
+	t.Parallel()
 	_, out, err := conformance.CompileProbeFleet(ghactions.Substrate{}, t.TempDir())
 	if err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ var updateDocs = flag.Bool("update-docs", false, "rewrite docs/conformance.md fr
 // markdown` prints (regenerate with go test ./cmd/autonomy -run ConformanceDoc -update-docs, or
 // make conformance, and review the diff).
 func TestConformanceDocMatches(t *testing.T) {
+	t.Parallel()
 	code, out, errOut := run(t, "conformance", "--format", "markdown")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
@@ -38,6 +39,7 @@ func TestConformanceDocMatches(t *testing.T) {
 // TestConformanceJSON: on a clean clone, the local exec and human runners pass every core check,
 // and the matrix covers both substrates, every declaration verified.
 func TestConformanceJSON(t *testing.T) {
+	t.Parallel()
 	code, out, errOut := run(t, "conformance", "--format", "json")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, errOut)

@@ -21,6 +21,7 @@ import (
 // (a separate process, as the CLI starts it) is its subreaper, and kills it once the session is
 // over, recording an "escaped" event.
 func TestEscapedProcessIsKilled(t *testing.T) {
+	t.Parallel()
 	script := "#!/bin/sh\nsetsid sleep 300 &\necho $! > \"$AUTONOMY_DIR/escaped.pid\"\nsleep 0.2\nexit 0\n"
 	dir := runnerFleet(t, trivialFleet, map[string]string{"scripts/work.sh": script})
 	out, errOut, code := cli(t, nil, "runner", "--dir", dir, "launch", "worker")
@@ -81,6 +82,7 @@ func TestEscapedProcessIsKilled(t *testing.T) {
 // supervisor, the subreaper of what it started, leaves the other supervisor alone: the launched
 // session, still running, ends done.
 func TestLaunchedSupervisorSurvivesItsLauncher(t *testing.T) {
+	t.Parallel()
 	dir := runnerFleet(t, seamYAML, map[string]string{
 		"scripts/pm.sh":      "#!/bin/sh\n\"$TEST_AUTONOMY_BIN\" runner launch worker --ref from-pm\n",
 		"scripts/work.sh":    "#!/bin/sh\nuntil [ -f \"$AUTONOMY_DIR/gate\" ]; do sleep 0.05; done\n",

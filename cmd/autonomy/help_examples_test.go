@@ -100,12 +100,13 @@ func parseExample(t *testing.T, line string) example {
 	return ex
 }
 
-// workspace makes a fresh directory holding a copy of the bundled profiles, a docs folder and
-// a git repository with one commit (isolated sessions need one), and moves into it.
-func workspace(t *testing.T) string {
+// workspaceTemplate makes, under a directory of t, what each workspace starts as: a copy of the
+// bundled profiles, a docs folder and a git repository with one commit (isolated sessions need
+// one). It is made once per test and copied for each example, which is cheaper than a git init
+// and commit each time.
+func workspaceTemplate(t *testing.T) string {
 	t.Helper()
-	root := t.TempDir()
-	ws := filepath.Join(root, "work")
+	ws := filepath.Join(t.TempDir(), "work")
 	for _, name := range []string{"hello", "hello-human", "sdlc", "librarian", "release-gate"} {
 		p := copyProfile(t, name)
 		if err := os.MkdirAll(filepath.Join(ws, "profiles"), 0o755); err != nil {
@@ -125,6 +126,15 @@ func workspace(t *testing.T) string {
 			t.Fatalf("git %v: %v\n%s", args, err, out)
 		}
 	}
+	return ws
+}
+
+// workspace makes a fresh directory holding a copy of template (workspaceTemplate), and moves
+// into it.
+func workspace(t *testing.T, template string) string {
+	t.Helper()
+	ws := filepath.Join(t.TempDir(), "work")
+	copyTreeTo(t, template, ws)
 	t.Chdir(ws)
 	return ws
 }
@@ -163,6 +173,7 @@ func TestHelpExamplesWork(t *testing.T) {
 		t.Skip("runs the conformance battery and the runner")
 	}
 	all := helpExamples(t)
+	template := workspaceTemplate(t)
 	ran := map[string]bool{}
 	var runnerLines []string
 	for line := range all {
@@ -172,7 +183,7 @@ func TestHelpExamplesWork(t *testing.T) {
 			continue
 		}
 		t.Run(line, func(t *testing.T) {
-			workspace(t)
+			workspace(t, template)
 			if ex.args[0] == "check" {
 				// check compares with an install: make it first, as compile would.
 				target, dir := flagValue(ex.args, "--target"), flagValue(ex.args, "--dir")
@@ -212,7 +223,7 @@ func TestHelpExamplesWork(t *testing.T) {
 		ran[line] = true
 	}
 	t.Run("runner", func(t *testing.T) {
-		runnerExamples(t, runnerLines, all)
+		runnerExamples(t, template, runnerLines, all)
 		for _, l := range runnerLines {
 			ran[l] = true
 		}
@@ -253,8 +264,8 @@ func doctorReady(t *testing.T, ex example) {
 // runnerExamples runs the runner's examples as one story in one installation: the launches,
 // then list, a pause, logs -f of a session that ends, the asks resolved with their tokens, and
 // serve until SIGTERM. Agents wait for a gate file, so they are running when paused.
-func runnerExamples(t *testing.T, lines []string, all map[string][]string) {
-	ws := workspace(t)
+func runnerExamples(t *testing.T, template string, lines []string, all map[string][]string) {
+	ws := workspace(t, template)
 	gate := filepath.Join(t.TempDir(), "gate")
 	t.Setenv("EXAMPLES_GATE", gate)
 	t.Setenv("AUTONOMY_LOCAL_AGENT", `["sh","-c","while [ ! -e \"$EXAMPLES_GATE\" ]; do sleep 0.05; done; echo finished"]`)

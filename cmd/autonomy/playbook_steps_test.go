@@ -315,6 +315,7 @@ func TestStepsArtifactChecked(t *testing.T) {
 
 // TestStepsBadPlaybooks: what the runtime refuses before anything runs, each at its position.
 func TestStepsBadPlaybooks(t *testing.T) {
+	t.Parallel()
 	cases := []struct{ body, want string }{
 		{"# T\n\n## STEP 1: A\n\nDo it.\n\n@output(x: integr)\n", `:7:12: unknown @output type "integr"`},
 		{"# T\n\n## STEP 1: A\n\n@output(x: enum())\n", `:5:12: the enum @output "x" lists no values`},

@@ -59,6 +59,7 @@ var signOffToken = regexp.MustCompile(`--token (stk_[A-Za-z0-9_-]+) --approve`)
 // whose capsule playbook says human-sign-off succeeds and its session waits (list shows it); a
 // wrong token and --status done change nothing; the token signs it off, once.
 func TestRunnerCapsuleSignOff(t *testing.T) {
+	t.Parallel()
 	agent := filepath.Join(t.TempDir(), "agent.sh")
 	if err := os.WriteFile(agent, []byte("#!/bin/sh\ncat > /dev/null\necho applied >> \"$AUTONOMY_DIR/applied\"\n"), 0o755); err != nil {
 		t.Fatal(err)

@@ -17,6 +17,7 @@ import (
 // and runner get shows it (text and JSON): a session that leaves uncommitted changes in its
 // isolated worktree has it kept, and get says where.
 func TestRunnerGetShowsEvents(t *testing.T) {
+	t.Parallel()
 	dir := runnerFleet(t, `schema: autonomy.ir.v1
 targets: [local]
 actors:
@@ -79,6 +80,7 @@ func gitCommitAll(t *testing.T, dir string) {
 // itself has checked out, or one another worktree has, is refused at launch (exit 2, no session)
 // with a hint that fits: never to remove the repository's own worktree.
 func TestRunnerLaunchRefusesABranchCheckedOutElsewhere(t *testing.T) {
+	t.Parallel()
 	dir := runnerFleet(t, trivialFleet, map[string]string{"scripts/work.sh": "#!/bin/sh\nexit 0\n"})
 	gitCommitAll(t, dir)
 	other := filepath.Join(t.TempDir(), "other")

@@ -136,6 +136,7 @@ func ghCLI(t *testing.T, dir string, env []string, args ...string) (string, stri
 // returns its params, cancel cancels it. An agent without agent:launch is refused, even naming
 // itself the PM, and a scoped agent:launch launches only its actor.
 func TestGitHubRunnerFromAJob(t *testing.T) {
+	t.Parallel()
 	dir, srv := ghCheckout(t, ghfake.Options{})
 	pm := jobEnv(t, dir, "pm", srv)
 	params := ir.LaunchParams{"ISSUE": "42 \"it's\" $(id) ${{ github.token }}"}
@@ -212,6 +213,7 @@ func TestGitHubRunnerFromAJob(t *testing.T) {
 // still launches, through the correlation run-name, and get from a new process returns the
 // params.
 func TestGitHubRunnerFromAJobWithout200(t *testing.T) {
+	t.Parallel()
 	dir, srv := ghCheckout(t, ghfake.Options{DispatchNoContent: true, VisibleAfterLists: 1})
 	pm := jobEnv(t, dir, "pm", srv)
 	out, errOut, code := ghCLI(t, dir, pm, "runner", "--substrate", "gh-actions", "launch", "develop", "--ref", "77")

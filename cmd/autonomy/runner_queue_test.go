@@ -17,6 +17,7 @@ import (
 // by the CLI (each under its own supervisor process): one waits, and runner list shows it queued,
 // waiting for the other; both end done.
 func TestRunnerListShowsQueued(t *testing.T) {
+	t.Parallel()
 	yml := `schema: autonomy.ir.v1
 targets: [local]
 actors:

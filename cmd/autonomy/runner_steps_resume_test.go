@@ -153,6 +153,7 @@ func (e *resumeEnv) events(id, kind string) []store.Event {
 // and continues at step 2: step 1's side effect happened exactly once, step 2 ran again (its
 // output was never recorded), and the session is done with one "resumed" event naming step 2.
 func TestRunnerStepsResumeAfterCrash(t *testing.T) {
+	t.Parallel()
 	e := newResumeEnv(t)
 	id := e.launch()
 	oldAgent := e.blocked()
@@ -218,6 +219,7 @@ func TestRunnerStepsResumeAfterCrash(t *testing.T) {
 // TestRunnerStepsResumeBounded: a session whose supervisor is killed four times is continued
 // three times, then fails saying so, and the run left behind is stopped.
 func TestRunnerStepsResumeBounded(t *testing.T) {
+	t.Parallel()
 	e := newResumeEnv(t)
 	id := e.launch()
 	var agent int
@@ -252,6 +254,7 @@ func TestRunnerStepsResumeBounded(t *testing.T) {
 // continuation stops that agent before it runs step 2 again, and the session is done with step 1
 // run once.
 func TestRunnerStepsResumeRunKilled(t *testing.T) {
+	t.Parallel()
 	e := newResumeEnv(t)
 	id := e.launch()
 	oldAgent := e.blocked()
@@ -292,6 +295,7 @@ func TestRunnerStepsResumeRunKilled(t *testing.T) {
 // runs (the run took the answered state, so no continuation waits any more): the continuation
 // runs that step again with the answer, asking nothing, and runs no step before it again.
 func TestRunnerStepsResumeAfterAnswer(t *testing.T) {
+	t.Parallel()
 	w := launchWriter(t, map[string]string{"1": "major", "2a": "- drops v1", "3": `{"notes": "done"}`}, "3.1")
 	dir, e, env, st, id := w.dir, w.e, w.env, w.st, w.id
 	s := waitParked(t, st, id)

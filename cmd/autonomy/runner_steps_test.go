@@ -35,6 +35,7 @@ var answerInLog = regexp.MustCompile(`--token (rt_[A-Za-z0-9_-]+) --answer`)
 // the answer continues it without running a completed step again, and it is done with its
 // artifact in its results.
 func TestRunnerStepPlaybook(t *testing.T) {
+	t.Parallel()
 	w := launchWriter(t, map[string]string{"1": "major", "2a": "- drops v1", "3": `{"notes": "done"}`}, "3.1")
 	dir, e, env, st, id := w.dir, w.e, w.env, w.st, w.id
 	s := waitParked(t, st, id)

@@ -132,6 +132,7 @@ actors:
 // TestRunnerConcurrentLaunches: 8 processes at a time launch 25 sessions each into one
 // installation; exactly 200 sessions result, with 200 distinct ids, and the store stays whole.
 func TestRunnerConcurrentLaunches(t *testing.T) {
+	t.Parallel()
 	dir := runnerFleet(t, trivialFleet, map[string]string{"scripts/work.sh": "#!/bin/sh\nexit 0\n"})
 	var wg sync.WaitGroup
 	errs := make(chan string, 200)
@@ -178,6 +179,7 @@ func TestRunnerConcurrentLaunches(t *testing.T) {
 // of launches runs, then reopens the store and finds it consistent; reconciliation then fails
 // the sessions whose supervisor died, so none stays running forever.
 func TestRunnerCrashMidStorm(t *testing.T) {
+	t.Parallel()
 	dir := runnerFleet(t, trivialFleet, map[string]string{"scripts/work.sh": "#!/bin/sh\nsleep 0.3\n"})
 	bin := autonomyBin(t)
 	stop := make(chan struct{})

@@ -65,6 +65,7 @@ var tokenInLog = regexp.MustCompile(`--token (rt_[A-Za-z0-9_-]+) --approve`)
 // approve continues after the gate without running step one again, and the session is done;
 // a second session denied is cancelled with no later side effect, and its token is spent.
 func TestRunnerWorkflowApproval(t *testing.T) {
+	t.Parallel()
 	dir := runnerFleet(t, workflowFleet, map[string]string{"flows/triage.yml": triageFlow})
 	st, err := store.Open(local.DBPath(dir))
 	if err != nil {

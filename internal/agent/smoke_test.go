@@ -17,7 +17,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -26,8 +25,8 @@ import (
 
 	"github.com/autonomyhq/autonomy/internal/agent"
 	"github.com/autonomyhq/autonomy/internal/agentcli"
-	"github.com/autonomyhq/autonomy/internal/buildinfo"
 	"github.com/autonomyhq/autonomy/internal/modelfake"
+	"github.com/autonomyhq/autonomy/internal/testbin"
 )
 
 // smoke returns the pinned program of preset, or skips the test when the smoke tests are off.
@@ -49,32 +48,8 @@ func smoke(t *testing.T, preset string) string {
 	return agentcli.Require(t, preset)
 }
 
-var (
-	buildOnce sync.Once
-	binary    string
-	buildErr  error
-)
-
-// autonomyBinary builds cmd/autonomy once per test process.
-func autonomyBinary(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "autonomy-smoke-bin")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binary = filepath.Join(dir, "autonomy")
-		out, err := exec.Command("go", "build", "-buildvcs=false", "-ldflags="+buildinfo.StampCommit(buildinfo.TestCommit), "-o", binary, "../../cmd/autonomy").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return binary
-}
+// autonomyBinary is cmd/autonomy, built once for the whole test run.
+func autonomyBinary(t *testing.T) string { return testbin.Path(t) }
 
 // run runs a command to its end (2 minutes at most), in its own process group.
 func run(t *testing.T, dir string, env []string, stdin string, argv ...string) (string, error) {

@@ -260,8 +260,11 @@ func New(opts Options) (*Server, error) {
 		s.wfID[f] = 160_000_000 + int64(i)*7
 	}
 	s.mux = s.routes()
-	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
-	s.URL = s.srv.URL + "/"
+	// The URL is set before the server starts: its handlers read it, and a client in another
+	// process gives the race detector no edge between this write and their reads.
+	s.srv = httptest.NewUnstartedServer(http.HandlerFunc(s.serve))
+	s.URL = "http://" + s.srv.Listener.Addr().String() + "/"
+	s.srv.Start()
 	return s, nil
 }
 

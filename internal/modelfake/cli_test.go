@@ -261,9 +261,9 @@ func jsonEqual(a []byte, b string) bool {
 // until it exits; only then is the next turn played.
 func TestCodexWaitsForSlowCommand(t *testing.T) {
 	program := agentcli.Require(t, "codex")
-	defer modelfake.SetCodexYield(300, 1000)()
+	defer modelfake.SetCodexYield(100, 250)()
 	fake := modelfake.Start(
-		modelfake.Turn{Shell: "sleep 3; echo hi > proof.txt; echo slow-done"},
+		modelfake.Turn{Shell: "sleep 1; echo hi > proof.txt; echo slow-done"},
 		modelfake.Turn{Shell: "cat proof.txt"},
 		modelfake.Turn{Text: "All done."},
 	)

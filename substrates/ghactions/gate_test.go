@@ -11,21 +11,17 @@ import (
 	"testing"
 
 	"github.com/autonomyhq/autonomy/internal/ghfake"
+	"github.com/autonomyhq/autonomy/internal/testbin"
 	"github.com/autonomyhq/autonomy/substrates"
 )
 
-// testBinary builds the autonomy binary of this tree (go's build cache makes a second build
-// cheap).
+// testBinary is the autonomy binary of this tree, built once for the whole test run.
 func testBinary(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds the autonomy binary")
 	}
-	bin := filepath.Join(t.TempDir(), "autonomy")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/autonomy").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
+	return testbin.Path(t)
 }
 
 // writeCheckout writes a compile's output into dir, as the repository's checkout holds it.

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/autonomyhq/autonomy/internal/testbin"
 )
 
 // TestWeaveStepRuns runs the librarian's generated weave step, its command and env read from the
@@ -79,10 +81,7 @@ Answer in as few words as you can.
 		t.Fatal(err)
 	}
 
-	bin := filepath.Join(t.TempDir(), "autonomy")
-	if b, err := exec.Command("go", "build", "-o", bin, "github.com/autonomyhq/autonomy/cmd/autonomy").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, b)
-	}
+	bin := testbin.Path(t)
 	temp := t.TempDir()
 	summary := filepath.Join(temp, "summary.md")
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + temp, "RUNNER_TEMP=" + temp, "GITHUB_STEP_SUMMARY=" + summary, "AUTONOMY_BIN=" + bin}

@@ -51,6 +51,7 @@ func writeBoxProfile(t *testing.T, box string) *ir.Profile {
 }
 
 func TestBoxLogMaxBytes(t *testing.T) {
+	t.Parallel()
 	rc, err := compileBox(t, "{ overlap: false }")
 	if err != nil || rc.LogMaxBytes != DefaultLogMaxBytes {
 		t.Errorf("default: logMaxBytes %d, %v; want %d", rc.LogMaxBytes, err, DefaultLogMaxBytes)
@@ -79,6 +80,7 @@ func TestBoxLogMaxBytes(t *testing.T) {
 }
 
 func TestBoxSecrets(t *testing.T) {
+	t.Parallel()
 	if _, err := compileBox(t, "{ secrets: [INBOX_TOKEN, API_KEY] }"); err != nil {
 		t.Errorf("good secrets: %v", err)
 	}

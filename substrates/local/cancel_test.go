@@ -56,6 +56,52 @@ func TestCancelReturnsAtOnce(t *testing.T) {
 	}
 }
 
+// TestCancelGraceFromOptions: Options.Grace, when set, is the grace period a cancel gives in
+// place of the installation's graceSeconds (1 s here): the KILL deadline it records is that far
+// off, and the supervisor KILLs the group, which ignores TERM, at it.
+func TestCancelGraceFromOptions(t *testing.T) {
+	t.Parallel()
+	const grace = 300 * time.Millisecond
+	dir := installFleet(t, treeFleet, false)
+	r := newRunner(t, dir, Options{Grace: grace})
+	s := launch(t, r, LaunchRequest{Actor: "tree"})
+	pids := pidsOf(t, dir, s.ID)
+	ctx := context.Background()
+	before := time.Now()
+	if ok, err := r.Cancel(ctx, s.ID); !ok || err != nil {
+		t.Fatalf("cancel: %v %v", ok, err)
+	}
+	after := time.Now()
+	got, _, _ := r.Store.Get(ctx, s.ID)
+	if got.StopBy.Before(before.Add(grace)) || got.StopBy.After(after.Add(grace)) {
+		t.Errorf("the KILL is due %s after the cancel; want %s", got.StopBy.Sub(before), grace)
+	}
+	r.Wait()
+	for _, pid := range pids {
+		if alive(pid) {
+			t.Errorf("pid %d survived the grace period", pid)
+			proc.Kill(pid)
+		}
+	}
+}
+
+// graceOver ends the grace period of the stop of session id under way, as its passing would:
+// the KILL deadline it recorded, checked to be the grace period (1 s) after since, moves to now.
+func graceOver(t *testing.T, r *Runner, id string, since time.Time) {
+	t.Helper()
+	ctx := context.Background()
+	s, _, err := r.Store.Get(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if due := s.StopBy.Sub(since); due < time.Second || due > time.Second+time.Minute {
+		t.Fatalf("the KILL is due %s after the stop began; want the grace period, 1s", due)
+	}
+	if _, _, err := r.Store.Modify(ctx, id, nil, func(m *store.Session) { m.StopBy = time.Now().Add(-time.Millisecond) }); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // orphanGroup starts a process group that ignores TERM, reaped in the background, and records it
 // as a running session of actor tree whose supervisor is dead.
 func orphanGroup(t *testing.T, r *Runner, timeout time.Duration) (store.Session, int) {
@@ -98,10 +144,12 @@ func orphanGroup(t *testing.T, r *Runner, timeout time.Duration) (store.Session,
 // TestOrphanCancelKilledByReconcile: cancelling a session whose supervisor died sends TERM; the
 // group ignores it, and the first list after the grace period (not before) KILLs what is left.
 func TestOrphanCancelKilledByReconcile(t *testing.T) {
+	t.Parallel()
 	dir := installFleet(t, treeFleet, false)
 	r := newRunner(t, dir, Options{})
 	ctx := context.Background()
 	s, pid := orphanGroup(t, r, 0)
+	began := time.Now()
 	if ok, err := r.Cancel(ctx, s.ID); !ok || err != nil {
 		t.Fatalf("cancel: %v %v", ok, err)
 	}
@@ -111,7 +159,7 @@ func TestOrphanCancelKilledByReconcile(t *testing.T) {
 	if m := proc.Members(pid); len(m) != 2 {
 		t.Fatalf("within the grace period the group has %v; want both processes still there", m)
 	}
-	time.Sleep(1100 * time.Millisecond)
+	graceOver(t, r, s.ID, began)
 	if _, err := r.List(ctx, false); err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +187,7 @@ func TestOrphanTimeoutKilledByTick(t *testing.T) {
 	if m := proc.Members(pid); len(m) != 2 {
 		t.Fatalf("within the grace period the group has %v; want both processes still there", m)
 	}
-	time.Sleep(1100 * time.Millisecond)
+	graceOver(t, r, s.ID, began)
 	if _, err := r.Tick(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -167,6 +215,7 @@ func assertStopped(t *testing.T, r *Runner, id string, pgid int, status ir.Sessi
 // a process group of yours (its pid and start time are public) is not signalled by a cancel, nor
 // KILLed when the stop's grace period is over: none of the group was started as that session.
 func TestCancelSignalsOnlyTheSessionsGroup(t *testing.T) {
+	t.Parallel()
 	dir := installFleet(t, treeFleet, false)
 	r := newRunner(t, dir, Options{})
 	victim := exec.Command("/bin/sh", "-c", "sleep 300 & wait")
@@ -192,10 +241,11 @@ func TestCancelSignalsOnlyTheSessionsGroup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	began := time.Now()
 	if ok, err := r.Cancel(ctx, s.ID); !ok || err != nil {
 		t.Fatalf("cancel: %v %v", ok, err)
 	}
-	time.Sleep(1300 * time.Millisecond) // the grace period (1 s) is over
+	graceOver(t, r, s.ID, began)
 	if err := r.stopPending(ctx); err != nil {
 		t.Fatal(err)
 	}

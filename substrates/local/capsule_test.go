@@ -150,6 +150,7 @@ func waitStatus(t *testing.T, r *Runner, id string, ok func(store.Session) bool)
 var signToken = regexp.MustCompile(`--token (stk_\S+)`)
 
 func TestCapsuleHumanSignOff(t *testing.T) {
+	t.Parallel()
 	dir := installFleet(t, capsuleFleet(t), false)
 	r := newRunner(t, dir, Options{})
 	ctx := context.Background()
@@ -208,6 +209,7 @@ func TestCapsuleHumanSignOff(t *testing.T) {
 }
 
 func TestCapsuleAutomatedCheckAndSelfAttestation(t *testing.T) {
+	t.Parallel()
 	dir := installFleet(t, capsuleFleet(t), false)
 	r := newRunner(t, dir, Options{})
 	for _, c := range []struct {
@@ -229,6 +231,7 @@ func TestCapsuleAutomatedCheckAndSelfAttestation(t *testing.T) {
 }
 
 func TestCapsulePeerReview(t *testing.T) {
+	t.Parallel()
 	dir := installFleet(t, capsuleFleet(t), false)
 	r := newRunner(t, dir, Options{})
 	for _, c := range []struct {

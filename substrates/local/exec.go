@@ -17,8 +17,14 @@ import (
 	"github.com/autonomyhq/autonomy/substrates/local/gitws"
 )
 
-// grace is how long a session has between TERM and KILL.
-func (in *Install) grace() time.Duration { return time.Duration(in.Runner.GraceSeconds) * time.Second }
+// grace is how long a session has between TERM and KILL: the runner's Options.Grace when it set
+// one (graceOverride), else the installation's policy.box.local.graceSeconds.
+func (in *Install) grace() time.Duration {
+	if in.graceOverride > 0 {
+		return in.graceOverride
+	}
+	return time.Duration(in.Runner.GraceSeconds) * time.Second
+}
 
 // logMax is how many bytes of its most recent output a session's log keeps.
 func (in *Install) logMax() int64 {

@@ -68,6 +68,7 @@ policy:
 // session naming them; the user's next git command runs nothing the agent planted. The agent's
 // commit is kept.
 func TestAgentCannotKeepGitHooksOrConfig(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name, workspace, link string
 		asideLink             bool
@@ -146,6 +147,7 @@ func TestAgentCannotKeepGitHooksOrConfig(t *testing.T) {
 }
 
 func TestGuardedGitPaths(t *testing.T) {
+	t.Parallel()
 	for p, want := range map[string]bool{
 		"config": true, "config.worktree": true, "info/attributes": true, "hooks": true, "hooks/pre-commit": true,
 		"worktrees/x/config.worktree": true, "modules/sub/config": true, "modules/sub/hooks/post-checkout": true,
@@ -162,6 +164,7 @@ func TestGuardedGitPaths(t *testing.T) {
 // Isolated sessions side by side, each adding and removing its worktree of the same repository
 // while the others run: none takes another's worktree for a change to its git directory.
 func TestGitGuardIgnoresOtherWorktrees(t *testing.T) {
+	t.Parallel()
 	agent := filepath.Join(t.TempDir(), "agent.sh")
 	if err := os.WriteFile(agent, []byte("#!/bin/sh\ncat >/dev/null\nsleep 0.$(( $$ % 3 ))\ngit commit -q --allow-empty -m work\n"), 0o755); err != nil {
 		t.Fatal(err)
@@ -219,6 +222,7 @@ git commit -q --allow-empty -m "agent work"
 // An empty, non-executable file a sandbox leaves as a mount point runs nothing: it is removed,
 // and the session is done. Anything more (here an empty executable hook) still fails it.
 func TestSandboxPlaceholdersAreNoTampering(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name, hook string
 		want       ir.SessionStatus

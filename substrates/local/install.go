@@ -172,9 +172,11 @@ type StateName struct {
 // Install is a local installation as the runner reads it.
 type Install struct {
 	// Dir is the installation root, absolute.
-	Dir      string
-	Runner   RunnerConfig
-	Schedule Schedule
+	Dir string
+	// graceOverride is the runner's Options.Grace (0: the installation's graceSeconds).
+	graceOverride time.Duration
+	Runner        RunnerConfig
+	Schedule      Schedule
 	// Location is Schedule.Timezone loaded.
 	Location *time.Location
 	// Cron holds each schedule entry's parsed expression, by Key.

@@ -21,6 +21,7 @@ import (
 // more than the cap, what it holds is exactly the end of what was written, at least half the cap,
 // and the dropped count is the rest.
 func TestCappedLog(t *testing.T) {
+	t.Parallel()
 	const max = 4096
 	path := filepath.Join(t.TempDir(), "x.log")
 	l, err := openCappedLog(path, max)
@@ -77,6 +78,7 @@ policy:
 // TestSessionLogCapped: a session writes 6.9 MB, a hundred times its log's cap. The log on disk
 // stays within the cap, logs says how much was dropped, and prints the end of the output whole.
 func TestSessionLogCapped(t *testing.T) {
+	t.Parallel()
 	dir := installFleet(t, chattyFleet, false)
 	r := newRunner(t, dir, Options{})
 	s := launch(t, r, LaunchRequest{Actor: "chatty"})
@@ -128,6 +130,7 @@ func (w *slowWriter) Write(p []byte) (int, error) {
 // output; it never prints a line twice or out of order, and says where output it could not read
 // in time was dropped.
 func TestFollowAcrossRotations(t *testing.T) {
+	t.Parallel()
 	dir := installFleet(t, chattyFleet, false)
 	r := newRunner(t, dir, Options{})
 	s := launch(t, r, LaunchRequest{Actor: "chatty"})

@@ -49,6 +49,7 @@ func orphanWorktree(t *testing.T, r *Runner, actor, branch, work string) store.S
 // its worktree removed: a detached one's commits saved on autonomy/ACTOR/ID first, a --branch
 // kept, one with nothing new removed with no branch made; the event "worktree" says which.
 func TestReconcileReclaimsTheWorktree(t *testing.T) {
+	t.Parallel()
 	dir := installFleet(t, wsFleet, true)
 	r := newRunner(t, dir, Options{})
 	ctx := context.Background()

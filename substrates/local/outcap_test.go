@@ -13,6 +13,7 @@ import (
 // it exits. One that prints 50 MB (valid JSON) is cut at the log's cap (10 MiB by default): the
 // session fails saying so, and no more than the cap reaches the disk or the runner's memory.
 func TestClaudeOutputIsCapped(t *testing.T) {
+	t.Parallel()
 	dir := installFleet(t, skillFleet("claude"), true)
 	huge := `#!/bin/sh
 cat >/dev/null
@@ -42,6 +43,7 @@ printf '"}\n'
 
 // readCapped refuses a file larger than its cap without reading it, and reads one at the cap.
 func TestReadCapped(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "out.json")
 	if err := os.WriteFile(path, []byte(strings.Repeat("x", 2048)), 0o600); err != nil {
 		t.Fatal(err)

@@ -46,6 +46,7 @@ func jamEnds(t *testing.T, dir string) (unjam func()) {
 // records that outcome (done, verified, its exit status), saying it was recorded late and why,
 // not "exit status unknown".
 func TestEndKeptWhenTheStoreIsUnwritable(t *testing.T) {
+	t.Parallel()
 	dir := installFleet(t, probeFleet, false)
 	r := newRunner(t, dir, Options{})
 	r.supervisor.outcomes.retryFor = 0
@@ -96,6 +97,7 @@ func TestEndKeptWhenTheStoreIsUnwritable(t *testing.T) {
 // while it retries must not lose it); a later write that succeeds records the end and removes
 // the kept outcome. Meanwhile get says the session ended and that the store could not take it.
 func TestEndKeptAtOnceAndRetriedUntilTheStoreIsWritable(t *testing.T) {
+	t.Parallel()
 	dir := installFleet(t, probeFleet, false)
 	r := newRunner(t, dir, Options{})
 	r.supervisor.outcomes.retryFor, r.supervisor.outcomes.backoff = time.Hour, time.Millisecond
@@ -133,6 +135,7 @@ func TestEndKeptAtOnceAndRetriedUntilTheStoreIsWritable(t *testing.T) {
 // texts that cannot be cut enough are an error, never a loop. (A reason of 5 bytes used to be
 // "cut" to 5 bytes again, forever.)
 func TestKeepOutcomeFits(t *testing.T) {
+	t.Parallel()
 	dir := installFleet(t, probeFleet, false)
 	r := newRunner(t, dir, Options{})
 	if err := os.MkdirAll(filepath.Dir(r.supervisor.outcomes.path("1-a")), 0o700); err != nil {

@@ -7,6 +7,7 @@ import (
 )
 
 func TestSupportedOS(t *testing.T) {
+	t.Parallel()
 	for _, goos := range []string{"linux", "darwin"} {
 		if err := SupportedOS(goos); err != nil {
 			t.Errorf("%s: %v", goos, err)

@@ -112,6 +112,7 @@ func waitPID(t *testing.T, path string) int {
 // its agent (the start and its record are one transaction that a cancel cannot split), and no
 // worktree is left.
 func TestCancelAtAnyMoment(t *testing.T) {
+	t.Parallel()
 	dir := installFleet(t, prepareFleet, true)
 	r := newRunner(t, dir, Options{})
 	ctx := context.Background()

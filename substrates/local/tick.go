@@ -97,6 +97,7 @@ func (r *Runner) Serve(ctx context.Context, w io.Writer) error {
 	}
 	for {
 		if in, err := Open(r.In.Dir); err == nil && r.opts.Detach {
+			in.graceOverride = r.opts.Grace
 			r.In = in
 		} else if err != nil {
 			fmt.Fprintf(w, "autonomy: %v (keeping the installation read before)\n", err)

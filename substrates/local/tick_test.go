@@ -49,6 +49,7 @@ func fired(rep TickReport) string {
 }
 
 func TestTickFiresExactlyWhatCameDue(t *testing.T) {
+	t.Parallel()
 	dir := installFleet(t, cronFleet, false)
 	c := &clock{}
 	r := newRunner(t, dir, Options{Now: c.Now})
@@ -181,6 +182,7 @@ policy:
 // agent sessions never exceeded maxConcurrent: a session holds capacity from its insert to
 // its end, so no instant may have more than 2 of them open.
 func TestMaxConcurrentUnderConcurrency(t *testing.T) {
+	t.Parallel()
 	dir := installFleet(t, capFleet, false)
 	ctx := context.Background()
 	var wg sync.WaitGroup
@@ -254,6 +256,7 @@ func TestMaxConcurrentUnderConcurrency(t *testing.T) {
 }
 
 func TestFirstTickOnFreshInstallIsReported(t *testing.T) {
+	t.Parallel()
 	dir := installFleet(t, cronFleet, false)
 	c := &clock{}
 	c.Set("2026-03-02T07:00:00Z")

@@ -14,6 +14,7 @@ import (
 // reviewer whose frontmatter says name: code-review gets the overlay for skill/code-review and not
 // the one for skill/reviewer, and the session's woven event says which name matched.
 func TestOverlayMatchesTheDeclaredSkillName(t *testing.T) {
+	t.Parallel()
 	received := filepath.Join(t.TempDir(), "received.md")
 	overlay := func(slug, ref, body string) string {
 		return "---\nschema: playbooks/v1\nslug: " + slug + "\ntitle: " + slug + "\ntargets: [{kind: skill, ref: " + ref + "}]\nkind: overlay\nstatus: active\n---\n" + body + "\n"

@@ -22,6 +22,7 @@ import (
 	"github.com/google/go-github/v62/github"
 
 	"github.com/autonomyhq/autonomy/internal/ghfake"
+	"github.com/autonomyhq/autonomy/internal/testbin"
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/substrates/ghactions/control"
 	"github.com/autonomyhq/autonomy/substrates/ghactions/effect"
@@ -81,12 +82,7 @@ type opsFleet struct {
 
 func newOps(t *testing.T) *opsFleet {
 	root := t.TempDir()
-	bin := filepath.Join(root, "autonomy")
-	if out, err := exec.Command("go", buildAutonomy(bin)...).CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	t.Setenv("GIT_CONFIG_GLOBAL", "/dev/null")
-	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	bin := testbin.Path(t)
 	prof := filepath.Join(root, "profile")
 	for name, content := range map[string]string{
 		"ir.yml": opsProfile, "skills/develop/SKILL.md": "# develop\n", "skills/triage/SKILL.md": "# triage\n",
@@ -219,6 +215,7 @@ func (f *opsFleet) last(item int) string {
 // into plain comments; a command from an outsider fires no actor, and the control job refuses
 // it, saying why. Every decision is the generated if: evaluated against the event.
 func TestCommentRouting(t *testing.T) {
+	t.Parallel()
 	f := newOps(t)
 	item := f.items[0]
 	member := f.comment(item, "dev", "MEMBER", "/agent develop add a greeting\nwith details")
@@ -278,6 +275,7 @@ var tokenRe = regexp.MustCompile(`autonomy:ask actor=maintainer token=([0-9a-f]{
 // through the maintainers, and never resolves; the right approval resolves the ask, and then the
 // sweep and status leave it alone.
 func TestHumanSeam(t *testing.T) {
+	t.Parallel()
 	f := newOps(t)
 	item, other := f.items[0], f.items[1]
 	dispatch := map[string]string{"github.token": "ghs_ops", "github.event_name": "workflow_dispatch", "github.sha": f.sha, "github.ref": "refs/heads/main",
@@ -391,6 +389,7 @@ func TestHumanSeam(t *testing.T) {
 // TestCancelRetry: a maintainer cancels an actor's runs and retries a completed run; anyone else
 // is refused; a run of a workflow outside the fleet is not touched.
 func TestCancelRetry(t *testing.T) {
+	t.Parallel()
 	f := newOps(t)
 	item := f.items[0]
 	id, err := f.fake.AddRun("develop.yml", "workflow_dispatch")
@@ -429,6 +428,7 @@ func TestCancelRetry(t *testing.T) {
 // session, seen through control.Humans over the GitHub runner, is running until the ask is
 // resolved, and listed meanwhile; then it is done and no longer listed.
 func TestHumanSessionRunning(t *testing.T) {
+	t.Parallel()
 	f := newOps(t)
 	item := f.items[0]
 	id, err := f.fake.AddRun("maintainer.yml", "workflow_dispatch")
@@ -504,6 +504,7 @@ func TestHumanSessionRunning(t *testing.T) {
 // step of develop.yml, with the env the workflow declares, hands the agent the text after the
 // command (white space after it dropped), verbatim: "$(touch pwned)" arrives as text.
 func TestCommandTextReachesTheActor(t *testing.T) {
+	t.Parallel()
 	f := newOps(t)
 	bin := t.TempDir()
 	got := filepath.Join(t.TempDir(), "text")
@@ -538,6 +539,7 @@ func TestCommandTextReachesTheActor(t *testing.T) {
 // the maintainer it names, saying that verb and token; an agent that posts the marker itself
 // (as a prompt-injected model could) leaves the ask open.
 func TestForgedResolution(t *testing.T) {
+	t.Parallel()
 	f := newOps(t)
 	item := f.items[0]
 	dispatch := map[string]string{"github.token": "ghs_ops", "github.event_name": "workflow_dispatch", "github.sha": f.sha, "github.ref": "refs/heads/main",

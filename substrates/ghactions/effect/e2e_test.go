@@ -12,11 +12,20 @@ import (
 	"testing"
 
 	"github.com/autonomyhq/autonomy/internal/agentcli"
-	"github.com/autonomyhq/autonomy/internal/buildinfo"
 	"github.com/autonomyhq/autonomy/internal/ghfake"
 	"github.com/autonomyhq/autonomy/internal/modelfake"
+	"github.com/autonomyhq/autonomy/internal/testbin"
 	"github.com/autonomyhq/autonomy/substrates/ghactions/effect"
 )
+
+// TestMain keeps every git the tests run, and every process they start, from this machine's git
+// configuration: once for the process, since the end-to-end tests run in parallel (t.Setenv
+// cannot be called there).
+func TestMain(m *testing.M) {
+	os.Setenv("GIT_CONFIG_GLOBAL", "/dev/null")
+	os.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	os.Exit(m.Run())
+}
 
 // TestEndToEnd: one work item flows PM → develop → propose → reviewer → review on a repository
 // where profiles/sdlc is installed, against ghfake over a bare git repository, with the real
@@ -26,6 +35,7 @@ import (
 // the review with the verdict for a head the pull request no longer has leaves no status. The
 // repository is provisioned first (autonomy provision), so the protection is the real one.
 func TestEndToEnd(t *testing.T) {
+	t.Parallel()
 	f := newFleet(t)
 	root, origin, fake, r, item := f.root, f.origin, f.fake, f.r, f.item
 	values, wf, dispatched, commit := f.values, f.wf, f.dispatched, f.commit
@@ -174,20 +184,9 @@ func newFleetOf(t *testing.T, profile string, collaborators map[string]string) *
 
 // newFleetWith is newFleetOf with the agent CLI's path ("": no agent job runs, the trusted jobs
 // only).
-// buildAutonomy is the go command line that builds cmd/autonomy at bin for these tests, naming
-// buildinfo.TestCommit (the runner plays the install step with this binary).
-func buildAutonomy(bin string) []string {
-	return []string{"build", "-buildvcs=false", "-ldflags=" + buildinfo.StampCommit(buildinfo.TestCommit), "-o", bin, "../../../cmd/autonomy"}
-}
-
 func newFleetWith(t *testing.T, profile string, collaborators map[string]string, codex string) *fleet {
 	root := t.TempDir()
-	bin := filepath.Join(root, "autonomy")
-	if out, err := exec.Command("go", buildAutonomy(bin)...).CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	t.Setenv("GIT_CONFIG_GLOBAL", "/dev/null")
-	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	bin := testbin.Path(t)
 	ident := []string{"GIT_AUTHOR_NAME=maintainer", "GIT_AUTHOR_EMAIL=m@example.com", "GIT_COMMITTER_NAME=maintainer", "GIT_COMMITTER_EMAIL=m@example.com"}
 
 	// The repository: the fleet installed with autonomy compile and pushed to main.
@@ -288,6 +287,7 @@ func newFleetWith(t *testing.T, profile string, collaborators map[string]string,
 // change to a workflow (said on the work item), pushing nothing; the review job refuses a verdict
 // that fails the contract, posting nothing.
 func TestEndToEndRefusals(t *testing.T) {
+	t.Parallel()
 	f := newFleet(t)
 	agentThenPropose := func(actor, event string, inputs map[string]string, shell string) string {
 		t.Helper()

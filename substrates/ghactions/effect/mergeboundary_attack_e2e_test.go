@@ -23,6 +23,7 @@ import (
 // control run of the maintainer's old /agent approve (the same event payload): the edited ask is
 // refused and the new head stays unapproved.
 func TestGateReplayedApproval(t *testing.T) {
+	t.Parallel()
 	f := boundary(t)
 	p := f.proposeFiles(map[string]string{"docs/VISION.md": "# benign\n"})
 	n, token := p.N, f.askToken(p.N)
@@ -65,6 +66,7 @@ func TestGateReplayedApproval(t *testing.T) {
 // TestGateRulesUnchangeable: a proposal that changes the installation's data (emptying the
 // human-required paths the gate reads) or the repository's own actions is refused.
 func TestGateRulesUnchangeable(t *testing.T) {
+	t.Parallel()
 	for name, files := range map[string]map[string]string{
 		".autonomy":        {".autonomy/human-required-paths.json": `{"human_required_paths": []}` + "\n"},
 		".github/actions":  {".github/actions/setup/action.yml": "runs: {using: composite, steps: []}\n"},
@@ -89,6 +91,7 @@ func TestGateRulesUnchangeable(t *testing.T) {
 // TestGateDispatchOnAgentBranch: a dispatch of the control workflow on a branch other than the
 // default one (an agent's, whose .autonomy/ it could have changed) runs no gate job.
 func TestGateDispatchOnAgentBranch(t *testing.T) {
+	t.Parallel()
 	f := boundary(t)
 	p := f.proposeFiles(map[string]string{"deploy/prod.yml": "replicas: 0\n"})
 	n, pr := p.N, p.PR
@@ -108,6 +111,7 @@ func TestGateDispatchOnAgentBranch(t *testing.T) {
 // evaluated again when the commit comes back into the default branch, where it changes a
 // human-required path.
 func TestGateSharedCommit(t *testing.T) {
+	t.Parallel()
 	f := boundary(t)
 	dir := f.work("agent")
 	f.write(dir, "P", map[string]string{"deploy/prod.yml": "replicas: 0\n"})
@@ -182,6 +186,7 @@ func (f *fleet) outsiderOn(proposal string, change func(dir string)) string {
 // (no event fires on the way back): the gate reads the paths against the default branch, not the
 // pull request's base, and stays pending.
 func TestGateBaseFlip(t *testing.T) {
+	t.Parallel()
 	f := boundary(t)
 	pa := f.proposeFiles(map[string]string{"docs/VISION.md": "# evil vision\n", "docs/notes.md": "n\n"}).PR
 	x := f.outsiderOn(pa.Head, func(x string) {
@@ -216,6 +221,7 @@ func TestGateBaseFlip(t *testing.T) {
 // an agent's token, as the bot) on a pull request into a side branch, nor an approving review
 // given while a pull request went into a side branch, approves its head as a change into main.
 func TestGateApprovalIntoAnotherBranch(t *testing.T) {
+	t.Parallel()
 	f := boundary(t)
 	pa := f.proposeFiles(map[string]string{"docs/VISION.md": "# evil vision\n"}).PR
 	x := f.outsiderOn(pa.Head, func(x string) { f.write(x, "typo", map[string]string{"docs/typo.md": "fixed\n"}) })
@@ -249,6 +255,7 @@ func TestGateApprovalIntoAnotherBranch(t *testing.T) {
 // maintainer's /agent approve before the control job reads the asks; the command still lands
 // (its own resolution is taken as recorded, and the gate is posted).
 func TestGateResolutionPostedFirst(t *testing.T) {
+	t.Parallel()
 	f := boundary(t)
 	p := f.proposeFiles(map[string]string{"docs/VISION.md": "# v\n"})
 	n, head, token := p.N, p.Head, f.askToken(p.N)

@@ -176,6 +176,7 @@ func (f *fleet) branches() string {
 // quotes (a byte outside ASCII) are refused by the propose job, saying so on the work item and
 // naming what is at fault; nothing is pushed and no pull request opens.
 func TestProposeRefusesHiddenPaths(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name  string
 		build func(f *fleet, dir string)
@@ -245,6 +246,7 @@ var askTokenRe = regexp.MustCompile(`autonomy:ask actor=\S+ token=([0-9a-f]{32})
 // review of the new head (the human-gate job, on pull_request_review) lets it merge; dismissed,
 // the gate is pending again. A proposal with no human-required path has the gate success.
 func TestHumanGate(t *testing.T) {
+	t.Parallel()
 	f := boundary(t)
 	p := f.proposeFiles(map[string]string{"docs/VISION.md": "# where we go\n", "docs/notes.md": "n\n"})
 	if pulls := f.fake.Pulls(); len(pulls) != 1 {
@@ -316,6 +318,7 @@ func TestHumanGate(t *testing.T) {
 // TestHumanGateStaleToken: an ask's token approves the head it was posted for only: after a
 // new push, /agent approve with it is refused and the gate stays pending.
 func TestHumanGateStaleToken(t *testing.T) {
+	t.Parallel()
 	f := boundary(t)
 	p := f.proposeFiles(map[string]string{"docs/VISION.md": "# v\n"})
 	n, token := p.N, f.askToken(p.N)
@@ -335,6 +338,7 @@ func TestHumanGateStaleToken(t *testing.T) {
 // TestNoHumanPathGateSuccess: a proposal that touches no human-required path has the gate
 // success on its head, so the reviewer and CI suffice.
 func TestNoHumanPathGateSuccess(t *testing.T) {
+	t.Parallel()
 	f := boundary(t)
 	p := f.proposeFiles(map[string]string{"greeting.txt": "hello\n"})
 	n, pr := p.N, p.PR

@@ -20,6 +20,7 @@ import (
 // id comes back in the launch's output, list shows it with its params, and the PM's cancel is
 // refused (it holds no agent:cancel); the operator's cancel cancels it.
 func TestPMLaunchesThroughTheRunner(t *testing.T) {
+	t.Parallel()
 	f := newFleet(t)
 	item := strconv.Itoa(f.item)
 	// The calls as the PM's skill writes them for any substrate, with the installed binary: the

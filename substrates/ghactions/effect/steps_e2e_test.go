@@ -27,6 +27,7 @@ import (
 // step 3 only — the model receives steps 1 and 2's outputs and the answer — and uploads the
 // artifact. A second resume of the same ask is refused.
 func TestStepPlaybookEndToEnd(t *testing.T) {
+	t.Parallel()
 	f := newFleetOf(t, "steps-triage", map[string]string{"ada": "admin", "dev": "write"})
 	f.r.fake = f.fake
 	item := strconv.Itoa(f.item)

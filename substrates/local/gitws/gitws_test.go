@@ -60,6 +60,7 @@ func exists(path string) bool {
 }
 
 func TestRepo(t *testing.T) {
+	t.Parallel()
 	repo, _ := newRepo(t)
 	sub := filepath.Join(repo, "a", "b")
 	if err := os.MkdirAll(sub, 0o755); err != nil {
@@ -77,6 +78,7 @@ func TestRepo(t *testing.T) {
 }
 
 func TestRepoRefused(t *testing.T) {
+	t.Parallel()
 	plain := t.TempDir()
 	unborn := t.TempDir()
 	run(t, unborn, "init", "--quiet")
@@ -96,6 +98,7 @@ func TestRepoRefused(t *testing.T) {
 }
 
 func TestValidBranch(t *testing.T) {
+	t.Parallel()
 	for _, name := range []string{"main", "feature/x", "autonomy/bot/20240101-abc", "fix-1.2", "ünïcode"} {
 		if err := ValidBranch(name); err != nil {
 			t.Errorf("ValidBranch(%q): %v", name, err)
@@ -114,6 +117,7 @@ func TestValidBranch(t *testing.T) {
 }
 
 func TestAddDetached(t *testing.T) {
+	t.Parallel()
 	repo, trees := newRepo(t)
 	headSHA := run(t, repo, "rev-parse", "HEAD")
 	path := filepath.Join(trees, "s1")
@@ -146,6 +150,7 @@ func TestAddDetached(t *testing.T) {
 }
 
 func TestAddNewBranch(t *testing.T) {
+	t.Parallel()
 	repo, trees := newRepo(t)
 	headSHA := run(t, repo, "rev-parse", "HEAD")
 	path := filepath.Join(trees, "s2")
@@ -170,6 +175,7 @@ func TestAddNewBranch(t *testing.T) {
 }
 
 func TestAddExistingBranch(t *testing.T) {
+	t.Parallel()
 	repo, trees := newRepo(t)
 	run(t, repo, "branch", "topic")
 	first := filepath.Join(trees, "first")
@@ -209,6 +215,7 @@ func TestAddExistingBranch(t *testing.T) {
 }
 
 func TestAddRefused(t *testing.T) {
+	t.Parallel()
 	repo, trees := newRepo(t)
 	for _, name := range []string{"-x", "a..b", "a b", "--detach"} {
 		path := filepath.Join(trees, "bad")
@@ -242,6 +249,7 @@ func TestAddRefused(t *testing.T) {
 }
 
 func TestRemoveDirtyKept(t *testing.T) {
+	t.Parallel()
 	repo, trees := newRepo(t)
 	for name, dirty := range map[string]func(path string){
 		"untracked": func(path string) { write(t, filepath.Join(path, "new"), "x") },
@@ -271,6 +279,7 @@ func TestRemoveDirtyKept(t *testing.T) {
 }
 
 func TestRemoveSavesDetachedCommits(t *testing.T) {
+	t.Parallel()
 	repo, trees := newRepo(t)
 	run(t, repo, "branch", "saved/s")
 	for i, name := range []string{"saved/s-2", "saved/s-3"} {
@@ -318,6 +327,7 @@ func TestRemoveSavesDetachedCommits(t *testing.T) {
 }
 
 func TestRemoveElsewhere(t *testing.T) {
+	t.Parallel()
 	repo, trees := newRepo(t)
 	// A directory that is not a worktree is left alone, even inside the repository.
 	inside := filepath.Join(repo, "sub")
@@ -350,6 +360,7 @@ func TestRemoveElsewhere(t *testing.T) {
 }
 
 func TestConcurrent(t *testing.T) {
+	t.Parallel()
 	repo, trees := newRepo(t)
 	var wg sync.WaitGroup
 	errs := make(chan error, 100)
@@ -438,6 +449,7 @@ func TestGitEnv(t *testing.T) {
 // can plant hooks and a core.fsmonitor command there; Add and Remove, which run outside the
 // sandbox, must run none of them.
 func TestPlantedHooksNotRun(t *testing.T) {
+	t.Parallel()
 	repo, trees := newRepo(t)
 	marker := filepath.Join(t.TempDir(), "ran")
 	script := "#!/bin/sh\necho \"$0\" >> " + marker + "\n"

@@ -11,6 +11,7 @@ import (
 )
 
 func TestVersionError(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		out  string
 		want string // "" for accepted
@@ -90,6 +91,7 @@ func TestHelperLock(t *testing.T) {
 // TestLockAcrossProcesses: while another process holds a repository's worktree lock, this one
 // waits for it, and a cancelled wait says who holds it.
 func TestLockAcrossProcesses(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperLock$")
 	cmd.Env = append(os.Environ(), "LOCK_TEST_DIR="+dir)
