@@ -88,49 +88,8 @@ func (s *Server) serveResponses(w http.ResponseWriter, r *http.Request, rec *Req
 		s.fail(fmt.Errorf("modelfake: POST %s: %v", r.URL.Path, err))
 		return func() { openAIError(w, http.StatusBadRequest, "modelfake: "+err.Error()) }
 	}
-	var prompt []string
-	if req.Instructions != "" {
-		prompt = append(prompt, req.Instructions)
-	}
-	var conv conversation
-	answered := map[string]bool{}
-	searched := map[string]bool{}
-	loaded := map[string]string{} // a tool tool_search loaded -> its namespace
-	polls, lastOutput := 0, ""
-	for _, it := range items {
-		switch it.Type {
-		case "message", "":
-			if it.Role != "assistant" {
-				prompt = append(prompt, contentText(it.Content)...)
-			}
-		case "function_call", "custom_tool_call", "local_shell_call":
-			conv.lastCall, conv.lastCallID = it.Name, it.CallID
-			if isOpenAIShell(it.Name) || it.Type == "local_shell_call" || s.scriptedTool(it.Name) {
-				conv.shellCalls++
-			}
-			if it.Name == "write_stdin" {
-				polls++
-			}
-		case "tool_search_call":
-			var q struct {
-				Query string `json:"query"`
-			}
-			_ = json.Unmarshal(it.Arguments, &q)
-			searched[q.Query] = true
-		case "tool_search_output":
-			for _, ns := range it.Tools {
-				for _, f := range ns.Tools {
-					loaded[f.Name] = ns.Name
-				}
-			}
-		case "function_call_output", "custom_tool_call_output", "local_shell_call_output":
-			answered[it.CallID] = true
-			lastOutput = strings.Join(contentText(it.Output), "\n")
-			rec.ToolOutputs = append(rec.ToolOutputs, lastOutput)
-		}
-	}
-	conv.lastAnswerd = answered[conv.lastCallID]
-	rec.Prompt = strings.Join(prompt, "\n")
+	h := s.history(req.Instructions, items, rec)
+	conv, polls, lastOutput := h.conv, h.polls, h.lastOutput
 
 	shell := ""
 	var shellArgs func(string) any
@@ -162,26 +121,7 @@ func (s *Server) serveResponses(w http.ResponseWriter, r *http.Request, rec *Req
 	rec.Turn = st.turn
 	switch {
 	case st.t.Tool != "":
-		name, ok := offered(rec.Tools, st.t.Tool)
-		if ns, found := loaded[st.t.Tool]; !ok && found {
-			call := map[string]any{"type": "function_call", "namespace": ns, "name": st.t.Tool, "arguments": toolArgs(st.t.Args),
-				"call_id": fmt.Sprintf("call_modelfake_%d", st.turn)}
-			return func() { writeResponse(w, req, rec.Model, call, "") }
-		}
-		if !ok && contains(rec.Tools, "tool_search") && !searched[st.t.Tool] {
-			// codex defers MCP tools behind its client-side tool_search: search first.
-			call := map[string]any{"type": "tool_search_call", "execution": "client", "arguments": map[string]any{"query": st.t.Tool},
-				"call_id": fmt.Sprintf("call_modelfake_%d_search", st.turn)}
-			return func() { writeResponse(w, req, rec.Model, call, "") }
-		}
-		if !ok {
-			err := fmt.Errorf("script turn %d calls tool %s, which the CLI does not offer (it offers %s)", st.turn, st.t.Tool, strings.Join(rec.Tools, ", "))
-			s.fail(fmt.Errorf("modelfake: openai conversation %s: %v", rec.Conversation, err))
-			return func() { openAIError(w, http.StatusBadRequest, "modelfake: "+err.Error()) }
-		}
-		call := map[string]any{"type": "function_call", "name": name, "arguments": toolArgs(st.t.Args),
-			"call_id": fmt.Sprintf("call_modelfake_%d", st.turn)}
-		return func() { writeResponse(w, req, rec.Model, call, "") }
+		return s.toolTurn(w, req, rec, st, h)
 	case st.t.Shell != "":
 		args, _ := json.Marshal(shellArgs(st.t.Shell))
 		call := map[string]any{"type": "function_call", "name": shell, "arguments": string(args),
@@ -192,6 +132,87 @@ func (s *Server) serveResponses(w http.ResponseWriter, r *http.Request, rec *Req
 	default:
 		return func() { writeResponse(w, req, rec.Model, nil, st.t.Text) }
 	}
+}
+
+// responsesHistory is what a Responses request's input says of the conversation so far.
+type responsesHistory struct {
+	conv       conversation
+	polls      int               // write_stdin polls made
+	lastOutput string            // the last tool output
+	searched   map[string]bool   // queries of tool_search calls made
+	loaded     map[string]string // a tool tool_search loaded -> its namespace
+}
+
+// history reads the input items: the prompt and the tool outputs go to rec.
+func (s *Server) history(instructions string, items []responsesItem, rec *Request) responsesHistory {
+	h := responsesHistory{searched: map[string]bool{}, loaded: map[string]string{}}
+	var prompt []string
+	if instructions != "" {
+		prompt = append(prompt, instructions)
+	}
+	answered := map[string]bool{}
+	for _, it := range items {
+		switch it.Type {
+		case "message", "":
+			if it.Role != "assistant" {
+				prompt = append(prompt, contentText(it.Content)...)
+			}
+		case "function_call", "custom_tool_call", "local_shell_call":
+			h.call(it, s.scriptedTool(it.Name))
+		case "tool_search_call":
+			var q struct {
+				Query string `json:"query"`
+			}
+			_ = json.Unmarshal(it.Arguments, &q)
+			h.searched[q.Query] = true
+		case "tool_search_output":
+			for _, ns := range it.Tools {
+				for _, f := range ns.Tools {
+					h.loaded[f.Name] = ns.Name
+				}
+			}
+		case "function_call_output", "custom_tool_call_output", "local_shell_call_output":
+			answered[it.CallID] = true
+			h.lastOutput = strings.Join(contentText(it.Output), "\n")
+			rec.ToolOutputs = append(rec.ToolOutputs, h.lastOutput)
+		}
+	}
+	h.conv.lastAnswerd = answered[h.conv.lastCallID]
+	rec.Prompt = strings.Join(prompt, "\n")
+	return h
+}
+
+// call records a tool call of the history; scripted calls (the shell's, a Tool turn's) count.
+func (h *responsesHistory) call(it responsesItem, scripted bool) {
+	h.conv.lastCall, h.conv.lastCallID = it.Name, it.CallID
+	if isOpenAIShell(it.Name) || it.Type == "local_shell_call" || scripted {
+		h.conv.shellCalls++
+	}
+	if it.Name == "write_stdin" {
+		h.polls++
+	}
+}
+
+// toolTurn plays a Tool turn: the offered tool, or one tool_search loaded (in its namespace),
+// or first a tool_search for it when codex deferred it.
+func (s *Server) toolTurn(w http.ResponseWriter, req responsesRequest, rec *Request, st step, h responsesHistory) func() {
+	reply := func(call map[string]any) func() { return func() { writeResponse(w, req, rec.Model, call, "") } }
+	callID := fmt.Sprintf("call_modelfake_%d", st.turn)
+	name, ok := offered(rec.Tools, st.t.Tool)
+	if ns, found := h.loaded[st.t.Tool]; !ok && found {
+		return reply(map[string]any{"type": "function_call", "namespace": ns, "name": st.t.Tool, "arguments": toolArgs(st.t.Args), "call_id": callID})
+	}
+	if !ok && contains(rec.Tools, "tool_search") && !h.searched[st.t.Tool] {
+		// codex defers MCP tools behind its client-side tool_search: search first.
+		return reply(map[string]any{"type": "tool_search_call", "execution": "client", "arguments": map[string]any{"query": st.t.Tool},
+			"call_id": callID + "_search"})
+	}
+	if !ok {
+		err := fmt.Errorf("script turn %d calls tool %s, which the CLI does not offer (it offers %s)", st.turn, st.t.Tool, strings.Join(rec.Tools, ", "))
+		s.fail(fmt.Errorf("modelfake: openai conversation %s: %v", rec.Conversation, err))
+		return func() { openAIError(w, http.StatusBadRequest, "modelfake: "+err.Error()) }
+	}
+	return reply(map[string]any{"type": "function_call", "name": name, "arguments": toolArgs(st.t.Args), "call_id": callID})
 }
 
 func toolArgs(args json.RawMessage) string {
