@@ -1,0 +1,144 @@
+package ghactions
+
+import (
+	"strings"
+
+	agents "github.com/autonomyhq/autonomy/internal/agent"
+	"github.com/autonomyhq/autonomy/ir"
+)
+
+// Safe outputs (docs/gh-actions.md): the job that runs the model holds read permissions only.
+// The agent CLI gets autonomy's MCP server (autonomy gh mcp), whose tools are derived from the
+// actor's capabilities; each effect the model asks for is checked and recorded as a line of the
+// safe-output file, which the agent job uploads. The trusted job "apply" (no model) downloads
+// it and runs autonomy gh apply, which checks every effect again against the manifest of the
+// commit the run was triggered for and realizes what passes with its own token.
+
+const (
+	// outputsArtifact is the agent job's safe-output artifact, and the directory it is left in
+	// under RUNNER_TEMP.
+	outputsArtifact = "autonomy-outputs"
+	// OutputsFile is the safe-output file in it.
+	OutputsFile = "outputs.jsonl"
+)
+
+// MCPServerEnv are the variables of the agent step that autonomy gh mcp reads; a CLI that starts
+// its MCP servers with a minimal environment (codex) is told to pass them on.
+var MCPServerEnv = []string{"GH_TOKEN", "GITHUB_REPOSITORY", "GITHUB_API_URL", "GITHUB_SERVER_URL", "GITHUB_GRAPHQL_URL",
+	"GITHUB_RUN_ID", "GITHUB_SHA", "GITHUB_WORKSPACE", "AUTONOMY_ACTOR", "AUTONOMY_OUTPUTS", "AUTONOMY_POLICY"}
+
+// applied are the capabilities whose effects autonomy gh apply realizes, and what each needs of
+// its token: the standard's github realization (grants). agent:update is applied too, as a
+// refusal the step summary reports (GitHub cannot pause a run).
+var applied = []string{"tasks:converse", "tasks:author", "agent:launch", "agent:cancel", "agent:update"}
+
+// applies reports whether an actor's agent job is followed by the apply job: it is an agent
+// whose skill runs with the MCP server (not a script, which runs no model, nor a step playbook,
+// whose steps get no server yet), and it holds a capability whose effects apply realizes, in any
+// scope (apply enforces the scope). An actor holding none has no effect for apply to realize:
+// its result and its proposal or verdict have trusted jobs of their own.
+func applies(a *ir.Actor, steps bool) bool {
+	if !a.Skill || steps {
+		return false
+	}
+	for _, c := range a.Capabilities {
+		for _, name := range applied {
+			if c.Name == name {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// applyGrant is what the apply job of an actor may do: read the installation (contents: read),
+// and write what the actor's capabilities map to (issues: write for tasks:converse and
+// tasks:author, actions: write for agent:launch and agent:cancel), scoped or not.
+func applyGrant(a *ir.Actor) Permissions {
+	p := Permissions{"contents": Read}
+	for _, c := range a.Capabilities {
+		for _, name := range applied {
+			if c.Name == name {
+				p.merge(grants[name])
+			}
+		}
+	}
+	return p
+}
+
+// readOnly is q with every write lowered to read: what the job that runs the model may hold of
+// a capability's grant (it reads; the apply job writes).
+func readOnly(q Permissions) Permissions {
+	p := make(Permissions, len(q))
+	for s := range q {
+		p[s] = Read
+	}
+	return p
+}
+
+// outputsScript makes the safe-output file before the agent runs, so the upload finds it even
+// when the agent asked for nothing.
+const outputsScript = `export AUTONOMY_OUTPUTS="$RUNNER_TEMP/` + outputsArtifact + `/` + OutputsFile + `"
+mkdir -p "$RUNNER_TEMP/` + outputsArtifact + `"
+: > "$AUTONOMY_OUTPUTS"
+`
+
+// uploadOutputsStep uploads the safe-output file after the agent step, whatever it did.
+func uploadOutputsStep() mapping {
+	return withIf(uploadArtifact.step("Upload the safe outputs", artifactWith(outputsArtifact, true)), "always()")
+}
+
+// applyJob is the trusted job after the agent job that realizes its safe outputs: no model; the
+// installation is read at github.sha by autonomy gh apply itself.
+func (c *compiler) applyJob(a *ir.Actor, env mapping) mapping {
+	if c.effectSteps == nil {
+		c.effectSteps = map[string]seq{}
+	}
+	steps, ok := c.effectSteps["apply"]
+	if !ok {
+		steps = seq{
+			policyCheckout,
+			downloadArtifact.step("Download the safe outputs", artifactWith(outputsArtifact, false)),
+			c.toolStep(),
+			mapping{{key: "name", value: "autonomy gh apply"}, {key: "run", value: literal(`"$AUTONOMY_BIN" gh apply --outputs "$RUNNER_TEMP/` + outputsArtifact + `/` + OutputsFile + `"` + "\n")}},
+		}
+		c.effectSteps["apply"] = steps
+	}
+	job := make(mapping, 0, 8)
+	job.add("name", a.Name.Value+" (apply)")
+	job.add("needs", plain("agent"))
+	// As gh-aw's safe-output jobs: the effects the model asked for before it failed are applied
+	// too (each was checked, and is checked again); a skipped agent job asked for nothing.
+	job.add("if", expr("!cancelled() && needs.agent.result != 'skipped' && "+pausedGuard))
+	job.add("runs-on", runsOn(c.box.runsOn))
+	job.add("timeout-minutes", 10)
+	job.add("permissions", applyGrant(a).yaml())
+	job.add("env", env)
+	job.add("steps", steps)
+	return job
+}
+
+// mcpWords writes the bash array mcp: the words that give the agent CLI autonomy gh mcp, the
+// program being "$AUTONOMY_BIN" (a path of the install step's, under RUNNER_TEMP).
+func (c *compiler) mcpWords(script *strings.Builder) {
+	const sentinel = "@AUTONOMY_BIN@"
+	script.WriteString("mcp=(")
+	words := c.box.agent.Preset.MCPArgs(mcpServer(sentinel))
+	for i, w := range words {
+		if i > 0 {
+			script.WriteByte(' ')
+		}
+		before, after, found := strings.Cut(w, `"`+sentinel+`"`)
+		if !found {
+			script.WriteString(shellQuote(w))
+			continue
+		}
+		script.WriteString(shellQuote(before+`"`) + `"${AUTONOMY_BIN}"` + shellQuote(`"`+after))
+	}
+	script.WriteString(")\n")
+}
+
+// mcpServer is autonomy gh mcp as program runs it.
+func mcpServer(program string) agents.MCPServer {
+	return agents.MCPServer{Command: program, Args: []string{"gh", "mcp"}, Env: MCPServerEnv}
+}
