@@ -1,9 +1,15 @@
 package ghactions
 
 import (
+	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 
+	"gopkg.in/yaml.v3"
+
 	agents "github.com/autonomyhq/autonomy/internal/agent"
+	"github.com/autonomyhq/autonomy/internal/tools"
 	"github.com/autonomyhq/autonomy/ir"
 )
 
@@ -141,4 +147,53 @@ func (c *compiler) mcpWords(script *strings.Builder) {
 // mcpServer is autonomy gh mcp as program runs it.
 func mcpServer(program string) agents.MCPServer {
 	return agents.MCPServer{Command: program, Args: []string{"gh", "mcp"}, Env: MCPServerEnv}
+}
+
+// tools reads policy.box.gh-actions.tools: { max: { TOOL: N }, staged: BOOL }. It is carried to
+// the jobs in .autonomy/policy.json: the MCP server and the apply job cap each tool's effects per
+// session at max (tools.DefaultMax for a tool it does not name), and staged applies nothing.
+func (r *boxReader) tools(v *yaml.Node) {
+	const example = "e.g. tools: { max: { comment: 3, launch: 1 }, staged: true }"
+	if v.Kind != yaml.MappingNode {
+		r.errorf(v, example, "tools must be a mapping")
+		return
+	}
+	for i := 0; i+1 < len(v.Content); i += 2 {
+		switch k, val := v.Content[i], v.Content[i+1]; k.Value {
+		case "max":
+			r.toolMax(val)
+		case "staged":
+			r.flag(val, "tools.staged")
+		default:
+			r.errorf(k, ir.Suggest(k.Value, []string{"max", "staged"}), "tools: unknown key %q", k.Value)
+		}
+	}
+}
+
+// toolMax reads tools.max: each key an effect tool, each value a count of at least 0.
+func (r *boxReader) toolMax(v *yaml.Node) {
+	var names []string
+	for _, t := range tools.Catalog {
+		if t.Effect {
+			names = append(names, t.Name)
+		}
+	}
+	if v.Kind != yaml.MappingNode {
+		r.errorf(v, "e.g. max: { comment: 3, launch: 1 }", "tools.max must be a mapping of tool names to counts")
+		return
+	}
+	for i := 0; i+1 < len(v.Content); i += 2 {
+		k, n := v.Content[i], v.Content[i+1]
+		if !slices.Contains(names, k.Value) {
+			hint := ir.Suggest(k.Value, names)
+			if hint == "" || !strings.HasPrefix(hint, "did you mean") {
+				hint = "the tools that change something are " + strings.Join(names, ", ")
+			}
+			r.errorf(k, hint, "tools.max: %q is not a tool that changes anything", k.Value)
+			continue
+		}
+		if c, err := strconv.Atoi(n.Value); n.Kind != yaml.ScalarNode || n.Tag != "!!int" || err != nil || c < 0 {
+			r.errorf(n, fmt.Sprintf("write a count, e.g. %s: 3 (0 refuses every %s)", k.Value, k.Value), "tools.max.%s must be a whole number of at least 0", k.Value)
+		}
+	}
 }
