@@ -107,11 +107,12 @@ func realize(a *ir.Actor) realized {
 }
 
 // unexpressed lists the actor's capabilities GitHub's token cannot express. The scope of an
-// effect the apply job realizes is enforced there (a skill's), so it is expressed.
+// effect the apply job realizes is enforced there (a skill's), so it is expressed; a skill's
+// scoped agent:list gets actions: read like an unscoped one (a read).
 func unexpressed(a *ir.Actor) []ir.Capability {
 	var out []ir.Capability
 	for _, c := range a.Capabilities {
-		if a.Skill && c.Name != "agent:update" && slices.Contains(applied, c.Name) {
+		if a.Skill && (c.Name == "agent:list" || c.Name != "agent:update" && slices.Contains(applied, c.Name)) {
 			continue
 		}
 		if _, ok := grants[c.Name]; (c.Scope != "" || !ok) && c.Name != "code:merge" && c.Name != "code:propose" {
