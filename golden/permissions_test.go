@@ -2,8 +2,10 @@ package golden
 
 import (
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -31,6 +33,9 @@ var standard = map[string]map[string]string{
 // the question on the work item (issues: write); resume, before the agent job, downloads the
 // paused run of another run and deletes it once applied (actions: write) and records the resume
 // on the item (issues: write).
+//
+// The apply job's depend on its actor's capabilities (applyMay): it writes what the standard maps
+// the capabilities of the effects it applies to (applied), and reads the installation.
 var effect = map[string]map[string]string{
 	"propose": {"contents": "write", "pull-requests": "write", "actions": "write", "issues": "write"},
 	"review":  {"contents": "read", "pull-requests": "write", "statuses": "write"},
@@ -41,12 +46,13 @@ var effect = map[string]map[string]string{
 // effectNeeds is the job each trusted job follows ("" for none: resume comes first), and
 // effectCapability the capability its actor must hold (either of them).
 var (
-	effectNeeds      = map[string]string{"propose": "agent", "review": "agent", "ask": "agent", "resume": ""}
-	effectCapability = map[string][]string{"propose": {"code:propose"}, "review": {"code:review"}, "ask": {"tasks:converse", "tasks:author"}, "resume": {"tasks:converse", "tasks:author"}}
+	effectNeeds      = map[string]string{"propose": "agent", "review": "agent", "ask": "agent", "resume": "", "apply": "agent"}
+	effectCapability = map[string][]string{"propose": {"code:propose"}, "review": {"code:review"}, "ask": {"tasks:converse", "tasks:author"}, "resume": {"tasks:converse", "tasks:author"},
+		"apply": applied}
 )
 
-// mergeRelevant are the powers the job that runs the model never holds.
-var mergeRelevant = []string{"contents", "statuses", "pull-requests"}
+// applied are the capabilities whose effects the apply job realizes (docs/gh-actions.md).
+var applied = []string{"tasks:converse", "tasks:author", "agent:launch", "agent:cancel", "agent:update"}
 
 // baseline is what every job may read.
 var baseline = map[string]string{"contents": "read", "issues": "read", "pull-requests": "read"}
@@ -90,20 +96,27 @@ func TestPermissionInvariants(t *testing.T) {
 			t.Fatalf("%s: %v", mpath, err)
 		}
 		for _, a := range m.Actors {
-			allowed := map[string]string{}
-			for s, acc := range baseline {
-				allowed[s] = acc
-			}
+			// The job that runs the model reads only: the read half of what its capabilities
+			// map to. The apply job writes what they map to (scoped or not: apply enforces the
+			// scope), and reads the installation.
+			// A job that runs no model (a script's, a human actor's) may hold what the unscoped
+			// capabilities map to.
+			allowed, readHalf := maps.Clone(baseline), maps.Clone(baseline)
+			applyMay := map[string]string{"contents": "read"}
 			for _, c := range a.Capabilities {
-				if strings.Contains(c, "@") {
-					continue // GitHub cannot scope a permission: a scoped capability grants nothing
-				}
-				if c == "code:propose" || c == "code:review" {
+				name, scope, _ := strings.Cut(c, "@")
+				if name == "code:propose" || name == "code:review" {
 					continue // realized by the trusted jobs, checked against effect
 				}
-				for s, acc := range standard[c] {
-					if level(acc) > level(allowed[s]) {
-						allowed[s] = acc
+				for s, acc := range standard[name] {
+					if level(readHalf[s]) < level("read") {
+						readHalf[s] = "read"
+					}
+					if scope == "" && level(acc) > level(allowed[s]) {
+						allowed[s] = acc // GitHub cannot scope a permission
+					}
+					if slices.Contains(applied, name) && level(acc) > level(applyMay[s]) {
+						applyMay[s] = acc
 					}
 				}
 			}
@@ -137,23 +150,25 @@ func TestPermissionInvariants(t *testing.T) {
 				if job.Permissions == nil {
 					t.Errorf("%s: job %s has no permissions block (it would get the repository default)", wpath, id)
 				}
+				// A job runs a model when a step runs the agent CLI (its words are the step's
+				// AUTONOMY_AGENT_* env) or a step playbook (its agents).
 				oidc, model, installs := false, false, false
-				_, behavior := job.Env["AUTONOMY_BEHAVIOR"]
-				model = behavior
 				for _, s := range job.Steps {
 					if _, ok := s.Env["AUTONOMY_OIDC_AUDIENCE"]; ok {
 						oidc = true
 					}
 					for k := range s.Env {
-						if strings.HasPrefix(k, "AUTONOMY_AGENT_") || strings.HasPrefix(k, "AUTONOMY_RUN_") {
-							model = true
-						}
+						model = model || strings.HasPrefix(k, "AUTONOMY_AGENT_")
 					}
+					model = model || strings.Contains(s.Run, `"$AUTONOMY_BIN" playbook run `)
 					if s.Name == "Install autonomy" && (strings.Contains(s.Run, "AUTONOMY_BIN=") || s.Env["AUTONOMY_PROBLEM"] != "") {
 						installs = true
 					}
 				}
 				may := allowed
+				if model {
+					may = readHalf
+				}
 				if job.Environment != "" {
 					// An approval job fails closed: before anything else runs autonomy, it proves
 					// its approval (autonomy gh gate), reading its environment and its run's
@@ -177,13 +192,19 @@ func TestPermissionInvariants(t *testing.T) {
 					}
 				}
 				if model {
-					for _, scope := range mergeRelevant {
-						if job.Permissions[scope] == "write" {
+					// No job that runs a model holds any write permission (id-token: write mints
+					// the model's own credential, checked below).
+					for scope, acc := range job.Permissions {
+						if acc == "write" && scope != "id-token" {
 							t.Errorf("%s: job %s runs the model and holds %s: write", wpath, id, scope)
 						}
 					}
 				}
-				if kind, ok := effect[id]; ok {
+				kind, ok := effect[id]
+				if id == "apply" {
+					kind, ok = applyMay, true
+				}
+				if ok {
 					may = kind
 					if model {
 						t.Errorf("%s: trusted job %s runs the model", wpath, id)

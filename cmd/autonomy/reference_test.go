@@ -20,6 +20,7 @@ var deliberate = []string{
 	"gh-actions partial field:result",
 	"local unsupported trigger:event",
 	"local partial capability:@scope",
+	"gh-actions partial capability:@scope",
 	"GitHub cannot narrow",
 	"forwards no subject.ref",
 	"private_egress_guard is not enforced",

@@ -6,6 +6,7 @@
 package agent
 
 import (
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strconv"
@@ -30,7 +31,19 @@ const (
 	// Proxy stands for the words that point the CLI at a model proxy: none when the preset's
 	// BaseURLEnv is unset or empty, or when the CLI reads BaseURLEnv itself.
 	Proxy = "{proxy}"
+	// MCP stands for the words that give the CLI the session's MCP server (autonomy's tools):
+	// none when the launcher has no server for the session.
+	MCP = "{mcp}"
 )
+
+// MCPServer is how a launcher starts the session's MCP server: an absolute program path, its
+// arguments, and the names of the environment variables the server reads (a CLI that gives its
+// servers a minimal environment, like codex, is told to pass them on).
+type MCPServer struct {
+	Command string
+	Args    []string
+	Env     []string
+}
 
 // Output says how a preset's final message and structured result leave the CLI.
 type Output string
@@ -72,11 +85,14 @@ type Preset struct {
 	PrivateTmp bool
 	// Helpers are the programs its local sandbox runs, which must be on PATH.
 	Helpers []Helper
+	// MCPEnv is env the CLI needs to offer an MCP server's tools at once (NAME=value).
+	MCPEnv []string
 
 	base  []string // the non-interactive command, up to the options
 	model func(string) []string
 	// proxy is the words that make the CLI call url, for a CLI that ignores BaseURLEnv.
 	proxy   func(url string) []string
+	mcp     func(MCPServer) []string
 	sandbox func(Sandbox) []string
 	result  []string // added when the actor declares result:
 	message []string // added when it does not
@@ -134,6 +150,12 @@ var presets = map[string]Preset{
 				"-c", `model_providers.autonomy.wire_api="responses"`,
 				"-c", `model_providers.autonomy.env_key="OPENAI_API_KEY"`}
 		},
+		// codex starts an MCP server with a minimal environment: the variables it reads are named.
+		mcp: func(s MCPServer) []string {
+			return []string{"-c", "mcp_servers.autonomy.command=" + strconv.Quote(s.Command),
+				"-c", "mcp_servers.autonomy.args=" + tomlList(s.Args),
+				"-c", "mcp_servers.autonomy.env_vars=" + tomlList(s.Env)}
+		},
 		result:  []string{"--output-schema", Schema, "--output-last-message", Result},
 		message: []string{"--output-last-message", Result},
 		last:    []string{"-"},
@@ -158,6 +180,14 @@ var presets = map[string]Preset{
 			// included) and, without network, to no host; tools that would prompt are denied.
 			return []string{"--permission-mode", "acceptEdits", "--add-dir", GitDir,
 				"--settings", claudeSandbox(s.Network)}
+		},
+		// Claude Code defers MCP tools behind a tool search unless told not to; its stdio servers
+		// inherit its environment.
+		MCPEnv: []string{"ENABLE_TOOL_SEARCH=false"},
+		mcp: func(s MCPServer) []string {
+			cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"autonomy": map[string]any{
+				"type": "stdio", "command": s.Command, "args": nonNil(s.Args)}}})
+			return []string{"--strict-mcp-config", "--mcp-config", string(cfg)}
 		},
 		result: []string{"--json-schema", SchemaJSON},
 	},
@@ -212,6 +242,9 @@ func (p Preset) Argv(o Options) []string {
 	if p.proxy != nil {
 		argv = append(argv, Proxy)
 	}
+	if p.mcp != nil {
+		argv = append(argv, MCP)
+	}
 	if o.Result {
 		argv = append(argv, p.result...)
 	} else {
@@ -235,7 +268,7 @@ func (p Preset) Describe() string { return fmt.Sprintf("%s (%s)", p.Name, p.Spec
 // Placeholder reports whether w is one of the launcher's placeholders.
 func Placeholder(w string) bool {
 	switch w {
-	case Result, Schema, SchemaJSON, GitDir, WorktreeGitDir, Proxy:
+	case Result, Schema, SchemaJSON, GitDir, WorktreeGitDir, Proxy, MCP:
 		return true
 	}
 	return false
@@ -250,8 +283,46 @@ func (p Preset) ProxyArgs(url string) []string {
 	return p.proxy(url)
 }
 
+// MCPArgs is what MCP expands to for the session's server: nothing when the preset takes none or
+// s has no command.
+func (p Preset) MCPArgs(s MCPServer) []string {
+	if p.mcp == nil || s.Command == "" {
+		return nil
+	}
+	return p.mcp(s)
+}
+
+// WithMCP replaces the MCP placeholder of argv by the words that give the CLI server s.
+func (p Preset) WithMCP(argv []string, s MCPServer) []string {
+	out := make([]string, 0, len(argv)+6)
+	for _, w := range argv {
+		if w == MCP {
+			out = append(out, p.MCPArgs(s)...)
+			continue
+		}
+		out = append(out, w)
+	}
+	return out
+}
+
+// tomlList is a list of strings as a TOML array (codex's -c values are TOML).
+func tomlList(ws []string) string {
+	q := make([]string, len(ws))
+	for i, w := range ws {
+		q[i] = strconv.Quote(w)
+	}
+	return "[" + strings.Join(q, ",") + "]"
+}
+
+func nonNil(ws []string) []string {
+	if ws == nil {
+		return []string{}
+	}
+	return ws
+}
+
 // Fill replaces the placeholders of argv by their values (Proxy by the words of ProxyArgs of
-// values[Proxy]); a placeholder without a value is an error (the launcher knows every one it
+// values[Proxy]; MCP, unless WithMCP expanded it, by nothing); a placeholder without a value is an error (the launcher knows every one it
 // hands out).
 func (p Preset) Fill(argv []string, values map[string]string) ([]string, error) {
 	out := make([]string, 0, len(argv))
@@ -259,6 +330,9 @@ func (p Preset) Fill(argv []string, values map[string]string) ([]string, error) 
 		if !Placeholder(w) {
 			out = append(out, w)
 			continue
+		}
+		if w == MCP {
+			continue // a session without a server (WithMCP expands it for one with)
 		}
 		v, ok := values[w]
 		if !ok && w != Proxy {

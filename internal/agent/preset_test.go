@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -69,7 +70,7 @@ func TestArgv(t *testing.T) {
 		"--sandbox", "workspace-write", "--add-dir", GitDir, "--add-dir", WorktreeGitDir,
 		"-c", "sandbox_workspace_write.network_access=false",
 		"-c", "sandbox_workspace_write.exclude_slash_tmp=true", "-c", "sandbox_workspace_write.exclude_tmpdir_env_var=true",
-		Proxy, "--output-schema", Schema, "--output-last-message", Result, "-"}
+		Proxy, MCP, "--output-schema", Schema, "--output-last-message", Result, "-"}
 	if !slices.Equal(got, want) {
 		t.Errorf("codex:\n got %q\nwant %q", got, want)
 	}
@@ -128,5 +129,49 @@ func TestExtract(t *testing.T) {
 		if _, _, err := Extract([]byte(in)); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: got %v, want %q", in, err, want)
 		}
+	}
+}
+
+// The MCP placeholder gives each CLI the session's server the way it takes one: codex by its
+// mcp_servers config, naming the variables the server reads (codex passes a server a minimal
+// environment); claude by an inline --mcp-config, with tool search off so the tools are offered
+// at once. Without a server, the placeholder expands to nothing.
+func TestMCPPlaceholder(t *testing.T) {
+	s := MCPServer{Command: "/opt/autonomy", Args: []string{"gh", "mcp"}, Env: []string{"GH_TOKEN", "AUTONOMY_ACTOR"}}
+	codex, _ := Lookup("codex")
+	argv := codex.Argv(Options{Sandbox: Sandbox{None: true}})
+	if !slices.Contains(argv, MCP) {
+		t.Fatalf("codex argv %q has no %s", argv, MCP)
+	}
+	got := strings.Join(codex.WithMCP(argv, s), " ")
+	for _, want := range []string{`mcp_servers.autonomy.command="/opt/autonomy"`, `mcp_servers.autonomy.args=["gh","mcp"]`, `mcp_servers.autonomy.env_vars=["GH_TOKEN","AUTONOMY_ACTOR"]`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("codex: %q lacks %q", got, want)
+		}
+	}
+	claude, _ := Lookup("claude")
+	cargv := claude.WithMCP(claude.Argv(Options{Sandbox: Sandbox{None: true}}), s)
+	i := slices.Index(cargv, "--mcp-config")
+	if i < 0 || !slices.Contains(cargv, "--strict-mcp-config") {
+		t.Fatalf("claude argv %q has no --strict-mcp-config --mcp-config", cargv)
+	}
+	var cfg struct {
+		MCPServers map[string]struct {
+			Type, Command string
+			Args          []string
+		} `json:"mcpServers"`
+	}
+	if err := json.Unmarshal([]byte(cargv[i+1]), &cfg); err != nil {
+		t.Fatal(err)
+	}
+	if a := cfg.MCPServers["autonomy"]; a.Type != "stdio" || a.Command != "/opt/autonomy" || !slices.Equal(a.Args, []string{"gh", "mcp"}) {
+		t.Errorf("claude mcp config = %+v", cfg)
+	}
+	if !slices.Contains(claude.MCPEnv, "ENABLE_TOOL_SEARCH=false") {
+		t.Errorf("claude MCPEnv = %q", claude.MCPEnv)
+	}
+	filled, err := codex.Fill(argv, map[string]string{Result: "/r"})
+	if err != nil || slices.Contains(filled, MCP) || strings.Contains(strings.Join(filled, " "), "mcp_servers") {
+		t.Errorf("Fill without a server: %q, %v", filled, err)
 	}
 }

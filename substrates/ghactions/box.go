@@ -72,7 +72,7 @@ type credential struct {
 var (
 	envNameRe    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 	runnerNameRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
-	boxKeys      = []string{"model", "agent", "install", "credential", "runsOn", "trustedRoles", "git", "requiredChecks", "autonomy"}
+	boxKeys      = []string{"model", "agent", "install", "credential", "runsOn", "trustedRoles", "git", "requiredChecks", "autonomy", "tools"}
 )
 
 // boxReader reads policy.box.gh-actions, collecting every problem.
@@ -245,6 +245,8 @@ func (r *boxReader) key(b *box, k, v *yaml.Node) {
 		}
 	case "autonomy":
 		b.autonomy = r.autonomy(k, v)
+	case "tools":
+		r.tools(v) // safeoutputs.go; realized by autonomy gh mcp and apply from .autonomy/policy.json
 	default:
 		r.referenceKey(b, k, v)
 	}

@@ -96,8 +96,8 @@ func agent(caps string, triggers string) string {
 
 const dispatchRef = "      - { dispatch: true, params: { ISSUE: subject.ref } }\n"
 
-// TestPermissionsFromCapabilities: the agent job (the one that runs the model) gets the
-// capabilities' permissions except the merge-relevant ones, which go to a trusted job after it.
+// TestPermissionsFromCapabilities: the agent job (the one that runs the model) reads only; the
+// writes the capabilities map to go to a trusted job after it (propose, review, apply).
 func TestPermissionsFromCapabilities(t *testing.T) {
 	cases := []struct {
 		caps string
@@ -114,20 +114,30 @@ func TestPermissionsFromCapabilities(t *testing.T) {
 		// A scope is enforced by autonomy gh propose, so the scoped proposer proposes too.
 		{"code:propose@docs", map[string]any{"contents": "read", "issues": "read", "pull-requests": "read"},
 			"propose", map[string]any{"contents": "write", "issues": "write", "pull-requests": "write", "actions": "write"}},
-		{"tasks:author", map[string]any{"contents": "read", "issues": "write", "pull-requests": "read"}, "", nil},
-		{"tasks:converse", map[string]any{"contents": "read", "issues": "write", "pull-requests": "read"}, "", nil},
-		{"agent:launch", map[string]any{"contents": "read", "issues": "read", "pull-requests": "read", "actions": "write"}, "", nil},
-		{"agent:cancel", map[string]any{"contents": "read", "issues": "read", "pull-requests": "read", "actions": "write"}, "", nil},
+		// The model's job reads; the apply job writes what the capabilities map to, scoped too
+		// (apply enforces the scope).
+		{"tasks:author", map[string]any{"contents": "read", "issues": "read", "pull-requests": "read"},
+			"apply", map[string]any{"contents": "read", "issues": "write"}},
+		{"tasks:converse", map[string]any{"contents": "read", "issues": "read", "pull-requests": "read"},
+			"apply", map[string]any{"contents": "read", "issues": "write"}},
+		{"agent:launch", map[string]any{"contents": "read", "issues": "read", "pull-requests": "read", "actions": "read"},
+			"apply", map[string]any{"contents": "read", "actions": "write"}},
+		{"agent:launch@a", map[string]any{"contents": "read", "issues": "read", "pull-requests": "read", "actions": "read"},
+			"apply", map[string]any{"contents": "read", "actions": "write"}},
+		{"agent:cancel", map[string]any{"contents": "read", "issues": "read", "pull-requests": "read", "actions": "read"},
+			"apply", map[string]any{"contents": "read", "actions": "write"}},
 		{"agent:list", map[string]any{"contents": "read", "issues": "read", "pull-requests": "read", "actions": "read"}, "", nil},
-		{"agent:list, agent:launch", map[string]any{"contents": "read", "issues": "read", "pull-requests": "read", "actions": "write"}, "", nil},
-		// GitHub cannot express these: no permission beyond the baseline.
-		{"agent:update", map[string]any{"contents": "read", "issues": "read", "pull-requests": "read"}, "", nil},
+		{"agent:list, agent:launch", map[string]any{"contents": "read", "issues": "read", "pull-requests": "read", "actions": "read"},
+			"apply", map[string]any{"contents": "read", "actions": "write"}},
+		// GitHub cannot pause a run: apply reports the refusal, with no permission beyond reading.
+		{"agent:update", map[string]any{"contents": "read", "issues": "read", "pull-requests": "read"},
+			"apply", map[string]any{"contents": "read"}},
 	}
 	for _, c := range cases {
 		out := compileOK(t, agent(c.caps, dispatchRef))
 		wf := file(t, out, WorkflowPath("a"))
 		samePerms(t, c.caps+" agent", job(t, wf, "agent")["permissions"], c.want)
-		for _, kind := range []string{"propose", "review"} {
+		for _, kind := range []string{"propose", "review", "apply"} {
 			has := strings.Contains(wf, "\n  "+kind+":\n")
 			if has != (kind == c.effect) {
 				t.Errorf("[%s]: has a %s job: %v", c.caps, kind, has)
@@ -167,7 +177,10 @@ func TestUnexpressedCapabilitiesWarn(t *testing.T) {
 	if strings.Contains(all, "code:propose@docs") {
 		t.Errorf("a scoped code:propose is warned about, but the propose job enforces it:\n%s", all)
 	}
-	for _, want := range []string{`GitHub cannot narrow actions: write to "a"`, `agent:update has no GitHub token permission`} {
+	if strings.Contains(all, "agent:launch@a") {
+		t.Errorf("a scoped agent:launch is warned about, but the apply job enforces it:\n%s", all)
+	}
+	for _, want := range []string{`agent:update has no GitHub token permission`} {
 		if !strings.Contains(all, want) {
 			t.Errorf("no warning containing %q in:\n%s", want, all)
 		}

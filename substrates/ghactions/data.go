@@ -166,12 +166,14 @@ type actorManifest struct {
 	Behavior     string      `json:"behavior"`
 	Capabilities []string    `json:"capabilities"`
 	Permissions  Permissions `json:"permissions"`
-	// Effects are the trusted jobs after the agent job ("propose", "review"), by job id.
+	// Effects are the trusted jobs after the agent job ("propose", "review", "apply"), by job id.
 	Effects  []string  `json:"effects,omitempty"`
 	Triggers []trigger `json:"triggers"`
-	Params   []param   `json:"params"`
-	Reviewer string    `json:"reviewer,omitempty"`
-	Timeout  int       `json:"timeoutMinutes,omitempty"`
+	// applyGrant is what its apply job may do (it depends on the actor's capabilities).
+	applyGrant Permissions
+	Params     []param `json:"params"`
+	Reviewer   string  `json:"reviewer,omitempty"`
+	Timeout    int     `json:"timeoutMinutes,omitempty"`
 	// Environments are the GitHub environments gating the approval steps of a workflow
 	// playbook (autonomy provision creates them).
 	Environments []string `json:"environments,omitempty"`

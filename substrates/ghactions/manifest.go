@@ -181,6 +181,9 @@ func (c *compiler) manifest() {
 				w.key(kind)
 				w.open('{')
 				g := EffectGrant(kind)
+				if kind == "apply" {
+					g = a.applyGrant
+				}
 				for _, s := range g.sortedScopes() {
 					w.field(s, string(g[s]))
 				}

@@ -2,6 +2,7 @@ package ghactions
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -85,22 +86,35 @@ type realized struct {
 	unexpressed []ir.Capability
 }
 
-// realize computes an agent job's permissions from its capabilities and nothing else.
+// realize computes an agent job's permissions from its capabilities and nothing else. A job
+// that runs a model reads only: it gets the read half of each capability's grant (actions: read
+// for agent:*, to list runs and resolve a cancel's scope), and the writes go to the apply job
+// (safeoutputs.go). A script, which runs no model, keeps the grants themselves, unscoped.
 func realize(a *ir.Actor) realized {
 	r := realized{perms: Permissions{}, unexpressed: unexpressed(a)}
 	r.perms.merge(baseline)
 	for _, c := range a.Capabilities {
-		if g, ok := grants[c.Name]; ok && c.Scope == "" && modelHeld(c) {
+		g, ok := grants[c.Name]
+		switch {
+		case !ok || !modelHeld(c):
+		case a.Skill:
+			r.perms.merge(readOnly(g))
+		case c.Scope == "":
 			r.perms.merge(g)
 		}
 	}
 	return r
 }
 
-// unexpressed lists the actor's capabilities GitHub's token cannot express.
+// unexpressed lists the actor's capabilities GitHub's token cannot express. The scope of an
+// effect the apply job realizes is enforced there (a skill's), so it is expressed; a skill's
+// scoped agent:list gets actions: read like an unscoped one (a read).
 func unexpressed(a *ir.Actor) []ir.Capability {
 	var out []ir.Capability
 	for _, c := range a.Capabilities {
+		if a.Skill && (c.Name == "agent:list" || c.Name != "agent:update" && slices.Contains(applied, c.Name)) {
+			continue
+		}
 		if _, ok := grants[c.Name]; (c.Scope != "" || !ok) && c.Name != "code:merge" && c.Name != "code:propose" {
 			out = append(out, c)
 		}

@@ -50,7 +50,7 @@ func TestReferenceModelProxy(t *testing.T) {
 		if perms["id-token"] != "write" {
 			t.Errorf("%s: the model job cannot mint the token: %v", name, perms)
 		}
-		want := map[string]any{"develop": map[string]any{"contents": "read", "pull-requests": "read", "issues": "write", "id-token": "write"},
+		want := map[string]any{"develop": map[string]any{"contents": "read", "pull-requests": "read", "issues": "read", "id-token": "write"},
 			"reviewer": map[string]any{"contents": "read", "issues": "read", "pull-requests": "read", "id-token": "write"}}[name]
 		if len(perms) != len(want.(map[string]any)) {
 			t.Errorf("%s: permissions %v, want exactly %v", name, perms, want)

@@ -107,17 +107,18 @@ func TestAgentJobsThatCallTheRunner(t *testing.T) {
 				t.Errorf("%s weaves overlays but does not install autonomy before the checkout and weave after it", name)
 			case agentCap && (install < 0 || install > checkoutAt):
 				t.Errorf("%s holds agent:* but its agent job does not install autonomy before the checkout", name)
-			case !agentCap && install >= 0 && weaveAt < 0 && !runsPlaybook:
-				t.Errorf("%s holds no agent:* but its agent job installs autonomy", name)
+			case !agentCap && install >= 0 && weaveAt < 0 && !runsPlaybook && !a.Skill:
+				// A skill's agent gets autonomy's MCP server (safeoutputs.go).
+				t.Errorf("%s holds no agent:* and runs no skill, but its agent job installs autonomy", name)
 			}
 			if agentCap && len(job.Steps[install].Env) == 0 {
 				t.Errorf("%s: install step env %v", name, job.Steps[install].Env)
 			}
 			want := ""
 			switch {
-			case launches:
-				want = "write"
-			case lists:
+			case launches && !a.Skill:
+				want = "write" // a script, which runs no model
+			case launches, lists:
 				want = "read"
 			}
 			if !slices.ContainsFunc(a.Capabilities, func(c ir.Capability) bool { return c.Name == "code:propose" }) && job.Permissions["actions"] != want {

@@ -248,6 +248,10 @@ func (c *compiler) agentWorkflow(a *ir.Actor) mapping {
 	if reviews {
 		jobs.add("review", c.effectJob(a, "review", c.effectEnv(a, env)))
 	}
+	applyJob := applies(a, sp)
+	if applyJob {
+		jobs.add("apply", c.applyJob(a, c.effectEnv(a, env))) // safeoutputs.go
+	}
 	wf.add("jobs", jobs)
 
 	c.actors = append(c.actors, actorManifest{
@@ -255,6 +259,10 @@ func (c *compiler) agentWorkflow(a *ir.Actor) mapping {
 		Capabilities: capabilityStrings(a), Permissions: r.perms, Triggers: triggerManifest(a), Params: params,
 		Reviewer: a.Review.Value, Timeout: a.Timeout.Value, Effects: effectKinds(proposes, reviews),
 	})
+	if applyJob {
+		m := &c.actors[len(c.actors)-1]
+		m.Effects, m.applyGrant = append(m.Effects, "apply"), applyGrant(a)
+	}
 	if elicits {
 		m := &c.actors[len(c.actors)-1]
 		m.Effects, m.Elicits = append([]string{"resume", "ask"}, m.Effects...), true
@@ -325,7 +333,8 @@ func (c *compiler) agentSteps(a *ir.Actor, sp, elicits, proposes, reviews bool) 
 		steps = append(steps, setupBun.step("Install Bun for the script", nil))
 	}
 	weaves := !sp && c.weaves(a) // weave.go; a step playbook is not a skill to weave into
-	if callsRunner(a) || weaves || sp {
+	if a.Skill || callsRunner(a) || weaves || sp {
+		// A skill's agent gets autonomy's MCP server (safeoutputs.go); the Runner's client too.
 		steps = append(steps, c.toolStep()) // runnerjob.go
 	}
 	steps = append(steps, checkout.step("Check out the repository", mapping{{key: "persist-credentials", value: false}}))
@@ -336,6 +345,9 @@ func (c *compiler) agentSteps(a *ir.Actor, sp, elicits, proposes, reviews bool) 
 		steps = append(steps, c.stepsRunSteps(a, elicits)...) // steps.go
 	default:
 		steps = append(steps, c.runStep(a))
+	}
+	if applies(a, sp) {
+		steps = append(steps, uploadOutputsStep()) // safeoutputs.go
 	}
 	steps = append(steps, c.exportSteps(proposes, reviews)...)
 	return steps
@@ -431,6 +443,8 @@ func (c *compiler) agentScript(a *ir.Actor, env *mapping, script *strings.Builde
 			words[i] = `"$schema"`
 		case agents.Proxy:
 			words[i] = `"${proxy[@]}"`
+		case agents.MCP:
+			words[i] = `"${mcp[@]}"`
 		default:
 			name := fmt.Sprintf("AUTONOMY_AGENT_%d", len(literalWords))
 			literalWords = append(literalWords, w)
@@ -438,7 +452,7 @@ func (c *compiler) agentScript(a *ir.Actor, env *mapping, script *strings.Builde
 		}
 	}
 	if !ch.Custom() {
-		for _, kv := range ch.Preset.VMEnv {
+		for _, kv := range slices.Concat(ch.Preset.VMEnv, ch.Preset.MCPEnv) {
 			k, v, _ := strings.Cut(kv, "=")
 			env.add(k, v)
 		}
@@ -446,6 +460,11 @@ func (c *compiler) agentScript(a *ir.Actor, env *mapping, script *strings.Builde
 	*env = append(*env, argvEnv("AUTONOMY_AGENT_", literalWords)...)
 	// Where the agent's final message (or structured result) is left for the steps after it.
 	script.WriteString(`export AUTONOMY_RESULT="$RUNNER_TEMP/autonomy-result.json"` + "\n")
+	// Where the MCP server records the effects the model asks for (safeoutputs.go).
+	script.WriteString(outputsScript)
+	if slices.Contains(argv, agents.MCP) {
+		c.mcpWords(script)
+	}
 	if slices.Contains(argv, agents.Proxy) {
 		// The words that point the CLI at the model proxy, when the job has one.
 		script.WriteString("proxy=()\n" + `if [ -n "${AUTONOMY_MODEL_URL:-}" ]; then` + "\n  proxy=(")

@@ -68,6 +68,11 @@ type Policy struct {
 			CommitSigning   string   `json:"commit_signing"`
 			DispatchChecks  []string `json:"propose_dispatch_checks"`
 			DispatchReviews []string `json:"propose_dispatch_reviews"`
+			// Tools caps the effects of a session per tool and stages them (autonomy gh apply).
+			Tools struct {
+				Max    map[string]int `json:"max"`
+				Staged bool           `json:"staged"`
+			} `json:"tools"`
 		} `json:"gh-actions"`
 	} `json:"box"`
 }

@@ -199,6 +199,13 @@ func (p *exprParser) primary() any {
 			p.err = fmt.Errorf("cancelled takes no arguments")
 		}
 		return false
+	case "always":
+		// A step with if: always() runs whatever the steps before it did; the stand-in stops
+		// at a failed step, so it never reaches one after a failure.
+		if !p.eat("(") || !p.eat(")") {
+			p.err = fmt.Errorf("always takes no arguments")
+		}
+		return true
 	case "format", "contains", "fromJSON", "startsWith":
 		if !p.eat("(") {
 			p.err = fmt.Errorf("%s without (", id)
@@ -377,6 +384,9 @@ func (r *runner) job(path, id string, values map[string]string, wantFail bool) (
 	}
 	if run := values["github.run_id"]; run != "" {
 		env = append(env, "GITHUB_RUN_ID="+run)
+	}
+	if sha := values["github.sha"]; sha != "" {
+		env = append(env, "GITHUB_SHA="+sha) // as GitHub's runner sets it: the commit checked out
 	}
 	for _, kv := range pairs(&j.Env) {
 		env = append(env, kv[0]+"="+evaluate(t, kv[1], values))

@@ -1,0 +1,173 @@
+//go:build unix
+
+package effect_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/autonomyhq/autonomy/internal/agentcli"
+	"github.com/autonomyhq/autonomy/internal/modelfake"
+	"github.com/autonomyhq/autonomy/internal/testfs"
+	"github.com/autonomyhq/autonomy/internal/tools"
+)
+
+// Safe outputs through the generated workflows, with the real pinned codex and claude against
+// the scripted model: profiles/sdlc with pm holding agent:launch@develop and a cap of one comment
+// (policy.box.gh-actions.tools). pm's agent job (read permissions only) runs the CLI, which calls
+// autonomy's MCP server; its apply job (no model) realizes the safe outputs. A comment, a label
+// change and a launch of develop land; a second comment (the cap) and a launch of the reviewer
+// (outside the scope) are refused by the server and, forged into the artifact, by apply; a
+// comment forged for an actor without tasks:converse is refused; staged, nothing lands.
+
+func TestSafeOutputsCodex(t *testing.T)  { safeOutputs(t, "codex", false) }
+func TestSafeOutputsClaude(t *testing.T) { safeOutputs(t, "claude", false) }
+func TestSafeOutputsStaged(t *testing.T) { safeOutputs(t, "codex", true) }
+
+// safeOutputFleet installs profiles/sdlc, edited as above, with preset as the fleet's agent.
+func safeOutputFleet(t *testing.T, preset string, staged bool) *fleet {
+	program := agentcli.Require(t, preset)
+	dir := t.TempDir()
+	testfs.CopyTree(t, "../../../profiles/sdlc", dir)
+	path := filepath.Join(dir, "ir.yml")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := map[string]string{"codex": "gpt-5.5", "claude": "claude-sonnet-4-5"}[preset]
+	src := strings.NewReplacer(
+		"capabilities: [agent:launch, agent:list, tasks:author, tasks:converse]", "capabilities: [agent:launch@develop, agent:list, tasks:author, tasks:converse]",
+		"gh-actions: { model: gpt-5-codex, trustedRoles: [OWNER, MEMBER] }",
+		"gh-actions: { model: "+model+", agent: "+preset+", trustedRoles: [OWNER, MEMBER], tools: { max: { comment: 1 }, staged: "+strconv.FormatBool(staged)+" } }",
+	).Replace(string(data))
+	if src == string(data) || strings.Count(src, "agent:launch@develop") != 1 {
+		t.Fatal("profiles/sdlc/ir.yml no longer has the lines this test edits")
+	}
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return newFleetFrom(t, dir, nil, program)
+}
+
+func safeOutputs(t *testing.T, preset string, staged bool) {
+	f := safeOutputFleet(t, preset, staged)
+	item := strconv.Itoa(f.item)
+	model := modelfake.Start(
+		modelfake.Turn{Tool: "comment", Args: json.RawMessage(`{"item":"` + item + `","body":"Triaged: ready for develop."}`)},
+		modelfake.Turn{Tool: "comment", Args: json.RawMessage(`{"item":"` + item + `","body":"One comment too many."}`)},
+		modelfake.Turn{Tool: "set_state", Args: json.RawMessage(`{"item":"` + item + `","state":"ready"}`)},
+		modelfake.Turn{Tool: "launch", Args: json.RawMessage(`{"actor":"develop","subject":"` + item + `"}`)},
+		modelfake.Turn{Tool: "launch", Args: json.RawMessage(`{"actor":"reviewer","subject":"` + item + `"}`)},
+		modelfake.Turn{Text: "Done."},
+	)
+	defer model.Close()
+	v := f.values(model, "schedule", nil)
+	if preset == "claude" {
+		v["secrets.ANTHROPIC_API_KEY"], v["vars.AUTONOMY_MODEL_URL"] = "sk-ant-e2e", model.AnthropicBaseURL()
+	}
+	if out, ran := f.r.job(f.wf("pm"), "agent", v, false); !ran || model.Err() != nil {
+		t.Fatalf("pm: ran %v, model %v\n%s", ran, model.Err(), out)
+	}
+	// The server refused the cap overrun and the launch outside the scope, and the model read why.
+	scripted := model.Scripted()
+	joined := strings.Join(scripted[len(scripted)-1].ToolOutputs, "\n")
+	for _, want := range []string{"recorded", "already used its 1 comment call(s)", `may not act on "reviewer"`} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("the model never read %q; tool outputs:\n%s", want, joined)
+		}
+	}
+	outputs := filepath.Join(f.r.artifacts["4242/autonomy-outputs"], "outputs.jsonl")
+	recorded := readEffects(t, outputs)
+	if got := effectTools(recorded); !slices.Equal(got, []string{"comment", "set_state", "launch"}) {
+		t.Fatalf("recorded %v, want comment, set_state, launch", got)
+	}
+	// What the model's job could forge into its artifact: the refused calls, written directly.
+	forge(t, outputs, tools.Effect{Tool: "comment", Actor: "pm", Session: "4242", Input: json.RawMessage(`{"item":"` + item + `","body":"forged"}`)},
+		tools.Effect{Tool: "launch", Actor: "pm", Session: "4242", Input: json.RawMessage(`{"actor":"reviewer"}`)})
+
+	out, ran := f.r.job(f.wf("pm"), "apply", v, false)
+	if !ran {
+		t.Fatal("the apply job was skipped")
+	}
+	if n := strings.Count(out, "**refused**"); n != 2 {
+		t.Errorf("%d refusals reported, want 2 (the cap, the scope):\n%s", n, out)
+	}
+	is, _ := f.fake.Issue(f.item)
+	var reviewers int
+	for _, run := range f.fake.Runs() {
+		if run.Workflow == "reviewer.yml" {
+			reviewers++
+		}
+	}
+	if reviewers != 0 {
+		t.Errorf("the reviewer was dispatched: %+v", f.fake.Runs())
+	}
+	if staged {
+		if len(is.Comments) != 0 || slices.Contains(is.Labels, "ready") || len(f.fake.Runs()) != 0 || !strings.Contains(out, "would comment") {
+			t.Errorf("staged, something landed: comments %q, labels %v, runs %+v\n%s", is.Comments, is.Labels, f.fake.Runs(), out)
+		}
+		return
+	}
+	if len(is.Comments) != 1 || is.Comments[0] != "Triaged: ready for develop." || !slices.Contains(is.Labels, "ready") {
+		t.Errorf("the work item: comments %q, labels %v\n%s", is.Comments, is.Labels, out)
+	}
+	if dev := f.dispatched("develop.yml"); dev.Inputs["ISSUE"] != item || dev.Branch != "main" {
+		t.Errorf("develop dispatched with %+v", dev)
+	}
+
+	// An actor without tasks:converse (the strategist) has no comment tool; one forged into its
+	// run's artifact is refused by its apply job.
+	sv := f.values(nil, "schedule", nil)
+	sv["github.run_id"] = "5151"
+	dir := t.TempDir()
+	forge(t, filepath.Join(dir, "outputs.jsonl"), tools.Effect{Tool: "comment", Actor: "strategist", Session: "5151", Input: json.RawMessage(`{"item":"` + item + `","body":"forged"}`)})
+	f.r.artifacts["5151/autonomy-outputs"] = dir
+	if out, ran := f.r.job(f.wf("strategist"), "apply", sv, false); !ran || !strings.Contains(out, "tasks:converse") {
+		t.Errorf("the strategist's forged comment: ran %v\n%s", ran, out)
+	}
+	if is, _ := f.fake.Issue(f.item); len(is.Comments) != 1 {
+		t.Errorf("comments %q", is.Comments)
+	}
+}
+
+func readEffects(t *testing.T, path string) []tools.Effect {
+	t.Helper()
+	fh, err := os.Open(path)
+	if err != nil {
+		t.Fatalf("no safe outputs: %v", err)
+	}
+	defer fh.Close()
+	es, err := tools.ReadOutputs(fh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return es
+}
+
+func effectTools(es []tools.Effect) []string {
+	out := make([]string, len(es))
+	for i, e := range es {
+		out[i] = e.Tool
+	}
+	return out
+}
+
+// forge appends effects to a safe-output file as anything in the model's job could.
+func forge(t *testing.T, path string, es ...tools.Effect) {
+	t.Helper()
+	o, err := tools.CreateOutputs(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	for _, e := range es {
+		if err := o.Append(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
