@@ -325,10 +325,14 @@ func (c *compiler) agentSteps(a *ir.Actor, sp, elicits, proposes, reviews bool) 
 		steps = append(steps, setupBun.step("Install Bun for the script", nil))
 	}
 	weaves := !sp && c.weaves(a) // weave.go; a step playbook is not a skill to weave into
-	if callsRunner(a) || weaves || sp {
+	model := a.Skill || sp
+	if callsRunner(a) || weaves || model {
 		steps = append(steps, c.toolStep()) // runnerjob.go
 	}
 	steps = append(steps, checkout.step("Check out the repository", mapping{{key: "persist-credentials", value: false}}))
+	if model {
+		steps = append(steps, c.proxyStep()) // modelproxy.go
+	}
 	switch {
 	case weaves:
 		steps = append(steps, c.weaveStep(a), wovenRunStep(c.runStep(a)))
@@ -338,6 +342,9 @@ func (c *compiler) agentSteps(a *ir.Actor, sp, elicits, proposes, reviews bool) 
 		steps = append(steps, c.runStep(a))
 	}
 	steps = append(steps, c.exportSteps(proposes, reviews)...)
+	if model {
+		steps = append(steps, c.usageSteps()...)
+	}
 	return steps
 }
 
@@ -361,27 +368,15 @@ func (c *compiler) runStepOf(a *ir.Actor, steps bool) mapping {
 	// compile and shared by every workflow (the emitter only reads them).
 	if c.runParts[kind].env == nil {
 		env := mapping{}
-		cred := c.box.credential
-		switch {
-		case !model:
-		case !cred.oidc:
-			env.add(cred.env, expr("secrets."+cred.secret))
-			// A model proxy: the repository variable AUTONOMY_MODEL_URL, when set, becomes the
-			// agent's base URL.
-			env.add("AUTONOMY_MODEL_URL", expr("vars.AUTONOMY_MODEL_URL"))
-			env.add("AUTONOMY_MODEL_URL_ENV", cred.baseURLEnv)
-		default:
-			cred.oidcEnv(&env)
-		}
-		env.add("GH_TOKEN", expr("github.token"))
 		var script strings.Builder
-		switch {
-		case !model:
-		case cred.oidc:
-			script.WriteString(oidcScript)
-		default:
+		if model {
+			// The credential stays in the model proxy's step (modelproxy.go): this step gets,
+			// through $GITHUB_ENV, the proxy's URL as AUTONOMY_MODEL_URL and a placeholder key
+			// under the credential's name, and points the agent at the proxy.
+			env.add("AUTONOMY_MODEL_URL_ENV", c.box.credential.baseURLEnv)
 			script.WriteString(modelURLScript)
 		}
+		env.add("GH_TOKEN", expr("github.token"))
 		// The agent prints text it read from outsiders: GitHub must not take any of it for a
 		// workflow command (::add-mask::, ::error::, ::stop-commands::).
 		script.WriteString(stopCommands)
@@ -405,7 +400,8 @@ func (c *compiler) runStepOf(a *ir.Actor, steps bool) mapping {
 	return mapping{{key: "name", value: "Run " + a.Name.Value}, {key: "env", value: rp.env}, {key: "run", value: rp.script}}
 }
 
-// modelURLScript points the agent at a model proxy when the repository sets AUTONOMY_MODEL_URL.
+// modelURLScript points the agent at the model proxy, whose base URL the proxy's step left in
+// AUTONOMY_MODEL_URL.
 const modelURLScript = `if [ -n "${AUTONOMY_MODEL_URL:-}" ]; then
   export "${AUTONOMY_MODEL_URL_ENV}=${AUTONOMY_MODEL_URL}"
 fi

@@ -111,6 +111,7 @@ maintainer's approval. The token needs pull-requests: read and statuses: write.`
 	gh.AddCommand(propose, review, gate, humanGate)
 	gh.AddCommand(ghControlVerbs()...)
 	gh.AddCommand(ghStepsVerbs()...)
+	gh.AddCommand(ghModelVerbs()...)
 	return gh
 }
 
