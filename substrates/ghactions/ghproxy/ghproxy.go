@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 
 	"github.com/autonomyhq/autonomy/internal/modelproxy"
@@ -79,17 +80,20 @@ func ParsePolicy(s string) (Policy, error) {
 }
 
 // upstream is the origin modelproxy forwards api to, from the base URL the agent would have
-// used: an OpenAI base URL ends in /v1, which the proxy's routes add again.
+// used: an OpenAI base URL ending in /v1 loses it, which the proxy's routes add again; any other
+// base (the reference's https://<proxy_host>) is taken as the origin the API paths follow.
 func upstream(api modelproxy.API, base string) (string, error) {
 	base = strings.TrimSuffix(base, "/")
-	if base == "" || api == modelproxy.Anthropic {
-		return base, nil
+	if base == "" {
+		return "", nil
 	}
-	origin, ok := strings.CutSuffix(base, "/v1")
-	if !ok {
-		return "", fmt.Errorf("%s %q does not end in /v1: give the OpenAI-compatible base URL, e.g. https://proxy.example/v1", URLEnv, base)
+	if u, err := url.Parse(base); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.RawQuery != "" {
+		return "", fmt.Errorf("%s %q is not an http(s) base URL, e.g. https://proxy.example/v1", URLEnv, base)
 	}
-	return origin, nil
+	if api == modelproxy.OpenAI {
+		base = strings.TrimSuffix(base, "/v1")
+	}
+	return base, nil
 }
 
 // agentURL is the base URL the agent's CLI is given for the proxy at root.

@@ -180,7 +180,7 @@ func TestStartErrors(t *testing.T) {
 		"no credential":     {"OPENAI_API_KEY", "", "OPENAI_API_KEY: the model credential is empty"},
 		"no credential env": {CredentialEnv, "", "AUTONOMY_CREDENTIAL_ENV is not set"},
 		"bad api":           {APIEnv, "gemini", `AUTONOMY_MODEL_API="gemini": want openai or anthropic`},
-		"bad upstream":      {URLEnv, "https://proxy.example/api", `does not end in /v1`},
+		"bad upstream":      {URLEnv, "proxy.example/v1", `is not an http(s) base URL`},
 		"bad policy":        {PolicyEnv, `{"budgets":{}}`, "is not the model policy the workflow compiles"},
 		"no GITHUB_ENV":     {"GITHUB_ENV", "", "GITHUB_ENV is not set"},
 	} {
@@ -196,5 +196,24 @@ func TestStartErrors(t *testing.T) {
 	}
 	if _, err := Report(newStep(t, "", "").getenv, io.Discard); err == nil || !strings.Contains(err.Error(), "no usage: the model proxy did not run") {
 		t.Errorf("report without a proxy: %v", err)
+	}
+}
+
+// TestUpstream: the base URL the agent would have used becomes the proxy's upstream origin.
+func TestUpstream(t *testing.T) {
+	for _, c := range []struct {
+		api        modelproxy.API
+		base, want string
+	}{
+		{modelproxy.OpenAI, "", ""},
+		{modelproxy.OpenAI, "https://proxy.example/v1", "https://proxy.example"},
+		{modelproxy.OpenAI, "https://proxy.example/v1/", "https://proxy.example"},
+		{modelproxy.OpenAI, "https://model-proxy.example.com", "https://model-proxy.example.com"},
+		{modelproxy.Anthropic, "https://proxy.example/v1", "https://proxy.example/v1"},
+		{modelproxy.Anthropic, "http://127.0.0.1:9", "http://127.0.0.1:9"},
+	} {
+		if got, err := upstream(c.api, c.base); err != nil || got != c.want {
+			t.Errorf("upstream(%s, %q) = %q, %v; want %q", c.api, c.base, got, err, c.want)
+		}
 	}
 }
