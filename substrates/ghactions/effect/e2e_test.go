@@ -180,6 +180,14 @@ func buildAutonomy(bin string) []string {
 	return []string{"build", "-buildvcs=false", "-ldflags=" + buildinfo.StampCommit(buildinfo.TestCommit), "-o", bin, "../../../cmd/autonomy"}
 }
 
+// profileDir is a bundled profile's directory, or profile itself when it is an absolute path.
+func profileDir(profile string) string {
+	if filepath.IsAbs(profile) {
+		return profile
+	}
+	return "../../../profiles/" + profile
+}
+
 func newFleetWith(t *testing.T, profile string, collaborators map[string]string, codex string) *fleet {
 	root := t.TempDir()
 	bin := filepath.Join(root, "autonomy")
@@ -198,7 +206,7 @@ func newFleetWith(t *testing.T, profile string, collaborators map[string]string,
 	if err := os.WriteFile(filepath.Join(seed, "README.md"), []byte("# app\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := exec.Command(bin, "compile", "../../../profiles/"+profile, "--target", "gh-actions", "--out", seed).CombinedOutput(); err != nil {
+	if out, err := exec.Command(bin, "compile", profileDir(profile), "--target", "gh-actions", "--out", seed).CombinedOutput(); err != nil {
 		t.Fatalf("compile: %v\n%s", err, out)
 	}
 	commit := func(dir, msg string) {
@@ -232,7 +240,7 @@ func newFleetWith(t *testing.T, profile string, collaborators map[string]string,
 	t.Cleanup(fake.Close)
 	item := fake.AddIssue("Greet the user", "Add greeting.txt saying hello.")
 	// The maintainer provisions the repository: main protected, auto-merge allowed.
-	prov := exec.Command(bin, "provision", "../../../profiles/"+profile, "--repo", "o/r")
+	prov := exec.Command(bin, "provision", profileDir(profile), "--repo", "o/r")
 	prov.Env = append(os.Environ(), "GH_TOKEN=ghs_e2e", "GITHUB_API_URL="+fake.URL)
 	if out, err := prov.CombinedOutput(); err != nil {
 		t.Fatalf("provision: %v\n%s", err, out)
