@@ -503,7 +503,7 @@ export "${AUTONOMY_CREDENTIAL_ENV}=${token}"
 if [ -n "${AUTONOMY_MODEL_URL:-}" ]; then
   export "${AUTONOMY_MODEL_URL_ENV}=${AUTONOMY_MODEL_URL}"
 fi
-# The agent gets the one token minted for the model proxy, not the power to mint more.
+# What this step starts (the model proxy) gets the one token minted, not the power to mint more.
 unset ACTIONS_ID_TOKEN_REQUEST_TOKEN ACTIONS_ID_TOKEN_REQUEST_URL
 `
 
