@@ -41,6 +41,8 @@ type box struct {
 	// autonomy is policy.box.gh-actions.autonomy: where the jobs build autonomy from (nil: from
 	// what the compiling build names, install.go).
 	autonomy *autonomyBox
+	// proxy is the model proxy's budget, prices and transcript retention (modelproxy.go).
+	proxy modelBox
 }
 
 // autonomyBox is policy.box.gh-actions.autonomy: a git repository and a full commit SHA.
@@ -72,7 +74,7 @@ type credential struct {
 var (
 	envNameRe    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 	runnerNameRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
-	boxKeys      = []string{"model", "agent", "install", "credential", "runsOn", "trustedRoles", "git", "requiredChecks", "autonomy", "tools"}
+	boxKeys      = []string{"model", "agent", "install", "credential", "runsOn", "trustedRoles", "git", "requiredChecks", "autonomy", "tools", "transcript_days"}
 )
 
 // boxReader reads policy.box.gh-actions, collecting every problem.
@@ -87,7 +89,7 @@ func (r *boxReader) errorf(n *yaml.Node, hint, format string, args ...any) {
 
 // readBox reads the box with its defaults filled in.
 func readBox(p *ir.Profile) (box, ir.Diagnostics) {
-	b := box{runsOn: []string{defaultRunsOn}, roles: Roles, gitName: defaultGitName, gitEmail: defaultGitEmail}
+	b := box{runsOn: []string{defaultRunsOn}, roles: Roles, gitName: defaultGitName, gitEmail: defaultGitEmail, proxy: defaultModelBox()}
 	b.agent, _ = agents.Parse(nil)
 	r := &boxReader{file: p.File}
 	if n := boxNode(p, r); n != nil && n.Kind == yaml.MappingNode {
@@ -168,7 +170,9 @@ func (r *boxReader) key(b *box, k, v *yaml.Node) {
 	}
 	switch k.Value {
 	case "model":
-		b.model, _ = r.str(v, "model", "e.g. model: gpt-5-codex")
+		r.modelKey(b, v)
+	case "transcript_days":
+		r.transcriptDays(b, v)
 	case "agent":
 		var probs []agents.Problem
 		b.agent, probs = agents.Parse(v)

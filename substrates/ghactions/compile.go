@@ -64,6 +64,8 @@ type compiler struct {
 	// Parts every workflow shares, built on first use.
 	runParts    map[string]runParts // by scriptKey
 	installStep mapping
+	proxyStart  mapping // modelproxy.go
+	proxyEnd    seq
 	toolInstall mapping
 	effectSteps map[string]seq // by effect kind
 	exports     map[string]seq // the agent job's export steps, by effects

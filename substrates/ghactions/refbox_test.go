@@ -60,13 +60,21 @@ func TestReferenceModelProxy(t *testing.T) {
 				t.Errorf("%s: %s is %v, want %v", name, k, perms[k], v)
 			}
 		}
-		var run map[string]any
+		var run, start map[string]any
 		for _, st := range j["steps"].([]any) {
-			if m := st.(map[string]any); m["name"] == "Run "+name {
+			switch m := st.(map[string]any); m["name"] {
+			case "Run " + name:
 				run = m
+			case "Start the model proxy":
+				start = m
 			}
 		}
-		env := run["env"].(map[string]any)
+		// The token is minted by the model proxy's step, which holds it; the agent's step gets
+		// neither the token nor what mints it.
+		if runEnv := run["env"].(map[string]any); runEnv["AUTONOMY_OIDC_AUDIENCE"] != nil || strings.Contains(run["run"].(string), "ACTIONS_ID_TOKEN_REQUEST") {
+			t.Errorf("%s: the agent's step mints a token: %v\n%s", name, runEnv, run["run"])
+		}
+		env := start["env"].(map[string]any)
 		if env["AUTONOMY_OIDC_AUDIENCE"] != "${{ vars.MODEL_PROXY_OIDC_AUDIENCE || 'fleet-proxy' }}" ||
 			env["AUTONOMY_MODEL_URL"] != "${{ vars.PUBLIC_AGENT_PROXY_HOST && format('https://{0}', vars.PUBLIC_AGENT_PROXY_HOST) || 'https://model-proxy.example.com' }}" ||
 			env["AUTONOMY_CREDENTIAL_ENV"] != "OPENAI_API_KEY" || env["AUTONOMY_MODEL_URL_ENV"] != "OPENAI_BASE_URL" {
@@ -75,8 +83,9 @@ func TestReferenceModelProxy(t *testing.T) {
 		if strings.Contains(wf, "secrets.") {
 			t.Errorf("%s: a long-lived secret is still handed over:\n%s", name, wf)
 		}
-		script := run["run"].(string)
-		if !strings.Contains(script, `export "${AUTONOMY_CREDENTIAL_ENV}=${token}"`) || !strings.Contains(script, "unset ACTIONS_ID_TOKEN_REQUEST_TOKEN") {
+		script := start["run"].(string)
+		if !strings.Contains(script, `export "${AUTONOMY_CREDENTIAL_ENV}=${token}"`) || !strings.Contains(script, "unset ACTIONS_ID_TOKEN_REQUEST_TOKEN") ||
+			!strings.HasSuffix(script, `"$AUTONOMY_BIN" gh model-proxy`+"\n") {
 			t.Errorf("%s: the token is not minted and handed over:\n%s", name, script)
 		}
 	}

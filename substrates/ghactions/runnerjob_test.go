@@ -108,8 +108,11 @@ func TestAgentJobsThatCallTheRunner(t *testing.T) {
 			case agentCap && (install < 0 || install > checkoutAt):
 				t.Errorf("%s holds agent:* but its agent job does not install autonomy before the checkout", name)
 			case !agentCap && install >= 0 && weaveAt < 0 && !runsPlaybook && !a.Skill:
-				// A skill's agent gets autonomy's MCP server (safeoutputs.go).
-				t.Errorf("%s holds no agent:* and runs no skill, but its agent job installs autonomy", name)
+				// A skill's job installs autonomy for its model proxy (modelproxy.go) and MCP server
+				// (safeoutputs.go).
+				t.Errorf("%s holds no agent:*, runs no model, but its agent job installs autonomy", name)
+			case a.Skill && (install < 0 || install > checkoutAt):
+				t.Errorf("%s runs a model but its agent job does not install autonomy (its model proxy) before the checkout", name)
 			}
 			if agentCap && len(job.Steps[install].Env) == 0 {
 				t.Errorf("%s: install step env %v", name, job.Steps[install].Env)

@@ -333,11 +333,16 @@ func (c *compiler) agentSteps(a *ir.Actor, sp, elicits, proposes, reviews bool) 
 		steps = append(steps, setupBun.step("Install Bun for the script", nil))
 	}
 	weaves := !sp && c.weaves(a) // weave.go; a step playbook is not a skill to weave into
-	if a.Skill || callsRunner(a) || weaves || sp {
-		// A skill's agent gets autonomy's MCP server (safeoutputs.go); the Runner's client too.
+	model := a.Skill || sp
+	if callsRunner(a) || weaves || model {
+		// A model's job installs autonomy for its model proxy (modelproxy.go), a skill's agent
+		// for autonomy's MCP server (safeoutputs.go); the Runner's client too.
 		steps = append(steps, c.toolStep()) // runnerjob.go
 	}
 	steps = append(steps, checkout.step("Check out the repository", mapping{{key: "persist-credentials", value: false}}))
+	if model {
+		steps = append(steps, c.proxyStep()) // modelproxy.go
+	}
 	switch {
 	case weaves:
 		steps = append(steps, c.weaveStep(a), wovenRunStep(c.runStep(a)))
@@ -350,6 +355,9 @@ func (c *compiler) agentSteps(a *ir.Actor, sp, elicits, proposes, reviews bool) 
 		steps = append(steps, uploadOutputsStep()) // safeoutputs.go
 	}
 	steps = append(steps, c.exportSteps(proposes, reviews)...)
+	if model {
+		steps = append(steps, c.usageSteps()...)
+	}
 	return steps
 }
 
@@ -373,27 +381,15 @@ func (c *compiler) runStepOf(a *ir.Actor, steps bool) mapping {
 	// compile and shared by every workflow (the emitter only reads them).
 	if c.runParts[kind].env == nil {
 		env := mapping{}
-		cred := c.box.credential
-		switch {
-		case !model:
-		case !cred.oidc:
-			env.add(cred.env, expr("secrets."+cred.secret))
-			// A model proxy: the repository variable AUTONOMY_MODEL_URL, when set, becomes the
-			// agent's base URL.
-			env.add("AUTONOMY_MODEL_URL", expr("vars.AUTONOMY_MODEL_URL"))
-			env.add("AUTONOMY_MODEL_URL_ENV", cred.baseURLEnv)
-		default:
-			cred.oidcEnv(&env)
-		}
-		env.add("GH_TOKEN", expr("github.token"))
 		var script strings.Builder
-		switch {
-		case !model:
-		case cred.oidc:
-			script.WriteString(oidcScript)
-		default:
+		if model {
+			// The credential stays in the model proxy's step (modelproxy.go): this step gets,
+			// through $GITHUB_ENV, the proxy's URL as AUTONOMY_MODEL_URL and a placeholder key
+			// under the credential's name, and points the agent at the proxy.
+			env.add("AUTONOMY_MODEL_URL_ENV", c.box.credential.baseURLEnv)
 			script.WriteString(modelURLScript)
 		}
+		env.add("GH_TOKEN", expr("github.token"))
 		// The agent prints text it read from outsiders: GitHub must not take any of it for a
 		// workflow command (::add-mask::, ::error::, ::stop-commands::).
 		script.WriteString(stopCommands)
@@ -417,7 +413,8 @@ func (c *compiler) runStepOf(a *ir.Actor, steps bool) mapping {
 	return mapping{{key: "name", value: "Run " + a.Name.Value}, {key: "env", value: rp.env}, {key: "run", value: rp.script}}
 }
 
-// modelURLScript points the agent at a model proxy when the repository sets AUTONOMY_MODEL_URL.
+// modelURLScript points the agent at the model proxy, whose base URL the proxy's step left in
+// AUTONOMY_MODEL_URL.
 const modelURLScript = `if [ -n "${AUTONOMY_MODEL_URL:-}" ]; then
   export "${AUTONOMY_MODEL_URL_ENV}=${AUTONOMY_MODEL_URL}"
 fi
@@ -526,7 +523,7 @@ export "${AUTONOMY_CREDENTIAL_ENV}=${token}"
 if [ -n "${AUTONOMY_MODEL_URL:-}" ]; then
   export "${AUTONOMY_MODEL_URL_ENV}=${AUTONOMY_MODEL_URL}"
 fi
-# The agent gets the one token minted for the model proxy, not the power to mint more.
+# What this step starts (the model proxy) gets the one token minted, not the power to mint more.
 unset ACTIONS_ID_TOKEN_REQUEST_TOKEN ACTIONS_ID_TOKEN_REQUEST_URL
 `
 

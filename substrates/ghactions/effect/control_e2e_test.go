@@ -524,7 +524,9 @@ func TestCommandTextReachesTheActor(t *testing.T) {
 		"/AGENT Develop\r\n  please":                                  "please",
 		"/agent develop":                                              "",
 	} {
-		if _, ran := r.job(f.wf("develop.yml"), "agent", f.comment(f.items[0], "dev", "MEMBER", body), false); !ran {
+		values := f.comment(f.items[0], "dev", "MEMBER", body)
+		values["secrets.OPENAI_API_KEY"] = "sk-ops" // held by the model proxy, which this agent never calls
+		if _, ran := r.job(f.wf("develop.yml"), "agent", values, false); !ran {
 			t.Fatalf("%q: develop did not fire", body)
 		}
 		data, err := os.ReadFile(got)

@@ -185,11 +185,19 @@ func newFleetOf(t *testing.T, profile string, collaborators map[string]string) *
 // newFleetWith is newFleetOf with the agent CLI's path ("": no agent job runs, the trusted jobs
 // only).
 func newFleetWith(t *testing.T, profile string, collaborators map[string]string, codex string) *fleet {
-	return newFleetFrom(t, "../../../profiles/"+profile, collaborators, codex)
+	return newFleetFrom(t, profileDir(profile), collaborators, codex)
+}
+
+// profileDir is a bundled profile's directory, or profile itself when it is an absolute path.
+func profileDir(profile string) string {
+	if filepath.IsAbs(profile) {
+		return profile
+	}
+	return "../../../profiles/" + profile
 }
 
 // newFleetFrom is newFleetWith with the profile's directory.
-func newFleetFrom(t *testing.T, profileDir string, collaborators map[string]string, codex string) *fleet {
+func newFleetFrom(t *testing.T, dir string, collaborators map[string]string, codex string) *fleet {
 	root := t.TempDir()
 	bin := testbin.Path(t)
 	ident := []string{"GIT_AUTHOR_NAME=maintainer", "GIT_AUTHOR_EMAIL=m@example.com", "GIT_COMMITTER_NAME=maintainer", "GIT_COMMITTER_EMAIL=m@example.com"}
@@ -202,7 +210,7 @@ func newFleetFrom(t *testing.T, profileDir string, collaborators map[string]stri
 	if err := os.WriteFile(filepath.Join(seed, "README.md"), []byte("# app\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := exec.Command(bin, "compile", profileDir, "--target", "gh-actions", "--out", seed).CombinedOutput(); err != nil {
+	if out, err := exec.Command(bin, "compile", dir, "--target", "gh-actions", "--out", seed).CombinedOutput(); err != nil {
 		t.Fatalf("compile: %v\n%s", err, out)
 	}
 	commit := func(dir, msg string) {
@@ -236,7 +244,7 @@ func newFleetFrom(t *testing.T, profileDir string, collaborators map[string]stri
 	t.Cleanup(fake.Close)
 	item := fake.AddIssue("Greet the user", "Add greeting.txt saying hello.")
 	// The maintainer provisions the repository: main protected, auto-merge allowed.
-	prov := exec.Command(bin, "provision", profileDir, "--repo", "o/r")
+	prov := exec.Command(bin, "provision", dir, "--repo", "o/r")
 	prov.Env = append(os.Environ(), "GH_TOKEN=ghs_e2e", "GITHUB_API_URL="+fake.URL)
 	if out, err := prov.CombinedOutput(); err != nil {
 		t.Fatalf("provision: %v\n%s", err, out)

@@ -398,8 +398,15 @@ func (r *runner) job(path, id string, values map[string]string, wantFail bool) (
 		}
 	}()
 	values["needs."+id+".result"] = "failure"
+	// failed is the step that failed: after it only the steps that run always() run, as on
+	// GitHub, and the job fails.
+	failed := ""
 	for _, st := range j.Steps {
-		if st.If != "" {
+		always := strings.TrimSpace(st.If) == "always()"
+		if failed != "" && !always {
+			continue
+		}
+		if st.If != "" && !always {
 			if got, err := ghExpr(strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(st.If), "${{"), "}}"), values); err != nil {
 				t.Fatal(err)
 			} else if got != "true" {
@@ -414,6 +421,18 @@ func (r *runner) job(path, id string, values map[string]string, wantFail bool) (
 		case strings.HasPrefix(st.Uses, "actions/checkout@"):
 			gitRun(t, temp, "clone", "--quiet", r.origin, ws)
 			gitRun(t, ws, "checkout", "--quiet", values["github.sha"])
+			continue
+		case strings.HasPrefix(st.Uses, "actions/upload-artifact@") && strings.Contains(strings.TrimSpace(with["path"]), "\n"):
+			// Several files: the artifact holds those that exist, by their base names.
+			dir := t.TempDir()
+			for _, f := range strings.Fields(with["path"]) {
+				if data, err := os.ReadFile(f); err == nil {
+					if err := os.WriteFile(filepath.Join(dir, filepath.Base(f)), data, 0o600); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			r.artifacts[values["github.run_id"]+"/"+with["name"]] = dir
 			continue
 		case strings.HasPrefix(st.Uses, "actions/upload-artifact@"):
 			if _, err := os.Stat(with["path"]); err != nil && with["if-no-files-found"] == "ignore" {
@@ -485,14 +504,16 @@ func (r *runner) job(path, id string, values map[string]string, wantFail bool) (
 				}
 			}
 		}
-		if err != nil {
-			if wantFail {
-				return log.String(), true
-			}
-			t.Fatalf("%s: step %q failed: %v\n%s", id, st.Name, err, log.String())
+		if err != nil && failed == "" {
+			failed = fmt.Sprintf("%s: step %q failed: %v", id, st.Name, err)
 		}
 	}
-	if wantFail {
+	switch {
+	case failed != "" && wantFail:
+		return log.String(), true
+	case failed != "":
+		t.Fatalf("%s\n%s", failed, log.String())
+	case wantFail:
 		t.Fatalf("%s succeeded, want a failure:\n%s", id, log.String())
 	}
 	values["needs."+id+".result"] = "success"
