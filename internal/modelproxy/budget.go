@@ -63,15 +63,32 @@ type ledger struct {
 	mu       sync.Mutex
 	admitted int64 // requests let through, settled or not
 	used     Usage
-	refused  string
+	pending  struct {
+		tokens int64
+		cost   float64
+	} // the reservations of the requests in flight
+	refused string
 }
 
 func newLedger(b Budget, prices map[string]Price) *ledger {
 	return &ledger{budget: b, prices: prices}
 }
 
-// admit reserves one request, or returns why the budget refuses it.
-func (l *ledger) admit() string {
+// reservation is what an admitted request may cost at worst: its input as sent and the most
+// output it allows. It is held against the budget until the request settles, so requests in
+// flight cannot overrun it together.
+type reservation struct {
+	model  string
+	input  int64
+	output int64
+	cost   float64
+}
+
+// admit reserves one request's worst case, or returns why the budget refuses it: a request is
+// let through only when its worst case fits in what is left.
+func (l *ledger) admit(model string, input, maxOutput int64) (*reservation, string) {
+	p := l.price(model)
+	res := &reservation{model: model, input: input, output: maxOutput, cost: (float64(input)*p.Input + float64(maxOutput)*p.Output) / 1e6}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	b := l.budget
@@ -79,27 +96,39 @@ func (l *ledger) admit() string {
 	switch {
 	case b.Requests > 0 && l.admitted >= b.Requests:
 		why = fmt.Sprintf("%d of %d requests used", l.admitted, b.Requests)
-	case b.Tokens > 0 && l.used.Tokens() >= b.Tokens:
-		why = fmt.Sprintf("%d tokens used, the budget is %d", l.used.Tokens(), b.Tokens)
-	case b.CostUSD > 0 && l.used.CostUSD >= b.CostUSD:
-		why = fmt.Sprintf("$%.4f spent, the budget is $%.4f", l.used.CostUSD, b.CostUSD)
+	case b.Tokens > 0 && l.used.Tokens()+l.pending.tokens+input+maxOutput > b.Tokens:
+		why = fmt.Sprintf("%d tokens used and %d in flight, the budget is %d (this request may use %d)",
+			l.used.Tokens(), l.pending.tokens, b.Tokens, input+maxOutput)
+	case b.CostUSD > 0 && l.used.CostUSD+l.pending.cost+res.cost > b.CostUSD:
+		why = fmt.Sprintf("$%.4f spent and $%.4f in flight, the budget is $%.4f (this request may cost $%.4f)",
+			l.used.CostUSD, l.pending.cost, b.CostUSD, res.cost)
 	}
 	if why != "" {
 		if l.refused == "" {
 			l.refused = "budget exhausted: " + why
 		}
-		return "budget exhausted: " + why
+		return nil, "budget exhausted: " + why
 	}
 	l.admitted++
-	return ""
+	l.pending.tokens += input + maxOutput
+	l.pending.cost += res.cost
+	return res, ""
 }
 
-// settle prices one finished request and adds it to the total.
-func (l *ledger) settle(model string, u *Usage) {
-	p := l.price(model)
-	u.CostUSD = (float64(u.InputTokens-u.CachedInputTokens)*p.Input + float64(u.CachedInputTokens)*p.CachedInput +
-		float64(u.OutputTokens)*p.Output) / 1e6
+// settle releases a request's reservation and adds what it used: the usage the API reported,
+// or, when it reported none (the agent hung up, the stream broke, the body was cut), the whole
+// reservation, marked estimated.
+func (l *ledger) settle(res *reservation, u *Usage, reported bool) {
+	if reported {
+		p := l.price(res.model)
+		u.CostUSD = (float64(u.InputTokens-u.CachedInputTokens)*p.Input + float64(u.CachedInputTokens)*p.CachedInput +
+			float64(u.OutputTokens)*p.Output) / 1e6
+	} else {
+		u.InputTokens, u.CachedInputTokens, u.OutputTokens, u.CostUSD, u.Estimated = res.input, 0, res.output, res.cost, true
+	}
 	l.mu.Lock()
+	l.pending.tokens -= res.input + res.output
+	l.pending.cost -= res.cost
 	l.used.add(*u)
 	l.mu.Unlock()
 }

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
+	"fmt"
 	"io"
+	"net/http"
 	"strings"
 )
 
@@ -147,29 +149,70 @@ func messageUsage(e usageEnvelope) *rawUsage {
 	return e.Message.Usage
 }
 
-// usage is what the response reported, or an estimate (a token per four
-// bytes of response) when it reported nothing readable.
-func (c *capture) usage() Usage {
+// usage is what the response reported; reported is false when it reported nothing readable
+// (a cut or malformed body): the ledger then charges the request's whole reservation.
+func (c *capture) usage() (Usage, bool) {
 	if !c.stream && !c.truncated {
 		c.merge(c.head.Bytes())
 	}
-	if !c.found {
-		return Usage{OutputTokens: (c.size + 3) / 4, Estimated: true}
-	}
-	return c.u
+	return c.u, c.found
 }
 
-// modelOf reads the "model" field of a request body, gzip-decoded when it
-// is gzip; "" when there is none.
-func modelOf(body []byte, encoding string) string {
-	var req struct {
-		Model string `json:"model"`
-	}
-	_ = json.Unmarshal(decoded(body, encoding, int64(len(body))*8+1024), &req)
-	return req.Model
+// request is what the proxy reads of a generation request's body.
+type request struct {
+	Model               string `json:"model"`
+	MaxOutputTokens     int64  `json:"max_output_tokens"`
+	MaxTokens           int64  `json:"max_tokens"`
+	MaxCompletionTokens int64  `json:"max_completion_tokens"`
+	Background          bool   `json:"background"`
+	size                int64  // the body's decoded size
 }
 
-// decoded returns a request body as text: gzip is undone (bounded by
+// inputEstimate is a generous count of the request's input tokens: one per three bytes.
+func (r request) inputEstimate() int64 { return r.size/3 + 1 }
+
+// maxOutput is the most output the request allows.
+func (r request) maxOutput() int64 {
+	for _, n := range []int64{r.MaxOutputTokens, r.MaxTokens, r.MaxCompletionTokens} {
+		if n > 0 {
+			return n
+		}
+	}
+	return DefaultMaxOutput
+}
+
+type requestError struct {
+	status int
+	msg    string
+}
+
+// inspect decodes a request body (gzip is undone, bounded by limit; other encodings are
+// refused) and reads its fields. A body that is not JSON is passed on for the API to refuse.
+func inspect(body []byte, encoding string, limit int64) (request, *requestError) {
+	text := body
+	switch encoding {
+	case "", "identity":
+	case "gzip":
+		zr, err := gzip.NewReader(bytes.NewReader(body))
+		if err != nil {
+			return request{}, &requestError{http.StatusBadRequest, "the gzip request body does not decode: " + err.Error()}
+		}
+		if text, err = io.ReadAll(io.LimitReader(zr, limit+1)); err != nil {
+			return request{}, &requestError{http.StatusBadRequest, "the gzip request body does not decode: " + err.Error()}
+		}
+		if int64(len(text)) > limit {
+			return request{}, &requestError{http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body decompresses to more than the proxy's limit of %d bytes", limit)}
+		}
+	default:
+		return request{}, &requestError{http.StatusUnsupportedMediaType, fmt.Sprintf("Content-Encoding %q is not supported (send it plain or gzip)", encoding)}
+	}
+	var r request
+	_ = json.Unmarshal(text, &r)
+	r.size = int64(len(text))
+	return r, nil
+}
+
+// decoded returns a request body as text for the transcript: gzip is undone (bounded by
 // limit), anything else is returned as is.
 func decoded(body []byte, encoding string, limit int64) []byte {
 	if encoding != "gzip" {

@@ -32,6 +32,10 @@ const (
 	DefaultMaxEntryBytes = 512 << 10 // a request or a response in one transcript entry
 	DefaultMaxTranscript = 64 << 20  // the whole transcript
 	maxErrorBody         = 1 << 20   // an upstream error body, redacted before it reaches the agent
+	DefaultMaxConcurrent = 4         // generation requests in flight
+	// DefaultMaxOutput is the output a request is assumed to allow when it names no limit
+	// (max_output_tokens, max_tokens, max_completion_tokens): what its reservation holds.
+	DefaultMaxOutput = 32000
 )
 
 // Config configures a Proxy. Upstream origins default to the public APIs.
@@ -53,9 +57,12 @@ type Config struct {
 	Prices map[string]Price
 	// Transcript receives one JSON line per forwarded request; nil keeps none.
 	Transcript io.Writer
-	// MaxBody, MaxEntryBytes and MaxTranscript bound a request body, one
-	// entry's request and response, and the whole transcript.
+	// MaxBody, MaxEntryBytes and MaxTranscript bound a request body (also
+	// once decompressed), one entry's request and response, and the whole
+	// transcript.
 	MaxBody, MaxEntryBytes, MaxTranscript int64
+	// MaxConcurrent bounds the generation requests in flight; more wait.
+	MaxConcurrent int
 	// Client forwards requests; nil uses a client with no overall timeout
 	// (streams run for minutes) and a 2-minute response-header timeout.
 	Client *http.Client
@@ -65,6 +72,7 @@ type Config struct {
 // for concurrent use.
 type Proxy struct {
 	cfg      Config
+	slots    chan struct{} // one per generation request in flight (Config.MaxConcurrent)
 	upstream map[API]*url.URL
 	key      map[API]string
 	secrets  []string
@@ -110,6 +118,7 @@ func New(cfg Config) (*Proxy, error) {
 		}
 	}
 	p.tr = newTranscript(cfg.Transcript, cfg.MaxEntryBytes, cfg.MaxTranscript, p.redact)
+	p.slots = make(chan struct{}, cfg.MaxConcurrent)
 	return p, nil
 }
 
@@ -125,6 +134,9 @@ func setDefaults(cfg *Config) {
 	}
 	if cfg.MaxBody <= 0 {
 		cfg.MaxBody = DefaultMaxBody
+	}
+	if cfg.MaxConcurrent <= 0 {
+		cfg.MaxConcurrent = DefaultMaxConcurrent
 	}
 	if cfg.MaxEntryBytes <= 0 {
 		cfg.MaxEntryBytes = DefaultMaxEntryBytes
@@ -218,6 +230,7 @@ type exchange struct {
 	encoding     string
 	response     *capture
 	usage        Usage
+	reported     bool // the response reported its usage, read whole
 	err          string
 }
 
@@ -229,17 +242,32 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, path string, rt 
 		return
 	}
 	ex.request = body
-	ex.model = modelOf(body, ex.encoding)
+	req, bad := inspect(body, ex.encoding, p.cfg.MaxBody)
+	if bad != nil {
+		apiError(w, rt.api, bad.status, "modelproxy: "+bad.msg)
+		return
+	}
+	ex.model = req.Model
+	var res *reservation
 	if rt.model {
-		if reason := p.ledger.admit(); reason != "" {
+		if req.Background {
+			apiError(w, rt.api, http.StatusBadRequest, "modelproxy: background responses are not allowed: the proxy could not bound or record them")
+			return
+		}
+		if !p.acquire(r.Context()) {
+			return // the agent went away while waiting for a slot
+		}
+		defer p.release()
+		var reason string
+		if res, reason = p.ledger.admit(req.Model, req.inputEstimate(), req.maxOutput()); reason != "" {
 			apiError(w, rt.api, http.StatusBadRequest, reason)
 			return
 		}
 	}
 	defer func() {
-		if rt.model {
+		if res != nil {
 			ex.usage.Requests = 1
-			p.ledger.settle(ex.model, &ex.usage)
+			p.ledger.settle(res, &ex.usage, ex.reported)
 		}
 		p.tr.write(ex)
 	}()
@@ -263,7 +291,8 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, path string, rt 
 	if err := relay(w, resp.Body, ex.response); err != nil {
 		ex.err = p.redact(err.Error())
 	}
-	ex.usage = ex.response.usage()
+	ex.usage, ex.reported = ex.response.usage()
+	ex.reported = ex.reported && ex.err == ""
 }
 
 // send builds the upstream request: the agent's headers minus credentials
@@ -346,7 +375,9 @@ var hopByHop = map[string]bool{
 
 func dropRequestHeader(k string) bool {
 	switch http.CanonicalHeaderKey(k) {
-	case "Authorization", "X-Api-Key", "Cookie", "Content-Length", "Accept-Encoding", "Host", "Forwarded", "X-Forwarded-For":
+	case "Authorization", "X-Api-Key", "Cookie", "Content-Length", "Accept-Encoding", "Host", "Forwarded", "X-Forwarded-For",
+		// Which account pays is the credential's, never the agent's choice.
+		"Openai-Organization", "Openai-Project", "Anthropic-Organization", "Anthropic-Workspace":
 		return true
 	}
 	return hopByHop[http.CanonicalHeaderKey(k)]
@@ -360,6 +391,18 @@ func copyHeader(dst, src http.Header) {
 		dst[k] = append([]string(nil), vs...)
 	}
 }
+
+// acquire waits for a slot for a generation request; false when ctx ends first.
+func (p *Proxy) acquire(ctx context.Context) bool {
+	select {
+	case p.slots <- struct{}{}:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func (p *Proxy) release() { <-p.slots }
 
 // Listen serves p on a free port of 127.0.0.1 until ctx ends; it returns
 // the proxy's root URL once it accepts connections.

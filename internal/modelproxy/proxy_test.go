@@ -3,8 +3,10 @@ package modelproxy_test
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -233,35 +235,150 @@ func TestBudgetOfTwoRequestsRefusesTheThird(t *testing.T) {
 	}
 }
 
+// bounded is a Responses request that allows at most 20 output tokens: its reservation is its
+// input estimate (a token per three bytes) plus 20.
+const bounded = `{"model":"gpt-5.5","stream":true,"max_output_tokens":20,"input":[{"role":"user","content":[{"type":"input_text","text":"hello"}]}]}`
+
 func TestTokenAndCostBudgets(t *testing.T) {
 	fake := modelfake.Start(modelfake.Turn{Text: "hi"})
 	defer fake.Close()
 	// Each response uses 100 input and 10 output tokens.
 	h := start(t, fake.URL(), func(c *modelproxy.Config) { c.Budget = modelproxy.Budget{Tokens: 200} })
 	for i := 0; i < 2; i++ {
-		post(t, h.url+"/openai/v1/responses", placeholder, responsesBody)
+		if resp, body := post(t, h.url+"/openai/v1/responses", placeholder, bounded); resp.StatusCode != 200 {
+			t.Fatalf("request %d refused under the token budget: %s", i, body)
+		}
 	}
-	if resp, body := post(t, h.url+"/openai/v1/responses", placeholder, responsesBody); resp.StatusCode != 400 ||
-		!strings.Contains(body, "budget exhausted: 220 tokens used, the budget is 200") {
+	if resp, body := post(t, h.url+"/openai/v1/responses", placeholder, bounded); resp.StatusCode != 400 ||
+		!strings.Contains(body, "budget exhausted: 220 tokens used and 0 in flight, the budget is 200") {
 		t.Fatalf("after 220 tokens: %d %s", resp.StatusCode, body)
 	}
-	// gpt-5.5 at $1/M input and $10/M output: 100 in + 10 out = $0.0002 a request.
+	// A request that allows more output than the budget has left is refused before it is sent.
+	big := start(t, fake.URL(), func(c *modelproxy.Config) { c.Budget = modelproxy.Budget{Tokens: 1000} })
+	if resp, body := post(t, big.url+"/openai/v1/responses", placeholder, responsesBody); resp.StatusCode != 400 ||
+		!strings.Contains(body, "this request may use 32") {
+		t.Fatalf("a request allowing the default 32000 output tokens under a 1000-token budget: %d %s", resp.StatusCode, body)
+	}
+	// gpt-5.5 at $1/M input and $10/M output: 100 in + 10 out = $0.0002 a request; each
+	// reserves about $0.00025 (its input estimate and 20 output tokens).
 	prices := map[string]modelproxy.Price{"gpt-5": {Input: 1, Output: 10}, "*": {Input: 1000, Output: 1000}}
 	c := start(t, fake.URL(), func(c *modelproxy.Config) {
-		c.Budget = modelproxy.Budget{CostUSD: 0.0003}
+		c.Budget = modelproxy.Budget{CostUSD: 0.0005}
 		c.Prices = prices
 	})
 	for i := 0; i < 2; i++ {
-		if resp, _ := post(t, c.url+"/openai/v1/responses", placeholder, responsesBody); resp.StatusCode != 200 {
+		if resp, _ := post(t, c.url+"/openai/v1/responses", placeholder, bounded); resp.StatusCode != 200 {
 			t.Fatalf("request %d refused under the cost budget", i)
 		}
 	}
 	if u := c.proxy.Usage(); u.CostUSD < 0.00039 || u.CostUSD > 0.00041 {
 		t.Errorf("cost = %v, want 0.0004 (gpt-5.5 priced by its family gpt-5)", u.CostUSD)
 	}
-	if resp, body := post(t, c.url+"/openai/v1/responses", placeholder, responsesBody); resp.StatusCode != 400 ||
+	if resp, body := post(t, c.url+"/openai/v1/responses", placeholder, bounded); resp.StatusCode != 400 ||
 		!strings.Contains(body, "budget exhausted: $0.0004 spent") {
 		t.Fatalf("over the cost budget: %d %s", resp.StatusCode, body)
+	}
+}
+
+// TestConcurrentRequestsCannotOverrunTheBudget: requests in flight hold their worst case against
+// the budget, so forty at once spend no more than it, however the answers are timed.
+func TestConcurrentRequestsCannotOverrunTheBudget(t *testing.T) {
+	var seen atomic.Int64
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen.Add(1)
+		body, _ := io.ReadAll(r.Body)
+		time.Sleep(50 * time.Millisecond)
+		w.Header().Set("Content-Type", "application/json")
+		// An honest API: input at most a token per byte sent, output at most the limit asked.
+		fmt.Fprintf(w, `{"usage":{"input_tokens":%d,"output_tokens":20}}`, len(body)/4)
+	}))
+	defer up.Close()
+	prices := map[string]modelproxy.Price{"*": {Input: 10, Output: 10}}
+	const budget = 0.01
+	h := start(t, up.URL, func(c *modelproxy.Config) { c.Budget = modelproxy.Budget{CostUSD: budget}; c.Prices = prices })
+	var wg sync.WaitGroup
+	for range 40 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req, _ := http.NewRequest(http.MethodPost, h.url+"/openai/v1/responses", strings.NewReader(`{"model":"x","max_output_tokens":20,"input":"`+strings.Repeat("w", 400)+`"}`))
+			req.Header.Set("Authorization", "Bearer "+placeholder)
+			if resp, err := http.DefaultClient.Do(req); err == nil {
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+		}()
+	}
+	wg.Wait()
+	if u := h.proxy.Usage(); u.CostUSD > budget || seen.Load() == 0 || seen.Load() >= 40 {
+		t.Errorf("40 concurrent requests under a $%v budget: the upstream saw %d, the run spent $%.4f", budget, seen.Load(), u.CostUSD)
+	}
+}
+
+// TestAResponseWithoutUsageCostsItsReservation: an agent that hangs up before the usage arrives
+// (or a stream that breaks) is charged the request's worst case, its input included.
+func TestAResponseWithoutUsageCostsItsReservation(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "event: response.created\ndata: {\"type\":\"response.created\"}\n\n")
+		w.(http.Flusher).Flush()
+		<-r.Context().Done() // the usage would come much later
+	}))
+	defer up.Close()
+	h := start(t, up.URL, func(c *modelproxy.Config) { c.Prices = map[string]modelproxy.Price{"*": {Input: 1, Output: 1}} })
+	big := `{"model":"x","stream":true,"max_output_tokens":10,"input":"` + strings.Repeat("word ", 60000) + `"}`
+	req, _ := http.NewRequest(http.MethodPost, h.url+"/openai/v1/responses", strings.NewReader(big))
+	req.Header.Set("Authorization", "Bearer "+placeholder)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Read(make([]byte, 64)) // the first event, then hang up
+	resp.Body.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for h.proxy.Usage().Requests == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if u := h.proxy.Usage(); !u.Estimated || u.InputTokens < 300000/4 || u.OutputTokens != 10 {
+		t.Errorf("usage %+v, want the reservation: the input estimate of a 300 KB body and the 10 output tokens allowed", u)
+	}
+}
+
+func TestRefusesWhatTheBudgetCannotBound(t *testing.T) {
+	var hits atomic.Int64
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits.Add(1) }))
+	defer up.Close()
+	h := start(t, up.URL, nil)
+	if resp, body := post(t, h.url+"/openai/v1/responses", placeholder, `{"model":"x","background":true}`); resp.StatusCode != 400 ||
+		!strings.Contains(body, "background responses are not allowed") {
+		t.Errorf("a background response: %d %s", resp.StatusCode, body)
+	}
+	if resp, body := post(t, h.url+"/openai/v1/responses", placeholder, `{}`, "Content-Encoding", "br"); resp.StatusCode != 415 {
+		t.Errorf("a brotli body: %d %s", resp.StatusCode, body)
+	}
+	var zb bytes.Buffer
+	zw := gzip.NewWriter(&zb)
+	zw.Write([]byte(`{"model":"x","input":"`))
+	zw.Write(bytes.Repeat([]byte("a"), 2<<20))
+	zw.Close()
+	small := start(t, up.URL, func(c *modelproxy.Config) { c.MaxBody = 1 << 20 })
+	if resp, body := post(t, small.url+"/openai/v1/responses", placeholder, zb.String(), "Content-Encoding", "gzip"); resp.StatusCode != 413 {
+		t.Errorf("a gzip body that inflates past MaxBody: %d %.200s", resp.StatusCode, body)
+	}
+	if hits.Load() != 0 {
+		t.Errorf("the upstream saw %d requests, want none", hits.Load())
+	}
+}
+
+func TestBillingHeadersAreNotForwarded(t *testing.T) {
+	fake := modelfake.Start(modelfake.Turn{Text: "hi"})
+	defer fake.Close()
+	h := start(t, fake.URL(), nil)
+	post(t, h.url+"/openai/v1/responses", placeholder, bounded, "OpenAI-Organization", "org-other", "OpenAI-Project", "proj-other")
+	r := fake.Requests()[0]
+	if r.Header.Get("OpenAI-Organization") != "" || r.Header.Get("OpenAI-Project") != "" {
+		t.Errorf("the agent chose the billed organization/project: %v", r.Header)
 	}
 }
 
@@ -318,8 +435,8 @@ func TestMalformedUpstreamResponses(t *testing.T) {
 			}
 			u := h.proxy.Usage()
 			noResponse := name == "a connection closed before headers"
-			if u.Requests != 1 || u.Estimated == noResponse {
-				t.Errorf("usage = %+v, want one request, its usage estimated when a response came", u)
+			if u.Requests != 1 || !u.Estimated || u.OutputTokens != modelproxy.DefaultMaxOutput {
+				t.Errorf("usage = %+v, want one request charged its reservation", u)
 			}
 			if noResponse && (err != nil || resp.StatusCode != http.StatusBadGateway) {
 				t.Errorf("agent got %v %v, want 502", resp, err)

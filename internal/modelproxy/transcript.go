@@ -109,9 +109,11 @@ func clip(s string, n int64) (string, bool) {
 	return s[:i], true
 }
 
-// keyShaped matches strings shaped like an API key, so a credential an
-// upstream echoes in part ("sk-abc…xyz") is redacted too.
-var keyShaped = regexp.MustCompile(`\b(sk|rk|pk)-[A-Za-z0-9_\-*.]{12,}`)
+// keyShaped matches strings shaped like a credential, so one an upstream echoes in part
+// ("sk-abc…xyz"), or one the agent printed into the conversation (its env, a config file),
+// is redacted too: API keys (sk-, rk-, pk-), GitHub tokens (ghp_, gho_, ghu_, ghs_, ghr_,
+// github_pat_), AWS access key ids and bearer tokens.
+var keyShaped = regexp.MustCompile(`\b(?:(?:sk|rk|pk)-[A-Za-z0-9_\-*.]{12,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|A[KS]IA[0-9A-Z]{16})|(?i:bearer)\s+[A-Za-z0-9._~+/=-]{12,}`)
 
 // redact removes every configured credential, and anything shaped like an
 // API key, from s.
