@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/autonomyhq/autonomy/playbook/engine"
+	"github.com/autonomyhq/autonomy/internal/playproto"
 	"github.com/autonomyhq/autonomy/playbook/stepsrun"
 )
 
@@ -472,7 +472,7 @@ func TestStepsPauseFile(t *testing.T) {
 	if code != 0 || first.Status != "needs_input" || first.RequiresInput.Step != "1" {
 		t.Fatalf("run: exit %d %+v", code, first)
 	}
-	if got := read(p1); got.TokenHash != engine.HashToken(first.RequiresInput.ResumeToken) {
+	if got := read(p1); got.TokenHash != playproto.HashToken(first.RequiresInput.ResumeToken) {
 		t.Errorf("pause 1 is under %s, not the hash of the envelope's token", got.TokenHash)
 	}
 	p2 := filepath.Join(e.dir, "p2.json")
@@ -480,7 +480,7 @@ func TestStepsPauseFile(t *testing.T) {
 	if code != 0 || second.Status != "needs_input" || second.RequiresInput.Step != "2" {
 		t.Fatalf("resume 1: exit %d %+v", code, second)
 	}
-	if got := read(p2); got.TokenHash != engine.HashToken(second.RequiresInput.ResumeToken) || !strings.Contains(string(got.State), "Ada") {
+	if got := read(p2); got.TokenHash != playproto.HashToken(second.RequiresInput.ResumeToken) || !strings.Contains(string(got.State), "Ada") {
 		t.Errorf("pause 2: %+v", got)
 	}
 	p3 := filepath.Join(e.dir, "p3.json")

@@ -3,9 +3,7 @@ package engine
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -14,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/autonomyhq/autonomy/internal/playproto"
 	pbsource "github.com/autonomyhq/autonomy/playbook/internal/source"
 	"github.com/autonomyhq/autonomy/playbook/workflow"
 )
@@ -139,16 +138,12 @@ func (e *Engine) Run(ctx context.Context, req Request) Envelope {
 // Resume redeems token: approve runs the waiting step and what follows, deny cancels the run.
 // A token is accepted once; a wrong or used one is refused.
 func (e *Engine) Resume(ctx context.Context, token string, approve bool) Envelope {
-	return e.redeem(ctx, HashToken(token), approve)
+	return e.redeem(ctx, playproto.HashToken(token), approve)
 }
 
-// ContinueKey is the key under which a runner keeps the state of a session's run that was
-// approved and waits for its process to continue it (see Continue).
-func ContinueKey(session string) string { return "continue:" + session }
-
-// Continue runs the approved run a runner saved with Hold under ContinueKey(session).
+// Continue runs the approved run a runner saved with Hold under playproto.ContinueKey(session).
 func (e *Engine) Continue(ctx context.Context, session string) Envelope {
-	return e.redeem(ctx, ContinueKey(session), true)
+	return e.redeem(ctx, playproto.ContinueKey(session), true)
 }
 
 // Cancelled is the envelope of a paused run denied: its records and the denied step.
@@ -205,14 +200,8 @@ func pausedStepOf(st *state) string {
 	return PausedStep(raw)
 }
 
-// HashToken is how a resume token is stored: its SHA-256, hex.
-func HashToken(token string) string {
-	sum := sha256.Sum256([]byte(token))
-	return hex.EncodeToString(sum[:])
-}
-
 // NewToken draws a random resume token (32 bytes, base64url, prefixed rt_); it is stored only
-// as HashToken of it. The step playbook runtime pauses with the same tokens.
+// as playproto.HashToken of it. The step playbook runtime pauses with the same tokens.
 func NewToken() (string, error) { return newToken() }
 
 func newToken() (string, error) {

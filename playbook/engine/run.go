@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/autonomyhq/autonomy/internal/playproto"
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/playbook/workflow"
 )
@@ -93,7 +94,7 @@ func (x *exec) pause(ctx context.Context, i int) Envelope {
 	if err != nil {
 		return x.failed(s.ID.Value, "saving the pause: %v", err)
 	}
-	if err := x.e.Pauses.SavePause(ctx, HashToken(token), x.st.Session, raw); err != nil {
+	if err := x.e.Pauses.SavePause(ctx, playproto.HashToken(token), x.st.Session, raw); err != nil {
 		return x.failed(s.ID.Value, "saving the pause: %v", err)
 	}
 	prompt := s.Prompt.Value

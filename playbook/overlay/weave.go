@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/autonomyhq/autonomy/internal/playproto"
 )
 
 // A skill marks a block a block-replacement may swap with HTML comments, invisible in rendered
@@ -52,13 +54,11 @@ func blockSpan(skill, name string) (start, end int, ok bool) {
 // Actor is who a session is for: the actor's name (role/NAME and operator/NAME targets), its
 // behavior (skill/NAME: the behavior's declared name, ir.BehaviorName: its frontmatter's name:,
 // else the skill folder's name or the behavior file's name without extension) and the substrate
-// it runs on (runtime/NAME).
-type Actor struct {
-	Name, Behavior, Substrate string
-}
+// it runs on (runtime/NAME). It is playproto.Actor, what a runner hosting the weave passes.
+type Actor = playproto.Actor
 
 // candidates are the kind/ref strings a target pattern is matched against.
-func (a Actor) candidates() []string {
+func candidates(a Actor) []string {
 	return []string{"role/" + a.Name, "operator/" + a.Name, "skill/" + a.Behavior, "runtime/" + a.Substrate}
 }
 
@@ -66,7 +66,7 @@ func (a Actor) candidates() []string {
 func (o *Overlay) Matches(a Actor) bool {
 	for _, t := range o.Targets {
 		pattern := t.Pattern()
-		for _, c := range a.candidates() {
+		for _, c := range candidates(a) {
 			if !strings.HasPrefix(c, t.Kind.Value+"/") {
 				continue
 			}
@@ -136,33 +136,20 @@ type Session struct {
 	Now time.Time
 }
 
-// Woven is one overlay woven into the skill, in order.
-type Woven struct {
-	Slug, File, Kind, Block string
-	Priority                int
-}
+// Woven is one overlay woven into the skill, in order (playproto.Woven).
+type Woven = playproto.Woven
 
-// Skipped is a matching overlay that was not woven, and why. Audit says it as the line appended
-// to the package's _log.md or the session's log.
-type Skipped struct {
-	Slug, File string
-	// Reason is "shadow", "archived", "expired", "locked", "cap" or "no-block".
-	Reason string
-	Detail string
-}
+// Skipped is a matching overlay that was not woven, and why (playproto.Skipped). Its Audit says
+// it as the line appended to the package's _log.md or the session's log.
+type Skipped = playproto.Skipped
 
 // Result is what Weave did: the woven skill, the overlays woven in order, those skipped, and
-// warnings (the cap).
-type Result struct {
-	Skill    string
-	Woven    []Woven
-	Skipped  []Skipped
-	Warnings []string
-}
+// warnings (the cap). It is playproto.Weaving, what a runner hosting the weave reads.
+type Result = playproto.Weaving
 
-// Audit renders a skipped overlay as one audit line for the session's log or _log.md.
-func (s Skipped) Audit(now time.Time, actor string) string {
-	return fmt.Sprintf("%s skip %s (%s) for actor %s: %s: %s", now.UTC().Format(time.RFC3339), s.Slug, s.File, actor, s.Reason, s.Detail)
+// skip is o skipped for reason (see Skipped), detail saying why.
+func skip(o *Overlay, reason, detail string) Skipped {
+	return Skipped{Slug: o.Slug.Value, File: o.File, Reason: reason, Detail: detail}
 }
 
 // Weave applies AIP-12's apply contract for one session: the overlays whose targets match the
@@ -182,14 +169,14 @@ func Weave(overlays []*Overlay, s Session) Result {
 		switch o.Status.Value {
 		case "active":
 			if exp, ok := o.Expiry(); ok && !s.Now.Before(exp) {
-				res.Skipped = append(res.Skipped, Skipped{o.Slug.Value, o.File, "expired", fmt.Sprintf("its ttl %s from updated_at %s ran out at %s", o.TTL.Value, o.UpdatedAt.Value, exp.UTC().Format(time.RFC3339))})
+				res.Skipped = append(res.Skipped, skip(o, "expired", fmt.Sprintf("its ttl %s from updated_at %s ran out at %s", o.TTL.Value, o.UpdatedAt.Value, exp.UTC().Format(time.RFC3339))))
 				continue
 			}
 			active = append(active, o)
 		case "shadow":
-			res.Skipped = append(res.Skipped, Skipped{o.Slug.Value, o.File, "shadow", "computed, never woven until promoted to active"})
+			res.Skipped = append(res.Skipped, skip(o, "shadow", "computed, never woven until promoted to active"))
 		default:
-			res.Skipped = append(res.Skipped, Skipped{o.Slug.Value, o.File, "archived", "archived overlays are never applied"})
+			res.Skipped = append(res.Skipped, skip(o, "archived", "archived overlays are never applied"))
 		}
 	}
 	sort.SliceStable(active, func(i, j int) bool {
@@ -211,17 +198,17 @@ func Weave(overlays []*Overlay, s Session) Result {
 			for i, x := range v {
 				details[i] = x.String()
 			}
-			res.Skipped = append(res.Skipped, Skipped{o.Slug.Value, o.File, "locked", strings.Join(details, "; ")})
+			res.Skipped = append(res.Skipped, skip(o, "locked", strings.Join(details, "; ")))
 			continue
 		}
 		if s.Cap > 0 && len(res.Woven) >= s.Cap {
-			res.Skipped = append(res.Skipped, Skipped{o.Slug.Value, o.File, "cap", fmt.Sprintf("the cap of %d active overlays per actor is reached", s.Cap)})
+			res.Skipped = append(res.Skipped, skip(o, "cap", fmt.Sprintf("the cap of %d active overlays per actor is reached", s.Cap)))
 			continue
 		}
 		if o.Kind.Value == "block-replacement" {
 			start, end, ok := blockSpan(res.Skill, o.Block.Value)
 			if !ok {
-				res.Skipped = append(res.Skipped, Skipped{o.Slug.Value, o.File, "no-block", fmt.Sprintf("the skill has no block %q (<!-- block: %s --> … <!-- /block: %s -->)", o.Block.Value, o.Block.Value, o.Block.Value)})
+				res.Skipped = append(res.Skipped, skip(o, "no-block", fmt.Sprintf("the skill has no block %q (<!-- block: %s --> … <!-- /block: %s -->)", o.Block.Value, o.Block.Value, o.Block.Value)))
 				continue
 			}
 			res.Skill = res.Skill[:start] + "\n" + fragment(o.Body) + "\n" + res.Skill[end:]

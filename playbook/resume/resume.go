@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/autonomyhq/autonomy/internal/playproto"
 	"github.com/autonomyhq/autonomy/playbook"
 	"github.com/autonomyhq/autonomy/playbook/engine"
 	"github.com/autonomyhq/autonomy/playbook/stepsrun"
@@ -19,7 +20,7 @@ import (
 // Request is a pause to redeem and how.
 type Request struct {
 	// Token is the resume token of the pause; Continue, when set instead, is the runner session
-	// whose answered run continues (engine.ContinueKey).
+	// whose answered run continues (playproto.ContinueKey).
 	Token, Continue string
 	// Answer is the person's answer: a step playbook's text or cancel, a workflow's approve or
 	// deny.
@@ -37,9 +38,9 @@ type Request struct {
 // stepsrun.Envelope or an engine.Envelope). A step playbook's answer (text or cancel) to a pause
 // that is a workflow's is refused, and the pause put back.
 func Resume(ctx context.Context, st stepsrun.Store, req Request) any {
-	key := engine.HashToken(req.Token)
+	key := playproto.HashToken(req.Token)
 	if req.Continue != "" {
-		key = engine.ContinueKey(req.Continue)
+		key = playproto.ContinueKey(req.Continue)
 	}
 	raw, session, ok, err := st.TakePause(ctx, key)
 	if err != nil {
@@ -47,7 +48,7 @@ func Resume(ctx context.Context, st stepsrun.Store, req Request) any {
 	}
 	held := &heldPause{Store: st, key: key, raw: raw, session: session, ok: ok}
 	stepsAnswer := req.Answer.Text != "" || req.Answer.Cancel
-	if ok && stepsrun.IsState(raw) || !ok && stepsAnswer {
+	if ok && playproto.IsStepsState(raw) || !ok && stepsAnswer {
 		rec := &Recorder{Store: held}
 		r := &stepsrun.Runner{Store: rec, Log: req.Log, Workspace: req.Workspace, ArtifactsDir: req.ArtifactsDir, Playbook: req.Playbook, AgentSpec: req.Agent}
 		var env stepsrun.Envelope

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/autonomyhq/autonomy/internal/playproto"
 	"github.com/autonomyhq/autonomy/playbook/engine"
 	"github.com/autonomyhq/autonomy/playbook/stepsrun"
 )
@@ -53,7 +54,7 @@ func (m *memStore) GetState(_ context.Context, key string) ([]byte, bool, error)
 // with a token error, and the pause is put back for its --approve.
 func TestResumeRefusesAStepAnswerToAWorkflow(t *testing.T) {
 	st := newMem()
-	key := engine.HashToken("tok")
+	key := playproto.HashToken("tok")
 	if err := st.SavePause(context.Background(), key, "s1", []byte(`{"pipeline":"x"}`)); err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +72,7 @@ func TestResumeRefusesAStepAnswerToAWorkflow(t *testing.T) {
 // engine's refusal, and takes nothing from the store.
 func TestResumeUnknownTokenIsTheEngines(t *testing.T) {
 	st := newMem()
-	_ = st.SavePause(context.Background(), engine.HashToken("other"), "", []byte("{}"))
+	_ = st.SavePause(context.Background(), playproto.HashToken("other"), "", []byte("{}"))
 	got := Resume(context.Background(), st, Request{Token: "nope", Answer: stepsrun.Answer{Approve: true}})
 	env, ok := got.(engine.Envelope)
 	if !ok || env.OK || env.Error == nil {

@@ -8,7 +8,7 @@
 // naming it. ```if var == "x"``` branches read inputs and earlier outputs. @elicit(input|confirm|
 // select, "prompt", …) parks the run for a person: its state is saved in the store of paused runs
 // under the SHA-256 of a random resume token (the workflow runtime's model, engine.NewToken and
-// engine.HashToken), and the answer resumes it, once. ## INPUTS are bound before anything runs
+// playproto.HashToken), and the answer resumes it, once. ## INPUTS are bound before anything runs
 // (defaults, enum and number checks, a missing required input refused). ## ARTIFACTS is the last
 // step's output, written to the artifacts directory with its declared type checked.
 //

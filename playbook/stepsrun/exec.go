@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/autonomyhq/autonomy/internal/playproto"
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/playbook/engine"
 	"github.com/autonomyhq/autonomy/playbook/steps"
@@ -182,7 +183,7 @@ func (r *Runner) pause(ctx context.Context, st *state, u unit) Envelope {
 	if err != nil {
 		return r.failed(st, u.Label, "saving the pause: %v", err)
 	}
-	if err := r.Store.SavePause(ctx, engine.HashToken(token), st.Session, raw); err != nil {
+	if err := r.Store.SavePause(ctx, playproto.HashToken(token), st.Session, raw); err != nil {
 		return r.failed(st, u.Label, "saving the pause: %v", err)
 	}
 	// The pause holds the run now: the checkpoint goes, so that running the playbook again

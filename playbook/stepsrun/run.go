@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/autonomyhq/autonomy/internal/playproto"
 	"github.com/autonomyhq/autonomy/playbook/engine"
 	"github.com/autonomyhq/autonomy/playbook/internal/source"
 	"github.com/autonomyhq/autonomy/playbook/steps"
@@ -74,7 +75,7 @@ func (r *Runner) Run(ctx context.Context, req Request) Envelope {
 // answer that does not fit (not yes/no for a confirm, not an option for a select) is refused
 // with the token left valid.
 func (r *Runner) Resume(ctx context.Context, token string, a Answer) Envelope {
-	hash := engine.HashToken(token)
+	hash := playproto.HashToken(token)
 	raw, session, ok, err := r.Store.TakePause(ctx, hash)
 	if err != nil {
 		return fail("internal", "", "%v", err)
@@ -101,9 +102,9 @@ func (r *Runner) Resume(ctx context.Context, token string, a Answer) Envelope {
 	return r.Resumed(ctx, next)
 }
 
-// Continue runs the answered run a runner saved under engine.ContinueKey(session).
+// Continue runs the answered run a runner saved under playproto.ContinueKey(session).
 func (r *Runner) Continue(ctx context.Context, session string) Envelope {
-	raw, _, ok, err := r.Store.TakePause(ctx, engine.ContinueKey(session))
+	raw, _, ok, err := r.Store.TakePause(ctx, playproto.ContinueKey(session))
 	if err != nil {
 		return fail("internal", "", "%v", err)
 	}
@@ -278,13 +279,10 @@ func options(e *steps.Elicit) []string {
 	return e.Options
 }
 
-// SessionKey is the key of the checkpoint of session's run in the store.
-func SessionKey(session string) string { return "steps:" + session }
-
 // runKey keys a run's checkpoint: its session, else what it runs (file, source, inputs).
 func runKey(st *state) string {
 	if st.Session != "" {
-		return SessionKey(st.Session)
+		return playproto.SessionKey(st.Session)
 	}
 	h := sha256.New()
 	abs, _ := filepath.Abs(st.File)
@@ -305,5 +303,5 @@ func fail(kind, step, format string, args ...any) Envelope {
 	if len(args) > 0 {
 		msg = fmt.Sprintf(format, args...)
 	}
-	return Envelope{OK: false, Output: Output{Steps: []Record{}, Outputs: map[string]string{}}, Error: &engine.Error{Kind: kind, Step: step, Message: msg}}
+	return Envelope{OK: false, Output: Output{Steps: []Record{}, Outputs: map[string]string{}}, Error: &playproto.Error{Kind: kind, Step: step, Message: msg}}
 }

@@ -2,74 +2,32 @@ package stepsrun
 
 import (
 	"context"
-	"encoding/json"
 
+	"github.com/autonomyhq/autonomy/internal/playproto"
 	"github.com/autonomyhq/autonomy/playbook/engine"
 )
 
-// Statuses of an envelope whose ok is true.
+// Statuses of an envelope whose ok is true (playproto's, the protocol a runner reads).
 const (
-	StatusOK         = "ok"
-	StatusNeedsInput = "needs_input"
-	StatusCancelled  = "cancelled"
+	StatusOK         = playproto.StatusOK
+	StatusNeedsInput = playproto.StatusNeedsInput
+	StatusCancelled  = playproto.StatusCancelled
 )
 
-// Envelope is what run and resume print (seed 003's shape, with requiresInput in place of
-// requiresApproval).
-type Envelope struct {
-	OK bool `json:"ok"`
-	// Status is ok, needs_input or cancelled; empty when OK is false.
-	Status        string        `json:"status,omitempty"`
-	Output        Output        `json:"output"`
-	RequiresInput *InputRequest `json:"requiresInput,omitempty"`
-	Error         *engine.Error `json:"error,omitempty"`
-}
+// Envelope is what run and resume print: playproto.StepsEnvelope, which a runner reads.
+type Envelope = playproto.StepsEnvelope
 
-// Output is what the run did so far.
-type Output struct {
-	// Steps has a record per step reached, in order (skipped sub-steps included).
-	Steps []Record `json:"steps"`
-	// Outputs are the captured @output values and elicitation answers, by name.
-	Outputs map[string]string `json:"outputs"`
-	// Artifact is the ## ARTIFACTS result, once the run finished.
-	Artifact *Artifact `json:"artifact,omitempty"`
-}
+// Output is what the run did so far (playproto.StepsOutput).
+type Output = playproto.StepsOutput
 
-// Record is one step's result.
-type Record struct {
-	// Step is the label: "2", or "2a" for a sub-step.
-	Step  string `json:"step"`
-	Title string `json:"title"`
-	// Status is ok, skipped (a branch not taken), failed, pending (waiting for a person) or
-	// cancelled.
-	Status string `json:"status"`
-	// Output is the agent's final message ("" for a step without an invocation).
-	Output string `json:"output,omitempty"`
-	// Var and Value are the captured @output.
-	Var   string `json:"var,omitempty"`
-	Value string `json:"value,omitempty"`
-	// Answer is the person's answer to the step's @elicit.
-	Answer string `json:"answer,omitempty"`
-	Reason string `json:"reason,omitempty"`
-}
+// Record is one step's result (playproto.StepRecord).
+type Record = playproto.StepRecord
 
-// Artifact is the written ## ARTIFACTS result.
-type Artifact struct {
-	Type string `json:"type"`
-	// Path is where it was written ("" without an artifacts directory); Content is its text.
-	Path    string `json:"path,omitempty"`
-	Content string `json:"content"`
-}
+// Artifact is the written ## ARTIFACTS result (playproto.Artifact).
+type Artifact = playproto.Artifact
 
-// InputRequest is the elicitation a parked run waits for.
-type InputRequest struct {
-	Step string `json:"step"`
-	// Kind is input, confirm or select.
-	Kind        string   `json:"kind"`
-	Prompt      string   `json:"prompt"`
-	Options     []string `json:"options"`
-	ResumeToken string   `json:"resumeToken"`
-}
+// InputRequest is the elicitation a parked run waits for (playproto.InputRequest).
+type InputRequest = playproto.InputRequest
 
 // Agent runs one step's prompt and returns its final message.
 type Agent interface {
@@ -109,18 +67,11 @@ type AgentSpec struct {
 	TimeoutMs int `json:"timeoutMs,omitempty"`
 }
 
-// Answer is a person's answer to an elicitation.
-type Answer struct {
-	// Text answers an input or a select (and yes/no a confirm).
-	Text string
-	// Approve and Deny answer a confirm (yes, no).
-	Approve, Deny bool
-	// Cancel cancels the run instead.
-	Cancel bool
-}
+// Answer is a person's answer to an elicitation (playproto.Answer).
+type Answer = playproto.Answer
 
 // kind marks a saved state as a step playbook's (a workflow's state has none).
-const kind = "steps"
+const kind = playproto.StepsKind
 
 // state is what a checkpoint or a pause saves.
 type state struct {
@@ -140,12 +91,4 @@ type state struct {
 	// Waiting is the label of the step waiting for a person; Answer its answer once given.
 	Waiting string  `json:"waiting,omitempty"`
 	Answer  *string `json:"answer,omitempty"`
-}
-
-// IsState reports whether raw is the saved state of a step playbook run.
-func IsState(raw []byte) bool {
-	var s struct {
-		Kind string `json:"kind"`
-	}
-	return json.Unmarshal(raw, &s) == nil && s.Kind == kind
 }

@@ -12,9 +12,9 @@ import (
 	"os"
 	"strings"
 
+	"github.com/autonomyhq/autonomy/internal/playproto"
 	"github.com/autonomyhq/autonomy/internal/store"
 	"github.com/autonomyhq/autonomy/ir"
-	"github.com/autonomyhq/autonomy/playbook/engine"
 )
 
 // An agent whose behavior is a capsule playbook is held to the playbook's ## Verification
@@ -115,7 +115,7 @@ func (pb *playbooks) parkSignOff(ctx context.Context, s store.Session, log io.Wr
 		return
 	}
 	token := "stk_" + base64.RawURLEncoding.EncodeToString(raw)
-	hash := engine.HashToken(token)
+	hash := playproto.HashToken(token)
 	why := "verification human-sign-off: the agent succeeded; a person must sign off its work"
 	// The token is in the log before the session shows as paused: whoever sees it paused finds it.
 	fmt.Fprintf(log, "autonomy: input required: %s\n", why)

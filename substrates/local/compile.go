@@ -22,8 +22,11 @@ import (
 // Name is the target name.
 const Name = "local"
 
-// Substrate is the local substrate.
-type Substrate struct{}
+// Substrate is the local substrate. Playbooks is what its probe targets' runners host (see
+// PlaybookHost; nil in a Substrate{} that only compiles).
+type Substrate struct {
+	Playbooks PlaybookHost
+}
 
 // Name returns "local".
 func (Substrate) Name() string { return Name }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/autonomyhq/autonomy/internal/store"
 	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/playbook/runtimes"
 	"github.com/autonomyhq/autonomy/substrates"
 )
 
@@ -98,9 +99,13 @@ func (c *clock) Set(s string) {
 	c.mu.Unlock()
 }
 
-// newRunner opens an in-process runner whose timeouts count in tenths of a second.
+// newRunner opens an in-process runner whose timeouts count in tenths of a second, hosting the
+// playbook runtimes as the autonomy command's does (runtimes.Host) unless opts names a host.
 func newRunner(t testing.TB, dir string, opts Options) *Runner {
 	t.Helper()
+	if opts.Playbooks == nil {
+		opts.Playbooks = runtimes.Host{}
+	}
 	r, err := New(dir, opts)
 	if err != nil {
 		t.Fatal(err)

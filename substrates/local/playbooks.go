@@ -4,9 +4,9 @@ import (
 	"context"
 	"time"
 
+	"github.com/autonomyhq/autonomy/internal/playproto"
 	"github.com/autonomyhq/autonomy/internal/store"
 	"github.com/autonomyhq/autonomy/ir"
-	"github.com/autonomyhq/autonomy/playbook/stepsrun"
 )
 
 // playbooks runs the sessions of playbook behaviors (workflow and step playbooks, capsule
@@ -23,7 +23,9 @@ type playbooks struct {
 	exe string
 	// env is the environment sessions inherit.
 	env []string
-	ctl sessionControl
+	// host is the playbook runtimes (nil: refuse what needs them with ErrNoPlaybookHost).
+	host PlaybookHost
+	ctl  sessionControl
 }
 
 // sessionControl is what the playbook sessions need of the runner: to start, launch, cancel and
@@ -37,7 +39,7 @@ type sessionControl interface {
 
 // playbooks is the playbook side of r.
 func (r *Runner) playbooks() *playbooks {
-	return &playbooks{in: r.In, store: r.Store, caller: r.caller, now: r.opts.Now, exe: r.opts.Exe, env: r.opts.Env, ctl: r}
+	return &playbooks{in: r.In, store: r.Store, caller: r.caller, now: r.opts.Now, exe: r.opts.Exe, env: r.opts.Env, host: r.opts.Playbooks, ctl: r}
 }
 
 // Approve answers a workflow session's approval, or a capsule's sign-off, with its token.
@@ -46,6 +48,6 @@ func (r *Runner) Approve(ctx context.Context, id, token string, approve bool, ev
 }
 
 // Respond answers a step playbook's elicitation with its token.
-func (r *Runner) Respond(ctx context.Context, id, token string, a stepsrun.Answer, evidence string) (store.Session, error) {
+func (r *Runner) Respond(ctx context.Context, id, token string, a playproto.Answer, evidence string) (store.Session, error) {
 	return r.playbooks().respond(ctx, id, token, a, evidence)
 }

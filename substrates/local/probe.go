@@ -19,14 +19,18 @@ import (
 // (agents as processes) and the human runner (asks parked for a person), each probed in a fresh
 // installation of the probe fleet, supervised in this process. Timeouts count in seconds
 // instead of minutes.
-func (Substrate) ProbeTargets(env substrates.ProbeEnv) ([]substrates.ProbeTarget, error) {
+func (s Substrate) ProbeTargets(env substrates.ProbeEnv) ([]substrates.ProbeTarget, error) {
 	return []substrates.ProbeTarget{
-		{Name: "local exec", Substrate: Name, New: func(ctx context.Context) (*substrates.ProbeSubject, error) { return newProbeSubject(ctx, env, false) }},
-		{Name: "local human", Substrate: Name, Human: true, New: func(ctx context.Context) (*substrates.ProbeSubject, error) { return newProbeSubject(ctx, env, true) }},
+		{Name: "local exec", Substrate: Name, New: func(ctx context.Context) (*substrates.ProbeSubject, error) {
+			return newProbeSubject(ctx, env, s.Playbooks, false)
+		}},
+		{Name: "local human", Substrate: Name, Human: true, New: func(ctx context.Context) (*substrates.ProbeSubject, error) {
+			return newProbeSubject(ctx, env, s.Playbooks, true)
+		}},
 	}, nil
 }
 
-func newProbeSubject(ctx context.Context, env substrates.ProbeEnv, human bool) (sub *substrates.ProbeSubject, err error) {
+func newProbeSubject(ctx context.Context, env substrates.ProbeEnv, playbooks PlaybookHost, human bool) (sub *substrates.ProbeSubject, err error) {
 	scratch, err := os.MkdirTemp("", "autonomy-conformance-")
 	if err != nil {
 		return nil, err
@@ -49,7 +53,7 @@ func newProbeSubject(ctx context.Context, env substrates.ProbeEnv, human bool) (
 	if _, err := substrates.Write(inst, &out, substrates.WriteOptions{}); err != nil {
 		return nil, err
 	}
-	r, err := New(inst, Options{Minute: time.Second})
+	r, err := New(inst, Options{Minute: time.Second, Playbooks: playbooks})
 	if err != nil {
 		return nil, err
 	}

@@ -8,10 +8,10 @@ import (
 	"slices"
 	"time"
 
+	"github.com/autonomyhq/autonomy/internal/playproto"
 	"github.com/autonomyhq/autonomy/internal/proc"
 	"github.com/autonomyhq/autonomy/internal/store"
 	"github.com/autonomyhq/autonomy/ir"
-	"github.com/autonomyhq/autonomy/playbook/stepsrun"
 )
 
 // A step playbook session whose supervisor died is continued, not failed: its run is checkpointed
@@ -69,6 +69,9 @@ func (pb *playbooks) takeOver(ctx context.Context, s store.Session) (store.Sessi
 // claims it) until start hands it over to the new one. Of two processes reconciling at once, one
 // claims it and the other finds it claimed.
 func (pb *playbooks) continueSteps(ctx context.Context, s store.Session) (store.Session, error) {
+	if pb.host == nil {
+		return s, ErrNoPlaybookHost // it stays as it is, for a runner that hosts playbooks
+	}
 	self := os.Getpid()
 	selfStart, _ := proc.StartTime(self)
 	var claimed bool
@@ -87,12 +90,12 @@ func (pb *playbooks) continueSteps(ctx context.Context, s store.Session) (store.
 		if n, err = tx.CountEvents(s.ID, resumedEvent); err != nil {
 			return err
 		}
-		raw, ok, err := tx.GetState(stepsrun.SessionKey(s.ID))
+		raw, ok, err := tx.GetState(playproto.SessionKey(s.ID))
 		if err != nil {
 			return err
 		}
 		if ok {
-			checkpointed, next = true, stepsrun.NextStep(raw)
+			checkpointed, next = true, pb.host.NextStep(raw)
 		}
 		if n >= MaxContinuations {
 			return nil

@@ -36,6 +36,9 @@ type Options struct {
 	Env []string
 	// Engage tells people about asks (the attention file when nil).
 	Engage Engager
+	// Playbooks is the playbook runtimes the runner hosts (playbook/runtimes.Host; see PlaybookHost):
+	// nil refuses overlays and answers to paused playbook runs with ErrNoPlaybookHost.
+	Playbooks PlaybookHost
 	// Minute is the unit of an actor's timeout (time.Minute when zero); the conformance battery
 	// shortens it to probe timeouts in seconds.
 	Minute time.Duration

@@ -9,9 +9,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/autonomyhq/autonomy/internal/playproto"
 	"github.com/autonomyhq/autonomy/internal/store"
 	"github.com/autonomyhq/autonomy/ir"
-	"github.com/autonomyhq/autonomy/playbook/stepsrun"
 )
 
 // A step playbook's session is a workflow session (workflow.go) whose process runs the playbook
@@ -42,11 +42,11 @@ func (pb *playbooks) stepsArgv(cfg *ActorConfig, id string, argv []string) ([]st
 
 // answerSteps applies a to the paused step playbook run raw (taken under hash): the state to
 // continue, or cancel. An answer that does not fit puts the pause back and is refused.
-func (pb *playbooks) answerSteps(ctx context.Context, id, hash string, raw []byte, a stepsrun.Answer) ([]byte, bool, error) {
+func (pb *playbooks) answerSteps(ctx context.Context, id, hash string, raw []byte, a playproto.Answer) ([]byte, bool, error) {
 	if a.Cancel {
 		return raw, true, nil
 	}
-	next, err := stepsrun.Apply(raw, a)
+	next, err := pb.host.Answer(raw, a)
 	if err != nil {
 		if serr := pb.store.SavePause(ctx, hash, id, raw); serr != nil {
 			return nil, false, serr
@@ -61,7 +61,7 @@ func (pb *playbooks) settleSteps(ctx context.Context, s store.Session, log io.Wr
 	path := pb.envelopePath(s.ID)
 	raw, err := os.ReadFile(path)
 	os.Remove(path) // it may hold a resume token: it is not kept
-	var env stepsrun.Envelope
+	var env playproto.StepsEnvelope
 	if err == nil {
 		err = json.Unmarshal(raw, &env)
 	}
@@ -84,15 +84,15 @@ func (pb *playbooks) settleSteps(ctx context.Context, s store.Session, log io.Wr
 			}
 		}
 		end(ir.Failed, msg, "", code)
-	case env.Status == stepsrun.StatusOK:
+	case env.Status == playproto.StatusOK:
 		verified := "the step playbook finished ok"
 		if a := env.Output.Artifact; a != nil && a.Path != "" {
 			verified += "; artifact " + a.Path
 		}
 		end(ir.Done, "", verified, code)
-	case env.Status == stepsrun.StatusCancelled:
+	case env.Status == playproto.StatusCancelled:
 		end(ir.Cancelled, "the step playbook was cancelled", "", code)
-	case env.Status == stepsrun.StatusNeedsInput && env.RequiresInput != nil:
+	case env.Status == playproto.StatusNeedsInput && env.RequiresInput != nil:
 		q := env.RequiresInput
 		prompt := q.Prompt
 		if len(q.Options) > 0 {

@@ -2,25 +2,28 @@ package local
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"strings"
 
+	"github.com/autonomyhq/autonomy/internal/playproto"
 	"github.com/autonomyhq/autonomy/internal/store"
 	"github.com/autonomyhq/autonomy/ir"
-	"github.com/autonomyhq/autonomy/playbook"
-	"github.com/autonomyhq/autonomy/playbook/overlay"
+	"github.com/autonomyhq/autonomy/ir/resolved"
 )
 
 // weave applies the installation's overlay package to an agent session's skill as the session
-// starts (AIP-12's apply contract, overlay.Weave): it writes the woven skill under the state
+// starts (AIP-12's apply contract, through the PlaybookHost): it writes the woven skill under the state
 // folder and returns its path for the agent's stdin. What was woven, in order, is recorded with
 // the session as a "woven" event; every matching overlay left out is an "overlay-skipped" event
 // holding its audit line, also written to the session's log. Without an overlay package the skill
-// is returned unchanged.
+// is returned unchanged, and so it is by a runner without a PlaybookHost (which refuses a skill
+// session of an installation that has one, ErrNoPlaybookHost).
 func (r *Runner) weave(ctx context.Context, s store.Session, cfg *ActorConfig, skill string, log io.Writer) (string, error) {
 	text, err := os.ReadFile(skill)
 	if err != nil {
@@ -30,8 +33,15 @@ func (r *Runner) weave(ctx context.Context, s store.Session, cfg *ActorConfig, s
 	// skill/NAME targets the behavior's declared name (ir.BehaviorName), not the folder it
 	// sits in: the two differ when a SKILL.md's frontmatter names another skill.
 	name, declared := ir.BehaviorName(cfg.Behavior, text)
-	actor := overlay.Actor{Name: s.Actor, Behavior: name, Substrate: Name}
-	res, ok, err := playbook.WeaveInstall(r.In.Dir, dataDir, actor, string(text), now)
+	host := r.opts.Playbooks
+	if host == nil {
+		if _, err := os.Lstat(r.In.Path(dataDir + "/" + resolved.WeaveFile)); errors.Is(err, fs.ErrNotExist) {
+			return skill, nil
+		}
+		return "", ErrNoPlaybookHost
+	}
+	actor := playproto.Actor{Name: s.Actor, Behavior: name, Substrate: Name}
+	res, ok, err := host.Weave(r.In.Dir, dataDir, actor, string(text), now)
 	if err != nil || !ok {
 		return skill, err
 	}
@@ -60,7 +70,7 @@ func (r *Runner) weave(ctx context.Context, s store.Session, cfg *ActorConfig, s
 
 // WovenSummary says what was woven, in order: "2 overlays woven: a (overlay, priority 70), b
 // (block-replacement of tone, priority 50)", or "no overlay woven".
-func WovenSummary(ws []overlay.Woven) string {
+func WovenSummary(ws []playproto.Woven) string {
 	if len(ws) == 0 {
 		return "no overlay woven"
 	}

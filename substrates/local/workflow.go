@@ -10,11 +10,10 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/autonomyhq/autonomy/internal/playproto"
 	"github.com/autonomyhq/autonomy/internal/proc"
 	"github.com/autonomyhq/autonomy/internal/store"
 	"github.com/autonomyhq/autonomy/ir"
-	"github.com/autonomyhq/autonomy/playbook/engine"
-	"github.com/autonomyhq/autonomy/playbook/stepsrun"
 )
 
 // A workflow playbook's session: its process is `autonomy playbook run` (or, after an approval,
@@ -47,7 +46,7 @@ func (pb *playbooks) workflowArgv(ctx context.Context, s store.Session, cfg *Act
 		// A step playbook's answered run continues from its checkpoint once its process took
 		// the run the answer saved: a supervisor that died after that continues it with run.
 		var err error
-		if _, cont, err = pb.store.GetState(ctx, engine.ContinueKey(s.ID)); err != nil {
+		if _, cont, err = pb.store.GetState(ctx, playproto.ContinueKey(s.ID)); err != nil {
 			return nil, err
 		}
 	}
@@ -93,7 +92,7 @@ func (pb *playbooks) settleWorkflow(ctx context.Context, s store.Session, log io
 	path := pb.envelopePath(s.ID)
 	raw, err := readCapped(path, pb.in.logMax())
 	os.Remove(path) // it may hold a resume token: it is not kept
-	var env engine.Envelope
+	var env playproto.Envelope
 	if err == nil {
 		err = json.Unmarshal(raw, &env)
 	}
@@ -114,11 +113,11 @@ func (pb *playbooks) settleWorkflow(ctx context.Context, s store.Session, log io
 			}
 		}
 		end(ir.Failed, msg, "", code)
-	case env.Status == engine.StatusOK:
+	case env.Status == playproto.StatusOK:
 		end(ir.Done, "", "the workflow finished ok", code)
-	case env.Status == engine.StatusCancelled:
+	case env.Status == playproto.StatusCancelled:
 		end(ir.Cancelled, "the workflow was cancelled", "", code)
-	case env.Status == engine.StatusNeedsApproval && env.RequiresApproval != nil:
+	case env.Status == playproto.StatusNeedsApproval && env.RequiresApproval != nil:
 		a := env.RequiresApproval
 		preview := ""
 		if a.Preview != "" {
@@ -151,7 +150,7 @@ func (pb *playbooks) park(ctx context.Context, s store.Session, log io.Writer, e
 	fmt.Fprintf(log, "autonomy: input required at step %s: %s\n%s", p.step, p.prompt, p.preview)
 	fmt.Fprintf(log, "autonomy: %s with: autonomy runner update %s --token %s %s\n", p.verb, s.ID, p.token, p.how)
 	n, ok, err := pb.store.Modify(ctx, s.ID, []ir.SessionStatus{ir.Running}, func(m *store.Session) {
-		m.Status, m.TokenHash, m.Reason = ir.Paused, engine.HashToken(p.token), inputRequired+p.prompt
+		m.Status, m.TokenHash, m.Reason = ir.Paused, playproto.HashToken(p.token), inputRequired+p.prompt
 		m.PID, m.PIDStart, m.Verified = 0, 0, ""
 	})
 	if err != nil || !ok {
@@ -175,13 +174,13 @@ func parked(s store.Session) bool {
 // continues the run after the approval step (no completed step runs again), deny cancels it
 // with no further side effect. A wrong or used token changes nothing.
 func (pb *playbooks) approve(ctx context.Context, id, token string, approve bool, evidence string) (store.Session, error) {
-	return pb.respond(ctx, id, token, stepsrun.Answer{Approve: approve, Deny: !approve}, evidence)
+	return pb.respond(ctx, id, token, playproto.Answer{Approve: approve, Deny: !approve}, evidence)
 }
 
 // respond answers what a parked session waits for: a workflow's approval (Approve or Deny), or a
 // step playbook's elicitation (Text, Approve/Deny for a confirm, or Cancel). An answer that does
 // not fit the elicitation is refused, and the token stays valid.
-func (pb *playbooks) respond(ctx context.Context, id, token string, a stepsrun.Answer, evidence string) (store.Session, error) {
+func (pb *playbooks) respond(ctx context.Context, id, token string, a playproto.Answer, evidence string) (store.Session, error) {
 	s, ok, err := pb.store.Get(ctx, id)
 	if err != nil {
 		return s, err
@@ -195,7 +194,7 @@ func (pb *playbooks) respond(ctx context.Context, id, token string, a stepsrun.A
 	if !parked(s) {
 		return s, &RefusedError{Msg: fmt.Sprintf("session %s is %s and waits for no approval", id, s.Status)}
 	}
-	hash := engine.HashToken(token)
+	hash := playproto.HashToken(token)
 	if token == "" || subtle.ConstantTimeCompare([]byte(hash), []byte(s.TokenHash)) != 1 {
 		_ = pb.store.Log(ctx, store.Event{Session: id, Actor: s.Actor, Kind: "refused", Message: "refused: the token does not resume this session (by " + pb.caller.describe() + ")"})
 		return s, &RefusedError{Msg: "refused: the token does not resume this session"}
@@ -214,22 +213,24 @@ func (pb *playbooks) respond(ctx context.Context, id, token string, a stepsrun.A
 		}
 		return pb.signOff(ctx, s, raw, a.Approve, evidence)
 	}
+	if pb.host == nil {
+		_ = pb.store.SavePause(ctx, hash, id, raw)
+		return s, ErrNoPlaybookHost
+	}
 	by, now := pb.caller.describe(), pb.now().UTC()
-	step, verb, approve := engine.PausedStep(raw), "approved", a.Approve
-	if stepsrun.IsState(raw) {
+	verb, approve := "approved", a.Approve
+	if playproto.IsStepsState(raw) {
 		if next, cancel, err := pb.answerSteps(ctx, id, hash, raw, a); err != nil {
 			return s, err
 		} else {
 			raw, approve = next, !cancel
-		}
-		if w := stepsrun.Waiting(raw); w != nil {
-			step = w.Step
 		}
 		verb = "answered"
 	} else if a.Text != "" || a.Cancel {
 		_ = pb.store.SavePause(ctx, hash, id, raw)
 		return s, &RefusedError{Msg: "refused: session " + id + " waits for an approval: answer it with --approve or --deny"}
 	}
+	step := pb.host.PausedStep(raw)
 	if !approve {
 		n, changed, err := pb.store.Modify(ctx, id, []ir.SessionStatus{ir.Paused}, func(m *store.Session) {
 			m.Status, m.EndedAt, m.TokenHash = ir.Cancelled, now, ""
@@ -245,7 +246,7 @@ func (pb *playbooks) respond(ctx context.Context, id, token string, a stepsrun.A
 		}
 		return n, err
 	}
-	if err := pb.store.SavePause(ctx, engine.ContinueKey(id), id, raw); err != nil {
+	if err := pb.store.SavePause(ctx, playproto.ContinueKey(id), id, raw); err != nil {
 		return s, err
 	}
 	// This process holds the session, as its supervisor, until start hands it to the one it

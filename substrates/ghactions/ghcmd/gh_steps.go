@@ -11,8 +11,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/autonomyhq/autonomy/internal/exitcode"
+	"github.com/autonomyhq/autonomy/internal/playproto"
 	"github.com/autonomyhq/autonomy/internal/store"
-	"github.com/autonomyhq/autonomy/playbook/engine"
 	"github.com/autonomyhq/autonomy/playbook/stepsrun"
 	"github.com/autonomyhq/autonomy/substrates/ghactions"
 	"github.com/autonomyhq/autonomy/substrates/ghactions/effect"
@@ -147,7 +147,7 @@ resume finds nothing), records the resume on the item, and sets the step output 
 
 // answerPaused applies the answer of the resolved ask a to the paused run in dir (its
 // envelope.json and pause.json, read as JSON: the database the run's model could have written is
-// never opened here), and saves the answered run under engine.ContinueKey(askToken) in a new
+// never opened here), and saves the answered run under playproto.ContinueKey(askToken) in a new
 // database at out (out/playbooks.db), for the agent job to continue; it reports false when the
 // answer cancels the run instead (a reject of an input or a select).
 func answerPaused(ctx context.Context, dir, out, askToken string, a *effect.Ask) (bool, error) {
@@ -167,7 +167,7 @@ func answerPaused(ctx context.Context, dir, out, askToken string, a *effect.Ask)
 	if err != nil || len(p.State) == 0 {
 		return false, exitcode.Usagef("the paused run's state in %s has no pause.json: %v", dir, err)
 	}
-	if p.TokenHash != engine.HashToken(env.RequiresInput.ResumeToken) {
+	if p.TokenHash != playproto.HashToken(env.RequiresInput.ResumeToken) {
 		return false, &exitcode.Error{Code: exitcode.Problems, Msg: "the paused run's pause is not the one its envelope's token redeems"}
 	}
 	var ans stepsrun.Answer
@@ -195,7 +195,7 @@ func answerPaused(ctx context.Context, dir, out, askToken string, a *effect.Ask)
 		return false, exitcode.Usagef("%v", err)
 	}
 	defer st.Close()
-	if err := st.SavePause(ctx, engine.ContinueKey(askToken), p.Session, next); err != nil {
+	if err := st.SavePause(ctx, playproto.ContinueKey(askToken), p.Session, next); err != nil {
 		return false, exitcode.Usagef("%v", err)
 	}
 	return true, nil

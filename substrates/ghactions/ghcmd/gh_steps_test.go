@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/autonomyhq/autonomy/internal/exitcode"
-	"github.com/autonomyhq/autonomy/playbook/engine"
+	"github.com/autonomyhq/autonomy/internal/playproto"
 	"github.com/autonomyhq/autonomy/playbook/stepsrun"
 	"github.com/autonomyhq/autonomy/substrates/ghactions/effect"
 )
@@ -54,7 +54,7 @@ func TestAnswerPausedRefusals(t *testing.T) {
 	}
 	other := t.TempDir()
 	put(other, "envelope.json", envelope)
-	put(other, "pause.json", stepsrun.Pause{TokenHash: engine.HashToken("another"), State: json.RawMessage(`{}`)})
+	put(other, "pause.json", stepsrun.Pause{TokenHash: playproto.HashToken("another"), State: json.RawMessage(`{}`)})
 	out := filepath.Join(t.TempDir(), "out")
 	if _, err := answerPaused(ctx, other, out, "ask", ask("answer", "input")); code(err) != exitcode.Problems || !strings.Contains(err.Error(), "not the one its envelope's token redeems") {
 		t.Errorf("another run's pause: %v", err)
@@ -64,7 +64,7 @@ func TestAnswerPausedRefusals(t *testing.T) {
 	}
 	ours := t.TempDir()
 	put(ours, "envelope.json", envelope)
-	put(ours, "pause.json", stepsrun.Pause{TokenHash: engine.HashToken("tok"), State: json.RawMessage(`{}`)})
+	put(ours, "pause.json", stepsrun.Pause{TokenHash: playproto.HashToken("tok"), State: json.RawMessage(`{}`)})
 	if answered, err := answerPaused(ctx, ours, out, "ask", ask("reject", "input")); answered || err != nil {
 		t.Errorf("a reject of an input: %v, %v; want the run cancelled", answered, err)
 	}

@@ -8,12 +8,19 @@ package localcmd
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/autonomyhq/autonomy/playbook/runtimes"
 	"github.com/autonomyhq/autonomy/substrates"
 	"github.com/autonomyhq/autonomy/substrates/local"
 )
 
-// Substrate is local.Substrate, and its commands.
+// Substrate is local.Substrate, and its commands. Its runners host the playbook runtimes
+// (playbook/runtimes.Host, local.PlaybookHost), which package local does not import.
 type Substrate struct{ local.Substrate }
+
+// ProbeTargets are local.Substrate's, their runners hosting the playbook runtimes.
+func (Substrate) ProbeTargets(env substrates.ProbeEnv) ([]substrates.ProbeTarget, error) {
+	return local.Substrate{Playbooks: runtimes.Host{}}.ProbeTargets(env)
+}
 
 // Commands are the commands only the local substrate has.
 func (Substrate) Commands(host substrates.Host) []*cobra.Command {

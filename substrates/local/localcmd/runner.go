@@ -18,6 +18,7 @@ import (
 	"github.com/autonomyhq/autonomy/internal/exitcode"
 	"github.com/autonomyhq/autonomy/internal/store"
 	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/playbook/runtimes"
 	"github.com/autonomyhq/autonomy/playbook/stepsrun"
 	"github.com/autonomyhq/autonomy/substrates"
 	"github.com/autonomyhq/autonomy/substrates/local"
@@ -87,7 +88,7 @@ func (f *runnerFlags) open() (*local.Runner, error) {
 	if err != nil {
 		return nil, exitcode.Usagef("cannot find the autonomy binary: %v", err)
 	}
-	r, err := local.New(f.dir, local.Options{Session: os.Getenv(local.SessionEnv), Detach: true, Exe: exe})
+	r, err := local.New(f.dir, local.Options{Session: os.Getenv(local.SessionEnv), Detach: true, Exe: exe, Playbooks: runtimes.Host{}})
 	if err != nil {
 		return nil, runnerError(err)
 	}
@@ -499,7 +500,7 @@ func newRunnerSupervise(f *runnerFlags) *cobra.Command {
 		Hidden: true,
 		Args:   cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			r, err := local.New(f.dir, local.Options{Detach: true})
+			r, err := local.New(f.dir, local.Options{Detach: true, Playbooks: runtimes.Host{}})
 			if err != nil {
 				return runnerError(err)
 			}
