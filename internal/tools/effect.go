@@ -68,9 +68,7 @@ func (c *Checker) Check(e Effect) (Input, error) {
 	if err != nil {
 		return nil, &Refused{Tool: e.Tool, Reason: err.Error()}
 	}
-	if err := c.scope(t, in); err != nil {
-		return nil, &Refused{Tool: e.Tool, Reason: err.Error()}
-	}
+	// The cap before the scope: a capped-out call costs no lookup of a session's actor.
 	max, ok := c.Max[t.Name]
 	if !ok {
 		max = DefaultMax[t.Name]
@@ -80,6 +78,9 @@ func (c *Checker) Check(e Effect) (Input, error) {
 	}
 	if c.count[t.Name] >= max {
 		return nil, &Refused{Tool: e.Tool, Reason: fmt.Sprintf("this session already used its %d %s call(s) (the cap in policy.box.<target>.tools.max)", max, t.Name)}
+	}
+	if err := c.scope(t, in); err != nil {
+		return nil, &Refused{Tool: e.Tool, Reason: err.Error()}
 	}
 	c.count[t.Name]++
 	return in, nil

@@ -201,8 +201,18 @@ func optRef(field, v string) error {
 	return nil
 }
 
+// marker finds an autonomy marker: the HTML comment (<!-- autonomy:… -->) the trusted side
+// writes to record asks, resolutions and escalations, which model text must never forge.
+var marker = regexp.MustCompile(`(?i)<!--\s*autonomy:`)
+
+// Neutralize makes model text safe to post as the bot: no HTML comment can open in it (so
+// nothing in it is hidden from the people reading it, and no autonomy marker can be forged).
+func Neutralize(s string) string { return strings.ReplaceAll(s, "<!--", "&lt;!--") }
+
 func text(field, v string, limit int, required bool) error {
 	switch {
+	case marker.MatchString(v):
+		return fmt.Errorf("%s holds an autonomy marker (<!-- autonomy:…), which only autonomy's trusted jobs write", field)
 	case required && strings.TrimSpace(v) == "":
 		return fmt.Errorf("%s is required", field)
 	case len(v) > limit:

@@ -173,6 +173,26 @@ func (c *compiler) proxyStep() mapping {
 	return c.proxyStart
 }
 
+// dropSudoScript takes sudo away before the agent runs: the model proxy holds the credential in
+// its memory, and the agent runs as the same user; without sudo, and with ptrace restricted to
+// descendants (Ubuntu's default, kernel.yama.ptrace_scope=1), it cannot read another process's
+// memory. GitHub's hosted runners grant passwordless sudo through /etc/sudoers.d; where it
+// cannot be dropped (or ptrace is open) the job says so in a warning rather than failing.
+const dropSudoScript = `if sudo -n true 2>/dev/null; then
+  sudo -n find /etc/sudoers.d -mindepth 1 -maxdepth 1 -type f -delete || true
+fi
+if sudo -n true 2>/dev/null; then
+  echo "::warning::sudo is still available to the agent: it could read the model credential from the model proxy's memory (docs/gh-actions.md#the-model-proxy)"
+elif [ "$(cat /proc/sys/kernel/yama/ptrace_scope 2>/dev/null || echo 0)" = 0 ]; then
+  echo "::warning::ptrace is unrestricted (kernel.yama.ptrace_scope=0): the agent could read the model credential from the model proxy's memory (docs/gh-actions.md#the-model-proxy)"
+fi
+`
+
+// dropSudoStep runs dropSudoScript between the proxy's start and the agent.
+func dropSudoStep() mapping {
+	return mapping{{key: "name", value: "Drop sudo"}, {key: "run", value: literal(dropSudoScript)}}
+}
+
 // usageSteps end the job whatever happened before: the usage in the step summary (the job fails
 // past the budget, its annotation saying so) and the transcript uploaded. Built once per compile.
 func (c *compiler) usageSteps() seq {

@@ -341,7 +341,7 @@ func (c *compiler) agentSteps(a *ir.Actor, sp, elicits, proposes, reviews bool) 
 	}
 	steps = append(steps, checkout.step("Check out the repository", mapping{{key: "persist-credentials", value: false}}))
 	if model {
-		steps = append(steps, c.proxyStep()) // modelproxy.go
+		steps = append(steps, c.proxyStep(), dropSudoStep()) // modelproxy.go
 	}
 	switch {
 	case weaves:

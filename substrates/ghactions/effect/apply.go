@@ -137,10 +137,16 @@ func (e *Env) Apply(ctx context.Context, o ApplyOptions) ([]Applied, error) {
 		a := Applied{Effect: ef}
 		if a.Outcome, err = e.realize(ctx, o, in, o.Staged); err != nil {
 			var r *tools.Refused
-			if !errors.As(err, &r) {
+			switch {
+			case errors.As(err, &r):
+				a.Outcome, a.Refused = "", r.Reason
+			case targetRefused(err):
+				// GitHub refused the target the model chose (no such item, a closed or locked
+				// one): that effect is refused, the others still apply.
+				a.Outcome, a.Refused = "", "GitHub refused it: "+err.Error()
+			default:
 				return append(out, Applied{Effect: ef, Refused: err.Error()}), err
 			}
-			a.Outcome, a.Refused = "", r.Reason
 		}
 		out = append(out, a)
 	}
@@ -168,6 +174,20 @@ func (e *Env) realize(ctx context.Context, o ApplyOptions, in tools.Input, stage
 	return "", &tools.Refused{Tool: fmt.Sprintf("%T", in), Reason: "realized by its own trusted job on gh-actions, not by apply"}
 }
 
+// targetRefused reports whether GitHub answered an effect with 404, 410 or 422: the target or
+// the input the model chose, not the job, is at fault.
+func targetRefused(err error) bool {
+	var ge *github.ErrorResponse
+	if !errors.As(err, &ge) || ge.Response == nil {
+		return false
+	}
+	switch ge.Response.StatusCode {
+	case 404, 410, 422:
+		return true
+	}
+	return false
+}
+
 func number(field, v string) (int, error) {
 	n, err := strconv.Atoi(strings.TrimPrefix(v, "#"))
 	if err != nil || n <= 0 {
@@ -184,7 +204,7 @@ func (e *Env) applyComment(ctx context.Context, v *tools.CommentInput, staged bo
 	if staged {
 		return fmt.Sprintf("would comment on #%d", n), nil
 	}
-	id, err := e.postComment(ctx, n, v.Body)
+	id, err := e.postComment(ctx, n, tools.Neutralize(v.Body))
 	if err != nil {
 		return "", err
 	}
@@ -195,7 +215,7 @@ func (e *Env) applyNewItem(ctx context.Context, v *tools.NewItem, staged bool) (
 	if staged {
 		return fmt.Sprintf("would create an issue %q", v.Title), nil
 	}
-	req := &github.IssueRequest{Title: github.String(v.Title), Body: github.String(v.Body)}
+	req := &github.IssueRequest{Title: github.String(tools.Neutralize(v.Title)), Body: github.String(tools.Neutralize(v.Body))}
 	if len(v.Labels) > 0 {
 		req.Labels = &v.Labels
 	}

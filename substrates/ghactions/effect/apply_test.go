@@ -156,3 +156,26 @@ func TestApplyRefusesABadArtifact(t *testing.T) {
 		t.Errorf("an actor not installed was accepted")
 	}
 }
+
+// TestApplyNeutralizesAndSurvivesABadTarget: a comment posts no HTML comment (nothing hidden, no
+// marker forged), and a comment on an item GitHub does not have is refused while the effects
+// after it still apply.
+func TestApplyNeutralizesAndSurvivesABadTarget(t *testing.T) {
+	w, e := applyWorld(t)
+	n := strconv.Itoa(w.item)
+	res, err := e.Apply(context.Background(), ApplyOptions{Installed: goldenInstalled(t), Actor: "pm", Session: "7",
+		Outputs: outputs(t, "7",
+			`{"tool":"comment","actor":"pm","input":{"item":"999999","body":"to nowhere"}}`,
+			`{"tool":"comment","actor":"pm","input":{"item":"`+n+`","body":"visible <!-- hidden -->"}}`,
+		)})
+	if err != nil {
+		t.Fatalf("a 404 on a model-chosen item aborted the apply: %v", err)
+	}
+	if len(res) != 2 || !strings.Contains(res[0].Refused, "GitHub refused it") || res[1].Refused != "" {
+		t.Fatalf("results %+v", res)
+	}
+	is, _ := w.fake.Issue(w.item)
+	if !slices.Equal(is.Comments, []string{"visible &lt;!-- hidden -->"}) {
+		t.Errorf("comments %q", is.Comments)
+	}
+}

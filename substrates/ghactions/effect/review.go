@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/autonomyhq/autonomy/internal/tools"
 	"os"
 	"strconv"
 	"strings"
@@ -97,7 +98,7 @@ func Review(ctx context.Context, e *Env, verdictPath string) (*Verdict, error) {
 	if _, _, err := e.Client.Repositories.CreateStatus(ctx, e.Owner, e.Repo, head, st); err != nil {
 		return nil, fmt.Errorf("posting %s on %s: %w", StatusContext, head, err)
 	}
-	body := fmt.Sprintf("**%s** (%s on %s)\n\n%s", e.Actor, v.Verdict, head, v.Summary)
+	body := fmt.Sprintf("**%s** (%s on %s)\n\n%s", e.Actor, v.Verdict, head, tools.Neutralize(v.Summary))
 	if _, _, err := e.Client.PullRequests.CreateReview(ctx, e.Owner, e.Repo, pr, &github.PullRequestReviewRequest{
 		CommitID: github.String(head), Body: github.String(body), Event: github.String("COMMENT")}); err != nil {
 		return nil, fmt.Errorf("posting the review on #%d: %w", pr, err)
