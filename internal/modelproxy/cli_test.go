@@ -83,6 +83,12 @@ func assertThroughProxy(t *testing.T, fake *modelfake.Server, h *harness, realKe
 	if strings.Contains(envOut, realKey) {
 		t.Errorf("the agent's environment holds the real key")
 	}
+	// The agent may exit as soon as it has read the last answer, before the proxy has settled
+	// that request: wait for it (Listen's shutdown does the same for a real run).
+	deadline := time.Now().Add(10 * time.Second)
+	for (h.proxy.Usage().Requests < generations || int64(len(h.entries(t))) < generations) && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
 	u := h.proxy.Usage()
 	if u.Requests != generations || u.InputTokens != 100*generations || u.OutputTokens != 10*generations || u.Estimated {
 		t.Errorf("usage %+v, want %d requests of 100 in / 10 out each", u, generations)

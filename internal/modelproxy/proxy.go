@@ -405,7 +405,8 @@ func (p *Proxy) acquire(ctx context.Context) bool {
 func (p *Proxy) release() { <-p.slots }
 
 // Listen serves p on a free port of 127.0.0.1 until ctx ends; it returns
-// the proxy's root URL once it accepts connections.
+// the proxy's root URL once it accepts connections. When ctx ends, the
+// requests in flight finish (for up to 10 s) before done receives.
 func Listen(ctx context.Context, p *Proxy) (string, <-chan error, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -416,7 +417,15 @@ func Listen(ctx context.Context, p *Proxy) (string, <-chan error, error) {
 	var once sync.Once
 	go func() {
 		<-ctx.Done()
-		once.Do(func() { _ = srv.Close() })
+		once.Do(func() {
+			// Gracefully: a request still in flight settles its usage and writes its transcript
+			// entry (its client may have read the whole answer already) before the server stops.
+			sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if srv.Shutdown(sctx) != nil {
+				_ = srv.Close()
+			}
+		})
 	}()
 	go func() {
 		err := srv.Serve(ln)
