@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/autonomyhq/autonomy/substrates/registry"
 	"path/filepath"
 	"strings"
 	"time"
@@ -80,7 +81,7 @@ Exit codes: 0 woven, 2 usage or I/O error.`,
 	cmd.Flags().StringVar(&dir, "dir", ".", "the installation's root (holding .autonomy/)")
 	cmd.Flags().StringVar(&actor, "actor", "", "the actor the session is for")
 	cmd.Flags().StringVar(&skill, "skill", "", "the skill file (its folder's name is the skill/ target)")
-	targetFlag(cmd.Flags(), &substrate, "local", "the substrate whose runtime/ overlays apply: local or gh-actions")
+	targetFlag(cmd.Flags(), &substrate, registry.OnThisMachine, "the substrate whose runtime/ overlays apply: one of "+strings.Join(registry.Names(), ", "))
 	cmd.Flags().StringVar(&summary, "summary", "", "append a markdown summary to this file")
 	cmd.Flags().StringVar(&at, "now", "", "weave as of this time (RFC 3339), for ttls; default now")
 	return cmd

@@ -22,6 +22,10 @@ var all = []substrates.Substrate{
 	localcmd.Substrate{},
 }
 
+// OnThisMachine is the substrate a command that runs on this machine acts for when it is told
+// none (autonomy playbook weave): the local runtime.
+var OnThisMachine = localcmd.Substrate{}.Name()
+
 var (
 	mu      sync.RWMutex
 	current = declare(all)
