@@ -191,6 +191,10 @@ func (e *Env) applyComment(ctx context.Context, v *tools.CommentInput, staged bo
 	if err != nil {
 		return "", err
 	}
+	if strings.HasPrefix(strings.TrimSpace(v.Body), "<!-- autonomy:") {
+		// The bot's markers record asks, resolutions and retractions: only the trusted side writes them.
+		return "", &tools.Refused{Tool: tools.Comment, Reason: "a comment may not start with an autonomy marker (<!-- autonomy:…): start it with text"}
+	}
 	if staged {
 		return fmt.Sprintf("would comment on #%d", n), nil
 	}
