@@ -47,5 +47,8 @@ type RunnerCall struct {
 	Params map[string]string
 	// Ref, Text, From, Kind and Branch are launch's flags for the trigger's sources.
 	Ref, Text, From, Kind, Branch string
-	Out, Err                      io.Writer
+	// Follow is logs' -f; Status, Token and Evidence are update's flags.
+	Follow                  bool
+	Status, Token, Evidence string
+	Out, Err                io.Writer
 }

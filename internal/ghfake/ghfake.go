@@ -204,6 +204,8 @@ type Server struct {
 	// updated_at.
 	commentSeq int64
 	commentAt  map[int64][2]time.Time
+	// Run jobs and their logs (jobs.go).
+	jobs []*job
 	// Run artifacts (artifacts.go).
 	artifacts   []*artifact
 	artifactSeq int64

@@ -28,6 +28,8 @@ func (s *Server) routes() *http.ServeMux {
 	s.repoRoute(m, "POST /actions/runs/{id}/cancel", func(w http.ResponseWriter, req *http.Request) { s.cancel(w, req, req.PathValue("id")) })
 	s.repoRoute(m, "GET /actions/runs/{id}/approvals", func(w http.ResponseWriter, req *http.Request) { s.getApprovals(w, req.PathValue("id")) })
 	s.repoRoute(m, "GET /actions/runs/{id}/artifacts", s.listArtifacts)
+	s.repoRoute(m, "GET /actions/runs/{id}/jobs", s.listJobs) // jobs.go
+	s.repoRoute(m, "GET /actions/jobs/{id}/logs", s.jobLogs)
 	s.repoRoute(m, "DELETE /actions/artifacts/{id}", s.deleteArtifact)
 	// The code host (pulls.go, reviews.go).
 	s.codeRoute(m, "GET /pulls", s.listPulls)

@@ -89,6 +89,7 @@ func (s Substrate) Compile(r *resolved.Profile) (substrates.Output, error) {
 	for _, a := range p.Actors {
 		c.byName[a.Name.Value] = a
 	}
+	c.launchEdges() // launch.go
 	// A reviewer must be reachable by the proposer's trusted job (a pull request it opens fires
 	// no pull_request event): give it a dispatch trigger forwarding subject.ref when it has none.
 	for _, a := range p.Actors {
@@ -174,7 +175,7 @@ func (c *compiler) actor(a *ir.Actor) {
 	if a.Timeout.Value > maxTimeout {
 		c.warnf(a.Timeout.Pos, fmt.Sprintf("GitHub-hosted runners stop every job at %d minutes", maxTimeout), "actor %q: timeout %d is longer than GitHub runs a job", name, a.Timeout.Value)
 	}
-	if n := len(dispatchInputs(a)); n+1 > maxInputs {
+	if n := len(dispatchInputs(a)); n+1 > maxInputs { // a launch target's dispatch carries every param
 		c.warnf(a.TriggersPos, "forward fewer params through dispatch", "actor %q: its dispatch forwards %d params, and GitHub accepts at most %d workflow_dispatch inputs (one is the correlation id)", name, n, maxInputs)
 	}
 	var wf mapping

@@ -248,7 +248,7 @@ func TestParamsResolvedFromSources(t *testing.T) {
 		"ISSUE": "${{ github.event_name == 'issue_comment' && (github.event.issue.number) || github.event_name == 'workflow_dispatch' && (inputs.ISSUE) || '' }}",
 		"TEXT":  "${{ github.event_name == 'issue_comment' && (github.event.comment.body) || '' }}",
 		"ROLE":  "${{ github.event_name == 'issue_comment' && (github.event.comment.author_association) || '' }}",
-		"WHO":   "${{ github.event_name == 'workflow_dispatch' && (inputs.WHO || github.actor) || '' }}",
+		"WHO":   "${{ github.event_name == 'workflow_dispatch' && (github.actor == 'github-actions[bot]' && inputs.WHO || github.actor) || '' }}", // TestDispatchCannotForgeWhoOrRole evaluates it
 		"WHY":   "${{ github.event_name == 'workflow_dispatch' && (inputs.WHY || github.event_name) || github.event_name == 'schedule' && (github.event_name) || '' }}",
 	}
 	for k, v := range want {

@@ -116,13 +116,25 @@ func sourceExpr(source, event string) string {
 	return ""
 }
 
+// dispatchBot is who a dispatch made with a workflow's GITHUB_TOKEN comes from: the apply job of
+// an actor launching another (effect.applyLaunch), which sets the subject.actor input to the
+// launching actor and refuses the agent's own value for it.
+const dispatchBot = "github-actions[bot]"
+
 // dispatchExpr resolves a source forwarded as the workflow_dispatch input name: the launcher
-// sends it. Who dispatched and why are known even when the launcher sent nothing.
+// sends it. Why is known even when the launcher sent nothing. Who dispatched and their role gate
+// privileged commands, so the trusted side sets them whatever the dispatcher sent: the actor is
+// github.actor (the launching actor's name when our apply job dispatched, as the bot); the role
+// is NONE for a bot (a session launched it, as locally), else OWNER for the repository's owner and
+// COLLABORATOR for anyone else, who needs write access to dispatch at all (an expression cannot
+// see organization membership, so a member reads COLLABORATOR: trusted by default either way).
 func dispatchExpr(source, name string) string {
 	in := "inputs." + name
 	switch source {
 	case "subject.actor":
-		return in + " || github.actor"
+		return "github.actor == '" + dispatchBot + "' && " + in + " || github.actor"
+	case "subject.actorRole":
+		return "endsWith(github.actor, '[bot]') && 'NONE' || github.actor == github.repository_owner && 'OWNER' || 'COLLABORATOR'"
 	case "trigger.kind":
 		return in + " || github.event_name"
 	}

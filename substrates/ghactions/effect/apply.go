@@ -85,6 +85,16 @@ func (a InstalledActor) dispatchInputs() ([]string, bool) {
 	return nil, false
 }
 
+// source is the source the actor's param name is bound to ("" when it has no such param).
+func (a InstalledActor) source(name string) string {
+	for _, p := range a.Params {
+		if p.Name == name {
+			return p.Source
+		}
+	}
+	return ""
+}
+
 // ApplyOptions are what one apply run reads besides the Env.
 type ApplyOptions struct {
 	// Outputs is the safe-output artifact of the model's job.
@@ -163,7 +173,7 @@ func (e *Env) realize(ctx context.Context, o ApplyOptions, in tools.Input, stage
 	case *tools.StateChange:
 		return e.applyState(ctx, v, staged)
 	case *tools.LaunchInput:
-		return e.applyLaunch(ctx, o.Installed, v, staged)
+		return e.applyLaunch(ctx, o.Installed, o.Actor, v, staged)
 	case *tools.SessionRef:
 		return e.applyCancel(ctx, v, staged)
 	case *tools.SessionUpdate:
@@ -200,6 +210,10 @@ func (e *Env) applyComment(ctx context.Context, v *tools.CommentInput, staged bo
 	n, err := number("item", v.Item)
 	if err != nil {
 		return "", err
+	}
+	if strings.HasPrefix(strings.TrimSpace(v.Body), "<!-- autonomy:") {
+		// The bot's markers record asks, resolutions and retractions: only the trusted side writes them.
+		return "", &tools.Refused{Tool: tools.Comment, Reason: "a comment may not start with an autonomy marker (<!-- autonomy:…): start it with text"}
 	}
 	if staged {
 		return fmt.Sprintf("would comment on #%d", n), nil
@@ -262,7 +276,10 @@ func (e *Env) applyState(ctx context.Context, v *tools.StateChange, staged bool)
 
 // applyLaunch dispatches the target actor's workflow on the default branch with the launch's
 // params as its inputs, the subject as its subject.ref param.
-func (e *Env) applyLaunch(ctx context.Context, m *Installed, v *tools.LaunchInput, staged bool) (string, error) {
+// A param bound to subject.actor or subject.actorRole is the substrate's to set: the agent's value
+// is refused, the launching actor is sent as subject.actor, and the launched workflow resolves the
+// role (NONE: a session launched it) from who dispatched.
+func (e *Env) applyLaunch(ctx context.Context, m *Installed, caller string, v *tools.LaunchInput, staged bool) (string, error) {
 	target, ok := m.Actor(v.Actor)
 	if !ok {
 		return "", &tools.Refused{Tool: tools.Launch, Reason: fmt.Sprintf("there is no actor %q in this installation", v.Actor)}
@@ -276,13 +293,20 @@ func (e *Env) applyLaunch(ctx context.Context, m *Installed, v *tools.LaunchInpu
 		if !slices.Contains(allowed, k) {
 			return "", &tools.Refused{Tool: tools.Launch, Reason: fmt.Sprintf("actor %q takes no param %s (it takes: %s)", v.Actor, k, strings.Join(allowed, ", "))}
 		}
+		if src := target.source(k); src == "subject.actor" || src == "subject.actorRole" {
+			return "", &tools.Refused{Tool: tools.Launch, Reason: fmt.Sprintf("param %s of actor %q is bound to %s, which the substrate sets (to the launching actor, and NONE for its role): drop it", k, v.Actor, src)}
+		}
 		inputs[k] = val
 	}
-	if v.Subject != "" {
-		for _, p := range target.Params {
-			if p.Source == "subject.ref" && slices.Contains(allowed, p.Name) {
-				inputs[p.Name] = v.Subject
-			}
+	for _, p := range target.Params {
+		if !slices.Contains(allowed, p.Name) {
+			continue
+		}
+		switch {
+		case p.Source == "subject.ref" && v.Subject != "":
+			inputs[p.Name] = v.Subject
+		case p.Source == "subject.actor" && caller != "":
+			inputs[p.Name] = caller
 		}
 	}
 	wf := path.Base(target.Workflow)

@@ -190,6 +190,8 @@ func ResumeAsk(ctx context.Context, e *Env, n int, token, run string, comment in
 		return nil, &Refused{fmt.Sprintf("the ask %s on #%d was posted before run %s started: it is not that run's", token, n, run)}
 	case a.Resolved == "":
 		return nil, &Refused{fmt.Sprintf("the ask %s on #%d is still open: no maintainer's command has resolved it", token, n)}
+	case a.Resolved == Retracted:
+		return nil, &Refused{fmt.Sprintf("the ask %s on #%d was withdrawn: nothing resumes from it", token, n)}
 	}
 	edited, err := lastEdited(ctx, e, a.askNode, a.answerNode)
 	if err != nil {

@@ -234,6 +234,10 @@ func Asks(ctx context.Context, e *Env, n int) ([]*Ask, error) {
 					a.answerID, _ = strconv.ParseInt(m[4], 10, 64)
 				}
 			}
+		} else if m := retractionRe.FindStringSubmatch(first); m != nil {
+			if a := byToken[m[1]]; a != nil && a.Resolved == "" {
+				a.Resolved = Retracted // retract.go
+			}
 		} else if m := escalationRe.FindStringSubmatch(first); m != nil {
 			if a := byToken[m[1]]; a != nil {
 				k, _ := strconv.Atoi(m[2])

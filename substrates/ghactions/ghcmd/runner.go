@@ -8,6 +8,7 @@ import (
 	"github.com/autonomyhq/autonomy/substrates/ghactions/ghrun"
 	"io"
 	"maps"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -15,20 +16,19 @@ import (
 	"github.com/autonomyhq/autonomy/internal/exitcode"
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/substrates"
+	"github.com/autonomyhq/autonomy/substrates/ghactions/effect"
 )
 
 // ghVerbs are the runner verbs the GitHub runner offers from a job.
-var ghVerbs = []string{"launch", "get", "list", "cancel"}
+var ghVerbs = []string{"launch", "get", "list", "cancel", "update", "logs"}
 
 // RunVerb runs a runner verb on the GitHub runner (substrates.RunnerVerbs), from the job's
 // environment and the installation in the checkout (call.Dir, else $GITHUB_WORKSPACE, else the
 // current directory).
 func (Substrate) RunVerb(ctx context.Context, call substrates.RunnerCall) error {
 	verb, args := call.Verb, call.Args
-	switch verb {
-	case "launch", "get", "list", "cancel":
-	default:
-		return exitcode.Usagef("runner %s: not on gh-actions, which offers %s (GitHub cannot pause a run; logs, tick and serve are GitHub's own)", verb, strings.Join(ghVerbs, ", "))
+	if !slices.Contains(ghVerbs, verb) {
+		return exitcode.Usagef("runner %s: not on gh-actions, which offers %s (GitHub cannot pause a run; tick and serve are GitHub's own)", verb, strings.Join(ghVerbs, ", "))
 	}
 	dir := call.Dir
 	r, err := ghrun.NewJobRunner(ghrun.JobOptions{Dir: dir})
@@ -89,14 +89,13 @@ func (Substrate) RunVerb(ctx context.Context, call substrates.RunnerCall) error 
 		}
 		return tw.Flush()
 	case "cancel":
-		ok, err := r.Cancel(ctx, args[0])
-		if err != nil {
+		return cancel(ctx, call, r)
+	case "update":
+		return update(ctx, call, r)
+	case "logs":
+		if err := r.Logs(ctx, args[0], call.Follow, out); err != nil {
 			return ghRunnerError(err)
 		}
-		if !ok {
-			return exitcode.Problemf("session %s: no run of the fleet in flight to cancel (unknown, or already ended)", args[0])
-		}
-		fmt.Fprintf(out, "%s cancelled\n", args[0])
 	}
 	return nil
 }
@@ -156,6 +155,10 @@ func ghRunnerError(err error) error {
 	var denied *ghrun.DeniedError
 	if errors.As(err, &denied) {
 		return &exitcode.Error{Code: exitcode.Problems, Msg: "denied: " + denied.Msg}
+	}
+	var refused *effect.Refused
+	if errors.As(err, &refused) {
+		return &exitcode.Error{Code: exitcode.Problems, Msg: refused.Reason}
 	}
 	if errors.Is(err, ir.ErrUnsupported) {
 		return &exitcode.Error{Code: exitcode.Problems, Msg: err.Error()}

@@ -546,7 +546,22 @@ func TestTokenProblems(t *testing.T) {
 
 func TestLaunchRefusals(t *testing.T) {
 	t.Parallel()
-	srv := newFake(t, ghfake.Options{})
+	// pm.yml as an installation compiled before launch targets were made dispatchable has it:
+	// with no workflow_dispatch trigger, which GitHub refuses to dispatch.
+	out, err := sdlc()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wfs, err := ghfake.WorkflowsFromOutput(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wfs["pm.yml"] = ghfake.Workflow{Name: "pm"}
+	srv, err := ghfake.New(ghfake.Options{Token: testToken, Workflows: wfs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
 	r := newTestRunner(t, srv, nil)
 	ctx := context.Background()
 	for _, tc := range []struct {

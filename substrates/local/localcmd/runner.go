@@ -138,6 +138,11 @@ func (f *runnerFlags) viaSubstrate(cmd *cobra.Command, args []string) (done bool
 	if f.all != nil {
 		call.All = *f.all
 	}
+	// The flags of logs and update, where the verb has them (a missing flag reads as zero).
+	call.Follow, _ = cmd.Flags().GetBool("follow")
+	call.Status, _ = cmd.Flags().GetString("status")
+	call.Token, _ = cmd.Flags().GetString("token")
+	call.Evidence, _ = cmd.Flags().GetString("evidence")
 	if call.Verb == "launch" {
 		if call.Params, err = f.launch.parse(); err != nil {
 			return true, err

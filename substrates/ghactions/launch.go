@@ -1,0 +1,71 @@
+package ghactions
+
+import (
+	"slices"
+
+	"github.com/autonomyhq/autonomy/internal/tools"
+	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/ir/resolved"
+)
+
+// Launch edges on GitHub. An actor launches another by dispatching its workflow (the apply job's
+// agent:launch, or `autonomy runner launch` from a job that calls the runner), and GitHub refuses
+// to dispatch a workflow with no workflow_dispatch trigger. So an actor that some actor may
+// launch (an unscoped agent:launch, or one whose scope matches it) is compiled with a dispatch
+// trigger even when the profile declares none: its inputs are the params its other triggers
+// declare, so a launch sets the same env a firing event would.
+
+// launchers lists, for each actor some actor may launch, the actors that may launch it, in
+// profile order.
+func launchers(p *ir.Profile) map[string][]*ir.Actor {
+	out := map[string][]*ir.Actor{}
+	for _, l := range p.Actors {
+		if !l.Holds("agent:launch") {
+			continue
+		}
+		ck := tools.Checker{Grants: tools.Grants(l.Capabilities)}
+		for _, t := range p.Actors {
+			if ck.Allows("agent:launch", t.Name.Value) {
+				out[t.Name.Value] = append(out[t.Name.Value], l)
+			}
+		}
+	}
+	return out
+}
+
+// launchable returns a with a dispatch trigger, adding one when it has none: its params are the
+// union of the params a's triggers declare (the first declaration of a name wins).
+func launchable(a *ir.Actor) *ir.Actor {
+	if hasDispatch(a) {
+		return a
+	}
+	var params []ir.Param
+	for _, t := range a.Triggers {
+		for _, p := range t.Params {
+			if !slices.ContainsFunc(params, func(q ir.Param) bool { return q.Name.Value == p.Name.Value }) {
+				params = append(params, p)
+			}
+		}
+	}
+	b := *a
+	b.Triggers = append(slices.Clone(a.Triggers), &ir.Trigger{Pos: a.TriggersPos, Kind: ir.Dispatch,
+		Dispatch: ir.String{Value: "true", Pos: a.TriggersPos}, Params: params})
+	return &b
+}
+
+// launchEdges makes every launch target dispatchable, and reports a launch that can never land
+// on GitHub: one from an actor whose job can neither apply it nor call the runner (a script or
+// step playbook holding only a scoped agent:launch). A target whose params exceed GitHub's
+// inputs is reported by actor.
+func (c *compiler) launchEdges() {
+	for name := range launchers(c.p) {
+		c.byName[name] = launchable(c.byName[name])
+	}
+	for _, l := range c.p.Actors {
+		b := c.r.Behavior(l)
+		if l.Holds("agent:launch") && !callsRunner(l) && !applies(l, b.Kind == resolved.Steps && b.StepPlaybook()) {
+			c.warnf(l.CapabilitiesPos, "give it a skill behavior (its launches are applied after the model job), or an unscoped agent:launch (its job calls the runner)",
+				"actor %q holds agent:launch, but on gh-actions its job can neither apply a launch (it is not a skill run with the MCP server) nor call the runner (a scoped agent:launch gets no token): its launches can never land", l.Name.Value)
+		}
+	}
+}
