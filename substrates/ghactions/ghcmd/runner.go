@@ -5,9 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/autonomyhq/autonomy/substrates/ghactions/ghrun"
 	"io"
 	"maps"
+	"os"
 	"strings"
 	"text/tabwriter"
 
@@ -15,6 +15,8 @@ import (
 	"github.com/autonomyhq/autonomy/internal/exitcode"
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/substrates"
+	"github.com/autonomyhq/autonomy/substrates/ghactions/effect"
+	"github.com/autonomyhq/autonomy/substrates/ghactions/ghrun"
 )
 
 // ghVerbs are the runner verbs the GitHub runner offers from a job.
@@ -29,6 +31,9 @@ func (Substrate) RunVerb(ctx context.Context, call substrates.RunnerCall) error 
 	case "launch", "get", "list", "cancel":
 	default:
 		return exitcode.Usagef("runner %s: not on gh-actions, which offers %s (GitHub cannot pause a run; logs, tick and serve are GitHub's own)", verb, strings.Join(ghVerbs, ", "))
+	}
+	if verb == "launch" && effect.InModelJob(os.Getenv) {
+		return recordLaunch(ctx, call) // gh_shim.go: a model job's launch is an effect
 	}
 	dir := call.Dir
 	r, err := ghrun.NewJobRunner(ghrun.JobOptions{Dir: dir})
