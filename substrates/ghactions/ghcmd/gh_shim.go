@@ -58,6 +58,9 @@ Exit codes: the real program's for a read; 0 a write recorded; 1 refused; 2 no m
 environment.`,
 		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 && (args[0] == "--help" || args[0] == "-h") {
+				return cmd.Help() // flags are the program's, but for the shim's own help
+			}
 			if len(args) < 2 || (args[1] != "gh" && args[1] != "bun") {
 				return exitcode.Usagef("shim exec: want DIR gh|bun [ARGS...]")
 			}
