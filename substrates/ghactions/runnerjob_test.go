@@ -127,7 +127,8 @@ func TestAgentJobsThatCallTheRunner(t *testing.T) {
 			if !slices.ContainsFunc(a.Capabilities, func(c ir.Capability) bool { return c.Name == "code:propose" }) && job.Permissions["actions"] != want {
 				t.Errorf("%s: actions: %q, want %q (capabilities %v)", name, job.Permissions["actions"], want, capabilityStrings(a))
 			}
-			if (job.Env[SubstrateEnv] == Name) != agentCap {
+			// A skill's job makes gh-actions the runner's default too: its launch is an effect.
+			if (job.Env[SubstrateEnv] == Name) != (agentCap || a.Skill) {
 				t.Errorf("%s: %s=%q", name, SubstrateEnv, job.Env[SubstrateEnv])
 			}
 			if job.Env[ActorEnv] != a.Name.Value || job.Env[substrates.PolicyEnv] != substrates.PolicyPath {

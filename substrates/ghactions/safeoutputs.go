@@ -89,6 +89,16 @@ mkdir -p "$RUNNER_TEMP/` + outputsArtifact + `"
 : > "$AUTONOMY_OUTPUTS"
 `
 
+// shimsScript puts the shims first on the agent's PATH (autonomy gh shim install): its gh and
+// bun turn the writes existing skills run (gh issue comment, gh workflow run, bun
+// scripts/runner.ts launch) into effects checked as the MCP server checks them, and pass reads
+// to the real programs; autonomy is the binary, whose runner records a launch in this job.
+// BASH_ENV puts them first again after a login shell's profile resets PATH.
+const shimsScript = `shims="$RUNNER_TEMP/autonomy-shims"
+"$AUTONOMY_BIN" gh shim install "$shims"
+export PATH="$shims:$PATH" BASH_ENV="$shims/env.sh"
+`
+
 // uploadOutputsStep uploads the safe-output file after the agent step, whatever it did.
 func uploadOutputsStep() mapping {
 	return withIf(uploadArtifact.step("Upload the safe outputs", artifactWith(outputsArtifact, true)), "always()")

@@ -297,8 +297,8 @@ func (c *compiler) agentEnv(a *ir.Actor, params []param, steps, elicits, propose
 		env.add("AUTONOMY_HUMAN_REQUIRED_PATHS", HumanRequiredPath)
 	}
 	env.add(substrates.PolicyEnv, substrates.PolicyPath)
-	if callsRunner(a) {
-		env.add(SubstrateEnv, Name) // runnerjob.go
+	if callsRunner(a) || a.Skill {
+		env.add(SubstrateEnv, Name) // runnerjob.go; a skill's launch is an effect (safeoutputs.go)
 	}
 	if steps {
 		env.add("AUTONOMY_ARGS_ENV", argsEnv(params))
@@ -459,6 +459,7 @@ func (c *compiler) agentScript(a *ir.Actor, env *mapping, script *strings.Builde
 	script.WriteString(`export AUTONOMY_RESULT="$RUNNER_TEMP/autonomy-result.json"` + "\n")
 	// Where the MCP server records the effects the model asks for (safeoutputs.go).
 	script.WriteString(outputsScript)
+	script.WriteString(shimsScript) // safeoutputs.go
 	if slices.Contains(argv, agents.MCP) {
 		c.mcpWords(script)
 	}

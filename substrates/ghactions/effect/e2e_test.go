@@ -40,17 +40,22 @@ func TestEndToEnd(t *testing.T) {
 	root, origin, fake, r, item := f.root, f.origin, f.fake, f.r, f.item
 	values, wf, dispatched, commit := f.values, f.wf, f.dispatched, f.commit
 
-	// PM, on its schedule, dispatches develop for the work item (through the API, as gh would).
+	// PM, on its schedule, launches develop for the work item as a skill written for gh does; its
+	// job holds no write token, so the shim records the launch and pm's apply job dispatches it.
 	pm := modelfake.Start(
-		modelfake.Turn{Shell: `curl -sSf -X POST -H "Authorization: Bearer $GH_TOKEN" "$GITHUB_API_URL/repos/$GITHUB_REPOSITORY/actions/workflows/develop.yml/dispatches" -d '{"ref":"main","inputs":{"ISSUE":"` + strconv.Itoa(item) + `"}}' && echo dispatched`},
+		modelfake.Turn{Shell: "gh workflow run develop.yml -f ISSUE=" + strconv.Itoa(item)},
 		modelfake.Turn{Text: "Dispatched develop."},
 	)
 	defer pm.Close()
-	if _, ran := r.job(wf("pm"), "agent", values(pm, "schedule", nil), false); !ran {
+	pv := values(pm, "schedule", nil)
+	if _, ran := r.job(wf("pm"), "agent", pv, false); !ran {
 		t.Fatal("the pm job was skipped")
 	}
 	if err := pm.Err(); err != nil {
 		t.Fatalf("pm's model: %v", err)
+	}
+	if out, ran := r.job(wf("pm"), "apply", pv, false); !ran {
+		t.Fatalf("pm's apply job was skipped\n%s", out)
 	}
 	dev := dispatched("develop.yml")
 	if dev.Inputs["ISSUE"] != strconv.Itoa(item) || dev.Branch != "main" {

@@ -25,19 +25,11 @@ func MCPSessionFromEnv(ctx context.Context, getenv func(string) string) (*MCPSes
 	if err != nil {
 		return nil, err
 	}
-	dir := getenv("GITHUB_WORKSPACE")
-	if dir == "" {
-		dir = "."
-	}
-	m, pol, err := ReadInstallation(ctx, dir, getenv("GITHUB_SHA"))
+	m, pol, a, err := installedActor(ctx, getenv)
 	if err != nil {
 		return nil, err
 	}
 	e.Policy = pol
-	a, ok := m.Actor(e.Actor)
-	if !ok {
-		return nil, fmt.Errorf("AUTONOMY_ACTOR %q is not an actor of the installation at %s", e.Actor, getenv("GITHUB_SHA"))
-	}
 	if e.RunID == "" {
 		return nil, fmt.Errorf("GITHUB_RUN_ID is not set: it is the session the effects are recorded for")
 	}
@@ -54,6 +46,24 @@ func MCPSessionFromEnv(ctx context.Context, getenv func(string) string) (*MCPSes
 		Reads:   Reads{Env: e, Installed: m, Actor: a.Name},
 		Outputs: out,
 	}, nil
+}
+
+// installedActor reads the installation at GITHUB_SHA in the checkout GITHUB_WORKSPACE, and in
+// it the actor AUTONOMY_ACTOR.
+func installedActor(ctx context.Context, getenv func(string) string) (*Installed, Policy, InstalledActor, error) {
+	dir := getenv("GITHUB_WORKSPACE")
+	if dir == "" {
+		dir = "."
+	}
+	m, pol, err := ReadInstallation(ctx, dir, getenv("GITHUB_SHA"))
+	if err != nil {
+		return nil, pol, InstalledActor{}, err
+	}
+	a, ok := m.Actor(getenv("AUTONOMY_ACTOR"))
+	if !ok {
+		return nil, pol, a, fmt.Errorf("AUTONOMY_ACTOR %q is not an actor of the installation at %s", getenv("AUTONOMY_ACTOR"), getenv("GITHUB_SHA"))
+	}
+	return m, pol, a, nil
 }
 
 // ApplyFile is autonomy gh apply: it reads the installation at sha in e.Dir and the safe-output

@@ -112,6 +112,7 @@ maintainer's approval. The token needs pull-requests: read and statuses: write.`
 	gh.AddCommand(ghControlVerbs()...)
 	gh.AddCommand(ghStepsVerbs()...)
 	gh.AddCommand(ghSafeOutputVerbs()...)
+	gh.AddCommand(ghShimVerb())
 	gh.AddCommand(ghModelVerbs()...)
 	return gh
 }

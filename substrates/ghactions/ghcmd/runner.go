@@ -5,9 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/autonomyhq/autonomy/substrates/ghactions/ghrun"
 	"io"
 	"maps"
+	"os"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -17,6 +17,7 @@ import (
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/substrates"
 	"github.com/autonomyhq/autonomy/substrates/ghactions/effect"
+	"github.com/autonomyhq/autonomy/substrates/ghactions/ghrun"
 )
 
 // ghVerbs are the runner verbs the GitHub runner offers from a job.
@@ -29,6 +30,9 @@ func (Substrate) RunVerb(ctx context.Context, call substrates.RunnerCall) error 
 	verb, args := call.Verb, call.Args
 	if !slices.Contains(ghVerbs, verb) {
 		return exitcode.Usagef("runner %s: not on gh-actions, which offers %s (GitHub cannot pause a run; tick and serve are GitHub's own)", verb, strings.Join(ghVerbs, ", "))
+	}
+	if verb == "launch" && effect.InModelJob(os.Getenv) {
+		return recordLaunch(ctx, call) // gh_shim.go: a model job's launch is an effect
 	}
 	dir := call.Dir
 	r, err := ghrun.NewJobRunner(ghrun.JobOptions{Dir: dir})

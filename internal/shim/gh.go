@@ -1,0 +1,246 @@
+package shim
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/autonomyhq/autonomy/internal/tools"
+)
+
+// ReadFile reads a --body-file ("-" is standard input), bounded by the caller.
+type ReadFile func(name string) ([]byte, error)
+
+// ghReads are the gh subcommands that only read, by group: the shim passes them to the real
+// gh, which holds the job's read-only token.
+var ghReads = map[string][]string{
+	"issue":    {"view", "list", "status"},
+	"pr":       {"view", "list", "diff", "checks", "status"},
+	"run":      {"view", "list", "watch", "download"},
+	"workflow": {"view", "list"},
+	"repo":     {"view"},
+	"label":    {"list"},
+	"release":  {"view", "list"},
+	"auth":     {"status"},
+	"search":   nil, // every search reads
+	"status":   nil,
+	"version":  nil,
+	"help":     nil,
+}
+
+// ghInstead names the tool to use for a gh write the shim does not map.
+var ghInstead = map[string]string{
+	"pr create":      "the propose tool: commit in the workspace and call propose (title, body); the substrate pushes the branch and opens the pull request",
+	"pr merge":       "nothing: a proposal merges itself once its review passes; propose your commits with the propose tool",
+	"pr review":      "the submit_verdict tool (code:review)",
+	"pr close":       "the comment tool to say why; closing is a maintainer's",
+	"issue close":    "the set_state tool (done or rejected)",
+	"issue reopen":   "the set_state tool (open)",
+	"run cancel":     "the cancel_session tool (agent:cancel)",
+	"run rerun":      "the update_session tool (agent:update)",
+	"workflow run":   "the launch tool (agent:launch)",
+	"label create":   "nothing: labels are the installation's",
+	"issue delete":   "nothing: an agent deletes no work item",
+	"issue transfer": "nothing: an agent moves no work item out of the repository",
+}
+
+// GH reads the words of a gh command line (without "gh").
+func GH(args []string, readFile ReadFile) (Call, error) {
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		return Call{Pass: true}, nil // gh, gh --version, gh --help
+	}
+	group := args[0]
+	sub := ""
+	if len(args) > 1 {
+		sub = args[1]
+	}
+	cmd := strings.TrimSpace("gh " + group + " " + sub)
+	if group == "api" {
+		return ghAPI(args[1:])
+	}
+	if reads, ok := ghReads[group]; ok && (reads == nil || slices.Contains(reads, sub) || sub == "" || sub == "--help") {
+		return Call{Pass: true}, nil
+	}
+	rest := args[min(2, len(args)):]
+	switch group + " " + sub {
+	case "issue comment", "pr comment":
+		return ghComment(cmd, rest, readFile)
+	case "issue create":
+		return ghCreate(cmd, rest, readFile)
+	case "issue edit", "pr edit":
+		return ghEdit(cmd, rest)
+	case "workflow run":
+		return ghWorkflowRun(cmd, rest)
+	}
+	if instead, ok := ghInstead[group+" "+sub]; ok {
+		return Call{}, refuse(cmd, "this job holds no write token; use %s", instead)
+	}
+	return Call{}, refuse(cmd, "not a command the shim reads or maps; a write goes through the tools (comment, create_item, set_state, launch, propose)")
+}
+
+// ghAPI passes a GET to gh api and refuses anything that writes: a method other than GET, or
+// fields without -X GET (gh api then POSTs them).
+func ghAPI(args []string) (Call, error) {
+	method, fields := "", false
+	for i := 0; i < len(args); i++ {
+		w := args[i]
+		if w == "--" {
+			break
+		}
+		if len(w) < 2 || w[0] != '-' {
+			continue
+		}
+		name, value, inline := strings.Cut(w[2:], "=")
+		if w[1] != '-' {
+			name, value, inline = w[1:2], w[2:], len(w) > 2
+		}
+		switch name {
+		case "X", "method":
+			if !inline && i+1 < len(args) {
+				i++
+				value = args[i]
+			}
+			method = strings.ToUpper(value)
+		case "f", "F", "field", "raw-field", "input":
+			fields = true
+		}
+	}
+	if method != "" && method != "GET" || method == "" && fields {
+		return Call{}, refuse("gh api", "this request writes, and this job holds no write token; use the tools (comment, create_item, set_state, launch) instead")
+	}
+	return Call{Pass: true}, nil
+}
+
+var bodySpec = spec{"body": {"b", true}, "body-file": {"F", true}, "repo": {"R", true}}
+
+// body reads --body or --body-file, exactly one.
+func body(cmd string, f flags, readFile ReadFile) (string, error) {
+	b, err := f.one(cmd, "body")
+	if err != nil {
+		return "", err
+	}
+	file, err := f.one(cmd, "body-file")
+	if err != nil {
+		return "", err
+	}
+	if file != "" && b != "" {
+		return "", refuse(cmd, "give --body or --body-file, not both")
+	}
+	if file == "" {
+		return b, nil
+	}
+	data, err := readFile(file)
+	if err != nil {
+		return "", refuse(cmd, "--body-file %s: %v", file, err)
+	}
+	return string(data), nil
+}
+
+// noRepo refuses --repo: an effect acts on this repository only.
+func noRepo(cmd string, f flags) error {
+	if len(f.values["repo"]) > 0 {
+		return refuse(cmd, "--repo: the tools act on this repository only")
+	}
+	return nil
+}
+
+func ghComment(cmd string, words []string, readFile ReadFile) (Call, error) {
+	f, err := parse(cmd, words, bodySpec)
+	if err != nil {
+		return Call{}, err
+	}
+	if err := noRepo(cmd, f); err != nil {
+		return Call{}, err
+	}
+	if len(f.args) != 1 {
+		return Call{}, refuse(cmd, "name one issue or pull request, e.g. %s 12 --body 'text'", cmd)
+	}
+	n, err := item(cmd, f.args[0])
+	if err != nil {
+		return Call{}, err
+	}
+	b, err := body(cmd, f, readFile)
+	if err != nil {
+		return Call{}, err
+	}
+	if strings.TrimSpace(b) == "" {
+		return Call{}, refuse(cmd, "give the comment with --body or --body-file")
+	}
+	return Call{Tool: tools.Comment, Input: tools.CommentInput{Item: n, Body: b}}, nil
+}
+
+func ghCreate(cmd string, words []string, readFile ReadFile) (Call, error) {
+	sp := spec{"title": {"t", true}, "label": {"l", true}}
+	for k, v := range bodySpec {
+		sp[k] = v
+	}
+	f, err := parse(cmd, words, sp)
+	if err != nil {
+		return Call{}, err
+	}
+	if err := noRepo(cmd, f); err != nil {
+		return Call{}, err
+	}
+	if len(f.args) != 0 {
+		return Call{}, refuse(cmd, "unexpected %q; give --title and --body", f.args[0])
+	}
+	title, err := f.one(cmd, "title")
+	if err != nil {
+		return Call{}, err
+	}
+	b, err := body(cmd, f, readFile)
+	if err != nil {
+		return Call{}, err
+	}
+	return Call{Tool: tools.CreateItem, Input: tools.NewItem{Title: title, Body: b, Labels: f.list("label")}}, nil
+}
+
+func ghEdit(cmd string, words []string) (Call, error) {
+	f, err := parse(cmd, words, spec{"add-label": {"", true}, "remove-label": {"", true}, "repo": {"R", true}})
+	if err != nil {
+		return Call{}, err
+	}
+	if err := noRepo(cmd, f); err != nil {
+		return Call{}, err
+	}
+	if len(f.args) != 1 {
+		return Call{}, refuse(cmd, "name one issue, e.g. %s 12 --add-label ready", cmd)
+	}
+	n, err := item(cmd, f.args[0])
+	if err != nil {
+		return Call{}, err
+	}
+	add, remove := f.list("add-label"), f.list("remove-label")
+	if len(add) != 1 {
+		return Call{}, refuse(cmd, "add exactly one lifecycle state's label (--add-label); the set_state tool moves an item to a state and takes the old state's label off itself")
+	}
+	return Call{Tool: tools.SetState, Input: tools.StateChange{Item: n}, AddLabels: add, RemoveLabels: remove}, nil
+}
+
+func ghWorkflowRun(cmd string, words []string) (Call, error) {
+	f, err := parse(cmd, words, spec{"field": {"F", true}, "raw-field": {"f", true}, "ref": {"r", true}, "repo": {"R", true}, "json": {"", false}})
+	if err != nil {
+		return Call{}, err
+	}
+	if err := noRepo(cmd, f); err != nil {
+		return Call{}, err
+	}
+	if len(f.values["json"]) > 0 {
+		return Call{}, refuse(cmd, "--json: give the inputs with -f NAME=VALUE")
+	}
+	if len(f.args) != 1 {
+		return Call{}, refuse(cmd, "name one workflow, e.g. %s develop.yml -f ISSUE=12", cmd)
+	}
+	params := map[string]string{}
+	for _, name := range []string{"raw-field", "field"} {
+		for _, kv := range f.values[name] {
+			if err := param(cmd, "-f", kv, params); err != nil {
+				return Call{}, err
+			}
+		}
+	}
+	var notes []string
+	if r, _ := f.one(cmd, "ref"); r != "" {
+		notes = append(notes, "--ref "+r+" is ignored: a launch runs on the default branch")
+	}
+	return Call{Tool: tools.Launch, Input: tools.LaunchInput{Params: params}, Workflow: f.args[0], Notes: notes}, nil
+}
