@@ -209,9 +209,14 @@ func (sv *supervision) prelaunch(ctx context.Context) bool {
 	return true
 }
 
-// launch makes the command that starts the agent, and what its end puts back; start does the
-// rest.
+// launch starts a preset's model proxy, makes the command that starts the agent, and what its
+// end puts back; start does the rest.
 func (sv *supervision) launch(ctx context.Context, hold *rootHold) {
+	stopProxy, ok := sv.startProxy(ctx) // a preset's model proxy, up while the agent runs
+	defer stopProxy()
+	if !ok {
+		return
+	}
 	argv, stdin, preset, err := sv.command(ctx)
 	if err == nil && preset {
 		var removeTmp func()
