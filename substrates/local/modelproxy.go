@@ -125,7 +125,7 @@ func (sv *supervision) budget(ctx context.Context) (modelproxy.Budget, string, e
 	if reason := left(d.Requests, used.Requests, &b.Requests, "requests"); reason != "" {
 		return b, reason, nil
 	}
-	if reason := left(d.Tokens, used.InputTokens+used.OutputTokens, &b.Tokens, "tokens"); reason != "" {
+	if reason := left(d.Tokens, used.Tokens(), &b.Tokens, "tokens"); reason != "" {
 		return b, reason, nil
 	}
 	if d.CostUSD > 0 {
@@ -193,9 +193,7 @@ func (r *Runner) stopProxy(sp *sessionProxy, s store.Session) {
 	<-sp.done
 	_ = sp.transcript.Close()
 	u := sp.proxy.Usage()
-	err := r.Store.PutUsage(context.Background(), store.Usage{Session: s.ID, Actor: s.Actor, At: r.opts.Now().UTC(),
-		Requests: u.Requests, InputTokens: u.InputTokens, CachedInputTokens: u.CachedInputTokens,
-		OutputTokens: u.OutputTokens, CostUSD: u.CostUSD, Estimated: u.Estimated})
+	err := r.Store.PutUsage(context.Background(), store.Usage{Session: s.ID, Actor: s.Actor, At: r.opts.Now().UTC(), Usage: u})
 	if err != nil {
 		_ = r.Store.Log(context.Background(), store.Event{Session: s.ID, Actor: s.Actor, Kind: "usage", Message: err.Error()})
 	}

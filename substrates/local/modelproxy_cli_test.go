@@ -194,3 +194,31 @@ func TestBudgetStopsAPresetSession(t *testing.T) {
 		})
 	}
 }
+
+// A preset's session holds a placeholder and the proxy's URL, never the runner's credential; an
+// actor that spent its daily budget does not start.
+func TestPresetSessionGetsThePlaceholderAndTheDailyBudget(t *testing.T) {
+	dir := installFleet(t, proxyFleet("codex", "{ daily: { requests: 5 } }"), true)
+	path := fakeProgram(t, "codex", "#!/bin/sh\ncat > /dev/null\nenv > \"$AUTONOMY_DIR/env-$AUTONOMY_SESSION\"\n")
+	env := append(operatorEnv(path), "OPENAI_BASE_URL=http://127.0.0.1:9/v1")
+	r := newRunner(t, dir, Options{Env: env})
+	s := launch(t, r, LaunchRequest{Actor: "worker"})
+	if got := waitEnded(t, r, s.ID); got.Status != ir.Done {
+		t.Fatalf("worker ended %s: %s", got.Status, got.Reason)
+	}
+	r.Wait()
+	seen := readFile(t, filepath.Join(dir, "env-"+s.ID))
+	if !strings.Contains(seen, "\nOPENAI_API_KEY=autonomy-proxy-") || !strings.Contains(seen, "\nOPENAI_BASE_URL=http://127.0.0.1:") || strings.Contains(seen, "=operator") || strings.Contains(seen, ":9/v1") {
+		t.Errorf("the agent's model variables:\n%s", seen)
+	}
+	if u, ok, err := r.Store.GetUsage(t.Context(), s.ID); !ok || err != nil || u.Requests != 0 {
+		t.Errorf("its usage: %+v %v %v", u, ok, err)
+	}
+	if err := r.Store.PutUsage(t.Context(), store.Usage{Session: "earlier", Actor: "worker", Usage: modelproxy.Usage{Requests: 5}}); err != nil {
+		t.Fatal(err)
+	}
+	s = launch(t, r, LaunchRequest{Actor: "worker"})
+	if got := waitEnded(t, r, s.ID); got.Status != ir.Failed || got.Reason != "budget exhausted: actor worker used 5 of its 5 requests today" {
+		t.Errorf("worker past its daily budget ended %s: %s", got.Status, got.Reason)
+	}
+}

@@ -6,20 +6,17 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/autonomyhq/autonomy/internal/modelproxy"
 )
 
-// Usage is what one session's model proxy counted: the generation requests, the tokens the API
-// reported and their cost. Estimated is set when a response's usage had to be estimated.
+// Usage is what one session's model proxy counted (the generation requests, the tokens the API
+// reported and their cost), with the session, its actor and when it was recorded.
 type Usage struct {
-	Session           string    `json:"session,omitempty"`
-	Actor             string    `json:"actor,omitempty"`
-	At                time.Time `json:"at,omitzero"`
-	Requests          int64     `json:"requests"`
-	InputTokens       int64     `json:"input_tokens"`
-	CachedInputTokens int64     `json:"cached_input_tokens"`
-	OutputTokens      int64     `json:"output_tokens"`
-	CostUSD           float64   `json:"cost_usd"`
-	Estimated         bool      `json:"estimated,omitempty"`
+	Session string    `json:"session,omitempty"`
+	Actor   string    `json:"actor,omitempty"`
+	At      time.Time `json:"at,omitzero"`
+	modelproxy.Usage
 }
 
 // schemaV4 is the usage table: one row per agent session that ran behind a model proxy, kept

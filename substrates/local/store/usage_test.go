@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"github.com/autonomyhq/autonomy/internal/modelproxy"
 	"testing"
 	"time"
 )
@@ -12,10 +13,10 @@ func TestUsageIsKeptAndSummed(t *testing.T) {
 	ctx := context.Background()
 	day := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	for _, u := range []Usage{
-		{Session: "a1", Actor: "a", At: day.Add(-48 * time.Hour), Requests: 1, InputTokens: 100, OutputTokens: 10, CostUSD: 0.5},
-		{Session: "a2", Actor: "a", At: day, Requests: 2, InputTokens: 200, OutputTokens: 20, CostUSD: 1},
-		{Session: "a2", Actor: "a", At: day, Requests: 3, InputTokens: 300, CachedInputTokens: 50, OutputTokens: 30, CostUSD: 1.5},
-		{Session: "b1", Actor: "b", At: day.Add(time.Hour), Requests: 1, InputTokens: 7, OutputTokens: 1, Estimated: true},
+		{Session: "a1", Actor: "a", At: day.Add(-48 * time.Hour), Usage: modelproxy.Usage{Requests: 1, InputTokens: 100, OutputTokens: 10, CostUSD: 0.5}},
+		{Session: "a2", Actor: "a", At: day, Usage: modelproxy.Usage{Requests: 2, InputTokens: 200, OutputTokens: 20, CostUSD: 1}},
+		{Session: "a2", Actor: "a", At: day, Usage: modelproxy.Usage{Requests: 3, InputTokens: 300, CachedInputTokens: 50, OutputTokens: 30, CostUSD: 1.5}},
+		{Session: "b1", Actor: "b", At: day.Add(time.Hour), Usage: modelproxy.Usage{Requests: 1, InputTokens: 7, OutputTokens: 1, Estimated: true}},
 	} {
 		if err := st.PutUsage(ctx, u); err != nil {
 			t.Fatal(err)
