@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/autonomyhq/autonomy/internal/agent"
@@ -22,17 +23,19 @@ var allowedEnv = map[string]bool{
 }
 
 // allowed reports whether the runner's variable k reaches a session of cfg: the allowlist, the
-// locale's LC_*, the preset's own configuration, a workflow's declared secrets, and the names the
-// profile lists.
+// locale's LC_*, the preset's own configuration, a workflow's declared secrets and its MCP
+// servers' env, and the names the profile lists.
 func allowed(k string, cfg *ActorConfig) bool {
 	if allowedEnv[k] || strings.HasPrefix(k, "LC_") {
 		return true
 	}
-	for _, names := range [][]string{cfg.PassEnv, cfg.Secrets, presetConfigEnv(cfg)} {
-		for _, n := range names {
-			if n == k {
-				return true
-			}
+	lists := [][]string{cfg.PassEnv, cfg.Secrets, presetConfigEnv(cfg)}
+	for _, srv := range cfg.MCP {
+		lists = append(lists, srv.Env) // a workflow's MCP servers get these from its run
+	}
+	for _, names := range lists {
+		if slices.Contains(names, k) {
+			return true
 		}
 	}
 	return false

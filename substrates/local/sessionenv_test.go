@@ -9,6 +9,7 @@ import (
 
 	"github.com/autonomyhq/autonomy/internal/modelproxy"
 	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/ir/resolved"
 )
 
 // operatorEnv is a runner's environment as an operator's shell holds it: secrets beside what a
@@ -103,5 +104,27 @@ func TestBoxModelPolicy(t *testing.T) {
 	b, _ = readBox(writeBoxProfile(t, `{ model: gpt-5-codex }`))
 	if b.model != "gpt-5-codex" || !reflect.DeepEqual(b.modelPolicy, defaultModelPolicy()) {
 		t.Errorf("model %q, policy %+v", b.model, b.modelPolicy)
+	}
+}
+
+// A workflow's declared secrets and its MCP servers' env reach its run; a step playbook's steps
+// get the preset's credential (they run without a proxy); nothing else does.
+func TestAllowedNames(t *testing.T) {
+	workflow := &ActorConfig{Workflow: true, Secrets: []string{"INBOX_TOKEN"},
+		MCP: map[string]resolved.MCPServer{"tracker": {Command: []string{"srv"}, Env: []string{"TRACKER_TOKEN"}}}}
+	steps := &ActorConfig{Workflow: true, Steps: true, Command: &Command{Argv: []string{"codex"}, Preset: "codex"}}
+	skill := &ActorConfig{Skill: true, Command: &Command{Argv: []string{"codex"}, Preset: "codex"}}
+	for _, c := range []struct {
+		cfg  *ActorConfig
+		name string
+		want bool
+	}{
+		{workflow, "INBOX_TOKEN", true}, {workflow, "TRACKER_TOKEN", true}, {workflow, "GH_TOKEN", false},
+		{steps, "OPENAI_API_KEY", true}, {steps, "CODEX_HOME", true},
+		{skill, "OPENAI_API_KEY", false}, {skill, "CODEX_HOME", true}, {skill, "LC_TIME", true}, {skill, "AWS_SECRET_ACCESS_KEY", false},
+	} {
+		if got := allowed(c.name, c.cfg); got != c.want {
+			t.Errorf("allowed(%s) = %v for %+v", c.name, got, c.cfg)
+		}
 	}
 }
