@@ -61,7 +61,7 @@ func proxyRun(t *testing.T, preset, model string, fake *modelfake.Server) (*Runn
 		"HOME="+home, "CODEX_HOME="+filepath.Join(home, ".codex"), "TMPDIR="+os.TempDir(),
 		"OPENAI_BASE_URL="+base, "ANTHROPIC_BASE_URL="+base,
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1")
-	r := newRunner(t, dir, Options{Env: env})
+	r := newRunner(t, dir, Options{Env: env, Exe: builtAutonomy(t)})
 	s := launch(t, r, LaunchRequest{Actor: "worker"})
 	waitEndedWithin(t, r, s.ID, 150)
 	r.Wait()
@@ -137,7 +137,13 @@ func generations(t *testing.T, fake *modelfake.Server) (n int64) {
 func TestPresetSessionsRunBehindTheProxy(t *testing.T) {
 	for _, c := range []struct{ preset, model string }{{"codex", codexModel}, {"claude", ""}} {
 		t.Run(c.preset, func(t *testing.T) {
-			fake := modelfake.Start(modelfake.Turn{Shell: "env"}, modelfake.Turn{Text: "Done."})
+			// worker holds no agent:launch: the autonomy its shell runs refuses to launch. codex's
+			// shell tool is a login shell, whose /etc/profile resets PATH: it is given the path.
+			self := "autonomy"
+			if c.preset == "codex" {
+				self = builtAutonomy(t)
+			}
+			fake := modelfake.Start(modelfake.Turn{Shell: "env"}, modelfake.Turn{Shell: self + " runner launch worker 2>&1 || echo launch-refused"}, modelfake.Turn{Text: "Done."})
 			defer fake.Close()
 			r, s := proxyRun(t, c.preset, c.model, fake)
 			if s.Status != ir.Done || fake.Err() != nil {
@@ -152,6 +158,15 @@ func TestPresetSessionsRunBehindTheProxy(t *testing.T) {
 				if strings.Contains(envOut, secret) {
 					t.Errorf("the agent's shell sees %s:\n%s", secret, envOut)
 				}
+			}
+			if len(scripted) < 3 || len(scripted[2].ToolOutputs) == 0 {
+				t.Fatalf("the launch's output never reached the model: %d scripted requests", len(scripted))
+			}
+			if out := scripted[2].ToolOutputs[len(scripted[2].ToolOutputs)-1]; !strings.Contains(out, "launch-refused") || !strings.Contains(out, "denied") || !strings.Contains(out, "agent:launch") {
+				t.Errorf("autonomy runner launch from the agent's shell was not denied:\n%s", out)
+			}
+			if all, _ := r.Store.List(t.Context(), store.ListOptions{All: true}); len(all) != 1 {
+				t.Errorf("%d sessions, want the worker's alone", len(all))
 			}
 			if !strings.Contains(envOut, "_API_KEY=autonomy-proxy-") {
 				t.Errorf("the agent's env does not hold the placeholder:\n%s", envOut)
