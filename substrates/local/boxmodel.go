@@ -31,8 +31,6 @@ func defaultModelPolicy() ModelPolicy {
 	return ModelPolicy{Budget: modelproxy.Budget{Requests: DefaultRunRequests}}
 }
 
-var modelKeys = []string{"name", "budget", "daily", "prices"}
-
 // readModel reads policy.box.local.model: a model name, or a mapping {name, budget, daily,
 // prices}. It returns the model name.
 func readModel(r *substrates.BoxReader, v *yaml.Node, b *box) string {
