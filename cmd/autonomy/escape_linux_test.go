@@ -84,11 +84,11 @@ func TestEscapedProcessIsKilled(t *testing.T) {
 func TestLaunchedSupervisorSurvivesItsLauncher(t *testing.T) {
 	t.Parallel()
 	dir := runnerFleet(t, seamYAML, map[string]string{
-		"scripts/pm.sh":      "#!/bin/sh\n\"$TEST_AUTONOMY_BIN\" runner launch worker --ref from-pm\n",
+		"scripts/pm.sh":      "#!/bin/sh\nautonomy runner launch worker --ref from-pm\n",
 		"scripts/work.sh":    "#!/bin/sh\nuntil [ -f \"$AUTONOMY_DIR/gate\" ]; do sleep 0.05; done\n",
 		"humans/approver.md": "# Decide\n",
 	})
-	out, errOut, code := cli(t, []string{"TEST_AUTONOMY_BIN=" + autonomyBin(t)}, "runner", "--dir", dir, "launch", "pm")
+	out, errOut, code := cli(t, nil, "runner", "--dir", dir, "launch", "pm")
 	if code != 0 {
 		t.Fatalf("launch pm: %d %s", code, errOut)
 	}

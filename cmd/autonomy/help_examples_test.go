@@ -21,6 +21,7 @@ import (
 	"github.com/autonomyhq/autonomy/internal/ghfake"
 	"github.com/autonomyhq/autonomy/internal/testfs"
 	"github.com/autonomyhq/autonomy/substrates/ghactions"
+	"github.com/autonomyhq/autonomy/substrates/local"
 )
 
 // helpExamples returns every example line of every command's --help, each once, with the
@@ -267,8 +268,9 @@ func doctorReady(t *testing.T, ex example) {
 func runnerExamples(t *testing.T, template string, lines []string, all map[string][]string) {
 	ws := workspace(t, template)
 	gate := filepath.Join(t.TempDir(), "gate")
-	t.Setenv("EXAMPLES_GATE", gate)
-	t.Setenv("AUTONOMY_LOCAL_AGENT", `["sh","-c","while [ ! -e \"$EXAMPLES_GATE\" ]; do sleep 0.05; done; echo finished"]`)
+	// The gate's path is in the command itself: a session's environment is an allowlist.
+	agentCmd, _ := json.Marshal([]string{"sh", "-c", "while [ ! -e \"$0\" ]; do sleep 0.05; done; echo finished", gate})
+	t.Setenv("AUTONOMY_LOCAL_AGENT", string(agentCmd))
 	t.Setenv("AUTONOMY_DIR", "")
 	if code, _, errOut := run(t, "compile", "profiles/sdlc", "--target", "local", "--out", "."); code != 0 {
 		t.Fatalf("setup compile: exit %d\n%s", code, errOut)
@@ -355,6 +357,11 @@ func runnerExamples(t *testing.T, template string, lines []string, all map[strin
 				opened = true
 			}
 			line = strings.Replace(line, "7-k3qa", develop[len(develop)-1], 1)
+			if strings.Contains(line, "--transcript") {
+				// Only a preset's session behind a model proxy has a transcript; the example's
+				// agent is a shell loop: its transcript is put where the proxy would write it.
+				transcriptFor(t, ws, develop[len(develop)-1])
+			}
 		case v == "serve":
 			serveExample(t, ws, parseExample(t, line))
 			continue
@@ -368,6 +375,18 @@ func runnerExamples(t *testing.T, template string, lines []string, all map[strin
 		run(t, "runner", "cancel", develop[0])
 	}
 	settleSessions(t, ws)
+}
+
+// transcriptFor writes a one-line transcript for session id of the installation in ws.
+func transcriptFor(t *testing.T, ws, id string) {
+	t.Helper()
+	dir := filepath.Join(ws, filepath.FromSlash(local.TranscriptDir))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, id+".jsonl"), []byte(`{"seq":1,"api":"openai","path":"/openai/v1/responses"}`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // serveExample runs `autonomy runner serve` as its own process until it says it serves, then

@@ -26,8 +26,8 @@ import (
 // cliEnv, in a process's environment, makes this test binary be autonomy itself: TestMain runs
 // the command line instead of the tests. TestMain sets it for every process the tests start
 // (runner supervisors are autonomy re-executing itself through os.Executable, and session
-// scripts call it as $TEST_AUTONOMY_BIN), so no separate binary is built. The name avoids the
-// AUTONOMY_ prefix, which the runner strips from a session's environment.
+// scripts call it as autonomy, the link the runner puts first on their PATH), so no separate
+// binary is built.
 const cliEnv = "GO_TEST_AUTONOMY_CLI"
 
 // TestMain runs the command line when this binary was started as autonomy, and the tests
@@ -36,7 +36,10 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == mcptest.Flag {
 		os.Exit(mcptest.Serve(os.Args[2:])) // an MCP server a workflow's mcp step calls
 	}
-	if os.Getenv(cliEnv) == "1" {
+	// A session's environment is an allowlist (docs/local.md), which cliEnv is not in: a session
+	// that runs autonomy (the link on its PATH, a workflow's run) starts this binary with
+	// autonomy's arguments, never the test flags go test passes.
+	if os.Getenv(cliEnv) == "1" || len(os.Args) > 1 && !strings.HasPrefix(os.Args[1], "-test.") {
 		os.Exit(Run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
 	os.Setenv(cliEnv, "1")
@@ -288,18 +291,17 @@ actors:
 func TestRunnerFromInsideASession(t *testing.T) {
 	dir := runnerFleet(t, seamYAML, map[string]string{
 		"scripts/pm.sh": `#!/bin/sh
-"$TEST_AUTONOMY_BIN" runner launch worker --ref from-pm > "$AUTONOMY_DIR/pm-worker.out" 2>&1
+autonomy runner launch worker --ref from-pm > "$AUTONOMY_DIR/pm-worker.out" 2>&1
 echo "worker=$?" >> "$AUTONOMY_DIR/pm.codes"
-"$TEST_AUTONOMY_BIN" runner launch approver > "$AUTONOMY_DIR/pm-approver.out" 2>&1
+autonomy runner launch approver > "$AUTONOMY_DIR/pm-approver.out" 2>&1
 echo "approver=$?" >> "$AUTONOMY_DIR/pm.codes"
-"$TEST_AUTONOMY_BIN" runner list > "$AUTONOMY_DIR/pm-list.out" 2>&1
+autonomy runner list > "$AUTONOMY_DIR/pm-list.out" 2>&1
 echo "list=$?" >> "$AUTONOMY_DIR/pm.codes"
 `,
 		"scripts/work.sh":    "#!/bin/sh\nexit 0\n",
 		"humans/approver.md": "# Decide\n",
 	})
-	env := []string{"TEST_AUTONOMY_BIN=" + autonomyBin(t)}
-	out, errOut, code := cli(t, env, "runner", "--dir", dir, "launch", "pm")
+	out, errOut, code := cli(t, nil, "runner", "--dir", dir, "launch", "pm")
 	if code != 0 {
 		t.Fatalf("launch pm: %d %s", code, errOut)
 	}

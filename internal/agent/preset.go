@@ -70,6 +70,10 @@ type Preset struct {
 	// CredentialEnv is the env var the CLI reads its model credential from; BaseURLEnv the one
 	// that points it at a model proxy (a custom base URL).
 	CredentialEnv, BaseURLEnv string
+	// ConfigEnv are the env vars, other than the credential and the base URL, the CLI reads its
+	// own configuration from (its home, its telemetry switches): a local session's environment,
+	// an allowlist, passes them through from the runner's.
+	ConfigEnv []string
 	// Output is how its final message and structured result leave it.
 	Output Output
 	// VMEnv is env the CLI needs to run unsandboxed in a VM that is the sandbox (NAME=value).
@@ -124,7 +128,8 @@ var presets = map[string]Preset{
 	"codex": {
 		Name: "codex", Package: "@openai/codex", Version: "0.169.0", Bin: "codex",
 		CredentialEnv: "OPENAI_API_KEY", BaseURLEnv: "OPENAI_BASE_URL",
-		Output: OutputFile, PrivateTmp: true,
+		ConfigEnv: []string{"CODEX_HOME"},
+		Output:    OutputFile, PrivateTmp: true,
 		Helpers: []Helper{{Program: "bwrap", Package: "bubblewrap", Bundled: true}},
 		// codex 0.169.0 has no --full-auto: exec never asks for approval, the sandbox is chosen.
 		base:  []string{"codex", "exec", "--skip-git-repo-check", "--color", "never"},
@@ -163,7 +168,8 @@ var presets = map[string]Preset{
 	"claude": {
 		Name: "claude", Package: "@anthropic-ai/claude-code", Version: "2.1.330", Bin: "claude",
 		CredentialEnv: "ANTHROPIC_API_KEY", BaseURLEnv: "ANTHROPIC_BASE_URL",
-		Output: OutputClaudeJSON,
+		ConfigEnv: []string{"CLAUDE_CONFIG_DIR", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "DISABLE_AUTOUPDATER", "DISABLE_TELEMETRY"},
+		Output:    OutputClaudeJSON,
 		// Claude Code refuses --dangerously-skip-permissions as root (self-hosted runners in
 		// containers) unless told that it runs in a sandbox, which the job's VM is.
 		VMEnv: []string{"IS_SANDBOX=1"},

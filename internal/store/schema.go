@@ -27,6 +27,8 @@ var migrations = []migration{
 	{"add the stop deadline", addStopBy},
 	// 3: the paused runs of workflow playbooks, each under the hash of its resume token.
 	{"add the workflow pauses", addPauses},
+	// 4: the model usage of each agent session, as its model proxy counted it (usage.go).
+	{"add the model usage", addUsage},
 }
 
 // schemaVersion is the user_version of a database this build has brought up to date.

@@ -24,7 +24,7 @@ const (
 	AgentEnv = "AUTONOMY_LOCAL_AGENT"
 )
 
-var boxKeys = []string{"agent", "model", "network", "timezone", "graceSeconds", "logMaxBytes", "overlap", "secrets"}
+var boxKeys = []string{"agent", "model", "network", "timezone", "graceSeconds", "logMaxBytes", "overlap", "secrets", "env"}
 
 // box is policy.box.local: how this substrate fills the box every agent runs in.
 type box struct {
@@ -39,11 +39,16 @@ type box struct {
 	overlap  bool
 	// secrets are the environment variables a workflow playbook may read as $secrets.NAME.
 	secrets []string
+	// env are the names of the runner's environment variables every session receives besides
+	// the allowlist (sessionenv.go).
+	env []string
+	// modelPolicy is what the model proxy beside a preset's session enforces.
+	modelPolicy ModelPolicy
 }
 
 // readBox reads policy.box.local with its defaults filled in.
 func readBox(p *ir.Profile) (box, ir.Diagnostics) {
-	b := box{timezone: defaultTimezone, grace: defaultGrace, network: true, logMax: DefaultLogMaxBytes}
+	b := box{timezone: defaultTimezone, grace: defaultGrace, network: true, logMax: DefaultLogMaxBytes, modelPolicy: defaultModelPolicy()}
 	b.agent, _ = agent.Parse(nil)
 	r := &substrates.BoxReader{File: p.File, Prefix: "policy.box.local."}
 	var model string
@@ -69,7 +74,9 @@ func readBox(p *ir.Profile) (box, ir.Diagnostics) {
 					b.network = n
 				}
 			case "model":
-				model, _ = r.Str(v, "model", "e.g. model: gpt-5-codex")
+				model = readModel(r, v, &b)
+			case "env":
+				b.env = readEnvNames(r, v)
 			case "timezone":
 				tz, ok := r.Str(v, "timezone", "e.g. timezone: Europe/Paris")
 				if !ok {

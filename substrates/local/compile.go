@@ -10,6 +10,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"sort"
 	"strings"
 
@@ -139,6 +140,13 @@ func (c *compiler) actor(a *ir.Actor) *ActorConfig {
 			}
 		}
 		cfg.Triggers = append(cfg.Triggers, tr)
+	}
+	if !a.IsHuman() {
+		cfg.PassEnv = c.box.env
+		if cfg.Command != nil && cfg.Command.Preset != "" && !reflect.DeepEqual(c.box.modelPolicy, defaultModelPolicy()) {
+			m := c.box.modelPolicy
+			cfg.Model = &m
+		}
 	}
 	cfg.Env["AUTONOMY_AGENT"] = cfg.Actor
 	cfg.Env["AUTONOMY_KIND"] = cfg.Kind

@@ -141,8 +141,9 @@ func lookupEnv(env []string, name string) string {
 	return ""
 }
 
-// sessionEnv is the env contract: the inherited environment without anything the runner owns
-// or a param sets, then the actor's fixed env, the params verbatim, and the session's own.
+// sessionEnv is the env contract: the allowlisted part of the inherited environment (never what
+// the runner owns or a param sets; sessionenv.go), then the actor's fixed env, the params
+// verbatim, and the session's own.
 func (in *Install) sessionEnv(inherited []string, s store.Session, cfg *ActorConfig, workdir, resultPath string) []string {
 	drop := map[string]bool{}
 	for k := range s.Params {
@@ -151,7 +152,7 @@ func (in *Install) sessionEnv(inherited []string, s store.Session, cfg *ActorCon
 	env := make([]string, 0, len(inherited)+len(cfg.Env)+len(s.Params)+8)
 	for _, kv := range inherited {
 		k, _, _ := strings.Cut(kv, "=")
-		if drop[k] || strings.HasPrefix(k, "AUTONOMY_") {
+		if drop[k] || strings.HasPrefix(k, "AUTONOMY_") || !allowed(k, cfg) {
 			continue
 		}
 		env = append(env, kv)

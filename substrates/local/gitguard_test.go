@@ -233,7 +233,7 @@ func TestSandboxPlaceholdersAreNoTampering(t *testing.T) {
 				t.Fatal(err)
 			}
 			f := gitTamperFleet(t, "isolated")
-			f.yml = strings.Replace(f.yml, "agent: [/bin/sh, ", "agent: [/bin/sh, "+agent+"] #", 1)
+			f.yml = strings.Replace(f.yml, "agent: [/bin/sh, ", "env: [EXEC_HOOK]\n      agent: [/bin/sh, "+agent+"] #", 1)
 			dir := installFleet(t, f, true)
 			r := newRunner(t, dir, Options{Env: append(os.Environ(), "EXEC_HOOK="+c.hook)})
 			s := launch(t, r, LaunchRequest{Actor: "planter"})

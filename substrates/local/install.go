@@ -59,6 +59,12 @@ type ActorConfig struct {
 	// Secrets are the environment variables a workflow may read as $secrets.NAME
 	// (policy.box.local.secrets).
 	Secrets []string `json:"secrets,omitempty"`
+	// PassEnv are the runner's environment variables its sessions receive besides the
+	// allowlist (policy.box.local.env; sessionenv.go).
+	PassEnv []string `json:"passEnv,omitempty"`
+	// Model is what the model proxy beside a preset's session enforces (policy.box.local.model);
+	// nil for the defaults.
+	Model *ModelPolicy `json:"model,omitempty"`
 	// MCP are the MCP servers a workflow's mcp steps may call (policy.box.mcp.servers).
 	MCP map[string]resolved.MCPServer `json:"mcp,omitempty"`
 	// Command is how an agent is started; nil for a person and a workflow.

@@ -166,6 +166,13 @@ func (sv *supervision) run(ctx context.Context, hold *rootHold, cleanup func() s
 	}
 	sv.resultPath = r.In.Path(StateDir + "/results/" + id + ".json")
 	sv.env = r.In.sessionEnv(r.opts.Env, s, sv.cfg, sv.workdir, sv.resultPath)
+	bin, removeBin, err := r.selfBin()
+	defer removeBin()
+	if err != nil {
+		sv.end(ir.Failed, err.Error(), "", nil)
+		return
+	}
+	sv.env = withPathFirst(sv.env, bin)
 
 	// A cancel recorded while the session is prepared ends it before anything more starts: it is
 	// checked after each step, and stops a prelaunch under way (prepare.go).
@@ -202,9 +209,14 @@ func (sv *supervision) prelaunch(ctx context.Context) bool {
 	return true
 }
 
-// launch makes the command that starts the agent, and what its end puts back; start does the
-// rest.
+// launch starts a preset's model proxy, makes the command that starts the agent, and what its
+// end puts back; start does the rest.
 func (sv *supervision) launch(ctx context.Context, hold *rootHold) {
+	stopProxy, ok := sv.startProxy(ctx) // a preset's model proxy, up while the agent runs
+	defer stopProxy()
+	if !ok {
+		return
+	}
 	argv, stdin, preset, err := sv.command(ctx)
 	if err == nil && preset {
 		var removeTmp func()

@@ -78,7 +78,7 @@ error.`,
 	}
 	cliflag.Target(cmd.PersistentFlags(), &f.substrate, sub, "local, or gh-actions: the GitHub runner, from a job's environment (default $"+substrates.TargetEnv+", else local; docs/gh-actions.md)")
 	cmd.AddCommand(newRunnerLaunch(f), newRunnerGet(f), newRunnerList(f), newRunnerUpdate(f), newRunnerCancel(f),
-		newRunnerLogs(f), newRunnerTick(f), newRunnerServe(f), newRunnerSupervise(f))
+		withTranscript(f, newRunnerLogs(f)), newRunnerTick(f), newRunnerServe(f), newRunnerSupervise(f), newRunnerUsage(f))
 	return cmd
 }
 
@@ -274,14 +274,16 @@ to record it (a full disk), get prints it as the store has it and exits 2, sayin
 			if f.format == "json" {
 				if e := cliout.WriteJSON(cmd.OutOrStdout(), struct {
 					local.SessionView
+					Usage    any         `json:"usage,omitempty"`
 					Overlays *weaveView  `json:"overlays,omitempty"`
 					Events   []eventView `json:"events"`
-				}{local.View(s), weave, events}); e != nil {
+				}{local.View(s), sessionUsage(r, cmd, s.ID), weave, events}); e != nil {
 					return e
 				}
 				return stale(err)
 			}
 			printSession(cmd.OutOrStdout(), s)
+			printSessionUsage(cmd.OutOrStdout(), r, cmd, s.ID)
 			printWeave(cmd.OutOrStdout(), weave)
 			printEvents(cmd.OutOrStdout(), events, more)
 			return stale(err)

@@ -1,0 +1,216 @@
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/autonomyhq/autonomy/internal/agent"
+	"github.com/autonomyhq/autonomy/internal/modelproxy"
+	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/internal/store"
+)
+
+// TranscriptDir holds each proxied session's transcript, ID.jsonl: one modelproxy.Entry a line.
+const TranscriptDir = StateDir + "/transcripts"
+
+// TranscriptPath is where session id's transcript is kept; ok is false for an id the store does
+// not make.
+func (in *Install) TranscriptPath(id string) (string, bool) {
+	if _, ok := in.logPath(id); !ok {
+		return "", false
+	}
+	return in.Path(TranscriptDir + "/" + id + ".jsonl"), true
+}
+
+// sessionProxy is the model proxy the supervisor runs beside one preset session, outside its
+// sandbox: it holds the runner's real credential, the agent only a placeholder and its URL.
+type sessionProxy struct {
+	proxy      *modelproxy.Proxy
+	transcript *os.File
+	cancel     context.CancelFunc
+	done       <-chan error
+	// key is the placeholder the agent holds; root the proxy's URL.
+	key, root string
+}
+
+// proxied reports which preset a session's agent is, when it runs behind a model proxy: a skill
+// run by a preset the operator did not override with AUTONOMY_LOCAL_AGENT.
+func (sv *supervision) proxied() (agent.Preset, bool) {
+	c := sv.cfg.Command
+	if !sv.cfg.Skill || c == nil || c.Preset == "" {
+		return agent.Preset{}, false
+	}
+	if over, err := AgentOverride(lookupEnv(sv.r.opts.Env, AgentEnv)); err != nil || over != nil {
+		return agent.Preset{}, false
+	}
+	return agent.Lookup(c.Preset)
+}
+
+// startProxy starts the session's model proxy and points its environment at it; stop records
+// the usage and ends the proxy, and is never nil. Without the preset's credential in the runner's
+// environment no proxy runs: the CLI uses its own login, if any. ok is false when the session
+// failed.
+func (sv *supervision) startProxy(ctx context.Context) (stop func(), ok bool) {
+	stop = func() {}
+	p, proxied := sv.proxied()
+	if !proxied {
+		return stop, true
+	}
+	key := lookupEnv(sv.r.opts.Env, p.CredentialEnv)
+	if key == "" {
+		fmt.Fprintf(sv.logf, "autonomy: no %s in the runner's environment: %s runs with its own login, without a model proxy, budget or transcript\n", p.CredentialEnv, p.Bin)
+		return stop, true
+	}
+	budget, reason, err := sv.budget(ctx)
+	if err == nil && reason != "" {
+		err = errors.New(reason)
+	}
+	var sp *sessionProxy
+	if err == nil {
+		sp, err = sv.r.In.listenProxy(ctx, sv.s.ID, p, key, lookupEnv(sv.r.opts.Env, p.BaseURLEnv), budget, sv.policy().Prices)
+	}
+	if err != nil {
+		sv.end(ir.Failed, err.Error(), "", nil)
+		return stop, false
+	}
+	sv.env = withEnv(sv.env, p.CredentialEnv+"="+sp.placeholder(), p.BaseURLEnv+"="+sp.url(p))
+	end := sv.end
+	sv.end = func(status ir.SessionStatus, reason, verified string, code *int) {
+		if why := sp.proxy.Exhausted(); why != "" && status == ir.Failed {
+			reason = why + " (" + reason + ")"
+		}
+		end(status, reason, verified, code)
+	}
+	return func() { sv.r.stopProxy(sp, sv.s) }, true
+}
+
+// policy is the actor's model policy, its defaults filled in.
+func (sv *supervision) policy() ModelPolicy {
+	if sv.cfg.Model != nil {
+		return *sv.cfg.Model
+	}
+	return defaultModelPolicy()
+}
+
+// budget is the session's budget: the run's, bounded by what is left of the actor's daily budget
+// since midnight in the installation's timezone. reason is set when nothing is left.
+func (sv *supervision) budget(ctx context.Context) (modelproxy.Budget, string, error) {
+	pol := sv.policy()
+	b, d := pol.Budget, pol.Daily
+	if d == (modelproxy.Budget{}) {
+		return b, "", nil
+	}
+	now := sv.r.opts.Now().In(sv.r.In.Location)
+	midnight := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, now.Location())
+	used, err := sv.r.Store.SumUsage(ctx, midnight, sv.s.Actor)
+	if err != nil {
+		return b, "", err
+	}
+	left := func(limit, spent int64, run *int64, unit string) string {
+		if limit == 0 {
+			return ""
+		}
+		if spent >= limit {
+			return fmt.Sprintf("budget exhausted: actor %s used %d of its %d %s today", sv.s.Actor, spent, limit, unit)
+		}
+		if *run == 0 || *run > limit-spent {
+			*run = limit - spent
+		}
+		return ""
+	}
+	if reason := left(d.Requests, used.Requests, &b.Requests, "requests"); reason != "" {
+		return b, reason, nil
+	}
+	if reason := left(d.Tokens, used.Tokens(), &b.Tokens, "tokens"); reason != "" {
+		return b, reason, nil
+	}
+	if d.CostUSD > 0 {
+		if used.CostUSD >= d.CostUSD {
+			return b, fmt.Sprintf("budget exhausted: actor %s spent $%.4f of its $%.2f today", sv.s.Actor, used.CostUSD, d.CostUSD), nil
+		}
+		if b.CostUSD == 0 || b.CostUSD > d.CostUSD-used.CostUSD {
+			b.CostUSD = d.CostUSD - used.CostUSD
+		}
+	}
+	return b, "", nil
+}
+
+// listenProxy starts a model proxy for session id on a free loopback port, its transcript kept
+// in TranscriptDir.
+func (in *Install) listenProxy(ctx context.Context, id string, p agent.Preset, key, baseURL string, b modelproxy.Budget, prices map[string]modelproxy.Price) (*sessionProxy, error) {
+	path, ok := in.TranscriptPath(id)
+	if !ok {
+		return nil, fmt.Errorf("%q is not a session id", id)
+	}
+	if err := os.MkdirAll(in.Path(TranscriptDir), 0o700); err != nil {
+		return nil, fmt.Errorf("cannot make the transcript folder: %v", err)
+	}
+	f, err := createNew(path, 0o600) // never through a link an agent put there
+	if err != nil {
+		return nil, fmt.Errorf("cannot create its transcript: %v", err)
+	}
+	cfg := modelproxy.Config{Placeholder: modelproxy.NewPlaceholder(), Budget: b, Prices: prices, Transcript: f}
+	if anthropic(p) {
+		cfg.AnthropicKey, cfg.AnthropicUpstream = key, strings.TrimSuffix(baseURL, "/")
+	} else {
+		cfg.OpenAIKey, cfg.OpenAIUpstream = key, strings.TrimSuffix(strings.TrimSuffix(baseURL, "/"), "/v1")
+	}
+	proxy, err := modelproxy.New(cfg)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cannot start its model proxy: %v (check %s)", err, p.BaseURLEnv)
+	}
+	pctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	url, done, err := modelproxy.Listen(pctx, proxy)
+	if err != nil {
+		cancel()
+		f.Close()
+		return nil, fmt.Errorf("cannot start its model proxy: %v", err)
+	}
+	return &sessionProxy{proxy: proxy, transcript: f, cancel: cancel, done: done, key: cfg.Placeholder, root: url}, nil
+}
+
+// anthropic reports whether the preset speaks the Messages API.
+func anthropic(p agent.Preset) bool { return p.CredentialEnv == "ANTHROPIC_API_KEY" }
+
+func (sp *sessionProxy) placeholder() string { return sp.key }
+
+// url is what the preset's BaseURLEnv holds to reach the proxy.
+func (sp *sessionProxy) url(p agent.Preset) string {
+	if anthropic(p) {
+		return sp.root + "/anthropic"
+	}
+	return sp.root + "/openai/v1"
+}
+
+// stopProxy ends the proxy once the agent is gone and records what the session used.
+func (r *Runner) stopProxy(sp *sessionProxy, s store.Session) {
+	sp.cancel()
+	<-sp.done
+	_ = sp.transcript.Close()
+	u := sp.proxy.Usage()
+	err := r.Store.PutUsage(context.Background(), store.Usage{Session: s.ID, Actor: s.Actor, At: r.opts.Now().UTC(), Usage: u})
+	if err != nil {
+		_ = r.Store.Log(context.Background(), store.Event{Session: s.ID, Actor: s.Actor, Kind: "usage", Message: err.Error()})
+	}
+}
+
+// withEnv sets each NAME=value of set in env, replacing any earlier value.
+func withEnv(env []string, set ...string) []string {
+	names := map[string]bool{}
+	for _, kv := range set {
+		k, _, _ := strings.Cut(kv, "=")
+		names[k] = true
+	}
+	out := make([]string, 0, len(env)+len(set))
+	for _, kv := range env {
+		if k, _, _ := strings.Cut(kv, "="); !names[k] {
+			out = append(out, kv)
+		}
+	}
+	return append(out, set...)
+}
