@@ -291,8 +291,10 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, path string, rt 
 	if err := relay(w, resp.Body, ex.response); err != nil {
 		ex.err = p.redact(err.Error())
 	}
+	// The usage counts when the answer reported it, even if the agent hung up on the last bytes
+	// (a CLI may close as soon as it has read the final event); when it went away earlier, the
+	// upstream stops and reports none, and the reservation is charged.
 	ex.usage, ex.reported = ex.response.usage()
-	ex.reported = ex.reported && ex.err == ""
 }
 
 // send builds the upstream request: the agent's headers minus credentials

@@ -10,8 +10,8 @@ import (
 
 	"github.com/autonomyhq/autonomy/internal/agent"
 	"github.com/autonomyhq/autonomy/internal/modelproxy"
-	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/internal/store"
+	"github.com/autonomyhq/autonomy/ir"
 )
 
 // TranscriptDir holds each proxied session's transcript, ID.jsonl: one modelproxy.Entry a line.

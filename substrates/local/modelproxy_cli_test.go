@@ -15,8 +15,8 @@ import (
 	"github.com/autonomyhq/autonomy/internal/agentcli"
 	"github.com/autonomyhq/autonomy/internal/modelfake"
 	"github.com/autonomyhq/autonomy/internal/modelproxy"
-	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/internal/store"
+	"github.com/autonomyhq/autonomy/ir"
 )
 
 // The real pinned CLIs, run by the local runner behind the model proxy its supervisor starts,
