@@ -251,6 +251,30 @@ func (v *validator) triggers(a *Actor) {
 	for _, t := range a.Triggers {
 		v.trigger(a, t)
 	}
+	v.gatingSources(a)
+}
+
+// gatingSources refuses a param bound to subject.actor or subject.actorRole on one trigger and to
+// another source on another: a substrate records one source per param name (the gh-actions
+// manifest its first), so the trusted side would take the other trigger's source for it and
+// pass a forged value through where the workflow expects the substrate's own.
+func (v *validator) gatingSources(a *Actor) {
+	first := map[string]*Param{}
+	for _, t := range a.Triggers {
+		for i := range t.Params {
+			prm := &t.Params[i]
+			was, seen := first[prm.Name.Value]
+			if !seen {
+				first[prm.Name.Value] = prm
+				continue
+			}
+			gating := func(s string) bool { return s == "subject.actor" || s == "subject.actorRole" }
+			if was.Source.Value != prm.Source.Value && (gating(was.Source.Value) || gating(prm.Source.Value)) {
+				v.actorf(a, Error, prm.Source.Pos, "give each source its own param name, e.g. "+prm.Name.Value+"_"+safeEnvName(envName(strings.TrimPrefix(prm.Source.Value, "subject."))),
+					"param %s is bound to %s here and to %s on another trigger: a param from subject.actor or subject.actorRole must have that one source", prm.Name.Value, prm.Source.Value, was.Source.Value)
+			}
+		}
+	}
 }
 
 func (v *validator) trigger(a *Actor, t *Trigger) {

@@ -45,8 +45,12 @@ var ghInstead = map[string]string{
 
 // GH reads the words of a gh command line (without "gh").
 func GH(args []string, readFile ReadFile) (Call, error) {
-	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+	if len(args) == 0 || len(args) == 1 && slices.Contains([]string{"--version", "--help", "-h"}, args[0]) {
 		return Call{Pass: true}, nil // gh, gh --version, gh --help
+	}
+	if strings.HasPrefix(args[0], "-") {
+		// gh finds its command past leading flags (gh -R o/r issue close 3): none is read here.
+		return Call{}, refuse("gh "+args[0], "put the command first (gh issue view 3); a flag before it, --repo included, is not read")
 	}
 	group := args[0]
 	sub := ""
@@ -77,6 +81,17 @@ func GH(args []string, readFile ReadFile) (Call, error) {
 	return Call{}, refuse(cmd, "not a command the shim reads or maps; a write goes through the tools (comment, create_item, set_state, launch, propose)")
 }
 
+// shortFlag reads a group of short flags (-iXPOST, -if, -X): the flag that matters to ghAPI (X, f
+// or F, which take a value and so end the group) with its inline value, else the last one.
+func shortFlag(group string) (name, value string, inline bool) {
+	for i, c := range group {
+		if strings.ContainsRune("XfF", c) {
+			return string(c), group[i+1:], i+1 < len(group)
+		}
+	}
+	return group[len(group)-1:], "", false
+}
+
 // ghAPI passes a GET to gh api and refuses anything that writes: a method other than GET, or
 // fields without -X GET (gh api then POSTs them).
 func ghAPI(args []string) (Call, error) {
@@ -91,7 +106,9 @@ func ghAPI(args []string) (Call, error) {
 		}
 		name, value, inline := strings.Cut(w[2:], "=")
 		if w[1] != '-' {
-			name, value, inline = w[1:2], w[2:], len(w) > 2
+			// Grouped short flags (-iX POST, -iF k=v) are each a flag, as gh's parser reads them:
+			// the first that takes a value ends the group.
+			name, value, inline = shortFlag(w[1:])
 		}
 		switch name {
 		case "X", "method":

@@ -123,3 +123,25 @@ func TestBunRefuses(t *testing.T) {
 		}
 	}
 }
+
+// TestGHFlagsCannotHideAWrite: grouped short flags and flags before the command are read as gh
+// reads them (attack review).
+func TestGHFlagsCannotHideAWrite(t *testing.T) {
+	for _, args := range [][]string{
+		{"api", "-iX", "POST", "repos/o/r/issues"},
+		{"api", "-iXPOST", "repos/o/r/issues"},
+		{"api", "-iF", "title=x", "repos/o/r/issues"},
+		{"api", "-if", "body=x", "repos/o/r/issues/1/comments"},
+		{"-R", "o/r", "issue", "close", "3"},
+		{"--repo=o/r", "pr", "merge", "3", "--auto"},
+	} {
+		if c, err := GH(args, nil); err == nil || c.Pass {
+			t.Errorf("gh %q passed: %+v", args, c)
+		}
+	}
+	for _, args := range [][]string{{"--version"}, {"api", "-i", "repos/o/r"}, {"api", "-iX", "GET", "repos/o/r"}} {
+		if c, err := GH(args, nil); err != nil || !c.Pass {
+			t.Errorf("gh %q: %+v %v, want a read passed on", args, c, err)
+		}
+	}
+}

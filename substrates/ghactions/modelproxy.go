@@ -176,15 +176,20 @@ func (c *compiler) proxyStep() mapping {
 // dropSudoScript takes sudo away before the agent runs: the model proxy holds the credential in
 // its memory, and the agent runs as the same user; without sudo, and with ptrace restricted to
 // descendants (Ubuntu's default, kernel.yama.ptrace_scope=1), it cannot read another process's
-// memory. GitHub's hosted runners grant passwordless sudo through /etc/sudoers.d; where it
-// cannot be dropped (or ptrace is open) the job says so in a warning rather than failing.
+// memory. GitHub's hosted runners grant passwordless sudo through /etc/sudoers.d, and their
+// user is in the docker group (root through the socket): docker is stopped first. Where either
+// cannot be taken away (or ptrace is open) the job says so in a warning rather than failing.
 const dropSudoScript = `if sudo -n true 2>/dev/null; then
+  sudo -n systemctl stop docker.socket docker.service 2>/dev/null || true
   sudo -n find /etc/sudoers.d -mindepth 1 -maxdepth 1 -type f -delete || true
 fi
 if sudo -n true 2>/dev/null; then
   echo "::warning::sudo is still available to the agent: it could read the model credential from the model proxy's memory (docs/gh-actions.md#the-model-proxy)"
 elif [ "$(cat /proc/sys/kernel/yama/ptrace_scope 2>/dev/null || echo 0)" = 0 ]; then
   echo "::warning::ptrace is unrestricted (kernel.yama.ptrace_scope=0): the agent could read the model credential from the model proxy's memory (docs/gh-actions.md#the-model-proxy)"
+fi
+if [ -w /var/run/docker.sock ]; then
+  echo "::warning::the docker socket is writable: the agent could become root through it and read the model credential from the model proxy's memory (docs/gh-actions.md#the-model-proxy)"
 fi
 `
 
