@@ -306,7 +306,52 @@ type step struct {
 }
 
 // agentStep reads the run step of the agent job out of a generated workflow.
-func agentStep(t *testing.T, path, name string) step {
+func agentStep(t *testing.T, path, name string) step { return jobStep(t, path, "Run "+name) }
+
+// withProxy runs the agent job's "Start the model proxy" step (the job's env, the step's env
+// evaluated with values, AUTONOMY_BIN as "Install autonomy" leaves it) and returns env with what
+// that step appended to $GITHUB_ENV: the proxy's URL and the placeholder key the agent step
+// reads. The proxy is stopped when the test ends, as "Report the model usage" stops it.
+func withProxy(t *testing.T, path, bin, dir string, env []string, values map[string]string) []string {
+	t.Helper()
+	st := jobStep(t, path, "Start the model proxy")
+	ghEnv := filepath.Join(t.TempDir(), "github_env")
+	env = append(env, "AUTONOMY_BIN="+bin, "GITHUB_ENV="+ghEnv)
+	stepEnv := append([]string(nil), env...)
+	for _, kv := range st.env {
+		stepEnv = append(stepEnv, kv[0]+"="+evaluate(kv[1], values))
+	}
+	script := filepath.Join(t.TempDir(), "proxy.sh")
+	if err := os.WriteFile(script, []byte(st.script), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := run(t, dir, stepEnv, "", "bash", "--noprofile", "--norc", "-eo", "pipefail", script); err != nil {
+		t.Fatalf("the model proxy step failed: %v\n%s", err, out)
+	}
+	t.Cleanup(func() { _, _ = run(t, dir, env, "", bin, "gh", "model-usage") })
+	data, err := os.ReadFile(ghEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	for i := 0; i < len(lines); i++ {
+		if k, delim, ok := strings.Cut(lines[i], "<<"); ok { // KEY<<DELIM … DELIM
+			var v []string
+			for i++; i < len(lines) && lines[i] != delim; i++ {
+				v = append(v, lines[i])
+			}
+			env = append(env, k+"="+strings.Join(v, "\n"))
+			continue
+		}
+		if lines[i] != "" {
+			env = append(env, lines[i])
+		}
+	}
+	return env
+}
+
+// jobStep reads a step of the agent job, with the job's env before its own.
+func jobStep(t *testing.T, path, name string) step {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -337,13 +382,13 @@ func agentStep(t *testing.T, path, name string) step {
 	}
 	pairs(&job.Env)
 	for _, st := range job.Steps {
-		if st.Name == "Run "+name {
+		if st.Name == name {
 			pairs(&st.Env)
 			s.script = st.Run
 			return s
 		}
 	}
-	t.Fatalf("%s has no step %q", path, "Run "+name)
+	t.Fatalf("%s has no step %q", path, name)
 	return s
 }
 
@@ -372,7 +417,8 @@ func TestSmokeGitHubActions(t *testing.T) {
 			}
 			mustGit(t, checkout, "add", "-A")
 			mustGit(t, checkout, "commit", "-q", "-m", "install the fleet")
-			st := agentStep(t, filepath.Join(checkout, ".github", "workflows", "develop.yml"), "develop")
+			wf := filepath.Join(checkout, ".github", "workflows", "develop.yml")
+			st := agentStep(t, wf, "develop")
 
 			fake := modelfake.Start(developScript()...)
 			defer fake.Close()
@@ -389,6 +435,7 @@ func TestSmokeGitHubActions(t *testing.T) {
 				"HOME=" + t.TempDir(), "RUNNER_TEMP=" + temp, "GITHUB_WORKSPACE=" + checkout,
 				"GITHUB_ACTIONS=true", "CI=true", "RUNNER_OS=Linux", "RUNNER_ARCH=X64",
 			}
+			env = withProxy(t, wf, bin, checkout, env, values)
 			for _, kv := range st.env {
 				env = append(env, kv[0]+"="+evaluate(kv[1], values))
 			}
@@ -399,7 +446,8 @@ func TestSmokeGitHubActions(t *testing.T) {
 			// GitHub's shell: bash runs a script as bash --noprofile --norc -eo pipefail FILE.
 			out, err := run(t, checkout, env, "", "bash", "--noprofile", "--norc", "-eo", "pipefail", script)
 			if err != nil || fake.Err() != nil {
-				t.Fatalf("the agent step failed: %v; model: %v\n%s", err, fake.Err(), out)
+				answer, _ := os.ReadFile(filepath.Join(temp, "autonomy-agent.json")) // claude's JSON, when it ran
+				t.Fatalf("the agent step failed: %v; model: %v\n%s\n%s", err, fake.Err(), out, tail(string(answer), 2000))
 			}
 			if got := mustGit(t, checkout, "log", "-1", "--format=%s"); got != commitMsg {
 				t.Fatalf("the checkout's tip is %q, want the agent's commit %q\n%s", got, commitMsg, out)
@@ -443,13 +491,24 @@ func TestSmokeArgvAccepted(t *testing.T) {
 					}
 					env := cliEnv(t, program, preset, closed)
 					var argv []string
+					reached := func() bool { return false }
 					if target == "local" {
 						argv = localArgv(t, work, actor, p, closed)
 						argv[0] = program
 					} else {
-						st := agentStep(t, filepath.Join(work, ".github", "workflows", actor+".yml"), actor)
+						wf := filepath.Join(work, ".github", "workflows", actor+".yml")
+						st := agentStep(t, wf, actor)
 						values := map[string]string{"secrets." + p.CredentialEnv: "sk-smoke-not-a-key", "vars.AUTONOMY_MODEL_URL": closed, "github.token": "ghs_smoke"}
-						env = append(env, "RUNNER_TEMP="+t.TempDir(), "GITHUB_WORKSPACE="+work)
+						runnerTemp := t.TempDir()
+						env = append(env, "RUNNER_TEMP="+runnerTemp, "GITHUB_WORKSPACE="+work)
+						env = withProxy(t, wf, bin, work, env, values)
+						// Behind the model proxy the CLI meets a proxy that answers 502 for the
+						// closed upstream, and may stop retrying: its argv was accepted when its
+						// request reached the proxy, which records it.
+						reached = func() bool {
+							data, _ := os.ReadFile(filepath.Join(runnerTemp, "autonomy-model", "transcript.jsonl"))
+							return bytes.Contains(data, []byte(`"path":"/`))
+						}
 						for _, kv := range st.env {
 							env = append(env, kv[0]+"="+evaluate(kv[1], values))
 						}
@@ -459,7 +518,7 @@ func TestSmokeArgvAccepted(t *testing.T) {
 						}
 						argv = []string{"bash", "--noprofile", "--norc", "-eo", "pipefail", script}
 					}
-					stillConnecting(t, work, env, string(skill), argv)
+					stillConnecting(t, work, env, string(skill), argv, reached)
 				})
 			}
 		}
@@ -498,8 +557,9 @@ func localArgv(t *testing.T, dir, actor string, p agent.Preset, proxy string) []
 	return argv
 }
 
-// stillConnecting starts argv and fails unless it is still running after 15 s.
-func stillConnecting(t *testing.T, dir string, env []string, stdin string, argv []string) {
+// stillConnecting starts argv and fails unless it is still running after 15 s, or it exited
+// after its model request reached where reached looks.
+func stillConnecting(t *testing.T, dir string, env []string, stdin string, argv []string, reached func() bool) {
 	t.Helper()
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir, cmd.Env = dir, env
@@ -516,6 +576,9 @@ func stillConnecting(t *testing.T, dir string, env []string, stdin string, argv 
 	select {
 	case err := <-exited:
 		exited <- err
+		if reached() {
+			return
+		}
 		t.Fatalf("exited within 15 s (%v) instead of trying to reach the model:\n%s\nargv: %q", err, tail(out.String(), 2000), argv)
 	case <-time.After(15 * time.Second):
 		t.Logf("still trying to connect after 15 s; output so far:\n%s", tail(out.String(), 400))

@@ -84,24 +84,31 @@ type reservation struct {
 	cost   float64
 }
 
-// admit reserves one request's worst case, or returns why the budget refuses it: a request is
-// let through only when its worst case fits in what is left.
+// admit reserves one request's worst case, or returns why the budget refuses it. A request is let
+// through when its worst case fits in what is left, or when it is alone (nothing in flight) and
+// the budget is not yet spent: a sequential agent may cross the budget by one request, as the
+// API reports usage only after it, but requests at once cannot overrun it together.
 func (l *ledger) admit(model string, input, maxOutput int64) (*reservation, string) {
 	p := l.price(model)
 	res := &reservation{model: model, input: input, output: maxOutput, cost: (float64(input)*p.Input + float64(maxOutput)*p.Output) / 1e6}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	b := l.budget
+	alone := l.pending.tokens == 0 && l.pending.cost == 0
 	var why string
 	switch {
 	case b.Requests > 0 && l.admitted >= b.Requests:
 		why = fmt.Sprintf("%d of %d requests used", l.admitted, b.Requests)
-	case b.Tokens > 0 && l.used.Tokens()+l.pending.tokens+input+maxOutput > b.Tokens:
+	case b.Tokens > 0 && l.used.Tokens() >= b.Tokens:
+		why = fmt.Sprintf("%d tokens used, the budget is %d", l.used.Tokens(), b.Tokens)
+	case b.Tokens > 0 && !alone && l.used.Tokens()+l.pending.tokens+input+maxOutput > b.Tokens:
 		why = fmt.Sprintf("%d tokens used and %d in flight, the budget is %d (this request may use %d)",
 			l.used.Tokens(), l.pending.tokens, b.Tokens, input+maxOutput)
-	case b.CostUSD > 0 && l.used.CostUSD+l.pending.cost+res.cost > b.CostUSD:
-		why = fmt.Sprintf("$%.4f spent and $%.4f in flight, the budget is $%.4f (this request may cost $%.4f)",
-			l.used.CostUSD, l.pending.cost, b.CostUSD, res.cost)
+	case b.CostUSD > 0 && l.used.CostUSD >= b.CostUSD:
+		why = fmt.Sprintf("$%.4f spent, the budget is $%.4f", l.used.CostUSD, b.CostUSD)
+	case b.CostUSD > 0 && !alone && l.used.CostUSD+l.pending.cost+res.cost > b.CostUSD:
+		why = fmt.Sprintf("$%.4f spent and $%.4f in flight, the budget is $%.4f (this request to %q may cost $%.4f; a model the prices do not name is priced at \"*\")",
+			l.used.CostUSD, l.pending.cost, b.CostUSD, model, res.cost)
 	}
 	if why != "" {
 		if l.refused == "" {

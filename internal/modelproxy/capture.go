@@ -171,11 +171,13 @@ type request struct {
 // inputEstimate is a generous count of the request's input tokens: one per three bytes.
 func (r request) inputEstimate() int64 { return r.size/3 + 1 }
 
-// maxOutput is the most output the request allows.
+// maxOutput is the output the request's reservation holds: the most it allows, up to
+// DefaultMaxOutput (CLIs ask for limits, 128,000 tokens, that one turn of an agent does not
+// reach; a request that does is still charged what the API reports, after it).
 func (r request) maxOutput() int64 {
 	for _, n := range []int64{r.MaxOutputTokens, r.MaxTokens, r.MaxCompletionTokens} {
 		if n > 0 {
-			return n
+			return min(n, DefaultMaxOutput)
 		}
 	}
 	return DefaultMaxOutput

@@ -250,14 +250,8 @@ func TestTokenAndCostBudgets(t *testing.T) {
 		}
 	}
 	if resp, body := post(t, h.url+"/openai/v1/responses", placeholder, bounded); resp.StatusCode != 400 ||
-		!strings.Contains(body, "budget exhausted: 220 tokens used and 0 in flight, the budget is 200") {
+		!strings.Contains(body, "budget exhausted: 220 tokens used, the budget is 200") {
 		t.Fatalf("after 220 tokens: %d %s", resp.StatusCode, body)
-	}
-	// A request that allows more output than the budget has left is refused before it is sent.
-	big := start(t, fake.URL(), func(c *modelproxy.Config) { c.Budget = modelproxy.Budget{Tokens: 1000} })
-	if resp, body := post(t, big.url+"/openai/v1/responses", placeholder, responsesBody); resp.StatusCode != 400 ||
-		!strings.Contains(body, "this request may use 32") {
-		t.Fatalf("a request allowing the default 32000 output tokens under a 1000-token budget: %d %s", resp.StatusCode, body)
 	}
 	// gpt-5.5 at $1/M input and $10/M output: 100 in + 10 out = $0.0002 a request; each
 	// reserves about $0.00025 (its input estimate and 20 output tokens).
@@ -274,14 +268,18 @@ func TestTokenAndCostBudgets(t *testing.T) {
 	if u := c.proxy.Usage(); u.CostUSD < 0.00039 || u.CostUSD > 0.00041 {
 		t.Errorf("cost = %v, want 0.0004 (gpt-5.5 priced by its family gpt-5)", u.CostUSD)
 	}
+	if resp, body := post(t, c.url+"/openai/v1/responses", placeholder, bounded); resp.StatusCode != 200 {
+		t.Fatalf("a lone request while $0.0001 of the budget is left: %d %s", resp.StatusCode, body)
+	}
 	if resp, body := post(t, c.url+"/openai/v1/responses", placeholder, bounded); resp.StatusCode != 400 ||
-		!strings.Contains(body, "budget exhausted: $0.0004 spent") {
+		!strings.Contains(body, "budget exhausted: $0.0006 spent") {
 		t.Fatalf("over the cost budget: %d %s", resp.StatusCode, body)
 	}
 }
 
 // TestConcurrentRequestsCannotOverrunTheBudget: requests in flight hold their worst case against
-// the budget, so forty at once spend no more than it, however the answers are timed.
+// the budget, so forty at once spend no more than it plus one request (the one let through alone
+// when the rest of the budget was smaller than its worst case), however the answers are timed.
 func TestConcurrentRequestsCannotOverrunTheBudget(t *testing.T) {
 	var seen atomic.Int64
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -310,7 +308,8 @@ func TestConcurrentRequestsCannotOverrunTheBudget(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if u := h.proxy.Usage(); u.CostUSD > budget || seen.Load() == 0 || seen.Load() >= 40 {
+	const oneRequest = 0.002 // at most 170 tokens reserved at $10/M, 132 used
+	if u := h.proxy.Usage(); u.CostUSD > budget+oneRequest || seen.Load() == 0 || seen.Load() >= 40 {
 		t.Errorf("40 concurrent requests under a $%v budget: the upstream saw %d, the run spent $%.4f", budget, seen.Load(), u.CostUSD)
 	}
 }
