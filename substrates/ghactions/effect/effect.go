@@ -63,6 +63,10 @@ type Policy struct {
 	Box struct {
 		TaskStates      map[string]string `json:"taskStates"`
 		MaxOpenAgentPRs int               `json:"max_open_agent_prs"`
+		// Autonomy is the reference implementation's section, where its profiles set the cap.
+		Autonomy struct {
+			MaxOpenAgentPRs int `json:"max_open_agent_prs"`
+		} `json:"autonomy"`
 		Human           HumanPolicy       `json:"human"`
 		GHActions       struct {
 			CommitSigning   string   `json:"commit_signing"`
@@ -75,6 +79,15 @@ type Policy struct {
 			} `json:"tools"`
 		} `json:"gh-actions"`
 	} `json:"box"`
+}
+
+// maxOpenAgentPRs is the cap on open agent pull requests: policy.box.max_open_agent_prs, or the
+// reference's spelling, policy.box.autonomy.max_open_agent_prs (0: no cap).
+func (p Policy) maxOpenAgentPRs() int {
+	if p.Box.MaxOpenAgentPRs > 0 {
+		return p.Box.MaxOpenAgentPRs
+	}
+	return p.Box.Autonomy.MaxOpenAgentPRs
 }
 
 // label is the tracker's name of a task state.

@@ -2,6 +2,7 @@ package effect
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/url"
@@ -520,6 +521,24 @@ func TestMatch(t *testing.T) {
 	} {
 		if got := Match(c.glob, c.path); got != c.want {
 			t.Errorf("Match(%q, %q) = %v, want %v", c.glob, c.path, got, c.want)
+		}
+	}
+}
+
+// TestMaxOpenAgentPRsReadsTheReferenceSpelling: the reference's profiles set the cap in
+// policy.box.autonomy; the top-level key wins when both are set.
+func TestMaxOpenAgentPRsReadsTheReferenceSpelling(t *testing.T) {
+	for doc, want := range map[string]int{
+		`{"box":{"autonomy":{"max_open_agent_prs":2}}}`:                        2,
+		`{"box":{"max_open_agent_prs":3,"autonomy":{"max_open_agent_prs":2}}}`: 3,
+		`{"box":{}}`: 0,
+	} {
+		var p Policy
+		if err := json.Unmarshal([]byte(doc), &p); err != nil {
+			t.Fatal(err)
+		}
+		if got := p.maxOpenAgentPRs(); got != want {
+			t.Errorf("%s: cap %d, want %d", doc, got, want)
 		}
 	}
 }

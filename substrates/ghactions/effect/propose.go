@@ -248,7 +248,7 @@ func (e *Env) pushProposal(ctx context.Context, p *Proposal, head string) error 
 // atCap is whether opening a new pull request would pass policy.box.max_open_agent_prs; if so
 // it marks p capped and says so on the work item and in the run's log.
 func (e *Env) atCap(ctx context.Context, p *Proposal, item int, open []*github.PullRequest, existing *github.PullRequest) (bool, error) {
-	max := e.Policy.Box.MaxOpenAgentPRs
+	max := e.Policy.maxOpenAgentPRs()
 	if existing != nil || max <= 0 || len(open) < max {
 		return false, nil
 	}
