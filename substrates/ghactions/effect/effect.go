@@ -67,8 +67,8 @@ type Policy struct {
 		Autonomy struct {
 			MaxOpenAgentPRs int `json:"max_open_agent_prs"`
 		} `json:"autonomy"`
-		Human           HumanPolicy       `json:"human"`
-		GHActions       struct {
+		Human     HumanPolicy `json:"human"`
+		GHActions struct {
 			CommitSigning   string   `json:"commit_signing"`
 			DispatchChecks  []string `json:"propose_dispatch_checks"`
 			DispatchReviews []string `json:"propose_dispatch_reviews"`
