@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/autonomyhq/autonomy/substrates/ghactions/wire"
 	"io"
 	"path"
 	"slices"
@@ -31,20 +32,7 @@ type Installed struct {
 }
 
 // InstalledActor is one actor of the manifest.
-type InstalledActor struct {
-	Name         string   `json:"name"`
-	Kind         string   `json:"kind"`
-	Workflow     string   `json:"workflow"`
-	Capabilities []string `json:"capabilities"`
-	Triggers     []struct {
-		Kind   string   `json:"kind"`
-		Params []string `json:"params"`
-	} `json:"triggers"`
-	Params []struct {
-		Name   string `json:"name"`
-		Source string `json:"source"`
-	} `json:"params"`
-}
+type InstalledActor = wire.ManifestActor
 
 // ReadInstalled decodes a manifest.
 func ReadInstalled(data []byte) (*Installed, error) {
@@ -64,35 +52,14 @@ func (m *Installed) Actor(name string) (InstalledActor, bool) {
 	return m.Actors[i], true
 }
 
-// Grants are the actor's capabilities as tools grants ("agent:launch@develop" scoped).
-func (a InstalledActor) Grants() []tools.Grant {
+// grants are an installed actor's capabilities as tools grants ("agent:launch@develop" scoped).
+func grants(a InstalledActor) []tools.Grant {
 	out := make([]tools.Grant, 0, len(a.Capabilities))
 	for _, c := range a.Capabilities {
 		name, scope, _ := strings.Cut(c, "@")
 		out = append(out, tools.Grant{Name: name, Scope: scope})
 	}
 	return out
-}
-
-// dispatchInputs are the inputs of the actor's workflow_dispatch trigger; ok is false when it
-// has none.
-func (a InstalledActor) dispatchInputs() ([]string, bool) {
-	for _, t := range a.Triggers {
-		if t.Kind == "dispatch" {
-			return t.Params, true
-		}
-	}
-	return nil, false
-}
-
-// source is the source the actor's param name is bound to ("" when it has no such param).
-func (a InstalledActor) source(name string) string {
-	for _, p := range a.Params {
-		if p.Name == name {
-			return p.Source
-		}
-	}
-	return ""
 }
 
 // ApplyOptions are what one apply run reads besides the Env.
@@ -131,7 +98,7 @@ func (e *Env) Apply(ctx context.Context, o ApplyOptions) ([]Applied, error) {
 	if err != nil {
 		return nil, fmt.Errorf("safe outputs: %w", err)
 	}
-	check := &tools.Checker{Actor: actor.Name, Grants: actor.Grants(), Max: o.Max,
+	check := &tools.Checker{Actor: actor.Name, Grants: grants(actor), Max: o.Max,
 		SessionActor: func(id string) (string, error) { return e.runActor(ctx, o.Installed, id) }}
 	var out []Applied
 	for _, ef := range effects {
@@ -284,7 +251,7 @@ func (e *Env) applyLaunch(ctx context.Context, m *Installed, caller string, v *t
 	if !ok {
 		return "", &tools.Refused{Tool: tools.Launch, Reason: fmt.Sprintf("there is no actor %q in this installation", v.Actor)}
 	}
-	allowed, ok := target.dispatchInputs()
+	allowed, ok := target.DispatchInputs()
 	if !ok {
 		return "", &tools.Refused{Tool: tools.Launch, Reason: fmt.Sprintf("actor %q has no dispatch trigger, so nothing can launch it on GitHub", v.Actor)}
 	}
@@ -293,7 +260,7 @@ func (e *Env) applyLaunch(ctx context.Context, m *Installed, caller string, v *t
 		if !slices.Contains(allowed, k) {
 			return "", &tools.Refused{Tool: tools.Launch, Reason: fmt.Sprintf("actor %q takes no param %s (it takes: %s)", v.Actor, k, strings.Join(allowed, ", "))}
 		}
-		if src := target.source(k); src == "subject.actor" || src == "subject.actorRole" {
+		if src := target.Source(k); src == "subject.actor" || src == "subject.actorRole" {
 			return "", &tools.Refused{Tool: tools.Launch, Reason: fmt.Sprintf("param %s of actor %q is bound to %s, which the substrate sets (to the launching actor, and NONE for its role): drop it", k, v.Actor, src)}
 		}
 		inputs[k] = val

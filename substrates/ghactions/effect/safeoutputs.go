@@ -42,7 +42,7 @@ func MCPSessionFromEnv(ctx context.Context, getenv func(string) string) (*MCPSes
 		return nil, fmt.Errorf("safe outputs: %v", err)
 	}
 	return &MCPSession{
-		Session: mcpserver.Session{ID: e.RunID, Actor: a.Name, Grants: a.Grants(), Max: pol.Box.GHActions.Tools.Max},
+		Session: mcpserver.Session{ID: e.RunID, Actor: a.Name, Grants: grants(a), Max: pol.Box.GHActions.Tools.Max},
 		Reads:   Reads{Env: e, Installed: m, Actor: a.Name},
 		Outputs: out,
 	}, nil

@@ -116,7 +116,7 @@ func (s *ShimSession) Record(tool string, input any) error {
 	if err != nil {
 		return err
 	}
-	c := &tools.Checker{Actor: s.Actor.Name, Grants: s.Actor.Grants(), Max: s.Policy.Box.GHActions.Tools.Max}
+	c := &tools.Checker{Actor: s.Actor.Name, Grants: grants(s.Actor), Max: s.Policy.Box.GHActions.Tools.Max}
 	if err := s.countRecorded(c); err != nil {
 		return err
 	}
@@ -158,7 +158,7 @@ func (m *Installed) DispatchParam(actor, source string) string {
 	if !ok {
 		return ""
 	}
-	inputs, _ := a.dispatchInputs()
+	inputs, _ := a.DispatchInputs()
 	for _, p := range a.Params {
 		if p.Source == source && slices.Contains(inputs, p.Name) {
 			return p.Name

@@ -31,35 +31,7 @@ import (
 const maxManifestBytes = 64 << 20
 
 // InstalledActor is an actor as the installed manifest lists it.
-type InstalledActor struct {
-	Name         string   `json:"name"`
-	Kind         string   `json:"kind"`
-	Workflow     string   `json:"workflow"`
-	Capabilities []string `json:"capabilities"`
-	Triggers     []struct {
-		Kind   string   `json:"kind"`
-		Params []string `json:"params"`
-	} `json:"triggers"`
-	Params []struct {
-		Name   string `json:"name"`
-		Source string `json:"source"`
-	} `json:"params"`
-}
-
-// DispatchParam is the name of the dispatch input of a that takes source ("" for none).
-func (a InstalledActor) DispatchParam(source string) string {
-	for _, t := range a.Triggers {
-		if t.Kind != string(ir.Dispatch) {
-			continue
-		}
-		for _, p := range a.Params {
-			if p.Source == source && slices.Contains(t.Params, p.Name) {
-				return p.Name
-			}
-		}
-	}
-	return ""
-}
+type InstalledActor = wire.ManifestActor
 
 // ReadInstalled reads the actors of the gh-actions installation at dir (a checkout).
 func ReadInstalled(dir string) ([]InstalledActor, error) {
