@@ -3,17 +3,12 @@
 package mcpserver_test
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/autonomyhq/autonomy/internal/agentcli"
 	"github.com/autonomyhq/autonomy/internal/modelfake"
@@ -39,23 +34,11 @@ func serverArgv(t *testing.T, outputs string) []string {
 
 func runAgent(t *testing.T, env []string, argv ...string) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Dir = t.TempDir()
-	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH")}, env...)
-	cmd.Stdin = strings.NewReader("Triage item 7.")
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 5 * time.Second
-	err := cmd.Run()
-	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	if ctx.Err() != nil || err != nil {
-		t.Fatalf("%s: %v\n%s", argv[0], err, out.String())
+	out, err := agentcli.Run(t, env, "Triage item 7.", argv...)
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", argv[0], err, out)
 	}
-	return out.String()
+	return out
 }
 
 func assertEffects(t *testing.T, fake *modelfake.Server, outputs string) {

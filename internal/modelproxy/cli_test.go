@@ -3,12 +3,7 @@
 package modelproxy_test
 
 import (
-	"bytes"
-	"context"
-	"os"
-	"os/exec"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -24,23 +19,7 @@ import (
 
 func runAgent(t *testing.T, env []string, argv ...string) (string, error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Dir = t.TempDir()
-	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH")}, env...)
-	cmd.Stdin = strings.NewReader("Print your environment with the shell tool.")
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 5 * time.Second
-	err := cmd.Run()
-	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	if ctx.Err() != nil {
-		t.Fatalf("%s timed out:\n%s", argv[0], out.String())
-	}
-	return out.String(), err
+	return agentcli.Run(t, env, "Print your environment with the shell tool.", argv...)
 }
 
 func codexThrough(t *testing.T, program, proxyURL string) []string {
