@@ -1,6 +1,8 @@
 package local
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -57,25 +59,48 @@ func presetConfigEnv(cfg *ActorConfig) []string {
 	return p.ConfigEnv
 }
 
-// selfBin makes a directory, outside every workspace, holding one link named autonomy to the
-// binary that runs the runner, for the front of a session's PATH: an orchestrator's autonomy
-// runner launch finds the same autonomy, wherever the operator installed it. remove is never nil.
-func (r *Runner) selfBin() (dir string, remove func(), err error) {
+// BinDir holds, per autonomy binary, a folder with one link named autonomy to it: what the
+// front of a session's PATH names (selfBin).
+const BinDir = StateDir + "/bin"
+
+// selfBin is a folder, outside every workspace and kept with the installation's state, holding
+// one link named autonomy to the binary that runs the runner, for the front of a session's PATH:
+// an orchestrator's autonomy runner launch finds the same autonomy, wherever the operator
+// installed it. The folder is named by the binary's path, made once and checked at each session:
+// nothing is left behind when a supervisor is killed.
+func (r *Runner) selfBin() (string, error) {
 	exe := r.opts.Exe
 	if exe == "" {
+		var err error
 		if exe, err = os.Executable(); err != nil {
-			return "", func() {}, fmt.Errorf("cannot find the autonomy binary for its PATH: %v", err)
+			return "", fmt.Errorf("cannot find the autonomy binary for its PATH: %v", err)
 		}
 	}
-	if dir, err = os.MkdirTemp("", "autonomy-bin-"); err != nil {
-		return "", func() {}, fmt.Errorf("cannot make the directory of autonomy for its PATH: %v", err)
+	if abs, err := filepath.Abs(exe); err == nil {
+		exe = abs
 	}
-	remove = func() { _ = os.RemoveAll(dir) }
-	if err := os.Symlink(exe, filepath.Join(dir, "autonomy")); err != nil {
-		remove()
-		return "", func() {}, fmt.Errorf("cannot put autonomy on its PATH: %v", err)
+	sum := sha256.Sum256([]byte(exe))
+	dir := r.In.Path(BinDir + "/" + hex.EncodeToString(sum[:8]))
+	link := filepath.Join(dir, "autonomy")
+	if cur, err := os.Readlink(link); err == nil && cur == exe {
+		return dir, nil
 	}
-	return dir, remove, nil
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("cannot make the directory of autonomy for its PATH: %v", err)
+	}
+	// A new link renamed over the old one: a session starting meanwhile sees one or the other.
+	tmp, err := os.MkdirTemp(dir, ".new-")
+	if err != nil {
+		return "", fmt.Errorf("cannot put autonomy on its PATH: %v", err)
+	}
+	defer os.RemoveAll(tmp)
+	if err := os.Symlink(exe, filepath.Join(tmp, "autonomy")); err != nil {
+		return "", fmt.Errorf("cannot put autonomy on its PATH: %v", err)
+	}
+	if err := os.Rename(filepath.Join(tmp, "autonomy"), link); err != nil {
+		return "", fmt.Errorf("cannot put autonomy on its PATH: %v", err)
+	}
+	return dir, nil
 }
 
 // withPathFirst puts dir at the front of env's PATH.

@@ -166,8 +166,7 @@ func (sv *supervision) run(ctx context.Context, hold *rootHold, cleanup func() s
 	}
 	sv.resultPath = r.In.Path(StateDir + "/results/" + id + ".json")
 	sv.env = r.In.sessionEnv(r.opts.Env, s, sv.cfg, sv.workdir, sv.resultPath)
-	bin, removeBin, err := r.selfBin()
-	defer removeBin()
+	bin, err := r.selfBin()
 	if err != nil {
 		sv.end(ir.Failed, err.Error(), "", nil)
 		return
