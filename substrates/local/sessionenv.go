@@ -43,8 +43,9 @@ func allowed(k string, cfg *ActorConfig) bool {
 	return false
 }
 
-// presetConfigEnv is what the actor's preset reads its configuration from, and for a step
-// playbook, whose steps run the preset without a proxy of their own, its credential and base URL.
+// presetConfigEnv is what the actor's preset reads its configuration from. Its credential and
+// base URL never pass: a preset's session, a step playbook's steps too, holds the placeholder and
+// the URL of the model proxy its supervisor runs (modelproxy.go).
 func presetConfigEnv(cfg *ActorConfig) []string {
 	if cfg.Command == nil || cfg.Command.Preset == "" {
 		return nil
@@ -52,9 +53,6 @@ func presetConfigEnv(cfg *ActorConfig) []string {
 	p, ok := agent.Lookup(cfg.Command.Preset)
 	if !ok {
 		return nil
-	}
-	if cfg.Steps {
-		return append([]string{p.CredentialEnv, p.BaseURLEnv}, p.ConfigEnv...)
 	}
 	return p.ConfigEnv
 }
