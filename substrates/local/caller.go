@@ -65,6 +65,9 @@ func (c *caller) authorize(ctx context.Context, verb, actor string) error {
 	if msg := c.Authorize(verb, actor); msg != "" {
 		return c.deny(ctx, msg)
 	}
+	if tool := verbTools[verb]; tool != "" && actor != "" {
+		return c.spend(ctx, tool, verb+" "+actor)
+	}
 	return nil
 }
 

@@ -67,15 +67,9 @@ const BinDir = StateDir + "/bin"
 // installed it. The folder is named by the binary's path, made once and checked at each session:
 // nothing is left behind when a supervisor is killed.
 func (r *Runner) selfBin() (string, error) {
-	exe := r.opts.Exe
-	if exe == "" {
-		var err error
-		if exe, err = os.Executable(); err != nil {
-			return "", fmt.Errorf("cannot find the autonomy binary for its PATH: %v", err)
-		}
-	}
-	if abs, err := filepath.Abs(exe); err == nil {
-		exe = abs
+	exe, err := r.exe()
+	if err != nil {
+		return "", err
 	}
 	sum := sha256.Sum256([]byte(exe))
 	dir := r.In.Path(BinDir + "/" + hex.EncodeToString(sum[:8]))
@@ -99,6 +93,18 @@ func (r *Runner) selfBin() (string, error) {
 		return "", fmt.Errorf("cannot put autonomy on its PATH: %v", err)
 	}
 	return dir, nil
+}
+
+// exe is the absolute path of the autonomy binary that runs the runner.
+func (r *Runner) exe() (string, error) {
+	exe := r.opts.Exe
+	if exe == "" {
+		var err error
+		if exe, err = os.Executable(); err != nil {
+			return "", fmt.Errorf("cannot find the autonomy binary: %v", err)
+		}
+	}
+	return filepath.Abs(exe)
 }
 
 // withPathFirst puts dir at the front of env's PATH.

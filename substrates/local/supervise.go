@@ -246,6 +246,9 @@ func (sv *supervision) command(ctx context.Context) (argv []string, stdin string
 		argv, stdin, preset, err = sv.r.In.command(sv.r.opts.Env, sv.cfg)
 	}
 	if err == nil && preset {
+		argv, err = sv.withTools(argv) // the session's MCP server (tools.go)
+	}
+	if err == nil && preset {
 		argv, err = sv.r.In.fill(ctx, sv.s, sv.cfg, argv, sv.env, sv.workdir, sv.resultPath)
 	}
 	return argv, stdin, preset, err

@@ -78,7 +78,7 @@ error.`,
 	}
 	cliflag.Target(cmd.PersistentFlags(), &f.substrate, sub, "local, or gh-actions: the GitHub runner, from a job's environment (default $"+substrates.TargetEnv+", else local; docs/gh-actions.md)")
 	cmd.AddCommand(newRunnerLaunch(f), newRunnerGet(f), newRunnerList(f), newRunnerUpdate(f), newRunnerCancel(f),
-		withTranscript(f, newRunnerLogs(f)), newRunnerTick(f), newRunnerServe(f), newRunnerSupervise(f), newRunnerUsage(f))
+		withTranscript(f, newRunnerLogs(f)), newRunnerTick(f), newRunnerServe(f), newRunnerSupervise(f), newRunnerUsage(f), newRunnerMCP(f))
 	return cmd
 }
 
@@ -88,7 +88,7 @@ func (f *runnerFlags) open() (*local.Runner, error) {
 	if err != nil {
 		return nil, exitcode.Usagef("cannot find the autonomy binary: %v", err)
 	}
-	r, err := local.New(f.dir, local.Options{Session: os.Getenv(local.SessionEnv), Detach: true, Exe: exe, Playbooks: runtimes.Host{}})
+	r, err := local.New(f.dir, local.Options{Session: os.Getenv(local.SessionEnv), Confine: true, Detach: true, Exe: exe, Playbooks: runtimes.Host{}})
 	if err != nil {
 		return nil, runnerError(err)
 	}
