@@ -66,7 +66,8 @@ func TestPresetSessionsActThroughTheTools(t *testing.T) {
 				modelfake.Turn{Tool: "launch", Args: json.RawMessage(`{"actor":"boss"}`)},
 				modelfake.Turn{Tool: "propose", Args: json.RawMessage(`{"title":"Fix item 7","body":"The fix."}`)},
 				modelfake.Turn{Tool: "propose", Args: json.RawMessage(`{"title":"Again"}`)},
-				modelfake.Turn{Shell: self + " runner launch boss 2>&1; echo rc=$?; env -u AUTONOMY_SESSION " + self + " runner launch boss 2>&1; echo rc=$?"},
+				modelfake.Turn{Shell: self + " runner launch boss 2>&1; echo rc=$?; env -u AUTONOMY_SESSION " + self + " runner launch boss 2>&1; echo rc=$?; " +
+					self + " runner launch worker >/dev/null 2>&1; echo launched=$?"},
 				modelfake.Turn{Text: "Done."})
 			defer fake.Close()
 			r, s := handsRun(t, preset, fake)
@@ -95,8 +96,13 @@ func TestPresetSessionsActThroughTheTools(t *testing.T) {
 			for _, x := range all {
 				actors = append(actors, x.Actor)
 			}
-			if len(all) != 2 || !strings.Contains(strings.Join(actors, ","), "worker") {
-				t.Errorf("sessions %v, want the lead and the one worker it launched", actors)
+			if !strings.Contains(shell, "launched=0") || len(all) != 3 || strings.Count(strings.Join(actors, ","), "worker") != 2 {
+				t.Errorf("sessions %v (its shell's launch of worker: %q), want the lead and the two workers its tool and its shell launched", actors, shell)
+			}
+			for _, x := range all {
+				if x.Actor == "worker" {
+					waitEndedWithin(t, r, x.ID, 30)
+				}
 			}
 			events, err := r.Store.Events(t.Context(), s.ID, 0)
 			if err != nil {
@@ -112,8 +118,8 @@ func TestPresetSessionsActThroughTheTools(t *testing.T) {
 					}
 				}
 			}
-			if counts["tool:comment"] != 1 || counts["tool:launch"] != 1 || counts["tool:propose"] != 1 {
-				t.Errorf("recorded effects %v, want one comment, one launch, one proposal", counts)
+			if counts["tool:comment"] != 1 || counts["tool:launch"] != 2 || counts["tool:propose"] != 1 {
+				t.Errorf("recorded effects %v, want one comment, two launches (the tool's, the shell's), one proposal", counts)
 			}
 			head := gitRun(t, r.In.Dir, "rev-parse", "HEAD")
 			if proposal.Title != "Fix item 7" || proposal.Head != head || proposal.Branch != "main" {

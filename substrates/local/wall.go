@@ -19,32 +19,37 @@ import (
 // refused, never the operator; naming another session, it is refused as a forgery.
 
 // callerOf identifies the caller of a runner opened with opts: the operator (nil), or a session.
-func callerOf(st *store.Store, in *Install, opts Options) (*caller, error) {
+// handOff is true for a session calling from inside its sandbox, whose launches its supervisor
+// starts (handoff.go).
+func callerOf(st *store.Store, in *Install, opts Options) (c *caller, handOff bool, err error) {
 	if opts.Confine {
 		inside, ok, err := enclosing(context.Background(), st, os.Getpid())
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
-		if !ok && opts.Session == "" {
-			if s, in := sandboxed(context.Background(), st); in {
-				return nil, &DeniedError{Msg: fmt.Sprintf("this process runs in a pid namespace made after session %s (actor %q) started: it is inside a session's sandbox, "+
+		if !ok {
+			if s, in := sandboxed(context.Background(), st); in && opts.Session == "" {
+				return nil, false, &DeniedError{Msg: fmt.Sprintf("this process runs in a pid namespace made after session %s (actor %q) started: it is inside a session's sandbox, "+
 					"and %s is unset: a runner verb from inside a session never acts as the operator. Act through the session's tools (%s, %s, %s, %s)",
 					s.ID, s.Actor, SessionEnv, tools.Launch, tools.ListSessions, tools.UpdateSession, tools.CancelSession)}
+			} else if in {
+				handOff = true
 			}
 		}
 		if ok && opts.Session == "" {
-			return nil, &DeniedError{Msg: fmt.Sprintf("this process runs inside session %s (actor %q), and %s is unset: a runner verb from inside a session never acts as the operator. "+
+			return nil, false, &DeniedError{Msg: fmt.Sprintf("this process runs inside session %s (actor %q), and %s is unset: a runner verb from inside a session never acts as the operator. "+
 				"Act through the session's tools (%s, %s, %s, %s), or keep %s=%s", inside.ID, inside.Actor, SessionEnv,
 				tools.Launch, tools.ListSessions, tools.UpdateSession, tools.CancelSession, SessionEnv, inside.ID)}
 		}
 		if ok && opts.Session != inside.ID {
-			return nil, &DeniedError{Msg: fmt.Sprintf("%s=%s, but this process runs inside session %s (actor %q): a session acts only as itself", SessionEnv, opts.Session, inside.ID, inside.Actor)}
+			return nil, false, &DeniedError{Msg: fmt.Sprintf("%s=%s, but this process runs inside session %s (actor %q): a session acts only as itself", SessionEnv, opts.Session, inside.ID, inside.Actor)}
 		}
 	}
 	if opts.Session == "" {
-		return nil, nil
+		return nil, false, nil
 	}
-	return identify(st, in, opts.Session)
+	c, err = identify(st, in, opts.Session)
+	return c, handOff, err
 }
 
 // enclosing is the nearest session in flight that process pid descends from: one whose agent
