@@ -138,3 +138,40 @@ func toolOutputs(fake *modelfake.Server) []string {
 	}
 	return scripted[len(scripted)-1].ToolOutputs
 }
+
+// An isolated session's sandbox cannot write the runner's state: its shell's runner verbs are
+// refused with the tools to use, and nothing lands, while its tools still act.
+func TestIsolatedSessionShellIsWalledOff(t *testing.T) {
+	for _, preset := range []string{"codex", "claude"} {
+		t.Run(preset, func(t *testing.T) {
+			self := builtAutonomy(t)
+			fake := modelfake.Start(
+				modelfake.Turn{Shell: self + " runner launch worker 2>&1; echo rc=$?; touch \"$AUTONOMY_DIR/.autonomy/state/x\" 2>&1 || echo not-writable"},
+				modelfake.Turn{Tool: "launch", Args: json.RawMessage(`{"actor":"worker"}`)},
+				modelfake.Turn{Text: "Done."})
+			defer fake.Close()
+			f := handsFleet(preset)
+			f.yml = strings.Replace(f.yml, "    behavior: skills/lead\n", "    behavior: skills/lead\n    execution: { workspace: isolated }\n", 1)
+			dir := installFleet(t, f, true)
+			r := newRunner(t, dir, Options{Env: cliEnv(t, preset, fake), Exe: self})
+			s := launch(t, r, LaunchRequest{Actor: "lead"})
+			if got := waitEndedWithin(t, r, s.ID, 150); got.Status != ir.Done || fake.Err() != nil {
+				t.Fatalf("ended %s (%s); model: %v\n%s", got.Status, got.Reason, fake.Err(), sessionLogOf(r, s.ID))
+			}
+			r.Wait()
+			out := strings.Join(toolOutputs(fake), "\n")
+			for _, want := range []string{"read-only inside the sandbox of session " + s.ID, "rc=1", "not-writable", `"actor":"worker"`} {
+				if !strings.Contains(out, want) {
+					t.Errorf("the model never read %q:\n%s", want, out)
+				}
+			}
+			all, _ := r.Store.List(t.Context(), store.ListOptions{All: true})
+			if len(all) != 2 {
+				t.Errorf("%d sessions, want the lead and the worker its tool launched", len(all))
+			}
+			for _, x := range all {
+				waitEndedWithin(t, r, x.ID, 30)
+			}
+		})
+	}
+}

@@ -48,8 +48,24 @@ func callerOf(st *store.Store, in *Install, opts Options) (c *caller, handOff bo
 	if opts.Session == "" {
 		return nil, false, nil
 	}
+	if handOff && !stateWritable(in) {
+		return nil, false, &DeniedError{Msg: fmt.Sprintf("the runner's state is read-only inside the sandbox of session %s (its workspace is isolated): "+
+			"act through the session's tools (%s, %s, %s, %s), which the runner realizes outside it", opts.Session,
+			tools.Launch, tools.ListSessions, tools.UpdateSession, tools.CancelSession)}
+	}
 	c, err = identify(st, in, opts.Session)
 	return c, handOff, err
+}
+
+// stateWritable reports whether this process can write the runner's state folder.
+func stateWritable(in *Install) bool {
+	f, err := os.CreateTemp(in.Path(StateDir), ".writable-*")
+	if err != nil {
+		return false
+	}
+	f.Close()
+	os.Remove(f.Name())
+	return true
 }
 
 // enclosing is the nearest session in flight that process pid descends from: one whose agent
