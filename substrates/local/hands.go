@@ -138,7 +138,7 @@ func (h *Hands) record(ctx context.Context, tool string, what any) (any, error) 
 	if err := h.r.caller.spend(ctx, tool, string(raw)); err != nil {
 		return nil, err
 	}
-	return Recorded{Recorded: true, Note: "recorded with session " + h.r.caller.session.ID + ": the operator reads it in autonomy runner logs --events " + h.r.caller.session.ID}, nil
+	return Recorded{Recorded: true, Note: "recorded with session " + h.r.caller.session.ID + ": the operator reads it in autonomy runner get " + h.r.caller.session.ID}, nil
 }
 
 // ProposalRecord is the propose effect as the local runner keeps it: the commit proposed and
