@@ -21,10 +21,10 @@ func newRunnerMCP(f *runnerFlags) *cobra.Command {
 the absolute path of the autonomy binary that runs the runner (docs/local.md, "The agent's
 tools"). Serves MCP on stdio: the tools of the session's actor ($AUTONOMY_SESSION) as installed
 (docs/tools.md), each call checked against its capabilities, scopes and caps, and realized by
-the runner as that session. It runs only inside the session it names (its ancestors include the
-session's agent process): anywhere else it is refused.
+the runner as that session, which must be in flight. Without $AUTONOMY_SESSION, or from inside
+another session, it is refused.
 
-Exit codes: 0 the client went away; 1 refused (not inside that session); 2 an I/O error.`,
+Exit codes: 0 the client went away; 1 refused; 2 an I/O error.`,
 		Args: cobra.NoArgs,
 		RunE: f.with(false, func(cmd *cobra.Command, _ []string, r *local.Runner) error {
 			h, s, err := r.Hands()
