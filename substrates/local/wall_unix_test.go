@@ -98,3 +98,39 @@ func TestShellCannotLeaveItsSession(t *testing.T) {
 		}
 	}
 }
+
+// Launches made at once from a session's processes never pass its cap: the count and the record
+// are one write transaction.
+func TestConcurrentLaunchesKeepTheCap(t *testing.T) {
+	f := fleet{yml: `schema: autonomy.ir.v1
+targets: [local]
+actors:
+  lead:
+    behavior: scripts/lead.sh
+    capabilities: [agent:launch]
+    triggers: [{ dispatch: true }]
+  worker:
+    behavior: scripts/noop.sh
+    triggers: [{ dispatch: true }]
+`, files: map[string]string{
+		"scripts/lead.sh": "#!/bin/sh\nfor i in 1 2 3 4 5 6 7 8; do autonomy runner launch worker >/dev/null 2>&1 & done\nwait\n",
+		"scripts/noop.sh": "#!/bin/sh\ntrue\n",
+	}}
+	dir := installFleet(t, f, false)
+	r := newRunner(t, dir, Options{Exe: builtAutonomy(t), Env: []string{"PATH=/usr/bin:/bin", "HOME=" + t.TempDir()}})
+	lead := launch(t, r, LaunchRequest{Actor: "lead"})
+	if got := waitEnded(t, r, lead.ID); got.Status != ir.Done {
+		t.Fatalf("lead ended %s: %s", got.Status, got.Reason)
+	}
+	all, _ := r.Store.List(t.Context(), store.ListOptions{All: true})
+	workers := 0
+	for _, s := range all {
+		if s.Actor == "worker" {
+			workers++
+			waitEnded(t, r, s.ID)
+		}
+	}
+	if workers != 5 {
+		t.Errorf("%d workers launched at once, want the cap of 5", workers)
+	}
+}
