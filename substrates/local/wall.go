@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 
 	"github.com/autonomyhq/autonomy/internal/proc"
 	"github.com/autonomyhq/autonomy/internal/store"
@@ -23,11 +24,11 @@ import (
 // starts (handoff.go).
 func callerOf(st *store.Store, in *Install, opts Options) (c *caller, handOff bool, err error) {
 	if opts.Confine {
-		inside, ok, err := enclosing(context.Background(), st, os.Getpid())
+		inside, err := enclosing(context.Background(), st, os.Getpid())
 		if err != nil {
 			return nil, false, err
 		}
-		if !ok {
+		if len(inside) == 0 {
 			if s, in := sandboxed(context.Background(), st); in && opts.Session == "" {
 				return nil, false, &DeniedError{Msg: fmt.Sprintf("this process runs in a pid namespace made after session %s (actor %q) started: it is inside a session's sandbox, "+
 					"and %s is unset: a runner verb from inside a session never acts as the operator. Act through the session's tools (%s, %s, %s, %s)",
@@ -36,13 +37,13 @@ func callerOf(st *store.Store, in *Install, opts Options) (c *caller, handOff bo
 				handOff = true
 			}
 		}
-		if ok && opts.Session == "" {
+		if len(inside) > 0 && opts.Session == "" {
 			return nil, false, &DeniedError{Msg: fmt.Sprintf("this process runs inside session %s (actor %q), and %s is unset: a runner verb from inside a session never acts as the operator. "+
-				"Act through the session's tools (%s, %s, %s, %s), or keep %s=%s", inside.ID, inside.Actor, SessionEnv,
-				tools.Launch, tools.ListSessions, tools.UpdateSession, tools.CancelSession, SessionEnv, inside.ID)}
+				"Act through the session's tools (%s, %s, %s, %s), or keep %s=%s", inside[0].ID, inside[0].Actor, SessionEnv,
+				tools.Launch, tools.ListSessions, tools.UpdateSession, tools.CancelSession, SessionEnv, inside[0].ID)}
 		}
-		if ok && opts.Session != inside.ID {
-			return nil, false, &DeniedError{Msg: fmt.Sprintf("%s=%s, but this process runs inside session %s (actor %q): a session acts only as itself", SessionEnv, opts.Session, inside.ID, inside.Actor)}
+		if len(inside) > 0 && !insideOf(inside, opts.Session) {
+			return nil, false, &DeniedError{Msg: fmt.Sprintf("%s=%s, but this process runs inside session %s (actor %q): a session acts only as itself", SessionEnv, opts.Session, inside[0].ID, inside[0].Actor)}
 		}
 	}
 	if opts.Session == "" {
@@ -69,24 +70,37 @@ func stateWritable(in *Install) bool {
 }
 
 // enclosing is the nearest session in flight that process pid descends from: one whose agent
-// process or supervisor is among its ancestors.
-func enclosing(ctx context.Context, st *store.Store, pid int) (store.Session, bool, error) {
+// process or supervisor is among its ancestors. A supervisor that runs several sessions (an
+// in-process runner's) makes the answer ambiguous: inside are all of them, and the caller names
+// which (insideOf).
+func enclosing(ctx context.Context, st *store.Store, pid int) ([]store.Session, error) {
+	// A session's process is started inside the write transaction that records its pid
+	// (startRecorded): an empty write transaction waits for that one to commit, so the list
+	// below holds the pid of whichever process this one descends from. (It fails where the
+	// store is read-only, a sandbox, where the ancestors are out of sight anyway.)
+	_ = st.Tx(ctx, func(*store.Tx) error { return nil })
 	live, err := st.List(ctx, store.ListOptions{})
-	if err != nil {
-		return store.Session{}, false, err
-	}
-	if len(live) == 0 {
-		return store.Session{}, false, nil
+	if err != nil || len(live) == 0 {
+		return nil, err
 	}
 	for _, a := range proc.Ancestors(pid) {
+		var in []store.Session
 		for _, s := range live {
 			if s.PID > 0 && (proc.Named{PID: s.PID, Start: s.PIDStart}) == a ||
 				s.SupervisorPID > 0 && (proc.Named{PID: s.SupervisorPID, Start: s.SupervisorStart}) == a {
-				return s, true, nil
+				in = append(in, s)
 			}
 		}
+		if len(in) > 0 {
+			return in, nil
+		}
 	}
-	return store.Session{}, false, nil
+	return nil, nil
+}
+
+// insideOf reports whether id is one of the sessions a process is inside.
+func insideOf(in []store.Session, id string) bool {
+	return slices.ContainsFunc(in, func(s store.Session) bool { return s.ID == id })
 }
 
 // sandboxed reports whether this process runs inside a session's sandbox whose pid namespace
