@@ -34,7 +34,7 @@ func (r *Runner) Hands() (*Hands, mcpserver.Session, error) {
 		return nil, mcpserver.Session{}, err
 	}
 	s := mcpserver.Session{ID: r.caller.session.ID, Actor: r.caller.session.Actor,
-		Grants: tools.Grants(substrates.ParseCapabilities(cfg.Capabilities))}
+		Grants: tools.Grants(substrates.ParseCapabilities(cfg.Capabilities)), Max: cfg.ToolsMax}
 	return &Hands{r: r}, s, nil
 }
 

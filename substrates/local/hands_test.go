@@ -29,6 +29,9 @@ actors:
     behavior: scripts/wait.sh
     capabilities: [tasks:converse, code:propose]
     triggers: [{ dispatch: true }]
+policy:
+  box:
+    local: { tools: { max: { comment: 1 } } }
 `, files: map[string]string{"scripts/wait.sh": "#!/bin/sh\nwhile [ ! -e \"$AUTONOMY_DIR/done\" ]; do sleep 0.05; done\n"}}
 
 // sessionTools connects an MCP client to a fresh server of session id (a new server each time,
@@ -67,7 +70,8 @@ func callTool(t *testing.T, cs *mcp.ClientSession, name, args string) (string, b
 
 // An actor without tasks:converse has no comment tool, and a call of it lands nothing; a cap is
 // counted in the store, so a second server of the same session (restarted, or one its shell
-// started) cannot spend it again; the tools on work items say the local runner keeps none.
+// started) cannot spend it again, policy.box.local.tools.max included; the tools on work items
+// say the local runner keeps none.
 func TestLocalToolsAreChecked(t *testing.T) {
 	dir := installFleet(t, handsUnitFleet, true)
 	r := newRunner(t, dir, Options{})
@@ -103,6 +107,9 @@ func TestLocalToolsAreChecked(t *testing.T) {
 	second := sessionTools(t, dir, talker.ID)
 	if out, isErr := callTool(t, second, "propose", `{"title":"Again"}`); !isErr || !strings.Contains(out, "already used its 1 propose call") {
 		t.Errorf("a second server's proposal: %q, want refused past the cap", out)
+	}
+	if out, isErr := callTool(t, second, "comment", `{"item":"7","body":"More."}`); !isErr || !strings.Contains(out, "already used its 1 comment call") {
+		t.Errorf("a second comment past tools.max.comment: 1: %q", out)
 	}
 	if out, isErr := callTool(t, second, "read_item", `{"item":"7"}`); !isErr || !strings.Contains(out, "keeps no work items") {
 		t.Errorf("read_item: %q", out)

@@ -15,14 +15,18 @@ var verbTools = map[string]string{"launch": tools.Launch, "update": tools.Update
 // toolEvent is the kind of the event that records one realized call of tool.
 func toolEvent(tool string) string { return "tool:" + tool }
 
-// spend counts one call of tool against the session's cap (tools.DefaultMax), in the store: the
+// spend counts one call of tool against the session's cap (policy.box.local.tools.max, else
+// tools.DefaultMax), in the store: the
 // count survives a restarted MCP server and covers the runner verbs its shell runs. A call past
 // the cap is refused and recorded as denied; what is spent is recorded with what, as an event.
 func (c *caller) spend(ctx context.Context, tool, what string) error {
 	if c == nil {
 		return nil
 	}
-	max := tools.DefaultMax[tool]
+	max, ok := c.max[tool]
+	if !ok {
+		max = tools.DefaultMax[tool]
+	}
 	var over bool
 	err := c.store.Tx(ctx, func(tx *store.Tx) error {
 		n, err := tx.CountEvents(c.session.ID, toolEvent(tool))
@@ -38,7 +42,7 @@ func (c *caller) spend(ctx context.Context, tool, what string) error {
 		return err
 	}
 	if over {
-		return c.deny(ctx, fmt.Sprintf("refused: %s: %s already used its %d %s call(s) (tools.DefaultMax, docs/tools.md)", tool, c.describe(), max, tool))
+		return c.deny(ctx, fmt.Sprintf("refused: %s: %s already used its %d %s call(s) (the cap in policy.box.local.tools.max, docs/tools.md)", tool, c.describe(), max, tool))
 	}
 	return nil
 }
