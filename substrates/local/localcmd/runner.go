@@ -51,7 +51,10 @@ only its one-time token and evidence can complete. State lives in DIR/.autonomy/
 --dir defaults to $AUTONOMY_DIR, which every session has, else the current directory. A verb run
 from inside a session ($AUTONOMY_SESSION set) acts for that session's actor and needs its
 capability: launch agent:launch (agent:launch@x: only x), list/get/logs agent:list, update
-agent:update, cancel agent:cancel. tick and serve are the operator's.
+agent:update, cancel agent:cancel. tick and serve are the operator's. A verb run by a process
+inside a session (its descendant, or in its sandbox) without $AUTONOMY_SESSION, or naming
+another session, is refused: it never acts as the operator (docs/local.md, "The wall"). mcp is
+the MCP server a preset's agent CLI starts for its session.
 
 --target gh-actions (the default where $AUTONOMY_SUBSTRATE says so, as the compiled job of an
 actor holding agent:* does) is the GitHub runner inside a job: launch, get, list and cancel from
