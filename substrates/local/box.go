@@ -24,7 +24,7 @@ const (
 	AgentEnv = "AUTONOMY_LOCAL_AGENT"
 )
 
-var boxKeys = []string{"agent", "model", "network", "timezone", "graceSeconds", "logMaxBytes", "overlap", "secrets", "env"}
+var boxKeys = []string{"agent", "model", "network", "timezone", "graceSeconds", "logMaxBytes", "overlap", "secrets", "env", "tools"}
 
 // box is policy.box.local: how this substrate fills the box every agent runs in.
 type box struct {
@@ -44,6 +44,8 @@ type box struct {
 	env []string
 	// modelPolicy is what the model proxy beside a preset's session enforces.
 	modelPolicy ModelPolicy
+	// toolsMax overrides tools.DefaultMax per tool (toolsmax.go).
+	toolsMax map[string]int
 }
 
 // readBox reads policy.box.local with its defaults filled in.
@@ -77,6 +79,8 @@ func readBox(p *ir.Profile) (box, ir.Diagnostics) {
 				model = readModel(r, v, &b)
 			case "env":
 				b.env = readEnvNames(r, v)
+			case "tools":
+				b.toolsMax = readTools(r, v)
 			case "timezone":
 				tz, ok := r.Str(v, "timezone", "e.g. timezone: Europe/Paris")
 				if !ok {

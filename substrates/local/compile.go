@@ -143,6 +143,7 @@ func (c *compiler) actor(a *ir.Actor) *ActorConfig {
 	}
 	if !a.IsHuman() {
 		cfg.PassEnv = c.box.env
+		cfg.ToolsMax = c.box.toolsMax
 		if cfg.Command != nil && cfg.Command.Preset != "" && !reflect.DeepEqual(c.box.modelPolicy, defaultModelPolicy()) {
 			m := c.box.modelPolicy
 			cfg.Model = &m

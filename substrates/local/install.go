@@ -62,6 +62,8 @@ type ActorConfig struct {
 	// PassEnv are the runner's environment variables its sessions receive besides the
 	// allowlist (policy.box.local.env; sessionenv.go).
 	PassEnv []string `json:"passEnv,omitempty"`
+	// ToolsMax overrides tools.DefaultMax per tool for its sessions (policy.box.local.tools.max).
+	ToolsMax map[string]int `json:"toolsMax,omitempty"`
 	// Model is what the model proxy beside a preset's session enforces (policy.box.local.model);
 	// nil for the defaults.
 	Model *ModelPolicy `json:"model,omitempty"`

@@ -37,11 +37,12 @@ type sessionProxy struct {
 	key, root string
 }
 
-// proxied reports which preset a session's agent is, when it runs behind a model proxy: a skill
-// run by a preset the operator did not override with AUTONOMY_LOCAL_AGENT.
+// proxied reports which preset a session's agent is, when it runs behind a model proxy: a skill,
+// or a step playbook whose steps run the preset (one proxy, and one budget, for all its steps),
+// by a preset the operator did not override with AUTONOMY_LOCAL_AGENT.
 func (sv *supervision) proxied() (agent.Preset, bool) {
 	c := sv.cfg.Command
-	if !sv.cfg.Skill || c == nil || c.Preset == "" {
+	if !sv.cfg.Skill && !sv.cfg.Steps || c == nil || c.Preset == "" {
 		return agent.Preset{}, false
 	}
 	if over, err := AgentOverride(lookupEnv(sv.r.opts.Env, AgentEnv)); err != nil || over != nil {

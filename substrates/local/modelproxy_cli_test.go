@@ -47,8 +47,20 @@ const codexModel = "gpt-5-codex"
 // proxyRun launches worker with the real CLI of preset against fake and waits for its end.
 func proxyRun(t *testing.T, preset, model string, fake *modelfake.Server) (*Runner, store.Session) {
 	t.Helper()
-	program := agentcli.Require(t, preset)
 	dir := installFleet(t, proxyFleet(preset, model), true)
+	r := newRunner(t, dir, Options{Env: cliEnv(t, preset, fake), Exe: builtAutonomy(t)})
+	s := launch(t, r, LaunchRequest{Actor: "worker"})
+	waitEndedWithin(t, r, s.ID, 150)
+	r.Wait()
+	got, _, _ := r.Store.Get(t.Context(), s.ID)
+	return r, got
+}
+
+// cliEnv is the runner's environment for the real CLI of preset against fake: an operator's
+// shell, with the CLI on PATH and a home of its own.
+func cliEnv(t *testing.T, preset string, fake *modelfake.Server) []string {
+	t.Helper()
+	program := agentcli.Require(t, preset)
 	home := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(home, ".codex"), 0o700); err != nil {
 		t.Fatal(err)
@@ -57,16 +69,10 @@ func proxyRun(t *testing.T, preset, model string, fake *modelfake.Server) (*Runn
 	if preset == "claude" {
 		base = fake.AnthropicBaseURL()
 	}
-	env := append(operatorEnv(filepath.Dir(program)+string(os.PathListSeparator)+os.Getenv("PATH")),
+	return append(operatorEnv(filepath.Dir(program)+string(os.PathListSeparator)+os.Getenv("PATH")),
 		"HOME="+home, "CODEX_HOME="+filepath.Join(home, ".codex"), "TMPDIR="+os.TempDir(),
 		"OPENAI_BASE_URL="+base, "ANTHROPIC_BASE_URL="+base,
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1")
-	r := newRunner(t, dir, Options{Env: env, Exe: builtAutonomy(t)})
-	s := launch(t, r, LaunchRequest{Actor: "worker"})
-	waitEndedWithin(t, r, s.ID, 150)
-	r.Wait()
-	got, _, _ := r.Store.Get(t.Context(), s.ID)
-	return r, got
 }
 
 // waitEndedWithin is waitEnded for a real CLI: up to seconds.

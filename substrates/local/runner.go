@@ -42,6 +42,10 @@ type Options struct {
 	// Minute is the unit of an actor's timeout (time.Minute when zero); the conformance battery
 	// shortens it to probe timeouts in seconds.
 	Minute time.Duration
+	// Confine identifies the caller by the chain of this process's ancestors too, not only by
+	// Session: a process inside a session in flight is that session, never the operator
+	// (wall.go). The autonomy command's runner verbs set it.
+	Confine bool
 	// Grace, when positive, is how long a session this runner stops has between TERM and KILL,
 	// in place of the installation's policy.box.local.graceSeconds (tests shorten it).
 	Grace time.Duration
@@ -61,6 +65,9 @@ type Runner struct {
 	supervisor *supervisor
 	// minute is the unit of timeoutMinutes: a minute, shorter in tests.
 	minute time.Duration
+	// handOff: this process runs inside a session's sandbox, and the sessions it launches are
+	// started by that session's supervisor, outside it (handoff.go).
+	handOff bool
 }
 
 // DBPath is the database of an installation.
@@ -99,11 +106,9 @@ func New(dir string, opts Options) (*Runner, error) {
 		engager = &AttentionFile{Path: filepath.Join(in.Dir, filepath.FromSlash(StateDir), "attention.md"), Store: st, In: in}
 	}
 	r.asks = &asks{store: st, engager: engager, now: opts.Now, by: func() string { return r.caller.describe() }}
-	if opts.Session != "" {
-		if r.caller, err = identify(st, in, opts.Session); err != nil {
-			st.Close()
-			return nil, err
-		}
+	if r.caller, r.handOff, err = callerOf(st, in, opts); err != nil {
+		st.Close()
+		return nil, err
 	}
 	return r, nil
 }

@@ -166,8 +166,7 @@ func (sv *supervision) run(ctx context.Context, hold *rootHold, cleanup func() s
 	}
 	sv.resultPath = r.In.Path(StateDir + "/results/" + id + ".json")
 	sv.env = r.In.sessionEnv(r.opts.Env, s, sv.cfg, sv.workdir, sv.resultPath)
-	bin, removeBin, err := r.selfBin()
-	defer removeBin()
+	bin, err := r.selfBin()
 	if err != nil {
 		sv.end(ir.Failed, err.Error(), "", nil)
 		return
@@ -245,6 +244,9 @@ func (sv *supervision) command(ctx context.Context) (argv []string, stdin string
 		argv, err = sv.r.playbooks().workflowArgv(ctx, sv.s, sv.cfg, sv.workdir)
 	} else {
 		argv, stdin, preset, err = sv.r.In.command(sv.r.opts.Env, sv.cfg)
+	}
+	if err == nil && preset {
+		argv, err = sv.withTools(argv) // the session's MCP server (tools.go)
 	}
 	if err == nil && preset {
 		argv, err = sv.r.In.fill(ctx, sv.s, sv.cfg, argv, sv.env, sv.workdir, sv.resultPath)
@@ -336,6 +338,7 @@ func (sv *supervision) start(ctx context.Context, hold *rootHold, argv []string,
 		hold.release() // started: what it reads of the installation is read
 	}
 	pid := cmd.Process.Pid
+	defer sv.serveHandOffs(ctx)() // what its sandboxed shell launches, started out here (handoff.go)
 	if err != nil {
 		// The store failed to record it: it must not run untracked.
 		_ = proc.Terminate(pid, r.In.grace())

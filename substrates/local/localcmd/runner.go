@@ -51,7 +51,10 @@ only its one-time token and evidence can complete. State lives in DIR/.autonomy/
 --dir defaults to $AUTONOMY_DIR, which every session has, else the current directory. A verb run
 from inside a session ($AUTONOMY_SESSION set) acts for that session's actor and needs its
 capability: launch agent:launch (agent:launch@x: only x), list/get/logs agent:list, update
-agent:update, cancel agent:cancel. tick and serve are the operator's.
+agent:update, cancel agent:cancel. tick and serve are the operator's. A verb run by a process
+inside a session (its descendant, or in its sandbox) without $AUTONOMY_SESSION, or naming
+another session, is refused: it never acts as the operator (docs/local.md, "The wall"). mcp is
+the MCP server a preset's agent CLI starts for its session.
 
 --target gh-actions (the default where $AUTONOMY_SUBSTRATE says so, as the compiled job of an
 actor holding agent:* does) is the GitHub runner inside a job: launch, get, list and cancel from
@@ -78,7 +81,7 @@ error.`,
 	}
 	cliflag.Target(cmd.PersistentFlags(), &f.substrate, sub, "local, or gh-actions: the GitHub runner, from a job's environment (default $"+substrates.TargetEnv+", else local; docs/gh-actions.md)")
 	cmd.AddCommand(newRunnerLaunch(f), newRunnerGet(f), newRunnerList(f), newRunnerUpdate(f), newRunnerCancel(f),
-		withTranscript(f, newRunnerLogs(f)), newRunnerTick(f), newRunnerServe(f), newRunnerSupervise(f), newRunnerUsage(f))
+		withTranscript(f, newRunnerLogs(f)), newRunnerTick(f), newRunnerServe(f), newRunnerSupervise(f), newRunnerUsage(f), newRunnerMCP(f))
 	return cmd
 }
 
@@ -88,7 +91,7 @@ func (f *runnerFlags) open() (*local.Runner, error) {
 	if err != nil {
 		return nil, exitcode.Usagef("cannot find the autonomy binary: %v", err)
 	}
-	r, err := local.New(f.dir, local.Options{Session: os.Getenv(local.SessionEnv), Detach: true, Exe: exe, Playbooks: runtimes.Host{}})
+	r, err := local.New(f.dir, local.Options{Session: os.Getenv(local.SessionEnv), Confine: true, Detach: true, Exe: exe, Playbooks: runtimes.Host{}})
 	if err != nil {
 		return nil, runnerError(err)
 	}
