@@ -38,8 +38,8 @@ type Playbook struct {
 	// its entries.
 	ChangelogPos ir.Pos
 	Changelog    int
-	LockedBy   ir.String
-	LockedAt   ir.String
+	LockedBy     ir.String
+	LockedAt     ir.String
 
 	Supersedes   ir.String
 	SupersededBy ir.String
