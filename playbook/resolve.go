@@ -26,7 +26,8 @@ func Resolve(p *ir.Profile) (*resolved.Profile, ir.Diagnostics) {
 		b := &resolved.Behavior{File: filepath.Join(p.Dir, filepath.FromSlash(file))}
 		switch f {
 		case Capsule:
-			b.Kind, b.Verification = resolved.Capsule, pp.VerificationMethod(p, file)
+			b.Kind = resolved.Capsule
+			b.Lifecycle, b.Verification = pp.Lifecycle(p, file)
 		case Steps:
 			b.Kind = resolved.Steps
 			resolveSteps(b)

@@ -83,6 +83,10 @@ type ActorConfig struct {
 	// Verification is the ## Verification method of an agent's capsule playbook behavior: what
 	// its session must show to be done (capsule.go).
 	Verification string `json:"verification,omitempty"`
+	// Lifecycle is set when the agent's capsule playbook behavior is archived (no new run: a
+	// launch is refused, its cron triggers are not scheduled) or superseded (Behavior is the
+	// successor a new run follows, and each session's log says so).
+	Lifecycle *resolved.Lifecycle `json:"lifecycle,omitempty"`
 	// Reviewer is the actor that reviews this proposer's changes.
 	Reviewer string `json:"reviewer,omitempty"`
 	// Result is the installed JSON Schema an exit-0 session's result file must satisfy.
