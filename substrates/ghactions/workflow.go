@@ -293,7 +293,7 @@ func (c *compiler) agentEnv(a *ir.Actor, params []param, steps, elicits, propose
 		env.add("AUTONOMY_RESULT_SCHEMA", literalValue(res))
 		c.resultSchema(a, res)
 	}
-	if len(c.humanPaths) > 0 {
+	if c.gated() {
 		env.add("AUTONOMY_HUMAN_REQUIRED_PATHS", HumanRequiredPath)
 	}
 	env.add(substrates.PolicyEnv, substrates.PolicyPath)
