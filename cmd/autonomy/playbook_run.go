@@ -39,10 +39,10 @@ func defaultPlaybookState() string {
 
 func newPlaybookRun() *cobra.Command {
 	var req engine.Request
-	var pipeline, statePath, mcpServers, argsEnv string
+	var pipeline, statePath, mcpServers, argsEnv, request string
 	var sf stepsFlags
 	cmd := &cobra.Command{
-		Use:   "run FILE | --pipeline '…'",
+		Use:   "run FILE | --pipeline '…' | --request FILE|-",
 		Short: "Run a workflow playbook (seed 003) or a step playbook (seed 002) and print its envelope",
 		Long: `run executes a workflow playbook's steps in order and prints the envelope as JSON:
 {"ok", "status": "ok" | "needs_approval" | "cancelled", "output": [step records],
@@ -73,6 +73,16 @@ next unfinished step (docs/playbooks.md#running-step-playbooks).
 FILE is read as playbook validate reads it: a regular file (not a FIFO or a device, nor a link to
 one) within its format's size limit, else exit 2.
 
+--request FILE (- for stdin) takes seed 003's JSON request instead of the flags, so another
+runtime can drive this one: {"action": "run", "pipeline": "<inline pipeline or workflow file
+path>", "argsJson": "{\"k\":\"v\"}", "cwd": "<workspace-relative>", "timeoutMs": N,
+"maxOutputBytes": N} runs (argsJson may also be an object), {"action": "resume", "token": "<resumeToken>",
+"approve": true|false} resumes; the answer is the envelope. A request that does not read (bad
+JSON, an unknown member, a member of the other action, a limit out of range) is an envelope with
+ok false and error kind invalid naming the line and column or the member; --workspace, --secret,
+--mcp-servers and --state still apply; the flags the request carries are refused beside it.
+For example: echo '{"action": "run", "pipeline": "cli echo hi"}' | autonomy playbook run --request -
+
 Exit codes: 0 the envelope's ok is true (ok, needs_approval, needs_input or cancelled), 1 ok is false, 2 usage.`,
 		Example: `  autonomy playbook run flows/inbox-triage.yml --args-json '{"tag":"work"}'
   autonomy playbook run --pipeline "cli git status --porcelain | approve 'Commit these?' | cli git commit -am wip"`,
@@ -80,6 +90,16 @@ Exit codes: 0 the envelope's ok is true (ok, needs_approval, needs_input or canc
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkIntFlags(cmd); err != nil {
 				return err
+			}
+			if mcpServers != "" {
+				servers, err := engine.ParseServers(mcpServers)
+				if err != nil {
+					return usageError("--mcp-servers: %v", err)
+				}
+				req.MCPServers = servers
+			}
+			if request != "" {
+				return runRequest(cmd, request, len(args), req, statePath) // playbook_request.go
 			}
 			if argsEnv != "" {
 				if req.ArgsJSON != "" {
@@ -108,19 +128,13 @@ Exit codes: 0 the envelope's ok is true (ok, needs_approval, needs_input or canc
 			default:
 				return usageError("give a workflow FILE or --pipeline '…'")
 			}
-			if mcpServers != "" {
-				servers, err := engine.ParseServers(mcpServers)
-				if err != nil {
-					return usageError("--mcp-servers: %v", err)
-				}
-				req.MCPServers = servers
-			}
 			return runEngine(cmd, statePath, func(ctx context.Context, e *engine.Engine) engine.Envelope {
 				return e.Run(ctx, req)
 			})
 		},
 	}
 	f := cmd.Flags()
+	f.StringVar(&request, "request", "", "read seed 003's JSON run or resume request from FILE (- for stdin) and print its envelope")
 	f.StringVar(&pipeline, "pipeline", "", "an inline pipeline: workflow YAML/JSON, or commands joined by | with approve \"PROMPT\" gates")
 	f.StringVar(&req.ArgsJSON, "args-json", "", "the workflow's args, a JSON object")
 	f.StringVar(&argsEnv, "args-env", "", "the args from environment variables: NAME[,NAME]..., each set and non-empty one an arg of that name")
