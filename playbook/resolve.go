@@ -130,6 +130,16 @@ func workflowStep(s *workflow.Step, ids []string, args map[string]*string) *reso
 	for _, ev := range s.Env {
 		spec.Env = append(spec.Env, [2]string{ev.Name.Value, ev.Value.Value})
 	}
+	if s.Schema != nil {
+		spec.Schema, _ = json.Marshal(s.Schema) // JSON values from the YAML: they marshal
+	}
+	if pc := s.PostconditionStep(); pc != nil {
+		pargv, perr := engine.Words(pc.Rest)
+		spec.Postcondition = &resolved.Command{Namespace: pc.Namespace, Argv: pargv}
+		if err == nil {
+			err = perr
+		}
+	}
 	out := &resolved.WorkflowStep{Spec: spec, Pos: s.Pos, CommandPos: s.Command.Pos}
 	if err != nil {
 		out.WordsError = err.Error()

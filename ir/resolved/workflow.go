@@ -1,6 +1,12 @@
 package resolved
 
-import "github.com/autonomyhq/autonomy/ir"
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"github.com/autonomyhq/autonomy/ir"
+)
 
 // WorkflowPlaybook is a workflow playbook (seed 003) as a substrate compiles it: its steps in order,
 // each with the spec `autonomy playbook step` runs it from.
@@ -48,6 +54,31 @@ type StepSpec struct {
 	Secrets []string `json:"secrets,omitempty"`
 	// MaxOutputBytes caps the step's output (default DefaultMaxOutputBytes).
 	MaxOutputBytes int `json:"maxOutputBytes,omitempty"`
+	// Schema is the step's explicit output schema (JSON Schema), absent when none.
+	Schema json.RawMessage `json:"schema,omitempty"`
+	// Postcondition is the command run once the step succeeded, absent when none.
+	Postcondition *Command `json:"postcondition,omitempty"`
+}
+
+// Command is a cli or http command split into its words at compile time.
+type Command struct {
+	Namespace string   `json:"namespace"`
+	Argv      []string `json:"argv"`
+}
+
+// SchemaValue is the step's schema as JSON values (nil: none); a schema that is not JSON is an
+// error, never no schema.
+func (s StepSpec) SchemaValue() (any, error) {
+	if len(s.Schema) == 0 {
+		return nil, nil
+	}
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(s.Schema))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil || v == nil {
+		return nil, fmt.Errorf("the step's schema is not a JSON Schema: %v", err)
+	}
+	return v, nil
 }
 
 // MCPServer is a server an mcp step may call (policy.box.mcp.servers.NAME).

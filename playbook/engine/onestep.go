@@ -154,6 +154,12 @@ func (e *Engine) RunStep(ctx context.Context, spec StepSpec, d *Data, workspace 
 	}
 	rec.Approved = spec.Approval
 	err = x.step(ctx, s, &rec)
+	if err == nil {
+		var schema any
+		if schema, err = spec.SchemaValue(); err == nil {
+			err = x.verify(ctx, schema, specPostcondition(spec, s), &rec) // verify.go
+		}
+	}
 	rec.Status = "ok"
 	if err != nil {
 		rec.Status = "failed"

@@ -47,7 +47,11 @@ func (e *Engine) run(ctx context.Context, st *state, approved bool) Envelope {
 			}
 			rec.Approved = true
 		}
-		if err := x.step(ctx, s, &rec); err != nil {
+		err := x.step(ctx, s, &rec)
+		if err == nil {
+			err = x.verify(ctx, s.Schema, s.PostconditionStep(), &rec) // verify.go
+		}
+		if err != nil {
 			rec.Status = "failed"
 			st.Results = append(st.Results, rec)
 			return x.failed(id, "step %q: %v", id, err)
