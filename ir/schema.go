@@ -127,6 +127,10 @@ func JSONSchema() []byte {
 						"max_develop_attempts": positive,
 					}},
 					"mcp": mcpSchema(positive),
+					"cli": obj{"type": []string{"object", "null"}, "additionalProperties": false, "description": "the programs workflow playbooks' cli steps may run (allow: only these) and never run (deny)", "properties": obj{
+						"allow": obj{"type": []string{"array", "null"}, "minItems": 1, "items": obj{"type": "string", "pattern": programRe.String()}},
+						"deny":  obj{"type": []string{"array", "null"}, "items": obj{"type": "string", "pattern": programRe.String()}},
+					}},
 				})},
 			}},
 			"documents": obj{"type": "object", "additionalProperties": false, "properties": obj{

@@ -170,6 +170,8 @@ type Policy struct {
 	TaskStates []TaskState
 	// MCP is policy.box.mcp.servers: the MCP servers workflow playbooks' mcp steps may call.
 	MCP []MCPServer
+	// CLI is policy.box.cli: the programs workflow playbooks' cli steps may run; nil when not set.
+	CLI *CLIPolicy
 }
 
 // TaskState maps one lifecycle state to the tracker's name for it.

@@ -33,7 +33,7 @@ func Resolve(p *ir.Profile) (*resolved.Profile, ir.Diagnostics) {
 			resolveSteps(b)
 		case Workflow:
 			b.Kind = resolved.Workflow
-			resolveWorkflow(b)
+			resolveWorkflow(b, resolved.CLIOf(p.Policy))
 		}
 		r.Behaviors[file] = b
 	}
@@ -85,7 +85,7 @@ func firstElicit(ss []*steps.Step) *steps.Elicit {
 }
 
 // resolveWorkflow parses a workflow playbook into the steps a substrate compiles.
-func resolveWorkflow(b *resolved.Behavior) {
+func resolveWorkflow(b *resolved.Behavior, cli *resolved.CLIPolicy) {
 	data, err := os.ReadFile(b.File)
 	if err != nil {
 		return
@@ -113,7 +113,9 @@ func resolveWorkflow(b *resolved.Behavior) {
 	}
 	out := &resolved.WorkflowPlaybook{File: b.File}
 	for _, s := range w.Steps {
-		out.Steps = append(out.Steps, workflowStep(s, ids, args))
+		st := workflowStep(s, ids, args)
+		st.Spec.CLI = cli
+		out.Steps = append(out.Steps, st)
 	}
 	b.Workflow = out
 }

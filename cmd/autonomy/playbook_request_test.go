@@ -72,3 +72,20 @@ func TestPlaybookRunRequest(t *testing.T) {
 		}
 	}
 }
+
+// TestPlaybookRunCLIFlags: --cli-allow and --cli-deny are policy.box.cli for a run outside an
+// installation; a path is no program name.
+func TestPlaybookRunCLIFlags(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "s.db")
+	code, out, _ := run(t, "playbook", "run", "--pipeline", "cli rm -f nothing", "--state", state, "--cli-deny", "rm")
+	if code != 1 || !strings.Contains(out, `the program \"rm\" is denied by policy.box.cli.deny`) {
+		t.Fatalf("--cli-deny: exit %d\n%s", code, out)
+	}
+	code, out, _ = run(t, "playbook", "run", "--pipeline", "cli true", "--state", state, "--cli-allow", "true,echo")
+	if code != 0 {
+		t.Fatalf("--cli-allow: exit %d\n%s", code, out)
+	}
+	if code, _, errOut := run(t, "playbook", "run", "--pipeline", "cli true", "--state", state, "--cli-allow", "/bin/true"); code != 2 || !strings.Contains(errOut, "not a program name") {
+		t.Fatalf("a path: exit %d %s", code, errOut)
+	}
+}

@@ -18,6 +18,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/autonomyhq/autonomy/internal/store"
+	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/ir/resolved"
 	"github.com/autonomyhq/autonomy/playbook"
 	"github.com/autonomyhq/autonomy/playbook/engine"
 	"github.com/autonomyhq/autonomy/playbook/resume"
@@ -40,6 +42,7 @@ func defaultPlaybookState() string {
 func newPlaybookRun() *cobra.Command {
 	var req engine.Request
 	var pipeline, statePath, mcpServers, argsEnv, request string
+	var cliAllow, cliDeny []string
 	var sf stepsFlags
 	cmd := &cobra.Command{
 		Use:   "run FILE | --pipeline '…' | --request FILE|-",
@@ -98,6 +101,14 @@ Exit codes: 0 the envelope's ok is true (ok, needs_approval, needs_input or canc
 				}
 				req.MCPServers = servers
 			}
+			for _, n := range append(append([]string(nil), cliAllow...), cliDeny...) {
+				if !ir.IsProgramName(n) {
+					return usageError("--cli-allow/--cli-deny: %q is not a program name (write its name, e.g. git: a path's last element is what is matched)", n)
+				}
+			}
+			if len(cliAllow) > 0 || len(cliDeny) > 0 {
+				req.CLI = &resolved.CLIPolicy{Allow: cliAllow, Deny: cliDeny}
+			}
 			if request != "" {
 				return runRequest(cmd, request, len(args), req, statePath) // playbook_request.go
 			}
@@ -143,6 +154,8 @@ Exit codes: 0 the envelope's ok is true (ok, needs_approval, needs_input or canc
 	decimalIntVar(f, &req.TimeoutMs, "timeout-ms", engine.DefaultTimeoutMs, "the timeout of each step, in milliseconds")
 	decimalIntVar(f, &req.MaxOutputBytes, "max-output-bytes", engine.DefaultMaxOutputBytes, "the output cap of each step, in bytes")
 	f.StringSliceVar(&req.Secrets, "secret", nil, "allow the secret handle $secrets.NAME (value from the environment variable NAME); repeatable")
+	f.StringSliceVar(&cliAllow, "cli-allow", nil, "the only programs cli steps may run, as policy.box.cli.allow; repeatable")
+	f.StringSliceVar(&cliDeny, "cli-deny", nil, "programs cli steps never run, as policy.box.cli.deny; repeatable")
 	f.StringVar(&mcpServers, "mcp-servers", "", "the MCP servers mcp steps may call, a JSON object as policy.box.mcp.servers")
 	f.StringVar(&statePath, "state", defaultPlaybookState(), "the SQLite database of paused runs (a directory: its playbooks.db)")
 	f.StringVar(&req.Session, "session", "", "the local runner's session the run belongs to (set by the runner)")

@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"path"
+	"slices"
+	"strings"
 
 	"github.com/autonomyhq/autonomy/ir"
 )
@@ -58,6 +61,8 @@ type StepSpec struct {
 	Schema json.RawMessage `json:"schema,omitempty"`
 	// Postcondition is the command run once the step succeeded, absent when none.
 	Postcondition *Command `json:"postcondition,omitempty"`
+	// CLI is policy.box.cli, which the step's program (and its postcondition's) must pass.
+	CLI *CLIPolicy `json:"cli,omitempty"`
 }
 
 // Command is a cli or http command split into its words at compile time.
@@ -108,4 +113,42 @@ func ServersOf(p ir.Policy) map[string]MCPServer {
 		out[s.Name.Value] = srv
 	}
 	return out
+}
+
+// CLIPolicy is policy.box.cli as the runtimes read it: Allow (empty: any program) and Deny, by
+// program name.
+type CLIPolicy struct {
+	Allow []string `json:"allow,omitempty"`
+	Deny  []string `json:"deny,omitempty"`
+}
+
+// CLIOf is policy.box.cli as a CLIPolicy; nil when the profile sets none.
+func CLIOf(p ir.Policy) *CLIPolicy {
+	if p.CLI == nil || len(p.CLI.Allow) == 0 && len(p.CLI.Deny) == 0 {
+		return nil
+	}
+	c := &CLIPolicy{}
+	for _, a := range p.CLI.Allow {
+		c.Allow = append(c.Allow, a.Value)
+	}
+	for _, d := range p.CLI.Deny {
+		c.Deny = append(c.Deny, d.Value)
+	}
+	return c
+}
+
+// Refuses says why program (a cli command's first word: a name, or a path whose last element is
+// matched) may not run under c, and the fix; why is "" when it may (always under a nil policy).
+func (c *CLIPolicy) Refuses(program string) (why, fix string) {
+	if c == nil {
+		return "", ""
+	}
+	name := path.Base(strings.ReplaceAll(program, `\`, "/"))
+	if slices.Contains(c.Deny, name) {
+		return fmt.Sprintf("the program %q is denied by policy.box.cli.deny", name), "remove it from policy.box.cli.deny, or change the step"
+	}
+	if len(c.Allow) > 0 && !slices.Contains(c.Allow, name) {
+		return fmt.Sprintf("the program %q is not in policy.box.cli.allow [%s]", name, strings.Join(c.Allow, ", ")), "add it to policy.box.cli.allow, or change the step"
+	}
+	return "", ""
 }

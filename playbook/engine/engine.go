@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/autonomyhq/autonomy/internal/playproto"
+	"github.com/autonomyhq/autonomy/ir/resolved"
 	pbsource "github.com/autonomyhq/autonomy/playbook/internal/source"
 	"github.com/autonomyhq/autonomy/playbook/workflow"
 )
@@ -70,6 +71,8 @@ type Request struct {
 	IgnoreUnknownArgs bool
 	// MCPServers are the servers mcp steps may call (policy.box.mcp.servers), by name.
 	MCPServers map[string]MCPServer
+	// CLI is policy.box.cli: the programs cli steps may run (nil: any).
+	CLI *resolved.CLIPolicy
 }
 
 // Engine runs and resumes workflows.
@@ -108,6 +111,7 @@ type state struct {
 	Secrets        []string             `json:"secrets"`
 	Session        string               `json:"session"`
 	MCP            map[string]MCPServer `json:"mcp,omitempty"`
+	CLI            *resolved.CLIPolicy  `json:"cli,omitempty"`
 	// Next is the index of the approval step the run waits at; Results the raw records of the
 	// steps before it.
 	Next    int      `json:"next"`
@@ -240,6 +244,7 @@ func (e *Engine) prepare(req Request) (*state, *Envelope) {
 	diags = append(diags, supported(w)...)
 	diags = append(diags, allowed(w, req.Secrets)...)
 	diags = append(diags, CheckMCP(w, req.MCPServers)...)
+	diags = append(diags, CheckCLI(w, req.CLI)...)
 	if diags.HasErrors() {
 		env := fail("invalid", "", "the workflow is not valid: %d problems", diags.Errors())
 		for _, d := range diags.Sort() {
@@ -252,7 +257,7 @@ func (e *Engine) prepare(req Request) (*state, *Envelope) {
 		return refuse("%v", err)
 	}
 	st := &state{File: file, Source: src, Args: args, Workspace: ws, Cwd: req.Cwd,
-		TimeoutMs: req.TimeoutMs, MaxOutputBytes: req.MaxOutputBytes, Secrets: req.Secrets, Session: req.Session, MCP: req.MCPServers}
+		TimeoutMs: req.TimeoutMs, MaxOutputBytes: req.MaxOutputBytes, Secrets: req.Secrets, Session: req.Session, MCP: req.MCPServers, CLI: req.CLI}
 	if st.TimeoutMs <= 0 {
 		st.TimeoutMs = DefaultTimeoutMs
 	}

@@ -116,7 +116,7 @@ func (e *Engine) RunStep(ctx context.Context, spec StepSpec, d *Data, workspace 
 	if err := CheckLimits(0, spec.MaxOutputBytes); err != nil {
 		return StepResult{}, fmt.Errorf("step %q: %v", spec.ID, err)
 	}
-	st := &state{Args: args, Workspace: ws, TimeoutMs: DefaultTimeoutMs, MaxOutputBytes: spec.MaxOutputBytes, Results: d.Results}
+	st := &state{Args: args, Workspace: ws, TimeoutMs: DefaultTimeoutMs, MaxOutputBytes: spec.MaxOutputBytes, Results: d.Results, CLI: spec.CLI}
 	if st.MaxOutputBytes <= 0 {
 		st.MaxOutputBytes = DefaultMaxOutputBytes
 	}

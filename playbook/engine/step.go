@@ -65,6 +65,11 @@ func (x *exec) step(ctx context.Context, s *workflow.Step, rec *record) error {
 			}
 			env = append(env, ev.Name.Value+"="+v)
 		}
+		if len(argv) > 0 {
+			if why, fix := x.st.CLI.Refuses(argv[0]); why != "" {
+				return fmt.Errorf("%s (%s)", why, fix)
+			}
+		}
 		code, err := runCLI(ctx, argv, dir, env, stdin, out, d, x.e.drain())
 		rec.ExitCode = code
 		rec.Stdout, rec.Trunc = out.result()

@@ -85,3 +85,33 @@ func TestRunStepSchemaAndPostcondition(t *testing.T) {
 		t.Fatalf("a broken schema: %v", err)
 	}
 }
+
+// TestCLIPolicy: policy.box.cli (Request.CLI, --cli-allow/--cli-deny) refuses a program written
+// in a step before anything runs, at its command; one taken from an arg when the step runs
+// (a path matched by its last element); the same in a compiled step; a resumed run keeps it.
+func TestCLIPolicy(t *testing.T) {
+	pol := &resolved.CLIPolicy{Allow: []string{"sh", "touch"}, Deny: []string{"rm"}}
+	e, ws, file := setup(t, "name: p\nsteps:\n  - id: a\n    command: cli touch one\n  - id: b\n    command: cli rm one\n")
+	env := e.Run(context.Background(), Request{Pipeline: file, Workspace: ws, CLI: pol})
+	if env.OK || len(env.Error.Diagnostics) != 1 || !strings.Contains(env.Error.Diagnostics[0], `wf.yml:6:14: step "b": the program "rm" is denied by policy.box.cli.deny`) {
+		t.Fatalf("a denied program: %+v", env.Error)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "one")); err == nil {
+		t.Fatal("a step ran although the workflow was refused")
+	}
+	e, ws, file = setup(t, "name: p\nargs:\n  tool: {}\nsteps:\n  - id: gate\n    command: cli touch gate\n    approval: required\n  - id: a\n    command: cli $args.tool made\n")
+	for tool, want := range map[string]string{"/bin/rm": `the program "rm" is denied by policy.box.cli.deny`, "env": `the program "env" is not in policy.box.cli.allow [sh, touch]`} {
+		env = e.Run(context.Background(), Request{Pipeline: file, Workspace: ws, CLI: pol, ArgsJSON: `{"tool": "` + tool + `"}`})
+		if env.Status != StatusNeedsApproval {
+			t.Fatalf("%+v", env)
+		}
+		env = e.Resume(context.Background(), env.RequiresApproval.ResumeToken, true)
+		if env.OK || env.Error.Step != "a" || !strings.Contains(env.Error.Message, want) {
+			t.Errorf("%s after a resume: %+v", tool, env.Error)
+		}
+	}
+	spec := StepSpec{ID: "a", Namespace: "cli", Argv: []string{"rm", "-f", "x"}, Steps: []string{"a"}, CLI: pol}
+	if _, err := (&Engine{}).RunStep(context.Background(), spec, &Data{}, t.TempDir(), nil); err == nil || !strings.Contains(err.Error(), "denied by policy.box.cli.deny") {
+		t.Fatalf("a compiled step: %v", err)
+	}
+}

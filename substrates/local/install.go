@@ -67,6 +67,8 @@ type ActorConfig struct {
 	Model *ModelPolicy `json:"model,omitempty"`
 	// MCP are the MCP servers a workflow's mcp steps may call (policy.box.mcp.servers).
 	MCP map[string]resolved.MCPServer `json:"mcp,omitempty"`
+	// CLI is policy.box.cli: the programs a workflow's cli steps may run (none: any).
+	CLI *resolved.CLIPolicy `json:"cli,omitempty"`
 	// Command is how an agent is started; nil for a person and a workflow.
 	Command *Command `json:"command,omitempty"`
 	// Capabilities as written, scope included.
