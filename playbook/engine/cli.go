@@ -18,14 +18,18 @@ func CheckCLI(w *workflow.Workflow, pol *resolved.CLIPolicy) ir.Diagnostics {
 	var d ir.Diagnostics
 	for _, s := range w.Steps {
 		for _, c := range []*workflow.Step{s, s.PostconditionStep()} {
-			if c == nil || c.Namespace != "cli" {
+			if c == nil || c.Namespace != "cli" && c.Namespace != "node" {
 				continue
 			}
 			words, err := Words(c.Rest)
-			if err != nil || len(words) == 0 || strings.Contains(words[0], "$") {
+			if err != nil || len(words) == 0 || strings.Contains(words[0], "$") && c.Namespace == "cli" {
 				continue
 			}
-			if why, fix := pol.Refuses(words[0]); why != "" {
+			program := words[0]
+			if c.Namespace == "node" {
+				program = "node" // a node step runs Node
+			}
+			if why, fix := pol.Refuses(program); why != "" {
 				what := fmt.Sprintf("step %q", s.ID.Value)
 				if c != s {
 					what += ": postcondition"

@@ -98,7 +98,7 @@ func (e *Engine) RunStep(ctx context.Context, spec StepSpec, d *Data, workspace 
 		return StepResult{}, fmt.Errorf("the workspace: %v", err)
 	}
 	switch spec.Namespace {
-	case "cli", "http":
+	case "cli", "http", "node":
 	default:
 		return StepResult{}, fmt.Errorf("step %q: %s steps are not supported by this runtime", spec.ID, spec.Namespace)
 	}

@@ -180,10 +180,10 @@ func supported(w *workflow.Workflow) ir.Diagnostics {
 	}
 	for _, s := range w.Steps {
 		switch s.Namespace {
-		case "web", "node":
+		case "web":
 			d = append(d, ir.Diagnostic{File: w.File, Pos: s.Command.Pos, Severity: ir.Error,
 				Message: fmt.Sprintf("step %q: %s steps are not supported by this runtime", s.ID.Value, s.Namespace),
-				Hint:    "use a cli, http or mcp step"})
+				Hint:    "use an http step (http GET URL) to fetch a page"})
 		}
 	}
 	return d

@@ -51,8 +51,14 @@ func (x *exec) step(ctx context.Context, s *workflow.Step, rec *record) error {
 	}
 	out := &capped{max: x.st.MaxOutputBytes}
 	d := time.Duration(timeout) * time.Millisecond
+	if s.Namespace == "node" {
+		// A node step is a cli step running Node on a script inside the workspace (node.go).
+		if argv, err = x.nodeArgv(dir, argv); err != nil {
+			return err
+		}
+	}
 	switch s.Namespace {
-	case "cli":
+	case "cli", "node":
 		env := x.e.Env
 		if env == nil {
 			env = os.Environ()

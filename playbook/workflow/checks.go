@@ -1,6 +1,9 @@
 package workflow
 
 import (
+	"path"
+	"strings"
+
 	"github.com/autonomyhq/autonomy/ir"
 )
 
@@ -11,6 +14,9 @@ var PostconditionNamespaces = []string{"cli", "http"}
 // JSON) and its postcondition (a cli or http command that splits and parses as a step's does,
 // reading steps up to this one).
 func (v *validator) checks(i int, who string, s *Step) {
+	if s.Namespace == "node" {
+		v.node(who, s)
+	}
 	if s.Schema != nil {
 		if _, err := ir.CompileResultSchema(&ir.Result{Inline: s.Schema}); err != nil {
 			v.r.Errorf(s.SchemaPos, "write a self-contained JSON Schema, e.g. schema: { type: object, required: [id] }", "%s: the schema does not compile: %v", who, err)
@@ -39,4 +45,35 @@ func (v *validator) checks(i int, who string, s *Step) {
 	v.self = true // the step's own output included
 	v.refs(i, what, s.Postcondition)
 	v.self = false
+}
+
+// NodeScriptExts are the script files a node step runs.
+var NodeScriptExts = []string{".js", ".mjs", ".cjs"}
+
+// node checks a node step's script, when written literally: a .js, .mjs or .cjs file, a path
+// inside the workspace.
+func (v *validator) node(who string, s *Step) {
+	words, err := Words(s.Rest)
+	if err != nil || len(words) == 0 || strings.Contains(words[0], "$") {
+		return
+	}
+	script := words[0]
+	at := v.w.place(s.Command, script, restOffset(s.Command.Value))
+	clean := path.Clean(script)
+	switch {
+	case !HasSuffix(script, NodeScriptExts):
+		v.r.Errorf(at, "give the script file first, e.g. command: node scripts/report.mjs --since 7d", "%s: node runs a script file (%s), not %q", who, strings.Join(NodeScriptExts, ", "), script)
+	case path.IsAbs(script) || clean == ".." || strings.HasPrefix(clean, "../"):
+		v.r.Errorf(at, "give a path inside the workspace, relative to the step's cwd", "%s: the script %q leaves the workspace", who, script)
+	}
+}
+
+// HasSuffix reports whether s ends in one of sufs.
+func HasSuffix(s string, sufs []string) bool {
+	for _, x := range sufs {
+		if strings.HasSuffix(s, x) {
+			return true
+		}
+	}
+	return false
 }
