@@ -53,3 +53,38 @@ func (d decoder) boxCLI(p *Policy, v *yaml.Node) {
 	})
 	p.CLI = c
 }
+
+// WebPolicy is policy.box.web: the hosts the web steps of workflow playbooks may fetch from
+// (a name, or *.domain for its subdomains). Without it no web step runs.
+type WebPolicy struct {
+	Pos   Pos
+	Allow []String
+}
+
+// hostRe is a host as policy.box.web.allow lists it: a name, or *. and a domain.
+var hostRe = regexp.MustCompile(`^(\*\.)?[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*$`)
+
+// IsHostPattern reports whether s is a host as policy.box.web.allow lists one.
+func IsHostPattern(s string) bool { return hostRe.MatchString(s) }
+
+const webExample = "e.g. web: { allow: [docs.example.com, \"*.wikipedia.org\"] }"
+
+// boxWeb type-checks policy.box.web: { allow: [HOST...] }.
+func (d decoder) boxWeb(p *Policy, v *yaml.Node) {
+	if !d.mapping(v, "policy.box.web", webExample) {
+		return
+	}
+	w := &WebPolicy{Pos: pos(v)}
+	d.fields(v, "policy.box.web", []string{"allow"}, func(_ string, _, list *yaml.Node) {
+		if isNull(list) {
+			return
+		}
+		w.Allow = d.strList(list, "policy.box.web.allow", webExample, "list the hosts web steps may fetch from, or remove web (then no web step runs)")
+		for _, h := range w.Allow {
+			if !hostRe.MatchString(h.Value) {
+				d.r.errorf(h.Pos, "write a host name, e.g. docs.example.com, or *.example.com for its subdomains; no scheme, port or path", "policy.box.web.allow: %q is not a host", h.Value)
+			}
+		}
+	})
+	p.Web = w
+}

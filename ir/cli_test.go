@@ -36,3 +36,31 @@ func TestBoxCLI(t *testing.T) {
 		}
 	}
 }
+
+// TestBoxWeb: policy.box.web is type-checked, each problem at its value, and read.
+func TestBoxWeb(t *testing.T) {
+	check := func(web string) (*Profile, string) {
+		dir := t.TempDir()
+		os.MkdirAll(filepath.Join(dir, "skills/a"), 0o755)
+		os.WriteFile(filepath.Join(dir, "skills/a/SKILL.md"), []byte("# a\n"), 0o644)
+		os.WriteFile(filepath.Join(dir, "ir.yml"), []byte("schema: autonomy.ir.v1\ntargets: [local]\nactors:\n  a: { behavior: skills/a, triggers: [{ dispatch: true }] }\npolicy:\n  box:\n    web: "+web+"\n"), 0o644)
+		p, diags, err := Check(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p, diags.String()
+	}
+	p, diags := check(`{ allow: [docs.example.com, "*.wikipedia.org"] }`)
+	if diags != "" || p.Policy.Web == nil || len(p.Policy.Web.Allow) != 2 {
+		t.Fatalf("%+v %s", p.Policy.Web, diags)
+	}
+	for web, want := range map[string]string{
+		"{ allow: [] }":                  `ir.yml:7:19: policy.box.web.allow is empty`,
+		`{ allow: ["https://x.com/a"] }`: `ir.yml:7:20: policy.box.web.allow: "https://x.com/a" is not a host`,
+		"{ hosts: [x.com] }":             `unknown key "hosts" in policy.box.web`,
+	} {
+		if _, diags := check(web); !strings.Contains(diags, want) {
+			t.Errorf("%s: want %q in\n%s", web, want, diags)
+		}
+	}
+}

@@ -33,7 +33,7 @@ func Resolve(p *ir.Profile) (*resolved.Profile, ir.Diagnostics) {
 			resolveSteps(b)
 		case Workflow:
 			b.Kind = resolved.Workflow
-			resolveWorkflow(b, resolved.CLIOf(p.Policy))
+			resolveWorkflow(b, resolved.CLIOf(p.Policy), resolved.WebOf(p.Policy))
 		}
 		r.Behaviors[file] = b
 	}
@@ -85,7 +85,7 @@ func firstElicit(ss []*steps.Step) *steps.Elicit {
 }
 
 // resolveWorkflow parses a workflow playbook into the steps a substrate compiles.
-func resolveWorkflow(b *resolved.Behavior, cli *resolved.CLIPolicy) {
+func resolveWorkflow(b *resolved.Behavior, cli *resolved.CLIPolicy, web *resolved.WebPolicy) {
 	data, err := os.ReadFile(b.File)
 	if err != nil {
 		return
@@ -114,7 +114,7 @@ func resolveWorkflow(b *resolved.Behavior, cli *resolved.CLIPolicy) {
 	out := &resolved.WorkflowPlaybook{File: b.File}
 	for _, s := range w.Steps {
 		st := workflowStep(s, ids, args)
-		st.Spec.CLI = cli
+		st.Spec.CLI, st.Spec.Web = cli, web
 		out.Steps = append(out.Steps, st)
 	}
 	b.Workflow = out

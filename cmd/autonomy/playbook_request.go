@@ -49,6 +49,6 @@ func runRequest(cmd *cobra.Command, source string, nargs int, base engine.Reques
 	if err != nil {
 		return printEnvelope(cmd.OutOrStdout(), engine.Envelope{Output: []engine.StepResult{}, Error: &engine.Error{Kind: "invalid", Message: err.Error()}})
 	}
-	req.Secrets, req.MCPServers, req.CLI = base.Secrets, base.MCPServers, base.CLI
+	req.Secrets, req.MCPServers, req.CLI, req.Web = base.Secrets, base.MCPServers, base.CLI, base.Web
 	return runEngine(cmd, statePath, func(ctx context.Context, e *engine.Engine) engine.Envelope { return e.Run(ctx, req) })
 }

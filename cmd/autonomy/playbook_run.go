@@ -42,7 +42,7 @@ func defaultPlaybookState() string {
 func newPlaybookRun() *cobra.Command {
 	var req engine.Request
 	var pipeline, statePath, mcpServers, argsEnv, request string
-	var cliAllow, cliDeny []string
+	var cliAllow, cliDeny, webAllow []string
 	var sf stepsFlags
 	cmd := &cobra.Command{
 		Use:   "run FILE | --pipeline '…' | --request FILE|-",
@@ -106,6 +106,14 @@ Exit codes: 0 the envelope's ok is true (ok, needs_approval, needs_input or canc
 					return usageError("--cli-allow/--cli-deny: %q is not a program name (write its name, e.g. git: a path's last element is what is matched)", n)
 				}
 			}
+			for _, h := range webAllow {
+				if !ir.IsHostPattern(h) {
+					return usageError("--web-allow: %q is not a host (write a host name, e.g. docs.example.com, or *.example.com)", h)
+				}
+			}
+			if len(webAllow) > 0 {
+				req.Web = &resolved.WebPolicy{Allow: webAllow}
+			}
 			if len(cliAllow) > 0 || len(cliDeny) > 0 {
 				req.CLI = &resolved.CLIPolicy{Allow: cliAllow, Deny: cliDeny}
 			}
@@ -156,6 +164,7 @@ Exit codes: 0 the envelope's ok is true (ok, needs_approval, needs_input or canc
 	f.StringSliceVar(&req.Secrets, "secret", nil, "allow the secret handle $secrets.NAME (value from the environment variable NAME); repeatable")
 	f.StringSliceVar(&cliAllow, "cli-allow", nil, "the only programs cli steps may run, as policy.box.cli.allow; repeatable")
 	f.StringSliceVar(&cliDeny, "cli-deny", nil, "programs cli steps never run, as policy.box.cli.deny; repeatable")
+	f.StringSliceVar(&webAllow, "web-allow", nil, "a host web steps may fetch from, as policy.box.web.allow (*.example.com: its subdomains); repeatable")
 	f.StringVar(&mcpServers, "mcp-servers", "", "the MCP servers mcp steps may call, a JSON object as policy.box.mcp.servers")
 	f.StringVar(&statePath, "state", defaultPlaybookState(), "the SQLite database of paused runs (a directory: its playbooks.db)")
 	f.StringVar(&req.Session, "session", "", "the local runner's session the run belongs to (set by the runner)")

@@ -63,6 +63,8 @@ type StepSpec struct {
 	Postcondition *Command `json:"postcondition,omitempty"`
 	// CLI is policy.box.cli, which the step's program (and its postcondition's) must pass.
 	CLI *CLIPolicy `json:"cli,omitempty"`
+	// Web is policy.box.web, the hosts a web step may fetch from.
+	Web *WebPolicy `json:"web,omitempty"`
 }
 
 // Command is a cli or http command split into its words at compile time.
@@ -151,4 +153,36 @@ func (c *CLIPolicy) Refuses(program string) (why, fix string) {
 		return fmt.Sprintf("the program %q is not in policy.box.cli.allow [%s]", name, strings.Join(c.Allow, ", ")), "add it to policy.box.cli.allow, or change the step"
 	}
 	return "", ""
+}
+
+// WebPolicy is policy.box.web as the runtimes read it: the hosts web steps may fetch from.
+type WebPolicy struct {
+	Allow []string `json:"allow"`
+}
+
+// WebOf is policy.box.web as a WebPolicy; nil when the profile sets none (no web step runs).
+func WebOf(p ir.Policy) *WebPolicy {
+	if p.Web == nil || len(p.Web.Allow) == 0 {
+		return nil
+	}
+	w := &WebPolicy{}
+	for _, a := range p.Web.Allow {
+		w.Allow = append(w.Allow, a.Value)
+	}
+	return w
+}
+
+// Refuses says why a web step may not fetch from host, and the fix; why is "" when it may.
+func (w *WebPolicy) Refuses(host string) (why, fix string) {
+	if w == nil {
+		return "web steps are off: no host is listed in policy.box.web.allow", "list the hosts web steps may fetch from in policy.box.web.allow (--web-allow for playbook run), or use an http step"
+	}
+	h := strings.ToLower(strings.TrimSuffix(host, "."))
+	for _, a := range w.Allow {
+		a = strings.ToLower(a)
+		if h == a || strings.HasPrefix(a, "*.") && strings.HasSuffix(h, a[1:]) {
+			return "", ""
+		}
+	}
+	return fmt.Sprintf("the host %q is not in policy.box.web.allow [%s]", host, strings.Join(w.Allow, ", ")), "add it to policy.box.web.allow, or fetch another URL"
 }

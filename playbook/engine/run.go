@@ -172,23 +172,6 @@ func clip(s string, n int) (string, bool) {
 	return s[:cut], true
 }
 
-// supported refuses, at their command, the namespaces this runtime does not run.
-func supported(w *workflow.Workflow) ir.Diagnostics {
-	var d ir.Diagnostics
-	if w == nil {
-		return nil
-	}
-	for _, s := range w.Steps {
-		switch s.Namespace {
-		case "web":
-			d = append(d, ir.Diagnostic{File: w.File, Pos: s.Command.Pos, Severity: ir.Error,
-				Message: fmt.Sprintf("step %q: %s steps are not supported by this runtime", s.ID.Value, s.Namespace),
-				Hint:    "use an http step (http GET URL) to fetch a page"})
-		}
-	}
-	return d
-}
-
 // allowed refuses a $secrets.NAME handle that policy does not allow.
 func allowed(w *workflow.Workflow, allow []string) ir.Diagnostics {
 	if w == nil {

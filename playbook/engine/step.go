@@ -88,6 +88,12 @@ func (x *exec) step(ctx context.Context, s *workflow.Step, rec *record) error {
 		if err != nil {
 			return err
 		}
+	case "web":
+		err := runWeb(ctx, argv, x.st.Web, out, d) // web.go
+		rec.Stdout, rec.Trunc = out.result()
+		if err != nil {
+			return err
+		}
 	case "mcp":
 		if err := x.mcpStep(ctx, s, argv, stdin, dir, out, d, rec); err != nil {
 			return err

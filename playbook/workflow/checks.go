@@ -1,6 +1,7 @@
 package workflow
 
 import (
+	"net/url"
 	"path"
 	"strings"
 
@@ -14,8 +15,11 @@ var PostconditionNamespaces = []string{"cli", "http"}
 // JSON) and its postcondition (a cli or http command that splits and parses as a step's does,
 // reading steps up to this one).
 func (v *validator) checks(i int, who string, s *Step) {
-	if s.Namespace == "node" {
+	switch s.Namespace {
+	case "node":
 		v.node(who, s)
+	case "web":
+		v.web(who, s)
 	}
 	if s.Schema != nil {
 		if _, err := ir.CompileResultSchema(&ir.Result{Inline: s.Schema}); err != nil {
@@ -76,4 +80,23 @@ func HasSuffix(s string, sufs []string) bool {
 		}
 	}
 	return false
+}
+
+// web checks a web step's one word: a URL (http or https, with a host) when written literally.
+func (v *validator) web(who string, s *Step) {
+	words, err := Words(s.Rest)
+	if err != nil || len(words) == 0 {
+		return
+	}
+	const hint = "e.g. command: web https://docs.example.com/page"
+	if len(words) > 1 {
+		v.r.Errorf(s.Command.Pos, hint, "%s: a web step fetches one URL, and this one has %d words", who, len(words))
+		return
+	}
+	if strings.Contains(words[0], "$") {
+		return
+	}
+	if u, err := url.Parse(words[0]); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" {
+		v.r.Errorf(v.w.place(s.Command, words[0], restOffset(s.Command.Value)), hint, "%s: %q is not an http or https URL with a host", who, words[0])
+	}
 }

@@ -111,7 +111,7 @@ func (c *compiler) actor(a *ir.Actor) *ActorConfig {
 		cfg.Kind = "human"
 	} else if kind == resolved.Workflow {
 		cfg.Skill, cfg.Workflow, cfg.Secrets = false, true, c.box.secrets
-		cfg.MCP, cfg.CLI = c.r.MCP, resolved.CLIOf(c.p.Policy)
+		cfg.MCP, cfg.CLI, cfg.Web = c.r.MCP, resolved.CLIOf(c.p.Policy), resolved.WebOf(c.p.Policy)
 	} else if kind == resolved.Steps {
 		cfg.Skill, cfg.Workflow, cfg.Steps = false, true, true
 		cfg.Command = c.stepsCommand()

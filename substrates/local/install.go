@@ -69,6 +69,8 @@ type ActorConfig struct {
 	MCP map[string]resolved.MCPServer `json:"mcp,omitempty"`
 	// CLI is policy.box.cli: the programs a workflow's cli steps may run (none: any).
 	CLI *resolved.CLIPolicy `json:"cli,omitempty"`
+	// Web is policy.box.web: the hosts a workflow's web steps may fetch from (none: no web step).
+	Web *resolved.WebPolicy `json:"web,omitempty"`
 	// Command is how an agent is started; nil for a person and a workflow.
 	Command *Command `json:"command,omitempty"`
 	// Capabilities as written, scope included.

@@ -85,6 +85,11 @@ func (pb *playbooks) workflowArgv(ctx context.Context, s store.Session, cfg *Act
 			argv = append(argv, "--cli-deny", d)
 		}
 	}
+	if cfg.Web != nil {
+		for _, h := range cfg.Web.Allow {
+			argv = append(argv, "--web-allow", h)
+		}
+	}
 	return argv, nil
 }
 
