@@ -7,19 +7,23 @@ import (
 	"testing"
 )
 
+// checkBox checks a profile whose policy.box.KEY is value: the profile and its diagnostics.
+func checkBox(t *testing.T, key, value string) (*Profile, string) {
+	t.Helper()
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "skills/a"), 0o755)
+	os.WriteFile(filepath.Join(dir, "skills/a/SKILL.md"), []byte("# a\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "ir.yml"), []byte("schema: autonomy.ir.v1\ntargets: [local]\nactors:\n  a: { behavior: skills/a, triggers: [{ dispatch: true }] }\npolicy:\n  box:\n    "+key+": "+value+"\n"), 0o644)
+	p, diags, err := Check(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, diags.String()
+}
+
 // TestBoxCLI: policy.box.cli is type-checked, each problem at its value, and read.
 func TestBoxCLI(t *testing.T) {
-	check := func(cli string) (*Profile, string) {
-		dir := t.TempDir()
-		os.MkdirAll(filepath.Join(dir, "skills/a"), 0o755)
-		os.WriteFile(filepath.Join(dir, "skills/a/SKILL.md"), []byte("# a\n"), 0o644)
-		os.WriteFile(filepath.Join(dir, "ir.yml"), []byte("schema: autonomy.ir.v1\ntargets: [local]\nactors:\n  a: { behavior: skills/a, triggers: [{ dispatch: true }] }\npolicy:\n  box:\n    cli: "+cli+"\n"), 0o644)
-		p, diags, err := Check(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p, diags.String()
-	}
+	check := func(v string) (*Profile, string) { return checkBox(t, "cli", v) }
 	p, diags := check("{ allow: [git, jq], deny: [rm] }")
 	if diags != "" || p.Policy.CLI == nil || len(p.Policy.CLI.Allow) != 2 || p.Policy.CLI.Deny[0].Value != "rm" {
 		t.Fatalf("%+v %s", p.Policy.CLI, diags)
@@ -39,17 +43,7 @@ func TestBoxCLI(t *testing.T) {
 
 // TestBoxWeb: policy.box.web is type-checked, each problem at its value, and read.
 func TestBoxWeb(t *testing.T) {
-	check := func(web string) (*Profile, string) {
-		dir := t.TempDir()
-		os.MkdirAll(filepath.Join(dir, "skills/a"), 0o755)
-		os.WriteFile(filepath.Join(dir, "skills/a/SKILL.md"), []byte("# a\n"), 0o644)
-		os.WriteFile(filepath.Join(dir, "ir.yml"), []byte("schema: autonomy.ir.v1\ntargets: [local]\nactors:\n  a: { behavior: skills/a, triggers: [{ dispatch: true }] }\npolicy:\n  box:\n    web: "+web+"\n"), 0o644)
-		p, diags, err := Check(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p, diags.String()
-	}
+	check := func(v string) (*Profile, string) { return checkBox(t, "web", v) }
 	p, diags := check(`{ allow: [docs.example.com, "*.wikipedia.org"] }`)
 	if diags != "" || p.Policy.Web == nil || len(p.Policy.Web.Allow) != 2 {
 		t.Fatalf("%+v %s", p.Policy.Web, diags)

@@ -227,8 +227,14 @@ func runHTTP(ctx context.Context, argv []string, body []byte, out *capped, d tim
 		}
 		return err
 	}
+	return readBody(resp, out, method+" "+url)
+}
+
+// readBody reads a response's body into out, failing past its cap or on a status outside 2xx
+// (what names the request).
+func readBody(resp *http.Response, out *capped, what string) error {
 	defer resp.Body.Close()
-	_, err = io.Copy(out, io.LimitReader(resp.Body, int64(out.max)+1))
+	_, err := io.Copy(out, io.LimitReader(resp.Body, int64(out.max)+1))
 	if _, over := out.result(); over {
 		return fmt.Errorf("its output passed the cap of %d bytes (maxOutputBytes)", out.max)
 	}
@@ -236,7 +242,7 @@ func runHTTP(ctx context.Context, argv []string, body []byte, out *capped, d tim
 		return err
 	}
 	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("%s %s answered %s", method, url, resp.Status)
+		return fmt.Errorf("%s answered %s", what, resp.Status)
 	}
 	return nil
 }

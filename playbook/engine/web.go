@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -86,16 +85,5 @@ func runWeb(ctx context.Context, argv []string, pol *resolved.WebPolicy, out *ca
 		}
 		return err
 	}
-	defer resp.Body.Close()
-	_, err = io.Copy(out, io.LimitReader(resp.Body, int64(out.max)+1))
-	if _, over := out.result(); over {
-		return fmt.Errorf("its output passed the cap of %d bytes (maxOutputBytes)", out.max)
-	}
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("GET %s answered %s", u.Redacted(), resp.Status)
-	}
-	return nil
+	return readBody(resp, out, "GET "+u.Redacted())
 }
