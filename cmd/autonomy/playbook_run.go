@@ -56,7 +56,11 @@ make the request (http METHOD URL [-H 'Name: value']..., stdin is the body); mcp
 (mcp SERVER TOOL [NAME=VALUE | NAME:=JSON | JSON-OBJECT]...) call a tool of a server given by
 --mcp-servers (a JSON object as policy.box.mcp.servers: {"NAME": {"command": [ARGV...],
 "env": [VAR...], "timeoutMs": N}}), started over stdio for the call, in its own process group,
-with only PATH, the locale and the variables it lists; web and node steps are refused. A step with approval: required pauses the run: resume it with
+with only PATH, the locale and the variables it lists; node steps (node SCRIPT [ARG]...) run a
+workspace script with Node as a cli step runs; web steps (web URL) fetch one URL from a host
+--web-allow lists (none: refused). --cli-allow/--cli-deny are policy.box.cli: the programs cli
+steps may run. A step's schema: validates its JSON output and its postcondition: runs once it
+succeeded. A step with approval: required pauses the run: resume it with
 autonomy playbook resume --token T --approve|--deny (from any process).
 
 Limits: --timeout-ms per step (1 to 604800000, one week; the step's own timeoutMs may only lower
