@@ -60,10 +60,9 @@ func (d decoder) boxSection(key string, v *yaml.Node) {
 	}
 }
 
-// HumanRequiredPaths is policy.box.risk.human_required_paths, then the documents declared for
-// the vision and constitution roles that it does not list already: no agent may silently
-// rewrite the document its own proposals are judged against. The roadmap is not gated: keeping
-// it current is what the strategist proposes.
+// HumanRequiredPaths is policy.box.risk.human_required_paths, verbatim: the standard carries it
+// "verbatim, never augmented". The governing documents are gated too, as their own list
+// (GoverningDocuments).
 func (p *Profile) HumanRequiredPaths() []string {
 	var out []string
 	if n := boxChild(boxChild(p.Policy.Box, "risk"), "human_required_paths"); n != nil && n.Kind == yaml.SequenceNode {
@@ -73,12 +72,22 @@ func (p *Profile) HumanRequiredPaths() []string {
 			}
 		}
 	}
-	if p.Documents != nil {
-		for _, role := range []string{"vision", "constitution"} {
-			for _, r := range p.Documents.Roles {
-				if r.Name.Value == role && r.Path.Value != "" && !slices.Contains(out, r.Path.Value) {
-					out = append(out, r.Path.Value)
-				}
+	return out
+}
+
+// GoverningDocuments are the documents declared for the vision and constitution roles, each
+// once: no agent may silently rewrite the document its own proposals are judged against, so a
+// change to one needs a maintainer as a human-required path does. The roadmap is not gated:
+// keeping it current is what the strategist proposes.
+func (p *Profile) GoverningDocuments() []string {
+	var out []string
+	if p.Documents == nil {
+		return nil
+	}
+	for _, role := range []string{"vision", "constitution"} {
+		for _, r := range p.Documents.Roles {
+			if r.Name.Value == role && r.Path.Value != "" && !slices.Contains(out, r.Path.Value) {
+				out = append(out, r.Path.Value)
 			}
 		}
 	}

@@ -201,7 +201,7 @@ const onDefaultBranch = "github.ref == format('refs/heads/{0}', github.event.rep
 func (c *compiler) humanGateJob(common func(mapping) mapping, steps func(string) seq) mapping {
 	var env mapping
 	env.add("AUTONOMY_SUBJECT", expr("github.event.pull_request.number || inputs."+effect.GateInput))
-	if len(c.humanPaths) > 0 {
+	if c.gated() {
 		env.add("AUTONOMY_HUMAN_REQUIRED_PATHS", HumanRequiredPath)
 	}
 	job := mapping{}

@@ -70,7 +70,7 @@ func (Substrate) Compile(r *resolved.Profile) (substrates.Output, error) {
 		c.actors = append(c.actors, cfg)
 		c.json(ActorPath(cfg.Actor), fmt.Sprintf("the launcher config of actor %q", cfg.Actor), a.Name.Pos, cfg)
 		for i, t := range a.Triggers {
-			if t.Kind == ir.Cron {
+			if t.Kind == ir.Cron && !cfg.archived() {
 				sched.Entries = append(sched.Entries, Entry{Key: fmt.Sprintf("%s#%d", cfg.Actor, i), Actor: cfg.Actor, Trigger: i, Cron: t.Cron.Value, Params: params(t.Params)})
 			}
 		}
@@ -111,11 +111,12 @@ func (c *compiler) actor(a *ir.Actor) *ActorConfig {
 		cfg.Kind = "human"
 	} else if kind == resolved.Workflow {
 		cfg.Skill, cfg.Workflow, cfg.Secrets = false, true, c.box.secrets
-		cfg.MCP = c.r.MCP
+		cfg.MCP, cfg.CLI, cfg.Web = c.r.MCP, resolved.CLIOf(c.p.Policy), resolved.WebOf(c.p.Policy)
 	} else if kind == resolved.Steps {
 		cfg.Skill, cfg.Workflow, cfg.Steps = false, true, true
 		cfg.Command = c.stepsCommand()
 	} else if a.Skill {
+		c.lifecycle(a, cfg)
 		cfg.Command = c.agentCommand(a, cfg.Behavior)
 		cfg.Verification = c.r.Behavior(a).Verification
 	} else {

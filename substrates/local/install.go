@@ -69,6 +69,10 @@ type ActorConfig struct {
 	Model *ModelPolicy `json:"model,omitempty"`
 	// MCP are the MCP servers a workflow's mcp steps may call (policy.box.mcp.servers).
 	MCP map[string]resolved.MCPServer `json:"mcp,omitempty"`
+	// CLI is policy.box.cli: the programs a workflow's cli steps may run (none: any).
+	CLI *resolved.CLIPolicy `json:"cli,omitempty"`
+	// Web is policy.box.web: the hosts a workflow's web steps may fetch from (none: no web step).
+	Web *resolved.WebPolicy `json:"web,omitempty"`
 	// Command is how an agent is started; nil for a person and a workflow.
 	Command *Command `json:"command,omitempty"`
 	// Capabilities as written, scope included.
@@ -85,6 +89,10 @@ type ActorConfig struct {
 	// Verification is the ## Verification method of an agent's capsule playbook behavior: what
 	// its session must show to be done (capsule.go).
 	Verification string `json:"verification,omitempty"`
+	// Lifecycle is set when the agent's capsule playbook behavior is archived (no new run: a
+	// launch is refused, its cron triggers are not scheduled) or superseded (Behavior is the
+	// successor a new run follows, and each session's log says so).
+	Lifecycle *resolved.Lifecycle `json:"lifecycle,omitempty"`
 	// Reviewer is the actor that reviews this proposer's changes.
 	Reviewer string `json:"reviewer,omitempty"`
 	// Result is the installed JSON Schema an exit-0 session's result file must satisfy.

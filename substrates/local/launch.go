@@ -61,6 +61,9 @@ func (r *Runner) launchAs(ctx context.Context, req LaunchRequest, origin string)
 			}
 		}
 	}
+	if err := refuseArchived(cfg); err != nil {
+		return LaunchResult{}, err
+	}
 	if req.Kind == "" {
 		req.Kind = "dispatch"
 	}

@@ -226,6 +226,7 @@ func (sv *supervision) launch(ctx context.Context, hold *rootHold) {
 		sv.end(ir.Failed, err.Error(), "", nil)
 		return
 	}
+	sv.r.logSuccessor(ctx, sv.s, sv.cfg, sv.logf)
 	if stdin != "" && sv.cfg.Skill {
 		if stdin, err = sv.r.weave(ctx, sv.s, sv.cfg, stdin, sv.logf); err != nil {
 			sv.end(ir.Failed, err.Error(), "", nil)

@@ -36,9 +36,12 @@ type Env struct {
 	Actor, Subject string
 	// Scope is the path glob of a scoped code:propose (empty: any path).
 	Scope string
-	// Policy is .autonomy/policy.json; HumanPaths the human-required paths.
-	Policy     Policy
-	HumanPaths []string
+	// Policy is .autonomy/policy.json; HumanPaths the human-required paths
+	// (policy.box.risk.human_required_paths, verbatim) and GoverningDocs the governing documents
+	// (documents.roles vision and constitution), a list of its own: the gate holds both.
+	Policy        Policy
+	HumanPaths    []string
+	GoverningDocs []string
 	// ReviewerWorkflow and ReviewerInput dispatch the proposer's reviewer.
 	ReviewerWorkflow, ReviewerInput string
 	// InputActor is the human actor the profile routes input-required to (AUTONOMY_INPUT_ACTOR;
@@ -149,12 +152,13 @@ func FromEnv(getenv func(string) string, out io.Writer) (*Env, error) {
 	}
 	if p := getenv("AUTONOMY_HUMAN_REQUIRED_PATHS"); p != "" {
 		var doc struct {
-			Paths []string `json:"human_required_paths"`
+			Paths     []string `json:"human_required_paths"`
+			Governing []string `json:"governing_documents"`
 		}
 		if err := readJSON(p, &doc); err != nil {
 			return nil, err
 		}
-		e.HumanPaths = doc.Paths
+		e.HumanPaths, e.GoverningDocs = doc.Paths, doc.Governing
 	}
 	return e, nil
 }
@@ -244,6 +248,12 @@ func Match(glob, path string) bool {
 }
 
 // matching lists the paths that match any of globs.
+// humanRequired are the paths among changed that need a maintainer: those under a human-required
+// path or a governing document.
+func (e *Env) humanRequired(changed []string) []string {
+	return matching(changed, append(append([]string(nil), e.HumanPaths...), e.GoverningDocs...))
+}
+
 func matching(paths, globs []string) []string {
 	var out []string
 	for _, p := range paths {

@@ -542,3 +542,32 @@ func TestMaxOpenAgentPRsReadsTheReferenceSpelling(t *testing.T) {
 		}
 	}
 }
+
+// TestGoverningDocumentsGated: the governing documents are a list of their own beside
+// policy.box.risk.human_required_paths (kept verbatim), read from the gate's file, and a change
+// to one needs a maintainer as a human-required path does.
+func TestGoverningDocumentsGated(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "paths.json", `{"human_required_paths": [".github/workflows/**"], "governing_documents": ["docs/VISION.md"]}`)
+	vars := map[string]string{"GITHUB_REPOSITORY": "o/r", "GH_TOKEN": "t", "AUTONOMY_HUMAN_REQUIRED_PATHS": filepath.Join(dir, "paths.json")}
+	e, err := FromEnv(func(k string) string { return vars[k] }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(e.HumanPaths, ",") != ".github/workflows/**" || strings.Join(e.GoverningDocs, ",") != "docs/VISION.md" {
+		t.Fatalf("read %q and %q", e.HumanPaths, e.GoverningDocs)
+	}
+	w := newWorld(t)
+	env := w.env("strategist")
+	env.HumanPaths, env.GoverningDocs = []string{".github/workflows/**"}, []string{"docs/VISION.md"}
+	p, err := Propose(context.Background(), env, w.agentBundle(map[string]string{"docs/VISION.md": "# new vision\n"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(p.HumanRequired, ",") != "docs/VISION.md" || p.Engaged == nil {
+		t.Fatalf("a change to a governing document: human-required %v, engaged %+v", p.HumanRequired, p.Engaged)
+	}
+	if ask := w.lastComment(p.PR); !strings.Contains(ask, "or the governing documents") {
+		t.Errorf("the ask does not name the governing documents:\n%s", ask)
+	}
+}

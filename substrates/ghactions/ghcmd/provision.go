@@ -142,7 +142,8 @@ func provisionPolicy(p *ir.Profile) (provision.Policy, error) {
 		return provision.Policy{}, fmt.Errorf("policy.box.%s:\n%v", ghactions.Name, err)
 	}
 	var doc struct {
-		Box struct {
+		Governing []string `json:"governingDocuments"`
+		Box       struct {
 			TaskStates map[string]string `json:"taskStates"`
 			Human      struct {
 				MaintainersVar string `json:"maintainers_var"`
@@ -157,7 +158,7 @@ func provisionPolicy(p *ir.Profile) (provision.Policy, error) {
 	}
 	pol := provision.Policy{TaskStates: doc.Box.TaskStates, RequiredChecks: gh.RequiredChecks,
 		Variables: [][2]string{{"AUTONOMY_PAUSED", "false"}}, MaintainersVar: doc.Box.Human.MaintainersVar,
-		HumanGate: len(doc.Box.Risk.HumanRequiredPaths) > 0}
+		HumanGate: len(doc.Box.Risk.HumanRequiredPaths) > 0 || len(doc.Governing) > 0}
 	if gh.ProxyHost != "" {
 		pol.Variables = append(pol.Variables, [2]string{ghactions.ProxyHostVar, gh.ProxyHost})
 	}
