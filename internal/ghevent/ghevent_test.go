@@ -4,8 +4,8 @@ import "testing"
 
 func TestCommandText(t *testing.T) {
 	for body, want := range map[string]string{
-		"/agent reviewer":                "",
-		"/agent reviewer   look at #4":   "look at #4",
+		"/agent reviewer":                 "",
+		"/agent reviewer   look at #4":    "look at #4",
 		"/agent reviewer\r\n\tthe text\n": "the text\n",
 	} {
 		if got := CommandText(body, "reviewer"); got != want {
