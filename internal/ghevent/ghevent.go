@@ -88,6 +88,10 @@ func Trusted(event, action, association string, sameRepo bool, roles []string) b
 	return slices.Contains(roles, association)
 }
 
+// ControlVerbs are the control commands of "/agent <verb>": an actor of one of these names cannot
+// be addressed by a comment.
+var ControlVerbs = []string{"status", "cancel", "retry", "approve", "reject", "answer"}
+
 // CommandPrefix is how a comment addresses name: "/agent name" ("/agent" for any command).
 func CommandPrefix(name string) string { return strings.TrimSuffix("/agent "+name, " ") }
 

@@ -28,7 +28,7 @@ const PlainCommentsKey = "plain_comments"
 
 // controlVerbs are the control workflow's own commands: an actor of one of these names cannot be
 // addressed with /agent <actor>.
-var controlVerbs = []string{"status", "cancel", "retry", "approve", "reject", "answer"}
+var controlVerbs = ghevent.ControlVerbs
 
 // sweepCron is when the control workflow sweeps the open human asks.
 const sweepCron = "*/15 * * * *"

@@ -61,6 +61,8 @@ type Runner struct {
 	supervisor *supervisor
 	// minute is the unit of timeoutMinutes: a minute, shorter in tests.
 	minute time.Duration
+	// events is the event source serve polls (WatchEvents; nil: none).
+	events *EventSource
 }
 
 // DBPath is the database of an installation.

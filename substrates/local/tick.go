@@ -112,6 +112,9 @@ func (r *Runner) Serve(ctx context.Context, w io.Writer) error {
 			PrintTick(w, rep)
 		}
 		wake := r.NextWake(ctx, r.opts.Now())
+		if r.events != nil {
+			wake = r.events.serve(ctx, w, wake)
+		}
 		t := time.NewTimer(time.Until(wake))
 		select {
 		case <-ctx.Done():

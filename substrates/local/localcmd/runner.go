@@ -491,6 +491,7 @@ tick.`,
 			}
 			errOut := cmd.ErrOrStderr()
 			fmt.Fprintf(errOut, "autonomy: serving %s (%s, timezone %s); SIGINT or SIGTERM stops\n", r.In.Dir, cliout.Count(len(r.In.Schedule.Entries), "scheduled trigger"), r.In.Schedule.Timezone)
+			watchEvents(r, errOut)
 			if err := r.Serve(ctx, cmd.OutOrStdout()); err != nil {
 				return runnerError(err)
 			}

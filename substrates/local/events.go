@@ -1,0 +1,522 @@
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os/exec"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/go-github/v62/github"
+
+	"github.com/autonomyhq/autonomy/internal/ghevent"
+	"github.com/autonomyhq/autonomy/internal/ghlimit"
+	"github.com/autonomyhq/autonomy/internal/store"
+	"github.com/autonomyhq/autonomy/ir"
+)
+
+// The local event source: for codeHost github, serve polls the repository for the events its
+// actors declare and fires them as the generated workflows would (the same param resolution,
+// the same trust gating: ghevent), each event exactly once across restarts: the cursor of what
+// was seen is written in the store in the same transaction as the sessions the event launches.
+
+// PolledEvents are the events the local event source polls GitHub for. An actor's trigger on
+// another event never fires locally (docs/local.md).
+var PolledEvents = []string{"issue_comment"}
+
+// lowRemaining is the rate-limit budget under which the source stops polling until the reset:
+// the rest is left to the runner's other calls and the operator's tools.
+const lowRemaining = 50
+
+// maxPages is the most pages of 100 one poll reads; the rest waits for the next poll.
+const maxPages = 10
+
+// EventOptions configure an event source.
+type EventOptions struct {
+	// Token reads the repository (GH_TOKEN or GITHUB_TOKEN of the runner's environment). It
+	// never reaches a session.
+	Token string
+	// BaseURL is the API root ("" for https://api.github.com/; GITHUB_API_URL).
+	BaseURL string
+	// Repo is owner/name when policy.box.local.events.repo names none (GITHUB_REPOSITORY); ""
+	// for the origin remote.
+	Repo string
+	// HTTPClient makes the requests (one with a one-minute timeout when nil).
+	HTTPClient *http.Client
+}
+
+// EventSource polls one repository for its installation's event triggers.
+type EventSource struct {
+	r           *Runner
+	client      *github.Client
+	owner, name string
+	// etags are the ETags of the last answers, by request URL, for conditional requests.
+	etags map[string]string
+	// waitUntil is when the next request may go out after a rate limit; next when serve polls
+	// next.
+	waitUntil, next time.Time
+}
+
+// PollReport is what one poll did.
+type PollReport struct {
+	At time.Time
+	// First is set on the first poll of an installation: the events before it never fire.
+	First bool
+	// NotModified is set when GitHub answered 304: nothing new.
+	NotModified bool
+	Fired       []store.Session
+	// Ignored are events that fired nothing, and why (an untrusted author, a bot).
+	Ignored []string
+	// Deferred says why the poll stopped before an event (at capacity): it is retried.
+	Deferred string
+	// Backoff is set while a rate limit holds the source back: no request goes out before it.
+	Backoff time.Time
+}
+
+// ghEvent is one event the source read, as the trust gate and the params see it.
+type ghEvent struct {
+	ID                     int64
+	Name, Action           string
+	Ref, Login, Role, Body string
+	SameRepo, Bot          bool
+	Created                time.Time
+}
+
+// NewEventSource opens the event source of r's installation.
+func (r *Runner) NewEventSource(opts EventOptions) (*EventSource, error) {
+	ev := r.In.Runner.Events
+	if ev == nil || ev.CodeHost != "github" {
+		return nil, errors.New("the installation polls no events: no actor declares an event trigger, or its codeHost is not github")
+	}
+	if opts.Token == "" {
+		return nil, errors.New("no token to read GitHub with: set GH_TOKEN or GITHUB_TOKEN in the runner's environment (it never reaches a session)")
+	}
+	repo := ev.Repo
+	if repo == "" {
+		repo = opts.Repo
+	}
+	if repo == "" {
+		repo = originRepo(r.In.Dir)
+	}
+	owner, name, ok := strings.Cut(repo, "/")
+	if !ok || !repoName.MatchString(repo) {
+		return nil, fmt.Errorf("cannot tell which repository to poll (%q): set policy.box.local.events.repo to owner/name, or GITHUB_REPOSITORY", repo)
+	}
+	hc := opts.HTTPClient
+	if hc == nil {
+		hc = &http.Client{Timeout: time.Minute}
+	}
+	c := github.NewClient(hc).WithAuthToken(opts.Token)
+	if opts.BaseURL != "" {
+		u, err := url.Parse(strings.TrimSuffix(opts.BaseURL, "/") + "/")
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			return nil, fmt.Errorf("GITHUB_API_URL %q: give the API root as an http(s) URL, like https://api.github.com/", opts.BaseURL)
+		}
+		c.BaseURL = u
+	}
+	return &EventSource{r: r, client: c, owner: owner, name: name, etags: map[string]string{}}, nil
+}
+
+// githubRemote is a github.com remote URL: https://github.com/o/r(.git) or git@github.com:o/r(.git).
+var githubRemote = regexp.MustCompile(`github\.com[:/]([A-Za-z0-9-]+/[A-Za-z0-9._-]+?)(?:\.git)?/?$`)
+
+// originRepo is owner/name of the origin remote of dir's repository when it is on github.com.
+func originRepo(dir string) string {
+	cmd := exec.Command("git", "remote", "get-url", "origin")
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	if err != nil {
+		return ""
+	}
+	if m := githubRemote.FindStringSubmatch(strings.TrimSpace(string(out))); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
+// Repo is the repository polled, owner/name.
+func (es *EventSource) Repo() string { return es.owner + "/" + es.name }
+
+// Unpolled lists, one line each, the event triggers of the installation that the source does not
+// poll, so serve can say so once.
+func (es *EventSource) Unpolled() []string {
+	var out []string
+	for _, name := range es.r.In.Runner.Actors {
+		cfg, err := es.r.In.Actor(name)
+		if err != nil {
+			continue
+		}
+		for _, t := range cfg.Triggers {
+			if t.Kind == string(ir.Event) && !slices.Contains(PolledEvents, t.Event) {
+				out = append(out, fmt.Sprintf("actor %s: event %s is not polled locally (polled: %s); it never fires here", cfg.Actor, t.Event, strings.Join(PolledEvents, ", ")))
+			}
+		}
+	}
+	return out
+}
+
+// Poll reads what happened on the repository since the last poll and fires the actors whose
+// triggers it matches. A rate limit is no error: the report's Backoff says until when the source
+// waits.
+func (es *EventSource) Poll(ctx context.Context) (PollReport, error) {
+	if err := es.r.caller.operatorOnly(ctx, "serve"); err != nil {
+		return PollReport{}, err
+	}
+	now := es.r.opts.Now()
+	rep := PollReport{At: now.UTC()}
+	if now.Before(es.waitUntil) {
+		rep.Backoff = es.waitUntil
+		return rep, nil
+	}
+	if !es.declares("issue_comment") {
+		return rep, nil
+	}
+	err := es.pollComments(ctx, &rep)
+	if wait, kind, limited := ghlimit.Wait(err, now); limited {
+		es.waitUntil = now.Add(wait)
+		rep.Backoff = es.waitUntil
+		rep.Ignored = append(rep.Ignored, fmt.Sprintf("GitHub's %s rate limit: polling again after %s", kind, es.waitUntil.UTC().Format(time.RFC3339)))
+		return rep, nil
+	}
+	return rep, err
+}
+
+// declares reports whether some installed actor has a trigger on event.
+func (es *EventSource) declares(event string) bool {
+	for _, name := range es.r.In.Runner.Actors {
+		if cfg, err := es.r.In.Actor(name); err == nil && slices.ContainsFunc(cfg.Triggers, func(t Trigger) bool { return t.Kind == string(ir.Event) && t.Event == event }) {
+			return true
+		}
+	}
+	return false
+}
+
+// commentCursorKey is the store's meta key of the issue comments seen: "<id> <created>", the
+// newest comment handled and when it was created.
+const commentCursorKey = "events.github.issue_comment"
+
+// pollComments fires the issue comments created since the cursor, oldest first.
+func (es *EventSource) pollComments(ctx context.Context, rep *PollReport) error {
+	curID, since, ok, err := es.cursor(ctx)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return es.startComments(ctx, rep)
+	}
+	q := url.Values{"sort": {"created"}, "direction": {"asc"}, "per_page": {"100"}}
+	if !since.IsZero() {
+		q.Set("since", since.UTC().Format(time.RFC3339))
+	}
+	for page := 1; page <= maxPages; page++ {
+		if page > 1 {
+			q.Set("page", strconv.Itoa(page))
+		}
+		list, resp, err := es.list(ctx, "repos/"+es.owner+"/"+es.name+"/issues/comments?"+q.Encode(), page == 1)
+		if err != nil {
+			return err
+		}
+		if resp.StatusCode == http.StatusNotModified {
+			rep.NotModified = true
+			return nil
+		}
+		for _, c := range list {
+			if c.GetID() <= curID {
+				continue
+			}
+			stop, err := es.handle(ctx, rep, commentEvent(c))
+			if err != nil || stop {
+				delete(es.etags, resp.Request.URL.String()) // what is left must be read again
+				return err
+			}
+		}
+		if resp.NextPage == 0 {
+			return nil
+		}
+	}
+	return nil
+}
+
+// startComments sets the cursor at the newest comment on the first poll: the comments made
+// before the source started never fire.
+func (es *EventSource) startComments(ctx context.Context, rep *PollReport) error {
+	list, _, err := es.list(ctx, "repos/"+es.owner+"/"+es.name+"/issues/comments?sort=created&direction=desc&per_page=1", false)
+	if err != nil {
+		return err
+	}
+	value := "0 "
+	if len(list) > 0 {
+		value = fmt.Sprintf("%d %s", list[0].GetID(), list[0].GetCreatedAt().UTC().Format(time.RFC3339))
+	}
+	rep.First = true
+	return es.r.Store.Tx(ctx, func(tx *store.Tx) error {
+		if _, ok, err := tx.Meta(commentCursorKey); err != nil || ok {
+			return err // another serve started it meanwhile
+		}
+		return tx.SetMeta(commentCursorKey, value)
+	})
+}
+
+// cursor reads the comment cursor.
+func (es *EventSource) cursor(ctx context.Context) (int64, time.Time, bool, error) {
+	var raw string
+	var ok bool
+	err := es.r.Store.Tx(ctx, func(tx *store.Tx) error {
+		var err error
+		raw, ok, err = tx.Meta(commentCursorKey)
+		return err
+	})
+	if err != nil || !ok {
+		return 0, time.Time{}, false, err
+	}
+	return parseCursor(raw)
+}
+
+func parseCursor(raw string) (int64, time.Time, bool, error) {
+	idText, at, _ := strings.Cut(raw, " ")
+	id, err := strconv.ParseInt(idText, 10, 64)
+	if err != nil {
+		return 0, time.Time{}, false, fmt.Errorf("the store's event cursor %q is not an id: %v", raw, err)
+	}
+	var since time.Time
+	if at != "" {
+		if since, err = time.Parse(time.RFC3339, at); err != nil {
+			return 0, time.Time{}, false, fmt.Errorf("the store's event cursor %q holds no time: %v", raw, err)
+		}
+	}
+	return id, since, true, nil
+}
+
+// list makes one list request, conditional on the ETag of its last answer when cond is set.
+// A 304 is returned as a response without error.
+func (es *EventSource) list(ctx context.Context, path string, cond bool) ([]*github.IssueComment, *github.Response, error) {
+	req, err := es.client.NewRequest(http.MethodGet, path, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	key := req.URL.String()
+	if tag := es.etags[key]; cond && tag != "" {
+		req.Header.Set("If-None-Match", tag)
+	}
+	var list []*github.IssueComment
+	resp, err := es.client.Do(ctx, req, &list)
+	if resp != nil && resp.StatusCode == http.StatusNotModified {
+		return nil, resp, nil
+	}
+	if err != nil {
+		return nil, resp, err
+	}
+	if tag := resp.Header.Get("ETag"); tag != "" {
+		es.etags[key] = tag
+	}
+	if resp.Rate.Limit > 0 && resp.Rate.Remaining < lowRemaining && resp.Rate.Reset.After(es.r.opts.Now()) {
+		es.waitUntil = resp.Rate.Reset.Add(ghlimit.ResetBuffer)
+	}
+	return list, resp, nil
+}
+
+// commentEvent reads an issue comment as the issue_comment event it fired on GitHub.
+func commentEvent(c *github.IssueComment) ghEvent {
+	ref := c.GetIssueURL()
+	ref = ref[strings.LastIndex(ref, "/")+1:]
+	login := c.GetUser().GetLogin()
+	return ghEvent{ID: c.GetID(), Name: "issue_comment", Action: "created", Ref: ref, Login: login,
+		Role: c.GetAuthorAssociation(), Body: c.GetBody(), Created: c.GetCreatedAt().Time,
+		Bot: c.GetUser().GetType() == "Bot" || strings.HasSuffix(login, "[bot]")}
+}
+
+// errDeferred stops a poll at an event that cannot fire now; the transaction rolls back.
+var errDeferred = errors.New("deferred")
+
+// handle fires the actors ev triggers and moves the cursor past it, in one transaction, then
+// starts the sessions. stop is set when it could not fire now (at capacity): the cursor stays.
+func (es *EventSource) handle(ctx context.Context, rep *PollReport, ev ghEvent) (stop bool, err error) {
+	r := es.r
+	firings, why := es.firings(ev)
+	for _, f := range firings {
+		if err := r.In.preflight(r.opts.Env, f.cfg); err != nil {
+			return true, err
+		}
+	}
+	var fired []store.Session
+	err = r.Store.Tx(ctx, func(tx *store.Tx) error {
+		fired = nil
+		raw, _, err := tx.Meta(commentCursorKey)
+		if err != nil {
+			return err
+		}
+		if cur, _, _, err := parseCursor(raw); err == nil && ev.ID <= cur {
+			return nil // another serve fired it
+		}
+		active := -1
+		for _, f := range firings {
+			ok, reason, err := r.admit(tx, f.cfg.Actor, false, &active)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				rep.Deferred = fmt.Sprintf("%s of %s on #%s: %s", ev.Name, ev.Login, ev.Ref, reason)
+				return errDeferred
+			}
+			s, err := es.record(tx, f, ev)
+			if err != nil {
+				return err
+			}
+			if active >= 0 {
+				active++
+			}
+			fired = append(fired, s)
+		}
+		if len(firings) == 0 && why != "" {
+			rep.Ignored = append(rep.Ignored, fmt.Sprintf("%s %d by %s on #%s: %s", ev.Name, ev.ID, ev.Login, ev.Ref, why))
+		}
+		return tx.SetMeta(commentCursorKey, fmt.Sprintf("%d %s", ev.ID, ev.Created.UTC().Format(time.RFC3339)))
+	})
+	if errors.Is(err, errDeferred) {
+		return true, nil
+	}
+	if err != nil {
+		return true, err
+	}
+	for _, s := range fired {
+		if err := r.start(ctx, s); err != nil {
+			return true, err
+		}
+		if n, ok, err := r.Store.Get(ctx, s.ID); err == nil && ok {
+			s = n
+		}
+		rep.Fired = append(rep.Fired, s)
+	}
+	return false, nil
+}
+
+// firing is one actor an event fires, by which of its triggers, with what subject.text.
+type firing struct {
+	cfg     *ActorConfig
+	trigger int
+	text    string
+}
+
+// firings are the actors ev fires, in the installation's order; when none, why (for the
+// report) when some actor declares the event.
+func (es *EventSource) firings(ev ghEvent) ([]firing, string) {
+	var out []firing
+	why := ""
+	roles := es.r.In.Runner.Events.TrustedRoles
+	for _, name := range es.r.In.Runner.Actors {
+		cfg, err := es.r.In.Actor(name)
+		if err != nil || cfg.Kind == "human" {
+			continue // a person's event triggers are not fired locally (docs/local.md)
+		}
+		i, text, ok := matchTrigger(cfg, ev)
+		if !ok {
+			continue
+		}
+		switch {
+		case ev.Bot:
+			why = "a bot's events fire nothing, as GitHub fires no workflow on its token's"
+		case !ghevent.Trusted(ev.Name, ev.Action, ev.Role, ev.SameRepo, roles):
+			why = fmt.Sprintf("its author's association %s is not trusted (%s)", ev.Role, strings.Join(roles, ", "))
+		default:
+			out = append(out, firing{cfg: cfg, trigger: i, text: text})
+		}
+	}
+	return out, why
+}
+
+// matchTrigger finds the trigger of cfg that ev fires, and the subject.text it gives: the rest of
+// an "/agent <actor>" command, or the whole text. An issue_comment fires an actor only when it
+// addresses it with /agent <actor>, unless its trigger sets plain_comments: then any comment but
+// a command fires it (ghactions control.go).
+func matchTrigger(cfg *ActorConfig, ev ghEvent) (int, string, bool) {
+	plain := slices.ContainsFunc(cfg.Triggers, func(t Trigger) bool { return t.Event == "issue_comment" && t.PlainComments })
+	for i, t := range cfg.Triggers {
+		if t.Kind != string(ir.Event) || t.Event != ev.Name || (len(t.Types) > 0 && !slices.Contains(t.Types, ev.Action)) {
+			continue
+		}
+		if ev.Name != "issue_comment" {
+			return i, ev.Body, true
+		}
+		switch {
+		case plain && !ghevent.Addressed(ev.Body, ""):
+			return i, ev.Body, true
+		case !plain && !slices.Contains(ghevent.ControlVerbs, cfg.Actor) && ghevent.Addressed(ev.Body, cfg.Actor):
+			return i, ghevent.CommandText(ev.Body, cfg.Actor), true
+		}
+		return 0, "", false
+	}
+	return 0, "", false
+}
+
+// record inserts, in tx, the session ev fires for f: its params resolved as the workflow's would
+// be (subject.actorRole is the author's association).
+func (es *EventSource) record(tx *store.Tx, f firing, ev ghEvent) (store.Session, error) {
+	t := &f.cfg.Triggers[f.trigger]
+	params, err := es.r.resolve(f.cfg, t, LaunchRequest{Ref: ev.Ref, From: ev.Login, Text: f.text, Kind: ev.Action})
+	if err != nil {
+		return store.Session{}, err
+	}
+	for _, p := range f.cfg.Params {
+		if p.Source == "subject.actorRole" && slices.Contains(t.Params, p.Name) {
+			params[p.Name] = ev.Role
+		}
+	}
+	s := store.Session{Actor: f.cfg.Actor, Kind: f.cfg.Kind, Ref: ev.Ref, Params: params, Trigger: ev.Name, Origin: "event"}
+	if err := es.r.insert(tx, f.cfg, &s); err != nil {
+		return s, err
+	}
+	return s, tx.Log(store.Event{Session: s.ID, Actor: s.Actor, Kind: "event", Message: fmt.Sprintf("fired by %s %d of %s (%s) on #%s of %s", ev.Name, ev.ID, ev.Login, ev.Role, ev.Ref, es.Repo())})
+}
+
+// PrintPoll writes a poll's report, one line per firing, ignored event and deferral.
+func PrintPoll(w io.Writer, rep PollReport) {
+	at := rep.At.Format(time.RFC3339)
+	if rep.First {
+		fmt.Fprintf(w, "%s first poll: events from now on fire\n", at)
+	}
+	for _, s := range rep.Fired {
+		fmt.Fprintf(w, "%s fired %s on %s #%s: session %s\n", at, s.Actor, s.Trigger, s.Ref, s.ID)
+	}
+	for _, why := range rep.Ignored {
+		fmt.Fprintf(w, "%s ignored %s\n", at, why)
+	}
+	if rep.Deferred != "" {
+		fmt.Fprintf(w, "%s deferred %s (retried at the next poll)\n", at, rep.Deferred)
+	}
+}
+
+// WatchEvents has Serve poll es every policy.box.local.events.poll_seconds.
+func (r *Runner) WatchEvents(es *EventSource) { r.events = es }
+
+// serve polls when a poll is due, reports it on w, and returns the earlier of wake and the next
+// poll.
+func (es *EventSource) serve(ctx context.Context, w io.Writer, wake time.Time) time.Time {
+	now := es.r.opts.Now()
+	if !now.Before(es.next) {
+		rep, err := es.Poll(ctx)
+		if err != nil {
+			fmt.Fprintf(w, "autonomy: polling %s failed: %v\n", es.Repo(), err)
+		} else {
+			PrintPoll(w, rep)
+		}
+		every := defaultPollSeconds
+		if ev := es.r.In.Runner.Events; ev != nil && ev.PollSeconds > 0 {
+			every = ev.PollSeconds
+		}
+		es.next = now.Add(time.Duration(every) * time.Second)
+		if rep.Backoff.After(es.next) {
+			es.next = rep.Backoff
+		}
+	}
+	if es.next.Before(wake) {
+		return es.next
+	}
+	return wake
+}
