@@ -68,7 +68,7 @@ func readEvents(r *substrates.BoxReader, v *yaml.Node, ev *EventsConfig) {
 		}
 		switch k.Value {
 		case "poll_seconds":
-			if n, ok := r.Int(val, "events.poll_seconds", "e.g. poll_seconds: 60 (between 10 and 3600)", minPollSeconds, maxPollSeconds); ok {
+			if n, ok := r.Int(val, "events.poll_seconds", "e.g. poll_seconds: 60", minPollSeconds, maxPollSeconds); ok {
 				ev.PollSeconds = n
 			}
 		case "repo":
