@@ -365,7 +365,7 @@ func (es *EventSource) handle(ctx context.Context, rep *PollReport, ev ghEvent) 
 				rep.Deferred = fmt.Sprintf("%s of %s on #%s: %s", ev.Name, ev.Login, ev.Ref, reason)
 				return errDeferred
 			}
-			s, err := es.record(tx, f, ev)
+			s, err := es.r.recordEvent(tx, f, ev, "on #"+ev.Ref+" of "+es.Repo())
 			if err != nil {
 				return err
 			}
@@ -455,11 +455,12 @@ func matchTrigger(cfg *ActorConfig, ev ghEvent) (int, string, bool) {
 	return 0, "", false
 }
 
-// record inserts, in tx, the session ev fires for f: its params resolved as the workflow's would
-// be (subject.actorRole is the author's association).
-func (es *EventSource) record(tx *store.Tx, f firing, ev ghEvent) (store.Session, error) {
+// recordEvent inserts, in tx, the session ev fires for f: its params resolved as the workflow's
+// would be (subject.actorRole is the author's association). where names the event's subject
+// for the audit log.
+func (r *Runner) recordEvent(tx *store.Tx, f firing, ev ghEvent, where string) (store.Session, error) {
 	t := &f.cfg.Triggers[f.trigger]
-	params, err := es.r.resolve(f.cfg, t, LaunchRequest{Ref: ev.Ref, From: ev.Login, Text: f.text, Kind: ev.Action})
+	params, err := r.resolve(f.cfg, t, LaunchRequest{Ref: ev.Ref, From: ev.Login, Text: f.text, Kind: ev.Action})
 	if err != nil {
 		return store.Session{}, err
 	}
@@ -469,10 +470,10 @@ func (es *EventSource) record(tx *store.Tx, f firing, ev ghEvent) (store.Session
 		}
 	}
 	s := store.Session{Actor: f.cfg.Actor, Kind: f.cfg.Kind, Ref: ev.Ref, Params: params, Trigger: ev.Name, Origin: "event"}
-	if err := es.r.insert(tx, f.cfg, &s); err != nil {
+	if err := r.insert(tx, f.cfg, &s); err != nil {
 		return s, err
 	}
-	return s, tx.Log(store.Event{Session: s.ID, Actor: s.Actor, Kind: "event", Message: fmt.Sprintf("fired by %s %d of %s (%s) on #%s of %s", ev.Name, ev.ID, ev.Login, ev.Role, ev.Ref, es.Repo())})
+	return s, tx.Log(store.Event{Session: s.ID, Actor: s.Actor, Kind: "event", Message: fmt.Sprintf("fired by %s %s of %s (%s) %s", ev.Name, ev.Action, ev.Login, ev.Role, where)})
 }
 
 // PrintPoll writes a poll's report, one line per firing, ignored event and deferral.
