@@ -159,3 +159,19 @@ func (s *Server) listIssues(w http.ResponseWriter, req *http.Request) {
 	s.mu.Unlock()
 	s.writeConditionalPage(w, req, out)
 }
+
+// OpenPull opens a pull request of head (a branch of the repository) into base as login, a person
+// who pushed the branch, and returns its number.
+func (s *Server) OpenPull(login, title, head, base string) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.sha(head) == "" || s.sha(base) == "" {
+		return 0, fmt.Errorf("ghfake: no branch %s or %s", head, base)
+	}
+	n := s.newIssue(&Issue{Title: title, State: "open", PR: true, Head: head, Base: base})
+	if s.issueBy == nil {
+		s.issueBy = map[int]string{}
+	}
+	s.issueBy[n] = login
+	return n, nil
+}

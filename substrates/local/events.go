@@ -29,7 +29,16 @@ import (
 
 // PolledEvents are the events the local event source polls GitHub for. An actor's trigger on
 // another event never fires locally (docs/local.md).
-var PolledEvents = []string{"issue_comment"}
+var PolledEvents = []string{"issue_comment", "issues", "pull_request", "pull_request_target"}
+
+// eventNames are the events a pull request's activity fires: both pull_request and
+// pull_request_target; any other event is itself.
+func eventNames(name string) []string {
+	if name == "pull_request" {
+		return []string{"pull_request", "pull_request_target"}
+	}
+	return []string{name}
+}
 
 // lowRemaining is the rate-limit budget under which the source stops polling until the reset:
 // the rest is left to the runner's other calls and the operator's tools.
@@ -62,6 +71,8 @@ type EventSource struct {
 	// waitUntil is when the next request may go out after a rate limit; next when serve polls
 	// next.
 	waitUntil, next time.Time
+	// fresh and unchanged count the answers of this poll: 200s and 304s.
+	fresh, unchanged int
 }
 
 // PollReport is what one poll did.
@@ -69,7 +80,7 @@ type PollReport struct {
 	At time.Time
 	// First is set on the first poll of an installation: the events before it never fire.
 	First bool
-	// NotModified is set when GitHub answered 304: nothing new.
+	// NotModified is set when GitHub answered every request of the poll 304: nothing new.
 	NotModified bool
 	Fired       []store.Session
 	// Ignored are events that fired nothing, and why (an untrusted author, a bot).
@@ -145,7 +156,7 @@ func originRepo(dir string) string {
 func (es *EventSource) Repo() string { return es.owner + "/" + es.name }
 
 // Unpolled lists, one line each, the event triggers of the installation that the source does not
-// poll, so serve can say so once.
+// poll (or polls some activities of only), so serve can say so once.
 func (es *EventSource) Unpolled() []string {
 	var out []string
 	for _, name := range es.r.In.Runner.Actors {
@@ -154,12 +165,39 @@ func (es *EventSource) Unpolled() []string {
 			continue
 		}
 		for _, t := range cfg.Triggers {
-			if t.Kind == string(ir.Event) && !slices.Contains(PolledEvents, t.Event) {
-				out = append(out, fmt.Sprintf("actor %s: event %s is not polled locally (polled: %s); it never fires here", cfg.Actor, t.Event, strings.Join(PolledEvents, ", ")))
+			if line := unpolled(cfg, t); line != "" {
+				out = append(out, line)
 			}
 		}
 	}
 	return out
+}
+
+// unpolled says what of t the source does not fire, or "".
+func unpolled(cfg *ActorConfig, t Trigger) string {
+	switch {
+	case t.Kind != string(ir.Event):
+		return ""
+	case cfg.Kind == "human":
+		return fmt.Sprintf("actor %s: a person's event trigger (%s) does not fire locally; launch the ask", cfg.Actor, t.Event)
+	case !slices.Contains(PolledEvents, t.Event):
+		return fmt.Sprintf("actor %s: event %s is not polled locally (polled: %s); it never fires here", cfg.Actor, t.Event, strings.Join(PolledEvents, ", "))
+	case t.Event == "issue_comment":
+		return ""
+	}
+	var missing []string
+	for _, a := range t.Types {
+		if !slices.Contains(PolledActions, a) {
+			missing = append(missing, a)
+		}
+	}
+	switch {
+	case len(t.Types) == 0:
+		return fmt.Sprintf("actor %s: event %s fires locally on %s only", cfg.Actor, t.Event, strings.Join(PolledActions, ", "))
+	case len(missing) > 0:
+		return fmt.Sprintf("actor %s: event %s: %s never fire locally (polled: %s)", cfg.Actor, t.Event, strings.Join(missing, ", "), strings.Join(PolledActions, ", "))
+	}
+	return ""
 }
 
 // Poll reads what happened on the repository since the last poll and fires the actors whose
@@ -175,10 +213,17 @@ func (es *EventSource) Poll(ctx context.Context) (PollReport, error) {
 		rep.Backoff = es.waitUntil
 		return rep, nil
 	}
-	if !es.declares("issue_comment") {
-		return rep, nil
+	es.fresh, es.unchanged = 0, 0
+	var err error
+	if es.declares("issue_comment") {
+		err = es.pollComments(ctx, &rep)
 	}
-	err := es.pollComments(ctx, &rep)
+	if err == nil && (es.declares("issues") || es.declares("pull_request") || es.declares("pull_request_target")) {
+		if err = es.pollIssues(ctx, &rep); err == nil {
+			err = es.pollIssueEvents(ctx, &rep)
+		}
+	}
+	rep.NotModified = es.unchanged > 0 && es.fresh == 0
 	if wait, kind, limited := ghlimit.Wait(err, now); limited {
 		es.waitUntil = now.Add(wait)
 		rep.Backoff = es.waitUntil
@@ -204,7 +249,7 @@ const commentCursorKey = "events.github.issue_comment"
 
 // pollComments fires the issue comments created since the cursor, oldest first.
 func (es *EventSource) pollComments(ctx context.Context, rep *PollReport) error {
-	curID, since, ok, err := es.cursor(ctx)
+	curID, since, ok, err := es.cursor(ctx, commentCursorKey)
 	if err != nil {
 		return err
 	}
@@ -219,21 +264,22 @@ func (es *EventSource) pollComments(ctx context.Context, rep *PollReport) error 
 		if page > 1 {
 			q.Set("page", strconv.Itoa(page))
 		}
-		list, resp, err := es.list(ctx, "repos/"+es.owner+"/"+es.name+"/issues/comments?"+q.Encode(), page == 1)
+		var list []*github.IssueComment
+		resp, err := es.get(ctx, "repos/"+es.owner+"/"+es.name+"/issues/comments?"+q.Encode(), page == 1, &list)
 		if err != nil {
 			return err
 		}
 		if resp.StatusCode == http.StatusNotModified {
-			rep.NotModified = true
 			return nil
 		}
 		for _, c := range list {
 			if c.GetID() <= curID {
 				continue
 			}
-			stop, err := es.handle(ctx, rep, commentEvent(c))
+			ev := commentEvent(c)
+			stop, err := es.handle(ctx, rep, ev, commentCursorKey, fmt.Sprintf("%d %s", ev.ID, ev.Created.UTC().Format(time.RFC3339)))
 			if err != nil || stop {
-				delete(es.etags, resp.Request.URL.String()) // what is left must be read again
+				es.forget(resp) // what is left must be read again
 				return err
 			}
 		}
@@ -247,30 +293,35 @@ func (es *EventSource) pollComments(ctx context.Context, rep *PollReport) error 
 // startComments sets the cursor at the newest comment on the first poll: the comments made
 // before the source started never fire.
 func (es *EventSource) startComments(ctx context.Context, rep *PollReport) error {
-	list, _, err := es.list(ctx, "repos/"+es.owner+"/"+es.name+"/issues/comments?sort=created&direction=desc&per_page=1", false)
-	if err != nil {
+	var list []*github.IssueComment
+	if _, err := es.get(ctx, "repos/"+es.owner+"/"+es.name+"/issues/comments?sort=created&direction=desc&per_page=1", false, &list); err != nil {
 		return err
 	}
 	value := "0 "
 	if len(list) > 0 {
 		value = fmt.Sprintf("%d %s", list[0].GetID(), list[0].GetCreatedAt().UTC().Format(time.RFC3339))
 	}
+	return es.start(ctx, rep, commentCursorKey, value)
+}
+
+// start sets the cursor key to value, unless another serve set it meanwhile: the first poll.
+func (es *EventSource) start(ctx context.Context, rep *PollReport, key, value string) error {
 	rep.First = true
 	return es.r.Store.Tx(ctx, func(tx *store.Tx) error {
-		if _, ok, err := tx.Meta(commentCursorKey); err != nil || ok {
-			return err // another serve started it meanwhile
+		if _, ok, err := tx.Meta(key); err != nil || ok {
+			return err
 		}
-		return tx.SetMeta(commentCursorKey, value)
+		return tx.SetMeta(key, value)
 	})
 }
 
-// cursor reads the comment cursor.
-func (es *EventSource) cursor(ctx context.Context) (int64, time.Time, bool, error) {
+// cursor reads the cursor key: the id of the newest event handled, and its time when it has one.
+func (es *EventSource) cursor(ctx context.Context, key string) (int64, time.Time, bool, error) {
 	var raw string
 	var ok bool
 	err := es.r.Store.Tx(ctx, func(tx *store.Tx) error {
 		var err error
-		raw, ok, err = tx.Meta(commentCursorKey)
+		raw, ok, err = tx.Meta(key)
 		return err
 	})
 	if err != nil || !ok {
@@ -294,32 +345,40 @@ func parseCursor(raw string) (int64, time.Time, bool, error) {
 	return id, since, true, nil
 }
 
-// list makes one list request, conditional on the ETag of its last answer when cond is set.
-// A 304 is returned as a response without error.
-func (es *EventSource) list(ctx context.Context, path string, cond bool) ([]*github.IssueComment, *github.Response, error) {
+// get makes one GET request of path into v, conditional on the ETag of its last answer when
+// cond is set. A 304 is returned as a response without error, v untouched.
+func (es *EventSource) get(ctx context.Context, path string, cond bool, v any) (*github.Response, error) {
 	req, err := es.client.NewRequest(http.MethodGet, path, nil)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	key := req.URL.String()
 	if tag := es.etags[key]; cond && tag != "" {
 		req.Header.Set("If-None-Match", tag)
 	}
-	var list []*github.IssueComment
-	resp, err := es.client.Do(ctx, req, &list)
+	resp, err := es.client.Do(ctx, req, v)
 	if resp != nil && resp.StatusCode == http.StatusNotModified {
-		return nil, resp, nil
+		es.unchanged++
+		return resp, nil
 	}
 	if err != nil {
-		return nil, resp, err
+		return resp, err
 	}
+	es.fresh++
 	if tag := resp.Header.Get("ETag"); tag != "" {
 		es.etags[key] = tag
 	}
 	if resp.Rate.Limit > 0 && resp.Rate.Remaining < lowRemaining && resp.Rate.Reset.After(es.r.opts.Now()) {
 		es.waitUntil = resp.Rate.Reset.Add(ghlimit.ResetBuffer)
 	}
-	return list, resp, nil
+	return resp, nil
+}
+
+// forget drops the ETag of resp's request: what it answered must be read again.
+func (es *EventSource) forget(resp *github.Response) {
+	if resp != nil && resp.Request != nil {
+		delete(es.etags, resp.Request.URL.String())
+	}
 }
 
 // commentEvent reads an issue comment as the issue_comment event it fired on GitHub.
@@ -335,9 +394,10 @@ func commentEvent(c *github.IssueComment) ghEvent {
 // errDeferred stops a poll at an event that cannot fire now; the transaction rolls back.
 var errDeferred = errors.New("deferred")
 
-// handle fires the actors ev triggers and moves the cursor past it, in one transaction, then
-// starts the sessions. stop is set when it could not fire now (at capacity): the cursor stays.
-func (es *EventSource) handle(ctx context.Context, rep *PollReport, ev ghEvent) (stop bool, err error) {
+// handle fires the actors ev triggers and moves the cursor key past it (to value, whose first
+// field is ev's id), in one transaction, then starts the sessions. stop is set when it could not
+// fire now (at capacity): the cursor stays.
+func (es *EventSource) handle(ctx context.Context, rep *PollReport, ev ghEvent, key, value string) (stop bool, err error) {
 	r := es.r
 	firings, why := es.firings(ev)
 	for _, f := range firings {
@@ -348,7 +408,7 @@ func (es *EventSource) handle(ctx context.Context, rep *PollReport, ev ghEvent) 
 	var fired []store.Session
 	err = r.Store.Tx(ctx, func(tx *store.Tx) error {
 		fired = nil
-		raw, _, err := tx.Meta(commentCursorKey)
+		raw, _, err := tx.Meta(key)
 		if err != nil {
 			return err
 		}
@@ -375,9 +435,9 @@ func (es *EventSource) handle(ctx context.Context, rep *PollReport, ev ghEvent) 
 			fired = append(fired, s)
 		}
 		if len(firings) == 0 && why != "" {
-			rep.Ignored = append(rep.Ignored, fmt.Sprintf("%s %d by %s on #%s: %s", ev.Name, ev.ID, ev.Login, ev.Ref, why))
+			rep.Ignored = append(rep.Ignored, fmt.Sprintf("%s %s %d by %s on #%s: %s", ev.Name, ev.Action, ev.ID, ev.Login, ev.Ref, why))
 		}
-		return tx.SetMeta(commentCursorKey, fmt.Sprintf("%d %s", ev.ID, ev.Created.UTC().Format(time.RFC3339)))
+		return tx.SetMeta(key, value)
 	})
 	if errors.Is(err, errDeferred) {
 		return true, nil
@@ -415,7 +475,14 @@ func (es *EventSource) firings(ev ghEvent) ([]firing, string) {
 		if err != nil || cfg.Kind == "human" {
 			continue // a person's event triggers are not fired locally (docs/local.md)
 		}
-		i, text, ok := matchTrigger(cfg, ev)
+		i, text, ok := 0, "", false
+		for _, name := range eventNames(ev.Name) {
+			e := ev
+			e.Name = name
+			if i, text, ok = matchTrigger(cfg, e); ok {
+				break
+			}
+		}
 		if !ok {
 			continue
 		}
@@ -469,11 +536,11 @@ func (r *Runner) recordEvent(tx *store.Tx, f firing, ev ghEvent, where string) (
 			params[p.Name] = ev.Role
 		}
 	}
-	s := store.Session{Actor: f.cfg.Actor, Kind: f.cfg.Kind, Ref: ev.Ref, Params: params, Trigger: ev.Name, Origin: "event"}
+	s := store.Session{Actor: f.cfg.Actor, Kind: f.cfg.Kind, Ref: ev.Ref, Params: params, Trigger: t.Event, Origin: "event"}
 	if err := r.insert(tx, f.cfg, &s); err != nil {
 		return s, err
 	}
-	return s, tx.Log(store.Event{Session: s.ID, Actor: s.Actor, Kind: "event", Message: fmt.Sprintf("fired by %s %s of %s (%s) %s", ev.Name, ev.Action, ev.Login, ev.Role, where)})
+	return s, tx.Log(store.Event{Session: s.ID, Actor: s.Actor, Kind: "event", Message: fmt.Sprintf("fired by %s %s of %s (%s) %s", t.Event, ev.Action, ev.Login, ev.Role, where)})
 }
 
 // PrintPoll writes a poll's report, one line per firing, ignored event and deferral.

@@ -486,8 +486,9 @@ under their own supervisors and stay tracked after it stops. A recompile takes e
 tick.
 
 For a codeHost: github fleet whose actors declare event triggers, serve also polls the repository
-every policy.box.local.events.poll_seconds for issue and pull request comments and fires the actors
-they address (/agent ACTOR, from a trusted author), each comment once. It reads GitHub with
+every policy.box.local.events.poll_seconds for comments (/agent ACTOR from a trusted author),
+issues and pull requests, and fires the actors that declare them, gated as the workflows are,
+each event once. It reads GitHub with
 GH_TOKEN or GITHUB_TOKEN (never given to a session), at GITHUB_API_URL, in events.repo or
 GITHUB_REPOSITORY or the origin remote. Each tick also escalates the asks to people left open past
 policy.box.human.sla_minutes. See docs/local.md, "Events".`,

@@ -1,0 +1,159 @@
+package local
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/google/go-github/v62/github"
+)
+
+// The issues and pull requests of the repository as the event source reads them: a new number
+// in the issue list is an item opened (issues, or pull_request and pull_request_target for a pull
+// request); the repository's issue events are the rest of their activity it polls.
+
+// PolledActions are the activities of issues, pull_request and pull_request_target the source
+// sees: opened from the issue list, the others from the issue events. Others (a pull request's
+// synchronize or edited, …) never fire locally.
+var PolledActions = []string{"opened", "labeled", "unlabeled", "closed", "reopened", "assigned", "unassigned"}
+
+// The store's cursors of the issue list (the highest number handled) and of the issue events
+// (the highest event id handled).
+const (
+	issuesCursorKey      = "events.github.issues"
+	issueEventsCursorKey = "events.github.issue_events"
+)
+
+// pollIssues fires the issues and pull requests opened since the cursor, oldest first.
+func (es *EventSource) pollIssues(ctx context.Context, rep *PollReport) error {
+	cur, _, started, err := es.cursor(ctx, issuesCursorKey)
+	if err != nil {
+		return err
+	}
+	var fresh []*github.Issue
+	var first *github.Response
+	for page := 1; page <= maxPages; page++ {
+		var list []*github.Issue
+		resp, err := es.get(ctx, fmt.Sprintf("repos/%s/%s/issues?state=all&sort=created&direction=desc&per_page=100&page=%d", es.owner, es.name, page), started && page == 1, &list)
+		if err != nil {
+			return err
+		}
+		if page == 1 {
+			first = resp
+		}
+		if resp.StatusCode == 304 {
+			return nil
+		}
+		if !started {
+			top := 0
+			if len(list) > 0 {
+				top = list[0].GetNumber()
+			}
+			return es.start(ctx, rep, issuesCursorKey, strconv.Itoa(top))
+		}
+		done := false
+		for _, it := range list {
+			if int64(it.GetNumber()) <= cur {
+				done = true
+				break
+			}
+			fresh = append(fresh, it)
+		}
+		if done || resp.NextPage == 0 {
+			break
+		}
+	}
+	slices.Reverse(fresh)
+	for _, it := range fresh {
+		ev, err := es.issueEvent(ctx, it, int64(it.GetNumber()), "opened", it.GetUser().GetLogin())
+		if err != nil {
+			return err
+		}
+		if stop, err := es.handle(ctx, rep, ev, issuesCursorKey, strconv.Itoa(it.GetNumber())); err != nil || stop {
+			es.forget(first)
+			return err
+		}
+	}
+	return nil
+}
+
+// pollIssueEvents fires the issue events since the cursor, oldest first.
+func (es *EventSource) pollIssueEvents(ctx context.Context, rep *PollReport) error {
+	cur, _, started, err := es.cursor(ctx, issueEventsCursorKey)
+	if err != nil {
+		return err
+	}
+	var fresh []*github.IssueEvent
+	var first *github.Response
+	for page := 1; page <= maxPages; page++ {
+		var list []*github.IssueEvent
+		resp, err := es.get(ctx, fmt.Sprintf("repos/%s/%s/issues/events?per_page=100&page=%d", es.owner, es.name, page), started && page == 1, &list)
+		if err != nil {
+			return err
+		}
+		if page == 1 {
+			first = resp
+		}
+		if resp.StatusCode == 304 {
+			return nil
+		}
+		if !started {
+			var top int64
+			if len(list) > 0 {
+				top = list[0].GetID()
+			}
+			return es.start(ctx, rep, issueEventsCursorKey, strconv.FormatInt(top, 10))
+		}
+		done := false
+		for _, e := range list {
+			if e.GetID() <= cur {
+				done = true
+				break
+			}
+			fresh = append(fresh, e)
+		}
+		if done || resp.NextPage == 0 {
+			break
+		}
+	}
+	slices.Reverse(fresh)
+	for _, e := range fresh {
+		action := e.GetEvent()
+		value := strconv.FormatInt(e.GetID(), 10)
+		ev := ghEvent{ID: e.GetID(), Name: "issues", Action: action}
+		if action != "opened" && slices.Contains(PolledActions, action) && e.Issue != nil {
+			if ev, err = es.issueEvent(ctx, e.Issue, e.GetID(), action, e.GetActor().GetLogin()); err != nil {
+				return err
+			}
+		}
+		// An activity the source does not fire still moves the cursor.
+		if stop, err := es.handle(ctx, rep, ev, issueEventsCursorKey, value); err != nil || stop {
+			es.forget(first)
+			return err
+		}
+	}
+	return nil
+}
+
+// issueEvent reads an issue or pull request's activity by sender as the event it fired on
+// GitHub: issues, or pull_request for a pull request (whose head repository, for the same-repo
+// gate, is asked of GitHub only when some actor declares a pull request event).
+func (es *EventSource) issueEvent(ctx context.Context, it *github.Issue, id int64, action, sender string) (ghEvent, error) {
+	ev := ghEvent{ID: id, Name: "issues", Action: action, Ref: strconv.Itoa(it.GetNumber()), Login: sender,
+		Role: it.GetAuthorAssociation(), Body: it.GetBody(), Bot: strings.HasSuffix(sender, "[bot]")}
+	if !it.IsPullRequest() {
+		return ev, nil
+	}
+	ev.Name = "pull_request"
+	if !es.declares("pull_request") && !es.declares("pull_request_target") {
+		return ev, nil
+	}
+	var pr github.PullRequest
+	if _, err := es.get(ctx, fmt.Sprintf("repos/%s/%s/pulls/%d", es.owner, es.name, it.GetNumber()), false, &pr); err != nil {
+		return ev, err
+	}
+	ev.SameRepo = strings.EqualFold(pr.GetHead().GetRepo().GetFullName(), es.Repo())
+	return ev, nil
+}
