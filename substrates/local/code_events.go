@@ -63,6 +63,38 @@ func (r *Runner) FireCodeEvent(ctx context.Context, ev CodeEvent) ([]store.Sessi
 	if ev.Kind != ProposalOpened && ev.Kind != ProposalUpdated && ev.Kind != VerdictSubmitted {
 		return nil, fmt.Errorf("unknown code event %q", ev.Kind)
 	}
+	firings, gev := r.codeFirings(ev)
+	if len(firings) == 0 {
+		return nil, nil
+	}
+	if err := r.preflightFirings(firings); err != nil {
+		return nil, err
+	}
+	key := fmt.Sprintf("events.local.%s.%s.%s", ev.Kind, ev.Proposal, ev.Head)
+	var fired []store.Session
+	err := r.Store.Tx(ctx, func(tx *store.Tx) error {
+		fired = nil
+		if _, seen, err := tx.Meta(key); err != nil || seen {
+			return err
+		}
+		var refused string
+		var err error
+		if fired, refused, err = r.recordFirings(tx, firings, gev, "on proposal "+ev.Proposal+" at "+ev.Head); err != nil {
+			return err
+		}
+		if refused != "" {
+			return &RefusedError{Msg: fmt.Sprintf("%s of proposal %s not fired: %s", ev.Kind, ev.Proposal, refused)}
+		}
+		return tx.SetMeta(key, r.opts.Now().UTC().Format("2006-01-02T15:04:05Z"))
+	})
+	if err != nil {
+		return nil, err
+	}
+	return r.startFired(ctx, fired)
+}
+
+// codeFirings are the actors ev fires, and the GitHub event it stands for.
+func (r *Runner) codeFirings(ev CodeEvent) ([]firing, ghEvent) {
 	var firings []firing
 	var gev ghEvent
 	for _, name := range r.In.Runner.Actors {
@@ -78,52 +110,5 @@ func (r *Runner) FireCodeEvent(ctx context.Context, ev CodeEvent) ([]store.Sessi
 			}
 		}
 	}
-	if len(firings) == 0 {
-		return nil, nil
-	}
-	for _, f := range firings {
-		if err := r.In.preflight(r.opts.Env, f.cfg); err != nil {
-			return nil, err
-		}
-	}
-	key := fmt.Sprintf("events.local.%s.%s.%s", ev.Kind, ev.Proposal, ev.Head)
-	var fired []store.Session
-	err := r.Store.Tx(ctx, func(tx *store.Tx) error {
-		fired = nil
-		if _, seen, err := tx.Meta(key); err != nil || seen {
-			return err
-		}
-		active := -1
-		for _, f := range firings {
-			ok, reason, err := r.admit(tx, f.cfg.Actor, false, &active)
-			if err != nil {
-				return err
-			}
-			if !ok {
-				return &RefusedError{Msg: fmt.Sprintf("%s of proposal %s not fired: %s", ev.Kind, ev.Proposal, reason)}
-			}
-			gev.Name = f.cfg.Triggers[f.trigger].Event
-			s, err := r.recordEvent(tx, f, gev, "on proposal "+ev.Proposal+" at "+ev.Head)
-			if err != nil {
-				return err
-			}
-			if active >= 0 {
-				active++
-			}
-			fired = append(fired, s)
-		}
-		return tx.SetMeta(key, r.opts.Now().UTC().Format("2006-01-02T15:04:05Z"))
-	})
-	if err != nil {
-		return nil, err
-	}
-	for i, s := range fired {
-		if err := r.start(ctx, s); err != nil {
-			return fired, err
-		}
-		if n, ok, err := r.Store.Get(ctx, s.ID); err == nil && ok {
-			fired[i] = n
-		}
-	}
-	return fired, nil
+	return firings, gev
 }

@@ -16,7 +16,6 @@ import (
 
 	"github.com/google/go-github/v62/github"
 
-	"github.com/autonomyhq/autonomy/internal/ghevent"
 	"github.com/autonomyhq/autonomy/internal/ghlimit"
 	"github.com/autonomyhq/autonomy/internal/store"
 	"github.com/autonomyhq/autonomy/ir"
@@ -30,15 +29,6 @@ import (
 // PolledEvents are the events the local event source polls GitHub for. An actor's trigger on
 // another event never fires locally (docs/local.md).
 var PolledEvents = []string{"issue_comment", "issues", "pull_request", "pull_request_target"}
-
-// eventNames are the events a pull request's activity fires: both pull_request and
-// pull_request_target; any other event is itself.
-func eventNames(name string) []string {
-	if name == "pull_request" {
-		return []string{"pull_request", "pull_request_target"}
-	}
-	return []string{name}
-}
 
 // lowRemaining is the rate-limit budget under which the source stops polling until the reset:
 // the rest is left to the runner's other calls and the operator's tools.
@@ -243,67 +233,6 @@ func (es *EventSource) declares(event string) bool {
 	return false
 }
 
-// commentCursorKey is the store's meta key of the issue comments seen: "<id> <created>", the
-// newest comment handled and when it was created.
-const commentCursorKey = "events.github.issue_comment"
-
-// pollComments fires the issue comments created since the cursor, oldest first.
-func (es *EventSource) pollComments(ctx context.Context, rep *PollReport) error {
-	curID, since, ok, err := es.cursor(ctx, commentCursorKey)
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return es.startComments(ctx, rep)
-	}
-	q := url.Values{"sort": {"created"}, "direction": {"asc"}, "per_page": {"100"}}
-	if !since.IsZero() {
-		q.Set("since", since.UTC().Format(time.RFC3339))
-	}
-	for page := 1; page <= maxPages; page++ {
-		if page > 1 {
-			q.Set("page", strconv.Itoa(page))
-		}
-		var list []*github.IssueComment
-		resp, err := es.get(ctx, "repos/"+es.owner+"/"+es.name+"/issues/comments?"+q.Encode(), page == 1, &list)
-		if err != nil {
-			return err
-		}
-		if resp.StatusCode == http.StatusNotModified {
-			return nil
-		}
-		for _, c := range list {
-			if c.GetID() <= curID {
-				continue
-			}
-			ev := commentEvent(c)
-			stop, err := es.handle(ctx, rep, ev, commentCursorKey, fmt.Sprintf("%d %s", ev.ID, ev.Created.UTC().Format(time.RFC3339)))
-			if err != nil || stop {
-				es.forget(resp) // what is left must be read again
-				return err
-			}
-		}
-		if resp.NextPage == 0 {
-			return nil
-		}
-	}
-	return nil
-}
-
-// startComments sets the cursor at the newest comment on the first poll: the comments made
-// before the source started never fire.
-func (es *EventSource) startComments(ctx context.Context, rep *PollReport) error {
-	var list []*github.IssueComment
-	if _, err := es.get(ctx, "repos/"+es.owner+"/"+es.name+"/issues/comments?sort=created&direction=desc&per_page=1", false, &list); err != nil {
-		return err
-	}
-	value := "0 "
-	if len(list) > 0 {
-		value = fmt.Sprintf("%d %s", list[0].GetID(), list[0].GetCreatedAt().UTC().Format(time.RFC3339))
-	}
-	return es.start(ctx, rep, commentCursorKey, value)
-}
-
 // start sets the cursor key to value, unless another serve set it meanwhile: the first poll.
 func (es *EventSource) start(ctx context.Context, rep *PollReport, key, value string) error {
 	rep.First = true
@@ -381,33 +310,19 @@ func (es *EventSource) forget(resp *github.Response) {
 	}
 }
 
-// commentEvent reads an issue comment as the issue_comment event it fired on GitHub.
-func commentEvent(c *github.IssueComment) ghEvent {
-	ref := c.GetIssueURL()
-	ref = ref[strings.LastIndex(ref, "/")+1:]
-	login := c.GetUser().GetLogin()
-	return ghEvent{ID: c.GetID(), Name: "issue_comment", Action: "created", Ref: ref, Login: login,
-		Role: c.GetAuthorAssociation(), Body: c.GetBody(), Created: c.GetCreatedAt().Time,
-		Bot: c.GetUser().GetType() == "Bot" || strings.HasSuffix(login, "[bot]")}
-}
-
-// errDeferred stops a poll at an event that cannot fire now; the transaction rolls back.
-var errDeferred = errors.New("deferred")
-
 // handle fires the actors ev triggers and moves the cursor key past it (to value, whose first
 // field is ev's id), in one transaction, then starts the sessions. stop is set when it could not
 // fire now (at capacity): the cursor stays.
 func (es *EventSource) handle(ctx context.Context, rep *PollReport, ev ghEvent, key, value string) (stop bool, err error) {
 	r := es.r
 	firings, why := es.firings(ev)
-	for _, f := range firings {
-		if err := r.In.preflight(r.opts.Env, f.cfg); err != nil {
-			return true, err
-		}
+	if err := r.preflightFirings(firings); err != nil {
+		return true, err
 	}
 	var fired []store.Session
+	var refused string
 	err = r.Store.Tx(ctx, func(tx *store.Tx) error {
-		fired = nil
+		fired, refused = nil, ""
 		raw, _, err := tx.Meta(key)
 		if err != nil {
 			return err
@@ -415,132 +330,23 @@ func (es *EventSource) handle(ctx context.Context, rep *PollReport, ev ghEvent, 
 		if cur, _, _, err := parseCursor(raw); err == nil && ev.ID <= cur {
 			return nil // another serve fired it
 		}
-		active := -1
-		for _, f := range firings {
-			ok, reason, err := r.admit(tx, f.cfg.Actor, false, &active)
-			if err != nil {
-				return err
-			}
-			if !ok {
-				rep.Deferred = fmt.Sprintf("%s of %s on #%s: %s", ev.Name, ev.Login, ev.Ref, reason)
-				return errDeferred
-			}
-			s, err := es.r.recordEvent(tx, f, ev, "on #"+ev.Ref+" of "+es.Repo())
-			if err != nil {
-				return err
-			}
-			if active >= 0 {
-				active++
-			}
-			fired = append(fired, s)
+		if fired, refused, err = r.recordFirings(tx, firings, ev, "on #"+ev.Ref+" of "+es.Repo()); err != nil || refused != "" {
+			return err
 		}
 		if len(firings) == 0 && why != "" {
 			rep.Ignored = append(rep.Ignored, fmt.Sprintf("%s %s %d by %s on #%s: %s", ev.Name, ev.Action, ev.ID, ev.Login, ev.Ref, why))
 		}
 		return tx.SetMeta(key, value)
 	})
-	if errors.Is(err, errDeferred) {
-		return true, nil
-	}
-	if err != nil {
+	if err != nil || refused != "" {
+		if refused != "" {
+			rep.Deferred = fmt.Sprintf("%s of %s on #%s: %s", ev.Name, ev.Login, ev.Ref, refused)
+		}
 		return true, err
 	}
-	for _, s := range fired {
-		if err := r.start(ctx, s); err != nil {
-			return true, err
-		}
-		if n, ok, err := r.Store.Get(ctx, s.ID); err == nil && ok {
-			s = n
-		}
-		rep.Fired = append(rep.Fired, s)
-	}
-	return false, nil
-}
-
-// firing is one actor an event fires, by which of its triggers, with what subject.text.
-type firing struct {
-	cfg     *ActorConfig
-	trigger int
-	text    string
-}
-
-// firings are the actors ev fires, in the installation's order; when none, why (for the
-// report) when some actor declares the event.
-func (es *EventSource) firings(ev ghEvent) ([]firing, string) {
-	var out []firing
-	why := ""
-	roles := es.r.In.Runner.Events.TrustedRoles
-	for _, name := range es.r.In.Runner.Actors {
-		cfg, err := es.r.In.Actor(name)
-		if err != nil || cfg.Kind == "human" {
-			continue // a person's event triggers are not fired locally (docs/local.md)
-		}
-		i, text, ok := 0, "", false
-		for _, name := range eventNames(ev.Name) {
-			e := ev
-			e.Name = name
-			if i, text, ok = matchTrigger(cfg, e); ok {
-				break
-			}
-		}
-		if !ok {
-			continue
-		}
-		switch {
-		case ev.Bot:
-			why = "a bot's events fire nothing, as GitHub fires no workflow on its token's"
-		case !ghevent.Trusted(ev.Name, ev.Action, ev.Role, ev.SameRepo, roles):
-			why = fmt.Sprintf("its author's association %s is not trusted (%s)", ev.Role, strings.Join(roles, ", "))
-		default:
-			out = append(out, firing{cfg: cfg, trigger: i, text: text})
-		}
-	}
-	return out, why
-}
-
-// matchTrigger finds the trigger of cfg that ev fires, and the subject.text it gives: the rest of
-// an "/agent <actor>" command, or the whole text. An issue_comment fires an actor only when it
-// addresses it with /agent <actor>, unless its trigger sets plain_comments: then any comment but
-// a command fires it (ghactions control.go).
-func matchTrigger(cfg *ActorConfig, ev ghEvent) (int, string, bool) {
-	plain := slices.ContainsFunc(cfg.Triggers, func(t Trigger) bool { return t.Event == "issue_comment" && t.PlainComments })
-	for i, t := range cfg.Triggers {
-		if t.Kind != string(ir.Event) || t.Event != ev.Name || (len(t.Types) > 0 && !slices.Contains(t.Types, ev.Action)) {
-			continue
-		}
-		if ev.Name != "issue_comment" {
-			return i, ev.Body, true
-		}
-		switch {
-		case plain && !ghevent.Addressed(ev.Body, ""):
-			return i, ev.Body, true
-		case !plain && !slices.Contains(ghevent.ControlVerbs, cfg.Actor) && ghevent.Addressed(ev.Body, cfg.Actor):
-			return i, ghevent.CommandText(ev.Body, cfg.Actor), true
-		}
-		return 0, "", false
-	}
-	return 0, "", false
-}
-
-// recordEvent inserts, in tx, the session ev fires for f: its params resolved as the workflow's
-// would be (subject.actorRole is the author's association). where names the event's subject
-// for the audit log.
-func (r *Runner) recordEvent(tx *store.Tx, f firing, ev ghEvent, where string) (store.Session, error) {
-	t := &f.cfg.Triggers[f.trigger]
-	params, err := r.resolve(f.cfg, t, LaunchRequest{Ref: ev.Ref, From: ev.Login, Text: f.text, Kind: ev.Action})
-	if err != nil {
-		return store.Session{}, err
-	}
-	for _, p := range f.cfg.Params {
-		if p.Source == "subject.actorRole" && slices.Contains(t.Params, p.Name) {
-			params[p.Name] = ev.Role
-		}
-	}
-	s := store.Session{Actor: f.cfg.Actor, Kind: f.cfg.Kind, Ref: ev.Ref, Params: params, Trigger: t.Event, Origin: "event"}
-	if err := r.insert(tx, f.cfg, &s); err != nil {
-		return s, err
-	}
-	return s, tx.Log(store.Event{Session: s.ID, Actor: s.Actor, Kind: "event", Message: fmt.Sprintf("fired by %s %s of %s (%s) %s", t.Event, ev.Action, ev.Login, ev.Role, where)})
+	started, err := r.startFired(ctx, fired)
+	rep.Fired = append(rep.Fired, started...)
+	return err != nil, err
 }
 
 // PrintPoll writes a poll's report, one line per firing, ignored event and deferral.
