@@ -32,40 +32,14 @@ func (es *EventSource) pollIssues(ctx context.Context, rep *PollReport) error {
 	if err != nil {
 		return err
 	}
-	var fresh []*github.Issue
-	var first *github.Response
-	for page := 1; page <= maxPages; page++ {
-		var list []*github.Issue
-		resp, err := es.get(ctx, fmt.Sprintf("repos/%s/%s/issues?state=all&sort=created&direction=desc&per_page=100&page=%d", es.owner, es.name, page), started && page == 1, &list)
-		if err != nil {
-			return err
+	path := fmt.Sprintf("repos/%s/%s/issues?state=all&sort=created&direction=desc&per_page=100", es.owner, es.name)
+	fresh, first, top, err := pageNewer(ctx, es, rep, path, started, cur, func(it *github.Issue) int64 { return int64(it.GetNumber()) })
+	if err != nil || !started {
+		if err == nil && first != nil {
+			err = es.start(ctx, rep, issuesCursorKey, strconv.FormatInt(top, 10))
 		}
-		if page == 1 {
-			first = resp
-		}
-		if resp.StatusCode == 304 {
-			return nil
-		}
-		if !started {
-			top := 0
-			if len(list) > 0 {
-				top = list[0].GetNumber()
-			}
-			return es.start(ctx, rep, issuesCursorKey, strconv.Itoa(top))
-		}
-		done := false
-		for _, it := range list {
-			if int64(it.GetNumber()) <= cur {
-				done = true
-				break
-			}
-			fresh = append(fresh, it)
-		}
-		if done || resp.NextPage == 0 {
-			break
-		}
+		return err
 	}
-	slices.Reverse(fresh)
 	for _, it := range fresh {
 		ev, err := es.issueEvent(ctx, it, int64(it.GetNumber()), "opened", it.GetUser().GetLogin())
 		if err != nil {
@@ -85,43 +59,16 @@ func (es *EventSource) pollIssueEvents(ctx context.Context, rep *PollReport) err
 	if err != nil {
 		return err
 	}
-	var fresh []*github.IssueEvent
-	var first *github.Response
-	for page := 1; page <= maxPages; page++ {
-		var list []*github.IssueEvent
-		resp, err := es.get(ctx, fmt.Sprintf("repos/%s/%s/issues/events?per_page=100&page=%d", es.owner, es.name, page), started && page == 1, &list)
-		if err != nil {
-			return err
+	path := fmt.Sprintf("repos/%s/%s/issues/events?per_page=100", es.owner, es.name)
+	fresh, first, top, err := pageNewer(ctx, es, rep, path, started, cur, (*github.IssueEvent).GetID)
+	if err != nil || !started {
+		if err == nil && first != nil {
+			err = es.start(ctx, rep, issueEventsCursorKey, strconv.FormatInt(top, 10))
 		}
-		if page == 1 {
-			first = resp
-		}
-		if resp.StatusCode == 304 {
-			return nil
-		}
-		if !started {
-			var top int64
-			if len(list) > 0 {
-				top = list[0].GetID()
-			}
-			return es.start(ctx, rep, issueEventsCursorKey, strconv.FormatInt(top, 10))
-		}
-		done := false
-		for _, e := range list {
-			if e.GetID() <= cur {
-				done = true
-				break
-			}
-			fresh = append(fresh, e)
-		}
-		if done || resp.NextPage == 0 {
-			break
-		}
+		return err
 	}
-	slices.Reverse(fresh)
 	for _, e := range fresh {
 		action := e.GetEvent()
-		value := strconv.FormatInt(e.GetID(), 10)
 		ev := ghEvent{ID: e.GetID(), Name: "issues", Action: action}
 		if action != "opened" && slices.Contains(PolledActions, action) && e.Issue != nil {
 			if ev, err = es.issueEvent(ctx, e.Issue, e.GetID(), action, e.GetActor().GetLogin()); err != nil {
@@ -129,12 +76,50 @@ func (es *EventSource) pollIssueEvents(ctx context.Context, rep *PollReport) err
 			}
 		}
 		// An activity the source does not fire still moves the cursor.
-		if stop, err := es.handle(ctx, rep, ev, issueEventsCursorKey, value); err != nil || stop {
+		if stop, err := es.handle(ctx, rep, ev, issueEventsCursorKey, strconv.FormatInt(e.GetID(), 10)); err != nil || stop {
 			es.forget(first)
 			return err
 		}
 	}
 	return nil
+}
+
+// pageNewer reads the list at path (newest first) down to the cursor cur and returns the items
+// above it, oldest first, the answer of its first page (a 304 returns no items) and the newest
+// item's id (top, what a first poll starts from: then no item is returned). It reads maxPages at
+// most: the items beyond are reported as never fired.
+func pageNewer[T any](ctx context.Context, es *EventSource, rep *PollReport, path string, started bool, cur int64, id func(T) int64) (fresh []T, first *github.Response, top int64, err error) {
+	for page := 1; page <= maxPages; page++ {
+		var list []T
+		resp, err := es.get(ctx, fmt.Sprintf("%s&page=%d", path, page), started && page == 1, &list)
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		if page == 1 {
+			if first = resp; resp.StatusCode == 304 {
+				return nil, nil, 0, nil
+			}
+			if len(list) > 0 {
+				top = id(list[0])
+			}
+			if !started {
+				return nil, first, top, nil
+			}
+		}
+		i := slices.IndexFunc(list, func(it T) bool { return id(it) <= cur })
+		if i >= 0 || resp.NextPage == 0 {
+			if i >= 0 {
+				list = list[:i]
+			}
+			fresh = append(fresh, list...)
+			slices.Reverse(fresh)
+			return fresh, first, top, nil
+		}
+		fresh = append(fresh, list...)
+	}
+	slices.Reverse(fresh)
+	rep.Ignored = append(rep.Ignored, fmt.Sprintf("more than %d new items at %s since the last poll: the older ones were passed over", maxPages*100, path))
+	return fresh, first, top, nil
 }
 
 // issueEvent reads an issue or pull request's activity by sender as the event it fired on
