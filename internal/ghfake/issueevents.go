@@ -175,3 +175,11 @@ func (s *Server) OpenPull(login, title, head, base string) (int, error) {
 	s.issueBy[n] = login
 	return n, nil
 }
+
+// SpendRateLimit counts n requests against the hour's quota, as the token's other clients would:
+// the next answers report that much less remaining.
+func (s *Server) SpendRateLimit(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.used += n
+}

@@ -190,6 +190,24 @@ func TestEventSourceBacksOffRateLimits(t *testing.T) {
 	if rep := poll(t, es); !slices.Equal(firedActors(rep), []string{"reviewer"}) {
 		t.Fatalf("after the backoff: %+v, want the reviewer fired", rep)
 	}
+
+	// The primary limit exhausted: 403 with X-RateLimit-Remaining 0 holds the source until the
+	// reset (and a second past it).
+	g.gh.RateLimitNext(1, ghfake.Primary, 45*time.Second)
+	if rep := poll(t, es); rep.Backoff.IsZero() || rep.Backoff.Before(g.clock.Now().Add(45*time.Second)) {
+		t.Fatalf("primary limit: backoff %s, want at least the reset 45s on", rep.Backoff)
+	}
+	g.clock.advance(50 * time.Second)
+	// Little left of the hour's budget: the answer is used, then the source waits for the reset.
+	g.gh.SpendRateLimit(5000 - 30)
+	g.comment(t, "carol", "/agent reviewer again")
+	rep = poll(t, es)
+	if !slices.Equal(firedActors(rep), []string{"reviewer"}) {
+		t.Fatalf("low budget: %+v, want the reviewer fired", rep)
+	}
+	if rep := poll(t, es); rep.Backoff.IsZero() {
+		t.Errorf("with under 50 requests left the source polls on: %+v", rep)
+	}
 	settle(t, r)
 }
 
