@@ -16,6 +16,7 @@ import (
 
 	"github.com/google/go-github/v62/github"
 
+	"github.com/autonomyhq/autonomy/internal/cliout"
 	"github.com/autonomyhq/autonomy/internal/ghlimit"
 	"github.com/autonomyhq/autonomy/internal/store"
 	"github.com/autonomyhq/autonomy/ir"
@@ -110,10 +111,15 @@ func (r *Runner) NewEventSource(opts EventOptions) (*EventSource, error) {
 	if !ok || !repoName.MatchString(repo) {
 		return nil, fmt.Errorf("cannot tell which repository to poll (%q): set policy.box.local.events.repo to owner/name, or GITHUB_REPOSITORY", repo)
 	}
-	hc := opts.HTTPClient
-	if hc == nil {
-		hc = &http.Client{Timeout: time.Minute}
+	hc := &http.Client{Timeout: time.Minute}
+	if opts.HTTPClient != nil {
+		*hc = *opts.HTTPClient
 	}
+	base := hc.Transport
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	hc.Transport = cappedTransport{base: base, max: maxAnswer}
 	c := github.NewClient(hc).WithAuthToken(opts.Token)
 	if opts.BaseURL != "" {
 		u, err := url.Parse(strings.TrimSuffix(opts.BaseURL, "/") + "/")
@@ -349,20 +355,21 @@ func (es *EventSource) handle(ctx context.Context, rep *PollReport, ev ghEvent, 
 	return err != nil, err
 }
 
-// PrintPoll writes a poll's report, one line per firing, ignored event and deferral.
+// PrintPoll writes a poll's report, one line per firing, ignored event and deferral, with the
+// control characters of what GitHub sent escaped.
 func PrintPoll(w io.Writer, rep PollReport) {
 	at := rep.At.Format(time.RFC3339)
 	if rep.First {
 		fmt.Fprintf(w, "%s first poll: events from now on fire\n", at)
 	}
 	for _, s := range rep.Fired {
-		fmt.Fprintf(w, "%s fired %s on %s #%s: session %s\n", at, s.Actor, s.Trigger, s.Ref, s.ID)
+		fmt.Fprintf(w, "%s fired %s on %s #%s: session %s\n", at, s.Actor, s.Trigger, cliout.TerminalSafe(s.Ref), s.ID)
 	}
 	for _, why := range rep.Ignored {
-		fmt.Fprintf(w, "%s ignored %s\n", at, why)
+		fmt.Fprintf(w, "%s ignored %s\n", at, cliout.TerminalSafe(why))
 	}
 	if rep.Deferred != "" {
-		fmt.Fprintf(w, "%s deferred %s (retried at the next poll)\n", at, rep.Deferred)
+		fmt.Fprintf(w, "%s deferred %s (retried at the next poll)\n", at, cliout.TerminalSafe(rep.Deferred))
 	}
 }
 
@@ -393,4 +400,40 @@ func (es *EventSource) serve(ctx context.Context, w io.Writer, wake time.Time) t
 		return es.next
 	}
 	return wake
+}
+
+// maxAnswer is the most one answer of GitHub may hold: a page of 100 items is far less.
+const maxAnswer = 32 << 20
+
+// cappedTransport fails the read of an answer longer than max, so that no answer, however
+// long, is held in memory whole.
+type cappedTransport struct {
+	base http.RoundTripper
+	max  int64
+}
+
+func (c cappedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := c.base.RoundTrip(req)
+	if err == nil && resp.Body != nil {
+		resp.Body = &cappedBody{ReadCloser: resp.Body, left: c.max}
+	}
+	return resp, err
+}
+
+// cappedBody is an answer's body that errs past its cap.
+type cappedBody struct {
+	io.ReadCloser
+	left int64
+}
+
+func (b *cappedBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		return 0, fmt.Errorf("GitHub's answer is longer than %d bytes: not read", maxAnswer)
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.ReadCloser.Read(p)
+	b.left -= int64(n)
+	return n, err
 }

@@ -77,6 +77,9 @@ func (es *EventSource) startComments(ctx context.Context, rep *PollReport) error
 func commentEvent(c *github.IssueComment) ghEvent {
 	ref := c.GetIssueURL()
 	ref = ref[strings.LastIndex(ref, "/")+1:]
+	if _, err := strconv.Atoi(ref); err != nil {
+		ref = "" // not an issue's API URL: no subject
+	}
 	login := c.GetUser().GetLogin()
 	return ghEvent{ID: c.GetID(), Name: "issue_comment", Action: "created", Ref: ref, Login: login,
 		Role: c.GetAuthorAssociation(), Body: c.GetBody(), Created: c.GetCreatedAt().Time,

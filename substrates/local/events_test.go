@@ -1,8 +1,10 @@
 package local
 
 import (
+	"bytes"
 	"context"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -215,4 +217,28 @@ func (c *clock) advance(d time.Duration) {
 	c.mu.Lock()
 	c.t = c.t.Add(d)
 	c.mu.Unlock()
+}
+
+// TestEventSourceRefusesEndlessAnswers: an answer that never ends fails the poll, read no
+// further than the cap, instead of filling memory.
+func TestEventSourceRefusesEndlessAnswers(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte("["))
+		spaces := bytes.Repeat([]byte(" "), 1<<16)
+		for req.Context().Err() == nil {
+			if _, err := w.Write(spaces); err != nil {
+				return
+			}
+		}
+	}))
+	t.Cleanup(srv.Close)
+	r := newRunner(t, installFleet(t, eventFleet, false), Options{})
+	es, err := r.NewEventSource(EventOptions{Token: "tok", BaseURL: srv.URL, HTTPClient: srv.Client()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := es.Poll(context.Background()); err == nil || !strings.Contains(err.Error(), "longer than") {
+		t.Fatalf("an endless answer: %v, want it refused past the cap", err)
+	}
 }
