@@ -205,6 +205,9 @@ func (es *EventSource) Poll(ctx context.Context) (PollReport, error) {
 	}
 	now := es.r.opts.Now()
 	rep := PollReport{At: now.UTC()}
+	if ev := es.r.In.Runner.Events; ev == nil || ev.CodeHost != "github" {
+		return rep, nil // recompiled meanwhile without events on GitHub
+	}
 	if now.Before(es.waitUntil) {
 		rep.Backoff = es.waitUntil
 		return rep, nil

@@ -1,10 +1,12 @@
 package local
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -27,7 +29,9 @@ func (es *EventSource) pollComments(ctx context.Context, rep *PollReport) error 
 	}
 	q := url.Values{"sort": {"created"}, "direction": {"asc"}, "per_page": {"100"}}
 	if !since.IsZero() {
-		q.Set("since", since.UTC().Format(time.RFC3339))
+		// A second early: comments of the cursor's second are listed whether GitHub's "after"
+		// is strict or not; those handled are passed over by id.
+		q.Set("since", since.Add(-time.Second).UTC().Format(time.RFC3339))
 	}
 	for page := 1; page <= maxPages; page++ {
 		if page > 1 {
@@ -41,6 +45,8 @@ func (es *EventSource) pollComments(ctx context.Context, rep *PollReport) error 
 		if resp.StatusCode == http.StatusNotModified {
 			return nil
 		}
+		// Ids grow with creation: handled in their order, none of one second is passed over.
+		slices.SortFunc(list, func(a, b *github.IssueComment) int { return cmp.Compare(a.GetID(), b.GetID()) })
 		for _, c := range list {
 			if c.GetID() <= curID {
 				continue
