@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/autonomyhq/autonomy/substrates/local"
 )
@@ -30,7 +31,7 @@ func watchEvents(r *local.Runner, w io.Writer) {
 		return
 	}
 	r.WatchEvents(es)
-	fmt.Fprintf(w, "autonomy: polling %s every %ds for %v events\n", es.Repo(), ev.PollSeconds, local.PolledEvents)
+	fmt.Fprintf(w, "autonomy: polling %s every %ds for %s events\n", es.Repo(), ev.PollSeconds, strings.Join(local.PolledEvents, ", "))
 	for _, line := range es.Unpolled() {
 		fmt.Fprintf(w, "autonomy: %s\n", line)
 	}
