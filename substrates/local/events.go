@@ -178,20 +178,22 @@ func unpolled(cfg *ActorConfig, t Trigger) string {
 		return fmt.Sprintf("actor %s: a person's event trigger (%s) does not fire locally; launch the ask", cfg.Actor, t.Event)
 	case !slices.Contains(PolledEvents, t.Event):
 		return fmt.Sprintf("actor %s: event %s is not polled locally (polled: %s); it never fires here", cfg.Actor, t.Event, strings.Join(PolledEvents, ", "))
-	case t.Event == "issue_comment":
-		return ""
+	}
+	polled := PolledActions
+	if t.Event == "issue_comment" {
+		polled = []string{"created"}
 	}
 	var missing []string
 	for _, a := range t.Types {
-		if !slices.Contains(PolledActions, a) {
+		if !slices.Contains(polled, a) {
 			missing = append(missing, a)
 		}
 	}
 	switch {
-	case len(t.Types) == 0:
-		return fmt.Sprintf("actor %s: event %s fires locally on %s only", cfg.Actor, t.Event, strings.Join(PolledActions, ", "))
+	case len(t.Types) == 0 && t.Event != "issue_comment":
+		return fmt.Sprintf("actor %s: event %s fires locally on %s only", cfg.Actor, t.Event, strings.Join(polled, ", "))
 	case len(missing) > 0:
-		return fmt.Sprintf("actor %s: event %s: %s never fire locally (polled: %s)", cfg.Actor, t.Event, strings.Join(missing, ", "), strings.Join(PolledActions, ", "))
+		return fmt.Sprintf("actor %s: event %s: %s never fire locally (polled: %s)", cfg.Actor, t.Event, strings.Join(missing, ", "), strings.Join(polled, ", "))
 	}
 	return ""
 }
