@@ -513,8 +513,7 @@ func (s *Server) listPulls(w http.ResponseWriter, req *http.Request) {
 		state = "open"
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := []issueJSON{}
+	out := []map[string]any{}
 	var nums []int
 	for n, is := range s.issues {
 		if is.PR && (state == "all" || is.State == state) {
@@ -526,9 +525,10 @@ func (s *Server) listPulls(w http.ResponseWriter, req *http.Request) {
 	}
 	slices.Sort(nums)
 	for _, n := range nums {
-		out = append(out, s.issueJSON(s.issues[n], "pull"))
+		out = append(out, s.asMap(s.issueJSON(s.issues[n], "pull")))
 	}
-	writeJSON(w, http.StatusOK, out)
+	s.mu.Unlock()
+	s.writeConditionalPage(w, req, out) // paged, with an ETag (issueevents.go)
 }
 
 func (s *Server) createPull(w http.ResponseWriter, req *http.Request) {

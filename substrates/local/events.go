@@ -179,10 +179,7 @@ func unpolled(cfg *ActorConfig, t Trigger) string {
 	case !slices.Contains(PolledEvents, t.Event):
 		return fmt.Sprintf("actor %s: event %s is not polled locally (polled: %s); it never fires here", cfg.Actor, t.Event, strings.Join(PolledEvents, ", "))
 	}
-	polled := PolledActions
-	if t.Event == "issue_comment" {
-		polled = []string{"created"}
-	}
+	polled := polledActions(t.Event)
 	var missing []string
 	for _, a := range t.Types {
 		if !slices.Contains(polled, a) {
@@ -223,6 +220,9 @@ func (es *EventSource) Poll(ctx context.Context) (PollReport, error) {
 		if err = es.pollIssues(ctx, &rep); err == nil {
 			err = es.pollIssueEvents(ctx, &rep)
 		}
+	}
+	if err == nil && (es.declares("pull_request") || es.declares("pull_request_target")) {
+		err = es.pollHeads(ctx, &rep)
 	}
 	rep.NotModified = es.unchanged > 0 && es.fresh == 0
 	if wait, kind, limited := ghlimit.Wait(err, now); limited {
@@ -325,6 +325,14 @@ func (es *EventSource) forget(resp *github.Response) {
 // field is ev's id), in one transaction, then starts the sessions. stop is set when it could not
 // fire now (at capacity): the cursor stays.
 func (es *EventSource) handle(ctx context.Context, rep *PollReport, ev ghEvent, key, value string) (stop bool, err error) {
+	return es.handleIf(ctx, rep, ev, key, value, func(raw string) bool {
+		cur, _, _, err := parseCursor(raw)
+		return err == nil && ev.ID <= cur
+	})
+}
+
+// handleIf is handle with the test of whether the stored value raw of key says ev was handled.
+func (es *EventSource) handleIf(ctx context.Context, rep *PollReport, ev ghEvent, key, value string, seen func(raw string) bool) (stop bool, err error) {
 	r := es.r
 	firings, why := es.firings(ev)
 	if err := r.preflightFirings(firings); err != nil {
@@ -334,11 +342,11 @@ func (es *EventSource) handle(ctx context.Context, rep *PollReport, ev ghEvent, 
 	var refused string
 	err = r.Store.Tx(ctx, func(tx *store.Tx) error {
 		fired, refused = nil, ""
-		raw, _, err := tx.Meta(key)
+		raw, ok, err := tx.Meta(key)
 		if err != nil {
 			return err
 		}
-		if cur, _, _, err := parseCursor(raw); err == nil && ev.ID <= cur {
+		if ok && seen(raw) {
 			return nil // another serve fired it
 		}
 		if fired, refused, err = r.recordFirings(tx, firings, ev, "on #"+ev.Ref+" of "+es.Repo()); err != nil || refused != "" {

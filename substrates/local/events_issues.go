@@ -15,9 +15,21 @@ import (
 // request); the repository's issue events are the rest of their activity it polls.
 
 // PolledActions are the activities of issues, pull_request and pull_request_target the source
-// sees: opened from the issue list, the others from the issue events. Others (a pull request's
-// synchronize or edited, …) never fire locally.
+// sees: opened from the issue list, the others from the issue events; a pull request's
+// synchronize (a new head) from the open pull requests (events_pulls.go). Others (edited,
+// ready_for_review, …) never fire locally.
 var PolledActions = []string{"opened", "labeled", "unlabeled", "closed", "reopened", "assigned", "unassigned"}
+
+// polledActions are the activities of event the source sees.
+func polledActions(event string) []string {
+	switch event {
+	case "issue_comment":
+		return []string{"created"}
+	case "pull_request", "pull_request_target":
+		return append(slices.Clone(PolledActions), "synchronize")
+	}
+	return PolledActions
+}
 
 // The store's cursors of the issue list (the highest number handled) and of the issue events
 // (the highest event id handled).

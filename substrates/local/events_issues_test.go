@@ -90,7 +90,7 @@ actors:
     behavior: scripts/quick.sh
     triggers:
       - event: pull_request_target
-        config: { types: [opened] }
+        config: { types: [opened, synchronize] }
         params: { PR: subject.ref, WHO: subject.actor, ROLE: subject.actorRole, WHY: trigger.kind }
 policy:
   box:
@@ -136,5 +136,20 @@ func TestEventSourcePullRequests(t *testing.T) {
 	if p["PR"] != strconv.Itoa(n) || p["WHO"] != "dana" || p["ROLE"] != "NONE" || p["WHY"] != "opened" || rep.Fired[0].Trigger != "pull_request_target" {
 		t.Errorf("reviewer params %v trigger %s", p, rep.Fired[0].Trigger)
 	}
+	if rep := poll(t, es); len(rep.Fired) > 0 {
+		t.Fatalf("an unchanged pull request fired %v", firedActors(rep))
+	}
+	// A new head: synchronize, once, across a restart.
+	gitRun(t, work, "-c", "user.email=t@x", "-c", "user.name=t", "commit", "-q", "--allow-empty", "-m", "three")
+	gitRun(t, work, "push", "-q", "origin", "HEAD:refs/heads/fix")
+	rep = poll(t, es)
+	if got := firedActors(rep); !slices.Equal(got, []string{"reviewer"}) || rep.Fired[0].Params["WHY"] != "synchronize" {
+		t.Fatalf("a new head fired %v (%v), want the reviewer on synchronize", got, rep.Fired)
+	}
 	settle(t, r)
+	r.Close()
+	_, es2 := g.source(t)
+	if rep := poll(t, es2); len(rep.Fired) > 0 {
+		t.Fatalf("after a restart: fired %v", firedActors(rep))
+	}
 }
