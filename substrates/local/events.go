@@ -29,7 +29,7 @@ import (
 
 // PolledEvents are the events the local event source polls GitHub for. An actor's trigger on
 // another event never fires locally (docs/local.md).
-var PolledEvents = []string{"issue_comment", "issues", "pull_request", "pull_request_target"}
+var PolledEvents = []string{"issue_comment", "issues", "pull_request", "pull_request_target", "pull_request_review"}
 
 // lowRemaining is the rate-limit budget under which the source stops polling until the reset:
 // the rest is left to the runner's other calls and the operator's tools.
@@ -64,6 +64,10 @@ type EventSource struct {
 	waitUntil, next time.Time
 	// fresh and unchanged count the answers of this poll: 200s and 304s.
 	fresh, unchanged int
+	// openPulls are the open pull requests of the last answer to their list; multiPage the
+	// review lists that took more than a page (events_reviews.go).
+	openPulls []*github.PullRequest
+	multiPage map[string]bool
 }
 
 // PollReport is what one poll did.
@@ -128,7 +132,7 @@ func (r *Runner) NewEventSource(opts EventOptions) (*EventSource, error) {
 		}
 		c.BaseURL = u
 	}
-	return &EventSource{r: r, client: c, owner: owner, name: name, etags: map[string]string{}}, nil
+	return &EventSource{r: r, client: c, owner: owner, name: name, etags: map[string]string{}, multiPage: map[string]bool{}}, nil
 }
 
 // githubRemote is a github.com remote URL: https://github.com/o/r(.git) or git@github.com:o/r(.git).
@@ -221,7 +225,7 @@ func (es *EventSource) Poll(ctx context.Context) (PollReport, error) {
 			err = es.pollIssueEvents(ctx, &rep)
 		}
 	}
-	if err == nil && (es.declares("pull_request") || es.declares("pull_request_target")) {
+	if err == nil && (es.declares("pull_request") || es.declares("pull_request_target") || es.declares("pull_request_review")) {
 		err = es.pollHeads(ctx, &rep)
 	}
 	rep.NotModified = es.unchanged > 0 && es.fresh == 0

@@ -25,6 +25,8 @@ func polledActions(event string) []string {
 	switch event {
 	case "issue_comment":
 		return []string{"created"}
+	case "pull_request_review":
+		return []string{"submitted"}
 	case "pull_request", "pull_request_target":
 		return append(slices.Clone(PolledActions), "synchronize")
 	}

@@ -92,6 +92,11 @@ actors:
       - event: pull_request_target
         config: { types: [opened, synchronize] }
         params: { PR: subject.ref, WHO: subject.actor, ROLE: subject.actorRole, WHY: trigger.kind }
+  merger:
+    behavior: scripts/quick.sh
+    triggers:
+      - event: pull_request_review
+        params: { PR: subject.ref, WHO: subject.actor, ROLE: subject.actorRole, WHY: trigger.kind }
 policy:
   box:
     local: { events: { repo: acme/app } }
@@ -100,7 +105,9 @@ policy:
 }
 
 // TestEventSourcePullRequests: a pull request of a branch of the repository, opened by someone who
-// could push it, fires a pull_request_target trigger (the same-repository gate), with its number.
+// could push it, fires a pull_request_target trigger (the same-repository gate), with its number;
+// a new head fires synchronize; a collaborator's review fires pull_request_review, an outsider's
+// nothing; each once, across a restart.
 func TestEventSourcePullRequests(t *testing.T) {
 	bare := filepath.Join(t.TempDir(), "origin.git")
 	work := filepath.Join(t.TempDir(), "w")
@@ -116,7 +123,7 @@ func TestEventSourcePullRequests(t *testing.T) {
 	}
 	c := &clock{}
 	c.Set("2026-03-02T10:00:00Z")
-	gh, err := ghfake.New(ghfake.Options{Owner: "acme", Repo: "app", Token: "tok", Now: c.Now, GitDir: bare})
+	gh, err := ghfake.New(ghfake.Options{Owner: "acme", Repo: "app", Token: "tok", Now: c.Now, GitDir: bare, Collaborators: map[string]string{"carol": "write"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,6 +152,21 @@ func TestEventSourcePullRequests(t *testing.T) {
 	rep = poll(t, es)
 	if got := firedActors(rep); !slices.Equal(got, []string{"reviewer"}) || rep.Fired[0].Params["WHY"] != "synchronize" {
 		t.Fatalf("a new head fired %v (%v), want the reviewer on synchronize", got, rep.Fired)
+	}
+	// Reviews: a collaborator's fires merger, an outsider's nothing; each once.
+	if _, err := gh.AddReview(n, "carol", "APPROVED"); err != nil {
+		t.Fatal(err)
+	}
+	gh.AddReview(n, "mallory", "APPROVED")
+	rep = poll(t, es)
+	if got := firedActors(rep); !slices.Equal(got, []string{"merger"}) {
+		t.Fatalf("reviews fired %v (%+v), want [merger]", got, rep)
+	}
+	if p := rep.Fired[0].Params; p["WHO"] != "carol" || p["ROLE"] != "COLLABORATOR" || p["WHY"] != "submitted" || p["PR"] != strconv.Itoa(n) {
+		t.Errorf("merger params %v", p)
+	}
+	if !strings.Contains(strings.Join(rep.Ignored, "\n"), "pull_request_review submitted") {
+		t.Errorf("mallory's review was not reported ignored: %q", rep.Ignored)
 	}
 	settle(t, r)
 	r.Close()

@@ -20,7 +20,8 @@ import (
 // headKey is the store's meta key of pull request n's last head seen.
 func headKey(n int) string { return "events.github.pull_head." + strconv.Itoa(n) }
 
-// pollHeads fires synchronize for every open pull request whose head moved since the last poll.
+// pollHeads fires synchronize for every open pull request whose head moved since the last poll,
+// and the reviews submitted on them (events_reviews.go).
 func (es *EventSource) pollHeads(ctx context.Context, rep *PollReport) error {
 	var open []*github.PullRequest
 	var first *github.Response
@@ -31,8 +32,13 @@ func (es *EventSource) pollHeads(ctx context.Context, rep *PollReport) error {
 			return err
 		}
 		if page == 1 {
-			if first = resp; resp.StatusCode == 304 {
+			if first = resp; resp.StatusCode == 304 && !es.declares("pull_request_review") {
 				return nil
+			}
+			if resp.StatusCode == 304 {
+				// Unchanged: the pull requests of the last answer, whose reviews are still read.
+				open = es.openPulls
+				break
 			}
 		}
 		open = append(open, list...)
@@ -40,11 +46,15 @@ func (es *EventSource) pollHeads(ctx context.Context, rep *PollReport) error {
 			break
 		}
 	}
+	es.openPulls = open
 	for _, pr := range open {
 		if stop, err := es.head(ctx, rep, pr); err != nil || stop {
 			es.forget(first)
 			return err
 		}
+	}
+	if es.declares("pull_request_review") {
+		return es.pollReviews(ctx, rep, open)
 	}
 	return nil
 }

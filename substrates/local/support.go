@@ -7,7 +7,7 @@ import "github.com/autonomyhq/autonomy/substrates"
 const credentials = "carried as AUTONOMY_CAPABILITIES; the agent acts with your own git and gh credentials, which local does not narrow"
 
 // eventNote is what fires an event trigger locally (events.go, code_events.go).
-const eventNote = "codeHost github: runner serve polls issue_comment (created), issues and pull_request(_target) (opened, labeled, unlabeled, closed, reopened, assigned, unassigned; synchronize for a pull request) every policy.box.local.events.poll_seconds, gated and resolved as on GitHub, each event once; " +
+const eventNote = "codeHost github: runner serve polls issue_comment (created), issues and pull_request(_target) (opened, labeled, unlabeled, closed, reopened, assigned, unassigned; synchronize for a pull request) and pull_request_review (submitted) every policy.box.local.events.poll_seconds, gated and resolved as on GitHub, each event once; " +
 	"codeHost local-git: the runner's code flow fires pull_request(_target) opened/synchronize and pull_request_review submitted; any other event or activity never fires locally"
 
 // support is what local realizes of the standard, feature by feature. Compile warns for every
