@@ -43,9 +43,9 @@ func (es *EventSource) firings(ev ghEvent) ([]firing, string) {
 			continue // a person's event triggers are not fired locally (docs/local.md)
 		}
 		i, text, ok := 0, "", false
-		for _, name := range eventNames(ev.Name) {
+		for _, event := range eventNames(ev.Name) {
 			e := ev
-			e.Name = name
+			e.Name = event
 			if i, text, ok = matchTrigger(cfg, e); ok {
 				break
 			}
