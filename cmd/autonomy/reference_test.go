@@ -18,7 +18,7 @@ import (
 var deliberate = []string{
 	"gh-actions unsupported policy:maxConcurrent",
 	"gh-actions partial field:result",
-	"local unsupported trigger:event",
+	"local partial trigger:event",
 	"local partial capability:@scope",
 	"gh-actions partial capability:@scope",
 	"GitHub cannot narrow",

@@ -24,7 +24,7 @@ const (
 	AgentEnv = "AUTONOMY_LOCAL_AGENT"
 )
 
-var boxKeys = []string{"agent", "model", "network", "timezone", "graceSeconds", "logMaxBytes", "overlap", "secrets", "env", "tools"}
+var boxKeys = []string{"agent", "model", "network", "timezone", "graceSeconds", "logMaxBytes", "overlap", "secrets", "env", "tools", "events", "maintainers"}
 
 // box is policy.box.local: how this substrate fills the box every agent runs in.
 type box struct {
@@ -46,6 +46,10 @@ type box struct {
 	modelPolicy ModelPolicy
 	// toolsMax overrides tools.DefaultMax per tool (toolsmax.go).
 	toolsMax map[string]int
+	// events is policy.box.local.events (events_box.go); maintainers whom escalations of open
+	// asks rotate through.
+	events      EventsConfig
+	maintainers []string
 }
 
 // readBox reads policy.box.local with its defaults filled in.
@@ -107,6 +111,10 @@ func readBox(p *ir.Profile) (box, ir.Diagnostics) {
 					}
 					b.secrets = append(b.secrets, name)
 				}
+			case "events":
+				readEvents(r, v, &b.events)
+			case "maintainers":
+				b.maintainers = readMaintainers(r, v)
 			case "overlap":
 				b.overlap, _ = r.Bool(v, "overlap", "overlap: true lets a scheduled actor start again while its last scheduled run is still going")
 			default:

@@ -64,7 +64,8 @@ func (Substrate) Compile(r *resolved.Profile) (substrates.Output, error) {
 		}
 	}
 	sched := Schedule{Timezone: b.timezone, Entries: []Entry{}}
-	rc := RunnerConfig{MaxConcurrent: p.Policy.MaxConcurrent.Value, GraceSeconds: b.grace, LogMaxBytes: b.logMax, Overlap: b.overlap, Actors: p.ActorNames()}
+	rc := RunnerConfig{MaxConcurrent: p.Policy.MaxConcurrent.Value, GraceSeconds: b.grace, LogMaxBytes: b.logMax, Overlap: b.overlap, Actors: p.ActorNames(),
+		Events: eventsConfig(p, b), Asks: asksConfig(p, b)}
 	for _, a := range p.Actors {
 		cfg := c.actor(a)
 		c.actors = append(c.actors, cfg)
@@ -133,6 +134,7 @@ func (c *compiler) actor(a *ir.Actor) *ActorConfig {
 	seen := map[string]bool{}
 	for _, t := range a.Triggers {
 		tr := Trigger{Kind: string(t.Kind), Cron: t.Cron.Value, Event: t.Event.Value, Params: []string{}}
+		tr.Types, tr.PlainComments = eventTrigger(t)
 		for _, prm := range t.Params {
 			tr.Params = append(tr.Params, prm.Name.Value)
 			if !seen[prm.Name.Value] {

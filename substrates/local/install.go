@@ -132,10 +132,14 @@ type Param struct {
 
 // Trigger is one trigger of an actor.
 type Trigger struct {
-	Kind   string   `json:"kind"`
-	Cron   string   `json:"cron,omitempty"`
-	Event  string   `json:"event,omitempty"`
-	Params []string `json:"params"`
+	Kind  string `json:"kind"`
+	Cron  string `json:"cron,omitempty"`
+	Event string `json:"event,omitempty"`
+	// Types are an event trigger's activity types (config.types; empty: its default ones);
+	// PlainComments is config.plain_comments of an issue_comment trigger (events.go).
+	Types         []string `json:"types,omitempty"`
+	PlainComments bool     `json:"plainComments,omitempty"`
+	Params        []string `json:"params"`
 }
 
 // Schedule is every cron trigger of the fleet.
@@ -170,6 +174,10 @@ type RunnerConfig struct {
 	Overlap bool `json:"overlap"`
 	// Actors lists the installed actors, in the profile's order.
 	Actors []string `json:"actors"`
+	// Events is how event triggers fire (nil: no actor declares one); Asks how open asks to
+	// people are escalated (nil: no person to ask). See events_box.go.
+	Events *EventsConfig `json:"events,omitempty"`
+	Asks   *AsksConfig   `json:"asks,omitempty"`
 }
 
 // Lifecycle maps each lifecycle state to the tracker's name for it.

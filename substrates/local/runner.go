@@ -68,6 +68,8 @@ type Runner struct {
 	// handOff: this process runs inside a session's sandbox, and the sessions it launches are
 	// started by that session's supervisor, outside it (handoff.go).
 	handOff bool
+	// events is the event source serve polls (WatchEvents; nil: none).
+	events *EventSource
 }
 
 // DBPath is the database of an installation.

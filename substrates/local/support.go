@@ -6,6 +6,10 @@ import "github.com/autonomyhq/autonomy/substrates"
 // machine, so the capability is carried to the agent's tooling (docs/local.md, Security).
 const credentials = "carried as AUTONOMY_CAPABILITIES; the agent acts with your own git and gh credentials, which local does not narrow"
 
+// eventNote is what fires an event trigger locally (events.go, code_events.go).
+const eventNote = "codeHost github: runner serve polls issue_comment (created), issues and pull_request(_target) (opened, labeled, unlabeled, closed, reopened, assigned, unassigned; synchronize for a pull request) and pull_request_review (submitted) every policy.box.local.events.poll_seconds, gated and resolved as on GitHub, each event once; " +
+	"codeHost local-git: the runner's code flow fires pull_request(_target) opened/synchronize and pull_request_review submitted; any other event or activity never fires locally"
+
 // support is what local realizes of the standard, feature by feature. Compile warns for every
 // feature a profile uses that is not fully supported; conformance checks the rest.
 var support = []substrates.Support{
@@ -21,7 +25,7 @@ var support = []substrates.Support{
 	{Feature: "capability:@scope", Level: substrates.Partial, Note: "an agent:* scope names the only actor the verb may act on, enforced; a code: or tasks: scope reaches the agent as AUTONOMY_CAPABILITIES only"},
 	{Feature: "trigger:cron", Level: substrates.Supported, Note: "runner tick/serve, exact 5-field semantics in policy.box.local.timezone; a missed slot fires once"},
 	{Feature: "trigger:dispatch", Level: substrates.Supported, Note: "runner launch ACTOR, params from --param, --ref, --from, --text, --kind"},
-	{Feature: "trigger:event", Level: substrates.Unsupported, Note: "local has no event source: the trigger never fires; dispatch the actor (runner launch) or give it a cron"},
+	{Feature: "trigger:event", Level: substrates.Partial, Note: eventNote},
 	{Feature: "source:subject.ref", Level: substrates.Supported, Note: "runner launch --ref"},
 	{Feature: "source:subject.actor", Level: substrates.Supported, Note: "runner launch --from; else the launching session's actor, or your user name"},
 	{Feature: "source:subject.actorRole", Level: substrates.Supported, Note: "OWNER when you launch, NONE when a session does"},

@@ -20,6 +20,8 @@ type TickReport struct {
 	First    bool
 	Fired    []store.Session
 	Deferred []Deferral
+	// Escalated are the open asks escalated past their SLA (escalate.go).
+	Escalated []Escalation
 }
 
 // Deferral is a due trigger that did not fire, and why; it fires at a later tick.
@@ -61,7 +63,8 @@ func (r *Runner) Tick(ctx context.Context) (TickReport, error) {
 			rep.Fired[i] = n
 		}
 	}
-	return rep, nil
+	rep.Escalated, err = r.escalate(ctx, now)
+	return rep, err
 }
 
 // reconcileAll reconciles every agent session in flight, so a dead one frees its capacity.
@@ -112,6 +115,10 @@ func (r *Runner) Serve(ctx context.Context, w io.Writer) error {
 			PrintTick(w, rep)
 		}
 		wake := r.NextWake(ctx, r.opts.Now())
+		if r.events != nil {
+			wake = r.events.serve(ctx, w, wake)
+		}
+		wake = r.escalationWake(ctx, wake)
 		t := time.NewTimer(time.Until(wake))
 		select {
 		case <-ctx.Done():
@@ -133,5 +140,8 @@ func PrintTick(w io.Writer, rep TickReport) {
 	}
 	for _, d := range rep.Deferred {
 		fmt.Fprintf(w, "%s deferred %s: %s\n", at, d.Key, d.Reason)
+	}
+	for _, e := range rep.Escalated {
+		fmt.Fprintf(w, "%s escalated the ask %s of %s to %s (escalation %d; open %s)\n", at, e.Session, e.Actor, e.To, e.N, e.Waited)
 	}
 }

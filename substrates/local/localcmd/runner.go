@@ -464,7 +464,9 @@ func newRunnerTick(f *runnerFlags) *cobra.Command {
 tick, in policy.box.local.timezone (UTC by default). After downtime a missed schedule fires
 once, not once per missed slot. A due actor that cannot start (maxConcurrent reached, or its
 last scheduled session still running) is deferred to the next tick and recorded, never dropped.
-The first tick of an installation only starts the schedule.`,
+The first tick of an installation only starts the schedule. Each tick also escalates every ask
+to a person left open past policy.box.human.sla_minutes (60 by default) to the next of
+policy.box.local.maintainers.`,
 		Args: cobra.NoArgs,
 		RunE: f.with(false, func(cmd *cobra.Command, args []string, r *local.Runner) error {
 			rep, err := r.Tick(cmd.Context())
@@ -484,7 +486,15 @@ func newRunnerServe(f *runnerFlags) *cobra.Command {
 		Long: `serve runs the trigger executor: it ticks whenever a cron trigger comes due (and each minute
 while a deferred one waits) until SIGINT or SIGTERM, then stops cleanly. Sessions it started run
 under their own supervisors and stay tracked after it stops. A recompile takes effect at the next
-tick.`,
+tick.
+
+For a codeHost: github fleet whose actors declare event triggers, serve also polls the repository
+every policy.box.local.events.poll_seconds for comments (/agent ACTOR from a trusted author),
+issues and pull requests, and fires the actors that declare them, gated as the workflows are,
+each event once. It reads GitHub with
+GH_TOKEN or GITHUB_TOKEN (never given to a session), at GITHUB_API_URL, in events.repo or
+GITHUB_REPOSITORY or the origin remote. Each tick also escalates the asks to people left open past
+policy.box.human.sla_minutes. See docs/local.md, "Events".`,
 		Args: cobra.NoArgs,
 		RunE: f.with(false, func(cmd *cobra.Command, args []string, r *local.Runner) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
@@ -494,6 +504,7 @@ tick.`,
 			}
 			errOut := cmd.ErrOrStderr()
 			fmt.Fprintf(errOut, "autonomy: serving %s (%s, timezone %s); SIGINT or SIGTERM stops\n", r.In.Dir, cliout.Count(len(r.In.Schedule.Entries), "scheduled trigger"), r.In.Schedule.Timezone)
+			watchEvents(r, errOut)
 			if err := r.Serve(ctx, cmd.OutOrStdout()); err != nil {
 				return runnerError(err)
 			}
