@@ -64,6 +64,9 @@ func (r *Runner) launchAs(ctx context.Context, req LaunchRequest, origin string)
 	if req.Kind == "" {
 		req.Kind = "dispatch"
 	}
+	if err := r.refuseForgery(ctx, cfg, req); err != nil {
+		return LaunchResult{}, err
+	}
 	params, err := r.resolve(cfg, firingTrigger(cfg, ir.Dispatch, -1), req)
 	if err != nil {
 		return LaunchResult{}, err

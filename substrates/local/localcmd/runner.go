@@ -198,7 +198,9 @@ func newRunnerLaunch(f *runnerFlags) *cobra.Command {
 token, shown only this once). The firing context maps onto the params the actor declares:
 --ref is subject.ref, --from subject.actor (default: your user name, or the launching session's
 actor), --text subject.text, --kind trigger.kind (default dispatch); subject.actorRole is OWNER
-for you and NONE for a session. --param K=V sets a declared param verbatim.
+for you and NONE for a session. --param K=V sets a declared param verbatim. From inside a
+session (AUTONOMY_SESSION set), --from another actor and a --param bound to subject.actor or
+subject.actorRole are refused: only the runner sets those for a session.
 
 An agent session runs in the installation root, or in a git worktree of its own under
 .autonomy/worktrees when the actor's workspace is isolated or --branch is given. Launch refuses
