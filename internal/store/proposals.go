@@ -219,7 +219,6 @@ func (st *Store) MoveProposal(ctx context.Context, seq int64, from []ProposalSta
 	return p, changed, err
 }
 
-
 func scanProposal(row scanner) (Proposal, error) {
 	var p Proposal
 	var state string
