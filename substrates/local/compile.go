@@ -64,7 +64,7 @@ func (Substrate) Compile(r *resolved.Profile) (substrates.Output, error) {
 		}
 	}
 	sched := Schedule{Timezone: b.timezone, Entries: []Entry{}}
-	rc := RunnerConfig{MaxConcurrent: p.Policy.MaxConcurrent.Value, GraceSeconds: b.grace, LogMaxBytes: b.logMax, Overlap: b.overlap, Actors: p.ActorNames()}
+	rc := RunnerConfig{MaxConcurrent: p.Policy.MaxConcurrent.Value, GraceSeconds: b.grace, LogMaxBytes: b.logMax, Overlap: b.overlap, InstallPaused: b.installPaused, TargetBranch: b.targetBranch, Actors: p.ActorNames()}
 	for _, a := range p.Actors {
 		cfg := c.actor(a)
 		c.actors = append(c.actors, cfg)

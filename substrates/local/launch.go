@@ -87,7 +87,14 @@ func (r *Runner) launchAs(ctx context.Context, req LaunchRequest, origin string)
 	}
 	var admitted bool
 	err = r.Store.Tx(ctx, func(tx *store.Tx) error {
-		var reason string
+		reason, err := held(tx, req.Ref)
+		if err != nil {
+			return err
+		}
+		if reason != "" {
+			_ = tx.Log(store.Event{Actor: cfg.Actor, Kind: "refused", Message: reason})
+			return &RefusedError{Msg: fmt.Sprintf("%q was not started: %s", cfg.Actor, reason)}
+		}
 		active := -1
 		admitted, reason, err = r.admit(tx, cfg.Actor, false, &active)
 		if err != nil || !admitted {
