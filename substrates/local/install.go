@@ -164,6 +164,9 @@ type RunnerConfig struct {
 	// TargetBranch is the branch the code flow merges approved proposals into
 	// (policy.box.local.targetBranch); "" for the branch the installation root has checked out.
 	TargetBranch string `json:"targetBranch,omitempty"`
+	// CodeHost is the profile's codeHost when it is not local-git ("github"): the code flow
+	// then merges nothing locally (codeflow.go).
+	CodeHost string `json:"codeHost,omitempty"`
 	// Actors lists the installed actors, in the profile's order.
 	Actors []string `json:"actors"`
 }

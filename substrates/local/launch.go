@@ -23,6 +23,9 @@ type LaunchRequest struct {
 	Ref, From, Text, Kind string
 	// Branch runs the session in its own worktree of that branch.
 	Branch string
+	// forAgent marks the runner's own launch on an agent's behalf (the code flow's reviewer):
+	// subject.actorRole is then NONE, as for a session's launch, not the operator's OWNER.
+	forAgent bool
 }
 
 // LaunchResult is a launched session, and for a person the one-time redeem token (shown once:
@@ -188,7 +191,7 @@ func (r *Runner) resolve(cfg *ActorConfig, fired *Trigger, req LaunchRequest) (i
 		}
 	}
 	from, role := req.From, "NONE"
-	if r.caller == nil {
+	if r.caller == nil && !req.forAgent {
 		role = "OWNER"
 		if from == "" && req.Kind != "cron" {
 			from = userName()

@@ -11,7 +11,7 @@ const credentials = "carried as AUTONOMY_CAPABILITIES; the agent acts with your 
 var support = []substrates.Support{
 	{Feature: "capability:code:propose", Level: substrates.Supported, Note: credentials},
 	{Feature: "capability:code:review", Level: substrates.Supported, Note: credentials},
-	{Feature: "capability:code:merge", Level: substrates.Unsupported, Note: "gate-only: no session is ever granted it (the validator refuses it); landing is the code host's auto-merge"},
+	{Feature: "capability:code:merge", Level: substrates.Unsupported, Note: "gate-only: no session is ever granted it (the validator refuses it); the runner itself merges an approved proposal (the code flow, codeHost local-git)"},
 	{Feature: "capability:tasks:author", Level: substrates.Supported, Note: credentials},
 	{Feature: "capability:tasks:converse", Level: substrates.Supported, Note: credentials},
 	{Feature: "capability:agent:launch", Level: substrates.Supported, Note: "enforced: runner launch from inside a session needs it; agent:launch@x launches only x"},
@@ -29,7 +29,7 @@ var support = []substrates.Support{
 	{Feature: "source:trigger.kind", Level: substrates.Supported, Note: "runner launch --kind; else dispatch, or cron from the schedule"},
 	{Feature: "kind:human", Level: substrates.Supported, Note: "a parked ask listed in .autonomy/state/attention.md, done only with its one-time token and evidence"},
 	{Feature: "field:timeout", Level: substrates.Supported, Note: "TERM to the process group, KILL after policy.box.local.graceSeconds"},
-	{Feature: "field:review", Level: substrates.Supported, Note: "the proposer receives its reviewer as AUTONOMY_REVIEWER, to launch it"},
+	{Feature: "field:review", Level: substrates.Supported, Note: "the runner launches the reviewer on a proposer's branch when its session ends done with commits, binds the verdict to the head and merges only an approval of it, within the proposer's code:propose@scope (codeHost local-git); the proposer also gets AUTONOMY_REVIEWER"},
 	{Feature: "field:result", Level: substrates.Supported, Note: "an exit 0 is done only when AUTONOMY_RESULT validates against the schema"},
 	{Feature: "field:execution", Level: substrates.Supported, Note: "isolated: a git worktree per session under .autonomy/worktrees, removed when it ends"},
 	{Feature: "field:prelaunch", Level: substrates.Supported, Note: "run with sh -c in the session's workspace before the actor; a failure fails the session"},

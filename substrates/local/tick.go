@@ -40,6 +40,7 @@ func (r *Runner) Tick(ctx context.Context) (TickReport, error) {
 	if err := r.reconcileAll(ctx); err != nil {
 		return TickReport{}, err
 	}
+	r.advanceProposals(ctx) // the code flow's steps held back (codeflow.go)
 	// A scheduled skill whose agent is not installed fails every time: refuse before firing any.
 	if err := r.Preflight(r.scheduler().actors()...); err != nil {
 		return TickReport{}, err

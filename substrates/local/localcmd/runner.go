@@ -277,10 +277,11 @@ to record it (a full disk), get prints it as the store has it and exits 2, sayin
 			if f.format == "json" {
 				if e := cliout.WriteJSON(cmd.OutOrStdout(), struct {
 					local.SessionView
-					Usage    any         `json:"usage,omitempty"`
-					Overlays *weaveView  `json:"overlays,omitempty"`
-					Events   []eventView `json:"events"`
-				}{local.View(s), sessionUsage(r, cmd, s.ID), weave, events}); e != nil {
+					Usage    any             `json:"usage,omitempty"`
+					Overlays *weaveView      `json:"overlays,omitempty"`
+					Proposal *store.Proposal `json:"proposal,omitempty"`
+					Events   []eventView     `json:"events"`
+				}{local.View(s), sessionUsage(r, cmd, s.ID), weave, sessionProposal(cmd.Context(), r, s.ID), events}); e != nil {
 					return e
 				}
 				return stale(err)
@@ -288,6 +289,7 @@ to record it (a full disk), get prints it as the store has it and exits 2, sayin
 			printSession(cmd.OutOrStdout(), s)
 			printSessionUsage(cmd.OutOrStdout(), r, cmd, s.ID)
 			printWeave(cmd.OutOrStdout(), weave)
+			printProposal(cmd.OutOrStdout(), sessionProposal(cmd.Context(), r, s.ID))
 			printEvents(cmd.OutOrStdout(), events, more)
 			return stale(err)
 		}),
@@ -315,8 +317,10 @@ func newRunnerList(f *runnerFlags) *cobra.Command {
 					views = append(views, local.View(s))
 				}
 				if e := cliout.WriteJSON(out, struct {
-					Sessions []local.SessionView `json:"sessions"`
-				}{views}); e != nil {
+					Sessions  []local.SessionView `json:"sessions"`
+					Proposals []store.Proposal    `json:"proposals"`
+					Paused    []store.Throttle    `json:"paused,omitempty"`
+				}{views, listProposals(cmd.Context(), r, all), throttles(cmd.Context(), r)}); e != nil {
 					return e
 				}
 				return stale(err)
@@ -329,6 +333,10 @@ func newRunnerList(f *runnerFlags) *cobra.Command {
 			if e := tw.Flush(); e != nil {
 				return e
 			}
+			if e := printProposals(out, listProposals(cmd.Context(), r, all)); e != nil {
+				return e
+			}
+			printThrottles(out, throttles(cmd.Context(), r))
 			return stale(err)
 		}),
 	}

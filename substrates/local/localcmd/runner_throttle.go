@@ -1,6 +1,7 @@
 package localcmd
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"time"
@@ -87,4 +88,10 @@ func printThrottles(w io.Writer, ts []store.Throttle) {
 		}
 		fmt.Fprintln(w, cliout.TerminalSafe(line))
 	}
+}
+
+// throttles reads the pauses in force for runner list; none when they cannot be read.
+func throttles(ctx context.Context, r *local.Runner) []store.Throttle {
+	ts, _ := r.Throttles(ctx)
+	return ts
 }
