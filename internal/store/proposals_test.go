@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-func TestProposalsAndThrottles(t *testing.T) {
+func TestProposals(t *testing.T) {
 	st, err := Open(filepath.Join(t.TempDir(), "state.db"))
 	if err != nil {
 		t.Fatal(err)
@@ -42,7 +42,15 @@ func TestProposalsAndThrottles(t *testing.T) {
 	if all, _ := st.Proposals(ctx, true, 0); len(all) != 1 || all[0].String() != "refused: stale" {
 		t.Fatalf("all proposals: %+v", all)
 	}
+}
 
+func TestThrottles(t *testing.T) {
+	st, err := Open(filepath.Join(t.TempDir(), "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx := context.Background()
 	if err := st.SetThrottle(ctx, Throttle{Scope: ItemScope("42"), Reason: "flaky"}); err != nil {
 		t.Fatal(err)
 	}
