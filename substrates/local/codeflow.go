@@ -242,6 +242,13 @@ func (f *flow) review(ctx context.Context) {
 		f.refuse(ctx, err.Error(), nil)
 		return
 	}
+	// A proposal a tool call recorded names its branches itself: they must be branch names.
+	for _, b := range []string{f.p.Branch, f.p.Target} {
+		if err := gitws.ValidBranch(b); err != nil {
+			f.refuse(ctx, err.Error(), nil)
+			return
+		}
+	}
 	if f.check(ctx, cfg, "refs/heads/"+f.p.Target) == nil {
 		return
 	}

@@ -241,3 +241,21 @@ func TestCodeFlowTargetMoved(t *testing.T) {
 		t.Fatal("a conflicting proposal moved main beyond the person's commit")
 	}
 }
+
+// A proposal recorded by a tool call with a branch that is no branch name is refused, and
+// nothing is launched or merged.
+func TestCodeFlowRefusesARecordWithBadNames(t *testing.T) {
+	t.Parallel()
+	g := newFlowRig(t)
+	at := g.main()
+	ctx := context.Background()
+	p, _, err := g.r.Store.AddProposal(ctx, store.Proposal{Session: "9-zzzz", Actor: "develop", Branch: "--upload-pack=x", Target: "main", Head: at})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.r.advanceProposals(ctx)
+	p, _, _ = g.r.Store.ProposalOf(ctx, p.Session)
+	if p.State != store.ProposalRefused || !strings.Contains(p.Reason, "invalid branch name") || p.Reviewer != "" || g.main() != at {
+		t.Fatalf("a record with a bad branch: %+v", p)
+	}
+}
