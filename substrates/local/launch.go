@@ -85,8 +85,12 @@ func (r *Runner) launchAs(ctx context.Context, req LaunchRequest, origin string)
 			return LaunchResult{}, &RefusedError{Msg: err.Error()}
 		}
 	}
-	if err := r.In.preflight(r.opts.Env, cfg); err != nil {
-		return LaunchResult{}, err
+	if !r.leavesToCaller() {
+		// (A session's launch is started by its caller's supervisor, in the runner's own
+		// environment, where the preset's CLI is looked up: adopt.go.)
+		if err := r.In.preflight(r.opts.Env, cfg); err != nil {
+			return LaunchResult{}, err
+		}
 	}
 	var admitted bool
 	err = r.Store.Tx(ctx, func(tx *store.Tx) error {
@@ -228,6 +232,9 @@ func (r *Runner) resolve(cfg *ActorConfig, fired *Trigger, req LaunchRequest) (i
 
 // start hands a recorded session to its supervisor: a detached process, or this one.
 func (r *Runner) start(ctx context.Context, s store.Session) error {
+	if r.leavesToCaller() {
+		return nil // the calling session's supervisor starts it (adopt.go)
+	}
 	if !r.opts.Detach {
 		r.supervisor.set.hold(s.ID)
 		pid := os.Getpid()

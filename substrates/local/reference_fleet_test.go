@@ -43,20 +43,13 @@ func referenceFleet(t *testing.T) fleet {
 			// This package's tests know the local substrate only: the profile targets it alone.
 			y := strings.Replace(string(data), "codeHost: github", "codeHost: local-git", 1)
 			y = strings.Replace(y, "targets: [gh-actions, local]", "targets: [local]", 1)
-			// The PM is a deterministic script, as the reference's self-driving PM is
-			// (scripts/agent-pm.ts), holding the model settings its workers' supervisors read.
-			// A preset PM cannot launch here: its runner launch runs inside its sandbox, where the
-			// worker's supervisor dies with the PM's sandbox, and reads the PM's environment (a
-			// placeholder key, the PM's own model proxy) instead of the operator's.
-			y = strings.Replace(y, "    behavior: pm\n", "    behavior: scripts/pm.sh\n", 1)
-			f.yml = strings.Replace(y, "    local: { model: gpt-5-codex }", "    local: { model: gpt-5-codex, env: [OPENAI_BASE_URL, OPENAI_API_KEY, CODEX_HOME] }", 1)
+			f.yml = y
 		} else {
 			f.files[filepath.ToSlash(rel)] = string(data)
 		}
 		return nil
 	})
-	f.files["scripts/pm.sh"] = "#!/bin/sh\n# The next ready work item, as the reference's PM script picks it: here, item 1.\nexec autonomy runner launch develop --ref 1\n"
-	if err != nil || !strings.Contains(f.yml, "codeHost: local-git") || !strings.Contains(f.yml, "scripts/pm.sh") || !strings.Contains(f.yml, "CODEX_HOME") {
+	if err != nil || !strings.Contains(f.yml, "codeHost: local-git") {
 		t.Fatalf("reading the profile: %v", err)
 	}
 	return f
@@ -99,8 +92,8 @@ func (m *modelRouter) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	httputil.NewSingleHostReverseProxy(u).ServeHTTP(w, req)
 }
 
-// TestReferenceFleetRuns, the local half (codeHost: local-git): the PM, fired by the schedule,
-// launches develop with the runner (autonomy runner launch, from its session); develop (the real pinned codex against the
+// TestReferenceFleetRuns, the local half (codeHost: local-git): the PM (the real pinned codex),
+// fired by the schedule, launches develop with autonomy runner launch from its shell; develop (the real pinned codex against the
 // scripted model) commits in its worktree; the runner proposes its branch, launches the
 // reviewer on it, and merges it into main after the reviewer's approval of that head. A second
 // run whose verdict names a stale head merges nothing. (The gh-actions half is
@@ -117,7 +110,11 @@ func TestReferenceFleetRuns(t *testing.T) {
 	router := &modelRouter{}
 	router.server = httptest.NewServer(router)
 	defer router.server.Close()
+	// codex's shell is a login shell, whose /etc/profile resets PATH: the PM is given the path
+	// of autonomy (as TestPresetSessionsRunBehindTheProxy does).
+	self := builtAutonomy(t)
 	router.fakes = map[string]*modelfake.Server{
+		"pm": modelfake.Start(modelfake.Turn{Shell: self + " runner launch develop --ref 1"}, modelfake.Turn{Text: "Launched develop."}),
 		"develop": modelfake.Start(
 			modelfake.Turn{Shell: "echo hello from $ISSUE > greeting.txt && git add greeting.txt && git -c user.name=develop -c user.email=d@example.com commit -q -m 'Greet the user'"},
 			modelfake.Turn{Text: "Committed the greeting."}),
@@ -174,6 +171,15 @@ func TestReferenceFleetRuns(t *testing.T) {
 	dev, _, _ := r.Store.Get(ctx, p.Session)
 	if dev.Ref != "1" || dev.Origin != "session:"+rep.Fired[0].ID {
 		t.Errorf("develop was launched %q by %q, want by the PM's session", dev.Ref, dev.Origin)
+	}
+	// Its supervisor was started by the PM's, outside the PM's sandbox (adopt.go).
+	evs, _ := r.Store.Events(ctx, dev.ID, 0)
+	adopted := false
+	for _, e := range evs {
+		adopted = adopted || e.Kind == "adopted"
+	}
+	if !adopted {
+		t.Errorf("develop's events: %+v, want adopted", evs)
 	}
 
 	// A second run: develop proposes again, and the reviewer's verdict names another head.
