@@ -205,11 +205,13 @@ func TestCodeFlowWaitsForTheMaintainer(t *testing.T) {
 	if g.main() != at {
 		t.Fatal("main moved without the maintainer")
 	}
-	// The token is not in the store; the test takes the ask over with a fresh one.
-	token := "atk_test"
-	if _, _, err := g.r.Store.Modify(context.Background(), p.Ask, nil, func(m *store.Session) { m.TokenHash = hashToken(token) }); err != nil {
-		t.Fatal(err)
+	// The one-time token is in the proposer's log, with the command that redeems it.
+	logged := sessionLogOf(g.r, p.Session)
+	i := strings.Index(logged, "--token atk_")
+	if i < 0 || !strings.Contains(logged, "autonomy runner update "+p.Ask) {
+		t.Fatalf("the proposer's log does not say how to approve:\n%s", logged)
 	}
+	token := strings.Fields(logged[i+len("--token "):])[0]
 	if _, err := g.r.Update(context.Background(), p.Ask, ir.Patch{Status: ir.Done, Token: token, Evidence: "read the diff"}); err != nil {
 		t.Fatal(err)
 	}
