@@ -56,22 +56,24 @@ func (r *Runner) proposeOnEnd(ctx context.Context, s store.Session) {
 	}
 	branch := proposalBranch(ctx, repo, s)
 	if branch == "" {
-		if existing, ok, _ := r.Store.ProposalOf(ctx, s.ID); !ok || existing.Branch == "" {
+		existing, ok, _ := r.Store.ProposalOf(ctx, s.ID)
+		if !ok || existing.Branch == "" {
 			return // it worked in the installation root, or made no commits: nothing to propose
-		} else {
-			branch = existing.Branch
 		}
+		branch = existing.Branch
 	}
-	target, err := r.targetBranch(ctx, repo)
-	head, herr := gitws.Git(ctx, repo, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch+"^{commit}")
-	if err != nil || herr != nil {
+	head, err := gitws.Git(ctx, repo, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch+"^{commit}")
+	if err != nil {
 		return
 	}
-	if _, aerr := gitws.Git(ctx, repo, "merge-base", "--is-ancestor", head, "refs/heads/"+target); aerr == nil {
+	rec := store.Proposal{Session: s.ID, Actor: s.Actor, Branch: branch, Head: head}
+	rec.Title, _ = gitws.Git(ctx, repo, "log", "-1", "--format=%s", head)
+	if rec.Target, err = r.targetBranch(ctx, repo); err != nil {
+		rec.State, rec.Reason = store.ProposalRefused, err.Error()
+	} else if _, aerr := gitws.Git(ctx, repo, "merge-base", "--is-ancestor", head, "refs/heads/"+rec.Target); aerr == nil {
 		return // nothing on the branch that the target lacks
 	}
-	title, _ := gitws.Git(ctx, repo, "log", "-1", "--format=%s", head)
-	p, _, err := r.Store.AddProposal(ctx, store.Proposal{Session: s.ID, Actor: s.Actor, Branch: branch, Target: target, Head: head, Title: title})
+	p, _, err := r.Store.AddProposal(ctx, rec)
 	if err != nil {
 		_ = r.Store.Log(ctx, store.Event{Session: s.ID, Actor: s.Actor, Kind: "proposal", Message: "the proposal was not recorded: " + err.Error()})
 		return
@@ -79,7 +81,7 @@ func (r *Runner) proposeOnEnd(ctx context.Context, s store.Session) {
 	if p.Head == "" || p.Branch == "" || p.Target == "" {
 		// A tool call recorded it before the commits were known: the session's end completes it.
 		p, _, _ = r.Store.MoveProposal(ctx, p.Seq, []store.ProposalState{store.ProposalProposed}, func(m *store.Proposal) {
-			m.Branch, m.Head, m.Target = or(m.Branch, branch), head, or(m.Target, target)
+			m.Branch, m.Head, m.Target = or(m.Branch, branch), head, or(m.Target, rec.Target)
 		})
 	}
 	_ = r.Store.Log(ctx, store.Event{Session: s.ID, Actor: s.Actor, Kind: "proposal", Message: fmt.Sprintf("proposal %d: branch %s at %s, into %s", p.Seq, p.Branch, short(p.Head), p.Target)})
@@ -257,9 +259,13 @@ func (f *flow) review(ctx context.Context) {
 		return
 	}
 	proposer, _, _ := r.Store.Get(ctx, f.p.Session)
+	branch := f.p.Branch
+	if rc, err := r.In.Actor(cfg.Reviewer); err == nil && rc.Kind == "human" {
+		branch = "" // a person reviews from the text; resolving the ask done approves that head
+	}
 	text := fmt.Sprintf("Review proposal %d of %s (session %s): branch %s at head %s, to merge into %s. Your verdict binds to that head: end with a result whose headSha is %s and whose verdict is approve, request-changes or comment.",
 		f.p.Seq, f.p.Actor, f.p.Session, f.p.Branch, f.p.Head, f.p.Target, f.p.Head)
-	res, err := r.launchAs(ctx, LaunchRequest{Actor: cfg.Reviewer, Ref: proposer.Ref, From: f.p.Actor, Text: text, Kind: "dispatch", Branch: f.p.Branch, forAgent: true}, fmt.Sprintf("proposal:%d", f.p.Seq))
+	res, err := r.launchAs(ctx, LaunchRequest{Actor: cfg.Reviewer, Ref: proposer.Ref, From: f.p.Actor, Text: text, Kind: "dispatch", Branch: branch, forAgent: true}, fmt.Sprintf("proposal:%d", f.p.Seq))
 	if err != nil {
 		if res.Session.ID == "" {
 			f.wait(ctx, fmt.Sprintf("the reviewer %s is not launched yet: %v (tick retries)", cfg.Reviewer, err))
@@ -267,6 +273,7 @@ func (f *flow) review(ctx context.Context) {
 		}
 	}
 	rid := res.Session.ID
+	f.tellToken(rid, res.Token, "waits for "+cfg.Reviewer+"'s review: a person approves its head "+short(f.p.Head))
 	if !f.move(ctx, func(m *store.Proposal) {
 		m.State, m.Reviewer, m.Reason = store.ProposalInReview, rid, fmt.Sprintf("reviewer %s, session %s, on %s", cfg.Reviewer, rid, short(f.p.Head))
 	}) {
@@ -289,6 +296,10 @@ func (f *flow) settle(ctx context.Context) {
 		return
 	}
 	verdict, head, err := readVerdict(f.r.In.Path(StateDir + "/results/" + rs.ID + ".json"))
+	if rs.Kind == "human" {
+		// A person's ask resolved done, with its token and evidence, approves the head it named.
+		verdict, head, err = "approve", f.p.Head, nil
+	}
 	if err != nil {
 		f.refuse(ctx, fmt.Sprintf("its reviewer's session %s left no verdict: %v", rs.ID, err), nil)
 		return

@@ -176,15 +176,7 @@ func (f *flow) humanApproved(ctx context.Context, files []string) bool {
 		return false
 	}
 	_ = r.Store.Log(ctx, store.Event{Session: res.Session.ID, Actor: maintainer, Kind: "proposal", Message: text})
-	// The one-time token goes where a capsule's sign-off token goes: the log of the session
-	// it concerns, the proposer's (runner logs ID); the store keeps its hash only.
-	if path, ok := r.In.logPath(f.p.Session); ok {
-		if l, err := openCappedLog(path, r.In.logMax()); err == nil {
-			fmt.Fprintf(l, "autonomy: proposal %d touches human-required paths (%s): a maintainer approves it with: autonomy runner update %s --status done --token %s --evidence WHAT-YOU-CHECKED (--status failed declines)\n",
-				f.p.Seq, strings.Join(touched, ", "), res.Session.ID, res.Token)
-			l.Close()
-		}
-	}
+	f.tellToken(res.Session.ID, res.Token, "touches human-required paths ("+strings.Join(touched, ", ")+"): a maintainer approves it")
 	f.move(ctx, func(m *store.Proposal) {
 		m.Ask = res.Session.ID
 		m.Reason = fmt.Sprintf("approved; waiting for a maintainer's verified act: ask %s to %s (human-required paths: %s)", res.Session.ID, maintainer, strings.Join(touched, ", "))
@@ -244,4 +236,21 @@ func (r *Runner) afterEnd(ctx context.Context, id string) {
 	}
 	r.proposeOnEnd(ctx, s)
 	r.settleProposalOf(ctx, s)
+}
+
+// tellToken writes the one-time token of ask, engaged for the proposal, where a capsule's
+// sign-off token goes: the log of the session it concerns, the proposer's (runner logs ID),
+// with the command that redeems it. The store keeps its hash only.
+func (f *flow) tellToken(ask, token, what string) {
+	path, ok := f.r.In.logPath(f.p.Session)
+	if !ok || token == "" {
+		return
+	}
+	l, err := openCappedLog(path, f.r.In.logMax())
+	if err != nil {
+		return
+	}
+	defer l.Close()
+	fmt.Fprintf(l, "autonomy: proposal %d %s with: autonomy runner update %s --status done --token %s --evidence WHAT-YOU-CHECKED (--status failed declines)\n",
+		f.p.Seq, what, ask, token)
 }

@@ -261,3 +261,41 @@ func TestCodeFlowRefusesARecordWithBadNames(t *testing.T) {
 		t.Fatalf("a record with a bad branch: %+v", p)
 	}
 }
+
+// A person as the reviewer: the runner engages them, the token is in the proposer's log, and
+// resolving the ask done approves the head it named, which then merges.
+func TestCodeFlowHumanReviewer(t *testing.T) {
+	t.Parallel()
+	f := flowFleet
+	f.yml = strings.Replace(f.yml, "    review: reviewer\n    execution: { workspace: isolated }\n    triggers: [{ dispatch: true, params: { ITEM: subject.ref } }]",
+		"    review: maintainer\n    execution: { workspace: isolated }\n    triggers: [{ dispatch: true, params: { ITEM: subject.ref } }]", 1)
+	dir := installFleet(t, f, true)
+	gitRun(t, dir, "add", "-A")
+	gitRun(t, dir, "commit", "-qm", "install")
+	g := &flowRig{t: t, dir: dir, r: newRunner(t, dir, Options{})}
+	g.set("change", "src/h.txt\nby hand\n")
+	s := launch(t, g.r, LaunchRequest{Actor: "develop"})
+	waitEnded(t, g.r, s.ID)
+	ctx := context.Background()
+	var p store.Proposal
+	for i := 0; i < 300 && (p.State != store.ProposalInReview || !strings.Contains(sessionLogOf(g.r, s.ID), "--token")); i++ {
+		p, _, _ = g.r.Store.ProposalOf(ctx, s.ID)
+		time.Sleep(20 * time.Millisecond)
+	}
+	if p.State != store.ProposalInReview || p.Reviewer == "" {
+		t.Fatalf("a proposal for a person to review: %+v", p)
+	}
+	logged := sessionLogOf(g.r, s.ID)
+	i := strings.Index(logged, "--token atk_")
+	if i < 0 {
+		t.Fatalf("the proposer's log holds no token:\n%s", logged)
+	}
+	token := strings.Fields(logged[i+len("--token "):])[0]
+	if _, err := g.r.Update(ctx, p.Reviewer, ir.Patch{Status: ir.Done, Token: token, Evidence: "read it"}); err != nil {
+		t.Fatal(err)
+	}
+	p, _, _ = g.r.Store.ProposalOf(ctx, s.ID)
+	if p.State != store.ProposalMerged || g.main() != p.Head {
+		t.Fatalf("after the person's approval: %+v", p)
+	}
+}
