@@ -13,6 +13,7 @@ import (
 	"github.com/autonomyhq/autonomy/internal/agent"
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/substrates"
+	"github.com/autonomyhq/autonomy/substrates/local/gitws"
 )
 
 // The defaults of policy.box.local (documented in docs/local.md).
@@ -24,7 +25,7 @@ const (
 	AgentEnv = "AUTONOMY_LOCAL_AGENT"
 )
 
-var boxKeys = []string{"agent", "model", "network", "timezone", "graceSeconds", "logMaxBytes", "overlap", "secrets", "env", "tools", "events", "maintainers"}
+var boxKeys = []string{"agent", "model", "network", "timezone", "graceSeconds", "logMaxBytes", "overlap", "secrets", "env", "tools", "events", "maintainers", "installPaused", "targetBranch"}
 
 // box is policy.box.local: how this substrate fills the box every agent runs in.
 type box struct {
@@ -37,6 +38,10 @@ type box struct {
 	grace    int
 	logMax   int64
 	overlap  bool
+	// installPaused installs the fleet paused; targetBranch is the branch the code flow merges
+	// into ("" for the one the installation root has checked out). See codeflow.go, throttle.go.
+	installPaused bool
+	targetBranch  string
 	// secrets are the environment variables a workflow playbook may read as $secrets.NAME.
 	secrets []string
 	// env are the names of the runner's environment variables every session receives besides
@@ -118,7 +123,9 @@ func readBox(p *ir.Profile) (box, ir.Diagnostics) {
 			case "overlap":
 				b.overlap, _ = r.Bool(v, "overlap", "overlap: true lets a scheduled actor start again while its last scheduled run is still going")
 			default:
-				r.NearMiss(k, boxKeys)
+				if !b.readFlowKey(r, k.Value, v) {
+					r.NearMiss(k, boxKeys)
+				}
 			}
 		}
 	}
@@ -129,6 +136,26 @@ func readBox(p *ir.Profile) (box, ir.Diagnostics) {
 			Hint:    "put the model in the agent command"})
 	}
 	return b, r.Diags
+}
+
+// readFlowKey reads a key of the code flow and the throttles; false when k is none of them.
+func (b *box) readFlowKey(r *substrates.BoxReader, k string, v *yaml.Node) bool {
+	switch k {
+	case "installPaused":
+		b.installPaused, _ = r.Bool(v, "installPaused", "installPaused: true installs the fleet paused: nothing starts until autonomy runner resume")
+	case "targetBranch":
+		name, ok := r.Str(v, "targetBranch", "e.g. targetBranch: main")
+		if ok {
+			if err := gitws.ValidBranch(name); err != nil {
+				r.Errorf(v, "e.g. targetBranch: main", "targetBranch: %v", err)
+			} else {
+				b.targetBranch = name
+			}
+		}
+	default:
+		return false
+	}
+	return true
 }
 
 // secretName is an environment variable's name.

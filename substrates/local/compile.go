@@ -64,8 +64,11 @@ func (Substrate) Compile(r *resolved.Profile) (substrates.Output, error) {
 		}
 	}
 	sched := Schedule{Timezone: b.timezone, Entries: []Entry{}}
-	rc := RunnerConfig{MaxConcurrent: p.Policy.MaxConcurrent.Value, GraceSeconds: b.grace, LogMaxBytes: b.logMax, Overlap: b.overlap, Actors: p.ActorNames(),
+	rc := RunnerConfig{MaxConcurrent: p.Policy.MaxConcurrent.Value, GraceSeconds: b.grace, LogMaxBytes: b.logMax, Overlap: b.overlap, InstallPaused: b.installPaused, TargetBranch: b.targetBranch, Actors: p.ActorNames(),
 		Events: eventsConfig(p, b), Asks: asksConfig(p, b)}
+	if p.CodeHost.Value != "" && p.CodeHost.Value != ir.CodeHosts[0] {
+		rc.CodeHost = p.CodeHost.Value
+	}
 	for _, a := range p.Actors {
 		cfg := c.actor(a)
 		c.actors = append(c.actors, cfg)

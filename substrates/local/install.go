@@ -172,6 +172,15 @@ type RunnerConfig struct {
 	LogMaxBytes int64 `json:"logMaxBytes"`
 	// Overlap lets the schedule start an actor that already has a scheduled session running.
 	Overlap bool `json:"overlap"`
+	// InstallPaused installs the fleet paused (policy.box.local.installPaused): the first runner
+	// to open the store records the fleet's pause, once (throttle.go).
+	InstallPaused bool `json:"installPaused,omitempty"`
+	// TargetBranch is the branch the code flow merges approved proposals into
+	// (policy.box.local.targetBranch); "" for the branch the installation root has checked out.
+	TargetBranch string `json:"targetBranch,omitempty"`
+	// CodeHost is the profile's codeHost when it is not local-git ("github"): the code flow
+	// then merges nothing locally (codeflow.go).
+	CodeHost string `json:"codeHost,omitempty"`
 	// Actors lists the installed actors, in the profile's order.
 	Actors []string `json:"actors"`
 	// Events is how event triggers fire (nil: no actor declares one); Asks how open asks to

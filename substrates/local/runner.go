@@ -112,6 +112,10 @@ func New(dir string, opts Options) (*Runner, error) {
 		st.Close()
 		return nil, err
 	}
+	if err := r.applyInstallPaused(context.Background()); err != nil {
+		st.Close()
+		return nil, err
+	}
 	return r, nil
 }
 

@@ -76,7 +76,7 @@ actors:
 	if listed := readFile(t, filepath.Join(dir, "listed")); !strings.Contains(listed, worker) {
 		t.Errorf("runner list does not show the worker %s:\n%s", worker, listed)
 	}
-	// The worker runs under a supervisor of its own, started by the lead's autonomy: it is let
+	// The worker is started by the lead's supervisor (adopt.go), here this process: it is let
 	// end before the installation is removed.
 	w = waitEnded(t, r, worker)
 	for i := 0; i < 300 && alive(w.SupervisorPID); i++ {

@@ -22,6 +22,8 @@ type TickReport struct {
 	Deferred []Deferral
 	// Escalated are the open asks escalated past their SLA (escalate.go).
 	Escalated []Escalation
+	// Paused is why nothing fired: the fleet is paused (throttle.go); "" when it is not.
+	Paused string
 }
 
 // Deferral is a due trigger that did not fire, and why; it fires at a later tick.
@@ -40,6 +42,7 @@ func (r *Runner) Tick(ctx context.Context) (TickReport, error) {
 	if err := r.reconcileAll(ctx); err != nil {
 		return TickReport{}, err
 	}
+	r.advanceProposals(ctx) // the code flow's steps held back (codeflow.go)
 	// A scheduled skill whose agent is not installed fails every time: refuse before firing any.
 	if err := r.Preflight(r.scheduler().actors()...); err != nil {
 		return TickReport{}, err
@@ -49,6 +52,9 @@ func (r *Runner) Tick(ctx context.Context) (TickReport, error) {
 	sched := r.scheduler()
 	err := r.Store.Tx(ctx, func(tx *store.Tx) error {
 		var err error
+		if rep.Paused, err = skipWhilePaused(tx, now); err != nil || rep.Paused != "" {
+			return err
+		}
 		rep.Fired, rep.Deferred, rep.First, err = sched.fire(tx, now)
 		return err
 	})
@@ -134,6 +140,9 @@ func PrintTick(w io.Writer, rep TickReport) {
 	at := rep.At.Format(time.RFC3339)
 	if rep.First {
 		fmt.Fprintf(w, "%s first tick: the schedule starts now\n", at)
+	}
+	if rep.Paused != "" {
+		fmt.Fprintf(w, "%s paused: %s\n", at, rep.Paused)
 	}
 	for _, s := range rep.Fired {
 		fmt.Fprintf(w, "%s fired %s: session %s\n", at, s.Actor, s.ID)

@@ -14,9 +14,6 @@ import (
 	"github.com/google/go-github/v62/github"
 )
 
-// workflowGlob is what no agent may change: the workflows decide what every job may do.
-const workflowGlob = ".github/workflows/**"
-
 // BranchPrefix starts every branch a proposal is pushed to: autonomy/<actor>/<subject>.
 const BranchPrefix = "autonomy/"
 

@@ -81,7 +81,8 @@ error.`,
 	}
 	cliflag.Target(cmd.PersistentFlags(), &f.substrate, sub, "local, or gh-actions: the GitHub runner, from a job's environment (default $"+substrates.TargetEnv+", else local; docs/gh-actions.md)")
 	cmd.AddCommand(newRunnerLaunch(f), newRunnerGet(f), newRunnerList(f), newRunnerUpdate(f), newRunnerCancel(f),
-		withTranscript(f, newRunnerLogs(f)), newRunnerTick(f), newRunnerServe(f), newRunnerSupervise(f), newRunnerUsage(f), newRunnerMCP(f))
+		withTranscript(f, newRunnerLogs(f)), newRunnerTick(f), newRunnerServe(f), newRunnerSupervise(f), newRunnerUsage(f), newRunnerMCP(f),
+		newRunnerPause(f), newRunnerResume(f))
 	return cmd
 }
 
@@ -201,7 +202,9 @@ func newRunnerLaunch(f *runnerFlags) *cobra.Command {
 token, shown only this once). The firing context maps onto the params the actor declares:
 --ref is subject.ref, --from subject.actor (default: your user name, or the launching session's
 actor), --text subject.text, --kind trigger.kind (default dispatch); subject.actorRole is OWNER
-for you and NONE for a session. --param K=V sets a declared param verbatim.
+for you and NONE for a session. --param K=V sets a declared param verbatim. From inside a
+session (AUTONOMY_SESSION set), --from another actor and a --param bound to subject.actor or
+subject.actorRole are refused: only the runner sets those for a session.
 
 An agent session runs in the installation root, or in a git worktree of its own under
 .autonomy/worktrees when the actor's workspace is isolated or --branch is given. Launch refuses
@@ -277,10 +280,11 @@ to record it (a full disk), get prints it as the store has it and exits 2, sayin
 			if f.format == "json" {
 				if e := cliout.WriteJSON(cmd.OutOrStdout(), struct {
 					local.SessionView
-					Usage    any         `json:"usage,omitempty"`
-					Overlays *weaveView  `json:"overlays,omitempty"`
-					Events   []eventView `json:"events"`
-				}{local.View(s), sessionUsage(r, cmd, s.ID), weave, events}); e != nil {
+					Usage    any             `json:"usage,omitempty"`
+					Overlays *weaveView      `json:"overlays,omitempty"`
+					Proposal *store.Proposal `json:"proposal,omitempty"`
+					Events   []eventView     `json:"events"`
+				}{local.View(s), sessionUsage(r, cmd, s.ID), weave, sessionProposal(cmd.Context(), r, s.ID), events}); e != nil {
 					return e
 				}
 				return stale(err)
@@ -288,6 +292,7 @@ to record it (a full disk), get prints it as the store has it and exits 2, sayin
 			printSession(cmd.OutOrStdout(), s)
 			printSessionUsage(cmd.OutOrStdout(), r, cmd, s.ID)
 			printWeave(cmd.OutOrStdout(), weave)
+			printProposal(cmd.OutOrStdout(), sessionProposal(cmd.Context(), r, s.ID))
 			printEvents(cmd.OutOrStdout(), events, more)
 			return stale(err)
 		}),
@@ -315,8 +320,10 @@ func newRunnerList(f *runnerFlags) *cobra.Command {
 					views = append(views, local.View(s))
 				}
 				if e := cliout.WriteJSON(out, struct {
-					Sessions []local.SessionView `json:"sessions"`
-				}{views}); e != nil {
+					Sessions  []local.SessionView `json:"sessions"`
+					Proposals []store.Proposal    `json:"proposals"`
+					Paused    []store.Throttle    `json:"paused,omitempty"`
+				}{views, listProposals(cmd.Context(), r, all), throttles(cmd.Context(), r)}); e != nil {
 					return e
 				}
 				return stale(err)
@@ -329,6 +336,10 @@ func newRunnerList(f *runnerFlags) *cobra.Command {
 			if e := tw.Flush(); e != nil {
 				return e
 			}
+			if e := printProposals(out, listProposals(cmd.Context(), r, all)); e != nil {
+				return e
+			}
+			printThrottles(out, throttles(cmd.Context(), r))
 			return stale(err)
 		}),
 	}
