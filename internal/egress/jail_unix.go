@@ -58,13 +58,16 @@ func (j *Jail) sock(i int) string { return filepath.Join(j.dir, strconv.Itoa(i))
 
 // bridgeScript starts one socat per port (its arguments: the count, then port and socket pairs,
 // then "--" and the command), waits until each listens (read from the namespace's
-// /proc/net/tcp, without connecting), and becomes the command. The socats are in the jail's
-// own process namespace, which ends when the command does.
+// /proc/net/tcp, without connecting), runs the command and ends the socats. Everything is in the
+// caller's process group: a signal to the group reaches the command and the socats alike. (The
+// jail shares the caller's process namespace: the agents' own bubblewrap sandboxes, nested in
+// it, read /proc, which a namespace of its own would have to remount, which nested bubblewrap
+// then cannot.)
 const bridgeScript = `n=$1; shift
 ports=
 while [ "$n" -gt 0 ]; do
   socat TCP-LISTEN:"$1",bind=127.0.0.1,reuseaddr,fork UNIX-CONNECT:"$2" >/dev/null &
-  ports="$ports $1"; shift 2; n=$((n-1))
+  ports="$ports $1"; pids="$pids $!"; shift 2; n=$((n-1))
 done
 shift
 for p in $ports; do
@@ -75,13 +78,16 @@ for p in $ports; do
     sleep 0.05
   done
 done
-exec "$@"
+"$@"
+rc=$?
+kill $pids 2>/dev/null
+exit $rc
 `
 
 // Wrap is argv run inside the jail: bwrap sees the whole filesystem as it is (the agent's own
 // sandbox confines it further), and only the jail's network.
 func (j *Jail) Wrap(argv []string) []string {
-	out := []string{"bwrap", "--dev-bind", "/", "/", "--unshare-net", "--unshare-pid", "--proc", "/proc", "--die-with-parent", "--",
+	out := []string{"bwrap", "--dev-bind", "/", "/", "--unshare-net", "--die-with-parent", "--",
 		"/bin/sh", "-c", bridgeScript, "autonomy-egress", strconv.Itoa(len(j.ports))}
 	for i, p := range j.ports {
 		out = append(out, strconv.Itoa(p), j.sock(i))

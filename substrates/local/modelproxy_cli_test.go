@@ -47,8 +47,15 @@ const codexModel = "gpt-5-codex"
 // proxyRun launches worker with the real CLI of preset against fake and waits for its end.
 func proxyRun(t *testing.T, preset, model string, fake *modelfake.Server) (*Runner, store.Session) {
 	t.Helper()
+	return proxyRunFleet(t, preset, proxyFleet(preset, model), fake, nil)
+}
+
+// proxyRunFleet is proxyRun of fleet f, its runner adjusted by adjust (nil for none) before the
+// launch.
+func proxyRunFleet(t *testing.T, preset string, f fleet, fake *modelfake.Server, adjust func(*Runner)) (*Runner, store.Session) {
+	t.Helper()
 	program := agentcli.Require(t, preset)
-	dir := installFleet(t, proxyFleet(preset, model), true)
+	dir := installFleet(t, f, true)
 	home := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(home, ".codex"), 0o700); err != nil {
 		t.Fatal(err)
@@ -62,6 +69,9 @@ func proxyRun(t *testing.T, preset, model string, fake *modelfake.Server) (*Runn
 		"OPENAI_BASE_URL="+base, "ANTHROPIC_BASE_URL="+base,
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1")
 	r := newRunner(t, dir, Options{Env: env, Exe: builtAutonomy(t)})
+	if adjust != nil {
+		adjust(r)
+	}
 	s := launch(t, r, LaunchRequest{Actor: "worker"})
 	waitEndedWithin(t, r, s.ID, 150)
 	r.Wait()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/autonomyhq/autonomy/internal/egress"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -61,6 +62,9 @@ type Runner struct {
 	supervisor *supervisor
 	// minute is the unit of timeoutMinutes: a minute, shorter in tests.
 	minute time.Duration
+	// egressTest, set by tests only, adjusts a session's egress proxy (a test's resolver, its
+	// loopback server admitted).
+	egressTest func(*egress.Config)
 }
 
 // DBPath is the database of an installation.
