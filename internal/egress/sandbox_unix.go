@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -21,18 +22,15 @@ type Sandbox struct {
 
 // Open checks the jail's helpers are on PATH, starts the egress proxy with cfg on a free port of
 // 127.0.0.1 (no egress proxy when cfg is nil: nothing but the model proxy), and a Jail bridging
-// modelPort (0 for none) and the egress proxy's port. Close it once the agent is gone.
-func Open(ctx context.Context, modelPort int, cfg *Config) (*Sandbox, error) {
+// ports (the model proxy's) and the egress proxy's. Close it once the agent is gone.
+func Open(ctx context.Context, cfg *Config, ports ...int) (*Sandbox, error) {
 	for _, h := range Helpers {
 		if _, err := exec.LookPath(h); err != nil {
 			return nil, fmt.Errorf("the agent's network sandbox needs %s on PATH: install bubblewrap and socat (apt-get install bubblewrap socat)", h)
 		}
 	}
 	s := &Sandbox{stop: func() {}}
-	var ports []int
-	if modelPort != 0 {
-		ports = append(ports, modelPort)
-	}
+	ports = slices.Clone(ports)
 	if cfg != nil {
 		pctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 		addr, done, err := Listen(pctx, New(*cfg), "127.0.0.1:0")

@@ -41,7 +41,7 @@ func (sv *supervision) confine(ctx context.Context, argv []string) (out []string
 			return nil, unconfine, err
 		}
 	}
-	sb, err := egress.Open(ctx, portOf(sv.proxy.root), cfg)
+	sb, err := egress.Open(ctx, cfg, portOf(sv.proxy.root))
 	if err != nil {
 		closeLog()
 		return nil, unconfine, err
