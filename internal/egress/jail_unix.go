@@ -26,9 +26,6 @@ type Jail struct {
 	wg    sync.WaitGroup
 }
 
-// Helpers are the programs a Jail runs, which must be on PATH.
-var Helpers = []string{"bwrap", "socat"}
-
 // NewJail bridges each of ports (of 127.0.0.1) into a namespace Wrap makes. Close it once the
 // command is over.
 func NewJail(ports ...int) (*Jail, error) {
