@@ -4,7 +4,6 @@ package egress
 
 import (
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -21,9 +20,9 @@ type Jail struct {
 	dir   string
 	ports []int
 	lns   []net.Listener
-	mu    sync.Mutex
-	conns map[net.Conn]struct{}
-	wg    sync.WaitGroup
+	// relays are the connections bridged; wg the listeners' goroutines.
+	relays conns
+	wg     sync.WaitGroup
 }
 
 // NewJail bridges each of ports (of 127.0.0.1) into a namespace Wrap makes. Close it once the
@@ -33,7 +32,7 @@ func NewJail(ports ...int) (*Jail, error) {
 	if err != nil {
 		return nil, fmt.Errorf("egress: %w", err)
 	}
-	j := &Jail{dir: dir, conns: map[net.Conn]struct{}{}}
+	j := &Jail{dir: dir}
 	for i, port := range ports {
 		if port < 1 || port > 65535 {
 			j.Close()
@@ -105,47 +104,14 @@ func (j *Jail) serve(ln net.Listener, target string) {
 			c.Close()
 			continue
 		}
-		if !j.track(c, up) {
+		if !j.relays.track(c, up) {
 			continue
 		}
-		go j.relay(c, up)
+		go func() {
+			defer j.relays.untrack(c, up)
+			relay(c, c, up)
+		}()
 	}
-}
-
-func (j *Jail) relay(a, b net.Conn) {
-	defer j.wg.Done()
-	done := make(chan struct{}, 2)
-	cp := func(dst, src net.Conn) {
-		_, _ = io.Copy(dst, src)
-		closeWrite(dst)
-		done <- struct{}{}
-	}
-	go cp(a, b)
-	go cp(b, a)
-	<-done
-	<-done
-	j.mu.Lock()
-	for _, c := range []net.Conn{a, b} {
-		c.Close()
-		delete(j.conns, c)
-	}
-	j.mu.Unlock()
-}
-
-func (j *Jail) track(cs ...net.Conn) bool {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	if j.conns == nil {
-		for _, c := range cs {
-			c.Close()
-		}
-		return false
-	}
-	for _, c := range cs {
-		j.conns[c] = struct{}{}
-	}
-	j.wg.Add(1)
-	return true
 }
 
 // Close ends the bridges and every connection through them, and removes the sockets.
@@ -153,12 +119,7 @@ func (j *Jail) Close() error {
 	for _, ln := range j.lns {
 		ln.Close()
 	}
-	j.mu.Lock()
-	for c := range j.conns {
-		c.Close()
-	}
-	j.conns = nil
-	j.mu.Unlock()
 	j.wg.Wait()
+	j.relays.closeAll()
 	return os.RemoveAll(j.dir)
 }

@@ -60,11 +60,8 @@ type Proxy struct {
 	cfg   Config
 	slots chan struct{}
 	logMu sync.Mutex
-	// tunnels are the connections of the tunnels open, closed by closeTunnels.
-	mu      sync.Mutex
-	tunnels map[net.Conn]struct{}
-	closed  bool
-	wg      sync.WaitGroup
+	// tunnels are the connections of the tunnels open, closed when the proxy stops.
+	tunnels conns
 }
 
 // New makes a proxy admitting what cfg allows.
@@ -80,7 +77,7 @@ func New(cfg Config) *Proxy {
 	if cfg.What == "" {
 		cfg.What = "the egress allowlist"
 	}
-	return &Proxy{cfg: cfg, slots: make(chan struct{}, cfg.MaxTunnels), tunnels: map[net.Conn]struct{}{}}
+	return &Proxy{cfg: cfg, slots: make(chan struct{}, cfg.MaxTunnels)}
 }
 
 // ServeHTTP admits a CONNECT to an allowed host and tunnels it; it refuses everything else.
@@ -216,74 +213,16 @@ func (p *Proxy) tunnel(w http.ResponseWriter, up net.Conn) {
 		up.Close()
 		return
 	}
-	if !p.track(down, up) {
+	if !p.tunnels.track(down, up) {
 		return
 	}
-	defer p.untrack(down, up)
+	defer p.tunnels.untrack(down, up)
 	_ = down.SetDeadline(time.Time{})
 	if _, err := down.Write([]byte("HTTP/1.1 200 Connection established\r\n\r\n")); err != nil {
 		return
 	}
-	done := make(chan struct{}, 2)
-	go func() {
-		// What the client sent after its CONNECT, already buffered, goes first.
-		_, _ = io.Copy(up, io.MultiReader(io.LimitReader(buf, int64(buf.Reader.Buffered())), down))
-		closeWrite(up)
-		done <- struct{}{}
-	}()
-	go func() {
-		_, _ = io.Copy(down, up)
-		closeWrite(down)
-		done <- struct{}{}
-	}()
-	<-done
-	<-done
-}
-
-// track records a tunnel's two connections, or closes them when the proxy is stopped.
-func (p *Proxy) track(cs ...net.Conn) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.closed {
-		for _, c := range cs {
-			c.Close()
-		}
-		return false
-	}
-	for _, c := range cs {
-		p.tunnels[c] = struct{}{}
-	}
-	p.wg.Add(1)
-	return true
-}
-
-func (p *Proxy) untrack(cs ...net.Conn) {
-	p.mu.Lock()
-	for _, c := range cs {
-		c.Close()
-		delete(p.tunnels, c)
-	}
-	p.mu.Unlock()
-	p.wg.Done()
-}
-
-// closeTunnels ends every tunnel and waits for them.
-func (p *Proxy) closeTunnels() {
-	p.mu.Lock()
-	p.closed = true
-	for c := range p.tunnels {
-		c.Close()
-	}
-	p.mu.Unlock()
-	p.wg.Wait()
-}
-
-func closeWrite(c net.Conn) {
-	if cw, ok := c.(interface{ CloseWrite() error }); ok {
-		_ = cw.CloseWrite()
-		return
-	}
-	_ = c.Close()
+	// What the client sent after its CONNECT, already buffered, goes first.
+	relay(down, io.MultiReader(io.LimitReader(buf, int64(buf.Reader.Buffered())), down), up)
 }
 
 func errText(err error) string {
@@ -311,7 +250,7 @@ func Listen(ctx context.Context, p *Proxy, addr string) (string, <-chan error, e
 	go func() {
 		<-ctx.Done()
 		_ = srv.Close() // the listener and every connection not hijacked
-		p.closeTunnels()
+		p.tunnels.closeAll()
 	}()
 	go func() {
 		err := srv.Serve(ln)
@@ -319,7 +258,7 @@ func Listen(ctx context.Context, p *Proxy, addr string) (string, <-chan error, e
 			err = nil
 		}
 		<-ctx.Done()
-		p.closeTunnels()
+		p.tunnels.closeAll()
 		done <- err
 		close(done)
 	}()
