@@ -22,6 +22,8 @@ const (
 	DialTimeout       = 10 * time.Second
 	ResolveTimeout    = 10 * time.Second
 	DefaultMaxTunnels = 64
+	// DefaultMaxLog bounds the decision log: an agent that floods the proxy cannot fill the disk.
+	DefaultMaxLog = 8 << 20
 )
 
 // Config is what a Proxy admits.
@@ -31,8 +33,10 @@ type Config struct {
 	// AllowPrivateLiterals admits a private IP literal a rule names exactly (private_egress_guard
 	// off). A name never reaches a private address.
 	AllowPrivateLiterals bool
-	// Log receives one JSON line per decision (Decision); nil discards them.
-	Log io.Writer
+	// Log receives one JSON line per decision (Decision); nil discards them. Past MaxLog bytes
+	// (DefaultMaxLog when 0) one last line says the log is full and the rest are dropped.
+	Log    io.Writer
+	MaxLog int64
 	// What names it the allowlist in refusals, e.g. "policy.box.local.egress.allow".
 	What string
 	// MaxTunnels bounds the tunnels open at once (DefaultMaxTunnels when 0).
@@ -60,6 +64,9 @@ type Proxy struct {
 	cfg   Config
 	slots chan struct{}
 	logMu sync.Mutex
+	// logged is what Log has been written; full is set once it reached MaxLog.
+	logged int64
+	full   bool
 	// tunnels are the connections of the tunnels open, closed when the proxy stops.
 	tunnels conns
 }
@@ -68,6 +75,9 @@ type Proxy struct {
 func New(cfg Config) *Proxy {
 	if cfg.MaxTunnels <= 0 {
 		cfg.MaxTunnels = DefaultMaxTunnels
+	}
+	if cfg.MaxLog <= 0 {
+		cfg.MaxLog = DefaultMaxLog
 	}
 	if cfg.Resolve == nil {
 		cfg.Resolve = func(ctx context.Context, host string) ([]netip.Addr, error) {
@@ -197,6 +207,14 @@ func (p *Proxy) log(d Decision) {
 	line, _ := json.Marshal(d) // plain data: cannot fail
 	p.logMu.Lock()
 	defer p.logMu.Unlock()
+	if p.full {
+		return
+	}
+	if p.logged+int64(len(line))+1 > p.cfg.MaxLog {
+		p.full = true
+		line, _ = json.Marshal(Decision{Time: d.Time, Reason: "the egress log is full: later decisions are not recorded"})
+	}
+	p.logged += int64(len(line)) + 1
 	_, _ = p.cfg.Log.Write(append(line, '\n'))
 }
 

@@ -293,3 +293,16 @@ func TestProxyConcurrentClients(t *testing.T) {
 		t.Error(e)
 	}
 }
+
+// A client that floods the proxy cannot grow its log past MaxLog: the last line says it is full.
+func TestProxyLogIsBounded(t *testing.T) {
+	log := &syncBuffer{}
+	addr, _, _ := start(t, Config{Log: log, MaxLog: 1000})
+	for i := 0; i < 30; i++ {
+		connect(t, addr, fmt.Sprintf("host%d.test:443", i))
+	}
+	ds := log.decisions(t)
+	if log.b.Len() > 1000+200 || len(ds) < 2 || !strings.Contains(ds[len(ds)-1].Reason, "the egress log is full") {
+		t.Errorf("%d bytes, %d decisions, last %+v", log.b.Len(), len(ds), ds[len(ds)-1])
+	}
+}
