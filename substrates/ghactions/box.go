@@ -10,7 +10,6 @@ import (
 	agents "github.com/autonomyhq/autonomy/internal/agent"
 	"github.com/autonomyhq/autonomy/internal/egress"
 	"github.com/autonomyhq/autonomy/ir"
-	"github.com/autonomyhq/autonomy/substrates"
 )
 
 // The defaults of policy.box.gh-actions (documented in docs/gh-actions.md).
@@ -176,12 +175,8 @@ func (r *boxReader) key(b *box, k, v *yaml.Node) {
 		return // a null value means "not set": the default stands
 	}
 	switch k.Value {
-	case "model":
-		r.modelKey(b, v)
-	case "transcript_days":
-		r.transcriptDays(b, v)
-	case "egress":
-		b.egress, b.egressKey = substrates.ReadEgress(v, r.errorf), k
+	case "model", "transcript_days", "egress":
+		r.jobKey(b, k, v) // egress.go
 	case "agent":
 		var probs []agents.Problem
 		b.agent, probs = agents.Parse(v)

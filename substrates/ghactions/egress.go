@@ -3,6 +3,8 @@ package ghactions
 import (
 	"encoding/json"
 
+	"gopkg.in/yaml.v3"
+
 	"github.com/autonomyhq/autonomy/substrates"
 	"github.com/autonomyhq/autonomy/substrates/ghactions/ghproxy"
 )
@@ -13,6 +15,19 @@ import (
 // policy.box.gh-actions.egress.allow are bridged. A step before sudo is dropped installs
 // bubblewrap and socat when the image lacks them and, where Ubuntu restricts unprivileged user
 // namespaces to programs an AppArmor profile allows (24.04), gives bubblewrap such a profile.
+
+// jobKey reads the keys of the agent job's model and network: model, transcript_days (both
+// modelproxy.go) and egress.
+func (r *boxReader) jobKey(b *box, k, v *yaml.Node) {
+	switch k.Value {
+	case "model":
+		r.modelKey(b, v)
+	case "transcript_days":
+		r.transcriptDays(b, v)
+	default:
+		b.egress, b.egressKey = substrates.ReadEgress(v, r.errorf), k
+	}
+}
 
 // checkEgress warns of settings a custom agent command does not honor: it runs outside the
 // network sandbox, with the runner's network.
