@@ -2,6 +2,7 @@ package ghactions
 
 import (
 	"encoding/json"
+	"slices"
 
 	"gopkg.in/yaml.v3"
 
@@ -85,3 +86,23 @@ func sandboxStep() mapping {
 
 // jailWords start a preset's agent in the network sandbox.
 var jailWords = []string{`"$AUTONOMY_BIN"`, "gh", "jail", "--"}
+
+// guardSteps start the model proxy and take away what could reach it, readying a preset's
+// network sandbox before sudo goes (not for a step playbook, whose agent is not jailed yet).
+func (c *compiler) guardSteps(steps bool) seq {
+	out := seq{c.proxyStep()}
+	if c.box.jailed() && !steps {
+		out = append(out, sandboxStep())
+	}
+	return append(out, dropSudoStep()) // modelproxy.go
+}
+
+// jail is the agent's command words, run through autonomy gh jail for a preset, whose env
+// then carries the allowlist.
+func (c *compiler) jail(words []string, env *mapping) []string {
+	if !c.box.jailed() {
+		return words
+	}
+	c.egressEnv(env)
+	return append(slices.Clone(jailWords), words...)
+}
