@@ -19,13 +19,22 @@ import (
 	"github.com/autonomyhq/autonomy/substrates/ghactions/ghproxy"
 )
 
-// TestEgressCodex: the agent job as compiled, run step by step with the real pinned codex
+// TestEgress: the agent job as compiled, run step by step with the real pinned codex and claude
 // scripted to use its shell tool: another port of the runner's loopback is unreachable while the
 // job completes through the model proxy; through the egress proxy, the address
 // policy.box.gh-actions.egress.allow lists is reached (a test server on loopback: listed as an
 // IP literal, which private_egress_guard, off by default, lets through) and another is refused.
-func TestEgressCodex(t *testing.T) {
-	codex := agentcli.Require(t, "codex")
+func TestEgress(t *testing.T) {
+	for _, c := range []struct{ preset, box, cred string }{
+		{"codex", "model: gpt-5-codex", "OPENAI_API_KEY"},
+		{"claude", "agent: claude, model: claude-sonnet-4-5", "ANTHROPIC_API_KEY"},
+	} {
+		t.Run(c.preset, func(t *testing.T) { egressRun(t, c.preset, c.box, c.cred) })
+	}
+}
+
+func egressRun(t *testing.T, preset, box, cred string) {
+	cli := agentcli.Require(t, preset)
 	target := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "target-reached") }))
 	defer target.Close()
 	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "other-reached") }))
@@ -36,7 +45,11 @@ func TestEgressCodex(t *testing.T) {
 		modelfake.Turn{Shell: "env -u NO_PROXY -u no_proxy curl -sSk --max-time 10 https://127.0.0.1:" + tp + "/; echo; env -u NO_PROXY -u no_proxy curl -sSk --max-time 10 https://127.0.0.2:" + tp + "/ || echo unlisted-refused"},
 		modelfake.Turn{Text: "Done."})
 	defer fake.Close()
-	run := runGreeter(t, helloWith(t, `{ model: gpt-5-codex, egress: { allow: ["127.0.0.1:`+tp+`"] } }`), codex, "OPENAI_API_KEY", fake, fake.OpenAIBaseURL(), false)
+	base := fake.OpenAIBaseURL()
+	if preset == "claude" {
+		base = fake.AnthropicBaseURL()
+	}
+	run := runGreeter(t, helloWith(t, `{ `+box+`, egress: { allow: ["127.0.0.1:`+tp+`"] } }`), cli, cred, fake, base, false)
 	if err := fake.Err(); err != nil {
 		t.Fatalf("script: %v\n%s", err, run.log)
 	}
