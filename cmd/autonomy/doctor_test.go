@@ -5,6 +5,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -40,13 +41,16 @@ func TestMissingAgentCLI(t *testing.T) {
 	}
 
 	out, _, code = cli(t, env, "doctor", dir)
+	if runtime.GOOS == "linux" && !strings.Contains(out, "fix  network sandbox socat: socat is not on PATH: install socat (e.g. apt-get install bubblewrap socat)") {
+		t.Errorf("doctor does not ask for the network sandbox's socat:\n%s", out)
+	}
 	if code != 1 || !strings.Contains(out, "fix  agent codex: codex is not on PATH (runs develop): "+hint) ||
 		!strings.Contains(out, "fix  credential OPENAI_API_KEY: not set") || !strings.Contains(out, "ok   installation: ") {
 		t.Errorf("doctor: exit %d\n%s", code, out)
 	}
 	// With a codex of the pinned version and the credential, doctor is content.
 	bin := t.TempDir()
-	for name, script := range map[string]string{"codex": "#!/bin/sh\necho codex-cli 0.169.0\n", "git": "#!/bin/sh\n", "bwrap": "#!/bin/sh\n"} {
+	for name, script := range map[string]string{"codex": "#!/bin/sh\necho codex-cli 0.169.0\n", "git": "#!/bin/sh\n", "bwrap": "#!/bin/sh\n", "socat": "#!/bin/sh\n"} {
 		if err := os.WriteFile(filepath.Join(bin, name), []byte(script), 0o755); err != nil {
 			t.Fatal(err)
 		}

@@ -345,7 +345,7 @@ func (c *compiler) agentSteps(a *ir.Actor, sp, elicits, proposes, reviews bool) 
 	}
 	steps = append(steps, checkout.step("Check out the repository", mapping{{key: "persist-credentials", value: false}}))
 	if model {
-		steps = append(steps, c.proxyStep(), dropSudoStep()) // modelproxy.go
+		steps = append(steps, c.guardSteps(sp)...) // egress.go
 	}
 	switch {
 	case weaves:
@@ -490,6 +490,7 @@ func (c *compiler) agentScript(a *ir.Actor, env *mapping, script *strings.Builde
 		script.WriteString(`schema="$(jq -c 'del(.["//"], .["$schema"])' "$AUTONOMY_RESULT_SCHEMA")"` + "\n")
 		script.WriteString(`printf '%s\n' "$schema" > "$RUNNER_TEMP/autonomy-result-schema.json"` + "\n")
 	}
+	words = c.jail(words, env) // egress.go
 	cmd := strings.Join(words, " ") + ` < "$AUTONOMY_BEHAVIOR"`
 	if ch.Custom() || ch.Preset.Output != agents.OutputClaudeJSON {
 		script.WriteString(cmd + "\n")

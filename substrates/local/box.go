@@ -11,6 +11,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/autonomyhq/autonomy/internal/agent"
+	"github.com/autonomyhq/autonomy/internal/egress"
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/substrates"
 	"github.com/autonomyhq/autonomy/substrates/local/gitws"
@@ -25,7 +26,7 @@ const (
 	AgentEnv = "AUTONOMY_LOCAL_AGENT"
 )
 
-var boxKeys = []string{"agent", "model", "network", "timezone", "graceSeconds", "logMaxBytes", "overlap", "secrets", "env", "tools", "events", "maintainers", "installPaused", "targetBranch"}
+var boxKeys = []string{"agent", "model", "network", "timezone", "graceSeconds", "logMaxBytes", "overlap", "secrets", "env", "tools", "events", "maintainers", "installPaused", "targetBranch", "egress"}
 
 // box is policy.box.local: how this substrate fills the box every agent runs in.
 type box struct {
@@ -55,6 +56,10 @@ type box struct {
 	// asks rotate through.
 	events      EventsConfig
 	maintainers []string
+	// egress is policy.box.local.egress.allow: the hosts a preset's agent reaches through the
+	// egress proxy (egressbox.go); egressKey where it was written.
+	egress    []egress.Rule
+	egressKey *yaml.Node
 }
 
 // readBox reads policy.box.local with its defaults filled in.
@@ -81,7 +86,7 @@ func readBox(p *ir.Profile) (box, ir.Diagnostics) {
 					}
 				}
 			case "network":
-				if n, ok := r.Bool(v, "network", "network: false keeps a preset's sandboxed agent off the network"); ok {
+				if n, ok := r.Bool(v, "network", "network: false keeps a preset's agent off every host but the model proxy; network: true (the default) lets it reach the hosts of egress.allow"); ok {
 					b.network = n
 				}
 			case "model":
@@ -120,6 +125,8 @@ func readBox(p *ir.Profile) (box, ir.Diagnostics) {
 				readEvents(r, v, &b.events)
 			case "maintainers":
 				b.maintainers = readMaintainers(r, v)
+			case "egress":
+				b.egress, b.egressKey = substrates.ReadEgress(v, r.Errorf), k
 			case "overlap":
 				b.overlap, _ = r.Bool(v, "overlap", "overlap: true lets a scheduled actor start again while its last scheduled run is still going")
 			default:
@@ -130,6 +137,7 @@ func readBox(p *ir.Profile) (box, ir.Diagnostics) {
 		}
 	}
 	b.model = model
+	checkEgress(r, &b)
 	if b.agent.Custom() && model != "" {
 		r.Diags = append(r.Diags, ir.Diagnostic{File: p.File, Severity: ir.Warning, Pos: boxPos(p),
 			Message: "policy.box.local.model is ignored: policy.box.local.agent names the whole command",

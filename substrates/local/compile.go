@@ -154,6 +154,9 @@ func (c *compiler) actor(a *ir.Actor) *ActorConfig {
 			m := c.box.modelPolicy
 			cfg.Model = &m
 		}
+		if cfg.Command != nil && cfg.Command.Preset != "" {
+			cfg.Egress = c.box.egressPolicy() // egressbox.go
+		}
 	}
 	cfg.Env["AUTONOMY_AGENT"] = cfg.Actor
 	cfg.Env["AUTONOMY_KIND"] = cfg.Kind

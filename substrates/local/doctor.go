@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"runtime"
 	"sort"
 	"strings"
 
 	"github.com/autonomyhq/autonomy/internal/agent"
 	"github.com/autonomyhq/autonomy/internal/agentcli"
+	"github.com/autonomyhq/autonomy/internal/egress"
 )
 
 // Check is one thing autonomy doctor looked at.
@@ -97,6 +99,17 @@ func Doctor(ctx context.Context, dir string, env []string) []Check {
 				d += "; the model proxy is " + p.BaseURLEnv + "=" + redactURL(u)
 			}
 			out = append(out, Check{Name: "credential " + p.CredentialEnv, OK: true, Detail: d})
+		}
+	}
+	if len(specs) > 0 && runtime.GOOS == "linux" {
+		// The network sandbox a preset's session runs in behind its model proxy (egress_unix.go):
+		// the system's bubblewrap, not one a CLI bundles, and socat.
+		for _, h := range egress.Helpers {
+			pkg := map[string]string{"bwrap": "bubblewrap"}[h]
+			if pkg == "" {
+				pkg = h
+			}
+			out = append(out, program(env, "network sandbox "+h, h, "", "install "+pkg+" (e.g. apt-get install bubblewrap socat): a preset's session runs in a network sandbox made with bwrap and socat (docs/local.md#egress)"))
 		}
 	}
 	return out

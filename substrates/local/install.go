@@ -67,6 +67,9 @@ type ActorConfig struct {
 	// Model is what the model proxy beside a preset's session enforces (policy.box.local.model);
 	// nil for the defaults.
 	Model *ModelPolicy `json:"model,omitempty"`
+	// Egress is what a preset's session reaches besides the model proxy (policy.box.local.network
+	// and egress); nil for the default (egressbox.go).
+	Egress *EgressPolicy `json:"egress,omitempty"`
 	// MCP are the MCP servers a workflow's mcp steps may call (policy.box.mcp.servers).
 	MCP map[string]resolved.MCPServer `json:"mcp,omitempty"`
 	// CLI is policy.box.cli: the programs a workflow's cli steps may run (none: any).

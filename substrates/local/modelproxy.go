@@ -63,7 +63,7 @@ func (sv *supervision) startProxy(ctx context.Context) (stop func(), ok bool) {
 	}
 	key := lookupEnv(sv.r.opts.Env, p.CredentialEnv)
 	if key == "" {
-		fmt.Fprintf(sv.logf, "autonomy: no %s in the runner's environment: %s runs with its own login, without a model proxy, budget or transcript\n", p.CredentialEnv, p.Bin)
+		fmt.Fprintf(sv.logf, "autonomy: no %s in the runner's environment: %s runs with its own login, without a model proxy, budget, transcript or network sandbox\n", p.CredentialEnv, p.Bin)
 		return stop, true
 	}
 	budget, reason, err := sv.budget(ctx)
@@ -79,6 +79,7 @@ func (sv *supervision) startProxy(ctx context.Context) (stop func(), ok bool) {
 		return stop, false
 	}
 	sv.env = withEnv(sv.env, p.CredentialEnv+"="+sp.placeholder(), p.BaseURLEnv+"="+sp.url(p))
+	sv.proxy = sp
 	end := sv.end
 	sv.end = func(status ir.SessionStatus, reason, verified string, code *int) {
 		if why := sp.proxy.Exhausted(); why != "" && status == ir.Failed {

@@ -47,8 +47,18 @@ const codexModel = "gpt-5-codex"
 // proxyRun launches worker with the real CLI of preset against fake and waits for its end.
 func proxyRun(t *testing.T, preset, model string, fake *modelfake.Server) (*Runner, store.Session) {
 	t.Helper()
-	dir := installFleet(t, proxyFleet(preset, model), true)
+	return proxyRunFleet(t, preset, proxyFleet(preset, model), fake, nil)
+}
+
+// proxyRunFleet is proxyRun of fleet f, its runner adjusted by adjust (nil for none) before the
+// launch.
+func proxyRunFleet(t *testing.T, preset string, f fleet, fake *modelfake.Server, adjust func(*Runner)) (*Runner, store.Session) {
+	t.Helper()
+	dir := installFleet(t, f, true)
 	r := newRunner(t, dir, Options{Env: cliEnv(t, preset, fake), Exe: builtAutonomy(t)})
+	if adjust != nil {
+		adjust(r)
+	}
 	s := launch(t, r, LaunchRequest{Actor: "worker"})
 	waitEndedWithin(t, r, s.ID, 150)
 	r.Wait()

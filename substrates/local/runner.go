@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/autonomyhq/autonomy/internal/egress"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -70,6 +71,9 @@ type Runner struct {
 	handOff bool
 	// events is the event source serve polls (WatchEvents; nil: none).
 	events *EventSource
+	// egressTest, set by tests only, adjusts a session's egress proxy (a test's resolver, its
+	// loopback server admitted).
+	egressTest func(*egress.Config)
 }
 
 // DBPath is the database of an installation.

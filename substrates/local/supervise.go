@@ -65,6 +65,8 @@ type supervision struct {
 	// resultOut keeps the process's stdout at outPath when the runner reads it as it exits.
 	outPath   string
 	resultOut *cappedOutput
+	// proxy is the session's model proxy, nil when none runs (modelproxy.go).
+	proxy *sessionProxy
 }
 
 // supervise runs session id, read from the store, to its end: it opens its log, takes the root
@@ -221,6 +223,11 @@ func (sv *supervision) launch(ctx context.Context, hold *rootHold) {
 		var removeTmp func()
 		sv.env, removeTmp, err = presetTemp(sv.cfg, sv.env) // removed once the session is over
 		defer removeTmp()
+	}
+	if err == nil && preset {
+		var unconfine func()
+		argv, unconfine, err = sv.confine(ctx, argv) // its network: the proxies alone (egress_unix.go)
+		defer unconfine()
 	}
 	if err != nil {
 		sv.end(ir.Failed, err.Error(), "", nil)
