@@ -15,6 +15,7 @@ import (
 func newCheck() *cobra.Command {
 	var target, dir, format string
 	var strict bool
+	var keep []string
 	cmd := &cobra.Command{
 		Use:   "check PROFILE [--target T] [--dir DIR]",
 		Short: "Fail when the generated files in a directory drift from the profile",
@@ -25,7 +26,8 @@ target, no longer produced by the profile). Run it in CI so a pull request that 
 generated workflow by hand, or changes the profile without compiling, fails.
 
 --target may be omitted when the profile declares exactly one target. --strict makes warnings
-fail: the files are still compared, and any warning exits 1. --format json prints the drift, the
+fail: the files are still compared, and any warning exits 1. A file kept with --keep PATH (or
+policy.box.autonomy.keep) is not compared when it is on disk. --format json prints the drift, the
 warnings and, when check fails, why (failure).
 
 Exit codes: 0 up to date, 1 drift found (or the profile has errors, or warnings with --strict),
@@ -46,6 +48,9 @@ Exit codes: 0 up to date, 1 drift found (or the profile has errors, or warnings 
 			}
 			output, err := compileTo(sub, p, dir, errOut)
 			if err != nil {
+				return err
+			}
+			if err := applyKeep(&output, keep); err != nil {
 				return err
 			}
 			drifts, err := substrates.Check(dir, &output)
@@ -77,6 +82,7 @@ Exit codes: 0 up to date, 1 drift found (or the profile has errors, or warnings 
 	dirFlag(cmd.Flags(), &dir, "", ".", "the directory holding the installed files")
 	cmd.Flags().StringVar(&format, "format", "text", "output format: text or json")
 	cmd.Flags().BoolVar(&strict, "strict", false, strictUsage)
+	keepFlag(cmd.Flags(), &keep)
 	return cmd
 }
 

@@ -20,6 +20,7 @@ import (
 func newCompile() *cobra.Command {
 	var target, dir string
 	var force, dryRun, strict bool
+	var keep []string
 	cmd := &cobra.Command{
 		Use:   "compile PROFILE [--target T] [--dir DIR]",
 		Short: "Compile a profile onto a substrate and install the result in a directory",
@@ -32,6 +33,12 @@ bytes are unchanged is not rewritten. Files compile generated before that the pr
 produces are deleted; a file autonomy did not generate is never touched. A generated file edited
 by hand is not overwritten unless --force is given. What autonomy generated, per target, is
 recorded in DIR/.autonomy/generated/<target>.json.
+
+A file the profile installs that already exists in DIR with other content (your repository's own
+.gitignore, say) is refused unless you keep yours: --keep PATH (repeatable), or list it in the
+profile's policy.box.autonomy.keep so that compile and check agree. A kept file is left as it is,
+reported as "kept", and not recorded as generated. A document documents.roles names that is not
+in DIR draws a warning.
 
 --target may be omitted when the profile declares exactly one target. A target the profile does
 not declare is compiled with a warning.
@@ -47,7 +54,8 @@ Exit codes: 0 installed (or nothing to change), 1 the profile has errors (or war
 		Example: `  autonomy compile profiles/sdlc --target gh-actions --dir .
   autonomy compile profiles/hello --target local --dry-run
   autonomy compile profiles/sdlc --target gh-actions --dir ../my-repo --force
-  autonomy compile profiles/hello --target local --strict --dry-run`,
+  autonomy compile profiles/hello --target local --strict --dry-run
+  autonomy compile profiles/sdlc --target gh-actions --dir ../my-repo --keep .gitignore`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
@@ -59,7 +67,12 @@ Exit codes: 0 installed (or nothing to change), 1 the profile has errors (or war
 			if err != nil {
 				return err
 			}
-			if err := strictly(strict, len(warnings)+len(output.Warnings), p.File, "compiled"); err != nil {
+			if err := applyKeep(&output, keep); err != nil {
+				return err
+			}
+			docs := substrates.MissingDocuments(p.Profile, dir, &output)
+			fmt.Fprint(errOut, docs.String())
+			if err := strictly(strict, len(warnings)+len(output.Warnings)+len(docs), p.File, "compiled"); err != nil {
 				return err
 			}
 			if err := blocked(output, dryRun, errOut); err != nil {
@@ -101,6 +114,7 @@ Exit codes: 0 installed (or nothing to change), 1 the profile has errors (or war
 	cmd.Flags().BoolVar(&force, "force", false, "overwrite generated files that were edited by hand")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "list what would change and write nothing")
 	cmd.Flags().BoolVar(&strict, "strict", false, strictUsage)
+	keepFlag(cmd.Flags(), &keep)
 	return cmd
 }
 
@@ -220,21 +234,29 @@ func printPlan(out, errOut io.Writer, plan substrates.Plan, target, dir string, 
 	counts := map[substrates.Op]int{}
 	for _, c := range plan {
 		counts[c.Op]++
-		if c.Op == substrates.Keep {
+		verb, tail := c.Op.String(), ""
+		switch {
+		case c.Op == substrates.Keep:
 			continue
+		case c.Op == substrates.Kept && dryRun:
+			verb, tail = "keep", " (yours, left as it is)"
+		case c.Op == substrates.Kept:
+			tail = " (yours, left as it is)"
 		}
-		verb := c.Op.String()
 		if dryRun {
 			verb = "would " + verb
 		}
-		fmt.Fprintf(out, "%s %s\n", verb, filepath.ToSlash(filepath.Join(dir, c.Path)))
+		fmt.Fprintf(out, "%s %s%s\n", verb, filepath.ToSlash(filepath.Join(dir, c.Path)), tail)
 	}
-	prefix := ""
+	prefix, kept := "", ""
 	if dryRun {
 		prefix = "dry run, nothing written: "
 	}
-	fmt.Fprintf(errOut, "%s%s: %d created, %d updated, %d deleted, %d unchanged in %s\n", prefix, target,
-		counts[substrates.Create], counts[substrates.Update], counts[substrates.Delete], counts[substrates.Keep], dir)
+	if n := counts[substrates.Kept]; n > 0 {
+		kept = fmt.Sprintf(", %d kept", n)
+	}
+	fmt.Fprintf(errOut, "%s%s: %d created, %d updated, %d deleted, %d unchanged%s in %s\n", prefix, target,
+		counts[substrates.Create], counts[substrates.Update], counts[substrates.Delete], counts[substrates.Keep], kept, dir)
 }
 
 func contains(list []string, s string) bool {
