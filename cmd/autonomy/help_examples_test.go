@@ -205,6 +205,10 @@ func TestHelpExamplesWork(t *testing.T) {
 				}
 				t.Setenv("GITHUB_STEP_SUMMARY", filepath.Join(t.TempDir(), "summary.md"))
 			}
+			if ex.args[0] == "dev" {
+				devModelExample(t, ex)
+				return
+			}
 			if ex.args[0] == "doctor" {
 				doctorReady(t, ex)
 			}
