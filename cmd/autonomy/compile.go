@@ -18,7 +18,7 @@ import (
 )
 
 func newCompile() *cobra.Command {
-	var target, dir string
+	var target, dir, format string
 	var force, dryRun, strict bool
 	var keep []string
 	cmd := &cobra.Command{
@@ -45,6 +45,11 @@ not declare is compiled with a warning.
 
 --strict makes warnings fail: a profile or compile with any warning installs nothing and exits 1.
 
+--format json prints {"target", "dir", "dryRun", "plan": [{"path", "op"}], "conflicts":
+[{"path", "problem", "hint"}], "warnings": [...], "failure"} once compile gets to the install
+(op: create, update, delete, unchanged, kept); a profile with errors prints its diagnostics on
+stderr, as in text.
+
 A gh-actions install is refused (exit 1, nothing written) when its trusted jobs could not
 install this autonomy: a build from a working tree with uncommitted changes, or one with no VCS
 stamp (go run without -buildvcs=true). --dry-run prints that as a warning.
@@ -55,9 +60,13 @@ Exit codes: 0 installed (or nothing to change), 1 the profile has errors (or war
   autonomy compile profiles/hello --target local --dry-run
   autonomy compile profiles/sdlc --target gh-actions --dir ../my-repo --force
   autonomy compile profiles/hello --target local --strict --dry-run
-  autonomy compile profiles/sdlc --target gh-actions --dir ../my-repo --keep .gitignore`,
+  autonomy compile profiles/sdlc --target gh-actions --dir ../my-repo --keep .gitignore
+  autonomy compile profiles/hello --target local --dry-run --format json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkFormat(format, "text", "json"); err != nil {
+				return err
+			}
 			out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
 			p, sub, warnings, err := loadForTarget(args[0], target, "compiled", errOut)
 			if err != nil {
@@ -78,6 +87,8 @@ Exit codes: 0 installed (or nothing to change), 1 the profile has errors (or war
 			if err := blocked(output, dryRun, errOut); err != nil {
 				return err
 			}
+			rep := &compileReport{Target: sub.Name(), Dir: dir, DryRun: dryRun, format: format,
+				Warnings: append(append(append(ir.Diagnostics{}, warnings...), output.Warnings...), docs...)}
 			if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
 				if dryRun {
 					// The directory would be created empty: every file is new.
@@ -85,8 +96,7 @@ Exit codes: 0 installed (or nothing to change), 1 the profile has errors (or war
 					for i, f := range output.Files {
 						plan[i] = substrates.Change{Path: f.Path, Op: substrates.Create}
 					}
-					printPlan(out, errOut, plan, sub.Name(), dir, true)
-					return nil
+					return rep.emit(out, errOut, plan)
 				}
 				// Like go build -o: the installation directory is created when missing.
 				if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -100,13 +110,11 @@ Exit codes: 0 installed (or nothing to change), 1 the profile has errors (or war
 			var conflicts *substrates.ConflictError
 			switch {
 			case errors.As(err, &conflicts):
-				fmt.Fprintln(errOut, conflicts.Error())
-				return &exitError{Code: exitProblems, Msg: "nothing was written"}
+				return rep.refused(out, errOut, conflicts)
 			case err != nil:
 				return usageError("%v", err)
 			}
-			printPlan(out, errOut, plan, sub.Name(), dir, dryRun)
-			return nil
+			return rep.emit(out, errOut, plan)
 		},
 	}
 	targetFlag(cmd.Flags(), &target, "", "the substrate to compile for ("+strings.Join(registry.Names(), ", ")+"); optional when the profile declares one target")
@@ -115,6 +123,7 @@ Exit codes: 0 installed (or nothing to change), 1 the profile has errors (or war
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "list what would change and write nothing")
 	cmd.Flags().BoolVar(&strict, "strict", false, strictUsage)
 	keepFlag(cmd.Flags(), &keep)
+	cmd.Flags().StringVar(&format, "format", "text", "output format: text, or json (the plan, conflicts and warnings on stdout)")
 	return cmd
 }
 

@@ -77,3 +77,52 @@ func TestCheckFormatsGitHubAndSARIF(t *testing.T) {
 		t.Errorf("an unknown format: exit %d", code)
 	}
 }
+
+func TestCompileFormatJSON(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, ".gitignore"), []byte("mine\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	type report struct {
+		Target, Dir, Failure string
+		DryRun               bool
+		Plan                 []struct{ Path, Op string }
+		Conflicts            []struct{ Path, Problem, Hint string }
+		Warnings             []struct{ Message string }
+	}
+	parse := func(out string) report {
+		var r report
+		if err := json.Unmarshal([]byte(out), &r); err != nil {
+			t.Fatalf("not JSON: %v\n%s", err, out)
+		}
+		return r
+	}
+	code, out, _ := run(t, "compile", "../../profiles/sdlc", "--target", "local", "--dir", dir, "--format", "json")
+	r := parse(out)
+	if code != 1 || r.Failure != "nothing was written" || len(r.Conflicts) != 1 || r.Conflicts[0].Path != ".gitignore" || len(r.Warnings) == 0 {
+		t.Errorf("conflict: exit %d %+v", code, r)
+	}
+	code, out, _ = run(t, "compile", "../../profiles/sdlc", "--target", "local", "--dir", dir, "--format", "json", "--keep", ".gitignore")
+	r = parse(out)
+	ops := map[string]string{}
+	for _, c := range r.Plan {
+		ops[c.Path] = c.Op
+	}
+	if code != 0 || r.Target != "local" || r.DryRun || ops[".gitignore"] != "kept" || ops[".autonomy/local/runner.json"] != "create" || r.Failure != "" {
+		t.Errorf("install: exit %d %+v", code, r)
+	}
+}
+
+func TestDoctorFormatJSON(t *testing.T) {
+	code, out, _ := run(t, "doctor", filepath.Join(t.TempDir(), "nothing"), "--format", "json")
+	var rep struct {
+		OK     bool
+		Checks []struct {
+			Name, Detail, Fix string
+			OK                bool
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != 1 || rep.OK || len(rep.Checks) != 1 || rep.Checks[0].Name != "installation" || rep.Checks[0].Fix == "" {
+		t.Errorf("exit %d, %v: %+v\n%s", code, err, rep, out)
+	}
+}

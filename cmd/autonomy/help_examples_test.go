@@ -246,7 +246,7 @@ func TestHelpExamplesWork(t *testing.T) {
 func doctorReady(t *testing.T, ex example) {
 	t.Helper()
 	dir := "."
-	if len(ex.args) > 1 {
+	if len(ex.args) > 1 && !strings.HasPrefix(ex.args[1], "-") {
 		dir = ex.args[1]
 	}
 	if code, _, errOut := run(t, "compile", "profiles/sdlc", "--target", "local", "--out", dir); code != 0 {
