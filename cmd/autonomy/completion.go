@@ -42,6 +42,23 @@ func addCompletions(root *cobra.Command) {
 		}
 	}
 	walk(root)
+	completionExamples(root)
+}
+
+// completionExamples gives cobra's completion commands the examples every command has.
+func completionExamples(root *cobra.Command) {
+	files := map[string]string{"bash": "autonomy.bash", "zsh": "_autonomy", "fish": "autonomy.fish", "powershell": "autonomy.ps1"}
+	for _, c := range root.Commands() {
+		if c.Name() != "completion" {
+			continue
+		}
+		c.Example = "  autonomy completion bash > autonomy.bash\n  autonomy completion zsh > _autonomy"
+		for _, sh := range c.Commands() {
+			if f, ok := files[sh.Name()]; ok {
+				sh.Example = "  autonomy completion " + sh.Name() + " > " + f
+			}
+		}
+	}
 }
 
 // firstArg completes the first positional argument with list, and nothing after it.

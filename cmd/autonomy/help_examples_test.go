@@ -351,7 +351,9 @@ func runnerExamples(t *testing.T, template string, lines []string, all map[strin
 			a := asks[0]
 			asks = asks[1:]
 			line = strings.NewReplacer("8-k3qa", a.id, "atk_…", a.token).Replace(line)
-		case v == "update" && strings.Contains(line, "paused"):
+		case v == "update" && strings.Contains(line, "paused"), v == "get", v == "cancel":
+			// The paused session: still there to show, and cancelled last (it is the one
+			// session left running).
 			line = strings.Replace(line, "7-k3qa", develop[0], 1)
 		case v == "logs":
 			if !opened {

@@ -260,7 +260,8 @@ for the installation root), worktree (what became of its worktree: removed, kept
 changes, its commits saved on a branch), orphaned (its supervisor died), ended, and others.
 --format json has them as "events". When the session ended but the store could not be written
 to record it (a full disk), get prints it as the store has it and exits 2, saying how it ended.`,
-		Args: cobra.ExactArgs(1),
+		Example: `  autonomy runner get 7-k3qa`,
+		Args:    cobra.ExactArgs(1),
 		RunE: f.with(true, func(cmd *cobra.Command, args []string, r *local.Runner) error {
 			s, ok, err := r.Get(cmd.Context(), args[0])
 			if err != nil && !unrecorded(err) {
@@ -299,7 +300,9 @@ func newRunnerList(f *runnerFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "list [--all]",
 		Short: "List the sessions in flight (with --all, every session)",
-		Args:  cobra.NoArgs,
+		Example: `  autonomy runner list
+  autonomy runner list --all`,
+		Args: cobra.NoArgs,
 		RunE: f.with(true, func(cmd *cobra.Command, args []string, r *local.Runner) error {
 			ss, err := r.List(cmd.Context(), all)
 			if err != nil && !unrecorded(err) {
@@ -413,7 +416,8 @@ func newRunnerCancel(f *runnerFlags) *cobra.Command {
 		Long: `cancel records the session cancelled, sends TERM to its process group and returns at once.
 Its supervisor KILLs whatever is left of the group after policy.box.local.graceSeconds, however
 this command ends; if the supervisor died, the next list, get, logs -f or tick does.`,
-		Args: cobra.ExactArgs(1),
+		Example: `  autonomy runner cancel 7-k3qa`,
+		Args:    cobra.ExactArgs(1),
 		RunE: f.with(false, func(cmd *cobra.Command, args []string, r *local.Runner) error {
 			ok, err := r.Cancel(cmd.Context(), args[0])
 			if err != nil {
@@ -462,7 +466,8 @@ tick, in policy.box.local.timezone (UTC by default). After downtime a missed sch
 once, not once per missed slot. A due actor that cannot start (maxConcurrent reached, or its
 last scheduled session still running) is deferred to the next tick and recorded, never dropped.
 The first tick of an installation only starts the schedule.`,
-		Args: cobra.NoArgs,
+		Example: `  autonomy runner tick`,
+		Args:    cobra.NoArgs,
 		RunE: f.with(false, func(cmd *cobra.Command, args []string, r *local.Runner) error {
 			rep, err := r.Tick(cmd.Context())
 			if err != nil {
@@ -482,7 +487,8 @@ func newRunnerServe(f *runnerFlags) *cobra.Command {
 while a deferred one waits) until SIGINT or SIGTERM, then stops cleanly. Sessions it started run
 under their own supervisors and stay tracked after it stops. A recompile takes effect at the next
 tick.`,
-		Args: cobra.NoArgs,
+		Example: `  autonomy runner serve`,
+		Args:    cobra.NoArgs,
 		RunE: f.with(false, func(cmd *cobra.Command, args []string, r *local.Runner) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
