@@ -19,7 +19,7 @@ import (
 
 func newCompile() *cobra.Command {
 	var target, dir, format string
-	var force, dryRun, strict bool
+	var force, dryRun, strict, watchFlag bool
 	var keep []string
 	cmd := &cobra.Command{
 		Use:   "compile PROFILE [--target T] [--dir DIR]",
@@ -45,6 +45,10 @@ not declare is compiled with a warning.
 
 --strict makes warnings fail: a profile or compile with any warning installs nothing and exits 1.
 
+--watch compiles, then compiles again each time a file of the profile's directory changes (it
+looks every 0.3 s), printing each result; a compile that fails is printed and the watch goes on.
+Ctrl-C (SIGINT) or SIGTERM ends it, with exit 0.
+
 --format json prints {"target", "dir", "dryRun", "plan": [{"path", "op"}], "conflicts":
 [{"path", "problem", "hint"}], "warnings": [...], "failure"} once compile gets to the install
 (op: create, update, delete, unchanged, kept); a profile with errors prints its diagnostics on
@@ -67,54 +71,11 @@ Exit codes: 0 installed (or nothing to change), 1 the profile has errors (or war
 			if err := checkFormat(format, "text", "json"); err != nil {
 				return err
 			}
-			out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
-			p, sub, warnings, err := loadForTarget(args[0], target, "compiled", errOut)
-			if err != nil {
-				return err
+			o := compileOpts{profile: args[0], target: target, dir: dir, format: format, force: force, dryRun: dryRun, strict: strict, keep: keep}
+			if watchFlag {
+				return watchCompile(cmd, o)
 			}
-			output, err := compileTo(sub, p, dir, errOut)
-			if err != nil {
-				return err
-			}
-			if err := applyKeep(&output, keep); err != nil {
-				return err
-			}
-			docs := substrates.MissingDocuments(p.Profile, dir, &output)
-			fmt.Fprint(errOut, docs.String())
-			if err := strictly(strict, len(warnings)+len(output.Warnings)+len(docs), p.File, "compiled"); err != nil {
-				return err
-			}
-			if err := blocked(output, dryRun, errOut); err != nil {
-				return err
-			}
-			rep := &compileReport{Target: sub.Name(), Dir: dir, DryRun: dryRun, format: format,
-				Warnings: append(append(append(ir.Diagnostics{}, warnings...), output.Warnings...), docs...)}
-			if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
-				if dryRun {
-					// The directory would be created empty: every file is new.
-					plan := make(substrates.Plan, len(output.Files))
-					for i, f := range output.Files {
-						plan[i] = substrates.Change{Path: f.Path, Op: substrates.Create}
-					}
-					return rep.emit(out, errOut, plan)
-				}
-				// Like go build -o: the installation directory is created when missing.
-				if err := os.MkdirAll(dir, 0o755); err != nil {
-					return usageError("%v", err)
-				}
-			}
-			waiting := func() {
-				fmt.Fprintf(errOut, "autonomy: another compile is installing into %s; waiting for it (up to %s)\n", dir, substrates.DefaultLockWait)
-			}
-			plan, err := substrates.Write(dir, &output, substrates.WriteOptions{Force: force, DryRun: dryRun, Waiting: waiting})
-			var conflicts *substrates.ConflictError
-			switch {
-			case errors.As(err, &conflicts):
-				return rep.refused(out, errOut, conflicts)
-			case err != nil:
-				return usageError("%v", err)
-			}
-			return rep.emit(out, errOut, plan)
+			return compileOnce(cmd.OutOrStdout(), cmd.ErrOrStderr(), o)
 		},
 	}
 	targetFlag(cmd.Flags(), &target, "", "the substrate to compile for ("+strings.Join(registry.Names(), ", ")+"); optional when the profile declares one target")
@@ -124,7 +85,66 @@ Exit codes: 0 installed (or nothing to change), 1 the profile has errors (or war
 	cmd.Flags().BoolVar(&strict, "strict", false, strictUsage)
 	keepFlag(cmd.Flags(), &keep)
 	cmd.Flags().StringVar(&format, "format", "text", "output format: text, or json (the plan, conflicts and warnings on stdout)")
+	cmd.Flags().BoolVar(&watchFlag, "watch", false, "compile again each time a file of the profile changes, until interrupted (Ctrl-C)")
 	return cmd
+}
+
+// compileOpts are compile's flags.
+type compileOpts struct {
+	profile, target, dir, format string
+	force, dryRun, strict        bool
+	keep                         []string
+}
+
+// compileOnce validates, compiles and installs once, printing as compile does.
+func compileOnce(out, errOut io.Writer, o compileOpts) error {
+	p, sub, warnings, err := loadForTarget(o.profile, o.target, "compiled", errOut)
+	if err != nil {
+		return err
+	}
+	output, err := compileTo(sub, p, o.dir, errOut)
+	if err != nil {
+		return err
+	}
+	if err := applyKeep(&output, o.keep); err != nil {
+		return err
+	}
+	docs := substrates.MissingDocuments(p.Profile, o.dir, &output)
+	fmt.Fprint(errOut, docs.String())
+	if err := strictly(o.strict, len(warnings)+len(output.Warnings)+len(docs), p.File, "compiled"); err != nil {
+		return err
+	}
+	if err := blocked(output, o.dryRun, errOut); err != nil {
+		return err
+	}
+	rep := &compileReport{Target: sub.Name(), Dir: o.dir, DryRun: o.dryRun, format: o.format,
+		Warnings: append(append(append(ir.Diagnostics{}, warnings...), output.Warnings...), docs...)}
+	if _, err := os.Stat(o.dir); errors.Is(err, fs.ErrNotExist) {
+		if o.dryRun {
+			// The directory would be created empty: every file is new.
+			plan := make(substrates.Plan, len(output.Files))
+			for i, f := range output.Files {
+				plan[i] = substrates.Change{Path: f.Path, Op: substrates.Create}
+			}
+			return rep.emit(out, errOut, plan)
+		}
+		// Like go build -o: the installation directory is created when missing.
+		if err := os.MkdirAll(o.dir, 0o755); err != nil {
+			return usageError("%v", err)
+		}
+	}
+	waiting := func() {
+		fmt.Fprintf(errOut, "autonomy: another compile is installing into %s; waiting for it (up to %s)\n", o.dir, substrates.DefaultLockWait)
+	}
+	plan, err := substrates.Write(o.dir, &output, substrates.WriteOptions{Force: o.force, DryRun: o.dryRun, Waiting: waiting})
+	var conflicts *substrates.ConflictError
+	switch {
+	case errors.As(err, &conflicts):
+		return rep.refused(out, errOut, conflicts)
+	case err != nil:
+		return usageError("%v", err)
+	}
+	return rep.emit(out, errOut, plan)
 }
 
 // blocked prints what makes the output unfit to install (the gh-actions jobs could not install
