@@ -4,12 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/autonomyhq/autonomy/internal/cliout"
 	"github.com/autonomyhq/autonomy/internal/templates"
 )
 
@@ -49,7 +49,7 @@ I/O error (an unknown template, a DIR that is not empty).`,
 			if len(args) == 1 {
 				dir = args[0]
 			}
-			if template == "" && isTerminal(cmd.InOrStdin()) {
+			if template == "" && cliout.IsTerminal(cmd.InOrStdin()) {
 				var err error
 				if template, target, err = templates.Ask(cmd.InOrStdin(), errOut); err != nil {
 					return usageError("%v", err)
@@ -113,14 +113,4 @@ func printTemplates(out io.Writer, format string) error {
 		fmt.Fprintf(out, "%-13s %-18s %s\n", t.Name, strings.Join(t.Targets, ","), t.Summary)
 	}
 	return nil
-}
-
-// isTerminal reports whether r is a terminal (a character device), where init may ask.
-func isTerminal(r io.Reader) bool {
-	f, ok := r.(*os.File)
-	if !ok {
-		return false
-	}
-	info, err := f.Stat()
-	return err == nil && info.Mode()&os.ModeCharDevice != 0
 }

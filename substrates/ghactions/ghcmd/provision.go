@@ -8,10 +8,12 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/google/go-github/v62/github"
 	"github.com/spf13/cobra"
 
+	"github.com/autonomyhq/autonomy/internal/cliout"
 	"github.com/autonomyhq/autonomy/internal/exitcode"
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/substrates"
@@ -96,7 +98,9 @@ Exit codes: 0 done, 1 the profile has errors, 2 usage, I/O or GitHub error.`,
 				}
 				client.BaseURL = u
 			}
+			stopProgress := cliout.Progress(cmd.ErrOrStderr(), "provision: reading "+repo, cliout.ProgressAfter, time.Second)
 			steps, perr := provision.Provision(context.Background(), client, owner, name, pol, dryRun)
+			stopProgress()
 			return printProvision(cmd.OutOrStdout(), format, repo, dryRun, steps, perr)
 		},
 	}
