@@ -1,12 +1,11 @@
+//go:build unix
+
 package main
 
 import (
 	"context"
-	"io"
 	"strings"
 	"testing"
-
-	"github.com/spf13/cobra"
 
 	"github.com/autonomyhq/autonomy/substrates/local"
 )
@@ -70,28 +69,4 @@ func TestCompletionCompletesValues(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "  completion ") {
 		t.Errorf("completion is not listed:\n%s", out)
 	}
-}
-
-// jobOnly are the commands that run only inside the jobs autonomy compiles for gh-actions: their
-// --help names the job environment they read instead of examples a person could run.
-var jobOnly = []string{"autonomy gh", "autonomy playbook step"}
-
-// TestEveryCommandHasExamples: every command a person runs has examples in its --help (which
-// TestHelpExamplesWork runs).
-func TestEveryCommandHasExamples(t *testing.T) {
-	var walk func(c *cobra.Command)
-	walk = func(c *cobra.Command) {
-		for _, j := range jobOnly {
-			if c.CommandPath() == j || strings.HasPrefix(c.CommandPath(), j+" ") {
-				return
-			}
-		}
-		if !c.Hidden && c.Name() != "help" && strings.TrimSpace(c.Example) == "" {
-			t.Errorf("%s has no examples in its --help", c.CommandPath())
-		}
-		for _, sub := range c.Commands() {
-			walk(sub)
-		}
-	}
-	walk(newRoot(nil, io.Discard, io.Discard))
 }
