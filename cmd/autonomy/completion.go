@@ -4,14 +4,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/autonomyhq/autonomy/internal/templates"
-	"github.com/autonomyhq/autonomy/substrates/local"
 	"github.com/autonomyhq/autonomy/substrates/registry"
 )
 
 // addCompletions makes the shell completion (autonomy completion bash|zsh|fish|powershell)
-// complete values, not only command names: the targets of every --target, init's templates, and
-// for the runner the installed actors (launch) and the session ids (get, update, cancel, logs) of
-// the installation its --dir names.
+// complete values, not only command names: the targets of every --target and init's templates.
+// The runner's verbs complete actors and session ids themselves (localcmd).
 func addCompletions(root *cobra.Command) {
 	targets := func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return registry.Names(), cobra.ShellCompDirectiveNoFileComp
@@ -24,14 +22,6 @@ func addCompletions(root *cobra.Command) {
 			}
 		}
 		switch c.CommandPath() {
-		case "autonomy runner launch":
-			c.ValidArgsFunction = firstArg(func(c *cobra.Command, prefix string) []string {
-				return local.CompleteActors(runnerDir(c), prefix)
-			})
-		case "autonomy runner get", "autonomy runner update", "autonomy runner cancel", "autonomy runner logs":
-			c.ValidArgsFunction = firstArg(func(c *cobra.Command, prefix string) []string {
-				return local.CompleteSessions(c.Context(), runnerDir(c), prefix)
-			})
 		case "autonomy init":
 			_ = c.RegisterFlagCompletionFunc("template", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 				return templates.Names(), cobra.ShellCompDirectiveNoFileComp
@@ -59,22 +49,4 @@ func completionExamples(root *cobra.Command) {
 			}
 		}
 	}
-}
-
-// firstArg completes the first positional argument with list, and nothing after it.
-func firstArg(list func(c *cobra.Command, prefix string) []string) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
-	return func(c *cobra.Command, args []string, prefix string) ([]string, cobra.ShellCompDirective) {
-		if len(args) > 0 {
-			return nil, cobra.ShellCompDirectiveNoFileComp
-		}
-		return list(c, prefix), cobra.ShellCompDirectiveNoFileComp
-	}
-}
-
-// runnerDir is the installation a runner verb's --dir names (its default when not given).
-func runnerDir(c *cobra.Command) string {
-	if f := c.Flags().Lookup("dir"); f != nil {
-		return f.Value.String()
-	}
-	return "."
 }
