@@ -1,7 +1,6 @@
 package cliout
 
 import (
-	"encoding/json"
 	"io"
 	"net/url"
 	"path"
@@ -132,13 +131,7 @@ func WriteSARIF(w io.Writer, tool Tool, rules []Rule, findings []Finding) error 
 		"version": SARIFVersion,
 		"runs":    []obj{{"tool": obj{"driver": driver}, "results": results}},
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(log); err != nil {
-		return exitcode.Usagef("%v", err)
-	}
-	return nil
+	return WriteJSON(w, log)
 }
 
 // fileURI is a file path as a SARIF artifact URI: a relative reference with its special
