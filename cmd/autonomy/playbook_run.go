@@ -74,7 +74,7 @@ FILE is read as playbook validate reads it: a regular file (not a FIFO or a devi
 one) within its format's size limit, else exit 2.
 
 Exit codes: 0 the envelope's ok is true (ok, needs_approval, needs_input or cancelled), 1 ok is false, 2 usage.`,
-		Example: `  autonomy playbook run flows/inbox-triage.yml --args-json '{"tag":"work"}'
+		Example: `  autonomy playbook run docs/examples/inbox-triage.yml --args-json '{"tag":"work"}'
   autonomy playbook run --pipeline "cli git status --porcelain | approve 'Commit these?' | cli git commit -am wip"`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
