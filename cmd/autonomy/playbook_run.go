@@ -91,7 +91,7 @@ ok false and error kind invalid naming the line and column or the member; --work
 For example: echo '{"action": "run", "pipeline": "cli echo hi"}' | autonomy playbook run --request -
 
 Exit codes: 0 the envelope's ok is true (ok, needs_approval, needs_input or cancelled), 1 ok is false, 2 usage.`,
-		Example: `  autonomy playbook run flows/inbox-triage.yml --args-json '{"tag":"work"}'
+		Example: `  autonomy playbook run docs/examples/inbox-triage.yml --args-json '{"tag":"work"}'
   autonomy playbook run --pipeline "cli git status --porcelain | approve 'Commit these?' | cli git commit -am wip"`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -52,6 +52,16 @@ func TestReferenceStyleProfiles(t *testing.T) {
 		checkDeliberate(t, dir, out)
 		for _, target := range registry.Names() {
 			inst := filepath.Join(t.TempDir(), "repo")
+			// The repository has the governing document the profile does not install, as a real
+			// one does: a missing one draws a warning about the repository, not the profile.
+			if err := os.MkdirAll(filepath.Join(inst, "docs"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			for _, doc := range []string{"ROADMAP.md"} {
+				if err := os.WriteFile(filepath.Join(inst, "docs", doc), []byte("# "+doc+"\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
 			code, _, errOut := run(t, "compile", dir, "--target", target, "--out", inst)
 			if code != 0 {
 				t.Fatalf("compile %s for %s: exit %d\n%s", dir, target, code, errOut)

@@ -120,6 +120,11 @@ func (in *Install) command(env []string, cfg *ActorConfig) ([]string, string, bo
 	}
 	if !strings.Contains(argv[0], "/") {
 		full, err := lookPath(env, argv[0])
+		if err != nil && preset {
+			if cached := presetFromCache(env, cfg.Command); cached != "" {
+				full, err = cached, nil
+			}
+		}
 		if err != nil {
 			if preset {
 				return nil, "", false, in.preflight(env, cfg)

@@ -83,6 +83,7 @@ error.`,
 	cmd.AddCommand(newRunnerLaunch(f), newRunnerGet(f), newRunnerList(f), newRunnerUpdate(f), newRunnerCancel(f),
 		withTranscript(f, newRunnerLogs(f)), newRunnerTick(f), newRunnerServe(f), newRunnerSupervise(f), newRunnerUsage(f), newRunnerMCP(f),
 		newRunnerPause(f), newRunnerResume(f))
+	completeRunner(cmd, f)
 	return cmd
 }
 
@@ -266,7 +267,8 @@ for the installation root), worktree (what became of its worktree: removed, kept
 changes, its commits saved on a branch), orphaned (its supervisor died), ended, and others.
 --format json has them as "events". When the session ended but the store could not be written
 to record it (a full disk), get prints it as the store has it and exits 2, saying how it ended.`,
-		Args: cobra.ExactArgs(1),
+		Example: `  autonomy runner get 7-k3qa`,
+		Args:    cobra.ExactArgs(1),
 		RunE: f.with(true, func(cmd *cobra.Command, args []string, r *local.Runner) error {
 			s, ok, err := r.Get(cmd.Context(), args[0])
 			if err != nil && !unrecorded(err) {
@@ -307,7 +309,9 @@ func newRunnerList(f *runnerFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "list [--all]",
 		Short: "List the sessions in flight (with --all, every session)",
-		Args:  cobra.NoArgs,
+		Example: `  autonomy runner list
+  autonomy runner list --all`,
+		Args: cobra.NoArgs,
 		RunE: f.with(true, func(cmd *cobra.Command, args []string, r *local.Runner) error {
 			ss, err := r.List(cmd.Context(), all)
 			if err != nil && !unrecorded(err) {
@@ -427,7 +431,8 @@ func newRunnerCancel(f *runnerFlags) *cobra.Command {
 		Long: `cancel records the session cancelled, sends TERM to its process group and returns at once.
 Its supervisor KILLs whatever is left of the group after policy.box.local.graceSeconds, however
 this command ends; if the supervisor died, the next list, get, logs -f or tick does.`,
-		Args: cobra.ExactArgs(1),
+		Example: `  autonomy runner cancel 7-k3qa`,
+		Args:    cobra.ExactArgs(1),
 		RunE: f.with(false, func(cmd *cobra.Command, args []string, r *local.Runner) error {
 			ok, err := r.Cancel(cmd.Context(), args[0])
 			if err != nil {
@@ -478,7 +483,8 @@ last scheduled session still running) is deferred to the next tick and recorded,
 The first tick of an installation only starts the schedule. Each tick also escalates every ask
 to a person left open past policy.box.human.sla_minutes (60 by default) to the next of
 policy.box.local.maintainers.`,
-		Args: cobra.NoArgs,
+		Example: `  autonomy runner tick`,
+		Args:    cobra.NoArgs,
 		RunE: f.with(false, func(cmd *cobra.Command, args []string, r *local.Runner) error {
 			rep, err := r.Tick(cmd.Context())
 			if err != nil {
@@ -506,7 +512,8 @@ each event once. It reads GitHub with
 GH_TOKEN or GITHUB_TOKEN (never given to a session), at GITHUB_API_URL, in events.repo or
 GITHUB_REPOSITORY or the origin remote. Each tick also escalates the asks to people left open past
 policy.box.human.sla_minutes. See docs/local.md, "Events".`,
-		Args: cobra.NoArgs,
+		Example: `  autonomy runner serve`,
+		Args:    cobra.NoArgs,
 		RunE: f.with(false, func(cmd *cobra.Command, args []string, r *local.Runner) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
