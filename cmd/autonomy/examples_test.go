@@ -8,9 +8,10 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// jobOnly are the commands that run only inside the jobs autonomy compiles for gh-actions: their
-// --help names the job environment they read instead of examples a person could run.
-var jobOnly = []string{"autonomy gh", "autonomy playbook step"}
+// jobOnly are the commands no person runs: those that run only inside the jobs autonomy compiles
+// for gh-actions, and the MCP server a session's agent CLI starts. Their --help names the
+// environment they read instead of examples a person could run.
+var jobOnly = []string{"autonomy gh", "autonomy playbook step", "autonomy runner mcp"}
 
 // TestEveryCommandHasExamples: every command a person runs has examples in its --help (which
 // TestHelpExamplesWork runs).
