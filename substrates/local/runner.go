@@ -65,9 +65,6 @@ type Runner struct {
 	supervisor *supervisor
 	// minute is the unit of timeoutMinutes: a minute, shorter in tests.
 	minute time.Duration
-	// handOff: this process runs inside a session's sandbox, and the sessions it launches are
-	// started by that session's supervisor, outside it (handoff.go).
-	handOff bool
 	// events is the event source serve polls (WatchEvents; nil: none).
 	events *EventSource
 }
@@ -108,7 +105,7 @@ func New(dir string, opts Options) (*Runner, error) {
 		engager = &AttentionFile{Path: filepath.Join(in.Dir, filepath.FromSlash(StateDir), "attention.md"), Store: st, In: in}
 	}
 	r.asks = &asks{store: st, engager: engager, now: opts.Now, by: func() string { return r.caller.describe() }}
-	if r.caller, r.handOff, err = callerOf(st, in, opts); err != nil {
+	if r.caller, err = callerOf(st, in, opts); err != nil {
 		st.Close()
 		return nil, err
 	}
