@@ -77,9 +77,16 @@ func (r *Runner) FireCodeEvent(ctx context.Context, ev CodeEvent) ([]store.Sessi
 		if _, seen, err := tx.Meta(key); err != nil || seen {
 			return err
 		}
+		where := "on proposal " + ev.Proposal + " at " + ev.Head
+		if paused, err := heldFirings(tx, firings, gev, where); err != nil || paused != "" {
+			if err == nil {
+				err = tx.SetMeta(key, r.opts.Now().UTC().Format("2006-01-02T15:04:05Z"))
+			}
+			return err
+		}
 		var refused string
 		var err error
-		if fired, refused, err = r.recordFirings(tx, firings, gev, "on proposal "+ev.Proposal+" at "+ev.Head); err != nil {
+		if fired, refused, err = r.recordFirings(tx, firings, gev, where); err != nil {
 			return err
 		}
 		if refused != "" {
