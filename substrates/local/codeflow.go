@@ -25,7 +25,8 @@ import (
 // that moved since, is stale and merges nothing. An approval merges the branch into the target
 // branch (policy.box.local.targetBranch, else the branch the installation root has checked out)
 // by a fast-forward, or by a merge commit the runner makes, refusing when the target moved in a
-// way that conflicts; a change to policy.box.risk.human_required_paths first waits for a
+// way that conflicts; a change to policy.box.risk.human_required_paths or to a governing
+// document (the vision and constitution of documents.roles) first waits for a
 // maintainer's verified act (an ask to the human actor holding code:review, resolved with its
 // token). Every step is also retried by tick, so a pause, a full capacity or a crash between
 // steps delays the flow, never loses it.
@@ -319,19 +320,23 @@ func (f *flow) settle(ctx context.Context) {
 	}
 }
 
-// humanPaths are policy.box.risk.human_required_paths, as installed in .autonomy/policy.json.
+// humanPaths are the paths whose change waits for a maintainer, as installed in
+// .autonomy/policy.json: policy.box.risk.human_required_paths, and the governing documents
+// (governingDocuments: the vision and constitution of documents.roles), as gh-actions' human
+// gate holds both.
 func (in *Install) humanPaths() []string {
 	data, err := os.ReadFile(in.Path(dataDir + "/policy.json"))
 	if err != nil {
 		return nil
 	}
 	var doc struct {
-		Box struct {
+		Governing []string `json:"governingDocuments"`
+		Box       struct {
 			Risk struct {
 				Paths []string `json:"human_required_paths"`
 			} `json:"risk"`
 		} `json:"box"`
 	}
 	_ = json.Unmarshal(data, &doc)
-	return doc.Box.Risk.Paths
+	return append(doc.Box.Risk.Paths, doc.Governing...)
 }

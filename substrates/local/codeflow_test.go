@@ -87,8 +87,10 @@ type flowRig struct {
 	r   *Runner
 }
 
-func newFlowRig(t *testing.T) *flowRig {
-	dir := installFleet(t, flowFleet, true)
+func newFlowRig(t *testing.T) *flowRig { return newFlowRigOf(t, flowFleet) }
+
+func newFlowRigOf(t *testing.T, f fleet) *flowRig {
+	dir := installFleet(t, f, true)
 	// The installation is committed, as a user would: the worktrees then hold it.
 	gitRun(t, dir, "add", "-A")
 	gitRun(t, dir, "commit", "-qm", "install")
@@ -297,5 +299,19 @@ func TestCodeFlowHumanReviewer(t *testing.T) {
 	p, _, _ = g.r.Store.ProposalOf(ctx, s.ID)
 	if p.State != store.ProposalMerged || g.main() != p.Head {
 		t.Fatalf("after the person's approval: %+v", p)
+	}
+}
+
+// A governing document (documents.roles constitution), a list of its own beside
+// human_required_paths, holds the merge for a maintainer as on gh-actions.
+func TestCodeFlowGoverningDocumentWaitsForTheMaintainer(t *testing.T) {
+	t.Parallel()
+	f := flowFleet
+	f.yml += "documents:\n  roles:\n    vision: docs/NORTH.md\n    constitution: docs/CONSTITUTION.md\n"
+	g := newFlowRigOf(t, f)
+	at := g.main()
+	p := g.propose("develop", "docs/CONSTITUTION.md", "no rules", "approve")
+	if p.State != store.ProposalApproved || p.Ask == "" || g.main() != at || !strings.Contains(p.Reason, "docs/CONSTITUTION.md") {
+		t.Fatalf("a change to the constitution did not wait for the maintainer: %+v", p)
 	}
 }
