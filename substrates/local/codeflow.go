@@ -279,7 +279,9 @@ func (f *flow) review(ctx context.Context) {
 		m.State, m.Reviewer, m.Reason = store.ProposalInReview, rid, fmt.Sprintf("reviewer %s, session %s, on %s", cfg.Reviewer, rid, short(f.p.Head))
 	}) {
 		_, _ = r.Cancel(ctx, rid) // another process launched one first
+		return
 	}
+	f.fireOpened(ctx) // the counterpart of the pull request opened (code_events.go)
 }
 
 // settle reads the reviewer's verdict once its session ended, and binds it to the head.
@@ -305,6 +307,7 @@ func (f *flow) settle(ctx context.Context) {
 		f.refuse(ctx, fmt.Sprintf("its reviewer's session %s left no verdict: %v", rs.ID, err), nil)
 		return
 	}
+	defer f.fireVerdict(ctx, rs.Actor, verdict, head) // once the proposal moved (code_events.go)
 	tip, _ := gitws.Git(ctx, f.repo, "rev-parse", "--verify", "--quiet", "refs/heads/"+f.p.Branch+"^{commit}")
 	switch {
 	case head == "" || !strings.EqualFold(head, f.p.Head):

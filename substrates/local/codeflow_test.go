@@ -4,6 +4,7 @@ package local
 
 import (
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -314,4 +315,53 @@ func TestCodeFlowGoverningDocumentWaitsForTheMaintainer(t *testing.T) {
 	if p.State != store.ProposalApproved || p.Ask == "" || g.main() != at || !strings.Contains(p.Reason, "docs/CONSTITUTION.md") {
 		t.Fatalf("a change to the constitution did not wait for the maintainer: %+v", p)
 	}
+}
+
+// The code flow fires the code events: a proposal in review fires the actors declaring
+// pull_request (opened), its reviewer's verdict those declaring pull_request_review, with the
+// proposal's branch as subject.ref.
+func TestCodeFlowFiresCodeEvents(t *testing.T) {
+	t.Parallel()
+	f := flowFleet
+	f.yml = strings.Replace(f.yml, "policy:\n", `  watcher:
+    behavior: scripts/quick.sh
+    triggers: [{ event: pull_request, params: { PR: subject.ref, WHY: trigger.kind, WHO: subject.actor } }]
+  judge:
+    behavior: scripts/quick.sh
+    triggers: [{ event: pull_request_review, params: { PR: subject.ref, VERDICT: subject.text, WHO: subject.actor } }]
+policy:
+`, 1)
+	f.files = maps.Clone(f.files)
+	f.files["scripts/quick.sh"] = "#!/bin/sh\nexit 0\n"
+	g := newFlowRigOf(t, f)
+	p := g.propose("develop", "src/a.txt", "a", "approve")
+	if p.State != store.ProposalMerged {
+		t.Fatalf("the proposal: %+v", p)
+	}
+	ctx := context.Background()
+	all, err := g.r.Store.List(ctx, store.ListOptions{All: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]ir.LaunchParams{}
+	for _, s := range all {
+		if s.Origin == "event" {
+			got[s.Actor+" "+s.Trigger] = s.Params
+		}
+	}
+	want := map[string]ir.LaunchParams{
+		"watcher pull_request":      {"PR": p.Branch, "WHY": "opened", "WHO": "develop"},
+		"judge pull_request_review": {"PR": p.Branch, "VERDICT": "approve", "WHO": "reviewer"},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("fired %v, want %v", got, want)
+	}
+	for k, ps := range want {
+		for n, v := range ps {
+			if got[k][n] != v {
+				t.Errorf("%s: %s = %q, want %q (all %v)", k, n, got[k][n], v, got[k])
+			}
+		}
+	}
+	settle(t, g.r)
 }
