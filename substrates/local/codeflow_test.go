@@ -365,3 +365,23 @@ policy:
 	}
 	settle(t, g.r)
 }
+
+// A proposal the propose tool recorded waits for its session's end: tick does not advance it
+// meanwhile, and an end that is not done refuses it, saying why.
+func TestCodeFlowWaitsForTheToolsProposer(t *testing.T) {
+	t.Parallel()
+	g := newFlowRig(t)
+	ctx := context.Background()
+	p, _, err := g.r.Store.AddProposal(ctx, store.Proposal{Session: "9-zzzz", Actor: "develop", Title: "Fix it"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.r.advanceProposals(ctx)
+	if p, _, _ = g.r.Store.ProposalOf(ctx, p.Session); p.State != store.ProposalProposed || p.Reason != "" {
+		t.Fatalf("tick advanced a proposal whose session has not ended: %+v", p)
+	}
+	g.r.proposeOnEnd(ctx, store.Session{ID: "9-zzzz", Actor: "develop", Kind: "agent", Status: ir.Failed})
+	if p, _, _ = g.r.Store.ProposalOf(ctx, p.Session); p.State != store.ProposalRefused || !strings.Contains(p.Reason, "ended failed") {
+		t.Fatalf("a failed session's proposal: %+v", p)
+	}
+}
