@@ -67,9 +67,9 @@ type Runner struct {
 	minute time.Duration
 	// events is the event source serve polls (WatchEvents; nil: none).
 	events *EventSource
-	// blind: this process runs in a pid namespace made after a session started (a session's
-	// sandbox, wall.go), where the sessions' processes are out of sight: it reconciles nothing,
-	// which would take every session for dead.
+	// blind: this process, called as a session, runs in a pid namespace made after a session
+	// started (a session's sandbox, wall.go), where the sessions' processes are out of sight: it
+	// reconciles nothing, which would take every session for dead.
 	blind bool
 }
 
@@ -113,7 +113,9 @@ func New(dir string, opts Options) (*Runner, error) {
 		st.Close()
 		return nil, err
 	}
-	_, r.blind = sandboxed(context.Background(), st)
+	if opts.Session != "" {
+		_, r.blind = sandboxed(context.Background(), st)
+	}
 	if err := r.applyInstallPaused(context.Background()); err != nil {
 		st.Close()
 		return nil, err
