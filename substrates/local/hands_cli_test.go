@@ -65,7 +65,7 @@ func fleetRun(t *testing.T, preset string, f fleet, fake *modelfake.Server) (*Ru
 func TestPresetSessionsActThroughTheTools(t *testing.T) {
 	for _, preset := range []string{"codex", "claude"} {
 		t.Run(preset, func(t *testing.T) {
-			self := builtAutonomy(t) // codex's login shell resets PATH: the shell is given the path
+			self := builtAutonomy(t) // by its absolute path (TestPresetShellFindsAutonomy runs the plain name)
 			fake := modelfake.Start(
 				modelfake.Turn{Tool: "comment", Args: json.RawMessage(`{"item":"7","body":"Triaged: ready."}`)},
 				modelfake.Turn{Tool: "launch", Args: json.RawMessage(`{"actor":"worker","subject":"7"}`)},
