@@ -136,7 +136,10 @@ var presets = map[string]Preset{
 		Output:    OutputFile, PrivateTmp: true,
 		Helpers: []Helper{{Program: "bwrap", Package: "bubblewrap", Bundled: true}},
 		// codex 0.169.0 has no --full-auto: exec never asks for approval, the sandbox is chosen.
-		base:  []string{"codex", "exec", "--skip-git-repo-check", "--color", "never"},
+		// Its shell tool runs bash as a login shell by default, whose /etc/profile resets PATH
+		// (Debian's does): the session's PATH, with autonomy at its front, is kept by a
+		// non-login shell (allow_login_shell, in codex's ConfigToml since 0.16x).
+		base:  []string{"codex", "exec", "--skip-git-repo-check", "--color", "never", "-c", "allow_login_shell=false"},
 		model: func(m string) []string { return []string{"--model", m} },
 		sandbox: func(s Sandbox) []string {
 			if s.None {

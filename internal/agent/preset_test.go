@@ -66,7 +66,7 @@ func TestParse(t *testing.T) {
 func TestArgv(t *testing.T) {
 	codex, _ := Lookup("codex")
 	got := codex.Argv(Options{Model: "gpt-5", Result: true})
-	want := []string{"codex", "exec", "--skip-git-repo-check", "--color", "never", "--model", "gpt-5",
+	want := []string{"codex", "exec", "--skip-git-repo-check", "--color", "never", "-c", "allow_login_shell=false", "--model", "gpt-5",
 		"--sandbox", "workspace-write", "--add-dir", GitDir, "--add-dir", WorktreeGitDir,
 		"-c", "sandbox_workspace_write.network_access=false",
 		"-c", "sandbox_workspace_write.exclude_slash_tmp=true", "-c", "sandbox_workspace_write.exclude_tmpdir_env_var=true",

@@ -77,9 +77,16 @@ func (r *Runner) FireCodeEvent(ctx context.Context, ev CodeEvent) ([]store.Sessi
 		if _, seen, err := tx.Meta(key); err != nil || seen {
 			return err
 		}
+		where := "on proposal " + ev.Proposal + " at " + ev.Head
+		if paused, err := heldFirings(tx, firings, gev, where); err != nil || paused != "" {
+			if err == nil {
+				err = tx.SetMeta(key, r.opts.Now().UTC().Format("2006-01-02T15:04:05Z"))
+			}
+			return err
+		}
 		var refused string
 		var err error
-		if fired, refused, err = r.recordFirings(tx, firings, gev, "on proposal "+ev.Proposal+" at "+ev.Head); err != nil {
+		if fired, refused, err = r.recordFirings(tx, firings, gev, where); err != nil {
 			return err
 		}
 		if refused != "" {
@@ -111,4 +118,34 @@ func (r *Runner) codeFirings(ev CodeEvent) ([]firing, ghEvent) {
 		}
 	}
 	return firings, gev
+}
+
+// fireOpened fires the code event of the proposal now in review: opened, or synchronize when an
+// earlier proposal had the same branch (a new head on it, as a push to a pull request's branch).
+// The proposal's identity (subject.ref) is its branch, as a pull request's head branch.
+func (f *flow) fireOpened(ctx context.Context) {
+	kind := ProposalOpened
+	if all, err := f.r.Store.Proposals(ctx, true, 0); err == nil {
+		for _, o := range all {
+			if o.Seq < f.p.Seq && o.Branch == f.p.Branch {
+				kind = ProposalUpdated
+				break
+			}
+		}
+	}
+	f.fire(ctx, CodeEvent{Kind: kind, Proposal: f.p.Branch, Head: f.p.Head, By: f.p.Actor, Text: f.p.Title})
+}
+
+// fireVerdict fires the code event of a verdict by actor on head.
+func (f *flow) fireVerdict(ctx context.Context, actor, verdict, head string) {
+	f.fire(ctx, CodeEvent{Kind: VerdictSubmitted, Proposal: f.p.Branch, Head: or(head, f.p.Head), By: actor, Text: verdict})
+}
+
+// fire hands ev to FireCodeEvent; what it could not fire (an actor at capacity, one not
+// installed) is logged with the proposer's session, never holding the flow back.
+func (f *flow) fire(ctx context.Context, ev CodeEvent) {
+	if _, err := f.r.FireCodeEvent(ctx, ev); err != nil {
+		_ = f.r.Store.Log(ctx, store.Event{Session: f.p.Session, Actor: f.p.Actor, Kind: "event-failed",
+			Message: fmt.Sprintf("proposal %d: %s on %s at %s not fired: %v", f.p.Seq, ev.Kind, ev.Proposal, short(ev.Head), err)})
+	}
 }

@@ -25,7 +25,8 @@ import (
 // that moved since, is stale and merges nothing. An approval merges the branch into the target
 // branch (policy.box.local.targetBranch, else the branch the installation root has checked out)
 // by a fast-forward, or by a merge commit the runner makes, refusing when the target moved in a
-// way that conflicts; a change to policy.box.risk.human_required_paths first waits for a
+// way that conflicts; a change to policy.box.risk.human_required_paths or to a governing
+// document (the vision and constitution of documents.roles) first waits for a
 // maintainer's verified act (an ask to the human actor holding code:review, resolved with its
 // token). Every step is also retried by tick, so a pause, a full capacity or a crash between
 // steps delays the flow, never loses it.
@@ -43,7 +44,11 @@ type flow struct {
 // proposeOnEnd records the proposal of session s, which ended done, if its actor proposes code
 // and it left commits on a branch; and takes it as far as it can go now.
 func (r *Runner) proposeOnEnd(ctx context.Context, s store.Session) {
-	if s.Kind != "agent" || s.Status != ir.Done {
+	if s.Kind != "agent" {
+		return
+	}
+	if s.Status != ir.Done {
+		r.dropUnfinished(ctx, s, fmt.Sprintf("its session ended %s: only a session that ends done proposes", s.Status))
 		return
 	}
 	cfg, err := r.In.Actor(s.Actor)
@@ -58,12 +63,15 @@ func (r *Runner) proposeOnEnd(ctx context.Context, s store.Session) {
 	if branch == "" {
 		existing, ok, _ := r.Store.ProposalOf(ctx, s.ID)
 		if !ok || existing.Branch == "" {
-			return // it worked in the installation root, or made no commits: nothing to propose
+			// it worked in the installation root, or made no commits: nothing to propose
+			r.dropUnfinished(ctx, s, "its session left no commits on a branch of its own (run it with --branch or an isolated workspace)")
+			return
 		}
 		branch = existing.Branch
 	}
 	head, err := gitws.Git(ctx, repo, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch+"^{commit}")
 	if err != nil {
+		r.dropUnfinished(ctx, s, fmt.Sprintf("its branch %s does not exist", branch))
 		return
 	}
 	rec := store.Proposal{Session: s.ID, Actor: s.Actor, Branch: branch, Head: head}
@@ -71,7 +79,8 @@ func (r *Runner) proposeOnEnd(ctx context.Context, s store.Session) {
 	if rec.Target, err = r.targetBranch(ctx, repo); err != nil {
 		rec.State, rec.Reason = store.ProposalRefused, err.Error()
 	} else if _, aerr := gitws.Git(ctx, repo, "merge-base", "--is-ancestor", head, "refs/heads/"+rec.Target); aerr == nil {
-		return // nothing on the branch that the target lacks
+		r.dropUnfinished(ctx, s, fmt.Sprintf("its branch %s has no commit that %s lacks", branch, rec.Target))
+		return
 	}
 	p, _, err := r.Store.AddProposal(ctx, rec)
 	if err != nil {
@@ -81,11 +90,32 @@ func (r *Runner) proposeOnEnd(ctx context.Context, s store.Session) {
 	if p.Head == "" || p.Branch == "" || p.Target == "" {
 		// A tool call recorded it before the commits were known: the session's end completes it.
 		p, _, _ = r.Store.MoveProposal(ctx, p.Seq, []store.ProposalState{store.ProposalProposed}, func(m *store.Proposal) {
-			m.Branch, m.Head, m.Target = or(m.Branch, branch), head, or(m.Target, rec.Target)
+			m.Branch, m.Head, m.Target = branch, head, or(m.Target, rec.Target)
 		})
+		if unfinished(p) { // no target: why is in rec
+			r.dropUnfinished(ctx, s, rec.Reason)
+			return
+		}
 	}
 	_ = r.Store.Log(ctx, store.Event{Session: s.ID, Actor: s.Actor, Kind: "proposal", Message: fmt.Sprintf("proposal %d: branch %s at %s, into %s", p.Seq, p.Branch, short(p.Head), p.Target)})
 	(&flow{r: r, repo: repo, p: p}).advance(ctx)
+}
+
+// dropUnfinished refuses, saying why, the proposal the propose tool recorded for session s
+// (ended) that its end cannot complete.
+func (r *Runner) dropUnfinished(ctx context.Context, s store.Session, why string) {
+	p, ok, err := r.Store.ProposalOf(ctx, s.ID)
+	if err != nil || !ok || !unfinished(p) {
+		return
+	}
+	f := &flow{r: r, p: p}
+	f.refuse(ctx, "nothing to propose: "+why, nil)
+}
+
+// unfinished says whether p was recorded by the propose tool and waits for its session's end
+// to complete it (its branch, head and target).
+func unfinished(p store.Proposal) bool {
+	return p.State == store.ProposalProposed && p.Target == ""
 }
 
 func or(a, b string) string {
@@ -147,6 +177,9 @@ func (r *Runner) targetBranch(ctx context.Context, repo string) (string, error) 
 // advance takes the proposal as far as it can go now: checked and in review, settled by its
 // verdict, approved by the maintainer, merged, or refused.
 func (f *flow) advance(ctx context.Context) {
+	if unfinished(f.p) {
+		return // the propose tool recorded it; the session's end completes it (proposeOnEnd)
+	}
 	for i := 0; i < 4; i++ {
 		before := f.p.State
 		switch f.p.State {
@@ -278,7 +311,9 @@ func (f *flow) review(ctx context.Context) {
 		m.State, m.Reviewer, m.Reason = store.ProposalInReview, rid, fmt.Sprintf("reviewer %s, session %s, on %s", cfg.Reviewer, rid, short(f.p.Head))
 	}) {
 		_, _ = r.Cancel(ctx, rid) // another process launched one first
+		return
 	}
+	f.fireOpened(ctx) // the counterpart of the pull request opened (code_events.go)
 }
 
 // settle reads the reviewer's verdict once its session ended, and binds it to the head.
@@ -304,6 +339,7 @@ func (f *flow) settle(ctx context.Context) {
 		f.refuse(ctx, fmt.Sprintf("its reviewer's session %s left no verdict: %v", rs.ID, err), nil)
 		return
 	}
+	defer f.fireVerdict(ctx, rs.Actor, verdict, head) // once the proposal moved (code_events.go)
 	tip, _ := gitws.Git(ctx, f.repo, "rev-parse", "--verify", "--quiet", "refs/heads/"+f.p.Branch+"^{commit}")
 	switch {
 	case head == "" || !strings.EqualFold(head, f.p.Head):
@@ -319,19 +355,23 @@ func (f *flow) settle(ctx context.Context) {
 	}
 }
 
-// humanPaths are policy.box.risk.human_required_paths, as installed in .autonomy/policy.json.
+// humanPaths are the paths whose change waits for a maintainer, as installed in
+// .autonomy/policy.json: policy.box.risk.human_required_paths, and the governing documents
+// (governingDocuments: the vision and constitution of documents.roles), as gh-actions' human
+// gate holds both.
 func (in *Install) humanPaths() []string {
 	data, err := os.ReadFile(in.Path(dataDir + "/policy.json"))
 	if err != nil {
 		return nil
 	}
 	var doc struct {
-		Box struct {
+		Governing []string `json:"governingDocuments"`
+		Box       struct {
 			Risk struct {
 				Paths []string `json:"human_required_paths"`
 			} `json:"risk"`
 		} `json:"box"`
 	}
 	_ = json.Unmarshal(data, &doc)
-	return doc.Box.Risk.Paths
+	return append(doc.Box.Risk.Paths, doc.Governing...)
 }

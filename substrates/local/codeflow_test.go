@@ -4,6 +4,7 @@ package local
 
 import (
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -87,8 +88,10 @@ type flowRig struct {
 	r   *Runner
 }
 
-func newFlowRig(t *testing.T) *flowRig {
-	dir := installFleet(t, flowFleet, true)
+func newFlowRig(t *testing.T) *flowRig { return newFlowRigOf(t, flowFleet) }
+
+func newFlowRigOf(t *testing.T, f fleet) *flowRig {
+	dir := installFleet(t, f, true)
 	// The installation is committed, as a user would: the worktrees then hold it.
 	gitRun(t, dir, "add", "-A")
 	gitRun(t, dir, "commit", "-qm", "install")
@@ -297,5 +300,88 @@ func TestCodeFlowHumanReviewer(t *testing.T) {
 	p, _, _ = g.r.Store.ProposalOf(ctx, s.ID)
 	if p.State != store.ProposalMerged || g.main() != p.Head {
 		t.Fatalf("after the person's approval: %+v", p)
+	}
+}
+
+// A governing document (documents.roles constitution), a list of its own beside
+// human_required_paths, holds the merge for a maintainer as on gh-actions.
+func TestCodeFlowGoverningDocumentWaitsForTheMaintainer(t *testing.T) {
+	t.Parallel()
+	f := flowFleet
+	f.yml += "documents:\n  roles:\n    vision: docs/NORTH.md\n    constitution: docs/CONSTITUTION.md\n"
+	g := newFlowRigOf(t, f)
+	at := g.main()
+	p := g.propose("develop", "docs/CONSTITUTION.md", "no rules", "approve")
+	if p.State != store.ProposalApproved || p.Ask == "" || g.main() != at || !strings.Contains(p.Reason, "docs/CONSTITUTION.md") {
+		t.Fatalf("a change to the constitution did not wait for the maintainer: %+v", p)
+	}
+}
+
+// The code flow fires the code events: a proposal in review fires the actors declaring
+// pull_request (opened), its reviewer's verdict those declaring pull_request_review, with the
+// proposal's branch as subject.ref.
+func TestCodeFlowFiresCodeEvents(t *testing.T) {
+	t.Parallel()
+	f := flowFleet
+	f.yml = strings.Replace(f.yml, "policy:\n", `  watcher:
+    behavior: scripts/quick.sh
+    triggers: [{ event: pull_request, params: { PR: subject.ref, WHY: trigger.kind, WHO: subject.actor } }]
+  judge:
+    behavior: scripts/quick.sh
+    triggers: [{ event: pull_request_review, params: { PR: subject.ref, VERDICT: subject.text, WHO: subject.actor } }]
+policy:
+`, 1)
+	f.files = maps.Clone(f.files)
+	f.files["scripts/quick.sh"] = "#!/bin/sh\nexit 0\n"
+	g := newFlowRigOf(t, f)
+	p := g.propose("develop", "src/a.txt", "a", "approve")
+	if p.State != store.ProposalMerged {
+		t.Fatalf("the proposal: %+v", p)
+	}
+	ctx := context.Background()
+	all, err := g.r.Store.List(ctx, store.ListOptions{All: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]ir.LaunchParams{}
+	for _, s := range all {
+		if s.Origin == "event" {
+			got[s.Actor+" "+s.Trigger] = s.Params
+		}
+	}
+	want := map[string]ir.LaunchParams{
+		"watcher pull_request":      {"PR": p.Branch, "WHY": "opened", "WHO": "develop"},
+		"judge pull_request_review": {"PR": p.Branch, "VERDICT": "approve", "WHO": "reviewer"},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("fired %v, want %v", got, want)
+	}
+	for k, ps := range want {
+		for n, v := range ps {
+			if got[k][n] != v {
+				t.Errorf("%s: %s = %q, want %q (all %v)", k, n, got[k][n], v, got[k])
+			}
+		}
+	}
+	settle(t, g.r)
+}
+
+// A proposal the propose tool recorded waits for its session's end: tick does not advance it
+// meanwhile, and an end that is not done refuses it, saying why.
+func TestCodeFlowWaitsForTheToolsProposer(t *testing.T) {
+	t.Parallel()
+	g := newFlowRig(t)
+	ctx := context.Background()
+	p, _, err := g.r.Store.AddProposal(ctx, store.Proposal{Session: "9-zzzz", Actor: "develop", Title: "Fix it"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.r.advanceProposals(ctx)
+	if p, _, _ = g.r.Store.ProposalOf(ctx, p.Session); p.State != store.ProposalProposed || p.Reason != "" {
+		t.Fatalf("tick advanced a proposal whose session has not ended: %+v", p)
+	}
+	g.r.proposeOnEnd(ctx, store.Session{ID: "9-zzzz", Actor: "develop", Kind: "agent", Status: ir.Failed})
+	if p, _, _ = g.r.Store.ProposalOf(ctx, p.Session); p.State != store.ProposalRefused || !strings.Contains(p.Reason, "ended failed") {
+		t.Fatalf("a failed session's proposal: %+v", p)
 	}
 }

@@ -16,7 +16,9 @@ import (
 // last escalation) is escalated to the next maintainer of policy.box.local.maintainers (the
 // operator when none is listed): escalation N goes to maintainer N mod the list's length, so
 // the first goes to the second maintainer, the ask itself having gone to all. Tick runs it.
-// It never resolves an ask.
+// It never resolves an ask. While the fleet or the ask's work item is paused nothing escalates
+// (as the control workflow's sweep is skipped while AUTONOMY_PAUSED is true); an ask that came
+// due meanwhile escalates once at the first tick after the resume.
 
 // Escalation is one open ask re-notified past its SLA.
 type Escalation struct {
@@ -96,6 +98,9 @@ func (r *Runner) escalate(ctx context.Context, now time.Time) ([]Escalation, err
 			cur, ok, err := tx.Get(s.ID)
 			if err != nil || !ok || (cur.Status != ir.Running && cur.Status != ir.Paused) {
 				return err // resolved or retracted meanwhile
+			}
+			if why, err := held(tx, cur.Ref); err != nil || why != "" {
+				return err // paused: the overdue ask escalates at the first tick after the resume
 			}
 			n, last, _, err := escalationState(tx, cur)
 			if err != nil || now.Sub(last) < sla {

@@ -109,3 +109,33 @@ func TestConcurrentTicksEscalateOnce(t *testing.T) {
 		t.Errorf("%d escalations from %d concurrent ticks, want 1", total, n)
 	}
 }
+
+// TestPausedFleetEscalatesNothing: while the fleet is paused an overdue ask is not escalated,
+// as the control workflow's sweep is skipped while AUTONOMY_PAUSED is true; after the resume it
+// escalates once.
+func TestPausedFleetEscalatesNothing(t *testing.T) {
+	t.Parallel()
+	c := &clock{}
+	c.Set("2026-03-02T10:00:00Z")
+	r := newRunner(t, installFleet(t, slaFleet, false), Options{Now: c.Now})
+	ctx := context.Background()
+	if _, err := r.Launch(ctx, LaunchRequest{Actor: "approver"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Pause(ctx, "", "freeze"); err != nil {
+		t.Fatal(err)
+	}
+	for _, at := range []string{"2026-03-02T10:30:00Z", "2026-03-02T11:30:00Z"} {
+		c.Set(at)
+		if rep, err := r.Tick(ctx); err != nil || len(rep.Escalated) > 0 {
+			t.Fatalf("paused tick at %s escalated %q (%v)", at, escalations(rep), err)
+		}
+	}
+	if _, err := r.Resume(ctx, ""); err != nil {
+		t.Fatal(err)
+	}
+	c.Set("2026-03-02T11:31:00Z")
+	if rep, err := r.Tick(ctx); err != nil || escalations(rep) != "bob" {
+		t.Fatalf("the tick after the resume escalated %q (%v), want bob once", escalations(rep), err)
+	}
+}

@@ -353,7 +353,15 @@ func (es *EventSource) handleIf(ctx context.Context, rep *PollReport, ev ghEvent
 		if ok && seen(raw) {
 			return nil // another serve fired it
 		}
-		if fired, refused, err = r.recordFirings(tx, firings, ev, "on #"+ev.Ref+" of "+es.Repo()); err != nil || refused != "" {
+		where := "on #" + ev.Ref + " of " + es.Repo()
+		if paused, err := heldFirings(tx, firings, ev, where); err != nil || paused != "" {
+			if paused != "" {
+				rep.Ignored = append(rep.Ignored, fmt.Sprintf("%s %s %d by %s on #%s: %s", ev.Name, ev.Action, ev.ID, ev.Login, ev.Ref, paused))
+				err = tx.SetMeta(key, value)
+			}
+			return err
+		}
+		if fired, refused, err = r.recordFirings(tx, firings, ev, where); err != nil || refused != "" {
 			return err
 		}
 		if len(firings) == 0 && why != "" {

@@ -120,6 +120,26 @@ func (r *Runner) preflightFirings(firings []firing) error {
 	return nil
 }
 
+// heldFirings is, inside tx, why the firings of ev are dropped ("" when they may fire): the
+// fleet's pause or the pause of the work item ev is on (held). As on GitHub, where
+// AUTONOMY_PAUSED skips the jobs an event starts, an event that comes while paused is not kept
+// for the resume: it is marked handled and its drop logged.
+func heldFirings(tx *store.Tx, firings []firing, ev ghEvent, where string) (string, error) {
+	if len(firings) == 0 {
+		return "", nil
+	}
+	reason, err := held(tx, ev.Ref)
+	if err != nil || reason == "" {
+		return "", err
+	}
+	var actors []string
+	for _, f := range firings {
+		actors = append(actors, f.cfg.Actor)
+	}
+	return reason, tx.Log(store.Event{Kind: "refused", Message: fmt.Sprintf("%s %s of %s %s would fire %s, dropped: %s",
+		ev.Name, ev.Action, ev.Login, where, strings.Join(actors, ", "), reason)})
+}
+
 // recordFirings records, in tx, the session of each firing of ev; where names the event's
 // subject for the audit log. When an actor cannot start now (at capacity) it records nothing
 // and says why: the caller rolls back.

@@ -242,3 +242,62 @@ func TestEventSourceRefusesEndlessAnswers(t *testing.T) {
 		t.Fatalf("an endless answer: %v, want it refused past the cap", err)
 	}
 }
+
+// TestPausedEventsAreDropped: an event that comes while the fleet or its work item is paused
+// fires nothing and is not kept for the resume (as AUTONOMY_PAUSED skips the jobs on GitHub);
+// after the resume the next event fires. The code flow's events are held the same way.
+func TestPausedEventsAreDropped(t *testing.T) {
+	g := newEventRig(t)
+	r, es := g.source(t)
+	ctx := context.Background()
+	poll(t, es)
+	if _, err := r.Pause(ctx, "", "freeze"); err != nil {
+		t.Fatal(err)
+	}
+	g.comment(t, "carol", "/agent reviewer while paused")
+	if rep := poll(t, es); len(rep.Fired) > 0 || len(rep.Ignored) != 1 || !strings.Contains(rep.Ignored[0], "the fleet is paused") {
+		t.Fatalf("paused fleet: fired %v, ignored %q", firedActors(rep), rep.Ignored)
+	}
+	if _, err := r.Resume(ctx, ""); err != nil {
+		t.Fatal(err)
+	}
+	if rep := poll(t, es); len(rep.Fired) > 0 {
+		t.Fatalf("the resume fired %v, an event dropped while paused", firedActors(rep))
+	}
+	if _, err := r.Pause(ctx, "1", "triage later"); err != nil {
+		t.Fatal(err)
+	}
+	g.comment(t, "carol", "/agent reviewer on a paused item")
+	if rep := poll(t, es); len(rep.Fired) > 0 || len(rep.Ignored) != 1 || !strings.Contains(rep.Ignored[0], `work item "1" is paused`) {
+		t.Fatalf("paused item: fired %v, ignored %q", firedActors(rep), rep.Ignored)
+	}
+	if _, err := r.Resume(ctx, "1"); err != nil {
+		t.Fatal(err)
+	}
+	g.comment(t, "carol", "/agent reviewer after the resume")
+	if rep := poll(t, es); !slices.Equal(firedActors(rep), []string{"reviewer"}) {
+		t.Fatalf("after the resume fired %v, want [reviewer]", firedActors(rep))
+	}
+	settle(t, r)
+}
+
+// TestPausedCodeEventsAreDropped: the code flow's events honor the fleet pause.
+func TestPausedCodeEventsAreDropped(t *testing.T) {
+	t.Parallel()
+	r := newRunner(t, installFleet(t, codeFleet, false), Options{})
+	ctx := context.Background()
+	t.Cleanup(func() { settle(t, r) })
+	if _, err := r.Pause(ctx, "", "freeze"); err != nil {
+		t.Fatal(err)
+	}
+	open := CodeEvent{Kind: ProposalOpened, Proposal: "p1", Head: "abc", By: "develop"}
+	if ss, err := r.FireCodeEvent(ctx, open); err != nil || len(ss) > 0 {
+		t.Fatalf("paused: fired %v (%v)", actorsOf(ss), err)
+	}
+	if _, err := r.Resume(ctx, ""); err != nil {
+		t.Fatal(err)
+	}
+	if ss, err := r.FireCodeEvent(ctx, open); err != nil || len(ss) > 0 {
+		t.Fatalf("the dropped event fired after the resume: %v (%v)", actorsOf(ss), err)
+	}
+}

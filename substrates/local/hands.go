@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/autonomyhq/autonomy/internal/mcpserver"
+	"github.com/autonomyhq/autonomy/internal/store"
 	"github.com/autonomyhq/autonomy/internal/tools"
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/substrates"
@@ -117,7 +118,7 @@ func (h *Hands) Apply(ctx context.Context, e tools.Effect, in tools.Input) (any,
 	case *tools.NewItem, *tools.StateChange:
 		return nil, noTracker(e.Tool)
 	case *tools.Proposal:
-		return h.record(ctx, e.Tool, h.proposal(ctx, v))
+		return h.propose(ctx, e.Tool, h.proposal(ctx, v))
 	}
 	return h.record(ctx, e.Tool, in)
 }
@@ -139,6 +140,36 @@ func (h *Hands) record(ctx context.Context, tool string, what any) (any, error) 
 		return nil, err
 	}
 	return Recorded{Recorded: true, Note: "recorded with session " + h.r.caller.session.ID + ": the operator reads it in autonomy runner get " + h.r.caller.session.ID}, nil
+}
+
+// propose spends the propose cap (the tool:propose event) and records the proposal of the
+// calling session in the code flow (store.AddProposal) with the title and body the agent gave:
+// the session's end completes it with its branch, head and target, and the flow then checks,
+// reviews and merges it (codeflow.go). A second call before the end replaces the title and body.
+func (h *Hands) propose(ctx context.Context, tool string, rec ProposalRecord) (any, error) {
+	s := h.r.caller.session
+	cfg, err := h.r.In.Actor(s.Actor)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := h.record(ctx, tool, rec); err != nil {
+		return nil, err
+	}
+	title := or(strings.TrimSpace(rec.Title), "(untitled)")
+	p, created, err := h.r.Store.AddProposal(ctx, store.Proposal{Session: s.ID, Actor: s.Actor, Title: title, Body: rec.Body})
+	if err != nil {
+		return nil, err
+	}
+	if !created {
+		p, _, err = h.r.Store.MoveProposal(ctx, p.Seq, []store.ProposalState{store.ProposalProposed}, func(m *store.Proposal) {
+			m.Title, m.Body = title, rec.Body
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return Recorded{Recorded: true, Note: fmt.Sprintf("proposal %d recorded (state %s): when this session ends done, the runner proposes the commits on its branch "+
+		"(now %s at %s), launches its reviewer (%s) on that head and merges an approval. Commit your work before you end.", p.Seq, p.State, or(rec.Branch, "(none)"), or(short(rec.Head), "(none)"), or(cfg.Reviewer, "none declared: it will be refused"))}, nil
 }
 
 // ProposalRecord is the propose effect as the local runner keeps it: the commit proposed and

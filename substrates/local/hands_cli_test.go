@@ -47,7 +47,13 @@ policy:
 // handsRun launches lead with the real CLI of preset against fake and waits for its end.
 func handsRun(t *testing.T, preset string, fake *modelfake.Server) (*Runner, store.Session) {
 	t.Helper()
-	dir := installFleet(t, handsFleet(preset), true)
+	return fleetRun(t, preset, handsFleet(preset), fake)
+}
+
+// fleetRun launches f's lead with the real CLI of preset against fake and waits for its end.
+func fleetRun(t *testing.T, preset string, f fleet, fake *modelfake.Server) (*Runner, store.Session) {
+	t.Helper()
+	dir := installFleet(t, f, true)
 	r := newRunner(t, dir, Options{Env: cliEnv(t, preset, fake), Exe: builtAutonomy(t)})
 	s := launch(t, r, LaunchRequest{Actor: "lead"})
 	waitEndedWithin(t, r, s.ID, 150)
@@ -59,7 +65,7 @@ func handsRun(t *testing.T, preset string, fake *modelfake.Server) (*Runner, sto
 func TestPresetSessionsActThroughTheTools(t *testing.T) {
 	for _, preset := range []string{"codex", "claude"} {
 		t.Run(preset, func(t *testing.T) {
-			self := builtAutonomy(t) // codex's login shell resets PATH: the shell is given the path
+			self := builtAutonomy(t) // by its absolute path (TestPresetShellFindsAutonomy runs the plain name)
 			fake := modelfake.Start(
 				modelfake.Turn{Tool: "comment", Args: json.RawMessage(`{"item":"7","body":"Triaged: ready."}`)},
 				modelfake.Turn{Tool: "launch", Args: json.RawMessage(`{"actor":"worker","subject":"7"}`)},

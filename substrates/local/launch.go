@@ -119,9 +119,6 @@ func (r *Runner) launchAs(ctx context.Context, req LaunchRequest, origin string)
 	if err != nil {
 		return LaunchResult{}, err
 	}
-	if r.handOff { // launched from inside a session's sandbox (handoff.go)
-		return LaunchResult{Session: s}, r.handToSupervisor(ctx, s)
-	}
 	if err := r.start(ctx, s); err != nil {
 		return LaunchResult{Session: s}, err
 	}

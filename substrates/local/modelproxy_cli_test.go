@@ -153,12 +153,9 @@ func generations(t *testing.T, fake *modelfake.Server) (n int64) {
 func TestPresetSessionsRunBehindTheProxy(t *testing.T) {
 	for _, c := range []struct{ preset, model string }{{"codex", codexModel}, {"claude", ""}} {
 		t.Run(c.preset, func(t *testing.T) {
-			// worker holds no agent:launch: the autonomy its shell runs refuses to launch. codex's
-			// shell tool is a login shell, whose /etc/profile resets PATH: it is given the path.
+			// worker holds no agent:launch: the autonomy its shell finds on its PATH refuses to
+			// launch (codex's shell is not a login shell: allow_login_shell=false).
 			self := "autonomy"
-			if c.preset == "codex" {
-				self = builtAutonomy(t)
-			}
 			fake := modelfake.Start(modelfake.Turn{Shell: "env"}, modelfake.Turn{Shell: self + " runner launch worker 2>&1 || echo launch-refused"}, modelfake.Turn{Text: "Done."})
 			defer fake.Close()
 			r, s := proxyRun(t, c.preset, c.model, fake)

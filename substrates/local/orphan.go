@@ -21,7 +21,7 @@ import (
 // (resume.go). It also finishes, for a dead supervisor, a stop under way: KILL to what is left of
 // the group once the stop's grace period is over.
 func (r *Runner) reconcile(ctx context.Context, s store.Session) (store.Session, error) {
-	if s.Kind != "agent" || s.Status.Ended() && s.StopBy.IsZero() || parked(s) || r.supervisor.alive(s) {
+	if r.blind || s.Kind != "agent" || s.Status.Ended() && s.StopBy.IsZero() || parked(s) || r.supervisor.alive(s) {
 		return s, nil
 	}
 	if s.Status.Ended() {

@@ -110,11 +110,9 @@ func TestReferenceFleetRuns(t *testing.T) {
 	router := &modelRouter{}
 	router.server = httptest.NewServer(router)
 	defer router.server.Close()
-	// codex's shell is a login shell, whose /etc/profile resets PATH: the PM is given the path
-	// of autonomy (as TestPresetSessionsRunBehindTheProxy does).
-	self := builtAutonomy(t)
+	// The PM's shell runs the autonomy on its session's PATH, as a skill does.
 	router.fakes = map[string]*modelfake.Server{
-		"pm": modelfake.Start(modelfake.Turn{Shell: self + " runner launch develop --ref 1"}, modelfake.Turn{Text: "Launched develop."}),
+		"pm": modelfake.Start(modelfake.Turn{Shell: "autonomy runner launch develop --ref 1"}, modelfake.Turn{Text: "Launched develop."}),
 		"develop": modelfake.Start(
 			modelfake.Turn{Shell: "echo hello from $ISSUE > greeting.txt && git add greeting.txt && git -c user.name=develop -c user.email=d@example.com commit -q -m 'Greet the user'"},
 			modelfake.Turn{Text: "Committed the greeting."}),

@@ -66,14 +66,15 @@ type Runner struct {
 	supervisor *supervisor
 	// minute is the unit of timeoutMinutes: a minute, shorter in tests.
 	minute time.Duration
-	// handOff: this process runs inside a session's sandbox, and the sessions it launches are
-	// started by that session's supervisor, outside it (handoff.go).
-	handOff bool
 	// events is the event source serve polls (WatchEvents; nil: none).
 	events *EventSource
 	// egressTest, set by tests only, adjusts a session's egress proxy (a test's resolver, its
 	// loopback server admitted).
 	egressTest func(*egress.Config)
+	// blind: this process, called as a session, runs in a pid namespace made after a session
+	// started (a session's sandbox, wall.go), where the sessions' processes are out of sight: it
+	// reconciles nothing, which would take every session for dead.
+	blind bool
 }
 
 // DBPath is the database of an installation.
@@ -112,9 +113,12 @@ func New(dir string, opts Options) (*Runner, error) {
 		engager = &AttentionFile{Path: filepath.Join(in.Dir, filepath.FromSlash(StateDir), "attention.md"), Store: st, In: in}
 	}
 	r.asks = &asks{store: st, engager: engager, now: opts.Now, by: func() string { return r.caller.describe() }}
-	if r.caller, r.handOff, err = callerOf(st, in, opts); err != nil {
+	if r.caller, err = callerOf(st, in, opts); err != nil {
 		st.Close()
 		return nil, err
+	}
+	if opts.Session != "" {
+		_, r.blind = sandboxed(context.Background(), st)
 	}
 	if err := r.applyInstallPaused(context.Background()); err != nil {
 		st.Close()

@@ -346,7 +346,6 @@ func (sv *supervision) start(ctx context.Context, hold *rootHold, argv []string,
 		hold.release() // started: what it reads of the installation is read
 	}
 	pid := cmd.Process.Pid
-	defer sv.serveHandOffs(ctx)() // what its sandboxed shell launches, started out here (handoff.go)
 	if err != nil {
 		// The store failed to record it: it must not run untracked.
 		_ = proc.Terminate(pid, r.In.grace())

@@ -20,42 +20,42 @@ import (
 // refused, never the operator; naming another session, it is refused as a forgery.
 
 // callerOf identifies the caller of a runner opened with opts: the operator (nil), or a session.
-// handOff is true for a session calling from inside its sandbox, whose launches its supervisor
-// starts (handoff.go).
-func callerOf(st *store.Store, in *Install, opts Options) (c *caller, handOff bool, err error) {
+// A session calling from inside its sandbox records what it launches, which its supervisor
+// starts outside the sandbox (adopt.go), as for any session's launch.
+func callerOf(st *store.Store, in *Install, opts Options) (*caller, error) {
+	inSandbox := false
 	if opts.Confine {
 		inside, err := enclosing(context.Background(), st, os.Getpid())
 		if err != nil {
-			return nil, false, err
+			return nil, err
 		}
 		if len(inside) == 0 {
 			if s, in := sandboxed(context.Background(), st); in && opts.Session == "" {
-				return nil, false, &DeniedError{Msg: fmt.Sprintf("this process runs in a pid namespace made after session %s (actor %q) started: it is inside a session's sandbox, "+
+				return nil, &DeniedError{Msg: fmt.Sprintf("this process runs in a pid namespace made after session %s (actor %q) started: it is inside a session's sandbox, "+
 					"and %s is unset: a runner verb from inside a session never acts as the operator. Act through the session's tools (%s, %s, %s, %s)",
 					s.ID, s.Actor, SessionEnv, tools.Launch, tools.ListSessions, tools.UpdateSession, tools.CancelSession)}
 			} else if in {
-				handOff = true
+				inSandbox = true
 			}
 		}
 		if len(inside) > 0 && opts.Session == "" {
-			return nil, false, &DeniedError{Msg: fmt.Sprintf("this process runs inside session %s (actor %q), and %s is unset: a runner verb from inside a session never acts as the operator. "+
+			return nil, &DeniedError{Msg: fmt.Sprintf("this process runs inside session %s (actor %q), and %s is unset: a runner verb from inside a session never acts as the operator. "+
 				"Act through the session's tools (%s, %s, %s, %s), or keep %s=%s", inside[0].ID, inside[0].Actor, SessionEnv,
 				tools.Launch, tools.ListSessions, tools.UpdateSession, tools.CancelSession, SessionEnv, inside[0].ID)}
 		}
 		if len(inside) > 0 && !insideOf(inside, opts.Session) {
-			return nil, false, &DeniedError{Msg: fmt.Sprintf("%s=%s, but this process runs inside session %s (actor %q): a session acts only as itself", SessionEnv, opts.Session, inside[0].ID, inside[0].Actor)}
+			return nil, &DeniedError{Msg: fmt.Sprintf("%s=%s, but this process runs inside session %s (actor %q): a session acts only as itself", SessionEnv, opts.Session, inside[0].ID, inside[0].Actor)}
 		}
 	}
 	if opts.Session == "" {
-		return nil, false, nil
+		return nil, nil
 	}
-	if handOff && !stateWritable(in) {
-		return nil, false, &DeniedError{Msg: fmt.Sprintf("the runner's state is read-only inside the sandbox of session %s (its workspace is isolated): "+
+	if inSandbox && !stateWritable(in) {
+		return nil, &DeniedError{Msg: fmt.Sprintf("the runner's state is read-only inside the sandbox of session %s (its workspace is isolated): "+
 			"act through the session's tools (%s, %s, %s, %s), which the runner realizes outside it", opts.Session,
 			tools.Launch, tools.ListSessions, tools.UpdateSession, tools.CancelSession)}
 	}
-	c, err = identify(st, in, opts.Session)
-	return c, handOff, err
+	return identify(st, in, opts.Session)
 }
 
 // stateWritable reports whether this process can write the runner's state folder.

@@ -20,12 +20,13 @@ func newRunnerPause(f *runnerFlags) *cobra.Command {
 		Short: "Pause the fleet (the kill switch), or one work item: nothing new starts until resume",
 		Long: `pause records a pause in the installation's store, where every runner process reads it.
 While the fleet is paused, launch refuses (exit 1, naming the pause and the resume command),
-tick and serve fire nothing (the cron slots that come due meanwhile are skipped, not fired at
-the resume), and the code flow launches no reviewer and merges nothing. With --item REF only
-the sessions of that work item (launched with --ref REF, subject.ref) are held.
+tick and serve fire nothing (the cron slots and the events that come meanwhile are dropped,
+not fired at the resume, as AUTONOMY_PAUSED does on GitHub), the code flow launches no
+reviewer and merges nothing, and no open ask is escalated. With --item REF only the sessions
+of that work item (launched with --ref REF, subject.ref) and its events are held.
 
-Sessions already running are left to end as they would (cancel stops one). A person's ask is
-not held. Only the operator may pause: a session calling it is denied. With no pause in force,
+Sessions already running are left to end as they would (cancel stops one). A person's ask can
+still be made and answered; only its escalation waits. Only the operator may pause: a session calling it is denied. With no pause in force,
 pause with no flags pauses the fleet; run it again to change the reason.`,
 		Example: `  autonomy runner pause --reason "the model bill spiked"
   autonomy runner pause --item 42
