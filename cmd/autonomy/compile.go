@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -215,8 +216,10 @@ func compileTo(sub substrates.Substrate, p *resolved.Profile, dir string, errOut
 	return output, nil
 }
 
-// printPlan lists every change on stdout and a summary on stderr.
-func printPlan(out, errOut io.Writer, plan substrates.Plan, target, dir string, dryRun bool) {
+// printPlan lists every change on stdout and a summary on stderr. The list is buffered: one
+// write for thousands of files, not one each.
+func printPlan(stdout, errOut io.Writer, plan substrates.Plan, target, dir string, dryRun bool) {
+	out := bufio.NewWriterSize(stdout, 64<<10)
 	counts := map[substrates.Op]int{}
 	for _, c := range plan {
 		counts[c.Op]++
@@ -229,6 +232,7 @@ func printPlan(out, errOut io.Writer, plan substrates.Plan, target, dir string, 
 		}
 		fmt.Fprintf(out, "%s %s\n", verb, filepath.ToSlash(filepath.Join(dir, c.Path)))
 	}
+	_ = out.Flush() // before the summary on stderr; a closed stdout is not the install's failure
 	prefix := ""
 	if dryRun {
 		prefix = "dry run, nothing written: "
