@@ -14,7 +14,7 @@ import (
 
 func newCheck() *cobra.Command {
 	var target, dir, format string
-	var strict bool
+	var strict, verbose bool
 	cmd := &cobra.Command{
 		Use:   "check PROFILE [--target T] [--dir DIR]",
 		Short: "Fail when the generated files in a directory drift from the profile",
@@ -40,11 +40,11 @@ Exit codes: 0 up to date, 1 drift found (or the profile has errors, or warnings 
 				return err
 			}
 			out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
-			p, sub, warnings, err := loadForTarget(args[0], target, "checked", errOut)
+			p, sub, warnings, err := loadFor(args[0], target, "checked", errOut, verbose)
 			if err != nil {
 				return err
 			}
-			output, err := compileTo(sub, p, dir, errOut)
+			output, err := compileTo(sub, p, dir, errOut, verbose)
 			if err != nil {
 				return err
 			}
@@ -77,6 +77,7 @@ Exit codes: 0 up to date, 1 drift found (or the profile has errors, or warnings 
 	dirFlag(cmd.Flags(), &dir, "", ".", "the directory holding the installed files")
 	cmd.Flags().StringVar(&format, "format", "text", "output format: text or json")
 	cmd.Flags().BoolVar(&strict, "strict", false, strictUsage)
+	cmd.Flags().BoolVar(&verbose, "verbose", false, verboseUsage)
 	return cmd
 }
 

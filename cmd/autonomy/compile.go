@@ -20,7 +20,7 @@ import (
 
 func newCompile() *cobra.Command {
 	var target, dir string
-	var force, dryRun, strict bool
+	var force, dryRun, strict, verbose bool
 	cmd := &cobra.Command{
 		Use:   "compile PROFILE [--target T] [--dir DIR]",
 		Short: "Compile a profile onto a substrate and install the result in a directory",
@@ -52,11 +52,11 @@ Exit codes: 0 installed (or nothing to change), 1 the profile has errors (or war
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
-			p, sub, warnings, err := loadForTarget(args[0], target, "compiled", errOut)
+			p, sub, warnings, err := loadFor(args[0], target, "compiled", errOut, verbose)
 			if err != nil {
 				return err
 			}
-			output, err := compileTo(sub, p, dir, errOut)
+			output, err := compileTo(sub, p, dir, errOut, verbose)
 			if err != nil {
 				return err
 			}
@@ -102,6 +102,7 @@ Exit codes: 0 installed (or nothing to change), 1 the profile has errors (or war
 	cmd.Flags().BoolVar(&force, "force", false, "overwrite generated files that were edited by hand")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "list what would change and write nothing")
 	cmd.Flags().BoolVar(&strict, "strict", false, strictUsage)
+	cmd.Flags().BoolVar(&verbose, "verbose", false, verboseUsage)
 	return cmd
 }
 
@@ -143,12 +144,17 @@ func strictly(strict bool, warnings int, file, done string) error {
 // message when the profile has errors ("nothing was compiled"). warnings are the warnings
 // printed, for --strict and --format json.
 func loadForTarget(path, target, done string, errOut io.Writer) (p *resolved.Profile, sub substrates.Substrate, warnings ir.Diagnostics, err error) {
+	return loadFor(path, target, done, errOut, false)
+}
+
+// loadFor is loadForTarget printing every warning when verbose, else one line per cause.
+func loadFor(path, target, done string, errOut io.Writer, verbose bool) (p *resolved.Profile, sub substrates.Substrate, warnings ir.Diagnostics, err error) {
 	p, diags, err := checkProfile(path)
 	if err != nil {
 		return nil, nil, nil, usageError("%v", err)
 	}
 	diags = append(diags, reservedPaths(p, target)...).Sort()
-	fmt.Fprint(errOut, diags.String())
+	printDiags(errOut, diags, verbose)
 	// A file that does not load at all (a YAML syntax error, an empty file) has no profile: the
 	// diagnostics name the file.
 	if p == nil || diags.HasErrors() {
@@ -202,7 +208,7 @@ func loadForTarget(path, target, done string, errOut io.Writer) (p *resolved.Pro
 }
 
 // compileTo compiles for dir (the header names the profile relative to it), printing warnings.
-func compileTo(sub substrates.Substrate, p *resolved.Profile, dir string, errOut io.Writer) (substrates.Output, error) {
+func compileTo(sub substrates.Substrate, p *resolved.Profile, dir string, errOut io.Writer, verbose bool) (substrates.Output, error) {
 	output, err := substrates.Compile(sub, p, dir)
 	var diags ir.Diagnostics
 	switch {
@@ -212,8 +218,23 @@ func compileTo(sub substrates.Substrate, p *resolved.Profile, dir string, errOut
 	case err != nil:
 		return output, usageError("%v", err)
 	}
-	fmt.Fprint(errOut, output.Warnings.String())
+	printDiags(errOut, output.Warnings, verbose)
 	return output, nil
+}
+
+// verboseUsage is the help of --verbose, the same on validate, compile and check.
+const verboseUsage = "print every warning; without it a warning repeated for many actors is printed once, naming the first and counting the rest"
+
+// printDiags prints diagnostics one a line: every one when verbose, else a warning repeated
+// across actors once (ir.Diagnostics.Condense), so a fleet of thousands stays readable. It
+// reports whether it left some out.
+func printDiags(w io.Writer, ds ir.Diagnostics, verbose bool) (condensed bool) {
+	shown := ds
+	if !verbose {
+		shown = ds.Condense()
+	}
+	_, _ = io.WriteString(w, shown.String())
+	return len(shown) < len(ds)
 }
 
 // printPlan lists every change on stdout and a summary on stderr. The list is buffered: one

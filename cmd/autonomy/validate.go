@@ -26,7 +26,7 @@ type validateReport struct {
 
 func newValidate() *cobra.Command {
 	var format string
-	var strict bool
+	var strict, verbose bool
 	cmd := &cobra.Command{
 		Use:   "validate PROFILE...",
 		Short: "Check profiles against the standard and report every problem",
@@ -52,7 +52,7 @@ I/O error.`,
 			}
 			out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
 			reports := make([]validateReport, 0, len(args))
-			code := exitOK
+			code, condensed := exitOK, false
 			for _, path := range args {
 				rep := validateReport{Profile: path, Diagnostics: ir.Diagnostics{}}
 				p, diags, err := checkProfile(path)
@@ -86,7 +86,7 @@ I/O error.`,
 					code = exitProblems
 				}
 				if format == "text" {
-					fmt.Fprint(out, diags.String())
+					condensed = printDiags(out, diags, verbose) || condensed
 				}
 				reports = append(reports, rep)
 			}
@@ -99,7 +99,7 @@ I/O error.`,
 					return usageError("%v", err)
 				}
 			} else {
-				summarize(errOut, reports, strict)
+				summarize(errOut, reports, strict, condensed)
 			}
 			if code != exitOK {
 				return &exitError{Code: code}
@@ -109,6 +109,7 @@ I/O error.`,
 	}
 	cmd.Flags().StringVar(&format, "format", "text", "output format: text or json")
 	cmd.Flags().BoolVar(&strict, "strict", false, strictUsage)
+	cmd.Flags().BoolVar(&verbose, "verbose", false, verboseUsage)
 	return cmd
 }
 
@@ -143,8 +144,8 @@ func reservedPaths(p *resolved.Profile, target string) ir.Diagnostics {
 }
 
 // summarize prints one closing line on stderr so a clean run is visibly clean. strict says
-// warnings failed.
-func summarize(w io.Writer, reports []validateReport, strict bool) {
+// warnings failed; condensed that repeated warnings were printed once.
+func summarize(w io.Writer, reports []validateReport, strict, condensed bool) {
 	errs, warns, valid, unread := 0, 0, 0, 0
 	for _, r := range reports {
 		errs += r.Errors
@@ -163,6 +164,9 @@ func summarize(w io.Writer, reports []validateReport, strict bool) {
 	}
 	if strict && warns > 0 {
 		line += "; --strict makes warnings fail"
+	}
+	if condensed {
+		line += "; --verbose prints every one"
 	}
 	fmt.Fprintln(w, line+")")
 }
