@@ -68,7 +68,7 @@ func TestFleetCompiles(t *testing.T) {
 // already loaded; headers stamped; behaviors read from disk). Target: 10,000 actors under 1 s and 300 MiB, and
 // the time per actor flat from 1,000 to 10,000 (compile is linear in actors).
 func BenchmarkCompile(b *testing.B) {
-	for _, n := range []int{10, 1000, 5000, 10000} {
+	for _, n := range []int{10, 1000, 5000, 10000, 20000} {
 		b.Run(fmt.Sprintf("actors=%d", n), func(b *testing.B) {
 			p, diags, err := ir.Check(fleet(b, n))
 			if err != nil || diags.HasErrors() {
