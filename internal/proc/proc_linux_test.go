@@ -1,6 +1,10 @@
 package proc
 
 import (
+	"errors"
+	"io/fs"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -61,5 +65,29 @@ func TestSysProcAttr(t *testing.T) {
 	}
 	if d := Detach(); !d.Setsid || d.Setpgid || d.Pdeathsig != 0 {
 		t.Errorf("Detach() = %+v, want a new session only", d)
+	}
+}
+
+// TestReadStatFileReadsWhatReadFileDoes: the direct read gives a stat file's bytes, and a missing
+// process is fs.ErrNotExist, as with os.ReadFile.
+func TestReadStatFileReadsWhatReadFileDoes(t *testing.T) {
+	path := "/proc/" + strconv.Itoa(os.Getpid()) + "/stat"
+	got, err := readStatFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The fields up to the start time do not change between the two reads.
+	if f, w := strings.Fields(string(got)), strings.Fields(string(want)); len(f) < 22 || strings.Join(f[:4], " ") != strings.Join(w[:4], " ") || f[21] != w[21] {
+		t.Errorf("read %q, os.ReadFile %q", got, want)
+	}
+	if _, err := readStatFile("/proc/0/stat"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("missing: %v", err)
+	}
+	if _, err := readStatFile("/proc/self/environ"); err != nil && !strings.Contains(err.Error(), "longer than") {
+		t.Errorf("a long file: %v", err)
 	}
 }

@@ -81,7 +81,7 @@ func children(pid int) []int {
 		if err != nil || n == pid {
 			continue
 		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		b, err := readStatFile("/proc/" + e.Name() + "/stat")
 		if err != nil {
 			continue
 		}
