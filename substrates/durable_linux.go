@@ -9,9 +9,12 @@ import (
 )
 
 // flushStaged makes the staged files durable with one syncfs(2) of the file system that holds
-// the stage: a single flush and journal commit for thousands of files. A failure is the
+// the stage: a single flush and journal commit for thousands of files. A few are synced each. A failure is the
 // install's error: nothing was renamed into place yet, so the directory is left as it was.
-func flushStaged(stage string, _ []string) error {
+func flushStaged(stage string, paths []string) error {
+	if len(paths) <= 4 {
+		return fsyncAll(paths) // a journal, a ledger: not worth flushing the whole file system
+	}
 	fd, err := unix.Open(stage, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return fmt.Errorf("syncing %s: %w", stage, err)

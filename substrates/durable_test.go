@@ -66,3 +66,4 @@ func TestWriteSyncsOnceBeforeTheFirstRename(t *testing.T) {
 		})
 	}
 }
+

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"sync"
 	"syscall"
 )
 
@@ -56,6 +57,57 @@ func retryEINTR(f func() (int, error)) (int, error) {
 func renameFile(from, to string) error {
 	if err := syscall.Rename(from, to); err != nil {
 		return &os.LinkError{Op: "rename", Old: from, New: to, Err: err}
+	}
+	return nil
+}
+
+// fsyncAll syncs every file in paths, a few at a time, and returns the first error. Files synced
+// in parallel share the file system's journal commits, where a loop would wait for one commit per
+// file.
+func fsyncAll(paths []string) error {
+	workers := min(len(paths), 32)
+	next := make(chan string)
+	errs := make(chan error, workers)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var first error
+			for p := range next {
+				if err := fsyncFile(p); err != nil && first == nil {
+					first = err
+				}
+			}
+			errs <- first
+		}()
+	}
+	for _, p := range paths {
+		next <- p
+	}
+	close(next)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fsyncFile syncs one file. It opens it read-only: a staged file may have a mode that allows no
+// writing, and fsync needs none.
+func fsyncFile(p string) error {
+	fd, err := retryEINTR(func() (int, error) { return syscall.Open(p, syscall.O_RDONLY|syscall.O_CLOEXEC, 0) })
+	if err == nil {
+		_, err = retryEINTR(func() (int, error) { return 0, syscall.Fsync(fd) })
+		if cerr := syscall.Close(fd); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		return &os.PathError{Op: "fsync", Path: p, Err: err}
 	}
 	return nil
 }
