@@ -66,4 +66,3 @@ func TestWriteSyncsOnceBeforeTheFirstRename(t *testing.T) {
 		})
 	}
 }
-
