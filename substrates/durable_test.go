@@ -2,6 +2,7 @@ package substrates
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -64,5 +65,45 @@ func TestWriteSyncsOnceBeforeTheFirstRename(t *testing.T) {
 				t.Errorf("drift %+v, %v", drifts, err)
 			}
 		})
+	}
+}
+
+// TestWriteMovesANewDirectoryAtOnce: files in a directory the install creates are staged in a
+// copy of it and moved with one rename of the directory, modes kept; a file in an existing
+// directory is moved on its own.
+func TestWriteMovesANewDirectoryAtOnce(t *testing.T) {
+	dir := t.TempDir()
+	var names []string
+	for i := range 200 {
+		names = append(names, fmt.Sprintf("new/sub%d/f-%d.yml", i%3, i))
+	}
+	out := version(1, append(names, "top.yml")...)
+	out.Files[0].Mode = 0o755
+	events := watchDurability(t)
+	mustWrite(t, dir, out, WriteOptions{})
+	renames := 0
+	for _, e := range *events {
+		if strings.HasPrefix(e, "rename ") {
+			renames++
+		}
+	}
+	// The journal, the directory new, top.yml and the ledger.
+	if renames != 4 {
+		t.Errorf("%d renames, want 4:\n%s", renames, strings.Join(*events, "\n"))
+	}
+	if drifts, err := Check(dir, out); err != nil || len(drifts) != 0 {
+		t.Errorf("drift %+v, %v", drifts, err)
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "new", "sub0", "f-0.yml")); err != nil || fi.Mode().Perm() != 0o755 {
+		t.Errorf("mode: %v, %v", fi, err)
+	}
+	// The next version updates in place and removes what it drops, directories included.
+	v2 := version(2, names[:10]...)
+	mustWrite(t, dir, v2, WriteOptions{})
+	if drifts, err := Check(dir, v2); err != nil || len(drifts) != 0 {
+		t.Errorf("v2 drift %+v, %v", drifts, err)
+	}
+	if exists(dir, "top.yml") {
+		t.Error("top.yml left")
 	}
 }

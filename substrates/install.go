@@ -79,6 +79,13 @@ func (pl *planner) stage(in *installer, newLedger []byte) (staged []string, ledg
 	staged = make([]string, len(pl.writes))
 	for k, i := range pl.writes {
 		f := &pl.out.Files[i]
+		if d := in.newTop(f.Path); d != "" {
+			// Its directory is new: staged in a copy of the tree, placed with the directory.
+			if err := in.stageTree(d, f); err != nil {
+				return nil, "", err
+			}
+			continue
+		}
 		if staged[k], err = in.stageFile(strconv.Itoa(k), f.Data, f.Mode); err != nil {
 			return nil, "", err
 		}
@@ -123,9 +130,20 @@ func (pl *planner) stage(in *installer, newLedger []byte) (staged []string, ledg
 	return staged, ledgerFile, nil
 }
 
-// place renames the staged files into place, applies the mode changes and removes stale files.
+// place renames the staged files into place (a new directory at once, with every file in it),
+// applies the mode changes and removes stale files.
 func (pl *planner) place(in *installer, staged []string) error {
+	for _, d := range in.trees {
+		if err := in.rename(filepath.Join(in.stage, stageTree, filepath.FromSlash(d)), d); err != nil {
+			return err
+		}
+		in.placed = true
+		in.disk.parents[d] = parent{mode: fs.ModeDir | 0o755}
+	}
 	for k, i := range pl.writes {
+		if staged[k] == "" {
+			continue // placed with its directory
+		}
 		p := pl.out.Files[i].Path
 		if err := in.mkdirParents(p); err != nil {
 			return err
@@ -211,8 +229,53 @@ type installer struct {
 	// dirs are the directories whose entries changed, to sync; synced those synced already.
 	dirs   []string
 	synced map[string]bool
-	// unflushed are the staged files not yet synced.
+	// unflushed are the staged files (and directories) not yet synced.
 	unflushed []string
+	// trees are the new directories staged whole under stage/stageTree, in order; treeDirs the
+	// directories made there.
+	trees    []string
+	treeDirs map[string]bool
+}
+
+// stageTree is the stage's copy of the output directory, for the directories an install creates.
+const stageTree = "tree"
+
+// newTop is the outermost parent of p that is not in the output directory ("" when all are): no
+// directory there was looked at, or it was missing, and only this install made directories since.
+func (in *installer) newTop(p string) string {
+	for _, d := range parentDirs(p) {
+		if pa, ok := in.disk.parents[d]; !ok || pa.missing {
+			return d
+		}
+	}
+	return ""
+}
+
+// stageTree stages f at its path in the stage's tree, whose directory top is new.
+func (in *installer) stageTree(top string, f *File) error {
+	if in.treeDirs == nil {
+		in.treeDirs = map[string]bool{}
+	}
+	if !in.treeDirs[top] {
+		in.trees = append(in.trees, top)
+		// Its parents exist in the output directory; in the stage they only hold it.
+		if err := os.MkdirAll(filepath.Join(in.stage, stageTree, filepath.FromSlash(path.Dir(top))), 0o755); err != nil {
+			return fmt.Errorf("staging %s: %w", top, err)
+		}
+	}
+	for _, d := range parentDirs(f.Path) {
+		if len(d) < len(top) || in.treeDirs[d] {
+			continue
+		}
+		full := filepath.Join(in.stage, stageTree, filepath.FromSlash(d))
+		if err := os.Mkdir(full, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("staging %s: %w", d, err)
+		}
+		in.treeDirs[d] = true
+		in.unflushed = append(in.unflushed, full) // its entries are part of the install
+	}
+	_, err := in.stageFile(filepath.Join(stageTree, filepath.FromSlash(f.Path)), f.Data, f.Mode)
+	return err
 }
 
 func (in *installer) abs(p string) string { return filepath.Join(in.dir, filepath.FromSlash(p)) }
