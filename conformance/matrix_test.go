@@ -54,7 +54,7 @@ func TestMatrixCatchesFalseClaims(t *testing.T) {
 			"capability:code:merge":   substrates.Supported, // refused by the validator
 		}},
 		lying{lo, map[string]substrates.Level{
-			"trigger:event": substrates.Supported, // no event source
+			"capability:code:merge": substrates.Supported, // refused by the validator
 		}},
 	}
 	cells, err := Matrix(subs, t.TempDir())
@@ -65,7 +65,7 @@ func TestMatrixCatchesFalseClaims(t *testing.T) {
 		"gh-actions capability:agent:update": "no token permission",
 		"gh-actions field:prelaunch":         "does not realize",
 		"gh-actions capability:code:merge":   "validator refuses",
-		"local trigger:event":                "does not realize",
+		"local capability:code:merge":        "validator refuses",
 	}
 	for _, c := range cells {
 		key := c.Substrate + " " + c.Feature

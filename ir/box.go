@@ -17,8 +17,9 @@ var boxSubKeys = map[string][]string{
 	// after which an unanswered ask is escalated.
 	"human": {"maintainers_var", "sla_minutes"},
 	// The propose effect's cap on the agent pull requests open at once; max_develop_attempts is
-	// read by the reference's PM skill.
-	"autonomy": {"max_open_agent_prs", "max_develop_attempts"},
+	// read by the reference's PM skill; keep lists the files of the repository whose own copy
+	// compile keeps instead of failing (KeepPaths).
+	"autonomy": {"max_open_agent_prs", "max_develop_attempts", "keep"},
 }
 
 var varNameRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
@@ -52,6 +53,8 @@ func (d decoder) boxSection(key string, v *yaml.Node) {
 			if n := d.integer(val, what, "", "e.g. "+k.Value+": 5", "give a small positive number"); n.Pos.IsSet() && n.Value < 1 {
 				d.r.errorf(n.Pos, "give 1 or more, or remove it", "%s %d must be at least 1", what, n.Value)
 			}
+		case "keep":
+			d.keepList(val, what)
 		default:
 			if near := nearest(k.Value, known); near != "" && !slices.Contains(known, k.Value) {
 				d.r.warnf(pos(k), fmt.Sprintf("did you mean %q?", near), "%s is carried verbatim and read by nothing", what)
@@ -60,10 +63,38 @@ func (d decoder) boxSection(key string, v *yaml.Node) {
 	}
 }
 
-// HumanRequiredPaths is policy.box.risk.human_required_paths, then the documents declared for
-// the vision and constitution roles that it does not list already: no agent may silently
-// rewrite the document its own proposals are judged against. The roadmap is not gated: keeping
-// it current is what the strategist proposes.
+// keepList checks policy.box.autonomy.keep: a list of paths relative to the repository root.
+func (d decoder) keepList(n *yaml.Node, what string) {
+	for _, s := range d.strList(n, what, "e.g. keep: [.gitignore]", "") {
+		if _, problem, hint := relPath(s.Value, "the repository root"); problem != "" {
+			d.r.errorf(s.Pos, hint, "%s %q %s", what, s.Value, problem)
+		}
+	}
+}
+
+// KeepPaths is policy.box.autonomy.keep, cleaned: the files of the output directory that compile
+// leaves alone when they already exist there with other content (the repository's own
+// .gitignore, say) instead of refusing to install. Entries Validate rejects are left out.
+func (p *Profile) KeepPaths() []string {
+	n := boxChild(boxChild(p.Policy.Box, "autonomy"), "keep")
+	if n == nil || n.Kind != yaml.SequenceNode {
+		return nil
+	}
+	var out []string
+	for _, c := range n.Content {
+		if c.Kind != yaml.ScalarNode || c.Tag != "!!str" {
+			continue
+		}
+		if clean, problem, _ := relPath(c.Value, ""); problem == "" && !slices.Contains(out, clean) {
+			out = append(out, clean)
+		}
+	}
+	return out
+}
+
+// HumanRequiredPaths is policy.box.risk.human_required_paths, verbatim: the standard carries it
+// "verbatim, never augmented". The governing documents are gated too, as their own list
+// (GoverningDocuments).
 func (p *Profile) HumanRequiredPaths() []string {
 	var out []string
 	if n := boxChild(boxChild(p.Policy.Box, "risk"), "human_required_paths"); n != nil && n.Kind == yaml.SequenceNode {
@@ -73,12 +104,22 @@ func (p *Profile) HumanRequiredPaths() []string {
 			}
 		}
 	}
-	if p.Documents != nil {
-		for _, role := range []string{"vision", "constitution"} {
-			for _, r := range p.Documents.Roles {
-				if r.Name.Value == role && r.Path.Value != "" && !slices.Contains(out, r.Path.Value) {
-					out = append(out, r.Path.Value)
-				}
+	return out
+}
+
+// GoverningDocuments are the documents declared for the vision and constitution roles, each
+// once: no agent may silently rewrite the document its own proposals are judged against, so a
+// change to one needs a maintainer as a human-required path does. The roadmap is not gated:
+// keeping it current is what the strategist proposes.
+func (p *Profile) GoverningDocuments() []string {
+	var out []string
+	if p.Documents == nil {
+		return nil
+	}
+	for _, role := range []string{"vision", "constitution"} {
+		for _, r := range p.Documents.Roles {
+			if r.Name.Value == role && r.Path.Value != "" && !slices.Contains(out, r.Path.Value) {
+				out = append(out, r.Path.Value)
 			}
 		}
 	}

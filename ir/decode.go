@@ -20,7 +20,7 @@ var (
 	documentsKeys = []string{"roles"}
 	// sharedBoxKeys are the keys of policy.box this tool reads whatever the target; each
 	// registered target owns more (boxKeys).
-	sharedBoxKeys = []string{"risk", "human", "autonomy", "tracker", "mcp"}
+	sharedBoxKeys = []string{"risk", "human", "autonomy", "tracker", "mcp", "cli", "web"}
 )
 
 // boxKeys are the keys of policy.box this tool and its substrates read.
@@ -429,6 +429,10 @@ func (d decoder) boxKey(p *Policy, k, v *yaml.Node) {
 		d.boxSection(key, v)
 	case "mcp":
 		d.boxMCP(p, v)
+	case "cli":
+		d.boxCLI(p, v) // cli.go
+	case "web":
+		d.boxWeb(p, v) // cli.go
 	case "risk":
 		if !d.mapping(v, "policy.box.risk", "e.g. risk: { human_required_paths: [\".github/workflows/**\"] }") {
 			return

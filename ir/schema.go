@@ -125,8 +125,16 @@ func JSONSchema() []byte {
 					"autonomy": obj{"type": []string{"object", "null"}, "properties": obj{
 						"max_open_agent_prs":   positive,
 						"max_develop_attempts": positive,
+						"keep":                 obj{"type": []string{"array", "null"}, "items": obj{"type": "string", "minLength": 1, "pattern": `^[^/\\]`}, "description": "files of the repository compile keeps when they exist with other content"},
 					}},
 					"mcp": mcpSchema(positive),
+					"web": obj{"type": []string{"object", "null"}, "additionalProperties": false, "description": "the hosts workflow playbooks' web steps may fetch from (none: no web step runs)", "properties": obj{
+						"allow": obj{"type": []string{"array", "null"}, "minItems": 1, "items": obj{"type": "string", "pattern": hostRe.String()}},
+					}},
+					"cli": obj{"type": []string{"object", "null"}, "additionalProperties": false, "description": "the programs workflow playbooks' cli steps may run (allow: only these) and never run (deny)", "properties": obj{
+						"allow": obj{"type": []string{"array", "null"}, "minItems": 1, "items": obj{"type": "string", "pattern": programRe.String()}},
+						"deny":  obj{"type": []string{"array", "null"}, "items": obj{"type": "string", "pattern": programRe.String()}},
+					}},
 				})},
 			}},
 			"documents": obj{"type": "object", "additionalProperties": false, "properties": obj{

@@ -170,6 +170,11 @@ type Policy struct {
 	TaskStates []TaskState
 	// MCP is policy.box.mcp.servers: the MCP servers workflow playbooks' mcp steps may call.
 	MCP []MCPServer
+	// CLI is policy.box.cli: the programs workflow playbooks' cli steps may run; nil when not set.
+	CLI *CLIPolicy
+	// Web is policy.box.web: the hosts workflow playbooks' web steps may fetch from; nil when not
+	// set (no web step runs).
+	Web *WebPolicy
 }
 
 // TaskState maps one lifecycle state to the tracker's name for it.

@@ -9,6 +9,8 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/ir/resolved"
+	"github.com/autonomyhq/autonomy/playbook/engine"
 	"github.com/autonomyhq/autonomy/playbook/overlay"
 )
 
@@ -87,6 +89,10 @@ func Profile(p *ir.Profile) (*ProfilePlaybooks, ir.Diagnostics) {
 	}
 	diags = append(diags, checkVerification(p, pp.Result.Capsules)...)
 	diags = append(diags, checkMCP(p, pp.Result.Workflows)...)
+	for _, w := range pp.Result.Workflows {
+		diags = append(diags, engine.CheckCLI(w, resolved.CLIOf(p.Policy))...)
+		diags = append(diags, engine.CheckWeb(w, resolved.WebOf(p.Policy))...)
+	}
 	for _, f := range pp.Result.Failures {
 		diags = append(diags, ir.Diagnostic{File: f.Path, Pos: ir.Pos{Line: 1, Col: 1}, Severity: ir.Error, Message: "cannot be read: " + f.Error})
 	}

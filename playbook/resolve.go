@@ -26,13 +26,14 @@ func Resolve(p *ir.Profile) (*resolved.Profile, ir.Diagnostics) {
 		b := &resolved.Behavior{File: filepath.Join(p.Dir, filepath.FromSlash(file))}
 		switch f {
 		case Capsule:
-			b.Kind, b.Verification = resolved.Capsule, pp.VerificationMethod(p, file)
+			b.Kind = resolved.Capsule
+			b.Lifecycle, b.Verification = pp.Lifecycle(p, file)
 		case Steps:
 			b.Kind = resolved.Steps
 			resolveSteps(b)
 		case Workflow:
 			b.Kind = resolved.Workflow
-			resolveWorkflow(b)
+			resolveWorkflow(b, resolved.CLIOf(p.Policy), resolved.WebOf(p.Policy))
 		}
 		r.Behaviors[file] = b
 	}
@@ -84,7 +85,7 @@ func firstElicit(ss []*steps.Step) *steps.Elicit {
 }
 
 // resolveWorkflow parses a workflow playbook into the steps a substrate compiles.
-func resolveWorkflow(b *resolved.Behavior) {
+func resolveWorkflow(b *resolved.Behavior, cli *resolved.CLIPolicy, web *resolved.WebPolicy) {
 	data, err := os.ReadFile(b.File)
 	if err != nil {
 		return
@@ -112,7 +113,9 @@ func resolveWorkflow(b *resolved.Behavior) {
 	}
 	out := &resolved.WorkflowPlaybook{File: b.File}
 	for _, s := range w.Steps {
-		out.Steps = append(out.Steps, workflowStep(s, ids, args))
+		st := workflowStep(s, ids, args)
+		st.Spec.CLI, st.Spec.Web = cli, web
+		out.Steps = append(out.Steps, st)
 	}
 	b.Workflow = out
 }
@@ -128,6 +131,16 @@ func workflowStep(s *workflow.Step, ids []string, args map[string]*string) *reso
 		Approval: s.IsApproval(), Steps: ids, Secrets: stepSecrets(s), Args: args}
 	for _, ev := range s.Env {
 		spec.Env = append(spec.Env, [2]string{ev.Name.Value, ev.Value.Value})
+	}
+	if s.Schema != nil {
+		spec.Schema, _ = json.Marshal(s.Schema) // JSON values from the YAML: they marshal
+	}
+	if pc := s.PostconditionStep(); pc != nil {
+		pargv, perr := engine.Words(pc.Rest)
+		spec.Postcondition = &resolved.Command{Namespace: pc.Namespace, Argv: pargv}
+		if err == nil {
+			err = perr
+		}
 	}
 	out := &resolved.WorkflowStep{Spec: spec, Pos: s.Pos, CommandPos: s.Command.Pos}
 	if err != nil {

@@ -93,3 +93,24 @@ func overlayFile(slug, target string) string {
 	return "---\nschema: playbooks/v1\nslug: " + slug + "\ntitle: T.\ntargets:\n  - " + target +
 		"\nkind: overlay\npriority: 50\nupdated_at: 2026-01-01\nevidence:\n  - { kind: work-item, ref: \"#1\", note: n }\nstatus: active\n---\n\nBe brief.\n"
 }
+
+// A workflow step's schema and postcondition reach the spec a compiled job runs the step from.
+func TestResolveStepChecks(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "ir.yml"), []byte("schema: autonomy.ir.v1\ntargets: [gh-actions]\nactors:\n  w:\n    behavior: flows/w.yml\n    triggers: [{ dispatch: true }]\n"), 0o644)
+	os.MkdirAll(filepath.Join(dir, "flows"), 0o755)
+	os.WriteFile(filepath.Join(dir, "flows/w.yml"), []byte("name: w\nsteps:\n  - id: a\n    command: cli echo '{}'\n    schema: { type: object, required: [n] }\n    postcondition: cli test -d 'a dir'\n"), 0o644)
+	p, diags, err := ir.Check(dir)
+	if err != nil || diags.HasErrors() {
+		t.Fatalf("%v %s", err, diags)
+	}
+	r, diags := Resolve(p)
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	spec := r.Behaviors["flows/w.yml"].Workflow.Steps[0].Spec
+	if string(spec.Schema) != `{"required":["n"],"type":"object"}` || spec.Postcondition == nil ||
+		spec.Postcondition.Namespace != "cli" || len(spec.Postcondition.Argv) != 3 || spec.Postcondition.Argv[2] != "a dir" {
+		t.Fatalf("spec %+v %+v", spec, spec.Postcondition)
+	}
+}

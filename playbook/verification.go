@@ -38,6 +38,9 @@ func checkVerification(p *ir.Profile, caps []*capsule.Playbook) ir.Diagnostics {
 	var diags ir.Diagnostics
 	for _, a := range p.Actors {
 		c := byFile[filepath.Clean(filepath.Join(p.Dir, filepath.FromSlash(a.BehaviorFile)))]
+		if c != nil {
+			c, _ = capsule.Successor(caps, c) // a new run follows a superseded playbook's successor
+		}
 		if c == nil || c.Verification.Value == "" || path.Base(a.BehaviorFile) == ir.SkillFile {
 			continue
 		}
@@ -59,19 +62,4 @@ func checkVerification(p *ir.Profile, caps []*capsule.Playbook) ir.Diagnostics {
 		}
 	}
 	return diags
-}
-
-// VerificationMethod is the ## Verification method of the capsule playbook at behaviorFile (a
-// behavior of the profile, relative to its directory), or "" when it is none.
-func (pp *ProfilePlaybooks) VerificationMethod(p *ir.Profile, behaviorFile string) string {
-	if pp == nil || pp.Result == nil || pp.Behaviors[behaviorFile] != Capsule {
-		return ""
-	}
-	want := filepath.Clean(filepath.Join(p.Dir, filepath.FromSlash(behaviorFile)))
-	for _, c := range pp.Result.Capsules {
-		if filepath.Clean(c.File) == want {
-			return c.Verification.Value
-		}
-	}
-	return ""
 }

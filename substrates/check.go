@@ -53,7 +53,9 @@ type Drift struct {
 // Check compares out with what is in dir, as `autonomy check` does in CI to fail a pull request
 // whose generated files drift from the profile. It reads the target's ledger to find stale files,
 // and never follows a symbolic link below dir: a link is itself drift, since a compile would
-// refuse to write through it. The drifts are sorted by path; none means dir is up to date.
+// refuse to write through it. A file whose header names the profile by another path but whose
+// body is the same is not drift (a compile from an identical copy of the profile), nor is a file
+// of out.Keep that is on disk. The drifts are sorted by path; none means dir is up to date.
 func Check(dir string, out *Output) ([]Drift, error) {
 	if err := Validate(out); err != nil {
 		return nil, err
@@ -91,9 +93,15 @@ func Check(dir string, out *Output) ([]Drift, error) {
 			drifts = append(drifts, Drift{Path: f.Path, Kind: Missing})
 			continue
 		}
+		if slices.Contains(out.Keep, f.Path) {
+			continue // the user's own file, kept (policy.box.autonomy.keep, compile --keep)
+		}
 		data, err := d.read(f.Path)
 		if err != nil {
 			return nil, err
+		}
+		if e.mode.Perm() == f.Mode && sameButSource(data, f.Data) {
+			continue
 		}
 		diff := UnifiedDiff(f.Path, data, f.Data)
 		if e.mode.Perm() != f.Mode {

@@ -21,6 +21,7 @@ func Compile(s Substrate, r *resolved.Profile, dir string) (Output, error) {
 		return Output{}, err
 	}
 	Stamp(&out, sourcePath(r.Profile.File, dir))
+	out.Keep = r.Profile.KeepPaths()
 	return out, nil
 }
 
@@ -61,22 +62,27 @@ func compile(s Substrate, r *resolved.Profile) (Output, error) {
 	return out, nil
 }
 
-// sourcePath is the profile file as the header names it: relative to the output directory and
-// slash-separated, so the same checkout compiles to the same bytes on every machine.
+// sourcePath is the profile file as the header names it, slash-separated, by a path that does not
+// depend on where the profile was compiled from: relative to the output directory when the
+// profile is inside it (committed in the repository it installs into, so every clone reads the
+// same), else its folder's name and file name ("sdlc/ir.yml"), the same for an identical copy of
+// the profile anywhere on any machine.
 func sourcePath(file, dir string) string {
 	absFile, err := filepath.Abs(file)
 	if err != nil {
 		return filepath.Base(file)
 	}
 	absDir, err := filepath.Abs(dir)
-	if err != nil {
-		return filepath.Base(file)
+	if err == nil {
+		if rel, err := filepath.Rel(absDir, absFile); err == nil && filepath.IsLocal(rel) {
+			return filepath.ToSlash(rel)
+		}
 	}
-	rel, err := filepath.Rel(absDir, absFile)
-	if err != nil {
-		return filepath.Base(file) // another volume: no relative path exists
+	parent := filepath.Base(filepath.Dir(absFile))
+	if parent == "." || parent == string(filepath.Separator) || filepath.VolumeName(parent) == parent {
+		return filepath.Base(absFile) // a profile at the root of a file system
 	}
-	return filepath.ToSlash(rel)
+	return parent + "/" + filepath.Base(absFile)
 }
 
 // Use is one place a profile relies on a feature that a substrate may support only in part.

@@ -94,6 +94,29 @@ func (c *copier) resolve(src string) (string, error) {
 	return real, nil
 }
 
+// copySuccessors installs, for each actor whose behavior is a superseded capsule playbook, the
+// successor a new run follows (resolved.Lifecycle), at its path in the profile.
+func copySuccessors(r *resolved.Profile, dataDir string, copied map[string]bool, add func(f File, producer string, pos ir.Pos)) ir.Diagnostics {
+	var diags ir.Diagnostics
+	for _, a := range r.Profile.Actors {
+		lc := r.Behavior(a).Lifecycle
+		if lc == nil || lc.Successor == "" || copied[lc.Successor] {
+			continue
+		}
+		copied[lc.Successor] = true
+		files, err := Copy(r.Profile.Dir, lc.Successor, dataDir+"/"+lc.Successor)
+		if err != nil {
+			diags = append(diags, ir.Diagnostic{File: r.Profile.File, Pos: a.Behavior.Pos, Severity: ir.Error,
+				Message: fmt.Sprintf("actor %q: the successor %s of its superseded behavior cannot be copied: %v", a.Name.Value, lc.Successor, err), Hint: "fix the file, then compile again"})
+			continue
+		}
+		for _, f := range files {
+			add(f, "the successor "+lc.Successor+" of "+a.BehaviorFile, a.Behavior.Pos)
+		}
+	}
+	return diags
+}
+
 // CopyProfile installs every behavior (a skill's whole folder, or a script, made executable)
 // and the overlay package (see copyOverlays) under dataDir at their paths in the profile, and
 // every resource at its install path, calling add
@@ -122,6 +145,7 @@ func CopyProfile(r *resolved.Profile, target, dataDir string, add func(f File, p
 			add(f, "the behavior "+src, a.Behavior.Pos)
 		}
 	}
+	diags = append(diags, copySuccessors(r, dataDir, copied, add)...)
 	diags = append(diags, copyOverlays(r, dataDir, copied, add)...)
 	for _, r := range p.ResourceFiles {
 		if r.Path == dataDir || strings.HasPrefix(r.Path, dataDir+"/") {

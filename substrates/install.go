@@ -187,9 +187,11 @@ func (pl *planner) settle(in *installer, ledgerFile string) error {
 
 // ledgerRows lists the Output's files as the ledger records them.
 func (pl *planner) ledgerRows() []ledgerRow {
-	rows := make([]ledgerRow, len(pl.out.Files))
+	rows := make([]ledgerRow, 0, len(pl.out.Files))
 	for i, f := range pl.out.Files {
-		rows[i] = ledgerRow{path: f.Path, hash: pl.hashes[i], mode: modeString(f.Mode)}
+		if !pl.kept[i] {
+			rows = append(rows, ledgerRow{path: f.Path, hash: pl.hashes[i], mode: modeString(f.Mode)})
+		}
 	}
 	return rows
 }

@@ -14,13 +14,19 @@ import (
 // governance knobs skills read (max_develop_attempts, the tracker's settings, …), carried whole.
 const PolicyPath = ".autonomy/policy.json"
 
+// GoverningDocumentsKey is the member of PolicyPath listing the governing documents (the
+// vision and constitution of documents.roles) that the human gate holds beside
+// policy.box.risk.human_required_paths.
+const GoverningDocumentsKey = "governingDocuments"
+
 // PolicyEnv is the env var that gives an agent the path of PolicyPath.
 const PolicyEnv = "AUTONOMY_POLICY"
 
 // PolicyFile is the profile's whole policy block as JSON, in the order the profile wrote it:
 // maxConcurrent and box, every key of box carried (a key nothing reads is never refused), a null
-// value left out (null means "not set"), and policy.box.risk.human_required_paths with the
-// documents it gates automatically (ir.Profile.HumanRequiredPaths).
+// value left out (null means "not set"), policy.box.risk.human_required_paths verbatim (never
+// augmented), and, when the profile declares any, the governing documents the human gate also
+// holds as their own member, governingDocuments (ir.Profile.GoverningDocuments).
 func PolicyFile(p *ir.Profile) File {
 	var b bytes.Buffer
 	b.WriteString("{\n")
@@ -43,46 +49,20 @@ func PolicyFile(p *ir.Profile) File {
 	if box == nil || box.Kind != yaml.MappingNode {
 		box = &yaml.Node{Kind: yaml.MappingNode}
 	}
-	writePolicy(&b, withHumanPaths(box, p.HumanRequiredPaths()), 1)
+	writePolicy(&b, box, 1)
+	if docs := p.GoverningDocuments(); len(docs) > 0 {
+		member(GoverningDocumentsKey)
+		b.WriteString("[")
+		for i, d := range docs {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			writeJSONString(&b, d)
+		}
+		b.WriteString("]")
+	}
 	b.WriteString("\n}\n")
 	return File{Path: PolicyPath, Data: b.Bytes(), Mode: 0o644, Header: JSONHeader}
-}
-
-// withHumanPaths returns box with risk.human_required_paths replaced by paths (box unchanged
-// when they are the same); the profile's tree is never modified.
-func withHumanPaths(box *yaml.Node, paths []string) *yaml.Node {
-	if len(paths) == 0 {
-		return box
-	}
-	list := &yaml.Node{Kind: yaml.SequenceNode}
-	for _, s := range paths {
-		list.Content = append(list.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s})
-	}
-	out := *box
-	out.Content = append([]*yaml.Node(nil), box.Content...)
-	for i := 0; i+1 < len(out.Content); i += 2 {
-		if out.Content[i].Value != "risk" {
-			continue
-		}
-		risk := *out.Content[i+1]
-		if risk.Kind != yaml.MappingNode {
-			risk = yaml.Node{Kind: yaml.MappingNode}
-		}
-		risk.Content = append([]*yaml.Node(nil), risk.Content...)
-		for j := 0; j+1 < len(risk.Content); j += 2 {
-			if risk.Content[j].Value == "human_required_paths" {
-				risk.Content[j+1] = list
-				out.Content[i+1] = &risk
-				return &out
-			}
-		}
-		risk.Content = append(risk.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "human_required_paths"}, list)
-		out.Content[i+1] = &risk
-		return &out
-	}
-	risk := &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{{Kind: yaml.ScalarNode, Tag: "!!str", Value: "human_required_paths"}, list}}
-	out.Content = append(out.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "risk"}, risk)
-	return &out
 }
 
 // writePolicy writes n as indented JSON, mapping keys in the profile's order and null mapping

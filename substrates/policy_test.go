@@ -12,7 +12,8 @@ import (
 )
 
 // TestPolicyFile: the whole policy block reaches the agents as JSON in the profile's order, with
-// keys nothing reads carried, null values left out, and the governing documents gated.
+// keys nothing reads carried, null values left out, human_required_paths verbatim (never
+// augmented) and the governing documents as their own member.
 func TestPolicyFile(t *testing.T) {
 	dir := t.TempDir()
 	must := func(err error) {
@@ -57,9 +58,10 @@ policy:
 			"zeta":    map[string]any{"nested": []any{1.0, 2.5, "x", true, nil}, "<html>": "a & b"},
 			"tracker": map[string]any{"ztrackPreset": "simple-gh-sdlc"},
 			"human":   map[string]any{"maintainers_var": "PUBLIC_AGENT_MAINTAINERS"},
-			"risk":    map[string]any{"human_required_paths": []any{".github/workflows/**", "docs/VISION.md", "docs/CONSTITUTION.md"}},
+			"risk":    map[string]any{"human_required_paths": []any{".github/workflows/**", "docs/VISION.md"}},
 			"alpha":   1.0,
 		},
+		"governingDocuments": []any{"docs/VISION.md", "docs/CONSTITUTION.md"},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("policy.json =\n%s\nwant %v", f.Data, want)
@@ -68,8 +70,8 @@ policy:
 	if s := string(f.Data); strings.Index(s, `"zeta"`) > strings.Index(s, `"alpha"`) || !strings.Contains(s, `"a & b"`) {
 		t.Errorf("order or escaping lost:\n%s", s)
 	}
-	// The profile itself is not modified by the gate.
-	if got := p.HumanRequiredPaths(); len(got) != 3 {
+	// human_required_paths is the profile's, verbatim; the governing documents are their own list.
+	if got := p.HumanRequiredPaths(); !reflect.DeepEqual(got, []string{".github/workflows/**", "docs/VISION.md"}) {
 		t.Errorf("HumanRequiredPaths = %q", got)
 	}
 	if again := PolicyFile(p); string(again.Data) != string(f.Data) {

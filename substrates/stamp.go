@@ -158,6 +158,18 @@ func ReadHeader(data []byte) (h Header, ok bool) {
 	return Header{}, false
 }
 
+// sameButSource reports whether onDisk and compiled are the same generated file but for the
+// profile path their headers name: both carry an intact header of one style over one body. A
+// compile from an identical copy of the profile in another folder is no drift.
+func sameButSource(onDisk, compiled []byte) bool {
+	a, ok := ReadHeader(onDisk)
+	if !ok || !a.Intact {
+		return false
+	}
+	b, ok := ReadHeader(compiled)
+	return ok && b.Intact && a.Style == b.Style && a.Hash == b.Hash
+}
+
 func readHashHeader(data []byte) (Header, []byte, bool) {
 	first, rest, ok := cutLine(data)
 	if !ok || len(first) < len("# "+headerLead)+len(headerTail) ||

@@ -87,4 +87,9 @@ type Output struct {
 	// jobs could not install the autonomy compiling them. `compile` refuses to write such an
 	// output (a dry run prints them as warnings); validate and check do not report them.
 	Blockers ir.Diagnostics
+	// Keep are paths of Files (slash-separated, relative to the output directory) whose file on
+	// disk, when it exists with other content, is the user's to keep: Write leaves it and does
+	// not record it as generated, and Check does not count it as drift. Compile fills it from
+	// policy.box.autonomy.keep; `compile --keep` adds to it.
+	Keep []string
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/autonomyhq/autonomy/internal/cliout"
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/substrates"
 )
@@ -15,6 +16,7 @@ import (
 func newCheck() *cobra.Command {
 	var target, dir, format string
 	var strict, verbose bool
+	var keep []string
 	cmd := &cobra.Command{
 		Use:   "check PROFILE [--target T] [--dir DIR]",
 		Short: "Fail when the generated files in a directory drift from the profile",
@@ -25,18 +27,22 @@ target, no longer produced by the profile). Run it in CI so a pull request that 
 generated workflow by hand, or changes the profile without compiling, fails.
 
 --target may be omitted when the profile declares exactly one target. --strict makes warnings
-fail: the files are still compared, and any warning exits 1. --format json prints the drift, the
-warnings and, when check fails, why (failure).
+fail: the files are still compared, and any warning exits 1. A file kept with --keep PATH (or
+policy.box.autonomy.keep) is not compared when it is on disk. --format json prints the drift, the
+warnings and, when check fails, why (failure). --format github prints every drifted file and
+warning as a GitHub Actions annotation; --format sarif as a SARIF 2.1.0 log (rules: drift,
+profile).
 
 Exit codes: 0 up to date, 1 drift found (or the profile has errors, or warnings with --strict),
 2 usage or I/O error.`,
 		Example: `  autonomy check profiles/sdlc --target gh-actions
   autonomy check autonomy --target gh-actions --dir .
   autonomy check profiles/hello --target local --dir ../fleet --format json
-  autonomy check profiles/release-gate --target gh-actions --strict`,
+  autonomy check profiles/release-gate --target gh-actions --strict
+  autonomy check profiles/hello --target local --format github`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkFormat(format, "text", "json"); err != nil {
+			if err := checkFormat(format, "text", "json", "github", "sarif"); err != nil {
 				return err
 			}
 			out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
@@ -46,6 +52,9 @@ Exit codes: 0 up to date, 1 drift found (or the profile has errors, or warnings 
 			}
 			output, err := compileTo(sub, p, dir, errOut, verbose)
 			if err != nil {
+				return err
+			}
+			if err := applyKeep(&output, keep); err != nil {
 				return err
 			}
 			drifts, err := substrates.Check(dir, &output)
@@ -62,8 +71,15 @@ Exit codes: 0 up to date, 1 drift found (or the profile has errors, or warnings 
 				fmt.Fprintf(errOut, "%s: %s up to date in %s\n", sub.Name(), count(len(output.Files), "generated file"), dir)
 				fail = strictly(strict, len(warnings), p.File, "")
 			}
-			if format == "json" {
+			switch format {
+			case "json":
 				if err := writeCheckJSON(out, checkReport{Target: sub.Name(), Dir: dir, Drift: drifts, Warnings: warnings}, fail); err != nil {
+					return err
+				}
+				return fail
+			case "github", "sarif":
+				findings := append(driftFindings(drifts, dir), diagFindings(warnings)...)
+				if err := writeFindings(out, format, []cliout.Rule{ruleProfile, ruleDrift}, findings); err != nil {
 					return err
 				}
 				return fail
@@ -75,9 +91,10 @@ Exit codes: 0 up to date, 1 drift found (or the profile has errors, or warnings 
 	}
 	targetFlag(cmd.Flags(), &target, "", "the substrate to check; optional when the profile declares one target")
 	dirFlag(cmd.Flags(), &dir, "", ".", "the directory holding the installed files")
-	cmd.Flags().StringVar(&format, "format", "text", "output format: text or json")
+	cmd.Flags().StringVar(&format, "format", "text", "output format: text, json, github (workflow-command annotations) or sarif (SARIF 2.1.0)")
 	cmd.Flags().BoolVar(&strict, "strict", false, strictUsage)
 	cmd.Flags().BoolVar(&verbose, "verbose", false, verboseUsage)
+	keepFlag(cmd.Flags(), &keep)
 	return cmd
 }
 

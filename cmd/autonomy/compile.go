@@ -19,8 +19,9 @@ import (
 )
 
 func newCompile() *cobra.Command {
-	var target, dir string
-	var force, dryRun, strict, verbose bool
+	var target, dir, format string
+	var force, dryRun, strict, verbose, watchFlag bool
+	var keep []string
 	cmd := &cobra.Command{
 		Use:   "compile PROFILE [--target T] [--dir DIR]",
 		Short: "Compile a profile onto a substrate and install the result in a directory",
@@ -34,10 +35,25 @@ produces are deleted; a file autonomy did not generate is never touched. A gener
 by hand is not overwritten unless --force is given. What autonomy generated, per target, is
 recorded in DIR/.autonomy/generated/<target>.json.
 
+A file the profile installs that already exists in DIR with other content (your repository's own
+.gitignore, say) is refused unless you keep yours: --keep PATH (repeatable), or list it in the
+profile's policy.box.autonomy.keep so that compile and check agree. A kept file is left as it is,
+reported as "kept", and not recorded as generated. A document documents.roles names that is not
+in DIR draws a warning.
+
 --target may be omitted when the profile declares exactly one target. A target the profile does
 not declare is compiled with a warning.
 
 --strict makes warnings fail: a profile or compile with any warning installs nothing and exits 1.
+
+--watch compiles, then compiles again each time a file of the profile's directory changes (it
+looks every 0.3 s), printing each result; a compile that fails is printed and the watch goes on.
+Ctrl-C (SIGINT) or SIGTERM ends it, with exit 0.
+
+--format json prints {"target", "dir", "dryRun", "plan": [{"path", "op"}], "conflicts":
+[{"path", "problem", "hint"}], "warnings": [...], "failure"} once compile gets to the install
+(op: create, update, delete, unchanged, kept); a profile with errors prints its diagnostics on
+stderr, as in text.
 
 A gh-actions install is refused (exit 1, nothing written) when its trusted jobs could not
 install this autonomy: a build from a working tree with uncommitted changes, or one with no VCS
@@ -48,53 +64,19 @@ Exit codes: 0 installed (or nothing to change), 1 the profile has errors (or war
 		Example: `  autonomy compile profiles/sdlc --target gh-actions --dir .
   autonomy compile profiles/hello --target local --dry-run
   autonomy compile profiles/sdlc --target gh-actions --dir ../my-repo --force
-  autonomy compile profiles/hello --target local --strict --dry-run`,
+  autonomy compile profiles/hello --target local --strict --dry-run
+  autonomy compile profiles/sdlc --target gh-actions --dir ../my-repo --keep .gitignore
+  autonomy compile profiles/hello --target local --dry-run --format json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
-			p, sub, warnings, err := loadFor(args[0], target, "compiled", errOut, verbose)
-			if err != nil {
+			if err := checkFormat(format, "text", "json"); err != nil {
 				return err
 			}
-			output, err := compileTo(sub, p, dir, errOut, verbose)
-			if err != nil {
-				return err
+			o := compileOpts{profile: args[0], target: target, dir: dir, format: format, force: force, dryRun: dryRun, strict: strict, verbose: verbose, keep: keep}
+			if watchFlag {
+				return watchCompile(cmd, o)
 			}
-			if err := strictly(strict, len(warnings)+len(output.Warnings), p.File, "compiled"); err != nil {
-				return err
-			}
-			if err := blocked(output, dryRun, errOut); err != nil {
-				return err
-			}
-			if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
-				if dryRun {
-					// The directory would be created empty: every file is new.
-					plan := make(substrates.Plan, len(output.Files))
-					for i, f := range output.Files {
-						plan[i] = substrates.Change{Path: f.Path, Op: substrates.Create}
-					}
-					printPlan(out, errOut, plan, sub.Name(), dir, true)
-					return nil
-				}
-				// Like go build -o: the installation directory is created when missing.
-				if err := os.MkdirAll(dir, 0o755); err != nil {
-					return usageError("%v", err)
-				}
-			}
-			waiting := func() {
-				fmt.Fprintf(errOut, "autonomy: another compile is installing into %s; waiting for it (up to %s)\n", dir, substrates.DefaultLockWait)
-			}
-			plan, err := substrates.Write(dir, &output, substrates.WriteOptions{Force: force, DryRun: dryRun, Waiting: waiting})
-			var conflicts *substrates.ConflictError
-			switch {
-			case errors.As(err, &conflicts):
-				fmt.Fprintln(errOut, conflicts.Error())
-				return &exitError{Code: exitProblems, Msg: "nothing was written"}
-			case err != nil:
-				return usageError("%v", err)
-			}
-			printPlan(out, errOut, plan, sub.Name(), dir, dryRun)
-			return nil
+			return compileOnce(cmd.OutOrStdout(), cmd.ErrOrStderr(), o)
 		},
 	}
 	targetFlag(cmd.Flags(), &target, "", "the substrate to compile for ("+strings.Join(registry.Names(), ", ")+"); optional when the profile declares one target")
@@ -103,7 +85,68 @@ Exit codes: 0 installed (or nothing to change), 1 the profile has errors (or war
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "list what would change and write nothing")
 	cmd.Flags().BoolVar(&strict, "strict", false, strictUsage)
 	cmd.Flags().BoolVar(&verbose, "verbose", false, verboseUsage)
+	keepFlag(cmd.Flags(), &keep)
+	cmd.Flags().StringVar(&format, "format", "text", "output format: text, or json (the plan, conflicts and warnings on stdout)")
+	cmd.Flags().BoolVar(&watchFlag, "watch", false, "compile again each time a file of the profile changes, until interrupted (Ctrl-C)")
 	return cmd
+}
+
+// compileOpts are compile's flags.
+type compileOpts struct {
+	profile, target, dir, format   string
+	force, dryRun, strict, verbose bool
+	keep                           []string
+}
+
+// compileOnce validates, compiles and installs once, printing as compile does.
+func compileOnce(out, errOut io.Writer, o compileOpts) error {
+	p, sub, warnings, err := loadFor(o.profile, o.target, "compiled", errOut, o.verbose)
+	if err != nil {
+		return err
+	}
+	output, err := compileTo(sub, p, o.dir, errOut, o.verbose)
+	if err != nil {
+		return err
+	}
+	if err := applyKeep(&output, o.keep); err != nil {
+		return err
+	}
+	docs := substrates.MissingDocuments(p.Profile, o.dir, &output)
+	fmt.Fprint(errOut, docs.String())
+	if err := strictly(o.strict, len(warnings)+len(output.Warnings)+len(docs), p.File, "compiled"); err != nil {
+		return err
+	}
+	if err := blocked(output, o.dryRun, errOut); err != nil {
+		return err
+	}
+	rep := &compileReport{Target: sub.Name(), Dir: o.dir, DryRun: o.dryRun, format: o.format,
+		Warnings: append(append(append(ir.Diagnostics{}, warnings...), output.Warnings...), docs...)}
+	if _, err := os.Stat(o.dir); errors.Is(err, fs.ErrNotExist) {
+		if o.dryRun {
+			// The directory would be created empty: every file is new.
+			plan := make(substrates.Plan, len(output.Files))
+			for i, f := range output.Files {
+				plan[i] = substrates.Change{Path: f.Path, Op: substrates.Create}
+			}
+			return rep.emit(out, errOut, plan)
+		}
+		// Like go build -o: the installation directory is created when missing.
+		if err := os.MkdirAll(o.dir, 0o755); err != nil {
+			return usageError("%v", err)
+		}
+	}
+	waiting := func() {
+		fmt.Fprintf(errOut, "autonomy: another compile is installing into %s; waiting for it (up to %s)\n", o.dir, substrates.DefaultLockWait)
+	}
+	plan, err := substrates.Write(o.dir, &output, substrates.WriteOptions{Force: o.force, DryRun: o.dryRun, Waiting: waiting})
+	var conflicts *substrates.ConflictError
+	switch {
+	case errors.As(err, &conflicts):
+		return rep.refused(out, errOut, conflicts)
+	case err != nil:
+		return usageError("%v", err)
+	}
+	return rep.emit(out, errOut, plan)
 }
 
 // blocked prints what makes the output unfit to install (the gh-actions jobs could not install
@@ -244,22 +287,30 @@ func printPlan(stdout, errOut io.Writer, plan substrates.Plan, target, dir strin
 	counts := map[substrates.Op]int{}
 	for _, c := range plan {
 		counts[c.Op]++
-		if c.Op == substrates.Keep {
+		verb, tail := c.Op.String(), ""
+		switch {
+		case c.Op == substrates.Keep:
 			continue
+		case c.Op == substrates.Kept && dryRun:
+			verb, tail = "keep", " (yours, left as it is)"
+		case c.Op == substrates.Kept:
+			tail = " (yours, left as it is)"
 		}
-		verb := c.Op.String()
 		if dryRun {
 			verb = "would " + verb
 		}
-		fmt.Fprintf(out, "%s %s\n", verb, filepath.ToSlash(filepath.Join(dir, c.Path)))
+		fmt.Fprintf(out, "%s %s%s\n", verb, filepath.ToSlash(filepath.Join(dir, c.Path)), tail)
 	}
 	_ = out.Flush() // before the summary on stderr; a closed stdout is not the install's failure
-	prefix := ""
+	prefix, kept := "", ""
 	if dryRun {
 		prefix = "dry run, nothing written: "
 	}
-	fmt.Fprintf(errOut, "%s%s: %d created, %d updated, %d deleted, %d unchanged in %s\n", prefix, target,
-		counts[substrates.Create], counts[substrates.Update], counts[substrates.Delete], counts[substrates.Keep], dir)
+	if n := counts[substrates.Kept]; n > 0 {
+		kept = fmt.Sprintf(", %d kept", n)
+	}
+	fmt.Fprintf(errOut, "%s%s: %d created, %d updated, %d deleted, %d unchanged%s in %s\n", prefix, target,
+		counts[substrates.Create], counts[substrates.Update], counts[substrates.Delete], counts[substrates.Keep], kept, dir)
 }
 
 func contains(list []string, s string) bool {

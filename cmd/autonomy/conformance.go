@@ -7,10 +7,12 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/autonomyhq/autonomy/conformance"
+	"github.com/autonomyhq/autonomy/internal/cliout"
 	"github.com/autonomyhq/autonomy/substrates"
 	"github.com/autonomyhq/autonomy/substrates/registry"
 )
@@ -58,7 +60,9 @@ error.`,
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			stopProgress := cliout.Progress(cmd.ErrOrStderr(), "conformance: running the battery", cliout.ProgressAfter, time.Second)
 			rep, err := runConformance(ctx, subs, targets)
+			stopProgress()
 			if err != nil {
 				return usageError("%v", err)
 			}

@@ -4,7 +4,9 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -21,8 +23,8 @@ actors:
 // records nothing; doctor says the same and what else to fix.
 func TestMissingAgentCLI(t *testing.T) {
 	dir := runnerFleet(t, codexFleet, map[string]string{"skills/develop/SKILL.md": "# develop\n"})
-	empty := t.TempDir()
-	env := []string{"PATH=" + empty, "OPENAI_API_KEY="}
+	empty, noCache := t.TempDir(), t.TempDir()
+	env := []string{"PATH=" + empty, "OPENAI_API_KEY=", "AUTONOMY_AGENT_CACHE=" + noCache}
 	hint := "npm install --global @openai/codex@0.169.0"
 	for _, args := range [][]string{
 		{"runner", "--dir", dir, "launch", "develop", "--ref", "1"},
@@ -40,18 +42,21 @@ func TestMissingAgentCLI(t *testing.T) {
 	}
 
 	out, _, code = cli(t, env, "doctor", dir)
-	if code != 1 || !strings.Contains(out, "fix  agent codex: codex is not on PATH (runs develop): "+hint) ||
+	if runtime.GOOS == "linux" && !strings.Contains(out, "fix  network sandbox socat: socat is not on PATH: install socat (e.g. apt-get install bubblewrap socat)") {
+		t.Errorf("doctor does not ask for the network sandbox's socat:\n%s", out)
+	}
+	if code != 1 || !strings.Contains(out, "fix  agent codex: codex is not on PATH (runs develop): make agent-install (from a clone of autonomy: into "+noCache+"), or "+hint) ||
 		!strings.Contains(out, "fix  credential OPENAI_API_KEY: not set") || !strings.Contains(out, "ok   installation: ") {
 		t.Errorf("doctor: exit %d\n%s", code, out)
 	}
 	// With a codex of the pinned version and the credential, doctor is content.
 	bin := t.TempDir()
-	for name, script := range map[string]string{"codex": "#!/bin/sh\necho codex-cli 0.169.0\n", "git": "#!/bin/sh\n", "bwrap": "#!/bin/sh\n"} {
+	for name, script := range map[string]string{"codex": "#!/bin/sh\necho codex-cli 0.169.0\n", "git": "#!/bin/sh\n", "bwrap": "#!/bin/sh\n", "socat": "#!/bin/sh\n"} {
 		if err := os.WriteFile(filepath.Join(bin, name), []byte(script), 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
-	out, _, code = cli(t, []string{"PATH=" + bin, "OPENAI_API_KEY=k"}, "doctor", dir)
+	out, _, code = cli(t, []string{"PATH=" + bin, "OPENAI_API_KEY=k", "AUTONOMY_AGENT_CACHE=" + noCache}, "doctor", dir)
 	if code != 0 || strings.Contains(out, "fix") {
 		t.Errorf("doctor: exit %d\n%s", code, out)
 	}
@@ -59,8 +64,8 @@ func TestMissingAgentCLI(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(bin, "codex"), []byte("#!/bin/sh\necho codex-cli 0.100.0\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	out, _, code = cli(t, []string{"PATH=" + bin, "OPENAI_API_KEY=k"}, "doctor", dir)
-	if code != 1 || !strings.Contains(out, "is version 0.100.0, the installation is pinned to 0.169.0 (runs develop): "+hint) {
+	out, _, code = cli(t, []string{"PATH=" + bin, "OPENAI_API_KEY=k", "AUTONOMY_AGENT_CACHE=" + noCache}, "doctor", dir)
+	if code != 1 || !strings.Contains(out, "is version 0.100.0, the installation is pinned to 0.169.0 (runs develop): ") || !strings.Contains(out, hint) {
 		t.Errorf("doctor: exit %d\n%s", code, out)
 	}
 	if out, _, code := cli(t, nil, "doctor", filepath.Join(dir, "nowhere")); code != 1 || !strings.Contains(out, "fix  installation: none in ") {
@@ -76,5 +81,49 @@ func TestDoctorHidesProxyCredentials(t *testing.T) {
 		if strings.Contains(out, "s3cret-key") || !strings.Contains(out, "credential OPENAI_API_KEY: set") {
 			t.Errorf("doctor with %s:\n%s", u, out)
 		}
+	}
+}
+
+// doctor finds the agent CLI where make agent-install put it (the agent cache), says that the
+// runner provides autonomy to its sessions, and checks gh when the repository is on GitHub.
+func TestDoctorReadsTheAgentCacheAndChecksGh(t *testing.T) {
+	dir := runnerFleet(t, codexFleet, map[string]string{"skills/develop/SKILL.md": "# develop\n"})
+	cache, bin := t.TempDir(), t.TempDir()
+	cached := filepath.Join(cache, "codex-0.169.0", "node_modules", ".bin", "codex")
+	if err := os.MkdirAll(filepath.Dir(cached), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for path, script := range map[string]string{cached: "#!/bin/sh\necho codex-cli 0.169.0\n", filepath.Join(bin, "bwrap"): "#!/bin/sh\n"} {
+		if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	git, err := exec.LookPath("git")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := "PATH=" + bin + string(os.PathListSeparator) + filepath.Dir(git)
+	env := []string{path, "OPENAI_API_KEY=k", "AUTONOMY_AGENT_CACHE=" + cache}
+	out, _, code := cli(t, env, "doctor", dir)
+	if code != 0 || !strings.Contains(out, "ok   agent codex: "+cached+" 0.169.0 (from the agent cache: codex is not on PATH)") ||
+		!strings.Contains(out, "ok   autonomy: ") || !strings.Contains(out, "the runner puts the binary that runs it first on every session's PATH") ||
+		strings.Contains(out, " gh: ") {
+		t.Errorf("doctor: exit %d\n%s", code, out)
+	}
+	// A repository on GitHub: its skills call gh.
+	for _, args := range [][]string{{"init", "-q"}, {"remote", "add", "origin", "https://github.com/octo/fleet.git"}} {
+		if out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	out, _, code = cli(t, env, "doctor", dir)
+	if code != 1 || !strings.Contains(out, "fix  gh: gh is not on PATH: install the GitHub CLI") {
+		t.Errorf("doctor without gh: exit %d\n%s", code, out)
+	}
+	if err := os.WriteFile(filepath.Join(bin, "gh"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if out, _, code = cli(t, env, "doctor", dir); code != 0 || !strings.Contains(out, "ok   gh: ") {
+		t.Errorf("doctor with gh: exit %d\n%s", code, out)
 	}
 }

@@ -120,6 +120,7 @@ func workspaceTemplate(t *testing.T) string {
 	if err := os.MkdirAll(filepath.Join(ws, "docs"), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	copyTreeTo(t, "../../docs/examples", filepath.Join(ws, "docs", "examples")) // as in a clone
 	for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "profiles"}} {
 		cmd := exec.Command("git", args...)
 		cmd.Dir = ws
@@ -205,6 +206,10 @@ func TestHelpExamplesWork(t *testing.T) {
 				}
 				t.Setenv("GITHUB_STEP_SUMMARY", filepath.Join(t.TempDir(), "summary.md"))
 			}
+			if ex.args[0] == "dev" {
+				devModelExample(t, ex)
+				return
+			}
 			if ex.args[0] == "doctor" {
 				doctorReady(t, ex)
 			}
@@ -242,7 +247,7 @@ func TestHelpExamplesWork(t *testing.T) {
 func doctorReady(t *testing.T, ex example) {
 	t.Helper()
 	dir := "."
-	if len(ex.args) > 1 {
+	if len(ex.args) > 1 && !strings.HasPrefix(ex.args[1], "-") {
 		dir = ex.args[1]
 	}
 	if code, _, errOut := run(t, "compile", "profiles/sdlc", "--target", "local", "--out", dir); code != 0 {
@@ -347,7 +352,9 @@ func runnerExamples(t *testing.T, template string, lines []string, all map[strin
 			a := asks[0]
 			asks = asks[1:]
 			line = strings.NewReplacer("8-k3qa", a.id, "atk_…", a.token).Replace(line)
-		case v == "update" && strings.Contains(line, "paused"):
+		case v == "update" && strings.Contains(line, "paused"), v == "get", v == "cancel":
+			// The paused session: still there to show, and cancelled last (it is the one
+			// session left running).
 			line = strings.Replace(line, "7-k3qa", develop[0], 1)
 		case v == "logs":
 			if !opened {
@@ -455,18 +462,12 @@ func flagValue(args []string, name string) string {
 func copyTreeTo(t *testing.T, from, to string) { testfs.CopyTree(t, from, to) }
 
 // playbookRunReady gives the playbook run and resume examples what they name: the workflow
-// flows/inbox-triage.yml, a database of paused runs of their own, and for resume a run paused
+// docs/examples/inbox-triage.yml (the workspace has this repository's docs/examples), a database
+// of paused runs of their own, and for resume a run paused
 // with a real token in place of rt_….
 func playbookRunReady(t *testing.T, ex *example) {
 	t.Helper()
 	t.Setenv("XDG_STATE_HOME", t.TempDir())
-	flow := "name: inbox-triage\nargs:\n  tag: { default: family }\nsteps:\n  - id: collect\n    command: cli echo $args.tag\n"
-	if err := os.MkdirAll("flows", 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile("flows/inbox-triage.yml", []byte(flow), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	if ex.args[1] != "resume" {
 		return
 	}

@@ -18,6 +18,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/autonomyhq/autonomy/internal/store"
+	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/ir/resolved"
 	"github.com/autonomyhq/autonomy/playbook"
 	"github.com/autonomyhq/autonomy/playbook/engine"
 	"github.com/autonomyhq/autonomy/playbook/resume"
@@ -39,10 +41,11 @@ func defaultPlaybookState() string {
 
 func newPlaybookRun() *cobra.Command {
 	var req engine.Request
-	var pipeline, statePath, mcpServers, argsEnv string
+	var pipeline, statePath, mcpServers, argsEnv, request string
+	var cliAllow, cliDeny, webAllow []string
 	var sf stepsFlags
 	cmd := &cobra.Command{
-		Use:   "run FILE | --pipeline '…'",
+		Use:   "run FILE | --pipeline '…' | --request FILE|-",
 		Short: "Run a workflow playbook (seed 003) or a step playbook (seed 002) and print its envelope",
 		Long: `run executes a workflow playbook's steps in order and prints the envelope as JSON:
 {"ok", "status": "ok" | "needs_approval" | "cancelled", "output": [step records],
@@ -53,7 +56,11 @@ make the request (http METHOD URL [-H 'Name: value']..., stdin is the body); mcp
 (mcp SERVER TOOL [NAME=VALUE | NAME:=JSON | JSON-OBJECT]...) call a tool of a server given by
 --mcp-servers (a JSON object as policy.box.mcp.servers: {"NAME": {"command": [ARGV...],
 "env": [VAR...], "timeoutMs": N}}), started over stdio for the call, in its own process group,
-with only PATH, the locale and the variables it lists; web and node steps are refused. A step with approval: required pauses the run: resume it with
+with only PATH, the locale and the variables it lists; node steps (node SCRIPT [ARG]...) run a
+workspace script with Node as a cli step runs; web steps (web URL) fetch one URL from a host
+--web-allow lists (none: refused). --cli-allow/--cli-deny are policy.box.cli: the programs cli
+steps may run. A step's schema: validates its JSON output and its postcondition: runs once it
+succeeded. A step with approval: required pauses the run: resume it with
 autonomy playbook resume --token T --approve|--deny (from any process).
 
 Limits: --timeout-ms per step (1 to 604800000, one week; the step's own timeoutMs may only lower
@@ -73,13 +80,49 @@ next unfinished step (docs/playbooks.md#running-step-playbooks).
 FILE is read as playbook validate reads it: a regular file (not a FIFO or a device, nor a link to
 one) within its format's size limit, else exit 2.
 
+--request FILE (- for stdin) takes seed 003's JSON request instead of the flags, so another
+runtime can drive this one: {"action": "run", "pipeline": "<inline pipeline or workflow file
+path>", "argsJson": "{\"k\":\"v\"}", "cwd": "<workspace-relative>", "timeoutMs": N,
+"maxOutputBytes": N} runs (argsJson may also be an object), {"action": "resume", "token": "<resumeToken>",
+"approve": true|false} resumes; the answer is the envelope. A request that does not read (bad
+JSON, an unknown member, a member of the other action, a limit out of range) is an envelope with
+ok false and error kind invalid naming the line and column or the member; --workspace, --secret,
+--mcp-servers and --state still apply; the flags the request carries are refused beside it.
+For example: echo '{"action": "run", "pipeline": "cli echo hi"}' | autonomy playbook run --request -
+
 Exit codes: 0 the envelope's ok is true (ok, needs_approval, needs_input or cancelled), 1 ok is false, 2 usage.`,
-		Example: `  autonomy playbook run flows/inbox-triage.yml --args-json '{"tag":"work"}'
+		Example: `  autonomy playbook run docs/examples/inbox-triage.yml --args-json '{"tag":"work"}'
   autonomy playbook run --pipeline "cli git status --porcelain | approve 'Commit these?' | cli git commit -am wip"`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkIntFlags(cmd); err != nil {
 				return err
+			}
+			if mcpServers != "" {
+				servers, err := engine.ParseServers(mcpServers)
+				if err != nil {
+					return usageError("--mcp-servers: %v", err)
+				}
+				req.MCPServers = servers
+			}
+			for _, n := range append(append([]string(nil), cliAllow...), cliDeny...) {
+				if !ir.IsProgramName(n) {
+					return usageError("--cli-allow/--cli-deny: %q is not a program name (write its name, e.g. git: a path's last element is what is matched)", n)
+				}
+			}
+			for _, h := range webAllow {
+				if !ir.IsHostPattern(h) {
+					return usageError("--web-allow: %q is not a host (write a host name, e.g. docs.example.com, or *.example.com)", h)
+				}
+			}
+			if len(webAllow) > 0 {
+				req.Web = &resolved.WebPolicy{Allow: webAllow}
+			}
+			if len(cliAllow) > 0 || len(cliDeny) > 0 {
+				req.CLI = &resolved.CLIPolicy{Allow: cliAllow, Deny: cliDeny}
+			}
+			if request != "" {
+				return runRequest(cmd, request, len(args), req, statePath) // playbook_request.go
 			}
 			if argsEnv != "" {
 				if req.ArgsJSON != "" {
@@ -108,19 +151,13 @@ Exit codes: 0 the envelope's ok is true (ok, needs_approval, needs_input or canc
 			default:
 				return usageError("give a workflow FILE or --pipeline '…'")
 			}
-			if mcpServers != "" {
-				servers, err := engine.ParseServers(mcpServers)
-				if err != nil {
-					return usageError("--mcp-servers: %v", err)
-				}
-				req.MCPServers = servers
-			}
 			return runEngine(cmd, statePath, func(ctx context.Context, e *engine.Engine) engine.Envelope {
 				return e.Run(ctx, req)
 			})
 		},
 	}
 	f := cmd.Flags()
+	f.StringVar(&request, "request", "", "read seed 003's JSON run or resume request from FILE (- for stdin) and print its envelope")
 	f.StringVar(&pipeline, "pipeline", "", "an inline pipeline: workflow YAML/JSON, or commands joined by | with approve \"PROMPT\" gates")
 	f.StringVar(&req.ArgsJSON, "args-json", "", "the workflow's args, a JSON object")
 	f.StringVar(&argsEnv, "args-env", "", "the args from environment variables: NAME[,NAME]..., each set and non-empty one an arg of that name")
@@ -129,6 +166,9 @@ Exit codes: 0 the envelope's ok is true (ok, needs_approval, needs_input or canc
 	decimalIntVar(f, &req.TimeoutMs, "timeout-ms", engine.DefaultTimeoutMs, "the timeout of each step, in milliseconds")
 	decimalIntVar(f, &req.MaxOutputBytes, "max-output-bytes", engine.DefaultMaxOutputBytes, "the output cap of each step, in bytes")
 	f.StringSliceVar(&req.Secrets, "secret", nil, "allow the secret handle $secrets.NAME (value from the environment variable NAME); repeatable")
+	f.StringSliceVar(&cliAllow, "cli-allow", nil, "the only programs cli steps may run, as policy.box.cli.allow; repeatable")
+	f.StringSliceVar(&cliDeny, "cli-deny", nil, "programs cli steps never run, as policy.box.cli.deny; repeatable")
+	f.StringSliceVar(&webAllow, "web-allow", nil, "a host web steps may fetch from, as policy.box.web.allow (*.example.com: its subdomains); repeatable")
 	f.StringVar(&mcpServers, "mcp-servers", "", "the MCP servers mcp steps may call, a JSON object as policy.box.mcp.servers")
 	f.StringVar(&statePath, "state", defaultPlaybookState(), "the SQLite database of paused runs (a directory: its playbooks.db)")
 	f.StringVar(&req.Session, "session", "", "the local runner's session the run belongs to (set by the runner)")

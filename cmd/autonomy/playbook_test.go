@@ -82,7 +82,7 @@ func TestPlaybookValidateJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	if len(got.Playbooks) != 2 || got.Playbooks[0].Format != "steps" || !got.Playbooks[0].Valid || got.Playbooks[1].Format != "workflow" || got.Playbooks[1].Errors != 3 {
+	if len(got.Playbooks) != 2 || got.Playbooks[0].Format != "steps" || !got.Playbooks[0].Valid || got.Playbooks[1].Format != "workflow" || got.Playbooks[1].Errors != 4 { // the 4th: a node step names no script file
 		t.Fatalf("%+v", got.Playbooks)
 	}
 	if d := got.Playbooks[1].Diagnostics[0]; d.Pos.Line != 4 || d.Pos.Column != 14 {

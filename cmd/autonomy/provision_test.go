@@ -157,14 +157,48 @@ func TestProvisionLeavesOwnerVariables(t *testing.T) {
 
 func TestProvisionUsage(t *testing.T) {
 	provisionFake(t)
-	for _, args := range [][]string{{"provision", "../../profiles/sdlc", "--repo", "nope"}, {"provision", "../../profiles/sdlc"}} {
-		var out bytes.Buffer
-		if code := Run(args, nil, &out, &out); code != 2 {
-			t.Errorf("%v: exit %d, want 2\n%s", args, code, out.String())
-		}
+	sdlc, err := filepath.Abs("../../profiles/sdlc")
+	if err != nil {
+		t.Fatal(err)
 	}
+	t.Run("usage", func(t *testing.T) {
+		t.Chdir(t.TempDir()) // no git repository: no remote to read --repo from
+		for _, args := range [][]string{{"provision", sdlc, "--repo", "nope"}, {"provision", sdlc}} {
+			var out bytes.Buffer
+			if code := Run(args, nil, &out, &out); code != 2 {
+				t.Errorf("%v: exit %d, want 2\n%s", args, code, out.String())
+			}
+		}
+	})
 	t.Setenv("GH_TOKEN", "wrong")
 	if out, code := provisionRun(t); code != 2 || !strings.Contains(out, "401") {
 		t.Errorf("a bad token: exit %d\n%s", code, out)
+	}
+}
+
+// provision reads --repo from the git remote origin, and without a token plans a dry run
+// without reading the repository; a real run still needs the token.
+func TestProvisionInfersRepoAndPlansWithoutToken(t *testing.T) {
+	sdlc, err := filepath.Abs("../../profiles/sdlc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo := t.TempDir()
+	for _, args := range [][]string{{"init", "-q"}, {"remote", "add", "origin", "git@github.com:acme/app.git"}} {
+		if out, err := exec.Command("git", append([]string{"-C", repo}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	t.Chdir(repo)
+	t.Setenv("GH_TOKEN", "")
+	t.Setenv("GITHUB_TOKEN", "")
+	code, out, errOut := run(t, "provision", sdlc, "--dry-run")
+	if code != 0 || !strings.HasPrefix(out, "plan for acme/app (dry run: nothing changes):\n") ||
+		!strings.Contains(out, "  plan    branch protection of the default branch: not read (no token) → agent-review, human-approval, ci required") ||
+		!strings.Contains(out, "planned without reading the repository") {
+		t.Errorf("dry run without a token: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, _, errOut := run(t, "provision", sdlc); code != 2 || !strings.Contains(errOut, "set GH_TOKEN") || !strings.Contains(errOut, "acme/app") {
+		t.Errorf("a real run without a token: exit %d\n%s", code, errOut)
 	}
 }

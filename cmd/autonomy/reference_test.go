@@ -18,7 +18,7 @@ import (
 var deliberate = []string{
 	"gh-actions unsupported policy:maxConcurrent",
 	"gh-actions partial field:result",
-	"local unsupported trigger:event",
+	"local partial trigger:event",
 	"local partial capability:@scope",
 	"gh-actions partial capability:@scope",
 	"GitHub cannot narrow",
@@ -52,6 +52,16 @@ func TestReferenceStyleProfiles(t *testing.T) {
 		checkDeliberate(t, dir, out)
 		for _, target := range registry.Names() {
 			inst := filepath.Join(t.TempDir(), "repo")
+			// The repository has the governing document the profile does not install, as a real
+			// one does: a missing one draws a warning about the repository, not the profile.
+			if err := os.MkdirAll(filepath.Join(inst, "docs"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			for _, doc := range []string{"ROADMAP.md"} {
+				if err := os.WriteFile(filepath.Join(inst, "docs", doc), []byte("# "+doc+"\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
 			code, _, errOut := run(t, "compile", dir, "--target", target, "--out", inst)
 			if code != 0 {
 				t.Fatalf("compile %s for %s: exit %d\n%s", dir, target, code, errOut)
@@ -75,11 +85,15 @@ func TestReferenceStyleProfiles(t *testing.T) {
 			if !reflect.DeepEqual(got, want) || got["$id"] != "open-autonomy.review.v1" {
 				t.Errorf("%s %s: the installed review contract differs from the reference's", dir, target)
 			}
-			// The governing documents are gated for both targets' agents.
+			// human_required_paths is the profile's, verbatim; the governing documents are gated
+			// for both targets' agents as a list of their own.
 			box := policy["box"].(map[string]any)
 			paths, _ := box["risk"].(map[string]any)["human_required_paths"].([]any)
-			if !reflect.DeepEqual(paths, []any{".github/workflows/**", "scripts/sweep.ts", "docs/VISION.md", "docs/CONSTITUTION.md"}) {
+			if !reflect.DeepEqual(paths, []any{".github/workflows/**", "scripts/sweep.ts"}) {
 				t.Errorf("%s %s: human_required_paths = %v", dir, target, paths)
+			}
+			if docs := policy["governingDocuments"]; !reflect.DeepEqual(docs, []any{"docs/VISION.md", "docs/CONSTITUTION.md"}) {
+				t.Errorf("%s %s: governingDocuments = %v", dir, target, docs)
 			}
 		}
 	}

@@ -99,8 +99,7 @@ Exit codes: 0 ok, 1 problems found, 2 usage or I/O error (also when no command i
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SuggestionsMinimumDistance = 2 // what cobra sets when it suggests, for the help command
-	root.CompletionOptions.HiddenDefaultCmd = true
-	root.AddCommand(newValidate(), newCompile(), newCheck(), newConformance(), newPlaybook(), newCatalog(), newSchema(), newVersion())
+	root.AddCommand(newValidate(), newCompile(), newCheck(), newConformance(), newPlaybook(), newCatalog(), newSchema(), newVersion(), newDev(), newInit())
 	host := substrates.Host{LoadForTarget: loadForTarget, Lookup: registry.Lookup, Names: registry.Names}
 	for _, s := range registry.All() {
 		if c, ok := s.(commander); ok {
@@ -114,6 +113,7 @@ Exit codes: 0 ok, 1 problems found, 2 usage or I/O error (also when no command i
 	for _, c := range root.Commands() {
 		guardGroups(c)
 	}
+	addCompletions(root)
 	return root
 }
 

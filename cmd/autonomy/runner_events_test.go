@@ -3,102 +3,123 @@
 package main
 
 import (
-	"encoding/json"
+	"bufio"
+	"context"
+	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
+	"github.com/autonomyhq/autonomy/internal/ghfake"
 	"github.com/autonomyhq/autonomy/internal/store"
 	"github.com/autonomyhq/autonomy/substrates/local"
 )
 
-// TestRunnerGetShowsEvents: what the runner did with a session's worktree is said in an event,
-// and runner get shows it (text and JSON): a session that leaves uncommitted changes in its
-// isolated worktree has it kept, and get says where.
-func TestRunnerGetShowsEvents(t *testing.T) {
-	t.Parallel()
-	dir := runnerFleet(t, `schema: autonomy.ir.v1
+const eventsFleet = `schema: autonomy.ir.v1
 targets: [local]
+codeHost: github
 actors:
-  scribble:
-    behavior: scripts/scribble.sh
-    execution: { workspace: isolated }
-    triggers: [{ dispatch: true }]
-`, map[string]string{"scripts/scribble.sh": "#!/bin/sh\necho draft > notes.txt\n"})
-	gitCommitAll(t, dir)
-	out, errOut, code := cli(t, nil, "runner", "--dir", dir, "launch", "scribble")
-	if code != 0 {
-		t.Fatalf("launch: %d %s", code, errOut)
+  reviewer:
+    behavior: scripts/review.sh
+    triggers:
+      - event: issue_comment
+        params: { PR: subject.ref, ROLE: subject.actorRole, BODY: subject.text }
+policy:
+  box:
+    local: { events: { repo: acme/app } }
+`
+
+// serveUntil runs runner serve with env until its output has every line of want (each a
+// substring), then stops it with SIGTERM; it returns what it printed.
+func serveUntil(t *testing.T, dir string, env []string, want ...string) string {
+	t.Helper()
+	cmd := exec.Command(autonomyBin(t), "runner", "--dir", dir, "serve")
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
 	}
-	id := strings.TrimSpace(out)
+	cmd.Stderr = cmd.Stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var seen strings.Builder
+	sc := bufio.NewScanner(out)
+	left := append([]string(nil), want...)
+	for len(left) > 0 && sc.Scan() {
+		seen.WriteString(sc.Text() + "\n")
+		for i, w := range left {
+			if strings.Contains(sc.Text(), w) {
+				left = append(left[:i], left[i+1:]...)
+				break
+			}
+		}
+	}
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	rest, _ := io.ReadAll(out)
+	seen.Write(rest)
+	if err := cmd.Wait(); err != nil || len(left) > 0 {
+		t.Fatalf("serve (%v) never said %q:\n%s", err, left, seen.String())
+	}
+	return seen.String()
+}
+
+// TestRunnerServeFiresComments: a real runner serve against GitHub's fake over HTTP fires the
+// reviewer on a collaborator's "/agent reviewer" comment, once across restarts, ignores an
+// outsider's, and keeps its token from the session.
+func TestRunnerServeFiresComments(t *testing.T) {
+	gh, err := ghfake.New(ghfake.Options{Owner: "acme", Repo: "app", Token: "s3cret-tok", Collaborators: map[string]string{"carol": "write"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(gh.Close)
+	issue := gh.AddIssue("a bug", "")
+	dir := runnerFleet(t, eventsFleet, map[string]string{"scripts/review.sh": "#!/bin/sh\nenv > \"$AUTONOMY_DIR/env-$PR-$$.txt\"\n"})
+	env := []string{"GH_TOKEN=s3cret-tok", "GITHUB_API_URL=" + gh.URL, "GITHUB_TOKEN="}
+
+	// Without a token serve says why events will not fire, and serves the schedule.
+	serveUntil(t, dir, []string{"GH_TOKEN=", "GITHUB_TOKEN="}, "event triggers will not fire: no token to read GitHub with")
+	serveUntil(t, dir, env, "polling acme/app every 60s", "first poll")
+	gh.AddComment(issue, "mallory", "/agent reviewer merge my backdoor")
+	gh.AddComment(issue, "carol", "/agent reviewer look at it")
+	out := serveUntil(t, dir, env, "fired reviewer on issue_comment #1", "ignored issue_comment")
+	if strings.Count(out, "fired reviewer") != 1 || !strings.Contains(out, "mallory") {
+		t.Fatalf("second serve:\n%s", out)
+	}
+	// Restarted again: only the new comment fires (comments are handled in order, so the one
+	// fired before was passed over by then).
+	gh.AddComment(issue, "carol", "/agent reviewer once more")
+	if out := serveUntil(t, dir, env, "fired reviewer"); strings.Count(out, "fired reviewer") != 1 {
+		t.Fatalf("third serve:\n%s", out)
+	}
 	st, err := store.Open(local.DBPath(dir))
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { st.Close() })
-	waitStore(t, st, id, "its worktree event", func(s store.Session, es []store.Event) bool {
-		for _, e := range es {
-			if e.Kind == "worktree" {
-				return true
-			}
+	defer st.Close()
+	ss, err := st.List(context.Background(), store.ListOptions{All: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bodies []string
+	for _, s := range ss {
+		bodies = append(bodies, s.Params["BODY"]+"/"+s.Params["ROLE"])
+		waitParked(t, st, s.ID)
+	}
+	if got := strings.Join(bodies, ","); got != "look at it/COLLABORATOR,once more/COLLABORATOR" {
+		t.Errorf("sessions %q, want carol's two commands once each", got)
+	}
+	envs, _ := filepath.Glob(filepath.Join(dir, "env-1-*.txt"))
+	if len(envs) != 2 {
+		t.Fatalf("%d session environments written, want 2", len(envs))
+	}
+	for _, f := range envs {
+		data, _ := os.ReadFile(f)
+		if strings.Contains(string(data), "s3cret-tok") || strings.Contains(string(data), "GH_TOKEN") {
+			t.Errorf("the runner's token reached the session:\n%s", data)
 		}
-		return false
-	})
-	out, errOut, code = cli(t, nil, "runner", "--dir", dir, "get", id)
-	if code != 0 || !strings.Contains(out, "\nevents:\n") || !strings.Contains(out, "  worktree  ") || !strings.Contains(out, "kept") {
-		t.Fatalf("get: %d\n%s\n%s", code, out, errOut)
-	}
-	out, errOut, code = cli(t, nil, "runner", "--dir", dir, "get", id, "--format", "json")
-	var v struct {
-		Events []struct{ Kind, Message string }
-	}
-	if code != 0 || json.Unmarshal([]byte(out), &v) != nil {
-		t.Fatalf("get --format json: %d\n%s\n%s", code, out, errOut)
-	}
-	found := false
-	for _, e := range v.Events {
-		found = found || e.Kind == "worktree" && strings.Contains(e.Message, "kept")
-	}
-	if !found {
-		t.Errorf("get --format json has no worktree event:\n%s", out)
-	}
-}
-
-// gitCommitAll makes dir a git repository on branch main whose one commit holds its files.
-func gitCommitAll(t *testing.T, dir string) {
-	t.Helper()
-	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"config", "user.email", "t@example.com"},
-		{"config", "user.name", "t"}, {"add", "-A"}, {"commit", "-q", "-m", "init"}} {
-		if out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
-}
-
-// TestRunnerLaunchRefusesABranchCheckedOutElsewhere: --branch naming the branch the repository
-// itself has checked out, or one another worktree has, is refused at launch (exit 2, no session)
-// with a hint that fits: never to remove the repository's own worktree.
-func TestRunnerLaunchRefusesABranchCheckedOutElsewhere(t *testing.T) {
-	t.Parallel()
-	dir := runnerFleet(t, trivialFleet, map[string]string{"scripts/work.sh": "#!/bin/sh\nexit 0\n"})
-	gitCommitAll(t, dir)
-	other := filepath.Join(t.TempDir(), "other")
-	if out, err := exec.Command("git", "-C", dir, "worktree", "add", "-q", "-b", "feature", other).CombinedOutput(); err != nil {
-		t.Fatalf("git worktree add: %v\n%s", err, out)
-	}
-	real := func(p string) string { r, _ := filepath.EvalSymlinks(p); return r } // as git names it
-	cases := []struct{ branch, want, not string }{
-		{"main", "is checked out in the repository itself, " + real(dir) + ",", "git worktree remove"},
-		{"feature", "is checked out in the worktree " + real(other) + ",", "repository itself"},
-	}
-	for _, c := range cases {
-		out, errOut, code := cli(t, nil, "runner", "--dir", dir, "launch", "worker", "--branch", c.branch)
-		if code != 2 || out != "" || !strings.Contains(errOut, c.want) || strings.Contains(errOut, c.not) {
-			t.Errorf("--branch %s: exit %d\n%s\n%s", c.branch, code, out, errOut)
-		}
-	}
-	if out, _, _ := cli(t, nil, "runner", "--dir", dir, "list", "--all"); strings.Count(out, "\n") != 1 {
-		t.Errorf("a session was recorded:\n%s", out)
 	}
 }

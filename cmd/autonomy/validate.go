@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/autonomyhq/autonomy/internal/cliout"
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/ir/resolved"
 	"github.com/autonomyhq/autonomy/substrates"
@@ -39,19 +40,27 @@ Each target the profile declares is checked too, as compile would check it: a pr
 validates compiles. Warnings (a deprecated alias, a repeated capability, a feature a target does
 not support) are reported and do not fail, unless --strict is given: then a profile with any
 warning is not valid.
+
+--format json prints a report per profile; --format github prints each problem as a GitHub
+Actions annotation (::error file=…,line=…,col=…::…) for a CI step; --format sarif prints a
+SARIF 2.1.0 log for code scanning (github/codeql-action/upload-sarif). The exit code is the same
+in every format.
 Exit codes: 0 every profile is valid, 1 problems found (or warnings, with --strict), 2 usage or
 I/O error.`,
 		Example: `  autonomy validate profiles/sdlc
   autonomy validate profiles/*
   autonomy validate --format json profiles/hello
-  autonomy validate --strict profiles/release-gate`,
+  autonomy validate --strict profiles/release-gate
+  autonomy validate --format github profiles/sdlc
+  autonomy validate --format sarif profiles/* > autonomy.sarif`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkFormat(format, "text", "json"); err != nil {
+			if err := checkFormat(format, "text", "json", "github", "sarif"); err != nil {
 				return err
 			}
 			out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
 			reports := make([]validateReport, 0, len(args))
+			var findings []cliout.Finding
 			code, condensed := exitOK, false
 			for _, path := range args {
 				rep := validateReport{Profile: path, Diagnostics: ir.Diagnostics{}}
@@ -59,7 +68,7 @@ I/O error.`,
 				if err != nil {
 					rep.Failure = err.Error()
 					code = exitUsage
-					if format == "text" {
+					if format != "json" {
 						fmt.Fprintln(errOut, "autonomy:", err)
 					}
 					reports = append(reports, rep)
@@ -88,9 +97,18 @@ I/O error.`,
 				if format == "text" {
 					condensed = printDiags(out, diags, verbose) || condensed
 				}
+				if format == "github" || format == "sarif" {
+					findings = append(findings, diagFindings(diags)...) // every finding: one annotation each
+				}
 				reports = append(reports, rep)
 			}
-			if format == "json" {
+			switch format {
+			case "github", "sarif":
+				if err := writeFindings(out, format, []cliout.Rule{ruleProfile}, findings); err != nil {
+					return err
+				}
+				summarize(errOut, reports, strict, false)
+			case "json":
 				enc := json.NewEncoder(out)
 				enc.SetIndent("", "  ")
 				if err := enc.Encode(struct {
@@ -98,7 +116,7 @@ I/O error.`,
 				}{reports}); err != nil {
 					return usageError("%v", err)
 				}
-			} else {
+			default:
 				summarize(errOut, reports, strict, condensed)
 			}
 			if code != exitOK {
@@ -107,7 +125,7 @@ I/O error.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&format, "format", "text", "output format: text or json")
+	cmd.Flags().StringVar(&format, "format", "text", "output format: text, json, github (workflow-command annotations) or sarif (SARIF 2.1.0)")
 	cmd.Flags().BoolVar(&strict, "strict", false, strictUsage)
 	cmd.Flags().BoolVar(&verbose, "verbose", false, verboseUsage)
 	return cmd

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -68,6 +69,40 @@ func TestRepeatedWarningsPrintOnce(t *testing.T) {
 		code, _, errOut = run(t, append(args, "--verbose")...)
 		if code != 0 || strings.Count(errOut, "warning:") != 1200 {
 			t.Errorf("%s --verbose: exit %d, %d warnings, want 1200", args[0], code, strings.Count(errOut, "warning:"))
+		}
+	}
+}
+
+// TestRepeatedWarningsAnnotateEvery: the github and sarif formats of validate and check give
+// every warning its own annotation or result, at its own line, condensed or not: a code
+// scanning view shows each place.
+func TestRepeatedWarningsAnnotateEvery(t *testing.T) {
+	prof := repeatedWarnings(t, 200)
+	dir := t.TempDir()
+	if code, _, errOut := run(t, "compile", prof, "--dir", dir); code != 0 {
+		t.Fatalf("compile: exit %d\n%s", code, errOut)
+	}
+	for _, cmd := range [][]string{{"validate", prof}, {"check", prof, "--dir", dir}} {
+		code, out, errOut := run(t, append(cmd, "--format", "github")...)
+		if code != 0 || strings.Count(out, "::warning ") != 200 || strings.Contains(out, "more actors") {
+			t.Errorf("%s --format github: exit %d, %d annotations, want 200\n%s", cmd[0], code, strings.Count(out, "::warning "), errOut)
+		}
+		code, out, _ = run(t, append(cmd, "--format", "sarif")...)
+		var log struct {
+			Runs []struct {
+				Results []struct {
+					Level   string `json:"level"`
+					Message struct {
+						Text string `json:"text"`
+					} `json:"message"`
+				} `json:"results"`
+			} `json:"runs"`
+		}
+		if err := json.Unmarshal([]byte(out), &log); err != nil || code != 0 || len(log.Runs) != 1 {
+			t.Fatalf("%s --format sarif: exit %d, %v\n%.500s", cmd[0], code, err, out)
+		}
+		if n := len(log.Runs[0].Results); n != 200 {
+			t.Errorf("%s --format sarif: %d results, want 200", cmd[0], n)
 		}
 	}
 }

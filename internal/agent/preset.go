@@ -91,6 +91,10 @@ type Preset struct {
 	Helpers []Helper
 	// MCPEnv is env the CLI needs to offer an MCP server's tools at once (NAME=value).
 	MCPEnv []string
+	// MCPApprove are the words that let the CLI call the session's server's tools without
+	// asking, where its sandbox would ask (outside a VM's bypass) and nobody answers a session;
+	// the tools are checked on the trusted side. They follow the MCP words.
+	MCPApprove []string
 
 	base  []string // the non-interactive command, up to the options
 	model func(string) []string
@@ -155,6 +159,7 @@ var presets = map[string]Preset{
 				"-c", `model_providers.autonomy.wire_api="responses"`,
 				"-c", `model_providers.autonomy.env_key="OPENAI_API_KEY"`}
 		},
+		MCPApprove: []string{"-c", `mcp_servers.autonomy.default_tools_approval_mode="approve"`},
 		// codex starts an MCP server with a minimal environment: the variables it reads are named.
 		mcp: func(s MCPServer) []string {
 			return []string{"-c", "mcp_servers.autonomy.command=" + strconv.Quote(s.Command),
@@ -189,7 +194,8 @@ var presets = map[string]Preset{
 		},
 		// Claude Code defers MCP tools behind a tool search unless told not to; its stdio servers
 		// inherit its environment.
-		MCPEnv: []string{"ENABLE_TOOL_SEARCH=false"},
+		MCPEnv:     []string{"ENABLE_TOOL_SEARCH=false"},
+		MCPApprove: []string{"--allowedTools", "mcp__autonomy"},
 		mcp: func(s MCPServer) []string {
 			cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"autonomy": map[string]any{
 				"type": "stdio", "command": s.Command, "args": nonNil(s.Args)}}})
@@ -300,10 +306,23 @@ func (p Preset) MCPArgs(s MCPServer) []string {
 
 // WithMCP replaces the MCP placeholder of argv by the words that give the CLI server s.
 func (p Preset) WithMCP(argv []string, s MCPServer) []string {
-	out := make([]string, 0, len(argv)+6)
+	return p.withMCP(argv, s, false)
+}
+
+// WithApprovedMCP is WithMCP followed by the words that approve the server's tools
+// (MCPApprove): what a sandboxed session, which nobody answers, needs.
+func (p Preset) WithApprovedMCP(argv []string, s MCPServer) []string {
+	return p.withMCP(argv, s, true)
+}
+
+func (p Preset) withMCP(argv []string, s MCPServer, approve bool) []string {
+	out := make([]string, 0, len(argv)+8)
 	for _, w := range argv {
 		if w == MCP {
 			out = append(out, p.MCPArgs(s)...)
+			if approve && len(p.MCPArgs(s)) > 0 {
+				out = append(out, p.MCPApprove...)
+			}
 			continue
 		}
 		out = append(out, w)

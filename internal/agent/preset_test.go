@@ -167,6 +167,16 @@ func TestMCPPlaceholder(t *testing.T) {
 	if a := cfg.MCPServers["autonomy"]; a.Type != "stdio" || a.Command != "/opt/autonomy" || !slices.Equal(a.Args, []string{"gh", "mcp"}) {
 		t.Errorf("claude mcp config = %+v", cfg)
 	}
+	if slices.Contains(cargv, "--allowedTools") {
+		t.Errorf("claude argv %q approves the tools without being asked to", cargv)
+	}
+	approved := claude.WithApprovedMCP(claude.Argv(Options{}), s)
+	if j := slices.Index(approved, "--allowedTools"); j < 0 || j+1 >= len(approved) || approved[j+1] != "mcp__autonomy" {
+		t.Errorf("claude argv %q does not allow the server's tools (a sandboxed session would ask, and nobody answers)", approved)
+	}
+	if got := strings.Join(codex.WithApprovedMCP(codex.Argv(Options{}), s), " "); !strings.Contains(got, `mcp_servers.autonomy.default_tools_approval_mode="approve"`) {
+		t.Errorf("codex argv %q does not approve the server's tools", got)
+	}
 	if !slices.Contains(claude.MCPEnv, "ENABLE_TOOL_SEARCH=false") {
 		t.Errorf("claude MCPEnv = %q", claude.MCPEnv)
 	}

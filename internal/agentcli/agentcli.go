@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 )
@@ -63,14 +64,42 @@ func Lookup(preset string) (Pin, bool) {
 
 // CacheDir is the directory pinned CLIs are installed under.
 func CacheDir() string {
-	if d := os.Getenv(CacheEnv); d != "" {
+	if d := CacheDirIn(os.Getenv); d != "" {
 		return d
 	}
-	home, err := os.UserHomeDir()
-	if err != nil || home == "" {
-		return filepath.Join(os.TempDir(), "autonomy-agents")
+	return filepath.Join(os.TempDir(), "autonomy-agents")
+}
+
+// CacheDirIn is the cache an environment other than the process's names (getenv reads it), or
+// "" when it names none (neither AUTONOMY_AGENT_CACHE nor a home): the local runner looks for a
+// preset's CLI where its operator's `make agent-install` put it, and never in a shared temporary
+// directory, where anyone could put a program.
+func CacheDirIn(getenv func(string) string) string {
+	if d := getenv(CacheEnv); d != "" {
+		return d
+	}
+	home := getenv("HOME")
+	if home == "" && runtime.GOOS == "windows" {
+		home = getenv("USERPROFILE")
+	}
+	if home == "" {
+		return ""
 	}
 	return filepath.Join(home, ".cache", "autonomy-agents")
+}
+
+// Cached returns the program of a pinned version installed in cache (CacheDirIn), if it is
+// there and executable; never for an empty or relative cache.
+func Cached(cache, preset, version, program string) (string, bool) {
+	if cache == "" || !filepath.IsAbs(cache) {
+		return "", false
+	}
+	path := filepath.Join(cache, preset+"-"+version, "node_modules", ".bin", program)
+	fi, err := os.Stat(path)
+	if err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 && runtime.GOOS != "windows" {
+		return "", false
+	}
+	return path, true
 }
 
 // Dir is the npm prefix of one pinned version in the cache.

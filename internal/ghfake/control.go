@@ -148,43 +148,6 @@ func (s *Server) requestReviewers(w http.ResponseWriter, req *http.Request) {
 	writeJSON(w, http.StatusCreated, s.issueJSON(is, "pull"))
 }
 
-// listIssues serves GET .../issues[?state=&labels=], newest first.
-func (s *Server) listIssues(w http.ResponseWriter, req *http.Request) {
-	q := req.URL.Query()
-	state := q.Get("state")
-	if state == "" {
-		state = "open"
-	}
-	var want []string
-	if l := q.Get("labels"); l != "" {
-		want = strings.Split(l, ",")
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var ns []int
-	for n := range s.issues {
-		ns = append(ns, n)
-	}
-	slices.Sort(ns)
-	slices.Reverse(ns) // newest first, GitHub's default order
-	out := []issueJSON{}
-	for _, n := range ns {
-		is := s.issues[n]
-		if state != "all" && is.State != state {
-			continue
-		}
-		if slices.ContainsFunc(want, func(l string) bool { return !slices.Contains(is.Labels, l) }) {
-			continue
-		}
-		kind := "issues"
-		if is.PR {
-			kind = "pull"
-		}
-		out = append(out, s.issueJSON(is, kind))
-	}
-	writeJSON(w, http.StatusOK, out)
-}
-
 // rerun serves POST .../actions/runs/{id}/rerun.
 func (s *Server) rerun(w http.ResponseWriter, req *http.Request) {
 	s.mu.Lock()

@@ -204,6 +204,10 @@ type Server struct {
 	// updated_at.
 	commentSeq int64
 	commentAt  map[int64][2]time.Time
+	// Who opened each issue and when, and the repository's issue events (issueevents.go).
+	issueBy     map[int]string
+	issueAt     map[int]time.Time
+	issueEvents []issueEvent
 	// Run jobs and their logs (jobs.go).
 	jobs []*job
 	// Run artifacts (artifacts.go).

@@ -74,6 +74,7 @@ func (s *Server) removeLabel(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	is.Labels = slices.Delete(is.Labels, i, i+1)
+	s.recordIssueEvent(n, "unlabeled", "", name)
 	out := []labelJSON{}
 	for _, l := range is.Labels {
 		out = append(out, labelJSON{l})

@@ -39,7 +39,9 @@ func (s *Server) routes() *http.ServeMux {
 	s.codeRoute(m, "GET /pulls/{n}/reviews", s.listReviews)
 	s.codeRoute(m, "POST /pulls/{n}/reviews", s.createReview)
 	s.codeRoute(m, "GET /pulls/{n}/files", s.listPullFiles)
-	s.codeRoute(m, "GET /issues/{a}/{b}", s.issueChild) // a comment by id, an issue's comments or timeline
+	s.codeRoute(m, "GET /issues/comments", s.listRepoComments)  // repocomments.go
+	s.codeRoute(m, "GET /issues/events", s.listRepoIssueEvents) // issueevents.go
+	s.codeRoute(m, "GET /issues/{a}/{b}", s.issueChild)         // a comment by id, an issue's comments or timeline
 	s.codeRoute(m, "POST /issues/{n}/comments", s.createComment)
 	s.codeRoute(m, "POST /issues/{n}/labels", s.addLabels)
 	s.codeRoute(m, "DELETE /issues/{n}/labels/{name}", s.removeLabel) // issues.go

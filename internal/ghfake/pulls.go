@@ -72,6 +72,10 @@ func (s *Server) newIssue(is *Issue) int {
 	n := len(s.issues) + 1
 	is.Number = n
 	s.issues[n] = is
+	if s.issueAt == nil {
+		s.issueAt = map[int]time.Time{}
+	}
+	s.issueAt[n] = s.opts.Now().UTC().Truncate(time.Second)
 	return n
 }
 
@@ -267,22 +271,36 @@ type labelJSON struct {
 }
 
 type issueJSON struct {
-	Number  int         `json:"number"`
-	NodeID  string      `json:"node_id"`
-	Title   string      `json:"title"`
-	Body    string      `json:"body"`
-	State   string      `json:"state"`
-	Labels  []labelJSON `json:"labels"`
-	User    userJSON    `json:"user"`
-	HTMLURL string      `json:"html_url"`
-	Head    *refJSON    `json:"head,omitempty"`
-	Base    *refJSON    `json:"base,omitempty"`
+	// CreatedAt and AuthorAssociation are answered by every endpoint; PullRequest only by
+	// the issues endpoints, for an item that is a pull request.
+	CreatedAt         string          `json:"created_at,omitempty"`
+	AuthorAssociation string          `json:"author_association"`
+	PullRequest       *pullRequestRef `json:"pull_request,omitempty"`
+	Number            int             `json:"number"`
+	NodeID            string          `json:"node_id"`
+	Title             string          `json:"title"`
+	Body              string          `json:"body"`
+	State             string          `json:"state"`
+	Labels            []labelJSON     `json:"labels"`
+	User              userJSON        `json:"user"`
+	HTMLURL           string          `json:"html_url"`
+	Head              *refJSON        `json:"head,omitempty"`
+	Base              *refJSON        `json:"base,omitempty"`
 }
 
 // issueJSON renders an issue or pull request; the caller holds mu.
 func (s *Server) issueJSON(is *Issue, kind string) issueJSON {
-	out := issueJSON{Number: is.Number, NodeID: nodeID(is.Number), Title: is.Title, Body: is.Body, State: is.State, User: userJSON{BotLogin},
-		HTMLURL: fmt.Sprintf("https://github.com/%s/%s/%s/%d", s.opts.Owner, s.opts.Repo, kind, is.Number), Labels: []labelJSON{}}
+	by := s.issueBy[is.Number]
+	login := by
+	if login == "" {
+		login = BotLogin
+	}
+	out := issueJSON{Number: is.Number, NodeID: nodeID(is.Number), Title: is.Title, Body: is.Body, State: is.State, User: userJSON{login},
+		HTMLURL: fmt.Sprintf("https://github.com/%s/%s/%s/%d", s.opts.Owner, s.opts.Repo, kind, is.Number), Labels: []labelJSON{},
+		AuthorAssociation: s.association(by)}
+	if at, ok := s.issueAt[is.Number]; ok {
+		out.CreatedAt = at.Format(time.RFC3339)
+	}
 	for _, l := range is.Labels {
 		out.Labels = append(out.Labels, labelJSON{l})
 	}
@@ -458,6 +476,7 @@ func (s *Server) addLabels(w http.ResponseWriter, req *http.Request) {
 	for _, l := range body.Labels {
 		if !slices.Contains(is.Labels, l) {
 			is.Labels = append(is.Labels, l)
+			s.recordIssueEvent(n, "labeled", "", l)
 		}
 	}
 	out := []labelJSON{}
@@ -494,8 +513,7 @@ func (s *Server) listPulls(w http.ResponseWriter, req *http.Request) {
 		state = "open"
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := []issueJSON{}
+	out := []map[string]any{}
 	var nums []int
 	for n, is := range s.issues {
 		if is.PR && (state == "all" || is.State == state) {
@@ -507,9 +525,10 @@ func (s *Server) listPulls(w http.ResponseWriter, req *http.Request) {
 	}
 	slices.Sort(nums)
 	for _, n := range nums {
-		out = append(out, s.issueJSON(s.issues[n], "pull"))
+		out = append(out, s.asMap(s.issueJSON(s.issues[n], "pull")))
 	}
-	writeJSON(w, http.StatusOK, out)
+	s.mu.Unlock()
+	s.writeConditionalPage(w, req, out) // paged, with an ETag (issueevents.go)
 }
 
 func (s *Server) createPull(w http.ResponseWriter, req *http.Request) {

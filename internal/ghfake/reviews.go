@@ -162,10 +162,12 @@ func (s *Server) listReviews(w http.ResponseWriter, req *http.Request) {
 	s.mu.Lock()
 	out := []map[string]any{}
 	for _, r := range s.reviews[is.Number] {
-		out = append(out, r.json())
+		m := r.json()
+		m["author_association"] = s.association(r.Login)
+		out = append(out, m)
 	}
 	s.mu.Unlock()
-	writePage(w, req, out)
+	s.writeConditionalPage(w, req, out) // with an ETag (repocomments.go)
 }
 
 // listPullFiles serves GET …/pulls/{n}/files.

@@ -1,4 +1,5 @@
-// Package modelfake is a scripted model endpoint for tests: an in-process
+// Package modelfake is a scripted model endpoint for tests, and for `autonomy dev model` (a
+// trial of a fleet without a model account: Listen, ReadScript): an in-process
 // HTTP server on 127.0.0.1 that speaks enough of the OpenAI Responses API
 // (POST /v1/responses, streamed as codex reads it) and of the Anthropic
 // Messages API (POST /v1/messages, streamed as Claude Code reads it) to play

@@ -87,10 +87,19 @@ type Server struct {
 	srv    *http.Server
 	url    string
 
+	// log, when set (Listen), gets a line for every model request and script violation;
+	// forget keeps requests from being recorded, and errors past maxErrs, for a server that
+	// runs for hours.
+	log    func(string)
+	forget bool
+
 	mu   sync.Mutex
 	reqs []Request
 	errs []error
 }
+
+// maxErrs bounds the script violations a forgetful server keeps.
+const maxErrs = 100
 
 // Start listens on 127.0.0.1 on a free port and serves the script. A
 // malformed script (a turn with not exactly one field, a final turn that is
@@ -174,12 +183,25 @@ func (s *Server) Err() error {
 }
 
 func (s *Server) fail(err error) {
+	if s.log != nil {
+		s.log(err.Error())
+	}
 	s.mu.Lock()
-	s.errs = append(s.errs, err)
+	if !s.forget || len(s.errs) < maxErrs {
+		s.errs = append(s.errs, err)
+	}
 	s.mu.Unlock()
 }
 
 func (s *Server) record(r Request) {
+	if s.log != nil {
+		if line := logRequest(r); line != "" {
+			s.log(line)
+		}
+	}
+	if s.forget {
+		return
+	}
 	s.mu.Lock()
 	s.reqs = append(s.reqs, r)
 	s.mu.Unlock()
@@ -238,7 +260,11 @@ func readBody(r *http.Request) ([]byte, error) {
 		if err != nil {
 			return raw, fmt.Errorf("gzip body: %w", err)
 		}
-		return io.ReadAll(zr)
+		data, err := io.ReadAll(io.LimitReader(zr, 64<<20+1))
+		if err == nil && len(data) > 64<<20 {
+			err = errors.New("gzip body larger than 64 MiB")
+		}
+		return data, err
 	default:
 		return raw, fmt.Errorf("unsupported Content-Encoding %q", enc)
 	}

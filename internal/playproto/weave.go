@@ -22,7 +22,8 @@ type Woven struct {
 // to the package's _log.md or the session's log.
 type Skipped struct {
 	Slug, File string
-	// Reason is "shadow", "archived", "expired", "locked", "cap" or "no-block".
+	// Reason is "shadow", "archived", "expired", "superseded", "locked", "cap" or
+	// "no-block".
 	Reason string
 	Detail string
 }

@@ -10,3 +10,30 @@
 // on macOS (proc_darwin.go). On any other OS (proc_other.go) the package compiles but starts and
 // recognises nothing, and the local runner refuses to run.
 package proc
+
+// Ancestors lists the parent of pid, its parent, and so on up to the first process (at most 128
+// of them), each with its start time: the chain a process cannot leave, however it changes its
+// environment. A process that left its parent is re-parented (to init, or a subreaper), and the
+// chain follows that.
+func Ancestors(pid int) []Named {
+	var out []Named
+	for range 128 {
+		ppid, err := Parent(pid)
+		if err != nil || ppid <= 0 {
+			break
+		}
+		start, err := StartTime(ppid)
+		if err != nil {
+			break
+		}
+		out = append(out, Named{PID: ppid, Start: start})
+		pid = ppid
+	}
+	return out
+}
+
+// Named is one process for good: a pid and its start time.
+type Named struct {
+	PID   int
+	Start uint64
+}

@@ -48,6 +48,15 @@ func StartTime(pid int) (uint64, error) {
 	return startStamp(k), nil
 }
 
+// Parent is the parent of the process pid.
+func Parent(pid int) (int, error) {
+	k, err := kinfo(pid)
+	if err != nil {
+		return 0, fmt.Errorf("cannot read the parent of process %d: %w", pid, err)
+	}
+	return int(k.Eproc.Ppid), nil
+}
+
 // Alive says whether the process recorded as (pid, start) still runs. It is false when the pid is
 // free, when it was reused by another process (the start time differs), and when the process has
 // exited but not been reaped yet (a zombie).

@@ -14,6 +14,7 @@ import (
 // stat is what this package needs of /proc/PID/stat.
 type stat struct {
 	state   byte   // field 3: R, S, D, T, Z (zombie), X (dead) …
+	ppid    int    // field 4: the parent
 	pgrp    int    // field 5: the process group
 	session int    // field 6: the session
 	start   uint64 // field 22: clock ticks from boot to the process's creation
@@ -34,6 +35,10 @@ func parseStat(line string) (stat, error) {
 	if len(fields[0]) != 1 {
 		return stat{}, fmt.Errorf("malformed stat line %q: state %q is not one letter", line, fields[0])
 	}
+	ppid, err := strconv.Atoi(fields[1])
+	if err != nil {
+		return stat{}, fmt.Errorf("malformed stat line %q: parent: %v", line, err)
+	}
 	pgrp, err := strconv.Atoi(fields[2])
 	if err != nil {
 		return stat{}, fmt.Errorf("malformed stat line %q: process group: %v", line, err)
@@ -46,7 +51,7 @@ func parseStat(line string) (stat, error) {
 	if err != nil {
 		return stat{}, fmt.Errorf("malformed stat line %q: start time: %v", line, err)
 	}
-	return stat{state: fields[0][0], pgrp: pgrp, session: session, start: start}, nil
+	return stat{state: fields[0][0], ppid: ppid, pgrp: pgrp, session: session, start: start}, nil
 }
 
 // readStat reads and parses /proc/PID/stat.
@@ -114,6 +119,16 @@ func StartTime(pid int) (uint64, error) {
 		return 0, fmt.Errorf("cannot read the start time of process %d: %w", pid, err)
 	}
 	return s.start, nil
+}
+
+// Parent is the parent of the process pid, as this process's pid namespace sees it (0 for a
+// process whose parent it cannot see).
+func Parent(pid int) (int, error) {
+	s, err := readStat(pid)
+	if err != nil {
+		return 0, fmt.Errorf("cannot read the parent of process %d: %w", pid, err)
+	}
+	return s.ppid, nil
 }
 
 // Alive says whether the process recorded as (pid, start) still runs. It is false when the pid is

@@ -29,7 +29,7 @@ func TestParseStat(t *testing.T) {
 			t.Errorf("comm %q: %v", comm, err)
 			continue
 		}
-		want := stat{state: 'S', pgrp: 4240, session: 4000, start: 987654321}
+		want := stat{state: 'S', ppid: 1, pgrp: 4240, session: 4000, start: 987654321}
 		if got != want {
 			t.Errorf("comm %q: got %+v, want %+v", comm, got, want)
 		}
@@ -48,6 +48,7 @@ func TestParseStatMalformed(t *testing.T) {
 		"too few fields":  "1 (init) S 1 1 1 0",
 		"long state":      statLine("init", "SS", "1", "1", "5"),
 		"bad group":       statLine("init", "S", "x", "1", "5"),
+		"bad parent":      strings.Replace(statLine("init", "S", "1", "1", "5"), ") S 1 ", ") S p ", 1),
 		"bad session":     statLine("init", "S", "1", "y", "5"),
 		"negative start":  statLine("init", "S", "1", "1", "-5"),
 		"start overflows": statLine("init", "S", "1", "1", "99999999999999999999999"),

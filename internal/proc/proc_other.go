@@ -15,6 +15,9 @@ var errUnsupported = fmt.Errorf("process groups are not supported on %s: the loc
 // StartTime is not available off Unix.
 func StartTime(pid int) (uint64, error) { return 0, errUnsupported }
 
+// Parent is not available off Unix.
+func Parent(pid int) (int, error) { return 0, errUnsupported }
+
 // Alive is always false off Unix: nothing was started.
 func Alive(pid int, start uint64) bool { return false }
 

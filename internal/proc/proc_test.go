@@ -266,3 +266,23 @@ func TestSignal(t *testing.T) {
 		t.Errorf("terminating a finished group: %v", err)
 	}
 }
+
+// A child's ancestors start with this process, whatever the child's environment says.
+func TestAncestors(t *testing.T) {
+	cmd := exec.Command("/bin/sh", "-c", "sleep 5")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	self, err := StartTime(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := Ancestors(cmd.Process.Pid)
+	if len(got) == 0 || got[0] != (Named{PID: os.Getpid(), Start: self}) {
+		t.Fatalf("the child's ancestors %v do not start with this process (%d, %d)", got, os.Getpid(), self)
+	}
+	if p, err := Parent(-1); err == nil || p != 0 {
+		t.Errorf("Parent(-1) = %d, %v; want an error", p, err)
+	}
+}

@@ -29,6 +29,8 @@ var migrations = []migration{
 	{"add the workflow pauses", addPauses},
 	// 4: the model usage of each agent session, as its model proxy counted it (usage.go).
 	{"add the model usage", addUsage},
+	// 5: the code flow's proposals and the throttles (pauses of the fleet and of work items).
+	{"add the proposals and the throttles", addProposals},
 }
 
 // schemaVersion is the user_version of a database this build has brought up to date.

@@ -84,7 +84,11 @@ func Of(p *ir.Profile) *Profile {
 type Behavior struct {
 	Kind Kind
 	// Verification is a capsule playbook's ## Verification method; "" for any other behavior.
+	// For a superseded capsule it is its successor's, the playbook a new run follows.
 	Verification string
+	// Lifecycle is set for a capsule playbook no new run may follow as written: archived (no new
+	// run starts) or superseded (a new run follows its successor).
+	Lifecycle *Lifecycle
 	// Workflow is the parsed workflow playbook when Kind is Workflow and it has no errors.
 	Workflow *WorkflowPlaybook
 	// Elicit is, for a step playbook without errors, the position (in its file) of its first
@@ -95,6 +99,23 @@ type Behavior struct {
 	// Diagnostics are the problems of a workflow or step playbook itself, each positioned in
 	// File; a substrate that compiles the playbook reports its errors as its own.
 	Diagnostics ir.Diagnostics
+}
+
+// Lifecycle is where a capsule playbook is in draft → active → superseded → archived, when that
+// changes what a new run does (seed 000: "superseded: in-flight runs continue; new runs use
+// successor"; "archived: no new runs").
+type Lifecycle struct {
+	// Status is "archived" or "superseded".
+	Status string `json:"status"`
+	// At is the playbook's status: line, "FILE:LINE:COL" (the profile directory joined).
+	At string `json:"at"`
+	// Successor is, for a superseded playbook, the playbook a new run follows (relative to the
+	// profile directory, slash-separated): the end of its superseded_by: chain. Chain says the
+	// chain, "a.playbook.md → b.playbook.md". Reason says why no run starts when Status is
+	// "archived" (the playbook itself, or the end of its chain, is archived).
+	Successor string `json:"successor,omitempty"`
+	Chain     string `json:"chain,omitempty"`
+	Reason    string `json:"reason,omitempty"`
 }
 
 // StepPlaybook reports whether the behavior is a step playbook a substrate can run: one without

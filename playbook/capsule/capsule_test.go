@@ -101,3 +101,14 @@ func updateDocs() bool {
 	f := flag.Lookup("update")
 	return f != nil && f.Value.String() == "true"
 }
+
+func TestAboveOne(t *testing.T) {
+	for v, want := range map[string]bool{"1": false, "1.0": false, "v1.0": false, "1.0.0": false, "0.9": false, "1.0.1": true, "1.1": true, "v2": true, "2.0-rc.1": true, "10.0": true} {
+		if got, ok := aboveOne(v); !ok || got != want {
+			t.Errorf("aboveOne(%q) = %v, %v; want %v", v, got, ok, want)
+		}
+	}
+	if _, ok := aboveOne("<version>"); ok {
+		t.Error("a placeholder read as a number")
+	}
+}

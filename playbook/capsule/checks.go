@@ -40,7 +40,7 @@ var Checks = []ValidationCheck{
 	{11, "enforced", "New playbook files start at status: draft; direct active rejected", AsError, "approximated: one version cannot show its history, so a playbook created on or after 2026-04-21 at active or later must carry the lock provenance (locked_by and locked_at) that its promotion from draft records"},
 	{12, "enforced", "supersedes: / superseded_by: (if present) form bidirectional pairs + both resolve to valid entries", LibraryError, "resolved by uid, path or file name among the playbooks validated together"},
 	{13, "enforced", "If status: superseded, superseded_by: is set + resolves", AsError, "set: on the file; resolves: across the library"},
-	{14, "enforced", "If status: active or later, version: is concrete semver/decimal — not placeholder", AsError, ""},
+	{14, "enforced", "If status: active or later, version: is concrete semver/decimal — not placeholder", AsError, "a suffix naming a placeholder (draft, wip, tbd, todo, placeholder, snapshot, unreleased, xx) is not concrete: v1.0-draft is refused, 2.0.0-rc.1 is accepted"},
 	{15, "honor-system", "Cold-boot-verifiable: stranger reading playbook + declared Resources can execute to declared Outcomes", NotChecked, "needs a reader; no rule decides it"},
 	{16, "honor-system", "§Rules items are unambiguous + testable", AsWarning, "approximated: a §Rules item without MUST, MUST NOT, SHOULD or SHOULD NOT (the seed's phrasing directive)"},
 	{17, "honor-system", "No vault-specific UIDs/paths/names in executable content", AsWarning, "approximated: an 8-hex UID or a vault/, .tropo/ or .tropo-studio/ path in the executable section"},

@@ -146,3 +146,27 @@ func slug(file string) string {
 	}
 	return base
 }
+
+// Successor follows the superseded_by: chain from p through lib (the playbooks validated
+// together) to the first playbook that is not superseded, and returns it with the chain walked
+// (p first); nil when a link does not resolve or the chain loops.
+func Successor(lib []*Playbook, p *Playbook) (*Playbook, []*Playbook) {
+	chain := []*Playbook{p}
+	for cur := p; cur.status() == "superseded"; {
+		next := library(lib).resolve(cur, cur.SupersededBy.Value)
+		if next == nil {
+			return nil, chain
+		}
+		for _, seen := range chain {
+			if seen == next {
+				return nil, chain
+			}
+		}
+		chain = append(chain, next)
+		cur = next
+	}
+	return chain[len(chain)-1], chain
+}
+
+// LifecycleStatus is the playbook's status, the legacy alias published read as active.
+func (p *Playbook) LifecycleStatus() string { return p.status() }

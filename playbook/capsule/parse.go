@@ -69,6 +69,13 @@ func frontmatter(r *source.Reporter, p *Playbook, root *yaml.Node) {
 			p.Tags = list(v, key)
 		case "calls":
 			p.Calls = list(v, key)
+		case "changelog":
+			p.ChangelogPos = source.PosOf(k)
+			if v.Kind == yaml.SequenceNode {
+				p.Changelog = len(v.Content)
+			} else {
+				r.Errorf(source.PosOf(v), "write a list, one entry per version, e.g. changelog: [{version: \"1.1\", change: …}]", "changelog: must be a list, not %s", source.Describe(v))
+			}
 		case "composes_into":
 			p.ComposesInto = compositions(r, v)
 		case "concierge_path":

@@ -34,8 +34,12 @@ type Playbook struct {
 	TagsPos    ir.Pos
 	Trigger    ir.String
 	Created    ir.String
-	LockedBy   ir.String
-	LockedAt   ir.String
+	// ChangelogPos is where the frontmatter's changelog: is (zero when absent); Changelog counts
+	// its entries.
+	ChangelogPos ir.Pos
+	Changelog    int
+	LockedBy     ir.String
+	LockedAt     ir.String
 
 	Supersedes   ir.String
 	SupersededBy ir.String

@@ -97,6 +97,7 @@ func (c checker) frontmatter() {
 	c.titleAndTags()
 	c.statusReadersScope()
 	c.lifecycle()
+	c.schemaRules()
 	if c.p.IsTestHarness() {
 		c.harnessFields()
 	}
@@ -187,8 +188,8 @@ func (c checker) lifecycle() {
 	if p.Status.Value == "superseded" && !p.SupersededBy.Pos.IsSet() {
 		c.fail(13, p.Status.Pos, "name the successor: superseded_by: <uid or path>", "status is superseded but superseded_by: is not set")
 	}
-	if live && p.Version.Value != "" && !concrete.MatchString(p.Version.Value) {
-		c.fail(14, p.Version.Pos, "e.g. version: \"1.0\" or \"2.1.3\"", "version %q is not a concrete semver or decimal", p.Version.Value)
+	if why := concreteVersion(p.Version.Value); live && p.Version.Value != "" && why != "" {
+		c.fail(14, p.Version.Pos, "write a concrete version, e.g. version: \"1.0\" or \"2.1.3\"; only a draft may keep a placeholder", "status is %s but version %q %s", p.Status.Value, p.Version.Value, why)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/autonomyhq/autonomy/internal/playproto"
+	"github.com/autonomyhq/autonomy/ir/resolved"
 	pbsource "github.com/autonomyhq/autonomy/playbook/internal/source"
 	"github.com/autonomyhq/autonomy/playbook/workflow"
 )
@@ -70,6 +71,10 @@ type Request struct {
 	IgnoreUnknownArgs bool
 	// MCPServers are the servers mcp steps may call (policy.box.mcp.servers), by name.
 	MCPServers map[string]MCPServer
+	// CLI is policy.box.cli: the programs cli steps may run (nil: any).
+	CLI *resolved.CLIPolicy
+	// Web is policy.box.web: the hosts web steps may fetch from (nil: no web step runs).
+	Web *resolved.WebPolicy
 }
 
 // Engine runs and resumes workflows.
@@ -108,6 +113,8 @@ type state struct {
 	Secrets        []string             `json:"secrets"`
 	Session        string               `json:"session"`
 	MCP            map[string]MCPServer `json:"mcp,omitempty"`
+	CLI            *resolved.CLIPolicy  `json:"cli,omitempty"`
+	Web            *resolved.WebPolicy  `json:"web,omitempty"`
 	// Next is the index of the approval step the run waits at; Results the raw records of the
 	// steps before it.
 	Next    int      `json:"next"`
@@ -237,9 +244,10 @@ func (e *Engine) prepare(req Request) (*state, *Envelope) {
 		return refuse("%v", err)
 	}
 	w, diags := workflow.Check(file, src)
-	diags = append(diags, supported(w)...)
 	diags = append(diags, allowed(w, req.Secrets)...)
 	diags = append(diags, CheckMCP(w, req.MCPServers)...)
+	diags = append(diags, CheckCLI(w, req.CLI)...)
+	diags = append(diags, CheckWeb(w, req.Web)...)
 	if diags.HasErrors() {
 		env := fail("invalid", "", "the workflow is not valid: %d problems", diags.Errors())
 		for _, d := range diags.Sort() {
@@ -252,7 +260,7 @@ func (e *Engine) prepare(req Request) (*state, *Envelope) {
 		return refuse("%v", err)
 	}
 	st := &state{File: file, Source: src, Args: args, Workspace: ws, Cwd: req.Cwd,
-		TimeoutMs: req.TimeoutMs, MaxOutputBytes: req.MaxOutputBytes, Secrets: req.Secrets, Session: req.Session, MCP: req.MCPServers}
+		TimeoutMs: req.TimeoutMs, MaxOutputBytes: req.MaxOutputBytes, Secrets: req.Secrets, Session: req.Session, MCP: req.MCPServers, CLI: req.CLI, Web: req.Web}
 	if st.TimeoutMs <= 0 {
 		st.TimeoutMs = DefaultTimeoutMs
 	}

@@ -241,7 +241,7 @@ func TestUnsupportedNamespacesRefused(t *testing.T) {
 	e, ws, file := setup(t, "name: n\nsteps:\n  - id: a\n    command: web open https://x\n  - id: b\n    command: node call x\n  - id: c\n    command: mcp server tool\n  - id: d\n    command: cli touch ran\n")
 	env := e.Run(context.Background(), Request{Pipeline: file, Workspace: ws})
 	diags := strings.Join(env.Error.Diagnostics, "\n")
-	for _, want := range []string{`wf.yml:4:14: step "a": web steps are not supported by this runtime`, `wf.yml:6:14: step "b": node steps are not supported by this runtime`, `wf.yml:8:14: step "c": the MCP server "server" is not declared (declare it in policy.box.mcp.servers.server: { command: [ARGV…] } (or give it with --mcp-servers); no server is declared)`} {
+	for _, want := range []string{`wf.yml:4:14: step "a": web steps are off: no host is listed in policy.box.web.allow (list the hosts web steps may fetch from in policy.box.web.allow (--web-allow for playbook run), or use an http step)`, `wf.yml:6:19: step "b": node runs a script file (.js, .mjs, .cjs), not "call"`, `wf.yml:8:14: step "c": the MCP server "server" is not declared (declare it in policy.box.mcp.servers.server: { command: [ARGV…] } (or give it with --mcp-servers); no server is declared)`} {
 		if !strings.Contains(diags, want) {
 			t.Errorf("missing %q in\n%s", want, diags)
 		}

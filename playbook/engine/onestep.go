@@ -98,7 +98,7 @@ func (e *Engine) RunStep(ctx context.Context, spec StepSpec, d *Data, workspace 
 		return StepResult{}, fmt.Errorf("the workspace: %v", err)
 	}
 	switch spec.Namespace {
-	case "cli", "http":
+	case "cli", "http", "node", "web":
 	default:
 		return StepResult{}, fmt.Errorf("step %q: %s steps are not supported by this runtime", spec.ID, spec.Namespace)
 	}
@@ -116,7 +116,7 @@ func (e *Engine) RunStep(ctx context.Context, spec StepSpec, d *Data, workspace 
 	if err := CheckLimits(0, spec.MaxOutputBytes); err != nil {
 		return StepResult{}, fmt.Errorf("step %q: %v", spec.ID, err)
 	}
-	st := &state{Args: args, Workspace: ws, TimeoutMs: DefaultTimeoutMs, MaxOutputBytes: spec.MaxOutputBytes, Results: d.Results}
+	st := &state{Args: args, Workspace: ws, TimeoutMs: DefaultTimeoutMs, MaxOutputBytes: spec.MaxOutputBytes, Results: d.Results, CLI: spec.CLI, Web: spec.Web}
 	if st.MaxOutputBytes <= 0 {
 		st.MaxOutputBytes = DefaultMaxOutputBytes
 	}
@@ -154,6 +154,12 @@ func (e *Engine) RunStep(ctx context.Context, spec StepSpec, d *Data, workspace 
 	}
 	rec.Approved = spec.Approval
 	err = x.step(ctx, s, &rec)
+	if err == nil {
+		var schema any
+		if schema, err = spec.SchemaValue(); err == nil {
+			err = x.verify(ctx, schema, specPostcondition(spec, s), &rec) // verify.go
+		}
+	}
 	rec.Status = "ok"
 	if err != nil {
 		rec.Status = "failed"

@@ -47,7 +47,11 @@ func (e *Engine) run(ctx context.Context, st *state, approved bool) Envelope {
 			}
 			rec.Approved = true
 		}
-		if err := x.step(ctx, s, &rec); err != nil {
+		err := x.step(ctx, s, &rec)
+		if err == nil {
+			err = x.verify(ctx, s.Schema, s.PostconditionStep(), &rec) // verify.go
+		}
+		if err != nil {
 			rec.Status = "failed"
 			st.Results = append(st.Results, rec)
 			return x.failed(id, "step %q: %v", id, err)
@@ -166,23 +170,6 @@ func clip(s string, n int) (string, bool) {
 		cut--
 	}
 	return s[:cut], true
-}
-
-// supported refuses, at their command, the namespaces this runtime does not run.
-func supported(w *workflow.Workflow) ir.Diagnostics {
-	var d ir.Diagnostics
-	if w == nil {
-		return nil
-	}
-	for _, s := range w.Steps {
-		switch s.Namespace {
-		case "web", "node":
-			d = append(d, ir.Diagnostic{File: w.File, Pos: s.Command.Pos, Severity: ir.Error,
-				Message: fmt.Sprintf("step %q: %s steps are not supported by this runtime", s.ID.Value, s.Namespace),
-				Hint:    "use a cli, http or mcp step"})
-		}
-	}
-	return d
 }
 
 // allowed refuses a $secrets.NAME handle that policy does not allow.

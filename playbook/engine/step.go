@@ -51,8 +51,14 @@ func (x *exec) step(ctx context.Context, s *workflow.Step, rec *record) error {
 	}
 	out := &capped{max: x.st.MaxOutputBytes}
 	d := time.Duration(timeout) * time.Millisecond
+	if s.Namespace == "node" {
+		// A node step is a cli step running Node on a script inside the workspace (node.go).
+		if argv, err = x.nodeArgv(dir, argv); err != nil {
+			return err
+		}
+	}
 	switch s.Namespace {
-	case "cli":
+	case "cli", "node":
 		env := x.e.Env
 		if env == nil {
 			env = os.Environ()
@@ -65,6 +71,11 @@ func (x *exec) step(ctx context.Context, s *workflow.Step, rec *record) error {
 			}
 			env = append(env, ev.Name.Value+"="+v)
 		}
+		if len(argv) > 0 {
+			if why, fix := x.st.CLI.Refuses(argv[0]); why != "" {
+				return fmt.Errorf("%s (%s)", why, fix)
+			}
+		}
 		code, err := runCLI(ctx, argv, dir, env, stdin, out, d, x.e.drain())
 		rec.ExitCode = code
 		rec.Stdout, rec.Trunc = out.result()
@@ -73,6 +84,12 @@ func (x *exec) step(ctx context.Context, s *workflow.Step, rec *record) error {
 		}
 	case "http":
 		err := runHTTP(ctx, argv, stdin, out, d)
+		rec.Stdout, rec.Trunc = out.result()
+		if err != nil {
+			return err
+		}
+	case "web":
+		err := runWeb(ctx, argv, x.st.Web, out, d) // web.go
 		rec.Stdout, rec.Trunc = out.result()
 		if err != nil {
 			return err
@@ -210,8 +227,14 @@ func runHTTP(ctx context.Context, argv []string, body []byte, out *capped, d tim
 		}
 		return err
 	}
+	return readBody(resp, out, method+" "+url)
+}
+
+// readBody reads a response's body into out, failing past its cap or on a status outside 2xx
+// (what names the request).
+func readBody(resp *http.Response, out *capped, what string) error {
 	defer resp.Body.Close()
-	_, err = io.Copy(out, io.LimitReader(resp.Body, int64(out.max)+1))
+	_, err := io.Copy(out, io.LimitReader(resp.Body, int64(out.max)+1))
 	if _, over := out.result(); over {
 		return fmt.Errorf("its output passed the cap of %d bytes (maxOutputBytes)", out.max)
 	}
@@ -219,7 +242,7 @@ func runHTTP(ctx context.Context, argv []string, body []byte, out *capped, d tim
 		return err
 	}
 	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("%s %s answered %s", method, url, resp.Status)
+		return fmt.Errorf("%s answered %s", what, resp.Status)
 	}
 	return nil
 }

@@ -154,7 +154,7 @@ func skip(o *Overlay, reason, detail string) Skipped {
 
 // Weave applies AIP-12's apply contract for one session: the overlays whose targets match the
 // actor, active ones only (shadow ones are computed and reported, never woven; archived and
-// expired ones are skipped), sorted by priority (highest first), then by updated_at (latest
+// expired ones are skipped, and so is one a live active overlay of the package supersedes), sorted by priority (highest first), then by updated_at (latest
 // first), then by slug; each checked against the locked traits (any violation skips it, whatever
 // its lock_check says); an overlay is appended to the skill, a block-replacement swaps its named
 // block; at most Cap are woven (the rest are skipped with a warning). The same inputs give the
@@ -162,6 +162,7 @@ func skip(o *Overlay, reason, detail string) Skipped {
 func Weave(overlays []*Overlay, s Session) Result {
 	res := Result{Skill: s.Skill}
 	var active []*Overlay
+	superseded := supersededBy(overlays, s.Now)
 	for _, o := range overlays {
 		if !o.Matches(s.Actor) {
 			continue
@@ -170,6 +171,10 @@ func Weave(overlays []*Overlay, s Session) Result {
 		case "active":
 			if exp, ok := o.Expiry(); ok && !s.Now.Before(exp) {
 				res.Skipped = append(res.Skipped, skip(o, "expired", fmt.Sprintf("its ttl %s from updated_at %s ran out at %s", o.TTL.Value, o.UpdatedAt.Value, exp.UTC().Format(time.RFC3339))))
+				continue
+			}
+			if by, ok := superseded[o.Slug.Value]; ok {
+				res.Skipped = append(res.Skipped, skip(o, "superseded", fmt.Sprintf("the active overlay %s (%s) supersedes it; archive it (status: archived)", by.Slug.Value, by.File)))
 				continue
 			}
 			active = append(active, o)
@@ -221,6 +226,27 @@ func Weave(overlays []*Overlay, s Session) Result {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("actor %s: %d active overlays match, over the cap of %d: %d left out (identity drift: review and archive some)", s.Actor.Name, n, s.Cap, n-s.Cap))
 	}
 	return res
+}
+
+// supersededBy maps each slug a live (active, unexpired) overlay supersedes to that overlay: AIP-12
+// archives a superseded overlay, so it is never applied once its successor is live, whatever its
+// own status still says. A shadow successor supersedes nothing until it is promoted.
+func supersededBy(overlays []*Overlay, now time.Time) map[string]*Overlay {
+	m := map[string]*Overlay{}
+	for _, o := range overlays {
+		if o.Status.Value != "active" {
+			continue
+		}
+		if exp, ok := o.Expiry(); ok && !now.Before(exp) {
+			continue
+		}
+		for _, s := range o.Supersedes {
+			if _, seen := m[s.Value]; !seen && s.Value != o.Slug.Value {
+				m[s.Value] = o
+			}
+		}
+	}
+	return m
 }
 
 func count(skipped []Skipped, reason string) int {

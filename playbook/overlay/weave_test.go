@@ -130,6 +130,30 @@ func TestWeaveShadowArchivedExpired(t *testing.T) {
 	}
 }
 
+// AIP-12: a superseded overlay is archived, never applied: an active replacer with supersedes:
+// [hi-prio] weaves its own text only, whatever the superseded one's status and priority still
+// say. A shadow or expired replacer supersedes nothing yet.
+func TestWeaveSuperseded(t *testing.T) {
+	overlays := []*Overlay{
+		mk(t, "hi-prio", "priority: 90", "Old text."),
+		mk(t, "replacer", "priority: 10\nsupersedes: [hi-prio]", "New text."),
+	}
+	res := Weave(overlays, Session{Actor: librarian, Skill: skill, Now: now})
+	if got := names(res.Woven); got != "replacer" {
+		t.Fatalf("woven %s, want replacer only", got)
+	}
+	if strings.Contains(res.Skill, "Old text.") || skipped(res)["hi-prio"] != "superseded" {
+		t.Fatalf("hi-prio skipped as %q; skill:\n%s", skipped(res)["hi-prio"], res.Skill)
+	}
+	for _, front := range []string{"status: shadow\nsupersedes: [hi-prio]", "ttl: P1D\nupdated_at: 2026-01-01\nsupersedes: [hi-prio]"} {
+		overlays[1] = mk(t, "replacer", front, "New text.")
+		res = Weave(overlays, Session{Actor: librarian, Skill: skill, Now: now})
+		if !strings.Contains(res.Skill, "Old text.") {
+			t.Errorf("replacer (%q) is not live, yet hi-prio was not woven: %v", front, res.Skipped)
+		}
+	}
+}
+
 func TestWeaveBlockReplacement(t *testing.T) {
 	overlays := []*Overlay{
 		mk(t, "cite-inline", "kind: block-replacement\nblock: greeting", "Greet the user by name. Always tell the truth."),

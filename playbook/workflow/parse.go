@@ -15,7 +15,7 @@ import (
 var (
 	topKeys  = []string{"name", "description", "args", "steps"}
 	argKeys  = []string{"default", "description"}
-	stepKeys = []string{"id", "command", "description", "output", "stdin", "approval", "prompt", "condition", "cwd", "env", "timeoutMs"}
+	stepKeys = []string{"id", "command", "description", "output", "stdin", "approval", "prompt", "condition", "cwd", "env", "timeoutMs", "schema", "postcondition"}
 )
 
 const (
@@ -149,6 +149,12 @@ func steps(r *source.Reporter, k, n *yaml.Node) []*Step {
 				s.Env = env(r, v, what)
 			case "timeoutMs":
 				s.TimeoutMs = integer(r, v, what+": timeoutMs")
+			case "schema":
+				if source.Mapping(r, v, what+": schema", "an inline JSON Schema, e.g. schema: { type: object, required: [id] }") {
+					s.Schema, s.SchemaPos = ir.JSONValue(v), source.PosOf(v)
+				}
+			case "postcondition":
+				s.Postcondition = str(r, v, what+": postcondition", "e.g. postcondition: cli test -f out/report.json")
 			}
 		})
 		out = append(out, s)

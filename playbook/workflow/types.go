@@ -7,7 +7,11 @@
 // in the spec (secrets come only by handle, $secrets.NAME).
 package workflow
 
-import "github.com/autonomyhq/autonomy/ir"
+import (
+	"strings"
+
+	"github.com/autonomyhq/autonomy/ir"
+)
 
 // MaxSize is the largest workflow file read (1 MiB): a workflow is a few kilobytes.
 const MaxSize = 1 << 20
@@ -69,6 +73,26 @@ type Step struct {
 	Cwd       ir.String
 	Env       []EnvVar
 	TimeoutMs ir.Int
+	// Schema is the step's explicit output schema, an inline JSON Schema as JSON values (nil:
+	// none); a step with one prints JSON that must satisfy it. SchemaPos is where schema: is.
+	Schema    any
+	SchemaPos ir.Pos
+	// Postcondition is a cli or http command run once the step succeeded, in its cwd with its
+	// env and limits; its failure fails the step (seed 003: "postconditions for state-changing
+	// steps"). It may read the step's own output.
+	Postcondition ir.String
+}
+
+// PostconditionStep is the step's postcondition as a step of its own (same id, cwd, env and
+// timeout), nil when it has none.
+func (s *Step) PostconditionStep() *Step {
+	if s.Postcondition.Value == "" {
+		return nil
+	}
+	pc := &Step{Pos: s.Postcondition.Pos, ID: s.ID, Command: s.Postcondition, Cwd: s.Cwd, Env: s.Env, TimeoutMs: s.TimeoutMs}
+	pc.Namespace, pc.Rest, _ = strings.Cut(strings.TrimSpace(s.Postcondition.Value), " ")
+	pc.Rest = strings.TrimSpace(pc.Rest)
+	return pc
 }
 
 // EnvVar is one environment variable of a step.

@@ -34,6 +34,8 @@ type validator struct {
 	r   *source.Reporter
 	w   *Workflow
 	ids map[string]int // step id → index of its first declaration
+	// self is set while a postcondition is checked: it may read its own step's output.
+	self bool
 }
 
 func (v *validator) names() {
@@ -117,6 +119,7 @@ func (v *validator) step(i int, s *Step) {
 	for _, e := range s.Env {
 		v.refs(i, who, e.Value)
 	}
+	v.checks(i, who, s) // checks.go
 	if c := s.Condition; c.Value != "" {
 		n := 0
 		for _, ref := range v.find(c) {
@@ -204,11 +207,11 @@ func (v *validator) refs(i int, who string, val ir.String) {
 			v.r.Errorf(ref.Pos, v.earlierHint(i, ref.Name), "%s: %s names no step %q", who, ref.Text, ref.Name)
 		case !isField:
 			v.r.Errorf(ref.Pos, ir.Suggest(ref.Field, []string{FieldStdout, FieldJSON, FieldApproved}), "%s: %s reads an unknown field %q of step %q", who, ref.Text, ref.Field, ref.Name)
-		case j == i:
+		case j == i && !v.self:
 			v.r.Errorf(ref.Pos, "a step reads only the steps before it", "%s: %s refers to the step itself", who, ref.Text)
 		case j > i:
 			v.r.Errorf(ref.Pos, "move step "+fmt.Sprintf("%q", ref.Name)+" before this one", "%s: %s refers to a later step", who, ref.Text)
-		case ref.Field == FieldJSON && v.w.Steps[j].Output.Value != "json":
+		case ref.Field == FieldJSON && v.w.Steps[j].Output.Value != "json" && v.w.Steps[j].Schema == nil:
 			v.r.Errorf(ref.Pos, fmt.Sprintf("add output: json to step %q, or read $%s.stdout", ref.Name, ref.Name), "%s: %s reads JSON from a step that does not declare output: json", who, ref.Text)
 		case ref.Field == FieldApproved && !v.w.Steps[j].IsApproval():
 			v.r.Errorf(ref.Pos, fmt.Sprintf("add approval: required to step %q", ref.Name), "%s: %s reads the approval of a step that is not an approval gate", who, ref.Text)

@@ -8,6 +8,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	agents "github.com/autonomyhq/autonomy/internal/agent"
+	"github.com/autonomyhq/autonomy/internal/egress"
 	"github.com/autonomyhq/autonomy/ir"
 )
 
@@ -43,6 +44,10 @@ type box struct {
 	autonomy *autonomyBox
 	// proxy is the model proxy's budget, prices and transcript retention (modelproxy.go).
 	proxy modelBox
+	// egress is policy.box.gh-actions.egress.allow: the hosts a preset's agent reaches through
+	// the egress proxy besides the model proxy (egress.go).
+	egress    []egress.Rule
+	egressKey *yaml.Node
 }
 
 // autonomyBox is policy.box.gh-actions.autonomy: a git repository and a full commit SHA.
@@ -74,7 +79,7 @@ type credential struct {
 var (
 	envNameRe    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 	runnerNameRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
-	boxKeys      = []string{"model", "agent", "install", "credential", "runsOn", "trustedRoles", "git", "requiredChecks", "autonomy", "tools", "transcript_days"}
+	boxKeys      = []string{"model", "agent", "install", "credential", "runsOn", "trustedRoles", "git", "requiredChecks", "autonomy", "tools", "transcript_days", "egress"}
 )
 
 // boxReader reads policy.box.gh-actions, collecting every problem.
@@ -97,6 +102,7 @@ func readBox(p *ir.Profile) (box, ir.Diagnostics) {
 			r.key(&b, n.Content[i], n.Content[i+1])
 		}
 		r.reconcile(&b)
+		r.checkEgress(&b) // egress.go
 	}
 	// The credential defaults to the one the preset reads (a custom command: OpenAI's); a token
 	// minted for the model proxy (the reference's proxy_host/oidc_audience) takes the same name.
@@ -169,10 +175,8 @@ func (r *boxReader) key(b *box, k, v *yaml.Node) {
 		return // a null value means "not set": the default stands
 	}
 	switch k.Value {
-	case "model":
-		r.modelKey(b, v)
-	case "transcript_days":
-		r.transcriptDays(b, v)
+	case "model", "transcript_days", "egress":
+		r.jobKey(b, k, v) // egress.go
 	case "agent":
 		var probs []agents.Problem
 		b.agent, probs = agents.Parse(v)

@@ -72,8 +72,9 @@ type compiler struct {
 	tool        Tool
 	roles       string
 	realized    map[string]realized
-	// humanPaths is set when policy.box.risk.human_required_paths is.
-	humanPaths []string
+	// humanPaths is policy.box.risk.human_required_paths, verbatim; governing the governing
+	// documents (documents.roles vision and constitution), gated as their own list.
+	humanPaths, governing []string
 }
 
 // Compile realizes the profile as GitHub Actions workflows.
@@ -97,10 +98,10 @@ func (s Substrate) Compile(r *resolved.Profile) (substrates.Output, error) {
 			c.byName[rv.Name.Value] = reachable(rv)
 		}
 	}
-	c.humanPaths = p.HumanRequiredPaths()
+	c.humanPaths, c.governing = p.HumanRequiredPaths(), p.GoverningDocuments()
 	c.add(substrates.PolicyFile(p), "the policy", p.Policy.Pos)
-	if len(c.humanPaths) > 0 {
-		c.json(HumanRequiredPath, "policy.box.risk.human_required_paths", humanPathsDoc{c.humanPaths})
+	if c.gated() {
+		c.json(HumanRequiredPath, "policy.box.risk.human_required_paths and the governing documents", humanPathsDoc{Paths: c.humanPaths, Governing: c.governing})
 	}
 	for _, a := range p.Actors {
 		c.actor(c.byName[a.Name.Value])

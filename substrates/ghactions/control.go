@@ -7,6 +7,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/autonomyhq/autonomy/internal/ghevent"
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/substrates"
 	"github.com/autonomyhq/autonomy/substrates/ghactions/effect"
@@ -27,7 +28,7 @@ const PlainCommentsKey = "plain_comments"
 
 // controlVerbs are the control workflow's own commands: an actor of one of these names cannot be
 // addressed with /agent <actor>.
-var controlVerbs = []string{"status", "cancel", "retry", "approve", "reject", "answer"}
+var controlVerbs = ghevent.ControlVerbs
 
 // sweepCron is when the control workflow sweeps the open human asks.
 const sweepCron = "*/15 * * * *"
@@ -85,10 +86,11 @@ func withoutOurKeys(config *yaml.Node) *yaml.Node {
 }
 
 // commandCond is true on a comment whose first line starts with "/agent <name>" followed by a
-// space, a line break or the comment's end; commandCond("") on any /agent command.
+// space, a line break or the comment's end; commandCond("") on any /agent command: ghevent.Addressed
+// as an expression.
 func commandCond(name string) string {
 	const body = "github.event.comment.body"
-	cmd := strings.TrimSuffix("/agent "+name, " ")
+	cmd := ghevent.CommandPrefix(name)
 	return "(startsWith(format('{0} ', " + body + "), '" + cmd + " ') || startsWith(" + body + ", fromJSON('\"" + cmd + "\\n\"')) || startsWith(" + body + ", fromJSON('\"" + cmd + "\\r\\n\"')))"
 }
 
@@ -201,7 +203,7 @@ const onDefaultBranch = "github.ref == format('refs/heads/{0}', github.event.rep
 func (c *compiler) humanGateJob(common func(mapping) mapping, steps func(string) seq) mapping {
 	var env mapping
 	env.add("AUTONOMY_SUBJECT", expr("github.event.pull_request.number || inputs."+effect.GateInput))
-	if len(c.humanPaths) > 0 {
+	if c.gated() {
 		env.add("AUTONOMY_HUMAN_REQUIRED_PATHS", HumanRequiredPath)
 	}
 	job := mapping{}
@@ -264,7 +266,7 @@ func commandEnv(env *mapping, a *ir.Actor) {
 		return
 	}
 	env.add("AUTONOMY_COMMAND_PARAMS", strings.Join(names, " "))
-	env.add("AUTONOMY_COMMAND_LEN", strconv.Itoa(len("/agent "+a.Name.Value)))
+	env.add("AUTONOMY_COMMAND_LEN", strconv.Itoa(len(ghevent.CommandPrefix(a.Name.Value))))
 }
 
 // commandScript cuts the command off each param AUTONOMY_COMMAND_PARAMS names when an

@@ -118,9 +118,16 @@ func seqHas(s seq, x any) bool {
 	return false
 }
 
+// humanPathsDoc is HumanRequiredPath: the profile's policy.box.risk.human_required_paths
+// verbatim, and the governing documents the gate holds beside them (effect.Env reads both).
 type humanPathsDoc struct {
-	Paths []string `json:"human_required_paths"`
+	Paths     []string `json:"human_required_paths"`
+	Governing []string `json:"governing_documents,omitempty"`
 }
+
+// gated reports whether the human gate holds any path: a human-required path or a governing
+// document.
+func (c *compiler) gated() bool { return len(c.humanPaths) > 0 || len(c.governing) > 0 }
 
 // json adds a generated JSON file.
 func (c *compiler) json(path, producer string, v any) {

@@ -180,7 +180,7 @@ func (c *compiler) effectEnv(a *ir.Actor, agentEnv mapping) mapping {
 			env = append(env, e)
 		}
 	}
-	if proposes, _ := effects(a); proposes && len(c.humanPaths) > 0 {
+	if proposes, _ := effects(a); proposes && c.gated() {
 		if h := c.inputActor(); h != "" {
 			env.add("AUTONOMY_INPUT_ACTOR", h)
 		}

@@ -2,6 +2,9 @@ package ghactions
 
 import (
 	"sort"
+	"strings"
+
+	"github.com/autonomyhq/autonomy/internal/ghevent"
 
 	"github.com/rhysd/actionlint"
 )
@@ -22,56 +25,48 @@ func eventNames() []string {
 }
 
 // Roles are the author_association values trusted by default on events any outsider can fire.
-var Roles = []string{"OWNER", "MEMBER", "COLLABORATOR"}
+var Roles = ghevent.TrustedRoles
 
 // allRoles are every author_association GitHub reports, for validating policy.box.gh-actions.
-var allRoles = []string{"OWNER", "MEMBER", "COLLABORATOR", "CONTRIBUTOR", "FIRST_TIME_CONTRIBUTOR", "FIRST_TIMER", "MANNEQUIN", "NONE"}
+var allRoles = ghevent.AllRoles
 
 // gate returns the condition under which an event that any outsider can fire may run the agent,
 // or "" when the event needs no gate (only people with write access can fire it, or it carries
-// nothing an outsider wrote). rolesJSON is a JSON array literal of trusted associations.
+// nothing an outsider wrote): ghevent.Trusted as an expression. rolesJSON is a JSON array
+// literal of trusted associations.
 func gate(event, rolesJSON string) string {
-	trusted := func(field string) string {
-		return "contains(fromJSON('" + rolesJSON + "'), github.event." + field + ".author_association)"
-	}
-	// sameRepo: a pull request whose head branch lives in this repository was pushed by someone
-	// with write access.
-	const sameRepo = "github.event.pull_request.head.repo.full_name == github.repository"
 	switch event {
-	case "issue_comment", "discussion_comment", "pull_request_review_comment":
-		return trusted("comment")
-	case "pull_request_review":
-		return trusted("review")
-	case "pull_request", "pull_request_target":
-		return sameRepo + " || " + trusted("pull_request")
-	case "issues":
-		// Labeling, assigning or pinning takes triage access; an author opens, edits, closes and
-		// reopens their own issue.
-		return "!contains(fromJSON('[\"opened\",\"edited\",\"closed\",\"reopened\",\"deleted\"]'), github.event.action) || " + trusted("issue")
-	case "discussion":
-		// An author creates, edits, deletes and marks answers on their own discussion.
-		return "!contains(fromJSON('[\"created\",\"edited\",\"deleted\",\"answered\",\"unanswered\"]'), github.event.action) || " + trusted("discussion")
 	case "workflow_run":
 		// A run of a pull request from a fork fires workflow_run in this repository.
 		return "github.event.workflow_run.head_repository.full_name == github.repository"
 	}
-	return ""
+	author := ghevent.AuthorObject(event)
+	if author == "" {
+		return ""
+	}
+	g := "contains(fromJSON('" + rolesJSON + "'), github.event." + author + ".author_association)"
+	if event == "pull_request" || event == "pull_request_target" {
+		// sameRepo: a pull request whose head branch lives in this repository was pushed by
+		// someone with write access.
+		g = "github.event.pull_request.head.repo.full_name == github.repository || " + g
+	}
+	if self := ghevent.AuthorActions(event); self != nil {
+		g = "!contains(fromJSON('[\"" + strings.Join(self, "\",\"") + "\"]'), github.event.action) || " + g
+	}
+	return g
 }
 
 // sourceExpr is the github column of the standard's trigger-param table: the expression that
 // resolves source when event fired the workflow. "" resolves to empty.
 func sourceExpr(source, event string) string {
+	author, subject := ghevent.AuthorObject(event), ghevent.SubjectObject(event)
 	switch source {
 	case "subject.ref":
-		switch event {
-		case "issues", "issue_comment":
-			return "github.event.issue.number"
-		case "pull_request", "pull_request_target", "pull_request_review", "pull_request_review_comment":
-			return "github.event.pull_request.number"
-		case "discussion", "discussion_comment":
-			return "github.event.discussion.number"
-		case "schedule":
+		if event == "schedule" {
 			return ""
+		}
+		if subject != "" {
+			return "github.event." + subject + ".number"
 		}
 		return "github.event.issue.number || github.event.pull_request.number || github.event.discussion.number"
 	case "subject.actor":
@@ -80,33 +75,15 @@ func sourceExpr(source, event string) string {
 		}
 		return "github.event.sender.login || github.actor"
 	case "subject.actorRole":
-		switch event {
-		case "issue_comment", "discussion_comment", "pull_request_review_comment":
-			return "github.event.comment.author_association"
-		case "pull_request_review":
-			return "github.event.review.author_association"
-		case "issues":
-			return "github.event.issue.author_association"
-		case "pull_request", "pull_request_target":
-			return "github.event.pull_request.author_association"
-		case "discussion":
-			return "github.event.discussion.author_association"
+		if author == "" {
+			return ""
 		}
-		return ""
+		return "github.event." + author + ".author_association"
 	case "subject.text":
-		switch event {
-		case "issue_comment", "discussion_comment", "pull_request_review_comment":
-			return "github.event.comment.body"
-		case "pull_request_review":
-			return "github.event.review.body"
-		case "issues":
-			return "github.event.issue.body"
-		case "pull_request", "pull_request_target":
-			return "github.event.pull_request.body"
-		case "discussion":
-			return "github.event.discussion.body"
+		if author == "" {
+			return ""
 		}
-		return ""
+		return "github.event." + author + ".body"
 	case "trigger.kind":
 		if event == "schedule" {
 			return "github.event_name"

@@ -206,7 +206,7 @@ func (c *compiler) usageSteps() seq {
 	}
 	dir := expr("runner.temp") + "/" + plain(ghproxy.Dir)
 	with := mapping{{key: "name", value: transcriptArtifact},
-		{key: "path", value: literal(string(dir) + "/" + ghproxy.TranscriptFile + "\n" + string(dir) + "/" + ghproxy.UsageFile + "\n")},
+		{key: "path", value: literal(string(dir) + "/" + ghproxy.TranscriptFile + "\n" + string(dir) + "/" + ghproxy.UsageFile + "\n" + string(dir) + "/" + ghproxy.EgressFile + "\n")},
 		{key: "if-no-files-found", value: plain("ignore")},
 		{key: "retention-days", value: c.box.proxy.transcriptDays}}
 	c.proxyEnd = seq{

@@ -42,6 +42,10 @@ type refBox struct {
 	botName, botEmail     *yaml.Node
 	gitName, gitEmail     *yaml.Node // the project's own spelling (git.name, git.email)
 	credentialKey         *yaml.Node
+	// guard is private_egress_guard: the egress proxy refuses even a private address the
+	// allowlist names literally (a name never reaches one).
+	guard    bool
+	guardKey *yaml.Node
 }
 
 func (r *boxReader) warnAt(n *yaml.Node, hint, format string, args ...any) {
@@ -96,9 +100,8 @@ func (r *boxReader) referenceKey(b *box, k, v *yaml.Node) {
 			// Data API, which GitHub signs).
 		}
 	case "private_egress_guard":
-		if on, ok := r.flag(v, "private_egress_guard"); ok && on {
-			r.warnAt(k, "run the fleet on runners whose network you restrict yourself, or remove the key",
-				"private_egress_guard is not enforced: autonomy does not restrict the model job's network on gh-actions, so a prompt-injected agent can reach any host")
+		if on, ok := r.flag(v, "private_egress_guard"); ok {
+			b.ref.guard, b.ref.guardKey = on, k // egress.go
 		}
 	default:
 		known := append(append([]string(nil), boxKeys...), referenceKeys...)

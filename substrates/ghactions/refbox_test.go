@@ -102,8 +102,7 @@ func TestReferenceModelProxy(t *testing.T) {
 	}
 }
 
-// TestReferenceKeyWarnings: the egress guard that is not
-// enforced, a near miss, and a one-sided proxy setting each draw a positioned warning; a key
+// TestReferenceKeyWarnings: a near miss, and a one-sided proxy setting each draw a positioned warning; a key
 // nothing reads is carried silently, and null means not set.
 func TestReferenceKeyWarnings(t *testing.T) {
 	out := compileOK(t, refProfile(`      propose_dispatch_checks: [security-gate.yml]
@@ -117,7 +116,6 @@ func TestReferenceKeyWarnings(t *testing.T) {
 `))
 	got := out.Warnings.String()
 	for _, want := range []string{
-		"ir.yml:28:7: warning: policy.box.gh-actions.private_egress_guard is not enforced",
 		`ir.yml:29:7: warning: policy.box.gh-actions.proxy_hots is carried verbatim and read by nothing (did you mean "proxy_host"?)`,
 		"ir.yml:30:7: warning: policy.box.gh-actions.oidc_audience is set without proxy_host: the model endpoint comes from the repository variable PUBLIC_AGENT_PROXY_HOST alone",
 	} {

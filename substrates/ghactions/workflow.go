@@ -255,7 +255,7 @@ func (c *compiler) agentWorkflow(a *ir.Actor) mapping {
 	wf.add("jobs", jobs)
 
 	c.actors = append(c.actors, actorManifest{
-		Name: name, Kind: "agent", Workflow: WorkflowPath(name), Behavior: behaviorPath(a),
+		Name: name, Kind: "agent", Workflow: WorkflowPath(name), Behavior: c.agentBehavior(a),
 		Capabilities: capabilityStrings(a), Permissions: r.perms, Triggers: triggerManifest(a), Params: params,
 		Reviewer: a.Review.Value, Timeout: a.Timeout.Value, Effects: effectKinds(proposes, reviews),
 	})
@@ -276,7 +276,7 @@ func (c *compiler) agentEnv(a *ir.Actor, params []param, steps, elicits, propose
 	paramEnv(&env, params)
 	commandEnv(&env, a)
 	env.add("AUTONOMY_ACTOR", a.Name.Value)
-	env.add("AUTONOMY_BEHAVIOR", literalValue(behaviorPath(a)))
+	env.add("AUTONOMY_BEHAVIOR", literalValue(c.agentBehavior(a)))
 	env.add("AUTONOMY_CAPABILITIES", capabilityList(a))
 	if c.box.model != "" {
 		env.add("AUTONOMY_MODEL", literalValue(c.box.model))
@@ -293,7 +293,7 @@ func (c *compiler) agentEnv(a *ir.Actor, params []param, steps, elicits, propose
 		env.add("AUTONOMY_RESULT_SCHEMA", literalValue(res))
 		c.resultSchema(a, res)
 	}
-	if len(c.humanPaths) > 0 {
+	if c.gated() {
 		env.add("AUTONOMY_HUMAN_REQUIRED_PATHS", HumanRequiredPath)
 	}
 	env.add(substrates.PolicyEnv, substrates.PolicyPath)
@@ -317,6 +317,10 @@ func (c *compiler) agentEnv(a *ir.Actor, params []param, steps, elicits, propose
 
 // agentSteps is the agent job's steps.
 func (c *compiler) agentSteps(a *ir.Actor, sp, elicits, proposes, reviews bool) (steps seq) {
+	steps, refused := c.lifecycleSteps(a) // lifecycle.go
+	if refused {
+		return steps
+	}
 	// The agent is installed before the checkout, so no install script runs while the job
 	// token sits in git's config; the checkout never keeps it there: the agent pushes nothing.
 	if a.Skill && len(c.box.install) > 0 {
@@ -341,7 +345,7 @@ func (c *compiler) agentSteps(a *ir.Actor, sp, elicits, proposes, reviews bool) 
 	}
 	steps = append(steps, checkout.step("Check out the repository", mapping{{key: "persist-credentials", value: false}}))
 	if model {
-		steps = append(steps, c.proxyStep(), dropSudoStep()) // modelproxy.go
+		steps = append(steps, c.guardSteps(sp)...) // egress.go
 	}
 	switch {
 	case weaves:
@@ -486,6 +490,7 @@ func (c *compiler) agentScript(a *ir.Actor, env *mapping, script *strings.Builde
 		script.WriteString(`schema="$(jq -c 'del(.["//"], .["$schema"])' "$AUTONOMY_RESULT_SCHEMA")"` + "\n")
 		script.WriteString(`printf '%s\n' "$schema" > "$RUNNER_TEMP/autonomy-result-schema.json"` + "\n")
 	}
+	words = c.jail(words, env) // egress.go
 	cmd := strings.Join(words, " ") + ` < "$AUTONOMY_BEHAVIOR"`
 	if ch.Custom() || ch.Preset.Output != agents.OutputClaudeJSON {
 		script.WriteString(cmd + "\n")

@@ -15,6 +15,7 @@ import (
 	"sync"
 
 	"github.com/autonomyhq/autonomy/internal/agent"
+	"github.com/autonomyhq/autonomy/internal/agentcli"
 	"github.com/autonomyhq/autonomy/internal/store"
 )
 
@@ -77,11 +78,33 @@ func (in *Install) preflight(env []string, cfg *ActorConfig) error {
 	if c.Preset == "" || strings.Contains(c.Argv[0], "/") {
 		return nil
 	}
-	if _, err := lookPath(env, c.Argv[0]); err != nil {
-		return &RefusedError{Msg: fmt.Sprintf("actor %q: the agent preset %s needs %s, which is not on PATH: install it with npm install --global %s (or run autonomy doctor %s)",
-			cfg.Actor, c.Preset, c.Package, c.Package, in.Dir)}
+	if _, err := lookPath(env, c.Argv[0]); err != nil && presetFromCache(env, c) == "" {
+		cache := "AUTONOMY_AGENT_CACHE"
+		if d := cacheDir(env); d != "" {
+			cache = d
+		}
+		return &RefusedError{Msg: fmt.Sprintf("actor %q: the agent preset %s needs %s, which is not on PATH: install it with npm install --global %s, or make agent-install from a clone of autonomy (into the agent cache, %s) (or run autonomy doctor %s)",
+			cfg.Actor, c.Preset, c.Package, c.Package, cache, in.Dir)}
 	}
 	return nil
+}
+
+// cacheDir is the agent cache env names (agentcli.CacheDirIn): where make agent-install and
+// scripts/install-agents.sh put the pinned CLIs.
+func cacheDir(env []string) string {
+	return agentcli.CacheDirIn(func(k string) string { return lookupEnv(env, k) })
+}
+
+// presetFromCache is the pinned CLI of c's preset in env's agent cache, or "" when it is not
+// there. A session runs it when the program is not on PATH: an operator's own install on PATH
+// comes first, as before the cache was read.
+func presetFromCache(env []string, c *Command) string {
+	p, ok := agent.Lookup(c.Preset)
+	if !ok || !strings.HasPrefix(c.Package, p.Package+"@") {
+		return ""
+	}
+	path, _ := agentcli.Cached(cacheDir(env), p.Name, strings.TrimPrefix(c.Package, p.Package+"@"), p.Bin)
+	return path
 }
 
 // PreflightSchedule is Preflight for every scheduled actor: what tick and serve fire.

@@ -11,8 +11,10 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/autonomyhq/autonomy/internal/agent"
+	"github.com/autonomyhq/autonomy/internal/egress"
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/substrates"
+	"github.com/autonomyhq/autonomy/substrates/local/gitws"
 )
 
 // The defaults of policy.box.local (documented in docs/local.md).
@@ -24,7 +26,7 @@ const (
 	AgentEnv = "AUTONOMY_LOCAL_AGENT"
 )
 
-var boxKeys = []string{"agent", "model", "network", "timezone", "graceSeconds", "logMaxBytes", "overlap", "secrets", "env"}
+var boxKeys = []string{"agent", "model", "network", "timezone", "graceSeconds", "logMaxBytes", "overlap", "secrets", "env", "tools", "events", "maintainers", "installPaused", "targetBranch", "egress"}
 
 // box is policy.box.local: how this substrate fills the box every agent runs in.
 type box struct {
@@ -37,6 +39,10 @@ type box struct {
 	grace    int
 	logMax   int64
 	overlap  bool
+	// installPaused installs the fleet paused; targetBranch is the branch the code flow merges
+	// into ("" for the one the installation root has checked out). See codeflow.go, throttle.go.
+	installPaused bool
+	targetBranch  string
 	// secrets are the environment variables a workflow playbook may read as $secrets.NAME.
 	secrets []string
 	// env are the names of the runner's environment variables every session receives besides
@@ -44,6 +50,16 @@ type box struct {
 	env []string
 	// modelPolicy is what the model proxy beside a preset's session enforces.
 	modelPolicy ModelPolicy
+	// toolsMax overrides tools.DefaultMax per tool (toolsmax.go).
+	toolsMax map[string]int
+	// events is policy.box.local.events (events_box.go); maintainers whom escalations of open
+	// asks rotate through.
+	events      EventsConfig
+	maintainers []string
+	// egress is policy.box.local.egress.allow: the hosts a preset's agent reaches through the
+	// egress proxy (egressbox.go); egressKey where it was written.
+	egress    []egress.Rule
+	egressKey *yaml.Node
 }
 
 // readBox reads policy.box.local with its defaults filled in.
@@ -70,13 +86,15 @@ func readBox(p *ir.Profile) (box, ir.Diagnostics) {
 					}
 				}
 			case "network":
-				if n, ok := r.Bool(v, "network", "network: false keeps a preset's sandboxed agent off the network"); ok {
+				if n, ok := r.Bool(v, "network", "network: false keeps a preset's agent off every host but the model proxy; network: true (the default) lets it reach the hosts of egress.allow"); ok {
 					b.network = n
 				}
 			case "model":
 				model = readModel(r, v, &b)
 			case "env":
 				b.env = readEnvNames(r, v)
+			case "tools":
+				b.toolsMax = readTools(r, v)
 			case "timezone":
 				tz, ok := r.Str(v, "timezone", "e.g. timezone: Europe/Paris")
 				if !ok {
@@ -103,20 +121,49 @@ func readBox(p *ir.Profile) (box, ir.Diagnostics) {
 					}
 					b.secrets = append(b.secrets, name)
 				}
+			case "events":
+				readEvents(r, v, &b.events)
+			case "maintainers":
+				b.maintainers = readMaintainers(r, v)
+			case "egress":
+				b.egress, b.egressKey = substrates.ReadEgress(v, r.Errorf), k
 			case "overlap":
 				b.overlap, _ = r.Bool(v, "overlap", "overlap: true lets a scheduled actor start again while its last scheduled run is still going")
 			default:
-				r.NearMiss(k, boxKeys)
+				if !b.readFlowKey(r, k.Value, v) {
+					r.NearMiss(k, boxKeys)
+				}
 			}
 		}
 	}
 	b.model = model
+	checkEgress(r, &b)
 	if b.agent.Custom() && model != "" {
 		r.Diags = append(r.Diags, ir.Diagnostic{File: p.File, Severity: ir.Warning, Pos: boxPos(p),
 			Message: "policy.box.local.model is ignored: policy.box.local.agent names the whole command",
 			Hint:    "put the model in the agent command"})
 	}
 	return b, r.Diags
+}
+
+// readFlowKey reads a key of the code flow and the throttles; false when k is none of them.
+func (b *box) readFlowKey(r *substrates.BoxReader, k string, v *yaml.Node) bool {
+	switch k {
+	case "installPaused":
+		b.installPaused, _ = r.Bool(v, "installPaused", "installPaused: true installs the fleet paused: nothing starts until autonomy runner resume")
+	case "targetBranch":
+		name, ok := r.Str(v, "targetBranch", "e.g. targetBranch: main")
+		if ok {
+			if err := gitws.ValidBranch(name); err != nil {
+				r.Errorf(v, "e.g. targetBranch: main", "targetBranch: %v", err)
+			} else {
+				b.targetBranch = name
+			}
+		}
+	default:
+		return false
+	}
+	return true
 }
 
 // secretName is an environment variable's name.

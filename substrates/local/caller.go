@@ -14,6 +14,8 @@ type caller struct {
 	substrates.Caller
 	// store records the verbs refused to it.
 	store *store.Store
+	// max overrides tools.DefaultMax per tool (policy.box.local.tools.max).
+	max map[string]int
 }
 
 // identify loads the calling session: it must exist and be in flight, or the caller is refused
@@ -34,7 +36,7 @@ func identify(st *store.Store, in *Install, id string) (*caller, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &caller{session: s, store: st}
+	c := &caller{session: s, store: st, max: cfg.ToolsMax}
 	c.Caller = substrates.Caller{Who: c.describe(), Caps: substrates.ParseCapabilities(cfg.Capabilities)}
 	return c, nil
 }
@@ -64,6 +66,9 @@ func (c *caller) authorize(ctx context.Context, verb, actor string) error {
 	}
 	if msg := c.Authorize(verb, actor); msg != "" {
 		return c.deny(ctx, msg)
+	}
+	if tool := verbTools[verb]; tool != "" && actor != "" {
+		return c.spend(ctx, tool, verb+" "+actor)
 	}
 	return nil
 }

@@ -62,13 +62,17 @@ func (Substrate) Compile(r *resolved.Profile) (substrates.Output, error) {
 		}
 	}
 	sched := Schedule{Timezone: b.timezone, Entries: []Entry{}}
-	rc := RunnerConfig{MaxConcurrent: p.Policy.MaxConcurrent.Value, GraceSeconds: b.grace, LogMaxBytes: b.logMax, Overlap: b.overlap, Actors: p.ActorNames()}
+	rc := RunnerConfig{MaxConcurrent: p.Policy.MaxConcurrent.Value, GraceSeconds: b.grace, LogMaxBytes: b.logMax, Overlap: b.overlap, InstallPaused: b.installPaused, TargetBranch: b.targetBranch, Actors: p.ActorNames(),
+		Events: eventsConfig(p, b), Asks: asksConfig(p, b)}
+	if p.CodeHost.Value != "" && p.CodeHost.Value != ir.CodeHosts[0] {
+		rc.CodeHost = p.CodeHost.Value
+	}
 	for _, a := range p.Actors {
 		cfg := c.actor(a)
 		c.actors = append(c.actors, cfg)
 		c.json(ActorPath(cfg.Actor), fmt.Sprintf("the launcher config of actor %q", cfg.Actor), a.Name.Pos, cfg)
 		for i, t := range a.Triggers {
-			if t.Kind == ir.Cron {
+			if t.Kind == ir.Cron && !cfg.archived() {
 				sched.Entries = append(sched.Entries, Entry{Key: fmt.Sprintf("%s#%d", cfg.Actor, i), Actor: cfg.Actor, Trigger: i, Cron: t.Cron.Value, Params: params(t.Params)})
 			}
 		}
@@ -109,11 +113,12 @@ func (c *compiler) actor(a *ir.Actor) *ActorConfig {
 		cfg.Kind = "human"
 	} else if kind == resolved.Workflow {
 		cfg.Skill, cfg.Workflow, cfg.Secrets = false, true, c.box.secrets
-		cfg.MCP = c.r.MCP
+		cfg.MCP, cfg.CLI, cfg.Web = c.r.MCP, resolved.CLIOf(c.p.Policy), resolved.WebOf(c.p.Policy)
 	} else if kind == resolved.Steps {
 		cfg.Skill, cfg.Workflow, cfg.Steps = false, true, true
 		cfg.Command = c.stepsCommand()
 	} else if a.Skill {
+		c.lifecycle(a, cfg)
 		cfg.Command = c.agentCommand(a, cfg.Behavior)
 		cfg.Verification = c.r.Behavior(a).Verification
 	} else {
@@ -130,6 +135,7 @@ func (c *compiler) actor(a *ir.Actor) *ActorConfig {
 	seen := map[string]bool{}
 	for _, t := range a.Triggers {
 		tr := Trigger{Kind: string(t.Kind), Cron: t.Cron.Value, Event: t.Event.Value, Params: []string{}}
+		tr.Types, tr.PlainComments = eventTrigger(t)
 		for _, prm := range t.Params {
 			tr.Params = append(tr.Params, prm.Name.Value)
 			if !seen[prm.Name.Value] {
@@ -141,9 +147,13 @@ func (c *compiler) actor(a *ir.Actor) *ActorConfig {
 	}
 	if !a.IsHuman() {
 		cfg.PassEnv = c.box.env
+		cfg.ToolsMax = c.box.toolsMax
 		if cfg.Command != nil && cfg.Command.Preset != "" && !reflect.DeepEqual(c.box.modelPolicy, defaultModelPolicy()) {
 			m := c.box.modelPolicy
 			cfg.Model = &m
+		}
+		if cfg.Command != nil && cfg.Command.Preset != "" {
+			cfg.Egress = c.box.egressPolicy() // egressbox.go
 		}
 	}
 	cfg.Env["AUTONOMY_AGENT"] = cfg.Actor

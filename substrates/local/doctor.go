@@ -5,11 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
+	"os/exec"
+	"runtime"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/autonomyhq/autonomy/internal/agent"
 	"github.com/autonomyhq/autonomy/internal/agentcli"
+	"github.com/autonomyhq/autonomy/internal/egress"
 )
 
 // Check is one thing autonomy doctor looked at.
@@ -48,6 +53,10 @@ func Doctor(ctx context.Context, dir string, env []string) []Check {
 		}
 	}
 	out = append(out, program(env, "git", "git", "", "install git (e.g. apt-get install git)"))
+	out = append(out, selfCheck())
+	if hasGitHubRemote(ctx, in.Dir) {
+		out = append(out, program(env, "gh", "gh", "", "install the GitHub CLI (https://cli.github.com): the skills of a fleet on GitHub call gh; give sessions its token with policy.box.local.env: [GH_TOKEN]"))
+	}
 
 	// The presets the skills run with, each checked once.
 	presets := map[string][]string{}
@@ -79,7 +88,14 @@ func Doctor(ctx context.Context, dir string, env []string) []Check {
 		}
 		version := strings.TrimPrefix(spec, p.Package+"@")
 		name := "agent " + p.Name
-		c := program(env, name, p.Bin, version, "npm install --global "+spec)
+		fix := "make agent-install (from a clone of autonomy: into " + cacheDir(env) + "), or npm install --global " + spec
+		c := program(env, name, p.Bin, version, fix)
+		if _, err := lookPath(env, p.Bin); err != nil {
+			if cached := presetFromCache(env, cfg.Command); cached != "" {
+				c = programAt(name, cached, version, fix)
+				c.Detail += " (from the agent cache: " + p.Bin + " is not on PATH)"
+			}
+		}
 		c.Detail += " (runs " + strings.Join(presets[spec], ", ") + ")"
 		out = append(out, c)
 		for _, h := range p.Helpers {
@@ -99,6 +115,17 @@ func Doctor(ctx context.Context, dir string, env []string) []Check {
 			out = append(out, Check{Name: "credential " + p.CredentialEnv, OK: true, Detail: d})
 		}
 	}
+	if len(specs) > 0 && runtime.GOOS == "linux" {
+		// The network sandbox a preset's session runs in behind its model proxy (egress_unix.go):
+		// the system's bubblewrap, not one a CLI bundles, and socat.
+		for _, h := range egress.Helpers {
+			pkg := map[string]string{"bwrap": "bubblewrap"}[h]
+			if pkg == "" {
+				pkg = h
+			}
+			out = append(out, program(env, "network sandbox "+h, h, "", "install "+pkg+" (e.g. apt-get install bubblewrap socat): a preset's session runs in a network sandbox made with bwrap and socat (docs/local.md#egress)"))
+		}
+	}
 	return out
 }
 
@@ -111,6 +138,11 @@ func program(env []string, name, bin, version, fix string) Check {
 	if version == "" {
 		return Check{Name: name, OK: true, Detail: path}
 	}
+	return programAt(name, path, version, fix)
+}
+
+// programAt checks that the program at path reports version.
+func programAt(name, path, version, fix string) Check {
 	got, err := agentcli.Version(path)
 	if err != nil {
 		return Check{Name: name, Detail: err.Error(), Fix: fix}
@@ -119,6 +151,27 @@ func program(env []string, name, bin, version, fix string) Check {
 		return Check{Name: name, Detail: fmt.Sprintf("%s is version %s, the installation is pinned to %s", path, got, version), Fix: fix}
 	}
 	return Check{Name: name, OK: true, Detail: path + " " + got}
+}
+
+// selfCheck says how sessions find autonomy: the runner puts the binary that runs it first on
+// every session's PATH (an orchestrator's autonomy runner launch), so nothing is to install.
+func selfCheck() Check {
+	exe, err := os.Executable()
+	if err != nil {
+		return Check{Name: "autonomy", Detail: "cannot find this binary: " + err.Error(), Fix: "run autonomy by its full path"}
+	}
+	return Check{Name: "autonomy", OK: true, Detail: exe + ": the runner puts the binary that runs it first on every session's PATH"}
+}
+
+// hasGitHubRemote reports whether the repository in dir has a remote on GitHub: its fleet's skills
+// call gh. A directory that is not a repository has none.
+func hasGitHubRemote(ctx context.Context, dir string) bool {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "git", "-C", dir, "config", "--get-regexp", `^remote\..*\.url$`)
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1")
+	out, err := cmd.Output()
+	return err == nil && strings.Contains(strings.ToLower(string(out)), "github.com")
 }
 
 // redactURL hides the password or token a URL may carry in its user info (https://user:key@host):

@@ -86,6 +86,9 @@ func (r *Runner) end(ctx context.Context, id string, status ir.SessionStatus, re
 	if err != nil {
 		return false, unrecorded(o, err)
 	}
+	if changed {
+		r.afterEnd(ctx, id) // the code flow: a proposer's end proposes, a reviewer's settles (codeflow.go)
+	}
 	return changed, nil
 }
 
@@ -117,6 +120,11 @@ func (in *Install) command(env []string, cfg *ActorConfig) ([]string, string, bo
 	}
 	if !strings.Contains(argv[0], "/") {
 		full, err := lookPath(env, argv[0])
+		if err != nil && preset {
+			if cached := presetFromCache(env, cfg.Command); cached != "" {
+				full, err = cached, nil
+			}
+		}
 		if err != nil {
 			if preset {
 				return nil, "", false, in.preflight(env, cfg)
@@ -246,7 +254,11 @@ func (r *Runner) Update(ctx context.Context, id string, p ir.Patch) (store.Sessi
 		return n, err
 	}
 	if s.Kind == "human" {
-		return r.asks.resolve(ctx, s, p)
+		n, err := r.asks.resolve(ctx, s, p)
+		if n.Status.Ended() {
+			r.afterEnd(ctx, n.ID) // a maintainer's act may let a proposal merge (codeflow.go)
+		}
+		return n, err
 	}
 	if parked(s) {
 		return s, &RefusedError{Msg: fmt.Sprintf("session %s waits for an approval (%s): answer it with --token T --approve or --deny", id, strings.TrimPrefix(s.Reason, inputRequired))}

@@ -147,6 +147,7 @@ func (a *AttentionFile) rewrite(ctx context.Context) error {
 		if cfg, err := a.In.Actor(s.Actor); err == nil {
 			fmt.Fprintf(&b, "- task spec: %s\n", cfg.Behavior)
 		}
+		b.WriteString(escalationLine(ctx, a.Store, s))
 		for _, k := range sortedKeys(s.Params) {
 			v := s.Params[k]
 			if v == "" {

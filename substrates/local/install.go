@@ -62,11 +62,20 @@ type ActorConfig struct {
 	// PassEnv are the runner's environment variables its sessions receive besides the
 	// allowlist (policy.box.local.env; sessionenv.go).
 	PassEnv []string `json:"passEnv,omitempty"`
+	// ToolsMax overrides tools.DefaultMax per tool for its sessions (policy.box.local.tools.max).
+	ToolsMax map[string]int `json:"toolsMax,omitempty"`
 	// Model is what the model proxy beside a preset's session enforces (policy.box.local.model);
 	// nil for the defaults.
 	Model *ModelPolicy `json:"model,omitempty"`
+	// Egress is what a preset's session reaches besides the model proxy (policy.box.local.network
+	// and egress); nil for the default (egressbox.go).
+	Egress *EgressPolicy `json:"egress,omitempty"`
 	// MCP are the MCP servers a workflow's mcp steps may call (policy.box.mcp.servers).
 	MCP map[string]resolved.MCPServer `json:"mcp,omitempty"`
+	// CLI is policy.box.cli: the programs a workflow's cli steps may run (none: any).
+	CLI *resolved.CLIPolicy `json:"cli,omitempty"`
+	// Web is policy.box.web: the hosts a workflow's web steps may fetch from (none: no web step).
+	Web *resolved.WebPolicy `json:"web,omitempty"`
 	// Command is how an agent is started; nil for a person and a workflow.
 	Command *Command `json:"command,omitempty"`
 	// Capabilities as written, scope included.
@@ -83,6 +92,10 @@ type ActorConfig struct {
 	// Verification is the ## Verification method of an agent's capsule playbook behavior: what
 	// its session must show to be done (capsule.go).
 	Verification string `json:"verification,omitempty"`
+	// Lifecycle is set when the agent's capsule playbook behavior is archived (no new run: a
+	// launch is refused, its cron triggers are not scheduled) or superseded (Behavior is the
+	// successor a new run follows, and each session's log says so).
+	Lifecycle *resolved.Lifecycle `json:"lifecycle,omitempty"`
 	// Reviewer is the actor that reviews this proposer's changes.
 	Reviewer string `json:"reviewer,omitempty"`
 	// Result is the installed JSON Schema an exit-0 session's result file must satisfy.
@@ -122,10 +135,14 @@ type Param struct {
 
 // Trigger is one trigger of an actor.
 type Trigger struct {
-	Kind   string   `json:"kind"`
-	Cron   string   `json:"cron,omitempty"`
-	Event  string   `json:"event,omitempty"`
-	Params []string `json:"params"`
+	Kind  string `json:"kind"`
+	Cron  string `json:"cron,omitempty"`
+	Event string `json:"event,omitempty"`
+	// Types are an event trigger's activity types (config.types; empty: its default ones);
+	// PlainComments is config.plain_comments of an issue_comment trigger (events.go).
+	Types         []string `json:"types,omitempty"`
+	PlainComments bool     `json:"plainComments,omitempty"`
+	Params        []string `json:"params"`
 }
 
 // Schedule is every cron trigger of the fleet.
@@ -158,8 +175,21 @@ type RunnerConfig struct {
 	LogMaxBytes int64 `json:"logMaxBytes"`
 	// Overlap lets the schedule start an actor that already has a scheduled session running.
 	Overlap bool `json:"overlap"`
+	// InstallPaused installs the fleet paused (policy.box.local.installPaused): the first runner
+	// to open the store records the fleet's pause, once (throttle.go).
+	InstallPaused bool `json:"installPaused,omitempty"`
+	// TargetBranch is the branch the code flow merges approved proposals into
+	// (policy.box.local.targetBranch); "" for the branch the installation root has checked out.
+	TargetBranch string `json:"targetBranch,omitempty"`
+	// CodeHost is the profile's codeHost when it is not local-git ("github"): the code flow
+	// then merges nothing locally (codeflow.go).
+	CodeHost string `json:"codeHost,omitempty"`
 	// Actors lists the installed actors, in the profile's order.
 	Actors []string `json:"actors"`
+	// Events is how event triggers fire (nil: no actor declares one); Asks how open asks to
+	// people are escalated (nil: no person to ask). See events_box.go.
+	Events *EventsConfig `json:"events,omitempty"`
+	Asks   *AsksConfig   `json:"asks,omitempty"`
 }
 
 // Lifecycle maps each lifecycle state to the tracker's name for it.

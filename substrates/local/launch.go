@@ -23,6 +23,9 @@ type LaunchRequest struct {
 	Ref, From, Text, Kind string
 	// Branch runs the session in its own worktree of that branch.
 	Branch string
+	// forAgent marks the runner's own launch on an agent's behalf (the code flow's reviewer):
+	// subject.actorRole is then NONE, as for a session's launch, not the operator's OWNER.
+	forAgent bool
 }
 
 // LaunchResult is a launched session, and for a person the one-time redeem token (shown once:
@@ -61,8 +64,14 @@ func (r *Runner) launchAs(ctx context.Context, req LaunchRequest, origin string)
 			}
 		}
 	}
+	if err := refuseArchived(cfg); err != nil {
+		return LaunchResult{}, err
+	}
 	if req.Kind == "" {
 		req.Kind = "dispatch"
+	}
+	if err := r.refuseForgery(ctx, cfg, req); err != nil {
+		return LaunchResult{}, err
 	}
 	params, err := r.resolve(cfg, firingTrigger(cfg, ir.Dispatch, -1), req)
 	if err != nil {
@@ -79,12 +88,23 @@ func (r *Runner) launchAs(ctx context.Context, req LaunchRequest, origin string)
 			return LaunchResult{}, &RefusedError{Msg: err.Error()}
 		}
 	}
-	if err := r.In.preflight(r.opts.Env, cfg); err != nil {
-		return LaunchResult{}, err
+	if !r.leavesToCaller() {
+		// (A session's launch is started by its caller's supervisor, in the runner's own
+		// environment, where the preset's CLI is looked up: adopt.go.)
+		if err := r.In.preflight(r.opts.Env, cfg); err != nil {
+			return LaunchResult{}, err
+		}
 	}
 	var admitted bool
 	err = r.Store.Tx(ctx, func(tx *store.Tx) error {
-		var reason string
+		reason, err := held(tx, req.Ref)
+		if err != nil {
+			return err
+		}
+		if reason != "" {
+			_ = tx.Log(store.Event{Actor: cfg.Actor, Kind: "refused", Message: reason})
+			return &RefusedError{Msg: fmt.Sprintf("%q was not started: %s", cfg.Actor, reason)}
+		}
 		active := -1
 		admitted, reason, err = r.admit(tx, cfg.Actor, false, &active)
 		if err != nil || !admitted {
@@ -98,6 +118,9 @@ func (r *Runner) launchAs(ctx context.Context, req LaunchRequest, origin string)
 	})
 	if err != nil {
 		return LaunchResult{}, err
+	}
+	if r.handOff { // launched from inside a session's sandbox (handoff.go)
+		return LaunchResult{Session: s}, r.handToSupervisor(ctx, s)
 	}
 	if err := r.start(ctx, s); err != nil {
 		return LaunchResult{Session: s}, err
@@ -178,7 +201,7 @@ func (r *Runner) resolve(cfg *ActorConfig, fired *Trigger, req LaunchRequest) (i
 		}
 	}
 	from, role := req.From, "NONE"
-	if r.caller == nil {
+	if r.caller == nil && !req.forAgent {
 		role = "OWNER"
 		if from == "" && req.Kind != "cron" {
 			from = userName()
@@ -215,6 +238,9 @@ func (r *Runner) resolve(cfg *ActorConfig, fired *Trigger, req LaunchRequest) (i
 
 // start hands a recorded session to its supervisor: a detached process, or this one.
 func (r *Runner) start(ctx context.Context, s store.Session) error {
+	if r.leavesToCaller() {
+		return nil // the calling session's supervisor starts it (adopt.go)
+	}
 	if !r.opts.Detach {
 		r.supervisor.set.hold(s.ID)
 		pid := os.Getpid()

@@ -37,11 +37,12 @@ type sessionProxy struct {
 	key, root string
 }
 
-// proxied reports which preset a session's agent is, when it runs behind a model proxy: a skill
-// run by a preset the operator did not override with AUTONOMY_LOCAL_AGENT.
+// proxied reports which preset a session's agent is, when it runs behind a model proxy: a skill,
+// or a step playbook whose steps run the preset (one proxy, and one budget, for all its steps),
+// by a preset the operator did not override with AUTONOMY_LOCAL_AGENT.
 func (sv *supervision) proxied() (agent.Preset, bool) {
 	c := sv.cfg.Command
-	if !sv.cfg.Skill || c == nil || c.Preset == "" {
+	if !sv.cfg.Skill && !sv.cfg.Steps || c == nil || c.Preset == "" {
 		return agent.Preset{}, false
 	}
 	if over, err := AgentOverride(lookupEnv(sv.r.opts.Env, AgentEnv)); err != nil || over != nil {
@@ -62,7 +63,7 @@ func (sv *supervision) startProxy(ctx context.Context) (stop func(), ok bool) {
 	}
 	key := lookupEnv(sv.r.opts.Env, p.CredentialEnv)
 	if key == "" {
-		fmt.Fprintf(sv.logf, "autonomy: no %s in the runner's environment: %s runs with its own login, without a model proxy, budget or transcript\n", p.CredentialEnv, p.Bin)
+		fmt.Fprintf(sv.logf, "autonomy: no %s in the runner's environment: %s runs with its own login, without a model proxy, budget, transcript or network sandbox\n", p.CredentialEnv, p.Bin)
 		return stop, true
 	}
 	budget, reason, err := sv.budget(ctx)
@@ -78,6 +79,7 @@ func (sv *supervision) startProxy(ctx context.Context) (stop func(), ok bool) {
 		return stop, false
 	}
 	sv.env = withEnv(sv.env, p.CredentialEnv+"="+sp.placeholder(), p.BaseURLEnv+"="+sp.url(p))
+	sv.proxy = sp
 	end := sv.end
 	sv.end = func(status ir.SessionStatus, reason, verified string, code *int) {
 		if why := sp.proxy.Exhausted(); why != "" && status == ir.Failed {

@@ -47,8 +47,30 @@ const codexModel = "gpt-5-codex"
 // proxyRun launches worker with the real CLI of preset against fake and waits for its end.
 func proxyRun(t *testing.T, preset, model string, fake *modelfake.Server) (*Runner, store.Session) {
 	t.Helper()
+	return proxyRunFleet(t, preset, proxyFleet(preset, model), fake, nil)
+}
+
+// proxyRunFleet is proxyRun of fleet f, its runner adjusted by adjust (nil for none) before the
+// launch.
+func proxyRunFleet(t *testing.T, preset string, f fleet, fake *modelfake.Server, adjust func(*Runner)) (*Runner, store.Session) {
+	t.Helper()
+	dir := installFleet(t, f, true)
+	r := newRunner(t, dir, Options{Env: cliEnv(t, preset, fake), Exe: builtAutonomy(t)})
+	if adjust != nil {
+		adjust(r)
+	}
+	s := launch(t, r, LaunchRequest{Actor: "worker"})
+	waitEndedWithin(t, r, s.ID, 150)
+	r.Wait()
+	got, _, _ := r.Store.Get(t.Context(), s.ID)
+	return r, got
+}
+
+// cliEnv is the runner's environment for the real CLI of preset against fake: an operator's
+// shell, with the CLI on PATH and a home of its own.
+func cliEnv(t *testing.T, preset string, fake *modelfake.Server) []string {
+	t.Helper()
 	program := agentcli.Require(t, preset)
-	dir := installFleet(t, proxyFleet(preset, model), true)
 	home := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(home, ".codex"), 0o700); err != nil {
 		t.Fatal(err)
@@ -57,16 +79,10 @@ func proxyRun(t *testing.T, preset, model string, fake *modelfake.Server) (*Runn
 	if preset == "claude" {
 		base = fake.AnthropicBaseURL()
 	}
-	env := append(operatorEnv(filepath.Dir(program)+string(os.PathListSeparator)+os.Getenv("PATH")),
+	return append(operatorEnv(filepath.Dir(program)+string(os.PathListSeparator)+os.Getenv("PATH")),
 		"HOME="+home, "CODEX_HOME="+filepath.Join(home, ".codex"), "TMPDIR="+os.TempDir(),
 		"OPENAI_BASE_URL="+base, "ANTHROPIC_BASE_URL="+base,
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1")
-	r := newRunner(t, dir, Options{Env: env, Exe: builtAutonomy(t)})
-	s := launch(t, r, LaunchRequest{Actor: "worker"})
-	waitEndedWithin(t, r, s.ID, 150)
-	r.Wait()
-	got, _, _ := r.Store.Get(t.Context(), s.ID)
-	return r, got
 }
 
 // waitEndedWithin is waitEnded for a real CLI: up to seconds.

@@ -165,6 +165,8 @@ func (Substrate) Realized(feature string, out substrates.Output) error {
 		}
 		return check(slices.ContainsFunc(sch.Entries, func(e Entry) bool { return e.Actor == "probe" && e.Cron == "17 6 * * 1-5" }),
 			"the schedule does not hold the cron as written")
+	case feature == "trigger:event":
+		return eventRealized(cfg, out)
 	case feature == "trigger:dispatch":
 		return check(slices.ContainsFunc(cfg.Triggers, func(t Trigger) bool { return t.Kind == "dispatch" && slices.Contains(t.Params, "PROBE_REF") }),
 			"the launcher config has no dispatch trigger forwarding PROBE_REF")
@@ -194,4 +196,19 @@ func (Substrate) Realized(feature string, out substrates.Output) error {
 		return check(rc.MaxConcurrent == 3, "the runner caps at %d, not 3", rc.MaxConcurrent)
 	}
 	return fmt.Errorf("no realization check for %s on local", feature)
+}
+
+// eventRealized checks the probe's event trigger is installed with its types, and the runner
+// config holds the event source that fires it.
+func eventRealized(cfg ActorConfig, out substrates.Output) error {
+	var rc RunnerConfig
+	if data, err := out.File(RunnerPath); err != nil || json.Unmarshal(data, &rc) != nil || rc.Events == nil {
+		return fmt.Errorf("the runner config has no event source")
+	}
+	if !slices.ContainsFunc(cfg.Triggers, func(t Trigger) bool {
+		return t.Kind == "event" && t.Event == "issues" && slices.Equal(t.Types, []string{"labeled"})
+	}) {
+		return fmt.Errorf("the launcher config does not carry the event trigger with its types")
+	}
+	return nil
 }

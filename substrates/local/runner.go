@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/autonomyhq/autonomy/internal/egress"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -42,6 +43,10 @@ type Options struct {
 	// Minute is the unit of an actor's timeout (time.Minute when zero); the conformance battery
 	// shortens it to probe timeouts in seconds.
 	Minute time.Duration
+	// Confine identifies the caller by the chain of this process's ancestors too, not only by
+	// Session: a process inside a session in flight is that session, never the operator
+	// (wall.go). The autonomy command's runner verbs set it.
+	Confine bool
 	// Grace, when positive, is how long a session this runner stops has between TERM and KILL,
 	// in place of the installation's policy.box.local.graceSeconds (tests shorten it).
 	Grace time.Duration
@@ -61,6 +66,14 @@ type Runner struct {
 	supervisor *supervisor
 	// minute is the unit of timeoutMinutes: a minute, shorter in tests.
 	minute time.Duration
+	// handOff: this process runs inside a session's sandbox, and the sessions it launches are
+	// started by that session's supervisor, outside it (handoff.go).
+	handOff bool
+	// events is the event source serve polls (WatchEvents; nil: none).
+	events *EventSource
+	// egressTest, set by tests only, adjusts a session's egress proxy (a test's resolver, its
+	// loopback server admitted).
+	egressTest func(*egress.Config)
 }
 
 // DBPath is the database of an installation.
@@ -99,11 +112,13 @@ func New(dir string, opts Options) (*Runner, error) {
 		engager = &AttentionFile{Path: filepath.Join(in.Dir, filepath.FromSlash(StateDir), "attention.md"), Store: st, In: in}
 	}
 	r.asks = &asks{store: st, engager: engager, now: opts.Now, by: func() string { return r.caller.describe() }}
-	if opts.Session != "" {
-		if r.caller, err = identify(st, in, opts.Session); err != nil {
-			st.Close()
-			return nil, err
-		}
+	if r.caller, r.handOff, err = callerOf(st, in, opts); err != nil {
+		st.Close()
+		return nil, err
+	}
+	if err := r.applyInstallPaused(context.Background()); err != nil {
+		st.Close()
+		return nil, err
 	}
 	return r, nil
 }

@@ -1,6 +1,8 @@
 package local
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -41,8 +43,9 @@ func allowed(k string, cfg *ActorConfig) bool {
 	return false
 }
 
-// presetConfigEnv is what the actor's preset reads its configuration from, and for a step
-// playbook, whose steps run the preset without a proxy of their own, its credential and base URL.
+// presetConfigEnv is what the actor's preset reads its configuration from. Its credential and
+// base URL never pass: a preset's session, a step playbook's steps too, holds the placeholder and
+// the URL of the model proxy its supervisor runs (modelproxy.go).
 func presetConfigEnv(cfg *ActorConfig) []string {
 	if cfg.Command == nil || cfg.Command.Preset == "" {
 		return nil
@@ -51,31 +54,57 @@ func presetConfigEnv(cfg *ActorConfig) []string {
 	if !ok {
 		return nil
 	}
-	if cfg.Steps {
-		return append([]string{p.CredentialEnv, p.BaseURLEnv}, p.ConfigEnv...)
-	}
 	return p.ConfigEnv
 }
 
-// selfBin makes a directory, outside every workspace, holding one link named autonomy to the
-// binary that runs the runner, for the front of a session's PATH: an orchestrator's autonomy
-// runner launch finds the same autonomy, wherever the operator installed it. remove is never nil.
-func (r *Runner) selfBin() (dir string, remove func(), err error) {
+// BinDir holds, per autonomy binary, a folder with one link named autonomy to it: what the
+// front of a session's PATH names (selfBin).
+const BinDir = StateDir + "/bin"
+
+// selfBin is a folder, outside every workspace and kept with the installation's state, holding
+// one link named autonomy to the binary that runs the runner, for the front of a session's PATH:
+// an orchestrator's autonomy runner launch finds the same autonomy, wherever the operator
+// installed it. The folder is named by the binary's path, made once and checked at each session:
+// nothing is left behind when a supervisor is killed.
+func (r *Runner) selfBin() (string, error) {
+	exe, err := r.exe()
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256([]byte(exe))
+	dir := r.In.Path(BinDir + "/" + hex.EncodeToString(sum[:8]))
+	link := filepath.Join(dir, "autonomy")
+	if cur, err := os.Readlink(link); err == nil && cur == exe {
+		return dir, nil
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("cannot make the directory of autonomy for its PATH: %v", err)
+	}
+	// A new link renamed over the old one: a session starting meanwhile sees one or the other.
+	tmp, err := os.MkdirTemp(dir, ".new-")
+	if err != nil {
+		return "", fmt.Errorf("cannot put autonomy on its PATH: %v", err)
+	}
+	defer os.RemoveAll(tmp)
+	if err := os.Symlink(exe, filepath.Join(tmp, "autonomy")); err != nil {
+		return "", fmt.Errorf("cannot put autonomy on its PATH: %v", err)
+	}
+	if err := os.Rename(filepath.Join(tmp, "autonomy"), link); err != nil {
+		return "", fmt.Errorf("cannot put autonomy on its PATH: %v", err)
+	}
+	return dir, nil
+}
+
+// exe is the absolute path of the autonomy binary that runs the runner.
+func (r *Runner) exe() (string, error) {
 	exe := r.opts.Exe
 	if exe == "" {
+		var err error
 		if exe, err = os.Executable(); err != nil {
-			return "", func() {}, fmt.Errorf("cannot find the autonomy binary for its PATH: %v", err)
+			return "", fmt.Errorf("cannot find the autonomy binary: %v", err)
 		}
 	}
-	if dir, err = os.MkdirTemp("", "autonomy-bin-"); err != nil {
-		return "", func() {}, fmt.Errorf("cannot make the directory of autonomy for its PATH: %v", err)
-	}
-	remove = func() { _ = os.RemoveAll(dir) }
-	if err := os.Symlink(exe, filepath.Join(dir, "autonomy")); err != nil {
-		remove()
-		return "", func() {}, fmt.Errorf("cannot put autonomy on its PATH: %v", err)
-	}
-	return dir, remove, nil
+	return filepath.Abs(exe)
 }
 
 // withPathFirst puts dir at the front of env's PATH.

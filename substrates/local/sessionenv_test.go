@@ -107,8 +107,9 @@ func TestBoxModelPolicy(t *testing.T) {
 	}
 }
 
-// A workflow's declared secrets and its MCP servers' env reach its run; a step playbook's steps
-// get the preset's credential (they run without a proxy); nothing else does.
+// A workflow's declared secrets and its MCP servers' env reach its run; a step playbook's steps,
+// as a skill, get the preset's configuration but never its credential (they run behind the
+// session's model proxy); nothing else does.
 func TestAllowedNames(t *testing.T) {
 	workflow := &ActorConfig{Workflow: true, Secrets: []string{"INBOX_TOKEN"},
 		MCP: map[string]resolved.MCPServer{"tracker": {Command: []string{"srv"}, Env: []string{"TRACKER_TOKEN"}}}}
@@ -120,7 +121,7 @@ func TestAllowedNames(t *testing.T) {
 		want bool
 	}{
 		{workflow, "INBOX_TOKEN", true}, {workflow, "TRACKER_TOKEN", true}, {workflow, "GH_TOKEN", false},
-		{steps, "OPENAI_API_KEY", true}, {steps, "CODEX_HOME", true},
+		{steps, "OPENAI_API_KEY", false}, {steps, "OPENAI_BASE_URL", false}, {steps, "CODEX_HOME", true},
 		{skill, "OPENAI_API_KEY", false}, {skill, "CODEX_HOME", true}, {skill, "LC_TIME", true}, {skill, "AWS_SECRET_ACCESS_KEY", false},
 	} {
 		if got := allowed(c.name, c.cfg); got != c.want {

@@ -65,6 +65,8 @@ type supervision struct {
 	// resultOut keeps the process's stdout at outPath when the runner reads it as it exits.
 	outPath   string
 	resultOut *cappedOutput
+	// proxy is the session's model proxy, nil when none runs (modelproxy.go).
+	proxy *sessionProxy
 }
 
 // supervise runs session id, read from the store, to its end: it opens its log, takes the root
@@ -166,8 +168,7 @@ func (sv *supervision) run(ctx context.Context, hold *rootHold, cleanup func() s
 	}
 	sv.resultPath = r.In.Path(StateDir + "/results/" + id + ".json")
 	sv.env = r.In.sessionEnv(r.opts.Env, s, sv.cfg, sv.workdir, sv.resultPath)
-	bin, removeBin, err := r.selfBin()
-	defer removeBin()
+	bin, err := r.selfBin()
 	if err != nil {
 		sv.end(ir.Failed, err.Error(), "", nil)
 		return
@@ -223,10 +224,16 @@ func (sv *supervision) launch(ctx context.Context, hold *rootHold) {
 		sv.env, removeTmp, err = presetTemp(sv.cfg, sv.env) // removed once the session is over
 		defer removeTmp()
 	}
+	if err == nil && preset {
+		var unconfine func()
+		argv, unconfine, err = sv.confine(ctx, argv) // its network: the proxies alone (egress_unix.go)
+		defer unconfine()
+	}
 	if err != nil {
 		sv.end(ir.Failed, err.Error(), "", nil)
 		return
 	}
+	sv.r.logSuccessor(ctx, sv.s, sv.cfg, sv.logf)
 	if stdin != "" && sv.cfg.Skill {
 		if stdin, err = sv.r.weave(ctx, sv.s, sv.cfg, stdin, sv.logf); err != nil {
 			sv.end(ir.Failed, err.Error(), "", nil)
@@ -245,6 +252,9 @@ func (sv *supervision) command(ctx context.Context) (argv []string, stdin string
 		argv, err = sv.r.playbooks().workflowArgv(ctx, sv.s, sv.cfg, sv.workdir)
 	} else {
 		argv, stdin, preset, err = sv.r.In.command(sv.r.opts.Env, sv.cfg)
+	}
+	if err == nil && preset {
+		argv, err = sv.withTools(argv) // the session's MCP server (tools.go)
 	}
 	if err == nil && preset {
 		argv, err = sv.r.In.fill(ctx, sv.s, sv.cfg, argv, sv.env, sv.workdir, sv.resultPath)
@@ -336,6 +346,7 @@ func (sv *supervision) start(ctx context.Context, hold *rootHold, argv []string,
 		hold.release() // started: what it reads of the installation is read
 	}
 	pid := cmd.Process.Pid
+	defer sv.serveHandOffs(ctx)() // what its sandboxed shell launches, started out here (handoff.go)
 	if err != nil {
 		// The store failed to record it: it must not run untracked.
 		_ = proc.Terminate(pid, r.In.grace())
@@ -353,7 +364,9 @@ func (sv *supervision) settle(ctx context.Context, cmd *exec.Cmd, drain func()) 
 	id, pid := s.ID, cmd.Process.Pid
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
+	adopted := r.adoptWhile(ctx, id) // the sessions it launches start from here (adopt.go)
 	waitErr, timedOut := r.supervisor.watch(id, pid, s.Timeout, r.In.grace(), exited, logf)
+	adopted()
 	// The leader is gone; whatever it left running in its group goes with it, and then the
 	// last of its output is in the log.
 	_ = proc.Kill(pid)

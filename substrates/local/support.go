@@ -6,12 +6,16 @@ import "github.com/autonomyhq/autonomy/substrates"
 // machine, so the capability is carried to the agent's tooling (docs/local.md, Security).
 const credentials = "carried as AUTONOMY_CAPABILITIES; the agent acts with your own git and gh credentials, which local does not narrow"
 
+// eventNote is what fires an event trigger locally (events.go, code_events.go).
+const eventNote = "codeHost github: runner serve polls issue_comment (created), issues and pull_request(_target) (opened, labeled, unlabeled, closed, reopened, assigned, unassigned; synchronize for a pull request) and pull_request_review (submitted) every policy.box.local.events.poll_seconds, gated and resolved as on GitHub, each event once; " +
+	"codeHost local-git: the runner's code flow fires pull_request(_target) opened/synchronize and pull_request_review submitted; any other event or activity never fires locally"
+
 // support is what local realizes of the standard, feature by feature. Compile warns for every
 // feature a profile uses that is not fully supported; conformance checks the rest.
 var support = []substrates.Support{
 	{Feature: "capability:code:propose", Level: substrates.Supported, Note: credentials},
 	{Feature: "capability:code:review", Level: substrates.Supported, Note: credentials},
-	{Feature: "capability:code:merge", Level: substrates.Unsupported, Note: "gate-only: no session is ever granted it (the validator refuses it); landing is the code host's auto-merge"},
+	{Feature: "capability:code:merge", Level: substrates.Unsupported, Note: "gate-only: no session is ever granted it (the validator refuses it); the runner itself merges an approved proposal (the code flow, codeHost local-git)"},
 	{Feature: "capability:tasks:author", Level: substrates.Supported, Note: credentials},
 	{Feature: "capability:tasks:converse", Level: substrates.Supported, Note: credentials},
 	{Feature: "capability:agent:launch", Level: substrates.Supported, Note: "enforced: runner launch from inside a session needs it; agent:launch@x launches only x"},
@@ -21,15 +25,15 @@ var support = []substrates.Support{
 	{Feature: "capability:@scope", Level: substrates.Partial, Note: "an agent:* scope names the only actor the verb may act on, enforced; a code: or tasks: scope reaches the agent as AUTONOMY_CAPABILITIES only"},
 	{Feature: "trigger:cron", Level: substrates.Supported, Note: "runner tick/serve, exact 5-field semantics in policy.box.local.timezone; a missed slot fires once"},
 	{Feature: "trigger:dispatch", Level: substrates.Supported, Note: "runner launch ACTOR, params from --param, --ref, --from, --text, --kind"},
-	{Feature: "trigger:event", Level: substrates.Unsupported, Note: "local has no event source: the trigger never fires; dispatch the actor (runner launch) or give it a cron"},
+	{Feature: "trigger:event", Level: substrates.Partial, Note: eventNote},
 	{Feature: "source:subject.ref", Level: substrates.Supported, Note: "runner launch --ref"},
-	{Feature: "source:subject.actor", Level: substrates.Supported, Note: "runner launch --from; else the launching session's actor, or your user name"},
-	{Feature: "source:subject.actorRole", Level: substrates.Supported, Note: "OWNER when you launch, NONE when a session does"},
+	{Feature: "source:subject.actor", Level: substrates.Supported, Note: "runner launch --from; else the launching session's actor (a session cannot set it), or your user name"},
+	{Feature: "source:subject.actorRole", Level: substrates.Supported, Note: "OWNER when you launch, NONE when a session does (a session cannot set it)"},
 	{Feature: "source:subject.text", Level: substrates.Supported, Note: "runner launch --text"},
 	{Feature: "source:trigger.kind", Level: substrates.Supported, Note: "runner launch --kind; else dispatch, or cron from the schedule"},
 	{Feature: "kind:human", Level: substrates.Supported, Note: "a parked ask listed in .autonomy/state/attention.md, done only with its one-time token and evidence"},
 	{Feature: "field:timeout", Level: substrates.Supported, Note: "TERM to the process group, KILL after policy.box.local.graceSeconds"},
-	{Feature: "field:review", Level: substrates.Supported, Note: "the proposer receives its reviewer as AUTONOMY_REVIEWER, to launch it"},
+	{Feature: "field:review", Level: substrates.Supported, Note: "the runner launches the reviewer on a proposer's branch when its session ends done with commits, binds the verdict to the head and merges only an approval of it, within the proposer's code:propose@scope (codeHost local-git); the proposer also gets AUTONOMY_REVIEWER"},
 	{Feature: "field:result", Level: substrates.Supported, Note: "an exit 0 is done only when AUTONOMY_RESULT validates against the schema"},
 	{Feature: "field:execution", Level: substrates.Supported, Note: "isolated: a git worktree per session under .autonomy/worktrees, removed when it ends"},
 	{Feature: "field:prelaunch", Level: substrates.Supported, Note: "run with sh -c in the session's workspace before the actor; a failure fails the session"},

@@ -20,6 +20,10 @@ type TickReport struct {
 	First    bool
 	Fired    []store.Session
 	Deferred []Deferral
+	// Escalated are the open asks escalated past their SLA (escalate.go).
+	Escalated []Escalation
+	// Paused is why nothing fired: the fleet is paused (throttle.go); "" when it is not.
+	Paused string
 }
 
 // Deferral is a due trigger that did not fire, and why; it fires at a later tick.
@@ -38,6 +42,7 @@ func (r *Runner) Tick(ctx context.Context) (TickReport, error) {
 	if err := r.reconcileAll(ctx); err != nil {
 		return TickReport{}, err
 	}
+	r.advanceProposals(ctx) // the code flow's steps held back (codeflow.go)
 	// A scheduled skill whose agent is not installed fails every time: refuse before firing any.
 	if err := r.Preflight(r.scheduler().actors()...); err != nil {
 		return TickReport{}, err
@@ -47,6 +52,9 @@ func (r *Runner) Tick(ctx context.Context) (TickReport, error) {
 	sched := r.scheduler()
 	err := r.Store.Tx(ctx, func(tx *store.Tx) error {
 		var err error
+		if rep.Paused, err = skipWhilePaused(tx, now); err != nil || rep.Paused != "" {
+			return err
+		}
 		rep.Fired, rep.Deferred, rep.First, err = sched.fire(tx, now)
 		return err
 	})
@@ -61,7 +69,8 @@ func (r *Runner) Tick(ctx context.Context) (TickReport, error) {
 			rep.Fired[i] = n
 		}
 	}
-	return rep, nil
+	rep.Escalated, err = r.escalate(ctx, now)
+	return rep, err
 }
 
 // reconcileAll reconciles every agent session in flight, so a dead one frees its capacity.
@@ -112,6 +121,10 @@ func (r *Runner) Serve(ctx context.Context, w io.Writer) error {
 			PrintTick(w, rep)
 		}
 		wake := r.NextWake(ctx, r.opts.Now())
+		if r.events != nil {
+			wake = r.events.serve(ctx, w, wake)
+		}
+		wake = r.escalationWake(ctx, wake)
 		t := time.NewTimer(time.Until(wake))
 		select {
 		case <-ctx.Done():
@@ -128,10 +141,16 @@ func PrintTick(w io.Writer, rep TickReport) {
 	if rep.First {
 		fmt.Fprintf(w, "%s first tick: the schedule starts now\n", at)
 	}
+	if rep.Paused != "" {
+		fmt.Fprintf(w, "%s paused: %s\n", at, rep.Paused)
+	}
 	for _, s := range rep.Fired {
 		fmt.Fprintf(w, "%s fired %s: session %s\n", at, s.Actor, s.ID)
 	}
 	for _, d := range rep.Deferred {
 		fmt.Fprintf(w, "%s deferred %s: %s\n", at, d.Key, d.Reason)
+	}
+	for _, e := range rep.Escalated {
+		fmt.Fprintf(w, "%s escalated the ask %s of %s to %s (escalation %d; open %s)\n", at, e.Session, e.Actor, e.To, e.N, e.Waited)
 	}
 }

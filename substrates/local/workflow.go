@@ -77,6 +77,19 @@ func (pb *playbooks) workflowArgv(ctx context.Context, s store.Session, cfg *Act
 		}
 		argv = append(argv, "--mcp-servers", string(b))
 	}
+	if cfg.CLI != nil {
+		for _, a := range cfg.CLI.Allow {
+			argv = append(argv, "--cli-allow", a)
+		}
+		for _, d := range cfg.CLI.Deny {
+			argv = append(argv, "--cli-deny", d)
+		}
+	}
+	if cfg.Web != nil {
+		for _, h := range cfg.Web.Allow {
+			argv = append(argv, "--web-allow", h)
+		}
+	}
 	return argv, nil
 }
 

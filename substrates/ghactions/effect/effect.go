@@ -16,11 +16,12 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
-	"regexp"
 	"strings"
 	"time"
 
 	"github.com/google/go-github/v62/github"
+
+	"github.com/autonomyhq/autonomy/internal/mergecheck"
 )
 
 // Env is what a trusted job knows: the repository, its token and the installation's data, as
@@ -36,9 +37,12 @@ type Env struct {
 	Actor, Subject string
 	// Scope is the path glob of a scoped code:propose (empty: any path).
 	Scope string
-	// Policy is .autonomy/policy.json; HumanPaths the human-required paths.
-	Policy     Policy
-	HumanPaths []string
+	// Policy is .autonomy/policy.json; HumanPaths the human-required paths
+	// (policy.box.risk.human_required_paths, verbatim) and GoverningDocs the governing documents
+	// (documents.roles vision and constitution), a list of its own: the gate holds both.
+	Policy        Policy
+	HumanPaths    []string
+	GoverningDocs []string
 	// ReviewerWorkflow and ReviewerInput dispatch the proposer's reviewer.
 	ReviewerWorkflow, ReviewerInput string
 	// InputActor is the human actor the profile routes input-required to (AUTONOMY_INPUT_ACTOR;
@@ -149,12 +153,13 @@ func FromEnv(getenv func(string) string, out io.Writer) (*Env, error) {
 	}
 	if p := getenv("AUTONOMY_HUMAN_REQUIRED_PATHS"); p != "" {
 		var doc struct {
-			Paths []string `json:"human_required_paths"`
+			Paths     []string `json:"human_required_paths"`
+			Governing []string `json:"governing_documents"`
 		}
 		if err := readJSON(p, &doc); err != nil {
 			return nil, err
 		}
-		e.HumanPaths = doc.Paths
+		e.HumanPaths, e.GoverningDocs = doc.Paths, doc.Governing
 	}
 	return e, nil
 }
@@ -212,50 +217,18 @@ func (e *Env) remoteArgs() []string {
 	return []string{"-c", "http.extraheader=AUTHORIZATION: basic " + basic}
 }
 
-// Match reports whether a repository path matches a glob of human_required_paths or a scope:
-// * and ? match within one path segment, ** any number of segments; DIR/** matches DIR itself
-// too (a file or a link put where the folder was). Every character of a path counts, a line
-// break included.
-func Match(glob, path string) bool {
-	if dir, ok := strings.CutSuffix(glob, "/**"); ok && Match(dir, path) {
-		return true
-	}
-	var re strings.Builder
-	re.WriteString("(?s)^")
-	for i := 0; i < len(glob); i++ {
-		switch ch := glob[i]; {
-		case strings.HasPrefix(glob[i:], "**/"):
-			re.WriteString("(?:.*/)?")
-			i += 2
-		case strings.HasPrefix(glob[i:], "**"):
-			re.WriteString(".*")
-			i++
-		case ch == '*':
-			re.WriteString("[^/]*")
-		case ch == '?':
-			re.WriteString("[^/]")
-		default:
-			re.WriteString(regexp.QuoteMeta(string(ch)))
-		}
-	}
-	re.WriteString("$")
-	ok, _ := regexp.MatchString(re.String(), path)
-	return ok
+// Match reports whether a repository path matches a glob of human_required_paths or a scope
+// (mergecheck.Match).
+func Match(glob, path string) bool { return mergecheck.Match(glob, path) }
+
+// humanRequired are the paths among changed that need a maintainer: those under a human-required
+// path or a governing document.
+func (e *Env) humanRequired(changed []string) []string {
+	return matching(changed, append(append([]string(nil), e.HumanPaths...), e.GoverningDocs...))
 }
 
 // matching lists the paths that match any of globs.
-func matching(paths, globs []string) []string {
-	var out []string
-	for _, p := range paths {
-		for _, g := range globs {
-			if Match(g, p) {
-				out = append(out, p)
-				break
-			}
-		}
-	}
-	return out
-}
+func matching(paths, globs []string) []string { return mergecheck.Matching(paths, globs) }
 
 // comment posts body on issue or pull request n.
 func (e *Env) comment(ctx context.Context, n int, body string) error {

@@ -466,7 +466,7 @@ func (e *Env) engageHumanRequired(ctx context.Context, p *Proposal) error {
 		actor = MaintainersActor
 	}
 	var ask strings.Builder
-	fmt.Fprintf(&ask, "This pull request, proposed by `%s`, touches paths under `policy.box.risk.human_required_paths`:\n", e.Actor)
+	fmt.Fprintf(&ask, "This pull request, proposed by `%s`, touches paths under `policy.box.risk.human_required_paths` or the governing documents (`documents.roles` vision and constitution):\n", e.Actor)
 	for _, f := range p.HumanRequired {
 		ask.WriteString("\n- `" + f + "`")
 	}

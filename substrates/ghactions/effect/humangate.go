@@ -181,7 +181,7 @@ func (e *Env) gateByPaths(ctx context.Context, g *HumanGate, n int, def string) 
 		fmt.Fprintf(e.Out, "#%d moved while its files were listed (head %s, base %s): no gate is posted\n", n, head, base)
 		return g, nil
 	}
-	g.HumanRequired = matching(files, e.HumanPaths)
+	g.HumanRequired = e.humanRequired(files)
 	switch {
 	case len(cmp.Files) >= maxListedFiles:
 		g.State = "pending"

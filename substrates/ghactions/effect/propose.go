@@ -14,9 +14,6 @@ import (
 	"github.com/google/go-github/v62/github"
 )
 
-// workflowGlob is what no agent may change: the workflows decide what every job may do.
-const workflowGlob = ".github/workflows/**"
-
 // BranchPrefix starts every branch a proposal is pushed to: autonomy/<actor>/<subject>.
 const BranchPrefix = "autonomy/"
 
@@ -34,7 +31,8 @@ type Proposal struct {
 	PR           int
 	// Created is whether the pull request is new; Capped whether the cap kept it from opening.
 	Created, Capped bool
-	// HumanRequired are the changed paths under policy.box.risk.human_required_paths.
+	// HumanRequired are the changed paths under policy.box.risk.human_required_paths or a
+	// governing document.
 	HumanRequired []string
 	// Signed is whether the commits were created through the Git Data API (commit_signing:
 	// verified-api), which GitHub signs.
@@ -79,7 +77,7 @@ func Propose(ctx context.Context, e *Env, bundle string) (*Proposal, error) {
 		return nil, err
 	}
 
-	p := &Proposal{Files: files, Branch: BranchPrefix + e.Actor + "/" + subject, HumanRequired: matching(files, e.HumanPaths)}
+	p := &Proposal{Files: files, Branch: BranchPrefix + e.Actor + "/" + subject, HumanRequired: e.humanRequired(files)}
 	open, err := e.openAgentPulls(ctx)
 	if err != nil {
 		return nil, err

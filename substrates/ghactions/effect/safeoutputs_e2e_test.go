@@ -66,10 +66,7 @@ func safeOutputs(t *testing.T, preset string, staged bool) {
 		modelfake.Turn{Text: "Done."},
 	)
 	defer model.Close()
-	v := f.values(model, "schedule", nil)
-	if preset == "claude" {
-		v["secrets.ANTHROPIC_API_KEY"], v["vars.AUTONOMY_MODEL_URL"] = "sk-ant-e2e", model.AnthropicBaseURL()
-	}
+	v := modelValues(f.values(model, "schedule", nil), preset, model)
 	if out, ran := f.r.job(f.wf("pm"), "agent", v, false); !ran || model.Err() != nil {
 		t.Fatalf("pm: ran %v, model %v\n%s", ran, model.Err(), out)
 	}

@@ -41,10 +41,24 @@ bun scripts/runner.ts launch develop --ref <issue-number> --branch agent/issue-<
 // nothing, and its apply job lands nothing.
 func TestReferenceSkillShims(t *testing.T) {
 	t.Parallel()
-	program := agentcli.Require(t, "codex")
+	referenceSkillShims(t, "codex")
+}
+
+// TestReferenceSkillShimsClaude is TestReferenceSkillShims with the real pinned Claude Code: its
+// Bash tool finds the same shims on PATH, with the same effects and refusals.
+func TestReferenceSkillShimsClaude(t *testing.T) {
+	t.Parallel()
+	referenceSkillShims(t, "claude")
+}
+
+func referenceSkillShims(t *testing.T, preset string) {
+	program := agentcli.Require(t, preset)
 	dir := t.TempDir()
 	testfs.CopyTree(t, "../../../profiles/sdlc", dir)
 	editFile(t, filepath.Join(dir, "ir.yml"), "capabilities: [agent:launch, agent:list, tasks:author, tasks:converse]", "capabilities: [agent:launch@develop, agent:list, tasks:author, tasks:converse]")
+	if preset == "claude" {
+		editFile(t, filepath.Join(dir, "ir.yml"), "gh-actions: { model: gpt-5-codex,", "gh-actions: { model: claude-sonnet-4-5, agent: claude,")
+	}
 	if err := os.WriteFile(filepath.Join(dir, "skills", "pm", "SKILL.md"), []byte(referenceSkill), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +73,7 @@ func TestReferenceSkillShims(t *testing.T) {
 		modelfake.Turn{Text: "Done."},
 	)
 	defer pm.Close()
-	v := f.values(pm, "schedule", nil)
+	v := modelValues(f.values(pm, "schedule", nil), preset, pm)
 	if out, ran := f.r.job(f.wf("pm"), "agent", v, false); !ran || pm.Err() != nil {
 		t.Fatalf("pm: ran %v, model %v\n%s", ran, pm.Err(), out)
 	}
@@ -109,7 +123,7 @@ func TestReferenceSkillShims(t *testing.T) {
 	// The strategist holds no tasks:converse: its gh issue comment is refused in its job.
 	st := modelfake.Start(modelfake.Turn{Shell: "gh issue comment " + item + ` --body forged; echo "exit $?"`}, modelfake.Turn{Text: "Done."})
 	defer st.Close()
-	sv := f.values(st, "schedule", nil)
+	sv := modelValues(f.values(st, "schedule", nil), preset, st)
 	sv["github.run_id"] = "5151"
 	if out, ran := f.r.job(f.wf("strategist"), "agent", sv, false); !ran || st.Err() != nil {
 		t.Fatalf("strategist: ran %v, model %v\n%s", ran, st.Err(), out)
@@ -126,6 +140,14 @@ func TestReferenceSkillShims(t *testing.T) {
 	if is, _ := f.fake.Issue(f.item); len(is.Comments) != 1 {
 		t.Errorf("comments %q", is.Comments)
 	}
+}
+
+// modelValues points a job's values at model for preset: claude reads its own key and URL.
+func modelValues(v map[string]string, preset string, model *modelfake.Server) map[string]string {
+	if preset == "claude" {
+		v["secrets.ANTHROPIC_API_KEY"], v["vars.AUTONOMY_MODEL_URL"] = "sk-ant-e2e", model.AnthropicBaseURL()
+	}
+	return v
 }
 
 // lastOutputs is the output of each shell call the model made, in order.

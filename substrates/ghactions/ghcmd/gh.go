@@ -114,6 +114,7 @@ maintainer's approval. The token needs pull-requests: read and statuses: write.`
 	gh.AddCommand(ghSafeOutputVerbs()...)
 	gh.AddCommand(ghShimVerb())
 	gh.AddCommand(ghModelVerbs()...)
+	gh.AddCommand(ghJailVerb())
 	return gh
 }
 

@@ -4,13 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/google/go-github/v62/github"
 	"github.com/spf13/cobra"
 
+	"github.com/autonomyhq/autonomy/internal/cliout"
 	"github.com/autonomyhq/autonomy/internal/exitcode"
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/substrates"
@@ -22,7 +25,7 @@ func newProvision(host substrates.Host) *cobra.Command {
 	var repo, format string
 	var dryRun bool
 	cmd := &cobra.Command{
-		Use:   "provision PROFILE --repo OWNER/NAME [--dry-run] [--format json]",
+		Use:   "provision PROFILE [--repo OWNER/NAME] [--dry-run] [--format json]",
 		Short: "Make a GitHub repository match what the gh-actions installation assumes",
 		Long: `provision sets up the repository a gh-actions installation runs in, idempotently: the default
 branch protected (required status checks agent-review and policy.box.gh-actions.requiredChecks,
@@ -39,16 +42,28 @@ unable to bypass it; an environment that already has required reviewers is left 
 without gets them, keeping its wait timer and branch policy. It never
 weakens a setting. --dry-run prints the plan and changes nothing.
 
+--repo defaults to the repository of the git remote origin of the current directory (a GitHub
+URL: https://github.com/OWNER/NAME or git@github.com:OWNER/NAME).
+
 The token comes from GH_TOKEN (or GITHUB_TOKEN) and needs administration rights on the
-repository; GITHUB_API_URL names another API root (GitHub Enterprise Server).
+repository (GH_TOKEN=$(gh auth token) of an account that administers it works); GITHUB_API_URL
+names another API root (GitHub Enterprise Server). --dry-run without a token plans without
+reading the repository: every step it would take, from "not read (no token)", action "plan".
 
 Exit codes: 0 done, 1 the profile has errors, 2 usage, I/O or GitHub error.`,
 		Example: `  autonomy provision profiles/sdlc --repo acme/app --dry-run
-  autonomy provision profiles/sdlc --repo acme/app`,
+  autonomy provision profiles/sdlc --repo acme/app
+  GH_TOKEN= autonomy provision profiles/sdlc --repo acme/app --dry-run --format json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := exitcode.CheckFormat(format, "text", "json"); err != nil {
 				return err
+			}
+			if repo == "" {
+				var err error
+				if repo, err = inferRepo(cmd.Context(), os.Getenv("GITHUB_API_URL") != ""); err != nil {
+					return exitcode.Usagef("%v", err)
+				}
 			}
 			owner, name, ok := strings.Cut(repo, "/")
 			if !ok || owner == "" || name == "" || strings.Contains(name, "/") {
@@ -69,8 +84,11 @@ Exit codes: 0 done, 1 the profile has errors, 2 usage, I/O or GitHub error.`,
 			if token == "" {
 				token = os.Getenv("GITHUB_TOKEN")
 			}
+			if token == "" && dryRun {
+				return printProvision(cmd.OutOrStdout(), format, repo, true, provision.Offline(pol), nil)
+			}
 			if token == "" {
-				return exitcode.Usagef("set GH_TOKEN to a token with administration rights on %s", repo)
+				return exitcode.Usagef("set GH_TOKEN to a token with administration rights on %s (e.g. GH_TOKEN=$(gh auth token)), or plan with --dry-run", repo)
 			}
 			client := github.NewClient(nil).WithAuthToken(token)
 			if api := os.Getenv("GITHUB_API_URL"); api != "" {
@@ -80,33 +98,38 @@ Exit codes: 0 done, 1 the profile has errors, 2 usage, I/O or GitHub error.`,
 				}
 				client.BaseURL = u
 			}
+			stopProgress := cliout.Progress(cmd.ErrOrStderr(), "provision: reading "+repo, cliout.ProgressAfter, time.Second)
 			steps, perr := provision.Provision(context.Background(), client, owner, name, pol, dryRun)
-			out := cmd.OutOrStdout()
-			if format == "json" {
-				enc := json.NewEncoder(out)
-				enc.SetIndent("", "  ")
-				if steps == nil {
-					steps = []provision.Step{}
-				}
-				_ = enc.Encode(struct {
-					Repo   string           `json:"repo"`
-					DryRun bool             `json:"dryRun"`
-					Steps  []provision.Step `json:"steps"`
-				}{repo, dryRun, steps})
-			} else {
-				printSteps(out, repo, dryRun, steps)
-			}
-			if perr != nil {
-				return exitcode.Usagef("%v", perr)
-			}
-			return nil
+			stopProgress()
+			return printProvision(cmd.OutOrStdout(), format, repo, dryRun, steps, perr)
 		},
 	}
-	cmd.Flags().StringVar(&repo, "repo", "", "the repository, OWNER/NAME")
+	cmd.Flags().StringVar(&repo, "repo", "", "the repository, OWNER/NAME (default: the git remote origin's)")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print the plan and change nothing")
 	cmd.Flags().StringVar(&format, "format", "text", "output format: text or json")
-	_ = cmd.MarkFlagRequired("repo")
 	return cmd
+}
+
+// printProvision prints the steps in format; perr, an error of some step, is exit 2 after them.
+func printProvision(out io.Writer, format, repo string, dryRun bool, steps []provision.Step, perr error) error {
+	if format == "json" {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		if steps == nil {
+			steps = []provision.Step{}
+		}
+		_ = enc.Encode(struct {
+			Repo   string           `json:"repo"`
+			DryRun bool             `json:"dryRun"`
+			Steps  []provision.Step `json:"steps"`
+		}{repo, dryRun, steps})
+	} else {
+		printSteps(out, repo, dryRun, steps)
+	}
+	if perr != nil {
+		return exitcode.Usagef("%v", perr)
+	}
+	return nil
 }
 
 func printSteps(w interface{ Write([]byte) (int, error) }, repo string, dryRun bool, steps []provision.Step) {
@@ -131,6 +154,10 @@ func printSteps(w interface{ Write([]byte) (int, error) }, repo string, dryRun b
 	if dryRun {
 		verb = "to change"
 	}
+	if n := counts["plan"]; n > 0 {
+		fmt.Fprintf(w, "%d planned without reading the repository (no token: GH_TOKEN shows which are already so)\n", n)
+		return
+	}
 	fmt.Fprintf(w, "%d %s, %d already so, %d left as they are\n", counts["create"]+counts["update"], verb, counts["ok"], counts["left"])
 }
 
@@ -142,7 +169,8 @@ func provisionPolicy(p *ir.Profile) (provision.Policy, error) {
 		return provision.Policy{}, fmt.Errorf("policy.box.%s:\n%v", ghactions.Name, err)
 	}
 	var doc struct {
-		Box struct {
+		Governing []string `json:"governingDocuments"`
+		Box       struct {
 			TaskStates map[string]string `json:"taskStates"`
 			Human      struct {
 				MaintainersVar string `json:"maintainers_var"`
@@ -157,7 +185,7 @@ func provisionPolicy(p *ir.Profile) (provision.Policy, error) {
 	}
 	pol := provision.Policy{TaskStates: doc.Box.TaskStates, RequiredChecks: gh.RequiredChecks,
 		Variables: [][2]string{{"AUTONOMY_PAUSED", "false"}}, MaintainersVar: doc.Box.Human.MaintainersVar,
-		HumanGate: len(doc.Box.Risk.HumanRequiredPaths) > 0}
+		HumanGate: len(doc.Box.Risk.HumanRequiredPaths) > 0 || len(doc.Governing) > 0}
 	if gh.ProxyHost != "" {
 		pol.Variables = append(pol.Variables, [2]string{ghactions.ProxyHostVar, gh.ProxyHost})
 	}

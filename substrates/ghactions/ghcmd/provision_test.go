@@ -55,3 +55,40 @@ policy:
 		t.Errorf("provisionPolicy = %+v", pol)
 	}
 }
+
+// checkedProfile writes yml (and the skill it runs) into dir and checks it.
+func checkedProfile(t *testing.T, dir, yml string) *ir.Profile {
+	t.Helper()
+	for name, data := range map[string]string{"ir.yml": yml, "skills/a/SKILL.md": "# a\n"} {
+		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, diags, err := ir.Check(dir)
+	if err != nil || diags.HasErrors() {
+		t.Fatalf("%v %s", err, diags)
+	}
+	return p
+}
+
+// TestProvisionGovernedOnly: a profile whose only gated paths are its governing documents (no
+// policy.box.risk.human_required_paths) still gets the human gate.
+func TestProvisionGovernedOnly(t *testing.T) {
+	dir := t.TempDir()
+	yml := `schema: autonomy.ir.v1
+targets: [gh-actions]
+documents:
+  roles: { vision: docs/VISION.md }
+actors:
+  a:
+    behavior: skills/a
+    triggers: [{ dispatch: true }]
+`
+	pol, err := provisionPolicy(checkedProfile(t, dir, yml))
+	if err != nil || !pol.HumanGate {
+		t.Fatalf("provisionPolicy = %+v, %v: no human gate for a governing document", pol, err)
+	}
+}

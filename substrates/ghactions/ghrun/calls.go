@@ -7,11 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/google/go-github/v62/github"
+
+	"github.com/autonomyhq/autonomy/internal/ghlimit"
 )
 
 // do makes one API call, sitting out rate limits: GitHub's primary limit (until its reset),
@@ -63,45 +64,7 @@ func (e *rateLimitedError) Unwrap() error { return e.err }
 
 // rateLimitWait says whether err is a rate limit, which, and how long to wait before retrying.
 func (r *Runner) rateLimitWait(err error) (time.Duration, string, bool) {
-	now := r.opts.Now()
-	until := func(reset time.Time) time.Duration { return max(reset.Sub(now)+resetBuffer, 0) }
-	var primary *github.RateLimitError
-	if errors.As(err, &primary) {
-		if primary.Rate.Reset.IsZero() {
-			return unknownWait, "primary", true
-		}
-		return until(primary.Rate.Reset.Time), "primary", true
-	}
-	var secondary *github.AbuseRateLimitError
-	if errors.As(err, &secondary) {
-		if secondary.RetryAfter == nil {
-			return unknownWait, "secondary", true
-		}
-		return max(*secondary.RetryAfter, 0), "secondary", true
-	}
-	// go-github types only 403s; GitHub answers either limit with 429 too.
-	var resp *github.ErrorResponse
-	if !errors.As(err, &resp) || resp.Response == nil {
-		return 0, "", false
-	}
-	h := resp.Response.Header
-	exhausted := h.Get("X-RateLimit-Remaining") == "0"
-	switch code := resp.Response.StatusCode; {
-	case code == http.StatusTooManyRequests, code == http.StatusForbidden && (exhausted || strings.Contains(strings.ToLower(resp.Message), "rate limit")):
-	default:
-		return 0, "", false
-	}
-	kind := "secondary"
-	if exhausted {
-		kind = "primary"
-	}
-	if secs, err := strconv.Atoi(h.Get("Retry-After")); err == nil { // GitHub gives seconds
-		return max(time.Duration(secs)*time.Second, 0), kind, true
-	}
-	if secs, err := strconv.ParseInt(h.Get("X-RateLimit-Reset"), 10, 64); err == nil && exhausted {
-		return until(time.Unix(secs, 0)), kind, true
-	}
-	return unknownWait, kind, true
+	return ghlimit.Wait(err, r.opts.Now())
 }
 
 // fail describes a failed call for a person: what was being done, and what to do about it.

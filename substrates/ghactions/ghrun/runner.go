@@ -60,10 +60,6 @@ const (
 	defaultMaxRetryWait = 2 * time.Minute
 	// maxRetries bounds how often one call is retried after rate limits.
 	maxRetries = 5
-	// resetBuffer is waited past a primary limit's reset: GitHub's clock is not ours.
-	resetBuffer = time.Second
-	// unknownWait is GitHub's advice when a rate limit names no time: wait at least a minute.
-	unknownWait = time.Minute
 	// createdSlack widens the created filter of a launch's search below the dispatch time, for
 	// the skew between this clock and GitHub's.
 	createdSlack = 2 * time.Minute

@@ -136,14 +136,7 @@ func (pv *provisioner) protection(ctx context.Context, branch string, p Policy) 
 		pv.errs = append(pv.errs, fmt.Errorf("reading the %s: %w", what, err))
 		return
 	}
-	want := []string{StatusContext}
-	if p.HumanGate {
-		want = append(want, HumanApprovalContext)
-	}
-	want = append(want, p.RequiredChecks...)
-	if len(p.RequiredChecks) == 0 {
-		want = append(want, "ci")
-	}
+	want := wantChecks(p)
 	req := &github.ProtectionRequest{EnforceAdmins: true, AllowForcePushes: github.Bool(false),
 		RequiredStatusChecks: &github.RequiredStatusChecks{Strict: true, Contexts: &[]string{}}}
 	var have []string
@@ -192,7 +185,7 @@ func (pv *provisioner) protection(ctx context.Context, branch string, p Policy) 
 		}
 	}
 	req.RequiredStatusChecks.Contexts = &contexts
-	s := Step{What: what, From: "none", To: strings.Join(contexts, ", ") + " required, up to date, admins included, no force pushes", Action: "ok"}
+	s := Step{What: what, From: "none", To: protectionTo(contexts), Action: "ok"}
 	if cur != nil {
 		s.From = strings.Join(have, ", ") + " required"
 	}

@@ -98,6 +98,16 @@ func git(ctx context.Context, dir string, args ...string) (string, error) {
 var safeConfig = []string{"-c", "core.hooksPath=" + os.DevNull, "-c", "core.fsmonitor=false"}
 
 func gitOnce(ctx context.Context, dir string, args []string) (string, error) {
+	out, err := gitRaw(ctx, dir, args)
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// gitRaw is gitOnce with the output as git wrote it (NUL-separated paths keep every byte), on
+// a failure too (git merge-tree lists the conflicts and exits 1).
+func gitRaw(ctx context.Context, dir string, args []string) ([]byte, error) {
 	argv := append(append([]string{"-C", dir}, safeConfig...), args...)
 	cmd := exec.CommandContext(ctx, "git", argv...)
 	// git cleans up its lock files on SIGTERM; killed outright it leaves them behind, and every
@@ -112,9 +122,9 @@ func gitOnce(ctx context.Context, dir string, args []string) (string, error) {
 		if ee, ok := err.(*exec.ExitError); ok {
 			code = ee.ExitCode()
 		}
-		return "", &gitError{args: args, stderr: strings.TrimSpace(stderr.String()), code: code, err: err}
+		return stdout.Bytes(), &gitError{args: args, stderr: strings.TrimSpace(stderr.String()), code: code, err: err}
 	}
-	return strings.TrimSpace(stdout.String()), nil
+	return stdout.Bytes(), nil
 }
 
 // gitEnv is this process's environment without repoEnv, and with prompts off: git must fail,

@@ -51,7 +51,10 @@ only its one-time token and evidence can complete. State lives in DIR/.autonomy/
 --dir defaults to $AUTONOMY_DIR, which every session has, else the current directory. A verb run
 from inside a session ($AUTONOMY_SESSION set) acts for that session's actor and needs its
 capability: launch agent:launch (agent:launch@x: only x), list/get/logs agent:list, update
-agent:update, cancel agent:cancel. tick and serve are the operator's.
+agent:update, cancel agent:cancel. tick and serve are the operator's. A verb run by a process
+inside a session (its descendant, or in its sandbox) without $AUTONOMY_SESSION, or naming
+another session, is refused: it never acts as the operator (docs/local.md, "The wall"). mcp is
+the MCP server a preset's agent CLI starts for its session.
 
 --target gh-actions (the default where $AUTONOMY_SUBSTRATE says so, as the compiled job of an
 actor holding agent:* does) is the GitHub runner inside a job: launch, get, list and cancel from
@@ -78,7 +81,9 @@ error.`,
 	}
 	cliflag.Target(cmd.PersistentFlags(), &f.substrate, sub, "local, or gh-actions: the GitHub runner, from a job's environment (default $"+substrates.TargetEnv+", else local; docs/gh-actions.md)")
 	cmd.AddCommand(newRunnerLaunch(f), newRunnerGet(f), newRunnerList(f), newRunnerUpdate(f), newRunnerCancel(f),
-		withTranscript(f, newRunnerLogs(f)), newRunnerTick(f), newRunnerServe(f), newRunnerSupervise(f), newRunnerUsage(f))
+		withTranscript(f, newRunnerLogs(f)), newRunnerTick(f), newRunnerServe(f), newRunnerSupervise(f), newRunnerUsage(f), newRunnerMCP(f),
+		newRunnerPause(f), newRunnerResume(f))
+	completeRunner(cmd, f)
 	return cmd
 }
 
@@ -88,7 +93,7 @@ func (f *runnerFlags) open() (*local.Runner, error) {
 	if err != nil {
 		return nil, exitcode.Usagef("cannot find the autonomy binary: %v", err)
 	}
-	r, err := local.New(f.dir, local.Options{Session: os.Getenv(local.SessionEnv), Detach: true, Exe: exe, Playbooks: runtimes.Host{}})
+	r, err := local.New(f.dir, local.Options{Session: os.Getenv(local.SessionEnv), Confine: true, Detach: true, Exe: exe, Playbooks: runtimes.Host{}})
 	if err != nil {
 		return nil, runnerError(err)
 	}
@@ -198,7 +203,9 @@ func newRunnerLaunch(f *runnerFlags) *cobra.Command {
 token, shown only this once). The firing context maps onto the params the actor declares:
 --ref is subject.ref, --from subject.actor (default: your user name, or the launching session's
 actor), --text subject.text, --kind trigger.kind (default dispatch); subject.actorRole is OWNER
-for you and NONE for a session. --param K=V sets a declared param verbatim.
+for you and NONE for a session. --param K=V sets a declared param verbatim. From inside a
+session (AUTONOMY_SESSION set), --from another actor and a --param bound to subject.actor or
+subject.actorRole are refused: only the runner sets those for a session.
 
 An agent session runs in the installation root, or in a git worktree of its own under
 .autonomy/worktrees when the actor's workspace is isolated or --branch is given. Launch refuses
@@ -260,7 +267,8 @@ for the installation root), worktree (what became of its worktree: removed, kept
 changes, its commits saved on a branch), orphaned (its supervisor died), ended, and others.
 --format json has them as "events". When the session ended but the store could not be written
 to record it (a full disk), get prints it as the store has it and exits 2, saying how it ended.`,
-		Args: cobra.ExactArgs(1),
+		Example: `  autonomy runner get 7-k3qa`,
+		Args:    cobra.ExactArgs(1),
 		RunE: f.with(true, func(cmd *cobra.Command, args []string, r *local.Runner) error {
 			s, ok, err := r.Get(cmd.Context(), args[0])
 			if err != nil && !unrecorded(err) {
@@ -274,10 +282,11 @@ to record it (a full disk), get prints it as the store has it and exits 2, sayin
 			if f.format == "json" {
 				if e := cliout.WriteJSON(cmd.OutOrStdout(), struct {
 					local.SessionView
-					Usage    any         `json:"usage,omitempty"`
-					Overlays *weaveView  `json:"overlays,omitempty"`
-					Events   []eventView `json:"events"`
-				}{local.View(s), sessionUsage(r, cmd, s.ID), weave, events}); e != nil {
+					Usage    any             `json:"usage,omitempty"`
+					Overlays *weaveView      `json:"overlays,omitempty"`
+					Proposal *store.Proposal `json:"proposal,omitempty"`
+					Events   []eventView     `json:"events"`
+				}{local.View(s), sessionUsage(r, cmd, s.ID), weave, sessionProposal(cmd.Context(), r, s.ID), events}); e != nil {
 					return e
 				}
 				return stale(err)
@@ -285,6 +294,7 @@ to record it (a full disk), get prints it as the store has it and exits 2, sayin
 			printSession(cmd.OutOrStdout(), s)
 			printSessionUsage(cmd.OutOrStdout(), r, cmd, s.ID)
 			printWeave(cmd.OutOrStdout(), weave)
+			printProposal(cmd.OutOrStdout(), sessionProposal(cmd.Context(), r, s.ID))
 			printEvents(cmd.OutOrStdout(), events, more)
 			return stale(err)
 		}),
@@ -299,7 +309,9 @@ func newRunnerList(f *runnerFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "list [--all]",
 		Short: "List the sessions in flight (with --all, every session)",
-		Args:  cobra.NoArgs,
+		Example: `  autonomy runner list
+  autonomy runner list --all`,
+		Args: cobra.NoArgs,
 		RunE: f.with(true, func(cmd *cobra.Command, args []string, r *local.Runner) error {
 			ss, err := r.List(cmd.Context(), all)
 			if err != nil && !unrecorded(err) {
@@ -312,8 +324,10 @@ func newRunnerList(f *runnerFlags) *cobra.Command {
 					views = append(views, local.View(s))
 				}
 				if e := cliout.WriteJSON(out, struct {
-					Sessions []local.SessionView `json:"sessions"`
-				}{views}); e != nil {
+					Sessions  []local.SessionView `json:"sessions"`
+					Proposals []store.Proposal    `json:"proposals"`
+					Paused    []store.Throttle    `json:"paused,omitempty"`
+				}{views, listProposals(cmd.Context(), r, all), throttles(cmd.Context(), r)}); e != nil {
 					return e
 				}
 				return stale(err)
@@ -326,6 +340,10 @@ func newRunnerList(f *runnerFlags) *cobra.Command {
 			if e := tw.Flush(); e != nil {
 				return e
 			}
+			if e := printProposals(out, listProposals(cmd.Context(), r, all)); e != nil {
+				return e
+			}
+			printThrottles(out, throttles(cmd.Context(), r))
 			return stale(err)
 		}),
 	}
@@ -413,7 +431,8 @@ func newRunnerCancel(f *runnerFlags) *cobra.Command {
 		Long: `cancel records the session cancelled, sends TERM to its process group and returns at once.
 Its supervisor KILLs whatever is left of the group after policy.box.local.graceSeconds, however
 this command ends; if the supervisor died, the next list, get, logs -f or tick does.`,
-		Args: cobra.ExactArgs(1),
+		Example: `  autonomy runner cancel 7-k3qa`,
+		Args:    cobra.ExactArgs(1),
 		RunE: f.with(false, func(cmd *cobra.Command, args []string, r *local.Runner) error {
 			ok, err := r.Cancel(cmd.Context(), args[0])
 			if err != nil {
@@ -461,8 +480,11 @@ func newRunnerTick(f *runnerFlags) *cobra.Command {
 tick, in policy.box.local.timezone (UTC by default). After downtime a missed schedule fires
 once, not once per missed slot. A due actor that cannot start (maxConcurrent reached, or its
 last scheduled session still running) is deferred to the next tick and recorded, never dropped.
-The first tick of an installation only starts the schedule.`,
-		Args: cobra.NoArgs,
+The first tick of an installation only starts the schedule. Each tick also escalates every ask
+to a person left open past policy.box.human.sla_minutes (60 by default) to the next of
+policy.box.local.maintainers.`,
+		Example: `  autonomy runner tick`,
+		Args:    cobra.NoArgs,
 		RunE: f.with(false, func(cmd *cobra.Command, args []string, r *local.Runner) error {
 			rep, err := r.Tick(cmd.Context())
 			if err != nil {
@@ -481,8 +503,17 @@ func newRunnerServe(f *runnerFlags) *cobra.Command {
 		Long: `serve runs the trigger executor: it ticks whenever a cron trigger comes due (and each minute
 while a deferred one waits) until SIGINT or SIGTERM, then stops cleanly. Sessions it started run
 under their own supervisors and stay tracked after it stops. A recompile takes effect at the next
-tick.`,
-		Args: cobra.NoArgs,
+tick.
+
+For a codeHost: github fleet whose actors declare event triggers, serve also polls the repository
+every policy.box.local.events.poll_seconds for comments (/agent ACTOR from a trusted author),
+issues and pull requests, and fires the actors that declare them, gated as the workflows are,
+each event once. It reads GitHub with
+GH_TOKEN or GITHUB_TOKEN (never given to a session), at GITHUB_API_URL, in events.repo or
+GITHUB_REPOSITORY or the origin remote. Each tick also escalates the asks to people left open past
+policy.box.human.sla_minutes. See docs/local.md, "Events".`,
+		Example: `  autonomy runner serve`,
+		Args:    cobra.NoArgs,
 		RunE: f.with(false, func(cmd *cobra.Command, args []string, r *local.Runner) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
@@ -491,6 +522,7 @@ tick.`,
 			}
 			errOut := cmd.ErrOrStderr()
 			fmt.Fprintf(errOut, "autonomy: serving %s (%s, timezone %s); SIGINT or SIGTERM stops\n", r.In.Dir, cliout.Count(len(r.In.Schedule.Entries), "scheduled trigger"), r.In.Schedule.Timezone)
+			watchEvents(r, errOut)
 			if err := r.Serve(ctx, cmd.OutOrStdout()); err != nil {
 				return runnerError(err)
 			}

@@ -1,0 +1,146 @@
+//go:build unix
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rhysd/actionlint"
+
+	"github.com/autonomyhq/autonomy/internal/agentcli"
+	"github.com/autonomyhq/autonomy/internal/testbin"
+)
+
+// secondTerminal marks a block of docs/quickstart.md that the reader leaves running in a second
+// terminal: one long-running command.
+const secondTerminal = "# in a second terminal"
+
+// fence finds the fenced blocks of a markdown file: the info string and the body.
+var fence = regexp.MustCompile("(?ms)^```([a-z]*)[^\n]*\n(.*?)^```[ \t]*$")
+
+// quickstartScript turns the sh blocks of the quickstart, in order, into one bash script: each
+// block as it is, but a second-terminal block, which runs in the background until the script
+// reads its first line of output (it is serving then), and is stopped with SIGINT, as Ctrl-C
+// would, at the end, its exit status checked.
+func quickstartScript(t *testing.T, doc string) string {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("set -euo pipefail\nqs_model=\ntrap '[ -z \"$qs_model\" ] || kill \"$qs_model\" 2>/dev/null || true' EXIT\n")
+	blocks := 0
+	for _, m := range fence.FindAllStringSubmatch(doc, -1) {
+		switch m[1] {
+		case "sh":
+		case "text", "yaml", "json":
+			continue // shown, not run: the setup outside the test, GitHub's side
+		default:
+			t.Fatalf("docs/quickstart.md has a %q block: write sh (run by this test) or text (shown only)", m[1])
+		}
+		blocks++
+		body := m[2]
+		if !strings.HasPrefix(body, secondTerminal+"\n") {
+			b.WriteString(body)
+			continue
+		}
+		cmd := strings.TrimSpace(strings.TrimPrefix(body, secondTerminal+"\n"))
+		if cmd == "" || strings.Contains(cmd, "\n") {
+			t.Fatalf("a second-terminal block holds one command, not %q", cmd)
+		}
+		fmt.Fprintf(&b, "mkfifo \"$QS_TMP/bg.out\"\n( exec %s ) > \"$QS_TMP/bg.out\" 2> \"$QS_TMP/bg.err\" &\nqs_model=$!\nexec 3< \"$QS_TMP/bg.out\"\nread -r qs_first <&3\necho \"second terminal: $qs_first\"\n", cmd)
+	}
+	if blocks < 5 {
+		t.Fatalf("only %d sh blocks in docs/quickstart.md", blocks)
+	}
+	b.WriteString("if [ -n \"$qs_model\" ]; then kill -INT \"$qs_model\"; wait \"$qs_model\"; qs_model=; fi\n")
+	return b.String()
+}
+
+// TestQuickstart runs docs/quickstart.md's commands as a new user would, with the binary built
+// as a release is, the pinned codex and the scripted model: the local fleet's session ends done
+// having run the scripted command, and the gh-actions installation is up to date and passes
+// actionlint (shellcheck included).
+func TestQuickstart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the real codex against the scripted model")
+	}
+	codex := agentcli.Require(t, "codex")
+	doc, err := os.ReadFile("../../docs/quickstart.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := quickstartScript(t, string(doc))
+	bin := t.TempDir()
+	if err := os.Symlink(testbin.Path(t), filepath.Join(bin, "autonomy")); err != nil {
+		t.Fatal(err)
+	}
+	work, home, tmp := t.TempDir(), t.TempDir(), t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", "-c", script)
+	cmd.Dir = work
+	cmd.Env = []string{
+		"PATH=" + bin + string(os.PathListSeparator) + filepath.Dir(codex) + string(os.PathListSeparator) + os.Getenv("PATH"),
+		"HOME=" + home, "QS_TMP=" + tmp, "TMPDIR=" + os.TempDir(),
+		"GIT_AUTHOR_NAME=q", "GIT_AUTHOR_EMAIL=q@example.com", "GIT_COMMITTER_NAME=q", "GIT_COMMITTER_EMAIL=q@example.com",
+	}
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
+	err = cmd.Run()
+	if cmd.Process != nil {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // whatever the script left in its group
+	}
+	bg, _ := os.ReadFile(filepath.Join(tmp, "bg.err"))
+	if err != nil {
+		t.Fatalf("the quickstart failed: %v\n%s\nthe scripted model:\n%s", err, out.String(), bg)
+	}
+	for _, want := range []string{
+		"second terminal: OPENAI_BASE_URL=http://127.0.0.1:4000/v1",
+		"Hello from the scripted model",
+		"gh-actions: 6 generated files up to date",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the quickstart's output lacks %q:\n%s", want, out.String())
+		}
+	}
+	if !regexp.MustCompile(`(?m)^status:\s+done$`).MatchString(out.String()) {
+		t.Errorf("the session did not end done:\n%s", out.String())
+	}
+	lintQuickstartWorkflows(t, filepath.Join(work, "gh-repo", ".github", "workflows"))
+}
+
+// lintQuickstartWorkflows runs actionlint, with shellcheck, on every workflow of dir.
+func lintQuickstartWorkflows(t *testing.T, dir string) {
+	t.Helper()
+	shellcheck, err := exec.LookPath("shellcheck")
+	if err != nil {
+		t.Fatal("shellcheck is not installed (apt-get install shellcheck; .ci/run installs it)")
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "*.yml"))
+	if len(files) < 2 {
+		t.Fatalf("%d workflows in %s", len(files), dir)
+	}
+	l, err := actionlint.NewLinter(io.Discard, &actionlint.LinterOptions{Shellcheck: shellcheck})
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs, err := l.LintFiles(files, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range errs {
+		t.Errorf("actionlint: %s", e.Error())
+	}
+}

@@ -1,0 +1,92 @@
+//go:build unix
+
+package egress
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+)
+
+// requireHelpers fails the test, naming the package, when a jail's helper is missing.
+func requireHelpers(t *testing.T) {
+	t.Helper()
+	for _, h := range append(append([]string(nil), Helpers...), "curl") {
+		if _, err := exec.LookPath(h); err != nil {
+			t.Fatalf("%s is not on PATH: apt-get install %s (.ci/run does)", h, map[string]string{"bwrap": "bubblewrap"}[h]+strings.TrimPrefix(h, "bwrap"))
+		}
+	}
+}
+
+func server(t *testing.T, body string) string {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, body) }))
+	t.Cleanup(srv.Close)
+	u, _ := url.Parse(srv.URL)
+	return u.Port()
+}
+
+// runJailed runs script in the jail, through sh, and returns its output.
+func runJailed(t *testing.T, j *Jail, script string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	argv := j.Wrap([]string{"/bin/sh", "-c", script})
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Env = os.Environ()
+	out, err := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		t.Fatalf("the jailed command timed out:\n%s", out)
+	}
+	if err != nil {
+		t.Fatalf("the jailed command: %v\n%s", err, out)
+	}
+	return string(out)
+}
+
+// Inside the jail a bridged loopback port reaches the host's, and nothing else does: another
+// port of the host's loopback, nor any other address.
+func TestJailBridgesOnlyItsPorts(t *testing.T) {
+	requireHelpers(t)
+	bridged, other := server(t, "bridged"), server(t, "other")
+	var p int
+	for _, c := range bridged {
+		p = p*10 + int(c-'0')
+	}
+	j, err := NewJail(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := j.dir
+	out := runJailed(t, j, `curl -sS --max-time 10 http://127.0.0.1:`+bridged+`/; echo
+curl -sS --max-time 10 http://127.0.0.1:`+other+`/ || echo other-unreachable
+curl -sS --max-time 10 http://`+hostAddr(t)+`:`+other+`/ || echo host-unreachable`)
+	if !strings.Contains(out, "bridged\n") || strings.Contains(out, "other\n") || !strings.Contains(out, "other-unreachable") || !strings.Contains(out, "host-unreachable") {
+		t.Errorf("inside the jail:\n%s", out)
+	}
+	if err := j.Close(); err != nil {
+		t.Error(err)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("the jail's sockets are left behind: %v", err)
+	}
+}
+
+// hostAddr is an address of this machine other than loopback, or 192.0.2.1 (TEST-NET) when it
+// has none: either way unreachable from the jail.
+func hostAddr(t *testing.T) string {
+	addrs, _ := net.InterfaceAddrs()
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && !n.IP.IsLoopback() && n.IP.To4() != nil {
+			return n.IP.String()
+		}
+	}
+	return "192.0.2.1"
+}

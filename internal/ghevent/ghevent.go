@@ -1,0 +1,110 @@
+// Package ghevent is the one reading of GitHub's events that both substrates share: which
+// payload object carries an event's subject and its author, which activity an outsider can
+// take on their own item (and so must be gated on the author's association), which
+// associations are trusted, and how a comment addresses an actor with "/agent <actor>". The
+// gh-actions compiler turns it into workflow expressions; the local event source applies it
+// to what it polls.
+package ghevent
+
+import (
+	"slices"
+	"strings"
+)
+
+// TrustedRoles are the author_association values trusted by default on events any outsider
+// can fire.
+var TrustedRoles = []string{"OWNER", "MEMBER", "COLLABORATOR"}
+
+// AllRoles are every author_association GitHub reports.
+var AllRoles = []string{"OWNER", "MEMBER", "COLLABORATOR", "CONTRIBUTOR", "FIRST_TIME_CONTRIBUTOR", "FIRST_TIMER", "MANNEQUIN", "NONE"}
+
+// AuthorObject is the payload object whose author_association gates event and whose body is
+// its subject.text: "comment", "review", "pull_request", "issue" or "discussion"; "" when the
+// event carries none.
+func AuthorObject(event string) string {
+	switch event {
+	case "issue_comment", "discussion_comment", "pull_request_review_comment":
+		return "comment"
+	case "pull_request_review":
+		return "review"
+	case "pull_request", "pull_request_target":
+		return "pull_request"
+	case "issues":
+		return "issue"
+	case "discussion":
+		return "discussion"
+	}
+	return ""
+}
+
+// SubjectObject is the payload object whose number is event's subject.ref: "issue",
+// "pull_request" or "discussion"; "" when the event has no single subject.
+func SubjectObject(event string) string {
+	switch event {
+	case "issues", "issue_comment":
+		return "issue"
+	case "pull_request", "pull_request_target", "pull_request_review", "pull_request_review_comment":
+		return "pull_request"
+	case "discussion", "discussion_comment":
+		return "discussion"
+	}
+	return ""
+}
+
+// AuthorActions are the activity types of event that an item's author takes on their own item
+// (so anyone can fire them, and they are gated on the association); every other activity of the
+// event takes triage access. nil when every activity is gated (or the event is not one of these).
+func AuthorActions(event string) []string {
+	switch event {
+	case "issues":
+		// Labeling, assigning or pinning takes triage access; an author opens, edits, closes
+		// and reopens their own issue.
+		return []string{"opened", "edited", "closed", "reopened", "deleted"}
+	case "discussion":
+		// An author creates, edits, deletes and marks answers on their own discussion.
+		return []string{"created", "edited", "deleted", "answered", "unanswered"}
+	}
+	return nil
+}
+
+// Gated reports whether event is one any outsider can fire and whose firing the author's
+// association (or, for a pull request, a same-repository head) must allow.
+func Gated(event string) bool { return AuthorObject(event) != "" }
+
+// Trusted reports whether an event (with its activity type action) may fire an actor: an event
+// that needs no gate always; a pull request whose head is in this repository (sameRepo: pushed by
+// someone with write access); an activity that takes triage access; otherwise only an author
+// whose association is one of roles.
+func Trusted(event, action, association string, sameRepo bool, roles []string) bool {
+	if !Gated(event) {
+		return true
+	}
+	if (event == "pull_request" || event == "pull_request_target") && sameRepo {
+		return true
+	}
+	if self := AuthorActions(event); self != nil && !slices.Contains(self, action) {
+		return true
+	}
+	return slices.Contains(roles, association)
+}
+
+// ControlVerbs are the control commands of "/agent <verb>": an actor of one of these names cannot
+// be addressed by a comment.
+var ControlVerbs = []string{"status", "cancel", "retry", "approve", "reject", "answer"}
+
+// CommandPrefix is how a comment addresses name: "/agent name" ("/agent" for any command).
+func CommandPrefix(name string) string { return strings.TrimSuffix("/agent "+name, " ") }
+
+// Addressed reports whether a comment's body starts with "/agent <name>" followed by a space,
+// a line break or its end; Addressed(body, "") whether it is any /agent command. It is the test
+// the generated workflows make in an expression (ghactions commandCond).
+func Addressed(body, name string) bool {
+	cmd := CommandPrefix(name)
+	return strings.HasPrefix(body+" ", cmd+" ") || strings.HasPrefix(body, cmd+"\n") || strings.HasPrefix(body, cmd+"\r\n")
+}
+
+// CommandText is the text of an "/agent <name>" command: the body after the command, without
+// the white space that follows it, as the generated workflows give subject.text.
+func CommandText(body, name string) string {
+	return strings.TrimLeft(body[min(len(body), len(CommandPrefix(name))):], " \t\r\n\v\f")
+}

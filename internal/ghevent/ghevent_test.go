@@ -1,0 +1,33 @@
+package ghevent
+
+import "testing"
+
+func TestCommandText(t *testing.T) {
+	for body, want := range map[string]string{
+		"/agent reviewer":                 "",
+		"/agent reviewer   look at #4":    "look at #4",
+		"/agent reviewer\r\n\tthe text\n": "the text\n",
+	} {
+		if got := CommandText(body, "reviewer"); got != want {
+			t.Errorf("CommandText(%q) = %q, want %q", body, got, want)
+		}
+	}
+}
+
+func TestTrusted(t *testing.T) {
+	if Trusted("issue_comment", "created", "NONE", false, TrustedRoles) {
+		t.Error("an outsider's comment is trusted")
+	}
+	if !Trusted("issue_comment", "created", "MEMBER", false, TrustedRoles) {
+		t.Error("a member's comment is not trusted")
+	}
+	if !Trusted("issues", "labeled", "NONE", false, TrustedRoles) {
+		t.Error("labeling takes triage access, yet it is gated on the issue's author")
+	}
+	if !Trusted("pull_request_target", "opened", "NONE", true, TrustedRoles) {
+		t.Error("a same-repository pull request is not trusted")
+	}
+	if !Trusted("push", "", "", false, nil) {
+		t.Error("push needs write access, yet it is gated")
+	}
+}

@@ -1,0 +1,97 @@
+package templates
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// NextSteps is what to run after init for target, one command or note a line: dir is the new
+// profile, actor an agent actor of it to launch first ("" when it has none).
+func NextSteps(dir, target, actor string) []string {
+	q := shellWord(dir)
+	switch target {
+	case "local":
+		steps := []string{
+			"autonomy compile " + q + " --target local --dir .",
+			"autonomy doctor .",
+		}
+		if actor != "" {
+			steps = append(steps,
+				"autonomy dev model &   # a scripted model: a trial with no model account (docs/quickstart.md)",
+				"OPENAI_BASE_URL=http://127.0.0.1:4000/v1 OPENAI_API_KEY=trial autonomy runner launch "+actor,
+				"autonomy runner list --all")
+		}
+		return steps
+	case "gh-actions":
+		return []string{
+			"autonomy compile " + q + " --target gh-actions --dir .",
+			"git add -A && git commit -m 'autonomy fleet' && git push",
+			"autonomy provision " + q + " --repo OWNER/NAME   # the labels and variables the fleet reads",
+			"gh secret set OPENAI_API_KEY   # the model credential of the agent jobs",
+			"# the whole checklist: https://github.com/autonomyhq/autonomy/blob/main/docs/gh-actions.md#setup-checklist",
+		}
+	}
+	return []string{"autonomy compile " + q + " --target " + target + " --dir ."}
+}
+
+// shellWord quotes s for a POSIX shell when it needs it.
+func shellWord(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// Ask asks, on a terminal, which template and which target: a number or a name, an empty answer
+// taking the default shown. It reads at most one line per question.
+func Ask(in io.Reader, out io.Writer) (name, target string, err error) {
+	r := bufio.NewReader(io.LimitReader(in, 4096))
+	list := List()
+	fmt.Fprintln(out, "Templates:")
+	for i, t := range list {
+		fmt.Fprintf(out, "  %d. %-13s %s (%s)\n", i+1, t.Name, t.Summary, strings.Join(t.Targets, ", "))
+	}
+	name, err = choose(r, out, "Template", Default, Names())
+	if err != nil {
+		return "", "", err
+	}
+	t, _ := Lookup(name)
+	options := append([]string{"all"}, t.Targets...)
+	target, err = choose(r, out, "Target ("+strings.Join(options, ", ")+")", "all", options)
+	if target == "all" {
+		target = ""
+	}
+	return name, target, err
+}
+
+// choose asks one question until the answer is one of valid (or its 1-based number).
+func choose(r *bufio.Reader, out io.Writer, question, def string, valid []string) (string, error) {
+	for {
+		fmt.Fprintf(out, "%s [%s]: ", question, def)
+		line, err := r.ReadString('\n')
+		answer := strings.TrimSpace(line)
+		if answer == "" && err != nil {
+			return "", fmt.Errorf("no answer to %q: %w", question, err)
+		}
+		if answer == "" {
+			return def, nil
+		}
+		if n, convErr := strconv.Atoi(answer); convErr == nil && n >= 1 && n <= len(valid) {
+			return valid[n-1], nil
+		}
+		for _, v := range valid {
+			if v == answer {
+				return v, nil
+			}
+		}
+		fmt.Fprintf(out, "  %q is not one of %s\n", answer, strings.Join(valid, ", "))
+		if err != nil {
+			return "", fmt.Errorf("no answer to %q: %w", question, err)
+		}
+	}
+}

@@ -1,0 +1,108 @@
+package ghactions
+
+import (
+	"encoding/json"
+	"slices"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/autonomyhq/autonomy/substrates"
+	"github.com/autonomyhq/autonomy/substrates/ghactions/ghproxy"
+)
+
+// The agent's network on gh-actions (docs/gh-actions.md#egress): a preset's agent runs through
+// autonomy gh jail, in a network namespace of its own (bubblewrap, unprivileged, in a user
+// namespace) into which only the model proxy and an egress CONNECT proxy admitting
+// policy.box.gh-actions.egress.allow are bridged. A step before sudo is dropped installs
+// bubblewrap and socat when the image lacks them and, where Ubuntu restricts unprivileged user
+// namespaces to programs an AppArmor profile allows (24.04), gives bubblewrap such a profile.
+
+// jobKey reads the keys of the agent job's model and network: model, transcript_days (both
+// modelproxy.go) and egress.
+func (r *boxReader) jobKey(b *box, k, v *yaml.Node) {
+	switch k.Value {
+	case "model":
+		r.modelKey(b, v)
+	case "transcript_days":
+		r.transcriptDays(b, v)
+	default:
+		b.egress, b.egressKey = substrates.ReadEgress(v, r.errorf), k
+	}
+}
+
+// checkEgress warns of settings a custom agent command does not honor: it runs outside the
+// network sandbox, with the runner's network.
+func (r *boxReader) checkEgress(b *box) {
+	if !b.agent.Custom() {
+		return
+	}
+	if b.ref.guard {
+		r.warnAt(b.ref.guardKey, "use a preset (agent: codex or agent: claude), or restrict the runner's network yourself",
+			"private_egress_guard is not enforced: a custom agent command runs outside autonomy's network sandbox, with the runner's network")
+	}
+	if len(b.egress) > 0 {
+		r.warnAt(b.egressKey, "use a preset (agent: codex or agent: claude) to confine the agent's network",
+			"egress is ignored: a custom agent command runs outside autonomy's network sandbox")
+	}
+}
+
+// jailed reports whether the box's agent runs in the network sandbox: a preset's does.
+func (b *box) jailed() bool { return !b.agent.Custom() }
+
+// egressEnv is what autonomy gh jail reads: the allowlist and the private guard.
+func (c *compiler) egressEnv(env *mapping) {
+	allow := substrates.EgressStrings(c.box.egress)
+	if allow == nil {
+		allow = []string{}
+	}
+	data, _ := json.Marshal(allow) // strings: cannot fail
+	env.add(ghproxy.EgressAllowEnv, literalValue(string(data)))
+	guard := "false"
+	if c.box.ref.guard {
+		guard = "true"
+	}
+	env.add(ghproxy.EgressGuardEnv, guard)
+}
+
+// sandboxScript readies the agent's network sandbox while the job still has sudo: bubblewrap
+// and socat, and, where the kernel lets only programs an AppArmor profile allows make user
+// namespaces, that profile for bubblewrap alone (not the system-wide switch).
+const sandboxScript = `need=()
+command -v bwrap >/dev/null 2>&1 || need+=(bubblewrap)
+command -v socat >/dev/null 2>&1 || need+=(socat)
+if [ ${#need[@]} -gt 0 ]; then
+  sudo -n apt-get install -y -qq "${need[@]}" >/dev/null || { sudo -n apt-get update -qq && sudo -n apt-get install -y -qq "${need[@]}" >/dev/null; }
+fi
+if [ "$(cat /proc/sys/kernel/apparmor_restrict_unprivileged_userns 2>/dev/null || echo 0)" = 1 ]; then
+  printf '%s\n' 'abi <abi/4.0>,' 'include <tunables/global>' 'profile autonomy-bwrap /usr/bin/bwrap flags=(unconfined) {' '  userns,' '}' | sudo -n tee /etc/apparmor.d/autonomy-bwrap >/dev/null
+  sudo -n apparmor_parser -r /etc/apparmor.d/autonomy-bwrap
+fi
+`
+
+// sandboxStep runs sandboxScript, before sudo is dropped.
+func sandboxStep() mapping {
+	return mapping{{key: "name", value: "Prepare the agent's network sandbox"}, {key: "run", value: literal(sandboxScript)}}
+}
+
+// jailWords start a preset's agent in the network sandbox.
+var jailWords = []string{`"$AUTONOMY_BIN"`, "gh", "jail", "--"}
+
+// guardSteps start the model proxy and take away what could reach it, readying a preset's
+// network sandbox before sudo goes (not for a step playbook, whose agent is not jailed yet).
+func (c *compiler) guardSteps(steps bool) seq {
+	out := seq{c.proxyStep()}
+	if c.box.jailed() && !steps {
+		out = append(out, sandboxStep())
+	}
+	return append(out, dropSudoStep()) // modelproxy.go
+}
+
+// jail is the agent's command words, run through autonomy gh jail for a preset, whose env
+// then carries the allowlist.
+func (c *compiler) jail(words []string, env *mapping) []string {
+	if !c.box.jailed() {
+		return words
+	}
+	c.egressEnv(env)
+	return append(slices.Clone(jailWords), words...)
+}

@@ -1,0 +1,337 @@
+package local
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/autonomyhq/autonomy/internal/mergecheck"
+	"github.com/autonomyhq/autonomy/internal/store"
+	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/substrates"
+	"github.com/autonomyhq/autonomy/substrates/local/gitws"
+)
+
+// The local code flow is the runner's counterpart of the gh-actions trusted propose and review
+// jobs: the agent never merges. When a session of an actor holding code:propose ends done with
+// commits on its branch (the --branch it ran on, or the autonomy/<actor>/<id> branch its
+// isolated worktree's commits were saved on), the runner records a proposal (store.Proposal),
+// applies the checks of autonomy gh propose (internal/mergecheck: no merge commits, no
+// workflow, action or installation file, within the @scope), and launches the actor's reviewer
+// on the branch, with the head in its subject.text. When the reviewer ends, its verdict (its
+// result: verdict, headSha) is bound to that head: a verdict naming another head, or a branch
+// that moved since, is stale and merges nothing. An approval merges the branch into the target
+// branch (policy.box.local.targetBranch, else the branch the installation root has checked out)
+// by a fast-forward, or by a merge commit the runner makes, refusing when the target moved in a
+// way that conflicts; a change to policy.box.risk.human_required_paths first waits for a
+// maintainer's verified act (an ask to the human actor holding code:review, resolved with its
+// token). Every step is also retried by tick, so a pause, a full capacity or a crash between
+// steps delays the flow, never loses it.
+
+// mergeIdentity is who the runner's merge commits are by.
+var mergeIdentity = []string{"-c", "user.name=autonomy runner", "-c", "user.email=runner@autonomy.invalid"}
+
+// flow is one step of the code flow on one proposal, with what it needs at hand.
+type flow struct {
+	r    *Runner
+	repo string
+	p    store.Proposal
+}
+
+// proposeOnEnd records the proposal of session s, which ended done, if its actor proposes code
+// and it left commits on a branch; and takes it as far as it can go now.
+func (r *Runner) proposeOnEnd(ctx context.Context, s store.Session) {
+	if s.Kind != "agent" || s.Status != ir.Done {
+		return
+	}
+	cfg, err := r.In.Actor(s.Actor)
+	if err != nil || !holds(cfg, "code:propose") {
+		return
+	}
+	repo, err := gitws.Repo(r.In.Dir)
+	if err != nil {
+		return
+	}
+	branch := proposalBranch(ctx, repo, s)
+	if branch == "" {
+		existing, ok, _ := r.Store.ProposalOf(ctx, s.ID)
+		if !ok || existing.Branch == "" {
+			return // it worked in the installation root, or made no commits: nothing to propose
+		}
+		branch = existing.Branch
+	}
+	head, err := gitws.Git(ctx, repo, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch+"^{commit}")
+	if err != nil {
+		return
+	}
+	rec := store.Proposal{Session: s.ID, Actor: s.Actor, Branch: branch, Head: head}
+	rec.Title, _ = gitws.Git(ctx, repo, "log", "-1", "--format=%s", head)
+	if rec.Target, err = r.targetBranch(ctx, repo); err != nil {
+		rec.State, rec.Reason = store.ProposalRefused, err.Error()
+	} else if _, aerr := gitws.Git(ctx, repo, "merge-base", "--is-ancestor", head, "refs/heads/"+rec.Target); aerr == nil {
+		return // nothing on the branch that the target lacks
+	}
+	p, _, err := r.Store.AddProposal(ctx, rec)
+	if err != nil {
+		_ = r.Store.Log(ctx, store.Event{Session: s.ID, Actor: s.Actor, Kind: "proposal", Message: "the proposal was not recorded: " + err.Error()})
+		return
+	}
+	if p.Head == "" || p.Branch == "" || p.Target == "" {
+		// A tool call recorded it before the commits were known: the session's end completes it.
+		p, _, _ = r.Store.MoveProposal(ctx, p.Seq, []store.ProposalState{store.ProposalProposed}, func(m *store.Proposal) {
+			m.Branch, m.Head, m.Target = or(m.Branch, branch), head, or(m.Target, rec.Target)
+		})
+	}
+	_ = r.Store.Log(ctx, store.Event{Session: s.ID, Actor: s.Actor, Kind: "proposal", Message: fmt.Sprintf("proposal %d: branch %s at %s, into %s", p.Seq, p.Branch, short(p.Head), p.Target)})
+	(&flow{r: r, repo: repo, p: p}).advance(ctx)
+}
+
+func or(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+func short(sha string) string { return sha[:min(len(sha), 12)] }
+
+// holds says whether cfg holds capability name (scoped or not).
+func holds(cfg *ActorConfig, name string) bool {
+	return capScope(cfg, name) != "-"
+}
+
+// capScope is the scope of cfg's capability name ("" unscoped, "-" when it does not hold it).
+func capScope(cfg *ActorConfig, name string) string {
+	for _, c := range substrates.ParseCapabilities(cfg.Capabilities) {
+		if c.Name == name {
+			return c.Scope
+		}
+	}
+	return "-"
+}
+
+// proposalBranch is the branch session s left its commits on: the branch it ran on, else the
+// one its isolated worktree's commits were saved as (autonomy/<actor>/<id>, or -2, -3 … when
+// taken); "" when there is none.
+func proposalBranch(ctx context.Context, repo string, s store.Session) string {
+	if s.Branch != "" {
+		return s.Branch
+	}
+	if !s.Worktree {
+		return ""
+	}
+	saved := "autonomy/" + s.Actor + "/" + s.ID
+	out, err := gitws.Git(ctx, repo, "for-each-ref", "--format=%(refname:short)", "refs/heads/"+saved, "refs/heads/"+saved+"-*")
+	if err != nil || out == "" {
+		return ""
+	}
+	names := strings.Split(out, "\n")
+	return names[len(names)-1]
+}
+
+// targetBranch is where approved proposals merge: policy.box.local.targetBranch, else the
+// branch the installation root has checked out.
+func (r *Runner) targetBranch(ctx context.Context, repo string) (string, error) {
+	if t := r.In.Runner.TargetBranch; t != "" {
+		return t, nil
+	}
+	b, err := gitws.Git(ctx, repo, "symbolic-ref", "--quiet", "--short", "HEAD")
+	if err != nil || b == "" {
+		return "", fmt.Errorf("the installation root is on no branch (detached HEAD): set policy.box.local.targetBranch")
+	}
+	return b, nil
+}
+
+// advance takes the proposal as far as it can go now: checked and in review, settled by its
+// verdict, approved by the maintainer, merged, or refused.
+func (f *flow) advance(ctx context.Context) {
+	for i := 0; i < 4; i++ {
+		before := f.p.State
+		switch f.p.State {
+		case store.ProposalProposed:
+			f.review(ctx)
+		case store.ProposalInReview:
+			f.settle(ctx)
+		case store.ProposalApproved:
+			f.merge(ctx)
+		default:
+			return
+		}
+		if f.p.State == before {
+			return // waiting: for the reviewer, the maintainer, the resume, the capacity
+		}
+	}
+}
+
+// move applies fn to the proposal while it is still in the state it was read in, and records
+// what changed as an event of the proposer's session.
+func (f *flow) move(ctx context.Context, fn func(*store.Proposal)) bool {
+	from := f.p.State
+	p, changed, err := f.r.Store.MoveProposal(ctx, f.p.Seq, []store.ProposalState{from}, fn)
+	if err != nil || !changed {
+		if err == nil {
+			f.p = p // another process moved it first
+		}
+		return false
+	}
+	f.p = p
+	msg := fmt.Sprintf("proposal %d: %s", p.Seq, p.String())
+	_ = f.r.Store.Log(ctx, store.Event{Session: p.Session, Actor: p.Actor, Kind: "proposal", Message: msg})
+	return true
+}
+
+// refuse ends the proposal refused, saying why.
+func (f *flow) refuse(ctx context.Context, reason string, bad []string) {
+	if len(bad) > 0 {
+		reason += ": " + strings.Join(bad, ", ")
+	}
+	f.move(ctx, func(m *store.Proposal) { m.State, m.Reason = store.ProposalRefused, reason })
+}
+
+// wait keeps the proposal where it is, saying what it waits for (the reason changes only).
+func (f *flow) wait(ctx context.Context, why string) {
+	if f.p.Reason == why {
+		return
+	}
+	f.move(ctx, func(m *store.Proposal) { m.Reason = why })
+}
+
+// git runs git in the repository, output as it is.
+func (f *flow) git(ctx context.Context) mergecheck.Git {
+	return func(args ...string) ([]byte, error) { return gitws.Output(ctx, f.repo, args...) }
+}
+
+// check applies gh propose's checks to the proposal's commits from their merge base with
+// base; it returns the paths they change, or refuses the proposal (nil).
+func (f *flow) check(ctx context.Context, cfg *ActorConfig, base string) []string {
+	mb, err := gitws.Git(ctx, f.repo, "merge-base", base, f.p.Head)
+	if err != nil {
+		f.refuse(ctx, "its commits share no history with "+f.p.Target, nil)
+		return nil
+	}
+	scope := capScope(cfg, "code:propose")
+	if scope == "-" {
+		f.refuse(ctx, fmt.Sprintf("actor %q no longer holds code:propose", f.p.Actor), nil)
+		return nil
+	}
+	files, reason, bad, err := mergecheck.Changes(f.git(ctx), mb, f.p.Head, f.p.Actor, scope)
+	if err != nil {
+		f.wait(ctx, "cannot read its commits: "+err.Error())
+		return nil
+	}
+	if reason != "" {
+		f.refuse(ctx, reason, bad)
+		return nil
+	}
+	if len(files) == 0 {
+		f.refuse(ctx, "its commits change no file", nil)
+		return nil
+	}
+	return files
+}
+
+// review checks the proposal and launches the proposer's reviewer on its head.
+func (f *flow) review(ctx context.Context) {
+	r := f.r
+	if r.In.Runner.CodeHost != "" {
+		f.refuse(ctx, fmt.Sprintf("codeHost %s: the local runner opens no pull request; push the branch %s and open one (or run the fleet on gh-actions)", r.In.Runner.CodeHost, f.p.Branch), nil)
+		return
+	}
+	cfg, err := r.In.Actor(f.p.Actor)
+	if err != nil {
+		f.refuse(ctx, err.Error(), nil)
+		return
+	}
+	// A proposal a tool call recorded names its branches itself: they must be branch names.
+	for _, b := range []string{f.p.Branch, f.p.Target} {
+		if err := gitws.ValidBranch(b); err != nil {
+			f.refuse(ctx, err.Error(), nil)
+			return
+		}
+	}
+	if f.check(ctx, cfg, "refs/heads/"+f.p.Target) == nil {
+		return
+	}
+	if cfg.Reviewer == "" {
+		f.refuse(ctx, fmt.Sprintf("actor %q names no reviewer (review: REVIEWER), so nothing can approve it", f.p.Actor), nil)
+		return
+	}
+	proposer, _, _ := r.Store.Get(ctx, f.p.Session)
+	branch := f.p.Branch
+	if rc, err := r.In.Actor(cfg.Reviewer); err == nil && rc.Kind == "human" {
+		branch = "" // a person reviews from the text; resolving the ask done approves that head
+	}
+	text := fmt.Sprintf("Review proposal %d of %s (session %s): branch %s at head %s, to merge into %s. Your verdict binds to that head: end with a result whose headSha is %s and whose verdict is approve, request-changes or comment.",
+		f.p.Seq, f.p.Actor, f.p.Session, f.p.Branch, f.p.Head, f.p.Target, f.p.Head)
+	res, err := r.launchAs(ctx, LaunchRequest{Actor: cfg.Reviewer, Ref: proposer.Ref, From: f.p.Actor, Text: text, Kind: "dispatch", Branch: branch, forAgent: true}, fmt.Sprintf("proposal:%d", f.p.Seq))
+	if err != nil {
+		if res.Session.ID == "" {
+			f.wait(ctx, fmt.Sprintf("the reviewer %s is not launched yet: %v (tick retries)", cfg.Reviewer, err))
+			return
+		}
+	}
+	rid := res.Session.ID
+	f.tellToken(rid, res.Token, "waits for "+cfg.Reviewer+"'s review: a person approves its head "+short(f.p.Head))
+	if !f.move(ctx, func(m *store.Proposal) {
+		m.State, m.Reviewer, m.Reason = store.ProposalInReview, rid, fmt.Sprintf("reviewer %s, session %s, on %s", cfg.Reviewer, rid, short(f.p.Head))
+	}) {
+		_, _ = r.Cancel(ctx, rid) // another process launched one first
+	}
+}
+
+// settle reads the reviewer's verdict once its session ended, and binds it to the head.
+func (f *flow) settle(ctx context.Context) {
+	rs, ok, err := f.r.Store.Get(ctx, f.p.Reviewer)
+	if err != nil || (ok && !rs.Status.Ended()) {
+		return
+	}
+	if !ok || rs.Status != ir.Done {
+		why := "its reviewer's session is gone"
+		if ok {
+			why = fmt.Sprintf("its reviewer's session %s ended %s: %s", rs.ID, rs.Status, rs.Reason)
+		}
+		f.refuse(ctx, why, nil)
+		return
+	}
+	verdict, head, err := readVerdict(f.r.In.Path(StateDir + "/results/" + rs.ID + ".json"))
+	if rs.Kind == "human" {
+		// A person's ask resolved done, with its token and evidence, approves the head it named.
+		verdict, head, err = "approve", f.p.Head, nil
+	}
+	if err != nil {
+		f.refuse(ctx, fmt.Sprintf("its reviewer's session %s left no verdict: %v", rs.ID, err), nil)
+		return
+	}
+	tip, _ := gitws.Git(ctx, f.repo, "rev-parse", "--verify", "--quiet", "refs/heads/"+f.p.Branch+"^{commit}")
+	switch {
+	case head == "" || !strings.EqualFold(head, f.p.Head):
+		f.refuse(ctx, fmt.Sprintf("stale verdict: it names head %q, but the proposal is %s; a verdict binds to the head it reviewed, so it merges nothing", head, f.p.Head), nil)
+	case tip != f.p.Head:
+		f.refuse(ctx, fmt.Sprintf("stale verdict: the branch %s moved to %s after the review of %s; it merges nothing", f.p.Branch, short(tip), short(f.p.Head)), nil)
+	case verdict != "approve" && verdict != "success":
+		f.refuse(ctx, fmt.Sprintf("the reviewer %s did not approve (verdict %q)", rs.Actor, verdict), nil)
+	default:
+		f.move(ctx, func(m *store.Proposal) {
+			m.State, m.Reason = store.ProposalApproved, fmt.Sprintf("approved by %s (session %s) on %s", rs.Actor, rs.ID, short(f.p.Head))
+		})
+	}
+}
+
+// humanPaths are policy.box.risk.human_required_paths, as installed in .autonomy/policy.json.
+func (in *Install) humanPaths() []string {
+	data, err := os.ReadFile(in.Path(dataDir + "/policy.json"))
+	if err != nil {
+		return nil
+	}
+	var doc struct {
+		Box struct {
+			Risk struct {
+				Paths []string `json:"human_required_paths"`
+			} `json:"risk"`
+		} `json:"box"`
+	}
+	_ = json.Unmarshal(data, &doc)
+	return doc.Box.Risk.Paths
+}

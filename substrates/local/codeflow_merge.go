@@ -1,0 +1,256 @@
+package local
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/autonomyhq/autonomy/internal/mergecheck"
+	"github.com/autonomyhq/autonomy/internal/store"
+	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/substrates/local/gitws"
+)
+
+// merge moves an approved proposal into its target branch: after a maintainer's verified act
+// when it touches human-required paths, by a fast-forward when the target has not moved, else
+// by a merge commit the runner makes; refused when the branch moved since the review or the
+// target moved in a way that conflicts.
+func (f *flow) merge(ctx context.Context) {
+	r := f.r
+	proposer, _, _ := r.Store.Get(ctx, f.p.Session)
+	var why string
+	_ = r.Store.Tx(ctx, func(tx *store.Tx) error {
+		var err error
+		why, err = held(tx, proposer.Ref)
+		return err
+	})
+	if why != "" {
+		f.wait(ctx, "approved; not merged while "+why)
+		return
+	}
+	cfg, err := r.In.Actor(f.p.Actor)
+	if err != nil {
+		f.refuse(ctx, err.Error(), nil)
+		return
+	}
+	tip, _ := gitws.Git(ctx, f.repo, "rev-parse", "--verify", "--quiet", "refs/heads/"+f.p.Branch+"^{commit}")
+	if tip != f.p.Head {
+		f.refuse(ctx, fmt.Sprintf("the branch %s moved to %s after its approval of %s; it merges nothing", f.p.Branch, short(tip), short(f.p.Head)), nil)
+		return
+	}
+	old, err := gitws.Git(ctx, f.repo, "rev-parse", "--verify", "--quiet", "refs/heads/"+f.p.Target+"^{commit}")
+	if err != nil {
+		f.refuse(ctx, fmt.Sprintf("the target branch %s does not exist", f.p.Target), nil)
+		return
+	}
+	files := f.check(ctx, cfg, old)
+	if files == nil {
+		return
+	}
+	if !f.humanApproved(ctx, files) {
+		return
+	}
+	merged, conflicts, err := f.mergeCommit(ctx, old)
+	if err != nil {
+		f.wait(ctx, "approved; the merge failed: "+err.Error())
+		return
+	}
+	if len(conflicts) > 0 {
+		f.refuse(ctx, fmt.Sprintf("%s moved since and conflicts with it; propose again from the current %s", f.p.Target, f.p.Target), conflicts)
+		return
+	}
+	// What lands is checked too: the merged tree's difference from the target.
+	if _, reason, bad, err := mergecheck.Landed(f.git(ctx), files, old, merged, f.p.Actor, capScope(cfg, "code:propose")); err != nil || reason != "" {
+		if err != nil {
+			reason = err.Error()
+		}
+		f.refuse(ctx, reason, bad)
+		return
+	}
+	if err := f.land(ctx, old, merged); err != nil {
+		f.refuse(ctx, err.Error(), nil)
+		return
+	}
+	f.move(ctx, func(m *store.Proposal) {
+		m.State, m.Merged = store.ProposalMerged, merged
+		m.Reason = fmt.Sprintf("into %s at %s (%s)", f.p.Target, short(merged), strings.TrimPrefix(f.p.Reason, "approved; "))
+	})
+}
+
+// mergeCommit is the commit the target moves to: the head itself when the target has not
+// moved since the branch left it (a fast-forward), else a merge commit of the two made without
+// a worktree (git merge-tree), or the paths that conflict.
+func (f *flow) mergeCommit(ctx context.Context, old string) (string, []string, error) {
+	if _, err := gitws.Git(ctx, f.repo, "merge-base", "--is-ancestor", old, f.p.Head); err == nil {
+		return f.p.Head, nil, nil
+	} else if !gitws.Failed(err, 1) {
+		return "", nil, err
+	}
+	out, err := gitws.Output(ctx, f.repo, "merge-tree", "--write-tree", "-z", "--name-only", "--no-messages", old, f.p.Head)
+	if err != nil {
+		if gitws.Failed(err, 1) {
+			return "", conflicted(out), nil
+		}
+		return "", nil, fmt.Errorf("git merge-tree (git 2.38 or later is needed): %w", err)
+	}
+	tree := strings.TrimRight(strings.SplitN(string(out), "\x00", 2)[0], "\n")
+	msg := fmt.Sprintf("Merge proposal %d of %s: %s\n\nBranch %s at %s, approved: %s", f.p.Seq, f.p.Actor, f.p.Title, f.p.Branch, f.p.Head, f.p.Reason)
+	args := append(append([]string{}, mergeIdentity...), "commit-tree", tree, "-p", old, "-p", f.p.Head, "-m", msg)
+	commit, err := gitws.Git(ctx, f.repo, args...)
+	return commit, nil, err
+}
+
+// conflicted reads the paths git merge-tree -z --name-only reports after the tree.
+func conflicted(out []byte) []string {
+	parts := strings.Split(string(out), "\x00")
+	var paths []string
+	for _, p := range parts[1:] {
+		if p == "" {
+			break // the informational messages follow an empty record
+		}
+		paths = append(paths, p)
+	}
+	if len(paths) == 0 {
+		paths = []string{"(git names no path)"}
+	}
+	return paths
+}
+
+// land moves the target from old to merged: in the checkout that has it checked out, by a
+// fast-forward that refuses to overwrite local changes there; else by a compare-and-swap of
+// the branch, which fails if it moved meanwhile.
+func (f *flow) land(ctx context.Context, old, merged string) error {
+	if at, _ := gitws.CheckedOut(ctx, f.repo, f.p.Target); at != "" {
+		head, err := gitws.Git(ctx, at, "rev-parse", "HEAD")
+		if err != nil || head != old {
+			return fmt.Errorf("%s moved while it merged; propose again", f.p.Target)
+		}
+		if _, err := gitws.Git(ctx, at, "merge", "--ff-only", "--quiet", merged); err != nil {
+			return fmt.Errorf("%s is checked out in %s and cannot fast-forward to %s there (%v): commit or stash the changes there, or merge it yourself with git -C %s merge --ff-only %s", f.p.Target, at, short(merged), err, at, merged)
+		}
+		return nil
+	}
+	if _, err := gitws.Git(ctx, f.repo, "update-ref", "-m", fmt.Sprintf("autonomy: merge proposal %d", f.p.Seq), "refs/heads/"+f.p.Target, merged, old); err != nil {
+		return fmt.Errorf("%s moved while it merged; propose again (%v)", f.p.Target, err)
+	}
+	return nil
+}
+
+// humanApproved says whether the proposal may merge as far as people go: it touches no
+// human-required path, or a maintainer resolved the ask engaged for it done. Otherwise it
+// engages that ask (once) and waits, or refuses when the ask was declined.
+func (f *flow) humanApproved(ctx context.Context, files []string) bool {
+	r := f.r
+	touched := mergecheck.Matching(files, r.In.humanPaths())
+	if len(touched) == 0 {
+		return true
+	}
+	if f.p.Ask != "" {
+		a, ok, err := r.Store.Get(ctx, f.p.Ask)
+		switch {
+		case err != nil || ok && !a.Status.Ended():
+			return false
+		case ok && a.Status == ir.Done:
+			return true
+		case ok:
+			f.refuse(ctx, fmt.Sprintf("it touches human-required paths and the maintainer's ask %s ended %s (%s)", a.ID, a.Status, a.Evidence), touched)
+			return false
+		}
+	}
+	maintainer := r.maintainer()
+	if maintainer == "" {
+		f.refuse(ctx, "it touches human-required paths and no human actor holds code:review to approve it (add one to the profile)", touched)
+		return false
+	}
+	proposer, _, _ := r.Store.Get(ctx, f.p.Session)
+	text := fmt.Sprintf("Approve merging proposal %d of %s (branch %s at %s into %s)? It touches human-required paths: %s. Approve with: autonomy runner update ASK --status done --token TOKEN --evidence WHAT-YOU-CHECKED (failed to decline).",
+		f.p.Seq, f.p.Actor, f.p.Branch, f.p.Head, f.p.Target, strings.Join(touched, ", "))
+	cfg, err := r.In.Actor(maintainer)
+	if err != nil {
+		f.refuse(ctx, err.Error(), nil)
+		return false
+	}
+	res, err := r.asks.engage(ctx, cfg, store.Session{Actor: maintainer, Kind: "human", Ref: proposer.Ref, Params: ir.LaunchParams{}, Trigger: "dispatch", Origin: fmt.Sprintf("proposal:%d", f.p.Seq)})
+	if res.Session.ID == "" {
+		f.wait(ctx, fmt.Sprintf("approved; engaging the maintainer %s failed: %v", maintainer, err))
+		return false
+	}
+	_ = r.Store.Log(ctx, store.Event{Session: res.Session.ID, Actor: maintainer, Kind: "proposal", Message: text})
+	f.tellToken(res.Session.ID, res.Token, "touches human-required paths ("+strings.Join(touched, ", ")+"): a maintainer approves it")
+	f.move(ctx, func(m *store.Proposal) {
+		m.Ask = res.Session.ID
+		m.Reason = fmt.Sprintf("approved; waiting for a maintainer's verified act: ask %s to %s (human-required paths: %s)", res.Session.ID, maintainer, strings.Join(touched, ", "))
+	})
+	return false
+}
+
+// maintainer is the human actor that approves human-required paths: the first holding
+// code:review, as on gh-actions.
+func (r *Runner) maintainer() string {
+	for _, name := range r.In.Runner.Actors {
+		if cfg, err := r.In.Actor(name); err == nil && cfg.Kind == "human" && holds(cfg, "code:review") {
+			return name
+		}
+	}
+	return ""
+}
+
+// advanceProposals takes every open proposal as far as it can go: what tick does, so that a
+// step a pause, the capacity or a crash held back is taken later.
+func (r *Runner) advanceProposals(ctx context.Context) {
+	open, err := r.Store.Proposals(ctx, false, 0)
+	if err != nil || len(open) == 0 {
+		return
+	}
+	repo, err := gitws.Repo(r.In.Dir)
+	if err != nil {
+		return
+	}
+	for i := len(open) - 1; i >= 0; i-- { // oldest first
+		(&flow{r: r, repo: repo, p: open[i]}).advance(ctx)
+	}
+}
+
+// settleProposalOf advances the proposal that session s (ended) reviews or approves, if any.
+func (r *Runner) settleProposalOf(ctx context.Context, s store.Session) {
+	p, ok, err := r.Store.ProposalReviewedBy(ctx, s.ID)
+	if err == nil && !ok {
+		p, ok, err = r.Store.ProposalAwaiting(ctx, s.ID)
+	}
+	if err != nil || !ok {
+		return
+	}
+	repo, err := gitws.Repo(r.In.Dir)
+	if err != nil {
+		return
+	}
+	(&flow{r: r, repo: repo, p: p}).advance(ctx)
+}
+
+// afterEnd is the code flow's part of a session's end: a proposer's end proposes, a reviewer's
+// or a maintainer's end advances the proposal it settles.
+func (r *Runner) afterEnd(ctx context.Context, id string) {
+	s, ok, err := r.Store.Get(ctx, id)
+	if err != nil || !ok || !s.Status.Ended() {
+		return
+	}
+	r.proposeOnEnd(ctx, s)
+	r.settleProposalOf(ctx, s)
+}
+
+// tellToken writes the one-time token of ask, engaged for the proposal, where a capsule's
+// sign-off token goes: the log of the session it concerns, the proposer's (runner logs ID),
+// with the command that redeems it. The store keeps its hash only.
+func (f *flow) tellToken(ask, token, what string) {
+	path, ok := f.r.In.logPath(f.p.Session)
+	if !ok || token == "" {
+		return
+	}
+	l, err := openCappedLog(path, f.r.In.logMax())
+	if err != nil {
+		return
+	}
+	defer l.Close()
+	fmt.Fprintf(l, "autonomy: proposal %d %s with: autonomy runner update %s --status done --token %s --evidence WHAT-YOU-CHECKED (--status failed declines)\n",
+		f.p.Seq, what, ask, token)
+}

@@ -1,0 +1,301 @@
+//go:build unix
+
+package local
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/autonomyhq/autonomy/internal/store"
+	"github.com/autonomyhq/autonomy/ir"
+)
+
+// flowFleet proposes what $AUTONOMY_DIR/change says (a path, then its content) and reviews as
+// $AUTONOMY_DIR/verdict says: approve, reject, or stale (a verdict on the head's parent).
+var flowFleet = fleet{
+	yml: `schema: autonomy.ir.v1
+targets: [local]
+actors:
+  develop:
+    behavior: scripts/develop.sh
+    capabilities: [code:propose]
+    review: reviewer
+    execution: { workspace: isolated }
+    triggers: [{ dispatch: true, params: { ITEM: subject.ref } }]
+  scoped:
+    behavior: scripts/develop.sh
+    capabilities: [code:propose@src/**]
+    review: reviewer
+    execution: { workspace: isolated }
+    triggers: [{ dispatch: true }]
+  reviewer:
+    behavior: scripts/review.sh
+    capabilities: [code:review]
+    result: { schema: autonomy.review.v1 }
+    triggers: [{ dispatch: true, params: { ROLE: subject.actorRole, WHO: subject.actor } }]
+  maintainer:
+    kind: human
+    behavior: humans/maintainer.md
+    capabilities: [code:review]
+    triggers: [{ dispatch: true }]
+policy:
+  box:
+    risk: { human_required_paths: [docs/VISION.md] }
+`,
+	files: map[string]string{
+		"scripts/develop.sh": `#!/bin/sh
+set -e
+export GIT_AUTHOR_NAME=develop GIT_AUTHOR_EMAIL=d@example.com GIT_COMMITTER_NAME=develop GIT_COMMITTER_EMAIL=d@example.com
+path=$(sed -n 1p "$AUTONOMY_DIR/change")
+mkdir -p "$(dirname "$path")"
+sed -n '2,$p' "$AUTONOMY_DIR/change" > "$path"
+git add -- "$path"
+git commit -qm "Change $path"
+`,
+		"scripts/review.sh": `#!/bin/sh
+set -e
+head=$(git rev-parse HEAD)
+printf '%s %s\n' "$ROLE" "$WHO" > "$AUTONOMY_DIR/reviewer-params"
+case $(cat "$AUTONOMY_DIR/verdict") in
+  approve) v=approve ;;
+  reject) v=request-changes ;;
+  stale) v=approve; head=$(git rev-parse HEAD~1) ;;
+  moved|conflict)
+    v=approve
+    export GIT_AUTHOR_NAME=p GIT_AUTHOR_EMAIL=p@example.com GIT_COMMITTER_NAME=p GIT_COMMITTER_EMAIL=p@example.com
+    path=$(sed -n 1p "$AUTONOMY_DIR/change")
+    [ "$(cat "$AUTONOMY_DIR/verdict")" = moved ] && path=$path.other
+    mkdir -p "$AUTONOMY_DIR/$(dirname "$path")"
+    echo "from a person" > "$AUTONOMY_DIR/$path"
+    git -C "$AUTONOMY_DIR" add -- "$path"
+    git -C "$AUTONOMY_DIR" commit -qm "a person's change" ;;
+esac
+printf '{"verdict":"%s","summary":"looked","headSha":"%s"}\n' "$v" "$head" > "$AUTONOMY_RESULT"
+`,
+		"humans/maintainer.md": "# Approve changes to human-required paths\n",
+	},
+}
+
+// flowRig is an installation of flowFleet in a git repository on main, with its runner.
+type flowRig struct {
+	t   *testing.T
+	dir string
+	r   *Runner
+}
+
+func newFlowRig(t *testing.T) *flowRig {
+	dir := installFleet(t, flowFleet, true)
+	// The installation is committed, as a user would: the worktrees then hold it.
+	gitRun(t, dir, "add", "-A")
+	gitRun(t, dir, "commit", "-qm", "install")
+	return &flowRig{t: t, dir: dir, r: newRunner(t, dir, Options{})}
+}
+
+func (g *flowRig) set(name, content string) {
+	g.t.Helper()
+	if err := os.WriteFile(filepath.Join(g.dir, name), []byte(content), 0o644); err != nil {
+		g.t.Fatal(err)
+	}
+}
+
+// propose runs actor, changing path to content, and returns its proposal once it settled
+// (merged or refused) or waits for a person.
+func (g *flowRig) propose(actor, path, content, verdict string) store.Proposal {
+	g.t.Helper()
+	g.set("change", path+"\n"+content+"\n")
+	g.set("verdict", verdict+"\n")
+	s := launch(g.t, g.r, LaunchRequest{Actor: actor, Ref: "42"})
+	if got := waitEnded(g.t, g.r, s.ID); got.Status != ir.Done {
+		g.t.Fatalf("%s ended %s: %s", actor, got.Status, got.Reason)
+	}
+	return g.settled(s.ID)
+}
+
+func (g *flowRig) settled(session string) store.Proposal {
+	g.t.Helper()
+	ctx := context.Background()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		p, ok, err := g.r.Store.ProposalOf(ctx, session)
+		if err != nil {
+			g.t.Fatal(err)
+		}
+		if ok && (p.State == store.ProposalMerged || p.State == store.ProposalRefused || p.Ask != "") {
+			return p
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	p, _, _ := g.r.Store.ProposalOf(ctx, session)
+	g.t.Fatalf("the proposal of %s did not settle: %+v", session, p)
+	return p
+}
+
+func (g *flowRig) main() string { return gitRun(g.t, g.dir, "rev-parse", "main") }
+
+// An approved proposal merges into main, by the runner, and the checkout of main follows; a
+// verdict on another head merges nothing.
+func TestCodeFlowMergesOnlyAnApprovalOfItsHead(t *testing.T) {
+	t.Parallel()
+	g := newFlowRig(t)
+	before := g.main()
+	p := g.propose("develop", "src/greet.txt", "hello", "approve")
+	if p.State != store.ProposalMerged || p.Merged != p.Head || g.main() != p.Head {
+		t.Fatalf("an approved proposal on an unmoved main: %+v (main %s)", p, g.main())
+	}
+	if gitRun(t, g.dir, "merge-base", "--is-ancestor", before, "main") != "" || readFile(t, filepath.Join(g.dir, "src/greet.txt")) != "hello\n" {
+		t.Fatal("main's checkout does not hold the merged change")
+	}
+	// The reviewer the runner launched acts for the proposer, as a session's launch would.
+	if got := readFile(t, filepath.Join(g.dir, "reviewer-params")); got != "NONE develop\n" {
+		t.Errorf("the reviewer's ROLE and WHO: %q", got)
+	}
+	rs, _, _ := g.r.Store.Get(context.Background(), p.Reviewer)
+	if rs.Branch != p.Branch || !strings.Contains(rs.Params["ROLE"], "NONE") {
+		t.Errorf("the reviewer ran on %q with %v, want the proposal's branch %s", rs.Branch, rs.Params, p.Branch)
+	}
+
+	at := g.main()
+	p = g.propose("develop", "src/second.txt", "two", "stale")
+	if p.State != store.ProposalRefused || !strings.Contains(p.Reason, "stale verdict") || g.main() != at {
+		t.Fatalf("a stale verdict: %+v (main %s, was %s)", p, g.main(), at)
+	}
+	p = g.propose("develop", "src/third.txt", "three", "reject")
+	if p.State != store.ProposalRefused || !strings.Contains(p.Reason, `did not approve (verdict "request-changes")`) || g.main() != at {
+		t.Fatalf("a rejection: %+v", p)
+	}
+}
+
+// The checks of gh propose hold on local: the workflows, the installation, the scope.
+func TestCodeFlowRefusesWhatNoAgentMayChange(t *testing.T) {
+	t.Parallel()
+	g := newFlowRig(t)
+	at := g.main()
+	for _, c := range []struct{ actor, path, want string }{
+		{"develop", ".github/workflows/x.yml", "it changes workflows"},
+		{"develop", ".autonomy/local/runner.json", "it changes the installation"},
+		{"scoped", "docs/readme.md", "scoped may propose changes to src/** only, and it changes: docs/readme.md"},
+	} {
+		p := g.propose(c.actor, c.path, "x", "approve")
+		if p.State != store.ProposalRefused || !strings.Contains(p.Reason, c.want) || p.Reviewer != "" {
+			t.Errorf("%s changing %s: %+v, want refused before review: %s", c.actor, c.path, p, c.want)
+		}
+	}
+	if g.main() != at {
+		t.Fatal("a refused proposal moved main")
+	}
+}
+
+// A change to a human-required path merges only once a maintainer redeemed the ask.
+func TestCodeFlowWaitsForTheMaintainer(t *testing.T) {
+	t.Parallel()
+	g := newFlowRig(t)
+	at := g.main()
+	p := g.propose("develop", "docs/VISION.md", "a new vision", "approve")
+	if p.State != store.ProposalApproved || p.Ask == "" || g.main() != at {
+		t.Fatalf("before the maintainer: %+v", p)
+	}
+	// Time and ticks merge nothing.
+	if _, err := g.r.Tick(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if g.main() != at {
+		t.Fatal("main moved without the maintainer")
+	}
+	// The one-time token is in the proposer's log, with the command that redeems it.
+	logged := sessionLogOf(g.r, p.Session)
+	i := strings.Index(logged, "--token atk_")
+	if i < 0 || !strings.Contains(logged, "autonomy runner update "+p.Ask) {
+		t.Fatalf("the proposer's log does not say how to approve:\n%s", logged)
+	}
+	token := strings.Fields(logged[i+len("--token "):])[0]
+	if _, err := g.r.Update(context.Background(), p.Ask, ir.Patch{Status: ir.Done, Token: token, Evidence: "read the diff"}); err != nil {
+		t.Fatal(err)
+	}
+	p, _, _ = g.r.Store.ProposalOf(context.Background(), p.Session)
+	if p.State != store.ProposalMerged || g.main() != p.Head {
+		t.Fatalf("after the maintainer: %+v", p)
+	}
+}
+
+// A target that moved is merged with a merge commit the runner makes, or refused on conflict.
+func TestCodeFlowTargetMoved(t *testing.T) {
+	t.Parallel()
+	g := newFlowRig(t)
+	// The reviewer moves main itself before approving, as a person committing meanwhile would.
+	p := g.propose("develop", "src/a.txt", "from the agent", "moved")
+	if p.State != store.ProposalMerged || p.Merged == p.Head || g.main() != p.Merged {
+		t.Fatalf("a target that moved: %+v", p)
+	}
+	parents := strings.Fields(gitRun(t, g.dir, "rev-list", "--parents", "-n1", "main"))
+	if len(parents) != 3 || parents[2] != p.Head || !strings.Contains(gitRun(t, g.dir, "log", "-1", "--format=%an", "main"), "autonomy runner") {
+		t.Fatalf("main is not the runner's merge of the head: %v", parents)
+	}
+	at := g.main()
+	p = g.propose("develop", "src/b.txt", "from the agent", "conflict")
+	if p.State != store.ProposalRefused || !strings.Contains(p.Reason, "conflicts") || !strings.Contains(p.Reason, "src/b.txt") {
+		t.Fatalf("a conflicting target: %+v", p)
+	}
+	if g.main() == p.Head || gitRun(t, g.dir, "rev-parse", "main~1") != at {
+		t.Fatal("a conflicting proposal moved main beyond the person's commit")
+	}
+}
+
+// A proposal recorded by a tool call with a branch that is no branch name is refused, and
+// nothing is launched or merged.
+func TestCodeFlowRefusesARecordWithBadNames(t *testing.T) {
+	t.Parallel()
+	g := newFlowRig(t)
+	at := g.main()
+	ctx := context.Background()
+	p, _, err := g.r.Store.AddProposal(ctx, store.Proposal{Session: "9-zzzz", Actor: "develop", Branch: "--upload-pack=x", Target: "main", Head: at})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.r.advanceProposals(ctx)
+	p, _, _ = g.r.Store.ProposalOf(ctx, p.Session)
+	if p.State != store.ProposalRefused || !strings.Contains(p.Reason, "invalid branch name") || p.Reviewer != "" || g.main() != at {
+		t.Fatalf("a record with a bad branch: %+v", p)
+	}
+}
+
+// A person as the reviewer: the runner engages them, the token is in the proposer's log, and
+// resolving the ask done approves the head it named, which then merges.
+func TestCodeFlowHumanReviewer(t *testing.T) {
+	t.Parallel()
+	f := flowFleet
+	f.yml = strings.Replace(f.yml, "    review: reviewer\n    execution: { workspace: isolated }\n    triggers: [{ dispatch: true, params: { ITEM: subject.ref } }]",
+		"    review: maintainer\n    execution: { workspace: isolated }\n    triggers: [{ dispatch: true, params: { ITEM: subject.ref } }]", 1)
+	dir := installFleet(t, f, true)
+	gitRun(t, dir, "add", "-A")
+	gitRun(t, dir, "commit", "-qm", "install")
+	g := &flowRig{t: t, dir: dir, r: newRunner(t, dir, Options{})}
+	g.set("change", "src/h.txt\nby hand\n")
+	s := launch(t, g.r, LaunchRequest{Actor: "develop"})
+	waitEnded(t, g.r, s.ID)
+	ctx := context.Background()
+	var p store.Proposal
+	for i := 0; i < 300 && (p.State != store.ProposalInReview || !strings.Contains(sessionLogOf(g.r, s.ID), "--token")); i++ {
+		p, _, _ = g.r.Store.ProposalOf(ctx, s.ID)
+		time.Sleep(20 * time.Millisecond)
+	}
+	if p.State != store.ProposalInReview || p.Reviewer == "" {
+		t.Fatalf("a proposal for a person to review: %+v", p)
+	}
+	logged := sessionLogOf(g.r, s.ID)
+	i := strings.Index(logged, "--token atk_")
+	if i < 0 {
+		t.Fatalf("the proposer's log holds no token:\n%s", logged)
+	}
+	token := strings.Fields(logged[i+len("--token "):])[0]
+	if _, err := g.r.Update(ctx, p.Reviewer, ir.Patch{Status: ir.Done, Token: token, Evidence: "read it"}); err != nil {
+		t.Fatal(err)
+	}
+	p, _, _ = g.r.Store.ProposalOf(ctx, s.ID)
+	if p.State != store.ProposalMerged || g.main() != p.Head {
+		t.Fatalf("after the person's approval: %+v", p)
+	}
+}

@@ -1,0 +1,104 @@
+//go:build linux
+
+package local
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"net/url"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/autonomyhq/autonomy/internal/egress"
+	"github.com/autonomyhq/autonomy/internal/modelfake"
+	"github.com/autonomyhq/autonomy/ir"
+)
+
+// The real pinned CLIs, in the network sandbox the supervisor makes: from the agent's shell
+// tool, another port of the host's loopback is unreachable while the session completes through
+// the model proxy; through the egress proxy, a host policy.box.local.egress.allow names is
+// reached and another is refused. The allowed host is a test server on loopback: the test
+// resolves its names there and admits that address (egress.Config.TestPermit, which no profile
+// key sets), the private guard otherwise as in production.
+func TestPresetSessionsReachOnlyTheProxies(t *testing.T) {
+	for _, c := range []struct{ preset, model string }{{"codex", codexModel}, {"claude", ""}} {
+		t.Run(c.preset, func(t *testing.T) {
+			allowed := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "allowed-reached") }))
+			defer allowed.Close()
+			other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "other-reached") }))
+			defer other.Close()
+			ap, op := portOfTest(allowed.URL), portOfTest(other.URL)
+			fake := modelfake.Start(
+				modelfake.Turn{Shell: "curl -sS --noproxy '*' --max-time 5 http://127.0.0.1:" + op + "/ || echo loopback-blocked"},
+				modelfake.Turn{Shell: "curl -sSk --max-time 10 https://allowed.test:" + ap + "/; echo; curl -sSk --max-time 10 https://denied.test:" + ap + "/ || echo denied-refused"},
+				modelfake.Turn{Text: "Done."})
+			defer fake.Close()
+			box := "{ agent: " + c.preset
+			if c.model != "" {
+				box += ", model: " + c.model
+			}
+			f := proxyFleet(c.preset, "")
+			f.yml = strings.Replace(f.yml, "local: { agent: "+c.preset+" }", "local: "+box+`, egress: { allow: ["allowed.test:`+ap+`"] } }`, 1)
+			r, s := proxyRunFleet(t, c.preset, f, fake, func(r *Runner) {
+				r.egressTest = func(cfg *egress.Config) {
+					cfg.Resolve = func(_ context.Context, host string) ([]netip.Addr, error) {
+						return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil
+					}
+					cfg.TestPermit = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}
+				}
+			})
+			if s.Status != ir.Done || fake.Err() != nil {
+				t.Fatalf("ended %s (%s); model: %v\n%s", s.Status, s.Reason, fake.Err(), sessionLogOf(r, s.ID))
+			}
+			scripted := fake.Scripted()
+			if len(scripted) < 3 || len(scripted[1].ToolOutputs) == 0 || len(scripted[2].ToolOutputs) == 0 {
+				t.Fatalf("the tools' output never reached the model: %d scripted requests\n%s", len(scripted), sessionLogOf(r, s.ID))
+			}
+			loop := scripted[1].ToolOutputs[len(scripted[1].ToolOutputs)-1]
+			if strings.Contains(loop, "other-reached") || !strings.Contains(loop, "loopback-blocked") {
+				t.Errorf("another loopback port from the agent's shell:\n%s", loop)
+			}
+			through := scripted[2].ToolOutputs[len(scripted[2].ToolOutputs)-1]
+			if !strings.Contains(through, "allowed-reached") || !strings.Contains(through, "denied-refused") ||
+				c.preset == "codex" && !strings.Contains(through, "response 403") {
+				// claude's own sandbox proxy, between curl and ours, answers our 403 with its 502.
+				t.Errorf("through the egress proxy:\n%s", through)
+			}
+			var decisions []egress.Decision
+			path, _ := r.In.TranscriptPath(s.ID)
+			data, err := os.ReadFile(strings.TrimSuffix(path, ".jsonl") + EgressLogSuffix)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+				var d egress.Decision
+				if err := json.Unmarshal([]byte(line), &d); err != nil {
+					t.Fatalf("egress log line %q: %v", line, err)
+				}
+				decisions = append(decisions, d)
+			}
+			// The CLI's own calls home (codex's to chatgpt.com and github.com) are refused too, and
+			// logged; the two the test made are what it checks.
+			seen := map[string]egress.Decision{}
+			for _, d := range decisions {
+				seen[d.Target] = d
+			}
+			if d := seen["allowed.test:"+ap]; !d.Allowed || d.Addr != "127.0.0.1:"+ap {
+				t.Errorf("the allowed host's decision: %+v of %+v", d, decisions)
+			}
+			if d, ok := seen["denied.test:"+ap]; !ok || d.Allowed || !strings.Contains(d.Reason, "not on policy.box.local.egress.allow") {
+				t.Errorf("the other host's decision: %+v of %+v", d, decisions)
+			}
+		})
+	}
+}
+
+func portOfTest(u string) string {
+	p, _ := url.Parse(u)
+	return p.Port()
+}

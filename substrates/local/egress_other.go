@@ -1,0 +1,10 @@
+//go:build !unix
+
+package local
+
+import "context"
+
+// confine leaves argv as it is: the runner refuses to run sessions here.
+func (sv *supervision) confine(context.Context, []string) ([]string, func(), error) {
+	return nil, func() {}, checkOS()
+}

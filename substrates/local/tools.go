@@ -1,0 +1,30 @@
+package local
+
+import (
+	"github.com/autonomyhq/autonomy/internal/agent"
+)
+
+// withTools gives a preset's skill session its MCP server: the autonomy binary that runs the
+// runner, by its absolute path, as autonomy runner --dir DIR mcp, which the CLI starts outside
+// its sandbox and which acts as the session it runs inside (hands.go, wall.go). Its environment
+// gets what the CLI needs to offer the tools at once (agent.Preset.MCPEnv). A session run by the
+// operator's own command (AUTONOMY_LOCAL_AGENT) gets none.
+func (sv *supervision) withTools(argv []string) ([]string, error) {
+	c := sv.cfg.Command
+	if !sv.cfg.Skill || c == nil || c.Preset == "" {
+		return argv, nil
+	}
+	if over, err := AgentOverride(lookupEnv(sv.r.opts.Env, AgentEnv)); err != nil || over != nil {
+		return argv, nil
+	}
+	p, ok := agent.Lookup(c.Preset)
+	if !ok {
+		return argv, nil // fill refuses it
+	}
+	exe, err := sv.r.exe()
+	if err != nil {
+		return nil, err
+	}
+	sv.env = withEnv(sv.env, p.MCPEnv...)
+	return p.WithApprovedMCP(argv, agent.MCPServer{Command: exe, Args: []string{"runner", "--dir", sv.r.In.Dir, "mcp"}, Env: []string{SessionEnv}}), nil
+}
