@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"sync"
 
 	"gopkg.in/yaml.v3"
 )
@@ -22,7 +23,7 @@ var boxSubKeys = map[string][]string{
 	"autonomy": {"max_open_agent_prs", "max_develop_attempts", "keep"},
 }
 
-var varNameRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var varNameRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 
 // boxSection type-checks policy.box.human and policy.box.autonomy, and checks that the sections
 // only agents read (tracker) and the registered targets' own (ir.RegisterTarget) are
@@ -46,7 +47,7 @@ func (d decoder) boxSection(key string, v *yaml.Node) {
 		}
 		switch k.Value {
 		case "maintainers_var":
-			if s, ok := d.str(val, what, "name the repository variable, e.g. maintainers_var: PUBLIC_AGENT_MAINTAINERS"); ok && !varNameRe.MatchString(s.Value) {
+			if s, ok := d.str(val, what, "name the repository variable, e.g. maintainers_var: PUBLIC_AGENT_MAINTAINERS"); ok && !varNameRe().MatchString(s.Value) {
 				d.r.errorf(pos(val), "a variable name is letters, digits and _, not starting with a digit", "%s %q is not a variable name", what, s.Value)
 			}
 		case "sla_minutes", "max_open_agent_prs", "max_develop_attempts":

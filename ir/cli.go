@@ -2,6 +2,7 @@ package ir
 
 import (
 	"regexp"
+	"sync"
 
 	"gopkg.in/yaml.v3"
 )
@@ -17,10 +18,10 @@ type CLIPolicy struct {
 var cliKeys = []string{"allow", "deny"}
 
 // programRe is a program name as policy.box.cli lists it: no path, no space.
-var programRe = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.+-]*$`)
+var programRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.+-]*$`) })
 
 // IsProgramName reports whether s is a program name as policy.box.cli lists one.
-func IsProgramName(s string) bool { return programRe.MatchString(s) }
+func IsProgramName(s string) bool { return programRe().MatchString(s) }
 
 const cliExample = "e.g. cli: { allow: [git, jq], deny: [rm, curl] }"
 
@@ -41,7 +42,7 @@ func (d decoder) boxCLI(p *Policy, v *yaml.Node) {
 		}
 		names := d.strList(list, what, cliExample, empty)
 		for _, n := range names {
-			if !programRe.MatchString(n.Value) {
+			if !programRe().MatchString(n.Value) {
 				d.r.errorf(n.Pos, "write the program's name, e.g. git: a path's last element is what is matched", "%s: %q is not a program name", what, n.Value)
 			}
 		}
@@ -62,10 +63,12 @@ type WebPolicy struct {
 }
 
 // hostRe is a host as policy.box.web.allow lists it: a name, or *. and a domain.
-var hostRe = regexp.MustCompile(`^(\*\.)?[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*$`)
+var hostRe = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(\*\.)?[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*$`)
+})
 
 // IsHostPattern reports whether s is a host as policy.box.web.allow lists one.
-func IsHostPattern(s string) bool { return hostRe.MatchString(s) }
+func IsHostPattern(s string) bool { return hostRe().MatchString(s) }
 
 const webExample = "e.g. web: { allow: [docs.example.com, \"*.wikipedia.org\"] }"
 
@@ -81,7 +84,7 @@ func (d decoder) boxWeb(p *Policy, v *yaml.Node) {
 		}
 		w.Allow = d.strList(list, "policy.box.web.allow", webExample, "list the hosts web steps may fetch from, or remove web (then no web step runs)")
 		for _, h := range w.Allow {
-			if !hostRe.MatchString(h.Value) {
+			if !hostRe().MatchString(h.Value) {
 				d.r.errorf(h.Pos, "write a host name, e.g. docs.example.com, or *.example.com for its subdomains; no scheme, port or path", "policy.box.web.allow: %q is not a host", h.Value)
 			}
 		}

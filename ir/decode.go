@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"gopkg.in/yaml.v3"
 )
@@ -161,7 +162,7 @@ func (d decoder) integer(n *yaml.Node, what, unit, example, rangeHint string) In
 		d.r.errorf(pos(n), rangeHint, "%s %s is out of range", what, n.Value)
 		return Int{}
 	}
-	if n.Kind == yaml.ScalarNode && n.Tag == "!!float" && wholeNumber.MatchString(n.Value) {
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!float" && wholeNumber().MatchString(n.Value) {
 		// YAML reads an integer too large for 64 bits as a float: it is out of range, not a fraction.
 		d.r.errorf(pos(n), rangeHint, "%s %s is out of range", what, n.Value)
 		return Int{}
@@ -183,7 +184,7 @@ func (d decoder) integer(n *yaml.Node, what, unit, example, rangeHint string) In
 	return Int{}
 }
 
-var wholeNumber = regexp.MustCompile(`^[-+]?[0-9_]+$`)
+var wholeNumber = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[-+]?[0-9_]+$`) })
 
 func unitOr(unit, other string) string {
 	if unit == "" {

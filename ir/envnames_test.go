@@ -30,7 +30,7 @@ func TestReservedParamNames(t *testing.T) {
 			t.Errorf("%s is not reserved", name)
 		}
 		// The suggested replacement is itself accepted.
-		if s := safeEnvName(name); IsReservedEnv(s) || !paramNameRe.MatchString(s) {
+		if s := safeEnvName(name); IsReservedEnv(s) || !paramNameRe().MatchString(s) {
 			t.Errorf("%s: suggestion %s is reserved or invalid", name, s)
 		}
 	}

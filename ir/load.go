@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
@@ -137,7 +138,7 @@ func Parse(file, dir string, data []byte) (p *Profile, diags Diagnostics) {
 	return p, r.diags.Sort()
 }
 
-var yamlErrLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+var yamlErrLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^yaml: line (\d+): (.*)$`) })
 
 // parseYAML parses one YAML document and returns its root node, or nil after reporting why not.
 func parseYAML(r *reporter, data []byte) *yaml.Node {
@@ -197,7 +198,7 @@ func reportYAMLError(r *reporter, data []byte, err error) {
 	}
 	msg := err.Error()
 	at := Pos{1, 1}
-	if m := yamlErrLine.FindStringSubmatch(msg); m != nil {
+	if m := yamlErrLine().FindStringSubmatch(msg); m != nil {
 		line, _ := strconv.Atoi(m[1])
 		msg = m[2]
 		at = problemLine(data, line, err.Error())
@@ -207,7 +208,7 @@ func reportYAMLError(r *reporter, data []byte, err error) {
 	if strings.Contains(msg, "UTF-8") || strings.Contains(msg, "UTF-16") {
 		at = invalidUTF8(data, at)
 	}
-	if m := unknownAnchor.FindStringSubmatch(msg); m != nil {
+	if m := unknownAnchor().FindStringSubmatch(msg); m != nil {
 		at = findText(data, "*"+m[1], at)
 	}
 	hint := ""
@@ -241,7 +242,7 @@ func reportYAMLError(r *reporter, data []byte, err error) {
 	case hint != "":
 	case strings.Contains(text, "\t") && strings.Contains(msg, "cannot start any token"):
 		hint = "indent with spaces: YAML does not allow tabs"
-	case starValue.MatchString(text) && (strings.Contains(msg, "alias") || strings.Contains(msg, "alphabetic or numeric")):
+	case starValue().MatchString(text) && (strings.Contains(msg, "alias") || strings.Contains(msg, "alphabetic or numeric")):
 		// The most common cause by far: an unquoted cron expression, which YAML reads as an alias.
 		hint = "a value starting with * must be quoted, e.g. cron: \"*/15 * * * *\""
 		at.Col = strings.Index(text, "*") + 1
@@ -254,9 +255,9 @@ func reportYAMLError(r *reporter, data []byte, err error) {
 }
 
 // starValue matches a line whose value starts with *: `key: *...` or `- *...`.
-var starValue = regexp.MustCompile(`^\s*(-\s+|[^\s:#][^:#]*:\s+)\*`)
+var starValue = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*(-\s+|[^\s:#][^:#]*:\s+)\*`) })
 
-var unknownAnchor = regexp.MustCompile(`^unknown anchor '(.*)' referenced$`)
+var unknownAnchor = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^unknown anchor '(.*)' referenced$`) })
 
 // maxRefine bounds the files whose syntax errors are located precisely: hand-written profiles.
 const maxRefine = 256 << 10

@@ -2,6 +2,7 @@ package ir
 
 import (
 	"regexp"
+	"sync"
 
 	"gopkg.in/yaml.v3"
 )
@@ -20,7 +21,7 @@ type MCPServer struct {
 }
 
 // serverNameRe is a server name: the word an mcp step names it by.
-var serverNameRe = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]*$`)
+var serverNameRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]*$`) })
 
 var mcpKeys = []string{"servers"}
 var mcpServerKeys = []string{"command", "env", "timeoutMs"}
@@ -39,7 +40,7 @@ func (d decoder) boxMCP(p *Policy, v *yaml.Node) {
 		for i := 0; i+1 < len(servers.Content); i += 2 {
 			k, sv := servers.Content[i], servers.Content[i+1]
 			what := "policy.box.mcp.servers." + k.Value
-			if !serverNameRe.MatchString(k.Value) {
+			if !serverNameRe().MatchString(k.Value) {
 				d.r.errorf(pos(k), "a server name is letters, digits, _, . and -", "%s: %q is not a server name", what, k.Value)
 				continue
 			}
@@ -54,7 +55,7 @@ func (d decoder) boxMCP(p *Policy, v *yaml.Node) {
 				case "env":
 					s.Env = d.strList(fv, what+".env", "e.g. env: [SEARCH_TOKEN]", "")
 					for _, e := range s.Env {
-						if !varNameRe.MatchString(e.Value) {
+						if !varNameRe().MatchString(e.Value) {
 							d.r.errorf(e.Pos, "an environment variable name, e.g. SEARCH_TOKEN", "%s.env: %q is not an environment variable name", what, e.Value)
 						}
 					}
@@ -104,10 +105,10 @@ func (p *Policy) MCPServerNames() []string {
 func mcpSchema(positive any) map[string]any {
 	server := map[string]any{"type": "object", "additionalProperties": false, "required": []string{"command"}, "properties": map[string]any{
 		"command":   map[string]any{"type": "array", "minItems": 1, "items": map[string]any{"type": "string", "minLength": 1}},
-		"env":       map[string]any{"type": "array", "items": map[string]any{"type": "string", "pattern": varNameRe.String()}},
+		"env":       map[string]any{"type": "array", "items": map[string]any{"type": "string", "pattern": varNameRe().String()}},
 		"timeoutMs": positive,
 	}}
 	return map[string]any{"type": []string{"object", "null"}, "additionalProperties": false, "properties": map[string]any{
-		"servers": map[string]any{"type": []string{"object", "null"}, "propertyNames": map[string]any{"pattern": serverNameRe.String()}, "additionalProperties": server},
+		"servers": map[string]any{"type": []string{"object", "null"}, "propertyNames": map[string]any{"pattern": serverNameRe().String()}, "additionalProperties": server},
 	}}
 }

@@ -42,7 +42,7 @@ func JSONSchema() []byte {
 	params := obj{
 		"type":          "object",
 		"description":   "params forwarded to the actor: { ENV_NAME: source }",
-		"propertyNames": obj{"pattern": paramNameRe.String()},
+		"propertyNames": obj{"pattern": paramNameRe().String()},
 		"additionalProperties": obj{
 			"enum": SourceNames(), "enumDescriptions": sourceDocs, "markdownEnumDescriptions": sourceDocs,
 		},
@@ -89,7 +89,7 @@ func JSONSchema() []byte {
 	actors := obj{
 		"type":                 "object",
 		"minProperties":        1,
-		"propertyNames":        obj{"pattern": actorNameRe.String(), "maxLength": MaxActorName},
+		"propertyNames":        obj{"pattern": actorNameRe().String(), "maxLength": MaxActorName},
 		"additionalProperties": obj{"$ref": "#/definitions/actor"},
 	}
 	targets := targetSpellings()
@@ -119,7 +119,7 @@ func JSONSchema() []byte {
 					"taskStates": taskStates,
 					"tracker":    section,
 					"human": obj{"type": []string{"object", "null"}, "properties": obj{
-						"maintainers_var": obj{"type": []string{"string", "null"}, "pattern": varNameRe.String()},
+						"maintainers_var": obj{"type": []string{"string", "null"}, "pattern": varNameRe().String()},
 						"sla_minutes":     positive,
 					}},
 					"autonomy": obj{"type": []string{"object", "null"}, "properties": obj{
@@ -129,11 +129,11 @@ func JSONSchema() []byte {
 					}},
 					"mcp": mcpSchema(positive),
 					"web": obj{"type": []string{"object", "null"}, "additionalProperties": false, "description": "the hosts workflow playbooks' web steps may fetch from (none: no web step runs)", "properties": obj{
-						"allow": obj{"type": []string{"array", "null"}, "minItems": 1, "items": obj{"type": "string", "pattern": hostRe.String()}},
+						"allow": obj{"type": []string{"array", "null"}, "minItems": 1, "items": obj{"type": "string", "pattern": hostRe().String()}},
 					}},
 					"cli": obj{"type": []string{"object", "null"}, "additionalProperties": false, "description": "the programs workflow playbooks' cli steps may run (allow: only these) and never run (deny)", "properties": obj{
-						"allow": obj{"type": []string{"array", "null"}, "minItems": 1, "items": obj{"type": "string", "pattern": programRe.String()}},
-						"deny":  obj{"type": []string{"array", "null"}, "items": obj{"type": "string", "pattern": programRe.String()}},
+						"allow": obj{"type": []string{"array", "null"}, "minItems": 1, "items": obj{"type": "string", "pattern": programRe().String()}},
+						"deny":  obj{"type": []string{"array", "null"}, "items": obj{"type": "string", "pattern": programRe().String()}},
 					}},
 				})},
 			}},

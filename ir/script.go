@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // ScriptRun says how a script behavior runs, the same on every substrate: by its #! line when it
@@ -136,12 +137,12 @@ func (s ScriptRun) Argv(file string, look func(string) (string, error), nodeVers
 	return nil, fmt.Errorf("%s: %s", msg, hint)
 }
 
-var nodeVersionRe = regexp.MustCompile(`^v?(\d+)\.(\d+)`)
+var nodeVersionRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^v?(\d+)\.(\d+)`) })
 
 // NodeStripsTypes reports whether a `node --version` output is Node.js 22.6 or newer, the first
 // release that runs a TypeScript file with --experimental-strip-types.
 func NodeStripsTypes(version string) bool {
-	m := nodeVersionRe.FindStringSubmatch(strings.TrimSpace(version))
+	m := nodeVersionRe().FindStringSubmatch(strings.TrimSpace(version))
 	if m == nil {
 		return false
 	}

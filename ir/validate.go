@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/autonomyhq/autonomy/ir/cron"
@@ -24,10 +25,10 @@ const (
 )
 
 var (
-	actorNameRe = regexp.MustCompile(`^[a-z][a-z0-9_-]*$`)
-	paramNameRe = regexp.MustCompile(`^[A-Z_][A-Z0-9_]*$`)
-	eventNameRe = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_.-]*$`)
-	scopeRe     = regexp.MustCompile(`^[A-Za-z0-9_.*/-]+$`)
+	actorNameRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9_-]*$`) })
+	paramNameRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Z_][A-Z0-9_]*$`) })
+	eventNameRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_.-]*$`) })
+	scopeRe     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_.*/-]+$`) })
 )
 
 // Validate checks a loaded profile against every rule of the standard and returns all problems,
@@ -121,7 +122,7 @@ func (v *validator) actor(a *Actor) {
 	switch {
 	case len(name) > MaxActorName:
 		v.r.errorf(a.Name.Pos, "shorten it", "actor name %q is %d characters; the limit is %d", name, len(name), MaxActorName)
-	case !actorNameRe.MatchString(name):
+	case !actorNameRe().MatchString(name):
 		why := ""
 		if odd := oddRune(name); odd != "" {
 			why = ": it has " + odd // a homoglyph looks valid: name the character
@@ -232,7 +233,7 @@ func (v *validator) scope(a *Actor, c *Capability) {
 	switch {
 	case c.Scope == "":
 		v.actorf(a, Error, c.Raw.Pos, "name a scope after @, or remove the @", "capability %q has an empty scope", c.Raw.Value)
-	case !scopeRe.MatchString(c.Scope):
+	case !scopeRe().MatchString(c.Scope):
 		v.actorf(a, Error, c.Raw.Pos, "use letters, digits and . _ - / *", "capability %q has an invalid scope %q", c.Raw.Value, c.Scope)
 	case strings.HasPrefix(c.Name, "agent:") && v.actors[c.Scope] == nil:
 		v.actorf(a, Error, c.Raw.Pos, suggest(c.Scope, v.p.ActorNames()), "capability %q is scoped to %q, which is not an actor of this profile", c.Raw.Value, c.Scope)
@@ -302,7 +303,7 @@ func (v *validator) trigger(a *Actor, t *Trigger) {
 	if t.Cron.Pos.IsSet() && t.Cron.Value != "" {
 		v.cron(a, t)
 	}
-	if t.Event.Value != "" && !eventNameRe.MatchString(t.Event.Value) {
+	if t.Event.Value != "" && !eventNameRe().MatchString(t.Event.Value) {
 		v.actorf(a, Error, t.Event.Pos, "an event name is a word such as issue_comment or pull_request_target", "event name %q is not valid", t.Event.Value)
 	}
 	if t.Config != nil && !t.Event.Pos.IsSet() {
@@ -321,7 +322,7 @@ func (v *validator) params(a *Actor, t *Trigger) {
 	for _, prm := range t.Params {
 		name := prm.Name.Value
 		switch {
-		case !paramNameRe.MatchString(name):
+		case !paramNameRe().MatchString(name):
 			v.actorf(a, Error, prm.Name.Pos, "use an env name: uppercase letters, digits and _, e.g. "+safeEnvName(envName(name)), "param name %q is not valid", name)
 		case IsReservedEnv(name):
 			v.actorf(a, Error, prm.Name.Pos, "choose another name, e.g. "+safeEnvName(name), "param name %q is reserved: a tool of the box may read it from its environment, and a param's value may be untrusted text", name)

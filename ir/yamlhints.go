@@ -228,7 +228,7 @@ func closingFixes(data []byte, at int, quote byte, upto int) bool {
 	if err == nil {
 		return true
 	}
-	m := yamlErrLine.FindStringSubmatch(err.Error())
+	m := yamlErrLine().FindStringSubmatch(err.Error())
 	if m == nil {
 		return false
 	}

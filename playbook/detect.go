@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/autonomyhq/autonomy/playbook/overlay"
 )
@@ -22,10 +23,10 @@ const (
 )
 
 var (
-	stepHeading     = regexp.MustCompile(`(?m)^##\s+STEP\s+\d+:`)
-	workflowSteps   = regexp.MustCompile(`(?m)^steps\s*:|"steps"\s*:`)
-	overlaySchema   = regexp.MustCompile(`(?m)^schema\s*:\s*["']?playbooks/`)
-	capsuleTypeLine = regexp.MustCompile(`(?m)^type\s*:\s*["']?playbook["']?\s*(#.*)?$`)
+	stepHeading     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^##\s+STEP\s+\d+:`) })
+	workflowSteps   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^steps\s*:|"steps"\s*:`) })
+	overlaySchema   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^schema\s*:\s*["']?playbooks/`) })
+	capsuleTypeLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^type\s*:\s*["']?playbook["']?\s*(#.*)?$`) })
 )
 
 // Detect says which format a file is, from its name and content. sure is false for a guess: a
@@ -46,7 +47,7 @@ func Detect(name string, data []byte) (f Format, sure bool) {
 	}
 	switch filepath.Ext(base) {
 	case ".yml", ".yaml", ".json":
-		return Workflow, bytes.Contains(data, []byte("steps")) && workflowSteps.Match(data)
+		return Workflow, bytes.Contains(data, []byte("steps")) && workflowSteps().Match(data)
 	case ".md", ".markdown":
 	default:
 		return Unknown, false
@@ -54,14 +55,14 @@ func Detect(name string, data []byte) (f Format, sure bool) {
 	capsuleName := strings.HasSuffix(base, ".playbook.md") || strings.HasSuffix(base, ".pipeline.md")
 	if fm, ok := frontmatter(data); ok {
 		switch {
-		case overlaySchema.Match(fm):
+		case overlaySchema().Match(fm):
 			return Overlay, true
-		case capsuleTypeLine.Match(fm) || capsuleName:
+		case capsuleTypeLine().Match(fm) || capsuleName:
 			return Capsule, true
 		}
 		return Unknown, false
 	}
-	if bytes.Contains(data, []byte("STEP")) && stepHeading.Match(data) {
+	if bytes.Contains(data, []byte("STEP")) && stepHeading().Match(data) {
 		return Steps, true
 	}
 	if capsuleName {

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -37,7 +38,7 @@ type Persona struct {
 	Cap    int             `json:"maxOverlays"`
 }
 
-var traitID = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
+var traitID = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`) })
 
 // ReadPersona reads policy.box.persona, reporting every problem at its position in the profile.
 func ReadPersona(p *ir.Profile) (Persona, ir.Diagnostics) {
@@ -111,7 +112,7 @@ func trait(n *yaml.Node, bad func(*yaml.Node, string, string, ...any)) (overlay.
 		switch k.Value {
 		case "id":
 			idGiven = true
-			if v.Kind != yaml.ScalarNode || !traitID.MatchString(v.Value) {
+			if v.Kind != yaml.ScalarNode || !traitID().MatchString(v.Value) {
 				bad(v, "kebab-case, e.g. voice-register", ".locked: trait id %q is not kebab-case", v.Value)
 				continue
 			}

@@ -160,7 +160,7 @@ func stepSecrets(s *workflow.Step) []string {
 		vals = append(vals, ev.Value.Value)
 	}
 	for _, v := range vals {
-		for _, m := range workflow.RefPattern.FindAllStringSubmatch(v, -1) {
+		for _, m := range workflow.RefPattern().FindAllStringSubmatch(v, -1) {
 			if m[1] == workflow.SecretsRef && !slices.Contains(out, m[2]) {
 				out = append(out, m[2])
 			}

@@ -16,6 +16,29 @@ import (
 // to. An error from the substrate is returned unchanged, so an ir.Diagnostics stays one. r is
 // the profile resolved once (playbook.Resolve), for every target it is compiled to.
 func Compile(s Substrate, r *resolved.Profile, dir string) (Output, error) {
+	out, err := compile(s, r)
+	if err != nil {
+		return Output{}, err
+	}
+	Stamp(&out, sourcePath(r.Profile.File, dir))
+	out.Keep = r.Profile.KeepPaths()
+	return out, nil
+}
+
+// Diagnose is what Compile reports without the Output: the warnings of a compile for s, or its
+// error (an ir.Diagnostics for the profile's problems). It skips the headers, whose hashes are
+// most of the cost of a large fleet's compile once the files are built: validate checks every
+// target this way.
+func Diagnose(s Substrate, r *resolved.Profile) (ir.Diagnostics, error) {
+	out, err := compile(s, r)
+	if err != nil {
+		return nil, err
+	}
+	return out.Warnings, nil
+}
+
+// compile is Compile without the stamping of the headers.
+func compile(s Substrate, r *resolved.Profile) (Output, error) {
 	// A behavior or resource on a path autonomy owns is the profile's problem, positioned, not
 	// an invalid Output.
 	if diags := CheckPaths(r, s); diags.HasErrors() {
@@ -35,8 +58,6 @@ func Compile(s Substrate, r *resolved.Profile, dir string) (Output, error) {
 	if err := Validate(&out); err != nil {
 		return Output{}, err
 	}
-	Stamp(&out, sourcePath(p.File, dir))
-	out.Keep = p.KeepPaths()
 	out.Warnings = out.Warnings.Sort()
 	return out, nil
 }

@@ -230,3 +230,36 @@ func TestSourcePath(t *testing.T) {
 		}
 	}
 }
+
+// TestDiagnoseReportsWhatCompileDoes: Diagnose gives Compile's warnings, sorted, with the support
+// warnings, and Compile's errors (the profile's, an invalid Output), from one compile.
+func TestDiagnoseReportsWhatCompileDoes(t *testing.T) {
+	dir := t.TempDir()
+	p := parseProfile(t, dir, usesProfile)
+	late := ir.Diagnostic{File: p.File, Pos: ir.Pos{Line: 9, Col: 1}, Severity: ir.Warning, Message: "late"}
+	early := ir.Diagnostic{File: p.File, Pos: ir.Pos{Line: 2, Col: 1}, Severity: ir.Warning, Message: "early"}
+	s := &fakeSubstrate{name: "fake", out: Output{
+		Files:    []File{{Path: "a.yml", Data: []byte(yamlBody), Mode: 0o644, Header: HashHeader}},
+		Warnings: ir.Diagnostics{late, early},
+	}}
+	out, err := Compile(s, resolved.Of(p), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Diagnose(s, resolved.Of(p))
+	if err != nil || len(got) < 3 || !reflect.DeepEqual(got, out.Warnings) {
+		t.Errorf("Diagnose: %v, %v\nCompile's warnings: %v", got, err, out.Warnings)
+	}
+	if s.calls != 2 {
+		t.Errorf("the substrate compiled %d times for two calls", s.calls)
+	}
+	bad := &fakeSubstrate{name: "fake", out: Output{Files: []File{{Path: "../escape", Mode: 0o644}}}}
+	if _, err := Diagnose(bad, resolved.Of(p)); err == nil || !strings.Contains(err.Error(), `"../escape"`) {
+		t.Errorf("an invalid Output passed: %v", err)
+	}
+	diags := ir.Diagnostics{{File: p.File, Severity: ir.Error, Message: "bad box"}}
+	var back ir.Diagnostics
+	if _, err := Diagnose(&fakeSubstrate{name: "fake", err: diags}, resolved.Of(p)); !errors.As(err, &back) || !reflect.DeepEqual(back, diags) {
+		t.Errorf("the substrate's error came back as %#v", err)
+	}
+}

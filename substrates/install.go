@@ -13,7 +13,8 @@ import (
 )
 
 // install carries out a plan without conflicts. The order is what makes a crash at any point safe:
-// every new file is staged and synced first; then a pending journal records the new hashes; then
+// every new file is staged, and all of them are synced at once; then a pending journal records the
+// new hashes, synced with its directory; then
 // the files are renamed into place; then stale files go; and only then does the ledger change and
 // the journal go. A file on disk therefore always matches the ledger or the journal.
 func (pl *planner) install() (err error) {
@@ -22,7 +23,7 @@ func (pl *planner) install() (err error) {
 		pl.st.journal == nil && bytes.Equal(pl.st.ownBytes, newLedger) {
 		return nil // nothing to do: do not even touch the ledger's modification time
 	}
-	in := &installer{dir: pl.dir, disk: pl.disk}
+	in := &installer{dir: pl.dir, disk: pl.disk, synced: map[string]bool{}}
 	defer func() {
 		if in.stage != "" {
 			// What is left in the stage is only copies; failing to remove them must not turn a
@@ -78,11 +79,21 @@ func (pl *planner) stage(in *installer, newLedger []byte) (staged []string, ledg
 	staged = make([]string, len(pl.writes))
 	for k, i := range pl.writes {
 		f := &pl.out.Files[i]
+		if d := in.newTop(f.Path); d != "" {
+			// Its directory is new: staged in a copy of the tree, placed with the directory.
+			if err := in.stageTree(d, f); err != nil {
+				return nil, "", err
+			}
+			continue
+		}
 		if staged[k], err = in.stageFile(strconv.Itoa(k), f.Data, f.Mode); err != nil {
 			return nil, "", err
 		}
 	}
 	if ledgerFile, err = in.stageFile("ledger", newLedger, 0o644); err != nil {
+		return nil, "", err
+	}
+	if err := in.flush(); err != nil {
 		return nil, "", err
 	}
 	if len(pl.writes) == 0 {
@@ -93,6 +104,9 @@ func (pl *planner) stage(in *installer, newLedger []byte) (staged []string, ledg
 		// The new journal replaces the old one, which may be all that vouches for files an
 		// interrupted run installed: fold what is on disk into the ledger first.
 		settled, err := in.stageFile("settled", encodeLedger(pl.out.Target, pl.settledRows()), 0o644)
+		if err == nil {
+			err = in.flush()
+		}
 		if err != nil {
 			return nil, "", err
 		}
@@ -101,6 +115,9 @@ func (pl *planner) stage(in *installer, newLedger []byte) (staged []string, ledg
 		}
 	}
 	journalFile, err := in.stageFile("journal", newLedger, 0o644)
+	if err == nil {
+		err = in.flush()
+	}
 	if err != nil {
 		return nil, "", err
 	}
@@ -108,12 +125,25 @@ func (pl *planner) stage(in *installer, newLedger []byte) (staged []string, ledg
 		return nil, "", err
 	}
 	in.journal = journal
+	// The journal vouches for the files about to be placed: it is on disk before the first is.
+	in.syncDir(ledgerDir)
 	return staged, ledgerFile, nil
 }
 
-// place renames the staged files into place, applies the mode changes and removes stale files.
+// place renames the staged files into place (a new directory at once, with every file in it),
+// applies the mode changes and removes stale files.
 func (pl *planner) place(in *installer, staged []string) error {
+	for _, d := range in.trees {
+		if err := in.rename(filepath.Join(in.stage, stageTree, filepath.FromSlash(d)), d); err != nil {
+			return err
+		}
+		in.placed = true
+		in.disk.parents[d] = parent{mode: fs.ModeDir | 0o755}
+	}
 	for k, i := range pl.writes {
+		if staged[k] == "" {
+			continue // placed with its directory
+		}
 		p := pl.out.Files[i].Path
 		if err := in.mkdirParents(p); err != nil {
 			return err
@@ -183,8 +213,8 @@ func (pl *planner) settledRows() []ledgerRow {
 	return rows
 }
 
-// rename is os.Rename, a variable so that tests can make an install fail halfway.
-var rename = os.Rename
+// rename is renameFile, a variable so that tests can make an install fail halfway.
+var rename = renameFile
 
 // installer performs the file system operations of an install and remembers enough to undo the
 // ones made before any file was placed.
@@ -201,32 +231,74 @@ type installer struct {
 	// dirs are the directories whose entries changed, to sync; synced those synced already.
 	dirs   []string
 	synced map[string]bool
+	// unflushed are the staged files (and directories) not yet synced.
+	unflushed []string
+	// trees are the new directories staged whole under stage/stageTree, in order; treeDirs the
+	// directories made there.
+	trees    []string
+	treeDirs map[string]bool
+}
+
+// stageTree is the stage's copy of the output directory, for the directories an install creates.
+const stageTree = "tree"
+
+// newTop is the outermost parent of p that is not in the output directory ("" when all are): no
+// directory there was looked at, or it was missing, and only this install made directories since.
+func (in *installer) newTop(p string) string {
+	for _, d := range parentDirs(p) {
+		if pa, ok := in.disk.parents[d]; !ok || pa.missing {
+			return d
+		}
+	}
+	return ""
+}
+
+// stageTree stages f at its path in the stage's tree, whose directory top is new.
+func (in *installer) stageTree(top string, f *File) error {
+	if in.treeDirs == nil {
+		in.treeDirs = map[string]bool{}
+	}
+	if !in.treeDirs[top] {
+		in.trees = append(in.trees, top)
+		// Its parents exist in the output directory; in the stage they only hold it.
+		if err := os.MkdirAll(filepath.Join(in.stage, stageTree, filepath.FromSlash(path.Dir(top))), 0o755); err != nil {
+			return fmt.Errorf("staging %s: %w", top, err)
+		}
+	}
+	for _, d := range parentDirs(f.Path) {
+		if len(d) < len(top) || in.treeDirs[d] {
+			continue
+		}
+		full := filepath.Join(in.stage, stageTree, filepath.FromSlash(d))
+		if err := os.Mkdir(full, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("staging %s: %w", d, err)
+		}
+		in.treeDirs[d] = true
+		in.unflushed = append(in.unflushed, full) // its entries are part of the install
+	}
+	_, err := in.stageFile(filepath.Join(stageTree, filepath.FromSlash(f.Path)), f.Data, f.Mode)
+	return err
 }
 
 func (in *installer) abs(p string) string { return filepath.Join(in.dir, filepath.FromSlash(p)) }
 
-// stageFile writes one file into the staging directory with its exact mode (whatever the umask)
-// and syncs it, so that the rename that installs it never exposes a partial file.
+// stageFile writes one file into the staging directory with its exact mode (whatever the umask).
+// It is not durable until flush: nothing staged may be renamed into place before.
 func (in *installer) stageFile(name string, data []byte, mode fs.FileMode) (string, error) {
 	p := filepath.Join(in.stage, name)
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return "", err
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Chmod(mode)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	if err := createStaged(p, data, mode); err != nil {
 		return "", fmt.Errorf("staging %s: %w", name, err)
 	}
+	in.unflushed = append(in.unflushed, p)
 	return p, nil
+}
+
+// flush makes every file staged since the last flush durable, so that the rename that installs
+// one never exposes a partial file: a few are synced each, many at once (flushStaged).
+func (in *installer) flush() error {
+	err := syncStaged(in.stage, in.unflushed)
+	in.unflushed = in.unflushed[:0]
+	return err
 }
 
 // rename moves a staged file to p, relative to the output directory.

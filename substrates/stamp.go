@@ -5,7 +5,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"runtime"
 	"strings"
+	"sync"
 )
 
 // The header's fixed text. A reader recognizes a header by these exact strings, so changing one
@@ -33,9 +35,51 @@ type Header struct {
 // profile file's path relative to the output directory, slash-separated, so the header reads the
 // same on every machine. Call Validate first: a JSONHeader file whose Data Validate rejects is left
 // as it is rather than turned into invalid JSON.
+//
+// The files are stamped on every CPU at once: hashing them is most of the work for a large fleet.
 func Stamp(out *Output, source string) {
-	for i := range out.Files {
-		f := &out.Files[i]
+	files := out.Files
+	onEveryCPU(len(files), func(lo, hi int) { stampFiles(files[lo:hi], source) })
+}
+
+// Hashes is the sha256 of each file's Data, lowercase hex, by index, computed on every CPU: what
+// a substrate's manifest records of its files.
+func Hashes(files []File) []string {
+	out := make([]string, len(files))
+	onEveryCPU(len(files), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			out[i] = hashHex(files[i].Data)
+		}
+	})
+	return out
+}
+
+// onEveryCPU calls part on consecutive ranges [lo, hi) covering [0, n), one per CPU at once, and
+// returns when all have returned; a small n is one call.
+func onEveryCPU(n int, part func(lo, hi int)) {
+	parts := min(runtime.GOMAXPROCS(0), n/filesPerCPU)
+	if parts <= 1 {
+		part(0, n)
+		return
+	}
+	var wg sync.WaitGroup
+	for k := range parts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			part(k*n/parts, (k+1)*n/parts)
+		}()
+	}
+	wg.Wait()
+}
+
+// filesPerCPU is the fewest files worth another goroutine.
+const filesPerCPU = 64
+
+// stampFiles stamps each file of files.
+func stampFiles(files []File, source string) {
+	for i := range files {
+		f := &files[i]
 		switch f.Header {
 		case HashHeader:
 			f.Data = stampHash(f.Data, source)

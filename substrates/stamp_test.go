@@ -3,6 +3,8 @@ package substrates
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -227,4 +229,47 @@ func FuzzReadHeader(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestStampManyFilesAsOne: a large Output, stamped on every CPU, gets exactly the bytes each file
+// gets stamped alone, in order.
+func TestStampManyFilesAsOne(t *testing.T) {
+	var files []File
+	for i := range 1000 {
+		h := HashHeader
+		body := fmt.Sprintf("name: w%d\non: push\n", i)
+		switch i % 3 {
+		case 1:
+			h, body = JSONHeader, fmt.Sprintf("{\n  \"n\": %d\n}\n", i)
+		case 2:
+			h = NoHeader
+		}
+		files = append(files, File{Path: fmt.Sprintf("f%d", i), Data: []byte(body), Mode: 0o644, Header: h})
+	}
+	out := &Output{Files: slices.Clone(files)}
+	Stamp(out, "ir.yml")
+	for i, f := range files {
+		one := &Output{Files: []File{f}}
+		Stamp(one, "ir.yml")
+		if !bytes.Equal(out.Files[i].Data, one.Files[0].Data) || out.Files[i].Path != f.Path {
+			t.Fatalf("file %d: %q, alone %q", i, out.Files[i].Data, one.Files[0].Data)
+		}
+	}
+}
+
+// TestHashes: the hashes of many files, computed on every CPU, are each file's, in order.
+func TestHashes(t *testing.T) {
+	var files []File
+	for i := range 500 {
+		files = append(files, File{Path: fmt.Sprint(i), Data: []byte(strings.Repeat("x", i))})
+	}
+	got := Hashes(files)
+	if len(got) != len(files) {
+		t.Fatalf("%d hashes for %d files", len(got), len(files))
+	}
+	for i, f := range files {
+		if got[i] != sha(string(f.Data)) {
+			t.Fatalf("file %d: %s, want %s", i, got[i], sha(string(f.Data)))
+		}
+	}
 }

@@ -145,10 +145,7 @@ func Write(dir string, out *Output, opts WriteOptions) (Plan, error) {
 		return nil, &ConflictError{Dir: dir, Conflicts: conflicts}
 	}
 	pl := &planner{dir: dir, out: out, opts: opts, st: st, disk: newDisk(dir), diskHash: map[string]string{}, kept: map[int]bool{}}
-	pl.hashes = make([]string, len(out.Files))
-	for i, f := range out.Files {
-		pl.hashes[i] = hashHex(f.Data)
-	}
+	pl.hashes = Hashes(out.Files)
 	if err := pl.planFiles(); err != nil {
 		return nil, err
 	}

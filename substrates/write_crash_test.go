@@ -81,9 +81,9 @@ func failingRename(t *testing.T, n int) *int {
 		if calls == n {
 			return errors.New("injected failure")
 		}
-		return os.Rename(from, to)
+		return renameFile(from, to)
 	}
-	t.Cleanup(func() { rename = os.Rename })
+	t.Cleanup(func() { rename = renameFile })
 	return &calls
 }
 
@@ -132,7 +132,7 @@ func TestWriteSurvivesAFailureAtEveryStep(t *testing.T) {
 						t.Fatalf("v3: %v", err)
 					}
 				}
-				rename = os.Rename
+				rename = renameFile
 				if err2 != nil && !strings.Contains(err2.Error(), "injected") {
 					t.Fatalf("v2: %v", err2)
 				}

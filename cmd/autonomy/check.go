@@ -15,7 +15,7 @@ import (
 
 func newCheck() *cobra.Command {
 	var target, dir, format string
-	var strict bool
+	var strict, verbose bool
 	var keep []string
 	cmd := &cobra.Command{
 		Use:   "check PROFILE [--target T] [--dir DIR]",
@@ -46,11 +46,11 @@ Exit codes: 0 up to date, 1 drift found (or the profile has errors, or warnings 
 				return err
 			}
 			out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
-			p, sub, warnings, err := loadForTarget(args[0], target, "checked", errOut)
+			p, sub, warnings, err := loadFor(args[0], target, "checked", errOut, verbose)
 			if err != nil {
 				return err
 			}
-			output, err := compileTo(sub, p, dir, errOut)
+			output, err := compileTo(sub, p, dir, errOut, verbose)
 			if err != nil {
 				return err
 			}
@@ -93,6 +93,7 @@ Exit codes: 0 up to date, 1 drift found (or the profile has errors, or warnings 
 	dirFlag(cmd.Flags(), &dir, "", ".", "the directory holding the installed files")
 	cmd.Flags().StringVar(&format, "format", "text", "output format: text, json, github (workflow-command annotations) or sarif (SARIF 2.1.0)")
 	cmd.Flags().BoolVar(&strict, "strict", false, strictUsage)
+	cmd.Flags().BoolVar(&verbose, "verbose", false, verboseUsage)
 	keepFlag(cmd.Flags(), &keep)
 	return cmd
 }

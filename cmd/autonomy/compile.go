@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -19,7 +20,7 @@ import (
 
 func newCompile() *cobra.Command {
 	var target, dir, format string
-	var force, dryRun, strict, watchFlag bool
+	var force, dryRun, strict, verbose, watchFlag bool
 	var keep []string
 	cmd := &cobra.Command{
 		Use:   "compile PROFILE [--target T] [--dir DIR]",
@@ -71,7 +72,7 @@ Exit codes: 0 installed (or nothing to change), 1 the profile has errors (or war
 			if err := checkFormat(format, "text", "json"); err != nil {
 				return err
 			}
-			o := compileOpts{profile: args[0], target: target, dir: dir, format: format, force: force, dryRun: dryRun, strict: strict, keep: keep}
+			o := compileOpts{profile: args[0], target: target, dir: dir, format: format, force: force, dryRun: dryRun, strict: strict, verbose: verbose, keep: keep}
 			if watchFlag {
 				return watchCompile(cmd, o)
 			}
@@ -83,6 +84,7 @@ Exit codes: 0 installed (or nothing to change), 1 the profile has errors (or war
 	cmd.Flags().BoolVar(&force, "force", false, "overwrite generated files that were edited by hand")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "list what would change and write nothing")
 	cmd.Flags().BoolVar(&strict, "strict", false, strictUsage)
+	cmd.Flags().BoolVar(&verbose, "verbose", false, verboseUsage)
 	keepFlag(cmd.Flags(), &keep)
 	cmd.Flags().StringVar(&format, "format", "text", "output format: text, or json (the plan, conflicts and warnings on stdout)")
 	cmd.Flags().BoolVar(&watchFlag, "watch", false, "compile again each time a file of the profile changes, until interrupted (Ctrl-C)")
@@ -91,18 +93,18 @@ Exit codes: 0 installed (or nothing to change), 1 the profile has errors (or war
 
 // compileOpts are compile's flags.
 type compileOpts struct {
-	profile, target, dir, format string
-	force, dryRun, strict        bool
-	keep                         []string
+	profile, target, dir, format   string
+	force, dryRun, strict, verbose bool
+	keep                           []string
 }
 
 // compileOnce validates, compiles and installs once, printing as compile does.
 func compileOnce(out, errOut io.Writer, o compileOpts) error {
-	p, sub, warnings, err := loadForTarget(o.profile, o.target, "compiled", errOut)
+	p, sub, warnings, err := loadFor(o.profile, o.target, "compiled", errOut, o.verbose)
 	if err != nil {
 		return err
 	}
-	output, err := compileTo(sub, p, o.dir, errOut)
+	output, err := compileTo(sub, p, o.dir, errOut, o.verbose)
 	if err != nil {
 		return err
 	}
@@ -185,12 +187,17 @@ func strictly(strict bool, warnings int, file, done string) error {
 // message when the profile has errors ("nothing was compiled"). warnings are the warnings
 // printed, for --strict and --format json.
 func loadForTarget(path, target, done string, errOut io.Writer) (p *resolved.Profile, sub substrates.Substrate, warnings ir.Diagnostics, err error) {
+	return loadFor(path, target, done, errOut, false)
+}
+
+// loadFor is loadForTarget printing every warning when verbose, else one line per cause.
+func loadFor(path, target, done string, errOut io.Writer, verbose bool) (p *resolved.Profile, sub substrates.Substrate, warnings ir.Diagnostics, err error) {
 	p, diags, err := checkProfile(path)
 	if err != nil {
 		return nil, nil, nil, usageError("%v", err)
 	}
 	diags = append(diags, reservedPaths(p, target)...).Sort()
-	fmt.Fprint(errOut, diags.String())
+	printDiags(errOut, diags, verbose)
 	// A file that does not load at all (a YAML syntax error, an empty file) has no profile: the
 	// diagnostics name the file.
 	if p == nil || diags.HasErrors() {
@@ -244,7 +251,7 @@ func loadForTarget(path, target, done string, errOut io.Writer) (p *resolved.Pro
 }
 
 // compileTo compiles for dir (the header names the profile relative to it), printing warnings.
-func compileTo(sub substrates.Substrate, p *resolved.Profile, dir string, errOut io.Writer) (substrates.Output, error) {
+func compileTo(sub substrates.Substrate, p *resolved.Profile, dir string, errOut io.Writer, verbose bool) (substrates.Output, error) {
 	output, err := substrates.Compile(sub, p, dir)
 	var diags ir.Diagnostics
 	switch {
@@ -254,12 +261,29 @@ func compileTo(sub substrates.Substrate, p *resolved.Profile, dir string, errOut
 	case err != nil:
 		return output, usageError("%v", err)
 	}
-	fmt.Fprint(errOut, output.Warnings.String())
+	printDiags(errOut, output.Warnings, verbose)
 	return output, nil
 }
 
-// printPlan lists every change on stdout and a summary on stderr.
-func printPlan(out, errOut io.Writer, plan substrates.Plan, target, dir string, dryRun bool) {
+// verboseUsage is the help of --verbose, the same on validate, compile and check.
+const verboseUsage = "print every warning; without it a warning repeated for many actors is printed once, naming the first and counting the rest"
+
+// printDiags prints diagnostics one a line: every one when verbose, else a warning repeated
+// across actors once (ir.Diagnostics.Condense), so a fleet of thousands stays readable. It
+// reports whether it left some out.
+func printDiags(w io.Writer, ds ir.Diagnostics, verbose bool) (condensed bool) {
+	shown := ds
+	if !verbose {
+		shown = ds.Condense()
+	}
+	_, _ = io.WriteString(w, shown.String())
+	return len(shown) < len(ds)
+}
+
+// printPlan lists every change on stdout and a summary on stderr. The list is buffered: one
+// write for thousands of files, not one each.
+func printPlan(stdout, errOut io.Writer, plan substrates.Plan, target, dir string, dryRun bool) {
+	out := bufio.NewWriterSize(stdout, 64<<10)
 	counts := map[substrates.Op]int{}
 	for _, c := range plan {
 		counts[c.Op]++
@@ -277,6 +301,7 @@ func printPlan(out, errOut io.Writer, plan substrates.Plan, target, dir string, 
 		}
 		fmt.Fprintf(out, "%s %s%s\n", verb, filepath.ToSlash(filepath.Join(dir, c.Path)), tail)
 	}
+	_ = out.Flush() // before the summary on stderr; a closed stdout is not the install's failure
 	prefix, kept := "", ""
 	if dryRun {
 		prefix = "dry run, nothing written: "

@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -322,7 +323,7 @@ func argsFromEnv(names string, lookup func(string) (string, bool)) (string, erro
 		if n == "" {
 			continue
 		}
-		if !envName.MatchString(n) {
+		if !envName().MatchString(n) {
 			return "", usageError("--args-env: %q is not an environment variable name", n)
 		}
 		if v, ok := lookup(n); ok && v != "" {
@@ -333,7 +334,7 @@ func argsFromEnv(names string, lookup func(string) (string, bool)) (string, erro
 	return string(b), err
 }
 
-var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var envName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 
 func printEnvelope(w io.Writer, env engine.Envelope) error {
 	b, err := json.MarshalIndent(env, "", "  ")

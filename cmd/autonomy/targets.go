@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"path/filepath"
 
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/ir/resolved"
@@ -24,7 +23,7 @@ func targetChecks(p *resolved.Profile) (ir.Diagnostics, error) {
 			continue
 		}
 		seen[sub.Name()] = true
-		res, err := substrates.Compile(sub, p, filepath.Dir(p.File))
+		warnings, err := substrates.Diagnose(sub, p)
 		var diags ir.Diagnostics
 		switch {
 		case errors.As(err, &diags):
@@ -32,7 +31,7 @@ func targetChecks(p *resolved.Profile) (ir.Diagnostics, error) {
 		case err != nil:
 			return nil, fmt.Errorf("%s: compiling for %s: %w", p.File, sub.Name(), err)
 		default:
-			out = append(out, res.Warnings...)
+			out = append(out, warnings...)
 		}
 	}
 	return out.Sort(), nil

@@ -27,7 +27,7 @@ type validateReport struct {
 
 func newValidate() *cobra.Command {
 	var format string
-	var strict bool
+	var strict, verbose bool
 	cmd := &cobra.Command{
 		Use:   "validate PROFILE...",
 		Short: "Check profiles against the standard and report every problem",
@@ -61,7 +61,7 @@ I/O error.`,
 			out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
 			reports := make([]validateReport, 0, len(args))
 			var findings []cliout.Finding
-			code := exitOK
+			code, condensed := exitOK, false
 			for _, path := range args {
 				rep := validateReport{Profile: path, Diagnostics: ir.Diagnostics{}}
 				p, diags, err := checkProfile(path)
@@ -95,9 +95,11 @@ I/O error.`,
 					code = exitProblems
 				}
 				if format == "text" {
-					fmt.Fprint(out, diags.String())
+					condensed = printDiags(out, diags, verbose) || condensed
 				}
-				findings = append(findings, diagFindings(diags)...)
+				if format == "github" || format == "sarif" {
+					findings = append(findings, diagFindings(diags)...) // every finding: one annotation each
+				}
 				reports = append(reports, rep)
 			}
 			switch format {
@@ -105,7 +107,7 @@ I/O error.`,
 				if err := writeFindings(out, format, []cliout.Rule{ruleProfile}, findings); err != nil {
 					return err
 				}
-				summarize(errOut, reports, strict)
+				summarize(errOut, reports, strict, false)
 			case "json":
 				enc := json.NewEncoder(out)
 				enc.SetIndent("", "  ")
@@ -115,7 +117,7 @@ I/O error.`,
 					return usageError("%v", err)
 				}
 			default:
-				summarize(errOut, reports, strict)
+				summarize(errOut, reports, strict, condensed)
 			}
 			if code != exitOK {
 				return &exitError{Code: code}
@@ -125,6 +127,7 @@ I/O error.`,
 	}
 	cmd.Flags().StringVar(&format, "format", "text", "output format: text, json, github (workflow-command annotations) or sarif (SARIF 2.1.0)")
 	cmd.Flags().BoolVar(&strict, "strict", false, strictUsage)
+	cmd.Flags().BoolVar(&verbose, "verbose", false, verboseUsage)
 	return cmd
 }
 
@@ -159,8 +162,8 @@ func reservedPaths(p *resolved.Profile, target string) ir.Diagnostics {
 }
 
 // summarize prints one closing line on stderr so a clean run is visibly clean. strict says
-// warnings failed.
-func summarize(w io.Writer, reports []validateReport, strict bool) {
+// warnings failed; condensed that repeated warnings were printed once.
+func summarize(w io.Writer, reports []validateReport, strict, condensed bool) {
 	errs, warns, valid, unread := 0, 0, 0, 0
 	for _, r := range reports {
 		errs += r.Errors
@@ -179,6 +182,9 @@ func summarize(w io.Writer, reports []validateReport, strict bool) {
 	}
 	if strict && warns > 0 {
 		line += "; --strict makes warnings fail"
+	}
+	if condensed {
+		line += "; --verbose prints every one"
 	}
 	fmt.Fprintln(w, line+")")
 }

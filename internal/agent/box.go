@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"gopkg.in/yaml.v3"
 )
@@ -30,7 +31,7 @@ type Problem struct {
 // Tested is the version of the preset the project was tested with (make agent-smoke).
 func (p Preset) Tested() string { return presets[p.Name].Version }
 
-var versionRe = regexp.MustCompile(`^[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$`)
+var versionRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$`) })
 
 // example is the hint shown for a malformed agent key.
 const example = "e.g. agent: claude, agent: { preset: codex, version: 0.169.0 }, or agent: [my-agent, --flag] (one word per item; the skill arrives on stdin)"
@@ -94,7 +95,7 @@ func Parse(v *yaml.Node) (Choice, []Problem) {
 		}
 		if version != nil {
 			switch {
-			case version.Kind != yaml.ScalarNode || !versionRe.MatchString(version.Value):
+			case version.Kind != yaml.ScalarNode || !versionRe().MatchString(version.Value):
 				probs = append(probs, Problem{Node: version, Message: fmt.Sprintf("agent.version %q is not an exact version", version.Value), Hint: "pin an exact npm version, e.g. version: " + p.Version})
 			case version.Value != p.Version:
 				probs = append(probs, Problem{Node: version, Warning: true,

@@ -87,7 +87,7 @@ func TestArgv(t *testing.T) {
 	}
 	for _, n := range Names() {
 		p, _ := Lookup(n)
-		if p.Tested() != p.Version || !versionRe.MatchString(p.Version) || p.InstallHint() != "npm install --global "+p.Package+"@"+p.Version {
+		if p.Tested() != p.Version || !versionRe().MatchString(p.Version) || p.InstallHint() != "npm install --global "+p.Package+"@"+p.Version {
 			t.Errorf("%s: version %q, install %q", n, p.Version, p.InstallHint())
 		}
 	}

@@ -22,6 +22,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // DefaultPort is the port a rule without one admits.
@@ -54,7 +55,7 @@ func (r Rule) String() string {
 	return h
 }
 
-var label = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
+var label = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`) })
 
 // ParseRule reads one allowlist entry: "registry.npmjs.org", "*.pythonhosted.org",
 // "proxy.example.com:8443", "203.0.113.7". The error says what is wrong and how to write it.
@@ -92,7 +93,7 @@ func ParseRule(s string) (Rule, error) {
 		return Rule{}, fmt.Errorf("%q: a wildcard must keep at least two labels, e.g. *.example.com", s)
 	}
 	for _, l := range labels {
-		if !label.MatchString(l) {
+		if !label().MatchString(l) {
 			return Rule{}, fmt.Errorf("%q is not a host name: labels are letters, digits and inner hyphens", s)
 		}
 	}

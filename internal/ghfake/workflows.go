@@ -5,6 +5,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"sync"
 
 	"gopkg.in/yaml.v3"
 
@@ -43,7 +44,9 @@ func WorkflowsFromFiles(files map[string][]byte) (map[string]Workflow, error) {
 
 // correlatedRunName is the run-name the compiler writes: the correlation input, when set,
 // formatted into a constant template; otherwise a constant.
-var correlatedRunName = regexp.MustCompile(`^\$\{\{ inputs\.` + CorrelationInput + ` && format\('((?:[^']|'')*)', inputs\.` + CorrelationInput + `\) \|\| '(?:[^']|'')*' \}\}$`)
+var correlatedRunName = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^\$\{\{ inputs\.` + CorrelationInput + ` && format\('((?:[^']|'')*)', inputs\.` + CorrelationInput + `\) \|\| '(?:[^']|'')*' \}\}$`)
+})
 
 func parseWorkflow(file string, data []byte) (Workflow, error) {
 	var doc struct {
@@ -58,7 +61,7 @@ func parseWorkflow(file string, data []byte) (Workflow, error) {
 	if wf.Name == "" {
 		wf.Name = strings.TrimSuffix(strings.TrimSuffix(file, ".yml"), ".yaml")
 	}
-	if m := correlatedRunName.FindStringSubmatch(doc.RunName); m != nil {
+	if m := correlatedRunName().FindStringSubmatch(doc.RunName); m != nil {
 		wf.RunName = strings.ReplaceAll(m[1], "''", "'")
 	}
 	on := &doc.On

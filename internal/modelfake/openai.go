@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -67,7 +68,7 @@ var openAIShellTools = []struct {
 var execYieldMS, pollYieldMS = 30000, 30000
 
 // runningSession finds codex's note that a command outlived its yield time.
-var runningSession = regexp.MustCompile(`(?m)^Process running with session ID (\d+)\s*$`)
+var runningSession = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^Process running with session ID (\d+)\s*$`) })
 
 func (s *Server) serveResponses(w http.ResponseWriter, r *http.Request, rec *Request) func() {
 	var req responsesRequest
@@ -103,7 +104,7 @@ func (s *Server) serveResponses(w http.ResponseWriter, r *http.Request, rec *Req
 		return func() { writeResponse(w, req, rec.Model, nil, "ok") }
 	}
 	rec.Aux = false
-	if m := runningSession.FindStringSubmatch(lastOutput); m != nil && conv.lastAnswerd && contains(rec.Tools, "write_stdin") &&
+	if m := runningSession().FindStringSubmatch(lastOutput); m != nil && conv.lastAnswerd && contains(rec.Tools, "write_stdin") &&
 		(conv.lastCall == shell || conv.lastCall == "write_stdin") {
 		// The command is still running: wait for it before the next turn.
 		id, _ := strconv.Atoi(m[1])

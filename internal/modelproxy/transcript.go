@@ -113,7 +113,9 @@ func clip(s string, n int64) (string, bool) {
 // ("sk-abc…xyz"), or one the agent printed into the conversation (its env, a config file),
 // is redacted too: API keys (sk-, rk-, pk-), GitHub tokens (ghp_, gho_, ghu_, ghs_, ghr_,
 // github_pat_), AWS access key ids and bearer tokens.
-var keyShaped = regexp.MustCompile(`\b(?:(?:sk|rk|pk)-[A-Za-z0-9_\-*.]{12,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|A[KS]IA[0-9A-Z]{16})|(?i:bearer)\s+[A-Za-z0-9._~+/=-]{12,}`)
+var keyShaped = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\b(?:(?:sk|rk|pk)-[A-Za-z0-9_\-*.]{12,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|A[KS]IA[0-9A-Z]{16})|(?i:bearer)\s+[A-Za-z0-9._~+/=-]{12,}`)
+})
 
 // redact removes every configured credential, and anything shaped like an
 // API key, from s.
@@ -121,7 +123,7 @@ func (p *Proxy) redact(s string) string {
 	for _, k := range p.secrets {
 		s = strings.ReplaceAll(s, k, "[REDACTED]")
 	}
-	return keyShaped.ReplaceAllString(s, "[REDACTED]")
+	return keyShaped().ReplaceAllString(s, "[REDACTED]")
 }
 
 // apiError answers in the error shape of the API the agent speaks, which

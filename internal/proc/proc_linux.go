@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // stat is what this package needs of /proc/PID/stat.
@@ -58,11 +59,51 @@ func readStat(pid int) (stat, error) {
 	if pid <= 0 {
 		return stat{}, fmt.Errorf("no process has pid %d", pid)
 	}
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	b, err := readStatFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
 		return stat{}, err
 	}
 	return parseStat(strings.TrimSpace(string(b)))
+}
+
+// maxStat bounds what readStatFile reads: a stat line is a few hundred bytes (its command name
+// is at most 64), so 4 KiB is never short.
+const maxStat = 4 << 10
+
+// readStatFile reads a /proc/PID/stat file. A scan of /proc reads one per process, several times
+// per launch: it goes to the system directly, where os.ReadFile would add an fstat and four
+// fcntl calls (the poller's) to each.
+func readStatFile(path string) ([]byte, error) {
+	fd, err := ignoringEINTR(func() (int, error) { return syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0) })
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	defer syscall.Close(fd)
+	buf := make([]byte, 0, 512)
+	for len(buf) < maxStat {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := ignoringEINTR(func() (int, error) { return syscall.Read(fd, buf[len(buf):cap(buf)]) })
+		if err != nil {
+			return nil, &os.PathError{Op: "read", Path: path, Err: err}
+		}
+		if n == 0 {
+			return buf, nil
+		}
+		buf = buf[:len(buf)+n]
+	}
+	return nil, fmt.Errorf("%s is longer than %d bytes", path, maxStat)
+}
+
+// ignoringEINTR calls f until a signal does not interrupt it.
+func ignoringEINTR(f func() (int, error)) (int, error) {
+	for {
+		n, err := f()
+		if err != syscall.EINTR {
+			return n, err
+		}
+	}
 }
 
 // gone says whether a process in that state has finished running: a zombie has exited and only

@@ -1,6 +1,10 @@
 package proc
 
 import (
+	"errors"
+	"io/fs"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -62,5 +66,30 @@ func TestSysProcAttr(t *testing.T) {
 	}
 	if d := Detach(); !d.Setsid || d.Setpgid || d.Pdeathsig != 0 {
 		t.Errorf("Detach() = %+v, want a new session only", d)
+	}
+}
+
+// TestReadStatFileReadsWhatReadFileDoes: the direct read gives a stat file's bytes, and a missing
+// process is fs.ErrNotExist, as with os.ReadFile.
+func TestReadStatFileReadsWhatReadFileDoes(t *testing.T) {
+	path := "/proc/" + strconv.Itoa(os.Getpid()) + "/stat"
+	got, err := readStatFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The pid, name, parent and start time do not change between the two reads; the state (the
+	// third field: running, sleeping) may.
+	if f, w := strings.Fields(string(got)), strings.Fields(string(want)); len(f) < 22 || len(w) < 22 || f[0]+f[1]+f[3] != w[0]+w[1]+w[3] || f[21] != w[21] {
+		t.Errorf("read %q, os.ReadFile %q", got, want)
+	}
+	if _, err := readStatFile("/proc/0/stat"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("missing: %v", err)
+	}
+	if _, err := readStatFile("/proc/self/environ"); err != nil && !strings.Contains(err.Error(), "longer than") {
+		t.Errorf("a long file: %v", err)
 	}
 }

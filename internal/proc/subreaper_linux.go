@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unsafe"
 )
 
 // prSetChildSubreaper is prctl(2)'s PR_SET_CHILD_SUBREAPER.
@@ -37,8 +38,14 @@ func KillOrphans(spare func(pid int) bool) []int {
 	quiet := 0
 	spared := map[int]bool{}
 	for time.Now().Before(deadline) && quiet < 3 {
+		if !hasChildren() {
+			// No child at all, not even a zombie, so no descendant either: a process's children
+			// are re-parented here before it turns into a zombie of ours. The common end of a
+			// session, and no /proc scan (hundreds of files on a busy machine).
+			return killed
+		}
 		var kids []int
-		for _, pid := range children(self) {
+		for _, pid := range listChildren(self) {
 			if spared[pid] {
 				continue
 			}
@@ -69,6 +76,29 @@ func KillOrphans(spare func(pid int) bool) []int {
 	return killed
 }
 
+// listChildren is children, replaced in tests to count the /proc scans.
+var listChildren = children
+
+// hasChildren reports whether this process has any child, running or a zombie, leaving each one
+// waitable (waitid with WNOWAIT): ECHILD says there is none. It says yes when it cannot tell.
+func hasChildren() bool {
+	var info [128]byte // a siginfo_t
+	for {
+		_, _, errno := syscall.Syscall6(syscall.SYS_WAITID, pAll, 0, uintptr(unsafe.Pointer(&info[0])), wExited|wNoHang|wNoWait, 0, 0)
+		if errno != syscall.EINTR {
+			return errno != syscall.ECHILD
+		}
+	}
+}
+
+// waitid(2)'s idtype P_ALL and its options WEXITED, WNOHANG and WNOWAIT.
+const (
+	pAll    = 0
+	wExited = 4
+	wNoHang = 1
+	wNoWait = 0x01000000
+)
+
 // children lists the processes whose parent is pid (zombies included: they wait to be reaped).
 func children(pid int) []int {
 	entries, err := os.ReadDir("/proc")
@@ -81,7 +111,7 @@ func children(pid int) []int {
 		if err != nil || n == pid {
 			continue
 		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		b, err := readStatFile("/proc/" + e.Name() + "/stat")
 		if err != nil {
 			continue
 		}

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Call is what one command line is.
@@ -138,12 +139,14 @@ func (f flags) list(name string) []string {
 	return out
 }
 
-var itemURL = regexp.MustCompile(`^https?://[^/]+/[^/]+/[^/]+/(?:issues|pull)/([0-9]+)/?$`)
+var itemURL = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^https?://[^/]+/[^/]+/[^/]+/(?:issues|pull)/([0-9]+)/?$`)
+})
 
 // item reads a work item as gh takes it: 12, #12, or its URL on the web.
 func item(cmd, w string) (string, error) {
 	s := strings.TrimPrefix(w, "#")
-	if m := itemURL.FindStringSubmatch(w); m != nil {
+	if m := itemURL().FindStringSubmatch(w); m != nil {
 		s = m[1]
 	}
 	if s == "" || strings.Trim(s, "0123456789") != "" || len(s) > 12 {
@@ -152,12 +155,12 @@ func item(cmd, w string) (string, error) {
 	return s, nil
 }
 
-var envName = regexp.MustCompile(`^[A-Z_][A-Z0-9_]*$`)
+var envName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Z_][A-Z0-9_]*$`) })
 
 // param reads K=V as a launch param.
 func param(cmd, flag, kv string, params map[string]string) error {
 	k, v, ok := strings.Cut(kv, "=")
-	if !ok || !envName.MatchString(k) {
+	if !ok || !envName().MatchString(k) {
 		return refuse(cmd, "%s %q: write NAME=VALUE, NAME an input of the actor (A-Z, 0-9, _)", flag, kv)
 	}
 	if _, dup := params[k]; dup {

@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/autonomyhq/autonomy"
 	"github.com/autonomyhq/autonomy/ir"
@@ -94,11 +95,11 @@ func summary(name string, data []byte) string {
 	return ""
 }
 
-var targetsLine = regexp.MustCompile(`(?m)^targets:[ \t]*\[([^\]\n]*)\][ \t]*$`)
+var targetsLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^targets:[ \t]*\[([^\]\n]*)\][ \t]*$`) })
 
 // targets reads the profile's one-line targets list.
 func targets(data []byte) []string {
-	m := targetsLine.FindSubmatch(data)
+	m := targetsLine().FindSubmatch(data)
 	if m == nil {
 		return nil
 	}
@@ -111,7 +112,7 @@ func targets(data []byte) []string {
 	return out
 }
 
-var modeline = regexp.MustCompile(`(?m)^# yaml-language-server: \$schema=.*$`)
+var modeline = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^# yaml-language-server: \$schema=.*$`) })
 
 // Options says how Write tailors the template.
 type Options struct {
@@ -211,9 +212,9 @@ func writeTree(fsys fs.FS, stage string, opts Options) ([]string, error) {
 // tailor points the modeline at SchemaFile (the bundled one names ../../docs, which is not there
 // once copied) and narrows the targets.
 func tailor(data []byte, opts Options) []byte {
-	data = modeline.ReplaceAllLiteral(data, []byte("# yaml-language-server: $schema="+SchemaFile))
+	data = modeline().ReplaceAllLiteral(data, []byte("# yaml-language-server: $schema="+SchemaFile))
 	if opts.Target != "" {
-		data = targetsLine.ReplaceAllLiteral(data, []byte("targets: ["+opts.Target+"]"))
+		data = targetsLine().ReplaceAllLiteral(data, []byte("targets: ["+opts.Target+"]"))
 	}
 	return data
 }

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -115,7 +116,7 @@ func (in *LaunchInput) validate() error {
 		errs = append(errs, fmt.Errorf("params has %d entries; at most %d", len(in.Params), MaxItems))
 	}
 	for k, v := range in.Params {
-		if !envName.MatchString(k) {
+		if !envName().MatchString(k) {
 			errs = append(errs, fmt.Errorf("param name %q is not an env name (A-Z, 0-9, _)", k))
 		}
 		errs = append(errs, text("param "+k, v, MaxBody, false))
@@ -169,11 +170,11 @@ type Verdict struct {
 	Body    string `json:"body,omitempty" jsonschema:"the review, in Markdown"`
 }
 
-var sha = regexp.MustCompile(`^[0-9a-f]{40}$`)
+var sha = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{40}$`) })
 
 func (in *Verdict) validate() error {
 	errs := []error{ref("change", in.Change), text("body", in.Body, MaxBody, false)}
-	if !sha.MatchString(in.Head) {
+	if !sha().MatchString(in.Head) {
 		errs = append(errs, fmt.Errorf("head %q is not a full 40-hex commit SHA", in.Head))
 	}
 	if in.Verdict != "approve" && in.Verdict != "request_changes" {
@@ -182,7 +183,7 @@ func (in *Verdict) validate() error {
 	return errors.Join(errs...)
 }
 
-var envName = regexp.MustCompile(`^[A-Z_][A-Z0-9_]*$`)
+var envName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Z_][A-Z0-9_]*$`) })
 
 func ref(field, v string) error {
 	if v == "" {
@@ -203,7 +204,7 @@ func optRef(field, v string) error {
 
 // marker finds an autonomy marker: the HTML comment (<!-- autonomy:… -->) the trusted side
 // writes to record asks, resolutions and escalations, which model text must never forge.
-var marker = regexp.MustCompile(`(?i)<!--\s*autonomy:`)
+var marker = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)<!--\s*autonomy:`) })
 
 // Neutralize makes model text safe to post as the bot: no HTML comment can open in it (so
 // nothing in it is hidden from the people reading it, and no autonomy marker can be forged).
@@ -211,7 +212,7 @@ func Neutralize(s string) string { return strings.ReplaceAll(s, "<!--", "&lt;!--
 
 func text(field, v string, limit int, required bool) error {
 	switch {
-	case marker.MatchString(v):
+	case marker().MatchString(v):
 		return fmt.Errorf("%s holds an autonomy marker (<!-- autonomy:…), which only autonomy's trusted jobs write", field)
 	case required && strings.TrimSpace(v) == "":
 		return fmt.Errorf("%s is required", field)

@@ -5,13 +5,16 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 var (
-	hexUID = regexp.MustCompile(`^[0-9a-f]{8}$`)
+	hexUID = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{8}$`) })
 	// placeholder is a version suffix that says the version is not settled yet.
-	placeholder  = regexp.MustCompile(`(?i)(draft|wip|tbd|todo|placeholder|snapshot|unreleased|x{2,})`)
-	versionParts = regexp.MustCompile(`^v?(\d{1,9})(?:\.(\d{1,9}))?(?:\.(\d{1,9}))?`)
+	placeholder = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)(draft|wip|tbd|todo|placeholder|snapshot|unreleased|x{2,})`)
+	})
+	versionParts = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^v?(\d{1,9})(?:\.(\d{1,9}))?(?:\.(\d{1,9}))?`) })
 )
 
 // schemaRules checks what the seed's §2 schema and body-section floor require beyond the 21
@@ -19,9 +22,9 @@ var (
 // changelog: list) for a version above 1.0.
 func (c checker) schemaRules() {
 	p := c.p
-	if u := p.UID.Value; p.UID.Pos.IsSet() && !hexUID.MatchString(u) {
+	if u := p.UID.Value; p.UID.Pos.IsSet() && !hexUID().MatchString(u) {
 		hint := "write 8 lowercase hex digits, e.g. uid: e7b3c509"
-		if hexUID.MatchString(strings.ToLower(u)) {
+		if hexUID().MatchString(strings.ToLower(u)) {
 			hint = "write it in lowercase: uid: " + strings.ToLower(u)
 		}
 		c.r.Errorf(p.UID.Pos, hint, "schema (uid: <8-hex>): uid %q is not 8 lowercase hex digits", u)
@@ -49,7 +52,7 @@ func (p *Playbook) hasChangelog() bool {
 // aboveOne reports whether version is above 1.0 (ok is false when it does not start with a
 // number): 1.0.1, 1.1 and 2 are; 1, 1.0 and 0.9 are not.
 func aboveOne(version string) (above, ok bool) {
-	m := versionParts.FindStringSubmatch(strings.TrimSpace(version))
+	m := versionParts().FindStringSubmatch(strings.TrimSpace(version))
 	if m == nil {
 		return false, false
 	}
@@ -68,10 +71,10 @@ func aboveOne(version string) (above, ok bool) {
 // concreteVersion says why version is not concrete enough for a live playbook, or "".
 func concreteVersion(version string) string {
 	switch {
-	case !concrete.MatchString(version):
+	case !concrete().MatchString(version):
 		return "is not a concrete semver or decimal"
-	case placeholder.MatchString(version):
-		return fmt.Sprintf("carries the placeholder %q", placeholder.FindString(version))
+	case placeholder().MatchString(version):
+		return fmt.Sprintf("carries the placeholder %q", placeholder().FindString(version))
 	}
 	return ""
 }

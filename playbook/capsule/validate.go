@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/playbook/internal/source"
@@ -13,19 +14,23 @@ import (
 const LockDate = "2026-04-21"
 
 var (
-	datePrefix  = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}`)
-	tagPattern  = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
-	concrete    = regexp.MustCompile(`^v?\d+(\.\d+){0,2}([-+][0-9A-Za-z.-]+)?$`)
-	stepN       = regexp.MustCompile(`(?i)^step\s+\d+\s*:`)
-	required    = regexp.MustCompile(`\[REQUIRED\]`)
-	methodLine  = regexp.MustCompile(`(?i)^[\s*_>-]*method[\s*_]*:[\s*_` + "`" + `]*([a-z-]+)`)
-	methodWord  = regexp.MustCompile(`(?i)\b(self-attestation|peer-review|human-sign-off|automated-check|cold-boot-test|external-audit)\b`)
-	modal       = regexp.MustCompile(`\b(MUST|SHOULD)\b`)
-	listItem    = regexp.MustCompile(`^\s*([-*+]|\d+[.)])\s+`)
-	vaultUID    = regexp.MustCompile(`\b[0-9a-f]{8}\b`)
-	vaultPath   = regexp.MustCompile(`(^|[\s(\x60"'])(\.tropo-studio/|\.tropo/|vault/)`)
-	hasDigit    = regexp.MustCompile(`[0-9]`)
-	hasHexAlpha = regexp.MustCompile(`[a-f]`)
+	datePrefix = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\d{4}-\d{2}-\d{2}`) })
+	tagPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`) })
+	concrete   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^v?\d+(\.\d+){0,2}([-+][0-9A-Za-z.-]+)?$`) })
+	stepN      = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)^step\s+\d+\s*:`) })
+	required   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\[REQUIRED\]`) })
+	methodLine = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)^[\s*_>-]*method[\s*_]*:[\s*_` + "`" + `]*([a-z-]+)`)
+	})
+	methodWord = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)\b(self-attestation|peer-review|human-sign-off|automated-check|cold-boot-test|external-audit)\b`)
+	})
+	modal       = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\b(MUST|SHOULD)\b`) })
+	listItem    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*([-*+]|\d+[.)])\s+`) })
+	vaultUID    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\b[0-9a-f]{8}\b`) })
+	vaultPath   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(^|[\s(\x60"'])(\.tropo-studio/|\.tropo/|vault/)`) })
+	hasDigit    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[0-9]`) })
+	hasHexAlpha = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[a-f]`) })
 )
 
 // Check parses one file and runs the single-file checks on it: every diagnostic, sorted. The
@@ -59,7 +64,7 @@ func (c checker) report(sev ir.Severity, n int, at ir.Pos, hint, format string, 
 
 // legacy reports whether the playbook predates the v2.0 lock, by its created: date.
 func (p *Playbook) legacy() bool {
-	d := datePrefix.FindString(p.Created.Value)
+	d := datePrefix().FindString(p.Created.Value)
 	return d != "" && d < LockDate
 }
 
@@ -145,7 +150,7 @@ func (c checker) titleAndTags() {
 		c.fail(3, p.TagsPos, "e.g. tags: [release]", "tags: is empty; give at least one tag")
 	}
 	for _, t := range p.Tags {
-		if !tagPattern.MatchString(t.Value) {
+		if !tagPattern().MatchString(t.Value) {
 			c.fail(3, t.Pos, "e.g. "+strings.ToLower(strings.Join(strings.Fields(t.Value), "-")), "tag %q is not lowercase-hyphen", t.Value)
 		}
 	}
@@ -243,7 +248,7 @@ func (c checker) body() {
 			}
 		}
 	}
-	if s := p.Section("Outcomes"); s != nil && !required.MatchString(s.Text()) {
+	if s := p.Section("Outcomes"); s != nil && !required().MatchString(s.Text()) {
 		c.fail(9, s.Title.Pos, "mark end states [REQUIRED] or [OPTIONAL], e.g. - [REQUIRED] the release is tagged", "§Outcomes has no [REQUIRED] outcome")
 	}
 	if s := p.Section("Verification"); s != nil {
@@ -251,7 +256,7 @@ func (c checker) body() {
 	}
 	if s := p.Section("Rules"); s != nil {
 		for _, l := range s.Lines {
-			if listItem.MatchString(l.Text) && !modal.MatchString(l.Text) {
+			if listItem().MatchString(l.Text) && !modal().MatchString(l.Text) {
 				c.warn(16, l.Pos, "phrase the rule with MUST, MUST NOT, SHOULD or SHOULD NOT so it can be judged passed or violated", "this rule is not phrased as a testable MUST or SHOULD")
 			}
 		}
@@ -295,7 +300,7 @@ func (c checker) executable(bodyAt ir.Pos) {
 	}
 	var numbered []*Section
 	for _, s := range p.Sections {
-		if stepN.MatchString(s.Title.Value) {
+		if stepN().MatchString(s.Title.Value) {
 			numbered = append(numbered, s)
 		}
 	}
@@ -324,12 +329,12 @@ func (c checker) executable(bodyAt ir.Pos) {
 
 // portability returns the first vault-specific UID or path in text, or "".
 func portability(text string) string {
-	for _, uid := range vaultUID.FindAllString(text, -1) {
-		if hasDigit.MatchString(uid) && hasHexAlpha.MatchString(uid) {
+	for _, uid := range vaultUID().FindAllString(text, -1) {
+		if hasDigit().MatchString(uid) && hasHexAlpha().MatchString(uid) {
 			return uid
 		}
 	}
-	if m := vaultPath.FindStringSubmatch(text); m != nil {
+	if m := vaultPath().FindStringSubmatch(text); m != nil {
 		return m[2]
 	}
 	return ""
@@ -340,7 +345,7 @@ func (c checker) verification(s *Section) {
 	found := map[string]Line{}
 	var order []string
 	for _, l := range s.Lines {
-		if m := methodLine.FindStringSubmatch(l.Text); m != nil {
+		if m := methodLine().FindStringSubmatch(l.Text); m != nil {
 			method := strings.ToLower(m[1])
 			at := ir.Pos{Line: l.Pos.Line, Col: strings.Index(l.Text, m[1]) + 1}
 			if !contains(Methods, method) {
@@ -350,7 +355,7 @@ func (c checker) verification(s *Section) {
 			c.p.Verification = ir.String{Value: method, Pos: at}
 			return
 		}
-		for _, m := range methodWord.FindAllStringIndex(l.Text, -1) {
+		for _, m := range methodWord().FindAllStringIndex(l.Text, -1) {
 			method := strings.ToLower(l.Text[m[0]:m[1]])
 			if _, ok := found[method]; !ok {
 				found[method] = Line{Pos: ir.Pos{Line: l.Pos.Line, Col: m[0] + 1}}

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -294,7 +295,7 @@ func secretNames(st *state) []string {
 // ServersOf converts policy.box.mcp.servers, as ir read it, to what a Request takes.
 func ServersOf(p ir.Policy) map[string]MCPServer { return resolved.ServersOf(p) }
 
-var envVarName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var envVarName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 
 // MaxMCPTimeoutMs is the largest timeoutMs of an MCP server, as a profile's
 // policy.box.mcp.servers.NAME.timeoutMs allows it.
@@ -325,7 +326,7 @@ func ParseServers(text string) (map[string]MCPServer, error) {
 			return nil, fmt.Errorf(`server %q has no command (give its argv, e.g. "command": ["search-mcp", "--stdio"])`, name)
 		}
 		for _, e := range s.Env {
-			if !envVarName.MatchString(e) {
+			if !envVarName().MatchString(e) {
 				return nil, fmt.Errorf("server %q: env: %q is not an environment variable name (e.g. SEARCH_TOKEN)", name, e)
 			}
 		}

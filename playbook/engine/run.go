@@ -188,7 +188,7 @@ func allowed(w *workflow.Workflow, allow []string) ir.Diagnostics {
 			vals = append(vals, ev.Value)
 		}
 		for _, v := range vals {
-			for _, m := range workflow.RefPattern.FindAllStringSubmatch(v.Value, -1) {
+			for _, m := range workflow.RefPattern().FindAllStringSubmatch(v.Value, -1) {
 				if m[1] == workflow.SecretsRef && !ok[m[2]] {
 					d = append(d, ir.Diagnostic{File: w.File, Pos: v.Pos, Severity: ir.Error,
 						Message: fmt.Sprintf("step %q: the secret handle $secrets.%s is not in the allowlist", s.ID.Value, m[2]),

@@ -330,8 +330,8 @@ func inside(root, p string) bool {
 // $id.stdout (for an argument); stdin keeps it.
 func (x *exec) subst(v string, trim bool) (string, error) {
 	var firstErr error
-	out := workflow.RefPattern.ReplaceAllStringFunc(v, func(m string) string {
-		sub := workflow.RefPattern.FindStringSubmatch(m)
+	out := workflow.RefPattern().ReplaceAllStringFunc(v, func(m string) string {
+		sub := workflow.RefPattern().FindStringSubmatch(m)
 		val, ok, err := x.value(sub[1], sub[2], strings.TrimPrefix(sub[3], "."), trim)
 		if err != nil && firstErr == nil {
 			firstErr = err

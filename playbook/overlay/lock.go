@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Trait is one locked persona trait the profile publishes (policy.box.persona.locked): its id,
@@ -44,13 +45,13 @@ func words(ws ...string) map[string]bool {
 	return m
 }
 
-var sentenceEnd = regexp.MustCompile(`[.!?;]+(\s|$)|\n\s*\n|\n\s*[-*+]\s|\n#`)
+var sentenceEnd = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[.!?;]+(\s|$)|\n\s*\n|\n\s*[-*+]\s|\n#`) })
 
 // sentences splits text into sentences, joining the lines of a paragraph, so a phrase broken
 // across lines is still one sentence.
 func sentences(text string) []string {
 	var out []string
-	for _, s := range sentenceEnd.Split(text, -1) {
+	for _, s := range sentenceEnd().Split(text, -1) {
 		s = strings.Join(strings.Fields(s), " ")
 		if s != "" {
 			out = append(out, s)

@@ -5,15 +5,20 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/playbook/internal/source"
 )
 
 var (
-	slugPattern = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
-	duration    = regexp.MustCompile(`^P(\d+Y)?(\d+M)?(\d+W)?(\d+D)?(T(\d+H)?(\d+M)?(\d+(\.\d+)?S)?)?$`)
-	timestamp   = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$`)
+	slugPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`) })
+	duration    = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^P(\d+Y)?(\d+M)?(\d+W)?(\d+D)?(T(\d+H)?(\d+M)?(\d+(\.\d+)?S)?)?$`)
+	})
+	timestamp = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$`)
+	})
 )
 
 // Validate checks one overlay against the playbooks/v1 frontmatter schema.
@@ -49,7 +54,7 @@ func validateIdentity(r *source.Reporter, o *Overlay) {
 	if s := o.Schema.Value; s != "" && s != Schema {
 		r.Errorf(o.Schema.Pos, "schema: "+Schema, "unknown schema %q", s)
 	}
-	if s := o.Slug.Value; s != "" && !slugPattern.MatchString(s) {
+	if s := o.Slug.Value; s != "" && !slugPattern().MatchString(s) {
 		r.Errorf(o.Slug.Pos, "kebab-case, e.g. "+kebab(s), "slug %q is not kebab-case", s)
 	}
 	if o.TargetsPos.IsSet() && len(o.Targets) == 0 {
@@ -71,7 +76,7 @@ func validateKind(r *source.Reporter, o *Overlay) {
 	case k == "overlay" && o.Block.Pos.IsSet():
 		r.Errorf(o.Block.Pos, "remove block, or write kind: block-replacement", "block is for kind: block-replacement; an overlay is appended")
 	}
-	if b := o.Block.Value; b != "" && !slugPattern.MatchString(b) {
+	if b := o.Block.Value; b != "" && !slugPattern().MatchString(b) {
 		r.Errorf(o.Block.Pos, "kebab-case, e.g. "+kebab(b), "block name %q is not kebab-case", b)
 	}
 	if p := o.Priority; p.Pos.IsSet() && (p.Value < 0 || p.Value > 100) {
@@ -82,7 +87,7 @@ func validateKind(r *source.Reporter, o *Overlay) {
 // validateLifetime checks lock_check, ttl and updated_at.
 func validateLifetime(r *source.Reporter, o *Overlay) {
 	for _, l := range o.LockCheck {
-		if !slugPattern.MatchString(l.Value) {
+		if !slugPattern().MatchString(l.Value) {
 			r.Errorf(l.Pos, "a trait id, e.g. warmth or voice-register", "lock_check trait %q is not a trait id", l.Value)
 		}
 	}
@@ -93,7 +98,7 @@ func validateLifetime(r *source.Reporter, o *Overlay) {
 			r.Errorf(t.Pos, "add updated_at: the ttl counts from it, never from the file's mtime", "ttl without updated_at")
 		}
 	}
-	if u := o.UpdatedAt; u.Value != "" && !timestamp.MatchString(u.Value) {
+	if u := o.UpdatedAt; u.Value != "" && !timestamp().MatchString(u.Value) {
 		r.Errorf(u.Pos, "e.g. updated_at: 2026-06-01 or 2026-06-01T12:00:00Z", "updated_at %q is not an ISO 8601 date or time", u.Value)
 	}
 }
@@ -152,7 +157,7 @@ func validateTarget(r *source.Reporter, i int, t Target) {
 
 // validDuration reports whether s is an ISO 8601 duration with at least one component.
 func validDuration(s string) bool {
-	m := duration.FindStringSubmatch(s)
+	m := duration().FindStringSubmatch(s)
 	if m == nil || s == "P" || strings.HasSuffix(s, "T") {
 		return false
 	}

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/autonomyhq/autonomy/internal/playproto"
@@ -21,7 +22,7 @@ import (
 //
 // The block is everything between the two markers (the markers stay).
 var (
-	blockOpen  = regexp.MustCompile(`<!--\s*block:\s*([a-z0-9]+(?:-[a-z0-9]+)*)\s*-->`)
+	blockOpen  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`<!--\s*block:\s*([a-z0-9]+(?:-[a-z0-9]+)*)\s*-->`) })
 	blockClose = func(name string) *regexp.Regexp {
 		return regexp.MustCompile(`<!--\s*/block:\s*` + regexp.QuoteMeta(name) + `\s*-->`)
 	}
@@ -38,7 +39,7 @@ func FindBlock(skill, name string) (string, bool) {
 
 // blockSpan locates the text of the named block: after its opening marker, before its closing one.
 func blockSpan(skill, name string) (start, end int, ok bool) {
-	for _, m := range blockOpen.FindAllStringSubmatchIndex(skill, -1) {
+	for _, m := range blockOpen().FindAllStringSubmatchIndex(skill, -1) {
 		if skill[m[2]:m[3]] != name {
 			continue
 		}
@@ -106,7 +107,7 @@ type isoDuration struct {
 
 // parseDuration reads an ISO 8601 duration (PnYnMnWnDTnHnMnS).
 func parseDuration(s string) (isoDuration, bool) {
-	m := duration.FindStringSubmatch(s)
+	m := duration().FindStringSubmatch(s)
 	if m == nil || !validDuration(s) {
 		return isoDuration{}, false
 	}

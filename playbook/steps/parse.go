@@ -5,24 +5,31 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/playbook/internal/source"
 )
 
 var (
-	stepHeading    = regexp.MustCompile(`^STEP\s+(\d+):\s+(.+)$`)
-	subStepHeading = regexp.MustCompile(`^STEP\s+(\d+)([a-z]):\s+(.+)$`)
-	looseStep      = regexp.MustCompile(`(?i)^step\s*\d+[a-z]?\b`)
-	inputLine      = regexp.MustCompile("^-\\s+`([a-zA-Z][a-zA-Z0-9_]*)`\\s+\\(([^)]+)\\)(?::\\s*(.+))?$")
-	listItem       = regexp.MustCompile(`^\s*[-*+]\s`)
-	outputDir      = regexp.MustCompile(`^@output\((\w+)(?:\s*:\s*(\w+)(?:\s*\(([^)]*)\))?)?(?:,\s*extract:"(\w+)")?\)$`)
-	elicitDir      = regexp.MustCompile(`^@elicit\((\w+)(?:,\s*(.+))?\)$`)
-	promptDir      = regexp.MustCompile(`^@prompt\((.+)\)$`)
-	toolDir        = regexp.MustCompile(`^@tool\((.+)\)$`)
-	ifMarker       = regexp.MustCompile("^```(if|elif)\\s+(\\w+)\\s*(==|!=)\\s*\"([^\"]*)\"\\s*```$")
-	artifactType   = regexp.MustCompile(`(?i)^type:\s*(\S+)$`)
-	quoted         = regexp.MustCompile(`"((?:[^"\\]|\\.)*)"`)
+	stepHeading    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^STEP\s+(\d+):\s+(.+)$`) })
+	subStepHeading = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^STEP\s+(\d+)([a-z]):\s+(.+)$`) })
+	looseStep      = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)^step\s*\d+[a-z]?\b`) })
+	inputLine      = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile("^-\\s+`([a-zA-Z][a-zA-Z0-9_]*)`\\s+\\(([^)]+)\\)(?::\\s*(.+))?$")
+	})
+	listItem  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*[-*+]\s`) })
+	outputDir = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^@output\((\w+)(?:\s*:\s*(\w+)(?:\s*\(([^)]*)\))?)?(?:,\s*extract:"(\w+)")?\)$`)
+	})
+	elicitDir = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^@elicit\((\w+)(?:,\s*(.+))?\)$`) })
+	promptDir = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^@prompt\((.+)\)$`) })
+	toolDir   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^@tool\((.+)\)$`) })
+	ifMarker  = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile("^```(if|elif)\\s+(\\w+)\\s*(==|!=)\\s*\"([^\"]*)\"\\s*```$")
+	})
+	artifactType = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)^type:\s*(\S+)$`) })
+	quoted       = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`"((?:[^"\\]|\\.)*)"`) })
 )
 
 const (
@@ -102,7 +109,7 @@ func (ps *parser) run(lines []source.Line) {
 		case level == 2:
 			ps.sawH2 = true
 			ps.heading(l, text)
-		case level == 3 && ps.branch != nil && subStepHeading.MatchString(text):
+		case level == 3 && ps.branch != nil && subStepHeading().MatchString(text):
 			ps.subStep(l, text)
 		default:
 			ps.line(l)
@@ -138,8 +145,8 @@ func (ps *parser) heading(l source.Line, text string) {
 		ps.p.InputsPos = l.Indent()
 	case upper == "ARTIFACTS" || upper == "OUTPUT":
 		ps.open(artifacts)
-	case stepHeading.MatchString(text):
-		m := stepHeading.FindStringSubmatch(text)
+	case stepHeading().MatchString(text):
+		m := stepHeading().FindStringSubmatch(text)
 		n, err := strconv.Atoi(m[1])
 		if err != nil {
 			n = -1 // too many digits: reported as out of sequence
@@ -148,7 +155,7 @@ func (ps *parser) heading(l source.Line, text string) {
 		ps.p.Steps = append(ps.p.Steps, ps.cur)
 		ps.open(step)
 	default:
-		if looseStep.MatchString(text) {
+		if looseStep().MatchString(text) {
 			ps.loose = append(ps.loose, l)
 		}
 		ps.open(skipped)
@@ -157,7 +164,7 @@ func (ps *parser) heading(l source.Line, text string) {
 
 func (ps *parser) subStep(l source.Line, text string) {
 	ps.flushText()
-	m := subStepHeading.FindStringSubmatch(text)
+	m := subStepHeading().FindStringSubmatch(text)
 	n, err := strconv.Atoi(m[1])
 	if err != nil {
 		n = -1
@@ -180,7 +187,7 @@ func (ps *parser) line(l source.Line) {
 	case inputs:
 		ps.input(l)
 	case artifacts:
-		if m := artifactType.FindStringSubmatch(strings.TrimSpace(l.Text)); m != nil && ps.p.Artifact == nil {
+		if m := artifactType().FindStringSubmatch(strings.TrimSpace(l.Text)); m != nil && ps.p.Artifact == nil {
 			at := strings.Index(l.Text, m[1])
 			ps.p.Artifact = &ir.String{Value: m[1], Pos: l.Pos(at)}
 		}
@@ -202,7 +209,7 @@ func (ps *parser) target() *Step {
 func (ps *parser) stepLine(l source.Line) {
 	t := strings.TrimSpace(l.Text)
 	if strings.HasPrefix(t, "```") {
-		if m := ifMarker.FindStringSubmatch(t); m != nil {
+		if m := ifMarker().FindStringSubmatch(t); m != nil {
 			if m[1] == "if" || ps.branch != nil {
 				ps.flushText()
 				varAt := strings.Index(l.Text, m[2])
@@ -237,14 +244,14 @@ func (ps *parser) stepLine(l source.Line) {
 func (ps *parser) directive(l source.Line, t string) bool {
 	at := l.Indent()
 	s := ps.target()
-	if m := outputDir.FindStringSubmatch(t); m != nil {
+	if m := outputDir().FindStringSubmatch(t); m != nil {
 		s.Output = &Output{Var: ir.String{Value: m[1], Pos: ir.Pos{Line: at.Line, Col: at.Col + len("@output(")}}, Extract: m[4], Type: String}
 		if m[2] != "" {
 			ps.outputType(l, s.Output, m[2], m[3])
 		}
 		return true
 	}
-	if m := elicitDir.FindStringSubmatch(t); m != nil {
+	if m := elicitDir().FindStringSubmatch(t); m != nil {
 		typ := strings.ToLower(m[1])
 		if typ != ElicitInput && typ != ElicitConfirm && typ != ElicitSelect {
 			ps.r.Warnf(ir.Pos{Line: at.Line, Col: at.Col + len("@elicit(")}, ir.Suggest(m[1], []string{ElicitInput, ElicitConfirm, ElicitSelect}),
@@ -252,7 +259,7 @@ func (ps *parser) directive(l source.Line, t string) bool {
 			return true
 		}
 		e := &Elicit{Pos: at, Type: typ}
-		for i, q := range quoted.FindAllStringSubmatch(m[2], -1) {
+		for i, q := range quoted().FindAllStringSubmatch(m[2], -1) {
 			v := strings.ReplaceAll(q[1], `\"`, `"`)
 			if i == 0 {
 				e.Prompt = v
@@ -263,11 +270,11 @@ func (ps *parser) directive(l source.Line, t string) bool {
 		s.Elicit = e
 		return true
 	}
-	if m := promptDir.FindStringSubmatch(t); m != nil {
+	if m := promptDir().FindStringSubmatch(t); m != nil {
 		s.PromptRef = &ir.String{Value: strings.TrimSpace(m[1]), Pos: at}
 		return true
 	}
-	if m := toolDir.FindStringSubmatch(t); m != nil {
+	if m := toolDir().FindStringSubmatch(t); m != nil {
 		parts := strings.SplitN(m[1], ",", 3)
 		tool := &Tool{Pos: at, Connection: strings.Trim(strings.TrimSpace(parts[0]), `"`)}
 		if len(parts) > 1 {
@@ -313,10 +320,10 @@ func (ps *parser) outputType(l source.Line, o *Output, typ, opts string) {
 
 // input reads one line of ## INPUTS: a list item is an input, other text is commentary.
 func (ps *parser) input(l source.Line) {
-	if !listItem.MatchString(l.Text) {
+	if !listItem().MatchString(l.Text) {
 		return
 	}
-	m := inputLine.FindStringSubmatch(strings.TrimSpace(l.Text))
+	m := inputLine().FindStringSubmatch(strings.TrimSpace(l.Text))
 	if m == nil {
 		ps.r.Warnf(l.Indent(), "write an input as - `name` (type): description, - `name` (type: default): description or - `name` (enum: a, b): description",
 			"malformed input line; it is ignored")

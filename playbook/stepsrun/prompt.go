@@ -6,12 +6,13 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/playbook/steps"
 )
 
-var placeholder = regexp.MustCompile(`\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}`)
+var placeholder = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}`) })
 
 // lookup is a variable's value: a captured output or answer, else an input.
 func lookup(st *state, name string) string {
@@ -23,8 +24,8 @@ func lookup(st *state, name string) string {
 
 // subst replaces {{name}} by the input or output of that name; an unknown name stays as written.
 func subst(text string, st *state) string {
-	return placeholder.ReplaceAllStringFunc(text, func(m string) string {
-		name := placeholder.FindStringSubmatch(m)[1]
+	return placeholder().ReplaceAllStringFunc(text, func(m string) string {
+		name := placeholder().FindStringSubmatch(m)[1]
 		if v, ok := st.Vars[name]; ok {
 			return v
 		}

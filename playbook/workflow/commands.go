@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/autonomyhq/autonomy/ir"
 )
@@ -36,11 +37,11 @@ type HTTPCommand struct {
 }
 
 // headerName is an HTTP header name (a token).
-var headerName = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+var headerName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$") })
 
 // Dynamic says whether a word holds a reference ($id.stdout, $args.NAME, $secrets.NAME), whose
 // value is known only when the step runs: the grammar checks only what such a word can hold.
-func Dynamic(word string) bool { return RefPattern.MatchString(word) }
+func Dynamic(word string) bool { return RefPattern().MatchString(word) }
 
 // ParseHTTP reads the words of an http step's command (after the namespace). It is the one
 // parser of the grammar: Validate runs it on the words as written, skipping what a dynamic word
@@ -76,10 +77,10 @@ func ParseHTTP(words []string, dynamic func(string) bool) (HTTPCommand, *ArgErro
 		h := words[i+1]
 		k, v, ok := strings.Cut(h, ":")
 		k = strings.TrimSpace(k)
-		if dynamic(h) && (!ok || !headerName.MatchString(k)) {
+		if dynamic(h) && (!ok || !headerName().MatchString(k)) {
 			continue // the reference may hold the name, the colon or both
 		}
-		if !ok || !headerName.MatchString(k) {
+		if !ok || !headerName().MatchString(k) {
 			return c, &ArgError{Word: i + 1, Problem: fmt.Sprintf("the header %q is not Name: value", h), Fix: "e.g. -H 'Accept: application/json'"}
 		}
 		c.Headers = append(c.Headers, [2]string{k, strings.TrimSpace(v)})

@@ -113,6 +113,7 @@ type Ref struct {
 	Text string
 }
 
-// RefPattern matches a reference in a value: group 1 is the name, group 2 the field and group 3
-// the path after it (with its leading dot). The runtime substitutes what it matches.
+// RefPattern is the regexp matching a reference in a value, compiled on first use: group 1 is
+// the name, group 2 the field and group 3 the path after it (with its leading dot). The runtime
+// substitutes what it matches.
 var RefPattern = refPattern

@@ -5,6 +5,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode"
 
 	"github.com/autonomyhq/autonomy/ir"
@@ -12,9 +13,11 @@ import (
 )
 
 var (
-	namePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
-	idPattern   = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]*$`)
-	refPattern  = regexp.MustCompile(`\$([A-Za-z_][A-Za-z0-9_-]*)\.([A-Za-z_][A-Za-z0-9_]*)((?:\.[A-Za-z0-9_-]+)*)`)
+	namePattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`) })
+	idPattern   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]*$`) })
+	refPattern  = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`\$([A-Za-z_][A-Za-z0-9_-]*)\.([A-Za-z_][A-Za-z0-9_]*)((?:\.[A-Za-z0-9_-]+)*)`)
+	})
 )
 
 // Validate checks the rules of a workflow that need more than its shape: names, unique step ids,
@@ -43,11 +46,11 @@ func (v *validator) names() {
 	switch {
 	case !w.Name.Pos.IsSet():
 		v.r.Errorf(ir.Pos{Line: 1, Col: 1}, "e.g. name: inbox-triage", "the workflow has no name")
-	case w.Name.Value != "" && !namePattern.MatchString(w.Name.Value):
+	case w.Name.Value != "" && !namePattern().MatchString(w.Name.Value):
 		v.r.Errorf(w.Name.Pos, "use letters, digits, '.', '_' and '-', e.g. inbox-triage", "workflow name %q is not a valid name", w.Name.Value)
 	}
 	for _, a := range w.Args {
-		if !idPattern.MatchString(a.Name.Value) {
+		if !idPattern().MatchString(a.Name.Value) {
 			v.r.Errorf(a.Name.Pos, "start with a letter; use letters, digits, '_' and '-'", "arg name %q is not a valid name", a.Name.Value)
 		}
 	}
@@ -67,7 +70,7 @@ func (v *validator) names() {
 			// reported by Parse
 		case id == SecretsRef || id == ArgsRef:
 			v.r.Errorf(s.ID.Pos, "rename the step", "step id %q is reserved ($%s.NAME is how a workflow reads %s)", id, id, map[string]string{SecretsRef: "secrets", ArgsRef: "its args"}[id])
-		case !idPattern.MatchString(id):
+		case !idPattern().MatchString(id):
 			v.r.Errorf(s.ID.Pos, "start with a letter; use letters, digits, '_' and '-', e.g. collect", "step id %q is not a valid id", id)
 		default:
 			if first, dup := v.ids[id]; dup {
@@ -260,7 +263,7 @@ func (v *validator) find(val ir.String) []Ref {
 		return nil
 	}
 	var out []Ref
-	for _, m := range refPattern.FindAllStringSubmatchIndex(val.Value, -1) {
+	for _, m := range refPattern().FindAllStringSubmatchIndex(val.Value, -1) {
 		text := val.Value[m[0]:m[1]]
 		out = append(out, Ref{Text: text, Name: val.Value[m[2]:m[3]], Field: val.Value[m[4]:m[5]], Path: strings.TrimPrefix(val.Value[m[6]:m[7]], "."), Pos: v.w.place(val, text, m[0])})
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"gopkg.in/yaml.v3"
 
@@ -57,7 +58,7 @@ type autonomyBox struct {
 }
 
 // commitRe is a full commit SHA (SHA-1, or SHA-256 for a repository that uses it).
-var commitRe = regexp.MustCompile(`^([0-9a-f]{40}|[0-9a-f]{64})$`)
+var commitRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([0-9a-f]{40}|[0-9a-f]{64})$`) })
 
 // credential is how the agent gets its model credential.
 type credential struct {
@@ -77,8 +78,8 @@ type credential struct {
 }
 
 var (
-	envNameRe    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-	runnerNameRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+	envNameRe    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
+	runnerNameRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`) })
 	boxKeys      = []string{"model", "agent", "install", "credential", "runsOn", "trustedRoles", "git", "requiredChecks", "autonomy", "tools", "transcript_days", "egress"}
 )
 
@@ -206,7 +207,7 @@ func (r *boxReader) key(b *box, k, v *yaml.Node) {
 			b.runsOn = r.argv(v, "runsOn", "e.g. runsOn: [self-hosted, linux]")
 		}
 		for _, s := range b.runsOn {
-			if !runnerNameRe.MatchString(s) {
+			if !runnerNameRe().MatchString(s) {
 				r.errorf(v, "use runner labels: letters, digits, '.', '_' and '-'", "runsOn: %q is not a runner label", s)
 			}
 		}
@@ -277,7 +278,7 @@ func (r *boxReader) autonomy(k, v *yaml.Node) *autonomyBox {
 			}
 		case "ref":
 			a.ref, _ = r.str(av, "autonomy.ref", example)
-			if a.ref != "" && !commitRe.MatchString(a.ref) {
+			if a.ref != "" && !commitRe().MatchString(a.ref) {
 				r.errorf(av, "write the full commit SHA, as git rev-parse "+a.ref+" prints it: a branch or tag can move, a commit cannot", "autonomy.ref: %q is not a full commit SHA", a.ref)
 			}
 		default:
@@ -367,7 +368,7 @@ func (r *boxReader) envName(n *yaml.Node, name, what string) bool {
 	if name == "" {
 		return false
 	}
-	if !envNameRe.MatchString(name) {
+	if !envNameRe().MatchString(name) {
 		r.errorf(n, "use letters, digits and _, not starting with a digit", "%s: %q is not a valid name", what, name)
 		return false
 	}

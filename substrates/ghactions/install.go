@@ -44,7 +44,7 @@ func ToolFor(i buildinfo.Info) Tool {
 		return Tool{Problem: fmt.Sprintf("autonomy was built as part of %s, not from its own module %s, so no job can install it; install autonomy itself", i.Module, ModulePath)}
 	}
 	switch {
-	case i.Commit != "" && !commitRe.MatchString(i.Commit):
+	case i.Commit != "" && !commitRe().MatchString(i.Commit):
 		return Tool{Problem: fmt.Sprintf("autonomy names commit %q, which is not a full commit SHA; stamp the full SHA (git rev-parse HEAD)", i.Commit)}
 	case i.Modified:
 		return Tool{Problem: fmt.Sprintf("autonomy was built from commit %s with uncommitted changes, which no job can fetch; commit them (and push the commit where the jobs fetch it: policy.box.gh-actions.autonomy.repository), then rebuild autonomy", i.Commit)}

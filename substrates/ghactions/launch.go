@@ -15,18 +15,32 @@ import (
 // trigger even when the profile declares none: its inputs are the params its other triggers
 // declare, so a launch sets the same env a firing event would.
 
-// launchers lists, for each actor some actor may launch, the actors that may launch it, in
-// profile order.
-func launchers(p *ir.Profile) map[string][]*ir.Actor {
-	out := map[string][]*ir.Actor{}
+// launchTargets is the set of actors some actor may launch. A fleet's launchers share a few
+// grants (agent:launch unscoped, or one scope for every orchestrator): each distinct scope is
+// matched against the actors once, so the work grows with the actors times the distinct scopes,
+// not times the launchers.
+func launchTargets(p *ir.Profile) map[string]bool {
+	scopes := map[string]bool{}
 	for _, l := range p.Actors {
-		if !l.Holds("agent:launch") {
-			continue
+		for _, c := range l.Capabilities {
+			if c.Name == "agent:launch" {
+				scopes[c.Scope] = true
+			}
 		}
-		ck := tools.Checker{Grants: tools.Grants(l.Capabilities)}
-		for _, t := range p.Actors {
-			if ck.Allows("agent:launch", t.Name.Value) {
-				out[t.Name.Value] = append(out[t.Name.Value], l)
+	}
+	out := map[string]bool{}
+	if len(scopes) == 0 {
+		return out
+	}
+	checkers := make([]tools.Checker, 0, len(scopes))
+	for s := range scopes {
+		checkers = append(checkers, tools.Checker{Grants: []tools.Grant{{Name: "agent:launch", Scope: s}}})
+	}
+	for _, t := range p.Actors {
+		for i := range checkers {
+			if checkers[i].Allows("agent:launch", t.Name.Value) {
+				out[t.Name.Value] = true
+				break
 			}
 		}
 	}
@@ -58,7 +72,7 @@ func launchable(a *ir.Actor) *ir.Actor {
 // step playbook holding only a scoped agent:launch). A target whose params exceed GitHub's
 // inputs is reported by actor.
 func (c *compiler) launchEdges() {
-	for name := range launchers(c.p) {
+	for name := range launchTargets(c.p) {
 		c.byName[name] = launchable(c.byName[name])
 	}
 	for _, l := range c.p.Actors {

@@ -2,8 +2,6 @@ package ghactions
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"sort"
 	"strconv"
@@ -242,10 +240,9 @@ func (c *compiler) manifest() {
 	w.open('{')
 	paths := make([]string, 0, len(c.files))
 	sums := make(map[string]string, len(c.files))
-	for _, f := range c.files {
-		sum := sha256.Sum256(f.Data)
-		paths = append(paths, f.Path)
-		sums[f.Path] = hex.EncodeToString(sum[:])
+	for i, h := range substrates.Hashes(c.files) {
+		paths = append(paths, c.files[i].Path)
+		sums[c.files[i].Path] = h
 	}
 	sort.Strings(paths)
 	for _, p := range paths {

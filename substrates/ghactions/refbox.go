@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"gopkg.in/yaml.v3"
 
@@ -27,9 +28,11 @@ const (
 )
 
 var (
-	hostRe     = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*(:[0-9]{1,5})?$`)
-	audienceRe = regexp.MustCompile(`^[A-Za-z0-9._:/@+-]+$`)
-	workflowRe = regexp.MustCompile(`^[A-Za-z0-9._-]+\.ya?ml$`)
+	hostRe = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*(:[0-9]{1,5})?$`)
+	})
+	audienceRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9._:/@+-]+$`) })
+	workflowRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9._-]+\.ya?ml$`) })
 	// commitSigning lists the reference's commit signing modes.
 	commitSigning = []string{"verified-api"}
 )
@@ -60,7 +63,7 @@ func (r *boxReader) referenceKey(b *box, k, v *yaml.Node) {
 	switch k.Value {
 	case "proxy_host":
 		if s, ok := r.str(v, "proxy_host", "e.g. proxy_host: model-proxy.example.com"); ok {
-			if !hostRe.MatchString(s) {
+			if !hostRe().MatchString(s) {
 				r.errorf(v, "give a host name, optionally with :port, without https:// or a path", "proxy_host %q is not a host name", s)
 				return
 			}
@@ -68,7 +71,7 @@ func (r *boxReader) referenceKey(b *box, k, v *yaml.Node) {
 		}
 	case "oidc_audience":
 		if s, ok := r.str(v, "oidc_audience", "e.g. oidc_audience: model-proxy"); ok {
-			if !audienceRe.MatchString(s) {
+			if !audienceRe().MatchString(s) {
 				r.errorf(v, "use letters, digits and . _ : / @ + -", "oidc_audience %q is not a valid audience", s)
 				return
 			}
@@ -85,7 +88,7 @@ func (r *boxReader) referenceKey(b *box, k, v *yaml.Node) {
 	case "propose_dispatch_checks", "propose_dispatch_reviews":
 		list := r.argv(v, k.Value, "e.g. "+k.Value+": [security-gate.yml]")
 		for i, w := range list {
-			if !workflowRe.MatchString(w) {
+			if !workflowRe().MatchString(w) {
 				r.errorf(v.Content[i], "name a workflow file of .github/workflows, e.g. security-gate.yml", "%s: %q is not a workflow file name", k.Value, w)
 			}
 		}

@@ -46,6 +46,9 @@ func (m mapping) get(key string) (any, bool) {
 // emitter writes YAML with two-space indentation.
 type emitter struct {
 	b bytes.Buffer
+	// quoted are the strings quoted so far (emitter.quote), quotedBytes their size.
+	quoted      map[string]string
+	quotedBytes int
 }
 
 func (e *emitter) indent(n int) {
@@ -75,7 +78,7 @@ func (e *emitter) key(k string, depth int) {
 		e.b.WriteString("on:")
 		return
 	}
-	q := quote(k)
+	q := e.quote(k)
 	if len(q) > maxImplicitKey {
 		e.b.WriteString("? ")
 		e.b.WriteString(q)
@@ -135,7 +138,11 @@ func (e *emitter) value(v any, depth int, comment string) {
 		e.node(v, depth)
 	default:
 		e.b.WriteByte(' ')
-		e.b.WriteString(scalar(v))
+		if s, ok := v.(string); ok {
+			e.b.WriteString(e.quote(s))
+		} else {
+			e.b.WriteString(scalar(v))
+		}
 		if comment != "" {
 			e.b.WriteString(" # ")
 			e.b.WriteString(comment)
@@ -230,6 +237,27 @@ func scalar(v any) string {
 	}
 	panic("ghactions: unexpected scalar type") // a bug in this package, not bad input
 }
+
+// quote is the package's quote, remembered: a fleet's workflows repeat the same keys, values and
+// scripts thousands of times. The emitter lives for one compile and keeps at most quotedBudget
+// bytes of strings.
+func (e *emitter) quote(s string) string {
+	if q, ok := e.quoted[s]; ok {
+		return q
+	}
+	q := quote(s)
+	if e.quoted == nil {
+		e.quoted = map[string]string{}
+	}
+	if e.quotedBytes+len(s)+len(q) <= quotedBudget {
+		e.quoted[s] = q
+		e.quotedBytes += len(s) + len(q)
+	}
+	return q
+}
+
+// quotedBudget bounds the bytes emitter.quote keeps.
+const quotedBudget = 8 << 20
 
 // quote writes s as a YAML string: plain when that provably reads back as the same string,
 // double-quoted otherwise.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 	_ "time/tzdata" // timezones resolve the same on every machine, with or without a zoneinfo
 
@@ -115,7 +116,7 @@ func readBox(p *ir.Profile) (box, ir.Diagnostics) {
 				}
 			case "secrets":
 				for i, name := range r.Argv(v, "secrets", "e.g. secrets: [INBOX_TOKEN]") {
-					if !secretName.MatchString(name) {
+					if !secretName().MatchString(name) {
 						r.Errorf(v.Content[i], "an environment variable name, e.g. INBOX_TOKEN", "secrets: %q is not an environment variable name", name)
 						continue
 					}
@@ -167,7 +168,7 @@ func (b *box) readFlowKey(r *substrates.BoxReader, k string, v *yaml.Node) bool 
 }
 
 // secretName is an environment variable's name.
-var secretName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var secretName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 
 func boxPos(p *ir.Profile) ir.Pos {
 	if n := substrates.BoxNode(p, Name); n != nil {

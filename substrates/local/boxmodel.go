@@ -148,7 +148,7 @@ func readEnvNames(r *substrates.BoxReader, v *yaml.Node) []string {
 	}
 	var out []string
 	for _, c := range v.Content {
-		if c.Kind != yaml.ScalarNode || !secretName.MatchString(c.Value) {
+		if c.Kind != yaml.ScalarNode || !secretName().MatchString(c.Value) {
 			r.Errorf(c, example, "env: %q is not an environment variable name", c.Value)
 			continue
 		}

@@ -6,8 +6,6 @@ package local
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -291,9 +289,8 @@ func (c *compiler) manifest() {
 		}
 		m.Warnings = append(m.Warnings, s)
 	}
-	for _, f := range c.files {
-		sum := sha256.Sum256(f.Data)
-		m.Files[f.Path] = hex.EncodeToString(sum[:])
+	for i, h := range substrates.Hashes(c.files) {
+		m.Files[c.files[i].Path] = h
 	}
 	c.json(ManifestPath, "the manifest", ir.Pos{}, m)
 }

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/go-github/v62/github"
@@ -112,7 +113,7 @@ func (r *Runner) NewEventSource(opts EventOptions) (*EventSource, error) {
 		repo = originRepo(r.In.Dir)
 	}
 	owner, name, ok := strings.Cut(repo, "/")
-	if !ok || !repoName.MatchString(repo) {
+	if !ok || !repoName().MatchString(repo) {
 		return nil, fmt.Errorf("cannot tell which repository to poll (%q): set policy.box.local.events.repo to owner/name, or GITHUB_REPOSITORY", repo)
 	}
 	hc := &http.Client{Timeout: time.Minute}
@@ -136,7 +137,9 @@ func (r *Runner) NewEventSource(opts EventOptions) (*EventSource, error) {
 }
 
 // githubRemote is a github.com remote URL: https://github.com/o/r(.git) or git@github.com:o/r(.git).
-var githubRemote = regexp.MustCompile(`github\.com[:/]([A-Za-z0-9-]+/[A-Za-z0-9._-]+?)(?:\.git)?/?$`)
+var githubRemote = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`github\.com[:/]([A-Za-z0-9-]+/[A-Za-z0-9._-]+?)(?:\.git)?/?$`)
+})
 
 // originRepo is owner/name of the origin remote of dir's repository when it is on github.com.
 func originRepo(dir string) string {
@@ -146,7 +149,7 @@ func originRepo(dir string) string {
 	if err != nil {
 		return ""
 	}
-	if m := githubRemote.FindStringSubmatch(strings.TrimSpace(string(out))); m != nil {
+	if m := githubRemote().FindStringSubmatch(strings.TrimSpace(string(out))); m != nil {
 		return m[1]
 	}
 	return ""

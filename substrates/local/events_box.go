@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"gopkg.in/yaml.v3"
 
@@ -50,10 +51,12 @@ type AsksConfig struct {
 }
 
 // repoName is owner/name as GitHub allows them.
-var repoName = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}$`)
+var repoName = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}$`)
+})
 
 // personName is a maintainer's name: a GitHub login or a local user name.
-var personName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+var personName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`) })
 
 // readEvents reads policy.box.local.events onto ev.
 func readEvents(r *substrates.BoxReader, v *yaml.Node, ev *EventsConfig) {
@@ -73,7 +76,7 @@ func readEvents(r *substrates.BoxReader, v *yaml.Node, ev *EventsConfig) {
 			}
 		case "repo":
 			if s, ok := r.Str(val, "events.repo", "e.g. repo: octo-org/app"); ok {
-				if !repoName.MatchString(s) {
+				if !repoName().MatchString(s) {
 					r.Errorf(val, "write the repository as owner/name, e.g. octo-org/app", "events.repo %q is not owner/name", s)
 					continue
 				}
@@ -110,7 +113,7 @@ func readRoles(r *substrates.BoxReader, v *yaml.Node) []string {
 func readMaintainers(r *substrates.BoxReader, v *yaml.Node) []string {
 	var out []string
 	for i, name := range r.Argv(v, "maintainers", "e.g. maintainers: [alice, bob]") {
-		if !personName.MatchString(name) {
+		if !personName().MatchString(name) {
 			r.Errorf(v.Content[i], "a login or user name: letters, digits, '.', '_' and '-'", "maintainers: %q is not a name", name)
 			continue
 		}

@@ -161,7 +161,7 @@ func EngageElicitation(ctx context.Context, e *Env, actor string, n int, step, p
 // lastEditedAt: any job's token can edit them). A refusal is a *Refused. That the pause is
 // redeemed once is PausedArtifact's and SpendArtifact's, not a comment's.
 func ResumeAsk(ctx context.Context, e *Env, n int, token, run string, comment int64) (*Ask, error) {
-	if !safeSubject.MatchString(e.Actor) {
+	if !safeSubject().MatchString(e.Actor) {
 		return nil, fmt.Errorf("AUTONOMY_ACTOR is %q: the actor whose workflow resumes must be named", e.Actor)
 	}
 	src, err := sourceRun(ctx, e, run)

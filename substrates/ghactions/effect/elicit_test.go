@@ -41,7 +41,7 @@ func TestElicitationFits(t *testing.T) {
 func TestElicitationMarker(t *testing.T) {
 	el := &Elicitation{Kind: "select", Options: []string{"api", "ui team", "é"}}
 	line := "<!-- autonomy:ask actor=triage token=0123456789abcdef0123456789abcdef at=2026-11-25T10:00:00Z run=42" + el.marker() + " -->"
-	m := askRe.FindStringSubmatch(line)
+	m := askRe().FindStringSubmatch(line)
 	if m == nil {
 		t.Fatalf("the marker does not parse: %s", line)
 	}
@@ -49,7 +49,7 @@ func TestElicitationMarker(t *testing.T) {
 	if got == nil || got.Kind != "select" || strings.Join(got.Options, "|") != "api|ui team|é" || m[4] != "42" {
 		t.Errorf("read back %+v run %q from %s", got, m[4], line)
 	}
-	plain := askRe.FindStringSubmatch("<!-- autonomy:ask actor=maintainer token=0123456789abcdef0123456789abcdef at=2026-11-25T10:00:00Z run=42 -->")
+	plain := askRe().FindStringSubmatch("<!-- autonomy:ask actor=maintainer token=0123456789abcdef0123456789abcdef at=2026-11-25T10:00:00Z run=42 -->")
 	if plain == nil || parseElicitation(plain[5], plain[6]) != nil || plain[4] != "42" {
 		t.Errorf("a plain ask: %q", plain)
 	}

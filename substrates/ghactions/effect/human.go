@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/go-github/v62/github"
@@ -43,9 +44,15 @@ import (
 const BotLogin = "github-actions[bot]"
 
 var (
-	askRe        = regexp.MustCompile(`^<!-- autonomy:ask actor=([A-Za-z0-9._-]+) token=([0-9a-f]{32}) at=(\S+) run=(\S*)(?: elicit=(input|confirm|select)(?: options=([A-Za-z0-9_-]*))?)?(?: head=([0-9a-f]{40}|[0-9a-f]{64}))? -->`)
-	resolutionRe = regexp.MustCompile(`^<!-- autonomy:resolution token=([0-9a-f]{32}) verb=([a-z]+) by=(\S+) comment=([0-9]+) -->`)
-	escalationRe = regexp.MustCompile(`^<!-- autonomy:escalation token=([0-9a-f]{32}) n=([0-9]+) at=(\S+) to=(\S+) -->`)
+	askRe = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^<!-- autonomy:ask actor=([A-Za-z0-9._-]+) token=([0-9a-f]{32}) at=(\S+) run=(\S*)(?: elicit=(input|confirm|select)(?: options=([A-Za-z0-9_-]*))?)?(?: head=([0-9a-f]{40}|[0-9a-f]{64}))? -->`)
+	})
+	resolutionRe = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^<!-- autonomy:resolution token=([0-9a-f]{32}) verb=([a-z]+) by=(\S+) comment=([0-9]+) -->`)
+	})
+	escalationRe = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^<!-- autonomy:escalation token=([0-9a-f]{32}) n=([0-9]+) at=(\S+) to=(\S+) -->`)
+	})
 )
 
 // Ask is one engagement of a human actor on a work item.
@@ -108,7 +115,7 @@ func Engage(ctx context.Context, e *Env, actor string, n int, ask, spec string) 
 }
 
 func engage(ctx context.Context, e *Env, actor string, n int, ask, spec string, el *Elicitation, head string) (*Ask, error) {
-	if !safeSubject.MatchString(actor) {
+	if !safeSubject().MatchString(actor) {
 		return nil, fmt.Errorf("actor %q must be a name (letters, digits, . _ -)", actor)
 	}
 	ms, err := Maintainers(ctx, e)
@@ -211,7 +218,7 @@ func Asks(ctx context.Context, e *Env, n int) ([]*Ask, error) {
 			continue
 		}
 		first, _, _ := strings.Cut(c.GetBody(), "\n")
-		if m := askRe.FindStringSubmatch(first); m != nil {
+		if m := askRe().FindStringSubmatch(first); m != nil {
 			at, err := time.Parse(time.RFC3339, m[3])
 			if err != nil {
 				continue
@@ -223,7 +230,7 @@ func Asks(ctx context.Context, e *Env, n int) ([]*Ask, error) {
 			}
 			asks = append(asks, a)
 			byToken[a.Token] = a
-		} else if m := resolutionRe.FindStringSubmatch(first); m != nil {
+		} else if m := resolutionRe().FindStringSubmatch(first); m != nil {
 			if a := byToken[m[1]]; a != nil && a.Resolved == "" {
 				note, node, ok, err := commanded(m)
 				if err != nil {
@@ -234,11 +241,11 @@ func Asks(ctx context.Context, e *Env, n int) ([]*Ask, error) {
 					a.answerID, _ = strconv.ParseInt(m[4], 10, 64)
 				}
 			}
-		} else if m := retractionRe.FindStringSubmatch(first); m != nil {
+		} else if m := retractionRe().FindStringSubmatch(first); m != nil {
 			if a := byToken[m[1]]; a != nil && a.Resolved == "" {
 				a.Resolved = Retracted // retract.go
 			}
-		} else if m := escalationRe.FindStringSubmatch(first); m != nil {
+		} else if m := escalationRe().FindStringSubmatch(first); m != nil {
 			if a := byToken[m[1]]; a != nil {
 				k, _ := strconv.Atoi(m[2])
 				a.Escalations = max(a.Escalations, k)

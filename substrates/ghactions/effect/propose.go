@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/google/go-github/v62/github"
 )
@@ -44,7 +45,7 @@ type Proposal struct {
 	AutoMergeError string
 }
 
-var safeSubject = regexp.MustCompile(`^[A-Za-z0-9._-]{1,100}$`)
+var safeSubject = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9._-]{1,100}$`) })
 
 // Propose turns the commits of bundle into a pull request: it refuses (saying so on the work
 // item) a change outside the actor's scope, to the workflows, or that does not apply to the
@@ -127,7 +128,7 @@ func (e *Env) proposalSubject() (string, int, error) {
 		}
 		item = n
 	}
-	if !safeSubject.MatchString(e.Actor) {
+	if !safeSubject().MatchString(e.Actor) {
 		return "", 0, fmt.Errorf("actor %q must be a name (letters, digits, . _ -): it names the branch", e.Actor)
 	}
 	return subject, item, nil

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // The runner's verbs on an ask (runner cancel and runner update on gh-actions), the
@@ -24,7 +25,9 @@ import (
 // Retracted is the Resolved of a retracted ask.
 const Retracted = "retracted"
 
-var retractionRe = regexp.MustCompile(`^<!-- autonomy:retraction token=([0-9a-f]{32}) by=(\S+) -->`)
+var retractionRe = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^<!-- autonomy:retraction token=([0-9a-f]{32}) by=(\S+) -->`)
+})
 
 // FindOpenAsk returns the open ask a runner session id names: "ask:TOKEN", or the run id of the
 // human actor's run that posted it; nil when none is open.

@@ -71,8 +71,8 @@ const (
 var inFlight = []string{"requested", "queued", "pending", "waiting", "in_progress"}
 
 var (
-	repoRe  = regexp.MustCompile(`^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$`)
-	actorRe = regexp.MustCompile(`^[a-z][a-z0-9_-]*$`) // ir's actor names
+	repoRe  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$`) })
+	actorRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9_-]*$`) }) // ir's actor names
 )
 
 // Runner realizes the Runner contract over GitHub Actions: a session is a workflow run of an
@@ -112,7 +112,7 @@ func TokenFromEnv() string {
 // NewRunner checks opts and returns a runner; it makes no request.
 func NewRunner(opts RunnerOptions) (*Runner, error) {
 	var problems []string
-	if !repoRe.MatchString(opts.Repo) {
+	if !repoRe().MatchString(opts.Repo) {
 		problems = append(problems, fmt.Sprintf("repository %q: give it as owner/name, like octo-org/app", opts.Repo))
 	}
 	if opts.Token == "" {
@@ -123,7 +123,7 @@ func NewRunner(opts RunnerOptions) (*Runner, error) {
 	}
 	for i, a := range opts.Actors {
 		switch {
-		case !actorRe.MatchString(a) || len(a) > ir.MaxActorName:
+		case !actorRe().MatchString(a) || len(a) > ir.MaxActorName:
 			problems = append(problems, fmt.Sprintf("actor %q: not an actor name (lower-case letters, digits, - and _, starting with a letter)", a))
 		case slices.Contains(opts.Actors[:i], a):
 			problems = append(problems, fmt.Sprintf("actor %q is named twice", a))

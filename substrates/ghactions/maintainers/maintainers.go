@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/google/go-github/v62/github"
 )
@@ -39,7 +40,7 @@ type List struct {
 }
 
 // loginRe is GitHub's login syntax: alphanumerics and single inner hyphens, at most 39.
-var loginRe = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9]|-[A-Za-z0-9]){0,38}$`)
+var loginRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9]|-[A-Za-z0-9]){0,38}$`) })
 
 // Parse splits a variable's value into logins: separated by commas or white space, an optional
 // leading @ dropped, duplicates (case-insensitive) dropped. A word that is not a login is an error
@@ -48,7 +49,7 @@ func Parse(value string) ([]string, error) {
 	var out []string
 	for _, w := range strings.FieldsFunc(value, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' || r == '\n' || r == '\r' }) {
 		l := strings.TrimPrefix(w, "@")
-		if !loginRe.MatchString(l) {
+		if !loginRe().MatchString(l) {
 			return nil, fmt.Errorf("%q is not a GitHub login (write logins separated by commas, e.g. alice, @bob)", w)
 		}
 		if !slices.ContainsFunc(out, func(o string) bool { return strings.EqualFold(o, l) }) {

@@ -1,0 +1,56 @@
+//go:build unix
+
+package main
+
+import (
+	"os"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"testing"
+)
+
+// initTrace runs autonomy version with GODEBUG=inittrace=1, which makes the runtime print each
+// package's init allocations on stderr.
+func initTrace(t *testing.T) []byte {
+	t.Helper()
+	cmd := exec.Command(autonomyBin(t), "version")
+	cmd.Env = append(os.Environ(), "GODEBUG=inittrace=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("autonomy version: %v\n%s", err, out)
+	}
+	return out
+}
+
+// TestStartupCompilesNoRegexp: autonomy's own packages compile their regular expressions on
+// first use (sync.OnceValue), not at init: about a hundred of them were 1.1 MB of allocations
+// and a fifth of the CPU of every process's start. (This package, cmd/autonomy, is left out:
+// its tests' globals are linked in the test binary.)
+func TestStartupCompilesNoRegexp(t *testing.T) {
+	total := 0
+	for _, m := range regexp.MustCompile(`(?m)^init (github\.com/autonomyhq/autonomy/\S*) @.*, ([0-9]+) bytes, [0-9]+ allocs$`).FindAllSubmatch(initTrace(t), -1) {
+		if string(m[1]) == "github.com/autonomyhq/autonomy/cmd/autonomy" {
+			continue
+		}
+		n, _ := strconv.Atoi(string(m[2]))
+		total += n
+	}
+	if total > 256<<10 {
+		t.Errorf("autonomy's packages allocated %d bytes at init, want under 256 KiB: compile regular expressions on first use (sync.OnceValue)", total)
+	}
+}
+
+// TestStartupCompilesNoSchema: a process that validates no JSON Schema does not compile the
+// JSON Schema drafts' metaschemas at start (third_party/jsonschema/PATCHES.md): upstream's
+// package init allocated 1.7 MB doing so, in every autonomy process, twice per runner launch.
+func TestStartupCompilesNoSchema(t *testing.T) {
+	out := initTrace(t)
+	m := regexp.MustCompile(`(?m)^init github\.com/santhosh-tekuri/jsonschema/v6 @.*, ([0-9]+) bytes, ([0-9]+) allocs$`).FindSubmatch(out)
+	if m == nil {
+		t.Fatalf("no init line for the jsonschema package:\n%s", out)
+	}
+	if n, _ := strconv.Atoi(string(m[1])); n > 64<<10 {
+		t.Errorf("the jsonschema package's init allocated %d bytes (%s allocs), want under 64 KiB: the drafts are compiled on the first Compile", n, m[2])
+	}
+}
