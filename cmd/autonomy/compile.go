@@ -66,7 +66,8 @@ Exit codes: 0 installed (or nothing to change), 1 the profile has errors (or war
   autonomy compile profiles/sdlc --target gh-actions --dir ../my-repo --force
   autonomy compile profiles/hello --target local --strict --dry-run
   autonomy compile profiles/sdlc --target gh-actions --dir ../my-repo --keep .gitignore
-  autonomy compile profiles/hello --target local --dry-run --format json`,
+  autonomy compile profiles/hello --target local --dry-run --format json
+  autonomy compile profiles/hello --target local --dir . --watch`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkFormat(format, "text", "json"); err != nil {

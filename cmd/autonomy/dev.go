@@ -26,9 +26,9 @@ model endpoint that the real agent CLIs talk to as they would to a model.`,
 }
 
 func newDevModel() *cobra.Command {
-	var script, addr string
+	var script, addr, envFile string
 	cmd := &cobra.Command{
-		Use:   "model [--script FILE] [--addr HOST:PORT]",
+		Use:   "model [--script FILE] [--addr HOST:PORT] [--env-file FILE]",
 		Short: "Serve a scripted model endpoint (OpenAI Responses and Anthropic Messages) on this machine",
 		Long: `model serves the scripted model endpoint the tests use, on a loopback address, until it is
 interrupted (Ctrl-C or SIGTERM). The pinned agent CLIs (codex, claude) talk to it as to a model:
@@ -39,6 +39,10 @@ It prints the two variables that point the runner at it, one a line:
 
   OPENAI_BASE_URL=http://127.0.0.1:4000/v1
   ANTHROPIC_BASE_URL=http://127.0.0.1:4000
+
+--addr 127.0.0.1:0 picks a free port (the printed lines name it). --env-file FILE also writes
+the two lines to FILE, whole, before printing them, and removes it on exit: another terminal can
+load them with export $(cat FILE) as soon as the file exists.
 
 Run the runner with them and any non-empty OPENAI_API_KEY (or ANTHROPIC_API_KEY): the runner's
 model proxy forwards the session's requests here. stderr gets one line per model request.
@@ -59,7 +63,8 @@ Exit codes: 0 stopped by a signal, 1 a session broke the script (it ran out, or 
 was missing: each is printed as it happens), 2 usage error (a bad script, named file:line:col;
 an address that is not loopback, or in use).`,
 		Example: `  autonomy dev model --script trial.yml --addr 127.0.0.1:4000
-  autonomy dev model --addr 127.0.0.1:0`,
+  autonomy dev model --addr 127.0.0.1:0
+  autonomy dev model --script trial.yml --addr 127.0.0.1:0 --env-file model.env`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			turns, what := modelfake.DefaultScript, "the default one-answer script"
@@ -84,7 +89,13 @@ an address that is not loopback, or in use).`,
 				return usageError("%v", err)
 			}
 			defer srv.Close()
-			fmt.Fprintf(cmd.OutOrStdout(), "OPENAI_BASE_URL=%s\nANTHROPIC_BASE_URL=%s\n", srv.OpenAIBaseURL(), srv.AnthropicBaseURL())
+			if envFile != "" {
+				if err := srv.WriteEnvFile(envFile); err != nil {
+					return usageError("--env-file: %v", err)
+				}
+				defer os.Remove(envFile)
+			}
+			fmt.Fprint(cmd.OutOrStdout(), srv.Env())
 			logLine(fmt.Sprintf("serving %s on %s; Ctrl-C stops it", what, srv.URL()))
 			<-ctx.Done()
 			srv.Close()
@@ -97,5 +108,6 @@ an address that is not loopback, or in use).`,
 	}
 	cmd.Flags().StringVar(&script, "script", "", "the script file: a YAML list of turns (shell:, tool:, text:, json:); default: one final text")
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:4000", "the loopback address to listen on (port 0 picks a free one)")
+	cmd.Flags().StringVar(&envFile, "env-file", "", "also write the printed KEY=VALUE lines to this file once serving (removed on exit)")
 	return cmd
 }

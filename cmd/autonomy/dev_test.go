@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -202,7 +203,48 @@ func devModelExample(t *testing.T, ex example) {
 		t.Fatal(err)
 	}
 	d := startDevModel(t, wd, args...)
+	envFile := flagValue(ex.args, "--env-file")
+	if envFile != "" {
+		checkEnvFile(t, filepath.Join(wd, envFile), d)
+	}
 	if code := d.stop(t); code != 0 {
 		t.Errorf("exit %d after Ctrl-C:\n%s", code, d.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(wd, envFile)); envFile != "" && !os.IsNotExist(err) {
+		t.Errorf("--env-file %s is still there after Ctrl-C: %v", envFile, err)
+	}
+}
+
+// checkEnvFile checks that the --env-file of d has the two lines d printed, once it printed them.
+func checkEnvFile(t *testing.T, path string, d *devModel) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	want := "OPENAI_BASE_URL=" + d.openAI + "\nANTHROPIC_BASE_URL=" + d.anthropic + "\n"
+	if err != nil || string(data) != want {
+		t.Errorf("--env-file %s: %q, %v; want %q", path, data, err, want)
+	}
+}
+
+// TestDevModelEnvFile: with --addr 127.0.0.1:0 and --env-file, dev model serves on a free port
+// even when the default one is taken, the file holds the printed lines by the time they are
+// printed, and it is removed on Ctrl-C; a file it cannot write is a usage error.
+func TestDevModelEnvFile(t *testing.T) {
+	if l, err := net.Listen("tcp", "127.0.0.1:4000"); err == nil {
+		defer l.Close() // the default port taken, as on a shared machine
+	}
+	dir := t.TempDir()
+	d := startDevModel(t, dir, "--addr", "127.0.0.1:0", "--env-file", "model.env")
+	if strings.HasSuffix(d.anthropic, ":4000") || strings.HasSuffix(d.anthropic, ":0") {
+		t.Errorf("base URL %s: not a free port", d.anthropic)
+	}
+	checkEnvFile(t, filepath.Join(dir, "model.env"), d)
+	if code := d.stop(t); code != 0 {
+		t.Errorf("exit %d after Ctrl-C:\n%s", code, d.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "model.env")); !os.IsNotExist(err) {
+		t.Errorf("model.env is still there after Ctrl-C: %v", err)
+	}
+	if code, _, errOut := run(t, "dev", "model", "--addr", "127.0.0.1:0", "--env-file", filepath.Join(dir, "no", "model.env")); code != 2 || !strings.Contains(errOut, "--env-file") {
+		t.Errorf("an env file in a missing directory: exit %d\n%s", code, errOut)
 	}
 }

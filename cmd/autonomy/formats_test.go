@@ -6,11 +6,17 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/autonomyhq/autonomy/internal/cliout/sariftest"
 )
 
-// sarifResults parses a SARIF log and returns its results' rule ids, levels and first locations.
+// sarifResults validates a SARIF log against the official SARIF 2.1.0 schema, parses it and
+// returns its results' rule ids, levels and first locations.
 func sarifResults(t *testing.T, out string) (ruleIDs, levels, uris []string) {
 	t.Helper()
+	if err := sariftest.Validate([]byte(out)); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
 	var log struct {
 		Version string
 		Runs    []struct {

@@ -185,7 +185,7 @@ func TestHelpExamplesWork(t *testing.T) {
 			continue
 		}
 		t.Run(line, func(t *testing.T) {
-			workspace(t, template)
+			ws := workspace(t, template)
 			if ex.args[0] == "check" {
 				// check compares with an install: make it first, as compile would.
 				target, dir := flagValue(ex.args, "--target"), flagValue(ex.args, "--dir")
@@ -208,6 +208,10 @@ func TestHelpExamplesWork(t *testing.T) {
 			}
 			if ex.args[0] == "dev" {
 				devModelExample(t, ex)
+				return
+			}
+			if ex.args[0] == "compile" && slices.Contains(ex.args, "--watch") {
+				watchExample(t, ws, ex)
 				return
 			}
 			if ex.args[0] == "doctor" {
@@ -400,8 +404,24 @@ func transcriptFor(t *testing.T, ws, id string) {
 // stops it with SIGTERM: it must exit 0.
 func serveExample(t *testing.T, ws string, ex example) {
 	t.Helper()
+	untilSignal(t, ws, ex, "serving", syscall.SIGTERM)
+}
+
+// watchExample runs `autonomy compile --watch` as its own process until it has compiled once
+// and says it watches, then stops it as its help says (Ctrl-C): it must exit 0.
+func watchExample(t *testing.T, ws string, ex example) {
+	t.Helper()
+	if before := untilSignal(t, ws, ex, "autonomy: watching ", os.Interrupt); !strings.Contains(before, " created, ") {
+		t.Errorf("compile --watch did not compile before watching:\n%s", before)
+	}
+}
+
+// untilSignal runs ex as its own process in dir until a line of its stderr contains ready, sends
+// it sig, and checks that it then exits 0. It returns the stderr lines before ready's.
+func untilSignal(t *testing.T, dir string, ex example, ready string, sig os.Signal) string {
+	t.Helper()
 	cmd := exec.Command(autonomyBin(t), ex.args...)
-	cmd.Dir = ws
+	cmd.Dir = dir
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -410,16 +430,24 @@ func serveExample(t *testing.T, ws string, ex example) {
 		t.Fatal(err)
 	}
 	sc := bufio.NewScanner(stderr)
-	if !sc.Scan() || !strings.Contains(sc.Text(), "serving") {
-		cmd.Process.Kill()
-		t.Fatalf("serve said %q", sc.Text())
+	var before strings.Builder
+	for sc.Scan() && !strings.Contains(sc.Text(), ready) {
+		before.WriteString(sc.Text() + "\n")
 	}
-	cmd.Process.Signal(syscall.SIGTERM)
+	if !strings.Contains(sc.Text(), ready) {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		t.Fatalf("%v ended before saying %q:\n%s", ex.args, ready, before.String())
+	}
+	if err := cmd.Process.Signal(sig); err != nil {
+		t.Fatal(err)
+	}
 	for sc.Scan() {
 	}
 	if err := cmd.Wait(); err != nil {
-		t.Errorf("serve exited with %v after SIGTERM", err)
+		t.Errorf("%v exited with %v after %v", ex.args, err, sig)
 	}
+	return before.String()
 }
 
 // fakeGitHubFor serves the probe fleet's workflows from an in-process GitHub API for the

@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -66,7 +67,8 @@ func quickstartScript(t *testing.T, doc string) string {
 }
 
 // TestQuickstart runs docs/quickstart.md's commands as a new user would, with the binary built
-// as a release is, the pinned codex and the scripted model: the local fleet's session ends done
+// as a release is, the pinned codex and the scripted model (on a free port: 4000 is taken
+// first, as it may be on a shared machine): the local fleet's session ends done
 // having run the scripted command, and the gh-actions installation is up to date and passes
 // actionlint (shellcheck included).
 func TestQuickstart(t *testing.T) {
@@ -82,6 +84,9 @@ func TestQuickstart(t *testing.T) {
 	bin := t.TempDir()
 	if err := os.Symlink(testbin.Path(t), filepath.Join(bin, "autonomy")); err != nil {
 		t.Fatal(err)
+	}
+	if l, err := net.Listen("tcp", "127.0.0.1:4000"); err == nil {
+		defer l.Close() // a port the doc could have fixed, taken, as on a shared machine
 	}
 	work, home, tmp := t.TempDir(), t.TempDir(), t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
@@ -106,8 +111,11 @@ func TestQuickstart(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the quickstart failed: %v\n%s\nthe scripted model:\n%s", err, out.String(), bg)
 	}
+	if !regexp.MustCompile(`second terminal: OPENAI_BASE_URL=http://127\.0\.0\.1:[1-9][0-9]*/v1\n`).MatchString(out.String()) ||
+		strings.Contains(out.String(), "127.0.0.1:4000") {
+		t.Errorf("the scripted model did not serve on a free port:\n%s", out.String())
+	}
 	for _, want := range []string{
-		"second terminal: OPENAI_BASE_URL=http://127.0.0.1:4000/v1",
 		"Hello from the scripted model",
 		"gh-actions: 6 generated files up to date",
 	} {

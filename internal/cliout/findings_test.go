@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/autonomyhq/autonomy/internal/cliout/sariftest"
 )
 
 func TestWriteGitHubEscapes(t *testing.T) {
@@ -48,9 +50,13 @@ func TestWriteSARIFFollowsTheSpec(t *testing.T) {
 	}
 }
 
-// checkSARIF validates data as a SARIF 2.1.0 log with wantResults results.
+// checkSARIF validates data as a SARIF 2.1.0 log with wantResults results: against the official
+// schema, then against the rules of the spec a schema cannot state.
 func checkSARIF(t *testing.T, data []byte, wantResults int) {
 	t.Helper()
+	if err := sariftest.Validate(data); err != nil {
+		t.Fatal(err)
+	}
 	var log struct {
 		Schema  string `json:"$schema"`
 		Version string `json:"version"`

@@ -20,8 +20,9 @@ func NextSteps(dir, target, actor string) []string {
 		}
 		if actor != "" {
 			steps = append(steps,
-				"autonomy dev model &   # a scripted model: a trial with no model account (docs/quickstart.md)",
-				"OPENAI_BASE_URL=http://127.0.0.1:4000/v1 OPENAI_API_KEY=trial autonomy runner launch "+actor,
+				"autonomy dev model --addr 127.0.0.1:0 --env-file model.env   # in a second terminal: a scripted model, for a trial with no model account (docs/quickstart.md)",
+				"export $(cat model.env) OPENAI_API_KEY=trial",
+				"autonomy runner launch "+actor,
 				"autonomy runner list --all")
 		}
 		return steps

@@ -146,6 +146,20 @@ func TestNextStepsQuoteTheDirectory(t *testing.T) {
 	}
 }
 
+// TestNextStepsTrialOnAFreePort: the local trial's scripted model takes a free port and hands it
+// over in a file the next step loads: no fixed port that another program may hold.
+func TestNextStepsTrialOnAFreePort(t *testing.T) {
+	steps := strings.Join(NextSteps("autonomy", "local", "greeter"), "\n")
+	for _, want := range []string{"autonomy dev model --addr 127.0.0.1:0 --env-file model.env", "export $(cat model.env) OPENAI_API_KEY=trial\nautonomy runner launch greeter"} {
+		if !strings.Contains(steps, want) {
+			t.Errorf("the steps lack %q:\n%s", want, steps)
+		}
+	}
+	if strings.Contains(steps, ":4000") {
+		t.Errorf("a fixed port:\n%s", steps)
+	}
+}
+
 // TestBundledModelinesWorkOnceCopied: a bundled profile copied by hand into a repository keeps
 // a working editor schema: its modeline is README's URL, not a path into this repository.
 func TestBundledModelinesWorkOnceCopied(t *testing.T) {

@@ -15,6 +15,7 @@ import (
 	"github.com/autonomyhq/autonomy/internal/agent"
 	"github.com/autonomyhq/autonomy/internal/agentcli"
 	"github.com/autonomyhq/autonomy/internal/egress"
+	"github.com/autonomyhq/autonomy/internal/gitremote"
 )
 
 // Check is one thing autonomy doctor looked at.
@@ -171,7 +172,18 @@ func hasGitHubRemote(ctx context.Context, dir string) bool {
 	cmd := exec.CommandContext(ctx, "git", "-C", dir, "config", "--get-regexp", `^remote\..*\.url$`)
 	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1")
 	out, err := cmd.Output()
-	return err == nil && strings.Contains(strings.ToLower(string(out)), "github.com")
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		// remote.NAME.url URL
+		if _, u, ok := strings.Cut(strings.TrimSpace(line), " "); ok {
+			if _, ok := gitremote.GitHubRepo(u); ok {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // redactURL hides the password or token a URL may carry in its user info (https://user:key@host):

@@ -8,17 +8,16 @@ import (
 	"net/http"
 	"net/url"
 	"os/exec"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/google/go-github/v62/github"
 
 	"github.com/autonomyhq/autonomy/internal/cliout"
 	"github.com/autonomyhq/autonomy/internal/ghlimit"
+	"github.com/autonomyhq/autonomy/internal/gitremote"
 	"github.com/autonomyhq/autonomy/internal/store"
 	"github.com/autonomyhq/autonomy/ir"
 )
@@ -136,11 +135,6 @@ func (r *Runner) NewEventSource(opts EventOptions) (*EventSource, error) {
 	return &EventSource{r: r, client: c, owner: owner, name: name, etags: map[string]string{}, multiPage: map[string]bool{}}, nil
 }
 
-// githubRemote is a github.com remote URL: https://github.com/o/r(.git) or git@github.com:o/r(.git).
-var githubRemote = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`github\.com[:/]([A-Za-z0-9-]+/[A-Za-z0-9._-]+?)(?:\.git)?/?$`)
-})
-
 // originRepo is owner/name of the origin remote of dir's repository when it is on github.com.
 func originRepo(dir string) string {
 	cmd := exec.Command("git", "remote", "get-url", "origin")
@@ -149,10 +143,8 @@ func originRepo(dir string) string {
 	if err != nil {
 		return ""
 	}
-	if m := githubRemote().FindStringSubmatch(strings.TrimSpace(string(out))); m != nil {
-		return m[1]
-	}
-	return ""
+	repo, _ := gitremote.GitHubRepo(string(out))
+	return repo
 }
 
 // Repo is the repository polled, owner/name.

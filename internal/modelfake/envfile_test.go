@@ -1,0 +1,57 @@
+package modelfake
+
+import (
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestWriteEnvFile: on a port the system picked, the file names the server's address (one can
+// connect to it) in both variables, and replaces an older file whole.
+func TestWriteEnvFile(t *testing.T) {
+	s, err := Listen("127.0.0.1:0", DefaultScript, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	path := filepath.Join(t.TempDir(), "model.env")
+	if err := os.WriteFile(path, []byte("OPENAI_BASE_URL=http://127.0.0.1:4000/v1\nSTALE=1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.WriteEnvFile(path); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vars := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
+		k, v, ok := strings.Cut(line, "=")
+		if !ok {
+			t.Fatalf("not KEY=VALUE: %q", line)
+		}
+		vars[k] = v
+	}
+	if len(vars) != 2 || vars["OPENAI_BASE_URL"] != vars["ANTHROPIC_BASE_URL"]+"/v1" {
+		t.Fatalf("env file:\n%s", data)
+	}
+	u, err := url.Parse(vars["ANTHROPIC_BASE_URL"])
+	if err != nil || u.Port() == "0" || u.Port() == "" {
+		t.Fatalf("base URL %q: %v", vars["ANTHROPIC_BASE_URL"], err)
+	}
+	c, err := net.Dial("tcp", u.Host)
+	if err != nil {
+		t.Fatalf("the file's address does not reach the server: %v", err)
+	}
+	c.Close()
+	if left, _ := filepath.Glob(filepath.Join(filepath.Dir(path), ".model.env.*")); len(left) != 0 {
+		t.Errorf("temporary files left: %v", left)
+	}
+	if err := s.WriteEnvFile(filepath.Join(t.TempDir(), "no", "such", "dir", "model.env")); err == nil {
+		t.Error("a file in a missing directory: no error")
+	}
+}
