@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// TestValidateRejectsWhatTheSchemaForbids: the committed schema compiles and is in force, so a
+// TestValidateRejectsWhatTheSchemaForbids: the official schema is in force, so a
 // pass from Validate means something.
 func TestValidateRejectsWhatTheSchemaForbids(t *testing.T) {
 	const good = `{"version":"2.1.0","$schema":"https://json.schemastore.org/sarif-2.1.0.json","runs":[{"tool":{"driver":{"name":"x"}},"results":[]}]}`
