@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
@@ -14,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/autonomyhq/autonomy/internal/handoff"
 	"github.com/autonomyhq/autonomy/internal/store"
 	"github.com/autonomyhq/autonomy/ir"
 )
@@ -39,6 +39,11 @@ type asks struct {
 // engage parks an ask: a running session holding the params, with a one-time redeem token of
 // which only the hash is kept.
 func (h *asks) engage(ctx context.Context, cfg *ActorConfig, s store.Session) (LaunchResult, error) {
+	return h.engageTyped(ctx, cfg, s, nil)
+}
+
+// engageTyped parks an ask carrying its typed handoff (nil: an untyped ask, as before types).
+func (h *asks) engageTyped(ctx context.Context, cfg *ActorConfig, s store.Session, spec *handoff.Spec) (LaunchResult, error) {
 	raw := make([]byte, 32)
 	if _, err := rand.Read(raw); err != nil {
 		return LaunchResult{}, err
@@ -52,7 +57,10 @@ func (h *asks) engage(ctx context.Context, cfg *ActorConfig, s store.Session) (L
 		if err := tx.Insert(&s); err != nil {
 			return err
 		}
-		return tx.Log(store.Event{Session: s.ID, Actor: s.Actor, Kind: "engaged", Message: "ask engaged by " + h.by()})
+		if err := keepHandoff(tx, s, spec); err != nil {
+			return err
+		}
+		return tx.Log(store.Event{Session: s.ID, Actor: s.Actor, Kind: "engaged", Message: "ask engaged by " + h.by() + typeNote(spec)})
 	})
 	if err != nil {
 		return LaunchResult{}, err
@@ -78,11 +86,22 @@ func (h *asks) resolve(ctx context.Context, s store.Session, p ir.Patch) (store.
 	if p.Token == "" {
 		return s, h.refuse(ctx, s, "refused: resolving an ask needs its one-time redeem token (--token), which its launch returned")
 	}
-	if strings.TrimSpace(p.Evidence) == "" {
+	rec, err := readHandoff(ctx, h.store, s.ID)
+	if err != nil {
+		return s, err
+	}
+	if strings.TrimSpace(p.Evidence) == "" && (rec == nil || rec.Type != handoff.Inform) {
 		return s, h.refuse(ctx, s, "refused: resolving an ask needs --evidence: the verified act that resolved it (a merged change, an approval's URL, the check that passed)")
 	}
-	if s.TokenHash == "" || subtle.ConstantTimeCompare([]byte(hashToken(p.Token)), []byte(s.TokenHash)) != 1 {
+	if !redeems(s, p.Token) {
 		return s, h.refuse(ctx, s, "refused: the token does not redeem this ask")
+	}
+	reply, err := replyFor(rec, s, p)
+	if err != nil {
+		return s, h.refuse(ctx, s, "refused: "+err.Error()+"; the token stays valid")
+	}
+	if p.Evidence == "" {
+		p.Evidence = "receipt confirmed"
 	}
 	now := h.now().UTC()
 	by := h.by()
@@ -100,7 +119,10 @@ func (h *asks) resolve(ctx context.Context, s store.Session, p ir.Patch) (store.
 	if !changed || n.Status != p.Status {
 		return n, &RefusedError{Msg: fmt.Sprintf("refused: session %s was resolved or retracted meanwhile (%s)", s.ID, n.Status)}
 	}
-	_ = h.store.Log(ctx, store.Event{Session: s.ID, Actor: s.Actor, Kind: "resolved", Message: fmt.Sprintf("%s by %s: %s", p.Status, by, p.Evidence)})
+	if err := h.recordReply(ctx, rec, n, reply, by, now); err != nil {
+		return n, err
+	}
+	_ = h.store.Log(ctx, store.Event{Session: s.ID, Actor: s.Actor, Kind: "resolved", Message: fmt.Sprintf("%s by %s: %s%s", p.Status, by, p.Evidence, replyNote(reply))})
 	return n, h.engager.Retract(ctx, n)
 }
 
