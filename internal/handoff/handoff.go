@@ -33,11 +33,11 @@ var Types = []string{Approve, Decide, Consult, Inform}
 
 // Bounds on a handoff; larger input is refused, not cut.
 const (
-	MaxIn       = 65536 // what the asker hands over
-	MaxText     = 4096  // the question, what to hand back, an answer
+	MaxIn       = 65536 // what the asker hands over, the question
+	MaxText     = 4096  // what to hand back, an answer
 	MaxOption   = 256
 	MaxOptions  = 20
-	MaxEncoding = 2 * MaxIn
+	MaxEncoding = 4 * MaxIn
 )
 
 // Decision is the choice requested.
@@ -75,7 +75,7 @@ func (s *Spec) Validate() error {
 	errs := []error{text("in", s.In, MaxIn, false), text("out", s.Out, MaxText, false)}
 	var opts []string
 	if d := s.Decision; d != nil {
-		errs = append(errs, text("decision.question", d.Question, MaxText, false))
+		errs = append(errs, text("decision.question", d.Question, MaxIn, false))
 		opts = d.Options
 	}
 	switch {

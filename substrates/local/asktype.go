@@ -4,6 +4,9 @@ import (
 	"context"
 	"crypto/subtle"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/autonomyhq/autonomy/internal/handoff"
@@ -158,4 +161,29 @@ func checkHandoff(cfg *ActorConfig, spec *handoff.Spec) error {
 		return &RefusedError{Msg: "the ask's handoff: " + err.Error()}
 	}
 	return nil
+}
+
+// handoffLines are the attention file's lines of a typed ask: its type and payload, and where
+// its token is kept when the runner keeps it (an ask_person's).
+func handoffLines(ctx context.Context, st *store.Store, in *Install, s store.Session) string {
+	var b strings.Builder
+	if rec, err := readHandoff(ctx, st, s.ID); err == nil && rec != nil {
+		fmt.Fprintf(&b, "- type: %s\n", rec.Type)
+		if rec.In != "" {
+			fmt.Fprintf(&b, "- in: %s\n", quoteLine(rec.In))
+		}
+		if d := rec.Decision; d != nil && d.Question != "" {
+			fmt.Fprintf(&b, "- question: %s\n", quoteLine(d.Question))
+		}
+		for _, o := range rec.Options() {
+			fmt.Fprintf(&b, "- option: %s\n", quoteLine(o))
+		}
+		if rec.Out != "" {
+			fmt.Fprintf(&b, "- hand back: %s\n", quoteLine(rec.Out))
+		}
+	}
+	if _, err := os.Stat(in.TokenFile(s.ID)); err == nil {
+		fmt.Fprintf(&b, "- token: in %s (readable by you only)\n", filepath.ToSlash(filepath.Join(AskDir, s.ID+".token")))
+	}
+	return b.String()
 }

@@ -39,11 +39,12 @@ type asks struct {
 // engage parks an ask: a running session holding the params, with a one-time redeem token of
 // which only the hash is kept.
 func (h *asks) engage(ctx context.Context, cfg *ActorConfig, s store.Session) (LaunchResult, error) {
-	return h.engageTyped(ctx, cfg, s, nil)
+	return h.engageTyped(ctx, cfg, s, nil, nil)
 }
 
-// engageTyped parks an ask carrying its typed handoff (nil: an untyped ask, as before types).
-func (h *asks) engageTyped(ctx context.Context, cfg *ActorConfig, s store.Session, spec *handoff.Spec) (LaunchResult, error) {
+// engageTyped parks an ask carrying its typed handoff (nil: an untyped ask, as before types);
+// keep, when set, keeps the token for the person before they are told (no launcher holds it).
+func (h *asks) engageTyped(ctx context.Context, cfg *ActorConfig, s store.Session, spec *handoff.Spec, keep func(store.Session, string) error) (LaunchResult, error) {
 	raw := make([]byte, 32)
 	if _, err := rand.Read(raw); err != nil {
 		return LaunchResult{}, err
@@ -64,6 +65,11 @@ func (h *asks) engageTyped(ctx context.Context, cfg *ActorConfig, s store.Sessio
 	})
 	if err != nil {
 		return LaunchResult{}, err
+	}
+	if keep != nil {
+		if err := keep(s, token); err != nil {
+			return LaunchResult{Session: s}, err
+		}
 	}
 	if err := h.engager.Engage(ctx, s, cfg); err != nil {
 		_ = h.store.Log(ctx, store.Event{Session: s.ID, Actor: s.Actor, Kind: "engage-failed", Message: err.Error()})
@@ -146,8 +152,13 @@ func (a *AttentionFile) Engage(ctx context.Context, _ store.Session, _ *ActorCon
 	return a.rewrite(ctx)
 }
 
-// Retract rewrites the list without the ask.
-func (a *AttentionFile) Retract(ctx context.Context, _ store.Session) error { return a.rewrite(ctx) }
+// Retract rewrites the list without the ask, and removes its spent token the runner kept.
+func (a *AttentionFile) Retract(ctx context.Context, s store.Session) error {
+	if err := os.Remove(a.In.TokenFile(s.ID)); err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	return a.rewrite(ctx)
+}
 
 func (a *AttentionFile) rewrite(ctx context.Context) error {
 	ss, err := a.Store.List(ctx, store.ListOptions{})
@@ -169,6 +180,7 @@ func (a *AttentionFile) rewrite(ctx context.Context) error {
 		if cfg, err := a.In.Actor(s.Actor); err == nil {
 			fmt.Fprintf(&b, "- task spec: %s\n", cfg.Behavior)
 		}
+		b.WriteString(handoffLines(ctx, a.Store, a.In, s))
 		b.WriteString(escalationLine(ctx, a.Store, s))
 		for _, k := range sortedKeys(s.Params) {
 			v := s.Params[k]
