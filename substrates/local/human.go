@@ -61,6 +61,9 @@ func (h *asks) engageTyped(ctx context.Context, cfg *ActorConfig, s store.Sessio
 		if err := keepHandoff(tx, s, spec); err != nil {
 			return err
 		}
+		if err := scheduleSim(tx, s, spec, token); err != nil {
+			return err
+		}
 		return tx.Log(store.Event{Session: s.ID, Actor: s.Actor, Kind: "engaged", Message: "ask engaged by " + h.by() + typeNote(spec)})
 	})
 	if err != nil {
@@ -86,6 +89,11 @@ func hashToken(token string) string {
 // resolve completes an ask. Only done or failed (the person declined) apply, and only with
 // the redeem token and the evidence of the verified act; anything less changes nothing.
 func (h *asks) resolve(ctx context.Context, s store.Session, p ir.Patch) (store.Session, error) {
+	return h.resolveAs(ctx, s, p, h.by())
+}
+
+// resolveAs is resolve by a redeemer the runner names: the caller, or the human simulator.
+func (h *asks) resolveAs(ctx context.Context, s store.Session, p ir.Patch, by string) (store.Session, error) {
 	if p.Status != ir.Done && p.Status != ir.Failed {
 		return s, &RefusedError{Msg: fmt.Sprintf("session %s is an ask to a person: it can be resolved (done or failed, with its token and evidence) or cancelled, not %s", s.ID, p.Status)}
 	}
@@ -110,7 +118,6 @@ func (h *asks) resolve(ctx context.Context, s store.Session, p ir.Patch) (store.
 		p.Evidence = "receipt confirmed"
 	}
 	now := h.now().UTC()
-	by := h.by()
 	n, changed, err := h.store.Modify(ctx, s.ID, []ir.SessionStatus{ir.Running, ir.Paused}, func(m *store.Session) {
 		if m.TokenHash != s.TokenHash {
 			return // redeemed meanwhile by another process: the check below refuses

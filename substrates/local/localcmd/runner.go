@@ -505,7 +505,8 @@ func newRunnerLogs(f *runnerFlags) *cobra.Command {
 }
 
 func newRunnerTick(f *runnerFlags) *cobra.Command {
-	return &cobra.Command{
+	var humans string
+	cmd := &cobra.Command{
 		Use:   "tick",
 		Short: "Fire every cron trigger that came due since the last tick (run it from cron, or use serve)",
 		Long: `tick fires every cron trigger of the installation whose schedule came due since the last
@@ -514,10 +515,15 @@ once, not once per missed slot. A due actor that cannot start (maxConcurrent rea
 last scheduled session still running) is deferred to the next tick and recorded, never dropped.
 The first tick of an installation only starts the schedule. Each tick also escalates every ask
 to a person left open past policy.box.human.sla_minutes (60 by default) to the next of
-policy.box.local.maintainers.`,
-		Example: `  autonomy runner tick`,
-		Args:    cobra.NoArgs,
+policy.box.local.maintainers. --humans FILE registers a human simulator first (docs/local.md,
+"Human simulators"); each tick answers the simulated asks that came due.`,
+		Example: `  autonomy runner tick
+  autonomy runner tick --humans testbed/humans.yml`,
+		Args: cobra.NoArgs,
 		RunE: f.with(false, func(cmd *cobra.Command, args []string, r *local.Runner) error {
+			if err := setHumans(cmd, r, humans); err != nil {
+				return err
+			}
 			rep, err := r.Tick(cmd.Context())
 			if err != nil {
 				return runnerError(err)
@@ -526,10 +532,13 @@ policy.box.local.maintainers.`,
 			return nil
 		}),
 	}
+	humansFlag(cmd, &humans)
+	return cmd
 }
 
 func newRunnerServe(f *runnerFlags) *cobra.Command {
-	return &cobra.Command{
+	var humans string
+	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Tick at each due minute until SIGINT or SIGTERM",
 		Long: `serve runs the trigger executor: it ticks whenever a cron trigger comes due (and each minute
@@ -543,10 +552,19 @@ issues and pull requests, and fires the actors that declare them, gated as the w
 each event once. It reads GitHub with
 GH_TOKEN or GITHUB_TOKEN (never given to a session), at GITHUB_API_URL, in events.repo or
 GITHUB_REPOSITORY or the origin remote. Each tick also escalates the asks to people left open past
-policy.box.human.sla_minutes. See docs/local.md, "Events".`,
-		Example: `  autonomy runner serve`,
-		Args:    cobra.NoArgs,
+policy.box.human.sla_minutes. See docs/local.md, "Events".
+
+--humans FILE realizes the fleet's people with a simulator for a testbed: the fixtures say, per
+human actor, which asks it answers with what, after how long, or never; the simulator redeems
+each ask's token as a person would. It stays registered until --humans off. See docs/local.md,
+"Human simulators".`,
+		Example: `  autonomy runner serve
+  autonomy runner serve --humans testbed/humans.yml`,
+		Args: cobra.NoArgs,
 		RunE: f.with(false, func(cmd *cobra.Command, args []string, r *local.Runner) error {
+			if err := setHumans(cmd, r, humans); err != nil {
+				return err
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			if err := r.PreflightSchedule(); err != nil {
@@ -562,6 +580,8 @@ policy.box.human.sla_minutes. See docs/local.md, "Events".`,
 			return nil
 		}),
 	}
+	humansFlag(cmd, &humans)
+	return cmd
 }
 
 // newRunnerSupervise is the detached process that runs one session to its end.

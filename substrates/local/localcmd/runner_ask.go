@@ -97,3 +97,29 @@ func printHandoff(w io.Writer, rec *handoff.Record) {
 		line("confirmed", "not yet (the receiver confirms with update --confirm --token T)")
 	}
 }
+
+func humansFlag(cmd *cobra.Command, v *string) {
+	cmd.Flags().StringVar(v, "humans", "", "register a human simulator's fixtures file (YAML) for this installation's asks; off clears it")
+}
+
+// setHumans registers (or, with off, clears) the human simulator's fixtures.
+func setHumans(cmd *cobra.Command, r *local.Runner, path string) error {
+	switch path {
+	case "":
+		return nil
+	case "off":
+		if err := r.SetHumans(cmd.Context(), nil); err != nil {
+			return runnerError(err)
+		}
+		return nil
+	}
+	fx, err := local.ParseFixtures(path)
+	if err != nil {
+		return exitcode.Usagef("--humans: %v", err)
+	}
+	if err := r.SetHumans(cmd.Context(), fx); err != nil {
+		return runnerError(err)
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "autonomy: the human simulator of %s answers asks (%s)\n", path, cliout.Count(len(fx.People), "simulated person"))
+	return nil
+}
