@@ -117,8 +117,14 @@ func parseRule(n *yaml.Node, at func(*yaml.Node) string) (Rule, error) {
 			}
 			r.Type = v.Value
 		case "choose":
+			if len(v.Value) > handoff.MaxOption {
+				return r, fmt.Errorf("%s: choose is %d bytes; an option is at most %d", at(v), len(v.Value), handoff.MaxOption)
+			}
 			r.Choose = v.Value
 		case "reply":
+			if len(v.Value) > handoff.MaxText {
+				return r, fmt.Errorf("%s: reply is %d bytes; at most %d", at(v), len(v.Value), handoff.MaxText)
+			}
 			r.Reply = v.Value
 		case "after":
 			d, err := time.ParseDuration(v.Value)

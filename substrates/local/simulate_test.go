@@ -31,6 +31,7 @@ func TestParseFixturesRefuses(t *testing.T) {
 		{"approver:\n  - { choose: approve, wait: 1m }\n", `:2:24: unknown key "wait"`},
 		{"approver:\n  - { never: true, choose: approve }\n", ":2:5: a never rule answers nothing"},
 		{"approver: [\n", "humans.yml: yaml:"},
+		{"approver:\n  - { reply: " + strings.Repeat("x", 4097) + " }\n", "reply is 4097 bytes; at most 4096"},
 	} {
 		_, err := ParseFixtures(writeFixtures(t, c.yml))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
