@@ -86,6 +86,7 @@ var Checks = []Check{
 	{Name: "params-env", Tier: Expanded, For: "agent", Doc: "the params arrive verbatim in the launched process's environment", run: checkEnv},
 	{Name: "never-done-by-itself", Tier: Expanded, For: "human", Doc: "a person's session stays running: nothing marks it done by itself", run: checkNeverDone},
 	{Name: "done-by-verified-act", Tier: Expanded, For: "human", Doc: "done only with the redeem token and evidence; without them refused and unchanged", run: checkVerifiedAct},
+	{Name: "simulated-person", Tier: Expanded, For: "human", Doc: "a human simulator's fixtures answer an ask through its redeem token (recorded as the simulator's); a never fixture leaves it open", run: checkSimulated},
 }
 
 // Run runs every check that applies against each target, each on a fresh subject.

@@ -55,6 +55,9 @@ type Patch struct {
 	// and the verified act that resolved the ask.
 	Token    string
 	Evidence string
+	// Choice and Answer are what the receiver of a typed ask hands back: one of its decision's
+	// options, and its out (package handoff); an untyped ask takes neither.
+	Choice, Answer string
 }
 
 // Runner is the one seam through which actors are launched, observed and stopped, whatever

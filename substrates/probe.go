@@ -90,6 +90,9 @@ type ProbeSubject struct {
 	// autonomy process, or a runner with nothing in memory): the get check asks it, so the params
 	// must come back from where the runner keeps them, not from the launcher's memory.
 	GetFresh ProbeGetter
+	// Simulate registers a human simulator's fixtures (the YAML of a fixtures file) for the
+	// subject's person, and returns the tick that answers the simulated asks that came due.
+	Simulate func(ctx context.Context, fixtures string) (tick func(context.Context) error, err error)
 	// NotProbed says why a nil hook's check cannot be observed on this runner.
 	NotProbed string
 

@@ -307,7 +307,14 @@ func runnerExamples(t *testing.T, template string, lines []string, all map[strin
 	})
 	var develop []string // agent sessions of develop, in launch order
 	type ask struct{ id, token string }
-	var asks []ask
+	var asks, decides []ask
+	// The human simulator's examples read testbed/humans.yml (docs/local.md).
+	if err := os.MkdirAll(filepath.Join(ws, "testbed"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, "testbed", "humans.yml"), []byte("maintainer:\n  - { type: approve, choose: approve, after: 30m }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	launch := func(args ...string) (string, string) {
 		code, out, errOut := run(t, append([]string{"runner", "launch"}, append(args, "--format", "json")...)...)
 		if code != 0 {
@@ -342,12 +349,22 @@ func runnerExamples(t *testing.T, template string, lines []string, all map[strin
 				id = js.Session.ID
 			}
 			switch {
+			case js.Token != "" && strings.Contains(line, "--type decide"):
+				decides = append(decides, ask{id, js.Token})
 			case js.Token != "":
 				asks = append(asks, ask{id, js.Token})
 			case strings.Contains(line, "launch develop"):
 				develop = append(develop, id)
 			}
 			continue
+		case v == "update" && strings.Contains(line, "--choice"):
+			// A typed decision's answer: the decide ask the launch example opened.
+			if len(decides) == 0 {
+				id, token := launch("maintainer", "--type", "decide", "--option", "A", "--option", "B")
+				decides = append(decides, ask{id, token})
+			}
+			line = strings.NewReplacer("8-k3qa", decides[0].id, "atk_…", decides[0].token).Replace(line)
+			decides = decides[1:]
 		case v == "update" && strings.Contains(line, "--status done"):
 			if len(asks) == 0 {
 				id, token := launch("maintainer", "--ref", "42") // each resolve needs its own ask

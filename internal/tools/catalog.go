@@ -66,7 +66,7 @@ var Catalog = []Tool{
 		input: func() Input { return &Empty{} }},
 	{Name: SubmitResult, Description: "Submit this session's result: a status, a summary and what was done. A session is done only with a result.",
 		Effect: true, input: func() Input { return &Result{} }},
-	{Name: AskPerson, Description: "Ask a person: for a decision (approve or reject), for input (consult), or tell them something (inform, which never waits).",
+	{Name: AskPerson, Description: "Ask a person, typed: approve (approve or reject), decide (one of your options), consult (an answer in words), or tell them something (inform, which never waits); hand over what they need (in) and say what to hand back (out).",
 		Effect: true, input: func() Input { return &Ask{} }},
 	{Name: Comment, Capability: "tasks:converse", Description: "Post a comment on a work item.",
 		Effect: true, input: func() Input { return &CommentInput{} }},

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/autonomyhq/autonomy/internal/handoff"
 	"github.com/autonomyhq/autonomy/ir"
 )
 
@@ -59,19 +60,43 @@ func (in *Result) validate() error {
 	return errors.Join(text("summary", in.Summary, MaxBody, true), lines("done", in.Done))
 }
 
-// Ask engages a person through the human seam.
+// Ask engages a person through the human seam, with a typed handoff (package handoff): the
+// ask's kind routes it (approve, decide, consult or inform); in is what the asker hands over,
+// question and options the decision, out what the person is to hand back.
 type Ask struct {
-	Kind     string   `json:"kind" jsonschema:"decision (approve or reject), consult (an answer in words) or inform (a notification that never waits)"`
+	Kind     string   `json:"kind,omitempty" jsonschema:"approve (approve or reject), decide (one of options), consult (an answer in words) or inform (a notification that never waits and is not work); decision, or none, is the untyped ask of before: approve, or decide when options are given"`
 	Question string   `json:"question" jsonschema:"what you ask or tell, in full"`
 	Item     string   `json:"item,omitempty" jsonschema:"the work item the ask is about"`
-	Options  []string `json:"options,omitempty" jsonschema:"for a decision: the choices (default approve, reject)"`
+	Options  []string `json:"options,omitempty" jsonschema:"for approve or decide: the choices (approve's default: approve, reject; decide needs two or more)"`
+	In       string   `json:"in,omitempty" jsonschema:"what you hand over: the situation, background and your assessment"`
+	Out      string   `json:"out,omitempty" jsonschema:"what the person is to hand back"`
+	Person   string   `json:"person,omitempty" jsonschema:"the person (a human actor of the fleet) to ask; default: the fleet's only one"`
+}
+
+// Spec is the ask's typed handoff.
+func (in *Ask) Spec() handoff.Spec {
+	typ := in.Kind
+	if typ == "" || typ == "decision" {
+		typ = handoff.Approve
+		if len(in.Options) > 0 {
+			typ = handoff.Decide
+		}
+	}
+	s := handoff.Spec{Type: typ, In: in.In, Out: in.Out}
+	if in.Question != "" || len(in.Options) > 0 {
+		s.Decision = &handoff.Decision{Question: in.Question, Options: in.Options}
+	}
+	return s
 }
 
 func (in *Ask) validate() error {
-	if !slices.Contains([]string{"decision", "consult", "inform"}, in.Kind) {
-		return fmt.Errorf("kind is %q; use decision, consult or inform", in.Kind)
+	if in.Kind != "" && in.Kind != "decision" && !slices.Contains(handoff.Types, in.Kind) {
+		return fmt.Errorf("kind is %q; use approve, decide, consult or inform (decision, or none, for approve or decide by its options)", in.Kind)
 	}
-	return errors.Join(text("question", in.Question, MaxBody, true), optRef("item", in.Item), lines("options", in.Options))
+	spec := in.Spec()
+	errs := []error{text("question", in.Question, MaxBody, true), optRef("item", in.Item), optRef("person", in.Person),
+		text("in", in.In, handoff.MaxIn, false), text("out", in.Out, handoff.MaxText, false), spec.Validate()}
+	return errors.Join(errs...)
 }
 
 // CommentInput is a comment on a work item.

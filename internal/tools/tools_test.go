@@ -80,6 +80,10 @@ func TestCheckRefuses(t *testing.T) {
 		{"two values", effect("comment", "pm", `{"item":"1","body":"x"} {}`), "more than one JSON value"},
 		{"an item with a newline", effect("comment", "pm", `{"item":"1\n2","body":"x"}`), "control character"},
 		{"a bad param name", effect("launch", "pm", `{"actor":"develop","params":{"lower":"x"}}`), "not an env name"},
+		{"an ask of an unknown kind", effect("ask_person", "pm", `{"kind":"shout","question":"x"}`), `kind is "shout"`},
+		{"a decide ask with one option", effect("ask_person", "pm", `{"kind":"decide","question":"x","options":["A"]}`), "two or more decision options"},
+		{"an inform with options", effect("ask_person", "pm", `{"kind":"inform","question":"x","options":["A","B"]}`), "has no decision options"},
+		{"an ask's in over the limit", effect("ask_person", "pm", `{"kind":"consult","question":"x","in":"`+strings.Repeat("x", 65537)+`"}`), "at most 65536"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -157,5 +161,24 @@ func TestTheCapComesBeforeTheScopeLookup(t *testing.T) {
 	}
 	if lookups != 1 {
 		t.Errorf("%d session lookups for five calls over a cap of one; want 1", lookups)
+	}
+}
+
+// TestAskSpec: an ask's kind and fields become its typed handoff; no kind (or decision, as
+// before types) is an approval, or a decision among the options given.
+func TestAskSpec(t *testing.T) {
+	c := &tools.Checker{Actor: "pm"}
+	for _, tc := range []struct{ input, want string }{
+		{`{"question":"merge?"}`, "approve"},
+		{`{"kind":"decision","question":"which?","options":["A","B"]}`, "decide"},
+		{`{"kind":"inform","question":"v2 is out","in":"deployed at 10:00"}`, "inform"},
+	} {
+		in, err := c.Check(effect("ask_person", "pm", tc.input))
+		if err != nil {
+			t.Fatal(tc.input, err)
+		}
+		if got := in.(*tools.Ask).Spec(); got.Type != tc.want {
+			t.Errorf("%s: type %q, want %q", tc.input, got.Type, tc.want)
+		}
 	}
 }

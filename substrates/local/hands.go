@@ -119,6 +119,8 @@ func (h *Hands) Apply(ctx context.Context, e tools.Effect, in tools.Input) (any,
 		return nil, noTracker(e.Tool)
 	case *tools.Proposal:
 		return h.propose(ctx, e.Tool, h.proposal(ctx, v))
+	case *tools.Ask:
+		return h.ask(ctx, v)
 	}
 	return h.record(ctx, e.Tool, in)
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
@@ -14,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/autonomyhq/autonomy/internal/handoff"
 	"github.com/autonomyhq/autonomy/internal/store"
 	"github.com/autonomyhq/autonomy/ir"
 )
@@ -39,6 +39,12 @@ type asks struct {
 // engage parks an ask: a running session holding the params, with a one-time redeem token of
 // which only the hash is kept.
 func (h *asks) engage(ctx context.Context, cfg *ActorConfig, s store.Session) (LaunchResult, error) {
+	return h.engageTyped(ctx, cfg, s, nil, nil)
+}
+
+// engageTyped parks an ask carrying its typed handoff (nil: an untyped ask, as before types);
+// keep, when set, keeps the token for the person before they are told (no launcher holds it).
+func (h *asks) engageTyped(ctx context.Context, cfg *ActorConfig, s store.Session, spec *handoff.Spec, keep func(store.Session, string) error) (LaunchResult, error) {
 	raw := make([]byte, 32)
 	if _, err := rand.Read(raw); err != nil {
 		return LaunchResult{}, err
@@ -52,10 +58,21 @@ func (h *asks) engage(ctx context.Context, cfg *ActorConfig, s store.Session) (L
 		if err := tx.Insert(&s); err != nil {
 			return err
 		}
-		return tx.Log(store.Event{Session: s.ID, Actor: s.Actor, Kind: "engaged", Message: "ask engaged by " + h.by()})
+		if err := keepHandoff(tx, s, spec); err != nil {
+			return err
+		}
+		if err := scheduleSim(tx, s, spec, token); err != nil {
+			return err
+		}
+		return tx.Log(store.Event{Session: s.ID, Actor: s.Actor, Kind: "engaged", Message: "ask engaged by " + h.by() + typeNote(spec)})
 	})
 	if err != nil {
 		return LaunchResult{}, err
+	}
+	if keep != nil {
+		if err := keep(s, token); err != nil {
+			return LaunchResult{Session: s}, err
+		}
 	}
 	if err := h.engager.Engage(ctx, s, cfg); err != nil {
 		_ = h.store.Log(ctx, store.Event{Session: s.ID, Actor: s.Actor, Kind: "engage-failed", Message: err.Error()})
@@ -72,20 +89,35 @@ func hashToken(token string) string {
 // resolve completes an ask. Only done or failed (the person declined) apply, and only with
 // the redeem token and the evidence of the verified act; anything less changes nothing.
 func (h *asks) resolve(ctx context.Context, s store.Session, p ir.Patch) (store.Session, error) {
+	return h.resolveAs(ctx, s, p, h.by())
+}
+
+// resolveAs is resolve by a redeemer the runner names: the caller, or the human simulator.
+func (h *asks) resolveAs(ctx context.Context, s store.Session, p ir.Patch, by string) (store.Session, error) {
 	if p.Status != ir.Done && p.Status != ir.Failed {
 		return s, &RefusedError{Msg: fmt.Sprintf("session %s is an ask to a person: it can be resolved (done or failed, with its token and evidence) or cancelled, not %s", s.ID, p.Status)}
 	}
 	if p.Token == "" {
 		return s, h.refuse(ctx, s, "refused: resolving an ask needs its one-time redeem token (--token), which its launch returned")
 	}
-	if strings.TrimSpace(p.Evidence) == "" {
+	rec, err := readHandoff(ctx, h.store, s.ID)
+	if err != nil {
+		return s, err
+	}
+	if strings.TrimSpace(p.Evidence) == "" && (rec == nil || rec.Type != handoff.Inform) {
 		return s, h.refuse(ctx, s, "refused: resolving an ask needs --evidence: the verified act that resolved it (a merged change, an approval's URL, the check that passed)")
 	}
-	if s.TokenHash == "" || subtle.ConstantTimeCompare([]byte(hashToken(p.Token)), []byte(s.TokenHash)) != 1 {
+	if !redeems(s, p.Token) {
 		return s, h.refuse(ctx, s, "refused: the token does not redeem this ask")
 	}
+	reply, err := replyFor(rec, s, p)
+	if err != nil {
+		return s, h.refuse(ctx, s, "refused: "+err.Error()+"; the token stays valid")
+	}
+	if p.Evidence == "" {
+		p.Evidence = "receipt confirmed"
+	}
 	now := h.now().UTC()
-	by := h.by()
 	n, changed, err := h.store.Modify(ctx, s.ID, []ir.SessionStatus{ir.Running, ir.Paused}, func(m *store.Session) {
 		if m.TokenHash != s.TokenHash {
 			return // redeemed meanwhile by another process: the check below refuses
@@ -100,7 +132,10 @@ func (h *asks) resolve(ctx context.Context, s store.Session, p ir.Patch) (store.
 	if !changed || n.Status != p.Status {
 		return n, &RefusedError{Msg: fmt.Sprintf("refused: session %s was resolved or retracted meanwhile (%s)", s.ID, n.Status)}
 	}
-	_ = h.store.Log(ctx, store.Event{Session: s.ID, Actor: s.Actor, Kind: "resolved", Message: fmt.Sprintf("%s by %s: %s", p.Status, by, p.Evidence)})
+	if err := h.recordReply(ctx, rec, n, reply, by, now); err != nil {
+		return n, err
+	}
+	_ = h.store.Log(ctx, store.Event{Session: s.ID, Actor: s.Actor, Kind: "resolved", Message: fmt.Sprintf("%s by %s: %s%s", p.Status, by, p.Evidence, replyNote(reply))})
 	return n, h.engager.Retract(ctx, n)
 }
 
@@ -124,8 +159,13 @@ func (a *AttentionFile) Engage(ctx context.Context, _ store.Session, _ *ActorCon
 	return a.rewrite(ctx)
 }
 
-// Retract rewrites the list without the ask.
-func (a *AttentionFile) Retract(ctx context.Context, _ store.Session) error { return a.rewrite(ctx) }
+// Retract rewrites the list without the ask, and removes its spent token the runner kept.
+func (a *AttentionFile) Retract(ctx context.Context, s store.Session) error {
+	if err := os.Remove(a.In.TokenFile(s.ID)); err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	return a.rewrite(ctx)
+}
 
 func (a *AttentionFile) rewrite(ctx context.Context) error {
 	ss, err := a.Store.List(ctx, store.ListOptions{})
@@ -147,6 +187,7 @@ func (a *AttentionFile) rewrite(ctx context.Context) error {
 		if cfg, err := a.In.Actor(s.Actor); err == nil {
 			fmt.Fprintf(&b, "- task spec: %s\n", cfg.Behavior)
 		}
+		b.WriteString(handoffLines(ctx, a.Store, a.In, s))
 		b.WriteString(escalationLine(ctx, a.Store, s))
 		for _, k := range sortedKeys(s.Params) {
 			v := s.Params[k]

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/autonomyhq/autonomy/internal/handoff"
 	"github.com/autonomyhq/autonomy/internal/proc"
 	"github.com/autonomyhq/autonomy/internal/store"
 	"github.com/autonomyhq/autonomy/ir"
@@ -23,6 +24,11 @@ type LaunchRequest struct {
 	Ref, From, Text, Kind string
 	// Branch runs the session in its own worktree of that branch.
 	Branch string
+	// Handoff types an ask to a person (package handoff); nil for an untyped ask. An agent's
+	// launch takes none.
+	Handoff *handoff.Spec
+	// keepToken keeps an ask's token for its person (ask_person: no launcher holds it).
+	keepToken func(store.Session, string) error
 	// forAgent marks the runner's own launch on an agent's behalf (the code flow's reviewer):
 	// subject.actorRole is then NONE, as for a session's launch, not the operator's OWNER.
 	forAgent bool
@@ -64,6 +70,9 @@ func (r *Runner) launchAs(ctx context.Context, req LaunchRequest, origin string)
 			}
 		}
 	}
+	if err := checkHandoff(cfg, req.Handoff); err != nil {
+		return LaunchResult{}, err
+	}
 	if err := refuseArchived(cfg); err != nil {
 		return LaunchResult{}, err
 	}
@@ -79,7 +88,7 @@ func (r *Runner) launchAs(ctx context.Context, req LaunchRequest, origin string)
 	}
 	s := store.Session{Actor: cfg.Actor, Kind: cfg.Kind, Ref: req.Ref, Params: params, Trigger: req.Kind, Origin: origin, Branch: req.Branch}
 	if cfg.Kind == "human" {
-		return r.asks.engage(ctx, cfg, s)
+		return r.asks.engageTyped(ctx, cfg, s, req.Handoff, req.keepToken)
 	}
 	if cfg.Command != nil && cfg.Command.Script != nil {
 		// A script whose interpreter is missing is refused now, with the install hint, rather

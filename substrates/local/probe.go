@@ -115,6 +115,20 @@ func newProbeSubject(ctx context.Context, env substrates.ProbeEnv, playbooks Pla
 	}
 	if human {
 		s.Actor, s.Human = "asker", true
+		s.Simulate = func(ctx context.Context, fixtures string) (func(context.Context) error, error) {
+			path := filepath.Join(scratch, "humans.yml")
+			if err := os.WriteFile(path, []byte(fixtures), 0o644); err != nil {
+				return nil, err
+			}
+			fx, err := ParseFixtures(path)
+			if err != nil {
+				return nil, err
+			}
+			if err := r.SetHumans(ctx, fx); err != nil {
+				return nil, err
+			}
+			return func(ctx context.Context) error { _, err := r.Tick(ctx); return err }, nil
+		}
 	}
 	return s, nil
 }

@@ -22,6 +22,8 @@ type TickReport struct {
 	Deferred []Deferral
 	// Escalated are the open asks escalated past their SLA (escalate.go).
 	Escalated []Escalation
+	// Simulated are the asks the human simulator answered (simulate.go).
+	Simulated []string
 	// Paused is why nothing fired: the fleet is paused (throttle.go); "" when it is not.
 	Paused string
 }
@@ -68,6 +70,9 @@ func (r *Runner) Tick(ctx context.Context) (TickReport, error) {
 		if n, ok, err := r.Store.Get(ctx, s.ID); err == nil && ok {
 			rep.Fired[i] = n
 		}
+	}
+	if rep.Simulated, err = r.simulate(ctx, now); err != nil {
+		return rep, err
 	}
 	rep.Escalated, err = r.escalate(ctx, now)
 	return rep, err
@@ -125,6 +130,7 @@ func (r *Runner) Serve(ctx context.Context, w io.Writer) error {
 			wake = r.events.serve(ctx, w, wake)
 		}
 		wake = r.escalationWake(ctx, wake)
+		wake = r.simulationWake(ctx, wake)
 		t := time.NewTimer(time.Until(wake))
 		select {
 		case <-ctx.Done():
@@ -149,6 +155,9 @@ func PrintTick(w io.Writer, rep TickReport) {
 	}
 	for _, d := range rep.Deferred {
 		fmt.Fprintf(w, "%s deferred %s: %s\n", at, d.Key, d.Reason)
+	}
+	for _, id := range rep.Simulated {
+		fmt.Fprintf(w, "%s the human simulator answered the ask %s\n", at, id)
 	}
 	for _, e := range rep.Escalated {
 		fmt.Fprintf(w, "%s escalated the ask %s of %s to %s (escalation %d; open %s)\n", at, e.Session, e.Actor, e.To, e.N, e.Waited)

@@ -81,7 +81,7 @@ type Outcome struct {
 }
 
 // usage lists the commands, for a reply to an unknown one.
-const usage = "Commands: `/agent status`, `/agent cancel <run id|actor>`, `/agent retry <run id>`, `/agent approve|reject|answer <token> [text]`, `/agent <actor> [text]`."
+const usage = "Commands: `/agent status`, `/agent cancel <run id|actor>`, `/agent retry <run id>`, `/agent approve|reject|answer|confirm <token> [text]`, `/agent <actor> [text]`."
 
 // Handle answers one comment. A comment that is no /agent command is left alone. Every command is
 // acknowledged with a reaction (+1 done, -1 refused, eyes fired) and, when there is something to
@@ -99,7 +99,7 @@ func Handle(ctx context.Context, e *effect.Env, f Fleet, ev Event) (*Outcome, er
 	var out *Outcome
 	var err error
 	switch {
-	case c.Verb == "approve" || c.Verb == "reject" || c.Verb == "answer":
+	case c.Verb == "approve" || c.Verb == "reject" || c.Verb == "answer" || c.Verb == "confirm":
 		token := ""
 		if len(c.Args) > 0 {
 			token = c.Args[0]

@@ -147,6 +147,8 @@ func (e *Env) realize(ctx context.Context, o ApplyOptions, in tools.Input, stage
 		return "", &tools.Refused{Tool: tools.UpdateSession, Reason: "GitHub cannot pause or resume a run; cancel it, or launch the actor again"}
 	case *tools.Result:
 		return fmt.Sprintf("result %s: %s", v.Status, v.Summary), nil
+	case *tools.Ask:
+		return e.applyAsk(ctx, o.Installed, v, staged)
 	}
 	return "", &tools.Refused{Tool: fmt.Sprintf("%T", in), Reason: "realized by its own trusted job on gh-actions, not by apply"}
 }

@@ -149,7 +149,7 @@ func EngageElicitation(ctx context.Context, e *Env, actor string, n int, step, p
 		return nil, fmt.Errorf("GITHUB_RUN_ID is not set: the ask must name the run whose state resumes")
 	}
 	ask := fmt.Sprintf("The playbook of `%s` waits at step %s:\n\n> %s", actor, step, strings.ReplaceAll(strings.TrimSpace(prompt), "\n", "\n> "))
-	return engage(ctx, e, actor, n, ask, "", &el, "")
+	return engage(ctx, e, actor, n, ask, "", &el, "", nil)
 }
 
 // ResumeAsk finds the ask with token on work item n and checks that run's playbook may resume

@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/go-github/v62/github"
 
+	"github.com/autonomyhq/autonomy/internal/handoff"
 	"github.com/autonomyhq/autonomy/substrates/ghactions/maintainers"
 )
 
@@ -45,7 +46,7 @@ const BotLogin = "github-actions[bot]"
 
 var (
 	askRe = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`^<!-- autonomy:ask actor=([A-Za-z0-9._-]+) token=([0-9a-f]{32}) at=(\S+) run=(\S*)(?: elicit=(input|confirm|select)(?: options=([A-Za-z0-9_-]*))?)?(?: head=([0-9a-f]{40}|[0-9a-f]{64}))? -->`)
+		return regexp.MustCompile(`^<!-- autonomy:ask actor=([A-Za-z0-9._-]+) token=([0-9a-f]{32}) at=(\S+) run=(\S*)(?: elicit=(input|confirm|select)(?: options=([A-Za-z0-9_-]*))?)?(?: head=([0-9a-f]{40}|[0-9a-f]{64}))?(?: type=(approve|decide|consult|inform)(?: choices=([A-Za-z0-9_-]*))?)? -->`)
 	})
 	resolutionRe = sync.OnceValue(func() *regexp.Regexp {
 		return regexp.MustCompile(`^<!-- autonomy:resolution token=([0-9a-f]{32}) verb=([a-z]+) by=(\S+) comment=([0-9]+) -->`)
@@ -73,6 +74,9 @@ type Ask struct {
 	// Head is the pull request head a human-required ask is bound to ("" for any other ask):
 	// its approval is the human gate's success on that commit only (humangate.go).
 	Head string
+	// Typed is the type and options of a typed ask (ask_person's; nil for any other): its
+	// resolution must fit them (typed.go).
+	Typed *handoff.Spec
 	// Answer is the text of the maintainer's command that resolved it, after the token (the
 	// command's own comment, verified as the resolution is).
 	Answer string
@@ -111,10 +115,10 @@ func Maintainers(ctx context.Context, e *Env) (*maintainers.List, error) {
 // token a resolution must quote, an @-mention of the maintainers, whom it also assigns; and it
 // applies the tracker label of input-required. It returns the ask.
 func Engage(ctx context.Context, e *Env, actor string, n int, ask, spec string) (*Ask, error) {
-	return engage(ctx, e, actor, n, ask, spec, nil, "")
+	return engage(ctx, e, actor, n, ask, spec, nil, "", nil)
 }
 
-func engage(ctx context.Context, e *Env, actor string, n int, ask, spec string, el *Elicitation, head string) (*Ask, error) {
+func engage(ctx context.Context, e *Env, actor string, n int, ask, spec string, el *Elicitation, head string, typed *handoff.Spec) (*Ask, error) {
 	if !safeSubject().MatchString(actor) {
 		return nil, fmt.Errorf("actor %q must be a name (letters, digits, . _ -)", actor)
 	}
@@ -126,13 +130,13 @@ func engage(ctx context.Context, e *Env, actor string, n int, ask, spec string, 
 	if _, err := rand.Read(raw[:]); err != nil {
 		return nil, err
 	}
-	a := &Ask{Actor: actor, Token: hex.EncodeToString(raw[:]), Item: n, At: e.now().UTC(), RunID: e.RunID, Elicit: el, Head: head}
+	a := &Ask{Actor: actor, Token: hex.EncodeToString(raw[:]), Item: n, At: e.now().UTC(), RunID: e.RunID, Elicit: el, Head: head, Typed: typed}
 	bound := ""
 	if head != "" {
 		bound = " head=" + head
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "<!-- autonomy:ask actor=%s token=%s at=%s run=%s%s%s -->\n", a.Actor, a.Token, a.At.Format(time.RFC3339), a.RunID, el.marker(), bound)
+	fmt.Fprintf(&b, "<!-- autonomy:ask actor=%s token=%s at=%s run=%s%s%s%s -->\n", a.Actor, a.Token, a.At.Format(time.RFC3339), a.RunID, el.marker(), bound, typedMarker(typed))
 	fmt.Fprintf(&b, "### Input required from %s\n\n", actor)
 	if ask = strings.TrimSpace(ask); ask != "" {
 		b.WriteString(ask + "\n\n")
@@ -141,11 +145,12 @@ func engage(ctx context.Context, e *Env, actor string, n int, ask, spec string, 
 		b.WriteString(spec + "\n\n")
 	}
 	fmt.Fprintf(&b, "%s: a maintainer resolves this ask with one of\n\n", mentions(ms.Logins))
-	for _, v := range el.commands() {
+	for _, v := range commands(el, typed) {
 		verb, rest, _ := strings.Cut(v, " ")
 		fmt.Fprintf(&b, "    /agent %s %s\n", verb, strings.TrimSpace(a.Token+" "+rest))
 	}
 	b.WriteString(el.help())
+	b.WriteString(typedHelp(typed))
 	if e.RunURL != "" {
 		fmt.Fprintf(&b, "\n(%s)\n", e.RunURL)
 	}
@@ -157,8 +162,10 @@ func engage(ctx context.Context, e *Env, actor string, n int, ask, spec string, 
 	if _, _, err := e.Client.Issues.AddAssignees(ctx, e.Owner, e.Repo, n, ms.Logins); err != nil {
 		return nil, fmt.Errorf("assigning the maintainers to #%d: %w", n, err)
 	}
-	if _, _, err := e.Client.Issues.AddLabelsToIssue(ctx, e.Owner, e.Repo, n, []string{e.Policy.label("input-required")}); err != nil {
-		return nil, fmt.Errorf("labelling #%d: %w", n, err)
+	if typed == nil || typed.Type != handoff.Inform { // an inform is no work: nothing waits on it
+		if _, _, err := e.Client.Issues.AddLabelsToIssue(ctx, e.Owner, e.Repo, n, []string{e.Policy.label("input-required")}); err != nil {
+			return nil, fmt.Errorf("labelling #%d: %w", n, err)
+		}
 	}
 	fmt.Fprintf(e.Out, "engaged %s on #%d (maintainers: %s, from the %s)\n", actor, n, strings.Join(ms.Logins, ", "), ms.Source)
 	return a, nil
@@ -223,7 +230,7 @@ func Asks(ctx context.Context, e *Env, n int) ([]*Ask, error) {
 			if err != nil {
 				continue
 			}
-			a := &Ask{Actor: m[1], Token: m[2], At: at, LastAt: at, RunID: m[4], Item: n, Elicit: parseElicitation(m[5], m[6]), Head: m[7],
+			a := &Ask{Actor: m[1], Token: m[2], At: at, LastAt: at, RunID: m[4], Item: n, Elicit: parseElicitation(m[5], m[6]), Head: m[7], Typed: parseTyped(m[8], m[9]),
 				Posted: c.GetCreatedAt().Time, CommentID: c.GetID(), askNode: c.GetNodeID()}
 			if byToken[a.Token] != nil {
 				continue // a copy of an ask: its token resolves the first one only
@@ -279,13 +286,13 @@ type Resolution struct {
 // refusal is a *Refused saying why; nothing is then recorded.
 func Resolve(ctx context.Context, e *Env, r Resolution) (*Ask, error) {
 	switch r.Verb {
-	case "approve":
+	case "approve", "confirm":
 	case "reject", "answer":
 		if strings.TrimSpace(r.Note) == "" {
 			return nil, &Refused{fmt.Sprintf("/agent %s needs text after the token: /agent %s TOKEN <%s>", r.Verb, r.Verb, map[string]string{"reject": "reason", "answer": "text"}[r.Verb])}
 		}
 	default:
-		return nil, &Refused{fmt.Sprintf("unknown verb %q: use /agent approve|reject|answer TOKEN", r.Verb)}
+		return nil, &Refused{fmt.Sprintf("unknown verb %q: use /agent approve|reject|answer|confirm TOKEN", r.Verb)}
 	}
 	ms, err := Maintainers(ctx, e)
 	if err != nil {
@@ -319,6 +326,9 @@ func Resolve(ctx context.Context, e *Env, r Resolution) (*Ask, error) {
 		return nil, err
 	}
 	if err := a.Elicit.fits(r.Verb, r.Note); err != nil {
+		return nil, &Refused{err.Error()}
+	}
+	if err := typedFits(a.Typed, r.Verb, r.Note); err != nil {
 		return nil, &Refused{err.Error()}
 	}
 	// The gate first: a resolution recorded but not posted would spend the token for nothing.
@@ -478,7 +488,7 @@ func (e *Env) engageHumanRequired(ctx context.Context, p *Proposal) error {
 		ask.WriteString("\n- `" + f + "`")
 	}
 	fmt.Fprintf(&ask, "\n\nIt merges only once a maintainer approves its head %s: with `/agent approve` and the token below, or an approving review of that commit. A new push needs a new approval.", p.Head)
-	a, err := engage(ctx, e, actor, p.PR, ask.String(), "", nil, p.Head)
+	a, err := engage(ctx, e, actor, p.PR, ask.String(), "", nil, p.Head, nil)
 	if err != nil {
 		return fmt.Errorf("engaging %s on #%d: %w", actor, p.PR, err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/autonomyhq/autonomy/internal/cliflag"
 	"github.com/autonomyhq/autonomy/internal/cliout"
 	"github.com/autonomyhq/autonomy/internal/exitcode"
+	"github.com/autonomyhq/autonomy/internal/handoff"
 	"github.com/autonomyhq/autonomy/internal/store"
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/playbook/runtimes"
@@ -195,6 +196,7 @@ func runnerError(err error) error {
 func newRunnerLaunch(f *runnerFlags) *cobra.Command {
 	var req local.LaunchRequest
 	lf := &launchFlags{}
+	hf := &handoffFlags{}
 	f.launch = lf
 	cmd := &cobra.Command{
 		Use:   "launch ACTOR [--param K=V]... [--ref R] [--from A] [--text T] [--kind K] [--branch B]",
@@ -209,15 +211,24 @@ subject.actorRole are refused: only the runner sets those for a session.
 
 An agent session runs in the installation root, or in a git worktree of its own under
 .autonomy/worktrees when the actor's workspace is isolated or --branch is given. Launch refuses
-(exit 1) when maxConcurrent agent sessions are already running.`,
+(exit 1) when maxConcurrent agent sessions are already running.
+
+An ask to a person may be typed (the standard's handoff): --type approve, decide, consult or
+inform, with --in (what you hand over), --question and --option (the decision; decide needs two
+or more options, approve defaults to approve and reject) and --out (what the person is to hand
+back). Without --type the ask is untyped, as before types. docs/local.md, "Typed asks".`,
 		Example: `  autonomy runner launch develop --ref 42
   autonomy runner launch reviewer --param PR=51 --branch feature/login
-  autonomy runner launch maintainer --ref 42 --text "approve the migration?" --format json`,
+  autonomy runner launch maintainer --ref 42 --text "approve the migration?" --format json
+  autonomy runner launch maintainer --type decide --in "two designs fit" --question "which one?" --option A --option B`,
 		Args: cobra.ExactArgs(1),
 		RunE: f.with(true, func(cmd *cobra.Command, args []string, r *local.Runner) error {
 			req.Actor = args[0]
 			var err error
 			if req.Params, err = lf.parse(); err != nil {
+				return err
+			}
+			if req.Handoff, err = hf.spec(cmd); err != nil {
 				return err
 			}
 			res, err := r.Launch(cmd.Context(), req)
@@ -255,6 +266,7 @@ An agent session runs in the installation root, or in a git worktree of its own 
 	cmd.Flags().StringVar(&req.Kind, "kind", "", "trigger.kind (default dispatch)")
 	cmd.Flags().StringVar(&req.Branch, "branch", "", "run in a git worktree of this branch (created from HEAD if new)")
 	cmd.Flags().StringVar(&f.format, "format", "text", "output format: text or json")
+	hf.add(cmd)
 	return cmd
 }
 
@@ -277,21 +289,27 @@ to record it (a full disk), get prints it as the store has it and exits 2, sayin
 			if !ok {
 				return exitcode.Problemf("no session %s", args[0])
 			}
+			rec, err2 := r.Handoff(cmd.Context(), s.ID)
+			if err2 != nil {
+				return runnerError(err2)
+			}
 			weave := sessionWeave(cmd.Context(), r, s.ID)
 			events, more := sessionEvents(cmd.Context(), r, s.ID)
 			if f.format == "json" {
 				if e := cliout.WriteJSON(cmd.OutOrStdout(), struct {
 					local.SessionView
+					Handoff  *handoff.Record `json:"handoff,omitempty"`
 					Usage    any             `json:"usage,omitempty"`
 					Overlays *weaveView      `json:"overlays,omitempty"`
 					Proposal *store.Proposal `json:"proposal,omitempty"`
 					Events   []eventView     `json:"events"`
-				}{local.View(s), sessionUsage(r, cmd, s.ID), weave, sessionProposal(cmd.Context(), r, s.ID), events}); e != nil {
+				}{local.View(s), rec, sessionUsage(r, cmd, s.ID), weave, sessionProposal(cmd.Context(), r, s.ID), events}); e != nil {
 					return e
 				}
 				return stale(err)
 			}
 			printSession(cmd.OutOrStdout(), s)
+			printHandoff(cmd.OutOrStdout(), rec)
 			printSessionUsage(cmd.OutOrStdout(), r, cmd, s.ID)
 			printWeave(cmd.OutOrStdout(), weave)
 			printProposal(cmd.OutOrStdout(), sessionProposal(cmd.Context(), r, s.ID))
@@ -355,7 +373,7 @@ func newRunnerList(f *runnerFlags) *cobra.Command {
 func newRunnerUpdate(f *runnerFlags) *cobra.Command {
 	var p ir.Patch
 	var status string
-	var approve, deny bool
+	var approve, deny, confirm bool
 	var answer string
 	cmd := &cobra.Command{
 		Use:   "update ID --status S [--token T] [--evidence E] | --token T --approve|--deny|--answer TEXT [--evidence E]",
@@ -380,9 +398,17 @@ way: --answer TEXT for an input or a select (one of its options), --approve (yes
 for a confirm. The run continues after it; an answer that does not fit is refused and the token
 stays valid:
 
-  autonomy runner update 9-k3qa --token rt_… --answer blog`,
+  autonomy runner update 9-k3qa --token rt_… --answer blog
+
+A typed ask (launch --type) is resolved the same way, handing back what its type asks: --choice
+one of its options (an approval's follows --status: done approves, failed rejects), --reply its
+out (a consult needs one). An inform is only confirmed: --status done with its token, no
+--evidence needed. --confirm with --token records that you received an ask without resolving
+it (the token stays valid). get shows the handoff: what came back, who resolved it (as the
+runner verified them) and who confirmed receipt.`,
 		Example: `  autonomy runner update 7-k3qa --status paused
-  autonomy runner update 8-k3qa --status done --token atk_… --evidence "approved in #42 (comment 991)"`,
+  autonomy runner update 8-k3qa --status done --token atk_… --evidence "approved in #42 (comment 991)"
+  autonomy runner update 8-k3qa --status done --token atk_… --choice B --evidence "B needs no migration"`,
 		Args: cobra.ExactArgs(1),
 		RunE: f.with(false, func(cmd *cobra.Command, args []string, r *local.Runner) error {
 			if approve || deny || cmd.Flags().Changed("answer") {
@@ -395,6 +421,9 @@ stays valid:
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "%s %s\n", s.ID, s.Status)
 				return nil
+			}
+			if confirm {
+				return confirmAsk(cmd, r, args[0], p, status)
 			}
 			if status == "" {
 				return exitcode.Usagef("give --status S, or --token T with --approve or --deny")
@@ -421,6 +450,9 @@ stays valid:
 	cmd.Flags().BoolVar(&approve, "approve", false, "a workflow's approval: continue it (with --token)")
 	cmd.Flags().BoolVar(&deny, "deny", false, "a workflow's approval: cancel it (with --token); a step playbook's confirm: no")
 	cmd.Flags().StringVar(&answer, "answer", "", "a step playbook's elicitation: the answer (with --token)")
+	cmd.Flags().StringVar(&p.Choice, "choice", "", "a typed ask: the decision option chosen (approve: follows --status)")
+	cmd.Flags().StringVar(&p.Answer, "reply", "", "a typed ask: what you hand back (its out; a consult needs it)")
+	cmd.Flags().BoolVar(&confirm, "confirm", false, "a typed ask: confirm you received it (with --token), without resolving it")
 	return cmd
 }
 
@@ -470,66 +502,6 @@ func newRunnerLogs(f *runnerFlags) *cobra.Command {
 	}
 	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing until the session ends")
 	return cmd
-}
-
-func newRunnerTick(f *runnerFlags) *cobra.Command {
-	return &cobra.Command{
-		Use:   "tick",
-		Short: "Fire every cron trigger that came due since the last tick (run it from cron, or use serve)",
-		Long: `tick fires every cron trigger of the installation whose schedule came due since the last
-tick, in policy.box.local.timezone (UTC by default). After downtime a missed schedule fires
-once, not once per missed slot. A due actor that cannot start (maxConcurrent reached, or its
-last scheduled session still running) is deferred to the next tick and recorded, never dropped.
-The first tick of an installation only starts the schedule. Each tick also escalates every ask
-to a person left open past policy.box.human.sla_minutes (60 by default) to the next of
-policy.box.local.maintainers.`,
-		Example: `  autonomy runner tick`,
-		Args:    cobra.NoArgs,
-		RunE: f.with(false, func(cmd *cobra.Command, args []string, r *local.Runner) error {
-			rep, err := r.Tick(cmd.Context())
-			if err != nil {
-				return runnerError(err)
-			}
-			local.PrintTick(cmd.OutOrStdout(), rep)
-			return nil
-		}),
-	}
-}
-
-func newRunnerServe(f *runnerFlags) *cobra.Command {
-	return &cobra.Command{
-		Use:   "serve",
-		Short: "Tick at each due minute until SIGINT or SIGTERM",
-		Long: `serve runs the trigger executor: it ticks whenever a cron trigger comes due (and each minute
-while a deferred one waits) until SIGINT or SIGTERM, then stops cleanly. Sessions it started run
-under their own supervisors and stay tracked after it stops. A recompile takes effect at the next
-tick.
-
-For a codeHost: github fleet whose actors declare event triggers, serve also polls the repository
-every policy.box.local.events.poll_seconds for comments (/agent ACTOR from a trusted author),
-issues and pull requests, and fires the actors that declare them, gated as the workflows are,
-each event once. It reads GitHub with
-GH_TOKEN or GITHUB_TOKEN (never given to a session), at GITHUB_API_URL, in events.repo or
-GITHUB_REPOSITORY or the origin remote. Each tick also escalates the asks to people left open past
-policy.box.human.sla_minutes. See docs/local.md, "Events".`,
-		Example: `  autonomy runner serve`,
-		Args:    cobra.NoArgs,
-		RunE: f.with(false, func(cmd *cobra.Command, args []string, r *local.Runner) error {
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			if err := r.PreflightSchedule(); err != nil {
-				return runnerError(err)
-			}
-			errOut := cmd.ErrOrStderr()
-			fmt.Fprintf(errOut, "autonomy: serving %s (%s, timezone %s); SIGINT or SIGTERM stops\n", r.In.Dir, cliout.Count(len(r.In.Schedule.Entries), "scheduled trigger"), r.In.Schedule.Timezone)
-			watchEvents(r, errOut)
-			if err := r.Serve(ctx, cmd.OutOrStdout()); err != nil {
-				return runnerError(err)
-			}
-			fmt.Fprintln(errOut, "autonomy: stopped; running sessions stay tracked")
-			return nil
-		}),
-	}
 }
 
 // newRunnerSupervise is the detached process that runs one session to its end.

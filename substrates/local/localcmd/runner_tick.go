@@ -1,0 +1,93 @@
+package localcmd
+
+import (
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/autonomyhq/autonomy/internal/cliout"
+	"github.com/autonomyhq/autonomy/substrates/local"
+)
+
+func newRunnerTick(f *runnerFlags) *cobra.Command {
+	var humans string
+	cmd := &cobra.Command{
+		Use:   "tick",
+		Short: "Fire every cron trigger that came due since the last tick (run it from cron, or use serve)",
+		Long: `tick fires every cron trigger of the installation whose schedule came due since the last
+tick, in policy.box.local.timezone (UTC by default). After downtime a missed schedule fires
+once, not once per missed slot. A due actor that cannot start (maxConcurrent reached, or its
+last scheduled session still running) is deferred to the next tick and recorded, never dropped.
+The first tick of an installation only starts the schedule. Each tick also escalates every ask
+to a person left open past policy.box.human.sla_minutes (60 by default) to the next of
+policy.box.local.maintainers. --humans FILE registers a human simulator first (docs/local.md,
+"Human simulators"); each tick answers the simulated asks that came due.`,
+		Example: `  autonomy runner tick
+  autonomy runner tick --humans testbed/humans.yml`,
+		Args: cobra.NoArgs,
+		RunE: f.with(false, func(cmd *cobra.Command, args []string, r *local.Runner) error {
+			if err := setHumans(cmd, r, humans); err != nil {
+				return err
+			}
+			rep, err := r.Tick(cmd.Context())
+			if err != nil {
+				return runnerError(err)
+			}
+			local.PrintTick(cmd.OutOrStdout(), rep)
+			return nil
+		}),
+	}
+	humansFlag(cmd, &humans)
+	return cmd
+}
+
+func newRunnerServe(f *runnerFlags) *cobra.Command {
+	var humans string
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Tick at each due minute until SIGINT or SIGTERM",
+		Long: `serve runs the trigger executor: it ticks whenever a cron trigger comes due (and each minute
+while a deferred one waits) until SIGINT or SIGTERM, then stops cleanly. Sessions it started run
+under their own supervisors and stay tracked after it stops. A recompile takes effect at the next
+tick.
+
+For a codeHost: github fleet whose actors declare event triggers, serve also polls the repository
+every policy.box.local.events.poll_seconds for comments (/agent ACTOR from a trusted author),
+issues and pull requests, and fires the actors that declare them, gated as the workflows are,
+each event once. It reads GitHub with
+GH_TOKEN or GITHUB_TOKEN (never given to a session), at GITHUB_API_URL, in events.repo or
+GITHUB_REPOSITORY or the origin remote. Each tick also escalates the asks to people left open past
+policy.box.human.sla_minutes. See docs/local.md, "Events".
+
+--humans FILE realizes the fleet's people with a simulator for a testbed: the fixtures say, per
+human actor, which asks it answers with what, after how long, or never; the simulator redeems
+each ask's token as a person would. It stays registered until --humans off. See docs/local.md,
+"Human simulators".`,
+		Example: `  autonomy runner serve
+  autonomy runner serve --humans testbed/humans.yml`,
+		Args: cobra.NoArgs,
+		RunE: f.with(false, func(cmd *cobra.Command, args []string, r *local.Runner) error {
+			if err := setHumans(cmd, r, humans); err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			if err := r.PreflightSchedule(); err != nil {
+				return runnerError(err)
+			}
+			errOut := cmd.ErrOrStderr()
+			fmt.Fprintf(errOut, "autonomy: serving %s (%s, timezone %s); SIGINT or SIGTERM stops\n", r.In.Dir, cliout.Count(len(r.In.Schedule.Entries), "scheduled trigger"), r.In.Schedule.Timezone)
+			watchEvents(r, errOut)
+			if err := r.Serve(ctx, cmd.OutOrStdout()); err != nil {
+				return runnerError(err)
+			}
+			fmt.Fprintln(errOut, "autonomy: stopped; running sessions stay tracked")
+			return nil
+		}),
+	}
+	humansFlag(cmd, &humans)
+	return cmd
+}
