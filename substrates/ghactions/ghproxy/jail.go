@@ -107,6 +107,9 @@ func confinement(getenv func(string) string, installs []string) *egress.Confinem
 		ro(filepath.Dir(w)) // the runner's work folder: _actions, _temp, _tool and the checkouts
 	}
 	ro(getenv("RUNNER_TEMP"))
+	if bin := getenv("AUTONOMY_BIN"); bin != "" {
+		ro(filepath.Dir(bin)) // the autonomy the later steps run
+	}
 	for _, d := range installs {
 		ro(d)
 	}

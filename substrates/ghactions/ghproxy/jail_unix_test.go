@@ -161,6 +161,7 @@ echo ws > "$GITHUB_WORKSPACE/f" && echo ws-written
 echo result > "$AUTONOMY_RESULT" && echo result-written
 echo '{}' >> "$AUTONOMY_OUTPUTS" && echo outputs-written
 unshare -Ur true && echo userns-made
+bwrap --ro-bind / / --unshare-user --unshare-net true && echo nested-bwrap-made
 exit 0
 `
 	argv := []string{"/bin/sh", "-c", script, "sh"}
@@ -178,7 +179,7 @@ exit 0
 			t.Errorf("no %q: the agent cannot write what it must\n%s", want, got)
 		}
 	}
-	for _, bad := range []string{"wrote ", "runner-env-seen", "userns-made"} {
+	for _, bad := range []string{"wrote ", "runner-env-seen", "userns-made", "nested-bwrap-made"} {
 		if strings.Contains(got, bad) {
 			t.Errorf("%q inside the jail:\n%s", bad, got)
 		}
