@@ -17,6 +17,10 @@ type Confinement struct {
 	// (bwrap --unshare-user --disable-userns): no nested sandbox, and no namespace in which it
 	// holds every capability.
 	NoUserNS bool
+	// PidNS runs the command in a process namespace of its own, with its own /proc (bwrap
+	// --unshare-pid): it sees and signals no process outside, and none of its processes outlives
+	// it (a nested bubblewrap could not remount /proc: NoUserNS goes with it).
+	PidNS bool
 }
 
 // Bind is one path of a Confinement.
@@ -31,6 +35,9 @@ func (c *Confinement) args() []string {
 		return []string{"--dev-bind", "/", "/"}
 	}
 	out := []string{"--ro-bind", "/", "/", "--dev-bind", "/dev", "/dev", "--bind", "/proc", "/proc"}
+	if c.PidNS {
+		out = append(out[:len(out)-3], "--unshare-pid", "--proc", "/proc")
+	}
 	for _, b := range c.Binds {
 		if _, err := os.Stat(b.Path); err != nil || !filepath.IsAbs(b.Path) {
 			continue

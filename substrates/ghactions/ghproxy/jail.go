@@ -87,10 +87,11 @@ func jailedEnv(env []string) []string {
 // checkout and the two files of RUNNER_TEMP it writes (its final message, the safe outputs);
 // the runner's folders, which the home may hold (its work folder with the actions the later
 // steps run, the file commands, RUNNER_TEMP with autonomy's binary and the audit files, the
-// runner's own installs), stay read-only. The agent makes no user namespace: on gh-actions the
-// presets run with their own sandbox bypassed (the jail is the sandbox).
+// runner's own installs), stay read-only. The agent makes no user namespace (on gh-actions the
+// presets run with their own sandbox bypassed: the jail is the sandbox), and has a process
+// namespace of its own: it cannot signal the model proxy, and nothing it starts outlives it.
 func confinement(getenv func(string) string, installs []string) *egress.Confinement {
-	c := &egress.Confinement{NoUserNS: true}
+	c := &egress.Confinement{NoUserNS: true, PidNS: true}
 	rw := func(p string) {
 		if p != "" {
 			c.Binds = append(c.Binds, egress.Bind{Path: p, Write: true})

@@ -12,8 +12,11 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/autonomyhq/autonomy/internal/egress"
 )
@@ -146,6 +149,7 @@ func TestJailConfines(t *testing.T) {
 		}
 	}
 	t.Setenv("ACTIONS_ID_TOKEN_REQUEST_TOKEN", "oidc-secret")
+	t.Setenv("OUTSIDE_PID", strconv.Itoa(os.Getpid()))
 	for k, v := range env {
 		t.Setenv(k, v)
 	}
@@ -162,6 +166,8 @@ echo result > "$AUTONOMY_RESULT" && echo result-written
 echo '{}' >> "$AUTONOMY_OUTPUTS" && echo outputs-written
 unshare -Ur true && echo userns-made
 bwrap --ro-bind / / --unshare-user --unshare-net true && echo nested-bwrap-made
+kill -0 "$OUTSIDE_PID" && echo outside-signalled
+setsid sh -c 'exec sleep 600.4242' </dev/null >/dev/null 2>&1 &
 exit 0
 `
 	argv := []string{"/bin/sh", "-c", script, "sh"}
@@ -179,14 +185,42 @@ exit 0
 			t.Errorf("no %q: the agent cannot write what it must\n%s", want, got)
 		}
 	}
-	for _, bad := range []string{"wrote ", "runner-env-seen", "userns-made", "nested-bwrap-made"} {
+	for _, bad := range []string{"wrote ", "runner-env-seen", "userns-made", "nested-bwrap-made", "outside-signalled"} {
 		if strings.Contains(got, bad) {
 			t.Errorf("%q inside the jail:\n%s", bad, got)
 		}
+	}
+	if pid := lingering("600.4242"); pid != 0 {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+		t.Errorf("a process the agent started outlived the jail: pid %d", pid)
 	}
 	for k, p := range files {
 		if data, _ := os.ReadFile(p); string(data) != "runner's\n" {
 			t.Errorf("%s (%s) was changed: %q", k, p, data)
 		}
 	}
+}
+
+// lingering is the pid of a live process whose command line holds arg, once the kernel has had
+// the chance to end it (at most 5s), or 0.
+func lingering(arg string) int {
+	find := func() int {
+		ms, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+		for _, m := range ms {
+			data, err := os.ReadFile(m)
+			stat, serr := os.ReadFile(filepath.Join(filepath.Dir(m), "stat"))
+			if err == nil && serr == nil && strings.Contains(string(data), arg) && !strings.Contains(string(stat), ") Z ") {
+				pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(m)))
+				return pid
+			}
+		}
+		return 0
+	}
+	for i := 0; i < 100; i++ {
+		if find() == 0 {
+			return 0
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return find()
 }
