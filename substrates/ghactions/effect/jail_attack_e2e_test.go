@@ -21,8 +21,10 @@ import (
 // outside its jail in the steps after it: an fsmonitor, hooks, a clean filter and a signing
 // program in the checkout's git, a line for $GITHUB_ENV (by the variable and by the file's
 // path), a rewritten $AUTONOMY_BIN, and lines in the audit files. Nothing it planted runs, the
-// later steps run the real autonomy, the audit files are the proxies', and the bundle exported
-// holds the agent's commit and the file it left uncommitted.
+// later steps run the real autonomy, the audit files are the proxies', the bundle exported
+// holds the agent's commit and the file it left uncommitted, and the agent's git directory is
+// gone before actions/checkout's post step (which runs git in it) though the agent took away the
+// write permission.
 func TestJailedAgentReachesNoLaterStep(t *testing.T) {
 	dir, err := filepath.Abs("../../testdata/self-driving")
 	if err != nil {
@@ -48,6 +50,7 @@ echo "AUTONOMY_BIN=$E" >> "$GITHUB_ENV" || echo github-env-refused
 echo "AUTONOMY_BIN=$E" >> "$RUNNER_TEMP/github_env" || echo github-env-file-refused
 cp "$E" "$AUTONOMY_BIN" || echo bin-refused
 for a in ` + ghproxy.UsageFile + ` ` + ghproxy.EgressFile + ` ` + ghproxy.TranscriptFile + `; do printf 'TAM%sERED\n' P >> "$RUNNER_TEMP/` + ghproxy.Dir + `/$a" || echo audit-refused; done
+chmod a-w .git/objects .git/refs .git .
 true`
 	model := modelfake.Start(modelfake.Turn{Shell: plant}, modelfake.Turn{Text: "Done."})
 	defer model.Close()
@@ -79,6 +82,10 @@ true`
 		if data, _ := os.ReadFile(filepath.Join(f.r.artifacts["4242/autonomy-transcript"], a)); strings.Contains(string(data), "TAMPERED") {
 			t.Errorf("the agent wrote the audit file %s", a)
 		}
+	}
+	// actions/checkout's post step runs git in the checkout unless .git/config is gone.
+	if _, err := os.Lstat(filepath.Join(v["runner.temp"], "workspace", ".git")); !os.IsNotExist(err) {
+		t.Errorf("the agent's git directory is left for actions/checkout's post step: %v", err)
 	}
 	clone := filepath.Join(lab, "clone")
 	gitRun(t, lab, "clone", "--quiet", f.origin, clone)
