@@ -52,7 +52,7 @@ func Jail(ctx context.Context, getenv func(string) string, argv []string, stdin 
 		return 0, err
 	}
 	defer sb.Close()
-	wrapped := sb.WrapIn(confinement(getenv, runnerInstalls()), argv)
+	wrapped := sb.WrapIn(confinement(getenv, runnerInstalls(os.Getppid())), argv)
 	cmd := exec.Command(wrapped[0], wrapped[1:]...)
 	cmd.Env = withEnv(jailedEnv(os.Environ()), sb.Env)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
@@ -83,11 +83,10 @@ func withEnv(env, set []string) []string {
 	return append(out, set...)
 }
 
-// runnerInstalls are the folders the runner (Runner.Worker, among this process's ancestors) is
+// runnerInstalls are the folders the runner (Runner.Worker, pid or among its ancestors) is
 // installed in: the node the later steps' actions run with is there.
-func runnerInstalls() []string {
+func runnerInstalls(pid int) []string {
 	var out []string
-	pid := os.Getppid()
 	for i := 0; i < 64 && pid > 1; i++ {
 		if exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid)); err == nil {
 			if b := filepath.Base(exe); b == "Runner.Worker" || b == "Runner.Listener" {

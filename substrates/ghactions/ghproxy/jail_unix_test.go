@@ -6,11 +6,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -223,4 +225,41 @@ func lingering(arg string) int {
 		time.Sleep(50 * time.Millisecond)
 	}
 	return find()
+}
+
+// TestRunnerInstalls: the folder a Runner.Worker among a process's ancestors is installed in
+// (bin/Runner.Worker's grandparent) is found, to be kept read-only in the jail.
+func TestRunnerInstalls(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "runners", "2.330.0")
+	worker := filepath.Join(root, "bin", "Runner.Worker")
+	sh, err := os.ReadFile("/bin/sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(worker), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(worker, sh, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(worker, "-c", "sleep 60 & echo $!; wait")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	var child int
+	if _, err := fmt.Fscan(out, &child); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = syscall.Kill(child, syscall.SIGKILL) }()
+	if got := runnerInstalls(child); len(got) != 1 || got[0] != root {
+		t.Errorf("runnerInstalls = %v, want [%s]", got, root)
+	}
+	if got := runnerInstalls(os.Getpid()); len(got) != 0 {
+		t.Errorf("no runner among the test's ancestors, yet %v", got)
+	}
 }
