@@ -10,8 +10,8 @@ import (
 // would need.
 type Confinement struct {
 	// Binds, applied in order over a read-only root, make a path writable (Write) or read-only
-	// again (a folder of the runner inside a writable home). A path that does not exist is
-	// skipped. /dev and /proc stay as they are.
+	// again (a folder of the runner inside a writable home). A path that does not exist, is not
+	// absolute, or is the root itself is skipped. /dev and /proc stay as they are.
 	Binds []Bind
 	// NoUserNS runs the command in a user namespace of its own in which it cannot make another
 	// (bwrap --unshare-user --disable-userns): no nested sandbox, and no namespace in which it
@@ -39,7 +39,7 @@ func (c *Confinement) args() []string {
 		out = append(out[:len(out)-3], "--unshare-pid", "--proc", "/proc")
 	}
 	for _, b := range c.Binds {
-		if _, err := os.Stat(b.Path); err != nil || !filepath.IsAbs(b.Path) {
+		if _, err := os.Stat(b.Path); err != nil || !filepath.IsAbs(b.Path) || filepath.Clean(b.Path) == "/" {
 			continue
 		}
 		flag := "--ro-bind"
