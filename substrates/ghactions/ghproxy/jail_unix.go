@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/autonomyhq/autonomy/internal/egress"
@@ -89,8 +90,9 @@ func runnerInstalls(pid int) []string {
 	var out []string
 	for i := 0; i < 64 && pid > 1; i++ {
 		if exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid)); err == nil {
-			if b := filepath.Base(exe); b == "Runner.Worker" || b == "Runner.Listener" {
-				out = append(out, filepath.Dir(filepath.Dir(exe)))
+			dir := filepath.Dir(filepath.Dir(exe))
+			if b := filepath.Base(exe); (b == "Runner.Worker" || b == "Runner.Listener") && !slices.Contains(out, dir) {
+				out = append(out, dir)
 			}
 		}
 		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
