@@ -82,9 +82,13 @@ exit $rc
 
 // Wrap is argv run inside the jail: bwrap sees the whole filesystem as it is (the agent's own
 // sandbox confines it further), and only the jail's network.
-func (j *Jail) Wrap(argv []string) []string {
-	out := []string{"bwrap", "--dev-bind", "/", "/", "--unshare-net", "--die-with-parent", "--",
-		"/bin/sh", "-c", bridgeScript, "autonomy-egress", strconv.Itoa(len(j.ports))}
+func (j *Jail) Wrap(argv []string) []string { return j.WrapIn(nil, argv) }
+
+// WrapIn is argv run inside the jail, confined by c (Wrap's whole filesystem when c is nil).
+func (j *Jail) WrapIn(c *Confinement, argv []string) []string {
+	out := append([]string{"bwrap"}, c.args()...)
+	out = append(out, "--unshare-net", "--die-with-parent", "--",
+		"/bin/sh", "-c", bridgeScript, "autonomy-egress", strconv.Itoa(len(j.ports)))
 	for i, p := range j.ports {
 		out = append(out, strconv.Itoa(p), j.sock(i))
 	}

@@ -90,3 +90,14 @@ func hostAddr(t *testing.T) string {
 	}
 	return "192.0.2.1"
 }
+
+// A confinement never binds the root itself writable, nor a relative or missing path.
+func TestConfinementArgs(t *testing.T) {
+	dir := t.TempDir()
+	c := &Confinement{Binds: []Bind{{Path: "/", Write: true}, {Path: "relative", Write: true}, {Path: dir + "/missing", Write: true}, {Path: dir, Write: true}, {Path: dir}}, NoUserNS: true, PidNS: true}
+	got := strings.Join(c.args(), " ")
+	want := "--ro-bind / / --dev-bind /dev /dev --unshare-pid --proc /proc --bind " + dir + " " + dir + " --ro-bind " + dir + " " + dir + " --unshare-user --disable-userns"
+	if got != want {
+		t.Errorf("args:\n%s\nwant\n%s", got, want)
+	}
+}

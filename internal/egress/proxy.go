@@ -1,7 +1,9 @@
 package egress
 
 import (
+	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -120,9 +123,18 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.refuse(w, d, http.StatusBadGateway, "cannot connect to "+addr.String()+": "+errText(err))
 		return
 	}
-	d.Allowed = true
-	p.log(d)
-	p.tunnel(w, up)
+	p.tunnel(w, up, d, serverNameFor(r.Host))
+}
+
+// serverNameFor is the TLS server name a tunnel to target (an admitted host:port) must ask
+// for: its host, lower-case and without a trailing dot; none for an IP address.
+func serverNameFor(target string) string {
+	host, _, _ := net.SplitHostPort(target)
+	host = strings.ToLower(strings.TrimSuffix(host, "."))
+	if _, err := netip.ParseAddr(host); err == nil {
+		return ""
+	}
+	return host
 }
 
 // admit checks target (host:port of a CONNECT) against the allowlist and the private guard, and
@@ -218,8 +230,9 @@ func (p *Proxy) log(d Decision) {
 	_, _ = p.cfg.Log.Write(append(line, '\n'))
 }
 
-// tunnel answers the CONNECT and copies both ways until either side ends or the proxy stops.
-func (p *Proxy) tunnel(w http.ResponseWriter, up net.Conn) {
+// tunnel answers the CONNECT, reads the client's TLS ClientHello (checkHello), and copies both
+// ways until either side ends or the proxy stops. It logs d, allowed or refused by the hello.
+func (p *Proxy) tunnel(w http.ResponseWriter, up net.Conn, d Decision, name string) {
 	hj, ok := w.(http.Hijacker)
 	if !ok {
 		up.Close()
@@ -235,13 +248,71 @@ func (p *Proxy) tunnel(w http.ResponseWriter, up net.Conn) {
 		return
 	}
 	defer p.tunnels.untrack(down, up)
-	_ = down.SetDeadline(time.Time{})
 	if _, err := down.Write([]byte("HTTP/1.1 200 Connection established\r\n\r\n")); err != nil {
 		return
 	}
 	// What the client sent after its CONNECT, already buffered, goes first.
-	relay(down, io.MultiReader(io.LimitReader(buf, int64(buf.Reader.Buffered())), down), up)
+	src := io.MultiReader(io.LimitReader(buf, int64(buf.Reader.Buffered())), down)
+	_ = down.SetReadDeadline(time.Now().Add(HeaderTimeout))
+	hello, reason := checkHello(src, name)
+	_ = down.SetDeadline(time.Time{})
+	if reason != "" {
+		d.Reason = reason
+		p.log(d)
+		return
+	}
+	d.Allowed = true
+	p.log(d)
+	relay(down, io.MultiReader(bytes.NewReader(hello), src), up)
 }
+
+// helloLimit bounds the ClientHello read: Go's TLS server reads a handshake message of at most
+// 64 KiB, in records of 5 bytes of header each.
+const helloLimit = 1<<16 + 1<<12
+
+// extECH is the TLS extension of an encrypted ClientHello, whose outer server name is not the
+// one the server answers for.
+const extECH = 0xfe0d
+
+// checkHello reads the TLS ClientHello from src and returns the bytes read, to be forwarded, or
+// why the tunnel is refused: not TLS, an encrypted ClientHello, or a server name (SNI) other than
+// name (none for an IP address), which would reach another host behind the same address (domain
+// fronting through a CDN an allowed name is on).
+func checkHello(src io.Reader, name string) ([]byte, string) {
+	var read bytes.Buffer
+	var hello *tls.ClientHelloInfo
+	conn := &helloConn{r: io.TeeReader(io.LimitReader(src, helloLimit), &read)}
+	_ = tls.Server(conn, &tls.Config{GetConfigForClient: func(h *tls.ClientHelloInfo) (*tls.Config, error) {
+		hello = h
+		return nil, errHelloRead
+	}}).Handshake()
+	switch {
+	case hello == nil:
+		return nil, "the tunnel did not start with a TLS ClientHello: only HTTPS is forwarded"
+	case slices.Contains(hello.Extensions, extECH):
+		return nil, "the TLS ClientHello is encrypted (ECH): its server name cannot be checked"
+	case !strings.EqualFold(hello.ServerName, name) && name == "":
+		return nil, fmt.Sprintf("the TLS server name %q was asked of an IP address", hello.ServerName)
+	case !strings.EqualFold(hello.ServerName, name):
+		return nil, fmt.Sprintf("the TLS server name %q is not the CONNECT host %q (domain fronting)", hello.ServerName, name)
+	}
+	return read.Bytes(), ""
+}
+
+var errHelloRead = errors.New("egress: the ClientHello is read")
+
+// helloConn is a net.Conn reading r, discarding what is written: the TLS server that parses a
+// ClientHello on it answers nobody.
+type helloConn struct{ r io.Reader }
+
+func (c *helloConn) Read(b []byte) (int, error)       { return c.r.Read(b) }
+func (c *helloConn) Write(b []byte) (int, error)      { return len(b), nil }
+func (c *helloConn) Close() error                     { return nil }
+func (c *helloConn) LocalAddr() net.Addr              { return &net.TCPAddr{} }
+func (c *helloConn) RemoteAddr() net.Addr             { return &net.TCPAddr{} }
+func (c *helloConn) SetDeadline(time.Time) error      { return nil }
+func (c *helloConn) SetReadDeadline(time.Time) error  { return nil }
+func (c *helloConn) SetWriteDeadline(time.Time) error { return nil }
 
 func errText(err error) string {
 	if err == nil {

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // syncBuffer is a log several tunnels write at once.
@@ -221,10 +222,13 @@ func TestProxyRefusesPlainHTTPAndHugeHeaders(t *testing.T) {
 
 // Stopping the proxy ends the tunnels open through it, and done fires once they are gone.
 func TestProxyStopEndsTunnels(t *testing.T) {
-	up, err := net.Listen("tcp", "127.0.0.1:0")
+	srv := httptest.NewTLSServer(http.NotFoundHandler()) // for its certificate
+	defer srv.Close()
+	raw, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
+	up := tls.NewListener(raw, srv.TLS.Clone())
 	defer up.Close()
 	go func() {
 		for {
@@ -235,14 +239,15 @@ func TestProxyStopEndsTunnels(t *testing.T) {
 			go func() { _, _ = io.Copy(c, c); c.Close() }() // an echo server
 		}
 	}()
-	port := fmt.Sprint(up.Addr().(*net.TCPAddr).Port)
+	port := fmt.Sprint(raw.Addr().(*net.TCPAddr).Port)
 	addr, cancel, done := start(t, Config{Allow: rules(t, "echo.test:"+port), Resolve: resolver(map[string][]string{"echo.test": {"127.0.0.1"}}), TestPermit: loopbackPermit})
 	var conns []net.Conn
 	for i := 0; i < 3; i++ {
-		code, body, c := connect(t, addr, "echo.test:"+port)
+		code, body, raw := connect(t, addr, "echo.test:"+port)
 		if code != 200 {
 			t.Fatalf("CONNECT: %d %q", code, body)
 		}
+		c := tls.Client(raw, &tls.Config{ServerName: "echo.test", InsecureSkipVerify: true}) //nolint:gosec // the test's own server
 		fmt.Fprintf(c, "ping %d\n", i)
 		if line, err := bufio.NewReader(c).ReadString('\n'); err != nil || line != fmt.Sprintf("ping %d\n", i) {
 			t.Fatalf("echo through the tunnel: %q %v", line, err)
@@ -257,6 +262,72 @@ func TestProxyStopEndsTunnels(t *testing.T) {
 		if n, err := c.Read(make([]byte, 1)); err == nil {
 			t.Errorf("a tunnel is still open after the proxy stopped (%d bytes)", n)
 		}
+	}
+}
+
+// TestProxyChecksTheServerName: a tunnel carries TLS whose server name (SNI) is the CONNECT
+// host, in any case (and a CONNECT host with a trailing dot is that host); another name (domain
+// fronting through a CDN the allowed name is on), a name asked of a listed IP address, and
+// anything not TLS are refused, and logged.
+func TestProxyChecksTheServerName(t *testing.T) {
+	port := target(t)
+	log := &syncBuffer{}
+	addr, _, _ := start(t, Config{Allow: rules(t, "allowed.test:"+port, "127.0.0.1:"+port), Log: log, AllowPrivateLiterals: true,
+		Resolve: resolver(map[string][]string{"allowed.test": {"127.0.0.1"}}), TestPermit: loopbackPermit})
+	get := func(connectTo, sni string) error {
+		code, body, raw := connect(t, addr, connectTo)
+		if code != 200 {
+			return fmt.Errorf("CONNECT %d %q", code, body)
+		}
+		c := tls.Client(raw, &tls.Config{ServerName: sni, InsecureSkipVerify: true}) //nolint:gosec // the test's own server
+		_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+		fmt.Fprintf(c, "GET / HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", sni)
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		if b, _ := io.ReadAll(resp.Body); string(b) != "reached" {
+			return fmt.Errorf("body %q", b)
+		}
+		return nil
+	}
+	for _, c := range []struct{ connect, sni string }{
+		{"allowed.test:" + port, "allowed.test"}, {"allowed.test:" + port, "ALLOWED.test"},
+		{"allowed.test.:" + port, "allowed.test"}, {"127.0.0.1:" + port, ""},
+	} {
+		if err := get(c.connect, c.sni); err != nil {
+			t.Errorf("CONNECT %s, SNI %q: %v", c.connect, c.sni, err)
+		}
+	}
+	for _, c := range []struct{ connect, sni string }{
+		{"allowed.test:" + port, "other.test"}, {"allowed.test:" + port, "allowed.test.other.test"},
+		{"127.0.0.1:" + port, "other.test"},
+	} {
+		if err := get(c.connect, c.sni); err == nil {
+			t.Errorf("CONNECT %s, SNI %q: reached", c.connect, c.sni)
+		}
+	}
+	code, body, raw := connect(t, addr, "allowed.test:"+port)
+	if code != 200 {
+		t.Fatalf("CONNECT %d %q", code, body)
+	}
+	fmt.Fprintf(raw, "GET / HTTP/1.1\r\nHost: allowed.test\r\n\r\n")
+	if n, err := raw.Read(make([]byte, 1)); err == nil {
+		t.Errorf("plain HTTP through the tunnel was answered (%d bytes)", n)
+	}
+	var reasons []string
+	allowed := 0
+	for _, d := range log.decisions(t) {
+		if d.Allowed {
+			allowed++
+		} else {
+			reasons = append(reasons, d.Reason)
+		}
+	}
+	all := strings.Join(reasons, "\n")
+	if allowed != 4 || len(reasons) != 4 || strings.Count(all, "(domain fronting)") != 2 || !strings.Contains(all, "asked of an IP address") || !strings.Contains(all, "not start with a TLS ClientHello") {
+		t.Errorf("%d allowed, refusals:\n%s", allowed, all)
 	}
 }
 

@@ -140,15 +140,61 @@ func (r Rule) Match(host string, port int) bool {
 
 // Private reports whether a is an address no name may reach through the proxy: loopback,
 // private (RFC 1918, fc00::/7), link-local (the cloud metadata service), CGNAT, multicast,
-// unspecified, or IPv4's "this network".
+// unspecified, IPv4's "this network", the IETF protocol assignments (192.0.0.0/24), the
+// benchmarking network (198.18.0.0/15), the reserved 240.0.0.0/4 (with the broadcast address),
+// Azure's WireServer (168.63.129.16: GitHub's hosted runners are Azure VMs), site-local and
+// discard-only IPv6, and local-use NAT64 and Teredo, whose IPv4 cannot be read back. An IPv6
+// address that embeds an IPv4 one (IPv4-mapped or -compatible, NAT64's well-known prefix, 6to4)
+// is judged by that IPv4 address.
 func Private(a netip.Addr) bool {
 	a = a.Unmap()
-	return a.IsLoopback() || a.IsPrivate() || a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast() ||
-		a.IsInterfaceLocalMulticast() || a.IsMulticast() || a.IsUnspecified() ||
-		cgnat.Contains(a) || thisNet.Contains(a) || !a.IsValid()
+	if v4, ok := embeddedV4(a); ok {
+		return Private(v4)
+	}
+	if a.IsLoopback() || a.IsPrivate() || a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast() ||
+		a.IsInterfaceLocalMulticast() || a.IsMulticast() || a.IsUnspecified() || !a.IsValid() {
+		return true
+	}
+	for _, p := range blocked {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// embeddedV4 is the IPv4 address an IPv6 one carries: IPv4-compatible ::a.b.c.d (but :: and
+// ::1), NAT64's 64:ff9b::/96, and 6to4's 2002::/16.
+func embeddedV4(a netip.Addr) (netip.Addr, bool) {
+	if !a.Is6() {
+		return netip.Addr{}, false
+	}
+	b := a.As16()
+	switch {
+	case compat.Contains(a) && a != netip.IPv6Unspecified() && a != netip.IPv6Loopback():
+		return netip.AddrFrom4([4]byte(b[12:16])), true
+	case nat64.Contains(a):
+		return netip.AddrFrom4([4]byte(b[12:16])), true
+	case sixToFour.Contains(a):
+		return netip.AddrFrom4([4]byte(b[2:6])), true
+	}
+	return netip.Addr{}, false
 }
 
 var (
-	cgnat   = netip.MustParsePrefix("100.64.0.0/10")
-	thisNet = netip.MustParsePrefix("0.0.0.0/8")
+	compat    = netip.MustParsePrefix("::/96")
+	nat64     = netip.MustParsePrefix("64:ff9b::/96")
+	sixToFour = netip.MustParsePrefix("2002::/16")
+	blocked   = []netip.Prefix{
+		netip.MustParsePrefix("0.0.0.0/8"),        // this network
+		netip.MustParsePrefix("100.64.0.0/10"),    // CGNAT
+		netip.MustParsePrefix("192.0.0.0/24"),     // IETF protocol assignments
+		netip.MustParsePrefix("198.18.0.0/15"),    // benchmarking
+		netip.MustParsePrefix("240.0.0.0/4"),      // reserved, and 255.255.255.255
+		netip.MustParsePrefix("168.63.129.16/32"), // Azure WireServer
+		netip.MustParsePrefix("64:ff9b:1::/48"),   // local-use NAT64
+		netip.MustParsePrefix("2001::/32"),        // Teredo
+		netip.MustParsePrefix("fec0::/10"),        // site-local
+		netip.MustParsePrefix("100::/64"),         // discard-only
+	}
 )

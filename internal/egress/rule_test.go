@@ -79,6 +79,13 @@ func TestPrivate(t *testing.T) {
 		"169.254.169.254": true, "100.64.0.1": true, "0.0.0.0": true, "0.1.2.3": true, "::1": true,
 		"fd00::1": true, "fe80::1": true, "::ffff:127.0.0.1": true, "::ffff:10.0.0.1": true, "224.0.0.1": true,
 		"203.0.113.7": false, "8.8.8.8": false, "2001:4860::8888": false,
+		// What embeds an IPv4 address is judged by it.
+		"64:ff9b::a9fe:a9fe": true, "64:ff9b::10.0.0.1": true, "64:ff9b::8.8.8.8": false,
+		"2002:a9fe:a9fe::1": true, "2002:7f00:1::": true, "2002:0808:0808::1": false,
+		"::169.254.169.254": true, "::10.1.2.3": true, "::8.8.8.8": false,
+		"64:ff9b:1::808:808": true, "2001:0:4136:e378:8000:63bf:3fff:fdd2": true,
+		"198.18.0.1": true, "198.19.255.255": true, "192.0.0.170": true, "240.0.0.1": true,
+		"255.255.255.255": true, "168.63.129.16": true, "168.63.129.17": false, "fec0::1": true, "100::1": true,
 	} {
 		if got := Private(netip.MustParseAddr(s)); got != want {
 			t.Errorf("Private(%s) = %t", s, got)

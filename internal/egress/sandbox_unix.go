@@ -56,6 +56,9 @@ func Open(ctx context.Context, cfg *Config, ports ...int) (*Sandbox, error) {
 // Wrap is argv run inside the sandbox.
 func (s *Sandbox) Wrap(argv []string) []string { return s.jail.Wrap(argv) }
 
+// WrapIn is argv run inside the sandbox, confined by c.
+func (s *Sandbox) WrapIn(c *Confinement, argv []string) []string { return s.jail.WrapIn(c, argv) }
+
 // Close ends the bridges, every connection through them, and the egress proxy.
 func (s *Sandbox) Close() {
 	_ = s.jail.Close()

@@ -18,12 +18,21 @@ const (
 	ResetBuffer = time.Second
 	// UnknownWait is GitHub's advice when a rate limit names no time: wait at least a minute.
 	UnknownWait = time.Minute
+	// MaxWait is the longest wait Wait returns, whatever GitHub names (a Retry-After of years, a
+	// reset far off): the caller tries again then, and waits again if the limit still holds.
+	MaxWait = time.Hour
 )
 
 // Wait says whether err is a rate limit, which ("primary" or "secondary"), and how long after
 // now to wait before retrying: until the primary limit's reset, for a secondary limit or a 429
-// its Retry-After, a minute when GitHub names no time.
+// its Retry-After, a minute when GitHub names no time; never more than MaxWait.
 func Wait(err error, now time.Time) (time.Duration, string, bool) {
+	d, kind, ok := wait(err, now)
+	return min(d, MaxWait), kind, ok
+}
+
+// wait is Wait uncapped (a duration that would overflow is MaxWait).
+func wait(err error, now time.Time) (time.Duration, string, bool) {
 	until := func(reset time.Time) time.Duration { return max(reset.Sub(now)+ResetBuffer, 0) }
 	var primary *github.RateLimitError
 	if errors.As(err, &primary) {
@@ -55,10 +64,13 @@ func Wait(err error, now time.Time) (time.Duration, string, bool) {
 	if exhausted {
 		kind = "primary"
 	}
-	if secs, err := strconv.Atoi(h.Get("Retry-After")); err == nil { // GitHub gives seconds
-		return max(time.Duration(secs)*time.Second, 0), kind, true
+	if secs, err := strconv.ParseInt(h.Get("Retry-After"), 10, 64); err == nil { // GitHub gives seconds
+		return time.Duration(min(max(secs, 0), int64(MaxWait/time.Second))) * time.Second, kind, true
 	}
 	if secs, err := strconv.ParseInt(h.Get("X-RateLimit-Reset"), 10, 64); err == nil && exhausted {
+		if secs-now.Unix() > int64(MaxWait/time.Second) { // far off, or past what time.Unix holds
+			return MaxWait, kind, true
+		}
 		return until(time.Unix(secs, 0)), kind, true
 	}
 	return UnknownWait, kind, true

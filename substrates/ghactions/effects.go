@@ -68,12 +68,28 @@ func effects(a *ir.Actor) (propose, review bool) {
 func modelHeld(c ir.Capability) bool { return c.Name != "code:propose" && c.Name != "code:review" }
 
 // exportCommitsScript bundles what the agent committed (and anything it left uncommitted) since
-// the commit the job checked out, for the propose job. It runs in the agent's job, at the agent's
-// trust: the propose job treats the bundle as data.
+// the commit the job checked out, for the propose job. The agent wrote the checkout's git
+// directory (its config names hooks, an fsmonitor, filter drivers, a signing program…): git here
+// reads none of it. It reads the checkout's HEAD and objects into a repository of this step's
+// own, outside the agent's reach, with no system or global config, and commits the working
+// tree's changes there; the propose job treats the bundle as data.
 const exportCommitsScript = `out="$RUNNER_TEMP/` + proposeArtifact + `"
 mkdir -p "$out"
-if [ -n "$(git status --porcelain)" ]; then
-  git add -A
+export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
+ws="$PWD"
+src="$(git -c core.fsmonitor=false -c core.hooksPath=/dev/null rev-parse --path-format=absolute --git-common-dir)"
+head="$(git -c core.fsmonitor=false -c core.hooksPath=/dev/null rev-parse --verify --end-of-options 'HEAD^{commit}')"
+export GIT_DIR="$RUNNER_TEMP/autonomy-export.git"
+rm -rf "$GIT_DIR"
+git init --quiet --bare "$GIT_DIR"
+printf '%s\n' "$src/objects" > "$GIT_DIR/objects/info/alternates"
+if [ -f "$src/shallow" ]; then cp "$src/shallow" "$GIT_DIR/shallow"; fi
+git symbolic-ref HEAD refs/heads/autonomy-export
+git update-ref HEAD "$head"
+export GIT_WORK_TREE="$ws"
+git read-tree HEAD
+git add -A
+if ! git diff --cached --quiet HEAD; then
   git commit --quiet --no-verify -m "${AUTONOMY_ACTOR}: changes left uncommitted"
 fi
 if [ "$(git rev-list --count "${AUTONOMY_BASE}..HEAD")" -gt 0 ]; then

@@ -84,6 +84,27 @@ func sandboxStep() mapping {
 	return mapping{{key: "name", value: "Prepare the agent's network sandbox"}, {key: "run", value: literal(sandboxScript)}}
 }
 
+// disarmScript removes the checkout's git directory, which the agent wrote (its config can name
+// an fsmonitor that any git reading the index runs), once the job is done with it: actions/checkout's
+// post step, which runs git in the checkout outside the jail, does nothing where .git/config is
+// gone. The agent may have taken the write permission away; its processes are gone with its
+// jail, so nothing puts the directory back.
+const disarmScript = `chmod u+rwx -- "$GITHUB_WORKSPACE" 2>/dev/null || true
+if [ -d "$GITHUB_WORKSPACE/.git" ] && [ ! -L "$GITHUB_WORKSPACE/.git" ]; then
+  chmod -R u+rwX -- "$GITHUB_WORKSPACE/.git" 2>/dev/null || true
+fi
+rm -rf -- "$GITHUB_WORKSPACE/.git"
+if [ -e "$GITHUB_WORKSPACE/.git" ] || [ -L "$GITHUB_WORKSPACE/.git" ]; then
+  echo "::error::cannot remove the agent's git directory $GITHUB_WORKSPACE/.git: actions/checkout's post step would run git in it"
+  exit 1
+fi
+`
+
+// disarmStep runs disarmScript last, whatever happened before.
+func disarmStep() mapping {
+	return withIf(mapping{{key: "name", value: "Remove the agent's git directory"}, {key: "run", value: literal(disarmScript)}}, "always()")
+}
+
 // jailWords start a preset's agent in the network sandbox.
 var jailWords = []string{`"$AUTONOMY_BIN"`, "gh", "jail", "--"}
 

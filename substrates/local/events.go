@@ -227,7 +227,11 @@ func (es *EventSource) Poll(ctx context.Context) (PollReport, error) {
 	if wait, kind, limited := ghlimit.Wait(err, now); limited {
 		es.waitUntil = now.Add(wait)
 		rep.Backoff = es.waitUntil
-		rep.Ignored = append(rep.Ignored, fmt.Sprintf("GitHub's %s rate limit: polling again after %s", kind, es.waitUntil.UTC().Format(time.RFC3339)))
+		msg := fmt.Sprintf("GitHub's %s rate limit: polling again after %s", kind, es.waitUntil.UTC().Format(time.RFC3339))
+		if wait >= ghlimit.MaxWait {
+			msg += fmt.Sprintf(" (GitHub named a longer wait; autonomy waits at most %s, then asks again)", ghlimit.MaxWait)
+		}
+		rep.Ignored = append(rep.Ignored, msg)
 		return rep, nil
 	}
 	return rep, err

@@ -213,6 +213,20 @@ func TestEventSourceBacksOffRateLimits(t *testing.T) {
 	settle(t, r)
 }
 
+// TestEventSourceCapsRateLimitWaits: a Retry-After of years holds the source an hour, and the
+// report says the wait was cut short.
+func TestEventSourceCapsRateLimitWaits(t *testing.T) {
+	g := newEventRig(t)
+	r, es := g.source(t)
+	poll(t, es)
+	g.gh.RateLimitNext(1, ghfake.TooManyRequests, 999999999*time.Second)
+	rep := poll(t, es)
+	if !rep.Backoff.Equal(g.clock.Now().Add(time.Hour)) || !strings.Contains(strings.Join(rep.Ignored, "\n"), "waits at most 1h0m0s") {
+		t.Fatalf("a Retry-After of 999999999s: backoff %s, report %q; want an hour, said", rep.Backoff, rep.Ignored)
+	}
+	settle(t, r)
+}
+
 func (c *clock) advance(d time.Duration) {
 	c.mu.Lock()
 	c.t = c.t.Add(d)

@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/autonomyhq/autonomy/internal/egress"
 )
@@ -59,4 +61,63 @@ func jailConfig(getenv func(string) string) ([]int, egress.Config, error) {
 		cfg.Allow = append(cfg.Allow, r)
 	}
 	return ports, cfg, nil
+}
+
+// runnerEnv are the variables of the runner's step environment the agent must not have: the
+// files a step appends to to set the later steps' environment, PATH, outputs, state and summary
+// (workflow commands), and the runner's tokens.
+var runnerEnv = map[string]bool{
+	"GITHUB_ENV": true, "GITHUB_PATH": true, "GITHUB_OUTPUT": true, "GITHUB_STATE": true, "GITHUB_STEP_SUMMARY": true,
+	"ACTIONS_ID_TOKEN_REQUEST_TOKEN": true, "ACTIONS_ID_TOKEN_REQUEST_URL": true,
+	"ACTIONS_RUNTIME_TOKEN": true, "ACTIONS_RUNTIME_URL": true, "ACTIONS_RESULTS_URL": true, "ACTIONS_CACHE_URL": true,
+}
+
+// jailedEnv is env without runnerEnv.
+func jailedEnv(env []string) []string {
+	var out []string
+	for _, kv := range env {
+		if k, _, _ := strings.Cut(kv, "="); !runnerEnv[k] {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+// confinement is the agent's filesystem in the jail: read-only, but for its home, /tmp, the
+// checkout and the two files of RUNNER_TEMP it writes (its final message, the safe outputs);
+// the runner's folders, which the home may hold (its work folder with the actions the later
+// steps run, the file commands, RUNNER_TEMP with autonomy's binary and the audit files, the
+// runner's own installs), stay read-only. The agent makes no user namespace (on gh-actions the
+// presets run with their own sandbox bypassed: the jail is the sandbox), and has a process
+// namespace of its own: it cannot signal the model proxy, and nothing it starts outlives it.
+func confinement(getenv func(string) string, installs []string) *egress.Confinement {
+	c := &egress.Confinement{NoUserNS: true, PidNS: true}
+	rw := func(p string) {
+		if p != "" {
+			c.Binds = append(c.Binds, egress.Bind{Path: p, Write: true})
+		}
+	}
+	ro := func(p string) {
+		if p != "" {
+			c.Binds = append(c.Binds, egress.Bind{Path: p})
+		}
+	}
+	rw(getenv("HOME"))
+	rw("/tmp")
+	if w := getenv("RUNNER_WORKSPACE"); w != "" {
+		ro(filepath.Dir(w)) // the runner's work folder: _actions, _temp, _tool and the checkouts
+	}
+	ro(getenv("RUNNER_TEMP"))
+	if bin := getenv("AUTONOMY_BIN"); bin != "" {
+		ro(filepath.Dir(bin)) // the autonomy the later steps run
+	}
+	for _, d := range installs {
+		ro(d)
+	}
+	rw(getenv("GITHUB_WORKSPACE"))
+	if o := getenv("AUTONOMY_OUTPUTS"); o != "" {
+		rw(filepath.Dir(o))
+	}
+	rw(getenv("AUTONOMY_RESULT"))
+	return c
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/autonomyhq/autonomy/internal/egress"
@@ -39,15 +40,22 @@ func Jail(ctx context.Context, getenv func(string) string, argv []string, stdin 
 		return 0, err
 	}
 	defer logf.Close()
+	if r := getenv("AUTONOMY_RESULT"); r != "" {
+		// The agent's final message is the one file of RUNNER_TEMP it writes: bound writable,
+		// so it must exist.
+		if f, err := os.OpenFile(r, os.O_CREATE|os.O_WRONLY, 0o600); err == nil {
+			f.Close()
+		}
+	}
 	cfg.Log = logf
 	sb, err := egress.Open(ctx, &cfg, ports...)
 	if err != nil {
 		return 0, err
 	}
 	defer sb.Close()
-	wrapped := sb.Wrap(argv)
+	wrapped := sb.WrapIn(confinement(getenv, runnerInstalls(os.Getppid())), argv)
 	cmd := exec.Command(wrapped[0], wrapped[1:]...)
-	cmd.Env = withEnv(os.Environ(), sb.Env)
+	cmd.Env = withEnv(jailedEnv(os.Environ()), sb.Env)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
 	err = cmd.Run()
 	var exit *exec.ExitError
@@ -74,4 +82,29 @@ func withEnv(env, set []string) []string {
 		}
 	}
 	return append(out, set...)
+}
+
+// runnerInstalls are the folders the runner (Runner.Worker, pid or among its ancestors) is
+// installed in: the node the later steps' actions run with is there.
+func runnerInstalls(pid int) []string {
+	var out []string
+	for i := 0; i < 64 && pid > 1; i++ {
+		if exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid)); err == nil {
+			dir := filepath.Dir(filepath.Dir(exe))
+			if b := filepath.Base(exe); (b == "Runner.Worker" || b == "Runner.Listener") && !slices.Contains(out, dir) {
+				out = append(out, dir)
+			}
+		}
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			break
+		}
+		// pid (comm) state ppid …: comm may hold spaces and parentheses, so read after the last ')'.
+		rest := string(stat[strings.LastIndexByte(string(stat), ')')+1:])
+		var state string
+		if _, err := fmt.Sscan(rest, &state, &pid); err != nil {
+			break
+		}
+	}
+	return out
 }

@@ -6,14 +6,19 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/autonomyhq/autonomy/internal/egress"
 )
@@ -109,5 +114,152 @@ func TestJailConfigErrors(t *testing.T) {
 	})
 	if err != nil || len(ports) != 1 || ports[0] != 9 || len(cfg.Allow) != 1 || cfg.Allow[0].String() != "api.github.com" {
 		t.Errorf("the default: %v %+v %v (want the model proxy bridged and api.github.com allowed)", ports, cfg.Allow, err)
+	}
+}
+
+// TestJailConfines: inside gh jail the agent writes its home, the checkout, its final message
+// and the safe outputs, and nothing of the runner's: not the file commands (nor has it their
+// variables or the runner's tokens), not the actions the later steps run, not autonomy's binary,
+// not the audit files; and it cannot make a user namespace.
+func TestJailConfines(t *testing.T) {
+	model := serve(t, "model-reached", false)
+	root := t.TempDir()
+	home := filepath.Join(root, "home")
+	work := filepath.Join(home, "work")
+	temp := filepath.Join(work, "_temp")
+	env := map[string]string{
+		URLEnv: "http://127.0.0.1:" + model + "/openai/v1", EgressAllowEnv: `[]`, "RUNNER_TEMP": temp, "HOME": home,
+		"RUNNER_WORKSPACE": filepath.Join(work, "repo"), "GITHUB_WORKSPACE": filepath.Join(work, "repo", "repo"),
+		"AUTONOMY_RESULT": filepath.Join(temp, "autonomy-result.json"), "AUTONOMY_OUTPUTS": filepath.Join(temp, "autonomy-outputs", "outputs.jsonl"),
+	}
+	files := map[string]string{
+		"GITHUB_ENV":   filepath.Join(temp, "_runner_file_commands", "set_env_1"),
+		"GITHUB_PATH":  filepath.Join(temp, "_runner_file_commands", "add_path_1"),
+		"ACTION":       filepath.Join(work, "_actions", "actions", "upload-artifact", "dist", "index.js"),
+		"AUTONOMY_BIN": filepath.Join(temp, "autonomy-bin", "autonomy"),
+		"AUDIT":        filepath.Join(temp, Dir, UsageFile),
+	}
+	for k, p := range files {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("runner's\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if k == "GITHUB_ENV" || k == "GITHUB_PATH" {
+			t.Setenv(k, p)
+		}
+	}
+	t.Setenv("ACTIONS_ID_TOKEN_REQUEST_TOKEN", "oidc-secret")
+	t.Setenv("OUTSIDE_PID", strconv.Itoa(os.Getpid()))
+	for k, v := range env {
+		t.Setenv(k, v)
+	}
+	for _, d := range []string{env["GITHUB_WORKSPACE"], filepath.Dir(env["AUTONOMY_OUTPUTS"])} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	script := `for p in "$@"; do echo planted >> "$p" && echo "wrote $p"; done
+env | grep -E '^(GITHUB_ENV|GITHUB_PATH|ACTIONS_ID_TOKEN_REQUEST_TOKEN)=' && echo runner-env-seen
+echo home > "$HOME/.gitconfig" && echo home-written
+echo ws > "$GITHUB_WORKSPACE/f" && echo ws-written
+echo result > "$AUTONOMY_RESULT" && echo result-written
+echo '{}' >> "$AUTONOMY_OUTPUTS" && echo outputs-written
+unshare -Ur true && echo userns-made
+bwrap --ro-bind / / --unshare-user --unshare-net true && echo nested-bwrap-made
+kill -0 "$OUTSIDE_PID" && echo outside-signalled
+setsid sh -c 'exec sleep 600.4242' </dev/null >/dev/null 2>&1 &
+exit 0
+`
+	argv := []string{"/bin/sh", "-c", script, "sh"}
+	for _, p := range files {
+		argv = append(argv, p)
+	}
+	var out bytes.Buffer
+	code, err := Jail(context.Background(), func(k string) string { return env[k] }, argv, strings.NewReader(""), &out, &out)
+	if err != nil || code != 0 {
+		t.Fatalf("Jail: %d %v\n%s", code, err, out.String())
+	}
+	got := out.String()
+	for _, want := range []string{"home-written", "ws-written", "result-written", "outputs-written"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("no %q: the agent cannot write what it must\n%s", want, got)
+		}
+	}
+	for _, bad := range []string{"wrote ", "runner-env-seen", "userns-made", "nested-bwrap-made", "outside-signalled"} {
+		if strings.Contains(got, bad) {
+			t.Errorf("%q inside the jail:\n%s", bad, got)
+		}
+	}
+	if pid := lingering("600.4242"); pid != 0 {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+		t.Errorf("a process the agent started outlived the jail: pid %d", pid)
+	}
+	for k, p := range files {
+		if data, _ := os.ReadFile(p); string(data) != "runner's\n" {
+			t.Errorf("%s (%s) was changed: %q", k, p, data)
+		}
+	}
+}
+
+// lingering is the pid of a live process whose command line holds arg, once the kernel has had
+// the chance to end it (at most 5s), or 0.
+func lingering(arg string) int {
+	find := func() int {
+		ms, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+		for _, m := range ms {
+			data, err := os.ReadFile(m)
+			stat, serr := os.ReadFile(filepath.Join(filepath.Dir(m), "stat"))
+			if err == nil && serr == nil && strings.Contains(string(data), arg) && !strings.Contains(string(stat), ") Z ") {
+				pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(m)))
+				return pid
+			}
+		}
+		return 0
+	}
+	for i := 0; i < 100; i++ {
+		if find() == 0 {
+			return 0
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return find()
+}
+
+// TestRunnerInstalls: the folder a Runner.Worker among a process's ancestors is installed in
+// (bin/Runner.Worker's grandparent) is found, to be kept read-only in the jail.
+func TestRunnerInstalls(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "runners", "2.330.0")
+	worker := filepath.Join(root, "bin", "Runner.Worker")
+	sh, err := os.ReadFile("/bin/sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(worker), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(worker, sh, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(worker, "-c", "sleep 60 & echo $!; wait")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	var child int
+	if _, err := fmt.Fscan(out, &child); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = syscall.Kill(child, syscall.SIGKILL) }()
+	if got := runnerInstalls(child); len(got) != 1 || got[0] != root {
+		t.Errorf("runnerInstalls = %v, want [%s]", got, root)
+	}
+	if got := runnerInstalls(os.Getpid()); len(got) != 0 {
+		t.Errorf("no runner among the test's ancestors, yet %v", got)
 	}
 }
