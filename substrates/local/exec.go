@@ -254,6 +254,9 @@ func (r *Runner) Update(ctx context.Context, id string, p ir.Patch) (store.Sessi
 		return n, err
 	}
 	if s.Kind == "human" {
+		if err := r.operatorsAsk(ctx, s); err != nil {
+			return s, err
+		}
 		n, err := r.asks.resolve(ctx, s, p)
 		if n.Status.Ended() {
 			r.afterEnd(ctx, n.ID) // a maintainer's act may let a proposal merge (codeflow.go)

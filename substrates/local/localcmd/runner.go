@@ -357,8 +357,9 @@ func newRunnerUpdate(f *runnerFlags) *cobra.Command {
 	var status string
 	var approve, deny bool
 	var answer string
+	var newToken bool
 	cmd := &cobra.Command{
-		Use:   "update ID --status S [--token T] [--evidence E] | --token T --approve|--deny|--answer TEXT [--evidence E]",
+		Use:   "update ID --status S [--token T] [--evidence E] | --token T --approve|--deny|--answer TEXT [--evidence E] | --new-token",
 		Short: "Pause or resume an agent, resolve a person's ask, or answer a workflow's approval",
 		Long: `update applies a status transition. An agent session can be paused (STOP to its process
 group) and resumed (--status running); it ends by itself, done only when its process exits 0
@@ -380,11 +381,27 @@ way: --answer TEXT for an input or a select (one of its options), --approve (yes
 for a confirm. The run continues after it; an answer that does not fit is refused and the token
 stays valid:
 
-  autonomy runner update 9-k3qa --token rt_… --answer blog`,
+  autonomy runner update 9-k3qa --token rt_… --answer blog
+
+The code flow's asks (a person reviewing a proposal, a maintainer approving a change to
+human-required paths) are the operator's alone: their token is written nowhere, and --new-token,
+run by the operator outside every session, prints a fresh one-time token for the ask (the one
+before no longer redeems it). A process inside a session is refused both.`,
 		Example: `  autonomy runner update 7-k3qa --status paused
   autonomy runner update 8-k3qa --status done --token atk_… --evidence "approved in #42 (comment 991)"`,
 		Args: cobra.ExactArgs(1),
 		RunE: f.with(false, func(cmd *cobra.Command, args []string, r *local.Runner) error {
+			if newToken {
+				if status != "" || approve || deny || cmd.Flags().Changed("answer") || p.Token != "" || p.Evidence != "" {
+					return exitcode.Usagef("--new-token takes no other flag: it prints a token; resolve the ask with it afterwards")
+				}
+				token, err := r.NewAskToken(cmd.Context(), args[0])
+				if err != nil {
+					return runnerError(err)
+				}
+				fmt.Fprintln(cmd.OutOrStdout(), token)
+				return nil
+			}
 			if approve || deny || cmd.Flags().Changed("answer") {
 				if approve && deny || (approve || deny) && cmd.Flags().Changed("answer") || status != "" || p.Token == "" {
 					return exitcode.Usagef("answer an approval with --token T and one of --approve or --deny, an elicitation with --token T and --answer TEXT (no --status)")
@@ -421,6 +438,7 @@ stays valid:
 	cmd.Flags().BoolVar(&approve, "approve", false, "a workflow's approval: continue it (with --token)")
 	cmd.Flags().BoolVar(&deny, "deny", false, "a workflow's approval: cancel it (with --token); a step playbook's confirm: no")
 	cmd.Flags().StringVar(&answer, "answer", "", "a step playbook's elicitation: the answer (with --token)")
+	cmd.Flags().BoolVar(&newToken, "new-token", false, "the code flow's ask: print a new one-time token for it (the operator's only)")
 	return cmd
 }
 
