@@ -40,26 +40,8 @@ func TestEscapedProcessIsKilled(t *testing.T) {
 	if sessions[0].Status != "done" {
 		t.Fatalf("session %+v", sessions[0])
 	}
-	data, err := os.ReadFile(filepath.Join(dir, "escaped.pid"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
-	if err != nil || pid <= 1 {
-		t.Fatalf("escaped.pid holds %q", data)
-	}
-	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
-	deadline := time.Now().Add(10 * time.Second)
-	for syscall.Kill(pid, 0) == nil {
-		if st, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat"); err == nil && strings.Contains(string(st), ") Z ") {
-			break // killed, waiting to be reaped by whoever is its parent now
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("pid %d, which left the session's group, is still running 10 s after the session ended", pid)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	deadline = time.Now().Add(5 * time.Second)
+	pid := waitEscapedKilled(t, dir)
+	deadline := time.Now().Add(5 * time.Second)
 	for {
 		events, err := st.Events(context.Background(), id, 0)
 		if err != nil {
@@ -162,6 +144,16 @@ while ! grep -q pwned "$common/config"; do :; done
 	}
 	defer st.Close()
 	waitAllEnded(t, st, 1)
+	waitEscapedKilled(t, dir)
+	if now, _ := os.ReadFile(filepath.Join(dir, ".git", "config")); !bytes.Equal(now, config) {
+		t.Errorf("the escaped process rewrote the config after the guard put it back:\n%s", now)
+	}
+}
+
+// waitEscapedKilled waits until the process whose pid the session wrote to escaped.pid is killed
+// (it may wait to be reaped by whoever is its parent now), and returns it.
+func waitEscapedKilled(t *testing.T, dir string) int {
+	t.Helper()
 	data, err := os.ReadFile(filepath.Join(dir, "escaped.pid"))
 	if err != nil {
 		t.Fatal(err)
@@ -179,7 +171,5 @@ while ! grep -q pwned "$common/config"; do :; done
 			t.Fatalf("pid %d, which left the session's group, is still running 10 s after the session ended", pid)
 		}
 	}
-	if now, _ := os.ReadFile(filepath.Join(dir, ".git", "config")); !bytes.Equal(now, config) {
-		t.Errorf("the escaped process rewrote the config after the guard put it back:\n%s", now)
-	}
+	return pid
 }
