@@ -58,3 +58,43 @@ git reset -q --hard
 		t.Errorf("a workflow landed on main:\n%s", main)
 	}
 }
+
+// TestReplaceRefDoesNotFoolTheReviewer: the proposer commits a change within its scope and
+// plants a replace ref showing an innocent commit in its place; the reviewer's git reads the
+// real commit (every session's git honors no replace ref), sees the change and rejects it.
+func TestReplaceRefDoesNotFoolTheReviewer(t *testing.T) {
+	f := flowFleet
+	f.files = maps.Clone(flowFleet.files)
+	f.files["scripts/develop.sh"] = `#!/bin/sh
+set -e
+export GIT_AUTHOR_NAME=develop GIT_AUTHOR_EMAIL=d@example.com GIT_COMMITTER_NAME=develop GIT_COMMITTER_EMAIL=d@example.com
+mkdir -p src
+echo fine > src/a.txt
+git add src/a.txt
+git commit -qm "A change"
+I=$(git rev-parse HEAD)
+echo evil > src/a.txt
+git commit -q -a --amend -m "A change"
+git --no-replace-objects replace "$(git --no-replace-objects rev-parse HEAD)" "$I"
+`
+	f.files["scripts/review.sh"] = `#!/bin/sh
+set -e
+v=approve
+git show HEAD:src/a.txt | grep -q evil && v=request-changes
+printf '{"verdict":"%s","summary":"looked","headSha":"%s"}\n' "$v" "$(git rev-parse HEAD)" > "$AUTONOMY_RESULT"
+`
+	dir := installFleet(t, f, true)
+	gitRun(t, dir, "add", "-A")
+	gitRun(t, dir, "commit", "-qm", "install")
+	g := &flowRig{t: t, dir: dir, r: newRunner(t, dir, Options{})}
+	sess := launch(t, g.r, LaunchRequest{Actor: "develop", Ref: "42"})
+	if s := waitEnded(t, g.r, sess.ID); s.Status != "done" {
+		t.Fatalf("the proposer ended %s: %s\n%s", s.Status, s.Reason, sessionLogOf(g.r, sess.ID))
+	}
+	if p := g.settled(sess.ID); p.State != store.ProposalRefused || !strings.Contains(p.Reason, "request-changes") {
+		t.Errorf("proposal %s: %s; want refused by the reviewer", p.State, p.Reason)
+	}
+	if main := gitRun(t, dir, "--no-replace-objects", "ls-tree", "-r", "--name-only", "main"); strings.Contains(main, "src/a.txt") {
+		t.Error("the change the reviewer was not shown landed on main")
+	}
+}
