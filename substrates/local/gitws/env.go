@@ -8,13 +8,16 @@ import (
 )
 
 // safeConfig is given to every git command. The repository's git directory is writable by the
-// sandboxed agent (it commits), so a hook or a core.fsmonitor command it planted there must not
-// be run by the runner, outside the sandbox; and a commit-graph file it wrote (which can state
-// any parents for a commit) must not be believed: git reads the commits themselves instead.
+// sandboxed agent (it commits), so a hook, a core.fsmonitor command or a signing program
+// (gpg.program, with commit.gpgSign) it planted there must not be run by the runner, outside the
+// sandbox, nor git commands in submodules it added; and a commit-graph file it wrote (which can
+// state any parents for a commit) must not be believed: git reads the commits themselves.
 var safeConfig = []string{
 	"-c", "core.hooksPath=" + os.DevNull,
 	"-c", "core.fsmonitor=false",
 	"-c", "core.commitGraph=false",
+	"-c", "commit.gpgSign=false",
+	"-c", "submodule.recurse=false",
 }
 
 // gitEnv is this process's environment without any GIT_ variable (a parent git's GIT_DIR would

@@ -143,9 +143,9 @@ func driverRepo(t *testing.T) (repo, trees, marker string) {
 	return repo, trees, marker
 }
 
-// TestNoFilterFromTheRepository: a filter the repository's configuration defines, named by a
-// committed .gitattributes, is not run by the runner's worktree add, status nor merge, and the
-// files arrive as committed.
+// TestNoFilterFromTheRepository: a filter or merge driver the repository's configuration
+// defines, named by a committed .gitattributes, is not run by the runner's worktree add, status,
+// merge-tree nor fast-forward, and the files arrive as committed.
 func TestNoFilterFromTheRepository(t *testing.T) {
 	t.Parallel()
 	repo, trees, marker := driverRepo(t)
@@ -170,6 +170,18 @@ func TestNoFilterFromTheRepository(t *testing.T) {
 	}
 	if _, err := Git(context.Background(), repo, "merge", "--ff-only", "--quiet", "side"); err == nil {
 		t.Error("a fast-forward that is none succeeded")
+	}
+	// A fast-forward that checks files out, as the code flow's in the installation root.
+	main := run(t, repo, "rev-parse", "HEAD")
+	write(t, filepath.Join(repo, "f"), "changed\n")
+	plain(t, repo, "-c", "filter.evil.process=", "-c", "filter.evil.clean=", "-c", "filter.evil.required=false", "commit", "--quiet", "-am", "changed")
+	ahead := run(t, repo, "rev-parse", "HEAD")
+	plain(t, repo, "-c", "filter.evil.process=", "-c", "filter.evil.smudge=", "-c", "filter.evil.required=false", "reset", "--quiet", "--hard", main)
+	if _, err := Git(context.Background(), repo, "merge", "--ff-only", "--quiet", ahead); err != nil {
+		t.Errorf("a fast-forward with the filter off: %v", err)
+	}
+	if data, _ := os.ReadFile(filepath.Join(repo, "f")); string(data) != "changed\n" {
+		t.Errorf("after the fast-forward, f is %q", data)
 	}
 	if _, err := os.Stat(marker); err == nil {
 		t.Error("the runner's git ran a filter or merge driver the repository configured")
