@@ -3,8 +3,10 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -38,26 +40,8 @@ func TestEscapedProcessIsKilled(t *testing.T) {
 	if sessions[0].Status != "done" {
 		t.Fatalf("session %+v", sessions[0])
 	}
-	data, err := os.ReadFile(filepath.Join(dir, "escaped.pid"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
-	if err != nil || pid <= 1 {
-		t.Fatalf("escaped.pid holds %q", data)
-	}
-	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
-	deadline := time.Now().Add(10 * time.Second)
-	for syscall.Kill(pid, 0) == nil {
-		if st, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat"); err == nil && strings.Contains(string(st), ") Z ") {
-			break // killed, waiting to be reaped by whoever is its parent now
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("pid %d, which left the session's group, is still running 10 s after the session ended", pid)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	deadline = time.Now().Add(5 * time.Second)
+	pid := waitEscapedKilled(t, dir)
+	deadline := time.Now().Add(5 * time.Second)
 	for {
 		events, err := st.Events(context.Background(), id, 0)
 		if err != nil {
@@ -121,4 +105,71 @@ func TestLaunchedSupervisorSurvivesItsLauncher(t *testing.T) {
 			t.Errorf("%s (%s) ended %s: %s", s.ID, s.Actor, s.Status, s.Reason)
 		}
 	}
+}
+
+// TestEscapedProcessIsKilledBeforeTheGitGuard: a process an agent left running outside its
+// group, rewriting the git directory's config over and over, is killed before the git guard
+// puts the config back, so that the config stays as it was once the session is over.
+func TestEscapedProcessIsKilledBeforeTheGitGuard(t *testing.T) {
+	t.Parallel()
+	agent := filepath.Join(t.TempDir(), "agent.sh")
+	script := `#!/bin/sh
+cat >/dev/null
+common=$(git rev-parse --path-format=absolute --git-common-dir)
+setsid sh -c 'while :; do printf "[alias]\n\tst = !touch pwned\n" > "$1/config"; done' sh "$common" </dev/null >/dev/null 2>&1 &
+echo $! > "$AUTONOMY_DIR/escaped.pid"
+while ! grep -q pwned "$common/config"; do :; done
+`
+	if err := os.WriteFile(agent, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	yml := "schema: autonomy.ir.v1\ntargets: [local]\nactors:\n  planter:\n    behavior: skills/planter\n    triggers: [{ dispatch: true }]\n" +
+		"policy:\n  box:\n    local:\n      agent: [/bin/sh, " + agent + "]\n"
+	dir := runnerFleet(t, yml, map[string]string{"skills/planter/SKILL.md": "# planter\n"})
+	for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "install"}} {
+		if out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	config, err := os.ReadFile(filepath.Join(dir, ".git", "config"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, errOut, code := cli(t, nil, "runner", "--dir", dir, "launch", "planter"); code != 0 {
+		t.Fatalf("launch: exit %d: %s", code, errOut)
+	}
+	st, err := store.Open(local.DBPath(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	waitAllEnded(t, st, 1)
+	waitEscapedKilled(t, dir)
+	if now, _ := os.ReadFile(filepath.Join(dir, ".git", "config")); !bytes.Equal(now, config) {
+		t.Errorf("the escaped process rewrote the config after the guard put it back:\n%s", now)
+	}
+}
+
+// waitEscapedKilled waits until the process whose pid the session wrote to escaped.pid is killed
+// (it may wait to be reaped by whoever is its parent now), and returns it.
+func waitEscapedKilled(t *testing.T, dir string) int {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, "escaped.pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil || pid <= 1 {
+		t.Fatalf("escaped.pid holds %q", data)
+	}
+	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
+	for deadline := time.Now().Add(10 * time.Second); syscall.Kill(pid, 0) == nil; time.Sleep(50 * time.Millisecond) {
+		if st, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat"); err == nil && strings.Contains(string(st), ") Z ") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("pid %d, which left the session's group, is still running 10 s after the session ended", pid)
+		}
+	}
+	return pid
 }

@@ -339,6 +339,13 @@ func TestRunnerHumanCLI(t *testing.T) {
 		t.Fatalf("launch approver: %d %q", code, out)
 	}
 	id, token := lines[0], lines[1]
+	// --new-token is for the code flow's asks only, and takes no other flag.
+	if _, errOut, code := cli(t, nil, "runner", "--dir", dir, "update", id, "--new-token"); code != 1 || !strings.Contains(errOut, "not an ask of the code flow") {
+		t.Errorf("a new token for an ask the operator launched: %d %s", code, errOut)
+	}
+	if _, errOut, code := cli(t, nil, "runner", "--dir", dir, "update", id, "--new-token", "--status", "done"); code != 2 {
+		t.Errorf("--new-token with --status: %d %s", code, errOut)
+	}
 	if _, errOut, code := cli(t, nil, "runner", "--dir", dir, "update", id, "--status", "done", "--evidence", "ok"); code != 1 || !strings.Contains(errOut, "token") {
 		t.Errorf("update without token: %d %s", code, errOut)
 	}

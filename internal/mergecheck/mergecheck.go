@@ -9,7 +9,10 @@
 // every commit changes and of the net difference of the trees, both read NUL-separated so that
 // no path is quoted (git quotes a name with a byte outside ASCII, which would slip past a glob);
 // every check (the workflows, the installation, the scope, the human-required paths) reads that
-// union. What finally lands is checked once more against the branch it lands on.
+// union. What protects a path (the workflows, the installation, the human-required paths) matches
+// it in any case and Unicode normalization, as macOS and Windows write it, while a scope matches
+// exactly; and a path that such a file system would write over another path or folder of the tree
+// is refused (Collisions). What finally lands is checked once more against the branch it lands on.
 package mergecheck
 
 import (
@@ -60,8 +63,10 @@ func Changes(git Git, from, to, actor, scope string) (files []string, reason str
 		return nil, "", nil, err
 	}
 	files = Union(NulPaths(each), NulPaths(net))
-	reason, bad = Vet(files, actor, scope)
-	return files, reason, bad, nil
+	if reason, bad = Vet(files, actor, scope); reason == "" {
+		reason, bad, err = collide(git, files, to)
+	}
+	return files, reason, bad, err
 }
 
 // Landed adds to files what head changes from base, the branch it lands on, and vets the union
@@ -73,10 +78,14 @@ func Landed(git Git, files []string, base, head, actor, scope string) ([]string,
 	}
 	files = Union(files, NulPaths(net))
 	reason, bad := Vet(files, actor, scope)
-	return files, reason, bad, nil
+	if reason == "" {
+		reason, bad, err = collide(git, files, head)
+	}
+	return files, reason, bad, err
 }
 
 // Vet is why a proposal changing files is refused ("" when it is not), with the paths at fault.
+// The refused paths match in any case and Unicode normalization (MatchFold), the scope exactly.
 func Vet(files []string, actor, scope string) (string, []string) {
 	var odd []string
 	for _, f := range files {
@@ -107,8 +116,9 @@ func Vet(files []string, actor, scope string) (string, []string) {
 	return "", nil
 }
 
-// Match reports whether a repository path matches a glob of human_required_paths or a scope:
-// * and ? match within one path segment, ** any number of segments; DIR/** matches DIR itself
+// Match reports whether a repository path matches a glob of human_required_paths or a scope,
+// exactly as spelled (MatchFold matches every spelling a case-insensitive file system reads as
+// the same): * and ? match within one path segment, ** any number of segments; DIR/** matches DIR itself
 // too (a file or a link put where the folder was). Every character of a path counts, a line
 // break included.
 func Match(glob, path string) bool {
@@ -130,7 +140,8 @@ func Match(glob, path string) bool {
 		case ch == '?':
 			re.WriteString("[^/]")
 		default:
-			re.WriteString(regexp.QuoteMeta(string(ch)))
+			// A byte at a time: a character outside ASCII is its bytes, in order.
+			re.WriteString(regexp.QuoteMeta(glob[i : i+1]))
 		}
 	}
 	re.WriteString("$")
@@ -138,12 +149,13 @@ func Match(glob, path string) bool {
 	return ok
 }
 
-// Matching lists the paths that match any of globs.
+// Matching lists the paths that match any of globs in any case and Unicode normalization
+// (MatchFold): the globs it is given protect paths.
 func Matching(paths, globs []string) []string {
 	var out []string
 	for _, p := range paths {
 		for _, g := range globs {
-			if Match(g, p) {
+			if MatchFold(g, p) {
 				out = append(out, p)
 				break
 			}

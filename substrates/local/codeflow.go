@@ -26,9 +26,10 @@ import (
 // branch (policy.box.local.targetBranch, else the branch the installation root has checked out)
 // by a fast-forward, or by a merge commit the runner makes, refusing when the target moved in a
 // way that conflicts; a change to policy.box.risk.human_required_paths or to a governing
-// document (the vision and constitution of documents.roles) first waits for a
-// maintainer's verified act (an ask to the human actor holding code:review, resolved with its
-// token). Every step is also retried by tick, so a pause, a full capacity or a crash between
+// document (the vision and constitution of documents.roles) first waits for a maintainer's
+// verified act (an ask to the human actor holding code:review, resolved by the operator only,
+// with a token only the operator is given: codeflow_ask.go). Every step is also retried by tick,
+// so a pause, a full capacity or a crash between
 // steps delays the flow, never loses it.
 
 // mergeIdentity is who the runner's merge commits are by.
@@ -306,7 +307,9 @@ func (f *flow) review(ctx context.Context) {
 		}
 	}
 	rid := res.Session.ID
-	f.tellToken(rid, res.Token, "waits for "+cfg.Reviewer+"'s review: a person approves its head "+short(f.p.Head))
+	if res.Session.Kind == "human" {
+		f.tellOperator(rid, "waits for "+cfg.Reviewer+"'s review: a person approves its head "+short(f.p.Head))
+	}
 	if !f.move(ctx, func(m *store.Proposal) {
 		m.State, m.Reviewer, m.Reason = store.ProposalInReview, rid, fmt.Sprintf("reviewer %s, session %s, on %s", cfg.Reviewer, rid, short(f.p.Head))
 	}) {

@@ -163,7 +163,7 @@ func (f *flow) humanApproved(ctx context.Context, files []string) bool {
 		return false
 	}
 	proposer, _, _ := r.Store.Get(ctx, f.p.Session)
-	text := fmt.Sprintf("Approve merging proposal %d of %s (branch %s at %s into %s)? It touches human-required paths: %s. Approve with: autonomy runner update ASK --status done --token TOKEN --evidence WHAT-YOU-CHECKED (failed to decline).",
+	text := fmt.Sprintf("Approve merging proposal %d of %s (branch %s at %s into %s)? It touches human-required paths: %s. The operator approves it: autonomy runner update ASK --new-token, then autonomy runner update ASK --status done --token TOKEN --evidence WHAT-YOU-CHECKED (failed to decline).",
 		f.p.Seq, f.p.Actor, f.p.Branch, f.p.Head, f.p.Target, strings.Join(touched, ", "))
 	cfg, err := r.In.Actor(maintainer)
 	if err != nil {
@@ -176,7 +176,7 @@ func (f *flow) humanApproved(ctx context.Context, files []string) bool {
 		return false
 	}
 	_ = r.Store.Log(ctx, store.Event{Session: res.Session.ID, Actor: maintainer, Kind: "proposal", Message: text})
-	f.tellToken(res.Session.ID, res.Token, "touches human-required paths ("+strings.Join(touched, ", ")+"): a maintainer approves it")
+	f.tellOperator(res.Session.ID, "touches human-required paths ("+strings.Join(touched, ", ")+"): a maintainer approves it")
 	f.move(ctx, func(m *store.Proposal) {
 		m.Ask = res.Session.ID
 		m.Reason = fmt.Sprintf("approved; waiting for a maintainer's verified act: ask %s to %s (human-required paths: %s)", res.Session.ID, maintainer, strings.Join(touched, ", "))
@@ -236,21 +236,4 @@ func (r *Runner) afterEnd(ctx context.Context, id string) {
 	}
 	r.proposeOnEnd(ctx, s)
 	r.settleProposalOf(ctx, s)
-}
-
-// tellToken writes the one-time token of ask, engaged for the proposal, where a capsule's
-// sign-off token goes: the log of the session it concerns, the proposer's (runner logs ID),
-// with the command that redeems it. The store keeps its hash only.
-func (f *flow) tellToken(ask, token, what string) {
-	path, ok := f.r.In.logPath(f.p.Session)
-	if !ok || token == "" {
-		return
-	}
-	l, err := openCappedLog(path, f.r.In.logMax())
-	if err != nil {
-		return
-	}
-	defer l.Close()
-	fmt.Fprintf(l, "autonomy: proposal %d %s with: autonomy runner update %s --status done --token %s --evidence WHAT-YOU-CHECKED (--status failed declines)\n",
-		f.p.Seq, what, ask, token)
 }

@@ -208,13 +208,15 @@ func TestCodeFlowWaitsForTheMaintainer(t *testing.T) {
 	if g.main() != at {
 		t.Fatal("main moved without the maintainer")
 	}
-	// The one-time token is in the proposer's log, with the command that redeems it.
+	// The proposer's log says how the operator approves, and holds no token.
 	logged := sessionLogOf(g.r, p.Session)
-	i := strings.Index(logged, "--token atk_")
-	if i < 0 || !strings.Contains(logged, "autonomy runner update "+p.Ask) {
-		t.Fatalf("the proposer's log does not say how to approve:\n%s", logged)
+	if strings.Contains(logged, "atk_") || !strings.Contains(logged, "autonomy runner update "+p.Ask+" --new-token") {
+		t.Fatalf("the proposer's log does not say how to approve, or holds a token:\n%s", logged)
 	}
-	token := strings.Fields(logged[i+len("--token "):])[0]
+	token, err := g.r.NewAskToken(context.Background(), p.Ask)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, err := g.r.Update(context.Background(), p.Ask, ir.Patch{Status: ir.Done, Token: token, Evidence: "read the diff"}); err != nil {
 		t.Fatal(err)
 	}
@@ -265,8 +267,8 @@ func TestCodeFlowRefusesARecordWithBadNames(t *testing.T) {
 	}
 }
 
-// A person as the reviewer: the runner engages them, the token is in the proposer's log, and
-// resolving the ask done approves the head it named, which then merges.
+// A person as the reviewer: the runner engages them, the operator takes a token for the ask, and
+// resolving it done approves the head it named, which then merges.
 func TestCodeFlowHumanReviewer(t *testing.T) {
 	t.Parallel()
 	f := flowFleet
@@ -281,19 +283,20 @@ func TestCodeFlowHumanReviewer(t *testing.T) {
 	waitEnded(t, g.r, s.ID)
 	ctx := context.Background()
 	var p store.Proposal
-	for i := 0; i < 300 && (p.State != store.ProposalInReview || !strings.Contains(sessionLogOf(g.r, s.ID), "--token")); i++ {
+	for i := 0; i < 300 && (p.State != store.ProposalInReview || !strings.Contains(sessionLogOf(g.r, s.ID), "--new-token")); i++ {
 		p, _, _ = g.r.Store.ProposalOf(ctx, s.ID)
 		time.Sleep(20 * time.Millisecond)
 	}
 	if p.State != store.ProposalInReview || p.Reviewer == "" {
 		t.Fatalf("a proposal for a person to review: %+v", p)
 	}
-	logged := sessionLogOf(g.r, s.ID)
-	i := strings.Index(logged, "--token atk_")
-	if i < 0 {
-		t.Fatalf("the proposer's log holds no token:\n%s", logged)
+	if logged := sessionLogOf(g.r, s.ID); strings.Contains(logged, "atk_") {
+		t.Fatalf("the proposer's log holds the token:\n%s", logged)
 	}
-	token := strings.Fields(logged[i+len("--token "):])[0]
+	token, err := g.r.NewAskToken(ctx, p.Reviewer)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, err := g.r.Update(ctx, p.Reviewer, ir.Patch{Status: ir.Done, Token: token, Evidence: "read it"}); err != nil {
 		t.Fatal(err)
 	}

@@ -187,6 +187,11 @@ func (in *Install) sessionEnv(inherited []string, s store.Session, cfg *ActorCon
 		"AUTONOMY_RESULT="+resultPath,
 		"AUTONOMY_REF="+s.Ref,
 		"AUTONOMY_BRANCH="+s.Branch,
+		// A replace ref or a graft another session planted in the shared git directory must not
+		// show this one (a reviewer, above all) other commits than the branch holds and the
+		// runner merges (codeflow.go).
+		"GIT_NO_REPLACE_OBJECTS=1",
+		"GIT_GRAFT_FILE="+os.DevNull,
 	)
 	if cfg.Result != "" {
 		env = append(env, "AUTONOMY_RESULT_SCHEMA="+in.Path(cfg.Result))
@@ -254,6 +259,9 @@ func (r *Runner) Update(ctx context.Context, id string, p ir.Patch) (store.Sessi
 		return n, err
 	}
 	if s.Kind == "human" {
+		if err := r.operatorsAsk(ctx, s); err != nil {
+			return s, err
+		}
 		n, err := r.asks.resolve(ctx, s, p)
 		if n.Status.Ended() {
 			r.afterEnd(ctx, n.ID) // a maintainer's act may let a proposal merge (codeflow.go)

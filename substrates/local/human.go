@@ -45,16 +45,15 @@ func (h *asks) engage(ctx context.Context, cfg *ActorConfig, s store.Session) (L
 // engageTyped parks an ask carrying its typed handoff (nil: an untyped ask, as before types);
 // keep, when set, keeps the token for the person before they are told (no launcher holds it).
 func (h *asks) engageTyped(ctx context.Context, cfg *ActorConfig, s store.Session, spec *handoff.Spec, keep func(store.Session, string) error) (LaunchResult, error) {
-	raw := make([]byte, 32)
-	if _, err := rand.Read(raw); err != nil {
+	token, err := newAskToken()
+	if err != nil {
 		return LaunchResult{}, err
 	}
-	token := "atk_" + base64.RawURLEncoding.EncodeToString(raw)
 	s.Status = ir.Running
 	s.TokenHash = hashToken(token)
 	s.CreatedAt = h.now().UTC()
 	s.StartedAt = s.CreatedAt
-	err := h.store.Tx(ctx, func(tx *store.Tx) error {
+	err = h.store.Tx(ctx, func(tx *store.Tx) error {
 		if err := tx.Insert(&s); err != nil {
 			return err
 		}
@@ -79,6 +78,35 @@ func (h *asks) engageTyped(ctx context.Context, cfg *ActorConfig, s store.Sessio
 		return LaunchResult{Session: s, Token: token}, fmt.Errorf("the ask %s is recorded, but telling a person failed: %v", s.ID, err)
 	}
 	return LaunchResult{Session: s, Token: token}, nil
+}
+
+// newAskToken is a fresh one-time redeem token for an ask.
+func newAskToken() (string, error) {
+	raw := make([]byte, 32)
+	if _, err := rand.Read(raw); err != nil {
+		return "", err
+	}
+	return "atk_" + base64.RawURLEncoding.EncodeToString(raw), nil
+}
+
+// reissue gives the open ask s a new one-time redeem token and returns it: the token it had
+// before no longer redeems it. Only the hash is kept.
+func (h *asks) reissue(ctx context.Context, s store.Session) (string, error) {
+	token, err := newAskToken()
+	if err != nil {
+		return "", err
+	}
+	n, changed, err := h.store.Modify(ctx, s.ID, []ir.SessionStatus{ir.Running, ir.Paused}, func(m *store.Session) {
+		m.TokenHash = hashToken(token)
+	})
+	if err != nil {
+		return "", err
+	}
+	if !changed {
+		return "", &RefusedError{Msg: fmt.Sprintf("session %s was resolved or retracted meanwhile (%s)", s.ID, n.Status)}
+	}
+	_ = h.store.Log(ctx, store.Event{Session: s.ID, Actor: s.Actor, Kind: "token", Message: "a new redeem token was given to " + h.by() + "; the one before no longer redeems it"})
+	return token, nil
 }
 
 func hashToken(token string) string {
@@ -173,7 +201,7 @@ func (a *AttentionFile) rewrite(ctx context.Context) error {
 		return err
 	}
 	var b bytes.Buffer
-	b.WriteString("# Waiting on a person\n\nWritten by the autonomy runner; every open ask, oldest first. Resolve one with\n`autonomy runner update ID --status done --token TOKEN --evidence \"what was verified\"`\n(the token was returned once, by the launch), or retract it with `autonomy runner cancel ID`.\n")
+	b.WriteString("# Waiting on a person\n\nWritten by the autonomy runner; every open ask, oldest first. Resolve one with\n`autonomy runner update ID --status done --token TOKEN --evidence \"what was verified\"`\n(the token was returned once, by the launch; the operator gets one for the code flow's asks with\n`autonomy runner update ID --new-token`), or retract it with `autonomy runner cancel ID`.\n")
 	n := 0
 	for _, s := range ss {
 		if s.Kind != "human" {
@@ -188,6 +216,9 @@ func (a *AttentionFile) rewrite(ctx context.Context) error {
 			fmt.Fprintf(&b, "- task spec: %s\n", cfg.Behavior)
 		}
 		b.WriteString(handoffLines(ctx, a.Store, a.In, s))
+		if codeFlowAsk(s) {
+			fmt.Fprintf(&b, "- token: the operator's only, printed by `autonomy runner update %s --new-token`\n", s.ID)
+		}
 		b.WriteString(escalationLine(ctx, a.Store, s))
 		for _, k := range sortedKeys(s.Params) {
 			v := s.Params[k]

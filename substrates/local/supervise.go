@@ -32,17 +32,26 @@ func (r *Runner) Supervise(ctx context.Context, id string) error {
 	// This process supervises this one session: on Linux it is the subreaper of everything the
 	// session starts, so a process that left the session's group (setsid) and was orphaned is
 	// re-parented here, and killed once the session is over, rather than living on under init.
-	subreaper := proc.BecomeSubreaper() == nil
+	r.supervisor.subreaper = proc.BecomeSubreaper() == nil
 	r.supervisor.set.hold(id)
 	r.supervise(ctx, id)
 	r.supervisor.set.release(id)
-	if subreaper {
-		if killed := proc.KillOrphans(r.otherSupervisor); len(killed) > 0 {
-			msg := fmt.Sprintf("killed %d process(es) that had left its process group and outlived it: %v", len(killed), killed)
-			_ = r.Store.Log(ctx, store.Event{Session: id, Actor: s.Actor, Kind: "escaped", Message: msg})
-		}
-	}
+	r.killEscaped(ctx, s)
 	return nil
+}
+
+// killEscaped kills what session s left running outside its process group, when this process
+// is the subreaper of what it started (Supervise), and records it. The session's end calls it
+// before the guards put back the git directory and the installation, so that nothing it left
+// running changes them again afterwards; Supervise once more at the very end.
+func (r *Runner) killEscaped(ctx context.Context, s store.Session) {
+	if !r.supervisor.subreaper {
+		return
+	}
+	if killed := proc.KillOrphans(r.otherSupervisor); len(killed) > 0 {
+		msg := fmt.Sprintf("killed %d process(es) that had left its process group and outlived it: %v", len(killed), killed)
+		_ = r.Store.Log(ctx, store.Event{Session: s.ID, Actor: s.Actor, Kind: "escaped", Message: msg})
+	}
 }
 
 // supervision is one session supervise runs, as its steps share it. Each step that holds
@@ -374,6 +383,7 @@ func (sv *supervision) settle(ctx context.Context, cmd *exec.Cmd, drain func()) 
 		sv.resultOut.drain()
 	}
 	code := exitCode(cmd.ProcessState)
+	r.killEscaped(ctx, s) // before the put-back: an escaped process could change it all again
 	tampered := r.In.putBack(id, sv.snap, sv.gsnap)
 	if len(tampered) > 0 {
 		msg := strings.Join(tampered, "; ")

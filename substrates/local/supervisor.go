@@ -23,6 +23,9 @@ type supervisor struct {
 	stops stopWatch
 	// outcomes keeps the ends the store could not take (outcome.go).
 	outcomes outcomes
+	// subreaper says this process supervises one session only, as the child subreaper of what it
+	// starts (Supervise): it may kill every child left over (killEscaped).
+	subreaper bool
 	// phaseHook, set by tests only, is called as a supervisor reaches each step of preparing a
 	// session.
 	phaseHook func(phase, id string)

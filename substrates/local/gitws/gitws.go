@@ -30,13 +30,6 @@ const (
 	lockBackoff = 25 * time.Millisecond
 )
 
-// repoEnv are the variables by which a parent git (a hook, say) points its children at its own
-// repository; they would override -C and make git act on another repository than the one named.
-var repoEnv = []string{
-	"GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_PREFIX",
-	"GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE",
-}
-
 // gitError is a git command that failed, with what git said.
 type gitError struct {
 	args   []string
@@ -92,11 +85,6 @@ func git(ctx context.Context, dir string, args ...string) (string, error) {
 	}
 }
 
-// safeConfig is given to every git command: the repository's git directory is writable by the
-// sandboxed agent (it commits), so a hook or a core.fsmonitor command it planted there must not
-// be run by the runner, outside the sandbox, when it adds, inspects or removes a worktree.
-var safeConfig = []string{"-c", "core.hooksPath=" + os.DevNull, "-c", "core.fsmonitor=false"}
-
 func gitOnce(ctx context.Context, dir string, args []string) (string, error) {
 	out, err := gitRaw(ctx, dir, args)
 	if err != nil {
@@ -114,7 +102,7 @@ func gitRaw(ctx context.Context, dir string, args []string) ([]byte, error) {
 	// later git command in the repository fails until someone deletes them by hand.
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = 10 * time.Second
-	cmd.Env = gitEnv()
+	cmd.Env = append(gitEnv(), driverConfig(ctx, dir, args)...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
@@ -125,23 +113,6 @@ func gitRaw(ctx context.Context, dir string, args []string) ([]byte, error) {
 		return stdout.Bytes(), &gitError{args: args, stderr: strings.TrimSpace(stderr.String()), code: code, err: err}
 	}
 	return stdout.Bytes(), nil
-}
-
-// gitEnv is this process's environment without repoEnv, and with prompts off: git must fail,
-// not wait for a password on a terminal nobody watches.
-func gitEnv() []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		name, _, _ := strings.Cut(kv, "=")
-		drop := name == "GIT_TERMINAL_PROMPT"
-		for _, v := range repoEnv {
-			drop = drop || name == v
-		}
-		if !drop {
-			env = append(env, kv)
-		}
-	}
-	return append(env, "GIT_TERMINAL_PROMPT=0")
 }
 
 // Repo is the root of the git working tree that holds dir. A repository without a commit does

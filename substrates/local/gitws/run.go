@@ -2,8 +2,9 @@ package gitws
 
 import "context"
 
-// Git runs git -C dir args… as the runner runs every git command (no hook, no fsmonitor, no
-// prompt; retried on a lock file) and returns its standard output, trimmed.
+// Git runs git -C dir args… as the runner runs every git command (no hook, fsmonitor, filter,
+// merge driver, replace ref, graft, commit-graph, global or system configuration, nor prompt:
+// see gitEnv; retried on a lock file) and returns its standard output, trimmed.
 func Git(ctx context.Context, dir string, args ...string) (string, error) {
 	return git(ctx, dir, args...)
 }

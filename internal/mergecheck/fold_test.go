@@ -1,0 +1,100 @@
+package mergecheck
+
+import (
+	"strings"
+	"testing"
+)
+
+// What protects a path protects every spelling macOS or Windows reads as it; a scope, which
+// permits, matches only the spelling it names.
+func TestVetFolds(t *testing.T) {
+	for _, c := range []struct {
+		path, scope, want string // want: a word of the reason, "" for none
+	}{
+		{".AUTONOMY/local/actors/x.json", "", "installation"},
+		{".Autonomy/policy.json", "", "installation"},
+		{".GitHub/workflows/x.yml", "", "workflows"},
+		{".github/WORKFLOWS/x.yml", "", "workflows"},
+		{".github/Actions/a/action.yml", "", "actions"},
+		{".github\u200c/workflows/x.yml", "", "workflows"}, // HFS+ ignores U+200C
+		{".github/workflows\ufeff/x.yml", "", "workflows"},
+		{".github/workflowſ/x.yml", "", "workflows"}, // ſ folds to s
+		{".githubx/workflows/x.yml", "", ""},
+		{"src/a.go", "src/**", ""},
+		{"SRC/a.go", "src/**", "src/** only"},
+		{"Src/a.go", "src/**", "src/** only"},
+		{"src/a.go", "SRC/**", "SRC/** only"},
+		{"se\u0301/a", "s\u00e9/**", "only"}, // another normalization is another path for the scope
+	} {
+		reason, bad := Vet([]string{c.path}, "develop", c.scope)
+		if c.want == "" && reason != "" || c.want != "" && (!strings.Contains(reason, c.want) || len(bad) != 1) {
+			t.Errorf("Vet(%q, scope %q) = %q %q, want %q", c.path, c.scope, reason, bad, c.want)
+		}
+	}
+}
+
+// Human-required paths and governing documents (Matching) are matched in any spelling.
+func TestMatchingFolds(t *testing.T) {
+	globs := []string{"docs/VISION.md", "deploy/**", "caf\u00e9/*.md"}
+	for _, c := range []struct {
+		path string
+		want bool
+	}{
+		{"docs/VISION.md", true},
+		{"DOCS/VISION.md", true},
+		{"docs/vision.MD", true},
+		{"Deploy/prod.yml", true},
+		{"DEPLOY", true},
+		{"CAFE\u0301/a.md", true}, // NFD and upper case
+		{"docs/VISION.mdx", false},
+		{"deployment/x", false},
+	} {
+		if got := len(Matching([]string{c.path}, globs)) == 1; got != c.want {
+			t.Errorf("Matching(%q) = %v, want %v", c.path, got, c.want)
+		}
+	}
+	if !Match("docs/VISION.md", "docs/VISION.md") || Match("docs/VISION.md", "DOCS/VISION.md") {
+		t.Error("Match is not exact")
+	}
+}
+
+func TestCollisions(t *testing.T) {
+	tree := []string{"README", "docs/VISION.md", "src/a.go", "caf\u00e9/x", "Makefile"}
+	for _, c := range []struct {
+		files []string
+		want  int
+	}{
+		{[]string{"src/b.go"}, 0},
+		{[]string{"DOCS/VISION.md"}, 1},    // the same file
+		{[]string{"Docs/other.md"}, 1},     // the same folder
+		{[]string{"readme"}, 1},            // the same file at the top
+		{[]string{"SRC"}, 1},               // a file where a folder is
+		{[]string{"cafe\u0301/y"}, 1},      // another normalization
+		{[]string{"src/A.GO", "src/b"}, 1}, // one of two
+		{[]string{"x/a", "X/b"}, 2},        // two new ones collide with each other
+		{[]string{"makefile.d/x"}, 0},
+	} {
+		if got := Collisions(c.files, append(tree, c.files...)); len(got) != c.want {
+			t.Errorf("Collisions(%q) = %q, want %d", c.files, got, c.want)
+		}
+	}
+}
+
+// Changes refuses a proposal that adds a path spelled like an existing one but for the case.
+func TestChangesRefusesCollisions(t *testing.T) {
+	dir, run := repo(t)
+	write(t, dir, "docs/VISION.md", "v\n")
+	run("add", "-A")
+	run("commit", "-qm", "vision")
+	base := run("rev-parse", "HEAD")
+	write(t, dir, "DOCS/VISION.md", "mine\n")
+	run("add", "-A")
+	run("commit", "-qm", "case")
+	_, reason, bad, err := Changes(gitIn(dir), base, "HEAD", "develop", "")
+	if err != nil || !strings.Contains(reason, "case") || len(bad) != 1 || !strings.HasPrefix(bad[0], "DOCS/VISION.md") {
+		t.Fatalf("a path colliding with docs/VISION.md: %q %v %v", reason, bad, err)
+	}
+	if _, reason, bad, err := Landed(gitIn(dir), nil, base, "HEAD", "develop", ""); err != nil || !strings.Contains(reason, "case") {
+		t.Fatalf("Landed: %q %v %v", reason, bad, err)
+	}
+}
