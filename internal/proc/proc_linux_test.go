@@ -64,3 +64,13 @@ func TestSysProcAttr(t *testing.T) {
 		t.Errorf("Detach() = %+v, want a new session only", d)
 	}
 }
+
+func TestPidNS(t *testing.T) {
+	a, err := PidNS()
+	if err != nil || a == 0 {
+		t.Fatalf("PidNS = %d, %v", a, err)
+	}
+	if b, _ := PidNS(); b != a {
+		t.Errorf("PidNS changed: %d, then %d", a, b)
+	}
+}

@@ -76,6 +76,7 @@ func (r *Runner) supervise(ctx context.Context, id string) {
 	if err != nil || !ok || s.Status.Ended() {
 		return
 	}
+	recordPidNS(r.In)
 	path, valid := r.In.logPath(id)
 	if !valid {
 		r.finish(ctx, id, ir.Failed, fmt.Sprintf("%q is not a session id", id), "", nil)
