@@ -32,9 +32,6 @@ func (r *Runner) Supervise(ctx context.Context, id string) error {
 	if err := r.mayTakeOver(ctx, s); err != nil {
 		return err
 	}
-	// It holds the runner's environment, credentials among it: no process of the session (or
-	// any other of your user's, root aside) reads it from /proc/PID/environ or its memory.
-	_ = proc.NotDumpable()
 	// This process supervises this one session: on Linux it is the subreaper of everything the
 	// session starts, so a process that left the session's group (setsid) and was orphaned is
 	// re-parented here, and killed once the session is over, rather than living on under init.

@@ -3,7 +3,6 @@ package local
 import (
 	"context"
 	"fmt"
-	"github.com/autonomyhq/autonomy/internal/proc"
 	"io"
 	"time"
 
@@ -105,7 +104,6 @@ func (r *Runner) Serve(ctx context.Context, w io.Writer) error {
 	if err := r.Preflight(r.scheduler().actors()...); err != nil {
 		return err
 	}
-	_ = proc.NotDumpable() // it holds the runner's environment: see Supervise
 	for {
 		if in, err := Open(r.In.Dir); err == nil && r.opts.Detach {
 			in.graceOverride = r.opts.Grace
