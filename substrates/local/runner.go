@@ -100,7 +100,7 @@ func New(dir string, opts Options) (*Runner, error) {
 		opts.Now = time.Now
 	}
 	if opts.Env == nil {
-		opts.Env = os.Environ()
+		opts.Env = inheritedEnv()
 	}
 	if opts.Minute <= 0 {
 		opts.Minute = time.Minute
