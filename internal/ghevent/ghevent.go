@@ -9,6 +9,8 @@ package ghevent
 import (
 	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // TrustedRoles are the author_association values trusted by default on events any outsider
@@ -96,15 +98,34 @@ var ControlVerbs = []string{"status", "cancel", "retry", "approve", "reject", "a
 func CommandPrefix(name string) string { return strings.TrimSuffix("/agent "+name, " ") }
 
 // Addressed reports whether a comment's body starts with "/agent <name>" followed by a space,
-// a line break or its end; Addressed(body, "") whether it is any /agent command. It is the test
-// the generated workflows make in an expression (ghactions commandCond).
+// a line break or its end, in any case ("/Agent Reviewer" too: GitHub's startsWith ignores
+// case); Addressed(body, "") whether it is any /agent command. It is the test the generated
+// workflows make in an expression (ghactions commandCond).
 func Addressed(body, name string) bool {
-	cmd := CommandPrefix(name)
-	return strings.HasPrefix(body+" ", cmd+" ") || strings.HasPrefix(body, cmd+"\n") || strings.HasPrefix(body, cmd+"\r\n")
+	rest, ok := cutFoldPrefix(body, CommandPrefix(name))
+	return ok && (rest == "" || rest[0] == ' ' || strings.HasPrefix(rest, "\n") || strings.HasPrefix(rest, "\r\n"))
 }
 
 // CommandText is the text of an "/agent <name>" command: the body after the command, without
 // the white space that follows it, as the generated workflows give subject.text.
 func CommandText(body, name string) string {
-	return strings.TrimLeft(body[min(len(body), len(CommandPrefix(name))):], " \t\r\n\v\f")
+	rest, ok := cutFoldPrefix(body, CommandPrefix(name))
+	if !ok {
+		rest = body[min(len(body), len(CommandPrefix(name))):]
+	}
+	return strings.TrimLeft(rest, " \t\r\n\v\f")
+}
+
+// cutFoldPrefix cuts prefix from the start of s ignoring case as GitHub's startsWith does
+// (.NET's OrdinalIgnoreCase: each character's simple upper case), and reports whether s starts
+// with it.
+func cutFoldPrefix(s, prefix string) (string, bool) {
+	for _, p := range prefix {
+		r, n := utf8.DecodeRuneInString(s)
+		if n == 0 || unicode.ToUpper(r) != unicode.ToUpper(p) {
+			return "", false
+		}
+		s = s[n:]
+	}
+	return s, true
 }

@@ -7,6 +7,8 @@ func TestCommandText(t *testing.T) {
 		"/agent reviewer":                 "",
 		"/agent reviewer   look at #4":    "look at #4",
 		"/agent reviewer\r\n\tthe text\n": "the text\n",
+		"/Agent REVIEWER go":              "go",
+		"/agent revıewer look":            "look", // dotless i: upper case I, two bytes for one
 	} {
 		if got := CommandText(body, "reviewer"); got != want {
 			t.Errorf("CommandText(%q) = %q, want %q", body, got, want)

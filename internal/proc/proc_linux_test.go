@@ -93,3 +93,13 @@ func TestReadStatFileReadsWhatReadFileDoes(t *testing.T) {
 		t.Errorf("a long file: %v", err)
 	}
 }
+
+func TestPidNS(t *testing.T) {
+	a, err := PidNS()
+	if err != nil || a == 0 {
+		t.Fatalf("PidNS = %d, %v", a, err)
+	}
+	if b, _ := PidNS(); b != a {
+		t.Errorf("PidNS changed: %d, then %d", a, b)
+	}
+}

@@ -112,9 +112,11 @@ func call(t *testing.T, n *actionlint.FuncCallNode, ctx map[string]any) any {
 	}
 	switch strings.ToLower(n.Callee) {
 	case "endswith":
-		return strings.HasSuffix(strings.ToLower(strs[0]), strings.ToLower(strs[1]))
+		return strings.HasSuffix(strings.ToUpper(strs[0]), strings.ToUpper(strs[1]))
 	case "startswith":
-		return strings.HasPrefix(strings.ToLower(strs[0]), strings.ToLower(strs[1]))
+		// Not case sensitive (GitHub's docs): .NET's OrdinalIgnoreCase, each character's simple
+		// upper case, which strings.ToUpper is.
+		return strings.HasPrefix(strings.ToUpper(strs[0]), strings.ToUpper(strs[1]))
 	case "format":
 		out := strs[0]
 		for i, s := range strs[1:] {
@@ -131,7 +133,7 @@ func call(t *testing.T, n *actionlint.FuncCallNode, ctx map[string]any) any {
 		if list, ok := args[0].([]any); ok {
 			return slices.ContainsFunc(list, func(x any) bool { s, _ := x.(string); return strings.EqualFold(s, strs[1]) })
 		}
-		return strings.Contains(strings.ToLower(strs[0]), strings.ToLower(strs[1]))
+		return strings.Contains(strings.ToUpper(strs[0]), strings.ToUpper(strs[1]))
 	}
 	t.Fatalf("evalExpr: function %s is not supported", n.Callee)
 	return nil

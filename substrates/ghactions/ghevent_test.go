@@ -35,7 +35,8 @@ func TestExpressionsAgreeWithGhevent(t *testing.T) {
 			}
 		}
 	}
-	bodies := []string{"/agent reviewer", "/agent reviewer please", "/agent reviewer\nplease", "/agent reviewer\r\nplease", "/agent reviewers", "/agent reviewer\tx", " /agent reviewer", "/agent", "/agent ", "/agentreviewer", "hello", "", "/agent status"}
+	bodies := []string{"/agent reviewer", "/agent reviewer please", "/agent reviewer\nplease", "/agent reviewer\r\nplease", "/agent reviewers", "/agent reviewer\tx", " /agent reviewer", "/agent", "/agent ", "/agentreviewer", "hello", "", "/agent status",
+		"/Agent Reviewer", "/AGENT REVIEWER please", "/Agent reviewer\nx", "/agent revıewer", "/agent ſtatus", "/agent reviewer\u212a", "/AGENTreviewer"}
 	for _, name := range []string{"reviewer", ""} {
 		for _, body := range bodies {
 			got := evalExpr(t, "${{ "+commandCond(name)+" }}", map[string]any{"github.event.comment.body": body}) == "true"

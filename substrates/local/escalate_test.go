@@ -76,6 +76,9 @@ func TestTickEscalatesOpenAsks(t *testing.T) {
 		t.Fatal(err)
 	}
 	tick("2026-03-02T13:00:00Z", "")
+	if wake := r.escalationWake(ctx, c.Now().Add(time.Hour)); !wake.Equal(c.Now().Add(time.Hour)) {
+		t.Errorf("serve would wake at %s for a resolved ask, want %s", wake, c.Now().Add(time.Hour))
+	}
 }
 
 // TestConcurrentTicksEscalateOnce: ticks of several processes at once escalate an ask once.

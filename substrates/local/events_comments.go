@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
@@ -18,7 +17,11 @@ import (
 // newest comment handled and when it was created.
 const commentCursorKey = "events.github.issue_comment"
 
-// pollComments fires the issue comments created since the cursor, oldest first.
+// pollComments fires the issue comments created since the cursor, oldest first. It reads the
+// list newest first (sort=created, direction=desc) down to the cursor, as pageNewer does: since
+// filters on updated_at, so old comments edited since the cursor are listed too, and read oldest
+// first they could fill every page a poll reads before the new ones; newest first they come
+// after the cursor and are never read. A poll that reaches maxPages says so in rep.Ignored.
 func (es *EventSource) pollComments(ctx context.Context, rep *PollReport) error {
 	curID, since, ok, err := es.cursor(ctx, commentCursorKey)
 	if err != nil {
@@ -27,39 +30,28 @@ func (es *EventSource) pollComments(ctx context.Context, rep *PollReport) error 
 	if !ok {
 		return es.startComments(ctx, rep)
 	}
-	q := url.Values{"sort": {"created"}, "direction": {"asc"}, "per_page": {"100"}}
+	q := url.Values{"sort": {"created"}, "direction": {"desc"}, "per_page": {"100"}}
 	if !since.IsZero() {
-		// A second early: comments of the cursor's second are listed whether GitHub's "after"
-		// is strict or not; those handled are passed over by id.
+		// Only comments updated since a second before the cursor's can be new (whether GitHub's
+		// "after" is strict or not); those handled are passed over by id.
 		q.Set("since", since.Add(-time.Second).UTC().Format(time.RFC3339))
 	}
-	for page := 1; page <= maxPages; page++ {
-		if page > 1 {
-			q.Set("page", strconv.Itoa(page))
+	path := "repos/" + es.owner + "/" + es.name + "/issues/comments?" + q.Encode()
+	fresh, first, _, err := pageNewer(ctx, es, rep, path, true, curID, (*github.IssueComment).GetID)
+	if err != nil || first == nil {
+		return err
+	}
+	// Ids grow with creation: handled in their order, none of one second is passed over.
+	slices.SortFunc(fresh, func(a, b *github.IssueComment) int { return cmp.Compare(a.GetID(), b.GetID()) })
+	for _, c := range fresh {
+		if c.GetID() <= curID {
+			continue
 		}
-		var list []*github.IssueComment
-		resp, err := es.get(ctx, "repos/"+es.owner+"/"+es.name+"/issues/comments?"+q.Encode(), page == 1, &list)
-		if err != nil {
+		ev := commentEvent(c)
+		stop, err := es.handle(ctx, rep, ev, commentCursorKey, fmt.Sprintf("%d %s", ev.ID, ev.Created.UTC().Format(time.RFC3339)))
+		if err != nil || stop {
+			es.forget(first) // what is left must be read again
 			return err
-		}
-		if resp.StatusCode == http.StatusNotModified {
-			return nil
-		}
-		// Ids grow with creation: handled in their order, none of one second is passed over.
-		slices.SortFunc(list, func(a, b *github.IssueComment) int { return cmp.Compare(a.GetID(), b.GetID()) })
-		for _, c := range list {
-			if c.GetID() <= curID {
-				continue
-			}
-			ev := commentEvent(c)
-			stop, err := es.handle(ctx, rep, ev, commentCursorKey, fmt.Sprintf("%d %s", ev.ID, ev.Created.UTC().Format(time.RFC3339)))
-			if err != nil || stop {
-				es.forget(resp) // what is left must be read again
-				return err
-			}
-		}
-		if resp.NextPage == 0 {
-			return nil
 		}
 	}
 	return nil

@@ -266,17 +266,22 @@ func (r *Runner) start(ctx context.Context, s store.Session) error {
 		}
 	}
 	cmd := exec.Command(exe, "runner", "--dir", r.In.Dir, "supervise", s.ID)
-	cmd.Env = withoutSession(r.opts.Env)
 	cmd.SysProcAttr = proc.Detach()
 	cmd.Dir = r.In.Dir
-	if err := cmd.Start(); err != nil {
+	handed, err := passEnv(cmd, withoutSession(r.opts.Env))
+	if err != nil {
+		return r.failStart(ctx, s.ID, fmt.Sprintf("cannot start its supervisor: %v", err))
+	}
+	err = cmd.Start()
+	handed(err == nil)
+	if err != nil {
 		return r.failStart(ctx, s.ID, fmt.Sprintf("cannot start its supervisor: %v", err))
 	}
 	pid := cmd.Process.Pid
 	start, _ := proc.StartTime(pid)
 	_ = cmd.Process.Release()
 	self := os.Getpid()
-	_, _, err := r.Store.Modify(ctx, s.ID, nil, func(m *store.Session) {
+	_, _, err = r.Store.Modify(ctx, s.ID, nil, func(m *store.Session) {
 		// Unless another process took it over meanwhile; this one holds it while it starts the
 		// supervisor of a session it continues (resume.go).
 		if m.SupervisorPID == 0 || m.SupervisorPID == self {

@@ -100,7 +100,7 @@ func New(dir string, opts Options) (*Runner, error) {
 		opts.Now = time.Now
 	}
 	if opts.Env == nil {
-		opts.Env = os.Environ()
+		opts.Env = inheritedEnv()
 	}
 	if opts.Minute <= 0 {
 		opts.Minute = time.Minute
@@ -118,7 +118,7 @@ func New(dir string, opts Options) (*Runner, error) {
 		return nil, err
 	}
 	if opts.Session != "" {
-		_, r.blind = sandboxed(context.Background(), st)
+		_, _, r.blind = outOfSight(context.Background(), st, in)
 	}
 	if err := r.applyInstallPaused(context.Background()); err != nil {
 		st.Close()

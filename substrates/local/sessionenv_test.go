@@ -17,7 +17,8 @@ import (
 func operatorEnv(path string) []string {
 	return []string{"PATH=" + path, "HOME=/home/op", "LANG=C.UTF-8", "LC_ALL=C", "TERM=xterm",
 		"GH_TOKEN=ghp_operator", "GITHUB_TOKEN=ghs_operator", "AWS_SECRET_ACCESS_KEY=aws-operator",
-		"OPENAI_API_KEY=operator", "ANTHROPIC_API_KEY=operator", "LISTED_TOKEN=listed", "CODEX_HOME=/home/op/.codex"}
+		"OPENAI_API_KEY=operator", "ANTHROPIC_API_KEY=operator", "LISTED_TOKEN=listed", "CODEX_HOME=/home/op/.codex",
+		"XDG_RUNTIME_DIR=/run/user/1000", "DBUS_SESSION_BUS_ADDRESS=unix:path=/run/user/1000/bus", "SSH_AUTH_SOCK=/tmp/ssh-x/agent.1"}
 }
 
 // envFleet's actors print their environment: a script, and an explicit agent command.
@@ -55,7 +56,10 @@ func TestSessionEnvIsAnAllowlist(t *testing.T) {
 			t.Fatalf("%s ended %s: %s", actor, got.Status, got.Reason)
 		}
 		env := readFile(t, filepath.Join(dir, "env-"+s.ID))
-		for _, secret := range []string{"GH_TOKEN=", "GITHUB_TOKEN=", "AWS_SECRET_ACCESS_KEY=", "OPENAI_API_KEY=", "ANTHROPIC_API_KEY=", "CODEX_HOME="} {
+		// The session bus, the user's services (systemd-run --user runs outside every sandbox)
+		// and an SSH agent are reached through these.
+		for _, secret := range []string{"GH_TOKEN=", "GITHUB_TOKEN=", "AWS_SECRET_ACCESS_KEY=", "OPENAI_API_KEY=", "ANTHROPIC_API_KEY=", "CODEX_HOME=",
+			"XDG_RUNTIME_DIR=", "DBUS_SESSION_BUS_ADDRESS=", "SSH_AUTH_SOCK="} {
 			if strings.Contains(env, "\n"+secret) || strings.HasPrefix(env, secret) {
 				t.Errorf("%s: the session's environment holds %s:\n%s", actor, secret, env)
 			}

@@ -29,6 +29,9 @@ func (r *Runner) Supervise(ctx context.Context, id string) error {
 	if s.Kind != "agent" || s.Status.Ended() {
 		return nil
 	}
+	if err := r.mayTakeOver(ctx, s); err != nil {
+		return err
+	}
 	// This process supervises this one session: on Linux it is the subreaper of everything the
 	// session starts, so a process that left the session's group (setsid) and was orphaned is
 	// re-parented here, and killed once the session is over, rather than living on under init.
@@ -85,6 +88,7 @@ func (r *Runner) supervise(ctx context.Context, id string) {
 	if err != nil || !ok || s.Status.Ended() {
 		return
 	}
+	recordPidNS(r.In)
 	path, valid := r.In.logPath(id)
 	if !valid {
 		r.finish(ctx, id, ir.Failed, fmt.Sprintf("%q is not a session id", id), "", nil)

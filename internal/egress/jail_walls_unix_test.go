@@ -1,0 +1,72 @@
+//go:build unix
+
+package egress
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// From inside one jail, another jail's bridge socket (a file under the temporary folder, of the
+// same user) reached the other jail's bridged port: another session's egress proxy, with its
+// allowlist. Inside, the folder of the jails holds this jail's sockets alone.
+func TestJailDoesNotReachAnotherJailsSocket(t *testing.T) {
+	requireHelpers(t)
+	a, b := server(t, "mine"), server(t, "OTHER-SESSION")
+	pa, _ := strconv.Atoi(a)
+	pb, _ := strconv.Atoi(b)
+	ja, err := NewJail(pa)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ja.Close()
+	jb, err := NewJail(pb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer jb.Close()
+	other := jb.sock(0)
+	out := runJailed(t, ja, `printf 'GET / HTTP/1.0\r\n\r\n' | timeout 5 socat - UNIX-CONNECT:`+other+` 2>&1 | tail -1; echo; echo "LS:" $(ls -A `+filepath.Dir(ja.dir)+`); curl -s http://127.0.0.1:`+a+`/`)
+	if strings.Contains(out, "OTHER-SESSION") {
+		t.Errorf("jail A reached jail B's bridged port through its socket %s:\n%s", other, out)
+	}
+	if !strings.Contains(out, "mine") || !strings.Contains(out, "LS: "+filepath.Base(ja.dir)+"\n") {
+		t.Errorf("inside jail A, want its own port reached and jail B's folder out of sight:\n%s", out)
+	}
+}
+
+// The user's runtime folder (systemd --user, the session bus) and X11's sockets are empty
+// inside a jail.
+func TestJailMasksUserRuntimeSockets(t *testing.T) {
+	requireHelpers(t)
+	run := filepath.Join("/run/user", strconv.Itoa(os.Getuid()))
+	if _, err := os.Stat(run); err != nil {
+		if err := os.MkdirAll(run, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		defer os.Remove(run)
+	}
+	marker := filepath.Join(run, "autonomy-jail-test-"+strconv.Itoa(os.Getpid()))
+	if err := os.WriteFile(marker, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Remove(marker)
+	j, err := NewJail()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	if out := runJailed(t, j, `ls -A `+run); strings.Contains(out, filepath.Base(marker)) {
+		t.Errorf("%s is visible inside the jail:\n%s", marker, out)
+	}
+}
+
+// One jail relays at most MaxRelays connections at once, inside (socat) and out.
+func TestBridgeCapsRelays(t *testing.T) {
+	if !strings.Contains(bridgeScript, "max-children="+strconv.Itoa(MaxRelays)+" ") {
+		t.Errorf("the bridge's socat does not cap its relays at MaxRelays (%d)", MaxRelays)
+	}
+}
