@@ -136,3 +136,87 @@ func TestCancelAtAnyMoment(t *testing.T) {
 		t.Errorf("a worktree is left:\n%s", list)
 	}
 }
+
+// A pause that comes while a session is prepared holds its agent unstarted: no process runs
+// until it is resumed, and none at all when it is cancelled meanwhile. Started and then stopped,
+// the agent ran until the STOP landed: on a loaded machine, to its end, and a session paused
+// before it started ended done.
+func TestPauseWhilePreparingHoldsTheStart(t *testing.T) {
+	for _, then := range []string{"resume", "cancel"} {
+		t.Run(then, func(t *testing.T) {
+			dir := installFleet(t, prepareFleet, true)
+			r := newRunner(t, dir, Options{})
+			reached, release, held := make(chan string, 1), make(chan struct{}), make(chan struct{})
+			r.supervisor.phaseHook = func(p, id string) {
+				switch p {
+				case "start": // about to start the agent: the pause comes now
+					reached <- id
+					<-release
+				case "held":
+					close(held)
+				}
+			}
+			ctx := context.Background()
+			s := launch(t, r, LaunchRequest{Actor: "slow"})
+			<-reached
+			if _, err := r.Update(ctx, s.ID, ir.Patch{Status: ir.Paused}); err != nil {
+				t.Fatal(err)
+			}
+			close(release)
+			waitHeld(t, r, s.ID, held)
+			mark := filepath.Join(dir, "agent-ran-"+s.ID)
+			if got, _, _ := r.Store.Get(ctx, s.ID); got.Status != ir.Paused || got.PID != 0 {
+				t.Fatalf("the held session is %s with pid %d, want paused with no process", got.Status, got.PID)
+			}
+			if _, err := os.Stat(mark); !errors.Is(err, os.ErrNotExist) {
+				t.Fatalf("the agent ran while its session was paused: %v", err)
+			}
+			if log := sessionLogOf(r, s.ID); !strings.Contains(log, "paused before its agent started: it starts when resumed") {
+				t.Errorf("its log does not say why it waits:\n%s", log)
+			}
+			if then == "cancel" {
+				if ok, err := r.Cancel(ctx, s.ID); !ok || err != nil {
+					t.Fatalf("cancel: %v %v", ok, err)
+				}
+				r.Wait()
+				got, _, _ := r.Store.Get(ctx, s.ID)
+				if _, err := os.Stat(mark); got.Status != ir.Cancelled || got.PID != 0 || !errors.Is(err, os.ErrNotExist) {
+					t.Fatalf("cancelled while held, the session is %s with pid %d (the agent's mark: %v)", got.Status, got.PID, err)
+				}
+				return
+			}
+			if _, err := r.Update(ctx, s.ID, ir.Patch{Status: ir.Running}); err != nil {
+				t.Fatal(err)
+			}
+			if got := waitEnded(t, r, s.ID); got.Status != ir.Done || got.PID == 0 {
+				t.Fatalf("resumed, the session ended %s (%s) with pid %d", got.Status, got.Reason, got.PID)
+			}
+			if _, err := os.Stat(mark); err != nil {
+				t.Fatalf("resumed, the agent did not run: %v", err)
+			}
+			r.Wait()
+		})
+	}
+}
+
+// waitHeld waits until the supervisor holds session id's start (held closed); it fails the test
+// at once should the agent start, or the session end, instead.
+func waitHeld(t *testing.T, r *Runner, id string, held <-chan struct{}) {
+	t.Helper()
+	deadline := time.After(30 * time.Second)
+	poll := time.NewTicker(20 * time.Millisecond)
+	defer poll.Stop()
+	for {
+		select {
+		case <-held:
+			return
+		case <-deadline:
+			t.Fatalf("the supervisor never held the paused session %s", id)
+		case <-poll.C:
+			if s, _, _ := r.Store.Get(context.Background(), id); s.PID != 0 || s.Status.Ended() {
+				_, _ = r.Cancel(context.Background(), id) // its stopped agent must not outlive the test
+				t.Fatalf("paused before its start, the session was started anyway: %s, pid %d (%s)", s.Status, s.PID, s.Reason)
+			}
+		}
+	}
+}

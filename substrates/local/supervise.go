@@ -342,7 +342,7 @@ func (sv *supervision) start(ctx context.Context, hold *rootHold, argv []string,
 		cmd.Stdin = f
 	}
 	r.supervisor.phase("start", id)
-	started, startErr, err := r.supervisor.startRecorded(ctx, id, cmd, sv.workdir)
+	started, startErr, err := r.supervisor.startRecorded(ctx, id, cmd, sv.workdir, logf)
 	out.Close() // the process has its own copy
 	if sv.resultOut != nil {
 		sv.resultOut.writer().Close()

@@ -132,35 +132,64 @@ func (sp *supervisor) watchCancel(id string) (stop <-chan struct{}, forget func(
 // startRecorded starts the session's process and records its pid in one write transaction that
 // first checks the session is still in flight. A cancel is a write too, so either it came first
 // and nothing starts (started false), or it comes after the pid is recorded and stops the
-// process as it stops any running session. A session paused while it was prepared starts
-// stopped. startErr is the process's failure to start; err the store's failure to record it
-// (the process started and must be stopped).
-func (sp *supervisor) startRecorded(ctx context.Context, id string, cmd *exec.Cmd, workdir string) (started bool, startErr, err error) {
+// process as it stops any running session. A session paused while it was prepared is not
+// started: the supervisor holds it, saying so in logf, and starts it once it is resumed, or
+// starts nothing when it is cancelled meanwhile. (Started and then stopped, it would run
+// unpaused until the STOP landed: on a loaded machine, to its end.) startErr is the process's
+// failure to start; err the store's failure to record it (the process started and must be
+// stopped).
+func (sp *supervisor) startRecorded(ctx context.Context, id string, cmd *exec.Cmd, workdir string, logf io.Writer) (started bool, startErr, err error) {
+	var wait *time.Ticker
+	for {
+		var paused bool
+		started, paused, startErr, err = sp.startUnlessPaused(ctx, id, cmd, workdir)
+		if !paused || err != nil {
+			break
+		}
+		if wait == nil {
+			fmt.Fprintf(logf, "autonomy: paused before its agent started: it starts when resumed (autonomy runner update %s --status running)\n", id)
+			sp.phase("held", id)
+			wait = time.NewTicker(watchEvery)
+			defer wait.Stop()
+		}
+		select {
+		case <-ctx.Done():
+			return false, ctx.Err(), nil
+		case <-wait.C:
+		}
+	}
+	if err != nil && !started {
+		// Nothing started: the store's failure is the session's.
+		return false, err, nil
+	}
+	return started, startErr, err
+}
+
+// startUnlessPaused is one attempt of startRecorded: in one write transaction, nothing when the
+// session ended, paused when it is paused, else the process started and its pid recorded.
+func (sp *supervisor) startUnlessPaused(ctx context.Context, id string, cmd *exec.Cmd, workdir string) (started, paused bool, startErr, err error) {
 	err = sp.store.Tx(ctx, func(tx *store.Tx) error {
 		cur, ok, err := tx.Get(id)
 		if err != nil || !ok || cur.Status.Ended() {
 			return err
+		}
+		if cur.Status == ir.Paused {
+			paused = true
+			return nil
 		}
 		if startErr = cmd.Start(); startErr != nil {
 			return nil
 		}
 		started = true
 		pid := cmd.Process.Pid
-		if cur.Status == ir.Paused {
-			_ = proc.Pause(pid)
-		}
 		pstart, _ := proc.StartTime(pid)
 		startedAt := sp.now().UTC()
-		_, _, err = tx.Modify(id, []ir.SessionStatus{ir.Running, ir.Paused}, func(m *store.Session) {
+		_, _, err = tx.Modify(id, []ir.SessionStatus{ir.Running}, func(m *store.Session) {
 			m.PID, m.PIDStart, m.StartedAt, m.Workdir = pid, pstart, startedAt, workdir
 		})
 		return err
 	})
-	if err != nil && !started {
-		// Nothing started: the store's failure is the session's.
-		return false, err, nil
-	}
-	return started, startErr, err
+	return started, paused, startErr, err
 }
 
 // watch waits for the session's process to exit, stopping its group at its timeout (TERM, KILL
