@@ -59,7 +59,7 @@ func NewJail(ports ...int) (*Jail, error) {
 		}
 		j.ports, j.lns = append(j.ports, port), append(j.lns, ln)
 		j.wg.Add(1)
-		go j.serve(ln, "127.0.0.1:"+strconv.Itoa(port))
+		go j.serve(ln, "127.0.0.1:"+strconv.Itoa(port), MaxRelays*int32(len(ports)))
 	}
 	return j, nil
 }
@@ -136,15 +136,16 @@ func (j *Jail) WrapIn(c *Confinement, argv []string) []string {
 	return append(append(out, "--"), argv...)
 }
 
-// serve relays each connection of ln to target.
-func (j *Jail) serve(ln net.Listener, target string) {
+// serve relays ln's connections to target, at most limit at once across the jail's bridges
+// (passed in: the loop making the bridges still appends to j.ports while the first one serves).
+func (j *Jail) serve(ln net.Listener, target string, limit int32) {
 	defer j.wg.Done()
 	for {
 		c, err := ln.Accept()
 		if err != nil {
 			return
 		}
-		if j.busy.Add(1) > MaxRelays*int32(len(j.ports)) {
+		if j.busy.Add(1) > limit {
 			j.busy.Add(-1)
 			c.Close()
 			continue
