@@ -69,7 +69,8 @@ func Profile(p *ir.Profile) (*ProfilePlaybooks, ir.Diagnostics) {
 	dir, dd := overlayDir(p)
 	diags = append(diags, dd...)
 	_, pd := ReadPersona(p)
-	diags = append(diags, pd...)
+	_, ed := ReadEvolve(p)
+	diags = append(append(diags, pd...), ed...)
 	if dir != "" {
 		pp.OverlayDir = dir
 		v.walk(filepath.Join(p.Dir, filepath.FromSlash(dir)), true)

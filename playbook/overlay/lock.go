@@ -85,6 +85,10 @@ func containsWords(text, phrase string) bool {
 	return strings.Contains(" "+text+" ", " "+phrase+" ")
 }
 
+// MentionsPhrase reports whether text holds phrase on word boundaries, compared as the lock
+// linter compares them (case, punctuation and hyphens folded).
+func MentionsPhrase(text, phrase string) bool { return containsWords(norm(text), norm(phrase)) }
+
 func hasCue(text string, cues map[string]bool) string {
 	for _, w := range strings.Fields(text) {
 		if cues[w] {
