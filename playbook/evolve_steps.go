@@ -152,20 +152,9 @@ func (e *Evolver) promoteWrite(pkg *overlay.Package, o *overlay.Overlay, file st
 	files := map[string][]byte{}
 	changed := map[string]*overlay.Overlay{}
 	set := func(x *overlay.Overlay, status string) error {
-		data, err := overlay.ReadFile(x.File, overlay.MaxSize)
-		if err != nil {
-			return err
-		}
-		text, err := e.setStatus(data, status)
-		if err != nil {
-			return fmt.Errorf("%s: %v", x.File, err)
-		}
-		n, nd := overlay.Check(x.File, text)
-		if nd.HasErrors() || n == nil {
-			return refuse(nd, "%s as it would be written does not validate: nothing written", x.File)
-		}
+		text, n, err := e.restatus(x, status)
 		files[x.File], changed[x.File] = text, n
-		return nil
+		return err
 	}
 	if err := set(o, "active"); err != nil {
 		return err
@@ -214,17 +203,9 @@ func (e *Evolver) Archive(slugs []string) (int, error) {
 			if !ok {
 				continue
 			}
-			data, err := overlay.ReadFile(o.File, overlay.MaxSize)
+			text, x, err := e.restatus(o, "archived")
 			if err != nil {
 				return err
-			}
-			text, err := e.setStatus(data, "archived")
-			if err != nil {
-				return fmt.Errorf("%s: %v", o.File, err)
-			}
-			x, xd := overlay.Check(o.File, text)
-			if xd.HasErrors() || x == nil {
-				return refuse(xd, "%s as it would be written does not validate: nothing written", o.File)
 			}
 			files[o.File], changed[o.File] = text, x
 			log = append(log, fmt.Sprintf("%s archive %s (%s): %s", e.stamp(), o.Slug.Value, e.rel(o.File), reason))
@@ -236,6 +217,24 @@ func (e *Evolver) Archive(slugs []string) (int, error) {
 		return e.commit(write{files: files, overlays: overlaysOf(pkg, changed), log: log})
 	})
 	return n, err
+}
+
+// restatus is the overlay file o with its status set (and updated_at now), and the overlay it
+// then is; it must still validate.
+func (e *Evolver) restatus(o *overlay.Overlay, status string) ([]byte, *overlay.Overlay, error) {
+	data, err := overlay.ReadFile(o.File, overlay.MaxSize)
+	if err != nil {
+		return nil, nil, err
+	}
+	text, err := e.setStatus(data, status)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %v", o.File, err)
+	}
+	n, nd := overlay.Check(o.File, text)
+	if nd.HasErrors() || n == nil {
+		return nil, nil, refuse(nd, "%s as it would be written does not validate: nothing written", o.File)
+	}
+	return text, n, nil
 }
 
 // toArchive maps each overlay to archive to why.

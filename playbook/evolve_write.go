@@ -28,13 +28,7 @@ func editFrontmatter(data []byte, edit func(root *yaml.Node)) ([]byte, error) {
 	if !source.HasFrontmatter(lines) {
 		return nil, errors.New("the file has no frontmatter")
 	}
-	end := -1
-	for i := 1; i < len(lines); i++ {
-		if t := strings.TrimRight(lines[i].Text, " \t"); t == "---" || t == "..." {
-			end = i
-			break
-		}
-	}
+	end := source.FrontmatterEnd(lines)
 	if end < 0 {
 		return nil, errors.New("the frontmatter is never closed")
 	}

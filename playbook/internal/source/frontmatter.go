@@ -26,6 +26,17 @@ func HasFrontmatter(lines []Line) bool {
 	return len(lines) > 0 && strings.TrimRight(strings.TrimPrefix(lines[0].Text, "\ufeff"), " \t") == "---"
 }
 
+// FrontmatterEnd is the index of the line closing the frontmatter lines open (--- or ...), or
+// -1 when none does.
+func FrontmatterEnd(lines []Line) int {
+	for i := 1; i < len(lines); i++ {
+		if t := strings.TrimRight(lines[i].Text, " \t"); t == "---" || t == "..." {
+			return i
+		}
+	}
+	return -1
+}
+
 // SplitFrontmatter reads the frontmatter of lines. A missing frontmatter is not reported (the
 // caller knows whether its format needs one); an unclosed or malformed one is. example is the
 // hint for a frontmatter that is not a mapping.
@@ -34,13 +45,7 @@ func SplitFrontmatter(r *Reporter, lines []Line, example string) Frontmatter {
 		return Frontmatter{Body: lines}
 	}
 	fm := Frontmatter{Pos: ir.Pos{Line: 1, Col: 1}}
-	end := -1
-	for i := 1; i < len(lines); i++ {
-		if t := strings.TrimRight(lines[i].Text, " \t"); t == "---" || t == "..." {
-			end = i
-			break
-		}
-	}
+	end := FrontmatterEnd(lines)
 	if end < 0 {
 		r.Errorf(fm.Pos, "close it with a line holding only ---", "the frontmatter opened here is never closed")
 		return fm
