@@ -223,6 +223,9 @@ func TestHelpExamplesWork(t *testing.T) {
 			if len(ex.args) > 1 && ex.args[0] == "playbook" && (ex.args[1] == "run" || ex.args[1] == "resume") {
 				playbookRunReady(t, &ex)
 			}
+			if len(ex.args) > 2 && ex.args[0] == "playbook" && ex.args[1] == "promote" {
+				promoteReady(t, ex)
+			}
 			if ex.args[0] == "conformance" && strings.Contains(line, "--repo") {
 				fakeGitHubFor(t, ex)
 			}
@@ -505,6 +508,25 @@ func flagValue(args []string, name string) string {
 
 // copyTreeTo copies a folder of regular files.
 func copyTreeTo(t *testing.T, from, to string) { testfs.CopyTree(t, from, to) }
+
+// promoteReady gives the promote example what it measures: an evaluation declared by the
+// profile, and sessions recorded in the installation --dir names, woven with the overlay and
+// without it, the former scoring better.
+func promoteReady(t *testing.T, ex example) {
+	t.Helper()
+	f, err := os.OpenFile(filepath.Join(ex.args[2], "ir.yml"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.WriteString("    evolve:\n      evaluation: { metric: score, field: score, minSessions: 2, minImprovement: 0.1 }\n")
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	recordSessions(t, flagValue(ex.args, "--dir"), ex.args[3], []bool{true, true, false, false}, []float64{0.9, 0.8, 0.5, 0.6}, nil)
+}
 
 // playbookRunReady gives the playbook run and resume examples what they name: the workflow
 // docs/examples/inbox-triage.yml (the workspace has this repository's docs/examples), a database

@@ -13,11 +13,16 @@ func newPlaybook() *cobra.Command {
   steps     markdown step playbooks: # Title, ## INPUTS, ## STEP N: …, ## ARTIFACTS
   workflow  YAML or JSON workflows: name, args, steps with namespaced commands and approvals
 
+Overlays evolve by reflective deltas (AIP-12): reflect curates a proposed delta into a new
+shadow overlay, promote makes it active on a measured improvement, archive retires superseded and
+expired ones.
+
 Exit codes: 0 ok, 1 problems found, 2 usage or I/O error.`,
 		Example: `  autonomy playbook validate profiles/librarian/playbooks/
   autonomy playbook validate --format json profiles/librarian/humans/collection-review.playbook.md
   autonomy playbook index profiles/librarian/playbooks/`,
 	}
-	cmd.AddCommand(newPlaybookValidate(), newPlaybookIndex(), newPlaybookWeave(), newPlaybookChecks(), newPlaybookRun(), newPlaybookResume(), newPlaybookStep())
+	cmd.AddCommand(newPlaybookValidate(), newPlaybookIndex(), newPlaybookWeave(), newPlaybookChecks(), newPlaybookRun(), newPlaybookResume(), newPlaybookStep(),
+		newPlaybookReflect(), newPlaybookPromote(), newPlaybookArchive())
 	return cmd
 }
