@@ -357,3 +357,49 @@ func TestBusyPackageIsRefused(t *testing.T) {
 	}
 	sameTree(t, before, snapshot(t, dir))
 }
+
+// TestReflectWritesNothingOutsideTheProfile: a folder of the package that is a symlink leading
+// out of the profile is refused, and nothing is written where it leads.
+func TestReflectWritesNothingOutsideTheProfile(t *testing.T) {
+	dir := librarian(t, "")
+	outside := t.TempDir()
+	link := filepath.Join(dir, "playbooks", "role", "librarian")
+	if err := os.RemoveAll(link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, link); err != nil {
+		t.Fatal(err)
+	}
+	e, _ := evolver(t, dir)
+	_, _, err := e.Reflect("delta.md", []byte(delta), playbook.Provenance{Kind: "reflection", Ref: "delta.md"})
+	var r *playbook.Refusal
+	if !errors.As(err, &r) || !strings.Contains(err.Error(), "playbooks/role/librarian leads out of the profile directory") {
+		t.Fatalf("err = %v", err)
+	}
+	if ents, _ := os.ReadDir(outside); len(ents) != 0 {
+		t.Fatalf("written outside the profile: %v", ents)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "playbooks", overlay.LogFile)); err == nil {
+		t.Fatal("_log.md written by a refused step")
+	}
+}
+
+// TestAFailedWriteLeavesNothing: a step whose write fails (here _log.md is a folder) leaves the
+// package as it was: no overlay file, no index, no temporary file, no folder it made.
+func TestAFailedWriteLeavesNothing(t *testing.T) {
+	dir := librarian(t, "")
+	if err := os.Mkdir(filepath.Join(dir, "playbooks", overlay.LogFile), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	before := snapshot(t, dir)
+	e, _ := evolver(t, dir)
+	d := strings.Replace(delta, "role/librarian", "role/libr*", 1) // a new folder, playbooks/role/…
+	d = strings.Replace(d, "kind: role, ref: role/libr*", "kind: operator, ref: librarian", 1)
+	if _, _, err := e.Reflect("delta.md", []byte(d), playbook.Provenance{Kind: "reflection", Ref: "delta.md"}); err == nil || !strings.Contains(err.Error(), "_log.md") {
+		t.Fatalf("err = %v", err)
+	}
+	sameTree(t, before, snapshot(t, dir))
+	if _, err := os.Stat(filepath.Join(dir, "playbooks", "operator")); err == nil {
+		t.Fatal("the folder made for the overlay was left behind")
+	}
+}

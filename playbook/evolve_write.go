@@ -138,6 +138,9 @@ func (e *Evolver) commit(w write) error {
 		if err != nil {
 			return err
 		}
+		if err := e.inside(filepath.Dir(f)); err != nil {
+			return err
+		}
 		tmp, err := os.CreateTemp(filepath.Dir(f), ".evolve-*.tmp")
 		if err != nil {
 			return err
@@ -162,6 +165,20 @@ func (e *Evolver) commit(w write) error {
 	ok = true
 	for _, f := range order {
 		e.say("write %s", e.rel(f))
+	}
+	return nil
+}
+
+// inside refuses a folder that leads out of the profile directory through a symlink: nothing is
+// written outside the profile.
+func (e *Evolver) inside(dir string) error {
+	root, err1 := filepath.EvalSymlinks(e.Profile.Dir)
+	real, err2 := filepath.EvalSymlinks(dir)
+	if err1 != nil || err2 != nil {
+		return fmt.Errorf("%s: %v", dir, errors.Join(err1, err2))
+	}
+	if r, err := filepath.Rel(root, real); err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+		return refuse(nil, "%s leads out of the profile directory (to %s) through a symlink: nothing written; copy what it holds into the package", e.rel(dir), real)
 	}
 	return nil
 }
