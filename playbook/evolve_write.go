@@ -16,7 +16,7 @@ import (
 )
 
 // ErrBusy is the refusal of a step while another holds the package's write lock.
-var ErrBusy = errors.New("another autonomy playbook reflect, promote or archive is writing this overlay package")
+var ErrBusy = errors.New("another autonomy playbook reflect, trial, promote or archive is writing this overlay package")
 
 // logHeader starts a new _log.md.
 const logHeader = "# Playbook log\n\n<!-- Appended by autonomy playbook reflect, promote and archive: promotions, archivals and unexpected matches. -->\n\n"

@@ -199,7 +199,7 @@ func TestHelpExamplesWork(t *testing.T) {
 					t.Fatalf("setup compile: exit %d\n%s", code, errOut)
 				}
 			}
-			if len(ex.args) > 1 && ex.args[0] == "playbook" && ex.args[1] == "weave" {
+			if len(ex.args) > 1 && ex.args[0] == "playbook" && (ex.args[1] == "weave" || ex.args[1] == "trial") {
 				// weave reads an installation's overlay package: install the fleet that has one.
 				if code, _, errOut := run(t, "compile", "profiles/librarian", "--target", "local", "--out", "."); code != 0 {
 					t.Fatalf("setup compile: exit %d\n%s", code, errOut)

@@ -14,8 +14,8 @@ func newPlaybook() *cobra.Command {
   workflow  YAML or JSON workflows: name, args, steps with namespaced commands and approvals
 
 Overlays evolve by reflective deltas (AIP-12): reflect curates a proposed delta into a new
-shadow overlay, promote makes it active on a measured improvement, archive retires superseded and
-expired ones.
+shadow overlay, trial weaves it in one installation to measure it, promote makes it active on a
+measured improvement, archive retires superseded and expired ones.
 
 Exit codes: 0 ok, 1 problems found, 2 usage or I/O error.`,
 		Example: `  autonomy playbook validate profiles/librarian/playbooks/
@@ -23,6 +23,6 @@ Exit codes: 0 ok, 1 problems found, 2 usage or I/O error.`,
   autonomy playbook index profiles/librarian/playbooks/`,
 	}
 	cmd.AddCommand(newPlaybookValidate(), newPlaybookIndex(), newPlaybookWeave(), newPlaybookChecks(), newPlaybookRun(), newPlaybookResume(), newPlaybookStep(),
-		newPlaybookReflect(), newPlaybookPromote(), newPlaybookArchive())
+		newPlaybookReflect(), newPlaybookTrial(), newPlaybookPromote(), newPlaybookArchive())
 	return cmd
 }

@@ -72,7 +72,7 @@ matches no actor).
 Refused, writing nothing: a delta that does not validate (each problem at FILE:LINE:COL), that is
 not at status: shadow, that reuses a slug of the package, or that touches a locked persona trait
 (policy.box.persona.locked) for any actor it matches; a package with errors; another reflect,
-promote or archive writing the same package at the same time.
+trial, promote or archive writing the same package at the same time.
 
 Exit codes: 0 written, 1 refused (the reason printed), 2 usage or I/O error.`,
 		Example: `  autonomy playbook reflect profiles/librarian --delta docs/examples/overlays/cite-page-dates.md`,
@@ -147,7 +147,7 @@ func readDelta(ctx context.Context, file, session, dir string) (string, []byte, 
 func openRunnerStore(dir string) (*store.Store, string, error) {
 	db := local.DBPath(dir)
 	if _, err := os.Stat(db); err != nil {
-		return nil, db, &exitError{Code: exitProblems, Msg: fmt.Sprintf("%s: no recorded session: %s (is --dir the installation the sessions ran in?)", dir, playbook.Reason(err))}
+		return nil, db, &exitError{Code: exitProblems, Msg: fmt.Sprintf("%s: no recorded session: %s: %s (is --dir the installation the sessions ran in?)", dir, db, playbook.Reason(err))}
 	}
 	st, err := store.Open(db)
 	if err != nil {
@@ -222,6 +222,46 @@ Exit codes: 0 promoted, 1 refused (the reason printed), 2 usage or I/O error.`,
 	}
 	cmd.Flags().StringArrayVar(&dirs, "dir", []string{"."}, "an installation whose recorded sessions are measured (holding .autonomy/); repeat it to pool several (a trial installation and the production one)")
 	cmd.Flags().StringVar(&at, "now", "", "the step's time (RFC 3339): updated_at and the log; default now")
+	return cmd
+}
+
+func newPlaybookTrial() *cobra.Command {
+	var dir, at string
+	cmd := &cobra.Command{
+		Use:   "trial SLUG [--dir INSTALL]",
+		Short: "Weave a shadow overlay in one installation only, to measure it",
+		Long: `trial makes the shadow overlay SLUG active in the installation --dir only: its installed copy
+of the overlay package (under .autonomy/), with updated_at set to now, its _index.md regenerated
+and the trial appended to its _log.md. That installation's sessions are then woven with the
+overlay: the candidate arm promote measures (promote PROFILE SLUG --dir PRODUCTION --dir TRIAL).
+The profile is not touched and the overlay stays shadow everywhere else; compile refuses to
+overwrite the trial's files (changed since it generated them) until given --force, which ends
+the trial. Use a trial installation of its own, compiled from
+the profile, not the production one. The persona lock still holds: a session's weave skips an
+overlay that touches a locked trait, trial or not.
+
+Exit codes: 0 on trial, 1 refused (no installed package, no such overlay, not shadow, another
+step writing the package), 2 usage or I/O error.`,
+		Example: `  autonomy playbook trial prefer-page-supersession-over-deletion --dir .`,
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			now := time.Now()
+			if at != "" {
+				t, err := time.Parse(time.RFC3339, at)
+				if err != nil {
+					return usageError("--now %q: %v (write it as 2026-07-01T12:00:00Z)", at, err)
+				}
+				now = t
+			}
+			if err := playbook.Trial(dir, ".autonomy", args[0], now, cmd.OutOrStdout()); err != nil {
+				return evolveExit(err)
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "%s is woven in %s's sessions from now on; measure it with autonomy playbook promote PROFILE %s --dir PRODUCTION --dir %s\n", args[0], dir, args[0], dir)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&dir, "dir", ".", "the trial installation (holding .autonomy/)")
+	cmd.Flags().StringVar(&at, "now", "", "the trial's start (RFC 3339): updated_at, for a ttl; default now")
 	return cmd
 }
 

@@ -201,3 +201,28 @@ func TestPlaybookArchiveCommand(t *testing.T) {
 		t.Fatalf("exit %d\n%s%s", code, out, errOut)
 	}
 }
+
+func TestPlaybookTrialRefusals(t *testing.T) {
+	const slug = "prefer-page-supersession-over-deletion"
+	inst := t.TempDir()
+	if code, _, errOut := run(t, "playbook", "trial", slug, "--dir", inst); code != 1 || !strings.Contains(errOut, "installs no overlay package") {
+		t.Fatalf("no install: exit %d\n%s", code, errOut)
+	}
+	if code, _, errOut := run(t, "compile", "../../profiles/librarian", "--target", "local", "--out", inst); code != 0 {
+		t.Fatalf("compile: exit %d\n%s", code, errOut)
+	}
+	for args, want := range map[string]string{
+		"nope":             `the installed package .autonomy/playbooks has no overlay "nope"`,
+		"inline-citations": `overlay "inline-citations" is active in .autonomy/playbooks: a trial is for a shadow overlay`,
+	} {
+		if code, _, errOut := run(t, "playbook", "trial", args, "--dir", inst); code != 1 || !strings.Contains(errOut, want) {
+			t.Errorf("%s: exit %d\n%s", args, code, errOut)
+		}
+	}
+	if code, _, errOut := run(t, "playbook", "trial", slug, "--dir", inst); code != 0 {
+		t.Fatalf("trial: exit %d\n%s", code, errOut)
+	}
+	if code, _, errOut := run(t, "playbook", "trial", slug, "--dir", inst); code != 1 || !strings.Contains(errOut, "is active in .autonomy/playbooks") {
+		t.Fatalf("twice: exit %d\n%s", code, errOut)
+	}
+}
