@@ -103,73 +103,80 @@ func ReadEvolve(p *ir.Profile) (Evolve, ir.Diagnostics) {
 
 type badFunc func(at *yaml.Node, hint, format string, args ...any)
 
+const evaluationExample = "e.g. evaluation: { metric: score, field: score, minSessions: 5, minImprovement: 0.05 }"
+
 func readEvaluation(n *yaml.Node, bad badFunc) *Evaluation {
-	const ex = "e.g. evaluation: { metric: score, field: score, minSessions: 5, minImprovement: 0.05 }"
 	if n.Kind != yaml.MappingNode {
-		bad(n, ex, ".evaluation must be a mapping")
+		bad(n, evaluationExample, ".evaluation must be a mapping")
 		return nil
 	}
 	e := &Evaluation{MinSessions: DefaultMinSessions, Pos: ir.Pos{Line: n.Line, Col: n.Column}}
 	ok := true
-	str := func(v *yaml.Node, key string) string {
-		if v.Kind != yaml.ScalarNode || v.Tag != "!!str" || v.Value == "" {
-			bad(v, ex, ".evaluation.%s must be a non-empty string", key)
-			ok = false
-			return ""
-		}
-		return v.Value
-	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := n.Content[i], n.Content[i+1]
-		switch k.Value {
-		case "metric":
-			if e.Metric = str(v, "metric"); e.Metric != "" && e.Metric != MetricScore && e.Metric != MetricRate {
-				bad(v, ir.Suggest(e.Metric, []string{MetricScore, MetricRate}), ".evaluation.metric %q is unknown: score (the mean of a numeric result field) or rate (the share of results whose field equals `equals`)", e.Metric)
-				ok = false
-			}
-		case "field":
-			e.Field = str(v, "field")
-		case "equals":
-			e.Equals = str(v, "equals")
-		case "minSessions":
-			c, err := strconv.Atoi(v.Value)
-			if v.Kind != yaml.ScalarNode || err != nil || c < 1 {
-				bad(v, "a whole number ≥ 1", ".evaluation.minSessions must be a positive integer, not %q", v.Value)
-				ok = false
-				continue
-			}
-			e.MinSessions = c
-		case "minImprovement":
-			f, err := strconv.ParseFloat(v.Value, 64)
-			if v.Kind != yaml.ScalarNode || err != nil || f < 0 || f != f {
-				bad(v, "a number ≥ 0, e.g. 0.05", ".evaluation.minImprovement must be a number ≥ 0, not %q", v.Value)
-				ok = false
-				continue
-			}
-			e.MinImprovement = f
-		default:
-			bad(k, ir.Suggest(k.Value, []string{"metric", "field", "equals", "minSessions", "minImprovement"}), ".evaluation: unknown key %q", k.Value)
-			ok = false
-		}
+		ok = e.set(n.Content[i], n.Content[i+1], bad) && ok
 	}
-	switch {
-	case e.Metric == "" && ok:
-		bad(n, ex, ".evaluation has no metric")
-		ok = false
-	case e.Field == "" && ok:
-		bad(n, ex, ".evaluation has no field: name the result field it measures")
-		ok = false
-	case e.Metric == MetricRate && e.Equals == "" && ok:
-		bad(n, "e.g. equals: approve", ".evaluation: metric rate needs equals: the value counted")
-		ok = false
-	case e.Metric == MetricScore && e.Equals != "" && ok:
-		bad(n, "remove equals, or write metric: rate", ".evaluation: equals is for metric rate")
-		ok = false
-	}
-	if !ok {
+	if !ok || !e.complete(n, bad) {
 		return nil
 	}
 	return e
+}
+
+// set reads one key of an evaluation; false when its value is refused.
+func (e *Evaluation) set(k, v *yaml.Node, bad badFunc) bool {
+	str := func(key string) (string, bool) {
+		if v.Kind != yaml.ScalarNode || v.Tag != "!!str" || v.Value == "" {
+			bad(v, evaluationExample, ".evaluation.%s must be a non-empty string", key)
+			return "", false
+		}
+		return v.Value, true
+	}
+	ok := true
+	switch k.Value {
+	case "metric":
+		if e.Metric, ok = str("metric"); ok && e.Metric != MetricScore && e.Metric != MetricRate {
+			bad(v, ir.Suggest(e.Metric, []string{MetricScore, MetricRate}), ".evaluation.metric %q is unknown: score (the mean of a numeric result field) or rate (the share of results whose field equals `equals`)", e.Metric)
+			return false
+		}
+	case "field":
+		e.Field, ok = str("field")
+	case "equals":
+		e.Equals, ok = str("equals")
+	case "minSessions":
+		c, err := strconv.Atoi(v.Value)
+		if v.Kind != yaml.ScalarNode || err != nil || c < 1 {
+			bad(v, "a whole number ≥ 1", ".evaluation.minSessions must be a positive integer, not %q", v.Value)
+			return false
+		}
+		e.MinSessions = c
+	case "minImprovement":
+		f, err := strconv.ParseFloat(v.Value, 64)
+		if v.Kind != yaml.ScalarNode || err != nil || f < 0 || f != f {
+			bad(v, "a number ≥ 0, e.g. 0.05", ".evaluation.minImprovement must be a number ≥ 0, not %q", v.Value)
+			return false
+		}
+		e.MinImprovement = f
+	default:
+		bad(k, ir.Suggest(k.Value, []string{"metric", "field", "equals", "minSessions", "minImprovement"}), ".evaluation: unknown key %q", k.Value)
+		return false
+	}
+	return ok
+}
+
+// complete checks that the evaluation says what it measures; false, reported at n, when not.
+func (e *Evaluation) complete(n *yaml.Node, bad badFunc) bool {
+	switch {
+	case e.Metric == "":
+		bad(n, evaluationExample, ".evaluation has no metric")
+	case e.Field == "":
+		bad(n, evaluationExample, ".evaluation has no field: name the result field it measures")
+	case e.Metric == MetricRate && e.Equals == "":
+		bad(n, "e.g. equals: approve", ".evaluation: metric rate needs equals: the value counted")
+	case e.Metric == MetricScore && e.Equals != "":
+		bad(n, "remove equals, or write metric: rate", ".evaluation: equals is for metric rate")
+	default:
+		return true
+	}
+	return false
 }
 
 func readJudge(n *yaml.Node, bad badFunc) JudgeConfig {
