@@ -403,3 +403,21 @@ func TestAFailedWriteLeavesNothing(t *testing.T) {
 		t.Fatal("the folder made for the overlay was left behind")
 	}
 }
+
+// TestReflectStartsAPackage: a profile without an overlay package gets one (playbooks/, with its
+// _index.md and _log.md), which validate then reads as the profile's.
+func TestReflectStartsAPackage(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "hello")
+	testfs.CopyTree(t, "../profiles/hello", dir)
+	e, _ := evolver(t, dir)
+	d := strings.Replace(delta, "role/librarian", "role/greeter", 1)
+	rel, _, err := e.Reflect("delta.md", []byte(d), playbook.Provenance{Kind: "reflection", Ref: "delta.md"})
+	if err != nil || rel != "playbooks/role/greeter/cite-page-dates.md" {
+		t.Fatalf("Reflect = %q %v", rel, err)
+	}
+	checkPackage(t, dir)
+	p, _, _ := ir.Check(dir)
+	if pp, diags := playbook.Profile(p); pp.OverlayDir != "playbooks" || pp.Package == nil || diags.HasErrors() {
+		t.Fatalf("the profile's package: %q %v", pp.OverlayDir, diags)
+	}
+}
