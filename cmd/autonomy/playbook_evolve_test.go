@@ -226,3 +226,22 @@ func TestPlaybookTrialRefusals(t *testing.T) {
 		t.Fatalf("twice: exit %d\n%s", code, errOut)
 	}
 }
+
+// TestPlaybookPromoteJudgeNeedsItsCLIAndCredential: with the judge on, promote is refused, saying
+// why, when the judge cannot run: no pinned CLI, or no credential for its model proxy.
+func TestPlaybookPromoteJudgeNeedsItsCLIAndCredential(t *testing.T) {
+	const slug = "prefer-page-supersession-over-deletion"
+	prof := evolveProfile(t, "    evolve:\n      evaluation: { metric: score, field: score, minSessions: 2 }\n      judge: { enabled: true }\n")
+	inst := t.TempDir()
+	recordSessions(t, inst, slug, []bool{true, true, false, false}, []float64{0.9, 0.8, 0.5, 0.6}, nil)
+	t.Setenv("OPENAI_API_KEY", "")
+	code, _, errOut := run(t, "playbook", "promote", prof, slug, "--dir", inst)
+	if code != 1 || !(strings.Contains(errOut, "not promoted: the judge runs codex against a model proxy holding the model's credential: set OPENAI_API_KEY") ||
+		strings.Contains(errOut, "not promoted: the judge needs the pinned codex (@openai/codex@")) {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	data, _ := os.ReadFile(filepath.Join(prof, "playbooks", "role", "librarian", "prefer-supersession.md"))
+	if !strings.Contains(string(data), "status: shadow") {
+		t.Fatal("promoted without its judge")
+	}
+}
