@@ -8,4 +8,8 @@
 // This package detects a file's format (Detect) and validates files and directories of them
 // (ValidatePaths), running the rules that span several files as well: the library-wide rules of
 // capsule playbooks and the package rules of overlays, _index.md included.
+//
+// It also carries out AIP-12's evolve contract on a profile's overlay package (Evolver: Reflect,
+// Promote, Archive; Trial on an installation's copy), measuring a promotion with the evaluation
+// the profile declares (policy.box.evolve, Measure) and, when enabled, an LLM judge (AgentJudge).
 package playbook
