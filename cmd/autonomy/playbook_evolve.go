@@ -15,7 +15,8 @@ import (
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/playbook"
 	"github.com/autonomyhq/autonomy/playbook/overlay"
-	"github.com/autonomyhq/autonomy/substrates/local"
+	"github.com/autonomyhq/autonomy/substrates"
+	"github.com/autonomyhq/autonomy/substrates/registry"
 )
 
 // evolveExit maps an evolve step's error to the command's: a refusal exits 1 with its reason
@@ -113,7 +114,7 @@ func readDelta(ctx context.Context, file, session, dir string) (string, []byte, 
 		}
 		return file, data, playbook.Provenance{Kind: "reflection", Ref: filepath.ToSlash(file), Note: "proposed in a file"}, nil
 	}
-	st, db, err := openRunnerStore(dir)
+	st, db, results, err := openRunnerStore(dir)
 	if err != nil {
 		return "", nil, playbook.Provenance{}, err
 	}
@@ -129,7 +130,7 @@ func readDelta(ctx context.Context, file, session, dir string) (string, []byte, 
 	if s.Status != ir.Done {
 		return "", nil, playbook.Provenance{}, &exitError{Code: exitProblems, Msg: fmt.Sprintf("session %s is %s: only a session that ended done (its result verified) proposes a delta", session, s.Status)}
 	}
-	resFile := filepath.Join(dir, filepath.FromSlash(local.StateDir), "results", s.ID+".json")
+	resFile := filepath.Join(results, s.ID+".json")
 	raw, err := playbook.ReadRegular(resFile, 4<<20)
 	if err != nil {
 		return "", nil, playbook.Provenance{}, &exitError{Code: exitProblems, Msg: fmt.Sprintf("session %s left no result (%s: %s)", session, resFile, playbook.Reason(err))}
@@ -143,17 +144,23 @@ func readDelta(ctx context.Context, file, session, dir string) (string, []byte, 
 	return resFile + "#overlay", []byte(*res.Overlay), playbook.Provenance{Kind: "run", Ref: s.ID, Note: "proposed by session " + s.ID + " of " + s.Actor}, nil
 }
 
-// openRunnerStore opens the local runner's store of the installation dir, which must exist.
-func openRunnerStore(dir string) (*store.Store, string, error) {
-	db := local.DBPath(dir)
+// openRunnerStore opens the store in which the runner on this machine records the installation
+// dir's sessions (substrates.SessionStore), which must exist; results is the folder of their
+// results.
+func openRunnerStore(dir string) (st *store.Store, db, results string, err error) {
+	sub, ok := registry.Lookup(registry.OnThisMachine)
+	ss, ok2 := sub.(substrates.SessionStore)
+	if !ok || !ok2 {
+		return nil, "", "", usageError("the runner on this machine (%s) records no sessions autonomy can read", registry.OnThisMachine)
+	}
+	db, results = ss.SessionStore(dir)
 	if _, err := os.Stat(db); err != nil {
-		return nil, db, &exitError{Code: exitProblems, Msg: fmt.Sprintf("%s: no recorded session: %s: %s (is --dir the installation the sessions ran in?)", dir, db, playbook.Reason(err))}
+		return nil, db, results, &exitError{Code: exitProblems, Msg: fmt.Sprintf("%s: no recorded session: %s: %s (is --dir the installation the sessions ran in?)", dir, db, playbook.Reason(err))}
 	}
-	st, err := store.Open(db)
-	if err != nil {
-		return nil, db, usageError("%v", err)
+	if st, err = store.Open(db); err != nil {
+		return nil, db, results, usageError("%v", err)
 	}
-	return st, db, nil
+	return st, db, results, nil
 }
 
 func newPlaybookPromote() *cobra.Command {
@@ -201,11 +208,11 @@ Exit codes: 0 promoted, 1 refused (the reason printed), 2 usage or I/O error.`,
 					}
 				}()
 				for _, dir := range dirs {
-					st, db, err := openRunnerStore(dir)
+					st, db, results, err := openRunnerStore(dir)
 					if err != nil {
 						return nil, err
 					}
-					srcs = append(srcs, playbook.Sessions{Store: st, Path: db, Results: filepath.Join(dir, filepath.FromSlash(local.StateDir), "results")})
+					srcs = append(srcs, playbook.Sessions{Store: st, Path: db, Results: results})
 				}
 				return playbook.Measure(cmd.Context(), e.Config.Evaluation, srcs, o, actors)
 			}

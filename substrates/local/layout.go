@@ -1,6 +1,8 @@
 package local
 
 import (
+	"path/filepath"
+
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/substrates"
 )
@@ -10,6 +12,12 @@ const resultsDir = dataDir + "/results"
 
 // DataDir is the folder behaviors are installed under.
 func (Substrate) DataDir() string { return dataDir }
+
+// SessionStore is where the runner records the installation dir's sessions (substrates.SessionStore):
+// its database, and the folder of their results.
+func (Substrate) SessionStore(dir string) (db, results string) {
+	return DBPath(dir), filepath.Join(dir, filepath.FromSlash(StateDir), "results")
+}
 
 // Reserved lists what a local installation owns besides the behaviors and resources it copies:
 // the files compile generates and the folders the runner writes at run time.
