@@ -73,22 +73,8 @@ type Evolve struct {
 // ReadEvolve reads policy.box.evolve, reporting every problem at its position in the profile.
 func ReadEvolve(p *ir.Profile) (Evolve, ir.Diagnostics) {
 	var out Evolve
-	_, n := boxKey(p.Policy.Box, EvolveKey)
-	if n == nil {
-		return out, nil
-	}
-	var diags ir.Diagnostics
-	bad := func(at *yaml.Node, hint, format string, args ...any) {
-		diags = append(diags, ir.Diagnostic{File: p.File, Pos: ir.Pos{Line: at.Line, Col: at.Column}, Severity: ir.Error,
-			Message: "policy.box.evolve" + fmt.Sprintf(format, args...), Hint: hint})
-	}
 	const ex = "e.g. evolve: { evaluation: { metric: score, field: score, minSessions: 5, minImprovement: 0.05 }, judge: { enabled: false } }"
-	if n.Kind != yaml.MappingNode {
-		bad(n, ex, " must be a mapping")
-		return out, diags
-	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := n.Content[i], n.Content[i+1]
+	diags := boxSection(p, EvolveKey, ex, func(k, v *yaml.Node, bad badFunc) {
 		switch k.Value {
 		case "evaluation":
 			out.Evaluation = readEvaluation(v, bad)
@@ -97,8 +83,31 @@ func ReadEvolve(p *ir.Profile) (Evolve, ir.Diagnostics) {
 		default:
 			bad(k, ir.Suggest(k.Value, []string{"evaluation", "judge"}), ": unknown key %q", k.Value)
 		}
-	}
+	})
 	return out, diags
+}
+
+// boxSection reads the mapping policy.box.KEY, calling each for its keys with the reporter of
+// its problems (each at its position in the profile, prefixed policy.box.KEY); ex is the hint for
+// a section that is not a mapping. Nothing is reported for an absent section.
+func boxSection(p *ir.Profile, key, ex string, each func(k, v *yaml.Node, bad badFunc)) ir.Diagnostics {
+	_, n := boxKey(p.Policy.Box, key)
+	if n == nil {
+		return nil
+	}
+	var diags ir.Diagnostics
+	bad := func(at *yaml.Node, hint, format string, args ...any) {
+		diags = append(diags, ir.Diagnostic{File: p.File, Pos: ir.Pos{Line: at.Line, Col: at.Column}, Severity: ir.Error,
+			Message: "policy.box." + key + fmt.Sprintf(format, args...), Hint: hint})
+	}
+	if n.Kind != yaml.MappingNode {
+		bad(n, ex, " must be a mapping")
+		return diags
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		each(n.Content[i], n.Content[i+1], bad)
+	}
+	return diags
 }
 
 type badFunc func(at *yaml.Node, hint, format string, args ...any)

@@ -43,27 +43,13 @@ var traitID = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`
 // ReadPersona reads policy.box.persona, reporting every problem at its position in the profile.
 func ReadPersona(p *ir.Profile) (Persona, ir.Diagnostics) {
 	out := Persona{Locked: []overlay.Trait{}, Cap: DefaultCap}
-	_, n := boxKey(p.Policy.Box, PersonaKey)
-	if n == nil {
-		return out, nil
-	}
-	var diags ir.Diagnostics
-	bad := func(at *yaml.Node, hint, format string, args ...any) {
-		diags = append(diags, ir.Diagnostic{File: p.File, Pos: ir.Pos{Line: at.Line, Col: at.Column}, Severity: ir.Error,
-			Message: "policy.box.persona" + fmt.Sprintf(format, args...), Hint: hint})
-	}
 	const ex = "e.g. persona: { locked: [{ id: warmth, blocks: [tone], phrases: [answer warmly] }], maxOverlays: 20 }"
-	if n.Kind != yaml.MappingNode {
-		bad(n, ex, " must be a mapping")
-		return out, diags
-	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := n.Content[i], n.Content[i+1]
+	diags := boxSection(p, PersonaKey, ex, func(k, v *yaml.Node, bad badFunc) {
 		switch k.Value {
 		case "locked":
 			if v.Kind != yaml.SequenceNode {
 				bad(v, ex, ".locked must be a list of traits")
-				continue
+				return
 			}
 			for _, item := range v.Content {
 				if t, ok := trait(item, bad); ok {
@@ -74,17 +60,17 @@ func ReadPersona(p *ir.Profile) (Persona, ir.Diagnostics) {
 			c, err := strconv.Atoi(v.Value)
 			if v.Kind != yaml.ScalarNode || err != nil || c < 1 {
 				bad(v, "a whole number ≥ 1", ".maxOverlays must be a positive integer, not %q", v.Value)
-				continue
+				return
 			}
 			out.Cap = c
 		default:
 			bad(k, ir.Suggest(k.Value, []string{"locked", "maxOverlays"}), ": unknown key %q", k.Value)
 		}
-	}
+	})
 	return out, diags
 }
 
-func trait(n *yaml.Node, bad func(*yaml.Node, string, string, ...any)) (overlay.Trait, bool) {
+func trait(n *yaml.Node, bad badFunc) (overlay.Trait, bool) {
 	const ex = "e.g. { id: warmth, blocks: [tone], phrases: [answer warmly] }"
 	if n.Kind != yaml.MappingNode {
 		bad(n, ex, ".locked: a trait must be a mapping")

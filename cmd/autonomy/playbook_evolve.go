@@ -34,15 +34,23 @@ func evolveExit(err error) error {
 	return usageError("%v", err)
 }
 
+// nowFlag is the time --now gives (RFC 3339), or now when it is empty.
+func nowFlag(at string) (time.Time, error) {
+	if at == "" {
+		return time.Now(), nil
+	}
+	t, err := time.Parse(time.RFC3339, at)
+	if err != nil {
+		return t, usageError("--now %q: %v (write it as 2026-07-01T12:00:00Z)", at, err)
+	}
+	return t, nil
+}
+
 // newEvolver loads the profile and what evolving its overlays needs, as of --now.
 func newEvolver(cmd *cobra.Command, profile, at string) (*playbook.Evolver, error) {
-	now := time.Now()
-	if at != "" {
-		t, err := time.Parse(time.RFC3339, at)
-		if err != nil {
-			return nil, usageError("--now %q: %v (write it as 2026-07-01T12:00:00Z)", at, err)
-		}
-		now = t
+	now, err := nowFlag(at)
+	if err != nil {
+		return nil, err
 	}
 	r, diags, err := checkProfile(profile)
 	if err != nil {
@@ -252,13 +260,9 @@ step writing the package), 2 usage or I/O error.`,
 		Example: `  autonomy playbook trial prefer-page-supersession-over-deletion --dir .`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			now := time.Now()
-			if at != "" {
-				t, err := time.Parse(time.RFC3339, at)
-				if err != nil {
-					return usageError("--now %q: %v (write it as 2026-07-01T12:00:00Z)", at, err)
-				}
-				now = t
+			now, err := nowFlag(at)
+			if err != nil {
+				return err
 			}
 			if err := playbook.Trial(dir, ".autonomy", args[0], now, cmd.OutOrStdout()); err != nil {
 				return evolveExit(err)

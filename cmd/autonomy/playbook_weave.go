@@ -5,7 +5,6 @@ import (
 	"github.com/autonomyhq/autonomy/substrates/registry"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -34,13 +33,9 @@ Exit codes: 0 woven, 2 usage or I/O error.`,
 			if actor == "" || skill == "" {
 				return usageError("--actor and --skill are required")
 			}
-			now := time.Now()
-			if at != "" {
-				t, err := time.Parse(time.RFC3339, at)
-				if err != nil {
-					return usageError("--now %q: %v (write it as 2026-07-01T12:00:00Z)", at, err)
-				}
-				now = t
+			now, err := nowFlag(at)
+			if err != nil {
+				return err
 			}
 			text, err := playbook.ReadRegular(skill, playbook.MaxFileSize)
 			if err != nil {
