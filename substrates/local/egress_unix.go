@@ -15,8 +15,9 @@ import (
 	"github.com/autonomyhq/autonomy/internal/egress"
 )
 
-// confine wraps a preset's argv so that the agent, and everything it runs, has a network of
-// its own (egress.Jail) in which only the session's model proxy and, with network on (the
+// confine wraps a proxied session's argv (a preset's, an explicit agent command's, a step
+// playbook's run and so every step's agent) so that the agent, and everything it runs, has a
+// network of its own (egress.Jail) in which only the session's model proxy and, with network on (the
 // default), the egress proxy admitting policy.box.local.egress.allow are reachable, at the
 // addresses its environment names. unconfine ends the bridges and the egress proxy once the agent
 // is gone. Without a model proxy (the CLI uses its own login and must reach its provider) the

@@ -223,7 +223,7 @@ func (sv *supervision) prelaunch(ctx context.Context) bool {
 	return true
 }
 
-// launch starts a preset's model proxy, makes the command that starts the agent, and what its
+// launch starts a proxied session's model proxy, makes the command that starts the agent, and what its
 // end puts back; start does the rest.
 func (sv *supervision) launch(ctx context.Context, hold *rootHold) {
 	stopProxy, ok := sv.startProxy(ctx) // a preset's model proxy, up while the agent runs
@@ -237,9 +237,11 @@ func (sv *supervision) launch(ctx context.Context, hold *rootHold) {
 		sv.env, removeTmp, err = presetTemp(sv.cfg, sv.env) // removed once the session is over
 		defer removeTmp()
 	}
-	if err == nil && preset {
+	if err == nil {
+		// A proxied session's agent (a preset's, your agent command, a step playbook's whole run):
+		// its network is the proxies alone (egress_unix.go).
 		var unconfine func()
-		argv, unconfine, err = sv.confine(ctx, argv) // its network: the proxies alone (egress_unix.go)
+		argv, unconfine, err = sv.confine(ctx, argv)
 		defer unconfine()
 	}
 	if err != nil {
@@ -262,7 +264,7 @@ func (sv *supervision) launch(ctx context.Context, hold *rootHold) {
 // stdin, and whether the argv is a preset's.
 func (sv *supervision) command(ctx context.Context) (argv []string, stdin string, preset bool, err error) {
 	if sv.cfg.Workflow {
-		argv, err = sv.r.playbooks().workflowArgv(ctx, sv.s, sv.cfg, sv.workdir)
+		argv, err = sv.r.playbooks().workflowArgv(ctx, sv.s, sv.cfg, sv.workdir, sv.withTools)
 	} else {
 		argv, stdin, preset, err = sv.r.In.command(sv.r.opts.Env, sv.cfg)
 	}
