@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -124,6 +125,15 @@ func (sv *supervision) startProxy(ctx context.Context) (stop func(), ok bool) {
 		end(status, reason, verified, code)
 	}
 	return func() { sv.r.stopProxy(sp, sv.s) }, true
+}
+
+// dbPath is where the session's own processes open the runner's store: in the agent's jail when
+// its own path is read-only there (wallState).
+func (sv *supervision) dbPath() string {
+	if sv.stateAt != "" {
+		return filepath.Join(sv.stateAt, "state.db")
+	}
+	return DBPath(sv.r.In.Dir)
 }
 
 // policy is the actor's model policy, its defaults filled in.

@@ -4,6 +4,8 @@ package local
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -55,6 +57,67 @@ func TestStepPlaybookStepsActThroughTheTools(t *testing.T) {
 			}
 			if strings.Join(actors, ",") != "lead,worker" && strings.Join(actors, ",") != "worker,lead" {
 				t.Errorf("sessions %v, want the lead and the worker its step launched", actors)
+			}
+		})
+	}
+}
+
+// In the installation root, no agent process of a preset's session whose actor holds no agent:*
+// capability can write the runner's state (state.db, its -wal and -shm), at its own path or at the
+// place its jail keeps writable for the session's MCP server, nor move the folder away; its tools,
+// which the runner realizes through that place, still act, and its shell's runner verbs are
+// refused, naming them.
+func TestRootSessionCannotWriteTheStore(t *testing.T) {
+	for _, preset := range []string{"codex", "claude"} {
+		t.Run(preset, func(t *testing.T) {
+			// A script by its path: Claude Code refuses a command line whose variables it cannot check.
+			probe := filepath.Join(t.TempDir(), "probe-state")
+			script := "#!/bin/sh\ncd \"$AUTONOMY_DIR\"\nfor f in state.db state.db-wal state.db-shm; do\n" +
+				"  if (printf x >> .autonomy/state/$f) 2>/dev/null; then echo \"wrote $f\"; else echo \"refused $f\"; fi\n" +
+				"  if (printf x >> \"${AUTONOMY_STATE_DIR:-/nonexistent}/$f\") 2>/dev/null; then echo \"wrote alias $f\"; else echo \"refused alias $f\"; fi\n" +
+				"done\nmv .autonomy/state .autonomy/moved 2>/dev/null && echo moved-state\nmv .autonomy .moved 2>/dev/null && echo moved-dir\n" +
+				"echo \"alias=${AUTONOMY_STATE_DIR:-none}\"\n"
+			if err := os.WriteFile(probe, []byte(script), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			fake := modelfake.Start(
+				modelfake.Turn{Shell: probe + " 2>&1; autonomy runner list 2>&1; echo rc=$?"},
+				modelfake.Turn{Tool: "comment", Args: json.RawMessage(`{"item":"7","body":"Triaged."}`)},
+				modelfake.Turn{Text: "Done."})
+			defer fake.Close()
+			f := handsFleet(preset)
+			f.yml = strings.Replace(f.yml, `[tasks:converse, "agent:launch@worker", code:propose]`, `[tasks:converse, code:propose]`, 1)
+			r, s := fleetRun(t, preset, f, fake)
+			outputs := toolOutputs(fake)
+			if fake.Err() != nil || len(outputs) < 2 {
+				t.Fatalf("ended %s (%s); model: %v; outputs %q\n%s", s.Status, s.Reason, fake.Err(), outputs, sessionLogOf(r, s.ID))
+			}
+			shell := outputs[0]
+			for _, want := range []string{"refused state.db", "refused state.db-wal", "refused state.db-shm",
+				"refused alias state.db", "refused alias state.db-wal", "refused alias state.db-shm", "alias=/",
+				"the runner's state is read-only inside the sandbox", "rc=1"} {
+				if !strings.Contains(shell, want) {
+					t.Errorf("the agent's shell: no %q:\n%s", want, shell)
+				}
+			}
+			if strings.Contains(shell, "wrote") || strings.Contains(shell, "moved") {
+				t.Errorf("the agent's shell wrote or moved the runner's state:\n%s", shell)
+			}
+			if !strings.Contains(outputs[1], `"recorded":true`) {
+				t.Errorf("the comment tool: %s\n%s", outputs[1], sessionLogOf(r, s.ID))
+			}
+			events, err := r.Store.Events(t.Context(), s.ID, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			comments := 0
+			for _, e := range events {
+				if e.Kind == toolEvent("comment") {
+					comments++
+				}
+			}
+			if comments != 1 || s.Status != "done" {
+				t.Errorf("ended %s with %d comments recorded, want done with the tool's one\n%s", s.Status, comments, sessionLogOf(r, s.ID))
 			}
 		})
 	}

@@ -77,6 +77,10 @@ type supervision struct {
 	// resultOut keeps the process's stdout at outPath when the runner reads it as it exits.
 	outPath   string
 	resultOut *cappedOutput
+	// stateAt is where the agent's jail has the runner's state folder writable, for the
+	// session's MCP server and a step playbook's run, when its own path is read-only there
+	// ("" when it is not: egress_unix.go).
+	stateAt string
 	// proxy is the session's model proxy, nil when none runs (modelproxy.go).
 	proxy *sessionProxy
 }
@@ -231,6 +235,7 @@ func (sv *supervision) launch(ctx context.Context, hold *rootHold) {
 	if !ok {
 		return
 	}
+	sv.wallState()
 	argv, stdin, preset, err := sv.command(ctx)
 	if err == nil && preset {
 		var removeTmp func()
@@ -264,7 +269,7 @@ func (sv *supervision) launch(ctx context.Context, hold *rootHold) {
 // stdin, and whether the argv is a preset's.
 func (sv *supervision) command(ctx context.Context) (argv []string, stdin string, preset bool, err error) {
 	if sv.cfg.Workflow {
-		argv, err = sv.r.playbooks().workflowArgv(ctx, sv.s, sv.cfg, sv.workdir, sv.withTools)
+		argv, err = sv.r.playbooks().workflowArgv(ctx, sv.s, sv.cfg, sv.workdir, sv.dbPath(), sv.withTools)
 	} else {
 		argv, stdin, preset, err = sv.r.In.command(sv.r.opts.Env, sv.cfg)
 	}

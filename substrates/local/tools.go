@@ -28,5 +28,5 @@ func (sv *supervision) withTools(argv []string) ([]string, error) {
 		return nil, err
 	}
 	sv.env = withEnv(sv.env, p.MCPEnv...)
-	return p.WithApprovedMCP(argv, agent.MCPServer{Command: exe, Args: []string{"runner", "--dir", sv.r.In.Dir, "mcp"}, Env: []string{SessionEnv}}), nil
+	return p.WithApprovedMCP(argv, agent.MCPServer{Command: exe, Args: []string{"runner", "--dir", sv.r.In.Dir, "mcp"}, Env: []string{SessionEnv, StateEnv}}), nil
 }
