@@ -122,3 +122,32 @@ func TestRootSessionCannotWriteTheStore(t *testing.T) {
 		})
 	}
 }
+
+// A step playbook in the installation root whose actor holds no agent:* capability runs with
+// the runner's state read-only to its agents: its run records its steps in the store at
+// AUTONOMY_STATE_DIR, its step's comment tool lands, and it ends done.
+func TestWalledStepPlaybookRecordsItsRun(t *testing.T) {
+	fake := modelfake.Start(
+		modelfake.Turn{Tool: "comment", Args: json.RawMessage(`{"item":"7","body":"Triaged."}`)},
+		modelfake.Turn{Text: "Done."})
+	defer fake.Close()
+	f := stepsToolsFleet("codex")
+	f.yml = strings.Replace(f.yml, `["agent:launch@worker"]`, `[tasks:converse]`, 1)
+	r, s := fleetRun(t, "codex", f, fake)
+	if fake.Err() != nil || s.Status != "done" {
+		t.Fatalf("ended %s (%s); model: %v\n%s", s.Status, s.Reason, fake.Err(), sessionLogOf(r, s.ID))
+	}
+	events, err := r.Store.Events(t.Context(), s.ID, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	comments := 0
+	for _, e := range events {
+		if e.Kind == toolEvent("comment") {
+			comments++
+		}
+	}
+	if comments != 1 || !strings.Contains(sessionLogOf(r, s.ID), "step 1: ok") {
+		t.Errorf("%d comments recorded, want the step's one; log:\n%s", comments, sessionLogOf(r, s.ID))
+	}
+}
