@@ -106,17 +106,7 @@ func TestRootSessionCannotWriteTheStore(t *testing.T) {
 			if !strings.Contains(outputs[1], `"recorded":true`) {
 				t.Errorf("the comment tool: %s\n%s", outputs[1], sessionLogOf(r, s.ID))
 			}
-			events, err := r.Store.Events(t.Context(), s.ID, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			comments := 0
-			for _, e := range events {
-				if e.Kind == toolEvent("comment") {
-					comments++
-				}
-			}
-			if comments != 1 || s.Status != "done" {
+			if comments := countEvents(t, r, s.ID, toolEvent("comment")); comments != 1 || s.Status != "done" {
 				t.Errorf("ended %s with %d comments recorded, want done with the tool's one\n%s", s.Status, comments, sessionLogOf(r, s.ID))
 			}
 		})
@@ -137,17 +127,23 @@ func TestWalledStepPlaybookRecordsItsRun(t *testing.T) {
 	if fake.Err() != nil || s.Status != "done" {
 		t.Fatalf("ended %s (%s); model: %v\n%s", s.Status, s.Reason, fake.Err(), sessionLogOf(r, s.ID))
 	}
-	events, err := r.Store.Events(t.Context(), s.ID, 0)
+	if comments := countEvents(t, r, s.ID, toolEvent("comment")); comments != 1 || !strings.Contains(sessionLogOf(r, s.ID), "step 1: ok") {
+		t.Errorf("%d comments recorded, want the step's one; log:\n%s", comments, sessionLogOf(r, s.ID))
+	}
+}
+
+// countEvents is how many events of kind session id recorded.
+func countEvents(t *testing.T, r *Runner, id, kind string) int {
+	t.Helper()
+	events, err := r.Store.Events(t.Context(), id, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	comments := 0
+	n := 0
 	for _, e := range events {
-		if e.Kind == toolEvent("comment") {
-			comments++
+		if e.Kind == kind {
+			n++
 		}
 	}
-	if comments != 1 || !strings.Contains(sessionLogOf(r, s.ID), "step 1: ok") {
-		t.Errorf("%d comments recorded, want the step's one; log:\n%s", comments, sessionLogOf(r, s.ID))
-	}
+	return n
 }
