@@ -127,3 +127,15 @@ func TestDoctorReadsTheAgentCacheAndChecksGh(t *testing.T) {
 		t.Errorf("doctor with gh: exit %d\n%s", code, out)
 	}
 }
+
+// Your own agent command runs in the network sandbox too: doctor asks for its bwrap and socat.
+func TestDoctorAsksForTheSandboxOfAnAgentCommand(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the network sandbox is Linux's")
+	}
+	dir := runnerFleet(t, codexFleet+"policy:\n  box:\n    local: { agent: [my-agent] }\n", map[string]string{"skills/develop/SKILL.md": "# develop\n"})
+	out, _, code := cli(t, []string{"PATH=" + t.TempDir()}, "doctor", dir)
+	if code != 1 || !strings.Contains(out, "fix  network sandbox bwrap: bwrap is not on PATH") || !strings.Contains(out, "fix  network sandbox socat: socat is not on PATH") {
+		t.Errorf("doctor: exit %d\n%s", code, out)
+	}
+}

@@ -17,6 +17,13 @@ type Confinement struct {
 	// (bwrap --unshare-user --disable-userns): no nested sandbox, and no namespace in which it
 	// holds every capability.
 	NoUserNS bool
+	// Writable keeps the whole filesystem writable, as Wrap does, under Binds (which may then
+	// make a path read-only), instead of read-only.
+	Writable bool
+	// Aliases make a path writable again at a second place inside the jail's own private folder
+	// (Alias.At under JailsDir, which the jail mounts empty): a path the Binds made read-only
+	// stays writable there, for the trusted processes the substrate tells the second place to.
+	Aliases []Alias
 	// PidNS runs the command in a process namespace of its own, with its own /proc (bwrap
 	// --unshare-pid): it sees and signals no process outside, and none of its processes outlives
 	// it (a nested bubblewrap could not remount /proc: NoUserNS goes with it).
@@ -29,12 +36,20 @@ type Bind struct {
 	Write bool
 }
 
+// Alias is a path of a Confinement bound writable at a second place, At.
+type Alias struct {
+	Path, At string
+}
+
 // args are bwrap's arguments for c (the whole filesystem as it is when c is nil).
 func (c *Confinement) args() []string {
 	if c == nil {
 		return []string{"--dev-bind", "/", "/"}
 	}
 	out := []string{"--ro-bind", "/", "/", "--dev-bind", "/dev", "/dev", "--bind", "/proc", "/proc"}
+	if c.Writable {
+		out = []string{"--dev-bind", "/", "/"}
+	}
 	if c.PidNS {
 		out = append(out[:len(out)-3], "--unshare-pid", "--proc", "/proc")
 	}
@@ -50,6 +65,22 @@ func (c *Confinement) args() []string {
 	}
 	if c.NoUserNS {
 		out = append(out, "--unshare-user", "--disable-userns")
+	}
+	return out
+}
+
+// aliasArgs are bwrap's arguments for c's Aliases, once the folder of the jails (parent) is
+// mounted empty: an alias whose At is not in it, or whose Path does not exist, is skipped.
+func (c *Confinement) aliasArgs(parent string) []string {
+	if c == nil {
+		return nil
+	}
+	var out []string
+	for _, a := range c.Aliases {
+		if _, err := os.Stat(a.Path); err != nil || !filepath.IsAbs(a.Path) || filepath.Dir(filepath.Clean(a.At)) != parent {
+			continue
+		}
+		out = append(out, "--bind", a.Path, a.At)
 	}
 	return out
 }

@@ -66,6 +66,10 @@ func NewJail(ports ...int) (*Jail, error) {
 
 func (j *Jail) sock(i int) string { return filepath.Join(j.dir, strconv.Itoa(i)) }
 
+// JailsDir is the folder of this user's jails, which every jail sees empty but for its own
+// folder and its Confinement's Aliases: where an alias's At goes.
+func JailsDir() (string, error) { return jailsDir() }
+
 // jailsDir is the folder of this user's jails, made mode 0700 if it is not there: a folder of
 // its own, not a link, or it is refused.
 func jailsDir() (string, error) {
@@ -123,6 +127,7 @@ func (j *Jail) Wrap(argv []string) []string { return j.WrapIn(nil, argv) }
 func (j *Jail) WrapIn(c *Confinement, argv []string) []string {
 	out := append([]string{"bwrap"}, c.args()...)
 	out = append(out, "--tmpfs", j.parent, "--bind", j.dir, j.dir)
+	out = append(out, c.aliasArgs(j.parent)...)
 	for _, d := range []string{filepath.Join("/run/user", strconv.Itoa(os.Getuid())), "/tmp/.X11-unix"} {
 		if fi, err := os.Lstat(d); err == nil && fi.IsDir() {
 			out = append(out, "--tmpfs", d)

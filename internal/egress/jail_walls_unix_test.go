@@ -4,6 +4,7 @@ package egress
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -68,5 +69,40 @@ func TestJailMasksUserRuntimeSockets(t *testing.T) {
 func TestBridgeCapsRelays(t *testing.T) {
 	if !strings.Contains(bridgeScript, "max-children="+strconv.Itoa(MaxRelays)+" ") {
 		t.Errorf("the bridge's socat does not cap its relays at MaxRelays (%d)", MaxRelays)
+	}
+}
+
+// A writable Confinement keeps the filesystem writable but for what its Binds make read-only,
+// and an Alias makes a read-only folder writable again at a second place in the jails' folder
+// (and nowhere else: an alias outside it is skipped).
+func TestJailWritableWithReadOnlyBindAndAlias(t *testing.T) {
+	requireHelpers(t)
+	j, err := NewJail()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	dir := t.TempDir()
+	state := filepath.Join(dir, "state")
+	if err := os.Mkdir(state, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	at := filepath.Join(j.parent, "state")
+	outside := filepath.Join(dir, "elsewhere")
+	c := &Confinement{Writable: true, Binds: []Bind{{Path: state}},
+		Aliases: []Alias{{Path: state, At: at}, {Path: state, At: outside}}}
+	script := `touch ` + dir + `/free && echo free-ok; touch ` + state + `/db 2>/dev/null && echo ro-written; ` +
+		`echo x > ` + at + `/db && echo alias-ok; test -e ` + outside + ` && echo outside-made; true`
+	argv := j.WrapIn(c, []string{"/bin/sh", "-c", script})
+	out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	got := string(out)
+	if !strings.Contains(got, "free-ok") || !strings.Contains(got, "alias-ok") || strings.Contains(got, "ro-written") || strings.Contains(got, "outside-made") {
+		t.Errorf("inside the jail:\n%s", got)
+	}
+	if data, err := os.ReadFile(filepath.Join(state, "db")); err != nil || string(data) != "x\n" {
+		t.Errorf("what the alias wrote, read outside: %q %v", data, err)
 	}
 }

@@ -87,7 +87,7 @@ func readBox(p *ir.Profile) (box, ir.Diagnostics) {
 					}
 				}
 			case "network":
-				if n, ok := r.Bool(v, "network", "network: false keeps a preset's agent off every host but the model proxy; network: true (the default) lets it reach the hosts of egress.allow"); ok {
+				if n, ok := r.Bool(v, "network", "network: false keeps the agent off every host but the model proxy; network: true (the default) lets it reach the hosts of egress.allow"); ok {
 					b.network = n
 				}
 			case "model":

@@ -61,6 +61,7 @@ func Doctor(ctx context.Context, dir string, env []string) []Check {
 
 	// The presets the skills run with, each checked once.
 	presets := map[string][]string{}
+	custom := false // an actor runs your own agent command, which runs in the network sandbox too
 	for _, name := range in.Runner.Actors {
 		cfg, err := in.Actor(name)
 		if err != nil {
@@ -69,6 +70,8 @@ func Doctor(ctx context.Context, dir string, env []string) []Check {
 		}
 		if c := cfg.Command; c != nil && c.Box && c.Preset != "" {
 			presets[c.Package] = append(presets[c.Package], name)
+		} else if c != nil && c.Box {
+			custom = true
 		}
 	}
 	if over := lookupEnv(env, AgentEnv); over != "" {
@@ -116,15 +119,15 @@ func Doctor(ctx context.Context, dir string, env []string) []Check {
 			out = append(out, Check{Name: "credential " + p.CredentialEnv, OK: true, Detail: d})
 		}
 	}
-	if len(specs) > 0 && runtime.GOOS == "linux" {
-		// The network sandbox a preset's session runs in behind its model proxy (egress_unix.go):
-		// the system's bubblewrap, not one a CLI bundles, and socat.
+	if (len(specs) > 0 || custom) && runtime.GOOS == "linux" {
+		// The network sandbox a preset's session, and your own agent command's, runs in behind
+		// its model proxy (egress_unix.go): the system's bubblewrap, not one a CLI bundles, and socat.
 		for _, h := range egress.Helpers {
 			pkg := map[string]string{"bwrap": "bubblewrap"}[h]
 			if pkg == "" {
 				pkg = h
 			}
-			out = append(out, program(env, "network sandbox "+h, h, "", "install "+pkg+" (e.g. apt-get install bubblewrap socat): a preset's session runs in a network sandbox made with bwrap and socat (docs/local.md#egress)"))
+			out = append(out, program(env, "network sandbox "+h, h, "", "install "+pkg+" (e.g. apt-get install bubblewrap socat): an agent's session runs in a network sandbox made with bwrap and socat (docs/local.md#egress)"))
 		}
 	}
 	return out

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -15,8 +16,9 @@ import (
 	"github.com/autonomyhq/autonomy/internal/egress"
 )
 
-// confine wraps a preset's argv so that the agent, and everything it runs, has a network of
-// its own (egress.Jail) in which only the session's model proxy and, with network on (the
+// confine wraps a proxied session's argv (a preset's, an explicit agent command's, a step
+// playbook's run and so every step's agent) so that the agent, and everything it runs, has a
+// network of its own (egress.Jail) in which only the session's model proxy and, with network on (the
 // default), the egress proxy admitting policy.box.local.egress.allow are reachable, at the
 // addresses its environment names. unconfine ends the bridges and the egress proxy once the agent
 // is gone. Without a model proxy (the CLI uses its own login and must reach its provider) the
@@ -47,7 +49,51 @@ func (sv *supervision) confine(ctx context.Context, argv []string) (out []string
 		return nil, unconfine, err
 	}
 	sv.env = withEnv(sv.env, sb.Env...)
-	return sb.Wrap(argv), func() { sb.Close(); closeLog() }, nil
+	var c *egress.Confinement
+	if sv.stateAt != "" {
+		// The installation's own folder is read-only in the jail, but for the results (a preset
+		// writes its result there); the state folder is writable at stateAt alone, which the
+		// agent's own sandbox leaves read-only (wallState).
+		c = &egress.Confinement{Writable: true,
+			Binds:   []egress.Bind{{Path: sv.r.In.Path(dataDir)}, {Path: sv.r.In.Path(StateDir + "/results"), Write: true}},
+			Aliases: []egress.Alias{{Path: sv.r.In.Path(StateDir), At: sv.stateAt}}}
+	}
+	return sb.WrapIn(c, argv), func() { sb.Close(); closeLog() }, nil
+}
+
+// wallState keeps the runner's state from the agent of a preset's session that works in the
+// installation root, where its own sandbox (codex's, Claude Code's) lets it write the working
+// directory and so .autonomy/state/state.db: confine makes .autonomy read-only in the agent's jail
+// (a folder that is a mount point cannot be renamed away either), and the state folder writable
+// again at a second place in the jail's private folder, outside the working directory and so
+// read-only inside the agent's own sandbox. The session's MCP server (which the CLI starts
+// outside its sandbox) and a step playbook's run (the supervisor's child) are told that place
+// (StateEnv; dbPath). An explicit agent command has no sandbox of its own inside the jail: it is
+// not walled off this way. Nor is an actor that holds an agent:* capability: its skill's own
+// autonomy runner verbs, run by its shell, write the store as the session (docs/local.md, "The
+// wall").
+func (sv *supervision) wallState() {
+	c := sv.cfg.Command
+	if sv.proxy == nil || runtime.GOOS != "linux" || sv.workdir != sv.r.In.Dir || c == nil || c.Preset == "" || runnerVerbs(sv.cfg.Capabilities) {
+		return
+	}
+	parent, err := egress.JailsDir()
+	if err != nil {
+		return // confine fails on it
+	}
+	sv.stateAt = filepath.Join(parent, "state")
+	sv.env = withEnv(sv.env, StateEnv+"="+sv.stateAt)
+}
+
+// runnerVerbs reports whether capabilities hold one of the runner's verbs (agent:launch, list,
+// update or cancel, scoped or not).
+func runnerVerbs(capabilities []string) bool {
+	for _, c := range capabilities {
+		if strings.HasPrefix(c, "agent:") {
+			return true
+		}
+	}
+	return false
 }
 
 // egressConfig is the session's egress proxy: what it admits, its decisions logged beside the

@@ -2,11 +2,10 @@ package local
 
 import (
 	"github.com/autonomyhq/autonomy/internal/egress"
-	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/substrates"
 )
 
-// EgressPolicy is what a preset's session reaches besides the model proxy
+// EgressPolicy is what a proxied session (a preset's, an explicit agent command's) reaches besides the model proxy
 // (policy.box.local.network and egress.allow; docs/local.md "Egress"). nil is the default:
 // network on, no host allowed, so only the model proxy.
 type EgressPolicy struct {
@@ -21,21 +20,12 @@ type EgressPolicy struct {
 // decisions, one JSON line each (egress.Decision).
 const EgressLogSuffix = ".egress.jsonl"
 
-// checkEgress refuses an allowlist network: false contradicts, and warns of one a custom agent
-// command does not honor.
+// checkEgress refuses an allowlist network: false contradicts. A preset's agent and an explicit
+// agent command alike honor it: each runs in the same network sandbox (egress_unix.go).
 func checkEgress(r *substrates.BoxReader, b *box) {
-	if len(b.egress) == 0 {
-		return
-	}
-	if !b.network {
+	if len(b.egress) > 0 && !b.network {
 		r.Errorf(b.egressKey, "remove network: false to let the agent reach these hosts, or remove egress",
-			"egress.allow lists hosts, but network: false keeps a preset's agent off every host but the model proxy")
-		return
-	}
-	if b.agent.Custom() {
-		r.Diags = append(r.Diags, ir.Diagnostic{File: r.File, Severity: ir.Warning, Pos: ir.Pos{Line: b.egressKey.Line, Col: b.egressKey.Column},
-			Message: "policy.box.local.egress is ignored: a custom agent command runs with the runner's network",
-			Hint:    "use a preset (agent: codex or agent: claude) to confine the agent's network"})
+			"egress.allow lists hosts, but network: false keeps the agent off every host but the model proxy")
 	}
 }
 

@@ -22,6 +22,11 @@ func TestBoxEgress(t *testing.T) {
 	if b, _ := readBox(writeBoxProfile(t, "{ network: false }")); !reflect.DeepEqual(b.egressPolicy(), &EgressPolicy{Off: true}) {
 		t.Errorf("network: false gives %+v", b.egressPolicy())
 	}
+	// Your own agent command honors egress as a preset does: no warning, the same policy.
+	b, diags = readBox(writeBoxProfile(t, `{ agent: [my-agent], egress: { allow: [registry.npmjs.org] } }`))
+	if len(diags) != 0 || !reflect.DeepEqual(b.egressPolicy(), &EgressPolicy{Allow: []string{"registry.npmjs.org"}}) {
+		t.Errorf("an agent command's egress: %+v\n%s", b.egressPolicy(), diags)
+	}
 	// Line 9 of the profile is "    local: <box>": column 12 is where the box starts.
 	for box, want := range map[string]string{
 		`{ egress: { allow: ["https://registry.npmjs.org"] } }`:       `ir.yml:9:32: policy.box.local.egress.allow: "https://registry.npmjs.org" names a scheme: give the host alone, e.g. "registry.npmjs.org"`,
@@ -31,7 +36,7 @@ func TestBoxEgress(t *testing.T) {
 		`{ egress: { allow: registry.npmjs.org } }`:                   `ir.yml:9:31: policy.box.local.egress.allow must be a list of hosts`,
 		`{ egress: { deny: [example.com] } }`:                         `ir.yml:9:24: policy.box.local.egress.deny is not an egress setting`,
 		`{ egress: [example.com] }`:                                   `ir.yml:9:22: policy.box.local.egress must be a mapping`,
-		`{ network: false, egress: { allow: [registry.npmjs.org] } }`: `ir.yml:9:30: policy.box.local.egress.allow lists hosts, but network: false keeps a preset's agent off every host but the model proxy`,
+		`{ network: false, egress: { allow: [registry.npmjs.org] } }`: `ir.yml:9:30: policy.box.local.egress.allow lists hosts, but network: false keeps the agent off every host but the model proxy`,
 	} {
 		_, diags := readBox(writeBoxProfile(t, box))
 		if !strings.Contains(diags.String(), want) {

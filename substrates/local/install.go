@@ -218,6 +218,9 @@ type Install struct {
 	// Cron holds each schedule entry's parsed expression, by Key.
 	Cron map[string]*cron.Schedule
 
+	// stateAt is where this process reaches StateDir, when not under Dir (stateAlias).
+	stateAt string
+
 	mu     sync.Mutex
 	actors map[string]*ActorConfig
 }
@@ -303,7 +306,29 @@ func (in *Install) readActor(name string) (*ActorConfig, error) {
 }
 
 // Path resolves an installation-relative slash path.
-func (in *Install) Path(p string) string { return filepath.Join(in.Dir, filepath.FromSlash(p)) }
+func (in *Install) Path(p string) string {
+	if rest, ok := strings.CutPrefix(p, StateDir); ok && in.stateAt != "" && (rest == "" || rest[0] == '/') {
+		return filepath.Join(in.stateAt, filepath.FromSlash(rest))
+	}
+	return filepath.Join(in.Dir, filepath.FromSlash(p))
+}
+
+// stateAlias makes this Install reach its state folder at dir (StateEnv): refused unless dir
+// holds this installation's database, the very file, not a copy.
+func (in *Install) stateAlias(dir string) error {
+	own, err := os.Stat(DBPath(in.Dir))
+	if err == nil {
+		var there os.FileInfo
+		if there, err = os.Stat(filepath.Join(dir, "state.db")); err == nil && !os.SameFile(own, there) {
+			err = errors.New("it holds another database")
+		}
+	}
+	if err != nil || !filepath.IsAbs(dir) {
+		return fmt.Errorf("%s=%s is not where this process reaches the state folder of %s (%v): unset it", StateEnv, dir, in.Dir, err)
+	}
+	in.stateAt = dir
+	return nil
+}
 
 // validActorName keeps a name from reaching outside the actors folder.
 func validActorName(s string) bool {

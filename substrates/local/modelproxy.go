@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -37,33 +38,67 @@ type sessionProxy struct {
 	key, root string
 }
 
-// proxied reports which preset a session's agent is, when it runs behind a model proxy: a skill,
-// or a step playbook whose steps run the preset (one proxy, and one budget, for all its steps),
-// by a preset the operator did not override with AUTONOMY_LOCAL_AGENT.
-func (sv *supervision) proxied() (agent.Preset, bool) {
+// proxied reports which presets' APIs a session's agent reaches through a model proxy: a skill's,
+// or a step playbook's whose steps run the agent (one proxy, and one budget, for all its steps).
+// A preset's session reaches its preset's API; an explicit agent command (policy.box.local.agent
+// as a list of words) every preset's, each behind the same proxy. A session the operator's
+// AUTONOMY_LOCAL_AGENT runs is not proxied.
+func (sv *supervision) proxied() ([]agent.Preset, bool) {
 	c := sv.cfg.Command
-	if !sv.cfg.Skill && !sv.cfg.Steps || c == nil || c.Preset == "" {
-		return agent.Preset{}, false
+	if !sv.cfg.Skill && !sv.cfg.Steps || c == nil || c.Script != nil || c.Preset == "" && !c.Box {
+		return nil, false
 	}
 	if over, err := AgentOverride(lookupEnv(sv.r.opts.Env, AgentEnv)); err != nil || over != nil {
-		return agent.Preset{}, false
+		return nil, false
 	}
-	return agent.Lookup(c.Preset)
+	if c.Preset != "" {
+		p, ok := agent.Lookup(c.Preset)
+		return []agent.Preset{p}, ok
+	}
+	var all []agent.Preset
+	for _, name := range agent.Names() {
+		p, _ := agent.Lookup(name)
+		all = append(all, p)
+	}
+	return all, true
+}
+
+// upstream is one API a session's proxy forwards: the preset that speaks it, the runner's
+// credential for it and its base URL ("" for the provider's own).
+type upstream struct {
+	preset    agent.Preset
+	key, base string
+}
+
+// upstreams are the APIs of ps whose credential the runner's environment holds, and the words
+// naming the credentials of ps.
+func (sv *supervision) upstreams(ps []agent.Preset) (ups []upstream, names []string) {
+	for _, p := range ps {
+		names = append(names, p.CredentialEnv)
+		if key := lookupEnv(sv.r.opts.Env, p.CredentialEnv); key != "" {
+			ups = append(ups, upstream{preset: p, key: key, base: lookupEnv(sv.r.opts.Env, p.BaseURLEnv)})
+		}
+	}
+	return ups, names
 }
 
 // startProxy starts the session's model proxy and points its environment at it; stop records
-// the usage and ends the proxy, and is never nil. Without the preset's credential in the runner's
-// environment no proxy runs: the CLI uses its own login, if any. ok is false when the session
-// failed.
+// the usage and ends the proxy, and is never nil. Without a credential it forwards in the
+// runner's environment no proxy runs: the CLI uses its own login, if any. ok is false when the
+// session failed.
 func (sv *supervision) startProxy(ctx context.Context) (stop func(), ok bool) {
 	stop = func() {}
-	p, proxied := sv.proxied()
+	ps, proxied := sv.proxied()
 	if !proxied {
 		return stop, true
 	}
-	key := lookupEnv(sv.r.opts.Env, p.CredentialEnv)
-	if key == "" {
-		fmt.Fprintf(sv.logf, "autonomy: no %s in the runner's environment: %s runs with its own login, without a model proxy, budget, transcript or network sandbox\n", p.CredentialEnv, p.Bin)
+	ups, names := sv.upstreams(ps)
+	if len(ups) == 0 {
+		who := ps[0].Bin
+		if len(ps) > 1 {
+			who = "your agent command"
+		}
+		fmt.Fprintf(sv.logf, "autonomy: no %s in the runner's environment: %s runs with its own login, without a model proxy, budget, transcript or network sandbox\n", strings.Join(names, " or "), who)
 		return stop, true
 	}
 	budget, reason, err := sv.budget(ctx)
@@ -72,13 +107,15 @@ func (sv *supervision) startProxy(ctx context.Context) (stop func(), ok bool) {
 	}
 	var sp *sessionProxy
 	if err == nil {
-		sp, err = sv.r.In.listenProxy(ctx, sv.s.ID, p, key, lookupEnv(sv.r.opts.Env, p.BaseURLEnv), budget, sv.policy().Prices)
+		sp, err = sv.r.In.listenProxy(ctx, sv.s.ID, ups, budget, sv.policy().Prices)
 	}
 	if err != nil {
 		sv.end(ir.Failed, err.Error(), "", nil)
 		return stop, false
 	}
-	sv.env = withEnv(sv.env, p.CredentialEnv+"="+sp.placeholder(), p.BaseURLEnv+"="+sp.url(p))
+	for _, u := range ups {
+		sv.env = withEnv(sv.env, u.preset.CredentialEnv+"="+sp.placeholder(), u.preset.BaseURLEnv+"="+sp.url(u.preset))
+	}
 	sv.proxy = sp
 	end := sv.end
 	sv.end = func(status ir.SessionStatus, reason, verified string, code *int) {
@@ -88,6 +125,15 @@ func (sv *supervision) startProxy(ctx context.Context) (stop func(), ok bool) {
 		end(status, reason, verified, code)
 	}
 	return func() { sv.r.stopProxy(sp, sv.s) }, true
+}
+
+// dbPath is where the session's own processes open the runner's store: in the agent's jail when
+// its own path is read-only there (wallState).
+func (sv *supervision) dbPath() string {
+	if sv.stateAt != "" {
+		return filepath.Join(sv.stateAt, "state.db")
+	}
+	return DBPath(sv.r.In.Dir)
 }
 
 // policy is the actor's model policy, its defaults filled in.
@@ -141,9 +187,9 @@ func (sv *supervision) budget(ctx context.Context) (modelproxy.Budget, string, e
 	return b, "", nil
 }
 
-// listenProxy starts a model proxy for session id on a free loopback port, its transcript kept
-// in TranscriptDir.
-func (in *Install) listenProxy(ctx context.Context, id string, p agent.Preset, key, baseURL string, b modelproxy.Budget, prices map[string]modelproxy.Price) (*sessionProxy, error) {
+// listenProxy starts a model proxy for session id on a free loopback port, forwarding ups, its
+// transcript kept in TranscriptDir.
+func (in *Install) listenProxy(ctx context.Context, id string, ups []upstream, b modelproxy.Budget, prices map[string]modelproxy.Price) (*sessionProxy, error) {
 	path, ok := in.TranscriptPath(id)
 	if !ok {
 		return nil, fmt.Errorf("%q is not a session id", id)
@@ -156,15 +202,19 @@ func (in *Install) listenProxy(ctx context.Context, id string, p agent.Preset, k
 		return nil, fmt.Errorf("cannot create its transcript: %v", err)
 	}
 	cfg := modelproxy.Config{Placeholder: modelproxy.NewPlaceholder(), Budget: b, Prices: prices, Transcript: f}
-	if anthropic(p) {
-		cfg.AnthropicKey, cfg.AnthropicUpstream = key, strings.TrimSuffix(baseURL, "/")
-	} else {
-		cfg.OpenAIKey, cfg.OpenAIUpstream = key, strings.TrimSuffix(strings.TrimSuffix(baseURL, "/"), "/v1")
+	var bases []string
+	for _, u := range ups {
+		bases = append(bases, u.preset.BaseURLEnv)
+		if anthropic(u.preset) {
+			cfg.AnthropicKey, cfg.AnthropicUpstream = u.key, strings.TrimSuffix(u.base, "/")
+		} else {
+			cfg.OpenAIKey, cfg.OpenAIUpstream = u.key, strings.TrimSuffix(strings.TrimSuffix(u.base, "/"), "/v1")
+		}
 	}
 	proxy, err := modelproxy.New(cfg)
 	if err != nil {
 		f.Close()
-		return nil, fmt.Errorf("cannot start its model proxy: %v (check %s)", err, p.BaseURLEnv)
+		return nil, fmt.Errorf("cannot start its model proxy: %v (check %s)", err, strings.Join(bases, ", "))
 	}
 	pctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	url, done, err := modelproxy.Listen(pctx, proxy)

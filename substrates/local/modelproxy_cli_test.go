@@ -153,8 +153,9 @@ func generations(t *testing.T, fake *modelfake.Server) (n int64) {
 func TestPresetSessionsRunBehindTheProxy(t *testing.T) {
 	for _, c := range []struct{ preset, model string }{{"codex", codexModel}, {"claude", ""}} {
 		t.Run(c.preset, func(t *testing.T) {
-			// worker holds no agent:launch: the autonomy its shell finds on its PATH refuses to
-			// launch (codex's shell is not a login shell: allow_login_shell=false).
+			// worker holds no agent:* capability: the autonomy its shell finds on its PATH refuses
+			// to launch (codex's shell is not a login shell: allow_login_shell=false), here because
+			// its jail keeps the runner's state read-only (steps_cli_test.go).
 			self := "autonomy"
 			fake := modelfake.Start(modelfake.Turn{Shell: "env"}, modelfake.Turn{Shell: self + " runner launch worker 2>&1 || echo launch-refused"}, modelfake.Turn{Text: "Done."})
 			defer fake.Close()
@@ -175,7 +176,7 @@ func TestPresetSessionsRunBehindTheProxy(t *testing.T) {
 			if len(scripted) < 3 || len(scripted[2].ToolOutputs) == 0 {
 				t.Fatalf("the launch's output never reached the model: %d scripted requests", len(scripted))
 			}
-			if out := scripted[2].ToolOutputs[len(scripted[2].ToolOutputs)-1]; !strings.Contains(out, "launch-refused") || !strings.Contains(out, "denied") || !strings.Contains(out, "agent:launch") {
+			if out := scripted[2].ToolOutputs[len(scripted[2].ToolOutputs)-1]; !strings.Contains(out, "launch-refused") || !strings.Contains(out, "denied") || !strings.Contains(out, "read-only inside the sandbox") {
 				t.Errorf("autonomy runner launch from the agent's shell was not denied:\n%s", out)
 			}
 			if all, _ := r.Store.List(t.Context(), store.ListOptions{All: true}); len(all) != 1 {

@@ -19,6 +19,14 @@ import (
 // that session's actor and is authorized against its capabilities.
 const SessionEnv = "AUTONOMY_SESSION"
 
+// StateEnv names, in a preset's session that works in the installation root on Linux, where the
+// runner's state folder is writable inside the agent's jail: its own path there is read-only,
+// and this second place is read-only too inside the agent's sandbox. The session's MCP server
+// and a step playbook's run, which the CLI and the supervisor start outside that sandbox, open
+// the store there (docs/local.md, "The wall"). A runner verb honors it only when it names this
+// installation's state folder.
+const StateEnv = "AUTONOMY_STATE_DIR"
+
 // DirEnv is the installation root, set in every session so its runner calls find it.
 const DirEnv = "AUTONOMY_DIR"
 
@@ -43,6 +51,9 @@ type Options struct {
 	// Minute is the unit of an actor's timeout (time.Minute when zero); the conformance battery
 	// shortens it to probe timeouts in seconds.
 	Minute time.Duration
+	// State is where this process reaches the installation's state folder when not at its own
+	// path (StateEnv); "" for its own path.
+	State string
 	// Confine identifies the caller by the chain of this process's ancestors too, not only by
 	// Session: a process inside a session in flight is that session, never the operator
 	// (wall.go). The autonomy command's runner verbs set it.
@@ -92,7 +103,12 @@ func New(dir string, opts Options) (*Runner, error) {
 	if err := prepareState(in.Dir); err != nil {
 		return nil, err
 	}
-	st, err := store.Open(DBPath(in.Dir))
+	if opts.State != "" {
+		if err := in.stateAlias(opts.State); err != nil {
+			return nil, err
+		}
+	}
+	st, err := store.Open(in.Path(StateDir + "/state.db"))
 	if err != nil {
 		return nil, err
 	}
@@ -110,7 +126,7 @@ func New(dir string, opts Options) (*Runner, error) {
 	r.supervisor = newSupervisor(in, st, opts.Now)
 	engager := opts.Engage
 	if engager == nil {
-		engager = &AttentionFile{Path: filepath.Join(in.Dir, filepath.FromSlash(StateDir), "attention.md"), Store: st, In: in}
+		engager = &AttentionFile{Path: in.Path(StateDir + "/attention.md"), Store: st, In: in}
 	}
 	r.asks = &asks{store: st, engager: engager, now: opts.Now, by: func() string { return r.caller.describe() }}
 	if r.caller, err = callerOf(st, in, opts); err != nil {

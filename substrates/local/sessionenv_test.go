@@ -45,8 +45,9 @@ policy:
 }
 
 // A session's environment is an allowlist: neither a script nor an explicit agent command gets
-// a code-host token, a cloud secret or the model credential of the runner's environment; what
-// the profile lists in policy.box.local.env, the locale and PATH reach it.
+// a code-host token, a cloud secret or the model credential of the runner's environment (the
+// agent command holds the model proxy's placeholder instead); what the profile lists in
+// policy.box.local.env, the locale and PATH reach it.
 func TestSessionEnvIsAnAllowlist(t *testing.T) {
 	dir := installFleet(t, envFleet, false)
 	r := newRunner(t, dir, Options{Env: operatorEnv("/usr/bin:/bin")})
@@ -58,8 +59,12 @@ func TestSessionEnvIsAnAllowlist(t *testing.T) {
 		env := readFile(t, filepath.Join(dir, "env-"+s.ID))
 		// The session bus, the user's services (systemd-run --user runs outside every sandbox)
 		// and an SSH agent are reached through these.
-		for _, secret := range []string{"GH_TOKEN=", "GITHUB_TOKEN=", "AWS_SECRET_ACCESS_KEY=", "OPENAI_API_KEY=", "ANTHROPIC_API_KEY=", "CODEX_HOME=",
-			"XDG_RUNTIME_DIR=", "DBUS_SESSION_BUS_ADDRESS=", "SSH_AUTH_SOCK="} {
+		secrets := []string{"GH_TOKEN=", "GITHUB_TOKEN=", "AWS_SECRET_ACCESS_KEY=", "CODEX_HOME=",
+			"XDG_RUNTIME_DIR=", "DBUS_SESSION_BUS_ADDRESS=", "SSH_AUTH_SOCK=", "OPENAI_API_KEY=operator", "ANTHROPIC_API_KEY=operator"}
+		if actor == "script" {
+			secrets = append(secrets, "OPENAI_API_KEY=", "ANTHROPIC_API_KEY=")
+		}
+		for _, secret := range secrets {
 			if strings.Contains(env, "\n"+secret) || strings.HasPrefix(env, secret) {
 				t.Errorf("%s: the session's environment holds %s:\n%s", actor, secret, env)
 			}

@@ -22,10 +22,13 @@ import (
 // installation.
 func ArtifactsDir(id string) string { return StateDir + "/results/" + id + ".artifacts" }
 
-// stepsArgv adds to a step playbook session's run the agent every step runs and where its
-// artifacts go.
-func (pb *playbooks) stepsArgv(cfg *ActorConfig, id string, argv []string) ([]string, error) {
+// stepsArgv adds to a step playbook session's run the agent every step runs, a preset's given
+// the session's tools, and where its artifacts go.
+func (pb *playbooks) stepsArgv(cfg *ActorConfig, id string, argv []string, tools func([]string) ([]string, error)) ([]string, error) {
 	words, _, preset, err := pb.in.command(pb.env, cfg)
+	if err == nil && preset {
+		words, err = tools(words)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -77,6 +77,10 @@ type supervision struct {
 	// resultOut keeps the process's stdout at outPath when the runner reads it as it exits.
 	outPath   string
 	resultOut *cappedOutput
+	// stateAt is where the agent's jail has the runner's state folder writable, for the
+	// session's MCP server and a step playbook's run, when its own path is read-only there
+	// ("" when it is not: egress_unix.go).
+	stateAt string
 	// proxy is the session's model proxy, nil when none runs (modelproxy.go).
 	proxy *sessionProxy
 }
@@ -223,7 +227,7 @@ func (sv *supervision) prelaunch(ctx context.Context) bool {
 	return true
 }
 
-// launch starts a preset's model proxy, makes the command that starts the agent, and what its
+// launch starts a proxied session's model proxy, makes the command that starts the agent, and what its
 // end puts back; start does the rest.
 func (sv *supervision) launch(ctx context.Context, hold *rootHold) {
 	stopProxy, ok := sv.startProxy(ctx) // a preset's model proxy, up while the agent runs
@@ -231,15 +235,18 @@ func (sv *supervision) launch(ctx context.Context, hold *rootHold) {
 	if !ok {
 		return
 	}
+	sv.wallState()
 	argv, stdin, preset, err := sv.command(ctx)
 	if err == nil && preset {
 		var removeTmp func()
 		sv.env, removeTmp, err = presetTemp(sv.cfg, sv.env) // removed once the session is over
 		defer removeTmp()
 	}
-	if err == nil && preset {
+	if err == nil {
+		// A proxied session's agent (a preset's, your agent command, a step playbook's whole run):
+		// its network is the proxies alone (egress_unix.go).
 		var unconfine func()
-		argv, unconfine, err = sv.confine(ctx, argv) // its network: the proxies alone (egress_unix.go)
+		argv, unconfine, err = sv.confine(ctx, argv)
 		defer unconfine()
 	}
 	if err != nil {
@@ -262,7 +269,7 @@ func (sv *supervision) launch(ctx context.Context, hold *rootHold) {
 // stdin, and whether the argv is a preset's.
 func (sv *supervision) command(ctx context.Context) (argv []string, stdin string, preset bool, err error) {
 	if sv.cfg.Workflow {
-		argv, err = sv.r.playbooks().workflowArgv(ctx, sv.s, sv.cfg, sv.workdir)
+		argv, err = sv.r.playbooks().workflowArgv(ctx, sv.s, sv.cfg, sv.workdir, sv.dbPath(), sv.withTools)
 	} else {
 		argv, stdin, preset, err = sv.r.In.command(sv.r.opts.Env, sv.cfg)
 	}

@@ -4,14 +4,16 @@ import (
 	"github.com/autonomyhq/autonomy/internal/agent"
 )
 
-// withTools gives a preset's skill session its MCP server: the autonomy binary that runs the
-// runner, by its absolute path, as autonomy runner --dir DIR mcp, which the CLI starts outside
-// its sandbox and which acts as the session it runs inside (hands.go, wall.go). Its environment
-// gets what the CLI needs to offer the tools at once (agent.Preset.MCPEnv). A session run by the
-// operator's own command (AUTONOMY_LOCAL_AGENT) gets none.
+// withTools gives a preset's session its MCP server: a skill's agent, and each step's agent of
+// a step playbook (the same server, acting as the same session). The server is the autonomy
+// binary that runs the runner, by its absolute path, as autonomy runner --dir DIR mcp, which the
+// CLI starts outside its sandbox and which acts as the session it runs inside (hands.go,
+// wall.go). Its environment gets what the CLI needs to offer the tools at once
+// (agent.Preset.MCPEnv). A session run by the operator's own command (AUTONOMY_LOCAL_AGENT), or
+// by an explicit agent command, gets none.
 func (sv *supervision) withTools(argv []string) ([]string, error) {
 	c := sv.cfg.Command
-	if !sv.cfg.Skill || c == nil || c.Preset == "" {
+	if !sv.cfg.Skill && !sv.cfg.Steps || c == nil || c.Preset == "" {
 		return argv, nil
 	}
 	if over, err := AgentOverride(lookupEnv(sv.r.opts.Env, AgentEnv)); err != nil || over != nil {
@@ -26,5 +28,5 @@ func (sv *supervision) withTools(argv []string) ([]string, error) {
 		return nil, err
 	}
 	sv.env = withEnv(sv.env, p.MCPEnv...)
-	return p.WithApprovedMCP(argv, agent.MCPServer{Command: exe, Args: []string{"runner", "--dir", sv.r.In.Dir, "mcp"}, Env: []string{SessionEnv}}), nil
+	return p.WithApprovedMCP(argv, agent.MCPServer{Command: exe, Args: []string{"runner", "--dir", sv.r.In.Dir, "mcp"}, Env: []string{SessionEnv, StateEnv}}), nil
 }

@@ -31,8 +31,9 @@ func (pb *playbooks) envelopePath(id string) string {
 }
 
 // workflowArgv is the command of a workflow session: a run, or the continuation of an approved
-// run when one waits for it. A step playbook's run continues from its checkpoint.
-func (pb *playbooks) workflowArgv(ctx context.Context, s store.Session, cfg *ActorConfig, workdir string) ([]string, error) {
+// run when one waits for it, over the database at db. A step playbook's run continues from its
+// checkpoint; tools gives its steps' agent command the session's MCP server.
+func (pb *playbooks) workflowArgv(ctx context.Context, s store.Session, cfg *ActorConfig, workdir, db string, tools func([]string) ([]string, error)) ([]string, error) {
 	exe := pb.exe
 	if exe == "" {
 		var err error
@@ -40,7 +41,6 @@ func (pb *playbooks) workflowArgv(ctx context.Context, s store.Session, cfg *Act
 			return nil, fmt.Errorf("cannot find the autonomy binary to run the workflow: %v", err)
 		}
 	}
-	db := DBPath(pb.in.Dir)
 	cont := pb.continuing(s)
 	if cont && cfg.Steps {
 		// A step playbook's answered run continues from its checkpoint once its process took
@@ -68,7 +68,7 @@ func (pb *playbooks) workflowArgv(ctx context.Context, s store.Session, cfg *Act
 		argv = append(argv, "--secret", name)
 	}
 	if cfg.Steps {
-		return pb.stepsArgv(cfg, s.ID, argv)
+		return pb.stepsArgv(cfg, s.ID, argv, tools)
 	}
 	if len(cfg.MCP) > 0 {
 		b, err := json.Marshal(cfg.MCP)

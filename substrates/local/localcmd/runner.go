@@ -92,7 +92,7 @@ func (f *runnerFlags) open() (*local.Runner, error) {
 	if err != nil {
 		return nil, exitcode.Usagef("cannot find the autonomy binary: %v", err)
 	}
-	r, err := local.New(f.dir, local.Options{Session: os.Getenv(local.SessionEnv), Confine: true, Detach: true, Exe: exe, Playbooks: runtimes.Host{}})
+	r, err := local.New(f.dir, local.Options{Session: os.Getenv(local.SessionEnv), State: os.Getenv(local.StateEnv), Confine: true, Detach: true, Exe: exe, Playbooks: runtimes.Host{}})
 	if err != nil {
 		return nil, runnerError(err)
 	}

@@ -1,0 +1,89 @@
+//go:build linux
+
+package local
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/autonomyhq/autonomy/internal/modelfake"
+)
+
+// probeAgent is an agent command that reads its prompt and writes, to probe-$AUTONOMY_SESSION in
+// the installation, its environment and what it reached: another port of the host's loopback
+// (other), an arbitrary host directly and through the egress proxy, and the model proxy.
+func probeAgent(other string) string {
+	return `#!/bin/sh
+cat > /dev/null
+{
+env | sed 's/^/env: /'
+curl -sS --noproxy '*' --max-time 5 http://127.0.0.1:` + other + `/ && echo other-reached || echo loopback-blocked
+curl -sS --noproxy '*' --max-time 5 http://example.com/ && echo direct-reached || echo direct-blocked
+curl -sS --max-time 5 https://example.com/ && echo egress-reached || echo egress-refused
+curl -sS --noproxy '*' --max-time 10 -o /dev/null -w 'model=%{http_code}\n' -H "Authorization: Bearer $OPENAI_API_KEY" \
+  -H 'Content-Type: application/json' -d '{"model":"gpt-5.5","input":"hi"}' "$OPENAI_BASE_URL/responses"
+} > "$AUTONOMY_DIR/probe-$AUTONOMY_SESSION" 2>&1
+echo done
+`
+}
+
+// Your own agent command, as a skill's agent and as a step playbook's steps' agent, runs in the
+// preset's network sandbox with the allowlisted environment: from inside, another loopback port
+// and an arbitrary host are unreachable, the model proxy answers with the runner's credential
+// (the model endpoint saw it), and no operator secret, the model credential included, is there.
+func TestCustomAgentCommandsAreJailed(t *testing.T) {
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "other-reached") }))
+	defer other.Close()
+	fake := modelfake.Start(modelfake.Turn{Text: "Done."})
+	defer fake.Close()
+	f := fleet{yml: `schema: autonomy.ir.v1
+targets: [local]
+actors:
+  argv:
+    behavior: skills/argv
+    triggers: [{ dispatch: true }]
+  steps:
+    behavior: playbooks/one.md
+    triggers: [{ dispatch: true }]
+policy:
+  box:
+    local:
+      agent: [probe-agent]
+`, files: map[string]string{"skills/argv/SKILL.md": "# argv\n", "playbooks/one.md": "# One\n\n## STEP 1: One\n\nDo one.\n"}}
+	dir := installFleet(t, f, false)
+	path := fakeProgram(t, "probe-agent", probeAgent(portOfTest(other.URL)))
+	env := append(operatorEnv(path), "OPENAI_BASE_URL="+fake.OpenAIBaseURL())
+	r := newRunner(t, dir, Options{Env: env, Exe: builtAutonomy(t)})
+	for _, actor := range []string{"argv", "steps"} {
+		s := launch(t, r, LaunchRequest{Actor: actor})
+		waitEndedWithin(t, r, s.ID, 60) // how a step ends on "done" is not what is tested
+		data, err := os.ReadFile(filepath.Join(dir, "probe-"+s.ID))
+		if err != nil {
+			t.Fatalf("%s: the agent never ran: %v\n%s", actor, err, sessionLogOf(r, s.ID))
+		}
+		seen := string(data)
+		for _, want := range []string{"loopback-blocked", "direct-blocked", "egress-refused", "model=200",
+			"env: OPENAI_API_KEY=autonomy-proxy-", "env: OPENAI_BASE_URL=http://127.0.0.1:", "env: HTTPS_PROXY=http://127.0.0.1:"} {
+			if !strings.Contains(seen, want) {
+				t.Errorf("%s: its probe lacks %q:\n%s\n%s", actor, want, seen, sessionLogOf(r, s.ID))
+			}
+		}
+		for _, secret := range []string{"=operator", "ghp_operator", "ghs_operator", "aws-operator", "other-reached", "direct-reached", "egress-reached", fake.URL()} {
+			if strings.Contains(seen, secret) {
+				t.Errorf("%s: its probe holds %q:\n%s", actor, secret, seen)
+			}
+		}
+	}
+	var keys []string
+	for _, req := range fake.Requests() {
+		keys = append(keys, req.Header.Get("Authorization"))
+	}
+	if len(keys) != 2 || keys[0] != "Bearer operator" || keys[1] != "Bearer operator" {
+		t.Errorf("the model endpoint saw the keys %q, want the runner's credential from each session's proxy", keys)
+	}
+}
