@@ -17,7 +17,7 @@ import (
 func newGH() *cobra.Command {
 	gh := &cobra.Command{
 		Use:   "gh",
-		Short: "What the trusted jobs of a gh-actions installation run (propose, review, gate, engage, control, sweep, ask, resume, mcp, apply)",
+		Short: "What the trusted jobs of a gh-actions installation run (propose, review, gate, engage, control, sweep, paused, ask, resume, mcp, apply)",
 		Long: `The generated workflows run these in the jobs that follow an agent's job: the agent's job
 runs the model without the power to move or bless code, and exports its commits or its verdict;
 these verbs read that output as data and act with their own job's token. They read

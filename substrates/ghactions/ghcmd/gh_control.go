@@ -91,7 +91,10 @@ step playbook's elicitation dispatches its actor's workflow to resume the run. E
 	sweep := &cobra.Command{
 		Use:   "sweep",
 		Short: "Escalate the human asks left unresolved past policy.box.human.sla_minutes",
-		Args:  cobra.NoArgs,
+		Long: `What the control workflow's sweep job runs on its schedule: every open ask whose last
+notification is older than policy.box.human.sla_minutes (60 when unset) is escalated to the
+next maintainer, with a comment on its item; an ask on a paused item waits.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			e, err := effect.FromEnv(os.Getenv, cmd.OutOrStdout())
 			if err != nil {
@@ -101,5 +104,29 @@ step playbook's elicitation dispatches its actor's workflow to resume the run. E
 			return effectError(err)
 		},
 	}
-	return []*cobra.Command{engage, ctl, sweep}
+	paused := &cobra.Command{
+		Use:   "paused",
+		Short: "Fail an agent job whose work item is paused, before its model starts",
+		Long: `Runs in the agent job of an actor with a work item, after the checkout: reads the item's
+number from AUTONOMY_SUBJECT and the pause label from AUTONOMY_POLICY
+(policy.box.gh-actions.paused_label, default ` + effect.DefaultPausedLabel + `), and exits 1 when the
+item carries the label (a dispatched run's payload has no labels, so the job's condition cannot
+see it). No item (AUTONOMY_SUBJECT empty or not a number): exit 0. The token needs issues: read.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			e, err := effect.FromEnv(os.Getenv, cmd.OutOrStdout())
+			if err != nil {
+				return exitcode.Usagef("%v", err)
+			}
+			paused, err := e.SubjectPaused(context.Background())
+			if err != nil {
+				return exitcode.Usagef("%v", err)
+			}
+			if paused {
+				return &exitcode.Error{Code: exitcode.Problems, Msg: "the work item #" + e.Subject + " is paused: this run does nothing"}
+			}
+			return nil
+		},
+	}
+	return []*cobra.Command{engage, ctl, sweep, paused}
 }
