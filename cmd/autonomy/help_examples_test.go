@@ -206,6 +206,10 @@ func TestHelpExamplesWork(t *testing.T) {
 				}
 				t.Setenv("GITHUB_STEP_SUMMARY", filepath.Join(t.TempDir(), "summary.md"))
 			}
+			if ex.args[0] == "gh" {
+				ghExample(t, line, ex) // gh_examples_test.go
+				return
+			}
 			if ex.args[0] == "dev" {
 				devModelExample(t, ex)
 				return
