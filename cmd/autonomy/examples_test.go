@@ -12,9 +12,9 @@ import (
 // the MCP server a session's agent CLI starts, that have no examples yet: their --help names the
 // environment they read. Every other gh verb has examples, which TestHelpExamplesWork runs as its
 // job would (gh_examples_test.go). A command listed here that has examples is an error: drop it.
-var jobOnly = []string{"autonomy gh ask", "autonomy gh resume", "autonomy gh mcp",
+var jobOnly = []string{"autonomy gh resume", "autonomy gh mcp",
 	"autonomy gh shim", "autonomy gh jail", "autonomy gh model-proxy", "autonomy gh model-usage",
-	"autonomy playbook step", "autonomy runner mcp"}
+	"autonomy runner mcp"}
 
 // TestEveryCommandHasExamples: every command a person runs has examples in its --help (which
 // TestHelpExamplesWork runs).

@@ -3,10 +3,14 @@
 package main
 
 import (
+	"encoding/json"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -53,13 +57,11 @@ func jobEnvOf(t *testing.T, dir, verb, actor string) map[string]string {
 				if !runs.MatchString(st.Run) || actor != "" && j.Env["AUTONOMY_ACTOR"] != actor {
 					continue
 				}
-				env := map[string]string{}
-				for k, v := range j.Env {
-					env[k] = v
+				env := maps.Clone(j.Env)
+				if env == nil {
+					env = map[string]string{}
 				}
-				for k, v := range st.Env {
-					env[k] = v
-				}
+				maps.Copy(env, st.Env)
 				return env
 			}
 		}
@@ -78,8 +80,11 @@ func ghExample(t *testing.T, line string, ex example) {
 	t.Helper()
 	verb := ex.args[1]
 	profile := "profiles/sdlc"
-	if verb == "gate" {
+	switch verb {
+	case "gate":
 		profile = "profiles/release-gate" // the fleet with an approval step
+	case "ask":
+		profile = "profiles/steps-triage" // the fleet whose playbook asks a person
 	}
 	if code, _, errOut := run(t, "compile", profile, "--target", "gh-actions", "--out", "."); code != 0 {
 		t.Fatalf("setup compile: exit %d\n%s", code, errOut)
@@ -99,8 +104,8 @@ func ghExample(t *testing.T, line string, ex example) {
 		k, v, _ := strings.Cut(kv, "=")
 		want, declared := jobEnv[k]
 		switch {
-		case !declared && !slicesContains(githubDefaults, k):
-			t.Errorf("%s sets %s, which the job running autonomy gh %s does not (it sets %v)", line, k, verb, keysOf(jobEnv))
+		case !declared && !slices.Contains(githubDefaults, k):
+			t.Errorf("%s sets %s, which the job running autonomy gh %s does not (it sets %v)", line, k, verb, slices.Sorted(maps.Keys(jobEnv)))
 		case declared && !strings.Contains(want, "${{") && want != v:
 			t.Errorf("%s sets %s=%q; the job sets %q", line, k, v, want)
 		}
@@ -150,6 +155,10 @@ func ghExample(t *testing.T, line string, ex example) {
 			t.Fatalf("%s names no run (GITHUB_RUN_ID=…)", line)
 		}
 		ex.env[runAt] = "GITHUB_RUN_ID=" + strconv.FormatInt(id, 10)
+	case "ask":
+		// The envelope of the agent job's playbook run, waiting at step 3 for a person.
+		writeIn(t, ".", "envelope.json", `{"ok": true, "status": "needs_input", "output": {"steps": [], "outputs": {}},
+  "requiresInput": {"step": "3", "kind": "select", "prompt": "Which label fits?", "options": ["bug", "feature"], "resumeToken": "rt_secret"}}`)
 	case "apply":
 		// The safe outputs the pm's MCP server recorded in its run: a comment on #42.
 		writeIn(t, ".", "outputs.jsonl", `{"tool":"comment","actor":"pm","session":"7","input":{"item":"42","body":"Triaged: ready for develop."}}`+"\n")
@@ -203,8 +212,12 @@ func ghExample(t *testing.T, line string, ex example) {
 			pr, _ = fake.Issue(n)
 		}
 		runs := fake.Runs()
-		if pr.Head != "autonomy/develop/42" || len(runs) == 0 || !slicesContains(runWorkflows(runs), "reviewer.yml") {
+		if pr.Head != "autonomy/develop/42" || len(runs) == 0 || !slices.Contains(runWorkflows(runs), "reviewer.yml") {
 			t.Errorf("%s: pull request %+v, dispatched %+v", line, pr, runs)
+		}
+	case "ask":
+		if !strings.Contains(last(), "Which label fits?") || !strings.Contains(last(), "<!-- autonomy:ask actor=triage") || strings.Contains(last()+out, "rt_secret") {
+			t.Errorf("%s: the ask on #42: %q\n%s", line, last(), out)
 		}
 	case "apply":
 		if last() != "Triaged: ready for develop." {
@@ -338,19 +351,60 @@ func ghEngage(t *testing.T, at time.Time) {
 	}
 }
 
-func slicesContains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
+// playbookStepExample runs the example of autonomy playbook step as the first step of the
+// releaser's job runs it: its AUTONOMY_PLAYBOOK_STEP is the one the compiled release-gate
+// workflow passes that step (equal as JSON), and the step's record and data are what it ran.
+func playbookStepExample(t *testing.T, line string, ex example) {
+	t.Helper()
+	if code, _, errOut := run(t, "compile", "profiles/release-gate", "--target", "gh-actions", "--out", "."); code != 0 {
+		t.Fatalf("setup compile: exit %d\n%s", code, errOut)
+	}
+	var given map[string]any
+	for _, kv := range ex.env {
+		if k, v, _ := strings.Cut(kv, "="); k == "AUTONOMY_PLAYBOOK_STEP" {
+			if err := json.Unmarshal([]byte(v), &given); err != nil {
+				t.Fatalf("%s: %v", line, err)
+			}
 		}
 	}
-	return false
-}
-
-func keysOf(m map[string]string) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
+	data, err := os.ReadFile(filepath.Join(".github", "workflows", "releaser.yml"))
+	if err != nil {
+		t.Fatal(err)
 	}
-	return out
+	var wf struct {
+		Jobs map[string]struct {
+			Steps []struct {
+				Env map[string]string `yaml:"env"`
+			} `yaml:"steps"`
+		} `yaml:"jobs"`
+	}
+	if err := yaml.Unmarshal(data, &wf); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, j := range wf.Jobs {
+		for _, st := range j.Steps {
+			var step map[string]any
+			if json.Unmarshal([]byte(st.Env["AUTONOMY_PLAYBOOK_STEP"]), &step) == nil && step["id"] == given["id"] {
+				found = reflect.DeepEqual(step, given)
+				if !found {
+					t.Errorf("%s: the workflow passes step %v as %s", line, given["id"], st.Env["AUTONOMY_PLAYBOOK_STEP"])
+				}
+			}
+		}
+	}
+	if !found {
+		t.Fatalf("%s: releaser.yml passes no such step", line)
+	}
+	t.Setenv("GITHUB_OUTPUT", "")
+	t.Setenv("AUTONOMY_PLAYBOOK_DATA", "")
+	code, out, errOut := runExample(t, line, ex)
+	var rec struct{ ID, Status string }
+	if code != 0 || json.Unmarshal([]byte(out), &rec) != nil || rec.ID != "changes" {
+		t.Fatalf("%s: exit %d, record %q\n%s", line, code, out, errOut)
+	}
+	kept, err := os.ReadFile("data.json")
+	if err != nil || !strings.Contains(string(kept), "profiles") { // the workspace's one commit
+		t.Errorf("%s: the data kept: %s (%v)", line, kept, err)
+	}
 }

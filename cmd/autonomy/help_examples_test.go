@@ -108,7 +108,7 @@ func parseExample(t *testing.T, line string) example {
 func workspaceTemplate(t *testing.T) string {
 	t.Helper()
 	ws := filepath.Join(t.TempDir(), "work")
-	for _, name := range []string{"hello", "hello-human", "sdlc", "librarian", "release-gate"} {
+	for _, name := range []string{"hello", "hello-human", "sdlc", "librarian", "release-gate", "steps-triage"} {
 		p := copyProfile(t, name)
 		if err := os.MkdirAll(filepath.Join(ws, "profiles"), 0o755); err != nil {
 			t.Fatal(err)
@@ -205,6 +205,10 @@ func TestHelpExamplesWork(t *testing.T) {
 					t.Fatalf("setup compile: exit %d\n%s", code, errOut)
 				}
 				t.Setenv("GITHUB_STEP_SUMMARY", filepath.Join(t.TempDir(), "summary.md"))
+			}
+			if len(ex.args) > 1 && ex.args[0] == "playbook" && ex.args[1] == "step" {
+				playbookStepExample(t, line, ex) // gh_examples_test.go
+				return
 			}
 			if ex.args[0] == "gh" {
 				ghExample(t, line, ex) // gh_examples_test.go
