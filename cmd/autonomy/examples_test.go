@@ -13,7 +13,7 @@ import (
 // environment they read. Every other gh verb has examples, which TestHelpExamplesWork runs as its
 // job would (gh_examples_test.go). A command listed here that has examples is an error: drop it.
 var jobOnly = []string{"autonomy gh resume", "autonomy gh mcp",
-	"autonomy gh shim", "autonomy gh jail", "autonomy gh model-proxy", "autonomy gh model-usage",
+	"autonomy gh jail",
 	"autonomy runner mcp"}
 
 // TestEveryCommandHasExamples: every command a person runs has examples in its --help (which

@@ -5,6 +5,8 @@ package main
 import (
 	"encoding/json"
 	"maps"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,10 +28,14 @@ import (
 // declare.
 var githubDefaults = []string{"GITHUB_REPOSITORY", "GITHUB_API_URL", "GITHUB_SERVER_URL", "GITHUB_RUN_ID", "GITHUB_SHA"}
 
+// scriptSet is jobEnvOf's value of a variable the step's script exports: any value.
+const scriptSet = "${{ set by the step's script }}"
+
 // jobEnvOf parses the workflows under dir and returns the environment of the job whose step runs
 // "autonomy gh VERB" (of actor, when it is not ""): the job's env with the step's over it.
 func jobEnvOf(t *testing.T, dir, verb, actor string) map[string]string {
 	t.Helper()
+	exported := regexp.MustCompile(`(?m)^\s*export ([A-Z_][A-Z0-9_]*)=`)
 	runs := regexp.MustCompile(`"\$AUTONOMY_BIN" gh ` + regexp.QuoteMeta(verb) + `(\s|$)`)
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -62,6 +68,9 @@ func jobEnvOf(t *testing.T, dir, verb, actor string) map[string]string {
 					env = map[string]string{}
 				}
 				maps.Copy(env, st.Env)
+				for _, m := range exported.FindAllStringSubmatch(st.Run, -1) {
+					env[m[1]] = scriptSet
+				}
 				return env
 			}
 		}
@@ -97,8 +106,10 @@ func ghExample(t *testing.T, line string, ex example) {
 	}
 	jobEnv := jobEnvOf(t, filepath.Join(".github", "workflows"), verb, actor)
 	runAt := -1
-	for k := range jobEnv {
-		t.Setenv(k, "") // only what the example sets
+	for k, v := range jobEnv {
+		if v != scriptSet {
+			t.Setenv(k, "") // only what the example sets
+		}
 	}
 	for i, kv := range ex.env {
 		k, v, _ := strings.Cut(kv, "=")
@@ -132,6 +143,11 @@ func ghExample(t *testing.T, line string, ex example) {
 		}
 		return c[len(c)-1]
 	}
+	for i, kv := range ex.env {
+		if kv == "GITHUB_SHA=…" {
+			ex.env[i] = "GITHUB_SHA=" + gitIn(t, ".", "rev-parse", "HEAD") // the installation's commit
+		}
+	}
 	var head string // the head of pull request 51
 	switch verb {
 	case "sweep":
@@ -162,9 +178,10 @@ func ghExample(t *testing.T, line string, ex example) {
 	case "apply":
 		// The safe outputs the pm's MCP server recorded in its run: a comment on #42.
 		writeIn(t, ".", "outputs.jsonl", `{"tool":"comment","actor":"pm","session":"7","input":{"item":"42","body":"Triaged: ready for develop."}}`+"\n")
-		for i, kv := range ex.env {
-			if kv == "GITHUB_SHA=…" {
-				ex.env[i] = "GITHUB_SHA=" + gitIn(t, ".", "rev-parse", "HEAD") // the installation's commit
+	case "shim":
+		if ex.args[2] == "exec" {
+			if code, _, errOut := run(t, "gh", "shim", "install", "shims"); code != 0 {
+				t.Fatalf("setup shim install: exit %d\n%s", code, errOut)
 			}
 		}
 	case "propose":
@@ -215,6 +232,8 @@ func ghExample(t *testing.T, line string, ex example) {
 		if pr.Head != "autonomy/develop/42" || len(runs) == 0 || !slices.Contains(runWorkflows(runs), "reviewer.yml") {
 			t.Errorf("%s: pull request %+v, dispatched %+v", line, pr, runs)
 		}
+	case "shim":
+		ghShimEffect(t, line, ex, last)
 	case "ask":
 		if !strings.Contains(last(), "Which label fits?") || !strings.Contains(last(), "<!-- autonomy:ask actor=triage") || strings.Contains(last()+out, "rt_secret") {
 			t.Errorf("%s: the ask on #42: %q\n%s", line, last(), out)
@@ -406,5 +425,95 @@ func playbookStepExample(t *testing.T, line string, ex example) {
 	kept, err := os.ReadFile("data.json")
 	if err != nil || !strings.Contains(string(kept), "profiles") { // the workspace's one commit
 		t.Errorf("%s: the data kept: %s (%v)", line, kept, err)
+	}
+}
+
+// modelProxyExamples runs the examples of gh model-proxy and gh model-usage in order, as the agent
+// job runs them before and after its agent, with only variables that step sets (parsed from the
+// compiled sdlc workflows) or GitHub's runner sets, against an upstream of the test's
+// (AUTONOMY_MODEL_URL, the job's repository variable): the proxy's URL and a placeholder key, never
+// the credential, reach $GITHUB_ENV; the proxy holds the credential; the usage report stops it.
+func modelProxyExamples(t *testing.T, template string, lines map[string]string) {
+	start, stop := lines["model-proxy"], lines["model-usage"]
+	if start == "" || stop == "" {
+		t.Fatalf("the model proxy's examples: %v", lines)
+	}
+	ws := workspace(t, template)
+	if code, _, errOut := run(t, "compile", "profiles/sdlc", "--target", "gh-actions", "--out", "."); code != 0 {
+		t.Fatalf("setup compile: exit %d\n%s", code, errOut)
+	}
+	var gotKey string
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		gotKey = r.Header.Get("Authorization")
+		http.Error(w, "the test's upstream answers nothing", http.StatusTeapot)
+	}))
+	t.Cleanup(upstream.Close)
+	runnerSet := []string{"RUNNER_TEMP", "GITHUB_ENV", "GITHUB_STEP_SUMMARY"}
+	for _, line := range []string{start, stop} {
+		ex := parseExample(t, line)
+		jobEnv := jobEnvOf(t, filepath.Join(".github", "workflows"), ex.args[1], "develop")
+		for _, kv := range ex.env {
+			k, v, _ := strings.Cut(kv, "=")
+			want, declared := jobEnv[k]
+			switch {
+			case !declared && !slices.Contains(runnerSet, k):
+				t.Errorf("%s sets %s, which the step running autonomy gh %s does not", line, k, ex.args[1])
+			case declared && !strings.Contains(want, "${{") && want != v:
+				t.Errorf("%s sets %s=%q; the step sets %q", line, k, v, want)
+			}
+		}
+		if err := os.MkdirAll(filepath.Join(ws, "job"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		t.Setenv("AUTONOMY_MODEL_URL", upstream.URL+"/v1")
+		code, out, errOut := runExample(t, line, ex)
+		if code != 0 {
+			t.Fatalf("%s: exit %d\n%s%s", line, code, out, errOut)
+		}
+		if line != start {
+			continue
+		}
+		env, err := os.ReadFile(filepath.Join(ws, "job", "env"))
+		m := regexp.MustCompile(`(?m)^AUTONOMY_MODEL_URL=(http://127\.0\.0\.1:\d+\S*)$`).FindStringSubmatch(string(env))
+		if err != nil || m == nil || strings.Contains(string(env), "sk-…") || !strings.Contains(string(env), "OPENAI_API_KEY=") {
+			t.Fatalf("%s: $GITHUB_ENV holds %q (%v), want the proxy's URL and a placeholder key", line, env, err)
+		}
+		placeholder := regexp.MustCompile(`(?m)^OPENAI_API_KEY=(.*)$`).FindStringSubmatch(string(env))[1]
+		req, _ := http.NewRequest(http.MethodPost, m[1]+"/responses", strings.NewReader(`{"model":"gpt-5-codex","input":"hi"}`))
+		req.Header.Set("Authorization", "Bearer "+placeholder)
+		req.Header.Set("Content-Type", "application/json")
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+		if gotKey != "Bearer sk-…" {
+			t.Errorf("the upstream got the credential %q, want the one in OPENAI_API_KEY", gotKey)
+		}
+	}
+	if sum, err := os.ReadFile(filepath.Join(ws, "job", "summary.md")); err != nil || !strings.Contains(string(sum), "requests") {
+		t.Errorf("the step summary: %q (%v)", sum, err)
+	}
+}
+
+// ghShimEffect checks what a shim example did: install wrote the wrappers; exec recorded the
+// model's gh write as an effect, which the develop's apply job then applies on #42.
+func ghShimEffect(t *testing.T, line string, ex example, last func() string) {
+	t.Helper()
+	if ex.args[2] == "install" {
+		for _, name := range []string{"gh", "bun", "autonomy", "env.sh"} {
+			if fi, err := os.Stat(filepath.Join("shims", name)); err != nil || name != "env.sh" && fi.Mode()&0o111 == 0 {
+				t.Errorf("%s: shims/%s: %v", line, name, err)
+			}
+		}
+		return
+	}
+	applyEnv := jobEnvOf(t, filepath.Join(".github", "workflows"), "apply", "develop")
+	for k := range applyEnv {
+		t.Setenv(k, "")
+	}
+	for k, v := range map[string]string{"GITHUB_REPOSITORY": "o/r", "GH_TOKEN": "t", "AUTONOMY_ACTOR": "develop", "AUTONOMY_POLICY": applyEnv["AUTONOMY_POLICY"]} {
+		t.Setenv(k, v)
+	}
+	if code, out, errOut := run(t, "gh", "apply", "--outputs", "outputs.jsonl"); code != 0 || last() != "Working on it." {
+		t.Errorf("%s, then develop's apply: exit %d, the last comment on #42 %q\n%s%s", line, code, last(), out, errOut)
 	}
 }

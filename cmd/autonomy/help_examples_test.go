@@ -178,10 +178,15 @@ func TestHelpExamplesWork(t *testing.T) {
 	template := workspaceTemplate(t)
 	ran := map[string]bool{}
 	var runnerLines []string
+	proxyLines := map[string]string{} // the model proxy's start and stop, run as one job
 	for line := range all {
 		ex := parseExample(t, line)
 		if len(ex.args) > 0 && ex.args[0] == "runner" {
 			runnerLines = append(runnerLines, line)
+			continue
+		}
+		if len(ex.args) > 1 && ex.args[0] == "gh" && (ex.args[1] == "model-proxy" || ex.args[1] == "model-usage") {
+			proxyLines[ex.args[1]] = line
 			continue
 		}
 		t.Run(line, func(t *testing.T) {
@@ -240,6 +245,12 @@ func TestHelpExamplesWork(t *testing.T) {
 		})
 		ran[line] = true
 	}
+	t.Run("model proxy", func(t *testing.T) {
+		modelProxyExamples(t, template, proxyLines) // gh_examples_test.go
+		for _, l := range proxyLines {
+			ran[l] = true
+		}
+	})
 	t.Run("runner", func(t *testing.T) {
 		runnerExamples(t, template, runnerLines, all)
 		for _, l := range runnerLines {
