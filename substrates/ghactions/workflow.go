@@ -232,8 +232,15 @@ func (c *compiler) agentWorkflow(a *ir.Actor) mapping {
 	job.add("permissions", r.perms.yaml())
 	job.add("concurrency", concurrency(name, subject, groupCond))
 	job.add("env", env)
+	var outputs mapping
 	if sp {
-		job.add("outputs", mapping{{key: StepsStatusOutput, value: expr("steps.run.outputs." + StepsStatusOutput)}})
+		outputs.add(StepsStatusOutput, expr("steps.run.outputs."+StepsStatusOutput))
+	}
+	if applies(a, sp) && c.pausedStep(a, true) != nil {
+		outputs.add(pausedStepID, expr("steps."+pausedStepID+".outcome")) // the apply job reads it
+	}
+	if outputs != nil {
+		job.add("outputs", outputs)
 	}
 	job.add("steps", steps)
 	jobs := mapping{{key: "agent", value: job}}

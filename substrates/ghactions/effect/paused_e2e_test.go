@@ -26,7 +26,8 @@ func (f *opsFleet) labelValues(item int, values map[string]string) map[string]st
 
 // TestPausedItemWorkflows: through the generated workflows, an item labelled autonomy:paused is
 // left alone: a command or a plain comment on it fires no agent job (one on another item does);
-// a run dispatched on it fails at its pause check, before the model proxy starts; the human
+// a run dispatched on it fails at its pause check, before the model proxy starts, and its apply
+// job is skipped; the human
 // actor's engage posts no ask on it; the sweep does not escalate its open ask, and does once the
 // label is removed.
 func TestPausedItemWorkflows(t *testing.T) {
@@ -61,10 +62,15 @@ func TestPausedItemWorkflows(t *testing.T) {
 		}
 	}
 
-	// A dispatched run of develop on it.
-	out, ran := f.r.job(f.wf("develop.yml"), "agent", dispatch(item), true)
+	// A dispatched run of develop on it: the agent job stops at its pause check, and its apply
+	// job, which runs after a failed agent job, is skipped.
+	run := dispatch(item)
+	out, ran := f.r.job(f.wf("develop.yml"), "agent", run, true)
 	if !ran || !strings.Contains(out, "is paused") || strings.Contains(out, "Start the model proxy") || strings.Contains(out, "Report the model usage") {
 		t.Errorf("develop dispatched on the paused #%d: ran %v\n%s", item, ran, out)
+	}
+	if out, ran := f.r.job(f.wf("develop.yml"), "apply", run, true); ran {
+		t.Errorf("develop's apply job ran after its pause check stopped the agent job:\n%s", out)
 	}
 
 	// The human actor's engage.
