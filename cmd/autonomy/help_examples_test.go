@@ -108,7 +108,7 @@ func parseExample(t *testing.T, line string) example {
 func workspaceTemplate(t *testing.T) string {
 	t.Helper()
 	ws := filepath.Join(t.TempDir(), "work")
-	for _, name := range []string{"hello", "hello-human", "sdlc", "librarian", "release-gate"} {
+	for _, name := range []string{"hello", "hello-human", "sdlc", "librarian", "release-gate", "steps-triage"} {
 		p := copyProfile(t, name)
 		if err := os.MkdirAll(filepath.Join(ws, "profiles"), 0o755); err != nil {
 			t.Fatal(err)
@@ -178,10 +178,15 @@ func TestHelpExamplesWork(t *testing.T) {
 	template := workspaceTemplate(t)
 	ran := map[string]bool{}
 	var runnerLines []string
+	proxyLines := map[string]string{} // the model proxy's start and stop, run as one job
 	for line := range all {
 		ex := parseExample(t, line)
 		if len(ex.args) > 0 && ex.args[0] == "runner" {
 			runnerLines = append(runnerLines, line)
+			continue
+		}
+		if len(ex.args) > 1 && ex.args[0] == "gh" && (ex.args[1] == "model-proxy" || ex.args[1] == "model-usage") {
+			proxyLines[ex.args[1]] = line
 			continue
 		}
 		t.Run(line, func(t *testing.T) {
@@ -205,6 +210,14 @@ func TestHelpExamplesWork(t *testing.T) {
 					t.Fatalf("setup compile: exit %d\n%s", code, errOut)
 				}
 				t.Setenv("GITHUB_STEP_SUMMARY", filepath.Join(t.TempDir(), "summary.md"))
+			}
+			if len(ex.args) > 1 && ex.args[0] == "playbook" && ex.args[1] == "step" {
+				playbookStepExample(t, line, ex) // gh_examples_test.go
+				return
+			}
+			if ex.args[0] == "gh" {
+				ghExample(t, line, ex) // gh_examples_test.go
+				return
 			}
 			if ex.args[0] == "dev" {
 				devModelExample(t, ex)
@@ -235,6 +248,12 @@ func TestHelpExamplesWork(t *testing.T) {
 		})
 		ran[line] = true
 	}
+	t.Run("model proxy", func(t *testing.T) {
+		modelProxyExamples(t, template, proxyLines) // gh_examples_test.go
+		for _, l := range proxyLines {
+			ran[l] = true
+		}
+	})
 	t.Run("runner", func(t *testing.T) {
 		runnerExamples(t, template, runnerLines, all)
 		for _, l := range runnerLines {

@@ -39,7 +39,8 @@ when $GITHUB_OUTPUT is set the run's data is written to it as the output "data" 
 base64, at most 900 KiB), for the next job.
 
 Exit codes: 0 the step ran (or was skipped), 1 the step failed, 2 usage or I/O error.`,
-		Args: cobra.NoArgs,
+		Example: `  AUTONOMY_PLAYBOOK_STEP='{"id":"changes","namespace":"cli","argv":["git","log","--oneline","-n","20"],"args":{"VERSION":"v0.0.0-dev"},"steps":["changes","summary","approve","tag","report"]}' autonomy playbook step --data data.json`,
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkIntFlags(cmd); err != nil {
 				return err

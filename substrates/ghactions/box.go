@@ -11,6 +11,7 @@ import (
 	agents "github.com/autonomyhq/autonomy/internal/agent"
 	"github.com/autonomyhq/autonomy/internal/egress"
 	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/substrates/ghactions/effect"
 )
 
 // The defaults of policy.box.gh-actions (documented in docs/gh-actions.md).
@@ -49,6 +50,9 @@ type box struct {
 	// the egress proxy besides the model proxy (egress.go).
 	egress    []egress.Rule
 	egressKey *yaml.Node
+	// pausedLabel is policy.box.gh-actions.paused_label: the label that pauses one work item
+	// (paused.go).
+	pausedLabel string
 }
 
 // autonomyBox is policy.box.gh-actions.autonomy: a git repository and a full commit SHA.
@@ -80,7 +84,7 @@ type credential struct {
 var (
 	envNameRe    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 	runnerNameRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`) })
-	boxKeys      = []string{"model", "agent", "install", "credential", "runsOn", "trustedRoles", "git", "requiredChecks", "autonomy", "tools", "transcript_days", "egress"}
+	boxKeys      = []string{"model", "agent", "install", "credential", "runsOn", "trustedRoles", "git", "requiredChecks", "autonomy", "tools", "transcript_days", "egress", "paused_label"}
 )
 
 // boxReader reads policy.box.gh-actions, collecting every problem.
@@ -95,7 +99,7 @@ func (r *boxReader) errorf(n *yaml.Node, hint, format string, args ...any) {
 
 // readBox reads the box with its defaults filled in.
 func readBox(p *ir.Profile) (box, ir.Diagnostics) {
-	b := box{runsOn: []string{defaultRunsOn}, roles: Roles, gitName: defaultGitName, gitEmail: defaultGitEmail, proxy: defaultModelBox()}
+	b := box{runsOn: []string{defaultRunsOn}, roles: Roles, pausedLabel: effect.DefaultPausedLabel, gitName: defaultGitName, gitEmail: defaultGitEmail, proxy: defaultModelBox()}
 	b.agent, _ = agents.Parse(nil)
 	r := &boxReader{file: p.File}
 	if n := boxNode(p, r); n != nil && n.Kind == yaml.MappingNode {
@@ -254,6 +258,8 @@ func (r *boxReader) key(b *box, k, v *yaml.Node) {
 		}
 	case "autonomy":
 		b.autonomy = r.autonomy(k, v)
+	case "paused_label":
+		b.pausedLabel = r.pausedLabel(v) // paused.go
 	case "tools":
 		r.tools(v) // safeoutputs.go; realized by autonomy gh mcp and apply from .autonomy/policy.json
 	default:

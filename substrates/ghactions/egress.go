@@ -101,8 +101,11 @@ fi
 `
 
 // disarmStep runs disarmScript last, whatever happened before.
+// disarmStepName names disarmStep, which runs always().
+const disarmStepName = "Remove the agent's git directory"
+
 func disarmStep() mapping {
-	return withIf(mapping{{key: "name", value: "Remove the agent's git directory"}, {key: "run", value: literal(disarmScript)}}, "always()")
+	return withIf(mapping{{key: "name", value: disarmStepName}, {key: "run", value: literal(disarmScript)}}, "always()")
 }
 
 // jailWords start a preset's agent in the network sandbox.

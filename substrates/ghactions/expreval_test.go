@@ -62,6 +62,8 @@ func ctxPath(n actionlint.ExprNode) string {
 		return n.Name
 	case *actionlint.ObjectDerefNode:
 		return ctxPath(n.Receiver) + "." + n.Property
+	case *actionlint.ArrayDerefNode: // an object filter: labels.*
+		return ctxPath(n.Receiver) + ".*"
 	}
 	return ""
 }
@@ -74,7 +76,7 @@ func eval(t *testing.T, n actionlint.ExprNode, ctx map[string]any) any {
 		return n.Value
 	case *actionlint.NullNode:
 		return nil
-	case *actionlint.VariableNode, *actionlint.ObjectDerefNode:
+	case *actionlint.VariableNode, *actionlint.ObjectDerefNode, *actionlint.ArrayDerefNode:
 		return ctx[strings.ToLower(ctxPath(n))]
 	case *actionlint.NotOpNode:
 		return !truthy(eval(t, n.Operand, ctx))

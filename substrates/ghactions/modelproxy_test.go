@@ -60,8 +60,12 @@ func TestAgentStepsHoldNoSecret(t *testing.T) {
 			if n > 0 && job.Steps[n-1]["name"] == "Remove the agent's git directory" && job.Steps[n-1]["if"] == "always()" {
 				n-- // after them, a jailed agent's job removes its git directory (egress.go)
 			}
-			if n < 2 || job.Steps[n-2]["name"] != "Report the model usage" || job.Steps[n-2]["if"] != "always()" ||
-				job.Steps[n-1]["name"] != "Upload the transcript" || job.Steps[n-1]["if"] != "always()" {
+			// always(), unless the job's pause check stopped it (paused.go): then nothing ran to report.
+			always := func(v any) bool {
+				return v == "always()" || v == "always() && steps."+pausedStepID+".outcome != 'failure'"
+			}
+			if n < 2 || job.Steps[n-2]["name"] != "Report the model usage" || !always(job.Steps[n-2]["if"]) ||
+				job.Steps[n-1]["name"] != "Upload the transcript" || !always(job.Steps[n-1]["if"]) {
 				t.Errorf("%s: the job does not end with the usage report and the transcript, always: %v", name, job.Steps[max(0, n-2):])
 			}
 		}

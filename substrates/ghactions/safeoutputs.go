@@ -125,7 +125,12 @@ func (c *compiler) applyJob(a *ir.Actor, env mapping) mapping {
 	job.add("needs", plain("agent"))
 	// As gh-aw's safe-output jobs: the effects the model asked for before it failed are applied
 	// too (each was checked, and is checked again); a skipped agent job asked for nothing.
-	job.add("if", expr("!cancelled() && needs.agent.result != 'skipped' && "+pausedGuard))
+	cond := "!cancelled() && needs.agent.result != 'skipped' && " + pausedGuard
+	if c.pausedStep(a, true) != nil {
+		// An agent job its pause check stopped ran no model: nothing to apply (paused.go).
+		cond += " && needs.agent.outputs." + pausedStepID + " != 'failure'"
+	}
+	job.add("if", expr(cond))
 	job.add("runs-on", runsOn(c.box.runsOn))
 	job.add("timeout-minutes", 10)
 	job.add("permissions", applyGrant(a).yaml())

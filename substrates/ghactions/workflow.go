@@ -139,6 +139,9 @@ func (c *compiler) jobIf(a *ir.Actor, extra ...string) string {
 			conds = append(conds, "(github.event_name != '"+t.Event.Value+"' || "+g+")")
 		}
 	}
+	if p := c.pausedItemCond(a); p != "" {
+		conds = append(conds, p) // paused.go
+	}
 	conds = append(conds, extra...)
 	return strings.Join(conds, " && ")
 }
@@ -229,8 +232,15 @@ func (c *compiler) agentWorkflow(a *ir.Actor) mapping {
 	job.add("permissions", r.perms.yaml())
 	job.add("concurrency", concurrency(name, subject, groupCond))
 	job.add("env", env)
+	var outputs mapping
 	if sp {
-		job.add("outputs", mapping{{key: StepsStatusOutput, value: expr("steps.run.outputs." + StepsStatusOutput)}})
+		outputs.add(StepsStatusOutput, expr("steps.run.outputs."+StepsStatusOutput))
+	}
+	if applies(a, sp) && c.pausedStep(a, true) != nil {
+		outputs.add(pausedStepID, expr("steps."+pausedStepID+".outcome")) // the apply job reads it
+	}
+	if outputs != nil {
+		job.add("outputs", outputs)
 	}
 	job.add("steps", steps)
 	jobs := mapping{{key: "agent", value: job}}
@@ -344,6 +354,11 @@ func (c *compiler) agentSteps(a *ir.Actor, sp, elicits, proposes, reviews bool) 
 		steps = append(steps, c.toolStep()) // runnerjob.go
 	}
 	steps = append(steps, checkout.step("Check out the repository", mapping{{key: "persist-credentials", value: false}}))
+	check := c.pausedStep(a, callsRunner(a) || weaves || model) // paused.go
+	checked := len(steps)
+	if check != nil {
+		steps = append(steps, check)
+	}
 	if model {
 		steps = append(steps, c.guardSteps(sp)...) // egress.go
 	}
@@ -364,6 +379,9 @@ func (c *compiler) agentSteps(a *ir.Actor, sp, elicits, proposes, reviews bool) 
 	}
 	if model && c.box.jailed() && !sp {
 		steps = append(steps, disarmStep()) // egress.go
+	}
+	if check != nil {
+		steps = append(steps[:checked+1], afterPauseCheck(steps[checked+1:])...)
 	}
 	return steps
 }

@@ -112,6 +112,14 @@ func (e *Env) Apply(ctx context.Context, o ApplyOptions) ([]Applied, error) {
 			continue
 		}
 		a := Applied{Effect: ef}
+		if n := targetItem(in); n > 0 {
+			if paused, err := e.ItemPaused(ctx, n); err != nil {
+				return append(out, Applied{Effect: ef, Refused: err.Error()}), err
+			} else if paused {
+				out = append(out, Applied{Effect: ef, Refused: e.pausedNote(n)}) // paused.go
+				continue
+			}
+		}
 		if a.Outcome, err = e.realize(ctx, o, in, o.Staged); err != nil {
 			var r *tools.Refused
 			switch {

@@ -73,7 +73,9 @@ type Policy struct {
 		} `json:"autonomy"`
 		Human     HumanPolicy `json:"human"`
 		GHActions struct {
-			CommitSigning   string   `json:"commit_signing"`
+			CommitSigning string `json:"commit_signing"`
+			// PausedLabel is the label that pauses one work item (PausedLabel).
+			PausedLabel     string   `json:"paused_label"`
 			DispatchChecks  []string `json:"propose_dispatch_checks"`
 			DispatchReviews []string `json:"propose_dispatch_reviews"`
 			// Tools caps the effects of a session per tool and stages them (autonomy gh apply).

@@ -137,6 +137,9 @@ func CommandNote(body, verb, token string) (string, bool) {
 // the prompt, the commands that fit its kind (and a select's options), with the run's id in the
 // marker (e.RunID: the run whose state the resume downloads).
 func EngageElicitation(ctx context.Context, e *Env, actor string, n int, step, prompt string, el Elicitation) (*Ask, error) {
+	if err := e.refusePaused(ctx, n); err != nil {
+		return nil, err
+	}
 	switch el.Kind {
 	case "input", "confirm", "select":
 	default:

@@ -115,6 +115,9 @@ func Maintainers(ctx context.Context, e *Env) (*maintainers.List, error) {
 // token a resolution must quote, an @-mention of the maintainers, whom it also assigns; and it
 // applies the tracker label of input-required. It returns the ask.
 func Engage(ctx context.Context, e *Env, actor string, n int, ask, spec string) (*Ask, error) {
+	if err := e.refusePaused(ctx, n); err != nil {
+		return nil, err
+	}
 	return engage(ctx, e, actor, n, ask, spec, nil, "", nil)
 }
 
@@ -451,6 +454,12 @@ func Sweep(ctx context.Context, e *Env) ([]*Ask, error) {
 	var sent []*Ask
 	for _, a := range asks {
 		if now.Sub(a.LastAt) < sla {
+			continue
+		}
+		if paused, err := e.ItemPaused(ctx, a.Item); err != nil {
+			return sent, err
+		} else if paused {
+			fmt.Fprintln(e.Out, e.pausedNote(a.Item)) // its ask waits, unescalated
 			continue
 		}
 		k := a.Escalations + 1

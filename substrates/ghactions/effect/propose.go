@@ -61,6 +61,9 @@ func Propose(ctx context.Context, e *Env, bundle string) (*Proposal, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := e.refusePaused(ctx, item); err != nil {
+		return nil, err
+	}
 	def, abs, err := e.fetchBase(ctx, bundle)
 	if err != nil {
 		return nil, err
@@ -84,6 +87,9 @@ func Propose(ctx context.Context, e *Env, bundle string) (*Proposal, error) {
 		return nil, err
 	}
 	existing := pullFrom(open, p.Branch)
+	if existing != nil && hasLabel(existing.Labels, e.Policy.PausedLabel()) {
+		return nil, &Refused{e.pausedNote(existing.GetNumber())} // its branch is not pushed
+	}
 	if err := e.pushProposal(ctx, p, head); err != nil {
 		return nil, err
 	}

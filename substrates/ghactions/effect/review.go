@@ -34,6 +34,9 @@ func Review(ctx context.Context, e *Env, verdictPath string) (*Verdict, error) {
 	if err != nil || pr < 1 {
 		return nil, fmt.Errorf("the subject %q is not a pull request number", e.Subject)
 	}
+	if err := e.refusePaused(ctx, pr); err != nil {
+		return nil, err
+	}
 	data, err := os.ReadFile(verdictPath)
 	if err != nil {
 		return nil, err

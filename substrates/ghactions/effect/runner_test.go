@@ -143,7 +143,7 @@ func (p *exprParser) unary() any {
 	return p.primary()
 }
 
-var identRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]*`)
+var identRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.*-]*`)
 
 func (p *exprParser) primary() any {
 	p.space()
@@ -254,7 +254,14 @@ func (p *exprParser) primary() any {
 		}
 		return f
 	}
-	if v, ok := p.values[id]; ok {
+	if v, ok := p.values[id]; ok && strings.Contains(id, ".*") {
+		// An object filter (github.event.issue.labels.*.name): its value is a JSON array.
+		var list []any
+		if err := json.Unmarshal([]byte(v), &list); err != nil {
+			p.err = fmt.Errorf("%s: %v", id, err)
+		}
+		return list
+	} else if ok {
 		return v
 	}
 	return nil
@@ -402,11 +409,13 @@ func (r *runner) job(path, id string, values map[string]string, wantFail bool) (
 	// GitHub, and the job fails.
 	failed := ""
 	for _, st := range j.Steps {
-		always := strings.TrimSpace(st.If) == "always()"
+		// A condition calling always() is evaluated after a failure too (always() is true);
+		// any other condition, or none, only while no step has failed.
+		always := strings.Contains(st.If, "always()")
 		if failed != "" && !always {
 			continue
 		}
-		if st.If != "" && !always {
+		if st.If != "" {
 			if got, err := ghExpr(strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(st.If), "${{"), "}}"), values); err != nil {
 				t.Fatal(err)
 			} else if got != "true" {
@@ -503,6 +512,9 @@ func (r *runner) job(path, id string, values map[string]string, wantFail bool) (
 					}
 				}
 			}
+		}
+		if st.ID != "" {
+			values["steps."+st.ID+".outcome"] = map[bool]string{true: "success", false: "failure"}[err == nil]
 		}
 		if err != nil && failed == "" {
 			failed = fmt.Sprintf("%s: step %q failed: %v", id, st.Name, err)

@@ -17,7 +17,7 @@ import (
 func newGH() *cobra.Command {
 	gh := &cobra.Command{
 		Use:   "gh",
-		Short: "What the trusted jobs of a gh-actions installation run (propose, review, gate, engage, control, sweep, ask, resume, mcp, apply)",
+		Short: "What the trusted jobs of a gh-actions installation run (propose, review, gate, engage, control, sweep, paused, ask, resume, mcp, apply)",
 		Long: `The generated workflows run these in the jobs that follow an agent's job: the agent's job
 runs the model without the power to move or bless code, and exports its commits or its verdict;
 these verbs read that output as data and act with their own job's token. They read
@@ -29,12 +29,14 @@ See docs/gh-actions.md.
 Exit codes: 0 done (or nothing to do, a stale verdict discarded, the pull-request cap reached),
 1 refused (said on the work item or pull request; by gate, in the job's annotation), 2 usage, I/O
 or GitHub error.`,
+		Example: `  GITHUB_REPOSITORY=o/r GH_TOKEN=… AUTONOMY_POLICY=.autonomy/policy.json AUTONOMY_SUBJECT=42 autonomy gh paused`,
 	}
 	var bundle, verdict string
 	propose := &cobra.Command{
-		Use:   "propose --bundle FILE",
-		Short: "Open or update the pull request of an agent's commits, after checking them",
-		Args:  cobra.NoArgs,
+		Use:     "propose --bundle FILE",
+		Short:   "Open or update the pull request of an agent's commits, after checking them",
+		Example: `  GITHUB_REPOSITORY=o/r GH_TOKEN=… AUTONOMY_POLICY=.autonomy/policy.json AUTONOMY_ACTOR=develop AUTONOMY_SUBJECT=42 AUTONOMY_HUMAN_REQUIRED_PATHS=.autonomy/human-required-paths.json AUTONOMY_REVIEWER_WORKFLOW=reviewer.yml AUTONOMY_REVIEWER_REF_INPUT=PR autonomy gh propose --bundle commits.bundle`,
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			e, err := effect.FromEnv(os.Getenv, cmd.OutOrStdout())
 			if err != nil {
@@ -47,9 +49,10 @@ or GitHub error.`,
 	propose.Flags().StringVar(&bundle, "bundle", "", "the git bundle of the agent's commits (absent: nothing to propose)")
 	_ = propose.MarkFlagRequired("bundle")
 	review := &cobra.Command{
-		Use:   "review --verdict FILE",
-		Short: "Post the agent-review status of a verdict on the head it names",
-		Args:  cobra.NoArgs,
+		Use:     "review --verdict FILE",
+		Short:   "Post the agent-review status of a verdict on the head it names",
+		Example: `  GITHUB_REPOSITORY=o/r GH_TOKEN=… AUTONOMY_POLICY=.autonomy/policy.json AUTONOMY_SUBJECT=51 AUTONOMY_RESULT_SCHEMA=.autonomy/results/autonomy.review.v1.json autonomy gh review --verdict verdict.json`,
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			e, err := effect.FromEnv(os.Getenv, cmd.OutOrStdout())
 			if err != nil {
@@ -69,7 +72,8 @@ from AUTONOMY_ENVIRONMENT and refuses (exit 1) unless the environment has requir
 the review history of this run (GITHUB_RUN_ID) holds an approval of it: GitHub creates a job's
 missing environment unprotected, and the job must not then run unapproved. The token needs
 actions: read.`,
-		Args: cobra.NoArgs,
+		Example: `  GITHUB_REPOSITORY=o/r GH_TOKEN=… GITHUB_RUN_ID=… AUTONOMY_ENVIRONMENT=autonomy-releaser-approve autonomy gh gate`,
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			name := os.Getenv("AUTONOMY_ENVIRONMENT")
 			if name == "" {
@@ -98,7 +102,8 @@ from the policy. Posts human-approval: success on the head when a maintainer's l
 approves that very commit; on a head with no human-approval status yet, success when no changed
 path is human-required, else pending. It never turns a posted status into success without a
 maintainer's approval. The token needs pull-requests: read and statuses: write.`,
-		Args: cobra.NoArgs,
+		Example: `  GITHUB_REPOSITORY=o/r GH_TOKEN=… AUTONOMY_POLICY=.autonomy/policy.json AUTONOMY_SUBJECT=51 AUTONOMY_HUMAN_REQUIRED_PATHS=.autonomy/human-required-paths.json autonomy gh human-gate`,
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			e, err := effect.FromEnv(os.Getenv, cmd.OutOrStdout())
 			if err != nil {

@@ -53,7 +53,8 @@ the step summary (GITHUB_STEP_SUMMARY) and the log.
 
 Exit codes: 0 done, refused effects included (they are reported); 2 an unreadable safe-output
 file or installation, or a GitHub error.`,
-		Args: cobra.NoArgs,
+		Example: `  GITHUB_REPOSITORY=o/r GH_TOKEN=… GITHUB_SHA=… GITHUB_RUN_ID=7 AUTONOMY_POLICY=.autonomy/policy.json AUTONOMY_ACTOR=pm autonomy gh apply --outputs outputs.jsonl`,
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			e, err := effect.FromEnv(os.Getenv, cmd.OutOrStdout())
 			if err != nil {

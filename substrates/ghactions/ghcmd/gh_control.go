@@ -40,7 +40,8 @@ func ghControlVerbs() []*cobra.Command {
 		Long: `Reads AUTONOMY_ACTOR, AUTONOMY_SUBJECT (the work item number), AUTONOMY_ASK (the situation
 the launcher sent) and AUTONOMY_BEHAVIOR (the task spec). Without a work item the ask goes to
 the run's log only.`,
-		Args: cobra.NoArgs,
+		Example: `  GITHUB_REPOSITORY=o/r GH_TOKEN=… AUTONOMY_POLICY=.autonomy/policy.json AUTONOMY_ACTOR=maintainer AUTONOMY_SUBJECT=42 AUTONOMY_ASK="May the release go out today?" AUTONOMY_BEHAVIOR=.autonomy/humans/maintainer/SKILL.md autonomy gh engage`,
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			e, err := effect.FromEnv(os.Getenv, cmd.OutOrStdout())
 			if err != nil {
@@ -69,7 +70,8 @@ AUTONOMY_ITEM, AUTONOMY_BY and AUTONOMY_ASSOCIATION, and the fleet from AUTONOMY
 AUTONOMY_COMMANDED, AUTONOMY_ROLES and AUTONOMY_ELICITS (space-separated). The resolution of a
 step playbook's elicitation dispatches its actor's workflow to resume the run. Exit 1 when the command was refused
 (the reply on the item says why).`,
-		Args: cobra.NoArgs,
+		Example: `  GITHUB_REPOSITORY=o/r GH_TOKEN=… AUTONOMY_POLICY=.autonomy/policy.json AUTONOMY_ITEM=42 AUTONOMY_COMMENT="/agent status" AUTONOMY_BY=ada AUTONOMY_ASSOCIATION=OWNER AUTONOMY_ACTORS="pm draft develop reviewer planner strategist maintainer" AUTONOMY_ROLES="OWNER MEMBER" autonomy gh control`,
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			e, err := effect.FromEnv(os.Getenv, cmd.OutOrStdout())
 			if err != nil {
@@ -91,7 +93,11 @@ step playbook's elicitation dispatches its actor's workflow to resume the run. E
 	sweep := &cobra.Command{
 		Use:   "sweep",
 		Short: "Escalate the human asks left unresolved past policy.box.human.sla_minutes",
-		Args:  cobra.NoArgs,
+		Long: `What the control workflow's sweep job runs on its schedule: every open ask whose last
+notification is older than policy.box.human.sla_minutes (60 when unset) is escalated to the
+next maintainer, with a comment on its item; an ask on a paused item waits.`,
+		Example: `  GITHUB_REPOSITORY=o/r GH_TOKEN=… AUTONOMY_POLICY=.autonomy/policy.json autonomy gh sweep`,
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			e, err := effect.FromEnv(os.Getenv, cmd.OutOrStdout())
 			if err != nil {
@@ -101,5 +107,30 @@ step playbook's elicitation dispatches its actor's workflow to resume the run. E
 			return effectError(err)
 		},
 	}
-	return []*cobra.Command{engage, ctl, sweep}
+	paused := &cobra.Command{
+		Use:   "paused",
+		Short: "Fail an agent job whose work item is paused, before its model starts",
+		Long: `Runs in the agent job of an actor with a work item, after the checkout: reads the item's
+number from AUTONOMY_SUBJECT and the pause label from AUTONOMY_POLICY
+(policy.box.gh-actions.paused_label, default ` + effect.DefaultPausedLabel + `), and exits 1 when the
+item carries the label (a dispatched run's payload has no labels, so the job's condition cannot
+see it). No item (AUTONOMY_SUBJECT empty or not a number): exit 0. The token needs issues: read.`,
+		Example: `  GITHUB_REPOSITORY=o/r GH_TOKEN=… AUTONOMY_POLICY=.autonomy/policy.json AUTONOMY_SUBJECT=42 autonomy gh paused`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			e, err := effect.FromEnv(os.Getenv, cmd.OutOrStdout())
+			if err != nil {
+				return exitcode.Usagef("%v", err)
+			}
+			paused, err := e.SubjectPaused(context.Background())
+			if err != nil {
+				return exitcode.Usagef("%v", err)
+			}
+			if paused {
+				return &exitcode.Error{Code: exitcode.Problems, Msg: "the work item #" + e.Subject + " is paused: this run does nothing"}
+			}
+			return nil
+		},
+	}
+	return []*cobra.Command{engage, ctl, sweep, paused}
 }

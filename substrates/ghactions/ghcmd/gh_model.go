@@ -27,7 +27,8 @@ anthropic) and the budget and prices AUTONOMY_MODEL_POLICY; it waits until the p
 connections and appends to $GITHUB_ENV the proxy's base URL as AUTONOMY_MODEL_URL and a
 placeholder key under the credential's name, which is all the agent's steps get. The transcript
 and the usage are kept under $RUNNER_TEMP/autonomy-model. See docs/gh-actions.md.`,
-		Args: cobra.NoArgs,
+		Example: `  RUNNER_TEMP=job GITHUB_ENV=job/env OPENAI_API_KEY=sk-… AUTONOMY_CREDENTIAL_ENV=OPENAI_API_KEY AUTONOMY_MODEL_API=openai autonomy gh model-proxy`,
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if serve {
 				ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
@@ -55,7 +56,8 @@ and the usage are kept under $RUNNER_TEMP/autonomy-model. See docs/gh-actions.md
 started, prints the run's usage (requests, tokens, cost against the budget) and adds it as a
 table to $GITHUB_STEP_SUMMARY. Exit codes: 0 within the budget, 1 when the budget refused a
 request (the job's annotation says "budget exhausted: …"), 2 when the proxy left no usage.`,
-		Args: cobra.NoArgs,
+		Example: `  RUNNER_TEMP=job GITHUB_STEP_SUMMARY=job/summary.md autonomy gh model-usage`,
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			_, err := ghproxy.Report(os.Getenv, cmd.OutOrStdout())
 			switch {

@@ -30,11 +30,14 @@ func ghShimVerb() *cobra.Command {
 	sh := &cobra.Command{
 		Use:   "shim",
 		Short: "The gh and bun a model job's agent runs: writes become checked effects (docs/gh-actions.md)",
+		Example: `  autonomy gh shim install shims
+  GITHUB_RUN_ID=7 GITHUB_SHA=… AUTONOMY_ACTOR=develop AUTONOMY_OUTPUTS=outputs.jsonl autonomy gh shim exec shims gh issue comment 42 --body "Working on it."`,
 	}
 	install := &cobra.Command{
-		Use:   "install DIR",
-		Short: "Write the shims (gh, bun, autonomy) and env.sh, which puts DIR first on PATH, into DIR",
-		Args:  cobra.ExactArgs(1),
+		Use:     "install DIR",
+		Short:   "Write the shims (gh, bun, autonomy) and env.sh, which puts DIR first on PATH, into DIR",
+		Example: `  autonomy gh shim install shims`,
+		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			bin, err := os.Executable()
 			if err != nil {
@@ -56,6 +59,7 @@ AUTONOMY_OUTPUTS, for the apply job; anything else is refused, naming the tool t
 
 Exit codes: the real program's for a read; 0 a write recorded; 1 refused; 2 no model job's
 environment.`,
+		Example:            `  GITHUB_RUN_ID=7 GITHUB_SHA=… AUTONOMY_ACTOR=develop AUTONOMY_OUTPUTS=outputs.jsonl autonomy gh shim exec shims gh issue comment 42 --body "Working on it."`,
 		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 && (args[0] == "--help" || args[0] == "-h") {

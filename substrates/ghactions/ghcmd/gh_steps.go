@@ -30,7 +30,8 @@ func ghStepsVerbs() []*cobra.Command {
 AUTONOMY_SUBJECT (the work item), and posts the ask: the prompt, the commands that answer it and,
 in its marker, this run's id, whose paused state the resume downloads. The resume token of the
 run is never posted. Exit 1 when there is no work item to post on (the prompt is then in the log).`,
-		Args: cobra.NoArgs,
+		Example: `  GITHUB_REPOSITORY=o/r GH_TOKEN=… GITHUB_RUN_ID=7 AUTONOMY_POLICY=.autonomy/policy.json AUTONOMY_ACTOR=triage AUTONOMY_SUBJECT=42 autonomy gh ask --envelope envelope.json`,
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			e, err := effect.FromEnv(os.Getenv, cmd.OutOrStdout())
 			if err != nil {
