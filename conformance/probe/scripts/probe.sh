@@ -3,7 +3,8 @@
 set -eu
 out="${AUTONOMY_DIR:-$PWD}/.autonomy/state/probe/${AUTONOMY_SESSION:-run}"
 mkdir -p "$out.tmp"
-printenv PROBE_REF > "$out.tmp/PROBE_REF" || true
-printenv PROBE_TEXT > "$out.tmp/PROBE_TEXT" || true
+for name in PROBE_REF PROBE_TEXT PROBE_ACTOR PROBE_ROLE PROBE_KIND; do
+	printenv "$name" > "$out.tmp/$name" || true
+done
 mv "$out.tmp" "$out"
 exec sleep 600
