@@ -21,7 +21,7 @@ type memFleet struct {
 	// defects
 	cronEarly, cronEveryTick, kindNotCron, dropText, operatorNone, sessionOwner, forgeable,
 	scopeIgnored, anyoneLaunches, refusedButStarted, verbsUnchecked, resultUnchecked bool
-	mergesRejected, selfApproves, humanPathMerges bool
+	mergesRejected, selfApproves, humanPathMerges, prelaunchIgnored, capsDropped bool
 	// proposals are the decided proposals, by proposer session.
 	proposals map[string]substrates.ProposalView
 }
@@ -94,11 +94,31 @@ func (a memAs) Cancel(ctx context.Context, id string) (bool, error) {
 // result (PROBE_REF "valid").
 func (m *memFleet) launch(ctx context.Context, agent string, p ir.LaunchParams) (ir.Session, error) {
 	s, err := m.memRunner.Launch(ctx, agent, p)
-	if err != nil || agent != "resulter" && agent != "proposer" {
+	if err != nil || agent != "resulter" && agent != "proposer" && agent != "prelauncher" && agent != "carrier" {
 		return s, err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if agent == "carrier" {
+		m.seen[s.ID] = map[string]string{"AUTONOMY_CAPABILITIES": "tasks:author tasks:converse"}
+		if m.capsDropped {
+			m.seen[s.ID]["AUTONOMY_CAPABILITIES"] = "tasks:author"
+		}
+		return s, nil
+	}
+	if agent == "prelauncher" {
+		switch {
+		case p["PROBE_REF"] != "fail":
+			m.seen[s.ID] = map[string]string{"PROBE_PRELAUNCH": s.ID}
+		case m.prelaunchIgnored: // its process ran, then failed
+			m.sessions[s.ID].Status = ir.Failed
+			m.seen[s.ID] = map[string]string{}
+		default:
+			m.sessions[s.ID].Status = ir.Failed
+			m.seen[s.ID] = nil
+		}
+		return *m.sessions[s.ID], nil
+	}
 	if agent == "proposer" {
 		m.propose(m.sessions[s.ID], p)
 		return *m.sessions[s.ID], nil
@@ -191,7 +211,7 @@ func memFleetTarget(name string, set func(*memFleet)) Target {
 		set(m)
 		return &Subject{Runner: memFleetRunner{m}, Actor: "probe", Fire: m.fire, TickAt: m.tickAt, Result: "resulter",
 			AsSession: func(ctx context.Context, id string) (ir.Runner, error) { return memAs{m, id}, nil },
-			Proposer:  "proposer",
+			Proposer:  "proposer", Prelaunch: "prelauncher",
 			Proposal: func(ctx context.Context, session string) (substrates.ProposalView, error) {
 				m.mu.Lock()
 				defer m.mu.Unlock()
@@ -231,11 +251,13 @@ func TestBehaviorChecksCatchDefects(t *testing.T) {
 		{"launches without agent:launch", func(m *memFleet) { m.anyoneLaunches = true }, "scope-refused"},
 		{"any session lists, updates and cancels", func(m *memFleet) { m.verbsUnchecked = true }, "agent-verbs"},
 		{"done without a valid result", func(m *memFleet) { m.resultUnchecked = true }, "result-validated"},
+		{"starts the process when its prelaunch fails", func(m *memFleet) { m.prelaunchIgnored = true }, "prelaunch"},
+		{"does not tell the process a capability", func(m *memFleet) { m.capsDropped = true }, "capabilities-carried"},
 		{"merges a rejected change", func(m *memFleet) { m.mergesRejected = true }, "merge-boundary"},
 		{"merges on the proposer's own verdict", func(m *memFleet) { m.selfApproves = true }, "merge-boundary"},
 		{"merges a human-required path", func(m *memFleet) { m.humanPathMerges = true }, "merge-boundary"},
 	}
-	behavioral := []string{"cron-fires", "param-sources", "session-sources", "scope-refused", "agent-verbs", "result-validated", "merge-boundary"}
+	behavioral := []string{"cron-fires", "param-sources", "session-sources", "scope-refused", "agent-verbs", "result-validated", "capabilities-carried", "prelaunch", "merge-boundary"}
 	sound := map[string]Result{}
 	for _, r := range Run(context.Background(), []Target{memFleetTarget("sound", func(*memFleet) {})}) {
 		sound[r.Check] = r

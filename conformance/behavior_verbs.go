@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/autonomyhq/autonomy/ir"
@@ -136,4 +138,69 @@ func checkResult(ctx context.Context, s *Subject) (Outcome, string, string) {
 		}
 	}
 	return Supported, "", fmt.Sprintf("%s exited 0 both times: with a result its schema accepts it ended done, with one missing the required field, failed", s.Result)
+}
+
+// checkPrelaunch launches the prelaunch actor twice: its prelaunch runs before its process, in
+// its workspace (the process reports what it left there); a failing prelaunch fails the session,
+// and its process never starts.
+func checkPrelaunch(ctx context.Context, s *Subject) (Outcome, string, string) {
+	if s.Prelaunch == "" || s.Seen == nil {
+		return NotProbed, s.NotProbed, ""
+	}
+	params := maps.Clone(Params)
+	ran, err := s.Runner.Launch(ctx, s.Prelaunch, params)
+	if err != nil {
+		return Fail, fmt.Sprintf("launch %s: %v", s.Prelaunch, err), ""
+	}
+	seen, err := seenParams(ctx, s, ran.ID)
+	if err == nil {
+		err = expectSeen(seen, map[string]string{"PROBE_PRELAUNCH": ran.ID})
+	}
+	if err != nil {
+		return Fail, fmt.Sprintf("the prelaunch of session %s: %v", ran.ID, err), ""
+	}
+	params["PROBE_REF"] = "fail"
+	failed, err := s.Runner.Launch(ctx, s.Prelaunch, params)
+	if err != nil {
+		return Fail, fmt.Sprintf("launch %s: %v", s.Prelaunch, err), ""
+	}
+	var last ir.Session
+	err = eventually(ctx, 30*time.Second, func() (bool, error) {
+		var err error
+		last, _, err = s.Runner.Get(ctx, failed.ID)
+		return last.Status.Ended(), err
+	})
+	if err != nil || last.Status != ir.Failed {
+		return Fail, fmt.Sprintf("a session whose prelaunch fails is %q (%v), want failed", last.Status, err), ""
+	}
+	if seen, err := s.Seen(ctx, failed.ID); err != nil || seen != nil {
+		return Fail, fmt.Sprintf("the process of a session whose prelaunch failed started: it reported %v (%v)", seen, err), ""
+	}
+	return Supported, "", fmt.Sprintf("the process of %s saw what its prelaunch left in the workspace for its session; a failing prelaunch failed its session, whose process never started", s.Prelaunch)
+}
+
+// carrierActor holds tasks:author and tasks:converse.
+const carrierActor = "carrier"
+
+// checkCarried launches an actor holding the tasks capabilities: its process is told them in
+// AUTONOMY_CAPABILITIES, which its tooling reads.
+func checkCarried(ctx context.Context, s *Subject) (Outcome, string, string) {
+	if s.Seen == nil {
+		return NotProbed, s.NotProbed, ""
+	}
+	sess, err := launch(ctx, s, carrierActor)
+	if err != nil {
+		return Fail, err.Error(), ""
+	}
+	seen, err := seenParams(ctx, s, sess.ID)
+	if err != nil {
+		return Fail, err.Error(), ""
+	}
+	caps := strings.Fields(seen["AUTONOMY_CAPABILITIES"])
+	for _, c := range []string{"tasks:author", "tasks:converse"} {
+		if !slices.Contains(caps, c) {
+			return Fail, fmt.Sprintf("the process of %s (capabilities tasks:author, tasks:converse) saw AUTONOMY_CAPABILITIES=%q", carrierActor, seen["AUTONOMY_CAPABILITIES"]), ""
+		}
+	}
+	return Supported, "", fmt.Sprintf("the process of %s saw AUTONOMY_CAPABILITIES=%q", carrierActor, seen["AUTONOMY_CAPABILITIES"])
 }

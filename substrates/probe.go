@@ -108,6 +108,10 @@ type ProbeSubject struct {
 	// Result names an actor with a result schema that exits 0, writing a result the schema
 	// accepts only when launched with PROBE_REF "valid"; "" when the runner cannot tell.
 	Result string
+	// Prelaunch names an actor whose prelaunch command fails when launched with PROBE_REF "fail",
+	// and otherwise leaves the session's id where its process reports it to Seen as
+	// PROBE_PRELAUNCH; "" when the runner has no prelaunch.
+	Prelaunch string
 	// Proposer names an actor holding code:propose, reviewed by another actor: launched with
 	// PROBE_REF "plain" it changes an ordinary path, with "human" a path of
 	// policy.box.risk.human_required_paths; its reviewer approves the change unless PROBE_TEXT

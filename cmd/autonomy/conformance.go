@@ -29,7 +29,7 @@ minute on a fake clock) and the expanded ones it may support (get, pause and res
 maxConcurrent, timeout, isolation, params in the process's env, each param source reaching the
 process, a session's launch carrying NONE and refused when it forges who fired it, a scoped
 agent:launch refused outside its scope, the agent verbs refused without their capabilities, a
-result schema deciding done, the merge boundary, the human seam). Then every catalog entry × every
+result schema deciding done, capabilities told to the process, the prelaunch, the merge boundary, the human seam). Then every catalog entry × every
 substrate: the substrate's own declaration (supported, partial, unsupported, with its realization
 in one line), verified by compiling a probe profile per feature, and by the checks that observed
 it behave on that substrate's runners; a cell no check observed is marked declared only.

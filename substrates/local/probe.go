@@ -96,8 +96,9 @@ func newProbeSubject(ctx context.Context, env substrates.ProbeEnv, playbooks Pla
 			}
 			return run.Contract(), nil
 		},
-		Result:   "resulter",
-		Proposer: "proposer",
+		Result:    "resulter",
+		Proposer:  "proposer",
+		Prelaunch: "prelauncher",
 		Proposal: func(ctx context.Context, session string) (substrates.ProposalView, error) {
 			return probeProposal(ctx, r, session)
 		},
