@@ -52,7 +52,12 @@ type Check struct {
 	Doc string
 	// For is "agent", "human" or "" (both).
 	For string
-	run func(ctx context.Context, s *Subject) (Outcome, string)
+	// Features are the support matrix's rows the check observes: a pass observes them on the
+	// target's substrate (Observe).
+	Features []string
+	run      func(ctx context.Context, s *Subject) (Outcome, string)
+	// observe, in place of run, also says what it observed.
+	observe func(ctx context.Context, s *Subject) (outcome Outcome, reason, observed string)
 }
 
 // Result is one check run against one target.
@@ -62,6 +67,8 @@ type Result struct {
 	Tier    Tier    `json:"tier"`
 	Outcome Outcome `json:"outcome"`
 	Reason  string  `json:"reason,omitempty"`
+	// Observed says what a passing check saw the runner do.
+	Observed string `json:"observed,omitempty"`
 }
 
 // Params are what the core checks launch with: every character a careless runner would mangle.
@@ -72,20 +79,37 @@ var Params = ir.LaunchParams{
 
 // Checks is the battery, in report order.
 var Checks = []Check{
-	{Name: "launch", Tier: Core, Doc: "launch returns a running session with an id", run: checkLaunch},
+	{Name: "launch", Tier: Core, Features: []string{"trigger:dispatch"}, Doc: "launch returns a running session with an id", run: checkLaunch},
 	{Name: "distinct-ids", Tier: Core, Doc: "two launches get distinct ids", run: checkDistinct},
 	{Name: "params-verbatim", Tier: Core, Doc: "the session's params come back verbatim", run: checkVerbatim},
 	{Name: "list", Tier: Core, Doc: "list shows both sessions in flight", run: checkList},
 	{Name: "cancel", Tier: Core, Doc: "cancel returns true, then false once the session ended", run: checkCancel},
 	{Name: "cancel-leaves-list", Tier: Core, Doc: "a cancelled session leaves list", run: checkCancelLeaves},
+	{Name: "cron-fires", Tier: Core, For: "agent", Features: []string{"trigger:cron", "source:trigger.kind"}, Doc: "on a fake clock, a cron trigger (17 6 * * *) fires nothing at 06:16:59, launches its actor once at 06:17:00 and not again within the minute; the process sees trigger.kind cron", observe: checkCron},
 	{Name: "get", Tier: Expanded, Doc: "get returns the session with its agent and params (read back by another process where the runner offers one); an unknown id is not found", run: checkGet},
 	{Name: "pause-resume", Tier: Expanded, For: "agent", Doc: "update pauses and resumes a session", run: checkPause},
-	{Name: "max-concurrent", Tier: Expanded, For: "agent", Doc: "a launch beyond policy.maxConcurrent is refused", run: checkMax},
-	{Name: "timeout", Tier: Expanded, For: "agent", Doc: "a session that outlives its timeout is stopped and fails", run: checkTimeout},
-	{Name: "isolation", Tier: Expanded, For: "agent", Doc: "an isolated actor runs in a workspace of its own, removed when it ends", run: checkIsolation},
+	{Name: "max-concurrent", Tier: Expanded, For: "agent", Features: []string{"policy:maxConcurrent"}, Doc: "a launch beyond policy.maxConcurrent is refused", run: checkMax},
+	{Name: "timeout", Tier: Expanded, For: "agent", Features: []string{"field:timeout"}, Doc: "a session that outlives its timeout is stopped and fails", run: checkTimeout},
+	{Name: "isolation", Tier: Expanded, For: "agent", Features: []string{"field:execution"}, Doc: "an isolated actor runs in a workspace of its own, removed when it ends", run: checkIsolation},
 	{Name: "params-env", Tier: Expanded, For: "agent", Doc: "the params arrive verbatim in the launched process's environment", run: checkEnv},
-	{Name: "never-done-by-itself", Tier: Expanded, For: "human", Doc: "a person's session stays running: nothing marks it done by itself", run: checkNeverDone},
-	{Name: "done-by-verified-act", Tier: Expanded, For: "human", Doc: "done only with the redeem token and evidence; without them refused and unchanged", run: checkVerifiedAct},
+	{Name: "param-sources", Tier: Expanded, For: "agent", Features: []string{"trigger:dispatch", "source:subject.ref", "source:subject.text", "source:subject.actor", "source:subject.actorRole", "source:trigger.kind"},
+		Doc: "the operator dispatches with a subject: subject.ref, subject.text, subject.actor, subject.actorRole (not NONE) and trigger.kind (dispatch) reach the process", observe: checkSources},
+	{Name: "session-sources", Tier: Expanded, For: "agent", Features: []string{"source:subject.actor", "source:subject.actorRole"},
+		Doc: "from inside a session, setting subject.actorRole or subject.actor is refused and starts nothing; its launch reaches the process with the calling actor and NONE", observe: checkSessionSources},
+	{Name: "scope-refused", Tier: Expanded, For: "agent", Features: []string{"capability:agent:launch", "capability:@scope"},
+		Doc: "a session with agent:launch@probe launches probe and is refused another actor; one without agent:launch is refused; a refused launch starts nothing", observe: checkScope},
+	{Name: "agent-verbs", Tier: Expanded, For: "agent", Features: []string{"capability:agent:list", "capability:agent:update", "capability:agent:cancel"},
+		Doc: "from inside a session without agent:list, agent:update or agent:cancel, list, get, update and cancel are refused and change nothing; with them, they list, pause, resume and cancel", observe: checkVerbs},
+	{Name: "result-validated", Tier: Expanded, For: "agent", Features: []string{"field:result"},
+		Doc: "an actor with a result schema that exits 0 is done with a result the schema accepts and failed with one it refuses", observe: checkResult},
+	{Name: "capabilities-carried", Tier: Expanded, For: "agent", Features: []string{"capability:tasks:author", "capability:tasks:converse"},
+		Doc: "an actor's process is told its capabilities (AUTONOMY_CAPABILITIES)", observe: checkCarried},
+	{Name: "prelaunch", Tier: Expanded, For: "agent", Features: []string{"field:prelaunch"},
+		Doc: "an actor's prelaunch runs in its workspace before its process; a failing one fails the session, whose process never starts", observe: checkPrelaunch},
+	{Name: "merge-boundary", Tier: Expanded, For: "agent", Features: []string{"field:review", "capability:code:propose", "capability:code:review"},
+		Doc: "a proposer's change merges only on its reviewer's approval, never its own; a rejected one is refused; one to a human-required path waits for a person", observe: checkMerge},
+	{Name: "never-done-by-itself", Tier: Expanded, For: "human", Features: []string{"kind:human"}, Doc: "a person's session stays running: nothing marks it done by itself", run: checkNeverDone},
+	{Name: "done-by-verified-act", Tier: Expanded, For: "human", Features: []string{"kind:human"}, Doc: "done only with the redeem token and evidence; without them refused and unchanged", run: checkVerifiedAct},
 	{Name: "simulated-person", Tier: Expanded, For: "human", Doc: "a human simulator's fixtures answer an ask through its redeem token (recorded as the simulator's); a never fixture leaves it open", run: checkSimulated},
 }
 
@@ -107,7 +131,7 @@ func Run(ctx context.Context, targets []Target) []Result {
 			if kind != "" && c.For != "" && c.For != kind {
 				continue // does not apply to this kind of actor: no subject is set up for it
 			}
-			r.Outcome, r.Reason = runCheck(ctx, t, c, &kind)
+			r.Outcome, r.Reason, r.Observed = runCheck(ctx, t, c, &kind)
 			if r.Outcome == "" {
 				continue // does not apply to this kind of actor
 			}
@@ -118,11 +142,12 @@ func Run(ctx context.Context, targets []Target) []Result {
 }
 
 // runCheck runs c on a fresh subject of t, and sets kind to the kind of actor the subject
-// launches ("agent" or "human"); it returns no outcome when c does not apply to that kind.
-func runCheck(ctx context.Context, t Target, c Check, kind *string) (Outcome, string) {
+// launches ("agent" or "human"); it returns no outcome when c does not apply to that kind. A
+// pass observed what the check's Doc says, unless the check says more.
+func runCheck(ctx context.Context, t Target, c Check, kind *string) (o Outcome, reason, observed string) {
 	s, err := t.New(ctx)
 	if err != nil {
-		return Fail, fmt.Sprintf("setting up %s: %v", t.Name, err)
+		return Fail, fmt.Sprintf("setting up %s: %v", t.Name, err), ""
 	}
 	defer s.Close()
 	*kind = "agent"
@@ -130,11 +155,19 @@ func runCheck(ctx context.Context, t Target, c Check, kind *string) (Outcome, st
 		*kind = "human"
 	}
 	if c.For != "" && c.For != *kind {
-		return "", ""
+		return "", "", ""
 	}
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	return c.run(ctx, s)
+	if c.observe != nil {
+		o, reason, observed = c.observe(ctx, s)
+	} else {
+		o, reason = c.run(ctx, s)
+	}
+	if (o == Pass || o == Supported) && observed == "" {
+		observed = c.Doc
+	}
+	return o, reason, observed
 }
 
 // ok is the passing outcome of a tier.

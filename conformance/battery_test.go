@@ -45,6 +45,8 @@ type memRunner struct {
 	sessions map[string]*ir.Session
 	// defects
 	reuseIDs, mangle, keepCancelled, selfDone, ignoreToken bool
+	// pausable: update pauses and resumes (otherwise unsupported).
+	pausable bool
 }
 
 func (m *memRunner) Launch(ctx context.Context, agent string, p ir.LaunchParams) (ir.Session, error) {
@@ -96,7 +98,7 @@ func (m *memRunner) Update(ctx context.Context, id string, p ir.Patch) (bool, er
 	if p.Status == ir.Done && !m.ignoreToken && (p.Token != s.Token || p.Evidence == "") {
 		return false, nil
 	}
-	if p.Status == ir.Paused || p.Status == ir.Running {
+	if (p.Status == ir.Paused || p.Status == ir.Running) && !m.pausable {
 		return false, fmt.Errorf("pausing: %w", ir.ErrUnsupported)
 	}
 	s.Status = p.Status

@@ -77,6 +77,11 @@ type Cell struct {
 	// not (a battery failure).
 	Verified bool   `json:"verified"`
 	Problem  string `json:"problem,omitempty"`
+	// Observed names the battery's checks that observed the feature behave on a runner of the
+	// substrate ("CHECK on RUNNER"); DeclaredOnly says why a supported or partial feature was
+	// not observed, and stands on its declaration and probe compile alone (Observe).
+	Observed     []string `json:"observed,omitempty"`
+	DeclaredOnly string   `json:"declaredOnly,omitempty"`
 }
 
 // Matrix compiles a probe profile per feature with each substrate and checks the declaration

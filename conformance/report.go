@@ -31,16 +31,21 @@ type CheckInfo struct {
 	Tier Tier   `json:"tier"`
 	For  string `json:"for,omitempty"`
 	Doc  string `json:"doc"`
+	// Features are the matrix rows the check observes.
+	Features []string `json:"features,omitempty"`
 }
 
-// NewReport assembles a report.
+// NewReport assembles a report; the matrix's cells are marked with what the results observed
+// (Observe).
 func NewReport(subs []substrates.Substrate, targets []Target, results []Result, matrix []Cell) Report {
+	matrix = slices.Clone(matrix)
+	Observe(matrix, targets, results)
 	r := Report{Schema: Schema, Runners: targets, Results: results, Matrix: matrix, CoreFailed: CoreFailed(results)}
 	for _, s := range subs {
 		r.Substrates = append(r.Substrates, s.Name())
 	}
 	for _, c := range Checks {
-		r.Checks = append(r.Checks, CheckInfo{Name: c.Name, Tier: c.Tier, For: c.For, Doc: c.Doc})
+		r.Checks = append(r.Checks, CheckInfo{Name: c.Name, Tier: c.Tier, For: c.For, Doc: c.Doc, Features: c.Features})
 	}
 	for _, c := range matrix {
 		if !c.Verified {
@@ -76,6 +81,9 @@ func (r Report) Text(w io.Writer) error {
 			if res.Reason != "" {
 				line += ": " + res.Reason
 			}
+			if res.Observed != "" && res.Observed != c.Doc {
+				line += "\n    observed: " + res.Observed
+			}
 			b.WriteString(line + "\n")
 		}
 	}
@@ -83,8 +91,13 @@ func (r Report) Text(w io.Writer) error {
 		fmt.Fprintf(&b, "support matrix (%s)\n", strings.Join(r.Substrates, ", "))
 		for _, c := range r.Matrix {
 			line := fmt.Sprintf("  %-11s %-26s %-11s %s", c.Substrate, c.Feature, c.Level, c.Realization)
-			if !c.Verified {
+			switch {
+			case !c.Verified:
 				line += "\n    UNVERIFIED: " + c.Problem
+			case len(c.Observed) > 0:
+				line += "\n    observed by " + strings.Join(c.Observed, ", ")
+			case c.DeclaredOnly != "":
+				line += "\n    declared only: " + c.DeclaredOnly
 			}
 			b.WriteString(line + "\n")
 		}
@@ -107,6 +120,16 @@ func (r Report) summary() string {
 	s := fmt.Sprintf("core checks: %d of %d passed", core-coreFail, core)
 	if len(r.Matrix) > 0 {
 		s += fmt.Sprintf("; support matrix: %d of %d declarations verified", len(r.Matrix)-r.Unverified, len(r.Matrix))
+		observed, claimed := 0, 0
+		for _, c := range r.Matrix {
+			if c.Level != substrates.Unsupported {
+				claimed++
+				if len(c.Observed) > 0 {
+					observed++
+				}
+			}
+		}
+		s += fmt.Sprintf(", %d of the %d supported or partial observed behaving by the battery", observed, claimed)
 	}
 	return s
 }
@@ -120,7 +143,11 @@ func (r Report) Markdown(w io.Writer) error {
 	b.WriteString("cancel), each check on a fresh installation of the probe fleet (`conformance/probe`). The support\n")
 	b.WriteString("matrix is each substrate's own declaration, verified by compiling a probe profile per feature: a\n")
 	b.WriteString("supported or partial feature must be realized in the generated files, and a feature not fully\n")
-	b.WriteString("supported must draw compile's warning where it is used.\n\n")
+	b.WriteString("supported must draw compile's warning where it is used. Where the battery can observe a feature\n")
+	b.WriteString("behave on a runner (a cron firing on a fake clock, each param source reaching the process, a\n")
+	b.WriteString("scoped capability refused outside its scope), the cell names the checks that observed it, and a\n")
+	b.WriteString("failing one leaves the cell unverified; a cell no check observed is marked *declared only*, with\n")
+	b.WriteString("the reason.\n\n")
 	b.WriteString("**" + r.summary() + ".**\n\n")
 	if len(r.Runners) > 0 {
 		b.WriteString("## Runners\n\n| check | tier | what it probes |")
@@ -158,36 +185,85 @@ func (r Report) Markdown(w io.Writer) error {
 		}
 		b.WriteString("\nn/a: the check is for the other kind of actor (an agent's process, or a person's ask).\n\n")
 	}
-	if len(r.Matrix) > 0 {
-		b.WriteString("## Support matrix\n\n| feature |")
-		for _, s := range r.Substrates {
-			b.WriteString(" " + s + " |")
-		}
-		b.WriteString("\n|---|" + strings.Repeat("---|", len(r.Substrates)) + "\n")
-		for _, f := range Features() {
-			row := fmt.Sprintf("| `%s` |", f.Name)
-			found := false
-			for _, s := range r.Substrates {
-				i := slices.IndexFunc(r.Matrix, func(c Cell) bool { return c.Feature == f.Name && c.Substrate == s })
-				if i < 0 {
-					row += " |"
-					continue
-				}
-				found = true
-				c := r.Matrix[i]
-				cell := fmt.Sprintf(" **%s**: %s", c.Level, mdCell(c.Realization))
-				if !c.Verified {
-					cell += " (UNVERIFIED: " + mdCell(c.Problem) + ")"
-				}
-				row += cell + " |"
-			}
-			if found {
-				b.WriteString(row + "\n")
+	r.mdObserved(&b)
+	r.mdMatrix(&b)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// mdObserved writes what each behavioral check observed, runner by runner.
+func (r Report) mdObserved(b *strings.Builder) {
+	var lines []string
+	for _, t := range r.Runners {
+		for _, c := range r.Checks {
+			if res, ok := r.result(t.Name, c.Name); ok && res.Observed != "" && res.Observed != c.Doc {
+				lines = append(lines, fmt.Sprintf("- %s, `%s`: %s\n", t.Name, c.Name, res.Observed))
 			}
 		}
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	if len(lines) > 0 {
+		b.WriteString("## What the behavioral checks observed\n\n" + strings.Join(lines, "") + "\n")
+	}
+}
+
+// mdMatrix writes the support matrix: each cell's declaration, and the checks that observed it
+// or why none did (numbered notes, each reason once).
+func (r Report) mdMatrix(b *strings.Builder) {
+	if len(r.Matrix) == 0 {
+		return
+	}
+	b.WriteString("## Support matrix\n\n| feature |")
+	for _, s := range r.Substrates {
+		b.WriteString(" " + s + " |")
+	}
+	b.WriteString("\n|---|" + strings.Repeat("---|", len(r.Substrates)) + "\n")
+	var notes []string
+	for _, f := range Features() {
+		row := fmt.Sprintf("| `%s` |", f.Name)
+		found := false
+		for _, s := range r.Substrates {
+			i := slices.IndexFunc(r.Matrix, func(c Cell) bool { return c.Feature == f.Name && c.Substrate == s })
+			if i < 0 {
+				row += " |"
+				continue
+			}
+			found = true
+			row += " " + mdMatrixCell(r.Matrix[i], &notes) + " |"
+		}
+		if found {
+			b.WriteString(row + "\n")
+		}
+	}
+	if len(notes) > 0 {
+		b.WriteString("\n")
+		for i, n := range notes {
+			fmt.Fprintf(b, "%d. %s\n", i+1, mdCell(n))
+		}
+	}
+}
+
+// mdMatrixCell is one cell of the matrix; a reason it was not observed goes to notes, once.
+func mdMatrixCell(c Cell, notes *[]string) string {
+	cell := fmt.Sprintf("**%s**: %s", c.Level, mdCell(c.Realization))
+	switch {
+	case !c.Verified:
+		cell += " (UNVERIFIED: " + mdCell(c.Problem) + ")"
+	case len(c.Observed) > 0:
+		var by []string
+		for _, o := range c.Observed {
+			check, target, _ := strings.Cut(o, " on ")
+			by = append(by, fmt.Sprintf("`%s` (%s)", check, target))
+		}
+		cell += "; observed by " + strings.Join(by, ", ")
+	case c.DeclaredOnly != "":
+		n := slices.Index(*notes, c.DeclaredOnly)
+		if n < 0 {
+			*notes = append(*notes, c.DeclaredOnly)
+			n = len(*notes) - 1
+		}
+		cell += fmt.Sprintf("; *declared only* [%d]", n+1)
+	}
+	return cell
 }
 
 // mdCell makes text safe inside a Markdown table cell.

@@ -75,7 +75,8 @@ type ProbeSubject struct {
 
 	// The hooks of expanded checks; a nil hook leaves its check not probed, with NotProbed's
 	// reason.
-	// Seen returns the params as the launched process saw them in its environment.
+	// Seen returns the params as the launched process saw them in its environment: every one the
+	// probe script reports (nil until it has).
 	Seen func(ctx context.Context, id string) (map[string]string, error)
 	// Timeout names an actor that outlives its timeout, and how long to wait for it to be stopped.
 	Timeout     string
@@ -93,11 +94,55 @@ type ProbeSubject struct {
 	// Simulate registers a human simulator's fixtures (the YAML of a fixtures file) for the
 	// subject's person, and returns the tick that answers the simulated asks that came due.
 	Simulate func(ctx context.Context, fixtures string) (tick func(context.Context) error, err error)
+	// Fire launches actor as its dispatch trigger fires, with the firing context f: as the
+	// operator, or with f.Session from inside that session (as a process of it calls the runner).
+	// The behavioral checks of the param sources and of scoped capabilities use it.
+	Fire func(ctx context.Context, actor string, f Firing) (ir.Session, error)
+	// TickAt runs the trigger executor once at now, on a fake clock, and returns the sessions it
+	// launched: the cron check ticks before, at and after the minute of the probe fleet's cron
+	// actor (conformance/probe, in UTC).
+	TickAt func(ctx context.Context, now time.Time) ([]ir.Session, error)
+	// AsSession returns the runner as a process inside session id calls it: authorized against
+	// that session's actor's capabilities.
+	AsSession func(ctx context.Context, id string) (ir.Runner, error)
+	// Result names an actor with a result schema that exits 0, writing a result the schema
+	// accepts only when launched with PROBE_REF "valid"; "" when the runner cannot tell.
+	Result string
+	// Prelaunch names an actor whose prelaunch command fails when launched with PROBE_REF "fail",
+	// and otherwise leaves the session's id where its process reports it to Seen as
+	// PROBE_PRELAUNCH; "" when the runner has no prelaunch.
+	Prelaunch string
+	// Proposer names an actor holding code:propose, reviewed by another actor: launched with
+	// PROBE_REF "plain" it changes an ordinary path, with "human" a path of
+	// policy.box.risk.human_required_paths; its reviewer approves the change unless PROBE_TEXT
+	// is "reject". Proposal reports what became of the change a session of it proposed.
+	Proposer string
+	Proposal func(ctx context.Context, session string) (ProposalView, error)
 	// NotProbed says why a nil hook's check cannot be observed on this runner.
 	NotProbed string
 
 	// Close releases the subject (its runner, its installation).
 	Close func()
+}
+
+// ProposalView is what became of a proposed change.
+type ProposalView struct {
+	// State is "" while the change is under review, then "merged", "refused", or "waiting" for
+	// a person's verified act.
+	State string
+	// By is the actor whose verdict decided it ("" when none did).
+	By string
+}
+
+// Firing is the context a trigger fires with: what the param sources resolve from.
+type Firing struct {
+	// Session, when set, is the session in flight the launch is made from; "" is the operator.
+	Session string
+	// Ref, From, Text and Kind are subject.ref, subject.actor, subject.text and trigger.kind as
+	// the launch gives them ("" leaves each to the runner).
+	Ref, From, Text, Kind string
+	// Params set declared params by name, verbatim.
+	Params ir.LaunchParams
 }
 
 // File returns the data of the file of out at path.

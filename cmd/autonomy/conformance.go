@@ -24,11 +24,15 @@ func newConformance() *cobra.Command {
 		Short: "Prove the substrates: probe their runners and verify their support matrix",
 		Long: `conformance runs the battery. Each runner is probed for real through the Runner contract,
 every check on a fresh installation of the probe fleet (conformance/probe): the core checks every
-runner must pass (launch, distinct ids, params verbatim, list, cancel) and the expanded ones it may
-support (get, pause and resume, maxConcurrent, timeout, isolation, params in the process's env, the
-human seam). Then every catalog entry × every substrate: the substrate's own declaration
-(supported, partial, unsupported, with its realization in one line), verified by compiling a probe
-profile per feature.
+runner must pass (launch, distinct ids, params verbatim, list, cancel, a cron trigger firing at its
+minute on a fake clock) and the expanded ones it may support (get, pause and resume,
+maxConcurrent, timeout, isolation, params in the process's env, each param source reaching the
+process, a session's launch carrying NONE and refused when it forges who fired it, a scoped
+agent:launch refused outside its scope, the agent verbs refused without their capabilities, a
+result schema deciding done, capabilities told to the process, the prelaunch, the merge boundary, the human seam). Then every catalog entry × every
+substrate: the substrate's own declaration (supported, partial, unsupported, with its realization
+in one line), verified by compiling a probe profile per feature, and by the checks that observed
+it behave on that substrate's runners; a cell no check observed is marked declared only.
 
 The local exec and human runners run in this process, in temporary installations. The GitHub
 runner runs only with --repo: it dispatches the probe fleet's workflows there (compile

@@ -19,8 +19,8 @@ import (
 	"github.com/autonomyhq/autonomy/substrates"
 )
 
-// gitHubNotProbed says why the expanded checks that watch a process cannot run on GitHub.
-const gitHubNotProbed = "a GitHub job runs on GitHub's machines: its process, workspace and timeout are not observable through the Runner contract (the support matrix verifies them from the compiled workflows)"
+// gitHubNotProbed says why the checks that watch a process or a clock cannot run on GitHub.
+const gitHubNotProbed = "a GitHub job runs on GitHub's machines, fired by GitHub's own scheduler: its clock, process, workspace and timeout are not observable through the Runner contract (the support matrix verifies them from the compiled workflows)"
 
 // ProbeTargets are the GitHub runner's targets, agent and human (substrates.Prober), against
 // env.Remote (OWNER/NAME), which must hold the probe fleet's workflows on its default branch.

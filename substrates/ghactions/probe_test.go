@@ -35,8 +35,8 @@ func fakeGitHub(t *testing.T) (*ghfake.Server, ghrun.RunnerOptions) {
 }
 
 // TestGitHubRunnerConforms runs the conformance battery against the GitHub runner (its ProbeSubject) and the simulated API: every
-// core check passes; what GitHub cannot do is reported unsupported, what the API cannot show not
-// probed.
+// core check passes but the cron's, whose clock is GitHub's; what GitHub cannot do is reported
+// unsupported, what the API cannot show not probed.
 func TestGitHubRunnerConforms(t *testing.T) {
 	_, opts := fakeGitHub(t)
 	targets := []conformance.Target{
@@ -47,7 +47,7 @@ func TestGitHubRunnerConforms(t *testing.T) {
 	for _, r := range conformance.Run(context.Background(), targets) {
 		t.Logf("%-12s %-22s %-9s %s %s", r.Target, r.Check, r.Tier, r.Outcome, r.Reason)
 		got[r.Target+" "+r.Check] = r.Outcome
-		if r.Tier == conformance.Core && r.Outcome != conformance.Pass {
+		if r.Tier == conformance.Core && r.Outcome != conformance.Pass && r.Check != "cron-fires" {
 			t.Errorf("%s %s: %s %s", r.Target, r.Check, r.Outcome, r.Reason)
 		}
 	}
@@ -60,6 +60,7 @@ func TestGitHubRunnerConforms(t *testing.T) {
 		"github human distinct-ids":         conformance.Pass,
 		"github max-concurrent":             conformance.NotProbed,
 		"github params-env":                 conformance.NotProbed,
+		"github cron-fires":                 conformance.NotProbed,
 	}
 	for k, w := range want {
 		if got[k] != w {

@@ -10,8 +10,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/autonomyhq/autonomy/internal/store"
+	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/substrates"
 )
 
@@ -53,10 +56,12 @@ func newProbeSubject(ctx context.Context, env substrates.ProbeEnv, playbooks Pla
 	if _, err := substrates.Write(inst, &out, substrates.WriteOptions{}); err != nil {
 		return nil, err
 	}
-	r, err := New(inst, Options{Minute: time.Second, Playbooks: playbooks})
+	clock := &probeClock{}
+	r, err := New(inst, Options{Minute: time.Second, Playbooks: playbooks, Now: clock.now})
 	if err != nil {
 		return nil, err
 	}
+	callers := &probeCallers{inst: inst, opts: Options{Minute: time.Second, Playbooks: playbooks, Now: clock.now}}
 	root, err := filepath.EvalSymlinks(inst)
 	if err != nil {
 		r.Close()
@@ -70,19 +75,41 @@ func newProbeSubject(ctx context.Context, env substrates.ProbeEnv, playbooks Pla
 		TimeoutWait:   30 * time.Second,
 		MaxConcurrent: r.In.Runner.MaxConcurrent,
 		Isolated:      "isolated",
-		Seen: func(ctx context.Context, id string) (map[string]string, error) {
-			seen := map[string]string{}
-			for k := range env.Params {
-				data, err := os.ReadFile(filepath.Join(state, id, k))
-				if errors.Is(err, os.ErrNotExist) {
-					return nil, nil // not reported yet
+		Seen:          func(ctx context.Context, id string) (map[string]string, error) { return probeSeen(state, id) },
+		Fire: func(ctx context.Context, actor string, f substrates.Firing) (ir.Session, error) {
+			run := r
+			if f.Session != "" {
+				var err error
+				if run, err = callers.runner(f.Session); err != nil {
+					return ir.Session{}, err
 				}
-				if err != nil {
-					return nil, err
-				}
-				seen[k] = strings.TrimSuffix(string(data), "\n") // printenv adds one
 			}
-			return seen, nil
+			res, err := run.Launch(ctx, LaunchRequest{Actor: actor, Params: f.Params, Ref: f.Ref, From: f.From, Text: f.Text, Kind: f.Kind})
+			s := toContract(res.Session)
+			s.Token = res.Token
+			return s, err
+		},
+		AsSession: func(ctx context.Context, id string) (ir.Runner, error) {
+			run, err := callers.runner(id)
+			if err != nil {
+				return nil, err
+			}
+			return run.Contract(), nil
+		},
+		Result:    "resulter",
+		Proposer:  "proposer",
+		Prelaunch: "prelauncher",
+		Proposal: func(ctx context.Context, session string) (substrates.ProposalView, error) {
+			return probeProposal(ctx, r, session)
+		},
+		TickAt: func(ctx context.Context, now time.Time) ([]ir.Session, error) {
+			clock.set(now)
+			rep, err := r.Tick(ctx)
+			var fired []ir.Session
+			for _, x := range rep.Fired {
+				fired = append(fired, toContract(x))
+			}
+			return fired, err
 		},
 		Workspace: func(ctx context.Context, id string) (string, string, bool, error) {
 			data, err := os.ReadFile(filepath.Join(state, "where-"+id))
@@ -106,6 +133,7 @@ func newProbeSubject(ctx context.Context, env substrates.ProbeEnv, playbooks Pla
 					r.Cancel(context.Background(), x.ID)
 				}
 			}
+			callers.close()
 			r.Close()
 			os.RemoveAll(scratch)
 		},
@@ -131,6 +159,112 @@ func newProbeSubject(ctx context.Context, env substrates.ProbeEnv, playbooks Pla
 		}
 	}
 	return s, nil
+}
+
+// probeSeen reads what the probe script reported of its environment for session id: every
+// param it wrote (nil until it has).
+func probeSeen(state, id string) (map[string]string, error) {
+	dir := filepath.Join(state, id)
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil // not reported yet (the script renames its folder into place when done)
+	}
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]string{}
+	for _, e := range entries {
+		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			return nil, err
+		}
+		seen[e.Name()] = strings.TrimSuffix(string(data), "\n") // printenv adds one
+	}
+	return seen, nil
+}
+
+// probeProposal is what became of the proposal of session: its state, and the actor of the
+// reviewer whose verdict decided it.
+func probeProposal(ctx context.Context, r *Runner, session string) (substrates.ProposalView, error) {
+	p, ok, err := r.Store.ProposalOf(ctx, session)
+	if err != nil || !ok {
+		return substrates.ProposalView{}, err
+	}
+	var v substrates.ProposalView
+	switch {
+	case p.State == store.ProposalMerged:
+		v.State = "merged"
+	case p.State == store.ProposalRefused:
+		v.State = "refused"
+	case p.Ask != "":
+		v.State = "waiting"
+	}
+	if p.Reviewer != "" {
+		rs, _, err := r.Store.Get(ctx, p.Reviewer)
+		if err != nil {
+			return v, err
+		}
+		v.By = rs.Actor
+	}
+	return v, nil
+}
+
+// probeClock is a probe subject's clock: the real one until a check sets it.
+type probeClock struct {
+	mu sync.Mutex
+	at time.Time
+}
+
+func (c *probeClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.at.IsZero() {
+		return time.Now()
+	}
+	return c.at
+}
+
+func (c *probeClock) set(t time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.at = t
+}
+
+// probeCallers are the runners a probe subject calls from inside its sessions, one per session,
+// as a process of that session would (Options.Session); each supervises what it launches, so it
+// stays open until the subject is closed.
+type probeCallers struct {
+	inst string
+	opts Options
+	mu   sync.Mutex
+	open map[string]*Runner
+}
+
+func (c *probeCallers) runner(session string) (*Runner, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if r := c.open[session]; r != nil {
+		return r, nil
+	}
+	opts := c.opts
+	opts.Session = session
+	r, err := New(c.inst, opts)
+	if err != nil {
+		return nil, err
+	}
+	if c.open == nil {
+		c.open = map[string]*Runner{}
+	}
+	c.open[session] = r
+	return r, nil
+}
+
+func (c *probeCallers) close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, r := range c.open {
+		r.Close()
+	}
 }
 
 // gitInit makes dir a git repository with one commit.

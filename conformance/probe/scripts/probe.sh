@@ -3,7 +3,12 @@
 set -eu
 out="${AUTONOMY_DIR:-$PWD}/.autonomy/state/probe/${AUTONOMY_SESSION:-run}"
 mkdir -p "$out.tmp"
-printenv PROBE_REF > "$out.tmp/PROBE_REF" || true
-printenv PROBE_TEXT > "$out.tmp/PROBE_TEXT" || true
+for name in PROBE_REF PROBE_TEXT PROBE_ACTOR PROBE_ROLE PROBE_KIND AUTONOMY_CAPABILITIES; do
+	printenv "$name" > "$out.tmp/$name" || true
+done
+# What a prelaunch command left in the workspace for this session (field:prelaunch).
+if [ -f .probe-prelaunch ]; then
+	cp .probe-prelaunch "$out.tmp/PROBE_PRELAUNCH"
+fi
 mv "$out.tmp" "$out"
 exec sleep 600
