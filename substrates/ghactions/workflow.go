@@ -262,6 +262,9 @@ func (c *compiler) agentWorkflow(a *ir.Actor) mapping {
 	if applyJob {
 		m := &c.actors[len(c.actors)-1]
 		m.Effects, m.applyGrant = append(m.Effects, "apply"), applyGrant(a)
+		if defaultResult(a) {
+			m.Result = ir.DefaultContract
+		}
 	}
 	if elicits {
 		m := &c.actors[len(c.actors)-1]
@@ -379,6 +382,8 @@ func (c *compiler) runStepOf(a *ir.Actor, steps bool) mapping {
 	kind := scriptKey(a)
 	if a.Skill && a.Result != nil {
 		kind += ":result"
+	} else if defaultResult(a) {
+		kind += ":default-result"
 	}
 	model := a.Skill || steps
 	if steps {
@@ -494,7 +499,11 @@ func (c *compiler) agentScript(a *ir.Actor, env *mapping, script *strings.Builde
 		script.WriteString(`printf '%s\n' "$schema" > "$RUNNER_TEMP/autonomy-result-schema.json"` + "\n")
 	}
 	words = c.jail(words, env) // egress.go
-	cmd := strings.Join(words, " ") + ` < "$AUTONOMY_BEHAVIOR"`
+	prompt := resultPrompt(a, env, script) // safeoutputs.go
+	if defaultResult(a) {
+		defer script.WriteString(exportResultScript)
+	}
+	cmd := strings.Join(words, " ") + ` < ` + prompt
 	if ch.Custom() || ch.Preset.Output != agents.OutputClaudeJSON {
 		script.WriteString(cmd + "\n")
 		return
