@@ -498,7 +498,7 @@ func (c *compiler) agentScript(a *ir.Actor, env *mapping, script *strings.Builde
 		script.WriteString(`schema="$(jq -c 'del(.["//"], .["$schema"])' "$AUTONOMY_RESULT_SCHEMA")"` + "\n")
 		script.WriteString(`printf '%s\n' "$schema" > "$RUNNER_TEMP/autonomy-result-schema.json"` + "\n")
 	}
-	words = c.jail(words, env) // egress.go
+	words = c.jail(words, env)             // egress.go
 	prompt := resultPrompt(a, env, script) // safeoutputs.go
 	if defaultResult(a) {
 		defer script.WriteString(exportResultScript)
