@@ -77,7 +77,7 @@ var Fields = []FieldEntry{
 	{Entry{"triggers", "when it fires (cron, event or dispatch) and the params each forwards"}, "slot"},
 	{Entry{"timeout", "minutes before the run is killed"}, "spec"},
 	{Entry{"review", "the independent reviewer of this proposer: another actor holding code:review"}, "extension"},
-	{Entry{"result", "the result contract: schema is a named contract or an inline JSON Schema"}, "extension"},
+	{Entry{"result", "the result contract: schema is a named contract, an inline JSON Schema, or none (exit status only, weaker); an agent that declares none delivers autonomy.result.v1"}, "extension"},
 	{Entry{"execution", "workspace: shared (the trunk workspace) or isolated (its own branch workspace)"}, "extension"},
 	{Entry{"prelaunch", "a command a local runner runs before launch"}, "extension"},
 }

@@ -3,6 +3,13 @@ package ir
 // The named result contracts. Each is a JSON Schema a result file must satisfy; they stay
 // distinct, and docs/migrating.md says how they differ.
 const (
+	// DefaultContract is the result every agent session delivers unless its actor declares
+	// another contract or opts out: a status, a summary and what was done. A session is done
+	// only with a result that validates against it and says done.
+	DefaultContract = "autonomy.result.v1"
+	// NoResult is the opt-out (result: { schema: none }): done is presumed from exit status 0,
+	// which is weaker than a verified result; validate warns about it.
+	NoResult = "none"
 	// ReviewContract is this standard's reviewer verdict on a proposed change, bound to the
 	// commit it reviewed (and, on a code host that has them, the pull request).
 	ReviewContract = "autonomy.review.v1"
@@ -14,6 +21,27 @@ const (
 
 // ResultContracts holds the JSON Schema of every named result contract.
 var ResultContracts = map[string]string{
+	DefaultContract: `{
+  "$schema": "https://json-schema.org/draft/2020-12/schema",
+  "$id": "https://autonomy.dev/contracts/autonomy.result.v1.json",
+  "title": "autonomy.result.v1",
+  "description": "A session's result: whether the work is done, what happened and what was done. The default contract of every agent.",
+  "type": "object",
+  "required": ["status", "summary"],
+  "properties": {
+    "status": {
+      "description": "done when the work is complete and verified, failed when it is not.",
+      "enum": ["done", "failed"]
+    },
+    "summary": {"description": "What happened, in a sentence or two.", "type": "string", "minLength": 1, "maxLength": 65536},
+    "done": {
+      "description": "What was done, one line each.",
+      "type": "array",
+      "maxItems": 20,
+      "items": {"type": "string", "minLength": 1, "maxLength": 256}
+    }
+  }
+}`,
 	ReviewContract: `{
   "$schema": "https://json-schema.org/draft/2020-12/schema",
   "$id": "https://autonomy.dev/contracts/autonomy.review.v1.json",
@@ -108,7 +136,7 @@ var ResultContracts = map[string]string{
 
 // ContractNames lists the named result contracts.
 func ContractNames() []string {
-	return []string{ReviewContract, ReferenceReviewContract}
+	return []string{DefaultContract, ReviewContract, ReferenceReviewContract}
 }
 
 // contractRules explains the conditional rules of the named contracts, by contract and schema
@@ -123,3 +151,27 @@ var contractRules = map[string]string{
 	ReferenceReviewContract + "#/allOf/3/then":                                  "a human-required outcome must give the humanTask: ask, assignTo and completion",
 	ReferenceReviewContract + "#/allOf/3/else":                                  "humanTask is only valid for a human-required outcome",
 }
+
+// DefaultResult is the default result contract, as an actor that declares none has it.
+var DefaultResult = &Result{Named: String{Value: DefaultContract}}
+
+// Contract is the result contract a session of the actor must deliver to end done: the one it
+// declares, else the default (autonomy.result.v1) for an agent whose behavior is a skill. It is
+// nil for a person, for a script (its exit status is its contract) and for an actor that opts
+// out with result: { schema: none }, whose exit status 0 alone is done.
+func (a *Actor) Contract() *Result {
+	switch {
+	case a.IsHuman():
+		return nil
+	case a.Result != nil && a.Result.Named.Value == NoResult:
+		return nil
+	case a.Result != nil:
+		return a.Result
+	case a.Skill:
+		return DefaultResult
+	}
+	return nil
+}
+
+// ExitStatusOnly reports whether the actor opts out of a verified result (result: { schema: none }).
+func (a *Actor) ExitStatusOnly() bool { return a.Result != nil && a.Result.Named.Value == NoResult }

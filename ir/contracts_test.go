@@ -76,3 +76,32 @@ func TestReviewContractsAreDistinct(t *testing.T) {
 		}
 	}
 }
+
+// TestContractDefault: an agent that runs a skill and declares no result delivers the default
+// contract; one that opts out, a script and a person deliver none; a declared one is kept.
+func TestContractDefault(t *testing.T) {
+	none := &Result{Named: String{Value: NoResult}}
+	review := &Result{Named: String{Value: ReviewContract}}
+	for _, c := range []struct {
+		name string
+		a    Actor
+		want string
+	}{
+		{"skill", Actor{Skill: true}, DefaultContract},
+		{"declared", Actor{Skill: true, Result: review}, ReviewContract},
+		{"opt-out", Actor{Skill: true, Result: none}, ""},
+		{"script", Actor{}, ""},
+		{"human", Actor{Kind: String{Value: "human"}}, ""},
+	} {
+		got := ""
+		if r := c.a.Contract(); r != nil {
+			got = r.Named.Value
+		}
+		if got != c.want {
+			t.Errorf("%s: contract %q, want %q", c.name, got, c.want)
+		}
+		if c.a.ExitStatusOnly() != (c.name == "opt-out") {
+			t.Errorf("%s: ExitStatusOnly %v", c.name, c.a.ExitStatusOnly())
+		}
+	}
+}

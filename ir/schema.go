@@ -75,7 +75,7 @@ func JSONSchema() []byte {
 			"timeout": obj{"type": "integer", "minimum": 1, "maximum": MaxTimeout, "description": fieldDoc["timeout"]},
 			"review":  withDoc(str, fieldDoc["review"]),
 			"result": obj{"type": "object", "additionalProperties": false, "required": []string{"schema"}, "description": fieldDoc["result"], "properties": obj{
-				"schema": obj{"anyOf": []any{obj{"enum": ContractNames()}, obj{"type": "object"}}},
+				"schema": obj{"anyOf": []any{obj{"enum": append(ContractNames(), NoResult)}, obj{"type": "object"}}},
 			}},
 			"execution": obj{"type": "object", "additionalProperties": false, "required": []string{"workspace"}, "description": fieldDoc["execution"], "properties": obj{
 				"workspace": obj{"enum": Workspaces},

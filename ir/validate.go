@@ -141,6 +141,11 @@ func (v *validator) actor(a *Actor) {
 	}
 	if res := a.Result; res != nil {
 		switch {
+		case res.Named.Value == NoResult && a.IsHuman():
+			// A person's session is never done by an exit status: nothing is weakened.
+		case res.Named.Value == NoResult:
+			v.actorf(a, Warning, res.Named.Pos, "remove result to get the default contract ("+DefaultContract+"), or name a contract",
+				"result.schema none: a session is done on exit status 0 alone, unverified, which is weaker than a result that validates")
 		case res.Named.Value != "":
 			if _, ok := ResultContracts[res.Named.Value]; !ok {
 				v.actorf(a, Error, res.Named.Pos, suggestOr(res.Named.Value, ContractNames(), "or write an inline JSON Schema mapping"), "unknown result contract %q", res.Named.Value)

@@ -133,7 +133,7 @@ func TestCompileTargetChoice(t *testing.T) {
 	}{
 		{[]string{"compile", "../../profiles/sdlc", "--dry-run"}, 2, "declares 2 targets (gh-actions, local): pass --target"},
 		{[]string{"compile", "../../profiles/sdlc", "--target", "gitlab", "--dry-run"}, 2, `unknown target "gitlab"`},
-		{[]string{"compile", "../../profiles/sdlc", "--target", "local", "--dry-run"}, 0, "dry run, nothing written: local: 24 created"},
+		{[]string{"compile", "../../profiles/sdlc", "--target", "local", "--dry-run"}, 0, "dry run, nothing written: local: 25 created"},
 		{[]string{"compile", "../../profiles/sdlc", "--target", "github", "--dry-run"}, 0, `target "github" is a deprecated alias; write "gh-actions"`},
 		{[]string{"check", "../../profiles/sdlc"}, 2, "pass --target"},
 		{[]string{"compile", "../../profiles/nope", "--target", "gh-actions"}, 2, "nope"},

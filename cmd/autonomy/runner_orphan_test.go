@@ -25,6 +25,7 @@ actors:
   calm:
     behavior: skills/calm
     triggers: [{ dispatch: true }]
+    result: { schema: none } # these tests are about the root workspace, not results
 `
 
 // rootRig is calmFleet run by an agent script: the store, and the script's folder, where it

@@ -24,6 +24,7 @@ actors:
   writer:
     behavior: skills/writer
     triggers: [{ dispatch: true }]
+    result: { schema: none } # the queue, not the result, is under test
 policy:
   box:
     local:

@@ -193,3 +193,13 @@ func (o *Overlays) WeaveConfig(pkg string) ([]byte, error) {
 	out.WriteByte('\n')
 	return out.Bytes(), nil
 }
+
+// Contract is the result contract an actor's sessions deliver (ir.Actor.Contract): the declared
+// one, or autonomy.result.v1 for a skill or capsule the box's agent runs. A workflow or step
+// playbook declaring none settles by its own envelope, which the runtime checks.
+func (r *Profile) Contract(a *ir.Actor) *ir.Result {
+	if k := r.Behavior(a).Kind; a.Result == nil && (k == Steps || k == Workflow) {
+		return nil
+	}
+	return a.Contract()
+}

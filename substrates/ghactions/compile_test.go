@@ -138,10 +138,15 @@ func TestPermissionsFromCapabilities(t *testing.T) {
 		wf := file(t, out, WorkflowPath("a"))
 		samePerms(t, c.caps+" agent", job(t, wf, "agent")["permissions"], c.want)
 		for _, kind := range []string{"propose", "review", "apply"} {
+			// Every skill's run has an apply job: it verifies the session's result
+			// (autonomy.result.v1), reading only when the capabilities map to no write.
 			has := strings.Contains(wf, "\n  "+kind+":\n")
-			if has != (kind == c.effect) {
+			if has != (kind == c.effect || kind == "apply") {
 				t.Errorf("[%s]: has a %s job: %v", c.caps, kind, has)
 			}
+		}
+		if c.effect != "apply" {
+			samePerms(t, c.caps+" apply", job(t, wf, "apply")["permissions"], map[string]any{"contents": "read"})
 		}
 		if c.effect != "" {
 			j := job(t, wf, c.effect)

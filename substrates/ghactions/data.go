@@ -181,6 +181,9 @@ type actorManifest struct {
 	Params     []param `json:"params"`
 	Reviewer   string  `json:"reviewer,omitempty"`
 	Timeout    int     `json:"timeoutMinutes,omitempty"`
+	// Result is the result contract the apply job verifies a session delivered (ir.DefaultContract),
+	// "" when no trusted job verifies one there.
+	Result string `json:"result,omitempty"`
 	// Environments are the GitHub environments gating the approval steps of a workflow
 	// playbook (autonomy provision creates them).
 	Environments []string `json:"environments,omitempty"`

@@ -220,6 +220,9 @@ func (c *compiler) manifest() {
 		if a.Reviewer != "" {
 			w.field("reviewer", a.Reviewer)
 		}
+		if a.Result != "" {
+			w.field("result", a.Result)
+		}
 		if a.Timeout != 0 {
 			w.key("timeoutMinutes")
 			w.b.WriteString(strconv.Itoa(a.Timeout))

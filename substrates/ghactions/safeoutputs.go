@@ -11,6 +11,7 @@ import (
 	agents "github.com/autonomyhq/autonomy/internal/agent"
 	"github.com/autonomyhq/autonomy/internal/tools"
 	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/substrates/ghactions/effect"
 )
 
 // Safe outputs (docs/gh-actions.md): the job that runs the model holds read permissions only.
@@ -47,6 +48,9 @@ func applies(a *ir.Actor, steps bool) bool {
 	if !a.Skill || steps {
 		return false
 	}
+	if defaultResult(a) {
+		return true // the apply job verifies its result (effect.VerifyResult)
+	}
 	for _, c := range a.Capabilities {
 		for _, name := range applied {
 			if c.Name == name {
@@ -56,6 +60,32 @@ func applies(a *ir.Actor, steps bool) bool {
 	}
 	return false
 }
+
+// exportResultScript hands the session's result file (the final message, for a session that
+// did not call submit_result) to the apply job, with its safe outputs: a regular file only (not a
+// link the agent left), capped.
+const exportResultScript = `if [ -f "$AUTONOMY_RESULT" ] && [ ! -L "$AUTONOMY_RESULT" ]; then
+  head -c ` + resultCap + ` -- "$AUTONOMY_RESULT" > "$RUNNER_TEMP/autonomy-outputs/` + effect.ResultFile + `"
+fi
+`
+
+// resultCap bounds the result file the apply job reads, in bytes.
+const resultCap = "1048576"
+
+// resultPrompt is what the agent reads on stdin: the skill, followed for an actor with the default
+// contract by its instructions (tools.ResultInstructions, as the local runner gives them).
+func resultPrompt(a *ir.Actor, env *mapping, script *strings.Builder) string {
+	if !defaultResult(a) {
+		return `"$AUTONOMY_BEHAVIOR"`
+	}
+	env.add("AUTONOMY_RESULT_INSTRUCTIONS", literal(tools.ResultInstructions()))
+	script.WriteString(`{ cat "$AUTONOMY_BEHAVIOR"; printf '%s' "$AUTONOMY_RESULT_INSTRUCTIONS"; } > "$RUNNER_TEMP/autonomy-prompt.md"` + "\n")
+	return `"$RUNNER_TEMP/autonomy-prompt.md"`
+}
+
+// defaultResult reports whether the actor's sessions deliver the default result contract
+// (autonomy.result.v1): a skill that declares no result and does not opt out.
+func defaultResult(a *ir.Actor) bool { return a.Skill && a.Result == nil && !a.IsHuman() }
 
 // applyGrant is what the apply job of an actor may do: read the installation (contents: read),
 // and write what the actor's capabilities map to (issues: write for tasks:converse and

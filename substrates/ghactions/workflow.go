@@ -272,6 +272,9 @@ func (c *compiler) agentWorkflow(a *ir.Actor) mapping {
 	if applyJob {
 		m := &c.actors[len(c.actors)-1]
 		m.Effects, m.applyGrant = append(m.Effects, "apply"), applyGrant(a)
+		if defaultResult(a) {
+			m.Result = ir.DefaultContract
+		}
 	}
 	if elicits {
 		m := &c.actors[len(c.actors)-1]
@@ -397,6 +400,8 @@ func (c *compiler) runStepOf(a *ir.Actor, steps bool) mapping {
 	kind := scriptKey(a)
 	if a.Skill && a.Result != nil {
 		kind += ":result"
+	} else if defaultResult(a) {
+		kind += ":default-result"
 	}
 	model := a.Skill || steps
 	if steps {
@@ -511,8 +516,12 @@ func (c *compiler) agentScript(a *ir.Actor, env *mapping, script *strings.Builde
 		script.WriteString(`schema="$(jq -c 'del(.["//"], .["$schema"])' "$AUTONOMY_RESULT_SCHEMA")"` + "\n")
 		script.WriteString(`printf '%s\n' "$schema" > "$RUNNER_TEMP/autonomy-result-schema.json"` + "\n")
 	}
-	words = c.jail(words, env) // egress.go
-	cmd := strings.Join(words, " ") + ` < "$AUTONOMY_BEHAVIOR"`
+	words = c.jail(words, env)             // egress.go
+	prompt := resultPrompt(a, env, script) // safeoutputs.go
+	if defaultResult(a) {
+		defer script.WriteString(exportResultScript)
+	}
+	cmd := strings.Join(words, " ") + ` < ` + prompt
 	if ch.Custom() || ch.Preset.Output != agents.OutputClaudeJSON {
 		script.WriteString(cmd + "\n")
 		return

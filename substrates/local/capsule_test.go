@@ -116,12 +116,14 @@ printf '{"verdict": "%s", "summary": "looked", "headSha": "%s"}\n' "$verdict" "$
 	}
 }
 
-const fakeCapsuleAgent = `#!/bin/sh
+var fakeCapsuleAgent = `#!/bin/sh
 cat > /dev/null
-case "$MODE" in
-good) echo '{"answer": 42}' > "$AUTONOMY_RESULT" ;;
-bad) echo '{"answer": "many"}' > "$AUTONOMY_RESULT" ;;
-fail) exit 3 ;;
+case "$MODE:$AUTONOMY_RESULT_SCHEMA" in
+good:*autonomy.result.v1.json) ` + deliverResult + ` ;;
+bad:*autonomy.result.v1.json) echo '{"status": "finished"}' > "$AUTONOMY_RESULT" ;;
+good:*) echo '{"answer": 42}' > "$AUTONOMY_RESULT" ;;
+bad:*) echo '{"answer": "many"}' > "$AUTONOMY_RESULT" ;;
+fail:*) exit 3 ;;
 esac
 `
 
@@ -220,7 +222,10 @@ func TestCapsuleAutomatedCheckAndSelfAttestation(t *testing.T) {
 		{"checker", "good", ir.Done, "verification automated-check: the result passed the actor's contract"},
 		{"checker", "bad", ir.Failed, "verification automated-check: the agent did not succeed: exit status 0 but the result does not satisfy"},
 		{"checker", "none", ir.Failed, "verification automated-check: the agent did not succeed: exit status 0 but no result"},
-		{"selfie", "none", ir.Done, "verification self-attestation: the agent's own success"},
+		{"selfie", "good", ir.Done, "verification self-attestation: the agent's own success"},
+		// Self-attestation is the agent's word, and the word is its result: none, no success.
+		{"selfie", "none", ir.Failed, "verification self-attestation: the agent did not succeed: exit status 0 but no result"},
+		{"selfie", "bad", ir.Failed, "does not satisfy autonomy.result.v1: at the top level: missing property 'summary'; at /status: value must be one of \"done\", \"failed\" (got \"finished\")"},
 		{"selfie", "fail", ir.Failed, "verification self-attestation: the agent did not succeed: exit status 3"},
 	} {
 		s := waitEnded(t, r, launch(t, r, LaunchRequest{Actor: c.actor, Text: c.mode}).ID)

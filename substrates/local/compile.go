@@ -164,7 +164,7 @@ func (c *compiler) actor(a *ir.Actor) *ActorConfig {
 	if cfg.Reviewer != "" {
 		cfg.Env["AUTONOMY_REVIEWER"] = cfg.Reviewer
 	}
-	if a.Result != nil {
+	if c.r.Contract(a) != nil {
 		cfg.Result = c.resultSchema(a)
 		cfg.Env["AUTONOMY_RESULT_SCHEMA"] = cfg.Result
 	}
@@ -222,13 +222,14 @@ func lifecycle(p *ir.Profile) Lifecycle {
 // resultSchema installs the actor's result contract and returns its path: a named contract once
 // for every actor that names it, an inline schema per actor.
 func (c *compiler) resultSchema(a *ir.Actor) string {
-	if name := a.Result.Named.Value; name != "" {
+	res := c.r.Contract(a)
+	if name := res.Named.Value; name != "" {
 		path := resultsDir + "/" + name + ".json"
-		c.add(substrates.File{Path: path, Data: []byte(ir.ResultContracts[name] + "\n"), Mode: 0o644, Header: substrates.JSONHeader}, "the result contract "+name, a.Result.Pos)
+		c.add(substrates.File{Path: path, Data: []byte(ir.ResultContracts[name] + "\n"), Mode: 0o644, Header: substrates.JSONHeader}, "the result contract "+name, res.Pos)
 		return path
 	}
 	path := resultsDir + "/" + a.Name.Value + ".json"
-	c.json(path, fmt.Sprintf("the result schema of actor %q", a.Name.Value), a.Result.Pos, a.Result.Inline)
+	c.json(path, fmt.Sprintf("the result schema of actor %q", a.Name.Value), res.Pos, res.Inline)
 	return path
 }
 

@@ -36,7 +36,7 @@ func TestPresetSessionsReachOnlyTheProxies(t *testing.T) {
 			fake := modelfake.Start(
 				modelfake.Turn{Shell: "curl -sS --noproxy '*' --max-time 5 http://127.0.0.1:" + op + "/ || echo loopback-blocked"},
 				modelfake.Turn{Shell: "curl -sSk --max-time 10 https://allowed.test:" + ap + "/; echo; curl -sSk --max-time 10 https://denied.test:" + ap + "/ || echo denied-refused"},
-				modelfake.Turn{Text: "Done."})
+				finalResult("Probed the network."))
 			defer fake.Close()
 			box := "{ agent: " + c.preset
 			if c.model != "" {

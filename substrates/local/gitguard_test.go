@@ -17,7 +17,7 @@ import (
 // git would run: a post-checkout hook, an alias and a core.fsmonitor command in the config, a
 // filter named in info/attributes; with LINK_HOOKS set it replaces the hooks folder by a link to
 // one of its own instead.
-const gitTamper = `#!/bin/sh
+var gitTamper = `#!/bin/sh
 cat >/dev/null
 common=$(git rev-parse --path-format=absolute --git-common-dir)
 evil="$AUTONOMY_DIR/evil"
@@ -34,6 +34,7 @@ git config alias.st '!touch pwned'
 git config core.fsmonitor "$evil/post-checkout"
 echo '* filter=evil' >> "$common/info/attributes"
 git commit -q --allow-empty -m "agent work"
+` + deliverResult + `
 if [ -n "$ASIDE_LINK" ]; then
   mkdir -p "$AUTONOMY_DIR/.autonomy/state/tampered"
   ln -s "$ASIDE_LINK" "$AUTONOMY_DIR/.autonomy/state/tampered/$AUTONOMY_SESSION"
@@ -166,7 +167,7 @@ func TestGuardedGitPaths(t *testing.T) {
 func TestGitGuardIgnoresOtherWorktrees(t *testing.T) {
 	t.Parallel()
 	agent := filepath.Join(t.TempDir(), "agent.sh")
-	if err := os.WriteFile(agent, []byte("#!/bin/sh\ncat >/dev/null\nsleep 0.$(( $$ % 3 ))\ngit commit -q --allow-empty -m work\n"), 0o755); err != nil {
+	if err := os.WriteFile(agent, []byte("#!/bin/sh\ncat >/dev/null\nsleep 0.$(( $$ % 3 ))\ngit commit -q --allow-empty -m work\n"+deliverResult+"\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	f := gitTamperFleet(t, "isolated")
@@ -206,7 +207,7 @@ func BenchmarkGitGuard(b *testing.B) {
 // placeholderAgent leaves what Claude Code's bubblewrap sandbox leaves: empty config.worktree
 // files, made as the mount points that keep them read-only. With EXEC_HOOK it also leaves an
 // empty but executable hook, which is a change.
-const placeholderAgent = `#!/bin/sh
+var placeholderAgent = `#!/bin/sh
 cat >/dev/null
 common=$(git rev-parse --path-format=absolute --git-common-dir)
 own=$(git rev-parse --path-format=absolute --git-dir)
@@ -217,6 +218,7 @@ if [ -n "$EXEC_HOOK" ]; then
   chmod +x "$common/hooks/pre-push"
 fi
 git commit -q --allow-empty -m "agent work"
+` + deliverResult + `
 `
 
 // An empty, non-executable file a sandbox leaves as a mount point runs nothing: it is removed,

@@ -72,6 +72,7 @@ func TestPresetSessionsActThroughTheTools(t *testing.T) {
 				modelfake.Turn{Tool: "launch", Args: json.RawMessage(`{"actor":"boss"}`)},
 				modelfake.Turn{Tool: "propose", Args: json.RawMessage(`{"title":"Fix item 7","body":"The fix."}`)},
 				modelfake.Turn{Tool: "propose", Args: json.RawMessage(`{"title":"Again"}`)},
+				submitDone("Triaged item 7."),
 				modelfake.Turn{Shell: self + " runner launch boss 2>&1; echo rc=$?; env -u AUTONOMY_SESSION " + self + " runner launch boss 2>&1; echo rc=$?; " +
 					self + " runner launch worker >/dev/null 2>&1; echo launched=$?"},
 				modelfake.Turn{Text: "Done."})
@@ -82,8 +83,8 @@ func TestPresetSessionsActThroughTheTools(t *testing.T) {
 			}
 			outputs := toolOutputs(fake)
 			joined := strings.Join(outputs, "\n")
-			if n := strings.Count(joined, `"recorded":true`); n != 2 {
-				t.Errorf("the model read %d recorded effects, want the comment and the proposal:\n%s", n, joined)
+			if n := strings.Count(joined, `"recorded":true`); n != 3 {
+				t.Errorf("the model read %d recorded effects, want the comment, the proposal and the result:\n%s", n, joined)
 			}
 			for _, want := range []string{`"actor":"worker"`, `refused: launch: actor "lead" may not act on "boss"`, "refused: propose: this session already used its 1 propose call"} {
 				if !strings.Contains(joined, want) {
@@ -154,6 +155,7 @@ func TestIsolatedSessionShellIsWalledOff(t *testing.T) {
 			fake := modelfake.Start(
 				modelfake.Turn{Shell: self + " runner launch worker 2>&1; echo rc=$?; touch \"$AUTONOMY_DIR/.autonomy/state/x\" 2>&1 || echo not-writable"},
 				modelfake.Turn{Tool: "launch", Args: json.RawMessage(`{"actor":"worker"}`)},
+				submitDone("Launched the worker."),
 				modelfake.Turn{Text: "Done."})
 			defer fake.Close()
 			f := handsFleet(preset)

@@ -42,7 +42,7 @@ actors:
 policy:
   box:
     local:
-      agent: [/bin/sh, -c, 'cat > ` + received + `']
+      agent: [/bin/sh, -c, 'cat > ` + received + `; ` + deliverResult + `']
 `,
 		files: map[string]string{"skills/reviewer/SKILL.md": "---\nname: reviewer\ndescription: judges code\n---\n# Review\n"},
 	}

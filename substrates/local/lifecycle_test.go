@@ -20,7 +20,7 @@ import (
 // Each actor's agent prints the instructions it was handed.
 func lifecycleFleet(t *testing.T) fleet {
 	agent := filepath.Join(t.TempDir(), "agent.sh")
-	if err := os.WriteFile(agent, []byte("#!/bin/sh\ncat\n"), 0o755); err != nil {
+	if err := os.WriteFile(agent, []byte("#!/bin/sh\ncat\n"+deliverResult+"\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	superseded := strings.NewReplacer("status: active", "status: superseded\nsuperseded_by: ../playbooks/new.playbook.md", "Handle the item,", "OLD TEXT: handle the item,").Replace(capsule("old-asked", "self-attestation"))

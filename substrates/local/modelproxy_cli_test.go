@@ -157,7 +157,7 @@ func TestPresetSessionsRunBehindTheProxy(t *testing.T) {
 			// to launch (codex's shell is not a login shell: allow_login_shell=false), here because
 			// its jail keeps the runner's state read-only (steps_cli_test.go).
 			self := "autonomy"
-			fake := modelfake.Start(modelfake.Turn{Shell: "env"}, modelfake.Turn{Shell: self + " runner launch worker 2>&1 || echo launch-refused"}, modelfake.Turn{Text: "Done."})
+			fake := modelfake.Start(modelfake.Turn{Shell: "env"}, modelfake.Turn{Shell: self + " runner launch worker 2>&1 || echo launch-refused"}, finalResult("Looked around."))
 			defer fake.Close()
 			r, s := proxyRun(t, c.preset, c.model, fake)
 			if s.Status != ir.Done || fake.Err() != nil {
@@ -228,7 +228,7 @@ func TestBudgetStopsAPresetSession(t *testing.T) {
 // actor that spent its daily budget does not start.
 func TestPresetSessionGetsThePlaceholderAndTheDailyBudget(t *testing.T) {
 	dir := installFleet(t, proxyFleet("codex", "{ daily: { requests: 5 } }"), true)
-	path := fakeProgram(t, "codex", "#!/bin/sh\ncat > /dev/null\nenv > \"$AUTONOMY_DIR/env-$AUTONOMY_SESSION\"\n")
+	path := fakeProgram(t, "codex", "#!/bin/sh\ncat > /dev/null\nenv > \"$AUTONOMY_DIR/env-$AUTONOMY_SESSION\"\n"+deliverResult+"\n")
 	env := append(operatorEnv(path), "OPENAI_BASE_URL=http://127.0.0.1:9/v1")
 	r := newRunner(t, dir, Options{Env: env})
 	s := launch(t, r, LaunchRequest{Actor: "worker"})

@@ -19,6 +19,7 @@ func TestPresetShellFindsAutonomy(t *testing.T) {
 		t.Run(preset, func(t *testing.T) {
 			fake := modelfake.Start(
 				modelfake.Turn{Shell: "autonomy runner list 2>&1; echo rc=$?"},
+				submitDone("Listed the sessions."),
 				modelfake.Turn{Text: "Listed."})
 			defer fake.Close()
 			f := handsFleet(preset)

@@ -67,10 +67,10 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
-if [ -n "$AUTONOMY_RESULT_SCHEMA" ]; then
+if [ "${AUTONOMY_RESULT_SCHEMA%autonomy.review.v1.json}" != "$AUTONOMY_RESULT_SCHEMA" ]; then
   echo '{"verdict":"approve","summary":"fine","headSha":"4b825dc642cb6eb9a060e54bf8d69288fbee4904"}' > "$out"
 else
-  echo 'done' > "$out"
+  echo '{"status":"done","summary":"implemented"}' > "$out"
 fi
 `
 

@@ -46,6 +46,7 @@ func TestProposeToolEntersTheCodeFlow(t *testing.T) {
 	fake := modelfake.Start(
 		modelfake.Turn{Shell: "echo hello > greeting.txt && git add greeting.txt && git -c user.name=develop -c user.email=d@example.com commit -q -m 'wip'"},
 		modelfake.Turn{Tool: "propose", Args: json.RawMessage(`{"title":"Fix the greeting","body":"Says hello now."}`)},
+		submitDone("Proposed the greeting."),
 		modelfake.Turn{Text: "Proposed."})
 	defer fake.Close()
 	dir := installFleet(t, proposeFleet, true)

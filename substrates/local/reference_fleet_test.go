@@ -112,10 +112,10 @@ func TestReferenceFleetRuns(t *testing.T) {
 	defer router.server.Close()
 	// The PM's shell runs the autonomy on its session's PATH, as a skill does.
 	router.fakes = map[string]*modelfake.Server{
-		"pm": modelfake.Start(modelfake.Turn{Shell: "autonomy runner launch develop --ref 1"}, modelfake.Turn{Text: "Launched develop."}),
+		"pm": modelfake.Start(modelfake.Turn{Shell: "autonomy runner launch develop --ref 1"}, finalResult("Launched develop on 1.")),
 		"develop": modelfake.Start(
 			modelfake.Turn{Shell: "echo hello from $ISSUE > greeting.txt && git add greeting.txt && git -c user.name=develop -c user.email=d@example.com commit -q -m 'Greet the user'"},
-			modelfake.Turn{Text: "Committed the greeting."}),
+			finalResult("Committed the greeting.")),
 	}
 	router.late = func() *modelfake.Server {
 		open, _ := r.Store.Proposals(ctx, false, 1)

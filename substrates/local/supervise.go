@@ -259,6 +259,10 @@ func (sv *supervision) launch(ctx context.Context, hold *rootHold) {
 			sv.end(ir.Failed, err.Error(), "", nil)
 			return
 		}
+		if stdin, err = sv.r.In.withContract(sv.s, sv.cfg, stdin); err != nil {
+			sv.end(ir.Failed, err.Error(), "", nil)
+			return
+		}
 	}
 	if sv.guard(ctx) {
 		sv.start(ctx, hold, argv, stdin, preset)
@@ -424,12 +428,17 @@ func (sv *supervision) settle(ctx context.Context, cmd *exec.Cmd, drain func()) 
 		end(ir.Failed, underMethod(cfg, describeExit(waitErr, cmd.ProcessState)), "", code)
 	default:
 		if sv.outPath != "" {
-			if err := collect(cfg.Command.Output, sv.outPath, sv.resultPath, cfg.Result != "", r.In.logMax(), logf); err != nil {
+			if err := collect(cfg.Command.Output, sv.outPath, sv.resultPath, structured(cfg), r.In.logMax(), logf); err != nil {
 				end(ir.Failed, "exit status 0 but "+err.Error(), "", code)
 				return
 			}
 		}
-		status, reason, verified := r.In.verify(cfg, sv.resultPath)
+		sub, err := r.submitted(ctx, id)
+		if err != nil {
+			end(ir.Failed, "exit status 0 but the session's result cannot be read: "+err.Error(), "", code)
+			return
+		}
+		status, reason, verified := r.In.verify(cfg, sv.resultPath, sub)
 		r.playbooks().holdToMethod(ctx, s, cfg, sv.resultPath, logf, end, code, status, reason, verified)
 	}
 }

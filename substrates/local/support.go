@@ -34,7 +34,7 @@ var support = []substrates.Support{
 	{Feature: "kind:human", Level: substrates.Supported, Note: "a parked ask listed in .autonomy/state/attention.md, done only with its one-time token and evidence"},
 	{Feature: "field:timeout", Level: substrates.Supported, Note: "TERM to the process group, KILL after policy.box.local.graceSeconds"},
 	{Feature: "field:review", Level: substrates.Supported, Note: "the runner launches the reviewer on a proposer's branch when its session ends done with commits, binds the verdict to the head and merges only an approval of it, within the proposer's code:propose@scope (codeHost local-git); the proposer also gets AUTONOMY_REVIEWER"},
-	{Feature: "field:result", Level: substrates.Supported, Note: "an exit 0 is done only when AUTONOMY_RESULT validates against the schema"},
+	{Feature: "field:result", Level: substrates.Supported, Note: "an exit 0 is done only with a result that validates against the actor's contract (autonomy.result.v1 by default), delivered through submit_result or AUTONOMY_RESULT"},
 	{Feature: "field:execution", Level: substrates.Supported, Note: "isolated: a git worktree per session under .autonomy/worktrees, removed when it ends"},
 	{Feature: "field:prelaunch", Level: substrates.Supported, Note: "run with sh -c in the session's workspace before the actor; a failure fails the session"},
 	{Feature: "policy:maxConcurrent", Level: substrates.Supported, Note: "running agent sessions never exceed it: launch refuses, tick defers"},

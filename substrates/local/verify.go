@@ -1,6 +1,7 @@
 package local
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -8,46 +9,155 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/autonomyhq/autonomy/internal/store"
+	"github.com/autonomyhq/autonomy/internal/tools"
 	"github.com/autonomyhq/autonomy/ir"
 )
 
-// verify decides what an exit 0 means: done when the actor declares no result schema, or when
-// its result file validates against it; failed otherwise. Done is verified, never presumed.
-func (in *Install) verify(cfg *ActorConfig, resultPath string) (ir.SessionStatus, string, string) {
-	if cfg.Result == "" {
-		return ir.Done, "", "exit status 0; the actor declares no result schema"
-	}
-	data, err := os.ReadFile(resultPath)
+// defaultResultPath is where the default contract (autonomy.result.v1) is installed.
+const defaultResultPath = resultsDir + "/" + ir.DefaultContract + ".json"
+
+// submitted is the result a session delivered through the submit_result tool ("" when it made
+// no such call): the input the runner recorded with it (hands.go), JSON.
+func (r *Runner) submitted(ctx context.Context, session string) (string, error) {
+	events, err := r.Store.Events(ctx, session, 0)
 	if err != nil {
-		return ir.Failed, fmt.Sprintf("exit status 0 but no result: %s was not written (the actor must write its result there, as AUTONOMY_RESULT says)", resultPath), ""
+		return "", err
+	}
+	out := ""
+	for _, e := range events {
+		if e.Kind == toolEvent(tools.SubmitResult) {
+			out = e.Message
+		}
+	}
+	return out, nil
+}
+
+// verify decides what an exit 0 means. An actor without a result contract (a script, whose exit
+// status is its contract, or an agent that opts out with result: { schema: none }) is done. Any
+// other is done only with a result that validates against its contract and does not say
+// failed: the one it delivered through submit_result (the tool's input for the default contract,
+// its output member for a declared one), else its result file (AUTONOMY_RESULT). Done is
+// verified, never presumed.
+func (in *Install) verify(cfg *ActorConfig, resultPath, submitted string) (ir.SessionStatus, string, string) {
+	if cfg.Result == "" {
+		if cfg.Skill {
+			return ir.Done, "", "exit status 0 only: the actor opts out of a result (result: { schema: none }), which is weaker than a validated result"
+		}
+		return ir.Done, "", "exit status 0; a script's exit status is its contract"
+	}
+	data, source, why := in.resultDoc(cfg, resultPath, submitted)
+	if why != "" {
+		return ir.Failed, why, ""
 	}
 	var doc any
 	if err := json.Unmarshal(data, &doc); err != nil {
-		return ir.Failed, fmt.Sprintf("exit status 0 but the result is not JSON: %v", err), ""
+		return ir.Failed, fmt.Sprintf("exit status 0 but the result is not JSON: %v (the result delivered by %s; a session delivers one JSON object, through submit_result)", err, source), ""
 	}
-	schemaPath := in.Path(cfg.Result)
-	raw, err := os.ReadFile(schemaPath)
+	if why := in.validateResult(cfg, doc); why != "" {
+		return ir.Failed, fmt.Sprintf("exit status 0 but the result does not satisfy %s: %s (the result in %s)", contractName(cfg), why, source), ""
+	}
+	if st, ok := reported(doc, submitted, cfg.Result == defaultResultPath); ok && st.Status == "failed" {
+		return ir.Failed, "the agent reported its work failed: " + clip(st.Summary), ""
+	}
+	return ir.Done, "", fmt.Sprintf("exit status 0 and the result (delivered by %s) validates against %s", source, contractName(cfg))
+}
+
+// resultDoc is the result a session delivered and where it came from, or why there is none.
+func (in *Install) resultDoc(cfg *ActorConfig, resultPath, submitted string) (data []byte, source, why string) {
+	if submitted != "" {
+		if cfg.Result == defaultResultPath {
+			return []byte(submitted), "submit_result", ""
+		}
+		var call struct {
+			Output json.RawMessage `json:"output"`
+		}
+		if json.Unmarshal([]byte(submitted), &call) == nil && len(call.Output) > 0 {
+			return call.Output, "submit_result's output", ""
+		}
+	}
+	data, err := os.ReadFile(resultPath)
 	if err != nil {
-		return ir.Failed, fmt.Sprintf("cannot read the result schema %s: %v", cfg.Result, err), ""
+		return nil, "", fmt.Sprintf("exit status 0 but no result: the session did not call submit_result, and %s was not written "+
+			"(a session is done only with a result that satisfies %s: call submit_result, or write it where AUTONOMY_RESULT says)", resultPath, contractName(cfg))
+	}
+	return data, filepath.Base(resultPath), ""
+}
+
+// reported is the status and summary the agent reported: those of its submit_result call, else
+// those of a result file of the default contract (isDefault).
+func reported(doc any, submitted string, isDefault bool) (tools.Result, bool) {
+	var st tools.Result
+	if submitted != "" && json.Unmarshal([]byte(submitted), &st) == nil && st.Status != "" {
+		return st, true
+	}
+	m, ok := doc.(map[string]any)
+	if !ok || !isDefault {
+		return st, false
+	}
+	st.Status, _ = m["status"].(string)
+	st.Summary, _ = m["summary"].(string)
+	return st, st.Status != ""
+}
+
+// validateResult checks a result document against the actor's installed contract, and says
+// which fields fail ("" when it validates).
+func (in *Install) validateResult(cfg *ActorConfig, doc any) string {
+	raw, err := os.ReadFile(in.Path(cfg.Result))
+	if err != nil {
+		return fmt.Sprintf("cannot read the result schema %s: %v", cfg.Result, err)
 	}
 	var schemaDoc any
 	if err := json.Unmarshal(raw, &schemaDoc); err != nil {
-		return ir.Failed, fmt.Sprintf("the result schema %s is not JSON: %v (compile again)", cfg.Result, err), ""
+		return fmt.Sprintf("the result schema %s is not JSON: %v (compile again)", cfg.Result, err)
 	}
 	if m, ok := schemaDoc.(map[string]any); ok {
 		delete(m, "//") // the DO NOT EDIT header member
 	}
 	c := jsonschema.NewCompiler()
 	if err := c.AddResource("file:///result-schema.json", schemaDoc); err != nil {
-		return ir.Failed, fmt.Sprintf("the result schema %s: %v", cfg.Result, err), ""
+		return fmt.Sprintf("the result schema %s: %v", cfg.Result, err)
 	}
 	sch, err := c.Compile("file:///result-schema.json")
 	if err != nil {
-		return ir.Failed, fmt.Sprintf("the result schema %s does not compile: %v", cfg.Result, err), ""
+		return fmt.Sprintf("the result schema %s does not compile: %v", cfg.Result, err)
 	}
 	if err := sch.Validate(doc); err != nil {
-		msg := ir.ExplainResultError(err)
-		return ir.Failed, fmt.Sprintf("exit status 0 but the result does not satisfy %s: %s", cfg.Result, msg), ""
+		return ir.ExplainResultError(err)
 	}
-	return ir.Done, "", fmt.Sprintf("exit status 0 and %s validates against %s", filepath.Base(resultPath), cfg.Result)
+	return ""
 }
+
+// contractName names the actor's contract: its installed file, or the default's name.
+func contractName(cfg *ActorConfig) string {
+	if cfg.Result == defaultResultPath {
+		return ir.DefaultContract
+	}
+	return cfg.Result
+}
+
+// withContract tells a skill session of the default contract how to deliver its result: the
+// skill (woven or not) followed by tools.ResultInstructions, written under the state folder; its
+// path is the agent's stdin. Any other session's stdin is returned unchanged.
+func (in *Install) withContract(s store.Session, cfg *ActorConfig, skill string) (string, error) {
+	if cfg.Result != defaultResultPath {
+		return skill, nil
+	}
+	text, err := os.ReadFile(skill)
+	if err != nil {
+		return "", fmt.Errorf("cannot read its behavior: %v", err)
+	}
+	out := in.Path(StateDir + "/prompts/" + s.ID + ".md")
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		return "", err
+	}
+	if err := writeNew(out, append(text, tools.ResultInstructions()...), 0o644); err != nil {
+		return "", err
+	}
+	return out, nil
+}
+
+// structured reports whether the actor's preset is asked for a structured result: a declared
+// contract is (--output-schema, --json-schema); the default contract is delivered through
+// submit_result, or as the final message.
+func structured(cfg *ActorConfig) bool { return cfg.Result != "" && cfg.Result != defaultResultPath }

@@ -29,7 +29,7 @@ actors:
 policy:
   box:
     local:
-      agent: [/bin/sh, -c, 'cat > ` + received + `']
+      agent: [/bin/sh, -c, 'cat > ` + received + `; ` + deliverResult + `']
 `,
 		files: map[string]string{
 			"skills/reviewer/SKILL.md": "---\nname: code-review\ndescription: judges code\n---\n# Review\n",

@@ -44,7 +44,7 @@ func TestEndToEnd(t *testing.T) {
 	// job holds no write token, so the shim records the launch and pm's apply job dispatches it.
 	pm := modelfake.Start(
 		modelfake.Turn{Shell: "gh workflow run develop.yml -f ISSUE=" + strconv.Itoa(item)},
-		modelfake.Turn{Text: "Dispatched develop."},
+		finalResult("Dispatched develop."),
 	)
 	defer pm.Close()
 	pv := values(pm, "schedule", nil)
@@ -65,7 +65,7 @@ func TestEndToEnd(t *testing.T) {
 	// develop commits; its propose job opens the pull request and dispatches the reviewer.
 	devModel := modelfake.Start(
 		modelfake.Turn{Shell: "echo hello > greeting.txt && git add greeting.txt && git commit -q -m 'Greet the user' && git log -1 --format=%s"},
-		modelfake.Turn{Text: "Committed the greeting."},
+		finalResult("Committed the greeting."),
 	)
 	defer devModel.Close()
 	dv := values(devModel, "workflow_dispatch", dev.Inputs)
@@ -309,7 +309,7 @@ func TestEndToEndRefusals(t *testing.T) {
 	f := newFleet(t)
 	agentThenPropose := func(actor, event string, inputs map[string]string, shell string) string {
 		t.Helper()
-		model := modelfake.Start(modelfake.Turn{Shell: shell}, modelfake.Turn{Text: "Done."})
+		model := modelfake.Start(modelfake.Turn{Shell: shell}, finalResult("Done."))
 		defer model.Close()
 		v := f.values(model, event, inputs)
 		if out, ran := f.r.job(f.wf(actor), "agent", v, false); !ran || model.Err() != nil {
@@ -375,4 +375,13 @@ func createPull(t *testing.T, f *fleet, branch string) int {
 		t.Fatal(err)
 	}
 	return pr.Number
+}
+
+// finalResult is the scripted model ending with its result (autonomy.result.v1) as its final
+// message, which the agent job exports beside its safe outputs for the apply job to verify: the
+// way a session whose CLI offers its MCP tools as a namespace the scripted model cannot call
+// into (codex with gpt-5-codex) delivers it.
+func finalResult(summary string) modelfake.Turn {
+	text, _ := json.Marshal(map[string]any{"status": "done", "summary": summary})
+	return modelfake.Turn{Text: string(text)}
 }

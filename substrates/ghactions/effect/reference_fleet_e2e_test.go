@@ -33,7 +33,7 @@ func TestReferenceFleetRuns(t *testing.T) {
 
 	pm := modelfake.Start(
 		modelfake.Turn{Shell: "gh workflow run develop.yml -f ISSUE=" + strconv.Itoa(item)},
-		modelfake.Turn{Text: "Launched develop."},
+		finalResult("Launched develop."),
 	)
 	defer pm.Close()
 	pv := values(pm, "schedule", nil)
@@ -53,7 +53,7 @@ func TestReferenceFleetRuns(t *testing.T) {
 
 	devModel := modelfake.Start(
 		modelfake.Turn{Shell: "echo hello > greeting.txt && git add greeting.txt && git commit -q -m 'Greet the user'"},
-		modelfake.Turn{Text: "Committed the greeting."},
+		finalResult("Committed the greeting."),
 	)
 	defer devModel.Close()
 	dv := values(devModel, "workflow_dispatch", dev.Inputs)

@@ -29,7 +29,7 @@ func TestPMLaunchesThroughTheRunner(t *testing.T) {
 	const runner = `"$AUTONOMY_BIN" runner `
 	pm := modelfake.Start(
 		modelfake.Turn{Shell: runner + `launch develop --ref ` + item + ` --branch agent/issue-` + item},
-		modelfake.Turn{Text: "Launched develop."},
+		finalResult("Launched develop."),
 	)
 	defer pm.Close()
 	v := f.values(pm, "schedule", nil)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/autonomyhq/autonomy/internal/mcpserver"
 	"github.com/autonomyhq/autonomy/internal/tools"
@@ -87,5 +88,12 @@ func ApplyFile(ctx context.Context, e *Env, sha, path string) ([]Applied, bool, 
 	}
 	out, err := e.Apply(ctx, ApplyOptions{Outputs: f, Installed: m, Actor: e.Actor, Session: e.RunID,
 		Max: pol.Box.GHActions.Tools.Max, Staged: staged})
-	return out, staged, err
+	if err != nil {
+		return out, staged, err
+	}
+	a, _ := m.Actor(e.Actor) // Apply refused an actor not installed
+	return out, staged, VerifyResult(a, out, filepath.Join(filepath.Dir(path), ResultFile))
 }
+
+// ResultFile is the session's result file the agent job exports beside its safe outputs.
+const ResultFile = "result.json"

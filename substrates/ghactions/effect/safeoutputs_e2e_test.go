@@ -63,6 +63,7 @@ func safeOutputs(t *testing.T, preset string, staged bool) {
 		modelfake.Turn{Tool: "set_state", Args: json.RawMessage(`{"item":"` + item + `","state":"ready"}`)},
 		modelfake.Turn{Tool: "launch", Args: json.RawMessage(`{"actor":"develop","subject":"` + item + `"}`)},
 		modelfake.Turn{Tool: "launch", Args: json.RawMessage(`{"actor":"reviewer","subject":"` + item + `"}`)},
+		modelfake.Turn{Tool: "submit_result", Args: json.RawMessage(`{"status":"done","summary":"Triaged #` + item + `.","done":["commented","labelled ready","launched develop"]}`)},
 		modelfake.Turn{Text: "Done."},
 	)
 	defer model.Close()
@@ -80,8 +81,8 @@ func safeOutputs(t *testing.T, preset string, staged bool) {
 	}
 	outputs := filepath.Join(f.r.artifacts["4242/autonomy-outputs"], "outputs.jsonl")
 	recorded := readEffects(t, outputs)
-	if got := effectTools(recorded); !slices.Equal(got, []string{"comment", "set_state", "launch"}) {
-		t.Fatalf("recorded %v, want comment, set_state, launch", got)
+	if got := effectTools(recorded); !slices.Equal(got, []string{"comment", "set_state", "launch", "submit_result"}) {
+		t.Fatalf("recorded %v, want comment, set_state, launch, submit_result", got)
 	}
 	// What the model's job could forge into its artifact: the refused calls, written directly.
 	forge(t, outputs, tools.Effect{Tool: "comment", Actor: "pm", Session: "4242", Input: json.RawMessage(`{"item":"` + item + `","body":"forged"}`)},
@@ -122,7 +123,8 @@ func safeOutputs(t *testing.T, preset string, staged bool) {
 	sv := f.values(nil, "schedule", nil)
 	sv["github.run_id"] = "5151"
 	dir := t.TempDir()
-	forge(t, filepath.Join(dir, "outputs.jsonl"), tools.Effect{Tool: "comment", Actor: "strategist", Session: "5151", Input: json.RawMessage(`{"item":"` + item + `","body":"forged"}`)})
+	forge(t, filepath.Join(dir, "outputs.jsonl"), tools.Effect{Tool: "comment", Actor: "strategist", Session: "5151", Input: json.RawMessage(`{"item":"` + item + `","body":"forged"}`)},
+		tools.Effect{Tool: "submit_result", Actor: "strategist", Session: "5151", Input: json.RawMessage(`{"status":"done","summary":"Planned."}`)})
 	f.r.artifacts["5151/autonomy-outputs"] = dir
 	if out, ran := f.r.job(f.wf("strategist"), "apply", sv, false); !ran || !strings.Contains(out, "tasks:converse") {
 		t.Errorf("the strategist's forged comment: ran %v\n%s", ran, out)
@@ -166,5 +168,37 @@ func forge(t *testing.T, path string, es ...tools.Effect) {
 		if err := o.Append(e); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestApplyFailsARunWithoutAResult: done is verified, never presumed. A run whose model ends with
+// prose and no result (the real codex, its final message exported beside the safe outputs) has
+// its effects applied, and its apply job fails, so the run ends failed, saying why; one that
+// reports its work failed through submit_result fails it too, with the agent's summary.
+func TestApplyFailsARunWithoutAResult(t *testing.T) {
+	f := safeOutputFleet(t, "codex", false)
+	item := strconv.Itoa(f.item)
+	for i, c := range []struct {
+		last []modelfake.Turn
+		want string
+	}{
+		{[]modelfake.Turn{{Text: "All done, the item is triaged."}}, "the session's result is invalid, so the run is not done"},
+		{[]modelfake.Turn{{Tool: "submit_result", Args: json.RawMessage(`{"status":"failed","summary":"The item is a duplicate I cannot close."}`)}, {Text: "Stopped."}},
+			"the agent reported its work failed: The item is a duplicate I cannot close."},
+	} {
+		model := modelfake.Start(append([]modelfake.Turn{{Tool: "comment", Args: json.RawMessage(`{"item":"` + item + `","body":"Looked at it."}`)}}, c.last...)...)
+		v := modelValues(f.values(model, "schedule", nil), "codex", model)
+		v["github.run_id"] = strconv.Itoa(6000 + i)
+		if out, ran := f.r.job(f.wf("pm"), "agent", v, false); !ran || model.Err() != nil {
+			t.Fatalf("pm: ran %v, model %v\n%s", ran, model.Err(), out)
+		}
+		model.Close()
+		out, ran := f.r.job(f.wf("pm"), "apply", v, true)
+		if !ran || !strings.Contains(out, c.want) {
+			t.Errorf("the apply job of run %d: ran %v, want it failed with %q:\n%s", i, ran, c.want, out)
+		}
+	}
+	if is, _ := f.fake.Issue(f.item); len(is.Comments) != 2 {
+		t.Errorf("the comments %q: each run's effects are applied before its result is verified", is.Comments)
 	}
 }

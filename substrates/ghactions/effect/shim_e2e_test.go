@@ -70,7 +70,7 @@ func referenceSkillShims(t *testing.T, preset string) {
 		modelfake.Turn{Shell: "bun scripts/runner.ts launch develop --ref " + item + " --branch agent/issue-" + item},
 		modelfake.Turn{Shell: "gh workflow run reviewer.yml -f PR=" + item + `; echo "exit $?"`},
 		modelfake.Turn{Shell: `gh pr create --title x --body y; echo "exit $?"`},
-		modelfake.Turn{Text: "Done."},
+		finalResult("Launched develop."),
 	)
 	defer pm.Close()
 	v := modelValues(f.values(pm, "schedule", nil), preset, pm)
@@ -121,7 +121,7 @@ func referenceSkillShims(t *testing.T, preset string) {
 	}
 
 	// The strategist holds no tasks:converse: its gh issue comment is refused in its job.
-	st := modelfake.Start(modelfake.Turn{Shell: "gh issue comment " + item + ` --body forged; echo "exit $?"`}, modelfake.Turn{Text: "Done."})
+	st := modelfake.Start(modelfake.Turn{Shell: "gh issue comment " + item + ` --body forged; echo "exit $?"`}, finalResult("Tried to comment."))
 	defer st.Close()
 	sv := modelValues(f.values(st, "schedule", nil), preset, st)
 	sv["github.run_id"] = "5151"

@@ -2,6 +2,7 @@ package ghcmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -49,10 +50,14 @@ git show, the safe-output file of the agent job's run (GITHUB_RUN_ID) of the act
 AUTONOMY_ACTOR, checks every effect against the actor's installed capabilities and scopes and
 the caps of policy.box.gh-actions.tools.max, and applies what passes with GH_TOKEN; with
 policy.box.gh-actions.tools.staged: true it applies nothing. Each effect's fate is written to
-the step summary (GITHUB_STEP_SUMMARY) and the log.
+the step summary (GITHUB_STEP_SUMMARY) and the log. Then, for an actor whose result contract is
+the default (autonomy.result.v1), it verifies the session is done: the result it delivered
+through submit_result, else the final message the agent job exported beside the safe-output
+file (result.json), must validate and say done.
 
-Exit codes: 0 done, refused effects included (they are reported); 2 an unreadable safe-output
-file or installation, or a GitHub error.`,
+Exit codes: 0 done, refused effects included (they are reported); 1 the session delivered no
+valid result, or reported its work failed (the run ends failed, naming the missing or invalid
+field); 2 an unreadable safe-output file or installation, or a GitHub error.`,
 		Example: `  GITHUB_REPOSITORY=o/r GH_TOKEN=… GITHUB_SHA=… GITHUB_RUN_ID=7 AUTONOMY_POLICY=.autonomy/policy.json AUTONOMY_ACTOR=pm autonomy gh apply --outputs outputs.jsonl`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -63,6 +68,10 @@ file or installation, or a GitHub error.`,
 			applied, staged, err := effect.ApplyFile(context.Background(), e, os.Getenv("GITHUB_SHA"), outputs)
 			if werr := writeSummary(cmd, e.Actor, staged, applied); werr != nil && err == nil {
 				err = werr
+			}
+			var none *effect.NoResult
+			if errors.As(err, &none) {
+				return exitcode.Problemf("%v", err)
 			}
 			if err != nil {
 				return exitcode.Usagef("%v", err)

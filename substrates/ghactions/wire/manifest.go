@@ -7,7 +7,9 @@ type ManifestActor struct {
 	Kind         string   `json:"kind"`
 	Workflow     string   `json:"workflow"`
 	Capabilities []string `json:"capabilities"`
-	Triggers     []struct {
+	// Result is the result contract the apply job verifies ("" for none).
+	Result   string `json:"result,omitempty"`
+	Triggers []struct {
 		Kind   string   `json:"kind"`
 		Params []string `json:"params"`
 	} `json:"triggers"`
