@@ -177,7 +177,8 @@ func ghExample(t *testing.T, line string, ex example) {
   "requiresInput": {"step": "3", "kind": "select", "prompt": "Which label fits?", "options": ["bug", "feature"], "resumeToken": "rt_secret"}}`)
 	case "apply":
 		// The safe outputs the pm's MCP server recorded in its run: a comment on #42.
-		writeIn(t, ".", "outputs.jsonl", `{"tool":"comment","actor":"pm","session":"7","input":{"item":"42","body":"Triaged: ready for develop."}}`+"\n")
+		writeIn(t, ".", "outputs.jsonl", `{"tool":"comment","actor":"pm","session":"7","input":{"item":"42","body":"Triaged: ready for develop."}}`+"\n"+
+			`{"tool":"submit_result","actor":"pm","session":"7","input":{"status":"done","summary":"Triaged #42."}}`+"\n")
 	case "shim":
 		if ex.args[2] == "exec" {
 			if code, _, errOut := run(t, "gh", "shim", "install", "shims"); code != 0 {
@@ -513,7 +514,22 @@ func ghShimEffect(t *testing.T, line string, ex example, last func() string) {
 	for k, v := range map[string]string{"GITHUB_REPOSITORY": "o/r", "GH_TOKEN": "t", "AUTONOMY_ACTOR": "develop", "AUTONOMY_POLICY": applyEnv["AUTONOMY_POLICY"]} {
 		t.Setenv(k, v)
 	}
+	// develop's session ends by delivering its result (autonomy.result.v1), as its apply checks.
+	appendOutput(t, "outputs.jsonl", `{"tool":"submit_result","actor":"develop","session":"7","input":{"status":"done","summary":"Said it is working on #42."}}`)
 	if code, out, errOut := run(t, "gh", "apply", "--outputs", "outputs.jsonl"); code != 0 || last() != "Working on it." {
 		t.Errorf("%s, then develop's apply: exit %d, the last comment on #42 %q\n%s%s", line, code, last(), out, errOut)
+	}
+}
+
+// appendOutput appends one safe-output line to the file at path.
+func appendOutput(t *testing.T, path, line string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(line + "\n"); err != nil {
+		t.Fatal(err)
 	}
 }
