@@ -11,8 +11,8 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/substrates"
@@ -189,7 +189,7 @@ func (c *compiler) podTemplate(a *ir.Actor) *corev1.PodTemplate {
 	}
 	no, yes, user := false, true, int64(65532)
 	ctr := corev1.Container{Name: ContainerName, Image: c.box.Image, Args: SessionArgs, Env: env,
-		VolumeMounts: []corev1.VolumeMount{{Name: InstallVolume, MountPath: InstallDir, ReadOnly: true}},
+		VolumeMounts:    []corev1.VolumeMount{{Name: InstallVolume, MountPath: InstallDir, ReadOnly: true}},
 		SecurityContext: &corev1.SecurityContext{AllowPrivilegeEscalation: &no, Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}},
 	}
 	if len(c.box.Requests) > 0 || len(c.box.Limits) > 0 {
