@@ -157,6 +157,8 @@ func TestRBACIsLeastPrivilege(t *testing.T) {
 		"boss": append(launchWorker, "get /podtemplates triage", "delete batch/jobs", "patch batch/jobs"),
 		// code:review: nothing in the cluster
 		"reviewer": nil,
+		// agent:cancel@worker_1, agent:update@worker_1 (the admission policy narrows them)
+		"janitor": {"delete batch/jobs", "patch batch/jobs"},
 	}
 	cs := kubernetes.NewForConfigOrDie(c.Config)
 	for sa, want := range allowed {
@@ -252,5 +254,49 @@ func TestLaunchScopeIsAdmitted(t *testing.T) {
 	}
 	if err := create("worker-1-ba7bf687", sessionJob(t, admin, ns, "worker_1", "s-self")); !apierrors.IsForbidden(err) {
 		t.Errorf("worker_1 (no agent:launch) created a Job: %v", err)
+	}
+}
+
+// TestCancelAndUpdateScopeIsAdmitted: a canceller and updater scoped to worker_1 may delete and
+// suspend worker_1's sessions, and the admission policy refuses the same on triage's, and an
+// update that changes more than suspend (real requests as the ServiceAccount, dry run).
+func TestCancelAndUpdateScopeIsAdmitted(t *testing.T) {
+	c := k8stest.Get(t)
+	const ns = "cancel"
+	install(t, c.Config, ns)
+	admin := kubernetes.NewForConfigOrDie(c.Config)
+	ctx := context.Background()
+	for _, j := range []*batchv1.Job{sessionJob(t, admin, ns, "worker_1", "s-worker"), sessionJob(t, admin, ns, "triage", "s-triage")} {
+		suspend := true
+		j.Spec.Suspend = &suspend // kwok need not run them
+		if _, err := admin.BatchV1().Jobs(ns).Create(ctx, j, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	janitor := as(c.Config, ns, "janitor").BatchV1().Jobs(ns)
+	background := metav1.DeletePropagationBackground
+	dryDelete := metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}, PropagationPolicy: &background}
+	patch := func(name, body string) error {
+		_, err := janitor.Patch(ctx, name, types.MergePatchType, []byte(body), metav1.PatchOptions{DryRun: []string{metav1.DryRunAll}})
+		return err
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for err := janitor.Delete(ctx, "s-triage", dryDelete); !strings.Contains(fmt.Sprint(err), "agent:cancel"); err = janitor.Delete(ctx, "s-triage", dryDelete) {
+		if time.Now().After(deadline) {
+			t.Fatalf("janitor (agent:cancel@worker_1) cancelled triage's session: %v", err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if err := janitor.Delete(ctx, "s-worker", dryDelete); err != nil {
+		t.Errorf("janitor cannot cancel worker_1's session: %v", err)
+	}
+	if err := patch("s-worker", `{"spec":{"suspend":false}}`); err != nil {
+		t.Errorf("janitor cannot resume worker_1's session: %v", err)
+	}
+	if err := patch("s-triage", `{"spec":{"suspend":false}}`); err == nil || !strings.Contains(err.Error(), "agent:update") {
+		t.Errorf("janitor (agent:update@worker_1) resumed triage's session: %v", err)
+	}
+	if err := patch("s-worker", `{"metadata":{"labels":{"`+LabelActor+`":"triage"}}}`); err == nil || !strings.Contains(err.Error(), "agent:update") {
+		t.Errorf("janitor relabelled worker_1's session as triage's: %v", err)
 	}
 }
