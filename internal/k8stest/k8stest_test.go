@@ -56,8 +56,8 @@ func TestAJobRunsToSucceeded(t *testing.T) {
 	cs := kubernetes.NewForConfigOrDie(c.Config)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "k8stest-job"}}
-	if _, err := cs.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
+	ns, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "k8stest-job-"}}, metav1.CreateOptions{})
+	if err != nil {
 		t.Fatal(err)
 	}
 	backoff := int32(0)

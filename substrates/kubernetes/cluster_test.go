@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -22,6 +23,12 @@ import (
 
 	"github.com/autonomyhq/autonomy/internal/k8stest"
 )
+
+// nsSeq numbers the namespaces of the tests, which share one cluster across -count runs.
+var nsSeq atomic.Int64
+
+// namespace is a namespace no other test of this binary uses.
+func namespace(base string) string { return fmt.Sprintf("%s-%d", base, nsSeq.Add(1)) }
 
 // install compiles fleetProfile into namespace ns and applies every object its kustomization
 // lists with server-side apply and strict field validation, returning each object's version
@@ -82,8 +89,9 @@ func apply(t *testing.T, cfg *rest.Config, objs []*unstructured.Unstructured) ma
 // fails), and applying them again changes none of them.
 func TestManifestsApplyStrictlyAndIdempotently(t *testing.T) {
 	c := k8stest.Get(t)
-	first := install(t, c.Config, "apply-twice")
-	second := install(t, c.Config, "apply-twice")
+	ns := namespace("apply-twice")
+	first := install(t, c.Config, ns)
+	second := install(t, c.Config, ns)
 	if len(first) < 15 {
 		t.Errorf("only %d objects applied", len(first))
 	}
@@ -145,7 +153,7 @@ var probes = []access{
 // from the standard, not from the permission table) and denies every other probe.
 func TestRBACIsLeastPrivilege(t *testing.T) {
 	c := k8stest.Get(t)
-	const ns = "rbac"
+	ns := namespace("rbac")
 	install(t, c.Config, ns)
 	launchWorker := []string{"create batch/jobs", "get /configmaps " + ConfigMapFleet, "get /podtemplates worker-1-ba7bf687"}
 	allowed := map[string][]string{
@@ -209,7 +217,7 @@ func sessionJob(t *testing.T, cs *kubernetes.Clientset, ns, actor, id string) *b
 // agent:launch.
 func TestLaunchScopeIsAdmitted(t *testing.T) {
 	c := k8stest.Get(t)
-	const ns = "launch"
+	ns := namespace("launch")
 	install(t, c.Config, ns)
 	admin := kubernetes.NewForConfigOrDie(c.Config)
 	dry := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
@@ -262,7 +270,7 @@ func TestLaunchScopeIsAdmitted(t *testing.T) {
 // update that changes more than suspend (real requests as the ServiceAccount, dry run).
 func TestCancelAndUpdateScopeIsAdmitted(t *testing.T) {
 	c := k8stest.Get(t)
-	const ns = "cancel"
+	ns := namespace("cancel")
 	install(t, c.Config, ns)
 	admin := kubernetes.NewForConfigOrDie(c.Config)
 	ctx := context.Background()
