@@ -12,8 +12,10 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
@@ -59,8 +61,9 @@ func apply(t *testing.T, cfg *rest.Config, objs []*unstructured.Unstructured) ma
 		if err != nil {
 			t.Fatalf("%s %s: %v", gvk, o.GetName(), err)
 		}
+		// As kubectl does: the object's scope, not its metadata, says where it goes.
 		var ri dynamic.ResourceInterface = dyn.Resource(m.Resource)
-		if o.GetNamespace() != "" {
+		if m.Scope.Name() == meta.RESTScopeNameNamespace {
 			ri = dyn.Resource(m.Resource).Namespace(o.GetNamespace())
 		}
 		data, err := o.MarshalJSON()
@@ -99,6 +102,35 @@ func TestManifestsApplyStrictlyAndIdempotently(t *testing.T) {
 		if second[k] != v {
 			t.Errorf("%s changed on the second apply: %s, then %s", k, v, second[k])
 		}
+	}
+}
+
+// TestManifestsApplyAsKustomizeRendersThem: kustomize's namespace transformer (the kustomization's
+// namespace:) also writes the namespace into objects it does not know to be cluster-scoped, the
+// admission policy and its binding among them (kustomize build does); the API server still
+// installs them cluster-wide, as kubectl apply -k sends them.
+func TestManifestsApplyAsKustomizeRendersThem(t *testing.T) {
+	c := k8stest.Get(t)
+	ns := namespace("kustomized")
+	out, err := compileFleet(t, writeFleet(t, strings.Replace(fleetProfile, "namespace: fleet-a", "namespace: "+ns, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := Objects(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range objs {
+		if o.GetKind() != "Namespace" {
+			o.SetNamespace(ns)
+		}
+	}
+	apply(t, c.Config, objs)
+	dyn := dynamic.NewForConfigOrDie(c.Config)
+	vap := schema.GroupVersionResource{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingadmissionpolicies"}
+	got, err := dyn.Resource(vap).Get(context.Background(), AdmissionPolicyName(ns), metav1.GetOptions{})
+	if err != nil || got.GetNamespace() != "" {
+		t.Fatalf("the admission policy: %v, namespace %q", err, got.GetNamespace())
 	}
 }
 
