@@ -26,13 +26,13 @@ func (c *compiler) admission() (*admissionv1.ValidatingAdmissionPolicy, *admissi
 	pairs := map[string][]string{}
 	for _, a := range c.p.Actors {
 		for _, cp := range a.Capabilities {
-			scope := []string{cp.Scope}
-			if cp.Scope == "" {
-				scope = c.agents
+			// An unscoped verb reaches every actor: "SA/*", one entry, so the policy grows
+			// linearly with the actors.
+			target := "*"
+			if cp.Scope != "" {
+				target = ObjectName(cp.Scope)
 			}
-			for _, s := range scope {
-				pairs[cp.Name] = append(pairs[cp.Name], ObjectName(a.Name.Value)+"/"+ObjectName(s))
-			}
+			pairs[cp.Name] = append(pairs[cp.Name], ObjectName(a.Name.Value)+"/"+target)
 		}
 	}
 	vap := &admissionv1.ValidatingAdmissionPolicy{TypeMeta: typeMeta("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy"),
@@ -48,11 +48,12 @@ func (c *compiler) admission() (*admissionv1.ValidatingAdmissionPolicy, *admissi
 				{Name: "job", Expression: "request.operation == 'DELETE' ? oldObject : object"},
 				{Name: "actor", Expression: "has(variables.job.metadata.labels) && " + celString(LabelActor) + " in variables.job.metadata.labels ? variables.job.metadata.labels[" + celString(LabelActor) + "] : ''"},
 				{Name: "pair", Expression: "variables.sa + '/' + variables.actor"},
+				{Name: "any", Expression: "variables.sa + '/*'"},
 			},
 			Validations: []admissionv1.Validation{
-				{Expression: "request.operation != 'CREATE' || variables.pair in " + celList(pairs["agent:launch"]), Message: "agent:launch does not let this ServiceAccount launch that actor (or the Job names no actor)"},
-				{Expression: "request.operation != 'DELETE' || variables.pair in " + celList(pairs["agent:cancel"]), Message: "agent:cancel does not let this ServiceAccount cancel that actor's sessions"},
-				{Expression: "request.operation != 'UPDATE' || (variables.pair in " + celList(pairs["agent:update"]) + " && object.spec.template == oldObject.spec.template && object.metadata.labels == oldObject.metadata.labels)", Message: "agent:update does not let this ServiceAccount update that actor's sessions, or the update changes more than suspend"},
+				{Expression: "request.operation != 'CREATE' || (variables.pair in " + celList(pairs["agent:launch"]) + " || variables.any in " + celList(pairs["agent:launch"]) + ")", Message: "agent:launch does not let this ServiceAccount launch that actor (or the Job names no actor)"},
+				{Expression: "request.operation != 'DELETE' || (variables.pair in " + celList(pairs["agent:cancel"]) + " || variables.any in " + celList(pairs["agent:cancel"]) + ")", Message: "agent:cancel does not let this ServiceAccount cancel that actor's sessions"},
+				{Expression: "request.operation != 'UPDATE' || ((variables.pair in " + celList(pairs["agent:update"]) + " || variables.any in " + celList(pairs["agent:update"]) + ")" + " && object.spec.template == oldObject.spec.template && object.metadata.labels == oldObject.metadata.labels)", Message: "agent:update does not let this ServiceAccount update that actor's sessions, or the update changes more than suspend"},
 				{Expression: "request.operation != 'CREATE' || " + c.templateShape(), Message: "a launched Job must be the actor's template: its ServiceAccount, the fleet's image and session command, the installation only, no secret, no host namespace"},
 			},
 		}}
@@ -68,7 +69,12 @@ func (c *compiler) admission() (*admissionv1.ValidatingAdmissionPolicy, *admissi
 // fixes, with the session's env free but never read from a secret.
 func (c *compiler) templateShape() string {
 	pod, ctr := "object.spec.template.spec", "object.spec.template.spec.containers[0]"
+	agents := make([]string, len(c.agents))
+	for i, a := range c.agents {
+		agents[i] = ObjectName(a)
+	}
 	conds := []string{
+		"variables.actor in " + celList(agents),
 		pod + ".serviceAccountName == variables.actor",
 		"has(object.spec.template.metadata.labels) && " + celString(LabelActor) + " in object.spec.template.metadata.labels && object.spec.template.metadata.labels[" + celString(LabelActor) + "] == variables.actor",
 		"size(" + pod + ".containers) == 1",

@@ -292,6 +292,12 @@ func TestLaunchScopeIsAdmitted(t *testing.T) {
 			t.Errorf("a Job with %s was admitted: %v", what, err)
 		}
 	}
+	// An unscoped launcher may launch every actor of the fleet, and no other ServiceAccount.
+	foreign := sessionJob(t, admin, ns, "triage", "s-foreign")
+	foreign.Labels[LabelActor], foreign.Spec.Template.Labels[LabelActor], foreign.Spec.Template.Spec.ServiceAccountName = "default", "default", "default"
+	if err := create("boss", foreign); err == nil || !strings.Contains(err.Error(), "template") {
+		t.Errorf("boss (agent:launch) launched a pod as the namespace's default ServiceAccount: %v", err)
+	}
 	if err := create("worker-1-ba7bf687", sessionJob(t, admin, ns, "worker_1", "s-self")); !apierrors.IsForbidden(err) {
 		t.Errorf("worker_1 (no agent:launch) created a Job: %v", err)
 	}

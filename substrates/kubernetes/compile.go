@@ -43,14 +43,18 @@ type compiler struct {
 	// install are the files of ConfigMapInstall, by path; producers who made each.
 	install   map[string]substrates.File
 	producers map[string]string
-	errors    ir.Diagnostics
+	// bySource are the installed files of each behavior (by its source in the profile); shared
+	// are the files no behavior or result schema installed: the policy, resources, overlays.
+	bySource map[string][]string
+	shared   []string
+	errors   ir.Diagnostics
 }
 
 // Compile realizes the profile as a kustomization of one namespace.
 func (Substrate) Compile(r *resolved.Profile) (substrates.Output, error) {
 	p := r.Profile
 	b, diags := ReadBox(p)
-	c := &compiler{r: r, p: p, box: b, install: map[string]substrates.File{}, producers: map[string]string{}}
+	c := &compiler{r: r, p: p, box: b, install: map[string]substrates.File{}, producers: map[string]string{}, bySource: map[string][]string{}}
 	var warnings ir.Diagnostics
 	for _, d := range diags {
 		if d.Severity == ir.Error {
@@ -92,7 +96,18 @@ func (c *compiler) add(f substrates.File, producer string, pos ir.Pos) {
 	}
 	c.producers[f.Path] = producer
 	c.install[f.Path] = f
+	if src, ok := strings.CutPrefix(producer, behaviorProducer); ok {
+		c.bySource[src] = append(c.bySource[src], f.Path)
+	} else if !strings.HasPrefix(f.Path, resultsDir+"/") {
+		c.shared = append(c.shared, f.Path)
+	}
 }
+
+// behaviorProducer starts what substrates.CopyProfile says produced an actor's behavior file.
+const behaviorProducer = "the behavior "
+
+// resultsDir holds the installed result schemas.
+const resultsDir = dataDir + "/results"
 
 // FleetConfig is ConfigMapFleet's FleetConfigKey: what the runner knows of the fleet without
 // the profile.
@@ -171,11 +186,11 @@ func (c *compiler) fleetConfig() FleetConfig {
 // resultSchema installs the actor's result contract and returns its path.
 func (c *compiler) resultSchema(a *ir.Actor) string {
 	if name := a.Result.Named.Value; name != "" {
-		path := dataDir + "/results/" + name + ".json"
+		path := resultsDir + "/" + name + ".json"
 		c.add(substrates.File{Path: path, Data: []byte(ir.ResultContracts[name] + "\n"), Mode: 0o644}, "the result contract "+name, a.Result.Pos)
 		return path
 	}
-	path := dataDir + "/results/" + a.Name.Value + ".json"
+	path := resultsDir + "/" + a.Name.Value + ".json"
 	data, err := json.MarshalIndent(a.Result.Inline, "", "  ")
 	if err != nil {
 		c.errors = append(c.errors, ir.Diagnostic{File: c.p.File, Pos: a.Result.Pos, Severity: ir.Error, Message: "the result schema cannot be written: " + err.Error()})

@@ -2,6 +2,7 @@ package kubernetes
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -199,5 +200,31 @@ func TestInstallTooLargeIsRefused(t *testing.T) {
 	_, err := compileFleet(t, dir)
 	if err == nil || !strings.Contains(err.Error(), "holds at most") {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// TestCompileIsLinearInActors: twice the actors, each an unscoped launcher and canceller (whose
+// reach is every actor), make about twice the output, not four times: no object lists every
+// actor once per actor.
+func TestCompileIsLinearInActors(t *testing.T) {
+	size := func(n int) int {
+		var b strings.Builder
+		b.WriteString("schema: autonomy.ir.v1\ntargets: [kubernetes]\nactors:\n")
+		for i := range n {
+			fmt.Fprintf(&b, "  agent_%04d:\n    behavior: scripts/run.sh\n    capabilities: [agent:launch, agent:cancel, agent:list]\n    triggers: [{ dispatch: true }]\n", i)
+		}
+		out, err := compileFleet(t, writeFleet(t, b.String()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		total := 0
+		for _, f := range out.Files {
+			total += len(f.Data)
+		}
+		return total
+	}
+	small, large := size(100), size(200)
+	if ratio := float64(large) / float64(small); ratio > 2.2 {
+		t.Errorf("100 actors: %d bytes; 200 actors: %d bytes (%.2f times): the output grows faster than the actors", small, large, ratio)
 	}
 }

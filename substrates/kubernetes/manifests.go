@@ -3,6 +3,7 @@ package kubernetes
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 
@@ -109,11 +110,21 @@ func (c *compiler) installConfigMap() (*corev1.ConfigMap, error) {
 	return cm, nil
 }
 
-// installVolume mounts ConfigMapInstall with every file at its path, and the fleet config at
-// FleetConfigKey, read-only; a script behavior keeps its executable bit.
-func (c *compiler) installVolume() corev1.Volume {
-	var items []corev1.KeyToPath
-	for _, p := range c.installPaths() {
+// installVolume mounts, read-only, what of ConfigMapInstall a session of a needs at its paths:
+// its own behavior and result schema, and what every actor shares (the policy, the resources,
+// the overlays), never another actor's behavior; and the fleet config at FleetConfigKey. A script
+// behavior keeps its executable bit. Each PodTemplate lists only its own and the shared files,
+// so the output grows linearly with the actors.
+func (c *compiler) installVolume(a *ir.Actor) corev1.Volume {
+	src, _ := a.BehaviorSource()
+	paths := append(slices.Clone(c.shared), c.bySource[src]...)
+	if a.Result != nil {
+		paths = append(paths, c.resultPath(a))
+	}
+	slices.Sort(paths)
+	paths = slices.Compact(paths)
+	items := make([]corev1.KeyToPath, 0, len(paths))
+	for _, p := range paths {
 		it := corev1.KeyToPath{Key: InstallKey(p), Path: p}
 		if c.install[p].Mode&0o111 != 0 {
 			mode := int32(0o555)
@@ -201,7 +212,7 @@ func (c *compiler) podTemplate(a *ir.Actor) *corev1.PodTemplate {
 			ServiceAccountName: name, AutomountServiceAccountToken: &token, EnableServiceLinks: &no,
 			RestartPolicy: corev1.RestartPolicyNever, NodeSelector: c.box.NodeSelector,
 			SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: &yes, RunAsUser: &user, SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
-			Containers:      []corev1.Container{ctr}, Volumes: []corev1.Volume{c.installVolume()}}}}
+			Containers:      []corev1.Container{ctr}, Volumes: []corev1.Volume{c.installVolume(a)}}}}
 	pt.Annotations = map[string]string{AnnotationActor: a.Name.Value}
 	if a.Timeout.Value > 0 {
 		pt.Annotations[AnnotationTimeout] = strconv.Itoa(a.Timeout.Value * 60)

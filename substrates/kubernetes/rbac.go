@@ -19,16 +19,13 @@ type grant struct {
 	named func(scope string, agents []string) []string
 }
 
-// templates are the PodTemplates a launcher may read: its scope's, or every agent's.
-func templates(scope string, agents []string) []string {
+// templates are the PodTemplates a launcher may read: its scope's; unscoped, every one of the
+// namespace, which holds the fleet's only (naming them all would grow with launchers × actors).
+func templates(scope string, _ []string) []string {
 	if scope != "" {
 		return []string{ObjectName(scope)}
 	}
-	out := make([]string, len(agents))
-	for i, a := range agents {
-		out[i] = ObjectName(a)
-	}
-	return out
+	return nil
 }
 
 func fleetConfig(string, []string) []string { return []string{ConfigMapFleet} }
