@@ -7,5 +7,6 @@ import "github.com/autonomyhq/autonomy/ir"
 func init() {
 	ir.RegisterTarget(ir.Target{Name: "gh-actions", Aliases: []string{"github"}})
 	ir.RegisterTarget(ir.Target{Name: "local"})
-	ir.RegisterTarget(ir.Target{Name: "fake"}) // the tests' own profiles declare a target of no substrate
+	ir.RegisterTarget(ir.Target{Name: "kubernetes", Aliases: []string{"k8s"}}) // bundled profiles declare it too (hello)
+	ir.RegisterTarget(ir.Target{Name: "fake"})                                 // the tests' own profiles declare a target of no substrate
 }

@@ -29,7 +29,7 @@ func TestListNamesEveryBundledProfile(t *testing.T) {
 			t.Errorf("%s: summary %q, targets %v", tp.Name, tp.Summary, tp.Targets)
 		}
 	}
-	if hello, ok := Lookup("hello"); !ok || hello.Summary != "the smallest useful fleet" || !reflect.DeepEqual(hello.Targets, []string{"gh-actions", "local"}) {
+	if hello, ok := Lookup("hello"); !ok || hello.Summary != "the smallest useful fleet" || !reflect.DeepEqual(hello.Targets, []string{"gh-actions", "local", "kubernetes"}) {
 		t.Errorf("hello = %+v", hello)
 	}
 }
@@ -95,7 +95,7 @@ func TestWriteRefuses(t *testing.T) {
 		name, template, dir, target, want string
 	}{
 		{"unknown template", "helo", filepath.Join(root, "a"), "", `no template "helo" (did you mean "hello"?)`},
-		{"undeclared target", "hello", filepath.Join(root, "b"), "kubernetes", `declares the targets gh-actions, local, not "kubernetes"`},
+		{"undeclared target", "release-gate", filepath.Join(root, "b"), "kubernetes", `declares the targets gh-actions, local, not "kubernetes"`},
 		{"not empty", "hello", full, "", "is not empty"},
 		{"a file", "hello", file, "", "is not a directory"},
 	}

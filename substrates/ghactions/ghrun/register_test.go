@@ -12,4 +12,5 @@ import (
 func init() {
 	ir.RegisterTarget(substrates.Declaration(ghactions.Substrate{}))
 	ir.RegisterTarget(substrates.Declaration(local.Substrate{}))
+	ir.RegisterTarget(ir.Target{Name: "kubernetes", Aliases: []string{"k8s"}}) // bundled profiles declare it too (hello)
 }

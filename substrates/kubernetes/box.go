@@ -1,0 +1,232 @@
+package kubernetes
+
+import (
+	"net/netip"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	_ "time/tzdata" // time zones resolve the same on every machine
+
+	"gopkg.in/yaml.v3"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/substrates"
+)
+
+// The defaults of policy.box.kubernetes (documented in docs/kubernetes.md).
+const (
+	DefaultNamespace = "autonomy"
+	DefaultImage     = "autonomy-agent:latest"
+	DefaultTimeZone  = "UTC"
+)
+
+var boxKeys = []string{"namespace", "image", "resources", "nodeSelector", "timeZone", "egress"}
+
+// Box is policy.box.kubernetes: where and in what the fleet's sessions run.
+type Box struct {
+	Namespace string
+	Image     string
+	// Requests and Limits are resources.requests and resources.limits (cpu, memory,
+	// ephemeral-storage), canonical quantities.
+	Requests, Limits map[string]resource.Quantity
+	NodeSelector     map[string]string
+	TimeZone         string
+	// Egress is egress.allow: the networks a session may reach besides the model proxy and DNS.
+	Egress []EgressRule
+}
+
+// EgressRule is one egress.allow entry: a CIDR, and a TCP port or 0 for every port.
+type EgressRule struct {
+	CIDR string
+	Port int
+}
+
+// ReadBox reads policy.box.kubernetes with its defaults filled in; every problem is a
+// positioned diagnostic.
+func ReadBox(p *ir.Profile) (Box, ir.Diagnostics) {
+	b := Box{Namespace: DefaultNamespace, Image: DefaultImage, TimeZone: DefaultTimeZone}
+	r := &substrates.BoxReader{File: p.File, Prefix: "policy.box.kubernetes."}
+	n := substrates.BoxNode(p, Name, Alias)
+	if n == nil {
+		return b, nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if v.Kind == yaml.ScalarNode && v.Tag == "!!null" {
+			continue // null means "not set": the default stands
+		}
+		switch k.Value {
+		case "namespace":
+			if s, ok := r.Str(v, "namespace", "e.g. namespace: agents"); ok {
+				if errs := validation.IsDNS1123Label(s); len(errs) > 0 {
+					r.Errorf(v, "a DNS label: lowercase letters, digits and -, starting and ending with a letter or digit, at most 63 characters, e.g. namespace: agents", "namespace %q is not a namespace name", s)
+				} else {
+					b.Namespace = s
+				}
+			}
+		case "image":
+			if s, ok := r.Str(v, "image", "e.g. image: registry.example.com/autonomy-agent:v1"); ok {
+				if strings.ContainsAny(s, " \t\n") {
+					r.Errorf(v, "an image reference has no whitespace, e.g. image: registry.example.com/autonomy-agent:v1", "image %q is not an image reference", s)
+				} else {
+					b.Image = s
+				}
+			}
+		case "resources":
+			b.Requests, b.Limits = readResources(r, v)
+		case "nodeSelector":
+			b.NodeSelector = readNodeSelector(r, v)
+		case "timeZone":
+			if tz, ok := r.Str(v, "timeZone", "e.g. timeZone: Europe/Paris"); ok {
+				if _, err := time.LoadLocation(tz); err != nil || tz == "Local" {
+					r.Errorf(v, "use an IANA zone name such as UTC, Europe/Paris or America/New_York", "timeZone %q is not a known time zone", tz)
+				} else {
+					b.TimeZone = tz
+				}
+			}
+		case "egress":
+			b.Egress = readEgress(r, v)
+		default:
+			r.NearMiss(k, boxKeys)
+		}
+	}
+	return b, r.Diags
+}
+
+// mapping reports whether v is a mapping, recording an error when it is not.
+func mapping(r *substrates.BoxReader, v *yaml.Node, what, example string) bool {
+	if v.Kind != yaml.MappingNode {
+		r.Errorf(v, example, "%s must be a mapping", what)
+		return false
+	}
+	return true
+}
+
+var resourceNames = []string{"cpu", "memory", "ephemeral-storage"}
+
+// readResources reads resources: {requests: {cpu: 500m, memory: 1Gi}, limits: {...}}.
+func readResources(r *substrates.BoxReader, v *yaml.Node) (req, lim map[string]resource.Quantity) {
+	const ex = "e.g. resources: {requests: {cpu: 500m, memory: 1Gi}, limits: {memory: 2Gi}}"
+	if !mapping(r, v, "resources", ex) {
+		return nil, nil
+	}
+	for i := 0; i+1 < len(v.Content); i += 2 {
+		k, q := v.Content[i], v.Content[i+1]
+		switch k.Value {
+		case "requests":
+			req = readQuantities(r, q, "resources.requests", ex)
+		case "limits":
+			lim = readQuantities(r, q, "resources.limits", ex)
+		default:
+			r.Errorf(k, ex, "resources.%s is not a key: resources has requests and limits", k.Value)
+		}
+	}
+	return req, lim
+}
+
+func readQuantities(r *substrates.BoxReader, v *yaml.Node, what, ex string) map[string]resource.Quantity {
+	if !mapping(r, v, what, ex) {
+		return nil
+	}
+	out := map[string]resource.Quantity{}
+	for i := 0; i+1 < len(v.Content); i += 2 {
+		k, q := v.Content[i], v.Content[i+1]
+		if !contains(resourceNames, k.Value) {
+			r.Errorf(k, "one of "+strings.Join(resourceNames, ", "), "%s.%s is not a resource", what, k.Value)
+			continue
+		}
+		qty, err := resource.ParseQuantity(q.Value)
+		if q.Kind != yaml.ScalarNode || err != nil || qty.Sign() < 0 {
+			r.Errorf(q, "a quantity such as 500m, 2 or 1Gi", "%s.%s %q is not a quantity", what, k.Value, q.Value)
+			continue
+		}
+		out[k.Value] = qty
+	}
+	return out
+}
+
+func readNodeSelector(r *substrates.BoxReader, v *yaml.Node) map[string]string {
+	const ex = "e.g. nodeSelector: {kubernetes.io/arch: amd64}"
+	if !mapping(r, v, "nodeSelector", ex) {
+		return nil
+	}
+	out := map[string]string{}
+	for i := 0; i+1 < len(v.Content); i += 2 {
+		k, val := v.Content[i], v.Content[i+1]
+		if errs := validation.IsQualifiedName(k.Value); len(errs) > 0 {
+			r.Errorf(k, ex, "nodeSelector key %q is not a label key: %s", k.Value, errs[0])
+			continue
+		}
+		if errs := validation.IsValidLabelValue(val.Value); val.Kind != yaml.ScalarNode || len(errs) > 0 {
+			r.Errorf(val, ex, "nodeSelector.%s %q is not a label value", k.Value, val.Value)
+			continue
+		}
+		out[k.Value] = val.Value
+	}
+	return out
+}
+
+// readEgress reads egress: {allow: [10.0.0.0/8, 192.0.2.10/32:443]}. A NetworkPolicy selects
+// networks, not host names, so an entry is a CIDR with an optional TCP port.
+func readEgress(r *substrates.BoxReader, v *yaml.Node) []EgressRule {
+	const ex = "e.g. egress: {allow: [192.0.2.0/24, 198.51.100.7/32:443]}"
+	if !mapping(r, v, "egress", ex) {
+		return nil
+	}
+	var out []EgressRule
+	for i := 0; i+1 < len(v.Content); i += 2 {
+		k, list := v.Content[i], v.Content[i+1]
+		if k.Value != "allow" {
+			r.Errorf(k, ex, "egress.%s is not a key: egress has allow", k.Value)
+			continue
+		}
+		if list.Kind != yaml.SequenceNode {
+			r.Errorf(list, ex, "egress.allow must be a list")
+			continue
+		}
+		for _, e := range list.Content {
+			if rule, ok := readEgressRule(r, e, ex); ok {
+				out = append(out, rule)
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].CIDR != out[j].CIDR {
+			return out[i].CIDR < out[j].CIDR
+		}
+		return out[i].Port < out[j].Port
+	})
+	return out
+}
+
+func readEgressRule(r *substrates.BoxReader, e *yaml.Node, ex string) (EgressRule, bool) {
+	s := e.Value
+	cidr, port := s, 0
+	if slash, i := strings.Index(s, "/"), strings.LastIndex(s, ":"); slash >= 0 && i > slash {
+		cidr = s[:i]
+		n, err := strconv.Atoi(s[i+1:])
+		if err != nil || n < 1 || n > 65535 {
+			r.Errorf(e, ex+": a port is 1 to 65535", "egress.allow %q has no valid port", e.Value)
+			return EgressRule{}, false
+		}
+		port = n
+	}
+	pfx, err := netip.ParsePrefix(cidr)
+	if e.Kind != yaml.ScalarNode || err != nil || pfx != pfx.Masked() {
+		r.Errorf(e, ex+": a NetworkPolicy allows networks (CIDRs), not host names", "egress.allow %q is not a CIDR", e.Value)
+		return EgressRule{}, false
+	}
+	return EgressRule{CIDR: pfx.String(), Port: port}, true
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
