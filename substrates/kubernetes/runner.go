@@ -48,6 +48,8 @@ type RunnerOptions struct {
 // RunnerActor is one actor of the fleet, as the runner launches it.
 type RunnerActor struct {
 	Name string
+	// Human marks a person: a launch of one is an ask, not a Job (not on this runner yet).
+	Human bool
 	// Result is the actor's result contract, a JSON Schema document; nil when it declares none
 	// (then a session that succeeds is done without a result).
 	Result any
@@ -137,6 +139,9 @@ func (r *Runner) LaunchRef(ctx context.Context, agent, ref string, params ir.Lau
 	}
 	if err := r.authorize("launch", agent); err != nil {
 		return ir.Session{}, err
+	}
+	if a.Human {
+		return ir.Session{}, fmt.Errorf("launching %s: %w: a person's ask is not realized on the Kubernetes runner (run people on the local or gh-actions substrate)", agent, ir.ErrUnsupported)
 	}
 	var raw [8]byte
 	if _, err := rand.Read(raw[:]); err != nil {

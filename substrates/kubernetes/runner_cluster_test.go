@@ -1,0 +1,108 @@
+package kubernetes
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// ClusterEnv names the kubeconfig of the real control plane the cluster tests run against
+// (make k8s-test starts one and sets it).
+const ClusterEnv = "AUTONOMY_K8S_KUBECONFIG"
+
+// ClusterClient is a client of the test cluster; the test is skipped, saying how to run it, when
+// ClusterEnv is unset.
+func ClusterClient(t testing.TB) (kubernetes.Interface, string) {
+	t.Helper()
+	path := os.Getenv(ClusterEnv)
+	if path == "" {
+		t.Skipf("no cluster: set %s to the kubeconfig of a real API server (make k8s-test does)", ClusterEnv)
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.QPS, cfg.Burst = 200, 400
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs, path
+}
+
+// ClusterNamespace creates a fresh namespace, deleted when the test ends.
+func ClusterNamespace(t testing.TB, cs kubernetes.Interface) string {
+	t.Helper()
+	var raw [4]byte
+	rand.Read(raw[:])
+	ns := "rt-" + hex.EncodeToString(raw[:])
+	ctx := context.Background()
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		err := cs.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			t.Errorf("deleting namespace %s: %v", ns, err)
+		}
+	})
+	return ns
+}
+
+// Held is a node selector no node has: a session whose pod carries it stays pending, its Job
+// active, until it is cancelled. It stands for an agent that works until it is stopped, as the
+// battery's probe actor does (kwok completes every scheduled Job pod at once).
+var Held = map[string]string{"autonomy.dev/test-node": "none"}
+
+// SessionPodTemplate is an actor's PodTemplate as compile installs it (contract.go): labelled,
+// annotated with the actor's name, one session container running SessionArgs. nodeSelector
+// holds its pods (Held) or is nil.
+func SessionPodTemplate(ns, actor string, nodeSelector map[string]string) *corev1.PodTemplate {
+	meta := metav1.ObjectMeta{Name: ObjectName(actor), Namespace: ns, Labels: ActorLabels(ns, actor), Annotations: map[string]string{AnnotationActor: actor}}
+	return &corev1.PodTemplate{ObjectMeta: meta, Template: corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Labels: ActorLabels(ns, actor)},
+		Spec: corev1.PodSpec{
+			RestartPolicy: corev1.RestartPolicyNever,
+			NodeSelector:  nodeSelector,
+			Containers:    []corev1.Container{{Name: ContainerName, Image: DefaultImage, Args: SessionArgs, Env: SessionEnv(actor)}},
+		},
+	}}
+}
+
+// InstallTemplates creates the PodTemplates in their namespace.
+func InstallTemplates(t testing.TB, cs kubernetes.Interface, pts ...*corev1.PodTemplate) {
+	t.Helper()
+	for _, pt := range pts {
+		if _, err := cs.CoreV1().PodTemplates(pt.Namespace).Create(context.Background(), pt, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// Eventually polls cond every 100 ms until it holds, failing the test after wait.
+func Eventually(t testing.TB, wait time.Duration, what string, cond func() (bool, error)) {
+	t.Helper()
+	deadline := time.Now().Add(wait)
+	for {
+		ok, err := cond()
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not after %s", what, wait)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
