@@ -15,10 +15,6 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 )
 
-// ClusterEnv names the kubeconfig of the real control plane the cluster tests run against
-// (make k8s-test starts one and sets it).
-const ClusterEnv = "AUTONOMY_K8S_KUBECONFIG"
-
 // ClusterClient is a client of the test cluster; the test is skipped, saying how to run it, when
 // ClusterEnv is unset.
 func ClusterClient(t testing.TB) (kubernetes.Interface, string) {
@@ -61,7 +57,10 @@ func ClusterNamespace(t testing.TB, cs kubernetes.Interface) string {
 // Held is a node selector no node has: a session whose pod carries it stays pending, its Job
 // active, until it is cancelled. It stands for an agent that works until it is stopped, as the
 // battery's probe actor does (kwok completes every scheduled Job pod at once).
-var Held = map[string]string{"autonomy.dev/test-node": "none"}
+var Held = heldSelector
+
+// ProbeTargets are the runner's conformance targets.
+var ProbeTargets = probeTargets
 
 // SessionPodTemplate is an actor's PodTemplate as compile installs it (contract.go): labelled,
 // annotated with the actor's name, one session container running SessionArgs. nodeSelector

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/autonomyhq/autonomy/conformance"
-	"github.com/autonomyhq/autonomy/substrates"
+	"github.com/autonomyhq/autonomy/internal/testbin"
 	"github.com/autonomyhq/autonomy/substrates/kubernetes"
 )
 
@@ -13,17 +13,17 @@ import (
 // maxConcurrent) against the Kubernetes runner on a real API server, each check in a namespace of
 // its own.
 func TestRunnerPassesTheCoreChecks(t *testing.T) {
-	cs, _ := kubernetes.ClusterClient(t)
-	target := conformance.Target{Name: "kubernetes", Substrate: kubernetes.Name, New: func(ctx context.Context) (*substrates.ProbeSubject, error) {
-		ns := kubernetes.ClusterNamespace(t, cs)
-		kubernetes.InstallTemplates(t, cs, kubernetes.SessionPodTemplate(ns, "probe", kubernetes.Held))
-		r, err := kubernetes.NewRunner(kubernetes.RunnerOptions{Client: cs, Namespace: ns, Actors: []kubernetes.RunnerActor{{Name: "probe"}}, MaxConcurrent: 2})
-		if err != nil {
-			return nil, err
-		}
-		return &substrates.ProbeSubject{Runner: r, Actor: "probe", MaxConcurrent: 2, NotProbed: "not in this test", Close: func() {}}, nil
-	}}
-	for _, res := range conformance.Run(context.Background(), []conformance.Target{target}) {
+	kubernetes.ClusterClient(t) // skips without a cluster
+	exe := testbin.Path(t)
+	targets, err := kubernetes.ProbeTargets(conformance.ProbeEnv(nil, "", exe))
+	if err != nil || len(targets) != 1 || targets[0].Skip != "" {
+		t.Fatalf("targets: %+v, %v", targets, err)
+	}
+	results := conformance.Run(context.Background(), targets)
+	if len(results) != 12 {
+		t.Errorf("%d results, want the 12 of an agent's runner: %+v", len(results), results)
+	}
+	for _, res := range results {
 		want := conformance.Pass
 		switch res.Check {
 		case "get", "pause-resume", "max-concurrent":

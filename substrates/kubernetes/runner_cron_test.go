@@ -21,7 +21,7 @@ import (
 func TestCronJobSessionIsListed(t *testing.T) {
 	cs, _ := ClusterClient(t)
 	ns := ClusterNamespace(t, cs)
-	pt := SessionPodTemplate(ns, "nightly_run", Held)
+	pt := HeldPodTemplate(ns, "nightly_run")
 	InstallTemplates(t, cs, pt)
 	ctx := context.Background()
 	cj := &batchv1.CronJob{

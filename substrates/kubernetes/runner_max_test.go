@@ -77,7 +77,7 @@ func TestLaunchHelperProcess(t *testing.T) {
 func TestMaxConcurrentHoldsAcrossProcesses(t *testing.T) {
 	cs, kubeconfig := ClusterClient(t)
 	ns := ClusterNamespace(t, cs)
-	InstallTemplates(t, cs, SessionPodTemplate(ns, "probe", Held))
+	InstallTemplates(t, cs, HeldPodTemplate(ns, "probe"))
 	const max, procs, each = 7, 4, 5
 	var outs [procs]bytes.Buffer
 	var cmds []*exec.Cmd

@@ -135,7 +135,7 @@ func mustJob(t *testing.T, cs kubernetes.Interface, ns, id string) *batchv1.Job 
 func TestCancelRemovesTheJobAndItsPods(t *testing.T) {
 	cs, _ := ClusterClient(t)
 	ns := ClusterNamespace(t, cs)
-	InstallTemplates(t, cs, SessionPodTemplate(ns, "probe", Held))
+	InstallTemplates(t, cs, HeldPodTemplate(ns, "probe"))
 	r, err := NewRunner(RunnerOptions{Client: cs, Namespace: ns, Actors: []RunnerActor{{Name: "probe"}}})
 	if err != nil {
 		t.Fatal(err)
@@ -180,7 +180,7 @@ func TestCancelRemovesTheJobAndItsPods(t *testing.T) {
 func TestLaunchRefusesReservedAndUnknown(t *testing.T) {
 	cs, _ := ClusterClient(t)
 	ns := ClusterNamespace(t, cs)
-	InstallTemplates(t, cs, SessionPodTemplate(ns, "probe", Held))
+	InstallTemplates(t, cs, HeldPodTemplate(ns, "probe"))
 	r, err := NewRunner(RunnerOptions{Client: cs, Namespace: ns, Actors: []RunnerActor{{Name: "probe"}, {Name: "ghost"}}})
 	if err != nil {
 		t.Fatal(err)
