@@ -48,7 +48,7 @@ type RunnerOptions struct {
 // RunnerActor is one actor of the fleet, as the runner launches it.
 type RunnerActor struct {
 	Name string
-	// Human marks a person: a launch of one is an ask, not a Job (not on this runner yet).
+	// Human marks a person: a launch of one parks an ask (runner_asks.go), not a Job.
 	Human bool
 	// Result is the actor's result contract, a JSON Schema document; nil when it declares none
 	// (then a session that succeeds is done without a result).
@@ -141,7 +141,7 @@ func (r *Runner) LaunchRef(ctx context.Context, agent, ref string, params ir.Lau
 		return ir.Session{}, err
 	}
 	if a.Human {
-		return ir.Session{}, fmt.Errorf("launching %s: %w: a person's ask is not realized on the Kubernetes runner (run people on the local or gh-actions substrate)", agent, ir.ErrUnsupported)
+		return r.engage(ctx, a, ref, params)
 	}
 	var raw [8]byte
 	if _, err := rand.Read(raw[:]); err != nil {
@@ -204,22 +204,37 @@ func (r *Runner) job(ctx context.Context, a *RunnerActor, id, ref string, params
 
 // Get returns a session; ok is false for an id that is no session id, or no Job of this fleet.
 func (r *Runner) Get(ctx context.Context, id string) (ir.Session, bool, error) {
+	if isAskID(id) {
+		cm, err := r.getAsk(ctx, id)
+		if cm == nil || err != nil || !r.inScope(cm.Data[askActor]) {
+			return ir.Session{}, false, err
+		}
+		s, err := r.askSession(cm)
+		return s, err == nil, err
+	}
 	job, err := r.getJob(ctx, id)
 	if job == nil || err != nil {
 		return ir.Session{}, false, err
 	}
-	if r.opts.Caller != nil {
-		if scope := r.opts.Caller.ListScope(); scope != "" && scope != actorOf(job) {
-			return ir.Session{}, false, nil
-		}
+	if !r.inScope(actorOf(job)) {
+		return ir.Session{}, false, nil
 	}
 	s, err := r.session(ctx, job, true)
 	return s, err == nil, err
 }
 
+// inScope reports whether the caller's agent:list lets it see actor's sessions.
+func (r *Runner) inScope(actor string) bool {
+	if r.opts.Caller == nil {
+		return true
+	}
+	scope := r.opts.Caller.ListScope()
+	return scope == "" || scope == actor
+}
+
 // getJob gets the Job of session id; nil without error when there is none of this fleet.
 func (r *Runner) getJob(ctx context.Context, id string) (*batchv1.Job, error) {
-	if !isSessionID(id) {
+	if !isSessionID(id) || isAskID(id) {
 		return nil, nil
 	}
 	job, err := r.opts.Client.BatchV1().Jobs(r.opts.Namespace).Get(ctx, id, metav1.GetOptions{})
@@ -254,14 +269,10 @@ func (r *Runner) List(ctx context.Context) ([]ir.Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	scope := ""
-	if r.opts.Caller != nil {
-		scope = r.opts.Caller.ListScope()
-	}
 	out := []ir.Session{}
 	for i := range jobs {
 		j := &jobs[i]
-		if scope != "" && actorOf(j) != scope {
+		if !r.inScope(actorOf(j)) {
 			continue
 		}
 		if st, _ := jobStatus(j); st.Ended() {
@@ -272,6 +283,19 @@ func (r *Runner) List(ctx context.Context) ([]ir.Session, error) {
 			return nil, err
 		}
 		out = append(out, s)
+	}
+	asks, err := r.asks(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for i := range asks {
+		s, err := r.askSession(&asks[i])
+		if err != nil {
+			return nil, err
+		}
+		if !s.Status.Ended() && r.inScope(s.Agent) {
+			out = append(out, s)
+		}
 	}
 	slices.SortFunc(out, func(a, b ir.Session) int { return cmp.Compare(a.ID, b.ID) })
 	return out, nil
@@ -344,6 +368,9 @@ func (r *Runner) session(ctx context.Context, j *batchv1.Job, verify bool) (ir.S
 // Cancel deletes a session's Job with its pods (foreground propagation). It is false for an
 // unknown session, one that has ended, or one whose cancel another caller won.
 func (r *Runner) Cancel(ctx context.Context, id string) (bool, error) {
+	if isAskID(id) {
+		return r.updateAsk(ctx, id, ir.Patch{Status: ir.Cancelled})
+	}
 	job, err := r.getJob(ctx, id)
 	if job == nil || err != nil {
 		return false, err
@@ -371,8 +398,12 @@ func (r *Runner) Cancel(ctx context.Context, id string) (bool, error) {
 }
 
 // Update pauses (suspends the Job, which deletes its running pods) or resumes a session, or
-// cancels it. A session ends done or failed by itself, so those are refused as unsupported.
+// cancels it. A Job ends done or failed by itself, so those are refused as unsupported; a
+// person's ask is resolved done or failed only with its redeem token and evidence.
 func (r *Runner) Update(ctx context.Context, id string, patch ir.Patch) (bool, error) {
+	if isAskID(id) {
+		return r.updateAsk(ctx, id, patch)
+	}
 	switch patch.Status {
 	case ir.Cancelled:
 		return r.Cancel(ctx, id)

@@ -16,23 +16,23 @@ func TestRunnerPassesTheCoreChecks(t *testing.T) {
 	kubernetes.ClusterClient(t) // skips without a cluster
 	exe := testbin.Path(t)
 	targets, err := kubernetes.ProbeTargets(conformance.ProbeEnv(nil, "", exe))
-	if err != nil || len(targets) != 1 || targets[0].Skip != "" {
+	if err != nil || len(targets) != 2 || targets[0].Skip != "" || targets[1].Skip != "" {
 		t.Fatalf("targets: %+v, %v", targets, err)
 	}
 	results := conformance.Run(context.Background(), targets)
-	if len(results) != 12 {
-		t.Errorf("%d results, want the 12 of an agent's runner: %+v", len(results), results)
+	if len(results) != 12+9 {
+		t.Errorf("%d results, want the 12 of an agent's runner and the 9 of a person's: %+v", len(results), results)
 	}
 	for _, res := range results {
 		want := conformance.Pass
 		switch res.Check {
-		case "get", "pause-resume", "max-concurrent":
+		case "get", "pause-resume", "max-concurrent", "never-done-by-itself", "done-by-verified-act":
 			want = conformance.Supported
-		case "timeout", "isolation", "params-env":
+		case "timeout", "isolation", "params-env", "simulated-person":
 			want = conformance.NotProbed
 		}
 		if res.Outcome != want {
-			t.Errorf("%s: %s (%s), want %s", res.Check, res.Outcome, res.Reason, want)
+			t.Errorf("%s %s: %s (%s), want %s", res.Target, res.Check, res.Outcome, res.Reason, want)
 		}
 	}
 }

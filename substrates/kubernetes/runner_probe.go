@@ -35,16 +35,18 @@ const probeMax = 2
 // container does is the session's (its result: TestSessionIsDoneOnlyWithAValidResult).
 var heldSelector = map[string]string{"autonomy.dev/probe-node": "none"}
 
-// probeTargets is the Kubernetes runner under test, against the cluster of $AUTONOMY_K8S_KUBECONFIG:
+// probeTargets are the Kubernetes runner under test, agent and human, against the cluster of $AUTONOMY_K8S_KUBECONFIG:
 // each subject is a fresh namespace holding the probe actor's PodTemplate and the fleet config,
 // deleted when the check is done. Its get check reads sessions back through another autonomy
 // process when env.Exe is set.
 func probeTargets(env substrates.ProbeEnv) ([]substrates.ProbeTarget, error) {
 	path := os.Getenv(ClusterEnv)
 	t := substrates.ProbeTarget{Name: "kubernetes", Substrate: Name, Remote: true}
+	h := substrates.ProbeTarget{Name: "kubernetes human", Substrate: Name, Remote: true, Human: true}
 	if path == "" {
 		t.Skip = "not run: set " + ClusterEnv + " to the kubeconfig of a cluster the battery may create namespaces in (make k8s-test probes it against a real API server built from source)"
-		return []substrates.ProbeTarget{t}, nil
+		h.Skip = t.Skip
+		return []substrates.ProbeTarget{t, h}, nil
 	}
 	cfg, err := clientcmd.BuildConfigFromFlags("", path)
 	if err != nil {
@@ -55,13 +57,17 @@ func probeTargets(env substrates.ProbeEnv) ([]substrates.ProbeTarget, error) {
 		return nil, err
 	}
 	t.New = func(ctx context.Context) (*substrates.ProbeSubject, error) {
-		return probeSubject(ctx, cs, path, env.Exe)
+		return probeSubject(ctx, cs, path, env.Exe, false)
 	}
-	return []substrates.ProbeTarget{t}, nil
+	h.New = func(ctx context.Context) (*substrates.ProbeSubject, error) {
+		return probeSubject(ctx, cs, path, env.Exe, true)
+	}
+	return []substrates.ProbeTarget{t, h}, nil
 }
 
-// probeSubject installs the probe actor in a fresh namespace and opens its runner.
-func probeSubject(ctx context.Context, cs kubernetes.Interface, kubeconfig, exe string) (*substrates.ProbeSubject, error) {
+// probeSubject installs the probe actor and the asker (a person) in a fresh namespace and opens
+// its runner; human makes the asker the subject's actor.
+func probeSubject(ctx context.Context, cs kubernetes.Interface, kubeconfig, exe string, human bool) (*substrates.ProbeSubject, error) {
 	var raw [4]byte
 	if _, err := rand.Read(raw[:]); err != nil {
 		return nil, err
@@ -75,7 +81,7 @@ func probeSubject(ctx context.Context, cs kubernetes.Interface, kubeconfig, exe 
 		defer cancel()
 		_ = cs.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{})
 	}
-	fleet, _ := json.Marshal(map[string]any{"namespace": ns, "maxConcurrent": probeMax, "actors": []map[string]any{{"actor": "probe", "kind": "agent"}}})
+	fleet, _ := json.Marshal(map[string]any{"namespace": ns, "maxConcurrent": probeMax, "actors": []map[string]any{{"actor": "probe", "kind": "agent"}, {"actor": "asker", "kind": "human"}}})
 	objs := []func() error{
 		func() error {
 			_, err := cs.CoreV1().PodTemplates(ns).Create(ctx, HeldPodTemplate(ns, "probe"), metav1.CreateOptions{})
@@ -100,6 +106,9 @@ func probeSubject(ctx context.Context, cs kubernetes.Interface, kubeconfig, exe 
 	}
 	s := &substrates.ProbeSubject{Runner: r, Actor: "probe", MaxConcurrent: probeMax, Close: drop,
 		NotProbed: "a session's container is not observable through the Runner contract: the cluster runs it (its timeout is the Job's activeDeadlineSeconds, its params its env, both set by the contract's SessionJob)"}
+	if human {
+		s.Actor, s.Human, s.MaxConcurrent = "asker", true, 0
+	}
 	if exe != "" {
 		s.GetFresh = processGet(exe, kubeconfig, ns)
 	}

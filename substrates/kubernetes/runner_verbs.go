@@ -58,6 +58,9 @@ func (r *Runner) runVerb(ctx context.Context, call substrates.RunnerCall) error 
 			return cliout.WriteJSON(out, s)
 		}
 		fmt.Fprintln(out, s.ID)
+		if s.Token != "" {
+			fmt.Fprintln(out, s.Token) // a person's ask: its one-time redeem token, shown once
+		}
 	case "get":
 		s, ok, err := r.Get(ctx, call.Args[0])
 		if err != nil {
@@ -87,23 +90,23 @@ func (r *Runner) runVerb(ctx context.Context, call substrates.RunnerCall) error 
 		}
 		return tw.Flush()
 	case "cancel":
-		return r.transition(ctx, call, ir.Cancelled)
+		return r.transition(ctx, call, ir.Patch{Status: ir.Cancelled})
 	case "pause":
-		return r.transition(ctx, call, ir.Paused)
+		return r.transition(ctx, call, ir.Patch{Status: ir.Paused})
 	case "resume":
-		return r.transition(ctx, call, ir.Running)
+		return r.transition(ctx, call, ir.Patch{Status: ir.Running})
 	case "update":
-		return r.transition(ctx, call, ir.SessionStatus(call.Status))
+		return r.transition(ctx, call, ir.Patch{Status: ir.SessionStatus(call.Status), Token: call.Token, Evidence: call.Evidence})
 	case "logs":
 		return r.Logs(ctx, call.Args[0], call.Follow, out)
 	}
 	return nil
 }
 
-// transition applies st to the session named by the verb's argument, printing what happened.
-func (r *Runner) transition(ctx context.Context, call substrates.RunnerCall, st ir.SessionStatus) error {
-	id := call.Args[0]
-	ok, err := r.Update(ctx, id, ir.Patch{Status: st})
+// transition applies p to the session named by the verb's argument, printing what happened.
+func (r *Runner) transition(ctx context.Context, call substrates.RunnerCall, p ir.Patch) error {
+	id, st := call.Args[0], p.Status
+	ok, err := r.Update(ctx, id, p)
 	if err != nil {
 		return err
 	}
