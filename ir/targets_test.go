@@ -12,6 +12,7 @@ import (
 func init() {
 	RegisterTarget(Target{Name: "gh-actions", Aliases: []string{"github"}})
 	RegisterTarget(Target{Name: "local"})
+	RegisterTarget(Target{Name: "kubernetes", Aliases: []string{"k8s"}})
 }
 
 // withTarget registers t for the duration of the test.

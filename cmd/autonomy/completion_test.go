@@ -28,7 +28,7 @@ func complete(t *testing.T, args ...string) []string {
 }
 
 func TestCompletionCompletesValues(t *testing.T) {
-	if got := complete(t, "compile", "profiles/hello", "--target", ""); strings.Join(got, ",") != "gh-actions,local" {
+	if got := complete(t, "compile", "profiles/hello", "--target", ""); strings.Join(got, ",") != "gh-actions,local,kubernetes" {
 		t.Errorf("--target: %v", got)
 	}
 	if got := complete(t, "init", "--template", ""); len(got) < 6 || got[0] != "hello" {

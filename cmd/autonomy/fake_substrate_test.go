@@ -66,7 +66,7 @@ func TestAddingASubstrate(t *testing.T) {
 	if code, _, errOut := run(t, "runner", "--target", "fake", "list"); code != 2 || !strings.Contains(errOut, "--target fake: its runner has no verbs") {
 		t.Errorf("runner --target fake: exit %d\n%s", code, errOut)
 	}
-	if code, _, errOut := run(t, "runner", "--target", "nope", "list"); code != 2 || !strings.Contains(errOut, `--target "nope": one of gh-actions, local, fake`) {
+	if code, _, errOut := run(t, "runner", "--target", "nope", "list"); code != 2 || !strings.Contains(errOut, `--target "nope": one of gh-actions, local, kubernetes, fake`) {
 		t.Errorf("runner --target nope: exit %d\n%s", code, errOut)
 	}
 	if code, out, _ := run(t, "catalog", "targets"); code != 0 || !strings.Contains(out, "\nfake ") {

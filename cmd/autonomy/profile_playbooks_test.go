@@ -5,8 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/autonomyhq/autonomy/substrates/registry"
 )
 
 // playbookProfile writes a profile whose actors' behaviors are a capsule, a workflow and a step
@@ -134,7 +132,9 @@ func edit(t *testing.T, path, old, new string) {
 // warning for validate.
 func TestProfilePlaybooksCompile(t *testing.T) {
 	dir := playbookProfile(t)
-	for _, target := range registry.Names() {
+	// The installation's files on disk: the targets the profile declares (kubernetes carries
+	// them in a ConfigMap, proven in its own package).
+	for _, target := range declaredTargets(t, dir) {
 		t.Run(target, func(t *testing.T) {
 			out := t.TempDir()
 			if code, stdout, errOut := run(t, "compile", dir, "--target", target, "--out", out); code != 0 {

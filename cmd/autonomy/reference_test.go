@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/autonomyhq/autonomy/ir"
-	"github.com/autonomyhq/autonomy/substrates/registry"
 )
 
 // deliberate are the warnings a profile written for the reference implementation may draw: each
@@ -50,7 +49,7 @@ func TestReferenceStyleProfiles(t *testing.T) {
 			t.Fatalf("validate %s: exit %d\n%s%s", dir, code, out, errOut)
 		}
 		checkDeliberate(t, dir, out)
-		for _, target := range registry.Names() {
+		for _, target := range declaredTargets(t, dir) {
 			inst := filepath.Join(t.TempDir(), "repo")
 			// The repository has the governing document the profile does not install, as a real
 			// one does: a missing one draws a warning about the repository, not the profile.
@@ -128,4 +127,23 @@ func readInstalled(t *testing.T, dir, rel string) []byte {
 		t.Fatal(err)
 	}
 	return data
+}
+
+// declaredTargets are the targets the profile in dir declares: a reference-style profile is
+// proven on the targets it names; another target warns about what it does not support, which is
+// that target's support declaration, not a difference from the reference.
+func declaredTargets(t *testing.T, dir string) []string {
+	t.Helper()
+	p, _, err := ir.Check(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, s := range p.Targets {
+		out = append(out, s.Value)
+	}
+	if len(out) == 0 {
+		t.Fatalf("%s declares no target", dir)
+	}
+	return out
 }

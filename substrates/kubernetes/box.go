@@ -62,7 +62,7 @@ func ReadBox(p *ir.Profile) (Box, ir.Diagnostics) {
 		case "namespace":
 			if s, ok := r.Str(v, "namespace", "e.g. namespace: agents"); ok {
 				if errs := validation.IsDNS1123Label(s); len(errs) > 0 {
-					r.Errorf(v, "a DNS label: lowercase letters, digits and -, at most 63, e.g. namespace: agents", "namespace %q is not a namespace name: %s", s, errs[0])
+					r.Errorf(v, "a DNS label: lowercase letters, digits and -, starting and ending with a letter or digit, at most 63 characters, e.g. namespace: agents", "namespace %q is not a namespace name", s)
 				} else {
 					b.Namespace = s
 				}

@@ -11,6 +11,7 @@ import (
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/substrates"
 	"github.com/autonomyhq/autonomy/substrates/ghactions/ghcmd"
+	"github.com/autonomyhq/autonomy/substrates/kubernetes"
 	"github.com/autonomyhq/autonomy/substrates/local/localcmd"
 )
 
@@ -20,6 +21,8 @@ var all = []substrates.Substrate{
 	ghcmd.Substrate{},
 	// local: one machine; autonomy itself is the runner and the trigger executor.
 	localcmd.Substrate{},
+	// kubernetes: a cluster; Jobs, CronJobs and RBAC from capabilities, a kustomization; alias k8s.
+	kubernetes.Substrate{},
 }
 
 // OnThisMachine is the substrate a command that runs on this machine acts for when it is told

@@ -1,0 +1,103 @@
+package kubernetes
+
+import (
+	"strconv"
+	"strings"
+
+	admissionv1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// AdmissionPolicyName is the name of the fleet's ValidatingAdmissionPolicy and its binding
+// (cluster-scoped, so named after the namespace).
+func AdmissionPolicyName(ns string) string { return "autonomy-" + ns + "-sessions" }
+
+// admission is the ValidatingAdmissionPolicy that narrows what RBAC cannot: for every request on
+// a Job of the namespace made by one of the fleet's ServiceAccounts, a create is of an actor the
+// launcher's agent:launch scope names and has the shape of that actor's template (its
+// ServiceAccount, the fleet's image and SessionArgs, only the installation mounted, no secret
+// read, no host namespace, no added container), and a delete or an update (cancel, suspend) is of
+// a Job of an actor the agent:cancel or agent:update scope names. Jobs the CronJob controller
+// creates are not a fleet ServiceAccount's and are not matched.
+func (c *compiler) admission() (*admissionv1.ValidatingAdmissionPolicy, *admissionv1.ValidatingAdmissionPolicyBinding) {
+	ns := c.box.Namespace
+	prefix := "system:serviceaccount:" + ns + ":"
+	fail := admissionv1.Fail
+	pairs := map[string][]string{}
+	for _, a := range c.p.Actors {
+		for _, cp := range a.Capabilities {
+			scope := []string{cp.Scope}
+			if cp.Scope == "" {
+				scope = c.agents
+			}
+			for _, s := range scope {
+				pairs[cp.Name] = append(pairs[cp.Name], ObjectName(a.Name.Value)+"/"+ObjectName(s))
+			}
+		}
+	}
+	vap := &admissionv1.ValidatingAdmissionPolicy{TypeMeta: typeMeta("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy"),
+		ObjectMeta: metav1.ObjectMeta{Name: AdmissionPolicyName(ns), Labels: FleetLabels(ns)},
+		Spec: admissionv1.ValidatingAdmissionPolicySpec{
+			FailurePolicy: &fail,
+			MatchConstraints: &admissionv1.MatchResources{ResourceRules: []admissionv1.NamedRuleWithOperations{{RuleWithOperations: admissionv1.RuleWithOperations{
+				Operations: []admissionv1.OperationType{admissionv1.Create, admissionv1.Update, admissionv1.Delete},
+				Rule:       admissionv1.Rule{APIGroups: []string{"batch"}, APIVersions: []string{"v1"}, Resources: []string{"jobs"}}}}}},
+			MatchConditions: []admissionv1.MatchCondition{{Name: "fleet-service-account", Expression: "request.userInfo.username.startsWith(" + celString(prefix) + ")"}},
+			Variables: []admissionv1.Variable{
+				{Name: "sa", Expression: "request.userInfo.username.substring(" + strconv.Itoa(len(prefix)) + ")"},
+				{Name: "job", Expression: "request.operation == 'DELETE' ? oldObject : object"},
+				{Name: "actor", Expression: "has(variables.job.metadata.labels) && " + celString(LabelActor) + " in variables.job.metadata.labels ? variables.job.metadata.labels[" + celString(LabelActor) + "] : ''"},
+				{Name: "pair", Expression: "variables.sa + '/' + variables.actor"},
+			},
+			Validations: []admissionv1.Validation{
+				{Expression: "request.operation != 'CREATE' || variables.pair in " + celList(pairs["agent:launch"]), Message: "agent:launch does not let this ServiceAccount launch that actor (or the Job names no actor)"},
+				{Expression: "request.operation != 'DELETE' || variables.pair in " + celList(pairs["agent:cancel"]), Message: "agent:cancel does not let this ServiceAccount cancel that actor's sessions"},
+				{Expression: "request.operation != 'UPDATE' || (variables.pair in " + celList(pairs["agent:update"]) + " && object.spec.template == oldObject.spec.template && object.metadata.labels == oldObject.metadata.labels)", Message: "agent:update does not let this ServiceAccount update that actor's sessions, or the update changes more than suspend"},
+				{Expression: "request.operation != 'CREATE' || " + c.templateShape(), Message: "a launched Job must be the actor's template: its ServiceAccount, the fleet's image and session command, the installation only, no secret, no host namespace"},
+			},
+		}}
+	binding := &admissionv1.ValidatingAdmissionPolicyBinding{TypeMeta: typeMeta("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding"),
+		ObjectMeta: metav1.ObjectMeta{Name: AdmissionPolicyName(ns), Labels: FleetLabels(ns)},
+		Spec: admissionv1.ValidatingAdmissionPolicyBindingSpec{PolicyName: AdmissionPolicyName(ns),
+			ValidationActions: []admissionv1.ValidationAction{admissionv1.Deny},
+			MatchResources:    &admissionv1.MatchResources{NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": ns}}}}}
+	return vap, binding
+}
+
+// templateShape is the CEL condition a launched Job's pod meets: what the actor's PodTemplate
+// fixes, with the session's env free but never read from a secret.
+func (c *compiler) templateShape() string {
+	pod, ctr := "object.spec.template.spec", "object.spec.template.spec.containers[0]"
+	conds := []string{
+		pod + ".serviceAccountName == variables.actor",
+		"has(object.spec.template.metadata.labels) && " + celString(LabelActor) + " in object.spec.template.metadata.labels && object.spec.template.metadata.labels[" + celString(LabelActor) + "] == variables.actor",
+		"size(" + pod + ".containers) == 1",
+		ctr + ".name == " + celString(ContainerName),
+		ctr + ".image == " + celString(c.box.Image),
+		"!has(" + ctr + ".command)",
+		"has(" + ctr + ".args) && " + ctr + ".args == " + celList(SessionArgs),
+		"!has(" + ctr + ".envFrom)",
+		"!has(" + ctr + ".env) || " + ctr + ".env.all(e, !has(e.valueFrom) || has(e.valueFrom.fieldRef))",
+		"!has(" + ctr + ".volumeMounts) || " + ctr + ".volumeMounts.all(m, has(m.readOnly) && m.readOnly)",
+		"!has(" + ctr + ".securityContext) || !has(" + ctr + ".securityContext.privileged) || !" + ctr + ".securityContext.privileged",
+		"!has(" + pod + ".initContainers)",
+		"!has(" + pod + ".ephemeralContainers)",
+		"!has(" + pod + ".hostNetwork) || !" + pod + ".hostNetwork",
+		"!has(" + pod + ".hostPID) || !" + pod + ".hostPID",
+		"!has(" + pod + ".hostIPC) || !" + pod + ".hostIPC",
+		"!has(" + pod + ".volumes) || " + pod + ".volumes.all(v, v.name == " + celString(InstallVolume) + " && has(v.projected) && v.projected.sources.all(s, has(s.configMap) && s.configMap.name in " + celList([]string{ConfigMapInstall, ConfigMapFleet}) + "))",
+	}
+	return "(" + strings.Join(conds, ") && (") + ")"
+}
+
+// celString is s as a CEL string literal (strconv.Quote's escapes are CEL's).
+func celString(s string) string { return strconv.Quote(s) }
+
+// celList is a CEL list of string literals.
+func celList(list []string) string {
+	q := make([]string, len(list))
+	for i, s := range list {
+		q[i] = celString(s)
+	}
+	return "[" + strings.Join(q, ", ") + "]"
+}

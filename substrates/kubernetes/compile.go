@@ -1,0 +1,214 @@
+package kubernetes
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/ir/resolved"
+	"github.com/autonomyhq/autonomy/substrates"
+)
+
+// Where compile writes, relative to the output directory.
+const (
+	// Dir holds the kustomization: `kubectl apply -k kubernetes/` installs the fleet.
+	Dir = "kubernetes"
+	// dataDir is where the installation's files sit in the session's container, under
+	// InstallDir: behaviors, result schemas, the policy (resources keep their own paths).
+	dataDir = "fleet"
+	// maxInstallBytes is what ConfigMapInstall may hold: the API refuses an object over 1 MiB.
+	maxInstallBytes = 1000 * 1024
+)
+
+// Substrate is the Kubernetes substrate.
+type Substrate struct{}
+
+// Name returns "kubernetes".
+func (Substrate) Name() string { return Name }
+
+// Aliases returns "k8s".
+func (Substrate) Aliases() []string { return []string{Alias} }
+
+// Support returns the support declaration.
+func (Substrate) Support() []substrates.Support { return support }
+
+// compiler holds one compile.
+type compiler struct {
+	r      *resolved.Profile
+	p      *ir.Profile
+	box    Box
+	agents []string
+	// install are the files of ConfigMapInstall, by path; producers who made each.
+	install   map[string]substrates.File
+	producers map[string]string
+	errors    ir.Diagnostics
+}
+
+// Compile realizes the profile as a kustomization of one namespace.
+func (Substrate) Compile(r *resolved.Profile) (substrates.Output, error) {
+	p := r.Profile
+	b, diags := ReadBox(p)
+	c := &compiler{r: r, p: p, box: b, install: map[string]substrates.File{}, producers: map[string]string{}}
+	var warnings ir.Diagnostics
+	for _, d := range diags {
+		if d.Severity == ir.Error {
+			c.errors = append(c.errors, d)
+		} else {
+			warnings = append(warnings, d)
+		}
+	}
+	for _, a := range p.Actors {
+		if !a.IsHuman() {
+			c.agents = append(c.agents, a.Name.Value)
+		}
+	}
+	c.errors = append(c.errors, substrates.CopyProfile(r, Name, dataDir, c.add)...)
+	policy := substrates.PolicyFile(p)
+	policy.Path = dataDir + "/policy.json"
+	c.add(policy, "the policy", p.Policy.Pos)
+	fleet := c.fleetConfig()
+	if c.errors.HasErrors() {
+		return substrates.Output{}, c.errors.Sort()
+	}
+	files, err := c.manifests(fleet)
+	if err != nil {
+		return substrates.Output{}, err
+	}
+	warnings = append(warnings, substrates.SupportWarnings(Substrate{}, p, warnings)...)
+	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
+	return substrates.Output{Target: Name, Files: files, Warnings: warnings.Sort()}, nil
+}
+
+// add records a file of the installation, refusing a second producer of one path.
+func (c *compiler) add(f substrates.File, producer string, pos ir.Pos) {
+	if first, dup := c.producers[f.Path]; dup {
+		if first != producer {
+			c.errors = append(c.errors, ir.Diagnostic{File: c.p.File, Pos: pos, Severity: ir.Error,
+				Message: fmt.Sprintf("%s and %s both install %s", first, producer, f.Path), Hint: "rename one of them"})
+		}
+		return
+	}
+	c.producers[f.Path] = producer
+	c.install[f.Path] = f
+}
+
+// FleetConfig is ConfigMapFleet's FleetConfigKey: what the runner knows of the fleet without
+// the profile.
+type FleetConfig struct {
+	Namespace     string        `json:"namespace"`
+	MaxConcurrent int           `json:"maxConcurrent"`
+	TimeZone      string        `json:"timeZone"`
+	Actors        []ActorConfig `json:"actors"`
+}
+
+// ActorConfig is one actor of FleetConfig. Paths are relative to InstallDir.
+type ActorConfig struct {
+	Actor string `json:"actor"`
+	// Object is ObjectName(Actor): its ServiceAccount, Role, RoleBinding and PodTemplate.
+	Object         string    `json:"object"`
+	Kind           string    `json:"kind"`
+	Behavior       string    `json:"behavior"`
+	Capabilities   []string  `json:"capabilities"`
+	Triggers       []Trigger `json:"triggers"`
+	TimeoutSeconds int       `json:"timeoutSeconds,omitempty"`
+	Result         string    `json:"result,omitempty"`
+	Reviewer       string    `json:"reviewer,omitempty"`
+	Prelaunch      string    `json:"prelaunch,omitempty"`
+	Workspace      string    `json:"workspace"`
+}
+
+// Trigger is one trigger of an actor: its kind, its cron (and CronJob) or event, and the params
+// it forwards, each from its source.
+type Trigger struct {
+	Kind    string  `json:"kind"`
+	Cron    string  `json:"cron,omitempty"`
+	CronJob string  `json:"cronJob,omitempty"`
+	Event   string  `json:"event,omitempty"`
+	Params  []Param `json:"params"`
+}
+
+// Param is one forwarded param: the env name and its source (ir.Sources).
+type Param struct {
+	Name   string `json:"name"`
+	Source string `json:"source"`
+}
+
+// cronJobName names the CronJob of an actor's trigger i: at most 52 characters.
+func cronJobName(actor string, i int) string { return fmt.Sprintf("%s-%d", ObjectName(actor), i) }
+
+// fleetConfig builds the fleet config, installing each actor's result schema.
+func (c *compiler) fleetConfig() FleetConfig {
+	fc := FleetConfig{Namespace: c.box.Namespace, MaxConcurrent: c.p.Policy.MaxConcurrent.Value, TimeZone: c.box.TimeZone, Actors: []ActorConfig{}}
+	for _, a := range c.p.Actors {
+		ac := ActorConfig{Actor: a.Name.Value, Object: ObjectName(a.Name.Value), Kind: "agent", Behavior: dataDir + "/" + a.BehaviorFile,
+			Capabilities: []string{}, Triggers: []Trigger{}, TimeoutSeconds: a.Timeout.Value * 60, Reviewer: a.Review.Value, Prelaunch: a.Prelaunch.Value, Workspace: "isolated"}
+		if a.IsHuman() {
+			ac.Kind = "human"
+		}
+		for _, cp := range a.Capabilities {
+			ac.Capabilities = append(ac.Capabilities, cp.Raw.Value)
+		}
+		for i, t := range a.Triggers {
+			tr := Trigger{Kind: string(t.Kind), Event: t.Event.Value, Params: []Param{}}
+			if t.Kind == ir.Cron {
+				tr.Cron, tr.CronJob = t.Cron.Value, cronJobName(a.Name.Value, i)
+			}
+			for _, pm := range t.Params {
+				tr.Params = append(tr.Params, Param{Name: pm.Name.Value, Source: pm.Source.Value})
+			}
+			ac.Triggers = append(ac.Triggers, tr)
+		}
+		if a.Result != nil {
+			ac.Result = c.resultSchema(a)
+		}
+		fc.Actors = append(fc.Actors, ac)
+	}
+	return fc
+}
+
+// resultSchema installs the actor's result contract and returns its path.
+func (c *compiler) resultSchema(a *ir.Actor) string {
+	if name := a.Result.Named.Value; name != "" {
+		path := dataDir + "/results/" + name + ".json"
+		c.add(substrates.File{Path: path, Data: []byte(ir.ResultContracts[name] + "\n"), Mode: 0o644}, "the result contract "+name, a.Result.Pos)
+		return path
+	}
+	path := dataDir + "/results/" + a.Name.Value + ".json"
+	data, err := json.MarshalIndent(a.Result.Inline, "", "  ")
+	if err != nil {
+		c.errors = append(c.errors, ir.Diagnostic{File: c.p.File, Pos: a.Result.Pos, Severity: ir.Error, Message: "the result schema cannot be written: " + err.Error()})
+		return path
+	}
+	c.add(substrates.File{Path: path, Data: append(data, '\n'), Mode: 0o644}, fmt.Sprintf("the result schema of actor %q", a.Name.Value), a.Result.Pos)
+	return path
+}
+
+// installBytes is the size of the installation's files.
+func (c *compiler) installBytes() int {
+	n := 0
+	for p, f := range c.install {
+		n += len(p) + len(f.Data)
+	}
+	return n
+}
+
+// installPaths are the installation's paths, sorted.
+func (c *compiler) installPaths() []string {
+	out := make([]string, 0, len(c.install))
+	for p := range c.install {
+		out = append(out, p)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// capabilitiesEnv is AUTONOMY_CAPABILITIES: the capabilities as written, space-separated.
+func capabilitiesEnv(a *ir.Actor) string {
+	caps := make([]string, len(a.Capabilities))
+	for i, cp := range a.Capabilities {
+		caps[i] = cp.Raw.Value
+	}
+	return strings.Join(caps, " ")
+}

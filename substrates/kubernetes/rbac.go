@@ -1,0 +1,106 @@
+package kubernetes
+
+import (
+	"slices"
+	"sort"
+	"strings"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+
+	"github.com/autonomyhq/autonomy/ir"
+)
+
+// grant is one row of the permission table: what a capability lets an actor's ServiceAccount do.
+type grant struct {
+	group, resource string
+	verbs           []string
+	// named limits the rule to objects of those names: the templates a launcher may read, the
+	// fleet config.
+	named func(scope string, agents []string) []string
+}
+
+// templates are the PodTemplates a launcher may read: its scope's, or every agent's.
+func templates(scope string, agents []string) []string {
+	if scope != "" {
+		return []string{ObjectName(scope)}
+	}
+	out := make([]string, len(agents))
+	for i, a := range agents {
+		out[i] = ObjectName(a)
+	}
+	return out
+}
+
+func fleetConfig(string, []string) []string { return []string{ConfigMapFleet} }
+
+// permissions is the table, capability by capability (the gh-actions permission table's
+// counterpart). Nothing else is granted: code:* and tasks:* act on the code host, never on the
+// cluster, and get no rule. RBAC cannot narrow create, delete or patch of Jobs to an actor; the
+// fleet's ValidatingAdmissionPolicy (admission.go) does, for every request of a fleet
+// ServiceAccount: a launcher creates only Jobs of the actors its scope names, from their
+// templates, and cancel and update touch only the Jobs of theirs.
+var permissions = map[string][]grant{
+	"agent:launch": {
+		{group: "", resource: "podtemplates", verbs: []string{"get"}, named: templates},
+		{group: "batch", resource: "jobs", verbs: []string{"create"}},
+		{group: "", resource: "configmaps", verbs: []string{"get"}, named: fleetConfig},
+	},
+	"agent:list": {
+		{group: "batch", resource: "jobs", verbs: []string{"get", "list", "watch"}},
+		{group: "", resource: "pods", verbs: []string{"get", "list", "watch"}},
+		{group: "", resource: "pods/log", verbs: []string{"get"}},
+	},
+	"agent:cancel": {
+		{group: "batch", resource: "jobs", verbs: []string{"delete"}},
+	},
+	"agent:update": {
+		{group: "batch", resource: "jobs", verbs: []string{"patch"}},
+	},
+}
+
+// holdsCluster reports whether the actor holds a capability that needs the API: its pods get a
+// ServiceAccount token only then.
+func holdsCluster(a *ir.Actor) bool {
+	return slices.ContainsFunc(a.Capabilities, func(c ir.Capability) bool { return permissions[c.Name] != nil })
+}
+
+// rules are the actor's Role rules: the table's rows for its capabilities, rows on the same
+// objects merged, in a fixed order.
+func rules(a *ir.Actor, agents []string) []rbacv1.PolicyRule {
+	type key struct{ group, resource, names string }
+	verbs := map[key][]string{}
+	for _, c := range a.Capabilities {
+		for _, g := range permissions[c.Name] {
+			var names []string
+			if g.named != nil {
+				names = g.named(c.Scope, agents)
+			}
+			k := key{g.group, g.resource, strings.Join(names, ",")}
+			verbs[k] = append(verbs[k], g.verbs...)
+		}
+	}
+	keys := make([]key, 0, len(verbs))
+	for k := range verbs {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		a, b := keys[i], keys[j]
+		if a.group != b.group {
+			return a.group < b.group
+		}
+		if a.resource != b.resource {
+			return a.resource < b.resource
+		}
+		return a.names < b.names
+	})
+	out := make([]rbacv1.PolicyRule, 0, len(keys))
+	for _, k := range keys {
+		v := slices.Compact(slices.Sorted(slices.Values(verbs[k])))
+		r := rbacv1.PolicyRule{APIGroups: []string{k.group}, Resources: []string{k.resource}, Verbs: v}
+		if k.names != "" {
+			r.ResourceNames = strings.Split(k.names, ",")
+		}
+		out = append(out, r)
+	}
+	return out
+}

@@ -1,0 +1,37 @@
+package kubernetes
+
+import "github.com/autonomyhq/autonomy/substrates"
+
+// offCluster is how a code: or tasks: capability is realized: the cluster holds no code-host
+// credential to narrow, so the capability only reaches the agent.
+const offCluster = "no code-host credential is issued in the cluster; the capability reaches the agent as AUTONOMY_CAPABILITIES only, and the session acts with whatever credential its image carries"
+
+// support is what the Kubernetes target realizes of the standard, feature by feature. Compile
+// warns for every feature a profile uses that is not fully supported; conformance checks the rest.
+var support = []substrates.Support{
+	{Feature: "capability:code:propose", Level: substrates.Partial, Note: offCluster},
+	{Feature: "capability:code:review", Level: substrates.Partial, Note: offCluster},
+	{Feature: "capability:code:merge", Level: substrates.Unsupported, Note: "gate-only: no session is ever granted it (the validator refuses it)"},
+	{Feature: "capability:tasks:author", Level: substrates.Partial, Note: offCluster},
+	{Feature: "capability:tasks:converse", Level: substrates.Partial, Note: offCluster},
+	{Feature: "capability:agent:launch", Level: substrates.Supported, Note: "the actor's ServiceAccount may get the PodTemplates it may launch and create Jobs; the fleet's ValidatingAdmissionPolicy admits only a Job of such an actor with its template's shape"},
+	{Feature: "capability:agent:list", Level: substrates.Supported, Note: "the actor's ServiceAccount may get, list and watch Jobs and pods and read pod logs"},
+	{Feature: "capability:agent:update", Level: substrates.Supported, Note: "the actor's ServiceAccount may patch Jobs (suspend and resume); the admission policy admits no other change"},
+	{Feature: "capability:agent:cancel", Level: substrates.Supported, Note: "the actor's ServiceAccount may delete Jobs"},
+	{Feature: "capability:@scope", Level: substrates.Partial, Note: "an agent:* scope is enforced by the admission policy (launch, cancel and update only that actor's Jobs; launch reads only its PodTemplate); a code: or tasks: scope reaches the agent as AUTONOMY_CAPABILITIES only"},
+	{Feature: "trigger:cron", Level: substrates.Supported, Note: "a CronJob per cron trigger, in policy.box.kubernetes.timeZone, concurrencyPolicy Forbid"},
+	{Feature: "trigger:dispatch", Level: substrates.Supported, Note: "runner launch --target kubernetes creates a Job from the actor's PodTemplate, params as env"},
+	{Feature: "trigger:event", Level: substrates.Unsupported, Note: "the cluster runs no event source; fire an event's session with runner launch, or use the gh-actions or local target"},
+	{Feature: "source:subject.ref", Level: substrates.Supported, Note: "runner launch --ref; empty in a session a CronJob fires"},
+	{Feature: "source:subject.actor", Level: substrates.Partial, Note: "set by the runner at launch; empty in a session a CronJob fires"},
+	{Feature: "source:subject.actorRole", Level: substrates.Partial, Note: "set by the runner at launch; empty in a session a CronJob fires"},
+	{Feature: "source:subject.text", Level: substrates.Partial, Note: "set by the runner at launch; empty in a session a CronJob fires"},
+	{Feature: "source:trigger.kind", Level: substrates.Supported, Note: "cron in a session a CronJob fires; else the runner's launch"},
+	{Feature: "kind:human", Level: substrates.Partial, Note: "a person gets no pod: the fleet config lists them, and the runner keeps their asks in the cluster"},
+	{Feature: "field:timeout", Level: substrates.Supported, Note: "the Job's activeDeadlineSeconds"},
+	{Feature: "field:review", Level: substrates.Unsupported, Note: "the cluster runs no code flow that launches the reviewer on a proposal; launch the reviewer yourself"},
+	{Feature: "field:result", Level: substrates.Supported, Note: "the schema is installed in the autonomy-install ConfigMap and named by AUTONOMY_RESULT_SCHEMA"},
+	{Feature: "field:execution", Level: substrates.Supported, Note: "every session is its own pod with its own filesystem: always isolated"},
+	{Feature: "field:prelaunch", Level: substrates.Unsupported, Note: "the session's pod runs no command before the actor; prelaunch is ignored"},
+	{Feature: "policy:maxConcurrent", Level: substrates.Supported, Note: "the fleet config carries it; the runner refuses a launch past it"},
+}
