@@ -20,8 +20,8 @@ func TestRunnerPassesTheCoreChecks(t *testing.T) {
 		t.Fatalf("targets: %+v, %v", targets, err)
 	}
 	results := conformance.Run(context.Background(), targets)
-	if len(results) != 12+9 {
-		t.Errorf("%d results, want the 12 of an agent's runner and the 9 of a person's: %+v", len(results), results)
+	if len(results) != 12+10 {
+		t.Errorf("%d results, want the 12 of an agent's runner and the 10 of a person's: %+v", len(results), results)
 	}
 	for _, res := range results {
 		want := conformance.Pass

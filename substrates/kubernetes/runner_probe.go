@@ -108,6 +108,7 @@ func probeSubject(ctx context.Context, cs kubernetes.Interface, kubeconfig, exe 
 		NotProbed: "a session's container is not observable through the Runner contract: the cluster runs it (its timeout is the Job's activeDeadlineSeconds, its params its env, both set by the contract's SessionJob)"}
 	if human {
 		s.Actor, s.Human, s.MaxConcurrent = "asker", true, 0
+		s.NotProbed = "no human simulator on the Kubernetes runner: a person resolves an ask with its token (autonomy runner --target kubernetes update)"
 	}
 	if exe != "" {
 		s.GetFresh = processGet(exe, kubeconfig, ns)
