@@ -371,30 +371,35 @@ func (r *Runner) Cancel(ctx context.Context, id string) (bool, error) {
 	if isAskID(id) {
 		return r.updateAsk(ctx, id, ir.Patch{Status: ir.Cancelled})
 	}
-	job, err := r.getJob(ctx, id)
-	if job == nil || err != nil {
-		return false, err
+	for {
+		job, err := r.getJob(ctx, id)
+		if job == nil || err != nil {
+			return false, err
+		}
+		if err := r.authorize("cancel", actorOf(job)); err != nil {
+			return false, err
+		}
+		if st, _ := jobStatus(job); st.Ended() {
+			return false, nil // ended, or another cancel's deletion is under way
+		}
+		fg := metav1.DeletePropagationForeground
+		// The preconditions make the cancel the one of this state of the Job: after a change
+		// meanwhile (the Job controller's status, a concurrent cancel, an end) the delete is a
+		// conflict, and the cancel is decided again on the Job as it is now.
+		err = r.opts.Client.BatchV1().Jobs(r.opts.Namespace).Delete(ctx, id, metav1.DeleteOptions{
+			PropagationPolicy: &fg,
+			Preconditions:     &metav1.Preconditions{UID: &job.UID, ResourceVersion: &job.ResourceVersion},
+		})
+		switch {
+		case err == nil:
+			return true, nil
+		case apierrors.IsNotFound(err):
+			return false, nil
+		case apierrors.IsConflict(err):
+			continue
+		}
+		return false, r.apiError("cancelling session "+id, "delete jobs", err)
 	}
-	if err := r.authorize("cancel", actorOf(job)); err != nil {
-		return false, err
-	}
-	if st, _ := jobStatus(job); st.Ended() {
-		return false, nil
-	}
-	fg := metav1.DeletePropagationForeground
-	// The preconditions make the cancel the one of this state of the Job: a concurrent cancel,
-	// or an end recorded meanwhile, makes this one a conflict, answered false.
-	err = r.opts.Client.BatchV1().Jobs(r.opts.Namespace).Delete(ctx, id, metav1.DeleteOptions{
-		PropagationPolicy: &fg,
-		Preconditions:     &metav1.Preconditions{UID: &job.UID, ResourceVersion: &job.ResourceVersion},
-	})
-	switch {
-	case err == nil:
-		return true, nil
-	case apierrors.IsNotFound(err), apierrors.IsConflict(err):
-		return false, nil
-	}
-	return false, r.apiError("cancelling session "+id, "delete jobs", err)
 }
 
 // Update pauses (suspends the Job, which deletes its running pods) or resumes a session, or

@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/autonomyhq/autonomy/substrates"
@@ -90,18 +92,11 @@ func OpenRunner(ctx context.Context, cs kubernetes.Interface, ns, caller string)
 			opts.Caller = &substrates.Caller{Who: fmt.Sprintf("actor %q", caller), Caps: substrates.ParseCapabilities(a.Capabilities)}
 		}
 		if a.Result != "" {
-			if install == nil {
-				ic, err := cms.Get(ctx, ConfigMapInstall, metav1.GetOptions{})
-				if err != nil {
-					return nil, fmt.Errorf("reading the result contracts (ConfigMap %s/%s): %w", ns, ConfigMapInstall, err)
-				}
-				install = ic.Data
+			raw, err := resultContract(ctx, cms, ns, a.Actor, a.Result, &install)
+			if err != nil {
+				return nil, err
 			}
-			raw, ok := install[InstallKey(a.Result)]
-			if !ok {
-				return nil, fmt.Errorf("actor %q: its result contract %s is not in ConfigMap %s/%s (compile and apply again)", a.Actor, a.Result, ns, ConfigMapInstall)
-			}
-			if err := json.Unmarshal([]byte(raw), &ra.Result); err != nil {
+			if err := json.Unmarshal(raw, &ra.Result); err != nil {
 				return nil, fmt.Errorf("actor %q: its result contract %s is not JSON: %v", a.Actor, a.Result, err)
 			}
 			if m, ok := ra.Result.(map[string]any); ok {
@@ -114,6 +109,29 @@ func OpenRunner(ctx context.Context, cs kubernetes.Interface, ns, caller string)
 		return nil, fmt.Errorf("%s=%q is not an actor of the fleet in namespace %s", EnvActor, caller, ns)
 	}
 	return NewRunner(opts)
+}
+
+// resultContract reads an actor's result contract: inside a session's pod from the installation
+// mounted at $AUTONOMY_DIR (its ServiceAccount may read no other ConfigMap than the fleet's),
+// else from ConfigMap autonomy-install (read once into install).
+func resultContract(ctx context.Context, cms corev1client.ConfigMapInterface, ns, actor, path string, install *map[string]string) ([]byte, error) {
+	if dir := os.Getenv(EnvDir); dir != "" && os.Getenv(EnvSession) != "" && filepath.IsLocal(filepath.FromSlash(path)) {
+		if data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(path))); err == nil {
+			return data, nil
+		}
+	}
+	if *install == nil {
+		ic, err := cms.Get(ctx, ConfigMapInstall, metav1.GetOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("reading the result contracts (ConfigMap %s/%s): %w", ns, ConfigMapInstall, err)
+		}
+		*install = ic.Data
+	}
+	raw, ok := (*install)[InstallKey(path)]
+	if !ok {
+		return nil, fmt.Errorf("actor %q: its result contract %s is not in ConfigMap %s/%s (compile and apply again)", actor, path, ns, ConfigMapInstall)
+	}
+	return []byte(raw), nil
 }
 
 // callerFromEnv is the actor a verb runs for: $AUTONOMY_ACTOR inside a session's pod (which

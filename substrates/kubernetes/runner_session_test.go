@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -172,6 +173,40 @@ func TestCancelRemovesTheJobAndItsPods(t *testing.T) {
 	}
 	if ss, err := r.List(ctx); len(ss) != 0 || err != nil {
 		t.Errorf("list after cancel: %v %v", ss, err)
+	}
+
+	// Of concurrent cancels of one session, from runners that share nothing, exactly one wins.
+	s, err = r.Launch(ctx, "probe", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	wins := make(chan bool, 8)
+	for range 8 {
+		other, err := NewRunner(r.opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ok, err := other.Cancel(ctx, s.ID)
+			if err != nil {
+				t.Error(err)
+			}
+			wins <- ok
+		}()
+	}
+	wg.Wait()
+	close(wins)
+	n := 0
+	for ok := range wins {
+		if ok {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d of 8 concurrent cancels won, want 1", n)
 	}
 }
 
