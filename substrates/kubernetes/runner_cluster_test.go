@@ -62,20 +62,9 @@ var Held = heldSelector
 // ProbeTargets are the runner's conformance targets.
 var ProbeTargets = probeTargets
 
-// SessionPodTemplate is an actor's PodTemplate as compile installs it (contract.go): labelled,
-// annotated with the actor's name, one session container running SessionArgs. nodeSelector
-// holds its pods (Held) or is nil.
-func SessionPodTemplate(ns, actor string, nodeSelector map[string]string) *corev1.PodTemplate {
-	meta := metav1.ObjectMeta{Name: ObjectName(actor), Namespace: ns, Labels: ActorLabels(ns, actor), Annotations: map[string]string{AnnotationActor: actor}}
-	return &corev1.PodTemplate{ObjectMeta: meta, Template: corev1.PodTemplateSpec{
-		ObjectMeta: metav1.ObjectMeta{Labels: ActorLabels(ns, actor)},
-		Spec: corev1.PodSpec{
-			RestartPolicy: corev1.RestartPolicyNever,
-			NodeSelector:  nodeSelector,
-			Containers:    []corev1.Container{{Name: ContainerName, Image: DefaultImage, Args: SessionArgs, Env: SessionEnv(actor)}},
-		},
-	}}
-}
+// SessionPodTemplate is an actor's PodTemplate as compile installs it; nodeSelector holds its
+// pods (Held) or is nil.
+var SessionPodTemplate = sessionPodTemplate
 
 // InstallTemplates creates the PodTemplates in their namespace.
 func InstallTemplates(t testing.TB, cs kubernetes.Interface, pts ...*corev1.PodTemplate) {

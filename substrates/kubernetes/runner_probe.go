@@ -119,12 +119,19 @@ func probeSubject(ctx context.Context, cs kubernetes.Interface, kubeconfig, exe 
 // HeldPodTemplate is a probe actor's PodTemplate as compile installs it (contract.go), its pods
 // held pending (heldSelector).
 func HeldPodTemplate(ns, actor string) *corev1.PodTemplate {
+	return sessionPodTemplate(ns, actor, heldSelector)
+}
+
+// sessionPodTemplate is an actor's PodTemplate as compile installs it (contract.go): labelled,
+// annotated with the actor's name, one session container running SessionArgs, scheduled by
+// nodeSelector (nil: anywhere).
+func sessionPodTemplate(ns, actor string, nodeSelector map[string]string) *corev1.PodTemplate {
 	meta := metav1.ObjectMeta{Name: ObjectName(actor), Namespace: ns, Labels: ActorLabels(ns, actor), Annotations: map[string]string{AnnotationActor: actor}}
 	return &corev1.PodTemplate{ObjectMeta: meta, Template: corev1.PodTemplateSpec{
 		ObjectMeta: metav1.ObjectMeta{Labels: ActorLabels(ns, actor)},
 		Spec: corev1.PodSpec{
 			RestartPolicy: corev1.RestartPolicyNever,
-			NodeSelector:  heldSelector,
+			NodeSelector:  nodeSelector,
 			Containers:    []corev1.Container{{Name: ContainerName, Image: DefaultImage, Args: SessionArgs, Env: SessionEnv(actor)}},
 		},
 	}}
