@@ -284,7 +284,7 @@ func (r *Runner) List(ctx context.Context) ([]ir.Session, error) {
 		}
 		out = append(out, s)
 	}
-	asks, err := r.asks(ctx)
+	asks, err := r.asks(ctx) // none asked for when the fleet has no person
 	if err != nil {
 		return nil, err
 	}

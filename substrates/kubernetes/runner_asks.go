@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -99,8 +100,12 @@ func (r *Runner) isAsk(cm *corev1.ConfigMap) bool {
 		cm.Labels[LabelComponent] == ComponentAsk && cm.Labels[LabelSession] == cm.Name
 }
 
-// asks lists the fleet's asks.
+// asks lists the fleet's asks; a fleet without a person has none, and the API server is not
+// asked (an agent:list Role grants no ConfigMaps).
 func (r *Runner) asks(ctx context.Context) ([]corev1.ConfigMap, error) {
+	if !slices.ContainsFunc(r.opts.Actors, func(a RunnerActor) bool { return a.Human }) {
+		return nil, nil
+	}
 	sel := labels.SelectorFromSet(labels.Set{LabelFleet: r.opts.Namespace, LabelComponent: ComponentAsk}).String()
 	list, err := r.opts.Client.CoreV1().ConfigMaps(r.opts.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
 	if err != nil {

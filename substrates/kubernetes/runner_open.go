@@ -73,15 +73,12 @@ type runnerFleet struct {
 // from inside a session ("" for the operator): its capabilities bound every verb.
 func OpenRunner(ctx context.Context, cs kubernetes.Interface, ns, caller string) (*Runner, error) {
 	cms := cs.CoreV1().ConfigMaps(ns)
-	cm, err := cms.Get(ctx, ConfigMapFleet, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil, fmt.Errorf("no fleet in namespace %s: ConfigMap %s is missing (install it: autonomy compile PROFILE --target kubernetes --dir DIR, then kubectl apply -k DIR; or name its namespace with --namespace)", ns, ConfigMapFleet)
-	}
+	raw, err := readFleetConfig(ctx, cms, ns)
 	if err != nil {
-		return nil, fmt.Errorf("reading the fleet in namespace %s (ConfigMap %s): %w", ns, ConfigMapFleet, err)
+		return nil, err
 	}
 	var fleet runnerFleet
-	if err := json.Unmarshal([]byte(cm.Data[FleetConfigKey]), &fleet); err != nil {
+	if err := json.Unmarshal(raw, &fleet); err != nil {
 		return nil, fmt.Errorf("the fleet config in ConfigMap %s/%s is not JSON: %v (compile and apply again)", ns, ConfigMapFleet, err)
 	}
 	opts := RunnerOptions{Client: cs, Namespace: ns, MaxConcurrent: fleet.MaxConcurrent}
@@ -111,11 +108,36 @@ func OpenRunner(ctx context.Context, cs kubernetes.Interface, ns, caller string)
 	return NewRunner(opts)
 }
 
+// inPod reports whether this process runs in a session's pod, with the installation mounted at
+// $AUTONOMY_DIR; it returns the mount.
+func inPod() (string, bool) {
+	dir := os.Getenv(EnvDir)
+	return dir, dir != "" && os.Getenv(EnvSession) != ""
+}
+
+// readFleetConfig reads the fleet config: inside a session's pod from the mounted installation (a
+// ServiceAccount holding agent:list alone may read no ConfigMap), else from ConfigMapFleet.
+func readFleetConfig(ctx context.Context, cms corev1client.ConfigMapInterface, ns string) ([]byte, error) {
+	if dir, ok := inPod(); ok {
+		if data, err := os.ReadFile(filepath.Join(dir, FleetConfigKey)); err == nil {
+			return data, nil
+		}
+	}
+	cm, err := cms.Get(ctx, ConfigMapFleet, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, fmt.Errorf("no fleet in namespace %s: ConfigMap %s is missing (install it: autonomy compile PROFILE --target kubernetes --dir DIR, then kubectl apply -k DIR; or name its namespace with --namespace)", ns, ConfigMapFleet)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the fleet in namespace %s (ConfigMap %s): %w", ns, ConfigMapFleet, err)
+	}
+	return []byte(cm.Data[FleetConfigKey]), nil
+}
+
 // resultContract reads an actor's result contract: inside a session's pod from the installation
 // mounted at $AUTONOMY_DIR (its ServiceAccount may read no other ConfigMap than the fleet's),
 // else from ConfigMap autonomy-install (read once into install).
 func resultContract(ctx context.Context, cms corev1client.ConfigMapInterface, ns, actor, path string, install *map[string]string) ([]byte, error) {
-	if dir := os.Getenv(EnvDir); dir != "" && os.Getenv(EnvSession) != "" && filepath.IsLocal(filepath.FromSlash(path)) {
+	if dir, ok := inPod(); ok && filepath.IsLocal(filepath.FromSlash(path)) {
 		if data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(path))); err == nil {
 			return data, nil
 		}
