@@ -5,7 +5,7 @@ FUZZTIME ?= 30s
 # staticcheck's pinned version: `make staticcheck` fetches and builds it (outside go.mod).
 STATICCHECK ?= v0.8.2
 
-.PHONY: help build test lint staticcheck bench fuzz schema golden conformance clean agent-install agent-smoke
+.PHONY: help build test lint staticcheck bench fuzz schema golden conformance clean agent-install agent-smoke k8s-test
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
@@ -53,6 +53,13 @@ golden: ## rewrite golden/ from the compiler (review every changed line before c
 conformance: ## regenerate docs/conformance.md from autonomy conformance (review the diff)
 	$(GO) test ./cmd/autonomy -run '^TestConformanceDocMatches$$' -update-docs
 	git status --short docs/conformance.md
+
+# The packages whose tests need a Kubernetes control plane (they call internal/k8stest.Get).
+K8S_PKGS ?= ./internal/k8stest/... ./substrates/kubernetes/...
+
+k8s-test: ## build etcd, kube-apiserver, controller manager, scheduler and kwok (cached in AUTONOMY_K8S_CACHE) and run the tests that need them
+	@bin=$$(scripts/k8s/build.sh) && echo "k8s-test: binaries in $$bin" && \
+	AUTONOMY_K8S=1 AUTONOMY_K8S_BIN=$$bin $(GO) test -count=1 $(K8S_PKGS)
 
 agent-install: ## install the pinned agent CLIs (codex, claude) into the agent cache (AUTONOMY_AGENT_CACHE, default ~/.cache/autonomy-agents)
 	scripts/install-agents.sh

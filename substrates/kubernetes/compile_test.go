@@ -20,7 +20,8 @@ func init() {
 }
 
 // fleetProfile is a fleet using every part of the target: a scoped launcher that lists, a
-// canceller, an updater, a reviewer without cluster rights, a cron trigger with params, a result
+// canceller, an updater, a reviewer without cluster rights, a canceller and updater scoped to
+// one actor, a cron trigger with params, a result
 // contract, a person.
 const fleetProfile = `schema: autonomy.ir.v1
 targets: [kubernetes]
@@ -41,6 +42,10 @@ actors:
   reviewer:
     behavior: scripts/run.sh
     capabilities: [code:review]
+    triggers: [{ dispatch: true }]
+  janitor:
+    behavior: scripts/run.sh
+    capabilities: [agent:cancel@worker_1, agent:update@worker_1]
     triggers: [{ dispatch: true }]
   owner:
     kind: human
@@ -117,9 +122,9 @@ func TestCompileIsDeterministic(t *testing.T) {
 			t.Errorf("%s %s is in namespace %q", o.GetKind(), o.GetName(), o.GetNamespace())
 		}
 	}
-	// Four agents (the person gets none), three of which reach the API.
+	// Five agents (the person gets none), three of which reach the API.
 	want := map[string]int{"Namespace": 1, "ConfigMap": 2, "NetworkPolicy": 1, "ValidatingAdmissionPolicy": 1, "ValidatingAdmissionPolicyBinding": 1,
-		"ServiceAccount": 4, "Role": 2, "RoleBinding": 2, "PodTemplate": 4, "CronJob": 1}
+		"ServiceAccount": 5, "Role": 3, "RoleBinding": 3, "PodTemplate": 5, "CronJob": 1}
 	for k, n := range want {
 		if kinds[k] != n {
 			t.Errorf("%d %s, want %d (all: %v)", kinds[k], k, n, kinds)

@@ -13,15 +13,22 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/autonomyhq/autonomy/internal/k8stest"
 )
 
-// ClusterClient is a client of the test cluster; the test is skipped, saying how to run it, when
-// ClusterEnv is unset.
+// ClusterClient is an admin's client of the test cluster and its kubeconfig: the control plane
+// k8stest starts (under AUTONOMY_K8S=1, as make k8s-test sets; skipped otherwise), or the one
+// $AUTONOMY_K8S_KUBECONFIG names (a cluster started by hand). It sets $AUTONOMY_K8S_KUBECONFIG
+// for the test, which the conformance targets and launcher processes read.
 func ClusterClient(t testing.TB) (kubernetes.Interface, string) {
 	t.Helper()
 	path := os.Getenv(ClusterEnv)
 	if path == "" {
-		t.Skipf("no cluster: set %s to the kubeconfig of a real API server (make k8s-test does)", ClusterEnv)
+		path = k8stest.Get(t).Kubeconfig
+	}
+	if tt, ok := t.(*testing.T); ok {
+		tt.Setenv(ClusterEnv, path)
 	}
 	cfg, err := clientcmd.BuildConfigFromFlags("", path)
 	if err != nil {

@@ -59,7 +59,7 @@ func TestLogsFollow(t *testing.T) {
 	cs, _ := ClusterClient(t)
 	logFile := os.Getenv(PodLogEnv)
 	if logFile == "" {
-		t.Skipf("no pod log: set %s to the file kwok serves as every pod's log, followed (make k8s-test does)", PodLogEnv)
+		t.Skipf("no pod log: set %s to the file kwok serves as every pod's log, with follow: true in its ClusterLogs (internal/k8stest's kwok has no logs config yet)", PodLogEnv)
 	}
 	ns := ClusterNamespace(t, cs)
 	InstallTemplates(t, cs, SessionPodTemplate(ns, "worker", nil))

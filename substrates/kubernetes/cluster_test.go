@@ -1,0 +1,310 @@
+package kubernetes
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	authv1 "k8s.io/api/authorization/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
+
+	"github.com/autonomyhq/autonomy/internal/k8stest"
+)
+
+// nsSeq numbers the namespaces of the tests, which share one cluster across -count runs.
+var nsSeq atomic.Int64
+
+// namespace is a namespace no other test of this binary uses.
+func namespace(base string) string { return fmt.Sprintf("%s-%d", base, nsSeq.Add(1)) }
+
+// install compiles fleetProfile into namespace ns and applies every object its kustomization
+// lists with server-side apply and strict field validation, returning each object's version
+// (its generation, else its resourceVersion) by kind/name.
+func install(t *testing.T, cfg *rest.Config, ns string) map[string]string {
+	t.Helper()
+	out, err := compileFleet(t, writeFleet(t, strings.Replace(fleetProfile, "namespace: fleet-a", "namespace: "+ns, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := Objects(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return apply(t, cfg, objs)
+}
+
+func apply(t *testing.T, cfg *rest.Config, objs []*unstructured.Unstructured) map[string]string {
+	t.Helper()
+	dc := kubernetes.NewForConfigOrDie(cfg).Discovery()
+	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))
+	dyn := dynamic.NewForConfigOrDie(cfg)
+	ctx := context.Background()
+	versions := map[string]string{}
+	for _, o := range objs {
+		gvk := o.GroupVersionKind()
+		m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+		if err != nil {
+			t.Fatalf("%s %s: %v", gvk, o.GetName(), err)
+		}
+		var ri dynamic.ResourceInterface = dyn.Resource(m.Resource)
+		if o.GetNamespace() != "" {
+			ri = dyn.Resource(m.Resource).Namespace(o.GetNamespace())
+		}
+		data, err := o.MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		force := true
+		got, err := ri.Patch(ctx, o.GetName(), types.ApplyPatchType, data, metav1.PatchOptions{FieldManager: "autonomy", Force: &force, FieldValidation: "Strict"})
+		if err != nil {
+			t.Fatalf("apply %s %s: %v", gvk.Kind, o.GetName(), err)
+		}
+		// A spec change bumps the generation; an object without one (a ConfigMap, a Role) changes
+		// its resourceVersion. A controller writing status (the admission policy's type
+		// checking) changes neither generation nor what autonomy applied.
+		if g := got.GetGeneration(); g > 0 {
+			versions[gvk.Kind+"/"+o.GetName()] = fmt.Sprintf("generation %d", g)
+		} else {
+			versions[gvk.Kind+"/"+o.GetName()] = "resourceVersion " + got.GetResourceVersion()
+		}
+	}
+	return versions
+}
+
+// TestManifestsApplyStrictlyAndIdempotently: every generated object is accepted by a real API
+// server under server-side apply with strict field validation (an unknown or duplicated field
+// fails), and applying them again changes none of them.
+func TestManifestsApplyStrictlyAndIdempotently(t *testing.T) {
+	c := k8stest.Get(t)
+	ns := namespace("apply-twice")
+	first := install(t, c.Config, ns)
+	second := install(t, c.Config, ns)
+	if len(first) < 15 {
+		t.Errorf("only %d objects applied", len(first))
+	}
+	for k, v := range first {
+		if second[k] != v {
+			t.Errorf("%s changed on the second apply: %s, then %s", k, v, second[k])
+		}
+	}
+}
+
+// access is one request a ServiceAccount might make.
+type access struct {
+	verb, group, resource, sub, name string
+}
+
+func (a access) String() string {
+	s := a.verb + " " + a.group + "/" + a.resource
+	if a.sub != "" {
+		s += "/" + a.sub
+	}
+	if a.name != "" {
+		s += " " + a.name
+	}
+	return s
+}
+
+// probes are the requests asked of every ServiceAccount: everything a capability grants, and
+// what none does.
+var probes = []access{
+	{verb: "create", group: "batch", resource: "jobs"},
+	{verb: "get", group: "batch", resource: "jobs"},
+	{verb: "list", group: "batch", resource: "jobs"},
+	{verb: "watch", group: "batch", resource: "jobs"},
+	{verb: "delete", group: "batch", resource: "jobs"},
+	{verb: "patch", group: "batch", resource: "jobs"},
+	{verb: "update", group: "batch", resource: "jobs"},
+	{verb: "create", group: "batch", resource: "cronjobs"},
+	{verb: "get", resource: "pods"},
+	{verb: "list", resource: "pods"},
+	{verb: "get", resource: "pods", sub: "log"},
+	{verb: "create", resource: "pods"},
+	{verb: "delete", resource: "pods"},
+	{verb: "create", resource: "pods", sub: "exec"},
+	{verb: "get", resource: "podtemplates", name: "worker-1-ba7bf687"},
+	{verb: "get", resource: "podtemplates", name: "triage"},
+	{verb: "list", resource: "podtemplates"},
+	{verb: "get", resource: "configmaps", name: ConfigMapFleet},
+	{verb: "get", resource: "configmaps", name: ConfigMapInstall},
+	{verb: "get", resource: "secrets"},
+	{verb: "list", resource: "secrets"},
+	{verb: "create", resource: "serviceaccounts", sub: "token"},
+	{verb: "create", group: "rbac.authorization.k8s.io", resource: "rolebindings"},
+	{verb: "escalate", group: "rbac.authorization.k8s.io", resource: "roles"},
+	{verb: "impersonate", resource: "serviceaccounts"},
+}
+
+// TestRBACIsLeastPrivilege: the real authorizer, through a SubjectAccessReview per actor's
+// ServiceAccount, allows exactly what the actor's capabilities grant (the table below, written
+// from the standard, not from the permission table) and denies every other probe.
+func TestRBACIsLeastPrivilege(t *testing.T) {
+	c := k8stest.Get(t)
+	ns := namespace("rbac")
+	install(t, c.Config, ns)
+	launchWorker := []string{"create batch/jobs", "get /configmaps " + ConfigMapFleet, "get /podtemplates worker-1-ba7bf687"}
+	allowed := map[string][]string{
+		// agent:launch@worker_1, agent:list
+		"triage": append(launchWorker, "get batch/jobs", "list batch/jobs", "watch batch/jobs", "get /pods", "list /pods", "get /pods/log"),
+		// no capability
+		"worker-1-ba7bf687": nil,
+		// agent:launch, agent:cancel, agent:update
+		"boss": append(launchWorker, "get /podtemplates triage", "delete batch/jobs", "patch batch/jobs"),
+		// code:review: nothing in the cluster
+		"reviewer": nil,
+		// agent:cancel@worker_1, agent:update@worker_1 (the admission policy narrows them)
+		"janitor": {"delete batch/jobs", "patch batch/jobs"},
+	}
+	cs := kubernetes.NewForConfigOrDie(c.Config)
+	for sa, want := range allowed {
+		for _, p := range probes {
+			sar := &authv1.SubjectAccessReview{Spec: authv1.SubjectAccessReviewSpec{
+				User:   "system:serviceaccount:" + ns + ":" + sa,
+				Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"},
+				ResourceAttributes: &authv1.ResourceAttributes{Namespace: ns, Verb: p.verb, Group: p.group, Resource: p.resource,
+					Subresource: p.sub, Name: p.name}}}
+			got, err := cs.AuthorizationV1().SubjectAccessReviews().Create(context.Background(), sar, metav1.CreateOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			expect := false
+			for _, w := range want {
+				expect = expect || w == p.String()
+			}
+			if got.Status.Allowed != expect {
+				t.Errorf("%s: %s allowed=%v, want %v (%s)", sa, p, got.Status.Allowed, expect, got.Status.Reason)
+			}
+		}
+	}
+}
+
+// as is a clientset acting as the ServiceAccount sa of ns (impersonated by the admin).
+func as(cfg *rest.Config, ns, sa string) *kubernetes.Clientset {
+	c := rest.CopyConfig(cfg)
+	c.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + ns + ":" + sa,
+		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"}}
+	return kubernetes.NewForConfigOrDie(c)
+}
+
+// sessionJob is a session Job of actor built the way the runner builds it: from the actor's
+// PodTemplate as the cluster holds it.
+func sessionJob(t *testing.T, cs *kubernetes.Clientset, ns, actor, id string) *batchv1.Job {
+	t.Helper()
+	pt, err := cs.CoreV1().PodTemplates(ns).Get(context.Background(), ObjectName(actor), metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return SessionJob(ns, JobTemplate(pt), Session{ID: id, Ref: "#1", Params: map[string]string{"TOPIC": "x"}})
+}
+
+// TestLaunchScopeIsAdmitted: a launch is a real create attempt (dry run) as the launcher's
+// ServiceAccount: the fleet's admission policy admits a Job of an actor the scope names built
+// from its template, and refuses one outside the scope, one whose pod was changed (another
+// ServiceAccount, another image, a secret read as env), and RBAC refuses an actor without
+// agent:launch.
+func TestLaunchScopeIsAdmitted(t *testing.T) {
+	c := k8stest.Get(t)
+	ns := namespace("launch")
+	install(t, c.Config, ns)
+	admin := kubernetes.NewForConfigOrDie(c.Config)
+	dry := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
+	create := func(sa string, job *batchv1.Job) error {
+		_, err := as(c.Config, ns, sa).BatchV1().Jobs(ns).Create(context.Background(), job, dry)
+		return err
+	}
+	// The policy takes effect a moment after it is created: wait until it refuses.
+	outside := sessionJob(t, admin, ns, "boss", "s-outside")
+	deadline := time.Now().Add(60 * time.Second)
+	for err := create("triage", outside); !apierrors.IsInvalid(err) && !strings.Contains(fmt.Sprint(err), "agent:launch"); err = create("triage", outside) {
+		if time.Now().After(deadline) {
+			t.Fatalf("triage (agent:launch@worker_1) launched boss: %v", err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if err := create("triage", sessionJob(t, admin, ns, "worker_1", "s-in")); err != nil {
+		t.Errorf("triage cannot launch worker_1, which its scope names: %v", err)
+	}
+	if err := create("boss", sessionJob(t, admin, ns, "triage", "s-boss")); err != nil {
+		t.Errorf("boss (agent:launch) cannot launch triage: %v", err)
+	}
+	tamper := map[string]func(*corev1.PodSpec){
+		"another ServiceAccount": func(s *corev1.PodSpec) { s.ServiceAccountName = "boss" },
+		"another image":          func(s *corev1.PodSpec) { s.Containers[0].Image = "evil.example/x" },
+		"a command":              func(s *corev1.PodSpec) { s.Containers[0].Command = []string{"sh", "-c", "id"} },
+		"a secret as env": func(s *corev1.PodSpec) {
+			s.Containers[0].Env = append(s.Containers[0].Env, corev1.EnvVar{Name: "K", ValueFrom: &corev1.EnvVarSource{
+				SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "model"}, Key: "k"}}})
+		},
+		"a host path": func(s *corev1.PodSpec) {
+			s.Volumes = append(s.Volumes, corev1.Volume{Name: "host", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/"}}})
+		},
+		"the host network": func(s *corev1.PodSpec) { s.HostNetwork = true },
+	}
+	for what, change := range tamper {
+		job := sessionJob(t, admin, ns, "worker_1", "s-tampered")
+		change(&job.Spec.Template.Spec)
+		if err := create("triage", job); err == nil || !strings.Contains(err.Error(), "template") {
+			t.Errorf("a Job with %s was admitted: %v", what, err)
+		}
+	}
+	if err := create("worker-1-ba7bf687", sessionJob(t, admin, ns, "worker_1", "s-self")); !apierrors.IsForbidden(err) {
+		t.Errorf("worker_1 (no agent:launch) created a Job: %v", err)
+	}
+}
+
+// TestCancelAndUpdateScopeIsAdmitted: a canceller and updater scoped to worker_1 may delete and
+// suspend worker_1's sessions, and the admission policy refuses the same on triage's, and an
+// update that changes more than suspend (real requests as the ServiceAccount, dry run).
+func TestCancelAndUpdateScopeIsAdmitted(t *testing.T) {
+	c := k8stest.Get(t)
+	ns := namespace("cancel")
+	install(t, c.Config, ns)
+	admin := kubernetes.NewForConfigOrDie(c.Config)
+	ctx := context.Background()
+	for _, j := range []*batchv1.Job{sessionJob(t, admin, ns, "worker_1", "s-worker"), sessionJob(t, admin, ns, "triage", "s-triage")} {
+		suspend := true
+		j.Spec.Suspend = &suspend // kwok need not run them
+		if _, err := admin.BatchV1().Jobs(ns).Create(ctx, j, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	janitor := as(c.Config, ns, "janitor").BatchV1().Jobs(ns)
+	background := metav1.DeletePropagationBackground
+	dryDelete := metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}, PropagationPolicy: &background}
+	patch := func(name, body string) error {
+		_, err := janitor.Patch(ctx, name, types.MergePatchType, []byte(body), metav1.PatchOptions{DryRun: []string{metav1.DryRunAll}})
+		return err
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for err := janitor.Delete(ctx, "s-triage", dryDelete); !strings.Contains(fmt.Sprint(err), "agent:cancel"); err = janitor.Delete(ctx, "s-triage", dryDelete) {
+		if time.Now().After(deadline) {
+			t.Fatalf("janitor (agent:cancel@worker_1) cancelled triage's session: %v", err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if err := janitor.Delete(ctx, "s-worker", dryDelete); err != nil {
+		t.Errorf("janitor cannot cancel worker_1's session: %v", err)
+	}
+	if err := patch("s-worker", `{"spec":{"suspend":false}}`); err != nil {
+		t.Errorf("janitor cannot resume worker_1's session: %v", err)
+	}
+	if err := patch("s-triage", `{"spec":{"suspend":false}}`); err == nil || !strings.Contains(err.Error(), "agent:update") {
+		t.Errorf("janitor (agent:update@worker_1) resumed triage's session: %v", err)
+	}
+	if err := patch("s-worker", `{"metadata":{"labels":{"`+LabelActor+`":"triage"}}}`); err == nil || !strings.Contains(err.Error(), "agent:update") {
+		t.Errorf("janitor relabelled worker_1's session as triage's: %v", err)
+	}
+}
