@@ -63,6 +63,10 @@ the job's environment (GITHUB_REPOSITORY, GITHUB_API_URL, GH_TOKEN, AUTONOMY_ACT
 installed manifest in the checkout, bounded by the calling actor's installed capabilities as
 above (docs/gh-actions.md).
 
+--target kubernetes is the runner of a fleet installed in a cluster (--kubeconfig, --namespace;
+the standard kubeconfig loading rules otherwise): launch, get, list, cancel, pause, resume,
+update and logs, each a read or write of the API server (docs/kubernetes.md).
+
 Exit codes: 0 ok, 1 refused (denied, at capacity, unknown session, wrong token), 2 usage or I/O
 error.`,
 		Example: `  autonomy runner --dir . launch develop --ref 42
