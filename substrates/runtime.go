@@ -39,6 +39,8 @@ type RunnerCall struct {
 	Args []string
 	// Dir is --dir when given on the command line, else "" (the substrate's default).
 	Dir string
+	// Kubeconfig and Namespace are --kubeconfig and --namespace: where a cluster's runner is.
+	Kubeconfig, Namespace string
 	// Format is text or json.
 	Format string
 	// All is list's --all.

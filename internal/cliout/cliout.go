@@ -5,6 +5,7 @@ package cliout
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"sort"
 	"strconv"
@@ -52,4 +53,17 @@ func Count(n int, noun string) string {
 		return "1 " + noun
 	}
 	return strconv.Itoa(n) + " " + noun + "s"
+}
+
+// ParamsLine is a session's params as one line of NAME="VALUE", each value Go-quoted, sorted by
+// name: a session list's PARAMS column.
+func ParamsLine(p map[string]string) string {
+	var b strings.Builder
+	for i, k := range SortedKeys(p) {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		fmt.Fprintf(&b, "%s=%q", k, p[k])
+	}
+	return b.String()
 }

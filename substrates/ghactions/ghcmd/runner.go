@@ -1,7 +1,6 @@
 package ghcmd
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -89,7 +88,7 @@ func (Substrate) RunVerb(ctx context.Context, call substrates.RunnerCall) error 
 		tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "ID\tACTOR\tSTATUS\tPARAMS")
 		for _, s := range ss {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.ID, s.Agent, s.Status, cliout.TerminalSafe(paramsLine(s.Params)))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.ID, s.Agent, s.Status, cliout.TerminalSafe(cliout.ParamsLine(s.Params)))
 		}
 		return tw.Flush()
 	case "cancel":
@@ -177,16 +176,4 @@ func printGHSession(w io.Writer, s ir.Session) {
 	for _, k := range cliout.SortedKeys(s.Params) {
 		fmt.Fprintf(w, "param:     %s=%q\n", k, s.Params[k])
 	}
-}
-
-// paramsLine is params as one line of NAME=VALUE, quoted, sorted by name.
-func paramsLine(p ir.LaunchParams) string {
-	var b bytes.Buffer
-	for i, k := range cliout.SortedKeys(p) {
-		if i > 0 {
-			b.WriteByte(' ')
-		}
-		fmt.Fprintf(&b, "%s=%q", k, p[k])
-	}
-	return b.String()
 }

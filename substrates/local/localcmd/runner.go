@@ -34,6 +34,8 @@ type runnerFlags struct {
 	// launch holds the launch verb's flags for the gh-actions path.
 	launch *launchFlags
 	all    *bool
+	// kubeconfig and namespace locate the kubernetes runner's cluster.
+	kubeconfig, namespace string
 }
 
 func newRunner(host substrates.Host) *cobra.Command {
@@ -61,6 +63,10 @@ the job's environment (GITHUB_REPOSITORY, GITHUB_API_URL, GH_TOKEN, AUTONOMY_ACT
 installed manifest in the checkout, bounded by the calling actor's installed capabilities as
 above (docs/gh-actions.md).
 
+--target kubernetes is the runner of a fleet installed in a cluster (--kubeconfig, --namespace;
+the standard kubeconfig loading rules otherwise): launch, get, list, cancel, pause, resume,
+update and logs, each a read or write of the API server (docs/kubernetes.md).
+
 Exit codes: 0 ok, 1 refused (denied, at capacity, unknown session, wrong token), 2 usage or I/O
 error.`,
 		Example: `  autonomy runner --dir . launch develop --ref 42
@@ -78,7 +84,9 @@ error.`,
 	if sub == "" {
 		sub = local.Name
 	}
-	cliflag.Target(cmd.PersistentFlags(), &f.substrate, sub, "local, or gh-actions: the GitHub runner, from a job's environment (default $"+substrates.TargetEnv+", else local; docs/gh-actions.md)")
+	cliflag.Target(cmd.PersistentFlags(), &f.substrate, sub, "local, or gh-actions: the GitHub runner, from a job's environment, or kubernetes: the runner of a cluster (default $"+substrates.TargetEnv+", else local; docs/gh-actions.md, docs/kubernetes.md)")
+	cmd.PersistentFlags().StringVar(&f.kubeconfig, "kubeconfig", "", "--target kubernetes: the kubeconfig (default $KUBECONFIG, else ~/.kube/config, else the pod's own ServiceAccount in a cluster)")
+	cmd.PersistentFlags().StringVar(&f.namespace, "namespace", "", "--target kubernetes: the fleet's namespace (default the kubeconfig context's, else the pod's, else autonomy)")
 	cmd.AddCommand(newRunnerLaunch(f), newRunnerGet(f), newRunnerList(f), newRunnerUpdate(f), newRunnerCancel(f),
 		withTranscript(f, newRunnerLogs(f)), newRunnerTick(f), newRunnerServe(f), newRunnerSupervise(f), newRunnerUsage(f), newRunnerMCP(f),
 		newRunnerPause(f), newRunnerResume(f))
@@ -131,11 +139,15 @@ func (f *runnerFlags) viaSubstrate(cmd *cobra.Command, args []string) (done bool
 	v, ok := s.(substrates.RunnerVerbs)
 	if !ok {
 		if s.Name() == local.Name {
+			if f.kubeconfig != "" || f.namespace != "" {
+				return true, exitcode.Usagef("--kubeconfig and --namespace are for --target kubernetes, not the local runner")
+			}
 			return false, nil
 		}
 		return true, exitcode.Usagef("--target %s: its runner has no verbs on the command line", s.Name())
 	}
-	call := substrates.RunnerCall{Verb: cmd.Name(), Args: args, Format: f.format, Out: cmd.OutOrStdout(), Err: cmd.ErrOrStderr()}
+	call := substrates.RunnerCall{Verb: cmd.Name(), Args: args, Format: f.format, Out: cmd.OutOrStdout(), Err: cmd.ErrOrStderr(),
+		Kubeconfig: f.kubeconfig, Namespace: f.namespace}
 	if cmd.Flags().Changed("dir") || cmd.InheritedFlags().Changed("dir") {
 		call.Dir = f.dir
 	}

@@ -1,0 +1,467 @@
+package kubernetes
+
+import (
+	"cmp"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/substrates"
+)
+
+// RunnerOptions configure a Runner.
+type RunnerOptions struct {
+	// Client talks to the API server (ClientFromConfig makes one from a kubeconfig).
+	Client kubernetes.Interface
+	// Namespace is where the fleet is installed: its Jobs, pods and slots live there.
+	Namespace string
+	// Actors are the fleet's actors. Each one's Job is built from its PodTemplate in the
+	// namespace (contract.go), read at every launch.
+	Actors []RunnerActor
+	// MaxConcurrent caps the agents' sessions in flight across every launcher (0: no cap).
+	MaxConcurrent int
+	// Caller, when set, is the actor calling from inside one of its sessions: each verb is
+	// checked against its capabilities before the API server is asked (which checks them again,
+	// through the actor's ServiceAccount).
+	Caller *substrates.Caller
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
+}
+
+// RunnerActor is one actor of the fleet, as the runner launches it.
+type RunnerActor struct {
+	Name string
+	// Human marks a person: a launch of one parks an ask (runner_asks.go), not a Job.
+	Human bool
+	// Result is the actor's result contract, a JSON Schema document; nil when it declares none
+	// (then a session that succeeds is done without a result).
+	Result any
+}
+
+// Runner realizes the Runner contract over Kubernetes: a session is a Job built from its actor's
+// PodTemplate (SessionJob), named by the session id. It keeps nothing in memory: every verb reads the
+// cluster, so any process with the same options sees the same sessions. It is safe for
+// concurrent use.
+//
+// A Job maps to a session status so: being deleted (a cancel) is cancelled; Complete is done
+// when its pod's result satisfies the actor's contract and failed otherwise; Failed is failed;
+// suspended is paused; anything else is running.
+type Runner struct {
+	opts   RunnerOptions
+	actors map[string]*RunnerActor
+	names  []string
+}
+
+var _ ir.Runner = (*Runner)(nil)
+
+// NewRunner checks opts and returns a runner; it makes no request.
+func NewRunner(opts RunnerOptions) (*Runner, error) {
+	var problems []string
+	if opts.Client == nil {
+		problems = append(problems, "no client: give a kubeconfig (--kubeconfig, $KUBECONFIG) or run in a cluster")
+	}
+	if errs := validation.IsDNS1123Label(opts.Namespace); len(errs) > 0 {
+		problems = append(problems, fmt.Sprintf("namespace %q: %s", opts.Namespace, strings.Join(errs, "; ")))
+	}
+	if opts.MaxConcurrent < 0 {
+		problems = append(problems, fmt.Sprintf("maxConcurrent %d cannot be negative", opts.MaxConcurrent))
+	}
+	r := &Runner{opts: opts, actors: map[string]*RunnerActor{}}
+	for i := range opts.Actors {
+		a := &opts.Actors[i]
+		if r.actors[a.Name] != nil {
+			problems = append(problems, fmt.Sprintf("actor %q is named twice", a.Name))
+		}
+		r.actors[a.Name] = a
+		r.names = append(r.names, a.Name)
+	}
+	if len(opts.Actors) == 0 {
+		problems = append(problems, "no actors: the fleet's installation names none")
+	}
+	if len(problems) > 0 {
+		return nil, fmt.Errorf("kubernetes runner: %s", strings.Join(problems, "; "))
+	}
+	if r.opts.Now == nil {
+		r.opts.Now = time.Now
+	}
+	return r, nil
+}
+
+// DeniedError is a verb the caller's capabilities do not allow.
+type DeniedError struct{ Msg string }
+
+func (e *DeniedError) Error() string { return "denied: " + e.Msg }
+
+// RefusedError is a launch the runner refuses as the standard says it must: beyond
+// maxConcurrent.
+type RefusedError struct{ Msg string }
+
+func (e *RefusedError) Error() string { return e.Msg }
+
+func (r *Runner) authorize(verb, actor string) error {
+	if r.opts.Caller == nil {
+		return nil
+	}
+	if why := r.opts.Caller.Authorize(verb, actor); why != "" {
+		return &DeniedError{Msg: why}
+	}
+	return nil
+}
+
+// Launch starts a session of agent with params, verbatim.
+func (r *Runner) Launch(ctx context.Context, agent string, params ir.LaunchParams) (ir.Session, error) {
+	return r.LaunchRef(ctx, agent, "", params)
+}
+
+// LaunchRef starts a session of agent on the subject ref (kept in the Job's annotation), with
+// params as its containers' environment, verbatim: never interpolated into a command.
+func (r *Runner) LaunchRef(ctx context.Context, agent, ref string, params ir.LaunchParams) (ir.Session, error) {
+	a := r.actors[agent]
+	if a == nil {
+		return ir.Session{}, fmt.Errorf("launching %q in namespace %s: not an actor of this fleet (%s)", agent, r.opts.Namespace, ir.Suggest(agent, r.names))
+	}
+	if err := r.authorize("launch", agent); err != nil {
+		return ir.Session{}, err
+	}
+	if a.Human {
+		return r.engage(ctx, a, ref, params)
+	}
+	var raw [8]byte
+	if _, err := rand.Read(raw[:]); err != nil {
+		return ir.Session{}, fmt.Errorf("launching %s: making a session id: %w", agent, err)
+	}
+	id := "s-" + hex.EncodeToString(raw[:])
+	job, err := r.job(ctx, a, id, ref, params)
+	if err != nil {
+		return ir.Session{}, err
+	}
+	release, err := r.claim(ctx, id)
+	if err != nil {
+		return ir.Session{}, err
+	}
+	created, err := r.opts.Client.BatchV1().Jobs(r.opts.Namespace).Create(ctx, job, metav1.CreateOptions{FieldValidation: "Strict"})
+	if err != nil {
+		release()
+		return ir.Session{}, r.apiError(fmt.Sprintf("launching %s: creating Job %s", agent, id), "create jobs", err)
+	}
+	return r.session(ctx, created, false)
+}
+
+// job is the Job of session id of actor a, built from a's PodTemplate as the contract says.
+func (r *Runner) job(ctx context.Context, a *RunnerActor, id, ref string, params ir.LaunchParams) (*batchv1.Job, error) {
+	obj := ObjectName(a.Name)
+	pt, err := r.opts.Client.CoreV1().PodTemplates(r.opts.Namespace).Get(ctx, obj, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, fmt.Errorf("launching %s: no PodTemplate %s in namespace %s: is the fleet installed there (kubectl apply -k)?", a.Name, obj, r.opts.Namespace)
+	}
+	if err != nil {
+		return nil, r.apiError("launching "+a.Name+": reading its PodTemplate "+obj, "get podtemplates/"+obj, err)
+	}
+	t := JobTemplate(pt)
+	var c *corev1.Container
+	for i := range t.Spec.Template.Spec.Containers {
+		if t.Spec.Template.Spec.Containers[i].Name == ContainerName {
+			c = &t.Spec.Template.Spec.Containers[i]
+		}
+	}
+	if c == nil {
+		return nil, fmt.Errorf("launching %s: its PodTemplate %s has no container %q (compile and apply again)", a.Name, obj, ContainerName)
+	}
+	taken := map[string]bool{EnvRef: true, EnvParams: true}
+	for _, e := range c.Env {
+		taken[e.Name] = true
+	}
+	for _, k := range slices.Sorted(maps.Keys(params)) {
+		if taken[k] {
+			return nil, fmt.Errorf("launching %s: param %s is reserved: the session's container sets it (give the param another name)", a.Name, k)
+		}
+		if k == "" || strings.Contains(k, "=") {
+			return nil, fmt.Errorf("launching %s: param %q is not an environment variable name", a.Name, k)
+		}
+	}
+	// The result is what the session's container writes to its termination message file,
+	// never the tail of its log.
+	c.TerminationMessagePolicy = corev1.TerminationMessageReadFile
+	return SessionJob(r.opts.Namespace, t, Session{ID: id, Ref: ref, Params: params}), nil
+}
+
+// Get returns a session; ok is false for an id that is no session id, or no Job of this fleet.
+func (r *Runner) Get(ctx context.Context, id string) (ir.Session, bool, error) {
+	if isAskID(id) {
+		cm, err := r.getAsk(ctx, id)
+		if cm == nil || err != nil || !r.inScope(cm.Data[askActor]) {
+			return ir.Session{}, false, err
+		}
+		s, err := r.askSession(cm)
+		return s, err == nil, err
+	}
+	job, err := r.getJob(ctx, id)
+	if job == nil || err != nil {
+		return ir.Session{}, false, err
+	}
+	if !r.inScope(actorOf(job)) {
+		return ir.Session{}, false, nil
+	}
+	s, err := r.session(ctx, job, true)
+	return s, err == nil, err
+}
+
+// inScope reports whether the caller's agent:list lets it see actor's sessions.
+func (r *Runner) inScope(actor string) bool {
+	if r.opts.Caller == nil {
+		return true
+	}
+	scope := r.opts.Caller.ListScope()
+	return scope == "" || scope == actor
+}
+
+// getJob gets the Job of session id; nil without error when there is none of this fleet.
+func (r *Runner) getJob(ctx context.Context, id string) (*batchv1.Job, error) {
+	if !isSessionID(id) || isAskID(id) {
+		return nil, nil
+	}
+	job, err := r.opts.Client.BatchV1().Jobs(r.opts.Namespace).Get(ctx, id, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, r.apiError("getting session "+id, "get jobs", err)
+	}
+	if !r.ours(job) {
+		return nil, nil
+	}
+	return job, nil
+}
+
+// ours reports whether j is a session of this fleet: a session Job of the namespace's fleet, of
+// one of its actors.
+func (r *Runner) ours(j *batchv1.Job) bool {
+	return j.Labels[LabelFleet] == r.opts.Namespace && j.Labels[LabelComponent] == ComponentSession &&
+		j.Labels[LabelActor] == ObjectName(actorOf(j)) && r.actors[actorOf(j)] != nil
+}
+
+// actorOf is the actor a session's Job is of, by its name verbatim.
+func actorOf(j *batchv1.Job) string { return j.Annotations[AnnotationActor] }
+
+// List returns the sessions in flight (running or paused), by id.
+func (r *Runner) List(ctx context.Context) ([]ir.Session, error) {
+	if err := r.authorize("list", ""); err != nil {
+		return nil, err
+	}
+	jobs, err := r.jobs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := []ir.Session{}
+	for i := range jobs {
+		j := &jobs[i]
+		if !r.inScope(actorOf(j)) {
+			continue
+		}
+		if st, _ := jobStatus(j); st.Ended() {
+			continue
+		}
+		s, err := r.session(ctx, j, false)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	asks, err := r.asks(ctx) // none asked for when the fleet has no person
+	if err != nil {
+		return nil, err
+	}
+	for i := range asks {
+		s, err := r.askSession(&asks[i])
+		if err != nil {
+			return nil, err
+		}
+		if !s.Status.Ended() && r.inScope(s.Agent) {
+			out = append(out, s)
+		}
+	}
+	slices.SortFunc(out, func(a, b ir.Session) int { return cmp.Compare(a.ID, b.ID) })
+	return out, nil
+}
+
+// jobs lists the fleet's Jobs: those labelled with one of its actors and a session id.
+func (r *Runner) jobs(ctx context.Context) ([]batchv1.Job, error) {
+	sel := labels.SelectorFromSet(labels.Set{LabelFleet: r.opts.Namespace, LabelComponent: ComponentSession}).String()
+	var out []batchv1.Job
+	opts := metav1.ListOptions{LabelSelector: sel, Limit: 500}
+	for {
+		page, err := r.opts.Client.BatchV1().Jobs(r.opts.Namespace).List(ctx, opts)
+		if err != nil {
+			return nil, r.apiError("listing sessions", "list jobs", err)
+		}
+		for _, j := range page.Items {
+			if r.ours(&j) {
+				out = append(out, j)
+			}
+		}
+		if page.Continue == "" {
+			return out, nil
+		}
+		opts.Continue = page.Continue
+	}
+}
+
+// jobStatus maps a Job to a session status; done stands for "complete": the result decides.
+func jobStatus(j *batchv1.Job) (ir.SessionStatus, string) {
+	if j.DeletionTimestamp != nil {
+		return ir.Cancelled, "cancelled: its Job is being deleted"
+	}
+	for _, c := range j.Status.Conditions {
+		if c.Status != corev1.ConditionTrue {
+			continue
+		}
+		switch c.Type {
+		case batchv1.JobComplete:
+			return ir.Done, ""
+		case batchv1.JobFailed:
+			return ir.Failed, strings.TrimSpace(c.Reason + ": " + c.Message)
+		}
+	}
+	if j.Spec.Suspend != nil && *j.Spec.Suspend {
+		return ir.Paused, ""
+	}
+	return ir.Running, ""
+}
+
+// session maps a Job to its session; verify reads a complete Job's result to say done or failed
+// (List skips ended sessions and need not).
+func (r *Runner) session(ctx context.Context, j *batchv1.Job, verify bool) (ir.Session, error) {
+	s := ir.Session{ID: j.Name, Agent: actorOf(j), Ref: j.Annotations[AnnotationRef], Params: ir.LaunchParams{}}
+	if raw, ok := j.Annotations[AnnotationParams]; ok {
+		if err := json.Unmarshal([]byte(raw), &s.Params); err != nil {
+			return s, fmt.Errorf("session %s: its %s annotation is not a JSON object of strings: %v", j.Name, AnnotationParams, err)
+		}
+	}
+	s.Status, _ = jobStatus(j)
+	if s.Status == ir.Done && verify {
+		st, _, err := r.verify(ctx, j)
+		if err != nil {
+			return s, err
+		}
+		s.Status = st
+	}
+	return s, nil
+}
+
+// Cancel deletes a session's Job with its pods (foreground propagation). It is false for an
+// unknown session, one that has ended, or one whose cancel another caller won.
+func (r *Runner) Cancel(ctx context.Context, id string) (bool, error) {
+	if isAskID(id) {
+		return r.updateAsk(ctx, id, ir.Patch{Status: ir.Cancelled})
+	}
+	for {
+		job, err := r.getJob(ctx, id)
+		if job == nil || err != nil {
+			return false, err
+		}
+		if err := r.authorize("cancel", actorOf(job)); err != nil {
+			return false, err
+		}
+		if st, _ := jobStatus(job); st.Ended() {
+			return false, nil // ended, or another cancel's deletion is under way
+		}
+		fg := metav1.DeletePropagationForeground
+		// The preconditions make the cancel the one of this state of the Job: after a change
+		// meanwhile (the Job controller's status, a concurrent cancel, an end) the delete is a
+		// conflict, and the cancel is decided again on the Job as it is now.
+		err = r.opts.Client.BatchV1().Jobs(r.opts.Namespace).Delete(ctx, id, metav1.DeleteOptions{
+			PropagationPolicy: &fg,
+			Preconditions:     &metav1.Preconditions{UID: &job.UID, ResourceVersion: &job.ResourceVersion},
+		})
+		switch {
+		case err == nil:
+			return true, nil
+		case apierrors.IsNotFound(err):
+			return false, nil
+		case apierrors.IsConflict(err):
+			continue
+		}
+		return false, r.apiError("cancelling session "+id, "delete jobs", err)
+	}
+}
+
+// Update pauses (suspends the Job, which deletes its running pods) or resumes a session, or
+// cancels it. A Job ends done or failed by itself, so those are refused as unsupported; a
+// person's ask is resolved done or failed only with its redeem token and evidence.
+func (r *Runner) Update(ctx context.Context, id string, patch ir.Patch) (bool, error) {
+	if isAskID(id) {
+		return r.updateAsk(ctx, id, patch)
+	}
+	switch patch.Status {
+	case ir.Cancelled:
+		return r.Cancel(ctx, id)
+	case ir.Paused, ir.Running:
+		return r.suspend(ctx, id, patch.Status == ir.Paused)
+	case ir.Done, ir.Failed:
+		return false, fmt.Errorf("updating session %s to %s: %w: a Job ends done or failed by itself (cancel it to stop it)", id, patch.Status, ir.ErrUnsupported)
+	}
+	return false, fmt.Errorf("updating session %s: unknown status %q (one of: running, paused, cancelled, done, failed)", id, patch.Status)
+}
+
+func (r *Runner) suspend(ctx context.Context, id string, pause bool) (bool, error) {
+	for {
+		job, err := r.getJob(ctx, id)
+		if job == nil || err != nil {
+			return false, err
+		}
+		if err := r.authorize("update", actorOf(job)); err != nil {
+			return false, err
+		}
+		st, _ := jobStatus(job)
+		if st.Ended() || (st == ir.Paused) == pause {
+			return false, nil
+		}
+		// The patch carries the resourceVersion read: a change meanwhile is a conflict, and the
+		// transition is decided again on the Job as it is now.
+		body, err := json.Marshal(map[string]any{"metadata": map[string]any{"resourceVersion": job.ResourceVersion}, "spec": map[string]any{"suspend": pause}})
+		if err != nil {
+			return false, err
+		}
+		_, err = r.opts.Client.BatchV1().Jobs(r.opts.Namespace).Patch(ctx, id, types.MergePatchType, body, metav1.PatchOptions{})
+		switch {
+		case err == nil:
+			return true, nil
+		case apierrors.IsNotFound(err):
+			return false, nil
+		case apierrors.IsConflict(err):
+			continue
+		}
+		return false, r.apiError("updating session "+id, "patch jobs", err)
+	}
+}
+
+// apiError says what failed, and for a refusal by the API server, what the caller's identity
+// lacks.
+func (r *Runner) apiError(what, need string, err error) error {
+	switch {
+	case apierrors.IsForbidden(err):
+		return &DeniedError{Msg: fmt.Sprintf("%s in namespace %s: the API server refused it (its identity needs %s there): %v", what, r.opts.Namespace, need, err)}
+	case apierrors.IsUnauthorized(err):
+		return fmt.Errorf("%s: the API server does not accept this identity (check the kubeconfig's credentials): %w", what, err)
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return fmt.Errorf("%s in namespace %s: %w", what, r.opts.Namespace, err)
+}

@@ -1,0 +1,103 @@
+package kubernetes
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/autonomyhq/autonomy/internal/k8stest"
+)
+
+// ClusterClient is an admin's client of the test cluster and its kubeconfig: the control plane
+// k8stest starts (under AUTONOMY_K8S=1, as make k8s-test sets; skipped otherwise), or the one
+// $AUTONOMY_K8S_KUBECONFIG names (a cluster started by hand). It sets $AUTONOMY_K8S_KUBECONFIG
+// for the test, which the conformance targets and launcher processes read.
+func ClusterClient(t testing.TB) (kubernetes.Interface, string) {
+	t.Helper()
+	path := os.Getenv(ClusterEnv)
+	if path == "" {
+		path = k8stest.Get(t).Kubeconfig
+	}
+	if tt, ok := t.(*testing.T); ok {
+		tt.Setenv(ClusterEnv, path)
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.QPS, cfg.Burst = 200, 400
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs, path
+}
+
+// ClusterNamespace creates a fresh namespace, deleted when the test ends.
+func ClusterNamespace(t testing.TB, cs kubernetes.Interface) string {
+	t.Helper()
+	var raw [4]byte
+	rand.Read(raw[:])
+	ns := "rt-" + hex.EncodeToString(raw[:])
+	ctx := context.Background()
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		err := cs.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			t.Errorf("deleting namespace %s: %v", ns, err)
+		}
+	})
+	return ns
+}
+
+// Held is a node selector no node has: a session whose pod carries it stays pending, its Job
+// active, until it is cancelled. It stands for an agent that works until it is stopped, as the
+// battery's probe actor does (kwok completes every scheduled Job pod at once).
+var Held = heldSelector
+
+// ProbeTargets are the runner's conformance targets.
+var ProbeTargets = probeTargets
+
+// SessionPodTemplate is an actor's PodTemplate as compile installs it; nodeSelector holds its
+// pods (Held) or is nil.
+var SessionPodTemplate = sessionPodTemplate
+
+// InstallTemplates creates the PodTemplates in their namespace.
+func InstallTemplates(t testing.TB, cs kubernetes.Interface, pts ...*corev1.PodTemplate) {
+	t.Helper()
+	for _, pt := range pts {
+		if _, err := cs.CoreV1().PodTemplates(pt.Namespace).Create(context.Background(), pt, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// Eventually polls cond every 100 ms until it holds, failing the test after wait.
+func Eventually(t testing.TB, wait time.Duration, what string, cond func() (bool, error)) {
+	t.Helper()
+	deadline := time.Now().Add(wait)
+	for {
+		ok, err := cond()
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not after %s", what, wait)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}

@@ -1,0 +1,38 @@
+package kubernetes_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/autonomyhq/autonomy/conformance"
+	"github.com/autonomyhq/autonomy/internal/testbin"
+	"github.com/autonomyhq/autonomy/substrates/kubernetes"
+)
+
+// TestRunnerPassesTheCoreChecks runs the conformance battery's core checks (and get, pause and
+// maxConcurrent) against the Kubernetes runner on a real API server, each check in a namespace of
+// its own.
+func TestRunnerPassesTheCoreChecks(t *testing.T) {
+	kubernetes.ClusterClient(t) // skips without a cluster
+	exe := testbin.Path(t)
+	targets, err := kubernetes.ProbeTargets(conformance.ProbeEnv(nil, "", exe))
+	if err != nil || len(targets) != 2 || targets[0].Skip != "" || targets[1].Skip != "" {
+		t.Fatalf("targets: %+v, %v", targets, err)
+	}
+	results := conformance.Run(context.Background(), targets)
+	if len(results) != 12+10 {
+		t.Errorf("%d results, want the 12 of an agent's runner and the 10 of a person's: %+v", len(results), results)
+	}
+	for _, res := range results {
+		want := conformance.Pass
+		switch res.Check {
+		case "get", "pause-resume", "max-concurrent", "never-done-by-itself", "done-by-verified-act":
+			want = conformance.Supported
+		case "timeout", "isolation", "params-env", "simulated-person":
+			want = conformance.NotProbed
+		}
+		if res.Outcome != want {
+			t.Errorf("%s %s: %s (%s), want %s", res.Target, res.Check, res.Outcome, res.Reason, want)
+		}
+	}
+}

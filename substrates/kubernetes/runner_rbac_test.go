@@ -1,0 +1,92 @@
+package kubernetes
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	authv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/substrates"
+)
+
+// TestServiceAccountBoundsTheRunner: with an actor's ServiceAccount's own token and the Role
+// compile gives its capabilities (agent:list only), the runner lists and gets, and a launch or a
+// cancel that skips the caller-side check is refused by the API server, as denied.
+func TestServiceAccountBoundsTheRunner(t *testing.T) {
+	cs, kubeconfig := ClusterClient(t)
+	ns := ClusterNamespace(t, cs)
+	InstallTemplates(t, cs, HeldPodTemplate(ns, "probe"))
+	ctx := context.Background()
+	admin, err := NewRunner(RunnerOptions{Client: cs, Namespace: ns, Actors: []RunnerActor{{Name: "probe"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := admin.Launch(ctx, "probe", ir.LaunchParams{"P": "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pm := &ir.Actor{Name: ir.String{Value: "pm"}, Capabilities: substrates.ParseCapabilities([]string{"agent:list"})}
+	mustCreate(t, func() error {
+		_, err := cs.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "pm"}}, metav1.CreateOptions{})
+		return err
+	}, func() error {
+		_, err := cs.RbacV1().Roles(ns).Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "pm"}, Rules: rules(pm, []string{"probe"})}, metav1.CreateOptions{})
+		return err
+	}, func() error {
+		_, err := cs.RbacV1().RoleBindings(ns).Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "pm"},
+			RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "pm"},
+			Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: "pm", Namespace: ns}}}, metav1.CreateOptions{})
+		return err
+	})
+	tok, err := cs.CoreV1().ServiceAccounts(ns).CreateToken(ctx, "pm", &authv1.TokenRequest{}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	as := rest.AnonymousClientConfig(cfg)
+	as.BearerToken = tok.Status.Token
+	pmcs, err := kubernetes.NewForConfig(as)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewRunner(RunnerOptions{Client: pmcs, Namespace: ns, Actors: []RunnerActor{{Name: "probe"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ss, err := r.List(ctx); err != nil || len(ss) != 1 || ss[0].ID != s.ID {
+		t.Errorf("list as pm: %v %v", ss, err)
+	}
+	if g, ok, err := r.Get(ctx, s.ID); err != nil || !ok || g.Params["P"] != "x" {
+		t.Errorf("get as pm: %+v %v %v", g, ok, err)
+	}
+	var denied *DeniedError
+	if _, err := r.Launch(ctx, "probe", nil); !errors.As(err, &denied) {
+		t.Errorf("launch as pm (agent:list only): %v, want denied by the API server", err)
+	}
+	if _, err := r.Cancel(ctx, s.ID); !errors.As(err, &denied) {
+		t.Errorf("cancel as pm (agent:list only): %v, want denied by the API server", err)
+	}
+	if got, ok, _ := admin.Get(ctx, s.ID); !ok || got.Status != ir.Running {
+		t.Errorf("the session after pm's refused cancel: %+v %v", got, ok)
+	}
+}
+
+func mustCreate(t *testing.T, creates ...func() error) {
+	t.Helper()
+	for _, c := range creates {
+		if err := c(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,247 @@
+package kubernetes
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/substrates"
+)
+
+// verdictSchema is the result contract of the tests' worker.
+var verdictSchema = map[string]any{
+	"type":                 "object",
+	"required":             []any{"verdict"},
+	"properties":           map[string]any{"verdict": map[string]any{"enum": []any{"approve", "reject"}}},
+	"additionalProperties": false,
+}
+
+// sessionPod waits for the Job of session id to complete through kwok and returns its pod,
+// checking that it was scheduled and succeeded.
+func sessionPod(t *testing.T, cs kubernetes.Interface, ns, id string) *corev1.Pod {
+	t.Helper()
+	ctx := context.Background()
+	Eventually(t, 60*time.Second, "the Job of "+id+" completes", func() (bool, error) {
+		j, err := cs.BatchV1().Jobs(ns).Get(ctx, id, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		for _, c := range j.Status.Conditions {
+			if c.Type == batchv1.JobComplete && c.Status == corev1.ConditionTrue {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: labels.Set{batchv1.JobNameLabel: id}.String()})
+	if err != nil || len(pods.Items) != 1 {
+		t.Fatalf("the pods of %s: %v, %v", id, pods, err)
+	}
+	p := &pods.Items[0]
+	if p.Spec.NodeName == "" || p.Status.Phase != corev1.PodSucceeded {
+		t.Fatalf("pod %s: node %q, phase %s; want scheduled and Succeeded", p.Name, p.Spec.NodeName, p.Status.Phase)
+	}
+	return p
+}
+
+// writeResult plays the kubelet of the session's pod: when the session container ends, it copies
+// what the container wrote to its termination message file into the pod's status.
+func writeResult(t *testing.T, cs kubernetes.Interface, p *corev1.Pod, msg string) {
+	t.Helper()
+	for i := range p.Status.ContainerStatuses {
+		cs := &p.Status.ContainerStatuses[i]
+		if cs.Name == ContainerName {
+			if cs.State.Terminated == nil {
+				cs.State.Terminated = &corev1.ContainerStateTerminated{Reason: "Completed"}
+			}
+			cs.State.Terminated.Message = msg
+		}
+	}
+	if _, err := cs.CoreV1().Pods(p.Namespace).UpdateStatus(context.Background(), p, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSessionIsDoneOnlyWithAValidResult: a launched session's Job is created, scheduled and runs
+// to Succeeded through kwok; it is done with a result that satisfies its actor's contract, and
+// failed with none, with one that does not satisfy it, with one that is not JSON, and with one
+// the kubelet may have cut.
+func TestSessionIsDoneOnlyWithAValidResult(t *testing.T) {
+	cs, _ := ClusterClient(t)
+	ns := ClusterNamespace(t, cs)
+	InstallTemplates(t, cs, SessionPodTemplate(ns, "worker", nil))
+	r, err := NewRunner(RunnerOptions{Client: cs, Namespace: ns, Actors: []RunnerActor{{Name: "worker", Result: verdictSchema}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, c := range []struct {
+		name, result string
+		want         ir.SessionStatus
+	}{
+		{"valid", `{"verdict":"approve"}`, ir.Done},
+		{"missing", "", ir.Failed},
+		{"unsatisfied", `{"verdict":"maybe"}`, ir.Failed},
+		{"not JSON", `{"verdict":`, ir.Failed},
+		{"too long", `{"verdict":"approve","x":"` + strings.Repeat("x", MaxResultBytes) + `"}`, ir.Failed},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s, err := r.LaunchRef(ctx, "worker", "issue 7", ir.LaunchParams{"P": c.name})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.Status != ir.Running || s.Ref != "issue 7" {
+				t.Fatalf("launch returned %+v", s)
+			}
+			p := sessionPod(t, cs, ns, s.ID)
+			if c.result != "" {
+				writeResult(t, cs, p, c.result)
+			}
+			got, ok, err := r.Get(ctx, s.ID)
+			if err != nil || !ok {
+				t.Fatalf("get %s: %v %v", s.ID, ok, err)
+			}
+			if got.Status != c.want {
+				t.Fatalf("session with result %.40q is %s, want %s", c.result, got.Status, c.want)
+			}
+			if st, why, _ := r.verify(ctx, mustJob(t, cs, ns, s.ID)); st == ir.Failed && why == "" {
+				t.Error("a failed session says no reason")
+			}
+		})
+	}
+}
+
+func mustJob(t *testing.T, cs kubernetes.Interface, ns, id string) *batchv1.Job {
+	t.Helper()
+	j, err := cs.BatchV1().Jobs(ns).Get(context.Background(), id, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return j
+}
+
+// TestCancelRemovesTheJobAndItsPods: cancel deletes the session's Job with its pods; the session
+// is cancelled while they go, and leaves list.
+func TestCancelRemovesTheJobAndItsPods(t *testing.T) {
+	cs, _ := ClusterClient(t)
+	ns := ClusterNamespace(t, cs)
+	InstallTemplates(t, cs, HeldPodTemplate(ns, "probe"))
+	r, err := NewRunner(RunnerOptions{Client: cs, Namespace: ns, Actors: []RunnerActor{{Name: "probe"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	s, err := r.Launch(ctx, "probe", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sel := metav1.ListOptions{LabelSelector: labels.Set{batchv1.JobNameLabel: s.ID}.String()}
+	Eventually(t, 30*time.Second, "the Job's pod is created", func() (bool, error) {
+		pods, err := cs.CoreV1().Pods(ns).List(ctx, sel)
+		return err == nil && len(pods.Items) == 1, err
+	})
+	if ok, err := r.Cancel(ctx, s.ID); !ok || err != nil {
+		t.Fatalf("cancel: %v %v", ok, err)
+	}
+	if ok, err := r.Cancel(ctx, s.ID); ok || err != nil {
+		t.Fatalf("a second cancel: %v %v, want false", ok, err)
+	}
+	Eventually(t, 30*time.Second, "the Job and its pods are gone", func() (bool, error) {
+		pods, err := cs.CoreV1().Pods(ns).List(ctx, sel)
+		if err != nil {
+			return false, err
+		}
+		_, err = cs.BatchV1().Jobs(ns).Get(ctx, s.ID, metav1.GetOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return false, err
+		}
+		return len(pods.Items) == 0 && apierrors.IsNotFound(err), nil
+	})
+	if got, ok, err := r.Get(ctx, s.ID); ok || err != nil {
+		t.Errorf("get after the Job is gone: %+v %v %v", got, ok, err)
+	}
+	if ss, err := r.List(ctx); len(ss) != 0 || err != nil {
+		t.Errorf("list after cancel: %v %v", ss, err)
+	}
+
+	// Of concurrent cancels of one session, from runners that share nothing, exactly one wins.
+	s, err = r.Launch(ctx, "probe", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	wins := make(chan bool, 8)
+	for range 8 {
+		other, err := NewRunner(r.opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ok, err := other.Cancel(ctx, s.ID)
+			if err != nil {
+				t.Error(err)
+			}
+			wins <- ok
+		}()
+	}
+	wg.Wait()
+	close(wins)
+	n := 0
+	for ok := range wins {
+		if ok {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d of 8 concurrent cancels won, want 1", n)
+	}
+}
+
+// TestLaunchRefusesReservedAndUnknown: a param the session's container sets, or an actor the
+// fleet lacks, is refused before any Job is made.
+func TestLaunchRefusesReservedAndUnknown(t *testing.T) {
+	cs, _ := ClusterClient(t)
+	ns := ClusterNamespace(t, cs)
+	InstallTemplates(t, cs, HeldPodTemplate(ns, "probe"))
+	r, err := NewRunner(RunnerOptions{Client: cs, Namespace: ns, Actors: []RunnerActor{{Name: "probe"}, {Name: "ghost"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, c := range []struct {
+		actor  string
+		params ir.LaunchParams
+		want   string
+	}{
+		{"probe", ir.LaunchParams{EnvActor: "x"}, "param AUTONOMY_ACTOR is reserved"},
+		{"probe", ir.LaunchParams{EnvParams: "x"}, "param AUTONOMY_FORWARD is reserved"},
+		{"prob", nil, `did you mean "probe"`},
+		{"ghost", nil, "no PodTemplate ghost"},
+	} {
+		if _, err := r.Launch(ctx, c.actor, c.params); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("launch %s %v: %v, want %q", c.actor, c.params, err, c.want)
+		}
+	}
+	jobs, err := cs.BatchV1().Jobs(ns).List(ctx, metav1.ListOptions{})
+	if err != nil || len(jobs.Items) != 0 {
+		t.Errorf("refused launches made Jobs: %v %v", jobs, err)
+	}
+	var denied *DeniedError
+	r.opts.Caller = &substrates.Caller{Who: `actor "pm"`, Caps: substrates.ParseCapabilities([]string{"agent:list", "agent:launch@other"})}
+	if _, err := r.Launch(ctx, "probe", nil); !errors.As(err, &denied) {
+		t.Errorf("a caller without agent:launch launched: %v", err)
+	}
+}

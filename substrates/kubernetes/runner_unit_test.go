@@ -1,0 +1,66 @@
+package kubernetes
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestCheckResult: a result is accepted only as JSON satisfying the contract, and under the
+// 4096 bytes the kubelet keeps of a termination message.
+func TestCheckResult(t *testing.T) {
+	for _, c := range []struct{ msg, want string }{
+		{`{"verdict":"approve"}`, ""},
+		{`{"verdict":"maybe"}`, "does not satisfy the actor's result contract"},
+		{`{"verdict":"approve","extra":1}`, "does not satisfy"},
+		{`{"verdict":`, "not JSON"},
+		{`{"verdict":"approve"}` + strings.Repeat(" ", MaxResultBytes), "4096 bytes or more"},
+	} {
+		got := checkResult(verdictSchema, c.msg)
+		if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
+			t.Errorf("checkResult(%.30q) = %q, want %q", c.msg, got, c.want)
+		}
+	}
+	if why := checkResult(map[string]any{"$ref": "https://example.com/s.json"}, `{}`); !strings.Contains(why, "may not reference another document") {
+		t.Errorf("a schema reaching out: %q", why)
+	}
+}
+
+// TestConnectWithoutACluster: with no kubeconfig anywhere and no pod, the error says where it
+// looked; a kubeconfig that does not exist is named.
+func TestConnectWithoutACluster(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("KUBECONFIG", "")
+	t.Setenv("KUBERNETES_SERVICE_HOST", "")
+	t.Setenv("KUBERNETES_SERVICE_PORT", "")
+	_, _, err := Connect{}.Client()
+	if err == nil || !strings.Contains(err.Error(), "no cluster: no kubeconfig was found (give --kubeconfig, or set KUBECONFIG") {
+		t.Errorf("no config: %v", err)
+	}
+	missing := filepath.Join(home, "nope.yaml")
+	if _, _, err := (Connect{Kubeconfig: missing}).Client(); err == nil || !strings.Contains(err.Error(), "nope.yaml") {
+		t.Errorf("a missing kubeconfig: %v", err)
+	}
+	cfg := filepath.Join(home, "config")
+	os.WriteFile(cfg, []byte("apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: https://127.0.0.1:1}\nusers:\n- name: u\n  user: {token: x}\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\ncurrent-context: x\n"), 0o600)
+	_, ns, err := Connect{Kubeconfig: cfg}.Client()
+	if err != nil || ns != DefaultNamespace {
+		t.Errorf("a context without a namespace: %q %v, want %s", ns, err, DefaultNamespace)
+	}
+	if _, ns, _ := (Connect{Kubeconfig: cfg, Namespace: "team-a"}).Client(); ns != "team-a" {
+		t.Errorf("--namespace team-a gave %q", ns)
+	}
+}
+
+// TestNewRunnerChecksItsOptions: options that cannot work are refused at once, every problem
+// named.
+func TestNewRunnerChecksItsOptions(t *testing.T) {
+	_, err := NewRunner(RunnerOptions{Namespace: "Bad_NS", MaxConcurrent: -1, Actors: []RunnerActor{{Name: "a"}, {Name: "a"}}})
+	for _, want := range []string{"no client", `namespace "Bad_NS"`, "cannot be negative", `actor "a" is named twice`} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v does not say %q", err, want)
+		}
+	}
+}

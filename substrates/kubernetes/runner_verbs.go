@@ -1,0 +1,154 @@
+package kubernetes
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/autonomyhq/autonomy/internal/cliout"
+	"github.com/autonomyhq/autonomy/internal/exitcode"
+	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/substrates"
+)
+
+// runnerVerbs are the verbs `autonomy runner --target kubernetes` offers.
+var runnerVerbs = []string{"launch", "get", "list", "cancel", "update", "pause", "resume", "logs"}
+
+// RunVerb runs a runner verb on the fleet installed in the cluster (substrates.RunnerVerbs): as
+// the operator, or, inside a session's pod ($AUTONOMY_SESSION set), as its actor, bounded by
+// the actor's capabilities here and by its ServiceAccount's Role at the API server.
+func runVerb(ctx context.Context, call substrates.RunnerCall) error {
+	if !slices.Contains(runnerVerbs, call.Verb) {
+		return exitcode.Usagef("runner %s: not on kubernetes, which offers %s (a CronJob is the schedule: no tick or serve)", call.Verb, strings.Join(runnerVerbs, ", "))
+	}
+	if call.Verb == "list" && call.All {
+		return exitcode.Usagef("list --all: not on kubernetes, which lists the sessions in flight (kubectl get jobs -l %s=%s lists every Job)", LabelComponent, ComponentSession)
+	}
+	cs, ns, err := Connect{Kubeconfig: call.Kubeconfig, Namespace: call.Namespace}.Client()
+	if err != nil {
+		return exitcode.Usagef("%v", err)
+	}
+	r, err := OpenRunner(ctx, cs, ns, callerFromEnv())
+	if err != nil {
+		return runnerError(err)
+	}
+	return runnerError(r.runVerb(ctx, call))
+}
+
+func (r *Runner) runVerb(ctx context.Context, call substrates.RunnerCall) error {
+	out := call.Out
+	switch call.Verb {
+	case "launch":
+		for _, m := range []struct{ flag, value string }{{"text", call.Text}, {"from", call.From}, {"kind", call.Kind}, {"branch", call.Branch}} {
+			if m.value != "" {
+				return exitcode.Usagef("--%s: not on kubernetes: give the actor's params with --param", m.flag)
+			}
+		}
+		s, err := r.LaunchRef(ctx, call.Args[0], call.Ref, maps.Clone(call.Params))
+		if err != nil {
+			return err
+		}
+		if call.Format == "json" {
+			return cliout.WriteJSON(out, s)
+		}
+		fmt.Fprintln(out, s.ID)
+		if s.Token != "" {
+			fmt.Fprintln(out, s.Token) // a person's ask: its one-time redeem token, shown once
+		}
+	case "get":
+		s, ok, err := r.Get(ctx, call.Args[0])
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return exitcode.Problemf("no session %s in namespace %s", call.Args[0], r.opts.Namespace)
+		}
+		if call.Format == "json" {
+			return cliout.WriteJSON(out, s)
+		}
+		printSession(out, s)
+	case "list":
+		ss, err := r.List(ctx)
+		if err != nil {
+			return err
+		}
+		if call.Format == "json" {
+			return cliout.WriteJSON(out, struct {
+				Sessions []ir.Session `json:"sessions"`
+			}{ss})
+		}
+		tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tACTOR\tSTATUS\tPARAMS")
+		for _, s := range ss {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.ID, s.Agent, s.Status, cliout.TerminalSafe(cliout.ParamsLine(s.Params)))
+		}
+		return tw.Flush()
+	case "cancel":
+		return r.transition(ctx, call, ir.Patch{Status: ir.Cancelled})
+	case "pause":
+		return r.transition(ctx, call, ir.Patch{Status: ir.Paused})
+	case "resume":
+		return r.transition(ctx, call, ir.Patch{Status: ir.Running})
+	case "update":
+		return r.transition(ctx, call, ir.Patch{Status: ir.SessionStatus(call.Status), Token: call.Token, Evidence: call.Evidence})
+	case "logs":
+		return r.Logs(ctx, call.Args[0], call.Follow, out)
+	}
+	return nil
+}
+
+// transition applies p to the session named by the verb's argument, printing what happened.
+func (r *Runner) transition(ctx context.Context, call substrates.RunnerCall, p ir.Patch) error {
+	id, st := call.Args[0], p.Status
+	ok, err := r.Update(ctx, id, p)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		s, found, err := r.Get(ctx, id)
+		switch {
+		case err != nil:
+			return err
+		case !found:
+			return exitcode.Problemf("no session %s in namespace %s", id, r.opts.Namespace)
+		}
+		return exitcode.Problemf("session %s is %s: %s does not apply", id, s.Status, st)
+	}
+	fmt.Fprintf(call.Out, "%s %s\n", id, st)
+	return nil
+}
+
+// runnerError maps a runner error to an exit code: a refusal is 1, anything else 2.
+func runnerError(err error) error {
+	var denied *DeniedError
+	var refused *RefusedError
+	var coded *exitcode.Error
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &coded):
+		return err
+	case errors.As(err, &denied):
+		return &exitcode.Error{Code: exitcode.Problems, Msg: denied.Error()}
+	case errors.As(err, &refused), errors.Is(err, ir.ErrUnsupported):
+		return &exitcode.Error{Code: exitcode.Problems, Msg: err.Error()}
+	}
+	return &exitcode.Error{Code: exitcode.Usage, Msg: err.Error()}
+}
+
+func printSession(w io.Writer, s ir.Session) {
+	fmt.Fprintf(w, "%-10s %s\n", "id:", s.ID)
+	fmt.Fprintf(w, "%-10s %s\n", "actor:", s.Agent)
+	fmt.Fprintf(w, "%-10s %s\n", "status:", s.Status)
+	if s.Ref != "" {
+		fmt.Fprintf(w, "%-10s %s\n", "ref:", cliout.TerminalSafe(s.Ref))
+	}
+	for _, k := range cliout.SortedKeys(s.Params) {
+		fmt.Fprintf(w, "param:     %s=%q\n", cliout.TerminalSafe(k), s.Params[k])
+	}
+}
