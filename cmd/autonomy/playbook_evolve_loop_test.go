@@ -16,7 +16,8 @@ import (
 // TestEvolveLoopWithTheRunner runs the loop as docs/playbooks.md tells it, with the local runner
 // and real sessions: the profile compiled into a production and a trial installation, the shadow
 // overlay put on trial in the latter, sessions launched in both (a stand-in agent scoring 0.9
-// when its woven skill holds the overlay's text, else 0.5), and promote measuring both: the
+// when its woven skill holds the overlay's text, else 0.5, in a result that satisfies the default
+// contract), and promote measuring both: the
 // overlay is promoted in the profile.
 func TestEvolveLoopWithTheRunner(t *testing.T) {
 	if testing.Short() {
@@ -44,7 +45,7 @@ func TestEvolveLoopWithTheRunner(t *testing.T) {
 	if code, out, errOut := run(t, "playbook", "trial", slug, "--dir", trial); code != 0 || !strings.Contains(out, "shadow → active in this installation only") {
 		t.Fatalf("trial: exit %d\n%s%s", code, out, errOut)
 	}
-	agentCmd, _ := json.Marshal([]string{"sh", "-c", `skill=$(cat); case "$skill" in *"link the page that supersedes it"*) s=0.9;; *) s=0.5;; esac; printf '{"score": %s}' "$s" > "$AUTONOMY_RESULT"`})
+	agentCmd, _ := json.Marshal([]string{"sh", "-c", `skill=$(cat); case "$skill" in *"link the page that supersedes it"*) s=0.9;; *) s=0.5;; esac; printf '{"status": "done", "summary": "answered", "score": %s}' "$s" > "$AUTONOMY_RESULT"`})
 	t.Setenv("AUTONOMY_LOCAL_AGENT", string(agentCmd))
 	t.Setenv("AUTONOMY_DIR", "")
 	for _, dir := range []string{prod, trial} {

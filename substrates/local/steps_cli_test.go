@@ -83,6 +83,7 @@ func TestRootSessionCannotWriteTheStore(t *testing.T) {
 			fake := modelfake.Start(
 				modelfake.Turn{Shell: probe + " 2>&1; autonomy runner list 2>&1; echo rc=$?"},
 				modelfake.Turn{Tool: "comment", Args: json.RawMessage(`{"item":"7","body":"Triaged."}`)},
+				submitDone("Triaged item 7."),
 				modelfake.Turn{Text: "Done."})
 			defer fake.Close()
 			f := handsFleet(preset)
