@@ -362,7 +362,7 @@ func (c *compiler) agentSteps(a *ir.Actor, sp, elicits, proposes, reviews bool) 
 	if model {
 		steps = append(steps, c.usageSteps()...)
 	}
-	if model && c.box.jailed() && !sp {
+	if model && !sp {
 		steps = append(steps, disarmStep()) // egress.go
 	}
 	return steps
