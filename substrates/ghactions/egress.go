@@ -10,9 +10,10 @@ import (
 	"github.com/autonomyhq/autonomy/substrates/ghactions/ghproxy"
 )
 
-// The agent's network on gh-actions (docs/gh-actions.md#egress): the agent (a preset, or your
-// own agent command) runs through autonomy gh jail, in a network namespace of its own (bubblewrap, unprivileged, in a user
-// namespace) into which only the model proxy and an egress CONNECT proxy admitting
+// The agent's network on gh-actions (docs/gh-actions.md#egress): the agent (a preset, your own
+// agent command, or a step playbook's run and so every step's agent) runs through autonomy gh
+// jail, in a network namespace of its own (bubblewrap, unprivileged, in a user namespace) into
+// which only the model proxy and an egress CONNECT proxy admitting
 // policy.box.gh-actions.egress.allow are bridged. A step before sudo is dropped installs
 // bubblewrap and socat when the image lacks them and, where Ubuntu restricts unprivileged user
 // namespaces to programs an AppArmor profile allows (24.04), gives bubblewrap such a profile.
@@ -90,13 +91,9 @@ func disarmStep() mapping {
 var jailWords = []string{`"$AUTONOMY_BIN"`, "gh", "jail", "--"}
 
 // guardSteps start the model proxy and take away what could reach it, readying the agent's
-// network sandbox before sudo goes (not for a step playbook, whose agent is not jailed yet).
-func (c *compiler) guardSteps(steps bool) seq {
-	out := seq{c.proxyStep()}
-	if !steps {
-		out = append(out, sandboxStep())
-	}
-	return append(out, dropSudoStep()) // modelproxy.go
+// network sandbox before sudo goes.
+func (c *compiler) guardSteps() seq {
+	return seq{c.proxyStep(), sandboxStep(), dropSudoStep()} // modelproxy.go
 }
 
 // jail is the agent's command words, run through autonomy gh jail, whose env then carries the

@@ -345,7 +345,7 @@ func (c *compiler) agentSteps(a *ir.Actor, sp, elicits, proposes, reviews bool) 
 	}
 	steps = append(steps, checkout.step("Check out the repository", mapping{{key: "persist-credentials", value: false}}))
 	if model {
-		steps = append(steps, c.guardSteps(sp)...) // egress.go
+		steps = append(steps, c.guardSteps()...) // egress.go
 	}
 	switch {
 	case weaves:
@@ -362,7 +362,7 @@ func (c *compiler) agentSteps(a *ir.Actor, sp, elicits, proposes, reviews bool) 
 	if model {
 		steps = append(steps, c.usageSteps()...)
 	}
-	if model && !sp {
+	if model {
 		steps = append(steps, disarmStep()) // egress.go
 	}
 	return steps
