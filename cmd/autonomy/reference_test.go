@@ -22,7 +22,6 @@ var deliberate = []string{
 	"gh-actions partial capability:@scope",
 	"GitHub cannot narrow",
 	"forwards no subject.ref",
-	"private_egress_guard is not enforced",
 }
 
 // TestReferenceStyleProfiles: the profiles of ir/testdata/reference, written the way profiles

@@ -46,10 +46,9 @@ type box struct {
 	autonomy *autonomyBox
 	// proxy is the model proxy's budget, prices and transcript retention (modelproxy.go).
 	proxy modelBox
-	// egress is policy.box.gh-actions.egress.allow: the hosts a preset's agent reaches through
+	// egress is policy.box.gh-actions.egress.allow: the hosts the agent reaches through
 	// the egress proxy besides the model proxy (egress.go).
-	egress    []egress.Rule
-	egressKey *yaml.Node
+	egress []egress.Rule
 	// pausedLabel is policy.box.gh-actions.paused_label: the label that pauses one work item
 	// (paused.go).
 	pausedLabel string
@@ -107,7 +106,6 @@ func readBox(p *ir.Profile) (box, ir.Diagnostics) {
 			r.key(&b, n.Content[i], n.Content[i+1])
 		}
 		r.reconcile(&b)
-		r.checkEgress(&b) // egress.go
 	}
 	// The credential defaults to the one the preset reads (a custom command: OpenAI's); a token
 	// minted for the model proxy (the reference's proxy_host/oidc_audience) takes the same name.

@@ -10,9 +10,10 @@ import (
 	"github.com/autonomyhq/autonomy/substrates/ghactions/ghproxy"
 )
 
-// The agent's network on gh-actions (docs/gh-actions.md#egress): a preset's agent runs through
-// autonomy gh jail, in a network namespace of its own (bubblewrap, unprivileged, in a user
-// namespace) into which only the model proxy and an egress CONNECT proxy admitting
+// The agent's network on gh-actions (docs/gh-actions.md#egress): the agent (a preset, your own
+// agent command, or a step playbook's run and so every step's agent) runs through autonomy gh
+// jail, in a network namespace of its own (bubblewrap, unprivileged, in a user namespace) into
+// which only the model proxy and an egress CONNECT proxy admitting
 // policy.box.gh-actions.egress.allow are bridged. A step before sudo is dropped installs
 // bubblewrap and socat when the image lacks them and, where Ubuntu restricts unprivileged user
 // namespaces to programs an AppArmor profile allows (24.04), gives bubblewrap such a profile.
@@ -26,28 +27,9 @@ func (r *boxReader) jobKey(b *box, k, v *yaml.Node) {
 	case "transcript_days":
 		r.transcriptDays(b, v)
 	default:
-		b.egress, b.egressKey = substrates.ReadEgress(v, r.errorf), k
+		b.egress = substrates.ReadEgress(v, r.errorf)
 	}
 }
-
-// checkEgress warns of settings a custom agent command does not honor: it runs outside the
-// network sandbox, with the runner's network.
-func (r *boxReader) checkEgress(b *box) {
-	if !b.agent.Custom() {
-		return
-	}
-	if b.ref.guard {
-		r.warnAt(b.ref.guardKey, "use a preset (agent: codex or agent: claude), or restrict the runner's network yourself",
-			"private_egress_guard is not enforced: a custom agent command runs outside autonomy's network sandbox, with the runner's network")
-	}
-	if len(b.egress) > 0 {
-		r.warnAt(b.egressKey, "use a preset (agent: codex or agent: claude) to confine the agent's network",
-			"egress is ignored: a custom agent command runs outside autonomy's network sandbox")
-	}
-}
-
-// jailed reports whether the box's agent runs in the network sandbox: a preset's does.
-func (b *box) jailed() bool { return !b.agent.Custom() }
 
 // egressEnv is what autonomy gh jail reads: the allowlist and the private guard.
 func (c *compiler) egressEnv(env *mapping) {
@@ -108,25 +90,18 @@ func disarmStep() mapping {
 	return withIf(mapping{{key: "name", value: disarmStepName}, {key: "run", value: literal(disarmScript)}}, "always()")
 }
 
-// jailWords start a preset's agent in the network sandbox.
+// jailWords start the agent in the network sandbox.
 var jailWords = []string{`"$AUTONOMY_BIN"`, "gh", "jail", "--"}
 
-// guardSteps start the model proxy and take away what could reach it, readying a preset's
-// network sandbox before sudo goes (not for a step playbook, whose agent is not jailed yet).
-func (c *compiler) guardSteps(steps bool) seq {
-	out := seq{c.proxyStep()}
-	if c.box.jailed() && !steps {
-		out = append(out, sandboxStep())
-	}
-	return append(out, dropSudoStep()) // modelproxy.go
+// guardSteps start the model proxy and take away what could reach it, readying the agent's
+// network sandbox before sudo goes.
+func (c *compiler) guardSteps() seq {
+	return seq{c.proxyStep(), sandboxStep(), dropSudoStep()} // modelproxy.go
 }
 
-// jail is the agent's command words, run through autonomy gh jail for a preset, whose env
-// then carries the allowlist.
+// jail is the agent's command words, run through autonomy gh jail, whose env then carries the
+// allowlist.
 func (c *compiler) jail(words []string, env *mapping) []string {
-	if !c.box.jailed() {
-		return words
-	}
 	c.egressEnv(env)
 	return append(slices.Clone(jailWords), words...)
 }

@@ -62,26 +62,29 @@ func TestEgressInTheAgentJob(t *testing.T) {
 	}
 }
 
-// A custom agent command is not confined: no jail, no sandbox step, and the settings it does not
-// honor are warned about.
-func TestEgressCustomAgentWarns(t *testing.T) {
+// Your own agent command runs as a preset's does: through autonomy gh jail, given the allowlist
+// and the guard, its sandbox readied before sudo goes and its git directory removed last; neither
+// setting draws a warning.
+func TestEgressCustomAgentIsJailed(t *testing.T) {
 	box := `      agent: [my-agent, --go]
       egress: { allow: [registry.npmjs.org] }
       private_egress_guard: true
 `
 	names, steps := agentSteps(t, box)
-	if strings.Contains(strings.Join(names, "|"), "network sandbox") || strings.Contains(steps["Run develop"]["run"].(string), "gh jail") {
-		t.Errorf("a custom agent is jailed: %v", names)
+	order := strings.Join(names, " | ")
+	if !strings.Contains(order, "Start the model proxy | Prepare the agent's network sandbox | Drop sudo | Run develop") || names[len(names)-1] != "Remove the agent's git directory" {
+		t.Errorf("the agent job's steps: %s", order)
 	}
-	got := compileOK(t, refProfile(box)).Warnings.String()
-	for _, want := range []string{"ir.yml:27:7: warning: policy.box.gh-actions.private_egress_guard is not enforced: a custom agent command runs outside",
-		"ir.yml:26:7: warning: policy.box.gh-actions.egress is ignored: a custom agent command"} {
-		if !strings.Contains(got, want) {
-			t.Errorf("no warning %q in:\n%s", want, got)
-		}
+	run := steps["Run develop"]
+	if script := run["run"].(string); !strings.Contains(script, `"$AUTONOMY_BIN" gh jail -- "$AUTONOMY_AGENT_0" "$AUTONOMY_AGENT_1" < "$AUTONOMY_BEHAVIOR"`) {
+		t.Errorf("your own agent command does not run in the jail:\n%s", script)
 	}
-	if got := compileOK(t, refProfile("      private_egress_guard: true\n")).Warnings.String(); strings.Contains(got, "private_egress_guard") {
-		t.Errorf("a preset's guard is warned about:\n%s", got)
+	env := run["env"].(map[string]any)
+	if env[ghproxy.EgressAllowEnv] != `["registry.npmjs.org"]` || env[ghproxy.EgressGuardEnv] != "true" {
+		t.Errorf("egress env: %v %v", env[ghproxy.EgressAllowEnv], env[ghproxy.EgressGuardEnv])
+	}
+	if got := compileOK(t, refProfile(box)).Warnings.String(); strings.Contains(got, "egress") {
+		t.Errorf("a warning about the egress settings:\n%s", got)
 	}
 }
 

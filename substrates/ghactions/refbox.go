@@ -47,8 +47,7 @@ type refBox struct {
 	credentialKey         *yaml.Node
 	// guard is private_egress_guard: the egress proxy refuses even a private address the
 	// allowlist names literally (a name never reaches one).
-	guard    bool
-	guardKey *yaml.Node
+	guard bool
 }
 
 func (r *boxReader) warnAt(n *yaml.Node, hint, format string, args ...any) {
@@ -104,7 +103,7 @@ func (r *boxReader) referenceKey(b *box, k, v *yaml.Node) {
 		}
 	case "private_egress_guard":
 		if on, ok := r.flag(v, "private_egress_guard"); ok {
-			b.ref.guard, b.ref.guardKey = on, k // egress.go
+			b.ref.guard = on // egress.go
 		}
 	default:
 		known := append(append([]string(nil), boxKeys...), referenceKeys...)

@@ -11,6 +11,7 @@ import (
 	"github.com/autonomyhq/autonomy/ir/resolved"
 	"github.com/autonomyhq/autonomy/substrates"
 	"github.com/autonomyhq/autonomy/substrates/ghactions/control"
+	"github.com/autonomyhq/autonomy/substrates/ghactions/ghproxy"
 )
 
 // A step playbook (seed 002) that is an actor's behavior runs in the actor's agent job through
@@ -125,19 +126,21 @@ func resumeInputs(on *mapping) {
 	wd[0].value = inputs
 }
 
-// stepsRunScript runs or resumes the playbook; the agent flags come before it. Every value comes
-// from the environment.
+// stepsRunScript runs or resumes the playbook in the agent's jail (autonomy gh jail: every
+// step's agent runs inside it, behind the model proxy; the run's state and artifacts are the
+// folders of RUNNER_TEMP it writes); the agent flags come before it. Every value comes from the
+// environment.
 const stepsRunScript = `state="$RUNNER_TEMP/` + StepsArtifact + `"
-mkdir -p "$state"
+mkdir -p "$state" "$RUNNER_TEMP/` + outputArtifact + `"
 rc=0
 if [ -n "${AUTONOMY_RESUME_ASK:-}" ]; then
   if [ "${GITHUB_RUN_ATTEMPT:-1}" != 1 ]; then
     echo "::error::a resumed run is not run again: attempt 1 spent the answered pause; launch the actor anew"
     exit 1
   fi
-  "$AUTONOMY_BIN" playbook resume --state "$state" --continue "$AUTONOMY_RESUME_ASK" --playbook "$AUTONOMY_BEHAVIOR" --workspace "$GITHUB_WORKSPACE" --sandbox none "${agent[@]}" --artifacts-dir "$RUNNER_TEMP/` + outputArtifact + `" --pause-file "$state/pause.json" > "$state/envelope.json" || rc=$?
+  "$AUTONOMY_BIN" gh jail -- "$AUTONOMY_BIN" playbook resume --state "$state" --continue "$AUTONOMY_RESUME_ASK" --playbook "$AUTONOMY_BEHAVIOR" --workspace "$GITHUB_WORKSPACE" --sandbox none "${agent[@]}" --artifacts-dir "$RUNNER_TEMP/` + outputArtifact + `" --pause-file "$state/pause.json" > "$state/envelope.json" || rc=$?
 else
-  "$AUTONOMY_BIN" playbook run "$AUTONOMY_BEHAVIOR" --state "$state" --workspace "$GITHUB_WORKSPACE" --sandbox none "${agent[@]}" --args-env "$AUTONOMY_ARGS_ENV" --ignore-unknown-args --artifacts-dir "$RUNNER_TEMP/` + outputArtifact + `" --pause-file "$state/pause.json" > "$state/envelope.json" || rc=$?
+  "$AUTONOMY_BIN" gh jail -- "$AUTONOMY_BIN" playbook run "$AUTONOMY_BEHAVIOR" --state "$state" --workspace "$GITHUB_WORKSPACE" --sandbox none "${agent[@]}" --args-env "$AUTONOMY_ARGS_ENV" --ignore-unknown-args --artifacts-dir "$RUNNER_TEMP/` + outputArtifact + `" --pause-file "$state/pause.json" > "$state/envelope.json" || rc=$?
 fi
 echo "::${stop}::"
 status="$(jq -r 'if .ok then .status else "failed" end' "$state/envelope.json" 2> /dev/null || echo failed)"
@@ -151,8 +154,11 @@ exit "$rc"
 // from AUTONOMY_MODEL) or its own command as JSON.
 func (c *compiler) stepsAgentScript(env *mapping, script *strings.Builder) {
 	ch := c.box.agent
+	c.egressEnv(env) // egress.go
+	b, _ := json.Marshal([]string{StepsArtifact, outputArtifact})
+	env.add(ghproxy.TempWriteEnv, literalValue(string(b)))
 	if ch.Custom() {
-		b, _ := json.Marshal(ch.Argv)
+		b, _ = json.Marshal(ch.Argv)
 		env.add("AUTONOMY_AGENT_ARGV", literalValue(string(b)))
 		script.WriteString(`agent=(--agent-argv "$AUTONOMY_AGENT_ARGV")` + "\n")
 		return

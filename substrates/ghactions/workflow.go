@@ -363,7 +363,7 @@ func (c *compiler) agentSteps(a *ir.Actor, sp, elicits, proposes, reviews bool) 
 		steps = append(steps, check)
 	}
 	if model {
-		steps = append(steps, c.guardSteps(sp)...) // egress.go
+		steps = append(steps, c.guardSteps()...) // egress.go
 	}
 	switch {
 	case weaves:
@@ -380,7 +380,7 @@ func (c *compiler) agentSteps(a *ir.Actor, sp, elicits, proposes, reviews bool) 
 	if model {
 		steps = append(steps, c.usageSteps()...)
 	}
-	if model && c.box.jailed() && !sp {
+	if model {
 		steps = append(steps, disarmStep()) // egress.go
 	}
 	if check != nil {

@@ -23,7 +23,10 @@ proxy admits the hosts AUTONOMY_EGRESS_ALLOW lists (a JSON list, from
 policy.box.gh-actions.egress.allow) and the host of GITHUB_API_URL (api.github.com), and refuses
 every other host and every private address (a listed IP literal too when AUTONOMY_EGRESS_GUARD
 is true). HTTPS_PROXY and the like point COMMAND at it; its decisions are appended to
-$RUNNER_TEMP/autonomy-model/egress.jsonl. Exit codes: COMMAND's own, or 2 when the sandbox
+$RUNNER_TEMP/autonomy-model/egress.jsonl. COMMAND writes its home, /tmp, the checkout, and
+of RUNNER_TEMP only AUTONOMY_RESULT, the safe outputs' folder and the folders
+AUTONOMY_JAIL_TEMP_WRITE names (a JSON list of folder names: a step playbook's state and
+artifacts). Exit codes: COMMAND's own, or 2 when the sandbox
 cannot be made. See docs/gh-actions.md#egress.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {

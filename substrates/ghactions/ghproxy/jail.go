@@ -19,7 +19,32 @@ const (
 	EgressGuardEnv = "AUTONOMY_EGRESS_GUARD"
 	// EgressFile, in Dir, holds the egress proxy's decisions, one JSON line each.
 	EgressFile = "egress.jsonl"
+	// TempWriteEnv is a JSON list of the folders of RUNNER_TEMP, by name, the jailed command
+	// writes: a step playbook's run state and artifacts, which autonomy playbook run, jailed
+	// with its steps' agent, keeps there.
+	TempWriteEnv = "AUTONOMY_JAIL_TEMP_WRITE"
 )
+
+// tempWrites are the folders TempWriteEnv names, under temp: each a plain name, never Dir (the
+// audit files) nor a runner's folder (a leading underscore: its file commands, its tools).
+func tempWrites(getenv func(string) string, temp string) ([]string, error) {
+	raw := getenv(TempWriteEnv)
+	if raw == "" {
+		return nil, nil
+	}
+	var names []string
+	if err := json.Unmarshal([]byte(raw), &names); err != nil {
+		return nil, fmt.Errorf("%s must be a JSON list of folder names: %v", TempWriteEnv, err)
+	}
+	out := make([]string, 0, len(names))
+	for _, n := range names {
+		if n == "" || n == "." || n == ".." || strings.ContainsAny(n, `/\`) || n == Dir || strings.HasPrefix(n, "_") {
+			return nil, fmt.Errorf("%s: %q is not a folder of RUNNER_TEMP the agent may write (a plain name, not %s nor a runner's _folder)", TempWriteEnv, n, Dir)
+		}
+		out = append(out, filepath.Join(temp, n))
+	}
+	return out, nil
+}
 
 // jailConfig is what the step's env says of the sandbox: the ports bridged in (the model
 // proxy's) and what the egress proxy admits.
@@ -84,13 +109,14 @@ func jailedEnv(env []string) []string {
 }
 
 // confinement is the agent's filesystem in the jail: read-only, but for its home, /tmp, the
-// checkout and the two files of RUNNER_TEMP it writes (its final message, the safe outputs);
+// checkout, the two files of RUNNER_TEMP it writes (its final message, the safe outputs) and
+// the folders of RUNNER_TEMP TempWriteEnv names (writes);
 // the runner's folders, which the home may hold (its work folder with the actions the later
 // steps run, the file commands, RUNNER_TEMP with autonomy's binary and the audit files, the
 // runner's own installs), stay read-only. The agent makes no user namespace (on gh-actions the
 // presets run with their own sandbox bypassed: the jail is the sandbox), and has a process
 // namespace of its own: it cannot signal the model proxy, and nothing it starts outlives it.
-func confinement(getenv func(string) string, installs []string) *egress.Confinement {
+func confinement(getenv func(string) string, installs, writes []string) *egress.Confinement {
 	c := &egress.Confinement{NoUserNS: true, PidNS: true}
 	rw := func(p string) {
 		if p != "" {
@@ -119,5 +145,8 @@ func confinement(getenv func(string) string, installs []string) *egress.Confinem
 		rw(filepath.Dir(o))
 	}
 	rw(getenv("AUTONOMY_RESULT"))
+	for _, w := range writes {
+		rw(w)
+	}
 	return c
 }

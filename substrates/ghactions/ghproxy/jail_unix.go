@@ -35,6 +35,16 @@ func Jail(ctx context.Context, getenv func(string) string, argv []string, stdin 
 	if err := os.MkdirAll(filepath.Join(temp, Dir), 0o700); err != nil {
 		return 0, err
 	}
+	writes, err := tempWrites(getenv, temp)
+	if err != nil {
+		return 0, err
+	}
+	for _, w := range writes {
+		// Bound writable, so each must exist.
+		if err := os.MkdirAll(w, 0o700); err != nil {
+			return 0, err
+		}
+	}
 	logf, err := os.OpenFile(filepath.Join(temp, Dir, EgressFile), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
 	if err != nil {
 		return 0, err
@@ -53,7 +63,7 @@ func Jail(ctx context.Context, getenv func(string) string, argv []string, stdin 
 		return 0, err
 	}
 	defer sb.Close()
-	wrapped := sb.WrapIn(confinement(getenv, runnerInstalls(os.Getppid())), argv)
+	wrapped := sb.WrapIn(confinement(getenv, runnerInstalls(os.Getppid()), writes), argv)
 	cmd := exec.Command(wrapped[0], wrapped[1:]...)
 	cmd.Env = withEnv(jailedEnv(os.Environ()), sb.Env)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr

@@ -131,6 +131,7 @@ func TestJailConfines(t *testing.T) {
 		URLEnv: "http://127.0.0.1:" + model + "/openai/v1", EgressAllowEnv: `[]`, "RUNNER_TEMP": temp, "HOME": home,
 		"RUNNER_WORKSPACE": filepath.Join(work, "repo"), "GITHUB_WORKSPACE": filepath.Join(work, "repo", "repo"),
 		"AUTONOMY_RESULT": filepath.Join(temp, "autonomy-result.json"), "AUTONOMY_OUTPUTS": filepath.Join(temp, "autonomy-outputs", "outputs.jsonl"),
+		TempWriteEnv: `["autonomy-steps"]`,
 	}
 	files := map[string]string{
 		"GITHUB_ENV":   filepath.Join(temp, "_runner_file_commands", "set_env_1"),
@@ -166,6 +167,7 @@ echo home > "$HOME/.gitconfig" && echo home-written
 echo ws > "$GITHUB_WORKSPACE/f" && echo ws-written
 echo result > "$AUTONOMY_RESULT" && echo result-written
 echo '{}' >> "$AUTONOMY_OUTPUTS" && echo outputs-written
+echo state > "$RUNNER_TEMP/autonomy-steps/envelope.json" && echo steps-written
 unshare -Ur true && echo userns-made
 bwrap --ro-bind / / --unshare-user --unshare-net true && echo nested-bwrap-made
 kill -0 "$OUTSIDE_PID" && echo outside-signalled
@@ -182,7 +184,7 @@ exit 0
 		t.Fatalf("Jail: %d %v\n%s", code, err, out.String())
 	}
 	got := out.String()
-	for _, want := range []string{"home-written", "ws-written", "result-written", "outputs-written"} {
+	for _, want := range []string{"home-written", "ws-written", "result-written", "outputs-written", "steps-written"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("no %q: the agent cannot write what it must\n%s", want, got)
 		}
@@ -261,5 +263,19 @@ func TestRunnerInstalls(t *testing.T) {
 	}
 	if got := runnerInstalls(os.Getpid()); len(got) != 0 {
 		t.Errorf("no runner among the test's ancestors, yet %v", got)
+	}
+}
+
+// TestJailTempWrites: the folders of RUNNER_TEMP a jailed command may write are plain names, never
+// the audit files' folder nor a runner's.
+func TestJailTempWrites(t *testing.T) {
+	got, err := tempWrites(func(string) string { return `["autonomy-steps","autonomy-artifacts"]` }, "/rt")
+	if err != nil || strings.Join(got, " ") != "/rt/autonomy-steps /rt/autonomy-artifacts" {
+		t.Errorf("tempWrites: %v %v", got, err)
+	}
+	for _, bad := range []string{`["../x"]`, `["a/b"]`, `[".."]`, `[""]`, `["` + Dir + `"]`, `["_runner_file_commands"]`, `"autonomy-steps"`} {
+		if _, err := tempWrites(func(string) string { return bad }, "/rt"); err == nil || !strings.Contains(err.Error(), TempWriteEnv) {
+			t.Errorf("%s: %v", bad, err)
+		}
 	}
 }
