@@ -24,8 +24,10 @@ policy.box.gh-actions.egress.allow) and the host of GITHUB_API_URL (api.github.c
 every other host and every private address (a listed IP literal too when AUTONOMY_EGRESS_GUARD
 is true). HTTPS_PROXY and the like point COMMAND at it; its decisions are appended to
 $RUNNER_TEMP/autonomy-model/egress.jsonl. Exit codes: COMMAND's own, or 2 when the sandbox
-cannot be made. See docs/gh-actions.md#egress.`,
-		Args: cobra.MinimumNArgs(1),
+cannot be made. See docs/gh-actions.md#egress. In the example, COMMAND shows two walls of the
+jail: the runner's GITHUB_ENV is gone, and RUNNER_TEMP is read-only.`,
+		Example: `  RUNNER_TEMP=job AUTONOMY_MODEL_URL=http://127.0.0.1:8089/openai/v1 AUTONOMY_EGRESS_ALLOW='[]' AUTONOMY_EGRESS_GUARD=false autonomy gh jail -- sh -c 'echo "GITHUB_ENV=${GITHUB_ENV:-unset}"; echo forged 2>/dev/null >> "$RUNNER_TEMP/autonomy-model/egress.jsonl" || echo "RUNNER_TEMP is read-only"'`,
+		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			code, err := ghproxy.Jail(context.Background(), os.Getenv, args, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 			if err != nil {
