@@ -8,13 +8,15 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// jobOnly are the commands that run only inside the jobs autonomy compiles for gh-actions, and
-// the MCP server a session's agent CLI starts, that have no examples yet: their --help names the
-// environment they read. Every other gh verb has examples, which TestHelpExamplesWork runs as its
+// jobOnly are the commands that run only inside the jobs autonomy compiles for gh-actions that
+// have no examples yet, each with the reason: their --help names the environment they read. Every other gh verb has examples, which TestHelpExamplesWork runs as its
 // job would (gh_examples_test.go). A command listed here that has examples is an error: drop it.
-var jobOnly = []string{"autonomy gh resume", "autonomy gh mcp",
-	"autonomy gh jail",
-	"autonomy runner mcp"}
+var jobOnly = []string{
+	// Not yet: an honest run needs a paused step playbook's state made as the agent job makes
+	// it (a playbook run parked at its ask, the ask job's record and comment, the maintainer's
+	// answer and the run's artifact on the simulated GitHub), which is not built yet.
+	"autonomy gh resume",
+}
 
 // TestEveryCommandHasExamples: every command a person runs has examples in its --help (which
 // TestHelpExamplesWork runs).

@@ -88,6 +88,14 @@ func jobEnvOf(t *testing.T, dir, verb, actor string) map[string]string {
 func ghExample(t *testing.T, line string, ex example) {
 	t.Helper()
 	verb := ex.args[1]
+	switch verb {
+	case "mcp":
+		ghMCPExample(t, line, ex) // gh_stdin_examples_test.go
+		return
+	case "jail":
+		ghJailExample(t, line, ex) // gh_stdin_examples_test.go
+		return
+	}
 	profile := "profiles/sdlc"
 	switch verb {
 	case "gate":
@@ -453,16 +461,7 @@ func modelProxyExamples(t *testing.T, template string, lines map[string]string) 
 	for _, line := range []string{start, stop} {
 		ex := parseExample(t, line)
 		jobEnv := jobEnvOf(t, filepath.Join(".github", "workflows"), ex.args[1], "develop")
-		for _, kv := range ex.env {
-			k, v, _ := strings.Cut(kv, "=")
-			want, declared := jobEnv[k]
-			switch {
-			case !declared && !slices.Contains(runnerSet, k):
-				t.Errorf("%s sets %s, which the step running autonomy gh %s does not", line, k, ex.args[1])
-			case declared && !strings.Contains(want, "${{") && want != v:
-				t.Errorf("%s sets %s=%q; the step sets %q", line, k, v, want)
-			}
-		}
+		checkJobEnv(t, line, "the step running autonomy gh "+ex.args[1], ex, jobEnv, runnerSet) // gh_stdin_examples_test.go
 		if err := os.MkdirAll(filepath.Join(ws, "job"), 0o755); err != nil {
 			t.Fatal(err)
 		}

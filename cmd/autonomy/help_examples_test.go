@@ -53,6 +53,7 @@ type example struct {
 	env      []string
 	args     []string // without the leading "autonomy"
 	redirect string
+	piped    bool // printf … | autonomy …: the example feeds autonomy's stdin (shellExample)
 }
 
 func parseExample(t *testing.T, line string) example {
@@ -82,10 +83,12 @@ func parseExample(t *testing.T, line string) example {
 	if have {
 		words = append(words, cur.String())
 	}
-	if i := slices.Index(words, "|"); i >= 0 {
+	var ex example
+	if i := slices.Index(words, "|"); i >= 0 && len(words) > 0 && words[0] == "printf" {
+		ex.piped, words = true, words[i+1:] // printf's lines on autonomy's stdin: run by a shell
+	} else if i >= 0 {
 		words = words[:i] // a pipeline: autonomy's part is what is run
 	}
-	var ex example
 	for len(words) > 0 && strings.Contains(words[0], "=") && words[0] != "autonomy" {
 		ex.env = append(ex.env, words[0])
 		words = words[1:]
@@ -314,7 +317,7 @@ func runnerExamples(t *testing.T, template string, lines []string, all map[strin
 		}
 		return ex.args[1]
 	}
-	order := map[string]int{"launch": 0, "list": 1, "get": 2, "update": 3, "logs": 4, "cancel": 5, "tick": 6, "serve": 7}
+	order := map[string]int{"launch": 0, "list": 1, "mcp": 1, "get": 2, "update": 3, "logs": 4, "cancel": 5, "tick": 6, "serve": 7}
 	sort.Slice(lines, func(i, j int) bool {
 		vi, vj := verb(parseExample(t, lines[i])), verb(parseExample(t, lines[j]))
 		if order[vi] != order[vj] {
@@ -414,6 +417,10 @@ func runnerExamples(t *testing.T, template string, lines []string, all map[strin
 			}
 		case v == "serve":
 			serveExample(t, ws, parseExample(t, line))
+			continue
+		case v == "mcp":
+			// The server of a develop session in flight (gh_stdin_examples_test.go).
+			runnerMCPExample(t, ws, strings.Replace(line, "7-k3qa", develop[0], 1), "develop")
 			continue
 		}
 		if code, out, errOut := runExample(t, line, parseExample(t, line)); code != 0 {

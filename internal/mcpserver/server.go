@@ -60,7 +60,13 @@ func New(s Session, b Backend) *mcp.Server {
 
 // Serve runs the server of one session over stdio until the client goes away.
 func Serve(ctx context.Context, s Session, b Backend) error {
-	err := New(s, b).Run(ctx, &mcp.StdioTransport{})
+	return serveOn(ctx, s, b, &mcp.StdioTransport{})
+}
+
+// serveOn runs the server of one session on transport t until the client goes away, answering
+// the calls it has read before it stops (drainTransport).
+func serveOn(ctx context.Context, s Session, b Backend, t mcp.Transport) error {
+	err := New(s, b).Run(ctx, drainTransport{t})
 	if errors.Is(err, context.Canceled) {
 		return nil
 	}

@@ -25,8 +25,10 @@ func ghSafeOutputVerbs() []*cobra.Command {
 tools of the actor AUTONOMY_ACTOR as installed at GITHUB_SHA (.autonomy/gh-actions/manifest.json
 and .autonomy/policy.json, read with git show in GITHUB_WORKSPACE, never from the working tree),
 reads answered with the job's read-only GH_TOKEN, each effect checked and appended to the
-safe-output file AUTONOMY_OUTPUTS for this session (GITHUB_RUN_ID).`,
-		Args: cobra.NoArgs,
+safe-output file AUTONOMY_OUTPUTS for this session (GITHUB_RUN_ID). The example is an MCP
+client's handshake and tools/list, one JSON-RPC message a line, as the agent CLI sends them.`,
+		Example: `  printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"sh","version":"1"}}}' '{"jsonrpc":"2.0","method":"notifications/initialized"}' '{"jsonrpc":"2.0","id":2,"method":"tools/list"}' | GITHUB_REPOSITORY=o/r GH_TOKEN=… GITHUB_SHA=… GITHUB_RUN_ID=7 AUTONOMY_POLICY=.autonomy/policy.json AUTONOMY_ACTOR=pm AUTONOMY_OUTPUTS=outputs.jsonl autonomy gh mcp`,
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 			defer stop()

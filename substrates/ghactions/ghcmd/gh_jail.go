@@ -27,8 +27,10 @@ $RUNNER_TEMP/autonomy-model/egress.jsonl. COMMAND writes its home, /tmp, the che
 of RUNNER_TEMP only AUTONOMY_RESULT, the safe outputs' folder and the folders
 AUTONOMY_JAIL_TEMP_WRITE names (a JSON list of folder names: a step playbook's state and
 artifacts). Exit codes: COMMAND's own, or 2 when the sandbox
-cannot be made. See docs/gh-actions.md#egress.`,
-		Args: cobra.MinimumNArgs(1),
+cannot be made. See docs/gh-actions.md#egress. In the example, COMMAND shows two walls of the
+jail: the runner's GITHUB_ENV is gone, and RUNNER_TEMP is read-only.`,
+		Example: `  RUNNER_TEMP=job AUTONOMY_MODEL_URL=http://127.0.0.1:8089/openai/v1 AUTONOMY_EGRESS_ALLOW='[]' AUTONOMY_EGRESS_GUARD=false autonomy gh jail -- sh -c 'echo "GITHUB_ENV=${GITHUB_ENV:-unset}"; echo forged 2>/dev/null >> "$RUNNER_TEMP/autonomy-model/egress.jsonl" || echo "RUNNER_TEMP is read-only"'`,
+		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			code, err := ghproxy.Jail(context.Background(), os.Getenv, args, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 			if err != nil {

@@ -118,14 +118,22 @@ func jailedEnv(env []string) []string {
 // namespace of its own: it cannot signal the model proxy, and nothing it starts outlives it.
 func confinement(getenv func(string) string, installs, writes []string) *egress.Confinement {
 	c := &egress.Confinement{NoUserNS: true, PidNS: true}
+	// A relative path is the one the command sees from its working directory: bound as given,
+	// it would name another place inside the sandbox, leaving this one as the host has it.
+	abs := func(p string) string {
+		if a, err := filepath.Abs(p); err == nil {
+			return a
+		}
+		return p
+	}
 	rw := func(p string) {
 		if p != "" {
-			c.Binds = append(c.Binds, egress.Bind{Path: p, Write: true})
+			c.Binds = append(c.Binds, egress.Bind{Path: abs(p), Write: true})
 		}
 	}
 	ro := func(p string) {
 		if p != "" {
-			c.Binds = append(c.Binds, egress.Bind{Path: p})
+			c.Binds = append(c.Binds, egress.Bind{Path: abs(p)})
 		}
 	}
 	rw(getenv("HOME"))

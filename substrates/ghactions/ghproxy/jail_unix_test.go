@@ -279,3 +279,22 @@ func TestJailTempWrites(t *testing.T) {
 		}
 	}
 }
+
+// TestJailRelativeRunnerTemp: a relative RUNNER_TEMP is as read-only in the jail as an absolute
+// one: the command cannot write the egress log through it.
+func TestJailRelativeRunnerTemp(t *testing.T) {
+	model := serve(t, "model-reached", false)
+	t.Chdir(t.TempDir())
+	env := map[string]string{URLEnv: "http://127.0.0.1:" + model + "/openai/v1", EgressAllowEnv: `[]`, "RUNNER_TEMP": "job"}
+	t.Setenv("RUNNER_TEMP", "job") // the command's environment is the step's
+	var out bytes.Buffer
+	script := `echo forged >> "$RUNNER_TEMP/` + Dir + `/` + EgressFile + `" && echo written`
+	code, err := Jail(context.Background(), func(k string) string { return env[k] }, []string{"/bin/sh", "-c", script}, strings.NewReader(""), &out, &out)
+	if err != nil {
+		t.Fatalf("Jail: %d %v\n%s", code, err, out.String())
+	}
+	log, _ := os.ReadFile(filepath.Join("job", Dir, EgressFile))
+	if code == 0 || strings.Contains(out.String(), "written") || strings.Contains(string(log), "forged") {
+		t.Errorf("the command wrote RUNNER_TEMP (exit %d):\n%s\nthe log: %s", code, out.String(), log)
+	}
+}

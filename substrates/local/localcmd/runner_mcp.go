@@ -24,8 +24,13 @@ tools"). Serves MCP on stdio: the tools of the session's actor ($AUTONOMY_SESSIO
 the runner as that session, which must be in flight. Without $AUTONOMY_SESSION, or from inside
 another session, it is refused.
 
+The example is an MCP client's handshake and tools/list, one JSON-RPC message a line, for the
+session 7-k3qa in flight (the agent CLI's client keeps its stdin open; at the end of its input
+the server answers what it has read, then exits).
+
 Exit codes: 0 the client went away; 1 refused; 2 an I/O error.`,
-		Args: cobra.NoArgs,
+		Example: `  printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"sh","version":"1"}}}' '{"jsonrpc":"2.0","method":"notifications/initialized"}' '{"jsonrpc":"2.0","id":2,"method":"tools/list"}' | AUTONOMY_SESSION=7-k3qa autonomy runner mcp`,
+		Args:    cobra.NoArgs,
 		RunE: f.with(false, func(cmd *cobra.Command, _ []string, r *local.Runner) error {
 			h, s, err := r.Hands()
 			if err != nil {
