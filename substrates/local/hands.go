@@ -115,7 +115,13 @@ func (h *Hands) Apply(ctx context.Context, e tools.Effect, in tools.Input) (any,
 			return nil, err
 		}
 		return map[string]any{"session": v.Session, "cancelled": changed}, nil
-	case *tools.NewItem, *tools.StateChange:
+	case *tools.CommentInput, *tools.NewItem, *tools.StateChange:
+		if r.onGitHub() {
+			return h.viaRunner(ctx, e.Tool, in)
+		}
+		if _, ok := v.(*tools.CommentInput); ok {
+			return h.record(ctx, e.Tool, in)
+		}
 		return nil, noTracker(e.Tool)
 	case *tools.Proposal:
 		return h.propose(ctx, e.Tool, h.proposal(ctx, v))

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-github/v62/github"
 
+	"github.com/autonomyhq/autonomy/internal/ghwrite"
 	"github.com/autonomyhq/autonomy/internal/tools"
 )
 
@@ -69,7 +70,7 @@ func (r Reads) SessionActor(ctx context.Context, id string) (string, error) {
 }
 
 func (r Reads) item(ctx context.Context, ref string) (*Item, error) {
-	n, err := number("item", ref)
+	n, err := ghwrite.Number("item", ref)
 	if err != nil {
 		return nil, err
 	}
