@@ -118,3 +118,43 @@ func (r Repo) SetState(ctx context.Context, v *tools.StateChange, staged bool) (
 	}
 	return fmt.Sprintf("moved #%d to %s", n, v.State), nil
 }
+
+// ArmAutoMerge enables auto-merge on the pull request of node id nodeID (GitHub's GraphQL
+// enablePullRequestAutoMerge; REST has no endpoint for it), squashing, so it merges once branch
+// protection is satisfied (the agent-review status and the required checks on its head); with
+// head set, only while the pull request's head is that commit (expectedHeadOid). graphqlURL is
+// the GraphQL endpoint (GITHUB_GRAPHQL_URL), "" for the client's base URL + graphql.
+func ArmAutoMerge(ctx context.Context, c *github.Client, graphqlURL, nodeID, head string) error {
+	if nodeID == "" {
+		return fmt.Errorf("the pull request has no node id")
+	}
+	if graphqlURL == "" {
+		graphqlURL = "graphql"
+	}
+	body := map[string]any{
+		"query":     `mutation($id: ID!) { enablePullRequestAutoMerge(input: {pullRequestId: $id, mergeMethod: SQUASH}) { pullRequest { number } } }`,
+		"variables": map[string]any{"id": nodeID},
+	}
+	if head != "" {
+		body["query"] = `mutation($id: ID!, $head: GitObjectID!) { enablePullRequestAutoMerge(input: {pullRequestId: $id, mergeMethod: SQUASH, expectedHeadOid: $head}) { pullRequest { number } } }`
+		body["variables"] = map[string]any{"id": nodeID, "head": head}
+	}
+	req, err := c.NewRequest("POST", graphqlURL, body)
+	if err != nil {
+		return err
+	}
+	var out struct {
+		Errors []struct{ Message string } `json:"errors"`
+	}
+	if _, err := c.Do(ctx, req, &out); err != nil {
+		return err
+	}
+	if len(out.Errors) > 0 {
+		var msgs []string
+		for _, m := range out.Errors {
+			msgs = append(msgs, m.Message)
+		}
+		return fmt.Errorf("%s", strings.Join(msgs, "; "))
+	}
+	return nil
+}

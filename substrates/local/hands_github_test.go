@@ -114,12 +114,13 @@ func TestGitHubToolsLandWithTheRunnersToken(t *testing.T) {
 	_ = os.WriteFile(filepath.Join(dir, "done"), nil, 0o644)
 	waitEnded(t, r, talker.ID)
 	waitEnded(t, r, mute.ID)
-	assertNoSecret(t, dir, ghSecret)
+	assertNoSecret(t, dir, ghSecret, true)
 }
 
 // assertNoSecret fails when any file under dir (the installation: the sessions' environments
-// their scripts dumped, their logs, transcripts and the runner's database) holds secret.
-func assertNoSecret(t *testing.T, dir, secret string) {
+// their scripts dumped, their logs, transcripts and the runner's database) holds secret; with
+// dumps, when no session dumped its environment there.
+func assertNoSecret(t *testing.T, dir, secret string, dumps bool) {
 	t.Helper()
 	envs := 0
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
@@ -141,7 +142,7 @@ func assertNoSecret(t *testing.T, dir, secret string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if envs == 0 {
+	if dumps && envs == 0 {
 		t.Error("no session dumped its environment: the scan proves nothing")
 	}
 }
