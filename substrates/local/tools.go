@@ -8,7 +8,8 @@ import (
 // runner, by its absolute path, as autonomy runner --dir DIR mcp, which the CLI starts outside
 // its sandbox and which acts as the session it runs inside (hands.go, wall.go). Its environment
 // gets what the CLI needs to offer the tools at once (agent.Preset.MCPEnv). A session run by the
-// operator's own command (AUTONOMY_LOCAL_AGENT) gets none.
+// operator's own command (AUTONOMY_LOCAL_AGENT) gets none. Its shell's PATH starts with the gh
+// shim (hands_shim.go).
 func (sv *supervision) withTools(argv []string) ([]string, error) {
 	c := sv.cfg.Command
 	if !sv.cfg.Skill || c == nil || c.Preset == "" {
@@ -25,6 +26,11 @@ func (sv *supervision) withTools(argv []string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	sv.env = withEnv(sv.env, p.MCPEnv...)
+	// Its shell's gh is the shim, before the real one (hands_shim.go).
+	shims, err := sv.r.shimBin()
+	if err != nil {
+		return nil, err
+	}
+	sv.env = withPathFirst(withEnv(sv.env, p.MCPEnv...), shims)
 	return p.WithApprovedMCP(argv, agent.MCPServer{Command: exe, Args: []string{"runner", "--dir", sv.r.In.Dir, "mcp"}, Env: []string{SessionEnv}}), nil
 }

@@ -102,22 +102,7 @@ func quote(w string) string { return "'" + strings.ReplaceAll(w, "'", `'\''`) + 
 
 // shimExec runs one command line of name.
 func shimExec(ctx context.Context, dir, name string, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	read := func(file string) ([]byte, error) {
-		var r io.Reader = stdin
-		if file != "-" {
-			f, err := os.Open(file)
-			if err != nil {
-				return nil, err
-			}
-			defer f.Close()
-			r = f
-		}
-		data, err := io.ReadAll(io.LimitReader(r, tools.MaxBody+1))
-		if err == nil && len(data) > tools.MaxBody {
-			err = fmt.Errorf("longer than %d bytes", tools.MaxBody)
-		}
-		return data, err
-	}
+	read := shim.Reader(stdin)
 	var call shim.Call
 	var err error
 	if name == "gh" {
@@ -163,7 +148,7 @@ func recordCall(s *effect.ShimSession, call shim.Call, stdout, stderr io.Writer)
 
 // passThrough runs the real program: the first name on PATH outside dir.
 func passThrough(ctx context.Context, dir, name string, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	real, err := lookPathOutside(name, dir)
+	real, err := shim.LookPathOutside(name, dir)
 	if err != nil {
 		return exitcode.Usagef("%s: %v", name, err)
 	}
@@ -181,24 +166,6 @@ func passThrough(ctx context.Context, dir, name string, args []string, stdin io.
 		return exitcode.Usagef("%s: %v", name, err)
 	}
 	return nil
-}
-
-// lookPathOutside finds name on PATH, skipping dir (the shims).
-func lookPathOutside(name, dir string) (string, error) {
-	abs, _ := filepath.Abs(dir)
-	for _, d := range filepath.SplitList(os.Getenv("PATH")) {
-		if d == "" {
-			continue
-		}
-		if a, _ := filepath.Abs(d); a == abs {
-			continue
-		}
-		p, err := exec.LookPath(filepath.Join(d, name))
-		if err == nil {
-			return p, nil
-		}
-	}
-	return "", fmt.Errorf("not found on PATH (outside the shims in %s)", dir)
 }
 
 // recordLaunch is autonomy runner launch in a model job, whose token cannot dispatch: the
