@@ -8,6 +8,8 @@
 package shim
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -17,6 +19,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/autonomyhq/autonomy/internal/exitcode"
 	"github.com/autonomyhq/autonomy/internal/tools"
 )
 
@@ -195,6 +198,29 @@ func Reader(stdin io.Reader) ReadFile {
 		}
 		return data, err
 	}
+}
+
+// PassThrough runs the real program name, the first on PATH outside dir (the shims' folder),
+// with args and the standard streams; its exit is the returned error's code (exitcode.Error).
+func PassThrough(ctx context.Context, dir, name string, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	real, err := LookPathOutside(name, dir)
+	if err != nil {
+		return exitcode.Usagef("%s: %v", name, err)
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	cmd := exec.CommandContext(ctx, real, args...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
+	err = cmd.Run()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		return &exitcode.Error{Code: exit.ExitCode()}
+	}
+	if err != nil {
+		return exitcode.Usagef("%s: %v", name, err)
+	}
+	return nil
 }
 
 // LookPathOutside finds the real program name on PATH, skipping dir (the shims' folder).

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/autonomyhq/autonomy/internal/ghfake"
 	"github.com/autonomyhq/autonomy/internal/modelfake"
 	"github.com/autonomyhq/autonomy/ir"
 )
@@ -19,12 +18,7 @@ import (
 // not map and a read with no read token are refused, naming what to use, and nothing of them
 // lands. The shell's environment holds no token, and neither does anything the session left.
 func TestSkillShellGhLandsAsTheTool(t *testing.T) {
-	gh, err := ghfake.New(ghfake.Options{Owner: "acme", Repo: "app", Token: ghSecret})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer gh.Close()
-	issue := gh.AddIssue("a bug", "")
+	gh, issue := newIssueFake(t)
 	fake := modelfake.Start(
 		modelfake.Turn{Shell: "gh issue comment 1 --body 'Triaged from the shell.' 2>&1; echo rc=$?"},
 		modelfake.Turn{Shell: "gh issue edit 1 --add-label ready 2>&1; echo rc=$?; gh pr merge 1 2>&1; echo rc=$?; gh issue view 1 2>&1; echo rc=$?"},

@@ -108,7 +108,7 @@ func (r *Runner) awaitEffect(ctx context.Context, seq int64, wait time.Duration)
 		case o.State == "done":
 			return o, nil
 		case abandon && o.State == "abandoned":
-			return o, fmt.Errorf("the runner did not take this effect up within %s, and it will not be applied: is the session's supervisor running (autonomy runner get %s)?", wait, r.caller.session.ID)
+			return o, fmt.Errorf("the runner did not take this effect up within %s, and it will not be applied: is the session's supervisor running (autonomy runner get SESSION)?", wait)
 		case abandon:
 			return o, fmt.Errorf("the runner is still applying this effect after %s: it may yet land on GitHub; read the item before you try again", wait)
 		}
@@ -228,12 +228,16 @@ func (g *githubApplier) applyPending(ctx context.Context) {
 		if !ok {
 			continue
 		}
+		ef := tools.Effect{Tool: tool, Actor: e.Actor, Session: e.Session, Input: json.RawMessage(e.Message)}
 		claimed, err := g.claim(ctx, e.Seq)
 		if err != nil || !claimed {
+			if g.check != nil {
+				_, _ = g.check.Check(ef) // taken before (an earlier supervisor): it counts against the cap
+			}
 			continue
 		}
 		o := githubOutcome{State: "done"}
-		o.Outcome, err = g.apply(ctx, tools.Effect{Tool: tool, Actor: e.Actor, Session: e.Session, Input: json.RawMessage(e.Message)})
+		o.Outcome, err = g.apply(ctx, ef)
 		if err != nil {
 			o.Refused = err.Error()
 			var rf *tools.Refused

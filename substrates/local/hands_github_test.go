@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/autonomyhq/autonomy/internal/ghfake"
+	"github.com/autonomyhq/autonomy/internal/store"
 )
 
 // ghHandsFleet: on codeHost github, talker holds tasks:converse and tasks:author, mute nothing;
@@ -48,18 +49,24 @@ func ghRunner(t *testing.T, dir string, gh *ghfake.Server, opts Options) *Runner
 	return newRunner(t, dir, opts)
 }
 
+// newIssueFake is a GitHub fake of acme/app with one issue, which takes the runner's token.
+func newIssueFake(t *testing.T) (*ghfake.Server, int) {
+	t.Helper()
+	gh, err := ghfake.New(ghfake.Options{Owner: "acme", Repo: "app", Token: ghSecret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(gh.Close)
+	return gh, gh.AddIssue("a bug", "")
+}
+
 // TestGitHubToolsLandWithTheRunnersToken: on codeHost github, a session's comment, create_item
 // and set_state are applied on GitHub by its supervisor with the runner's token, after the
 // capability and cap checks; GitHub's refusal and a rate limit come back as tool errors the model
 // reads, and what is refused lands nothing. The token is in no session's environment, log or
 // state file.
 func TestGitHubToolsLandWithTheRunnersToken(t *testing.T) {
-	gh, err := ghfake.New(ghfake.Options{Owner: "acme", Repo: "app", Token: ghSecret})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer gh.Close()
-	issue := gh.AddIssue("a bug", "")
+	gh, issue := newIssueFake(t)
 	dir := installFleet(t, ghHandsFleet, false)
 	r := ghRunner(t, dir, gh, Options{})
 	mute := launch(t, r, LaunchRequest{Actor: "mute"})
@@ -152,12 +159,7 @@ func assertNoSecret(t *testing.T, dir, secret string, dumps bool) {
 // database could do) lands nothing; and a runner started without a token refuses the tools in
 // words the model reads, sending nothing.
 func TestGitHubEffectsAreCheckedByTheSupervisor(t *testing.T) {
-	gh, err := ghfake.New(ghfake.Options{Owner: "acme", Repo: "app", Token: ghSecret})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer gh.Close()
-	issue := gh.AddIssue("a bug", "")
+	gh, issue := newIssueFake(t)
 	dir := installFleet(t, ghHandsFleet, false)
 	r := ghRunner(t, dir, gh, Options{})
 	mute := launch(t, r, LaunchRequest{Actor: "mute"})
@@ -183,5 +185,42 @@ func TestGitHubEffectsAreCheckedByTheSupervisor(t *testing.T) {
 	waitEnded(t, bare, talker.ID)
 	if is, _ := gh.Issue(issue); len(is.Comments) > 0 {
 		t.Errorf("comments landed: %q", is.Comments)
+	}
+}
+
+// TestGitHubCapsSurviveASupervisorRestart: a supervisor that takes over a session's effects (a
+// restarted one) counts those an earlier one took against the caps: of five comments forged into
+// the store under tools.max.comment: 4, two applied by a first applier, a second applies two
+// more and refuses the fifth.
+func TestGitHubCapsSurviveASupervisorRestart(t *testing.T) {
+	gh, issue := newIssueFake(t)
+	dir := installFleet(t, ghHandsFleet, false)
+	r := ghRunner(t, dir, gh, Options{})
+	talker := launch(t, r, LaunchRequest{Actor: "talker"})
+	_ = os.WriteFile(filepath.Join(dir, "done"), nil, 0o644)
+	talker = waitEnded(t, r, talker.ID) // its own supervisor applies nothing more
+	forge := func(n int) (seqs []int64) {
+		for i := 0; i < n; i++ {
+			err := r.Store.Tx(t.Context(), func(tx *store.Tx) error {
+				seq, err := tx.LogSeq(store.Event{Session: talker.ID, Actor: "talker", Kind: toolEvent("comment"), Message: `{"item":"1","body":"Forged ` + strconv.Itoa(len(seqs)) + `."}`})
+				seqs = append(seqs, seq)
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		return seqs
+	}
+	forge(2)
+	r.newGitHubApplier(talker).applyPending(t.Context())
+	last := forge(3)
+	r.newGitHubApplier(talker).applyPending(t.Context())
+	o, err := r.awaitEffect(t.Context(), last[2], time.Second)
+	if err != nil || !strings.Contains(o.Refused, "already used its 4 comment call") {
+		t.Errorf("the fifth comment: %+v, %v", o, err)
+	}
+	if is, _ := gh.Issue(issue); len(is.Comments) != 4 {
+		t.Errorf("%d comments landed, want 4: %q", len(is.Comments), is.Comments)
 	}
 }

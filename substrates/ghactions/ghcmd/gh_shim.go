@@ -7,7 +7,6 @@ import (
 	"io"
 	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 
@@ -114,7 +113,7 @@ func shimExec(ctx context.Context, dir, name string, args []string, stdin io.Rea
 		return exitcode.Problemf("%v", err)
 	}
 	if call.Pass {
-		return passThrough(ctx, dir, name, args, stdin, stdout, stderr)
+		return shim.PassThrough(ctx, dir, name, args, stdin, stdout, stderr)
 	}
 	if ctx == nil {
 		ctx = context.Background()
@@ -143,28 +142,6 @@ func recordCall(s *effect.ShimSession, call shim.Call, stdout, stderr io.Writer)
 		return exitcode.Usagef("%v", err)
 	}
 	fmt.Fprintf(stdout, "queued %s: a trusted job applies it after this session ends, if the actor's capabilities allow it\n", call.Tool)
-	return nil
-}
-
-// passThrough runs the real program: the first name on PATH outside dir.
-func passThrough(ctx context.Context, dir, name string, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	real, err := shim.LookPathOutside(name, dir)
-	if err != nil {
-		return exitcode.Usagef("%s: %v", name, err)
-	}
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	cmd := exec.CommandContext(ctx, real, args...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
-	err = cmd.Run()
-	var exit *exec.ExitError
-	if errors.As(err, &exit) {
-		return &exitcode.Error{Code: exit.ExitCode()}
-	}
-	if err != nil {
-		return exitcode.Usagef("%s: %v", name, err)
-	}
 	return nil
 }
 

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 
 	"github.com/spf13/cobra"
 
@@ -73,22 +72,5 @@ func ghRead(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if os.Getenv("GH_TOKEN") == "" && os.Getenv("GITHUB_TOKEN") == "" {
 		return exitcode.Problemf("gh: refused: this session holds no GitHub token to read with: the runner gives a session none unless the profile lists one in policy.box.local.env (a read-only token, e.g. env: [GH_TOKEN]); the writes go through the tools (docs/tools.md)")
 	}
-	real, err := shim.LookPathOutside("gh", local.ShimOnPath(os.Getenv("PATH")))
-	if err != nil {
-		return exitcode.Usagef("gh: %v", err)
-	}
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	c := exec.CommandContext(ctx, real, args...)
-	c.Stdin, c.Stdout, c.Stderr = stdin, stdout, stderr
-	err = c.Run()
-	var exit *exec.ExitError
-	if errors.As(err, &exit) {
-		return &exitcode.Error{Code: exit.ExitCode()}
-	}
-	if err != nil {
-		return exitcode.Usagef("gh: %v", err)
-	}
-	return nil
+	return shim.PassThrough(ctx, local.ShimOnPath(os.Getenv("PATH")), "gh", args, stdin, stdout, stderr)
 }
