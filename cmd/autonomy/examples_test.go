@@ -11,7 +11,7 @@ import (
 // jobOnly are the commands no person runs: those that run only inside the jobs autonomy compiles
 // for gh-actions, the MCP server a session's agent CLI starts and the gh shim its shell runs. Their --help names the
 // environment they read instead of examples a person could run.
-var jobOnly = []string{"autonomy gh", "autonomy playbook step", "autonomy runner mcp", "autonomy runner gh"}
+var jobOnly = []string{"autonomy gh", "autonomy playbook step", "autonomy runner mcp", "autonomy runner gh", "autonomy runner bun"}
 
 // TestEveryCommandHasExamples: every command a person runs has examples in its --help (which
 // TestHelpExamplesWork runs).

@@ -17,7 +17,8 @@ import (
 )
 
 // The gh of a preset session's shell (docs/tools.md, "Skills that run gh"): the front of its
-// PATH holds a gh that runs autonomy runner gh, which reads the command line (package shim): a
+// PATH holds a gh that runs autonomy runner gh (and a bun that runs autonomy runner bun, for
+// the reference's bun scripts/runner.ts launch), which reads the command line (package shim): a
 // write it maps (gh issue comment, gh issue create, gh issue edit --add-label, gh workflow run)
 // becomes the same tool call, with the same checks and caps, as the session's MCP server makes
 // (Hands.Shim), realized the same way (on GitHub by the supervisor, for codeHost github); a
@@ -27,7 +28,7 @@ import (
 // shimDir is, beside the autonomy link of a binary (selfBin), the folder holding its gh shim.
 const shimDir = "shim"
 
-// shimHeader starts the gh shim: ShimOnPath tells its folder by it.
+// shimHeader starts the shims: ShimOnPath tells its folder by it.
 const shimHeader = "#!/bin/sh\n# Written by the autonomy runner"
 
 // ShimOnPath is the first folder of the PATH list path whose gh is the shim ("" when none): the
@@ -48,7 +49,11 @@ func ShimOnPath(path string) string {
 	return ""
 }
 
-// shimBin writes the gh shim that runs this runner's binary and returns its folder.
+// shimNames are the programs of the shims' folder: gh, and bun for the reference's runner CLI
+// (bun scripts/runner.ts launch …), each running autonomy runner NAME.
+var shimNames = []string{"gh", "bun"}
+
+// shimBin writes the shims that run this runner's binary and returns their folder.
 func (r *Runner) shimBin() (string, error) {
 	bin, err := r.selfBin()
 	if err != nil {
@@ -59,26 +64,36 @@ func (r *Runner) shimBin() (string, error) {
 		return "", err
 	}
 	dir := filepath.Join(bin, shimDir)
-	script := shimHeader + " (docs/tools.md, \"Skills that run gh\").\nexec " + shQuote(exe) + " runner gh \"$@\"\n"
-	path := filepath.Join(dir, "gh")
+	for _, name := range shimNames {
+		script := shimHeader + " (docs/tools.md, \"Skills that run gh\").\nexec " + shQuote(exe) + " runner " + name + " \"$@\"\n"
+		if err := writeShim(dir, name, script); err != nil {
+			return "", err
+		}
+	}
+	return dir, nil
+}
+
+// writeShim writes the shim name in dir, unless it already reads script.
+func writeShim(dir, name, script string) error {
+	path := filepath.Join(dir, name)
 	if cur, err := os.ReadFile(path); err == nil && string(cur) == script {
-		return dir, nil
+		return nil
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", fmt.Errorf("cannot make the folder of the gh shim: %v", err)
+		return fmt.Errorf("cannot make the folder of the %s shim: %v", name, err)
 	}
 	// A new file renamed over the old one: a session starting meanwhile runs one or the other.
-	tmp, err := os.CreateTemp(dir, ".gh-*")
+	tmp, err := os.CreateTemp(dir, "."+name+"-*")
 	if err != nil {
-		return "", fmt.Errorf("cannot write the gh shim: %v", err)
+		return fmt.Errorf("cannot write the %s shim: %v", name, err)
 	}
 	defer os.Remove(tmp.Name())
 	_, werr := tmp.WriteString(script)
 	cerr := tmp.Close()
 	if err := firstErr(werr, cerr, os.Chmod(tmp.Name(), 0o755), os.Rename(tmp.Name(), path)); err != nil {
-		return "", fmt.Errorf("cannot write the gh shim: %v", err)
+		return fmt.Errorf("cannot write the %s shim: %v", name, err)
 	}
-	return dir, nil
+	return nil
 }
 
 func firstErr(errs ...error) error {

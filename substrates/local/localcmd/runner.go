@@ -80,7 +80,7 @@ error.`,
 	}
 	cliflag.Target(cmd.PersistentFlags(), &f.substrate, sub, "local, or gh-actions: the GitHub runner, from a job's environment (default $"+substrates.TargetEnv+", else local; docs/gh-actions.md)")
 	cmd.AddCommand(newRunnerLaunch(f), newRunnerGet(f), newRunnerList(f), newRunnerUpdate(f), newRunnerCancel(f),
-		withTranscript(f, newRunnerLogs(f)), newRunnerTick(f), newRunnerServe(f), newRunnerSupervise(f), newRunnerUsage(f), newRunnerMCP(f), newRunnerGH(f),
+		withTranscript(f, newRunnerLogs(f)), newRunnerTick(f), newRunnerServe(f), newRunnerSupervise(f), newRunnerUsage(f), newRunnerMCP(f), newRunnerGH(f), newRunnerBun(f),
 		newRunnerPause(f), newRunnerResume(f))
 	completeRunner(cmd, f)
 	return cmd

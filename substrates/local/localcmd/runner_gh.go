@@ -40,31 +40,76 @@ Exit codes: the real gh's for a read; 0 a write realized; 1 refused; 2 usage or 
 			if call.Pass {
 				return ghRead(cmd.Context(), args, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 			}
-			for _, n := range call.Notes {
-				fmt.Fprintln(cmd.ErrOrStderr(), "autonomy:", n)
-			}
-			r, err := f.open()
-			if err != nil {
-				return err
-			}
-			defer r.Close()
-			h, s, err := r.Hands()
-			if err != nil {
-				return runnerError(err)
-			}
-			out, err := h.Shim(context.Background(), s, call)
-			var refused *tools.Refused
-			switch {
-			case errors.As(err, &refused):
-				return exitcode.Problemf("gh: %v", err)
-			case err != nil:
-				return runnerError(err)
-			}
-			b, _ := json.Marshal(out)
-			fmt.Fprintf(cmd.OutOrStdout(), "%s: %s\n", call.Tool, b)
-			return nil
+			return shimCall(cmd, f, "gh", call)
 		},
 	}
+}
+
+// newRunnerBun is runner bun: what the bun on a preset session's PATH runs (the bun shim).
+func newRunnerBun(f *runnerFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:   "bun [ARGS...]",
+		Short: "The bun of a session's shell: the reference's bun scripts/runner.ts launch is the session's launch tool",
+		Long: `What the bun at the front of a preset session's PATH runs, with the session's environment
+(docs/migrating.md, "The runner and gh writes in skills"). The reference implementation's runner
+CLI, bun scripts/runner.ts launch ACTOR [--ref ITEM] [--NAME VALUE]..., is read as on gh-actions
+(--ref is the subject, any other --NAME VALUE the param NAME; --branch, --workspace and --fence
+are ignored, saying why) and is the session's launch tool: checked against its actor's
+agent:launch and its @scope and caps, and realized by the runner as that session. The runner
+script's other verbs are refused, naming the tool to use. Any other bun command runs the real bun,
+the first on PATH after the shim, or fails saying none is installed.
+
+Exit codes: the real bun's for a command passed to it; 0 a launch realized; 1 refused; 2 usage
+or I/O error (no real bun).`,
+		DisableFlagParsing: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			call, err := shim.Bun(args)
+			if err != nil {
+				return exitcode.Problemf("%v", err)
+			}
+			if call.Pass {
+				return bunPass(cmd.Context(), args, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+			}
+			return shimCall(cmd, f, "bun", call)
+		},
+	}
+}
+
+// shimCall realizes a call the shim of name mapped as the session's tool call, printing the
+// tool's answer.
+func shimCall(cmd *cobra.Command, f *runnerFlags, name string, call shim.Call) error {
+	for _, n := range call.Notes {
+		fmt.Fprintln(cmd.ErrOrStderr(), "autonomy:", n)
+	}
+	r, err := f.open()
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	h, s, err := r.Hands()
+	if err != nil {
+		return runnerError(err)
+	}
+	out, err := h.Shim(context.Background(), s, call)
+	var refused *tools.Refused
+	switch {
+	case errors.As(err, &refused):
+		return exitcode.Problemf("%s: %v", name, err)
+	case err != nil:
+		return runnerError(err)
+	}
+	b, _ := json.Marshal(out)
+	fmt.Fprintf(cmd.OutOrStdout(), "%s: %s\n", call.Tool, b)
+	return nil
+}
+
+// bunPass runs a bun command the shim does not map on the real bun, when there is one.
+func bunPass(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	dir := local.ShimOnPath(os.Getenv("PATH"))
+	if _, err := shim.LookPathOutside("bun", dir); err != nil {
+		return exitcode.Usagef("bun: no real bun is installed (%v): this session's bun maps only the reference's runner CLI, bun %s launch ACTOR --ref ITEM, onto the launch tool (docs/migrating.md); install bun for anything else", err, shim.RunnerScript)
+	}
+	return shim.PassThrough(ctx, dir, "bun", args, stdin, stdout, stderr)
 }
 
 // ghRead runs a read on the real gh, when the session holds a token to read with.
