@@ -213,7 +213,8 @@ func (r *Runner) every(ctx context.Context, d time.Duration, f func()) func() {
 	}
 }
 
-// applyPending applies the effects the session asked for since the last look, in order.
+// applyPending applies the effects the session asked for since the last look, and answers its
+// reads of the work items (hands_github_reads.go), in order.
 func (g *githubApplier) applyPending(ctx context.Context) {
 	events, err := g.r.Store.Events(ctx, g.id, 0)
 	if err != nil {
@@ -225,13 +226,16 @@ func (g *githubApplier) applyPending(ctx context.Context) {
 		}
 		g.after = e.Seq
 		tool, ok := githubTool(e.Kind)
+		read := false
 		if !ok {
-			continue
+			if tool, read = readTool(e.Kind); !read {
+				continue
+			}
 		}
 		ef := tools.Effect{Tool: tool, Actor: e.Actor, Session: e.Session, Input: json.RawMessage(e.Message)}
 		claimed, err := g.claim(ctx, e.Seq)
 		if err != nil || !claimed {
-			if g.check != nil {
+			if g.check != nil && !read {
 				_, _ = g.check.Check(ef) // taken before (an earlier supervisor): it counts against the cap
 			}
 			continue
@@ -278,7 +282,13 @@ func (g *githubApplier) apply(ctx context.Context, e tools.Effect) (string, erro
 	if g.check == nil || g.unable != "" {
 		return "", errors.New(g.unable)
 	}
-	in, err := g.check.Check(e)
+	var in tools.Input
+	var err error
+	if _, read := readTool(readEvent(e.Tool)); read {
+		in, err = decodeRead(e)
+	} else {
+		in, err = g.check.Check(e)
+	}
 	if err != nil {
 		return "", err
 	}
@@ -311,6 +321,9 @@ func (g *githubApplier) apply(ctx context.Context, e tools.Effect) (string, erro
 
 // realize applies a checked effect.
 func (g *githubApplier) realize(ctx context.Context, in tools.Input) (string, error) {
+	if out, ok, err := g.answer(ctx, in); ok {
+		return out, err
+	}
 	switch v := in.(type) {
 	case *tools.CommentInput:
 		return g.repo.Comment(ctx, v, false)
