@@ -16,7 +16,8 @@ import (
 // supervisor reads GitHub with the runner's token, bounded as gh-actions' reads are
 // (ghwrite.ReadItem, ghwrite.ListItems: the body and each comment cut at 16 KiB, the last 50
 // comments, at most 100 items listed, saying so in the answer), within GitHub's rate limit
-// (ghlimit), and stores the answer under the read's number for the server to return.
+// (ghlimit), and stores the answer under the read's number for the server to return, which
+// then replaces it with a mark, so the store keeps no answers.
 
 // itemReads are the reads the supervisor answers from GitHub.
 var itemReads = []string{tools.ReadItem, tools.ListItems}
@@ -50,6 +51,8 @@ func (h *Hands) readViaRunner(ctx context.Context, tool string, in tools.Input) 
 	if err != nil {
 		return nil, err
 	}
+	// The answer, once read, is not kept: a small mark keeps the read claimed.
+	_ = h.r.Store.Tx(context.WithoutCancel(ctx), func(tx *store.Tx) error { return tx.SetMeta(effectKey(seq), `{"state":"done"}`) })
 	if o.Refused != "" {
 		return nil, &tools.Refused{Tool: tool, Reason: o.Refused}
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/autonomyhq/autonomy/internal/ghfake"
 	"github.com/autonomyhq/autonomy/internal/ghwrite"
+	"github.com/autonomyhq/autonomy/internal/store"
 )
 
 // TestGitHubReadsGoThroughTheRunner: on codeHost github, read_item and list_items of a session
@@ -67,4 +68,18 @@ func TestGitHubReadsGoThroughTheRunner(t *testing.T) {
 		t.Errorf("read_item under a rate limit: %q", out)
 	}
 	assertNoSecret(t, dir, ghSecret, false)
+	events, err := r.Store.Events(t.Context(), mute.ID, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range events {
+		if _, read := readTool(e.Kind); !read {
+			continue
+		}
+		var v string
+		_ = r.Store.Tx(t.Context(), func(tx *store.Tx) error { v, _, err = tx.Meta(effectKey(e.Seq)); return err })
+		if len(v) > 64 {
+			t.Errorf("the store keeps the answer of read %d (%d bytes)", e.Seq, len(v))
+		}
+	}
 }
