@@ -61,6 +61,9 @@ func (s *Server) graphql(w http.ResponseWriter, req *http.Request) {
 		graphQLError(w, "UNPROCESSABLE", "Pull request Auto merge is not allowed for this repository")
 	case s.protection[is.Base] == nil || len(s.protection[is.Base].Contexts) == 0:
 		graphQLError(w, "UNPROCESSABLE", "Pull request is in clean status")
+	case expectedHead(body.Query, body.Variables) != "" && !strings.EqualFold(expectedHead(body.Query, body.Variables), s.sha(is.Head)):
+		// expectedHeadOid: "The expected head OID of the pull request" (docs.github.com/graphql/reference/input-objects#enablepullrequestautomergeinput).
+		graphQLError(w, "UNPROCESSABLE", "Head sha didn't match expected head sha")
 	default:
 		is.AutoMerge = true
 		writeJSON(w, http.StatusOK, map[string]any{"data": map[string]any{"enablePullRequestAutoMerge": map[string]any{"pullRequest": map[string]any{"number": is.Number}}}})
@@ -89,4 +92,29 @@ func (s *Server) lastEdited(w http.ResponseWriter, vars map[string]any) {
 		nodes = append(nodes, map[string]any{"id": id, "lastEditedAt": edited})
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"data": map[string]any{"nodes": nodes}})
+}
+
+// expectedHead is the expectedHeadOid an enablePullRequestAutoMerge names: the variable it
+// refers to ($name), or a literal "sha"; "" when it names none.
+func expectedHead(query string, vars map[string]any) string {
+	_, rest, ok := strings.Cut(query, "expectedHeadOid:")
+	if !ok {
+		return ""
+	}
+	rest = strings.TrimSpace(rest)
+	if name, ok := strings.CutPrefix(rest, "$"); ok {
+		end := strings.IndexFunc(name, func(r rune) bool {
+			return !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
+		})
+		if end >= 0 {
+			name = name[:end]
+		}
+		v, _ := vars[name].(string)
+		return v
+	}
+	if lit, ok := strings.CutPrefix(rest, `"`); ok {
+		v, _, _ := strings.Cut(lit, `"`)
+		return v
+	}
+	return ""
 }

@@ -153,3 +153,25 @@ func TestGitDataErrors(t *testing.T) {
 	resp, body = call(t, s, "POST", "/repos/o/r/git/trees", `{"base_tree":"nope","tree":[]}`)
 	wantError(t, resp, body, 422, "Validation Failed")
 }
+
+// TestAutoMergeExpectedHead: enablePullRequestAutoMerge with an expectedHeadOid is refused when
+// the pull request's head is another commit, as GitHub refuses it, and arms it on that head.
+func TestAutoMergeExpectedHead(t *testing.T) {
+	s, head := codeHost(t, Options{})
+	s.SetSettings(Settings{AllowAutoMerge: true, DefaultWorkflowPermissions: "read"})
+	s.Protect("main", Protection{Contexts: []string{"agent-review"}})
+	resp, body := call(t, s, "POST", "/repos/o/r/pulls", `{"title":"x","head":"feature","base":"main"}`)
+	if resp.StatusCode != 201 {
+		t.Fatalf("create: %d %v", resp.StatusCode, body)
+	}
+	n := int(body["number"].(float64))
+	q := `{"query":"mutation($id: ID!, $head: GitObjectID!) { enablePullRequestAutoMerge(input: {pullRequestId: $id, mergeMethod: SQUASH, expectedHeadOid: $head}) { pullRequest { number } } }","variables":{"id":"` + nodeID(n) + `","head":"%s"}}`
+	_, body = call(t, s, "POST", "/graphql", strings.Replace(q, "%s", strings.Repeat("0", 40), 1))
+	if body["errors"] == nil || s.AutoMerge(n) {
+		t.Errorf("auto-merge for another head: %v, armed %v", body, s.AutoMerge(n))
+	}
+	_, body = call(t, s, "POST", "/graphql", strings.Replace(q, "%s", head, 1))
+	if body["errors"] != nil || !s.AutoMerge(n) {
+		t.Errorf("auto-merge for the head: %v, armed %v", body, s.AutoMerge(n))
+	}
+}

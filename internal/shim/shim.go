@@ -8,10 +8,19 @@
 package shim
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
+
+	"github.com/autonomyhq/autonomy/internal/exitcode"
+	"github.com/autonomyhq/autonomy/internal/tools"
 )
 
 // Call is what one command line is.
@@ -168,4 +177,66 @@ func param(cmd, flag, kv string, params map[string]string) error {
 	}
 	params[k] = v
 	return nil
+}
+
+// Reader reads a --body-file as the shims do: a file, or stdin for "-", at most tools.MaxBody
+// bytes (a longer one is an error).
+func Reader(stdin io.Reader) ReadFile {
+	return func(file string) ([]byte, error) {
+		r := stdin
+		if file != "-" {
+			f, err := os.Open(file)
+			if err != nil {
+				return nil, err
+			}
+			defer f.Close()
+			r = f
+		}
+		data, err := io.ReadAll(io.LimitReader(r, tools.MaxBody+1))
+		if err == nil && len(data) > tools.MaxBody {
+			err = fmt.Errorf("longer than %d bytes", tools.MaxBody)
+		}
+		return data, err
+	}
+}
+
+// PassThrough runs the real program name, the first on PATH outside dir (the shims' folder),
+// with args and the standard streams; its exit is the returned error's code (exitcode.Error).
+func PassThrough(ctx context.Context, dir, name string, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	real, err := LookPathOutside(name, dir)
+	if err != nil {
+		return exitcode.Usagef("%s: %v", name, err)
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	cmd := exec.CommandContext(ctx, real, args...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
+	err = cmd.Run()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		return &exitcode.Error{Code: exit.ExitCode()}
+	}
+	if err != nil {
+		return exitcode.Usagef("%s: %v", name, err)
+	}
+	return nil
+}
+
+// LookPathOutside finds the real program name on PATH, skipping dir (the shims' folder).
+func LookPathOutside(name, dir string) (string, error) {
+	abs, _ := filepath.Abs(dir)
+	for _, d := range filepath.SplitList(os.Getenv("PATH")) {
+		if d == "" {
+			continue
+		}
+		if a, _ := filepath.Abs(d); a == abs {
+			continue
+		}
+		p, err := exec.LookPath(filepath.Join(d, name))
+		if err == nil {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("not found on PATH (outside the shims in %s)", dir)
 }

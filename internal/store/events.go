@@ -22,15 +22,25 @@ type Event struct {
 // Log appends e to the audit log, at now when e.At is zero; e.Seq is ignored, the log numbers
 // its lines itself.
 func (tx *Tx) Log(e Event) error {
+	_, err := tx.LogSeq(e)
+	return err
+}
+
+// LogSeq appends e to the audit log as Log does, and returns the number the log gave it.
+func (tx *Tx) LogSeq(e Event) (int64, error) {
 	if e.At.IsZero() {
 		e.At = now()
 	}
-	_, err := tx.exec(`INSERT INTO events (at, session, actor, kind, message) VALUES (?, ?, ?, ?, ?)`,
+	res, err := tx.exec(`INSERT INTO events (at, session, actor, kind, message) VALUES (?, ?, ?, ?, ?)`,
 		e.At.UnixNano(), e.Session, e.Actor, e.Kind, e.Message)
 	if err != nil {
-		return fmt.Errorf("logging a %q event: %w", e.Kind, err)
+		return 0, fmt.Errorf("logging a %q event: %w", e.Kind, err)
 	}
-	return nil
+	seq, err := res.LastInsertId()
+	if err != nil {
+		return 0, fmt.Errorf("logging a %q event: %w", e.Kind, err)
+	}
+	return seq, nil
 }
 
 // CountEvents is how many events of kind the audit log holds about session.

@@ -35,25 +35,7 @@ func (r *Runner) leavesToCaller() bool {
 // adoptWhile adopts the sessions session parent launches until the returned function is
 // called, which adopts once more and waits for the loop to end.
 func (r *Runner) adoptWhile(ctx context.Context, parent string) func() {
-	done, over := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(over)
-		t := time.NewTicker(adoptEvery)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				r.adoptLaunched(ctx, parent)
-			}
-		}
-	}()
-	return func() {
-		close(done)
-		<-over
-		r.adoptLaunched(ctx, parent)
-	}
+	return r.every(context.WithoutCancel(ctx), adoptEvery, func() { r.adoptLaunched(ctx, parent) })
 }
 
 // adoptLaunched starts a supervisor for each session parent launched that has none yet,

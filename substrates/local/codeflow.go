@@ -269,10 +269,6 @@ func (f *flow) check(ctx context.Context, cfg *ActorConfig, base string) []strin
 // review checks the proposal and launches the proposer's reviewer on its head.
 func (f *flow) review(ctx context.Context) {
 	r := f.r
-	if r.In.Runner.CodeHost != "" {
-		f.refuse(ctx, fmt.Sprintf("codeHost %s: the local runner opens no pull request; push the branch %s and open one (or run the fleet on gh-actions)", r.In.Runner.CodeHost, f.p.Branch), nil)
-		return
-	}
 	cfg, err := r.In.Actor(f.p.Actor)
 	if err != nil {
 		f.refuse(ctx, err.Error(), nil)
@@ -291,6 +287,9 @@ func (f *flow) review(ctx context.Context) {
 	if cfg.Reviewer == "" {
 		f.refuse(ctx, fmt.Sprintf("actor %q names no reviewer (review: REVIEWER), so nothing can approve it", f.p.Actor), nil)
 		return
+	}
+	if r.onGitHub() && f.pullOf(ctx) == 0 && !f.openPull(ctx) {
+		return // codeflow_github.go: pushed and opened first, reviewed then
 	}
 	proposer, _, _ := r.Store.Get(ctx, f.p.Session)
 	branch := f.p.Branch
@@ -349,12 +348,15 @@ func (f *flow) settle(ctx context.Context) {
 		f.refuse(ctx, fmt.Sprintf("stale verdict: it names head %q, but the proposal is %s; a verdict binds to the head it reviewed, so it merges nothing", head, f.p.Head), nil)
 	case tip != f.p.Head:
 		f.refuse(ctx, fmt.Sprintf("stale verdict: the branch %s moved to %s after the review of %s; it merges nothing", f.p.Branch, short(tip), short(f.p.Head)), nil)
+	case f.staleOnGitHub(ctx):
+		// refused or left waiting, saying why
 	case verdict != "approve" && verdict != "success":
-		f.refuse(ctx, fmt.Sprintf("the reviewer %s did not approve (verdict %q)", rs.Actor, verdict), nil)
+		why := fmt.Sprintf("the reviewer %s did not approve (verdict %q)", rs.Actor, verdict)
+		f.refuse(ctx, why+f.postVerdict(ctx, false, why), nil)
 	default:
-		f.move(ctx, func(m *store.Proposal) {
-			m.State, m.Reason = store.ProposalApproved, fmt.Sprintf("approved by %s (session %s) on %s", rs.Actor, rs.ID, short(f.p.Head))
-		})
+		why := fmt.Sprintf("approved by %s (session %s) on %s", rs.Actor, rs.ID, short(f.p.Head))
+		why += f.postVerdict(ctx, true, why)
+		f.move(ctx, func(m *store.Proposal) { m.State, m.Reason = store.ProposalApproved, why })
 	}
 }
 

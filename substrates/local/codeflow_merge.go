@@ -50,6 +50,10 @@ func (f *flow) merge(ctx context.Context) {
 	if !f.humanApproved(ctx, files) {
 		return
 	}
+	if r.onGitHub() {
+		f.mergeOnGitHub(ctx) // GitHub merges it, never the runner (codeflow_github.go)
+		return
+	}
 	merged, conflicts, err := f.mergeCommit(ctx, old)
 	if err != nil {
 		f.wait(ctx, "approved; the merge failed: "+err.Error())

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"os/exec"
 	"slices"
 	"strconv"
@@ -104,33 +103,13 @@ func (r *Runner) NewEventSource(opts EventOptions) (*EventSource, error) {
 	if opts.Token == "" {
 		return nil, errors.New("no token to read GitHub with: set GH_TOKEN or GITHUB_TOKEN in the runner's environment (it never reaches a session)")
 	}
-	repo := ev.Repo
-	if repo == "" {
-		repo = opts.Repo
+	owner, name, err := r.githubRepo(ev.Repo, opts.Repo)
+	if err != nil {
+		return nil, err
 	}
-	if repo == "" {
-		repo = originRepo(r.In.Dir)
-	}
-	owner, name, ok := strings.Cut(repo, "/")
-	if !ok || !repoName().MatchString(repo) {
-		return nil, fmt.Errorf("cannot tell which repository to poll (%q): set policy.box.local.events.repo to owner/name, or GITHUB_REPOSITORY", repo)
-	}
-	hc := &http.Client{Timeout: time.Minute}
-	if opts.HTTPClient != nil {
-		*hc = *opts.HTTPClient
-	}
-	base := hc.Transport
-	if base == nil {
-		base = http.DefaultTransport
-	}
-	hc.Transport = cappedTransport{base: base, max: maxAnswer}
-	c := github.NewClient(hc).WithAuthToken(opts.Token)
-	if opts.BaseURL != "" {
-		u, err := url.Parse(strings.TrimSuffix(opts.BaseURL, "/") + "/")
-		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-			return nil, fmt.Errorf("GITHUB_API_URL %q: give the API root as an http(s) URL, like https://api.github.com/", opts.BaseURL)
-		}
-		c.BaseURL = u
+	c, err := githubClient(opts.Token, opts.BaseURL, opts.HTTPClient)
+	if err != nil {
+		return nil, err
 	}
 	return &EventSource{r: r, client: c, owner: owner, name: name, etags: map[string]string{}, multiPage: map[string]bool{}}, nil
 }

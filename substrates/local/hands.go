@@ -89,8 +89,20 @@ func (h *Hands) Read(ctx context.Context, tool string, in tools.Input) (any, err
 			}
 		}
 		return map[string]any{"sessions": out}, nil
+	case tools.ReadItem, tools.ListItems:
+		if h.r.onGitHub() {
+			return h.readViaRunner(ctx, tool, in)
+		}
+		return nil, noItems(tool)
 	}
 	return nil, noTracker(tool)
+}
+
+// noItems refuses a read of the work items for codeHost local-git, which has none to read.
+func noItems(tool string) error {
+	return &tools.Refused{Tool: tool, Reason: "this fleet's codeHost is local-git, which has no issue tracker: there are no work items to read or list. " +
+		"Your subject is in session_info (ref, params) and the code is in your workspace; say what you found in your result (submit_result), " +
+		"or ask a person (ask_person). A fleet whose items are GitHub issues installs with codeHost: github"}
 }
 
 // Apply realizes one effect the server checked, as the session, checked again by the runner.
@@ -115,7 +127,13 @@ func (h *Hands) Apply(ctx context.Context, e tools.Effect, in tools.Input) (any,
 			return nil, err
 		}
 		return map[string]any{"session": v.Session, "cancelled": changed}, nil
-	case *tools.NewItem, *tools.StateChange:
+	case *tools.CommentInput, *tools.NewItem, *tools.StateChange:
+		if r.onGitHub() {
+			return h.viaRunner(ctx, e.Tool, in)
+		}
+		if _, ok := v.(*tools.CommentInput); ok {
+			return h.record(ctx, e.Tool, in)
+		}
 		return nil, noTracker(e.Tool)
 	case *tools.Proposal:
 		return h.propose(ctx, e.Tool, h.proposal(ctx, v))

@@ -111,7 +111,7 @@ func TestLocalToolsAreChecked(t *testing.T) {
 	if out, isErr := callTool(t, second, "comment", `{"item":"7","body":"More."}`); !isErr || !strings.Contains(out, "already used its 1 comment call") {
 		t.Errorf("a second comment past tools.max.comment: 1: %q", out)
 	}
-	if out, isErr := callTool(t, second, "read_item", `{"item":"7"}`); !isErr || !strings.Contains(out, "keeps no work items") {
+	if out, isErr := callTool(t, second, "read_item", `{"item":"7"}`); !isErr || !strings.Contains(out, "has no issue tracker") {
 		t.Errorf("read_item: %q", out)
 	}
 	events, err := r.Store.Events(t.Context(), "", 0)

@@ -388,8 +388,10 @@ func (sv *supervision) settle(ctx context.Context, cmd *exec.Cmd, drain func()) 
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 	adopted := r.adoptWhile(ctx, id) // the sessions it launches start from here (adopt.go)
+	applied := r.githubWhile(ctx, s) // its effects on GitHub are applied from here (hands_github.go)
 	waitErr, timedOut := r.supervisor.watch(id, pid, s.Timeout, r.In.grace(), exited, logf)
 	adopted()
+	applied()
 	// The leader is gone; whatever it left running in its group goes with it, and then the
 	// last of its output is in the log.
 	_ = proc.Kill(pid)

@@ -2,9 +2,11 @@ package local
 
 import "github.com/autonomyhq/autonomy/substrates"
 
-// credentials is how the code and tasks capabilities are realized: no narrower token exists on one
-// machine, so the capability is carried to the agent's tooling (docs/local.md, Security).
-const credentials = "carried as AUTONOMY_CAPABILITIES; the agent acts with your own git and gh credentials, which local does not narrow"
+// codeNote is how the local runner realizes code:propose and code:review (codeflow.go).
+const codeNote = "the runner's code flow: a proposer's commits are checked, reviewed by its reviewer and bound to their head; for codeHost local-git the runner merges an approval, for codeHost github it pushes autonomy/<actor>/<subject>, opens the pull request, posts agent-review on the head and arms auto-merge for that head, with the runner's token; no code-host token reaches a session"
+
+// tasksNote is how the local runner realizes tasks:converse and tasks:author (hands.go, hands_github.go).
+const tasksNote = "codeHost github: the comment, create_item and set_state tools land on GitHub, applied by the session's supervisor with the runner's own GH_TOKEN, never the session's; codeHost local-git: comment is recorded with the session and the work-item tools are refused (no tracker)"
 
 // eventNote is what fires an event trigger locally (events.go, code_events.go).
 const eventNote = "codeHost github: runner serve polls issue_comment (created), issues and pull_request(_target) (opened, labeled, unlabeled, closed, reopened, assigned, unassigned; synchronize for a pull request) and pull_request_review (submitted) every policy.box.local.events.poll_seconds, gated and resolved as on GitHub, each event once; " +
@@ -13,11 +15,11 @@ const eventNote = "codeHost github: runner serve polls issue_comment (created), 
 // support is what local realizes of the standard, feature by feature. Compile warns for every
 // feature a profile uses that is not fully supported; conformance checks the rest.
 var support = []substrates.Support{
-	{Feature: "capability:code:propose", Level: substrates.Supported, Note: credentials},
-	{Feature: "capability:code:review", Level: substrates.Supported, Note: credentials},
-	{Feature: "capability:code:merge", Level: substrates.Unsupported, Note: "gate-only: no session is ever granted it (the validator refuses it); the runner itself merges an approved proposal (the code flow, codeHost local-git)"},
-	{Feature: "capability:tasks:author", Level: substrates.Supported, Note: credentials},
-	{Feature: "capability:tasks:converse", Level: substrates.Supported, Note: credentials},
+	{Feature: "capability:code:propose", Level: substrates.Supported, Note: codeNote},
+	{Feature: "capability:code:review", Level: substrates.Supported, Note: codeNote},
+	{Feature: "capability:code:merge", Level: substrates.Unsupported, Note: "gate-only: no session is ever granted it (the validator refuses it); the runner itself merges an approved proposal (the code flow, codeHost local-git), or GitHub does once the runner armed auto-merge for the approved head (codeHost github)"},
+	{Feature: "capability:tasks:author", Level: substrates.Supported, Note: tasksNote},
+	{Feature: "capability:tasks:converse", Level: substrates.Supported, Note: tasksNote},
 	{Feature: "capability:agent:launch", Level: substrates.Supported, Note: "enforced: runner launch from inside a session needs it; agent:launch@x launches only x"},
 	{Feature: "capability:agent:list", Level: substrates.Supported, Note: "enforced: runner list, get and logs from inside a session need it"},
 	{Feature: "capability:agent:update", Level: substrates.Supported, Note: "enforced: runner update from inside a session needs it"},
@@ -33,7 +35,7 @@ var support = []substrates.Support{
 	{Feature: "source:trigger.kind", Level: substrates.Supported, Note: "runner launch --kind; else dispatch, or cron from the schedule"},
 	{Feature: "kind:human", Level: substrates.Supported, Note: "a parked ask listed in .autonomy/state/attention.md, done only with its one-time token and evidence"},
 	{Feature: "field:timeout", Level: substrates.Supported, Note: "TERM to the process group, KILL after policy.box.local.graceSeconds"},
-	{Feature: "field:review", Level: substrates.Supported, Note: "the runner launches the reviewer on a proposer's branch when its session ends done with commits, binds the verdict to the head and merges only an approval of it, within the proposer's code:propose@scope (codeHost local-git); the proposer also gets AUTONOMY_REVIEWER"},
+	{Feature: "field:review", Level: substrates.Supported, Note: "the runner launches the reviewer on a proposer's branch when its session ends done with commits, binds the verdict to the head and merges only an approval of it, within the proposer's code:propose@scope; for codeHost github on the pull request it opened, posting agent-review on the head; the proposer also gets AUTONOMY_REVIEWER"},
 	{Feature: "field:result", Level: substrates.Supported, Note: "an exit 0 is done only with a result that validates against the actor's contract (autonomy.result.v1 by default), delivered through submit_result or AUTONOMY_RESULT"},
 	{Feature: "field:execution", Level: substrates.Supported, Note: "isolated: a git worktree per session under .autonomy/worktrees, removed when it ends"},
 	{Feature: "field:prelaunch", Level: substrates.Supported, Note: "run with sh -c in the session's workspace before the actor; a failure fails the session"},

@@ -10,7 +10,8 @@ import (
 // CLI starts outside its sandbox and which acts as the session it runs inside (hands.go,
 // wall.go). Its environment gets what the CLI needs to offer the tools at once
 // (agent.Preset.MCPEnv). A session run by the operator's own command (AUTONOMY_LOCAL_AGENT), or
-// by an explicit agent command, gets none.
+// by an explicit agent command, gets none. Its shell's PATH starts with the gh and bun shims
+// (hands_shim.go).
 func (sv *supervision) withTools(argv []string) ([]string, error) {
 	c := sv.cfg.Command
 	if !sv.cfg.Skill && !sv.cfg.Steps || c == nil || c.Preset == "" {
@@ -27,6 +28,11 @@ func (sv *supervision) withTools(argv []string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	sv.env = withEnv(sv.env, p.MCPEnv...)
+	// Its shell's gh is the shim, before the real one (hands_shim.go).
+	shims, err := sv.r.shimBin()
+	if err != nil {
+		return nil, err
+	}
+	sv.env = withPathFirst(withEnv(sv.env, p.MCPEnv...), shims)
 	return p.WithApprovedMCP(argv, agent.MCPServer{Command: exe, Args: []string{"runner", "--dir", sv.r.In.Dir, "mcp"}, Env: []string{SessionEnv, StateEnv}}), nil
 }

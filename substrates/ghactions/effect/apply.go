@@ -12,10 +12,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/google/go-github/v62/github"
-
+	"github.com/autonomyhq/autonomy/internal/ghwrite"
 	"github.com/autonomyhq/autonomy/internal/tools"
-	"github.com/autonomyhq/autonomy/ir"
 )
 
 // The apply job (autonomy gh apply) realizes a model job's safe outputs. The model's job holds
@@ -125,7 +123,7 @@ func (e *Env) Apply(ctx context.Context, o ApplyOptions) ([]Applied, error) {
 			switch {
 			case errors.As(err, &r):
 				a.Outcome, a.Refused = "", r.Reason
-			case targetRefused(err):
+			case ghwrite.TargetRefused(err):
 				// GitHub refused the target the model chose (no such item, a closed or locked
 				// one): that effect is refused, the others still apply.
 				a.Outcome, a.Refused = "", "GitHub refused it: "+err.Error()
@@ -142,11 +140,11 @@ func (e *Env) Apply(ctx context.Context, o ApplyOptions) ([]Applied, error) {
 func (e *Env) realize(ctx context.Context, o ApplyOptions, in tools.Input, staged bool) (string, error) {
 	switch v := in.(type) {
 	case *tools.CommentInput:
-		return e.applyComment(ctx, v, staged)
+		return e.repo().Comment(ctx, v, staged)
 	case *tools.NewItem:
-		return e.applyNewItem(ctx, v, staged)
+		return e.repo().CreateIssue(ctx, v, staged)
 	case *tools.StateChange:
-		return e.applyState(ctx, v, staged)
+		return e.repo().SetState(ctx, v, staged)
 	case *tools.LaunchInput:
 		return e.applyLaunch(ctx, o.Installed, o.Actor, v, staged)
 	case *tools.SessionRef:
@@ -161,94 +159,9 @@ func (e *Env) realize(ctx context.Context, o ApplyOptions, in tools.Input, stage
 	return "", &tools.Refused{Tool: fmt.Sprintf("%T", in), Reason: "realized by its own trusted job on gh-actions, not by apply"}
 }
 
-// targetRefused reports whether GitHub answered an effect with 404, 410 or 422: the target or
-// the input the model chose, not the job, is at fault.
-func targetRefused(err error) bool {
-	var ge *github.ErrorResponse
-	if !errors.As(err, &ge) || ge.Response == nil {
-		return false
-	}
-	switch ge.Response.StatusCode {
-	case 404, 410, 422:
-		return true
-	}
-	return false
-}
-
-func number(field, v string) (int, error) {
-	n, err := strconv.Atoi(strings.TrimPrefix(v, "#"))
-	if err != nil || n <= 0 {
-		return 0, &tools.Refused{Tool: field, Reason: fmt.Sprintf("%s %q is not an issue or pull request number", field, v)}
-	}
-	return n, nil
-}
-
-func (e *Env) applyComment(ctx context.Context, v *tools.CommentInput, staged bool) (string, error) {
-	n, err := number("item", v.Item)
-	if err != nil {
-		return "", err
-	}
-	if strings.HasPrefix(strings.TrimSpace(v.Body), "<!-- autonomy:") {
-		// The bot's markers record asks, resolutions and retractions: only the trusted side writes them.
-		return "", &tools.Refused{Tool: tools.Comment, Reason: "a comment may not start with an autonomy marker (<!-- autonomy:…): start it with text"}
-	}
-	if staged {
-		return fmt.Sprintf("would comment on #%d", n), nil
-	}
-	id, err := e.postComment(ctx, n, tools.Neutralize(v.Body))
-	if err != nil {
-		return "", err
-	}
-	return fmt.Sprintf("commented on #%d (comment %d)", n, id), nil
-}
-
-func (e *Env) applyNewItem(ctx context.Context, v *tools.NewItem, staged bool) (string, error) {
-	if staged {
-		return fmt.Sprintf("would create an issue %q", v.Title), nil
-	}
-	req := &github.IssueRequest{Title: github.String(tools.Neutralize(v.Title)), Body: github.String(tools.Neutralize(v.Body))}
-	if len(v.Labels) > 0 {
-		req.Labels = &v.Labels
-	}
-	is, _, err := e.Client.Issues.Create(ctx, e.Owner, e.Repo, req)
-	if err != nil {
-		return "", err
-	}
-	return fmt.Sprintf("created #%d", is.GetNumber()), nil
-}
-
-// applyState moves an item to a lifecycle state: the state's label is added and every other
-// state's label removed (policy.box.taskStates names them).
-func (e *Env) applyState(ctx context.Context, v *tools.StateChange, staged bool) (string, error) {
-	n, err := number("item", v.Item)
-	if err != nil {
-		return "", err
-	}
-	want := e.Policy.label(v.State)
-	if staged {
-		return fmt.Sprintf("would move #%d to %s (label %s)", n, v.State, want), nil
-	}
-	is, _, err := e.Client.Issues.Get(ctx, e.Owner, e.Repo, n)
-	if err != nil {
-		return "", err
-	}
-	others := map[string]bool{}
-	for _, s := range ir.StateNames() {
-		if l := e.Policy.label(s); l != want {
-			others[l] = true
-		}
-	}
-	for _, l := range is.Labels {
-		if others[l.GetName()] {
-			if _, err := e.Client.Issues.RemoveLabelForIssue(ctx, e.Owner, e.Repo, n, l.GetName()); err != nil {
-				return "", err
-			}
-		}
-	}
-	if _, _, err := e.Client.Issues.AddLabelsToIssue(ctx, e.Owner, e.Repo, n, []string{want}); err != nil {
-		return "", err
-	}
-	return fmt.Sprintf("moved #%d to %s", n, v.State), nil
+// repo is the repository the apply job writes work items to.
+func (e *Env) repo() ghwrite.Repo {
+	return ghwrite.Repo{Client: e.Client, Owner: e.Owner, Name: e.Repo, Label: e.Policy.label}
 }
 
 // applyLaunch dispatches the target actor's workflow on the default branch with the launch's

@@ -4,18 +4,11 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"unicode/utf8"
 
 	"github.com/google/go-github/v62/github"
 
+	"github.com/autonomyhq/autonomy/internal/ghwrite"
 	"github.com/autonomyhq/autonomy/internal/tools"
-)
-
-// Bounds on what a read returns to the model.
-const (
-	maxReadComments = 50
-	maxReadText     = 16 << 10
-	maxListed       = 100
 )
 
 // Reads answers the read tools of a model job's MCP server with the job's read-only token, and
@@ -28,23 +21,8 @@ type Reads struct {
 	Params map[string]string
 }
 
-// Item is a work item as read_item returns it.
-type Item struct {
-	Item     string   `json:"item"`
-	Title    string   `json:"title"`
-	Body     string   `json:"body,omitempty"`
-	State    string   `json:"state"`
-	Labels   []string `json:"labels"`
-	Comments []Note   `json:"comments,omitempty"`
-	// Truncated is set when the body, a comment or the list of comments was cut.
-	Truncated bool `json:"truncated,omitempty"`
-}
-
-// Note is one comment of an item.
-type Note struct {
-	Author string `json:"author"`
-	Body   string `json:"body"`
-}
+// Item is a work item as read_item returns it (ghwrite.Item).
+type Item = ghwrite.Item
 
 // Read answers read_item, list_items, list_sessions and session_info.
 func (r Reads) Read(ctx context.Context, tool string, in tools.Input) (any, error) {
@@ -69,55 +47,17 @@ func (r Reads) SessionActor(ctx context.Context, id string) (string, error) {
 }
 
 func (r Reads) item(ctx context.Context, ref string) (*Item, error) {
-	n, err := number("item", ref)
-	if err != nil {
-		return nil, err
-	}
-	e := r.Env
-	is, _, err := e.Client.Issues.Get(ctx, e.Owner, e.Repo, n)
-	if err != nil {
-		return nil, err
-	}
-	it := &Item{Item: ref, Title: is.GetTitle(), State: is.GetState(), Labels: []string{}}
-	it.Body, it.Truncated = cut(is.GetBody())
-	for _, l := range is.Labels {
-		it.Labels = append(it.Labels, l.GetName())
-	}
-	cs, _, err := e.Client.Issues.ListComments(ctx, e.Owner, e.Repo, n, &github.IssueListCommentsOptions{ListOptions: github.ListOptions{PerPage: 100}})
-	if err != nil {
-		return nil, err
-	}
-	if len(cs) > maxReadComments {
-		cs, it.Truncated = cs[len(cs)-maxReadComments:], true
-	}
-	for _, c := range cs {
-		body, cutOff := cut(c.GetBody())
-		it.Truncated = it.Truncated || cutOff
-		it.Comments = append(it.Comments, Note{Author: c.GetUser().GetLogin(), Body: body})
-	}
-	return it, nil
+	return r.repo().ReadItem(ctx, ref)
 }
 
-// items lists the open items carrying a state's label (closed ones for done and rejected).
+// items lists the items in a lifecycle state (ghwrite.Repo.ListItems).
 func (r Reads) items(ctx context.Context, state string) ([]Item, error) {
-	e := r.Env
-	opts := &github.IssueListByRepoOptions{Labels: []string{e.Policy.label(state)}, State: "open", ListOptions: github.ListOptions{PerPage: maxListed}}
-	if state == "done" || state == "rejected" {
-		opts.State = "closed"
-	}
-	list, _, err := e.Client.Issues.ListByRepo(ctx, e.Owner, e.Repo, opts)
-	if err != nil {
-		return nil, err
-	}
-	out := []Item{}
-	for _, is := range list {
-		it := Item{Item: fmt.Sprint(is.GetNumber()), Title: is.GetTitle(), State: is.GetState(), Labels: []string{}}
-		for _, l := range is.Labels {
-			it.Labels = append(it.Labels, l.GetName())
-		}
-		out = append(out, it)
-	}
-	return out, nil
+	return r.repo().ListItems(ctx, state)
+}
+
+// repo is the repository read, its lifecycle states named by the profile's taskStates.
+func (r Reads) repo() ghwrite.Repo {
+	return ghwrite.Repo{Client: r.Env.Client, Owner: r.Env.Owner, Name: r.Env.Repo, Label: r.Env.Policy.label}
 }
 
 // Session is a run in flight, as list_sessions returns it.
@@ -133,7 +73,7 @@ func (r Reads) sessions(ctx context.Context, actor string) ([]Session, error) {
 	out := []Session{}
 	for _, status := range []string{"queued", "in_progress"} {
 		runs, _, err := e.Client.Actions.ListRepositoryWorkflowRuns(ctx, e.Owner, e.Repo,
-			&github.ListWorkflowRunsOptions{Status: status, ListOptions: github.ListOptions{PerPage: maxListed}})
+			&github.ListWorkflowRunsOptions{Status: status, ListOptions: github.ListOptions{PerPage: ghwrite.MaxListed}})
 		if err != nil {
 			return nil, err
 		}
@@ -155,16 +95,4 @@ func (r Reads) actorOfWorkflow(_ int64, name string) string {
 		return name
 	}
 	return ""
-}
-
-// cut bounds a text the model reads.
-func cut(s string) (string, bool) {
-	if len(s) <= maxReadText {
-		return s, false
-	}
-	i := maxReadText
-	for i > 0 && !utf8.RuneStart(s[i]) {
-		i--
-	}
-	return s[:i], true
 }

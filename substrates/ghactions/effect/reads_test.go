@@ -6,12 +6,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/autonomyhq/autonomy/internal/ghwrite"
 	"github.com/autonomyhq/autonomy/internal/tools"
 )
 
 func TestReadsAnswerTheReadTools(t *testing.T) {
 	w, e := applyWorld(t)
-	if _, err := w.fake.AddComment(w.item, "ada", "Please add a --json flag. "+strings.Repeat("é", maxReadText)); err != nil {
+	if _, err := w.fake.AddComment(w.item, "ada", "Please add a --json flag. "+strings.Repeat("é", ghwrite.MaxReadText)); err != nil {
 		t.Fatal(err)
 	}
 	r := Reads{Env: e, Installed: goldenInstalled(t), Actor: "pm", Params: map[string]string{"ISSUE": "1"}}
@@ -22,7 +23,7 @@ func TestReadsAnswerTheReadTools(t *testing.T) {
 	}
 	it := got.(*Item)
 	if it.Title != "add a feature" || len(it.Comments) != 1 || it.Comments[0].Author != "ada" || !it.Truncated ||
-		!strings.HasPrefix(it.Comments[0].Body, "Please add") || len(it.Comments[0].Body) > maxReadText {
+		!strings.HasPrefix(it.Comments[0].Body, "Please add") || len(it.Comments[0].Body) > ghwrite.MaxReadText {
 		t.Errorf("read_item = %+v", it)
 	}
 	if _, err := r.Read(ctx, tools.ReadItem, &tools.ItemRef{Item: "abc"}); err == nil {

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/autonomyhq/autonomy/internal/ghwrite"
 	"github.com/autonomyhq/autonomy/internal/handoff"
 	"github.com/autonomyhq/autonomy/internal/tools"
 )
@@ -117,7 +118,7 @@ func (e *Env) applyAsk(ctx context.Context, m *Installed, v *tools.Ask, staged b
 	if v.Item == "" {
 		return "", &tools.Refused{Tool: tools.AskPerson, Reason: "on GitHub an ask is a comment on a work item: give item (an issue or pull request number)"}
 	}
-	n, err := number("item", v.Item)
+	n, err := ghwrite.Number("item", v.Item)
 	if err != nil {
 		return "", err
 	}

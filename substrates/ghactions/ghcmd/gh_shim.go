@@ -7,7 +7,6 @@ import (
 	"io"
 	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 
@@ -106,22 +105,7 @@ func quote(w string) string { return "'" + strings.ReplaceAll(w, "'", `'\''`) + 
 
 // shimExec runs one command line of name.
 func shimExec(ctx context.Context, dir, name string, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	read := func(file string) ([]byte, error) {
-		var r io.Reader = stdin
-		if file != "-" {
-			f, err := os.Open(file)
-			if err != nil {
-				return nil, err
-			}
-			defer f.Close()
-			r = f
-		}
-		data, err := io.ReadAll(io.LimitReader(r, tools.MaxBody+1))
-		if err == nil && len(data) > tools.MaxBody {
-			err = fmt.Errorf("longer than %d bytes", tools.MaxBody)
-		}
-		return data, err
-	}
+	read := shim.Reader(stdin)
 	var call shim.Call
 	var err error
 	if name == "gh" {
@@ -133,7 +117,7 @@ func shimExec(ctx context.Context, dir, name string, args []string, stdin io.Rea
 		return exitcode.Problemf("%v", err)
 	}
 	if call.Pass {
-		return passThrough(ctx, dir, name, args, stdin, stdout, stderr)
+		return shim.PassThrough(ctx, dir, name, args, stdin, stdout, stderr)
 	}
 	if ctx == nil {
 		ctx = context.Background()
@@ -163,46 +147,6 @@ func recordCall(s *effect.ShimSession, call shim.Call, stdout, stderr io.Writer)
 	}
 	fmt.Fprintf(stdout, "queued %s: a trusted job applies it after this session ends, if the actor's capabilities allow it\n", call.Tool)
 	return nil
-}
-
-// passThrough runs the real program: the first name on PATH outside dir.
-func passThrough(ctx context.Context, dir, name string, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	real, err := lookPathOutside(name, dir)
-	if err != nil {
-		return exitcode.Usagef("%s: %v", name, err)
-	}
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	cmd := exec.CommandContext(ctx, real, args...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
-	err = cmd.Run()
-	var exit *exec.ExitError
-	if errors.As(err, &exit) {
-		return &exitcode.Error{Code: exit.ExitCode()}
-	}
-	if err != nil {
-		return exitcode.Usagef("%s: %v", name, err)
-	}
-	return nil
-}
-
-// lookPathOutside finds name on PATH, skipping dir (the shims).
-func lookPathOutside(name, dir string) (string, error) {
-	abs, _ := filepath.Abs(dir)
-	for _, d := range filepath.SplitList(os.Getenv("PATH")) {
-		if d == "" {
-			continue
-		}
-		if a, _ := filepath.Abs(d); a == abs {
-			continue
-		}
-		p, err := exec.LookPath(filepath.Join(d, name))
-		if err == nil {
-			return p, nil
-		}
-	}
-	return "", fmt.Errorf("not found on PATH (outside the shims in %s)", dir)
 }
 
 // recordLaunch is autonomy runner launch in a model job, whose token cannot dispatch: the

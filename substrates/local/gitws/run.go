@@ -1,6 +1,9 @@
 package gitws
 
-import "context"
+import (
+	"context"
+	"os/exec"
+)
 
 // Git runs git -C dir args… as the runner runs every git command (no hook, fsmonitor, filter,
 // merge driver, replace ref, graft, commit-graph, global or system configuration, nor prompt:
@@ -18,3 +21,12 @@ func Output(ctx context.Context, dir string, args ...string) ([]byte, error) {
 // Failed says whether err is git's exit with status code (1 for "no", as merge-base
 // --is-ancestor answers).
 func Failed(err error, code int) bool { return exitCode(err) == code }
+
+// Push runs git push in dir with the runner's git environment (as Git) and extra, which may carry
+// a credential (GIT_CONFIG_KEY_0=http.extraHeader …): in the environment of git alone, never in
+// its arguments, which every user of the machine can list.
+func Push(ctx context.Context, dir string, extra []string, args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir, "push"}, args...)...)
+	cmd.Env = append(gitEnv(), extra...)
+	return cmd.CombinedOutput()
+}

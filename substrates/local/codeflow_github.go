@@ -1,0 +1,257 @@
+package local
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/google/go-github/v62/github"
+
+	"github.com/autonomyhq/autonomy/internal/ghwrite"
+	"github.com/autonomyhq/autonomy/internal/store"
+	"github.com/autonomyhq/autonomy/substrates/local/gitws"
+)
+
+// The code flow for codeHost github (docs/local.md, "The code flow"): the same checks, reviewer
+// and binding as for local-git, with GitHub as the code host. Once a proposal passes the checks,
+// the runner pushes its head to autonomy/<actor>/<subject> on the installation's origin remote
+// and opens (or reuses) the pull request into the target branch; the reviewer runs locally on
+// that head; its verdict, bound to the head, is posted as the agent-review commit status on it
+// (as gh-actions' review job does); and an approval of that exact head (after a maintainer's
+// verified act for human-required paths) arms GitHub's auto-merge with that head expected
+// (as gh-actions' propose job arms it): GitHub merges it once branch protection is satisfied,
+// and never a head nobody reviewed. The runner merges nothing itself. Every call is made with
+// the runner's own token (GH_TOKEN, else GITHUB_TOKEN), which no session receives.
+
+// reviewContext is the commit status a verdict is posted as, the one branch protection requires
+// (as on gh-actions).
+const reviewContext = "agent-review"
+
+// ghCode is the runner's GitHub for the code flow.
+type ghCode struct {
+	client      *github.Client
+	owner, name string
+	token       string
+	remote      string
+	graphql     string
+}
+
+// github opens the code flow's GitHub, or says why it cannot.
+func (f *flow) github(ctx context.Context) (*ghCode, error) {
+	env := f.r.opts.Env
+	token := runnerToken(env)
+	if token == "" {
+		return nil, errors.New("the runner holds no GitHub token: start it with GH_TOKEN (or GITHUB_TOKEN) set; no session receives it")
+	}
+	boxRepo := ""
+	if ev := f.r.In.Runner.Events; ev != nil {
+		boxRepo = ev.Repo
+	}
+	owner, name, err := f.r.githubRepo(boxRepo, lookupEnv(env, "GITHUB_REPOSITORY"))
+	if err != nil {
+		return nil, err
+	}
+	c, err := githubClient(token, lookupEnv(env, "GITHUB_API_URL"), nil)
+	if err != nil {
+		return nil, err
+	}
+	remote, err := gitws.Git(ctx, f.repo, "remote", "get-url", "origin")
+	if err != nil || remote == "" {
+		return nil, errors.New("the installation's repository has no origin remote to push the proposal to: git remote add origin https://github.com/OWNER/REPO")
+	}
+	return &ghCode{client: c, owner: owner, name: name, token: token, remote: pushURL(remote, lookupEnv(env, "GITHUB_SERVER_URL"), owner, name),
+		graphql: lookupEnv(env, "GITHUB_GRAPHQL_URL")}, nil
+}
+
+// ghBranch is the branch a proposal is pushed to: autonomy/<actor>/<subject> (the proposer's
+// work item, else its session), as gh-actions' propose job names it.
+func (f *flow) ghBranch(ctx context.Context) string {
+	subject := f.p.Session
+	if s, ok, _ := f.r.Store.Get(ctx, f.p.Session); ok && s.Ref != "" && gitws.ValidBranch("autonomy/x/"+s.Ref) == nil {
+		subject = strings.TrimPrefix(s.Ref, "#")
+	}
+	return "autonomy/" + f.p.Actor + "/" + subject
+}
+
+func pullKey(seq int64) string { return "proposal-pull:" + strconv.FormatInt(seq, 10) }
+
+// pullOf is the number of the pull request the proposal was opened as (0 when none yet).
+func (f *flow) pullOf(ctx context.Context) int {
+	var n int
+	_ = f.r.Store.Tx(ctx, func(tx *store.Tx) error {
+		v, _, err := tx.Meta(pullKey(f.p.Seq))
+		n, _ = strconv.Atoi(v)
+		return err
+	})
+	return n
+}
+
+// openPull pushes the proposal's head and opens its pull request; false when it did not, the
+// proposal then waiting (tick retries) or refused, saying why.
+func (f *flow) openPull(ctx context.Context) bool {
+	gh, err := f.github(ctx)
+	if err != nil {
+		f.wait(ctx, "not proposed on GitHub: "+err.Error())
+		return false
+	}
+	branch := f.ghBranch(ctx)
+	if err := gh.push(ctx, f.repo, f.p.Head, branch); err != nil {
+		f.wait(ctx, fmt.Sprintf("the push of %s to %s failed (tick retries): %v", short(f.p.Head), branch, err))
+		return false
+	}
+	n, err := gh.pull(ctx, branch, f.p.Target, f.p.Title, f.p.Body)
+	if err != nil {
+		if ghwrite.TargetRefused(err) {
+			f.refuse(ctx, "GitHub refused the pull request: "+err.Error(), nil)
+		} else {
+			f.wait(ctx, "the pull request was not opened (tick retries): "+err.Error())
+		}
+		return false
+	}
+	_ = f.r.Store.Tx(ctx, func(tx *store.Tx) error { return tx.SetMeta(pullKey(f.p.Seq), strconv.Itoa(n)) })
+	return true
+}
+
+// push force-pushes head to branch on the remote, with the token in git's environment (never in
+// its arguments, which every user sees) for an http(s) remote.
+func (gh *ghCode) push(ctx context.Context, repo, head, branch string) error {
+	var extra []string
+	if strings.HasPrefix(gh.remote, "https://") || strings.HasPrefix(gh.remote, "http://") {
+		basic := base64.StdEncoding.EncodeToString([]byte("x-access-token:" + gh.token))
+		extra = []string{"GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=http.extraHeader", "GIT_CONFIG_VALUE_0=AUTHORIZATION: basic " + basic}
+	}
+	out, err := gitws.Push(ctx, repo, extra, "--quiet", "--no-verify", gh.remote, "+"+head+":refs/heads/"+branch)
+	if err != nil {
+		return fmt.Errorf("%v: %s", err, strings.ReplaceAll(strings.TrimSpace(string(out)), gh.token, "***"))
+	}
+	return nil
+}
+
+// pushURL is where a proposal is pushed: the origin remote, or for an ssh origin (the runner
+// holds no ssh key of yours) the https URL of the same repository on server (GITHUB_SERVER_URL,
+// https://github.com when unset), which the token authenticates.
+func pushURL(origin, server, owner, name string) string {
+	if strings.HasPrefix(origin, "ssh://") || (strings.Contains(origin, "@") && strings.Contains(origin, ":") && !strings.Contains(origin, "://")) {
+		return strings.TrimSuffix(or(server, "https://github.com"), "/") + "/" + owner + "/" + name + ".git"
+	}
+	return origin
+}
+
+// pull is the open pull request from branch into base, opened when there is none.
+func (gh *ghCode) pull(ctx context.Context, branch, base, title, body string) (int, error) {
+	open, _, err := gh.client.PullRequests.List(ctx, gh.owner, gh.name, &github.PullRequestListOptions{State: "open", Base: base,
+		Head: gh.owner + ":" + branch, ListOptions: github.ListOptions{PerPage: 100}})
+	if err != nil {
+		return 0, err
+	}
+	for _, p := range open {
+		if p.GetHead().GetRef() == branch && p.GetBase().GetRef() == base {
+			return p.GetNumber(), nil
+		}
+	}
+	if body == "" {
+		body = "Proposed by the local autonomy runner."
+	}
+	p, _, err := gh.client.PullRequests.Create(ctx, gh.owner, gh.name, &github.NewPullRequest{Title: github.String(title),
+		Head: github.String(branch), Base: github.String(base), Body: github.String(body)})
+	if err != nil {
+		return 0, err
+	}
+	return p.GetNumber(), nil
+}
+
+// postVerdict posts the reviewer's verdict on the proposal's head as the agent-review status;
+// it says what it did, for the proposal's reason.
+func (f *flow) postVerdict(ctx context.Context, approved bool, why string) string {
+	if f.r.In.Runner.CodeHost != "github" {
+		return ""
+	}
+	gh, err := f.github(ctx)
+	if err != nil {
+		return "; no status posted: " + err.Error()
+	}
+	state := "failure"
+	if approved {
+		state = "success"
+	}
+	desc := why
+	if len(desc) > 140 { // GitHub's limit on a status's description
+		desc = desc[:137] + "..."
+	}
+	_, _, err = gh.client.Repositories.CreateStatus(ctx, gh.owner, gh.name, f.p.Head, &github.RepoStatus{State: github.String(state),
+		Context: github.String(reviewContext), Description: github.String(desc)})
+	if err != nil {
+		return fmt.Sprintf("; the %s status was not posted: %v", reviewContext, err)
+	}
+	return fmt.Sprintf("; %s: %s on %s", reviewContext, state, short(f.p.Head))
+}
+
+// headOnGitHub is the head of the proposal's pull request on GitHub ("" when it cannot be read).
+func (f *flow) headOnGitHub(ctx context.Context) (string, *github.PullRequest, error) {
+	gh, err := f.github(ctx)
+	if err != nil {
+		return "", nil, err
+	}
+	n := f.pullOf(ctx)
+	if n == 0 {
+		return "", nil, errors.New("no pull request was opened for it")
+	}
+	pr, _, err := gh.client.PullRequests.Get(ctx, gh.owner, gh.name, n)
+	if err != nil {
+		return "", nil, err
+	}
+	return pr.GetHead().GetSHA(), pr, nil
+}
+
+// mergeOnGitHub arms auto-merge on the approved proposal's pull request, for its reviewed head
+// only; once armed, it watches for GitHub's merge.
+func (f *flow) mergeOnGitHub(ctx context.Context) {
+	head, pr, err := f.headOnGitHub(ctx)
+	switch {
+	case err != nil:
+		f.wait(ctx, "approved; its pull request cannot be read (tick retries): "+err.Error())
+		return
+	case pr.GetMerged():
+		f.move(ctx, func(m *store.Proposal) {
+			m.State, m.Reason = store.ProposalMerged, fmt.Sprintf("merged on GitHub: pull request #%d (%s)", pr.GetNumber(), short(pr.GetMergeCommitSHA()))
+		})
+		return
+	case pr.GetState() != "open":
+		f.refuse(ctx, fmt.Sprintf("its pull request #%d was closed unmerged", pr.GetNumber()), nil)
+		return
+	case !strings.EqualFold(head, f.p.Head):
+		f.refuse(ctx, fmt.Sprintf("stale approval: pull request #%d moved to %s after the review of %s; nothing is merged", pr.GetNumber(), short(head), short(f.p.Head)), nil)
+		return
+	}
+	armed := fmt.Sprintf("approved; auto-merge armed on pull request #%d for head %s: GitHub merges it once branch protection is satisfied", pr.GetNumber(), short(f.p.Head))
+	if f.p.Reason == armed {
+		return // armed before; GitHub has not merged it yet
+	}
+	gh, _ := f.github(ctx)
+	if err := ghwrite.ArmAutoMerge(ctx, gh.client, gh.graphql, pr.GetNodeID(), f.p.Head); err != nil {
+		f.wait(ctx, fmt.Sprintf("approved; auto-merge on pull request #%d was not armed (tick retries): %v", pr.GetNumber(), err))
+		return
+	}
+	f.wait(ctx, armed)
+}
+
+// staleOnGitHub says whether the proposal's pull request no longer has the head the verdict
+// binds to (refused), or cannot be read (left waiting for tick); false for local-git.
+func (f *flow) staleOnGitHub(ctx context.Context) bool {
+	if !f.r.onGitHub() {
+		return false
+	}
+	head, pr, err := f.headOnGitHub(ctx)
+	switch {
+	case err != nil:
+		f.wait(ctx, "reviewed; its pull request cannot be read (tick retries): "+err.Error())
+		return true
+	case !strings.EqualFold(head, f.p.Head):
+		f.refuse(ctx, fmt.Sprintf("stale verdict: pull request #%d moved to %s after the review of %s; it merges nothing", pr.GetNumber(), short(head), short(f.p.Head)), nil)
+		return true
+	}
+	return false
+}

@@ -1,0 +1,155 @@
+//go:build unix
+
+package local
+
+import (
+	"context"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/autonomyhq/autonomy/internal/ghfake"
+	"github.com/autonomyhq/autonomy/internal/store"
+	"github.com/autonomyhq/autonomy/ir"
+)
+
+// ghFlowRig is flowFleet on codeHost github: its repository's origin is the bare repository a
+// GitHub fake serves (a push to it is a push to GitHub), main protected by agent-review.
+type ghFlowRig struct {
+	*flowRig
+	gh   *ghfake.Server
+	bare string
+}
+
+func newGHFlowRig(t *testing.T) *ghFlowRig {
+	f := flowFleet
+	f.yml = strings.Replace(f.yml, "targets: [local]\n", "targets: [local]\ncodeHost: github\n", 1)
+	dir := installFleet(t, f, true)
+	gitRun(t, dir, "add", "-A")
+	gitRun(t, dir, "commit", "-qm", "install")
+	bare := filepath.Join(t.TempDir(), "app.git")
+	if out, err := exec.Command("git", "init", "--quiet", "--bare", bare).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v: %s", err, out)
+	}
+	gitRun(t, dir, "remote", "add", "origin", bare)
+	gitRun(t, dir, "push", "--quiet", "origin", "main")
+	gh, err := ghfake.New(ghfake.Options{Owner: "acme", Repo: "app", Token: ghSecret, GitDir: bare})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(gh.Close)
+	gh.SetSettings(ghfake.Settings{AllowAutoMerge: true, DefaultWorkflowPermissions: "read"})
+	gh.Protect("main", ghfake.Protection{Contexts: []string{"agent-review"}})
+	return &ghFlowRig{flowRig: &flowRig{t: t, dir: dir, r: ghRunner(t, dir, gh, Options{})}, gh: gh, bare: bare}
+}
+
+// proposeOnGitHub runs develop and waits until its proposal is refused or armed for GitHub's merge.
+func (g *ghFlowRig) proposeOnGitHub(path, content, verdict string) store.Proposal {
+	g.t.Helper()
+	g.set("change", path+"\n"+content+"\n")
+	g.set("verdict", verdict+"\n")
+	s := launch(g.t, g.r, LaunchRequest{Actor: "develop", Ref: "42"})
+	if got := waitEnded(g.t, g.r, s.ID); got.Status != ir.Done {
+		g.t.Fatalf("develop ended %s: %s", got.Status, got.Reason)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		p, ok, err := g.r.Store.ProposalOf(context.Background(), s.ID)
+		if err != nil {
+			g.t.Fatal(err)
+		}
+		if ok && (p.State == store.ProposalRefused || strings.Contains(p.Reason, "auto-merge armed")) {
+			return p
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	p, _, _ := g.r.Store.ProposalOf(context.Background(), s.ID)
+	g.t.Fatalf("the proposal of %s did not settle: %+v", s.ID, p)
+	return p
+}
+
+// pullOfBranch is the pull request from branch (0 when none).
+func (g *ghFlowRig) pullOfBranch(branch string) int {
+	for _, n := range g.gh.Pulls() {
+		if is, _ := g.gh.Issue(n); is.Head == branch {
+			return n
+		}
+	}
+	return 0
+}
+
+func states(sts []ghfake.Status, context string) []string {
+	var out []string
+	for _, s := range sts {
+		if s.Context == context {
+			out = append(out, s.State)
+		}
+	}
+	return out
+}
+
+// TestGitHubCodeFlow: on codeHost github, a proposer's commits pass the checks, are pushed to
+// autonomy/<actor>/<subject> and opened as a pull request into main through GitHub's API; the
+// reviewer runs on that head; its approval is posted as agent-review: success on that head and
+// arms auto-merge for that head only, so the pull request is mergeable and nothing is merged by
+// the runner. A stale verdict (on another head) posts no success and arms nothing; a rejection
+// posts agent-review: failure.
+func TestGitHubCodeFlow(t *testing.T) {
+	g := newGHFlowRig(t)
+	mainBefore := g.main()
+
+	p := g.proposeOnGitHub("src/a.go", "package a", "approve")
+	if p.State != store.ProposalApproved {
+		t.Fatalf("proposal: %+v", p)
+	}
+	n := g.pullOfBranch("autonomy/develop/42")
+	if n == 0 {
+		t.Fatalf("no pull request from autonomy/develop/42: %v", g.gh.Pulls())
+	}
+	is, _ := g.gh.Issue(n)
+	if is.Base != "main" || is.State != "open" {
+		t.Errorf("pull request #%d: %+v", n, is)
+	}
+	pushed := strings.TrimSpace(gitRun(t, g.dir, "--git-dir", g.bare, "rev-parse", "refs/heads/autonomy/develop/42"))
+	if pushed != p.Head {
+		t.Errorf("pushed %s, proposed %s", pushed, p.Head)
+	}
+	if got := states(g.gh.Statuses(p.Head), "agent-review"); !slices.Equal(got, []string{"success"}) {
+		t.Errorf("agent-review on the head: %q", got)
+	}
+	if !g.gh.AutoMerge(n) {
+		t.Error("auto-merge is not armed")
+	}
+	if ok, why := g.gh.Mergeable(n); !ok {
+		t.Errorf("not mergeable: %s", why)
+	}
+	if g.main() != mainBefore || strings.TrimSpace(gitRun(t, g.dir, "--git-dir", g.bare, "rev-parse", "main")) != mainBefore {
+		t.Error("the runner merged: only GitHub merges on codeHost github")
+	}
+
+	stale := g.proposeOnGitHub("src/b.go", "package b", "stale")
+	if stale.State != store.ProposalRefused || !strings.Contains(stale.Reason, "stale verdict") {
+		t.Errorf("a stale verdict: %+v", stale)
+	}
+	for _, n := range g.gh.Pulls() {
+		is, _ := g.gh.Issue(n)
+		if is.AutoMerge && is.Head != "autonomy/develop/42" {
+			t.Errorf("auto-merge armed on #%d (%s) after a stale verdict", n, is.Head)
+		}
+	}
+	if got := states(g.gh.Statuses(stale.Head), "agent-review"); slices.Contains(got, "success") {
+		t.Errorf("agent-review after a stale verdict: %q", got)
+	}
+
+	rejected := g.proposeOnGitHub("src/c.go", "package c", "reject")
+	if rejected.State != store.ProposalRefused || !strings.Contains(rejected.Reason, "did not approve") {
+		t.Errorf("a rejection: %+v", rejected)
+	}
+	if got := states(g.gh.Statuses(rejected.Head), "agent-review"); !slices.Equal(got, []string{"failure"}) {
+		t.Errorf("agent-review after a rejection: %q", got)
+	}
+	assertNoSecret(t, g.dir, ghSecret, false)
+}
