@@ -6,7 +6,7 @@ import "github.com/autonomyhq/autonomy/substrates"
 const codeNote = "the runner's code flow: a proposer's commits are checked, reviewed by its reviewer and bound to their head; for codeHost local-git the runner merges an approval, for codeHost github it pushes autonomy/<actor>/<subject>, opens the pull request, posts agent-review on the head and arms auto-merge for that head, with the runner's token; no code-host token reaches a session"
 
 // tasksNote is how the local runner realizes tasks:converse and tasks:author (hands.go, hands_github.go).
-const tasksNote = "codeHost github: the comment, create_item and set_state tools land on GitHub, applied by the session's supervisor with the runner's own GH_TOKEN, never the session's; codeHost local-git: comment is recorded with the session and the work-item tools are refused (no tracker)"
+const tasksNote = "codeHost github: read_item and list_items are answered from GitHub, and the comment, create_item and set_state tools land there, applied by the session's supervisor with the runner's own GH_TOKEN, never the session's; codeHost local-git: comment is recorded with the session and the work-item tools are refused (no tracker)"
 
 // eventNote is what fires an event trigger locally (events.go, code_events.go).
 const eventNote = "codeHost github: runner serve polls issue_comment (created), issues and pull_request(_target) (opened, labeled, unlabeled, closed, reopened, assigned, unassigned; synchronize for a pull request) and pull_request_review (submitted) every policy.box.local.events.poll_seconds, gated and resolved as on GitHub, each event once; " +
