@@ -98,6 +98,19 @@ type ProbeSubject struct {
 	// operator, or with f.Session from inside that session (as a process of it calls the runner).
 	// The behavioral checks of the param sources and of scoped capabilities use it.
 	Fire func(ctx context.Context, actor string, f Firing) (ir.Session, error)
+	// SessionNotProbed, when set, says why Fire launches as the operator only: the checks that
+	// launch from inside a session are then not probed, for this reason.
+	SessionNotProbed string
+	// Dispatcher, when set, is who an operator's launch runs as: the runner takes subject.actor
+	// (and actorRole) from who dispatched, never from Firing.From, which must not reach the
+	// process. "" takes subject.actor from Firing.From.
+	Dispatcher string
+	// DispatchKind, when set, is trigger.kind for an operator's dispatch as the substrate names
+	// it (GitHub: its event_name, workflow_dispatch); "" is dispatch.
+	DispatchKind string
+	// SeenFrom, when set, says where Seen's params come from when not from the launched
+	// process's own report (e.g. the job's env computed from the workflow and the run's facts).
+	SeenFrom string
 	// TickAt runs the trigger executor once at now, on a fake clock, and returns the sessions it
 	// launched: the cron check ticks before, at and after the minute of the probe fleet's cron
 	// actor (conformance/probe, in UTC).
