@@ -59,6 +59,9 @@ func sortedKeys(m map[string]string) []string {
 // checkCron ticks a fake clock across the cron actor's minute: nothing fires before it, one
 // session fires at it, none again within it, and the process sees trigger.kind cron.
 func checkCron(ctx context.Context, s *Subject) (Outcome, string, string) {
+	if s.TickAt == nil && s.Schedule != nil {
+		return checkSchedule(ctx, s)
+	}
 	if s.TickAt == nil {
 		return NotProbed, s.NotProbed, ""
 	}

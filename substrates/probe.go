@@ -115,6 +115,12 @@ type ProbeSubject struct {
 	// launched: the cron check ticks before, at and after the minute of the probe fleet's cron
 	// actor (conformance/probe, in UTC).
 	TickAt func(ctx context.Context, now time.Time) ([]ir.Session, error)
+	// Schedule, for a runner without TickAt whose scheduler is not observable (GitHub's),
+	// reports what it holds for actor: the cron expressions its scheduler is given, and the
+	// params a scheduled firing gives the actor's process (nil when such a firing starts
+	// nothing). ScheduleKind is trigger.kind of that firing as the substrate names it ("" is cron).
+	Schedule     func(ctx context.Context, actor string) (crons []string, fired map[string]string, err error)
+	ScheduleKind string
 	// AsSession returns the runner as a process inside session id calls it: authorized against
 	// that session's actor's capabilities.
 	AsSession func(ctx context.Context, id string) (ir.Runner, error)

@@ -40,6 +40,11 @@ func withFiring(s *substrates.ProbeSubject, facts *ghrun.Runner, out substrates.
 	}
 	s.SessionNotProbed, s.Dispatcher, s.SeenFrom = sessionNotProbed, dispatcher, seenFrom
 	s.DispatchKind = "workflow_dispatch" // trigger.kind is GitHub's event_name (the standard's table)
+	owner, _, _ := strings.Cut(facts.Repo(), "/")
+	s.Schedule = func(_ context.Context, actor string) ([]string, map[string]string, error) {
+		return scheduled(out, owner, actor)
+	}
+	s.ScheduleKind = "schedule"
 	s.Seen = func(ctx context.Context, id string) (map[string]string, error) {
 		run, ok, err := facts.Facts(ctx, id)
 		if err != nil || !ok {
@@ -54,20 +59,66 @@ func withFiring(s *substrates.ProbeSubject, facts *ghrun.Runner, out substrates.
 	}
 }
 
-// jobEnv evaluates the env of job id of actor's workflow in out against values.
-func jobEnv(out substrates.Output, actor, id string, values map[string]any) (map[string]string, error) {
+// scheduled reads actor's workflow in out as GitHub's scheduler does: the crons of its
+// on.schedule, and the env of its agent job on a schedule event (nil when the job's if: skips
+// it). The owner stands for the actor of a scheduled run.
+func scheduled(out substrates.Output, owner, actor string) ([]string, map[string]string, error) {
+	wf, path, err := readWorkflow(out, actor)
+	if err != nil {
+		return nil, nil, err
+	}
+	var crons []string
+	for _, c := range wf.On.Schedule {
+		crons = append(crons, c.Cron)
+	}
+	values := map[string]any{"github.event_name": "schedule", "github.actor": owner, "github.repository_owner": owner}
+	job, ok := wf.Jobs["agent"]
+	if !ok {
+		return crons, nil, fmt.Errorf("%s has no job agent", path)
+	}
+	if job.If != "" {
+		run, err := ghexpr.Eval(job.If, values)
+		if err != nil {
+			return crons, nil, fmt.Errorf("%s: jobs.agent.if: %v", path, err)
+		}
+		if run != "true" {
+			return crons, nil, nil
+		}
+	}
+	env, err := jobEnv(out, actor, "agent", values)
+	return crons, env, err
+}
+
+// probeRun is the part of a workflow the GitHub subject's hooks read.
+type probeRun struct {
+	On struct {
+		Schedule []struct{ Cron string } `yaml:"schedule"`
+	} `yaml:"on"`
+	Jobs map[string]struct {
+		If  string            `yaml:"if"`
+		Env map[string]string `yaml:"env"`
+	} `yaml:"jobs"`
+}
+
+// readWorkflow parses actor's workflow in out.
+func readWorkflow(out substrates.Output, actor string) (*probeRun, string, error) {
 	path := ".github/workflows/" + actor + ".yml"
 	data, err := out.File(path)
 	if err != nil {
-		return nil, err
+		return nil, path, err
 	}
-	var wf struct {
-		Jobs map[string]struct {
-			Env map[string]string `yaml:"env"`
-		} `yaml:"jobs"`
-	}
+	var wf probeRun
 	if err := yaml.Unmarshal(data, &wf); err != nil {
-		return nil, fmt.Errorf("%s: %v", path, err)
+		return nil, path, fmt.Errorf("%s: %v", path, err)
+	}
+	return &wf, path, nil
+}
+
+// jobEnv evaluates the env of job id of actor's workflow in out against values.
+func jobEnv(out substrates.Output, actor, id string, values map[string]any) (map[string]string, error) {
+	wf, path, err := readWorkflow(out, actor)
+	if err != nil {
+		return nil, err
 	}
 	job, ok := wf.Jobs[id]
 	if !ok {

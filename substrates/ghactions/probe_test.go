@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -79,23 +80,40 @@ func TestGitHubRunnerConforms(t *testing.T) {
 	}
 }
 
+// forge returns out with the first from in actor's workflow replaced by to.
+func forge(t *testing.T, out substrates.Output, actor, from, to string) substrates.Output {
+	t.Helper()
+	forged := substrates.Output{Files: slices.Clone(out.Files)}
+	for i, f := range forged.Files {
+		if f.Path == ".github/workflows/"+actor+".yml" {
+			if !bytes.Contains(f.Data, []byte(from)) {
+				t.Fatalf("%s.yml has no %s", actor, from)
+			}
+			forged.Files[i].Data = bytes.Replace(f.Data, []byte(from), []byte(to), 1)
+		}
+	}
+	return forged
+}
+
+// checkOn runs the battery against the GitHub subject reading the workflows of out, and returns
+// check's result.
+func checkOn(opts ghrun.RunnerOptions, out substrates.Output, check string) conformance.Result {
+	target := conformance.Target{Name: "github", Substrate: ghactions.Name, New: func(ctx context.Context) (*conformance.Subject, error) {
+		return ghactions.ProbeSubject(opts, false, out)
+	}}
+	for _, r := range conformance.Run(context.Background(), []conformance.Target{target}) {
+		if r.Check == check {
+			return r
+		}
+	}
+	return conformance.Result{}
+}
+
 // TestGitHubParamSources: the GitHub subject's param-sources check reads the agent job's env from
 // the workflows as compiled, for the run GitHub reports; a workflow that took subject.actor from
 // the dispatcher's input, or gave every dispatcher the owner's role, fails it.
 func TestGitHubParamSources(t *testing.T) {
 	_, opts, out := fakeGitHub(t)
-	forge := func(from, to string) substrates.Output {
-		forged := substrates.Output{Files: slices.Clone(out.Files)}
-		for i, f := range forged.Files {
-			if f.Path == ".github/workflows/probe.yml" {
-				if !bytes.Contains(f.Data, []byte(from)) {
-					t.Fatalf("probe.yml has no %s", from)
-				}
-				forged.Files[i].Data = bytes.Replace(f.Data, []byte(from), []byte(to), 1)
-			}
-		}
-		return forged
-	}
 	actorEnv := "PROBE_ACTOR: ${{ github.actor == 'github-actions[bot]' && inputs.PROBE_ACTOR || github.actor }}"
 	roleEnv := "PROBE_ROLE: ${{ endsWith(github.actor, '[bot]') && 'NONE' || github.actor == github.repository_owner && 'OWNER' || 'COLLABORATOR' }}"
 	for _, c := range []struct {
@@ -104,18 +122,34 @@ func TestGitHubParamSources(t *testing.T) {
 		want conformance.Outcome
 	}{
 		{"as compiled", out, conformance.Supported},
-		{"actor from the input", forge(actorEnv, "PROBE_ACTOR: ${{ inputs.PROBE_ACTOR || github.actor }}"), conformance.Fail},
-		{"kind as written", forge("PROBE_KIND: ${{ inputs.PROBE_KIND || github.event_name }}", "PROBE_KIND: dispatch"), conformance.Fail},
-		{"ref dropped", forge("PROBE_REF: ${{ inputs.PROBE_REF }}", "PROBE_REF: ''"), conformance.Fail},
-		{"no role", forge(roleEnv, "PROBE_ROLE: ''"), conformance.Fail},
+		{"actor from the input", forge(t, out, "probe", actorEnv, "PROBE_ACTOR: ${{ inputs.PROBE_ACTOR || github.actor }}"), conformance.Fail},
+		{"kind as written", forge(t, out, "probe", "PROBE_KIND: ${{ inputs.PROBE_KIND || github.event_name }}", "PROBE_KIND: dispatch"), conformance.Fail},
+		{"ref dropped", forge(t, out, "probe", "PROBE_REF: ${{ inputs.PROBE_REF }}", "PROBE_REF: ''"), conformance.Fail},
+		{"no role", forge(t, out, "probe", roleEnv, "PROBE_ROLE: ''"), conformance.Fail},
 	} {
-		target := conformance.Target{Name: "github", Substrate: ghactions.Name, New: func(ctx context.Context) (*conformance.Subject, error) {
-			return ghactions.ProbeSubject(opts, false, c.out)
-		}}
-		for _, r := range conformance.Run(context.Background(), []conformance.Target{target}) {
-			if r.Check == "param-sources" && r.Outcome != c.want {
-				t.Errorf("%s: param-sources %s %s, want %s", c.name, r.Outcome, r.Reason, c.want)
-			}
+		if r := checkOn(opts, c.out, "param-sources"); r.Outcome != c.want {
+			t.Errorf("%s: param-sources %s %s, want %s", c.name, r.Outcome, r.Reason, c.want)
+		}
+	}
+}
+
+// TestGitHubCronSchedule: on GitHub the cron check reads the ticker's compiled workflow as GitHub's
+// scheduler does: as compiled it observes the schedule and a scheduled firing, and stays not
+// probed (GitHub fires it); another cron, a job a schedule event skips, or a firing without
+// trigger.kind fails it.
+func TestGitHubCronSchedule(t *testing.T) {
+	_, opts, out := fakeGitHub(t)
+	r := checkOn(opts, out, "cron-fires")
+	if r.Outcome != conformance.NotProbed || !strings.Contains(r.Observed, `"17 6 * * *"`) || !strings.Contains(r.Observed, "PROBE_KIND=schedule") {
+		t.Errorf("as compiled: cron-fires %s %s, observed %q", r.Outcome, r.Reason, r.Observed)
+	}
+	for name, forged := range map[string]substrates.Output{
+		"another minute":        forge(t, out, "ticker", `cron: "17 6 * * *"`, `cron: "18 6 * * *"`),
+		"skipped on a schedule": forge(t, out, "ticker", "if: ${{ vars.AUTONOMY_PAUSED != 'true' }}", "if: ${{ github.event_name != 'schedule' }}"),
+		"no trigger.kind":       forge(t, out, "ticker", "PROBE_KIND: ${{ github.event_name }}", "PROBE_KIND: ''"),
+	} {
+		if r := checkOn(opts, forged, "cron-fires"); r.Outcome != conformance.Fail {
+			t.Errorf("%s: cron-fires %s %s, want fail", name, r.Outcome, r.Reason)
 		}
 	}
 }
