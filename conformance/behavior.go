@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -58,6 +59,9 @@ func sortedKeys(m map[string]string) []string {
 // checkCron ticks a fake clock across the cron actor's minute: nothing fires before it, one
 // session fires at it, none again within it, and the process sees trigger.kind cron.
 func checkCron(ctx context.Context, s *Subject) (Outcome, string, string) {
+	if s.TickAt == nil && s.Schedule != nil {
+		return checkSchedule(ctx, s)
+	}
 	if s.TickAt == nil {
 		return NotProbed, s.NotProbed, ""
 	}
@@ -109,9 +113,11 @@ func checkSources(ctx context.Context, s *Subject) (Outcome, string, string) {
 	if err != nil {
 		return verdict3(Expanded, fmt.Errorf("dispatching %s with a subject: %w", s.Actor, err))
 	}
+	// A runner that knows who dispatched takes subject.actor from that, not from the firing.
+	actor, kind := cmp.Or(s.Dispatcher, f.From), cmp.Or(s.DispatchKind, "dispatch")
 	seen, err := seenParams(ctx, s, sess.ID)
 	if err == nil {
-		err = expectSeen(seen, map[string]string{"PROBE_REF": f.Ref, "PROBE_TEXT": f.Text, "PROBE_ACTOR": f.From, "PROBE_KIND": "dispatch"})
+		err = expectSeen(seen, map[string]string{"PROBE_REF": f.Ref, "PROBE_TEXT": f.Text, "PROBE_ACTOR": actor, "PROBE_KIND": kind})
 	}
 	if err == nil && (seen["PROBE_ROLE"] == "" || seen["PROBE_ROLE"] == "NONE") {
 		err = fmt.Errorf("the operator's dispatch reached the process with PROBE_ROLE=%q (subject.actorRole), a session's role", seen["PROBE_ROLE"])
@@ -119,8 +125,12 @@ func checkSources(ctx context.Context, s *Subject) (Outcome, string, string) {
 	if err != nil {
 		return Fail, err.Error(), ""
 	}
-	return Supported, "", fmt.Sprintf("the process saw PROBE_REF=%s (subject.ref), PROBE_TEXT verbatim (subject.text), PROBE_ACTOR=%s (subject.actor), PROBE_ROLE=%s (subject.actorRole), PROBE_KIND=dispatch (trigger.kind)",
-		seen["PROBE_REF"], seen["PROBE_ACTOR"], seen["PROBE_ROLE"])
+	observed := fmt.Sprintf("%s PROBE_REF=%s (subject.ref), PROBE_TEXT verbatim (subject.text), PROBE_ACTOR=%s (subject.actor), PROBE_ROLE=%s (subject.actorRole), PROBE_KIND=%s (trigger.kind)",
+		cmp.Or(s.SeenFrom, "the process saw"), seen["PROBE_REF"], seen["PROBE_ACTOR"], seen["PROBE_ROLE"], kind)
+	if s.Dispatcher != "" {
+		observed += fmt.Sprintf("; subject.actor is the dispatcher %s, not the %s the dispatch named", s.Dispatcher, f.From)
+	}
+	return Supported, "", observed
 }
 
 // refusedFrom tries a launch that must be refused, and checks it started nothing: the sessions in
@@ -151,6 +161,9 @@ func refusedFrom(ctx context.Context, s *Subject, actor string, f substrates.Fir
 func checkSessionSources(ctx context.Context, s *Subject) (Outcome, string, string) {
 	if s.Fire == nil || s.Seen == nil {
 		return NotProbed, s.NotProbed, ""
+	}
+	if s.SessionNotProbed != "" {
+		return NotProbed, s.SessionNotProbed, ""
 	}
 	caller, err := s.Fire(ctx, launcherActor, substrates.Firing{})
 	if err != nil {
@@ -188,6 +201,9 @@ func checkSessionSources(ctx context.Context, s *Subject) (Outcome, string, stri
 func checkScope(ctx context.Context, s *Subject) (Outcome, string, string) {
 	if s.Fire == nil {
 		return NotProbed, s.NotProbed, ""
+	}
+	if s.SessionNotProbed != "" {
+		return NotProbed, s.SessionNotProbed, ""
 	}
 	caller, err := s.Fire(ctx, launcherActor, substrates.Firing{})
 	if err != nil {

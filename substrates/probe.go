@@ -98,10 +98,29 @@ type ProbeSubject struct {
 	// operator, or with f.Session from inside that session (as a process of it calls the runner).
 	// The behavioral checks of the param sources and of scoped capabilities use it.
 	Fire func(ctx context.Context, actor string, f Firing) (ir.Session, error)
+	// SessionNotProbed, when set, says why Fire launches as the operator only: the checks that
+	// launch from inside a session are then not probed, for this reason.
+	SessionNotProbed string
+	// Dispatcher, when set, is who an operator's launch runs as: the runner takes subject.actor
+	// (and actorRole) from who dispatched, never from Firing.From, which must not reach the
+	// process. "" takes subject.actor from Firing.From.
+	Dispatcher string
+	// DispatchKind, when set, is trigger.kind for an operator's dispatch as the substrate names
+	// it (GitHub: its event_name, workflow_dispatch); "" is dispatch.
+	DispatchKind string
+	// SeenFrom, when set, says where Seen's params come from when not from the launched
+	// process's own report (e.g. the job's env computed from the workflow and the run's facts).
+	SeenFrom string
 	// TickAt runs the trigger executor once at now, on a fake clock, and returns the sessions it
 	// launched: the cron check ticks before, at and after the minute of the probe fleet's cron
 	// actor (conformance/probe, in UTC).
 	TickAt func(ctx context.Context, now time.Time) ([]ir.Session, error)
+	// Schedule, for a runner without TickAt whose scheduler is not observable (GitHub's),
+	// reports what it holds for actor: the cron expressions its scheduler is given, and the
+	// params a scheduled firing gives the actor's process (nil when such a firing starts
+	// nothing). ScheduleKind is trigger.kind of that firing as the substrate names it ("" is cron).
+	Schedule     func(ctx context.Context, actor string) (crons []string, fired map[string]string, err error)
+	ScheduleKind string
 	// AsSession returns the runner as a process inside session id calls it: authorized against
 	// that session's actor's capabilities.
 	AsSession func(ctx context.Context, id string) (ir.Runner, error)

@@ -58,6 +58,9 @@ type Options struct {
 	Owner, Repo string
 	// Token is the token every request must carry (Authorization: Bearer|token <Token>).
 	Token string
+	// Actor is the login the tokens act as: the actor and triggering_actor of the runs they
+	// dispatch, as GitHub reports the user who dispatched a run (Owner when empty).
+	Actor string
 	// ReadOnlyToken, when set, is a second valid token that may read but whose writes
 	// (dispatch, cancel) are refused with 403, as a token without actions: write is.
 	ReadOnlyToken string
@@ -239,6 +242,9 @@ func New(opts Options) (*Server, error) {
 	}
 	if opts.Repo == "" {
 		opts.Repo = "r"
+	}
+	if opts.Actor == "" {
+		opts.Actor = opts.Owner
 	}
 	if opts.Token == "" {
 		return nil, fmt.Errorf("ghfake: Options.Token is required: every request must authenticate")

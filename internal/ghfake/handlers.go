@@ -515,6 +515,9 @@ type runJSON struct {
 	RerunURL     string   `json:"rerun_url"`
 	WorkflowURL  string   `json:"workflow_url"`
 	Repository   repoJSON `json:"repository"`
+	// Actor is the user who dispatched the run; TriggeringActor who started this attempt.
+	Actor           userJSON `json:"actor"`
+	TriggeringActor userJSON `json:"triggering_actor"`
 	// HeadRepository is where the run's workflow and code came from (a fork's, for a pull
 	// request from one; the fake's runs are all the repository's own).
 	HeadRepository repoJSON `json:"head_repository"`
@@ -537,7 +540,7 @@ func (s *Server) runJSON(r *run) runJSON {
 		CreatedAt: r.CreatedAt.Format(time.RFC3339), UpdatedAt: r.UpdatedAt.Format(time.RFC3339), RunAttempt: 1,
 		RunStartedAt: r.CreatedAt.Format(time.RFC3339), JobsURL: self + "/jobs", LogsURL: self + "/logs",
 		CancelURL: self + "/cancel", RerunURL: self + "/rerun", WorkflowURL: api + "/actions/workflows/" + strconv.FormatInt(r.WorkflowID, 10),
-		Repository: s.repoJSON(), HeadRepository: s.repoJSON(),
+		Repository: s.repoJSON(), HeadRepository: s.repoJSON(), Actor: userJSON{s.opts.Actor}, TriggeringActor: userJSON{s.opts.Actor},
 	}
 }
 

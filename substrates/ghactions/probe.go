@@ -41,12 +41,27 @@ func (Substrate) ProbeTargets(env substrates.ProbeEnv) ([]substrates.ProbeTarget
 	fresh := processGet(env)
 	return []substrates.ProbeTarget{
 		{Name: "github", Substrate: Name, Remote: true, Skip: skip, New: func(ctx context.Context) (*substrates.ProbeSubject, error) {
-			return withFresh(ProbeSubject(opts, false))(fresh)
+			out, err := compiledFleet(env)
+			if err != nil {
+				return nil, err
+			}
+			return withFresh(ProbeSubject(opts, false, out))(fresh)
 		}},
 		{Name: "github human", Substrate: Name, Remote: true, Human: true, Skip: skip, New: func(ctx context.Context) (*substrates.ProbeSubject, error) {
-			return withFresh(ProbeSubject(opts, true))(fresh)
+			return withFresh(ProbeSubject(opts, true, substrates.Output{}))(fresh)
 		}},
 	}, nil
+}
+
+// compiledFleet compiles the probe fleet for GitHub, in a scratch directory it removes.
+func compiledFleet(env substrates.ProbeEnv) (substrates.Output, error) {
+	dir, err := os.MkdirTemp("", "autonomy-probe-")
+	if err != nil {
+		return substrates.Output{}, err
+	}
+	defer os.RemoveAll(dir)
+	_, out, err := env.CompileFleet(dir)
+	return out, err
 }
 
 // withFresh sets a subject's GetFresh to fresh, when given.
@@ -60,8 +75,11 @@ func withFresh(s *substrates.ProbeSubject, err error) func(substrates.ProbeGette
 }
 
 // ProbeSubject is a GitHub runner under test; closing it cancels the runs it launched. Its get
-// check reads sessions back through a second runner, which knows nothing of the launches.
-func ProbeSubject(opts ghrun.RunnerOptions, human bool) (*substrates.ProbeSubject, error) {
+// check reads sessions back through a second runner, which knows nothing of the launches. out is
+// the probe fleet as compiled for GitHub (the workflows the repository holds): an agent's
+// subject dispatches with a firing context and reads what its job's env holds for the run from
+// them (param-sources).
+func ProbeSubject(opts ghrun.RunnerOptions, human bool, out substrates.Output) (*substrates.ProbeSubject, error) {
 	r, err := ghrun.NewRunner(opts)
 	if err != nil {
 		return nil, err
@@ -74,7 +92,14 @@ func ProbeSubject(opts ghrun.RunnerOptions, human bool) (*substrates.ProbeSubjec
 	s := &substrates.ProbeSubject{Runner: t, Actor: "probe", NotProbed: gitHubNotProbed, Close: t.cancelAll, GetFresh: other.Get}
 	if human {
 		s.Actor, s.Human = "asker", true
+		return s, nil
 	}
+	login, err := other.Login(context.Background())
+	if err != nil {
+		s.NotProbed += "; the param-sources check needs who the token acts as: " + err.Error()
+		return s, nil
+	}
+	withFiring(s, other, out, login)
 	return s, nil
 }
 

@@ -2,10 +2,14 @@ package ghrun
 
 import (
 	"bytes"
+	"cmp"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/google/go-github/v62/github"
 
 	"github.com/autonomyhq/autonomy/ir"
 )
@@ -64,4 +68,50 @@ func decodeTitle(agent, title string) (ir.LaunchParams, bool) {
 		return nil, false
 	}
 	return p, true
+}
+
+// RunFacts are the actor whose workflow a run is of, and what GitHub reports of the run that a job's expressions read: the user who
+// dispatched it (github.actor), its event (github.event_name), and the inputs it was dispatched
+// with, decoded from its title as any process reads them (not from the launcher's memory).
+type RunFacts struct {
+	Agent, Actor, Event string
+	Inputs              ir.LaunchParams
+}
+
+// Facts returns the facts of run id of the fleet's workflows; ok is false for an id that is no
+// run of them, or a run whose title carries no inputs.
+func (r *Runner) Facts(ctx context.Context, id string) (RunFacts, bool, error) {
+	n, ok := parseRunID(id)
+	if !ok {
+		return RunFacts{}, false, nil
+	}
+	run, err := r.getRun(ctx, n)
+	if run == nil || err != nil {
+		return RunFacts{}, false, err
+	}
+	agent, ok := r.agentOf(run)
+	if !ok {
+		return RunFacts{}, false, nil
+	}
+	in, ok := decodeTitle(agent, cmp.Or(run.GetDisplayTitle(), run.GetName()))
+	if !ok {
+		return RunFacts{}, false, nil
+	}
+	return RunFacts{Agent: agent, Actor: run.GetActor().GetLogin(), Event: run.GetEvent(), Inputs: in}, true, nil
+}
+
+// Login is the login the runner's token acts as (GET /user): the actor of the runs it
+// dispatches, as GitHub reports it.
+func (r *Runner) Login(ctx context.Context) (string, error) {
+	var u *github.User
+	_, err := r.do(ctx, func(ctx context.Context) (*github.Response, error) {
+		var resp *github.Response
+		var err error
+		u, resp, err = r.gh.Users.Get(ctx, "")
+		return resp, err
+	})
+	if err != nil {
+		return "", fmt.Errorf("who the token acts as (GET /user): %v", err)
+	}
+	return u.GetLogin(), nil
 }
