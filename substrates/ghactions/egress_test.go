@@ -76,7 +76,7 @@ func TestEgressCustomAgentIsJailed(t *testing.T) {
 		t.Errorf("the agent job's steps: %s", order)
 	}
 	run := steps["Run develop"]
-	if script := run["run"].(string); !strings.Contains(script, `"$AUTONOMY_BIN" gh jail -- "$AUTONOMY_AGENT_0" "$AUTONOMY_AGENT_1" < "$AUTONOMY_BEHAVIOR"`) {
+	if script := run["run"].(string); !strings.Contains(script, `"$AUTONOMY_BIN" gh jail -- "$AUTONOMY_AGENT_0" "$AUTONOMY_AGENT_1" < "$RUNNER_TEMP/autonomy-prompt.md"`) {
 		t.Errorf("your own agent command does not run in the jail:\n%s", script)
 	}
 	env := run["env"].(map[string]any)
