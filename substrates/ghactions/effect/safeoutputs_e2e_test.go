@@ -202,3 +202,54 @@ func TestApplyFailsARunWithoutAResult(t *testing.T) {
 		t.Errorf("the comments %q: each run's effects are applied before its result is verified", is.Comments)
 	}
 }
+
+// TestApplyVerifiesADeclaredResult: an actor that declares its own result contract (here an
+// inline schema, installed and read at the trusted commit) is verified by its apply job exactly as
+// one with the default contract: a run whose result (the real codex's final message, given the
+// schema) does not validate fails, naming the field; one whose result validates passes.
+func TestApplyVerifiesADeclaredResult(t *testing.T) {
+	program := agentcli.Require(t, "codex")
+	dir := t.TempDir()
+	testfs.CopyTree(t, "../../../profiles/sdlc", dir)
+	path := filepath.Join(dir, "ir.yml")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := strings.NewReplacer(
+		"      - cron: \"*/30 * * * 1-5\"\n    timeout: 15\n",
+		"      - cron: \"*/30 * * * 1-5\"\n    timeout: 15\n    result: { schema: { type: object, required: [labels], properties: { labels: { type: array, items: { type: string } } } } }\n",
+		"gh-actions: { model: gpt-5-codex, trustedRoles: [OWNER, MEMBER] }",
+		"gh-actions: { model: gpt-5.5, agent: codex, trustedRoles: [OWNER, MEMBER] }",
+	).Replace(string(data))
+	if strings.Count(src, "required: [labels]") != 1 || !strings.Contains(src, "agent: codex") {
+		t.Fatal("profiles/sdlc/ir.yml no longer has the lines this test edits")
+	}
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f := newFleetFrom(t, dir, nil, program)
+	for i, c := range []struct {
+		final string
+		want  string // "" for a run that passes
+	}{
+		{`{"labels": [3]}`, "the result does not satisfy its inline schema: at /labels/0"},
+		{`{"summary": "Triaged."}`, "at /: missing property 'labels'"},
+		{`{"labels": ["bug"]}`, ""},
+	} {
+		model := modelfake.Start(modelfake.Turn{Text: c.final})
+		v := modelValues(f.values(model, "schedule", nil), "codex", model)
+		v["github.run_id"] = strconv.Itoa(7000 + i)
+		if out, ran := f.r.job(f.wf("pm"), "agent", v, false); !ran || model.Err() != nil {
+			t.Fatalf("pm: ran %v, model %v\n%s", ran, model.Err(), out)
+		}
+		model.Close()
+		out, ran := f.r.job(f.wf("pm"), "apply", v, c.want != "")
+		if c.want == "" && !ran {
+			t.Errorf("the apply job of run %d failed a valid result:\n%s", i, out)
+		}
+		if c.want != "" && (!ran || !strings.Contains(out, c.want)) {
+			t.Errorf("the apply job of run %d: ran %v, want it failed with %q:\n%s", i, ran, c.want, out)
+		}
+	}
+}
