@@ -36,22 +36,7 @@ func TestVerifyResult(t *testing.T) {
 		{"bad status", []Applied{submitted(`{"status":"finished","summary":"x"}`, "")}, "", "submit_result:1:11: the result does not satisfy autonomy.result.v1: at /status"},
 		{"reported failed", []Applied{submitted(`{"status":"failed","summary":"The channel is gone."}`, "")}, "", "the agent reported its work failed: The channel is gone."},
 	} {
-		t.Run(c.name, func(t *testing.T) {
-			file := filepath.Join(t.TempDir(), ResultFile)
-			if c.file != "" {
-				if err := os.WriteFile(file, []byte(c.file), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			err := VerifyResult(ir.DefaultResult, c.applied, file)
-			var none *NoResult
-			switch {
-			case c.want == "" && err != nil:
-				t.Fatalf("not done: %v", err)
-			case c.want != "" && (!errors.As(err, &none) || !strings.Contains(err.Error(), c.want)):
-				t.Fatalf("got %v, want a NoResult with %q", err, c.want)
-			}
-		})
+		t.Run(c.name, func(t *testing.T) { verdict(t, ir.DefaultResult, c.applied, c.file, c.want) })
 	}
 	// An actor with no contract to verify (one that opts out, or a reviewer) is not verified by apply.
 	if err := VerifyResult(nil, nil, filepath.Join(t.TempDir(), "none")); err != nil {
@@ -80,21 +65,26 @@ func TestVerifyDeclaredResult(t *testing.T) {
 		{"missing field", nil, "{\"status\": \"done\", \"summary\": \"x\"}", "at /: missing property 'labels'"},
 		{"submit without output", []Applied{submitted(`{"status":"done","summary":"x"}`)}, "", "the session delivered no result"},
 	} {
-		t.Run(c.name, func(t *testing.T) {
-			file := filepath.Join(t.TempDir(), ResultFile)
-			if c.file != "" {
-				if err := os.WriteFile(file, []byte(c.file), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			err := VerifyResult(inline, c.applied, file)
-			var none *NoResult
-			switch {
-			case c.want == "" && err != nil:
-				t.Fatalf("not done: %v", err)
-			case c.want != "" && (!errors.As(err, &none) || !strings.Contains(err.Error(), c.want)):
-				t.Fatalf("got %v, want a NoResult with %q", err, c.want)
-			}
-		})
+		t.Run(c.name, func(t *testing.T) { verdict(t, inline, c.applied, c.file, c.want) })
+	}
+}
+
+// verdict checks VerifyResult's verdict on a run that applied applied and exported file ("" for
+// no result file): done for want "", else a NoResult containing want.
+func verdict(t *testing.T, contract *ir.Result, applied []Applied, file, want string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), ResultFile)
+	if file != "" {
+		if err := os.WriteFile(path, []byte(file), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err := VerifyResult(contract, applied, path)
+	var none *NoResult
+	switch {
+	case want == "" && err != nil:
+		t.Fatalf("not done: %v", err)
+	case want != "" && (!errors.As(err, &none) || !strings.Contains(err.Error(), want)):
+		t.Fatalf("got %v, want a NoResult with %q", err, want)
 	}
 }

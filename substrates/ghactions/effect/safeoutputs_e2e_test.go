@@ -31,6 +31,17 @@ func TestSafeOutputsStaged(t *testing.T) { safeOutputs(t, "codex", true) }
 
 // safeOutputFleet installs profiles/sdlc, edited as above, with preset as the fleet's agent.
 func safeOutputFleet(t *testing.T, preset string, staged bool) *fleet {
+	model := map[string]string{"codex": "gpt-5.5", "claude": "claude-sonnet-4-5"}[preset]
+	return editedSDLC(t, preset, "agent:launch@develop", strings.NewReplacer(
+		"capabilities: [agent:launch, agent:list, tasks:author, tasks:converse]", "capabilities: [agent:launch@develop, agent:list, tasks:author, tasks:converse]",
+		"gh-actions: { model: gpt-5-codex, trustedRoles: [OWNER, MEMBER] }",
+		"gh-actions: { model: "+model+", agent: "+preset+", trustedRoles: [OWNER, MEMBER], tools: { max: { comment: 1 }, staged: "+strconv.FormatBool(staged)+" } }",
+	))
+}
+
+// editedSDLC is the fleet of profiles/sdlc with its profile edited, run with the real agent CLI
+// preset; the edit must leave exactly one mark in it.
+func editedSDLC(t *testing.T, preset, mark string, edit *strings.Replacer) *fleet {
 	program := agentcli.Require(t, preset)
 	dir := t.TempDir()
 	testfs.CopyTree(t, "../../../profiles/sdlc", dir)
@@ -39,13 +50,8 @@ func safeOutputFleet(t *testing.T, preset string, staged bool) *fleet {
 	if err != nil {
 		t.Fatal(err)
 	}
-	model := map[string]string{"codex": "gpt-5.5", "claude": "claude-sonnet-4-5"}[preset]
-	src := strings.NewReplacer(
-		"capabilities: [agent:launch, agent:list, tasks:author, tasks:converse]", "capabilities: [agent:launch@develop, agent:list, tasks:author, tasks:converse]",
-		"gh-actions: { model: gpt-5-codex, trustedRoles: [OWNER, MEMBER] }",
-		"gh-actions: { model: "+model+", agent: "+preset+", trustedRoles: [OWNER, MEMBER], tools: { max: { comment: 1 }, staged: "+strconv.FormatBool(staged)+" } }",
-	).Replace(string(data))
-	if src == string(data) || strings.Count(src, "agent:launch@develop") != 1 {
+	src := edit.Replace(string(data))
+	if strings.Count(src, mark) != 1 {
 		t.Fatal("profiles/sdlc/ir.yml no longer has the lines this test edits")
 	}
 	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
@@ -208,27 +214,12 @@ func TestApplyFailsARunWithoutAResult(t *testing.T) {
 // one with the default contract: a run whose result (the real codex's final message, given the
 // schema) does not validate fails, naming the field; one whose result validates passes.
 func TestApplyVerifiesADeclaredResult(t *testing.T) {
-	program := agentcli.Require(t, "codex")
-	dir := t.TempDir()
-	testfs.CopyTree(t, "../../../profiles/sdlc", dir)
-	path := filepath.Join(dir, "ir.yml")
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	src := strings.NewReplacer(
+	f := editedSDLC(t, "codex", "required: [labels]", strings.NewReplacer(
 		"      - cron: \"*/30 * * * 1-5\"\n    timeout: 15\n",
 		"      - cron: \"*/30 * * * 1-5\"\n    timeout: 15\n    result: { schema: { type: object, required: [labels], properties: { labels: { type: array, items: { type: string } } } } }\n",
 		"gh-actions: { model: gpt-5-codex, trustedRoles: [OWNER, MEMBER] }",
 		"gh-actions: { model: gpt-5.5, agent: codex, trustedRoles: [OWNER, MEMBER] }",
-	).Replace(string(data))
-	if strings.Count(src, "required: [labels]") != 1 || !strings.Contains(src, "agent: codex") {
-		t.Fatal("profiles/sdlc/ir.yml no longer has the lines this test edits")
-	}
-	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	f := newFleetFrom(t, dir, nil, program)
+	))
 	for i, c := range []struct {
 		final string
 		want  string // "" for a run that passes
