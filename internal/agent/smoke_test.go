@@ -204,11 +204,12 @@ func sessionLog(t *testing.T, dir, id string) string {
 
 const commitMsg = "develop: add the feature"
 
-// developScript makes the CLI commit in its workspace, then finish.
+// developScript makes the CLI commit in its workspace, then finish with its result
+// (autonomy.result.v1) as its final message: a session is done only with a result.
 func developScript() []modelfake.Turn {
 	return []modelfake.Turn{
 		{Shell: "echo feature > feature.txt && git add feature.txt && git commit -q -m '" + commitMsg + "' && git log -1 --format=%s"},
-		{Text: "Committed the feature."},
+		{Text: `{"status": "done", "summary": "Committed the feature.", "done": ["committed feature.txt"]}`},
 	}
 }
 

@@ -181,9 +181,11 @@ type actorManifest struct {
 	Params     []param `json:"params"`
 	Reviewer   string  `json:"reviewer,omitempty"`
 	Timeout    int     `json:"timeoutMinutes,omitempty"`
-	// Result is the result contract the apply job verifies a session delivered (ir.DefaultContract),
-	// "" when no trusted job verifies one there.
+	// Result is the named result contract the apply job verifies a session delivered (the
+	// default, ir.DefaultContract, or a declared one), "" when no trusted job verifies one there.
 	Result string `json:"result,omitempty"`
+	// ResultSchema is, for an inline result schema the apply job verifies, where it is installed.
+	ResultSchema string `json:"resultSchema,omitempty"`
 	// Environments are the GitHub environments gating the approval steps of a workflow
 	// playbook (autonomy provision creates them).
 	Environments []string `json:"environments,omitempty"`

@@ -223,6 +223,9 @@ func (c *compiler) manifest() {
 		if a.Result != "" {
 			w.field("result", a.Result)
 		}
+		if a.ResultSchema != "" {
+			w.field("resultSchema", a.ResultSchema)
+		}
 		if a.Timeout != 0 {
 			w.key("timeoutMinutes")
 			w.b.WriteString(strconv.Itoa(a.Timeout))

@@ -48,7 +48,7 @@ func applies(a *ir.Actor, steps bool) bool {
 	if !a.Skill || steps {
 		return false
 	}
-	if defaultResult(a) {
+	if verifiedResult(a) {
 		return true // the apply job verifies its result (effect.VerifyResult)
 	}
 	for _, c := range a.Capabilities {
@@ -81,6 +81,32 @@ func resultPrompt(a *ir.Actor, env *mapping, script *strings.Builder) string {
 	env.add("AUTONOMY_RESULT_INSTRUCTIONS", literal(tools.ResultInstructions()))
 	script.WriteString(`{ cat "$AUTONOMY_BEHAVIOR"; printf '%s' "$AUTONOMY_RESULT_INSTRUCTIONS"; } > "$RUNNER_TEMP/autonomy-prompt.md"` + "\n")
 	return `"$RUNNER_TEMP/autonomy-prompt.md"`
+}
+
+// verifiedResult reports whether the apply job verifies the actor's sessions delivered a result
+// that validates against its contract: the default one or a declared one, named or inline. A
+// reviewer's declared verdict is not: its review job validates it, and posts it on the head it
+// reviewed.
+func verifiedResult(a *ir.Actor) bool {
+	if !a.Skill || a.Contract() == nil {
+		return false
+	}
+	_, reviews := effects(a)
+	return !reviews || a.Result == nil
+}
+
+// manifestResult is what the manifest says of the contract the apply job verifies: its name, or
+// for an inline schema the path it is installed at (read at the trusted commit).
+func manifestResult(a *ir.Actor, m *actorManifest) {
+	switch {
+	case !verifiedResult(a):
+	case a.Result == nil:
+		m.Result = ir.DefaultContract
+	case a.Result.Named.Value != "":
+		m.Result = a.Result.Named.Value
+	default:
+		m.ResultSchema = resultPath(a)
+	}
 }
 
 // defaultResult reports whether the actor's sessions deliver the default result contract

@@ -272,9 +272,7 @@ func (c *compiler) agentWorkflow(a *ir.Actor) mapping {
 	if applyJob {
 		m := &c.actors[len(c.actors)-1]
 		m.Effects, m.applyGrant = append(m.Effects, "apply"), applyGrant(a)
-		if defaultResult(a) {
-			m.Result = ir.DefaultContract
-		}
+		manifestResult(a, m) // safeoutputs.go
 	}
 	if elicits {
 		m := &c.actors[len(c.actors)-1]
@@ -400,6 +398,9 @@ func (c *compiler) runStepOf(a *ir.Actor, steps bool) mapping {
 	kind := scriptKey(a)
 	if a.Skill && a.Result != nil {
 		kind += ":result"
+		if verifiedResult(a) {
+			kind += ":verified"
+		}
 	} else if defaultResult(a) {
 		kind += ":default-result"
 	}
@@ -518,7 +519,7 @@ func (c *compiler) agentScript(a *ir.Actor, env *mapping, script *strings.Builde
 	}
 	words = c.jail(words, env)             // egress.go
 	prompt := resultPrompt(a, env, script) // safeoutputs.go
-	if defaultResult(a) {
+	if verifiedResult(a) {
 		defer script.WriteString(exportResultScript)
 	}
 	cmd := strings.Join(words, " ") + ` < ` + prompt

@@ -16,7 +16,6 @@ import (
 // result that validates and says done, from submit_result (a refused call does not count) or
 // else the exported final message; otherwise a NoResult naming what is missing or invalid.
 func TestVerifyResult(t *testing.T) {
-	actor := InstalledActor{Name: "pm", Result: ir.DefaultContract}
 	submitted := func(input string, refused string) Applied {
 		return Applied{Effect: tools.Effect{Tool: tools.SubmitResult, Actor: "pm", Input: json.RawMessage(input)}, Refused: refused}
 	}
@@ -37,26 +36,55 @@ func TestVerifyResult(t *testing.T) {
 		{"bad status", []Applied{submitted(`{"status":"finished","summary":"x"}`, "")}, "", "submit_result:1:11: the result does not satisfy autonomy.result.v1: at /status"},
 		{"reported failed", []Applied{submitted(`{"status":"failed","summary":"The channel is gone."}`, "")}, "", "the agent reported its work failed: The channel is gone."},
 	} {
-		t.Run(c.name, func(t *testing.T) {
-			file := filepath.Join(t.TempDir(), ResultFile)
-			if c.file != "" {
-				if err := os.WriteFile(file, []byte(c.file), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			err := VerifyResult(actor, c.applied, file)
-			var none *NoResult
-			switch {
-			case c.want == "" && err != nil:
-				t.Fatalf("not done: %v", err)
-			case c.want != "" && (!errors.As(err, &none) || !strings.Contains(err.Error(), c.want)):
-				t.Fatalf("got %v, want a NoResult with %q", err, c.want)
-			}
-		})
+		t.Run(c.name, func(t *testing.T) { verdict(t, ir.DefaultResult, c.applied, c.file, c.want) })
 	}
-	// An actor without the default contract (one that declares its own, or opts out) is not
-	// verified by apply.
-	if err := VerifyResult(InstalledActor{Name: "reviewer"}, nil, filepath.Join(t.TempDir(), "none")); err != nil {
-		t.Errorf("an actor with no default contract: %v", err)
+	// An actor with no contract to verify (one that opts out, or a reviewer) is not verified by apply.
+	if err := VerifyResult(nil, nil, filepath.Join(t.TempDir(), "none")); err != nil {
+		t.Errorf("an actor with no contract: %v", err)
+	}
+}
+
+// A declared contract (here inline) is verified as the default one: submit_result's output
+// member, else the exported result file, must validate, the failure naming the field; the
+// default contract's status is not asked of it.
+func TestVerifyDeclaredResult(t *testing.T) {
+	inline := &ir.Result{Inline: map[string]any{"type": "object", "required": []any{"labels"},
+		"properties": map[string]any{"labels": map[string]any{"type": "array", "items": map[string]any{"type": "string"}}}}}
+	submitted := func(input string) Applied {
+		return Applied{Effect: tools.Effect{Tool: tools.SubmitResult, Actor: "triage", Input: json.RawMessage(input)}}
+	}
+	for _, c := range []struct {
+		name    string
+		applied []Applied
+		file    string
+		want    string
+	}{
+		{"output", []Applied{submitted(`{"status":"done","summary":"x","output":{"labels":["bug"]}}`)}, "", ""},
+		{"file", nil, `{"labels": []}`, ""},
+		{"bad output", []Applied{submitted(`{"status":"done","summary":"x","output":{"labels":[3]}}`)}, "", "submit_result's output:1:12: the result does not satisfy its inline schema: at /labels/0"},
+		{"missing field", nil, "{\"status\": \"done\", \"summary\": \"x\"}", "at /: missing property 'labels'"},
+		{"submit without output", []Applied{submitted(`{"status":"done","summary":"x"}`)}, "", "the session delivered no result"},
+	} {
+		t.Run(c.name, func(t *testing.T) { verdict(t, inline, c.applied, c.file, c.want) })
+	}
+}
+
+// verdict checks VerifyResult's verdict on a run that applied applied and exported file ("" for
+// no result file): done for want "", else a NoResult containing want.
+func verdict(t *testing.T, contract *ir.Result, applied []Applied, file, want string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), ResultFile)
+	if file != "" {
+		if err := os.WriteFile(path, []byte(file), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err := VerifyResult(contract, applied, path)
+	var none *NoResult
+	switch {
+	case want == "" && err != nil:
+		t.Fatalf("not done: %v", err)
+	case want != "" && (!errors.As(err, &none) || !strings.Contains(err.Error(), want)):
+		t.Fatalf("got %v, want a NoResult with %q", err, want)
 	}
 }

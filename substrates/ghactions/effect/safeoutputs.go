@@ -92,7 +92,11 @@ func ApplyFile(ctx context.Context, e *Env, sha, path string) ([]Applied, bool, 
 		return out, staged, err
 	}
 	a, _ := m.Actor(e.Actor) // Apply refused an actor not installed
-	return out, staged, VerifyResult(a, out, filepath.Join(filepath.Dir(path), ResultFile))
+	contract, err := InstalledContract(ctx, e.Dir, sha, a)
+	if err != nil {
+		return out, staged, err
+	}
+	return out, staged, VerifyResult(contract, out, filepath.Join(filepath.Dir(path), ResultFile))
 }
 
 // ResultFile is the session's result file the agent job exports beside its safe outputs.

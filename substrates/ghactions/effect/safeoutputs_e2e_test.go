@@ -31,6 +31,17 @@ func TestSafeOutputsStaged(t *testing.T) { safeOutputs(t, "codex", true) }
 
 // safeOutputFleet installs profiles/sdlc, edited as above, with preset as the fleet's agent.
 func safeOutputFleet(t *testing.T, preset string, staged bool) *fleet {
+	model := map[string]string{"codex": "gpt-5.5", "claude": "claude-sonnet-4-5"}[preset]
+	return editedSDLC(t, preset, "agent:launch@develop", strings.NewReplacer(
+		"capabilities: [agent:launch, agent:list, tasks:author, tasks:converse]", "capabilities: [agent:launch@develop, agent:list, tasks:author, tasks:converse]",
+		"gh-actions: { model: gpt-5-codex, trustedRoles: [OWNER, MEMBER] }",
+		"gh-actions: { model: "+model+", agent: "+preset+", trustedRoles: [OWNER, MEMBER], tools: { max: { comment: 1 }, staged: "+strconv.FormatBool(staged)+" } }",
+	))
+}
+
+// editedSDLC is the fleet of profiles/sdlc with its profile edited, run with the real agent CLI
+// preset; the edit must leave exactly one mark in it.
+func editedSDLC(t *testing.T, preset, mark string, edit *strings.Replacer) *fleet {
 	program := agentcli.Require(t, preset)
 	dir := t.TempDir()
 	testfs.CopyTree(t, "../../../profiles/sdlc", dir)
@@ -39,13 +50,8 @@ func safeOutputFleet(t *testing.T, preset string, staged bool) *fleet {
 	if err != nil {
 		t.Fatal(err)
 	}
-	model := map[string]string{"codex": "gpt-5.5", "claude": "claude-sonnet-4-5"}[preset]
-	src := strings.NewReplacer(
-		"capabilities: [agent:launch, agent:list, tasks:author, tasks:converse]", "capabilities: [agent:launch@develop, agent:list, tasks:author, tasks:converse]",
-		"gh-actions: { model: gpt-5-codex, trustedRoles: [OWNER, MEMBER] }",
-		"gh-actions: { model: "+model+", agent: "+preset+", trustedRoles: [OWNER, MEMBER], tools: { max: { comment: 1 }, staged: "+strconv.FormatBool(staged)+" } }",
-	).Replace(string(data))
-	if src == string(data) || strings.Count(src, "agent:launch@develop") != 1 {
+	src := edit.Replace(string(data))
+	if strings.Count(src, mark) != 1 {
 		t.Fatal("profiles/sdlc/ir.yml no longer has the lines this test edits")
 	}
 	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
@@ -200,5 +206,41 @@ func TestApplyFailsARunWithoutAResult(t *testing.T) {
 	}
 	if is, _ := f.fake.Issue(f.item); len(is.Comments) != 2 {
 		t.Errorf("the comments %q: each run's effects are applied before its result is verified", is.Comments)
+	}
+}
+
+// TestApplyVerifiesADeclaredResult: an actor that declares its own result contract (here an
+// inline schema, installed and read at the trusted commit) is verified by its apply job exactly as
+// one with the default contract: a run whose result (the real codex's final message, given the
+// schema) does not validate fails, naming the field; one whose result validates passes.
+func TestApplyVerifiesADeclaredResult(t *testing.T) {
+	f := editedSDLC(t, "codex", "required: [labels]", strings.NewReplacer(
+		"      - cron: \"*/30 * * * 1-5\"\n    timeout: 15\n",
+		"      - cron: \"*/30 * * * 1-5\"\n    timeout: 15\n    result: { schema: { type: object, required: [labels], properties: { labels: { type: array, items: { type: string } } } } }\n",
+		"gh-actions: { model: gpt-5-codex, trustedRoles: [OWNER, MEMBER] }",
+		"gh-actions: { model: gpt-5.5, agent: codex, trustedRoles: [OWNER, MEMBER] }",
+	))
+	for i, c := range []struct {
+		final string
+		want  string // "" for a run that passes
+	}{
+		{`{"labels": [3]}`, "the result does not satisfy its inline schema: at /labels/0"},
+		{`{"summary": "Triaged."}`, "at /: missing property 'labels'"},
+		{`{"labels": ["bug"]}`, ""},
+	} {
+		model := modelfake.Start(modelfake.Turn{Text: c.final})
+		v := modelValues(f.values(model, "schedule", nil), "codex", model)
+		v["github.run_id"] = strconv.Itoa(7000 + i)
+		if out, ran := f.r.job(f.wf("pm"), "agent", v, false); !ran || model.Err() != nil {
+			t.Fatalf("pm: ran %v, model %v\n%s", ran, model.Err(), out)
+		}
+		model.Close()
+		out, ran := f.r.job(f.wf("pm"), "apply", v, c.want != "")
+		if c.want == "" && !ran {
+			t.Errorf("the apply job of run %d failed a valid result:\n%s", i, out)
+		}
+		if c.want != "" && (!ran || !strings.Contains(out, c.want)) {
+			t.Errorf("the apply job of run %d: ran %v, want it failed with %q:\n%s", i, ran, c.want, out)
+		}
 	}
 }

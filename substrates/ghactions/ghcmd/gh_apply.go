@@ -52,10 +52,12 @@ git show, the safe-output file of the agent job's run (GITHUB_RUN_ID) of the act
 AUTONOMY_ACTOR, checks every effect against the actor's installed capabilities and scopes and
 the caps of policy.box.gh-actions.tools.max, and applies what passes with GH_TOKEN; with
 policy.box.gh-actions.tools.staged: true it applies nothing. Each effect's fate is written to
-the step summary (GITHUB_STEP_SUMMARY) and the log. Then, for an actor whose result contract is
-the default (autonomy.result.v1), it verifies the session is done: the result it delivered
-through submit_result, else the final message the agent job exported beside the safe-output
-file (result.json), must validate and say done.
+the step summary (GITHUB_STEP_SUMMARY) and the log. Then, for an actor with a result contract (the
+manifest's result, autonomy.result.v1 by default or a declared one, or its resultSchema, an
+inline schema read at GITHUB_SHA), it verifies the session is done: the result it delivered
+through submit_result (for a declared contract, its output member), else the final message
+the agent job exported beside the safe-output file (result.json), must validate, and for the
+default contract say done.
 
 Exit codes: 0 done, refused effects included (they are reported); 1 the session delivered no
 valid result, or reported its work failed (the run ends failed, naming the missing or invalid

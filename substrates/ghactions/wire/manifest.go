@@ -7,9 +7,11 @@ type ManifestActor struct {
 	Kind         string   `json:"kind"`
 	Workflow     string   `json:"workflow"`
 	Capabilities []string `json:"capabilities"`
-	// Result is the result contract the apply job verifies ("" for none).
-	Result   string `json:"result,omitempty"`
-	Triggers []struct {
+	// Result is the named result contract the apply job verifies ("" for none).
+	Result string `json:"result,omitempty"`
+	// ResultSchema is where an inline result schema the apply job verifies is installed.
+	ResultSchema string `json:"resultSchema,omitempty"`
+	Triggers     []struct {
 		Kind   string   `json:"kind"`
 		Params []string `json:"params"`
 	} `json:"triggers"`
