@@ -3,7 +3,12 @@
 // node and the pinned CLIs need to run, and nothing that grants anything.
 package sessionenv
 
-import "strings"
+import (
+	"context"
+	"os/exec"
+	"strings"
+	"time"
+)
 
 // allowed are the variables every session receives. Everything else (a code-host token, a cloud
 // secret, the model credential) stays with the runner unless the profile names it, and so do the
@@ -21,4 +26,13 @@ var allowed = map[string]bool{
 // locale's LC_*.
 func Allowed(k string) bool {
 	return allowed[k] || strings.HasPrefix(k, "LC_")
+}
+
+// NodeVersion runs `node --version`, bounded: a node that hangs must not hang a session's start.
+// It is what ir.ScriptRun.Argv asks when a .ts script needs a Node.js that strips types.
+func NodeVersion(node string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, node, "--version").Output()
+	return string(out), err
 }
