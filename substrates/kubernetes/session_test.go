@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -37,7 +38,12 @@ func podProcess(t *testing.T, objs []*unstructured.Unstructured, actor, id strin
 	if err := object(objs, "PodTemplate", ObjectName(actor), &pt); err != nil {
 		t.Fatal(err)
 	}
-	job := SessionJob("fleet-a", JobTemplate(&pt), Session{ID: id, Params: params})
+	return runJobPod(t, objs, SessionJob("fleet-a", JobTemplate(&pt), Session{ID: id, Params: params}))
+}
+
+// runJobPod runs the session container of job's pod as a local process (see podProcess).
+func runJobPod(t *testing.T, objs []*unstructured.Unstructured, job *batchv1.Job) (int, string) {
+	t.Helper()
 	tmp := t.TempDir()
 	root, term := filepath.Join(tmp, "install"), filepath.Join(tmp, "termination-log")
 	if err := os.WriteFile(term, nil, 0o644); err != nil {
@@ -118,9 +124,9 @@ func mountVolume(t *testing.T, objs []*unstructured.Unstructured, vols []corev1.
 }
 
 // compiledSessionFleet compiles fleetProfile with sessionScript as its behavior.
-func compiledSessionFleet(t *testing.T) []*unstructured.Unstructured {
+func compiledSessionFleet(t *testing.T, ns string) []*unstructured.Unstructured {
 	t.Helper()
-	dir := writeFleet(t, fleetProfile)
+	dir := writeFleet(t, strings.Replace(fleetProfile, "namespace: fleet-a", "namespace: "+ns, 1))
 	if err := os.WriteFile(filepath.Join(dir, "scripts", "run.sh"), []byte(sessionScript), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +149,7 @@ func TestSessionEntryPointWritesTheCheckedResult(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("a script behavior runs with sh")
 	}
-	objs := compiledSessionFleet(t)
+	objs := compiledSessionFleet(t, "fleet-a")
 	fc, err := ReadFleetConfig(objs)
 	if err != nil {
 		t.Fatal(err)
