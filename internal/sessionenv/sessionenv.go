@@ -36,3 +36,14 @@ func NodeVersion(node string) (string, error) {
 	out, err := exec.CommandContext(ctx, node, "--version").Output()
 	return string(out), err
 }
+
+// Lookup is the value of name in env, a list of KEY=VALUE entries: its last entry, as exec does
+// ("" when unset).
+func Lookup(env []string, name string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if k, v, ok := strings.Cut(env[i], "="); ok && k == name {
+			return v
+		}
+	}
+	return ""
+}

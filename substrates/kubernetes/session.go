@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -45,7 +46,7 @@ func RunSession(ctx context.Context, env []string, stdout, stderr io.Writer) err
 		to   *string
 		name string
 	}{{&c.dir, EnvDir}, {&c.term, EnvTermination}, {&c.id, EnvSession}, {&c.actor, EnvActor}} {
-		*v.to = envValue(env, v.name)
+		*v.to = sessionenv.Lookup(env, v.name)
 		if *v.to == "" {
 			return exitcode.Usagef("runner session: $%s is not set: this verb is the entry point of a session's container, whose PodTemplate sets it (docs/kubernetes.md)", v.name)
 		}
@@ -74,7 +75,7 @@ func (c *sessionCall) run(ctx context.Context) ([]byte, error) {
 		return nil, fmt.Errorf("actor %q: its behavior %s is a skill, which needs an agent CLI; the kubernetes session entry point runs script behaviors only (docs/kubernetes.md)", cfg.Actor, cfg.Behavior)
 	}
 	var params map[string]string
-	if err := json.Unmarshal([]byte(envValue(c.env, EnvParams)), &params); err != nil {
+	if err := json.Unmarshal([]byte(sessionenv.Lookup(c.env, EnvParams)), &params); err != nil {
 		return nil, fmt.Errorf("$%s is not a JSON object of strings: %v", EnvParams, err)
 	}
 	argv, err := cfg.Script.Argv(filepath.Join(c.dir, filepath.FromSlash(cfg.Behavior)), exec.LookPath, sessionenv.NodeVersion)
@@ -129,16 +130,11 @@ func (c *sessionCall) behaviorEnv(cfg *ActorConfig, params map[string]string, wo
 			env = append(env, kv)
 		}
 	}
-	keys := make([]string, 0, len(params))
-	for k := range params {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(params)) {
 		env = append(env, k+"="+params[k])
 	}
 	for _, k := range []string{EnvSession, EnvActor, EnvParams, EnvRef, EnvDir, "AUTONOMY_CAPABILITIES", "AUTONOMY_BEHAVIOR", "AUTONOMY_RESULT_SCHEMA"} {
-		if v := envValue(c.env, k); v != "" || k == EnvRef {
+		if v := sessionenv.Lookup(c.env, k); v != "" || k == EnvRef {
 			env = append(env, k+"="+v)
 		}
 	}
@@ -230,14 +226,4 @@ func writeTermination(path string, msg []byte) error {
 		return err
 	}
 	return f.Close()
-}
-
-// envValue is the last value of name in env ("" when unset).
-func envValue(env []string, name string) string {
-	for i := len(env) - 1; i >= 0; i-- {
-		if k, v, ok := strings.Cut(env[i], "="); ok && k == name {
-			return v
-		}
-	}
-	return ""
 }
