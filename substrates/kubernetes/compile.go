@@ -122,16 +122,18 @@ type FleetConfig struct {
 type ActorConfig struct {
 	Actor string `json:"actor"`
 	// Object is ObjectName(Actor): its ServiceAccount, Role, RoleBinding and PodTemplate.
-	Object         string    `json:"object"`
-	Kind           string    `json:"kind"`
-	Behavior       string    `json:"behavior"`
-	Capabilities   []string  `json:"capabilities"`
-	Triggers       []Trigger `json:"triggers"`
-	TimeoutSeconds int       `json:"timeoutSeconds,omitempty"`
-	Result         string    `json:"result,omitempty"`
-	Reviewer       string    `json:"reviewer,omitempty"`
-	Prelaunch      string    `json:"prelaunch,omitempty"`
-	Workspace      string    `json:"workspace"`
+	Object   string `json:"object"`
+	Kind     string `json:"kind"`
+	Behavior string `json:"behavior"`
+	// Script is set for a script behavior: how the session entry point runs it (session.go).
+	Script         *ir.ScriptRun `json:"script,omitempty"`
+	Capabilities   []string      `json:"capabilities"`
+	Triggers       []Trigger     `json:"triggers"`
+	TimeoutSeconds int           `json:"timeoutSeconds,omitempty"`
+	Result         string        `json:"result,omitempty"`
+	Reviewer       string        `json:"reviewer,omitempty"`
+	Prelaunch      string        `json:"prelaunch,omitempty"`
+	Workspace      string        `json:"workspace"`
 }
 
 // Trigger is one trigger of an actor: its kind, its cron (and CronJob) or event, and the params
@@ -158,7 +160,7 @@ func (c *compiler) fleetConfig() FleetConfig {
 	fc := FleetConfig{Namespace: c.box.Namespace, MaxConcurrent: c.p.Policy.MaxConcurrent.Value, TimeZone: c.box.TimeZone, Actors: []ActorConfig{}}
 	for _, a := range c.p.Actors {
 		ac := ActorConfig{Actor: a.Name.Value, Object: ObjectName(a.Name.Value), Kind: "agent", Behavior: dataDir + "/" + a.BehaviorFile,
-			Capabilities: []string{}, Triggers: []Trigger{}, TimeoutSeconds: a.Timeout.Value * 60, Reviewer: a.Review.Value, Prelaunch: a.Prelaunch.Value, Workspace: "isolated"}
+			Capabilities: []string{}, Triggers: []Trigger{}, TimeoutSeconds: a.Timeout.Value * 60, Reviewer: a.Review.Value, Prelaunch: a.Prelaunch.Value, Workspace: "isolated", Script: a.Script}
 		if a.IsHuman() {
 			ac.Kind = "human"
 		}

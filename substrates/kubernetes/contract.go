@@ -116,7 +116,13 @@ const (
 	// EnvParams is the params as one JSON object (the same as AUTONOMY_FORWARD on local).
 	EnvParams = "AUTONOMY_FORWARD"
 	EnvDir    = "AUTONOMY_DIR"
+	// EnvTermination is the session container's termination message file (TerminationLog),
+	// where the session entry point writes the result the runner reads (runner_result.go).
+	EnvTermination = "AUTONOMY_TERMINATION_LOG"
 )
+
+// TerminationLog is the termination message file a PodTemplate sets on its session container.
+const TerminationLog = "/dev/termination-log"
 
 // maxObjectBase bounds the readable part of an object name: a CronJob's name is at most 52
 // characters (its Jobs append 11), and the hash suffix takes 9.
@@ -273,5 +279,6 @@ func SessionEnv(actor string) []corev1.EnvVar {
 		{Name: EnvSession, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.labels['" + batchv1.JobNameLabel + "']"}}},
 		{Name: EnvActor, Value: actor},
 		{Name: EnvDir, Value: InstallDir},
+		{Name: EnvTermination, Value: TerminationLog},
 	}
 }

@@ -200,6 +200,7 @@ func (c *compiler) podTemplate(a *ir.Actor) *corev1.PodTemplate {
 	}
 	no, yes, user := false, true, int64(65532)
 	ctr := corev1.Container{Name: ContainerName, Image: c.box.Image, Args: SessionArgs, Env: env,
+		TerminationMessagePath: TerminationLog, TerminationMessagePolicy: corev1.TerminationMessageReadFile,
 		VolumeMounts:    []corev1.VolumeMount{{Name: InstallVolume, MountPath: InstallDir, ReadOnly: true}},
 		SecurityContext: &corev1.SecurityContext{AllowPrivilegeEscalation: &no, Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}},
 	}

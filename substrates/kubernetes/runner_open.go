@@ -93,11 +93,8 @@ func OpenRunner(ctx context.Context, cs kubernetes.Interface, ns, caller string)
 			if err != nil {
 				return nil, err
 			}
-			if err := json.Unmarshal(raw, &ra.Result); err != nil {
+			if ra.Result, err = decodeSchema(raw); err != nil {
 				return nil, fmt.Errorf("actor %q: its result contract %s is not JSON: %v", a.Actor, a.Result, err)
-			}
-			if m, ok := ra.Result.(map[string]any); ok {
-				delete(m, "//") // the DO NOT EDIT header member
 			}
 		}
 		opts.Actors = append(opts.Actors, ra)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/autonomyhq/autonomy/internal/agent"
 	"github.com/autonomyhq/autonomy/internal/agentcli"
+	"github.com/autonomyhq/autonomy/internal/sessionenv"
 	"github.com/autonomyhq/autonomy/internal/store"
 )
 
@@ -28,7 +29,7 @@ type lookupKey struct{ path, name string }
 
 // lookPath is exec.LookPath under env's PATH, cached.
 func lookPath(env []string, name string) (string, error) {
-	path := lookupEnv(env, "PATH")
+	path := sessionenv.Lookup(env, "PATH")
 	k := lookupKey{path, name}
 	if v, ok := lookups.Load(k); ok {
 		if fi, err := os.Stat(v.(string)); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
@@ -70,7 +71,7 @@ func (in *Install) preflight(env []string, cfg *ActorConfig) error {
 	if c == nil || !c.Box || len(c.Argv) == 0 {
 		return nil
 	}
-	if over, err := AgentOverride(lookupEnv(env, AgentEnv)); err != nil {
+	if over, err := AgentOverride(sessionenv.Lookup(env, AgentEnv)); err != nil {
 		return &RefusedError{Msg: err.Error()}
 	} else if over != nil {
 		return nil // the operator's own command: checked when it starts
@@ -92,7 +93,7 @@ func (in *Install) preflight(env []string, cfg *ActorConfig) error {
 // cacheDir is the agent cache env names (agentcli.CacheDirIn): where make agent-install and
 // scripts/install-agents.sh put the pinned CLIs.
 func cacheDir(env []string) string {
-	return agentcli.CacheDirIn(func(k string) string { return lookupEnv(env, k) })
+	return agentcli.CacheDirIn(func(k string) string { return sessionenv.Lookup(env, k) })
 }
 
 // presetFromCache is the pinned CLI of c's preset in env's agent cache, or "" when it is not
@@ -127,7 +128,7 @@ func (in *Install) fill(ctx context.Context, s store.Session, cfg *ActorConfig, 
 	if !ok {
 		return nil, fmt.Errorf("actor %q: unknown agent preset %q (compile again)", cfg.Actor, cfg.Command.Preset)
 	}
-	values := map[string]string{agent.Result: resultPath, agent.Proxy: lookupEnv(env, p.BaseURLEnv)}
+	values := map[string]string{agent.Result: resultPath, agent.Proxy: sessionenv.Lookup(env, p.BaseURLEnv)}
 	if need[agent.Schema] || need[agent.SchemaJSON] {
 		if cfg.Result == "" {
 			return nil, fmt.Errorf("actor %q: its agent command asks for a result schema, and it declares none (compile again)", cfg.Actor)

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-github/v62/github"
 
 	"github.com/autonomyhq/autonomy/internal/ghwrite"
+	"github.com/autonomyhq/autonomy/internal/sessionenv"
 	"github.com/autonomyhq/autonomy/internal/store"
 	"github.com/autonomyhq/autonomy/substrates/local/gitws"
 )
@@ -50,11 +51,11 @@ func (f *flow) github(ctx context.Context) (*ghCode, error) {
 	if ev := f.r.In.Runner.Events; ev != nil {
 		boxRepo = ev.Repo
 	}
-	owner, name, err := f.r.githubRepo(boxRepo, lookupEnv(env, "GITHUB_REPOSITORY"))
+	owner, name, err := f.r.githubRepo(boxRepo, sessionenv.Lookup(env, "GITHUB_REPOSITORY"))
 	if err != nil {
 		return nil, err
 	}
-	c, err := githubClient(token, lookupEnv(env, "GITHUB_API_URL"), nil)
+	c, err := githubClient(token, sessionenv.Lookup(env, "GITHUB_API_URL"), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -62,8 +63,8 @@ func (f *flow) github(ctx context.Context) (*ghCode, error) {
 	if err != nil || remote == "" {
 		return nil, errors.New("the installation's repository has no origin remote to push the proposal to: git remote add origin https://github.com/OWNER/REPO")
 	}
-	return &ghCode{client: c, owner: owner, name: name, token: token, remote: pushURL(remote, lookupEnv(env, "GITHUB_SERVER_URL"), owner, name),
-		graphql: lookupEnv(env, "GITHUB_GRAPHQL_URL")}, nil
+	return &ghCode{client: c, owner: owner, name: name, token: token, remote: pushURL(remote, sessionenv.Lookup(env, "GITHUB_SERVER_URL"), owner, name),
+		graphql: sessionenv.Lookup(env, "GITHUB_GRAPHQL_URL")}, nil
 }
 
 // ghBranch is the branch a proposal is pushed to: autonomy/<actor>/<subject> (the proposer's

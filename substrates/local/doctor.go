@@ -16,6 +16,7 @@ import (
 	"github.com/autonomyhq/autonomy/internal/agentcli"
 	"github.com/autonomyhq/autonomy/internal/egress"
 	"github.com/autonomyhq/autonomy/internal/gitremote"
+	"github.com/autonomyhq/autonomy/internal/sessionenv"
 )
 
 // Check is one thing autonomy doctor looked at.
@@ -74,7 +75,7 @@ func Doctor(ctx context.Context, dir string, env []string) []Check {
 			custom = true
 		}
 	}
-	if over := lookupEnv(env, AgentEnv); over != "" {
+	if over := sessionenv.Lookup(env, AgentEnv); over != "" {
 		out = append(out, Check{Name: "agent", OK: true, Detail: AgentEnv + " overrides the presets: " + over})
 		return out
 	}
@@ -109,11 +110,11 @@ func Doctor(ctx context.Context, dir string, env []string) []Check {
 			}
 			out = append(out, hc)
 		}
-		if v := lookupEnv(env, p.CredentialEnv); v == "" {
+		if v := sessionenv.Lookup(env, p.CredentialEnv); v == "" {
 			out = append(out, Check{Name: "credential " + p.CredentialEnv, Detail: "not set", Fix: "export " + p.CredentialEnv + "=… (the key of your model, or of your model proxy, with " + p.BaseURLEnv + " its URL)"})
 		} else {
 			d := "set"
-			if u := lookupEnv(env, p.BaseURLEnv); u != "" {
+			if u := sessionenv.Lookup(env, p.BaseURLEnv); u != "" {
 				d += "; the model proxy is " + p.BaseURLEnv + "=" + redactURL(u)
 			}
 			out = append(out, Check{Name: "credential " + p.CredentialEnv, OK: true, Detail: d})

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/autonomyhq/autonomy/internal/proc"
+	"github.com/autonomyhq/autonomy/internal/sessionenv"
 	"github.com/autonomyhq/autonomy/internal/store"
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/substrates"
@@ -105,7 +106,7 @@ func (in *Install) command(env []string, cfg *ActorConfig) ([]string, string, bo
 	argv := append([]string(nil), cfg.Command.Argv...)
 	preset := cfg.Command.Preset != ""
 	if cfg.Command.Box {
-		override, err := AgentOverride(lookupEnv(env, AgentEnv))
+		override, err := AgentOverride(sessionenv.Lookup(env, AgentEnv))
 		if err != nil {
 			return nil, "", false, err
 		}
@@ -138,15 +139,6 @@ func (in *Install) command(env []string, cfg *ActorConfig) ([]string, string, bo
 		stdin = in.Path(cfg.Command.Stdin)
 	}
 	return argv, stdin, preset, nil
-}
-
-func lookupEnv(env []string, name string) string {
-	for i := len(env) - 1; i >= 0; i-- {
-		if k, v, ok := strings.Cut(env[i], "="); ok && k == name {
-			return v
-		}
-	}
-	return ""
 }
 
 // sessionEnv is the env contract: the allowlisted part of the inherited environment (never what

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/autonomyhq/autonomy/internal/sessionenv"
 	"github.com/google/go-github/v62/github"
 )
 
@@ -16,10 +17,10 @@ import (
 
 // runnerToken is the runner's GitHub token in env: GH_TOKEN, else GITHUB_TOKEN.
 func runnerToken(env []string) string {
-	if t := lookupEnv(env, "GH_TOKEN"); t != "" {
+	if t := sessionenv.Lookup(env, "GH_TOKEN"); t != "" {
 		return t
 	}
-	return lookupEnv(env, "GITHUB_TOKEN")
+	return sessionenv.Lookup(env, "GITHUB_TOKEN")
 }
 
 // githubRepo is the repository of codeHost github: boxRepo (policy.box.local.events.repo), else

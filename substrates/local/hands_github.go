@@ -11,6 +11,7 @@ import (
 
 	"github.com/autonomyhq/autonomy/internal/ghlimit"
 	"github.com/autonomyhq/autonomy/internal/ghwrite"
+	"github.com/autonomyhq/autonomy/internal/sessionenv"
 	"github.com/autonomyhq/autonomy/internal/store"
 	"github.com/autonomyhq/autonomy/internal/tools"
 	"github.com/autonomyhq/autonomy/substrates"
@@ -152,9 +153,9 @@ func (r *Runner) newGitHubApplier(s store.Session) *githubApplier {
 	if ev := r.In.Runner.Events; ev != nil {
 		boxRepo = ev.Repo
 	}
-	owner, name, err := r.githubRepo(boxRepo, lookupEnv(env, "GITHUB_REPOSITORY"))
+	owner, name, err := r.githubRepo(boxRepo, sessionenv.Lookup(env, "GITHUB_REPOSITORY"))
 	if err == nil {
-		g.repo.Client, err = githubClient(token, lookupEnv(env, "GITHUB_API_URL"), nil)
+		g.repo.Client, err = githubClient(token, sessionenv.Lookup(env, "GITHUB_API_URL"), nil)
 	}
 	if err != nil {
 		g.unable = err.Error()

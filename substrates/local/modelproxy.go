@@ -11,6 +11,7 @@ import (
 
 	"github.com/autonomyhq/autonomy/internal/agent"
 	"github.com/autonomyhq/autonomy/internal/modelproxy"
+	"github.com/autonomyhq/autonomy/internal/sessionenv"
 	"github.com/autonomyhq/autonomy/internal/store"
 	"github.com/autonomyhq/autonomy/ir"
 )
@@ -48,7 +49,7 @@ func (sv *supervision) proxied() ([]agent.Preset, bool) {
 	if !sv.cfg.Skill && !sv.cfg.Steps || c == nil || c.Script != nil || c.Preset == "" && !c.Box {
 		return nil, false
 	}
-	if over, err := AgentOverride(lookupEnv(sv.r.opts.Env, AgentEnv)); err != nil || over != nil {
+	if over, err := AgentOverride(sessionenv.Lookup(sv.r.opts.Env, AgentEnv)); err != nil || over != nil {
 		return nil, false
 	}
 	if c.Preset != "" {
@@ -75,8 +76,8 @@ type upstream struct {
 func (sv *supervision) upstreams(ps []agent.Preset) (ups []upstream, names []string) {
 	for _, p := range ps {
 		names = append(names, p.CredentialEnv)
-		if key := lookupEnv(sv.r.opts.Env, p.CredentialEnv); key != "" {
-			ups = append(ups, upstream{preset: p, key: key, base: lookupEnv(sv.r.opts.Env, p.BaseURLEnv)})
+		if key := sessionenv.Lookup(sv.r.opts.Env, p.CredentialEnv); key != "" {
+			ups = append(ups, upstream{preset: p, key: key, base: sessionenv.Lookup(sv.r.opts.Env, p.BaseURLEnv)})
 		}
 	}
 	return ups, names

@@ -10,27 +10,15 @@ import (
 	"strings"
 
 	"github.com/autonomyhq/autonomy/internal/agent"
+	"github.com/autonomyhq/autonomy/internal/sessionenv"
 )
 
-// allowedEnv are the variables of the runner's environment every session receives: what a shell,
-// git, node and the pinned CLIs need to run, and nothing that grants anything. Everything else
-// (a code-host token, a cloud secret, the model credential) stays with the runner unless the
-// profile names it in policy.box.local.env (docs/local.md, "The session's environment"), and so
-// do the addresses of what acts for the user outside any sandbox: XDG_RUNTIME_DIR (systemd
-// --user, the session bus), DBUS_SESSION_BUS_ADDRESS, SSH_AUTH_SOCK.
-var allowedEnv = map[string]bool{
-	"PATH": true, "HOME": true, "USER": true, "LOGNAME": true, "SHELL": true,
-	"LANG": true, "LANGUAGE": true, "TZ": true, "TERM": true, "COLORTERM": true, "NO_COLOR": true, "TMPDIR": true,
-	"XDG_CONFIG_HOME": true, "XDG_CACHE_HOME": true, "XDG_DATA_HOME": true, "XDG_STATE_HOME": true,
-	// TLS roots a machine behind a corporate proxy points its tools at.
-	"SSL_CERT_FILE": true, "SSL_CERT_DIR": true, "NODE_EXTRA_CA_CERTS": true,
-}
-
-// allowed reports whether the runner's variable k reaches a session of cfg: the allowlist, the
+// allowed reports whether the runner's variable k reaches a session of cfg: the allowlist
+// (internal/sessionenv; docs/local.md, "The session's environment"), the
 // locale's LC_*, the preset's own configuration, a workflow's declared secrets and its MCP
 // servers' env, and the names the profile lists.
 func allowed(k string, cfg *ActorConfig) bool {
-	if allowedEnv[k] || strings.HasPrefix(k, "LC_") {
+	if sessionenv.Allowed(k) {
 		return true
 	}
 	lists := [][]string{cfg.PassEnv, cfg.Secrets, presetConfigEnv(cfg)}

@@ -7,6 +7,8 @@ import (
 	"os/exec"
 	"strings"
 	"time"
+
+	"github.com/autonomyhq/autonomy/internal/sessionenv"
 )
 
 // supervisorEnvFD names, in a supervisor's environment, the descriptor (3) its launcher writes
@@ -29,7 +31,7 @@ func passEnv(cmd *exec.Cmd, env []string) (func(started bool), error) {
 	public := []string{supervisorEnvFD + "=3"}
 	for _, kv := range env {
 		k, _, _ := strings.Cut(kv, "=")
-		if allowedEnv[k] || strings.HasPrefix(k, "LC_") || strings.HasPrefix(k, "AUTONOMY_") && k != supervisorEnvFD {
+		if sessionenv.Allowed(k) || strings.HasPrefix(k, "AUTONOMY_") && k != supervisorEnvFD {
 			public = append(public, kv)
 		}
 	}

@@ -2,6 +2,7 @@ package local
 
 import (
 	"github.com/autonomyhq/autonomy/internal/agent"
+	"github.com/autonomyhq/autonomy/internal/sessionenv"
 )
 
 // withTools gives a preset's session its MCP server: a skill's agent, and each step's agent of
@@ -17,7 +18,7 @@ func (sv *supervision) withTools(argv []string) ([]string, error) {
 	if !sv.cfg.Skill && !sv.cfg.Steps || c == nil || c.Preset == "" {
 		return argv, nil
 	}
-	if over, err := AgentOverride(lookupEnv(sv.r.opts.Env, AgentEnv)); err != nil || over != nil {
+	if over, err := AgentOverride(sessionenv.Lookup(sv.r.opts.Env, AgentEnv)); err != nil || over != nil {
 		return argv, nil
 	}
 	p, ok := agent.Lookup(c.Preset)

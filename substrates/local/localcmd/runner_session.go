@@ -1,0 +1,32 @@
+package localcmd
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/autonomyhq/autonomy/internal/exitcode"
+	"github.com/autonomyhq/autonomy/substrates/local"
+)
+
+// newRunnerSession is `runner --target kubernetes session`: the entry point a session's
+// container runs (substrates/kubernetes/session.go). The local runner starts its sessions
+// itself, so it has no such verb.
+func newRunnerSession(f *runnerFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:   "session",
+		Short: "Run the session of this pod (--target kubernetes: a session container's entry point)",
+		Long: `session is what every session's container of a Kubernetes fleet runs (its PodTemplate's
+args): it reads the session from the env the PodTemplate and the Job set (AUTONOMY_SESSION,
+AUTONOMY_ACTOR, AUTONOMY_FORWARD, AUTONOMY_DIR, AUTONOMY_TERMINATION_LOG), runs the actor's
+script behavior with the sessions' allowlisted environment and no credential, checks the result
+it wrote at $AUTONOMY_RESULT against the actor's result contract, and writes it to the
+container's termination message file, where the runner reads it. A missing, invalid or 4 KiB
+or longer result, or a failing behavior, writes the reason there instead and exits 1; a
+missing variable exits 2. It makes no API call. A PodTemplate's container runs it as
+"autonomy runner --target kubernetes session". See docs/kubernetes.md.`,
+		Example: `  autonomy runner session --help`,
+		Args:    cobra.NoArgs,
+		RunE: f.with(false, func(*cobra.Command, []string, *local.Runner) error {
+			return exitcode.Usagef("runner session: only --target kubernetes has it (a session container's entry point); the local runner starts its sessions itself")
+		}),
+	}
+}
