@@ -20,8 +20,8 @@ func TestRunnerPassesTheCoreChecks(t *testing.T) {
 		t.Fatalf("targets: %+v, %v", targets, err)
 	}
 	results := conformance.Run(context.Background(), targets)
-	if len(results) != 12+10 {
-		t.Errorf("%d results, want the 12 of an agent's runner and the 10 of a person's: %+v", len(results), results)
+	if len(results) != 21+10 {
+		t.Errorf("%d results, want the 21 of an agent's runner and the 10 of a person's: %+v", len(results), results)
 	}
 	for _, res := range results {
 		want := conformance.Pass
@@ -29,6 +29,13 @@ func TestRunnerPassesTheCoreChecks(t *testing.T) {
 		case "get", "pause-resume", "max-concurrent", "never-done-by-itself", "done-by-verified-act":
 			want = conformance.Supported
 		case "timeout", "isolation", "params-env", "simulated-person":
+			want = conformance.NotProbed
+		case "cron-fires", "param-sources", "session-sources", "scope-refused", "agent-verbs",
+			"result-validated", "capabilities-carried", "prelaunch", "merge-boundary":
+			// The battery's behavioral checks watch a session's process; on a cluster its container
+			// is the kubelet's (kwok runs none here), so they are not probed through the Runner. The
+			// cluster tests observe them directly: TestCronJobSessionIsListed (a CronJob fires and
+			// its session is listed), TestLaunchScopeIsAdmitted (scope), TestSessionIsDoneOnlyWithAValidResult.
 			want = conformance.NotProbed
 		}
 		if res.Outcome != want {
