@@ -12,10 +12,6 @@ import (
 // have no examples yet, each with the reason: their --help names the environment they read. Every other gh verb has examples, which TestHelpExamplesWork runs as its
 // job would (gh_examples_test.go). A command listed here that has examples is an error: drop it.
 var jobOnly = []string{
-	// Not yet: an honest run needs a paused step playbook's state made as the agent job makes
-	// it (a playbook run parked at its ask, the ask job's record and comment, the maintainer's
-	// answer and the run's artifact on the simulated GitHub), which is not built yet.
-	"autonomy gh resume",
 	// The gh and bun shims a preset session's shell runs first on its PATH (hands_shim.go): they
 	// read their arguments as gh and bun do, so --help is an argument of theirs.
 	"autonomy runner gh",

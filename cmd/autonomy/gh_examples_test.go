@@ -35,6 +35,13 @@ const scriptSet = "${{ set by the step's script }}"
 // "autonomy gh VERB" (of actor, when it is not ""): the job's env with the step's over it.
 func jobEnvOf(t *testing.T, dir, verb, actor string) map[string]string {
 	t.Helper()
+	env, _ := jobStepOf(t, dir, verb, actor)
+	return env
+}
+
+// jobStepOf is jobEnvOf with the step's script.
+func jobStepOf(t *testing.T, dir, verb, actor string) (map[string]string, string) {
+	t.Helper()
 	exported := regexp.MustCompile(`(?m)^\s*export ([A-Z_][A-Z0-9_]*)=`)
 	runs := regexp.MustCompile(`"\$AUTONOMY_BIN" gh ` + regexp.QuoteMeta(verb) + `(\s|$)`)
 	entries, err := os.ReadDir(dir)
@@ -71,12 +78,12 @@ func jobEnvOf(t *testing.T, dir, verb, actor string) map[string]string {
 				for _, m := range exported.FindAllStringSubmatch(st.Run, -1) {
 					env[m[1]] = scriptSet
 				}
-				return env
+				return env, st.Run
 			}
 		}
 	}
 	t.Fatalf("no job of the workflows in %s runs autonomy gh %s (of actor %q)", dir, verb, actor)
-	return nil
+	return nil, ""
 }
 
 // ghExample runs an example of a verb the generated jobs run (autonomy gh VERB) as its job runs
@@ -94,6 +101,9 @@ func ghExample(t *testing.T, line string, ex example) {
 		return
 	case "jail":
 		ghJailExample(t, line, ex) // gh_stdin_examples_test.go
+		return
+	case "resume":
+		ghResumeExample(t, line, ex) // gh_resume_examples_test.go
 		return
 	}
 	profile := "profiles/sdlc"

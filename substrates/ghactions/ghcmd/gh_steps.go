@@ -86,8 +86,13 @@ this actor naming that run, resolved by a maintainer's own unedited command (the
 from it). It then applies the answer to the paused state, saves the answered run in a new
 database in --out for autonomy playbook resume --continue ASK, deletes the run's artifact (the pause is spent: a second
 resume finds nothing), records the resume on the item, and sets the step output continue=true
-(false when the answer cancels the run). Exit 1 when refused.`,
-		Args: cobra.NoArgs,
+(false when the answer cancels the run). Exit 1 when refused.
+
+In the example, the first … is the job's token, the second the paused run's id and the third the
+ask's token (the dispatch inputs autonomy_resume_run and autonomy_resume_ask); autonomy-steps and
+autonomy-ask are the artifacts the paused run uploaded, downloaded.`,
+		Example: `  GITHUB_REPOSITORY=o/r GH_TOKEN=… GITHUB_RUN_ID=8 AUTONOMY_POLICY=.autonomy/policy.json AUTONOMY_ACTOR=triage AUTONOMY_RESUME_RUN=… AUTONOMY_RESUME_ITEM=42 AUTONOMY_RESUME_ASK=… autonomy gh resume --state autonomy-steps --ask-record autonomy-ask/ask.json --out autonomy-resume`,
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			e, err := effect.FromEnv(os.Getenv, cmd.OutOrStdout())
 			if err != nil {
