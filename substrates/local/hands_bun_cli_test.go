@@ -23,6 +23,7 @@ func TestSkillShellBunRunnerLaunches(t *testing.T) {
 		modelfake.Turn{Shell: "bun scripts/runner.ts launch worker --ref 7 --NOTE hi 2>&1; echo rc=$?"},
 		modelfake.Turn{Shell: "bun scripts/runner.ts launch boss --ref 7 2>&1; echo rc=$?; bun x.ts 2>&1; echo rc=$?; " +
 			`PATH="$(dirname "$(command -v bun)")" bun x.ts 2>&1; echo rc=$?`},
+		submitDone("Handed the work on from the shell."),
 		modelfake.Turn{Text: "Done."})
 	defer fake.Close()
 	f := handsFleet("codex")

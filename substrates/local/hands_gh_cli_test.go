@@ -23,6 +23,7 @@ func TestSkillShellGhLandsAsTheTool(t *testing.T) {
 		modelfake.Turn{Shell: "gh issue comment 1 --body 'Triaged from the shell.' 2>&1; echo rc=$?"},
 		modelfake.Turn{Shell: "gh issue edit 1 --add-label ready 2>&1; echo rc=$?; gh pr merge 1 2>&1; echo rc=$?; gh issue view 1 2>&1; echo rc=$?"},
 		modelfake.Turn{Shell: "env; echo env-listed"},
+		submitDone("Handed the work on from the shell."),
 		modelfake.Turn{Text: "Done."})
 	defer fake.Close()
 	f := handsFleet("codex")
