@@ -12,6 +12,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/autonomyhq/autonomy/internal/k8stest"
 	"github.com/autonomyhq/autonomy/ir"
 )
 
@@ -51,16 +52,20 @@ func TestCronJobSessionIsListed(t *testing.T) {
 	}
 }
 
-// PodLogEnv names the file kwok serves, following it, as every pod's log.
+// PodLogEnv names the file kwok serves, following it, as every pod's log, for a cluster named
+// by ClusterEnv; internal/k8stest's kwok serves its Cluster.PodLog.
 const PodLogEnv = "AUTONOMY_K8S_POD_LOG"
 
 // TestLogsFollow: logs -f streams the session pod's log as it is written.
 func TestLogsFollow(t *testing.T) {
-	cs, _ := ClusterClient(t)
 	logFile := os.Getenv(PodLogEnv)
-	if logFile == "" {
-		t.Skipf("no pod log: set %s to the file kwok serves as every pod's log, with follow: true in its ClusterLogs (internal/k8stest's kwok has no logs config yet)", PodLogEnv)
+	if logFile == "" && os.Getenv(ClusterEnv) != "" {
+		t.Fatalf("%s names a cluster: set %s to the file its kwok serves as every pod's log, with follow: true in its ClusterLogs", ClusterEnv, PodLogEnv)
 	}
+	if logFile == "" {
+		logFile = k8stest.Get(t).PodLog
+	}
+	cs, _ := ClusterClient(t)
 	ns := ClusterNamespace(t, cs)
 	InstallTemplates(t, cs, SessionPodTemplate(ns, "worker", nil))
 	r, err := NewRunner(RunnerOptions{Client: cs, Namespace: ns, Actors: []RunnerActor{{Name: "worker"}}})
@@ -76,17 +81,9 @@ func TestLogsFollow(t *testing.T) {
 	pr, pw := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		// kwok's node stages rewrite the fake node's status, for a moment without its
-		// addresses (a rig artifact: a kubelet's node always has them); the API server then
-		// cannot reach the fake kubelet, and the stream is asked for again.
-		var err error
-		for range 300 {
-			if err = r.Logs(ctx, s.ID, true, pw); err == nil || !strings.Contains(err.Error(), "no preferred addresses found") {
-				break
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-		done <- err
+		// The rig registers its fake node with its addresses (internal/k8stest): the first
+		// stream is the one that follows.
+		done <- r.Logs(ctx, s.ID, true, pw)
 		pw.Close()
 	}()
 	// The second line is written only once the first has arrived: it can only come through a
