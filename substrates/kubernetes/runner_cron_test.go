@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -49,6 +50,14 @@ func TestCronJobSessionIsListed(t *testing.T) {
 	}
 	if g, ok, err := r.Get(ctx, s.ID); !ok || err != nil || g.Agent != "nightly_run" {
 		t.Errorf("get %s: %+v %v %v", s.ID, g, ok, err)
+	}
+	// Its id is the Job's name, with no session label of the runner's: cancel treats it as a
+	// launched one.
+	if ok, err := r.Cancel(ctx, s.ID); !ok || err != nil {
+		t.Errorf("cancel %s: %v %v", s.ID, ok, err)
+	}
+	if ss, err := r.List(ctx); err != nil || slices.ContainsFunc(ss, func(x ir.Session) bool { return x.ID == s.ID }) {
+		t.Errorf("list after cancelling %s: %v %v", s.ID, ss, err)
 	}
 }
 
