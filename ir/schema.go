@@ -164,6 +164,9 @@ func withDoc(base obj, doc string) obj {
 func targetsDescription() string {
 	var aliases []string
 	for _, t := range RegisteredTargets() {
+		for _, a := range t.Short {
+			aliases = append(aliases, a+" is another name of "+t.Name)
+		}
 		for _, a := range t.Aliases {
 			aliases = append(aliases, a+" is a deprecated alias of "+t.Name)
 		}
@@ -176,7 +179,7 @@ func targetsDescription() string {
 
 // boxSchema adds to shared, the schema of the policy.box keys every profile may use, the
 // section each registered target owns: its Box schema (any mapping when it declares none) under
-// its name, and under each alias a mapping described as the deprecated name of its section.
+// its name and each short name, and under each alias a mapping described as the deprecated name of its section.
 func boxSchema(shared obj) obj {
 	for _, t := range RegisteredTargets() {
 		section := obj{"type": []string{"object", "null"}}
@@ -184,6 +187,9 @@ func boxSchema(shared obj) obj {
 			section = t.Box
 		}
 		shared[t.Name] = section
+		for _, a := range t.Short {
+			shared[a] = section
+		}
 		for _, a := range t.Aliases {
 			shared[a] = obj{"type": []string{"object", "null"}, "description": "the deprecated name of " + t.Name}
 		}

@@ -17,6 +17,9 @@ type Target struct {
 	// Aliases are deprecated spellings of Name: validate accepts them with a warning. Each also
 	// names a policy.box key the substrate owns, the deprecated name of its section.
 	Aliases []string
+	// Short are plain other names of Name (kubernetes's k8s): accepted wherever Name is, in
+	// targets: and as a policy.box key, without a warning.
+	Short []string
 	// Box is the JSON Schema of policy.box.<Name>, the section the substrate owns; nil means any
 	// mapping (or null).
 	Box map[string]any
@@ -76,20 +79,35 @@ func TargetAlias(alias string) (string, bool) {
 	return "", false
 }
 
-// targetSpellings is every registered name, then every alias: what targets: accepts.
+// TargetShort returns the target name short stands for, if it is a registered short name
+// (a plain alias, not a deprecated one).
+func TargetShort(short string) (string, bool) {
+	for _, t := range RegisteredTargets() {
+		if slices.Contains(t.Short, short) {
+			return t.Name, true
+		}
+	}
+	return "", false
+}
+
+// targetSpellings is every registered name, then every short name and alias: what targets:
+// accepts.
 func targetSpellings() []string {
 	out := Targets()
 	for _, t := range RegisteredTargets() {
+		out = append(out, t.Short...)
 		out = append(out, t.Aliases...)
 	}
 	return out
 }
 
-// ownedBoxKeys are the policy.box keys the registered targets own: each name and each alias.
+// ownedBoxKeys are the policy.box keys the registered targets own: each name, short name and
+// alias.
 func ownedBoxKeys() []string {
 	var out []string
 	for _, t := range RegisteredTargets() {
 		out = append(out, t.Name)
+		out = append(out, t.Short...)
 		out = append(out, t.Aliases...)
 	}
 	return out

@@ -12,7 +12,7 @@ import (
 func init() {
 	RegisterTarget(Target{Name: "gh-actions", Aliases: []string{"github"}})
 	RegisterTarget(Target{Name: "local"})
-	RegisterTarget(Target{Name: "kubernetes", Aliases: []string{"k8s"}})
+	RegisterTarget(Target{Name: "kubernetes", Short: []string{"k8s"}})
 }
 
 // withTarget registers t for the duration of the test.
@@ -26,7 +26,7 @@ func withTarget(t *testing.T, target Target) {
 // unread, and the JSON Schema carries its name, alias and box section; unregistered, it is unknown.
 func TestRegisteredTarget(t *testing.T) {
 	box := map[string]any{"type": []string{"object", "null"}, "properties": map[string]any{"zone": map[string]any{"type": "string"}}}
-	withTarget(t, Target{Name: "fake", Aliases: []string{"phony"}, Box: box})
+	withTarget(t, Target{Name: "fake", Aliases: []string{"phony"}, Short: []string{"short"}, Box: box})
 	profile := func(target, boxYAML string) string {
 		return "schema: autonomy.ir.v1\ntargets: [" + target + "]\nactors:\n  hello:\n    behavior: skills/hello\n    triggers: [{ dispatch: true }]\npolicy:\n  box:\n" + boxYAML
 	}
@@ -44,6 +44,13 @@ func TestRegisteredTarget(t *testing.T) {
 	}
 	if d := check(profile("phony", "    fake: {}\n")); len(d) != 1 || d[0].Severity != Warning || !strings.Contains(d[0].Message, `"phony" is a deprecated alias of "fake"`) {
 		t.Errorf("alias: %v", d)
+	}
+	// A short name is a plain other name: no warning, in targets: or as the box key.
+	if d := check(profile("short", "    short: { zone: a }\n")); len(d) != 0 {
+		t.Errorf("short name: %v, want no diagnostic", d)
+	}
+	if d := check(profile("fake, short", "    {}\n")); !strings.Contains(d.String(), `target "fake" (as "short") is listed twice`) {
+		t.Errorf("a target and its short name: %v, want the repeat reported", d)
 	}
 	if d := check(profile("fake", "    fake: [a]\n")); !d.HasErrors() || !strings.Contains(d.String(), "policy.box.fake") {
 		t.Errorf("a list as policy.box.fake: %v", d)
@@ -79,6 +86,13 @@ func TestRegisteredTarget(t *testing.T) {
 	}
 	if _, ok := schema.Properties.Policy.Properties.Box.Properties["phony"]; !ok {
 		t.Errorf("schema lacks policy.box.phony")
+	}
+
+	if d := schema.Properties.Targets.Description; !strings.Contains(d, "short is another name of fake") {
+		t.Errorf("schema targets description %q lacks the short name", d)
+	}
+	if e := schema.Properties.Targets.Items.Enum; !slices.Contains(e, "short") {
+		t.Errorf("schema targets enum %v lacks the short name", e)
 	}
 
 	unregister := RegisterTarget(Target{Name: "gone"})

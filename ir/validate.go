@@ -99,7 +99,9 @@ func (v *validator) targets() {
 	seen := map[string]Pos{}
 	for _, t := range p.Targets {
 		name := t.Value
-		if canon, ok := TargetAlias(name); ok {
+		if canon, ok := TargetShort(name); ok {
+			name = canon
+		} else if canon, ok := TargetAlias(name); ok {
 			v.r.warnf(t.Pos, "write "+canon, "target %q is a deprecated alias of %q", name, canon)
 			name = canon
 		} else if !contains(Targets(), name) {

@@ -16,7 +16,8 @@ import (
 
 // Substrate is an implementation of the standard: a trigger executor and a runner over a box.
 type Substrate interface {
-	// Name is the target name profiles use (e.g. "gh-actions"); Aliases are accepted spellings.
+	// Name is the target name profiles use (e.g. "gh-actions"); Aliases are its deprecated
+	// spellings, accepted with a warning (a plain other name is a ShortNamer's).
 	Name() string
 	Aliases() []string
 	// Support declares, feature by feature, how much of the standard this substrate realizes.

@@ -18,7 +18,10 @@ var catalogNames = []string{"capabilities", "sources", "states", "fields", "targ
 
 // catalogTarget is a registered target as catalog prints it.
 type catalogTarget struct {
-	Name    string   `json:"name"`
+	Name string `json:"name"`
+	// Short are its plain other names (accepted without a warning).
+	Short []string `json:"short,omitempty"`
+	// Aliases are its deprecated spellings (accepted with a warning).
 	Aliases []string `json:"aliases,omitempty"`
 	// Box are the policy.box keys it owns.
 	Box []string `json:"box"`
@@ -27,7 +30,8 @@ type catalogTarget struct {
 func catalogTargets() []catalogTarget {
 	var out []catalogTarget
 	for _, t := range ir.RegisteredTargets() {
-		out = append(out, catalogTarget{Name: t.Name, Aliases: t.Aliases, Box: append([]string{t.Name}, t.Aliases...)})
+		out = append(out, catalogTarget{Name: t.Name, Short: t.Short, Aliases: t.Aliases,
+			Box: append(append([]string{t.Name}, t.Short...), t.Aliases...)})
 	}
 	return out
 }
@@ -40,7 +44,7 @@ func newCatalog() *cobra.Command {
 		Long: `catalog prints the four vocabularies a profile may use: capabilities (an actor's authority),
 trigger-param sources (what a trigger forwards), task lifecycle states (what the orchestrator reads
 off a work item) and actor fields; then the targets this build compiles to (the values of
-targets:, with their deprecated aliases and the policy.box keys each owns). With no argument it
+targets:, with their short names, their deprecated aliases and the policy.box keys each owns). With no argument it
 prints all five.`,
 		Example: `  autonomy catalog
   autonomy catalog capabilities
@@ -123,9 +127,9 @@ func printCatalog(w io.Writer, name string) {
 			fmt.Fprintf(tw, "%s\t%s\t%s\n", f.Name, f.Origin, f.Description)
 		}
 	case "targets":
-		fmt.Fprintf(tw, "TARGET\tALIASES\tPOLICY.BOX\n")
+		fmt.Fprintf(tw, "TARGET\tSHORT\tDEPRECATED ALIASES\tPOLICY.BOX\n")
 		for _, t := range catalogTargets() {
-			fmt.Fprintf(tw, "%s\t%s\t%s\n", t.Name, strings.Join(t.Aliases, ", "), strings.Join(t.Box, ", "))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.Name, strings.Join(t.Short, ", "), strings.Join(t.Aliases, ", "), strings.Join(t.Box, ", "))
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -218,7 +219,9 @@ func loadFor(path, target, done string, errOut io.Writer, verbose bool) (p *reso
 	var declared []string
 	for _, t := range p.Targets {
 		name := t.Value
-		if canon, ok := ir.TargetAlias(name); ok {
+		if canon, ok := ir.TargetShort(name); ok {
+			name = canon
+		} else if canon, ok := ir.TargetAlias(name); ok {
 			name = canon
 		}
 		declared = append(declared, name)
@@ -238,7 +241,7 @@ func loadFor(path, target, done string, errOut io.Writer, verbose bool) (p *reso
 		return nil, nil, nil, usageError("unknown target %q (%s)", target, ir.Suggest(target, registry.Names()))
 	}
 	warnings = diags
-	if sub.Name() != target {
+	if slices.Contains(sub.Aliases(), target) {
 		msg := fmt.Sprintf("target %q is a deprecated alias; write %q", target, sub.Name())
 		warnings = append(warnings, ir.Diagnostic{Severity: ir.Warning, Message: msg})
 		fmt.Fprintf(errOut, "autonomy: warning: %s\n", msg)

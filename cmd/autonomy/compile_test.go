@@ -136,6 +136,7 @@ func TestCompileTargetChoice(t *testing.T) {
 		{[]string{"compile", "../../profiles/sdlc", "--target", "local", "--dry-run"}, 0, "dry run, nothing written: local: 25 created"},
 		{[]string{"compile", "../../profiles/sdlc", "--target", "github", "--dry-run"}, 0, `target "github" is a deprecated alias; write "gh-actions"`},
 		{[]string{"check", "../../profiles/sdlc"}, 2, "pass --target"},
+		{[]string{"compile", "../../profiles/hello", "--target", "k8s", "--dry-run"}, 0, "dry run, nothing written: kubernetes:"},
 		{[]string{"compile", "../../profiles/nope", "--target", "gh-actions"}, 2, "nope"},
 	}
 	for _, c := range cases {
@@ -218,5 +219,24 @@ func TestCompileBothTargetsIntoOneDir(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(repo, m)); err != nil {
 			t.Error(err)
 		}
+	}
+}
+
+// TestShortTargetNameIsNotDeprecated: k8s is a plain other name of kubernetes, compiled without
+// a warning; github, a deprecated alias of gh-actions, stays warned.
+func TestShortTargetNameIsNotDeprecated(t *testing.T) {
+	code, _, errOut := run(t, "compile", "../../profiles/hello", "--target", "k8s", "--dry-run")
+	if code != 0 || strings.Contains(errOut, "alias") || !strings.Contains(errOut, "dry run, nothing written: kubernetes:") {
+		t.Errorf("--target k8s: exit %d\n%s", code, errOut)
+	}
+	prof := copyProfile(t, "hello")
+	irPath := filepath.Join(prof, "ir.yml")
+	src, _ := os.ReadFile(irPath)
+	os.WriteFile(irPath, []byte(strings.Replace(string(src), "targets: [gh-actions, local, kubernetes]", "targets: [gh-actions, local, k8s]", 1)), 0o644)
+	if code, _, errOut := run(t, "validate", prof); code != 0 || strings.Contains(errOut, "alias") {
+		t.Errorf("targets: [.., k8s]: exit %d\n%s", code, errOut)
+	}
+	if code, _, errOut := run(t, "compile", "../../profiles/sdlc", "--target", "github", "--dry-run"); code != 0 || !strings.Contains(errOut, "deprecated alias") {
+		t.Errorf("--target github: exit %d, want the deprecation warning\n%s", code, errOut)
 	}
 }

@@ -25,6 +25,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -76,8 +77,12 @@ type Cluster struct {
 	// Kubeconfig is a kubeconfig file for Config, for kubectl.
 	Kubeconfig string
 	// Dir holds the PKI, the state and each process's log (logs/NAME.log); Stop removes it.
-	Dir   string
-	procs []*process
+	Dir string
+	// PodLog is the file kwok serves, following it, as the log of every container of every
+	// pod: a test appends lines to it in the CRI format
+	// ("2026-01-01T00:00:00.000000000Z stdout F message").
+	PodLog string
+	procs  []*process
 }
 
 type process struct {
@@ -158,7 +163,9 @@ func start(ctx context.Context, bin string) (_ *Cluster, err error) {
 		"--token-auth-file", pk.path("tokens.csv"), "--authorization-mode", "RBAC",
 		"--service-account-issuer", "https://kubernetes.default.svc", "--service-account-key-file", pk.path("sa.pub"),
 		"--service-account-signing-key-file", pk.path("sa.key"), "--service-cluster-ip-range", "10.0.0.0/24",
-		"--cert-dir", filepath.Join(dir, "pki", "generated"), "--v", "1"); err != nil {
+		"--cert-dir", filepath.Join(dir, "pki", "generated"), "--v", "1",
+		// The fake node's Hostname resolves nowhere: reach its kubelet (kwok) by its InternalIP.
+		"--kubelet-preferred-address-types", "InternalIP"); err != nil {
 		return nil, err
 	}
 	if err := c.ready(ctx); err != nil {
@@ -167,7 +174,7 @@ func start(ctx context.Context, bin string) (_ *Cluster, err error) {
 	if err := c.controllers(bin, pk, ports[3]); err != nil {
 		return nil, err
 	}
-	return c, c.registerNode(ctx)
+	return c, c.registerNode(ctx, ports[3])
 }
 
 // controllers starts the controller manager, the scheduler and kwok.
@@ -183,10 +190,27 @@ func (c *Cluster) controllers(bin string, pk *pki, kwokPort int) error {
 		"--bind-address", "127.0.0.1", "--secure-port", "0", "--leader-elect=false", "--v", "1"); err != nil {
 		return err
 	}
+	logs, err := c.podLogs()
+	if err != nil {
+		return err
+	}
 	addr := "127.0.0.1:" + strconv.Itoa(kwokPort)
-	return c.run(bin, "kwok", "--kubeconfig", kc, "--config", filepath.Join(bin, "kwok-stages.yaml"),
+	return c.run(bin, "kwok", "--kubeconfig", kc, "--config", filepath.Join(bin, "kwok-stages.yaml"), "--config", logs,
 		"--manage-all-nodes=true", "--node-ip", "127.0.0.1", "--node-port", strconv.Itoa(kwokPort), "--server-address", addr,
 		"--tls-cert-file", pk.path("apiserver.crt"), "--tls-private-key-file", pk.path("apiserver.key"))
+}
+
+// podLogs writes kwok's logs config, a ClusterLogs that serves c.PodLog (created empty) as the
+// log of every pod, following it, and returns its path.
+func (c *Cluster) podLogs() (string, error) {
+	c.PodLog = filepath.Join(c.Dir, "pod.log")
+	if err := os.WriteFile(c.PodLog, nil, 0o644); err != nil {
+		return "", err
+	}
+	path := filepath.Join(c.Dir, "kwok-logs.yaml")
+	cfg := "kind: ClusterLogs\napiVersion: kwok.x-k8s.io/v1alpha1\nmetadata:\n  name: autonomy-pod-log\nspec:\n  logs:\n  - logsFile: " +
+		strconv.Quote(c.PodLog) + "\n    follow: true\n"
+	return path, os.WriteFile(path, []byte(cfg), 0o644)
 }
 
 // run starts bin/name in a process group of its own, its output in logs/name.log.
@@ -232,8 +256,11 @@ func (c *Cluster) ready(ctx context.Context) error {
 	}
 }
 
-// registerNode creates the fake node kwok plays the kubelet of.
-func (c *Cluster) registerNode(ctx context.Context) error {
+// registerNode creates the fake node kwok plays the kubelet of, with its addresses and kubelet
+// endpoint in its status from the start (a Create drops the status): kwok's node-initialize
+// stage only adds the addresses a node lacks, and until it has run, the API server cannot reach
+// the fake kubelet (pods/log answers "no preferred addresses found").
+func (c *Cluster) registerNode(ctx context.Context, kwokPort int) error {
 	cs, err := kubernetes.NewForConfig(c.Config)
 	if err != nil {
 		return err
@@ -241,8 +268,19 @@ func (c *Cluster) registerNode(ctx context.Context) error {
 	capacity := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("32"), corev1.ResourceMemory: resource.MustParse("256Gi"), corev1.ResourcePods: resource.MustParse("110")}
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: NodeName, Annotations: map[string]string{"kwok.x-k8s.io/node": "fake"},
 		Labels: map[string]string{"kubernetes.io/hostname": NodeName, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64", "type": "kwok"}},
-		Status: corev1.NodeStatus{Allocatable: capacity, Capacity: capacity}}
-	_, err = cs.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
+		Status: corev1.NodeStatus{Allocatable: capacity, Capacity: capacity,
+			Addresses:       []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "127.0.0.1"}, {Type: corev1.NodeHostName, Address: NodeName}},
+			DaemonEndpoints: corev1.NodeDaemonEndpoints{KubeletEndpoint: corev1.DaemonEndpoint{Port: int32(kwokPort)}}}}
+	created, err := cs.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
+	if err != nil {
+		return err
+	}
+	created.Status = node.Status
+	_, err = cs.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{})
+	if apierrors.IsConflict(err) {
+		// kwok wrote the status first, the addresses it adds with it
+		return nil
+	}
 	return err
 }
 

@@ -172,6 +172,11 @@ var probes = []access{
 	{verb: "list", resource: "podtemplates"},
 	{verb: "get", resource: "configmaps", name: ConfigMapFleet},
 	{verb: "get", resource: "configmaps", name: ConfigMapInstall},
+	{verb: "get", resource: "configmaps", name: SlotsConfigMap},
+	{verb: "update", resource: "configmaps", name: SlotsConfigMap},
+	{verb: "update", resource: "configmaps", name: ConfigMapFleet},
+	{verb: "create", resource: "configmaps"},
+	{verb: "delete", resource: "configmaps", name: SlotsConfigMap},
 	{verb: "get", resource: "secrets"},
 	{verb: "list", resource: "secrets"},
 	{verb: "create", resource: "serviceaccounts", sub: "token"},
@@ -187,10 +192,13 @@ func TestRBACIsLeastPrivilege(t *testing.T) {
 	c := k8stest.Get(t)
 	ns := namespace("rbac")
 	install(t, c.Config, ns)
-	launchWorker := []string{"create batch/jobs", "get /configmaps " + ConfigMapFleet, "get /podtemplates worker-1-ba7bf687"}
+	// The fleet has a maxConcurrent: a launcher also claims its slot (get and update of the
+	// slots ConfigMap, by name) and counts the Jobs in flight (list).
+	launchWorker := []string{"create batch/jobs", "get /configmaps " + ConfigMapFleet, "get /podtemplates worker-1-ba7bf687",
+		"get /configmaps " + SlotsConfigMap, "update /configmaps " + SlotsConfigMap, "list batch/jobs"}
 	allowed := map[string][]string{
 		// agent:launch@worker_1, agent:list
-		"triage": append(launchWorker, "get batch/jobs", "list batch/jobs", "watch batch/jobs", "get /pods", "list /pods", "get /pods/log"),
+		"triage": append(launchWorker, "get batch/jobs", "watch batch/jobs", "get /pods", "list /pods", "get /pods/log"),
 		// no capability
 		"worker-1-ba7bf687": nil,
 		// agent:launch, agent:cancel, agent:update

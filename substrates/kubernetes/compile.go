@@ -28,8 +28,11 @@ type Substrate struct{}
 // Name returns "kubernetes".
 func (Substrate) Name() string { return Name }
 
-// Aliases returns "k8s".
-func (Substrate) Aliases() []string { return []string{Alias} }
+// Aliases returns none: the target has no deprecated spelling.
+func (Substrate) Aliases() []string { return nil }
+
+// ShortNames returns "k8s", a plain other name of the target (no warning).
+func (Substrate) ShortNames() []string { return []string{Alias} }
 
 // Support returns the support declaration.
 func (Substrate) Support() []substrates.Support { return support }

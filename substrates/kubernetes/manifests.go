@@ -58,7 +58,14 @@ func (c *compiler) manifests(fleet FleetConfig) ([]substrates.File, error) {
 	if err := emit("namespace.yaml", nsObj); err != nil {
 		return nil, err
 	}
-	if err := emit("fleet.yaml", fleetCM, install, c.networkPolicy(), vap, binding); err != nil {
+	fleetObjs := []any{fleetCM, install, c.networkPolicy(), vap, binding}
+	if c.p.Policy.MaxConcurrent.Value > 0 {
+		// The slots of maxConcurrent (runner_slots.go), installed empty so that a launcher
+		// needs only get and update on it, by name. An apply (client-side or server-side)
+		// leaves its data, which the manifest does not set, as the launchers wrote it.
+		fleetObjs = append(fleetObjs, &corev1.ConfigMap{TypeMeta: typeMeta("v1", "ConfigMap"), ObjectMeta: c.meta(SlotsConfigMap, FleetLabels(ns))})
+	}
+	if err := emit("fleet.yaml", fleetObjs...); err != nil {
 		return nil, err
 	}
 	for _, a := range c.p.Actors {
@@ -151,7 +158,7 @@ func (c *compiler) actorObjects(a *ir.Actor) []any {
 	sa.Annotations = map[string]string{AnnotationActor: a.Name.Value}
 	objs := []any{sa}
 	if token {
-		role := &rbacv1.Role{TypeMeta: typeMeta("rbac.authorization.k8s.io/v1", "Role"), ObjectMeta: c.meta(name, labels), Rules: rules(a, c.agents)}
+		role := &rbacv1.Role{TypeMeta: typeMeta("rbac.authorization.k8s.io/v1", "Role"), ObjectMeta: c.meta(name, labels), Rules: rules(a, c.agents, c.p.Policy.MaxConcurrent.Value > 0)}
 		rb := &rbacv1.RoleBinding{TypeMeta: typeMeta("rbac.authorization.k8s.io/v1", "RoleBinding"), ObjectMeta: c.meta(name, labels),
 			RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: name},
 			Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: name, Namespace: ns}}}

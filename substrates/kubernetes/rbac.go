@@ -17,6 +17,10 @@ type grant struct {
 	// named limits the rule to objects of those names: the templates a launcher may read, the
 	// fleet config.
 	named func(scope string, agents []string) []string
+	// capped rows are granted only in a fleet with a maxConcurrent: the launcher claims a slot
+	// in the slots ConfigMap (which compile installs, so no create) and counts the Jobs in
+	// flight, whose names it lists.
+	capped bool
 }
 
 // templates are the PodTemplates a launcher may read: its scope's; unscoped, every one of the
@@ -30,6 +34,8 @@ func templates(scope string, _ []string) []string {
 
 func fleetConfig(string, []string) []string { return []string{ConfigMapFleet} }
 
+func slots(string, []string) []string { return []string{SlotsConfigMap} }
+
 // permissions is the table, capability by capability (the gh-actions permission table's
 // counterpart). Nothing else is granted: code:* and tasks:* act on the code host, never on the
 // cluster, and get no rule. RBAC cannot narrow create, delete or patch of Jobs to an actor; the
@@ -41,6 +47,8 @@ var permissions = map[string][]grant{
 		{group: "", resource: "podtemplates", verbs: []string{"get"}, named: templates},
 		{group: "batch", resource: "jobs", verbs: []string{"create"}},
 		{group: "", resource: "configmaps", verbs: []string{"get"}, named: fleetConfig},
+		{group: "", resource: "configmaps", verbs: []string{"get", "update"}, named: slots, capped: true},
+		{group: "batch", resource: "jobs", verbs: []string{"list"}, capped: true},
 	},
 	"agent:list": {
 		{group: "batch", resource: "jobs", verbs: []string{"get", "list", "watch"}},
@@ -61,13 +69,16 @@ func holdsCluster(a *ir.Actor) bool {
 	return slices.ContainsFunc(a.Capabilities, func(c ir.Capability) bool { return permissions[c.Name] != nil })
 }
 
-// rules are the actor's Role rules: the table's rows for its capabilities, rows on the same
-// objects merged, in a fixed order.
-func rules(a *ir.Actor, agents []string) []rbacv1.PolicyRule {
+// rules are the actor's Role rules: the table's rows for its capabilities (the capped rows only
+// when the fleet has a maxConcurrent), rows on the same objects merged, in a fixed order.
+func rules(a *ir.Actor, agents []string, capped bool) []rbacv1.PolicyRule {
 	type key struct{ group, resource, names string }
 	verbs := map[key][]string{}
 	for _, c := range a.Capabilities {
 		for _, g := range permissions[c.Name] {
+			if g.capped && !capped {
+				continue
+			}
 			var names []string
 			if g.named != nil {
 				names = g.named(c.Scope, agents)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/autonomyhq/autonomy/internal/k8stest"
 	"github.com/autonomyhq/autonomy/ir"
 )
 
@@ -49,18 +51,30 @@ func TestCronJobSessionIsListed(t *testing.T) {
 	if g, ok, err := r.Get(ctx, s.ID); !ok || err != nil || g.Agent != "nightly_run" {
 		t.Errorf("get %s: %+v %v %v", s.ID, g, ok, err)
 	}
+	// Its id is the Job's name, with no session label of the runner's: cancel treats it as a
+	// launched one.
+	if ok, err := r.Cancel(ctx, s.ID); !ok || err != nil {
+		t.Errorf("cancel %s: %v %v", s.ID, ok, err)
+	}
+	if ss, err := r.List(ctx); err != nil || slices.ContainsFunc(ss, func(x ir.Session) bool { return x.ID == s.ID }) {
+		t.Errorf("list after cancelling %s: %v %v", s.ID, ss, err)
+	}
 }
 
-// PodLogEnv names the file kwok serves, following it, as every pod's log.
+// PodLogEnv names the file kwok serves, following it, as every pod's log, for a cluster named
+// by ClusterEnv; internal/k8stest's kwok serves its Cluster.PodLog.
 const PodLogEnv = "AUTONOMY_K8S_POD_LOG"
 
 // TestLogsFollow: logs -f streams the session pod's log as it is written.
 func TestLogsFollow(t *testing.T) {
-	cs, _ := ClusterClient(t)
 	logFile := os.Getenv(PodLogEnv)
-	if logFile == "" {
-		t.Skipf("no pod log: set %s to the file kwok serves as every pod's log, with follow: true in its ClusterLogs (internal/k8stest's kwok has no logs config yet)", PodLogEnv)
+	if logFile == "" && os.Getenv(ClusterEnv) != "" {
+		t.Fatalf("%s names a cluster: set %s to the file its kwok serves as every pod's log, with follow: true in its ClusterLogs", ClusterEnv, PodLogEnv)
 	}
+	if logFile == "" {
+		logFile = k8stest.Get(t).PodLog
+	}
+	cs, _ := ClusterClient(t)
 	ns := ClusterNamespace(t, cs)
 	InstallTemplates(t, cs, SessionPodTemplate(ns, "worker", nil))
 	r, err := NewRunner(RunnerOptions{Client: cs, Namespace: ns, Actors: []RunnerActor{{Name: "worker"}}})
@@ -76,17 +90,9 @@ func TestLogsFollow(t *testing.T) {
 	pr, pw := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		// kwok's node stages rewrite the fake node's status, for a moment without its
-		// addresses (a rig artifact: a kubelet's node always has them); the API server then
-		// cannot reach the fake kubelet, and the stream is asked for again.
-		var err error
-		for range 300 {
-			if err = r.Logs(ctx, s.ID, true, pw); err == nil || !strings.Contains(err.Error(), "no preferred addresses found") {
-				break
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-		done <- err
+		// The rig registers its fake node with its addresses (internal/k8stest): the first
+		// stream is the one that follows.
+		done <- r.Logs(ctx, s.ID, true, pw)
 		pw.Close()
 	}()
 	// The second line is written only once the first has arrived: it can only come through a

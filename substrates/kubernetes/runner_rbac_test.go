@@ -33,33 +33,7 @@ func TestServiceAccountBoundsTheRunner(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pm := &ir.Actor{Name: ir.String{Value: "pm"}, Capabilities: substrates.ParseCapabilities([]string{"agent:list"})}
-	mustCreate(t, func() error {
-		_, err := cs.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "pm"}}, metav1.CreateOptions{})
-		return err
-	}, func() error {
-		_, err := cs.RbacV1().Roles(ns).Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "pm"}, Rules: rules(pm, []string{"probe"})}, metav1.CreateOptions{})
-		return err
-	}, func() error {
-		_, err := cs.RbacV1().RoleBindings(ns).Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "pm"},
-			RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "pm"},
-			Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: "pm", Namespace: ns}}}, metav1.CreateOptions{})
-		return err
-	})
-	tok, err := cs.CoreV1().ServiceAccounts(ns).CreateToken(ctx, "pm", &authv1.TokenRequest{}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	as := rest.AnonymousClientConfig(cfg)
-	as.BearerToken = tok.Status.Token
-	pmcs, err := kubernetes.NewForConfig(as)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pmcs := actorClient(t, cs, kubeconfig, ns, "pm", []string{"agent:list"}, false)
 	r, err := NewRunner(RunnerOptions{Client: pmcs, Namespace: ns, Actors: []RunnerActor{{Name: "probe"}}})
 	if err != nil {
 		t.Fatal(err)
@@ -79,6 +53,72 @@ func TestServiceAccountBoundsTheRunner(t *testing.T) {
 	}
 	if got, ok, _ := admin.Get(ctx, s.ID); !ok || got.Status != ir.Running {
 		t.Errorf("the session after pm's refused cancel: %+v %v", got, ok)
+	}
+}
+
+// actorClient creates actor's ServiceAccount with the Role compile gives caps (capped: the fleet
+// has a maxConcurrent) and returns a clientset that acts with a token of that ServiceAccount.
+func actorClient(t *testing.T, cs kubernetes.Interface, kubeconfig, ns, actor string, caps []string, capped bool) kubernetes.Interface {
+	t.Helper()
+	ctx := context.Background()
+	a := &ir.Actor{Name: ir.String{Value: actor}, Capabilities: substrates.ParseCapabilities(caps)}
+	mustCreate(t, func() error {
+		_, err := cs.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: actor}}, metav1.CreateOptions{})
+		return err
+	}, func() error {
+		_, err := cs.RbacV1().Roles(ns).Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: actor}, Rules: rules(a, []string{"probe"}, capped)}, metav1.CreateOptions{})
+		return err
+	}, func() error {
+		_, err := cs.RbacV1().RoleBindings(ns).Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: actor},
+			RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: actor},
+			Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: actor, Namespace: ns}}}, metav1.CreateOptions{})
+		return err
+	})
+	tok, err := cs.CoreV1().ServiceAccounts(ns).CreateToken(ctx, actor, &authv1.TokenRequest{}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	as := rest.AnonymousClientConfig(cfg)
+	as.BearerToken = tok.Status.Token
+	c, err := kubernetes.NewForConfig(as)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// TestServiceAccountLaunchesUnderMaxConcurrent: with a launcher's own ServiceAccount token and
+// the Role compile gives agent:launch in a fleet with a maxConcurrent (whose slots ConfigMap
+// compile installs), a launch claims its slot and creates its Job, and the launch past the cap
+// is refused by the runner, not Forbidden by the API server (before, the Role granted neither
+// the slots ConfigMap nor the list of the Jobs in flight).
+func TestServiceAccountLaunchesUnderMaxConcurrent(t *testing.T) {
+	cs, kubeconfig := ClusterClient(t)
+	ns := ClusterNamespace(t, cs)
+	InstallTemplates(t, cs, HeldPodTemplate(ns, "probe"))
+	ctx := context.Background()
+	if _, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: SlotsConfigMap}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	boss := actorClient(t, cs, kubeconfig, ns, "boss", []string{"agent:launch"}, true)
+	r, err := NewRunner(RunnerOptions{Client: boss, Namespace: ns, MaxConcurrent: 1, Actors: []RunnerActor{{Name: "probe"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := r.Launch(ctx, "probe", ir.LaunchParams{"P": "x"})
+	if err != nil {
+		t.Fatalf("launch as boss under maxConcurrent: %v", err)
+	}
+	if _, err := cs.BatchV1().Jobs(ns).Get(ctx, s.ID, metav1.GetOptions{}); err != nil {
+		t.Errorf("the Job of the launch as boss: %v", err)
+	}
+	var refused *RefusedError
+	if _, err := r.Launch(ctx, "probe", nil); !errors.As(err, &refused) {
+		t.Errorf("the launch past maxConcurrent 1 as boss: %v, want refused by the runner", err)
 	}
 }
 

@@ -65,10 +65,10 @@ func Register(s substrates.Substrate) (unregister func()) {
 	}
 }
 
-// Lookup finds a substrate by its name or one of its aliases.
+// Lookup finds a substrate by its name, one of its short names or one of its aliases.
 func Lookup(name string) (substrates.Substrate, bool) {
 	for _, s := range All() {
-		if s.Name() == name || slices.Contains(s.Aliases(), name) {
+		if s.Name() == name || slices.Contains(substrates.ShortNames(s), name) || slices.Contains(s.Aliases(), name) {
 			return s, true
 		}
 	}
