@@ -190,3 +190,48 @@ func waitPolicy(t *testing.T, call func() error) {
 		time.Sleep(200 * time.Millisecond)
 	}
 }
+
+// TestNamespaceIsRestricted: Pod Security Admission enforces "restricted" in the fleet's
+// namespace, whoever creates the pod (here the cluster admin, dry run): a pod of an actor's
+// template is admitted, and one running as root, adding a capability, escalating privilege,
+// unconfined or on a host port is refused.
+func TestNamespaceIsRestricted(t *testing.T) {
+	c := k8stest.Get(t)
+	ns := namespace("psa")
+	install(t, c.Config, ns)
+	admin := kubernetes.NewForConfigOrDie(c.Config)
+	pod := func() *corev1.Pod {
+		j := sessionJob(t, admin, ns, "worker_1", "s-pod")
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: ns, Labels: j.Spec.Template.Labels}, Spec: j.Spec.Template.Spec}
+	}
+	create := func(p *corev1.Pod) error {
+		_, err := admin.CoreV1().Pods(ns).Create(context.Background(), p, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		return err
+	}
+	if err := create(pod()); err != nil {
+		t.Fatalf("a pod of worker_1's template is refused: %v", err)
+	}
+	zero, yes := int64(0), true
+	for what, change := range map[string]func(*corev1.Pod){
+		"root": func(p *corev1.Pod) {
+			p.Spec.SecurityContext.RunAsUser = &zero
+			p.Spec.SecurityContext.RunAsNonRoot = nil
+		},
+		"SYS_ADMIN": func(p *corev1.Pod) {
+			p.Spec.Containers[0].SecurityContext.Capabilities.Add = []corev1.Capability{"SYS_ADMIN"}
+		},
+		"privilege escalation": func(p *corev1.Pod) { p.Spec.Containers[0].SecurityContext.AllowPrivilegeEscalation = &yes },
+		"seccomp Unconfined": func(p *corev1.Pod) {
+			p.Spec.SecurityContext.SeccompProfile = &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeUnconfined}
+		},
+		"hostPort": func(p *corev1.Pod) {
+			p.Spec.Containers[0].Ports = []corev1.ContainerPort{{ContainerPort: 22, HostPort: 22}}
+		},
+	} {
+		p := pod()
+		change(p)
+		if err := create(p); err == nil || !strings.Contains(err.Error(), "PodSecurity") {
+			t.Errorf("a pod with %s is not refused by Pod Security: %v", what, err)
+		}
+	}
+}

@@ -54,6 +54,10 @@ func (c *compiler) manifests(fleet FleetConfig) ([]substrates.File, error) {
 	fleetCM := &corev1.ConfigMap{TypeMeta: typeMeta("v1", "ConfigMap"), ObjectMeta: c.meta(ConfigMapFleet, FleetLabels(ns)),
 		Data: map[string]string{FleetConfigKey: string(fc) + "\n"}}
 	nsObj := &corev1.Namespace{TypeMeta: typeMeta("v1", "Namespace"), ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: FleetLabels(ns)}}
+	// Pod Security Admission refuses, in the namespace, any pod that is not restricted (root,
+	// added capabilities, privilege escalation, an unconfined seccomp profile, host ports or
+	// namespaces), whoever creates it; every PodTemplate complies.
+	nsObj.Labels[PodSecurityEnforce] = "restricted"
 	vap, binding := c.admission()
 	if err := emit("namespace.yaml", nsObj); err != nil {
 		return nil, err
