@@ -2,12 +2,14 @@ package kubernetes
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
@@ -233,5 +235,34 @@ func TestNamespaceIsRestricted(t *testing.T) {
 		if err := create(p); err == nil || !strings.Contains(err.Error(), "PodSecurity") {
 			t.Errorf("a pod with %s is not refused by Pod Security: %v", what, err)
 		}
+	}
+}
+
+// TestNamespaceDeniesByDefault: the compiled fleet holds a NetworkPolicy selecting every pod of
+// the namespace with no rule (a pod the sessions' policy does not select reaches nothing), and
+// one letting only the fleet's sessions reach the model proxy's port.
+func TestNamespaceDeniesByDefault(t *testing.T) {
+	out, err := compileFleet(t, writeFleet(t, fleetProfile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := Objects(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var deny, proxy networkingv1.NetworkPolicy
+	if err := object(objs, "NetworkPolicy", DefaultDenyPolicyName, &deny); err != nil {
+		t.Fatal(err)
+	}
+	if len(deny.Spec.PodSelector.MatchLabels) != 0 || len(deny.Spec.PodSelector.MatchExpressions) != 0 || len(deny.Spec.Ingress) != 0 || len(deny.Spec.Egress) != 0 ||
+		!slices.Equal(deny.Spec.PolicyTypes, []networkingv1.PolicyType{networkingv1.PolicyTypeIngress, networkingv1.PolicyTypeEgress}) {
+		t.Errorf("default deny = %+v, want every pod, both directions, no rule", deny.Spec)
+	}
+	if err := object(objs, "NetworkPolicy", ModelProxyPolicyName, &proxy); err != nil {
+		t.Fatal(err)
+	}
+	if proxy.Spec.PodSelector.MatchLabels[LabelComponent] != ComponentModelProxy || len(proxy.Spec.Ingress) != 1 ||
+		proxy.Spec.Ingress[0].From[0].PodSelector.MatchLabels[LabelComponent] != ComponentSession || proxy.Spec.Ingress[0].Ports[0].Port.IntValue() != ModelProxyPort {
+		t.Errorf("model proxy policy = %+v, want ingress from the sessions on %d only", proxy.Spec, ModelProxyPort)
 	}
 }

@@ -124,7 +124,7 @@ func TestCompileIsDeterministic(t *testing.T) {
 		}
 	}
 	// Five agents (the person gets none), three of which reach the API.
-	want := map[string]int{"Namespace": 1, "ConfigMap": 2, "NetworkPolicy": 1, "ValidatingAdmissionPolicy": 1, "ValidatingAdmissionPolicyBinding": 1,
+	want := map[string]int{"Namespace": 1, "ConfigMap": 2, "NetworkPolicy": 3, "ValidatingAdmissionPolicy": 1, "ValidatingAdmissionPolicyBinding": 1,
 		"ServiceAccount": 5, "Role": 3, "RoleBinding": 3, "PodTemplate": 5, "CronJob": 1}
 	for k, n := range want {
 		if kinds[k] != n {
