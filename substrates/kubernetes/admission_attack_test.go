@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/autonomyhq/autonomy/internal/k8stest"
+	"github.com/autonomyhq/autonomy/substrates"
 )
 
 // launchTampers are launched Jobs that differ from the actor's template in a way that would let
@@ -264,5 +265,16 @@ func TestNamespaceDeniesByDefault(t *testing.T) {
 	if proxy.Spec.PodSelector.MatchLabels[LabelComponent] != ComponentModelProxy || len(proxy.Spec.Ingress) != 1 ||
 		proxy.Spec.Ingress[0].From[0].PodSelector.MatchLabels[LabelComponent] != ComponentSession || proxy.Spec.Ingress[0].Ports[0].Port.IntValue() != ModelProxyPort {
 		t.Errorf("model proxy policy = %+v, want ingress from the sessions on %d only", proxy.Spec, ModelProxyPort)
+	}
+}
+
+// TestScopedListIsDeclaredPartial: RBAC grants agent:list@ACTOR the namespace's every Job, pod
+// and log (no admission policy sees a read), so the support declaration must not claim scopes
+// are enforced and must say so of agent:list.
+func TestScopedListIsDeclaredPartial(t *testing.T) {
+	for _, s := range support {
+		if s.Feature == "capability:@scope" && (s.Level == substrates.Supported || !strings.Contains(s.Note, "agent:list scope is not enforced by the API")) {
+			t.Errorf("capability:@scope is declared %s: %q", s.Level, s.Note)
+		}
 	}
 }
