@@ -1,10 +1,12 @@
 package kubernetes
 
 import (
+	"reflect"
 	"strconv"
 	"strings"
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -53,10 +55,18 @@ func (c *compiler) admission() (*admissionv1.ValidatingAdmissionPolicy, *admissi
 			Validations: []admissionv1.Validation{
 				{Expression: "request.operation != 'CREATE' || (variables.pair in " + celList(pairs["agent:launch"]) + " || variables.any in " + celList(pairs["agent:launch"]) + ")", Message: "agent:launch does not let this ServiceAccount launch that actor (or the Job names no actor)"},
 				{Expression: "request.operation != 'DELETE' || (variables.pair in " + celList(pairs["agent:cancel"]) + " || variables.any in " + celList(pairs["agent:cancel"]) + ")", Message: "agent:cancel does not let this ServiceAccount cancel that actor's sessions"},
-				{Expression: "request.operation != 'UPDATE' || ((variables.pair in " + celList(pairs["agent:update"]) + " || variables.any in " + celList(pairs["agent:update"]) + ")" + " && object.spec.template == oldObject.spec.template && object.metadata.labels == oldObject.metadata.labels)", Message: "agent:update does not let this ServiceAccount update that actor's sessions, or the update changes more than suspend"},
+				{Expression: "request.operation != 'UPDATE' || ((variables.pair in " + celList(pairs["agent:update"]) + " || variables.any in " + celList(pairs["agent:update"]) + ")" + " && " + updateShape() + ")", Message: "agent:update does not let this ServiceAccount update that actor's sessions, or the update changes more than suspend"},
 				{Expression: "request.operation != 'CREATE' || " + c.templateShape(), Message: "a launched Job must be the actor's template: its ServiceAccount, the fleet's image and session command, the installation only, no secret, no host namespace"},
 			},
 		}}
+	for _, a := range c.p.Actors {
+		if a.IsHuman() {
+			continue
+		}
+		vap.Spec.Validations = append(vap.Spec.Validations, admissionv1.Validation{
+			Expression: "request.operation != 'CREATE' || variables.actor != " + celString(ObjectName(a.Name.Value)) + " || " + c.launchShape(a),
+			Message:    "a launched Job of " + a.Name.Value + " must be the Job the runner builds from its PodTemplate: every field as the template has it (labels, security context, probes, lifecycle, scheduling, Job limits), its env the template's plus params that are plain values under names not reserved"})
+	}
 	binding := &admissionv1.ValidatingAdmissionPolicyBinding{TypeMeta: typeMeta("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding"),
 		ObjectMeta: metav1.ObjectMeta{Name: AdmissionPolicyName(ns), Labels: FleetLabels(ns)},
 		Spec: admissionv1.ValidatingAdmissionPolicyBindingSpec{PolicyName: AdmissionPolicyName(ns),
@@ -92,6 +102,26 @@ func (c *compiler) templateShape() string {
 		"!has(" + pod + ".hostPID) || !" + pod + ".hostPID",
 		"!has(" + pod + ".hostIPC) || !" + pod + ".hostIPC",
 		"!has(" + pod + ".volumes) || " + pod + ".volumes.all(v, v.name == " + celString(InstallVolume) + " && has(v.projected) && v.projected.sources.all(s, has(s.configMap) && s.configMap.name in " + celList([]string{ConfigMapInstall, ConfigMapFleet}) + "))",
+	}
+	return "(" + strings.Join(conds, ") && (") + ")"
+}
+
+// updateShape is the CEL condition an update of a Job changes nothing but spec.suspend (and what
+// the server manages: resourceVersion, managedFields, generation, status).
+func updateShape() string {
+	var conds []string
+	same := func(path string) {
+		conds = append(conds, "has(object."+path+") == has(oldObject."+path+") && (!has(object."+path+") || object."+path+" == oldObject."+path+")")
+	}
+	typ := reflect.TypeOf(batchv1.JobSpec{})
+	for i := 0; i < typ.NumField(); i++ {
+		name, _, _ := strings.Cut(typ.Field(i).Tag.Get("json"), ",")
+		if name != "" && name != "-" && name != "suspend" {
+			same("spec." + name)
+		}
+	}
+	for _, f := range []string{"labels", "annotations", "finalizers", "ownerReferences", "deletionGracePeriodSeconds"} {
+		same("metadata." + f)
 	}
 	return "(" + strings.Join(conds, ") && (") + ")"
 }

@@ -125,7 +125,7 @@ func TestCompileIsDeterministic(t *testing.T) {
 	}
 	// Five agents (the person gets none), three of which reach the API; the fleet config, the
 	// installation and the slots of its maxConcurrent.
-	want := map[string]int{"Namespace": 1, "ConfigMap": 3, "NetworkPolicy": 1, "ValidatingAdmissionPolicy": 1, "ValidatingAdmissionPolicyBinding": 1,
+	want := map[string]int{"Namespace": 1, "ConfigMap": 3, "NetworkPolicy": 3, "ValidatingAdmissionPolicy": 1, "ValidatingAdmissionPolicyBinding": 1,
 		"ServiceAccount": 5, "Role": 3, "RoleBinding": 3, "PodTemplate": 5, "CronJob": 1}
 	for k, n := range want {
 		if kinds[k] != n {

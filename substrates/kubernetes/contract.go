@@ -91,6 +91,13 @@ const (
 	ConfigMapFleet = "autonomy-fleet"
 	// FleetConfigKey is the ConfigMapFleet key holding the fleet config.
 	FleetConfigKey = "fleet.json"
+	// PodSecurityEnforce is the namespace label Pod Security Admission enforces: the fleet's
+	// namespace is "restricted".
+	PodSecurityEnforce = "pod-security.kubernetes.io/enforce"
+	// DefaultDenyPolicyName is the NetworkPolicy selecting every pod of the namespace and
+	// admitting nothing; ModelProxyPolicyName the one admitting the model proxy's traffic.
+	DefaultDenyPolicyName = "autonomy-default-deny"
+	ModelProxyPolicyName  = "autonomy-model-proxy"
 	// NetworkPolicyName is the policy selecting every session pod of the fleet.
 	NetworkPolicyName = "autonomy-sessions"
 	// ContainerName is a session pod's one container.

@@ -54,11 +54,15 @@ func (c *compiler) manifests(fleet FleetConfig) ([]substrates.File, error) {
 	fleetCM := &corev1.ConfigMap{TypeMeta: typeMeta("v1", "ConfigMap"), ObjectMeta: c.meta(ConfigMapFleet, FleetLabels(ns)),
 		Data: map[string]string{FleetConfigKey: string(fc) + "\n"}}
 	nsObj := &corev1.Namespace{TypeMeta: typeMeta("v1", "Namespace"), ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: FleetLabels(ns)}}
+	// Pod Security Admission refuses, in the namespace, any pod that is not restricted (root,
+	// added capabilities, privilege escalation, an unconfined seccomp profile, host ports or
+	// namespaces), whoever creates it; every PodTemplate complies.
+	nsObj.Labels[PodSecurityEnforce] = "restricted"
 	vap, binding := c.admission()
 	if err := emit("namespace.yaml", nsObj); err != nil {
 		return nil, err
 	}
-	fleetObjs := []any{fleetCM, install, c.networkPolicy(), vap, binding}
+	fleetObjs := []any{fleetCM, install, c.networkPolicy(), c.defaultDeny(), c.modelProxyPolicy(), vap, binding}
 	if c.p.Policy.MaxConcurrent.Value > 0 {
 		// The slots of maxConcurrent (runner_slots.go), installed empty so that a launcher
 		// needs only get and update on it, by name. An apply (client-side or server-side)
@@ -273,4 +277,27 @@ func (c *compiler) networkPolicy() *networkingv1.NetworkPolicy {
 			PodSelector: metav1.LabelSelector{MatchLabels: map[string]string{LabelFleet: ns, LabelComponent: ComponentSession}},
 			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress, networkingv1.PolicyTypeEgress},
 			Egress:      egress}}
+}
+
+// defaultDeny selects every pod of the namespace and admits no traffic: a pod no other policy
+// selects (one whose labels a launch changed, were the admission policy to let it) reaches
+// nothing and is reached by nothing.
+func (c *compiler) defaultDeny() *networkingv1.NetworkPolicy {
+	return &networkingv1.NetworkPolicy{TypeMeta: typeMeta("networking.k8s.io/v1", "NetworkPolicy"), ObjectMeta: c.meta(DefaultDenyPolicyName, FleetLabels(c.box.Namespace)),
+		Spec: networkingv1.NetworkPolicySpec{PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress, networkingv1.PolicyTypeEgress}}}
+}
+
+// modelProxyPolicy is what the default deny leaves the model proxy's pods: ingress from the
+// fleet's session pods on ModelProxyPort, and egress (to the model provider it forwards to).
+func (c *compiler) modelProxyPolicy() *networkingv1.NetworkPolicy {
+	ns := c.box.Namespace
+	tcp, port := corev1.ProtocolTCP, intstr.FromInt32(ModelProxyPort)
+	return &networkingv1.NetworkPolicy{TypeMeta: typeMeta("networking.k8s.io/v1", "NetworkPolicy"), ObjectMeta: c.meta(ModelProxyPolicyName, FleetLabels(ns)),
+		Spec: networkingv1.NetworkPolicySpec{
+			PodSelector: metav1.LabelSelector{MatchLabels: map[string]string{LabelFleet: ns, LabelComponent: ComponentModelProxy}},
+			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress, networkingv1.PolicyTypeEgress},
+			Ingress: []networkingv1.NetworkPolicyIngressRule{{
+				From:  []networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{MatchLabels: map[string]string{LabelFleet: ns, LabelComponent: ComponentSession}}}},
+				Ports: []networkingv1.NetworkPolicyPort{{Protocol: &tcp, Port: &port}}}},
+			Egress: []networkingv1.NetworkPolicyEgressRule{{}}}}
 }

@@ -195,6 +195,9 @@ func (r *Runner) job(ctx context.Context, a *RunnerActor, id, ref string, params
 		if k == "" || strings.Contains(k, "=") {
 			return nil, fmt.Errorf("launching %s: param %q is not an environment variable name", a.Name, k)
 		}
+		if why := ReservedParam(k); why != "" {
+			return nil, fmt.Errorf("launching %s: param %s is reserved: %s (give the param another name)", a.Name, k, why)
+		}
 	}
 	// The result is what the session's container writes to its termination message file,
 	// never the tail of its log.

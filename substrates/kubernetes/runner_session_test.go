@@ -228,6 +228,12 @@ func TestLaunchRefusesReservedAndUnknown(t *testing.T) {
 	}{
 		{"probe", ir.LaunchParams{EnvActor: "x"}, "param AUTONOMY_ACTOR is reserved"},
 		{"probe", ir.LaunchParams{EnvParams: "x"}, "param AUTONOMY_FORWARD is reserved"},
+		{"probe", ir.LaunchParams{"AUTONOMY_BEHAVIOR": "/x"}, "param AUTONOMY_BEHAVIOR is reserved"},
+		{"probe", ir.LaunchParams{"LD_PRELOAD": "/x.so"}, "param LD_PRELOAD is reserved: names starting with LD_"},
+		{"probe", ir.LaunchParams{"HTTPS_PROXY": "http://10.1.2.3"}, "param HTTPS_PROXY is reserved"},
+		{"probe", ir.LaunchParams{"https_proxy": "http://10.1.2.3"}, "param https_proxy is reserved"},
+		{"probe", ir.LaunchParams{"OPENAI_BASE_URL": "http://10.1.2.3"}, "param OPENAI_BASE_URL is reserved"},
+		{"probe", ir.LaunchParams{"PATH": "/tmp"}, "param PATH is reserved"},
 		{"prob", nil, `did you mean "probe"`},
 		{"ghost", nil, "no PodTemplate ghost"},
 	} {
