@@ -184,6 +184,10 @@ func (sv *supervision) run(ctx context.Context, hold *rootHold, cleanup func() s
 		}
 	}
 	sv.resultPath = r.In.Path(StateDir + "/results/" + id + ".json")
+	if err := removeStale(sv.resultPath); err != nil {
+		sv.end(ir.Failed, err.Error(), "", nil)
+		return
+	}
 	sv.env = r.In.sessionEnv(r.opts.Env, s, sv.cfg, sv.workdir, sv.resultPath)
 	bin, err := r.selfBin()
 	if err != nil {

@@ -3,7 +3,9 @@ package local
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -76,7 +78,10 @@ func (in *Install) resultDoc(cfg *ActorConfig, resultPath, submitted string) (da
 			return call.Output, "submit_result's output", ""
 		}
 	}
-	data, err := os.ReadFile(resultPath)
+	data, err := readResultFile(resultPath)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, "", fmt.Sprintf("exit status 0 but its result cannot be read: %v (write one JSON object, a plain file of at most 1 MiB, where AUTONOMY_RESULT says, or call submit_result)", err)
+	}
 	if err != nil {
 		return nil, "", fmt.Sprintf("exit status 0 but no result: the session did not call submit_result, and %s was not written "+
 			"(a session is done only with a result that satisfies %s: call submit_result, or write it where AUTONOMY_RESULT says)", resultPath, contractName(cfg))
