@@ -3,6 +3,7 @@
 package local
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -95,5 +96,24 @@ func TestReadResultFileRefusesLinksFIFOsAndHugeFiles(t *testing.T) {
 	}
 	if _, err := readResultFile(fifo); err == nil || !strings.Contains(err.Error(), "not a regular file") {
 		t.Errorf("fifo: %v, want it named not a regular file", err)
+	}
+}
+
+// The status a result reports is read by its exact key, as the contract's schema reads it: a
+// "Status" beside "status" does not make a failed result done.
+func TestReportedStatusIsTheExactKey(t *testing.T) {
+	for _, submitted := range []string{
+		`{"status":"failed","summary":"I could not do it","Status":"done"}`,
+		`{"STATUS":"done","status":"failed","summary":"I could not do it"}`,
+	} {
+		st, ok := reported(nil, submitted, true)
+		if !ok || st.Status != "failed" || st.Summary != "I could not do it" {
+			t.Errorf("%s: reported %+v %v, want failed", submitted, st, ok)
+		}
+	}
+	var doc any
+	_ = json.Unmarshal([]byte(`{"status":"failed","summary":"x","Status":"done"}`), &doc)
+	if st, ok := reported(doc, "", true); !ok || st.Status != "failed" {
+		t.Errorf("result file: reported %+v %v, want failed", st, ok)
 	}
 }

@@ -93,8 +93,11 @@ func (in *Install) resultDoc(cfg *ActorConfig, resultPath, submitted string) (da
 // those of a result file of the default contract (isDefault).
 func reported(doc any, submitted string, isDefault bool) (tools.Result, bool) {
 	var st tools.Result
-	if submitted != "" && json.Unmarshal([]byte(submitted), &st) == nil && st.Status != "" {
-		return st, true
+	if submitted != "" {
+		if status, summary, err := tools.ReportedStatus([]byte(submitted)); err == nil && status != "" {
+			st.Status, st.Summary = status, summary
+			return st, true
+		}
 	}
 	m, ok := doc.(map[string]any)
 	if !ok || !isDefault {

@@ -1,7 +1,6 @@
 package effect
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -42,12 +41,12 @@ func VerifyResult(a InstalledActor, applied []Applied, resultFile string) error 
 	if len(diags) > 0 {
 		return &NoResult{"the session's result is invalid, so the run is not done:\n" + diags.String()}
 	}
-	var st tools.Result
-	if err := json.Unmarshal(data, &st); err != nil {
+	status, summary, err := tools.ReportedStatus(data)
+	if err != nil {
 		return &NoResult{fmt.Sprintf("the session's result (%s): %v", source, err)}
 	}
-	if st.Status == "failed" {
-		return &NoResult{"the agent reported its work failed: " + st.Summary}
+	if status == "failed" {
+		return &NoResult{"the agent reported its work failed: " + summary}
 	}
 	return nil
 }
