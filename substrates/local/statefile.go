@@ -98,6 +98,36 @@ func readResultFile(path string) ([]byte, error) {
 	return data, nil
 }
 
+// ownResultPath is where session id writes its result (AUTONOMY_RESULT): result.json in a new,
+// empty folder of its own, results/<id>.session, which its jail alone leaves writable (confine),
+// so that no other session can write there; its result path proper, results/<id>.json, is
+// cleared, and is written by the supervisor alone once the session exits (adoptResult).
+func (in *Install) ownResultPath(id string) (string, error) {
+	if err := removeStale(in.Path(StateDir + "/results/" + id + ".json")); err != nil {
+		return "", err
+	}
+	dir := in.Path(StateDir + "/results/" + id + ".session")
+	root, err := freshDir(dir)
+	if err != nil {
+		return "", fmt.Errorf("cannot make the session's result folder: %v", err)
+	}
+	_ = root.Close()
+	return filepath.Join(dir, "result.json"), nil
+}
+
+// adoptResult makes the result a session wrote (own, if it wrote one) its result proper (path),
+// read as readResultFile reads it.
+func adoptResult(own, path string) error {
+	data, err := readResultFile(own)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("its result cannot be read: %v (write one JSON object, a plain file of at most 1 MiB, where AUTONOMY_RESULT says, or call submit_result)", err)
+	}
+	return writeNew(path, data, 0o600)
+}
+
 // removeStale removes whatever is at path (a file, a link, a FIFO, a folder), nothing when there is
 // nothing: a session's result path is emptied before it starts, so that a result another session
 // planted there is never taken for its own.
