@@ -81,48 +81,89 @@ func GH(args []string, readFile ReadFile) (Call, error) {
 	return Call{}, refuse(cmd, "not a command the shim reads or maps; a write goes through the tools (comment, create_item, set_state, launch, propose)")
 }
 
-// shortFlag reads a group of short flags (-iXPOST, -if, -X): the flag that matters to ghAPI (X, f
-// or F, which take a value and so end the group) with its inline value, else the last one.
-func shortFlag(group string) (name, value string, inline bool) {
-	for i, c := range group {
-		if strings.ContainsRune("XfF", c) {
-			return string(c), group[i+1:], i+1 < len(group)
-		}
+// ghAPIFlags are gh api's flags (gh 2.x, `gh api --help`), long name to whether it takes a value;
+// ghAPIShort its short ones to their long names. gh's parser takes the word after a flag that
+// takes a value as that value even when it starts with '-' (-t -XGET: -XGET is the template),
+// so the shim must know which flags take one to read the command as gh does.
+var (
+	ghAPIFlags = map[string]bool{
+		"method": true, "field": true, "raw-field": true, "header": true, "input": true, "jq": true,
+		"template": true, "preview": true, "cache": true, "hostname": true,
+		"include": false, "paginate": false, "silent": false, "slurp": false, "verbose": false, "help": false,
 	}
-	return group[len(group)-1:], "", false
+	ghAPIShort = map[rune]string{'X': "method", 'F': "field", 'f': "raw-field", 'H': "header", 'q': "jq",
+		't': "template", 'p': "preview", 'i': "include", 'h': "help"}
+)
+
+// ghAPIFlag reads the flag at args[i] as gh api's parser does: its long names and, for one that
+// takes a value, that value (inline, else the next word, which is consumed: next is the index
+// of the word after it). A group of short flags (-iXPOST) holds flags without a value, then at
+// most one that takes one, its value the rest of the group or the next word.
+func ghAPIFlag(args []string, i int) (names []string, value string, next int, err error) {
+	w := args[i]
+	if w[1] == '-' {
+		name, v, inline := strings.Cut(w[2:], "=")
+		takes, ok := ghAPIFlags[name]
+		if !ok {
+			return nil, "", 0, refuse("gh api", "--%s is not a flag the shim knows", name)
+		}
+		if takes && !inline {
+			if i+1 >= len(args) {
+				return nil, "", 0, refuse("gh api", "--%s needs a value", name)
+			}
+			return []string{name}, args[i+1], i + 2, nil
+		}
+		return []string{name}, v, i + 1, nil
+	}
+	for j, c := range w[1:] {
+		name, ok := ghAPIShort[c]
+		if !ok {
+			return nil, "", 0, refuse("gh api", "-%c is not a flag the shim knows", c)
+		}
+		names = append(names, name)
+		if !ghAPIFlags[name] {
+			continue
+		}
+		if rest := w[2+j:]; rest != "" {
+			return names, strings.TrimPrefix(rest, "="), i + 1, nil
+		}
+		if i+1 >= len(args) {
+			return nil, "", 0, refuse("gh api", "-%c needs a value", c)
+		}
+		return names, args[i+1], i + 2, nil
+	}
+	return names, "", i + 1, nil
 }
 
-// ghAPI passes a GET to gh api and refuses anything that writes: a method other than GET, or
-// fields without -X GET (gh api then POSTs them).
+// ghAPI passes a read to gh api and refuses anything that may write: a method other than GET, or
+// any field or input (-f, -F, --field, --raw-field, --input: gh POSTs them unless told GET, and
+// a read needs none; put a query in the path).
 func ghAPI(args []string) (Call, error) {
-	method, fields := "", false
-	for i := 0; i < len(args); i++ {
+	writes := refuse("gh api", "this request writes (a method but GET, or fields or input gh would send), and this job holds no write token; use the tools (comment, create_item, set_state, launch) instead; for a read, put any query parameters in the path")
+	for i := 0; i < len(args); {
 		w := args[i]
 		if w == "--" {
 			break
 		}
 		if len(w) < 2 || w[0] != '-' {
+			i++
 			continue
 		}
-		name, value, inline := strings.Cut(w[2:], "=")
-		if w[1] != '-' {
-			// Grouped short flags (-iX POST, -iF k=v) are each a flag, as gh's parser reads them:
-			// the first that takes a value ends the group.
-			name, value, inline = shortFlag(w[1:])
+		names, value, next, err := ghAPIFlag(args, i)
+		if err != nil {
+			return Call{}, err
 		}
-		switch name {
-		case "X", "method":
-			if !inline && i+1 < len(args) {
-				i++
-				value = args[i]
+		for _, name := range names {
+			switch name {
+			case "method":
+				if strings.ToUpper(value) != "GET" {
+					return Call{}, writes
+				}
+			case "field", "raw-field", "input":
+				return Call{}, writes
 			}
-			method = strings.ToUpper(value)
-		case "f", "F", "field", "raw-field", "input":
-			fields = true
 		}
-	}
-	if method != "" && method != "GET" || method == "" && fields {
-		return Call{}, refuse("gh api", "this request writes, and this job holds no write token; use the tools (comment, create_item, set_state, launch) instead")
+		i = next
 	}
 	return Call{Pass: true}, nil
 }

@@ -26,7 +26,7 @@ func TestGHMaps(t *testing.T) {
 		{"search issues bug", Call{Pass: true}},
 		{"--version", Call{Pass: true}},
 		{"api repos/o/r/issues", Call{Pass: true}},
-		{"api -X GET repos/o/r/issues -f state=open", Call{Pass: true}},
+		{"api repos/o/r/issues?state=open", Call{Pass: true}},
 		{"issue comment 12 --body hi", Call{Tool: tools.Comment, Input: tools.CommentInput{Item: "12", Body: "hi"}}},
 		{"issue comment #12 -b hi", Call{Tool: tools.Comment, Input: tools.CommentInput{Item: "12", Body: "hi"}}},
 		{"pr comment https://github.com/o/r/pull/7 --body=hi", Call{Tool: tools.Comment, Input: tools.CommentInput{Item: "7", Body: "hi"}}},
@@ -53,6 +53,7 @@ func TestGHRefuses(t *testing.T) {
 		{"repo delete", "not a command the shim reads or maps"},
 		{"api -X POST repos/o/r/issues", "writes"},
 		{"api repos/o/r/issues -f title=x", "writes"},
+		{"api -X GET repos/o/r/issues -f state=open", "writes"},
 		{"api --method=PATCH repos/o/r/issues/1", "writes"},
 		{"issue comment 12", "--body"},
 		{"issue comment --body hi", "name one issue"},
@@ -132,6 +133,17 @@ func TestGHFlagsCannotHideAWrite(t *testing.T) {
 		{"api", "-iXPOST", "repos/o/r/issues"},
 		{"api", "-iF", "title=x", "repos/o/r/issues"},
 		{"api", "-if", "body=x", "repos/o/r/issues/1/comments"},
+		// A flag that takes a value takes the next word even when it starts with '-', as gh's
+		// parser reads it: the -XGET or --method=GET after it is that value, not a method.
+		{"api", "repos/o/r/issues/1/comments", "-t", "-XGET", "-f", "body=pwned"},
+		{"api", "repos/o/r/issues/1/comments", "--jq", "--method=GET", "-f", "body=pwned"},
+		{"api", "graphql", "-H", "-XGET", "-f", "query=mutation{x}"},
+		{"api", "repos/o/r/issues/1/comments", "-p", "-XGET", "-F", "body=pwned"},
+		{"api", "repos/o/r/issues", "-XGET", "--input", "body.json"},
+		{"api", "repos/o/r/issues", "--cache", "-XGET", "--raw-field=body=x"},
+		{"api", "repos/o/r/issues", "--nonsense", "-XGET"},
+		{"api", "repos/o/r/issues", "-Z"},
+		{"api", "repos/o/r/issues", "-X"},
 		{"-R", "o/r", "issue", "close", "3"},
 		{"--repo=o/r", "pr", "merge", "3", "--auto"},
 	} {
@@ -139,7 +151,9 @@ func TestGHFlagsCannotHideAWrite(t *testing.T) {
 			t.Errorf("gh %q passed: %+v", args, c)
 		}
 	}
-	for _, args := range [][]string{{"--version"}, {"api", "-i", "repos/o/r"}, {"api", "-iX", "GET", "repos/o/r"}} {
+	for _, args := range [][]string{{"--version"}, {"api", "-i", "repos/o/r"}, {"api", "-iX", "GET", "repos/o/r"},
+		{"api", "repos/o/r/issues", "-q", ".[].title", "--paginate"}, {"api", "-t", "{{.title}}", "repos/o/r/issues/1"},
+		{"api", "-H", "Accept: application/vnd.github.raw", "--method=get", "repos/o/r/readme"}, {"api", "--", "-f"}} {
 		if c, err := GH(args, nil); err != nil || !c.Pass {
 			t.Errorf("gh %q: %+v %v, want a read passed on", args, c, err)
 		}

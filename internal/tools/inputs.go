@@ -275,3 +275,18 @@ func schemaOf(in Input) (json.RawMessage, error) {
 	}
 	return json.Marshal(s)
 }
+
+// ReportedStatus is the status and summary a result document (a submit_result input, a result
+// file) reports, read by their exact keys as its schema reads them: decoding into Result would
+// also take "Status" or "STATUS" (encoding/json matches keys case-insensitively, the last one
+// winning), so {"status":"failed","Status":"done"} would validate as failed yet read as done.
+func ReportedStatus(data []byte) (status, summary string, err error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(data, &m); err != nil {
+		return "", "", err
+	}
+	// A member that is absent or not a string is "" (the schema has said what it must be).
+	_ = json.Unmarshal(m["status"], &status)
+	_ = json.Unmarshal(m["summary"], &summary)
+	return status, summary, nil
+}

@@ -7,9 +7,10 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
-	"os"
+	"io/fs"
 	"strings"
 
 	"github.com/autonomyhq/autonomy/internal/playproto"
@@ -152,7 +153,7 @@ func (pb *playbooks) parkReview(ctx context.Context, s store.Session, cfg *Actor
 
 // resultDigest is the hex SHA-256 of a result file (of nothing, when it was not written).
 func resultDigest(path string) string {
-	data, _ := os.ReadFile(path)
+	data, _ := readResultFile(path)
 	sum := sha256.Sum256(data)
 	return hex.EncodeToString(sum[:])
 }
@@ -210,9 +211,12 @@ func (pb *playbooks) settleReview(ctx context.Context, rid string) {
 
 // readVerdict reads a reviewer's result: its verdict and the headSha it applies to.
 func readVerdict(path string) (string, string, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
+	data, err := readResultFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
 		return "", "", fmt.Errorf("%s was not written", path)
+	}
+	if err != nil {
+		return "", "", err
 	}
 	var v struct {
 		Verdict string `json:"verdict"`

@@ -51,11 +51,12 @@ func (sv *supervision) confine(ctx context.Context, argv []string) (out []string
 	sv.env = withEnv(sv.env, sb.Env...)
 	var c *egress.Confinement
 	if sv.stateAt != "" {
-		// The installation's own folder is read-only in the jail, but for the results (a preset
-		// writes its result there); the state folder is writable at stateAt alone, which the
+		// The installation's own folder is read-only in the jail, but for the session's own
+		// results folder (a preset writes its result there, and no other session can: a result
+		// planted for another session would be taken for its own); the state folder is writable at stateAt alone, which the
 		// agent's own sandbox leaves read-only (wallState).
 		c = &egress.Confinement{Writable: true,
-			Binds:   []egress.Bind{{Path: sv.r.In.Path(dataDir)}, {Path: sv.r.In.Path(StateDir + "/results"), Write: true}},
+			Binds:   []egress.Bind{{Path: sv.r.In.Path(dataDir)}, {Path: filepath.Dir(sv.ownResult), Write: true}},
 			Aliases: []egress.Alias{{Path: sv.r.In.Path(StateDir), At: sv.stateAt}}}
 	}
 	return sb.WrapIn(c, argv), func() { sb.Close(); closeLog() }, nil

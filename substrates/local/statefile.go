@@ -2,6 +2,8 @@ package local
 
 import (
 	"errors"
+	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -63,4 +65,75 @@ func freshDir(path string) (*os.Root, error) {
 		return nil, err
 	}
 	return os.OpenRoot(path)
+}
+
+// maxResultFile caps a result file the supervisor reads (as the GitHub Actions substrate's).
+const maxResultFile = 1 << 20
+
+// readResultFile reads a file a session writes for the supervisor (its result, a reviewer's
+// verdict): never through a link (O_NOFOLLOW), never blocking on a FIFO (O_NONBLOCK, then only a
+// regular file is read), never more than maxResultFile bytes. A session can plant any of these
+// where another session's result goes; none makes the supervisor hang, read without end, or
+// read what a link points to.
+func readResultFile(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|oNoFollow|oNonBlock, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file (%v): a result is a plain file, never a link, a FIFO or a device", path, fi.Mode().Type())
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxResultFile+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > maxResultFile {
+		return nil, fmt.Errorf("%s is larger than %d bytes, the cap on a result", path, maxResultFile)
+	}
+	return data, nil
+}
+
+// ownResultPath is where session id writes its result (AUTONOMY_RESULT): result.json in a new,
+// empty folder of its own, results/<id>.session, which its jail alone leaves writable (confine),
+// so that no other session can write there; its result path proper, results/<id>.json, is
+// cleared, and is written by the supervisor alone once the session exits (adoptResult).
+func (in *Install) ownResultPath(id string) (string, error) {
+	if err := removeStale(in.Path(StateDir + "/results/" + id + ".json")); err != nil {
+		return "", err
+	}
+	dir := in.Path(StateDir + "/results/" + id + ".session")
+	root, err := freshDir(dir)
+	if err != nil {
+		return "", fmt.Errorf("cannot make the session's result folder: %v", err)
+	}
+	_ = root.Close()
+	return filepath.Join(dir, "result.json"), nil
+}
+
+// adoptResult makes the result a session wrote (own, if it wrote one) its result proper (path),
+// read as readResultFile reads it.
+func adoptResult(own, path string) error {
+	data, err := readResultFile(own)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("its result cannot be read: %v (write one JSON object, a plain file of at most 1 MiB, where AUTONOMY_RESULT says, or call submit_result)", err)
+	}
+	return writeNew(path, data, 0o600)
+}
+
+// removeStale removes whatever is at path (a file, a link, a FIFO, a folder), nothing when there is
+// nothing: a session's result path is emptied before it starts, so that a result another session
+// planted there is never taken for its own.
+func removeStale(path string) error {
+	if err := os.RemoveAll(path); err != nil {
+		return fmt.Errorf("cannot clear %s before the session starts: %v", path, err)
+	}
+	return nil
 }

@@ -76,7 +76,11 @@ func TestRootSessionCannotWriteTheStore(t *testing.T) {
 				"  if (printf x >> .autonomy/state/$f) 2>/dev/null; then echo \"wrote $f\"; else echo \"refused $f\"; fi\n" +
 				"  if (printf x >> \"${AUTONOMY_STATE_DIR:-/nonexistent}/$f\") 2>/dev/null; then echo \"wrote alias $f\"; else echo \"refused alias $f\"; fi\n" +
 				"done\nmv .autonomy/state .autonomy/moved 2>/dev/null && echo moved-state\nmv .autonomy .moved 2>/dev/null && echo moved-dir\n" +
-				"echo \"alias=${AUTONOMY_STATE_DIR:-none}\"\n"
+				"echo \"alias=${AUTONOMY_STATE_DIR:-none}\"\n" +
+				// Another session's result path is not writable (a result planted there would be
+				// taken for that session's own); the session's own result folder is.
+				"if (printf x > .autonomy/state/results/99999-zz.json) 2>/dev/null; then echo \"wrote another's result\"; else echo \"refused another's result\"; fi\n" +
+				"if (printf x > \"$(dirname \"$AUTONOMY_RESULT\")/probe\") 2>/dev/null; then echo \"own result folder writable\"; fi\n"
 			if err := os.WriteFile(probe, []byte(script), 0o755); err != nil {
 				t.Fatal(err)
 			}
@@ -96,6 +100,7 @@ func TestRootSessionCannotWriteTheStore(t *testing.T) {
 			shell := outputs[0]
 			for _, want := range []string{"refused state.db", "refused state.db-wal", "refused state.db-shm",
 				"refused alias state.db", "refused alias state.db-wal", "refused alias state.db-shm", "alias=/",
+				"refused another's result", "own result folder writable",
 				"the runner's state is read-only inside the sandbox", "rc=1"} {
 				if !strings.Contains(shell, want) {
 					t.Errorf("the agent's shell: no %q:\n%s", want, shell)

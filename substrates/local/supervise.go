@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -69,6 +70,10 @@ type supervision struct {
 	// env is the session's environment; resultPath where its result is written.
 	env        []string
 	resultPath string
+	// ownResult is where the session writes its result (AUTONOMY_RESULT): in a folder of its own,
+	// the only part of the results folder its jail leaves writable; adopted as resultPath once
+	// it exits (ownResultPath, adoptResult).
+	ownResult string
 	// end ends the session once its worktree is dealt with (run).
 	end func(status ir.SessionStatus, reason, verified string, code *int)
 	// snap and gsnap are what is put back when the agent ends (guard).
@@ -184,7 +189,13 @@ func (sv *supervision) run(ctx context.Context, hold *rootHold, cleanup func() s
 		}
 	}
 	sv.resultPath = r.In.Path(StateDir + "/results/" + id + ".json")
-	sv.env = r.In.sessionEnv(r.opts.Env, s, sv.cfg, sv.workdir, sv.resultPath)
+	var err error
+	if sv.ownResult, err = r.In.ownResultPath(id); err != nil {
+		sv.end(ir.Failed, err.Error(), "", nil)
+		return
+	}
+	defer os.RemoveAll(filepath.Dir(sv.ownResult))
+	sv.env = r.In.sessionEnv(r.opts.Env, s, sv.cfg, sv.workdir, sv.ownResult)
 	bin, err := r.selfBin()
 	if err != nil {
 		sv.end(ir.Failed, err.Error(), "", nil)
@@ -281,7 +292,7 @@ func (sv *supervision) command(ctx context.Context) (argv []string, stdin string
 		argv, err = sv.withTools(argv) // the session's MCP server (tools.go)
 	}
 	if err == nil && preset {
-		argv, err = sv.r.In.fill(ctx, sv.s, sv.cfg, argv, sv.env, sv.workdir, sv.resultPath)
+		argv, err = sv.r.In.fill(ctx, sv.s, sv.cfg, argv, sv.env, sv.workdir, sv.ownResult)
 	}
 	return argv, stdin, preset, err
 }
@@ -429,7 +440,13 @@ func (sv *supervision) settle(ctx context.Context, cmd *exec.Cmd, drain func()) 
 	case waitErr != nil:
 		end(ir.Failed, underMethod(cfg, describeExit(waitErr, cmd.ProcessState)), "", code)
 	default:
-		if sv.outPath != "" {
+		if sv.outPath == "" {
+			if err := adoptResult(sv.ownResult, sv.resultPath); err != nil {
+				end(ir.Failed, "exit status 0 but "+err.Error(), "", code)
+				return
+			}
+		} else {
+			// Its result is what it printed (collected), whatever it left where AUTONOMY_RESULT says.
 			if err := collect(cfg.Command.Output, sv.outPath, sv.resultPath, structured(cfg), r.In.logMax(), logf); err != nil {
 				end(ir.Failed, "exit status 0 but "+err.Error(), "", code)
 				return

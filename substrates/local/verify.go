@@ -3,7 +3,9 @@ package local
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -76,7 +78,10 @@ func (in *Install) resultDoc(cfg *ActorConfig, resultPath, submitted string) (da
 			return call.Output, "submit_result's output", ""
 		}
 	}
-	data, err := os.ReadFile(resultPath)
+	data, err := readResultFile(resultPath)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, "", fmt.Sprintf("exit status 0 but its result cannot be read: %v (write one JSON object, a plain file of at most 1 MiB, where AUTONOMY_RESULT says, or call submit_result)", err)
+	}
 	if err != nil {
 		return nil, "", fmt.Sprintf("exit status 0 but no result: the session did not call submit_result, and %s was not written "+
 			"(a session is done only with a result that satisfies %s: call submit_result, or write it where AUTONOMY_RESULT says)", resultPath, contractName(cfg))
@@ -88,8 +93,11 @@ func (in *Install) resultDoc(cfg *ActorConfig, resultPath, submitted string) (da
 // those of a result file of the default contract (isDefault).
 func reported(doc any, submitted string, isDefault bool) (tools.Result, bool) {
 	var st tools.Result
-	if submitted != "" && json.Unmarshal([]byte(submitted), &st) == nil && st.Status != "" {
-		return st, true
+	if submitted != "" {
+		if status, summary, err := tools.ReportedStatus([]byte(submitted)); err == nil && status != "" {
+			st.Status, st.Summary = status, summary
+			return st, true
+		}
 	}
 	m, ok := doc.(map[string]any)
 	if !ok || !isDefault {

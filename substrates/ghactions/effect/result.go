@@ -47,12 +47,12 @@ func VerifyResult(contract *ir.Result, applied []Applied, resultFile string) err
 	if contract.Named.Value != ir.DefaultContract {
 		return nil
 	}
-	var st tools.Result
-	if err := json.Unmarshal(data, &st); err != nil {
+	status, summary, err := tools.ReportedStatus(data)
+	if err != nil {
 		return &NoResult{fmt.Sprintf("the session's result (%s): %v", source, err)}
 	}
-	if st.Status == "failed" {
-		return &NoResult{"the agent reported its work failed: " + st.Summary}
+	if status == "failed" {
+		return &NoResult{"the agent reported its work failed: " + summary}
 	}
 	return nil
 }

@@ -35,6 +35,9 @@ func TestVerifyResult(t *testing.T) {
 		{"missing summary", nil, "{\n  \"status\": \"done\"\n}", "1:1: the result does not satisfy autonomy.result.v1: at /: missing property 'summary'"},
 		{"bad status", []Applied{submitted(`{"status":"finished","summary":"x"}`, "")}, "", "submit_result:1:11: the result does not satisfy autonomy.result.v1: at /status"},
 		{"reported failed", []Applied{submitted(`{"status":"failed","summary":"The channel is gone."}`, "")}, "", "the agent reported its work failed: The channel is gone."},
+		// The schema reads the exact key "status": a "Status" beside it does not make failed done.
+		{"case-folded status", nil, `{"status":"failed","summary":"I could not do it","Status":"done"}`, "the agent reported its work failed: I could not do it"},
+		{"case-folded status submitted", []Applied{submitted(`{"status":"failed","summary":"I could not do it","STATUS":"done"}`, "")}, "", "the agent reported its work failed"},
 	} {
 		t.Run(c.name, func(t *testing.T) { verdict(t, ir.DefaultResult, c.applied, c.file, c.want) })
 	}
