@@ -7,38 +7,30 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/autonomyhq/autonomy/internal/testbin"
 	"github.com/autonomyhq/autonomy/ir"
 )
 
-var (
-	buildAutonomy sync.Once
-	autonomyBin   string
-	autonomyErr   error
-)
-
-// builtAutonomy builds cmd/autonomy once per test process.
+// builtAutonomy is the autonomy binary of the module's source (internal/testbin), linked into
+// the test's own temporary directory as autonomy-under-test (not named autonomy: the session's
+// link is), so nothing of it outlives the test.
 func builtAutonomy(t *testing.T) string {
 	t.Helper()
-	buildAutonomy.Do(func() {
-		dir, err := os.MkdirTemp("", "autonomy-local-test")
-		if err != nil {
-			autonomyErr = err
-			return
+	src := testbin.Path(t)
+	dst := filepath.Join(t.TempDir(), "autonomy-under-test")
+	if err := os.Link(src, dst); err != nil {
+		data, rerr := os.ReadFile(src)
+		if rerr != nil {
+			t.Fatal(rerr)
 		}
-		autonomyBin = filepath.Join(dir, "autonomy-under-test") // not named autonomy: the session's link is
-		if out, err := exec.Command("go", "build", "-o", autonomyBin, "../../cmd/autonomy").CombinedOutput(); err != nil {
-			autonomyErr = err
-			t.Logf("%s", out)
+		if werr := os.WriteFile(dst, data, 0o755); werr != nil {
+			t.Fatal(werr)
 		}
-	})
-	if autonomyErr != nil {
-		t.Fatalf("go build: %v", autonomyErr)
 	}
-	return autonomyBin
+	return dst
 }
 
 // An orchestrator's autonomy runner launch finds the autonomy that runs the runner, from a PATH
