@@ -16,6 +16,10 @@ var jobOnly = []string{
 	// read their arguments as gh and bun do, so --help is an argument of theirs.
 	"autonomy runner gh",
 	"autonomy runner bun",
+	// A Kubernetes session container's entry point (its PodTemplate's args), run by the kubelet
+	// with the pod's environment; TestSessionEntryPointWritesTheCheckedResult runs it as a pod
+	// would. Hidden, as runner supervise is.
+	"autonomy runner session",
 }
 
 // TestEveryCommandHasExamples: every command a person runs has examples in its --help (which

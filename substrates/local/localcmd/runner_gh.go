@@ -19,8 +19,10 @@ import (
 // newRunnerGH is runner gh: what the gh on a preset session's PATH runs (the gh shim).
 func newRunnerGH(f *runnerFlags) *cobra.Command {
 	return &cobra.Command{
-		Use:   "gh [ARGS...]",
-		Short: "The gh of a session's shell: a write it maps is the session's tool call; a read runs the real gh",
+		Use: "gh [ARGS...]",
+		// Run by the shim on a session's PATH, never by a person: hidden, as runner supervise is.
+		Hidden: true,
+		Short:  "The gh of a session's shell: a write it maps is the session's tool call; a read runs the real gh",
 		Long: `What the gh at the front of a preset session's PATH runs, with the session's environment
 (docs/tools.md, "Skills that run gh"). A write it maps (gh issue comment, gh pr comment, gh issue
 create, gh issue edit --add-label STATE, gh workflow run ACTOR) is the same call as the session's
@@ -48,8 +50,10 @@ Exit codes: the real gh's for a read; 0 a write realized; 1 refused; 2 usage or 
 // newRunnerBun is runner bun: what the bun on a preset session's PATH runs (the bun shim).
 func newRunnerBun(f *runnerFlags) *cobra.Command {
 	return &cobra.Command{
-		Use:   "bun [ARGS...]",
-		Short: "The bun of a session's shell: the reference's bun scripts/runner.ts launch is the session's launch tool",
+		Use: "bun [ARGS...]",
+		// Run by the shim on a session's PATH, never by a person: hidden, as runner supervise is.
+		Hidden: true,
+		Short:  "The bun of a session's shell: the reference's bun scripts/runner.ts launch is the session's launch tool",
 		Long: `What the bun at the front of a preset session's PATH runs, with the session's environment
 (docs/migrating.md, "The runner and gh writes in skills"). The reference implementation's runner
 CLI, bun scripts/runner.ts launch ACTOR [--ref ITEM] [--NAME VALUE]..., is read as on gh-actions

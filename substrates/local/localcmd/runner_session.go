@@ -23,8 +23,10 @@ container's termination message file, where the runner reads it. A missing, inva
 or longer result, or a failing behavior, writes the reason there instead and exits 1; a
 missing variable exits 2. It makes no API call. A PodTemplate's container runs it as
 "autonomy runner --target kubernetes session". See docs/kubernetes.md.`,
-		Example: `  autonomy runner session --help`,
-		Args:    cobra.NoArgs,
+		// A machine's entry point, as runner supervise is: no person runs it, so it is hidden and
+		// has no example (cmd/autonomy's jobOnly says so).
+		Hidden: true,
+		Args:   cobra.NoArgs,
 		RunE: f.with(false, func(*cobra.Command, []string, *local.Runner) error {
 			return exitcode.Usagef("runner session: only --target kubernetes has it (a session container's entry point); the local runner starts its sessions itself")
 		}),
