@@ -55,8 +55,19 @@ func (sv *supervision) confine(ctx context.Context, argv []string) (out []string
 		// results folder (a preset writes its result there, and no other session can: a result
 		// planted for another session would be taken for its own); the state folder is writable at stateAt alone, which the
 		// agent's own sandbox leaves read-only (wallState).
-		c = &egress.Confinement{Writable: true,
-			Binds:   []egress.Bind{{Path: sv.r.In.Path(dataDir)}, {Path: filepath.Dir(sv.ownResult), Write: true}},
+		binds := []egress.Bind{{Path: sv.r.In.Path(dataDir)}, {Path: filepath.Dir(sv.ownResult), Write: true}}
+		if sv.cfg.Steps {
+			// A step playbook's run writes its ## ARTIFACTS into its own session's folder
+			// (steps.go), as writable as its own result folder and no other session's.
+			arts := sv.r.In.Path(ArtifactsDir(sv.s.ID))
+			if err := os.MkdirAll(arts, 0o755); err != nil {
+				sb.Close()
+				closeLog()
+				return nil, unconfine, err
+			}
+			binds = append(binds, egress.Bind{Path: arts, Write: true})
+		}
+		c = &egress.Confinement{Writable: true, Binds: binds,
 			Aliases: []egress.Alias{{Path: sv.r.In.Path(StateDir), At: sv.stateAt}}}
 	}
 	return sb.WrapIn(c, argv), func() { sb.Close(); closeLog() }, nil
