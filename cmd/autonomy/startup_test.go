@@ -3,6 +3,7 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"regexp"
@@ -38,5 +39,25 @@ func TestStartupCompilesNoRegexp(t *testing.T) {
 	}
 	if total > 256<<10 {
 		t.Errorf("autonomy's packages allocated %d bytes at init, want under 256 KiB: compile regular expressions on first use (sync.OnceValue)", total)
+	}
+}
+
+// TestStartupCollectsNoGarbage: a process starts without a garbage collection (package gcfloor):
+// the packages' init allocations crossed the runtime's first heap goal, a collection cycle before
+// main in every command and every session's supervisor, a sixth of a launch's CPU.
+func TestStartupCollectsNoGarbage(t *testing.T) {
+	cmd := exec.Command(autonomyBin(t), "version")
+	for _, kv := range os.Environ() {
+		if !regexp.MustCompile(`^(GOGC|GOMEMLIMIT|GODEBUG)=`).MatchString(kv) {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, "GODEBUG=gctrace=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("autonomy version: %v\n%s", err, out)
+	}
+	if cycles := regexp.MustCompile(`(?m)^gc [0-9]+ @.*$`).FindAll(out, -1); len(cycles) > 0 {
+		t.Errorf("autonomy version ran %d garbage collection(s), want none below gcfloor.Floor:\n%s", len(cycles), bytes.Join(cycles, []byte("\n")))
 	}
 }
