@@ -142,16 +142,19 @@ func (st *Store) ProposalAwaiting(ctx context.Context, ask string) (Proposal, bo
 	return st.proposalWhere(ctx, `ask = ?`, ask)
 }
 
-func (st *Store) proposalWhere(ctx context.Context, where string, arg any) (p Proposal, ok bool, err error) {
-	err = st.Tx(ctx, func(tx *Tx) error {
-		p, ok, err = tx.proposalWhere(where, arg)
-		return err
-	})
-	return p, ok, err
+// proposalWhere is a read, one statement: no write transaction (whose lock every other
+// process's write waits for) for what a session's end asks, almost always in vain.
+func (st *Store) proposalWhere(ctx context.Context, where string, arg any) (Proposal, bool, error) {
+	return readProposal(st.db.QueryRowContext(ctx, `SELECT `+proposalCols+` FROM proposals WHERE `+where+` ORDER BY seq DESC LIMIT 1`, arg))
 }
 
 func (tx *Tx) proposalWhere(where string, arg any) (Proposal, bool, error) {
-	p, err := scanProposal(tx.queryRow(`SELECT `+proposalCols+` FROM proposals WHERE `+where+` ORDER BY seq DESC LIMIT 1`, arg))
+	return readProposal(tx.queryRow(`SELECT `+proposalCols+` FROM proposals WHERE `+where+` ORDER BY seq DESC LIMIT 1`, arg))
+}
+
+// readProposal scans the one proposal row, if any.
+func readProposal(row *sql.Row) (Proposal, bool, error) {
+	p, err := scanProposal(row)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Proposal{}, false, nil
 	}

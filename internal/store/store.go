@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/autonomyhq/autonomy/ir"
@@ -39,6 +40,8 @@ type Store struct {
 	// connection: writers queue here instead of polling SQLite's lock from pooled connections,
 	// which would leave readers none.
 	writeLock chan struct{}
+	// writes counts the write transactions begun (Writes).
+	writes atomic.Int64
 }
 
 // querier is what both *sql.DB and *sql.Tx offer, so one read serves Store and Tx alike.
@@ -204,6 +207,7 @@ func (st *Store) Tx(ctx context.Context, fn func(*Tx) error) error {
 		return err
 	}
 	defer st.unlock()
+	st.writes.Add(1)
 	stx, err := st.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("beginning a write to %s: %w", st.path, err)
@@ -245,6 +249,11 @@ func (st *Store) lock(ctx context.Context) error {
 }
 
 func (st *Store) unlock() { <-st.writeLock }
+
+// Writes is how many write transactions this Store has begun: each takes the database's write
+// lock, which every other process's writes wait for, so what a launch costs is counted in them
+// (BenchmarkLaunch reports it per launch). A read never counts.
+func (st *Store) Writes() int64 { return st.writes.Load() }
 
 // Get returns the session id; ok is false when there is none.
 func (st *Store) Get(ctx context.Context, id string) (Session, bool, error) {

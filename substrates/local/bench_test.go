@@ -21,7 +21,7 @@ func BenchmarkLaunch(b *testing.B) {
 	r := newRunner(b, dir, Options{})
 	ctx := context.Background()
 	b.ResetTimer()
-	start := time.Now()
+	start, writes := time.Now(), r.Store.Writes()
 	for i := 0; i < b.N; i++ {
 		if _, err := r.Launch(ctx, LaunchRequest{Actor: "worker", Ref: "1"}); err != nil {
 			b.Fatal(err)
@@ -29,6 +29,7 @@ func BenchmarkLaunch(b *testing.B) {
 	}
 	r.Wait()
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "launches/s")
+	b.ReportMetric(float64(r.Store.Writes()-writes)/float64(b.N), "writes/launch")
 }
 
 const trivialYAML = `schema: autonomy.ir.v1

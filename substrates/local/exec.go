@@ -65,13 +65,14 @@ func (r *Runner) finish(ctx context.Context, id string, status ir.SessionStatus,
 func (r *Runner) end(ctx context.Context, id string, status ir.SessionStatus, reason, verified string, code *int, stopBy time.Time) (bool, error) {
 	now := r.opts.Now().UTC()
 	o := outcome{Session: id, Status: status, Reason: reason, Verified: verified, ExitCode: code, EndedAt: now}
-	s, changed, err := r.supervisor.outcomes.modifyEnd(ctx, o, func(m *store.Session) {
+	_, changed, err := r.supervisor.outcomes.modifyEnd(ctx, o, func(m *store.Session) {
 		m.Status, m.Reason, m.Verified, m.ExitCode, m.EndedAt = status, reason, verified, code, now
 		if m.PID > 0 {
 			m.StopBy = stopBy
 		}
-	})
-	if err == nil && changed {
+	}, func(tx *store.Tx, s store.Session) {
+		// With its end, in one write: its line in the audit log, and its pauses and a step
+		// playbook's checkpoint dropped (a session that ended is never continued).
 		msg := string(status)
 		if reason != "" {
 			msg += ": " + reason
@@ -79,10 +80,9 @@ func (r *Runner) end(ctx context.Context, id string, status ir.SessionStatus, re
 		if verified != "" {
 			msg += " (" + verified + ")"
 		}
-		_ = r.Store.Log(ctx, store.Event{Session: id, Actor: s.Actor, Kind: "ended", Message: msg})
-		// Its pauses and a step playbook's checkpoint: a session that ended is never continued.
-		_ = r.Store.DropPauses(ctx, id)
-	}
+		_ = tx.Log(store.Event{Session: id, Actor: s.Actor, Kind: "ended", Message: msg})
+		_ = tx.DropPauses(id)
+	})
 	r.playbooks().settleReview(ctx, id) // a reviewer's end settles the session it reviewed (capsule.go)
 	if err != nil {
 		return false, unrecorded(o, err)

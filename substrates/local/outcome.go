@@ -137,16 +137,25 @@ func (oc *outcomes) kept(id string) (outcome, bool) {
 	return o, o.Session == id && o.Status.Ended()
 }
 
-// modifyEnd is Store.Modify for the end of a session, o. The supervisor of the session (this
-// process) keeps o in the outcome file at the first failed write, then retries with a backoff
-// for up to retryFor, and removes the kept outcome once a write succeeds; any other caller
-// (reconciliation) tries once.
-func (oc *outcomes) modifyEnd(ctx context.Context, o outcome, fn func(*store.Session)) (store.Session, bool, error) {
+// modifyEnd is Store.Modify for the end of a session, o, and then, in the same transaction when
+// the session did end there, what goes with its end (the audit log's line). The supervisor of
+// the session (this process) keeps o in the outcome file at the first failed write, then retries
+// with a backoff for up to retryFor, and removes the kept outcome once a write succeeds; any
+// other caller (reconciliation) tries once.
+func (oc *outcomes) modifyEnd(ctx context.Context, o outcome, fn func(*store.Session), then func(*store.Tx, store.Session)) (store.Session, bool, error) {
 	deadline := time.Now().Add(oc.retryFor)
 	wait := oc.backoff
 	kept := false
 	for {
-		s, changed, err := oc.store.Modify(ctx, o.Session, []ir.SessionStatus{ir.Running, ir.Paused}, fn)
+		var s store.Session
+		var changed bool
+		err := oc.store.Tx(ctx, func(tx *store.Tx) (err error) {
+			s, changed, err = tx.Modify(o.Session, []ir.SessionStatus{ir.Running, ir.Paused}, fn)
+			if err == nil && changed {
+				then(tx, s)
+			}
+			return err
+		})
 		if err == nil {
 			if kept {
 				oc.drop(o.Session)
