@@ -21,7 +21,7 @@ func BenchmarkLaunch(b *testing.B) {
 	r := newRunner(b, dir, Options{})
 	ctx := context.Background()
 	b.ResetTimer()
-	start, writes := time.Now(), r.Store.Writes()
+	start, writes, cpu := time.Now(), r.Store.Writes(), usedCPU()
 	for i := 0; i < b.N; i++ {
 		if _, err := r.Launch(ctx, LaunchRequest{Actor: "worker", Ref: "1"}); err != nil {
 			b.Fatal(err)
@@ -30,6 +30,7 @@ func BenchmarkLaunch(b *testing.B) {
 	r.Wait()
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "launches/s")
 	b.ReportMetric(float64(r.Store.Writes()-writes)/float64(b.N), "writes/launch")
+	b.ReportMetric(float64(usedCPU()-cpu)/float64(b.N), "cpu-ns/op")
 }
 
 const trivialYAML = `schema: autonomy.ir.v1
@@ -115,6 +116,7 @@ func BenchmarkTick1000(b *testing.B) {
 		}
 	})
 	b.Run("all-due-at-capacity", func(b *testing.B) {
+		var cpu time.Duration // of the ticks alone, and of the supervisions they started meanwhile
 		for i := 0; i < b.N; i++ {
 			b.StopTimer()
 			d := installFleet(b, fleet{yml: y.String(), files: map[string]string{"scripts/true.sh": "#!/bin/sh\nsleep 30\n"}}, false)
@@ -125,9 +127,11 @@ func BenchmarkTick1000(b *testing.B) {
 				b.Fatal(err)
 			}
 			c.Set("2026-03-02T00:00:00Z")
+			cpu0 := usedCPU()
 			b.StartTimer()
 			rep, err := r.Tick(ctx)
 			b.StopTimer()
+			cpu += usedCPU() - cpu0
 			if err != nil || len(rep.Fired) != 10 || len(rep.Deferred) != 990 {
 				b.Fatalf("%v: fired %d, deferred %d", err, len(rep.Fired), len(rep.Deferred))
 			}
@@ -138,5 +142,6 @@ func BenchmarkTick1000(b *testing.B) {
 			r.Wait()
 			b.StartTimer()
 		}
+		b.ReportMetric(float64(cpu)/float64(b.N), "cpu-ns/op")
 	})
 }
