@@ -127,15 +127,20 @@ func (c *compiler) installConfigMap() (*corev1.ConfigMap, error) {
 }
 
 // installVolume mounts, read-only, what of ConfigMapInstall a session of a needs at its paths:
-// its own behavior and result schema, and what every actor shares (the policy, the resources,
-// the overlays), never another actor's behavior; and the fleet config at FleetConfigKey. A script
+// its own behavior, every agent's result schema, and what every actor shares (the policy, the
+// resources, the overlays), never another actor's behavior; and the fleet config at FleetConfigKey. A script
 // behavior keeps its executable bit. Each PodTemplate lists only its own and the shared files,
 // so the output grows linearly with the actors.
 func (c *compiler) installVolume(a *ir.Actor) corev1.Volume {
 	src, _ := a.BehaviorSource()
 	paths := append(slices.Clone(c.shared), c.bySource[src]...)
-	if a.Contract() != nil {
-		paths = append(paths, c.resultPath(a))
+	// Every agent's result contract: the runner in a session's pod (a skill's tools, a script
+	// calling the runner) checks the results of the sessions it reads with them, and its
+	// ServiceAccount may not read ConfigMapInstall.
+	for _, x := range c.p.Actors {
+		if !x.IsHuman() && x.Contract() != nil {
+			paths = append(paths, c.resultPath(x))
+		}
 	}
 	slices.Sort(paths)
 	paths = slices.Compact(paths)

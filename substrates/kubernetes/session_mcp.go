@@ -36,6 +36,8 @@ type podHands struct {
 	cfg       *ActorConfig
 	submitted string
 
+	// open opens the runner as the actor (nil: with the pod's own ServiceAccount, inClusterRunner).
+	open   func(ctx context.Context) (*Runner, error)
 	once   sync.Once
 	runner *Runner
 	err    error
@@ -82,17 +84,25 @@ func unsupported(tool string) error {
 		" has nothing to act on; say what you would have done in your result (submit_result) instead (docs/kubernetes.md, \"What is not supported\")"}
 }
 
-// cluster is the runner acting as this session's actor, with the pod's ServiceAccount.
+// cluster is the runner acting as this session's actor, opened once.
 func (h *podHands) cluster(ctx context.Context) (*Runner, error) {
 	h.once.Do(func() {
-		cs, ns, err := Connect{}.Client()
-		if err != nil {
-			h.err = err
-			return
+		open := h.open
+		if open == nil {
+			open = h.inClusterRunner
 		}
-		h.runner, h.err = OpenRunner(ctx, cs, ns, h.cfg.Actor)
+		h.runner, h.err = open(ctx)
 	})
 	return h.runner, h.err
+}
+
+// inClusterRunner is the runner with the pod's own ServiceAccount, in the pod's namespace.
+func (h *podHands) inClusterRunner(ctx context.Context) (*Runner, error) {
+	cs, ns, err := Connect{}.Client()
+	if err != nil {
+		return nil, err
+	}
+	return OpenRunner(ctx, cs, ns, h.cfg.Actor)
 }
 
 // Read answers session_info and list_sessions; read_item and list_items are refused.
