@@ -217,3 +217,64 @@ func skillSession(t *testing.T, preset, modelName string) {
 		}
 	}
 }
+
+// TestSkillSessionNeedsItsAgentInTheImage: a skill whose agent CLI is on no directory of the
+// image's PATH (and in no agent cache) fails at once, naming the preset and how the image gets it.
+func TestSkillSessionNeedsItsAgentInTheImage(t *testing.T) {
+	objs := compiledSkillFleet(t, "codex", "gpt-5.5", "http://127.0.0.1:9")
+	var pt corev1.PodTemplate
+	if err := object(objs, "PodTemplate", ObjectName("writer"), &pt); err != nil {
+		t.Fatal(err)
+	}
+	job := SessionJob("fleet-s", JobTemplate(&pt), Session{ID: "s-00000000000000ac", Params: map[string]string{}})
+	code, msg := runJobPodIn(t, objs, job, []string{"PATH=" + t.TempDir()}, nil)
+	if code != 1 || !strings.Contains(msg, "codex (@openai/codex@0.169.0) is not in the image") || !strings.Contains(msg, "scripts/k8s/image/Dockerfile") {
+		t.Fatalf("exit %d, termination message %q", code, msg)
+	}
+}
+
+// TestSkillSessionReportsFailure: a skill held to the default contract (autonomy.result.v1, it
+// declares none) whose agent submits a failed result fails, with its summary as the reason.
+func TestSkillSessionReportsFailure(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("the image's agent CLIs run on Linux")
+	}
+	program := agentcli.Require(t, "codex")
+	model := modelfake.Start(
+		modelfake.Turn{Tool: "submit_result", Args: json.RawMessage(`{"status":"failed","summary":"The input was unreadable."}`)},
+		modelfake.Turn{JSON: json.RawMessage(`{"status":"done","summary":"final message"}`)},
+	)
+	defer model.Close()
+	dir := writeFleet(t, strings.NewReplacer("PRESET", "codex", "MODEL", "gpt-5.5", "UPSTREAM", model.URL(),
+		"    result: { schema: { type: object, required: [verdict], properties: { verdict: { type: string } }, additionalProperties: false } }\n", "").Replace(skillProfile))
+	skill := filepath.Join(dir, "skills", "writer", "SKILL.md")
+	if err := os.MkdirAll(filepath.Dir(skill), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(skill, []byte("Read the input.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := compileFleet(t, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := Objects(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fc, err := ReadFleetConfig(objs)
+	if err != nil || fc.Actors[0].Actor != "writer" || fc.Actors[0].Result != resultsDir+"/autonomy.result.v1.json" {
+		t.Fatalf("the writer is not held to the default contract: %+v %v", fc.Actors, err)
+	}
+	root := startModelProxy(t, objs)
+	var pt corev1.PodTemplate
+	if err := object(objs, "PodTemplate", ObjectName("writer"), &pt); err != nil {
+		t.Fatal(err)
+	}
+	job := SessionJob("fleet-s", JobTemplate(&pt), Session{ID: "s-00000000000000ad", Params: map[string]string{}})
+	image := []string{"PATH=" + filepath.Dir(program) + string(os.PathListSeparator) + os.Getenv("PATH")}
+	code, msg := runJobPodIn(t, objs, job, image, map[string]string{ModelProxyURL("fleet-s"): root})
+	if code != 1 || msg != "autonomy session s-00000000000000ad: its agent reported its work failed: The input was unreadable." {
+		t.Fatalf("exit %d, termination message %q", code, msg)
+	}
+}

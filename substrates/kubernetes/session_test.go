@@ -221,4 +221,16 @@ func TestSessionEntryPointNeedsItsPod(t *testing.T) {
 	if !errors.As(err, &exit) || exit.ExitCode() != 2 || !strings.Contains(string(out), "$"+EnvDir+" is not set") {
 		t.Fatalf("err %v, output %s", err, out)
 	}
+	// The other machine entry points: a skill's MCP server, the model proxy's Deployment.
+	for args, want := range map[string]string{
+		strings.Join(MCPArgs, " "):            "$" + EnvDir + " is not set",
+		strings.Join(ModelProxyArgs[1:], " "): "$" + EnvModelAPI + ` is "", not openai or anthropic`,
+	} {
+		cmd := exec.Command(testbin.Path(t), strings.Fields(args)...)
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
+		out, err := cmd.CombinedOutput()
+		if !errors.As(err, &exit) || exit.ExitCode() != 2 || !strings.Contains(string(out), want) {
+			t.Errorf("%s: err %v, output %s", args, err, out)
+		}
+	}
 }
