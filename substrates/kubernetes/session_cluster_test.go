@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -118,5 +119,37 @@ func TestSkillToolsActAsThePodsServiceAccount(t *testing.T) {
 	}
 	if _, err := kubernetes.NewForConfigOrDie(c.Config).BatchV1().Jobs(ns).Get(ctx, id, metav1.GetOptions{}); err != nil {
 		t.Errorf("the session was cancelled: %v", err)
+	}
+}
+
+// TestModelProxyPodIsAdmitted: in the fleet's namespace, which enforces the restricted Pod
+// Security Standard, the model proxy's Deployment gets its pod created and started (kwok plays
+// the kubelet), with the Secret the user creates: its pod template complies.
+func TestModelProxyPodIsAdmitted(t *testing.T) {
+	c := k8stest.Get(t)
+	cs := kubernetes.NewForConfigOrDie(c.Config)
+	ns := namespace("proxy")
+	install(t, c.Config, ns)
+	ctx := context.Background()
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "model-key", Namespace: ns}, StringData: map[string]string{"ANTHROPIC_API_KEY": "sk-ant-test"}}
+	if _, err := cs.CoreV1().Secrets(ns).Create(ctx, secret, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	sel := LabelComponent + "=" + ComponentModelProxy
+	Eventually(t, 60*time.Second, "the model proxy's pod runs", func() (bool, error) {
+		pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: sel})
+		if err != nil {
+			return false, err
+		}
+		return len(pods.Items) == 1 && pods.Items[0].Status.Phase == corev1.PodRunning, nil
+	})
+	rs, err := cs.AppsV1().ReplicaSets(ns).List(ctx, metav1.ListOptions{LabelSelector: sel})
+	if err != nil || len(rs.Items) != 1 {
+		t.Fatalf("the proxy's ReplicaSets: %v %v", rs, err)
+	}
+	for _, cond := range rs.Items[0].Status.Conditions {
+		if cond.Type == "ReplicaFailure" && cond.Status == corev1.ConditionTrue {
+			t.Errorf("the proxy's pod was refused: %s", cond.Message)
+		}
 	}
 }
