@@ -20,6 +20,10 @@ var jobOnly = []string{
 	// with the pod's environment; TestSessionEntryPointWritesTheCheckedResult runs it as a pod
 	// would. Hidden, as runner supervise is.
 	"autonomy runner session",
+	// The entry point of a Kubernetes fleet's model proxy Deployment (its container's args),
+	// reading the env the Deployment sets; TestModelProxyEntryPointServesWithTheSecretsKey runs
+	// it as the pod would. Hidden, as runner session is.
+	"autonomy runner model-proxy",
 }
 
 // TestEveryCommandHasExamples: every command a person runs has examples in its --help (which

@@ -268,6 +268,22 @@ func (p Preset) Argv(o Options) []string {
 	return append(argv, p.last...)
 }
 
+// CleanSchema is an installed result schema as a CLI is given it ({schema}, {schema-json}):
+// without the DO NOT EDIT member "//", and without $schema, since a CLI validating with an
+// older draft (Claude Code) refuses a 2020-12 meta-schema it does not know.
+func CleanSchema(raw []byte) ([]byte, error) {
+	var doc map[string]any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return nil, fmt.Errorf("not a JSON object: %v", err)
+	}
+	delete(doc, "//")
+	delete(doc, "$schema")
+	return json.Marshal(doc)
+}
+
+// Anthropic reports whether the CLI speaks Anthropic's Messages API (else OpenAI's).
+func (p Preset) Anthropic() bool { return p.CredentialEnv == "ANTHROPIC_API_KEY" }
+
 // Spec is the pinned npm package spec, e.g. @openai/codex@0.169.0.
 func (p Preset) Spec() string { return p.Package + "@" + p.Version }
 

@@ -414,8 +414,15 @@ func Listen(ctx context.Context, p *Proxy) (string, <-chan error, error) {
 	if err != nil {
 		return "", nil, fmt.Errorf("modelproxy: listen on 127.0.0.1: %w", err)
 	}
+	return "http://" + ln.Addr().String(), Serve(ctx, p, ln), nil
+}
+
+// Serve serves p on ln until ctx ends, as Listen does on its own listener (a proxy that other
+// hosts reach, such as a Kubernetes Deployment's, listens where its caller says). When ctx
+// ends, the requests in flight finish (for up to 10 s) before done receives.
+func Serve(ctx context.Context, p *Proxy, ln net.Listener) (done <-chan error) {
 	srv := &http.Server{Handler: p, ReadHeaderTimeout: 30 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
-	done := make(chan error, 1)
+	errc := make(chan error, 1)
 	var once sync.Once
 	go func() {
 		<-ctx.Done()
@@ -434,7 +441,16 @@ func Listen(ctx context.Context, p *Proxy) (string, <-chan error, error) {
 		if errors.Is(err, http.ErrServerClosed) {
 			err = nil
 		}
-		done <- err
+		errc <- err
 	}()
-	return "http://" + ln.Addr().String(), done, nil
+	return errc
+}
+
+// BaseURL is what an agent CLI speaking api is given as its base URL to reach the proxy at
+// root: root+"/openai/v1" for OpenAI, root+"/anthropic" for Anthropic (the routes above).
+func (a API) BaseURL(root string) string {
+	if a == Anthropic {
+		return root + "/anthropic"
+	}
+	return root + "/openai/v1"
 }

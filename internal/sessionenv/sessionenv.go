@@ -47,3 +47,19 @@ func Lookup(env []string, name string) string {
 	}
 	return ""
 }
+
+// With sets each NAME=value of set in env, replacing any earlier value of that name.
+func With(env []string, set ...string) []string {
+	names := map[string]bool{}
+	for _, kv := range set {
+		k, _, _ := strings.Cut(kv, "=")
+		names[k] = true
+	}
+	out := make([]string, 0, len(env)+len(set))
+	for _, kv := range env {
+		if k, _, _ := strings.Cut(kv, "="); !names[k] {
+			out = append(out, kv)
+		}
+	}
+	return append(out, set...)
+}

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/autonomyhq/autonomy/internal/agent"
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/substrates"
 )
@@ -23,7 +24,7 @@ const (
 	DefaultTimeZone  = "UTC"
 )
 
-var boxKeys = []string{"namespace", "image", "resources", "nodeSelector", "timeZone", "egress"}
+var boxKeys = []string{"namespace", "image", "resources", "nodeSelector", "timeZone", "egress", "agent", "model", "modelProxy"}
 
 // Box is policy.box.kubernetes: where and in what the fleet's sessions run.
 type Box struct {
@@ -36,6 +37,11 @@ type Box struct {
 	TimeZone         string
 	// Egress is egress.allow: the networks a session may reach besides the model proxy and DNS.
 	Egress []EgressRule
+	// Agent is the preset a skill's session runs (policy.box.kubernetes.agent), Model the model
+	// it asks for ("" for the preset's default), ModelProxy the model proxy's settings.
+	Agent      agent.Preset
+	Model      string
+	ModelProxy ModelProxyBox
 }
 
 // EgressRule is one egress.allow entry: a CIDR, and a TCP port or 0 for every port.
@@ -47,7 +53,8 @@ type EgressRule struct {
 // ReadBox reads policy.box.kubernetes with its defaults filled in; every problem is a
 // positioned diagnostic.
 func ReadBox(p *ir.Profile) (Box, ir.Diagnostics) {
-	b := Box{Namespace: DefaultNamespace, Image: DefaultImage, TimeZone: DefaultTimeZone}
+	def, _ := agent.Lookup(agent.Default)
+	b := Box{Namespace: DefaultNamespace, Image: DefaultImage, TimeZone: DefaultTimeZone, Agent: def, ModelProxy: ModelProxyBox{Secret: DefaultModelSecret}}
 	r := &substrates.BoxReader{File: p.File, Prefix: "policy.box.kubernetes."}
 	n := substrates.BoxNode(p, Name, Alias)
 	if n == nil {
@@ -89,6 +96,12 @@ func ReadBox(p *ir.Profile) (Box, ir.Diagnostics) {
 			}
 		case "egress":
 			b.Egress = readEgress(r, v)
+		case "agent":
+			b.Agent = readAgent(r, p, v)
+		case "model":
+			b.Model, _ = r.Str(v, "model", "e.g. model: gpt-5-codex")
+		case "modelProxy":
+			b.ModelProxy = readModelProxy(r, v)
 		default:
 			r.NearMiss(k, boxKeys)
 		}
@@ -188,35 +201,41 @@ func readEgress(r *substrates.BoxReader, v *yaml.Node) []EgressRule {
 			continue
 		}
 		for _, e := range list.Content {
-			if rule, ok := readEgressRule(r, e, ex); ok {
+			if rule, ok := readEgressRule(r, e, "egress.allow", ex); ok {
 				out = append(out, rule)
 			}
 		}
 	}
+	sortEgress(out)
+	return out
+}
+
+// sortEgress orders rules by CIDR, then port: the output does not depend on the profile's order.
+func sortEgress(out []EgressRule) {
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].CIDR != out[j].CIDR {
 			return out[i].CIDR < out[j].CIDR
 		}
 		return out[i].Port < out[j].Port
 	})
-	return out
 }
 
-func readEgressRule(r *substrates.BoxReader, e *yaml.Node, ex string) (EgressRule, bool) {
+// readEgressRule reads one entry of the list what (egress.allow, modelProxy.egress).
+func readEgressRule(r *substrates.BoxReader, e *yaml.Node, what, ex string) (EgressRule, bool) {
 	s := e.Value
 	cidr, port := s, 0
 	if slash, i := strings.Index(s, "/"), strings.LastIndex(s, ":"); slash >= 0 && i > slash {
 		cidr = s[:i]
 		n, err := strconv.Atoi(s[i+1:])
 		if err != nil || n < 1 || n > 65535 {
-			r.Errorf(e, ex+": a port is 1 to 65535", "egress.allow %q has no valid port", e.Value)
+			r.Errorf(e, ex+": a port is 1 to 65535", "%s %q has no valid port", what, e.Value)
 			return EgressRule{}, false
 		}
 		port = n
 	}
 	pfx, err := netip.ParsePrefix(cidr)
 	if e.Kind != yaml.ScalarNode || err != nil || pfx != pfx.Masked() {
-		r.Errorf(e, ex+": a NetworkPolicy allows networks (CIDRs), not host names", "egress.allow %q is not a CIDR", e.Value)
+		r.Errorf(e, ex+": a NetworkPolicy allows networks (CIDRs), not host names", "%s %q is not a CIDR", what, e.Value)
 		return EgressRule{}, false
 	}
 	return EgressRule{CIDR: pfx.String(), Port: port}, true

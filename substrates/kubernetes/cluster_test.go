@@ -207,6 +207,10 @@ func TestRBACIsLeastPrivilege(t *testing.T) {
 		"reviewer": nil,
 		// agent:cancel@worker_1, agent:update@worker_1 (the admission policy narrows them)
 		"janitor": {"delete batch/jobs", "patch batch/jobs"},
+		// a skill without capabilities: nothing in the cluster
+		"writer": nil,
+		// the model proxy: no Role; the kubelet, not the proxy, reads its Secret
+		ModelProxyName: nil,
 	}
 	cs := kubernetes.NewForConfigOrDie(c.Config)
 	for sa, want := range allowed {

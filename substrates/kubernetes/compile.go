@@ -137,6 +137,16 @@ type ActorConfig struct {
 	Reviewer       string        `json:"reviewer,omitempty"`
 	Prelaunch      string        `json:"prelaunch,omitempty"`
 	Workspace      string        `json:"workspace"`
+	// Agent is set for a skill: the agent CLI that runs it in the session's pod (session_agent.go).
+	Agent *AgentRun `json:"agent,omitempty"`
+}
+
+// AgentRun is the agent CLI a skill's session runs: a preset of internal/agent at its pinned
+// version (the image holds it), and the model it asks for ("" for the preset's default).
+type AgentRun struct {
+	Preset  string `json:"preset"`
+	Version string `json:"version"`
+	Model   string `json:"model,omitempty"`
 }
 
 // Trigger is one trigger of an actor: its kind, its cron (and CronJob) or event, and the params
@@ -180,28 +190,31 @@ func (c *compiler) fleetConfig() FleetConfig {
 			}
 			ac.Triggers = append(ac.Triggers, tr)
 		}
-		if a.Result != nil {
-			ac.Result = c.resultSchema(a)
+		if ct := a.Contract(); ct != nil {
+			ac.Result = c.resultSchema(a, ct)
+		}
+		if a.Skill && !a.IsHuman() {
+			ac.Agent = &AgentRun{Preset: c.box.Agent.Name, Version: c.box.Agent.Version, Model: c.box.Model}
 		}
 		fc.Actors = append(fc.Actors, ac)
 	}
 	return fc
 }
 
-// resultSchema installs the actor's result contract and returns its path.
-func (c *compiler) resultSchema(a *ir.Actor) string {
-	if name := a.Result.Named.Value; name != "" {
-		path := resultsDir + "/" + name + ".json"
-		c.add(substrates.File{Path: path, Data: []byte(ir.ResultContracts[name] + "\n"), Mode: 0o644}, "the result contract "+name, a.Result.Pos)
+// resultSchema installs the actor's result contract ct (a.Contract(): the one it declares, or
+// the default a skill has) and returns its path.
+func (c *compiler) resultSchema(a *ir.Actor, ct *ir.Result) string {
+	path := c.resultPath(a)
+	if name := ct.Named.Value; name != "" {
+		c.add(substrates.File{Path: path, Data: []byte(ir.ResultContracts[name] + "\n"), Mode: 0o644}, "the result contract "+name, ct.Pos)
 		return path
 	}
-	path := resultsDir + "/" + a.Name.Value + ".json"
-	data, err := json.MarshalIndent(a.Result.Inline, "", "  ")
+	data, err := json.MarshalIndent(ct.Inline, "", "  ")
 	if err != nil {
-		c.errors = append(c.errors, ir.Diagnostic{File: c.p.File, Pos: a.Result.Pos, Severity: ir.Error, Message: "the result schema cannot be written: " + err.Error()})
+		c.errors = append(c.errors, ir.Diagnostic{File: c.p.File, Pos: ct.Pos, Severity: ir.Error, Message: "the result schema cannot be written: " + err.Error()})
 		return path
 	}
-	c.add(substrates.File{Path: path, Data: append(data, '\n'), Mode: 0o644}, fmt.Sprintf("the result schema of actor %q", a.Name.Value), a.Result.Pos)
+	c.add(substrates.File{Path: path, Data: append(data, '\n'), Mode: 0o644}, fmt.Sprintf("the result schema of actor %q", a.Name.Value), ct.Pos)
 	return path
 }
 

@@ -52,6 +52,9 @@ actors:
     kind: human
     behavior: humans/ask.md
     triggers: [{ dispatch: true }]
+  writer:
+    behavior: skills/writer
+    triggers: [{ dispatch: true }]
 policy:
   maxConcurrent: 2
   box:
@@ -62,13 +65,17 @@ policy:
       egress: { allow: [10.0.0.0/8, "192.0.2.1/32:443"] }
       resources: { requests: { cpu: 100m, memory: 256Mi }, limits: { memory: 1Gi } }
       nodeSelector: { kubernetes.io/arch: amd64 }
+      agent: claude
+      model: claude-sonnet-4-5
+      modelProxy: { secret: model-key, upstream: "https://llm.example.com/v1", egress: ["203.0.113.0/24:443"] }
 `
 
 // writeFleet writes a profile directory holding ir.yml and the files its actors name.
 func writeFleet(t *testing.T, profile string) string {
 	t.Helper()
 	dir := t.TempDir()
-	files := map[string]string{"ir.yml": profile, "scripts/run.sh": "#!/bin/sh\nexit 0\n", "humans/ask.md": "# Ask\n\nDecide.\n"}
+	files := map[string]string{"ir.yml": profile, "scripts/run.sh": "#!/bin/sh\nexit 0\n", "humans/ask.md": "# Ask\n\nDecide.\n",
+		"skills/writer/SKILL.md": "---\nname: writer\ndescription: writes\n---\nWrite.\n"}
 	for name, content := range files {
 		full := filepath.Join(dir, filepath.FromSlash(name))
 		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
@@ -123,10 +130,11 @@ func TestCompileIsDeterministic(t *testing.T) {
 			t.Errorf("%s %s is in namespace %q", o.GetKind(), o.GetName(), o.GetNamespace())
 		}
 	}
-	// Five agents (the person gets none), three of which reach the API; the fleet config, the
-	// installation and the slots of its maxConcurrent.
+	// Six agents (the person gets none), three of which reach the API; the fleet config, the
+	// installation and the slots of its maxConcurrent; for the skill, the model proxy (its
+	// ServiceAccount, Deployment and Service).
 	want := map[string]int{"Namespace": 1, "ConfigMap": 3, "NetworkPolicy": 3, "ValidatingAdmissionPolicy": 1, "ValidatingAdmissionPolicyBinding": 1,
-		"ServiceAccount": 5, "Role": 3, "RoleBinding": 3, "PodTemplate": 5, "CronJob": 1}
+		"ServiceAccount": 7, "Role": 3, "RoleBinding": 3, "PodTemplate": 6, "CronJob": 1, "Deployment": 1, "Service": 1}
 	for k, n := range want {
 		if kinds[k] != n {
 			t.Errorf("%d %s, want %d (all: %v)", kinds[k], k, n, kinds)
@@ -183,6 +191,12 @@ func TestBadBoxIsPositioned(t *testing.T) {
 		{"resources: { requests: { gpu: 1 } }", `ir.yml:9:44: policy.box.kubernetes.resources.requests.gpu is not a resource`},
 		{"nodeSelector: { zone: 'a b' }", `ir.yml:9:41: policy.box.kubernetes.nodeSelector.zone "a b" is not a label value`},
 		{"image: 'a b'", `ir.yml:9:26: policy.box.kubernetes.image "a b" is not an image reference`},
+		{"agent: gemini", `ir.yml:9:26: policy.box.kubernetes.agent: unknown preset "gemini"`},
+		{"agent: [my-cli, --yes]", `ir.yml:9:26: policy.box.kubernetes.agent: an explicit command is not supported on kubernetes`},
+		{"modelProxy: { secret: Model_Key }", `ir.yml:9:41: policy.box.kubernetes.modelProxy.secret "Model_Key" is not a Secret name`},
+		{"modelProxy: { upstream: 'ftp://x' }", `ir.yml:9:43: policy.box.kubernetes.modelProxy.upstream "ftp://x" is not an http(s) URL`},
+		{"modelProxy: { egress: [api.openai.com] }", `ir.yml:9:42: policy.box.kubernetes.modelProxy.egress "api.openai.com" is not a CIDR`},
+		{"modelProxy: { key: x }", `ir.yml:9:33: policy.box.kubernetes.modelProxy.key is not a key`},
 	} {
 		profile := "schema: autonomy.ir.v1\ntargets: [kubernetes]\nactors:\n  a:\n    behavior: scripts/run.sh\n    triggers: [{ dispatch: true }]\npolicy:\n  box:\n    kubernetes: { " + tc.box + " }\n"
 		_, err := compileFleet(t, writeFleet(t, profile))

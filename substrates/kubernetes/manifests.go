@@ -72,6 +72,11 @@ func (c *compiler) manifests(fleet FleetConfig) ([]substrates.File, error) {
 	if err := emit("fleet.yaml", fleetObjs...); err != nil {
 		return nil, err
 	}
+	if c.skills() {
+		if err := emit("model-proxy.yaml", c.modelProxyObjects()...); err != nil {
+			return nil, err
+		}
+	}
 	for _, a := range c.p.Actors {
 		if a.IsHuman() {
 			continue
@@ -122,15 +127,20 @@ func (c *compiler) installConfigMap() (*corev1.ConfigMap, error) {
 }
 
 // installVolume mounts, read-only, what of ConfigMapInstall a session of a needs at its paths:
-// its own behavior and result schema, and what every actor shares (the policy, the resources,
-// the overlays), never another actor's behavior; and the fleet config at FleetConfigKey. A script
+// its own behavior, every agent's result schema, and what every actor shares (the policy, the
+// resources, the overlays), never another actor's behavior; and the fleet config at FleetConfigKey. A script
 // behavior keeps its executable bit. Each PodTemplate lists only its own and the shared files,
 // so the output grows linearly with the actors.
 func (c *compiler) installVolume(a *ir.Actor) corev1.Volume {
 	src, _ := a.BehaviorSource()
 	paths := append(slices.Clone(c.shared), c.bySource[src]...)
-	if a.Result != nil {
-		paths = append(paths, c.resultPath(a))
+	// Every agent's result contract: the runner in a session's pod (a skill's tools, a script
+	// calling the runner) checks the results of the sessions it reads with them, and its
+	// ServiceAccount may not read ConfigMapInstall.
+	for _, x := range c.p.Actors {
+		if !x.IsHuman() && x.Contract() != nil {
+			paths = append(paths, c.resultPath(x))
+		}
 	}
 	slices.Sort(paths)
 	paths = slices.Compact(paths)
@@ -206,9 +216,10 @@ func (c *compiler) podTemplate(a *ir.Actor) *corev1.PodTemplate {
 	env := append(SessionEnv(a.Name.Value),
 		corev1.EnvVar{Name: "AUTONOMY_CAPABILITIES", Value: capabilitiesEnv(a)},
 		corev1.EnvVar{Name: "AUTONOMY_BEHAVIOR", Value: InstallDir + "/" + dataDir + "/" + a.BehaviorFile})
-	if a.Result != nil {
+	if a.Contract() != nil {
 		env = append(env, corev1.EnvVar{Name: "AUTONOMY_RESULT_SCHEMA", Value: InstallDir + "/" + c.resultPath(a)})
 	}
+	env = append(env, c.modelEnv(a)...)
 	no, yes, user := false, true, int64(65532)
 	ctr := corev1.Container{Name: ContainerName, Image: c.box.Image, Args: SessionArgs, Env: env,
 		TerminationMessagePath: TerminationLog, TerminationMessagePolicy: corev1.TerminationMessageReadFile,
@@ -232,9 +243,9 @@ func (c *compiler) podTemplate(a *ir.Actor) *corev1.PodTemplate {
 	return pt
 }
 
-// resultPath is where resultSchema installed the actor's result schema.
+// resultPath is where resultSchema installed the actor's result contract.
 func (c *compiler) resultPath(a *ir.Actor) string {
-	if name := a.Result.Named.Value; name != "" {
+	if name := a.Contract().Named.Value; name != "" {
 		return dataDir + "/results/" + name + ".json"
 	}
 	return dataDir + "/results/" + a.Name.Value + ".json"
@@ -255,28 +266,42 @@ func resourceList(m map[string]resource.Quantity) corev1.ResourceList {
 // the cluster DNS, and policy.box.kubernetes.egress.allow.
 func (c *compiler) networkPolicy() *networkingv1.NetworkPolicy {
 	ns := c.box.Namespace
-	tcp, udp := corev1.ProtocolTCP, corev1.ProtocolUDP
-	proxyPort, dns := intstr.FromInt32(ModelProxyPort), intstr.FromInt32(53)
+	tcp := corev1.ProtocolTCP
+	proxyPort := intstr.FromInt32(ModelProxyPort)
 	egress := []networkingv1.NetworkPolicyEgressRule{
 		{To: []networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{MatchLabels: map[string]string{LabelFleet: ns, LabelComponent: ComponentModelProxy}}}},
 			Ports: []networkingv1.NetworkPolicyPort{{Protocol: &tcp, Port: &proxyPort}}},
-		{To: []networkingv1.NetworkPolicyPeer{{NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": "kube-system"}},
-			PodSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"k8s-app": "kube-dns"}}}},
-			Ports: []networkingv1.NetworkPolicyPort{{Protocol: &udp, Port: &dns}, {Protocol: &tcp, Port: &dns}}},
+		dnsEgress(),
 	}
-	for _, r := range c.box.Egress {
-		rule := networkingv1.NetworkPolicyEgressRule{To: []networkingv1.NetworkPolicyPeer{{IPBlock: &networkingv1.IPBlock{CIDR: r.CIDR}}}}
-		if r.Port > 0 {
-			port := intstr.FromInt(r.Port)
-			rule.Ports = []networkingv1.NetworkPolicyPort{{Protocol: &tcp, Port: &port}}
-		}
-		egress = append(egress, rule)
-	}
+	egress = append(egress, egressRules(c.box.Egress)...)
 	return &networkingv1.NetworkPolicy{TypeMeta: typeMeta("networking.k8s.io/v1", "NetworkPolicy"), ObjectMeta: c.meta(NetworkPolicyName, FleetLabels(ns)),
 		Spec: networkingv1.NetworkPolicySpec{
 			PodSelector: metav1.LabelSelector{MatchLabels: map[string]string{LabelFleet: ns, LabelComponent: ComponentSession}},
 			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress, networkingv1.PolicyTypeEgress},
 			Egress:      egress}}
+}
+
+// dnsEgress admits the cluster DNS (kube-dns in kube-system, port 53).
+func dnsEgress() networkingv1.NetworkPolicyEgressRule {
+	tcp, udp, dns := corev1.ProtocolTCP, corev1.ProtocolUDP, intstr.FromInt32(53)
+	return networkingv1.NetworkPolicyEgressRule{To: []networkingv1.NetworkPolicyPeer{{NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": "kube-system"}},
+		PodSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"k8s-app": "kube-dns"}}}},
+		Ports: []networkingv1.NetworkPolicyPort{{Protocol: &udp, Port: &dns}, {Protocol: &tcp, Port: &dns}}}
+}
+
+// egressRules admits each rule's network, on its TCP port or every port.
+func egressRules(rules []EgressRule) []networkingv1.NetworkPolicyEgressRule {
+	tcp := corev1.ProtocolTCP
+	var out []networkingv1.NetworkPolicyEgressRule
+	for _, r := range rules {
+		rule := networkingv1.NetworkPolicyEgressRule{To: []networkingv1.NetworkPolicyPeer{{IPBlock: &networkingv1.IPBlock{CIDR: r.CIDR}}}}
+		if r.Port > 0 {
+			port := intstr.FromInt(r.Port)
+			rule.Ports = []networkingv1.NetworkPolicyPort{{Protocol: &tcp, Port: &port}}
+		}
+		out = append(out, rule)
+	}
+	return out
 }
 
 // defaultDeny selects every pod of the namespace and admits no traffic: a pod no other policy
@@ -288,7 +313,8 @@ func (c *compiler) defaultDeny() *networkingv1.NetworkPolicy {
 }
 
 // modelProxyPolicy is what the default deny leaves the model proxy's pods: ingress from the
-// fleet's session pods on ModelProxyPort, and egress (to the model provider it forwards to).
+// fleet's session pods on ModelProxyPort, and egress to the cluster DNS and the model endpoint
+// only (modelProxyEgress).
 func (c *compiler) modelProxyPolicy() *networkingv1.NetworkPolicy {
 	ns := c.box.Namespace
 	tcp, port := corev1.ProtocolTCP, intstr.FromInt32(ModelProxyPort)
@@ -299,5 +325,5 @@ func (c *compiler) modelProxyPolicy() *networkingv1.NetworkPolicy {
 			Ingress: []networkingv1.NetworkPolicyIngressRule{{
 				From:  []networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{MatchLabels: map[string]string{LabelFleet: ns, LabelComponent: ComponentSession}}}},
 				Ports: []networkingv1.NetworkPolicyPort{{Protocol: &tcp, Port: &port}}}},
-			Egress: []networkingv1.NetworkPolicyEgressRule{{}}}}
+			Egress: c.modelProxyEgress()}}
 }

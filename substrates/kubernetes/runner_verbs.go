@@ -18,7 +18,7 @@ import (
 )
 
 // runnerVerbs are the verbs `autonomy runner --target kubernetes` offers.
-var runnerVerbs = []string{"launch", "get", "list", "cancel", "update", "pause", "resume", "logs", "session"}
+var runnerVerbs = []string{"launch", "get", "list", "cancel", "update", "pause", "resume", "logs", "session", "mcp", "model-proxy"}
 
 // RunVerb runs a runner verb on the fleet installed in the cluster (substrates.RunnerVerbs): as
 // the operator, or, inside a session's pod ($AUTONOMY_SESSION set), as its actor, bounded by
@@ -30,8 +30,13 @@ func runVerb(ctx context.Context, call substrates.RunnerCall) error {
 	if call.Verb == "list" && call.All {
 		return exitcode.Usagef("list --all: not on kubernetes, which lists the sessions in flight (kubectl get jobs -l %s=%s lists every Job)", LabelComponent, ComponentSession)
 	}
-	if call.Verb == "session" {
+	switch call.Verb {
+	case "session":
 		return RunSession(ctx, os.Environ(), call.Out, call.Err) // in a session's pod: no API call (session.go)
+	case "mcp":
+		return ServeMCP(ctx, os.Environ()) // started by a skill's agent CLI in its pod (session_mcp.go)
+	case "model-proxy":
+		return ServeModelProxy(ctx, os.Environ(), call.Out) // the model proxy's Deployment (proxy.go)
 	}
 	cs, ns, err := Connect{Kubeconfig: call.Kubeconfig, Namespace: call.Namespace}.Client()
 	if err != nil {

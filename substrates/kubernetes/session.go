@@ -22,7 +22,8 @@ import (
 // The in-pod session entry point: what SessionArgs runs in a session's container. It reads the
 // session from the env its PodTemplate and Job set (EnvSession, EnvActor, EnvParams, EnvDir,
 // EnvTermination), the actor from the fleet config mounted at EnvDir, runs the actor's behavior
-// with the sessions' allowlisted environment (internal/sessionenv) and no credential, checks the
+// (a script here; a skill's agent CLI in session_agent.go) with the sessions' allowlisted
+// environment (internal/sessionenv) and no credential, checks the
 // result it wrote at $AUTONOMY_RESULT against the actor's result contract, and writes it to the
 // termination message file, where the kubelet copies it into the pod's status for the runner
 // (runner_result.go). When the result is missing, invalid or too long, or the behavior fails, it
@@ -71,12 +72,15 @@ func (c *sessionCall) run(ctx context.Context) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if cfg.Script == nil {
-		return nil, fmt.Errorf("actor %q: its behavior %s is a skill, which needs an agent CLI; the kubernetes session entry point runs script behaviors only (docs/kubernetes.md)", cfg.Actor, cfg.Behavior)
-	}
 	var params map[string]string
 	if err := json.Unmarshal([]byte(sessionenv.Lookup(c.env, EnvParams)), &params); err != nil {
 		return nil, fmt.Errorf("$%s is not a JSON object of strings: %v", EnvParams, err)
+	}
+	if cfg.Agent != nil {
+		return c.runAgent(ctx, cfg, params) // a skill (session_agent.go)
+	}
+	if cfg.Script == nil {
+		return nil, fmt.Errorf("actor %q: its behavior %s is a playbook, which the kubernetes session entry point does not run; it runs scripts and skills (docs/kubernetes.md)", cfg.Actor, cfg.Behavior)
 	}
 	argv, err := cfg.Script.Argv(filepath.Join(c.dir, filepath.FromSlash(cfg.Behavior)), exec.LookPath, sessionenv.NodeVersion)
 	if err != nil {

@@ -44,6 +44,13 @@ func podProcess(t *testing.T, objs []*unstructured.Unstructured, actor, id strin
 // runJobPod runs the session container of job's pod as a local process (see podProcess).
 func runJobPod(t *testing.T, objs []*unstructured.Unstructured, job *batchv1.Job) (int, string) {
 	t.Helper()
+	return runJobPodIn(t, objs, job, nil, nil)
+}
+
+// runJobPodIn is runJobPod with extra entries of the image's environment, and the cluster's DNS:
+// an env value naming a Service (a key of services) is that Service's address here.
+func runJobPodIn(t *testing.T, objs []*unstructured.Unstructured, job *batchv1.Job, image []string, services map[string]string) (int, string) {
+	t.Helper()
 	tmp := t.TempDir()
 	root, term := filepath.Join(tmp, "install"), filepath.Join(tmp, "termination-log")
 	if err := os.WriteFile(term, nil, 0o644); err != nil {
@@ -55,9 +62,12 @@ func runJobPod(t *testing.T, objs []*unstructured.Unstructured, job *batchv1.Job
 	if ctr.TerminationMessagePath != TerminationLog || ctr.VolumeMounts[0].MountPath != InstallDir {
 		t.Fatalf("the container's termination path %q, mount %q", ctr.TerminationMessagePath, ctr.VolumeMounts[0].MountPath)
 	}
-	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + tmp, "OPENAI_API_KEY=sk-the-image-must-not-pass-this"}
+	env := append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + tmp, "OPENAI_API_KEY=sk-the-image-must-not-pass-this"}, image...)
 	for _, e := range ctr.Env {
 		v := e.Value
+		if addr, ok := services[v]; ok {
+			v = addr
+		}
 		if e.ValueFrom != nil {
 			v = job.Name // the Job controller's job-name label
 		}
@@ -210,5 +220,17 @@ func TestSessionEntryPointNeedsItsPod(t *testing.T) {
 	var exit *exec.ExitError
 	if !errors.As(err, &exit) || exit.ExitCode() != 2 || !strings.Contains(string(out), "$"+EnvDir+" is not set") {
 		t.Fatalf("err %v, output %s", err, out)
+	}
+	// The other machine entry points: a skill's MCP server, the model proxy's Deployment.
+	for args, want := range map[string]string{
+		strings.Join(MCPArgs, " "):            "$" + EnvDir + " is not set",
+		strings.Join(ModelProxyArgs[1:], " "): "$" + EnvModelAPI + ` is "", not openai or anthropic`,
+	} {
+		cmd := exec.Command(testbin.Path(t), strings.Fields(args)...)
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
+		out, err := cmd.CombinedOutput()
+		if !errors.As(err, &exit) || exit.ExitCode() != 2 || !strings.Contains(string(out), want) {
+			t.Errorf("%s: err %v, output %s", args, err, out)
+		}
 	}
 }

@@ -4,7 +4,7 @@ import "github.com/autonomyhq/autonomy/substrates"
 
 // offCluster is how a code: or tasks: capability is realized: the cluster holds no code-host
 // credential to narrow, so the capability only reaches the agent.
-const offCluster = "no code-host credential is issued in the cluster; the capability reaches the agent as AUTONOMY_CAPABILITIES only, and the session acts with whatever credential its image carries"
+const offCluster = "no code-host or tracker credential is issued in the cluster; the capability reaches a script as AUTONOMY_CAPABILITIES only (it acts with whatever credential its image carries), and a skill's tools for it are refused in the pod, saying so"
 
 // support is what the Kubernetes target realizes of the standard, feature by feature. Compile
 // warns for every feature a profile uses that is not fully supported; conformance checks the rest.
@@ -14,7 +14,7 @@ var support = []substrates.Support{
 	{Feature: "capability:code:merge", Level: substrates.Unsupported, Note: "gate-only: no session is ever granted it (the validator refuses it)"},
 	{Feature: "capability:tasks:author", Level: substrates.Partial, Note: offCluster},
 	{Feature: "capability:tasks:converse", Level: substrates.Partial, Note: offCluster},
-	{Feature: "capability:agent:launch", Level: substrates.Supported, Note: "the actor's ServiceAccount may get the PodTemplates it may launch and create Jobs; the fleet's ValidatingAdmissionPolicy admits only a Job of such an actor with its template's shape"},
+	{Feature: "capability:agent:launch", Level: substrates.Supported, Note: "the actor's ServiceAccount may get the PodTemplates it may launch and create Jobs; the fleet's ValidatingAdmissionPolicy admits only a Job of such an actor with its template's shape; a skill's launch tool goes through the runner with that ServiceAccount"},
 	{Feature: "capability:agent:list", Level: substrates.Supported, Note: "the actor's ServiceAccount may get, list and watch Jobs and pods and read pod logs, every session's of the namespace even under agent:list@ACTOR (the runner filters by the scope; the API does not)"},
 	{Feature: "capability:agent:update", Level: substrates.Supported, Note: "the actor's ServiceAccount may patch Jobs (suspend and resume); the admission policy admits no other change"},
 	{Feature: "capability:agent:cancel", Level: substrates.Supported, Note: "the actor's ServiceAccount may delete Jobs"},
@@ -30,7 +30,7 @@ var support = []substrates.Support{
 	{Feature: "kind:human", Level: substrates.Partial, Note: "a person gets no pod: the fleet config lists them, and the runner keeps their asks in the cluster"},
 	{Feature: "field:timeout", Level: substrates.Supported, Note: "the Job's activeDeadlineSeconds"},
 	{Feature: "field:review", Level: substrates.Unsupported, Note: "the cluster runs no code flow that launches the reviewer on a proposal; launch the reviewer yourself"},
-	{Feature: "field:result", Level: substrates.Supported, Note: "the schema is installed in the autonomy-install ConfigMap and named by AUTONOMY_RESULT_SCHEMA"},
+	{Feature: "field:result", Level: substrates.Supported, Note: "the schema is installed in the autonomy-install ConfigMap and named by AUTONOMY_RESULT_SCHEMA (a skill without one is held to autonomy.result.v1); the session entry point checks the result and the runner checks it again from the pod's termination message"},
 	{Feature: "field:execution", Level: substrates.Supported, Note: "every session is its own pod with its own filesystem: always isolated"},
 	{Feature: "field:prelaunch", Level: substrates.Unsupported, Note: "the session's pod runs no command before the actor; prelaunch is ignored"},
 	{Feature: "policy:maxConcurrent", Level: substrates.Supported, Note: "the fleet config carries it; the runner refuses a launch past it"},

@@ -3,7 +3,6 @@ package local
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -137,15 +136,10 @@ func (in *Install) fill(ctx context.Context, s store.Session, cfg *ActorConfig, 
 		if err != nil {
 			return nil, fmt.Errorf("cannot read the result schema: %v", err)
 		}
-		var doc map[string]any
-		if err := json.Unmarshal(raw, &doc); err != nil {
-			return nil, fmt.Errorf("the result schema %s is not a JSON object: %v (compile again)", cfg.Result, err)
+		clean, err := agent.CleanSchema(raw)
+		if err != nil {
+			return nil, fmt.Errorf("the result schema %s is %v (compile again)", cfg.Result, err)
 		}
-		// Without the DO NOT EDIT member, and without $schema: a CLI validating with an older
-		// draft (Claude Code) refuses a 2020-12 meta-schema it does not know.
-		delete(doc, "//")
-		delete(doc, "$schema")
-		clean, _ := json.Marshal(doc)
 		path := in.Path(StateDir + "/results/" + s.ID + ".schema.json")
 		if err := writeNew(path, clean, 0o600); err != nil {
 			return nil, err

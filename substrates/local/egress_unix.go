@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/autonomyhq/autonomy/internal/egress"
+	"github.com/autonomyhq/autonomy/internal/sessionenv"
 )
 
 // confine wraps a proxied session's argv (a preset's, an explicit agent command's, a step
@@ -48,7 +49,7 @@ func (sv *supervision) confine(ctx context.Context, argv []string) (out []string
 		closeLog()
 		return nil, unconfine, err
 	}
-	sv.env = withEnv(sv.env, sb.Env...)
+	sv.env = sessionenv.With(sv.env, sb.Env...)
 	var c *egress.Confinement
 	if sv.stateAt != "" {
 		// The installation's own folder is read-only in the jail, but for the session's own
@@ -94,7 +95,7 @@ func (sv *supervision) wallState() {
 		return // confine fails on it
 	}
 	sv.stateAt = filepath.Join(parent, "state")
-	sv.env = withEnv(sv.env, StateEnv+"="+sv.stateAt)
+	sv.env = sessionenv.With(sv.env, StateEnv+"="+sv.stateAt)
 }
 
 // runnerVerbs reports whether capabilities hold one of the runner's verbs (agent:launch, list,

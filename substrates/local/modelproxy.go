@@ -115,7 +115,7 @@ func (sv *supervision) startProxy(ctx context.Context) (stop func(), ok bool) {
 		return stop, false
 	}
 	for _, u := range ups {
-		sv.env = withEnv(sv.env, u.preset.CredentialEnv+"="+sp.placeholder(), u.preset.BaseURLEnv+"="+sp.url(u.preset))
+		sv.env = sessionenv.With(sv.env, u.preset.CredentialEnv+"="+sp.placeholder(), u.preset.BaseURLEnv+"="+sp.url(u.preset))
 	}
 	sv.proxy = sp
 	end := sv.end
@@ -206,7 +206,7 @@ func (in *Install) listenProxy(ctx context.Context, id string, ups []upstream, b
 	var bases []string
 	for _, u := range ups {
 		bases = append(bases, u.preset.BaseURLEnv)
-		if anthropic(u.preset) {
+		if u.preset.Anthropic() {
 			cfg.AnthropicKey, cfg.AnthropicUpstream = u.key, strings.TrimSuffix(u.base, "/")
 		} else {
 			cfg.OpenAIKey, cfg.OpenAIUpstream = u.key, strings.TrimSuffix(strings.TrimSuffix(u.base, "/"), "/v1")
@@ -227,17 +227,14 @@ func (in *Install) listenProxy(ctx context.Context, id string, ups []upstream, b
 	return &sessionProxy{proxy: proxy, transcript: f, cancel: cancel, done: done, key: cfg.Placeholder, root: url}, nil
 }
 
-// anthropic reports whether the preset speaks the Messages API.
-func anthropic(p agent.Preset) bool { return p.CredentialEnv == "ANTHROPIC_API_KEY" }
-
 func (sp *sessionProxy) placeholder() string { return sp.key }
 
 // url is what the preset's BaseURLEnv holds to reach the proxy.
 func (sp *sessionProxy) url(p agent.Preset) string {
-	if anthropic(p) {
-		return sp.root + "/anthropic"
+	if p.Anthropic() {
+		return modelproxy.Anthropic.BaseURL(sp.root)
 	}
-	return sp.root + "/openai/v1"
+	return modelproxy.OpenAI.BaseURL(sp.root)
 }
 
 // stopProxy ends the proxy once the agent is gone and records what the session used.
@@ -250,20 +247,4 @@ func (r *Runner) stopProxy(sp *sessionProxy, s store.Session) {
 	if err != nil {
 		_ = r.Store.Log(context.Background(), store.Event{Session: s.ID, Actor: s.Actor, Kind: "usage", Message: err.Error()})
 	}
-}
-
-// withEnv sets each NAME=value of set in env, replacing any earlier value.
-func withEnv(env []string, set ...string) []string {
-	names := map[string]bool{}
-	for _, kv := range set {
-		k, _, _ := strings.Cut(kv, "=")
-		names[k] = true
-	}
-	out := make([]string, 0, len(env)+len(set))
-	for _, kv := range env {
-		if k, _, _ := strings.Cut(kv, "="); !names[k] {
-			out = append(out, kv)
-		}
-	}
-	return append(out, set...)
 }

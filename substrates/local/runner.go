@@ -4,12 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/autonomyhq/autonomy/internal/egress"
 	"os"
 	"os/user"
 	"path/filepath"
 	"sort"
 	"time"
+
+	"github.com/autonomyhq/autonomy/internal/egress"
 
 	"github.com/autonomyhq/autonomy/internal/store"
 	"github.com/autonomyhq/autonomy/ir"

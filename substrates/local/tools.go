@@ -34,6 +34,6 @@ func (sv *supervision) withTools(argv []string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	sv.env = withPathFirst(withEnv(sv.env, p.MCPEnv...), shims)
+	sv.env = withPathFirst(sessionenv.With(sv.env, p.MCPEnv...), shims)
 	return p.WithApprovedMCP(argv, agent.MCPServer{Command: exe, Args: []string{"runner", "--dir", sv.r.In.Dir, "mcp"}, Env: []string{SessionEnv, StateEnv}}), nil
 }

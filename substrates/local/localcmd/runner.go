@@ -89,7 +89,7 @@ error.`,
 	cmd.PersistentFlags().StringVar(&f.namespace, "namespace", "", "--target kubernetes: the fleet's namespace (default the kubeconfig context's, else the pod's, else autonomy)")
 	cmd.AddCommand(newRunnerLaunch(f), newRunnerGet(f), newRunnerList(f), newRunnerUpdate(f), newRunnerCancel(f),
 		withTranscript(f, newRunnerLogs(f)), newRunnerTick(f), newRunnerServe(f), newRunnerSupervise(f), newRunnerUsage(f), newRunnerMCP(f), newRunnerGH(f), newRunnerBun(f),
-		newRunnerPause(f), newRunnerResume(f), newRunnerSession(f))
+		newRunnerPause(f), newRunnerResume(f), newRunnerSession(f), newRunnerModelProxy(f))
 	completeRunner(cmd, f)
 	return cmd
 }

@@ -22,7 +22,8 @@ the absolute path of the autonomy binary that runs the runner (docs/local.md, "T
 tools"). Serves MCP on stdio: the tools of the session's actor ($AUTONOMY_SESSION) as installed
 (docs/tools.md), each call checked against its capabilities, scopes and caps, and realized by
 the runner as that session, which must be in flight. Without $AUTONOMY_SESSION, or from inside
-another session, it is refused.
+another session, it is refused. With --target kubernetes it is the MCP server of a skill's session
+in its pod instead (docs/kubernetes.md, "Skills in the pod").
 
 The example is an MCP client's handshake and tools/list, one JSON-RPC message a line, for the
 session 7-k3qa in flight (the agent CLI's client keeps its stdin open; at the end of its input
