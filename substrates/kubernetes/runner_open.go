@@ -87,6 +87,7 @@ func OpenRunner(ctx context.Context, cs kubernetes.Interface, ns, caller string)
 		ra := RunnerActor{Name: a.Actor, Human: a.Kind == "human"}
 		if a.Actor == caller && caller != "" {
 			opts.Caller = &substrates.Caller{Who: fmt.Sprintf("actor %q", caller), Caps: substrates.ParseCapabilities(a.Capabilities)}
+			opts.AskedBy = &Asker{Actor: caller, Session: os.Getenv(EnvSession)}
 		}
 		if a.Result != "" {
 			raw, err := resultContract(ctx, cms, ns, a.Actor, a.Result, &install)

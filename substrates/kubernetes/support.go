@@ -27,11 +27,11 @@ var support = []substrates.Support{
 	{Feature: "source:subject.actorRole", Level: substrates.Partial, Note: "set by the runner at launch; empty in a session a CronJob fires"},
 	{Feature: "source:subject.text", Level: substrates.Partial, Note: "set by the runner at launch; empty in a session a CronJob fires"},
 	{Feature: "source:trigger.kind", Level: substrates.Supported, Note: "cron in a session a CronJob fires; else the runner's launch"},
-	{Feature: "kind:human", Level: substrates.Partial, Note: "a person gets no pod: the fleet config lists them, and the runner keeps their asks in the cluster"},
+	{Feature: "kind:human", Level: substrates.Partial, Note: "a person gets no pod: the fleet config lists them, and the runner keeps their asks in the cluster; a session whose agent:launch reaches them parks an ask from its pod, and only the token resolves it"},
 	{Feature: "field:timeout", Level: substrates.Supported, Note: "the Job's activeDeadlineSeconds"},
 	{Feature: "field:review", Level: substrates.Unsupported, Note: "the cluster runs no code flow that launches the reviewer on a proposal; launch the reviewer yourself"},
 	{Feature: "field:result", Level: substrates.Supported, Note: "the schema is installed in the autonomy-install ConfigMap and named by AUTONOMY_RESULT_SCHEMA"},
 	{Feature: "field:execution", Level: substrates.Supported, Note: "every session is its own pod with its own filesystem: always isolated"},
 	{Feature: "field:prelaunch", Level: substrates.Unsupported, Note: "the session's pod runs no command before the actor; prelaunch is ignored"},
-	{Feature: "policy:maxConcurrent", Level: substrates.Supported, Note: "the fleet config carries it; the runner refuses a launch past it"},
+	{Feature: "policy:maxConcurrent", Level: substrates.Supported, Note: "the fleet config carries it; the runner refuses a launch past it, and the ResourceQuota autonomy-sessions refuses a Job past twice it plus the cron triggers (finished Jobs count until their 5-minute TTL deletes them)"},
 }
