@@ -86,11 +86,7 @@ func (c *compiler) configMapAdmission() (*admissionv1.ValidatingAdmissionPolicy,
 					Message: "a fleet ServiceAccount creates only an ask (a-<16 hex digits>) to a person its agent:launch scope reaches, still running, labelled with its own actor (" + LabelAskedBy + ") and, from a pod, its own session (" + LabelAskedBySession + "), and no other ConfigMap"},
 			},
 		}}
-	binding := &admissionv1.ValidatingAdmissionPolicyBinding{TypeMeta: typeMeta("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding"),
-		ObjectMeta: metav1.ObjectMeta{Name: ConfigMapPolicyName(ns), Labels: FleetLabels(ns)},
-		Spec: admissionv1.ValidatingAdmissionPolicyBindingSpec{PolicyName: ConfigMapPolicyName(ns),
-			ValidationActions: []admissionv1.ValidationAction{admissionv1.Deny},
-			MatchResources:    &admissionv1.MatchResources{NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": ns}}}}}
+	binding := policyBinding(ns, ConfigMapPolicyName(ns))
 	return vap, binding
 }
 
@@ -153,4 +149,14 @@ func askShape(ns string, askers, people []string) string {
 		"variables.pod == '' ? !("+celString(LabelAskedBySession)+" in variables.labels) : ("+celString(LabelAskedBySession)+" in variables.labels && variables.pod.startsWith("+lbl(LabelAskedBySession)+" + '-') && size(variables.pod) == size("+lbl(LabelAskedBySession)+") + 6)",
 	)
 	return "(" + strings.Join(conds, ") && (") + ")"
+}
+
+// policyBinding binds the fleet's admission policy name to the requests on namespace ns, denying
+// what it refuses.
+func policyBinding(ns, name string) *admissionv1.ValidatingAdmissionPolicyBinding {
+	return &admissionv1.ValidatingAdmissionPolicyBinding{TypeMeta: typeMeta("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding"),
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: FleetLabels(ns)},
+		Spec: admissionv1.ValidatingAdmissionPolicyBindingSpec{PolicyName: name,
+			ValidationActions: []admissionv1.ValidationAction{admissionv1.Deny},
+			MatchResources:    &admissionv1.MatchResources{NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": ns}}}}}
 }
