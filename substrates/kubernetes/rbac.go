@@ -21,10 +21,12 @@ type grant struct {
 	// in the slots ConfigMap (which compile installs, so no create) and counts the Jobs in
 	// flight, whose names it lists.
 	capped bool
-	// asks rows are granted only to a launcher whose scope reaches a person: it parks the ask
-	// in a ConfigMap it creates (RBAC cannot limit create to names; the fleet's ConfigMap
+	// asks rows are granted only when the capability's scope reaches a person: a launcher parks
+	// the ask in a ConfigMap it creates (RBAC cannot limit create to names; the fleet's ConfigMap
 	// admission policy, admission_asks.go, admits only an ask of such a person naming the
-	// asking actor and session, and no other ConfigMap).
+	// asking actor and session, and no other ConfigMap); a lister reads the asks, which RBAC
+	// cannot tell from the namespace's other ConfigMaps (none holds a secret: the installation,
+	// the fleet config, the slots, and asks keeping only their token's hash).
 	asks bool
 }
 
@@ -60,6 +62,7 @@ var permissions = map[string][]grant{
 		{group: "batch", resource: "jobs", verbs: []string{"get", "list", "watch"}},
 		{group: "", resource: "pods", verbs: []string{"get", "list", "watch"}},
 		{group: "", resource: "pods/log", verbs: []string{"get"}},
+		{group: "", resource: "configmaps", verbs: []string{"get", "list", "watch"}, asks: true},
 	},
 	"agent:cancel": {
 		{group: "batch", resource: "jobs", verbs: []string{"delete"}},
