@@ -23,7 +23,7 @@ import (
 	"k8s.io/client-go/restmapper"
 
 	"github.com/autonomyhq/autonomy/ir"
-	"github.com/autonomyhq/autonomy/playbook"
+	"github.com/autonomyhq/autonomy/ir/resolved"
 	"github.com/autonomyhq/autonomy/substrates"
 )
 
@@ -75,8 +75,7 @@ func compileProbeFleet(env substrates.ProbeEnv, ns string) ([]*unstructured.Unst
 	if err != nil {
 		return nil, fmt.Errorf("the probe fleet for namespace %s: %w", ns, err)
 	}
-	r, _ := playbook.Resolve(p)
-	out, err := Substrate{}.Compile(r)
+	out, err := Substrate{}.Compile(resolved.Of(p)) // the probe fleet holds no playbook
 	if err != nil {
 		return nil, fmt.Errorf("compiling the probe fleet: %w", err)
 	}
