@@ -67,11 +67,7 @@ func (c *compiler) admission() (*admissionv1.ValidatingAdmissionPolicy, *admissi
 			Expression: "request.operation != 'CREATE' || variables.actor != " + celString(ObjectName(a.Name.Value)) + " || " + c.launchShape(a),
 			Message:    "a launched Job of " + a.Name.Value + " must be the Job the runner builds from its PodTemplate: every field as the template has it (labels, security context, probes, lifecycle, scheduling, Job limits), its env the template's plus params that are plain values under names not reserved"})
 	}
-	binding := &admissionv1.ValidatingAdmissionPolicyBinding{TypeMeta: typeMeta("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding"),
-		ObjectMeta: metav1.ObjectMeta{Name: AdmissionPolicyName(ns), Labels: FleetLabels(ns)},
-		Spec: admissionv1.ValidatingAdmissionPolicyBindingSpec{PolicyName: AdmissionPolicyName(ns),
-			ValidationActions: []admissionv1.ValidationAction{admissionv1.Deny},
-			MatchResources:    &admissionv1.MatchResources{NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": ns}}}}}
+	binding := policyBinding(ns, AdmissionPolicyName(ns))
 	return vap, binding
 }
 

@@ -78,8 +78,13 @@ func apply(t *testing.T, cfg *rest.Config, objs []*unstructured.Unstructured) ma
 		// A spec change bumps the generation; an object without one (a ConfigMap, a Role) changes
 		// its resourceVersion. A controller writing status (the admission policy's type
 		// checking) changes neither generation nor what autonomy applied.
+		// A ResourceQuota has no generation, and its controller writes its status (the usage):
+		// what autonomy applied is its spec.
+		spec, hasStatus := got.Object["spec"], got.Object["status"] != nil
 		if g := got.GetGeneration(); g > 0 {
 			versions[gvk.Kind+"/"+o.GetName()] = fmt.Sprintf("generation %d", g)
+		} else if hasStatus && spec != nil {
+			versions[gvk.Kind+"/"+o.GetName()] = fmt.Sprintf("spec %v", spec)
 		} else {
 			versions[gvk.Kind+"/"+o.GetName()] = "resourceVersion " + got.GetResourceVersion()
 		}
@@ -176,6 +181,14 @@ var probes = []access{
 	{verb: "update", resource: "configmaps", name: SlotsConfigMap},
 	{verb: "update", resource: "configmaps", name: ConfigMapFleet},
 	{verb: "create", resource: "configmaps"},
+	{verb: "list", resource: "configmaps"},
+	{verb: "update", resource: "configmaps", name: "a-0123456789abcdef"},
+	{verb: "patch", resource: "configmaps", name: "a-0123456789abcdef"},
+	{verb: "patch", resource: "configmaps", name: SlotsConfigMap},
+	{verb: "get", resource: "configmaps", name: "a-0123456789abcdef"},
+	{verb: "delete", resource: "configmaps", name: "a-0123456789abcdef"},
+	{verb: "create", resource: "resourcequotas"},
+	{verb: "update", resource: "resourcequotas", name: QuotaName},
 	{verb: "delete", resource: "configmaps", name: SlotsConfigMap},
 	{verb: "get", resource: "secrets"},
 	{verb: "list", resource: "secrets"},
@@ -197,12 +210,17 @@ func TestRBACIsLeastPrivilege(t *testing.T) {
 	launchWorker := []string{"create batch/jobs", "get /configmaps " + ConfigMapFleet, "get /podtemplates worker-1-ba7bf687",
 		"get /configmaps " + SlotsConfigMap, "update /configmaps " + SlotsConfigMap, "list batch/jobs"}
 	allowed := map[string][]string{
-		// agent:launch@worker_1, agent:list
-		"triage": append(launchWorker, "get batch/jobs", "watch batch/jobs", "get /pods", "list /pods", "get /pods/log"),
+		// agent:launch@worker_1, agent:list (which reaches the person owner: it reads the
+		// ConfigMaps, where the asks are; RBAC cannot tell them from the others)
+		"triage": append(launchWorker, "get batch/jobs", "watch batch/jobs", "get /pods", "list /pods", "get /pods/log",
+			"get /configmaps "+ConfigMapInstall, "get /configmaps a-0123456789abcdef", "list /configmaps"),
 		// no capability
 		"worker-1-ba7bf687": nil,
 		// agent:launch, agent:cancel, agent:update
-		"boss": append(launchWorker, "get /podtemplates triage", "delete batch/jobs", "patch batch/jobs"),
+		// agent:launch reaches the person owner: boss parks asks from its sessions (create
+		// configmaps, which the ConfigMap admission policy narrows to its own asks); never
+		// reads, edits or resolves one
+		"boss": append(launchWorker, "get /podtemplates triage", "delete batch/jobs", "patch batch/jobs", "create /configmaps"),
 		// code:review: nothing in the cluster
 		"reviewer": nil,
 		// agent:cancel@worker_1, agent:update@worker_1 (the admission policy narrows them)

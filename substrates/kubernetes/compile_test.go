@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 
 	"github.com/autonomyhq/autonomy/ir"
@@ -131,10 +133,11 @@ func TestCompileIsDeterministic(t *testing.T) {
 		}
 	}
 	// Six agents (the person gets none), three of which reach the API; the fleet config, the
-	// installation and the slots of its maxConcurrent; for the skill, the model proxy (its
+	// installation and the slots of its maxConcurrent, and the quota bounding its Jobs; the
+	// admission policies on Jobs and on ConfigMaps; for the skill, the model proxy (its
 	// ServiceAccount, Deployment and Service).
-	want := map[string]int{"Namespace": 1, "ConfigMap": 3, "NetworkPolicy": 3, "ValidatingAdmissionPolicy": 1, "ValidatingAdmissionPolicyBinding": 1,
-		"ServiceAccount": 7, "Role": 3, "RoleBinding": 3, "PodTemplate": 6, "CronJob": 1, "Deployment": 1, "Service": 1}
+	want := map[string]int{"Namespace": 1, "ConfigMap": 3, "NetworkPolicy": 3, "ValidatingAdmissionPolicy": 2, "ValidatingAdmissionPolicyBinding": 2,
+		"ServiceAccount": 7, "Role": 3, "RoleBinding": 3, "PodTemplate": 6, "CronJob": 1, "Deployment": 1, "Service": 1, "ResourceQuota": 1}
 	for k, n := range want {
 		if kinds[k] != n {
 			t.Errorf("%d %s, want %d (all: %v)", kinds[k], k, n, kinds)
@@ -242,5 +245,44 @@ func TestCompileIsLinearInActors(t *testing.T) {
 	small, large := size(100), size(200)
 	if ratio := float64(large) / float64(small); ratio > 2.2 {
 		t.Errorf("100 actors: %d bytes; 200 actors: %d bytes (%.2f times): the output grows faster than the actors", small, large, ratio)
+	}
+}
+
+// TestQuotaIsTheCapacity: the fleet's ResourceQuota holds its Jobs at twice maxConcurrent plus
+// its cron triggers (fleetProfile: 2 and 1), every session Job (the CronJob's too) is deleted
+// FinishedJobTTL after it ends so it stops counting, and a fleet without a maxConcurrent gets no
+// quota.
+func TestQuotaIsTheCapacity(t *testing.T) {
+	out, err := compileFleet(t, writeFleet(t, fleetProfile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := Objects(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var q corev1.ResourceQuota
+	if err := object(objs, "ResourceQuota", QuotaName, &q); err != nil {
+		t.Fatal(err)
+	}
+	if n := q.Spec.Hard["count/jobs.batch"]; n.Value() != 6 || len(q.Spec.Hard) != 1 {
+		t.Errorf("quota = %v, want count/jobs.batch 6 only", q.Spec.Hard)
+	}
+	var cj batchv1.CronJob
+	if err := object(objs, "CronJob", cronJobName("triage", 0), &cj); err != nil {
+		t.Fatal(err)
+	}
+	if ttl := cj.Spec.JobTemplate.Spec.TTLSecondsAfterFinished; ttl == nil || *ttl != FinishedJobTTL {
+		t.Errorf("the CronJob's Jobs' ttlSecondsAfterFinished = %v, want %d", ttl, FinishedJobTTL)
+	}
+	out, err = compileFleet(t, writeFleet(t, strings.Replace(fleetProfile, "  maxConcurrent: 2\n", "", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if objs, err = Objects(out); err != nil {
+		t.Fatal(err)
+	}
+	if err := object(objs, "ResourceQuota", QuotaName, &q); err == nil {
+		t.Errorf("a fleet without maxConcurrent has a quota: %v", q.Spec.Hard)
 	}
 }

@@ -181,7 +181,8 @@ func ActorLabels(ns, actor string) map[string]string {
 
 // JobTemplate is the Job every session of the actor whose PodTemplate is pt runs: pt's pod,
 // labelled as a session of that actor, never restarted (a session is one attempt: backoffLimit
-// 0, restartPolicy Never), ended after the timeout AnnotationTimeout holds. Compile puts it in
+// 0, restartPolicy Never), ended after the timeout AnnotationTimeout holds, deleted with its pod
+// FinishedJobTTL seconds after it ended. Compile puts it in
 // the actor's CronJob; SessionJob builds a launched session's Job from it.
 func JobTemplate(pt *corev1.PodTemplate) batchv1.JobTemplateSpec {
 	labels := map[string]string{}
@@ -199,7 +200,8 @@ func JobTemplate(pt *corev1.PodTemplate) batchv1.JobTemplateSpec {
 	}
 	pod.Spec.RestartPolicy = corev1.RestartPolicyNever
 	backoff := int32(0)
-	spec := batchv1.JobSpec{BackoffLimit: &backoff, Template: pod}
+	ttl := int32(FinishedJobTTL) // the quota counts a Job until it is deleted (quota.go)
+	spec := batchv1.JobSpec{BackoffLimit: &backoff, TTLSecondsAfterFinished: &ttl, Template: pod}
 	if t, err := strconv.ParseInt(pt.Annotations[AnnotationTimeout], 10, 64); err == nil && t > 0 {
 		spec.ActiveDeadlineSeconds = &t
 	}

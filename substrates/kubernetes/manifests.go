@@ -63,6 +63,11 @@ func (c *compiler) manifests(fleet FleetConfig) ([]substrates.File, error) {
 		return nil, err
 	}
 	fleetObjs := []any{fleetCM, install, c.networkPolicy(), c.defaultDeny(), c.modelProxyPolicy(), vap, binding}
+	cmVAP, cmBinding := c.configMapAdmission()
+	fleetObjs = append(fleetObjs, cmVAP, cmBinding)
+	if q := c.quota(); q != nil {
+		fleetObjs = append(fleetObjs, q)
+	}
 	if c.p.Policy.MaxConcurrent.Value > 0 {
 		// The slots of maxConcurrent (runner_slots.go), installed empty so that a launcher
 		// needs only get and update on it, by name. An apply (client-side or server-side)
@@ -172,7 +177,7 @@ func (c *compiler) actorObjects(a *ir.Actor) []any {
 	sa.Annotations = map[string]string{AnnotationActor: a.Name.Value}
 	objs := []any{sa}
 	if token {
-		role := &rbacv1.Role{TypeMeta: typeMeta("rbac.authorization.k8s.io/v1", "Role"), ObjectMeta: c.meta(name, labels), Rules: rules(a, c.agents, c.p.Policy.MaxConcurrent.Value > 0)}
+		role := &rbacv1.Role{TypeMeta: typeMeta("rbac.authorization.k8s.io/v1", "Role"), ObjectMeta: c.meta(name, labels), Rules: rules(a, c.agents, c.humans(), c.p.Policy.MaxConcurrent.Value > 0)}
 		rb := &rbacv1.RoleBinding{TypeMeta: typeMeta("rbac.authorization.k8s.io/v1", "RoleBinding"), ObjectMeta: c.meta(name, labels),
 			RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: name},
 			Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: name, Namespace: ns}}}

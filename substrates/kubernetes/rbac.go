@@ -21,6 +21,13 @@ type grant struct {
 	// in the slots ConfigMap (which compile installs, so no create) and counts the Jobs in
 	// flight, whose names it lists.
 	capped bool
+	// asks rows are granted only when the capability's scope reaches a person: a launcher parks
+	// the ask in a ConfigMap it creates (RBAC cannot limit create to names; the fleet's ConfigMap
+	// admission policy, admission_asks.go, admits only an ask of such a person naming the
+	// asking actor and session, and no other ConfigMap); a lister reads the asks, which RBAC
+	// cannot tell from the namespace's other ConfigMaps (none holds a secret: the installation,
+	// the fleet config, the slots, and asks keeping only their token's hash).
+	asks bool
 }
 
 // templates are the PodTemplates a launcher may read: its scope's; unscoped, every one of the
@@ -49,11 +56,13 @@ var permissions = map[string][]grant{
 		{group: "", resource: "configmaps", verbs: []string{"get"}, named: fleetConfig},
 		{group: "", resource: "configmaps", verbs: []string{"get", "update"}, named: slots, capped: true},
 		{group: "batch", resource: "jobs", verbs: []string{"list"}, capped: true},
+		{group: "", resource: "configmaps", verbs: []string{"create"}, asks: true},
 	},
 	"agent:list": {
 		{group: "batch", resource: "jobs", verbs: []string{"get", "list", "watch"}},
 		{group: "", resource: "pods", verbs: []string{"get", "list", "watch"}},
 		{group: "", resource: "pods/log", verbs: []string{"get"}},
+		{group: "", resource: "configmaps", verbs: []string{"get", "list", "watch"}, asks: true},
 	},
 	"agent:cancel": {
 		{group: "batch", resource: "jobs", verbs: []string{"delete"}},
@@ -70,13 +79,14 @@ func holdsCluster(a *ir.Actor) bool {
 }
 
 // rules are the actor's Role rules: the table's rows for its capabilities (the capped rows only
-// when the fleet has a maxConcurrent), rows on the same objects merged, in a fixed order.
-func rules(a *ir.Actor, agents []string, capped bool) []rbacv1.PolicyRule {
+// when the fleet has a maxConcurrent, the asks rows only when the capability's scope reaches one
+// of the humans), rows on the same objects merged, in a fixed order.
+func rules(a *ir.Actor, agents, humans []string, capped bool) []rbacv1.PolicyRule {
 	type key struct{ group, resource, names string }
 	verbs := map[key][]string{}
 	for _, c := range a.Capabilities {
 		for _, g := range permissions[c.Name] {
-			if g.capped && !capped {
+			if (g.capped && !capped) || (g.asks && !reachesHuman(c.Scope, humans)) {
 				continue
 			}
 			var names []string
@@ -111,4 +121,10 @@ func rules(a *ir.Actor, agents []string, capped bool) []rbacv1.PolicyRule {
 		out = append(out, r)
 	}
 	return out
+}
+
+// reachesHuman reports whether a capability scoped to scope ("" for every actor) reaches one of
+// the humans.
+func reachesHuman(scope string, humans []string) bool {
+	return (scope == "" && len(humans) > 0) || slices.Contains(humans, scope)
 }

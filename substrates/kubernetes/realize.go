@@ -178,8 +178,8 @@ func roleRealized(objs []*unstructured.Unstructured, capability string) error {
 		return err
 	}
 	for _, g := range permissions[capability] {
-		if g.capped {
-			continue // granted only in a fleet with a maxConcurrent, which the probe profile does not declare
+		if g.capped || g.asks {
+			continue // granted only in a fleet with a maxConcurrent, or one with a person, which the probe profile declares not
 		}
 		if !slices.ContainsFunc(role.Rules, func(r rbacv1.PolicyRule) bool {
 			return slices.Contains(r.Resources, g.resource) && !slices.ContainsFunc(g.verbs, func(v string) bool { return !slices.Contains(r.Verbs, v) })

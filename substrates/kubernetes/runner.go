@@ -41,8 +41,18 @@ type RunnerOptions struct {
 	// checked against its capabilities before the API server is asked (which checks them again,
 	// through the actor's ServiceAccount).
 	Caller *substrates.Caller
+	// AskedBy, when set, is who parks asks from inside a session's pod (OpenRunner reads it
+	// from the pod's env): each ask is labelled with them, as the fleet's ConfigMap admission
+	// policy requires of a request with a fleet ServiceAccount's token.
+	AskedBy *Asker
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
+}
+
+// Asker is the actor and session of a pod that parks an ask.
+type Asker struct {
+	// Actor is the asking actor's name; Session its session's id (its Job's name).
+	Actor, Session string
 }
 
 // RunnerActor is one actor of the fleet, as the runner launches it.
@@ -459,6 +469,8 @@ func (r *Runner) suspend(ctx context.Context, id string, pause bool) (bool, erro
 // lacks.
 func (r *Runner) apiError(what, need string, err error) error {
 	switch {
+	case apierrors.IsForbidden(err) && strings.Contains(err.Error(), "exceeded quota"):
+		return &RefusedError{Msg: fmt.Sprintf("%s: the namespace's ResourceQuota %s is full (sessions in flight, and those that ended in the last %d seconds): wait for one to end, or cancel one: %v", what, QuotaName, FinishedJobTTL, err)}
 	case apierrors.IsForbidden(err):
 		return &DeniedError{Msg: fmt.Sprintf("%s in namespace %s: the API server refused it (its identity needs %s there): %v", what, r.opts.Namespace, need, err)}
 	case apierrors.IsUnauthorized(err):

@@ -61,6 +61,12 @@ func (r *Runner) engage(ctx context.Context, a *RunnerActor, ref string, params 
 	lbl := ActorLabels(r.opts.Namespace, a.Name)
 	lbl[LabelComponent] = ComponentAsk
 	lbl[LabelSession] = id
+	if by := r.opts.AskedBy; by != nil {
+		lbl[LabelAskedBy] = ObjectName(by.Actor)
+		if by.Session != "" {
+			lbl[LabelAskedBySession] = by.Session
+		}
+	}
 	cm := &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Name: id, Namespace: r.opts.Namespace, Labels: lbl, Annotations: map[string]string{AnnotationActor: a.Name}},
 		Data:       map[string]string{askActor: a.Name, askRef: ref, askParams: string(js), askStatus: string(ir.Running), askTokenHash: hashToken(token)},

@@ -72,7 +72,14 @@ type runnerFleet struct {
 // and maxConcurrent are read from the installation's ConfigMaps. caller is the actor calling
 // from inside a session ("" for the operator): its capabilities bound every verb.
 func OpenRunner(ctx context.Context, cs kubernetes.Interface, ns, caller string) (*Runner, error) {
-	cms := cs.CoreV1().ConfigMaps(ns)
+	return openRunner(ctx, cs, cs, ns, caller)
+}
+
+// openRunner is OpenRunner acting with cs and reading the installation with config (the
+// conformance probe's session runner: a session's ServiceAccount token acts, and the installation
+// its pod would have mounted is read by the operator).
+func openRunner(ctx context.Context, cs, config kubernetes.Interface, ns, caller string) (*Runner, error) {
+	cms := config.CoreV1().ConfigMaps(ns)
 	raw, err := readFleetConfig(ctx, cms, ns)
 	if err != nil {
 		return nil, err
@@ -87,6 +94,7 @@ func OpenRunner(ctx context.Context, cs kubernetes.Interface, ns, caller string)
 		ra := RunnerActor{Name: a.Actor, Human: a.Kind == "human"}
 		if a.Actor == caller && caller != "" {
 			opts.Caller = &substrates.Caller{Who: fmt.Sprintf("actor %q", caller), Caps: substrates.ParseCapabilities(a.Capabilities)}
+			opts.AskedBy = &Asker{Actor: caller, Session: os.Getenv(EnvSession)}
 		}
 		if a.Result != "" {
 			raw, err := resultContract(ctx, cms, ns, a.Actor, a.Result, &install)

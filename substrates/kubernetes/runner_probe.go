@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/autonomyhq/autonomy/ir"
@@ -52,11 +53,17 @@ func probeTargets(env substrates.ProbeEnv) ([]substrates.ProbeTarget, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s=%s: %w", ClusterEnv, path, err)
 	}
+	// A subject installs the probe fleet (some 50 objects) per check: client-go's default
+	// throttle (5 requests a second) would make that most of the battery's time.
+	cfg.QPS, cfg.Burst = 100, 200
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, err
 	}
 	t.New = func(ctx context.Context) (*substrates.ProbeSubject, error) {
+		if env.CompileFleet != nil {
+			return probeFleetSubject(ctx, cfg, cs, path, env)
+		}
 		return probeSubject(ctx, cs, path, env.Exe, false)
 	}
 	h.New = func(ctx context.Context) (*substrates.ProbeSubject, error) {
@@ -65,16 +72,62 @@ func probeTargets(env substrates.ProbeEnv) ([]substrates.ProbeTarget, error) {
 	return []substrates.ProbeTarget{t, h}, nil
 }
 
-// probeSubject installs the probe actor and the asker (a person) in a fresh namespace and opens
-// its runner; human makes the asker the subject's actor.
-func probeSubject(ctx context.Context, cs kubernetes.Interface, kubeconfig, exe string, human bool) (*substrates.ProbeSubject, error) {
+// probeFleetSubject installs the whole probe fleet as compile makes it in a fresh namespace
+// (installProbeFleet) and opens its runner, with the hooks of the checks that call the runner
+// from inside a session.
+func probeFleetSubject(ctx context.Context, cfg *rest.Config, cs kubernetes.Interface, kubeconfig string, env substrates.ProbeEnv) (*substrates.ProbeSubject, error) {
+	ns, err := probeNamespace(ctx, cs)
+	if err != nil {
+		return nil, err
+	}
+	global, err := installProbeFleet(ctx, cfg, env, ns)
+	drop := func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if global != nil {
+			global(ctx)
+		}
+		_ = cs.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{})
+	}
+	if err != nil {
+		drop()
+		return nil, err
+	}
+	r, err := OpenRunner(ctx, cs, ns, "")
+	if err != nil {
+		drop()
+		return nil, err
+	}
+	s := &substrates.ProbeSubject{Runner: r, Actor: "probe", MaxConcurrent: probeMax, Close: drop, NotProbed: notProbed}
+	withSessions(s, cfg, cs, ns)
+	if env.Exe != "" {
+		s.GetFresh = processGet(env.Exe, kubeconfig, ns)
+	}
+	return s, nil
+}
+
+// notProbed is why the checks that watch a session's process are not probed on this runner.
+const notProbed = "a session's container is not observable through the Runner contract: the cluster runs it (its timeout is the Job's activeDeadlineSeconds, its params its env, both set by the contract's SessionJob)"
+
+// probeNamespace creates a fresh namespace for a subject.
+func probeNamespace(ctx context.Context, cs kubernetes.Interface) (string, error) {
 	var raw [4]byte
 	if _, err := rand.Read(raw[:]); err != nil {
-		return nil, err
+		return "", err
 	}
 	ns := "autonomy-probe-" + hex.EncodeToString(raw[:])
 	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		return nil, fmt.Errorf("creating namespace %s: %w", ns, err)
+		return "", fmt.Errorf("creating namespace %s: %w", ns, err)
+	}
+	return ns, nil
+}
+
+// probeSubject installs the probe actor and the asker (a person) in a fresh namespace and opens
+// its runner; human makes the asker the subject's actor.
+func probeSubject(ctx context.Context, cs kubernetes.Interface, kubeconfig, exe string, human bool) (*substrates.ProbeSubject, error) {
+	ns, err := probeNamespace(ctx, cs)
+	if err != nil {
+		return nil, err
 	}
 	drop := func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -104,8 +157,7 @@ func probeSubject(ctx context.Context, cs kubernetes.Interface, kubeconfig, exe 
 		drop()
 		return nil, err
 	}
-	s := &substrates.ProbeSubject{Runner: r, Actor: "probe", MaxConcurrent: probeMax, Close: drop,
-		NotProbed: "a session's container is not observable through the Runner contract: the cluster runs it (its timeout is the Job's activeDeadlineSeconds, its params its env, both set by the contract's SessionJob)"}
+	s := &substrates.ProbeSubject{Runner: r, Actor: "probe", MaxConcurrent: probeMax, Close: drop, NotProbed: notProbed}
 	if human {
 		s.Actor, s.Human, s.MaxConcurrent = "asker", true, 0
 		s.NotProbed = "no human simulator on the Kubernetes runner: a person resolves an ask with its token (autonomy runner --target kubernetes update)"

@@ -66,7 +66,7 @@ func actorClient(t *testing.T, cs kubernetes.Interface, kubeconfig, ns, actor st
 		_, err := cs.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: actor}}, metav1.CreateOptions{})
 		return err
 	}, func() error {
-		_, err := cs.RbacV1().Roles(ns).Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: actor}, Rules: rules(a, []string{"probe"}, capped)}, metav1.CreateOptions{})
+		_, err := cs.RbacV1().Roles(ns).Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: actor}, Rules: rules(a, []string{"probe"}, nil, capped)}, metav1.CreateOptions{})
 		return err
 	}, func() error {
 		_, err := cs.RbacV1().RoleBindings(ns).Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: actor},

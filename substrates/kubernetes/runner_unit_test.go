@@ -1,10 +1,14 @@
 package kubernetes
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // TestCheckResult: a result is accepted only as JSON satisfying the contract, and under the
@@ -62,5 +66,23 @@ func TestNewRunnerChecksItsOptions(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("error %v does not say %q", err, want)
 		}
+	}
+}
+
+// TestQuotaRefusalIsRefused: a Job the namespace's ResourceQuota refuses (the API server's
+// Forbidden "exceeded quota", as TestQuotaBoundsJobs sees it) is a launch refused for capacity
+// (exit 1, saying to wait), not a denial of the caller's identity.
+func TestQuotaRefusalIsRefused(t *testing.T) {
+	r := &Runner{opts: RunnerOptions{Namespace: "fleet"}}
+	quota := apierrors.NewForbidden(schema.GroupResource{Group: "batch", Resource: "jobs"}, "s-1",
+		errors.New("exceeded quota: autonomy-sessions, requested: count/jobs.batch=1, used: count/jobs.batch=6, limited: count/jobs.batch=6"))
+	var refused *RefusedError
+	if err := r.apiError("launching worker", "create jobs", quota); !errors.As(err, &refused) || !strings.Contains(err.Error(), QuotaName) {
+		t.Errorf("a quota refusal: %v, want refused naming %s", err, QuotaName)
+	}
+	var denied *DeniedError
+	rbac := apierrors.NewForbidden(schema.GroupResource{Group: "batch", Resource: "jobs"}, "s-1", errors.New("cannot create resource"))
+	if err := r.apiError("launching worker", "create jobs", rbac); !errors.As(err, &denied) {
+		t.Errorf("an RBAC refusal: %v, want denied", err)
 	}
 }
