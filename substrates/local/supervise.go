@@ -276,6 +276,7 @@ func (sv *supervision) launch(ctx context.Context, hold *rootHold) {
 		}
 	}
 	if sv.guard(ctx) {
+		defer sv.doorWhile(ctx)() // a walled session's shell asks its runner verbs here (door.go)
 		sv.start(ctx, hold, argv, stdin, preset)
 	}
 }

@@ -119,6 +119,9 @@ func (f *runnerFlags) with(formats bool, fn func(cmd *cobra.Command, args []stri
 		if done, err := f.viaSubstrate(cmd, args); done {
 			return err
 		}
+		if done, err := f.viaDoor(cmd, args); done {
+			return err
+		}
 		r, err := f.open()
 		if err != nil {
 			return err
