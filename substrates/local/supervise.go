@@ -291,6 +291,8 @@ func (sv *supervision) command(ctx context.Context) (argv []string, stdin string
 	}
 	if err == nil && preset {
 		argv, err = sv.withTools(argv) // the session's MCP server (tools.go)
+	} else if err == nil && !sv.cfg.Workflow && sv.cfg.Command.Script == nil {
+		err = sv.mcpConfig() // your own agent command's: a configuration file (tools.go)
 	}
 	if err == nil && preset {
 		argv, err = sv.r.In.fill(ctx, sv.s, sv.cfg, argv, sv.env, sv.workdir, sv.ownResult)
