@@ -231,7 +231,7 @@ func (sv *supervision) serveDoor(ctx context.Context, door *os.Root) {
 // answerDoor reads and removes request name, and runs it.
 func (sv *supervision) answerDoor(ctx context.Context, door *os.Root, name string) DoorAnswer {
 	f, err := door.OpenFile(name, os.O_RDONLY|oNoFollow|oNonBlock, 0)
-	_ = door.Remove(name)
+	_ = door.RemoveAll(name) // a folder too: each request is answered once
 	if err != nil {
 		return DoorAnswer{Code: 2, Stderr: fmt.Sprintf("autonomy: the request cannot be read: %v\n", err)}
 	}

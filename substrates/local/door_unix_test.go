@@ -41,13 +41,16 @@ func TestDoorRefusesHostileRequests(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "huge.req"), make([]byte, maxDoorFile+2), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.MkdirAll(filepath.Join(dir, "folder.req", "x"), 0o700); err != nil {
+		t.Fatal(err)
+	}
 	put("verb.req", DoorRequest{Verb: "serve"})
 	put("dir.req", DoorRequest{Verb: "launch", Args: []string{"--dir=/elsewhere", "--", "worker"}})
 	put("target.req", DoorRequest{Verb: "list", Args: []string{"--target=gh-actions"}})
 	put("short.req", DoorRequest{Verb: "logs", Args: []string{"-f", "--", "1-a"}})
 	sv := &supervision{}
 	for name, want := range map[string]string{
-		"fifo.req": "a request is a plain file", "link.req": "cannot be read", "huge.req": "larger than",
+		"fifo.req": "a request is a plain file", "folder.req": "a request is a plain file", "link.req": "cannot be read", "huge.req": "larger than",
 		"verb.req": `"serve" is not a verb`, "dir.req": "dir, target, kubeconfig, namespace are not a session's to set",
 		"target.req": "are not a session's to set", "short.req": "--NAME=VALUE",
 	} {
