@@ -3,6 +3,7 @@
 package local
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -27,18 +28,27 @@ func doorFleet(preset string) fleet {
 // TestRootLauncherShellGoesThroughTheDoor: the agent of a preset's session in the installation
 // root whose actor holds agent:launch@worker (the real pinned CLI, against the scripted model)
 // cannot write the runner's store, yet its shell's autonomy runner launch of the worker lands,
-// as the session, and one of boss, outside @worker, is refused; naming another session in flight
-// (helper, which may launch anyone) in AUTONOMY_SESSION does not act as it.
+// as the session, and one of boss, outside @worker, is refused; its gh shim's comments, their
+// bodies read from stdin and from a file in the shell, are recorded as the session's; naming
+// another session in flight (helper, which may launch anyone) in AUTONOMY_SESSION does not act
+// as it.
 func TestRootLauncherShellGoesThroughTheDoor(t *testing.T) {
 	for _, preset := range []string{"codex", "claude"} {
 		t.Run(preset, func(t *testing.T) {
 			tmp := t.TempDir()
 			other := filepath.Join(tmp, "other")
 			// A script by its path: Claude Code refuses a command line whose variables it cannot check.
+			body := filepath.Join(tmp, "body")
+			if err := os.WriteFile(body, []byte("From a file."), 0o644); err != nil {
+				t.Fatal(err)
+			}
 			probe := filepath.Join(tmp, "probe")
 			script := "#!/bin/sh\ncd \"$AUTONOMY_DIR\"\n" +
 				"autonomy runner launch worker --ref 7 2>&1; echo \"launch-worker rc=$?\"\n" +
 				"autonomy runner launch boss 2>&1; echo \"launch-boss rc=$?\"\n" +
+				// The shims' writes go through the door too, with the body a --body-file read here.
+				"echo 'From stdin.' | gh issue comment 7 --body-file - 2>&1; echo \"gh-stdin rc=$?\"\n" +
+				"gh issue comment 7 --body-file " + body + " 2>&1; echo \"gh-file rc=$?\"\n" +
 				"for f in state.db state.db-wal state.db-shm; do\n" +
 				"  if (printf x >> .autonomy/state/$f) 2>/dev/null; then echo \"wrote $f\"; else echo \"refused $f\"; fi\n" +
 				"done\n" +
@@ -79,13 +89,25 @@ func TestRootLauncherShellGoesThroughTheDoor(t *testing.T) {
 			}
 			shell := outputs[0]
 			for _, want := range []string{"launch-worker rc=0", `may not launch "boss"`, "launch-boss rc=1",
-				"refused state.db", "refused state.db-wal", "refused state.db-shm", "forged rc=1"} {
+				"gh-stdin rc=0", "gh-file rc=0", "refused state.db", "refused state.db-wal", "refused state.db-shm", "forged rc=1"} {
 				if !strings.Contains(shell, want) {
 					t.Errorf("the agent's shell: no %q:\n%s", want, shell)
 				}
 			}
 			if strings.Contains(shell, "wrote") {
 				t.Errorf("the agent's shell wrote the runner's store:\n%s", shell)
+			}
+			var bodies []string
+			events, _ := r.Store.Events(t.Context(), s.ID, 0)
+			for _, e := range events {
+				if e.Kind == toolEvent("comment") {
+					var c struct{ Body string }
+					_ = json.Unmarshal([]byte(e.Message), &c)
+					bodies = append(bodies, strings.TrimSpace(c.Body))
+				}
+			}
+			if strings.Join(bodies, "|") != "From stdin.|From a file." {
+				t.Errorf("the shell's gh comments recorded %q, want the one from stdin, then the one from the file", bodies)
 			}
 			workers := workersNoBoss(t, r)
 			if len(workers) != 1 || workers[0].Ref != "7" || workers[0].Origin != "session:"+s.ID {
