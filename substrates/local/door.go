@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/autonomyhq/autonomy/internal/proc"
@@ -175,8 +176,15 @@ func writeRenamed(dir, name string, data []byte) error {
 	return firstErr(werr, f.Close(), os.Rename(f.Name(), filepath.Join(dir, name)))
 }
 
-// doorWhile serves the door of the walled session sv until the returned function is called. A
-// session whose state is not walled (sv.stateAt unset) has no door: its store is writable.
+// openDoor serves the door of the walled session sv until closeDoor is called (once its agent
+// has exited, before its supervisor adopts what it launched for the last time: a launch through
+// the door is adopted). A session whose state is not walled (sv.stateAt unset) has no door: its
+// store is writable.
+func (sv *supervision) openDoor(ctx context.Context) {
+	sv.closeDoor = sync.OnceFunc(sv.doorWhile(ctx))
+}
+
+// doorWhile makes the door and serves it until the returned function is called.
 func (sv *supervision) doorWhile(ctx context.Context) func() {
 	if sv.stateAt == "" {
 		return func() {}

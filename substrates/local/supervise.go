@@ -88,6 +88,8 @@ type supervision struct {
 	stateAt string
 	// proxy is the session's model proxy, nil when none runs (modelproxy.go).
 	proxy *sessionProxy
+	// closeDoor stops serving the session's door (door.go); it may be called more than once.
+	closeDoor func()
 }
 
 // supervise runs session id, read from the store, to its end: it opens its log, takes the root
@@ -276,7 +278,8 @@ func (sv *supervision) launch(ctx context.Context, hold *rootHold) {
 		}
 	}
 	if sv.guard(ctx) {
-		defer sv.doorWhile(ctx)() // a walled session's shell asks its runner verbs here (door.go)
+		sv.openDoor(ctx) // a walled session's shell asks its runner verbs here (door.go)
+		defer sv.closeDoor()
 		sv.start(ctx, hold, argv, stdin, preset)
 	}
 }
@@ -404,6 +407,7 @@ func (sv *supervision) settle(ctx context.Context, cmd *exec.Cmd, drain func()) 
 	adopted := r.adoptWhile(ctx, id) // the sessions it launches start from here (adopt.go)
 	applied := r.githubWhile(ctx, s) // its effects on GitHub are applied from here (hands_github.go)
 	waitErr, timedOut := r.supervisor.watch(id, pid, s.Timeout, r.In.grace(), exited, logf)
+	sv.closeDoor() // what it launched through its door is adopted below
 	adopted()
 	applied()
 	// The leader is gone; whatever it left running in its group goes with it, and then the
