@@ -200,9 +200,7 @@ var presets = map[string]Preset{
 		MCPEnv:     []string{"ENABLE_TOOL_SEARCH=false"},
 		MCPApprove: []string{"--allowedTools", "mcp__autonomy"},
 		mcp: func(s MCPServer) []string {
-			cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"autonomy": map[string]any{
-				"type": "stdio", "command": s.Command, "args": nonNil(s.Args)}}})
-			return []string{"--strict-mcp-config", "--mcp-config", string(cfg)}
+			return []string{"--strict-mcp-config", "--mcp-config", string(MCPConfig(s, nil))}
 		},
 		result: []string{"--json-schema", SchemaJSON},
 	},
@@ -347,6 +345,18 @@ func (p Preset) withMCP(argv []string, s MCPServer, approve bool) []string {
 		out = append(out, w)
 	}
 	return out
+}
+
+// MCPConfig is the MCP configuration, in the shape MCP clients share (Claude Code's
+// --mcp-config, Claude Desktop's and others' mcpServers), that starts the server s as the
+// stdio server "autonomy", with env (NAME: value) set for it when env is not empty.
+func MCPConfig(s MCPServer, env map[string]string) []byte {
+	server := map[string]any{"type": "stdio", "command": s.Command, "args": nonNil(s.Args)}
+	if len(env) > 0 {
+		server["env"] = env
+	}
+	cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"autonomy": server}})
+	return cfg
 }
 
 // tomlList is a list of strings as a TOML array (codex's -c values are TOML).

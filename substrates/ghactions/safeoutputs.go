@@ -1,6 +1,7 @@
 package ghactions
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -213,6 +214,22 @@ func (c *compiler) mcpWords(script *strings.Builder) {
 		script.WriteString(shellQuote(before+`"`) + `"${AUTONOMY_BIN}"` + shellQuote(`"`+after))
 	}
 	script.WriteString(")\n")
+}
+
+// mcpConfigScript gives your own agent command (policy.box.gh-actions.agent: [...]) the MCP
+// server a preset's CLI gets, as a configuration file in the shape MCP clients share
+// (agent.MCPConfig's), at AUTONOMY_MCP_CONFIG: autonomy gh mcp by the binary's absolute path,
+// with the variables it reads (MCPServerEnv) in its env, for a client that starts its servers
+// with a minimal environment.
+var mcpConfigScript = `export AUTONOMY_MCP_CONFIG="$RUNNER_TEMP/autonomy-mcp.json"
+jq -n --arg bin "$AUTONOMY_BIN" --argjson names '` + jsonList(MCPServerEnv) + `' \
+  '{mcpServers: {autonomy: {type: "stdio", command: $bin, args: ["gh", "mcp"], env: ($ENV | with_entries(select(.key as $k | $names | index($k))))}}}' > "$AUTONOMY_MCP_CONFIG"
+`
+
+// jsonList is ws as a JSON array.
+func jsonList(ws []string) string {
+	b, _ := json.Marshal(ws)
+	return string(b)
 }
 
 // mcpServer is autonomy gh mcp as program runs it.

@@ -494,6 +494,9 @@ func (c *compiler) agentScript(a *ir.Actor, env *mapping, script *strings.Builde
 	if slices.Contains(argv, agents.MCP) {
 		c.mcpWords(script)
 	}
+	if ch.Custom() {
+		script.WriteString(mcpConfigScript) // safeoutputs.go
+	}
 	if slices.Contains(argv, agents.Proxy) {
 		// The words that point the CLI at the model proxy, when the job has one.
 		script.WriteString("proxy=()\n" + `if [ -n "${AUTONOMY_MODEL_URL:-}" ]; then` + "\n  proxy=(")

@@ -81,13 +81,12 @@ func (sv *supervision) confine(ctx context.Context, argv []string) (out []string
 // again at a second place in the jail's private folder, outside the working directory and so
 // read-only inside the agent's own sandbox. The session's MCP server (which the CLI starts
 // outside its sandbox) and a step playbook's run (the supervisor's child) are told that place
-// (StateEnv; dbPath). An explicit agent command has no sandbox of its own inside the jail: it is
-// not walled off this way. Nor is an actor that holds an agent:* capability: its skill's own
-// autonomy runner verbs, run by its shell, write the store as the session (docs/local.md, "The
-// wall").
+// (StateEnv; dbPath). Its shell's runner verbs go through the session's door, which its
+// supervisor answers as the session (door.go). An explicit agent command has no sandbox of its
+// own inside the jail: it is not walled off this way (docs/local.md, "The wall").
 func (sv *supervision) wallState() {
 	c := sv.cfg.Command
-	if sv.proxy == nil || runtime.GOOS != "linux" || sv.workdir != sv.r.In.Dir || c == nil || c.Preset == "" || runnerVerbs(sv.cfg.Capabilities) {
+	if sv.proxy == nil || runtime.GOOS != "linux" || sv.workdir != sv.r.In.Dir || c == nil || c.Preset == "" {
 		return
 	}
 	parent, err := egress.JailsDir()
@@ -96,17 +95,6 @@ func (sv *supervision) wallState() {
 	}
 	sv.stateAt = filepath.Join(parent, "state")
 	sv.env = sessionenv.With(sv.env, StateEnv+"="+sv.stateAt)
-}
-
-// runnerVerbs reports whether capabilities hold one of the runner's verbs (agent:launch, list,
-// update or cancel, scoped or not).
-func runnerVerbs(capabilities []string) bool {
-	for _, c := range capabilities {
-		if strings.HasPrefix(c, "agent:") {
-			return true
-		}
-	}
-	return false
 }
 
 // egressConfig is the session's egress proxy: what it admits, its decisions logged beside the

@@ -59,6 +59,16 @@ func TestSkillShellBunRunnerLaunches(t *testing.T) {
 			t.Errorf("the shell never read %q:\n%s", want, outputs[1])
 		}
 	}
+	workers := workersNoBoss(t, r)
+	if len(workers) != 1 || workers[0].Ref != "7" || workers[0].Params["NOTE"] != "hi" {
+		t.Fatalf("workers %+v, want one on item 7 with NOTE=hi", workers)
+	}
+	waitEndedWithin(t, r, workers[0].ID, 30)
+}
+
+// workersNoBoss are the worker sessions of r; a boss session is an error.
+func workersNoBoss(t *testing.T, r *Runner) []store.Session {
+	t.Helper()
 	all, _ := r.Store.List(t.Context(), store.ListOptions{All: true})
 	var workers []store.Session
 	for _, x := range all {
@@ -69,8 +79,5 @@ func TestSkillShellBunRunnerLaunches(t *testing.T) {
 			t.Errorf("boss was launched: %+v", x)
 		}
 	}
-	if len(workers) != 1 || workers[0].Ref != "7" || workers[0].Params["NOTE"] != "hi" {
-		t.Fatalf("workers %+v, want one on item 7 with NOTE=hi", workers)
-	}
-	waitEndedWithin(t, r, workers[0].ID, 30)
+	return workers
 }

@@ -154,8 +154,9 @@ func TestPresetSessionsRunBehindTheProxy(t *testing.T) {
 	for _, c := range []struct{ preset, model string }{{"codex", codexModel}, {"claude", ""}} {
 		t.Run(c.preset, func(t *testing.T) {
 			// worker holds no agent:* capability: the autonomy its shell finds on its PATH refuses
-			// to launch (codex's shell is not a login shell: allow_login_shell=false), here because
-			// its jail keeps the runner's state read-only (steps_cli_test.go).
+			// to launch (codex's shell is not a login shell: allow_login_shell=false): its jail
+			// keeps the runner's state read-only (steps_cli_test.go), and the session's supervisor,
+			// asked through its door, refuses it the capability.
 			self := "autonomy"
 			fake := modelfake.Start(modelfake.Turn{Shell: "env"}, modelfake.Turn{Shell: self + " runner launch worker 2>&1 || echo launch-refused"}, finalResult("Looked around."))
 			defer fake.Close()
@@ -176,7 +177,7 @@ func TestPresetSessionsRunBehindTheProxy(t *testing.T) {
 			if len(scripted) < 3 || len(scripted[2].ToolOutputs) == 0 {
 				t.Fatalf("the launch's output never reached the model: %d scripted requests", len(scripted))
 			}
-			if out := scripted[2].ToolOutputs[len(scripted[2].ToolOutputs)-1]; !strings.Contains(out, "launch-refused") || !strings.Contains(out, "denied") || !strings.Contains(out, "read-only inside the sandbox") {
+			if out := scripted[2].ToolOutputs[len(scripted[2].ToolOutputs)-1]; !strings.Contains(out, "launch-refused") || !strings.Contains(out, "denied") || !strings.Contains(out, `may not launch "worker": it holds no agent:launch`) {
 				t.Errorf("autonomy runner launch from the agent's shell was not denied:\n%s", out)
 			}
 			if all, _ := r.Store.List(t.Context(), store.ListOptions{All: true}); len(all) != 1 {

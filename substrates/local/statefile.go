@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 )
 
 // The supervisor writes files under the state folder (results, logs, outputs, copies kept
@@ -23,8 +22,7 @@ import (
 // have the supervisor append the session's output there). ok is false for an id the store does
 // not make (digits, a dash, letters and digits).
 func (in *Install) logPath(id string) (string, bool) {
-	seq, tag, found := strings.Cut(id, "-")
-	if !found || seq == "" || tag == "" || strings.Trim(seq, "0123456789") != "" || strings.Trim(tag, "abcdefghijklmnopqrstuvwxyz0123456789") != "" {
+	if !validID(id) {
 		return "", false
 	}
 	return in.Path(StateDir + "/logs/" + id + ".log"), true

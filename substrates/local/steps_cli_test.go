@@ -65,8 +65,8 @@ func TestStepPlaybookStepsActThroughTheTools(t *testing.T) {
 // In the installation root, no agent process of a preset's session whose actor holds no agent:*
 // capability can write the runner's state (state.db, its -wal and -shm), at its own path or at the
 // place its jail keeps writable for the session's MCP server, nor move the folder away; its tools,
-// which the runner realizes through that place, still act, and its shell's runner verbs are
-// refused, naming them.
+// which the runner realizes through that place, still act, and its shell's runner verbs, asked
+// through the session's door, are refused for want of the capability.
 func TestRootSessionCannotWriteTheStore(t *testing.T) {
 	for _, preset := range []string{"codex", "claude"} {
 		t.Run(preset, func(t *testing.T) {
@@ -101,7 +101,7 @@ func TestRootSessionCannotWriteTheStore(t *testing.T) {
 			for _, want := range []string{"refused state.db", "refused state.db-wal", "refused state.db-shm",
 				"refused alias state.db", "refused alias state.db-wal", "refused alias state.db-shm", "alias=/",
 				"refused another's result", "own result folder writable",
-				"the runner's state is read-only inside the sandbox", "rc=1"} {
+				`actor "lead") may not list sessions: it holds no agent:list`, "rc=1"} {
 				if !strings.Contains(shell, want) {
 					t.Errorf("the agent's shell: no %q:\n%s", want, shell)
 				}

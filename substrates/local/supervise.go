@@ -88,6 +88,8 @@ type supervision struct {
 	stateAt string
 	// proxy is the session's model proxy, nil when none runs (modelproxy.go).
 	proxy *sessionProxy
+	// closeDoor stops serving the session's door (door.go); it may be called more than once.
+	closeDoor func()
 }
 
 // supervise runs session id, read from the store, to its end: it opens its log, takes the root
@@ -276,6 +278,8 @@ func (sv *supervision) launch(ctx context.Context, hold *rootHold) {
 		}
 	}
 	if sv.guard(ctx) {
+		sv.openDoor(ctx) // a walled session's shell asks its runner verbs here (door.go)
+		defer sv.closeDoor()
 		sv.start(ctx, hold, argv, stdin, preset)
 	}
 }
@@ -290,6 +294,8 @@ func (sv *supervision) command(ctx context.Context) (argv []string, stdin string
 	}
 	if err == nil && preset {
 		argv, err = sv.withTools(argv) // the session's MCP server (tools.go)
+	} else if err == nil && !sv.cfg.Workflow && sv.cfg.Command.Script == nil {
+		err = sv.mcpConfig() // your own agent command's: a configuration file (tools.go)
 	}
 	if err == nil && preset {
 		argv, err = sv.r.In.fill(ctx, sv.s, sv.cfg, argv, sv.env, sv.workdir, sv.ownResult)
@@ -401,6 +407,7 @@ func (sv *supervision) settle(ctx context.Context, cmd *exec.Cmd, drain func()) 
 	adopted := r.adoptWhile(ctx, id) // the sessions it launches start from here (adopt.go)
 	applied := r.githubWhile(ctx, s) // its effects on GitHub are applied from here (hands_github.go)
 	waitErr, timedOut := r.supervisor.watch(id, pid, s.Timeout, r.In.grace(), exited, logf)
+	sv.closeDoor() // what it launched through its door is adopted below
 	adopted()
 	applied()
 	// The leader is gone; whatever it left running in its group goes with it, and then the

@@ -43,7 +43,8 @@ func callerOf(st *store.Store, in *Install, opts Options) (*caller, error) {
 		}
 	}
 	if inSandbox && !stateWritable(in) {
-		return nil, &DeniedError{Msg: fmt.Sprintf("the runner's state is read-only inside the sandbox of session %s (its workspace is isolated): "+
+		return nil, &DeniedError{Msg: fmt.Sprintf("the runner's state is read-only inside the sandbox of session %s (its workspace is isolated, or this process is not that session's: "+
+			"a session's shell asks its runner verbs through its own door alone, docs/local.md, \"The wall\"): "+
 			"act through the session's tools (%s, %s, %s, %s), which the runner realizes outside it", opts.Session,
 			tools.Launch, tools.ListSessions, tools.UpdateSession, tools.CancelSession)}
 	}
@@ -103,15 +104,7 @@ func outOfSight(ctx context.Context, st *store.Store, in *Install) (s store.Sess
 }
 
 // stateWritable reports whether this process can write the runner's state folder.
-func stateWritable(in *Install) bool {
-	f, err := os.CreateTemp(in.Path(StateDir), ".writable-*")
-	if err != nil {
-		return false
-	}
-	f.Close()
-	os.Remove(f.Name())
-	return true
-}
+func stateWritable(in *Install) bool { return writableDir(in.Path(StateDir)) }
 
 // enclosing is the nearest session in flight that process pid descends from: one whose agent
 // process or supervisor is among its ancestors. A supervisor that runs several sessions (an

@@ -54,8 +54,11 @@ from inside a session ($AUTONOMY_SESSION set) acts for that session's actor and 
 capability: launch agent:launch (agent:launch@x: only x), list/get/logs agent:list, update
 agent:update, cancel agent:cancel. tick and serve are the operator's. A verb run by a process
 inside a session (its descendant, or in its sandbox) without $AUTONOMY_SESSION, or naming
-another session, is refused: it never acts as the operator (docs/local.md, "The wall"). mcp is
-the MCP server a preset's agent CLI starts for its session.
+another session, is refused: it never acts as the operator (docs/local.md, "The wall"). Where a
+session's jail keeps the store read-only (a preset's session in the installation root), its
+shell's launch, list, get, update, cancel and logs are asked through the session's door and run
+by its supervisor, as the session. mcp is the MCP server a preset's agent CLI starts for its
+session.
 
 --target gh-actions (the default where $AUTONOMY_SUBSTRATE says so, as the compiled job of an
 actor holding agent:* does) is the GitHub runner inside a job: launch, get, list and cancel from
@@ -117,6 +120,9 @@ func (f *runnerFlags) with(formats bool, fn func(cmd *cobra.Command, args []stri
 			}
 		}
 		if done, err := f.viaSubstrate(cmd, args); done {
+			return err
+		}
+		if done, err := f.viaDoor(cmd, args); done {
 			return err
 		}
 		r, err := f.open()

@@ -35,12 +35,19 @@ the session holds a token to read with (policy.box.local.env: [GH_TOKEN]); else 
 Exit codes: the real gh's for a read; 0 a write realized; 1 refused; 2 usage or I/O error.`,
 		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			call, err := shim.GH(args, shim.Reader(cmd.InOrStdin()))
+			files := map[string][]byte{}
+			call, err := shim.GH(args, recording(doorFiles(cmd.InOrStdin(), shim.Reader(cmd.InOrStdin())), files))
 			if err != nil {
 				return exitcode.Problemf("%v", err)
 			}
 			if call.Pass {
+				if err := noPassInDoor("gh"); err != nil {
+					return err
+				}
 				return ghRead(cmd.Context(), args, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+			}
+			if done, err := f.shimViaDoor(cmd, "gh", args, files); done {
+				return err
 			}
 			return shimCall(cmd, f, "gh", call)
 		},
@@ -72,7 +79,13 @@ or I/O error (no real bun).`,
 				return exitcode.Problemf("%v", err)
 			}
 			if call.Pass {
+				if err := noPassInDoor("bun"); err != nil {
+					return err
+				}
 				return bunPass(cmd.Context(), args, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+			}
+			if done, err := f.shimViaDoor(cmd, "bun", args, nil); done {
+				return err
 			}
 			return shimCall(cmd, f, "bun", call)
 		},
