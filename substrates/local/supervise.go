@@ -202,6 +202,16 @@ func (sv *supervision) run(ctx context.Context, hold *rootHold, cleanup func() s
 		return
 	}
 	sv.env = withPathFirst(sv.env, bin)
+	if sv.cfg.Steps {
+		// A step playbook's run makes each step's temporary folder in its TMPDIR, and removes it
+		// itself unless its process is killed: this one is removed with what it left.
+		var removeTmp func()
+		if sv.env, removeTmp, err = agent.PrivateTemp(sv.env, "the step playbook's run", "autonomy-steps-"); err != nil {
+			sv.end(ir.Failed, err.Error(), "", nil)
+			return
+		}
+		defer removeTmp()
+	}
 
 	// A cancel recorded while the session is prepared ends it before anything more starts: it is
 	// checked after each step, and stops a prelaunch under way (prepare.go).
