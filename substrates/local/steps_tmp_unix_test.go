@@ -15,15 +15,7 @@ import (
 // temporary folder behind: the step's folder is made in a TMPDIR the supervisor gave the run,
 // under the operator's, and removed when the session is over.
 func TestKilledStepRunLeavesNoTemporaryFolder(t *testing.T) {
-	exe := builtAutonomy(t)
-	f := fleet{yml: `schema: autonomy.ir.v1
-targets: [local]
-actors:
-  writer:
-    behavior: playbooks/one.md
-    triggers: [{ dispatch: true }]
-`, files: map[string]string{"playbooks/one.md": "# One\n\n## STEP 1: One\n\nDo one.\n"}}
-	dir := installFleet(t, f, false)
+	dir := installFleet(t, resumeFleet, false) // writer: a step playbook
 	tmp, bin := t.TempDir(), t.TempDir()
 	seen := filepath.Join(bin, "seen")
 	// The step's agent notes where its result goes (in the step's temporary folder), then kills
@@ -32,7 +24,7 @@ actors:
 	if err := os.WriteFile(agent, []byte("#!/bin/sh\necho \"$AUTONOMY_RESULT\" > "+seen+"\nkill -KILL $PPID\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	r := newRunner(t, dir, Options{Exe: exe, Env: []string{"PATH=/usr/bin:/bin", "HOME=" + t.TempDir(), "TMPDIR=" + tmp, AgentEnv + `=["` + agent + `"]`}})
+	r := newRunner(t, dir, Options{Exe: builtAutonomy(t), Env: []string{"PATH=/usr/bin:/bin", "HOME=" + t.TempDir(), "TMPDIR=" + tmp, AgentEnv + `=["` + agent + `"]`}})
 	s := launch(t, r, LaunchRequest{Actor: "writer"})
 	if got := waitEnded(t, r, s.ID); got.Status != ir.Failed {
 		t.Fatalf("the killed run ended %s (%s)", got.Status, got.Reason)
