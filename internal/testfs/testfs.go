@@ -62,3 +62,30 @@ func Run(t testing.TB, dir string, argv ...string) string {
 	}
 	return strings.TrimSpace(string(out))
 }
+
+// ProfileWith copies the profile folder from into a new temporary folder of the same name, with
+// extra appended to its ir.yml (a policy.box key, say), and returns the copy.
+func ProfileWith(t testing.TB, from, extra string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), filepath.Base(from))
+	CopyTree(t, from, dir)
+	f, err := os.OpenFile(filepath.Join(dir, "ir.yml"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(extra); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// ReadString returns the content of the fixture file path. A failure fails the test.
+func ReadString(t testing.TB, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
