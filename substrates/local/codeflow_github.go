@@ -107,11 +107,22 @@ func (f *flow) openPull(ctx context.Context) bool {
 		return false
 	}
 	branch := f.ghBranch(ctx)
+	open, err := gh.openPull(ctx, branch, f.p.Target)
+	if err != nil {
+		f.wait(ctx, "the pull requests cannot be read (tick retries): "+err.Error())
+		return false
+	}
+	if open != nil && open.GetAutoMerge() != nil && !strings.EqualFold(open.GetHead().GetSHA(), f.p.Head) {
+		// A push would put this head, not reviewed yet, under the auto-merge armed for another.
+		f.wait(ctx, fmt.Sprintf("pull request #%d from %s is armed to merge %s, another proposal's head: this one waits until GitHub merges or closes it (tick retries)",
+			open.GetNumber(), branch, short(open.GetHead().GetSHA())))
+		return false
+	}
 	if err := gh.push(ctx, f.repo, f.p.Head, branch); err != nil {
 		f.wait(ctx, fmt.Sprintf("the push of %s to %s failed (tick retries): %v", short(f.p.Head), branch, err))
 		return false
 	}
-	n, err := gh.pull(ctx, branch, f.p.Target, f.p.Title, f.p.Body)
+	n, err := gh.pull(ctx, open, branch, f.p.Target, f.p.Title, f.p.Body)
 	if err != nil {
 		if ghwrite.TargetRefused(err) {
 			f.refuse(ctx, "GitHub refused the pull request: "+err.Error(), nil)
@@ -165,17 +176,26 @@ func isHTTP(remote string) bool {
 	return strings.HasPrefix(remote, "https://") || strings.HasPrefix(remote, "http://")
 }
 
-// pull is the open pull request from branch into base, opened when there is none.
-func (gh *ghCode) pull(ctx context.Context, branch, base, title, body string) (int, error) {
+// openPull is the open pull request from branch into base (nil when there is none).
+func (gh *ghCode) openPull(ctx context.Context, branch, base string) (*github.PullRequest, error) {
 	open, _, err := gh.client.PullRequests.List(ctx, gh.owner, gh.name, &github.PullRequestListOptions{State: "open", Base: base,
 		Head: gh.owner + ":" + branch, ListOptions: github.ListOptions{PerPage: 100}})
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	for _, p := range open {
 		if p.GetHead().GetRef() == branch && p.GetBase().GetRef() == base {
-			return p.GetNumber(), nil
+			return p, nil
 		}
+	}
+	return nil, nil
+}
+
+// pull is the number of open, the open pull request from branch into base, or of the one it
+// opens when there is none.
+func (gh *ghCode) pull(ctx context.Context, open *github.PullRequest, branch, base, title, body string) (int, error) {
+	if open != nil {
+		return open.GetNumber(), nil
 	}
 	if body == "" {
 		body = "Proposed by the local autonomy runner."
