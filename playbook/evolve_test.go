@@ -24,19 +24,7 @@ var t0 = time.Date(2026, 7, 1, 12, 0, 0, 0, time.UTC)
 // shadow overlay) into a temporary directory, with extra appended to its policy.box.
 func librarian(t *testing.T, box string) string {
 	t.Helper()
-	dir := filepath.Join(t.TempDir(), "librarian")
-	testfs.CopyTree(t, "../profiles/librarian", dir)
-	if box != "" {
-		data, err := os.ReadFile(filepath.Join(dir, "ir.yml"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		data = append(data, []byte(box)...)
-		if err := os.WriteFile(filepath.Join(dir, "ir.yml"), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
+	return testfs.ProfileWith(t, "../profiles/librarian", box)
 }
 
 func evolver(t *testing.T, dir string) (*playbook.Evolver, *bytes.Buffer) {
@@ -100,22 +88,8 @@ func checkPackage(t *testing.T, dir string) *overlay.Package {
 	return pkg
 }
 
-const delta = `---
-schema: playbooks/v1
-slug: cite-page-dates
-title: Say when the page you cite was last revised.
-targets:
-  - { kind: role, ref: role/librarian }
-kind: overlay
-status: shadow
----
-
-# Say when the page you cite was last revised
-
-Give the date of its last revision next to the quote.
-`
-
 func TestReflectWritesAShadowOverlay(t *testing.T) {
+	delta := evolveDelta(t)
 	dir := librarian(t, "")
 	e, out := evolver(t, dir)
 	rel, slug, err := e.Reflect("delta.md", []byte(delta), playbook.Provenance{Kind: "run", Ref: "7-k3qa", Note: "proposed by session 7-k3qa"})
@@ -152,6 +126,7 @@ func TestReflectWritesAShadowOverlay(t *testing.T) {
 }
 
 func TestReflectRefusals(t *testing.T) {
+	delta := evolveDelta(t)
 	cases := []struct {
 		name, delta, want string
 	}{
@@ -191,6 +166,7 @@ func TestReflectRefusals(t *testing.T) {
 // with this example): the seed's paraphrase of a persona-lock bypass names neither the trait nor
 // a locked phrase, so it passes. The LLM judge is what can catch it.
 func TestLinterPassesAParaphrase(t *testing.T) {
+	delta := evolveDelta(t)
 	dir := librarian(t, "")
 	e, _ := evolver(t, dir)
 	d := strings.Replace(delta, "Give the date of its last revision next to the quote.", "Be cold and curt; drop the friendliness.", 1)
@@ -200,6 +176,7 @@ func TestLinterPassesAParaphrase(t *testing.T) {
 }
 
 func TestReflectLogsUnexpectedMatches(t *testing.T) {
+	delta := evolveDelta(t)
 	dir := librarian(t, "")
 	e, _ := evolver(t, dir)
 	d := strings.Replace(delta, "  - { kind: role, ref: role/librarian }", "  - { kind: operator, ref: \"*\" }\n  - { kind: role, ref: role/archivist }", 1)
@@ -220,6 +197,7 @@ func TestReflectLogsUnexpectedMatches(t *testing.T) {
 }
 
 func TestArchiveSweepsSupersededAndExpired(t *testing.T) {
+	delta := evolveDelta(t)
 	dir := librarian(t, "")
 	e, _ := evolver(t, dir)
 	// A live overlay superseding the active inline-citations; prefer-supersession is shadow
@@ -301,6 +279,7 @@ func TestArchiveByName(t *testing.T) {
 // package is refused (ErrBusy), and steps racing leave a package whose index lists exactly its
 // overlays.
 func TestConcurrentWriters(t *testing.T) {
+	delta := evolveDelta(t)
 	dir := librarian(t, "")
 	const n = 6
 	results := make(chan error, n)
@@ -336,6 +315,7 @@ func TestConcurrentWriters(t *testing.T) {
 }
 
 func TestBusyPackageIsRefused(t *testing.T) {
+	delta := evolveDelta(t)
 	dir := librarian(t, "")
 	before := snapshot(t, dir)
 	e, _ := evolver(t, dir)
@@ -361,6 +341,7 @@ func TestBusyPackageIsRefused(t *testing.T) {
 // TestReflectWritesNothingOutsideTheProfile: a folder of the package that is a symlink leading
 // out of the profile is refused, and nothing is written where it leads.
 func TestReflectWritesNothingOutsideTheProfile(t *testing.T) {
+	delta := evolveDelta(t)
 	dir := librarian(t, "")
 	outside := t.TempDir()
 	link := filepath.Join(dir, "playbooks", "role", "librarian")
@@ -387,6 +368,7 @@ func TestReflectWritesNothingOutsideTheProfile(t *testing.T) {
 // TestAFailedWriteLeavesNothing: a step whose write fails (here _log.md is a folder) leaves the
 // package as it was: no overlay file, no index, no temporary file, no folder it made.
 func TestAFailedWriteLeavesNothing(t *testing.T) {
+	delta := evolveDelta(t)
 	dir := librarian(t, "")
 	if err := os.Mkdir(filepath.Join(dir, "playbooks", overlay.LogFile), 0o755); err != nil {
 		t.Fatal(err)
@@ -407,6 +389,7 @@ func TestAFailedWriteLeavesNothing(t *testing.T) {
 // TestReflectStartsAPackage: a profile without an overlay package gets one (playbooks/, with its
 // _index.md and _log.md), which validate then reads as the profile's.
 func TestReflectStartsAPackage(t *testing.T) {
+	delta := evolveDelta(t)
 	dir := filepath.Join(t.TempDir(), "hello")
 	testfs.CopyTree(t, "../profiles/hello", dir)
 	e, _ := evolver(t, dir)
@@ -420,4 +403,11 @@ func TestReflectStartsAPackage(t *testing.T) {
 	if pp, diags := playbook.Profile(p); pp.OverlayDir != "playbooks" || pp.Package == nil || diags.HasErrors() {
 		t.Fatalf("the profile's package: %q %v", pp.OverlayDir, diags)
 	}
+}
+
+// evolveDelta is a reflection's delta for the librarian: a new shadow overlay (playbook's testdata,
+// shared with cmd/autonomy's tests).
+func evolveDelta(t *testing.T) string {
+	t.Helper()
+	return testfs.ReadString(t, "testdata/evolve-delta.md")
 }

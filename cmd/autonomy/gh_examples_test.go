@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -21,6 +20,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/autonomyhq/autonomy/internal/ghfake"
+	"github.com/autonomyhq/autonomy/internal/testfs"
 	"github.com/autonomyhq/autonomy/substrates/ghactions/effect"
 )
 
@@ -44,12 +44,44 @@ func jobStepOf(t *testing.T, dir, verb, actor string) (map[string]string, string
 	t.Helper()
 	exported := regexp.MustCompile(`(?m)^\s*export ([A-Z_][A-Z0-9_]*)=`)
 	runs := regexp.MustCompile(`"\$AUTONOMY_BIN" gh ` + regexp.QuoteMeta(verb) + `(\s|$)`)
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
+	for _, st := range workflowSteps(t, dir, "") {
+		if !runs.MatchString(st.run) || actor != "" && st.jobEnv["AUTONOMY_ACTOR"] != actor {
+			continue
+		}
+		for _, m := range exported.FindAllStringSubmatch(st.run, -1) {
+			st.env[m[1]] = scriptSet
+		}
+		return st.env, st.run
 	}
-	for _, e := range entries {
-		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+	t.Fatalf("no job of the workflows in %s runs autonomy gh %s (of actor %q)", dir, verb, actor)
+	return nil, ""
+}
+
+// workflowStep is a step of a job of a compiled workflow: its file, job and name, its script, the
+// job's env, and env, the job's env with the step's over it.
+type workflowStep struct {
+	file, job, name, run string
+	jobEnv, env          map[string]string
+}
+
+// workflowSteps parses the workflow files in dir (only the file name, when it is not "") and
+// returns the steps of their jobs, file by file and job by job in name order.
+func workflowSteps(t *testing.T, dir, name string) []workflowStep {
+	t.Helper()
+	names := []string{name}
+	if name == "" {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = names[:0]
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+	}
+	var out []workflowStep
+	for _, n := range names {
+		data, err := os.ReadFile(filepath.Join(dir, n))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -57,33 +89,26 @@ func jobStepOf(t *testing.T, dir, verb, actor string) (map[string]string, string
 			Jobs map[string]struct {
 				Env   map[string]string `yaml:"env"`
 				Steps []struct {
-					Run string            `yaml:"run"`
-					Env map[string]string `yaml:"env"`
+					Name string            `yaml:"name"`
+					Run  string            `yaml:"run"`
+					Env  map[string]string `yaml:"env"`
 				} `yaml:"steps"`
 			} `yaml:"jobs"`
 		}
 		if err := yaml.Unmarshal(data, &wf); err != nil {
-			t.Fatalf("%s: %v", e.Name(), err)
+			t.Fatalf("%s: %v", n, err)
 		}
-		for _, j := range wf.Jobs {
+		for _, job := range slices.Sorted(maps.Keys(wf.Jobs)) {
+			j := wf.Jobs[job]
 			for _, st := range j.Steps {
-				if !runs.MatchString(st.Run) || actor != "" && j.Env["AUTONOMY_ACTOR"] != actor {
-					continue
-				}
-				env := maps.Clone(j.Env)
-				if env == nil {
-					env = map[string]string{}
-				}
+				env := map[string]string{}
+				maps.Copy(env, j.Env)
 				maps.Copy(env, st.Env)
-				for _, m := range exported.FindAllStringSubmatch(st.Run, -1) {
-					env[m[1]] = scriptSet
-				}
-				return env, st.Run
+				out = append(out, workflowStep{file: n, job: job, name: st.Name, run: st.Run, jobEnv: j.Env, env: env})
 			}
 		}
 	}
-	t.Fatalf("no job of the workflows in %s runs autonomy gh %s (of actor %q)", dir, verb, actor)
-	return nil, ""
+	return out
 }
 
 // ghExample runs an example of a verb the generated jobs run (autonomy gh VERB) as its job runs
@@ -336,25 +361,13 @@ func ghPull51(t *testing.T, fake *ghfake.Server, origin string) string {
 // gitIn runs git in dir ("" for the current directory) and returns its trimmed output.
 func gitIn(t *testing.T, dir string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %v: %v\n%s", args, err, out)
-	}
-	return strings.TrimSpace(string(out))
+	return testfs.Run(t, dir, append([]string{"git"}, args...)...)
 }
 
 // writeIn writes content to dir/name, making its directories.
 func writeIn(t *testing.T, dir, name, content string) {
 	t.Helper()
-	p := filepath.Join(dir, filepath.FromSlash(name))
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testfs.WriteFile(t, dir, name, content)
 }
 
 func mustGetwd(t *testing.T) string {

@@ -9,8 +9,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/autonomyhq/autonomy/internal/testfs"
 )
 
 // TestEvolveLoopWithTheRunner runs the loop as docs/playbooks.md tells it, with the local runner
@@ -25,17 +23,7 @@ func TestEvolveLoopWithTheRunner(t *testing.T) {
 	}
 	const slug = "prefer-page-supersession-over-deletion"
 	ws := t.TempDir()
-	prof := filepath.Join(ws, "librarian")
-	testfs.CopyTree(t, "../../profiles/librarian", prof)
-	f, err := os.OpenFile(filepath.Join(prof, "ir.yml"), os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = f.WriteString("    evolve:\n      evaluation: { metric: score, field: score, minSessions: 2, minImprovement: 0.1 }\n")
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	prof := evolveProfile(t, "    evolve:\n      evaluation: { metric: score, field: score, minSessions: 2, minImprovement: 0.1 }\n")
 	prod, trial := filepath.Join(ws, "prod"), filepath.Join(ws, "trial")
 	for _, dir := range []string{prod, trial} {
 		if code, _, errOut := run(t, "compile", prof, "--target", "local", "--out", dir); code != 0 {

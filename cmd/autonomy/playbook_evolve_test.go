@@ -15,35 +15,10 @@ import (
 	"github.com/autonomyhq/autonomy/substrates/local"
 )
 
-const evolveDelta = `---
-schema: playbooks/v1
-slug: cite-page-dates
-title: Say when the page you cite was last revised.
-targets:
-  - { kind: role, ref: role/librarian }
-kind: overlay
-status: shadow
----
-
-# Say when the page you cite was last revised
-
-Give the date of its last revision next to the quote.
-`
-
 // evolveProfile is a copy of profiles/librarian with box appended to its policy.box.
 func evolveProfile(t *testing.T, box string) string {
 	t.Helper()
-	dir := filepath.Join(t.TempDir(), "librarian")
-	testfs.CopyTree(t, "../../profiles/librarian", dir)
-	f, err := os.OpenFile(filepath.Join(dir, "ir.yml"), os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if _, err := f.WriteString(box); err != nil {
-		t.Fatal(err)
-	}
-	return dir
+	return testfs.ProfileWith(t, "../../profiles/librarian", box)
 }
 
 // recordSessions records ended sessions of the librarian in the local runner's store of the
@@ -90,6 +65,7 @@ func recordSessions(t *testing.T, dir, slug string, woven []bool, scores []float
 }
 
 func TestPlaybookReflectCommand(t *testing.T) {
+	evolveDelta := readEvolveDelta(t)
 	prof := evolveProfile(t, "")
 	delta := filepath.Join(t.TempDir(), "delta.md")
 	if err := os.WriteFile(delta, []byte(evolveDelta), 0o644); err != nil {
@@ -134,6 +110,7 @@ func TestPlaybookReflectCommand(t *testing.T) {
 }
 
 func TestPlaybookReflectFromASession(t *testing.T) {
+	evolveDelta := readEvolveDelta(t)
 	prof := evolveProfile(t, "")
 	inst := t.TempDir()
 	ids := recordSessions(t, inst, "x", []bool{false, false}, []float64{1, 1}, map[string]any{"overlay": evolveDelta})
@@ -244,4 +221,11 @@ func TestPlaybookPromoteJudgeNeedsItsCLIAndCredential(t *testing.T) {
 	if !strings.Contains(string(data), "status: shadow") {
 		t.Fatal("promoted without its judge")
 	}
+}
+
+// readEvolveDelta is a reflection's delta for the librarian: a new shadow overlay (the playbook
+// package's fixture, which its tests reflect too).
+func readEvolveDelta(t *testing.T) string {
+	t.Helper()
+	return testfs.ReadString(t, "../../playbook/testdata/evolve-delta.md")
 }

@@ -256,6 +256,9 @@ func TestStepsOutputTyping(t *testing.T) {
 // TestStepsCrashResume: the autonomy process is killed (SIGKILL) while step 2a runs; running the
 // same command again continues at 2a, and step 1, completed, does not run again.
 func TestStepsCrashResume(t *testing.T) {
+	// A killed run leaves its step's temporary folder (it never reaches its clean-up): in the
+	// test's own TMPDIR, removed with it, never in the machine's.
+	t.Setenv("TMPDIR", t.TempDir())
 	e := newStepsEnv(t, map[string]string{"1": "major", "3": `{"ok": true}`})
 	if err := os.WriteFile(filepath.Join(e.dir, "crash-2a"), nil, 0o644); err != nil {
 		t.Fatal(err)

@@ -13,8 +13,6 @@ import (
 	"strings"
 	"testing"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/autonomyhq/autonomy/internal/ghfake"
 	"github.com/autonomyhq/autonomy/ir"
 )
@@ -63,33 +61,13 @@ var ghExpr = regexp.MustCompile(`\$\{\{\s*(.*?)\s*\}\}`)
 // scheduled run).
 func jobEnv(t *testing.T, dir, actor string, srv *ghfake.Server) []string {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(dir, ".github", "workflows", actor+".yml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wf struct {
-		Jobs map[string]struct {
-			Env   map[string]string `yaml:"env"`
-			Steps []struct {
-				Name string            `yaml:"name"`
-				Env  map[string]string `yaml:"env"`
-			} `yaml:"steps"`
-		} `yaml:"jobs"`
-	}
-	if err := yaml.Unmarshal(data, &wf); err != nil {
-		t.Fatal(err)
-	}
-	job := wf.Jobs["agent"]
-	env := map[string]string{}
-	maps.Copy(env, job.Env)
-	found := false
-	for _, s := range job.Steps {
-		if s.Name == "Run "+actor {
-			maps.Copy(env, s.Env)
-			found = true
+	var env map[string]string
+	for _, st := range workflowSteps(t, filepath.Join(dir, ".github", "workflows"), actor+".yml") {
+		if st.job == "agent" && st.name == "Run "+actor {
+			env = st.env
 		}
 	}
-	if !found {
+	if env == nil {
 		t.Fatalf("%s.yml: the agent job has no step running %s", actor, actor)
 	}
 	out := []string{

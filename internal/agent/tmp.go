@@ -16,6 +16,13 @@ func (p Preset) TempEnv(env []string) (out []string, remove func(), err error) {
 	if !p.PrivateTmp {
 		return env, func() {}, nil
 	}
+	return PrivateTemp(env, "the "+p.Name+" CLI", "autonomy-"+p.Name+"-")
+}
+
+// PrivateTemp returns env with a TMPDIR of its own: a new directory named prefix*, private to
+// the user, under env's TMPDIR (else the system's temporary directory). what names its user in
+// an error. remove deletes it; it is never nil: on an error it does nothing.
+func PrivateTemp(env []string, what, prefix string) (out []string, remove func(), err error) {
 	parent := ""
 	for _, kv := range env {
 		if v, ok := strings.CutPrefix(kv, "TMPDIR="); ok {
@@ -25,9 +32,9 @@ func (p Preset) TempEnv(env []string) (out []string, remove func(), err error) {
 	if !filepath.IsAbs(parent) {
 		parent = os.TempDir()
 	}
-	dir, err := os.MkdirTemp(parent, "autonomy-"+p.Name+"-")
+	dir, err := os.MkdirTemp(parent, prefix)
 	if err != nil {
-		return nil, func() {}, fmt.Errorf("cannot make the temporary directory of the %s CLI: %w", p.Name, err)
+		return nil, func() {}, fmt.Errorf("cannot make the temporary directory of %s: %w", what, err)
 	}
 	out = make([]string, 0, len(env)+1)
 	for _, kv := range env {

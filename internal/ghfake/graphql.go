@@ -65,7 +65,7 @@ func (s *Server) graphql(w http.ResponseWriter, req *http.Request) {
 		// expectedHeadOid: "The expected head OID of the pull request" (docs.github.com/graphql/reference/input-objects#enablepullrequestautomergeinput).
 		graphQLError(w, "UNPROCESSABLE", "Head sha didn't match expected head sha")
 	default:
-		is.AutoMerge = true
+		is.AutoMerge, is.AutoMergeMethod = true, mergeMethod(body.Query)
 		writeJSON(w, http.StatusOK, map[string]any{"data": map[string]any{"enablePullRequestAutoMerge": map[string]any{"pullRequest": map[string]any{"number": is.Number}}}})
 	}
 }
@@ -117,4 +117,23 @@ func expectedHead(query string, vars map[string]any) string {
 		return v
 	}
 	return ""
+}
+
+// mergeMethod is the merge method an enablePullRequestAutoMerge names (mergeMethod: SQUASH), as
+// the REST API names it; MERGE, GraphQL's default, when it names none.
+func mergeMethod(query string) string {
+	_, rest, ok := strings.Cut(query, "mergeMethod:")
+	if !ok {
+		return "merge"
+	}
+	rest = strings.TrimSpace(rest)
+	end := strings.IndexFunc(rest, func(r rune) bool { return r < 'A' || r > 'Z' })
+	if end < 0 {
+		end = len(rest)
+	}
+	switch m := strings.ToLower(rest[:end]); m {
+	case "squash", "rebase":
+		return m
+	}
+	return "merge"
 }

@@ -42,8 +42,10 @@ type Issue struct {
 	PR         bool
 	Head, Base string
 	Reviews    []string
-	// AutoMerge is whether auto-merge is armed (graphql.go).
-	AutoMerge bool
+	// AutoMerge is whether auto-merge is armed (graphql.go), and AutoMergeMethod its merge
+	// method as the REST API names it (merge, squash, rebase).
+	AutoMerge       bool
+	AutoMergeMethod string
 }
 
 // Status is a commit status.
@@ -286,6 +288,17 @@ type issueJSON struct {
 	HTMLURL           string          `json:"html_url"`
 	Head              *refJSON        `json:"head,omitempty"`
 	Base              *refJSON        `json:"base,omitempty"`
+	// AutoMerge is a pull request's auto_merge: null unless auto-merge is armed
+	// (docs.github.com/rest/pulls/pulls#get-a-pull-request).
+	AutoMerge *autoMergeJSON `json:"auto_merge,omitempty"`
+}
+
+// autoMergeJSON is a pull request's auto_merge object.
+type autoMergeJSON struct {
+	EnabledBy     userJSON `json:"enabled_by"`
+	MergeMethod   string   `json:"merge_method"`
+	CommitTitle   string   `json:"commit_title"`
+	CommitMessage string   `json:"commit_message"`
 }
 
 // issueJSON renders an issue or pull request; the caller holds mu.
@@ -308,6 +321,9 @@ func (s *Server) issueJSON(is *Issue, kind string) issueJSON {
 		repo := s.repoJSON()
 		out.Head = &refJSON{Ref: is.Head, SHA: s.sha(is.Head), Label: s.opts.Owner + ":" + is.Head, Repo: repo}
 		out.Base = &refJSON{Ref: is.Base, SHA: s.sha(is.Base), Label: s.opts.Owner + ":" + is.Base, Repo: repo}
+		if is.AutoMerge {
+			out.AutoMerge = &autoMergeJSON{EnabledBy: userJSON{BotLogin}, MergeMethod: is.AutoMergeMethod}
+		}
 	}
 	return out
 }

@@ -3,6 +3,7 @@ package ghfake
 import (
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -170,8 +171,16 @@ func TestAutoMergeExpectedHead(t *testing.T) {
 	if body["errors"] == nil || s.AutoMerge(n) {
 		t.Errorf("auto-merge for another head: %v, armed %v", body, s.AutoMerge(n))
 	}
+	if _, pr := call(t, s, "GET", "/repos/o/r/pulls/"+strconv.Itoa(n), ""); pr["auto_merge"] != nil {
+		t.Errorf("auto_merge before it is armed: %v", pr["auto_merge"])
+	}
 	_, body = call(t, s, "POST", "/graphql", strings.Replace(q, "%s", head, 1))
 	if body["errors"] != nil || !s.AutoMerge(n) {
 		t.Errorf("auto-merge for the head: %v, armed %v", body, s.AutoMerge(n))
+	}
+	// The REST pull request shows it armed (auto_merge), with its merge method.
+	_, pr := call(t, s, "GET", "/repos/o/r/pulls/"+strconv.Itoa(n), "")
+	if am, _ := pr["auto_merge"].(map[string]any); am == nil || am["merge_method"] != "squash" {
+		t.Errorf("auto_merge once armed: %v", pr["auto_merge"])
 	}
 }

@@ -4,12 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"os"
 	"slices"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/autonomyhq/autonomy/internal/cliout"
 	"github.com/autonomyhq/autonomy/internal/exitcode"
@@ -80,23 +78,13 @@ func (r *Runner) runVerb(ctx context.Context, call substrates.RunnerCall) error 
 		if call.Format == "json" {
 			return cliout.WriteJSON(out, s)
 		}
-		printSession(out, s)
+		substrates.PrintSession(out, s)
 	case "list":
 		ss, err := r.List(ctx)
 		if err != nil {
 			return err
 		}
-		if call.Format == "json" {
-			return cliout.WriteJSON(out, struct {
-				Sessions []ir.Session `json:"sessions"`
-			}{ss})
-		}
-		tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tACTOR\tSTATUS\tPARAMS")
-		for _, s := range ss {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.ID, s.Agent, s.Status, cliout.TerminalSafe(cliout.ParamsLine(s.Params)))
-		}
-		return tw.Flush()
+		return substrates.PrintSessions(out, call.Format, ss)
 	case "cancel":
 		return r.transition(ctx, call, ir.Patch{Status: ir.Cancelled})
 	case "pause":
@@ -148,16 +136,4 @@ func runnerError(err error) error {
 		return &exitcode.Error{Code: exitcode.Problems, Msg: err.Error()}
 	}
 	return &exitcode.Error{Code: exitcode.Usage, Msg: err.Error()}
-}
-
-func printSession(w io.Writer, s ir.Session) {
-	fmt.Fprintf(w, "%-10s %s\n", "id:", s.ID)
-	fmt.Fprintf(w, "%-10s %s\n", "actor:", s.Agent)
-	fmt.Fprintf(w, "%-10s %s\n", "status:", s.Status)
-	if s.Ref != "" {
-		fmt.Fprintf(w, "%-10s %s\n", "ref:", cliout.TerminalSafe(s.Ref))
-	}
-	for _, k := range cliout.SortedKeys(s.Params) {
-		fmt.Fprintf(w, "param:     %s=%q\n", cliout.TerminalSafe(k), s.Params[k])
-	}
 }

@@ -3,7 +3,9 @@ package local
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/autonomyhq/autonomy/internal/proc"
@@ -33,20 +35,31 @@ func (r *Runner) leavesToCaller() bool {
 }
 
 // adoptWhile adopts the sessions session parent launches until the returned function is
-// called, which adopts once more and waits for the loop to end.
-func (r *Runner) adoptWhile(ctx context.Context, parent string) func() {
-	return r.every(context.WithoutCancel(ctx), adoptEvery, func() { r.adoptLaunched(ctx, parent) })
+// called, which adopts once more and waits for the loop to end. A pass the store fails is tried
+// again at the next; the last one's failure is written to log (the parent's log): the sessions
+// it could not start fail as never started, after startGrace, and the log says why.
+func (r *Runner) adoptWhile(ctx context.Context, parent string, log io.Writer) func() {
+	var last error // the last pass's; every's final call runs in the caller's goroutine
+	stop := r.every(context.WithoutCancel(ctx), adoptEvery, func() { last = r.adoptLaunched(ctx, parent) })
+	return func() {
+		stop()
+		if last != nil {
+			fmt.Fprintf(log, "autonomy: cannot start the sessions it launched: %v; they fail as never started after %s\n", last, startGrace)
+		}
+	}
 }
 
 // adoptLaunched starts a supervisor for each session parent launched that has none yet,
-// claiming it first in one transaction so that no two processes start it.
-func (r *Runner) adoptLaunched(ctx context.Context, parent string) {
+// claiming it first in one transaction so that no two processes start it. It returns the first
+// error of the store; a start that fails ends its session failed (start).
+func (r *Runner) adoptLaunched(ctx context.Context, parent string) error {
 	ss, err := r.Store.List(ctx, store.ListOptions{})
 	if err != nil {
-		return
+		return err
 	}
 	self := os.Getpid()
 	start, _ := proc.StartTime(self)
+	var first error
 	for _, s := range ss {
 		if s.Origin != "session:"+parent || s.Kind != "agent" || s.Status != ir.Running || s.SupervisorPID != 0 || s.PID != 0 {
 			continue
@@ -56,10 +69,46 @@ func (r *Runner) adoptLaunched(ctx context.Context, parent string) {
 				m.SupervisorPID, m.SupervisorStart = self, start
 			}
 		})
+		if err != nil && first == nil {
+			first = err
+		}
 		if err != nil || !ok || n.SupervisorPID != self {
 			continue
 		}
 		_ = r.Store.Log(ctx, store.Event{Session: n.ID, Actor: n.Actor, Kind: "adopted", Message: fmt.Sprintf("started by the supervisor of session %s, in the runner's environment", parent)})
 		_ = r.start(ctx, n)
 	}
+	return first
+}
+
+// startedSupervisors are the supervisor processes this process started (start), by pid, with
+// their start times. otherSupervisor spares them without asking the store: a store that fails to
+// answer must not get a supervisor this one started, an adopted session's, killed as an escaped
+// process of its own session.
+type startedSupervisors struct {
+	mu sync.Mutex
+	m  map[int]uint64
+}
+
+// add records the supervisor pid started at start, forgetting those that have exited.
+func (ss *startedSupervisors) add(pid int, start uint64) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if ss.m == nil {
+		ss.m = map[int]uint64{}
+	}
+	for p, st := range ss.m {
+		if now, err := proc.StartTime(p); err != nil || now != st {
+			delete(ss.m, p)
+		}
+	}
+	ss.m[pid] = start
+}
+
+// has says whether pid, started at start, is a supervisor this process started.
+func (ss *startedSupervisors) has(pid int, start uint64) bool {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	st, ok := ss.m[pid]
+	return ok && st == start
 }

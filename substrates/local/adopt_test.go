@@ -3,10 +3,14 @@
 package local
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
+	"github.com/autonomyhq/autonomy/internal/store"
 	"github.com/autonomyhq/autonomy/ir"
 )
 
@@ -48,4 +52,58 @@ actors:
 		t.Fatalf("the worker's events %v: it was not adopted by the lead's supervisor", kinds)
 	}
 	r.Wait()
+}
+
+// The last adopt pass of a session whose store fails says so in the session's log: the sessions
+// it launched are not left to fail later as "never started" without a word of why.
+func TestFailedAdoptPassIsLogged(t *testing.T) {
+	r := newRunner(t, installFleet(t, resumeFleet, false), Options{})
+	if err := r.Store.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var log strings.Builder
+	r.adoptWhile(t.Context(), "s-parent", &log)()
+	if !strings.Contains(log.String(), "cannot start the sessions it launched") || !strings.Contains(log.String(), "closed") {
+		t.Fatalf("the session's log after a failed adopt pass: %q", log.String())
+	}
+}
+
+// A supervisor this process started (an adopted session's) is spared by the escaped-process
+// sweep even when the store cannot be read: the sweep must not kill it for want of an answer.
+func TestStartedSupervisorIsSparedWhenTheStoreFails(t *testing.T) {
+	dir := installFleet(t, resumeFleet, false)
+	exe := filepath.Join(t.TempDir(), "supervisor.sh")
+	if err := os.WriteFile(exe, []byte("#!/bin/sh\nexec sleep 60\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := newRunner(t, dir, Options{Detach: true, Exe: exe})
+	ctx := t.Context()
+	var s store.Session
+	if err := r.Store.Tx(ctx, func(tx *store.Tx) error {
+		s = store.Session{Actor: "writer", Kind: "agent", Status: ir.Running, Origin: "operator", CreatedAt: time.Now()}
+		return tx.Insert(&s)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.start(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	got, _, err := r.Store.Get(ctx, s.ID)
+	if err != nil || got.SupervisorPID == 0 {
+		t.Fatalf("the started supervisor was not recorded: %+v, %v", got, err)
+	}
+	defer func() {
+		_ = syscall.Kill(got.SupervisorPID, syscall.SIGKILL)
+		var ws syscall.WaitStatus
+		_, _ = syscall.Wait4(got.SupervisorPID, &ws, 0, nil)
+	}()
+	if !r.otherSupervisor(got.SupervisorPID) {
+		t.Fatal("the supervisor it started is not spared while the store answers")
+	}
+	if err := r.Store.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if !r.otherSupervisor(got.SupervisorPID) {
+		t.Fatal("with the store failing, the supervisor it started would be killed as an escaped process")
+	}
 }

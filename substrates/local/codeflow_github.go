@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -36,8 +37,11 @@ type ghCode struct {
 	client      *github.Client
 	owner, name string
 	token       string
-	remote      string
-	graphql     string
+	// server is GitHub's URL (GITHUB_SERVER_URL, else https://github.com), the one host the
+	// token is sent to; remote is where a proposal is pushed (pushURL).
+	server  string
+	remote  string
+	graphql string
 }
 
 // github opens the code flow's GitHub, or says why it cannot.
@@ -63,18 +67,22 @@ func (f *flow) github(ctx context.Context) (*ghCode, error) {
 	if err != nil || remote == "" {
 		return nil, errors.New("the installation's repository has no origin remote to push the proposal to: git remote add origin https://github.com/OWNER/REPO")
 	}
-	return &ghCode{client: c, owner: owner, name: name, token: token, remote: pushURL(remote, sessionenv.Lookup(env, "GITHUB_SERVER_URL"), owner, name),
+	server := strings.TrimSuffix(or(sessionenv.Lookup(env, "GITHUB_SERVER_URL"), "https://github.com"), "/")
+	return &ghCode{client: c, owner: owner, name: name, token: token, server: server, remote: pushURL(remote, server, owner, name),
 		graphql: sessionenv.Lookup(env, "GITHUB_GRAPHQL_URL")}, nil
 }
 
 // ghBranch is the branch a proposal is pushed to: autonomy/<actor>/<subject> (the proposer's
-// work item, else its session), as gh-actions' propose job names it.
+// work item, without a leading '#', else its session when that makes no valid branch name), as
+// gh-actions' propose job names it.
 func (f *flow) ghBranch(ctx context.Context) string {
-	subject := f.p.Session
-	if s, ok, _ := f.r.Store.Get(ctx, f.p.Session); ok && s.Ref != "" && gitws.ValidBranch("autonomy/x/"+s.Ref) == nil {
-		subject = strings.TrimPrefix(s.Ref, "#")
+	branch := "autonomy/" + f.p.Actor + "/"
+	if s, ok, _ := f.r.Store.Get(ctx, f.p.Session); ok && s.Ref != "" {
+		if b := branch + strings.TrimPrefix(s.Ref, "#"); gitws.ValidBranch(b) == nil {
+			return b
+		}
 	}
-	return "autonomy/" + f.p.Actor + "/" + subject
+	return branch + f.p.Session
 }
 
 func pullKey(seq int64) string { return "proposal-pull:" + strconv.FormatInt(seq, 10) }
@@ -99,11 +107,22 @@ func (f *flow) openPull(ctx context.Context) bool {
 		return false
 	}
 	branch := f.ghBranch(ctx)
+	open, err := gh.openPull(ctx, branch, f.p.Target)
+	if err != nil {
+		f.wait(ctx, "the pull requests cannot be read (tick retries): "+err.Error())
+		return false
+	}
+	if open != nil && open.GetAutoMerge() != nil && !strings.EqualFold(open.GetHead().GetSHA(), f.p.Head) {
+		// A push would put this head, not reviewed yet, under the auto-merge armed for another.
+		f.wait(ctx, fmt.Sprintf("pull request #%d from %s is armed to merge %s, another proposal's head: this one waits until GitHub merges or closes it (tick retries)",
+			open.GetNumber(), branch, short(open.GetHead().GetSHA())))
+		return false
+	}
 	if err := gh.push(ctx, f.repo, f.p.Head, branch); err != nil {
 		f.wait(ctx, fmt.Sprintf("the push of %s to %s failed (tick retries): %v", short(f.p.Head), branch, err))
 		return false
 	}
-	n, err := gh.pull(ctx, branch, f.p.Target, f.p.Title, f.p.Body)
+	n, err := gh.pull(ctx, open, branch, f.p.Target, f.p.Title, f.p.Body)
 	if err != nil {
 		if ghwrite.TargetRefused(err) {
 			f.refuse(ctx, "GitHub refused the pull request: "+err.Error(), nil)
@@ -117,12 +136,14 @@ func (f *flow) openPull(ctx context.Context) bool {
 }
 
 // push force-pushes head to branch on the remote, with the token in git's environment (never in
-// its arguments, which every user sees) for an http(s) remote.
+// its arguments, which every user sees) for an http(s) remote, and for GitHub's server alone
+// (http.<server>/.extraHeader): a remote on another host, or one the repository's configuration
+// rewrites to another host (url.<base>.insteadOf), never receives it.
 func (gh *ghCode) push(ctx context.Context, repo, head, branch string) error {
 	var extra []string
-	if strings.HasPrefix(gh.remote, "https://") || strings.HasPrefix(gh.remote, "http://") {
+	if isHTTP(gh.remote) {
 		basic := base64.StdEncoding.EncodeToString([]byte("x-access-token:" + gh.token))
-		extra = []string{"GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=http.extraHeader", "GIT_CONFIG_VALUE_0=AUTHORIZATION: basic " + basic}
+		extra = []string{"GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=http." + gh.server + "/.extraHeader", "GIT_CONFIG_VALUE_0=AUTHORIZATION: basic " + basic}
 	}
 	out, err := gitws.Push(ctx, repo, extra, "--quiet", "--no-verify", gh.remote, "+"+head+":refs/heads/"+branch)
 	if err != nil {
@@ -131,27 +152,50 @@ func (gh *ghCode) push(ctx context.Context, repo, head, branch string) error {
 	return nil
 }
 
-// pushURL is where a proposal is pushed: the origin remote, or for an ssh origin (the runner
-// holds no ssh key of yours) the https URL of the same repository on server (GITHUB_SERVER_URL,
-// https://github.com when unset), which the token authenticates.
+// pushURL is where a proposal is pushed: the origin remote when it is on server (GitHub's URL)
+// or a path (a local mirror), else the https URL of the same repository on server, which the
+// token authenticates: for an ssh origin (the runner holds no ssh key of yours), and for an
+// http(s) origin on another host, which the token must never reach.
 func pushURL(origin, server, owner, name string) string {
-	if strings.HasPrefix(origin, "ssh://") || (strings.Contains(origin, "@") && strings.Contains(origin, ":") && !strings.Contains(origin, "://")) {
-		return strings.TrimSuffix(or(server, "https://github.com"), "/") + "/" + owner + "/" + name + ".git"
+	onServer := server + "/" + owner + "/" + name + ".git"
+	switch {
+	case strings.HasPrefix(origin, "ssh://") || (strings.Contains(origin, "@") && strings.Contains(origin, ":") && !strings.Contains(origin, "://")):
+		return onServer
+	case isHTTP(origin):
+		o, err1 := url.Parse(origin)
+		s, err2 := url.Parse(server)
+		if err1 != nil || err2 != nil || !strings.EqualFold(o.Scheme, s.Scheme) || !strings.EqualFold(o.Host, s.Host) {
+			return onServer
+		}
 	}
 	return origin
 }
 
-// pull is the open pull request from branch into base, opened when there is none.
-func (gh *ghCode) pull(ctx context.Context, branch, base, title, body string) (int, error) {
+// isHTTP says whether a git remote is reached over http(s).
+func isHTTP(remote string) bool {
+	return strings.HasPrefix(remote, "https://") || strings.HasPrefix(remote, "http://")
+}
+
+// openPull is the open pull request from branch into base (nil when there is none).
+func (gh *ghCode) openPull(ctx context.Context, branch, base string) (*github.PullRequest, error) {
 	open, _, err := gh.client.PullRequests.List(ctx, gh.owner, gh.name, &github.PullRequestListOptions{State: "open", Base: base,
 		Head: gh.owner + ":" + branch, ListOptions: github.ListOptions{PerPage: 100}})
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	for _, p := range open {
 		if p.GetHead().GetRef() == branch && p.GetBase().GetRef() == base {
-			return p.GetNumber(), nil
+			return p, nil
 		}
+	}
+	return nil, nil
+}
+
+// pull is the number of open, the open pull request from branch into base, or of the one it
+// opens when there is none.
+func (gh *ghCode) pull(ctx context.Context, open *github.PullRequest, branch, base, title, body string) (int, error) {
+	if open != nil {
+		return open.GetNumber(), nil
 	}
 	if body == "" {
 		body = "Proposed by the local autonomy runner."

@@ -4,6 +4,7 @@ package local
 
 import (
 	"context"
+	"fmt"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -46,12 +47,21 @@ func newGHFlowRig(t *testing.T) *ghFlowRig {
 	return &ghFlowRig{flowRig: &flowRig{t: t, dir: dir, r: ghRunner(t, dir, gh, Options{})}, gh: gh, bare: bare}
 }
 
-// proposeOnGitHub runs develop and waits until its proposal is refused or armed for GitHub's merge.
-func (g *ghFlowRig) proposeOnGitHub(path, content, verdict string) store.Proposal {
+// proposeOnGitHub runs develop on work item ref and waits until its proposal is refused or armed
+// for GitHub's merge.
+func (g *ghFlowRig) proposeOnGitHub(ref, path, content, verdict string) store.Proposal {
+	g.t.Helper()
+	return g.proposeUntil(ref, path, content, verdict, func(p store.Proposal) bool {
+		return p.State == store.ProposalRefused || strings.Contains(p.Reason, "auto-merge armed")
+	})
+}
+
+// proposeUntil runs develop on work item ref and waits until its proposal is settled.
+func (g *ghFlowRig) proposeUntil(ref, path, content, verdict string, settled func(store.Proposal) bool) store.Proposal {
 	g.t.Helper()
 	g.set("change", path+"\n"+content+"\n")
 	g.set("verdict", verdict+"\n")
-	s := launch(g.t, g.r, LaunchRequest{Actor: "develop", Ref: "42"})
+	s := launch(g.t, g.r, LaunchRequest{Actor: "develop", Ref: ref})
 	if got := waitEnded(g.t, g.r, s.ID); got.Status != ir.Done {
 		g.t.Fatalf("develop ended %s: %s", got.Status, got.Reason)
 	}
@@ -61,7 +71,7 @@ func (g *ghFlowRig) proposeOnGitHub(path, content, verdict string) store.Proposa
 		if err != nil {
 			g.t.Fatal(err)
 		}
-		if ok && (p.State == store.ProposalRefused || strings.Contains(p.Reason, "auto-merge armed")) {
+		if ok && settled(p) {
 			return p
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -101,7 +111,7 @@ func TestGitHubCodeFlow(t *testing.T) {
 	g := newGHFlowRig(t)
 	mainBefore := g.main()
 
-	p := g.proposeOnGitHub("src/a.go", "package a", "approve")
+	p := g.proposeOnGitHub("42", "src/a.go", "package a", "approve")
 	if p.State != store.ProposalApproved {
 		t.Fatalf("proposal: %+v", p)
 	}
@@ -130,7 +140,7 @@ func TestGitHubCodeFlow(t *testing.T) {
 		t.Error("the runner merged: only GitHub merges on codeHost github")
 	}
 
-	stale := g.proposeOnGitHub("src/b.go", "package b", "stale")
+	stale := g.proposeOnGitHub("43", "src/b.go", "package b", "stale")
 	if stale.State != store.ProposalRefused || !strings.Contains(stale.Reason, "stale verdict") {
 		t.Errorf("a stale verdict: %+v", stale)
 	}
@@ -144,7 +154,7 @@ func TestGitHubCodeFlow(t *testing.T) {
 		t.Errorf("agent-review after a stale verdict: %q", got)
 	}
 
-	rejected := g.proposeOnGitHub("src/c.go", "package c", "reject")
+	rejected := g.proposeOnGitHub("44", "src/c.go", "package c", "reject")
 	if rejected.State != store.ProposalRefused || !strings.Contains(rejected.Reason, "did not approve") {
 		t.Errorf("a rejection: %+v", rejected)
 	}
@@ -152,4 +162,26 @@ func TestGitHubCodeFlow(t *testing.T) {
 		t.Errorf("agent-review after a rejection: %q", got)
 	}
 	assertNoSecret(t, g.dir, ghSecret, false)
+}
+
+// A proposal on the work item of another whose pull request is armed to merge waits: its push
+// would put its head, not reviewed yet, under that auto-merge (GitHub keeps auto-merge armed
+// across a push by someone with write access). The branch and the pull request keep the
+// reviewed head.
+func TestGitHubCodeFlowDoesNotPushUnderAnArmedMerge(t *testing.T) {
+	g := newGHFlowRig(t)
+	first := g.proposeOnGitHub("42", "src/a.go", "package a", "approve")
+	n := g.pullOfBranch("autonomy/develop/42")
+	if first.State != store.ProposalApproved || n == 0 || !g.gh.AutoMerge(n) {
+		t.Fatalf("the first proposal: %+v, pull request #%d", first, n)
+	}
+	second := g.proposeUntil("42", "src/b.go", "package b", "approve", func(p store.Proposal) bool {
+		return p.State == store.ProposalRefused || strings.Contains(p.Reason, "armed") || strings.Contains(p.Reason, "stale")
+	})
+	if !strings.Contains(second.Reason, fmt.Sprintf("pull request #%d from autonomy/develop/42 is armed to merge", n)) {
+		t.Errorf("the second proposal: %s: %s", second.State, second.Reason)
+	}
+	if pushed := strings.TrimSpace(gitRun(t, g.dir, "--git-dir", g.bare, "rev-parse", "refs/heads/autonomy/develop/42")); pushed != first.Head {
+		t.Errorf("the armed pull request's branch moved to %s (the second proposal's head is %s), from the reviewed %s", short(pushed), short(second.Head), short(first.Head))
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/autonomyhq/autonomy/internal/store"
+	"github.com/autonomyhq/autonomy/internal/testfs"
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/playbook/runtimes"
 	"github.com/autonomyhq/autonomy/substrates"
@@ -142,14 +143,8 @@ func launch(t testing.TB, r *Runner, req LaunchRequest) store.Session {
 	return res.Session
 }
 
-func readFile(t testing.TB, path string) string {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(data)
-}
+// readFile is the content of path; a failure fails the test.
+func readFile(t testing.TB, path string) string { t.Helper(); return testfs.ReadString(t, path) }
 
 // deliverResult is the shell line a test's box agent ends with to deliver a valid result of the
 // default contract (autonomy.result.v1), as a model session does through submit_result: a

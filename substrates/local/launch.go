@@ -279,6 +279,7 @@ func (r *Runner) start(ctx context.Context, s store.Session) error {
 	}
 	pid := cmd.Process.Pid
 	start, _ := proc.StartTime(pid)
+	r.supervisor.started.add(pid, start)
 	_ = cmd.Process.Release()
 	self := os.Getpid()
 	_, _, err = r.Store.Modify(ctx, s.ID, nil, func(m *store.Session) {

@@ -188,6 +188,9 @@ func (r *Runner) otherSupervisor(pid int) bool {
 	if err != nil {
 		return false
 	}
+	if r.supervisor.started.has(pid, start) {
+		return true // whatever the store answers (adopt.go)
+	}
 	ss, err := r.Store.List(context.Background(), store.ListOptions{})
 	if err != nil {
 		return false

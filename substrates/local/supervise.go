@@ -204,6 +204,16 @@ func (sv *supervision) run(ctx context.Context, hold *rootHold, cleanup func() s
 		return
 	}
 	sv.env = withPathFirst(sv.env, bin)
+	if sv.cfg.Steps {
+		// A step playbook's run makes each step's temporary folder in its TMPDIR, and removes it
+		// itself unless its process is killed: this one is removed with what it left.
+		var removeTmp func()
+		if sv.env, removeTmp, err = agent.PrivateTemp(sv.env, "the step playbook's run", "autonomy-steps-"); err != nil {
+			sv.end(ir.Failed, err.Error(), "", nil)
+			return
+		}
+		defer removeTmp()
+	}
 
 	// A cancel recorded while the session is prepared ends it before anything more starts: it is
 	// checked after each step, and stops a prelaunch under way (prepare.go).
@@ -404,8 +414,8 @@ func (sv *supervision) settle(ctx context.Context, cmd *exec.Cmd, drain func()) 
 	id, pid := s.ID, cmd.Process.Pid
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	adopted := r.adoptWhile(ctx, id) // the sessions it launches start from here (adopt.go)
-	applied := r.githubWhile(ctx, s) // its effects on GitHub are applied from here (hands_github.go)
+	adopted := r.adoptWhile(ctx, id, logf) // the sessions it launches start from here (adopt.go)
+	applied := r.githubWhile(ctx, s)       // its effects on GitHub are applied from here (hands_github.go)
 	waitErr, timedOut := r.supervisor.watch(id, pid, s.Timeout, r.In.grace(), exited, logf)
 	sv.closeDoor() // what it launched through its door is adopted below
 	adopted()

@@ -16,31 +16,14 @@ import (
 // A script session that runs `autonomy runner supervise` on another session in flight, with a
 // PATH of its own, would run that session's command again (its own `sleep` first on PATH) and
 // stop its group; it is refused, as a process of a session and as a second supervisor.
-var superviseWallFleet = fleet{yml: `schema: autonomy.ir.v1
-targets: [local]
-actors:
-  lead:
-    behavior: scripts/lead.sh
-    triggers: [{ dispatch: true }]
-  orch:
-    behavior: scripts/wait.sh
-    capabilities: [agent:launch]
-    triggers: [{ dispatch: true }]
-  boss:
-    behavior: scripts/noop.sh
-    triggers: [{ dispatch: true }]
-`, files: map[string]string{
-	"scripts/lead.sh": `#!/bin/sh
+var superviseWallFleet = wallTestFleet("", `#!/bin/sh
 out="$AUTONOMY_DIR/out"
 mkdir -p "$AUTONOMY_DIR/evil"
 printf '#!/bin/sh\necho evil >> "%s"\nexec /bin/sleep "$@"\n' "$out" > "$AUTONOMY_DIR/evil/sleep"
 chmod +x "$AUTONOMY_DIR/evil/sleep"
 env -u AUTONOMY_SESSION PATH="$AUTONOMY_DIR/evil:$PATH" autonomy runner supervise "$(cat "$AUTONOMY_DIR/orch")" >> "$out" 2>&1
 echo "rc=$?" >> "$out"
-`,
-	"scripts/wait.sh": "#!/bin/sh\nwhile [ ! -e \"$AUTONOMY_DIR/out-done\" ]; do sleep 0.05; done\n",
-	"scripts/noop.sh": "#!/bin/sh\ntrue\n",
-}}
+`)
 
 func TestSuperviseRefusedInsideASession(t *testing.T) {
 	dir := installFleet(t, superviseWallFleet, false)

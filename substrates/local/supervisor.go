@@ -26,6 +26,8 @@ type supervisor struct {
 	// subreaper says this process supervises one session only, as the child subreaper of what it
 	// starts (Supervise): it may kill every child left over (killEscaped).
 	subreaper bool
+	// started are the supervisors this process started (adopt.go).
+	started startedSupervisors
 	// phaseHook, set by tests only, is called as a supervisor reaches each step of preparing a
 	// session.
 	phaseHook func(phase, id string)

@@ -11,54 +11,21 @@ import (
 	"testing"
 
 	"github.com/autonomyhq/autonomy/internal/store"
-	"github.com/autonomyhq/autonomy/ir"
 )
 
 // A script (unsandboxed) that makes a user+pid namespace of its own: over its parent's /proc it
 // would read the host's pid 1's ancestry for its own; with its own /proc it hides its ancestry
 // and could claim any session. Neither makes it the operator or another session.
-var pidnsWallFleet = fleet{yml: `schema: autonomy.ir.v1
-targets: [local]
-actors:
-  lead:
-    behavior: scripts/lead.sh
-    capabilities: ["agent:launch@worker"]
-    triggers: [{ dispatch: true }]
-  orch:
-    behavior: scripts/wait.sh
-    capabilities: [agent:launch]
-    triggers: [{ dispatch: true }]
-  boss:
-    behavior: scripts/noop.sh
-    triggers: [{ dispatch: true }]
-  worker:
-    behavior: scripts/noop.sh
-    triggers: [{ dispatch: true }]
-`, files: map[string]string{
-	"scripts/lead.sh": `#!/bin/sh
-out="$AUTONOMY_DIR/out"
-try() { echo "== $1" >> "$out"; shift; "$@" >> "$out" 2>&1; echo "rc=$?" >> "$out"; }
-try host_proc unshare -Urpf env -u AUTONOMY_SESSION autonomy runner launch boss
+var pidnsWallFleet = wallTestFleet(`["agent:launch@worker"]`, wallTries+`try host_proc unshare -Urpf env -u AUTONOMY_SESSION autonomy runner launch boss
 try own_proc unshare -Urpf --mount-proc env -u AUTONOMY_SESSION autonomy runner launch boss
 try forged unshare -Urpf --mount-proc env AUTONOMY_SESSION="$(cat "$AUTONOMY_DIR/orch")" autonomy runner launch boss
-`,
-	"scripts/wait.sh": "#!/bin/sh\nwhile [ ! -e \"$AUTONOMY_DIR/out-done\" ]; do sleep 0.05; done\n",
-	"scripts/noop.sh": "#!/bin/sh\ntrue\n",
-}}
+`)
 
 func TestPidNamespaceDoesNotLeaveTheWall(t *testing.T) {
 	dir := installFleet(t, pidnsWallFleet, false)
 	r := newRunner(t, dir, Options{Exe: builtAutonomy(t), Env: []string{"PATH=/usr/bin:/bin", "HOME=" + t.TempDir()}})
-	orch := launch(t, r, LaunchRequest{Actor: "orch"})
-	os.WriteFile(filepath.Join(dir, "orch"), []byte(orch.ID), 0o644)
-	lead := launch(t, r, LaunchRequest{Actor: "lead"})
-	if got := waitEnded(t, r, lead.ID); got.Status != ir.Done {
-		t.Fatalf("lead ended %s: %s", got.Status, got.Reason)
-	}
-	os.WriteFile(filepath.Join(dir, "out-done"), nil, 0o644)
-	waitEnded(t, r, orch.ID)
+	out := runLeadBesideOrch(t, r, dir)
 	r.Wait()
-	out := readFile(t, filepath.Join(dir, "out"))
 	all, _ := r.Store.List(t.Context(), store.ListOptions{All: true})
 	for _, s := range all {
 		if s.Actor == "boss" {

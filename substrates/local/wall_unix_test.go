@@ -12,15 +12,19 @@ import (
 	"github.com/autonomyhq/autonomy/ir"
 )
 
-// wallFleet: lead (agent:launch@worker) runs autonomy runner launch from its own process in
-// every way a hostile script can: as itself, without AUTONOMY_SESSION, naming another session in
-// flight (orch, which may launch anyone), and past its launch cap.
-var wallFleet = fleet{yml: `schema: autonomy.ir.v1
+// wallTestFleet is a fleet for a hostile script: lead runs leadScript (holding leadCaps, when
+// given); orch, which may launch anyone, waits until $AUTONOMY_DIR/out-done exists; boss and
+// worker do nothing.
+func wallTestFleet(leadCaps, leadScript string) fleet {
+	caps := ""
+	if leadCaps != "" {
+		caps = "\n    capabilities: " + leadCaps
+	}
+	return fleet{yml: `schema: autonomy.ir.v1
 targets: [local]
 actors:
   lead:
-    behavior: scripts/lead.sh
-    capabilities: ["agent:launch@worker"]
+    behavior: scripts/lead.sh` + caps + `
     triggers: [{ dispatch: true }]
   orch:
     behavior: scripts/wait.sh
@@ -33,24 +37,23 @@ actors:
     behavior: scripts/noop.sh
     triggers: [{ dispatch: true }]
 `, files: map[string]string{
-	"scripts/lead.sh": `#!/bin/sh
+		"scripts/lead.sh": leadScript,
+		"scripts/wait.sh": "#!/bin/sh\nwhile [ ! -e \"$AUTONOMY_DIR/out-done\" ]; do sleep 0.05; done\n",
+		"scripts/noop.sh": "#!/bin/sh\ntrue\n",
+	}}
+}
+
+// wallTries is the head of a lead script that tries things: try NAME COMMAND... appends
+// "== NAME", the command's output and its exit status ("rc=N") to $AUTONOMY_DIR/out.
+const wallTries = `#!/bin/sh
 out="$AUTONOMY_DIR/out"
 try() { echo "== $1" >> "$out"; shift; "$@" >> "$out" 2>&1; echo "rc=$?" >> "$out"; }
-try self autonomy runner launch boss
-try unset env -u AUTONOMY_SESSION autonomy runner launch boss
-try forged env AUTONOMY_SESSION="$(cat "$AUTONOMY_DIR/orch")" autonomy runner launch boss
-try detached setsid sh -c 'env -u AUTONOMY_SESSION autonomy runner launch boss'
-for i in 1 2 3 4 5 6; do try "worker$i" autonomy runner launch worker; done
-`,
-	"scripts/wait.sh": "#!/bin/sh\nwhile [ ! -e \"$AUTONOMY_DIR/out-done\" ]; do sleep 0.05; done\n",
-	"scripts/noop.sh": "#!/bin/sh\ntrue\n",
-}}
+`
 
-// A session's own processes cannot act as the operator or as another session, however they set
-// their environment, and its launches count against the launch tool's cap.
-func TestShellCannotLeaveItsSession(t *testing.T) {
-	dir := installFleet(t, wallFleet, false)
-	r := newRunner(t, dir, Options{Exe: builtAutonomy(t), Env: []string{"PATH=/usr/bin:/bin", "HOME=" + t.TempDir(), "GH_TOKEN=ghp_operator"}})
+// runLeadBesideOrch launches orch, names it to lead in $AUTONOMY_DIR/orch, runs lead to its end
+// (done), then lets orch end; it returns what lead wrote to $AUTONOMY_DIR/out.
+func runLeadBesideOrch(t *testing.T, r *Runner, dir string) string {
+	t.Helper()
 	orch := launch(t, r, LaunchRequest{Actor: "orch"})
 	if err := os.WriteFile(filepath.Join(dir, "orch"), []byte(orch.ID), 0o644); err != nil {
 		t.Fatal(err)
@@ -63,7 +66,25 @@ func TestShellCannotLeaveItsSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitEnded(t, r, orch.ID)
-	out := readFile(t, filepath.Join(dir, "out"))
+	return readFile(t, filepath.Join(dir, "out"))
+}
+
+// wallFleet: lead (agent:launch@worker) runs autonomy runner launch from its own process in
+// every way a hostile script can: as itself, without AUTONOMY_SESSION, naming another session in
+// flight (orch, which may launch anyone), and past its launch cap.
+var wallFleet = wallTestFleet(`["agent:launch@worker"]`, wallTries+`try self autonomy runner launch boss
+try unset env -u AUTONOMY_SESSION autonomy runner launch boss
+try forged env AUTONOMY_SESSION="$(cat "$AUTONOMY_DIR/orch")" autonomy runner launch boss
+try detached setsid sh -c 'env -u AUTONOMY_SESSION autonomy runner launch boss'
+for i in 1 2 3 4 5 6; do try "worker$i" autonomy runner launch worker; done
+`)
+
+// A session's own processes cannot act as the operator or as another session, however they set
+// their environment, and its launches count against the launch tool's cap.
+func TestShellCannotLeaveItsSession(t *testing.T) {
+	dir := installFleet(t, wallFleet, false)
+	r := newRunner(t, dir, Options{Exe: builtAutonomy(t), Env: []string{"PATH=/usr/bin:/bin", "HOME=" + t.TempDir(), "GH_TOKEN=ghp_operator"}})
+	out := runLeadBesideOrch(t, r, dir)
 	section := func(name string) string {
 		_, rest, _ := strings.Cut(out, "== "+name+"\n")
 		s, _, _ := strings.Cut(rest, "== ")

@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-github/v62/github"
 
 	"github.com/autonomyhq/autonomy/internal/ghfake"
+	"github.com/autonomyhq/autonomy/internal/testfs"
 )
 
 // world is a repository on the fake: a bare git repository behind ghfake, the trusted job's
@@ -29,26 +30,16 @@ type world struct {
 	item   int
 }
 
+// run runs args in dir and returns its trimmed output.
 func run(t *testing.T, dir string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(args[0], args[1:]...)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("%v: %v\n%s", args, err, out)
-	}
-	return strings.TrimSpace(string(out))
+	return testfs.Run(t, dir, args...)
 }
 
+// write writes content to dir/name.
 func write(t *testing.T, dir, name, content string) {
 	t.Helper()
-	p := filepath.Join(dir, filepath.FromSlash(name))
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testfs.WriteFile(t, dir, name, content)
 }
 
 func newWorld(t *testing.T) *world {

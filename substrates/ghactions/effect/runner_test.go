@@ -10,18 +10,17 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
-	"unicode"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/autonomyhq/autonomy/internal/ghfake"
 	"github.com/autonomyhq/autonomy/internal/testfs"
+	"github.com/autonomyhq/autonomy/substrates/ghactions/ghexpr"
 )
 
 // A stand-in for the GitHub runner: it reads a generated workflow and runs a job's steps as a
@@ -30,255 +29,45 @@ import (
 // declares. Pinned actions are played by their documented effect (checkout, upload and
 // download an artifact); the two install steps are replaced (see runJob).
 
-// ghExpr evaluates a GitHub Actions expression over values: property paths, string and number
-// literals, == != (strings compared ignoring case, as GitHub does) ! && || (returning an
-// operand, as GitHub does), parentheses, format(), contains(), startsWith() and fromJSON(). An unknown path is null.
+// ghExpr evaluates a GitHub Actions expression (without its ${{ }}) over values as GitHub does
+// (ghexpr.Eval, through exprContext).
 func ghExpr(src string, values map[string]string) (string, error) {
-	p := &exprParser{src: src, values: values}
-	v := p.or()
-	p.space()
-	if p.err == nil && p.i < len(p.src) {
-		p.err = fmt.Errorf("unexpected %q", p.src[p.i:])
+	ctx, err := exprContext(values)
+	if err != nil {
+		return "", err
 	}
-	if p.err != nil {
-		return "", fmt.Errorf("expression %q: %v", src, p.err)
-	}
-	return str(v), nil
+	return ghexpr.Eval("${{ "+src+" }}", ctx)
 }
 
-type exprParser struct {
-	src    string
-	i      int
-	values map[string]string
-	err    error
-}
-
-func (p *exprParser) space() {
-	for p.i < len(p.src) && p.src[p.i] == ' ' {
-		p.i++
-	}
-}
-
-func (p *exprParser) eat(tok string) bool {
-	p.space()
-	if strings.HasPrefix(p.src[p.i:], tok) {
-		p.i += len(tok)
-		return true
-	}
-	return false
-}
-
-func truthy(v any) bool {
-	switch v := v.(type) {
-	case nil:
-		return false
-	case bool:
-		return v
-	case string:
-		return v != ""
-	case float64:
-		return v != 0
-	}
-	return true
-}
-
-func str(v any) string {
-	switch v := v.(type) {
-	case nil:
-		return ""
-	case bool:
-		return strconv.FormatBool(v)
-	case float64:
-		return strconv.FormatFloat(v, 'f', -1, 64)
-	case string:
-		return v
-	}
-	b, _ := json.Marshal(v)
-	return string(b)
-}
-
-func (p *exprParser) or() any {
-	v := p.and()
-	for p.eat("||") {
-		r := p.and()
-		if !truthy(v) {
-			v = r
-		}
-	}
-	return v
-}
-
-func (p *exprParser) and() any {
-	v := p.eq()
-	for p.eat("&&") {
-		r := p.eq()
-		if truthy(v) {
-			v = r
-		}
-	}
-	return v
-}
-
-func (p *exprParser) eq() any {
-	v := p.unary()
-	for {
-		var neg bool
-		switch {
-		case p.eat("=="):
-		case p.eat("!="):
-			neg = true
-		default:
-			return v
-		}
-		r := p.unary()
-		same := strings.EqualFold(str(v), str(r))
-		v = same != neg
-	}
-}
-
-func (p *exprParser) unary() any {
-	if p.eat("!") {
-		return !truthy(p.unary())
-	}
-	return p.primary()
-}
-
-var identRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.*-]*`)
-
-func (p *exprParser) primary() any {
-	p.space()
-	switch {
-	case p.err != nil:
-		return nil
-	case p.eat("("):
-		v := p.or()
-		if !p.eat(")") {
-			p.err = fmt.Errorf("missing ) at %d", p.i)
-		}
-		return v
-	case p.i < len(p.src) && p.src[p.i] == '\'':
-		var b strings.Builder
-		for p.i++; p.i < len(p.src); p.i++ {
-			if p.src[p.i] == '\'' {
-				if p.i+1 < len(p.src) && p.src[p.i+1] == '\'' {
-					b.WriteByte('\'')
-					p.i++
-					continue
-				}
-				p.i++
-				return b.String()
+// exprContext is values as ghexpr reads them: a context path's value, an object filter's path
+// (github.event.issue.labels.*.name) to the list its JSON array holds; an unknown path is null.
+func exprContext(values map[string]string) (map[string]any, error) {
+	ctx := make(map[string]any, len(values))
+	for k, v := range values {
+		ctx[k] = v
+		if strings.Contains(k, ".*") {
+			var list []any
+			if err := json.Unmarshal([]byte(v), &list); err != nil {
+				return nil, fmt.Errorf("%s: %v", k, err)
 			}
-			b.WriteByte(p.src[p.i])
+			ctx[k] = list
 		}
-		p.err = fmt.Errorf("unterminated string")
-		return nil
-	case p.i < len(p.src) && unicode.IsDigit(rune(p.src[p.i])):
-		j := p.i
-		for p.i < len(p.src) && (unicode.IsDigit(rune(p.src[p.i])) || p.src[p.i] == '.') {
-			p.i++
-		}
-		f, _ := strconv.ParseFloat(p.src[j:p.i], 64)
-		return f
 	}
-	id := identRe.FindString(p.src[p.i:])
-	if id == "" {
-		p.err = fmt.Errorf("unexpected %q", p.src[p.i:])
-		return nil
-	}
-	p.i += len(id)
-	switch id {
-	case "true":
-		return true
-	case "false":
-		return false
-	case "null":
-		return nil
-	case "cancelled":
-		// No run of the stand-in is ever cancelled.
-		if !p.eat("(") || !p.eat(")") {
-			p.err = fmt.Errorf("cancelled takes no arguments")
-		}
-		return false
-	case "always":
-		// A step with if: always() runs whatever the steps before it did; the stand-in stops
-		// at a failed step, so it never reaches one after a failure.
-		if !p.eat("(") || !p.eat(")") {
-			p.err = fmt.Errorf("always takes no arguments")
-		}
-		return true
-	case "format", "contains", "fromJSON", "startsWith":
-		if !p.eat("(") {
-			p.err = fmt.Errorf("%s without (", id)
-			return nil
-		}
-		args := []any{p.or()}
-		for p.eat(",") {
-			args = append(args, p.or())
-		}
-		if !p.eat(")") {
-			p.err = fmt.Errorf("%s without )", id)
-			return nil
-		}
-		switch id {
-		case "startsWith":
-			// GitHub compares ignoring case.
-			if len(args) != 2 {
-				p.err = fmt.Errorf("startsWith takes 2 arguments")
-				return nil
-			}
-			return strings.HasPrefix(strings.ToLower(str(args[0])), strings.ToLower(str(args[1])))
-		case "fromJSON":
-			var v any
-			if err := json.Unmarshal([]byte(str(args[0])), &v); err != nil {
-				p.err = err
-			}
-			return v
-		case "contains":
-			if len(args) != 2 {
-				p.err = fmt.Errorf("contains takes 2 arguments")
-				return nil
-			}
-			if list, ok := args[0].([]any); ok {
-				for _, x := range list {
-					if strings.EqualFold(str(x), str(args[1])) {
-						return true
-					}
-				}
-				return false
-			}
-			return strings.Contains(strings.ToLower(str(args[0])), strings.ToLower(str(args[1])))
-		}
-		f := str(args[0])
-		for i, a := range args[1:] {
-			f = strings.ReplaceAll(f, "{"+strconv.Itoa(i)+"}", str(a))
-		}
-		return f
-	}
-	if v, ok := p.values[id]; ok && strings.Contains(id, ".*") {
-		// An object filter (github.event.issue.labels.*.name): its value is a JSON array.
-		var list []any
-		if err := json.Unmarshal([]byte(v), &list); err != nil {
-			p.err = fmt.Errorf("%s: %v", id, err)
-		}
-		return list
-	} else if ok {
-		return v
-	}
-	return nil
+	return ctx, nil
 }
-
-var exprRe = regexp.MustCompile(`\$\{\{\s*(.*?)\s*\}\}`)
 
 // evaluate replaces each ${{ }} of a value.
 func evaluate(t *testing.T, v string, values map[string]string) string {
 	t.Helper()
-	return exprRe.ReplaceAllStringFunc(v, func(m string) string {
-		out, err := ghExpr(exprRe.FindStringSubmatch(m)[1], values)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return out
-	})
+	ctx, err := exprContext(values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := ghexpr.Eval(v, ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 func TestGHExpr(t *testing.T) {

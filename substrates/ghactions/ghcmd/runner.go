@@ -4,12 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"os"
 	"slices"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/autonomyhq/autonomy/internal/cliout"
 	"github.com/autonomyhq/autonomy/internal/exitcode"
@@ -64,7 +62,7 @@ func (Substrate) RunVerb(ctx context.Context, call substrates.RunnerCall) error 
 		if call.Format == "json" {
 			return cliout.WriteJSON(out, s)
 		}
-		printGHSession(out, s)
+		substrates.PrintSession(out, s)
 	case "list":
 		if call.All {
 			return exitcode.Usagef("list --all: not on gh-actions, which lists the sessions in flight (the repository's Actions tab keeps every run)")
@@ -77,20 +75,7 @@ func (Substrate) RunVerb(ctx context.Context, call substrates.RunnerCall) error 
 		if err != nil {
 			return ghRunnerError(err)
 		}
-		if ss == nil {
-			ss = []ir.Session{}
-		}
-		if call.Format == "json" {
-			return cliout.WriteJSON(out, struct {
-				Sessions []ir.Session `json:"sessions"`
-			}{ss})
-		}
-		tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tACTOR\tSTATUS\tPARAMS")
-		for _, s := range ss {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.ID, s.Agent, s.Status, cliout.TerminalSafe(cliout.ParamsLine(s.Params)))
-		}
-		return tw.Flush()
+		return substrates.PrintSessions(out, call.Format, ss)
 	case "cancel":
 		return cancel(ctx, call, r)
 	case "update":
@@ -167,13 +152,4 @@ func ghRunnerError(err error) error {
 		return &exitcode.Error{Code: exitcode.Problems, Msg: err.Error()}
 	}
 	return &exitcode.Error{Code: exitcode.Usage, Msg: err.Error()}
-}
-
-func printGHSession(w io.Writer, s ir.Session) {
-	fmt.Fprintf(w, "%-10s %s\n", "id:", s.ID)
-	fmt.Fprintf(w, "%-10s %s\n", "actor:", s.Agent)
-	fmt.Fprintf(w, "%-10s %s\n", "status:", s.Status)
-	for _, k := range cliout.SortedKeys(s.Params) {
-		fmt.Fprintf(w, "param:     %s=%q\n", k, s.Params[k])
-	}
 }

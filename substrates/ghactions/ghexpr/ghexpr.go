@@ -7,6 +7,7 @@ package ghexpr
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,37 +15,60 @@ import (
 	"github.com/rhysd/actionlint"
 )
 
-// Eval evaluates value, a "${{ … }}" expression or a literal (returned as is): ctx maps a dotted
-// context path ("github.actor", "inputs.ROLE") to its value; a path it lacks is null. It returns
-// the value as an env var would read it, or an error for an expression that does not parse or
-// uses what Eval does not support.
+// Eval evaluates value as GitHub reads a workflow's value: each "${{ … }}" in it is replaced by
+// its expression's value, the rest is kept as is (a value without one is returned as is). ctx
+// maps a dotted context path ("github.actor", "inputs.ROLE", an object filter's
+// "github.event.issue.labels.*.name" to a []any) to its value; a path it lacks is null. It
+// returns the value as an env var would read it, or an error for an expression that does not
+// parse or uses what Eval does not support.
 func Eval(value string, ctx map[string]any) (string, error) {
-	src, ok := strings.CutPrefix(value, "${{ ")
-	if !ok {
+	if !strings.Contains(value, "${{") {
 		return value, nil
-	}
-	node, err := actionlint.NewExprParser().Parse(actionlint.NewExprLexer(src))
-	if err != nil {
-		return "", fmt.Errorf("%s does not parse: %v", value, err)
 	}
 	lower := make(map[string]any, len(ctx)) // context names are case-insensitive
 	for k, v := range ctx {
 		lower[strings.ToLower(k)] = v
 	}
-	e := evaluator{ctx: lower}
-	v := e.eval(node)
-	if e.err != nil {
-		return "", fmt.Errorf("%s: %v", value, e.err)
+	var out strings.Builder
+	for rest := value; ; {
+		i := strings.Index(rest, "${{")
+		if i < 0 {
+			out.WriteString(rest)
+			return out.String(), nil
+		}
+		out.WriteString(rest[:i])
+		lex := actionlint.NewExprLexer(rest[i+3:])
+		node, err := actionlint.NewExprParser().Parse(lex)
+		if err != nil {
+			return "", fmt.Errorf("%s does not parse: %v", value, err)
+		}
+		e := evaluator{ctx: lower}
+		v := e.eval(node)
+		if e.err != nil {
+			return "", fmt.Errorf("%s: %v", value, e.err)
+		}
+		s, ok := scalar(v)
+		if !ok {
+			return "", fmt.Errorf("%s: unexpected value %T", value, v)
+		}
+		out.WriteString(s)
+		rest = rest[i+3+lex.Offset():]
 	}
+}
+
+// scalar is v as a string reads it: null is empty; false if v is not a scalar.
+func scalar(v any) (string, bool) {
 	switch v := v.(type) {
 	case nil:
-		return "", nil
+		return "", true
 	case bool:
-		return strconv.FormatBool(v), nil
+		return strconv.FormatBool(v), true
 	case string:
-		return v, nil
+		return v, true
+	case float64:
+		return strconv.FormatFloat(v, 'f', -1, 64), true
 	}
-	return "", fmt.Errorf("%s: unexpected value %T", value, v)
+	return "", false
 }
 
 // evaluator evaluates one expression; err is its first failure.
@@ -68,8 +92,34 @@ func truthy(v any) bool {
 		return v
 	case string:
 		return v != ""
+	case float64:
+		return v != 0 && !math.IsNaN(v)
 	}
 	return true
+}
+
+// number is v as GitHub coerces an operand of another type for a comparison: null is 0, a
+// boolean 1 or 0, a string its number (0 when empty, else NaN when it is none).
+func number(v any) float64 {
+	switch v := v.(type) {
+	case nil:
+		return 0
+	case bool:
+		if v {
+			return 1
+		}
+		return 0
+	case float64:
+		return v
+	case string:
+		if strings.TrimSpace(v) == "" {
+			return 0
+		}
+		if f, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil {
+			return f
+		}
+	}
+	return math.NaN()
 }
 
 // ctxPath is the dotted context path of a variable or property access.
@@ -103,11 +153,13 @@ func (e *evaluator) eval(n actionlint.ExprNode) any {
 			return l
 		}
 		return e.eval(n.Right)
+	case *actionlint.IntNode:
+		return float64(n.Value)
+	case *actionlint.FloatNode:
+		return n.Value
 	case *actionlint.CompareOpNode:
 		l, r := e.eval(n.Left), e.eval(n.Right)
-		ls, _ := l.(string)
-		rs, _ := r.(string)
-		eq := strings.EqualFold(ls, rs) // GitHub compares strings ignoring case; null reads as ''
+		eq := equal(l, r)
 		switch n.Kind {
 		case actionlint.CompareOpNodeKindEq:
 			return eq
@@ -120,7 +172,19 @@ func (e *evaluator) eval(n actionlint.ExprNode) any {
 	return e.fail("%T is not supported", n)
 }
 
-// call evaluates the functions the compiled workflows use.
+// equal is GitHub's ==: two strings compare ignoring case; operands of other types compare as
+// numbers (number), NaN equal to nothing.
+func equal(l, r any) bool {
+	ls, lok := l.(string)
+	rs, rok := r.(string)
+	if lok && rok {
+		return strings.EqualFold(ls, rs)
+	}
+	return number(l) == number(r)
+}
+
+// call evaluates the functions the compiled workflows use. No run Eval reads is cancelled: always()
+// is true, cancelled() false.
 func (e *evaluator) call(n *actionlint.FuncCallNode) any {
 	args := make([]any, len(n.Args))
 	strs := make([]string, len(n.Args)+2) // room for the arguments a bad call lacks
@@ -129,6 +193,10 @@ func (e *evaluator) call(n *actionlint.FuncCallNode) any {
 		strs[i], _ = args[i].(string)
 	}
 	switch strings.ToLower(n.Callee) {
+	case "always":
+		return true
+	case "cancelled":
+		return false
 	case "endswith":
 		return strings.HasSuffix(strings.ToUpper(strs[0]), strings.ToUpper(strs[1]))
 	case "startswith":

@@ -15,6 +15,10 @@ func TestEval(t *testing.T) {
 		"${{ !startsWith(github.actor, 'octo') }}":                                    "false",
 		"${{ contains(fromJSON('[\"x\",\"Y\"]'), 'y') }}":                             "true",
 		"${{ inputs.MISSING }}":                                                       "",
+		"refs/${{ github.actor }}/${{ inputs.KIND || 'x' }}!":                         "refs/Octocat/x!",
+		"${{ 1 == 2 }} ${{ 2 == '2' }} ${{ inputs.MISSING == 0 }} ${{ 'a' == 0 }}":    "false true true false",
+		"${{ always() && !cancelled() }}":                                             "true",
+		"${{ 1.5 }}":                                                                  "1.5",
 	} {
 		if got, err := Eval(expr, ctx); err != nil || got != want {
 			t.Errorf("%s = %q, %v; want %q", expr, got, err, want)
