@@ -43,15 +43,31 @@ func Stamp(out *Output, source string) {
 }
 
 // Hashes is the sha256 of each file's Data, lowercase hex, by index, computed on every CPU: what
-// a substrate's manifest records of its files.
+// a substrate's manifest records of its files. Each file remembers its hash, for as long as its
+// Data is the same slice: Stamp's header hash of the same body is not computed again (a body is
+// never modified in place once it is a File's Data).
 func Hashes(files []File) []string {
 	out := make([]string, len(files))
 	onEveryCPU(len(files), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
-			out[i] = hashHex(files[i].Data)
+			out[i] = files[i].hash()
 		}
 	})
 	return out
+}
+
+// hash is the sha256 of f.Data, lowercase hex: the one Hashes recorded when Data is still the
+// slice it hashed, else computed and recorded.
+func (f *File) hash() string {
+	var first *byte
+	if len(f.Data) > 0 {
+		first = &f.Data[0]
+	}
+	if f.sum != "" && f.sumOf == first && f.sumLen == len(f.Data) {
+		return f.sum
+	}
+	f.sum, f.sumOf, f.sumLen = hashHex(f.Data), first, len(f.Data)
+	return f.sum
 }
 
 // onEveryCPU calls part on consecutive ranges [lo, hi) covering [0, n), one per CPU at once, and
@@ -82,19 +98,20 @@ func stampFiles(files []File, source string) {
 		f := &files[i]
 		switch f.Header {
 		case HashHeader:
-			f.Data = stampHash(f.Data, source)
+			f.Data = stampHash(f.Data, f.hash(), source)
 		case JSONHeader:
 			if jsonBodyOK(f.Data) {
-				f.Data = stampJSON(f.Data, source)
+				f.Data = stampJSON(f.Data, f.hash(), source)
 			}
 		}
+		f.sum, f.sumOf, f.sumLen = "", nil, 0 // the body's, and it would keep the body alive
 	}
 }
 
-// stampHash prepends the two comment lines. A control character in source would end the comment
-// line early and make the header unreadable, so it is replaced; every other byte is kept as it is,
-// so a header names even a path that is not UTF-8 exactly.
-func stampHash(body []byte, source string) []byte {
+// stampHash prepends the two comment lines; sum is the body's hash. A control character in
+// source would end the comment line early and make the header unreadable, so it is replaced;
+// every other byte is kept as it is, so a header names even a path that is not UTF-8 exactly.
+func stampHash(body []byte, sum, source string) []byte {
 	if strings.ContainsFunc(source, isControl) {
 		s := []byte(source)
 		for i, c := range s {
@@ -112,16 +129,16 @@ func stampHash(body []byte, source string) []byte {
 	b.WriteString(headerTail)
 	b.WriteByte('\n')
 	b.WriteString(hashLead)
-	b.WriteString(hashHex(body))
+	b.WriteString(sum)
 	b.WriteByte('\n')
 	b.Write(body)
 	return b.Bytes()
 }
 
-// stampJSON inserts the "//" member as the object's first, so a JSON reader sees an ordinary
-// member and a person sees the warning on the second line.
-func stampJSON(body []byte, source string) []byte {
-	value := jsonString(headerLead + source + headerTail + " sha256 " + hashHex(body))
+// stampJSON inserts the "//" member, naming sum (the body's hash), as the object's first, so a
+// JSON reader sees an ordinary member and a person sees the warning on the second line.
+func stampJSON(body []byte, sum, source string) []byte {
+	value := jsonString(headerLead + source + headerTail + " sha256 " + sum)
 	var b bytes.Buffer
 	b.Grow(len(body) + len(jsonKeyLead) + len(value) + 2)
 	b.WriteString("{\n")

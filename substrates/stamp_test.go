@@ -273,3 +273,28 @@ func TestHashes(t *testing.T) {
 		}
 	}
 }
+
+// TestStampReusesTheHashesOfHashes: a manifest's Hashes of its bodies are the hashes Stamp writes
+// in their headers, computed once; a body replaced since (another slice, even of the same length)
+// is hashed again, and a stamped file keeps no hash of its old body.
+func TestStampReusesTheHashesOfHashes(t *testing.T) {
+	files := []File{
+		{Path: "a.yml", Data: []byte(yamlBody), Mode: 0o644, Header: HashHeader},
+		{Path: "b.json", Data: []byte(jsonBody), Mode: 0o644, Header: JSONHeader},
+		{Path: "c.yml", Data: []byte(yamlBody), Mode: 0o644, Header: HashHeader},
+	}
+	Hashes(files)
+	// Changed in place after Hashes, which a substrate never does: Stamp shows whose hash it wrote.
+	files[0].Data[0] = 'O'
+	files[1].Data[len(files[1].Data)-2] = ' '
+	files[2].Data = []byte("on: pull\n") // another slice of the same length: hashed again
+	Stamp(&Output{Files: files}, "ir.yml")
+	for i, want := range []string{yamlHash, jsonHash, sha("on: pull\n")} {
+		if !bytes.Contains(files[i].Data, []byte(want)) {
+			t.Errorf("%s: header has not hash %s:\n%s", files[i].Path, want, files[i].Data)
+		}
+		if files[i].sum != "" || files[i].sumOf != nil {
+			t.Errorf("%s: still holds the hash of its body after the stamp", files[i].Path)
+		}
+	}
+}
