@@ -80,6 +80,8 @@ type File struct {
 	sum    string
 	sumOf  *byte
 	sumLen int
+	// room is the allocation Data ends, with HeaderRoom free bytes before Data (SetBody).
+	room *headerRoom
 }
 
 // Output is what a substrate compiles a profile to.

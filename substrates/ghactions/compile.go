@@ -200,18 +200,23 @@ func (c *compiler) actor(a *ir.Actor) {
 	} else {
 		wf = c.agentWorkflow(a)
 	}
-	c.add(substrates.File{Path: WorkflowPath(name), Data: c.render(wf), Mode: 0o644, Header: substrates.HashHeader}, fmt.Sprintf("the workflow of actor %q", name), a.Name.Pos)
+	c.add(c.workflowFile(WorkflowPath(name), wf), fmt.Sprintf("the workflow of actor %q", name), a.Name.Pos)
 }
 
-// render writes a workflow; nil for CompileList.
-func (c *compiler) render(wf mapping) []byte {
+// workflowFile is the file of workflow wf at path, not rendered for CompileList.
+func (c *compiler) workflowFile(path string, wf mapping) substrates.File {
+	f := substrates.File{Path: path, Mode: 0o644, Header: substrates.HashHeader}
 	if c.list {
-		return nil
+		return f
 	}
-	// One scratch buffer serves every workflow; each file keeps an exact-size copy.
+	// One scratch buffer serves every workflow; each file keeps an exact-size copy, after room
+	// for its header.
 	c.emit.b.Reset()
 	c.emit.mappingBody(wf, 0)
-	return append([]byte(nil), c.emit.b.Bytes()...)
+	buf := make([]byte, substrates.HeaderRoom+c.emit.b.Len())
+	copy(buf[substrates.HeaderRoom:], c.emit.b.Bytes())
+	f.SetBody(buf)
+	return f
 }
 
 // GitHub's limits: workflow_dispatch inputs, and minutes a job runs on a hosted runner.
