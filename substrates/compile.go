@@ -25,12 +25,20 @@ func Compile(s Substrate, r *resolved.Profile, dir string) (Output, error) {
 	return out, nil
 }
 
+// Lister is a Substrate that can compile without rendering its files: CompileList is Compile
+// with the Data of the files it renders (workflows, configs, manifests) left nil, their paths,
+// modes and headers kept, and the same warnings and errors. Diagnose uses it, so that validate does not build the bytes of every target only to
+// discard them.
+type Lister interface {
+	CompileList(r *resolved.Profile) (Output, error)
+}
+
 // Diagnose is what Compile reports without the Output: the warnings of a compile for s, or its
-// error (an ir.Diagnostics for the profile's problems). It skips the headers, whose hashes are
-// most of the cost of a large fleet's compile once the files are built: validate checks every
-// target this way.
+// error (an ir.Diagnostics for the profile's problems). It renders no file of a Lister and stamps
+// no header (rendering, hashing and stamping are most of the cost of a large fleet's compile):
+// validate checks every target this way.
 func Diagnose(s Substrate, r *resolved.Profile) (ir.Diagnostics, error) {
-	out, err := compile(s, r)
+	out, err := compileWith(s, r, true)
 	if err != nil {
 		return nil, err
 	}
@@ -39,13 +47,26 @@ func Diagnose(s Substrate, r *resolved.Profile) (ir.Diagnostics, error) {
 
 // compile is Compile without the stamping of the headers.
 func compile(s Substrate, r *resolved.Profile) (Output, error) {
+	return compileWith(s, r, false)
+}
+
+// compileWith is compile, of a Lister's list of files when list is set (their Data nil).
+func compileWith(s Substrate, r *resolved.Profile, list bool) (Output, error) {
 	// A behavior or resource on a path autonomy owns is the profile's problem, positioned, not
 	// an invalid Output.
 	if diags := CheckPaths(r, s); diags.HasErrors() {
 		return Output{}, diags
 	}
 	p := r.Profile
-	out, err := s.Compile(r)
+	lister, ok := s.(Lister)
+	list = list && ok
+	var out Output
+	var err error
+	if list {
+		out, err = lister.CompileList(r)
+	} else {
+		out, err = s.Compile(r)
+	}
 	if err != nil {
 		return Output{}, err
 	}
@@ -55,7 +76,7 @@ func compile(s Substrate, r *resolved.Profile) (Output, error) {
 	// The substrate may keep what it returned (a cache): stamp a copy of the file list.
 	out.Files = slices.Clone(out.Files)
 	out.Warnings = append(slices.Clone(out.Warnings), SupportWarnings(s, p, out.Warnings)...)
-	if err := Validate(&out); err != nil {
+	if err := validate(&out, !list); err != nil {
 		return Output{}, err
 	}
 	out.Warnings = out.Warnings.Sort()

@@ -263,3 +263,41 @@ func TestDiagnoseReportsWhatCompileDoes(t *testing.T) {
 		t.Errorf("the substrate's error came back as %#v", err)
 	}
 }
+
+// listingSubstrate is a fakeSubstrate that is a Lister: CompileList answers list.
+type listingSubstrate struct {
+	fakeSubstrate
+	list  Output
+	lists int
+}
+
+func (l *listingSubstrate) CompileList(*resolved.Profile) (Output, error) {
+	l.lists++
+	return l.list, nil
+}
+
+// TestDiagnoseListsTheFilesOfALister: Diagnose takes a Lister's CompileList, files without Data
+// (a JSONHeader file too), and never renders the files; Compile still does.
+func TestDiagnoseListsTheFilesOfALister(t *testing.T) {
+	dir := t.TempDir()
+	p := parseProfile(t, dir, usesProfile)
+	warn := ir.Diagnostic{File: p.File, Pos: ir.Pos{Line: 2, Col: 1}, Severity: ir.Warning, Message: "listed"}
+	s := &listingSubstrate{
+		fakeSubstrate: fakeSubstrate{name: "fake", out: Output{Files: []File{{Path: "a.json", Data: []byte(jsonBody), Mode: 0o644, Header: JSONHeader}}}},
+		list:          Output{Files: []File{{Path: "a.json", Mode: 0o644, Header: JSONHeader}}, Warnings: ir.Diagnostics{warn}},
+	}
+	got, err := Diagnose(s, resolved.Of(p))
+	if err != nil || len(got) == 0 || got[0].Message != "listed" {
+		t.Fatalf("Diagnose: %v, %v", got, err)
+	}
+	if s.calls != 0 || s.lists != 1 {
+		t.Errorf("Diagnose compiled %d times and listed %d times", s.calls, s.lists)
+	}
+	if _, err := Compile(s, resolved.Of(p), dir); err != nil || s.calls != 1 {
+		t.Errorf("Compile: %v, %d compiles", err, s.calls)
+	}
+	s.list.Files[0].Path = "../a.json"
+	if _, err := Diagnose(s, resolved.Of(p)); err == nil || !strings.Contains(err.Error(), `"../a.json"`) {
+		t.Errorf("an invalid list passed: %v", err)
+	}
+}

@@ -18,6 +18,7 @@ import (
 // the files are renamed into place; then stale files go; and only then does the ledger change and
 // the journal go. A file on disk therefore always matches the ledger or the journal.
 func (pl *planner) install() (err error) {
+	pl.hashAll()
 	newLedger := encodeLedger(pl.out.Target, pl.ledgerRows())
 	if len(pl.writes) == 0 && len(pl.chmods) == 0 && len(pl.deletes) == 0 &&
 		pl.st.journal == nil && bytes.Equal(pl.st.ownBytes, newLedger) {

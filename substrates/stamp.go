@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // The header's fixed text. A reader recognizes a header by these exact strings, so changing one
@@ -43,15 +44,31 @@ func Stamp(out *Output, source string) {
 }
 
 // Hashes is the sha256 of each file's Data, lowercase hex, by index, computed on every CPU: what
-// a substrate's manifest records of its files.
+// a substrate's manifest records of its files. Each file remembers its hash, for as long as its
+// Data is the same slice: Stamp's header hash of the same body is not computed again (a body is
+// never modified in place once it is a File's Data).
 func Hashes(files []File) []string {
 	out := make([]string, len(files))
 	onEveryCPU(len(files), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
-			out[i] = hashHex(files[i].Data)
+			out[i] = files[i].hash()
 		}
 	})
 	return out
+}
+
+// hash is the sha256 of f.Data, lowercase hex: the one Hashes recorded when Data is still the
+// slice it hashed, else computed and recorded.
+func (f *File) hash() string {
+	var first *byte
+	if len(f.Data) > 0 {
+		first = &f.Data[0]
+	}
+	if f.sum != "" && f.sumOf == first && f.sumLen == len(f.Data) {
+		return f.sum
+	}
+	f.sum, f.sumOf, f.sumLen = hashHex(f.Data), first, len(f.Data)
+	return f.sum
 }
 
 // onEveryCPU calls part on consecutive ranges [lo, hi) covering [0, n), one per CPU at once, and
@@ -76,25 +93,64 @@ func onEveryCPU(n int, part func(lo, hi int)) {
 // filesPerCPU is the fewest files worth another goroutine.
 const filesPerCPU = 64
 
+// HeaderRoom is how many bytes a substrate leaves free before a body it renders (SetBody): room
+// for a hash header naming a profile path of up to about 120 bytes.
+const HeaderRoom = 256
+
+// headerRoom is a body's allocation, free for one header before the body.
+type headerRoom struct {
+	buf  []byte // HeaderRoom free bytes, then the body
+	used atomic.Bool
+}
+
+// SetBody makes f's Data buf[HeaderRoom:] and lets Stamp write a hash header into the free
+// bytes before it, once, rather than copy the body after a new header: a large fleet's bodies
+// are tens of megabytes. buf, at least HeaderRoom long, is f's alone from then on.
+func (f *File) SetBody(buf []byte) {
+	f.Data = buf[HeaderRoom:]
+	f.room = &headerRoom{buf: buf}
+}
+
+// stampInRoom writes header before f's body in its room and reports whether it could: the room
+// is unused (a copy of f may have used it), large enough, and still before f.Data.
+func (f *File) stampInRoom(header []byte) bool {
+	r := f.room
+	f.room = nil
+	if r == nil || len(header) > HeaderRoom || len(r.buf) != HeaderRoom+len(f.Data) ||
+		len(f.Data) == 0 || &r.buf[HeaderRoom] != &f.Data[0] || !r.used.CompareAndSwap(false, true) {
+		return false
+	}
+	at := HeaderRoom - len(header)
+	copy(r.buf[at:], header)
+	f.Data = r.buf[at:]
+	return true
+}
+
 // stampFiles stamps each file of files.
 func stampFiles(files []File, source string) {
 	for i := range files {
 		f := &files[i]
 		switch f.Header {
 		case HashHeader:
-			f.Data = stampHash(f.Data, source)
+			if header := hashHeader(f.hash(), source); !f.stampInRoom(header) {
+				data := make([]byte, len(header)+len(f.Data))
+				copy(data[copy(data, header):], f.Data)
+				f.Data = data
+			}
 		case JSONHeader:
 			if jsonBodyOK(f.Data) {
-				f.Data = stampJSON(f.Data, source)
+				f.Data = stampJSON(f.Data, f.hash(), source)
 			}
 		}
+		f.sum, f.sumOf, f.sumLen, f.room = "", nil, 0, nil // the body's: it would keep the body alive
 	}
 }
 
-// stampHash prepends the two comment lines. A control character in source would end the comment
-// line early and make the header unreadable, so it is replaced; every other byte is kept as it is,
-// so a header names even a path that is not UTF-8 exactly.
-func stampHash(body []byte, source string) []byte {
+// hashHeader is the two comment lines of a hash header; sum is the body's hash. A control
+// character in source would end the comment line early and make the header unreadable, so it is
+// replaced; every other byte is kept as it is, so a header names even a path that is not UTF-8
+// exactly.
+func hashHeader(sum, source string) []byte {
 	if strings.ContainsFunc(source, isControl) {
 		s := []byte(source)
 		for i, c := range s {
@@ -105,23 +161,22 @@ func stampHash(body []byte, source string) []byte {
 		source = string(s)
 	}
 	var b bytes.Buffer
-	b.Grow(len(body) + len(headerLead) + len(source) + len(headerTail) + len(hashLead) + 66 + 3)
+	b.Grow(len(headerLead) + len(source) + len(headerTail) + len(hashLead) + len(sum) + 4)
 	b.WriteString("# ")
 	b.WriteString(headerLead)
 	b.WriteString(source)
 	b.WriteString(headerTail)
 	b.WriteByte('\n')
 	b.WriteString(hashLead)
-	b.WriteString(hashHex(body))
+	b.WriteString(sum)
 	b.WriteByte('\n')
-	b.Write(body)
 	return b.Bytes()
 }
 
-// stampJSON inserts the "//" member as the object's first, so a JSON reader sees an ordinary
-// member and a person sees the warning on the second line.
-func stampJSON(body []byte, source string) []byte {
-	value := jsonString(headerLead + source + headerTail + " sha256 " + hashHex(body))
+// stampJSON inserts the "//" member, naming sum (the body's hash), as the object's first, so a
+// JSON reader sees an ordinary member and a person sees the warning on the second line.
+func stampJSON(body []byte, sum, source string) []byte {
+	value := jsonString(headerLead + source + headerTail + " sha256 " + sum)
 	var b bytes.Buffer
 	b.Grow(len(body) + len(jsonKeyLead) + len(value) + 2)
 	b.WriteString("{\n")

@@ -273,3 +273,63 @@ func TestHashes(t *testing.T) {
 		}
 	}
 }
+
+// TestStampReusesTheHashesOfHashes: a manifest's Hashes of its bodies are the hashes Stamp writes
+// in their headers, computed once; a body replaced since (another slice, even of the same length)
+// is hashed again, and a stamped file keeps no hash of its old body.
+func TestStampReusesTheHashesOfHashes(t *testing.T) {
+	files := []File{
+		{Path: "a.yml", Data: []byte(yamlBody), Mode: 0o644, Header: HashHeader},
+		{Path: "b.json", Data: []byte(jsonBody), Mode: 0o644, Header: JSONHeader},
+		{Path: "c.yml", Data: []byte(yamlBody), Mode: 0o644, Header: HashHeader},
+	}
+	Hashes(files)
+	// Changed in place after Hashes, which a substrate never does: Stamp shows whose hash it wrote.
+	files[0].Data[0] = 'O'
+	files[1].Data[len(files[1].Data)-2] = ' '
+	files[2].Data = []byte("on: pull\n") // another slice of the same length: hashed again
+	Stamp(&Output{Files: files}, "ir.yml")
+	for i, want := range []string{yamlHash, jsonHash, sha("on: pull\n")} {
+		if !bytes.Contains(files[i].Data, []byte(want)) {
+			t.Errorf("%s: header has not hash %s:\n%s", files[i].Path, want, files[i].Data)
+		}
+		if files[i].sum != "" || files[i].sumOf != nil {
+			t.Errorf("%s: still holds the hash of its body after the stamp", files[i].Path)
+		}
+	}
+}
+
+// TestStampWritesTheHeaderInTheRoomOfSetBody: a body set with its header's room is stamped in
+// place (no copy of the body), with the bytes a plain body gets; the room serves one stamp, so a
+// copy of the Output stamped again, for another source, gets a copy and leaves the first intact;
+// a header longer than the room is a copy too.
+func TestStampWritesTheHeaderInTheRoomOfSetBody(t *testing.T) {
+	plain := []File{{Path: "a.yml", Data: []byte(yamlBody), Mode: 0o644, Header: HashHeader}}
+	Stamp(&Output{Files: plain}, "ir.yml")
+	var f File
+	f.Path, f.Mode, f.Header = "a.yml", 0o644, HashHeader
+	buf := append(make([]byte, HeaderRoom), yamlBody...)
+	f.SetBody(buf)
+	first := []File{f}
+	second := slices.Clone(first)
+	Stamp(&Output{Files: first}, "ir.yml")
+	if !bytes.Equal(first[0].Data, plain[0].Data) {
+		t.Fatalf("stamped in its room:\n%s\nwant\n%s", first[0].Data, plain[0].Data)
+	}
+	if &first[0].Data[len(first[0].Data)-1] != &buf[len(buf)-1] {
+		t.Error("the body was copied though its room was free")
+	}
+	Stamp(&Output{Files: second}, "other/ir.yml")
+	if !bytes.Equal(first[0].Data, plain[0].Data) || !strings.Contains(string(second[0].Data), "from other/ir.yml;") || !strings.HasSuffix(string(second[0].Data), yamlBody) {
+		t.Errorf("two stamps of one room:\n%s\n%s", first[0].Data, second[0].Data)
+	}
+	long := strings.Repeat("d/", HeaderRoom) + "ir.yml"
+	var g File
+	g.Path, g.Mode, g.Header = "a.yml", 0o644, HashHeader
+	g.SetBody(append(make([]byte, HeaderRoom), yamlBody...))
+	files := []File{g}
+	Stamp(&Output{Files: files}, long)
+	if h, ok := ReadHeader(files[0].Data); !ok || h.Source != long || !h.Intact {
+		t.Errorf("a header longer than the room: %+v, %v\n%s", h, ok, files[0].Data)
+	}
+}

@@ -74,6 +74,14 @@ type File struct {
 	// Mode is the file's permission bits: 0o644, or 0o755 for an executable.
 	Mode   fs.FileMode
 	Header HeaderStyle
+	// sum is the sha256 of Data that Hashes recorded, lowercase hex, with the bytes it hashed
+	// (sumOf, by their first byte and length): Stamp reuses it for the header when Data is still
+	// those bytes, so a manifest's hash of a body and its header's cost one pass.
+	sum    string
+	sumOf  *byte
+	sumLen int
+	// room is the allocation Data ends, with HeaderRoom free bytes before Data (SetBody).
+	room *headerRoom
 }
 
 // Output is what a substrate compiles a profile to.

@@ -21,7 +21,11 @@ const stagePrefix = ".autonomy/stage-"
 // out of .git and the ledger directory, unique, sorted, with a mode of 0644 or 0755, and JSON
 // bodies a header can be inserted into. A failure is a bug in the substrate, so the error names
 // every bad file at once rather than the first.
-func Validate(out *Output) error {
+func Validate(out *Output) error { return validate(out, true) }
+
+// validate is Validate, of the files' bodies too when bodies is set (else they are a Lister's
+// list, with no Data).
+func validate(out *Output, bodies bool) error {
 	var problems []string
 	add := func(p, format string, args ...any) {
 		problems = append(problems, strconv.Quote(p)+": "+fmt.Sprintf(format, args...))
@@ -51,7 +55,7 @@ func Validate(out *Output) error {
 		switch f.Header {
 		case NoHeader, HashHeader:
 		case JSONHeader:
-			if !jsonBodyOK(f.Data) {
+			if bodies && !jsonBodyOK(f.Data) {
 				add(f.Path, `a JSONHeader file must start with "{\n" and have a member for the header to precede`)
 			}
 		default:

@@ -61,6 +61,8 @@ type compiler struct {
 	actors   []actorManifest
 	byName   map[string]*ir.Actor
 	emit     emitter
+	// list leaves every file's Data nil (CompileList): the checks without the rendering.
+	list bool
 	// Parts every workflow shares, built on first use.
 	runParts    map[string]runParts // by scriptKey
 	installStep mapping
@@ -79,13 +81,24 @@ type compiler struct {
 
 // Compile realizes the profile as GitHub Actions workflows.
 func (s Substrate) Compile(r *resolved.Profile) (substrates.Output, error) {
+	return s.compile(r, false)
+}
+
+// CompileList is Compile without rendering the files (substrates.Lister): their paths, modes and
+// headers, the warnings and the errors.
+func (s Substrate) CompileList(r *resolved.Profile) (substrates.Output, error) {
+	return s.compile(r, true)
+}
+
+// compile is Compile, or CompileList when list is set.
+func (s Substrate) compile(r *resolved.Profile, list bool) (substrates.Output, error) {
 	p := r.Profile
 	b, diags := readBox(p)
 	tool := Self
 	if s.Tool != nil {
 		tool = *s.Tool
 	}
-	c := &compiler{p: p, r: r, box: b, paths: map[string]string{}, errors: diags, runParts: map[string]runParts{}, byName: make(map[string]*ir.Actor, len(p.Actors))}
+	c := &compiler{p: p, r: r, box: b, paths: map[string]string{}, errors: diags, runParts: map[string]runParts{}, byName: make(map[string]*ir.Actor, len(p.Actors)), list: list}
 	c.tool = c.pinned(tool)
 	for _, a := range p.Actors {
 		c.byName[a.Name.Value] = a
@@ -187,11 +200,23 @@ func (c *compiler) actor(a *ir.Actor) {
 	} else {
 		wf = c.agentWorkflow(a)
 	}
-	// One scratch buffer serves every workflow; each file keeps an exact-size copy.
+	c.add(c.workflowFile(WorkflowPath(name), wf), fmt.Sprintf("the workflow of actor %q", name), a.Name.Pos)
+}
+
+// workflowFile is the file of workflow wf at path, not rendered for CompileList.
+func (c *compiler) workflowFile(path string, wf mapping) substrates.File {
+	f := substrates.File{Path: path, Mode: 0o644, Header: substrates.HashHeader}
+	if c.list {
+		return f
+	}
+	// One scratch buffer serves every workflow; each file keeps an exact-size copy, after room
+	// for its header.
 	c.emit.b.Reset()
 	c.emit.mappingBody(wf, 0)
-	data := append([]byte(nil), c.emit.b.Bytes()...)
-	c.add(substrates.File{Path: WorkflowPath(name), Data: data, Mode: 0o644, Header: substrates.HashHeader}, fmt.Sprintf("the workflow of actor %q", name), a.Name.Pos)
+	buf := make([]byte, substrates.HeaderRoom+c.emit.b.Len())
+	copy(buf[substrates.HeaderRoom:], c.emit.b.Bytes())
+	f.SetBody(buf)
+	return f
 }
 
 // GitHub's limits: workflow_dispatch inputs, and minutes a job runs on a hosted runner.

@@ -219,11 +219,7 @@ func (c *compiler) humanGateJob(common func(mapping) mapping, steps func(string)
 
 // control emits the control workflow.
 func (c *compiler) control() {
-	wf := c.controlWorkflow()
-	c.emit.b.Reset()
-	c.emit.mappingBody(wf, 0)
-	data := append([]byte(nil), c.emit.b.Bytes()...)
-	c.add(substrates.File{Path: ControlWorkflowPath, Data: data, Mode: 0o644, Header: substrates.HashHeader}, "the control workflow", ir.Pos{})
+	c.add(c.workflowFile(ControlWorkflowPath, c.controlWorkflow()), "the control workflow", ir.Pos{})
 }
 
 // inputActor is the human actor the profile routes input-required to: its kind: human actor

@@ -131,6 +131,10 @@ func (c *compiler) gated() bool { return len(c.humanPaths) > 0 || len(c.governin
 
 // json adds a generated JSON file.
 func (c *compiler) json(path, producer string, v any) {
+	if c.list {
+		c.add(substrates.File{Path: path, Mode: 0o644, Header: substrates.JSONHeader}, producer, ir.Pos{})
+		return
+	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)

@@ -137,7 +137,12 @@ func (w *jsonWriter) strings(k string, vs []string) {
 }
 
 // manifest writes .autonomy/gh-actions/manifest.json: what was installed, with the hash of every file.
+// CompileList only lists it.
 func (c *compiler) manifest() {
+	if c.list {
+		c.add(substrates.File{Path: ManifestPath, Mode: 0o644, Header: substrates.JSONHeader}, "the manifest", ir.Pos{})
+		return
+	}
 	byActor := map[string][]string{}
 	all := []string{}
 	for _, d := range c.warnings {

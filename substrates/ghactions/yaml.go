@@ -46,8 +46,10 @@ func (m mapping) get(key string) (any, bool) {
 // emitter writes YAML with two-space indentation.
 type emitter struct {
 	b bytes.Buffer
-	// quoted are the strings quoted so far (emitter.quote), quotedBytes their size.
+	// quoted are the strings quoted so far (emitter.quote), blocks the literal blocks written
+	// (emitter.block), quotedBytes the size of both.
 	quoted      map[string]string
+	blocks      map[blockKey]string
 	quotedBytes int
 }
 
@@ -127,13 +129,7 @@ func (e *emitter) value(v any, depth int, comment string) {
 		}
 	case literal:
 		e.b.WriteString(" |\n")
-		for _, line := range strings.Split(strings.TrimSuffix(string(v), "\n"), "\n") {
-			if line != "" {
-				e.indent(depth + 1)
-				e.b.WriteString(line)
-			}
-			e.b.WriteByte('\n')
-		}
+		e.b.WriteString(e.block(string(v), depth+1))
 	case *yaml.Node:
 		e.node(v, depth)
 	default:
@@ -256,7 +252,42 @@ func (e *emitter) quote(s string) string {
 	return q
 }
 
-// quotedBudget bounds the bytes emitter.quote keeps.
+// block is the body of a literal block scalar of s at indentation depth: each line of s
+// indented, an empty line left empty. It is remembered like quote's strings: the same run
+// scripts recur in every workflow of a fleet.
+func (e *emitter) block(s string, depth int) string {
+	k := blockKey{s, depth}
+	if b, ok := e.blocks[k]; ok {
+		return b
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 2*depth*(strings.Count(s, "\n")+1) + 1)
+	for line := range strings.Lines(strings.TrimSuffix(s, "\n") + "\n") {
+		if line != "\n" {
+			for range depth {
+				b.WriteString("  ")
+			}
+		}
+		b.WriteString(line)
+	}
+	text := b.String()
+	if e.blocks == nil {
+		e.blocks = map[blockKey]string{}
+	}
+	if e.quotedBytes+len(s)+len(text) <= quotedBudget {
+		e.blocks[k] = text
+		e.quotedBytes += len(s) + len(text)
+	}
+	return text
+}
+
+// blockKey is a literal block scalar's text and indentation depth.
+type blockKey struct {
+	text  string
+	depth int
+}
+
+// quotedBudget bounds the bytes emitter.quote and emitter.block keep.
 const quotedBudget = 8 << 20
 
 // quote writes s as a YAML string: plain when that provably reads back as the same string,

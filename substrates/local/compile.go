@@ -47,13 +47,26 @@ type compiler struct {
 	actors   []*ActorConfig
 	// r says what each behavior is, resolved once for every target.
 	r *resolved.Profile
+	// list leaves every JSON file's Data nil (CompileList): the checks without the rendering.
+	list bool
 }
 
 // Compile realizes the profile as a local installation.
-func (Substrate) Compile(r *resolved.Profile) (substrates.Output, error) {
+func (s Substrate) Compile(r *resolved.Profile) (substrates.Output, error) {
+	return s.compile(r, false)
+}
+
+// CompileList is Compile without rendering the files (substrates.Lister): their paths, modes and
+// headers, the warnings and the errors.
+func (s Substrate) CompileList(r *resolved.Profile) (substrates.Output, error) {
+	return s.compile(r, true)
+}
+
+// compile is Compile, or CompileList when list is set.
+func (Substrate) compile(r *resolved.Profile, list bool) (substrates.Output, error) {
 	p := r.Profile
 	b, diags := readBox(p)
-	c := &compiler{p: p, r: r, box: b, paths: map[string]string{}}
+	c := &compiler{p: p, r: r, box: b, paths: map[string]string{}, list: list}
 	for _, d := range diags {
 		if d.Severity == ir.Error {
 			c.errors = append(c.errors, d)
@@ -250,6 +263,10 @@ func (c *compiler) add(f substrates.File, producer string, pos ir.Pos) {
 
 // json installs v as indented JSON with a header member.
 func (c *compiler) json(path, producer string, pos ir.Pos, v any) {
+	if c.list {
+		c.add(substrates.File{Path: path, Mode: 0o644, Header: substrates.JSONHeader}, producer, pos)
+		return
+	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -262,6 +279,10 @@ func (c *compiler) json(path, producer string, pos ir.Pos, v any) {
 
 // manifest describes the installation: actors, warnings, and the hash of every other file.
 func (c *compiler) manifest() {
+	if c.list {
+		c.add(substrates.File{Path: ManifestPath, Mode: 0o644, Header: substrates.JSONHeader}, "the manifest", ir.Pos{})
+		return
+	}
 	type actor struct {
 		Name         string    `json:"name"`
 		Kind         string    `json:"kind"`
