@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/autonomyhq/autonomy/internal/cliout"
-	"github.com/autonomyhq/autonomy/internal/gctune"
+	"github.com/autonomyhq/autonomy/internal/gcfloor"
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/substrates"
 )
@@ -46,7 +46,7 @@ Exit codes: 0 up to date, 1 drift found (or the profile has errors, or warnings 
 			if err := checkFormat(format, "text", "json", "github", "sarif"); err != nil {
 				return err
 			}
-			gctune.OneShot()
+			gcfloor.OneShot()
 			out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
 			p, sub, warnings, err := loadFor(args[0], target, "checked", errOut, verbose)
 			if err != nil {

@@ -13,7 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/autonomyhq/autonomy/internal/gctune"
+	"github.com/autonomyhq/autonomy/internal/gcfloor"
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/ir/resolved"
 	"github.com/autonomyhq/autonomy/substrates"
@@ -79,7 +79,7 @@ Exit codes: 0 installed (or nothing to change), 1 the profile has errors (or war
 			if watchFlag {
 				return watchCompile(cmd, o)
 			}
-			gctune.OneShot()
+			gcfloor.OneShot()
 			return compileOnce(cmd.OutOrStdout(), cmd.ErrOrStderr(), o)
 		},
 	}

@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/autonomyhq/autonomy/internal/cliout"
-	"github.com/autonomyhq/autonomy/internal/gctune"
+	"github.com/autonomyhq/autonomy/internal/gcfloor"
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/ir/resolved"
 	"github.com/autonomyhq/autonomy/substrates"
@@ -59,7 +59,7 @@ I/O error.`,
 			if err := checkFormat(format, "text", "json", "github", "sarif"); err != nil {
 				return err
 			}
-			gctune.OneShot()
+			gcfloor.OneShot()
 			out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
 			reports := make([]validateReport, 0, len(args))
 			var findings []cliout.Finding

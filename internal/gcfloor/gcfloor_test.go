@@ -2,6 +2,7 @@ package gcfloor
 
 import (
 	"math"
+	"os"
 	"runtime"
 	"runtime/debug"
 	"testing"
@@ -42,4 +43,57 @@ func TestTheEnvironmentWins(t *testing.T) {
 			t.Errorf("arm(GOGC=%q, GOMEMLIMIT=%q): GOGC is %d, want it untouched (100)", env[0], env[1], p)
 		}
 	}
+}
+
+// TestOneShotReplacesTheDefaultsAfterTheFloor: a one-shot command's settings survive the floor's
+// lifting (which once put GOGC=100 back over them at the first cycle), and the floor holds until
+// then.
+func TestOneShotReplacesTheDefaultsAfterTheFloor(t *testing.T) {
+	restoreCollector(t)
+	unsetEnv(t, "GOGC")
+	unsetEnv(t, "GOMEMLIMIT")
+	done := arm("", "")
+	OneShot()
+	if p, limit := gcPercent(), debug.SetMemoryLimit(-1); p != -1 || limit != Floor {
+		t.Fatalf("after OneShot under the floor: GOGC %d and memory limit %d, want off (-1) and %d", p, limit, Floor)
+	}
+	runtime.GC()
+	<-done
+	if p, limit := gcPercent(), debug.SetMemoryLimit(-1); p != OneShotPercent || limit != OneShotLimit {
+		t.Fatalf("after the first cycle: GOGC %d and memory limit %d, want %d and %d", p, limit, OneShotPercent, OneShotLimit)
+	}
+}
+
+// TestOneShotWithoutTheFloor: with the floor lifted, OneShot sets its values at once, each
+// unless the environment sets it.
+func TestOneShotWithoutTheFloor(t *testing.T) {
+	restoreCollector(t)
+	unsetEnv(t, "GOMEMLIMIT")
+	done := arm("", "")
+	runtime.GC()
+	<-done
+	t.Setenv("GOGC", "150")
+	debug.SetGCPercent(150)
+	OneShot()
+	if p, limit := gcPercent(), debug.SetMemoryLimit(-1); p != 150 || limit != OneShotLimit {
+		t.Fatalf("GOGC %d and memory limit %d, want the environment's 150 and %d", p, limit, OneShotLimit)
+	}
+}
+
+// restoreCollector puts back the collector's settings, and what the floor lifts to, when t ends.
+func restoreCollector(t *testing.T) {
+	percent, limit := debug.SetGCPercent(100), debug.SetMemoryLimit(math.MaxInt64)
+	t.Cleanup(func() {
+		debug.SetGCPercent(percent)
+		debug.SetMemoryLimit(limit)
+		after.Lock()
+		after.percent, after.limit, after.armed = 100, math.MaxInt64, false
+		after.Unlock()
+	})
+}
+
+// unsetEnv removes name from the environment for t.
+func unsetEnv(t *testing.T, name string) {
+	t.Setenv(name, "")
+	os.Unsetenv(name)
 }
