@@ -180,28 +180,29 @@ func (c *compiler) fleetConfig() FleetConfig {
 			}
 			ac.Triggers = append(ac.Triggers, tr)
 		}
-		if a.Result != nil {
-			ac.Result = c.resultSchema(a)
+		if res := a.Contract(); res != nil {
+			ac.Result = c.resultSchema(a, res)
 		}
 		fc.Actors = append(fc.Actors, ac)
 	}
 	return fc
 }
 
-// resultSchema installs the actor's result contract and returns its path.
-func (c *compiler) resultSchema(a *ir.Actor) string {
-	if name := a.Result.Named.Value; name != "" {
+// resultSchema installs the actor's result contract res (ir.Actor.Contract: the declared one,
+// else autonomy.result.v1) and returns its path.
+func (c *compiler) resultSchema(a *ir.Actor, res *ir.Result) string {
+	if name := res.Named.Value; name != "" {
 		path := resultsDir + "/" + name + ".json"
-		c.add(substrates.File{Path: path, Data: []byte(ir.ResultContracts[name] + "\n"), Mode: 0o644}, "the result contract "+name, a.Result.Pos)
+		c.add(substrates.File{Path: path, Data: []byte(ir.ResultContracts[name] + "\n"), Mode: 0o644}, "the result contract "+name, res.Pos)
 		return path
 	}
 	path := resultsDir + "/" + a.Name.Value + ".json"
-	data, err := json.MarshalIndent(a.Result.Inline, "", "  ")
+	data, err := json.MarshalIndent(res.Inline, "", "  ")
 	if err != nil {
-		c.errors = append(c.errors, ir.Diagnostic{File: c.p.File, Pos: a.Result.Pos, Severity: ir.Error, Message: "the result schema cannot be written: " + err.Error()})
+		c.errors = append(c.errors, ir.Diagnostic{File: c.p.File, Pos: res.Pos, Severity: ir.Error, Message: "the result schema cannot be written: " + err.Error()})
 		return path
 	}
-	c.add(substrates.File{Path: path, Data: append(data, '\n'), Mode: 0o644}, fmt.Sprintf("the result schema of actor %q", a.Name.Value), a.Result.Pos)
+	c.add(substrates.File{Path: path, Data: append(data, '\n'), Mode: 0o644}, fmt.Sprintf("the result schema of actor %q", a.Name.Value), res.Pos)
 	return path
 }
 

@@ -129,7 +129,7 @@ func (c *compiler) installConfigMap() (*corev1.ConfigMap, error) {
 func (c *compiler) installVolume(a *ir.Actor) corev1.Volume {
 	src, _ := a.BehaviorSource()
 	paths := append(slices.Clone(c.shared), c.bySource[src]...)
-	if a.Result != nil {
+	if a.Contract() != nil {
 		paths = append(paths, c.resultPath(a))
 	}
 	slices.Sort(paths)
@@ -206,7 +206,7 @@ func (c *compiler) podTemplate(a *ir.Actor) *corev1.PodTemplate {
 	env := append(SessionEnv(a.Name.Value),
 		corev1.EnvVar{Name: "AUTONOMY_CAPABILITIES", Value: capabilitiesEnv(a)},
 		corev1.EnvVar{Name: "AUTONOMY_BEHAVIOR", Value: InstallDir + "/" + dataDir + "/" + a.BehaviorFile})
-	if a.Result != nil {
+	if a.Contract() != nil {
 		env = append(env, corev1.EnvVar{Name: "AUTONOMY_RESULT_SCHEMA", Value: InstallDir + "/" + c.resultPath(a)})
 	}
 	no, yes, user := false, true, int64(65532)
@@ -232,9 +232,9 @@ func (c *compiler) podTemplate(a *ir.Actor) *corev1.PodTemplate {
 	return pt
 }
 
-// resultPath is where resultSchema installed the actor's result schema.
+// resultPath is where resultSchema installed the actor's result contract (ir.Actor.Contract).
 func (c *compiler) resultPath(a *ir.Actor) string {
-	if name := a.Result.Named.Value; name != "" {
+	if name := a.Contract().Named.Value; name != "" {
 		return dataDir + "/results/" + name + ".json"
 	}
 	return dataDir + "/results/" + a.Name.Value + ".json"

@@ -30,7 +30,7 @@ var support = []substrates.Support{
 	{Feature: "kind:human", Level: substrates.Partial, Note: "a person gets no pod: the fleet config lists them, and the runner keeps their asks in the cluster"},
 	{Feature: "field:timeout", Level: substrates.Supported, Note: "the Job's activeDeadlineSeconds"},
 	{Feature: "field:review", Level: substrates.Unsupported, Note: "the cluster runs no code flow that launches the reviewer on a proposal; launch the reviewer yourself"},
-	{Feature: "field:result", Level: substrates.Supported, Note: "the schema is installed in the autonomy-install ConfigMap and named by AUTONOMY_RESULT_SCHEMA"},
+	{Feature: "field:result", Level: substrates.Supported, Note: "the contract (autonomy.result.v1 unless the actor declares another) is installed in the autonomy-install ConfigMap and named by AUTONOMY_RESULT_SCHEMA; an exit 0 is done only with a result in AUTONOMY_RESULT that validates against it"},
 	{Feature: "field:execution", Level: substrates.Supported, Note: "every session is its own pod with its own filesystem: always isolated"},
 	{Feature: "field:prelaunch", Level: substrates.Unsupported, Note: "the session's pod runs no command before the actor; prelaunch is ignored"},
 	{Feature: "policy:maxConcurrent", Level: substrates.Supported, Note: "the fleet config carries it; the runner refuses a launch past it"},

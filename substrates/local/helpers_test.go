@@ -151,6 +151,10 @@ func readFile(t testing.TB, path string) string {
 	return string(data)
 }
 
+// scriptDone is the line a test's shell script ends with to deliver a valid result of the
+// default contract (autonomy.result.v1): a script's session, too, is done only with one.
+const scriptDone = `printf '{"status":"done","summary":"ok"}\n' > "$AUTONOMY_RESULT"` + "\n"
+
 // deliverResult is the shell line a test's box agent ends with to deliver a valid result of the
 // default contract (autonomy.result.v1), as a model session does through submit_result: a
 // session is done only with one.

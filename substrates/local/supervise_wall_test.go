@@ -37,9 +37,9 @@ printf '#!/bin/sh\necho evil >> "%s"\nexec /bin/sleep "$@"\n' "$out" > "$AUTONOM
 chmod +x "$AUTONOMY_DIR/evil/sleep"
 env -u AUTONOMY_SESSION PATH="$AUTONOMY_DIR/evil:$PATH" autonomy runner supervise "$(cat "$AUTONOMY_DIR/orch")" >> "$out" 2>&1
 echo "rc=$?" >> "$out"
-`,
-	"scripts/wait.sh": "#!/bin/sh\nwhile [ ! -e \"$AUTONOMY_DIR/out-done\" ]; do sleep 0.05; done\n",
-	"scripts/noop.sh": "#!/bin/sh\ntrue\n",
+` + scriptDone,
+	"scripts/wait.sh": "#!/bin/sh\nwhile [ ! -e \"$AUTONOMY_DIR/out-done\" ]; do sleep 0.05; done\n" + scriptDone,
+	"scripts/noop.sh": "#!/bin/sh\ntrue\n" + scriptDone,
 }}
 
 func TestSuperviseRefusedInsideASession(t *testing.T) {

@@ -41,9 +41,9 @@ try() { echo "== $1" >> "$out"; shift; "$@" >> "$out" 2>&1; echo "rc=$?" >> "$ou
 try host_proc unshare -Urpf env -u AUTONOMY_SESSION autonomy runner launch boss
 try own_proc unshare -Urpf --mount-proc env -u AUTONOMY_SESSION autonomy runner launch boss
 try forged unshare -Urpf --mount-proc env AUTONOMY_SESSION="$(cat "$AUTONOMY_DIR/orch")" autonomy runner launch boss
-`,
-	"scripts/wait.sh": "#!/bin/sh\nwhile [ ! -e \"$AUTONOMY_DIR/out-done\" ]; do sleep 0.05; done\n",
-	"scripts/noop.sh": "#!/bin/sh\ntrue\n",
+` + scriptDone,
+	"scripts/wait.sh": "#!/bin/sh\nwhile [ ! -e \"$AUTONOMY_DIR/out-done\" ]; do sleep 0.05; done\n" + scriptDone,
+	"scripts/noop.sh": "#!/bin/sh\ntrue\n" + scriptDone,
 }}
 
 func TestPidNamespaceDoesNotLeaveTheWall(t *testing.T) {

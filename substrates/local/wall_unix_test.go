@@ -41,9 +41,9 @@ try unset env -u AUTONOMY_SESSION autonomy runner launch boss
 try forged env AUTONOMY_SESSION="$(cat "$AUTONOMY_DIR/orch")" autonomy runner launch boss
 try detached setsid sh -c 'env -u AUTONOMY_SESSION autonomy runner launch boss'
 for i in 1 2 3 4 5 6; do try "worker$i" autonomy runner launch worker; done
-`,
-	"scripts/wait.sh": "#!/bin/sh\nwhile [ ! -e \"$AUTONOMY_DIR/out-done\" ]; do sleep 0.05; done\n",
-	"scripts/noop.sh": "#!/bin/sh\ntrue\n",
+` + scriptDone,
+	"scripts/wait.sh": "#!/bin/sh\nwhile [ ! -e \"$AUTONOMY_DIR/out-done\" ]; do sleep 0.05; done\n" + scriptDone,
+	"scripts/noop.sh": "#!/bin/sh\ntrue\n" + scriptDone,
 }}
 
 // A session's own processes cannot act as the operator or as another session, however they set
@@ -113,8 +113,8 @@ actors:
     behavior: scripts/noop.sh
     triggers: [{ dispatch: true }]
 `, files: map[string]string{
-		"scripts/lead.sh": "#!/bin/sh\nfor i in 1 2 3 4 5 6 7 8; do autonomy runner launch worker >/dev/null 2>&1 & done\nwait\n",
-		"scripts/noop.sh": "#!/bin/sh\ntrue\n",
+		"scripts/lead.sh": "#!/bin/sh\nfor i in 1 2 3 4 5 6 7 8; do autonomy runner launch worker >/dev/null 2>&1 & done\nwait\n" + scriptDone,
+		"scripts/noop.sh": "#!/bin/sh\ntrue\n" + scriptDone,
 	}}
 	dir := installFleet(t, f, false)
 	r := newRunner(t, dir, Options{Exe: builtAutonomy(t), Env: []string{"PATH=/usr/bin:/bin", "HOME=" + t.TempDir()}})
