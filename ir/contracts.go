@@ -156,9 +156,10 @@ var contractRules = map[string]string{
 var DefaultResult = &Result{Named: String{Value: DefaultContract}}
 
 // Contract is the result contract a session of the actor must deliver to end done: the one it
-// declares, else the default (autonomy.result.v1) for an agent whose behavior is a skill. It is
-// nil for a person, for a script (its exit status is its contract) and for an actor that opts
-// out with result: { schema: none }, whose exit status 0 alone is done.
+// declares, else the default (autonomy.result.v1), for an agent whose behavior is a skill and for
+// a script alike (a script writes its result, one JSON object, to the file AUTONOMY_RESULT
+// names). It is nil for a person and for an actor that opts out with result: { schema: none },
+// whose exit status 0 alone is done.
 func (a *Actor) Contract() *Result {
 	switch {
 	case a.IsHuman():
@@ -167,10 +168,8 @@ func (a *Actor) Contract() *Result {
 		return nil
 	case a.Result != nil:
 		return a.Result
-	case a.Skill:
-		return DefaultResult
 	}
-	return nil
+	return DefaultResult
 }
 
 // ExitStatusOnly reports whether the actor opts out of a verified result (result: { schema: none }).

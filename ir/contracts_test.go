@@ -78,7 +78,7 @@ func TestReviewContractsAreDistinct(t *testing.T) {
 }
 
 // TestContractDefault: an agent that runs a skill and declares no result delivers the default
-// contract; one that opts out, a script and a person deliver none; a declared one is kept.
+// contract, and so does a script; one that opts out and a person deliver none; a declared one is kept.
 func TestContractDefault(t *testing.T) {
 	none := &Result{Named: String{Value: NoResult}}
 	review := &Result{Named: String{Value: ReviewContract}}
@@ -90,7 +90,8 @@ func TestContractDefault(t *testing.T) {
 		{"skill", Actor{Skill: true}, DefaultContract},
 		{"declared", Actor{Skill: true, Result: review}, ReviewContract},
 		{"opt-out", Actor{Skill: true, Result: none}, ""},
-		{"script", Actor{}, ""},
+		{"script", Actor{}, DefaultContract},
+		{"script opt-out", Actor{Result: none}, ""},
 		{"human", Actor{Kind: String{Value: "human"}}, ""},
 	} {
 		got := ""
@@ -100,7 +101,7 @@ func TestContractDefault(t *testing.T) {
 		if got != c.want {
 			t.Errorf("%s: contract %q, want %q", c.name, got, c.want)
 		}
-		if c.a.ExitStatusOnly() != (c.name == "opt-out") {
+		if c.a.ExitStatusOnly() != strings.HasSuffix(c.name, "opt-out") {
 			t.Errorf("%s: ExitStatusOnly %v", c.name, c.a.ExitStatusOnly())
 		}
 	}

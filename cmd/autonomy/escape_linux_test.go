@@ -24,7 +24,7 @@ import (
 // over, recording an "escaped" event.
 func TestEscapedProcessIsKilled(t *testing.T) {
 	t.Parallel()
-	script := "#!/bin/sh\nsetsid sleep 300 &\necho $! > \"$AUTONOMY_DIR/escaped.pid\"\nsleep 0.2\nexit 0\n"
+	script := "#!/bin/sh\nsetsid sleep 300 &\necho $! > \"$AUTONOMY_DIR/escaped.pid\"\nsleep 0.2\n" + scriptDone
 	dir := runnerFleet(t, trivialFleet, map[string]string{"scripts/work.sh": script})
 	out, errOut, code := cli(t, nil, "runner", "--dir", dir, "launch", "worker")
 	if code != 0 {
@@ -68,8 +68,8 @@ func TestEscapedProcessIsKilled(t *testing.T) {
 func TestLaunchedSupervisorSurvivesItsLauncher(t *testing.T) {
 	t.Parallel()
 	dir := runnerFleet(t, seamYAML, map[string]string{
-		"scripts/pm.sh":      "#!/bin/sh\nautonomy runner launch worker --ref from-pm\n",
-		"scripts/work.sh":    "#!/bin/sh\nuntil [ -f \"$AUTONOMY_DIR/gate\" ]; do sleep 0.05; done\n",
+		"scripts/pm.sh":      "#!/bin/sh\nautonomy runner launch worker --ref from-pm\n" + scriptDone,
+		"scripts/work.sh":    "#!/bin/sh\nuntil [ -f \"$AUTONOMY_DIR/gate\" ]; do sleep 0.05; done\n" + scriptDone,
 		"humans/approver.md": "# Decide\n",
 	})
 	out, errOut, code := cli(t, nil, "runner", "--dir", dir, "launch", "pm")

@@ -80,7 +80,10 @@ id=$(autonomy runner launch approver --type approve --in "v2 is built and tested
 while :; do
   st=$(autonomy runner get "$id" --format json | sed -n 's/^  "status": "\([a-z]*\)",$/\1/p')
   case "$st" in
-    done) echo shipped > "$AUTONOMY_DIR/shipped"; exit 0 ;;
+    done)
+      echo shipped > "$AUTONOMY_DIR/shipped"
+      printf '{"status":"done","summary":"shipped"}\n' > "$AUTONOMY_RESULT"
+      exit 0 ;;
     failed|cancelled) exit 1 ;;
   esac
   sleep 0.1

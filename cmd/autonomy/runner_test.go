@@ -57,6 +57,10 @@ func autonomyBin(t *testing.T) string {
 	return exe
 }
 
+// scriptDone is the line a test's shell script ends with to deliver a valid result of the
+// default contract (autonomy.result.v1): a script's session is done only with one.
+const scriptDone = `printf '{"status":"done","summary":"ok"}\n' > "$AUTONOMY_RESULT"` + "\n"
+
 // runnerFleet writes a profile and installs it with the binary; it returns the installation.
 func runnerFleet(t *testing.T, yml string, files map[string]string) string {
 	t.Helper()
@@ -136,7 +140,7 @@ actors:
 // installation; exactly 200 sessions result, with 200 distinct ids, and the store stays whole.
 func TestRunnerConcurrentLaunches(t *testing.T) {
 	t.Parallel()
-	dir := runnerFleet(t, trivialFleet, map[string]string{"scripts/work.sh": "#!/bin/sh\nexit 0\n"})
+	dir := runnerFleet(t, trivialFleet, map[string]string{"scripts/work.sh": "#!/bin/sh\n" + scriptDone})
 	var wg sync.WaitGroup
 	errs := make(chan string, 200)
 	for p := 0; p < 8; p++ {
@@ -298,7 +302,7 @@ echo "approver=$?" >> "$AUTONOMY_DIR/pm.codes"
 autonomy runner list > "$AUTONOMY_DIR/pm-list.out" 2>&1
 echo "list=$?" >> "$AUTONOMY_DIR/pm.codes"
 `,
-		"scripts/work.sh":    "#!/bin/sh\nexit 0\n",
+		"scripts/work.sh":    "#!/bin/sh\n" + scriptDone,
 		"humans/approver.md": "# Decide\n",
 	})
 	out, errOut, code := cli(t, nil, "runner", "--dir", dir, "launch", "pm")
@@ -403,7 +407,7 @@ func TestRunnerServeStopsOnSignal(t *testing.T) {
 // A session's text (a ref, a reason quoting the agent) reaches the terminal with its control
 // characters escaped: no escape sequence, and one line per session in list.
 func TestRunnerOutputEscapesControlCharacters(t *testing.T) {
-	dir := runnerFleet(t, trivialFleet, map[string]string{"scripts/work.sh": "#!/bin/sh\nexit 0\n"})
+	dir := runnerFleet(t, trivialFleet, map[string]string{"scripts/work.sh": "#!/bin/sh\n" + scriptDone})
 	ref := "42\x1b[2J\x1b]0;owned\x07\nFAKE  worker  agent  done"
 	out, errOut, code := cli(t, nil, "runner", "--dir", dir, "launch", "worker", "--ref", ref)
 	if code != 0 {

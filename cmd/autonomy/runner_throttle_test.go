@@ -25,7 +25,7 @@ actors:
 // From a session, a --param bound to subject.actorRole is refused (the documented example);
 // the fleet's pause refuses a launch, names the resume command, and shows in list.
 func TestRunnerForgeryAndPauseCLI(t *testing.T) {
-	dir := runnerFleet(t, forgeFleet, map[string]string{"scripts/idle.sh": "#!/bin/sh\nsleep 300\n", "scripts/quick.sh": "#!/bin/sh\nexit 0\n"})
+	dir := runnerFleet(t, forgeFleet, map[string]string{"scripts/idle.sh": "#!/bin/sh\nsleep 300\n", "scripts/quick.sh": "#!/bin/sh\n" + scriptDone})
 	out, errOut, code := cli(t, nil, "runner", "--dir", dir, "launch", "boss")
 	if code != 0 {
 		t.Fatalf("launch boss: %d %s", code, errOut)

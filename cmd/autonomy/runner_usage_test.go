@@ -20,7 +20,7 @@ import (
 // and runner usage sums the usage by time and actor, as text and as JSON.
 func TestRunnerUsageAndTranscript(t *testing.T) {
 	dir := runnerFleet(t, seamYAML, map[string]string{
-		"scripts/pm.sh": "#!/bin/sh\nexit 0\n", "scripts/work.sh": "#!/bin/sh\nexit 0\n", "humans/approver.md": "# Decide\n",
+		"scripts/pm.sh": "#!/bin/sh\n" + scriptDone, "scripts/work.sh": "#!/bin/sh\n" + scriptDone, "humans/approver.md": "# Decide\n",
 	})
 	var ids []string
 	for _, actor := range []string{"pm", "worker"} {

@@ -307,7 +307,8 @@ func TestCompileWarnings(t *testing.T) {
 }
 
 // TestScriptBehavior: a script runs by its #! line, else by its extension, with nothing but Bun
-// installed for TypeScript; the model agent is not installed for it.
+// installed for TypeScript; the model agent is not installed for it. Its result is uploaded for
+// its apply job.
 func TestScriptBehavior(t *testing.T) {
 	cases := []struct {
 		behavior string
@@ -336,9 +337,9 @@ func TestScriptBehavior(t *testing.T) {
 				run = m
 			}
 		}
-		wantUses := []string{"actions/checkout"}
+		wantUses := []string{"actions/checkout", "actions/upload-artifact"}
 		if c.bun {
-			wantUses = []string{"oven-sh/setup-bun", "actions/checkout"}
+			wantUses = []string{"oven-sh/setup-bun", "actions/checkout", "actions/upload-artifact"}
 		}
 		if !reflect.DeepEqual(uses, wantUses) {
 			t.Errorf("%s: steps use %v, want %v", c.behavior, uses, wantUses)

@@ -145,10 +145,11 @@ func (c *compiler) json(path, producer string, v any) {
 	c.add(substrates.File{Path: path, Data: buf.Bytes(), Mode: 0o644, Header: substrates.JSONHeader}, producer, ir.Pos{})
 }
 
-// resultPath is where an actor's result contract is installed ("" when it has none).
+// resultPath is where an actor's declared result contract is installed ("" when it declares
+// none, or opts out).
 func resultPath(a *ir.Actor) string {
 	switch {
-	case a.Result == nil:
+	case a.Result == nil || a.ExitStatusOnly():
 		return ""
 	case a.Result.Named.Value != "":
 		name := a.Result.Named.Value

@@ -77,7 +77,8 @@ func (c *compiler) launchEdges() {
 	}
 	for _, l := range c.p.Actors {
 		b := c.r.Behavior(l)
-		if l.Holds("agent:launch") && !callsRunner(l) && !applies(l, b.Kind == resolved.Steps && b.StepPlaybook()) {
+		// A script's apply job verifies its result only: it applies no effect.
+		if l.Holds("agent:launch") && !callsRunner(l) && !(l.Skill && applies(l, b.Kind == resolved.Steps && b.StepPlaybook())) {
 			c.warnf(l.CapabilitiesPos, "give it a skill behavior (its launches are applied after the model job), or an unscoped agent:launch (its job calls the runner)",
 				"actor %q holds agent:launch, but on gh-actions its job can neither apply a launch (it is not a skill run with the MCP server) nor call the runner (a scoped agent:launch gets no token): its launches can never land", l.Name.Value)
 		}

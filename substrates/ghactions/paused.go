@@ -74,6 +74,11 @@ func (c *compiler) pausedStep(a *ir.Actor, installs bool) mapping {
 	}
 }
 
+// installsTool reports whether the agent job of an actor that is not a step playbook installs
+// autonomy, and so checks the pause (agentSteps): a skill's, a woven behavior's and one that calls
+// the Runner; not a plain script's.
+func (c *compiler) installsTool(a *ir.Actor) bool { return a.Skill || callsRunner(a) || c.weaves(a) }
+
 // pausedStepID is the id of the pause check, which later steps' conditions read.
 const pausedStepID = "paused"
 

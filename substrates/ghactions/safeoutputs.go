@@ -45,12 +45,19 @@ var applied = []string{"tasks:converse", "tasks:author", "agent:launch", "agent:
 // whose steps get no server yet), and it holds a capability whose effects apply realizes, in any
 // scope (apply enforces the scope). An actor holding none has no effect for apply to realize:
 // its result and its proposal or verdict have trusted jobs of their own.
+//
+// A script that does not opt out of a result is followed by it too, to verify its result: its
+// effects are its own (its job holds its grants), so its apply job reads the installation only
+// and realizes none (scriptOutputsScript leaves it no safe output).
 func applies(a *ir.Actor, steps bool) bool {
-	if !a.Skill || steps {
+	if steps {
 		return false
 	}
 	if verifiedResult(a) {
 		return true // the apply job verifies its result (effect.VerifyResult)
+	}
+	if !a.Skill {
+		return false
 	}
 	for _, c := range a.Capabilities {
 		for _, name := range applied {
@@ -69,6 +76,21 @@ const exportResultScript = `if [ -f "$AUTONOMY_RESULT" ] && [ ! -L "$AUTONOMY_RE
   head -c ` + resultCap + ` -- "$AUTONOMY_RESULT" > "$RUNNER_TEMP/autonomy-outputs/` + effect.ResultFile + `"
 fi
 `
+
+// scriptResultScript is a script's run step's preamble when its apply job verifies its result:
+// the script writes its result (one JSON object) to the file AUTONOMY_RESULT names.
+const scriptResultScript = `export AUTONOMY_RESULT="$RUNNER_TEMP/autonomy-result.json"
+rm -f -- "$AUTONOMY_RESULT"
+rm -rf -- "$RUNNER_TEMP/` + outputsArtifact + `"
+mkdir -p "$RUNNER_TEMP/` + outputsArtifact + `"
+`
+
+// scriptOutputsScript follows the script: an empty safe-output file (a script's effects are made
+// with its own job's token, never by the apply job; whatever it wrote there is dropped), and its
+// result, for the apply job to verify.
+const scriptOutputsScript = `: > "$RUNNER_TEMP/` + outputsArtifact + `/` + OutputsFile + `"
+rm -f -- "$RUNNER_TEMP/` + outputsArtifact + `/` + effect.ResultFile + `"
+` + exportResultScript
 
 // resultCap bounds the result file the apply job reads, in bytes.
 const resultCap = "1048576"
@@ -89,7 +111,7 @@ func resultPrompt(a *ir.Actor, env *mapping, script *strings.Builder) string {
 // reviewer's declared verdict is not: its review job validates it, and posts it on the head it
 // reviewed.
 func verifiedResult(a *ir.Actor) bool {
-	if !a.Skill || a.Contract() == nil {
+	if !(a.Skill || isScript(a)) || a.Contract() == nil {
 		return false
 	}
 	_, reviews := effects(a)
@@ -119,6 +141,9 @@ func defaultResult(a *ir.Actor) bool { return a.Skill && a.Result == nil && !a.I
 // tasks:author, actions: write for agent:launch and agent:cancel), scoped or not.
 func applyGrant(a *ir.Actor) Permissions {
 	p := Permissions{"contents": Read}
+	if isScript(a) {
+		return p // it verifies the script's result only
+	}
 	for _, c := range a.Capabilities {
 		for _, name := range applied {
 			if c.Name == name {
@@ -183,7 +208,7 @@ func (c *compiler) applyJob(a *ir.Actor, env mapping) mapping {
 	// As gh-aw's safe-output jobs: the effects the model asked for before it failed are applied
 	// too (each was checked, and is checked again); a skipped agent job asked for nothing.
 	cond := "!cancelled() && needs.agent.result != 'skipped' && " + pausedGuard
-	if c.pausedStep(a, true) != nil {
+	if c.pausedStep(a, c.installsTool(a)) != nil {
 		// An agent job its pause check stopped ran no model: nothing to apply (paused.go).
 		cond += " && needs.agent.outputs." + pausedStepID + " != 'failure'"
 	}

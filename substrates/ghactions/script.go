@@ -38,6 +38,9 @@ func scriptCommand(s *ir.ScriptRun) []string {
 	return []string{"sh"}
 }
 
+// isScript reports whether the actor's behavior is a script (not a skill, a playbook or a person's).
+func isScript(a *ir.Actor) bool { return !a.Skill && a.Script != nil && !a.IsHuman() }
+
 // needsBun reports whether the actor's script runs with Bun: a .ts file, or a #! line naming bun.
 func needsBun(a *ir.Actor) bool {
 	if a.Skill || a.Script == nil {

@@ -26,7 +26,7 @@ var support = []substrates.Support{
 	{Feature: "kind:human", Level: substrates.Supported, Note: "engaged on the work item; resolved by a trusted maintainer's command"},
 	{Feature: "field:timeout", Level: substrates.Supported, Note: "job timeout-minutes"},
 	{Feature: "field:review", Level: substrates.Supported, Note: "the reviewer gets a dispatch input for subject.ref, and the proposer's propose job dispatches it on the pull request it opens"},
-	{Feature: "field:result", Level: substrates.Partial, Note: "an agent's result is verified by the apply job against its contract (autonomy.result.v1 by default, or the declared one, read at the trusted commit), which fails the run without a valid one; a reviewer's verdict is validated by its review job; a script's declared contract is installed under .autonomy/results, not validated"},
+	{Feature: "field:result", Level: substrates.Supported, Note: "an agent's result, a skill's or a script's (written to AUTONOMY_RESULT), is verified by the apply job against its contract (autonomy.result.v1 by default, or the declared one, read at the trusted commit), which fails the run without a valid one; a script's apply job holds contents: read only; a reviewer's verdict is validated by its review job"},
 	{Feature: "field:execution", Level: substrates.Supported, Note: "every job has its own fresh checkout, so a workspace is always isolated"},
 	{Feature: "field:prelaunch", Level: substrates.Unsupported, Note: "a job has no launcher to run a command before it; prelaunch is ignored"},
 	{Feature: "policy:maxConcurrent", Level: substrates.Unsupported, Note: "GitHub cannot cap concurrent runs across workflows; each actor has one concurrency group per subject, and maxConcurrent is not enforced"},

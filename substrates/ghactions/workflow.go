@@ -236,7 +236,7 @@ func (c *compiler) agentWorkflow(a *ir.Actor) mapping {
 	if sp {
 		outputs.add(StepsStatusOutput, expr("steps.run.outputs."+StepsStatusOutput))
 	}
-	if applies(a, sp) && c.pausedStep(a, true) != nil {
+	if applies(a, sp) && c.pausedStep(a, c.installsTool(a)) != nil {
 		outputs.add(pausedStepID, expr("steps."+pausedStepID+".outcome")) // the apply job reads it
 	}
 	if outputs != nil {
@@ -403,6 +403,8 @@ func (c *compiler) runStepOf(a *ir.Actor, steps bool) mapping {
 		}
 	} else if defaultResult(a) {
 		kind += ":default-result"
+	} else if verifiedResult(a) {
+		kind += ":verified" // a script whose apply job verifies its result
 	}
 	model := a.Skill || steps
 	if steps {
@@ -433,7 +435,14 @@ func (c *compiler) runStepOf(a *ir.Actor, steps bool) mapping {
 		} else {
 			argv := scriptCommand(a.Script)
 			env = append(env, argvEnv("AUTONOMY_RUN_", argv)...)
+			verified := verifiedResult(a)
+			if verified {
+				script.WriteString(scriptResultScript) // safeoutputs.go
+			}
 			script.WriteString(argvScript("AUTONOMY_RUN_", len(argv), ` "$AUTONOMY_BEHAVIOR"`))
+			if verified {
+				script.WriteString(scriptOutputsScript)
+			}
 		}
 		if !steps { // the steps script turns the commands back on itself, before its report
 			script.WriteString(`echo "::${stop}::"` + "\n")

@@ -17,6 +17,8 @@ import (
 
 	"github.com/autonomyhq/autonomy/internal/exitcode"
 	"github.com/autonomyhq/autonomy/internal/sessionenv"
+	"github.com/autonomyhq/autonomy/internal/tools"
+	"github.com/autonomyhq/autonomy/ir"
 )
 
 // The in-pod session entry point: what SessionArgs runs in a session's container. It reads the
@@ -146,7 +148,9 @@ func (c *sessionCall) behaviorEnv(cfg *ActorConfig, params map[string]string, wo
 }
 
 // result reads the result the behavior wrote, bounded, and checks it against the actor's
-// contract. An actor without one may write none.
+// contract (autonomy.result.v1 unless it declares another: a script writes one JSON object to
+// $AUTONOMY_RESULT), refusing a default result that says failed. An actor that opts out
+// (result: { schema: none }) may write none.
 func (c *sessionCall) result(cfg *ActorConfig, path string) ([]byte, error) {
 	msg, err := readBounded(path, MaxResultBytes)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -175,6 +179,11 @@ func (c *sessionCall) result(cfg *ActorConfig, path string) ([]byte, error) {
 	}
 	if why := checkResult(schema, string(msg)); why != "" {
 		return nil, errors.New(why)
+	}
+	if strings.HasSuffix(cfg.Result, "/"+ir.DefaultContract+".json") {
+		if status, summary, err := tools.ReportedStatus(msg); err == nil && status == "failed" {
+			return nil, fmt.Errorf("its behavior reported its work failed: %s", summary)
+		}
 	}
 	return msg, nil
 }

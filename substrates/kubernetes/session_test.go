@@ -25,6 +25,8 @@ ok) printf '{"verdict":"%s","session":"%s"}' "$VERDICT" "$AUTONOMY_SESSION" > "$
 invalid) printf '{}' > "$AUTONOMY_RESULT" ;;
 long) i=0; while [ $i -lt 300 ]; do printf '0123456789abcdef'; i=$((i+1)); done > "$AUTONOMY_RESULT" ;;
 fail) exit 4 ;;
+done) printf '{"status":"done","summary":"swept"}' > "$AUTONOMY_RESULT" ;;
+gaveup) printf '{"status":"failed","summary":"nothing to sweep"}' > "$AUTONOMY_RESULT" ;;
 esac
 `
 
@@ -194,6 +196,30 @@ func TestSessionEntryPointWritesTheCheckedResult(t *testing.T) {
 		if checkResult(a, msg) == "" {
 			t.Errorf("%s: the runner would take the reason %q for a result", mode, msg)
 		}
+	}
+}
+
+// TestScriptWithoutAResultIsNotDone: done is verified for a script that declares no result
+// contract too: it has the default one (autonomy.result.v1), so exiting 0 without a result, or
+// with one that says failed, fails the session; a valid one is its result.
+func TestScriptWithoutAResultIsNotDone(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("a script behavior runs with sh")
+	}
+	objs := compiledSessionFleet(t, "fleet-a")
+	for mode, reason := range map[string]string{
+		"missing": "without a result: write one satisfying fleet/results/autonomy.result.v1.json to $AUTONOMY_RESULT",
+		"gaveup":  "reported its work failed: nothing to sweep",
+		"ok":      "does not satisfy the actor's result contract",
+	} {
+		code, msg := podProcess(t, objs, "boss", "s-2", map[string]string{"MODE": mode, "VERDICT": "ok"})
+		if code != 1 || !strings.Contains(msg, reason) {
+			t.Errorf("%s: exit %d, termination message %q, want exit 1 and %q", mode, code, msg, reason)
+		}
+	}
+	code, msg := podProcess(t, objs, "boss", "s-3", map[string]string{"MODE": "done"})
+	if code != 0 || msg != `{"status":"done","summary":"swept"}` {
+		t.Errorf("a valid result: exit %d, termination message %q", code, msg)
 	}
 }
 

@@ -29,8 +29,8 @@ actors:
     behavior: scripts/worker.sh
     triggers: [{ dispatch: true }]
 `, files: map[string]string{
-		"scripts/lead.sh":   "#!/bin/sh\nset -e\nautonomy runner launch worker > \"$AUTONOMY_DIR/launched\"\nsleep 1\n",
-		"scripts/worker.sh": "#!/bin/sh\necho \"$AUTONOMY_SESSION\" > \"$AUTONOMY_DIR/worked\"\n",
+		"scripts/lead.sh":   "#!/bin/sh\nset -e\nautonomy runner launch worker > \"$AUTONOMY_DIR/launched\"\nsleep 1\n" + scriptDone,
+		"scripts/worker.sh": "#!/bin/sh\necho \"$AUTONOMY_SESSION\" > \"$AUTONOMY_DIR/worked\"\n" + scriptDone,
 	}}
 	dir := installFleet(t, f, false)
 	r := newRunner(t, dir, Options{Exe: exe, Env: []string{"PATH=/usr/bin:/bin", "HOME=" + t.TempDir()}})

@@ -24,7 +24,7 @@ actors:
 policy:
   maxConcurrent: 1
 `,
-	files: map[string]string{"humans/maintainer.md": "# Decide\n", "scripts/wait.sh": "#!/bin/sh\nsleep 30\n"},
+	files: map[string]string{"humans/maintainer.md": "# Decide\n", "scripts/wait.sh": "#!/bin/sh\nsleep 30\n" + scriptDone},
 }
 
 func refused(t *testing.T, err error, want string) {

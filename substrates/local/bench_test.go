@@ -17,7 +17,7 @@ import (
 // iteration records a session, starts `exit 0` in its own process group and, once it exits,
 // verifies and records the end. Target: at least 200 launches per second.
 func BenchmarkLaunch(b *testing.B) {
-	dir := installFleet(b, fleet{yml: trivialYAML, files: map[string]string{"scripts/true.sh": "#!/bin/sh\nexit 0\n"}}, false)
+	dir := installFleet(b, fleet{yml: trivialYAML, files: map[string]string{"scripts/true.sh": "#!/bin/sh\n" + scriptDone}}, false)
 	r := newRunner(b, dir, Options{})
 	ctx := context.Background()
 	b.ResetTimer()
@@ -44,7 +44,7 @@ actors:
 // BenchmarkList100k measures runner list (in flight, reconciled) over 100,000 stored sessions of
 // which 10 are running. Target: under 20 ms.
 func BenchmarkList100k(b *testing.B) {
-	dir := installFleet(b, fleet{yml: trivialYAML, files: map[string]string{"scripts/true.sh": "#!/bin/sh\nexit 0\n"}}, false)
+	dir := installFleet(b, fleet{yml: trivialYAML, files: map[string]string{"scripts/true.sh": "#!/bin/sh\n" + scriptDone}}, false)
 	r := newRunner(b, dir, Options{})
 	ctx := context.Background()
 	self := os.Getpid()
@@ -96,7 +96,7 @@ func BenchmarkTick1000(b *testing.B) {
 		fmt.Fprintf(&y, "  a%d:\n    behavior: scripts/true.sh\n    triggers: [{ cron: \"%d %d * * *\", params: { WHY: trigger.kind } }]\n", i, i%60, (i/60)%24)
 	}
 	y.WriteString("policy:\n  maxConcurrent: 10\n")
-	dir := installFleet(b, fleet{yml: y.String(), files: map[string]string{"scripts/true.sh": "#!/bin/sh\nsleep 30\n"}}, false)
+	dir := installFleet(b, fleet{yml: y.String(), files: map[string]string{"scripts/true.sh": "#!/bin/sh\nsleep 30\n" + scriptDone}}, false)
 	ctx := context.Background()
 
 	b.Run("none-due", func(b *testing.B) {
@@ -119,7 +119,7 @@ func BenchmarkTick1000(b *testing.B) {
 		var cpu time.Duration // of the ticks alone, and of the supervisions they started meanwhile
 		for i := 0; i < b.N; i++ {
 			b.StopTimer()
-			d := installFleet(b, fleet{yml: y.String(), files: map[string]string{"scripts/true.sh": "#!/bin/sh\nsleep 30\n"}}, false)
+			d := installFleet(b, fleet{yml: y.String(), files: map[string]string{"scripts/true.sh": "#!/bin/sh\nsleep 30\n" + scriptDone}}, false)
 			c := &clock{}
 			c.Set("2026-03-01T00:00:00Z")
 			r := newRunner(b, d, Options{Now: c.Now})

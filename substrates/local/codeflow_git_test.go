@@ -32,7 +32,7 @@ git commit -q --amend -m "Innocent change"
 E=$(git rev-parse HEAD)
 git replace "$E" "$I"
 git reset -q --hard
-`
+` + scriptDone
 	dir := installFleet(t, f, true)
 	gitRun(t, dir, "add", "-A")
 	gitRun(t, dir, "commit", "-qm", "install")
@@ -76,7 +76,7 @@ I=$(git rev-parse HEAD)
 echo evil > src/a.txt
 git commit -q -a --amend -m "A change"
 git --no-replace-objects replace "$(git --no-replace-objects rev-parse HEAD)" "$I"
-`
+` + scriptDone
 	f.files["scripts/review.sh"] = `#!/bin/sh
 set -e
 v=approve

@@ -56,7 +56,7 @@ mkdir -p "$(dirname "$path")"
 sed -n '2,$p' "$AUTONOMY_DIR/change" > "$path"
 git add -- "$path"
 git commit -qm "Change $path"
-`,
+` + scriptDone,
 		"scripts/review.sh": `#!/bin/sh
 set -e
 head=$(git rev-parse HEAD)
@@ -335,7 +335,7 @@ func TestCodeFlowFiresCodeEvents(t *testing.T) {
 policy:
 `, 1)
 	f.files = maps.Clone(f.files)
-	f.files["scripts/quick.sh"] = "#!/bin/sh\nexit 0\n"
+	f.files["scripts/quick.sh"] = "#!/bin/sh\n" + scriptDone
 	g := newFlowRigOf(t, f)
 	p := g.propose("develop", "src/a.txt", "a", "approve")
 	if p.State != store.ProposalMerged {

@@ -31,7 +31,7 @@ policy:
   box:
     local: { events: { repo: acme/app } }
 `,
-	files: map[string]string{"scripts/quick.sh": "#!/bin/sh\nexit 0\n"},
+	files: map[string]string{"scripts/quick.sh": "#!/bin/sh\n" + scriptDone},
 }
 
 // TestEventSourceIssues: an issue a collaborator opens fires the triager with the workflow's
@@ -101,7 +101,7 @@ policy:
   box:
     local: { events: { repo: acme/app } }
 `,
-	files: map[string]string{"scripts/quick.sh": "#!/bin/sh\nexit 0\n"},
+	files: map[string]string{"scripts/quick.sh": "#!/bin/sh\n" + scriptDone},
 }
 
 // TestEventSourcePullRequests: a pull request of a branch of the repository, opened by someone who

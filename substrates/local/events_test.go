@@ -40,7 +40,7 @@ policy:
   box:
     local: { events: { repo: acme/app, poll_seconds: 10 } }
 `,
-	files: map[string]string{"scripts/quick.sh": "#!/bin/sh\nexit 0\n"},
+	files: map[string]string{"scripts/quick.sh": "#!/bin/sh\n" + scriptDone},
 }
 
 // eventRig is an installation of eventFleet and a GitHub fake of its repository, on one clock.

@@ -20,8 +20,8 @@ actors:
     triggers: [{ dispatch: true, params: { ROLE: subject.actorRole, WHO: subject.actor, ITEM: subject.ref } }]
 `,
 	files: map[string]string{
-		"scripts/idle.sh":  "#!/bin/sh\nsleep 300\n",
-		"scripts/quick.sh": "#!/bin/sh\nexit 0\n",
+		"scripts/idle.sh":  "#!/bin/sh\nsleep 300\n" + scriptDone,
+		"scripts/quick.sh": "#!/bin/sh\n" + scriptDone,
 	},
 }
 

@@ -41,7 +41,7 @@ actors:
 policy:
   box:
     local: ` + box + `
-`, files: map[string]string{"skills/lead/SKILL.md": "# lead\nTriage item 7 with your tools.\n", "scripts/noop.sh": "#!/bin/sh\ntrue\n"}}
+`, files: map[string]string{"skills/lead/SKILL.md": "# lead\nTriage item 7 with your tools.\n", "scripts/noop.sh": "#!/bin/sh\ntrue\n" + scriptDone}}
 }
 
 // handsRun launches lead with the real CLI of preset against fake and waits for its end.

@@ -32,7 +32,7 @@ actors:
 policy:
   box:
     local: { tools: { max: { comment: 1 } } }
-`, files: map[string]string{"scripts/wait.sh": "#!/bin/sh\nwhile [ ! -e \"$AUTONOMY_DIR/done\" ]; do sleep 0.05; done\n"}}
+`, files: map[string]string{"scripts/wait.sh": "#!/bin/sh\nwhile [ ! -e \"$AUTONOMY_DIR/done\" ]; do sleep 0.05; done\n" + scriptDone}}
 
 // sessionTools connects an MCP client to a fresh server of session id (a new server each time,
 // as a restarted or a second autonomy runner mcp would be).

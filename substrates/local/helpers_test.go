@@ -146,6 +146,10 @@ func launch(t testing.TB, r *Runner, req LaunchRequest) store.Session {
 // readFile is the content of path; a failure fails the test.
 func readFile(t testing.TB, path string) string { t.Helper(); return testfs.ReadString(t, path) }
 
+// scriptDone is the line a test's shell script ends with to deliver a valid result of the
+// default contract (autonomy.result.v1): a script's session, too, is done only with one.
+const scriptDone = `printf '{"status":"done","summary":"ok"}\n' > "$AUTONOMY_RESULT"` + "\n"
+
 // deliverResult is the shell line a test's box agent ends with to deliver a valid result of the
 // default contract (autonomy.result.v1), as a model session does through submit_result: a
 // session is done only with one.

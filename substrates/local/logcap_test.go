@@ -72,7 +72,7 @@ policy:
   box:
     local: { logMaxBytes: 65536 }
 `,
-	files: map[string]string{"scripts/chatty.sh": "#!/bin/sh\nseq 1 1000000\necho END >&2\n"},
+	files: map[string]string{"scripts/chatty.sh": "#!/bin/sh\nseq 1 1000000\necho END >&2\n" + scriptDone},
 }
 
 // TestSessionLogCapped: a session writes 6.9 MB, a hundred times its log's cap. The log on disk

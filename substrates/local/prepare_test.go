@@ -30,7 +30,7 @@ policy:
   box:
     local: { graceSeconds: 1 }
 `,
-	files: map[string]string{"agent.sh": "#!/bin/sh\ntouch \"$AUTONOMY_DIR/agent-ran-$AUTONOMY_SESSION\"\n"},
+	files: map[string]string{"agent.sh": "#!/bin/sh\ntouch \"$AUTONOMY_DIR/agent-ran-$AUTONOMY_SESSION\"\n" + scriptDone},
 }
 
 // A cancel that arrives while a session is prepared (its worktree added, its prelaunch running,

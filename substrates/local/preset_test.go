@@ -260,7 +260,7 @@ actors:
     behavior: scripts/commit.sh
     triggers: [{ dispatch: true }]
     execution: { workspace: isolated }
-`, files: map[string]string{"scripts/commit.sh": "#!/bin/sh\nset -e\necho x > f.txt\ngit add f.txt\ngit -c user.name=a -c user.email=a@b commit -qm feature\n"}}, true)
+`, files: map[string]string{"scripts/commit.sh": "#!/bin/sh\nset -e\necho x > f.txt\ngit add f.txt\ngit -c user.name=a -c user.email=a@b commit -qm feature\n" + scriptDone}}, true)
 	r := newRunner(t, dir, Options{})
 	for i := 0; i < 5; i++ {
 		res, err := r.Launch(context.Background(), LaunchRequest{Actor: "develop"})

@@ -32,7 +32,7 @@ actors:
 	files: map[string]string{
 		"playbooks/two.md": "# Two\n\n## STEP 1: One\n\nDo one.\n\n## STEP 2: Two\n\nDo two.\n",
 		"flows/one.yml":    "name: one\nsteps:\n  - id: one\n    command: cli true\n",
-		"scripts/probe.sh": "#!/bin/sh\nexit 0\n",
+		"scripts/probe.sh": "#!/bin/sh\n" + scriptDone,
 	},
 }
 

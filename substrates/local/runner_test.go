@@ -59,7 +59,7 @@ actors:
         properties: { verdict: { enum: [approve, reject] } }
 `,
 	files: map[string]string{
-		"scripts/probe.sh": envProbe,
+		"scripts/probe.sh": envProbe + scriptDone,
 		"scripts/fail.sh":  "#!/bin/sh\necho failing >&2\nexit 3\n",
 		"scripts/judged.sh": `#!/bin/sh
 case "$MODE" in
@@ -168,7 +168,7 @@ sh -c 'trap "" TERM; sleep 300 & echo $! >> "$AUTONOMY_DIR/pids-$AUTONOMY_SESSIO
 echo $! >> "$AUTONOMY_DIR/pids-$AUTONOMY_SESSION"
 echo $$ >> "$AUTONOMY_DIR/pids-$AUTONOMY_SESSION"
 wait
-`},
+` + scriptDone},
 }
 
 // quickGrace is the grace period of the tests that stop a tree (which ignores TERM) without
@@ -346,8 +346,8 @@ if [ "$(pwd)" != "$AUTONOMY_DIR" ]; then
   git add work.txt
   git commit -q -m "work of $AUTONOMY_SESSION"
 fi
-`,
-		"scripts/dirty.sh": "#!/bin/sh\necho unsaved > notes.txt\n",
+` + scriptDone,
+		"scripts/dirty.sh": "#!/bin/sh\necho unsaved > notes.txt\n" + scriptDone,
 	},
 }
 

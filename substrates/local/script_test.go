@@ -28,7 +28,7 @@ agents:
 `,
 	files: map[string]string{
 		"scripts/ask.ts":       "console.log('asked')\n",
-		"scripts/plain.txt.sh": "echo plain > \"$AUTONOMY_DIR/plain-ran\"\n",
+		"scripts/plain.txt.sh": "echo plain > \"$AUTONOMY_DIR/plain-ran\"\n" + scriptDone,
 	},
 }
 
@@ -38,10 +38,10 @@ func interpreterDir(t *testing.T, nodeVersion string, names ...string) string {
 	t.Helper()
 	dir := t.TempDir()
 	for _, name := range names {
-		script := "#!/bin/sh\nprintf '%s\\n' \"$@\" > \"$AUTONOMY_DIR/" + name + "-args\"\n"
+		script := "#!/bin/sh\nprintf '%s\\n' \"$@\" > \"$AUTONOMY_DIR/" + name + "-args\"\n" + scriptDone
 		if name == "node" {
 			script = "#!/bin/sh\nif [ \"$1\" = --version ]; then echo " + nodeVersion + "; exit 0; fi\n" +
-				"printf '%s\\n' \"$@\" > \"$AUTONOMY_DIR/node-args\"\n"
+				"printf '%s\\n' \"$@\" > \"$AUTONOMY_DIR/node-args\"\n" + scriptDone
 		}
 		if name == "sh" {
 			if err := os.Symlink("/bin/sh", filepath.Join(dir, "sh")); err != nil {
@@ -203,7 +203,7 @@ policy:
     autonomy: { max_develop_attempts: 2 }
     org: { knob: [a, b] }
 `,
-		files: map[string]string{"scripts/read.sh": "#!/bin/sh\ncat \"$AUTONOMY_POLICY\" > \"$AUTONOMY_DIR/policy-seen\"\n"},
+		files: map[string]string{"scripts/read.sh": "#!/bin/sh\ncat \"$AUTONOMY_POLICY\" > \"$AUTONOMY_DIR/policy-seen\"\n" + scriptDone},
 	}, true)
 	r := newRunner(t, dir, Options{})
 	if s := waitEnded(t, r, launch(t, r, LaunchRequest{Actor: "w"}).ID); s.Status != ir.Done {

@@ -38,7 +38,7 @@ actors:
     triggers: [{ dispatch: true, params: { ITEM: subject.ref, ASK: subject.text } }]
 `,
 	files: map[string]string{
-		"scripts/idle.sh":    "#!/bin/sh\nsleep 300\n",
+		"scripts/idle.sh":    "#!/bin/sh\nsleep 300\n" + scriptDone,
 		"humans/approver.md": "# Approve or decline\n",
 	},
 }

@@ -39,7 +39,7 @@ policy:
       agent: [/bin/sh, -c, 'env > "$AUTONOMY_DIR/env-$AUTONOMY_SESSION"; ` + deliverResult + `']
 `,
 	files: map[string]string{
-		"scripts/env.sh":       "#!/bin/sh\nenv > \"$AUTONOMY_DIR/env-$AUTONOMY_SESSION\"\n",
+		"scripts/env.sh":       "#!/bin/sh\nenv > \"$AUTONOMY_DIR/env-$AUTONOMY_SESSION\"\n" + scriptDone,
 		"skills/argv/SKILL.md": "# argv\n",
 	},
 }

@@ -48,8 +48,8 @@ actors:
     behavior: scripts/worker.sh
     triggers: [{ dispatch: true }]
 `, files: map[string]string{
-		"scripts/lead.sh":   "#!/bin/sh\nset -e\nautonomy runner launch worker > \"$AUTONOMY_DIR/launched\"\nautonomy runner list --all > \"$AUTONOMY_DIR/listed\"\n",
-		"scripts/worker.sh": "#!/bin/sh\ntrue\n",
+		"scripts/lead.sh":   "#!/bin/sh\nset -e\nautonomy runner launch worker > \"$AUTONOMY_DIR/launched\"\nautonomy runner list --all > \"$AUTONOMY_DIR/listed\"\n" + scriptDone,
+		"scripts/worker.sh": "#!/bin/sh\ntrue\n" + scriptDone,
 	}}
 	dir := installFleet(t, f, false)
 	if _, err := exec.LookPath("autonomy"); err == nil {
@@ -89,7 +89,7 @@ actors:
   path:
     behavior: scripts/path.sh
     triggers: [{ dispatch: true }]
-`, files: map[string]string{"scripts/path.sh": "#!/bin/sh\nprintf '%s' \"${PATH%%:*}\" > \"$AUTONOMY_DIR/path-$AUTONOMY_SESSION\"\n"}}
+`, files: map[string]string{"scripts/path.sh": "#!/bin/sh\nprintf '%s' \"${PATH%%:*}\" > \"$AUTONOMY_DIR/path-$AUTONOMY_SESSION\"\n" + scriptDone}}
 	dir := installFleet(t, f, false)
 	r := newRunner(t, dir, Options{Exe: exe, Env: []string{"PATH=/usr/bin:/bin", "HOME=" + t.TempDir(), "TMPDIR=" + tmp}})
 	var first []string

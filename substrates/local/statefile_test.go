@@ -130,5 +130,5 @@ actors:
     behavior: ./quick.sh
     triggers: [{ dispatch: true }]
 `,
-	files: map[string]string{"quick.sh": "#!/bin/sh\necho quick output\n"},
+	files: map[string]string{"quick.sh": "#!/bin/sh\necho quick output\n" + scriptDone},
 }

@@ -33,7 +33,7 @@ while [ "$p" -gt 1 ]; do
   tr '\0' '\n' < /proc/$p/environ 2>/dev/null | grep -a 'TOKEN=' | sed "s/^/pid $p: /" >> "$out"
   p=$(awk '{print $4}' /proc/$p/stat)
 done
-`,
+` + scriptDone,
 }}
 
 func TestSupervisorEnvironHoldsNoSecret(t *testing.T) {

@@ -20,7 +20,7 @@ actors:
     behavior: scripts/quick.sh
     triggers: [{ dispatch: true, params: { ITEM: subject.ref } }]
 `,
-	files: map[string]string{"scripts/quick.sh": "#!/bin/sh\nexit 0\n"},
+	files: map[string]string{"scripts/quick.sh": "#!/bin/sh\n" + scriptDone},
 }
 
 // The fleet's pause holds launch and tick until resume; the slots that came due meanwhile are

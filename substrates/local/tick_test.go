@@ -34,8 +34,8 @@ policy:
     local: { timezone: Europe/Paris }
 `,
 	files: map[string]string{
-		"scripts/quick.sh": "#!/bin/sh\nexit 0\n",
-		"scripts/slow.sh":  "#!/bin/sh\nsleep 300\n",
+		"scripts/quick.sh": "#!/bin/sh\n" + scriptDone,
+		"scripts/slow.sh":  "#!/bin/sh\nsleep 300\n" + scriptDone,
 	},
 }
 
@@ -174,7 +174,7 @@ policy:
   box:
     local: { overlap: true }
 `,
-	files: map[string]string{"scripts/nap.sh": "#!/bin/sh\nsleep 0.2\n"},
+	files: map[string]string{"scripts/nap.sh": "#!/bin/sh\nsleep 0.2\n" + scriptDone},
 }
 
 // TestMaxConcurrentUnderConcurrency launches and ticks from many runners at once (each with

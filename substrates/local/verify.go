@@ -35,18 +35,15 @@ func (r *Runner) submitted(ctx context.Context, session string) (string, error) 
 	return out, nil
 }
 
-// verify decides what an exit 0 means. An actor without a result contract (a script, whose exit
-// status is its contract, or an agent that opts out with result: { schema: none }) is done. Any
-// other is done only with a result that validates against its contract and does not say
-// failed: the one it delivered through submit_result (the tool's input for the default contract,
-// its output member for a declared one), else its result file (AUTONOMY_RESULT). Done is
+// verify decides what an exit 0 means. An actor without a result contract (one that opts out
+// with result: { schema: none }, skill or script) is done. Any other is done only with a result
+// that validates against its contract and does not say failed: the one it delivered through
+// submit_result (the tool's input for the default contract, its output member for a declared
+// one), else its result file (AUTONOMY_RESULT: a script writes its result there). Done is
 // verified, never presumed.
 func (in *Install) verify(cfg *ActorConfig, resultPath, submitted string) (ir.SessionStatus, string, string) {
 	if cfg.Result == "" {
-		if cfg.Skill {
-			return ir.Done, "", "exit status 0 only: the actor opts out of a result (result: { schema: none }), which is weaker than a validated result"
-		}
-		return ir.Done, "", "exit status 0; a script's exit status is its contract"
+		return ir.Done, "", "exit status 0 only: the actor opts out of a result (result: { schema: none }), which is weaker than a validated result"
 	}
 	data, source, why := in.resultDoc(cfg, resultPath, submitted)
 	if why != "" {
@@ -84,7 +81,7 @@ func (in *Install) resultDoc(cfg *ActorConfig, resultPath, submitted string) (da
 	}
 	if err != nil {
 		return nil, "", fmt.Sprintf("exit status 0 but no result: the session did not call submit_result, and %s was not written "+
-			"(a session is done only with a result that satisfies %s: call submit_result, or write it where AUTONOMY_RESULT says)", resultPath, contractName(cfg))
+			"(a session is done only with a result that satisfies %s: call submit_result, or write it, one JSON object, to the file AUTONOMY_RESULT names; a script does so before it exits 0)", resultPath, contractName(cfg))
 	}
 	return data, filepath.Base(resultPath), ""
 }

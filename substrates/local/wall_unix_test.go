@@ -37,9 +37,9 @@ actors:
     behavior: scripts/noop.sh
     triggers: [{ dispatch: true }]
 `, files: map[string]string{
-		"scripts/lead.sh": leadScript,
-		"scripts/wait.sh": "#!/bin/sh\nwhile [ ! -e \"$AUTONOMY_DIR/out-done\" ]; do sleep 0.05; done\n",
-		"scripts/noop.sh": "#!/bin/sh\ntrue\n",
+		"scripts/lead.sh": leadScript + scriptDone,
+		"scripts/wait.sh": "#!/bin/sh\nwhile [ ! -e \"$AUTONOMY_DIR/out-done\" ]; do sleep 0.05; done\n" + scriptDone,
+		"scripts/noop.sh": "#!/bin/sh\ntrue\n" + scriptDone,
 	}}
 }
 
@@ -134,8 +134,8 @@ actors:
     behavior: scripts/noop.sh
     triggers: [{ dispatch: true }]
 `, files: map[string]string{
-		"scripts/lead.sh": "#!/bin/sh\nfor i in 1 2 3 4 5 6 7 8; do autonomy runner launch worker >/dev/null 2>&1 & done\nwait\n",
-		"scripts/noop.sh": "#!/bin/sh\ntrue\n",
+		"scripts/lead.sh": "#!/bin/sh\nfor i in 1 2 3 4 5 6 7 8; do autonomy runner launch worker >/dev/null 2>&1 & done\nwait\n" + scriptDone,
+		"scripts/noop.sh": "#!/bin/sh\ntrue\n" + scriptDone,
 	}}
 	dir := installFleet(t, f, false)
 	r := newRunner(t, dir, Options{Exe: builtAutonomy(t), Env: []string{"PATH=/usr/bin:/bin", "HOME=" + t.TempDir()}})
