@@ -1,6 +1,6 @@
 // Command launchrate measures launches per second through the CLI: P concurrent processes each
 // run `autonomy runner launch` N times on a fresh local installation of one trivial actor (a
-// script that exits 0). It reports the launch rate (wall), then waits for every session's
+// script that writes its result, autonomy.result.v1, and exits). It reports the launch rate (wall), then waits for every session's
 // supervisor and script to end and reports the CPU (user+sys) of all the processes a launch
 // costs (the CLI, its detached supervisor, the script), per launch: on a quiet machine of C
 // cores the rate is bounded by C / that CPU. It becomes the subreaper of what it starts (Linux),
@@ -57,7 +57,7 @@ func run(bin string, procs, n int) error {
 	if err := os.WriteFile(filepath.Join(prof, "ir.yml"), []byte(profile), 0o644); err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(prof, "scripts", "true.sh"), []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
+	if err := os.WriteFile(filepath.Join(prof, "scripts", "true.sh"), []byte("#!/bin/sh\nprintf '{\"status\":\"done\",\"summary\":\"ok\"}\\n' > \"$AUTONOMY_RESULT\"\n"), 0o755); err != nil {
 		return err
 	}
 	if out, err := exec.Command(bin, "compile", prof, "--target", "local", "--dir", inst).CombinedOutput(); err != nil {
