@@ -14,7 +14,7 @@ import (
 // same write). It took nine: the end's line and the pauses each in a write of their own, and the
 // reads of a session's end (does it settle a review, a proposal?) in write transactions.
 func TestLaunchTakesTheWriteLockFourTimes(t *testing.T) {
-	dir := installFleet(t, fleet{yml: trivialYAML, files: map[string]string{"scripts/true.sh": "#!/bin/sh\nexit 0\n"}}, false)
+	dir := installFleet(t, fleet{yml: trivialYAML, files: map[string]string{"scripts/true.sh": "#!/bin/sh\n" + scriptDone}}, false)
 	r := newRunner(t, dir, Options{})
 	ctx := context.Background()
 	before := r.Store.Writes()
