@@ -83,7 +83,7 @@ func TestGitHubRunnerConforms(t *testing.T) {
 // forge returns out with the first from in actor's workflow replaced by to.
 func forge(t *testing.T, out substrates.Output, actor, from, to string) substrates.Output {
 	t.Helper()
-	forged := substrates.Output{Files: slices.Clone(out.Files)}
+	forged := substrates.Output{Target: out.Target, Files: slices.Clone(out.Files)}
 	for i, f := range forged.Files {
 		if f.Path == ".github/workflows/"+actor+".yml" {
 			if !bytes.Contains(f.Data, []byte(from)) {
