@@ -3,6 +3,7 @@ package conformance
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -149,6 +150,9 @@ func refusal(ctx context.Context, s *Subject, actor string, f substrates.Firing,
 	sess, ferr := s.Fire(ctx, actor, f)
 	if ferr == nil {
 		return "", fmt.Errorf("%s was not refused: it launched session %s", what, sess.ID)
+	}
+	if errors.Is(ferr, substrates.ErrNotTried) {
+		return "", fmt.Errorf("%s was not tried, so not seen refused: %v", what, ferr)
 	}
 	after, err := listed(ctx, s)
 	if err != nil {

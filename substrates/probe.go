@@ -2,6 +2,7 @@ package substrates
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -96,7 +97,8 @@ type ProbeSubject struct {
 	Simulate func(ctx context.Context, fixtures string) (tick func(context.Context) error, err error)
 	// Fire launches actor as its dispatch trigger fires, with the firing context f: as the
 	// operator, or with f.Session from inside that session (as a process of it calls the runner).
-	// The behavioral checks of the param sources and of scoped capabilities use it.
+	// The behavioral checks of the param sources and of scoped capabilities use it. An error is
+	// the runner's refusal, unless it wraps ErrNotTried.
 	Fire func(ctx context.Context, actor string, f Firing) (ir.Session, error)
 	// SessionNotProbed, when set, says why Fire launches as the operator only: the checks that
 	// launch from inside a session are then not probed, for this reason.
@@ -148,6 +150,10 @@ type ProbeSubject struct {
 	// Close releases the subject (its runner, its installation).
 	Close func()
 }
+
+// ErrNotTried is wrapped by a ProbeSubject.Fire error when the launch could not be tried (the
+// subject's own machinery failed): it is no refusal, and a check expecting one fails.
+var ErrNotTried = errors.New("the launch could not be tried")
 
 // ProposalView is what became of a proposed change.
 type ProposalView struct {

@@ -61,36 +61,50 @@ type applier struct {
 // launch asks, as session f.Session, to launch actor, runs that run's apply job, and returns the
 // session the apply job launched.
 func (a *applier) launch(ctx context.Context, actor string, f substrates.Firing) (ir.Session, error) {
+	sess, refused, err := a.try(ctx, actor, f)
+	if err != nil {
+		return ir.Session{}, fmt.Errorf("%w: %v", substrates.ErrNotTried, err)
+	}
+	if refused != "" {
+		return ir.Session{}, errors.New(refused)
+	}
+	return sess, nil
+}
+
+// try runs the apply job on f.Session's launch of actor: the session it launched, or why the
+// apply job refused it, or an error when the job could not run or launched nothing.
+func (a *applier) try(ctx context.Context, actor string, f substrates.Firing) (ir.Session, string, error) {
 	run, err := a.runOf(ctx, f.Session)
 	if err != nil {
-		return ir.Session{}, err
+		return ir.Session{}, "", err
 	}
 	dir, err := os.MkdirTemp("", "autonomy-apply-")
 	if err != nil {
-		return ir.Session{}, err
+		return ir.Session{}, "", err
 	}
 	defer os.RemoveAll(dir)
 	sha, err := a.checkout(ctx, filepath.Join(dir, "repo"))
 	if err != nil {
-		return ir.Session{}, err
+		return ir.Session{}, "", err
 	}
 	outputs := filepath.Join(dir, "temp", "autonomy-outputs")
 	if err := launchOutputs(outputs, run.Agent, actor, f); err != nil {
-		return ir.Session{}, err
+		return ir.Session{}, "", err
 	}
 	before, err := a.facts.List(ctx)
 	if err != nil {
-		return ir.Session{}, err
+		return ir.Session{}, "", err
 	}
 	log, err := a.runApply(ctx, run, f.Session, sha, dir)
 	if err != nil {
-		return ir.Session{}, err
+		return ir.Session{}, "", err
 	}
 	if _, why, refused := strings.Cut(log, "**refused**: "); refused {
 		why, _, _ = strings.Cut(why, "\n")
-		return ir.Session{}, fmt.Errorf("the apply job of %s's run %s refused the launch of %s: %s", run.Agent, f.Session, actor, strings.TrimSuffix(strings.TrimSpace(why), " |"))
+		return ir.Session{}, fmt.Sprintf("the apply job of %s's run %s refused the launch of %s: %s", run.Agent, f.Session, actor, strings.TrimSuffix(strings.TrimSpace(why), " |")), nil
 	}
-	return a.launched(ctx, before, actor, log)
+	sess, err := a.launched(ctx, before, actor, log)
+	return sess, "", err
 }
 
 // runOf is what GitHub reports of run id: its actor's workflow, and its inputs, event and actor

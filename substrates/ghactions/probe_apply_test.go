@@ -65,8 +65,8 @@ func forgeManifest(t *testing.T, out substrates.Output, actor string, caps []str
 // (autonomy gh apply, run as a process with the job's command and env from the workflow, against
 // the simulated API). The scope check observes the skill launcher's in-scope launch land, and its
 // out-of-scope launch and the probe's (no agent:launch) refused by the apply job, starting
-// nothing. An installation whose manifest drops the scope or grants the probe agent:launch, or a
-// launcher whose workflow has no apply job, fails it.
+// nothing. An installation whose manifest drops the scope or grants the probe agent:launch, a
+// launcher whose workflow has no apply job, or an apply job that fails instead of refusing fails it.
 func TestGitHubScopeRefused(t *testing.T) {
 	_, opts, out := fakeGitHub(t)
 	exe := testbin.Path(t)
@@ -83,6 +83,8 @@ func TestGitHubScopeRefused(t *testing.T) {
 		"probe may launch":          {forgeManifest(t, out, "probe", []string{"agent:launch"}), "(no agent:launch) launching probe was not refused"},
 		"no launch for the skill":   {forgeManifest(t, out, "delegator", []string{}), "launching probe, within its scope"},
 		"the launcher has no apply": {forge(t, out, "delegator", "name: autonomy gh apply", "name: apply"), "delegator.yml has no apply job running autonomy gh apply"},
+		// An apply job that fails is no refusal: nothing was checked.
+		"the probe's apply breaks": {forge(t, out, "probe", `"$AUTONOMY_BIN" gh apply`, `"$AUTONOMY_BIN" gh nosuch`), "(no agent:launch) launching probe was not tried, so not seen refused"},
 	} {
 		r := scopeOn(opts, c.out, exe)
 		if r.Outcome != conformance.Fail || !strings.Contains(r.Reason, c.want) {
