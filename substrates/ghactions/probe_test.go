@@ -29,7 +29,7 @@ func fakeGitHub(t *testing.T) (*ghfake.Server, ghrun.RunnerOptions, substrates.O
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := ghfake.New(ghfake.Options{Token: "t", Workflows: wfs, VisibleAfterLists: 1})
+	srv, err := ghfake.New(ghfake.Options{Token: "t", Workflows: wfs, VisibleAfterLists: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
