@@ -3,6 +3,7 @@ package conformance
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -136,24 +137,33 @@ func checkSources(ctx context.Context, s *Subject) (Outcome, string, string) {
 // refusedFrom tries a launch that must be refused, and checks it started nothing: the sessions in
 // flight are the same before and after.
 func refusedFrom(ctx context.Context, s *Subject, actor string, f substrates.Firing, what string) error {
+	_, err := refusal(ctx, s, actor, f, what)
+	return err
+}
+
+// refusal is refusedFrom returning why the launch was refused, as the runner said.
+func refusal(ctx context.Context, s *Subject, actor string, f substrates.Firing, what string) (string, error) {
 	before, err := listed(ctx, s)
 	if err != nil {
-		return err
+		return "", err
 	}
-	sess, err := s.Fire(ctx, actor, f)
-	if err == nil {
-		return fmt.Errorf("%s was not refused: it launched session %s", what, sess.ID)
+	sess, ferr := s.Fire(ctx, actor, f)
+	if ferr == nil {
+		return "", fmt.Errorf("%s was not refused: it launched session %s", what, sess.ID)
+	}
+	if errors.Is(ferr, substrates.ErrNotTried) {
+		return "", fmt.Errorf("%s was not tried, so not seen refused: %v", what, ferr)
 	}
 	after, err := listed(ctx, s)
 	if err != nil {
-		return err
+		return "", err
 	}
 	for id, x := range after {
 		if _, was := before[id]; !was {
-			return fmt.Errorf("%s was refused, but session %s of %s started", what, id, x.Agent)
+			return "", fmt.Errorf("%s was refused, but session %s of %s started", what, id, x.Agent)
 		}
 	}
-	return nil
+	return ferr.Error(), nil
 }
 
 // checkSessionSources launches the probe from inside a session: it cannot set who fired it
@@ -196,37 +206,44 @@ func checkSessionSources(ctx context.Context, s *Subject) (Outcome, string, stri
 	return Supported, "", fmt.Sprintf("from a session of %s, setting PROBE_ROLE or PROBE_ACTOR, or naming another subject.actor, was refused and started nothing; its launch reached the process with PROBE_ACTOR=%s (subject.actor) and PROBE_ROLE=NONE (subject.actorRole)", launcherActor, launcherActor)
 }
 
-// checkScope launches from inside sessions: agent:launch@probe launches probe and is refused
+// checkScope launches from inside sessions (of s.ScopeLauncher, or the launcher): agent:launch@probe launches probe and is refused
 // another actor; a session without agent:launch is refused probe. A refused launch starts nothing.
 func checkScope(ctx context.Context, s *Subject) (Outcome, string, string) {
 	if s.Fire == nil {
 		return NotProbed, s.NotProbed, ""
 	}
-	if s.SessionNotProbed != "" {
+	if s.SessionNotProbed != "" && s.ScopeLauncher == "" {
 		return NotProbed, s.SessionNotProbed, ""
 	}
-	caller, err := s.Fire(ctx, launcherActor, substrates.Firing{})
+	launcher := cmp.Or(s.ScopeLauncher, launcherActor)
+	caller, err := s.Fire(ctx, launcher, substrates.Firing{})
 	if err != nil {
-		return Fail, fmt.Sprintf("launching %s: %v", launcherActor, err), ""
+		return Fail, fmt.Sprintf("launching %s: %v", launcher, err), ""
 	}
-	if err := refusedFrom(ctx, s, outOfScope, substrates.Firing{Session: caller.ID},
-		fmt.Sprintf("%s (agent:launch@%s) launching %s", launcherActor, s.Actor, outOfScope)); err != nil {
+	outside, err := refusal(ctx, s, outOfScope, substrates.Firing{Session: caller.ID},
+		fmt.Sprintf("%s (agent:launch@%s) launching %s", launcher, s.Actor, outOfScope))
+	if err != nil {
 		return Fail, err.Error(), ""
 	}
 	inScope, err := s.Fire(ctx, s.Actor, substrates.Firing{Session: caller.ID})
 	if err != nil {
-		return Fail, fmt.Sprintf("%s (agent:launch@%s) launching %s, within its scope: %v", launcherActor, s.Actor, s.Actor, err), ""
+		return Fail, fmt.Sprintf("%s (agent:launch@%s) launching %s, within its scope: %v", launcher, s.Actor, s.Actor, err), ""
 	}
 	// The caller ends, so the next refusal cannot be for want of capacity.
 	if _, err := s.Runner.Cancel(ctx, caller.ID); err != nil {
 		return Fail, fmt.Sprintf("cancel %s: %v", caller.ID, err), ""
 	}
-	if err := refusedFrom(ctx, s, s.Actor, substrates.Firing{Session: inScope.ID},
-		fmt.Sprintf("%s (no agent:launch) launching %s", s.Actor, s.Actor)); err != nil {
+	none, err := refusal(ctx, s, s.Actor, substrates.Firing{Session: inScope.ID},
+		fmt.Sprintf("%s (no agent:launch) launching %s", s.Actor, s.Actor))
+	if err != nil {
 		return Fail, err.Error(), ""
 	}
-	return Supported, "", fmt.Sprintf("a session of %s (agent:launch@%s) launched %s and was refused %s; a session of %s (no agent:launch) was refused %s; no refused launch started a session",
-		launcherActor, s.Actor, s.Actor, outOfScope, s.Actor, s.Actor)
+	observed := fmt.Sprintf("a session of %s (agent:launch@%s) launched %s and was refused %s; a session of %s (no agent:launch) was refused %s; no refused launch started a session",
+		launcher, s.Actor, s.Actor, outOfScope, s.Actor, s.Actor)
+	if s.ScopeLauncher != "" {
+		observed += fmt.Sprintf(" (refused: %q; %q)", outside, none)
+	}
+	return Supported, "", observed
 }
 
 // verdict3 is verdict with nothing observed.

@@ -61,7 +61,7 @@ func CompileProbeFleet(s substrates.Substrate, scratch string) (string, substrat
 }
 
 // ProbeActors are the actors of the probe fleet (conformance/probe).
-var ProbeActors = []string{"probe", "overtime", "isolated", "ticker", "launcher", "controller", "carrier", "resulter", "prelauncher", "proposer", "reviewer", "maintainer", "asker"}
+var ProbeActors = []string{"probe", "overtime", "isolated", "ticker", "launcher", "delegator", "controller", "carrier", "resulter", "prelauncher", "proposer", "reviewer", "maintainer", "asker"}
 
 // Targets are the runners under test of subs, each substrate's that probes its runners
 // (substrates.Prober), in order. remote is where a runner not on this machine is probed

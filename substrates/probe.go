@@ -2,6 +2,7 @@ package substrates
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -96,11 +97,17 @@ type ProbeSubject struct {
 	Simulate func(ctx context.Context, fixtures string) (tick func(context.Context) error, err error)
 	// Fire launches actor as its dispatch trigger fires, with the firing context f: as the
 	// operator, or with f.Session from inside that session (as a process of it calls the runner).
-	// The behavioral checks of the param sources and of scoped capabilities use it.
+	// The behavioral checks of the param sources and of scoped capabilities use it. An error is
+	// the runner's refusal, unless it wraps ErrNotTried.
 	Fire func(ctx context.Context, actor string, f Firing) (ir.Session, error)
 	// SessionNotProbed, when set, says why Fire launches as the operator only: the checks that
 	// launch from inside a session are then not probed, for this reason.
 	SessionNotProbed string
+	// ScopeLauncher, when set, names the actor holding agent:launch@Actor the scope check launches
+	// from, even with SessionNotProbed set: Fire with a Session is then the substrate's trusted
+	// side applying a launch the session asked for (GitHub's apply job), though what reaches the
+	// launched process is not observed. "" is the probe fleet's launcher, when sessions launch.
+	ScopeLauncher string
 	// Dispatcher, when set, is who an operator's launch runs as: the runner takes subject.actor
 	// (and actorRole) from who dispatched, never from Firing.From, which must not reach the
 	// process. "" takes subject.actor from Firing.From.
@@ -143,6 +150,10 @@ type ProbeSubject struct {
 	// Close releases the subject (its runner, its installation).
 	Close func()
 }
+
+// ErrNotTried is wrapped by a ProbeSubject.Fire error when the launch could not be tried (the
+// subject's own machinery failed): it is no refusal, and a check expecting one fails.
+var ErrNotTried = errors.New("the launch could not be tried")
 
 // ProposalView is what became of a proposed change.
 type ProposalView struct {

@@ -16,7 +16,8 @@ import (
 // fake GitHub passes every core check of both GitHub targets but the cron's (GitHub's clock is
 // its own: not probed), and its get check (a second
 // autonomy process reading the session back) returns the params, on a server that names the run
-// and on one answering 204.
+// and on one answering 204; its scope-refused check runs the apply job (this binary again) on a
+// session's launches.
 func TestConformanceGitHubProcess(t *testing.T) {
 	t.Parallel()
 	_, out, err := conformance.CompileProbeFleet(ghactions.Substrate{}, t.TempDir())
@@ -52,6 +53,10 @@ func TestConformanceGitHubProcess(t *testing.T) {
 			if r.Check == "get" && r.Outcome != conformance.Supported {
 				t.Errorf("204=%v: %s get: %s %s", noContent, r.Target, r.Outcome, r.Reason)
 			}
+		}
+		// A session's launch is applied by its run's apply job: this binary, as a third process.
+		if r := got["github scope-refused"]; r != conformance.Supported {
+			t.Errorf("204=%v: github scope-refused: %s", noContent, r)
 		}
 		if core["github"] != 7 || core["github human"] != 6 || code != 0 {
 			t.Errorf("204=%v: exit %d, core checks run %v\n%s", noContent, code, core, stderr)

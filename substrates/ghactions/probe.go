@@ -45,7 +45,11 @@ func (Substrate) ProbeTargets(env substrates.ProbeEnv) ([]substrates.ProbeTarget
 			if err != nil {
 				return nil, err
 			}
-			return withFresh(ProbeSubject(opts, false, out))(fresh)
+			s, err := ProbeSubject(opts, false, out)
+			if err == nil && env.Exe != "" && s.Fire != nil {
+				err = ProbeApply(s, opts, out, env.Exe)
+			}
+			return withFresh(s, err)(fresh)
 		}},
 		{Name: "github human", Substrate: Name, Remote: true, Human: true, Skip: skip, New: func(ctx context.Context) (*substrates.ProbeSubject, error) {
 			return withFresh(ProbeSubject(opts, true, substrates.Output{}))(fresh)

@@ -95,8 +95,12 @@ type probeRun struct {
 		Schedule []struct{ Cron string } `yaml:"schedule"`
 	} `yaml:"on"`
 	Jobs map[string]struct {
-		If  string            `yaml:"if"`
-		Env map[string]string `yaml:"env"`
+		If    string            `yaml:"if"`
+		Env   map[string]string `yaml:"env"`
+		Steps []struct {
+			Name string `yaml:"name"`
+			Run  string `yaml:"run"`
+		} `yaml:"steps"`
 	} `yaml:"jobs"`
 }
 

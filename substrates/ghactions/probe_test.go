@@ -29,7 +29,7 @@ func fakeGitHub(t *testing.T) (*ghfake.Server, ghrun.RunnerOptions, substrates.O
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := ghfake.New(ghfake.Options{Token: "t", Workflows: wfs, VisibleAfterLists: 1})
+	srv, err := ghfake.New(ghfake.Options{Token: "t", Workflows: wfs, VisibleAfterLists: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +83,7 @@ func TestGitHubRunnerConforms(t *testing.T) {
 // forge returns out with the first from in actor's workflow replaced by to.
 func forge(t *testing.T, out substrates.Output, actor, from, to string) substrates.Output {
 	t.Helper()
-	forged := substrates.Output{Files: slices.Clone(out.Files)}
+	forged := substrates.Output{Target: out.Target, Files: slices.Clone(out.Files)}
 	for i, f := range forged.Files {
 		if f.Path == ".github/workflows/"+actor+".yml" {
 			if !bytes.Contains(f.Data, []byte(from)) {
