@@ -130,3 +130,28 @@ func waitQuota(t *testing.T, cs *kubernetes.Clientset, ns string) {
 		return ok, nil
 	})
 }
+
+// TestKeepFinishedIsPinned: the admission policy pins a launched Job's ttlSecondsAfterFinished to
+// keepFinished: in a fleet with keepFinished: forever, boss's Job built from the template (no
+// TTL) is admitted, and one that asks the Job controller to delete it after a minute is refused.
+func TestKeepFinishedIsPinned(t *testing.T) {
+	c := k8stest.Get(t)
+	ns := namespace("keep")
+	admin := installProfile(t, c, ns, strings.Replace(fleetProfile, "      timeZone: Europe/Paris\n", "      timeZone: Europe/Paris\n      keepFinished: forever\n", 1))
+	dry := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
+	jobs := as(c.Config, ns, "boss").BatchV1().Jobs(ns)
+	short := sessionJob(t, admin, ns, "worker_1", "s-short")
+	if short.Spec.TTLSecondsAfterFinished != nil {
+		t.Fatalf("keepFinished: forever, yet the Job's ttlSecondsAfterFinished is %d", *short.Spec.TTLSecondsAfterFinished)
+	}
+	minute := int32(60)
+	short.Spec.TTLSecondsAfterFinished = &minute
+	// The policy takes effect a moment after it is created: wait until it refuses.
+	Eventually(t, 60*time.Second, "the policy refuses a Job deleted a minute after it ends", func() (bool, error) {
+		_, err := jobs.Create(context.Background(), short, dry)
+		return err != nil && strings.Contains(err.Error(), "template"), nil
+	})
+	if _, err := jobs.Create(context.Background(), sessionJob(t, admin, ns, "worker_1", "s-kept"), dry); err != nil {
+		t.Errorf("a Job kept until deleted, as keepFinished: forever says: %v", err)
+	}
+}
