@@ -17,18 +17,11 @@ import (
 	"github.com/autonomyhq/autonomy/internal/k8stest"
 )
 
-// installProfile compiles profile (fleetProfile with changes) into namespace ns and applies it.
+// installProfile installs profile (fleetProfile with changes) into namespace ns with installFleet
+// and waits for its quota's usage.
 func installProfile(t *testing.T, c *k8stest.Cluster, ns, profile string) *kubernetes.Clientset {
 	t.Helper()
-	out, err := compileFleet(t, writeFleet(t, strings.Replace(profile, "namespace: fleet-a", "namespace: "+ns, 1)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	objs, err := Objects(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	apply(t, c.Config, objs)
+	installFleet(t, c.Config, ns, profile)
 	admin := kubernetes.NewForConfigOrDie(c.Config)
 	waitQuota(t, admin, ns)
 	return admin
