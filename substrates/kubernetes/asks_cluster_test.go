@@ -3,12 +3,10 @@ package kubernetes
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	authnv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -239,48 +237,5 @@ func TestSlotsAreWrittenOnlyByTheClaim(t *testing.T) {
 	}
 	if err := cms.Delete(ctx, SlotsConfigMap, metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}}); !apierrors.IsForbidden(err) {
 		t.Errorf("deleting the slots: %v, want forbidden", err)
-	}
-}
-
-// TestQuotaBoundsJobs: the fleet's ResourceQuota holds the Jobs of the namespace at twice
-// maxConcurrent plus its cron triggers (fleetProfile: 2 and 1, so 6): boss, who may create Jobs,
-// creates them directly through the API without claiming a slot, and the one past the quota is
-// refused by the API server.
-func TestQuotaBoundsJobs(t *testing.T) {
-	c := k8stest.Get(t)
-	ns := namespace("quota")
-	install(t, c.Config, ns)
-	admin := kubernetes.NewForConfigOrDie(c.Config)
-	ctx := context.Background()
-	jobs := as(c.Config, ns, "boss").BatchV1().Jobs(ns)
-	waitQuota(t, admin, ns)
-	for i := range 7 {
-		_, err := jobs.Create(ctx, sessionJob(t, admin, ns, "worker_1", fmt.Sprintf("s-%016x", i)), metav1.CreateOptions{})
-		switch {
-		case i < 6 && err != nil:
-			t.Fatalf("Job %d of a quota of 6: %v", i+1, err)
-		case i == 6 && (!apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "exceeded quota")):
-			t.Fatalf("the 7th Job past a quota of 6: %v, want refused by the quota", err)
-		}
-	}
-}
-
-// waitQuota waits until the quota controller has computed the usage of the fleet's quota (until
-// then, the API server admits nothing it counts).
-func waitQuota(t *testing.T, cs *kubernetes.Clientset, ns string) {
-	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		q, err := cs.CoreV1().ResourceQuotas(ns).Get(context.Background(), QuotaName, metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, ok := q.Status.Used["count/jobs.batch"]; ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the quota controller never computed %s: %+v", QuotaName, q.Status)
-		}
-		time.Sleep(200 * time.Millisecond)
 	}
 }

@@ -22,9 +22,11 @@ const (
 	DefaultNamespace = "autonomy"
 	DefaultImage     = "autonomy-agent:latest"
 	DefaultTimeZone  = "UTC"
+	// DefaultKeepFinished is how long a session's Job, its record and result, outlives its end.
+	DefaultKeepFinished = 24 * time.Hour
 )
 
-var boxKeys = []string{"namespace", "image", "resources", "nodeSelector", "timeZone", "egress", "agent", "model", "modelProxy"}
+var boxKeys = []string{"namespace", "image", "resources", "nodeSelector", "timeZone", "egress", "agent", "model", "modelProxy", "keepFinished"}
 
 // Box is policy.box.kubernetes: where and in what the fleet's sessions run.
 type Box struct {
@@ -42,6 +44,10 @@ type Box struct {
 	Agent      agent.Preset
 	Model      string
 	ModelProxy ModelProxyBox
+	// KeepFinished is how long a session's Job (and its pod, which holds the result) outlives the
+	// session's end, in whole seconds (the Job's ttlSecondsAfterFinished); 0 keeps it until it is
+	// deleted (keepFinished: forever).
+	KeepFinished time.Duration
 }
 
 // EgressRule is one egress.allow entry: a CIDR, and a TCP port or 0 for every port.
@@ -54,7 +60,7 @@ type EgressRule struct {
 // positioned diagnostic.
 func ReadBox(p *ir.Profile) (Box, ir.Diagnostics) {
 	def, _ := agent.Lookup(agent.Default)
-	b := Box{Namespace: DefaultNamespace, Image: DefaultImage, TimeZone: DefaultTimeZone, Agent: def, ModelProxy: ModelProxyBox{Secret: DefaultModelSecret}}
+	b := Box{Namespace: DefaultNamespace, Image: DefaultImage, TimeZone: DefaultTimeZone, Agent: def, ModelProxy: ModelProxyBox{Secret: DefaultModelSecret}, KeepFinished: DefaultKeepFinished}
 	r := &substrates.BoxReader{File: p.File, Prefix: "policy.box.kubernetes."}
 	n := substrates.BoxNode(p, Name, Alias)
 	if n == nil {
@@ -102,11 +108,45 @@ func ReadBox(p *ir.Profile) (Box, ir.Diagnostics) {
 			b.Model, _ = r.Str(v, "model", "e.g. model: gpt-5-codex")
 		case "modelProxy":
 			b.ModelProxy = readModelProxy(r, v)
+		case "keepFinished":
+			b.KeepFinished = readKeepFinished(r, v)
 		default:
 			r.NearMiss(k, boxKeys)
 		}
 	}
 	return b, r.Diags
+}
+
+// The bounds of keepFinished: time to read a result, and a year (ttlSecondsAfterFinished is an
+// int32 of seconds).
+const (
+	minKeepFinished = time.Minute
+	maxKeepFinished = 365 * 24 * time.Hour
+)
+
+// readKeepFinished reads keepFinished: a duration in whole seconds between minKeepFinished and
+// maxKeepFinished, or forever (0: no TTL); DefaultKeepFinished after an error.
+func readKeepFinished(r *substrates.BoxReader, v *yaml.Node) time.Duration {
+	const ex = "a duration such as 24h, 168h or 30m, between 1m and 8760h; or forever to keep every finished session until it is deleted"
+	s, ok := r.Str(v, "keepFinished", ex)
+	if !ok {
+		return DefaultKeepFinished
+	}
+	if s == "forever" {
+		return 0
+	}
+	d, err := time.ParseDuration(s)
+	switch {
+	case err != nil || v.Tag != "!!str":
+		r.Errorf(v, ex, "keepFinished %q is not a duration", s)
+	case d%time.Second != 0:
+		r.Errorf(v, ex, "keepFinished %q is not a whole number of seconds", s)
+	case d < minKeepFinished || d > maxKeepFinished:
+		r.Errorf(v, ex, "keepFinished %s is out of range", s)
+	default:
+		return d
+	}
+	return DefaultKeepFinished
 }
 
 // mapping reports whether v is a mapping, recording an error when it is not.

@@ -37,7 +37,13 @@ func namespace(base string) string { return fmt.Sprintf("%s-%d", base, nsSeq.Add
 // (its generation, else its resourceVersion) by kind/name.
 func install(t *testing.T, cfg *rest.Config, ns string) map[string]string {
 	t.Helper()
-	out, err := compileFleet(t, writeFleet(t, strings.Replace(fleetProfile, "namespace: fleet-a", "namespace: "+ns, 1)))
+	return installFleet(t, cfg, ns, fleetProfile)
+}
+
+// installFleet is install of profile, a variant of fleetProfile.
+func installFleet(t *testing.T, cfg *rest.Config, ns, profile string) map[string]string {
+	t.Helper()
+	out, err := compileFleet(t, writeFleet(t, strings.Replace(profile, "namespace: fleet-a", "namespace: "+ns, 1)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -200,6 +201,12 @@ func TestBadBoxIsPositioned(t *testing.T) {
 		{"modelProxy: { upstream: 'ftp://x' }", `ir.yml:9:43: policy.box.kubernetes.modelProxy.upstream "ftp://x" is not an http(s) URL`},
 		{"modelProxy: { egress: [api.openai.com] }", `ir.yml:9:42: policy.box.kubernetes.modelProxy.egress "api.openai.com" is not a CIDR`},
 		{"modelProxy: { key: x }", `ir.yml:9:33: policy.box.kubernetes.modelProxy.key is not a key`},
+		{"keepFinished: 5s", `ir.yml:9:33: policy.box.kubernetes.keepFinished 5s is out of range`},
+		{"keepFinished: 9000h", `ir.yml:9:33: policy.box.kubernetes.keepFinished 9000h is out of range`},
+		{"keepFinished: 1.5s", `ir.yml:9:33: policy.box.kubernetes.keepFinished "1.5s" is not a whole number of seconds`},
+		{"keepFinished: a day", `ir.yml:9:33: policy.box.kubernetes.keepFinished "a day" is not a duration`},
+		{"keepFinished: 300", `ir.yml:9:33: policy.box.kubernetes.keepFinished "300" is not a duration`},
+		{"keepFinished: [1h]", `ir.yml:9:33: policy.box.kubernetes.keepFinished must be a string`},
 	} {
 		profile := "schema: autonomy.ir.v1\ntargets: [kubernetes]\nactors:\n  a:\n    behavior: scripts/run.sh\n    triggers: [{ dispatch: true }]\npolicy:\n  box:\n    kubernetes: { " + tc.box + " }\n"
 		_, err := compileFleet(t, writeFleet(t, profile))
@@ -248,10 +255,11 @@ func TestCompileIsLinearInActors(t *testing.T) {
 	}
 }
 
-// TestQuotaIsTheCapacity: the fleet's ResourceQuota holds its Jobs at twice maxConcurrent plus
-// its cron triggers (fleetProfile: 2 and 1), every session Job (the CronJob's too) is deleted
-// FinishedJobTTL after it ends so it stops counting, and a fleet without a maxConcurrent gets no
-// quota.
+// TestQuotaIsTheCapacity: the fleet's ResourceQuota holds its running pods at maxConcurrent plus
+// its cron triggers plus the model proxy's one (fleetProfile: 2, 1 and a skill, so 4), and no
+// Job count; the proxy's Deployment recreates its pod rather than surging past it; every session
+// Job (the CronJob's too) is kept keepFinished (a day by default) after it ends; a fleet without
+// a maxConcurrent gets no quota.
 func TestQuotaIsTheCapacity(t *testing.T) {
 	out, err := compileFleet(t, writeFleet(t, fleetProfile))
 	if err != nil {
@@ -265,15 +273,39 @@ func TestQuotaIsTheCapacity(t *testing.T) {
 	if err := object(objs, "ResourceQuota", QuotaName, &q); err != nil {
 		t.Fatal(err)
 	}
-	if n := q.Spec.Hard["count/jobs.batch"]; n.Value() != 6 || len(q.Spec.Hard) != 1 {
-		t.Errorf("quota = %v, want count/jobs.batch 6 only", q.Spec.Hard)
+	if n := q.Spec.Hard[corev1.ResourcePods]; n.Value() != 4 || len(q.Spec.Hard) != 1 {
+		t.Errorf("quota = %v, want pods 4 only", q.Spec.Hard)
+	}
+	var dep appsv1.Deployment
+	if err := object(objs, "Deployment", ModelProxyName, &dep); err != nil {
+		t.Fatal(err)
+	}
+	if dep.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType || dep.Spec.Replicas == nil || *dep.Spec.Replicas != ModelProxyReplicas {
+		t.Errorf("the model proxy's Deployment: strategy %q, replicas %v; want Recreate, %d", dep.Spec.Strategy.Type, dep.Spec.Replicas, ModelProxyReplicas)
 	}
 	var cj batchv1.CronJob
 	if err := object(objs, "CronJob", cronJobName("triage", 0), &cj); err != nil {
 		t.Fatal(err)
 	}
-	if ttl := cj.Spec.JobTemplate.Spec.TTLSecondsAfterFinished; ttl == nil || *ttl != FinishedJobTTL {
-		t.Errorf("the CronJob's Jobs' ttlSecondsAfterFinished = %v, want %d", ttl, FinishedJobTTL)
+	if ttl := cj.Spec.JobTemplate.Spec.TTLSecondsAfterFinished; ttl == nil || *ttl != 86400 {
+		t.Errorf("the CronJob's Jobs' ttlSecondsAfterFinished = %v, want 86400 (a day)", ttl)
+	}
+	halfHour := int32(1800)
+	for keep, want := range map[string]*int32{"keepFinished: 30m": &halfHour, "keepFinished: forever": nil} {
+		out, err := compileFleet(t, writeFleet(t, strings.Replace(fleetProfile, "      timeZone: Europe/Paris\n", "      timeZone: Europe/Paris\n      "+keep+"\n", 1)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if objs, err = Objects(out); err != nil {
+			t.Fatal(err)
+		}
+		var cj batchv1.CronJob
+		if err := object(objs, "CronJob", cronJobName("triage", 0), &cj); err != nil {
+			t.Fatal(err)
+		}
+		if got := cj.Spec.JobTemplate.Spec.TTLSecondsAfterFinished; (got == nil) != (want == nil) || got != nil && *got != *want {
+			t.Errorf("%s: ttlSecondsAfterFinished = %v, want %v", keep, got, want)
+		}
 	}
 	out, err = compileFleet(t, writeFleet(t, strings.Replace(fleetProfile, "  maxConcurrent: 2\n", "", 1)))
 	if err != nil {

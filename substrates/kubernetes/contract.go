@@ -74,6 +74,10 @@ const (
 	// AnnotationTimeout is the actor's timeout in seconds (the Job's activeDeadlineSeconds), on
 	// its PodTemplate.
 	AnnotationTimeout = "autonomy.dev/timeout-seconds"
+	// AnnotationKeepFinished is, on an actor's PodTemplate, how many seconds a session's Job (and
+	// its pod, which holds the result) outlives the session's end: the Job's
+	// ttlSecondsAfterFinished (policy.box.kubernetes.keepFinished). Absent: kept until deleted.
+	AnnotationKeepFinished = "autonomy.dev/keep-finished-seconds"
 	// AnnotationRef is a session's subject.ref, verbatim (a ref may be any text).
 	AnnotationRef = "autonomy.dev/ref"
 	// AnnotationParams is a session's params as a JSON object, so get reads them back verbatim.
@@ -182,8 +186,8 @@ func ActorLabels(ns, actor string) map[string]string {
 // JobTemplate is the Job every session of the actor whose PodTemplate is pt runs: pt's pod,
 // labelled as a session of that actor, never restarted (a session is one attempt: backoffLimit
 // 0, restartPolicy Never), ended after the timeout AnnotationTimeout holds, deleted with its pod
-// FinishedJobTTL seconds after it ended. Compile puts it in
-// the actor's CronJob; SessionJob builds a launched session's Job from it.
+// the seconds AnnotationKeepFinished holds after it ended (kept until deleted without it).
+// Compile puts it in the actor's CronJob; SessionJob builds a launched session's Job from it.
 func JobTemplate(pt *corev1.PodTemplate) batchv1.JobTemplateSpec {
 	labels := map[string]string{}
 	for k, v := range pt.Labels {
@@ -200,10 +204,13 @@ func JobTemplate(pt *corev1.PodTemplate) batchv1.JobTemplateSpec {
 	}
 	pod.Spec.RestartPolicy = corev1.RestartPolicyNever
 	backoff := int32(0)
-	ttl := int32(FinishedJobTTL) // the quota counts a Job until it is deleted (quota.go)
-	spec := batchv1.JobSpec{BackoffLimit: &backoff, TTLSecondsAfterFinished: &ttl, Template: pod}
+	spec := batchv1.JobSpec{BackoffLimit: &backoff, Template: pod}
 	if t, err := strconv.ParseInt(pt.Annotations[AnnotationTimeout], 10, 64); err == nil && t > 0 {
 		spec.ActiveDeadlineSeconds = &t
+	}
+	if t, err := strconv.ParseInt(pt.Annotations[AnnotationKeepFinished], 10, 32); err == nil && t > 0 {
+		ttl := int32(t)
+		spec.TTLSecondsAfterFinished = &ttl
 	}
 	return batchv1.JobTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: ann}, Spec: spec}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"time"
 	"unicode/utf8"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -244,6 +245,9 @@ func (c *compiler) podTemplate(a *ir.Actor) *corev1.PodTemplate {
 	pt.Annotations = map[string]string{AnnotationActor: a.Name.Value}
 	if a.Timeout.Value > 0 {
 		pt.Annotations[AnnotationTimeout] = strconv.Itoa(a.Timeout.Value * 60)
+	}
+	if c.box.KeepFinished > 0 {
+		pt.Annotations[AnnotationKeepFinished] = strconv.Itoa(int(c.box.KeepFinished / time.Second))
 	}
 	return pt
 }

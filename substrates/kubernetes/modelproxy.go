@@ -108,10 +108,13 @@ func (c *compiler) modelProxyObjects() []any {
 		ReadinessProbe:  &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: port}}},
 		SecurityContext: &corev1.SecurityContext{AllowPrivilegeEscalation: &no, ReadOnlyRootFilesystem: &yes, Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}},
 	}
-	replicas := int32(1)
+	replicas := int32(ModelProxyReplicas)
 	sa := &corev1.ServiceAccount{TypeMeta: typeMeta("v1", "ServiceAccount"), ObjectMeta: c.meta(ModelProxyName, labels), AutomountServiceAccountToken: &no}
 	dep := &appsv1.Deployment{TypeMeta: typeMeta("apps/v1", "Deployment"), ObjectMeta: c.meta(ModelProxyName, labels),
-		Spec: appsv1.DeploymentSpec{Replicas: &replicas, Selector: &metav1.LabelSelector{MatchLabels: labels},
+		// Recreate: a rollout ends the old pod before it starts the new one, so the proxy never
+		// has more than ModelProxyReplicas pods, which is what the quota leaves it (quota.go).
+		Spec: appsv1.DeploymentSpec{Replicas: &replicas, Strategy: appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType},
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
 			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{
 				ServiceAccountName: ModelProxyName, AutomountServiceAccountToken: &no, EnableServiceLinks: &no, NodeSelector: c.box.NodeSelector,
 				SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: &yes, RunAsUser: &user, SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},

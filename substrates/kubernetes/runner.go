@@ -470,7 +470,7 @@ func (r *Runner) suspend(ctx context.Context, id string, pause bool) (bool, erro
 func (r *Runner) apiError(what, need string, err error) error {
 	switch {
 	case apierrors.IsForbidden(err) && strings.Contains(err.Error(), "exceeded quota"):
-		return &RefusedError{Msg: fmt.Sprintf("%s: the namespace's ResourceQuota %s is full (sessions in flight, and those that ended in the last %d seconds): wait for one to end, or cancel one: %v", what, QuotaName, FinishedJobTTL, err)}
+		return &RefusedError{Msg: fmt.Sprintf("%s: the namespace's ResourceQuota %s is full (its pods are the sessions in flight): wait for one to end, or cancel one: %v", what, QuotaName, err)}
 	case apierrors.IsForbidden(err):
 		return &DeniedError{Msg: fmt.Sprintf("%s in namespace %s: the API server refused it (its identity needs %s there): %v", what, r.opts.Namespace, need, err)}
 	case apierrors.IsUnauthorized(err):

@@ -70,12 +70,12 @@ func TestNewRunnerChecksItsOptions(t *testing.T) {
 }
 
 // TestQuotaRefusalIsRefused: a Job the namespace's ResourceQuota refuses (the API server's
-// Forbidden "exceeded quota", as TestQuotaBoundsJobs sees it) is a launch refused for capacity
+// Forbidden "exceeded quota", as the Job controller sees it for a pod past TestQuotaBoundsRunningPods' quota) is a launch refused for capacity
 // (exit 1, saying to wait), not a denial of the caller's identity.
 func TestQuotaRefusalIsRefused(t *testing.T) {
 	r := &Runner{opts: RunnerOptions{Namespace: "fleet"}}
 	quota := apierrors.NewForbidden(schema.GroupResource{Group: "batch", Resource: "jobs"}, "s-1",
-		errors.New("exceeded quota: autonomy-sessions, requested: count/jobs.batch=1, used: count/jobs.batch=6, limited: count/jobs.batch=6"))
+		errors.New("exceeded quota: autonomy-sessions, requested: pods=1, used: pods=4, limited: pods=4"))
 	var refused *RefusedError
 	if err := r.apiError("launching worker", "create jobs", quota); !errors.As(err, &refused) || !strings.Contains(err.Error(), QuotaName) {
 		t.Errorf("a quota refusal: %v, want refused naming %s", err, QuotaName)

@@ -33,5 +33,5 @@ var support = []substrates.Support{
 	{Feature: "field:result", Level: substrates.Supported, Note: "the contract (autonomy.result.v1 unless the actor declares another) is installed in the autonomy-install ConfigMap and named by AUTONOMY_RESULT_SCHEMA; an exit 0 is done only with a result in AUTONOMY_RESULT that validates against it: the session entry point checks it and the runner checks it again from the pod's termination message"},
 	{Feature: "field:execution", Level: substrates.Supported, Note: "every session is its own pod with its own filesystem: always isolated"},
 	{Feature: "field:prelaunch", Level: substrates.Unsupported, Note: "the session's pod runs no command before the actor; prelaunch is ignored"},
-	{Feature: "policy:maxConcurrent", Level: substrates.Supported, Note: "the fleet config carries it; the runner refuses a launch past it, and the ResourceQuota autonomy-sessions refuses a Job past twice it plus the cron triggers (finished Jobs count until their 5-minute TTL deletes them)"},
+	{Feature: "policy:maxConcurrent", Level: substrates.Supported, Note: "the fleet config carries it; the runner refuses a launch past it, and the ResourceQuota autonomy-sessions refuses a pod past it plus the cron triggers and the model proxy (finished sessions do not count: a Job created past it runs nothing until a session ends)"},
 }
