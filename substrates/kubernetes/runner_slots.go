@@ -19,6 +19,20 @@ import (
 // for claimGrace (the launch that made it is still creating it, or died: then it lapses).
 const claimGrace = 2 * time.Minute
 
+// claimSkew is how far ahead of this launcher's clock a claim may be dated and still count (the
+// launchers' clocks differ a little). The admission policy checks a claim's shape, not its time
+// (CEL has no clock), so a claim dated further ahead is a forgery, or a clock far off: it never
+// counts, or a session able to write the slots could hold every slot forever with claims dated
+// in 2999.
+const claimSkew = time.Minute
+
+// claimCounts says whether a claim made at t still holds a slot at now: made no later than
+// claimSkew ahead of now, and less than claimGrace ago.
+func claimCounts(now, t time.Time) bool {
+	age := now.Sub(t)
+	return age >= -claimSkew && age < claimGrace
+}
+
 // claim takes a slot for session id when the fleet has a cap, and returns the function that
 // gives it back (a launch whose Job could not be created).
 func (r *Runner) claim(ctx context.Context, id string) (release func(), err error) {
@@ -72,7 +86,7 @@ func (r *Runner) tryClaim(ctx context.Context, id string) (done bool, err error)
 	kept := map[string]string{}
 	for sid, at := range cm.Data {
 		t, perr := time.Parse(time.RFC3339Nano, at)
-		if live[sid] || (!exists[sid] && perr == nil && now.Sub(t) < claimGrace) {
+		if live[sid] || (!exists[sid] && perr == nil && claimCounts(now, t)) {
 			kept[sid] = at
 		}
 	}
