@@ -1,6 +1,9 @@
 package ir
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // Reserved param names.
 //
@@ -104,4 +107,10 @@ func safeEnvName(name string) string {
 		}
 	}
 	return "ITEM"
+}
+
+// ReservedEnvPatterns returns copies of the three patterns IsReservedEnv applies (exact names,
+// prefixes, suffixes), for a check that cannot call it, such as an admission policy's CEL.
+func ReservedEnvPatterns() (names, prefixes, suffixes []string) {
+	return slices.Clone(reservedEnvNames), slices.Clone(reservedEnvPrefixes), slices.Clone(reservedEnvSuffixes)
 }

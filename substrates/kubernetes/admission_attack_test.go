@@ -63,6 +63,17 @@ var launchTampers = map[string]func(*batchv1.Job){
 	"env HTTPS_PROXY":     func(j *batchv1.Job) { addEnv(j, "HTTPS_PROXY", "http://10.1.2.3") },
 	"env OPENAI_BASE_URL": func(j *batchv1.Job) { addEnv(j, "OPENAI_BASE_URL", "http://10.1.2.3") },
 	"env PATH":            func(j *batchv1.Job) { addEnv(j, "PATH", "/tmp") },
+	// ir.IsReservedEnv's names the policy's own list once missed: SHELLOPTS=xtrace with
+	// PS4='$(id)' runs code on the first bash.
+	"env SHELLOPTS":       func(j *batchv1.Job) { addEnv(j, "SHELLOPTS", "xtrace") },
+	"env ps4":             func(j *batchv1.Job) { addEnv(j, "ps4", "$(id)") },
+	"env BASHOPTS":        func(j *batchv1.Job) { addEnv(j, "BASHOPTS", "extdebug") },
+	"env NODE_OPTIONS":    func(j *batchv1.Job) { addEnv(j, "NODE_OPTIONS", "--require /tmp/x.js") },
+	"env GLIBC_TUNABLES":  func(j *batchv1.Job) { addEnv(j, "GLIBC_TUNABLES", "x") },
+	"env XDG_CONFIG_HOME": func(j *batchv1.Job) { addEnv(j, "XDG_CONFIG_HOME", "/tmp") },
+	"env NPM_CONFIG_X":    func(j *batchv1.Job) { addEnv(j, "NPM_CONFIG_X", "x") },
+	"env LC_ALL":          func(j *batchv1.Job) { addEnv(j, "LC_ALL", "x") },
+	"env MAKEFLAGS":       func(j *batchv1.Job) { addEnv(j, "MAKEFLAGS", "x") },
 	"env from a field": func(j *batchv1.Job) {
 		e := &j.Spec.Template.Spec.Containers[0].Env
 		*e = append(*e, corev1.EnvVar{Name: "X", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}})

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"reflect"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -42,29 +43,34 @@ var serverDefaults = map[string]string{
 // serverPodLabels are the labels the API server adds to a Job's pod template on create.
 var serverPodLabels = []string{batchv1.ControllerUidLabel, batchv1.JobNameLabel, "controller-uid", "job-name"}
 
-// ReservedEnvPrefixes and ReservedEnv are the environment variables no launch param may set:
-// autonomy's own, the dynamic loader's, the proxies' and the model endpoints', and those a
-// shell or interpreter runs code from. The runner refuses such a param and the admission policy
-// refuses a Job that sets one.
-var (
-	ReservedEnvPrefixes = []string{"AUTONOMY_", "LD_", "DYLD_", "GIT_", "SSL_", "OPENAI_", "ANTHROPIC_", "CLAUDE_", "CODEX_", "NODE_", "PYTHON", "PERL", "RUBY", "BASH_", "KUBERNETES_"}
-	ReservedEnv         = []string{"PATH", "HOME", "SHELL", "ENV", "IFS", "TMPDIR", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "all_proxy", "no_proxy", "CURL_CA_BUNDLE", "REQUESTS_CA_BUNDLE", "JAVA_TOOL_OPTIONS", "GCONV_PATH", "LOCPATH"}
-)
-
-// ReservedParam says why name may not be a launch param ("" when it may).
+// ReservedParam says why name may not be a launch param ("" when it may): it is no environment
+// variable name, or one ir.IsReservedEnv reserves (in any letter case: a tool of the session's box
+// reads it from its environment, such as a shell, the loader, git, a runtime, a proxy or a model
+// endpoint). The runner refuses such a param, the session entry point refuses to run one, and the
+// admission policy refuses a Job that sets one (reservedEnvCEL): one list, ir's.
 func ReservedParam(name string) string {
 	if name == "" || strings.ContainsAny(name, "= \t\n") {
 		return "it is not an environment variable name"
 	}
-	if slices.Contains(ReservedEnv, name) {
-		return "it is reserved (the session's environment, a proxy, a loader or a model endpoint)"
-	}
-	for _, p := range ReservedEnvPrefixes {
-		if strings.HasPrefix(strings.ToUpper(name), p) {
-			return "names starting with " + p + " are reserved (autonomy, a loader, a proxy, a model endpoint or an interpreter)"
-		}
+	if ir.IsReservedEnv(name) || ir.IsReservedEnv(strings.ToUpper(name)) {
+		return "a tool of the session's box reads it from its environment (the shell, the loader, git, a runtime, a proxy or a model endpoint), so it may not carry a param"
 	}
 	return ""
+}
+
+// reservedEnvCEL is a CEL condition true when the env entry e's name, in upper case, is one
+// ir.IsReservedEnv reserves: one RE2 match over ir's names, prefixes and suffixes.
+func reservedEnvCEL() string {
+	names, prefixes, suffixes := ir.ReservedEnvPatterns()
+	alt := func(xs []string) string {
+		q := make([]string, len(xs))
+		for i, x := range xs {
+			q[i] = regexp.QuoteMeta(x)
+		}
+		return "(?:" + strings.Join(q, "|") + ")"
+	}
+	re := "^" + alt(names) + "$|^" + alt(prefixes) + "|" + alt(suffixes) + "$"
+	return "e.name.upperAscii().matches(" + celString(re) + ")"
 }
 
 // launchShape is the CEL condition a launched Job of actor a meets: it is the Job the runner
@@ -131,11 +137,7 @@ func envShape(path string, env []corev1.EnvVar) []string {
 	for _, n := range names {
 		conds = append(conds, path+".exists_one(e, e.name == "+celString(n)+")")
 	}
-	var prefixes []string
-	for _, p := range ReservedEnvPrefixes {
-		prefixes = append(prefixes, "e.name.upperAscii().startsWith("+celString(p)+")")
-	}
-	conds = append(conds, path+".all(e, e.name in "+celList(names)+" || (!has(e.valueFrom) && !(e.name in "+celList(ReservedEnv)+") && !("+strings.Join(prefixes, " || ")+")))")
+	conds = append(conds, path+".all(e, e.name in "+celList(names)+" || (!has(e.valueFrom) && !("+reservedEnvCEL()+")))")
 	return conds
 }
 

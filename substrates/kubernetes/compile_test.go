@@ -37,12 +37,12 @@ actors:
     timeout: 10
   worker_1:
     behavior: scripts/run.sh
-    triggers: [{ dispatch: true }]
+    triggers: [{ dispatch: true, params: { MODE: subject.text, VERDICT: subject.text } }]
     result: { schema: { type: object, required: [verdict] } }
   boss:
     behavior: scripts/run.sh
     capabilities: [agent:launch, agent:cancel, agent:update]
-    triggers: [{ dispatch: true }]
+    triggers: [{ dispatch: true, params: { MODE: subject.text, VERDICT: subject.text } }]
   reviewer:
     behavior: scripts/run.sh
     capabilities: [code:review]

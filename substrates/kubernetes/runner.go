@@ -63,6 +63,9 @@ type RunnerActor struct {
 	// Result is the actor's result contract, a JSON Schema document; nil when it declares none
 	// (then a session that succeeds is done without a result).
 	Result any
+	// Params are the param names the actor declares (its triggers'): a launch may set these and
+	// no other, as on local.
+	Params []string
 }
 
 // Runner realizes the Runner contract over Kubernetes: a session is a Job built from its actor's
@@ -202,11 +205,11 @@ func (r *Runner) job(ctx context.Context, a *RunnerActor, id, ref string, params
 		if taken[k] {
 			return nil, fmt.Errorf("launching %s: param %s is reserved: the session's container sets it (give the param another name)", a.Name, k)
 		}
-		if k == "" || strings.Contains(k, "=") {
-			return nil, fmt.Errorf("launching %s: param %q is not an environment variable name", a.Name, k)
-		}
 		if why := ReservedParam(k); why != "" {
-			return nil, fmt.Errorf("launching %s: param %s is reserved: %s (give the param another name)", a.Name, k, why)
+			return nil, fmt.Errorf("launching %s: param %q is reserved: %s (give the param another name)", a.Name, k, why)
+		}
+		if !slices.Contains(a.Params, k) {
+			return nil, fmt.Errorf("launching %s: %s", a.Name, undeclaredParam(a.Name, k, a.Params))
 		}
 	}
 	// The result is what the session's container writes to its termination message file,
@@ -479,4 +482,26 @@ func (r *Runner) apiError(what, need string, err error) error {
 		return fmt.Errorf("%s: %w", what, err)
 	}
 	return fmt.Errorf("%s in namespace %s: %w", what, r.opts.Namespace, err)
+}
+
+// undeclaredParam is local's refusal of a param actor declares not (declared are its params).
+func undeclaredParam(actor, k string, declared []string) string {
+	hint := "it declares no params"
+	if len(declared) > 0 {
+		hint = ir.Suggest(k, declared)
+	}
+	return fmt.Sprintf("actor %q declares no param %q (%s)", actor, k, hint)
+}
+
+// declaredParams are the param names an actor's triggers declare, each once, in order.
+func declaredParams(triggers []Trigger) []string {
+	var out []string
+	for _, t := range triggers {
+		for _, p := range t.Params {
+			if !slices.Contains(out, p.Name) {
+				out = append(out, p.Name)
+			}
+		}
+	}
+	return out
 }

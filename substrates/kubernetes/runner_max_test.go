@@ -45,7 +45,7 @@ func TestLaunchHelperProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := NewRunner(RunnerOptions{Client: cs, Namespace: ns, Actors: []RunnerActor{{Name: "probe"}}, MaxConcurrent: max})
+	r, err := NewRunner(RunnerOptions{Client: cs, Namespace: ns, Actors: []RunnerActor{{Name: "probe", Params: []string{"N"}}}, MaxConcurrent: max})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -65,6 +65,8 @@ type runnerFleet struct {
 		Capabilities []string `json:"capabilities"`
 		// Result is the path of its result contract in the installation (ConfigMapInstall).
 		Result string `json:"result"`
+		// Triggers declare its params.
+		Triggers []Trigger `json:"triggers"`
 	} `json:"actors"`
 }
 
@@ -91,7 +93,7 @@ func openRunner(ctx context.Context, cs, config kubernetes.Interface, ns, caller
 	opts := RunnerOptions{Client: cs, Namespace: ns, MaxConcurrent: fleet.MaxConcurrent}
 	var install map[string]string
 	for _, a := range fleet.Actors {
-		ra := RunnerActor{Name: a.Actor, Human: a.Kind == "human"}
+		ra := RunnerActor{Name: a.Actor, Human: a.Kind == "human", Params: declaredParams(a.Triggers)}
 		if a.Actor == caller && caller != "" {
 			opts.Caller = &substrates.Caller{Who: fmt.Sprintf("actor %q", caller), Caps: substrates.ParseCapabilities(a.Capabilities)}
 			opts.AskedBy = &Asker{Actor: caller, Session: os.Getenv(EnvSession)}

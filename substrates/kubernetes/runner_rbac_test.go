@@ -25,7 +25,7 @@ func TestServiceAccountBoundsTheRunner(t *testing.T) {
 	ns := ClusterNamespace(t, cs)
 	InstallTemplates(t, cs, HeldPodTemplate(ns, "probe"))
 	ctx := context.Background()
-	admin, err := NewRunner(RunnerOptions{Client: cs, Namespace: ns, Actors: []RunnerActor{{Name: "probe"}}})
+	admin, err := NewRunner(RunnerOptions{Client: cs, Namespace: ns, Actors: []RunnerActor{{Name: "probe", Params: []string{"P"}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +34,7 @@ func TestServiceAccountBoundsTheRunner(t *testing.T) {
 		t.Fatal(err)
 	}
 	pmcs := actorClient(t, cs, kubeconfig, ns, "pm", []string{"agent:list"}, false)
-	r, err := NewRunner(RunnerOptions{Client: pmcs, Namespace: ns, Actors: []RunnerActor{{Name: "probe"}}})
+	r, err := NewRunner(RunnerOptions{Client: pmcs, Namespace: ns, Actors: []RunnerActor{{Name: "probe", Params: []string{"P"}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +105,7 @@ func TestServiceAccountLaunchesUnderMaxConcurrent(t *testing.T) {
 		t.Fatal(err)
 	}
 	boss := actorClient(t, cs, kubeconfig, ns, "boss", []string{"agent:launch"}, true)
-	r, err := NewRunner(RunnerOptions{Client: boss, Namespace: ns, MaxConcurrent: 1, Actors: []RunnerActor{{Name: "probe"}}})
+	r, err := NewRunner(RunnerOptions{Client: boss, Namespace: ns, MaxConcurrent: 1, Actors: []RunnerActor{{Name: "probe", Params: []string{"P"}}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -81,7 +81,7 @@ func TestSessionIsDoneOnlyWithAValidResult(t *testing.T) {
 	cs, _ := ClusterClient(t)
 	ns := ClusterNamespace(t, cs)
 	InstallTemplates(t, cs, SessionPodTemplate(ns, "worker", nil))
-	r, err := NewRunner(RunnerOptions{Client: cs, Namespace: ns, Actors: []RunnerActor{{Name: "worker", Result: verdictSchema}}})
+	r, err := NewRunner(RunnerOptions{Client: cs, Namespace: ns, Actors: []RunnerActor{{Name: "worker", Result: verdictSchema, Params: []string{"P"}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,7 +216,7 @@ func TestLaunchRefusesReservedAndUnknown(t *testing.T) {
 	cs, _ := ClusterClient(t)
 	ns := ClusterNamespace(t, cs)
 	InstallTemplates(t, cs, HeldPodTemplate(ns, "probe"))
-	r, err := NewRunner(RunnerOptions{Client: cs, Namespace: ns, Actors: []RunnerActor{{Name: "probe"}, {Name: "ghost"}}})
+	r, err := NewRunner(RunnerOptions{Client: cs, Namespace: ns, Actors: []RunnerActor{{Name: "probe", Params: []string{"P"}}, {Name: "ghost"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,12 +228,17 @@ func TestLaunchRefusesReservedAndUnknown(t *testing.T) {
 	}{
 		{"probe", ir.LaunchParams{EnvActor: "x"}, "param AUTONOMY_ACTOR is reserved"},
 		{"probe", ir.LaunchParams{EnvParams: "x"}, "param AUTONOMY_FORWARD is reserved"},
-		{"probe", ir.LaunchParams{"AUTONOMY_BEHAVIOR": "/x"}, "param AUTONOMY_BEHAVIOR is reserved"},
-		{"probe", ir.LaunchParams{"LD_PRELOAD": "/x.so"}, "param LD_PRELOAD is reserved: names starting with LD_"},
-		{"probe", ir.LaunchParams{"HTTPS_PROXY": "http://10.1.2.3"}, "param HTTPS_PROXY is reserved"},
-		{"probe", ir.LaunchParams{"https_proxy": "http://10.1.2.3"}, "param https_proxy is reserved"},
-		{"probe", ir.LaunchParams{"OPENAI_BASE_URL": "http://10.1.2.3"}, "param OPENAI_BASE_URL is reserved"},
-		{"probe", ir.LaunchParams{"PATH": "/tmp"}, "param PATH is reserved"},
+		{"probe", ir.LaunchParams{"AUTONOMY_BEHAVIOR": "/x"}, `param "AUTONOMY_BEHAVIOR" is reserved`},
+		{"probe", ir.LaunchParams{"LD_PRELOAD": "/x.so"}, `param "LD_PRELOAD" is reserved: a tool of the session's box reads it`},
+		{"probe", ir.LaunchParams{"HTTPS_PROXY": "http://10.1.2.3"}, `param "HTTPS_PROXY" is reserved`},
+		{"probe", ir.LaunchParams{"https_proxy": "http://10.1.2.3"}, `param "https_proxy" is reserved`},
+		{"probe", ir.LaunchParams{"OPENAI_BASE_URL": "http://10.1.2.3"}, `param "OPENAI_BASE_URL" is reserved`},
+		{"probe", ir.LaunchParams{"PATH": "/tmp"}, `param "PATH" is reserved`},
+		{"probe", ir.LaunchParams{"P": "x", "SHELLOPTS": "xtrace"}, `param "SHELLOPTS" is reserved`},
+		{"probe", ir.LaunchParams{"PS4": "$(id)"}, `param "PS4" is reserved`},
+		{"probe", ir.LaunchParams{"NODE_OPTIONS": "--require /x"}, `param "NODE_OPTIONS" is reserved`},
+		{"probe", ir.LaunchParams{"P": "x", "Q": "y"}, `actor "probe" declares no param "Q" (valid: P)`},
+		{"probe", ir.LaunchParams{"p\nX": "y"}, `param "p\nX" is reserved: it is not an environment variable name`},
 		{"prob", nil, `did you mean "probe"`},
 		{"ghost", nil, "no PodTemplate ghost"},
 	} {

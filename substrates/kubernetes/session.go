@@ -78,6 +78,9 @@ func (c *sessionCall) run(ctx context.Context) ([]byte, error) {
 	if err := json.Unmarshal([]byte(sessionenv.Lookup(c.env, EnvParams)), &params); err != nil {
 		return nil, fmt.Errorf("$%s is not a JSON object of strings: %v", EnvParams, err)
 	}
+	if err := c.checkParams(cfg, params); err != nil {
+		return nil, err
+	}
 	if cfg.Agent != nil {
 		return c.runAgent(ctx, cfg, params) // a skill (session_agent.go)
 	}
@@ -122,6 +125,26 @@ func (c *sessionCall) actorConfig() (*ActorConfig, error) {
 		return nil, fmt.Errorf("$%s=%q is no agent of the fleet", EnvActor, c.actor)
 	}
 	return &fc.Actors[i], nil
+}
+
+// checkParams refuses, before anything runs, a forwarded param the runner would not have set: a
+// name ir.IsReservedEnv reserves (ReservedParam), one the actor declares not (the fleet config's
+// triggers), or one the container's env does not carry with the same value (the entries the
+// admission policy vetted; $AUTONOMY_FORWARD alone is no source of names).
+func (c *sessionCall) checkParams(cfg *ActorConfig, params map[string]string) error {
+	declared := declaredParams(cfg.Triggers)
+	for _, k := range slices.Sorted(maps.Keys(params)) {
+		if why := ReservedParam(k); why != "" {
+			return fmt.Errorf("param %q is reserved: %s; the session runs nothing (launch it with another param name)", k, why)
+		}
+		if !slices.Contains(declared, k) {
+			return fmt.Errorf("%s; the session runs nothing", undeclaredParam(cfg.Actor, k, declared))
+		}
+		if !slices.Contains(c.env, k+"="+params[k]) {
+			return fmt.Errorf("param %q of $%s is not the container's env entry %s: the session runs nothing (launch it through the runner, which sets both)", k, EnvParams, k)
+		}
+	}
+	return nil
 }
 
 // behaviorEnv is the behavior's environment, the local runner's contract: the allowlisted part
