@@ -254,14 +254,7 @@ func TestNamespaceIsRestricted(t *testing.T) {
 // the namespace with no rule (a pod the sessions' policy does not select reaches nothing), and
 // one letting only the fleet's sessions reach the model proxy's port.
 func TestNamespaceDeniesByDefault(t *testing.T) {
-	out, err := compileFleet(t, writeFleet(t, fleetProfile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	objs, err := Objects(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	objs := compiledObjects(t, writeFleet(t, fleetProfile))
 	var deny, proxy networkingv1.NetworkPolicy
 	if err := object(objs, "NetworkPolicy", DefaultDenyPolicyName, &deny); err != nil {
 		t.Fatal(err)

@@ -43,14 +43,7 @@ func install(t *testing.T, cfg *rest.Config, ns string) map[string]string {
 // installFleet is install of profile, a variant of fleetProfile.
 func installFleet(t *testing.T, cfg *rest.Config, ns, profile string) map[string]string {
 	t.Helper()
-	out, err := compileFleet(t, writeFleet(t, strings.Replace(profile, "namespace: fleet-a", "namespace: "+ns, 1)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	objs, err := Objects(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	objs := compiledObjects(t, writeFleet(t, strings.Replace(profile, "namespace: fleet-a", "namespace: "+ns, 1)))
 	return apply(t, cfg, objs)
 }
 
@@ -123,14 +116,7 @@ func TestManifestsApplyStrictlyAndIdempotently(t *testing.T) {
 func TestManifestsApplyAsKustomizeRendersThem(t *testing.T) {
 	c := k8stest.Get(t)
 	ns := namespace("kustomized")
-	out, err := compileFleet(t, writeFleet(t, strings.Replace(fleetProfile, "namespace: fleet-a", "namespace: "+ns, 1)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	objs, err := Objects(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	objs := compiledObjects(t, writeFleet(t, strings.Replace(fleetProfile, "namespace: fleet-a", "namespace: "+ns, 1)))
 	for _, o := range objs {
 		if o.GetKind() != "Namespace" {
 			o.SetNamespace(ns)

@@ -13,6 +13,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/playbook"
@@ -100,6 +101,20 @@ func compileFleet(t *testing.T, dir string) (substrates.Output, error) {
 	}
 	r, _ := playbook.Resolve(p)
 	return substrates.Compile(Substrate{}, r, dir)
+}
+
+// compiledObjects compiles the profile in dir and returns its objects, failing t on an error.
+func compiledObjects(t *testing.T, dir string) []*unstructured.Unstructured {
+	t.Helper()
+	out, err := compileFleet(t, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := Objects(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return objs
 }
 
 // TestCompileIsDeterministic: two compiles are byte-identical, every generated file carries the
@@ -261,14 +276,7 @@ func TestCompileIsLinearInActors(t *testing.T) {
 // Job (the CronJob's too) is kept keepFinished (a day by default) after it ends; a fleet without
 // a maxConcurrent gets no quota.
 func TestQuotaIsTheCapacity(t *testing.T) {
-	out, err := compileFleet(t, writeFleet(t, fleetProfile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	objs, err := Objects(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	objs := compiledObjects(t, writeFleet(t, fleetProfile))
 	var q corev1.ResourceQuota
 	if err := object(objs, "ResourceQuota", QuotaName, &q); err != nil {
 		t.Fatal(err)
@@ -292,13 +300,7 @@ func TestQuotaIsTheCapacity(t *testing.T) {
 	}
 	halfHour := int32(1800)
 	for keep, want := range map[string]*int32{"keepFinished: 30m": &halfHour, "keepFinished: forever": nil} {
-		out, err := compileFleet(t, writeFleet(t, strings.Replace(fleetProfile, "      timeZone: Europe/Paris\n", "      timeZone: Europe/Paris\n      "+keep+"\n", 1)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if objs, err = Objects(out); err != nil {
-			t.Fatal(err)
-		}
+		objs := compiledObjects(t, writeFleet(t, strings.Replace(fleetProfile, "      timeZone: Europe/Paris\n", "      timeZone: Europe/Paris\n      "+keep+"\n", 1)))
 		var cj batchv1.CronJob
 		if err := object(objs, "CronJob", cronJobName("triage", 0), &cj); err != nil {
 			t.Fatal(err)
@@ -307,13 +309,7 @@ func TestQuotaIsTheCapacity(t *testing.T) {
 			t.Errorf("%s: ttlSecondsAfterFinished = %v, want %v", keep, got, want)
 		}
 	}
-	out, err = compileFleet(t, writeFleet(t, strings.Replace(fleetProfile, "  maxConcurrent: 2\n", "", 1)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if objs, err = Objects(out); err != nil {
-		t.Fatal(err)
-	}
+	objs = compiledObjects(t, writeFleet(t, strings.Replace(fleetProfile, "  maxConcurrent: 2\n", "", 1)))
 	if err := object(objs, "ResourceQuota", QuotaName, &q); err == nil {
 		t.Errorf("a fleet without maxConcurrent has a quota: %v", q.Spec.Hard)
 	}

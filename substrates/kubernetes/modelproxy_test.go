@@ -17,14 +17,7 @@ import (
 // a Service the skill's PodTemplate names, and a proxy NetworkPolicy whose egress is the DNS and
 // modelProxy.egress only; a script's PodTemplate names no proxy, and a fleet of scripts gets none.
 func TestModelProxyManifests(t *testing.T) {
-	out, err := compileFleet(t, writeFleet(t, fleetProfile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	objs, err := Objects(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	objs := compiledObjects(t, writeFleet(t, fleetProfile))
 	var dep appsv1.Deployment
 	var svc corev1.Service
 	var np networkingv1.NetworkPolicy
@@ -78,11 +71,7 @@ func TestModelProxyManifests(t *testing.T) {
 	}
 
 	// A fleet of scripts has no model proxy.
-	out, err = compileFleet(t, writeFleet(t, strings.Replace(fleetProfile, "behavior: skills/writer", "behavior: scripts/run.sh", 1)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	objs, _ = Objects(out)
+	objs = compiledObjects(t, writeFleet(t, strings.Replace(fleetProfile, "behavior: skills/writer", "behavior: scripts/run.sh", 1)))
 	if object(objs, "Deployment", ModelProxyName, &dep) == nil {
 		t.Errorf("a fleet of scripts got a model proxy")
 	}

@@ -56,14 +56,7 @@ func compiledSkillFleet(t *testing.T, preset, model, upstream string) []*unstruc
 	if err := os.WriteFile(skill, []byte("---\nname: writer\ndescription: writes a verdict\n---\nWrite the verdict.\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, err := compileFleet(t, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	objs, err := Objects(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	objs := compiledObjects(t, dir)
 	return objs
 }
 
@@ -254,14 +247,7 @@ func TestSkillSessionReportsFailure(t *testing.T) {
 	if err := os.WriteFile(skill, []byte("Read the input.\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, err := compileFleet(t, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	objs, err := Objects(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	objs := compiledObjects(t, dir)
 	fc, err := ReadFleetConfig(objs)
 	if err != nil || fc.Actors[0].Actor != "writer" || fc.Actors[0].Result != resultsDir+"/autonomy.result.v1.json" {
 		t.Fatalf("the writer is not held to the default contract: %+v %v", fc.Actors, err)

@@ -68,14 +68,7 @@ func TestSkillToolsActAsThePodsServiceAccount(t *testing.T) {
 	if strings.Contains(profile, "kind: human") {
 		t.Fatal("fleetProfile's person is no longer written as this test removes it")
 	}
-	out, err := compileFleet(t, writeFleet(t, profile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	objs, err := Objects(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	objs := compiledObjects(t, writeFleet(t, profile))
 	apply(t, c.Config, objs)
 	// In triage's pod: its installation mounted as its PodTemplate mounts it.
 	var pt corev1.PodTemplate

@@ -142,14 +142,7 @@ func compiledSessionFleet(t *testing.T, ns string) []*unstructured.Unstructured 
 	if err := os.WriteFile(filepath.Join(dir, "scripts", "run.sh"), []byte(sessionScript), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	out, err := compileFleet(t, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	objs, err := Objects(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	objs := compiledObjects(t, dir)
 	return objs
 }
 
