@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/autonomyhq/autonomy/internal/k8stest"
+	"github.com/autonomyhq/autonomy/internal/kubeclient"
 	"github.com/autonomyhq/autonomy/ir"
 )
 
@@ -24,9 +25,9 @@ import (
 const bossSession, bossPod = "s-0123456789abcdef", "s-0123456789abcdef-x7k2p"
 
 // podClient runs a pod of actor's template named pod in ns (as the Job controller would) and
-// returns a clientset acting with a token of the actor's ServiceAccount bound to that pod: what a
+// returns the runner's client acting with a token of the actor's ServiceAccount bound to that pod: what a
 // session's pod mounts, so the API server knows the pod it acts from.
-func podClient(t *testing.T, cfg *rest.Config, admin *kubernetes.Clientset, ns, actor, pod string) *kubernetes.Clientset {
+func podClient(t *testing.T, cfg *rest.Config, admin *kubernetes.Clientset, ns, actor, pod string) *kubeclient.Client {
 	t.Helper()
 	ctx := context.Background()
 	j := sessionJob(t, admin, ns, actor, strings.TrimSuffix(pod, pod[len(pod)-6:]))
@@ -41,7 +42,7 @@ func podClient(t *testing.T, cfg *rest.Config, admin *kubernetes.Clientset, ns, 
 	}
 	c := rest.AnonymousClientConfig(cfg)
 	c.BearerToken = tok.Status.Token
-	return kubernetes.NewForConfigOrDie(c)
+	return runnerClient(t, c)
 }
 
 // mountInstall writes what a session's pod has mounted at AUTONOMY_DIR that the runner reads
@@ -171,7 +172,7 @@ func TestInClusterAsk(t *testing.T) {
 	}
 
 	// Resolution stays with the operator and the token.
-	op, err := OpenRunner(ctx, admin, ns, "")
+	op, err := OpenRunner(ctx, runnerClient(t, c.Config), ns, "")
 	if err != nil {
 		t.Fatal(err)
 	}

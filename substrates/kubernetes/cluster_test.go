@@ -247,10 +247,15 @@ func TestRBACIsLeastPrivilege(t *testing.T) {
 
 // as is a clientset acting as the ServiceAccount sa of ns (impersonated by the admin).
 func as(cfg *rest.Config, ns, sa string) *kubernetes.Clientset {
+	return kubernetes.NewForConfigOrDie(asConfig(cfg, ns, sa))
+}
+
+// asConfig is cfg acting as the ServiceAccount sa of ns (impersonated by the admin).
+func asConfig(cfg *rest.Config, ns, sa string) *rest.Config {
 	c := rest.CopyConfig(cfg)
 	c.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + ns + ":" + sa,
 		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"}}
-	return kubernetes.NewForConfigOrDie(c)
+	return c
 }
 
 // sessionJob is a session Job of actor built the way the runner builds it: from the actor's

@@ -20,16 +20,16 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
-	"k8s.io/client-go/kubernetes"
 
+	"github.com/autonomyhq/autonomy/internal/kubeclient"
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/substrates"
 )
 
 // RunnerOptions configure a Runner.
 type RunnerOptions struct {
-	// Client talks to the API server (ClientFromConfig makes one from a kubeconfig).
-	Client kubernetes.Interface
+	// Client talks to the API server (Connect.Client makes one from a kubeconfig).
+	Client *kubeclient.Client
 	// Namespace is where the fleet is installed: its Jobs, pods and slots live there.
 	Namespace string
 	// Actors are the fleet's actors. Each one's Job is built from its PodTemplate in the

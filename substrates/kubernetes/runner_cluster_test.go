@@ -12,9 +12,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/autonomyhq/autonomy/internal/k8stest"
+	"github.com/autonomyhq/autonomy/internal/kubeclient"
 )
 
 // ClusterClient is an admin's client of the test cluster and its kubeconfig: the control plane
@@ -22,6 +24,35 @@ import (
 // $AUTONOMY_K8S_KUBECONFIG names (a cluster started by hand). It sets $AUTONOMY_K8S_KUBECONFIG
 // for the test, which the conformance targets and launcher processes read.
 func ClusterClient(t testing.TB) (kubernetes.Interface, string) {
+	t.Helper()
+	cfg, path := clusterConfig(t)
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs, path
+}
+
+// RunnerClient is the runner's client (kubeclient) of the cluster ClusterClient connects to, as
+// the admin: the tests set up with client-go's clientset, which autonomy does not link.
+func RunnerClient(t testing.TB) *kubeclient.Client {
+	t.Helper()
+	cfg, _ := clusterConfig(t)
+	return runnerClient(t, cfg)
+}
+
+// runnerClient is the runner's client for cfg.
+func runnerClient(t testing.TB, cfg *rest.Config) *kubeclient.Client {
+	t.Helper()
+	c, err := kubeclient.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// clusterConfig is the admin's config of the test cluster, and its kubeconfig.
+func clusterConfig(t testing.TB) (*rest.Config, string) {
 	t.Helper()
 	path := os.Getenv(ClusterEnv)
 	if path == "" {
@@ -35,11 +66,7 @@ func ClusterClient(t testing.TB) (kubernetes.Interface, string) {
 		t.Fatal(err)
 	}
 	cfg.QPS, cfg.Burst = 200, 400
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cs, path
+	return cfg, path
 }
 
 // ClusterNamespace creates a fresh namespace, deleted when the test ends.

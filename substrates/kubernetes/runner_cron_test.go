@@ -35,7 +35,7 @@ func TestCronJobSessionIsListed(t *testing.T) {
 	if _, err := cs.BatchV1().CronJobs(ns).Create(ctx, cj, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	r, err := NewRunner(RunnerOptions{Client: cs, Namespace: ns, Actors: []RunnerActor{{Name: "nightly_run"}}})
+	r, err := NewRunner(RunnerOptions{Client: RunnerClient(t), Namespace: ns, Actors: []RunnerActor{{Name: "nightly_run"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func TestLogsFollow(t *testing.T) {
 	cs, _ := ClusterClient(t)
 	ns := ClusterNamespace(t, cs)
 	InstallTemplates(t, cs, SessionPodTemplate(ns, "worker", nil))
-	r, err := NewRunner(RunnerOptions{Client: cs, Namespace: ns, Actors: []RunnerActor{{Name: "worker"}}})
+	r, err := NewRunner(RunnerOptions{Client: RunnerClient(t), Namespace: ns, Actors: []RunnerActor{{Name: "worker"}}})
 	if err != nil {
 		t.Fatal(err)
 	}

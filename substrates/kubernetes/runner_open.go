@@ -11,10 +11,9 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
-	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/autonomyhq/autonomy/internal/kubeclient"
 	"github.com/autonomyhq/autonomy/substrates"
 )
 
@@ -28,7 +27,7 @@ type Connect struct {
 
 // Client connects to the cluster, returning a client and the namespace to use. Without any
 // configuration it is an error saying where it looked.
-func (c Connect) Client() (kubernetes.Interface, string, error) {
+func (c Connect) Client() (*kubeclient.Client, string, error) {
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	rules.ExplicitPath = c.Kubeconfig
 	over := &clientcmd.ConfigOverrides{}
@@ -48,7 +47,7 @@ func (c Connect) Client() (kubernetes.Interface, string, error) {
 	if !explicit && c.Namespace == "" && ns == "default" {
 		ns = DefaultNamespace // the fleet's own namespace, unless the context names one
 	}
-	cs, err := kubernetes.NewForConfig(cfg)
+	cs, err := kubeclient.NewForConfig(cfg)
 	if err != nil {
 		return nil, "", fmt.Errorf("connecting to %s: %w", cfg.Host, err)
 	}
@@ -73,14 +72,14 @@ type runnerFleet struct {
 // OpenRunner opens the runner of the fleet installed in ns: its actors, their result contracts
 // and maxConcurrent are read from the installation's ConfigMaps. caller is the actor calling
 // from inside a session ("" for the operator): its capabilities bound every verb.
-func OpenRunner(ctx context.Context, cs kubernetes.Interface, ns, caller string) (*Runner, error) {
+func OpenRunner(ctx context.Context, cs *kubeclient.Client, ns, caller string) (*Runner, error) {
 	return openRunner(ctx, cs, cs, ns, caller)
 }
 
 // openRunner is OpenRunner acting with cs and reading the installation with config (the
 // conformance probe's session runner: a session's ServiceAccount token acts, and the installation
 // its pod would have mounted is read by the operator).
-func openRunner(ctx context.Context, cs, config kubernetes.Interface, ns, caller string) (*Runner, error) {
+func openRunner(ctx context.Context, cs, config *kubeclient.Client, ns, caller string) (*Runner, error) {
 	cms := config.CoreV1().ConfigMaps(ns)
 	raw, err := readFleetConfig(ctx, cms, ns)
 	if err != nil {
@@ -124,7 +123,7 @@ func inPod() (string, bool) {
 
 // readFleetConfig reads the fleet config: inside a session's pod from the mounted installation (a
 // ServiceAccount holding agent:list alone may read no ConfigMap), else from ConfigMapFleet.
-func readFleetConfig(ctx context.Context, cms corev1client.ConfigMapInterface, ns string) ([]byte, error) {
+func readFleetConfig(ctx context.Context, cms *kubeclient.ConfigMaps, ns string) ([]byte, error) {
 	if dir, ok := inPod(); ok {
 		if data, err := os.ReadFile(filepath.Join(dir, FleetConfigKey)); err == nil {
 			return data, nil
@@ -143,7 +142,7 @@ func readFleetConfig(ctx context.Context, cms corev1client.ConfigMapInterface, n
 // resultContract reads an actor's result contract: inside a session's pod from the installation
 // mounted at $AUTONOMY_DIR (its ServiceAccount may read no other ConfigMap than the fleet's),
 // else from ConfigMap autonomy-install (read once into install).
-func resultContract(ctx context.Context, cms corev1client.ConfigMapInterface, ns, actor, path string, install *map[string]string) ([]byte, error) {
+func resultContract(ctx context.Context, cms *kubeclient.ConfigMaps, ns, actor, path string, install *map[string]string) ([]byte, error) {
 	if dir, ok := inPod(); ok && filepath.IsLocal(filepath.FromSlash(path)) {
 		if data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(path))); err == nil {
 			return data, nil

@@ -14,10 +14,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/autonomyhq/autonomy/internal/kubeclient"
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/substrates"
 )
@@ -56,7 +56,7 @@ func probeTargets(env substrates.ProbeEnv) ([]substrates.ProbeTarget, error) {
 	// A subject installs the probe fleet (some 50 objects) per check: client-go's default
 	// throttle (5 requests a second) would make that most of the battery's time.
 	cfg.QPS, cfg.Burst = 100, 200
-	cs, err := kubernetes.NewForConfig(cfg)
+	cs, err := kubeclient.NewForConfig(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -75,7 +75,7 @@ func probeTargets(env substrates.ProbeEnv) ([]substrates.ProbeTarget, error) {
 // probeFleetSubject installs the whole probe fleet as compile makes it in a fresh namespace
 // (installProbeFleet) and opens its runner, with the hooks of the checks that call the runner
 // from inside a session.
-func probeFleetSubject(ctx context.Context, cfg *rest.Config, cs kubernetes.Interface, kubeconfig string, env substrates.ProbeEnv) (*substrates.ProbeSubject, error) {
+func probeFleetSubject(ctx context.Context, cfg *rest.Config, cs *kubeclient.Client, kubeconfig string, env substrates.ProbeEnv) (*substrates.ProbeSubject, error) {
 	ns, err := probeNamespace(ctx, cs)
 	if err != nil {
 		return nil, err
@@ -110,7 +110,7 @@ func probeFleetSubject(ctx context.Context, cfg *rest.Config, cs kubernetes.Inte
 const notProbed = "a session's container is not observable through the Runner contract: the cluster runs it (its timeout is the Job's activeDeadlineSeconds, its params its env, both set by the contract's SessionJob)"
 
 // probeNamespace creates a fresh namespace for a subject.
-func probeNamespace(ctx context.Context, cs kubernetes.Interface) (string, error) {
+func probeNamespace(ctx context.Context, cs *kubeclient.Client) (string, error) {
 	var raw [4]byte
 	if _, err := rand.Read(raw[:]); err != nil {
 		return "", err
@@ -124,7 +124,7 @@ func probeNamespace(ctx context.Context, cs kubernetes.Interface) (string, error
 
 // probeSubject installs the probe actor and the asker (a person) in a fresh namespace and opens
 // its runner; human makes the asker the subject's actor.
-func probeSubject(ctx context.Context, cs kubernetes.Interface, kubeconfig, exe string, human bool) (*substrates.ProbeSubject, error) {
+func probeSubject(ctx context.Context, cs *kubeclient.Client, kubeconfig, exe string, human bool) (*substrates.ProbeSubject, error) {
 	ns, err := probeNamespace(ctx, cs)
 	if err != nil {
 		return nil, err

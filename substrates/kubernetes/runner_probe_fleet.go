@@ -16,12 +16,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/restmapper"
 
+	"github.com/autonomyhq/autonomy/internal/kubeclient"
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/ir/resolved"
 	"github.com/autonomyhq/autonomy/substrates"
@@ -86,11 +84,11 @@ func compileProbeFleet(env substrates.ProbeEnv, ns string) ([]*unstructured.Unst
 // namespace first, then the others, a few at a time. It returns what deletes the cluster-scoped
 // objects it applied but the namespace.
 func applyObjects(ctx context.Context, cfg *rest.Config, objs []*unstructured.Unstructured) (func(context.Context), error) {
-	dc, err := kubernetes.NewForConfig(cfg)
+	dc, err := kubeclient.NewForConfig(cfg)
 	if err != nil {
 		return nil, err
 	}
-	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc.Discovery()))
+	mapper := dc.Mapper()
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return nil, err
@@ -170,7 +168,7 @@ func keys(sel map[string]string) []string {
 // session's actor's ServiceAccount (which the API server bounds by its Role and the admission
 // policies), its verbs checked against the actor's capabilities first, the installation read as
 // the pod has it mounted.
-func sessionRunner(ctx context.Context, cfg *rest.Config, admin kubernetes.Interface, ns, id string) (*Runner, error) {
+func sessionRunner(ctx context.Context, cfg *rest.Config, admin *kubeclient.Client, ns, id string) (*Runner, error) {
 	job, err := admin.BatchV1().Jobs(ns).Get(ctx, id, metav1.GetOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("session %s: %w", id, err)
@@ -183,7 +181,7 @@ func sessionRunner(ctx context.Context, cfg *rest.Config, admin kubernetes.Inter
 	}
 	as := rest.AnonymousClientConfig(cfg)
 	as.BearerToken = tok.Status.Token
-	cs, err := kubernetes.NewForConfig(as)
+	cs, err := kubeclient.NewForConfig(as)
 	if err != nil {
 		return nil, err
 	}
@@ -200,7 +198,7 @@ func sessionRunner(ctx context.Context, cfg *rest.Config, admin kubernetes.Inter
 // withSessions sets the hooks of the checks that call the runner from inside a session on s:
 // AsSession, and Fire (as the operator, or from inside a session), with the subject's params
 // and ref only (the runner takes no subject.text, subject.actor or trigger.kind: give params).
-func withSessions(s *substrates.ProbeSubject, cfg *rest.Config, admin kubernetes.Interface, ns string) {
+func withSessions(s *substrates.ProbeSubject, cfg *rest.Config, admin *kubeclient.Client, ns string) {
 	s.AsSession = func(ctx context.Context, id string) (ir.Runner, error) {
 		return sessionRunner(ctx, cfg, admin, ns, id)
 	}

@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/autonomyhq/autonomy/internal/kubeclient"
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/substrates"
 )
@@ -25,7 +26,7 @@ func TestServiceAccountBoundsTheRunner(t *testing.T) {
 	ns := ClusterNamespace(t, cs)
 	InstallTemplates(t, cs, HeldPodTemplate(ns, "probe"))
 	ctx := context.Background()
-	admin, err := NewRunner(RunnerOptions{Client: cs, Namespace: ns, Actors: []RunnerActor{{Name: "probe", Params: []string{"P"}}}})
+	admin, err := NewRunner(RunnerOptions{Client: RunnerClient(t), Namespace: ns, Actors: []RunnerActor{{Name: "probe", Params: []string{"P"}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,8 +58,8 @@ func TestServiceAccountBoundsTheRunner(t *testing.T) {
 }
 
 // actorClient creates actor's ServiceAccount with the Role compile gives caps (capped: the fleet
-// has a maxConcurrent) and returns a clientset that acts with a token of that ServiceAccount.
-func actorClient(t *testing.T, cs kubernetes.Interface, kubeconfig, ns, actor string, caps []string, capped bool) kubernetes.Interface {
+// has a maxConcurrent) and returns the runner's client acting with a token of that ServiceAccount.
+func actorClient(t *testing.T, cs kubernetes.Interface, kubeconfig, ns, actor string, caps []string, capped bool) *kubeclient.Client {
 	t.Helper()
 	ctx := context.Background()
 	a := &ir.Actor{Name: ir.String{Value: actor}, Capabilities: substrates.ParseCapabilities(caps)}
@@ -84,11 +85,7 @@ func actorClient(t *testing.T, cs kubernetes.Interface, kubeconfig, ns, actor st
 	}
 	as := rest.AnonymousClientConfig(cfg)
 	as.BearerToken = tok.Status.Token
-	c, err := kubernetes.NewForConfig(as)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
+	return runnerClient(t, as)
 }
 
 // TestServiceAccountLaunchesUnderMaxConcurrent: with a launcher's own ServiceAccount token and

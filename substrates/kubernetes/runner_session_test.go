@@ -81,7 +81,7 @@ func TestSessionIsDoneOnlyWithAValidResult(t *testing.T) {
 	cs, _ := ClusterClient(t)
 	ns := ClusterNamespace(t, cs)
 	InstallTemplates(t, cs, SessionPodTemplate(ns, "worker", nil))
-	r, err := NewRunner(RunnerOptions{Client: cs, Namespace: ns, Actors: []RunnerActor{{Name: "worker", Result: verdictSchema, Params: []string{"P"}}}})
+	r, err := NewRunner(RunnerOptions{Client: RunnerClient(t), Namespace: ns, Actors: []RunnerActor{{Name: "worker", Result: verdictSchema, Params: []string{"P"}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +137,7 @@ func TestCancelRemovesTheJobAndItsPods(t *testing.T) {
 	cs, _ := ClusterClient(t)
 	ns := ClusterNamespace(t, cs)
 	InstallTemplates(t, cs, HeldPodTemplate(ns, "probe"))
-	r, err := NewRunner(RunnerOptions{Client: cs, Namespace: ns, Actors: []RunnerActor{{Name: "probe"}}})
+	r, err := NewRunner(RunnerOptions{Client: RunnerClient(t), Namespace: ns, Actors: []RunnerActor{{Name: "probe"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,7 +216,7 @@ func TestLaunchRefusesReservedAndUnknown(t *testing.T) {
 	cs, _ := ClusterClient(t)
 	ns := ClusterNamespace(t, cs)
 	InstallTemplates(t, cs, HeldPodTemplate(ns, "probe"))
-	r, err := NewRunner(RunnerOptions{Client: cs, Namespace: ns, Actors: []RunnerActor{{Name: "probe", Params: []string{"P"}}, {Name: "ghost"}}})
+	r, err := NewRunner(RunnerOptions{Client: RunnerClient(t), Namespace: ns, Actors: []RunnerActor{{Name: "probe", Params: []string{"P"}}, {Name: "ghost"}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,13 +2,19 @@ package kubernetes
 
 import (
 	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/rest"
+
+	"github.com/autonomyhq/autonomy/internal/kubeclient"
 )
 
 // TestClaimsFromTheFutureHoldNoSlot: a claim in the slots ConfigMap holds a slot only while it is
@@ -29,8 +35,8 @@ func TestClaimsFromTheFutureHoldNoSlot(t *testing.T) {
 		{"lapsed", now.Add(-claimGrace).Format(time.RFC3339Nano), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			slots := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: SlotsConfigMap, Namespace: "fleet"}, Data: map[string]string{"1-forged": tc.at}}
-			r := &Runner{opts: RunnerOptions{Client: fake.NewClientset(slots), Namespace: "fleet", MaxConcurrent: 1, Now: func() time.Time { return now }}}
+			slots := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: SlotsConfigMap, Namespace: "fleet", ResourceVersion: "1"}, Data: map[string]string{"1-forged": tc.at}}
+			r := &Runner{opts: RunnerOptions{Client: slotsServer(t, slots), Namespace: "fleet", MaxConcurrent: 1, Now: func() time.Time { return now }}}
 			done, err := r.tryClaim(context.Background(), "2-real")
 			if tc.refused {
 				if err == nil || !strings.Contains(err.Error(), "maxConcurrent is 1") {
@@ -50,4 +56,39 @@ func TestClaimsFromTheFutureHoldNoSlot(t *testing.T) {
 			}
 		})
 	}
+}
+
+// slotsServer is an API server holding the slots ConfigMap and no Job, as the API server answers
+// (JSON; an update with a stale resourceVersion is a conflict), and the runner's client of it.
+func slotsServer(t *testing.T, slots *corev1.ConfigMap) *kubeclient.Client {
+	t.Helper()
+	const cmPath = "/api/v1/namespaces/fleet/configmaps/" + SlotsConfigMap
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch {
+		case req.Method == http.MethodGet && req.URL.Path == cmPath:
+			json.NewEncoder(w).Encode(slots)
+		case req.Method == http.MethodGet && req.URL.Path == "/apis/batch/v1/namespaces/fleet/jobs":
+			io.WriteString(w, `{"kind":"JobList","apiVersion":"batch/v1","metadata":{},"items":[]}`)
+		case req.Method == http.MethodPut && req.URL.Path == cmPath:
+			var cm corev1.ConfigMap
+			if err := json.NewDecoder(req.Body).Decode(&cm); err != nil || cm.ResourceVersion != slots.ResourceVersion {
+				w.WriteHeader(http.StatusConflict)
+				io.WriteString(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Conflict","code":409}`)
+				return
+			}
+			cm.ResourceVersion += "1"
+			slots = &cm
+			json.NewEncoder(w).Encode(slots)
+		default:
+			t.Errorf("unexpected request %s %s", req.Method, req.URL)
+			w.WriteHeader(http.StatusNotFound)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	c, err := kubeclient.NewForConfig(&rest.Config{Host: srv.URL, ContentConfig: rest.ContentConfig{ContentType: "application/json"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }

@@ -29,7 +29,7 @@ func TestEntryPointResultMakesTheSessionDone(t *testing.T) {
 	ns := namespace("entry")
 	objs := compiledSessionFleet(t, ns)
 	apply(t, k8stest.Get(t).Config, objs) // the whole fleet: the session's ServiceAccount, its ConfigMaps
-	r, err := OpenRunner(context.Background(), cs, ns, "")
+	r, err := OpenRunner(context.Background(), RunnerClient(t), ns, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +82,7 @@ func TestSkillToolsActAsThePodsServiceAccount(t *testing.T) {
 	fc := &ActorConfig{Actor: "triage", Capabilities: []string{"agent:launch@worker_1", "agent:list"}}
 	h := &podHands{call: &sessionCall{env: []string{EnvParams + "={}"}, id: "s-00000000000000ab", actor: "triage"}, cfg: fc,
 		open: func(ctx context.Context) (*Runner, error) {
-			return OpenRunner(ctx, as(c.Config, ns, "triage"), ns, "triage")
+			return OpenRunner(ctx, runnerClient(t, asConfig(c.Config, ns, "triage")), ns, "triage")
 		}}
 	ctx := context.Background()
 	got, err := h.Apply(ctx, tools.Effect{Tool: tools.Launch}, &tools.LaunchInput{Actor: "worker_1", Params: map[string]string{"MODE": "ok"}})
