@@ -292,6 +292,20 @@ func TestMapperAsksTheAPIServer(t *testing.T) {
 	if n := len(seen()); n != 2 {
 		t.Errorf("%d discovery requests for two group versions, want 2", n)
 	}
+	// The probe maps its objects from several goroutines at once: one request per group version.
+	m = newClient(t, srv.URL).Mapper()
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			if _, err := m.RESTMapping(schema.GroupKind{Group: "rbac.authorization.k8s.io", Kind: "Role"}, "v1"); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if n := len(seen()); n != 1 {
+		t.Errorf("%d discovery requests from 8 concurrent mappings of one group version, want 1", n)
+	}
 	if _, err := m.RESTMapping(schema.GroupKind{Group: "rbac.authorization.k8s.io", Kind: "Nope"}, "v1"); !meta.IsNoMatchError(err) {
 		t.Errorf("an unknown kind: %v, want no match", err)
 	}
