@@ -1,10 +1,9 @@
 package ir
 
 import (
-	"strings"
 	"testing"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/autonomyhq/autonomy/internal/jsonschema"
 )
 
 func TestExplainResultError(t *testing.T) {
@@ -19,7 +18,7 @@ func TestExplainResultError(t *testing.T) {
 		{`{"verdict": "approve", "summary": "ok", "headSha": "4b825dc642cb6eb9a060e54bf8d69288fbee4904", "findings": [{"message": "m", "line": 0}]}`, `at /findings/0/line: minimum: got 0, want 1`},
 		{`{"verdict": "approve", "summary": "ok", "headSha": "4b825dc642cb6eb9a060e54bf8d69288fbee4904", "findings": [{"message": "m", "severity": "huge"}]}`, `at /findings/0/severity: value must be one of "blocker", "major", "minor", "nit" (got "huge")`},
 	} {
-		doc, err := jsonschema.UnmarshalJSON(strings.NewReader(c.doc))
+		doc, err := jsonschema.Decode([]byte(c.doc))
 		if err != nil {
 			t.Fatal(err)
 		}
