@@ -25,15 +25,11 @@ func ExplainResultError(err error) string {
 			loc = "the top level"
 		}
 		msg := leaf.Message
-		switch want := leaf.Want.(type) {
-		case []any:
-			if leaf.Keyword == "enum" {
-				msg = "value must be one of " + jsonList(want) + " (got " + jsonText(leaf.Got) + ")"
-			}
-		default:
-			if leaf.Keyword == "const" {
-				msg = "value must be " + jsonText(want) + " (got " + jsonText(leaf.Got) + ")"
-			}
+		switch want, isList := leaf.Want.([]any); {
+		case leaf.Keyword == "enum" && isList:
+			msg = "value must be one of " + jsonList(want) + " (got " + jsonText(leaf.Got) + ")"
+		case leaf.Keyword == "const":
+			msg = "value must be " + jsonText(leaf.Want) + " (got " + jsonText(leaf.Got) + ")"
 		}
 		parts = append(parts, fmt.Sprintf("at %s: %s", loc, msg))
 	}

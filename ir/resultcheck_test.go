@@ -1,6 +1,8 @@
 package ir
 
 import (
+	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/autonomyhq/autonomy/internal/jsonschema"
@@ -24,6 +26,35 @@ func TestExplainResultError(t *testing.T) {
 		}
 		got := ExplainResultError(sch.Validate(doc))
 		if got != c.want {
+			t.Errorf("%s:\n got %s\nwant %s", c.doc, got, c.want)
+		}
+	}
+}
+
+// TestExplainResultErrorOfInlineSchemas: a const of any JSON value is shown as JSON, and a long
+// enum lists ten values and counts the rest.
+func TestExplainResultErrorOfInlineSchemas(t *testing.T) {
+	enum := make([]any, 50)
+	for i := range enum {
+		enum[i] = fmt.Sprint("v", i)
+	}
+	for _, c := range []struct {
+		schema map[string]any
+		doc    string
+		want   string
+	}{
+		{map[string]any{"const": []any{"a", json.Number("1")}}, `["a"]`, `at the top level: value must be ["a",1] (got ["a"])`},
+		{map[string]any{"properties": map[string]any{"v": map[string]any{"enum": enum}}}, `{"v": "x"}`, `at /v: value must be one of "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", and 40 more (got "x")`},
+	} {
+		sch, err := CompileResultSchema(&Result{Inline: c.schema})
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc, err := jsonschema.Decode([]byte(c.doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := ExplainResultError(sch.Validate(doc)); got != c.want {
 			t.Errorf("%s:\n got %s\nwant %s", c.doc, got, c.want)
 		}
 	}
