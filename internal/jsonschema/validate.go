@@ -77,8 +77,10 @@ func (st *state) eval(n *node, v any, at *path) []*Error {
 	case string:
 		errs = n.str(x, at, errs)
 	default:
-		if r, ok := number(v); ok {
-			errs = n.num(r, at, errs)
+		if n.numeric() {
+			if r, ok := number(v); ok {
+				errs = n.num(r, at, errs)
+			}
 		}
 	}
 	return st.applicators(n, v, at, errs)
@@ -297,6 +299,11 @@ func (n *node) str(s string, at *path, errs []*Error) []*Error {
 		errs = append(errs, n.fail(at, "pattern", n.pattern.String(), s, "%s does not match pattern %s", quote(clip(s)), quote(n.pattern.String())))
 	}
 	return errs
+}
+
+// numeric reports whether n bounds numbers.
+func (n *node) numeric() bool {
+	return n.minimum != nil || n.maximum != nil || n.exclMin != nil || n.exclMax != nil || n.multipleOf != nil
 }
 
 func (n *node) num(r *big.Rat, at *path, errs []*Error) []*Error {

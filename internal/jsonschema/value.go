@@ -60,9 +60,8 @@ func typeOf(v any) string {
 		return "array"
 	case map[string]any:
 		return "object"
-	}
-	if _, ok := number(v); ok {
-		return "number"
+	case json.Number, float64, float32, int, int64, uint64:
+		return "number" // a json.Number is one Decode or the caller checked
 	}
 	return ""
 }
