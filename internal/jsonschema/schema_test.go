@@ -212,3 +212,30 @@ func TestDecode(t *testing.T) {
 		}
 	}
 }
+
+// TestValidateConcurrently: one compiled schema serves many goroutines (the runner validates
+// results of concurrent sessions); run with -race.
+func TestValidateConcurrently(t *testing.T) {
+	s, err := Compile(mustDecode(t, `{"properties": {"a": {"anyOf": [{"type": "string", "pattern": "^x"}, {"$ref": "#/$defs/n"}]}}, "$defs": {"n": {"type": "integer", "minimum": 3}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, 8)
+	for i := range 8 {
+		doc := mustDecode(t, fmt.Sprintf(`{"a": %d}`, i))
+		go func() {
+			err := s.Validate(doc)
+			if (i < 3) != (err != nil) {
+				err = fmt.Errorf("%d: got %v", i, err)
+			} else {
+				err = nil
+			}
+			errs <- err
+		}()
+	}
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+}
