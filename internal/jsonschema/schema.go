@@ -56,8 +56,10 @@ type ValidationError struct{ Errors []*Error }
 // SchemaError lists every way a schema document is not a schema this package applies.
 type SchemaError struct{ Errors []*Error }
 
+// Error lists the failures, "at /pointer: message" each, separated by "; ".
 func (e *ValidationError) Error() string { return joinErrors(e.Errors) }
 
+// Error lists the schema's problems, "at /pointer: message" each, separated by "; ".
 func (e *SchemaError) Error() string { return "invalid JSON Schema: " + joinErrors(e.Errors) }
 
 func joinErrors(errs []*Error) string {
@@ -137,7 +139,8 @@ func Compile(doc any) (*Schema, error) {
 	return &Schema{root: root}, nil
 }
 
-// drafts maps the $schema URIs this package reads (scheme and trailing "#" removed) to drafts.
+// draftOf names the draft of a $schema URI this package reads (0: none it reads), by the URI
+// without its scheme and trailing "#".
 func draftOf(uri string) int {
 	u := strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(uri, "https://"), "http://"), "#")
 	switch u {
