@@ -1,58 +1,34 @@
 package ir
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-	"github.com/santhosh-tekuri/jsonschema/v6/kind"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
 	"gopkg.in/yaml.v3"
+
+	"github.com/autonomyhq/autonomy/internal/jsonschema"
 )
 
 // CompileResultSchema compiles an actor's result contract, named or inline, into a validator of
-// result files.
+// result files. A result schema is self-contained: compiling one never reads a file or the
+// network.
 func CompileResultSchema(r *Result) (*jsonschema.Schema, error) {
-	c := jsonschema.NewCompiler()
-	// A result schema is self-contained: compiling one never reads a file or the network.
-	c.UseLoader(noLoader{})
 	if r.Inline != nil {
-		// A fixed, absolute URL keeps messages free of the working directory.
-		const url = "urn:autonomy:result.schema"
-		if err := c.AddResource(url, r.Inline); err != nil {
-			return nil, err
-		}
-		return c.Compile(url)
+		return jsonschema.Compile(r.Inline)
 	}
-	name := r.Named.Value
-	src, ok := ResultContracts[name]
+	src, ok := ResultContracts[r.Named.Value]
 	if !ok {
 		return nil, fmt.Errorf("unknown result contract %q", r.Named.Value)
 	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader([]byte(src)))
+	doc, err := jsonschema.Decode([]byte(src))
 	if err != nil {
 		return nil, err
 	}
-	url := name + ".json"
-	if err := c.AddResource(url, doc); err != nil {
-		return nil, err
-	}
-	return c.Compile(url)
+	return jsonschema.Compile(doc)
 }
-
-// noLoader refuses every external schema reference.
-type noLoader struct{}
-
-func (noLoader) Load(url string) (any, error) {
-	return nil, fmt.Errorf("external schema %q is not loaded: a result schema must be self-contained", url)
-}
-
-var printer = message.NewPrinter(language.English)
 
 // refKeywords are the JSON Schema keywords that refer to another schema.
 var refKeywords = []string{"$ref", "$dynamicRef", "$recursiveRef"}
@@ -94,43 +70,31 @@ func (v *validator) checkInlineSchema(a *Actor, res *Result) {
 		return
 	}
 	what := fmt.Sprintf("actor %q: result.schema", a.Name.Value)
-	var sve *jsonschema.SchemaValidationError
-	var ve *jsonschema.ValidationError
-	if errors.As(err, &sve) && errors.As(sve.Err, &ve) {
-		for _, leaf := range leaves(ve) {
-			at := nodeAt(res.inline, leaf.InstanceLocation)
-			loc := "/" + strings.Join(leaf.InstanceLocation, "/")
-			v.r.errorf(pos(at), "see https://json-schema.org/understanding-json-schema", "%s is not a valid JSON Schema: at %s: %s", what, loc, leaf.ErrorKind.LocalizedString(printer))
+	var se *jsonschema.SchemaError
+	if errors.As(err, &se) {
+		for _, e := range se.Errors {
+			at := nodeAt(res.inline, e.InstanceLocation)
+			loc := "/" + strings.Join(e.InstanceLocation, "/")
+			v.r.errorf(pos(at), "see https://json-schema.org/understanding-json-schema", "%s is not a valid JSON Schema: at %s: %s", what, loc, e.Message)
 		}
 		return
 	}
 	v.r.errorf(res.InlinePos, "check its $ref targets and keywords against https://json-schema.org/understanding-json-schema", "%s is not a valid JSON Schema: %v", what, err)
 }
 
-// leaves returns the innermost causes of a validation error: the specific failures. Where several
-// fail at one location (the branches of an anyOf), a type mismatch is dropped in favor of the more
-// specific failure: `type: strin` is best explained by the list of type names, not by "want array".
-func leaves(e *jsonschema.ValidationError) []*jsonschema.ValidationError {
-	var all []*jsonschema.ValidationError
-	var walk func(e *jsonschema.ValidationError)
-	walk = func(e *jsonschema.ValidationError) {
-		if len(e.Causes) == 0 {
-			all = append(all, e)
-		}
-		for _, c := range e.Causes {
-			walk(c)
-		}
-	}
-	walk(e)
+// leaves returns the failures of a validation error worth reporting: where several fail at one
+// location (the branches of an anyOf), a type mismatch is dropped in favor of the more specific
+// failure: `type: strin` is best explained by the list of type names, not by "want array".
+func leaves(e *jsonschema.ValidationError) []*jsonschema.Error {
 	specific := map[string]bool{}
-	for _, l := range all {
-		if _, isType := l.ErrorKind.(*kind.Type); !isType {
+	for _, l := range e.Errors {
+		if l.Keyword != "type" {
 			specific[strings.Join(l.InstanceLocation, "/")] = true
 		}
 	}
-	out := all[:0]
-	for _, l := range all {
-		if _, isType := l.ErrorKind.(*kind.Type); isType && specific[strings.Join(l.InstanceLocation, "/")] {
+	var out []*jsonschema.Error
+	for _, l := range e.Errors {
+		if l.Keyword == "type" && specific[strings.Join(l.InstanceLocation, "/")] {
 			continue
 		}
 		out = append(out, l)
@@ -175,7 +139,7 @@ func ValidateResult(r *Result, file string, data []byte) (Diagnostics, error) {
 		what = "the result does not satisfy its inline schema"
 	}
 	rep := &reporter{file: file}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
+	doc, err := jsonschema.Decode(data)
 	if err != nil {
 		var se *json.SyntaxError
 		at := Pos{1, 1}
@@ -206,8 +170,7 @@ func ValidateResult(r *Result, file string, data []byte) (Diagnostics, error) {
 			at = pos(nodeAt(root, leaf.InstanceLocation))
 		}
 		loc := "/" + strings.Join(leaf.InstanceLocation, "/")
-		_, frag, _ := strings.Cut(leaf.SchemaURL, "#")
-		rep.errorf(at, contractRules[r.Named.Value+"#"+frag], "%s: at %s: %s", what, loc, leaf.ErrorKind.LocalizedString(printer))
+		rep.errorf(at, contractRules[r.Named.Value+"#"+leaf.SchemaLocation], "%s: at %s: %s", what, loc, leaf.Message)
 	}
 	return rep.diags.Sort(), nil
 }

@@ -6,8 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+	"github.com/autonomyhq/autonomy/internal/jsonschema"
 )
 
 // ExplainResultError turns the error of validating a result document against its schema into
@@ -25,12 +24,12 @@ func ExplainResultError(err error) string {
 		if len(leaf.InstanceLocation) == 0 {
 			loc = "the top level"
 		}
-		msg := leaf.ErrorKind.LocalizedString(printer)
-		switch k := leaf.ErrorKind.(type) {
-		case *kind.Enum:
-			msg = "value must be one of " + jsonList(k.Want) + " (got " + jsonText(k.Got) + ")"
-		case *kind.Const:
-			msg = "value must be " + jsonText(k.Want) + " (got " + jsonText(k.Got) + ")"
+		msg := leaf.Message
+		switch want, isList := leaf.Want.([]any); {
+		case leaf.Keyword == "enum" && isList:
+			msg = "value must be one of " + jsonList(want) + " (got " + jsonText(leaf.Got) + ")"
+		case leaf.Keyword == "const":
+			msg = "value must be " + jsonText(leaf.Want) + " (got " + jsonText(leaf.Got) + ")"
 		}
 		parts = append(parts, fmt.Sprintf("at %s: %s", loc, msg))
 	}
@@ -40,10 +39,18 @@ func ExplainResultError(err error) string {
 	return strings.Join(parts, "; ")
 }
 
+// maxListed is how many allowed values a message lists before it counts the rest: an enum may
+// be long.
+const maxListed = 10
+
 func jsonList(vs []any) string {
-	out := make([]string, len(vs))
+	out := make([]string, 0, min(len(vs), maxListed)+1)
 	for i, v := range vs {
-		out[i] = jsonText(v)
+		if i == maxListed {
+			out = append(out, fmt.Sprintf("and %d more", len(vs)-maxListed))
+			break
+		}
+		out = append(out, jsonText(v))
 	}
 	return strings.Join(out, ", ")
 }

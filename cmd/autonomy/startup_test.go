@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -59,5 +60,27 @@ func TestStartupCollectsNoGarbage(t *testing.T) {
 	}
 	if cycles := regexp.MustCompile(`(?m)^gc [0-9]+ @.*$`).FindAll(out, -1); len(cycles) > 0 {
 		t.Errorf("autonomy version ran %d garbage collection(s), want none below gcfloor.Floor:\n%s", len(cycles), bytes.Join(cycles, []byte("\n")))
+	}
+}
+
+// TestStartupCompilesNoJSONSchema: no JSON Schema library the command links compiles
+// metaschemas at init. The one autonomy used (santhosh-tekuri/jsonschema) compiled its drafts'
+// metaschemas in init(), 1.7 MB and 2.4 ms in every process, twice per launch; autonomy's own
+// validator (internal/jsonschema) does no init work, and google/jsonschema-go, which the MCP SDK
+// links, allocates about 80 KB. Only the command's packages count (go list -deps): this test
+// binary also links what other tests use.
+func TestStartupCompilesNoJSONSchema(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "github.com/autonomyhq/autonomy/cmd/autonomy").Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	linked := map[string]bool{}
+	for _, p := range strings.Fields(string(out)) {
+		linked[p] = true
+	}
+	for _, m := range regexp.MustCompile(`(?m)^init (\S*jsonschema\S*) @.*, ([0-9]+) bytes, [0-9]+ allocs$`).FindAllSubmatch(initTrace(t), -1) {
+		if n, _ := strconv.Atoi(string(m[2])); linked[string(m[1])] && n > 128<<10 {
+			t.Errorf("%s allocated %d bytes at init, want under 128 KiB: a JSON Schema library that compiles metaschemas at init costs every process", m[1], n)
+		}
 	}
 }

@@ -1,13 +1,11 @@
 package engine
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"strings"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-
+	"github.com/autonomyhq/autonomy/internal/jsonschema"
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/playbook/workflow"
 )
@@ -44,7 +42,7 @@ func (x *exec) verify(ctx context.Context, schema any, pc *workflow.Step, rec *r
 		if err != nil {
 			return fmt.Errorf("the step's schema does not compile: %v", err)
 		}
-		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(rec.JSON))
+		doc, err := jsonschema.Decode(rec.JSON)
 		if err != nil {
 			return fmt.Errorf("the step's output: %v", err)
 		}

@@ -1,16 +1,15 @@
 package kubernetes
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/autonomyhq/autonomy/internal/jsonschema"
 	"github.com/autonomyhq/autonomy/ir"
 )
 
@@ -48,17 +47,11 @@ func checkResult(schema any, msg string) string {
 	if len(msg) >= MaxResultBytes {
 		return fmt.Sprintf("its result is %d bytes or more: the kubelet keeps %d bytes of a termination message, so a longer result arrives cut (keep the result under 4 KiB)", MaxResultBytes, MaxResultBytes)
 	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader([]byte(msg)))
+	doc, err := jsonschema.Decode([]byte(msg))
 	if err != nil {
 		return fmt.Sprintf("its result is not JSON: %v", err)
 	}
-	c := jsonschema.NewCompiler()
-	c.UseLoader(noLoader{})
-	const url = "urn:autonomy:result.schema"
-	if err := c.AddResource(url, schema); err != nil {
-		return fmt.Sprintf("the actor's result schema: %v", err)
-	}
-	sch, err := c.Compile(url)
+	sch, err := jsonschema.Compile(schema)
 	if err != nil {
 		return fmt.Sprintf("the actor's result schema does not compile: %v", err)
 	}
@@ -66,13 +59,6 @@ func checkResult(schema any, msg string) string {
 		return "its result does not satisfy the actor's result contract: " + ir.ExplainResultError(err)
 	}
 	return ""
-}
-
-// noLoader refuses every external reference: a result schema is self-contained.
-type noLoader struct{}
-
-func (noLoader) Load(url string) (any, error) {
-	return nil, fmt.Errorf("%s: a result schema may not reference another document", url)
 }
 
 // result reads the termination message of the agent container (the template's first) of the

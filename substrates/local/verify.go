@@ -9,8 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-
+	"github.com/autonomyhq/autonomy/internal/jsonschema"
 	"github.com/autonomyhq/autonomy/internal/store"
 	"github.com/autonomyhq/autonomy/internal/tools"
 	"github.com/autonomyhq/autonomy/ir"
@@ -49,8 +48,8 @@ func (in *Install) verify(cfg *ActorConfig, resultPath, submitted string) (ir.Se
 	if why != "" {
 		return ir.Failed, why, ""
 	}
-	var doc any
-	if err := json.Unmarshal(data, &doc); err != nil {
+	doc, err := jsonschema.Decode(data)
+	if err != nil {
 		return ir.Failed, fmt.Sprintf("exit status 0 but the result is not JSON: %v (the result delivered by %s; a session delivers one JSON object, through submit_result)", err, source), ""
 	}
 	if why := in.validateResult(cfg, doc); why != "" {
@@ -112,18 +111,14 @@ func (in *Install) validateResult(cfg *ActorConfig, doc any) string {
 	if err != nil {
 		return fmt.Sprintf("cannot read the result schema %s: %v", cfg.Result, err)
 	}
-	var schemaDoc any
-	if err := json.Unmarshal(raw, &schemaDoc); err != nil {
+	schemaDoc, err := jsonschema.Decode(raw)
+	if err != nil {
 		return fmt.Sprintf("the result schema %s is not JSON: %v (compile again)", cfg.Result, err)
 	}
 	if m, ok := schemaDoc.(map[string]any); ok {
 		delete(m, "//") // the DO NOT EDIT header member
 	}
-	c := jsonschema.NewCompiler()
-	if err := c.AddResource("file:///result-schema.json", schemaDoc); err != nil {
-		return fmt.Sprintf("the result schema %s: %v", cfg.Result, err)
-	}
-	sch, err := c.Compile("file:///result-schema.json")
+	sch, err := jsonschema.Compile(schemaDoc)
 	if err != nil {
 		return fmt.Sprintf("the result schema %s does not compile: %v", cfg.Result, err)
 	}
