@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/autonomyhq/autonomy/ir"
@@ -134,14 +136,9 @@ func checkSources(ctx context.Context, s *Subject) (Outcome, string, string) {
 	return Supported, "", observed
 }
 
-// refusedFrom tries a launch that must be refused, and checks it started nothing: the sessions in
-// flight are the same before and after.
-func refusedFrom(ctx context.Context, s *Subject, actor string, f substrates.Firing, what string) error {
-	_, err := refusal(ctx, s, actor, f, what)
-	return err
-}
-
-// refusal is refusedFrom returning why the launch was refused, as the runner said.
+// refusal tries a launch that must be refused, and checks it started nothing (the sessions in
+// flight are the same before and after); it returns why the launch was refused, as the runner
+// said.
 func refusal(ctx context.Context, s *Subject, actor string, f substrates.Firing, what string) (string, error) {
 	before, err := listed(ctx, s)
 	if err != nil {
@@ -166,8 +163,9 @@ func refusal(ctx context.Context, s *Subject, actor string, f substrates.Firing,
 	return ferr.Error(), nil
 }
 
-// checkSessionSources launches the probe from inside a session: it cannot set who fired it
-// (subject.actor, subject.actorRole), and what it launches carries its actor and the role NONE.
+// checkSessionSources launches the probe from inside a session (of s.ScopeLauncher, or the
+// launcher): it cannot set who fired it (subject.actor, subject.actorRole), and what it launches
+// carries its actor and the role NONE.
 func checkSessionSources(ctx context.Context, s *Subject) (Outcome, string, string) {
 	if s.Fire == nil || s.Seen == nil {
 		return NotProbed, s.NotProbed, ""
@@ -175,9 +173,10 @@ func checkSessionSources(ctx context.Context, s *Subject) (Outcome, string, stri
 	if s.SessionNotProbed != "" {
 		return NotProbed, s.SessionNotProbed, ""
 	}
-	caller, err := s.Fire(ctx, launcherActor, substrates.Firing{})
+	launcher := cmp.Or(s.ScopeLauncher, launcherActor)
+	caller, err := s.Fire(ctx, launcher, substrates.Firing{})
 	if err != nil {
-		return Fail, fmt.Sprintf("launching %s: %v", launcherActor, err), ""
+		return Fail, fmt.Sprintf("launching %s: %v", launcher, err), ""
 	}
 	forged := []struct {
 		what string
@@ -187,23 +186,33 @@ func checkSessionSources(ctx context.Context, s *Subject) (Outcome, string, stri
 		{"a launch from a session setting PROBE_ACTOR (subject.actor)", substrates.Firing{Session: caller.ID, Params: ir.LaunchParams{"PROBE_ACTOR": "octocat"}}},
 		{"a launch from a session naming another actor as its subject.actor", substrates.Firing{Session: caller.ID, From: "octocat"}},
 	}
+	var reasons []string
 	for _, x := range forged {
-		if err := refusedFrom(ctx, s, s.Actor, x.f, x.what); err != nil {
+		why, err := refusal(ctx, s, s.Actor, x.f, x.what)
+		if err != nil {
 			return Fail, err.Error(), ""
 		}
+		reasons = append(reasons, strconv.Quote(why))
 	}
 	sess, err := s.Fire(ctx, s.Actor, substrates.Firing{Session: caller.ID, Ref: Params["PROBE_REF"]})
 	if err != nil {
-		return Fail, fmt.Sprintf("session %s (%s, agent:launch@%s) launching %s: %v", caller.ID, launcherActor, s.Actor, s.Actor, err), ""
+		return Fail, fmt.Sprintf("session %s (%s, agent:launch@%s) launching %s: %v", caller.ID, launcher, s.Actor, s.Actor, err), ""
 	}
 	seen, err := seenParams(ctx, s, sess.ID)
 	if err == nil {
-		err = expectSeen(seen, map[string]string{"PROBE_ACTOR": launcherActor, "PROBE_ROLE": "NONE", "PROBE_REF": Params["PROBE_REF"]})
+		err = expectSeen(seen, map[string]string{"PROBE_ACTOR": launcher, "PROBE_ROLE": "NONE", "PROBE_REF": Params["PROBE_REF"]})
 	}
 	if err != nil {
 		return Fail, err.Error(), ""
 	}
-	return Supported, "", fmt.Sprintf("from a session of %s, setting PROBE_ROLE or PROBE_ACTOR, or naming another subject.actor, was refused and started nothing; its launch reached the process with PROBE_ACTOR=%s (subject.actor) and PROBE_ROLE=NONE (subject.actorRole)", launcherActor, launcherActor)
+	observed := fmt.Sprintf("from a session of %s, setting PROBE_ROLE or PROBE_ACTOR, or naming another subject.actor, was refused and started nothing; its launch reached the process with PROBE_ACTOR=%s (subject.actor) and PROBE_ROLE=NONE (subject.actorRole)", launcher, launcher)
+	if s.ScopeLauncher != "" {
+		observed += fmt.Sprintf(" (refused: %s)", strings.Join(reasons, "; "))
+	}
+	if s.SeenFrom != "" {
+		observed += fmt.Sprintf("; %s PROBE_ACTOR=%s, PROBE_ROLE=%s", s.SeenFrom, seen["PROBE_ACTOR"], seen["PROBE_ROLE"])
+	}
+	return Supported, "", observed
 }
 
 // checkScope launches from inside sessions (of s.ScopeLauncher, or the launcher): agent:launch@probe launches probe and is refused

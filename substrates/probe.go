@@ -103,10 +103,10 @@ type ProbeSubject struct {
 	// SessionNotProbed, when set, says why Fire launches as the operator only: the checks that
 	// launch from inside a session are then not probed, for this reason.
 	SessionNotProbed string
-	// ScopeLauncher, when set, names the actor holding agent:launch@Actor the scope check launches
-	// from, even with SessionNotProbed set: Fire with a Session is then the substrate's trusted
-	// side applying a launch the session asked for (GitHub's apply job), though what reaches the
-	// launched process is not observed. "" is the probe fleet's launcher, when sessions launch.
+	// ScopeLauncher, when set, names the actor holding agent:launch@Actor the session checks
+	// launch from (scope-refused even with SessionNotProbed set): Fire with a Session is then the
+	// substrate's trusted side applying a launch the session asked for (GitHub's apply job). ""
+	// is the probe fleet's launcher, when sessions launch.
 	ScopeLauncher string
 	// Dispatcher, when set, is who an operator's launch runs as: the runner takes subject.actor
 	// (and actorRole) from who dispatched, never from Firing.From, which must not reach the

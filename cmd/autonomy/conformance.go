@@ -37,7 +37,10 @@ it behave on that substrate's runners; a cell no check observed is marked declar
 The local exec and human runners run in this process, in temporary installations. The GitHub
 runner runs only with --repo: it dispatches the probe fleet's workflows there (compile
 conformance/probe for gh-actions and push it to the default branch first), with the token in
-GITHUB_TOKEN or GH_TOKEN (actions: write).
+GITHUB_TOKEN or GH_TOKEN (actions: write). A session's launch there is applied by its run's
+apply job, which this binary runs; with a workflow job's GITHUB_TOKEN (actions: write) in
+AUTONOMY_PROBE_JOB_TOKEN it dispatches as github-actions[bot], as on GitHub, and the
+session-sources check is observed (not probed without it).
 
 Exit codes: 0 all core checks passed and every declaration was verified, 1 otherwise, 2 usage
 error.`,

@@ -17,7 +17,9 @@ import (
 // its own: not probed), and its get check (a second
 // autonomy process reading the session back) returns the params, on a server that names the run
 // and on one answering 204; its scope-refused check runs the apply job (this binary again) on a
-// session's launches.
+// session's launches, and its session-sources check observes a session's launch, dispatched
+// with the job token (AUTONOMY_PROBE_JOB_TOKEN) as github-actions[bot], reach the probe with
+// the calling actor and NONE.
 func TestConformanceGitHubProcess(t *testing.T) {
 	t.Parallel()
 	_, out, err := conformance.CompileProbeFleet(ghactions.Substrate{}, t.TempDir())
@@ -29,12 +31,12 @@ func TestConformanceGitHubProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, noContent := range []bool{false, true} {
-		srv, err := ghfake.New(ghfake.Options{Token: "t", Workflows: wfs, DispatchNoContent: noContent})
+		srv, err := ghfake.New(ghfake.Options{Token: "t", JobToken: "ghs_job", Workflows: wfs, DispatchNoContent: noContent})
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer srv.Close()
-		env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), cliEnv + "=1", "GITHUB_API_URL=" + srv.URL, "GITHUB_TOKEN=t"}
+		env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), cliEnv + "=1", "GITHUB_API_URL=" + srv.URL, "GITHUB_TOKEN=t", ghactions.JobTokenEnv + "=ghs_job"}
 		stdout, stderr, code := ghCLI(t, t.TempDir(), env, "conformance", "--target", "gh-actions", "--repo", "o/r", "--format", "json")
 		var rep conformance.Report
 		if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
@@ -55,8 +57,11 @@ func TestConformanceGitHubProcess(t *testing.T) {
 			}
 		}
 		// A session's launch is applied by its run's apply job: this binary, as a third process.
-		if r := got["github scope-refused"]; r != conformance.Supported {
-			t.Errorf("204=%v: github scope-refused: %s", noContent, r)
+		// With a job token its dispatch is github-actions[bot]'s, as the real apply job's is.
+		for _, check := range []string{"scope-refused", "session-sources"} {
+			if r := got["github "+check]; r != conformance.Supported {
+				t.Errorf("204=%v: github %s: %s", noContent, check, r)
+			}
 		}
 		if core["github"] != 7 || core["github human"] != 6 || code != 0 {
 			t.Errorf("204=%v: exit %d, core checks run %v\n%s", noContent, code, core, stderr)

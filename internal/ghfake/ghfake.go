@@ -61,6 +61,14 @@ type Options struct {
 	// Actor is the login the tokens act as: the actor and triggering_actor of the runs they
 	// dispatch, as GitHub reports the user who dispatched a run (Owner when empty).
 	Actor string
+	// JobToken, when set, is a workflow job's GITHUB_TOKEN: an installation token of the GitHub
+	// Actions app, which acts as github-actions[bot] (BotLogin). It reads and writes as Token
+	// does. A workflow_dispatch made with it creates a run (GitHub's docs: events the
+	// GITHUB_TOKEN triggers create no run, except workflow_dispatch and repository_dispatch)
+	// whose actor and triggering_actor are github-actions[bot], so the run's github.actor,
+	// github.triggering_actor and github.event.sender are the bot, not a person. GET /user
+	// refuses it (403), as GitHub refuses an installation token.
+	JobToken string
 	// ReadOnlyToken, when set, is a second valid token that may read but whose writes
 	// (dispatch, cancel) are refused with 403, as a token without actions: write is.
 	ReadOnlyToken string
@@ -134,7 +142,10 @@ type Run struct {
 	Name, DisplayTitle string
 	Event              string
 	// Branch is the run's head_branch (the dispatch ref).
-	Branch     string
+	Branch string
+	// Actor is the login that dispatched the run (Options.Actor, or github-actions[bot] for a
+	// dispatch made with Options.JobToken): GitHub's actor and triggering_actor of the run.
+	Actor      string
 	Status     string
 	Conclusion string
 	RunNumber  int
@@ -340,7 +351,7 @@ func (s *Server) AddRun(workflow, event string) (int64, error) {
 	if !ok {
 		return 0, fmt.Errorf("ghfake: no workflow %q", workflow)
 	}
-	r := s.create(workflow, wf, event, s.opts.DefaultBranch, nil)
+	r := s.create(workflow, wf, event, s.opts.DefaultBranch, s.opts.Actor, nil)
 	r.Visible = true
 	return r.ID, nil
 }
@@ -384,7 +395,7 @@ func (s *Server) update(id int64, f func(*run)) error {
 }
 
 // create adds a run; the caller holds mu.
-func (s *Server) create(file string, wf Workflow, event, branch string, inputs map[string]string) *run {
+func (s *Server) create(file string, wf Workflow, event, branch, actor string, inputs map[string]string) *run {
 	now := s.opts.Now()
 	// Ids are large, increasing and not contiguous, as GitHub's are: a client that guesses
 	// the next id, or counts runs, is caught.
@@ -398,7 +409,7 @@ func (s *Server) create(file string, wf Workflow, event, branch string, inputs m
 	}
 	r := &run{Run: Run{
 		ID: s.nextID, Workflow: file, WorkflowID: s.wfID[file], Name: name, DisplayTitle: title,
-		Event: event, Branch: branch, Status: "queued", RunNumber: s.numbers[file],
+		Event: event, Branch: branch, Actor: actor, Status: "queued", RunNumber: s.numbers[file],
 		Inputs: inputs, CreatedAt: now.UTC().Truncate(time.Second), UpdatedAt: now.UTC().Truncate(time.Second),
 	}}
 	r.visibleAt = now.Add(s.opts.Visibility)

@@ -197,6 +197,45 @@ func TestReadOnlyToken(t *testing.T) {
 	wantError(t, resp, body, 403, "Resource not accessible")
 }
 
+// TestJobTokenDispatchesAsTheBot: a dispatch made with a workflow job's GITHUB_TOKEN creates a
+// run whose actor and triggering_actor are github-actions[bot], as GitHub records it; the
+// operator's token dispatches as its user; the job token is no user (GET /user is 403).
+func TestJobTokenDispatchesAsTheBot(t *testing.T) {
+	s := newServer(t, Options{Actor: "octo-owner", JobToken: "ghs_job"})
+	for _, auth := range []string{"Bearer " + tok, "token ghs_job"} {
+		req, err := http.NewRequest("POST", strings.TrimSuffix(s.URL, "/")+"/repos/o/r/actions/workflows/develop.yml/dispatches", strings.NewReader(`{"ref":"main","inputs":{"ISSUE":"1"}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", auth)
+		resp, err := s.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 204 {
+			t.Fatalf("dispatch with %q: %d", auth, resp.StatusCode)
+		}
+	}
+	runs := s.Runs()
+	if len(runs) != 2 || runs[0].Actor != "octo-owner" || runs[1].Actor != BotLogin {
+		t.Fatalf("runs %+v: want the operator's dispatch by octo-owner, the job token's by %s", runs, BotLogin)
+	}
+	for i, want := range []string{"octo-owner", BotLogin} {
+		_, body := call(t, s, "GET", "/repos/o/r/actions/runs/"+strconv.FormatInt(runs[i].ID, 10), "", "token ghs_job")
+		actor, _ := body["actor"].(map[string]any)
+		triggering, _ := body["triggering_actor"].(map[string]any)
+		if actor["login"] != want || triggering["login"] != want {
+			t.Errorf("run %d: actor %v, triggering_actor %v, want %s", i, body["actor"], body["triggering_actor"], want)
+		}
+	}
+	resp, body := call(t, s, "GET", "/user", "", "token ghs_job")
+	wantError(t, resp, body, 403, "Resource not accessible by integration")
+	if _, body := call(t, s, "GET", "/user", ""); body["login"] != "octo-owner" {
+		t.Errorf("GET /user with the operator's token: %v", body)
+	}
+}
+
 func TestListPaginationAndFilters(t *testing.T) {
 	clock := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 	var mu sync.Mutex

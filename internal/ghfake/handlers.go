@@ -100,7 +100,19 @@ func (s *Server) BeforeEach(fn func(method, path string)) {
 // authorized checks the token; the caller holds mu.
 func (s *Server) authorized(req *http.Request) bool {
 	tok, ok := token(req)
-	return ok && (tok == s.opts.Token || (s.opts.ReadOnlyToken != "" && tok == s.opts.ReadOnlyToken))
+	return ok && (tok == s.opts.Token || (s.opts.ReadOnlyToken != "" && tok == s.opts.ReadOnlyToken) || s.isJobToken(tok))
+}
+
+// isJobToken reports whether tok is the job token (Options.JobToken).
+func (s *Server) isJobToken(tok string) bool { return s.opts.JobToken != "" && tok == s.opts.JobToken }
+
+// actorOf is the login a request's token acts as: github-actions[bot] for the job token, else
+// Options.Actor.
+func (s *Server) actorOf(req *http.Request) string {
+	if tok, _ := token(req); s.isJobToken(tok) {
+		return BotLogin
+	}
+	return s.opts.Actor
 }
 
 // token is the request's token: Authorization: Bearer <t> or token <t>.
@@ -276,7 +288,7 @@ func (s *Server) dispatch(w http.ResponseWriter, req *http.Request, id string) {
 		writeError(w, http.StatusUnprocessableEntity, "Unexpected inputs provided: ["+strings.Join(unexpected, ", ")+"]", docsDispatch)
 		return
 	}
-	s.dispatched(w, s.create(file, wf, "workflow_dispatch", branch, inputs), body.ReturnRunDetails)
+	s.dispatched(w, s.create(file, wf, "workflow_dispatch", branch, s.actorOf(req), inputs), body.ReturnRunDetails)
 }
 
 // listRuns answers GET .../actions/runs and .../actions/workflows/{workflow_id}/runs (file
@@ -540,7 +552,7 @@ func (s *Server) runJSON(r *run) runJSON {
 		CreatedAt: r.CreatedAt.Format(time.RFC3339), UpdatedAt: r.UpdatedAt.Format(time.RFC3339), RunAttempt: 1,
 		RunStartedAt: r.CreatedAt.Format(time.RFC3339), JobsURL: self + "/jobs", LogsURL: self + "/logs",
 		CancelURL: self + "/cancel", RerunURL: self + "/rerun", WorkflowURL: api + "/actions/workflows/" + strconv.FormatInt(r.WorkflowID, 10),
-		Repository: s.repoJSON(), HeadRepository: s.repoJSON(), Actor: userJSON{s.opts.Actor}, TriggeringActor: userJSON{s.opts.Actor},
+		Repository: s.repoJSON(), HeadRepository: s.repoJSON(), Actor: userJSON{r.Actor}, TriggeringActor: userJSON{r.Actor},
 	}
 }
 

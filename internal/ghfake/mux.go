@@ -17,8 +17,15 @@ func (s *Server) routes() *http.ServeMux {
 	m := http.NewServeMux()
 	m.HandleFunc("/", s.notFound)
 	m.HandleFunc("POST /graphql", s.graphql)
-	// The authenticated user: the login the tokens act as (Options.Actor).
-	m.HandleFunc("GET /user", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, user(s.opts.Actor)) })
+	// The authenticated user: the login the tokens act as (Options.Actor). An installation
+	// token (the job token) is no user: GitHub answers it 403.
+	m.HandleFunc("GET /user", func(w http.ResponseWriter, req *http.Request) {
+		if tok, _ := token(req); s.isJobToken(tok) {
+			writeError(w, http.StatusForbidden, "Resource not accessible by integration", docsRoot)
+			return
+		}
+		writeJSON(w, http.StatusOK, user(s.opts.Actor))
+	})
 	m.HandleFunc("GET /users/{login}", func(w http.ResponseWriter, req *http.Request) { s.getUser(w, req.PathValue("login")) })
 	s.repoRoute(m, "GET ", func(w http.ResponseWriter, _ *http.Request) { s.getRepo(w) })
 	// The Actions endpoints the runner uses (handlers.go, approvals.go, artifacts.go) refuse

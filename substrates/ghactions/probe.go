@@ -47,7 +47,7 @@ func (Substrate) ProbeTargets(env substrates.ProbeEnv) ([]substrates.ProbeTarget
 			}
 			s, err := ProbeSubject(opts, false, out)
 			if err == nil && env.Exe != "" && s.Fire != nil {
-				err = ProbeApply(s, opts, out, env.Exe)
+				err = ProbeApply(s, opts, out, env.Exe, os.Getenv(JobTokenEnv))
 			}
 			return withFresh(s, err)(fresh)
 		}},

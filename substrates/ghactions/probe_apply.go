@@ -25,14 +25,25 @@ const scopeLauncher = "delegator"
 // applyStep is the name of the apply job's step that runs autonomy gh apply.
 const applyStep = "autonomy gh apply"
 
+// JobTokenEnv names where `autonomy conformance --repo` takes the token its apply job dispatches
+// with: a workflow job's GITHUB_TOKEN (actions: write), which GitHub records as
+// github-actions[bot], as it does the real apply job's dispatch.
+const JobTokenEnv = "AUTONOMY_PROBE_JOB_TOKEN"
+
+// noJobToken says why session-sources is not probed when the apply job has no job token.
+const noJobToken = "a session's launch is dispatched by its run's apply job with the job's GITHUB_TOKEN, which GitHub records as github-actions[bot], and the launched workflow reads who fired it from that; the probe's apply job holds only the operator's token, whose dispatch GitHub records as the operator: set " + JobTokenEnv + " to a workflow job's GITHUB_TOKEN (actions: write) to observe it"
+
 // ProbeApply makes s launch from inside a session as GitHub does: a launch a session of s asks for
 // is a launch effect in its run's safe-output file, which the run's trusted apply job checks
 // against the installed manifest and applies with its own token. Fire with a Session writes that
 // file and runs the apply job's `autonomy gh apply` step (its command and env read from the
 // session's workflow in out, the installation committed to a scratch git repository as the job's
-// checkout) with exe as the job's autonomy; a refused launch is an error naming the reason. The
-// scope check then launches from sessions of the probe fleet's skill launcher.
-func ProbeApply(s *substrates.ProbeSubject, opts ghrun.RunnerOptions, out substrates.Output, exe string) error {
+// checkout) with exe as the job's autonomy and jobToken as its github.token; a refused launch is
+// an error naming the reason. The session checks then launch from sessions of the probe fleet's
+// skill launcher. Without a jobToken the apply job dispatches with the operator's token, which
+// GitHub records as the operator, not as github-actions[bot]: what reaches a launched process is
+// then not GitHub's, and session-sources stays not probed.
+func ProbeApply(s *substrates.ProbeSubject, opts ghrun.RunnerOptions, out substrates.Output, exe, jobToken string) error {
 	facts, err := ghrun.NewRunner(opts)
 	if err != nil {
 		return err
@@ -41,7 +52,7 @@ func ProbeApply(s *substrates.ProbeSubject, opts ghrun.RunnerOptions, out substr
 	if fire == nil {
 		return errors.New("the subject cannot dispatch")
 	}
-	a := &applier{opts: opts, out: out, exe: exe, facts: facts}
+	a := &applier{opts: opts, out: out, exe: exe, facts: facts, token: cmp.Or(jobToken, opts.Token)}
 	s.Fire = func(ctx context.Context, actor string, f substrates.Firing) (ir.Session, error) {
 		if f.Session == "" {
 			return fire(ctx, actor, f)
@@ -49,6 +60,10 @@ func ProbeApply(s *substrates.ProbeSubject, opts ghrun.RunnerOptions, out substr
 		return a.launch(ctx, actor, f)
 	}
 	s.ScopeLauncher = scopeLauncher
+	s.SessionNotProbed = ""
+	if jobToken == "" {
+		s.SessionNotProbed = noJobToken
+	}
 	return nil
 }
 
@@ -58,6 +73,8 @@ type applier struct {
 	out   substrates.Output
 	exe   string
 	facts *ghrun.Runner
+	// token is the apply job's github.token.
+	token string
 }
 
 // launch asks, as session f.Session, to launch actor, runs that run's apply job, and returns the
@@ -110,7 +127,7 @@ func (a *applier) try(ctx context.Context, actor string, f substrates.Firing) (i
 }
 
 // runOf is what GitHub reports of run id: its actor's workflow, and its inputs, event and actor
-// where its title carries them (a run the apply job dispatched carries none: a dispatch).
+// where its title carries them (every launch's does; a run started otherwise: a dispatch).
 func (a *applier) runOf(ctx context.Context, id string) (ghrun.RunFacts, error) {
 	if run, ok, err := a.facts.Facts(ctx, id); err != nil || ok {
 		return run, err
@@ -159,13 +176,23 @@ func containsSession(ss []ir.Session, id string) bool {
 	return false
 }
 
+// launchAsked is a launch as a session's model may write it in its safe outputs: the launch
+// tool's input, and who fired it, its text and its kind, which the tool does not take (a model
+// with a shell can write any line), so the apply job must refuse them.
+type launchAsked struct {
+	tools.LaunchInput
+	From string `json:"from,omitempty"`
+	Text string `json:"text,omitempty"`
+	Kind string `json:"kind,omitempty"`
+}
+
 // launchOutputs writes the safe-output file of session f.Session of caller asking to launch
 // actor, and its result (done), as its agent job exports them.
 func launchOutputs(dir, caller, actor string, f substrates.Firing) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	in, err := json.Marshal(tools.LaunchInput{Actor: actor, Subject: f.Ref, Params: f.Params})
+	in, err := json.Marshal(launchAsked{LaunchInput: tools.LaunchInput{Actor: actor, Subject: f.Ref, Params: f.Params}, From: f.From, Text: f.Text, Kind: f.Kind})
 	if err != nil {
 		return err
 	}
@@ -225,7 +252,7 @@ func (a *applier) runApply(ctx context.Context, run ghrun.RunFacts, id, sha, dir
 		return "", fmt.Errorf("%s has no apply job running %s: a launch its sessions ask for can never land", path, applyStep)
 	}
 	owner, _, _ := strings.Cut(a.opts.Repo, "/")
-	values := map[string]any{"github.token": a.opts.Token, "github.actor": run.Actor, "github.event_name": run.Event, "github.repository_owner": owner, "github.run_id": id}
+	values := map[string]any{"github.token": a.token, "github.actor": run.Actor, "github.event_name": run.Event, "github.repository_owner": owner, "github.run_id": id}
 	for k, v := range run.Inputs {
 		values["inputs."+k] = v
 	}

@@ -16,8 +16,9 @@ import (
 // seenFrom says where the GitHub subject's Seen params come from.
 const seenFrom = "the agent job's env, evaluated from the workflow as compiled with the run's actor, event and inputs as GitHub reports them (the job itself runs on GitHub's machines), held"
 
-// sessionNotProbed says why the GitHub subject launches as the operator only.
-const sessionNotProbed = "on GitHub a session launches through an agent:launch effect that the trusted apply job of its run checks and applies; the probe dispatches as the operator only (the apply job's checks are tested in substrates/ghactions/effect)"
+// sessionNotProbed says why the GitHub subject launches as the operator only, until ProbeApply
+// runs the apply jobs of its sessions' runs.
+const sessionNotProbed = "on GitHub a session launches through an agent:launch effect that the trusted apply job of its run checks and applies; this probe dispatches as the operator only (autonomy conformance runs the apply job when it has the autonomy binary)"
 
 // withFiring sets the hooks of the param-sources check on s: Fire dispatches as the operator,
 // and Seen evaluates the agent job's env of the run's workflow (in out) against what GitHub
@@ -52,6 +53,11 @@ func withFiring(s *substrates.ProbeSubject, facts *ghrun.Runner, out substrates.
 		}
 		owner, _, _ := strings.Cut(facts.Repo(), "/")
 		values := map[string]any{"github.actor": run.Actor, "github.event_name": run.Event, "github.repository_owner": owner, "github.run_id": id}
+		if run.Event == "workflow_dispatch" {
+			// GitHub's docs: a run's first attempt was initiated by its actor, and a
+			// workflow_dispatch payload's sender is who dispatched it.
+			values["github.triggering_actor"], values["github.event.sender.login"] = run.Actor, run.Actor
+		}
 		for k, v := range run.Inputs {
 			values["inputs."+k] = v
 		}

@@ -18,6 +18,9 @@ import (
 	"github.com/autonomyhq/autonomy/substrates/ghactions/ghrun"
 )
 
+// jobToken is the simulated API's workflow job GITHUB_TOKEN: it dispatches as github-actions[bot].
+const jobToken = "ghs_job"
+
 // fakeGitHub serves the probe fleet's compiled workflows from an in-process GitHub API.
 func fakeGitHub(t *testing.T) (*ghfake.Server, ghrun.RunnerOptions, substrates.Output) {
 	t.Helper()
@@ -29,7 +32,7 @@ func fakeGitHub(t *testing.T) (*ghfake.Server, ghrun.RunnerOptions, substrates.O
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := ghfake.New(ghfake.Options{Token: "t", Workflows: wfs, VisibleAfterLists: 3})
+	srv, err := ghfake.New(ghfake.Options{Token: "t", JobToken: jobToken, Workflows: wfs, VisibleAfterLists: 3})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/autonomyhq/autonomy/substrates/ghactions/wire"
 	"io"
 	"path"
 	"slices"
@@ -14,6 +13,9 @@ import (
 
 	"github.com/autonomyhq/autonomy/internal/ghwrite"
 	"github.com/autonomyhq/autonomy/internal/tools"
+	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/substrates/ghactions/ghrun"
+	"github.com/autonomyhq/autonomy/substrates/ghactions/wire"
 )
 
 // The apply job (autonomy gh apply) realizes a model job's safe outputs. The model's job holds
@@ -174,30 +176,19 @@ func (e *Env) applyLaunch(ctx context.Context, m *Installed, caller string, v *t
 	if !ok {
 		return "", &tools.Refused{Tool: tools.Launch, Reason: fmt.Sprintf("there is no actor %q in this installation", v.Actor)}
 	}
-	allowed, ok := target.DispatchInputs()
-	if !ok {
-		return "", &tools.Refused{Tool: tools.Launch, Reason: fmt.Sprintf("actor %q has no dispatch trigger, so nothing can launch it on GitHub", v.Actor)}
+	params, err := launchParams(target, caller, v)
+	if err != nil {
+		return "", err
 	}
-	inputs := map[string]any{}
-	for k, val := range v.Params {
-		if !slices.Contains(allowed, k) {
-			return "", &tools.Refused{Tool: tools.Launch, Reason: fmt.Sprintf("actor %q takes no param %s (it takes: %s)", v.Actor, k, strings.Join(allowed, ", "))}
-		}
-		if src := target.Source(k); src == "subject.actor" || src == "subject.actorRole" {
-			return "", &tools.Refused{Tool: tools.Launch, Reason: fmt.Sprintf("param %s of actor %q is bound to %s, which the substrate sets (to the launching actor, and NONE for its role): drop it", k, v.Actor, src)}
-		}
+	// The correlation input carries the params, as a runner's launch does, so that any process
+	// reads the session's params back from the run's title.
+	corr, err := ghrun.Correlation(params)
+	if err != nil {
+		return "", &tools.Refused{Tool: tools.Launch, Reason: err.Error()}
+	}
+	inputs := map[string]any{wire.CorrelationInput: corr}
+	for k, val := range params {
 		inputs[k] = val
-	}
-	for _, p := range target.Params {
-		if !slices.Contains(allowed, p.Name) {
-			continue
-		}
-		switch {
-		case p.Source == "subject.ref" && v.Subject != "":
-			inputs[p.Name] = v.Subject
-		case p.Source == "subject.actor" && caller != "":
-			inputs[p.Name] = caller
-		}
 	}
 	wf := path.Base(target.Workflow)
 	if staged {
@@ -211,6 +202,38 @@ func (e *Env) applyLaunch(ctx context.Context, m *Installed, caller string, v *t
 		return "", err
 	}
 	return fmt.Sprintf("dispatched %s on %s", wf, def), nil
+}
+
+// launchParams are the params a launch of target by caller dispatches: the agent's, each one
+// target's dispatch trigger takes and none bound to subject.actor or subject.actorRole (those
+// are refused), the subject as its subject.ref param, and caller as its subject.actor param.
+func launchParams(target InstalledActor, caller string, v *tools.LaunchInput) (ir.LaunchParams, error) {
+	allowed, ok := target.DispatchInputs()
+	if !ok {
+		return nil, &tools.Refused{Tool: tools.Launch, Reason: fmt.Sprintf("actor %q has no dispatch trigger, so nothing can launch it on GitHub", v.Actor)}
+	}
+	params := ir.LaunchParams{}
+	for k, val := range v.Params {
+		if !slices.Contains(allowed, k) {
+			return nil, &tools.Refused{Tool: tools.Launch, Reason: fmt.Sprintf("actor %q takes no param %s (it takes: %s)", v.Actor, k, strings.Join(allowed, ", "))}
+		}
+		if src := target.Source(k); src == "subject.actor" || src == "subject.actorRole" {
+			return nil, &tools.Refused{Tool: tools.Launch, Reason: fmt.Sprintf("param %s of actor %q is bound to %s, which the substrate sets (to the launching actor, and NONE for its role): drop it", k, v.Actor, src)}
+		}
+		params[k] = val
+	}
+	for _, p := range target.Params {
+		if !slices.Contains(allowed, p.Name) {
+			continue
+		}
+		switch {
+		case p.Source == "subject.ref" && v.Subject != "":
+			params[p.Name] = v.Subject
+		case p.Source == "subject.actor" && caller != "":
+			params[p.Name] = caller
+		}
+	}
+	return params, nil
 }
 
 func (e *Env) applyCancel(ctx context.Context, v *tools.SessionRef, staged bool) (string, error) {

@@ -3,6 +3,7 @@ package effect
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/autonomyhq/autonomy/internal/tools"
+	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/substrates/ghactions/ghrun"
 )
 
 // goldenInstalled reads the manifest the sdlc profile compiles to.
@@ -201,6 +204,45 @@ func TestApplyLaunchSetsWhoAndRefusesForgedRole(t *testing.T) {
 	runs := w.fake.Runs()
 	if len(runs) != 1 || runs[0].Inputs["WHO"] != "pm" || runs[0].Inputs["ROLE"] != "" || runs[0].Inputs["ISSUE"] != n {
 		t.Errorf("runs %+v, want one develop.yml dispatch with WHO=pm, no ROLE, ISSUE=%s", runs, n)
+	}
+}
+
+// TestApplyLaunchParamsReadBack: the run a session's launch dispatches carries its params in its
+// title, as a runner's launch does, so that another process (a runner with nothing in memory)
+// gets the session with them; params too large to ride there are refused, dispatching nothing.
+func TestApplyLaunchParamsReadBack(t *testing.T) {
+	w, e := applyWorld(t)
+	m := goldenInstalled(t)
+	for i := range m.Actors {
+		for j := range m.Actors[i].Triggers {
+			if m.Actors[i].Name == "develop" && m.Actors[i].Triggers[j].Kind == "dispatch" {
+				m.Actors[i].Triggers[j].Params = append(m.Actors[i].Triggers[j].Params, "NOTE")
+			}
+		}
+	}
+	n := strconv.Itoa(w.item)
+	res, err := e.Apply(context.Background(), ApplyOptions{Installed: m, Actor: "pm", Session: "7",
+		Outputs: outputs(t, "7",
+			`{"tool":"launch","actor":"pm","input":{"actor":"develop","subject":"`+n+`","params":{"NOTE":"`+strings.Repeat("x", 600)+`"}}}`,
+			`{"tool":"launch","actor":"pm","input":{"actor":"develop","subject":"`+n+`","params":{"NOTE":"a \"quoted\" note"}}}`,
+		)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 2 || !strings.Contains(res[0].Refused, "more than the 512 a GitHub session keeps") || res[1].Refused != "" {
+		t.Fatalf("applied %+v, want the oversized launch refused and the other applied", res)
+	}
+	runs := w.fake.Runs()
+	if len(runs) != 1 {
+		t.Fatalf("runs %+v, want one", runs)
+	}
+	r, err := ghrun.NewRunner(ghrun.RunnerOptions{Repo: "o/r", Token: "tok", BaseURL: w.fake.URL, HTTPClient: w.fake.Client(), Actors: []string{"develop", "pm"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess, ok, err := r.Get(context.Background(), strconv.FormatInt(runs[0].ID, 10))
+	if err != nil || !ok || sess.Agent != "develop" || !maps.Equal(sess.Params, ir.LaunchParams{"ISSUE": n, "NOTE": `a "quoted" note`}) {
+		t.Errorf("another process got %+v (found %v, %v), want develop with ISSUE=%s and the note", sess, ok, err, n)
 	}
 }
 

@@ -61,7 +61,7 @@ func newWorld(t *testing.T) *world {
 	fake, err := ghfake.New(ghfake.Options{Token: "tok", GitDir: w.origin, Workflows: map[string]ghfake.Workflow{
 		"reviewer.yml":  {Dispatch: true, Inputs: []string{"PR", ghfake.CorrelationInput}},
 		"ci.yml":        {Dispatch: true},
-		"develop.yml":   {Dispatch: true, Inputs: []string{"ISSUE", "WHO", "ROLE", ghfake.CorrelationInput}}, // apply_test.go launches it
+		"develop.yml":   {Dispatch: true, Inputs: []string{"ISSUE", "WHO", "ROLE", "NOTE", ghfake.CorrelationInput}, RunName: "develop [{0}]"}, // apply_test.go launches it
 		ControlWorkflow: {Dispatch: true, Inputs: []string{GateInput}},
 	}, Collaborators: map[string]string{"ada": "admin", "bob": "admin", "dev": "write"}})
 	if err != nil {

@@ -3,8 +3,6 @@ package ghrun
 import (
 	"cmp"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"maps"
 	"net/http"
@@ -181,11 +179,7 @@ func (r *Runner) Launch(ctx context.Context, agent string, params ir.LaunchParam
 	if err != nil {
 		return ir.Session{}, err
 	}
-	var raw [8]byte
-	if _, err := rand.Read(raw[:]); err != nil {
-		return ir.Session{}, fmt.Errorf("launching %s: making a correlation id: %w", agent, err)
-	}
-	corr, err := encodeCorrelation(hex.EncodeToString(raw[:]), params)
+	corr, err := Correlation(params)
 	if err != nil {
 		return ir.Session{}, fmt.Errorf("launching %s in %s: %w", agent, r.opts.Repo, err)
 	}

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"crypto/rand"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -25,6 +27,17 @@ import (
 
 // MaxParamsBytes bounds the JSON of a session's params: they ride in the run's title.
 const MaxParamsBytes = 512
+
+// Correlation is the correlation input (wire.CorrelationInput) of a launch with params: a new
+// random id, and the params, which any process then reads back from the run's title. It is an
+// error when the params are too large to ride there (MaxParamsBytes).
+func Correlation(params ir.LaunchParams) (string, error) {
+	var raw [8]byte
+	if _, err := rand.Read(raw[:]); err != nil {
+		return "", fmt.Errorf("making a correlation id: %w", err)
+	}
+	return encodeCorrelation(hex.EncodeToString(raw[:]), params)
+}
 
 // encodeCorrelation is the correlation input of a launch: its id and its params.
 func encodeCorrelation(id string, params ir.LaunchParams) (string, error) {
