@@ -162,6 +162,8 @@ type ProposalView struct {
 	State string
 	// By is the actor whose verdict decided it ("" when none did).
 	By string
+	// How, when set, says what the substrate showed of the decision (the check quotes it).
+	How string
 }
 
 // Firing is the context a trigger fires with: what the param sources resolve from.

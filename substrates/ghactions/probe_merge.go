@@ -317,7 +317,7 @@ func (m *merger) proposal(ctx context.Context, session string) (substrates.Propo
 		return substrates.ProposalView{}, err
 	}
 	if pull.Merged {
-		return substrates.ProposalView{State: "merged", By: pull.MergedBy}, nil
+		return substrates.ProposalView{State: "merged", By: pull.MergedBy, How: fmt.Sprintf("pull request #%d merged by %s", p.pr, pull.MergedBy)}, nil
 	}
 	view := substrates.ProposalView{}
 	if url := pull.URLs[effect.StatusContext]; url != "" {
@@ -325,21 +325,48 @@ func (m *merger) proposal(ctx context.Context, session string) (substrates.Propo
 			view.By = run.Agent
 		}
 	}
-	switch pull.States[effect.StatusContext] {
-	case "":
-		return view, nil
-	case "failure", "error":
-		view.State = "refused"
-		return view, nil
-	}
-	view.State = "merged"
-	for _, c := range pull.Required {
-		if pull.States[c] != "success" {
-			view.State = "waiting"
-		}
-	}
-	if !pull.AutoMerge {
-		view.State = "waiting"
+	view.State = pullState(pull)
+	if view.State != "" {
+		view.How = pullHow(p.pr, pull, view.By)
 	}
 	return view, nil
+}
+
+// pullState is what GitHub's auto-merge makes of pull: "" before the reviewer's agent-review,
+// refused when it failed the head, merged once auto-merge is armed and every required check is
+// success, else waiting.
+func pullState(pull ghrun.PullState) string {
+	switch pull.States[effect.StatusContext] {
+	case "", "pending":
+		return ""
+	case "failure", "error":
+		return "refused"
+	}
+	if !pull.AutoMerge {
+		return "waiting"
+	}
+	for _, c := range pull.Required {
+		if pull.States[c] != "success" {
+			return "waiting"
+		}
+	}
+	return "merged"
+}
+
+// pullHow says what GitHub shows of pull request n: its head's required statuses, who posted
+// agent-review, and whether auto-merge is armed.
+func pullHow(n int, pull ghrun.PullState, by string) string {
+	var states []string
+	for _, c := range pull.Required {
+		states = append(states, c+" "+cmp.Or(pull.States[c], "absent"))
+	}
+	armed := "armed"
+	if !pull.AutoMerge {
+		armed = "not armed"
+	}
+	head := pull.Head
+	if len(head) > 12 {
+		head = head[:12]
+	}
+	return fmt.Sprintf("pull request #%d, head %s: %s (the base's required checks; %s posted by %s's review job), auto-merge %s", n, head, strings.Join(states, ", "), effect.StatusContext, cmp.Or(by, "nobody"), armed)
 }

@@ -102,7 +102,7 @@ func TestGitHubMergeBoundary(t *testing.T) {
 	_, _, out := fakeGitHub(t)
 	exe := testbin.Path(t)
 	r := mergeOn(t, exe, out, out)
-	if r.Outcome != conformance.Supported || !strings.Contains(r.Observed, "reviewer reviewer") {
+	if r.Outcome != conformance.Supported || !strings.Contains(r.Observed, "reviewer reviewer") || !strings.Contains(r.Observed, "agent-review failure") || !strings.Contains(r.Observed, "human-approval pending") {
 		t.Fatalf("as compiled: merge-boundary %s %s, observed %s", r.Outcome, r.Reason, r.Observed)
 	}
 	noHumanPaths := forgeFile(t, out, ".autonomy/human-required-paths.json", `"probe/human.md"`, ``)
