@@ -34,7 +34,7 @@ func TestConformanceGitHubProcess(t *testing.T) {
 	}
 	for _, noContent := range []bool{false, true} {
 		origin := installedRepo(t, out)
-		srv, err := ghfake.New(ghfake.Options{Token: "t", Workflows: wfs, DispatchNoContent: noContent, GitDir: origin, Collaborators: map[string]string{"ada": "admin"}})
+		srv, err := ghfake.New(ghfake.Options{Token: "t", Workflows: wfs, DispatchNoContent: noContent, GitDir: origin, Collaborators: map[string]string{"ada": "admin"}, AutoMergeMerges: true})
 		if err != nil {
 			t.Fatal(err)
 		}

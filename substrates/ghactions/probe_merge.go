@@ -297,9 +297,9 @@ func newSession(ctx context.Context, facts *ghrun.Runner, opts ghrun.RunnerOptio
 	}
 }
 
-// proposal reads what became of the change session proposed, as GitHub's auto-merge reads it:
-// merged once auto-merge is armed and every status check its base's protection requires is
-// success on its head; refused when the reviewer's agent-review failed it; waiting when the
+// proposal reads what became of the change session proposed: merged once GitHub merged it, or
+// once auto-merge is armed and every status check its base's protection requires is success on
+// its head (auto-merge then merges it); refused when the reviewer's agent-review failed it; waiting when the
 // reviewer approved it but another required check (the human gate) is not success; "" before.
 // By is the actor of the run that posted the head's agent-review (its target URL).
 func (m *merger) proposal(ctx context.Context, session string) (substrates.ProposalView, error) {
@@ -315,9 +315,6 @@ func (m *merger) proposal(ctx context.Context, session string) (substrates.Propo
 	pull, err := m.facts.Pull(ctx, p.pr)
 	if err != nil {
 		return substrates.ProposalView{}, err
-	}
-	if pull.Merged {
-		return substrates.ProposalView{State: "merged", By: pull.MergedBy, How: fmt.Sprintf("pull request #%d merged by %s", p.pr, pull.MergedBy)}, nil
 	}
 	view := substrates.ProposalView{}
 	if url := pull.URLs[effect.StatusContext]; url != "" {
@@ -336,6 +333,9 @@ func (m *merger) proposal(ctx context.Context, session string) (substrates.Propo
 // refused when it failed the head, merged once auto-merge is armed and every required check is
 // success, else waiting.
 func pullState(pull ghrun.PullState) string {
+	if pull.Merged {
+		return "merged"
+	}
 	switch pull.States[effect.StatusContext] {
 	case "", "pending":
 		return ""
@@ -368,5 +368,9 @@ func pullHow(n int, pull ghrun.PullState, by string) string {
 	if len(head) > 12 {
 		head = head[:12]
 	}
-	return fmt.Sprintf("pull request #%d, head %s: %s (the base's required checks; %s posted by %s's review job), auto-merge %s", n, head, strings.Join(states, ", "), effect.StatusContext, cmp.Or(by, "nobody"), armed)
+	merged := "open"
+	if pull.Merged {
+		merged = "merged by " + pull.MergedBy
+	}
+	return fmt.Sprintf("pull request #%d %s, head %s: %s (the base's required checks; %s posted by %s's review job), auto-merge %s", n, merged, head, strings.Join(states, ", "), effect.StatusContext, cmp.Or(by, "nobody"), armed)
 }

@@ -55,7 +55,7 @@ func codeHost(t *testing.T, exe string, installed substrates.Output) (ghrun.Runn
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := ghfake.New(ghfake.Options{Token: "t", Workflows: wfs, GitDir: origin, VisibleAfterLists: 3, Collaborators: map[string]string{"ada": "admin"}})
+	srv, err := ghfake.New(ghfake.Options{Token: "t", Workflows: wfs, GitDir: origin, VisibleAfterLists: 3, Collaborators: map[string]string{"ada": "admin"}, AutoMergeMerges: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +102,7 @@ func TestGitHubMergeBoundary(t *testing.T) {
 	_, _, out := fakeGitHub(t)
 	exe := testbin.Path(t)
 	r := mergeOn(t, exe, out, out)
-	if r.Outcome != conformance.Supported || !strings.Contains(r.Observed, "reviewer reviewer") || !strings.Contains(r.Observed, "agent-review failure") || !strings.Contains(r.Observed, "human-approval pending") {
+	if r.Outcome != conformance.Supported || !strings.Contains(r.Observed, "reviewer reviewer") || !strings.Contains(r.Observed, "merged by github-actions[bot]") || !strings.Contains(r.Observed, "agent-review failure") || !strings.Contains(r.Observed, "human-approval pending") {
 		t.Fatalf("as compiled: merge-boundary %s %s, observed %s", r.Outcome, r.Reason, r.Observed)
 	}
 	noHumanPaths := forgeFile(t, out, ".autonomy/human-required-paths.json", `"probe/human.md"`, ``)
