@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -16,7 +17,7 @@ import (
 // human-required path it approves waits for a person and is not merged.
 func checkMerge(ctx context.Context, s *Subject) (Outcome, string, string) {
 	if s.Proposer == "" || s.Proposal == nil {
-		return NotProbed, s.NotProbed, ""
+		return NotProbed, cmp.Or(s.MergeNotProbed, s.NotProbed), ""
 	}
 	cases := []struct {
 		path, verdict, want string

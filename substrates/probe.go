@@ -144,6 +144,9 @@ type ProbeSubject struct {
 	// is "reject". Proposal reports what became of the change a session of it proposed.
 	Proposer string
 	Proposal func(ctx context.Context, session string) (ProposalView, error)
+	// MergeNotProbed, when set, says why the merge-boundary check is not probed without
+	// Proposal ("" is NotProbed's reason).
+	MergeNotProbed string
 	// NotProbed says why a nil hook's check cannot be observed on this runner.
 	NotProbed string
 

@@ -37,7 +37,10 @@ it behave on that substrate's runners; a cell no check observed is marked declar
 The local exec and human runners run in this process, in temporary installations. The GitHub
 runner runs only with --repo: it dispatches the probe fleet's workflows there (compile
 conformance/probe for gh-actions and push it to the default branch first), with the token in
-GITHUB_TOKEN or GH_TOKEN (actions: write).
+GITHUB_TOKEN or GH_TOKEN (actions: write). Its merge-boundary check also needs AUTONOMY_REMOTE,
+the repository's git URL (one git can push to), and the repository provisioned (autonomy
+provision conformance/probe --repo OWNER/NAME) with a maintainer: it plays the proposer's and the
+reviewer's runs with this autonomy, pushing to that URL; without AUTONOMY_REMOTE it is not probed.
 
 Exit codes: 0 all core checks passed and every declaration was verified, 1 otherwise, 2 usage
 error.`,

@@ -77,7 +77,7 @@ const mergeNotProbed = "the merge-boundary check plays the proposer's and the re
 func probeMergeFrom(s *substrates.ProbeSubject, opts ghrun.RunnerOptions, out substrates.Output, exe string) error {
 	remote := os.Getenv("AUTONOMY_REMOTE")
 	if remote == "" {
-		s.NotProbed += "; " + mergeNotProbed
+		s.MergeNotProbed = mergeNotProbed
 		return nil
 	}
 	return ProbeMerge(s, opts, out, exe, remote)

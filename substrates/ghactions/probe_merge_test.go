@@ -141,3 +141,25 @@ func forgeFile(t *testing.T, out substrates.Output, path, from, to string) subst
 	}
 	return forged
 }
+
+// TestGitHubMergeNeedsRemote: without AUTONOMY_REMOTE the GitHub target's merge-boundary check is
+// not probed, saying to set it, and the other checks' reasons stay theirs.
+func TestGitHubMergeNeedsRemote(t *testing.T) {
+	srv, _, _ := fakeGitHub(t)
+	t.Setenv("AUTONOMY_REMOTE", "")
+	t.Setenv("GITHUB_TOKEN", "t")
+	t.Setenv("GITHUB_API_URL", srv.URL)
+	env := conformance.ProbeEnv(ghactions.Substrate{}, "o/r", testbin.Path(t))
+	targets, err := ghactions.Substrate{}.ProbeTargets(env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := targets[0].New(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.Proposal != nil || !strings.Contains(s.MergeNotProbed, "set AUTONOMY_REMOTE") || strings.Contains(s.NotProbed, "AUTONOMY_REMOTE") {
+		t.Errorf("merge-boundary without AUTONOMY_REMOTE: proposal hook %v, %q; NotProbed %q", s.Proposal != nil, s.MergeNotProbed, s.NotProbed)
+	}
+}
