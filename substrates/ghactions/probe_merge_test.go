@@ -96,8 +96,8 @@ func mergeOn(t *testing.T, exe string, out, installed substrates.Output) conform
 // protected. The check observes the approved change mergeable by the reviewer's verdict, the
 // rejected one refused, and the approved change to a human-required path waiting for a person.
 // An export step that turns the reviewer's rejection into an approval, an installation that
-// drops the human-required paths, and a reviewer whose verdict never reaches its review job fail
-// it.
+// drops the human-required paths, a reviewer whose verdict never reaches its review job, and a
+// propose job whose auto-merge cannot be armed (so the approved change never merges) fail it.
 func TestGitHubMergeBoundary(t *testing.T) {
 	_, _, out := fakeGitHub(t)
 	exe := testbin.Path(t)
@@ -115,6 +115,8 @@ func TestGitHubMergeBoundary(t *testing.T) {
 		"the export turns a rejection into an approval": {approving, out, `a change to a plain path its reviewer answered reject is "merged", want refused`},
 		"no human-required paths installed":             {noHumanPaths, noHumanPaths, `a change to a human path its reviewer answered approve is "merged", want waiting`},
 		"the verdict is not exported":                   {silent, out, "reviewer.yml: jobs.review"},
+		"auto-merge is not armed": {forge(t, out, "proposer", `"$AUTONOMY_BIN" gh propose`, `GITHUB_GRAPHQL_URL=http://127.0.0.1:1/graphql "$AUTONOMY_BIN" gh propose`), out,
+			`a change to a plain path its reviewer answered approve is "waiting", want merged`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			r := mergeOn(t, exe, c.out, c.installed)
