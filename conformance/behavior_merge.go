@@ -1,9 +1,11 @@
 package conformance
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
+	"strings"
 	"time"
 
 	"github.com/autonomyhq/autonomy/ir"
@@ -15,12 +17,13 @@ import (
 // human-required path it approves waits for a person and is not merged.
 func checkMerge(ctx context.Context, s *Subject) (Outcome, string, string) {
 	if s.Proposer == "" || s.Proposal == nil {
-		return NotProbed, s.NotProbed, ""
+		return NotProbed, cmp.Or(s.MergeNotProbed, s.NotProbed), ""
 	}
 	cases := []struct {
 		path, verdict, want string
 	}{{"plain", "approve", "merged"}, {"plain", "reject", "refused"}, {"human", "approve", "waiting"}}
 	var by string
+	var how []string
 	for _, c := range cases {
 		got, err := propose(ctx, s, c.path, c.verdict)
 		if err != nil {
@@ -28,6 +31,9 @@ func checkMerge(ctx context.Context, s *Subject) (Outcome, string, string) {
 		}
 		if got.State != c.want {
 			return Fail, fmt.Sprintf("a change to a %s path its reviewer answered %s is %q, want %s", c.path, c.verdict, got.State, c.want), ""
+		}
+		if got.How != "" {
+			how = append(how, fmt.Sprintf("%s (%s): %s", c.path, c.verdict, got.How))
 		}
 		if c.want == "merged" {
 			if got.By == "" || got.By == s.Proposer {
@@ -43,7 +49,11 @@ func checkMerge(ctx context.Context, s *Subject) (Outcome, string, string) {
 			}
 		}
 	}
-	return Supported, "", fmt.Sprintf("%s's change merged only on the approval of its reviewer %s; the change the reviewer rejected was refused; the approved change to a human-required path waited for a person, unmerged", s.Proposer, by)
+	observed := fmt.Sprintf("%s's change merged only on the approval of its reviewer %s; the change the reviewer rejected was refused; the approved change to a human-required path waited for a person, unmerged", s.Proposer, by)
+	if len(how) > 0 {
+		observed += "; seen: " + strings.Join(how, "; ")
+	}
+	return Supported, "", observed
 }
 
 type proposed struct {

@@ -144,6 +144,9 @@ type ProbeSubject struct {
 	// is "reject". Proposal reports what became of the change a session of it proposed.
 	Proposer string
 	Proposal func(ctx context.Context, session string) (ProposalView, error)
+	// MergeNotProbed, when set, says why the merge-boundary check is not probed without
+	// Proposal ("" is NotProbed's reason).
+	MergeNotProbed string
 	// NotProbed says why a nil hook's check cannot be observed on this runner.
 	NotProbed string
 
@@ -162,6 +165,8 @@ type ProposalView struct {
 	State string
 	// By is the actor whose verdict decided it ("" when none did).
 	By string
+	// How, when set, says what the substrate showed of the decision (the check quotes it).
+	How string
 }
 
 // Firing is the context a trigger fires with: what the param sources resolve from.

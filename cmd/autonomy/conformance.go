@@ -40,7 +40,11 @@ conformance/probe for gh-actions and push it to the default branch first), with 
 GITHUB_TOKEN or GH_TOKEN (actions: write). A session's launch there is applied by its run's
 apply job, which this binary runs; with a workflow job's GITHUB_TOKEN (actions: write) in
 AUTONOMY_PROBE_JOB_TOKEN it dispatches as github-actions[bot], as on GitHub, and the
-session-sources check is observed (not probed without it).
+session-sources check is observed (not probed without it). Its merge-boundary check also
+needs AUTONOMY_REMOTE, the repository's git URL (one git can push to), and the repository
+provisioned (autonomy provision conformance/probe --repo OWNER/NAME) with a maintainer: it plays
+the proposer's and the reviewer's runs with this autonomy, pushing to that URL; without
+AUTONOMY_REMOTE it is not probed.
 
 Exit codes: 0 all core checks passed and every declaration was verified, 1 otherwise, 2 usage
 error.`,

@@ -102,6 +102,10 @@ type Options struct {
 	// Users, when set, are the logins GET /users/{login} knows besides the collaborators; when
 	// nil every login exists.
 	Users []string
+	// AutoMergeMerges makes auto-merge merge (automerge.go): a pull request with auto-merge
+	// armed merges once its base's protection is satisfied, as GitHub does; unset, it stays open
+	// and Mergeable says whether it could.
+	AutoMergeMerges bool
 }
 
 // RateLimitKind is which of GitHub's rate limits a request hits.

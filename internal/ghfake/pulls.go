@@ -46,6 +46,10 @@ type Issue struct {
 	// method as the REST API names it (merge, squash, rebase).
 	AutoMerge       bool
 	AutoMergeMethod string
+	// Merged is set once the pull request merged (automerge.go): by MergedBy, as MergeCommit,
+	// from its head MergedHead.
+	Merged                            bool
+	MergedBy, MergeCommit, MergedHead string
 }
 
 // Status is a commit status.
@@ -211,6 +215,14 @@ func (s *Server) Mergeable(n int) (bool, string) {
 	if !ok || !is.PR {
 		return false, "no such pull request"
 	}
+	return s.mergeable(is)
+}
+
+// mergeable is Mergeable of is; the caller holds mu.
+func (s *Server) mergeable(is *Issue) (bool, string) {
+	if is.Merged {
+		return false, "it is merged"
+	}
 	head := s.sha(is.Head)
 	if head == "" {
 		return false, "the head branch is gone"
@@ -291,6 +303,11 @@ type issueJSON struct {
 	// AutoMerge is a pull request's auto_merge: null unless auto-merge is armed
 	// (docs.github.com/rest/pulls/pulls#get-a-pull-request).
 	AutoMerge *autoMergeJSON `json:"auto_merge,omitempty"`
+	// Merged, MergedBy and MergeCommitSHA are a pull request's merged, merged_by and
+	// merge_commit_sha (null until it merged).
+	Merged         *bool     `json:"merged,omitempty"`
+	MergedBy       *userJSON `json:"merged_by,omitempty"`
+	MergeCommitSHA string    `json:"merge_commit_sha,omitempty"`
 }
 
 // autoMergeJSON is a pull request's auto_merge object.
@@ -323,6 +340,9 @@ func (s *Server) issueJSON(is *Issue, kind string) issueJSON {
 		out.Base = &refJSON{Ref: is.Base, SHA: s.sha(is.Base), Label: s.opts.Owner + ":" + is.Base, Repo: repo}
 		if is.AutoMerge {
 			out.AutoMerge = &autoMergeJSON{EnabledBy: userJSON{BotLogin}, MergeMethod: is.AutoMergeMethod}
+		}
+		if kind == "pull" {
+			mergedJSON(is, &out)
 		}
 	}
 	return out
@@ -609,5 +629,6 @@ func (s *Server) createStatus(w http.ResponseWriter, req *http.Request) {
 	}
 	st := Status{State: body.State, Context: body.Context, Description: body.Description, TargetURL: body.TargetURL}
 	s.statuses[sha] = append(s.statuses[sha], st)
+	s.autoMerge() // automerge.go
 	writeJSON(w, http.StatusCreated, map[string]any{"state": st.State, "context": st.Context, "description": st.Description, "target_url": st.TargetURL})
 }

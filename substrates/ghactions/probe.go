@@ -49,6 +49,9 @@ func (Substrate) ProbeTargets(env substrates.ProbeEnv) ([]substrates.ProbeTarget
 			if err == nil && env.Exe != "" && s.Fire != nil {
 				err = ProbeApply(s, opts, out, env.Exe, os.Getenv(JobTokenEnv))
 			}
+			if err == nil && env.Exe != "" {
+				err = probeMergeFrom(s, opts, out, env.Exe) // probe_merge.go
+			}
 			return withFresh(s, err)(fresh)
 		}},
 		{Name: "github human", Substrate: Name, Remote: true, Human: true, Skip: skip, New: func(ctx context.Context) (*substrates.ProbeSubject, error) {

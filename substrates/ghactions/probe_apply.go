@@ -1,7 +1,6 @@
 package ghactions
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/autonomyhq/autonomy/internal/tools"
 	"github.com/autonomyhq/autonomy/ir"
@@ -146,25 +144,11 @@ func (a *applier) runOf(ctx context.Context, id string) (ghrun.RunFacts, error) 
 // as the runner looks for a run it dispatched (RunnerOptions.PollInterval, FindTimeout), since a
 // dispatched run shows only after a while.
 func (a *applier) launched(ctx context.Context, before []ir.Session, actor, log string) (ir.Session, error) {
-	poll, limit := cmp.Or(a.opts.PollInterval, 2*time.Second), cmp.Or(a.opts.FindTimeout, 2*time.Minute)
-	ctx, cancel := context.WithTimeout(ctx, limit)
-	defer cancel()
-	for {
-		after, err := a.facts.List(ctx)
-		if err != nil {
-			return ir.Session{}, err
-		}
-		for _, x := range after {
-			if x.Agent == actor && !containsSession(before, x.ID) {
-				return x, nil
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return ir.Session{}, fmt.Errorf("the apply job refused nothing, but no session of %s started within %s:\n%s", actor, limit, log)
-		case <-time.After(poll):
-		}
+	s, err := newSession(ctx, a.facts, a.opts, before, actor)
+	if err != nil {
+		return ir.Session{}, fmt.Errorf("the apply job refused nothing, but %v:\n%s", err, log)
 	}
+	return s, nil
 }
 
 func containsSession(ss []ir.Session, id string) bool {

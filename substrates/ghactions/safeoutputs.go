@@ -85,6 +85,13 @@ rm -rf -- "$RUNNER_TEMP/` + outputsArtifact + `"
 mkdir -p "$RUNNER_TEMP/` + outputsArtifact + `"
 `
 
+// scriptVerdictScript is a reviewing script's run step's preamble: the script writes its verdict
+// (one JSON object) to the file AUTONOMY_RESULT names, which the export step hands to the review
+// job.
+const scriptVerdictScript = `export AUTONOMY_RESULT="$RUNNER_TEMP/autonomy-result.json"
+rm -f -- "$AUTONOMY_RESULT"
+`
+
 // scriptOutputsScript follows the script: an empty safe-output file (a script's effects are made
 // with its own job's token, never by the apply job; whatever it wrote there is dropped), and its
 // result, for the apply job to verify.

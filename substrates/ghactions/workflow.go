@@ -438,6 +438,8 @@ func (c *compiler) runStepOf(a *ir.Actor, steps bool) mapping {
 			verified := verifiedResult(a)
 			if verified {
 				script.WriteString(scriptResultScript) // safeoutputs.go
+			} else if _, reviews := effects(a); reviews {
+				script.WriteString(scriptVerdictScript) // safeoutputs.go
 			}
 			script.WriteString(argvScript("AUTONOMY_RUN_", len(argv), ` "$AUTONOMY_BEHAVIOR"`))
 			if verified {

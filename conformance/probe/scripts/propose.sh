@@ -2,8 +2,16 @@
 # Commits a change to probe/$PROBE_REF.md (plain, or human: a human-required path) in its
 # workspace, holding $PROBE_TEXT: the verdict its reviewer is to give (approve or reject), and
 # delivers its result.
+# On GitHub a proposer answers a work item: PROBE_REF is its number, and its title names the path.
 set -eu
 case "${PROBE_REF:-}" in
+'' | *[!0-9]*) ;;
+*)
+	PROBE_REF=$(curl -fsS -H "Authorization: Bearer $GH_TOKEN" -H "Accept: application/vnd.github+json" \
+		"${GITHUB_API_URL:-https://api.github.com}/repos/$GITHUB_REPOSITORY/issues/$PROBE_REF" | jq -r .title)
+	;;
+esac
+case "$PROBE_REF" in
 plain | human) ;;
 *) echo "PROBE_REF must be plain or human" >&2; exit 2 ;;
 esac

@@ -1,0 +1,84 @@
+package ghfake
+
+import (
+	"os"
+	"os/exec"
+	"strings"
+)
+
+// Auto-merge as GitHub runs it, with Options.AutoMergeMerges: "If you enable auto-merge for a
+// pull request, the pull request will merge automatically when all required reviews are met
+// and all required status checks have passed" (docs.github.com/pull-requests: automatically
+// merging a pull request). The fake looks after every status it records: an open pull request
+// with auto-merge armed that Mergeable allows merges into its base with its auto-merge's method,
+// by the user who armed it (the job token's github-actions[bot]); its state becomes closed, and
+// its head branch is deleted when the repository deletes branches on merge. Only a head up to
+// date with its base merges (strict protection requires it): squash makes one commit of the
+// head's tree on the base, merge a merge commit of both, rebase moves the base to the head.
+
+// autoMerge merges every pull request auto-merge would merge now; the caller holds mu.
+func (s *Server) autoMerge() {
+	if !s.opts.AutoMergeMerges {
+		return
+	}
+	for _, is := range s.issues {
+		if is.PR && is.State == "open" && is.AutoMerge {
+			if ok, _ := s.mergeable(is); ok {
+				s.merge(is)
+			}
+		}
+	}
+}
+
+// merge merges is into its base; the caller holds mu. A head that does not contain its base,
+// or a git failure, leaves it open.
+func (s *Server) merge(is *Issue) {
+	head, base := s.sha(is.Head), s.sha(is.Base)
+	if head == "" || base == "" || s.git("merge-base", "--is-ancestor", base, head) != nil {
+		return
+	}
+	commit := head
+	switch is.AutoMergeMethod {
+	case "squash":
+		commit = s.commitTree(head+"^{tree}", is.Title, base)
+	case "merge":
+		commit = s.commitTree(head+"^{tree}", "Merge pull request from "+is.Head, base, head)
+	}
+	if commit == "" || s.git("update-ref", "refs/heads/"+is.Base, commit, base) != nil {
+		return
+	}
+	is.State, is.Merged, is.MergedBy, is.MergeCommit, is.MergedHead = "closed", true, BotLogin, commit, head
+	if s.settings.DeleteBranchOnMerge {
+		_ = s.git("update-ref", "-d", "refs/heads/"+is.Head, head)
+	}
+}
+
+// commitTree writes a commit of tree with parents, as GitHub's web-flow commits ("" on error).
+func (s *Server) commitTree(tree, msg string, parents ...string) string {
+	args := []string{"--git-dir", s.opts.GitDir, "commit-tree", tree, "-m", msg}
+	for _, p := range parents {
+		args = append(args, "-p", p)
+	}
+	cmd := exec.Command("git", args...)
+	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=GitHub", "GIT_AUTHOR_EMAIL=noreply@github.com",
+		"GIT_COMMITTER_NAME=GitHub", "GIT_COMMITTER_EMAIL=noreply@github.com")
+	out, err := cmd.Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// mergedJSON sets what a pull request says of its merge: merged, and once merged its
+// merged_by, merge_commit_sha and the head it merged (its branch may be gone).
+func mergedJSON(is *Issue, out *issueJSON) {
+	merged := is.Merged
+	out.Merged = &merged
+	if !is.Merged {
+		return
+	}
+	out.MergedBy, out.MergeCommitSHA = &userJSON{is.MergedBy}, is.MergeCommit
+	if out.Head != nil {
+		out.Head.SHA = is.MergedHead
+	}
+}
