@@ -1,6 +1,7 @@
 package ghactions
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
