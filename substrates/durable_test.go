@@ -1,6 +1,7 @@
 package substrates
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -105,5 +106,84 @@ func TestWriteMovesANewDirectoryAtOnce(t *testing.T) {
 	}
 	if exists(dir, "top.yml") {
 		t.Error("top.yml left")
+	}
+}
+
+// failingSync makes the nth call of syncStaged (1-based) fail, as a full disk or an I/O error
+// would make syncfs or fsync fail, until the test ends.
+func failingSync(t *testing.T, n int) {
+	t.Helper()
+	calls := 0
+	orig := syncStaged
+	syncStaged = func(stage string, paths []string) error {
+		calls++
+		if calls == n {
+			return errors.New("injected sync failure")
+		}
+		return orig(stage, paths)
+	}
+	t.Cleanup(func() { syncStaged = orig })
+}
+
+// TestWriteSyncFailureLeavesTheDirectoryAsItWas: when making the staged files durable fails (the
+// files with the ledger, then the journal), the install fails with that error before any file is
+// placed, and leaves the output directory byte for byte as it was, with no stage and no journal;
+// the next install succeeds.
+func TestWriteSyncFailureLeavesTheDirectoryAsItWas(t *testing.T) {
+	names := []string{"a.yml", "new/b.yml", "w/c.yml", "w/d.yml", "w/e.yml", "w/f.yml"}
+	for _, fresh := range []bool{true, false} {
+		for n := 1; n <= 2; n++ {
+			t.Run(fmt.Sprintf("fresh=%v/sync%d", fresh, n), func(t *testing.T) {
+				dir := t.TempDir()
+				if !fresh {
+					mustWrite(t, dir, version(1, "a.yml", "w/c.yml", "gone.yml"), WriteOptions{})
+				}
+				before := snapshot(t, dir)
+				failingSync(t, n)
+				if _, err := Write(dir, version(2, names...), WriteOptions{}); err == nil || !strings.Contains(err.Error(), "injected sync failure") {
+					t.Fatalf("got %v, want the sync's error", err)
+				}
+				sameTree(t, before, snapshot(t, dir))
+				syncStaged = flushStaged
+				mustWrite(t, dir, version(2, names...), WriteOptions{})
+				if drifts, err := Check(dir, version(2, names...)); err != nil || len(drifts) != 0 {
+					t.Errorf("drift %+v, %v", drifts, err)
+				}
+			})
+		}
+	}
+}
+
+// TestWriteSyncFailureAfterAnInterruptedInstall: an install that finds a pending journal syncs
+// three times (its files, the settled ledger, its own journal); whichever fails, no file is
+// placed, and the next install sees no hand edit and installs exactly its output.
+func TestWriteSyncFailureAfterAnInterruptedInstall(t *testing.T) {
+	for n := 1; n <= 3; n++ {
+		t.Run(fmt.Sprintf("sync%d", n), func(t *testing.T) {
+			dir := t.TempDir()
+			mustWrite(t, dir, version(1, "a.yml", "b.yml"), WriteOptions{})
+			v2 := version(2, "a.yml", "b.yml", "c/new.yml")
+			writeFile(t, dir, journalPath("t"), string(encodeLedger("t", ledgerRowsOf(v2))), 0o644)
+			writeFile(t, dir, "a.yml", string(v2.Files[0].Data), 0o644)
+			failingSync(t, n)
+			v3 := version(3, "a.yml", "b.yml", "d.yml")
+			if _, err := Write(dir, v3, WriteOptions{}); err == nil || !strings.Contains(err.Error(), "injected sync failure") {
+				t.Fatalf("got %v, want the sync's error", err)
+			}
+			if got := readFile(t, dir, "a.yml"); got != string(v2.Files[0].Data) {
+				t.Errorf("a.yml changed after a failed sync: %q", got)
+			}
+			if exists(dir, "d.yml") {
+				t.Error("d.yml placed after a failed sync")
+			}
+			syncStaged = flushStaged
+			mustWrite(t, dir, v3, WriteOptions{})
+			if drifts, err := Check(dir, v3); err != nil || len(drifts) != 0 {
+				t.Errorf("drift %+v, %v", drifts, err)
+			}
+			if exists(dir, journalPath("t")) {
+				t.Error("the journal outlived a completed install")
+			}
+		})
 	}
 }
