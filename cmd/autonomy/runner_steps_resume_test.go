@@ -45,8 +45,10 @@ echo "output of step $AUTONOMY_STEP"
 type resumeEnv struct {
 	t        *testing.T
 	dir, bin string
-	env      []string
-	st       *store.Store
+	// tmp is the TMPDIR of the runner processes (env): noTempsLeft checks it.
+	tmp string
+	env []string
+	st  *store.Store
 }
 
 func newResumeEnv(t *testing.T) *resumeEnv {
@@ -61,7 +63,37 @@ func newResumeEnv(t *testing.T) *resumeEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	return &resumeEnv{t: t, dir: dir, bin: bin, st: st, env: []string{local.AgentEnv + `=["` + filepath.Join(bin, "agent") + `"]`}}
+	tmp := t.TempDir()
+	return &resumeEnv{t: t, dir: dir, bin: bin, st: st, tmp: tmp,
+		env: []string{local.AgentEnv + `=["` + filepath.Join(bin, "agent") + `"]`, "TMPDIR=" + tmp}}
+}
+
+// noTempsLeft waits until tmp, the TMPDIR of the runner processes of the installation in dir
+// (env), is empty, reconciling the installation (runner list) meanwhile: a step playbook
+// session's runs make their folders there, which are removed when the session ends, by its
+// supervisor or, when that one died, by whoever continues or ends the session.
+func noTempsLeft(t *testing.T, env []string, dir, tmp string) {
+	t.Helper()
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		left, err := os.ReadDir(tmp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			var names []string
+			for _, e := range left {
+				names = append(names, e.Name())
+			}
+			out, _, _ := cli(t, env, "runner", "--dir", dir, "list", "--all")
+			t.Fatalf("the runs left their temporary folders in %s: %v\n%s", tmp, names, out)
+		}
+		if _, errOut, code := cli(t, env, "runner", "--dir", dir, "list"); code != 0 {
+			t.Fatalf("list: %d %s", code, errOut)
+		}
+	}
 }
 
 func (e *resumeEnv) launch() string {
@@ -214,6 +246,7 @@ func TestRunnerStepsResumeAfterCrash(t *testing.T) {
 	if _, ok, err := e.st.GetState(context.Background(), "steps:"+id); ok || err != nil {
 		t.Fatalf("the checkpoint outlived the session (%v)", err)
 	}
+	noTempsLeft(t, e.env, e.dir, e.tmp)
 }
 
 // TestRunnerStepsResumeBounded: a session whose supervisor is killed four times is continued
@@ -247,6 +280,7 @@ func TestRunnerStepsResumeBounded(t *testing.T) {
 	if !strings.Contains(out, "failed") || !strings.Contains(out, "died 4 times") {
 		t.Errorf("get:\n%s", out)
 	}
+	noTempsLeft(t, e.env, e.dir, e.tmp)
 }
 
 // TestRunnerStepsResumeRunKilled: the supervisor and the run's process are both SIGKILLed (a
@@ -289,6 +323,7 @@ func TestRunnerStepsResumeRunKilled(t *testing.T) {
 	if r := e.events(id, "resumed"); len(r) != 1 || !strings.Contains(r[0].Message, "at step 2") {
 		t.Fatalf("resumed events: %+v", r)
 	}
+	noTempsLeft(t, e.env, e.dir, e.tmp)
 }
 
 // TestRunnerStepsResumeAfterAnswer: the supervisor dies while the step after an answered @elicit
@@ -346,4 +381,5 @@ func TestRunnerStepsResumeAfterAnswer(t *testing.T) {
 	if len(resumed) != 1 || !strings.Contains(resumed[0], "resumes at step 3") {
 		t.Fatalf("resumed events: %q", resumed)
 	}
+	noTempsLeft(t, env, dir, w.tmp)
 }

@@ -131,7 +131,9 @@ func TestRunnerStepPlaybookCancel(t *testing.T) {
 type writer struct {
 	dir string
 	e   *stepsEnv
+	// env is the runner processes' environment; tmp their TMPDIR (noTempsLeft checks it).
 	env []string
+	tmp string
 	st  *store.Store
 	id  string
 }
@@ -154,7 +156,8 @@ func launchWriter(t *testing.T, answers map[string]string, ref string, markers .
 			t.Fatal(err)
 		}
 	}
-	w.env = []string{local.AgentEnv + `=["` + filepath.Join(w.e.dir, "agent") + `"]`}
+	w.tmp = t.TempDir()
+	w.env = []string{local.AgentEnv + `=["` + filepath.Join(w.e.dir, "agent") + `"]`, "TMPDIR=" + w.tmp}
 	if w.st, err = store.Open(local.DBPath(w.dir)); err != nil {
 		t.Fatal(err)
 	}

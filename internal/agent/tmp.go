@@ -23,16 +23,7 @@ func (p Preset) TempEnv(env []string) (out []string, remove func(), err error) {
 // the user, under env's TMPDIR (else the system's temporary directory). what names its user in
 // an error. remove deletes it; it is never nil: on an error it does nothing.
 func PrivateTemp(env []string, what, prefix string) (out []string, remove func(), err error) {
-	parent := ""
-	for _, kv := range env {
-		if v, ok := strings.CutPrefix(kv, "TMPDIR="); ok {
-			parent = v // the last one wins, as for exec
-		}
-	}
-	if !filepath.IsAbs(parent) {
-		parent = os.TempDir()
-	}
-	dir, err := os.MkdirTemp(parent, prefix)
+	dir, err := os.MkdirTemp(TempParent(env), prefix)
 	if err != nil {
 		return nil, func() {}, fmt.Errorf("cannot make the temporary directory of %s: %w", what, err)
 	}
@@ -43,4 +34,19 @@ func PrivateTemp(env []string, what, prefix string) (out []string, remove func()
 		}
 	}
 	return append(out, "TMPDIR="+dir), func() { _ = os.RemoveAll(dir) }, nil
+}
+
+// TempParent is where PrivateTemp makes its directory for env: env's TMPDIR when it is an
+// absolute path (the last one wins, as for exec), else the system's temporary directory.
+func TempParent(env []string) string {
+	parent := ""
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "TMPDIR="); ok {
+			parent = v
+		}
+	}
+	if !filepath.IsAbs(parent) {
+		parent = os.TempDir()
+	}
+	return parent
 }

@@ -67,7 +67,7 @@ func (r *Runner) reconcile(ctx context.Context, s store.Session) (store.Session,
 	if !stopBy.IsZero() && sessionGroup(s) {
 		_ = proc.Term(s.PID) // recorded first: whoever reconciles next KILLs at stopBy
 	} else if ended {
-		r.reclaimWorktree(ctx, s) // with a stop under way, once it is over (finishStop)
+		r.reclaim(ctx, s) // with a stop under way, once it is over (finishStop)
 	}
 	return r.reread(ctx, s, nil)
 }

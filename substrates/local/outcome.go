@@ -203,7 +203,7 @@ func (r *Runner) lateEnd(ctx context.Context, s store.Session) (found bool, err 
 	_ = r.Store.DropPauses(ctx, s.ID)
 	r.supervisor.outcomes.drop(s.ID)
 	r.playbooks().settleReview(ctx, s.ID)
-	r.reclaimWorktree(ctx, s)
+	r.reclaim(ctx, s)
 	return true, nil
 }
 

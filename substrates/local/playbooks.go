@@ -35,6 +35,7 @@ type sessionControl interface {
 	launchAs(ctx context.Context, req LaunchRequest, origin string) (LaunchResult, error)
 	Cancel(ctx context.Context, id string) (bool, error)
 	end(ctx context.Context, id string, status ir.SessionStatus, reason, verified string, code *int, stopBy time.Time) (bool, error)
+	reclaim(ctx context.Context, s store.Session)
 }
 
 // playbooks is the playbook side of r.

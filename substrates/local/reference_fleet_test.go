@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/autonomyhq/autonomy/internal/agentcli"
 	"github.com/autonomyhq/autonomy/internal/modelfake"
+	"github.com/autonomyhq/autonomy/internal/proc"
 	"github.com/autonomyhq/autonomy/internal/store"
 	"github.com/autonomyhq/autonomy/ir"
 )
@@ -142,6 +144,9 @@ func TestReferenceFleetRuns(t *testing.T) {
 		"HOME="+home, "CODEX_HOME="+filepath.Join(home, ".codex"), "TMPDIR="+os.TempDir(), "OPENAI_BASE_URL="+router.server.URL+"/v1")
 	c := &clock{}
 	r = newRunner(t, dir, Options{Env: env, Exe: builtAutonomy(t), Now: c.Now, Detach: true})
+	// Deferred after the model's: the fleet is stopped while its model still answers, and before
+	// its HOME is removed.
+	defer stopFleet(t, r, "HOME="+home)
 
 	before := gitRun(t, dir, "rev-parse", "main")
 	c.Set("2026-03-02T06:59:00Z")
@@ -197,6 +202,79 @@ func TestReferenceFleetRuns(t *testing.T) {
 	}
 	if got := gitRun(t, dir, "rev-parse", "main"); got != main {
 		t.Fatalf("a stale verdict moved main to %s", got)
+	}
+}
+
+// stopFleet cancels whatever runner r's fleet still runs, and waits until every session has
+// ended and every supervisor has exited; then no process started with marker (NAME=value, set in
+// the runner's environment) may be left. A test that ends with its proposal settled may not end
+// before its sessions: the code flow fires the reviewer's pull_request_target trigger on each
+// proposal opened (origin event), a second reviewer nobody waits for, and a reviewer launched
+// twice for one proposal is cancelled while it starts; their detached supervisors, and the
+// agents under them, would go on writing into the test's folders after it removed them.
+func stopFleet(t *testing.T, r *Runner, marker string) {
+	t.Helper()
+	ctx := context.Background()
+	stopped := map[string]bool{}
+	for round := 0; ; round++ {
+		ss, err := r.Store.List(ctx, store.ListOptions{All: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(stopped) == len(ss) || round == 10 {
+			break // none started while the others were stopped
+		}
+		for _, s := range ss {
+			if !stopped[s.ID] {
+				stopped[s.ID] = true
+				stopSession(t, r, s.ID)
+			}
+		}
+	}
+	if err := fleetGone(r, marker); err != nil {
+		t.Error(err)
+	}
+}
+
+// fleetGone is an error naming what is left of runner r's fleet: a session not ended, a
+// supervisor not exited, a process started with marker.
+func fleetGone(r *Runner, marker string) error {
+	ss, err := r.Store.List(context.Background(), store.ListOptions{All: true})
+	if err != nil {
+		return err
+	}
+	var left []string
+	for _, s := range ss {
+		if !s.Status.Ended() {
+			left = append(left, "session "+s.ID+" "+string(s.Status))
+		}
+		if s.SupervisorPID > 0 && proc.Alive(s.SupervisorPID, s.SupervisorStart) {
+			left = append(left, fmt.Sprintf("the supervisor %d of %s", s.SupervisorPID, s.ID))
+		}
+	}
+	if groups := proc.GroupsWithEnv(marker); len(groups) > 0 {
+		left = append(left, fmt.Sprintf("process groups %v started with %s", groups, marker))
+	}
+	if len(left) > 0 {
+		return fmt.Errorf("the fleet outlived the test: %s", strings.Join(left, "; "))
+	}
+	return nil
+}
+
+// stopSession cancels session id unless it ended, and waits until it has and its supervisor
+// exited: the supervisor ends a session once its agent's group and whatever escaped it are
+// killed, and exits after; a cancel ends it at once, its supervisor stopping it then.
+func stopSession(t *testing.T, r *Runner, id string) {
+	t.Helper()
+	if _, err := r.Cancel(context.Background(), id); err != nil {
+		t.Errorf("cancel %s: %v", id, err)
+	}
+	s := waitEndedWithin(t, r, id, 60)
+	for i := 0; s.SupervisorPID > 0 && proc.Alive(s.SupervisorPID, s.SupervisorStart); i++ {
+		if i == 600 {
+			t.Fatalf("the supervisor %d of %s (%s) did not exit", s.SupervisorPID, id, s.Status)
+		}
+		waitTick()
 	}
 }
 

@@ -144,6 +144,9 @@ func (pb *playbooks) continueSteps(ctx context.Context, s store.Session) (store.
 					_ = proc.Kill(g)
 				}
 			}
+			if stopBy.IsZero() {
+				pb.ctl.reclaim(ctx, s) // with a stop under way, once it is over (finishStop)
+			}
 		}
 	}
 	cur, _, err := pb.store.Get(ctx, s.ID)

@@ -115,7 +115,7 @@ func (r *Runner) finishStop(ctx context.Context, s store.Session) (store.Session
 	stopped := false
 	n, _, err := r.Store.Modify(ctx, s.ID, nil, func(m *store.Session) { stopped, m.StopBy = !m.StopBy.IsZero(), time.Time{} })
 	if err == nil && stopped {
-		r.reclaimWorktree(ctx, n) // its supervisor died: nobody else removes it
+		r.reclaim(ctx, n) // its supervisor died: nobody else removes it
 	}
 	return n, err
 }

@@ -206,9 +206,10 @@ func (sv *supervision) run(ctx context.Context, hold *rootHold, cleanup func() s
 	sv.env = withPathFirst(sv.env, bin)
 	if sv.cfg.Steps {
 		// A step playbook's run makes each step's temporary folder in its TMPDIR, and removes it
-		// itself unless its process is killed: this one is removed with what it left.
+		// itself unless its process is killed: this one is removed with what it left, and a
+		// continued session's dead supervisor's first (stepstmp.go).
 		var removeTmp func()
-		if sv.env, removeTmp, err = agent.PrivateTemp(sv.env, "the step playbook's run", "autonomy-steps-"); err != nil {
+		if sv.env, removeTmp, err = r.In.stepsTemp(r.opts.Env, sv.env, id); err != nil {
 			sv.end(ir.Failed, err.Error(), "", nil)
 			return
 		}
