@@ -23,6 +23,9 @@ type Substrate struct {
 	// Tool is the autonomy the trusted jobs install (Self when nil), unless
 	// policy.box.gh-actions.autonomy names a repository to build it from.
 	Tool *Tool
+	// fresh renders every part of every workflow anew, reusing no text rendered before
+	// (emitter.share): the tests hold the reused text to it.
+	fresh bool
 }
 
 // Name returns "gh-actions".
@@ -69,7 +72,12 @@ type compiler struct {
 	proxyStart  mapping // modelproxy.go
 	proxyEnd    seq
 	toolInstall mapping
-	effectSteps map[string]seq // by effect kind
+	effectSteps map[string]seq     // by effect kind
+	steps       map[string]mapping // sharedStep's, by key
+	guarded     map[*kv]mapping    // afterPauseCheck's guarded copies of shared steps
+	shapes      map[string]*shape  // by triggersKey (shape.go)
+	lastActor   *ir.Actor          // the actor whose shape is lastShape
+	lastShape   *shape
 	exports     map[string]seq // the agent job's export steps, by effects
 	tool        Tool
 	roles       string
@@ -100,6 +108,9 @@ func (s Substrate) compile(r *resolved.Profile, list bool) (substrates.Output, e
 	}
 	c := &compiler{p: p, r: r, box: b, paths: map[string]string{}, errors: diags, runParts: map[string]runParts{}, byName: make(map[string]*ir.Actor, len(p.Actors)), list: list}
 	c.tool = c.pinned(tool)
+	c.emit.noReuse = s.fresh
+	c.emit.share(bashDefaults)
+	c.emit.share(policyCheckout)
 	for _, a := range p.Actors {
 		c.byName[a.Name.Value] = a
 	}
@@ -217,6 +228,20 @@ func (c *compiler) workflowFile(path string, wf mapping) substrates.File {
 	copy(buf[substrates.HeaderRoom:], c.emit.b.Bytes())
 	f.SetBody(buf)
 	return f
+}
+
+// sharedStep is the step build returns, built once per compile under key and shared by every
+// workflow that holds it (emitter.share).
+func (c *compiler) sharedStep(key string, build func() mapping) mapping {
+	if s, ok := c.steps[key]; ok {
+		return s
+	}
+	if c.steps == nil {
+		c.steps = map[string]mapping{}
+	}
+	s := c.emit.sharedMap(build())
+	c.steps[key] = s
+	return s
 }
 
 // GitHub's limits: workflow_dispatch inputs, and minutes a job runs on a hosted runner.

@@ -16,7 +16,7 @@ import (
 // humanWorkflow builds the workflow of a kind: human actor.
 func (c *compiler) humanWorkflow(a *ir.Actor) mapping {
 	name := a.Name.Value
-	params := resolveParams(a)
+	params := c.params(a)
 	// The person's ask and item come from the params declared with those sources.
 	var ref, ask string
 	for _, p := range params {
@@ -66,7 +66,7 @@ func (c *compiler) humanWorkflow(a *ir.Actor) mapping {
 	engage.add("runs-on", runsOn(c.box.runsOn))
 	engage.add("timeout-minutes", 10)
 	engage.add("permissions", perms.yaml())
-	engage.add("concurrency", concurrency(name, subjectExpr(a), engageCond))
+	engage.add("concurrency", concurrency(name, c.subject(a), engageCond))
 	engage.add("env", env)
 	engage.add("steps", seq{
 		checkout.step("Check out the task spec", mapping{{key: "persist-credentials", value: false}, {key: "sparse-checkout", value: dataDir}}),

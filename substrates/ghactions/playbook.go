@@ -139,7 +139,7 @@ func playbookJobs(w *resolved.WorkflowPlaybook) []playbookJob {
 // playbookWorkflow builds the workflow of an actor whose behavior is the workflow playbook w.
 func (c *compiler) playbookWorkflow(a *ir.Actor, w *resolved.WorkflowPlaybook) mapping {
 	name := a.Name.Value
-	params := resolveParams(a)
+	params := c.params(a)
 	// The jobs run no model: they read the repository and hold what the capabilities grant,
 	// without the agent job's read baseline.
 	perms := Permissions{"contents": Read}
@@ -204,7 +204,7 @@ func (c *compiler) playbookWorkflow(a *ir.Actor, w *resolved.WorkflowPlaybook) m
 			job.add("permissions", perms.yaml())
 		}
 		if i == 0 {
-			job.add("concurrency", concurrency(name, subjectExpr(a), cond))
+			job.add("concurrency", concurrency(name, c.subject(a), cond))
 		}
 		steps := seq{
 			checkout.step("Check out the repository", mapping{{key: "persist-credentials", value: false}}),

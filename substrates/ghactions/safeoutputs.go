@@ -200,7 +200,7 @@ func (c *compiler) applyJob(a *ir.Actor, env mapping) mapping {
 			c.toolStep(),
 			mapping{{key: "name", value: "autonomy gh apply"}, {key: "run", value: literal(`"$AUTONOMY_BIN" gh apply --outputs "$RUNNER_TEMP/` + outputsArtifact + `/` + OutputsFile + `"` + "\n")}},
 		}
-		c.effectSteps["apply"] = steps
+		c.effectSteps["apply"] = c.emit.sharedSeq(steps)
 	}
 	job := make(mapping, 0, 8)
 	job.add("name", a.Name.Value+" (apply)")

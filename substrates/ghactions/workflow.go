@@ -52,10 +52,10 @@ func (c *compiler) rolesJSON() string {
 	return c.roles
 }
 
-// on builds the workflow's triggers: cron → schedule, dispatch → workflow_dispatch with one
+// onOf builds the workflow's triggers: cron → schedule, dispatch → workflow_dispatch with one
 // input per forwarded param and the correlation input, events verbatim with same-event configs
-// merged.
-func (c *compiler) on(a *ir.Actor) mapping {
+// merged. It reads a's triggers only (shape.go).
+func (c *compiler) onOf(a *ir.Actor) mapping {
 	var on mapping
 	var schedules seq
 	var crons, eventOrder []string
@@ -179,7 +179,7 @@ func (c *compiler) agentWorkflow(a *ir.Actor) mapping {
 		d := unexpressedWarning(a, u)
 		c.warnf(d.Pos, d.Hint, "%s", d.Message)
 	}
-	params := resolveParams(a)
+	params := c.params(a)
 
 	sp, el := c.stepPlaybook(a) // steps.go
 	elicits := el != nil
@@ -212,7 +212,7 @@ func (c *compiler) agentWorkflow(a *ir.Actor) mapping {
 	} else {
 		cond = c.jobIf(a)
 	}
-	subject, groupCond := subjectExpr(a), cond
+	subject, groupCond := c.subject(a), cond
 	if elicits {
 		// A resume runs the agent after the resume job handed it the answered run; any other
 		// run, with the resume job skipped. A resumed run has a concurrency group of its own (its
@@ -336,16 +336,16 @@ func (c *compiler) agentSteps(a *ir.Actor, sp, elicits, proposes, reviews bool) 
 	// token sits in git's config; the checkout never keeps it there: the agent pushes nothing.
 	if a.Skill && len(c.box.install) > 0 {
 		if c.installStep == nil {
-			c.installStep = mapping{
+			c.installStep = c.emit.sharedMap(mapping{
 				{key: "name", value: "Install the agent"},
 				{key: "env", value: argvEnv("AUTONOMY_INSTALL_", c.box.install)},
 				{key: "run", value: literal(argvScript("AUTONOMY_INSTALL_", len(c.box.install), ""))},
-			}
+			})
 		}
 		steps = append(steps, c.installStep)
 	}
 	if needsBun(a) {
-		steps = append(steps, setupBun.step("Install Bun for the script", nil))
+		steps = append(steps, c.sharedStep("bun", func() mapping { return setupBun.step("Install Bun for the script", nil) }))
 	}
 	weaves := !sp && c.weaves(a) // weave.go; a step playbook is not a skill to weave into
 	model := a.Skill || sp
@@ -354,7 +354,9 @@ func (c *compiler) agentSteps(a *ir.Actor, sp, elicits, proposes, reviews bool) 
 		// for autonomy's MCP server (safeoutputs.go); the Runner's client too.
 		steps = append(steps, c.toolStep()) // runnerjob.go
 	}
-	steps = append(steps, checkout.step("Check out the repository", mapping{{key: "persist-credentials", value: false}}))
+	steps = append(steps, c.sharedStep("checkout", func() mapping {
+		return checkout.step("Check out the repository", mapping{{key: "persist-credentials", value: false}})
+	}))
 	check := c.pausedStep(a, callsRunner(a) || weaves || model) // paused.go
 	checked := len(steps)
 	if check != nil {
@@ -372,17 +374,17 @@ func (c *compiler) agentSteps(a *ir.Actor, sp, elicits, proposes, reviews bool) 
 		steps = append(steps, c.runStep(a))
 	}
 	if applies(a, sp) {
-		steps = append(steps, uploadOutputsStep()) // safeoutputs.go
+		steps = append(steps, c.sharedStep("upload outputs", uploadOutputsStep)) // safeoutputs.go
 	}
 	steps = append(steps, c.exportSteps(proposes, reviews)...)
 	if model {
 		steps = append(steps, c.usageSteps()...)
 	}
 	if model {
-		steps = append(steps, disarmStep()) // egress.go
+		steps = append(steps, c.sharedStep("disarm", disarmStep)) // egress.go
 	}
 	if check != nil {
-		steps = append(steps[:checked+1], afterPauseCheck(steps[checked+1:])...)
+		steps = append(steps[:checked+1], c.afterPauseCheck(steps[checked+1:])...)
 	}
 	return steps
 }
@@ -447,7 +449,7 @@ func (c *compiler) runStepOf(a *ir.Actor, steps bool) mapping {
 		if !steps { // the steps script turns the commands back on itself, before its report
 			script.WriteString(`echo "::${stop}::"` + "\n")
 		}
-		c.runParts[kind] = runParts{env, literal(script.String())}
+		c.runParts[kind] = runParts{c.emit.sharedMap(env), literal(script.String())}
 	}
 	rp := c.runParts[kind]
 	return mapping{{key: "name", value: "Run " + a.Name.Value}, {key: "env", value: rp.env}, {key: "run", value: rp.script}}

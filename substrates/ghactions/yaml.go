@@ -51,6 +51,123 @@ type emitter struct {
 	quoted      map[string]string
 	blocks      map[blockKey]string
 	quotedBytes int
+	// sharedMaps and sharedSeqs are the subtrees the compile shares between workflows
+	// (emitter.share), by their first element, with the text each was rendered as so far.
+	sharedMaps map[*kv]*renders
+	sharedSeqs map[*any]*renders
+	// noReuse renders every subtree anew, shared or not: what the reused text must equal.
+	noReuse bool
+}
+
+// renders are the texts a shared subtree of n elements was rendered as, by place.
+type renders struct {
+	n  int
+	at []rendered
+}
+
+// rendered is a shared subtree's text at one place: as a value or a sequence item, at depth.
+type rendered struct {
+	depth int
+	item  bool
+	text  string
+}
+
+// share marks v, a mapping or a seq that many workflows of the compile hold as it is (a step, a
+// job's env, a job's steps), as read-only from now on, and returns it. The emitter renders it
+// once for each place it appears in (its depth, as a value or a sequence item) and copies that
+// text after: most of a fleet's workflow bytes are the same steps. An empty v is not shared.
+func (e *emitter) share(v any) {
+	switch v := v.(type) {
+	case mapping:
+		if len(v) > 0 {
+			if e.sharedMaps == nil {
+				e.sharedMaps = map[*kv]*renders{}
+			}
+			if r := e.sharedMaps[&v[0]]; r == nil || r.n != len(v) {
+				e.sharedMaps[&v[0]] = &renders{n: len(v)}
+			}
+		}
+	case seq:
+		if len(v) > 0 {
+			if e.sharedSeqs == nil {
+				e.sharedSeqs = map[*any]*renders{}
+			}
+			if r := e.sharedSeqs[&v[0]]; r == nil || r.n != len(v) {
+				e.sharedSeqs[&v[0]] = &renders{n: len(v)}
+			}
+		}
+	default:
+		panic("ghactions: only a mapping or a seq is shared") // a bug in this package
+	}
+}
+
+// sharedMap is m, marked shared (emitter.share).
+func (e *emitter) sharedMap(m mapping) mapping {
+	e.share(m)
+	return m
+}
+
+// sharedSeq is s, marked shared (emitter.share).
+func (e *emitter) sharedSeq(s seq) seq {
+	e.share(s)
+	return s
+}
+
+// renders are the texts of v so far when v is a shared subtree, else nil.
+func (e *emitter) renders(v any) *renders {
+	if e.noReuse {
+		return nil
+	}
+	var r *renders
+	switch v := v.(type) {
+	case mapping:
+		if len(v) == 0 || e.sharedMaps == nil {
+			return nil
+		}
+		r = e.sharedMaps[&v[0]]
+	case seq:
+		if len(v) == 0 || e.sharedSeqs == nil {
+			return nil
+		}
+		r = e.sharedSeqs[&v[0]]
+	default:
+		return nil
+	}
+	if r == nil || r.n != lenOf(v) {
+		return nil // a part of a shared subtree, sliced: not what was shared
+	}
+	return r
+}
+
+// lenOf is the number of elements of a mapping or a seq.
+func lenOf(v any) int {
+	if m, ok := v.(mapping); ok {
+		return len(m)
+	}
+	return len(v.(seq))
+}
+
+// reuse writes v at its place from the text it was rendered as there before, or renders it with
+// render and keeps the text (within quotedBudget). It reports whether v is shared; when it is
+// not, it writes nothing.
+func (e *emitter) reuse(v any, depth int, item bool, render func()) bool {
+	r := e.renders(v)
+	if r == nil {
+		return false
+	}
+	for _, t := range r.at {
+		if t.depth == depth && t.item == item {
+			e.b.WriteString(t.text)
+			return true
+		}
+	}
+	start := e.b.Len()
+	render()
+	if text := e.b.Bytes()[start:]; e.quotedBytes+len(text) <= quotedBudget {
+		r.at = append(r.at, rendered{depth: depth, item: item, text: string(text)})
+		e.quotedBytes += len(text)
+	}
+	return true
 }
 
 func (e *emitter) indent(n int) {
@@ -94,6 +211,13 @@ func (e *emitter) key(k string, depth int) {
 
 // value writes v after "key:" or "- ", at depth (the depth of its key).
 func (e *emitter) value(v any, depth int, comment string) {
+	if !e.reuse(v, depth, false, func() { e.render(v, depth, comment) }) {
+		e.render(v, depth, comment)
+	}
+}
+
+// render is value, writing v anew.
+func (e *emitter) render(v any, depth int, comment string) {
 	switch v := v.(type) {
 	case mapping:
 		if len(v) == 0 {
@@ -115,17 +239,9 @@ func (e *emitter) value(v any, depth int, comment string) {
 		}
 		e.b.WriteByte('\n')
 		for _, item := range v {
-			e.indent(depth + 1)
-			e.b.WriteString("-")
-			if m, ok := item.(mapping); ok && len(m) > 0 {
-				// The first entry shares the dash's line.
-				e.b.WriteByte(' ')
-				e.key(m[0].key, depth+2)
-				e.value(m[0].value, depth+2, m[0].comment)
-				e.mappingBody(m[1:], depth+2)
-				continue
+			if !e.reuse(item, depth, true, func() { e.item(item, depth) }) {
+				e.item(item, depth)
 			}
-			e.value(item, depth+1, "")
 		}
 	case literal:
 		e.b.WriteString(" |\n")
@@ -145,6 +261,21 @@ func (e *emitter) value(v any, depth int, comment string) {
 		}
 		e.b.WriteByte('\n')
 	}
+}
+
+// item writes v as an item of a block sequence whose key is at depth.
+func (e *emitter) item(v any, depth int) {
+	e.indent(depth + 1)
+	e.b.WriteString("-")
+	if m, ok := v.(mapping); ok && len(m) > 0 {
+		// The first entry shares the dash's line.
+		e.b.WriteByte(' ')
+		e.key(m[0].key, depth+2)
+		e.value(m[0].value, depth+2, m[0].comment)
+		e.mappingBody(m[1:], depth+2)
+		return
+	}
+	e.value(v, depth+1, "")
 }
 
 // node writes a YAML node carried verbatim from the profile (an event config), in block style.

@@ -1,0 +1,100 @@
+package ghactions
+
+import (
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/autonomyhq/autonomy/ir"
+)
+
+// A fleet's actors come in a few shapes: the actors of one role declare the same triggers. What
+// an actor's triggers alone decide (its job's params, its subject, its workflow's on:) is
+// derived once per distinct list of triggers, and the on: mapping is shared between the
+// workflows (emitter.share).
+
+// shape is what an actor's triggers decide, whoever declares them.
+type shape struct {
+	params  []param // resolveParams; read-only
+	subject string  // subjectExpr
+	on      mapping // compiler.onOf, shared; nil until built
+}
+
+// shapeOf is the shape of a's triggers.
+func (c *compiler) shapeOf(a *ir.Actor) *shape {
+	if c.lastActor == a {
+		return c.lastShape
+	}
+	key := triggersKey(a.Triggers)
+	s, ok := c.shapes[key]
+	if !ok {
+		if c.shapes == nil {
+			c.shapes = map[string]*shape{}
+		}
+		s = &shape{params: resolveParams(a), subject: subjectExpr(a)}
+		c.shapes[key] = s
+	}
+	c.lastActor, c.lastShape = a, s
+	return s
+}
+
+// params are a's params, resolved from its triggers (resolveParams).
+func (c *compiler) params(a *ir.Actor) []param { return c.shapeOf(a).params }
+
+// subject is a's subject (subjectExpr).
+func (c *compiler) subject(a *ir.Actor) string { return c.shapeOf(a).subject }
+
+// on is a's workflow's on: (onOf), shared: a caller that changes it changes a copy.
+func (c *compiler) on(a *ir.Actor) mapping {
+	s := c.shapeOf(a)
+	if s.on == nil {
+		s.on = c.emit.sharedMap(c.onOf(a))
+	}
+	return s.on
+}
+
+// triggersKey is everything the shape reads of triggers, each string length-prefixed, so two
+// lists of triggers have the same key only when they are the same (whatever text a profile
+// puts in a cron, an event name, a config or a param).
+func triggersKey(triggers []*ir.Trigger) string {
+	var b strings.Builder
+	for _, t := range triggers {
+		for _, s := range []string{string(t.Kind), t.Cron.Value, t.Event.Value, t.Dispatch.Value} {
+			keyString(&b, s)
+		}
+		nodeKey(&b, t.Config)
+		b.WriteString(strconv.Itoa(len(t.Params)))
+		for _, p := range t.Params {
+			keyString(&b, p.Name.Value)
+			keyString(&b, p.Source.Value)
+		}
+		b.WriteByte(';')
+	}
+	return b.String()
+}
+
+// keyString writes s to a key, after its length.
+func keyString(b *strings.Builder, s string) {
+	b.WriteString(strconv.Itoa(len(s)))
+	b.WriteByte(':')
+	b.WriteString(s)
+}
+
+// nodeKey writes what fromNode reads of a YAML node (its kind, tag, value and children) to a key;
+// "-" for none.
+func nodeKey(b *strings.Builder, n *yaml.Node) {
+	if n == nil {
+		b.WriteByte('-')
+		return
+	}
+	b.WriteString(strconv.Itoa(int(n.Kind)))
+	keyString(b, n.Tag)
+	keyString(b, n.Value)
+	b.WriteString(strconv.Itoa(len(n.Content)))
+	b.WriteByte('[')
+	for _, c := range n.Content {
+		nodeKey(b, c)
+	}
+	b.WriteByte(']')
+}

@@ -1,0 +1,142 @@
+package ghactions
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/substrates"
+	"github.com/autonomyhq/autonomy/substrates/ghactions/control"
+)
+
+// TestSharedTextIsRenderedText compiles every bundled and test profile, and a synthetic fleet
+// of every kind of actor, twice: reusing the text of the steps, envs and step lists the
+// workflows share (emitter.share), and rendering every part anew. The outputs are the same bytes.
+func TestSharedTextIsRenderedText(t *testing.T) {
+	dirs := append(lintProfiles(t), fleet(t, 100))
+	for _, dir := range dirs {
+		p, diags, err := ir.Check(dir)
+		if err != nil || diags.HasErrors() {
+			continue // the ir's refusals, tested there
+		}
+		reused, errReused := substrates.Compile(Substrate{}, resolve(p), t.TempDir())
+		fresh, errFresh := substrates.Compile(Substrate{fresh: true}, resolve(p), t.TempDir())
+		if fmt.Sprint(errReused) != fmt.Sprint(errFresh) {
+			t.Fatalf("%s: reusing shared text, the compile says %v; rendering anew, %v", dir, errReused, errFresh)
+		}
+		if len(reused.Files) != len(fresh.Files) {
+			t.Fatalf("%s: %d files reusing shared text, %d rendering anew", dir, len(reused.Files), len(fresh.Files))
+		}
+		for i, f := range reused.Files {
+			g := fresh.Files[i]
+			if f.Path != g.Path || f.Mode != g.Mode || !bytes.Equal(f.Data, g.Data) {
+				t.Fatalf("%s: %s differs reusing shared text:\n%s", dir, f.Path, substrates.UnifiedDiff(f.Path, g.Data, f.Data))
+			}
+		}
+	}
+}
+
+// TestResumeInputsStayWithTheActorThatElicits: two actors with the same triggers share their
+// workflows' on: (compiler.on); the one whose step playbook asks a person adds the resume inputs
+// to its own copy, and the other's workflow_dispatch keeps only its params and the correlation
+// input.
+func TestResumeInputsStayWithTheActorThatElicits(t *testing.T) {
+	dir := t.TempDir()
+	copyTree(t, "../../profiles/steps-triage", dir)
+	irPath := filepath.Join(dir, "ir.yml")
+	src, err := os.ReadFile(irPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	twin := `  twin:
+    behavior: skills/twin
+    capabilities: [tasks:converse]
+    triggers:
+      - event: issues
+        config: { types: [opened] }
+        params: { ITEM: subject.ref, REPORT: subject.text }
+      - dispatch: true
+        params: { ITEM: subject.ref, REPORT: subject.text }
+    timeout: 30
+`
+	text := strings.Replace(string(src), "\npolicy:", twin+"\npolicy:", 1)
+	write(t, irPath, text, 0o644)
+	write(t, filepath.Join(dir, "skills", "twin", "SKILL.md"), "# twin\n\nTriage the report.\n", 0o644)
+	_, out := compileDir(t, dir)
+	inputs := func(actor string) []string {
+		var wf struct {
+			On struct {
+				WorkflowDispatch struct {
+					Inputs yaml.Node `yaml:"inputs"`
+				} `yaml:"workflow_dispatch"`
+			} `yaml:"on"`
+		}
+		if err := yaml.Unmarshal(outputFile(out, WorkflowPath(actor)), &wf); err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for i := 0; i+1 < len(wf.On.WorkflowDispatch.Inputs.Content); i += 2 {
+			names = append(names, wf.On.WorkflowDispatch.Inputs.Content[i].Value)
+		}
+		return names
+	}
+	if got, want := inputs("twin"), []string{"ITEM", "REPORT", correlationInput}; !slices.Equal(got, want) {
+		t.Errorf("twin's workflow_dispatch inputs are %v, want %v", got, want)
+	}
+	if got := inputs("triage"); !slices.Contains(got, control.ResumeRunInput) || !slices.Contains(got, correlationInput) {
+		t.Errorf("triage's workflow_dispatch inputs are %v, want its params, the correlation input and the resume inputs", got)
+	}
+}
+
+// TestTriggersKeyTellsTriggersApart: lists of triggers that differ in anything the shape reads
+// (a kind, a cron, an event, a config, a param) have different keys, even where the text of one
+// would read as the framing of another.
+func TestTriggersKeyTellsTriggersApart(t *testing.T) {
+	str := func(s string) ir.String { return ir.String{Value: s} }
+	node := func(src string) *yaml.Node {
+		var n yaml.Node
+		if err := yaml.Unmarshal([]byte(src), &n); err != nil {
+			t.Fatal(err)
+		}
+		return n.Content[0]
+	}
+	params := func(kv ...string) []ir.Param {
+		var ps []ir.Param
+		for i := 0; i+1 < len(kv); i += 2 {
+			ps = append(ps, ir.Param{Name: str(kv[i]), Source: str(kv[i+1])})
+		}
+		return ps
+	}
+	lists := [][]*ir.Trigger{
+		{{Kind: ir.Cron, Cron: str("0 * * * *")}},
+		{{Kind: ir.Cron, Cron: str("0 * * * 1")}},
+		{{Kind: ir.Cron, Cron: str("0 * * * *")}, {Kind: ir.Dispatch, Dispatch: str("true")}},
+		{{Kind: ir.Dispatch, Dispatch: str("true"), Params: params("A", "subject.ref")}},
+		{{Kind: ir.Dispatch, Dispatch: str("true"), Params: params("A", "subject.text")}},
+		{{Kind: ir.Dispatch, Dispatch: str("true"), Params: params("A1:B", "subject.ref")}},
+		{{Kind: ir.Dispatch, Dispatch: str("true"), Params: params("A", "1:Bsubject.ref")}},
+		{{Kind: ir.Event, Event: str("issues")}},
+		{{Kind: ir.Event, Event: str("issues"), Config: node("{types: [opened]}")}},
+		{{Kind: ir.Event, Event: str("issues"), Config: node("{types: [closed]}")}},
+		{{Kind: ir.Event, Event: str("issues"), Config: node("{types: opened}")}},
+		{{Kind: ir.Event, Event: str("issues"), Config: node("{types: [\"true\"]}")}},
+		{{Kind: ir.Event, Event: str("issues"), Config: node("{types: [true]}")}},
+		{{Kind: ir.Event, Event: str("issues;")}},
+		{{Kind: ir.Event, Event: str("issues")}, {Kind: ir.Event, Event: str("")}},
+	}
+	seen := map[string]int{}
+	for i, l := range lists {
+		k := triggersKey(l)
+		if j, dup := seen[k]; dup {
+			t.Errorf("triggers %d and %d have the same key %q", j, i, k)
+		}
+		seen[k] = i
+	}
+}
