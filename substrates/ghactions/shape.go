@@ -59,6 +59,7 @@ func (c *compiler) on(a *ir.Actor) mapping {
 // puts in a cron, an event name, a config or a param).
 func triggersKey(triggers []*ir.Trigger) string {
 	var b strings.Builder
+	b.Grow(256)
 	for _, t := range triggers {
 		for _, s := range []string{string(t.Kind), t.Cron.Value, t.Event.Value, t.Dispatch.Value} {
 			keyString(&b, s)

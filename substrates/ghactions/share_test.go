@@ -140,3 +140,36 @@ func TestTriggersKeyTellsTriggersApart(t *testing.T) {
 		seen[k] = i
 	}
 }
+
+// TestWordsArePlainSafe: every string word lets the emitter write plain without asking
+// plainSafe is one plainSafe accepts, over every word of up to three characters from letters
+// (yaml.v3's hinted ones among them), a digit, '-' and '_', and the longer spellings of YAML 1.1
+// booleans and nulls.
+func TestWordsArePlainSafe(t *testing.T) {
+	const alphabet = "aeynotfNYTFO0-_~."
+	words := []string{"falsey", "nulls", "Yes_please", "offset", "onion", "timeout-minutes", "FALSE1"}
+	var grow func(prefix string)
+	grow = func(prefix string) {
+		if len(prefix) == 3 {
+			return
+		}
+		for _, c := range alphabet {
+			w := prefix + string(c)
+			words = append(words, w)
+			grow(w)
+		}
+	}
+	grow("")
+	accepted := 0
+	for _, w := range words {
+		if word(w) {
+			accepted++
+			if !plainSafe(w) {
+				t.Errorf("word(%q) but not plainSafe", w)
+			}
+		}
+	}
+	if accepted < 100 {
+		t.Fatalf("word accepted only %d of %d strings", accepted, len(words))
+	}
+}

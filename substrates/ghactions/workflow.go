@@ -155,13 +155,15 @@ func concurrency(name, subject, cond string) mapping {
 	} else {
 		subject += " || 'none'"
 	}
-	group := fmt.Sprintf("(%s) && format('autonomy-%s-{0}', %s) || format('autonomy-%s-skipped-{0}', github.run_id)", cond, name, subject, name)
-	return mapping{{key: "group", value: expr(group)}, {key: "cancel-in-progress", value: false}}
+	// One concatenation: the condition is most of the group, and a fleet has thousands.
+	group := plain("${{ (" + cond + ") && format('autonomy-" + name + "-{0}', " + subject + ") || format('autonomy-" + name + "-skipped-{0}', github.run_id) }}")
+	return mapping{{key: "group", value: group}, {key: "cancel-in-progress", value: false}}
 }
 
 // runName echoes the correlation input of a dispatched run.
 func runName(a *ir.Actor) plain {
-	return expr(fmt.Sprintf("inputs.%s && format('%s [{0}]', inputs.%s) || '%s'", correlationInput, a.Name.Value, correlationInput, a.Name.Value))
+	name := a.Name.Value
+	return plain("${{ inputs." + correlationInput + " && format('" + name + " [{0}]', inputs." + correlationInput + ") || '" + name + "' }}")
 }
 
 // paramEnv adds the actor's params to env, each resolved from its source.

@@ -369,6 +369,9 @@ func scalar(v any) string {
 // scripts thousands of times. The emitter lives for one compile and keeps at most quotedBudget
 // bytes of strings.
 func (e *emitter) quote(s string) string {
+	if word(s) {
+		return s // plain, known without a look-up: most keys and many values
+	}
 	if q, ok := e.quoted[s]; ok {
 		return q
 	}
@@ -433,6 +436,24 @@ func quote(s string) string {
 	// Strings here come from YAML or from this package, so they are valid UTF-8 and Go's \xNN
 	// (an invalid byte) never appears.
 	return strconv.Quote(s)
+}
+
+// word reports whether s is ASCII letters, digits, '-' and '_', starting with a letter, and is
+// not a word some YAML reader takes for a boolean or null: a plain scalar plainSafe accepts,
+// told without its resolver (yaml.v3's looks further only at a word starting with one of
+// resolveHinted's letters, and finds none longer than five bytes) or the emitter's cache.
+func word(s string) bool {
+	if s == "" || len(s) <= 5 && strings.IndexByte(resolveHinted, s[0]) >= 0 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		letter := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+		if !letter && (i == 0 || !(c >= '0' && c <= '9' || c == '-' || c == '_')) {
+			return false
+		}
+	}
+	return true
 }
 
 // plainSafe reports whether s can be written as a plain scalar, in block context, and read back
