@@ -220,13 +220,7 @@ func (c *compiler) workflowFile(path string, wf mapping) substrates.File {
 	if c.list {
 		return f
 	}
-	// One scratch buffer serves every workflow; each file keeps an exact-size copy, after room
-	// for its header.
-	c.emit.b.Reset()
-	c.emit.mappingBody(wf, 0)
-	buf := make([]byte, substrates.HeaderRoom+c.emit.b.Len())
-	copy(buf[substrates.HeaderRoom:], c.emit.b.Bytes())
-	f.SetBody(buf)
+	f.SetBody(c.emit.document(wf))
 	return f
 }
 

@@ -173,3 +173,32 @@ func TestWordsArePlainSafe(t *testing.T) {
 		t.Fatalf("word accepted only %d of %d strings", accepted, len(words))
 	}
 }
+
+// TestDocumentsKeepTheirBytes renders documents of many sizes into the emitter's slabs, one
+// larger than a slab among them: each keeps its own bytes (its header room, then what a fresh
+// emitter renders), however many were rendered after it, and ends where its capacity does.
+func TestDocumentsKeepTheirBytes(t *testing.T) {
+	var e emitter
+	var wfs []mapping
+	var docs [][]byte
+	for i := range 400 {
+		script := strings.Repeat(fmt.Sprintf("echo %d\n", i), 1+i*i%3000)
+		if i == 150 {
+			script = strings.Repeat("echo big\n", slabSize/8)
+		}
+		wf := mapping{{key: "name", value: fmt.Sprintf("wf-%d", i)}, {key: "run", value: literal(script)}}
+		wfs = append(wfs, wf)
+		docs = append(docs, e.document(wf))
+	}
+	for i, doc := range docs {
+		var fresh emitter
+		fresh.mappingBody(wfs[i], 0)
+		want := append(make([]byte, substrates.HeaderRoom), fresh.b.Bytes()...)
+		if !bytes.Equal(doc, want) {
+			t.Fatalf("document %d (%d bytes) does not hold its own bytes", i, len(want))
+		}
+		if cap(doc) != len(doc) {
+			t.Errorf("document %d: capacity %d beyond its %d bytes: a later write could reach it", i, cap(doc), len(doc))
+		}
+	}
+}

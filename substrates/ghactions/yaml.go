@@ -7,6 +7,8 @@ import (
 	"unicode"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/autonomyhq/autonomy/substrates"
 )
 
 // The workflow is built as a small ordered tree and written by hand rather than through yaml.v3's
@@ -57,6 +59,8 @@ type emitter struct {
 	sharedSeqs map[*any]*renders
 	// noReuse renders every subtree anew, shared or not: what the reused text must equal.
 	noReuse bool
+	// slab holds the documents rendered so far (emitter.document); its free end is the next's.
+	slab []byte
 }
 
 // renders are the texts a shared subtree of n elements was rendered as, by place.
@@ -175,6 +179,36 @@ func (e *emitter) indent(n int) {
 		e.b.WriteString("  ")
 	}
 }
+
+// document renders the workflow wf where its file keeps it: after substrates.HeaderRoom free
+// bytes, in the free end of a slab shared by the workflows rendered before it (a fleet's are
+// tens of megabytes, written once, never copied). The slice returned (room, then the body) is
+// its file's alone.
+func (e *emitter) document(wf mapping) []byte {
+	if cap(e.slab)-len(e.slab) < slabFree {
+		e.slab = make([]byte, 0, slabSize)
+	}
+	start := len(e.slab)
+	room := e.slab[start : start+substrates.HeaderRoom]
+	e.b = *bytes.NewBuffer(room)
+	e.mappingBody(wf, 0)
+	doc := e.b.Bytes()
+	e.b = bytes.Buffer{}
+	if &doc[0] == &room[0] {
+		e.slab = e.slab[:start+len(doc)]
+	} else {
+		// Larger than the slab's free end: the buffer grew out of it, and keeps the document.
+		e.slab = nil
+	}
+	return doc[:len(doc):len(doc)]
+}
+
+// slabSize is a slab's size, and slabFree the free end a slab must have left to start a
+// document in it (most workflows are under 20 KB).
+const (
+	slabSize = 4 << 20
+	slabFree = 64 << 10
+)
 
 // mappingBody writes the entries of m at indentation depth.
 func (e *emitter) mappingBody(m mapping, depth int) {
