@@ -78,7 +78,7 @@ func (c *compiler) humanWorkflow(a *ir.Actor) mapping {
 
 	c.actors = append(c.actors, actorManifest{
 		Name: name, Kind: "human", Workflow: WorkflowPath(name), Behavior: behaviorPath(a),
-		Capabilities: capabilityStrings(a), Permissions: perms, Triggers: triggerManifest(a), Params: params,
+		Capabilities: capabilityStrings(a), Permissions: perms, Triggers: c.shapeOf(a).triggers, Params: params, shape: c.shapeOf(a),
 		Timeout: a.Timeout.Value,
 	})
 	return wf

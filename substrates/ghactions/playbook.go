@@ -249,7 +249,7 @@ func (c *compiler) playbookWorkflow(a *ir.Actor, w *resolved.WorkflowPlaybook) m
 	wf.add("jobs", jobs)
 	c.actors = append(c.actors, actorManifest{
 		Name: name, Kind: "agent", Workflow: WorkflowPath(name), Behavior: behaviorPath(a),
-		Capabilities: capabilityStrings(a), Permissions: perms, Triggers: triggerManifest(a), Params: params,
+		Capabilities: capabilityStrings(a), Permissions: perms, Triggers: c.shapeOf(a).triggers, Params: params, shape: c.shapeOf(a),
 		Timeout: a.Timeout.Value, Environments: envs,
 	})
 	return wf

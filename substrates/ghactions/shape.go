@@ -19,6 +19,12 @@ type shape struct {
 	params  []param // resolveParams; read-only
 	subject string  // subjectExpr
 	on      mapping // compiler.onOf, shared; nil until built
+	// triggers are the manifest's triggers (triggerManifest); read-only.
+	triggers []trigger
+	// json is the manifest's text of the triggers and params (shapeJSON), at jsonDepth; nil
+	// until written.
+	json      []byte
+	jsonDepth int
 }
 
 // shapeOf is the shape of a's triggers.
@@ -32,7 +38,7 @@ func (c *compiler) shapeOf(a *ir.Actor) *shape {
 		if c.shapes == nil {
 			c.shapes = map[string]*shape{}
 		}
-		s = &shape{params: resolveParams(a), subject: subjectExpr(a)}
+		s = &shape{params: resolveParams(a), subject: subjectExpr(a), triggers: triggerManifest(a)}
 		c.shapes[key] = s
 	}
 	c.lastActor, c.lastShape = a, s

@@ -18,7 +18,8 @@ import (
 
 // TestSharedTextIsRenderedText compiles every bundled and test profile, and a synthetic fleet
 // of every kind of actor, twice: reusing the text of the steps, envs and step lists the
-// workflows share (emitter.share), and rendering every part anew. The outputs are the same bytes.
+// workflows share (emitter.share) and of each shape's triggers and params in the manifest
+// (compiler.shapeJSON), and rendering every part anew. The outputs are the same bytes.
 func TestSharedTextIsRenderedText(t *testing.T) {
 	dirs := append(lintProfiles(t), fleet(t, 100))
 	for _, dir := range dirs {

@@ -268,7 +268,7 @@ func (c *compiler) agentWorkflow(a *ir.Actor) mapping {
 
 	c.actors = append(c.actors, actorManifest{
 		Name: name, Kind: "agent", Workflow: WorkflowPath(name), Behavior: c.agentBehavior(a),
-		Capabilities: capabilityStrings(a), Permissions: r.perms, Triggers: triggerManifest(a), Params: params,
+		Capabilities: capabilityStrings(a), Permissions: r.perms, Triggers: c.shapeOf(a).triggers, Params: params, shape: c.shapeOf(a),
 		Reviewer: a.Review.Value, Timeout: a.Timeout.Value, Effects: effectKinds(proposes, reviews),
 	})
 	if applyJob {
