@@ -106,7 +106,8 @@ func (s Substrate) compile(r *resolved.Profile, list bool) (substrates.Output, e
 	if s.Tool != nil {
 		tool = *s.Tool
 	}
-	c := &compiler{p: p, r: r, box: b, paths: map[string]string{}, errors: diags, runParts: map[string]runParts{}, byName: make(map[string]*ir.Actor, len(p.Actors)), list: list}
+	c := &compiler{p: p, r: r, box: b, paths: map[string]string{}, errors: diags, runParts: map[string]runParts{}, byName: make(map[string]*ir.Actor, len(p.Actors)), list: list,
+		actors: make([]actorManifest, 0, len(p.Actors))}
 	c.tool = c.pinned(tool)
 	c.emit.noReuse = s.fresh
 	c.emit.share(bashDefaults)

@@ -42,7 +42,7 @@ func (c *compiler) humanWorkflow(a *ir.Actor) mapping {
 	}
 
 	on := c.on(a)
-	var wf mapping
+	wf := make(mapping, 0, 6)
 	wf.add("name", name)
 	if hasDispatch(a) {
 		wf.add("run-name", runName(a))
@@ -59,7 +59,7 @@ func (c *compiler) humanWorkflow(a *ir.Actor) mapping {
 	env.add("AUTONOMY_ASK", expr(orEmpty(ask)))
 	env.add(substrates.PolicyEnv, substrates.PolicyPath)
 	env.add("GH_TOKEN", expr("github.token"))
-	engage := mapping{}
+	engage := make(mapping, 0, 9)
 	engage.add("name", "engage "+name)
 	engageCond := c.jobIf(a)
 	engage.add("if", expr(engageCond))

@@ -189,7 +189,7 @@ func (c *compiler) agentWorkflow(a *ir.Actor) mapping {
 		c.checkElicits(a, *el)
 	}
 
-	var wf mapping
+	wf := make(mapping, 0, 6) // sized: a fleet builds thousands
 	wf.add("name", name)
 	if hasDispatch(a) {
 		wf.add("run-name", runName(a))
@@ -206,7 +206,7 @@ func (c *compiler) agentWorkflow(a *ir.Actor) mapping {
 	env, reviewEnv := c.agentEnv(a, params, sp, elicits, proposes)
 	steps := c.agentSteps(a, sp, elicits, proposes, reviews)
 
-	job := mapping{}
+	job := make(mapping, 0, 11)
 	job.add("name", name)
 	var cond string
 	if elicits && !hasDispatch(a) {
@@ -245,7 +245,7 @@ func (c *compiler) agentWorkflow(a *ir.Actor) mapping {
 		job.add("outputs", outputs)
 	}
 	job.add("steps", steps)
-	jobs := mapping{{key: "agent", value: job}}
+	jobs := append(make(mapping, 0, 4), kv{key: "agent", value: job})
 	if elicits {
 		jobs = mapping{{key: "resume", value: c.resumeJob(a)}, {key: "agent", value: job}, {key: "ask", value: c.askJob(a)}}
 	}
