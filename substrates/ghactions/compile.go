@@ -72,11 +72,12 @@ type compiler struct {
 	proxyStart  mapping // modelproxy.go
 	proxyEnd    seq
 	toolInstall mapping
-	effectSteps map[string]seq     // by effect kind
-	steps       map[string]mapping // sharedStep's, by key
-	guarded     map[*kv]mapping    // afterPauseCheck's guarded copies of shared steps
-	shapes      map[string]*shape  // by triggersKey (shape.go)
-	lastActor   *ir.Actor          // the actor whose shape is lastShape
+	effectSteps map[string]seq                      // by effect kind
+	steps       map[string]mapping                  // sharedStep's, by key
+	guarded     map[*kv]mapping                     // afterPauseCheck's guarded copies of shared steps
+	shapes      map[string]*shape                   // by triggersKey (shape.go)
+	perms       map[[len(scopeOrder)]Access]mapping // compiler.permissions's, by access per scope
+	lastActor   *ir.Actor                           // the actor whose shape is lastShape
 	lastShape   *shape
 	exports     map[string]seq // the agent job's export steps, by effects
 	tool        Tool

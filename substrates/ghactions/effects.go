@@ -173,7 +173,7 @@ func (c *compiler) effectJob(a *ir.Actor, kind string, env mapping) mapping {
 	job.add("if", expr(pausedGuard))
 	job.add("runs-on", runsOn(c.box.runsOn))
 	job.add("timeout-minutes", 10)
-	job.add("permissions", effectGrants[kind].yaml())
+	job.add("permissions", c.permissions(effectGrants[kind]))
 	job.add("env", env)
 	job.add("steps", steps)
 	return job

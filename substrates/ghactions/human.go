@@ -65,7 +65,7 @@ func (c *compiler) humanWorkflow(a *ir.Actor) mapping {
 	engage.add("if", expr(engageCond))
 	engage.add("runs-on", runsOn(c.box.runsOn))
 	engage.add("timeout-minutes", 10)
-	engage.add("permissions", perms.yaml())
+	engage.add("permissions", c.permissions(perms))
 	engage.add("concurrency", concurrency(name, c.subject(a), engageCond))
 	engage.add("env", env)
 	engage.add("steps", seq{

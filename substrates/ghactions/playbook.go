@@ -199,9 +199,9 @@ func (c *compiler) playbookWorkflow(a *ir.Actor, w *resolved.WorkflowPlaybook) m
 			job.add("timeout-minutes", a.Timeout.Value)
 		}
 		if pj.gate != nil {
-			job.add("permissions", gatePerms.yaml())
+			job.add("permissions", c.permissions(gatePerms))
 		} else {
-			job.add("permissions", perms.yaml())
+			job.add("permissions", c.permissions(perms))
 		}
 		if i == 0 {
 			job.add("concurrency", concurrency(name, c.subject(a), cond))

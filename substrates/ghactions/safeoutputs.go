@@ -215,7 +215,7 @@ func (c *compiler) applyJob(a *ir.Actor, env mapping) mapping {
 	job.add("if", expr(cond))
 	job.add("runs-on", runsOn(c.box.runsOn))
 	job.add("timeout-minutes", 10)
-	job.add("permissions", applyGrant(a).yaml())
+	job.add("permissions", c.permissions(applyGrant(a)))
 	job.add("env", env)
 	job.add("steps", steps)
 	return job

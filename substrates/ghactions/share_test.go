@@ -203,3 +203,28 @@ func TestDocumentsKeepTheirBytes(t *testing.T) {
 		}
 	}
 }
+
+// TestPermissionsBlocksAreTheirOwn: compiler.permissions gives each distinct block its own
+// entries, the same block the same shared mapping, and a scope it does not know its own block.
+func TestPermissionsBlocksAreTheirOwn(t *testing.T) {
+	var c compiler
+	render := func(m mapping) string {
+		var e emitter
+		e.mappingBody(m, 0)
+		return e.b.String()
+	}
+	read := c.permissions(Permissions{"contents": Read, "issues": Read})
+	write := c.permissions(Permissions{"contents": Read, "issues": Write})
+	if got, want := render(read), "contents: read\nissues: read\n"; got != want {
+		t.Errorf("read block %q, want %q", got, want)
+	}
+	if got, want := render(write), "contents: read\nissues: write\n"; got != want {
+		t.Errorf("write block %q, want %q", got, want)
+	}
+	if again := c.permissions(Permissions{"issues": Read, "contents": Read}); &again[0] != &read[0] {
+		t.Error("the same block was built twice")
+	}
+	if got, want := render(c.permissions(Permissions{"contents": Read, "x-new-scope": Write})), "contents: read\nx-new-scope: write\n"; got != want {
+		t.Errorf("block with an unknown scope %q, want %q", got, want)
+	}
+}

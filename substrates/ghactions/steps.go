@@ -243,7 +243,7 @@ func (c *compiler) resumeJob(a *ir.Actor) mapping {
 	job.add("if", expr(pausedGuard+" && "+resumeCond+" && "+defaultBranchCond))
 	job.add("runs-on", runsOn(c.box.runsOn))
 	job.add("timeout-minutes", 10)
-	job.add("permissions", effectGrants["resume"].yaml())
+	job.add("permissions", c.permissions(effectGrants["resume"]))
 	// One resume of a run at a time: the second finds its pause spent and refuses.
 	job.add("concurrency", mapping{{key: "group", value: expr("format('autonomy-" + name + "-resume-{0}', inputs." + control.ResumeRunInput + ")")}, {key: "cancel-in-progress", value: false}})
 	job.add("outputs", mapping{{key: "continue", value: expr("steps.resume.outputs.continue")}})
@@ -271,7 +271,7 @@ func (c *compiler) askJob(a *ir.Actor) mapping {
 	job.add("if", expr(pausedGuard+" && needs.agent.outputs."+StepsStatusOutput+" == 'needs_input'"))
 	job.add("runs-on", runsOn(c.box.runsOn))
 	job.add("timeout-minutes", 10)
-	job.add("permissions", effectGrants["ask"].yaml())
+	job.add("permissions", c.permissions(effectGrants["ask"]))
 	job.add("env", trustedEnv(a, env))
 	job.add("steps", seq{
 		policyCheckout,

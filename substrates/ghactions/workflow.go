@@ -231,7 +231,7 @@ func (c *compiler) agentWorkflow(a *ir.Actor) mapping {
 	if a.Timeout.Pos.IsSet() {
 		job.add("timeout-minutes", a.Timeout.Value)
 	}
-	job.add("permissions", r.perms.yaml())
+	job.add("permissions", c.permissions(r.perms))
 	job.add("concurrency", concurrency(name, subject, groupCond))
 	job.add("env", env)
 	var outputs mapping
