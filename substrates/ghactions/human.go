@@ -52,7 +52,7 @@ func (c *compiler) humanWorkflow(a *ir.Actor) mapping {
 	wf.add("defaults", bashDefaults)
 
 	env := mapping{}
-	paramEnv(&env, params)
+	c.paramEnv(&env, a)
 	env.add("AUTONOMY_ACTOR", name)
 	env.add("AUTONOMY_BEHAVIOR", literalValue(behaviorPath(a)))
 	env.add("AUTONOMY_SUBJECT", expr(orEmpty(ref)))

@@ -166,7 +166,7 @@ func (c *compiler) playbookWorkflow(a *ir.Actor, w *resolved.WorkflowPlaybook) m
 	k := 0 // the workflow step counter, for step ids
 	for i, pj := range parts {
 		env := make(mapping, 0, len(params)+6)
-		paramEnv(&env, params)
+		c.paramEnv(&env, a)
 		env.add("AUTONOMY_ACTOR", name)
 		env.add("AUTONOMY_BEHAVIOR", literalValue(behaviorPath(a)))
 		env.add(substrates.PolicyEnv, substrates.PolicyPath)

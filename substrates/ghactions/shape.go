@@ -19,6 +19,8 @@ type shape struct {
 	params  []param // resolveParams; read-only
 	subject string  // subjectExpr
 	on      mapping // compiler.onOf, shared; nil until built
+	env     mapping // the params' env entries (compiler.paramEnv); nil until built
+	jobIf   string  // the agent job's condition (compiler.jobIf); "" until built
 	// triggers are the manifest's triggers (triggerManifest); read-only.
 	triggers []trigger
 	// json is the manifest's text of the triggers and params (shapeJSON), at jsonDepth; nil

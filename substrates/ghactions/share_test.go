@@ -228,3 +228,24 @@ func TestPermissionsBlocksAreTheirOwn(t *testing.T) {
 		t.Errorf("block with an unknown scope %q, want %q", got, want)
 	}
 }
+
+// TestCommandConditionNamesItsActor: actors of one shape share their job's condition, except
+// the ones a comment fires: their condition is the command addressed to each by name.
+func TestCommandConditionNamesItsActor(t *testing.T) {
+	_, out := compileDir(t, fleet(t, 20))
+	for _, name := range []string{"worker-5", "worker-6", "worker-15", "worker-18"} {
+		var wf struct {
+			Jobs struct {
+				Agent struct {
+					If string `yaml:"if"`
+				} `yaml:"agent"`
+			} `yaml:"jobs"`
+		}
+		if err := yaml.Unmarshal(outputFile(out, WorkflowPath(name)), &wf); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(wf.Jobs.Agent.If, "'/agent "+name+" '") {
+			t.Errorf("%s's agent job runs under %q, which does not name it", name, wf.Jobs.Agent.If)
+		}
+	}
+}

@@ -113,8 +113,30 @@ func (c *compiler) onOf(a *ir.Actor) mapping {
 }
 
 // jobIf is the condition an agent job runs under: the fleet is not paused, and an event any
-// outsider can fire came from a trusted author (or a same-repository pull request).
+// outsider can fire came from a trusted author (or a same-repository pull request); and extra.
+// Unless a comment fires the actor (its command names the actor), the condition is its shape's,
+// built once.
 func (c *compiler) jobIf(a *ir.Actor, extra ...string) string {
+	cond := ""
+	if byName := slices.ContainsFunc(a.Triggers, isComment); byName {
+		cond = c.jobCond(a)
+	} else if s := c.shapeOf(a); s.jobIf != "" {
+		cond = s.jobIf
+	} else {
+		cond = c.jobCond(a)
+		s.jobIf = cond
+	}
+	if len(extra) == 0 {
+		return cond
+	}
+	return cond + " && " + strings.Join(extra, " && ")
+}
+
+// isComment reports whether t is an issue_comment event trigger.
+func isComment(t *ir.Trigger) bool { return t.Kind == ir.Event && t.Event.Value == "issue_comment" }
+
+// jobCond is jobIf's condition without extra, built anew.
+func (c *compiler) jobCond(a *ir.Actor) string {
 	conds := []string{pausedGuard}
 	if hasDispatch(a) {
 		// Anyone holding actions: write (every proposer) can dispatch a workflow on any branch,
@@ -142,7 +164,6 @@ func (c *compiler) jobIf(a *ir.Actor, extra ...string) string {
 	if p := c.pausedItemCond(a); p != "" {
 		conds = append(conds, p) // paused.go
 	}
-	conds = append(conds, extra...)
 	return strings.Join(conds, " && ")
 }
 
@@ -166,11 +187,17 @@ func runName(a *ir.Actor) plain {
 	return plain("${{ inputs." + correlationInput + " && format('" + name + " [{0}]', inputs." + correlationInput + ") || '" + name + "' }}")
 }
 
-// paramEnv adds the actor's params to env, each resolved from its source.
-func paramEnv(env *mapping, params []param) {
-	for _, p := range params {
-		env.add(p.Name, expr(p.Expr))
+// paramEnv adds a's params to env, each resolved from its source: its shape's entries, built
+// once.
+func (c *compiler) paramEnv(env *mapping, a *ir.Actor) {
+	s := c.shapeOf(a)
+	if s.env == nil {
+		s.env = make(mapping, 0, len(s.params))
+		for _, p := range s.params {
+			s.env.add(p.Name, expr(p.Expr))
+		}
 	}
+	*env = append(*env, s.env...)
 }
 
 // agentWorkflow builds the workflow of a kind: agent actor.
@@ -286,7 +313,7 @@ func (c *compiler) agentWorkflow(a *ir.Actor) mapping {
 // agentEnv is the agent job's env, and the reviewer's part of it that the propose job carries.
 func (c *compiler) agentEnv(a *ir.Actor, params []param, steps, elicits, proposes bool) (env, reviewEnv mapping) {
 	env = make(mapping, 0, len(params)+16)
-	paramEnv(&env, params)
+	c.paramEnv(&env, a)
 	commandEnv(&env, a)
 	env.add("AUTONOMY_ACTOR", a.Name.Value)
 	env.add("AUTONOMY_BEHAVIOR", literalValue(c.agentBehavior(a)))

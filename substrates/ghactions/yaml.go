@@ -77,7 +77,7 @@ type rendered struct {
 }
 
 // share marks v, a mapping or a seq that many workflows of the compile hold as it is (a step, a
-// job's env, a job's steps), as read-only from now on, and returns it. The emitter renders it
+// job's env, a job's steps), as read-only from now on. The emitter renders it
 // once for each place it appears in (its depth, as a value or a sequence item) and copies that
 // text after: most of a fleet's workflow bytes are the same steps. An empty v is not shared.
 func (e *emitter) share(v any) {
