@@ -1,6 +1,7 @@
 package ghactions
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -106,4 +107,72 @@ func nodeKey(b *strings.Builder, n *yaml.Node) {
 		nodeKey(b, c)
 	}
 	b.WriteByte(']')
+}
+
+// jobIf is the condition an agent job runs under: the fleet is not paused, and an event any
+// outsider can fire came from a trusted author (or a same-repository pull request); and extra.
+// Unless a comment fires the actor (its command names the actor), the condition is its shape's,
+// built once.
+func (c *compiler) jobIf(a *ir.Actor, extra ...string) string {
+	cond := ""
+	if byName := slices.ContainsFunc(a.Triggers, isComment); byName {
+		cond = c.jobCond(a)
+	} else if s := c.shapeOf(a); s.jobIf != "" {
+		cond = s.jobIf
+	} else {
+		cond = c.jobCond(a)
+		s.jobIf = cond
+	}
+	if len(extra) == 0 {
+		return cond
+	}
+	return cond + " && " + strings.Join(extra, " && ")
+}
+
+// isComment reports whether t is an issue_comment event trigger.
+func isComment(t *ir.Trigger) bool { return t.Kind == ir.Event && t.Event.Value == "issue_comment" }
+
+// jobCond is jobIf's condition without extra, built anew.
+func (c *compiler) jobCond(a *ir.Actor) string {
+	conds := []string{pausedGuard}
+	if hasDispatch(a) {
+		// Anyone holding actions: write (every proposer) can dispatch a workflow on any branch,
+		// and the run would read its skill, standards and policy from that branch: a proposer
+		// could rewrite its reviewer. Dispatched runs are honored on the default branch only.
+		conds = append(conds, "(github.event_name != 'workflow_dispatch' || github.ref == format('refs/heads/{0}', github.event.repository.default_branch))")
+	}
+	for i, t := range a.Triggers {
+		if t.Kind != ir.Event || slices.ContainsFunc(a.Triggers[:i], func(u *ir.Trigger) bool { return u.Kind == ir.Event && u.Event.Value == t.Event.Value }) {
+			continue
+		}
+		if g := gate(t.Event.Value, c.rolesJSON()); g != "" {
+			if t.Event.Value == "issue_comment" {
+				if plainComments(a) {
+					// Any comment but a command, which is addressed to someone.
+					g += " && !" + commandCond("")
+				} else {
+					// A comment fires the actor only when it is addressed to it.
+					g += " && " + commandCond(a.Name.Value)
+				}
+			}
+			conds = append(conds, "(github.event_name != '"+t.Event.Value+"' || "+g+")")
+		}
+	}
+	if p := c.pausedItemCond(a); p != "" {
+		conds = append(conds, p) // paused.go
+	}
+	return strings.Join(conds, " && ")
+}
+
+// paramEnv adds a's params to env, each resolved from its source: its shape's entries, built
+// once.
+func (c *compiler) paramEnv(env *mapping, a *ir.Actor) {
+	s := c.shapeOf(a)
+	if s.env == nil {
+		s.env = make(mapping, 0, len(s.params))
+		for _, p := range s.params {
+			s.env.add(p.Name, expr(p.Expr))
+		}
+	}
+	*env = append(*env, s.env...)
 }
