@@ -120,10 +120,16 @@ type Use struct {
 // substrate's declaration turns into warnings without the substrate reading the profile for it.
 func UsedFeatures(p *ir.Profile) []Use {
 	uses := make([]Use, 0, 8*len(p.Actors)+1)
+	eachUse(p, func(u Use) { uses = append(uses, u) })
+	return uses
+}
+
+// eachUse calls use with every feature use in p, in UsedFeatures' order, without collecting them.
+func eachUse(p *ir.Profile, use func(Use)) {
 	// Feature names repeat across a fleet: build each once.
-	names := map[string]string{}
+	names := map[[2]string]string{}
 	feature := func(prefix, name string) string {
-		key := prefix + "\x00" + name
+		key := [2]string{prefix, name}
 		if f, ok := names[key]; ok {
 			return f
 		}
@@ -134,7 +140,7 @@ func UsedFeatures(p *ir.Profile) []Use {
 	for _, a := range p.Actors {
 		name := a.Name.Value
 		add := func(feature string, pos ir.Pos) {
-			uses = append(uses, Use{Feature: feature, Pos: pos, Actor: name})
+			use(Use{Feature: feature, Pos: pos, Actor: name})
 		}
 		if a.IsHuman() {
 			pos := a.Kind.Pos
@@ -151,7 +157,7 @@ func UsedFeatures(p *ir.Profile) []Use {
 		}
 		for _, t := range a.Triggers {
 			if k := triggerKind(t); k != "" {
-				add("trigger:"+string(k), t.Pos)
+				add(feature("trigger:", string(k)), t.Pos)
 			}
 			for _, prm := range t.Params {
 				add(feature("source:", prm.Source.Value), prm.Source.Pos)
@@ -174,9 +180,8 @@ func UsedFeatures(p *ir.Profile) []Use {
 		}
 	}
 	if mc := p.Policy.MaxConcurrent; mc.Pos.IsSet() || mc.Value != 0 {
-		uses = append(uses, Use{Feature: "policy:maxConcurrent", Pos: mc.Pos})
+		use(Use{Feature: "policy:maxConcurrent", Pos: mc.Pos})
 	}
-	return uses
 }
 
 // triggerKind is the trigger's form: its Kind, which ir.Validate sets, or else the one form it
@@ -223,13 +228,13 @@ func SupportWarnings(s Substrate, p *ir.Profile, own ir.Diagnostics) ir.Diagnost
 	type key struct{ feature, actor string }
 	seen := map[key]bool{}
 	var ds ir.Diagnostics
-	for _, u := range UsedFeatures(p) {
+	eachUse(p, func(u Use) {
 		sp, ok := declared[u.Feature]
 		if !ok {
 			sp = Support{Feature: u.Feature, Level: Unsupported, Note: "not declared by this substrate"}
 		}
 		if sp.Level == Supported || seen[key{u.Feature, u.Actor}] || covered[u.Pos] {
-			continue
+			return
 		}
 		seen[key{u.Feature, u.Actor}] = true
 		msg := fmt.Sprintf("%s %s %s", s.Name(), sp.Level, u.Feature)
@@ -240,9 +245,9 @@ func SupportWarnings(s Substrate, p *ir.Profile, own ir.Diagnostics) ir.Diagnost
 			msg = fmt.Sprintf("actor %q: %s", u.Actor, msg)
 		}
 		if said[msg] {
-			continue
+			return
 		}
 		ds = append(ds, ir.Diagnostic{File: p.File, Pos: u.Pos, Severity: ir.Warning, Message: msg})
-	}
+	})
 	return ds
 }

@@ -23,6 +23,9 @@ type Substrate struct {
 	// Tool is the autonomy the trusted jobs install (Self when nil), unless
 	// policy.box.gh-actions.autonomy names a repository to build it from.
 	Tool *Tool
+	// fresh renders every part of every workflow anew, reusing no text rendered before
+	// (emitter.share): the tests hold the reused text to it.
+	fresh bool
 }
 
 // Name returns "gh-actions".
@@ -69,7 +72,13 @@ type compiler struct {
 	proxyStart  mapping // modelproxy.go
 	proxyEnd    seq
 	toolInstall mapping
-	effectSteps map[string]seq // by effect kind
+	effectSteps map[string]seq                      // by effect kind
+	steps       map[string]mapping                  // sharedStep's, by key
+	guarded     map[*kv]mapping                     // afterPauseCheck's guarded copies of shared steps
+	shapes      map[string]*shape                   // by triggersKey (shape.go)
+	perms       map[[len(scopeOrder)]Access]mapping // compiler.permissions's, by access per scope
+	lastActor   *ir.Actor                           // the actor whose shape is lastShape
+	lastShape   *shape
 	exports     map[string]seq // the agent job's export steps, by effects
 	tool        Tool
 	roles       string
@@ -98,8 +107,12 @@ func (s Substrate) compile(r *resolved.Profile, list bool) (substrates.Output, e
 	if s.Tool != nil {
 		tool = *s.Tool
 	}
-	c := &compiler{p: p, r: r, box: b, paths: map[string]string{}, errors: diags, runParts: map[string]runParts{}, byName: make(map[string]*ir.Actor, len(p.Actors)), list: list}
+	c := &compiler{p: p, r: r, box: b, paths: map[string]string{}, errors: diags, runParts: map[string]runParts{}, byName: make(map[string]*ir.Actor, len(p.Actors)), list: list,
+		actors: make([]actorManifest, 0, len(p.Actors))}
 	c.tool = c.pinned(tool)
+	c.emit.noReuse = s.fresh
+	c.emit.share(bashDefaults)
+	c.emit.share(policyCheckout)
 	for _, a := range p.Actors {
 		c.byName[a.Name.Value] = a
 	}
@@ -209,14 +222,22 @@ func (c *compiler) workflowFile(path string, wf mapping) substrates.File {
 	if c.list {
 		return f
 	}
-	// One scratch buffer serves every workflow; each file keeps an exact-size copy, after room
-	// for its header.
-	c.emit.b.Reset()
-	c.emit.mappingBody(wf, 0)
-	buf := make([]byte, substrates.HeaderRoom+c.emit.b.Len())
-	copy(buf[substrates.HeaderRoom:], c.emit.b.Bytes())
-	f.SetBody(buf)
+	f.SetBody(c.emit.document(wf))
 	return f
+}
+
+// sharedStep is the step build returns, built once per compile under key and shared by every
+// workflow that holds it (emitter.share).
+func (c *compiler) sharedStep(key string, build func() mapping) mapping {
+	if s, ok := c.steps[key]; ok {
+		return s
+	}
+	if c.steps == nil {
+		c.steps = map[string]mapping{}
+	}
+	s := c.emit.sharedMap(build())
+	c.steps[key] = s
+	return s
 }
 
 // GitHub's limits: workflow_dispatch inputs, and minutes a job runs on a hosted runner.

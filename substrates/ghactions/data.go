@@ -196,7 +196,9 @@ type actorManifest struct {
 	Environments []string `json:"environments,omitempty"`
 	// Elicits is set for an actor whose step playbook asks a person: the control workflow
 	// resumes its run once its ask is answered.
-	Elicits  bool     `json:"elicits,omitempty"`
+	Elicits bool `json:"elicits,omitempty"`
+	// shape is the shape Triggers and Params are of (shape.go), nil when they are the actor's own.
+	shape    *shape
 	Warnings []string `json:"warnings"`
 }
 

@@ -131,7 +131,7 @@ func (c *compiler) exportSteps(propose, review bool) seq {
 	if c.exports == nil {
 		c.exports = map[string]seq{}
 	}
-	c.exports[key] = steps
+	c.exports[key] = c.emit.sharedSeq(steps)
 	return steps
 }
 
@@ -165,7 +165,7 @@ func (c *compiler) effectJob(a *ir.Actor, kind string, env mapping) mapping {
 			c.toolStep(),
 			mapping{{key: "name", value: "autonomy gh " + kind}, {key: "run", value: literal(args + "\n")}},
 		}
-		c.effectSteps[kind] = steps
+		c.effectSteps[kind] = c.emit.sharedSeq(steps)
 	}
 	job := make(mapping, 0, 8)
 	job.add("name", name+" ("+kind+")")
@@ -173,7 +173,7 @@ func (c *compiler) effectJob(a *ir.Actor, kind string, env mapping) mapping {
 	job.add("if", expr(pausedGuard))
 	job.add("runs-on", runsOn(c.box.runsOn))
 	job.add("timeout-minutes", 10)
-	job.add("permissions", effectGrants[kind].yaml())
+	job.add("permissions", c.permissions(effectGrants[kind]))
 	job.add("env", env)
 	job.add("steps", steps)
 	return job
@@ -185,7 +185,7 @@ func (c *compiler) effectEnv(a *ir.Actor, agentEnv mapping) mapping {
 	// The params are not passed: a trusted job needs the subject only, and carries no text an
 	// outsider wrote (a comment's body) that it does not need.
 	env := make(mapping, 0, 12)
-	if s := subjectExpr(a); s != "" {
+	if s := c.subject(a); s != "" {
 		env.add("AUTONOMY_SUBJECT", expr(s))
 	}
 	for _, e := range agentEnv {

@@ -96,7 +96,7 @@ var jailWords = []string{`"$AUTONOMY_BIN"`, "gh", "jail", "--"}
 // guardSteps start the model proxy and take away what could reach it, readying the agent's
 // network sandbox before sudo goes.
 func (c *compiler) guardSteps() seq {
-	return seq{c.proxyStep(), sandboxStep(), dropSudoStep()} // modelproxy.go
+	return seq{c.proxyStep(), c.sharedStep("sandbox", sandboxStep), c.sharedStep("drop sudo", dropSudoStep)} // modelproxy.go
 }
 
 // jail is the agent's command words, run through autonomy gh jail, whose env then carries the

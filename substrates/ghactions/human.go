@@ -16,7 +16,7 @@ import (
 // humanWorkflow builds the workflow of a kind: human actor.
 func (c *compiler) humanWorkflow(a *ir.Actor) mapping {
 	name := a.Name.Value
-	params := resolveParams(a)
+	params := c.params(a)
 	// The person's ask and item come from the params declared with those sources.
 	var ref, ask string
 	for _, p := range params {
@@ -42,7 +42,7 @@ func (c *compiler) humanWorkflow(a *ir.Actor) mapping {
 	}
 
 	on := c.on(a)
-	var wf mapping
+	wf := make(mapping, 0, 6)
 	wf.add("name", name)
 	if hasDispatch(a) {
 		wf.add("run-name", runName(a))
@@ -52,21 +52,21 @@ func (c *compiler) humanWorkflow(a *ir.Actor) mapping {
 	wf.add("defaults", bashDefaults)
 
 	env := mapping{}
-	paramEnv(&env, params)
+	c.paramEnv(&env, a)
 	env.add("AUTONOMY_ACTOR", name)
 	env.add("AUTONOMY_BEHAVIOR", literalValue(behaviorPath(a)))
 	env.add("AUTONOMY_SUBJECT", expr(orEmpty(ref)))
 	env.add("AUTONOMY_ASK", expr(orEmpty(ask)))
 	env.add(substrates.PolicyEnv, substrates.PolicyPath)
 	env.add("GH_TOKEN", expr("github.token"))
-	engage := mapping{}
+	engage := make(mapping, 0, 9)
 	engage.add("name", "engage "+name)
 	engageCond := c.jobIf(a)
 	engage.add("if", expr(engageCond))
 	engage.add("runs-on", runsOn(c.box.runsOn))
 	engage.add("timeout-minutes", 10)
-	engage.add("permissions", perms.yaml())
-	engage.add("concurrency", concurrency(name, subjectExpr(a), engageCond))
+	engage.add("permissions", c.permissions(perms))
+	engage.add("concurrency", concurrency(name, c.subject(a), engageCond))
 	engage.add("env", env)
 	engage.add("steps", seq{
 		checkout.step("Check out the task spec", mapping{{key: "persist-credentials", value: false}, {key: "sparse-checkout", value: dataDir}}),
@@ -78,7 +78,7 @@ func (c *compiler) humanWorkflow(a *ir.Actor) mapping {
 
 	c.actors = append(c.actors, actorManifest{
 		Name: name, Kind: "human", Workflow: WorkflowPath(name), Behavior: behaviorPath(a),
-		Capabilities: capabilityStrings(a), Permissions: perms, Triggers: triggerManifest(a), Params: params,
+		Capabilities: capabilityStrings(a), Permissions: perms, Triggers: c.shapeOf(a).triggers, Params: params, shape: c.shapeOf(a),
 		Timeout: a.Timeout.Value,
 	})
 	return wf

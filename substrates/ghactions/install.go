@@ -170,7 +170,7 @@ func (c *compiler) toolStep() mapping {
 	default:
 		env, script = mapping{{key: "AUTONOMY_REPOSITORY", value: t.Repository}, {key: "AUTONOMY_COMMIT", value: t.Commit}}, sourceScript
 	}
-	c.toolInstall = mapping{{key: "name", value: installStepName}, {key: "env", value: env}, {key: "run", value: literal(script)}}
+	c.toolInstall = c.emit.sharedMap(mapping{{key: "name", value: installStepName}, {key: "env", value: env}, {key: "run", value: literal(script)}})
 	return c.toolInstall
 }
 

@@ -136,6 +136,51 @@ func (w *jsonWriter) strings(k string, vs []string) {
 	w.close(']')
 }
 
+// shapeJSON writes an actor's triggers and params: written once per shape (most of an actor's
+// entry), then copied (unless the compile reuses nothing: Substrate.fresh).
+func (c *compiler) shapeJSON(w *jsonWriter, a *actorManifest) {
+	s := a.shape
+	if c.emit.noReuse {
+		s = nil
+	}
+	if s != nil && s.json != nil && s.jsonDepth == w.depth {
+		w.b.Write(s.json)
+		return
+	}
+	start := w.b.Len()
+	w.key("triggers")
+	w.open('[')
+	for _, t := range a.Triggers {
+		w.sep()
+		w.open('{')
+		w.field("kind", t.Kind)
+		if t.Cron != "" {
+			w.field("cron", t.Cron)
+		}
+		if t.Event != "" {
+			w.field("event", t.Event)
+		}
+		w.field("on", t.On)
+		w.strings("params", t.Params)
+		w.close('}')
+	}
+	w.close(']')
+	w.key("params")
+	w.open('[')
+	for _, p := range a.Params {
+		w.sep()
+		w.open('{')
+		w.field("name", p.Name)
+		w.field("source", p.Source)
+		w.field("expression", p.Expr)
+		w.close('}')
+	}
+	w.close(']')
+	if s != nil && s.json == nil {
+		s.json, s.jsonDepth = bytes.Clone(w.b.Bytes()[start:]), w.depth
+	}
+}
+
 // manifest writes .autonomy/gh-actions/manifest.json: what was installed, with the hash of every file.
 // CompileList only lists it.
 func (c *compiler) manifest() {
@@ -194,34 +239,7 @@ func (c *compiler) manifest() {
 			}
 			w.close('}')
 		}
-		w.key("triggers")
-		w.open('[')
-		for _, t := range a.Triggers {
-			w.sep()
-			w.open('{')
-			w.field("kind", t.Kind)
-			if t.Cron != "" {
-				w.field("cron", t.Cron)
-			}
-			if t.Event != "" {
-				w.field("event", t.Event)
-			}
-			w.field("on", t.On)
-			w.strings("params", t.Params)
-			w.close('}')
-		}
-		w.close(']')
-		w.key("params")
-		w.open('[')
-		for _, p := range a.Params {
-			w.sep()
-			w.open('{')
-			w.field("name", p.Name)
-			w.field("source", p.Source)
-			w.field("expression", p.Expr)
-			w.close('}')
-		}
-		w.close(']')
+		c.shapeJSON(w, &a)
 		if a.Reviewer != "" {
 			w.field("reviewer", a.Reviewer)
 		}

@@ -169,7 +169,7 @@ func (c *compiler) proxyStep() mapping {
 	env.add(ghproxy.APIEnv, string(c.box.modelAPI()))
 	env.add(ghproxy.PolicyEnv, literalValue(string(policy)))
 	script += `"$AUTONOMY_BIN" gh model-proxy` + "\n"
-	c.proxyStart = mapping{{key: "name", value: "Start the model proxy"}, {key: "env", value: env}, {key: "run", value: literal(script)}}
+	c.proxyStart = c.emit.sharedMap(mapping{{key: "name", value: "Start the model proxy"}, {key: "env", value: env}, {key: "run", value: literal(script)}})
 	return c.proxyStart
 }
 
@@ -209,9 +209,9 @@ func (c *compiler) usageSteps() seq {
 		{key: "path", value: literal(string(dir) + "/" + ghproxy.TranscriptFile + "\n" + string(dir) + "/" + ghproxy.UsageFile + "\n" + string(dir) + "/" + ghproxy.EgressFile + "\n")},
 		{key: "if-no-files-found", value: plain("ignore")},
 		{key: "retention-days", value: c.box.proxy.transcriptDays}}
-	c.proxyEnd = seq{
-		withIf(mapping{{key: "name", value: "Report the model usage"}, {key: "run", value: literal(`"$AUTONOMY_BIN" gh model-usage` + "\n")}}, "always()"),
-		withIf(uploadArtifact.step("Upload the transcript", with), "always()"),
-	}
+	c.proxyEnd = c.emit.sharedSeq(seq{
+		c.emit.sharedMap(withIf(mapping{{key: "name", value: "Report the model usage"}, {key: "run", value: literal(`"$AUTONOMY_BIN" gh model-usage` + "\n")}}, "always()")),
+		c.emit.sharedMap(withIf(uploadArtifact.step("Upload the transcript", with), "always()")),
+	})
 	return c.proxyEnd
 }

@@ -62,16 +62,19 @@ func exprString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''")
 // payload carries no labels. nil when the actor has no work item, or its job does not install
 // autonomy (its trusted jobs still check).
 func (c *compiler) pausedStep(a *ir.Actor, installs bool) mapping {
-	subject := subjectExpr(a)
+	subject := c.subject(a)
 	if subject == "" || !installs {
 		return nil
 	}
-	return mapping{
-		{key: "name", value: "Check that the work item is not paused"},
-		{key: "id", value: pausedStepID},
-		{key: "env", value: mapping{{key: "AUTONOMY_SUBJECT", value: expr(subject)}, {key: "GH_TOKEN", value: expr("github.token")}}},
-		{key: "run", value: literal(`"$AUTONOMY_BIN" gh paused` + "\n")},
-	}
+	// Shared by every actor whose subject resolves the same way.
+	return c.sharedStep("paused "+subject, func() mapping {
+		return mapping{
+			{key: "name", value: "Check that the work item is not paused"},
+			{key: "id", value: pausedStepID},
+			{key: "env", value: mapping{{key: "AUTONOMY_SUBJECT", value: expr(subject)}, {key: "GH_TOKEN", value: expr("github.token")}}},
+			{key: "run", value: literal(`"$AUTONOMY_BIN" gh paused` + "\n")},
+		}
+	})
 }
 
 // installsTool reports whether the agent job of an actor that is not a step playbook installs
@@ -85,7 +88,7 @@ const pausedStepID = "paused"
 // afterPauseCheck guards the steps of steps that run always() to report on the agent (its safe
 // outputs, its model usage and transcript): a run its pause check stopped has nothing to report,
 // and their errors would bury the pause's. The removal of the agent's git directory still runs.
-func afterPauseCheck(steps seq) seq {
+func (c *compiler) afterPauseCheck(steps seq) seq {
 	out := make(seq, len(steps))
 	for i, st := range steps {
 		out[i] = st
@@ -93,9 +96,28 @@ func afterPauseCheck(steps seq) seq {
 		if !ok || len(m) < 2 || m[1].key != "if" || m[1].value != plain("always()") || m[0].value == disarmStepName {
 			continue
 		}
-		g := append(mapping{}, m...) // the step may be shared with other workflows
-		g[1] = kv{key: "if", value: plain("always() && steps." + pausedStepID + ".outcome != 'failure'")}
+		if c.emit.renders(m) == nil {
+			out[i] = guardedStep(m)
+			continue
+		}
+		// A shared step's guarded copy is shared too.
+		g, ok := c.guarded[&m[0]]
+		if !ok {
+			if c.guarded == nil {
+				c.guarded = map[*kv]mapping{}
+			}
+			g = c.emit.sharedMap(guardedStep(m))
+			c.guarded[&m[0]] = g
+		}
 		out[i] = g
 	}
 	return out
+}
+
+// guardedStep is a copy of step (which may be shared with other workflows) whose condition
+// always() also requires the pause check not to have failed.
+func guardedStep(step mapping) mapping {
+	g := append(mapping{}, step...)
+	g[1] = kv{key: "if", value: plain("always() && steps." + pausedStepID + ".outcome != 'failure'")}
+	return g
 }

@@ -139,7 +139,7 @@ func playbookJobs(w *resolved.WorkflowPlaybook) []playbookJob {
 // playbookWorkflow builds the workflow of an actor whose behavior is the workflow playbook w.
 func (c *compiler) playbookWorkflow(a *ir.Actor, w *resolved.WorkflowPlaybook) mapping {
 	name := a.Name.Value
-	params := resolveParams(a)
+	params := c.params(a)
 	// The jobs run no model: they read the repository and hold what the capabilities grant,
 	// without the agent job's read baseline.
 	perms := Permissions{"contents": Read}
@@ -166,7 +166,7 @@ func (c *compiler) playbookWorkflow(a *ir.Actor, w *resolved.WorkflowPlaybook) m
 	k := 0 // the workflow step counter, for step ids
 	for i, pj := range parts {
 		env := make(mapping, 0, len(params)+6)
-		paramEnv(&env, params)
+		c.paramEnv(&env, a)
 		env.add("AUTONOMY_ACTOR", name)
 		env.add("AUTONOMY_BEHAVIOR", literalValue(behaviorPath(a)))
 		env.add(substrates.PolicyEnv, substrates.PolicyPath)
@@ -199,12 +199,12 @@ func (c *compiler) playbookWorkflow(a *ir.Actor, w *resolved.WorkflowPlaybook) m
 			job.add("timeout-minutes", a.Timeout.Value)
 		}
 		if pj.gate != nil {
-			job.add("permissions", gatePerms.yaml())
+			job.add("permissions", c.permissions(gatePerms))
 		} else {
-			job.add("permissions", perms.yaml())
+			job.add("permissions", c.permissions(perms))
 		}
 		if i == 0 {
-			job.add("concurrency", concurrency(name, subjectExpr(a), cond))
+			job.add("concurrency", concurrency(name, c.subject(a), cond))
 		}
 		steps := seq{
 			checkout.step("Check out the repository", mapping{{key: "persist-credentials", value: false}}),
@@ -249,7 +249,7 @@ func (c *compiler) playbookWorkflow(a *ir.Actor, w *resolved.WorkflowPlaybook) m
 	wf.add("jobs", jobs)
 	c.actors = append(c.actors, actorManifest{
 		Name: name, Kind: "agent", Workflow: WorkflowPath(name), Behavior: behaviorPath(a),
-		Capabilities: capabilityStrings(a), Permissions: perms, Triggers: triggerManifest(a), Params: params,
+		Capabilities: capabilityStrings(a), Permissions: perms, Triggers: c.shapeOf(a).triggers, Params: params, shape: c.shapeOf(a),
 		Timeout: a.Timeout.Value, Environments: envs,
 	})
 	return wf

@@ -70,6 +70,38 @@ func (p Permissions) sortedScopes() []string {
 	return out
 }
 
+// scopeOrder are GitHub's GITHUB_TOKEN scopes, sorted: what compiler.permissions tells
+// permissions blocks apart by.
+var scopeOrder = [...]string{"actions", "attestations", "checks", "contents", "deployments", "discussions", "id-token",
+	"issues", "models", "packages", "pages", "pull-requests", "repository-projects", "security-events", "statuses"}
+
+// permissions is p as a job's permissions: mapping, built once per compile for each distinct p
+// and shared by the jobs that hold it (emitter.share); p.yaml() for a p with a scope
+// scopeOrder does not list.
+func (c *compiler) permissions(p Permissions) mapping {
+	var key [len(scopeOrder)]Access
+	n := 0
+	for i, s := range scopeOrder {
+		if a, ok := p[s]; ok {
+			key[i] = a
+			n++
+		}
+	}
+	if n != len(p) {
+		return p.yaml()
+	}
+	if m, ok := c.perms[key]; ok {
+		return m
+	}
+	if c.perms == nil {
+		c.perms = map[[len(scopeOrder)]Access]mapping{}
+	}
+	m := p.yaml()
+	c.emit.share(m)
+	c.perms[key] = m
+	return m
+}
+
 func (p Permissions) yaml() mapping {
 	m := make(mapping, 0, len(p))
 	for _, s := range p.sortedScopes() {

@@ -207,7 +207,7 @@ func (c *compiler) applyJob(a *ir.Actor, env mapping) mapping {
 			c.toolStep(),
 			mapping{{key: "name", value: "autonomy gh apply"}, {key: "run", value: literal(`"$AUTONOMY_BIN" gh apply --outputs "$RUNNER_TEMP/` + outputsArtifact + `/` + OutputsFile + `"` + "\n")}},
 		}
-		c.effectSteps["apply"] = steps
+		c.effectSteps["apply"] = c.emit.sharedSeq(steps)
 	}
 	job := make(mapping, 0, 8)
 	job.add("name", a.Name.Value+" (apply)")
@@ -222,7 +222,7 @@ func (c *compiler) applyJob(a *ir.Actor, env mapping) mapping {
 	job.add("if", expr(cond))
 	job.add("runs-on", runsOn(c.box.runsOn))
 	job.add("timeout-minutes", 10)
-	job.add("permissions", applyGrant(a).yaml())
+	job.add("permissions", c.permissions(applyGrant(a)))
 	job.add("env", env)
 	job.add("steps", steps)
 	return job

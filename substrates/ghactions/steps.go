@@ -107,15 +107,19 @@ const (
 )
 
 // resumeInputs adds the inputs of a resume dispatch to the workflow's workflow_dispatch (which it
-// adds, first, when the actor has none).
+// adds, first, when the actor has none). It changes copies: on and what it holds may be shared
+// (compiler.on).
 func resumeInputs(on *mapping) {
 	i := slices.IndexFunc(*on, func(kv kv) bool { return kv.key == "workflow_dispatch" })
 	if i < 0 {
 		*on = append(mapping{{key: "workflow_dispatch", value: mapping{{key: "inputs", value: mapping{}}}}}, *on...)
 		i = 0
+	} else {
+		*on = slices.Clone(*on)
 	}
-	wd := (*on)[i].value.(mapping)
-	inputs := wd[0].value.(mapping)
+	wd := slices.Clone((*on)[i].value.(mapping))
+	(*on)[i].value = wd
+	inputs := slices.Clone(wd[0].value.(mapping))
 	for _, in := range []struct{ name, desc string }{
 		{control.ResumeRunInput, "Set by the control workflow: the run whose paused playbook resumes"},
 		{control.ResumeItemInput, "Set by the control workflow: the work item of its ask"},
@@ -239,7 +243,7 @@ func (c *compiler) resumeJob(a *ir.Actor) mapping {
 	job.add("if", expr(pausedGuard+" && "+resumeCond+" && "+defaultBranchCond))
 	job.add("runs-on", runsOn(c.box.runsOn))
 	job.add("timeout-minutes", 10)
-	job.add("permissions", effectGrants["resume"].yaml())
+	job.add("permissions", c.permissions(effectGrants["resume"]))
 	// One resume of a run at a time: the second finds its pause spent and refuses.
 	job.add("concurrency", mapping{{key: "group", value: expr("format('autonomy-" + name + "-resume-{0}', inputs." + control.ResumeRunInput + ")")}, {key: "cancel-in-progress", value: false}})
 	job.add("outputs", mapping{{key: "continue", value: expr("steps.resume.outputs.continue")}})
@@ -260,14 +264,14 @@ func (c *compiler) resumeJob(a *ir.Actor) mapping {
 // autonomy gh ask posts the question on the work item and records the ask in the run's artifact.
 func (c *compiler) askJob(a *ir.Actor) mapping {
 	var env mapping
-	env.add("AUTONOMY_SUBJECT", expr("inputs."+control.ResumeItemInput+" || "+orEmpty(subjectExpr(a))))
+	env.add("AUTONOMY_SUBJECT", expr("inputs."+control.ResumeItemInput+" || "+orEmpty(c.subject(a))))
 	job := mapping{}
 	job.add("name", a.Name.Value+" (ask)")
 	job.add("needs", plain("agent"))
 	job.add("if", expr(pausedGuard+" && needs.agent.outputs."+StepsStatusOutput+" == 'needs_input'"))
 	job.add("runs-on", runsOn(c.box.runsOn))
 	job.add("timeout-minutes", 10)
-	job.add("permissions", effectGrants["ask"].yaml())
+	job.add("permissions", c.permissions(effectGrants["ask"]))
 	job.add("env", trustedEnv(a, env))
 	job.add("steps", seq{
 		policyCheckout,

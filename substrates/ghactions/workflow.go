@@ -52,10 +52,10 @@ func (c *compiler) rolesJSON() string {
 	return c.roles
 }
 
-// on builds the workflow's triggers: cron → schedule, dispatch → workflow_dispatch with one
+// onOf builds the workflow's triggers: cron → schedule, dispatch → workflow_dispatch with one
 // input per forwarded param and the correlation input, events verbatim with same-event configs
-// merged.
-func (c *compiler) on(a *ir.Actor) mapping {
+// merged. It reads a's triggers only (shape.go).
+func (c *compiler) onOf(a *ir.Actor) mapping {
 	var on mapping
 	var schedules seq
 	var crons, eventOrder []string
@@ -112,40 +112,6 @@ func (c *compiler) on(a *ir.Actor) mapping {
 	return on
 }
 
-// jobIf is the condition an agent job runs under: the fleet is not paused, and an event any
-// outsider can fire came from a trusted author (or a same-repository pull request).
-func (c *compiler) jobIf(a *ir.Actor, extra ...string) string {
-	conds := []string{pausedGuard}
-	if hasDispatch(a) {
-		// Anyone holding actions: write (every proposer) can dispatch a workflow on any branch,
-		// and the run would read its skill, standards and policy from that branch: a proposer
-		// could rewrite its reviewer. Dispatched runs are honored on the default branch only.
-		conds = append(conds, "(github.event_name != 'workflow_dispatch' || github.ref == format('refs/heads/{0}', github.event.repository.default_branch))")
-	}
-	for i, t := range a.Triggers {
-		if t.Kind != ir.Event || slices.ContainsFunc(a.Triggers[:i], func(u *ir.Trigger) bool { return u.Kind == ir.Event && u.Event.Value == t.Event.Value }) {
-			continue
-		}
-		if g := gate(t.Event.Value, c.rolesJSON()); g != "" {
-			if t.Event.Value == "issue_comment" {
-				if plainComments(a) {
-					// Any comment but a command, which is addressed to someone.
-					g += " && !" + commandCond("")
-				} else {
-					// A comment fires the actor only when it is addressed to it.
-					g += " && " + commandCond(a.Name.Value)
-				}
-			}
-			conds = append(conds, "(github.event_name != '"+t.Event.Value+"' || "+g+")")
-		}
-	}
-	if p := c.pausedItemCond(a); p != "" {
-		conds = append(conds, p) // paused.go
-	}
-	conds = append(conds, extra...)
-	return strings.Join(conds, " && ")
-}
-
 // concurrency is one group per actor and subject, under which a running session is never
 // cancelled (GitHub still replaces a queued run by a newer one of the same group). A run its
 // condition skips gets a group of its own, so it can never displace a queued one.
@@ -155,20 +121,15 @@ func concurrency(name, subject, cond string) mapping {
 	} else {
 		subject += " || 'none'"
 	}
-	group := fmt.Sprintf("(%s) && format('autonomy-%s-{0}', %s) || format('autonomy-%s-skipped-{0}', github.run_id)", cond, name, subject, name)
-	return mapping{{key: "group", value: expr(group)}, {key: "cancel-in-progress", value: false}}
+	// One concatenation: the condition is most of the group, and a fleet has thousands.
+	group := plain("${{ (" + cond + ") && format('autonomy-" + name + "-{0}', " + subject + ") || format('autonomy-" + name + "-skipped-{0}', github.run_id) }}")
+	return mapping{{key: "group", value: group}, {key: "cancel-in-progress", value: false}}
 }
 
 // runName echoes the correlation input of a dispatched run.
 func runName(a *ir.Actor) plain {
-	return expr(fmt.Sprintf("inputs.%s && format('%s [{0}]', inputs.%s) || '%s'", correlationInput, a.Name.Value, correlationInput, a.Name.Value))
-}
-
-// paramEnv adds the actor's params to env, each resolved from its source.
-func paramEnv(env *mapping, params []param) {
-	for _, p := range params {
-		env.add(p.Name, expr(p.Expr))
-	}
+	name := a.Name.Value
+	return plain("${{ inputs." + correlationInput + " && format('" + name + " [{0}]', inputs." + correlationInput + ") || '" + name + "' }}")
 }
 
 // agentWorkflow builds the workflow of a kind: agent actor.
@@ -179,7 +140,7 @@ func (c *compiler) agentWorkflow(a *ir.Actor) mapping {
 		d := unexpressedWarning(a, u)
 		c.warnf(d.Pos, d.Hint, "%s", d.Message)
 	}
-	params := resolveParams(a)
+	params := c.params(a)
 
 	sp, el := c.stepPlaybook(a) // steps.go
 	elicits := el != nil
@@ -187,7 +148,7 @@ func (c *compiler) agentWorkflow(a *ir.Actor) mapping {
 		c.checkElicits(a, *el)
 	}
 
-	var wf mapping
+	wf := make(mapping, 0, 6) // sized: a fleet builds thousands
 	wf.add("name", name)
 	if hasDispatch(a) {
 		wf.add("run-name", runName(a))
@@ -204,7 +165,7 @@ func (c *compiler) agentWorkflow(a *ir.Actor) mapping {
 	env, reviewEnv := c.agentEnv(a, params, sp, elicits, proposes)
 	steps := c.agentSteps(a, sp, elicits, proposes, reviews)
 
-	job := mapping{}
+	job := make(mapping, 0, 11)
 	job.add("name", name)
 	var cond string
 	if elicits && !hasDispatch(a) {
@@ -212,7 +173,7 @@ func (c *compiler) agentWorkflow(a *ir.Actor) mapping {
 	} else {
 		cond = c.jobIf(a)
 	}
-	subject, groupCond := subjectExpr(a), cond
+	subject, groupCond := c.subject(a), cond
 	if elicits {
 		// A resume runs the agent after the resume job handed it the answered run; any other
 		// run, with the resume job skipped. A resumed run has a concurrency group of its own (its
@@ -229,7 +190,7 @@ func (c *compiler) agentWorkflow(a *ir.Actor) mapping {
 	if a.Timeout.Pos.IsSet() {
 		job.add("timeout-minutes", a.Timeout.Value)
 	}
-	job.add("permissions", r.perms.yaml())
+	job.add("permissions", c.permissions(r.perms))
 	job.add("concurrency", concurrency(name, subject, groupCond))
 	job.add("env", env)
 	var outputs mapping
@@ -243,7 +204,7 @@ func (c *compiler) agentWorkflow(a *ir.Actor) mapping {
 		job.add("outputs", outputs)
 	}
 	job.add("steps", steps)
-	jobs := mapping{{key: "agent", value: job}}
+	jobs := append(make(mapping, 0, 4), kv{key: "agent", value: job})
 	if elicits {
 		jobs = mapping{{key: "resume", value: c.resumeJob(a)}, {key: "agent", value: job}, {key: "ask", value: c.askJob(a)}}
 	}
@@ -266,7 +227,7 @@ func (c *compiler) agentWorkflow(a *ir.Actor) mapping {
 
 	c.actors = append(c.actors, actorManifest{
 		Name: name, Kind: "agent", Workflow: WorkflowPath(name), Behavior: c.agentBehavior(a),
-		Capabilities: capabilityStrings(a), Permissions: r.perms, Triggers: triggerManifest(a), Params: params,
+		Capabilities: capabilityStrings(a), Permissions: r.perms, Triggers: c.shapeOf(a).triggers, Params: params, shape: c.shapeOf(a),
 		Reviewer: a.Review.Value, Timeout: a.Timeout.Value, Effects: effectKinds(proposes, reviews),
 	})
 	if applyJob {
@@ -284,7 +245,7 @@ func (c *compiler) agentWorkflow(a *ir.Actor) mapping {
 // agentEnv is the agent job's env, and the reviewer's part of it that the propose job carries.
 func (c *compiler) agentEnv(a *ir.Actor, params []param, steps, elicits, proposes bool) (env, reviewEnv mapping) {
 	env = make(mapping, 0, len(params)+16)
-	paramEnv(&env, params)
+	c.paramEnv(&env, a)
 	commandEnv(&env, a)
 	env.add("AUTONOMY_ACTOR", a.Name.Value)
 	env.add("AUTONOMY_BEHAVIOR", literalValue(c.agentBehavior(a)))
@@ -336,16 +297,16 @@ func (c *compiler) agentSteps(a *ir.Actor, sp, elicits, proposes, reviews bool) 
 	// token sits in git's config; the checkout never keeps it there: the agent pushes nothing.
 	if a.Skill && len(c.box.install) > 0 {
 		if c.installStep == nil {
-			c.installStep = mapping{
+			c.installStep = c.emit.sharedMap(mapping{
 				{key: "name", value: "Install the agent"},
 				{key: "env", value: argvEnv("AUTONOMY_INSTALL_", c.box.install)},
 				{key: "run", value: literal(argvScript("AUTONOMY_INSTALL_", len(c.box.install), ""))},
-			}
+			})
 		}
 		steps = append(steps, c.installStep)
 	}
 	if needsBun(a) {
-		steps = append(steps, setupBun.step("Install Bun for the script", nil))
+		steps = append(steps, c.sharedStep("bun", func() mapping { return setupBun.step("Install Bun for the script", nil) }))
 	}
 	weaves := !sp && c.weaves(a) // weave.go; a step playbook is not a skill to weave into
 	model := a.Skill || sp
@@ -354,7 +315,9 @@ func (c *compiler) agentSteps(a *ir.Actor, sp, elicits, proposes, reviews bool) 
 		// for autonomy's MCP server (safeoutputs.go); the Runner's client too.
 		steps = append(steps, c.toolStep()) // runnerjob.go
 	}
-	steps = append(steps, checkout.step("Check out the repository", mapping{{key: "persist-credentials", value: false}}))
+	steps = append(steps, c.sharedStep("checkout", func() mapping {
+		return checkout.step("Check out the repository", mapping{{key: "persist-credentials", value: false}})
+	}))
 	check := c.pausedStep(a, callsRunner(a) || weaves || model) // paused.go
 	checked := len(steps)
 	if check != nil {
@@ -372,17 +335,17 @@ func (c *compiler) agentSteps(a *ir.Actor, sp, elicits, proposes, reviews bool) 
 		steps = append(steps, c.runStep(a))
 	}
 	if applies(a, sp) {
-		steps = append(steps, uploadOutputsStep()) // safeoutputs.go
+		steps = append(steps, c.sharedStep("upload outputs", uploadOutputsStep)) // safeoutputs.go
 	}
 	steps = append(steps, c.exportSteps(proposes, reviews)...)
 	if model {
 		steps = append(steps, c.usageSteps()...)
 	}
 	if model {
-		steps = append(steps, disarmStep()) // egress.go
+		steps = append(steps, c.sharedStep("disarm", disarmStep)) // egress.go
 	}
 	if check != nil {
-		steps = append(steps[:checked+1], afterPauseCheck(steps[checked+1:])...)
+		steps = append(steps[:checked+1], c.afterPauseCheck(steps[checked+1:])...)
 	}
 	return steps
 }
@@ -449,7 +412,7 @@ func (c *compiler) runStepOf(a *ir.Actor, steps bool) mapping {
 		if !steps { // the steps script turns the commands back on itself, before its report
 			script.WriteString(`echo "::${stop}::"` + "\n")
 		}
-		c.runParts[kind] = runParts{env, literal(script.String())}
+		c.runParts[kind] = runParts{c.emit.sharedMap(env), literal(script.String())}
 	}
 	rp := c.runParts[kind]
 	return mapping{{key: "name", value: "Run " + a.Name.Value}, {key: "env", value: rp.env}, {key: "run", value: rp.script}}

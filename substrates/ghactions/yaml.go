@@ -7,6 +7,8 @@ import (
 	"unicode"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/autonomyhq/autonomy/substrates"
 )
 
 // The workflow is built as a small ordered tree and written by hand rather than through yaml.v3's
@@ -51,6 +53,125 @@ type emitter struct {
 	quoted      map[string]string
 	blocks      map[blockKey]string
 	quotedBytes int
+	// sharedMaps and sharedSeqs are the subtrees the compile shares between workflows
+	// (emitter.share), by their first element, with the text each was rendered as so far.
+	sharedMaps map[*kv]*renders
+	sharedSeqs map[*any]*renders
+	// noReuse renders every subtree anew, shared or not: what the reused text must equal.
+	noReuse bool
+	// slab holds the documents rendered so far (emitter.document); its free end is the next's.
+	slab []byte
+}
+
+// renders are the texts a shared subtree of n elements was rendered as, by place.
+type renders struct {
+	n  int
+	at []rendered
+}
+
+// rendered is a shared subtree's text at one place: as a value or a sequence item, at depth.
+type rendered struct {
+	depth int
+	item  bool
+	text  string
+}
+
+// share marks v, a mapping or a seq that many workflows of the compile hold as it is (a step, a
+// job's env, a job's steps), as read-only from now on. The emitter renders it
+// once for each place it appears in (its depth, as a value or a sequence item) and copies that
+// text after: most of a fleet's workflow bytes are the same steps. An empty v is not shared.
+func (e *emitter) share(v any) {
+	switch v := v.(type) {
+	case mapping:
+		if len(v) > 0 {
+			if e.sharedMaps == nil {
+				e.sharedMaps = map[*kv]*renders{}
+			}
+			if r := e.sharedMaps[&v[0]]; r == nil || r.n != len(v) {
+				e.sharedMaps[&v[0]] = &renders{n: len(v)}
+			}
+		}
+	case seq:
+		if len(v) > 0 {
+			if e.sharedSeqs == nil {
+				e.sharedSeqs = map[*any]*renders{}
+			}
+			if r := e.sharedSeqs[&v[0]]; r == nil || r.n != len(v) {
+				e.sharedSeqs[&v[0]] = &renders{n: len(v)}
+			}
+		}
+	default:
+		panic("ghactions: only a mapping or a seq is shared") // a bug in this package
+	}
+}
+
+// sharedMap is m, marked shared (emitter.share).
+func (e *emitter) sharedMap(m mapping) mapping {
+	e.share(m)
+	return m
+}
+
+// sharedSeq is s, marked shared (emitter.share).
+func (e *emitter) sharedSeq(s seq) seq {
+	e.share(s)
+	return s
+}
+
+// renders are the texts of v so far when v is a shared subtree, else nil.
+func (e *emitter) renders(v any) *renders {
+	if e.noReuse {
+		return nil
+	}
+	var r *renders
+	switch v := v.(type) {
+	case mapping:
+		if len(v) == 0 || e.sharedMaps == nil {
+			return nil
+		}
+		r = e.sharedMaps[&v[0]]
+	case seq:
+		if len(v) == 0 || e.sharedSeqs == nil {
+			return nil
+		}
+		r = e.sharedSeqs[&v[0]]
+	default:
+		return nil
+	}
+	if r == nil || r.n != lenOf(v) {
+		return nil // a part of a shared subtree, sliced: not what was shared
+	}
+	return r
+}
+
+// lenOf is the number of elements of a mapping or a seq.
+func lenOf(v any) int {
+	if m, ok := v.(mapping); ok {
+		return len(m)
+	}
+	return len(v.(seq))
+}
+
+// reuse writes v at its place from the text it was rendered as there before, or renders it with
+// render and keeps the text (within quotedBudget). It reports whether v is shared; when it is
+// not, it writes nothing.
+func (e *emitter) reuse(v any, depth int, item bool, render func()) bool {
+	r := e.renders(v)
+	if r == nil {
+		return false
+	}
+	for _, t := range r.at {
+		if t.depth == depth && t.item == item {
+			e.b.WriteString(t.text)
+			return true
+		}
+	}
+	start := e.b.Len()
+	render()
+	if text := e.b.Bytes()[start:]; e.quotedBytes+len(text) <= quotedBudget {
+		r.at = append(r.at, rendered{depth: depth, item: item, text: string(text)})
+		e.quotedBytes += len(text)
+	}
+	return true
 }
 
 func (e *emitter) indent(n int) {
@@ -58,6 +179,36 @@ func (e *emitter) indent(n int) {
 		e.b.WriteString("  ")
 	}
 }
+
+// document renders the workflow wf where its file keeps it: after substrates.HeaderRoom free
+// bytes, in the free end of a slab shared by the workflows rendered before it (a fleet's are
+// tens of megabytes, written once, never copied). The slice returned (room, then the body) is
+// its file's alone.
+func (e *emitter) document(wf mapping) []byte {
+	if cap(e.slab)-len(e.slab) < slabFree {
+		e.slab = make([]byte, 0, slabSize)
+	}
+	start := len(e.slab)
+	room := e.slab[start : start+substrates.HeaderRoom]
+	e.b = *bytes.NewBuffer(room)
+	e.mappingBody(wf, 0)
+	doc := e.b.Bytes()
+	e.b = bytes.Buffer{}
+	if &doc[0] == &room[0] {
+		e.slab = e.slab[:start+len(doc)]
+	} else {
+		// Larger than the slab's free end: the buffer grew out of it, and keeps the document.
+		e.slab = nil
+	}
+	return doc[:len(doc):len(doc)]
+}
+
+// slabSize is a slab's size, and slabFree the free end a slab must have left to start a
+// document in it (most workflows are under 20 KB).
+const (
+	slabSize = 4 << 20
+	slabFree = 64 << 10
+)
 
 // mappingBody writes the entries of m at indentation depth.
 func (e *emitter) mappingBody(m mapping, depth int) {
@@ -94,6 +245,13 @@ func (e *emitter) key(k string, depth int) {
 
 // value writes v after "key:" or "- ", at depth (the depth of its key).
 func (e *emitter) value(v any, depth int, comment string) {
+	if !e.reuse(v, depth, false, func() { e.render(v, depth, comment) }) {
+		e.render(v, depth, comment)
+	}
+}
+
+// render is value, writing v anew.
+func (e *emitter) render(v any, depth int, comment string) {
 	switch v := v.(type) {
 	case mapping:
 		if len(v) == 0 {
@@ -115,17 +273,9 @@ func (e *emitter) value(v any, depth int, comment string) {
 		}
 		e.b.WriteByte('\n')
 		for _, item := range v {
-			e.indent(depth + 1)
-			e.b.WriteString("-")
-			if m, ok := item.(mapping); ok && len(m) > 0 {
-				// The first entry shares the dash's line.
-				e.b.WriteByte(' ')
-				e.key(m[0].key, depth+2)
-				e.value(m[0].value, depth+2, m[0].comment)
-				e.mappingBody(m[1:], depth+2)
-				continue
+			if !e.reuse(item, depth, true, func() { e.item(item, depth) }) {
+				e.item(item, depth)
 			}
-			e.value(item, depth+1, "")
 		}
 	case literal:
 		e.b.WriteString(" |\n")
@@ -145,6 +295,21 @@ func (e *emitter) value(v any, depth int, comment string) {
 		}
 		e.b.WriteByte('\n')
 	}
+}
+
+// item writes v as an item of a block sequence whose key is at depth.
+func (e *emitter) item(v any, depth int) {
+	e.indent(depth + 1)
+	e.b.WriteString("-")
+	if m, ok := v.(mapping); ok && len(m) > 0 {
+		// The first entry shares the dash's line.
+		e.b.WriteByte(' ')
+		e.key(m[0].key, depth+2)
+		e.value(m[0].value, depth+2, m[0].comment)
+		e.mappingBody(m[1:], depth+2)
+		return
+	}
+	e.value(v, depth+1, "")
 }
 
 // node writes a YAML node carried verbatim from the profile (an event config), in block style.
@@ -238,6 +403,9 @@ func scalar(v any) string {
 // scripts thousands of times. The emitter lives for one compile and keeps at most quotedBudget
 // bytes of strings.
 func (e *emitter) quote(s string) string {
+	if word(s) {
+		return s // plain, known without a look-up: most keys and many values
+	}
 	if q, ok := e.quoted[s]; ok {
 		return q
 	}
@@ -302,6 +470,24 @@ func quote(s string) string {
 	// Strings here come from YAML or from this package, so they are valid UTF-8 and Go's \xNN
 	// (an invalid byte) never appears.
 	return strconv.Quote(s)
+}
+
+// word reports whether s is ASCII letters, digits, '-' and '_', starting with a letter, and is
+// not a word some YAML reader takes for a boolean or null: a plain scalar plainSafe accepts,
+// told without its resolver (yaml.v3's looks further only at a word starting with one of
+// resolveHinted's letters, and finds none longer than five bytes) or the emitter's cache.
+func word(s string) bool {
+	if s == "" || len(s) <= 5 && strings.IndexByte(resolveHinted, s[0]) >= 0 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		letter := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+		if !letter && (i == 0 || !(c >= '0' && c <= '9' || c == '-' || c == '_')) {
+			return false
+		}
+	}
+	return true
 }
 
 // plainSafe reports whether s can be written as a plain scalar, in block context, and read back
