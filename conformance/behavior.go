@@ -90,6 +90,9 @@ func checkCron(ctx context.Context, s *Subject) (Outcome, string, string) {
 		}
 	}
 	observed := "ticks of a fake clock at 06:10:00 and 06:16:59 UTC fired nothing; at 06:17:00 one session of " + cronActor + " was launched"
+	if s.TickFrom != "" {
+		observed = "ticks of a fake clock (" + s.TickFrom + ") at 06:10:00 and 06:16:59 UTC fired nothing; at 06:17:00 one session of " + cronActor + " was launched"
+	}
 	if s.Seen == nil {
 		return Pass, "", observed + "; at 06:17:40 nothing"
 	}
@@ -100,7 +103,7 @@ func checkCron(ctx context.Context, s *Subject) (Outcome, string, string) {
 	if err != nil {
 		return Fail, err.Error(), ""
 	}
-	return Pass, "", observed + ", whose process saw PROBE_KIND=cron (trigger.kind); at 06:17:40 nothing"
+	return Pass, "", observed + ", " + cmp.Or(s.SeenFrom, "whose process saw") + " PROBE_KIND=cron (trigger.kind); at 06:17:40 nothing"
 }
 
 // checkSources dispatches the probe as the operator with a subject: every param source reaches
@@ -108,6 +111,9 @@ func checkCron(ctx context.Context, s *Subject) (Outcome, string, string) {
 func checkSources(ctx context.Context, s *Subject) (Outcome, string, string) {
 	if s.Fire == nil || s.Seen == nil {
 		return NotProbed, s.NotProbed, ""
+	}
+	if s.SourcesNotProbed != "" {
+		return NotProbed, s.SourcesNotProbed, ""
 	}
 	f := substrates.Firing{Ref: Params["PROBE_REF"], From: "octocat", Text: Params["PROBE_TEXT"]}
 	sess, err := s.Fire(ctx, s.Actor, f)
@@ -171,6 +177,9 @@ func refusal(ctx context.Context, s *Subject, actor string, f substrates.Firing,
 func checkSessionSources(ctx context.Context, s *Subject) (Outcome, string, string) {
 	if s.Fire == nil || s.Seen == nil {
 		return NotProbed, s.NotProbed, ""
+	}
+	if s.SourcesNotProbed != "" {
+		return NotProbed, s.SourcesNotProbed, ""
 	}
 	if s.SessionNotProbed != "" {
 		return NotProbed, s.SessionNotProbed, ""

@@ -140,7 +140,11 @@ func checkResult(ctx context.Context, s *Subject) (Outcome, string, string) {
 			return Fail, fmt.Sprintf("exit 0 with a result its schema %s ended %s, want %s", map[bool]string{true: "accepts", false: "refuses"}[c.ref == "valid"], last.Status, c.want), ""
 		}
 	}
-	return Supported, "", fmt.Sprintf("%s exited 0 both times: with a result its schema accepts it ended done, with one missing the required field, failed", s.Result)
+	observed := fmt.Sprintf("%s exited 0 both times: with a result its schema accepts it ended done, with one missing the required field, failed", s.Result)
+	if s.RunsBy != "" {
+		observed += " (" + s.RunsBy + ")"
+	}
+	return Supported, "", observed
 }
 
 // checkPrelaunch launches the prelaunch actor twice: its prelaunch runs before its process, in

@@ -146,6 +146,17 @@ type ProbeSubject struct {
 	Proposal func(ctx context.Context, session string) (ProposalView, error)
 	// NotProbed says why a nil hook's check cannot be observed on this runner.
 	NotProbed string
+	// SourcesNotProbed, when set, says why the param-source checks (an operator's dispatch with a
+	// subject, a launch from inside a session) are not probed although Fire and Seen are set.
+	SourcesNotProbed string
+	// TickFrom, when set, says what a tick of TickAt runs when it is not the runner's own trigger
+	// executor (e.g. the CronJob controller's firing, replayed on the fake clock from the
+	// CronJob the API server holds); the cron check says so in what it observed.
+	TickFrom string
+	// RunsBy, when set, says what ran a launched session's process when the runner does not run
+	// it itself (e.g. a cluster whose kubelet runs no container); the checks that watch the
+	// process say so in what they observed.
+	RunsBy string
 
 	// Close releases the subject (its runner, its installation).
 	Close func()
