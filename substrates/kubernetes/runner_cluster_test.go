@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/autonomyhq/autonomy/internal/k8stest"
+	"github.com/autonomyhq/autonomy/substrates"
 )
 
 // ClusterClient is an admin's client of the test cluster and its kubeconfig: the control plane
@@ -101,3 +102,6 @@ func Eventually(t testing.TB, wait time.Duration, what string, cond func() (bool
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// SubjectNamespace is the namespace a probe subject of the Kubernetes runner is installed in.
+func SubjectNamespace(s *substrates.ProbeSubject) string { return s.Runner.(*Runner).opts.Namespace }
