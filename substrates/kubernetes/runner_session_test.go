@@ -10,7 +10,6 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
@@ -131,9 +130,11 @@ func mustJob(t *testing.T, cs kubernetes.Interface, ns, id string) *batchv1.Job 
 	return j
 }
 
-// TestCancelRemovesTheJobAndItsPods: cancel deletes the session's Job with its pods; the session
-// is cancelled while they go, and leaves list.
-func TestCancelRemovesTheJobAndItsPods(t *testing.T) {
+// TestCancelKeepsTheSessionReadable: cancel deletes the session's pods and ends its Job, which
+// stays, read as cancelled by get (and by another process), out of list, until its
+// ttlSecondsAfterFinished removes it; a paused session is cancelled so too, its pod never made
+// again.
+func TestCancelKeepsTheSessionReadable(t *testing.T) {
 	cs, _ := ClusterClient(t)
 	ns := ClusterNamespace(t, cs)
 	InstallTemplates(t, cs, HeldPodTemplate(ns, "probe"))
@@ -142,41 +143,78 @@ func TestCancelRemovesTheJobAndItsPods(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	s, err := r.Launch(ctx, "probe", nil)
+	for _, paused := range []bool{false, true} {
+		s, err := r.Launch(ctx, "probe", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sel := metav1.ListOptions{LabelSelector: labels.Set{batchv1.JobNameLabel: s.ID}.String()}
+		Eventually(t, 30*time.Second, "the Job's pod is created", func() (bool, error) {
+			pods, err := cs.CoreV1().Pods(ns).List(ctx, sel)
+			return err == nil && len(pods.Items) == 1, err
+		})
+		if paused {
+			if ok, err := r.Update(ctx, s.ID, ir.Patch{Status: ir.Paused}); !ok || err != nil {
+				t.Fatalf("pause: %v %v", ok, err)
+			}
+		}
+		if ok, err := r.Cancel(ctx, s.ID); !ok || err != nil {
+			t.Fatalf("cancel: %v %v", ok, err)
+		}
+		if ok, err := r.Cancel(ctx, s.ID); ok || err != nil {
+			t.Fatalf("a second cancel: %v %v, want false", ok, err)
+		}
+		Eventually(t, 30*time.Second, "the pods are gone and the Job has ended", func() (bool, error) {
+			pods, err := cs.CoreV1().Pods(ns).List(ctx, sel)
+			if err != nil {
+				return false, err
+			}
+			st, _ := jobEnd(mustJob(t, cs, ns, s.ID))
+			return len(pods.Items) == 0 && st != "", nil
+		})
+		j := mustJob(t, cs, ns, s.ID)
+		if j.Spec.TTLSecondsAfterFinished == nil && HeldPodTemplate(ns, "probe").Annotations[AnnotationKeepFinished] != "" {
+			t.Errorf("the cancelled Job lost its ttlSecondsAfterFinished")
+		}
+		if got, ok, err := r.Get(ctx, s.ID); !ok || err != nil || got.Status != ir.Cancelled {
+			t.Errorf("get after cancel (paused %v): %+v %v %v, want cancelled", paused, got, ok, err)
+		}
+		if other, err := NewRunner(r.opts); err != nil {
+			t.Fatal(err)
+		} else if got, ok, err := other.Get(ctx, s.ID); !ok || err != nil || got.Status != ir.Cancelled {
+			t.Errorf("another runner's get after cancel: %+v %v %v", got, ok, err)
+		}
+		if ok, err := r.Update(ctx, s.ID, ir.Patch{Status: ir.Running}); ok || err != nil {
+			t.Errorf("resuming a cancelled session: %v %v, want false", ok, err)
+		}
+		if ss, err := r.List(ctx); len(ss) != 0 || err != nil {
+			t.Errorf("list after cancel: %v %v", ss, err)
+		}
+	}
+
+	// A cancelled Job is removed as an ended one is: by its ttlSecondsAfterFinished
+	// (policy.box.kubernetes.keepFinished; a second here).
+	brief := HeldPodTemplate(ns, "brief")
+	brief.Annotations[AnnotationKeepFinished] = "1"
+	InstallTemplates(t, cs, brief)
+	rb, err := NewRunner(RunnerOptions{Client: cs, Namespace: ns, Actors: []RunnerActor{{Name: "brief"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sel := metav1.ListOptions{LabelSelector: labels.Set{batchv1.JobNameLabel: s.ID}.String()}
-	Eventually(t, 30*time.Second, "the Job's pod is created", func() (bool, error) {
-		pods, err := cs.CoreV1().Pods(ns).List(ctx, sel)
-		return err == nil && len(pods.Items) == 1, err
+	b, err := rb.Launch(ctx, "brief", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := rb.Cancel(ctx, b.ID); !ok || err != nil {
+		t.Fatalf("cancel %s: %v %v", b.ID, ok, err)
+	}
+	Eventually(t, 60*time.Second, "keepFinished removes the cancelled session", func() (bool, error) {
+		_, ok, err := rb.Get(ctx, b.ID)
+		return !ok, err
 	})
-	if ok, err := r.Cancel(ctx, s.ID); !ok || err != nil {
-		t.Fatalf("cancel: %v %v", ok, err)
-	}
-	if ok, err := r.Cancel(ctx, s.ID); ok || err != nil {
-		t.Fatalf("a second cancel: %v %v, want false", ok, err)
-	}
-	Eventually(t, 30*time.Second, "the Job and its pods are gone", func() (bool, error) {
-		pods, err := cs.CoreV1().Pods(ns).List(ctx, sel)
-		if err != nil {
-			return false, err
-		}
-		_, err = cs.BatchV1().Jobs(ns).Get(ctx, s.ID, metav1.GetOptions{})
-		if err != nil && !apierrors.IsNotFound(err) {
-			return false, err
-		}
-		return len(pods.Items) == 0 && apierrors.IsNotFound(err), nil
-	})
-	if got, ok, err := r.Get(ctx, s.ID); ok || err != nil {
-		t.Errorf("get after the Job is gone: %+v %v %v", got, ok, err)
-	}
-	if ss, err := r.List(ctx); len(ss) != 0 || err != nil {
-		t.Errorf("list after cancel: %v %v", ss, err)
-	}
 
 	// Of concurrent cancels of one session, from runners that share nothing, exactly one wins.
-	s, err = r.Launch(ctx, "probe", nil)
+	s, err := r.Launch(ctx, "probe", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,4 +293,14 @@ func TestLaunchRefusesReservedAndUnknown(t *testing.T) {
 	if _, err := r.Launch(ctx, "probe", nil); !errors.As(err, &denied) {
 		t.Errorf("a caller without agent:launch launched: %v", err)
 	}
+}
+
+// jobEnd is the condition a Job ended with ("" while it runs).
+func jobEnd(j *batchv1.Job) (batchv1.JobConditionType, string) {
+	for _, c := range j.Status.Conditions {
+		if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue {
+			return c.Type, c.Reason
+		}
+	}
+	return "", ""
 }
