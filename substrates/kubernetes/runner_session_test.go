@@ -144,52 +144,7 @@ func TestCancelKeepsTheSessionReadable(t *testing.T) {
 	}
 	ctx := context.Background()
 	for _, paused := range []bool{false, true} {
-		s, err := r.Launch(ctx, "probe", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sel := metav1.ListOptions{LabelSelector: labels.Set{batchv1.JobNameLabel: s.ID}.String()}
-		Eventually(t, 30*time.Second, "the Job's pod is created", func() (bool, error) {
-			pods, err := cs.CoreV1().Pods(ns).List(ctx, sel)
-			return err == nil && len(pods.Items) == 1, err
-		})
-		if paused {
-			if ok, err := r.Update(ctx, s.ID, ir.Patch{Status: ir.Paused}); !ok || err != nil {
-				t.Fatalf("pause: %v %v", ok, err)
-			}
-		}
-		if ok, err := r.Cancel(ctx, s.ID); !ok || err != nil {
-			t.Fatalf("cancel: %v %v", ok, err)
-		}
-		if ok, err := r.Cancel(ctx, s.ID); ok || err != nil {
-			t.Fatalf("a second cancel: %v %v, want false", ok, err)
-		}
-		Eventually(t, 30*time.Second, "the pods are gone and the Job has ended", func() (bool, error) {
-			pods, err := cs.CoreV1().Pods(ns).List(ctx, sel)
-			if err != nil {
-				return false, err
-			}
-			st, _ := jobEnd(mustJob(t, cs, ns, s.ID))
-			return len(pods.Items) == 0 && st != "", nil
-		})
-		j := mustJob(t, cs, ns, s.ID)
-		if j.Spec.TTLSecondsAfterFinished == nil && HeldPodTemplate(ns, "probe").Annotations[AnnotationKeepFinished] != "" {
-			t.Errorf("the cancelled Job lost its ttlSecondsAfterFinished")
-		}
-		if got, ok, err := r.Get(ctx, s.ID); !ok || err != nil || got.Status != ir.Cancelled {
-			t.Errorf("get after cancel (paused %v): %+v %v %v, want cancelled", paused, got, ok, err)
-		}
-		if other, err := NewRunner(r.opts); err != nil {
-			t.Fatal(err)
-		} else if got, ok, err := other.Get(ctx, s.ID); !ok || err != nil || got.Status != ir.Cancelled {
-			t.Errorf("another runner's get after cancel: %+v %v %v", got, ok, err)
-		}
-		if ok, err := r.Update(ctx, s.ID, ir.Patch{Status: ir.Running}); ok || err != nil {
-			t.Errorf("resuming a cancelled session: %v %v, want false", ok, err)
-		}
-		if ss, err := r.List(ctx); len(ss) != 0 || err != nil {
-			t.Errorf("list after cancel: %v %v", ss, err)
-		}
+		cancelIsReadable(t, cs, r, ns, paused)
 	}
 
 	// A cancelled Job is removed as an ended one is: by its ttlSecondsAfterFinished
@@ -303,4 +258,54 @@ func jobEnd(j *batchv1.Job) (batchv1.JobConditionType, string) {
 		}
 	}
 	return "", ""
+}
+
+// cancelIsReadable launches a session of probe (paused first when paused), cancels it, and checks
+// that its pods go, its Job ends and stays, read as cancelled by r and by another runner, and out
+// of list.
+func cancelIsReadable(t *testing.T, cs kubernetes.Interface, r *Runner, ns string, paused bool) {
+	t.Helper()
+	ctx := context.Background()
+	s, err := r.Launch(ctx, "probe", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sel := metav1.ListOptions{LabelSelector: labels.Set{batchv1.JobNameLabel: s.ID}.String()}
+	Eventually(t, 30*time.Second, "the Job's pod is created", func() (bool, error) {
+		pods, err := cs.CoreV1().Pods(ns).List(ctx, sel)
+		return err == nil && len(pods.Items) == 1, err
+	})
+	if paused {
+		if ok, err := r.Update(ctx, s.ID, ir.Patch{Status: ir.Paused}); !ok || err != nil {
+			t.Fatalf("pause: %v %v", ok, err)
+		}
+	}
+	if ok, err := r.Cancel(ctx, s.ID); !ok || err != nil {
+		t.Fatalf("cancel: %v %v", ok, err)
+	}
+	if ok, err := r.Cancel(ctx, s.ID); ok || err != nil {
+		t.Fatalf("a second cancel: %v %v, want false", ok, err)
+	}
+	Eventually(t, 30*time.Second, "the pods are gone and the Job has ended", func() (bool, error) {
+		pods, err := cs.CoreV1().Pods(ns).List(ctx, sel)
+		if err != nil {
+			return false, err
+		}
+		st, _ := jobEnd(mustJob(t, cs, ns, s.ID))
+		return len(pods.Items) == 0 && st != "", nil
+	})
+	if got, ok, err := r.Get(ctx, s.ID); !ok || err != nil || got.Status != ir.Cancelled {
+		t.Errorf("get after cancel (paused %v): %+v %v %v, want cancelled", paused, got, ok, err)
+	}
+	if other, err := NewRunner(r.opts); err != nil {
+		t.Fatal(err)
+	} else if got, ok, err := other.Get(ctx, s.ID); !ok || err != nil || got.Status != ir.Cancelled {
+		t.Errorf("another runner's get after cancel: %+v %v %v", got, ok, err)
+	}
+	if ok, err := r.Update(ctx, s.ID, ir.Patch{Status: ir.Running}); ok || err != nil {
+		t.Errorf("resuming a cancelled session: %v %v, want false", ok, err)
+	}
+	if ss, err := r.List(ctx); len(ss) != 0 || err != nil {
+		t.Errorf("list after cancel: %v %v", ss, err)
+	}
 }
