@@ -112,9 +112,6 @@ func checkSources(ctx context.Context, s *Subject) (Outcome, string, string) {
 	if s.Fire == nil || s.Seen == nil {
 		return NotProbed, s.NotProbed, ""
 	}
-	if s.SourcesNotProbed != "" {
-		return NotProbed, s.SourcesNotProbed, ""
-	}
 	f := substrates.Firing{Ref: Params["PROBE_REF"], From: "octocat", Text: Params["PROBE_TEXT"]}
 	sess, err := s.Fire(ctx, s.Actor, f)
 	if err != nil {
@@ -178,8 +175,8 @@ func checkSessionSources(ctx context.Context, s *Subject) (Outcome, string, stri
 	if s.Fire == nil || s.Seen == nil {
 		return NotProbed, s.NotProbed, ""
 	}
-	if s.SourcesNotProbed != "" {
-		return NotProbed, s.SourcesNotProbed, ""
+	if s.SessionSourcesNotProbed != "" {
+		return NotProbed, s.SessionSourcesNotProbed, ""
 	}
 	if s.SessionNotProbed != "" {
 		return NotProbed, s.SessionNotProbed, ""

@@ -39,8 +39,10 @@ type RunnerOptions struct {
 	MaxConcurrent int
 	// Caller, when set, is the actor calling from inside one of its sessions: each verb is
 	// checked against its capabilities before the API server is asked (which checks them again,
-	// through the actor's ServiceAccount).
-	Caller *substrates.Caller
+	// through the actor's ServiceAccount). CallerActor is its actor's name: subject.actor of the
+	// sessions it launches.
+	Caller      *substrates.Caller
+	CallerActor string
 	// AskedBy, when set, is who parks asks from inside a session's pod (OpenRunner reads it
 	// from the pod's env): each ask is labelled with them, as the fleet's ConfigMap admission
 	// policy requires of a request with a fleet ServiceAccount's token.
@@ -66,6 +68,9 @@ type RunnerActor struct {
 	// Params are the param names the actor declares (its triggers'): a launch may set these and
 	// no other, as on local.
 	Params []string
+	// Sources are the params a launch resolves from its firing (LaunchFiring): its dispatch
+	// trigger's, each with its source.
+	Sources []Param
 }
 
 // Runner realizes the Runner contract over Kubernetes: a session is a Job built from its actor's
@@ -144,9 +149,15 @@ func (r *Runner) Launch(ctx context.Context, agent string, params ir.LaunchParam
 	return r.LaunchRef(ctx, agent, "", params)
 }
 
-// LaunchRef starts a session of agent on the subject ref (kept in the Job's annotation), with
-// params as its containers' environment, verbatim: never interpolated into a command.
+// LaunchRef starts a session of agent on the subject ref (kept in the Job's annotation), fired
+// with ref alone (LaunchFiring).
 func (r *Runner) LaunchRef(ctx context.Context, agent, ref string, params ir.LaunchParams) (ir.Session, error) {
+	return r.LaunchFiring(ctx, agent, Firing{Ref: ref}, params)
+}
+
+// launch starts a session of agent on the subject ref, with params, resolved already, as its
+// containers' environment, verbatim: never interpolated into a command.
+func (r *Runner) launch(ctx context.Context, agent, ref string, params ir.LaunchParams) (ir.Session, error) {
 	a := r.actors[agent]
 	if a == nil {
 		return ir.Session{}, fmt.Errorf("launching %q in namespace %s: not an actor of this fleet (%s)", agent, r.opts.Namespace, ir.Suggest(agent, r.names))

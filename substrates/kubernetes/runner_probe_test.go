@@ -17,8 +17,9 @@ import (
 
 // TestProbeChecksCatchDefects: the behavioral checks the Kubernetes runner's subject observes fail
 // on a realization broken where they look, in the cluster: a CronJob that fires at another minute
-// or in another time zone, or does not tell its session trigger.kind fails cron-fires; a result contract installed as one
-// that accepts anything fails result-validated.
+// or in another time zone, or does not tell its session trigger.kind, fails cron-fires; a fleet
+// config binding a param to another source than the profile's fails param-sources; a result
+// contract installed as one that accepts anything fails result-validated.
 func TestProbeChecksCatchDefects(t *testing.T) {
 	cs, _ := kubernetes.ClusterClient(t) // skips without a cluster
 	targets, err := kubernetes.ProbeTargets(conformance.ProbeEnv(kubernetes.Substrate{}, "", testbin.Path(t)))
@@ -44,6 +45,12 @@ func TestProbeChecksCatchDefects(t *testing.T) {
 					}
 				}
 			})
+		}},
+		{"subject.text reaches a param bound to it as the ref", "param-sources", func(ctx context.Context, ns string, s *substrates.ProbeSubject) error {
+			return rebind(ctx, cs, ns, s, "PROBE_TEXT", "subject.ref")
+		}},
+		{"subject.actor is not who dispatched", "param-sources", func(ctx context.Context, ns string, s *substrates.ProbeSubject) error {
+			return rebind(ctx, cs, ns, s, "PROBE_ACTOR", "subject.text")
 		}},
 		{"the result contract installed accepts anything", "result-validated", func(ctx context.Context, ns string, s *substrates.ProbeSubject) error {
 			if err := acceptAnyResult(ctx, cs, ns, "resulter"); err != nil {
@@ -112,5 +119,40 @@ func acceptAnyResult(ctx context.Context, cs k8s.Interface, ns, actor string) er
 		}
 	}
 	_, err = cs.CoreV1().ConfigMaps(ns).Update(ctx, install, metav1.UpdateOptions{})
+	return err
+}
+
+// rebind binds the probe actor's param name to source in the installed fleet config, and reopens
+// the subject's runner on it.
+func rebind(ctx context.Context, cs k8s.Interface, ns string, s *substrates.ProbeSubject, name, source string) error {
+	cm, err := cs.CoreV1().ConfigMaps(ns).Get(ctx, kubernetes.ConfigMapFleet, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	var fc map[string]any
+	if err := json.Unmarshal([]byte(cm.Data[kubernetes.FleetConfigKey]), &fc); err != nil {
+		return err
+	}
+	for _, a := range fc["actors"].([]any) {
+		if a := a.(map[string]any); a["actor"] == "probe" {
+			for _, tr := range a["triggers"].([]any) {
+				for _, p := range tr.(map[string]any)["params"].([]any) {
+					if p := p.(map[string]any); p["name"] == name {
+						p["source"] = source
+					}
+				}
+			}
+		}
+	}
+	js, err := json.Marshal(fc)
+	if err != nil {
+		return err
+	}
+	cm.Data[kubernetes.FleetConfigKey] = string(js)
+	if _, err := cs.CoreV1().ConfigMaps(ns).Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
+		return err
+	}
+	r, err := kubernetes.OpenRunner(ctx, cs, ns, "")
+	s.Runner = r
 	return err
 }

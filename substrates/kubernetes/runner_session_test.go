@@ -3,6 +3,7 @@ package kubernetes
 import (
 	"context"
 	"errors"
+	"maps"
 	"strings"
 	"sync"
 	"testing"
@@ -307,5 +308,55 @@ func cancelIsReadable(t *testing.T, cs kubernetes.Interface, r *Runner, ns strin
 	}
 	if ss, err := r.List(ctx); len(ss) != 0 || err != nil {
 		t.Errorf("list after cancel: %v %v", ss, err)
+	}
+}
+
+// TestLaunchResolvesParamSources: a launch fills each param its actor's dispatch trigger binds to
+// a source: the operator's with its firing (subject.actor from --from, actorRole OWNER,
+// trigger.kind dispatch), a session's with its own actor and NONE; a session setting either (a
+// param bound to it, or --from naming another actor) is denied and starts nothing.
+func TestLaunchResolvesParamSources(t *testing.T) {
+	cs, _ := ClusterClient(t)
+	ns := ClusterNamespace(t, cs)
+	InstallTemplates(t, cs, HeldPodTemplate(ns, "probe"))
+	probe := RunnerActor{Name: "probe", Params: []string{"R", "T", "A", "W", "K"},
+		Sources: []Param{{"R", "subject.ref"}, {"T", "subject.text"}, {"A", "subject.actor"}, {"W", "subject.actorRole"}, {"K", "trigger.kind"}}}
+	op, err := NewRunner(RunnerOptions{Client: cs, Namespace: ns, Actors: []RunnerActor{probe}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	s, err := op.LaunchFiring(ctx, "probe", Firing{Ref: "42", Text: "fix $(id)\nnow", From: "octocat"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := ir.LaunchParams{"R": "42", "T": "fix $(id)\nnow", "A": "octocat", "W": "OWNER", "K": "dispatch"}
+	if got, _, err := op.Get(ctx, s.ID); err != nil || !maps.Equal(got.Params, want) {
+		t.Errorf("the operator's launch: %v %v, want %v", got.Params, err, want)
+	}
+	caller := &substrates.Caller{Who: `actor "launcher"`, Caps: substrates.ParseCapabilities([]string{"agent:launch@probe"})}
+	in, err := NewRunner(RunnerOptions{Client: cs, Namespace: ns, Actors: []RunnerActor{probe}, Caller: caller, CallerActor: "launcher"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, forged := range []struct {
+		f      Firing
+		params ir.LaunchParams
+	}{{Firing{}, ir.LaunchParams{"W": "OWNER"}}, {Firing{}, ir.LaunchParams{"A": "octocat"}}, {Firing{From: "octocat"}, nil}} {
+		var denied *DeniedError
+		if s, err := in.LaunchFiring(ctx, "probe", forged.f, forged.params); !errors.As(err, &denied) {
+			t.Errorf("a session's launch with %+v %v: %+v %v, want denied", forged.f, forged.params, s, err)
+		}
+	}
+	s, err = in.LaunchFiring(ctx, "probe", Firing{Ref: "7"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = ir.LaunchParams{"R": "7", "T": "", "A": "launcher", "W": "NONE", "K": "dispatch"}
+	if got, _, err := op.Get(ctx, s.ID); err != nil || !maps.Equal(got.Params, want) {
+		t.Errorf("a session's launch: %v %v, want %v", got.Params, err, want)
+	}
+	if ss, err := op.List(ctx); err != nil || len(ss) != 2 {
+		t.Errorf("the sessions in flight: %v %v, want the two launched", ss, err)
 	}
 }
