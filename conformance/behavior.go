@@ -175,9 +175,6 @@ func checkSessionSources(ctx context.Context, s *Subject) (Outcome, string, stri
 	if s.Fire == nil || s.Seen == nil {
 		return NotProbed, s.NotProbed, ""
 	}
-	if s.SessionSourcesNotProbed != "" {
-		return NotProbed, s.SessionSourcesNotProbed, ""
-	}
 	if s.SessionNotProbed != "" {
 		return NotProbed, s.SessionNotProbed, ""
 	}

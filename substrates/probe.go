@@ -146,9 +146,6 @@ type ProbeSubject struct {
 	Proposal func(ctx context.Context, session string) (ProposalView, error)
 	// NotProbed says why a nil hook's check cannot be observed on this runner.
 	NotProbed string
-	// SessionSourcesNotProbed, when set, says why the check of a launch's param sources from
-	// inside a session is not probed although Fire and Seen are set (the operator's are).
-	SessionSourcesNotProbed string
 	// TickFrom, when set, says what a tick of TickAt runs when it is not the runner's own trigger
 	// executor (e.g. the CronJob controller's firing, replayed on the fake clock from the
 	// CronJob the API server holds); the cron check says so in what it observed.

@@ -38,7 +38,7 @@ actors:
     timeout: 10
   worker_1:
     behavior: scripts/run.sh
-    triggers: [{ dispatch: true, params: { MODE: subject.text, VERDICT: subject.text } }]
+    triggers: [{ dispatch: true, params: { MODE: subject.text, VERDICT: subject.text, WHO: subject.actor, ROLE: subject.actorRole } }]
     result: { schema: { type: object, required: [verdict] } }
   boss:
     behavior: scripts/run.sh

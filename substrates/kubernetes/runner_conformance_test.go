@@ -42,13 +42,10 @@ func TestRunnerPassesTheCoreChecks(t *testing.T) {
 		case "cron-fires":
 			// The fake clock's tick fires the CronJob the API server holds as its controller does.
 			want = conformance.Pass
-		case "param-sources":
-			// The operator's launch resolves every source into the session container's env.
+		case "param-sources", "session-sources":
+			// A launch resolves every source into the session container's env; from a session,
+			// the runner and the admission policy hold who fired it to the caller and NONE.
 			want = conformance.Supported
-		case "session-sources":
-			// The admission policy does not hold a session's own Job to its caller and NONE
-			// (sessionSourcesNotProbed).
-			want = conformance.NotProbed
 		case "prelaunch", "merge-boundary":
 			// No prelaunch and no code host on this runner.
 			want = conformance.NotProbed

@@ -99,7 +99,7 @@ func probeFleetSubject(ctx context.Context, cfg *rest.Config, cs kubernetes.Inte
 		return nil, err
 	}
 	s := &substrates.ProbeSubject{Runner: r, Actor: "probe", MaxConcurrent: probeMax, Close: drop, NotProbed: notProbed,
-		Seen: podSeen(cs, ns), SeenFrom: seenFrom, TickAt: cronTick(cs, r, ns), TickFrom: tickFrom, SessionSourcesNotProbed: sessionSourcesNotProbed}
+		Seen: podSeen(cs, ns), SeenFrom: seenFrom, TickAt: cronTick(cs, r, ns), TickFrom: tickFrom}
 	withSessions(s, cfg, cs, ns)
 	if env.Exe != "" {
 		s.GetFresh = processGet(env.Exe, kubeconfig, ns)
@@ -118,10 +118,6 @@ const probeResulter = "resulter"
 
 // notProbed is why the checks that watch a session's process are not probed on this runner.
 const notProbed = "a session's container is not observable through the Runner contract: the cluster runs it (its timeout is the Job's activeDeadlineSeconds, its params its env, both set by the contract's SessionJob)"
-
-// sessionSourcesNotProbed is why the check of a session's launch's param sources is not probed
-// on this runner.
-const sessionSourcesNotProbed = "the runner refuses a session setting subject.actor or subject.actorRole and gives its launch the calling actor and NONE, but the fleet's admission policy does not hold a Job a session's ServiceAccount creates to those values: a session calling the API server itself, not through the runner, can set them"
 
 // probeNamespace creates a fresh namespace for a subject.
 func probeNamespace(ctx context.Context, cs kubernetes.Interface) (string, error) {

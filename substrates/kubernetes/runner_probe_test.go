@@ -18,10 +18,11 @@ import (
 // TestProbeChecksCatchDefects: the behavioral checks the Kubernetes runner's subject observes fail
 // on a realization broken where they look, in the cluster: a CronJob that fires at another minute
 // or in another time zone, or does not tell its session trigger.kind, fails cron-fires; a fleet
-// config binding a param to another source than the profile's fails param-sources; a result
+// config binding a param to another source than the profile's fails param-sources, and with the
+// Job admission policy unbound, session-sources; a result
 // contract installed as one that accepts anything fails result-validated.
 func TestProbeChecksCatchDefects(t *testing.T) {
-	cs, _ := kubernetes.ClusterClient(t) // skips without a cluster
+	cs, kubeconfig := kubernetes.ClusterClient(t) // skips without a cluster
 	targets, err := kubernetes.ProbeTargets(conformance.ProbeEnv(kubernetes.Substrate{}, "", testbin.Path(t)))
 	if err != nil || targets[0].Skip != "" {
 		t.Fatalf("targets: %+v, %v", targets, err)
@@ -51,6 +52,12 @@ func TestProbeChecksCatchDefects(t *testing.T) {
 		}},
 		{"subject.actor is not who dispatched", "param-sources", func(ctx context.Context, ns string, s *substrates.ProbeSubject) error {
 			return rebind(ctx, cs, ns, s, "PROBE_ACTOR", "subject.text")
+		}},
+		{"a session may set its role", "session-sources", func(ctx context.Context, ns string, s *substrates.ProbeSubject) error {
+			if err := rebind(ctx, cs, ns, s, "PROBE_ROLE", "subject.text"); err != nil {
+				return err
+			}
+			return kubernetes.DropSessionAdmission(ctx, kubeconfig, ns)
 		}},
 		{"the result contract installed accepts anything", "result-validated", func(ctx context.Context, ns string, s *substrates.ProbeSubject) error {
 			if err := acceptAnyResult(ctx, cs, ns, "resulter"); err != nil {
