@@ -115,10 +115,26 @@ var Checks = []Check{
 
 // Run runs every check that applies against each target, each on a fresh subject.
 func Run(ctx context.Context, targets []Target) []Result {
+	return run(ctx, targets, Checks)
+}
+
+// RunChecks is Run with only the checks named (a substrate's tests of a broken realization run
+// the one check that must catch it).
+func RunChecks(ctx context.Context, targets []Target, names ...string) []Result {
+	var only []Check
+	for _, c := range Checks {
+		if slices.Contains(names, c.Name) {
+			only = append(only, c)
+		}
+	}
+	return run(ctx, targets, only)
+}
+
+func run(ctx context.Context, targets []Target, checks []Check) []Result {
 	var rs []Result
 	for _, t := range targets {
 		kind := "" // the kind of actor t's subjects launch, once one was set up
-		for _, c := range Checks {
+		for _, c := range checks {
 			r := Result{Target: t.Name, Check: c.Name, Tier: c.Tier}
 			if t.Skip != "" {
 				if c.For != "" && (c.For == "human") != t.Human {

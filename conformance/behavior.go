@@ -92,6 +92,9 @@ func checkCron(ctx context.Context, s *Subject) (Outcome, string, string) {
 		}
 	}
 	observed := "ticks of a fake clock at 06:10:00 and 06:16:59 UTC fired nothing; at 06:17:00 one session of " + cronActor + " was launched"
+	if s.TickFrom != "" {
+		observed = "ticks of a fake clock (" + s.TickFrom + ") at 06:10:00 and 06:16:59 UTC fired nothing; at 06:17:00 one session of " + cronActor + " was launched"
+	}
 	if s.Seen == nil {
 		return Pass, "", observed + "; at 06:17:40 nothing"
 	}
@@ -102,7 +105,7 @@ func checkCron(ctx context.Context, s *Subject) (Outcome, string, string) {
 	if err != nil {
 		return Fail, err.Error(), ""
 	}
-	return Pass, "", observed + ", whose process saw PROBE_KIND=cron (trigger.kind); at 06:17:40 nothing"
+	return Pass, "", observed + ", " + cmp.Or(s.SeenFrom, "whose process saw") + " PROBE_KIND=cron (trigger.kind); at 06:17:40 nothing"
 }
 
 // checkSources dispatches the probe as the operator with a subject: every param source reaches

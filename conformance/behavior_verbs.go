@@ -92,12 +92,10 @@ func grantedVerbs(ctx context.Context, s *Subject, r ir.Runner, target string) e
 	if ok, err := r.Cancel(ctx, target); err != nil || !ok {
 		return fmt.Errorf("cancel %s: %v, %v", target, ok, err)
 	}
-	// A cancelled session reads as cancelled, or is gone where cancel removes it (Kubernetes
-	// deletes its Job with its pods: while the deletion runs it reads as cancelled, after it
-	// there is none); a session still found in any other state was not cancelled.
+	// A cancelled session stays readable, as cancelled.
 	got, found, err := s.Runner.Get(ctx, target)
-	if err == nil && found && got.Status != ir.Cancelled {
-		err = fmt.Errorf("after cancel, the operator's get says %q", got.Status)
+	if err == nil && (!found || got.Status != ir.Cancelled) {
+		err = fmt.Errorf("after cancel, the operator's get says %q (found %v), want cancelled", got.Status, found)
 	}
 	return err
 }
@@ -140,7 +138,11 @@ func checkResult(ctx context.Context, s *Subject) (Outcome, string, string) {
 			return Fail, fmt.Sprintf("exit 0 with a result its schema %s ended %s, want %s", map[bool]string{true: "accepts", false: "refuses"}[c.ref == "valid"], last.Status, c.want), ""
 		}
 	}
-	return Supported, "", fmt.Sprintf("%s exited 0 both times: with a result its schema accepts it ended done, with one missing the required field, failed", s.Result)
+	observed := fmt.Sprintf("%s exited 0 both times: with a result its schema accepts it ended done, with one missing the required field, failed", s.Result)
+	if s.RunsBy != "" {
+		observed += " (" + s.RunsBy + ")"
+	}
+	return Supported, "", observed
 }
 
 // checkPrelaunch launches the prelaunch actor twice: its prelaunch runs before its process, in

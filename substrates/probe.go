@@ -149,6 +149,14 @@ type ProbeSubject struct {
 	MergeNotProbed string
 	// NotProbed says why a nil hook's check cannot be observed on this runner.
 	NotProbed string
+	// TickFrom, when set, says what a tick of TickAt runs when it is not the runner's own trigger
+	// executor (e.g. the CronJob controller's firing, replayed on the fake clock from the
+	// CronJob the API server holds); the cron check says so in what it observed.
+	TickFrom string
+	// RunsBy, when set, says what ran a launched session's process when the runner does not run
+	// it itself (e.g. a cluster whose kubelet runs no container); the checks that watch the
+	// process say so in what they observed.
+	RunsBy string
 
 	// Close releases the subject (its runner, its installation).
 	Close func()

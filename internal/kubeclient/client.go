@@ -1,7 +1,8 @@
 // Package kubeclient is autonomy's Kubernetes API client: the few typed resources its runner,
-// its conformance probe and its session tools use (Jobs, Pods and their logs, PodTemplates,
-// ConfigMaps, Namespaces, ServiceAccount tokens), over k8s.io/client-go/rest, with a scheme
-// holding only those types, built on first use. client-go's typed clientset would register
+// its conformance probe and its session tools use (Jobs, Pods and their logs and status,
+// PodTemplates, ConfigMaps, Namespaces, ServiceAccount tokens, and the CronJobs the
+// conformance probe fires), over k8s.io/client-go/rest, with a scheme holding only those
+// types, built on first use. client-go's typed clientset would register
 // every Kubernetes API type at init, in every autonomy process, whether it talks to a cluster
 // or not.
 //
@@ -87,6 +88,8 @@ type (
 	Namespaces = Resource[*corev1.Namespace, *corev1.NamespaceList]
 	// Jobs are a namespace's Jobs.
 	Jobs = Resource[*batchv1.Job, *batchv1.JobList]
+	// CronJobs are a namespace's CronJobs.
+	CronJobs = Resource[*batchv1.CronJob, *batchv1.CronJobList]
 )
 
 // ConfigMaps are the ConfigMaps of namespace ns.
@@ -120,6 +123,11 @@ type BatchV1 struct{ rc *rest.RESTClient }
 // Jobs are the Jobs of namespace ns.
 func (v BatchV1) Jobs(ns string) *Jobs {
 	return newResource(v.rc, ns, "jobs", func() *batchv1.Job { return &batchv1.Job{} }, func() *batchv1.JobList { return &batchv1.JobList{} })
+}
+
+// CronJobs are the CronJobs of namespace ns.
+func (v BatchV1) CronJobs(ns string) *CronJobs {
+	return newResource(v.rc, ns, "cronjobs", func() *batchv1.CronJob { return &batchv1.CronJob{} }, func() *batchv1.CronJobList { return &batchv1.CronJobList{} })
 }
 
 // Pods are a namespace's pods, and their logs.

@@ -117,6 +117,15 @@ func TestRequestsAreClientGos(t *testing.T) {
 			}},
 		{"list pods", func() error { _, err := ours.CoreV1().Pods("ns").List(ctx, list); return err },
 			func() error { _, err := theirs.CoreV1().Pods("ns").List(ctx, list); return err }},
+		{"list cronjobs", func() error { _, err := ours.BatchV1().CronJobs("ns").List(ctx, list); return err },
+			func() error { _, err := theirs.BatchV1().CronJobs("ns").List(ctx, list); return err }},
+		{"update pod status", func() error {
+			_, err := ours.CoreV1().Pods("ns").UpdateStatus(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}}, metav1.UpdateOptions{})
+			return err
+		}, func() error {
+			_, err := theirs.CoreV1().Pods("ns").UpdateStatus(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}}, metav1.UpdateOptions{})
+			return err
+		}},
 		{"pod log", func() error {
 			_, err := ours.CoreV1().Pods("ns").GetLogs("p", &corev1.PodLogOptions{Container: "agent", Follow: true, LimitBytes: &limit}).DoRaw(ctx)
 			return err

@@ -67,6 +67,13 @@ func (r *Resource[T, L]) Update(ctx context.Context, obj T, opts metav1.UpdateOp
 	return out, err
 }
 
+// UpdateStatus replaces obj's status subresource, as client-go's UpdateStatus does.
+func (r *Resource[T, L]) UpdateStatus(ctx context.Context, obj T, opts metav1.UpdateOptions) (T, error) {
+	out := r.newObject()
+	err := r.on(r.rc.Put()).Name(obj.GetName()).SubResource("status").VersionedParams(&opts, theCodecs().params).Body(obj).Do(ctx).Into(out)
+	return out, err
+}
+
 // Delete deletes the object name, opts (propagation policy, preconditions) in the body.
 func (r *Resource[T, L]) Delete(ctx context.Context, name string, opts metav1.DeleteOptions) error {
 	return r.on(r.rc.Delete()).Name(name).Body(&opts).Do(ctx).Error()

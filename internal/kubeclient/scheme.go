@@ -33,7 +33,7 @@ var theCodecs = sync.OnceValue(func() *codecs {
 			&corev1.PodTemplate{}, &corev1.PodTemplateList{}, &corev1.Namespace{}, &corev1.NamespaceList{},
 			&corev1.ServiceAccount{}, &corev1.ServiceAccountList{}, &corev1.PodLogOptions{},
 		}},
-		{batchv1.SchemeGroupVersion, []runtime.Object{&batchv1.Job{}, &batchv1.JobList{}}},
+		{batchv1.SchemeGroupVersion, []runtime.Object{&batchv1.Job{}, &batchv1.JobList{}, &batchv1.CronJob{}, &batchv1.CronJobList{}}},
 		{authnv1.SchemeGroupVersion, []runtime.Object{&authnv1.TokenRequest{}}},
 	}
 	// As client-go's scheme: each group's version holds the options of its requests

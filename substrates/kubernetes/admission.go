@@ -2,6 +2,7 @@ package kubernetes
 
 import (
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -55,7 +56,9 @@ func (c *compiler) admission() (*admissionv1.ValidatingAdmissionPolicy, *admissi
 			Validations: []admissionv1.Validation{
 				{Expression: "request.operation != 'CREATE' || (variables.pair in " + celList(pairs["agent:launch"]) + " || variables.any in " + celList(pairs["agent:launch"]) + ")", Message: "agent:launch does not let this ServiceAccount launch that actor (or the Job names no actor)"},
 				{Expression: "request.operation != 'DELETE' || (variables.pair in " + celList(pairs["agent:cancel"]) + " || variables.any in " + celList(pairs["agent:cancel"]) + ")", Message: "agent:cancel does not let this ServiceAccount cancel that actor's sessions"},
-				{Expression: "request.operation != 'UPDATE' || ((variables.pair in " + celList(pairs["agent:update"]) + " || variables.any in " + celList(pairs["agent:update"]) + ")" + " && " + updateShape() + ")", Message: "agent:update does not let this ServiceAccount update that actor's sessions, or the update changes more than suspend"},
+				{Expression: "request.operation != 'UPDATE' || ((variables.pair in " + celList(pairs["agent:update"]) + " || variables.any in " + celList(pairs["agent:update"]) + ")" + " && " + updateShape() + ") || " +
+					"((variables.pair in " + celList(pairs["agent:cancel"]) + " || variables.any in " + celList(pairs["agent:cancel"]) + ")" + " && " + cancelShape() + ")",
+					Message: "agent:update does not let this ServiceAccount update that actor's sessions, or the update changes more than suspend; agent:cancel lets it only cancel them (runner cancel)"},
 				{Expression: "request.operation != 'CREATE' || " + c.templateShape(), Message: "a launched Job must be the actor's template: its ServiceAccount, the fleet's image and session command, the installation only, no secret, no host namespace"},
 			},
 		}}
@@ -105,6 +108,29 @@ func (c *compiler) templateShape() string {
 // updateShape is the CEL condition an update of a Job changes nothing but spec.suspend (and what
 // the server manages: resourceVersion, managedFields, generation, status).
 func updateShape() string {
+	return celAll(unchangedBut(true, "suspend"))
+}
+
+// cancelShape is the CEL condition an update of a Job is the runner's cancel (cancelPatch) and
+// nothing else: AnnotationCancelled added, every other annotation kept, parallelism 0,
+// activeDeadlineSeconds 1, not suspended, every other field unchanged.
+func cancelShape() string {
+	conds := unchangedBut(false, "suspend", "parallelism", "activeDeadlineSeconds")
+	ann, old := "object.metadata.annotations", "oldObject.metadata.annotations"
+	conds = append(conds,
+		"has("+ann+") && "+celString(AnnotationCancelled)+" in "+ann,
+		ann+".all(k, k == "+celString(AnnotationCancelled)+" || (has("+old+") && k in "+old+" && "+old+"[k] == "+ann+"[k]))",
+		"!has("+old+") || "+old+".all(k, k != "+celString(AnnotationCancelled)+" && k in "+ann+")",
+		"has(object.spec.parallelism) && object.spec.parallelism == 0",
+		"has(object.spec.activeDeadlineSeconds) && object.spec.activeDeadlineSeconds == 1",
+		"!has(object.spec.suspend) || !object.spec.suspend")
+	return celAll(conds)
+}
+
+// unchangedBut are the CEL conditions an update of a Job keeps every field of its spec but
+// except, and its labels, finalizers, owners and deletion grace (and its annotations when
+// annotations is set).
+func unchangedBut(annotations bool, except ...string) []string {
 	var conds []string
 	same := func(path string) {
 		conds = append(conds, "has(object."+path+") == has(oldObject."+path+") && (!has(object."+path+") || object."+path+" == oldObject."+path+")")
@@ -112,13 +138,20 @@ func updateShape() string {
 	typ := reflect.TypeOf(batchv1.JobSpec{})
 	for i := 0; i < typ.NumField(); i++ {
 		name, _, _ := strings.Cut(typ.Field(i).Tag.Get("json"), ",")
-		if name != "" && name != "-" && name != "suspend" {
+		if name != "" && name != "-" && !slices.Contains(except, name) {
 			same("spec." + name)
 		}
 	}
 	for _, f := range []string{"labels", "annotations", "finalizers", "ownerReferences", "deletionGracePeriodSeconds"} {
-		same("metadata." + f)
+		if f != "annotations" || annotations {
+			same("metadata." + f)
+		}
 	}
+	return conds
+}
+
+// celAll is the CEL conjunction of conds.
+func celAll(conds []string) string {
 	return "(" + strings.Join(conds, ") && (") + ")"
 }
 

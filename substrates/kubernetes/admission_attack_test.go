@@ -282,3 +282,32 @@ func TestScopedListIsDeclaredPartial(t *testing.T) {
 		}
 	}
 }
+
+// TestSessionCannotSetWhoFiredIt: a launcher (triage, agent:launch@worker_1) creating, as its
+// ServiceAccount (dry run), a Job of worker_1 whose params bound to subject.actor and
+// subject.actorRole (WHO, ROLE) are triage and NONE is admitted; one naming another actor, or
+// another role, is refused by the admission policy, as the runner refuses them.
+func TestSessionCannotSetWhoFiredIt(t *testing.T) {
+	c := k8stest.Get(t)
+	ns := namespace("gating")
+	install(t, c.Config, ns)
+	admin := kubernetes.NewForConfigOrDie(c.Config)
+	pt, err := admin.CoreV1().PodTemplates(ns).Get(context.Background(), ObjectName("worker_1"), metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	create := func(params map[string]string) error {
+		job := SessionJob(ns, JobTemplate(pt), Session{ID: "s-gating", Params: params})
+		_, err := as(c.Config, ns, "triage").BatchV1().Jobs(ns).Create(context.Background(), job, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		return err
+	}
+	waitPolicy(t, func() error { return create(map[string]string{"WHO": "triage", "ROLE": "OWNER"}) })
+	if err := create(map[string]string{"WHO": "triage", "ROLE": "NONE", "MODE": "x"}); err != nil {
+		t.Fatalf("a session's launch with its own actor and NONE is refused: %v", err)
+	}
+	for _, forged := range []map[string]string{{"WHO": "triage", "ROLE": "OWNER"}, {"WHO": "boss", "ROLE": "NONE"}, {"WHO": "", "ROLE": "NONE"}, {"ROLE": ""}} {
+		if err := create(forged); err == nil || !strings.Contains(err.Error(), "denied request") {
+			t.Errorf("a session's launch with %v: %v, want refused by the admission policy", forged, err)
+		}
+	}
+}

@@ -93,6 +93,9 @@ func (c *compiler) launchShape(a *ir.Actor) string {
 	conds = append(conds, "size("+pod+".spec.containers) == 1")
 	add(ctr, reflect.TypeOf(corev1.Container{}), ctrWant, "env")
 	conds = append(conds, envShape(ctr+".env", env)...)
+	if g := c.gatingShape(a, ctr); g != "" {
+		conds = append(conds, g)
+	}
 	conds = append(conds, metaShape(job+".metadata", t.Labels, false)...)
 	conds = append(conds, metaShape(pod+".metadata", t.Spec.Template.Labels, true)...)
 	conds = append(conds, "!has("+job+".metadata.annotations) || "+job+".metadata.annotations.all(k, k in "+celList([]string{AnnotationActor, AnnotationRef, AnnotationParams})+")",

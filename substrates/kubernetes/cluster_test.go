@@ -2,6 +2,7 @@ package kubernetes
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"sync/atomic"
@@ -212,11 +213,14 @@ func TestRBACIsLeastPrivilege(t *testing.T) {
 		// agent:launch reaches the person owner: boss parks asks from its sessions (create
 		// configmaps, which the ConfigMap admission policy narrows to its own asks); never
 		// reads, edits or resolves one
-		"boss": append(launchWorker, "get /podtemplates triage", "delete batch/jobs", "patch batch/jobs", "create /configmaps"),
+		"boss": append(launchWorker, "get /podtemplates triage", "patch batch/jobs", "create /configmaps"),
 		// code:review: nothing in the cluster
 		"reviewer": nil,
-		// agent:cancel@worker_1, agent:update@worker_1 (the admission policy narrows them)
-		"janitor": {"delete batch/jobs", "patch batch/jobs"},
+		// agent:cancel@worker_1, agent:update@worker_1 (the admission policy narrows them: a
+		// cancel is a patch that ends the Job and keeps it, as runner cancel makes it)
+		"janitor": {"patch batch/jobs"},
+		// agent:cancel@worker_1
+		"stopper": {"patch batch/jobs"},
 		// a skill without capabilities: nothing in the cluster
 		"writer": nil,
 		// the model proxy: no Role; the kubelet, not the proxy, reads its Secret
@@ -330,9 +334,11 @@ func TestLaunchScopeIsAdmitted(t *testing.T) {
 	}
 }
 
-// TestCancelAndUpdateScopeIsAdmitted: a canceller and updater scoped to worker_1 may delete and
-// suspend worker_1's sessions, and the admission policy refuses the same on triage's, and an
-// update that changes more than suspend (real requests as the ServiceAccount, dry run).
+// TestCancelAndUpdateScopeIsAdmitted: a canceller and updater scoped to worker_1 may cancel
+// (the runner's cancel patch) and suspend worker_1's sessions, and the admission policy refuses
+// the same on triage's, an update that changes more than suspend, a cancel that changes more
+// than a cancel does, a suspend by a canceller alone; no canceller may delete a session's Job
+// (real requests as the ServiceAccount, dry run).
 func TestCancelAndUpdateScopeIsAdmitted(t *testing.T) {
 	c := k8stest.Get(t)
 	ns := namespace("cancel")
@@ -346,30 +352,65 @@ func TestCancelAndUpdateScopeIsAdmitted(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	janitor := as(c.Config, ns, "janitor").BatchV1().Jobs(ns)
-	background := metav1.DeletePropagationBackground
-	dryDelete := metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}, PropagationPolicy: &background}
-	patch := func(name, body string) error {
-		_, err := janitor.Patch(ctx, name, types.MergePatchType, []byte(body), metav1.PatchOptions{DryRun: []string{metav1.DryRunAll}})
+	patchAs := func(sa, name string, body map[string]any) error {
+		js, err := json.Marshal(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = as(c.Config, ns, sa).BatchV1().Jobs(ns).Patch(ctx, name, types.MergePatchType, js, metav1.PatchOptions{DryRun: []string{metav1.DryRunAll}})
 		return err
 	}
+	cancel := func(name string) map[string]any {
+		j, err := admin.BatchV1().Jobs(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cancelPatch(j.ResourceVersion, time.Now())
+	}
+	resume := map[string]any{"spec": map[string]any{"suspend": false}}
 	deadline := time.Now().Add(60 * time.Second)
-	for err := janitor.Delete(ctx, "s-triage", dryDelete); !strings.Contains(fmt.Sprint(err), "agent:cancel"); err = janitor.Delete(ctx, "s-triage", dryDelete) {
+	for err := patchAs("janitor", "s-triage", cancel("s-triage")); !strings.Contains(fmt.Sprint(err), "agent:cancel"); err = patchAs("janitor", "s-triage", cancel("s-triage")) {
 		if time.Now().After(deadline) {
 			t.Fatalf("janitor (agent:cancel@worker_1) cancelled triage's session: %v", err)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	if err := janitor.Delete(ctx, "s-worker", dryDelete); err != nil {
-		t.Errorf("janitor cannot cancel worker_1's session: %v", err)
+	for _, sa := range []string{"janitor", "stopper"} {
+		if err := patchAs(sa, "s-worker", cancel("s-worker")); err != nil {
+			t.Errorf("%s cannot cancel worker_1's session: %v", sa, err)
+		}
+		background := metav1.DeletePropagationBackground
+		err := as(c.Config, ns, sa).BatchV1().Jobs(ns).Delete(ctx, "s-worker", metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}, PropagationPolicy: &background})
+		if !apierrors.IsForbidden(err) {
+			t.Errorf("%s deleted worker_1's session's Job: %v", sa, err)
+		}
 	}
-	if err := patch("s-worker", `{"spec":{"suspend":false}}`); err != nil {
+	if err := patchAs("janitor", "s-worker", resume); err != nil {
 		t.Errorf("janitor cannot resume worker_1's session: %v", err)
 	}
-	if err := patch("s-triage", `{"spec":{"suspend":false}}`); err == nil || !strings.Contains(err.Error(), "agent:update") {
+	if err := patchAs("stopper", "s-worker", resume); err == nil || !strings.Contains(err.Error(), "agent:update") {
+		t.Errorf("stopper (agent:cancel@worker_1 alone) resumed worker_1's session: %v", err)
+	}
+	if err := patchAs("janitor", "s-triage", resume); err == nil || !strings.Contains(err.Error(), "agent:update") {
 		t.Errorf("janitor (agent:update@worker_1) resumed triage's session: %v", err)
 	}
-	if err := patch("s-worker", `{"metadata":{"labels":{"`+LabelActor+`":"triage"}}}`); err == nil || !strings.Contains(err.Error(), "agent:update") {
+	if err := patchAs("janitor", "s-worker", map[string]any{"metadata": map[string]any{"labels": map[string]any{LabelActor: "triage"}}}); err == nil || !strings.Contains(err.Error(), "agent:update") {
 		t.Errorf("janitor relabelled worker_1's session as triage's: %v", err)
+	}
+	// A cancel that does more than cancel: it keeps the session's pods, or relabels it.
+	for what, edit := range map[string]func(map[string]any){
+		"keeps its pods": func(p map[string]any) { p["spec"].(map[string]any)["parallelism"] = 1 },
+		"relabels it": func(p map[string]any) {
+			p["metadata"].(map[string]any)["labels"] = map[string]any{LabelActor: "triage"}
+		},
+		"drops an annotation": func(p map[string]any) {
+			p["metadata"].(map[string]any)["annotations"].(map[string]any)[AnnotationParams] = nil
+		},
+	} {
+		p := cancel("s-worker")
+		edit(p)
+		if err := patchAs("stopper", "s-worker", p); err == nil || !strings.Contains(err.Error(), "agent:cancel") {
+			t.Errorf("stopper's cancel that %s was admitted: %v", what, err)
+		}
 	}
 }

@@ -26,7 +26,7 @@ func init() {
 
 // fleetProfile is a fleet using every part of the target: a scoped launcher that lists, a
 // canceller, an updater, a reviewer without cluster rights, a canceller and updater scoped to
-// one actor, a cron trigger with params, a result
+// one actor, a canceller alone scoped to it, a cron trigger with params, a result
 // contract, a person.
 const fleetProfile = `schema: autonomy.ir.v1
 targets: [kubernetes]
@@ -38,7 +38,7 @@ actors:
     timeout: 10
   worker_1:
     behavior: scripts/run.sh
-    triggers: [{ dispatch: true, params: { MODE: subject.text, VERDICT: subject.text } }]
+    triggers: [{ dispatch: true, params: { MODE: subject.text, VERDICT: subject.text, WHO: subject.actor, ROLE: subject.actorRole } }]
     result: { schema: { type: object, required: [verdict] } }
   boss:
     behavior: scripts/run.sh
@@ -51,6 +51,10 @@ actors:
   janitor:
     behavior: scripts/run.sh
     capabilities: [agent:cancel@worker_1, agent:update@worker_1]
+    triggers: [{ dispatch: true }]
+  stopper:
+    behavior: scripts/run.sh
+    capabilities: [agent:cancel@worker_1]
     triggers: [{ dispatch: true }]
   owner:
     kind: human
@@ -148,12 +152,12 @@ func TestCompileIsDeterministic(t *testing.T) {
 			t.Errorf("%s %s is in namespace %q", o.GetKind(), o.GetName(), o.GetNamespace())
 		}
 	}
-	// Six agents (the person gets none), three of which reach the API; the fleet config, the
+	// Seven agents (the person gets none), four of which reach the API; the fleet config, the
 	// installation and the slots of its maxConcurrent, and the quota bounding its Jobs; the
 	// admission policies on Jobs and on ConfigMaps; for the skill, the model proxy (its
 	// ServiceAccount, Deployment and Service).
 	want := map[string]int{"Namespace": 1, "ConfigMap": 3, "NetworkPolicy": 3, "ValidatingAdmissionPolicy": 2, "ValidatingAdmissionPolicyBinding": 2,
-		"ServiceAccount": 7, "Role": 3, "RoleBinding": 3, "PodTemplate": 6, "CronJob": 1, "Deployment": 1, "Service": 1, "ResourceQuota": 1}
+		"ServiceAccount": 8, "Role": 4, "RoleBinding": 4, "PodTemplate": 7, "CronJob": 1, "Deployment": 1, "Service": 1, "ResourceQuota": 1}
 	for k, n := range want {
 		if kinds[k] != n {
 			t.Errorf("%d %s, want %d (all: %v)", kinds[k], k, n, kinds)
@@ -184,7 +188,7 @@ func TestRolesAreThePermissionTable(t *testing.T) {
 		}
 	}
 	for _, r := range boss.Rules {
-		if slices.Contains(r.Resources, "jobs") && !slices.Equal(r.Verbs, []string{"create", "delete", "list", "patch"}) {
+		if slices.Contains(r.Resources, "jobs") && !slices.Equal(r.Verbs, []string{"create", "list", "patch"}) {
 			// list: the fleet has a maxConcurrent, and a launch counts the Jobs in flight
 			t.Errorf("boss's jobs verbs: %v", r.Verbs)
 		}

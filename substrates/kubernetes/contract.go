@@ -84,6 +84,9 @@ const (
 	AnnotationParams = "autonomy.dev/params"
 	// AnnotationSource names the profile and its hash on every generated object.
 	AnnotationSource = "autonomy.dev/source"
+	// AnnotationCancelled marks a session's Job cancelled (the time of the cancel, RFC 3339): the
+	// Job is kept, readable as cancelled, until its ttlSecondsAfterFinished removes it.
+	AnnotationCancelled = "autonomy.dev/cancelled"
 )
 
 // Object names shared by the fleet.

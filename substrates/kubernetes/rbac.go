@@ -65,7 +65,7 @@ var permissions = map[string][]grant{
 		{group: "", resource: "configmaps", verbs: []string{"get", "list", "watch"}, asks: true},
 	},
 	"agent:cancel": {
-		{group: "batch", resource: "jobs", verbs: []string{"delete"}},
+		{group: "batch", resource: "jobs", verbs: []string{"patch"}},
 	},
 	"agent:update": {
 		{group: "batch", resource: "jobs", verbs: []string{"patch"}},

@@ -39,8 +39,10 @@ type RunnerOptions struct {
 	MaxConcurrent int
 	// Caller, when set, is the actor calling from inside one of its sessions: each verb is
 	// checked against its capabilities before the API server is asked (which checks them again,
-	// through the actor's ServiceAccount).
-	Caller *substrates.Caller
+	// through the actor's ServiceAccount). CallerActor is its actor's name: subject.actor of the
+	// sessions it launches.
+	Caller      *substrates.Caller
+	CallerActor string
 	// AskedBy, when set, is who parks asks from inside a session's pod (OpenRunner reads it
 	// from the pod's env): each ask is labelled with them, as the fleet's ConfigMap admission
 	// policy requires of a request with a fleet ServiceAccount's token.
@@ -66,6 +68,9 @@ type RunnerActor struct {
 	// Params are the param names the actor declares (its triggers'): a launch may set these and
 	// no other, as on local.
 	Params []string
+	// Sources are the params a launch resolves from its firing (LaunchFiring): its dispatch
+	// trigger's, each with its source.
+	Sources []Param
 }
 
 // Runner realizes the Runner contract over Kubernetes: a session is a Job built from its actor's
@@ -73,7 +78,8 @@ type RunnerActor struct {
 // cluster, so any process with the same options sees the same sessions. It is safe for
 // concurrent use.
 //
-// A Job maps to a session status so: being deleted (a cancel) is cancelled; Complete is done
+// A Job maps to a session status so: marked cancelled (AnnotationCancelled) or being deleted is
+// cancelled; Complete is done
 // when its pod's result satisfies the actor's contract and failed otherwise; Failed is failed;
 // suspended is paused; anything else is running.
 type Runner struct {
@@ -143,9 +149,15 @@ func (r *Runner) Launch(ctx context.Context, agent string, params ir.LaunchParam
 	return r.LaunchRef(ctx, agent, "", params)
 }
 
-// LaunchRef starts a session of agent on the subject ref (kept in the Job's annotation), with
-// params as its containers' environment, verbatim: never interpolated into a command.
+// LaunchRef starts a session of agent on the subject ref (kept in the Job's annotation), fired
+// with ref alone (LaunchFiring).
 func (r *Runner) LaunchRef(ctx context.Context, agent, ref string, params ir.LaunchParams) (ir.Session, error) {
+	return r.LaunchFiring(ctx, agent, Firing{Ref: ref}, params)
+}
+
+// launch starts a session of agent on the subject ref, with params, resolved already, as its
+// containers' environment, verbatim: never interpolated into a command.
+func (r *Runner) launch(ctx context.Context, agent, ref string, params ir.LaunchParams) (ir.Session, error) {
 	a := r.actors[agent]
 	if a == nil {
 		return ir.Session{}, fmt.Errorf("launching %q in namespace %s: not an actor of this fleet (%s)", agent, r.opts.Namespace, ir.Suggest(agent, r.names))
@@ -341,6 +353,9 @@ func (r *Runner) jobs(ctx context.Context) ([]batchv1.Job, error) {
 
 // jobStatus maps a Job to a session status; done stands for "complete": the result decides.
 func jobStatus(j *batchv1.Job) (ir.SessionStatus, string) {
+	if at, ok := j.Annotations[AnnotationCancelled]; ok {
+		return ir.Cancelled, "cancelled at " + at
+	}
 	if j.DeletionTimestamp != nil {
 		return ir.Cancelled, "cancelled: its Job is being deleted"
 	}
@@ -381,8 +396,12 @@ func (r *Runner) session(ctx context.Context, j *batchv1.Job, verify bool) (ir.S
 	return s, nil
 }
 
-// Cancel deletes a session's Job with its pods (foreground propagation). It is false for an
-// unknown session, one that has ended, or one whose cancel another caller won.
+// Cancel stops a session and keeps it readable as cancelled: it marks the session's Job
+// (AnnotationCancelled), scales it to no pod (parallelism 0: the Job controller deletes its pods
+// and makes none again) and ends it (activeDeadlineSeconds 1, resumed if it was paused: the Job
+// controller fails it at once), so that its ttlSecondsAfterFinished (keepFinished) removes it
+// later, as any ended session's. It is false for an unknown session, one that has ended, or one
+// whose cancel another caller won.
 func (r *Runner) Cancel(ctx context.Context, id string) (bool, error) {
 	if isAskID(id) {
 		return r.updateAsk(ctx, id, ir.Patch{Status: ir.Cancelled})
@@ -396,16 +415,12 @@ func (r *Runner) Cancel(ctx context.Context, id string) (bool, error) {
 			return false, err
 		}
 		if st, _ := jobStatus(job); st.Ended() {
-			return false, nil // ended, or another cancel's deletion is under way
+			return false, nil // ended, or another cancel won
 		}
-		fg := metav1.DeletePropagationForeground
-		// The preconditions make the cancel the one of this state of the Job: after a change
-		// meanwhile (the Job controller's status, a concurrent cancel, an end) the delete is a
-		// conflict, and the cancel is decided again on the Job as it is now.
-		err = r.opts.Client.BatchV1().Jobs(r.opts.Namespace).Delete(ctx, id, metav1.DeleteOptions{
-			PropagationPolicy: &fg,
-			Preconditions:     &metav1.Preconditions{UID: &job.UID, ResourceVersion: &job.ResourceVersion},
-		})
+		// The patch carries the resourceVersion read: after a change meanwhile (the Job
+		// controller's status, a concurrent cancel, an end) it is a conflict, and the cancel is
+		// decided again on the Job as it is now.
+		err = r.patchJob(ctx, id, cancelPatch(job.ResourceVersion, r.opts.Now()))
 		switch {
 		case err == nil:
 			return true, nil
@@ -414,8 +429,27 @@ func (r *Runner) Cancel(ctx context.Context, id string) (bool, error) {
 		case apierrors.IsConflict(err):
 			continue
 		}
-		return false, r.apiError("cancelling session "+id, "delete jobs", err)
+		return false, r.apiError("cancelling session "+id, "patch jobs", err)
 	}
+}
+
+// cancelPatch is the merge patch that cancels the Job at resourceVersion rv (see Cancel); the
+// fleet's admission policy lets agent:cancel make this change and no other.
+func cancelPatch(rv string, now time.Time) map[string]any {
+	return map[string]any{
+		"metadata": map[string]any{"resourceVersion": rv, "annotations": map[string]any{AnnotationCancelled: now.UTC().Format(time.RFC3339)}},
+		"spec":     map[string]any{"suspend": false, "parallelism": 0, "activeDeadlineSeconds": 1},
+	}
+}
+
+// patchJob applies a JSON merge patch to the Job named id.
+func (r *Runner) patchJob(ctx context.Context, id string, patch map[string]any) error {
+	body, err := json.Marshal(patch)
+	if err != nil {
+		return err
+	}
+	_, err = r.opts.Client.BatchV1().Jobs(r.opts.Namespace).Patch(ctx, id, types.MergePatchType, body, metav1.PatchOptions{})
+	return err
 }
 
 // Update pauses (suspends the Job, which deletes its running pods) or resumes a session, or
@@ -451,11 +485,7 @@ func (r *Runner) suspend(ctx context.Context, id string, pause bool) (bool, erro
 		}
 		// The patch carries the resourceVersion read: a change meanwhile is a conflict, and the
 		// transition is decided again on the Job as it is now.
-		body, err := json.Marshal(map[string]any{"metadata": map[string]any{"resourceVersion": job.ResourceVersion}, "spec": map[string]any{"suspend": pause}})
-		if err != nil {
-			return false, err
-		}
-		_, err = r.opts.Client.BatchV1().Jobs(r.opts.Namespace).Patch(ctx, id, types.MergePatchType, body, metav1.PatchOptions{})
+		err = r.patchJob(ctx, id, map[string]any{"metadata": map[string]any{"resourceVersion": job.ResourceVersion}, "spec": map[string]any{"suspend": pause}})
 		switch {
 		case err == nil:
 			return true, nil

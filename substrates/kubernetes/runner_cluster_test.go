@@ -17,6 +17,7 @@ import (
 
 	"github.com/autonomyhq/autonomy/internal/k8stest"
 	"github.com/autonomyhq/autonomy/internal/kubeclient"
+	"github.com/autonomyhq/autonomy/substrates"
 )
 
 // ClusterClient is an admin's client of the test cluster and its kubeconfig: the control plane
@@ -126,5 +127,39 @@ func Eventually(t testing.TB, wait time.Duration, what string, cond func() (bool
 			t.Fatalf("%s: not after %s", what, wait)
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// SubjectNamespace is the namespace a probe subject of the Kubernetes runner is installed in.
+func SubjectNamespace(s *substrates.ProbeSubject) string { return s.Runner.(*Runner).opts.Namespace }
+
+// DropSessionAdmission deletes the binding of ns's Job admission policy and waits until the API
+// server admits (dry run) a Job of probe, created by launcher's ServiceAccount, setting
+// PROBE_ROLE to OWNER: a realization broken for a test.
+func DropSessionAdmission(ctx context.Context, kubeconfig, ns string) error {
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return err
+	}
+	admin, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	if err := admin.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Delete(ctx, AdmissionPolicyName(ns), metav1.DeleteOptions{}); err != nil {
+		return err
+	}
+	pt, err := admin.CoreV1().PodTemplates(ns).Get(ctx, ObjectName("probe"), metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	job := SessionJob(ns, JobTemplate(pt), Session{ID: "s-dropped", Params: map[string]string{"PROBE_ROLE": "OWNER"}})
+	launcher := as(cfg, ns, ObjectName("launcher"))
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		_, err := launcher.BatchV1().Jobs(ns).Create(ctx, job, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		if err == nil || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 }

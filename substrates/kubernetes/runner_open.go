@@ -92,9 +92,10 @@ func openRunner(ctx context.Context, cs, config *kubeclient.Client, ns, caller s
 	opts := RunnerOptions{Client: cs, Namespace: ns, MaxConcurrent: fleet.MaxConcurrent}
 	var install map[string]string
 	for _, a := range fleet.Actors {
-		ra := RunnerActor{Name: a.Actor, Human: a.Kind == "human", Params: declaredParams(a.Triggers)}
+		ra := RunnerActor{Name: a.Actor, Human: a.Kind == "human", Params: declaredParams(a.Triggers), Sources: dispatchSources(a.Triggers)}
 		if a.Actor == caller && caller != "" {
 			opts.Caller = &substrates.Caller{Who: fmt.Sprintf("actor %q", caller), Caps: substrates.ParseCapabilities(a.Capabilities)}
+			opts.CallerActor = caller
 			opts.AskedBy = &Asker{Actor: caller, Session: os.Getenv(EnvSession)}
 		}
 		if a.Result != "" {

@@ -98,13 +98,23 @@ func probeFleetSubject(ctx context.Context, cfg *rest.Config, cs *kubeclient.Cli
 		drop()
 		return nil, err
 	}
-	s := &substrates.ProbeSubject{Runner: r, Actor: "probe", MaxConcurrent: probeMax, Close: drop, NotProbed: notProbed}
+	s := &substrates.ProbeSubject{Runner: r, Actor: "probe", MaxConcurrent: probeMax, Close: drop, NotProbed: notProbed,
+		Seen: podSeen(cs, ns), SeenFrom: seenFrom, TickAt: cronTick(cs, r, ns), TickFrom: tickFrom}
 	withSessions(s, cfg, cs, ns)
 	if env.Exe != "" {
 		s.GetFresh = processGet(env.Exe, kubeconfig, ns)
+		// The result check's actor runs: the probe plays its kubelet.
+		ctx, stop := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { defer close(done); kubelet(ctx, cs, ns, env.Exe, probeResulter) }()
+		s.Result, s.RunsBy = probeResulter, runsBy
+		s.Close = func() { stop(); <-done; drop() }
 	}
 	return s, nil
 }
+
+// probeResulter is the probe fleet's actor with a result schema (conformance/probe).
+const probeResulter = "resulter"
 
 // notProbed is why the checks that watch a session's process are not probed on this runner.
 const notProbed = "a session's container is not observable through the Runner contract: the cluster runs it (its timeout is the Job's activeDeadlineSeconds, its params its env, both set by the contract's SessionJob)"

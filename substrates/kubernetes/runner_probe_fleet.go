@@ -196,16 +196,12 @@ func sessionRunner(ctx context.Context, cfg *rest.Config, admin *kubeclient.Clie
 }
 
 // withSessions sets the hooks of the checks that call the runner from inside a session on s:
-// AsSession, and Fire (as the operator, or from inside a session), with the subject's params
-// and ref only (the runner takes no subject.text, subject.actor or trigger.kind: give params).
+// AsSession, and Fire (as the operator, or from inside a session) with the firing's context.
 func withSessions(s *substrates.ProbeSubject, cfg *rest.Config, admin *kubeclient.Client, ns string) {
 	s.AsSession = func(ctx context.Context, id string) (ir.Runner, error) {
 		return sessionRunner(ctx, cfg, admin, ns, id)
 	}
 	s.Fire = func(ctx context.Context, actor string, f substrates.Firing) (ir.Session, error) {
-		if f.From != "" || f.Text != "" || f.Kind != "" {
-			return ir.Session{}, fmt.Errorf("firing %s: the Kubernetes runner takes no subject.actor, subject.text or trigger.kind: give params", actor)
-		}
 		r := s.Runner.(*Runner)
 		if f.Session != "" {
 			var err error
@@ -213,6 +209,6 @@ func withSessions(s *substrates.ProbeSubject, cfg *rest.Config, admin *kubeclien
 				return ir.Session{}, err
 			}
 		}
-		return r.LaunchRef(ctx, actor, f.Ref, f.Params)
+		return r.LaunchFiring(ctx, actor, Firing{Ref: f.Ref, Text: f.Text, From: f.From, Kind: f.Kind}, f.Params)
 	}
 }

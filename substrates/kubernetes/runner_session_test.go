@@ -3,6 +3,7 @@ package kubernetes
 import (
 	"context"
 	"errors"
+	"maps"
 	"strings"
 	"sync"
 	"testing"
@@ -10,7 +11,6 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
@@ -131,9 +131,11 @@ func mustJob(t *testing.T, cs kubernetes.Interface, ns, id string) *batchv1.Job 
 	return j
 }
 
-// TestCancelRemovesTheJobAndItsPods: cancel deletes the session's Job with its pods; the session
-// is cancelled while they go, and leaves list.
-func TestCancelRemovesTheJobAndItsPods(t *testing.T) {
+// TestCancelKeepsTheSessionReadable: cancel deletes the session's pods and ends its Job, which
+// stays, read as cancelled by get (and by another process), out of list, until its
+// ttlSecondsAfterFinished removes it; a paused session is cancelled so too, its pod never made
+// again.
+func TestCancelKeepsTheSessionReadable(t *testing.T) {
 	cs, _ := ClusterClient(t)
 	ns := ClusterNamespace(t, cs)
 	InstallTemplates(t, cs, HeldPodTemplate(ns, "probe"))
@@ -142,41 +144,33 @@ func TestCancelRemovesTheJobAndItsPods(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	s, err := r.Launch(ctx, "probe", nil)
+	for _, paused := range []bool{false, true} {
+		cancelIsReadable(t, cs, r, ns, paused)
+	}
+
+	// A cancelled Job is removed as an ended one is: by its ttlSecondsAfterFinished
+	// (policy.box.kubernetes.keepFinished; a second here).
+	brief := HeldPodTemplate(ns, "brief")
+	brief.Annotations[AnnotationKeepFinished] = "1"
+	InstallTemplates(t, cs, brief)
+	rb, err := NewRunner(RunnerOptions{Client: RunnerClient(t), Namespace: ns, Actors: []RunnerActor{{Name: "brief"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sel := metav1.ListOptions{LabelSelector: labels.Set{batchv1.JobNameLabel: s.ID}.String()}
-	Eventually(t, 30*time.Second, "the Job's pod is created", func() (bool, error) {
-		pods, err := cs.CoreV1().Pods(ns).List(ctx, sel)
-		return err == nil && len(pods.Items) == 1, err
+	b, err := rb.Launch(ctx, "brief", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := rb.Cancel(ctx, b.ID); !ok || err != nil {
+		t.Fatalf("cancel %s: %v %v", b.ID, ok, err)
+	}
+	Eventually(t, 60*time.Second, "keepFinished removes the cancelled session", func() (bool, error) {
+		_, ok, err := rb.Get(ctx, b.ID)
+		return !ok, err
 	})
-	if ok, err := r.Cancel(ctx, s.ID); !ok || err != nil {
-		t.Fatalf("cancel: %v %v", ok, err)
-	}
-	if ok, err := r.Cancel(ctx, s.ID); ok || err != nil {
-		t.Fatalf("a second cancel: %v %v, want false", ok, err)
-	}
-	Eventually(t, 30*time.Second, "the Job and its pods are gone", func() (bool, error) {
-		pods, err := cs.CoreV1().Pods(ns).List(ctx, sel)
-		if err != nil {
-			return false, err
-		}
-		_, err = cs.BatchV1().Jobs(ns).Get(ctx, s.ID, metav1.GetOptions{})
-		if err != nil && !apierrors.IsNotFound(err) {
-			return false, err
-		}
-		return len(pods.Items) == 0 && apierrors.IsNotFound(err), nil
-	})
-	if got, ok, err := r.Get(ctx, s.ID); ok || err != nil {
-		t.Errorf("get after the Job is gone: %+v %v %v", got, ok, err)
-	}
-	if ss, err := r.List(ctx); len(ss) != 0 || err != nil {
-		t.Errorf("list after cancel: %v %v", ss, err)
-	}
 
 	// Of concurrent cancels of one session, from runners that share nothing, exactly one wins.
-	s, err = r.Launch(ctx, "probe", nil)
+	s, err := r.Launch(ctx, "probe", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,5 +248,115 @@ func TestLaunchRefusesReservedAndUnknown(t *testing.T) {
 	r.opts.Caller = &substrates.Caller{Who: `actor "pm"`, Caps: substrates.ParseCapabilities([]string{"agent:list", "agent:launch@other"})}
 	if _, err := r.Launch(ctx, "probe", nil); !errors.As(err, &denied) {
 		t.Errorf("a caller without agent:launch launched: %v", err)
+	}
+}
+
+// jobEnd is the condition a Job ended with ("" while it runs).
+func jobEnd(j *batchv1.Job) (batchv1.JobConditionType, string) {
+	for _, c := range j.Status.Conditions {
+		if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue {
+			return c.Type, c.Reason
+		}
+	}
+	return "", ""
+}
+
+// cancelIsReadable launches a session of probe (paused first when paused), cancels it, and checks
+// that its pods go, its Job ends and stays, read as cancelled by r and by another runner, and out
+// of list.
+func cancelIsReadable(t *testing.T, cs kubernetes.Interface, r *Runner, ns string, paused bool) {
+	t.Helper()
+	ctx := context.Background()
+	s, err := r.Launch(ctx, "probe", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sel := metav1.ListOptions{LabelSelector: labels.Set{batchv1.JobNameLabel: s.ID}.String()}
+	Eventually(t, 30*time.Second, "the Job's pod is created", func() (bool, error) {
+		pods, err := cs.CoreV1().Pods(ns).List(ctx, sel)
+		return err == nil && len(pods.Items) == 1, err
+	})
+	if paused {
+		if ok, err := r.Update(ctx, s.ID, ir.Patch{Status: ir.Paused}); !ok || err != nil {
+			t.Fatalf("pause: %v %v", ok, err)
+		}
+	}
+	if ok, err := r.Cancel(ctx, s.ID); !ok || err != nil {
+		t.Fatalf("cancel: %v %v", ok, err)
+	}
+	if ok, err := r.Cancel(ctx, s.ID); ok || err != nil {
+		t.Fatalf("a second cancel: %v %v, want false", ok, err)
+	}
+	Eventually(t, 30*time.Second, "the pods are gone and the Job has ended", func() (bool, error) {
+		pods, err := cs.CoreV1().Pods(ns).List(ctx, sel)
+		if err != nil {
+			return false, err
+		}
+		st, _ := jobEnd(mustJob(t, cs, ns, s.ID))
+		return len(pods.Items) == 0 && st != "", nil
+	})
+	if got, ok, err := r.Get(ctx, s.ID); !ok || err != nil || got.Status != ir.Cancelled {
+		t.Errorf("get after cancel (paused %v): %+v %v %v, want cancelled", paused, got, ok, err)
+	}
+	if other, err := NewRunner(r.opts); err != nil {
+		t.Fatal(err)
+	} else if got, ok, err := other.Get(ctx, s.ID); !ok || err != nil || got.Status != ir.Cancelled {
+		t.Errorf("another runner's get after cancel: %+v %v %v", got, ok, err)
+	}
+	if ok, err := r.Update(ctx, s.ID, ir.Patch{Status: ir.Running}); ok || err != nil {
+		t.Errorf("resuming a cancelled session: %v %v, want false", ok, err)
+	}
+	if ss, err := r.List(ctx); len(ss) != 0 || err != nil {
+		t.Errorf("list after cancel: %v %v", ss, err)
+	}
+}
+
+// TestLaunchResolvesParamSources: a launch fills each param its actor's dispatch trigger binds to
+// a source: the operator's with its firing (subject.actor from --from, actorRole OWNER,
+// trigger.kind dispatch), a session's with its own actor and NONE; a session setting either (a
+// param bound to it, or --from naming another actor) is denied and starts nothing.
+func TestLaunchResolvesParamSources(t *testing.T) {
+	cs, _ := ClusterClient(t)
+	ns := ClusterNamespace(t, cs)
+	InstallTemplates(t, cs, HeldPodTemplate(ns, "probe"))
+	probe := RunnerActor{Name: "probe", Params: []string{"R", "T", "A", "W", "K"},
+		Sources: []Param{{"R", "subject.ref"}, {"T", "subject.text"}, {"A", "subject.actor"}, {"W", "subject.actorRole"}, {"K", "trigger.kind"}}}
+	op, err := NewRunner(RunnerOptions{Client: RunnerClient(t), Namespace: ns, Actors: []RunnerActor{probe}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	s, err := op.LaunchFiring(ctx, "probe", Firing{Ref: "42", Text: "fix $(id)\nnow", From: "octocat"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := ir.LaunchParams{"R": "42", "T": "fix $(id)\nnow", "A": "octocat", "W": "OWNER", "K": "dispatch"}
+	if got, _, err := op.Get(ctx, s.ID); err != nil || !maps.Equal(got.Params, want) {
+		t.Errorf("the operator's launch: %v %v, want %v", got.Params, err, want)
+	}
+	caller := &substrates.Caller{Who: `actor "launcher"`, Caps: substrates.ParseCapabilities([]string{"agent:launch@probe"})}
+	in, err := NewRunner(RunnerOptions{Client: RunnerClient(t), Namespace: ns, Actors: []RunnerActor{probe}, Caller: caller, CallerActor: "launcher"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, forged := range []struct {
+		f      Firing
+		params ir.LaunchParams
+	}{{Firing{}, ir.LaunchParams{"W": "OWNER"}}, {Firing{}, ir.LaunchParams{"A": "octocat"}}, {Firing{From: "octocat"}, nil}} {
+		var denied *DeniedError
+		if s, err := in.LaunchFiring(ctx, "probe", forged.f, forged.params); !errors.As(err, &denied) {
+			t.Errorf("a session's launch with %+v %v: %+v %v, want denied", forged.f, forged.params, s, err)
+		}
+	}
+	s, err = in.LaunchFiring(ctx, "probe", Firing{Ref: "7"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = ir.LaunchParams{"R": "7", "T": "", "A": "launcher", "W": "NONE", "K": "dispatch"}
+	if got, _, err := op.Get(ctx, s.ID); err != nil || !maps.Equal(got.Params, want) {
+		t.Errorf("a session's launch: %v %v, want %v", got.Params, err, want)
+	}
+	if ss, err := op.List(ctx); err != nil || len(ss) != 2 {
+		t.Errorf("the sessions in flight: %v %v, want the two launched", ss, err)
 	}
 }

@@ -51,12 +51,10 @@ func (r *Runner) runVerb(ctx context.Context, call substrates.RunnerCall) error 
 	out := call.Out
 	switch call.Verb {
 	case "launch":
-		for _, m := range []struct{ flag, value string }{{"text", call.Text}, {"from", call.From}, {"kind", call.Kind}, {"branch", call.Branch}} {
-			if m.value != "" {
-				return exitcode.Usagef("--%s: not on kubernetes: give the actor's params with --param", m.flag)
-			}
+		if call.Branch != "" {
+			return exitcode.Usagef("--branch: not on kubernetes: a session's pod has no worktree of the project")
 		}
-		s, err := r.LaunchRef(ctx, call.Args[0], call.Ref, maps.Clone(call.Params))
+		s, err := r.LaunchFiring(ctx, call.Args[0], Firing{Ref: call.Ref, Text: call.Text, From: call.From, Kind: call.Kind}, maps.Clone(call.Params))
 		if err != nil {
 			return err
 		}
