@@ -139,6 +139,28 @@ func TestProvisionHumanGate(t *testing.T) {
 	}
 }
 
+// TestProvisionNarrowsWriteDefault: a repository whose default workflow token is write (every
+// workflow without a permissions: block could dispatch the fleet as github-actions[bot]) is
+// named by the dry run, which changes nothing, and narrowed to read by a run, keeping GitHub
+// Actions allowed to create pull requests.
+func TestProvisionNarrowsWriteDefault(t *testing.T) {
+	fake := provisionFake(t)
+	fake.SetSettings(ghfake.Settings{DefaultWorkflowPermissions: "write"})
+	out, code := provisionRun(t, "--dry-run")
+	if code != 0 || !strings.Contains(out, "update  actions: default workflow token permissions: write → read (a workflow without a permissions: block gets a read-only GITHUB_TOKEN") {
+		t.Fatalf("dry run: exit %d\n%s", code, out)
+	}
+	if st := fake.CurrentSettings(); st.DefaultWorkflowPermissions != "write" {
+		t.Fatalf("the dry run changed the default: %+v", st)
+	}
+	if out, code = provisionRun(t); code != 0 {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	if st := fake.CurrentSettings(); st.DefaultWorkflowPermissions != "read" || !st.CanApprovePullRequestReviews {
+		t.Errorf("settings %+v, want read and pull requests allowed", st)
+	}
+}
+
 func TestProvisionLeavesOwnerVariables(t *testing.T) {
 	fake := provisionFake(t)
 	if code := Run([]string{"provision", "../../profiles/sdlc", "--repo", "o/r"}, nil, &bytes.Buffer{}, &bytes.Buffer{}); code != 0 {

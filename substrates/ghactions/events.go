@@ -95,7 +95,11 @@ func sourceExpr(source, event string) string {
 
 // dispatchBot is who a dispatch made with a workflow's GITHUB_TOKEN comes from: the apply job of
 // an actor launching another (effect.applyLaunch), which sets the subject.actor input to the
-// launching actor and refuses the agent's own value for it.
+// launching actor and refuses the agent's own value for it, but also any other job of the
+// repository holding actions: write (every workflow without a permissions: block under a write
+// default, which autonomy provision narrows to read). The run cannot tell them apart, so the
+// input is trusted only as far as those workflows are (docs/gh-actions.md, "Bot-dispatched
+// launches"); the role stays NONE either way.
 const dispatchBot = "github-actions[bot]"
 
 // dispatchExpr resolves a source forwarded as the workflow_dispatch input name: the launcher

@@ -30,8 +30,11 @@ func newProvision(host substrates.Host) *cobra.Command {
 		Long: `provision sets up the repository a gh-actions installation runs in, idempotently: the default
 branch protected (required status checks agent-review and policy.box.gh-actions.requiredChecks,
 default ci; branches up to date before merge; administrators included; no force pushes),
-auto-merge allowed and branches deleted on merge, GitHub Actions allowed to create pull
-requests, a label per task state (policy.box.taskStates), and the variables the workflows read
+auto-merge allowed and branches deleted on merge, the default workflow token permissions
+narrowed to read (a write default lets every workflow without a permissions: block, CI running a
+proposal's code too, dispatch the fleet as github-actions[bot]; after it such a workflow gets a
+read-only GITHUB_TOKEN: give any that writes a permissions: block), GitHub Actions allowed to
+create pull requests (the propose job opens them with the job token), a label per task state (policy.box.taskStates), and the variables the workflows read
 (AUTONOMY_PAUSED=false; PUBLIC_AGENT_PROXY_HOST and MODEL_PROXY_OIDC_AUDIENCE from
 policy.box.gh-actions proxy_host and oidc_audience). It prints each step: create, update, ok
 (already so) or left (a stricter setting, or a variable the owner set, kept as it is). Each

@@ -36,6 +36,7 @@ func Offline(p Policy) []Step {
 	steps := []Step{
 		plan("repository: allow auto-merge", "true"),
 		plan("repository: delete branch on merge", "true"),
+		plan("actions: default workflow token permissions", "read"),
 		plan("actions: allow GitHub Actions to create and approve pull requests", "true"),
 		plan("branch protection of the default branch", protectionTo(wantChecks(p))),
 	}

@@ -1,9 +1,9 @@
 // Package provision makes a GitHub repository match what a gh-actions installation assumes
 // (autonomy provision): the default branch protected so that nothing merges without the
 // agent-review status, the human gate (when the profile has human-required paths) and the
-// checks, auto-merge and branch deletion on, Actions allowed to open pull requests, a label per
-// task state, the variables the workflows read and the environments gating approval steps,
-// reviewed by the maintainers. It is idempotent, never weakens a setting that is already
+// checks, auto-merge and branch deletion on, the default workflow token read-only, Actions
+// allowed to open pull requests, a label per task state, the variables the workflows read and
+// the environments gating approval steps, reviewed by the maintainers. It is idempotent, never weakens a setting that is already
 // stricter, and can only plan (dry run).
 package provision
 
@@ -54,7 +54,7 @@ type Step struct {
 	From   string `json:"from"`
 	To     string `json:"to"`
 	Action string `json:"action"` // "create", "update", "ok" (already so), "left" (stricter, or set by the owner)
-	// Note says why a setting was left.
+	// Note says why a setting was left, or what changing it means.
 	Note string `json:"note,omitempty"`
 }
 
@@ -112,17 +112,38 @@ func (pv *provisioner) settings(ctx context.Context, r *github.Repository) {
 	})
 }
 
+// ReadOnlyDefaultNote is what narrowing the repository's default workflow token permissions to
+// read means, as the step says it.
+const ReadOnlyDefaultNote = "a workflow without a permissions: block gets a read-only GITHUB_TOKEN: " +
+	"give any that writes a permissions: block; with write, every such workflow (CI running a proposal's code too) " +
+	"could dispatch the fleet's workflows as github-actions[bot], whose subject.actor input the launched run trusts"
+
 func (pv *provisioner) workflowPermissions(ctx context.Context) {
 	cur, _, err := pv.c.Repositories.GetDefaultWorkflowPermissions(ctx, pv.owner, pv.repo)
 	if err != nil {
 		pv.errs = append(pv.errs, fmt.Errorf("reading the workflow permissions: %w", err))
 		return
 	}
-	// The jobs' permissions come from their permissions: blocks; the repository default
-	// (read or write) is left as the owner set it: read is stricter, and we never widen.
+	// The fleet's jobs take their permissions from their permissions: blocks. The default is
+	// narrowed to read, never widened: a write default hands actions: write to every workflow
+	// without a block (see ReadOnlyDefaultNote). Each PUT sends only the field it changes (both
+	// are optional), so one step never undoes the other.
+	have := cur.GetDefaultWorkflowPermissions()
+	s := Step{What: "actions: default workflow token permissions", From: have, To: "read", Action: "ok"}
+	if have != "read" {
+		s.Action, s.Note = "update", ReadOnlyDefaultNote
+	}
+	pv.step(s, func() error {
+		_, _, err := pv.c.Repositories.EditDefaultWorkflowPermissions(ctx, pv.owner, pv.repo, github.DefaultWorkflowPermissionRepository{
+			DefaultWorkflowPermissions: github.String("read")})
+		return err
+	})
+	// GitHub has one setting for "create and approve pull requests": the propose job opens its
+	// pull requests with the job token, which needs it. No job of the fleet submits an
+	// approving review (the reviewer posts the agent-review status and a COMMENT review).
 	pv.step(boolStep("actions: allow GitHub Actions to create and approve pull requests", cur.GetCanApprovePullRequestReviews()), func() error {
 		_, _, err := pv.c.Repositories.EditDefaultWorkflowPermissions(ctx, pv.owner, pv.repo, github.DefaultWorkflowPermissionRepository{
-			DefaultWorkflowPermissions: cur.DefaultWorkflowPermissions, CanApprovePullRequestReviews: github.Bool(true)})
+			CanApprovePullRequestReviews: github.Bool(true)})
 		return err
 	})
 }
