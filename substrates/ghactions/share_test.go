@@ -249,3 +249,69 @@ func TestCommandConditionNamesItsActor(t *testing.T) {
 		}
 	}
 }
+
+// TestScriptReviewerKeepsItsVerdictWhateverComesFirst: a script reviewer with its own result
+// contract and a plain script with none have the same interpreter, but only the reviewer's run
+// step hands its verdict on (AUTONOMY_RESULT): whichever of the two compiles first, each keeps
+// its own run step.
+func TestScriptReviewerKeepsItsVerdictWhateverComesFirst(t *testing.T) {
+	quiet := `  quiet:
+    behavior: scripts/a.sh
+    result: { schema: none }
+    triggers: [{ dispatch: true, params: { REF: subject.ref } }]
+`
+	rest := `  proposer:
+    behavior: scripts/a.sh
+    capabilities: [code:propose]
+    review: reviewer
+    triggers: [{ dispatch: true, params: { REF: subject.ref } }]
+  reviewer:
+    behavior: scripts/a.sh
+    capabilities: [code:review]
+    result: { schema: autonomy.review.v1 }
+    triggers: [{ dispatch: true, params: { REF: subject.ref } }]
+`
+	for name, actors := range map[string]string{"quiet first": quiet + rest, "quiet last": rest + quiet} {
+		dir := t.TempDir()
+		if err := os.MkdirAll(filepath.Join(dir, "scripts"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "scripts", "a.sh"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		profile := "schema: autonomy.ir.v1\ntargets: [gh-actions]\nactors:\n" + actors
+		if err := os.WriteFile(filepath.Join(dir, "ir.yml"), []byte(profile), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, out := compileDir(t, dir)
+		for actor, wantVerdict := range map[string]bool{"reviewer": true, "quiet": false} {
+			run := runStepScript(t, outputFile(out, WorkflowPath(actor)), actor)
+			if got := strings.Contains(run, "AUTONOMY_RESULT"); got != wantVerdict {
+				t.Errorf("%s: %s's run step sets AUTONOMY_RESULT: %v, want %v\n%s", name, actor, got, wantVerdict, run)
+			}
+		}
+	}
+}
+
+// runStepScript is the run: of the step "Run <actor>" of the agent job of workflow wf.
+func runStepScript(t *testing.T, wf []byte, actor string) string {
+	t.Helper()
+	var doc struct {
+		Jobs map[string]struct {
+			Steps []struct {
+				Name string `yaml:"name"`
+				Run  string `yaml:"run"`
+			} `yaml:"steps"`
+		} `yaml:"jobs"`
+	}
+	if err := yaml.Unmarshal(wf, &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range doc.Jobs["agent"].Steps {
+		if s.Name == "Run "+actor {
+			return s.Run
+		}
+	}
+	t.Fatalf("no step %q in the agent job", "Run "+actor)
+	return ""
+}

@@ -368,6 +368,8 @@ func (c *compiler) runStepOf(a *ir.Actor, steps bool) mapping {
 		kind += ":default-result"
 	} else if verifiedResult(a) {
 		kind += ":verified" // a script whose apply job verifies its result
+	} else if _, reviews := effects(a); reviews && !a.Skill {
+		kind += ":verdict" // a script reviewer whose review job reads its verdict
 	}
 	model := a.Skill || steps
 	if steps {
