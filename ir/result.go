@@ -142,8 +142,14 @@ func ValidateResult(r *Result, file string, data []byte) (Diagnostics, error) {
 	doc, err := jsonschema.Decode(data)
 	if err != nil {
 		var se *json.SyntaxError
+		var ne *jsonschema.NumberError
 		at := Pos{1, 1}
-		if errors.As(err, &se) {
+		switch {
+		case errors.As(err, &ne):
+			hint := fmt.Sprintf("write a number with an exponent within ±%d and at most %d digits", jsonschema.MaxExponent, jsonschema.MaxDigits)
+			rep.errorf(offsetPos(data, min(int(ne.Offset), len(data))), hint, "the result's number %s is too large to check exactly", ne.Literal)
+			return rep.diags, nil
+		case errors.As(err, &se):
 			at = offsetPos(data, min(max(int(se.Offset)-1, 0), len(data)))
 		}
 		rep.errorf(at, "write one JSON object", "the result is not JSON: %v", err)

@@ -13,6 +13,7 @@ func FuzzValidate(f *testing.F) {
 	f.Add(`{"prefixItems": [{"const": [1]}], "uniqueItems": true, "contains": {"minimum": 1}, "maxContains": 1}`, `[[1], 1, 1.0]`)
 	f.Add(`{"$schema": "http://json-schema.org/draft-07/schema#", "items": [true], "additionalItems": false, "$ref": "#/definitions/x", "definitions": {"x": {"not": {}}}}`, `[1, 2]`)
 	f.Add(`{"if": {"pattern": "^a"}, "then": {"maxLength": 2}, "else": {"$anchor": "e", "oneOf": [{}, true]}, "propertyNames": {"$ref": "#e"}}`, `"abc"`)
+	f.Add(`{"items": {"type": "integer", "enum": [1e400, 2], "multipleOf": 1e-400, "minimum": -1e400}, "uniqueItems": true}`, `[1e400, 10e399, 1e-401, 0.5e401, 1e99999999]`)
 	f.Fuzz(func(t *testing.T, schema, doc string) {
 		sv, err := Decode([]byte(schema))
 		if err != nil {

@@ -51,11 +51,16 @@ func (c *compiler) assertion(n *node, k string, v any, at []string) bool {
 	case "enum":
 		if e, ok := v.([]any); ok {
 			n.enum, n.hasEnum = e, true
+			n.enumRats = make([]*big.Rat, len(e))
+			for i, m := range e {
+				n.enumRats[i] = c.exact(m, append(at[:len(at):len(at)], strconv.Itoa(i)))
+			}
 		} else {
 			c.typeErr(at, v, "array")
 		}
 	case "const":
 		n.constant, n.hasConst = v, true
+		n.constRat = c.exact(v, at)
 	case "pattern":
 		n.pattern = c.regexp(v, at)
 	case "required":
@@ -67,6 +72,9 @@ func (c *compiler) assertion(n *node, k string, v any, at []string) bool {
 		}
 		n.unique = b
 	case "dependentRequired":
+		if c.draft < 2019 {
+			return false // an annotation before draft 2019-09
+		}
 		m, ok := v.(map[string]any)
 		if !ok {
 			c.typeErr(at, v, "object")
@@ -79,6 +87,35 @@ func (c *compiler) assertion(n *node, k string, v any, at []string) bool {
 		return false
 	}
 	return true
+}
+
+// exact returns the exact value of v when it is a number (nil when it is none), and refuses a
+// value holding a number that has no exact value (NaN, an infinity, one beyond MaxExponent or
+// MaxDigits).
+func (c *compiler) exact(v any, at []string) *big.Rat {
+	switch x := v.(type) {
+	case []any:
+		for i, e := range x {
+			c.exact(e, append(at[:len(at):len(at)], strconv.Itoa(i)))
+		}
+	case map[string]any:
+		for _, k := range sortedKeys(x) {
+			c.exact(x[k], append(at[:len(at):len(at)], k))
+		}
+	}
+	if typeOf(v) != "number" {
+		return nil
+	}
+	r, ok := number(v)
+	if !ok {
+		c.inexact(at, v)
+	}
+	return r
+}
+
+// inexact refuses a number that has no exact value.
+func (c *compiler) inexact(at []string, v any) {
+	c.failf(at, "the number %s has no exact value this validator checks: write a finite number with an exponent within ±%d and at most %d digits", display(v), MaxExponent, MaxDigits)
 }
 
 func (c *compiler) depRequired(n *node, prop string, names []string) {
@@ -152,25 +189,39 @@ func (c *compiler) numeric(n *node, k string, v any, at []string) bool {
 		i = &n.minProps
 	case "maxProperties":
 		i = &n.maxProps
-	case "minContains":
+	case "minContains", "maxContains":
+		if c.draft < 2019 {
+			return false // an annotation before draft 2019-09
+		}
 		i = &n.minContains
-	case "maxContains":
-		i = &n.maxContains
+		if k == "maxContains" {
+			i = &n.maxContains
+		}
 	default:
 		return false
 	}
+	c.bound(k, v, at, r, i)
+	return true
+}
+
+// bound reads the value v of the numeric keyword k into r (a number) or i (a count).
+func (c *compiler) bound(k string, v any, at []string, r **big.Rat, i *int) {
 	num, ok := number(v)
-	if !ok {
+	switch {
+	case !ok && typeOf(v) == "number":
+		c.inexact(at, v)
+		return
+	case !ok:
 		c.typeErr(at, v, "number")
-		return true
+		return
 	}
 	if r != nil {
 		if k == "multipleOf" && num.Sign() <= 0 {
 			c.failf(at, "exclusiveMinimum: got %s, want 0", ratText(num))
-			return true
+			return
 		}
 		*r = num
-		return true
+		return
 	}
 	switch {
 	case !num.IsInt():
@@ -182,7 +233,6 @@ func (c *compiler) numeric(n *node, k string, v any, at []string) bool {
 	default:
 		*i = math.MaxInt32 // no value holds more
 	}
-	return true
 }
 
 // structural compiles the keywords that apply subschemas to an object's members or an array's
@@ -199,6 +249,9 @@ func (c *compiler) structural(n *node, k string, v any, at []string) bool {
 			}
 		}
 	case "dependentSchemas":
+		if c.draft < 2019 {
+			return false // an annotation before draft 2019-09
+		}
 		n.depSchemas = c.schemaMap(v, at)
 	case "dependencies":
 		c.dependencies(n, v, at)
@@ -228,7 +281,7 @@ func (c *compiler) itemsKeyword(n *node, k string, v any, at []string) bool {
 	case k == "items":
 		n.items = c.compile(v, at)
 	case k == "additionalItems" && c.draft < 2020:
-		n.items = c.compile(v, at)
+		n.additionalItems = c.compile(v, at)
 	default:
 		return false
 	}
@@ -265,12 +318,19 @@ func (c *compiler) applicator(n *node, k string, v any, at []string) bool {
 		n.oneOf = c.schemaList(v, at)
 	case "not":
 		n.not = c.compile(v, at)
-	case "if":
-		n.ifs = c.compile(v, at)
-	case "then":
-		n.then = c.compile(v, at)
-	case "else":
-		n.els = c.compile(v, at)
+	case "if", "then", "else":
+		if c.draft < 7 {
+			return false // an annotation before draft 07
+		}
+		sub := c.compile(v, at)
+		switch k {
+		case "if":
+			n.ifs = sub
+		case "then":
+			n.then = sub
+		default:
+			n.els = sub
+		}
 	default:
 		return false
 	}

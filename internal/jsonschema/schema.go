@@ -7,7 +7,9 @@
 // applicator keywords except unevaluatedProperties, unevaluatedItems and the dynamic and
 // recursive references, which it refuses by name rather than ignore. A $ref refers inside its
 // document only (a JSON pointer or an $anchor): nothing is read from a file or the network. format
-// and the content keywords are annotations, as draft 2020-12 has them by default. Package
+// and the content keywords are annotations, as draft 2020-12 has them by default; a keyword applies
+// only in the drafts that define it. Numbers are exact: a literal beyond MaxExponent or MaxDigits
+// is refused by Decode and fails every keyword that reads its value, never passes one. Package
 // initialization does no work: a process that never checks a schema pays nothing for it.
 package jsonschema
 
@@ -80,6 +82,10 @@ type node struct {
 	hasEnum  bool
 	constant any
 	hasConst bool
+	// constRat and enumRats are the exact values of const and of enum's members, nil for a
+	// value that is no number.
+	constRat *big.Rat
+	enumRats []*big.Rat
 
 	ref     string
 	target  *node
@@ -98,10 +104,11 @@ type node struct {
 	additional   *node
 	propNames    *node
 
-	prefix   []*node
-	items    *node
-	contains *node
-	unique   bool
+	prefix          []*node
+	items           *node
+	additionalItems *node // before draft 2020-12: applied after a list of items only
+	contains        *node
+	unique          bool
 
 	allOf, anyOf, oneOf []*node
 	not, ifs, then, els *node
@@ -204,8 +211,11 @@ func (c *compiler) compile(v any, at []string) *node {
 		for _, k := range sortedKeys(s) {
 			c.keyword(n, k, s[k], append(at[:len(at):len(at)], k))
 		}
-		if n.target != nil || n.ref != "" {
+		if n.ref != "" {
 			n.refOnly = c.draft < 2019
+		}
+		if n.additionalItems != nil && len(n.prefix) > 0 {
+			n.items = n.additionalItems
 		}
 	default:
 		c.typeErr(at, v, "object or boolean")

@@ -1,6 +1,7 @@
 package jsonschema
 
 import (
+	"encoding/json"
 	"fmt"
 	"math/big"
 	"strconv"
@@ -8,9 +9,13 @@ import (
 	"unicode/utf8"
 )
 
+// MaxErrors is how many failures one Validate reports: the rest are counted in a last one.
+const MaxErrors = 100
+
 // Validate checks v (a JSON value, as Decode returns) against the schema and returns a
-// *ValidationError listing every failure, nil when v satisfies it. A schema too costly for v
-// (more than MaxSteps subschema applications) is an error of its own.
+// *ValidationError listing its failures (the first MaxErrors, then their count), nil when v
+// satisfies it. A schema too costly for v (more than MaxSteps subschema applications) is an error
+// of its own.
 func (s *Schema) Validate(v any) error {
 	st := &state{budget: MaxSteps}
 	errs := st.eval(s.root, v, nil)
@@ -20,10 +25,36 @@ func (s *Schema) Validate(v any) error {
 	if len(errs) == 0 {
 		return nil
 	}
+	if len(errs) > MaxErrors {
+		rest := len(errs) - MaxErrors
+		errs = append(errs[:MaxErrors:MaxErrors], &Error{Keyword: "maxErrors", Got: rest, Message: fmt.Sprintf("and %d more failures", rest)})
+	}
 	return &ValidationError{Errors: errs}
 }
 
-type state struct{ budget int }
+// state is one Validate's: its remaining steps, and the exact value of each number literal it
+// has read, so that no literal is parsed twice.
+type state struct {
+	budget int
+	nums   map[json.Number]*big.Rat
+}
+
+// number is v's exact value (as the function number), each literal parsed once.
+func (st *state) number(v any) (*big.Rat, bool) {
+	lit, ok := v.(json.Number)
+	if !ok {
+		return number(v)
+	}
+	if r, hit := st.nums[lit]; hit {
+		return r, r != nil
+	}
+	r, ok := number(v)
+	if st.nums == nil {
+		st.nums = map[json.Number]*big.Rat{}
+	}
+	st.nums[lit] = r
+	return r, ok
+}
 
 // path is the location of a value, innermost token first.
 type path struct {
@@ -59,15 +90,22 @@ func (st *state) eval(n *node, v any, at *path) []*Error {
 		}
 		return []*Error{n.fail(at, "false", nil, v, "false schema")}
 	}
-	if e := n.assert(v, at); e != nil {
+	if n.refOnly {
+		return st.eval(n.target, v, at)
+	}
+	var r *big.Rat
+	if n.readsNumbers() && typeOf(v) == "number" {
+		var ok bool
+		if r, ok = st.number(v); !ok {
+			return []*Error{n.fail(at, n.numberKeyword(), nil, v, "the number %s is beyond what can be checked exactly: write one with an exponent within ±%d and at most %d digits", display(v), MaxExponent, MaxDigits)}
+		}
+	}
+	if e := n.assert(v, r, at); e != nil {
 		return []*Error{e}
 	}
 	var errs []*Error
 	if n.target != nil {
 		errs = st.eval(n.target, v, at)
-		if n.refOnly {
-			return errs
-		}
 	}
 	switch x := v.(type) {
 	case map[string]any:
@@ -77,35 +115,69 @@ func (st *state) eval(n *node, v any, at *path) []*Error {
 	case string:
 		errs = n.str(x, at, errs)
 	default:
-		if n.numeric() {
-			if r, ok := number(v); ok {
-				errs = n.num(r, at, errs)
-			}
+		if r != nil && n.numeric() {
+			errs = n.num(v, r, at, errs)
 		}
 	}
 	return st.applicators(n, v, at, errs)
 }
 
-// assert checks type, const and enum: a value failing one is not checked further.
-func (n *node) assert(v any, at *path) *Error {
+// readsNumbers reports whether a keyword of n reads a number's value.
+func (n *node) readsNumbers() bool {
+	return len(n.types) > 0 || n.hasConst || n.hasEnum || n.numeric()
+}
+
+// numberKeyword names the first keyword of n that reads a number's value.
+func (n *node) numberKeyword() string {
+	switch {
+	case len(n.types) > 0:
+		return "type"
+	case n.hasConst:
+		return "const"
+	case n.hasEnum:
+		return "enum"
+	}
+	for _, b := range []struct {
+		kw string
+		r  *big.Rat
+	}{{"minimum", n.minimum}, {"maximum", n.maximum}, {"exclusiveMinimum", n.exclMin}, {"exclusiveMaximum", n.exclMax}} {
+		if b.r != nil {
+			return b.kw
+		}
+	}
+	return "multipleOf"
+}
+
+// sameNumber reports whether the exact number r (nil: v is no number) equals w, whose exact value
+// is wr (nil: w is no number).
+func sameNumber(v any, r *big.Rat, w any, wr *big.Rat) bool {
+	if r != nil || wr != nil {
+		return r != nil && wr != nil && r.Cmp(wr) == 0
+	}
+	return equal(v, w)
+}
+
+// assert checks type, const and enum (r is v's exact value when v is a number): a value failing
+// one is not checked further.
+func (n *node) assert(v any, r *big.Rat, at *path) *Error {
 	if len(n.types) > 0 {
 		ok := false
 		for _, t := range n.types {
-			ok = ok || hasType(v, t)
+			ok = ok || hasType(v, r, t)
 		}
 		if !ok {
 			return n.fail(at, "type", n.types, typeOf(v), "got %s, want %s", typeOf(v), strings.Join(n.types, " or "))
 		}
 	}
-	if n.hasConst && !equal(v, n.constant) {
+	if n.hasConst && !sameNumber(v, r, n.constant, n.constRat) {
 		if typeOf(n.constant) == "object" || typeOf(n.constant) == "array" {
 			return n.fail(at, "const", n.constant, v, "'const' failed")
 		}
 		return n.fail(at, "const", n.constant, v, "value must be %s", display(n.constant))
 	}
 	if n.hasEnum {
-		for _, e := range n.enum {
-			if equal(v, e) {
+		for i, e := range n.enum {
+			if sameNumber(v, r, e, n.enumRats[i]) {
 				return nil
 			}
 		}
@@ -277,8 +349,8 @@ func canonical(b *strings.Builder, v any) {
 	case string:
 		b.WriteString(strconv.Quote(x))
 	default:
-		if r, ok := number(v); ok {
-			b.WriteString(r.RatString())
+		if d, ok := decimal(v); ok {
+			b.WriteString(d)
 			return
 		}
 		fmt.Fprint(b, v)
@@ -306,10 +378,11 @@ func (n *node) numeric() bool {
 	return n.minimum != nil || n.maximum != nil || n.exclMin != nil || n.exclMax != nil || n.multipleOf != nil
 }
 
-func (n *node) num(r *big.Rat, at *path, errs []*Error) []*Error {
+// num checks the bounds of the number v, whose exact value is r.
+func (n *node) num(v any, r *big.Rat, at *path, errs []*Error) []*Error {
 	bound := func(kw string, b *big.Rat, fails func(c int) bool) {
 		if b != nil && fails(r.Cmp(b)) {
-			errs = append(errs, n.fail(at, kw, b, r, "%s: got %s, want %s", kw, ratText(r), ratText(b)))
+			errs = append(errs, n.fail(at, kw, b, r, "%s: got %s, want %s", kw, display(v), ratText(b)))
 		}
 	}
 	bound("minimum", n.minimum, func(c int) bool { return c < 0 })
@@ -317,7 +390,7 @@ func (n *node) num(r *big.Rat, at *path, errs []*Error) []*Error {
 	bound("exclusiveMinimum", n.exclMin, func(c int) bool { return c <= 0 })
 	bound("exclusiveMaximum", n.exclMax, func(c int) bool { return c >= 0 })
 	if n.multipleOf != nil && !new(big.Rat).Quo(r, n.multipleOf).IsInt() {
-		errs = append(errs, n.fail(at, "multipleOf", n.multipleOf, r, "%s not multipleOf %s", ratText(r), ratText(n.multipleOf)))
+		errs = append(errs, n.fail(at, "multipleOf", n.multipleOf, r, "%s not multipleOf %s", display(v), ratText(n.multipleOf)))
 	}
 	return errs
 }

@@ -2,6 +2,7 @@ package kubernetes
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -48,6 +49,10 @@ func checkResult(schema any, msg string) string {
 		return fmt.Sprintf("its result is %d bytes or more: the kubelet keeps %d bytes of a termination message, so a longer result arrives cut (keep the result under 4 KiB)", MaxResultBytes, MaxResultBytes)
 	}
 	doc, err := jsonschema.Decode([]byte(msg))
+	var ne *jsonschema.NumberError
+	if errors.As(err, &ne) {
+		return fmt.Sprintf("its result cannot be checked: %v", err)
+	}
 	if err != nil {
 		return fmt.Sprintf("its result is not JSON: %v", err)
 	}

@@ -19,6 +19,7 @@ func TestCheckResult(t *testing.T) {
 		{`{"verdict":"maybe"}`, "does not satisfy the actor's result contract"},
 		{`{"verdict":"approve","extra":1}`, "does not satisfy"},
 		{`{"verdict":`, "not JSON"},
+		{`{"verdict":"approve","n":1e99999999}`, "its result cannot be checked: the number 1e99999999 (at byte 26) is too large to check exactly"},
 		{`{"verdict":"approve"}` + strings.Repeat(" ", MaxResultBytes), "4096 bytes or more"},
 	} {
 		got := checkResult(verdictSchema, c.msg)

@@ -65,6 +65,7 @@ actors:
 case "$MODE" in
   good) echo '{"verdict":"approve"}' > "$AUTONOMY_RESULT" ;;
   bad) echo '{"verdict":"maybe"}' > "$AUTONOMY_RESULT" ;;
+  huge) echo '{"verdict":"approve","pr":1e99999999}' > "$AUTONOMY_RESULT" ;;
 esac
 `,
 	},
@@ -113,6 +114,7 @@ func TestExitStatusAndResult(t *testing.T) {
 		{"judged", "good", ir.Done, ""},
 		{"judged", "bad", ir.Failed, `does not satisfy .autonomy/results/judged.json: at /verdict: value must be one of "approve", "reject" (got "maybe")`},
 		{"judged", "none", ir.Failed, "no result"},
+		{"judged", "huge", ir.Failed, "exit status 0 but the result cannot be checked: the number 1e99999999 (at byte 27) is too large to check exactly"},
 	}
 	for _, c := range cases {
 		s := launch(t, r, LaunchRequest{Actor: c.actor, Text: c.mode})

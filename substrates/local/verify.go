@@ -49,6 +49,10 @@ func (in *Install) verify(cfg *ActorConfig, resultPath, submitted string) (ir.Se
 		return ir.Failed, why, ""
 	}
 	doc, err := jsonschema.Decode(data)
+	var ne *jsonschema.NumberError
+	if errors.As(err, &ne) {
+		return ir.Failed, fmt.Sprintf("exit status 0 but the result cannot be checked: %v (the result delivered by %s)", err, source), ""
+	}
 	if err != nil {
 		return ir.Failed, fmt.Sprintf("exit status 0 but the result is not JSON: %v (the result delivered by %s; a session delivers one JSON object, through submit_result)", err, source), ""
 	}
