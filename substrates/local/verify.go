@@ -11,6 +11,7 @@ import (
 
 	"github.com/autonomyhq/autonomy/internal/jsonschema"
 	"github.com/autonomyhq/autonomy/internal/store"
+	"github.com/autonomyhq/autonomy/internal/strictjson"
 	"github.com/autonomyhq/autonomy/internal/tools"
 	"github.com/autonomyhq/autonomy/ir"
 )
@@ -48,7 +49,11 @@ func (in *Install) verify(cfg *ActorConfig, resultPath, submitted string) (ir.Se
 	if why != "" {
 		return ir.Failed, why, ""
 	}
-	doc, err := jsonschema.Decode(data)
+	doc, err := strictjson.Decode(data)
+	var ke *strictjson.KeyError
+	if errors.As(err, &ke) {
+		return ir.Failed, fmt.Sprintf("exit status 0 but the result is refused: %s:%v", source, err), ""
+	}
 	if err != nil {
 		return ir.Failed, fmt.Sprintf("exit status 0 but the result is not JSON: %v (the result delivered by %s; a session delivers one JSON object, through submit_result)", err, source), ""
 	}
@@ -70,7 +75,7 @@ func (in *Install) resultDoc(cfg *ActorConfig, resultPath, submitted string) (da
 		var call struct {
 			Output json.RawMessage `json:"output"`
 		}
-		if json.Unmarshal([]byte(submitted), &call) == nil && len(call.Output) > 0 {
+		if strictjson.Unmarshal([]byte(submitted), &call) == nil && len(call.Output) > 0 {
 			return call.Output, "submit_result's output", ""
 		}
 	}
