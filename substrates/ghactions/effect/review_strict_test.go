@@ -13,15 +13,8 @@ import (
 // encoding/json would read as the verdict) or "verdict" twice is refused, and a verdict whose
 // only spelling is "VERDICT": "approve" is not read as an approval: no success is posted.
 func TestReviewReadsWhatItValidated(t *testing.T) {
-	w := newWorld(t)
+	w, head, re := proposed(t)
 	ctx := context.Background()
-	p, err := Propose(ctx, w.env("develop"), w.agentBundle(map[string]string{"src/a.go": "package x\n"}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	head := w.branch(p.Branch)
-	re := w.env("reviewer")
-	re.Subject = "2"
 	write(t, w.root, "advisory.schema.json", `{"type": "object", "required": ["headSha", "summary"],
 	  "properties": {"verdict": {"enum": ["comment", "request-changes"]}, "summary": {"type": "string"}, "headSha": {"type": "string"}}}`)
 	re.ResultSchema = filepath.Join(w.root, "advisory.schema.json")
@@ -55,16 +48,25 @@ func TestReviewReadsWhatItValidated(t *testing.T) {
 
 // TestReviewCapsTheVerdict: a verdict over the result cap is refused, not read without end.
 func TestReviewCapsTheVerdict(t *testing.T) {
-	w := newWorld(t)
-	re := w.env("reviewer")
-	re.Subject = "2"
-	if _, err := Propose(context.Background(), w.env("develop"), w.agentBundle(map[string]string{"src/a.go": "package x\n"})); err != nil {
-		t.Fatal(err)
-	}
+	w, _, re := proposed(t)
 	write(t, w.root, "big.json", `{"verdict": "approve", "summary": "`+strings.Repeat("a", maxResultFile)+`"}`)
 	_, err := Review(context.Background(), re, filepath.Join(w.root, "big.json"))
 	var r *Refused
 	if !errors.As(err, &r) || !strings.Contains(r.Reason, "over") {
 		t.Fatalf("err = %v, want a refusal of the size", err)
 	}
+}
+
+// proposed is a world with pull request #2 proposed by develop, its head, and the environment of
+// a review job on it.
+func proposed(t *testing.T) (*world, string, *Env) {
+	t.Helper()
+	w := newWorld(t)
+	p, err := Propose(context.Background(), w.env("develop"), w.agentBundle(map[string]string{"src/a.go": "package x\n"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	re := w.env("reviewer")
+	re.Subject = "2"
+	return w, w.branch(p.Branch), re
 }
