@@ -4,6 +4,7 @@ package local
 
 import (
 	"maps"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -69,5 +70,27 @@ actors:
 		if s.Status != ir.Failed || !strings.Contains(s.Reason, key) || !strings.Contains(s.Reason, "write each key once") {
 			t.Errorf("%s: ended %s: %s; want failed naming %s", doc, s.Status, s.Reason, key)
 		}
+	}
+}
+
+// TestVerifyRecordsTheSubmittedResult: a reviewer that submits request-changes through
+// submit_result and leaves an approval where AUTONOMY_RESULT says has its verdict read as the
+// one validated, request-changes, not as the file it left.
+func TestVerifyRecordsTheSubmittedResult(t *testing.T) {
+	t.Parallel()
+	r := newRunner(t, installFleet(t, flowFleet, true), Options{})
+	cfg, err := r.In.Actor("reviewer")
+	if err != nil {
+		t.Fatal(err)
+	}
+	head := strings.Repeat("a", 40)
+	path := filepath.Join(t.TempDir(), "r.json")
+	testfs.WriteFile(t, filepath.Dir(path), "r.json", `{"verdict":"approve","summary":"fine","headSha":"`+head+`"}`)
+	submitted := `{"status":"done","summary":"s","output":{"verdict":"request-changes","summary":"not yet","headSha":"` + head + `"}}`
+	if st, why, _ := r.In.verify(cfg, path, submitted); st != ir.Done {
+		t.Fatalf("ended %s: %s", st, why)
+	}
+	if verdict, _, err := readVerdict(path); err != nil || verdict != "request-changes" {
+		t.Fatalf("the verdict read is %q (%v), want the validated request-changes", verdict, err)
 	}
 }

@@ -63,7 +63,22 @@ func (in *Install) verify(cfg *ActorConfig, resultPath, submitted string) (ir.Se
 	if st, ok := reported(doc, submitted, cfg.Result == defaultResultPath); ok && st.Status == "failed" {
 		return ir.Failed, "the agent reported its work failed: " + clip(st.Summary), ""
 	}
+	if source != filepath.Base(resultPath) {
+		// Delivered through submit_result: its readers (a reviewer's verdict, a capsule's digest)
+		// read the result path, which then holds what was validated, not what the session left there.
+		if err := recordResult(resultPath, data); err != nil {
+			return ir.Failed, "exit status 0 but its result cannot be recorded: " + err.Error(), ""
+		}
+	}
 	return ir.Done, "", fmt.Sprintf("exit status 0 and the result (delivered by %s) validates against %s", source, contractName(cfg))
+}
+
+// recordResult makes data the session's result file at path, replacing whatever is there.
+func recordResult(path string, data []byte) error {
+	if err := removeStale(path); err != nil {
+		return err
+	}
+	return writeNew(path, data, 0o600)
 }
 
 // resultDoc is the result a session delivered and where it came from, or why there is none.
