@@ -1,6 +1,7 @@
 package ir
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/autonomyhq/autonomy/internal/jsonschema"
+	"github.com/autonomyhq/autonomy/internal/strictjson"
 )
 
 // CompileResultSchema compiles an actor's result contract, named or inline, into a validator of
@@ -153,6 +155,14 @@ func ValidateResult(r *Result, file string, data []byte) (Diagnostics, error) {
 			at = offsetPos(data, min(max(int(se.Offset)-1, 0), len(data)))
 		}
 		rep.errorf(at, "write one JSON object", "the result is not JSON: %v", err)
+		return rep.diags, nil
+	}
+	if err := strictjson.Check(data); err != nil {
+		var ke *strictjson.KeyError
+		if !errors.As(err, &ke) {
+			return nil, err
+		}
+		rep.errorf(Pos{ke.Line, ke.Col}, ke.Fix(), "%s: key %q in %s repeats %q, and readers disagree on which one counts", what, ke.Key, cmp.Or(ke.Pointer, "the top-level object"), ke.First)
 		return rep.diags, nil
 	}
 	verr := sch.Validate(doc)

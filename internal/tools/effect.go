@@ -9,6 +9,8 @@ import (
 	"path"
 	"slices"
 	"strings"
+
+	"github.com/autonomyhq/autonomy/internal/strictjson"
 )
 
 // Effect is one write a session asked for: a typed line of its safe outputs. The server that
@@ -86,7 +88,8 @@ func (c *Checker) Check(e Effect) (Input, error) {
 	return in, nil
 }
 
-// Decode reads a tool's input strictly: one JSON object, no unknown field, then validated.
+// Decode reads a tool's input strictly: one JSON object, no unknown field, no key written twice
+// or differing from another only in case, then validated.
 func Decode(t Tool, raw json.RawMessage) (Input, error) {
 	in := t.NewInput()
 	if len(bytes.TrimSpace(raw)) == 0 {
@@ -99,6 +102,9 @@ func Decode(t Tool, raw json.RawMessage) (Input, error) {
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return nil, errors.New("input: more than one JSON value")
+	}
+	if err := strictjson.Check(raw); err != nil { // a repeated or case-twin key: which one counts?
+		return nil, fmt.Errorf("input: %v", err)
 	}
 	if err := in.validate(); err != nil {
 		return nil, err

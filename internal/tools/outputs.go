@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"sync"
+
+	"github.com/autonomyhq/autonomy/internal/strictjson"
 )
 
 // Bounds of a safe-output file: a model cannot make the trusted job read without end.
@@ -74,7 +76,7 @@ func ReadOutputs(r io.Reader) ([]Effect, error) {
 			return nil, fmt.Errorf("line %d: more than %d effects", n, MaxOutputEffects)
 		}
 		var e Effect
-		if err := json.Unmarshal(line, &e); err != nil {
+		if err := strictjson.Unmarshal(line, &e); err != nil {
 			return nil, fmt.Errorf("line %d: not an effect: %v", n, err)
 		}
 		out = append(out, e)

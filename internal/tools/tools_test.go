@@ -83,6 +83,9 @@ func TestCheckRefuses(t *testing.T) {
 		{"an ask of an unknown kind", effect("ask_person", "pm", `{"kind":"shout","question":"x"}`), `kind is "shout"`},
 		{"a decide ask with one option", effect("ask_person", "pm", `{"kind":"decide","question":"x","options":["A"]}`), "two or more decision options"},
 		{"an inform with options", effect("ask_person", "pm", `{"kind":"inform","question":"x","options":["A","B"]}`), "has no decision options"},
+		{"a repeated key", effect("launch", "pm", `{"actor":"develop","actor":"reviewer"}`), `key "actor" in the top-level object is written twice`},
+		{"a case twin", effect("launch", "pm", `{"actor":"develop","Actor":"reviewer"}`), `key "Actor" in the top-level object differs from "actor" only in case`},
+		{"a nested case twin", effect("launch", "pm", `{"actor":"develop","params":{"ISSUE":"1","issue":"2"}}`), `key "issue" in /params differs from "ISSUE"`},
 		{"an ask's in over the limit", effect("ask_person", "pm", `{"kind":"consult","question":"x","in":"`+strings.Repeat("x", 65537)+`"}`), "at most 65536"},
 	}
 	for _, c := range cases {
@@ -121,6 +124,7 @@ func TestReadOutputsIsBounded(t *testing.T) {
 		"a line over the limit":   `{"tool":"comment","input":"` + strings.Repeat("x", tools.MaxOutputLine) + `"}` + "\n",
 		"too many effects":        strings.Repeat(good, tools.MaxOutputEffects+1),
 		"a line that is not JSON": good + "rm -rf /\n",
+		"a case twin of tool":     `{"tool":"comment","actor":"pm","Tool":"launch","input":{"item":"1","body":"x"}}` + "\n",
 	} {
 		if _, err := tools.ReadOutputs(strings.NewReader(in)); err == nil {
 			t.Errorf("%s: accepted", name)

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/autonomyhq/autonomy/internal/jsonschema"
+	"github.com/autonomyhq/autonomy/internal/strictjson"
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/playbook/workflow"
 )
@@ -42,7 +42,7 @@ func (x *exec) verify(ctx context.Context, schema any, pc *workflow.Step, rec *r
 		if err != nil {
 			return fmt.Errorf("the step's schema does not compile: %v", err)
 		}
-		doc, err := jsonschema.Decode(rec.JSON)
+		doc, err := strictjson.Decode(rec.JSON) // what a later step reads is what was validated
 		if err != nil {
 			return fmt.Errorf("the step's output: %v", err)
 		}

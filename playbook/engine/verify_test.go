@@ -71,6 +71,13 @@ func TestRunStepSchemaAndPostcondition(t *testing.T) {
 	if _, err := (&Engine{}).RunStep(context.Background(), spec, &Data{}, ws, nil); err == nil || !strings.Contains(err.Error(), `the output does not satisfy the step's schema: at /n: `) {
 		t.Fatalf("schema: %v", err)
 	}
+	// A key written twice, or a case twin: which one a later step reads is unclear, so it is refused.
+	for _, out := range []string{`{"n": "x", "n": 1}`, `{"n": 1, "N": "x"}`} {
+		spec.Argv = []string{"printf", out}
+		if _, err := (&Engine{}).RunStep(context.Background(), spec, &Data{}, ws, nil); err == nil || !strings.Contains(err.Error(), "write each key once") {
+			t.Fatalf("%s: %v", out, err)
+		}
+	}
 	spec.Argv = []string{"printf", `{"n": 1}`}
 	spec.Postcondition = &resolved.Command{Namespace: "cli", Argv: []string{"test", "-e", "missing"}}
 	if _, err := (&Engine{}).RunStep(context.Background(), spec, &Data{}, ws, nil); err == nil || !strings.Contains(err.Error(), `postcondition "cli test -e missing" failed`) {

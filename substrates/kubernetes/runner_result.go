@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/autonomyhq/autonomy/internal/jsonschema"
+	"github.com/autonomyhq/autonomy/internal/strictjson"
 	"github.com/autonomyhq/autonomy/ir"
 )
 
@@ -48,7 +49,11 @@ func checkResult(schema any, msg string) string {
 	if len(msg) >= MaxResultBytes {
 		return fmt.Sprintf("its result is %d bytes or more: the kubelet keeps %d bytes of a termination message, so a longer result arrives cut (keep the result under 4 KiB)", MaxResultBytes, MaxResultBytes)
 	}
-	doc, err := jsonschema.Decode([]byte(msg))
+	doc, err := strictjson.Decode([]byte(msg))
+	var ke *strictjson.KeyError
+	if errors.As(err, &ke) {
+		return "its result is refused: " + err.Error()
+	}
 	var ne *jsonschema.NumberError
 	if errors.As(err, &ne) {
 		return fmt.Sprintf("its result cannot be checked: %v", err)

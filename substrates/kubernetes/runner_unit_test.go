@@ -21,6 +21,9 @@ func TestCheckResult(t *testing.T) {
 		{`{"verdict":`, "not JSON"},
 		{`{"verdict":"approve","n":1e99999999}`, "its result cannot be checked: the number 1e99999999 (at byte 26) is too large to check exactly"},
 		{`{"verdict":"approve"}` + strings.Repeat(" ", MaxResultBytes), "4096 bytes or more"},
+		// What is validated is what is read: a key written twice, or a case twin, is refused.
+		{`{"verdict":"approve","verdict":"maybe"}`, `key "verdict" in the top-level object is written twice`},
+		{`{"verdict":"approve","Verdict":"maybe"}`, `key "Verdict" in the top-level object differs from "verdict" only in case`},
 	} {
 		got := checkResult(verdictSchema, c.msg)
 		if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
@@ -29,6 +32,25 @@ func TestCheckResult(t *testing.T) {
 	}
 	if why := checkResult(map[string]any{"$ref": "https://example.com/s.json"}, `{}`); !strings.Contains(why, "may not reference another document") {
 		t.Errorf("a schema reaching out: %q", why)
+	}
+}
+
+// TestTakeSubmittedReadsExactKeys: a submit_result whose "status" says failed fails the session
+// whatever a "Status" beside it says, and one whose output has a case twin is refused, not picked.
+func TestTakeSubmittedReadsExactKeys(t *testing.T) {
+	for doc, want := range map[string]string{
+		`{"status":"failed","summary":"gave up","Status":"done"}`:           `key "Status" in the top-level object differs from "status" only in case`,
+		`{"status":"done","summary":"x","output":{"v":1},"OUTPUT":{"v":2}}`: `key "OUTPUT" in the top-level object`,
+		`{"status":"done","summary":"x","output":{"v":1,"v":2}}`:            `key "v" in /output is written twice`,
+		`{"STATUS":"failed","status":"failed","summary":"gave up"}`:         `key "status" in the top-level object differs from "STATUS" only in case`,
+	} {
+		s := &agentSession{cfg: &ActorConfig{Result: resultsDir + "/w.json"}, work: t.TempDir()}
+		if err := os.WriteFile(s.path("submitted.json"), []byte(doc), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.takeSubmitted(); err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "write each key once") {
+			t.Errorf("%s: %v, want a refusal with %q", doc, err, want)
+		}
 	}
 }
 

@@ -2,7 +2,6 @@ package kubernetes
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -16,6 +15,7 @@ import (
 	"github.com/autonomyhq/autonomy/internal/agentcli"
 	"github.com/autonomyhq/autonomy/internal/modelproxy"
 	"github.com/autonomyhq/autonomy/internal/sessionenv"
+	"github.com/autonomyhq/autonomy/internal/strictjson"
 	"github.com/autonomyhq/autonomy/internal/tools"
 	"github.com/autonomyhq/autonomy/ir"
 )
@@ -228,8 +228,8 @@ func (s *agentSession) takeSubmitted() error {
 		return fmt.Errorf("its submitted result: %v", err)
 	}
 	var r tools.Result
-	if err := json.Unmarshal(raw, &r); err != nil {
-		return fmt.Errorf("its submitted result is not JSON: %v", err)
+	if err := strictjson.Unmarshal(raw, &r); err != nil { // the keys the contract checks, exactly
+		return fmt.Errorf("its submitted result is refused: %v", err)
 	}
 	if r.Status == "failed" {
 		return fmt.Errorf("its agent reported its work failed: %s", r.Summary)
@@ -251,7 +251,7 @@ func (s *agentSession) checkStatus(msg []byte) error {
 		return nil
 	}
 	var r tools.Result
-	if json.Unmarshal(msg, &r) == nil && r.Status == "failed" {
+	if strictjson.Unmarshal(msg, &r) == nil && r.Status == "failed" {
 		return fmt.Errorf("its agent reported its work failed: %s", r.Summary)
 	}
 	return nil

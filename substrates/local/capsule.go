@@ -15,6 +15,7 @@ import (
 
 	"github.com/autonomyhq/autonomy/internal/playproto"
 	"github.com/autonomyhq/autonomy/internal/store"
+	"github.com/autonomyhq/autonomy/internal/strictjson"
 	"github.com/autonomyhq/autonomy/ir"
 )
 
@@ -222,8 +223,8 @@ func readVerdict(path string) (string, string, error) {
 		Verdict string `json:"verdict"`
 		HeadSha string `json:"headSha"`
 	}
-	if err := json.Unmarshal(data, &v); err != nil {
-		return "", "", fmt.Errorf("it is not JSON: %v", err)
+	if err := strictjson.Unmarshal(data, &v); err != nil { // the keys its contract checked, exactly
+		return "", "", fmt.Errorf("it is refused: %v", err)
 	}
 	return v.Verdict, v.HeadSha, nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/autonomyhq/autonomy/internal/jsonschema"
 	"github.com/autonomyhq/autonomy/internal/store"
+	"github.com/autonomyhq/autonomy/internal/strictjson"
 	"github.com/autonomyhq/autonomy/internal/tools"
 	"github.com/autonomyhq/autonomy/ir"
 )
@@ -48,7 +49,11 @@ func (in *Install) verify(cfg *ActorConfig, resultPath, submitted string) (ir.Se
 	if why != "" {
 		return ir.Failed, why, ""
 	}
-	doc, err := jsonschema.Decode(data)
+	doc, err := strictjson.Decode(data)
+	var ke *strictjson.KeyError
+	if errors.As(err, &ke) {
+		return ir.Failed, fmt.Sprintf("exit status 0 but the result is refused: %s:%v", source, err), ""
+	}
 	var ne *jsonschema.NumberError
 	if errors.As(err, &ne) {
 		return ir.Failed, fmt.Sprintf("exit status 0 but the result cannot be checked: %v (the result delivered by %s)", err, source), ""
@@ -62,7 +67,22 @@ func (in *Install) verify(cfg *ActorConfig, resultPath, submitted string) (ir.Se
 	if st, ok := reported(doc, submitted, cfg.Result == defaultResultPath); ok && st.Status == "failed" {
 		return ir.Failed, "the agent reported its work failed: " + clip(st.Summary), ""
 	}
+	if source != filepath.Base(resultPath) {
+		// Delivered through submit_result: its readers (a reviewer's verdict, a capsule's digest)
+		// read the result path, which then holds what was validated, not what the session left there.
+		if err := recordResult(resultPath, data); err != nil {
+			return ir.Failed, "exit status 0 but its result cannot be recorded: " + err.Error(), ""
+		}
+	}
 	return ir.Done, "", fmt.Sprintf("exit status 0 and the result (delivered by %s) validates against %s", source, contractName(cfg))
+}
+
+// recordResult makes data the session's result file at path, replacing whatever is there.
+func recordResult(path string, data []byte) error {
+	if err := removeStale(path); err != nil {
+		return err
+	}
+	return writeNew(path, data, 0o600)
 }
 
 // resultDoc is the result a session delivered and where it came from, or why there is none.
@@ -74,7 +94,7 @@ func (in *Install) resultDoc(cfg *ActorConfig, resultPath, submitted string) (da
 		var call struct {
 			Output json.RawMessage `json:"output"`
 		}
-		if json.Unmarshal([]byte(submitted), &call) == nil && len(call.Output) > 0 {
+		if strictjson.Unmarshal([]byte(submitted), &call) == nil && len(call.Output) > 0 {
 			return call.Output, "submit_result's output", ""
 		}
 	}

@@ -450,15 +450,8 @@ func TestProposeNothing(t *testing.T) {
 
 // TestReviewRefuses: a verdict that fails the contract, or no verdict, posts nothing.
 func TestReviewRefuses(t *testing.T) {
-	w := newWorld(t)
+	w, head, re := proposed(t)
 	ctx := context.Background()
-	p, err := Propose(ctx, w.env("develop"), w.agentBundle(map[string]string{"src/a.go": "package x\n"}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	head := w.branch(p.Branch)
-	re := w.env("reviewer")
-	re.Subject = "2"
 	for name, content := range map[string]string{
 		"no summary":  `{"verdict": "approve", "headSha": "` + head + `"}`,
 		"bad verdict": `{"verdict": "lgtm", "summary": "ok", "headSha": "` + head + `"}`,
@@ -475,7 +468,7 @@ func TestReviewRefuses(t *testing.T) {
 	}
 	// A subject that is an issue, not a pull request (a reviewer fired by an issue comment).
 	re.Subject = strconv.Itoa(w.item)
-	_, err = Review(ctx, re, w.verdict(head, "approve"))
+	_, err := Review(ctx, re, w.verdict(head, "approve"))
 	var r *Refused
 	if !errors.As(err, &r) || !strings.Contains(r.Reason, "is not a pull request") {
 		t.Errorf("a verdict for an issue: %v", err)

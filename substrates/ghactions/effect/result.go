@@ -10,6 +10,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/autonomyhq/autonomy/internal/strictjson"
 	"github.com/autonomyhq/autonomy/internal/tools"
 	"github.com/autonomyhq/autonomy/ir"
 )
@@ -93,7 +94,10 @@ func delivered(contract *ir.Result, applied []Applied, resultFile string) ([]byt
 			var call struct {
 				Output json.RawMessage `json:"output"`
 			}
-			if json.Unmarshal(a.Effect.Input, &call) == nil && len(call.Output) > 0 {
+			if err := strictjson.Unmarshal(a.Effect.Input, &call); err != nil {
+				return nil, "", &NoResult{"the session's result (submit_result) is refused, so the run is not done: " + err.Error()}
+			}
+			if len(call.Output) > 0 {
 				return call.Output, "submit_result's output", nil
 			}
 			break
@@ -101,20 +105,15 @@ func delivered(contract *ir.Result, applied []Applied, resultFile string) ([]byt
 	}
 	none := &NoResult{"the session delivered no result, so the run is not done: it did not call " + tools.SubmitResult +
 		", and its final message left no result file (a session is done only with a result that satisfies " + contractName(contract) + ")"}
-	f, err := os.Open(resultFile)
+	data, err := readResult(resultFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, "", none
 	}
-	if err != nil {
-		return nil, "", err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxResultFile+1))
-	if err != nil {
-		return nil, "", err
-	}
-	if len(data) > maxResultFile {
+	if errors.Is(err, errTooLarge) {
 		return nil, "", &NoResult{fmt.Sprintf("the session's result file is over %d bytes", maxResultFile)}
+	}
+	if err != nil {
+		return nil, "", err
 	}
 	if strings.TrimSpace(string(data)) == "" {
 		return nil, "", none
@@ -128,4 +127,25 @@ func contractName(r *ir.Result) string {
 		return r.Named.Value
 	}
 	return "its inline result schema"
+}
+
+// errTooLarge is a file over maxResultFile bytes.
+var errTooLarge = fmt.Errorf("larger than %d bytes, the cap on a result", maxResultFile)
+
+// readResult reads a file the model's job handed over (a result, a verdict): at most
+// maxResultFile bytes, errTooLarge past them.
+func readResult(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxResultFile+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > maxResultFile {
+		return nil, fmt.Errorf("%s is %w", path, errTooLarge)
+	}
+	return data, nil
 }

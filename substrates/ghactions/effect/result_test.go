@@ -35,9 +35,10 @@ func TestVerifyResult(t *testing.T) {
 		{"missing summary", nil, "{\n  \"status\": \"done\"\n}", "1:1: the result does not satisfy autonomy.result.v1: at /: missing property 'summary'"},
 		{"bad status", []Applied{submitted(`{"status":"finished","summary":"x"}`, "")}, "", "submit_result:1:11: the result does not satisfy autonomy.result.v1: at /status"},
 		{"reported failed", []Applied{submitted(`{"status":"failed","summary":"The channel is gone."}`, "")}, "", "the agent reported its work failed: The channel is gone."},
-		// The schema reads the exact key "status": a "Status" beside it does not make failed done.
-		{"case-folded status", nil, `{"status":"failed","summary":"I could not do it","Status":"done"}`, "the agent reported its work failed: I could not do it"},
-		{"case-folded status submitted", []Applied{submitted(`{"status":"failed","summary":"I could not do it","STATUS":"done"}`, "")}, "", "the agent reported its work failed"},
+		// The schema reads the exact key "status": a "Status" beside it is refused, never read.
+		{"case-folded status", nil, `{"status":"failed","summary":"I could not do it","Status":"done"}`, `1:50: the result does not satisfy autonomy.result.v1: key "Status" in the top-level object repeats "status"`},
+		{"case-folded status submitted", []Applied{submitted(`{"status":"failed","summary":"I could not do it","STATUS":"done"}`, "")}, "", `key "STATUS" in the top-level object repeats "status"`},
+		{"repeated status", nil, `{"status":"failed","summary":"I could not do it","status":"done"}`, `key "status" in the top-level object repeats "status"`},
 	} {
 		t.Run(c.name, func(t *testing.T) { verdict(t, ir.DefaultResult, c.applied, c.file, c.want) })
 	}
@@ -67,6 +68,9 @@ func TestVerifyDeclaredResult(t *testing.T) {
 		{"bad output", []Applied{submitted(`{"status":"done","summary":"x","output":{"labels":[3]}}`)}, "", "submit_result's output:1:12: the result does not satisfy its inline schema: at /labels/0"},
 		{"missing field", nil, "{\"status\": \"done\", \"summary\": \"x\"}", "at /: missing property 'labels'"},
 		{"submit without output", []Applied{submitted(`{"status":"done","summary":"x"}`)}, "", "the session delivered no result"},
+		// The output validated is the output read: a case twin of it is refused, not picked.
+		{"output twin", []Applied{submitted(`{"status":"done","summary":"x","output":{"labels":["bug"]},"Output":{"labels":[3]}}`)}, "", `key "Output" in the top-level object`},
+		{"output spelled otherwise", []Applied{submitted(`{"status":"done","summary":"x","OUTPUT":{"labels":["bug"]}}`)}, "", "the session delivered no result"},
 	} {
 		t.Run(c.name, func(t *testing.T) { verdict(t, inline, c.applied, c.file, c.want) })
 	}

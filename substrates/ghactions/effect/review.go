@@ -4,14 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"github.com/autonomyhq/autonomy/internal/tools"
-	"os"
 	"strconv"
 	"strings"
 
 	"github.com/google/go-github/v62/github"
 
+	"github.com/autonomyhq/autonomy/internal/strictjson"
+	"github.com/autonomyhq/autonomy/internal/tools"
 	"github.com/autonomyhq/autonomy/ir"
 )
 
@@ -37,7 +38,10 @@ func Review(ctx context.Context, e *Env, verdictPath string) (*Verdict, error) {
 	if err := e.refusePaused(ctx, pr); err != nil {
 		return nil, err
 	}
-	data, err := os.ReadFile(verdictPath)
+	data, err := readResult(verdictPath)
+	if errors.Is(err, errTooLarge) {
+		return nil, &Refused{fmt.Sprintf("the verdict is over %d bytes: no status is posted", maxResultFile)}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -61,8 +65,8 @@ func Review(ctx context.Context, e *Env, verdictPath string) (*Verdict, error) {
 		Summary string          `json:"summary"`
 		Find    json.RawMessage `json:"findings"`
 	}
-	if err := json.Unmarshal(data, &v); err != nil {
-		return nil, err
+	if err := strictjson.Unmarshal(data, &v); err != nil { // the keys the contract checked, exactly
+		return nil, &Refused{"the verdict is refused, and no status is posted: " + err.Error()}
 	}
 	if v.HeadSHA == "" {
 		return nil, &Refused{"the verdict names no headSha: a verdict binds to the commit it reviewed"}
