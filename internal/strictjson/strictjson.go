@@ -59,6 +59,7 @@ func Check(data []byte) error {
 		return json.Unmarshal(data, &v) // the syntax error, with its offset
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber() // a number is not parsed (1e400 is no float64 and needs none here)
 	var stack []*frame
 	for {
 		before := dec.InputOffset()

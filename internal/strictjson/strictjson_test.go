@@ -36,6 +36,7 @@ func TestCheckAcceptsDistinctKeys(t *testing.T) {
 		`{"verdict":"approve","summary":"s","findings":[{"path":"a"},{"path":"b"}]}`,
 		`{"a":{"k":1},"b":{"k":2},"k":[{"k":1},{"k":2}]}`,
 		`[{"a":1},{"a":1}]`, `"x"`, `1`, `{}`, `[]`,
+		`{"n":-1e400,"m":1e400,"k":123456789012345678901234567890}`, // numbers beyond float64: not parsed here
 	} {
 		if err := Check([]byte(doc)); err != nil {
 			t.Errorf("%s: %v", doc, err)
