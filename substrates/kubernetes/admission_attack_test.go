@@ -2,6 +2,7 @@ package kubernetes
 
 import (
 	"context"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/autonomyhq/autonomy/internal/k8stest"
+	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/substrates"
 )
 
@@ -309,5 +311,58 @@ func TestSessionCannotSetWhoFiredIt(t *testing.T) {
 		if err := create(forged); err == nil || !strings.Contains(err.Error(), "denied request") {
 			t.Errorf("a session's launch with %v: %v, want refused by the admission policy", forged, err)
 		}
+	}
+}
+
+// TestSessionCannotForgeItsParams: a Job a session's ServiceAccount (triage) creates itself, its
+// env the values the admission policy admits (WHO triage, ROLE NONE) but its annotations claiming
+// others (WHO boss, ROLE OWNER, another ref), is refused or reads back, in get and list, with
+// the values its container runs with; the runner's own launch reads back its params verbatim.
+func TestSessionCannotForgeItsParams(t *testing.T) {
+	c := k8stest.Get(t)
+	ns := namespace("forge")
+	install(t, c.Config, ns)
+	ctx := context.Background()
+	admin := kubernetes.NewForConfigOrDie(c.Config)
+	pt, err := admin.CoreV1().PodTemplates(ns).Get(ctx, ObjectName("worker_1"), metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs := as(c.Config, ns, "triage").BatchV1().Jobs(ns)
+	waitPolicy(t, func() error {
+		job := SessionJob(ns, JobTemplate(pt), Session{ID: "s-forge-wait", Params: map[string]string{"WHO": "boss"}})
+		_, err := jobs.Create(ctx, job, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		return err
+	})
+	checked := ir.LaunchParams{"WHO": "triage", "ROLE": "NONE", "MODE": "x"}
+	job := SessionJob(ns, JobTemplate(pt), Session{ID: "s-forged", Ref: "#1", Params: checked})
+	job.Annotations[AnnotationParams] = `{"MODE":"x","ROLE":"OWNER","WHO":"boss"}`
+	job.Annotations[AnnotationRef] = "#999"
+	_, createErr := jobs.Create(ctx, job, metav1.CreateOptions{})
+	r, err := NewRunner(RunnerOptions{Client: runnerClient(t, c.Config), Namespace: ns,
+		Actors: []RunnerActor{{Name: "worker_1", Params: []string{"MODE", "VERDICT", "WHO", "ROLE"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if createErr == nil {
+		s, ok, err := r.Get(ctx, "s-forged")
+		if err != nil || !ok || !reflect.DeepEqual(s.Params, checked) || s.Ref != "#1" {
+			t.Errorf("get of a session's own Job with forged annotations = %+v %v %v, want params %v and ref #1 (its container's)", s, ok, err, checked)
+		}
+		list, err := r.List(ctx)
+		if err != nil || len(list) != 1 || !reflect.DeepEqual(list[0].Params, checked) || list[0].Ref != "#1" {
+			t.Errorf("list = %+v %v, want the session with params %v and ref #1", list, err, checked)
+		}
+	} else if !strings.Contains(createErr.Error(), "denied request") {
+		t.Fatalf("creating the forged Job: %v, want admitted or refused by the admission policy", createErr)
+	}
+	verbatim := ir.LaunchParams{"WHO": "anyone", "ROLE": "OWNER", "MODE": "a \"quoted\" <b> & ünïcode"}
+	s, err := r.LaunchRef(ctx, "worker_1", "#7", verbatim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, ok, err := r.Get(ctx, s.ID)
+	if err != nil || !ok || !reflect.DeepEqual(got.Params, verbatim) || got.Ref != "#7" {
+		t.Errorf("get of the runner's launch = %+v %v %v, want params %v verbatim and ref #7", got, ok, err, verbatim)
 	}
 }
