@@ -113,6 +113,17 @@ var launchTampers = map[string]func(*batchv1.Job){
 	},
 	"generateName instead of name": func(j *batchv1.Job) { j.GenerateName = "s-"; j.Name = "" },
 	"finalizer":                    func(j *batchv1.Job) { j.Finalizers = []string{"example.com/block"} },
+	// What the runner reads of a session's Job besides its env: whose it is, which session,
+	// cancelled or not, how long it is kept, who owns it.
+	"actor-name of another actor": func(j *batchv1.Job) { j.Annotations[AnnotationActor] = "boss" },
+	"another session's label":     func(j *batchv1.Job) { j.Labels[LabelSession] = "s-other" },
+	"cancelled at create":         func(j *batchv1.Job) { j.Annotations[AnnotationCancelled] = "2026-01-01T00:00:00Z" },
+	"another annotation":          func(j *batchv1.Job) { j.Annotations["example.com/x"] = "y" },
+	"pod annotation":              func(j *batchv1.Job) { j.Spec.Template.Annotations = map[string]string{"example.com/x": "y"} },
+	"kept forever":                func(j *batchv1.Job) { j.Spec.TTLSecondsAfterFinished = nil },
+	"owner reference": func(j *batchv1.Job) {
+		j.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: ConfigMapFleet, UID: "00000000-0000-0000-0000-000000000000"}}
+	},
 }
 
 func addEnv(j *batchv1.Job, name, value string) {
