@@ -65,8 +65,9 @@ type RunnerActor struct {
 	// Result is the actor's result contract, a JSON Schema document; nil when it declares none
 	// (then a session that succeeds is done without a result).
 	Result any
-	// Params are the param names the actor declares (its triggers'): a launch may set these and
-	// no other, as on local.
+	// Params are the param names the actor declares (every trigger's, cron ones included): a
+	// launch may set these and no other, as on local, and get reads back these from a session's
+	// env.
 	Params []string
 	// Sources are the params a launch resolves from its firing (LaunchFiring): its dispatch
 	// trigger's, each with its source.
