@@ -2,6 +2,7 @@ package kubernetes
 
 import (
 	"context"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/autonomyhq/autonomy/internal/k8stest"
+	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/substrates"
 )
 
@@ -111,6 +113,17 @@ var launchTampers = map[string]func(*batchv1.Job){
 	},
 	"generateName instead of name": func(j *batchv1.Job) { j.GenerateName = "s-"; j.Name = "" },
 	"finalizer":                    func(j *batchv1.Job) { j.Finalizers = []string{"example.com/block"} },
+	// What the runner reads of a session's Job besides its env: whose it is, which session,
+	// cancelled or not, how long it is kept, who owns it.
+	"actor-name of another actor": func(j *batchv1.Job) { j.Annotations[AnnotationActor] = "boss" },
+	"another session's label":     func(j *batchv1.Job) { j.Labels[LabelSession] = "s-other" },
+	"cancelled at create":         func(j *batchv1.Job) { j.Annotations[AnnotationCancelled] = "2026-01-01T00:00:00Z" },
+	"another annotation":          func(j *batchv1.Job) { j.Annotations["example.com/x"] = "y" },
+	"pod annotation":              func(j *batchv1.Job) { j.Spec.Template.Annotations = map[string]string{"example.com/x": "y"} },
+	"kept forever":                func(j *batchv1.Job) { j.Spec.TTLSecondsAfterFinished = nil },
+	"owner reference": func(j *batchv1.Job) {
+		j.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: ConfigMapFleet, UID: "00000000-0000-0000-0000-000000000000"}}
+	},
 }
 
 func addEnv(j *batchv1.Job, name, value string) {
@@ -309,5 +322,59 @@ func TestSessionCannotSetWhoFiredIt(t *testing.T) {
 		if err := create(forged); err == nil || !strings.Contains(err.Error(), "denied request") {
 			t.Errorf("a session's launch with %v: %v, want refused by the admission policy", forged, err)
 		}
+	}
+}
+
+// TestSessionCannotForgeItsParams: a Job a session's ServiceAccount (triage) creates itself, its
+// env the values the admission policy admits (WHO triage, ROLE NONE) but its annotations claiming
+// others (WHO boss, ROLE OWNER, another ref, a ref dropped), is refused; the same Job with the
+// annotations SessionJob sets is admitted, and the runner's own launch reads back its ref and
+// params verbatim.
+func TestSessionCannotForgeItsParams(t *testing.T) {
+	c := k8stest.Get(t)
+	ns := namespace("forge")
+	install(t, c.Config, ns)
+	ctx := context.Background()
+	admin := kubernetes.NewForConfigOrDie(c.Config)
+	pt, err := admin.CoreV1().PodTemplates(ns).Get(ctx, ObjectName("worker_1"), metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := ir.LaunchParams{"WHO": "triage", "ROLE": "NONE", "MODE": "x"}
+	try := func(params ir.LaunchParams, forge func(map[string]string)) error {
+		job := SessionJob(ns, JobTemplate(pt), Session{ID: "s-forged", Ref: "#1", Params: params})
+		forge(job.Annotations)
+		_, err := as(c.Config, ns, "triage").BatchV1().Jobs(ns).Create(ctx, job, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		return err
+	}
+	create := func(forge func(map[string]string)) error { return try(checked, forge) }
+	waitPolicy(t, func() error { return try(ir.LaunchParams{"WHO": "boss"}, func(map[string]string) {}) })
+	if err := create(func(map[string]string) {}); err != nil {
+		t.Fatalf("a session's launch with the annotations SessionJob sets is refused: %v", err)
+	}
+	for what, forge := range map[string]func(map[string]string){
+		"params of another actor": func(a map[string]string) { a[AnnotationParams] = `{"MODE":"x","ROLE":"OWNER","WHO":"boss"}` },
+		"params reordered":        func(a map[string]string) { a[AnnotationParams] = `{"WHO":"triage","ROLE":"NONE","MODE":"x"}` },
+		"no params":               func(a map[string]string) { delete(a, AnnotationParams) },
+		"another ref":             func(a map[string]string) { a[AnnotationRef] = "#999" },
+		"no ref":                  func(a map[string]string) { delete(a, AnnotationRef) },
+	} {
+		if err := create(forge); err == nil || !strings.Contains(err.Error(), "denied request") {
+			t.Errorf("a session's launch with %s in its annotations: %v, want refused by the admission policy", what, err)
+		}
+	}
+	r, err := NewRunner(RunnerOptions{Client: runnerClient(t, c.Config), Namespace: ns,
+		Actors: []RunnerActor{{Name: "worker_1", Params: []string{"MODE", "VERDICT", "WHO", "ROLE"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	verbatim := ir.LaunchParams{"WHO": "anyone", "ROLE": "OWNER", "MODE": "a \"quoted\" <b> & ünïcode"}
+	s, err := r.LaunchRef(ctx, "worker_1", "#7", verbatim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, ok, err := r.Get(ctx, s.ID)
+	if err != nil || !ok || !reflect.DeepEqual(got.Params, verbatim) || got.Ref != "#7" {
+		t.Errorf("get of the runner's launch = %+v %v %v, want params %v verbatim and ref #7", got, ok, err, verbatim)
 	}
 }

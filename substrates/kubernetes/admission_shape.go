@@ -75,7 +75,8 @@ func reservedEnvCEL() string {
 
 // launchShape is the CEL condition a launched Job of actor a meets: it is the Job the runner
 // builds from a's PodTemplate (JobTemplate, SessionJob) field for field, every field the
-// template leaves out absent or at the server's default, its env the template's plus params.
+// template leaves out absent or at the server's default, its env the template's plus params,
+// its annotations those SessionJob sets from that env (annotationShape).
 func (c *compiler) launchShape(a *ir.Actor) string {
 	t := JobTemplate(c.podTemplate(a))
 	ctrWant := t.Spec.Template.Spec.Containers[0]
@@ -98,9 +99,24 @@ func (c *compiler) launchShape(a *ir.Actor) string {
 	}
 	conds = append(conds, metaShape(job+".metadata", t.Labels, false)...)
 	conds = append(conds, metaShape(pod+".metadata", t.Spec.Template.Labels, true)...)
-	conds = append(conds, "!has("+job+".metadata.annotations) || "+job+".metadata.annotations.all(k, k in "+celList([]string{AnnotationActor, AnnotationRef, AnnotationParams})+")",
-		"has("+job+".metadata.annotations) && "+celString(AnnotationActor)+" in "+job+".metadata.annotations && "+job+".metadata.annotations["+celString(AnnotationActor)+"] == "+celString(a.Name.Value))
+	conds = append(conds, annotationShape(job+".metadata.annotations", ctr+".env", a.Name.Value)...)
 	return "(" + strings.Join(conds, ") && (") + ")"
+}
+
+// annotationShape pins a launched Job's annotations (at path; env is its session container's
+// env, which envShape and gatingShape vet): AnnotationActor the actor's name, AnnotationParams
+// the container's EnvParams and AnnotationRef its EnvRef (absent when that is empty), as
+// SessionJob sets them, and no other.
+func annotationShape(path, env, actor string) []string {
+	value := func(name string) string {
+		return env + ".filter(e, e.name == " + celString(name) + ").map(e, has(e.value) ? e.value : '')"
+	}
+	return []string{
+		"has(" + path + ") && " + path + ".all(k, k in " + celList([]string{AnnotationActor, AnnotationRef, AnnotationParams}) + ")",
+		celString(AnnotationActor) + " in " + path + " && " + path + "[" + celString(AnnotationActor) + "] == " + celString(actor),
+		celString(AnnotationParams) + " in " + path + " && " + value(EnvParams) + " == [" + path + "[" + celString(AnnotationParams) + "]]",
+		value(EnvRef) + " == [" + celString(AnnotationRef) + " in " + path + " ? " + path + "[" + celString(AnnotationRef) + "] : '']",
+	}
 }
 
 // metaShape pins an object's metadata on create: its labels are want's plus LabelSession (the

@@ -78,9 +78,12 @@ const (
 	// its pod, which holds the result) outlives the session's end: the Job's
 	// ttlSecondsAfterFinished (policy.box.kubernetes.keepFinished). Absent: kept until deleted.
 	AnnotationKeepFinished = "autonomy.dev/keep-finished-seconds"
-	// AnnotationRef is a session's subject.ref, verbatim (a ref may be any text).
+	// AnnotationRef is a session's subject.ref, verbatim (a ref may be any text), for people
+	// reading the Job; the runner reads the ref from the container's env (EnvRef), which the
+	// admission policy vetted.
 	AnnotationRef = "autonomy.dev/ref"
-	// AnnotationParams is a session's params as a JSON object, so get reads them back verbatim.
+	// AnnotationParams is a session's params as a JSON object, for people reading the Job; get
+	// reads them back from the container's env entries, which the admission policy vetted.
 	AnnotationParams = "autonomy.dev/params"
 	// AnnotationSource names the profile and its hash on every generated object.
 	AnnotationSource = "autonomy.dev/source"
@@ -228,8 +231,8 @@ type Session struct {
 
 // SessionJob is the Job of session s, built from the actor's JobTemplate t in namespace ns:
 // named s.ID (so its pods' EnvSession, read from the Job's name, is s.ID), labelled
-// LabelSession, its ref and params in annotations (read back by get) and in the session
-// container's env (WithParams).
+// LabelSession, its ref and params in annotations and in the session container's env
+// (WithParams; get reads them back from the env).
 func SessionJob(ns string, t batchv1.JobTemplateSpec, s Session) *batchv1.Job {
 	t = WithParams(t, s.Ref, s.Params)
 	job := &batchv1.Job{

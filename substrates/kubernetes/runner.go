@@ -65,8 +65,9 @@ type RunnerActor struct {
 	// Result is the actor's result contract, a JSON Schema document; nil when it declares none
 	// (then a session that succeeds is done without a result).
 	Result any
-	// Params are the param names the actor declares (its triggers'): a launch may set these and
-	// no other, as on local.
+	// Params are the param names the actor declares (every trigger's, cron ones included): a
+	// launch may set these and no other, as on local, and get reads back these from a session's
+	// env.
 	Params []string
 	// Sources are the params a launch resolves from its firing (LaunchFiring): its dispatch
 	// trigger's, each with its source.
@@ -379,12 +380,8 @@ func jobStatus(j *batchv1.Job) (ir.SessionStatus, string) {
 // session maps a Job to its session; verify reads a complete Job's result to say done or failed
 // (List skips ended sessions and need not).
 func (r *Runner) session(ctx context.Context, j *batchv1.Job, verify bool) (ir.Session, error) {
-	s := ir.Session{ID: j.Name, Agent: actorOf(j), Ref: j.Annotations[AnnotationRef], Params: ir.LaunchParams{}}
-	if raw, ok := j.Annotations[AnnotationParams]; ok {
-		if err := json.Unmarshal([]byte(raw), &s.Params); err != nil {
-			return s, fmt.Errorf("session %s: its %s annotation is not a JSON object of strings: %v", j.Name, AnnotationParams, err)
-		}
-	}
+	s := ir.Session{ID: j.Name, Agent: actorOf(j), Params: ir.LaunchParams{}}
+	s.Ref, s.Params = r.launched(j)
 	s.Status, _ = jobStatus(j)
 	if s.Status == ir.Done && verify {
 		st, _, err := r.verify(ctx, j)
@@ -394,6 +391,34 @@ func (r *Runner) session(ctx context.Context, j *batchv1.Job, verify bool) (ir.S
 		s.Status = st
 	}
 	return s, nil
+}
+
+// launched are the ref and params of the session j runs, read from its session container's env
+// (the entries the admission policy vetted when a fleet ServiceAccount created the Job, and the
+// process reads), never from the Job's annotations (which a session creating its own Job could
+// forge): EnvRef, and each entry named like a param the actor declares (the last, as the kubelet
+// takes it). The runner's own launches set the same values in both.
+func (r *Runner) launched(j *batchv1.Job) (string, ir.LaunchParams) {
+	ref, params := "", ir.LaunchParams{}
+	var declared []string
+	if a := r.actors[actorOf(j)]; a != nil {
+		declared = a.Params
+	}
+	for _, c := range j.Spec.Template.Spec.Containers {
+		if c.Name != ContainerName {
+			continue
+		}
+		for _, e := range c.Env {
+			switch {
+			case e.ValueFrom != nil:
+			case e.Name == EnvRef:
+				ref = e.Value
+			case slices.Contains(declared, e.Name) && ReservedParam(e.Name) == "":
+				params[e.Name] = e.Value
+			}
+		}
+	}
+	return ref, params
 }
 
 // Cancel stops a session and keeps it readable as cancelled: it marks the session's Job

@@ -35,7 +35,7 @@ func TestCronJobSessionIsListed(t *testing.T) {
 	if _, err := cs.BatchV1().CronJobs(ns).Create(ctx, cj, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	r, err := NewRunner(RunnerOptions{Client: RunnerClient(t), Namespace: ns, Actors: []RunnerActor{{Name: "nightly_run"}}})
+	r, err := NewRunner(RunnerOptions{Client: RunnerClient(t), Namespace: ns, Actors: []RunnerActor{{Name: "nightly_run", Params: []string{"P"}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
