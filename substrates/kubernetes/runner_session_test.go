@@ -342,7 +342,8 @@ func TestLaunchResolvesParamSources(t *testing.T) {
 	for _, forged := range []struct {
 		f      Firing
 		params ir.LaunchParams
-	}{{Firing{}, ir.LaunchParams{"W": "OWNER"}}, {Firing{}, ir.LaunchParams{"A": "octocat"}}, {Firing{From: "octocat"}, nil}} {
+	}{{Firing{}, ir.LaunchParams{"W": "OWNER"}}, {Firing{}, ir.LaunchParams{"A": "octocat"}}, {Firing{From: "octocat"}, nil},
+		{Firing{Kind: "cron"}, nil}, {Firing{}, ir.LaunchParams{"K": "event"}}} {
 		var denied *DeniedError
 		if s, err := in.LaunchFiring(ctx, "probe", forged.f, forged.params); !errors.As(err, &denied) {
 			t.Errorf("a session's launch with %+v %v: %+v %v, want denied", forged.f, forged.params, s, err)

@@ -67,15 +67,18 @@ func (r *Runner) resolve(a *RunnerActor, f Firing, params ir.LaunchParams) (ir.L
 	if r.opts.Caller != nil {
 		var forged []string
 		for _, p := range a.Sources {
-			if _, set := params[p.Name]; set && gatingSource(p.Source) {
+			if _, set := params[p.Name]; set && (gatingSource(p.Source) || p.Source == "trigger.kind") {
 				forged = append(forged, fmt.Sprintf("--param %s (bound to %s)", p.Name, p.Source))
 			}
 		}
 		if f.From != "" && f.From != r.opts.CallerActor {
 			forged = append(forged, "--from "+f.From)
 		}
+		if f.Kind != "" && f.Kind != string(ir.Dispatch) {
+			forged = append(forged, "--kind "+f.Kind)
+		}
 		if len(forged) > 0 {
-			return nil, &DeniedError{Msg: fmt.Sprintf("%s may not set %s: from a session, subject.actor is the calling actor (%s) and subject.actorRole is NONE; only the operator sets them (drop the flag)",
+			return nil, &DeniedError{Msg: fmt.Sprintf("%s may not set %s: from a session, subject.actor is the calling actor (%s), subject.actorRole is NONE and trigger.kind is dispatch; only the operator sets them (drop the flag)",
 				r.opts.Caller.Who, strings.Join(forged, ", "), r.opts.CallerActor)}
 		}
 		from, role = r.opts.CallerActor, "NONE"
