@@ -19,8 +19,9 @@ func AdmissionPolicyName(ns string) string { return "autonomy-" + ns + "-session
 // a Job of the namespace made by one of the fleet's ServiceAccounts, a create is of an actor the
 // launcher's agent:launch scope names and has the shape of that actor's template (its
 // ServiceAccount, the fleet's image and SessionArgs, only the installation mounted, no secret
-// read, no host namespace, no added container), and a delete or an update (cancel, suspend) is of
-// a Job of an actor the agent:cancel or agent:update scope names. Jobs the CronJob controller
+// read, no host namespace, no added container), an update (cancel, suspend) is of a Job of an
+// actor the agent:cancel or agent:update scope names, and no delete is admitted (RBAC grants none
+// either; the operator's and the TTL controller's deletes are not a fleet ServiceAccount's). Jobs the CronJob controller
 // creates are not a fleet ServiceAccount's and are not matched.
 func (c *compiler) admission() (*admissionv1.ValidatingAdmissionPolicy, *admissionv1.ValidatingAdmissionPolicyBinding) {
 	ns := c.box.Namespace
@@ -55,7 +56,7 @@ func (c *compiler) admission() (*admissionv1.ValidatingAdmissionPolicy, *admissi
 			},
 			Validations: []admissionv1.Validation{
 				{Expression: "request.operation != 'CREATE' || (variables.pair in " + celList(pairs["agent:launch"]) + " || variables.any in " + celList(pairs["agent:launch"]) + ")", Message: "agent:launch does not let this ServiceAccount launch that actor (or the Job names no actor)"},
-				{Expression: "request.operation != 'DELETE' || (variables.pair in " + celList(pairs["agent:cancel"]) + " || variables.any in " + celList(pairs["agent:cancel"]) + ")", Message: "agent:cancel does not let this ServiceAccount cancel that actor's sessions"},
+				{Expression: "request.operation != 'DELETE'", Message: "no fleet ServiceAccount deletes a session's Job: runner cancel ends it, and its ttlSecondsAfterFinished (keepFinished) removes it"},
 				{Expression: "request.operation != 'UPDATE' || ((variables.pair in " + celList(pairs["agent:update"]) + " || variables.any in " + celList(pairs["agent:update"]) + ")" + " && " + updateShape() + ") || " +
 					"((variables.pair in " + celList(pairs["agent:cancel"]) + " || variables.any in " + celList(pairs["agent:cancel"]) + ")" + " && " + cancelShape() + ")",
 					Message: "agent:update does not let this ServiceAccount update that actor's sessions, or the update changes more than suspend; agent:cancel lets it only cancel them (runner cancel)"},
@@ -111,14 +112,22 @@ func updateShape() string {
 	return celAll(unchangedBut(true, "suspend"))
 }
 
-// cancelShape is the CEL condition an update of a Job is the runner's cancel (cancelPatch) and
-// nothing else: AnnotationCancelled added, every other annotation kept, parallelism 0,
-// activeDeadlineSeconds 1, not suspended, every other field unchanged.
+// cancelMark is the form of AnnotationCancelled's value cancelPatch writes, and the only one the
+// admission policy admits: an RFC 3339 time in UTC, to the second.
+const cancelMark = `^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]Z$`
+
+// cancelShape is the CEL condition an update of a Job is the runner's cancel (cancelPatch) of a
+// Job that has not ended (no Complete or Failed condition: an ended session is never rewritten
+// as cancelled) and nothing else: AnnotationCancelled added with the time of the cancel
+// (cancelMark), every other annotation kept, parallelism 0, activeDeadlineSeconds 1, not
+// suspended, every other field unchanged.
 func cancelShape() string {
 	conds := unchangedBut(false, "suspend", "parallelism", "activeDeadlineSeconds")
 	ann, old := "object.metadata.annotations", "oldObject.metadata.annotations"
 	conds = append(conds,
+		"!has(oldObject.status) || !has(oldObject.status.conditions) || !oldObject.status.conditions.exists(c, c.type in ['Complete', 'Failed'] && c.status == 'True')",
 		"has("+ann+") && "+celString(AnnotationCancelled)+" in "+ann,
+		ann+"["+celString(AnnotationCancelled)+"].matches("+celString(cancelMark)+")",
 		ann+".all(k, k == "+celString(AnnotationCancelled)+" || (has("+old+") && k in "+old+" && "+old+"[k] == "+ann+"[k]))",
 		"!has("+old+") || "+old+".all(k, k != "+celString(AnnotationCancelled)+" && k in "+ann+")",
 		"has(object.spec.parallelism) && object.spec.parallelism == 0",

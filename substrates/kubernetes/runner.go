@@ -79,10 +79,10 @@ type RunnerActor struct {
 // cluster, so any process with the same options sees the same sessions. It is safe for
 // concurrent use.
 //
-// A Job maps to a session status so: marked cancelled (AnnotationCancelled) or being deleted is
-// cancelled; Complete is done
-// when its pod's result satisfies the actor's contract and failed otherwise; Failed is failed;
-// suspended is paused; anything else is running.
+// A Job maps to a session status so: Complete is done when its pod's result satisfies the
+// actor's contract and failed otherwise, even if marked cancelled; Failed is failed unless marked
+// cancelled (AnnotationCancelled); marked cancelled, or being deleted before it ended, is
+// cancelled; suspended is paused; anything else is running.
 type Runner struct {
 	opts   RunnerOptions
 	actors map[string]*RunnerActor
@@ -352,24 +352,34 @@ func (r *Runner) jobs(ctx context.Context) ([]batchv1.Job, error) {
 	}
 }
 
-// jobStatus maps a Job to a session status; done stands for "complete": the result decides.
+// jobStatus maps a Job to a session status; done stands for "complete": the result decides. An
+// end the Job reached comes first: Complete is done though a cancel marked it (its pod finished
+// before the cancel took effect), and Failed is failed unless the Job is marked cancelled (the
+// admission policy admits the mark only on a Job that has not ended, so a marked Job's failure is
+// the cancel's or came with it); a Job being deleted (its ttlSecondsAfterFinished, once ended)
+// keeps its end.
 func jobStatus(j *batchv1.Job) (ir.SessionStatus, string) {
-	if at, ok := j.Annotations[AnnotationCancelled]; ok {
-		return ir.Cancelled, "cancelled at " + at
-	}
-	if j.DeletionTimestamp != nil {
-		return ir.Cancelled, "cancelled: its Job is being deleted"
-	}
+	at, marked := j.Annotations[AnnotationCancelled]
 	for _, c := range j.Status.Conditions {
 		if c.Status != corev1.ConditionTrue {
 			continue
 		}
-		switch c.Type {
-		case batchv1.JobComplete:
+		switch {
+		case c.Type == batchv1.JobComplete:
 			return ir.Done, ""
-		case batchv1.JobFailed:
+		case c.Type == batchv1.JobFailed && !marked:
 			return ir.Failed, strings.TrimSpace(c.Reason + ": " + c.Message)
 		}
+	}
+	if marked {
+		// The mark is the time of the cancel; any other text is not shown as one.
+		if t, err := time.Parse(time.RFC3339, at); err == nil {
+			return ir.Cancelled, "cancelled at " + t.UTC().Format(time.RFC3339)
+		}
+		return ir.Cancelled, "cancelled"
+	}
+	if j.DeletionTimestamp != nil {
+		return ir.Cancelled, "cancelled: its Job is being deleted"
 	}
 	if j.Spec.Suspend != nil && *j.Spec.Suspend {
 		return ir.Paused, ""
