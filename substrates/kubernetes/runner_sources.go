@@ -67,7 +67,7 @@ func (r *Runner) resolve(a *RunnerActor, f Firing, params ir.LaunchParams) (ir.L
 	if r.opts.Caller != nil {
 		var forged []string
 		for _, p := range a.Sources {
-			if _, set := params[p.Name]; set && (gatingSource(p.Source) || p.Source == "trigger.kind") {
+			if _, set := params[p.Name]; set && checkedSource(p.Source) {
 				forged = append(forged, fmt.Sprintf("--param %s (bound to %s)", p.Name, p.Source))
 			}
 		}
