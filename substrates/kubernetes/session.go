@@ -130,7 +130,9 @@ func (c *sessionCall) actorConfig() (*ActorConfig, error) {
 // checkParams refuses, before anything runs, a forwarded param the runner would not have set: a
 // name ir.IsReservedEnv reserves (ReservedParam), one the actor declares not (the fleet config's
 // triggers), or one the container's env does not carry with the same value (the entries the
-// admission policy vetted; $AUTONOMY_FORWARD alone is no source of names).
+// admission policy vetted; $AUTONOMY_FORWARD alone is no source of names); and a declared param
+// the container's env carries that $AUTONOMY_FORWARD leaves out (so a Job cannot drop the params
+// the policy checks, such as who fired it, from what the session reads).
 func (c *sessionCall) checkParams(cfg *ActorConfig, params map[string]string) error {
 	declared := declaredParams(cfg.Triggers)
 	for _, k := range slices.Sorted(maps.Keys(params)) {
@@ -142,6 +144,11 @@ func (c *sessionCall) checkParams(cfg *ActorConfig, params map[string]string) er
 		}
 		if !slices.Contains(c.env, k+"="+params[k]) {
 			return fmt.Errorf("param %q of $%s is not the container's env entry %s: the session runs nothing (launch it through the runner, which sets both)", k, EnvParams, k)
+		}
+	}
+	for _, k := range declared {
+		if _, set := params[k]; !set && slices.ContainsFunc(c.env, func(kv string) bool { return strings.HasPrefix(kv, k+"=") }) {
+			return fmt.Errorf("the container's env entry %s (a param) is not in $%s: the session runs nothing (launch it through the runner, which sets both)", k, EnvParams)
 		}
 	}
 	return nil
