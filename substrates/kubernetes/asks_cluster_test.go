@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -238,5 +239,48 @@ func TestSlotsAreWrittenOnlyByTheClaim(t *testing.T) {
 	}
 	if err := cms.Delete(ctx, SlotsConfigMap, metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}}); !apierrors.IsForbidden(err) {
 		t.Errorf("deleting the slots: %v, want forbidden", err)
+	}
+}
+
+// TestAskCannotClaimWhoAsked: an ask a session's ServiceAccount (boss) parks whose params field
+// claims another actor and role for the params the person's dispatch trigger binds to
+// subject.actor and subject.actorRole (WHO triage, ROLE OWNER) reads back, for the operator's
+// get and list, as a session's launch sets them: WHO boss, ROLE NONE; TOPIC verbatim.
+func TestAskCannotClaimWhoAsked(t *testing.T) {
+	c := k8stest.Get(t)
+	ns := namespace("askwho")
+	installFleet(t, c.Config, ns, strings.Replace(fleetProfile, "behavior: humans/ask.md\n    triggers: [{ dispatch: true }]",
+		"behavior: humans/ask.md\n    triggers: [{ dispatch: true, params: { TOPIC: subject.text, WHO: subject.actor, ROLE: subject.actorRole } }]", 1))
+	ctx := context.Background()
+	owner := RunnerActor{Name: "owner", Human: true, Params: []string{"TOPIC", "WHO", "ROLE"}, Sources: []Param{{"TOPIC", "subject.text"}, {"WHO", "subject.actor"}, {"ROLE", "subject.actorRole"}}}
+	boss, err := NewRunner(RunnerOptions{Client: runnerClient(t, asConfig(c.Config, ns, "boss")), Namespace: ns,
+		Actors: []RunnerActor{owner, {Name: "boss"}}, AskedBy: &Asker{Actor: "boss"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitPolicy(t, func() error {
+		_, err := as(c.Config, ns, "boss").CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "not-an-ask"}}, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		return err
+	})
+	s, err := boss.engage(ctx, &owner, "#1", ir.LaunchParams{"TOPIC": "release", "WHO": "triage", "ROLE": "OWNER"})
+	if err != nil {
+		t.Fatalf("boss parking an ask to owner: %v", err)
+	}
+	op, err := OpenRunner(ctx, runnerClient(t, c.Config), ns, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := ir.LaunchParams{"TOPIC": "release", "WHO": "boss", "ROLE": "NONE"}
+	if got, ok, err := op.Get(ctx, s.ID); err != nil || !ok || !reflect.DeepEqual(got.Params, want) {
+		t.Errorf("get of an ask claiming WHO triage, ROLE OWNER = %+v %v %v, want params %v", got, ok, err, want)
+	}
+	list, err := op.List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, got := range list {
+		if got.ID == s.ID && !reflect.DeepEqual(got.Params, want) {
+			t.Errorf("list shows the ask with params %v, want %v", got.Params, want)
+		}
 	}
 }

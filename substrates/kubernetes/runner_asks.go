@@ -131,7 +131,32 @@ func (r *Runner) askSession(cm *corev1.ConfigMap) (ir.Session, error) {
 	if err := json.Unmarshal([]byte(cm.Data[askParams]), &s.Params); err != nil {
 		return s, fmt.Errorf("ask %s: its params are not a JSON object of strings: %v", cm.Name, err)
 	}
+	r.askedParams(cm, s.Params)
 	return s, nil
+}
+
+// askedParams reads the params of an ask a session parked (labelled LabelAskedBy, which the
+// ConfigMap admission policy pins to the creating ServiceAccount) as a session's launch sets
+// them, whatever its params field claims: each param the person's dispatch launch binds to
+// subject.actor is the asking actor, to subject.actorRole NONE, to trigger.kind dispatch. An
+// ask the operator parked is read as written.
+func (r *Runner) askedParams(cm *corev1.ConfigMap, params ir.LaunchParams) {
+	by, asked := cm.Labels[LabelAskedBy]
+	a := r.actors[cm.Data[askActor]]
+	if !asked || a == nil {
+		return
+	}
+	value := map[string]string{"subject.actorRole": "NONE", "trigger.kind": string(ir.Dispatch)}
+	for _, b := range r.opts.Actors {
+		if ObjectName(b.Name) == by {
+			value["subject.actor"] = b.Name
+		}
+	}
+	for _, p := range a.Sources {
+		if checkedSource(p.Source) {
+			params[p.Name] = value[p.Source]
+		}
+	}
 }
 
 // updateAsk resolves (done or failed, with the token and evidence) or retracts (cancelled) an
