@@ -262,15 +262,24 @@ func asConfig(cfg *rest.Config, ns, sa string) *rest.Config {
 	return c
 }
 
-// sessionJob is a session Job of actor built the way the runner builds it: from the actor's
-// PodTemplate as the cluster holds it.
+// sessionJob is a session Job of actor built the way the runner builds it for a launch from a
+// session of triage (sessionJobBy).
 func sessionJob(t *testing.T, cs *kubernetes.Clientset, ns, actor, id string) *batchv1.Job {
+	t.Helper()
+	return sessionJobBy(t, cs, ns, "triage", actor, id)
+}
+
+// sessionJobBy is a session Job of actor built the way the runner builds it for a launch from a
+// session of by: from the actor's PodTemplate as the cluster holds it, with worker_1's params
+// bound to subject.actor and subject.actorRole (WHO, ROLE) set to by and NONE, as the admission
+// policy requires of a session's launch.
+func sessionJobBy(t *testing.T, cs *kubernetes.Clientset, ns, by, actor, id string) *batchv1.Job {
 	t.Helper()
 	pt, err := cs.CoreV1().PodTemplates(ns).Get(context.Background(), ObjectName(actor), metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return SessionJob(ns, JobTemplate(pt), Session{ID: id, Ref: "#1", Params: map[string]string{"TOPIC": "x"}})
+	return SessionJob(ns, JobTemplate(pt), Session{ID: id, Ref: "#1", Params: map[string]string{"TOPIC": "x", "WHO": by, "ROLE": "NONE"}})
 }
 
 // TestLaunchScopeIsAdmitted: a launch is a real create attempt (dry run) as the launcher's

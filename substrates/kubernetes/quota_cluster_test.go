@@ -48,7 +48,7 @@ func TestQuotaBoundsRunningPods(t *testing.T) {
 	})
 	jobs := as(c.Config, ns, "boss").BatchV1().Jobs(ns)
 	for i := range 6 {
-		if _, err := jobs.Create(ctx, sessionJob(t, admin, ns, "worker_1", fmt.Sprintf("s-%016x", i)), metav1.CreateOptions{}); err != nil {
+		if _, err := jobs.Create(ctx, sessionJobBy(t, admin, ns, "boss", "worker_1", fmt.Sprintf("s-%016x", i)), metav1.CreateOptions{}); err != nil {
 			t.Fatalf("Job %d: %v", i+1, err)
 		}
 	}
@@ -91,7 +91,7 @@ func TestFinishedSessionsFreeTheirRoom(t *testing.T) {
 	jobs := as(c.Config, ns, "boss").BatchV1().Jobs(ns)
 	for i := range 8 {
 		id := fmt.Sprintf("s-%016x", i)
-		if _, err := jobs.Create(ctx, sessionJob(t, admin, ns, "worker_1", id), metav1.CreateOptions{}); err != nil {
+		if _, err := jobs.Create(ctx, sessionJobBy(t, admin, ns, "boss", "worker_1", id), metav1.CreateOptions{}); err != nil {
 			t.Fatalf("session %d: %v", i+1, err)
 		}
 		sessionPod(t, admin, ns, id)
@@ -133,7 +133,7 @@ func TestKeepFinishedIsPinned(t *testing.T) {
 	admin := installProfile(t, c, ns, strings.Replace(fleetProfile, "      timeZone: Europe/Paris\n", "      timeZone: Europe/Paris\n      keepFinished: forever\n", 1))
 	dry := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
 	jobs := as(c.Config, ns, "boss").BatchV1().Jobs(ns)
-	short := sessionJob(t, admin, ns, "worker_1", "s-short")
+	short := sessionJobBy(t, admin, ns, "boss", "worker_1", "s-short")
 	if short.Spec.TTLSecondsAfterFinished != nil {
 		t.Fatalf("keepFinished: forever, yet the Job's ttlSecondsAfterFinished is %d", *short.Spec.TTLSecondsAfterFinished)
 	}
@@ -144,7 +144,7 @@ func TestKeepFinishedIsPinned(t *testing.T) {
 		_, err := jobs.Create(context.Background(), short, dry)
 		return err != nil && strings.Contains(err.Error(), "template"), nil
 	})
-	if _, err := jobs.Create(context.Background(), sessionJob(t, admin, ns, "worker_1", "s-kept"), dry); err != nil {
+	if _, err := jobs.Create(context.Background(), sessionJobBy(t, admin, ns, "boss", "worker_1", "s-kept"), dry); err != nil {
 		t.Errorf("a Job kept until deleted, as keepFinished: forever says: %v", err)
 	}
 }
