@@ -2,6 +2,7 @@ package kubernetes_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/autonomyhq/autonomy/conformance"
@@ -29,7 +30,13 @@ func TestRunnerPassesTheCoreChecks(t *testing.T) {
 		switch res.Check {
 		case "get", "pause-resume", "max-concurrent", "never-done-by-itself", "done-by-verified-act":
 			want = conformance.Supported
-		case "timeout", "isolation", "simulated-person":
+		case "timeout":
+			// The Job controller fails overtime's Job at its activeDeadlineSeconds.
+			want = conformance.Supported
+		case "isolation":
+			// The session entry point's own workspace, in the pod the probe's kubelet plays.
+			want = conformance.Supported
+		case "simulated-person":
 			want = conformance.NotProbed
 		case "scope-refused", "agent-verbs":
 			// From inside a session: a runner acting with the token of the session's actor's
@@ -49,6 +56,9 @@ func TestRunnerPassesTheCoreChecks(t *testing.T) {
 		case "prelaunch", "merge-boundary":
 			// No prelaunch and no code host on this runner.
 			want = conformance.NotProbed
+		}
+		if res.Check == "prelaunch" && !strings.Contains(res.Reason, "prelaunch is unsupported") {
+			t.Errorf("%s prelaunch: not probed for %q, want the reason it cannot be", res.Target, res.Reason)
 		}
 		if res.Outcome != want {
 			t.Errorf("%s %s: %s (%s), want %s", res.Target, res.Check, res.Outcome, res.Reason, want)

@@ -98,16 +98,23 @@ func probeFleetSubject(ctx context.Context, cfg *rest.Config, cs *kubeclient.Cli
 		drop()
 		return nil, err
 	}
-	s := &substrates.ProbeSubject{Runner: r, Actor: "probe", MaxConcurrent: probeMax, Close: drop, NotProbed: notProbed,
-		Seen: podSeen(cs, ns), SeenFrom: seenFrom, TickAt: cronTick(cs, r, ns), TickFrom: tickFrom}
+	s := &substrates.ProbeSubject{Runner: r, Actor: "probe", MaxConcurrent: probeMax, Close: drop, NotProbed: notProbedPrelaunch,
+		MergeNotProbed: notProbedMerge, Seen: podSeen(cs, ns), SeenFrom: seenFrom, TickAt: cronTick(cs, r, ns), TickFrom: tickFrom,
+		// The Job controller fails overtime's Job at its activeDeadlineSeconds.
+		Timeout: probeOvertime, TimeoutWait: overtimeWait}
 	withSessions(s, cfg, cs, ns)
 	if env.Exe != "" {
 		s.GetFresh = processGet(env.Exe, kubeconfig, ns)
-		// The result check's actor runs: the probe plays its kubelet.
+		// The result and isolation checks' actors run: the probe plays their kubelet.
 		ctx, stop := context.WithCancel(context.Background())
 		done := make(chan struct{})
-		go func() { defer close(done); kubelet(ctx, cs, ns, env.Exe, probeResulter) }()
-		s.Result, s.RunsBy = probeResulter, runsBy
+		var w workspaces
+		go func() {
+			defer close(done)
+			kubelet(ctx, cs, ns, env.Exe, []string{probeResulter, probeIsolated}, w.seen)
+		}()
+		s.Result, s.RunsBy = probeResulter, runsBy+"; "+workspaceFrom
+		s.Isolated, s.Workspace = probeIsolated, w.workspace(r)
 		s.Close = func() { stop(); <-done; drop() }
 	}
 	return s, nil

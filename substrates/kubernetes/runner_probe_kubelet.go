@@ -170,22 +170,32 @@ func sessionPodOf(ctx context.Context, cs *kubeclient.Client, ns, id string) (*c
 	return nil, nil
 }
 
-// kubelet runs, until ctx ends, each pending pod of actor's sessions in ns once: its session
+// podFiles is called with a pod the probe's kubelet ran and the root its installation volume was
+// written to, once its process has ended and before that root is removed: what the process left
+// there is the pod's filesystem, as a real kubelet's container leaves it until the pod is gone.
+type podFiles func(p *corev1.Pod, root string)
+
+// kubelet runs, until ctx ends, each pending pod of actors' sessions in ns once: its session
 // container as a process of exe (runPod), then its status as a kubelet writes it. A pod it cannot
-// run is failed with the reason as its termination message.
-func kubelet(ctx context.Context, cs *kubeclient.Client, ns, exe, actor string) {
+// run is failed with the reason as its termination message. seen, when set, reads what the
+// process left in the pod's installation volume.
+func kubelet(ctx context.Context, cs *kubeclient.Client, ns, exe string, actors []string, seen podFiles) {
 	ran := map[string]bool{}
-	sel := labels.SelectorFromSet(labels.Set{LabelFleet: ns, LabelActor: ObjectName(actor), LabelComponent: ComponentSession}).String()
+	runs := map[string]bool{}
+	for _, a := range actors {
+		runs[ObjectName(a)] = true
+	}
+	sel := labels.SelectorFromSet(labels.Set{LabelFleet: ns, LabelComponent: ComponentSession}).String()
 	for ctx.Err() == nil {
 		pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: sel})
 		if err == nil {
 			for i := range pods.Items {
 				p := &pods.Items[i]
-				if ran[p.Name] || p.Status.Phase != corev1.PodPending || p.DeletionTimestamp != nil {
+				if ran[p.Name] || !runs[p.Labels[LabelActor]] || p.Status.Phase != corev1.PodPending || p.DeletionTimestamp != nil {
 					continue
 				}
 				ran[p.Name] = true
-				code, msg, err := runPod(ctx, cs, exe, p)
+				code, msg, err := runPod(ctx, cs, exe, p, seen)
 				if err != nil {
 					code, msg = 2, "the probe's kubelet could not run the container: "+err.Error()
 				}
@@ -201,9 +211,9 @@ func kubelet(ctx context.Context, cs *kubeclient.Client, ns, exe, actor string) 
 
 // runPod runs the session container of p as a process of exe (the image's autonomy): p's args
 // and env (a label read through the downward API resolved from p's labels), its installation
-// volume written from the ConfigMaps it projects into a temp dir, its termination message file
-// a temp file. It returns the exit code and the termination message as the kubelet keeps it.
-func runPod(ctx context.Context, cs *kubeclient.Client, exe string, p *corev1.Pod) (int, string, error) {
+// volume written from the ConfigMaps it projects into a temp dir (writable here: a real pod's is
+// read-only), its termination message file a temp file. It returns the exit code and the termination message as the kubelet keeps it.
+func runPod(ctx context.Context, cs *kubeclient.Client, exe string, p *corev1.Pod, seen podFiles) (int, string, error) {
 	var ctr *corev1.Container
 	for i := range p.Spec.Containers {
 		if p.Spec.Containers[i].Name == ContainerName {
@@ -240,6 +250,9 @@ func runPod(ctx context.Context, cs *kubeclient.Client, exe string, p *corev1.Po
 		code = exit.ExitCode()
 	} else if err != nil {
 		return 0, "", err
+	}
+	if seen != nil {
+		seen(p, root)
 	}
 	msg, err := readBounded(term, MaxResultBytes)
 	if err != nil {

@@ -3,6 +3,8 @@ package kubernetes_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/autonomyhq/autonomy/internal/kubeclient"
@@ -22,7 +24,9 @@ import (
 // or in another time zone, or does not tell its session trigger.kind, fails cron-fires; a fleet
 // config binding a param to another source than the profile's fails param-sources, and with the
 // Job admission policy unbound, session-sources; a result
-// contract installed as one that accepts anything fails result-validated.
+// contract installed as one that accepts anything fails result-validated; a Job without its
+// actor's deadline fails timeout; an isolated behavior that works in the installation every
+// session shares fails isolation.
 func TestProbeChecksCatchDefects(t *testing.T) {
 	cs, kubeconfig := kubernetes.ClusterClient(t) // skips without a cluster
 	rc := kubernetes.RunnerClient(t)
@@ -62,6 +66,33 @@ func TestProbeChecksCatchDefects(t *testing.T) {
 			}
 			return kubernetes.DropSessionAdmission(ctx, kubeconfig, ns)
 		}},
+		{"the Job has no activeDeadlineSeconds", "timeout", func(ctx context.Context, ns string, _ *substrates.ProbeSubject) error {
+			pt, err := cs.CoreV1().PodTemplates(ns).Get(ctx, kubernetes.ObjectName("overtime"), metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			delete(pt.Annotations, kubernetes.AnnotationTimeout)
+			_, err = cs.CoreV1().PodTemplates(ns).Update(ctx, pt, metav1.UpdateOptions{})
+			return err
+		}},
+		{"the isolated actor runs in the shared installation", "isolation", func(ctx context.Context, ns string, _ *substrates.ProbeSubject) error {
+			install, err := cs.CoreV1().ConfigMaps(ns).Get(ctx, kubernetes.ConfigMapInstall, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			edited := 0
+			for key, script := range install.Data {
+				if strings.HasSuffix(key, "-where.sh") && strings.Contains(script, "set -eu\n") {
+					install.Data[key] = strings.Replace(script, "set -eu\n", "set -eu\ncd \"$AUTONOMY_DIR\"\n", 1)
+					edited++
+				}
+			}
+			if edited != 1 {
+				return fmt.Errorf("%d where.sh in the installation, want 1", edited)
+			}
+			_, err = cs.CoreV1().ConfigMaps(ns).Update(ctx, install, metav1.UpdateOptions{})
+			return err
+		}},
 		{"the result contract installed accepts anything", "result-validated", func(ctx context.Context, ns string, s *substrates.ProbeSubject) error {
 			if err := acceptAnyResult(ctx, cs, ns, "resulter"); err != nil {
 				return err
@@ -86,8 +117,8 @@ func TestProbeChecksCatchDefects(t *testing.T) {
 				return s, nil
 			}
 			rs := conformance.RunChecks(context.Background(), []conformance.Target{broken}, c.check)
-			if len(rs) != 1 || rs[0].Outcome != conformance.Fail {
-				t.Fatalf("%s: %+v, want a failure", c.check, rs)
+			if len(rs) != 1 || rs[0].Outcome != conformance.Fail || strings.HasPrefix(rs[0].Reason, "setting up") {
+				t.Fatalf("%s: %+v, want the check's failure (not its subject's)", c.check, rs)
 			}
 			t.Logf("%s: %s", c.check, rs[0].Reason)
 		})
