@@ -81,7 +81,10 @@ type Preset struct {
 	// DefaultModel is the model the preset runs when the box names none ("" for the CLI's own).
 	DefaultModel string
 	// PrivateTmp: a launcher runs the CLI with a TMPDIR of its own, made for the session and
-	// removed after it (TempEnv). codex refuses to create the link to itself its sandbox
+	// removed after it (TempEnv). Claude Code keeps a folder per working directory
+	// ($TMPDIR/claude-UID/<cwd>/<session>), its sandbox's sockets ($TMPDIR/claude-http-*.sock)
+	// and more under $TMPDIR and removes none of them: in the shared temporary directory they
+	// would outlive the session and pile up. codex refuses to create the link to itself its sandbox
 	// executes (codex-linux-sandbox, under $CODEX_HOME/tmp/arg0) when CODEX_HOME is under the
 	// temporary directory ($TMPDIR, else /tmp), and then every sandboxed command fails with
 	// "bwrap: execvp codex-linux-sandbox: No such file or directory". A fresh TMPDIR never holds
@@ -177,7 +180,7 @@ var presets = map[string]Preset{
 		Name: "claude", Package: "@anthropic-ai/claude-code", Version: "2.1.330", Bin: "claude",
 		CredentialEnv: "ANTHROPIC_API_KEY", BaseURLEnv: "ANTHROPIC_BASE_URL",
 		ConfigEnv: []string{"CLAUDE_CONFIG_DIR", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "DISABLE_AUTOUPDATER", "DISABLE_TELEMETRY"},
-		Output:    OutputClaudeJSON,
+		Output:    OutputClaudeJSON, PrivateTmp: true,
 		// Claude Code refuses --dangerously-skip-permissions as root (self-hosted runners in
 		// containers) unless told that it runs in a sandbox, which the job's VM is.
 		VMEnv: []string{"IS_SANDBOX=1"},

@@ -3,6 +3,8 @@
 package local
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -32,6 +34,51 @@ func TestPresetShellFindsAutonomy(t *testing.T) {
 			shell := strings.Join(outputs, "\n")
 			if !strings.Contains(shell, "rc=0") || !strings.Contains(shell, s.ID) {
 				t.Fatalf("the shell's plain autonomy runner list did not list the session %s:\n%s", s.ID, shell)
+			}
+		})
+	}
+}
+
+// TestPresetLeavesNothingInTheTemporaryDirectory: a preset session's real pinned CLI, which
+// runs a command through its sandbox, leaves nothing in the temporary directory it was given:
+// Claude Code's per-folder state and its sandbox's sockets, and codex's, go to a TMPDIR of the
+// session's own, removed with it (agent.Preset.PrivateTmp). Only the egress jails' folder of
+// this user (autonomy-egress-UID, kept empty) may be there.
+func TestPresetLeavesNothingInTheTemporaryDirectory(t *testing.T) {
+	for _, preset := range []string{"codex", "claude"} {
+		t.Run(preset, func(t *testing.T) {
+			fake := modelfake.Start(
+				modelfake.Turn{Shell: "echo sandboxed; echo rc=$?"},
+				submitDone("Ran a command."),
+				modelfake.Turn{Text: "Done."})
+			defer fake.Close()
+			// Short: the sandbox's sockets are made in it (a socket's path holds 107 bytes).
+			tmp, err := os.MkdirTemp("", "pt")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { os.RemoveAll(tmp) })
+			f := handsFleet(preset)
+			dir := installFleet(t, f, true)
+			r := newRunner(t, dir, Options{Env: append(cliEnv(t, preset, fake), "TMPDIR="+tmp), Exe: builtAutonomy(t)})
+			s := launch(t, r, LaunchRequest{Actor: "lead"})
+			got := waitEndedWithin(t, r, s.ID, 150)
+			r.Wait()
+			if fake.Err() != nil || got.Status != ir.Done {
+				t.Fatalf("ended %s (%s); model: %v\n%s", got.Status, got.Reason, fake.Err(), sessionLogOf(r, s.ID))
+			}
+			if shell := strings.Join(toolOutputs(fake), "\n"); !strings.Contains(shell, "rc=0") {
+				t.Fatalf("the shell command did not run:\n%s", shell)
+			}
+			entries, err := os.ReadDir(tmp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range entries {
+				if strings.HasPrefix(e.Name(), "autonomy-egress-") {
+					continue
+				}
+				t.Errorf("the session left %s in its runner's TMPDIR", filepath.Join(tmp, e.Name()))
 			}
 		})
 	}
