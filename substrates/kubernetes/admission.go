@@ -117,15 +117,16 @@ func updateShape() string {
 const cancelMark = `^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]Z$`
 
 // cancelShape is the CEL condition an update of a Job is the runner's cancel (cancelPatch) of a
-// Job that has not ended (no Complete or Failed condition: an ended session is never rewritten
-// as cancelled) and nothing else: AnnotationCancelled added with the time of the cancel
+// Job that has not ended and is not ending (no Complete or Failed condition, nor the
+// FailureTarget or SuccessCriteriaMet the Job controller sets first, while the pods terminate:
+// an ended session is never rewritten as cancelled) and nothing else: AnnotationCancelled added with the time of the cancel
 // (cancelMark), every other annotation kept, parallelism 0, activeDeadlineSeconds 1, not
 // suspended, every other field unchanged.
 func cancelShape() string {
 	conds := unchangedBut(false, "suspend", "parallelism", "activeDeadlineSeconds")
 	ann, old := "object.metadata.annotations", "oldObject.metadata.annotations"
 	conds = append(conds,
-		"!has(oldObject.status) || !has(oldObject.status.conditions) || !oldObject.status.conditions.exists(c, c.type in ['Complete', 'Failed'] && c.status == 'True')",
+		"!has(oldObject.status) || !has(oldObject.status.conditions) || !oldObject.status.conditions.exists(c, c.type in ['Complete', 'Failed', 'FailureTarget', 'SuccessCriteriaMet'] && c.status == 'True')",
 		"has("+ann+") && "+celString(AnnotationCancelled)+" in "+ann,
 		ann+"["+celString(AnnotationCancelled)+"].matches("+celString(cancelMark)+")",
 		ann+".all(k, k == "+celString(AnnotationCancelled)+" || (has("+old+") && k in "+old+" && "+old+"[k] == "+ann+"[k]))",

@@ -150,3 +150,80 @@ func TestJobStatusEndedBeforeTheCancel(t *testing.T) {
 		}
 	}
 }
+
+// TestCancelRefusedOnceTheJobIsEnding: once the Job controller has decided a session's end
+// (FailureTarget, or SuccessCriteriaMet) and waits for its pods to terminate before it says
+// Failed or Complete, the admission policy refuses stopper's cancel (which would have the
+// failure read as cancelled), and the runner's Cancel reports nothing to cancel without a
+// request. The Jobs are managed by another controller (spec.managedBy), so that the status the
+// test writes stays as written (real requests, dry run).
+func TestCancelRefusedOnceTheJobIsEnding(t *testing.T) {
+	c := k8stest.Get(t)
+	ns := namespace("ending")
+	install(t, c.Config, ns)
+	admin := kubernetes.NewForConfigOrDie(c.Config)
+	ctx := context.Background()
+	other := "autonomy.dev/test-controller"
+	conds := map[string]batchv1.JobConditionType{"s-failing": batchv1.JobFailureTarget, "s-succeeding": batchv1.JobSuccessCriteriaMet, "s-running": ""}
+	for name, cond := range conds {
+		j := sessionJob(t, admin, ns, "worker_1", name)
+		j.Spec.ManagedBy = &other
+		j, err := admin.BatchV1().Jobs(ns).Create(ctx, j, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cond == "" {
+			continue
+		}
+		start := metav1.NewTime(time.Now().Add(-time.Minute).Truncate(time.Second))
+		j.Status.StartTime = &start
+		j.Status.Conditions = []batchv1.JobCondition{{Type: cond, Status: corev1.ConditionTrue, Reason: "Test", Message: "decided", LastTransitionTime: metav1.Now(), LastProbeTime: metav1.Now()}}
+		if cond == batchv1.JobSuccessCriteriaMet {
+			j.Status.Succeeded = 1
+		} else {
+			j.Status.Failed = 1
+		}
+		if _, err := admin.BatchV1().Jobs(ns).UpdateStatus(ctx, j, metav1.UpdateOptions{}); err != nil {
+			t.Fatalf("%s: writing %s: %v", name, cond, err)
+		}
+	}
+	cancelEdited := func(name string, edit func(map[string]any)) error {
+		j, err := admin.BatchV1().Jobs(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := cancelPatch(j.ResourceVersion, time.Now())
+		if edit != nil {
+			edit(p)
+		}
+		body, err := json.Marshal(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = as(c.Config, ns, "stopper").BatchV1().Jobs(ns).Patch(ctx, name, types.MergePatchType, body, metav1.PatchOptions{DryRun: []string{metav1.DryRunAll}})
+		return err
+	}
+	cancel := func(name string) error { return cancelEdited(name, nil) }
+	waitPolicy(t, func() error {
+		return cancelEdited("s-running", func(p map[string]any) { p["spec"].(map[string]any)["parallelism"] = 1 })
+	})
+	for name, cond := range conds {
+		err := cancel(name)
+		if cond == "" {
+			if err != nil {
+				t.Errorf("stopper cannot cancel the running %s: %v", name, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), "agent:cancel") {
+			t.Errorf("stopper's cancel of %s (%s): %v, want refused by the admission policy", name, cond, err)
+		}
+		j, err := admin.BatchV1().Jobs(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ending(j) {
+			t.Errorf("%s: ending() is false with %s", name, cond)
+		}
+	}
+}

@@ -449,8 +449,8 @@ func (r *Runner) Cancel(ctx context.Context, id string) (bool, error) {
 		if err := r.authorize("cancel", actorOf(job)); err != nil {
 			return false, err
 		}
-		if st, _ := jobStatus(job); st.Ended() {
-			return false, nil // ended, or another cancel won
+		if st, _ := jobStatus(job); st.Ended() || ending(job) {
+			return false, nil // ended or ending, or another cancel won
 		}
 		// The patch carries the resourceVersion read: after a change meanwhile (the Job
 		// controller's status, a concurrent cancel, an end) it is a conflict, and the cancel is
@@ -466,6 +466,18 @@ func (r *Runner) Cancel(ctx context.Context, id string) (bool, error) {
 		}
 		return false, r.apiError("cancelling session "+id, "patch jobs", err)
 	}
+}
+
+// ending reports whether the Job controller has decided j's end (FailureTarget or
+// SuccessCriteriaMet) and waits for its pods to terminate before it says Failed or Complete: a
+// cancel then would rewrite that end as cancelled, and the admission policy refuses it.
+func ending(j *batchv1.Job) bool {
+	for _, c := range j.Status.Conditions {
+		if c.Status == corev1.ConditionTrue && (c.Type == batchv1.JobFailureTarget || c.Type == batchv1.JobSuccessCriteriaMet) {
+			return true
+		}
+	}
+	return false
 }
 
 // cancelPatch is the merge patch that cancels the Job at resourceVersion rv (see Cancel); the

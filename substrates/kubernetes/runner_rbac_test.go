@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	authv1 "k8s.io/api/authentication/v1"
+	authzv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -85,7 +87,33 @@ func actorClient(t *testing.T, cs kubernetes.Interface, kubeconfig, ns, actor st
 	}
 	as := rest.AnonymousClientConfig(cfg)
 	as.BearerToken = tok.Status.Token
+	waitGranted(t, as, ns, rules(a, []string{"probe"}, nil, capped))
 	return runnerClient(t, as)
+}
+
+// waitGranted waits until the API server's authorizer, whose cache of Roles and RoleBindings
+// trails their creation, grants what the config's user was just given (each rule's first verb
+// on its first resource): a request sooner may be forbidden though the binding exists.
+func waitGranted(t *testing.T, as *rest.Config, ns string, granted []rbacv1.PolicyRule) {
+	t.Helper()
+	cs := kubernetes.NewForConfigOrDie(as)
+	for _, rule := range granted {
+		if len(rule.Verbs) == 0 || len(rule.Resources) == 0 {
+			continue
+		}
+		attrs := &authzv1.ResourceAttributes{Namespace: ns, Verb: rule.Verbs[0], Resource: rule.Resources[0]}
+		if len(rule.APIGroups) > 0 {
+			attrs.Group = rule.APIGroups[0]
+		}
+		if len(rule.ResourceNames) > 0 {
+			attrs.Name = rule.ResourceNames[0]
+		}
+		Eventually(t, 30*time.Second, "the Role's grant of "+attrs.Verb+" "+attrs.Resource+" takes effect", func() (bool, error) {
+			r, err := cs.AuthorizationV1().SelfSubjectAccessReviews().Create(context.Background(),
+				&authzv1.SelfSubjectAccessReview{Spec: authzv1.SelfSubjectAccessReviewSpec{ResourceAttributes: attrs}}, metav1.CreateOptions{})
+			return err == nil && r.Status.Allowed, nil
+		})
+	}
 }
 
 // TestServiceAccountLaunchesUnderMaxConcurrent: with a launcher's own ServiceAccount token and
