@@ -22,7 +22,7 @@ func BenchmarkLaunch(b *testing.B) {
 	r := newRunner(b, dir, Options{})
 	ctx := context.Background()
 	b.ResetTimer()
-	start, writes, cpu := time.Now(), r.Store.Writes(), usedCPU()
+	start, writes, stats, cpu := time.Now(), r.Store.Writes(), r.Store.Stats(), usedCPU()
 	for i := 0; i < b.N; i++ {
 		if _, err := r.Launch(ctx, LaunchRequest{Actor: "worker", Ref: "1"}); err != nil {
 			b.Fatal(err)
@@ -31,6 +31,8 @@ func BenchmarkLaunch(b *testing.B) {
 	r.Wait()
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "launches/s")
 	b.ReportMetric(float64(r.Store.Writes()-writes)/float64(b.N), "writes/launch")
+	b.ReportMetric(float64(r.Store.Stats().Txs-stats.Txs)/float64(b.N), "txs/launch")
+	b.ReportMetric(float64(r.Store.Stats().Prepared-stats.Prepared)/float64(b.N), "compiles/launch")
 	b.ReportMetric(float64(usedCPU()-cpu)/float64(b.N), "cpu-ns/op")
 }
 
@@ -43,6 +45,7 @@ func BenchmarkLaunchOpen(b *testing.B) {
 	ctx := context.Background()
 	b.ResetTimer()
 	cpu := usedCPU()
+	var stats store.Stats
 	for i := 0; i < b.N; i++ {
 		r, err := New(dir, Options{Confine: true, Playbooks: runtimes.Host{}})
 		if err != nil {
@@ -54,8 +57,13 @@ func BenchmarkLaunchOpen(b *testing.B) {
 		if err := r.Close(); err != nil {
 			b.Fatal(err)
 		}
+		st := r.Store.Stats()
+		stats.Conns, stats.Prepared, stats.Txs = stats.Conns+st.Conns, stats.Prepared+st.Prepared, stats.Txs+st.Txs
 	}
 	b.ReportMetric(float64(usedCPU()-cpu)/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64(stats.Conns)/float64(b.N), "conns/op")
+	b.ReportMetric(float64(stats.Txs)/float64(b.N), "txs/op")
+	b.ReportMetric(float64(stats.Prepared)/float64(b.N), "compiles/op")
 }
 
 const trivialYAML = `schema: autonomy.ir.v1
