@@ -27,15 +27,17 @@ type Stats struct {
 	Prepared int64
 	// Txs is the transactions begun, read and write (Writes counts the write ones).
 	Txs int64
+	// Runs is the statements run, each read and each write.
+	Runs int64
 }
 
 // Stats returns what this Store has asked of SQLite so far.
 func (st *Store) Stats() Stats {
-	return Stats{Conns: st.stats.conns.Load(), Prepared: st.stats.prepared.Load(), Txs: st.stats.txs.Load()}
+	return Stats{Conns: st.stats.conns.Load(), Prepared: st.stats.prepared.Load(), Txs: st.stats.txs.Load(), Runs: st.stats.runs.Load()}
 }
 
 // counters are a Store's Stats, shared with its connections.
-type counters struct{ conns, prepared, txs atomic.Int64 }
+type counters struct{ conns, prepared, txs, runs atomic.Int64 }
 
 // connector opens the Store's connections through modernc's driver, each wrapped so that it
 // keeps the statements it compiles (cachingConn).
@@ -95,6 +97,7 @@ type cachedStmt struct {
 // stmt returns the compiled statement for query and what to call when done with it: cached and
 // marked busy until then, or compiled for this one use and closed then.
 func (c *cachingConn) stmt(ctx context.Context, query string) (driver.Stmt, func(), error) {
+	c.stats.runs.Add(1)
 	if cs, ok := c.stmts[query]; ok && !cs.busy {
 		cs.busy = true
 		return cs.ds, func() { cs.busy = false }, nil

@@ -50,6 +50,9 @@ func TestStatementsCompileOncePerConnection(t *testing.T) {
 	if got := after.Txs - first.Txs; got != 10 {
 		t.Errorf("five rounds began %d transactions, want 10 (a Tx and a Log each)", got)
 	}
+	if got := after.Runs - first.Runs; got != 5*6 {
+		t.Errorf("five rounds ran %d statements, want 30 (a Get, a List, a count, a Modify's read and write, a Log)", got)
+	}
 }
 
 // TestStatementRunAgainInsideItsRows: a statement run again while the rows of its first run

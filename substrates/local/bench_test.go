@@ -33,6 +33,7 @@ func BenchmarkLaunch(b *testing.B) {
 	b.ReportMetric(float64(r.Store.Writes()-writes)/float64(b.N), "writes/launch")
 	b.ReportMetric(float64(r.Store.Stats().Txs-stats.Txs)/float64(b.N), "txs/launch")
 	b.ReportMetric(float64(r.Store.Stats().Prepared-stats.Prepared)/float64(b.N), "compiles/launch")
+	b.ReportMetric(float64(r.Store.Stats().Runs-stats.Runs)/float64(b.N), "statements/launch")
 	b.ReportMetric(float64(usedCPU()-cpu)/float64(b.N), "cpu-ns/op")
 }
 
@@ -58,12 +59,13 @@ func BenchmarkLaunchOpen(b *testing.B) {
 			b.Fatal(err)
 		}
 		st := r.Store.Stats()
-		stats.Conns, stats.Prepared, stats.Txs = stats.Conns+st.Conns, stats.Prepared+st.Prepared, stats.Txs+st.Txs
+		stats.Conns, stats.Prepared, stats.Txs, stats.Runs = stats.Conns+st.Conns, stats.Prepared+st.Prepared, stats.Txs+st.Txs, stats.Runs+st.Runs
 	}
 	b.ReportMetric(float64(usedCPU()-cpu)/float64(b.N), "cpu-ns/op")
 	b.ReportMetric(float64(stats.Conns)/float64(b.N), "conns/op")
 	b.ReportMetric(float64(stats.Txs)/float64(b.N), "txs/op")
 	b.ReportMetric(float64(stats.Prepared)/float64(b.N), "compiles/op")
+	b.ReportMetric(float64(stats.Runs)/float64(b.N), "statements/op")
 }
 
 const trivialYAML = `schema: autonomy.ir.v1
