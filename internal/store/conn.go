@@ -5,8 +5,6 @@ import (
 	"database/sql/driver"
 	"fmt"
 	"sync/atomic"
-
-	"modernc.org/sqlite"
 )
 
 // stmtCacheMax bounds the statements one connection keeps compiled. The store's statements are
@@ -39,16 +37,17 @@ func (st *Store) Stats() Stats {
 // counters are a Store's Stats, shared with its connections.
 type counters struct{ conns, prepared, txs, runs atomic.Int64 }
 
-// connector opens the Store's connections through modernc's driver, each wrapped so that it
-// keeps the statements it compiles (cachingConn).
+// connector opens the Store's connections through modernc's own connector (the driver
+// registered as "sqlite", as sql.Open would), each wrapped so that it keeps the statements it
+// compiles (cachingConn).
 type connector struct {
-	dsn   string
-	drv   *sqlite.Driver
+	base  driver.Connector
 	stats *counters
 }
 
-func (c *connector) Connect(context.Context) (driver.Conn, error) {
-	dc, err := c.drv.Open(c.dsn)
+// Connect opens a connection: the driver runs the DSN's pragmas on it.
+func (c *connector) Connect(ctx context.Context) (driver.Conn, error) {
+	dc, err := c.base.Connect(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -61,7 +60,8 @@ func (c *connector) Connect(context.Context) (driver.Conn, error) {
 	return &cachingConn{raw: raw, stats: c.stats}, nil
 }
 
-func (c *connector) Driver() driver.Driver { return c.drv }
+// Driver is modernc's driver.
+func (c *connector) Driver() driver.Driver { return c.base.Driver() }
 
 // rawConn is what database/sql uses of modernc's connection.
 type rawConn interface {
@@ -148,6 +148,7 @@ type doneRows struct {
 	done func()
 }
 
+// Close closes the rows, then lets go of their statement.
 func (r *doneRows) Close() error {
 	err := r.Rows.Close()
 	if r.done != nil {
@@ -166,6 +167,7 @@ func (c *cachingConn) PrepareContext(ctx context.Context, query string) (driver.
 	return ds, err
 }
 
+// Prepare is PrepareContext without a context.
 func (c *cachingConn) Prepare(query string) (driver.Stmt, error) {
 	return c.PrepareContext(context.Background(), query)
 }
@@ -191,8 +193,11 @@ func (c *cachingConn) Close() error {
 	return c.raw.Close()
 }
 
+// Ping is the driver's.
 func (c *cachingConn) Ping(ctx context.Context) error { return c.raw.Ping(ctx) }
 
+// ResetSession is the driver's: it refuses a connection an interrupted statement left unusable.
 func (c *cachingConn) ResetSession(ctx context.Context) error { return c.raw.ResetSession(ctx) }
 
+// IsValid is the driver's.
 func (c *cachingConn) IsValid() bool { return c.raw.IsValid() }

@@ -70,8 +70,12 @@ func Open(path string) (*Store, error) {
 	// SQLite would create the file 0644; created empty here it is 0600 (an empty file is a new
 	// database to SQLite), and SQLite gives its -wal and -shm files the database's mode.
 	createPrivate(abs)
+	base, err := sqlite.NewConnector(dsn(abs))
+	if err != nil {
+		return nil, fmt.Errorf("opening the database %s: %w", abs, err)
+	}
 	st := &Store{path: abs, writeLock: make(chan struct{}, 1)}
-	db := sql.OpenDB(&connector{dsn: dsn(abs), drv: &sqlite.Driver{}, stats: &st.stats})
+	db := sql.OpenDB(&connector{base: base, stats: &st.stats})
 	db.SetMaxOpenConns(maxConns)
 	db.SetMaxIdleConns(maxConns)
 	st.db = db
