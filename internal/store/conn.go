@@ -125,7 +125,11 @@ func (c *cachingConn) ExecContext(ctx context.Context, query string, args []driv
 		return nil, err
 	}
 	defer done()
-	return ds.(driver.StmtExecContext).ExecContext(ctx, args)
+	ex, ok := ds.(driver.StmtExecContext)
+	if !ok {
+		return nil, fmt.Errorf("the SQLite driver's statement (%T) cannot run with a context", ds)
+	}
+	return ex.ExecContext(ctx, args)
 }
 
 // QueryContext runs query with its compiled statement, which stays busy until its rows close.
@@ -134,7 +138,12 @@ func (c *cachingConn) QueryContext(ctx context.Context, query string, args []dri
 	if err != nil {
 		return nil, err
 	}
-	rows, err := ds.(driver.StmtQueryContext).QueryContext(ctx, args)
+	q, ok := ds.(driver.StmtQueryContext)
+	if !ok {
+		done()
+		return nil, fmt.Errorf("the SQLite driver's statement (%T) cannot run with a context", ds)
+	}
+	rows, err := q.QueryContext(ctx, args)
 	if err != nil {
 		done()
 		return nil, err
