@@ -86,3 +86,25 @@ func BenchmarkInsertModify(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkOpen opens an existing, up-to-date database and closes it: what every autonomy
+// process that touches the store pays once, twice per launch (the CLI and the session's
+// supervisor). Its first statement reads and parses the schema.
+func BenchmarkOpen(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "state.db")
+	st, err := Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	st.Close()
+	for b.Loop() {
+		st, err := Open(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, _, err := st.Get(ctx, "1-aaaa"); err != nil {
+			b.Fatal(err)
+		}
+		st.Close()
+	}
+}

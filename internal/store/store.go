@@ -42,6 +42,8 @@ type Store struct {
 	writeLock chan struct{}
 	// writes counts the write transactions begun (Writes).
 	writes atomic.Int64
+	// stats counts the connections, compiled statements and transactions (Stats).
+	stats counters
 }
 
 // querier is what both *sql.DB and *sql.Tx offer, so one read serves Store and Tx alike.
@@ -68,13 +70,15 @@ func Open(path string) (*Store, error) {
 	// SQLite would create the file 0644; created empty here it is 0600 (an empty file is a new
 	// database to SQLite), and SQLite gives its -wal and -shm files the database's mode.
 	createPrivate(abs)
-	db, err := sql.Open("sqlite", dsn(abs))
+	base, err := sqlite.NewConnector(dsn(abs))
 	if err != nil {
 		return nil, fmt.Errorf("opening the database %s: %w", abs, err)
 	}
+	st := &Store{path: abs, writeLock: make(chan struct{}, 1)}
+	db := sql.OpenDB(&connector{base: base, stats: &st.stats})
 	db.SetMaxOpenConns(maxConns)
 	db.SetMaxIdleConns(maxConns)
-	st := &Store{db: db, path: abs, writeLock: make(chan struct{}, 1)}
+	st.db = db
 	// Processes that open a fresh file together race to turn it to WAL, which takes an exclusive
 	// lock; SQLite fails the losers at once rather than wait, since each holds the shared lock
 	// the others wait for. So a busy set-up is retried, within the time a write would wait.
@@ -146,56 +150,25 @@ func (st *Store) openError(err error) error {
 func (st *Store) Close() error { return st.db.Close() }
 
 // Tx is one write transaction, handed to the function given to Store.Tx. Its methods use only
-// the transaction's connection, so the function never waits for a second one.
+// the transaction's connection, so the function never waits for a second one. The connection
+// compiles each statement once (cachingConn): a tick that defers a thousand firings runs the
+// same few statements a thousand times.
 type Tx struct {
-	ctx   context.Context
-	tx    *sql.Tx
-	st    *Store
-	stmts map[string]*sql.Stmt
-}
-
-// stmt prepares query once per transaction: a tick that defers a thousand firings runs the same
-// few statements a thousand times, and parsing them again each time would dominate it. The
-// statements close with the transaction.
-func (tx *Tx) stmt(query string) (*sql.Stmt, error) {
-	if s, ok := tx.stmts[query]; ok {
-		return s, nil
-	}
-	s, err := tx.tx.PrepareContext(tx.ctx, query)
-	if err != nil {
-		return nil, err
-	}
-	if tx.stmts == nil {
-		tx.stmts = map[string]*sql.Stmt{}
-	}
-	tx.stmts[query] = s
-	return s, nil
+	ctx context.Context
+	tx  *sql.Tx
+	st  *Store
 }
 
 func (tx *Tx) exec(query string, args ...any) (sql.Result, error) {
-	s, err := tx.stmt(query)
-	if err != nil {
-		return nil, err
-	}
-	return s.ExecContext(tx.ctx, args...)
+	return tx.tx.ExecContext(tx.ctx, query, args...)
 }
 
 func (tx *Tx) query(query string, args ...any) (*sql.Rows, error) {
-	s, err := tx.stmt(query)
-	if err != nil {
-		return nil, err
-	}
-	return s.QueryContext(tx.ctx, args...)
+	return tx.tx.QueryContext(tx.ctx, query, args...)
 }
 
-// queryRow is QueryRowContext with the statement prepared once; a statement that does not
-// prepare is run unprepared, so that its error surfaces from Scan as usual.
 func (tx *Tx) queryRow(query string, args ...any) *sql.Row {
-	s, err := tx.stmt(query)
-	if err != nil {
-		return tx.tx.QueryRowContext(tx.ctx, query, args...)
-	}
-	return s.QueryRowContext(tx.ctx, args...)
+	return tx.tx.QueryRowContext(tx.ctx, query, args...)
 }
 
 // Tx runs fn in one write transaction, which holds the database's write lock from its first

@@ -11,6 +11,7 @@ import (
 	"github.com/autonomyhq/autonomy/internal/proc"
 	"github.com/autonomyhq/autonomy/internal/store"
 	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/playbook/runtimes"
 )
 
 // BenchmarkLaunch measures sustained launches of a trivial command in one process: each
@@ -21,7 +22,7 @@ func BenchmarkLaunch(b *testing.B) {
 	r := newRunner(b, dir, Options{})
 	ctx := context.Background()
 	b.ResetTimer()
-	start, writes, cpu := time.Now(), r.Store.Writes(), usedCPU()
+	start, writes, stats, cpu := time.Now(), r.Store.Writes(), r.Store.Stats(), usedCPU()
 	for i := 0; i < b.N; i++ {
 		if _, err := r.Launch(ctx, LaunchRequest{Actor: "worker", Ref: "1"}); err != nil {
 			b.Fatal(err)
@@ -30,7 +31,41 @@ func BenchmarkLaunch(b *testing.B) {
 	r.Wait()
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "launches/s")
 	b.ReportMetric(float64(r.Store.Writes()-writes)/float64(b.N), "writes/launch")
+	b.ReportMetric(float64(r.Store.Stats().Txs-stats.Txs)/float64(b.N), "txs/launch")
+	b.ReportMetric(float64(r.Store.Stats().Prepared-stats.Prepared)/float64(b.N), "compiles/launch")
+	b.ReportMetric(float64(r.Store.Stats().Runs-stats.Runs)/float64(b.N), "statements/launch")
 	b.ReportMetric(float64(usedCPU()-cpu)/float64(b.N), "cpu-ns/op")
+}
+
+// BenchmarkLaunchOpen is BenchmarkLaunch with the runner opened and closed for each launch, as
+// the CLI's process does: opening the store (its schema parsed), the caller's identification, the
+// launch, its supervision and the close. (A detached launch opens the store once more, in the
+// supervisor's process.)
+func BenchmarkLaunchOpen(b *testing.B) {
+	dir := installFleet(b, fleet{yml: trivialYAML, files: map[string]string{"scripts/true.sh": "#!/bin/sh\n" + scriptDone}}, false)
+	ctx := context.Background()
+	b.ResetTimer()
+	cpu := usedCPU()
+	var stats store.Stats
+	for i := 0; i < b.N; i++ {
+		r, err := New(dir, Options{Confine: true, Playbooks: runtimes.Host{}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := r.Launch(ctx, LaunchRequest{Actor: "worker", Ref: "1"}); err != nil {
+			b.Fatal(err)
+		}
+		if err := r.Close(); err != nil {
+			b.Fatal(err)
+		}
+		st := r.Store.Stats()
+		stats.Conns, stats.Prepared, stats.Txs, stats.Runs = stats.Conns+st.Conns, stats.Prepared+st.Prepared, stats.Txs+st.Txs, stats.Runs+st.Runs
+	}
+	b.ReportMetric(float64(usedCPU()-cpu)/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64(stats.Conns)/float64(b.N), "conns/op")
+	b.ReportMetric(float64(stats.Txs)/float64(b.N), "txs/op")
+	b.ReportMetric(float64(stats.Prepared)/float64(b.N), "compiles/op")
+	b.ReportMetric(float64(stats.Runs)/float64(b.N), "statements/op")
 }
 
 const trivialYAML = `schema: autonomy.ir.v1

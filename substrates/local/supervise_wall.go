@@ -29,7 +29,7 @@ func (r *Runner) mayTakeOver(ctx context.Context, s store.Session) error {
 			}
 		}
 	}
-	if o, why, blind := outOfSight(ctx, r.Store, r.In); blind {
+	if o, why, blind := outOfSightOf(live, r.In); blind {
 		return &DeniedError{Msg: fmt.Sprintf("runner supervise %s: %s while session %s is in flight: only the runner starts a supervisor", s.ID, why, o.ID)}
 	}
 	pid := s.SupervisorPID

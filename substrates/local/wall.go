@@ -87,7 +87,16 @@ func confine(st *store.Store, in *Install, session string) (inSandbox bool, err 
 // made after a session started (a preset's sandbox).
 func outOfSight(ctx context.Context, st *store.Store, in *Install) (s store.Session, why string, blind bool) {
 	live, err := st.List(ctx, store.ListOptions{})
-	if err != nil || len(live) == 0 {
+	if err != nil {
+		return store.Session{}, "", false
+	}
+	return outOfSightOf(live, in)
+}
+
+// outOfSightOf is outOfSight over live, the sessions in flight as the caller just read them: one
+// read serves every check.
+func outOfSightOf(live []store.Session, in *Install) (s store.Session, why string, blind bool) {
+	if len(live) == 0 {
 		return store.Session{}, "", false
 	}
 	ns, err := proc.PidNS()
@@ -97,7 +106,7 @@ func outOfSight(ctx context.Context, st *store.Store, in *Install) (s store.Sess
 	if foreignNS(in, ns) {
 		return live[0], "this process runs in a pid namespace other than the runner's", true
 	}
-	if s, in := sandboxed(ctx, st); in {
+	if s, in := sandboxed(live); in {
 		return s, fmt.Sprintf("this process runs in a pid namespace made after session %s started", s.ID), true
 	}
 	return store.Session{}, "", false
@@ -142,14 +151,11 @@ func insideOf(in []store.Session, id string) bool {
 
 // sandboxed reports whether this process runs inside a session's sandbox whose pid namespace
 // hides its ancestors (codex's and Claude Code's bubblewrap both make one per command): the first
-// process of its pid namespace started after the supervisor of a session in flight, which the
-// first process of the runner's namespace (init, or a container's) never does. s is that session.
-func sandboxed(ctx context.Context, st *store.Store) (store.Session, bool) {
+// process of its pid namespace started after the supervisor of a session in flight (of live),
+// which the first process of the runner's namespace (init, or a container's) never does. s is
+// that session.
+func sandboxed(live []store.Session) (store.Session, bool) {
 	first, err := proc.StartTime(1)
-	if err != nil {
-		return store.Session{}, false
-	}
-	live, err := st.List(ctx, store.ListOptions{})
 	if err != nil {
 		return store.Session{}, false
 	}
