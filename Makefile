@@ -43,6 +43,7 @@ fuzz: ## run every fuzz target for FUZZTIME each (a test checks each Fuzz functi
 	$(GO) test ./playbook/engine -run '^$$' -fuzz '^FuzzWords$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./playbook/stepsrun -run '^$$' -fuzz '^FuzzCapture$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./internal/jsonschema -run '^$$' -fuzz '^FuzzValidate$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./internal/mergecheck -run '^$$' -fuzz '^FuzzCaseFold$$' -fuzztime $(FUZZTIME)
 
 schema: ## regenerate docs/ir.schema.json from the catalogs
 	$(GO) run ./cmd/autonomy schema > docs/ir.schema.json
