@@ -14,6 +14,8 @@ var heavyDeps = []struct{ pkg, instead string }{
 	{"k8s.io/client-go/kubernetes", "use internal/kubeclient, whose scheme holds only the types it uses, built on first use"},
 	{"k8s.io/client-go/discovery", "use internal/kubeclient"},
 	{"k8s.io/client-go/restmapper", "use internal/kubeclient"},
+	// client-go's dynamic client brings its feature gates and the CBOR and apply packages' init.
+	{"k8s.io/client-go/dynamic", "use internal/kubeclient's Resource, which makes its requests"},
 	// x/text/cases parses its languages' tags and builds their matcher at init.
 	{"golang.org/x/text/cases", "fold case with mergecheck's caseFold (Unicode's full case folding, held equal to x/text's by TestCaseFoldIsXTextFold)"},
 }
