@@ -10,8 +10,10 @@ STATICCHECK ?= v0.8.2
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
 
+# CGO_ENABLED=0, as the releases are built (.goreleaser.yaml): a static binary starts without the
+# dynamic loader, which every autonomy process (two per launch) would pay for; nothing needs cgo.
 build: ## build bin/autonomy
-	$(GO) build -trimpath -buildvcs=true -o $(BIN) ./cmd/autonomy
+	CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=true -o $(BIN) ./cmd/autonomy
 
 test: ## run every test (README's test command)
 	$(GO) test ./...
@@ -43,6 +45,7 @@ fuzz: ## run every fuzz target for FUZZTIME each (a test checks each Fuzz functi
 	$(GO) test ./playbook/engine -run '^$$' -fuzz '^FuzzWords$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./playbook/stepsrun -run '^$$' -fuzz '^FuzzCapture$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./internal/jsonschema -run '^$$' -fuzz '^FuzzValidate$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./internal/mergecheck -run '^$$' -fuzz '^FuzzCaseFold$$' -fuzztime $(FUZZTIME)
 
 schema: ## regenerate docs/ir.schema.json from the catalogs
 	$(GO) run ./cmd/autonomy schema > docs/ir.schema.json

@@ -17,12 +17,13 @@ func addCompletions(root *cobra.Command) {
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
 		for _, name := range []string{"target", "substrate"} {
-			if c.LocalFlags().Lookup(name) != nil {
+			// The flags c declares (LocalFlags would say the same, but merges every parent's
+			// persistent flags into a new set per command, half of building the tree).
+			if c.Flags().Lookup(name) != nil || c.PersistentFlags().Lookup(name) != nil {
 				_ = c.RegisterFlagCompletionFunc(name, targets) // once per flag: a repeat is refused, harmlessly
 			}
 		}
-		switch c.CommandPath() {
-		case "autonomy init":
+		if c.Name() == "init" && c.Parent() == root {
 			_ = c.RegisterFlagCompletionFunc("template", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 				return templates.Names(), cobra.ShellCompDirectiveNoFileComp
 			})

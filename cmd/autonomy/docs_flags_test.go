@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // docCommand finds `autonomy …` command lines in markdown: in code blocks, one a line, and in
@@ -108,7 +109,7 @@ func checkDocLine(root *cobra.Command, line string) string {
 			flags = append(flags, w)
 			words = words[1:]
 			name := strings.TrimLeft(w, "-")
-			if f := c.Flags().Lookup(name); f != nil && !strings.Contains(w, "=") && f.Value.Type() != "bool" && len(words) > 0 {
+			if f := flagOf(c, name); f != nil && !strings.Contains(w, "=") && f.Value.Type() != "bool" && len(words) > 0 {
 				words = words[1:]
 			}
 			continue
@@ -134,11 +135,21 @@ func checkDocLine(root *cobra.Command, line string) string {
 		if name == "" || name == "help" || !cmdWord.MatchString(name) {
 			continue
 		}
-		if c.Flags().Lookup(name) == nil && c.InheritedFlags().Lookup(name) == nil && c.PersistentFlags().Lookup(name) == nil {
+		if flagOf(c, name) == nil {
 			return c.CommandPath() + " has no flag --" + name
 		}
 	}
 	return ""
+}
+
+// flagOf is c's flag called name: its own, persistent or not, or one a parent's persistent.
+func flagOf(c *cobra.Command, name string) *pflag.Flag {
+	for _, set := range []*pflag.FlagSet{c.Flags(), c.PersistentFlags(), c.InheritedFlags()} {
+		if f := set.Lookup(name); f != nil {
+			return f
+		}
+	}
+	return nil
 }
 
 func findSub(c *cobra.Command, name string) *cobra.Command {

@@ -5,8 +5,11 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
+
+	"gopkg.in/yaml.v3"
 )
 
 // TestMakeFuzzListsEveryTarget: `make fuzz` runs every Fuzz function of the repository, each in
@@ -47,5 +50,40 @@ func TestMakeFuzzListsEveryTarget(t *testing.T) {
 	}
 	if found < 7 {
 		t.Fatalf("found only %d fuzz targets", found)
+	}
+}
+
+// TestMakeBuildIsTheReleaseBuild: `make build` sets the environment and flags the releases are
+// built with (.goreleaser.yaml): CGO_ENABLED=0, a static binary that starts without the dynamic
+// loader (every autonomy process, two per launch, would pay for it), and -trimpath.
+func TestMakeBuildIsTheReleaseBuild(t *testing.T) {
+	makefile, err := os.ReadFile("../../Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(makefile), "\nbuild:")
+	if !ok {
+		t.Fatal("the Makefile has no build target")
+	}
+	_, recipe, _ := strings.Cut(rest, "\n\t")
+	recipe, _, _ = strings.Cut(recipe, "\n")
+	raw, err := os.ReadFile("../../.goreleaser.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var release struct {
+		Builds []struct {
+			Env   []string `yaml:"env"`
+			Flags []string `yaml:"flags"`
+		} `yaml:"builds"`
+	}
+	if err := yaml.Unmarshal(raw, &release); err != nil || len(release.Builds) != 1 {
+		t.Fatalf(".goreleaser.yaml: %v, %d builds", err, len(release.Builds))
+	}
+	words := strings.Fields(recipe)
+	for _, w := range append(release.Builds[0].Env, release.Builds[0].Flags...) {
+		if !slices.Contains(words, w) {
+			t.Errorf("make build (%s) does not set %s, which the releases are built with", recipe, w)
+		}
 	}
 }

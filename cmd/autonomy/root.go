@@ -29,7 +29,12 @@ func usageError(format string, args ...any) error { return exitcode.Usagef(forma
 // Run executes the autonomy command line args and returns the process exit code: 0 when all is
 // well, 1 when problems were found, 2 on a usage or I/O error.
 func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	root := newRoot(stdin, stdout, stderr)
+	return runOn(newRootFor(args, stdin, stdout, stderr), args, stderr)
+}
+
+// runOn executes args on root (newRootFor's tree for them, or newRoot's whole tree), returning the
+// exit code.
+func runOn(root *cobra.Command, args []string, stderr io.Writer) int {
 	if len(args) == 0 {
 		// No command is a usage error: the help goes to stderr, and a script that forgot its
 		// command fails.
@@ -71,9 +76,28 @@ type commander interface {
 	Commands(host substrates.Host) []*cobra.Command
 }
 
+// builtins are autonomy's own top-level commands (the substrates add theirs: commander), each by
+// the name it is run by.
+var builtins = []struct {
+	name  string
+	build func() *cobra.Command
+}{
+	{"validate", newValidate}, {"compile", newCompile}, {"check", newCheck}, {"conformance", newConformance},
+	{"playbook", newPlaybook}, {"catalog", newCatalog}, {"schema", newSchema}, {"version", newVersion},
+	{"dev", newDev}, {"init", newInit},
+}
+
 // newRoot builds the command tree, complete with the help and completion commands cobra would
 // add when run, reading stdin and writing stdout and stderr.
 func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
+	return newRootFor(nil, stdin, stdout, stderr)
+}
+
+// newRootFor is newRoot for running args: when args name a top-level command, the root holds
+// that one alone, so a process builds no other command's flags (every autonomy process, two per
+// launch, would); anything else (no command, help, completion, a flag or an unknown name first)
+// gets the whole tree. TestPrunedTreeRunsAsTheWhole holds the two alike.
+func newRootFor(args []string, stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "autonomy",
 		Short: "Validate and compile autonomy.ir.v1 agent-fleet profiles",
@@ -99,16 +123,42 @@ Exit codes: 0 ok, 1 problems found, 2 usage or I/O error (also when no command i
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SuggestionsMinimumDistance = 2 // what cobra sets when it suggests, for the help command
-	root.AddCommand(newValidate(), newCompile(), newCheck(), newConformance(), newPlaybook(), newCatalog(), newSchema(), newVersion(), newDev(), newInit())
-	host := substrates.Host{LoadForTarget: loadForTarget, Lookup: registry.Lookup, Names: registry.Names}
-	for _, s := range registry.All() {
-		if c, ok := s.(commander); ok {
-			root.AddCommand(c.Commands(host)...)
+	name := ""
+	if len(args) > 0 {
+		name = args[0]
+	}
+	for _, b := range builtins {
+		if b.name == name {
+			root.AddCommand(b.build())
+			return finishRoot(root, true)
 		}
 	}
+	host := substrates.Host{LoadForTarget: loadForTarget, Lookup: registry.Lookup, Names: registry.Names}
+	pruned := false
+	for _, s := range registry.All() {
+		if c, ok := s.(commander); ok {
+			for _, sub := range c.Commands(host) {
+				root.AddCommand(sub)
+				pruned = pruned || sub.Name() == name
+			}
+		}
+	}
+	if !pruned {
+		for _, b := range builtins {
+			root.AddCommand(b.build())
+		}
+	}
+	return finishRoot(root, pruned)
+}
+
+// finishRoot adds the help command, and the completion command unless the tree is pruned to a
+// command that is not it (cobra would add its own when run: this one's examples and output are
+// set), guards the command groups and registers the flags' completions.
+func finishRoot(root *cobra.Command, pruned bool) *cobra.Command {
 	root.SetHelpCommand(newHelp(false))
 	root.InitDefaultHelpCmd()
-	// The completion command writes to the output it finds now: set above.
+	root.CompletionOptions.DisableDefaultCmd = pruned
+	// The completion command writes to the output it finds now: set in newRootFor.
 	root.InitDefaultCompletionCmd()
 	for _, c := range root.Commands() {
 		guardGroups(c)

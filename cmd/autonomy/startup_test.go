@@ -43,6 +43,18 @@ func TestStartupCompilesNoRegexp(t *testing.T) {
 	}
 }
 
+// TestStartupDoesLittleAtInit: no package of autonomy's allocates 16 KiB at init: what a
+// package needs for some commands it builds on first use (sync.OnceValue), not in every process.
+// gh-actions' substrate read and parsed the binary's build information and marshalled JSON at
+// init (18 KB).
+func TestStartupDoesLittleAtInit(t *testing.T) {
+	for _, m := range regexp.MustCompile(`(?m)^init (github\.com/autonomyhq/autonomy/\S*) @.*, ([0-9]+) bytes, [0-9]+ allocs$`).FindAllSubmatch(initTrace(t), -1) {
+		if n, _ := strconv.Atoi(string(m[2])); string(m[1]) != "github.com/autonomyhq/autonomy/cmd/autonomy" && n >= 16<<10 {
+			t.Errorf("%s allocated %d bytes at init, want under 16 KiB: build what some commands need on first use (sync.OnceValue)", m[1], n)
+		}
+	}
+}
+
 // TestStartupCollectsNoGarbage: a process starts without a garbage collection (package gcfloor):
 // the packages' init allocations crossed the runtime's first heap goal, a collection cycle before
 // main in every command and every session's supervisor, a sixth of a launch's CPU.

@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 )
@@ -320,5 +321,86 @@ func TestMapperAsksTheAPIServer(t *testing.T) {
 	}
 	if _, err := m.RESTMapping(schema.GroupKind{Group: "nope.example", Kind: "X"}, "v1"); err == nil || !strings.Contains(err.Error(), "/apis/nope.example/v1") {
 		t.Errorf("an unknown group: %v, want an error naming what was asked", err)
+	}
+}
+
+// TestUnstructuredRequestsAreDynamicClients: Resource's methods make the requests client-go's
+// dynamic client makes for the same calls (the conformance probe's server-side apply of the
+// probe fleet, and its deletes), namespaced and cluster-scoped, core group and named group.
+func TestUnstructuredRequestsAreDynamicClients(t *testing.T) {
+	srv, seen := recorder(t, func(*http.Request) (int, string, []byte) {
+		return 200, "application/json", []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x"}}`)
+	})
+	ours := newClient(t, srv.URL)
+	theirs, err := dynamic.NewForConfig(&rest.Config{Host: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	force, fg := true, metav1.DeletePropagationForeground
+	apply := metav1.PatchOptions{FieldManager: "autonomy-conformance", Force: &force, FieldValidation: "Strict"}
+	obj := []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x","namespace":"ns"}}`)
+	for _, m := range []struct {
+		mapping *meta.RESTMapping
+		ns      string
+	}{
+		{&meta.RESTMapping{Resource: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Scope: meta.RESTScopeNamespace}, "ns"},
+		{&meta.RESTMapping{Resource: schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}, Scope: meta.RESTScopeRoot}, ""},
+		{&meta.RESTMapping{Resource: schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterroles"}, Scope: meta.RESTScopeRoot}, ""},
+		{&meta.RESTMapping{Resource: schema.GroupVersionResource{Group: "batch", Version: "v1", Resource: "cronjobs"}, Scope: meta.RESTScopeNamespace}, "ns"},
+	} {
+		var ri dynamic.ResourceInterface = theirs.Resource(m.mapping.Resource)
+		if m.ns != "" {
+			ri = theirs.Resource(m.mapping.Resource).Namespace(m.ns)
+		}
+		mine := ours.Resource(m.mapping, m.ns)
+		calls := []struct {
+			name         string
+			ours, theirs func() error
+		}{
+			{"apply", func() error { _, err := mine.Patch(ctx, "x", types.ApplyPatchType, obj, apply); return err },
+				func() error { _, err := ri.Patch(ctx, "x", types.ApplyPatchType, obj, apply); return err }},
+			{"merge patch", func() error {
+				_, err := mine.Patch(ctx, "x", types.MergePatchType, []byte(`{}`), metav1.PatchOptions{})
+				return err
+			},
+				func() error {
+					_, err := ri.Patch(ctx, "x", types.MergePatchType, []byte(`{}`), metav1.PatchOptions{})
+					return err
+				}},
+			{"delete", func() error { return mine.Delete(ctx, "x", metav1.DeleteOptions{}) },
+				func() error { return ri.Delete(ctx, "x", metav1.DeleteOptions{}) }},
+			{"delete foreground", func() error { return mine.Delete(ctx, "x", metav1.DeleteOptions{PropagationPolicy: &fg}) },
+				func() error { return ri.Delete(ctx, "x", metav1.DeleteOptions{PropagationPolicy: &fg}) }},
+		}
+		for _, c := range calls {
+			if err := c.theirs(); err != nil {
+				t.Fatalf("%s %s, client-go: %v", c.name, m.mapping.Resource, err)
+			}
+			want := seen()
+			if err := c.ours(); err != nil {
+				t.Fatalf("%s %s: %v", c.name, m.mapping.Resource, err)
+			}
+			got := seen()
+			if len(got) != 1 || len(want) != 1 {
+				t.Fatalf("%s %s: %d requests, client-go made %d; want 1", c.name, m.mapping.Resource, len(got), len(want))
+			}
+			g, w := got[0], want[0]
+			if g.Method != w.Method || g.Path != w.Path || g.Query != w.Query || g.ContentType != w.ContentType || g.Accept != w.Accept || !bytes.Equal(g.Body, w.Body) {
+				t.Errorf("%s %s:\n got  %s %s?%s (Content-Type %q, Accept %q) %q\n want %s %s?%s (Content-Type %q, Accept %q) %q", c.name, m.mapping.Resource,
+					g.Method, g.Path, g.Query, g.ContentType, g.Accept, g.Body, w.Method, w.Path, w.Query, w.ContentType, w.Accept, w.Body)
+			}
+		}
+	}
+	// An error is the API server's Status, classified as client-go's are.
+	errSrv, _ := recorder(t, func(*http.Request) (int, string, []byte) {
+		return 404, "application/json", []byte(`{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"NotFound","code":404,"message":"clusterroles \"x\" not found"}`)
+	})
+	m := &meta.RESTMapping{Resource: schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterroles"}}
+	if err := newClient(t, errSrv.URL).Resource(m, "").Delete(ctx, "x", metav1.DeleteOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("delete of a missing object: %v, want NotFound", err)
+	}
+	if _, err := newClient(t, errSrv.URL).Resource(m, "").Patch(ctx, "x", types.ApplyPatchType, obj, apply); !apierrors.IsNotFound(err) {
+		t.Errorf("patch of a missing object: %v, want NotFound", err)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 
-	"golang.org/x/text/cases"
 	"golang.org/x/text/unicode/norm"
 )
 
@@ -25,7 +24,7 @@ func Fold(path string) string {
 		}
 		return r
 	}, path)
-	return cases.Fold().String(norm.NFC.String(path))
+	return caseFold(norm.NFC.String(path))
 }
 
 // MatchFold is Match on the Fold of both the glob and the path: what protects a path (the

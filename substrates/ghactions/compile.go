@@ -103,7 +103,7 @@ func (s Substrate) CompileList(r *resolved.Profile) (substrates.Output, error) {
 func (s Substrate) compile(r *resolved.Profile, list bool) (substrates.Output, error) {
 	p := r.Profile
 	b, diags := readBox(p)
-	tool := Self
+	tool := self()
 	if s.Tool != nil {
 		tool = *s.Tool
 	}

@@ -2,6 +2,7 @@ package ghactions
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/autonomyhq/autonomy/internal/buildinfo"
 	"github.com/autonomyhq/autonomy/ir"
@@ -32,8 +33,22 @@ const ModulePath = "github.com/autonomyhq/autonomy"
 // policy.box.gh-actions.autonomy.repository names another.
 const Repository = "https://" + ModulePath
 
-// Self is the autonomy being run, pinned from its build information (ToolFor).
-var Self = ToolFor(buildinfo.Read())
+// Self is the autonomy the jobs install when the compile names none (Substrate.Tool): when it is
+// the zero Tool, as it is unless a test sets it, the autonomy being run, pinned from its build
+// information (ToolFor) on first use, not at init: parsing the build information costs every
+// autonomy process otherwise.
+var Self Tool
+
+// self is Self, or the autonomy being run when Self is the zero Tool.
+func self() Tool {
+	if Self == (Tool{}) {
+		return running()
+	}
+	return Self
+}
+
+// running is the autonomy being run, pinned from its build information.
+var running = sync.OnceValue(func() Tool { return ToolFor(buildinfo.Read()) })
 
 // ToolFor pins what the jobs install from a build's information: a release's binary, else the
 // module version `go install` built, else the commit a checkout was built from. A build from a

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"gopkg.in/yaml.v3"
 
@@ -253,10 +254,13 @@ func (c *compiler) mcpWords(script *strings.Builder) {
 // (agent.MCPConfig's), at AUTONOMY_MCP_CONFIG: autonomy gh mcp by the binary's absolute path,
 // with the variables it reads (MCPServerEnv) in its env, for a client that starts its servers
 // with a minimal environment.
-var mcpConfigScript = `export AUTONOMY_MCP_CONFIG="$RUNNER_TEMP/autonomy-mcp.json"
+// Built on first use: the first json.Marshal of a process builds encoding/json's encoders.
+var mcpConfigScript = sync.OnceValue(func() string {
+	return `export AUTONOMY_MCP_CONFIG="$RUNNER_TEMP/autonomy-mcp.json"
 jq -n --arg bin "$AUTONOMY_BIN" --argjson names '` + jsonList(MCPServerEnv) + `' \
   '{mcpServers: {autonomy: {type: "stdio", command: $bin, args: ["gh", "mcp"], env: ($ENV | with_entries(select(.key as $k | $names | index($k))))}}}' > "$AUTONOMY_MCP_CONFIG"
 `
+})
 
 // jsonList is ws as a JSON array.
 func jsonList(ws []string) string {

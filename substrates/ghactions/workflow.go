@@ -471,7 +471,7 @@ func (c *compiler) agentScript(a *ir.Actor, env *mapping, script *strings.Builde
 		c.mcpWords(script)
 	}
 	if ch.Custom() {
-		script.WriteString(mcpConfigScript) // safeoutputs.go
+		script.WriteString(mcpConfigScript()) // safeoutputs.go
 	}
 	if slices.Contains(argv, agents.Proxy) {
 		// The words that point the CLI at the model proxy, when the job has one.

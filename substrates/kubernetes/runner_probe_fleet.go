@@ -16,7 +16,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 
 	"github.com/autonomyhq/autonomy/internal/kubeclient"
@@ -89,10 +88,6 @@ func applyObjects(ctx context.Context, cfg *rest.Config, objs []*unstructured.Un
 		return nil, err
 	}
 	mapper := dc.Mapper()
-	dyn, err := dynamic.NewForConfig(cfg)
-	if err != nil {
-		return nil, err
-	}
 	var mu sync.Mutex
 	var global []func(context.Context)
 	drop := func(ctx context.Context) {
@@ -107,10 +102,13 @@ func applyObjects(ctx context.Context, cfg *rest.Config, objs []*unstructured.Un
 		if err != nil {
 			return fmt.Errorf("%s %s: %w", gvk.Kind, o.GetName(), err)
 		}
-		var ri dynamic.ResourceInterface = dyn.Resource(m.Resource)
-		if m.Scope.Name() == meta.RESTScopeNameNamespace {
-			ri = dyn.Resource(m.Resource).Namespace(o.GetNamespace())
-		} else if gvk.Kind != "Namespace" {
+		namespaced := m.Scope.Name() == meta.RESTScopeNameNamespace
+		ns := ""
+		if namespaced {
+			ns = o.GetNamespace()
+		}
+		ri := dc.Resource(m, ns)
+		if !namespaced && gvk.Kind != "Namespace" {
 			name := o.GetName()
 			mu.Lock()
 			global = append(global, func(ctx context.Context) { _ = ri.Delete(ctx, name, metav1.DeleteOptions{}) })
