@@ -86,8 +86,6 @@ type compiler struct {
 	// humanPaths is policy.box.risk.human_required_paths, verbatim; governing the governing
 	// documents (documents.roles vision and constitution), gated as their own list.
 	humanPaths, governing []string
-	// unrendered are the workflows built, to render (renderWorkflows).
-	unrendered []unrendered
 }
 
 // Compile realizes the profile as GitHub Actions workflows.
@@ -139,7 +137,6 @@ func (s Substrate) compile(r *resolved.Profile, list bool) (substrates.Output, e
 	if c.errors.HasErrors() {
 		return substrates.Output{}, c.errors.Sort()
 	}
-	c.renderWorkflows()                          // render.go
 	c.warnings = append(c.warnings, c.errors...) // warnings the box reader collected, if any
 	c.warnings = append(c.warnings, substrates.SupportWarnings(Substrate{}, p, c.warnings)...)
 	for i := range c.warnings {
@@ -151,21 +148,19 @@ func (s Substrate) compile(r *resolved.Profile, list bool) (substrates.Output, e
 	return substrates.Output{Target: Name, Files: c.files, Warnings: c.warnings, Blockers: c.installProblem()}, nil
 }
 
-// add records a file, refusing a second producer of the same path, and reports whether f is
-// now the last of c.files.
-func (c *compiler) add(f substrates.File, producer string, pos ir.Pos) bool {
+// add records a file, refusing a second producer of the same path.
+func (c *compiler) add(f substrates.File, producer string, pos ir.Pos) {
 	if first, dup := c.paths[f.Path]; dup {
 		if first == producer {
-			return false // the same behavior shared by two actors
+			return // the same behavior shared by two actors
 		}
 		c.errors = append(c.errors, ir.Diagnostic{File: c.p.File, Pos: pos, Severity: ir.Error,
 			Message: fmt.Sprintf("%s and %s would both be installed at %s", first, producer, f.Path),
 			Hint:    "rename or move one of them"})
-		return false
+		return
 	}
 	c.paths[f.Path] = producer
 	c.files = append(c.files, f)
-	return true
 }
 
 func (c *compiler) errf(pos ir.Pos, hint, format string, args ...any) {
@@ -182,7 +177,7 @@ func behaviorPath(a *ir.Actor) string { return dataDir + "/" + a.BehaviorFile }
 
 // copies installs every behavior (a skill's whole folder) and every resource.
 func (c *compiler) copies() {
-	c.errors = append(c.errors, substrates.CopyProfile(c.r, Name, dataDir, func(f substrates.File, producer string, pos ir.Pos) { c.add(f, producer, pos) })...)
+	c.errors = append(c.errors, substrates.CopyProfile(c.r, Name, dataDir, c.add)...)
 }
 
 // actor compiles one actor's workflow and checks what GitHub cannot honor.
@@ -218,15 +213,17 @@ func (c *compiler) actor(a *ir.Actor) {
 	} else {
 		wf = c.agentWorkflow(a)
 	}
-	c.addWorkflow(WorkflowPath(name), wf, fmt.Sprintf("the workflow of actor %q", name), a.Name.Pos)
+	c.add(c.workflowFile(WorkflowPath(name), wf), fmt.Sprintf("the workflow of actor %q", name), a.Name.Pos)
 }
 
-// addWorkflow records the file of workflow wf at path, rendered with the others once every
-// workflow is built (renderWorkflows), and not at all for CompileList.
-func (c *compiler) addWorkflow(path string, wf mapping, producer string, pos ir.Pos) {
-	if c.add(substrates.File{Path: path, Mode: 0o644, Header: substrates.HashHeader}, producer, pos) && !c.list {
-		c.unrendered = append(c.unrendered, unrendered{file: len(c.files) - 1, wf: wf})
+// workflowFile is the file of workflow wf at path, not rendered for CompileList.
+func (c *compiler) workflowFile(path string, wf mapping) substrates.File {
+	f := substrates.File{Path: path, Mode: 0o644, Header: substrates.HashHeader}
+	if c.list {
+		return f
 	}
+	f.SetBody(c.emit.document(wf))
+	return f
 }
 
 // sharedStep is the step build returns, built once per compile under key and shared by every

@@ -219,7 +219,7 @@ func (c *compiler) humanGateJob(common func(mapping) mapping, steps func(string)
 
 // control emits the control workflow.
 func (c *compiler) control() {
-	c.addWorkflow(ControlWorkflowPath, c.controlWorkflow(), "the control workflow", ir.Pos{})
+	c.add(c.workflowFile(ControlWorkflowPath, c.controlWorkflow()), "the control workflow", ir.Pos{})
 }
 
 // inputActor is the human actor the profile routes input-required to: its kind: human actor
