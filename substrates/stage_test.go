@@ -28,6 +28,21 @@ func hookCreate(t *testing.T, f func(p string, data []byte, mode fs.FileMode) er
 	t.Cleanup(func() { createFile = createStaged })
 }
 
+// manyFiles sets GOMAXPROCS to 4 until the test ends and returns a new directory and the paths
+// of 256 files in one directory; with update, version 1 of them is installed there already.
+func manyFiles(t *testing.T, update bool) (dir string, names []string) {
+	t.Helper()
+	onCPUs(t, 4)
+	dir = t.TempDir()
+	for i := range 256 {
+		names = append(names, fmt.Sprintf("w/f-%03d.yml", i))
+	}
+	if update {
+		mustWrite(t, dir, version(1, names...), WriteOptions{})
+	}
+	return dir, names
+}
+
 // guard is how long a test waits for something the code under test must do before it gives up
 // and fails: never reached when the code is right.
 const guard = 10 * time.Second
@@ -37,15 +52,7 @@ const guard = 10 * time.Second
 func TestWriteStagesFilesAtOnce(t *testing.T) {
 	for _, name := range []string{"fresh", "update"} {
 		t.Run(name, func(t *testing.T) {
-			onCPUs(t, 4)
-			dir := t.TempDir()
-			var names []string
-			for i := range 256 {
-				names = append(names, fmt.Sprintf("w/f-%03d.yml", i))
-			}
-			if name == "update" {
-				mustWrite(t, dir, version(1, names...), WriteOptions{})
-			}
+			dir, names := manyFiles(t, name == "update")
 			var inFlight atomic.Int32
 			var gaveUp atomic.Bool
 			together := make(chan struct{})
@@ -81,15 +88,7 @@ func TestWriteStagesFilesAtOnce(t *testing.T) {
 func TestWriteStagingFailureIsTheFirstFile(t *testing.T) {
 	for _, name := range []string{"fresh", "update"} {
 		t.Run(name, func(t *testing.T) {
-			onCPUs(t, 4)
-			dir := t.TempDir()
-			var names []string
-			for i := range 256 {
-				names = append(names, fmt.Sprintf("w/f-%03d.yml", i))
-			}
-			if name == "update" {
-				mustWrite(t, dir, version(1, names...), WriteOptions{})
-			}
+			dir, names := manyFiles(t, name == "update")
 			before := snapshot(t, dir)
 			later := make(chan struct{})
 			hookCreate(t, func(p string, data []byte, mode fs.FileMode) error {
