@@ -8,3 +8,7 @@ package substrates
 // syncStaged makes paths, files staged in stage, durable (flushStaged). A variable so that tests
 // can watch the order of syncs and renames.
 var syncStaged = flushStaged
+
+// createFile creates one staged file of the Output (createStaged). A variable so that tests can
+// watch how many are created at once, and make one fail.
+var createFile = createStaged

@@ -18,11 +18,20 @@ import (
 // the files are renamed into place; then stale files go; and only then does the ledger change and
 // the journal go. A file on disk therefore always matches the ledger or the journal.
 func (pl *planner) install() (err error) {
-	pl.hashAll()
-	newLedger := encodeLedger(pl.out.Target, pl.ledgerRows())
-	if len(pl.writes) == 0 && len(pl.chmods) == 0 && len(pl.deletes) == 0 &&
-		pl.st.journal == nil && bytes.Equal(pl.st.ownBytes, newLedger) {
-		return nil // nothing to do: do not even touch the ledger's modification time
+	if len(pl.writes) == 0 && len(pl.chmods) == 0 && len(pl.deletes) == 0 && pl.st.journal == nil {
+		pl.hashAll()
+		if bytes.Equal(pl.st.ownBytes, encodeLedger(pl.out.Target, pl.ledgerRows())) {
+			return nil // nothing to do: do not even touch the ledger's modification time
+		}
+	} else {
+		// The ledger's hashes are needed only once the files are staged: compute them meanwhile.
+		hashed := make(chan struct{})
+		go func() {
+			defer close(hashed)
+			pl.hashAll()
+		}()
+		defer func() { <-hashed }() // an install that fails leaves nothing running behind it
+		pl.hashed = hashed
 	}
 	in := &installer{dir: pl.dir, disk: pl.disk, synced: map[string]bool{}}
 	defer func() {
@@ -38,7 +47,7 @@ func (pl *planner) install() (err error) {
 	if err := pl.prepare(in); err != nil {
 		return err
 	}
-	staged, ledgerFile, err := pl.stage(in, newLedger)
+	staged, ledgerFile, err := pl.stage(in)
 	if err != nil {
 		return err
 	}
@@ -76,21 +85,15 @@ func (pl *planner) prepare(in *installer) error {
 
 // stage stages every new file and the new ledger, and, when files are written, records their
 // hashes in the pending journal. It returns the staged files, in pl.writes' order, and the ledger.
-func (pl *planner) stage(in *installer, newLedger []byte) (staged []string, ledgerFile string, err error) {
-	staged = make([]string, len(pl.writes))
-	for k, i := range pl.writes {
-		f := &pl.out.Files[i]
-		if d := in.newTop(f.Path); d != "" {
-			// Its directory is new: staged in a copy of the tree, placed with the directory.
-			if err := in.stageTree(d, f); err != nil {
-				return nil, "", err
-			}
-			continue
-		}
-		if staged[k], err = in.stageFile(strconv.Itoa(k), f.Data, f.Mode); err != nil {
-			return nil, "", err
-		}
+func (pl *planner) stage(in *installer) (staged []string, ledgerFile string, err error) {
+	staged, err = pl.stageWrites(in)
+	if err != nil {
+		return nil, "", err
 	}
+	if pl.hashed != nil {
+		<-pl.hashed
+	}
+	newLedger := encodeLedger(pl.out.Target, pl.ledgerRows())
 	if ledgerFile, err = in.stageFile("ledger", newLedger, 0o644); err != nil {
 		return nil, "", err
 	}
@@ -254,8 +257,48 @@ func (in *installer) newTop(p string) string {
 	return ""
 }
 
-// stageTree stages f at its path in the stage's tree, whose directory top is new.
-func (in *installer) stageTree(top string, f *File) error {
+// stageWrites stages the files of pl.writes and returns the staged path of each, "" for one staged
+// in the stage's tree (placed with its new directory). The directories of the trees are made
+// first, in order; then the files are created on every CPU: none is durable before flush, nor
+// renamed into place before it, so the order they are created in does not matter. A failure is
+// the first one in pl.writes' order, as when they were staged one by one.
+func (pl *planner) stageWrites(in *installer) ([]string, error) {
+	staged := make([]string, len(pl.writes))
+	names := make([]string, len(pl.writes))
+	for k, i := range pl.writes {
+		p := pl.out.Files[i].Path
+		if d := in.newTop(p); d != "" {
+			// Its directory is new: staged in a copy of the tree, placed with the directory.
+			if err := in.mkTreeDirs(d, p); err != nil {
+				return nil, err
+			}
+			names[k] = filepath.Join(stageTree, filepath.FromSlash(p))
+			continue
+		}
+		names[k] = strconv.Itoa(k)
+		staged[k] = filepath.Join(in.stage, names[k])
+	}
+	errs := make([]error, len(names))
+	onEveryCPU(len(names), func(lo, hi int) {
+		for k := lo; k < hi; k++ {
+			f := &pl.out.Files[pl.writes[k]]
+			if err := createFile(filepath.Join(in.stage, names[k]), f.Data, f.Mode); err != nil {
+				errs[k] = fmt.Errorf("staging %s: %w", names[k], err)
+				return // the files after it in this range are not needed: the first failure is
+			}
+		}
+	})
+	for k, name := range names {
+		if errs[k] != nil {
+			return nil, errs[k]
+		}
+		in.unflushed = append(in.unflushed, filepath.Join(in.stage, name))
+	}
+	return staged, nil
+}
+
+// mkTreeDirs makes the directories of the stage's tree that p, whose directory top is new, goes in.
+func (in *installer) mkTreeDirs(top, p string) error {
 	if in.treeDirs == nil {
 		in.treeDirs = map[string]bool{}
 	}
@@ -266,7 +309,7 @@ func (in *installer) stageTree(top string, f *File) error {
 			return fmt.Errorf("staging %s: %w", top, err)
 		}
 	}
-	for _, d := range parentDirs(f.Path) {
+	for _, d := range parentDirs(p) {
 		if len(d) < len(top) || in.treeDirs[d] {
 			continue
 		}
@@ -277,8 +320,7 @@ func (in *installer) stageTree(top string, f *File) error {
 		in.treeDirs[d] = true
 		in.unflushed = append(in.unflushed, full) // its entries are part of the install
 	}
-	_, err := in.stageFile(filepath.Join(stageTree, filepath.FromSlash(f.Path)), f.Data, f.Mode)
-	return err
+	return nil
 }
 
 func (in *installer) abs(p string) string { return filepath.Join(in.dir, filepath.FromSlash(p)) }

@@ -181,6 +181,8 @@ type planner struct {
 	// hashes are the sha256 of the Output's files, by index: computed for the install (the
 	// ledger records them), not for a dry run, which needs only the few another target claims.
 	hashes []string
+	// hashed, when set, is closed once hashes are computed (install computes them while it stages).
+	hashed chan struct{}
 	// diskHash is the hash of every file read, by path, to settle an interrupted install; same
 	// lists the Output files found on disk as they are, whose hash is theirs once known.
 	diskHash map[string]string

@@ -5,8 +5,6 @@
 package local
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"reflect"
 	"sort"
@@ -49,6 +47,8 @@ type compiler struct {
 	r *resolved.Profile
 	// list leaves every JSON file's Data nil (CompileList): the checks without the rendering.
 	list bool
+	// unencoded are the files whose JSON is encoded once every actor is compiled (encodeAll).
+	unencoded []unencoded
 }
 
 // Compile realizes the profile as a local installation.
@@ -83,7 +83,7 @@ func (Substrate) compile(r *resolved.Profile, list bool) (substrates.Output, err
 	for _, a := range p.Actors {
 		cfg := c.actor(a)
 		c.actors = append(c.actors, cfg)
-		c.json(ActorPath(cfg.Actor), fmt.Sprintf("the launcher config of actor %q", cfg.Actor), a.Name.Pos, cfg)
+		c.jsonLater(ActorPath(cfg.Actor), fmt.Sprintf("the launcher config of actor %q", cfg.Actor), a.Name.Pos, cfg)
 		for i, t := range a.Triggers {
 			if t.Kind == ir.Cron && !cfg.archived() {
 				sched.Entries = append(sched.Entries, Entry{Key: fmt.Sprintf("%s#%d", cfg.Actor, i), Actor: cfg.Actor, Trigger: i, Cron: t.Cron.Value, Params: params(t.Params)})
@@ -98,6 +98,7 @@ func (Substrate) compile(r *resolved.Profile, list bool) (substrates.Output, err
 	if c.errors.HasErrors() {
 		return substrates.Output{}, c.errors.Sort()
 	}
+	c.encodeAll() // encode.go
 	c.warnings = append(c.warnings, substrates.SupportWarnings(Substrate{}, p, c.warnings)...)
 	c.warnings = c.warnings.Sort()
 	c.manifest()
@@ -267,14 +268,7 @@ func (c *compiler) json(path, producer string, pos ir.Pos, v any) {
 		c.add(substrates.File{Path: path, Mode: 0o644, Header: substrates.JSONHeader}, producer, pos)
 		return
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
-		panic(err) // only this package's own types and JSON-compatible schema values are encoded
-	}
-	c.add(substrates.File{Path: path, Data: buf.Bytes(), Mode: 0o644, Header: substrates.JSONHeader}, producer, pos)
+	c.add(substrates.File{Path: path, Data: encodeJSON(v), Mode: 0o644, Header: substrates.JSONHeader}, producer, pos)
 }
 
 // manifest describes the installation: actors, warnings, and the hash of every other file.
