@@ -3,9 +3,12 @@
 package local
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/autonomyhq/autonomy/ir"
 )
@@ -50,5 +53,45 @@ func TestSupervisorEnvironHoldsNoSecret(t *testing.T) {
 	}
 	if !strings.Contains(out, "own LISTED_TOKEN=listed_secret") {
 		t.Errorf("the session lacks the token its profile lists:\n%s", out)
+	}
+}
+
+// A descriptor the launching process inherited without close-on-exec (a shell's 7>file) reached
+// the supervisor and, from it, the session's process, which could write to the file through it.
+// The supervisor now marks what it inherited close-on-exec (proc.SealInherited).
+var fdsFleet = fleet{yml: `schema: autonomy.ir.v1
+targets: [local]
+actors:
+  fds:
+    behavior: scripts/fds.sh
+    triggers: [{ dispatch: true }]
+`, files: map[string]string{
+	"scripts/fds.sh": `#!/bin/sh
+for f in /proc/$$/fd/*; do readlink "$f"; done > "$AUTONOMY_DIR/out"
+` + scriptDone,
+}}
+
+func TestSessionInheritsNoLauncherDescriptor(t *testing.T) {
+	dir := installFleet(t, fdsFleet, false)
+	marker := filepath.Join(t.TempDir(), "launcher-secret-file")
+	f, err := os.Create(marker)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := unix.FcntlInt(f.Fd(), unix.F_SETFD, 0); err != nil { // inherited across exec, as a shell's
+		t.Fatal(err)
+	}
+	r := newRunner(t, dir, Options{Detach: true, Exe: builtAutonomy(t), Env: []string{"PATH=/usr/bin:/bin", "HOME=" + t.TempDir()}})
+	s := launch(t, r, LaunchRequest{Actor: "fds"})
+	if got := waitEnded(t, r, s.ID); got.Status != ir.Done {
+		t.Fatalf("fds ended %s: %s", got.Status, got.Reason)
+	}
+	out := readFile(t, filepath.Join(dir, "out"))
+	if !strings.Contains(out, "/dev/null") && !strings.Contains(out, "pipe:") {
+		t.Fatalf("the session listed no descriptor at all:\n%s", out)
+	}
+	if strings.Contains(out, marker) {
+		t.Errorf("the session holds the launcher's inherited descriptor of %s:\n%s", marker, out)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/autonomyhq/autonomy/internal/cliout"
 	"github.com/autonomyhq/autonomy/internal/exitcode"
 	"github.com/autonomyhq/autonomy/internal/handoff"
+	"github.com/autonomyhq/autonomy/internal/proc"
 	"github.com/autonomyhq/autonomy/internal/store"
 	"github.com/autonomyhq/autonomy/playbook/runtimes"
 	"github.com/autonomyhq/autonomy/substrates"
@@ -441,6 +442,8 @@ func newRunnerSupervise(f *runnerFlags) *cobra.Command {
 		Hidden: true,
 		Args:   cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			// Nothing its launcher inherited (a shell's 7>file) reaches the session's process.
+			_ = proc.SealInherited()
 			r, err := local.New(f.dir, local.Options{Detach: true, Playbooks: runtimes.Host{}})
 			if err != nil {
 				return runnerError(err)
