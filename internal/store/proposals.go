@@ -132,6 +132,11 @@ func (st *Store) ProposalOf(ctx context.Context, session string) (Proposal, bool
 	return st.proposalWhere(ctx, `session = ?`, session)
 }
 
+// Proposal returns proposal seq as it is now.
+func (st *Store) Proposal(ctx context.Context, seq int64) (Proposal, bool, error) {
+	return st.proposalWhere(ctx, `seq = ?`, seq)
+}
+
 // ProposalReviewedBy returns the proposal whose reviewer is session rid.
 func (st *Store) ProposalReviewedBy(ctx context.Context, rid string) (Proposal, bool, error) {
 	return st.proposalWhere(ctx, `reviewer = ?`, rid)

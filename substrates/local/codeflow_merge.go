@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/autonomyhq/autonomy/internal/mergecheck"
 	"github.com/autonomyhq/autonomy/internal/store"
@@ -26,6 +27,21 @@ func (f *flow) merge(ctx context.Context) {
 	})
 	if why != "" {
 		f.wait(ctx, "approved; not merged while "+why)
+		return
+	}
+	// One process at a time merges: a reviewer's supervisor, the proposer's and tick may each
+	// take an approved proposal this far at once, and the one that found the target moved by
+	// the other's merge refused what had merged.
+	unlock, err := lockMerges(ctx, f.repo)
+	if err != nil {
+		f.wait(ctx, "approved; not merged yet: "+err.Error())
+		return
+	}
+	defer unlock()
+	if cur, ok, err := r.Store.Proposal(ctx, f.p.Seq); err != nil || !ok || cur.State != store.ProposalApproved {
+		if err == nil && ok {
+			f.p = cur // another process took it further meanwhile
+		}
 		return
 	}
 	cfg, err := r.In.Actor(f.p.Actor)
@@ -81,6 +97,37 @@ func (f *flow) merge(ctx context.Context) {
 	})
 }
 
+// mergeWait bounds how long a merge waits for another process's merge of the same repository.
+const mergeWait = 2 * time.Minute
+
+// lockMerges takes the exclusive flock of the repository's git directory (the directory itself,
+// which a session cannot swap as it could a lock file) for a merge, waiting for another
+// process's merge to finish, within mergeWait.
+func lockMerges(ctx context.Context, repo string) (unlock func(), err error) {
+	dir, err := gitws.Git(ctx, repo, "rev-parse", "--path-format=absolute", "--git-common-dir")
+	if err != nil {
+		return nil, fmt.Errorf("cannot find the git directory of %s: %v", repo, err)
+	}
+	deadline := time.Now().Add(mergeWait)
+	for {
+		free, held, err := tryLock(dir, true)
+		if err != nil {
+			return nil, fmt.Errorf("cannot lock %s: %v", dir, err)
+		}
+		if held {
+			return free, nil
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("another process has been merging into %s for %s", repo, mergeWait)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(rootPoll):
+		}
+	}
+}
+
 // mergeCommit is the commit the target moves to: the head itself when the target has not
 // moved since the branch left it (a fast-forward), else a merge commit of the two made without
 // a worktree (git merge-tree), or the paths that conflict.
@@ -126,8 +173,11 @@ func conflicted(out []byte) []string {
 func (f *flow) land(ctx context.Context, old, merged string) error {
 	if at, _ := gitws.CheckedOut(ctx, f.repo, f.p.Target); at != "" {
 		head, err := gitws.Git(ctx, at, "rev-parse", "HEAD")
-		if err != nil || head != old {
-			return fmt.Errorf("%s moved while it merged; propose again", f.p.Target)
+		if err != nil {
+			return fmt.Errorf("cannot read %s's head in %s: %v", f.p.Target, at, err)
+		}
+		if head != old {
+			return fmt.Errorf("%s moved while it merged (from %s to %s); propose again", f.p.Target, short(old), short(head))
 		}
 		if _, err := gitws.Git(ctx, at, "merge", "--ff-only", "--quiet", merged); err != nil {
 			return fmt.Errorf("%s is checked out in %s and cannot fast-forward to %s there (%v): commit or stash the changes there, or merge it yourself with git -C %s merge --ff-only %s", f.p.Target, at, short(merged), err, at, merged)

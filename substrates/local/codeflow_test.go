@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -386,5 +387,57 @@ func TestCodeFlowWaitsForTheToolsProposer(t *testing.T) {
 	g.r.proposeOnEnd(ctx, store.Session{ID: "9-zzzz", Actor: "develop", Kind: "agent", Status: ir.Failed})
 	if p, _, _ = g.r.Store.ProposalOf(ctx, p.Session); p.State != store.ProposalRefused || !strings.Contains(p.Reason, "ended failed") {
 		t.Fatalf("a failed session's proposal: %+v", p)
+	}
+}
+
+// An approved proposal that several processes take to its merge at once (the maintainer's
+// update, the reviewer's and the proposer's supervisors, tick) merges once and ends merged:
+// before, one found main moved by another's merge and refused what had merged.
+func TestCodeFlowMergesOnceWhoeverMergesAtOnce(t *testing.T) {
+	t.Parallel()
+	g := newFlowRig(t)
+	p := g.propose("develop", "docs/VISION.md", "a new vision", "approve")
+	if p.State != store.ProposalApproved || p.Ask == "" {
+		t.Fatalf("before the maintainer: %+v", p)
+	}
+	ctx := context.Background()
+	// The merges queue behind a merge under way (this test's hold of the lock), then go at once.
+	gitDir := filepath.Join(g.dir, ".git")
+	release, held, err := tryLock(gitDir, true)
+	if err != nil || !held {
+		t.Fatalf("locking %s: %v %v", gitDir, held, err)
+	}
+	token, err := g.r.NewAskToken(ctx, p.Ask)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := newRunner(t, g.dir, Options{}) // as another process would
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if _, err := g.r.Update(ctx, p.Ask, ir.Patch{Status: ir.Done, Token: token, Evidence: "read the diff"}); err != nil {
+			t.Error(err)
+		}
+	}()
+	for i := 0; i < 6; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if i%2 == 0 {
+				other.advanceProposals(ctx)
+			} else {
+				g.r.advanceProposals(ctx)
+			}
+		}()
+	}
+	time.Sleep(300 * time.Millisecond)
+	release()
+	wg.Wait()
+	// What the update left waiting (the ask read done after the others looked) goes now.
+	g.r.advanceProposals(ctx)
+	p, _, _ = g.r.Store.ProposalOf(ctx, p.Session)
+	if p.State != store.ProposalMerged || g.main() != p.Head {
+		t.Fatalf("after merges at once: %+v (main %s)", p, g.main())
 	}
 }
