@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/autonomyhq/autonomy/internal/k8stest"
 	"github.com/autonomyhq/autonomy/ir"
@@ -43,20 +44,7 @@ func TestCancelOnlyOfARunningSession(t *testing.T) {
 		}
 	}
 	cancelAs := func(sa, name string, edit func(map[string]any)) error {
-		j, err := admin.BatchV1().Jobs(ns).Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := cancelPatch(j.ResourceVersion, time.Now())
-		if edit != nil {
-			edit(p)
-		}
-		body, err := json.Marshal(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, err = as(c.Config, ns, sa).BatchV1().Jobs(ns).Patch(ctx, name, types.MergePatchType, body, metav1.PatchOptions{DryRun: []string{metav1.DryRunAll}})
-		return err
+		return dryRunCancel(t, c.Config, admin, ns, sa, name, edit)
 	}
 	waitPolicy(t, func() error {
 		return cancelAs("stopper", "s-running", func(p map[string]any) { p["spec"].(map[string]any)["parallelism"] = 1 })
@@ -188,20 +176,7 @@ func TestCancelRefusedOnceTheJobIsEnding(t *testing.T) {
 		}
 	}
 	cancelEdited := func(name string, edit func(map[string]any)) error {
-		j, err := admin.BatchV1().Jobs(ns).Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := cancelPatch(j.ResourceVersion, time.Now())
-		if edit != nil {
-			edit(p)
-		}
-		body, err := json.Marshal(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, err = as(c.Config, ns, "stopper").BatchV1().Jobs(ns).Patch(ctx, name, types.MergePatchType, body, metav1.PatchOptions{DryRun: []string{metav1.DryRunAll}})
-		return err
+		return dryRunCancel(t, c.Config, admin, ns, "stopper", name, edit)
 	}
 	cancel := func(name string) error { return cancelEdited(name, nil) }
 	waitPolicy(t, func() error {
@@ -226,4 +201,26 @@ func TestCancelRefusedOnceTheJobIsEnding(t *testing.T) {
 			t.Errorf("%s: ending() is false with %s", name, cond)
 		}
 	}
+}
+
+// dryRunCancel makes, as ServiceAccount sa and in a dry run, the runner's cancel of the Job
+// name as it is now (cancelPatch), changed by edit when it is not nil: the admission policy's
+// answer is the error.
+func dryRunCancel(t *testing.T, cfg *rest.Config, admin kubernetes.Interface, ns, sa, name string, edit func(map[string]any)) error {
+	t.Helper()
+	ctx := context.Background()
+	j, err := admin.BatchV1().Jobs(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := cancelPatch(j.ResourceVersion, time.Now())
+	if edit != nil {
+		edit(p)
+	}
+	body, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = as(cfg, ns, sa).BatchV1().Jobs(ns).Patch(ctx, name, types.MergePatchType, body, metav1.PatchOptions{DryRun: []string{metav1.DryRunAll}})
+	return err
 }
