@@ -57,7 +57,9 @@ The script (--script FILE, YAML or JSON) is a list of turns, each one of:
   - json: VALUE         the final structured result, for an actor with result.schema
                         (last turn only)
 
-Without --script it answers every session with one final text.
+Without --script it answers every session with one final text: a result of the default
+contract (autonomy.result.v1), status done, whose summary says that no model was asked and
+nothing was done. (An actor with another result contract then ends failed: script it.)
 
 Exit codes: 0 stopped by a signal, 1 a session broke the script (it ran out, or a tool result
 was missing: each is printed as it happens), 2 usage error (a bad script, named file:line:col;
@@ -106,7 +108,7 @@ an address that is not loopback, or in use).`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&script, "script", "", "the script file: a YAML list of turns (shell:, tool:, text:, json:); default: one final text")
+	cmd.Flags().StringVar(&script, "script", "", "the script file: a YAML list of turns (shell:, tool:, text:, json:); default: one final result saying nothing was done")
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:4000", "the loopback address to listen on (port 0 picks a free one)")
 	cmd.Flags().StringVar(&envFile, "env-file", "", "also write the printed KEY=VALUE lines to this file once serving (removed on exit)")
 	return cmd

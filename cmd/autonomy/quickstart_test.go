@@ -37,7 +37,7 @@ var fence = regexp.MustCompile("(?ms)^```([a-z]*)[^\n]*\n(.*?)^```[ \t]*$")
 func quickstartScript(t *testing.T, doc string) string {
 	t.Helper()
 	var b strings.Builder
-	b.WriteString("set -euo pipefail\nqs_model=\ntrap '[ -z \"$qs_model\" ] || kill \"$qs_model\" 2>/dev/null || true' EXIT\n")
+	b.WriteString(scriptHead)
 	blocks := 0
 	for _, m := range fence.FindAllStringSubmatch(doc, -1) {
 		switch m[1] {
@@ -57,13 +57,28 @@ func quickstartScript(t *testing.T, doc string) string {
 		if cmd == "" || strings.Contains(cmd, "\n") {
 			t.Fatalf("a second-terminal block holds one command, not %q", cmd)
 		}
-		fmt.Fprintf(&b, "mkfifo \"$QS_TMP/bg.out\"\n( exec %s ) > \"$QS_TMP/bg.out\" 2> \"$QS_TMP/bg.err\" &\nqs_model=$!\nexec 3< \"$QS_TMP/bg.out\"\nread -r qs_first <&3\necho \"second terminal: $qs_first\"\n", cmd)
+		inBackground(&b, cmd)
 	}
 	if blocks < 5 {
 		t.Fatalf("only %d sh blocks in docs/quickstart.md", blocks)
 	}
-	b.WriteString("if [ -n \"$qs_model\" ]; then kill -INT \"$qs_model\"; wait \"$qs_model\"; qs_model=; fi\n")
+	b.WriteString(stopBackground)
 	return b.String()
+}
+
+// scriptHead starts a script of a new user's commands: it stops on the first failure, and kills
+// what runs in the background (inBackground) if it does.
+const scriptHead = "set -euo pipefail\nqs_model=\ntrap '[ -z \"$qs_model\" ] || kill \"$qs_model\" 2>/dev/null || true' EXIT\n"
+
+// stopBackground stops what inBackground started with SIGINT, as Ctrl-C would, and checks its
+// exit status.
+const stopBackground = "if [ -n \"$qs_model\" ]; then kill -INT \"$qs_model\"; wait \"$qs_model\"; qs_model=; fi\n"
+
+// inBackground writes to b the script lines that run cmd, a long-running command (one a reader
+// leaves running in a second terminal), in the background until it printed its first line (it
+// is serving then), which the script echoes as "second terminal: LINE".
+func inBackground(b *strings.Builder, cmd string) {
+	fmt.Fprintf(b, "mkfifo \"$QS_TMP/bg.out\"\n( exec %s ) > \"$QS_TMP/bg.out\" 2> \"$QS_TMP/bg.err\" &\nqs_model=$!\nexec 3< \"$QS_TMP/bg.out\"\nread -r qs_first <&3\necho \"second terminal: $qs_first\"\n", cmd)
 }
 
 // TestQuickstart runs docs/quickstart.md's commands as a new user would, with the binary built
@@ -81,50 +96,25 @@ func TestQuickstart(t *testing.T) {
 		t.Fatal(err)
 	}
 	script := quickstartScript(t, string(doc))
-	bin := t.TempDir()
-	if err := os.Symlink(testbin.Path(t), filepath.Join(bin, "autonomy")); err != nil {
-		t.Fatal(err)
-	}
 	if l, err := net.Listen("tcp", "127.0.0.1:4000"); err == nil {
 		defer l.Close() // a port the doc could have fixed, taken, as on a shared machine
 	}
-	work, home, tmp := t.TempDir(), t.TempDir(), t.TempDir()
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "bash", "-c", script)
-	cmd.Dir = work
-	cmd.Env = []string{
-		"PATH=" + bin + string(os.PathListSeparator) + filepath.Dir(codex) + string(os.PathListSeparator) + os.Getenv("PATH"),
-		"HOME=" + home, "QS_TMP=" + tmp, "TMPDIR=" + os.TempDir(),
-		"GIT_AUTHOR_NAME=q", "GIT_AUTHOR_EMAIL=q@example.com", "GIT_COMMITTER_NAME=q", "GIT_COMMITTER_EMAIL=q@example.com",
-	}
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 5 * time.Second
-	err = cmd.Run()
-	if cmd.Process != nil {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // whatever the script left in its group
-	}
-	bg, _ := os.ReadFile(filepath.Join(tmp, "bg.err"))
-	if err != nil {
-		t.Fatalf("the quickstart failed: %v\n%s\nthe scripted model:\n%s", err, out.String(), bg)
-	}
-	if !regexp.MustCompile(`second terminal: OPENAI_BASE_URL=http://127\.0\.0\.1:[1-9][0-9]*/v1\n`).MatchString(out.String()) ||
-		strings.Contains(out.String(), "127.0.0.1:4000") {
-		t.Errorf("the scripted model did not serve on a free port:\n%s", out.String())
+	work := t.TempDir()
+	out := runAsNewUser(t, codex, work, script)
+	if !regexp.MustCompile(`second terminal: OPENAI_BASE_URL=http://127\.0\.0\.1:[1-9][0-9]*/v1\n`).MatchString(out) ||
+		strings.Contains(out, "127.0.0.1:4000") {
+		t.Errorf("the scripted model did not serve on a free port:\n%s", out)
 	}
 	for _, want := range []string{
 		"Hello from the scripted model",
 		"gh-actions: 6 generated files up to date",
 	} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("the quickstart's output lacks %q:\n%s", want, out.String())
+		if !strings.Contains(out, want) {
+			t.Errorf("the quickstart's output lacks %q:\n%s", want, out)
 		}
 	}
-	if !regexp.MustCompile(`(?m)^status:\s+done$`).MatchString(out.String()) {
-		t.Errorf("the session did not end done:\n%s", out.String())
+	if !regexp.MustCompile(`(?m)^status:\s+done$`).MatchString(out) {
+		t.Errorf("the session did not end done:\n%s", out)
 	}
 	lintQuickstartWorkflows(t, filepath.Join(work, "gh-repo", ".github", "workflows"))
 }
@@ -151,4 +141,38 @@ func lintQuickstartWorkflows(t *testing.T, dir string) {
 	for _, e := range errs {
 		t.Errorf("actionlint: %s", e.Error())
 	}
+}
+
+// runAsNewUser runs script with bash in work as a new user would: autonomy (built as a release
+// is) and the pinned codex on PATH, a fresh HOME, a git identity, at most 4 minutes. It returns
+// the script's output, and fails the test, with what ran in the background, if it failed.
+func runAsNewUser(t *testing.T, codex, work, script string) string {
+	t.Helper()
+	bin, home, tmp := t.TempDir(), t.TempDir(), t.TempDir()
+	if err := os.Symlink(testbin.Path(t), filepath.Join(bin, "autonomy")); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", "-c", script)
+	cmd.Dir = work
+	cmd.Env = []string{
+		"PATH=" + bin + string(os.PathListSeparator) + filepath.Dir(codex) + string(os.PathListSeparator) + os.Getenv("PATH"),
+		"HOME=" + home, "QS_TMP=" + tmp, "TMPDIR=" + os.TempDir(),
+		"GIT_AUTHOR_NAME=q", "GIT_AUTHOR_EMAIL=q@example.com", "GIT_COMMITTER_NAME=q", "GIT_COMMITTER_EMAIL=q@example.com",
+	}
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
+	err := cmd.Run()
+	if cmd.Process != nil {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // whatever the script left in its group
+	}
+	if err != nil {
+		bg, _ := os.ReadFile(filepath.Join(tmp, "bg.err"))
+		t.Fatalf("the script failed: %v\n%s\nin the background:\n%s", err, out.String(), bg)
+	}
+	return out.String()
 }

@@ -17,9 +17,11 @@ import (
 // MaxScriptBytes bounds a script file: a script is a handful of turns.
 const MaxScriptBytes = 1 << 20
 
-// DefaultScript is what `autonomy dev model` plays without a script file: one final answer, so
-// that any session ends at once with a recognizable text.
-var DefaultScript = []Turn{{Text: "Hello from autonomy dev model: a scripted reply; no model was asked."}}
+// DefaultScript is what `autonomy dev model` plays without a script file: one final answer, the
+// default result contract's (autonomy.result.v1), so that a session of an actor that declares no
+// other contract ends at once, done, its summary saying that nothing was done and how to script
+// a session (init's next steps run it: TestInitNextStepsEndDone).
+var DefaultScript = []Turn{{Text: `{"status": "done", "summary": "autonomy dev model answered without asking any model, and nothing was done: script a session with autonomy dev model --script FILE (docs/quickstart.md)."}`}}
 
 // turnKeys are the keys of one turn in a script file.
 var turnKeys = []string{"shell", "text", "json", "tool", "args"}

@@ -14,18 +14,17 @@ func NextSteps(dir, target, actor string) []string {
 	q := shellWord(dir)
 	switch target {
 	case "local":
-		steps := []string{
-			"autonomy compile " + q + " --target local --dir .",
+		steps := []string{"autonomy compile " + q + " --target local --dir ."}
+		if actor == "" {
+			return append(steps, "autonomy doctor .")
+		}
+		// The model first: doctor checks the credential a session needs.
+		return append(steps,
+			"autonomy dev model --addr 127.0.0.1:0 --env-file model.env   # in a second terminal: a scripted model, for a trial with no model account (docs/quickstart.md)",
+			"export $(cat model.env) OPENAI_API_KEY=trial",
 			"autonomy doctor .",
-		}
-		if actor != "" {
-			steps = append(steps,
-				"autonomy dev model --addr 127.0.0.1:0 --env-file model.env   # in a second terminal: a scripted model, for a trial with no model account (docs/quickstart.md)",
-				"export $(cat model.env) OPENAI_API_KEY=trial",
-				"autonomy runner launch "+actor,
-				"autonomy runner list --all")
-		}
-		return steps
+			"autonomy runner launch "+actor,
+			"autonomy runner list --all")
 	case "gh-actions":
 		return []string{
 			"autonomy compile " + q + " --target gh-actions --dir .",

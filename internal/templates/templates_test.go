@@ -150,7 +150,7 @@ func TestNextStepsQuoteTheDirectory(t *testing.T) {
 // over in a file the next step loads: no fixed port that another program may hold.
 func TestNextStepsTrialOnAFreePort(t *testing.T) {
 	steps := strings.Join(NextSteps("autonomy", "local", "greeter"), "\n")
-	for _, want := range []string{"autonomy dev model --addr 127.0.0.1:0 --env-file model.env", "export $(cat model.env) OPENAI_API_KEY=trial\nautonomy runner launch greeter"} {
+	for _, want := range []string{"autonomy dev model --addr 127.0.0.1:0 --env-file model.env", "export $(cat model.env) OPENAI_API_KEY=trial\nautonomy doctor .\nautonomy runner launch greeter"} {
 		if !strings.Contains(steps, want) {
 			t.Errorf("the steps lack %q:\n%s", want, steps)
 		}
