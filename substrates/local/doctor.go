@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"sort"
 	"strings"
@@ -37,7 +38,8 @@ func Doctor(ctx context.Context, dir string, env []string) []Check {
 	in, err := Open(dir)
 	if err != nil {
 		if errors.Is(err, ErrNotInstalled) {
-			return append(out, Check{Name: "installation", Detail: "none in " + dir, Fix: "compile one: autonomy compile PROFILE --target local --out " + dir})
+			abs, _ := filepath.Abs(dir)
+			return append(out, Check{Name: "installation", Detail: "none in " + dir, Fix: notInstalledFix(abs, dir)})
 		}
 		return append(out, Check{Name: "installation", Detail: err.Error(), Fix: "compile it again"})
 	}

@@ -228,6 +228,16 @@ type Install struct {
 // ErrNotInstalled is returned when a directory holds no local installation.
 var ErrNotInstalled = errors.New("no local installation")
 
+// notInstalledFix says how to reach an installation from dir (abs, absolute), which holds none:
+// compile one there, or, when dir holds a profile (an ir.yml: a natural mistake, the profile's
+// folder is not where it was compiled to), name the folder it was compiled into.
+func notInstalledFix(abs, dir string) string {
+	if _, err := os.Stat(filepath.Join(abs, "ir.yml")); err == nil {
+		return fmt.Sprintf("%s holds a profile, not an installation: name the folder it was compiled into with --dir, or compile it: autonomy compile %s --target local --dir FOLDER", dir, shellWord(dir))
+	}
+	return "compile one: autonomy compile PROFILE --target local --dir " + shellWord(dir)
+}
+
 // Open reads the installation in dir.
 func Open(dir string) (*Install, error) {
 	abs, err := filepath.Abs(dir)
@@ -237,7 +247,7 @@ func Open(dir string) (*Install, error) {
 	in := &Install{Dir: abs, Cron: map[string]*cron.Schedule{}}
 	if err := readJSON(abs, RunnerPath, &in.Runner); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("%s: %w (compile one: autonomy compile PROFILE --target local --out %s)", dir, ErrNotInstalled, dir)
+			return nil, fmt.Errorf("%s: %w (%s)", dir, ErrNotInstalled, notInstalledFix(abs, dir))
 		}
 		return nil, err
 	}
