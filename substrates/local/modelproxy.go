@@ -44,12 +44,15 @@ type sessionProxy struct {
 // A preset's session reaches its preset's API; an explicit agent command (policy.box.local.agent
 // as a list of words) every preset's, each behind the same proxy. A session the operator's
 // AUTONOMY_LOCAL_AGENT runs is not proxied.
-func (sv *supervision) proxied() ([]agent.Preset, bool) {
-	c := sv.cfg.Command
-	if !sv.cfg.Skill && !sv.cfg.Steps || c == nil || c.Script != nil || c.Preset == "" && !c.Box {
+func (sv *supervision) proxied() ([]agent.Preset, bool) { return proxiedPresets(sv.cfg, sv.r.opts.Env) }
+
+// proxiedPresets is proxied for a session of cfg run in the environment env.
+func proxiedPresets(cfg *ActorConfig, env []string) ([]agent.Preset, bool) {
+	c := cfg.Command
+	if !cfg.Skill && !cfg.Steps || c == nil || c.Script != nil || c.Preset == "" && !c.Box {
 		return nil, false
 	}
-	if over, err := AgentOverride(sessionenv.Lookup(sv.r.opts.Env, AgentEnv)); err != nil || over != nil {
+	if over, err := AgentOverride(sessionenv.Lookup(env, AgentEnv)); err != nil || over != nil {
 		return nil, false
 	}
 	if c.Preset != "" {
@@ -62,6 +65,29 @@ func (sv *supervision) proxied() ([]agent.Preset, bool) {
 		all = append(all, p)
 	}
 	return all, true
+}
+
+// NoModelCredential is what a launch of actor should tell the operator when its sessions run
+// without a model proxy because the runner's environment holds none of the credentials its agent
+// CLI speaks (startProxy logs the same in the session's log): "" when they do, or when it runs
+// no proxied agent.
+func (r *Runner) NoModelCredential(actor string) string {
+	cfg, err := r.In.Actor(actor)
+	if err != nil {
+		return ""
+	}
+	ps, proxied := proxiedPresets(cfg, r.opts.Env)
+	if !proxied {
+		return ""
+	}
+	var names []string
+	for _, p := range ps {
+		if sessionenv.Lookup(r.opts.Env, p.CredentialEnv) != "" {
+			return ""
+		}
+		names = append(names, p.CredentialEnv)
+	}
+	return fmt.Sprintf("no %s in this environment: %s's session runs its agent CLI with the CLI's own login, if any, without a model proxy, budget, transcript or network sandbox (export the key of your model, or of autonomy dev model: docs/quickstart.md; autonomy doctor checks it)", strings.Join(names, " or "), actor)
 }
 
 // upstream is one API a session's proxy forwards: the preset that speaks it, the runner's

@@ -252,6 +252,9 @@ back). Without --type the ask is untyped, as before types. docs/local.md, "Typed
 			if err != nil && res.Session.ID == "" {
 				return runnerError(err)
 			}
+			if warn := r.NoModelCredential(res.Session.Actor); warn != "" {
+				fmt.Fprintln(cmd.ErrOrStderr(), "autonomy: warning:", warn)
+			}
 			out := cmd.OutOrStdout()
 			if f.format == "json" {
 				v := struct {
