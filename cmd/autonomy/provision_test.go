@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -130,8 +131,33 @@ func TestProvisionKeepsStricter(t *testing.T) {
 // paths (sdlc: TestProvision) and not where it has none.
 func TestProvisionHumanGate(t *testing.T) {
 	fake := provisionFake(t)
+	dir := t.TempDir()
+	for name, data := range map[string]string{
+		"ir.yml": `schema: autonomy.ir.v1
+targets: [gh-actions]
+actors:
+  develop:
+    behavior: skills/develop
+    capabilities: [code:propose]
+    triggers: [{ dispatch: true }]
+    review: reviewer
+  reviewer:
+    behavior: skills/reviewer
+    capabilities: [code:review]
+    triggers: [{ dispatch: true }]
+    result: { schema: autonomy.review.v1 }
+`,
+		"skills/develop/SKILL.md": "# develop\n", "skills/reviewer/SKILL.md": "# reviewer\n",
+	} {
+		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	var out, errb bytes.Buffer
-	if code := Run([]string{"provision", "../../profiles/hello", "--repo", "o/r"}, nil, &out, &errb); code != 0 {
+	if code := Run([]string{"provision", dir, "--repo", "o/r"}, nil, &out, &errb); code != 0 {
 		t.Fatalf("exit %d\n%s%s", code, out.String(), errb.String())
 	}
 	if p, _ := fake.ProtectionOf("main"); !slices.Equal(p.Contexts, []string{"agent-review", "ci"}) {
@@ -222,5 +248,31 @@ func TestProvisionInfersRepoAndPlansWithoutToken(t *testing.T) {
 	}
 	if code, _, errOut := run(t, "provision", sdlc); code != 2 || !strings.Contains(errOut, "set GH_TOKEN") || !strings.Contains(errOut, "acme/app") {
 		t.Errorf("a real run without a token: exit %d\n%s", code, errOut)
+	}
+}
+
+// TestProvisionLeavesTheBranchOfAFleetWithNoCodeFlow: a fleet where no actor proposes or
+// reviews code (the hello profile) gets no branch protection requiring agent-review, which
+// nothing would ever post: every pull request, a person's too, would wait on it forever. The
+// plan says so, with and without a token, and a run protects nothing.
+func TestProvisionLeavesTheBranchOfAFleetWithNoCodeFlow(t *testing.T) {
+	fake := provisionFake(t)
+	hello := func(args ...string) (string, int) {
+		var out, errb bytes.Buffer
+		code := Run(append([]string{"provision", "../../profiles/hello", "--repo", "o/r"}, args...), nil, &out, &errb)
+		return out.String() + errb.String(), code
+	}
+	const left = "left    branch protection of main: not changed (no actor proposes or reviews code: nothing posts agent-review, so requiring it would hold every pull request)"
+	out, code := hello()
+	if code != 0 || !strings.Contains(out, left) || strings.Contains(out, "agent-review required") {
+		t.Fatalf("provision: exit %d\n%s", code, out)
+	}
+	if p, ok := fake.ProtectionOf("main"); ok {
+		t.Errorf("main protected: %+v", p)
+	}
+	t.Setenv("GH_TOKEN", "")
+	out, code = hello("--dry-run")
+	if code != 0 || !strings.Contains(out, "left    branch protection of the default branch: not read (no token) (no actor proposes") {
+		t.Errorf("dry run without a token: exit %d\n%s", code, out)
 	}
 }

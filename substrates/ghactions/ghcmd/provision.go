@@ -29,7 +29,8 @@ func newProvision(host substrates.Host) *cobra.Command {
 		Short: "Make a GitHub repository match what the gh-actions installation assumes",
 		Long: `provision sets up the repository a gh-actions installation runs in, idempotently: the default
 branch protected (required status checks agent-review and policy.box.gh-actions.requiredChecks,
-default ci; branches up to date before merge; administrators included; no force pushes),
+default ci; branches up to date before merge; administrators included; no force pushes; left
+as it is when no actor proposes or reviews code, since nothing would post agent-review),
 auto-merge allowed and branches deleted on merge, the default workflow token permissions
 narrowed to read (a write default lets every workflow without a permissions: block, CI running a
 proposal's code too, dispatch the fleet as github-actions[bot]; after it such a workflow gets a
@@ -188,7 +189,12 @@ func provisionPolicy(p *ir.Profile) (provision.Policy, error) {
 	}
 	pol := provision.Policy{TaskStates: doc.Box.TaskStates, RequiredChecks: gh.RequiredChecks,
 		Variables: [][2]string{{"AUTONOMY_PAUSED", "false"}}, MaintainersVar: doc.Box.Human.MaintainersVar,
-		HumanGate: len(doc.Box.Risk.HumanRequiredPaths) > 0 || len(doc.Governing) > 0}
+		HumanGate: len(doc.Box.Risk.HumanRequiredPaths) > 0 || len(doc.Governing) > 0, NoCodeFlow: true}
+	for _, a := range p.Actors {
+		if a.Holds("code:propose") || a.Holds("code:review") {
+			pol.NoCodeFlow = false
+		}
+	}
 	if gh.ProxyHost != "" {
 		pol.Variables = append(pol.Variables, [2]string{ghactions.ProxyHostVar, gh.ProxyHost})
 	}

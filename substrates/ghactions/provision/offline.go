@@ -40,6 +40,9 @@ func Offline(p Policy) []Step {
 		plan("actions: allow GitHub Actions to create and approve pull requests", "true"),
 		plan("branch protection of the default branch", protectionTo(wantChecks(p))),
 	}
+	if p.NoCodeFlow {
+		steps[len(steps)-1] = unprotected("branch protection of the default branch", NotRead)
+	}
 	for _, e := range ir.States {
 		name := p.TaskStates[e.Name]
 		if name == "" {

@@ -35,6 +35,10 @@ type Policy struct {
 	// HumanGate requires the human-approval status too: the profile has human-required paths
 	// (policy.box.risk.human_required_paths, or a document role that gates).
 	HumanGate bool
+	// NoCodeFlow: no actor proposes or reviews code (code:propose, code:review), so nothing
+	// posts agent-review: the default branch's protection is left as it is, since requiring the
+	// status would hold every pull request, a person's too, forever.
+	NoCodeFlow bool
 	// MaintainersVar is policy.box.human.maintainers_var (maintainers.DefaultVar when empty):
 	// the environments' required reviewers.
 	MaintainersVar string
@@ -68,11 +72,21 @@ func Provision(ctx context.Context, c *github.Client, owner, repo string, p Poli
 	pv := &provisioner{c: c, owner: owner, repo: repo, dry: dryRun}
 	pv.settings(ctx, r)
 	pv.workflowPermissions(ctx)
-	pv.protection(ctx, r.GetDefaultBranch(), p)
+	if p.NoCodeFlow {
+		pv.step(unprotected("branch protection of "+r.GetDefaultBranch(), "not changed"), nil)
+	} else {
+		pv.protection(ctx, r.GetDefaultBranch(), p)
+	}
 	pv.labels(ctx, p)
 	pv.variables(ctx, p)
 	pv.environments(ctx, p)
 	return pv.steps, errors.Join(pv.errs...)
+}
+
+// unprotected is the step that leaves the branch protection of a fleet with no code flow
+// (Policy.NoCodeFlow) as it is.
+func unprotected(what, from string) Step {
+	return Step{What: what, From: from, Action: "left", Note: "no actor proposes or reviews code: nothing posts " + StatusContext + ", so requiring it would hold every pull request"}
 }
 
 type provisioner struct {
