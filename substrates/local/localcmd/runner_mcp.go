@@ -26,8 +26,9 @@ another session, it is refused. With --target kubernetes it is the MCP server of
 in its pod instead (docs/kubernetes.md, "Skills in the pod").
 
 The example is an MCP client's handshake and tools/list, one JSON-RPC message a line, for the
-session 7-k3qa in flight (the agent CLI's client keeps its stdin open; at the end of its input
-the server answers what it has read, then exits).
+session 7-k3qa in flight: name one of yours that is (autonomy runner list), or it is refused
+(the agent CLI's client keeps its stdin open; at the end of its input the server answers what it
+has read, then exits).
 
 Exit codes: 0 the client went away; 1 refused; 2 an I/O error.`,
 		Example: `  printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"sh","version":"1"}}}' '{"jsonrpc":"2.0","method":"notifications/initialized"}' '{"jsonrpc":"2.0","id":2,"method":"tools/list"}' | AUTONOMY_SESSION=7-k3qa autonomy runner mcp`,
