@@ -100,7 +100,7 @@ func locate(path string) (file, dir string, err error) {
 		file, dir = filepath.Join(path, ProfileFile), path
 		if info, err = os.Stat(file); err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
-				return "", "", fmt.Errorf("%s: not a profile directory: it has no %s", path, ProfileFile)
+				return "", "", fmt.Errorf("%s: not a profile directory: it has no %s%s", path, ProfileFile, profileNearby(path))
 			}
 			return "", "", err
 		}
@@ -349,3 +349,20 @@ func lineText(data []byte, n int) string {
 func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
 
 func pos(n *yaml.Node) Pos { return Pos{n.Line, n.Column} }
+
+// profileNearby says where the profile a directory without one may have meant is: its profile
+// under another extension, or the folder autonomy init writes (autonomy/); "" when neither.
+func profileNearby(dir string) string {
+	for _, name := range []string{"ir.yaml", "ir.YML", "IR.yml"} {
+		if fi, err := os.Stat(filepath.Join(dir, name)); err == nil && fi.Mode().IsRegular() {
+			if same, err := os.Stat(filepath.Join(dir, ProfileFile)); err == nil && os.SameFile(fi, same) {
+				continue // a file system that ignores case
+			}
+			return fmt.Sprintf(" (it has %s: rename it %s)", name, ProfileFile)
+		}
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "autonomy", ProfileFile)); err == nil && fi.Mode().IsRegular() {
+		return fmt.Sprintf(" (autonomy init writes the profile into autonomy/: give %s)", filepath.Join(dir, "autonomy"))
+	}
+	return ""
+}
