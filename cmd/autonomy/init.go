@@ -6,11 +6,13 @@ import (
 	"io"
 	"path/filepath"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"github.com/autonomyhq/autonomy/internal/cliout"
 	"github.com/autonomyhq/autonomy/internal/templates"
+	"github.com/autonomyhq/autonomy/substrates/registry"
 )
 
 func newInit() *cobra.Command {
@@ -57,6 +59,9 @@ I/O error (an unknown template, a DIR that is not empty).`,
 			}
 			if template == "" {
 				template = templates.Default
+			}
+			if sub, ok := registry.Lookup(target); ok && target != "" {
+				target = sub.Name() // a short name or a deprecated alias, as compile takes it
 			}
 			files, err := templates.Write(template, dir, templates.Options{Target: target})
 			if err != nil {
@@ -109,8 +114,9 @@ func printTemplates(out io.Writer, format string) error {
 		}
 		return nil
 	}
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	for _, t := range list {
-		fmt.Fprintf(out, "%-13s %-18s %s\n", t.Name, strings.Join(t.Targets, ","), t.Summary)
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", t.Name, strings.Join(t.Targets, ","), t.Summary)
 	}
-	return nil
+	return tw.Flush()
 }

@@ -79,6 +79,41 @@ func TestInitList(t *testing.T) {
 	}
 }
 
+// TestInitListColumnsAlign: each column of --list starts at the same place on every line,
+// whatever the longest target list.
+func TestInitListColumnsAlign(t *testing.T) {
+	_, out, _ := run(t, "init", "--list")
+	col := -1
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		tm, ok := templates.Lookup(strings.Fields(line)[0])
+		if !ok {
+			t.Fatalf("a line of no template: %q", line)
+		}
+		at := strings.Index(line, "  "+tm.Summary)
+		if at < 0 || col >= 0 && at != col {
+			t.Errorf("the summary of %s starts at %d, the others' at %d:\n%s", tm.Name, at, col, out)
+		}
+		col = at
+	}
+}
+
+// TestInitTakesTheTargetsOtherNames: --target takes what compile takes, a deprecated alias
+// (github) too, and writes the profile for the target's name; an unknown one is named with the
+// nearest.
+func TestInitTakesTheTargetsOtherNames(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "p")
+	if code, out, errOut := run(t, "init", dir, "--template", "hello", "--target", "github"); code != 0 {
+		t.Fatalf("init --target github: exit %d\n%s%s", code, out, errOut)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "ir.yml"))
+	if err != nil || !strings.Contains(string(data), "targets: [gh-actions]") {
+		t.Errorf("the profile does not target gh-actions alone (%v):\n%s", err, data)
+	}
+	if code, _, errOut := run(t, "init", t.TempDir()+"/x", "--template", "hello", "--target", "gh-action"); code != 2 || !strings.Contains(errOut, `not "gh-action" (did you mean "gh-actions"?)`) {
+		t.Errorf("unknown target: exit %d\n%s", code, errOut)
+	}
+}
+
 // runWithStdin is run with stdin reading input.
 func runWithStdin(t *testing.T, input string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()

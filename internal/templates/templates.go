@@ -131,7 +131,7 @@ func Write(name, dir string, opts Options) ([]string, error) {
 		return nil, fmt.Errorf("no template %q (%s)", name, ir.Suggest(name, Names()))
 	}
 	if opts.Target != "" && !slices.Contains(t.Targets, opts.Target) {
-		return nil, fmt.Errorf("template %s declares the targets %s, not %q", name, strings.Join(t.Targets, ", "), opts.Target)
+		return nil, fmt.Errorf("template %s declares the targets %s, not %q (%s)", name, strings.Join(t.Targets, ", "), opts.Target, ir.Suggest(opts.Target, t.Targets))
 	}
 	if err := emptyOrAbsent(dir); err != nil {
 		return nil, err
