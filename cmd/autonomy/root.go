@@ -64,7 +64,11 @@ func runOn(root *cobra.Command, args []string, stderr io.Writer) int {
 	if cmd == nil {
 		cmd = root
 	}
-	fmt.Fprintln(stderr, "autonomy:", err)
+	if hint := usageHint(cmd, args, err); hint != "" {
+		fmt.Fprintf(stderr, "autonomy: %v: %s\n", err, hint)
+	} else {
+		fmt.Fprintln(stderr, "autonomy:", err)
+	}
 	fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", cmd.CommandPath())
 	return exitUsage
 }
