@@ -66,6 +66,13 @@ Exit codes: 0 up to date, 1 drift found (or the profile has errors, or warnings 
 			index := substrates.IndexDrift(p, dir)
 			drifts = append(drifts, index...)
 			warnings = append(warnings, output.Warnings...)
+			// What would make compile refuse to write (a build the jobs cannot install) is most
+			// likely why the files differ: said first, as a warning.
+			_ = blocked(output, true, errOut)
+			for _, d := range output.Blockers {
+				d.Severity = ir.Warning
+				warnings = append(warnings, d)
+			}
 			var fail error
 			if len(drifts) > 0 {
 				fail = &exitError{Code: exitProblems, Msg: fmt.Sprintf("%s: %s drifted from %s in %s", sub.Name(), count(len(drifts), "file"), p.File, dir)}

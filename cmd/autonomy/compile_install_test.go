@@ -52,3 +52,29 @@ func TestCompileRefusesUninstallable(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckSaysWhyAnUninstallableBuildDrifts: check run by a build no job could install (a dirty
+// tree) finds the workflows drifted, as they name another autonomy, and says first why: the
+// warning compile refuses with, in text and in JSON.
+func TestCheckSaysWhyAnUninstallableBuildDrifts(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "repo")
+	if code, _, errOut := run(t, "compile", "../../profiles/hello", "--target", "gh-actions", "--dir", dir); code != 0 {
+		t.Fatalf("compile: exit %d\n%s", code, errOut)
+	}
+	saved := ghactions.Self
+	t.Cleanup(func() { ghactions.Self = saved })
+	ghactions.Self = ghactions.ToolFor(buildinfo.Info{Module: ghactions.ModulePath, Version: "(devel)", Commit: testCommit, Modified: true})
+	const why = "warning: the gh-actions workflows' trusted jobs could not install this autonomy: autonomy was built from commit " + testCommit + " with uncommitted changes"
+	code, _, errOut := run(t, "check", "../../profiles/hello", "--target", "gh-actions", "--dir", dir)
+	if code != 1 || !strings.Contains(errOut, why) {
+		t.Errorf("check: exit %d\n%s", code, errOut)
+	}
+	code, out, _ := run(t, "check", "../../profiles/hello", "--target", "gh-actions", "--dir", dir, "--format", "json")
+	if code != 1 || !strings.Contains(out, "could not install this autonomy") {
+		t.Errorf("check --format json: exit %d\n%s", code, out)
+	}
+	ghactions.Self = saved
+	if code, _, errOut := run(t, "check", "../../profiles/hello", "--target", "gh-actions", "--dir", dir); code != 0 || strings.Contains(errOut, "could not install") {
+		t.Errorf("check by the build that compiled it: exit %d\n%s", code, errOut)
+	}
+}
