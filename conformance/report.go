@@ -72,6 +72,10 @@ func (r Report) Text(w io.Writer) error {
 	var b strings.Builder
 	for _, t := range r.Runners {
 		fmt.Fprintf(&b, "runner %s (%s)\n", t.Name, t.Substrate)
+		if n, why := r.notRun(t.Name); n > 0 {
+			fmt.Fprintf(&b, "  not probed (%d checks): %s\n", n, why)
+			continue
+		}
 		for _, c := range r.Checks {
 			res, ok := r.result(t.Name, c.Name)
 			if !ok {
@@ -105,6 +109,21 @@ func (r Report) Text(w io.Writer) error {
 	b.WriteString(r.summary() + "\n")
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// notRun is, when no check of the runner named runner was probed, all for one reason, how many
+// checks it has and that reason (0 and "" otherwise): said once, not once a check.
+func (r Report) notRun(runner string) (n int, why string) {
+	for _, res := range r.Results {
+		if res.Target != runner {
+			continue
+		}
+		if res.Outcome != NotProbed || res.Observed != "" || n > 0 && res.Reason != why {
+			return 0, ""
+		}
+		n, why = n+1, res.Reason
+	}
+	return n, why
 }
 
 func (r Report) summary() string {
