@@ -15,7 +15,7 @@ import (
 // initSteps turns the next steps `autonomy init` printed (the indented lines after "Next, for
 // TARGET:") into a script of a new user's commands: each as printed, the one meant for a second
 // terminal in the background (inBackground), the session's id kept from the launch, and at the
-// end the session followed to its end and shown, with its result.
+// end the session followed to its end and shown.
 func initSteps(t *testing.T, printed string) string {
 	t.Helper()
 	_, next, ok := strings.Cut(printed, "\nNext, for ")
@@ -44,7 +44,7 @@ func initSteps(t *testing.T, printed string) string {
 	if !launched {
 		t.Fatalf("init's next steps launch nothing:\n%s", next)
 	}
-	b.WriteString("autonomy runner logs -f \"$id\" >/dev/null\nautonomy runner get \"$id\"\ncat \".autonomy/state/results/$id.json\"\n" + stopBackground)
+	b.WriteString("autonomy runner logs -f \"$id\" >/dev/null\nautonomy runner get \"$id\"\n" + stopBackground)
 	return b.String()
 }
 

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/autonomyhq/autonomy/internal/agent"
 	"github.com/autonomyhq/autonomy/internal/agentcli"
@@ -199,10 +200,14 @@ func collect(output, outPath, resultPath string, result bool, max int64, log io.
 }
 
 func clip(s string) string {
-	if len(s) > 200 {
-		return s[:200] + "…"
+	if len(s) <= 200 {
+		return s
 	}
-	return s
+	n := 200
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n-- // not within a character
+	}
+	return s[:n] + "…"
 }
 
 // seed gives an isolated worktree the installation's files it lacks (an install that was not

@@ -81,8 +81,8 @@ func TestLaunchEnvContract(t *testing.T) {
 		t.Fatalf("launch returned %+v", s)
 	}
 	got := waitEnded(t, r, s.ID)
-	if got.Status != ir.Done || !strings.Contains(got.Verified, "exit status 0") {
-		t.Fatalf("status %s, verified %q, reason %q", got.Status, got.Verified, got.Reason)
+	if got.Status != ir.Done || !strings.Contains(got.Verified, "exit status 0") || !strings.HasSuffix(got.Verified, "autonomy.result.v1; its summary: ok") {
+		t.Fatalf("status %s, verified %q (want it to end with the result's summary), reason %q", got.Status, got.Verified, got.Reason)
 	}
 	if got.Params["BODY"] != hostile || got.Params["ISSUE"] != "42" || got.Params["ROLE"] != "OWNER" {
 		t.Fatalf("params not stored verbatim: %#v", got.Params)

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/autonomyhq/autonomy/internal/jsonschema"
 	"github.com/autonomyhq/autonomy/internal/store"
@@ -64,7 +65,8 @@ func (in *Install) verify(cfg *ActorConfig, resultPath, submitted string) (ir.Se
 	if why := in.validateResult(cfg, doc); why != "" {
 		return ir.Failed, fmt.Sprintf("exit status 0 but the result does not satisfy %s: %s (the result in %s)", contractName(cfg), why, source), ""
 	}
-	if st, ok := reported(doc, submitted, cfg.Result == defaultResultPath); ok && st.Status == "failed" {
+	st, ok := reported(doc, submitted, cfg.Result == defaultResultPath)
+	if ok && st.Status == "failed" {
 		return ir.Failed, "the agent reported its work failed: " + clip(st.Summary), ""
 	}
 	if source != filepath.Base(resultPath) {
@@ -74,7 +76,11 @@ func (in *Install) verify(cfg *ActorConfig, resultPath, submitted string) (ir.Se
 			return ir.Failed, "exit status 0 but its result cannot be recorded: " + err.Error(), ""
 		}
 	}
-	return ir.Done, "", fmt.Sprintf("exit status 0 and the result (delivered by %s) validates against %s", source, contractName(cfg))
+	verified := fmt.Sprintf("exit status 0 and the result (delivered by %s) validates against %s", source, contractName(cfg))
+	if ok && strings.TrimSpace(st.Summary) != "" {
+		verified += "; its summary: " + clip(st.Summary) // what runner get shows of what was done
+	}
+	return ir.Done, "", verified
 }
 
 // recordResult makes data the session's result file at path, replacing whatever is there.
