@@ -259,6 +259,10 @@ func (f *flow) mergeOnGitHub(ctx context.Context) {
 	case err != nil:
 		f.wait(ctx, "approved; its pull request cannot be read (tick retries): "+err.Error())
 		return
+	case pr.GetMerged() && !strings.EqualFold(head, f.p.Head):
+		// Its auto-merge was disarmed, and another head pushed onto its branch merged.
+		f.refuse(ctx, fmt.Sprintf("superseded: GitHub merged pull request #%d with head %s, not this proposal's %s; nothing of it merged as reviewed", pr.GetNumber(), short(head), short(f.p.Head)), nil)
+		return
 	case pr.GetMerged():
 		f.move(ctx, func(m *store.Proposal) {
 			m.State, m.Reason = store.ProposalMerged, fmt.Sprintf("merged on GitHub: pull request #%d (%s)", pr.GetNumber(), short(pr.GetMergeCommitSHA()))

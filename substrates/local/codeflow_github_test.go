@@ -185,3 +185,33 @@ func TestGitHubCodeFlowDoesNotPushUnderAnArmedMerge(t *testing.T) {
 		t.Errorf("the armed pull request's branch moved to %s (the second proposal's head is %s), from the reviewed %s", short(pushed), short(second.Head), short(first.Head))
 	}
 }
+
+// A pull request GitHub merged with another head than the proposal's (its auto-merge disarmed,
+// another proposal of the same work item pushed onto its branch, approved and merged) is not
+// reported as this proposal's merge: it is refused as superseded, and the one whose head GitHub
+// merged is the merged one.
+func TestGitHubCodeFlowMergedOnlyWithItsHead(t *testing.T) {
+	g := newGHFlowRig(t)
+	first := g.proposeOnGitHub("42", "src/a.go", "package a", "approve")
+	n := g.pullOfBranch("autonomy/develop/42")
+	if first.State != store.ProposalApproved || n == 0 || !g.gh.AutoMerge(n) {
+		t.Fatalf("the first proposal: %+v, pull request #%d", first, n)
+	}
+	g.gh.DisableAutoMerge(n)
+	second := g.proposeOnGitHub("42", "src/b.go", "package b", "approve")
+	if second.State != store.ProposalApproved || g.pullOfBranch("autonomy/develop/42") != n || !g.gh.AutoMerge(n) {
+		t.Fatalf("the second proposal: %+v, pull request #%d", second, g.pullOfBranch("autonomy/develop/42"))
+	}
+	if err := g.gh.MergePull(n, "squash"); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	g.r.advanceProposals(ctx)
+	got, _, _ := g.r.Store.Proposal(ctx, first.Seq)
+	if got.State != store.ProposalRefused || !strings.Contains(got.Reason, "superseded") || !strings.Contains(got.Reason, short(second.Head)) {
+		t.Errorf("the first proposal, after GitHub merged the second's head: %s: %s", got.State, got.Reason)
+	}
+	if got, _, _ := g.r.Store.Proposal(ctx, second.Seq); got.State != store.ProposalMerged {
+		t.Errorf("the second proposal, whose head GitHub merged: %s: %s", got.State, got.Reason)
+	}
+}
