@@ -140,16 +140,25 @@ func (f *flow) openPull(ctx context.Context) bool {
 // (http.<server>/.extraHeader): a remote on another host, or one the repository's configuration
 // rewrites to another host (url.<base>.insteadOf), never receives it.
 func (gh *ghCode) push(ctx context.Context, repo, head, branch string) error {
-	var extra []string
-	if isHTTP(gh.remote) {
-		basic := base64.StdEncoding.EncodeToString([]byte("x-access-token:" + gh.token))
-		extra = []string{"GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=http." + gh.server + "/.extraHeader", "GIT_CONFIG_VALUE_0=AUTHORIZATION: basic " + basic}
-	}
-	out, err := gitws.Push(ctx, repo, extra, "--quiet", "--no-verify", gh.remote, "+"+head+":refs/heads/"+branch)
+	out, err := gitws.Push(ctx, repo, gh.auth(), "--quiet", "--no-verify", gh.remote, "+"+head+":refs/heads/"+branch)
 	if err != nil {
-		return fmt.Errorf("%v: %s", err, strings.ReplaceAll(strings.TrimSpace(string(out)), gh.token, "***"))
+		return fmt.Errorf("%v: %s", err, gh.redact(out))
 	}
 	return nil
+}
+
+// auth is the environment that gives git the token, for GitHub's server alone (see push).
+func (gh *ghCode) auth() []string {
+	if !isHTTP(gh.remote) {
+		return nil
+	}
+	basic := base64.StdEncoding.EncodeToString([]byte("x-access-token:" + gh.token))
+	return []string{"GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=http." + gh.server + "/.extraHeader", "GIT_CONFIG_VALUE_0=AUTHORIZATION: basic " + basic}
+}
+
+// redact is git's output without the token.
+func (gh *ghCode) redact(out []byte) string {
+	return strings.ReplaceAll(strings.TrimSpace(string(out)), gh.token, "***")
 }
 
 // pushURL is where a proposal is pushed: the origin remote when it is on server (GitHub's URL)
@@ -280,6 +289,9 @@ func (f *flow) mergeOnGitHub(ctx context.Context) {
 		return // armed before; GitHub has not merged it yet
 	}
 	gh, _ := f.github(ctx)
+	if !f.landsOnGitHub(ctx, gh, pr) {
+		return // what GitHub would merge is vetted once more (codeflow_ghbase.go)
+	}
 	if err := ghwrite.ArmAutoMerge(ctx, gh.client, gh.graphql, pr.GetNodeID(), f.p.Head); err != nil {
 		f.wait(ctx, fmt.Sprintf("approved; auto-merge on pull request #%d was not armed (tick retries): %v", pr.GetNumber(), err))
 		return
