@@ -91,6 +91,18 @@ func (g *ghFlowRig) pullOfBranch(branch string) int {
 	return 0
 }
 
+// armedOn42 runs develop on work item 42 until its proposal is approved and armed to merge, and
+// returns it with its pull request.
+func (g *ghFlowRig) armedOn42() (store.Proposal, int) {
+	g.t.Helper()
+	p := g.proposeOnGitHub("42", "src/a.go", "package a", "approve")
+	n := g.pullOfBranch("autonomy/develop/42")
+	if p.State != store.ProposalApproved || n == 0 || !g.gh.AutoMerge(n) {
+		g.t.Fatalf("the first proposal: %+v, pull request #%d", p, n)
+	}
+	return p, n
+}
+
 func states(sts []ghfake.Status, context string) []string {
 	var out []string
 	for _, s := range sts {
@@ -170,11 +182,7 @@ func TestGitHubCodeFlow(t *testing.T) {
 // reviewed head.
 func TestGitHubCodeFlowDoesNotPushUnderAnArmedMerge(t *testing.T) {
 	g := newGHFlowRig(t)
-	first := g.proposeOnGitHub("42", "src/a.go", "package a", "approve")
-	n := g.pullOfBranch("autonomy/develop/42")
-	if first.State != store.ProposalApproved || n == 0 || !g.gh.AutoMerge(n) {
-		t.Fatalf("the first proposal: %+v, pull request #%d", first, n)
-	}
+	first, n := g.armedOn42()
 	second := g.proposeUntil("42", "src/b.go", "package b", "approve", func(p store.Proposal) bool {
 		return p.State == store.ProposalRefused || strings.Contains(p.Reason, "armed") || strings.Contains(p.Reason, "stale")
 	})
@@ -192,11 +200,7 @@ func TestGitHubCodeFlowDoesNotPushUnderAnArmedMerge(t *testing.T) {
 // merged is the merged one.
 func TestGitHubCodeFlowMergedOnlyWithItsHead(t *testing.T) {
 	g := newGHFlowRig(t)
-	first := g.proposeOnGitHub("42", "src/a.go", "package a", "approve")
-	n := g.pullOfBranch("autonomy/develop/42")
-	if first.State != store.ProposalApproved || n == 0 || !g.gh.AutoMerge(n) {
-		t.Fatalf("the first proposal: %+v, pull request #%d", first, n)
-	}
+	first, n := g.armedOn42()
 	g.gh.DisableAutoMerge(n)
 	second := g.proposeOnGitHub("42", "src/b.go", "package b", "approve")
 	if second.State != store.ProposalApproved || g.pullOfBranch("autonomy/develop/42") != n || !g.gh.AutoMerge(n) {
