@@ -2,7 +2,9 @@ package local
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 
 	"github.com/google/go-github/v62/github"
@@ -45,15 +47,25 @@ func (f *flow) targetBase(ctx context.Context) (string, bool) {
 			return sha, true
 		}
 	}
-	f.wait(ctx, fmt.Sprintf("not checked: %s as GitHub has it cannot be read (tick retries): %v", f.p.Target, err))
+	if errors.Is(err, errNoTarget) {
+		f.refuse(ctx, fmt.Sprintf("the target branch %s does not exist on GitHub (or the runner's token cannot read %s/%s)", f.p.Target, gh.owner, gh.name), nil)
+	} else {
+		f.wait(ctx, fmt.Sprintf("not checked: %s as GitHub has it cannot be read (tick retries): %v", f.p.Target, err))
+	}
 	return "", false
 }
+
+// errNoTarget is GitHub's 404 for the target branch.
+var errNoTarget = errors.New("no such branch on GitHub")
 
 // fetchTarget is target's commit on GitHub, read through the API with the runner's token, once
 // it is in the repository: fetched with its history from the remote into baseRef, with the
 // runner's git environment and the token as push gives it.
 func (gh *ghCode) fetchTarget(ctx context.Context, repo, target string) (string, error) {
-	ref, _, err := gh.client.Git.GetRef(ctx, gh.owner, gh.name, "heads/"+target)
+	ref, resp, err := gh.client.Git.GetRef(ctx, gh.owner, gh.name, "heads/"+target)
+	if resp != nil && resp.StatusCode == http.StatusNotFound {
+		return "", errNoTarget
+	}
 	if err != nil {
 		return "", err
 	}

@@ -105,3 +105,16 @@ func TestGitHubCodeFlowChecksEveryCommitGitHubLacks(t *testing.T) {
 		t.Errorf("a pull request bringing a commit that adds a workflow: %s: %s (pull request #%d)", p.State, p.Reason, n)
 	}
 }
+
+// A target branch GitHub lacks (it exists only in the local repository) refuses the proposal,
+// saying so, and nothing is pushed.
+func TestGitHubCodeFlowTargetMissingOnGitHub(t *testing.T) {
+	f := flowFleet
+	f.yml = strings.Replace(f.yml, "  box:\n", "  box:\n    local: { targetBranch: release }\n", 1)
+	g := newGHFlowRigOf(t, f)
+	gitRun(t, g.dir, "branch", "release")
+	p, n := g.proposeAgainstUnpushed(nil)
+	if p.State != store.ProposalRefused || !strings.Contains(p.Reason, "the target branch release does not exist on GitHub") || n != 0 {
+		t.Errorf("a proposal into a branch GitHub lacks: %s: %s (pull request #%d)", p.State, p.Reason, n)
+	}
+}

@@ -25,8 +25,10 @@ type ghFlowRig struct {
 	bare string
 }
 
-func newGHFlowRig(t *testing.T) *ghFlowRig {
-	f := flowFleet
+func newGHFlowRig(t *testing.T) *ghFlowRig { return newGHFlowRigOf(t, flowFleet) }
+
+// newGHFlowRigOf is newGHFlowRig of fleet f.
+func newGHFlowRigOf(t *testing.T, f fleet) *ghFlowRig {
 	f.yml = strings.Replace(f.yml, "targets: [local]\n", "targets: [local]\ncodeHost: github\n", 1)
 	dir := installFleet(t, f, true)
 	gitRun(t, dir, "add", "-A")
