@@ -3,6 +3,7 @@
 package local
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/autonomyhq/autonomy/internal/store"
+	"github.com/autonomyhq/autonomy/ir"
 )
 
 // proposeAgainstUnpushed commits files on the local main without pushing them to GitHub (what a
@@ -80,7 +82,19 @@ func TestGitHubCodeFlowGatesOnGitHubsFileList(t *testing.T) {
 		t.Fatalf("the pull request brings %d files", len(got))
 	}
 	if g.gh.AutoMerge(n) || p.Ask == "" || !strings.Contains(p.Reason, "300 files or more") {
-		t.Errorf("a pull request of 301 files: armed %v; %s: %s (ask %q)", g.gh.AutoMerge(n), p.State, p.Reason, p.Ask)
+		t.Fatalf("a pull request of 301 files: armed %v; %s: %s (ask %q)", g.gh.AutoMerge(n), p.State, p.Reason, p.Ask)
+	}
+	// The maintainer's verified act arms it.
+	ctx := context.Background()
+	token, err := g.r.NewAskToken(ctx, p.Ask)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.r.Update(ctx, p.Ask, ir.Patch{Status: ir.Done, Token: token, Evidence: "read the 301 files"}); err != nil {
+		t.Fatal(err)
+	}
+	if p, _, _ = g.r.Store.Proposal(ctx, p.Seq); !g.gh.AutoMerge(n) || !strings.Contains(p.Reason, "auto-merge armed") {
+		t.Errorf("after the maintainer's act: armed %v; %s: %s", g.gh.AutoMerge(n), p.State, p.Reason)
 	}
 }
 
