@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-github/v62/github"
 
 	"github.com/autonomyhq/autonomy/internal/mergecheck"
+	"github.com/autonomyhq/autonomy/internal/store"
 	"github.com/autonomyhq/autonomy/substrates/local/gitws"
 )
 
@@ -29,8 +30,9 @@ func baseRef(target string) string { return "refs/autonomy/github/" + target }
 
 // targetBase is the commit the proposal's checks take the target to be: on local-git the target
 // branch; on codeHost github the target's commit as GitHub's API names it, fetched with its
-// history from the remote (fetchTarget). False when it refused the proposal or left it waiting
-// (tick retries), saying why.
+// history from the remote (fetchTarget); an approved proposal whose head GitHub's target already
+// holds is settled as GitHub merged it instead (mergeOnGitHub). False when it refused the
+// proposal, settled it, or left it waiting (tick retries), saying why.
 func (f *flow) targetBase(ctx context.Context) (string, bool) {
 	if !f.r.onGitHub() {
 		old, err := gitws.Git(ctx, f.repo, "rev-parse", "--verify", "--quiet", "refs/heads/"+f.p.Target+"^{commit}")
@@ -44,6 +46,10 @@ func (f *flow) targetBase(ctx context.Context) (string, bool) {
 	if err == nil {
 		var sha string
 		if sha, err = gh.fetchTarget(ctx, f.repo, f.p.Target); err == nil {
+			if _, in := gitws.Git(ctx, f.repo, "merge-base", "--is-ancestor", f.p.Head, sha); in == nil && f.p.State == store.ProposalApproved {
+				f.mergeOnGitHub(ctx) // GitHub merged it (a merge commit, a rebase): nothing is left to check
+				return "", false
+			}
 			return sha, true
 		}
 	}

@@ -221,3 +221,18 @@ func TestGitHubCodeFlowMergedOnlyWithItsHead(t *testing.T) {
 		t.Errorf("the second proposal, whose head GitHub merged: %s: %s", got.State, got.Reason)
 	}
 }
+
+// A pull request GitHub merged with a merge commit (its head then in the target's history) is
+// recorded merged, as a squash is.
+func TestGitHubCodeFlowMergedWithAMergeCommit(t *testing.T) {
+	g := newGHFlowRig(t)
+	p, n := g.armedOn42()
+	if err := g.gh.MergePull(n, "merge"); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	g.r.advanceProposals(ctx)
+	if got, _, _ := g.r.Store.Proposal(ctx, p.Seq); got.State != store.ProposalMerged || !strings.Contains(got.Reason, "merged on GitHub") {
+		t.Errorf("after GitHub merged it with a merge commit: %s: %s", got.State, got.Reason)
+	}
+}
