@@ -132,3 +132,33 @@ func TestGitHubCodeFlowTargetMissingOnGitHub(t *testing.T) {
 		t.Errorf("a proposal into a branch GitHub lacks: %s: %s (pull request #%d)", p.State, p.Reason, n)
 	}
 }
+
+// Processes advancing proposals at once (a supervisor, tick) each read GitHub's target: none
+// fails for another's fetch, and the runner's ref holds GitHub's commit.
+func TestGitHubTargetFetchedAtOnce(t *testing.T) {
+	g := newGHFlowRig(t)
+	ctx := context.Background()
+	gh, err := (&flow{r: g.r, repo: g.dir}).github(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strings.TrimSpace(gitRun(t, g.dir, "--git-dir", g.bare, "rev-parse", "main"))
+	errs := make(chan error, 8)
+	for range 8 {
+		go func() {
+			sha, err := gh.fetchTarget(ctx, g.dir, "main")
+			if err == nil && sha != want {
+				err = fmt.Errorf("fetched %s, GitHub's main is %s", sha, want)
+			}
+			errs <- err
+		}()
+	}
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	if got := gitRun(t, g.dir, "rev-parse", baseRef("main")); got != want {
+		t.Errorf("%s is %s, GitHub's main %s", baseRef("main"), got, want)
+	}
+}
