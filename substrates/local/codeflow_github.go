@@ -18,12 +18,13 @@ import (
 )
 
 // The code flow for codeHost github (docs/local.md, "The code flow"): the same checks, reviewer
-// and binding as for local-git, with GitHub as the code host. Once a proposal passes the checks,
-// the runner pushes its head to autonomy/<actor>/<subject> on the installation's origin remote
+// and binding as for local-git, with GitHub as the code host, the checks taking the target as
+// GitHub has it (codeflow_ghbase.go). Once a proposal passes the checks, the runner pushes its head to autonomy/<actor>/<subject> on the installation's origin remote
 // and opens (or reuses) the pull request into the target branch; the reviewer runs locally on
 // that head; its verdict, bound to the head, is posted as the agent-review commit status on it
 // (as gh-actions' review job does); and an approval of that exact head (after a maintainer's
-// verified act for human-required paths) arms GitHub's auto-merge with that head expected
+// verified act for human-required paths, and once GitHub's list of what the pull request brings
+// is vetted again) arms GitHub's auto-merge with that head expected
 // (as gh-actions' propose job arms it): GitHub merges it once branch protection is satisfied,
 // and never a head nobody reviewed. The runner merges nothing itself. Every call is made with
 // the runner's own token (GH_TOKEN, else GITHUB_TOKEN), which no session receives.
