@@ -1,6 +1,7 @@
 package ghfake
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"strings"
@@ -81,4 +82,39 @@ func mergedJSON(is *Issue, out *issueJSON) {
 	if out.Head != nil {
 		out.Head.SHA = is.MergedHead
 	}
+}
+
+// DisableAutoMerge disarms auto-merge on pull request n, as a person does on GitHub (or the
+// GraphQL disablePullRequestAutoMerge): its auto_merge reads null again.
+func (s *Server) DisableAutoMerge(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if is := s.issues[n]; is != nil && is.PR {
+		is.AutoMerge, is.AutoMergeMethod = false, ""
+	}
+}
+
+// MergePull merges open pull request n with method (merge, squash or rebase), as a person
+// pressing the merge button does once its base's protection is satisfied: it says why when
+// GitHub would not (its protection, or a head not up to date with its base). Merged, the pull
+// request is closed, and reads its head at the merge as head.sha and the commit that landed
+// as merge_commit_sha.
+func (s *Server) MergePull(n int, method string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	is := s.issues[n]
+	if is == nil || !is.PR || is.State != "open" {
+		return fmt.Errorf("ghfake: no open pull request #%d", n)
+	}
+	if ok, why := s.mergeable(is); !ok {
+		return fmt.Errorf("ghfake: pull request #%d is not mergeable: %s", n, why)
+	}
+	was := is.AutoMergeMethod
+	is.AutoMergeMethod = method
+	s.merge(is)
+	is.AutoMergeMethod = was
+	if !is.Merged {
+		return fmt.Errorf("ghfake: pull request #%d did not merge: its head is not up to date with %s", n, is.Base)
+	}
+	return nil
 }

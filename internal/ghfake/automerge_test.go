@@ -49,3 +49,38 @@ func TestAutoMergeMerges(t *testing.T) {
 		t.Errorf("Mergeable after the merge: %v %s", ok, why)
 	}
 }
+
+// TestMergePull: a person's merge waits for the base's protection; merged, the pull request is
+// closed and reads, as GitHub's pulls API does, the head it merged as head.sha, even after its
+// branch moved on, and the commit that landed as merge_commit_sha. DisableAutoMerge makes
+// auto_merge null again.
+func TestMergePull(t *testing.T) {
+	s, head := codeHost(t, Options{})
+	s.SetSettings(Settings{AllowAutoMerge: true, DefaultWorkflowPermissions: "read"})
+	s.Protect("main", Protection{Contexts: []string{"agent-review"}})
+	_, body := call(t, s, "POST", "/repos/o/r/pulls", `{"title":"the change","head":"feature","base":"main"}`)
+	n := int(body["number"].(float64))
+	q := `{"query":"mutation($id: ID!) { enablePullRequestAutoMerge(input: {pullRequestId: $id}) { pullRequest { number } } }","variables":{"id":"` + nodeID(n) + `"}}`
+	call(t, s, "POST", "/graphql", q)
+	s.DisableAutoMerge(n)
+	if _, pr := call(t, s, "GET", "/repos/o/r/pulls/"+strconv.Itoa(n), ""); pr["auto_merge"] != nil {
+		t.Errorf("auto_merge after DisableAutoMerge: %v", pr["auto_merge"])
+	}
+	if err := s.MergePull(n, "merge"); err == nil || !strings.Contains(err.Error(), "agent-review") {
+		t.Errorf("a merge before its required check: %v", err)
+	}
+	call(t, s, "POST", "/repos/o/r/statuses/"+head, `{"state":"success","context":"agent-review"}`)
+	if err := s.MergePull(n, "merge"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.git("update-ref", "refs/heads/feature", s.sha("main")); err != nil {
+		t.Fatal(err)
+	}
+	_, pr := call(t, s, "GET", "/repos/o/r/pulls/"+strconv.Itoa(n), "")
+	if pr["merged"] != true || pr["state"] != "closed" || pr["head"].(map[string]any)["sha"] != head || pr["merge_commit_sha"] != s.sha("main") {
+		t.Errorf("merged: %v %v head %v merge commit %v (main %s)", pr["merged"], pr["state"], pr["head"], pr["merge_commit_sha"], s.sha("main"))
+	}
+	if err := s.MergePull(n, "merge"); err == nil {
+		t.Error("a closed pull request merged again")
+	}
+}

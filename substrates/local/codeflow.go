@@ -281,8 +281,8 @@ func (f *flow) review(ctx context.Context) {
 			return
 		}
 	}
-	if f.check(ctx, cfg, "refs/heads/"+f.p.Target) == nil {
-		return
+	if base, ok := f.targetBase(ctx); !ok || f.check(ctx, cfg, base) == nil {
+		return // on codeHost github, checked against GitHub's target (codeflow_ghbase.go)
 	}
 	if cfg.Reviewer == "" {
 		f.refuse(ctx, fmt.Sprintf("actor %q names no reviewer (review: REVIEWER), so nothing can approve it", f.p.Actor), nil)

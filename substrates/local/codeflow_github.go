@@ -18,12 +18,13 @@ import (
 )
 
 // The code flow for codeHost github (docs/local.md, "The code flow"): the same checks, reviewer
-// and binding as for local-git, with GitHub as the code host. Once a proposal passes the checks,
-// the runner pushes its head to autonomy/<actor>/<subject> on the installation's origin remote
+// and binding as for local-git, with GitHub as the code host, the checks taking the target as
+// GitHub has it (codeflow_ghbase.go). Once a proposal passes the checks, the runner pushes its head to autonomy/<actor>/<subject> on the installation's origin remote
 // and opens (or reuses) the pull request into the target branch; the reviewer runs locally on
 // that head; its verdict, bound to the head, is posted as the agent-review commit status on it
 // (as gh-actions' review job does); and an approval of that exact head (after a maintainer's
-// verified act for human-required paths) arms GitHub's auto-merge with that head expected
+// verified act for human-required paths, and once GitHub's list of what the pull request brings
+// is vetted again) arms GitHub's auto-merge with that head expected
 // (as gh-actions' propose job arms it): GitHub merges it once branch protection is satisfied,
 // and never a head nobody reviewed. The runner merges nothing itself. Every call is made with
 // the runner's own token (GH_TOKEN, else GITHUB_TOKEN), which no session receives.
@@ -140,16 +141,25 @@ func (f *flow) openPull(ctx context.Context) bool {
 // (http.<server>/.extraHeader): a remote on another host, or one the repository's configuration
 // rewrites to another host (url.<base>.insteadOf), never receives it.
 func (gh *ghCode) push(ctx context.Context, repo, head, branch string) error {
-	var extra []string
-	if isHTTP(gh.remote) {
-		basic := base64.StdEncoding.EncodeToString([]byte("x-access-token:" + gh.token))
-		extra = []string{"GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=http." + gh.server + "/.extraHeader", "GIT_CONFIG_VALUE_0=AUTHORIZATION: basic " + basic}
-	}
-	out, err := gitws.Push(ctx, repo, extra, "--quiet", "--no-verify", gh.remote, "+"+head+":refs/heads/"+branch)
+	out, err := gitws.Push(ctx, repo, gh.auth(), "--quiet", "--no-verify", gh.remote, "+"+head+":refs/heads/"+branch)
 	if err != nil {
-		return fmt.Errorf("%v: %s", err, strings.ReplaceAll(strings.TrimSpace(string(out)), gh.token, "***"))
+		return fmt.Errorf("%v: %s", err, gh.redact(out))
 	}
 	return nil
+}
+
+// auth is the environment that gives git the token, for GitHub's server alone (see push).
+func (gh *ghCode) auth() []string {
+	if !isHTTP(gh.remote) {
+		return nil
+	}
+	basic := base64.StdEncoding.EncodeToString([]byte("x-access-token:" + gh.token))
+	return []string{"GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=http." + gh.server + "/.extraHeader", "GIT_CONFIG_VALUE_0=AUTHORIZATION: basic " + basic}
+}
+
+// redact is git's output without the token.
+func (gh *ghCode) redact(out []byte) string {
+	return strings.ReplaceAll(strings.TrimSpace(string(out)), gh.token, "***")
 }
 
 // pushURL is where a proposal is pushed: the origin remote when it is on server (GitHub's URL)
@@ -259,6 +269,10 @@ func (f *flow) mergeOnGitHub(ctx context.Context) {
 	case err != nil:
 		f.wait(ctx, "approved; its pull request cannot be read (tick retries): "+err.Error())
 		return
+	case pr.GetMerged() && !strings.EqualFold(head, f.p.Head):
+		// Its auto-merge was disarmed, and another head pushed onto its branch merged.
+		f.refuse(ctx, fmt.Sprintf("superseded: GitHub merged pull request #%d with head %s, not this proposal's %s; nothing of it merged as reviewed", pr.GetNumber(), short(head), short(f.p.Head)), nil)
+		return
 	case pr.GetMerged():
 		f.move(ctx, func(m *store.Proposal) {
 			m.State, m.Reason = store.ProposalMerged, fmt.Sprintf("merged on GitHub: pull request #%d (%s)", pr.GetNumber(), short(pr.GetMergeCommitSHA()))
@@ -276,6 +290,9 @@ func (f *flow) mergeOnGitHub(ctx context.Context) {
 		return // armed before; GitHub has not merged it yet
 	}
 	gh, _ := f.github(ctx)
+	if !f.landsOnGitHub(ctx, gh, pr) {
+		return // what GitHub would merge is vetted once more (codeflow_ghbase.go)
+	}
 	if err := ghwrite.ArmAutoMerge(ctx, gh.client, gh.graphql, pr.GetNodeID(), f.p.Head); err != nil {
 		f.wait(ctx, fmt.Sprintf("approved; auto-merge on pull request #%d was not armed (tick retries): %v", pr.GetNumber(), err))
 		return

@@ -25,8 +25,10 @@ type ghFlowRig struct {
 	bare string
 }
 
-func newGHFlowRig(t *testing.T) *ghFlowRig {
-	f := flowFleet
+func newGHFlowRig(t *testing.T) *ghFlowRig { return newGHFlowRigOf(t, flowFleet) }
+
+// newGHFlowRigOf is newGHFlowRig of fleet f.
+func newGHFlowRigOf(t *testing.T, f fleet) *ghFlowRig {
 	f.yml = strings.Replace(f.yml, "targets: [local]\n", "targets: [local]\ncodeHost: github\n", 1)
 	dir := installFleet(t, f, true)
 	gitRun(t, dir, "add", "-A")
@@ -89,6 +91,18 @@ func (g *ghFlowRig) pullOfBranch(branch string) int {
 		}
 	}
 	return 0
+}
+
+// armedOn42 runs develop on work item 42 until its proposal is approved and armed to merge, and
+// returns it with its pull request.
+func (g *ghFlowRig) armedOn42() (store.Proposal, int) {
+	g.t.Helper()
+	p := g.proposeOnGitHub("42", "src/a.go", "package a", "approve")
+	n := g.pullOfBranch("autonomy/develop/42")
+	if p.State != store.ProposalApproved || n == 0 || !g.gh.AutoMerge(n) {
+		g.t.Fatalf("the first proposal: %+v, pull request #%d", p, n)
+	}
+	return p, n
 }
 
 func states(sts []ghfake.Status, context string) []string {
@@ -170,11 +184,7 @@ func TestGitHubCodeFlow(t *testing.T) {
 // reviewed head.
 func TestGitHubCodeFlowDoesNotPushUnderAnArmedMerge(t *testing.T) {
 	g := newGHFlowRig(t)
-	first := g.proposeOnGitHub("42", "src/a.go", "package a", "approve")
-	n := g.pullOfBranch("autonomy/develop/42")
-	if first.State != store.ProposalApproved || n == 0 || !g.gh.AutoMerge(n) {
-		t.Fatalf("the first proposal: %+v, pull request #%d", first, n)
-	}
+	first, n := g.armedOn42()
 	second := g.proposeUntil("42", "src/b.go", "package b", "approve", func(p store.Proposal) bool {
 		return p.State == store.ProposalRefused || strings.Contains(p.Reason, "armed") || strings.Contains(p.Reason, "stale")
 	})
@@ -183,5 +193,46 @@ func TestGitHubCodeFlowDoesNotPushUnderAnArmedMerge(t *testing.T) {
 	}
 	if pushed := strings.TrimSpace(gitRun(t, g.dir, "--git-dir", g.bare, "rev-parse", "refs/heads/autonomy/develop/42")); pushed != first.Head {
 		t.Errorf("the armed pull request's branch moved to %s (the second proposal's head is %s), from the reviewed %s", short(pushed), short(second.Head), short(first.Head))
+	}
+}
+
+// A pull request GitHub merged with another head than the proposal's (its auto-merge disarmed,
+// another proposal of the same work item pushed onto its branch, approved and merged) is not
+// reported as this proposal's merge: it is refused as superseded, and the one whose head GitHub
+// merged is the merged one.
+func TestGitHubCodeFlowMergedOnlyWithItsHead(t *testing.T) {
+	g := newGHFlowRig(t)
+	first, n := g.armedOn42()
+	g.gh.DisableAutoMerge(n)
+	second := g.proposeOnGitHub("42", "src/b.go", "package b", "approve")
+	if second.State != store.ProposalApproved || g.pullOfBranch("autonomy/develop/42") != n || !g.gh.AutoMerge(n) {
+		t.Fatalf("the second proposal: %+v, pull request #%d", second, g.pullOfBranch("autonomy/develop/42"))
+	}
+	if err := g.gh.MergePull(n, "squash"); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	g.r.advanceProposals(ctx)
+	got, _, _ := g.r.Store.Proposal(ctx, first.Seq)
+	if got.State != store.ProposalRefused || !strings.Contains(got.Reason, "superseded") || !strings.Contains(got.Reason, short(second.Head)) {
+		t.Errorf("the first proposal, after GitHub merged the second's head: %s: %s", got.State, got.Reason)
+	}
+	if got, _, _ := g.r.Store.Proposal(ctx, second.Seq); got.State != store.ProposalMerged {
+		t.Errorf("the second proposal, whose head GitHub merged: %s: %s", got.State, got.Reason)
+	}
+}
+
+// A pull request GitHub merged with a merge commit (its head then in the target's history) is
+// recorded merged, as a squash is.
+func TestGitHubCodeFlowMergedWithAMergeCommit(t *testing.T) {
+	g := newGHFlowRig(t)
+	p, n := g.armedOn42()
+	if err := g.gh.MergePull(n, "merge"); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	g.r.advanceProposals(ctx)
+	if got, _, _ := g.r.Store.Proposal(ctx, p.Seq); got.State != store.ProposalMerged || !strings.Contains(got.Reason, "merged on GitHub") {
+		t.Errorf("after GitHub merged it with a merge commit: %s: %s", got.State, got.Reason)
 	}
 }

@@ -54,9 +54,8 @@ func (f *flow) merge(ctx context.Context) {
 		f.refuse(ctx, fmt.Sprintf("the branch %s moved to %s after its approval of %s; it merges nothing", f.p.Branch, short(tip), short(f.p.Head)), nil)
 		return
 	}
-	old, err := gitws.Git(ctx, f.repo, "rev-parse", "--verify", "--quiet", "refs/heads/"+f.p.Target+"^{commit}")
-	if err != nil {
-		f.refuse(ctx, fmt.Sprintf("the target branch %s does not exist", f.p.Target), nil)
+	old, ok := f.targetBase(ctx) // on codeHost github, GitHub's (codeflow_ghbase.go)
+	if !ok {
 		return
 	}
 	files := f.check(ctx, cfg, old)
@@ -194,8 +193,12 @@ func (f *flow) land(ctx context.Context, old, merged string) error {
 // human-required path, or a maintainer resolved the ask engaged for it done. Otherwise it
 // engages that ask (once) and waits, or refuses when the ask was declined.
 func (f *flow) humanApproved(ctx context.Context, files []string) bool {
+	return f.personApproves(ctx, mergecheck.Matching(files, f.r.In.humanPaths()))
+}
+
+// personApproves is humanApproved of the proposal, touched naming what a person must approve.
+func (f *flow) personApproves(ctx context.Context, touched []string) bool {
 	r := f.r
-	touched := mergecheck.Matching(files, r.In.humanPaths())
 	if len(touched) == 0 {
 		return true
 	}

@@ -212,3 +212,31 @@ func TestNoGlobalConfig(t *testing.T) {
 		t.Errorf("git's environment:\n%s", env)
 	}
 }
+
+// TestTransferRunsNothingTheRepositoryNames: the repository's configuration (which the agent can
+// write) rewriting the remote a push or fetch names (url.<base>.insteadOf) to an ext:: command or
+// an ssh remote with its own core.sshCommand, allowed by its protocol.<name>.allow, runs nothing:
+// the transfer fails instead.
+func TestTransferRunsNothingTheRepositoryNames(t *testing.T) {
+	t.Parallel()
+	repo, _ := newRepo(t)
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "ran")
+	for _, to := range []string{"ext::sh -c touch% " + marker, "ssh://example.invalid/x.git"} {
+		remote := filepath.Join(dir, "remote.git")
+		plain(t, repo, "config", "protocol.ext.allow", "always")
+		plain(t, repo, "config", "protocol.ssh.allow", "always")
+		plain(t, repo, "config", "core.sshCommand", "touch "+marker+";")
+		plain(t, repo, "config", "--replace-all", "url."+to+".insteadOf", remote)
+		if out, err := Push(context.Background(), repo, nil, remote, "HEAD:refs/heads/x"); err == nil {
+			t.Errorf("a push rewritten to %s succeeded: %s", to, out)
+		}
+		if out, err := Fetch(context.Background(), repo, nil, remote, "+refs/heads/main:refs/x"); err == nil {
+			t.Errorf("a fetch rewritten to %s succeeded: %s", to, out)
+		}
+		if _, err := os.Stat(marker); err == nil {
+			t.Fatalf("a transfer rewritten to %s ran the repository's command", to)
+		}
+		plain(t, repo, "config", "--remove-section", "url."+to)
+	}
+}

@@ -26,7 +26,35 @@ func Failed(err error, code int) bool { return exitCode(err) == code }
 // a credential (GIT_CONFIG_KEY_0=http.extraHeader …): in the environment of git alone, never in
 // its arguments, which every user of the machine can list.
 func Push(ctx context.Context, dir string, extra []string, args ...string) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir, "push"}, args...)...)
+	return transfer(ctx, dir, "push", extra, args)
+}
+
+// Fetch runs git fetch in dir as Push runs git push.
+func Fetch(ctx context.Context, dir string, extra []string, args ...string) ([]byte, error) {
+	return transfer(ctx, dir, "fetch", extra, args)
+}
+
+// remoteConfig is given to push and fetch. The repository's configuration, which the agent can
+// write, must not make the runner's transfer run a program outside the sandbox: a remote or a
+// url.<base>.insteadOf naming an ext:: command, an ssh remote (core.sshCommand), a credential
+// helper or an askpass program. Only a path and http(s) are reached.
+var remoteConfig = []string{
+	"-c", "protocol.allow=never",
+	"-c", "protocol.file.allow=always",
+	"-c", "protocol.http.allow=always",
+	"-c", "protocol.https.allow=always",
+	"-c", "protocol.ext.allow=never",
+	"-c", "protocol.ssh.allow=never",
+	"-c", "protocol.git.allow=never",
+	"-c", "protocol.fd.allow=never",
+	"-c", "credential.helper=",
+	"-c", "core.askPass=",
+}
+
+// transfer runs git verb args… in dir, as Push says.
+func transfer(ctx context.Context, dir, verb string, extra, args []string) ([]byte, error) {
+	argv := append(append(append([]string{"-C", dir}, safeConfig...), remoteConfig...), verb)
+	cmd := exec.CommandContext(ctx, "git", append(argv, args...)...)
 	cmd.Env = append(gitEnv(), extra...)
 	return cmd.CombinedOutput()
 }

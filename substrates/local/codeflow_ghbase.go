@@ -1,0 +1,131 @@
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/google/go-github/v62/github"
+
+	"github.com/autonomyhq/autonomy/internal/mergecheck"
+	"github.com/autonomyhq/autonomy/internal/store"
+	"github.com/autonomyhq/autonomy/substrates/local/gitws"
+)
+
+// On codeHost github, what a proposal is checked against is the target as GitHub has it, never
+// the local target branch: a session's sandbox writes the repository's git directory, so it can
+// move the local branch (git update-ref refs/heads/main) onto commits of its own that GitHub's
+// target lacks; checked from there, those commits would go unchecked into the pull request.
+
+// maxCompareFiles is the most files GitHub's compare lists
+// (docs.github.com/rest/commits/commits#compare-two-commits): a comparison of more is not vetted
+// whole, so a person approves it.
+const maxCompareFiles = 300
+
+// baseRef is the runner's own ref that GitHub's target is fetched into: no branch a session
+// works on, and fetched again before every check.
+func baseRef(target string) string { return "refs/autonomy/github/" + target }
+
+// targetBase is the commit the proposal's checks take the target to be: on local-git the target
+// branch; on codeHost github the target's commit as GitHub's API names it, fetched with its
+// history from the remote (fetchTarget); an approved proposal whose head GitHub's target already
+// holds is settled as GitHub merged it instead (mergeOnGitHub). False when it refused the
+// proposal, settled it, or left it waiting (tick retries), saying why.
+func (f *flow) targetBase(ctx context.Context) (string, bool) {
+	if !f.r.onGitHub() {
+		old, err := gitws.Git(ctx, f.repo, "rev-parse", "--verify", "--quiet", "refs/heads/"+f.p.Target+"^{commit}")
+		if err != nil {
+			f.refuse(ctx, fmt.Sprintf("the target branch %s does not exist", f.p.Target), nil)
+			return "", false
+		}
+		return old, true
+	}
+	gh, err := f.github(ctx)
+	if err == nil {
+		var sha string
+		if sha, err = gh.fetchTarget(ctx, f.repo, f.p.Target); err == nil {
+			if _, in := gitws.Git(ctx, f.repo, "merge-base", "--is-ancestor", f.p.Head, sha); in == nil && f.p.State == store.ProposalApproved {
+				f.mergeOnGitHub(ctx) // GitHub merged it (a merge commit, a rebase): nothing is left to check
+				return "", false
+			}
+			return sha, true
+		}
+	}
+	if errors.Is(err, errNoTarget) {
+		f.refuse(ctx, fmt.Sprintf("the target branch %s does not exist on GitHub (or the runner's token cannot read %s/%s)", f.p.Target, gh.owner, gh.name), nil)
+	} else {
+		f.wait(ctx, fmt.Sprintf("not checked: %s as GitHub has it cannot be read (tick retries): %v", f.p.Target, err))
+	}
+	return "", false
+}
+
+// errNoTarget is GitHub's 404 for the target branch.
+var errNoTarget = errors.New("no such branch on GitHub")
+
+// fetchTarget is target's commit on GitHub, read through the API with the runner's token, once
+// it is in the repository: fetched with its history from the remote into baseRef, with the
+// runner's git environment and the token as push gives it.
+func (gh *ghCode) fetchTarget(ctx context.Context, repo, target string) (string, error) {
+	ref, resp, err := gh.client.Git.GetRef(ctx, gh.owner, gh.name, "heads/"+target)
+	if resp != nil && resp.StatusCode == http.StatusNotFound {
+		return "", errNoTarget
+	}
+	if err != nil {
+		return "", err
+	}
+	sha := ref.GetObject().GetSHA()
+	out, err := gitws.Fetch(ctx, repo, gh.auth(), "--quiet", "--no-tags", "--no-recurse-submodules", "--no-write-fetch-head",
+		"--no-auto-gc", "--no-auto-maintenance", "--no-write-commit-graph", gh.remote, "+refs/heads/"+target+":"+baseRef(target))
+	if err != nil {
+		return "", fmt.Errorf("git fetch of %s: %v: %s", target, err, gh.redact(out))
+	}
+	if _, err := gitws.Git(ctx, repo, "rev-parse", "--verify", "--quiet", sha+"^{commit}"); err != nil {
+		return "", fmt.Errorf("GitHub names %s as %s, which the fetch from %s did not bring", sha, target, gh.remote)
+	}
+	return sha, nil
+}
+
+// landsOnGitHub vets what the pull request brings into the target on GitHub, immediately before
+// auto-merge is armed: GitHub's compare of the target with the head (target...head, what a merge
+// lands, renames with their old names), as the gh-actions human gate lists it. It says whether
+// it may be armed; otherwise it refused the proposal, engaged the maintainer's ask, or left it
+// waiting, saying why. 300 files or more (GitHub lists no more) wait for a maintainer.
+func (f *flow) landsOnGitHub(ctx context.Context, gh *ghCode, pr *github.PullRequest) bool {
+	cmp, _, err := gh.client.Repositories.CompareCommits(ctx, gh.owner, gh.name, f.p.Target, f.p.Head, nil)
+	if err != nil {
+		f.wait(ctx, fmt.Sprintf("approved; GitHub's compare of %s with %s cannot be read (tick retries): %v", f.p.Target, short(f.p.Head), err))
+		return false
+	}
+	var files []string
+	for _, c := range cmp.Files {
+		files = append(files, c.GetFilename())
+		if p := c.GetPreviousFilename(); p != "" {
+			files = append(files, p)
+		}
+	}
+	again, _, err := gh.client.PullRequests.Get(ctx, gh.owner, gh.name, pr.GetNumber())
+	switch {
+	case err != nil:
+		f.wait(ctx, fmt.Sprintf("approved; pull request #%d cannot be read (tick retries): %v", pr.GetNumber(), err))
+		return false
+	case !strings.EqualFold(again.GetHead().GetSHA(), f.p.Head) || again.GetBase().GetRef() != f.p.Target:
+		f.wait(ctx, fmt.Sprintf("approved; pull request #%d moved while its files were listed (head %s into %s; tick retries)", pr.GetNumber(), short(again.GetHead().GetSHA()), again.GetBase().GetRef()))
+		return false
+	}
+	cfg, err := f.r.In.Actor(f.p.Actor)
+	if err != nil {
+		f.refuse(ctx, err.Error(), nil)
+		return false
+	}
+	if reason, bad := mergecheck.Vet(files, f.p.Actor, capScope(cfg, "code:propose")); reason != "" {
+		f.refuse(ctx, "on GitHub, the pull request brings what the checks refuse: "+reason, bad)
+		return false
+	}
+	touched := mergecheck.Matching(files, f.r.In.humanPaths())
+	if len(cmp.Files) >= maxCompareFiles {
+		touched = append(touched, fmt.Sprintf("%d files or more (GitHub's compare lists no more, so a person vets them)", maxCompareFiles))
+	}
+	return f.personApproves(ctx, touched)
+}
