@@ -63,11 +63,10 @@ func (f *flow) merge(ctx context.Context) {
 	if files == nil {
 		return
 	}
-	if !f.humanApproved(ctx, files) {
-		return
-	}
 	if r.onGitHub() {
-		f.mergeOnGitHub(ctx) // GitHub merges it, never the runner (codeflow_github.go)
+		if f.humanApproved(ctx, files) {
+			f.mergeOnGitHub(ctx) // GitHub merges it, never the runner (codeflow_github.go)
+		}
 		return
 	}
 	merged, conflicts, err := f.mergeCommit(ctx, old)
@@ -79,12 +78,18 @@ func (f *flow) merge(ctx context.Context) {
 		f.refuse(ctx, fmt.Sprintf("%s moved since and conflicts with it; propose again from the current %s", f.p.Target, f.p.Target), conflicts)
 		return
 	}
-	// What lands is checked too: the merged tree's difference from the target.
-	if _, reason, bad, err := mergecheck.Landed(f.git(ctx), files, old, merged, f.p.Actor, capScope(cfg, "code:propose")); err != nil || reason != "" {
+	// What lands is checked too: the merged tree's difference from the target, and the human
+	// gate reads it (a merge that follows a rename on the target writes the proposal's edit
+	// under the new name, which its own commits never touch).
+	landed, reason, bad, err := mergecheck.Landed(f.git(ctx), files, old, merged, f.p.Actor, capScope(cfg, "code:propose"))
+	if err != nil || reason != "" {
 		if err != nil {
 			reason = err.Error()
 		}
 		f.refuse(ctx, reason, bad)
+		return
+	}
+	if !f.humanApproved(ctx, landed) {
 		return
 	}
 	if err := f.land(ctx, old, merged); err != nil {
