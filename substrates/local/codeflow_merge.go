@@ -38,10 +38,13 @@ func (f *flow) merge(ctx context.Context) {
 		return
 	}
 	defer unlock()
-	if cur, ok, err := r.Store.Proposal(ctx, f.p.Seq); err != nil || !ok || cur.State != store.ProposalApproved {
-		if err == nil && ok {
-			f.p = cur // another process took it further meanwhile
-		}
+	// The proposal as it is now: another process took it further meanwhile, or engaged the
+	// maintainer's ask it waits for (a merge from what was read before would engage another).
+	cur, ok, err := r.Store.Proposal(ctx, f.p.Seq)
+	if err != nil || !ok {
+		return
+	}
+	if f.p = cur; cur.State != store.ProposalApproved {
 		return
 	}
 	cfg, err := r.In.Actor(f.p.Actor)

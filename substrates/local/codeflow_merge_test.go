@@ -12,6 +12,7 @@ import (
 
 	"github.com/autonomyhq/autonomy/internal/store"
 	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/substrates/local/gitws"
 )
 
 // What lands decides the human gate, not only what the proposal's commits change: main renames
@@ -52,4 +53,57 @@ func TestCodeFlowHumanGateReadsWhatLands(t *testing.T) {
 	if p.State != store.ProposalMerged || !strings.Contains(readFile(t, vision), "the agent's own vision") {
 		t.Fatalf("after the maintainer: %+v", p)
 	}
+}
+
+// A merge that read the proposal before another process's merge engaged the maintainer's ask
+// (each waits for the merge lock with what it read) engages no second ask: it merges from the
+// proposal as read under the lock, so the one ask the proposal names is the one whose approval
+// merges it.
+func TestCodeFlowStaleMergeEngagesNoSecondAsk(t *testing.T) {
+	t.Parallel()
+	g := newFlowRig(t)
+	p := g.propose("develop", "docs/VISION.md", "a new vision", "approve")
+	if p.State != store.ProposalApproved || p.Ask == "" {
+		t.Fatalf("before the maintainer: %+v", p)
+	}
+	ctx := context.Background()
+	// What another process read before that ask was engaged: approved, no ask yet.
+	stale := p
+	stale.Ask, stale.Reason = "", "approved by reviewer"
+	other := newRunner(t, g.dir, Options{})
+	repo, err := gitws.Repo(g.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	(&flow{r: other, repo: repo, p: stale}).advance(ctx)
+	now, _, _ := g.r.Store.ProposalOf(ctx, p.Session)
+	if asks := asksOf(t, g.r, p.Seq); now.Ask != p.Ask || len(asks) != 1 {
+		t.Fatalf("a stale merge engaged another ask: the proposal names %s (was %s); asks %v", now.Ask, p.Ask, asks)
+	}
+	token, err := g.r.NewAskToken(ctx, p.Ask)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.r.Update(ctx, p.Ask, ir.Patch{Status: ir.Done, Token: token, Evidence: "read the diff"}); err != nil {
+		t.Fatal(err)
+	}
+	if p, _, _ = g.r.Store.ProposalOf(ctx, p.Session); p.State != store.ProposalMerged || g.main() != p.Head {
+		t.Fatalf("after the maintainer approved the ask the proposal named: %+v", p)
+	}
+}
+
+// asksOf are the maintainer's asks the code flow engaged for proposal seq.
+func asksOf(t *testing.T, r *Runner, seq int64) []string {
+	t.Helper()
+	all, err := r.Store.List(context.Background(), store.ListOptions{All: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, s := range all {
+		if s.Kind == "human" && s.Origin == fmt.Sprintf("proposal:%d", seq) {
+			ids = append(ids, s.ID)
+		}
+	}
+	return ids
 }
