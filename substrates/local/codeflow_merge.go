@@ -3,6 +3,7 @@ package local
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -45,6 +46,9 @@ func (f *flow) merge(ctx context.Context) {
 		return
 	}
 	if f.p = cur; cur.State != store.ProposalApproved {
+		return
+	}
+	if !r.onGitHub() && f.landedBefore(ctx) {
 		return
 	}
 	cfg, err := r.In.Actor(f.p.Actor)
@@ -95,6 +99,12 @@ func (f *flow) merge(ctx context.Context) {
 	if !f.humanApproved(ctx, landed) {
 		return
 	}
+	// What it lands is recorded first: a runner stopped between the land and the record below
+	// finds it landed at its next step (landedBefore).
+	if err := r.Store.Tx(ctx, func(tx *store.Tx) error { return tx.SetMeta(landingKey(f.p.Seq), merged) }); err != nil {
+		f.wait(ctx, "approved; not merged yet: "+err.Error())
+		return
+	}
 	if err := f.land(ctx, old, merged); err != nil {
 		f.refuse(ctx, err.Error(), nil)
 		return
@@ -103,6 +113,43 @@ func (f *flow) merge(ctx context.Context) {
 		m.State, m.Merged = store.ProposalMerged, merged
 		m.Reason = fmt.Sprintf("into %s at %s (%s)", f.p.Target, short(merged), strings.TrimPrefix(f.p.Reason, "approved; "))
 	})
+}
+
+// landingKey is the store's meta key holding the commit a merge of proposal seq moves its target
+// to, written before it moves.
+func landingKey(seq int64) string { return "proposal-landing:" + strconv.FormatInt(seq, 10) }
+
+// landedBefore settles an approved proposal whose head is already in its target: merged when
+// the commit an earlier merge of it recorded before landing is there (the runner stopped, or
+// the store's write failed, between landing it and recording it merged), else refused, as
+// merged outside the code flow. False when its head is not in the target.
+func (f *flow) landedBefore(ctx context.Context) bool {
+	target := "refs/heads/" + f.p.Target
+	in := func(commit string) bool {
+		if commit == "" {
+			return false
+		}
+		_, err := gitws.Git(ctx, f.repo, "merge-base", "--is-ancestor", commit, target)
+		return err == nil
+	}
+	var landing string
+	_ = f.r.Store.Tx(ctx, func(tx *store.Tx) error {
+		var err error
+		landing, _, err = tx.Meta(landingKey(f.p.Seq))
+		return err
+	})
+	switch {
+	case in(landing):
+		f.move(ctx, func(m *store.Proposal) {
+			m.State, m.Merged = store.ProposalMerged, landing
+			m.Reason = fmt.Sprintf("into %s at %s (%s; recorded after its merge was interrupted)", f.p.Target, short(landing), strings.TrimPrefix(f.p.Reason, "approved; "))
+		})
+	case in(f.p.Head):
+		f.refuse(ctx, fmt.Sprintf("its head %s is already in %s, merged there outside the code flow: nothing to merge", short(f.p.Head), f.p.Target), nil)
+	default:
+		return false
+	}
+	return true
 }
 
 // mergeWait bounds how long a merge waits for another process's merge of the same repository.

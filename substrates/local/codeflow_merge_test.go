@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/autonomyhq/autonomy/internal/store"
 	"github.com/autonomyhq/autonomy/ir"
@@ -106,4 +107,76 @@ func asksOf(t *testing.T, r *Runner, seq int64) []string {
 		}
 	}
 	return ids
+}
+
+// A merge that landed and was not recorded (the runner stopped, or the store's write failed,
+// between moving main and recording the proposal merged) is recorded merged at the next step,
+// not refused; a head that reached main without the code flow's merge is refused, saying so.
+func TestCodeFlowRecordsAnInterruptedMerge(t *testing.T) {
+	t.Parallel()
+	g := newFlowRig(t)
+	ctx := context.Background()
+	p, release := g.approvedUnderLock("develop", "src/a.txt", "from the agent")
+	// What the runner's merge does before it records the proposal merged: it records what it
+	// lands, then fast-forwards main's checkout to it.
+	if err := g.r.Store.Tx(ctx, func(tx *store.Tx) error { return tx.SetMeta(landingKey(p.Seq), p.Head) }); err != nil {
+		t.Fatal(err)
+	}
+	gitRun(t, g.dir, "merge", "--ff-only", "--quiet", p.Head)
+	release()
+	g.r.advanceProposals(ctx)
+	g.r.Wait()
+	if p, _, _ = g.r.Store.ProposalOf(ctx, p.Session); p.State != store.ProposalMerged || p.Merged != p.Head || g.main() != p.Head {
+		t.Fatalf("a merge that landed before the runner stopped: %+v, want merged at %s", p, p.Head)
+	}
+
+	p, release = g.approvedUnderLock("develop", "src/b.txt", "from the agent")
+	gitRun(t, g.dir, "merge", "--ff-only", "--quiet", p.Head) // a person's merge, not the runner's
+	release()
+	g.r.advanceProposals(ctx)
+	g.r.Wait()
+	if p, _, _ = g.r.Store.ProposalOf(ctx, p.Session); p.State != store.ProposalRefused || !strings.Contains(p.Reason, "already in main, merged there outside the code flow") {
+		t.Fatalf("a head a person merged: %+v", p)
+	}
+
+	// The runner's own merge records what it lands before it lands it.
+	p = g.propose("develop", "src/c.txt", "from the agent", "approve")
+	var landing string
+	_ = g.r.Store.Tx(ctx, func(tx *store.Tx) error { landing, _, _ = tx.Meta(landingKey(p.Seq)); return nil })
+	if p.State != store.ProposalMerged || landing != p.Merged {
+		t.Fatalf("the runner's merge %+v recorded %q as what it lands", p, landing)
+	}
+}
+
+// approvedUnderLock runs actor, changing path to content, with the merge lock held (as a merge
+// under way holds it), and returns its proposal once its reviewer approved it, with the
+// function that releases the lock.
+func (g *flowRig) approvedUnderLock(actor, path, content string) (store.Proposal, func()) {
+	g.t.Helper()
+	gitDir := filepath.Join(g.dir, ".git")
+	release, held, err := tryLock(gitDir, true)
+	if err != nil || !held {
+		g.t.Fatalf("locking %s: %v %v", gitDir, held, err)
+	}
+	g.t.Cleanup(release)
+	g.set("change", path+"\n"+content+"\n")
+	g.set("verdict", "approve\n")
+	s := launch(g.t, g.r, LaunchRequest{Actor: actor, Ref: "42"})
+	ctx := context.Background()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		p, ok, err := g.r.Store.ProposalOf(ctx, s.ID)
+		if err != nil {
+			g.t.Fatal(err)
+		}
+		if ok && p.State != store.ProposalProposed && p.State != store.ProposalInReview {
+			if p.State != store.ProposalApproved {
+				g.t.Fatalf("the proposal of %s: %+v, want approved", s.ID, p)
+			}
+			return p, release
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	g.t.Fatalf("the proposal of %s was not approved", s.ID)
+	return store.Proposal{}, nil
 }
