@@ -33,7 +33,11 @@ func (f *flow) merge(ctx context.Context) {
 	// One process at a time merges: a reviewer's supervisor, the proposer's and tick may each
 	// take an approved proposal this far at once, and the one that found the target moved by
 	// the other's merge refused what had merged.
-	unlock, err := lockMerges(ctx, f.repo)
+	wait := mergeWait
+	if f.once {
+		wait = 0
+	}
+	unlock, err := lockMerges(ctx, f.repo, wait)
 	if err != nil {
 		f.wait(ctx, "approved; not merged yet: "+err.Error())
 		return
@@ -157,13 +161,13 @@ const mergeWait = 2 * time.Minute
 
 // lockMerges takes the exclusive flock of the repository's git directory (the directory itself,
 // which a session cannot swap as it could a lock file) for a merge, waiting for another
-// process's merge to finish, within mergeWait.
-func lockMerges(ctx context.Context, repo string) (unlock func(), err error) {
+// process's merge to finish, within wait (0: one try).
+func lockMerges(ctx context.Context, repo string, wait time.Duration) (unlock func(), err error) {
 	dir, err := gitws.Git(ctx, repo, "rev-parse", "--path-format=absolute", "--git-common-dir")
 	if err != nil {
 		return nil, fmt.Errorf("cannot find the git directory of %s: %v", repo, err)
 	}
-	deadline := time.Now().Add(mergeWait)
+	deadline := time.Now().Add(wait)
 	for {
 		free, held, err := tryLock(dir, true)
 		if err != nil {
@@ -172,8 +176,8 @@ func lockMerges(ctx context.Context, repo string) (unlock func(), err error) {
 		if held {
 			return free, nil
 		}
-		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("another process has been merging into %s for %s", repo, mergeWait)
+		if !time.Now().Before(deadline) {
+			return nil, fmt.Errorf("another process holds the merge lock of %s (its git directory; waited %s): the next tick retries", repo, wait)
 		}
 		select {
 		case <-ctx.Done():
@@ -257,7 +261,10 @@ func (f *flow) humanApproved(ctx context.Context, files []string) bool {
 	if f.p.Ask != "" {
 		a, ok, err := r.Store.Get(ctx, f.p.Ask)
 		switch {
-		case err != nil || ok && !a.Status.Ended():
+		case err != nil:
+			return false
+		case ok && !a.Status.Ended():
+			f.wait(ctx, askReason(a.ID, a.Actor, touched))
 			return false
 		case ok && a.Status == ir.Done:
 			return true
@@ -288,9 +295,14 @@ func (f *flow) humanApproved(ctx context.Context, files []string) bool {
 	f.tellOperator(res.Session.ID, "touches human-required paths ("+strings.Join(touched, ", ")+"): a maintainer approves it")
 	f.move(ctx, func(m *store.Proposal) {
 		m.Ask = res.Session.ID
-		m.Reason = fmt.Sprintf("approved; waiting for a maintainer's verified act: ask %s to %s (human-required paths: %s)", res.Session.ID, maintainer, strings.Join(touched, ", "))
+		m.Reason = askReason(res.Session.ID, maintainer, touched)
 	})
 	return false
+}
+
+// askReason is what an approved proposal waits for while the maintainer's ask id is open.
+func askReason(id, maintainer string, touched []string) string {
+	return fmt.Sprintf("approved; waiting for a maintainer's verified act: ask %s to %s (human-required paths: %s)", id, maintainer, strings.Join(touched, ", "))
 }
 
 // maintainer is the human actor that approves human-required paths: the first holding
@@ -316,7 +328,7 @@ func (r *Runner) advanceProposals(ctx context.Context) {
 		return
 	}
 	for i := len(open) - 1; i >= 0; i-- { // oldest first
-		(&flow{r: r, repo: repo, p: open[i]}).advance(ctx)
+		(&flow{r: r, repo: repo, p: open[i], once: true}).advance(ctx)
 	}
 }
 

@@ -76,10 +76,19 @@ func TestCodeFlowStaleMergeEngagesNoSecondAsk(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// What a tick that found the merge lock held said meanwhile.
+	if _, _, err := g.r.Store.MoveProposal(ctx, p.Seq, []store.ProposalState{store.ProposalApproved}, func(m *store.Proposal) {
+		m.Reason = "approved; not merged yet: another process holds the merge lock"
+	}); err != nil {
+		t.Fatal(err)
+	}
 	(&flow{r: other, repo: repo, p: stale}).advance(ctx)
 	now, _, _ := g.r.Store.ProposalOf(ctx, p.Session)
 	if asks := asksOf(t, g.r, p.Seq); now.Ask != p.Ask || len(asks) != 1 {
 		t.Fatalf("a stale merge engaged another ask: the proposal names %s (was %s); asks %v", now.Ask, p.Ask, asks)
+	}
+	if !strings.Contains(now.Reason, "waiting for a maintainer's verified act: ask "+p.Ask) {
+		t.Errorf("a proposal waiting for the maintainer's ask says: %s", now.Reason)
 	}
 	token, err := g.r.NewAskToken(ctx, p.Ask)
 	if err != nil {
@@ -179,4 +188,29 @@ func (g *flowRig) approvedUnderLock(actor, path, content string) (store.Proposal
 	}
 	g.t.Fatalf("the proposal of %s was not approved", s.ID)
 	return store.Proposal{}, nil
+}
+
+// Tick does not wait for a merge under way (any process that can open the git directory can
+// hold its lock): it leaves each approved proposal for the next tick, saying why, and goes on.
+func TestCodeFlowTickDoesNotWaitForTheMergeLock(t *testing.T) {
+	t.Parallel()
+	g := newFlowRig(t)
+	p, release := g.approvedUnderLock("develop", "src/a.txt", "from the agent")
+	// A guard only: before, each proposal waited two minutes for the lock.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := g.r.Tick(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if p, _, _ = g.r.Store.ProposalOf(ctx, p.Session); p.State != store.ProposalApproved || !strings.Contains(p.Reason, "another process holds the merge lock") || !strings.Contains(p.Reason, "waited 0s") {
+		t.Fatalf("a tick while the merge lock is held: %+v, want it left approved for the next tick, saying why", p)
+	}
+	release()
+	if _, err := g.r.Tick(ctx); err != nil {
+		t.Fatal(err)
+	}
+	g.r.Wait()
+	if p, _, _ = g.r.Store.ProposalOf(ctx, p.Session); p.State != store.ProposalMerged || g.main() != p.Head {
+		t.Fatalf("a tick once the lock is free: %+v", p)
+	}
 }
