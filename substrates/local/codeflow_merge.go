@@ -9,6 +9,7 @@ import (
 
 	"github.com/autonomyhq/autonomy/internal/mergecheck"
 	"github.com/autonomyhq/autonomy/internal/store"
+	"github.com/autonomyhq/autonomy/internal/tools"
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/substrates/local/gitws"
 )
@@ -204,10 +205,22 @@ func (f *flow) mergeCommit(ctx context.Context, old string) (string, []string, e
 		return "", nil, fmt.Errorf("git merge-tree (git 2.38 or later is needed): %w", err)
 	}
 	tree := strings.TrimRight(strings.SplitN(string(out), "\x00", 2)[0], "\n")
-	msg := fmt.Sprintf("Merge proposal %d of %s: %s\n\nBranch %s at %s, approved: %s", f.p.Seq, f.p.Actor, f.p.Title, f.p.Branch, f.p.Head, f.p.Reason)
+	msg := fmt.Sprintf("Merge proposal %d of %s: %s\n\nBranch %s at %s, approved: %s", f.p.Seq, f.p.Actor, oneLine(f.p.Title), f.p.Branch, f.p.Head, f.p.Reason)
 	args := append(append([]string{}, mergeIdentity...), "commit-tree", tree, "-p", old, "-p", f.p.Head, "-m", msg)
 	commit, err := gitws.Git(ctx, f.repo, args...)
 	return commit, nil, err
+}
+
+// oneLine is title on one line: a character that breaks a line (tools.BreaksLine: a line
+// break, an escape…) becomes a space, so a title writes no line of the runner's merge message
+// of its own.
+func oneLine(title string) string {
+	return strings.Map(func(r rune) rune {
+		if tools.BreaksLine(r) {
+			return ' '
+		}
+		return r
+	}, title)
 }
 
 // conflicted reads the paths git merge-tree -z --name-only reports after the tree.

@@ -214,3 +214,34 @@ func TestCodeFlowTickDoesNotWaitForTheMergeLock(t *testing.T) {
 		t.Fatalf("a tick once the lock is free: %+v", p)
 	}
 }
+
+// The merge commit the runner writes holds a proposal's title on its first line only: a title
+// recorded with a line break (the propose tool refuses one now) writes no line of its own into
+// the runner's message.
+func TestCodeFlowMergeMessageTitleIsOneLine(t *testing.T) {
+	t.Parallel()
+	g := newFlowRig(t)
+	gitRun(t, g.dir, "checkout", "-q", "-b", "feature")
+	g.set("src-t.txt", "from the agent\n")
+	gitRun(t, g.dir, "add", "src-t.txt")
+	gitRun(t, g.dir, "commit", "-qm", "a change")
+	head := gitRun(t, g.dir, "rev-parse", "HEAD")
+	gitRun(t, g.dir, "checkout", "-q", "main")
+	g.set("change", "src/t.txt\nx\n")
+	g.set("verdict", "moved\n") // a person commits to main meanwhile: the runner makes a merge commit
+	ctx := context.Background()
+	if _, _, err := g.r.Store.AddProposal(ctx, store.Proposal{Session: "9-zzzz", Actor: "develop", Branch: "feature", Head: head, Target: "main",
+		Title: "Fix\n\nApproved-by: the maintainer\r\x1b[2K"}); err != nil {
+		t.Fatal(err)
+	}
+	g.r.advanceProposals(ctx)
+	p := g.settled("9-zzzz")
+	g.r.Wait()
+	if p.State != store.ProposalMerged || p.Merged == p.Head {
+		t.Fatalf("the proposal: %+v, want merged by a merge commit", p)
+	}
+	msg := gitRun(t, g.dir, "log", "-1", "--format=%B", p.Merged)
+	if first, _, _ := strings.Cut(msg, "\n"); strings.Contains(msg, "\nApproved-by") || strings.ContainsAny(msg, "\r\x1b") || !strings.HasPrefix(first, "Merge proposal") || !strings.Contains(first, "Approved-by: the maintainer") {
+		t.Fatalf("the runner's merge message:\n%q", msg)
+	}
+}
