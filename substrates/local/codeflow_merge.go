@@ -2,7 +2,9 @@ package local
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -272,18 +274,8 @@ func (f *flow) humanApproved(ctx context.Context, files []string) bool {
 		return true
 	}
 	if f.p.Ask != "" {
-		a, ok, err := r.Store.Get(ctx, f.p.Ask)
-		switch {
-		case err != nil:
-			return false
-		case ok && !a.Status.Ended():
-			f.wait(ctx, askReason(a.ID, a.Actor, touched))
-			return false
-		case ok && a.Status == ir.Done:
-			return true
-		case ok:
-			f.refuse(ctx, fmt.Sprintf("it touches human-required paths and the maintainer's ask %s ended %s (%s)", a.ID, a.Status, a.Evidence), touched)
-			return false
+		if approved, settled := f.asked(ctx, touched); settled {
+			return approved
 		}
 	}
 	maintainer := r.maintainer()
@@ -304,6 +296,9 @@ func (f *flow) humanApproved(ctx context.Context, files []string) bool {
 		f.wait(ctx, fmt.Sprintf("approved; engaging the maintainer %s failed: %v", maintainer, err))
 		return false
 	}
+	// What the maintainer is asked to approve: an approval covers these paths, no other.
+	asked, _ := json.Marshal(askedPaths{Ask: res.Session.ID, Paths: touched})
+	_ = r.Store.Tx(ctx, func(tx *store.Tx) error { return tx.SetMeta(askKey(f.p.Seq), string(asked)) })
 	_ = r.Store.Log(ctx, store.Event{Session: res.Session.ID, Actor: maintainer, Kind: "proposal", Message: text})
 	f.tellOperator(res.Session.ID, "touches human-required paths ("+strings.Join(touched, ", ")+"): a maintainer approves it")
 	f.move(ctx, func(m *store.Proposal) {
@@ -311,6 +306,57 @@ func (f *flow) humanApproved(ctx context.Context, files []string) bool {
 		m.Reason = askReason(res.Session.ID, maintainer, touched)
 	})
 	return false
+}
+
+// askedPaths are the human-required paths the maintainer's ask Ask was engaged for.
+type askedPaths struct {
+	Ask   string   `json:"ask"`
+	Paths []string `json:"paths"`
+}
+
+func askKey(seq int64) string { return "proposal-ask:" + strconv.FormatInt(seq, 10) }
+
+// asked reads the maintainer's ask the proposal names: approved when it was resolved done for
+// every path of touched; settled (no ask to engage) when it is still open, was declined (the
+// proposal refused) or cannot be read. An ask resolved done for fewer paths than what lands
+// now touches (the target moved since: a rename it made carries the proposal's edit under a
+// human-required path) is no approval of those, and a new ask is engaged.
+func (f *flow) asked(ctx context.Context, touched []string) (approved, settled bool) {
+	a, ok, err := f.r.Store.Get(ctx, f.p.Ask)
+	switch {
+	case err != nil:
+		return false, true
+	case !ok:
+		return false, false
+	case !a.Status.Ended():
+		f.wait(ctx, askReason(a.ID, a.Actor, touched))
+		return false, true
+	case a.Status != ir.Done:
+		f.refuse(ctx, fmt.Sprintf("it touches human-required paths and the maintainer's ask %s ended %s (%s)", a.ID, a.Status, a.Evidence), touched)
+		return false, true
+	}
+	var was askedPaths
+	_ = f.r.Store.Tx(ctx, func(tx *store.Tx) error {
+		v, _, err := tx.Meta(askKey(f.p.Seq))
+		if err == nil && v != "" {
+			err = json.Unmarshal([]byte(v), &was)
+		}
+		return err
+	})
+	if was.Ask == a.ID && subset(touched, was.Paths) {
+		return true, true
+	}
+	return false, false
+}
+
+// subset says whether every path of a is in b.
+func subset(a, b []string) bool {
+	for _, p := range a {
+		if !slices.Contains(b, p) {
+			return false
+		}
+	}
+	return true
 }
 
 // askReason is what an approved proposal waits for while the maintainer's ask id is open.

@@ -245,3 +245,69 @@ func TestCodeFlowMergeMessageTitleIsOneLine(t *testing.T) {
 		t.Fatalf("the runner's merge message:\n%q", msg)
 	}
 }
+
+// A maintainer's approval covers the human-required paths the ask named: when the target moves
+// after the ask so that what lands touches another (a rename carries the proposal's edit under
+// docs/RULES.md), that approval merges nothing, and a new ask names every path.
+func TestCodeFlowApprovalCoversThePathsAsked(t *testing.T) {
+	t.Parallel()
+	f := flowFleet
+	f.yml = strings.Replace(f.yml, "human_required_paths: [docs/VISION.md]", "human_required_paths: [docs/VISION.md, docs/RULES.md]", 1)
+	g := newFlowRigOf(t, f)
+	var draft strings.Builder
+	for i := 1; i <= 9; i++ {
+		fmt.Fprintf(&draft, "line %d: a draft of the rules\n", i)
+	}
+	for _, d := range []string{"notes", "docs"} {
+		if err := os.MkdirAll(filepath.Join(g.dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	g.set("notes/draft.md", draft.String())
+	gitRun(t, g.dir, "add", "notes/draft.md")
+	gitRun(t, g.dir, "commit", "-qm", "a draft")
+	gitRun(t, g.dir, "checkout", "-q", "-b", "feature")
+	g.set("notes/draft.md", draft.String()+"line 10: the agent's own rule\n")
+	g.set("docs/VISION.md", "a new vision\n")
+	gitRun(t, g.dir, "add", "notes/draft.md", "docs/VISION.md")
+	gitRun(t, g.dir, "commit", "-qm", "a vision, and a rule")
+	head := gitRun(t, g.dir, "rev-parse", "HEAD")
+	gitRun(t, g.dir, "checkout", "-q", "main")
+	g.set("verdict", "approve\n")
+	ctx := context.Background()
+	if _, _, err := g.r.Store.AddProposal(ctx, store.Proposal{Session: "9-zzzz", Actor: "develop", Branch: "feature", Head: head, Target: "main", Title: "A vision"}); err != nil {
+		t.Fatal(err)
+	}
+	g.r.advanceProposals(ctx)
+	p := g.settled("9-zzzz")
+	g.r.Wait()
+	if p, _, _ = g.r.Store.ProposalOf(ctx, "9-zzzz"); p.State != store.ProposalApproved || p.Ask == "" || strings.Contains(p.Reason, "docs/RULES.md") {
+		t.Fatalf("before the rename: %+v, want waiting for the maintainer on docs/VISION.md", p)
+	}
+	first := p.Ask
+	if err := os.MkdirAll(filepath.Join(g.dir, "docs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	gitRun(t, g.dir, "mv", "notes/draft.md", "docs/RULES.md")
+	gitRun(t, g.dir, "commit", "-qm", "the draft becomes the rules")
+	approve := func(ask string) {
+		t.Helper()
+		token, err := g.r.NewAskToken(ctx, ask)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := g.r.Update(ctx, ask, ir.Patch{Status: ir.Done, Token: token, Evidence: "read the vision"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	approve(first)
+	rules := filepath.Join(g.dir, "docs/RULES.md")
+	p, _, _ = g.r.Store.ProposalOf(ctx, "9-zzzz")
+	if p.State != store.ProposalApproved || p.Ask == first || p.Ask == "" || !strings.Contains(p.Reason, "docs/RULES.md") || strings.Contains(readFile(t, rules), "the agent's own rule") {
+		t.Fatalf("after an approval of docs/VISION.md, what lands touches docs/RULES.md too: %+v, want a new ask naming it", p)
+	}
+	approve(p.Ask)
+	if p, _, _ = g.r.Store.ProposalOf(ctx, "9-zzzz"); p.State != store.ProposalMerged || !strings.Contains(readFile(t, rules), "the agent's own rule") {
+		t.Fatalf("after the maintainer approved every path: %+v", p)
+	}
+}
