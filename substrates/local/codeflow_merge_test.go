@@ -23,17 +23,8 @@ import (
 func TestCodeFlowHumanGateReadsWhatLands(t *testing.T) {
 	t.Parallel()
 	g := newFlowRig(t)
-	var draft strings.Builder
-	for i := 1; i <= 9; i++ {
-		fmt.Fprintf(&draft, "line %d: a draft of the vision\n", i)
-	}
-	if err := os.MkdirAll(filepath.Join(g.dir, "notes"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	g.set("notes/draft.md", draft.String())
-	gitRun(t, g.dir, "add", "notes/draft.md")
-	gitRun(t, g.dir, "commit", "-qm", "a draft")
-	body := strings.TrimSuffix(draft.String(), "\n")
+	draft := g.commitDraft("the vision")
+	body := strings.TrimSuffix(draft, "\n")
 	p := g.propose("develop", "notes/draft.md", body+"\nline 10: the agent's own vision", "rename")
 	vision := filepath.Join(g.dir, "docs/VISION.md")
 	if strings.Contains(readFile(t, vision), "the agent's own vision") {
@@ -42,15 +33,8 @@ func TestCodeFlowHumanGateReadsWhatLands(t *testing.T) {
 	if p.State != store.ProposalApproved || p.Ask == "" || !strings.Contains(p.Reason, "docs/VISION.md") {
 		t.Fatalf("a proposal whose merge lands in docs/VISION.md: %+v, want it waiting for the maintainer", p)
 	}
-	ctx := context.Background()
-	token, err := g.r.NewAskToken(ctx, p.Ask)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := g.r.Update(ctx, p.Ask, ir.Patch{Status: ir.Done, Token: token, Evidence: "read what lands"}); err != nil {
-		t.Fatal(err)
-	}
-	p, _, _ = g.r.Store.ProposalOf(ctx, p.Session)
+	g.approveAsk(p.Ask)
+	p, _, _ = g.r.Store.ProposalOf(context.Background(), p.Session)
 	if p.State != store.ProposalMerged || !strings.Contains(readFile(t, vision), "the agent's own vision") {
 		t.Fatalf("after the maintainer: %+v", p)
 	}
@@ -63,10 +47,7 @@ func TestCodeFlowHumanGateReadsWhatLands(t *testing.T) {
 func TestCodeFlowStaleMergeEngagesNoSecondAsk(t *testing.T) {
 	t.Parallel()
 	g := newFlowRig(t)
-	p := g.propose("develop", "docs/VISION.md", "a new vision", "approve")
-	if p.State != store.ProposalApproved || p.Ask == "" {
-		t.Fatalf("before the maintainer: %+v", p)
-	}
+	p := g.awaitingMaintainer()
 	ctx := context.Background()
 	// What another process read before that ask was engaged: approved, no ask yet.
 	stale := p
@@ -90,13 +71,7 @@ func TestCodeFlowStaleMergeEngagesNoSecondAsk(t *testing.T) {
 	if !strings.Contains(now.Reason, "waiting for a maintainer's verified act: ask "+p.Ask) {
 		t.Errorf("a proposal waiting for the maintainer's ask says: %s", now.Reason)
 	}
-	token, err := g.r.NewAskToken(ctx, p.Ask)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := g.r.Update(ctx, p.Ask, ir.Patch{Status: ir.Done, Token: token, Evidence: "read the diff"}); err != nil {
-		t.Fatal(err)
-	}
+	g.approveAsk(p.Ask)
 	if p, _, _ = g.r.Store.ProposalOf(ctx, p.Session); p.State != store.ProposalMerged || g.main() != p.Head {
 		t.Fatalf("after the maintainer approved the ask the proposal named: %+v", p)
 	}
@@ -254,20 +229,12 @@ func TestCodeFlowApprovalCoversThePathsAsked(t *testing.T) {
 	f := flowFleet
 	f.yml = strings.Replace(f.yml, "human_required_paths: [docs/VISION.md]", "human_required_paths: [docs/VISION.md, docs/RULES.md]", 1)
 	g := newFlowRigOf(t, f)
-	var draft strings.Builder
-	for i := 1; i <= 9; i++ {
-		fmt.Fprintf(&draft, "line %d: a draft of the rules\n", i)
+	draft := g.commitDraft("the rules")
+	if err := os.MkdirAll(filepath.Join(g.dir, "docs"), 0o755); err != nil {
+		t.Fatal(err)
 	}
-	for _, d := range []string{"notes", "docs"} {
-		if err := os.MkdirAll(filepath.Join(g.dir, d), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	g.set("notes/draft.md", draft.String())
-	gitRun(t, g.dir, "add", "notes/draft.md")
-	gitRun(t, g.dir, "commit", "-qm", "a draft")
 	gitRun(t, g.dir, "checkout", "-q", "-b", "feature")
-	g.set("notes/draft.md", draft.String()+"line 10: the agent's own rule\n")
+	g.set("notes/draft.md", draft+"line 10: the agent's own rule\n")
 	g.set("docs/VISION.md", "a new vision\n")
 	gitRun(t, g.dir, "add", "notes/draft.md", "docs/VISION.md")
 	gitRun(t, g.dir, "commit", "-qm", "a vision, and a rule")
@@ -290,24 +257,55 @@ func TestCodeFlowApprovalCoversThePathsAsked(t *testing.T) {
 	}
 	gitRun(t, g.dir, "mv", "notes/draft.md", "docs/RULES.md")
 	gitRun(t, g.dir, "commit", "-qm", "the draft becomes the rules")
-	approve := func(ask string) {
-		t.Helper()
-		token, err := g.r.NewAskToken(ctx, ask)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := g.r.Update(ctx, ask, ir.Patch{Status: ir.Done, Token: token, Evidence: "read the vision"}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	approve(first)
+	g.approveAsk(first)
 	rules := filepath.Join(g.dir, "docs/RULES.md")
 	p, _, _ = g.r.Store.ProposalOf(ctx, "9-zzzz")
 	if p.State != store.ProposalApproved || p.Ask == first || p.Ask == "" || !strings.Contains(p.Reason, "docs/RULES.md") || strings.Contains(readFile(t, rules), "the agent's own rule") {
 		t.Fatalf("after an approval of docs/VISION.md, what lands touches docs/RULES.md too: %+v, want a new ask naming it", p)
 	}
-	approve(p.Ask)
+	g.approveAsk(p.Ask)
 	if p, _, _ = g.r.Store.ProposalOf(ctx, "9-zzzz"); p.State != store.ProposalMerged || !strings.Contains(readFile(t, rules), "the agent's own rule") {
 		t.Fatalf("after the maintainer approved every path: %+v", p)
 	}
+}
+
+// commitDraft commits a draft of what, nine lines, as notes/draft.md on main, and returns it.
+func (g *flowRig) commitDraft(what string) string {
+	g.t.Helper()
+	var draft strings.Builder
+	for i := 1; i <= 9; i++ {
+		fmt.Fprintf(&draft, "line %d: a draft of %s\n", i, what)
+	}
+	if err := os.MkdirAll(filepath.Join(g.dir, "notes"), 0o755); err != nil {
+		g.t.Fatal(err)
+	}
+	g.set("notes/draft.md", draft.String())
+	gitRun(g.t, g.dir, "add", "notes/draft.md")
+	gitRun(g.t, g.dir, "commit", "-qm", "a draft")
+	return draft.String()
+}
+
+// approveAsk resolves the maintainer's ask done, as the operator does: a new token, then the
+// update with it and evidence.
+func (g *flowRig) approveAsk(ask string) {
+	g.t.Helper()
+	ctx := context.Background()
+	token, err := g.r.NewAskToken(ctx, ask)
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	if _, err := g.r.Update(ctx, ask, ir.Patch{Status: ir.Done, Token: token, Evidence: "read what lands"}); err != nil {
+		g.t.Fatal(err)
+	}
+}
+
+// awaitingMaintainer proposes a new docs/VISION.md, a human-required path, and returns the
+// proposal approved by its reviewer and waiting for the maintainer's ask.
+func (g *flowRig) awaitingMaintainer() store.Proposal {
+	g.t.Helper()
+	p := g.propose("develop", "docs/VISION.md", "a new vision", "approve")
+	if p.State != store.ProposalApproved || p.Ask == "" {
+		g.t.Fatalf("before the maintainer: %+v", p)
+	}
+	return p
 }

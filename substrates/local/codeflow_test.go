@@ -404,10 +404,7 @@ func TestCodeFlowWaitsForTheToolsProposer(t *testing.T) {
 func TestCodeFlowMergesOnceWhoeverMergesAtOnce(t *testing.T) {
 	t.Parallel()
 	g := newFlowRig(t)
-	p := g.propose("develop", "docs/VISION.md", "a new vision", "approve")
-	if p.State != store.ProposalApproved || p.Ask == "" {
-		t.Fatalf("before the maintainer: %+v", p)
-	}
+	p := g.awaitingMaintainer()
 	ctx := context.Background()
 	// The merges queue behind a merge under way (this test's hold of the lock), then go at once.
 	gitDir := filepath.Join(g.dir, ".git")
