@@ -376,7 +376,8 @@ func (r *Runner) maintainer() string {
 }
 
 // advanceProposals takes every open proposal as far as it can go: what tick does, so that a
-// step a pause, the capacity or a crash held back is taken later.
+// step a pause, the capacity or a crash held back is taken later. It waits for no merge under
+// way (flow.once): a proposal another process is merging is left for the next tick.
 func (r *Runner) advanceProposals(ctx context.Context) {
 	open, err := r.Store.Proposals(ctx, false, 0)
 	if err != nil || len(open) == 0 {
