@@ -184,7 +184,22 @@ type Proposal struct {
 }
 
 func (in *Proposal) validate() error {
-	return errors.Join(text("title", in.Title, MaxTitle, true), text("body", in.Body, MaxBody, false), optRef("item", in.Item))
+	return errors.Join(text("title", in.Title, MaxTitle, true), oneLine("title", in.Title), text("body", in.Body, MaxBody, false), optRef("item", in.Item))
+}
+
+// BreaksLine says whether r breaks a line of text, or hides or rewrites what a terminal shows
+// of it: a control character (a line break, a tab, an escape…) or a Unicode line or paragraph
+// separator.
+func BreaksLine(r rune) bool { return unicode.IsControl(r) || r == '\u2028' || r == '\u2029' }
+
+// oneLine refuses a character that BreaksLine in a field that is one line: a proposal's title
+// heads the merge commit the trusted side writes, where a line break would let the model write
+// lines of its own ("Approved-by: …").
+func oneLine(field, v string) error {
+	if strings.ContainsFunc(v, BreaksLine) {
+		return fmt.Errorf("%s %q holds a line break or another control character: a %s is one line (put the rest in the body)", field, v, field)
+	}
+	return nil
 }
 
 // Verdict is a review verdict bound to the head it reviewed.

@@ -40,6 +40,10 @@ type flow struct {
 	r    *Runner
 	repo string
 	p    store.Proposal
+	// once: its merge tries the merge lock once and, finding another process's merge under
+	// way, leaves the proposal for later, saying so (tick's, which takes every open proposal in
+	// turn and must not wait for each).
+	once bool
 }
 
 // proposeOnEnd records the proposal of session s, which ended done, if its actor proposes code

@@ -2,12 +2,16 @@ package local
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/autonomyhq/autonomy/internal/mergecheck"
 	"github.com/autonomyhq/autonomy/internal/store"
+	"github.com/autonomyhq/autonomy/internal/tools"
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/substrates/local/gitws"
 )
@@ -32,16 +36,26 @@ func (f *flow) merge(ctx context.Context) {
 	// One process at a time merges: a reviewer's supervisor, the proposer's and tick may each
 	// take an approved proposal this far at once, and the one that found the target moved by
 	// the other's merge refused what had merged.
-	unlock, err := lockMerges(ctx, f.repo)
+	wait := mergeWait
+	if f.once {
+		wait = 0
+	}
+	unlock, err := lockMerges(ctx, f.repo, wait)
 	if err != nil {
 		f.wait(ctx, "approved; not merged yet: "+err.Error())
 		return
 	}
 	defer unlock()
-	if cur, ok, err := r.Store.Proposal(ctx, f.p.Seq); err != nil || !ok || cur.State != store.ProposalApproved {
-		if err == nil && ok {
-			f.p = cur // another process took it further meanwhile
-		}
+	// The proposal as it is now: another process took it further meanwhile, or engaged the
+	// maintainer's ask it waits for (a merge from what was read before would engage another).
+	cur, ok, err := r.Store.Proposal(ctx, f.p.Seq)
+	if err != nil || !ok {
+		return
+	}
+	if f.p = cur; cur.State != store.ProposalApproved {
+		return
+	}
+	if !r.onGitHub() && f.landedBefore(ctx) {
 		return
 	}
 	cfg, err := r.In.Actor(f.p.Actor)
@@ -62,11 +76,10 @@ func (f *flow) merge(ctx context.Context) {
 	if files == nil {
 		return
 	}
-	if !f.humanApproved(ctx, files) {
-		return
-	}
 	if r.onGitHub() {
-		f.mergeOnGitHub(ctx) // GitHub merges it, never the runner (codeflow_github.go)
+		if f.humanApproved(ctx, files) {
+			f.mergeOnGitHub(ctx) // GitHub merges it, never the runner (codeflow_github.go)
+		}
 		return
 	}
 	merged, conflicts, err := f.mergeCommit(ctx, old)
@@ -78,12 +91,24 @@ func (f *flow) merge(ctx context.Context) {
 		f.refuse(ctx, fmt.Sprintf("%s moved since and conflicts with it; propose again from the current %s", f.p.Target, f.p.Target), conflicts)
 		return
 	}
-	// What lands is checked too: the merged tree's difference from the target.
-	if _, reason, bad, err := mergecheck.Landed(f.git(ctx), files, old, merged, f.p.Actor, capScope(cfg, "code:propose")); err != nil || reason != "" {
+	// What lands is checked too: the merged tree's difference from the target, and the human
+	// gate reads it (a merge that follows a rename on the target writes the proposal's edit
+	// under the new name, which its own commits never touch).
+	landed, reason, bad, err := mergecheck.Landed(f.git(ctx), files, old, merged, f.p.Actor, capScope(cfg, "code:propose"))
+	if err != nil || reason != "" {
 		if err != nil {
 			reason = err.Error()
 		}
 		f.refuse(ctx, reason, bad)
+		return
+	}
+	if !f.humanApproved(ctx, landed) {
+		return
+	}
+	// What it lands is recorded first: a runner stopped between the land and the record below
+	// finds it landed at its next step (landedBefore).
+	if err := r.Store.Tx(ctx, func(tx *store.Tx) error { return tx.SetMeta(landingKey(f.p.Seq), merged) }); err != nil {
+		f.wait(ctx, "approved; not merged yet: "+err.Error())
 		return
 	}
 	if err := f.land(ctx, old, merged); err != nil {
@@ -96,18 +121,55 @@ func (f *flow) merge(ctx context.Context) {
 	})
 }
 
+// landingKey is the store's meta key holding the commit a merge of proposal seq moves its target
+// to, written before it moves.
+func landingKey(seq int64) string { return "proposal-landing:" + strconv.FormatInt(seq, 10) }
+
+// landedBefore settles an approved proposal whose head is already in its target: merged when
+// the commit an earlier merge of it recorded before landing is there (the runner stopped, or
+// the store's write failed, between landing it and recording it merged), else refused, as
+// merged outside the code flow. False when its head is not in the target.
+func (f *flow) landedBefore(ctx context.Context) bool {
+	target := "refs/heads/" + f.p.Target
+	in := func(commit string) bool {
+		if commit == "" {
+			return false
+		}
+		_, err := gitws.Git(ctx, f.repo, "merge-base", "--is-ancestor", commit, target)
+		return err == nil
+	}
+	var landing string
+	_ = f.r.Store.Tx(ctx, func(tx *store.Tx) error {
+		var err error
+		landing, _, err = tx.Meta(landingKey(f.p.Seq))
+		return err
+	})
+	switch {
+	case in(landing):
+		f.move(ctx, func(m *store.Proposal) {
+			m.State, m.Merged = store.ProposalMerged, landing
+			m.Reason = fmt.Sprintf("into %s at %s (%s; recorded after its merge was interrupted)", f.p.Target, short(landing), strings.TrimPrefix(f.p.Reason, "approved; "))
+		})
+	case in(f.p.Head):
+		f.refuse(ctx, fmt.Sprintf("its head %s is already in %s, merged there outside the code flow: nothing to merge", short(f.p.Head), f.p.Target), nil)
+	default:
+		return false
+	}
+	return true
+}
+
 // mergeWait bounds how long a merge waits for another process's merge of the same repository.
 const mergeWait = 2 * time.Minute
 
 // lockMerges takes the exclusive flock of the repository's git directory (the directory itself,
 // which a session cannot swap as it could a lock file) for a merge, waiting for another
-// process's merge to finish, within mergeWait.
-func lockMerges(ctx context.Context, repo string) (unlock func(), err error) {
+// process's merge to finish, within wait (0: one try).
+func lockMerges(ctx context.Context, repo string, wait time.Duration) (unlock func(), err error) {
 	dir, err := gitws.Git(ctx, repo, "rev-parse", "--path-format=absolute", "--git-common-dir")
 	if err != nil {
 		return nil, fmt.Errorf("cannot find the git directory of %s: %v", repo, err)
 	}
-	deadline := time.Now().Add(mergeWait)
+	deadline := time.Now().Add(wait)
 	for {
 		free, held, err := tryLock(dir, true)
 		if err != nil {
@@ -116,8 +178,8 @@ func lockMerges(ctx context.Context, repo string) (unlock func(), err error) {
 		if held {
 			return free, nil
 		}
-		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("another process has been merging into %s for %s", repo, mergeWait)
+		if !time.Now().Before(deadline) {
+			return nil, fmt.Errorf("another process holds the merge lock of %s (its git directory; waited %s): the next tick retries", repo, wait)
 		}
 		select {
 		case <-ctx.Done():
@@ -144,10 +206,22 @@ func (f *flow) mergeCommit(ctx context.Context, old string) (string, []string, e
 		return "", nil, fmt.Errorf("git merge-tree (git 2.38 or later is needed): %w", err)
 	}
 	tree := strings.TrimRight(strings.SplitN(string(out), "\x00", 2)[0], "\n")
-	msg := fmt.Sprintf("Merge proposal %d of %s: %s\n\nBranch %s at %s, approved: %s", f.p.Seq, f.p.Actor, f.p.Title, f.p.Branch, f.p.Head, f.p.Reason)
+	msg := fmt.Sprintf("Merge proposal %d of %s: %s\n\nBranch %s at %s, approved: %s", f.p.Seq, f.p.Actor, oneLine(f.p.Title), f.p.Branch, f.p.Head, f.p.Reason)
 	args := append(append([]string{}, mergeIdentity...), "commit-tree", tree, "-p", old, "-p", f.p.Head, "-m", msg)
 	commit, err := gitws.Git(ctx, f.repo, args...)
 	return commit, nil, err
+}
+
+// oneLine is title on one line: a character that breaks a line (tools.BreaksLine: a line
+// break, an escape…) becomes a space, so a title writes no line of the runner's merge message
+// of its own.
+func oneLine(title string) string {
+	return strings.Map(func(r rune) rune {
+		if tools.BreaksLine(r) {
+			return ' '
+		}
+		return r
+	}, title)
 }
 
 // conflicted reads the paths git merge-tree -z --name-only reports after the tree.
@@ -203,15 +277,8 @@ func (f *flow) personApproves(ctx context.Context, touched []string) bool {
 		return true
 	}
 	if f.p.Ask != "" {
-		a, ok, err := r.Store.Get(ctx, f.p.Ask)
-		switch {
-		case err != nil || ok && !a.Status.Ended():
-			return false
-		case ok && a.Status == ir.Done:
-			return true
-		case ok:
-			f.refuse(ctx, fmt.Sprintf("it touches human-required paths and the maintainer's ask %s ended %s (%s)", a.ID, a.Status, a.Evidence), touched)
-			return false
+		if approved, settled := f.asked(ctx, touched); settled {
+			return approved
 		}
 	}
 	maintainer := r.maintainer()
@@ -232,13 +299,72 @@ func (f *flow) personApproves(ctx context.Context, touched []string) bool {
 		f.wait(ctx, fmt.Sprintf("approved; engaging the maintainer %s failed: %v", maintainer, err))
 		return false
 	}
+	// What the maintainer is asked to approve: an approval covers these paths, no other.
+	asked, _ := json.Marshal(askedPaths{Ask: res.Session.ID, Paths: touched})
+	_ = r.Store.Tx(ctx, func(tx *store.Tx) error { return tx.SetMeta(askKey(f.p.Seq), string(asked)) })
 	_ = r.Store.Log(ctx, store.Event{Session: res.Session.ID, Actor: maintainer, Kind: "proposal", Message: text})
 	f.tellOperator(res.Session.ID, "touches human-required paths ("+strings.Join(touched, ", ")+"): a maintainer approves it")
 	f.move(ctx, func(m *store.Proposal) {
 		m.Ask = res.Session.ID
-		m.Reason = fmt.Sprintf("approved; waiting for a maintainer's verified act: ask %s to %s (human-required paths: %s)", res.Session.ID, maintainer, strings.Join(touched, ", "))
+		m.Reason = askReason(res.Session.ID, maintainer, touched)
 	})
 	return false
+}
+
+// askedPaths are the human-required paths the maintainer's ask Ask was engaged for.
+type askedPaths struct {
+	Ask   string   `json:"ask"`
+	Paths []string `json:"paths"`
+}
+
+func askKey(seq int64) string { return "proposal-ask:" + strconv.FormatInt(seq, 10) }
+
+// asked reads the maintainer's ask the proposal names: approved when it was resolved done for
+// every path of touched; settled (no ask to engage) when it is still open, was declined (the
+// proposal refused) or cannot be read. An ask resolved done for fewer paths than what lands
+// now touches (the target moved since: a rename it made carries the proposal's edit under a
+// human-required path) is no approval of those, and a new ask is engaged.
+func (f *flow) asked(ctx context.Context, touched []string) (approved, settled bool) {
+	a, ok, err := f.r.Store.Get(ctx, f.p.Ask)
+	switch {
+	case err != nil:
+		return false, true
+	case !ok:
+		return false, false
+	case !a.Status.Ended():
+		f.wait(ctx, askReason(a.ID, a.Actor, touched))
+		return false, true
+	case a.Status != ir.Done:
+		f.refuse(ctx, fmt.Sprintf("it touches human-required paths and the maintainer's ask %s ended %s (%s)", a.ID, a.Status, a.Evidence), touched)
+		return false, true
+	}
+	var was askedPaths
+	_ = f.r.Store.Tx(ctx, func(tx *store.Tx) error {
+		v, _, err := tx.Meta(askKey(f.p.Seq))
+		if err == nil && v != "" {
+			err = json.Unmarshal([]byte(v), &was)
+		}
+		return err
+	})
+	if was.Ask == a.ID && subset(touched, was.Paths) {
+		return true, true
+	}
+	return false, false
+}
+
+// subset says whether every path of a is in b.
+func subset(a, b []string) bool {
+	for _, p := range a {
+		if !slices.Contains(b, p) {
+			return false
+		}
+	}
+	return true
+}
+
+// askReason is what an approved proposal waits for while the maintainer's ask id is open.
+func askReason(id, maintainer string, touched []string) string {
+	return fmt.Sprintf("approved; waiting for a maintainer's verified act: ask %s to %s (human-required paths: %s)", id, maintainer, strings.Join(touched, ", "))
 }
 
 // maintainer is the human actor that approves human-required paths: the first holding
@@ -253,7 +379,8 @@ func (r *Runner) maintainer() string {
 }
 
 // advanceProposals takes every open proposal as far as it can go: what tick does, so that a
-// step a pause, the capacity or a crash held back is taken later.
+// step a pause, the capacity or a crash held back is taken later. It waits for no merge under
+// way (flow.once): a proposal another process is merging is left for the next tick.
 func (r *Runner) advanceProposals(ctx context.Context) {
 	open, err := r.Store.Proposals(ctx, false, 0)
 	if err != nil || len(open) == 0 {
@@ -264,7 +391,7 @@ func (r *Runner) advanceProposals(ctx context.Context) {
 		return
 	}
 	for i := len(open) - 1; i >= 0; i-- { // oldest first
-		(&flow{r: r, repo: repo, p: open[i]}).advance(ctx)
+		(&flow{r: r, repo: repo, p: open[i], once: true}).advance(ctx)
 	}
 }
 

@@ -17,7 +17,9 @@ import (
 )
 
 // flowFleet proposes what $AUTONOMY_DIR/change says (a path, then its content) and reviews as
-// $AUTONOMY_DIR/verdict says: approve, reject, or stale (a verdict on the head's parent).
+// $AUTONOMY_DIR/verdict says: approve, reject, stale (a verdict on the head's parent), moved or
+// conflict (a person commits to main meanwhile), or rename (a person renames notes/draft.md to
+// the human-required docs/VISION.md on main meanwhile).
 var flowFleet = fleet{
 	yml: `schema: autonomy.ir.v1
 targets: [local]
@@ -75,6 +77,12 @@ case $(cat "$AUTONOMY_DIR/verdict") in
     echo "from a person" > "$AUTONOMY_DIR/$path"
     git -C "$AUTONOMY_DIR" add -- "$path"
     git -C "$AUTONOMY_DIR" commit -qm "a person's change" ;;
+  rename)
+    v=approve
+    export GIT_AUTHOR_NAME=p GIT_AUTHOR_EMAIL=p@example.com GIT_COMMITTER_NAME=p GIT_COMMITTER_EMAIL=p@example.com
+    mkdir -p "$AUTONOMY_DIR/docs"
+    git -C "$AUTONOMY_DIR" mv notes/draft.md docs/VISION.md
+    git -C "$AUTONOMY_DIR" commit -qm "the draft becomes the vision" ;;
 esac
 printf '{"verdict":"%s","summary":"looked","headSha":"%s"}\n' "$v" "$head" > "$AUTONOMY_RESULT"
 `,
@@ -396,10 +404,7 @@ func TestCodeFlowWaitsForTheToolsProposer(t *testing.T) {
 func TestCodeFlowMergesOnceWhoeverMergesAtOnce(t *testing.T) {
 	t.Parallel()
 	g := newFlowRig(t)
-	p := g.propose("develop", "docs/VISION.md", "a new vision", "approve")
-	if p.State != store.ProposalApproved || p.Ask == "" {
-		t.Fatalf("before the maintainer: %+v", p)
-	}
+	p := g.awaitingMaintainer()
 	ctx := context.Background()
 	// The merges queue behind a merge under way (this test's hold of the lock), then go at once.
 	gitDir := filepath.Join(g.dir, ".git")
