@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/hex"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -215,27 +217,29 @@ func TestNoGlobalConfig(t *testing.T) {
 
 // TestTransferRunsNothingTheRepositoryNames: the repository's configuration (which the agent can
 // write) rewriting the remote a push or fetch names (url.<base>.insteadOf) to an ext:: command or
-// an ssh remote with its own core.sshCommand, allowed by its protocol.<name>.allow, runs nothing:
-// the transfer fails instead.
+// an ssh remote with its own core.sshCommand, allowed by its protocol.<name>.allow, runs nothing.
 func TestTransferRunsNothingTheRepositoryNames(t *testing.T) {
 	t.Parallel()
 	repo, _ := newRepo(t)
 	dir := t.TempDir()
 	marker := filepath.Join(dir, "ran")
+	srv := httptest.NewServer(http.NotFoundHandler())
+	defer srv.Close()
+	rm := Remote{URL: srv.URL + "/acme/app.git", Scratch: filepath.Join(dir, "scratch")}
+	head := plain(t, repo, "rev-parse", "HEAD")
 	for _, to := range []string{"ext::sh -c touch% " + marker, "ssh://example.invalid/x.git"} {
-		remote := filepath.Join(dir, "remote.git")
 		plain(t, repo, "config", "protocol.ext.allow", "always")
 		plain(t, repo, "config", "protocol.ssh.allow", "always")
 		plain(t, repo, "config", "core.sshCommand", "touch "+marker+";")
-		plain(t, repo, "config", "--replace-all", "url."+to+".insteadOf", remote)
-		if out, err := Push(context.Background(), repo, nil, remote, "HEAD:refs/heads/x"); err == nil {
-			t.Errorf("a push rewritten to %s succeeded: %s", to, out)
+		plain(t, repo, "config", "--replace-all", "url."+to+".insteadOf", rm.URL)
+		if out, err := Push(context.Background(), repo, rm, head, "refs/heads/x"); err == nil {
+			t.Errorf("a push to a server without the repository succeeded: %s", out)
 		}
-		if out, err := Fetch(context.Background(), repo, nil, remote, "+refs/heads/main:refs/x"); err == nil {
-			t.Errorf("a fetch rewritten to %s succeeded: %s", to, out)
+		if _, out, err := Fetch(context.Background(), repo, rm, "refs/heads/main", "refs/x"); err == nil {
+			t.Errorf("a fetch from a server without the repository succeeded: %s", out)
 		}
 		if _, err := os.Stat(marker); err == nil {
-			t.Fatalf("a transfer rewritten to %s ran the repository's command", to)
+			t.Fatalf("a transfer the repository rewrote to %s ran its command", to)
 		}
 		plain(t, repo, "config", "--remove-section", "url."+to)
 	}
