@@ -94,7 +94,16 @@ func TestGitHubTransferReadsNoRepositoryConfig(t *testing.T) {
 	r := newRunner(t, g.dir, Options{Env: append(os.Environ(), "GH_TOKEN="+ghSecret, "GITHUB_API_URL="+g.gh.URL,
 		"GITHUB_REPOSITORY=acme/app", "GITHUB_SERVER_URL="+github.URL)})
 	ctx := t.Context()
-	gitRun(t, g.dir, "remote", "set-url", "origin", github.URL+"/acme/app.git")
+	// No origin at all: the runner knows where GitHub is.
+	gitRun(t, g.dir, "remote", "remove", "origin")
+	gh, err := (&flow{r: r, repo: g.dir}).github(ctx)
+	if err != nil {
+		t.Fatalf("without an origin: %v", err)
+	}
+	if err := gh.push(ctx, g.dir, gitRun(t, g.dir, "rev-parse", "HEAD"), "autonomy/t/no-origin"); err != nil {
+		t.Errorf("the push without an origin: %v", err)
+	}
+	gitRun(t, g.dir, "remote", "add", "origin", github.URL+"/acme/app.git")
 	agents := filepath.Join(t.TempDir(), "agents.git")
 	gitRun(t, g.dir, "init", "--quiet", "--bare", agents)
 	include := filepath.Join(t.TempDir(), "planted.cfg")
@@ -145,6 +154,19 @@ func TestGitHubTransferReadsNoRepositoryConfig(t *testing.T) {
 	}
 	if left, _ := os.ReadDir(r.In.Path(StateDir + "/git")); len(left) != 0 {
 		t.Errorf("scratch git directories left behind: %v", left)
+	}
+}
+
+// A GITHUB_SERVER_URL that is no http(s) URL of a host is refused, naming it and the fix, before
+// anything is pushed.
+func TestGitHubServerURLChecked(t *testing.T) {
+	g := newGHFlowRig(t)
+	for _, bad := range []string{"ftp://github.com", "github.com", "https://", "https://x@github.com", "https://github.com?x=1"} {
+		r := newRunner(t, g.dir, Options{Env: append(os.Environ(), "GH_TOKEN="+ghSecret, "GITHUB_API_URL="+g.gh.URL,
+			"GITHUB_REPOSITORY=acme/app", "GITHUB_SERVER_URL="+bad)})
+		if _, err := (&flow{r: r, repo: g.dir}).github(t.Context()); err == nil || !strings.Contains(err.Error(), "GITHUB_SERVER_URL") || !strings.Contains(err.Error(), "https://github.com") {
+			t.Errorf("GITHUB_SERVER_URL=%s: %v", bad, err)
+		}
 	}
 }
 

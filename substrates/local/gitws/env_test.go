@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 )
 
 // plain runs the user's git as the agent would, with none of the runner's protections.
@@ -242,5 +243,30 @@ func TestTransferRunsNothingTheRepositoryNames(t *testing.T) {
 			t.Fatalf("a transfer the repository rewrote to %s ran its command", to)
 		}
 		plain(t, repo, "config", "--remove-section", "url."+to)
+	}
+}
+
+// A scratch git directory a killed transfer left (a day old) is removed by the next transfer;
+// a recent one, maybe another process's transfer under way, is kept.
+func TestTransferSweepsLeftScratch(t *testing.T) {
+	t.Parallel()
+	repo, _ := newRepo(t)
+	rm := Remote{URL: "http://127.0.0.1:1/acme/app.git", Scratch: filepath.Join(t.TempDir(), "scratch")}
+	old, recent := filepath.Join(rm.Scratch, "transfer-old"), filepath.Join(rm.Scratch, "transfer-recent")
+	for _, d := range []string{old, recent} {
+		if err := os.MkdirAll(filepath.Join(d, "refs"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	long := time.Now().Add(-25 * time.Hour)
+	if err := os.Chtimes(old, long, long); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Push(context.Background(), repo, rm, plain(t, repo, "rev-parse", "HEAD"), "refs/heads/x"); err == nil {
+		t.Fatal("a push to a closed port succeeded")
+	}
+	left, _ := os.ReadDir(rm.Scratch)
+	if len(left) != 1 || left[0].Name() != "transfer-recent" {
+		t.Errorf("left in the scratch folder: %v, want transfer-recent alone", left)
 	}
 }

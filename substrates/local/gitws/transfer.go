@@ -80,6 +80,7 @@ func newScratch(ctx context.Context, repo string, rm Remote) (*scratch, error) {
 	if err := os.MkdirAll(rm.Scratch, 0o700); err != nil {
 		return nil, err
 	}
+	sweepScratch(rm.Scratch, time.Now().Add(-staleScratch))
 	dir, err := os.MkdirTemp(rm.Scratch, "transfer-")
 	if err != nil {
 		return nil, err
@@ -104,6 +105,23 @@ func newScratch(ctx context.Context, repo string, rm Remote) (*scratch, error) {
 		"HOME="+dir, "XDG_CONFIG_HOME="+dir)
 	sc.env = append(sc.env, rm.Env...)
 	return sc, nil
+}
+
+// staleScratch is the age past which a scratch git directory is taken to be left by a process
+// that was killed (a transfer removes its own when it ends).
+const staleScratch = 24 * time.Hour
+
+// sweepScratch removes the scratch git directories in parent last changed before cutoff.
+func sweepScratch(parent string, cutoff time.Time) {
+	entries, err := os.ReadDir(parent)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if info, err := e.Info(); err == nil && e.IsDir() && strings.HasPrefix(e.Name(), "transfer-") && info.ModTime().Before(cutoff) {
+			_ = os.RemoveAll(filepath.Join(parent, e.Name()))
+		}
+	}
 }
 
 // run runs git verb args… in the scratch directory, as the comment above says.
