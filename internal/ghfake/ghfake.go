@@ -15,7 +15,9 @@
 // trusted jobs and autonomy provision use: pull requests, issues, comments, labels, reviews,
 // commit statuses, branch protection and Mergeable (pulls.go), repository settings, labels and
 // Actions variables (settings.go), the Git Data API (gitdata.go), and GraphQL's
-// enablePullRequestAutoMerge (graphql.go). A push to the bare repository is a push to GitHub.
+// enablePullRequestAutoMerge (graphql.go). A push to the bare repository is a push to GitHub, and
+// the fake serves it over git's smart HTTP at URL/<owner>/<repo>.git as github.com does, with a
+// token as Basic's password (githttp.go).
 // Deployment environments (environments.go) and a run's review history (approvals.go) back the
 // approval gates of compiled workflow playbooks.
 package ghfake

@@ -54,6 +54,10 @@ func (s *Server) serve(w http.ResponseWriter, req *http.Request) {
 		s.serveBlob(rec, req) // a signed Location: no token, no rate limit (jobs.go)
 		return
 	}
+	if suffix, ok := s.gitPath(req.URL.Path); ok {
+		s.serveGit(rec, req, suffix) // git over HTTP, with its own authentication (githttp.go)
+		return
+	}
 	h := w.Header()
 	h.Set("Content-Type", "application/json; charset=utf-8")
 	h.Set("X-GitHub-Media-Type", "github.v3; format=json")

@@ -65,8 +65,9 @@ func (f *flow) targetBase(ctx context.Context) (string, bool) {
 var errNoTarget = errors.New("no such branch on GitHub")
 
 // fetchTarget is target's commit on GitHub, read through the API with the runner's token, once
-// it is in the repository: fetched with its history from the remote into baseRef, with the
-// runner's git environment and the token as push gives it.
+// it is in the repository: fetched with its history from GitHub into baseRef, as push pushes
+// (reading no configuration of the repository's), what the repository's baseRef and local
+// target hold offered as held.
 func (gh *ghCode) fetchTarget(ctx context.Context, repo, target string) (string, error) {
 	ref, resp, err := gh.client.Git.GetRef(ctx, gh.owner, gh.name, "heads/"+target)
 	if resp != nil && resp.StatusCode == http.StatusNotFound {
@@ -76,8 +77,7 @@ func (gh *ghCode) fetchTarget(ctx context.Context, repo, target string) (string,
 		return "", err
 	}
 	sha := ref.GetObject().GetSHA()
-	out, err := gitws.Fetch(ctx, repo, gh.auth(), "--quiet", "--no-tags", "--no-recurse-submodules", "--no-write-fetch-head",
-		"--no-auto-gc", "--no-auto-maintenance", "--no-write-commit-graph", gh.remote, "+refs/heads/"+target+":"+baseRef(target))
+	_, out, err := gitws.Fetch(ctx, repo, gh.git(), "refs/heads/"+target, baseRef(target), baseRef(target), "refs/heads/"+target)
 	if err != nil {
 		return "", fmt.Errorf("git fetch of %s: %v: %s", target, err, gh.redact(out))
 	}

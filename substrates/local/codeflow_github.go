@@ -39,9 +39,12 @@ type ghCode struct {
 	owner, name string
 	token       string
 	// server is GitHub's URL (GITHUB_SERVER_URL, else https://github.com), the one host the
-	// token is sent to; remote is where a proposal is pushed (pushURL).
+	// token is sent to; remote is where the runner pushes and fetches:
+	// <server>/<owner>/<name>.git, never read from the repository (see push); scratch is the
+	// runner's folder of the transfers' git directories.
 	server  string
 	remote  string
+	scratch string
 	graphql string
 }
 
@@ -64,13 +67,12 @@ func (f *flow) github(ctx context.Context) (*ghCode, error) {
 	if err != nil {
 		return nil, err
 	}
-	remote, err := gitws.Git(ctx, f.repo, "remote", "get-url", "origin")
-	if err != nil || remote == "" {
-		return nil, errors.New("the installation's repository has no origin remote to push the proposal to: git remote add origin https://github.com/OWNER/REPO")
-	}
 	server := strings.TrimSuffix(or(sessionenv.Lookup(env, "GITHUB_SERVER_URL"), "https://github.com"), "/")
-	return &ghCode{client: c, owner: owner, name: name, token: token, server: server, remote: pushURL(remote, server, owner, name),
-		graphql: sessionenv.Lookup(env, "GITHUB_GRAPHQL_URL")}, nil
+	if u, err := url.Parse(server); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return nil, fmt.Errorf("GITHUB_SERVER_URL %q: give GitHub's URL as http(s)://HOST, like https://github.com", server)
+	}
+	return &ghCode{client: c, owner: owner, name: name, token: token, server: server, remote: server + "/" + owner + "/" + name + ".git",
+		scratch: f.r.In.Path(StateDir + "/git"), graphql: sessionenv.Lookup(env, "GITHUB_GRAPHQL_URL")}, nil
 }
 
 // ghBranch is the branch a proposal is pushed to: autonomy/<actor>/<subject> (the proposer's
@@ -136,54 +138,29 @@ func (f *flow) openPull(ctx context.Context) bool {
 	return true
 }
 
-// push force-pushes head to branch on the remote, with the token in git's environment (never in
-// its arguments, which every user sees) for an http(s) remote, and for GitHub's server alone
-// (http.<server>/.extraHeader): a remote on another host, or one the repository's configuration
-// rewrites to another host (url.<base>.insteadOf), never receives it.
+// push force-pushes head to branch on GitHub (gh.remote), with the token in git's environment
+// (never in its arguments, which every user sees), for GitHub's server alone
+// (http.<server>/.extraHeader). It reads no configuration of the repository's, whose git
+// directory a session can write (gitws.Remote): no proxy, TLS setting, header, URL rewrite or
+// remote of its sends the push, or the token, anywhere else.
 func (gh *ghCode) push(ctx context.Context, repo, head, branch string) error {
-	out, err := gitws.Push(ctx, repo, gh.auth(), "--quiet", "--no-verify", gh.remote, "+"+head+":refs/heads/"+branch)
+	out, err := gitws.Push(ctx, repo, gh.git(), head, "refs/heads/"+branch)
 	if err != nil {
 		return fmt.Errorf("%v: %s", err, gh.redact(out))
 	}
 	return nil
 }
 
-// auth is the environment that gives git the token, for GitHub's server alone (see push).
-func (gh *ghCode) auth() []string {
-	if !isHTTP(gh.remote) {
-		return nil
-	}
+// git is GitHub as the runner's push and fetch reach it, with the token (see push).
+func (gh *ghCode) git() gitws.Remote {
 	basic := base64.StdEncoding.EncodeToString([]byte("x-access-token:" + gh.token))
-	return []string{"GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=http." + gh.server + "/.extraHeader", "GIT_CONFIG_VALUE_0=AUTHORIZATION: basic " + basic}
+	return gitws.Remote{URL: gh.remote, Scratch: gh.scratch,
+		Env: []string{"GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=http." + gh.server + "/.extraHeader", "GIT_CONFIG_VALUE_0=AUTHORIZATION: basic " + basic}}
 }
 
 // redact is git's output without the token.
 func (gh *ghCode) redact(out []byte) string {
 	return strings.ReplaceAll(strings.TrimSpace(string(out)), gh.token, "***")
-}
-
-// pushURL is where a proposal is pushed: the origin remote when it is on server (GitHub's URL)
-// or a path (a local mirror), else the https URL of the same repository on server, which the
-// token authenticates: for an ssh origin (the runner holds no ssh key of yours), and for an
-// http(s) origin on another host, which the token must never reach.
-func pushURL(origin, server, owner, name string) string {
-	onServer := server + "/" + owner + "/" + name + ".git"
-	switch {
-	case strings.HasPrefix(origin, "ssh://") || (strings.Contains(origin, "@") && strings.Contains(origin, ":") && !strings.Contains(origin, "://")):
-		return onServer
-	case isHTTP(origin):
-		o, err1 := url.Parse(origin)
-		s, err2 := url.Parse(server)
-		if err1 != nil || err2 != nil || !strings.EqualFold(o.Scheme, s.Scheme) || !strings.EqualFold(o.Host, s.Host) {
-			return onServer
-		}
-	}
-	return origin
-}
-
-// isHTTP says whether a git remote is reached over http(s).
-func isHTTP(remote string) bool {
-	return strings.HasPrefix(remote, "https://") || strings.HasPrefix(remote, "http://")
 }
 
 // openPull is the open pull request from branch into base (nil when there is none).

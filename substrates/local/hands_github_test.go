@@ -45,7 +45,7 @@ var ghSecret = "ghp_" + strconv.FormatInt(time.Now().UnixNano(), 36) + strconv.I
 // as the operator's shell would.
 func ghRunner(t *testing.T, dir string, gh *ghfake.Server, opts Options) *Runner {
 	t.Helper()
-	opts.Env = append(os.Environ(), "GH_TOKEN="+ghSecret, "GITHUB_API_URL="+gh.URL, "GITHUB_REPOSITORY=acme/app")
+	opts.Env = append(os.Environ(), "GH_TOKEN="+ghSecret, "GITHUB_API_URL="+gh.URL, "GITHUB_REPOSITORY=acme/app", "GITHUB_SERVER_URL="+gh.URL)
 	return newRunner(t, dir, opts)
 }
 

@@ -5,12 +5,15 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/hex"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
+	"time"
 )
 
 // plain runs the user's git as the agent would, with none of the runner's protections.
@@ -215,28 +218,55 @@ func TestNoGlobalConfig(t *testing.T) {
 
 // TestTransferRunsNothingTheRepositoryNames: the repository's configuration (which the agent can
 // write) rewriting the remote a push or fetch names (url.<base>.insteadOf) to an ext:: command or
-// an ssh remote with its own core.sshCommand, allowed by its protocol.<name>.allow, runs nothing:
-// the transfer fails instead.
+// an ssh remote with its own core.sshCommand, allowed by its protocol.<name>.allow, runs nothing.
 func TestTransferRunsNothingTheRepositoryNames(t *testing.T) {
 	t.Parallel()
 	repo, _ := newRepo(t)
 	dir := t.TempDir()
 	marker := filepath.Join(dir, "ran")
+	srv := httptest.NewServer(http.NotFoundHandler())
+	defer srv.Close()
+	rm := Remote{URL: srv.URL + "/acme/app.git", Scratch: filepath.Join(dir, "scratch")}
+	head := plain(t, repo, "rev-parse", "HEAD")
 	for _, to := range []string{"ext::sh -c touch% " + marker, "ssh://example.invalid/x.git"} {
-		remote := filepath.Join(dir, "remote.git")
 		plain(t, repo, "config", "protocol.ext.allow", "always")
 		plain(t, repo, "config", "protocol.ssh.allow", "always")
 		plain(t, repo, "config", "core.sshCommand", "touch "+marker+";")
-		plain(t, repo, "config", "--replace-all", "url."+to+".insteadOf", remote)
-		if out, err := Push(context.Background(), repo, nil, remote, "HEAD:refs/heads/x"); err == nil {
-			t.Errorf("a push rewritten to %s succeeded: %s", to, out)
+		plain(t, repo, "config", "--replace-all", "url."+to+".insteadOf", rm.URL)
+		if out, err := Push(context.Background(), repo, rm, head, "refs/heads/x"); err == nil {
+			t.Errorf("a push to a server without the repository succeeded: %s", out)
 		}
-		if out, err := Fetch(context.Background(), repo, nil, remote, "+refs/heads/main:refs/x"); err == nil {
-			t.Errorf("a fetch rewritten to %s succeeded: %s", to, out)
+		if _, out, err := Fetch(context.Background(), repo, rm, "refs/heads/main", "refs/x"); err == nil {
+			t.Errorf("a fetch from a server without the repository succeeded: %s", out)
 		}
 		if _, err := os.Stat(marker); err == nil {
-			t.Fatalf("a transfer rewritten to %s ran the repository's command", to)
+			t.Fatalf("a transfer the repository rewrote to %s ran its command", to)
 		}
 		plain(t, repo, "config", "--remove-section", "url."+to)
+	}
+}
+
+// A scratch git directory a killed transfer left (a day old) is removed by the next transfer;
+// a recent one, maybe another process's transfer under way, is kept.
+func TestTransferSweepsLeftScratch(t *testing.T) {
+	t.Parallel()
+	repo, _ := newRepo(t)
+	rm := Remote{URL: "http://127.0.0.1:1/acme/app.git", Scratch: filepath.Join(t.TempDir(), "scratch")}
+	old, recent := filepath.Join(rm.Scratch, "transfer-old"), filepath.Join(rm.Scratch, "transfer-recent")
+	for _, d := range []string{old, recent} {
+		if err := os.MkdirAll(filepath.Join(d, "refs"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	long := time.Now().Add(-25 * time.Hour)
+	if err := os.Chtimes(old, long, long); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Push(context.Background(), repo, rm, plain(t, repo, "rev-parse", "HEAD"), "refs/heads/x"); err == nil {
+		t.Fatal("a push to a closed port succeeded")
+	}
+	left, _ := os.ReadDir(rm.Scratch)
+	if len(left) != 1 || left[0].Name() != "transfer-recent" {
+		t.Errorf("left in the scratch folder: %v, want transfer-recent alone", left)
 	}
 }
