@@ -76,33 +76,12 @@ func (f *flow) merge(ctx context.Context) {
 	if files == nil {
 		return
 	}
+	merged, landed, ok := f.lands(ctx, cfg, files, old)
+	if !ok || !f.humanApproved(ctx, landed) {
+		return
+	}
 	if r.onGitHub() {
-		if f.humanApproved(ctx, files) {
-			f.mergeOnGitHub(ctx) // GitHub merges it, never the runner (codeflow_github.go)
-		}
-		return
-	}
-	merged, conflicts, err := f.mergeCommit(ctx, old)
-	if err != nil {
-		f.wait(ctx, "approved; the merge failed: "+err.Error())
-		return
-	}
-	if len(conflicts) > 0 {
-		f.refuse(ctx, fmt.Sprintf("%s moved since and conflicts with it; propose again from the current %s", f.p.Target, f.p.Target), conflicts)
-		return
-	}
-	// What lands is checked too: the merged tree's difference from the target, and the human
-	// gate reads it (a merge that follows a rename on the target writes the proposal's edit
-	// under the new name, which its own commits never touch).
-	landed, reason, bad, err := mergecheck.Landed(f.git(ctx), files, old, merged, f.p.Actor, capScope(cfg, "code:propose"))
-	if err != nil || reason != "" {
-		if err != nil {
-			reason = err.Error()
-		}
-		f.refuse(ctx, reason, bad)
-		return
-	}
-	if !f.humanApproved(ctx, landed) {
+		f.mergeOnGitHub(ctx) // GitHub merges it, never the runner (codeflow_github.go)
 		return
 	}
 	// What it lands is recorded first: a runner stopped between the land and the record below
@@ -119,6 +98,33 @@ func (f *flow) merge(ctx context.Context) {
 		m.State, m.Merged = store.ProposalMerged, merged
 		m.Reason = fmt.Sprintf("into %s at %s (%s)", f.p.Target, short(merged), strings.TrimPrefix(f.p.Reason, "approved; "))
 	})
+}
+
+// lands is what merging the proposal into old lands: the commit it makes (mergeCommit) and the
+// files that change, vetted (mergecheck.Landed: a merge that follows a rename on the target
+// writes the proposal's edit under the new name, which its own commits never touch). On
+// codeHost github it is what GitHub's merge of a head behind its target lands (a 3-way merge,
+// when the protection does not require it up to date). False when it refused the proposal or
+// left it waiting, saying why.
+func (f *flow) lands(ctx context.Context, cfg *ActorConfig, files []string, old string) (string, []string, bool) {
+	merged, conflicts, err := f.mergeCommit(ctx, old)
+	if err != nil {
+		f.wait(ctx, "approved; the merge failed: "+err.Error())
+		return "", nil, false
+	}
+	if len(conflicts) > 0 {
+		f.refuse(ctx, fmt.Sprintf("%s moved since and conflicts with it; propose again from the current %s", f.p.Target, f.p.Target), conflicts)
+		return "", nil, false
+	}
+	landed, reason, bad, err := mergecheck.Landed(f.git(ctx), files, old, merged, f.p.Actor, capScope(cfg, "code:propose"))
+	if err != nil || reason != "" {
+		if err != nil {
+			reason = err.Error()
+		}
+		f.refuse(ctx, reason, bad)
+		return "", nil, false
+	}
+	return merged, landed, true
 }
 
 // landingKey is the store's meta key holding the commit a merge of proposal seq moves its target

@@ -1,0 +1,65 @@
+//go:build unix
+
+package local
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/autonomyhq/autonomy/internal/store"
+	"github.com/autonomyhq/autonomy/ir"
+)
+
+// GitHub's main renames notes/draft.md to docs/VISION.md after the proposal forked; the proposal
+// edits notes/draft.md. Its commits and GitHub's compare (target...head) name only
+// notes/draft.md, but GitHub's merge of a head behind a base whose protection is not strict is
+// a 3-way merge that follows the rename into docs/VISION.md: the human gate reads what that
+// merge lands, so a maintainer's ask is engaged before auto-merge is armed.
+func TestGitHubGateReadsWhatGitHubsMergeLands(t *testing.T) {
+	g := newGHFlowRig(t)
+	draft := g.flowRig.commitDraft("the vision")
+	gitRun(t, g.dir, "push", "--quiet", "origin", "main")
+	clone := filepath.Join(t.TempDir(), "c")
+	if out, err := exec.Command("git", "clone", "-q", "-b", "main", g.bare, clone).CombinedOutput(); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	gitRun(t, clone, "config", "user.name", "p")
+	gitRun(t, clone, "config", "user.email", "p@example.com")
+	if err := os.MkdirAll(filepath.Join(clone, "docs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	gitRun(t, clone, "mv", "notes/draft.md", "docs/VISION.md")
+	gitRun(t, clone, "commit", "-qm", "the draft becomes the vision")
+	gitRun(t, clone, "push", "-q", "origin", "main")
+	body := strings.TrimSuffix(draft, "\n")
+	p := g.proposeUntil("42", "notes/draft.md", body+"\nline 10: the agent's own vision", "approve", func(p store.Proposal) bool {
+		return p.State == store.ProposalRefused || p.Ask != "" || strings.Contains(p.Reason, "auto-merge armed")
+	})
+	n := g.pullOfBranch("autonomy/develop/42")
+	if p.Ask == "" || g.gh.AutoMerge(n) || !strings.Contains(p.Reason, "docs/VISION.md") {
+		t.Fatalf("GitHub's merge writes the agent's edit into human-required docs/VISION.md; want a maintainer's ask naming it before arming, got ask %q armed %v: %s: %s", p.Ask, g.gh.AutoMerge(n), p.State, p.Reason)
+	}
+	g.approveGHAsk(p.Ask)
+	if p, _, _ = g.r.Store.Proposal(context.Background(), p.Seq); !g.gh.AutoMerge(n) {
+		t.Errorf("approved by the maintainer, not armed: %s: %s", p.State, p.Reason)
+	}
+}
+
+// approveGHAsk resolves the maintainer's ask done, as the operator does, and advances the
+// proposals.
+func (g *ghFlowRig) approveGHAsk(ask string) {
+	g.t.Helper()
+	ctx := context.Background()
+	token, err := g.r.NewAskToken(ctx, ask)
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	if _, err := g.r.Update(ctx, ask, ir.Patch{Status: ir.Done, Token: token, Evidence: "ok"}); err != nil {
+		g.t.Fatal(err)
+	}
+	g.r.advanceProposals(ctx)
+}
