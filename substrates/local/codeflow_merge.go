@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -77,7 +78,7 @@ func (f *flow) merge(ctx context.Context) {
 		return
 	}
 	merged, landed, ok := f.lands(ctx, cfg, files, old)
-	if !ok || !f.humanApproved(ctx, landed) {
+	if f.old, f.merged = old, merged; !ok || !f.humanApproved(ctx, landed) {
 		return
 	}
 	if r.onGitHub() {
@@ -295,6 +296,10 @@ func (f *flow) personApproves(ctx context.Context, touched []string) bool {
 	proposer, _, _ := r.Store.Get(ctx, f.p.Session)
 	text := fmt.Sprintf("Approve merging proposal %d of %s (branch %s at %s into %s)? It touches human-required paths: %s. The operator approves it: autonomy runner update ASK --new-token, then autonomy runner update ASK --status done --token TOKEN --evidence WHAT-YOU-CHECKED (failed to decline).",
 		f.p.Seq, f.p.Actor, f.p.Branch, f.p.Head, f.p.Target, strings.Join(touched, ", "))
+	if f.merged != "" {
+		// The approval binds to what lands at those paths: the merge's difference from the target.
+		text += fmt.Sprintf(" What its merge lands there: git diff %s %s (the merge, a commit in the repository, of the target at %s).", f.old, f.merged, f.old)
+	}
 	cfg, err := r.In.Actor(maintainer)
 	if err != nil {
 		f.refuse(ctx, err.Error(), nil)
@@ -305,8 +310,9 @@ func (f *flow) personApproves(ctx context.Context, touched []string) bool {
 		f.wait(ctx, fmt.Sprintf("approved; engaging the maintainer %s failed: %v", maintainer, err))
 		return false
 	}
-	// What the maintainer is asked to approve: an approval covers these paths, no other.
-	asked, _ := json.Marshal(askedPaths{Ask: res.Session.ID, Paths: touched})
+	// What the maintainer is asked to approve: an approval covers these paths, no other, with
+	// what lands at each of them now.
+	asked, _ := json.Marshal(askedPaths{Ask: res.Session.ID, Paths: touched, Blobs: f.blobs(ctx, touched)})
 	_ = r.Store.Tx(ctx, func(tx *store.Tx) error { return tx.SetMeta(askKey(f.p.Seq), string(asked)) })
 	_ = r.Store.Log(ctx, store.Event{Session: res.Session.ID, Actor: maintainer, Kind: "proposal", Message: text})
 	f.tellOperator(res.Session.ID, "touches human-required paths ("+strings.Join(touched, ", ")+"): a maintainer approves it")
@@ -317,19 +323,38 @@ func (f *flow) personApproves(ctx context.Context, touched []string) bool {
 	return false
 }
 
-// askedPaths are the human-required paths the maintainer's ask Ask was engaged for.
+// askedPaths are the human-required paths the maintainer's ask Ask was engaged for, and what
+// the merge landed at each when it was (Blobs: a path's blob in the merged commit, absent when
+// none is there).
 type askedPaths struct {
-	Ask   string   `json:"ask"`
-	Paths []string `json:"paths"`
+	Ask   string            `json:"ask"`
+	Paths []string          `json:"paths"`
+	Blobs map[string]string `json:"blobs,omitempty"`
+}
+
+// blobs is the blob the proposal's merge (f.merged) lands at each of paths; a path it lands
+// nothing at is left out.
+func (f *flow) blobs(ctx context.Context, paths []string) map[string]string {
+	if f.merged == "" {
+		return nil
+	}
+	out := map[string]string{}
+	for _, p := range paths {
+		if id, err := gitws.Git(ctx, f.repo, "rev-parse", "--verify", "--quiet", f.merged+":"+p); err == nil {
+			out[p] = id
+		}
+	}
+	return out
 }
 
 func askKey(seq int64) string { return "proposal-ask:" + strconv.FormatInt(seq, 10) }
 
 // asked reads the maintainer's ask the proposal names: approved when it was resolved done for
-// every path of touched; settled (no ask to engage) when it is still open, was declined (the
+// every path of touched, with what lands at each unchanged since it was engaged; settled (no ask to engage) when it is still open, was declined (the
 // proposal refused) or cannot be read. An ask resolved done for fewer paths than what lands
-// now touches (the target moved since: a rename it made carries the proposal's edit under a
-// human-required path) is no approval of those, and a new ask is engaged.
+// now touches, or for what lands at them otherwise than now (the target moved since: a rename
+// it made carries the proposal's edit under a human-required path the ask named), is no
+// approval of them, and a new ask is engaged.
 func (f *flow) asked(ctx context.Context, touched []string) (approved, settled bool) {
 	a, ok, err := f.r.Store.Get(ctx, f.p.Ask)
 	switch {
@@ -352,10 +377,21 @@ func (f *flow) asked(ctx context.Context, touched []string) (approved, settled b
 		}
 		return err
 	})
-	if was.Ask == a.ID && subset(touched, was.Paths) {
+	if was.Ask == a.ID && subset(touched, was.Paths) && maps.Equal(f.blobs(ctx, touched), subMap(was.Blobs, touched)) {
 		return true, true
 	}
 	return false, false
+}
+
+// subMap is m restricted to keys.
+func subMap(m map[string]string, keys []string) map[string]string {
+	out := map[string]string{}
+	for _, k := range keys {
+		if v, ok := m[k]; ok {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // subset says whether every path of a is in b.
