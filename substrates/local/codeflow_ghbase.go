@@ -89,9 +89,11 @@ func (gh *ghCode) fetchTarget(ctx context.Context, repo, target string) (string,
 
 // landsOnGitHub vets what the pull request brings into the target on GitHub, immediately before
 // auto-merge is armed: GitHub's compare of the target with the head (target...head, what a merge
-// lands, renames with their old names), as the gh-actions human gate lists it. It says whether
-// it may be armed; otherwise it refused the proposal, engaged the maintainer's ask, or left it
-// waiting, saying why. 300 files or more (GitHub lists no more) wait for a maintainer.
+// lands, renames with their old names), as the gh-actions human gate lists it, with what the
+// runner's merge into GitHub's target lands (f.landed): the human gate reads both at once. It
+// says whether it may be armed; otherwise it refused the proposal, engaged the maintainer's
+// ask, or left it waiting, saying why. 300 files or more (GitHub lists no more) wait for a
+// maintainer.
 func (f *flow) landsOnGitHub(ctx context.Context, gh *ghCode, pr *github.PullRequest) bool {
 	cmp, _, err := gh.client.Repositories.CompareCommits(ctx, gh.owner, gh.name, f.p.Target, f.p.Head, nil)
 	if err != nil {
@@ -123,7 +125,9 @@ func (f *flow) landsOnGitHub(ctx context.Context, gh *ghCode, pr *github.PullReq
 		f.refuse(ctx, "on GitHub, the pull request brings what the checks refuse: "+reason, bad)
 		return false
 	}
-	touched := mergecheck.Matching(files, f.r.In.humanPaths())
+	// One gate, on what the merge lands (f.landed) and what the compare lists: two, each
+	// engaging its own ask for its own list, would each be approved in turn without end.
+	touched := mergecheck.Matching(mergecheck.Union(f.landed, files), f.r.In.humanPaths())
 	if len(cmp.Files) >= maxCompareFiles {
 		touched = append(touched, fmt.Sprintf("%d files or more (GitHub's compare lists no more, so a person vets them)", maxCompareFiles))
 	}

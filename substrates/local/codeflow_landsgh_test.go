@@ -4,6 +4,7 @@ package local
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -62,4 +63,34 @@ func (g *ghFlowRig) approveGHAsk(ask string) {
 		g.t.Fatal(err)
 	}
 	g.r.advanceProposals(ctx)
+}
+
+// 300 files sorting before docs/ plus docs/VISION.md: what the merge lands names docs/VISION.md,
+// GitHub's compare (its first 300 files) names only "300 files or more". One ask covers both
+// lists: two gates, each engaging an ask for its own list, were approved in turn without end.
+func TestGitHubOneAskCoversEveryGatedList(t *testing.T) {
+	g := newGHFlowRig(t)
+	many := map[string]string{"docs/VISION.md": "the agent's vision\n"}
+	for i := range 300 {
+		many[fmt.Sprintf("a/gen/f%03d.go", i)] = "package gen\n"
+	}
+	p, n := g.proposeAgainstUnpushed(many)
+	ctx := context.Background()
+	asks := map[string]bool{}
+	for i := 0; i < 6 && p.Ask != "" && !g.gh.AutoMerge(n); i++ {
+		asks[p.Ask] = true
+		t.Logf("ask %d: %s: %s", i, p.Ask, p.Reason)
+		token, err := g.r.NewAskToken(ctx, p.Ask)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := g.r.Update(ctx, p.Ask, ir.Patch{Status: ir.Done, Token: token, Evidence: "ok"}); err != nil {
+			t.Fatal(err)
+		}
+		g.r.advanceProposals(ctx)
+		p, _, _ = g.r.Store.Proposal(ctx, p.Seq)
+	}
+	if !g.gh.AutoMerge(n) || len(asks) != 1 {
+		t.Errorf("after %d approved asks (want one, naming both lists), armed %v: %s: %s", len(asks), g.gh.AutoMerge(n), p.State, p.Reason)
+	}
 }

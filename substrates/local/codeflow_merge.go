@@ -78,11 +78,16 @@ func (f *flow) merge(ctx context.Context) {
 		return
 	}
 	merged, landed, ok := f.lands(ctx, cfg, files, old)
-	if f.old, f.merged = old, merged; !ok || !f.humanApproved(ctx, landed) {
+	if f.old, f.merged, f.landed = old, merged, landed; !ok {
 		return
 	}
 	if r.onGitHub() {
-		f.mergeOnGitHub(ctx) // GitHub merges it, never the runner (codeflow_github.go)
+		// GitHub merges it, never the runner (codeflow_github.go), once one ask covers what
+		// lands and what GitHub's compare lists (landsOnGitHub).
+		f.mergeOnGitHub(ctx)
+		return
+	}
+	if !f.humanApproved(ctx, landed) {
 		return
 	}
 	// What it lands is recorded first: a runner stopped between the land and the record below
