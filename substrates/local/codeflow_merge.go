@@ -102,7 +102,7 @@ func (f *flow) merge(ctx context.Context) {
 	}
 	f.move(ctx, func(m *store.Proposal) {
 		m.State, m.Merged = store.ProposalMerged, merged
-		m.Reason = fmt.Sprintf("into %s at %s (%s)", f.p.Target, short(merged), strings.TrimPrefix(f.p.Reason, "approved; "))
+		m.Reason = fmt.Sprintf("into %s at %s (%s)", f.p.Target, short(merged), f.approval())
 	})
 }
 
@@ -133,6 +133,16 @@ func (f *flow) lands(ctx context.Context, cfg *ActorConfig, files []string, old 
 	return merged, landed, true
 }
 
+// approval is what the proposal merges with, for its merged reason: the reviewer's approval,
+// or the maintainer's ask it waited for, done (its reason said it waited for that ask).
+func (f *flow) approval() string {
+	why := strings.TrimPrefix(f.p.Reason, "approved; ")
+	if f.p.Ask != "" && strings.HasPrefix(why, "waiting for a maintainer's verified act") {
+		return fmt.Sprintf("approved, and the maintainer's ask %s resolved done", f.p.Ask)
+	}
+	return why
+}
+
 // landingKey is the store's meta key holding the commit a merge of proposal seq moves its target
 // to, written before it moves.
 func landingKey(seq int64) string { return "proposal-landing:" + strconv.FormatInt(seq, 10) }
@@ -160,7 +170,7 @@ func (f *flow) landedBefore(ctx context.Context) bool {
 	case in(landing):
 		f.move(ctx, func(m *store.Proposal) {
 			m.State, m.Merged = store.ProposalMerged, landing
-			m.Reason = fmt.Sprintf("into %s at %s (%s; recorded after its merge was interrupted)", f.p.Target, short(landing), strings.TrimPrefix(f.p.Reason, "approved; "))
+			m.Reason = fmt.Sprintf("into %s at %s (%s; recorded after its merge was interrupted)", f.p.Target, short(landing), f.approval())
 		})
 	case in(f.p.Head):
 		f.refuse(ctx, fmt.Sprintf("its head %s is already in %s, merged there outside the code flow: nothing to merge", short(f.p.Head), f.p.Target), nil)

@@ -38,6 +38,10 @@ func TestCodeFlowHumanGateReadsWhatLands(t *testing.T) {
 	if p.State != store.ProposalMerged || !strings.Contains(readFile(t, vision), "the agent's own vision") {
 		t.Fatalf("after the maintainer: %+v", p)
 	}
+	// Merged, it waits for nothing: its reason says the maintainer's ask was done.
+	if strings.Contains(p.Reason, "waiting") || !strings.Contains(p.Reason, "ask "+p.Ask+" resolved done") {
+		t.Errorf("merged, its reason: %s", p.Reason)
+	}
 }
 
 // A merge that read the proposal before another process's merge engaged the maintainer's ask
