@@ -30,7 +30,8 @@ func baseRef(target string) string { return "refs/autonomy/github/" + target }
 
 // targetBase is the commit the proposal's checks take the target to be: on local-git the target
 // branch; on codeHost github the target's commit as GitHub's API names it, fetched with its
-// history from the remote (fetchTarget); an approved proposal whose head GitHub's target already
+// history from the remote (fetchTarget): a 404 refuses the proposal once the repository itself
+// reads (GitHub answers 404 for a repository the token cannot see too); an approved proposal whose head GitHub's target already
 // holds is settled as GitHub merged it instead (mergeOnGitHub). False when it refused the
 // proposal, settled it, or left it waiting (tick retries), saying why.
 func (f *flow) targetBase(ctx context.Context) (string, bool) {
@@ -54,7 +55,13 @@ func (f *flow) targetBase(ctx context.Context) (string, bool) {
 		}
 	}
 	if errors.Is(err, errNoTarget) {
-		f.refuse(ctx, fmt.Sprintf("the target branch %s does not exist on GitHub (or the runner's token cannot read %s/%s)", f.p.Target, gh.owner, gh.name), nil)
+		// GitHub answers 404 for a repository the token cannot see, too: only a repository it
+		// reads confirms the branch is missing.
+		if _, _, rerr := gh.client.Repositories.Get(ctx, gh.owner, gh.name); rerr != nil {
+			f.wait(ctx, fmt.Sprintf("not checked: GitHub answers the target branch %s not found, and the repository %s/%s cannot be read with the runner's token (does it see the repository? tick retries): %v", f.p.Target, gh.owner, gh.name, rerr))
+			return "", false
+		}
+		f.refuse(ctx, fmt.Sprintf("the target branch %s does not exist on GitHub", f.p.Target), nil)
 	} else {
 		f.wait(ctx, fmt.Sprintf("not checked: %s as GitHub has it cannot be read (tick retries): %v", f.p.Target, err))
 	}
