@@ -3,6 +3,7 @@ package local
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -90,13 +91,24 @@ func (f *flow) merge(ctx context.Context) {
 	if !f.humanApproved(ctx, landed) {
 		return
 	}
+	f.land(ctx, old, merged)
+}
+
+// land records the commit the proposal's merge moves the target to, moves it there from old
+// (moveTarget) and records the proposal merged. A target that moved meanwhile (another merge
+// between the runner's reading it and moving it) leaves the proposal approved, waiting: the next
+// step merges it into the current target, its approvals kept where what lands is the same.
+func (f *flow) land(ctx context.Context, old, merged string) {
 	// What it lands is recorded first: a runner stopped between the land and the record below
 	// finds it landed at its next step (landedBefore).
-	if err := r.Store.Tx(ctx, func(tx *store.Tx) error { return tx.SetMeta(landingKey(f.p.Seq), merged) }); err != nil {
+	if err := f.r.Store.Tx(ctx, func(tx *store.Tx) error { return tx.SetMeta(landingKey(f.p.Seq), merged) }); err != nil {
 		f.wait(ctx, "approved; not merged yet: "+err.Error())
 		return
 	}
-	if err := f.land(ctx, old, merged); err != nil {
+	if err := f.moveTarget(ctx, old, merged); errors.Is(err, errTargetMoved) {
+		f.wait(ctx, "approved; not merged yet: "+err.Error())
+		return
+	} else if err != nil {
 		f.refuse(ctx, err.Error(), nil)
 		return
 	}
@@ -262,17 +274,20 @@ func conflicted(out []byte) []string {
 	return paths
 }
 
-// land moves the target from old to merged: in the checkout that has it checked out, by a
+// errTargetMoved is moveTarget's error for a target that moved from the commit it merged into.
+var errTargetMoved = errors.New("the target moved while it merged")
+
+// moveTarget moves the target from old to merged: in the checkout that has it checked out, by a
 // fast-forward that refuses to overwrite local changes there; else by a compare-and-swap of
-// the branch, which fails if it moved meanwhile.
-func (f *flow) land(ctx context.Context, old, merged string) error {
+// the branch, which fails (errTargetMoved) if it moved meanwhile.
+func (f *flow) moveTarget(ctx context.Context, old, merged string) error {
 	if at, _ := gitws.CheckedOut(ctx, f.repo, f.p.Target); at != "" {
 		head, err := gitws.Git(ctx, at, "rev-parse", "HEAD")
 		if err != nil {
 			return fmt.Errorf("cannot read %s's head in %s: %v", f.p.Target, at, err)
 		}
 		if head != old {
-			return fmt.Errorf("%s moved while it merged (from %s to %s); propose again", f.p.Target, short(old), short(head))
+			return fmt.Errorf("%w: %s moved from %s to %s; the next step merges it into the current %s", errTargetMoved, f.p.Target, short(old), short(head), f.p.Target)
 		}
 		if _, err := gitws.Git(ctx, at, "merge", "--ff-only", "--quiet", merged); err != nil {
 			return fmt.Errorf("%s is checked out in %s and cannot fast-forward to %s there (%v): commit or stash the changes there, or merge it yourself with git -C %s merge --ff-only %s", f.p.Target, at, short(merged), err, at, merged)
@@ -280,7 +295,7 @@ func (f *flow) land(ctx context.Context, old, merged string) error {
 		return nil
 	}
 	if _, err := gitws.Git(ctx, f.repo, "update-ref", "-m", fmt.Sprintf("autonomy: merge proposal %d", f.p.Seq), "refs/heads/"+f.p.Target, merged, old); err != nil {
-		return fmt.Errorf("%s moved while it merged; propose again (%v)", f.p.Target, err)
+		return fmt.Errorf("%w: %s is no longer at %s (%v); the next step merges it into the current %s", errTargetMoved, f.p.Target, short(old), err, f.p.Target)
 	}
 	return nil
 }

@@ -377,3 +377,30 @@ func TestApprovalOfAPathNothingLandsAtIsNotReused(t *testing.T) {
 		t.Errorf("git diff %s %s shows no agent's line in docs/RULES.md:\n%s", diff[0], diff[1], out)
 	}
 }
+
+// A target that moves between the runner's merge and its move of the target (another merge in
+// between) leaves the proposal approved and waiting, its maintainer's ask kept: the next step
+// merges it into the current target.
+func TestCodeFlowTargetMovedWhileMergingWaits(t *testing.T) {
+	g := newFlowRig(t)
+	p := g.awaitingMaintainer()
+	ctx := context.Background()
+	old := gitRun(t, g.dir, "rev-parse", "main")
+	g.set("other.md", "a person's note\n")
+	gitRun(t, g.dir, "add", "other.md")
+	gitRun(t, g.dir, "commit", "-qm", "a person's note")
+	repo, err := gitws.Repo(g.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	(&flow{r: g.r, repo: repo, p: p}).land(ctx, old, p.Head) // main moved from old meanwhile
+	p, _, _ = g.r.Store.ProposalOf(ctx, p.Session)
+	if p.State != store.ProposalApproved || !strings.Contains(p.Reason, "moved") {
+		t.Fatalf("main moved while it merged: %s: %s, want it approved and waiting", p.State, p.Reason)
+	}
+	g.approveAsk(p.Ask)
+	p, _, _ = g.r.Store.ProposalOf(ctx, p.Session)
+	if p.State != store.ProposalMerged || readFile(t, filepath.Join(g.dir, "docs/VISION.md")) == "" || readFile(t, filepath.Join(g.dir, "other.md")) == "" {
+		t.Errorf("at the next step, with the maintainer's approval: %s: %s", p.State, p.Reason)
+	}
+}
