@@ -12,7 +12,6 @@ import (
 	"testing"
 
 	"github.com/autonomyhq/autonomy/internal/store"
-	"github.com/autonomyhq/autonomy/ir"
 )
 
 // GitHub's main renames notes/draft.md to docs/VISION.md after the proposal forked; the proposal
@@ -44,25 +43,11 @@ func TestGitHubGateReadsWhatGitHubsMergeLands(t *testing.T) {
 	if p.Ask == "" || g.gh.AutoMerge(n) || !strings.Contains(p.Reason, "docs/VISION.md") {
 		t.Fatalf("GitHub's merge writes the agent's edit into human-required docs/VISION.md; want a maintainer's ask naming it before arming, got ask %q armed %v: %s: %s", p.Ask, g.gh.AutoMerge(n), p.State, p.Reason)
 	}
-	g.approveGHAsk(p.Ask)
+	g.approveAsk(p.Ask)
+	g.r.advanceProposals(context.Background())
 	if p, _, _ = g.r.Store.Proposal(context.Background(), p.Seq); !g.gh.AutoMerge(n) {
 		t.Errorf("approved by the maintainer, not armed: %s: %s", p.State, p.Reason)
 	}
-}
-
-// approveGHAsk resolves the maintainer's ask done, as the operator does, and advances the
-// proposals.
-func (g *ghFlowRig) approveGHAsk(ask string) {
-	g.t.Helper()
-	ctx := context.Background()
-	token, err := g.r.NewAskToken(ctx, ask)
-	if err != nil {
-		g.t.Fatal(err)
-	}
-	if _, err := g.r.Update(ctx, ask, ir.Patch{Status: ir.Done, Token: token, Evidence: "ok"}); err != nil {
-		g.t.Fatal(err)
-	}
-	g.r.advanceProposals(ctx)
 }
 
 // 300 files sorting before docs/ plus docs/VISION.md: what the merge lands names docs/VISION.md,
@@ -80,13 +65,7 @@ func TestGitHubOneAskCoversEveryGatedList(t *testing.T) {
 	for i := 0; i < 6 && p.Ask != "" && !g.gh.AutoMerge(n); i++ {
 		asks[p.Ask] = true
 		t.Logf("ask %d: %s: %s", i, p.Ask, p.Reason)
-		token, err := g.r.NewAskToken(ctx, p.Ask)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := g.r.Update(ctx, p.Ask, ir.Patch{Status: ir.Done, Token: token, Evidence: "ok"}); err != nil {
-			t.Fatal(err)
-		}
+		g.approveAsk(p.Ask)
 		g.r.advanceProposals(ctx)
 		p, _, _ = g.r.Store.Proposal(ctx, p.Seq)
 	}
