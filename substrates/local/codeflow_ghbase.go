@@ -140,3 +140,26 @@ func (f *flow) landsOnGitHub(ctx context.Context, gh *ghCode, pr *github.PullReq
 	}
 	return f.personApproves(ctx, touched)
 }
+
+// mergesAsVetted says why GitHub's merge of the proposal could land what the runner did not vet
+// ("" when it cannot): its head is up to date with GitHub's target (f.old, what the checks
+// read), or the target's protection requires it up to date (strict), so GitHub merges it only
+// as the head is. Otherwise GitHub merges a head behind its target 3-way against the target as
+// it is then, which may have moved since the runner vetted the merge.
+func (f *flow) mergesAsVetted(ctx context.Context, gh *ghCode) string {
+	if f.old == "" {
+		return "" // its head is in GitHub's target already (targetBase): it lands nothing
+	}
+	if _, err := gitws.Git(ctx, f.repo, "merge-base", "--is-ancestor", f.old, f.p.Head); err == nil {
+		return ""
+	}
+	prot, _, err := gh.client.Repositories.GetBranchProtection(ctx, gh.owner, gh.name, f.p.Target)
+	if err == nil && prot.GetRequiredStatusChecks() != nil && prot.GetRequiredStatusChecks().Strict {
+		return ""
+	}
+	why := fmt.Sprintf("its head %s is behind %s, and %s's protection does not require heads up to date before merging", short(f.p.Head), f.p.Target, f.p.Target)
+	if err != nil {
+		why = fmt.Sprintf("its head %s is behind %s, and %s's protection cannot be read with the runner's token (%v)", short(f.p.Head), f.p.Target, f.p.Target, err)
+	}
+	return why + fmt.Sprintf(": GitHub would merge it against %s as it is then, which the runner cannot vet. Require branches to be up to date before merging (autonomy provision does), or propose again from the current %s (tick retries)", f.p.Target, f.p.Target)
+}

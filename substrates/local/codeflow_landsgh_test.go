@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/autonomyhq/autonomy/internal/ghfake"
 	"github.com/autonomyhq/autonomy/internal/store"
 )
 
@@ -18,7 +19,8 @@ import (
 // edits notes/draft.md. Its commits and GitHub's compare (target...head) name only
 // notes/draft.md, but GitHub's merge of a head behind a base whose protection is not strict is
 // a 3-way merge that follows the rename into docs/VISION.md: the human gate reads what that
-// merge lands, so a maintainer's ask is engaged before auto-merge is armed.
+// merge lands, so a maintainer's ask is engaged before auto-merge is armed; and it is armed only
+// where GitHub merges what was vetted.
 func TestGitHubGateReadsWhatGitHubsMergeLands(t *testing.T) {
 	g := newGHFlowRig(t)
 	draft := g.flowRig.commitDraft("the vision")
@@ -43,10 +45,19 @@ func TestGitHubGateReadsWhatGitHubsMergeLands(t *testing.T) {
 	if p.Ask == "" || g.gh.AutoMerge(n) || !strings.Contains(p.Reason, "docs/VISION.md") {
 		t.Fatalf("GitHub's merge writes the agent's edit into human-required docs/VISION.md; want a maintainer's ask naming it before arming, got ask %q armed %v: %s: %s", p.Ask, g.gh.AutoMerge(n), p.State, p.Reason)
 	}
+	// Approved by the maintainer, a head behind main is not armed while main's protection lets
+	// GitHub merge it 3-way against main as it is then (which may move after arming); once the
+	// protection requires heads up to date, GitHub merges only the head as it is, and it is.
 	g.approveAsk(p.Ask)
-	g.r.advanceProposals(context.Background())
-	if p, _, _ = g.r.Store.Proposal(context.Background(), p.Seq); !g.gh.AutoMerge(n) {
-		t.Errorf("approved by the maintainer, not armed: %s: %s", p.State, p.Reason)
+	ctx := context.Background()
+	g.r.advanceProposals(ctx)
+	if p, _, _ = g.r.Store.Proposal(ctx, p.Seq); g.gh.AutoMerge(n) || !strings.Contains(p.Reason, "behind main") {
+		t.Fatalf("a head behind a non-strict main: armed %v: %s: %s", g.gh.AutoMerge(n), p.State, p.Reason)
+	}
+	g.gh.Protect("main", ghfake.Protection{Contexts: []string{"agent-review"}, Strict: true})
+	g.r.advanceProposals(ctx)
+	if p, _, _ = g.r.Store.Proposal(ctx, p.Seq); !g.gh.AutoMerge(n) {
+		t.Errorf("approved by the maintainer, main strict: not armed: %s: %s", p.State, p.Reason)
 	}
 }
 
