@@ -13,9 +13,13 @@ import (
 // merging a pull request). The fake looks after every status it records: an open pull request
 // with auto-merge armed that Mergeable allows merges into its base with its auto-merge's method,
 // by the user who armed it (the job token's github-actions[bot]); its state becomes closed, and
-// its head branch is deleted when the repository deletes branches on merge. Only a head up to
-// date with its base merges (strict protection requires it): squash makes one commit of the
-// head's tree on the base, merge a merge commit of both, rebase moves the base to the head.
+// its head branch is deleted when the repository deletes branches on merge. A head up to date
+// with its base lands as it is: squash makes one commit of the head's tree on the base, merge a
+// merge commit of both, rebase moves the base to the head. A head behind its base (which only a
+// protection that is not strict lets through) lands as GitHub's 3-way merge of the two: the
+// tree git merge-tree makes of base and head (following renames), in one commit on the base for
+// squash and rebase (GitHub replays each commit for rebase; the fake writes their sum) or a
+// merge commit of both; a conflict leaves it open (mergeable).
 
 // autoMerge merges every pull request auto-merge would merge now; the caller holds mu.
 func (s *Server) autoMerge() {
@@ -31,19 +35,25 @@ func (s *Server) autoMerge() {
 	}
 }
 
-// merge merges is into its base; the caller holds mu. A head that does not contain its base,
-// or a git failure, leaves it open.
+// merge merges is into its base; the caller holds mu. A head that conflicts with its base, or a
+// git failure, leaves it open.
 func (s *Server) merge(is *Issue) {
 	head, base := s.sha(is.Head), s.sha(is.Base)
-	if head == "" || base == "" || s.git("merge-base", "--is-ancestor", base, head) != nil {
+	if head == "" || base == "" {
 		return
 	}
+	tree, behind := head+"^{tree}", s.git("merge-base", "--is-ancestor", base, head) != nil
+	if behind {
+		if tree = s.mergeTree(base, head); tree == "" {
+			return
+		}
+	}
 	commit := head
-	switch is.AutoMergeMethod {
-	case "squash":
-		commit = s.commitTree(head+"^{tree}", is.Title, base)
-	case "merge":
-		commit = s.commitTree(head+"^{tree}", "Merge pull request from "+is.Head, base, head)
+	switch {
+	case is.AutoMergeMethod == "merge":
+		commit = s.commitTree(tree, "Merge pull request from "+is.Head, base, head)
+	case is.AutoMergeMethod == "squash" || behind:
+		commit = s.commitTree(tree, is.Title, base)
 	}
 	if commit == "" || s.git("update-ref", "refs/heads/"+is.Base, commit, base) != nil {
 		return
@@ -52,6 +62,16 @@ func (s *Server) merge(is *Issue) {
 	if s.settings.DeleteBranchOnMerge {
 		_ = s.git("update-ref", "-d", "refs/heads/"+is.Head, head)
 	}
+}
+
+// mergeTree is the tree of git's 3-way merge of base and head ("" when they conflict or git
+// fails), as GitHub merges a head behind its base.
+func (s *Server) mergeTree(base, head string) string {
+	out, err := exec.Command("git", "--git-dir", s.opts.GitDir, "merge-tree", "--write-tree", "--no-messages", base, head).Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(strings.SplitN(string(out), "\n", 2)[0])
 }
 
 // commitTree writes a commit of tree with parents, as GitHub's web-flow commits ("" on error).
@@ -114,7 +134,7 @@ func (s *Server) MergePull(n int, method string) error {
 	s.merge(is)
 	is.AutoMergeMethod = was
 	if !is.Merged {
-		return fmt.Errorf("ghfake: pull request #%d did not merge: its head is not up to date with %s", n, is.Base)
+		return fmt.Errorf("ghfake: pull request #%d did not merge: its head conflicts with %s", n, is.Base)
 	}
 	return nil
 }

@@ -236,8 +236,13 @@ func (s *Server) mergeable(is *Issue) (bool, string) {
 			return false, fmt.Sprintf("required check %s is %q on %s", ctx, st, head)
 		}
 	}
-	if p.Strict && s.git("merge-base", "--is-ancestor", "refs/heads/"+is.Base, head) != nil {
-		return false, "the head is not up to date with " + is.Base
+	if s.git("merge-base", "--is-ancestor", "refs/heads/"+is.Base, head) != nil {
+		if p.Strict {
+			return false, "the head is not up to date with " + is.Base
+		}
+		if s.mergeTree("refs/heads/"+is.Base, head) == "" {
+			return false, "the head conflicts with " + is.Base
+		}
 	}
 	return true, ""
 }

@@ -44,6 +44,12 @@ type flow struct {
 	// way, leaves the proposal for later, saying so (tick's, which takes every open proposal in
 	// turn and must not wait for each).
 	once bool
+	// old and merged are the target and the commit its merge into it makes (mergeCommit), once
+	// computed: what the maintainer's approval binds to.
+	old, merged string
+	// landed are the files that merge changes, vetted (on codeHost github, gated with GitHub's
+	// compare in one ask: landsOnGitHub).
+	landed []string
 }
 
 // proposeOnEnd records the proposal of session s, which ended done, if its actor proposes code

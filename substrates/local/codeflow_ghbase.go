@@ -30,7 +30,8 @@ func baseRef(target string) string { return "refs/autonomy/github/" + target }
 
 // targetBase is the commit the proposal's checks take the target to be: on local-git the target
 // branch; on codeHost github the target's commit as GitHub's API names it, fetched with its
-// history from the remote (fetchTarget); an approved proposal whose head GitHub's target already
+// history from the remote (fetchTarget): a 404 refuses the proposal once the repository itself
+// reads (GitHub answers 404 for a repository the token cannot see too); an approved proposal whose head GitHub's target already
 // holds is settled as GitHub merged it instead (mergeOnGitHub). False when it refused the
 // proposal, settled it, or left it waiting (tick retries), saying why.
 func (f *flow) targetBase(ctx context.Context) (string, bool) {
@@ -54,7 +55,13 @@ func (f *flow) targetBase(ctx context.Context) (string, bool) {
 		}
 	}
 	if errors.Is(err, errNoTarget) {
-		f.refuse(ctx, fmt.Sprintf("the target branch %s does not exist on GitHub (or the runner's token cannot read %s/%s)", f.p.Target, gh.owner, gh.name), nil)
+		// GitHub answers 404 for a repository the token cannot see, too: only a repository it
+		// reads confirms the branch is missing.
+		if _, _, rerr := gh.client.Repositories.Get(ctx, gh.owner, gh.name); rerr != nil {
+			f.wait(ctx, fmt.Sprintf("not checked: GitHub answers the target branch %s not found, and the repository %s/%s cannot be read with the runner's token (does it see the repository? tick retries): %v", f.p.Target, gh.owner, gh.name, rerr))
+			return "", false
+		}
+		f.refuse(ctx, fmt.Sprintf("the target branch %s does not exist on GitHub", f.p.Target), nil)
 	} else {
 		f.wait(ctx, fmt.Sprintf("not checked: %s as GitHub has it cannot be read (tick retries): %v", f.p.Target, err))
 	}
@@ -89,9 +96,11 @@ func (gh *ghCode) fetchTarget(ctx context.Context, repo, target string) (string,
 
 // landsOnGitHub vets what the pull request brings into the target on GitHub, immediately before
 // auto-merge is armed: GitHub's compare of the target with the head (target...head, what a merge
-// lands, renames with their old names), as the gh-actions human gate lists it. It says whether
-// it may be armed; otherwise it refused the proposal, engaged the maintainer's ask, or left it
-// waiting, saying why. 300 files or more (GitHub lists no more) wait for a maintainer.
+// lands, renames with their old names), as the gh-actions human gate lists it, with what the
+// runner's merge into GitHub's target lands (f.landed): the human gate reads both at once. It
+// says whether it may be armed; otherwise it refused the proposal, engaged the maintainer's
+// ask, or left it waiting, saying why. 300 files or more (GitHub lists no more) wait for a
+// maintainer.
 func (f *flow) landsOnGitHub(ctx context.Context, gh *ghCode, pr *github.PullRequest) bool {
 	cmp, _, err := gh.client.Repositories.CompareCommits(ctx, gh.owner, gh.name, f.p.Target, f.p.Head, nil)
 	if err != nil {
@@ -123,9 +132,34 @@ func (f *flow) landsOnGitHub(ctx context.Context, gh *ghCode, pr *github.PullReq
 		f.refuse(ctx, "on GitHub, the pull request brings what the checks refuse: "+reason, bad)
 		return false
 	}
-	touched := mergecheck.Matching(files, f.r.In.humanPaths())
+	// One gate, on what the merge lands (f.landed) and what the compare lists: two, each
+	// engaging its own ask for its own list, would each be approved in turn without end.
+	touched := mergecheck.Matching(mergecheck.Union(f.landed, files), f.r.In.humanPaths())
 	if len(cmp.Files) >= maxCompareFiles {
 		touched = append(touched, fmt.Sprintf("%d files or more (GitHub's compare lists no more, so a person vets them)", maxCompareFiles))
 	}
 	return f.personApproves(ctx, touched)
+}
+
+// mergesAsVetted says why GitHub's merge of the proposal could land what the runner did not vet
+// ("" when it cannot): its head is up to date with GitHub's target (f.old, what the checks
+// read), or the target's protection requires it up to date (strict), so GitHub merges it only
+// as the head is. Otherwise GitHub merges a head behind its target 3-way against the target as
+// it is then, which may have moved since the runner vetted the merge.
+func (f *flow) mergesAsVetted(ctx context.Context, gh *ghCode) string {
+	if f.old == "" {
+		return "" // its head is in GitHub's target already (targetBase): it lands nothing
+	}
+	if _, err := gitws.Git(ctx, f.repo, "merge-base", "--is-ancestor", f.old, f.p.Head); err == nil {
+		return ""
+	}
+	prot, _, err := gh.client.Repositories.GetBranchProtection(ctx, gh.owner, gh.name, f.p.Target)
+	if err == nil && prot.GetRequiredStatusChecks() != nil && prot.GetRequiredStatusChecks().Strict {
+		return ""
+	}
+	why := fmt.Sprintf("its head %s is behind %s, and %s's protection does not require heads up to date before merging", short(f.p.Head), f.p.Target, f.p.Target)
+	if err != nil {
+		why = fmt.Sprintf("its head %s is behind %s, and %s's protection cannot be read with the runner's token (%v)", short(f.p.Head), f.p.Target, f.p.Target, err)
+	}
+	return why + fmt.Sprintf(": GitHub would merge it against %s as it is then, which the runner cannot vet. Require branches to be up to date before merging (autonomy provision does), or propose again from the current %s (tick retries)", f.p.Target, f.p.Target)
 }

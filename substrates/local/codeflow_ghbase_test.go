@@ -162,3 +162,17 @@ func TestGitHubTargetFetchedAtOnce(t *testing.T) {
 		t.Errorf("%s is %s, GitHub's main %s", baseRef("main"), got, want)
 	}
 }
+
+// GitHub answers 404 for a repository the token cannot see as for a missing branch: a target the
+// API answers 404 for in a repository the runner's token cannot read leaves the proposal
+// waiting (tick retries), not refused for good.
+func TestGitHubCodeFlowHiddenRepositoryWaits(t *testing.T) {
+	g := newGHFlowRig(t)
+	g.r.opts.Env = append(g.r.opts.Env, "GITHUB_REPOSITORY=acme/hidden")
+	p := g.proposeUntil("42", "src/a.go", "package a", "approve", func(p store.Proposal) bool {
+		return p.State == store.ProposalRefused || strings.Contains(p.Reason, "cannot be read with the runner's token") || strings.Contains(p.Reason, "auto-merge armed")
+	})
+	if p.State == store.ProposalRefused || !strings.Contains(p.Reason, "acme/hidden") {
+		t.Errorf("a target in a repository the token cannot see: %s: %s, want it waiting", p.State, p.Reason)
+	}
+}

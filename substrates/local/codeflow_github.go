@@ -270,6 +270,10 @@ func (f *flow) mergeOnGitHub(ctx context.Context) {
 	if !f.landsOnGitHub(ctx, gh, pr) {
 		return // what GitHub would merge is vetted once more (codeflow_ghbase.go)
 	}
+	if why := f.mergesAsVetted(ctx, gh); why != "" {
+		f.wait(ctx, fmt.Sprintf("approved; auto-merge on pull request #%d not armed: %s", pr.GetNumber(), why))
+		return
+	}
 	if err := ghwrite.ArmAutoMerge(ctx, gh.client, gh.graphql, pr.GetNodeID(), f.p.Head); err != nil {
 		f.wait(ctx, fmt.Sprintf("approved; auto-merge on pull request #%d was not armed (tick retries): %v", pr.GetNumber(), err))
 		return

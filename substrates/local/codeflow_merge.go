@@ -3,7 +3,9 @@ package local
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -76,49 +78,81 @@ func (f *flow) merge(ctx context.Context) {
 	if files == nil {
 		return
 	}
-	if r.onGitHub() {
-		if f.humanApproved(ctx, files) {
-			f.mergeOnGitHub(ctx) // GitHub merges it, never the runner (codeflow_github.go)
-		}
+	merged, landed, ok := f.lands(ctx, cfg, files, old)
+	if f.old, f.merged, f.landed = old, merged, landed; !ok {
 		return
 	}
+	if r.onGitHub() {
+		// GitHub merges it, never the runner (codeflow_github.go), once one ask covers what
+		// lands and what GitHub's compare lists (landsOnGitHub).
+		f.mergeOnGitHub(ctx)
+		return
+	}
+	if !f.humanApproved(ctx, landed) {
+		return
+	}
+	f.land(ctx, old, merged)
+}
+
+// land records the commit the proposal's merge moves the target to, moves it there from old
+// (moveTarget) and records the proposal merged. A target that moved meanwhile (another merge
+// between the runner's reading it and moving it) leaves the proposal approved, waiting: the next
+// step merges it into the current target, its approvals kept where what lands is the same.
+func (f *flow) land(ctx context.Context, old, merged string) {
+	// What it lands is recorded first: a runner stopped between the land and the record below
+	// finds it landed at its next step (landedBefore).
+	if err := f.r.Store.Tx(ctx, func(tx *store.Tx) error { return tx.SetMeta(landingKey(f.p.Seq), merged) }); err != nil {
+		f.wait(ctx, "approved; not merged yet: "+err.Error())
+		return
+	}
+	if err := f.moveTarget(ctx, old, merged); errors.Is(err, errTargetMoved) {
+		f.wait(ctx, "approved; not merged yet: "+err.Error())
+		return
+	} else if err != nil {
+		f.refuse(ctx, err.Error(), nil)
+		return
+	}
+	f.move(ctx, func(m *store.Proposal) {
+		m.State, m.Merged = store.ProposalMerged, merged
+		m.Reason = fmt.Sprintf("into %s at %s (%s)", f.p.Target, short(merged), f.approval())
+	})
+}
+
+// lands is what merging the proposal into old lands: the commit it makes (mergeCommit) and the
+// files that change, vetted (mergecheck.Landed: a merge that follows a rename on the target
+// writes the proposal's edit under the new name, which its own commits never touch). On
+// codeHost github it is what GitHub's merge of a head behind its target lands (a 3-way merge,
+// when the protection does not require it up to date). False when it refused the proposal or
+// left it waiting, saying why.
+func (f *flow) lands(ctx context.Context, cfg *ActorConfig, files []string, old string) (string, []string, bool) {
 	merged, conflicts, err := f.mergeCommit(ctx, old)
 	if err != nil {
 		f.wait(ctx, "approved; the merge failed: "+err.Error())
-		return
+		return "", nil, false
 	}
 	if len(conflicts) > 0 {
 		f.refuse(ctx, fmt.Sprintf("%s moved since and conflicts with it; propose again from the current %s", f.p.Target, f.p.Target), conflicts)
-		return
+		return "", nil, false
 	}
-	// What lands is checked too: the merged tree's difference from the target, and the human
-	// gate reads it (a merge that follows a rename on the target writes the proposal's edit
-	// under the new name, which its own commits never touch).
 	landed, reason, bad, err := mergecheck.Landed(f.git(ctx), files, old, merged, f.p.Actor, capScope(cfg, "code:propose"))
 	if err != nil || reason != "" {
 		if err != nil {
 			reason = err.Error()
 		}
 		f.refuse(ctx, reason, bad)
-		return
+		return "", nil, false
 	}
-	if !f.humanApproved(ctx, landed) {
-		return
+	return merged, landed, true
+}
+
+// approval is what the proposal merges with, for its merged reason: the reviewer's approval,
+// or the maintainer's ask it waited for, done (its reason said it waited for that ask).
+func (f *flow) approval() string {
+	why := strings.TrimPrefix(f.p.Reason, "approved; ")
+	if f.p.Ask != "" && strings.HasPrefix(why, "waiting for a maintainer's verified act") {
+		return fmt.Sprintf("approved, and the maintainer's ask %s resolved done", f.p.Ask)
 	}
-	// What it lands is recorded first: a runner stopped between the land and the record below
-	// finds it landed at its next step (landedBefore).
-	if err := r.Store.Tx(ctx, func(tx *store.Tx) error { return tx.SetMeta(landingKey(f.p.Seq), merged) }); err != nil {
-		f.wait(ctx, "approved; not merged yet: "+err.Error())
-		return
-	}
-	if err := f.land(ctx, old, merged); err != nil {
-		f.refuse(ctx, err.Error(), nil)
-		return
-	}
-	f.move(ctx, func(m *store.Proposal) {
-		m.State, m.Merged = store.ProposalMerged, merged
-		m.Reason = fmt.Sprintf("into %s at %s (%s)", f.p.Target, short(merged), strings.TrimPrefix(f.p.Reason, "approved; "))
-	})
+	return why
 }
 
 // landingKey is the store's meta key holding the commit a merge of proposal seq moves its target
@@ -148,7 +182,7 @@ func (f *flow) landedBefore(ctx context.Context) bool {
 	case in(landing):
 		f.move(ctx, func(m *store.Proposal) {
 			m.State, m.Merged = store.ProposalMerged, landing
-			m.Reason = fmt.Sprintf("into %s at %s (%s; recorded after its merge was interrupted)", f.p.Target, short(landing), strings.TrimPrefix(f.p.Reason, "approved; "))
+			m.Reason = fmt.Sprintf("into %s at %s (%s; recorded after its merge was interrupted)", f.p.Target, short(landing), f.approval())
 		})
 	case in(f.p.Head):
 		f.refuse(ctx, fmt.Sprintf("its head %s is already in %s, merged there outside the code flow: nothing to merge", short(f.p.Head), f.p.Target), nil)
@@ -240,17 +274,20 @@ func conflicted(out []byte) []string {
 	return paths
 }
 
-// land moves the target from old to merged: in the checkout that has it checked out, by a
+// errTargetMoved is moveTarget's error for a target that moved from the commit it merged into.
+var errTargetMoved = errors.New("the target moved while it merged")
+
+// moveTarget moves the target from old to merged: in the checkout that has it checked out, by a
 // fast-forward that refuses to overwrite local changes there; else by a compare-and-swap of
-// the branch, which fails if it moved meanwhile.
-func (f *flow) land(ctx context.Context, old, merged string) error {
+// the branch, which fails (errTargetMoved) if it moved meanwhile.
+func (f *flow) moveTarget(ctx context.Context, old, merged string) error {
 	if at, _ := gitws.CheckedOut(ctx, f.repo, f.p.Target); at != "" {
 		head, err := gitws.Git(ctx, at, "rev-parse", "HEAD")
 		if err != nil {
 			return fmt.Errorf("cannot read %s's head in %s: %v", f.p.Target, at, err)
 		}
 		if head != old {
-			return fmt.Errorf("%s moved while it merged (from %s to %s); propose again", f.p.Target, short(old), short(head))
+			return fmt.Errorf("%w: %s moved from %s to %s; the next step merges it into the current %s", errTargetMoved, f.p.Target, short(old), short(head), f.p.Target)
 		}
 		if _, err := gitws.Git(ctx, at, "merge", "--ff-only", "--quiet", merged); err != nil {
 			return fmt.Errorf("%s is checked out in %s and cannot fast-forward to %s there (%v): commit or stash the changes there, or merge it yourself with git -C %s merge --ff-only %s", f.p.Target, at, short(merged), err, at, merged)
@@ -258,7 +295,7 @@ func (f *flow) land(ctx context.Context, old, merged string) error {
 		return nil
 	}
 	if _, err := gitws.Git(ctx, f.repo, "update-ref", "-m", fmt.Sprintf("autonomy: merge proposal %d", f.p.Seq), "refs/heads/"+f.p.Target, merged, old); err != nil {
-		return fmt.Errorf("%s moved while it merged; propose again (%v)", f.p.Target, err)
+		return fmt.Errorf("%w: %s is no longer at %s (%v); the next step merges it into the current %s", errTargetMoved, f.p.Target, short(old), err, f.p.Target)
 	}
 	return nil
 }
@@ -289,6 +326,10 @@ func (f *flow) personApproves(ctx context.Context, touched []string) bool {
 	proposer, _, _ := r.Store.Get(ctx, f.p.Session)
 	text := fmt.Sprintf("Approve merging proposal %d of %s (branch %s at %s into %s)? It touches human-required paths: %s. The operator approves it: autonomy runner update ASK --new-token, then autonomy runner update ASK --status done --token TOKEN --evidence WHAT-YOU-CHECKED (failed to decline).",
 		f.p.Seq, f.p.Actor, f.p.Branch, f.p.Head, f.p.Target, strings.Join(touched, ", "))
+	if f.merged != "" {
+		// The approval binds to what lands at those paths: the merge's difference from the target.
+		text += fmt.Sprintf(" What its merge lands there: git diff %s %s (the merge, a commit in the repository, of the target at %s).", f.old, f.merged, f.old)
+	}
 	cfg, err := r.In.Actor(maintainer)
 	if err != nil {
 		f.refuse(ctx, err.Error(), nil)
@@ -299,8 +340,9 @@ func (f *flow) personApproves(ctx context.Context, touched []string) bool {
 		f.wait(ctx, fmt.Sprintf("approved; engaging the maintainer %s failed: %v", maintainer, err))
 		return false
 	}
-	// What the maintainer is asked to approve: an approval covers these paths, no other.
-	asked, _ := json.Marshal(askedPaths{Ask: res.Session.ID, Paths: touched})
+	// What the maintainer is asked to approve: an approval covers these paths, no other, with
+	// what lands at each of them now.
+	asked, _ := json.Marshal(askedPaths{Ask: res.Session.ID, Paths: touched, Blobs: f.blobs(ctx, touched)})
 	_ = r.Store.Tx(ctx, func(tx *store.Tx) error { return tx.SetMeta(askKey(f.p.Seq), string(asked)) })
 	_ = r.Store.Log(ctx, store.Event{Session: res.Session.ID, Actor: maintainer, Kind: "proposal", Message: text})
 	f.tellOperator(res.Session.ID, "touches human-required paths ("+strings.Join(touched, ", ")+"): a maintainer approves it")
@@ -311,19 +353,38 @@ func (f *flow) personApproves(ctx context.Context, touched []string) bool {
 	return false
 }
 
-// askedPaths are the human-required paths the maintainer's ask Ask was engaged for.
+// askedPaths are the human-required paths the maintainer's ask Ask was engaged for, and what
+// the merge landed at each when it was (Blobs: a path's blob in the merged commit, absent when
+// none is there).
 type askedPaths struct {
-	Ask   string   `json:"ask"`
-	Paths []string `json:"paths"`
+	Ask   string            `json:"ask"`
+	Paths []string          `json:"paths"`
+	Blobs map[string]string `json:"blobs,omitempty"`
+}
+
+// blobs is the blob the proposal's merge (f.merged) lands at each of paths; a path it lands
+// nothing at is left out.
+func (f *flow) blobs(ctx context.Context, paths []string) map[string]string {
+	if f.merged == "" {
+		return nil
+	}
+	out := map[string]string{}
+	for _, p := range paths {
+		if id, err := gitws.Git(ctx, f.repo, "rev-parse", "--verify", "--quiet", f.merged+":"+p); err == nil {
+			out[p] = id
+		}
+	}
+	return out
 }
 
 func askKey(seq int64) string { return "proposal-ask:" + strconv.FormatInt(seq, 10) }
 
 // asked reads the maintainer's ask the proposal names: approved when it was resolved done for
-// every path of touched; settled (no ask to engage) when it is still open, was declined (the
+// every path of touched, with what lands at each unchanged since it was engaged; settled (no ask to engage) when it is still open, was declined (the
 // proposal refused) or cannot be read. An ask resolved done for fewer paths than what lands
-// now touches (the target moved since: a rename it made carries the proposal's edit under a
-// human-required path) is no approval of those, and a new ask is engaged.
+// now touches, or for what lands at them otherwise than now (the target moved since: a rename
+// it made carries the proposal's edit under a human-required path the ask named), is no
+// approval of them, and a new ask is engaged.
 func (f *flow) asked(ctx context.Context, touched []string) (approved, settled bool) {
 	a, ok, err := f.r.Store.Get(ctx, f.p.Ask)
 	switch {
@@ -346,10 +407,21 @@ func (f *flow) asked(ctx context.Context, touched []string) (approved, settled b
 		}
 		return err
 	})
-	if was.Ask == a.ID && subset(touched, was.Paths) {
+	if was.Ask == a.ID && subset(touched, was.Paths) && maps.Equal(f.blobs(ctx, touched), subMap(was.Blobs, touched)) {
 		return true, true
 	}
 	return false, false
+}
+
+// subMap is m restricted to keys.
+func subMap(m map[string]string, keys []string) map[string]string {
+	out := map[string]string{}
+	for _, k := range keys {
+		if v, ok := m[k]; ok {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // subset says whether every path of a is in b.

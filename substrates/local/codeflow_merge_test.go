@@ -38,6 +38,10 @@ func TestCodeFlowHumanGateReadsWhatLands(t *testing.T) {
 	if p.State != store.ProposalMerged || !strings.Contains(readFile(t, vision), "the agent's own vision") {
 		t.Fatalf("after the maintainer: %+v", p)
 	}
+	// Merged, it waits for nothing: its reason says the maintainer's ask was done.
+	if strings.Contains(p.Reason, "waiting") || !strings.Contains(p.Reason, "ask "+p.Ask+" resolved done") {
+		t.Errorf("merged, its reason: %s", p.Reason)
+	}
 }
 
 // A merge that read the proposal before another process's merge engaged the maintainer's ask
@@ -308,4 +312,95 @@ func (g *flowRig) awaitingMaintainer() store.Proposal {
 		g.t.Fatalf("before the maintainer: %+v", p)
 	}
 	return p
+}
+
+// The proposal adds docs/RULES.md in one commit and removes it in the next (net: nothing), and
+// adds a line to notes/draft.md. The ask names docs/RULES.md; the maintainer approves (nothing
+// of it lands). main then renames notes/draft.md to docs/RULES.md: what lands in docs/RULES.md is
+// the agent's line, under the path the approval named.
+func TestApprovalOfAPathNothingLandsAtIsNotReused(t *testing.T) {
+	f := flowFleet
+	f.yml = strings.Replace(f.yml, "human_required_paths: [docs/VISION.md]", "human_required_paths: [docs/VISION.md, docs/RULES.md]", 1)
+	g := newFlowRigOf(t, f)
+	draft := g.commitDraft("the rules")
+	os.MkdirAll(filepath.Join(g.dir, "docs"), 0o755)
+	gitRun(t, g.dir, "checkout", "-q", "-b", "feature")
+	g.set("docs/RULES.md", "placeholder\n")
+	gitRun(t, g.dir, "add", "docs/RULES.md")
+	gitRun(t, g.dir, "commit", "-qm", "rules placeholder")
+	gitRun(t, g.dir, "rm", "-q", "docs/RULES.md")
+	g.set("notes/draft.md", draft+"line 10: MALICIOUS\n")
+	gitRun(t, g.dir, "add", "notes/draft.md")
+	gitRun(t, g.dir, "commit", "-qm", "placeholder gone; a note")
+	head := gitRun(t, g.dir, "rev-parse", "HEAD")
+	gitRun(t, g.dir, "checkout", "-q", "main")
+	g.set("verdict", "approve\n")
+	ctx := context.Background()
+	if _, _, err := g.r.Store.AddProposal(ctx, store.Proposal{Session: "9-zzzz", Actor: "develop", Branch: "feature", Head: head, Target: "main", Title: "A note"}); err != nil {
+		t.Fatal(err)
+	}
+	g.r.advanceProposals(ctx)
+	g.settled("9-zzzz")
+	g.r.Wait()
+	p, _, _ := g.r.Store.ProposalOf(ctx, "9-zzzz")
+	if p.Ask == "" {
+		t.Fatalf("no ask: %+v", p)
+	}
+	t.Logf("asked: %s", p.Reason)
+	os.MkdirAll(filepath.Join(g.dir, "docs"), 0o755)
+	gitRun(t, g.dir, "mv", "notes/draft.md", "docs/RULES.md")
+	gitRun(t, g.dir, "commit", "-qm", "the draft becomes the rules")
+	first := p.Ask
+	g.approveAsk(first)
+	p, _, _ = g.r.Store.ProposalOf(ctx, "9-zzzz")
+	if got := readFile(t, filepath.Join(g.dir, "docs/RULES.md")); p.State == store.ProposalMerged || strings.Contains(got, "MALICIOUS") {
+		t.Fatalf("the approval of docs/RULES.md (added and removed, nothing landing) merged the agent's line into it: %s: %s", p.State, p.Reason)
+	}
+	if p.Ask == "" || p.Ask == first || !strings.Contains(p.Reason, "docs/RULES.md") {
+		t.Fatalf("what lands at docs/RULES.md changed since the ask: want a new ask naming it, got %q: %s", p.Ask, p.Reason)
+	}
+	// The new ask names the diff of what lands, which shows the agent's line in docs/RULES.md.
+	evs, err := g.r.Store.Events(ctx, p.Ask, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var diff []string
+	for _, e := range evs {
+		if i := strings.Index(e.Message, "git diff "); e.Kind == "proposal" && i >= 0 {
+			diff = strings.Fields(e.Message[i:])[2:4]
+		}
+	}
+	if diff == nil {
+		t.Fatalf("the ask's text names no diff of what lands: %+v", evs)
+	}
+	if out := gitRun(t, g.dir, "diff", diff[0], diff[1], "--", "docs/RULES.md"); !strings.Contains(out, "+line 10: MALICIOUS") {
+		t.Errorf("git diff %s %s shows no agent's line in docs/RULES.md:\n%s", diff[0], diff[1], out)
+	}
+}
+
+// A target that moves between the runner's merge and its move of the target (another merge in
+// between) leaves the proposal approved and waiting, its maintainer's ask kept: the next step
+// merges it into the current target.
+func TestCodeFlowTargetMovedWhileMergingWaits(t *testing.T) {
+	g := newFlowRig(t)
+	p := g.awaitingMaintainer()
+	ctx := context.Background()
+	old := gitRun(t, g.dir, "rev-parse", "main")
+	g.set("other.md", "a person's note\n")
+	gitRun(t, g.dir, "add", "other.md")
+	gitRun(t, g.dir, "commit", "-qm", "a person's note")
+	repo, err := gitws.Repo(g.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	(&flow{r: g.r, repo: repo, p: p}).land(ctx, old, p.Head) // main moved from old meanwhile
+	p, _, _ = g.r.Store.ProposalOf(ctx, p.Session)
+	if p.State != store.ProposalApproved || !strings.Contains(p.Reason, "moved") {
+		t.Fatalf("main moved while it merged: %s: %s, want it approved and waiting", p.State, p.Reason)
+	}
+	g.approveAsk(p.Ask)
+	p, _, _ = g.r.Store.ProposalOf(ctx, p.Session)
+	if p.State != store.ProposalMerged || readFile(t, filepath.Join(g.dir, "docs/VISION.md")) == "" || readFile(t, filepath.Join(g.dir, "other.md")) == "" {
+		t.Errorf("at the next step, with the maintainer's approval: %s: %s", p.State, p.Reason)
+	}
 }
