@@ -42,6 +42,11 @@ func guardedGit(p string) bool {
 	switch p {
 	case "config", "config.worktree", "info/attributes", "hooks":
 		return true
+	case "commondir", "gitdir", "objects/info/alternates", "objects/info/http-alternates":
+		// Where git finds the repository's config, refs and objects: a commondir planted in the
+		// main git directory makes git read another directory's config (its remotes, its
+		// fsmonitor) while config itself is untouched; alternates add object stores.
+		return true
 	}
 	if strings.HasPrefix(p, "hooks/") {
 		return true
@@ -93,6 +98,9 @@ func readGit(dir string) (map[string]gitFile, map[string]bool, error) {
 			return nil
 		}
 		if d.IsDir() {
+			if p == "objects" || p == "objects/info" {
+				return nil // for its alternates alone (guardedGit): no other entry of objects is read
+			}
 			if parts := strings.Split(p, "/"); len(parts) == 2 && parts[0] == "worktrees" {
 				wts[parts[1]] = true
 			}

@@ -34,6 +34,7 @@ git config alias.st '!touch pwned'
 git config core.fsmonitor "$evil/post-checkout"
 echo '* filter=evil' >> "$common/info/attributes"
 git commit -q --allow-empty -m "agent work"
+echo "$evil" >> "$common/objects/info/alternates"
 ` + deliverResult + `
 if [ -n "$ASIDE_LINK" ]; then
   mkdir -p "$AUTONOMY_DIR/.autonomy/state/tampered"
@@ -97,7 +98,7 @@ func TestAgentCannotKeepGitHooksOrConfig(t *testing.T) {
 			s := launch(t, r, LaunchRequest{Actor: "planter"})
 			got := waitEnded(t, r, s.ID)
 			r.Wait()
-			want := []string{"config", "info/attributes"}
+			want := []string{"config", "info/attributes", "objects/info/alternates"}
 			if c.link == "" {
 				want = append(want, "hooks/post-checkout")
 			} else {
@@ -122,6 +123,9 @@ func TestAgentCannotKeepGitHooksOrConfig(t *testing.T) {
 			}
 			if _, err := os.Stat(filepath.Join(git, "info", "attributes")); !errors.Is(err, os.ErrNotExist) {
 				t.Errorf("info/attributes the agent added is still there: %v", err)
+			}
+			if _, err := os.Stat(filepath.Join(git, "objects", "info", "alternates")); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("the alternates the agent added are still there: %v", err)
 			}
 			// The user's own git, plain: checking out runs no hook, no fsmonitor, no alias. (The
 			// agent's own git ran its fsmonitor while it worked: that mark goes first.)
@@ -153,6 +157,8 @@ func TestGuardedGitPaths(t *testing.T) {
 		"config": true, "config.worktree": true, "info/attributes": true, "hooks": true, "hooks/pre-commit": true,
 		"worktrees/x/config.worktree": true, "modules/sub/config": true, "modules/sub/hooks/post-checkout": true,
 		"modules/a/modules/b/info/attributes": true, "modules/sub/hooks": true,
+		"commondir": true, "gitdir": true, "objects/info/alternates": true, "objects/info/http-alternates": true,
+		"objects/info/packs": false, "objects/pack/x.pack": false,
 		"HEAD": false, "index": false, "info/exclude": false, "worktrees/x/HEAD": false, "refs/heads/main": false,
 		"modules/sub/HEAD": false, "description": false, "packed-refs": false,
 	} {

@@ -31,14 +31,19 @@ var safeConfig = []string{
 //     alias or helper from the user's or the system's configuration (git-lfs's filter, above
 //     all, which would read a committed .lfsconfig and contact the URL it names);
 //     GIT_LFS_SKIP_SMUDGE as well, should git-lfs run anyway;
-//   - GIT_TERMINAL_PROMPT=0: git must fail, not wait for a password on a terminal nobody watches.
+//   - GIT_TERMINAL_PROMPT=0: git must fail, not wait for a password on a terminal nobody watches;
+//   - no GH_TOKEN or GITHUB_TOKEN: no git of the runner's needs the token in its environment (a
+//     transfer to GitHub is handed it as one header, scoped to GitHub's server: transfer.go), and
+//     the repository's configuration may name programs git runs (a filter, fsmonitor) that
+//     would read it.
 //
 // The repository's own configuration (.git/config) is still read: the filters and merge drivers
 // it defines are switched off per command by driverConfig.
 func gitEnv() []string {
 	var env []string
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "GIT_") {
+		name, _, _ := strings.Cut(kv, "=")
+		if !strings.HasPrefix(name, "GIT_") && name != "GH_TOKEN" && name != "GITHUB_TOKEN" {
 			env = append(env, kv)
 		}
 	}

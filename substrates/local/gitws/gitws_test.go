@@ -435,8 +435,12 @@ func commitQuiet(dir, file string) error {
 func TestGitEnv(t *testing.T) {
 	t.Setenv("GIT_DIR", "/nonexistent")
 	t.Setenv("GIT_TERMINAL_PROMPT", "1")
+	t.Setenv("GH_TOKEN", "ghs_secret1")
+	t.Setenv("GITHUB_TOKEN", "ghs_secret2")
+	t.Setenv("GH_TOKENISH", "kept")
 	env := strings.Join(gitEnv(), "\n")
-	if strings.Contains(env, "GIT_DIR=") || strings.Contains(env, "GIT_TERMINAL_PROMPT=1") || !strings.Contains(env, "GIT_TERMINAL_PROMPT=0") {
+	if strings.Contains(env, "GIT_DIR=") || strings.Contains(env, "GIT_TERMINAL_PROMPT=1") || !strings.Contains(env, "GIT_TERMINAL_PROMPT=0") ||
+		strings.Contains(env, "ghs_secret") || !strings.Contains(env, "GH_TOKENISH=kept") {
 		t.Errorf("git's environment:\n%s", env)
 	}
 	repo, _ := newRepo(t)
