@@ -182,7 +182,9 @@ func (r *Runner) targetBranch(ctx context.Context, repo string) (string, error) 
 	if err != nil || b == "" {
 		return "", fmt.Errorf("the installation root is on no branch (detached HEAD): set policy.box.local.targetBranch")
 	}
-	return b, nil
+	// The root's HEAD is a file a session can write while it runs: the branch it named first is
+	// the target, and another later is refused.
+	return r.pin("target-branch-from-head", b, "the installation root's checked-out branch", "policy.box.local.targetBranch")
 }
 
 // advance takes the proposal as far as it can go now: checked and in review, settled by its

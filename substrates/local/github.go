@@ -1,6 +1,7 @@
 package local
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/autonomyhq/autonomy/internal/sessionenv"
+	"github.com/autonomyhq/autonomy/internal/store"
 	"github.com/google/go-github/v62/github"
 )
 
@@ -31,7 +33,13 @@ func (r *Runner) githubRepo(boxRepo, envRepo string) (owner, name string, err er
 		repo = envRepo
 	}
 	if repo == "" {
-		repo = originRepo(r.In.Dir)
+		if repo = originRepo(r.In.Dir); repoName().MatchString(repo) {
+			// The origin remote is in a config a session can write while it runs: the repository
+			// it named first is the one, and another later is refused.
+			if repo, err = r.pin("github-repo-from-origin", repo, "the origin remote", "policy.box.local.events.repo (owner/name) or GITHUB_REPOSITORY"); err != nil {
+				return "", "", err
+			}
+		}
 	}
 	owner, name, ok := strings.Cut(repo, "/")
 	if !ok || !repoName().MatchString(repo) {
@@ -61,4 +69,28 @@ func githubClient(token, baseURL string, hc *http.Client) (*github.Client, error
 		gc.BaseURL = u
 	}
 	return gc, nil
+}
+
+// pin is derived, read from a file a session can write while it runs (the origin remote, the
+// installation root's checked-out branch), as this installation first read it: stored under key
+// the first time, and an error naming set (the setting that names it for good) when it reads
+// otherwise later.
+func (r *Runner) pin(key, derived, what, set string) (string, error) {
+	var pinned string
+	err := r.Store.Tx(context.Background(), func(tx *store.Tx) error {
+		v, ok, err := tx.Meta(key)
+		if err != nil || ok {
+			pinned = v
+			return err
+		}
+		pinned = derived
+		return tx.SetMeta(key, derived)
+	})
+	if err != nil {
+		return "", err
+	}
+	if pinned != derived {
+		return "", fmt.Errorf("%s now names %s, but this installation has used %s since it first read it, and a session can change %s: set %s to the one you mean", what, derived, pinned, what, set)
+	}
+	return derived, nil
 }
