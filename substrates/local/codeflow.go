@@ -50,6 +50,9 @@ type flow struct {
 	// landed are the files that merge changes, vetted (on codeHost github, gated with GitHub's
 	// compare in one ask: landsOnGitHub).
 	landed []string
+	// gdir is where the gate's git reads run on codeHost github: the runner's store of GitHub's
+	// objects (readFromGitHub), never the repository's, which a session writes ("" until then).
+	gdir string
 }
 
 // proposeOnEnd records the proposal of session s, which ended done, if its actor proposes code
@@ -246,13 +249,13 @@ func (f *flow) wait(ctx context.Context, why string) {
 
 // git runs git in the repository, output as it is.
 func (f *flow) git(ctx context.Context) mergecheck.Git {
-	return func(args ...string) ([]byte, error) { return gitws.Output(ctx, f.repo, args...) }
+	return func(args ...string) ([]byte, error) { return gitws.Output(ctx, f.dir(), args...) }
 }
 
 // check applies gh propose's checks to the proposal's commits from their merge base with
 // base; it returns the paths they change, or refuses the proposal (nil).
 func (f *flow) check(ctx context.Context, cfg *ActorConfig, base string) []string {
-	mb, err := gitws.Git(ctx, f.repo, "merge-base", base, f.p.Head)
+	mb, err := gitws.Git(ctx, f.dir(), "merge-base", base, f.p.Head)
 	if err != nil {
 		f.refuse(ctx, "its commits share no history with "+f.p.Target, nil)
 		return nil

@@ -46,8 +46,8 @@ func (f *flow) targetBase(ctx context.Context) (string, bool) {
 	gh, err := f.github(ctx)
 	if err == nil {
 		var sha string
-		if sha, err = gh.fetchTarget(ctx, f.repo, f.p.Target); err == nil {
-			if _, in := gitws.Git(ctx, f.repo, "merge-base", "--is-ancestor", f.p.Head, sha); in == nil && f.p.State == store.ProposalApproved {
+		if sha, err = gh.fetchTarget(ctx, f.dir(), f.p.Target); err == nil {
+			if _, in := gitws.Git(ctx, f.dir(), "merge-base", "--is-ancestor", f.p.Head, sha); in == nil && f.p.State == store.ProposalApproved {
 				f.mergeOnGitHub(ctx) // GitHub merged it (a merge commit, a rebase): nothing is left to check
 				return "", false
 			}
@@ -150,7 +150,7 @@ func (f *flow) mergesAsVetted(ctx context.Context, gh *ghCode) string {
 	if f.old == "" {
 		return "" // its head is in GitHub's target already (targetBase): it lands nothing
 	}
-	if _, err := gitws.Git(ctx, f.repo, "merge-base", "--is-ancestor", f.old, f.p.Head); err == nil {
+	if _, err := gitws.Git(ctx, f.dir(), "merge-base", "--is-ancestor", f.old, f.p.Head); err == nil {
 		return ""
 	}
 	prot, _, err := gh.client.Repositories.GetBranchProtection(ctx, gh.owner, gh.name, f.p.Target)

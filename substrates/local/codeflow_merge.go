@@ -70,6 +70,9 @@ func (f *flow) merge(ctx context.Context) {
 		f.refuse(ctx, fmt.Sprintf("the branch %s moved to %s after its approval of %s; it merges nothing", f.p.Branch, short(tip), short(f.p.Head)), nil)
 		return
 	}
+	if r.onGitHub() && !f.readFromGitHub(ctx) {
+		return // the gate reads what GitHub has, in the runner's store (codeflow_ghstore.go)
+	}
 	old, ok := f.targetBase(ctx) // on codeHost github, GitHub's (codeflow_ghbase.go)
 	if !ok {
 		return
@@ -227,12 +230,12 @@ func lockMerges(ctx context.Context, repo string, wait time.Duration) (unlock fu
 // moved since the branch left it (a fast-forward), else a merge commit of the two made without
 // a worktree (git merge-tree), or the paths that conflict.
 func (f *flow) mergeCommit(ctx context.Context, old string) (string, []string, error) {
-	if _, err := gitws.Git(ctx, f.repo, "merge-base", "--is-ancestor", old, f.p.Head); err == nil {
+	if _, err := gitws.Git(ctx, f.dir(), "merge-base", "--is-ancestor", old, f.p.Head); err == nil {
 		return f.p.Head, nil, nil
 	} else if !gitws.Failed(err, 1) {
 		return "", nil, err
 	}
-	out, err := gitws.Output(ctx, f.repo, "merge-tree", "--write-tree", "-z", "--name-only", "--no-messages", old, f.p.Head)
+	out, err := gitws.Output(ctx, f.dir(), "merge-tree", "--write-tree", "-z", "--name-only", "--no-messages", old, f.p.Head)
 	if err != nil {
 		if gitws.Failed(err, 1) {
 			return "", conflicted(out), nil
@@ -242,7 +245,7 @@ func (f *flow) mergeCommit(ctx context.Context, old string) (string, []string, e
 	tree := strings.TrimRight(strings.SplitN(string(out), "\x00", 2)[0], "\n")
 	msg := fmt.Sprintf("Merge proposal %d of %s: %s\n\nBranch %s at %s, approved: %s", f.p.Seq, f.p.Actor, oneLine(f.p.Title), f.p.Branch, f.p.Head, f.p.Reason)
 	args := append(append([]string{}, mergeIdentity...), "commit-tree", tree, "-p", old, "-p", f.p.Head, "-m", msg)
-	commit, err := gitws.Git(ctx, f.repo, args...)
+	commit, err := gitws.Git(ctx, f.dir(), args...)
 	return commit, nil, err
 }
 
@@ -328,7 +331,13 @@ func (f *flow) personApproves(ctx context.Context, touched []string) bool {
 		f.p.Seq, f.p.Actor, f.p.Branch, f.p.Head, f.p.Target, strings.Join(touched, ", "))
 	if f.merged != "" {
 		// The approval binds to what lands at those paths: the merge's difference from the target.
-		text += fmt.Sprintf(" What its merge lands there: git diff %s %s (the merge, a commit in the repository, of the target at %s).", f.old, f.merged, f.old)
+		diff, where := "git diff", "a commit in the repository"
+		if f.gdir != "" {
+			// On codeHost github, read from the runner's store of what GitHub has: the
+			// repository's objects are a session's to overwrite.
+			diff, where = "git --git-dir "+f.gdir+" diff", "a commit in the runner's store of GitHub's objects, which no session writes"
+		}
+		text += fmt.Sprintf(" What its merge lands there: %s %s %s (the merge, %s, of the target at %s).", diff, f.old, f.merged, where, f.old)
 	}
 	cfg, err := r.In.Actor(maintainer)
 	if err != nil {
@@ -370,7 +379,7 @@ func (f *flow) blobs(ctx context.Context, paths []string) map[string]string {
 	}
 	out := map[string]string{}
 	for _, p := range paths {
-		if id, err := gitws.Git(ctx, f.repo, "rev-parse", "--verify", "--quiet", f.merged+":"+p); err == nil {
+		if id, err := gitws.Git(ctx, f.dir(), "rev-parse", "--verify", "--quiet", f.merged+":"+p); err == nil {
 			out[p] = id
 		}
 	}
