@@ -288,3 +288,46 @@ func TestCodexWaitsForSlowCommand(t *testing.T) {
 		t.Errorf("final request played turn %d, want 2", last.Turn)
 	}
 }
+
+// TestCodexCodeModeRunsShellAndAnswers runs codex with its default model (no -m), for which codex
+// 0.169.0 offers only code mode's exec tool (JavaScript calling exec_command), listed in an
+// additional_tools input item: the script's shell turn still runs, and a slow command is waited for.
+func TestCodexCodeModeRunsShellAndAnswers(t *testing.T) {
+	program := agentcli.Require(t, "codex")
+	fake := modelfake.Start(
+		modelfake.Turn{Shell: "sleep 1; echo hi > proof.txt && echo wrote-proof"},
+		modelfake.Turn{Shell: "cat proof.txt"},
+		modelfake.Turn{Text: "All done."},
+	)
+	defer fake.Close()
+	defer modelfake.SetCodexYield(250, 250)()
+	work := t.TempDir()
+	env := []string{"CODEX_HOME=" + t.TempDir(), "HOME=" + t.TempDir(), "MODELFAKE_API_KEY=sk-modelfake"}
+	argv := codexArgv(program, fake.OpenAIBaseURL(), "danger-full-access")
+	for i := range argv {
+		if argv[i] == "-m" {
+			argv = append(argv[:i:i], argv[i+2:]...)
+			break
+		}
+	}
+	run := runCLI(t, work, env, skillPrompt, argv...)
+	logRequests(t, fake)
+	if run.err != nil || fake.Err() != nil {
+		t.Fatalf("codex: %v, server: %v\nstdout:\n%s\nstderr:\n%s", run.err, fake.Err(), run.stdout, run.stderr)
+	}
+	s := fake.Scripted()
+	if len(s) == 0 || !contains(s[0].Tools, "exec") || contains(s[0].Tools, "exec_command") {
+		t.Fatalf("codex's default model did not get code mode (tools %v): the test no longer tests it", s[0].Tools)
+	}
+	got, err := os.ReadFile(filepath.Join(work, "proof.txt"))
+	if err != nil || string(got) != "hi\n" {
+		t.Fatalf("proof.txt = %q, %v; stdout:\n%s", got, err, run.stdout)
+	}
+	last := s[len(s)-1]
+	if outs := strings.Join(last.ToolOutputs, "\n"); !strings.Contains(outs, "wrote-proof") || !strings.Contains(outs, "Process exited with code 0") {
+		t.Errorf("tool outputs = %q; want the command's exit code and output", last.ToolOutputs)
+	}
+	if !strings.Contains(run.stdout, `"type":"agent_message","text":"All done."`) {
+		t.Errorf("final message missing from --json output:\n%s", run.stdout)
+	}
+}

@@ -35,7 +35,18 @@
 // "Process exited with code N\nOutput:\n...". The fake asks for a 30 s wait
 // (codex's cap; its default is 10 s); a command still running then is
 // polled with write_stdin until it exits, so the next turn never overtakes
-// it (TestCodexWaitsForSlowCommand). The argv, prompt on stdin:
+// it (TestCodexWaitsForSlowCommand).
+//
+// Without -m, codex 0.169.0 asks for its default model, gpt-6.1-sol, and offers it code mode
+// instead: no tool in the request's tools, one additional_tools input item (role developer)
+// holding namespaces of tools, the functions namespace's custom tool exec taking JavaScript
+// run in an isolate whose global tools holds exec_command, write_stdin and the session's MCP
+// tools (mcp__SERVER__TOOL, listed in ALL_TOOLS). The fake then answers a shell turn with a
+// custom_tool_call of exec whose script runs the command with tools.exec_command, polls it
+// with tools.write_stdin until it has an exit_code, and reports "Process exited with code
+// N\nOutput:\n..." with text(); a tool turn with a script calling the tool found in ALL_TOOLS
+// by its name or its last part after "__" (TestCodexCodeModeRunsShellAndAnswers; through a
+// local session's tools, TestCodexCodeModeActsThroughTheTools). The argv, prompt on stdin:
 //
 //	codex exec --json --skip-git-repo-check --ephemeral --ignore-user-config \
 //	  --sandbox danger-full-access \

@@ -89,6 +89,7 @@ func (s *Server) serveResponses(w http.ResponseWriter, r *http.Request, rec *Req
 		s.fail(fmt.Errorf("modelfake: POST %s: %v", r.URL.Path, err))
 		return func() { openAIError(w, http.StatusBadRequest, "modelfake: "+err.Error()) }
 	}
+	rec.Tools = append(rec.Tools, additionalTools(items)...)
 	h := s.history(req.Instructions, items, rec)
 	conv, polls, lastOutput := h.conv, h.polls, h.lastOutput
 
@@ -98,6 +99,9 @@ func (s *Server) serveResponses(w http.ResponseWriter, r *http.Request, rec *Req
 		if shellArgs == nil && contains(rec.Tools, st.name) {
 			shell, shellArgs = st.name, st.args
 		}
+	}
+	if shellArgs == nil && contains(rec.Tools, codeModeTool) {
+		return s.codeModeTurn(w, req, rec, h)
 	}
 	if shellArgs == nil {
 		// No shell tool: not the agent's conversation (a summary, a title).
@@ -186,7 +190,7 @@ func (s *Server) history(instructions string, items []responsesItem, rec *Reques
 // call records a tool call of the history; scripted calls (the shell's, a Tool turn's) count.
 func (h *responsesHistory) call(it responsesItem, scripted bool) {
 	h.conv.lastCall, h.conv.lastCallID = it.Name, it.CallID
-	if isOpenAIShell(it.Name) || it.Type == "local_shell_call" || scripted {
+	if isOpenAIShell(it.Name) || it.Type == "local_shell_call" || scripted || it.Type == "custom_tool_call" && it.Name == codeModeTool {
 		h.conv.shellCalls++
 	}
 	if it.Name == "write_stdin" {
@@ -324,7 +328,16 @@ func writeResponse(w http.ResponseWriter, req responsesRequest, model string, ca
 			added[k] = v
 		}
 		added["arguments"], added["status"] = "", "in_progress"
-		if args, ok := item["arguments"].(string); ok {
+		if input, ok := item["input"].(string); ok {
+			// A custom tool's call (code mode's exec): its input is free text.
+			delete(added, "arguments")
+			added["input"] = ""
+			ev("response.output_item.added", map[string]any{"output_index": 0, "item": added})
+			for _, c := range chunks(input, 24) {
+				ev("response.custom_tool_call_input.delta", map[string]any{"item_id": itemID, "output_index": 0, "delta": c})
+			}
+			ev("response.custom_tool_call_input.done", map[string]any{"item_id": itemID, "output_index": 0, "input": input})
+		} else if args, ok := item["arguments"].(string); ok {
 			ev("response.output_item.added", map[string]any{"output_index": 0, "item": added})
 			for _, c := range chunks(args, 24) {
 				ev("response.function_call_arguments.delta", map[string]any{"item_id": itemID, "output_index": 0, "delta": c})

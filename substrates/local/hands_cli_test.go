@@ -4,6 +4,7 @@ package local
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -181,5 +182,37 @@ func TestIsolatedSessionShellIsWalledOff(t *testing.T) {
 				waitEndedWithin(t, r, x.ID, 30)
 			}
 		})
+	}
+}
+
+// TestCodexCodeModeActsThroughTheTools runs codex with its default model (none in the box):
+// codex 0.169.0 then offers the model only code mode's exec (JavaScript whose global tools holds
+// the shell and the session's MCP tools). The session's tools still act, and its result lands:
+// what a newcomer's profile without a model gets from `autonomy dev model`.
+func TestCodexCodeModeActsThroughTheTools(t *testing.T) {
+	f := handsFleet("codex")
+	f.yml = strings.Replace(f.yml, "{ agent: codex, model: gpt-5.5 }", "{ agent: codex }", 1)
+	fake := modelfake.Start(
+		modelfake.Turn{Tool: "comment", Args: json.RawMessage(`{"item":"7","body":"Triaged: ready."}`)},
+		modelfake.Turn{Tool: "launch", Args: json.RawMessage(`{"actor":"worker","subject":"7"}`)},
+		modelfake.Turn{Shell: "echo from-the-shell"},
+		submitDone("Triaged item 7."),
+		modelfake.Turn{Text: "Done."})
+	defer fake.Close()
+	r, s := fleetRun(t, "codex", f, fake)
+	if fake.Err() != nil || s.Status != ir.Done {
+		t.Fatalf("ended %s (%s); model: %v\n%s", s.Status, s.Reason, fake.Err(), sessionLogOf(r, s.ID))
+	}
+	if first := fake.Scripted()[0]; first.Model == "gpt-5.5" || !slices.Contains(first.Tools, "exec") || slices.Contains(first.Tools, "exec_command") {
+		t.Fatalf("model %s with tools %v: not code mode, the test no longer tests it", first.Model, first.Tools)
+	}
+	joined := strings.Join(toolOutputs(fake), "\n")
+	for _, want := range []string{`"recorded":true`, `"actor":"worker"`, "from-the-shell"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("the model never read %q:\n%s", want, joined)
+		}
+	}
+	if !strings.Contains(s.Verified, "delivered by submit_result") {
+		t.Errorf("the session's result: %q, want the one submitted through the tool", s.Verified)
 	}
 }
