@@ -6,21 +6,20 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"golang.org/x/term"
 )
 
 // ProgressAfter is how long work runs silently before Progress says it is still going.
 const ProgressAfter = time.Second
 
-// IsTerminal reports whether s, a command's stdin or stderr, is a terminal (a character
-// device): where a progress line that rewrites itself is welcome, and where a question may be
-// asked. A pipe, a file or a buffer is not.
+// IsTerminal reports whether s, a command's stdin or stderr, is a terminal (one the system
+// answers terminal requests on): where a progress line that rewrites itself is welcome, and
+// where a question may be asked. A pipe, a file, a buffer or another character device
+// (/dev/null: `cmd </dev/null` in CI, cron, ssh) is not.
 func IsTerminal(s any) bool {
 	f, ok := s.(*os.File)
-	if !ok {
-		return false
-	}
-	info, err := f.Stat()
-	return err == nil && info.Mode()&os.ModeCharDevice != 0
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // Progress shows, on w, that work named label is still going once it has run longer than after:

@@ -2,6 +2,7 @@ package cliout
 
 import (
 	"bytes"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -60,5 +61,18 @@ func TestProgressSilentWhenQuickOrNotATerminal(t *testing.T) {
 	stop()
 	if b.Len() != 0 || IsTerminal(&b) {
 		t.Errorf("a buffer got %q", b.String())
+	}
+}
+
+// TestDevNullIsNoTerminal: /dev/null is a character device, not a terminal: a command run with
+// stdin from it (CI, cron, ssh host cmd </dev/null) asks nothing and draws no progress.
+func TestDevNullIsNoTerminal(t *testing.T) {
+	f, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if IsTerminal(f) {
+		t.Errorf("%s is taken for a terminal", os.DevNull)
 	}
 }
