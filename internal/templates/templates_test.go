@@ -182,3 +182,27 @@ func TestBundledModelinesWorkOnceCopied(t *testing.T) {
 		}
 	}
 }
+
+// TestDocumentStepsWriteAndCommitEach: each document's folder made once, each document opened in
+// the editor with what it holds, all committed; a path is quoted for the shell; no documents,
+// no steps.
+func TestDocumentStepsWriteAndCommitEach(t *testing.T) {
+	role := func(name, path string) ir.Role {
+		return ir.Role{Name: ir.String{Value: name}, Path: ir.String{Value: path}}
+	}
+	got := DocumentSteps([]ir.Role{role("vision", "docs/VISION.md"), role("constitution", "docs/CONSTITUTION.md"), role("roadmap", "plan's/ROADMAP.md")})
+	want := []string{
+		"mkdir -p docs",
+		`mkdir -p 'plan'\''s'`,
+		`"${EDITOR:-vi}" docs/VISION.md   # the vision: ` + roleNotes["vision"],
+		`"${EDITOR:-vi}" docs/CONSTITUTION.md   # the constitution: ` + roleNotes["constitution"],
+		`"${EDITOR:-vi}" 'plan'\''s/ROADMAP.md'   # the roadmap: ` + roleNotes["roadmap"],
+		`git add docs/VISION.md docs/CONSTITUTION.md 'plan'\''s/ROADMAP.md' && git commit -m 'the governing documents of the fleet'`,
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("steps:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if got := DocumentSteps(nil); got != nil {
+		t.Errorf("no documents: %q", got)
+	}
+}
