@@ -1,6 +1,6 @@
 // Package golden holds the committed compile output of every bundled profile, and of the test
-// profiles listed in testProfiles, for every target it declares that this build implements:
-// golden/<profile>/<target>/…. The test compiles and compares
+// profiles listed in testProfiles, for every target it declares that this build implements
+// (and the pairs listed in undeclared): golden/<profile>/<target>/…. The test compiles and compares
 // byte for byte; `go test ./golden -update` (or `make golden`) rewrites the files, and every
 // rewritten line is reviewed before it is committed.
 package golden
