@@ -58,8 +58,12 @@ func DocumentSteps(documents []ir.Role) []string {
 	}
 	var folders, edits, paths []string
 	for _, d := range documents {
-		p := shellWord(d.Path.Value)
-		if folder := path.Dir(d.Path.Value); folder != "." && !slices.Contains(folders, folder) {
+		rel := d.Path.Value
+		if strings.HasPrefix(rel, "-") {
+			rel = "./" + rel // a path, never an option of mkdir, the editor or git
+		}
+		p := shellWord(rel)
+		if folder := path.Dir(rel); folder != "." && !slices.Contains(folders, folder) {
 			folders = append(folders, folder)
 		}
 		note := roleNotes[d.Name.Value]

@@ -202,6 +202,9 @@ func TestDocumentStepsWriteAndCommitEach(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("steps:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
+	if got := DocumentSteps([]ir.Role{role("vision", "-rf")}); got[0] != `"${EDITOR:-vi}" ./-rf   # the vision: `+roleNotes["vision"] || got[1] != "git add ./-rf && git commit -m 'the governing documents of the fleet'" {
+		t.Errorf("a path like an option: %q", got)
+	}
 	if got := DocumentSteps(nil); got != nil {
 		t.Errorf("no documents: %q", got)
 	}
