@@ -264,10 +264,10 @@ func TestRateMetric(t *testing.T) {
 
 func TestReadEvolveErrors(t *testing.T) {
 	cases := map[string]string{
-		"    evolve: [1]\n": "ir.yml:37:13: policy.box.evolve must be a mapping",
-		"    evolve:\n      evaluation: { metric: mean, field: score }\n":              "ir.yml:38:29: policy.box.evolve.evaluation.metric \"mean\" is unknown",
-		"    evolve:\n      evaluation: { metric: rate, field: verdict }\n":            "ir.yml:38:19: policy.box.evolve.evaluation: metric rate needs equals",
-		"    evolve:\n      evaluation: { metric: score }\n":                           "ir.yml:38:19: policy.box.evolve.evaluation has no field",
+		"    evolve: [1]\n": "ir.yml:36:13: policy.box.evolve must be a mapping",
+		"    evolve:\n      evaluation: { metric: mean, field: score }\n":              "ir.yml:37:29: policy.box.evolve.evaluation.metric \"mean\" is unknown",
+		"    evolve:\n      evaluation: { metric: rate, field: verdict }\n":            "ir.yml:37:19: policy.box.evolve.evaluation: metric rate needs equals",
+		"    evolve:\n      evaluation: { metric: score }\n":                           "ir.yml:37:19: policy.box.evolve.evaluation has no field",
 		"    evolve:\n      evaluation: { metric: score, field: s, minSessions: 0 }\n": "policy.box.evolve.evaluation.minSessions must be a positive integer",
 		"    evolve:\n      judge: { enabled: yes please }\n":                          "policy.box.evolve.judge.enabled must be true or false",
 		"    evolve:\n      judge: { agent: gpt }\n":                                   "policy.box.evolve.judge.agent \"gpt\" is no agent preset",

@@ -151,7 +151,7 @@ func TestCompileUndeclaredTargetWarns(t *testing.T) {
 	prof := copyProfile(t, "hello")
 	irPath := filepath.Join(prof, "ir.yml")
 	src, _ := os.ReadFile(irPath)
-	os.WriteFile(irPath, []byte(strings.Replace(string(src), "targets: [gh-actions, local, kubernetes]", "targets: [local]", 1)), 0o644)
+	os.WriteFile(irPath, []byte(strings.Replace(string(src), "targets: [gh-actions, local]", "targets: [local]", 1)), 0o644)
 	code, _, errOut := run(t, "compile", prof, "--target", "gh-actions", "--out", t.TempDir())
 	if code != 0 || !strings.Contains(errOut, `warning: the profile does not declare target "gh-actions"`) {
 		t.Fatalf("exit %d\n%s", code, errOut)

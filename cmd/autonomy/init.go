@@ -23,7 +23,8 @@ func newInit() *cobra.Command {
 		Short: "Scaffold a new profile from a bundled template",
 		Long: `init writes a new profile into DIR (default: autonomy, a folder of the repository the fleet
 will run in) from one of the bundled example profiles, checks that it validates, and prints the
-next steps for each target it declares. --list lists the templates.
+next steps for each target it declares: first, when the profile names governing documents
+(documents.roles), the steps that write and commit them. --list lists the templates.
 
 DIR must not exist or be empty: init never overwrites a file. The profile's editor schema is
 written beside it (ir.schema.json, which its yaml-language-server modeline names). --target
@@ -92,6 +93,12 @@ func initDone(out, errOut io.Writer, dir, template string) error {
 	for _, a := range p.Actors {
 		if !a.IsHuman() && actor == "" {
 			actor = a.Name.Value
+		}
+	}
+	if p.Documents != nil && len(p.Documents.Roles) > 0 {
+		fmt.Fprintf(out, "\nFirst, the documents the agents read (compile warns while one is missing):\n")
+		for _, s := range templates.DocumentSteps(p.Documents.Roles) {
+			fmt.Fprintf(out, "  %s\n", s)
 		}
 	}
 	for _, t := range p.Targets {

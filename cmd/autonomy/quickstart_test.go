@@ -144,13 +144,17 @@ func lintQuickstartWorkflows(t *testing.T, dir string) {
 }
 
 // runAsNewUser runs script with bash in work as a new user would: autonomy (built as a release
-// is) and the pinned codex on PATH, a fresh HOME, a git identity, at most 4 minutes. It returns
-// the script's output, and fails the test, with what ran in the background, if it failed.
+// is) and the pinned codex (unless codex is "") on PATH, a fresh HOME, a git identity, at most 4
+// minutes. It returns the script's output, and fails the test, with what ran in the background,
+// if it failed.
 func runAsNewUser(t *testing.T, codex, work, script string) string {
 	t.Helper()
 	bin, home, tmp := t.TempDir(), t.TempDir(), t.TempDir()
 	if err := os.Symlink(testbin.Path(t), filepath.Join(bin, "autonomy")); err != nil {
 		t.Fatal(err)
+	}
+	if codex == "" {
+		codex = filepath.Join(bin, "codex") // no codex: autonomy's own directory instead
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()

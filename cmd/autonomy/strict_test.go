@@ -10,16 +10,37 @@ import (
 	"github.com/autonomyhq/autonomy/ir"
 )
 
+// warnedHello is a copy of profiles/hello that draws two warnings: it declares kubernetes too,
+// which warns that tasks:converse is partial there, and a maxConcurrent, which gh-actions warns
+// it does not enforce.
+func warnedHello(t *testing.T) string {
+	t.Helper()
+	dir := copyProfile(t, "hello")
+	path := filepath.Join(dir, "ir.yml")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	warned := strings.Replace(string(data), "targets: [gh-actions, local]", "targets: [gh-actions, local, kubernetes]", 1)
+	warned = strings.Replace(warned, "policy:\n  box:", "policy:\n  maxConcurrent: 1\n  box:", 1)
+	if strings.Count(warned, "kubernetes]")+strings.Count(warned, "maxConcurrent: 1") != 2 {
+		t.Fatalf("profiles/hello no longer has the lines warnedHello rewrites:\n%s", data)
+	}
+	if err := os.WriteFile(path, []byte(warned), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
 // TestStrictValidate: --strict makes a warning fail validate (exit 1, not valid, in text and
 // JSON); without it the same profile is valid, and a profile without warnings passes both ways.
 func TestStrictValidate(t *testing.T) {
-	// gh-actions warns that maxConcurrent is not enforced, kubernetes that tasks:converse is partial
-	const warned = "../../profiles/hello"
+	warned := warnedHello(t)
 	if code, _, errOut := run(t, "validate", warned); code != 0 || !strings.Contains(errOut, "1 of 1 profile valid (0 errors, 2 warnings)") {
 		t.Fatalf("without --strict: exit %d\n%s", code, errOut)
 	}
 	code, out, errOut := run(t, "validate", "--strict", warned)
-	if code != 1 || !strings.Contains(out, "ir.yml:19:18: warning: gh-actions unsupported policy:maxConcurrent") ||
+	if code != 1 || !strings.Contains(out, "ir.yml:20:18: warning: gh-actions unsupported policy:maxConcurrent") ||
 		!strings.Contains(errOut, "0 of 1 profile valid (0 errors, 2 warnings; --strict makes warnings fail)") {
 		t.Errorf("--strict: exit %d, want 1\nstdout: %s\nstderr: %s", code, out, errOut)
 	}
@@ -40,7 +61,7 @@ func TestStrictValidate(t *testing.T) {
 // undeclared target); without warnings it installs.
 func TestStrictCompile(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "out")
-	code, _, errOut := run(t, "compile", "--strict", "../../profiles/hello", "--target", "gh-actions", "--out", dir)
+	code, _, errOut := run(t, "compile", "--strict", warnedHello(t), "--target", "gh-actions", "--out", dir)
 	if code != 1 || !strings.Contains(errOut, "warning: gh-actions unsupported policy:maxConcurrent") ||
 		!strings.Contains(errOut, "has 1 warning and --strict makes warnings fail; nothing was compiled") {
 		t.Errorf("exit %d, want 1\n%s", code, errOut)
@@ -72,7 +93,7 @@ func TestStrictCheck(t *testing.T) {
 	for _, c := range []struct {
 		profile string
 		want    int
-	}{{"../../profiles/hello", 1}, {"../../profiles/release-gate", 0}} {
+	}{{warnedHello(t), 1}, {"../../profiles/release-gate", 0}} {
 		dir := t.TempDir()
 		if code, _, errOut := run(t, "compile", c.profile, "--target", "gh-actions", "--out", dir); code != 0 {
 			t.Fatalf("compile: exit %d\n%s", code, errOut)
@@ -90,8 +111,8 @@ func TestStrictCheck(t *testing.T) {
 // TestStrictCheckJSON: check --strict --format json carries the warnings that fail it and why it
 // failed in the JSON, and the warnings without --strict too; a drift's failure is named there.
 func TestStrictCheckJSON(t *testing.T) {
-	dir := t.TempDir()
-	if code, _, errOut := run(t, "compile", "../../profiles/hello", "--target", "gh-actions", "--out", dir); code != 0 {
+	hello, dir := warnedHello(t), t.TempDir()
+	if code, _, errOut := run(t, "compile", hello, "--target", "gh-actions", "--out", dir); code != 0 {
 		t.Fatalf("compile: exit %d\n%s", code, errOut)
 	}
 	type report struct {
@@ -106,21 +127,21 @@ func TestStrictCheckJSON(t *testing.T) {
 		}
 		return r
 	}
-	code, out, _ := run(t, "check", "--strict", "--format", "json", "../../profiles/hello", "--target", "gh-actions", "--dir", dir)
+	code, out, _ := run(t, "check", "--strict", "--format", "json", hello, "--target", "gh-actions", "--dir", dir)
 	r := decode(out)
 	if code != 1 || len(r.Drift) != 0 || len(r.Warnings) != 1 || r.Failure == nil ||
 		!strings.Contains(r.Warnings[0].Message, "maxConcurrent") || r.Warnings[0].Pos.Line == 0 || r.Warnings[0].Severity != ir.Warning ||
 		!strings.HasSuffix(*r.Failure, "ir.yml has 1 warning and --strict makes warnings fail") {
 		t.Errorf("--strict: exit %d, want 1 with the warning and the failure\n%s", code, out)
 	}
-	code, out, _ = run(t, "check", "--format", "json", "../../profiles/hello", "--target", "gh-actions", "--dir", dir)
+	code, out, _ = run(t, "check", "--format", "json", hello, "--target", "gh-actions", "--dir", dir)
 	if r := decode(out); code != 0 || len(r.Warnings) != 1 || r.Failure != nil {
 		t.Errorf("without --strict: exit %d, want 0 with the warning and no failure\n%s", code, out)
 	}
 	if err := os.Remove(filepath.Join(dir, ".github/workflows/greeter.yml")); err != nil {
 		t.Fatal(err)
 	}
-	code, out, _ = run(t, "check", "--strict", "--format", "json", "../../profiles/hello", "--target", "gh-actions", "--dir", dir)
+	code, out, _ = run(t, "check", "--strict", "--format", "json", hello, "--target", "gh-actions", "--dir", dir)
 	if r := decode(out); code != 1 || len(r.Drift) != 1 || r.Failure == nil || !strings.Contains(*r.Failure, "1 file drifted") {
 		t.Errorf("drift: exit %d, want 1 with the drift named the failure\n%s", code, out)
 	}

@@ -4,8 +4,12 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"path"
+	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/autonomyhq/autonomy/ir"
 )
 
 // NextSteps is what to run after init for target, one command or note a line: dir is the new
@@ -35,6 +39,46 @@ func NextSteps(dir, target, actor string) []string {
 		}
 	}
 	return []string{"autonomy compile " + q + " --target " + target + " --dir ."}
+}
+
+// roleNotes says what each governing document role holds, for the step that writes it.
+var roleNotes = map[string]string{
+	"vision":       "why the project exists and where it is heading (the agents judge scope against it)",
+	"constitution": "what the project never does, the rules every change keeps",
+	"roadmap":      "what comes next, under ## Now, ## Next and ## Later, one bullet per item (the agents plan from it)",
+}
+
+// DocumentSteps are what to run after init, before any target's steps, when the profile names
+// governing documents (documents.roles): each document's folder made, the document opened in the
+// user's editor, saying what to write, and all of them committed, since the agents read them
+// from the repository (and compile warns while one is missing). None when it names none.
+func DocumentSteps(documents []ir.Role) []string {
+	if len(documents) == 0 {
+		return nil
+	}
+	var folders, edits, paths []string
+	for _, d := range documents {
+		rel := d.Path.Value
+		if strings.HasPrefix(rel, "-") {
+			rel = "./" + rel // a path, never an option of mkdir, the editor or git
+		}
+		p := shellWord(rel)
+		if folder := path.Dir(rel); folder != "." && !slices.Contains(folders, folder) {
+			folders = append(folders, folder)
+		}
+		note := roleNotes[d.Name.Value]
+		if note == "" {
+			note = "a document the agents read"
+		}
+		edits = append(edits, `"${EDITOR:-vi}" `+p+"   # the "+d.Name.Value+": "+note)
+		paths = append(paths, p)
+	}
+	var steps []string
+	for _, f := range folders {
+		steps = append(steps, "mkdir -p "+shellWord(f))
+	}
+	steps = append(steps, edits...)
+	return append(steps, "git add "+strings.Join(paths, " ")+" && git commit -m 'the governing documents of the fleet'")
 }
 
 // shellWord quotes s for a POSIX shell when it needs it.

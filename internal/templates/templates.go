@@ -20,7 +20,7 @@ import (
 	"github.com/autonomyhq/autonomy/ir"
 )
 
-// Default is the template init uses when none is named: the smallest fleet, which runs anywhere.
+// Default is the template init uses when none is named: the smallest fleet, one agent on cron.
 const Default = "hello"
 
 // SchemaFile is the editor schema init writes beside ir.yml, which the profile's

@@ -29,7 +29,7 @@ func TestListNamesEveryBundledProfile(t *testing.T) {
 			t.Errorf("%s: summary %q, targets %v", tp.Name, tp.Summary, tp.Targets)
 		}
 	}
-	if hello, ok := Lookup("hello"); !ok || hello.Summary != "the smallest useful fleet" || !reflect.DeepEqual(hello.Targets, []string{"gh-actions", "local", "kubernetes"}) {
+	if hello, ok := Lookup("hello"); !ok || hello.Summary != "the smallest useful fleet" || !reflect.DeepEqual(hello.Targets, []string{"gh-actions", "local"}) {
 		t.Errorf("hello = %+v", hello)
 	}
 }
@@ -180,5 +180,32 @@ func TestBundledModelinesWorkOnceCopied(t *testing.T) {
 		if first, _, _ := strings.Cut(string(data), "\n"); first != url {
 			t.Errorf("%s: modeline %q, want README's %q", f, first, url)
 		}
+	}
+}
+
+// TestDocumentStepsWriteAndCommitEach: each document's folder made once, each document opened in
+// the editor with what it holds, all committed; a path is quoted for the shell; no documents,
+// no steps.
+func TestDocumentStepsWriteAndCommitEach(t *testing.T) {
+	role := func(name, path string) ir.Role {
+		return ir.Role{Name: ir.String{Value: name}, Path: ir.String{Value: path}}
+	}
+	got := DocumentSteps([]ir.Role{role("vision", "docs/VISION.md"), role("constitution", "docs/CONSTITUTION.md"), role("roadmap", "plan's/ROADMAP.md")})
+	want := []string{
+		"mkdir -p docs",
+		`mkdir -p 'plan'\''s'`,
+		`"${EDITOR:-vi}" docs/VISION.md   # the vision: ` + roleNotes["vision"],
+		`"${EDITOR:-vi}" docs/CONSTITUTION.md   # the constitution: ` + roleNotes["constitution"],
+		`"${EDITOR:-vi}" 'plan'\''s/ROADMAP.md'   # the roadmap: ` + roleNotes["roadmap"],
+		`git add docs/VISION.md docs/CONSTITUTION.md 'plan'\''s/ROADMAP.md' && git commit -m 'the governing documents of the fleet'`,
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("steps:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if got := DocumentSteps([]ir.Role{role("vision", "-rf")}); got[0] != `"${EDITOR:-vi}" ./-rf   # the vision: `+roleNotes["vision"] || got[1] != "git add ./-rf && git commit -m 'the governing documents of the fleet'" {
+		t.Errorf("a path like an option: %q", got)
+	}
+	if got := DocumentSteps(nil); got != nil {
+		t.Errorf("no documents: %q", got)
 	}
 }
