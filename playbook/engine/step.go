@@ -49,6 +49,11 @@ func (x *exec) step(ctx context.Context, s *workflow.Step, rec *record) error {
 			return err
 		}
 	}
+	if s.Namespace == "cli" {
+		if err := optionFromValue(words, argv); err != nil {
+			return err
+		}
+	}
 	out := &capped{max: x.st.MaxOutputBytes}
 	d := time.Duration(timeout) * time.Millisecond
 	if s.Namespace == "node" {
@@ -324,6 +329,36 @@ func confine(workspace, cwd, sub string) (string, error) {
 func inside(root, p string) bool {
 	rel, err := filepath.Rel(root, p)
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}
+
+// optionFromValue refuses an argument that a reference made an option: a word that starts with a
+// reference (a literal word never does: it is the author's) whose value starts with "-", before
+// any "--" that ends the options. A value comes from the launch (an issue's text, a model's
+// launch) or an earlier step's output, and `git tag $args.VERSION` with VERSION=--list, or
+// `--upload-pack=…`, would run something else.
+func optionFromValue(words, argv []string) error {
+	for i := 1; i < len(words); i++ {
+		if words[i] == "--" {
+			return nil
+		}
+		loc := workflow.RefPattern().FindStringIndex(words[i])
+		if loc == nil || loc[0] != 0 || !strings.HasPrefix(argv[i], "-") {
+			continue
+		}
+		ref := words[i][loc[0]:loc[1]]
+		fix := strings.Join(words[:i], " ") + " -- " + strings.Join(words[i:], " ")
+		return fmt.Errorf("the value of %s, %q, starts with \"-\", and %s would read it as an option: put -- before it in the command (%s), or give a value that does not start with -",
+			ref, clipValue(argv[i]), words[0], fix)
+	}
+	return nil
+}
+
+// clipValue shortens a value for an error message.
+func clipValue(v string) string {
+	if c, cut := clip(v, 60); cut {
+		return c + "…"
+	}
+	return v
 }
 
 // subst replaces the references of v with their values. trim drops the trailing newline of a
