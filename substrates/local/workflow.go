@@ -57,8 +57,8 @@ func (pb *playbooks) workflowArgv(ctx context.Context, s store.Session, cfg *Act
 	if s.Timeout > 0 {
 		argv = append(argv, "--timeout-ms", strconv.FormatInt(s.Timeout.Milliseconds(), 10))
 	}
-	if len(s.Params) > 0 {
-		b, err := json.Marshal(s.Params)
+	if args := workflowArgs(s.Params); len(args) > 0 {
+		b, err := json.Marshal(args)
 		if err != nil {
 			return nil, err
 		}
@@ -294,4 +294,17 @@ func Waiting(s store.Session) string {
 		return strings.TrimPrefix(s.Reason, queuedPrefix)
 	}
 	return ""
+}
+
+// workflowArgs are the args a session's params give its playbook: a param with no value (the
+// launch gave no --text for subject.text) leaves the arg's default, as an empty workflow_dispatch
+// input does on gh-actions (engine.RunStep).
+func workflowArgs(params map[string]string) map[string]string {
+	args := make(map[string]string, len(params))
+	for k, v := range params {
+		if v != "" {
+			args[k] = v
+		}
+	}
+	return args
 }
