@@ -103,7 +103,7 @@ func initDone(out, errOut io.Writer, dir, template string) error {
 	}
 	for _, t := range p.Targets {
 		fmt.Fprintf(out, "\nNext, for %s:\n", t.Value)
-		for _, s := range templates.NextSteps(dir, t.Value, actor) {
+		for _, s := range templates.NextSteps(dir, t.Value, templates.TrialOf(template, actor)) {
 			fmt.Fprintf(out, "  %s\n", s)
 		}
 	}

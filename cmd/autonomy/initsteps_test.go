@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/autonomyhq/autonomy/internal/agentcli"
+	"github.com/autonomyhq/autonomy/internal/templates"
 )
 
 // initSteps turns the next steps `autonomy init` printed (the indented lines after "Next, for
@@ -39,6 +40,13 @@ func initSteps(t *testing.T, printed string) string {
 		case strings.HasPrefix(cmd, "autonomy runner launch "):
 			fmt.Fprintf(&b, "id=$(%s)\n", cmd)
 			launched = true
+		case strings.HasPrefix(cmd, "autonomy runner logs ID"):
+			// The user waits until runner list shows the session waiting, then reads the token
+			// off the command its log ends with.
+			b.WriteString(`for i in $(seq 300); do autonomy runner list --all | grep -q "^$id .*\(paused\|failed\|done\)" && break; sleep 0.2; done` + "\n")
+			b.WriteString(`T=$(autonomy runner logs "$id" | sed -n 's/.* --token \([^ ]*\) .*/\1/p' | tail -1)` + "\n")
+		case strings.HasPrefix(cmd, "autonomy runner update ID --token T "):
+			b.WriteString(strings.NewReplacer(" ID ", ` "$id" `, " T ", ` "$T" `).Replace(cmd) + "\n")
 		default:
 			b.WriteString(cmd + "\n")
 		}
@@ -51,22 +59,45 @@ func initSteps(t *testing.T, printed string) string {
 }
 
 // TestInitNextStepsEndDone runs what `autonomy init` tells a new user to run next, for the local
-// target of each template with an agent to launch, as printed, with the pinned codex: the trial
-// session ends done (the scripted model's default answer is a result of the default contract,
-// saying that nothing was done), not failed on an answer that is no result.
+// target of every template, as printed, with the pinned codex (a template's agents run with the
+// model codex picks when the profile names none: for its default, code mode): the trial session
+// ends as the template's first trial should, done where an agent runs (the scripted model's
+// default answer is a result of the default contract, saying that nothing was done), never
+// failed on an answer that is no result.
 func TestInitNextStepsEndDone(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the real codex against the scripted model")
 	}
 	codex := agentcli.Require(t, "codex")
-	work := t.TempDir()
-	if out, err := exec.Command("git", "init", "-q", work).CombinedOutput(); err != nil {
-		t.Fatalf("git init: %v\n%s", err, out)
-	}
-	printed := runAsNewUser(t, codex, work, "autonomy init --template hello --target local")
-	out := runAsNewUser(t, codex, work, initSteps(t, printed))
-	if !regexp.MustCompile(`(?m)^status:\s+done$`).MatchString(out) || !strings.Contains(out, "nothing was done") {
-		t.Errorf("the session of init's next steps did not end done, saying nothing was done:\n%s", out)
+	for _, template := range templates.Names() {
+		t.Run(template, func(t *testing.T) {
+			work := t.TempDir()
+			// A repository with a commit, as a project adopting autonomy has (release-gate's
+			// first step lists the commits).
+			if out, err := exec.Command("git", "init", "-q", work).CombinedOutput(); err != nil {
+				t.Fatalf("git init: %v\n%s", err, out)
+			}
+			runAsNewUser(t, "", work, "git commit -q --allow-empty -m 'the project'")
+			printed := runAsNewUser(t, codex, work, "autonomy init --template "+template+" --target local")
+			out := runAsNewUser(t, codex, work, initSteps(t, printed)+"git tag\n")
+			if !regexp.MustCompile(`(?m)^status:\s+done$`).MatchString(out) {
+				t.Fatalf("the session of init's next steps did not end done:\n%s", out)
+			}
+			trial := templates.TrialOf(template, "")
+			switch {
+			case template == "release-gate":
+				// Approved, it tags the release with its playbook's default version.
+				if !strings.HasSuffix(strings.TrimSpace(out), "\nv0.0.0-dev") {
+					t.Errorf("release-gate's trial tagged no v0.0.0-dev:\n%s", out)
+				}
+			case trial.Answer != "":
+				if !strings.Contains(out, "answered") {
+					t.Errorf("the trial's session was never answered:\n%s", out)
+				}
+			case !strings.Contains(out, "nothing was done"):
+				t.Errorf("the session of init's next steps did not say nothing was done:\n%s", out)
+			}
+		})
 	}
 }
 

@@ -12,33 +12,97 @@ import (
 	"github.com/autonomyhq/autonomy/ir"
 )
 
+// Trial is what a template's first local trial runs: the agent actor to launch, and what its
+// session needs beyond the scripted model's default answer.
+type Trial struct {
+	// Actor is the actor to launch ("" when the profile has none).
+	Actor string
+	// NoModel: the actor's session asks no model (a workflow playbook of cli steps), so no
+	// scripted model or model credential is set up.
+	NoModel bool
+	// Ref and Text are the launch's --ref (subject.ref) and --text (subject.text), "" for none.
+	Ref, Text string
+	// Script is the scripted model's script, one YAML line a turn, for a trial whose agent must
+	// answer something in particular ("" for the default answer).
+	Script []string
+	// Answer is how the person answers what the session waits for (an approval, an @elicit):
+	// runner update's flags after --token T, "" when it waits for no one.
+	Answer string
+}
+
+// trials are the templates' trials, beyond launching their first agent actor with the default
+// answer (TestInitNextStepsEndDone runs every one, as printed).
+var trials = map[string]Trial{
+	"release-gate": {NoModel: true, Answer: "--approve"},
+	"steps-triage": {Ref: "1", Text: "The app loses my draft when I rotate the phone.", Script: []string{"- text: major"}, Answer: "--answer api"},
+}
+
+// TrialOf is the trial of the template name, launching actor.
+func TrialOf(name, actor string) Trial {
+	t := trials[name]
+	t.Actor = actor
+	return t
+}
+
 // NextSteps is what to run after init for target, one command or note a line: dir is the new
-// profile, actor an agent actor of it to launch first ("" when it has none).
-func NextSteps(dir, target, actor string) []string {
+// profile, trial its first local trial.
+func NextSteps(dir, target string, trial Trial) []string {
 	q := shellWord(dir)
 	switch target {
 	case "local":
-		steps := []string{"autonomy compile " + q + " --target local --dir ."}
-		if actor == "" {
-			return append(steps, "autonomy doctor .")
-		}
-		// The model first: doctor checks the credential a session needs.
-		return append(steps,
-			"autonomy dev model --addr 127.0.0.1:0 --env-file model.env   # in a second terminal: a scripted model, for a trial with no model account (docs/quickstart.md)",
-			"export $(cat model.env) OPENAI_API_KEY=trial",
-			"autonomy doctor .",
-			"autonomy runner launch "+actor,
-			"autonomy runner list --all")
+		return localSteps(q, trial)
 	case "gh-actions":
-		return []string{
+		steps := []string{
 			"autonomy compile " + q + " --target gh-actions --dir .",
 			"git add -A && git commit -m 'autonomy fleet' && git push",
-			"autonomy provision " + q + " --repo OWNER/NAME   # the labels and variables the fleet reads",
-			"gh secret set OPENAI_API_KEY   # the model credential of the agent jobs",
-			"# the whole checklist: https://github.com/autonomyhq/autonomy/blob/main/docs/gh-actions.md#setup-checklist",
+			"GH_TOKEN=$(gh auth token) autonomy provision " + q + " --repo OWNER/NAME   # the labels, variables and environments the fleet reads",
 		}
+		if !trial.NoModel {
+			steps = append(steps, "gh secret set OPENAI_API_KEY   # the model credential of the agent jobs")
+		}
+		return append(steps, "# the whole checklist: https://github.com/autonomyhq/autonomy/blob/main/docs/gh-actions.md#setup-checklist")
 	}
 	return []string{"autonomy compile " + q + " --target " + target + " --dir ."}
+}
+
+// localSteps are the local target's next steps: compile, the scripted model when the trial asks
+// one, doctor, the launch and, when the session waits for a person, its answer.
+func localSteps(q string, trial Trial) []string {
+	steps := []string{"autonomy compile " + q + " --target local --dir ."}
+	if trial.Actor == "" {
+		return append(steps, "autonomy doctor .")
+	}
+	if !trial.NoModel {
+		// The model first: doctor checks the credential a session needs.
+		model := "autonomy dev model --addr 127.0.0.1:0 --env-file model.env"
+		if len(trial.Script) > 0 {
+			words := make([]string, len(trial.Script))
+			for i, l := range trial.Script {
+				words[i] = shellWord(l)
+			}
+			steps = append(steps, "printf '%s\\n' "+strings.Join(words, " ")+" > trial.yml   # what the scripted model answers each of the agent's sessions")
+			model += " --script trial.yml"
+		}
+		steps = append(steps,
+			model+"   # in a second terminal: a scripted model, for a trial with no model account (docs/quickstart.md)",
+			"export $(cat model.env) OPENAI_API_KEY=trial")
+	}
+	steps = append(steps, "autonomy doctor .")
+	launch := "autonomy runner launch " + trial.Actor
+	if trial.Ref != "" {
+		launch += " --ref " + shellWord(trial.Ref)
+	}
+	if trial.Text != "" {
+		launch += " --text " + shellWord(trial.Text)
+	}
+	if trial.Answer == "" {
+		return append(steps, launch, "autonomy runner list --all")
+	}
+	return append(steps,
+		launch+"   # prints the session's ID",
+		"autonomy runner logs ID   # once runner list shows it WAITING FOR you, its log ends with the command that answers it, and the token T",
+		"autonomy runner update ID --token T "+trial.Answer,
+		"autonomy runner list --all")
 }
 
 // roleNotes says what each governing document role holds, for the step that writes it.

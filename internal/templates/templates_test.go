@@ -140,7 +140,7 @@ func TestAsk(t *testing.T) {
 }
 
 func TestNextStepsQuoteTheDirectory(t *testing.T) {
-	steps := NextSteps("my fleet's", "local", "greeter")
+	steps := NextSteps("my fleet's", "local", Trial{Actor: "greeter"})
 	if steps[0] != `autonomy compile 'my fleet'\''s' --target local --dir .` {
 		t.Errorf("first step %q", steps[0])
 	}
@@ -149,7 +149,7 @@ func TestNextStepsQuoteTheDirectory(t *testing.T) {
 // TestNextStepsTrialOnAFreePort: the local trial's scripted model takes a free port and hands it
 // over in a file the next step loads: no fixed port that another program may hold.
 func TestNextStepsTrialOnAFreePort(t *testing.T) {
-	steps := strings.Join(NextSteps("autonomy", "local", "greeter"), "\n")
+	steps := strings.Join(NextSteps("autonomy", "local", Trial{Actor: "greeter"}), "\n")
 	for _, want := range []string{"autonomy dev model --addr 127.0.0.1:0 --env-file model.env", "export $(cat model.env) OPENAI_API_KEY=trial\nautonomy doctor .\nautonomy runner launch greeter"} {
 		if !strings.Contains(steps, want) {
 			t.Errorf("the steps lack %q:\n%s", want, steps)

@@ -57,7 +57,11 @@ func (pb *playbooks) workflowArgv(ctx context.Context, s store.Session, cfg *Act
 	if s.Timeout > 0 {
 		argv = append(argv, "--timeout-ms", strconv.FormatInt(s.Timeout.Milliseconds(), 10))
 	}
-	if args := workflowArgs(s.Params); len(args) > 0 {
+	args := s.Params
+	if !cfg.Steps {
+		args = workflowArgs(args)
+	}
+	if len(args) > 0 {
 		b, err := json.Marshal(args)
 		if err != nil {
 			return nil, err
@@ -296,9 +300,10 @@ func Waiting(s store.Session) string {
 	return ""
 }
 
-// workflowArgs are the args a session's params give its playbook: a param with no value (the
-// launch gave no --text for subject.text) leaves the arg's default, as an empty workflow_dispatch
-// input does on gh-actions (engine.RunStep).
+// workflowArgs are the args a session's params give its workflow playbook: a param with no value
+// (the launch gave no --text for subject.text) leaves the arg's default, as an empty
+// workflow_dispatch input does on gh-actions (engine.RunStep). (A step playbook's inputs take
+// the params as they are: an empty one is a value, as on gh-actions.)
 func workflowArgs(params map[string]string) map[string]string {
 	args := make(map[string]string, len(params))
 	for k, v := range params {
