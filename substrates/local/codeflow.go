@@ -53,6 +53,10 @@ type flow struct {
 	// gdir is where the gate's git reads run on codeHost github: the runner's store of GitHub's
 	// objects (readFromGitHub), never the repository's, which a session writes ("" until then).
 	gdir string
+	// unstore releases this step's hold on the store (openStore); ended: the proposal ended in
+	// this step, so the store's refs of it go (collectStore).
+	unstore func()
+	ended   bool
 }
 
 // proposeOnEnd records the proposal of session s, which ended done, if its actor proposes code
@@ -196,6 +200,7 @@ func (f *flow) advance(ctx context.Context) {
 	if unfinished(f.p) {
 		return // the propose tool recorded it; the session's end completes it (proposeOnEnd)
 	}
+	defer f.finish(ctx)
 	for i := 0; i < 4; i++ {
 		before := f.p.State
 		switch f.p.State {
@@ -226,6 +231,7 @@ func (f *flow) move(ctx context.Context, fn func(*store.Proposal)) bool {
 		return false
 	}
 	f.p = p
+	f.ended = f.ended || p.State == store.ProposalMerged || p.State == store.ProposalRefused
 	msg := fmt.Sprintf("proposal %d: %s", p.Seq, p.String())
 	_ = f.r.Store.Log(ctx, store.Event{Session: p.Session, Actor: p.Actor, Kind: "proposal", Message: msg})
 	return true

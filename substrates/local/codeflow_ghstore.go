@@ -97,8 +97,8 @@ func (f *flow) readFromGitHub(ctx context.Context) bool {
 		f.mergeOnGitHub(ctx) // merged (or closed) on GitHub: settled, nothing is armed
 		return false
 	}
-	dir := f.r.In.Path(ghStorePath)
-	if err := ghStore(dir); err != nil {
+	dir, err := f.openStore(ctx)
+	if err != nil {
 		f.wait(ctx, "approved; not checked: the runner's store of GitHub's objects cannot be opened (tick retries): "+err.Error())
 		return false
 	}

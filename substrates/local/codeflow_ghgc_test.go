@@ -1,0 +1,160 @@
+//go:build unix
+
+package local
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/autonomyhq/autonomy/internal/store"
+)
+
+// storeDir is the runner's store of GitHub's objects in the rig.
+func (g *ghFlowRig) storeDir() string { return filepath.Join(g.dir, filepath.FromSlash(ghStorePath)) }
+
+// storeRefs are the refs of the runner's store under refs/autonomy/.
+func (g *ghFlowRig) storeRefs() []string {
+	g.t.Helper()
+	return strings.Fields(gitRun(g.t, g.storeDir(), "for-each-ref", "--format=%(refname)", "refs/autonomy/proposal/", "refs/autonomy/merged/"))
+}
+
+// inStore says whether the runner's store holds object id.
+func (g *ghFlowRig) inStore(id string) bool {
+	return exec.Command("git", "--git-dir", g.storeDir(), "cat-file", "-e", id).Run() == nil
+}
+
+// countObjects is git count-objects -v of the runner's store, by field.
+func (g *ghFlowRig) countObjects() map[string]int {
+	g.t.Helper()
+	out := map[string]int{}
+	for _, line := range strings.Split(gitRun(g.t, g.storeDir(), "count-objects", "-v"), "\n") {
+		k, v, _ := strings.Cut(line, ": ")
+		out[k], _ = strconv.Atoi(v)
+	}
+	return out
+}
+
+// supersede arms a proposal of work item 42 that changes src/a.go to content, then has GitHub
+// merge another proposal's head pushed onto its pull request instead: the first ends refused
+// (superseded), the second merged, once the runner advances them. It returns both, and the
+// blob of content, which only the first proposal reaches.
+func (g *ghFlowRig) supersede(content string) (first, second store.Proposal, blob string) {
+	g.t.Helper()
+	first = g.proposeOnGitHub("42", "src/a.go", content, "approve")
+	n := g.pullOfBranch("autonomy/develop/42")
+	if first.State != store.ProposalApproved || !g.gh.AutoMerge(n) {
+		g.t.Fatalf("the first proposal: %s: %s", first.State, first.Reason)
+	}
+	blob = gitRun(g.t, g.dir, "rev-parse", first.Head+":src/a.go")
+	if !slices.Contains(g.storeRefs(), headRef(first.Seq)) || !g.inStore(blob) {
+		g.t.Fatalf("the armed proposal's head is not in the runner's store: %q", g.storeRefs())
+	}
+	g.gh.DisableAutoMerge(n)
+	second = g.proposeOnGitHub("42", "src/b.go", "package b", "approve")
+	if second.State != store.ProposalApproved || !g.gh.AutoMerge(n) {
+		g.t.Fatalf("the second proposal: %s: %s", second.State, second.Reason)
+	}
+	if err := g.gh.MergePull(n, "squash"); err != nil {
+		g.t.Fatal(err)
+	}
+	return first, second, blob
+}
+
+// TestGitHubStoreDropsEndedProposals: on codeHost github, once proposals end (one refused as
+// superseded, one merged on GitHub) their refs leave the runner's store of GitHub's objects and
+// what only they reached is pruned, while a proposal still waiting for GitHub's merge keeps
+// its ref; the store is left packed, no loose object in it.
+func TestGitHubStoreDropsEndedProposals(t *testing.T) {
+	g := newGHFlowRig(t)
+	g.r.gcLimits = storeLimits{Loose: 1, Packs: 1} // every collection repacks
+	waiting := g.proposeOnGitHub("7", "src/w.go", "package w", "approve")
+	if waiting.State != store.ProposalApproved {
+		t.Fatalf("the waiting proposal: %s: %s", waiting.State, waiting.Reason)
+	}
+	first, second, blob := g.supersede("package a // only the first proposal's")
+	ctx := context.Background()
+	g.r.advanceProposals(ctx)
+	for _, p := range []store.Proposal{first, second} {
+		if got, _, _ := g.r.Store.Proposal(ctx, p.Seq); got.State != store.ProposalMerged && got.State != store.ProposalRefused {
+			t.Fatalf("proposal %d did not end: %s: %s", p.Seq, got.State, got.Reason)
+		}
+	}
+	refs := g.storeRefs()
+	for _, p := range []store.Proposal{first, second} {
+		if slices.Contains(refs, headRef(p.Seq)) || slices.Contains(refs, mergedRef(p.Seq)) {
+			t.Errorf("the store keeps a ref of ended proposal %d: %q", p.Seq, refs)
+		}
+	}
+	if !slices.Contains(refs, headRef(waiting.Seq)) {
+		t.Errorf("the store dropped the ref of proposal %d, which still waits for GitHub's merge: %q", waiting.Seq, refs)
+	}
+	if g.inStore(blob) {
+		t.Errorf("the store keeps blob %s, which only an ended proposal reached", blob)
+	}
+	if c := g.countObjects(); c["count"] != 0 || c["packs"] != 1 {
+		t.Errorf("the store after its collection: %v", c)
+	}
+}
+
+// gitLog puts a git in front of PATH that logs each call (its working directory and arguments)
+// to the file it returns, then runs the real one.
+func gitLog(t *testing.T) string {
+	t.Helper()
+	real, err := exec.LookPath("git")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := t.TempDir()
+	log := filepath.Join(bin, "calls")
+	script := "#!/bin/sh\nprintf '%s %s\\n' \"$PWD\" \"$*\" >>" + log + "\nexec " + real + " \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(bin, "git"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	return log
+}
+
+// TestGitHubStoreCollectsWhenFree: a collection that finds the runner's store held by a step
+// (another process's) is left pending, dropping nothing; the next tick collects; and a tick
+// with nothing pending runs no git at all.
+func TestGitHubStoreCollectsWhenFree(t *testing.T) {
+	g := newGHFlowRig(t)
+	first, second, _ := g.supersede("package a")
+	free, held, err := tryLock(g.storeDir(), false)
+	if err != nil || !held {
+		t.Fatalf("the store's lock: %v %v", held, err)
+	}
+	ctx := context.Background()
+	g.r.advanceProposals(ctx)
+	if got, _, _ := g.r.Store.Proposal(ctx, first.Seq); got.State != store.ProposalRefused {
+		t.Fatalf("the superseded proposal: %s: %s", got.State, got.Reason)
+	}
+	if refs := g.storeRefs(); !slices.Contains(refs, headRef(first.Seq)) {
+		t.Errorf("collected while a step held the store: %q", refs)
+	}
+	free()
+	log := gitLog(t)
+	g.r.advanceProposals(ctx)
+	refs := g.storeRefs()
+	if slices.Contains(refs, headRef(first.Seq)) || slices.Contains(refs, headRef(second.Seq)) {
+		t.Errorf("the next tick left the ended proposals' refs: %q", refs)
+	}
+	if calls, _ := os.ReadFile(log); !strings.Contains(string(calls), "update-ref -d "+headRef(first.Seq)) {
+		t.Errorf("the next tick's git: %s", calls)
+	}
+	if err := os.WriteFile(log, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.r.Tick(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if calls, _ := os.ReadFile(log); len(calls) > 0 {
+		t.Errorf("a tick with nothing to collect ran git:\n%s", calls)
+	}
+}
