@@ -158,3 +158,72 @@ func TestGitHubStoreCollectsWhenFree(t *testing.T) {
 		t.Errorf("a tick with nothing to collect ran git:\n%s", calls)
 	}
 }
+
+// pushManyToMain commits n new files onto GitHub's main (the rig's bare repository), from a
+// clone of it: more objects than git unpacks, so a fetch of them keeps a pack.
+func (g *ghFlowRig) pushManyToMain(n int) {
+	g.t.Helper()
+	clone := filepath.Join(g.t.TempDir(), "clone")
+	if out, err := exec.Command("git", "clone", "--quiet", "--branch", "main", g.bare, clone).CombinedOutput(); err != nil {
+		g.t.Fatalf("git clone: %v: %s", err, out)
+	}
+	for i := range n {
+		name := filepath.Join(clone, "data", strconv.Itoa(i)+".txt")
+		if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+			g.t.Fatal(err)
+		}
+		if err := os.WriteFile(name, []byte("datum "+strconv.Itoa(i)+"\n"), 0o644); err != nil {
+			g.t.Fatal(err)
+		}
+	}
+	gitRun(g.t, clone, "add", "-A")
+	gitRun(g.t, clone, "-c", "user.name=someone", "-c", "user.email=someone@example.com", "commit", "-qm", "data")
+	if out, err := exec.Command("git", "-C", clone, "push", "--quiet", "origin", "HEAD:refs/heads/main").CombinedOutput(); err != nil {
+		g.t.Fatalf("git push: %v: %s", err, out)
+	}
+}
+
+// listDir is the names in dir.
+func listDir(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+// TestGitHubChecksWriteNothingInTheRepository: on codeHost github, the checks before the push
+// fetch GitHub's target into the runner's store only: with the repository's objects/pack a
+// symbolic link a session planted elsewhere, and GitHub's main ahead by enough objects that a
+// fetch keeps a pack, nothing is written through the link, and the repository holds no ref of
+// GitHub's target; the proposal is checked all the same.
+func TestGitHubChecksWriteNothingInTheRepository(t *testing.T) {
+	g := newGHFlowRig(t)
+	g.pushManyToMain(150)
+	pack := filepath.Join(gitRun(t, g.dir, "rev-parse", "--path-format=absolute", "--git-path", "objects"), "pack")
+	elsewhere := filepath.Join(t.TempDir(), "pack")
+	if err := os.Rename(pack, elsewhere); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(elsewhere, pack); err != nil {
+		t.Fatal(err)
+	}
+	before := listDir(t, elsewhere)
+	p := g.proposeUntil("42", "src/a.go", "package a", "approve", func(p store.Proposal) bool {
+		return p.State == store.ProposalRefused || p.State == store.ProposalApproved
+	})
+	if p.State != store.ProposalApproved {
+		t.Fatalf("the proposal was not checked and approved: %s: %s", p.State, p.Reason)
+	}
+	if after := listDir(t, elsewhere); !slices.Equal(after, before) {
+		t.Errorf("written through the repository's objects/pack link: %q, was %q", after, before)
+	}
+	if refs := gitRun(t, g.dir, "for-each-ref", "--format=%(refname)", "refs/autonomy/"); refs != "" {
+		t.Errorf("the repository holds the runner's refs: %s", refs)
+	}
+}

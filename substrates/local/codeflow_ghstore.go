@@ -112,7 +112,7 @@ func (f *flow) readFromGitHub(ctx context.Context) bool {
 		f.wait(ctx, fmt.Sprintf("approved; not checked: GitHub's %s is at %s, not the proposal's head %s (tick retries)", branch, short(sha), short(f.p.Head)))
 		return false
 	}
-	f.gdir = dir
+	f.gdir, f.alt = dir, ""
 	return true
 }
 
