@@ -227,3 +227,37 @@ func TestGitHubChecksWriteNothingInTheRepository(t *testing.T) {
 		t.Errorf("the repository holds the runner's refs: %s", refs)
 	}
 }
+
+// TestGitHubGateFetchesThePullRef: the gate fetches the head GitHub merges, its pull request's
+// refs/pull/<number>/head, into the runner's store: while that ref is at another commit than
+// the head GitHub's API reports (GitHub moves it after a push, not at once), the approved
+// proposal waits, saying so, and nothing is armed; once it is at the head, the store holds it
+// for the proposal and auto-merge is armed.
+func TestGitHubGateFetchesThePullRef(t *testing.T) {
+	g := newGHFlowRig(t)
+	p, n := g.askedForVision("the agent's vision")
+	pullRef := "refs/pull/" + strconv.Itoa(n) + "/head"
+	if got := gitRun(t, g.dir, "--git-dir", g.bare, "rev-parse", pullRef); got != p.Head {
+		t.Fatalf("GitHub's %s is %s, not the pull request's head %s", pullRef, got, p.Head)
+	}
+	gitRun(t, g.dir, "--git-dir", g.bare, "update-ref", pullRef, gitRun(t, g.dir, "--git-dir", g.bare, "rev-parse", "main"))
+	g.approveAsk(p.Ask)
+	ctx := context.Background()
+	g.r.advanceProposals(ctx)
+	p, _, _ = g.r.Store.Proposal(ctx, p.Seq)
+	if g.gh.AutoMerge(n) || p.State != store.ProposalApproved || !strings.Contains(p.Reason, pullRef+" is at") {
+		t.Fatalf("GitHub's %s behind the pull request's head: armed %v: %s: %s", pullRef, g.gh.AutoMerge(n), p.State, p.Reason)
+	}
+	evs, _ := g.r.Store.Events(ctx, p.Session, 0)
+	if !slices.ContainsFunc(evs, func(e store.Event) bool { return strings.Contains(e.Message, pullRef+" is at") }) {
+		t.Errorf("no event says why it waits: %+v", evs)
+	}
+	gitRun(t, g.dir, "--git-dir", g.bare, "update-ref", pullRef, p.Head)
+	g.r.advanceProposals(ctx)
+	if p, _, _ = g.r.Store.Proposal(ctx, p.Seq); !g.gh.AutoMerge(n) {
+		t.Fatalf("GitHub's %s at the head: not armed: %s: %s", pullRef, p.State, p.Reason)
+	}
+	if got := gitRun(t, g.storeDir(), "rev-parse", headRef(p.Seq)); got != p.Head {
+		t.Errorf("the store holds %s for the proposal, not its pull request's head %s", got, p.Head)
+	}
+}
