@@ -261,3 +261,26 @@ func TestGitHubGateFetchesThePullRef(t *testing.T) {
 		t.Errorf("the store holds %s for the proposal, not its pull request's head %s", got, p.Head)
 	}
 }
+
+// TestGitHubGateWaitsForACollection: while another process collects the runner's store (holds
+// it exclusively), tick's step of an approved proposal reads nothing there: it waits, saying
+// so, and the next tick takes it on once the store is free.
+func TestGitHubGateWaitsForACollection(t *testing.T) {
+	g := newGHFlowRig(t)
+	p, n := g.armedOn42()
+	free, held, err := tryLock(g.storeDir(), true)
+	if err != nil || !held {
+		t.Fatalf("the store's lock: %v %v", held, err)
+	}
+	ctx := context.Background()
+	g.r.advanceProposals(ctx)
+	got, _, _ := g.r.Store.Proposal(ctx, p.Seq)
+	if got.State != store.ProposalApproved || !strings.Contains(got.Reason, "another process is collecting the runner's store") {
+		t.Errorf("while the store is collected: %s: %s", got.State, got.Reason)
+	}
+	free()
+	g.r.advanceProposals(ctx)
+	if got, _, _ = g.r.Store.Proposal(ctx, p.Seq); !strings.Contains(got.Reason, "auto-merge armed") || !g.gh.AutoMerge(n) {
+		t.Errorf("once the store is free: %s: %s", got.State, got.Reason)
+	}
+}
