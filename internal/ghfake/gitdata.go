@@ -210,6 +210,7 @@ func (s *Server) createRef(w http.ResponseWriter, req *http.Request) {
 		validation(w, "Reference", "sha", "custom", "Object does not exist", docsGit+"/refs#create-a-reference")
 		return
 	}
+	s.pullRefs()
 	writeJSON(w, http.StatusCreated, map[string]any{"ref": body.Ref, "object": map[string]string{"sha": body.SHA, "type": "commit"}})
 }
 
@@ -241,5 +242,6 @@ func (s *Server) updateRef(w http.ResponseWriter, req *http.Request) {
 		validation(w, "Reference", "sha", "custom", "Object does not exist", docsGit+"/refs#update-a-reference")
 		return
 	}
+	s.pullRefs()
 	writeJSON(w, http.StatusOK, map[string]any{"ref": ref, "object": map[string]string{"sha": body.SHA, "type": "commit"}})
 }

@@ -3,6 +3,7 @@ package ghfake
 import (
 	"bytes"
 	"encoding/base64"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/cgi"
@@ -19,6 +20,13 @@ import (
 // takes (docs.github.com "Authenticating with an installation access token": the user name
 // x-access-token, or any): none is 401 with a Basic challenge, a wrong one 401 as well; the
 // read-only token may fetch but not push (403).
+//
+// As on GitHub, each pull request's head is also the ref refs/pull/<number>/head of the
+// repository (docs.github.com "Checking out pull requests locally"), which a fetch reads and a
+// push cannot change: the ref is read-only, hidden from a push, which git refuses as "deny
+// updating a hidden ref". GitHub moves it when the head branch moves; the fake does once a
+// push, a pull request or a ref the Git Data API writes lands (pullRefs), so a test may move it
+// itself in GitDir to play GitHub's lag.
 
 // maxGitBody is the largest request body the fake's git endpoint reads.
 const maxGitBody = 64 << 20
@@ -92,6 +100,25 @@ func (s *Server) serveGit(w http.ResponseWriter, req *http.Request, suffix strin
 	r.URL.Path = "/" + filepath.Base(s.opts.GitDir) + suffix
 	h := &cgi.Handler{Path: bin, Args: []string{"http-backend"}, Dir: dir, Root: "/",
 		Env: []string{"GIT_PROJECT_ROOT=" + dir, "GIT_HTTP_EXPORT_ALL=1", "REMOTE_USER=" + s.actorOf(req),
-			"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=" + os.DevNull}}
+			"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=" + os.DevNull,
+			"GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=receive.hideRefs", "GIT_CONFIG_VALUE_0=refs/pull"}}
 	h.ServeHTTP(w, r)
+	if suffix == "/git-receive-pack" {
+		s.mu.Lock()
+		s.pullRefs()
+		s.mu.Unlock()
+	}
+}
+
+// pullRefs points refs/pull/<number>/head at the head of each open pull request (see above);
+// a merged or closed one's stays where it was. The caller holds mu.
+func (s *Server) pullRefs() {
+	for n, is := range s.issues {
+		if !is.PR || is.State != "open" {
+			continue
+		}
+		if sha := s.sha(is.Head); sha != "" {
+			_ = s.git("update-ref", fmt.Sprintf("refs/pull/%d/head", n), sha)
+		}
+	}
 }

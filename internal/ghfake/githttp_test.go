@@ -65,3 +65,49 @@ func TestGitOverHTTP(t *testing.T) {
 		t.Errorf("a fetch with the read-only token, without .git: %v: %s", err, out)
 	}
 }
+
+// TestGitPullRefs: as on GitHub, a pull request's head is the read-only ref
+// refs/pull/<number>/head: git ls-remote lists it, a fetch reads it, a push to the head branch
+// moves it, and a push to it is refused as a hidden ref, changing nothing.
+func TestGitPullRefs(t *testing.T) {
+	s, feature := codeHost(t, Options{Owner: "o", Repo: "r"})
+	if resp, body := call(t, s, "POST", "/repos/o/r/pulls", `{"title":"x","head":"feature","base":"main"}`); resp.StatusCode != 201 {
+		t.Fatalf("the pull request: %d %v", resp.StatusCode, body)
+	}
+	work := t.TempDir()
+	url := s.URL + "o/r.git"
+	auth := basicHeader(tok)
+	lsRemote := func() string {
+		t.Helper()
+		out, err := gitAt(t, work, "-c", auth, "ls-remote", url, "refs/pull/*")
+		if err != nil {
+			t.Fatalf("git ls-remote: %v: %s", err, out)
+		}
+		return out
+	}
+	if got := lsRemote(); got != feature+"\trefs/pull/1/head" {
+		t.Fatalf("ls-remote refs/pull/*: %q, want the head %s", got, feature)
+	}
+	for _, args := range [][]string{{"init", "-q"}, {"-c", auth, "fetch", "-q", url, "refs/pull/1/head:refs/fetched"}} {
+		if out, err := gitAt(t, work, args...); err != nil {
+			t.Fatalf("git %v: %v: %s", args, err, out)
+		}
+	}
+	next, err := gitAt(t, work, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit-tree", "-p", "refs/fetched", "-m", "three", "refs/fetched^{tree}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := gitAt(t, work, "-c", auth, "push", url, next+":refs/pull/1/head")
+	if err == nil || !strings.Contains(out, "hidden ref") {
+		t.Errorf("a push to refs/pull/1/head: %v: %s", err, out)
+	}
+	if got := lsRemote(); got != feature+"\trefs/pull/1/head" {
+		t.Errorf("after a refused push, refs/pull/1/head: %q", got)
+	}
+	if out, err := gitAt(t, work, "-c", auth, "push", "-q", url, next+":refs/heads/feature"); err != nil {
+		t.Fatalf("a push to the head branch: %v: %s", err, out)
+	}
+	if got := lsRemote(); got != next+"\trefs/pull/1/head" {
+		t.Errorf("after a push to the head branch, refs/pull/1/head: %q, want %s", got, next)
+	}
+}

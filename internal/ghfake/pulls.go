@@ -603,6 +603,7 @@ func (s *Server) createPull(w http.ResponseWriter, req *http.Request) {
 	}
 	is := &Issue{Title: body.Title, Body: body.Body, State: "open", PR: true, Head: head, Base: body.Base}
 	s.newIssue(is)
+	s.pullRefs()
 	writeJSON(w, http.StatusCreated, s.issueJSON(is, "pull"))
 }
 

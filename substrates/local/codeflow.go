@@ -52,7 +52,13 @@ type flow struct {
 	landed []string
 	// gdir is where the gate's git reads run on codeHost github: the runner's store of GitHub's
 	// objects (readFromGitHub), never the repository's, which a session writes ("" until then).
-	gdir string
+	// alt is the repository's object directory while the checks before the push read the head
+	// from there (targetBase): read as an alternate of the store's, never written.
+	gdir, alt string
+	// unstore releases this step's hold on the store (openStore); ended: the proposal ended in
+	// this step, so the store's refs of it go (collectStore).
+	unstore func()
+	ended   bool
 }
 
 // proposeOnEnd records the proposal of session s, which ended done, if its actor proposes code
@@ -196,6 +202,7 @@ func (f *flow) advance(ctx context.Context) {
 	if unfinished(f.p) {
 		return // the propose tool recorded it; the session's end completes it (proposeOnEnd)
 	}
+	defer f.finish(ctx)
 	for i := 0; i < 4; i++ {
 		before := f.p.State
 		switch f.p.State {
@@ -226,6 +233,7 @@ func (f *flow) move(ctx context.Context, fn func(*store.Proposal)) bool {
 		return false
 	}
 	f.p = p
+	f.ended = f.ended || p.State == store.ProposalMerged || p.State == store.ProposalRefused
 	msg := fmt.Sprintf("proposal %d: %s", p.Seq, p.String())
 	_ = f.r.Store.Log(ctx, store.Event{Session: p.Session, Actor: p.Actor, Kind: "proposal", Message: msg})
 	return true
@@ -249,13 +257,13 @@ func (f *flow) wait(ctx context.Context, why string) {
 
 // git runs git in the repository, output as it is.
 func (f *flow) git(ctx context.Context) mergecheck.Git {
-	return func(args ...string) ([]byte, error) { return gitws.Output(ctx, f.dir(), args...) }
+	return func(args ...string) ([]byte, error) { return gitws.OutputAlt(ctx, f.dir(), f.alt, args...) }
 }
 
 // check applies gh propose's checks to the proposal's commits from their merge base with
 // base; it returns the paths they change, or refuses the proposal (nil).
 func (f *flow) check(ctx context.Context, cfg *ActorConfig, base string) []string {
-	mb, err := gitws.Git(ctx, f.dir(), "merge-base", base, f.p.Head)
+	mb, err := gitws.GitAlt(ctx, f.dir(), f.alt, "merge-base", base, f.p.Head)
 	if err != nil {
 		f.refuse(ctx, "its commits share no history with "+f.p.Target, nil)
 		return nil
@@ -296,7 +304,10 @@ func (f *flow) review(ctx context.Context) {
 			return
 		}
 	}
-	if base, ok := f.targetBase(ctx); !ok || f.check(ctx, cfg, base) == nil {
+	base, ok := f.targetBase(ctx)
+	checked := ok && f.check(ctx, cfg, base) != nil
+	f.gdir, f.alt = "", "" // the gate (merge) reads GitHub's objects alone (readFromGitHub)
+	if !checked {
 		return // on codeHost github, checked against GitHub's target (codeflow_ghbase.go)
 	}
 	if cfg.Reviewer == "" {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"path/filepath"
 	"strings"
 
 	"github.com/google/go-github/v62/github"
@@ -24,8 +25,8 @@ import (
 // whole, so a person approves it.
 const maxCompareFiles = 300
 
-// baseRef is the runner's own ref that GitHub's target is fetched into: no branch a session
-// works on, and fetched again before every check.
+// baseRef is the runner's own ref in its store (codeflow_ghstore.go) that GitHub's target is
+// fetched into, and fetched again before every check.
 func baseRef(target string) string { return "refs/autonomy/github/" + target }
 
 // targetBase is the commit the proposal's checks take the target to be: on local-git the target
@@ -46,7 +47,7 @@ func (f *flow) targetBase(ctx context.Context) (string, bool) {
 	gh, err := f.github(ctx)
 	if err == nil {
 		var sha string
-		if sha, err = gh.fetchTarget(ctx, f.dir(), f.p.Target); err == nil {
+		if sha, err = f.fetchTarget(ctx, gh); err == nil {
 			if _, in := gitws.Git(ctx, f.dir(), "merge-base", "--is-ancestor", f.p.Head, sha); in == nil && f.p.State == store.ProposalApproved {
 				f.mergeOnGitHub(ctx) // GitHub merged it (a merge commit, a rebase): nothing is left to check
 				return "", false
@@ -71,11 +72,32 @@ func (f *flow) targetBase(ctx context.Context) (string, bool) {
 // errNoTarget is GitHub's 404 for the target branch.
 var errNoTarget = errors.New("no such branch on GitHub")
 
+// fetchTarget fetches the proposal's target from GitHub into the runner's store (openStore),
+// never the repository's objects, whose directories a session can point anywhere (a symbolic
+// link at objects/pack would take the runner's pack wherever it names): before the push (the
+// proposal's checks), the head is read from the repository, as an alternate of the store's
+// objects (f.alt), which nothing writes; at the gate, the head was fetched there too
+// (readFromGitHub).
+func (f *flow) fetchTarget(ctx context.Context, gh *ghCode) (string, error) {
+	dir, err := f.openStore(ctx)
+	if err != nil {
+		return "", fmt.Errorf("the runner's store of GitHub's objects cannot be opened: %v", err)
+	}
+	if f.gdir == "" {
+		common, err := gitws.CommonDir(ctx, f.repo)
+		if err != nil {
+			return "", err
+		}
+		f.gdir, f.alt = dir, filepath.Join(common, "objects")
+	}
+	return gh.fetchTarget(ctx, dir, f.p.Target)
+}
+
 // fetchTarget is target's commit on GitHub, read through the API with the runner's token, once
-// it is in the repository: fetched with its history from GitHub into baseRef, as push pushes
-// (reading no configuration of the repository's), what the repository's baseRef and local
-// target hold offered as held.
-func (gh *ghCode) fetchTarget(ctx context.Context, repo, target string) (string, error) {
+// it is in the runner's store at dir: fetched with its history from GitHub into baseRef, as push
+// pushes (reading no configuration of the repository's), what the store's baseRef holds offered
+// as held.
+func (gh *ghCode) fetchTarget(ctx context.Context, dir, target string) (string, error) {
 	ref, resp, err := gh.client.Git.GetRef(ctx, gh.owner, gh.name, "heads/"+target)
 	if resp != nil && resp.StatusCode == http.StatusNotFound {
 		return "", errNoTarget
@@ -84,11 +106,11 @@ func (gh *ghCode) fetchTarget(ctx context.Context, repo, target string) (string,
 		return "", err
 	}
 	sha := ref.GetObject().GetSHA()
-	_, out, err := gitws.Fetch(ctx, repo, gh.git(), "refs/heads/"+target, baseRef(target), baseRef(target), "refs/heads/"+target)
+	_, out, err := gitws.Fetch(ctx, dir, gh.git(), "refs/heads/"+target, baseRef(target), baseRef(target))
 	if err != nil {
 		return "", fmt.Errorf("git fetch of %s: %v: %s", target, err, gh.redact(out))
 	}
-	if _, err := gitws.Git(ctx, repo, "rev-parse", "--verify", "--quiet", sha+"^{commit}"); err != nil {
+	if _, err := gitws.Git(ctx, dir, "rev-parse", "--verify", "--quiet", sha+"^{commit}"); err != nil {
 		return "", fmt.Errorf("GitHub names %s as %s, which the fetch from %s did not bring", sha, target, gh.remote)
 	}
 	return sha, nil

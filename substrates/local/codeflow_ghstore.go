@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/autonomyhq/autonomy/substrates/local/gitws"
 )
@@ -83,9 +84,11 @@ func ghStore(dir string) error {
 func headRef(seq int64) string { return fmt.Sprintf("refs/autonomy/proposal/%d", seq) }
 
 // readFromGitHub points the gate's reads (f.dir) at the runner's store, into which it fetches
-// the proposal's head from the branch it was pushed to on GitHub (GitHub's target is fetched
-// there by targetBase). False when it left the proposal waiting (tick retries) or settled it
-// (its pull request merged or closed: mergeOnGitHub), saying why: the gate never reads the
+// the proposal's head as GitHub merges it: its pull request's head, the read-only ref
+// refs/pull/<number>/head, which only GitHub moves (GitHub's target is fetched there by
+// targetBase). What is fetched must be the head GitHub's API reports for the pull request, and
+// the proposal's. False when it left the proposal waiting (tick retries) or settled it (its
+// pull request merged or closed: mergeOnGitHub), saying why: the gate never reads the
 // repository's objects instead.
 func (f *flow) readFromGitHub(ctx context.Context) bool {
 	gh, err := f.github(ctx)
@@ -93,26 +96,34 @@ func (f *flow) readFromGitHub(ctx context.Context) bool {
 		f.wait(ctx, "approved; not checked on GitHub: "+err.Error())
 		return false
 	}
-	if _, pr, err := f.headOnGitHub(ctx); err == nil && pr.GetState() != "open" {
+	head, pr, err := f.headOnGitHub(ctx)
+	switch {
+	case err != nil:
+		f.wait(ctx, "approved; not checked: its pull request cannot be read (tick retries): "+err.Error())
+		return false
+	case pr.GetState() != "open":
 		f.mergeOnGitHub(ctx) // merged (or closed) on GitHub: settled, nothing is armed
 		return false
 	}
-	dir := f.r.In.Path(ghStorePath)
-	if err := ghStore(dir); err != nil {
+	dir, err := f.openStore(ctx)
+	if err != nil {
 		f.wait(ctx, "approved; not checked: the runner's store of GitHub's objects cannot be opened (tick retries): "+err.Error())
 		return false
 	}
-	branch := f.ghBranch(ctx)
-	sha, out, err := gitws.Fetch(ctx, dir, gh.git(), "refs/heads/"+branch, headRef(f.p.Seq), baseRef(f.p.Target))
+	ref := fmt.Sprintf("refs/pull/%d/head", pr.GetNumber())
+	sha, out, err := gitws.Fetch(ctx, dir, gh.git(), ref, headRef(f.p.Seq), headRef(f.p.Seq), baseRef(f.p.Target))
 	switch {
 	case err != nil:
-		f.wait(ctx, fmt.Sprintf("approved; not checked: the head cannot be fetched from GitHub's %s (tick retries): %v: %s", branch, err, gh.redact(out)))
+		f.wait(ctx, fmt.Sprintf("approved; not checked: the head cannot be fetched from GitHub's %s (tick retries): %v: %s", ref, err, gh.redact(out)))
+		return false
+	case !strings.EqualFold(sha, head):
+		f.wait(ctx, fmt.Sprintf("approved; not checked: GitHub's %s is at %s, not at the head its API reports for pull request #%d, %s (tick retries)", ref, short(sha), pr.GetNumber(), short(head)))
 		return false
 	case sha != f.p.Head:
-		f.wait(ctx, fmt.Sprintf("approved; not checked: GitHub's %s is at %s, not the proposal's head %s (tick retries)", branch, short(sha), short(f.p.Head)))
+		f.wait(ctx, fmt.Sprintf("approved; not checked: pull request #%d's head on GitHub is %s, not the proposal's head %s (tick retries)", pr.GetNumber(), short(sha), short(f.p.Head)))
 		return false
 	}
-	f.gdir = dir
+	f.gdir, f.alt = dir, ""
 	return true
 }
 

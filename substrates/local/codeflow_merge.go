@@ -137,6 +137,13 @@ func (f *flow) lands(ctx context.Context, cfg *ActorConfig, files []string, old 
 		f.refuse(ctx, fmt.Sprintf("%s moved since and conflicts with it; propose again from the current %s", f.p.Target, f.p.Target), conflicts)
 		return "", nil, false
 	}
+	if f.gdir != "" && merged != f.p.Head {
+		// The maintainer's ask names it: kept in the runner's store while the proposal is open.
+		if _, err := gitws.Git(ctx, f.gdir, "update-ref", mergedRef(f.p.Seq), merged); err != nil {
+			f.wait(ctx, "approved; the merge cannot be kept in the runner's store (tick retries): "+err.Error())
+			return "", nil, false
+		}
+	}
 	landed, reason, bad, err := mergecheck.Landed(f.git(ctx), files, old, merged, f.p.Actor, capScope(cfg, "code:propose"))
 	if err != nil || reason != "" {
 		if err != nil {
@@ -206,24 +213,16 @@ func lockMerges(ctx context.Context, repo string, wait time.Duration) (unlock fu
 	if err != nil {
 		return nil, fmt.Errorf("cannot find the git directory of %s: %v", repo, err)
 	}
-	deadline := time.Now().Add(wait)
-	for {
-		free, held, err := tryLock(dir, true)
-		if err != nil {
-			return nil, fmt.Errorf("cannot lock %s: %v", dir, err)
-		}
-		if held {
-			return free, nil
-		}
-		if !time.Now().Before(deadline) {
-			return nil, fmt.Errorf("another process holds the merge lock of %s (its git directory; waited %s): the next tick retries", repo, wait)
-		}
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(rootPoll):
-		}
+	free, held, err := flockWithin(ctx, dir, true, wait)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return nil, err
+	case err != nil:
+		return nil, fmt.Errorf("cannot lock %s: %v", dir, err)
+	case !held:
+		return nil, fmt.Errorf("another process holds the merge lock of %s (its git directory; waited %s): the next tick retries", repo, wait)
 	}
+	return free, nil
 }
 
 // mergeCommit is the commit the target moves to: the head itself when the target has not
@@ -463,6 +462,7 @@ func (r *Runner) maintainer() string {
 // step a pause, the capacity or a crash held back is taken later. It waits for no merge under
 // way (flow.once): a proposal another process is merging is left for the next tick.
 func (r *Runner) advanceProposals(ctx context.Context) {
+	defer r.collectPending(ctx) // a collection of the runner's store left pending (codeflow_ghgc.go)
 	open, err := r.Store.Proposals(ctx, false, 0)
 	if err != nil || len(open) == 0 {
 		return

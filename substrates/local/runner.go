@@ -87,6 +87,9 @@ type Runner struct {
 	// started (a session's sandbox, wall.go), where the sessions' processes are out of sight: it
 	// reconciles nothing, which would take every session for dead.
 	blind bool
+	// gcLimits is when a collection of the runner's store of GitHub's objects repacks it
+	// (codeflow_ghgc.go): defaultLimits unless a test lowers them.
+	gcLimits storeLimits
 }
 
 // DBPath is the database of an installation.

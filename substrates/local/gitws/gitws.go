@@ -96,13 +96,18 @@ func gitOnce(ctx context.Context, dir string, args []string) (string, error) {
 // gitRaw is gitOnce with the output as git wrote it (NUL-separated paths keep every byte), on
 // a failure too (git merge-tree lists the conflicts and exits 1).
 func gitRaw(ctx context.Context, dir string, args []string) ([]byte, error) {
+	return gitRawEnv(ctx, dir, nil, args)
+}
+
+// gitRawEnv is gitRaw with extra added to git's environment.
+func gitRawEnv(ctx context.Context, dir string, extra, args []string) ([]byte, error) {
 	argv := append(append([]string{"-C", dir}, safeConfig...), args...)
 	cmd := exec.CommandContext(ctx, "git", argv...)
 	// git cleans up its lock files on SIGTERM; killed outright it leaves them behind, and every
 	// later git command in the repository fails until someone deletes them by hand.
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = 10 * time.Second
-	cmd.Env = append(gitEnv(), driverConfig(ctx, dir, args)...)
+	cmd.Env = append(append(gitEnv(), driverConfig(ctx, dir, args)...), extra...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {

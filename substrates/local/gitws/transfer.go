@@ -145,7 +145,7 @@ func Push(ctx context.Context, repo string, rm Remote, sha, ref string) ([]byte,
 	return sc.run(ctx, "push", "--quiet", "--no-verify", rm.URL, "+"+sha+":"+ref)
 }
 
-// Fetch fetches ref (refs/heads/…) from rm into repo's object store, as Push pushes, points
+// Fetch fetches ref (refs/heads/…, refs/pull/…) from rm into repo's object store, as Push pushes, points
 // repo's ref into at it, and returns its commit. The commits of haves (repo's refs, where they
 // exist) are offered as held, so that only what they lack is fetched.
 func Fetch(ctx context.Context, repo string, rm Remote, ref, into string, haves ...string) (string, []byte, error) {
