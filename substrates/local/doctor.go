@@ -33,6 +33,10 @@ type Check struct {
 // Doctor checks that the installation in dir can run its sessions with the environment env: the
 // installation and its store, git, and for the agent preset its skills run with, the CLI at its
 // pinned version, the sandbox's helpers and the model credential.
+// trialKey is the placeholder model key the quickstart and init's next steps export beside the
+// scripted model's URL (autonomy dev model): with the provider's own URL it is a mistake.
+const trialKey = "trial"
+
 func Doctor(ctx context.Context, dir string, env []string) []Check {
 	var out []Check
 	in, err := Open(dir)
@@ -114,12 +118,15 @@ func Doctor(ctx context.Context, dir string, env []string) []Check {
 		}
 		if v := sessionenv.Lookup(env, p.CredentialEnv); v == "" {
 			out = append(out, Check{Name: "credential " + p.CredentialEnv, Detail: "not set", Fix: "export " + p.CredentialEnv + "=… (the key of your model, or of your model proxy, with " + p.BaseURLEnv + " its URL)"})
+		} else if u := sessionenv.Lookup(env, p.BaseURLEnv); u != "" {
+			out = append(out, Check{Name: "credential " + p.CredentialEnv, OK: true, Detail: "set; the model proxy is " + p.BaseURLEnv + "=" + redactURL(u)})
+		} else if v == trialKey {
+			// The quickstart's placeholder with the provider's own URL: every request would go
+			// to the provider with it and fail, retried until the session is cancelled.
+			out = append(out, Check{Name: "credential " + p.CredentialEnv, Detail: p.CredentialEnv + "=" + trialKey + " is the scripted model's placeholder, and " + p.BaseURLEnv + " is unset: sessions would send it to the provider itself",
+				Fix: "export $(cat model.env) with the file autonomy dev model --env-file model.env wrote (it exists once the model runs), or export your model's key"})
 		} else {
-			d := "set"
-			if u := sessionenv.Lookup(env, p.BaseURLEnv); u != "" {
-				d += "; the model proxy is " + p.BaseURLEnv + "=" + redactURL(u)
-			}
-			out = append(out, Check{Name: "credential " + p.CredentialEnv, OK: true, Detail: d})
+			out = append(out, Check{Name: "credential " + p.CredentialEnv, OK: true, Detail: "set"})
 		}
 	}
 	if (len(specs) > 0 || custom) && runtime.GOOS == "linux" {
