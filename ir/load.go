@@ -86,12 +86,49 @@ func Check(path string) (*Profile, Diagnostics, error) {
 	return p, diags.Sort(), nil
 }
 
+// nearbyProfile is the profile beside path that path is a plausible typo of (a directory holding
+// a profile file, or a YAML file), as written with path's directory, or "". It reads at most the
+// first 1,000 entries of that directory.
+func nearbyProfile(path string) string {
+	dir, base := filepath.Split(filepath.Clean(path))
+	open := dir
+	if open == "" {
+		open = "."
+	}
+	d, err := os.Open(open)
+	if err != nil {
+		return ""
+	}
+	entries, _ := d.ReadDir(1000)
+	d.Close()
+	var names []string
+	for _, e := range entries {
+		name := e.Name()
+		switch {
+		case e.IsDir():
+			if _, err := os.Stat(filepath.Join(dir, name, ProfileFile)); err == nil {
+				names = append(names, name)
+			}
+		case strings.HasSuffix(name, ".yml") || strings.HasSuffix(name, ".yaml"):
+			names = append(names, name)
+		}
+	}
+	if near := nearest(base, names); near != "" {
+		return dir + near
+	}
+	return ""
+}
+
 // locate resolves a profile path to its file and its directory.
 func locate(path string) (file, dir string, err error) {
 	info, err := os.Stat(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return "", "", fmt.Errorf("%s: no such profile (give a profile directory holding %s, or the file)", path, ProfileFile)
+			hint := ""
+			if near := nearbyProfile(path); near != "" {
+				hint = fmt.Sprintf("did you mean %s? ", near)
+			}
+			return "", "", fmt.Errorf("%s: no such profile (%sgive a profile directory holding %s, or the file)", path, hint, ProfileFile)
 		}
 		return "", "", err
 	}

@@ -185,3 +185,29 @@ func TestResourceFiles(t *testing.T) {
 		}
 	}
 }
+
+// A profile path that is a typo of one beside it (a folder holding ir.yml, or a YAML file) names
+// it; nothing close, or a folder without a profile, names nothing.
+func TestLoadMissingNamesTheProfileNearby(t *testing.T) {
+	dir := t.TempDir()
+	for _, d := range []string{"autonomy", "scratch"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{filepath.Join(dir, "autonomy", ProfileFile), filepath.Join(dir, "fleet.yml")} {
+		if err := os.WriteFile(f, []byte("schema: autonomy.ir.v1\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for path, want := range map[string]string{
+		filepath.Join(dir, "autonomyy"):  "(did you mean " + filepath.Join(dir, "autonomy") + "? give",
+		filepath.Join(dir, "fleet.yaml"): "(did you mean " + filepath.Join(dir, "fleet.yml") + "? give",
+		filepath.Join(dir, "scratc"):     ": no such profile (give",
+		filepath.Join(dir, "elsewhere"):  ": no such profile (give",
+	} {
+		if _, _, err := Load(path); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Load(%s) = %v, want %q", path, err, want)
+		}
+	}
+}

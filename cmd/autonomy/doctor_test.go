@@ -68,8 +68,8 @@ func TestMissingAgentCLI(t *testing.T) {
 	if code != 1 || !strings.Contains(out, "is version 0.100.0, the installation is pinned to 0.169.0 (runs develop): ") || !strings.Contains(out, hint) {
 		t.Errorf("doctor: exit %d\n%s", code, out)
 	}
-	if out, _, code := cli(t, nil, "doctor", filepath.Join(dir, "nowhere")); code != 1 || !strings.Contains(out, "fix  installation: none in ") {
-		t.Errorf("doctor of nothing: exit %d\n%s", code, out)
+	if out, errOut, code := cli(t, nil, "doctor", filepath.Join(dir, "nowhere")); code != 1 || !strings.Contains(out, "fix  installation: none in ") || !strings.Contains(errOut, "1 thing to fix before sessions can run") {
+		t.Errorf("doctor of nothing: exit %d\n%s%s", code, out, errOut)
 	}
 }
 

@@ -171,6 +171,7 @@ func TestUsageAndIOErrorsExit2(t *testing.T) {
 	}{
 		{[]string{"validate"}, "requires at least 1 arg"},
 		{[]string{"validate", "no/such/profile"}, "no/such/profile: no such profile"},
+		{[]string{"compile", "../../profiles/hello", "--target", "loacl"}, `unknown target "loacl" (did you mean "local"?)`},
 		{[]string{"validate", "--format", "xml", "../../profiles/hello"}, `unknown --format "xml"`},
 		{[]string{"validate", "--bogus", "../../profiles/hello"}, "unknown flag: --bogus"},
 		{[]string{"validate", "../../README.md"}, ""}, // a file that is not a profile: problems, not usage

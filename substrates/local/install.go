@@ -233,9 +233,17 @@ var ErrNotInstalled = errors.New("no local installation")
 // folder is not where it was compiled to), name the folder it was compiled into.
 func notInstalledFix(abs, dir string) string {
 	if _, err := os.Stat(filepath.Join(abs, "ir.yml")); err == nil {
+		if _, err := os.Stat(filepath.Join(abs, "..", RunnerPath)); err == nil {
+			// init's layout: the profile in a folder of the installation's root.
+			return fmt.Sprintf("%s holds a profile, not an installation; the folder above it is one: --dir %s", dir, shellWord(filepath.Join(dir, "..")))
+		}
 		return fmt.Sprintf("%s holds a profile, not an installation: name the folder it was compiled into with --dir, or compile it: autonomy compile %s --target local --dir FOLDER", dir, shellWord(dir))
 	}
-	return "compile one: autonomy compile PROFILE --target local --dir " + shellWord(dir)
+	profile := "PROFILE"
+	if _, err := os.Stat(filepath.Join(abs, "autonomy", "ir.yml")); err == nil {
+		profile = shellWord(filepath.Join(dir, "autonomy")) // where init writes it
+	}
+	return "compile one: autonomy compile " + profile + " --target local --dir " + shellWord(dir)
 }
 
 // Open reads the installation in dir.

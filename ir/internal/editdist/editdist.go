@@ -3,9 +3,11 @@
 // parser use it.
 package editdist
 
-// Distance is the Levenshtein distance between a and b, counted in bytes (the names compared are
-// ASCII). Strings longer than 64 bytes are never typos of a catalog name; for them it returns 0 when
-// equal and 64 otherwise, skipping the quadratic work.
+// Distance is the edit distance between a and b, counted in bytes (the names compared are
+// ASCII): insertions, deletions, substitutions and swaps of two adjacent bytes (loacl for
+// local, the commonest typo) each count one (the optimal string alignment distance). Strings
+// longer than 64 bytes are never typos of a catalog name; for them it returns 0 when equal and
+// 64 otherwise, skipping the quadratic work.
 func Distance(a, b string) int {
 	if len(a) > 64 || len(b) > 64 {
 		if a == b {
@@ -13,6 +15,8 @@ func Distance(a, b string) int {
 		}
 		return 64
 	}
+	// Three rows: the one before the previous is where a swap comes from.
+	prev2 := make([]int, len(b)+1)
 	prev := make([]int, len(b)+1)
 	cur := make([]int, len(b)+1)
 	for j := range prev {
@@ -26,8 +30,11 @@ func Distance(a, b string) int {
 				cost = 0
 			}
 			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				cur[j] = min(cur[j], prev2[j-2]+1)
+			}
 		}
-		prev, cur = cur, prev
+		prev2, prev, cur = prev, cur, prev2
 	}
 	return prev[len(b)]
 }

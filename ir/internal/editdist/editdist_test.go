@@ -14,6 +14,9 @@ func TestDistance(t *testing.T) {
 		{"gitlab", "github", 2},
 		{"FRY", "FRI", 1},
 		{"kitten", "sitting", 3},
+		{"loacl", "local", 1},
+		{"ab", "ba", 1},
+		{"ca", "abc", 3},
 		{string(make([]byte, 65)), "x", 64},
 	} {
 		if got := Distance(c.a, c.b); got != c.want {

@@ -54,7 +54,11 @@ Exit codes: 0 everything is ready, 1 something must be fixed.`,
 				fmt.Fprintf(out, "fix  %s: %s: %s\n", c.Name, c.Detail, c.Fix)
 			}
 			if bad > 0 {
-				return exitcode.Problemf("%d thing(s) to fix before sessions can run", bad)
+				things := "things"
+				if bad == 1 {
+					things = "thing"
+				}
+				return exitcode.Problemf("%d %s to fix before sessions can run", bad, things)
 			}
 			return nil
 		},
