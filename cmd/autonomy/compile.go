@@ -29,7 +29,8 @@ func newCompile() *cobra.Command {
 		Short: "Compile a profile onto a substrate and install the result in a directory",
 		Long: `compile validates the profile, compiles it for one target and installs the output in DIR
 (--dir, default: the current directory, normally the root of the repository the fleet runs in;
---out is its older name).
+--out is its older name). For gh-actions, a DIR inside a git repository other than its root
+draws a warning naming the root: GitHub runs only the root's .github/workflows.
 
 The install is all or nothing: every file is staged first, then moved into place. A file whose
 bytes are unchanged is not rewritten. Files compile generated before that the profile no longer
@@ -115,7 +116,7 @@ func compileOnce(out, errOut io.Writer, o compileOpts) error {
 	if err := applyKeep(&output, o.keep); err != nil {
 		return err
 	}
-	docs := substrates.MissingDocuments(p.Profile, o.dir, &output)
+	docs := append(substrates.MissingDocuments(p.Profile, o.dir, &output), substrates.Placement(sub, p.Profile, o.dir)...)
 	fmt.Fprint(errOut, docs.String())
 	if err := strictly(o.strict, len(warnings)+len(output.Warnings)+len(docs), p.File, "compiled"); err != nil {
 		return err
