@@ -2,10 +2,12 @@ package effect
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -142,5 +144,61 @@ func TestProposalSubjectHasOneSpelling(t *testing.T) {
 	e := &Env{Actor: "develop", Subject: "42"}
 	if subject, item, err := e.proposalSubject(); subject != "42" || item != 42 || err != nil {
 		t.Errorf("subject 42: %q, %d, %v", subject, item, err)
+	}
+}
+
+// forkPull opens login's pull request from branch of their fork, one commit on main, and returns
+// its number and head.
+func (w *world) forkPull(login, branch string) (int, string) {
+	t := w.t
+	dir := filepath.Join(w.root, "fork-"+login)
+	run(t, w.root, "git", "clone", "--quiet", w.origin, dir)
+	write(t, dir, "src/a.go", "package a // "+login+"\n")
+	run(t, dir, "git", "commit", "--quiet", "-am", "from "+login)
+	run(t, dir, "git", "push", "--quiet", "origin", "HEAD:"+ghfake.ForkRef(login, branch))
+	n, err := w.fake.OpenForkPull(login, "from "+login, branch, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n, run(t, dir, "git", "rev-parse", "HEAD")
+}
+
+// TestReviewRefusesAnUntrustedForksPull: the reviewer posts no agent-review on a fork's pull
+// request by an author the repository does not trust, however it was fired (a dispatch names
+// any pull request), as its pull_request_target trigger is gated; a trusted author's is reviewed.
+func TestReviewRefusesAnUntrustedForksPull(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	evil, evilHead := w.forkPull("mallory", "autonomy/develop/1")
+	e := w.env("reviewer")
+	e.Subject = strconv.Itoa(evil)
+	var refused *Refused
+	if v, err := Review(ctx, e, w.verdict(evilHead, "approve")); !errors.As(err, &refused) || !strings.Contains(err.Error(), "mallory:autonomy/develop/1") {
+		t.Errorf("review of mallory's fork pull request #%d: %+v, %v: want it refused", evil, v, err)
+	}
+	if st := w.fake.Statuses(evilHead); len(st) > 0 {
+		t.Errorf("statuses on mallory's head: %+v", st)
+	}
+	good, goodHead := w.forkPull("dev", "fix")
+	e.Subject = strconv.Itoa(good)
+	if v, err := Review(ctx, e, w.verdict(goodHead, "approve")); err != nil || v.State != "success" {
+		t.Errorf("review of a collaborator's fork pull request #%d: %+v, %v", good, v, err)
+	}
+	e.Subject = "+" + strconv.Itoa(good)
+	if v, err := Review(ctx, e, w.verdict(goodHead, "approve")); err == nil || !strings.Contains(err.Error(), "like 42") {
+		t.Errorf("review of subject %q: %+v, %v: want it refused", e.Subject, v, err)
+	}
+}
+
+// TestHumanGateSubjectHasOneSpelling: the human gate acts on a pull request named in its one
+// spelling: another (+1, 01) is refused, naming it, before anything is read or posted.
+func TestHumanGateSubjectHasOneSpelling(t *testing.T) {
+	w := newWorld(t)
+	e := w.env("control")
+	for _, s := range []string{"+1", "01", " 1"} {
+		e.Subject = s
+		if g, err := CheckHumanGate(context.Background(), e); err == nil || !strings.Contains(err.Error(), strconv.Quote(s)) || !strings.Contains(err.Error(), "like 42") {
+			t.Errorf("human gate of %q: %+v, %v: want it refused", s, g, err)
+		}
 	}
 }

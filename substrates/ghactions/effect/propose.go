@@ -395,8 +395,13 @@ func (e *Env) rebase(mb string) (string, []string, error) {
 // from a fork (head.repo names another repository, or is null: the fork was deleted) is never
 // the agent's, whatever its branch is named: anyone can open one.
 func (e *Env) agentPull(pr *github.PullRequest, def string) bool {
-	return strings.HasPrefix(pr.GetHead().GetRef(), BranchPrefix) && pr.GetBase().GetRef() == def &&
-		strings.EqualFold(pr.GetHead().GetRepo().GetFullName(), e.Owner+"/"+e.Repo)
+	return strings.HasPrefix(pr.GetHead().GetRef(), BranchPrefix) && pr.GetBase().GetRef() == def && e.ownHead(pr)
+}
+
+// ownHead reports whether pr's head branch is a branch of this repository itself, not of a fork
+// (GitHub's head.repo: null when the fork was deleted is none of ours either).
+func (e *Env) ownHead(pr *github.PullRequest) bool {
+	return strings.EqualFold(pr.GetHead().GetRepo().GetFullName(), e.Owner+"/"+e.Repo)
 }
 
 // openAgentPulls lists the open pull requests that can be agents' proposals (agentPull) into
