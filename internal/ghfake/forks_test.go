@@ -40,7 +40,10 @@ func TestForkPullNamesTheFork(t *testing.T) {
 	if repo := h["repo"].(map[string]any); h["label"] != "o:feature" || repo["full_name"] != "o/r" || repo["fork"] != false {
 		t.Errorf("the repository's pull request: head %v", h)
 	}
-	for filter, want := range map[string]any{"mallory:feature": fork["number"], "o:feature": own["number"], "MALLORY:feature": fork["number"]} {
+	if list := listed(t, s, "/repos/o/r/pulls?base=release"); len(list) != 0 {
+		t.Errorf("?base=release lists %d pull requests into main", len(list))
+	}
+	for filter, want := range map[string]any{"mallory:feature": fork["number"], "o:feature": own["number"], "MALLORY:feature": fork["number"], "o:feature&base=main": own["number"]} {
 		list := listed(t, s, "/repos/o/r/pulls?head="+filter)
 		if len(list) != 1 || list[0]["number"] != want {
 			t.Errorf("?head=%s lists %d pull requests, want #%v", filter, len(list), want)

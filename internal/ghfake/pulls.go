@@ -568,6 +568,9 @@ func (s *Server) listPulls(w http.ResponseWriter, req *http.Request) {
 			if h := q.Get("head"); h != "" && !s.headMatches(is, h) {
 				continue
 			}
+			if b := q.Get("base"); b != "" && b != is.Base {
+				continue
+			}
 			nums = append(nums, n)
 		}
 	}
