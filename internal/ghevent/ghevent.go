@@ -7,7 +7,9 @@
 package ghevent
 
 import (
+	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -128,4 +130,16 @@ func cutFoldPrefix(s, prefix string) (string, bool) {
 		s = s[n:]
 	}
 	return s, true
+}
+
+// ItemNumber reads s as a work item's number (an issue's or a pull request's), spelled as GitHub
+// spells it: the decimal of a positive integer, with no sign, leading zero, space or separator.
+// Any other spelling of the same number (+42, 042, 0x2A) is refused, so that one item has one
+// name: one branch, one concurrency group, one pull request.
+func ItemNumber(s string) (int, error) {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 || strconv.Itoa(n) != s {
+		return 0, fmt.Errorf("%q is not a work item number: write the issue's or pull request's number in decimal, with no sign, leading zero, space or '#' (like 42)", s)
+	}
+	return n, nil
 }

@@ -1,6 +1,9 @@
 package ghevent
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestCommandText(t *testing.T) {
 	for body, want := range map[string]string{
@@ -31,5 +34,17 @@ func TestTrusted(t *testing.T) {
 	}
 	if !Trusted("push", "", "", false, nil) {
 		t.Error("push needs write access, yet it is gated")
+	}
+}
+
+// TestItemNumberTakesOneSpelling: a work item's number is read only as GitHub spells it.
+func TestItemNumberTakesOneSpelling(t *testing.T) {
+	if n, err := ItemNumber("42"); n != 42 || err != nil {
+		t.Errorf("42: %d, %v", n, err)
+	}
+	for _, s := range []string{"+42", "042", "0x2A", " 42", "42 ", "4_2", "#42", "0", "-1", "", "99999999999999999999"} {
+		if n, err := ItemNumber(s); err == nil || !strings.Contains(err.Error(), "like 42") {
+			t.Errorf("%q: %d, %v: want it refused, saying how to write it", s, n, err)
+		}
 	}
 }

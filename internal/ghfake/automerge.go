@@ -38,7 +38,7 @@ func (s *Server) autoMerge() {
 // merge merges is into its base; the caller holds mu. A head that conflicts with its base, or a
 // git failure, leaves it open.
 func (s *Server) merge(is *Issue) {
-	head, base := s.sha(is.Head), s.sha(is.Base)
+	head, base := s.headSHA(is), s.sha(is.Base)
 	if head == "" || base == "" {
 		return
 	}
@@ -51,7 +51,7 @@ func (s *Server) merge(is *Issue) {
 	commit := head
 	switch {
 	case is.AutoMergeMethod == "merge":
-		commit = s.commitTree(tree, "Merge pull request from "+is.Head, base, head)
+		commit = s.commitTree(tree, "Merge pull request from "+s.headOwner(is)+":"+is.Head, base, head)
 	case is.AutoMergeMethod == "squash" || behind:
 		commit = s.commitTree(tree, is.Title, base)
 	}
@@ -59,7 +59,7 @@ func (s *Server) merge(is *Issue) {
 		return
 	}
 	is.State, is.Merged, is.MergedBy, is.MergeCommit, is.MergedHead = "closed", true, BotLogin, commit, head
-	if s.settings.DeleteBranchOnMerge {
+	if s.settings.DeleteBranchOnMerge && is.HeadOwner == "" { // a fork's branch is not the repository's to delete
 		_ = s.git("update-ref", "-d", "refs/heads/"+is.Head, head)
 	}
 }

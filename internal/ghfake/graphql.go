@@ -61,7 +61,7 @@ func (s *Server) graphql(w http.ResponseWriter, req *http.Request) {
 		graphQLError(w, "UNPROCESSABLE", "Pull request Auto merge is not allowed for this repository")
 	case s.protection[is.Base] == nil || len(s.protection[is.Base].Contexts) == 0:
 		graphQLError(w, "UNPROCESSABLE", "Pull request is in clean status")
-	case expectedHead(body.Query, body.Variables) != "" && !strings.EqualFold(expectedHead(body.Query, body.Variables), s.sha(is.Head)):
+	case expectedHead(body.Query, body.Variables) != "" && !strings.EqualFold(expectedHead(body.Query, body.Variables), s.headSHA(is)):
 		// expectedHeadOid: "The expected head OID of the pull request" (docs.github.com/graphql/reference/input-objects#enablepullrequestautomergeinput).
 		graphQLError(w, "UNPROCESSABLE", "Head sha didn't match expected head sha")
 	default:

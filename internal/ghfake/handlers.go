@@ -214,6 +214,8 @@ type repoJSON struct {
 	Private       bool      `json:"private"`
 	HTMLURL       string    `json:"html_url"`
 	DefaultBranch string    `json:"default_branch"`
+	// Fork is whether the repository is a fork (forks.go).
+	Fork bool `json:"fork"`
 	// Settings (settings.go).
 	AllowAutoMerge      bool `json:"allow_auto_merge"`
 	DeleteBranchOnMerge bool `json:"delete_branch_on_merge"`

@@ -38,9 +38,11 @@ type Issue struct {
 	Comments   []string
 	CommentBy  []string
 	CommentIDs []int64
-	// PR: the head and base branches; Reviews the bodies of its reviews.
+	// PR: the head and base branches; Reviews the bodies of its reviews. HeadOwner owns the fork
+	// the head branch is on ("" when it is on the repository itself: forks.go).
 	PR         bool
 	Head, Base string
+	HeadOwner  string
 	Reviews    []string
 	// AutoMerge is whether auto-merge is armed (graphql.go), and AutoMergeMethod its merge
 	// method as the REST API names it (merge, squash, rebase).
@@ -223,7 +225,7 @@ func (s *Server) mergeable(is *Issue) (bool, string) {
 	if is.Merged {
 		return false, "it is merged"
 	}
-	head := s.sha(is.Head)
+	head := s.headSHA(is)
 	if head == "" {
 		return false, "the head branch is gone"
 	}
@@ -260,10 +262,15 @@ func (s *Server) latest(sha, context string) string {
 
 // sha resolves a branch of the bare repository ("" when it does not exist).
 func (s *Server) sha(branch string) string {
+	return s.refSHA("refs/heads/" + branch)
+}
+
+// refSHA resolves a ref of the bare repository to its commit ("" when it does not exist).
+func (s *Server) refSHA(ref string) string {
 	if s.opts.GitDir == "" {
 		return ""
 	}
-	out, err := exec.Command("git", "--git-dir", s.opts.GitDir, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch+"^{commit}").Output()
+	out, err := exec.Command("git", "--git-dir", s.opts.GitDir, "rev-parse", "--verify", "--quiet", ref+"^{commit}").Output()
 	if err != nil {
 		return ""
 	}
@@ -341,7 +348,7 @@ func (s *Server) issueJSON(is *Issue, kind string) issueJSON {
 	}
 	if is.PR {
 		repo := s.repoJSON()
-		out.Head = &refJSON{Ref: is.Head, SHA: s.sha(is.Head), Label: s.opts.Owner + ":" + is.Head, Repo: repo}
+		out.Head = s.headRef(is)
 		out.Base = &refJSON{Ref: is.Base, SHA: s.sha(is.Base), Label: s.opts.Owner + ":" + is.Base, Repo: repo}
 		if is.AutoMerge {
 			out.AutoMerge = &autoMergeJSON{EnabledBy: userJSON{BotLogin}, MergeMethod: is.AutoMergeMethod}
@@ -443,7 +450,7 @@ func (s *Server) createReview(w http.ResponseWriter, req *http.Request) {
 	}
 	is.Reviews = append(is.Reviews, body.Body)
 	state := map[string]string{"APPROVE": "APPROVED", "REQUEST_CHANGES": "CHANGES_REQUESTED", "COMMENT": "COMMENTED", "": "PENDING"}[body.Event]
-	r := s.addReview(n, BotLogin, state, s.sha(is.Head), body.Body)
+	r := s.addReview(n, BotLogin, state, s.headSHA(is), body.Body)
 	writeJSON(w, http.StatusOK, r.json())
 }
 
@@ -558,7 +565,10 @@ func (s *Server) listPulls(w http.ResponseWriter, req *http.Request) {
 	var nums []int
 	for n, is := range s.issues {
 		if is.PR && (state == "all" || is.State == state) {
-			if h := q.Get("head"); h != "" && h != s.opts.Owner+":"+is.Head {
+			if h := q.Get("head"); h != "" && !s.headMatches(is, h) {
+				continue
+			}
+			if b := q.Get("base"); b != "" && b != is.Base {
 				continue
 			}
 			nums = append(nums, n)
@@ -579,29 +589,31 @@ func (s *Server) createPull(w http.ResponseWriter, req *http.Request) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	head := strings.TrimPrefix(body.Head, s.opts.Owner+":")
+	owner, branch := s.splitHead(body.Head)
+	is := &Issue{Title: body.Title, Body: body.Body, State: "open", PR: true, Head: branch, HeadOwner: owner, Base: body.Base}
+	head := s.headSHA(is)
 	switch {
 	case body.Title == "":
 		validation(w, "PullRequest", "title", "missing_field", "", docsPulls)
 		return
-	case s.sha(head) == "":
+	case head == "":
 		validation(w, "PullRequest", "head", "invalid", "", docsPulls)
 		return
 	case s.sha(body.Base) == "":
 		validation(w, "PullRequest", "base", "invalid", "", docsPulls)
 		return
 	}
-	for _, is := range s.issues {
-		if is.PR && is.State == "open" && is.Head == head && is.Base == body.Base {
-			validation(w, "PullRequest", "", "custom", "A pull request already exists for "+s.opts.Owner+":"+head+".", docsPulls)
+	for _, x := range s.issues {
+		// One open pull request per head (its repository and branch) and base.
+		if x.PR && x.State == "open" && x.Head == branch && strings.EqualFold(x.HeadOwner, owner) && x.Base == body.Base {
+			validation(w, "PullRequest", "", "custom", "A pull request already exists for "+s.headOwner(is)+":"+branch+".", docsPulls)
 			return
 		}
 	}
-	if s.git("merge-base", "--is-ancestor", "refs/heads/"+head, "refs/heads/"+body.Base) == nil {
-		validation(w, "PullRequest", "", "custom", "No commits between "+body.Base+" and "+head, docsPulls)
+	if s.git("merge-base", "--is-ancestor", head, "refs/heads/"+body.Base) == nil {
+		validation(w, "PullRequest", "", "custom", "No commits between "+body.Base+" and "+body.Head, docsPulls)
 		return
 	}
-	is := &Issue{Title: body.Title, Body: body.Body, State: "open", PR: true, Head: head, Base: body.Base}
 	s.newIssue(is)
 	s.pullRefs()
 	writeJSON(w, http.StatusCreated, s.issueJSON(is, "pull"))

@@ -105,7 +105,7 @@ func (s *Server) AddReview(n int, login, state string) (int64, error) {
 	if !slices.Contains([]string{"APPROVED", "CHANGES_REQUESTED", "COMMENTED"}, state) {
 		return 0, fmt.Errorf("review state %q", state)
 	}
-	return s.addReview(n, login, state, s.sha(is.Head), "").ID, nil
+	return s.addReview(n, login, state, s.headSHA(is), "").ID, nil
 }
 
 // DismissReview dismisses review id of pull request n (its state becomes DISMISSED).
@@ -177,7 +177,7 @@ func (s *Server) listPullFiles(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	s.mu.Lock()
-	base, head := s.sha(is.Base), s.sha(is.Head)
+	base, head := s.sha(is.Base), s.headSHA(is)
 	s.mu.Unlock()
 	out, err := s.changedFiles(base, head, maxPullFiles)
 	if err != nil {

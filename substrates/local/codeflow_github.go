@@ -76,12 +76,12 @@ func (f *flow) github(ctx context.Context) (*ghCode, error) {
 }
 
 // ghBranch is the branch a proposal is pushed to: autonomy/<actor>/<subject> (the proposer's
-// work item, without a leading '#', else its session when that makes no valid branch name), as
-// gh-actions' propose job names it.
+// work item in its one spelling, itemRef, else its session when that makes no valid branch
+// name), as gh-actions' propose job names it.
 func (f *flow) ghBranch(ctx context.Context) string {
 	branch := "autonomy/" + f.p.Actor + "/"
 	if s, ok, _ := f.r.Store.Get(ctx, f.p.Session); ok && s.Ref != "" {
-		if b := branch + strings.TrimPrefix(s.Ref, "#"); gitws.ValidBranch(b) == nil {
+		if b := branch + itemRef(s.Ref); gitws.ValidBranch(b) == nil {
 			return b
 		}
 	}
@@ -171,7 +171,9 @@ func (gh *ghCode) openPull(ctx context.Context, branch, base string) (*github.Pu
 		return nil, err
 	}
 	for _, p := range open {
-		if p.GetHead().GetRef() == branch && p.GetBase().GetRef() == base {
+		// The repository's own branch only: a fork's pull request from a branch of the same name
+		// (head.repo another repository, or null) is not the proposal's.
+		if p.GetHead().GetRef() == branch && p.GetBase().GetRef() == base && strings.EqualFold(p.GetHead().GetRepo().GetFullName(), gh.owner+"/"+gh.name) {
 			return p, nil
 		}
 	}

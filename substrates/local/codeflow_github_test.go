@@ -83,10 +83,10 @@ func (g *ghFlowRig) proposeUntil(ref, path, content, verdict string, settled fun
 	return p
 }
 
-// pullOfBranch is the pull request from branch (0 when none).
+// pullOfBranch is the pull request from branch of the repository (not of a fork; 0 when none).
 func (g *ghFlowRig) pullOfBranch(branch string) int {
 	for _, n := range g.gh.Pulls() {
-		if is, _ := g.gh.Issue(n); is.Head == branch {
+		if is, _ := g.gh.Issue(n); is.Head == branch && is.HeadOwner == "" {
 			return n
 		}
 	}
@@ -176,6 +176,27 @@ func TestGitHubCodeFlow(t *testing.T) {
 		t.Errorf("agent-review after a rejection: %q", got)
 	}
 	assertNoSecret(t, g.dir, ghSecret, false)
+}
+
+// A fork's pull request from a branch named as the proposal's (autonomy/develop/42) is not the
+// proposal's: the proposal gets its own pull request from the repository (GitHub allows both),
+// reviewed and armed; the fork's gets no status and no auto-merge.
+func TestGitHubCodeFlowLeavesAForkPullAlone(t *testing.T) {
+	g := newGHFlowRig(t)
+	evil := strings.TrimSpace(gitRun(t, g.dir, "--git-dir", g.bare, "commit-tree", "-p", "main", "-m", "harmless", "main^{tree}"))
+	gitRun(t, g.dir, "--git-dir", g.bare, "update-ref", ghfake.ForkRef("mallory", "autonomy/develop/42"), evil)
+	fork, err := g.gh.OpenForkPull("mallory", "Fix the thing", "autonomy/develop/42", "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, n := g.armedOn42()
+	if n == fork {
+		t.Fatalf("the proposal was made on mallory's pull request #%d", fork)
+	}
+	is, _ := g.gh.Issue(fork)
+	if is.AutoMerge || len(g.gh.Statuses(evil)) > 0 || len(is.Comments) > 0 || len(is.Labels) > 0 {
+		t.Errorf("mallory's pull request #%d was touched: auto-merge %v, statuses %+v, comments %q, labels %v", fork, is.AutoMerge, g.gh.Statuses(evil), is.Comments, is.Labels)
+	}
 }
 
 // A proposal on the work item of another whose pull request is armed to merge waits: its push

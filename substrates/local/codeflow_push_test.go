@@ -189,11 +189,12 @@ func TestGitHubTransferSendsTheToken(t *testing.T) {
 	}
 }
 
-// A proposal's branch on GitHub is autonomy/<actor>/<its work item>, or its session's id when
+// A proposal's branch on GitHub is autonomy/<actor>/<its work item> (a number in its one
+// spelling: +42 and 042 are 42, one branch and one pull request), or its session's id when
 // the work item makes no valid branch name ("#", "#/x", "a..b": the push would fail for good).
 func TestCodeFlowBranchOfAHostileSubject(t *testing.T) {
 	r := newRunner(t, installFleet(t, resumeFleet, false), Options{})
-	for ref, want := range map[string]string{"#42": "autonomy/writer/42", "42/x": "autonomy/writer/42/x",
+	for ref, want := range map[string]string{"#42": "autonomy/writer/42", "42/x": "autonomy/writer/42/x", "+42": "autonomy/writer/42", "042": "autonomy/writer/42", "0x2A": "autonomy/writer/0x2A",
 		"#": "", "#/x": "", "a..b": "", "x.lock": "", "": "", "#-x": "autonomy/writer/-x"} {
 		var s store.Session
 		if err := r.Store.Tx(t.Context(), func(tx *store.Tx) error {

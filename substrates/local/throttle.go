@@ -28,7 +28,7 @@ func (r *Runner) Pause(ctx context.Context, item, reason string) (store.Throttle
 	if err := r.caller.operatorOnly(ctx, "pause"); err != nil {
 		return store.Throttle{}, err
 	}
-	t := store.Throttle{Scope: throttleScope(item), Reason: strings.TrimSpace(reason), By: userName(), At: r.opts.Now().UTC()}
+	t := store.Throttle{Scope: ThrottleScope(item), Reason: strings.TrimSpace(reason), By: userName(), At: r.opts.Now().UTC()}
 	if err := r.Store.SetThrottle(ctx, t); err != nil {
 		return t, err
 	}
@@ -42,7 +42,7 @@ func (r *Runner) Resume(ctx context.Context, item string) (bool, error) {
 	if err := r.caller.operatorOnly(ctx, "resume"); err != nil {
 		return false, err
 	}
-	scope := throttleScope(item)
+	scope := ThrottleScope(item)
 	ok, err := r.Store.ClearThrottle(ctx, scope)
 	if err == nil && ok {
 		_ = r.Store.Log(ctx, store.Event{Kind: "resumed", Message: scope + " resumed by " + userName()})
@@ -55,11 +55,24 @@ func (r *Runner) Throttles(ctx context.Context) ([]store.Throttle, error) {
 	return r.Store.Throttles(ctx)
 }
 
-func throttleScope(item string) string {
+// ThrottleScope is the scope a pause of item ("" for the fleet) stands in: store.FleetScope, or
+// store.ItemScope of the item in its one spelling (itemRef).
+func ThrottleScope(item string) string {
 	if item == "" {
 		return store.FleetScope
 	}
-	return store.ItemScope(item)
+	return store.ItemScope(itemRef(item))
+}
+
+// itemRef is the one spelling of work item ref: without a leading '#', and a number in decimal
+// with no sign or leading zero (#42, +42, 042 and 42 are all 42), so that an item has one pause,
+// one branch and one pull request however a launch spells it. Another ref is as given.
+func itemRef(ref string) string {
+	ref = strings.TrimPrefix(ref, "#")
+	if n, err := strconv.Atoi(ref); err == nil && n > 0 {
+		return strconv.Itoa(n)
+	}
+	return ref
 }
 
 // describeThrottle says what a pause holds, since when, by whom and why.
@@ -99,7 +112,7 @@ func shellWord(w string) string {
 func held(tx *store.Tx, ref string) (string, error) {
 	scopes := []string{store.FleetScope}
 	if ref != "" {
-		scopes = append(scopes, store.ItemScope(ref))
+		scopes = append(scopes, store.ItemScope(itemRef(ref)))
 	}
 	for _, scope := range scopes {
 		t, ok, err := tx.Throttle(scope)

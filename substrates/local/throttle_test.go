@@ -73,7 +73,7 @@ func TestFleetPause(t *testing.T) {
 	waitEnded(t, r, launch(t, r, LaunchRequest{Actor: "w"}).ID)
 }
 
-// A work item's pause holds only the sessions of that item.
+// A work item's pause holds only the sessions of that item, however a launch spells its number.
 func TestItemPause(t *testing.T) {
 	t.Parallel()
 	dir := installFleet(t, throttleFleet, false)
@@ -87,8 +87,13 @@ func TestItemPause(t *testing.T) {
 		!strings.Contains(err.Error(), `work item "42" is paused`) || !strings.Contains(err.Error(), "autonomy runner resume --item 42") {
 		t.Fatalf("launch on a paused item: %v", err)
 	}
+	for _, ref := range []string{"#42", "+42", "042"} { // other spellings of 42 are 42
+		if _, err := r.Launch(ctx, LaunchRequest{Actor: "w", Ref: ref}); !errors.As(err, &refused) || !strings.Contains(err.Error(), `work item "42" is paused`) {
+			t.Errorf("launch on %q while 42 is paused: %v", ref, err)
+		}
+	}
 	waitEnded(t, r, launch(t, r, LaunchRequest{Actor: "w", Ref: "43"}).ID)
-	if ok, err := r.Resume(ctx, "42"); !ok || err != nil {
+	if ok, err := r.Resume(ctx, "#042"); !ok || err != nil {
 		t.Fatalf("resume: %v %v", ok, err)
 	}
 	waitEnded(t, r, launch(t, r, LaunchRequest{Actor: "w", Ref: "42"}).ID)

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/autonomyhq/autonomy/internal/ghevent"
 	"github.com/autonomyhq/autonomy/internal/ghwrite"
 	"github.com/autonomyhq/autonomy/internal/tools"
 	"github.com/autonomyhq/autonomy/ir"
@@ -231,6 +232,12 @@ func launchParams(target InstalledActor, caller string, v *tools.LaunchInput) (i
 			params[p.Name] = v.Subject
 		case p.Source == "subject.actor" && caller != "":
 			params[p.Name] = caller
+		}
+		if val, set := params[p.Name]; set && val != "" && p.Source == "subject.ref" {
+			// It names the launched run's branch and concurrency group: one spelling per item.
+			if _, err := ghevent.ItemNumber(val); err != nil {
+				return nil, &tools.Refused{Tool: tools.Launch, Reason: fmt.Sprintf("the subject of actor %q (param %s): %v", v.Actor, p.Name, err)}
+			}
 		}
 	}
 	return params, nil

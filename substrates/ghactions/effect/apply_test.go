@@ -289,3 +289,31 @@ func TestApplyNeutralizesAndSurvivesABadTarget(t *testing.T) {
 		t.Errorf("comments %q", is.Comments)
 	}
 }
+
+// TestApplyLaunchRefusesAnotherSpellingOfTheSubject: a launch's subject names the launched run's
+// branch and concurrency group, so it is a work item number in its one spelling, as a subject
+// and as the param bound to subject.ref: +1 or 01 would be a second branch, a second pull
+// request and a second concurrency group for item 1. Nothing is dispatched for them.
+func TestApplyLaunchRefusesAnotherSpellingOfTheSubject(t *testing.T) {
+	w, e := applyWorld(t)
+	n := strconv.Itoa(w.item)
+	res, err := e.Apply(context.Background(), ApplyOptions{Installed: goldenInstalled(t), Actor: "pm", Session: "7",
+		Outputs: outputs(t, "7",
+			`{"tool":"launch","actor":"pm","input":{"actor":"develop","subject":"+`+n+`"}}`,
+			`{"tool":"launch","actor":"pm","input":{"actor":"develop","subject":"0`+n+`"}}`,
+			`{"tool":"launch","actor":"pm","input":{"actor":"develop","params":{"ISSUE":"0x`+n+`"}}}`,
+			`{"tool":"launch","actor":"pm","input":{"actor":"develop","subject":"`+n+`"}}`,
+		)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, bad := range []string{"+" + n, "0" + n, "0x" + n} {
+		if i >= len(res) || !strings.Contains(res[i].Refused, strconv.Quote(bad)+" is not a work item number") || !strings.Contains(res[i].Refused, "like 42") {
+			t.Errorf("launch with subject %q: %+v, want it refused, naming it and the fix", bad, res)
+		}
+	}
+	runs := w.fake.Runs()
+	if len(res) != 4 || res[3].Refused != "" || len(runs) != 1 || runs[0].Inputs["ISSUE"] != n {
+		t.Errorf("applied %+v, runs %+v: want only the launch on %s dispatched", res, runs, n)
+	}
+}

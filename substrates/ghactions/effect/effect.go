@@ -21,6 +21,7 @@ import (
 
 	"github.com/google/go-github/v62/github"
 
+	"github.com/autonomyhq/autonomy/internal/ghevent"
 	"github.com/autonomyhq/autonomy/internal/mergecheck"
 )
 
@@ -75,7 +76,9 @@ type Policy struct {
 		GHActions struct {
 			CommitSigning string `json:"commit_signing"`
 			// PausedLabel is the label that pauses one work item (PausedLabel).
-			PausedLabel     string   `json:"paused_label"`
+			PausedLabel string `json:"paused_label"`
+			// TrustedRoles are the trusted author associations (TrustedRoles).
+			TrustedRoles    []string `json:"trustedRoles"`
 			DispatchChecks  []string `json:"propose_dispatch_checks"`
 			DispatchReviews []string `json:"propose_dispatch_reviews"`
 			// Tools caps the effects of a session per tool and stages them (autonomy gh apply).
@@ -85,6 +88,15 @@ type Policy struct {
 			} `json:"tools"`
 		} `json:"gh-actions"`
 	} `json:"box"`
+}
+
+// TrustedRoles are the author associations policy.box.gh-actions.trustedRoles trusts, or
+// ghevent.TrustedRoles: the roles whose events the compiled workflows act on.
+func (p Policy) TrustedRoles() []string {
+	if r := p.Box.GHActions.TrustedRoles; len(r) > 0 {
+		return r
+	}
+	return ghevent.TrustedRoles
 }
 
 // maxOpenAgentPRs is the cap on open agent pull requests: policy.box.max_open_agent_prs, or the

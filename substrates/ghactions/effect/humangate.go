@@ -3,11 +3,12 @@ package effect
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/google/go-github/v62/github"
+
+	"github.com/autonomyhq/autonomy/internal/ghevent"
 )
 
 // The human gate. A pull request that touches policy.box.risk.human_required_paths merges only
@@ -113,9 +114,9 @@ const (
 // and posts nothing for a pull request into another branch than the default (a status is the
 // commit's, whatever pull request it is in).
 func CheckHumanGate(ctx context.Context, e *Env) (*HumanGate, error) {
-	n, err := strconv.Atoi(e.Subject)
-	if err != nil || n < 1 {
-		return nil, fmt.Errorf("the subject %q is not a pull request number", e.Subject)
+	n, err := ghevent.ItemNumber(e.Subject)
+	if err != nil {
+		return nil, fmt.Errorf("the subject (the pull request): %w", err)
 	}
 	pull, resp, err := e.Client.PullRequests.Get(ctx, e.Owner, e.Repo, n)
 	if resp != nil && resp.StatusCode == 404 {

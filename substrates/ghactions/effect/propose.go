@@ -13,6 +13,8 @@ import (
 	"sync"
 
 	"github.com/google/go-github/v62/github"
+
+	"github.com/autonomyhq/autonomy/internal/ghevent"
 )
 
 // BranchPrefix starts every branch a proposal is pushed to: autonomy/<actor>/<subject>.
@@ -82,11 +84,11 @@ func Propose(ctx context.Context, e *Env, bundle string) (*Proposal, error) {
 	}
 
 	p := &Proposal{Files: files, Branch: BranchPrefix + e.Actor + "/" + subject, HumanRequired: e.humanRequired(files)}
-	open, err := e.openAgentPulls(ctx)
+	open, err := e.openAgentPulls(ctx, def)
 	if err != nil {
 		return nil, err
 	}
-	existing := pullFrom(open, p.Branch)
+	existing := e.pullFrom(open, p.Branch, def)
 	if existing != nil && hasLabel(existing.Labels, e.Policy.PausedLabel()) {
 		return nil, &Refused{e.pausedNote(existing.GetNumber())} // its branch is not pushed
 	}
@@ -128,9 +130,9 @@ func (e *Env) proposalSubject() (string, int, error) {
 		// A proposer without a work item (one on a schedule) has one standing proposal.
 		subject = ScheduledSubject
 	} else {
-		n, err := strconv.Atoi(subject)
-		if err != nil || n < 1 {
-			return "", 0, fmt.Errorf("the subject %q is not a work item number", subject)
+		n, err := ghevent.ItemNumber(subject)
+		if err != nil {
+			return "", 0, fmt.Errorf("the subject: %w", err)
 		}
 		item = n
 	}
@@ -218,11 +220,12 @@ func (e *Env) rebasedHead(ctx context.Context, item int, def, mb string, files [
 	return head, files, nil
 }
 
-// pullFrom is the pull request of open whose head is branch, nil if none is.
-func pullFrom(open []*github.PullRequest, branch string) *github.PullRequest {
+// pullFrom is the pull request of open that is the agent's proposal from branch into the
+// default branch def (agentPull), nil if none is.
+func (e *Env) pullFrom(open []*github.PullRequest, branch, def string) *github.PullRequest {
 	var existing *github.PullRequest
 	for _, pr := range open {
-		if pr.GetHead().GetRef() == branch {
+		if pr.GetHead().GetRef() == branch && e.agentPull(pr, def) {
 			existing = pr
 		}
 	}
@@ -315,7 +318,7 @@ func (e *Env) labelAndDispatch(ctx context.Context, p *Proposal, def, nodeID str
 	if err := e.dispatch(ctx, ControlWorkflow, def, map[string]any{GateInput: strconv.Itoa(p.PR)}); err != nil {
 		return fmt.Errorf("dispatching the human gate (%s): %w", ControlWorkflow, err)
 	}
-	if err := e.armAutoMerge(ctx, nodeID); err != nil {
+	if err := e.armAutoMerge(ctx, nodeID, p.Head); err != nil {
 		// The pull request stands; it merges by hand once protection is satisfied.
 		p.AutoMergeError = err.Error()
 		fmt.Fprintf(e.Out, "warning: auto-merge not armed on #%d: %v (run autonomy provision)\n", p.PR, err)
@@ -387,17 +390,32 @@ func (e *Env) rebase(mb string) (string, []string, error) {
 	return head, nil, err
 }
 
-// openAgentPulls lists the open pull requests from autonomy/ branches.
-func (e *Env) openAgentPulls(ctx context.Context) ([]*github.PullRequest, error) {
+// agentPull reports whether pull request pr can be an agent's proposal: its head branch is an
+// autonomy/ branch of this repository itself and its base the default branch def. A pull request
+// from a fork (head.repo names another repository, or is null: the fork was deleted) is never
+// the agent's, whatever its branch is named: anyone can open one.
+func (e *Env) agentPull(pr *github.PullRequest, def string) bool {
+	return strings.HasPrefix(pr.GetHead().GetRef(), BranchPrefix) && pr.GetBase().GetRef() == def && e.ownHead(pr)
+}
+
+// ownHead reports whether pr's head branch is a branch of this repository itself, not of a fork
+// (GitHub's head.repo: null when the fork was deleted is none of ours either).
+func (e *Env) ownHead(pr *github.PullRequest) bool {
+	return strings.EqualFold(pr.GetHead().GetRepo().GetFullName(), e.Owner+"/"+e.Repo)
+}
+
+// openAgentPulls lists the open pull requests that can be agents' proposals (agentPull) into
+// the default branch def.
+func (e *Env) openAgentPulls(ctx context.Context, def string) ([]*github.PullRequest, error) {
 	var out []*github.PullRequest
-	opts := &github.PullRequestListOptions{State: "open", ListOptions: github.ListOptions{PerPage: 100}}
+	opts := &github.PullRequestListOptions{State: "open", Base: def, ListOptions: github.ListOptions{PerPage: 100}}
 	for {
 		prs, resp, err := e.Client.PullRequests.List(ctx, e.Owner, e.Repo, opts)
 		if err != nil {
 			return nil, fmt.Errorf("listing pull requests: %w", err)
 		}
 		for _, pr := range prs {
-			if strings.HasPrefix(pr.GetHead().GetRef(), BranchPrefix) {
+			if e.agentPull(pr, def) {
 				out = append(out, pr)
 			}
 		}

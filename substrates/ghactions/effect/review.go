@@ -6,11 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
+	"slices"
 	"strings"
 
 	"github.com/google/go-github/v62/github"
 
+	"github.com/autonomyhq/autonomy/internal/ghevent"
 	"github.com/autonomyhq/autonomy/internal/strictjson"
 	"github.com/autonomyhq/autonomy/internal/tools"
 	"github.com/autonomyhq/autonomy/ir"
@@ -31,9 +32,9 @@ type Verdict struct {
 // current head, and only then posts the agent-review status on that head and the summary as a
 // review comment. A verdict for another head is discarded with a note on the pull request.
 func Review(ctx context.Context, e *Env, verdictPath string) (*Verdict, error) {
-	pr, err := strconv.Atoi(e.Subject)
-	if err != nil || pr < 1 {
-		return nil, fmt.Errorf("the subject %q is not a pull request number", e.Subject)
+	pr, err := ghevent.ItemNumber(e.Subject)
+	if err != nil {
+		return nil, fmt.Errorf("the subject (the pull request): %w", err)
 	}
 	if err := e.refusePaused(ctx, pr); err != nil {
 		return nil, err
@@ -77,6 +78,12 @@ func Review(ctx context.Context, e *Env, verdictPath string) (*Verdict, error) {
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reading #%d: %w", pr, err)
+	}
+	if !e.ownHead(pull) && !slices.Contains(e.Policy.TrustedRoles(), pull.GetAuthorAssociation()) {
+		// As the pull_request_target trigger is gated, whatever fired the reviewer (a dispatch, a
+		// command): a fork's head was pushed by someone the repository does not trust.
+		return nil, &Refused{fmt.Sprintf("#%d comes from a fork (head %s) by %s, whose association %s is not one of %s: no %s status is posted on it",
+			pr, pull.GetHead().GetLabel(), pull.GetUser().GetLogin(), pull.GetAuthorAssociation(), strings.Join(e.Policy.TrustedRoles(), ", "), StatusContext)}
 	}
 	head := pull.GetHead().GetSHA()
 	out := &Verdict{SHA: v.HeadSHA}

@@ -62,10 +62,7 @@ while paused are not fired.`,
 			if err != nil {
 				return runnerError(err)
 			}
-			scope := store.FleetScope
-			if item != "" {
-				scope = store.ItemScope(item)
-			}
+			scope := local.ThrottleScope(item)
 			if !ok {
 				return runnerError(&local.RefusedError{Msg: fmt.Sprintf("%s is not paused", scope)})
 			}
