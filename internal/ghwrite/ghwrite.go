@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-github/v62/github"
 
+	"github.com/autonomyhq/autonomy/internal/ghevent"
 	"github.com/autonomyhq/autonomy/internal/tools"
 	"github.com/autonomyhq/autonomy/ir"
 )
@@ -59,14 +60,35 @@ func (r Repo) Comment(ctx context.Context, v *tools.CommentInput, staged bool) (
 		// The bot's markers record asks, resolutions and retractions: only the trusted side writes them.
 		return "", &tools.Refused{Tool: tools.Comment, Reason: "a comment may not start with an autonomy marker (<!-- autonomy:…): start it with text"}
 	}
+	body := tools.Neutralize(v.Body)
+	if err := refuseCommand(body); err != nil {
+		return "", err
+	}
 	if staged {
 		return fmt.Sprintf("would comment on #%d", n), nil
 	}
-	c, _, err := r.Client.Issues.CreateComment(ctx, r.Owner, r.Name, n, &github.IssueComment{Body: github.String(tools.Neutralize(v.Body))})
+	c, _, err := r.Client.Issues.CreateComment(ctx, r.Owner, r.Name, n, &github.IssueComment{Body: github.String(body)})
 	if err != nil {
 		return "", err
 	}
 	return fmt.Sprintf("commented on #%d (comment %d)", n, c.GetID()), nil
+}
+
+// refuseCommand refuses a comment's body that holds an /agent command on any line
+// (ghevent.CommandLine): the comment is posted with the trusted side's token (the operator's own
+// on the local runner), and autonomy's command parsers would obey it as that identity's order.
+func refuseCommand(body string) error {
+	n, line := ghevent.CommandLine(body)
+	if n == 0 {
+		return nil
+	}
+	if r := []rune(line); len(r) > 60 {
+		line = string(r[:60]) + "…"
+	}
+	return &tools.Refused{Tool: tools.Comment, Reason: fmt.Sprintf("nothing was posted: line %d of the comment (%q) starts with /agent, "+
+		"which autonomy obeys as a command from whoever posts it, and this comment is posted with the token that applies it "+
+		"(on the local runner, the operator's own): it would be an order in their name. A session gives no /agent commands; "+
+		"to mention one, put it inside a sentence or in backticks (`/agent …`)", n, line)}
 }
 
 // CreateIssue opens an issue; staged, it says what it would do.
