@@ -24,6 +24,9 @@ type Repo struct {
 	Owner, Name string
 	// Label is the label of a lifecycle state (policy.box.taskStates, else the state's name).
 	Label func(state string) string
+	// Record, when set, is told of each comment, issue and label change before it is sent
+	// (record.go); the local runner records them so that its event source does not fire on them.
+	Record Recorder
 }
 
 // Number reads a work item reference (42 or #42) as an issue or pull request number; anything
@@ -67,11 +70,16 @@ func (r Repo) Comment(ctx context.Context, v *tools.CommentInput, staged bool) (
 	if staged {
 		return fmt.Sprintf("would comment on #%d", n), nil
 	}
-	c, _, err := r.Client.Issues.CreateComment(ctx, r.Owner, r.Name, n, &github.IssueComment{Body: github.String(body)})
+	var id int64
+	err = r.send(ctx, Write{Kind: "comment", Item: n, Body: body}, func() (int64, error) {
+		c, _, err := r.Client.Issues.CreateComment(ctx, r.Owner, r.Name, n, &github.IssueComment{Body: github.String(body)})
+		id = c.GetID()
+		return id, err
+	})
 	if err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("commented on #%d (comment %d)", n, c.GetID()), nil
+	return fmt.Sprintf("commented on #%d (comment %d)", n, id), nil
 }
 
 // refuseCommand refuses a comment's body that holds an /agent command on any line
@@ -96,15 +104,21 @@ func (r Repo) CreateIssue(ctx context.Context, v *tools.NewItem, staged bool) (s
 	if staged {
 		return fmt.Sprintf("would create an issue %q", v.Title), nil
 	}
-	req := &github.IssueRequest{Title: github.String(tools.Neutralize(v.Title)), Body: github.String(tools.Neutralize(v.Body))}
+	w := Write{Kind: "issue", Title: tools.Neutralize(v.Title), Body: tools.Neutralize(v.Body), Labels: v.Labels}
+	req := &github.IssueRequest{Title: github.String(w.Title), Body: github.String(w.Body)}
 	if len(v.Labels) > 0 {
 		req.Labels = &v.Labels
 	}
-	is, _, err := r.Client.Issues.Create(ctx, r.Owner, r.Name, req)
+	n := 0
+	err := r.send(ctx, w, func() (int64, error) {
+		is, _, err := r.Client.Issues.Create(ctx, r.Owner, r.Name, req)
+		n = is.GetNumber()
+		return int64(n), err
+	})
 	if err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("created #%d", is.GetNumber()), nil
+	return fmt.Sprintf("created #%d", n), nil
 }
 
 // SetState moves an item to a lifecycle state: the state's label is added and every other
@@ -128,14 +142,28 @@ func (r Repo) SetState(ctx context.Context, v *tools.StateChange, staged bool) (
 			others[l] = true
 		}
 	}
+	has := false
 	for _, l := range is.Labels {
+		has = has || l.GetName() == want
 		if others[l.GetName()] {
-			if _, err := r.Client.Issues.RemoveLabelForIssue(ctx, r.Owner, r.Name, n, l.GetName()); err != nil {
+			if err := r.send(ctx, Write{Kind: "unlabeled", Item: n, Label: l.GetName()}, func() (int64, error) {
+				_, err := r.Client.Issues.RemoveLabelForIssue(ctx, r.Owner, r.Name, n, l.GetName())
+				return 0, err
+			}); err != nil {
 				return "", err
 			}
 		}
 	}
-	if _, _, err := r.Client.Issues.AddLabelsToIssue(ctx, r.Owner, r.Name, n, []string{want}); err != nil {
+	add := func() (int64, error) {
+		_, _, err := r.Client.Issues.AddLabelsToIssue(ctx, r.Owner, r.Name, n, []string{want})
+		return 0, err
+	}
+	if has { // GitHub records no event for a label the item carries: nothing to record
+		_, err = add()
+	} else {
+		err = r.send(ctx, Write{Kind: "labeled", Item: n, Label: want}, add)
+	}
+	if err != nil {
 		return "", err
 	}
 	return fmt.Sprintf("moved #%d to %s", n, v.State), nil
