@@ -57,3 +57,79 @@ func TestCommentRefusesAgentCommands(t *testing.T) {
 		t.Errorf("comments on #%d: %q, want only %q", n, is.Comments, posted)
 	}
 }
+
+// Record is told of each write that GitHub records as an event before it is sent, and of how it
+// ended; a write it cannot record is not sent.
+func TestRecordIsToldBeforeEachWrite(t *testing.T) {
+	gh, err := ghfake.New(ghfake.Options{Owner: "o", Repo: "r", Token: "tok"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gh.Close()
+	n := gh.AddIssue("a bug", "")
+	c := github.NewClient(gh.Client()).WithAuthToken("tok")
+	c.BaseURL, _ = url.Parse(gh.URL + "/")
+	type ended struct {
+		w        Write
+		id       int64
+		failed   bool
+		answered bool
+	}
+	var log []ended
+	refuse := false
+	r := Repo{Client: c, Owner: "o", Name: "r", Label: func(s string) string { return s }}
+	r.Record = func(_ context.Context, w Write) (func(int64, error, bool), error) {
+		if refuse {
+			return nil, errors.New("the store is gone")
+		}
+		before := len(gh.Requests())
+		return func(id int64, err error, answered bool) {
+			if len(gh.Requests()) == before {
+				t.Errorf("%+v: told it ended before any request", w)
+			}
+			log = append(log, ended{w, id, err != nil, answered})
+		}, nil
+	}
+	ctx := context.Background()
+	if _, err := r.Comment(ctx, &tools.CommentInput{Item: "1", Body: "Found it."}, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Comment(ctx, &tools.CommentInput{Item: "99", Body: "Lost."}, false); err == nil {
+		t.Fatal("a comment on a missing issue landed")
+	}
+	if _, err := r.CreateIssue(ctx, &tools.NewItem{Title: "Next", Body: "<!-- x -->", Labels: []string{"bug"}}, false); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"ready", "working", "working"} {
+		if _, err := r.SetState(ctx, &tools.StateChange{Item: "1", State: s}, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	is, _ := gh.Issue(n)
+	want := []ended{
+		{Write{Kind: "comment", Item: 1, Body: "Found it."}, is.CommentIDs[0], false, false},
+		{Write{Kind: "comment", Item: 99, Body: "Lost."}, 0, true, true},
+		{Write{Kind: "issue", Title: "Next", Body: "&lt;!-- x -->", Labels: []string{"bug"}}, 2, false, false},
+		{Write{Kind: "labeled", Item: 1, Label: "ready"}, 0, false, false},
+		{Write{Kind: "unlabeled", Item: 1, Label: "ready"}, 0, false, false},
+		{Write{Kind: "labeled", Item: 1, Label: "working"}, 0, false, false},
+	}
+	if len(log) != len(want) {
+		t.Fatalf("recorded %+v, want %+v", log, want)
+	}
+	for i := range want {
+		g, w := log[i], want[i]
+		if g.w.Kind != w.w.Kind || g.w.Item != w.w.Item || g.w.Body != w.w.Body || g.w.Title != w.w.Title || g.w.Label != w.w.Label ||
+			!slices.Equal(g.w.Labels, w.w.Labels) || g.id != w.id || g.failed != w.failed || g.answered != w.answered {
+			t.Errorf("write %d: %+v, want %+v", i, g, w)
+		}
+	}
+	refuse = true
+	sent := len(gh.Requests())
+	if _, err := r.Comment(ctx, &tools.CommentInput{Item: "1", Body: "Unrecorded."}, false); err == nil || !strings.Contains(err.Error(), "not sent") {
+		t.Errorf("a write the recorder refused: %v", err)
+	}
+	if len(gh.Requests()) != sent {
+		t.Errorf("a write the recorder refused was sent")
+	}
+}

@@ -43,11 +43,15 @@ func (r Repo) send(ctx context.Context, w Write, do func() (int64, error)) error
 	return err
 }
 
-// answered reports whether err is GitHub's answer refusing a request (so it wrote nothing), not
-// a failure to learn how it ended.
+// answered reports whether err is GitHub's answer refusing a request (a 4xx or a rate limit: it
+// wrote nothing), not a failure to learn how it ended (no answer, or a 5xx, which a proxy may give
+// for a request GitHub carried out).
 func answered(err error) bool {
 	var ge *github.ErrorResponse
 	var rl *github.RateLimitError
 	var al *github.AbuseRateLimitError
-	return errors.As(err, &ge) || errors.As(err, &rl) || errors.As(err, &al)
+	if errors.As(err, &ge) {
+		return ge.Response != nil && ge.Response.StatusCode < 500
+	}
+	return errors.As(err, &rl) || errors.As(err, &al)
 }
