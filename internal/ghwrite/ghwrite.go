@@ -154,17 +154,15 @@ func (r Repo) SetState(ctx context.Context, v *tools.StateChange, staged bool) (
 			}
 		}
 	}
-	add := func() (int64, error) {
-		_, _, err := r.Client.Issues.AddLabelsToIssue(ctx, r.Owner, r.Name, n, []string{want})
-		return 0, err
-	}
-	if has { // GitHub records no event for a label the item carries: nothing to record
-		_, err = add()
-	} else {
-		err = r.send(ctx, Write{Kind: "labeled", Item: n, Label: want}, add)
-	}
-	if err != nil {
-		return "", err
+	// A label the item carries is not added again: GitHub would record no event for it, and a
+	// write recorded (Record) with no event would stand for a person's labeling later.
+	if !has {
+		if err := r.send(ctx, Write{Kind: "labeled", Item: n, Label: want}, func() (int64, error) {
+			_, _, err := r.Client.Issues.AddLabelsToIssue(ctx, r.Owner, r.Name, n, []string{want})
+			return 0, err
+		}); err != nil {
+			return "", err
+		}
 	}
 	return fmt.Sprintf("moved #%d to %s", n, v.State), nil
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -41,7 +42,9 @@ func writeKeys(w ghwrite.Write) []string {
 	case "issue":
 		keys := []string{appliedKey("issue", w.Title, w.Body)}
 		for _, l := range w.Labels {
-			keys = append(keys, appliedKey("labeled", "new", w.Title, w.Body, l))
+			if k := appliedKey("labeled", "new", w.Title, w.Body, l); !slices.Contains(keys, k) { // one event per label
+				keys = append(keys, k)
+			}
 		}
 		return keys
 	case "labeled", "unlabeled":

@@ -69,7 +69,7 @@ func TestEventSourceSkipsTheRunnersOwnWrites(t *testing.T) {
 		{"comment", `{"item":"1","body":"Found it."}`},
 		{"set_state", `{"item":"1","state":"ready"}`},
 		{"set_state", `{"item":"1","state":"working"}`},
-		{"create_item", `{"title":"Follow-up","body":"More.","labels":["bug"]}`},
+		{"create_item", `{"title":"Follow-up","body":"More.","labels":["bug","bug"]}`},
 	} {
 		if out, isErr := callTool(t, cs, c[0], c[1]); isErr {
 			t.Fatalf("%s: %s", c[0], out)
@@ -94,6 +94,13 @@ func TestEventSourceSkipsTheRunnersOwnWrites(t *testing.T) {
 		t.Errorf("%d events skipped as the runner's, want 6: %q", skipped, rep.Ignored)
 	}
 
+	// Every record was used up (a label named twice at creation makes one event, one record).
+	for _, k := range []string{appliedKey("labeled", "new", "Follow-up", "More.", "bug"), appliedKey("comment", "#1", "Found it.")} {
+		var v string
+		if err := r.Store.Tx(context.Background(), func(tx *store.Tx) (err error) { v, _, err = tx.Meta(k); return err }); err != nil || v != "0 "+talker.ID {
+			t.Errorf("record %s: %q, %v; want it used up", k, v, err)
+		}
+	}
 	// A person's same comment and same label fire: the records were used up.
 	if _, err := gh.AddComment(issue, "carol", "Found it."); err != nil {
 		t.Fatal(err)
