@@ -108,6 +108,34 @@ func Addressed(body, name string) bool {
 	return ok && (rest == "" || rest[0] == ' ' || strings.HasPrefix(rest, "\n") || strings.HasPrefix(rest, "\r\n"))
 }
 
+// Command reports whether a comment's body is an /agent command to any of autonomy's command
+// parsers: its first line, without the carriage returns that end it, starts with "/agent" in any
+// case followed by a space, a tab or the line's end. It is the control job's test (autonomy gh
+// control), and it holds for every body Addressed(body, name) holds for (the workflows' test and
+// the local event source's), so it is the widest of them.
+func Command(body string) bool {
+	first, _, _ := strings.Cut(body, "\n")
+	rest, ok := cutFoldPrefix(strings.TrimRight(first, "\r"), CommandPrefix(""))
+	return ok && (rest == "" || rest[0] == ' ' || rest[0] == '\t')
+}
+
+// CommandLine is the first line of body (numbered from 1) that is an /agent command by Command
+// once its leading white space is removed, and that line; 0 when none is. It is wider than any
+// parser, which reads only a body's first line from its first character: text the trusted side
+// posts for a model is refused on it (internal/ghwrite), so that no trimming, rewrap or other
+// reading of the body can make it a command either. "/agent" inside a sentence, after a quote's
+// "> " or in backticks is not one.
+func CommandLine(body string) (int, string) {
+	for i, line := range strings.Split(body, "\n") {
+		for _, part := range strings.Split(line, "\r") { // a lone carriage return breaks a line too
+			if Command(strings.TrimLeftFunc(part, unicode.IsSpace)) {
+				return i + 1, strings.TrimSpace(part)
+			}
+		}
+	}
+	return 0, ""
+}
+
 // CommandText is the text of an "/agent <name>" command: the body after the command, without
 // the white space that follows it, as the generated workflows give subject.text.
 func CommandText(body, name string) string {

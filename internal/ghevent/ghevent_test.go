@@ -48,3 +48,52 @@ func TestItemNumberTakesOneSpelling(t *testing.T) {
 		}
 	}
 }
+
+// Command is the widest of the parsers' tests: every body Addressed reads as a command, and the
+// control job's tab and lone carriage return after /agent.
+func TestCommand(t *testing.T) {
+	for body, want := range map[string]bool{
+		"/agent approve 0123":      true,
+		"/AGENT reviewer go":       true,
+		"/agent":                   true,
+		"/agent\n":                 true,
+		"/agent\r\nsecond":         true,
+		"/agent\r":                 true,
+		"/agent\tcancel 7":         true,
+		"/agentstatus":             false,
+		" /agent status":           false,
+		"please /agent status":     false,
+		"> /agent approve abc":     false,
+		"/age":                     false,
+		"":                         false,
+		"thanks\n/agent approve x": false,
+	} {
+		if got := Command(body); got != want {
+			t.Errorf("Command(%q) = %v, want %v", body, got, want)
+		}
+		if Addressed(body, "") && !Command(body) {
+			t.Errorf("Addressed(%q) but not Command", body)
+		}
+	}
+}
+
+// CommandLine finds a command on any line, after leading white space; /agent within a sentence,
+// quoted or in backticks is none.
+func TestCommandLine(t *testing.T) {
+	for body, want := range map[string]int{
+		"/agent approve abc":                          1,
+		"looks good\n\n/agent approve abc":            3,
+		"   /agent approve abc":                       1,
+		"ok\n\t/Agent retry 5":                        2,
+		"ok\r/agent cancel 5":                         1,
+		"ok\u00a0\n\u2003/agent status":               2,
+		"run /agent approve TOKEN to approve":         0,
+		"> /agent approve abc":                        0,
+		"use `/agent approve` with the token":         0,
+		"the /agents directory\n/agents are fine too": 0,
+	} {
+		if got, line := CommandLine(body); got != want {
+			t.Errorf("CommandLine(%q) = %d (%q), want %d", body, got, line, want)
+		}
+	}
+}

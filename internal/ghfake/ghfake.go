@@ -63,6 +63,11 @@ type Options struct {
 	// Actor is the login the tokens act as: the actor and triggering_actor of the runs they
 	// dispatch, as GitHub reports the user who dispatched a run (Owner when empty).
 	Actor string
+	// WritesAs, when set, is the person Token belongs to (a personal access token, as the local
+	// runner's GH_TOKEN is): the comments, issues and labels it writes are theirs, with their
+	// author_association, as GitHub records a person's token's writes. Unset, Token writes as
+	// github-actions[bot], as a workflow job's token does.
+	WritesAs string
 	// JobToken, when set, is a workflow job's GITHUB_TOKEN: an installation token of the GitHub
 	// Actions app, which acts as github-actions[bot] (BotLogin). It reads and writes as Token
 	// does. A workflow_dispatch made with it creates a run (GitHub's docs: events the

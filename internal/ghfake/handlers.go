@@ -119,6 +119,15 @@ func (s *Server) actorOf(req *http.Request) string {
 	return s.opts.Actor
 }
 
+// writerOf is the login a request's writes are recorded under ("" for github-actions[bot]):
+// Options.WritesAs for Token, the bot for the job token.
+func (s *Server) writerOf(req *http.Request) string {
+	if tok, _ := token(req); s.isJobToken(tok) {
+		return ""
+	}
+	return s.opts.WritesAs
+}
+
 // token is the request's token: Authorization: Bearer <t> or token <t>.
 func token(req *http.Request) (string, bool) {
 	scheme, tok, ok := strings.Cut(req.Header.Get("Authorization"), " ")

@@ -30,12 +30,20 @@ func (s *Server) createIssue(w http.ResponseWriter, req *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	is := &Issue{Title: *body.Title, Body: body.Body, State: "open"}
+	n := s.newIssue(is)
+	if by := s.writerOf(req); by != "" {
+		if s.issueBy == nil {
+			s.issueBy = map[int]string{}
+		}
+		s.issueBy[n] = by
+	}
+	// The labels given are added as labeling does: each records its labeled event.
 	for _, l := range body.Labels {
 		if !slices.Contains(is.Labels, l) {
 			is.Labels = append(is.Labels, l)
+			s.recordIssueEvent(n, "labeled", s.writerOf(req), l)
 		}
 	}
-	s.newIssue(is)
 	writeJSON(w, http.StatusCreated, s.issueJSON(is, "issues"))
 }
 
@@ -74,7 +82,7 @@ func (s *Server) removeLabel(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	is.Labels = slices.Delete(is.Labels, i, i+1)
-	s.recordIssueEvent(n, "unlabeled", "", name)
+	s.recordIssueEvent(n, "unlabeled", s.writerOf(req), name)
 	out := []labelJSON{}
 	for _, l := range is.Labels {
 		out = append(out, labelJSON{l})

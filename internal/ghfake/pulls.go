@@ -500,8 +500,12 @@ func (s *Server) createComment(w http.ResponseWriter, req *http.Request) {
 		validation(w, "IssueComment", "body", "missing_field", "", docsIssues)
 		return
 	}
-	id := s.addComment(is, "", *body.Body)
-	writeJSON(w, http.StatusCreated, map[string]any{"id": id, "body": *body.Body, "user": userJSON{BotLogin}})
+	by := s.writerOf(req)
+	id := s.addComment(is, by, *body.Body)
+	if by == "" {
+		by = BotLogin
+	}
+	writeJSON(w, http.StatusCreated, map[string]any{"id": id, "body": *body.Body, "user": userJSON{by}, "author_association": s.association(by)})
 }
 
 // addLabels serves POST …/issues/{n}/labels.
@@ -524,7 +528,7 @@ func (s *Server) addLabels(w http.ResponseWriter, req *http.Request) {
 	for _, l := range body.Labels {
 		if !slices.Contains(is.Labels, l) {
 			is.Labels = append(is.Labels, l)
-			s.recordIssueEvent(n, "labeled", "", l)
+			s.recordIssueEvent(n, "labeled", s.writerOf(req), l)
 		}
 	}
 	out := []labelJSON{}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-github/v62/github"
 
+	"github.com/autonomyhq/autonomy/internal/ghevent"
 	"github.com/autonomyhq/autonomy/internal/tools"
 	"github.com/autonomyhq/autonomy/ir"
 )
@@ -23,6 +24,9 @@ type Repo struct {
 	Owner, Name string
 	// Label is the label of a lifecycle state (policy.box.taskStates, else the state's name).
 	Label func(state string) string
+	// Record, when set, is told of each comment, issue and label change before it is sent
+	// (record.go); the local runner records them so that its event source does not fire on them.
+	Record Recorder
 }
 
 // Number reads a work item reference (42 or #42) as an issue or pull request number; anything
@@ -59,14 +63,40 @@ func (r Repo) Comment(ctx context.Context, v *tools.CommentInput, staged bool) (
 		// The bot's markers record asks, resolutions and retractions: only the trusted side writes them.
 		return "", &tools.Refused{Tool: tools.Comment, Reason: "a comment may not start with an autonomy marker (<!-- autonomy:…): start it with text"}
 	}
+	body := tools.Neutralize(v.Body)
+	if err := refuseCommand(body); err != nil {
+		return "", err
+	}
 	if staged {
 		return fmt.Sprintf("would comment on #%d", n), nil
 	}
-	c, _, err := r.Client.Issues.CreateComment(ctx, r.Owner, r.Name, n, &github.IssueComment{Body: github.String(tools.Neutralize(v.Body))})
+	var id int64
+	err = r.send(ctx, Write{Kind: "comment", Item: n, Body: body}, func() (int64, error) {
+		c, _, err := r.Client.Issues.CreateComment(ctx, r.Owner, r.Name, n, &github.IssueComment{Body: github.String(body)})
+		id = c.GetID()
+		return id, err
+	})
 	if err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("commented on #%d (comment %d)", n, c.GetID()), nil
+	return fmt.Sprintf("commented on #%d (comment %d)", n, id), nil
+}
+
+// refuseCommand refuses a comment's body that holds an /agent command on any line
+// (ghevent.CommandLine): the comment is posted with the trusted side's token (the operator's own
+// on the local runner), and autonomy's command parsers would obey it as that identity's order.
+func refuseCommand(body string) error {
+	n, line := ghevent.CommandLine(body)
+	if n == 0 {
+		return nil
+	}
+	if r := []rune(line); len(r) > 60 {
+		line = string(r[:60]) + "…"
+	}
+	return &tools.Refused{Tool: tools.Comment, Reason: fmt.Sprintf("nothing was posted: line %d of the comment (%q) starts with /agent, "+
+		"which autonomy obeys as a command from whoever posts it, and this comment is posted with the token that applies it "+
+		"(on the local runner, the operator's own): it would be an order in their name. A session gives no /agent commands; "+
+		"to mention one, put it inside a sentence or in backticks (`/agent …`)", n, line)}
 }
 
 // CreateIssue opens an issue; staged, it says what it would do.
@@ -74,15 +104,21 @@ func (r Repo) CreateIssue(ctx context.Context, v *tools.NewItem, staged bool) (s
 	if staged {
 		return fmt.Sprintf("would create an issue %q", v.Title), nil
 	}
-	req := &github.IssueRequest{Title: github.String(tools.Neutralize(v.Title)), Body: github.String(tools.Neutralize(v.Body))}
+	w := Write{Kind: "issue", Title: tools.Neutralize(v.Title), Body: tools.Neutralize(v.Body), Labels: v.Labels}
+	req := &github.IssueRequest{Title: github.String(w.Title), Body: github.String(w.Body)}
 	if len(v.Labels) > 0 {
 		req.Labels = &v.Labels
 	}
-	is, _, err := r.Client.Issues.Create(ctx, r.Owner, r.Name, req)
+	n := 0
+	err := r.send(ctx, w, func() (int64, error) {
+		is, _, err := r.Client.Issues.Create(ctx, r.Owner, r.Name, req)
+		n = is.GetNumber()
+		return int64(n), err
+	})
 	if err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("created #%d", is.GetNumber()), nil
+	return fmt.Sprintf("created #%d", n), nil
 }
 
 // SetState moves an item to a lifecycle state: the state's label is added and every other
@@ -106,15 +142,27 @@ func (r Repo) SetState(ctx context.Context, v *tools.StateChange, staged bool) (
 			others[l] = true
 		}
 	}
+	has := false
 	for _, l := range is.Labels {
+		has = has || l.GetName() == want
 		if others[l.GetName()] {
-			if _, err := r.Client.Issues.RemoveLabelForIssue(ctx, r.Owner, r.Name, n, l.GetName()); err != nil {
+			if err := r.send(ctx, Write{Kind: "unlabeled", Item: n, Label: l.GetName()}, func() (int64, error) {
+				_, err := r.Client.Issues.RemoveLabelForIssue(ctx, r.Owner, r.Name, n, l.GetName())
+				return 0, err
+			}); err != nil {
 				return "", err
 			}
 		}
 	}
-	if _, _, err := r.Client.Issues.AddLabelsToIssue(ctx, r.Owner, r.Name, n, []string{want}); err != nil {
-		return "", err
+	// A label the item carries is not added again: GitHub would record no event for it, and a
+	// write recorded (Record) with no event would stand for a person's labeling later.
+	if !has {
+		if err := r.send(ctx, Write{Kind: "labeled", Item: n, Label: want}, func() (int64, error) {
+			_, _, err := r.Client.Issues.AddLabelsToIssue(ctx, r.Owner, r.Name, n, []string{want})
+			return 0, err
+		}); err != nil {
+			return "", err
+		}
 	}
 	return fmt.Sprintf("moved #%d to %s", n, v.State), nil
 }

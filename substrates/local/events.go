@@ -90,8 +90,10 @@ type ghEvent struct {
 	ID                     int64
 	Name, Action           string
 	Ref, Login, Role, Body string
-	SameRepo, Bot          bool
-	Created                time.Time
+	// Title is an issue's or pull request's; Label the label of a labeled or unlabeled event.
+	Title, Label  string
+	SameRepo, Bot bool
+	Created       time.Time
 }
 
 // NewEventSource opens the event source of r's installation.
@@ -332,6 +334,12 @@ func (es *EventSource) handleIf(ctx context.Context, rep *PollReport, ev ghEvent
 			return nil // another serve fired it
 		}
 		where := "on #" + ev.Ref + " of " + es.Repo()
+		if skip, err := skipApplied(tx, rep, ev, where); err != nil || skip {
+			if skip {
+				err = tx.SetMeta(key, value)
+			}
+			return err
+		}
 		if paused, err := heldFirings(tx, firings, ev, where); err != nil || paused != "" {
 			if paused != "" {
 				rep.Ignored = append(rep.Ignored, fmt.Sprintf("%s %s %d by %s on #%s: %s", ev.Name, ev.Action, ev.ID, ev.Login, ev.Ref, paused))

@@ -88,6 +88,7 @@ func (es *EventSource) pollIssueEvents(ctx context.Context, rep *PollReport) err
 			if ev, err = es.issueEvent(ctx, e.Issue, e.GetID(), action, e.GetActor().GetLogin()); err != nil {
 				return err
 			}
+			ev.Label = e.GetLabel().GetName()
 		}
 		// An activity the source does not fire still moves the cursor.
 		if stop, err := es.handle(ctx, rep, ev, issueEventsCursorKey, strconv.FormatInt(e.GetID(), 10)); err != nil || stop {
@@ -141,7 +142,7 @@ func pageNewer[T any](ctx context.Context, es *EventSource, rep *PollReport, pat
 // gate, is asked of GitHub only when some actor declares a pull request event).
 func (es *EventSource) issueEvent(ctx context.Context, it *github.Issue, id int64, action, sender string) (ghEvent, error) {
 	ev := ghEvent{ID: id, Name: "issues", Action: action, Ref: strconv.Itoa(it.GetNumber()), Login: sender,
-		Role: it.GetAuthorAssociation(), Body: it.GetBody(), Bot: strings.HasSuffix(sender, "[bot]")}
+		Role: it.GetAuthorAssociation(), Body: it.GetBody(), Title: it.GetTitle(), Bot: strings.HasSuffix(sender, "[bot]")}
 	if !it.IsPullRequest() {
 		return ev, nil
 	}

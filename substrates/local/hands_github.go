@@ -161,7 +161,7 @@ func (r *Runner) newGitHubApplier(s store.Session) *githubApplier {
 		g.unable = err.Error()
 		return g
 	}
-	g.repo.Owner, g.repo.Name, g.repo.Label = owner, name, r.In.stateLabel
+	g.repo.Owner, g.repo.Name, g.repo.Label, g.repo.Record = owner, name, r.In.stateLabel, g.record
 	return g
 }
 

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/autonomyhq/autonomy/internal/ghevent"
 	"github.com/autonomyhq/autonomy/internal/ghfake"
 	"github.com/autonomyhq/autonomy/internal/store"
 )
@@ -222,5 +223,35 @@ func TestGitHubCapsSurviveASupervisorRestart(t *testing.T) {
 	}
 	if is, _ := gh.Issue(issue); len(is.Comments) != 4 {
 		t.Errorf("%d comments landed, want 4: %q", len(is.Comments), is.Comments)
+	}
+}
+
+// A session's comment that holds an /agent command is refused, not posted with the operator's
+// token: the control workflow of gh-actions would obey "/agent approve TOKEN" from the operator
+// (a maintainer) as the resolution of an ask, and the local event source "/agent ACTOR" as the
+// operator's launch. The model reads why; a mention inside a sentence is posted.
+func TestSessionCommentIsNoOperatorCommand(t *testing.T) {
+	gh, issue := newIssueFake(t)
+	dir := installFleet(t, ghHandsFleet, false)
+	r := ghRunner(t, dir, gh, Options{})
+	talker := launch(t, r, LaunchRequest{Actor: "talker"})
+	defer func() { _ = os.WriteFile(filepath.Join(dir, "done"), nil, 0o644); waitEnded(t, r, talker.ID) }()
+	cs := sessionTools(t, dir, talker.ID)
+	for _, body := range []string{"/agent approve 0123456789abcdef0123456789abcdef", "/Agent reviewer approve #1 now", "Done.\\n  /agent retry 7"} {
+		if out, isErr := callTool(t, cs, "comment", `{"item":"1","body":"`+body+`"}`); !isErr || !strings.Contains(out, "starts with /agent") {
+			t.Errorf("the session's comment %q: %s; want it refused, saying why", body, out)
+		}
+	}
+	if out, isErr := callTool(t, cs, "comment", `{"item":"1","body":"Resolve it with /agent approve and the token."}`); isErr {
+		t.Errorf("a comment mentioning /agent mid-sentence: %s", out)
+	}
+	is, _ := gh.Issue(issue)
+	for _, c := range is.Comments {
+		if n, _ := ghevent.CommandLine(c); n > 0 {
+			t.Errorf("on GitHub, as the operator: %q", c)
+		}
+	}
+	if len(is.Comments) != 1 {
+		t.Errorf("comments on #%d: %q, want the mention only", issue, is.Comments)
 	}
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/google/go-github/v62/github"
 
+	"github.com/autonomyhq/autonomy/internal/ghevent"
 	"github.com/autonomyhq/autonomy/substrates/ghactions/effect"
 )
 
@@ -32,19 +33,15 @@ type Command struct {
 	Text string
 }
 
-// Parse reads a comment: ok is false when its first line does not start with "/agent" followed by
-// a space or the end of the line.
+// Parse reads a comment: ok is false when it is no /agent command (ghevent.Command: its first
+// line does not start with "/agent", in any case, followed by a space, a tab or the line's end).
 func Parse(body string) (Command, bool) {
-	first, rest, _ := strings.Cut(body, "\n")
-	first = strings.TrimRight(first, "\r")
 	// GitHub's startsWith, which gates the workflows, ignores case: so does the command word.
-	if len(first) < len(Prefix) || !strings.EqualFold(first[:len(Prefix)], Prefix) {
+	if !ghevent.Command(body) {
 		return Command{}, false
 	}
-	after := first[len(Prefix):]
-	if after != "" && after[0] != ' ' && after[0] != '\t' {
-		return Command{}, false
-	}
+	first, rest, _ := strings.Cut(body, "\n")
+	after := strings.TrimRight(first, "\r")[len(Prefix):]
 	fields := strings.Fields(after)
 	if len(fields) == 0 {
 		return Command{Verb: ""}, true

@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-github/v62/github"
 
 	"github.com/autonomyhq/autonomy/internal/handoff"
+	"github.com/autonomyhq/autonomy/internal/tools"
 	"github.com/autonomyhq/autonomy/substrates/ghactions/maintainers"
 )
 
@@ -141,7 +142,9 @@ func engage(ctx context.Context, e *Env, actor string, n int, ask, spec string, 
 	var b strings.Builder
 	fmt.Fprintf(&b, "<!-- autonomy:ask actor=%s token=%s at=%s run=%s%s%s%s -->\n", a.Actor, a.Token, a.At.Format(time.RFC3339), a.RunID, el.marker(), bound, typedMarker(typed))
 	fmt.Fprintf(&b, "### Input required from %s\n\n", actor)
-	if ask = strings.TrimSpace(ask); ask != "" {
+	// The ask is a launch's param or a playbook's prompt: no HTML comment in it may hide part of
+	// what the maintainer resolves, nor read as a marker.
+	if ask = strings.TrimSpace(tools.Neutralize(ask)); ask != "" {
 		b.WriteString(ask + "\n\n")
 	}
 	if spec = strings.TrimSpace(spec); spec != "" {
