@@ -164,6 +164,11 @@ func (e *Env) resultContract() (*ir.Result, error) {
 	return &ir.Result{Inline: doc}, nil
 }
 
+// maxAskQuote is the most of the reviewer's summary its ask for a person quotes (runes): an
+// inline contract may leave the summary unbounded, and GitHub refuses a comment over 65536
+// characters, which would leave the ask unposted and the pull request unreviewed.
+const maxAskQuote = 2000
+
 // personAsked is the human gate's description while the reviewer's ask for a person is open.
 const personAsked = "the reviewer asks that a person approve this head: a maintainer must approve it"
 
@@ -185,6 +190,9 @@ func (e *Env) askPerson(ctx context.Context, n int, head, why string) (string, e
 		return "", err
 	}
 	if a == nil {
+		if r := []rune(why); len(r) > maxAskQuote {
+			why = string(r[:maxAskQuote]) + "…"
+		}
 		ask := fmt.Sprintf("The reviewer `%s` approves the code of this pull request and asks that a person approve the change:\n\n> %s\n\nIt merges only once a maintainer approves its head %s: with `/agent approve` and the token below, or an approving review of that commit. A new push needs a new review, and a new approval if its reviewer asks again.",
 			e.Actor, strings.ReplaceAll(tools.Neutralize(why), "\n", "\n> "), head)
 		if a, err = e.engageHead(ctx, n, head, ask); err != nil {

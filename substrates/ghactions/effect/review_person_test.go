@@ -85,3 +85,30 @@ func TestReviewerAsksForAPerson(t *testing.T) {
 		}
 	}
 }
+
+// TestReviewerAsksForAPersonQuotesABoundedSummary: under an inline contract that bounds no
+// summary, a reviewer asking for a person with a summary longer than GitHub takes in a comment
+// still gets its ask posted: the ask quotes the summary's start only.
+func TestReviewerAsksForAPersonQuotesABoundedSummary(t *testing.T) {
+	w, head, re := proposed(t)
+	ctx := context.Background()
+	write(t, w.root, "open.schema.json", `{"type": "object", "required": ["headSha", "verdict", "summary"], "properties": {"verdict": {"enum": ["approve"]},
+	  "summary": {"type": "string"}, "headSha": {"type": "string"}, "humanApprovalRequired": {"type": "boolean"}}}`)
+	re.ResultSchema = filepath.Join(w.root, "open.schema.json")
+	long := strings.Repeat("billing ", 10000)
+	write(t, w.root, "long.json", `{"verdict": "approve", "summary": "`+long+`", "headSha": "`+head+`", "humanApprovalRequired": true}`)
+	if _, err := Review(ctx, re, filepath.Join(w.root, "long.json")); err != nil {
+		t.Fatal(err)
+	}
+	n, _ := strconv.Atoi(re.Subject)
+	a, err := re.openAskFor(ctx, n, head)
+	if err != nil || a == nil {
+		t.Fatalf("no ask bound to %s (%v)", head, err)
+	}
+	is, _ := w.fake.Issue(n)
+	for _, c := range is.Comments {
+		if strings.Contains(c, a.Token) && len([]rune(c)) > 65536 {
+			t.Errorf("the ask is %d characters: GitHub refuses a comment over 65536", len([]rune(c)))
+		}
+	}
+}
