@@ -84,6 +84,31 @@ func TestReviewerAsksForAPerson(t *testing.T) {
 			t.Errorf("after the human gate ran (raced %v: %+v), %s is %s", raced, g, HumanApprovalContext, gate.GetState())
 		}
 	}
+
+	// A new push is a new head: the ask bound to the old one holds nothing of it, and its
+	// reviewer's result decides again.
+	clone := filepath.Join(w.root, "more")
+	run(t, w.root, "git", "clone", "--quiet", "--branch", p.Branch, w.origin, clone)
+	write(t, clone, "src/b.go", "package a\n")
+	run(t, clone, "git", "add", "-A")
+	run(t, clone, "git", "commit", "--quiet", "-m", "more")
+	run(t, clone, "git", "push", "--quiet", "origin", "HEAD:"+p.Branch)
+	next := w.branch(p.Branch)
+	if _, err := CheckHumanGate(ctx, re); err != nil {
+		t.Fatal(err)
+	}
+	if gate, _ := re.latestGate(ctx, next); gate.GetState() != "success" {
+		t.Errorf("the new head %s, touching no human-required path, has %s %s: the old head's ask held it", next, HumanApprovalContext, gate.GetState())
+	}
+	if _, err := Review(ctx, re, referenceVerdict(t, w, re, p.PR, next, true)); err != nil {
+		t.Fatal(err)
+	}
+	if gate, _ := re.latestGate(ctx, next); gate.GetState() != "pending" {
+		t.Errorf("its reviewer asks for a person on the new head, and %s is %s", HumanApprovalContext, gate.GetState())
+	}
+	if a, _ := re.openAskFor(ctx, p.PR, next); a == nil || a.Token == asks[0].Token {
+		t.Errorf("the new head's ask: %+v, want a new one bound to %s", a, next)
+	}
 }
 
 // TestReviewerAsksForAPersonQuotesABoundedSummary: under an inline contract that bounds no
