@@ -371,9 +371,10 @@ func (f *flow) settle(ctx context.Context) {
 		f.refuse(ctx, why+f.postVerdict(ctx, false, why), nil)
 	default:
 		why := fmt.Sprintf("approved by %s (session %s) on %s", rs.Actor, rs.ID, short(f.p.Head))
-		if rv.Person && !f.askedForPerson(ctx, rs.Actor) {
-			return // waiting, saying why (codeflow_person.go)
-		} else if rv.Person {
+		if rv.Person {
+			if !f.askedForPerson(ctx, rs.Actor) {
+				return // waiting in review, saying why (codeflow_person.go)
+			}
 			why += "; " + rs.Actor + " asks that a person approve it"
 		}
 		why += f.postVerdict(ctx, true, why)

@@ -204,7 +204,7 @@ func (e *Env) askPerson(ctx context.Context, n int, head, why string) (string, e
 			return "", err
 		}
 	}
-	return fmt.Sprintf("\n\n**A person must approve this change** (the reviewer's humanApprovalRequired): %s stays pending, and nothing merges, until a maintainer must approve %s, and does: `/agent approve %s` (the ask above) or an approving review of that commit.", HumanApprovalContext, head, a.Token), nil
+	return fmt.Sprintf("\n\n**A person must approve this change** (the reviewer's humanApprovalRequired): %s stays pending, and nothing merges, until a maintainer approves it: a maintainer must approve %s with `/agent approve %s` (the ask above) or an approving review of that commit.", HumanApprovalContext, head, a.Token), nil
 }
 
 // answered says whether the human gate last is a maintainer's answer for its head: their
