@@ -174,3 +174,23 @@ func (a *Actor) Contract() *Result {
 
 // ExitStatusOnly reports whether the actor opts out of a verified result (result: { schema: none }).
 func (a *Actor) ExitStatusOnly() bool { return a.Result != nil && a.Result.Named.Value == NoResult }
+
+// PersonKey is the key of a reviewer's result that asks for a person's approval of the change
+// it approved (open-autonomy.review.v1's humanApprovalRequired): a substrate holds the merge
+// for a maintainer while it is true.
+const PersonKey = "humanApprovalRequired"
+
+// AsksForPerson reports whether a result under r can carry PersonKey: the reference's review
+// contract, or an inline schema that names it among its properties.
+func (r *Result) AsksForPerson() bool {
+	if r == nil {
+		return false
+	}
+	if r.Named.Value == ReferenceReviewContract {
+		return true
+	}
+	doc, _ := r.Inline.(map[string]any)
+	props, _ := doc["properties"].(map[string]any)
+	_, ok := props[PersonKey]
+	return ok
+}

@@ -32,7 +32,9 @@ var (
 // effectGrants is what each trusted job may do. The propose job pushes a branch, opens the pull
 // request, dispatches its reviewer, its human gate (the control workflow) and the checks a bot's
 // pull request does not fire, and says on the work item why it refused a change (issues: write). The review job posts the status and the
-// review comment. Neither runs anything the model wrote.
+// review comment, and, when the reviewer asks for a person (humanApprovalRequired), the ask on
+// the pull request and the human gate pending (pull-requests: write covers a pull request's
+// comments, assignees and labels). Neither runs anything the model wrote.
 //
 // A step playbook that elicits (steps.go) has two more: the ask job posts the elicitation on the
 // work item; the resume job downloads another run's paused state and, once it applied the

@@ -212,21 +212,33 @@ func (pb *playbooks) settleReview(ctx context.Context, rid string) {
 
 // readVerdict reads a reviewer's result: its verdict and the headSha it applies to.
 func readVerdict(path string) (string, string, error) {
+	r, err := readReview(path)
+	return r.Verdict, r.HeadSha, err
+}
+
+// reviewResult is what the code flow reads of a reviewer's result: its verdict, the headSha it
+// applies to, and whether it asks that a person approve the change it approves (ir.PersonKey,
+// open-autonomy.review.v1's humanApprovalRequired).
+type reviewResult struct {
+	Verdict string `json:"verdict"`
+	HeadSha string `json:"headSha"`
+	Person  bool   `json:"humanApprovalRequired"`
+}
+
+// readReview reads a reviewer's result.
+func readReview(path string) (reviewResult, error) {
+	var v reviewResult
 	data, err := readResultFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return "", "", fmt.Errorf("%s was not written", path)
+		return v, fmt.Errorf("%s was not written", path)
 	}
 	if err != nil {
-		return "", "", err
-	}
-	var v struct {
-		Verdict string `json:"verdict"`
-		HeadSha string `json:"headSha"`
+		return v, err
 	}
 	if err := strictjson.Unmarshal(data, &v); err != nil { // the keys its contract checked, exactly
-		return "", "", fmt.Errorf("it is refused: %v", err)
+		return reviewResult{}, fmt.Errorf("it is refused: %v", err)
 	}
-	return v.Verdict, v.HeadSha, nil
+	return v, nil
 }
 
 // signOff answers a capsule session parked for a person's sign-off (raw is its wait): approve

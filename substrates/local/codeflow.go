@@ -358,11 +358,12 @@ func (f *flow) settle(ctx context.Context) {
 		f.refuse(ctx, why, nil)
 		return
 	}
-	verdict, head, err := readVerdict(f.r.In.Path(StateDir + "/results/" + rs.ID + ".json"))
+	rv, err := readReview(f.r.In.Path(StateDir + "/results/" + rs.ID + ".json"))
 	if rs.Kind == "human" {
 		// A person's ask resolved done, with its token and evidence, approves the head it named.
-		verdict, head, err = "approve", f.p.Head, nil
+		rv, err = reviewResult{Verdict: "approve", HeadSha: f.p.Head}, nil
 	}
+	verdict, head := rv.Verdict, rv.HeadSha
 	if err != nil {
 		f.refuse(ctx, fmt.Sprintf("its reviewer's session %s left no verdict: %v", rs.ID, err), nil)
 		return
@@ -381,6 +382,12 @@ func (f *flow) settle(ctx context.Context) {
 		f.refuse(ctx, why+f.postVerdict(ctx, false, why), nil)
 	default:
 		why := fmt.Sprintf("approved by %s (session %s) on %s", rs.Actor, rs.ID, short(f.p.Head))
+		if rv.Person {
+			if !f.askedForPerson(ctx, rs.Actor) {
+				return // waiting in review, saying why (codeflow_person.go)
+			}
+			why += "; " + rs.Actor + " asks that a person approve it"
+		}
 		why += f.postVerdict(ctx, true, why)
 		f.move(ctx, func(m *store.Proposal) { m.State, m.Reason = store.ProposalApproved, why })
 	}

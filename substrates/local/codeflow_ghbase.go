@@ -160,7 +160,8 @@ func (f *flow) landsOnGitHub(ctx context.Context, gh *ghCode, pr *github.PullReq
 	if len(cmp.Files) >= maxCompareFiles {
 		touched = append(touched, fmt.Sprintf("%d files or more (GitHub's compare lists no more, so a person vets them)", maxCompareFiles))
 	}
-	return f.personApproves(ctx, touched)
+	touched, ok := f.forPerson(ctx, mergecheck.Union(f.landed, files), touched)
+	return ok && f.personApproves(ctx, touched)
 }
 
 // mergesAsVetted says why GitHub's merge of the proposal could land what the runner did not vet

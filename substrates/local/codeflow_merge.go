@@ -303,10 +303,12 @@ func (f *flow) moveTarget(ctx context.Context, old, merged string) error {
 }
 
 // humanApproved says whether the proposal may merge as far as people go: it touches no
-// human-required path, or a maintainer resolved the ask engaged for it done. Otherwise it
-// engages that ask (once) and waits, or refuses when the ask was declined.
+// human-required path and its reviewer asked for no person (codeflow_person.go), or a
+// maintainer resolved the ask engaged for it done. Otherwise it engages that ask (once) and
+// waits, or refuses when the ask was declined.
 func (f *flow) humanApproved(ctx context.Context, files []string) bool {
-	return f.personApproves(ctx, mergecheck.Matching(files, f.r.In.humanPaths()))
+	touched, ok := f.forPerson(ctx, files, mergecheck.Matching(files, f.r.In.humanPaths()))
+	return ok && f.personApproves(ctx, touched)
 }
 
 // personApproves is humanApproved of the proposal, touched naming what a person must approve.
@@ -322,11 +324,11 @@ func (f *flow) personApproves(ctx context.Context, touched []string) bool {
 	}
 	maintainer := r.maintainer()
 	if maintainer == "" {
-		f.refuse(ctx, "it touches human-required paths and no human actor holds code:review to approve it (add one to the profile)", touched)
+		f.refuse(ctx, "a maintainer must approve it and no human actor holds code:review to approve it (add one to the profile)", touched)
 		return false
 	}
 	proposer, _, _ := r.Store.Get(ctx, f.p.Session)
-	text := fmt.Sprintf("Approve merging proposal %d of %s (branch %s at %s into %s)? It touches human-required paths: %s. The operator approves it: autonomy runner update ASK --new-token, then autonomy runner update ASK --status done --token TOKEN --evidence WHAT-YOU-CHECKED (failed to decline).",
+	text := fmt.Sprintf("Approve merging proposal %d of %s (branch %s at %s into %s)? A maintainer must approve it for: %s. The operator approves it: autonomy runner update ASK --new-token, then autonomy runner update ASK --status done --token TOKEN --evidence WHAT-YOU-CHECKED (failed to decline).",
 		f.p.Seq, f.p.Actor, f.p.Branch, f.p.Head, f.p.Target, strings.Join(touched, ", "))
 	if f.merged != "" {
 		// The approval binds to what lands at those paths: the merge's difference from the target.
@@ -353,7 +355,7 @@ func (f *flow) personApproves(ctx context.Context, touched []string) bool {
 	asked, _ := json.Marshal(askedPaths{Ask: res.Session.ID, Paths: touched, Blobs: f.blobs(ctx, touched)})
 	_ = r.Store.Tx(ctx, func(tx *store.Tx) error { return tx.SetMeta(askKey(f.p.Seq), string(asked)) })
 	_ = r.Store.Log(ctx, store.Event{Session: res.Session.ID, Actor: maintainer, Kind: "proposal", Message: text})
-	f.tellOperator(res.Session.ID, "touches human-required paths ("+strings.Join(touched, ", ")+"): a maintainer approves it")
+	f.tellOperator(res.Session.ID, "needs a maintainer ("+strings.Join(touched, ", ")+"): a maintainer approves it")
 	f.move(ctx, func(m *store.Proposal) {
 		m.Ask = res.Session.ID
 		m.Reason = askReason(res.Session.ID, maintainer, touched)
@@ -404,7 +406,7 @@ func (f *flow) asked(ctx context.Context, touched []string) (approved, settled b
 		f.wait(ctx, askReason(a.ID, a.Actor, touched))
 		return false, true
 	case a.Status != ir.Done:
-		f.refuse(ctx, fmt.Sprintf("it touches human-required paths and the maintainer's ask %s ended %s (%s)", a.ID, a.Status, a.Evidence), touched)
+		f.refuse(ctx, fmt.Sprintf("a maintainer must approve it and the maintainer's ask %s ended %s (%s)", a.ID, a.Status, a.Evidence), touched)
 		return false, true
 	}
 	var was askedPaths
@@ -444,7 +446,7 @@ func subset(a, b []string) bool {
 
 // askReason is what an approved proposal waits for while the maintainer's ask id is open.
 func askReason(id, maintainer string, touched []string) string {
-	return fmt.Sprintf("approved; waiting for a maintainer's verified act: ask %s to %s (human-required paths: %s)", id, maintainer, strings.Join(touched, ", "))
+	return fmt.Sprintf("approved; waiting for a maintainer's verified act: ask %s to %s (for: %s)", id, maintainer, strings.Join(touched, ", "))
 }
 
 // maintainer is the human actor that approves human-required paths: the first holding

@@ -203,6 +203,12 @@ func profileDir(profile string) string {
 
 // newFleetFrom is newFleetWith with the profile's directory.
 func newFleetFrom(t *testing.T, dir string, collaborators map[string]string, codex string) *fleet {
+	return newFleetMerging(t, dir, collaborators, codex, false)
+}
+
+// newFleetMerging is newFleetFrom whose fake merges a pull request armed for auto-merge once
+// its protection is satisfied, as GitHub does (merges).
+func newFleetMerging(t *testing.T, dir string, collaborators map[string]string, codex string, merges bool) *fleet {
 	root := t.TempDir()
 	bin := testbin.Path(t)
 	ident := []string{"GIT_AUTHOR_NAME=maintainer", "GIT_AUTHOR_EMAIL=m@example.com", "GIT_COMMITTER_NAME=maintainer", "GIT_COMMITTER_EMAIL=m@example.com"}
@@ -242,7 +248,7 @@ func newFleetFrom(t *testing.T, dir string, collaborators map[string]string, cod
 	if err != nil {
 		t.Fatal(err)
 	}
-	fake, err := ghfake.New(ghfake.Options{Token: "ghs_e2e", GitDir: origin, Workflows: wfs, Collaborators: collaborators})
+	fake, err := ghfake.New(ghfake.Options{Token: "ghs_e2e", GitDir: origin, Workflows: wfs, Collaborators: collaborators, AutoMergeMerges: merges})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -490,29 +490,53 @@ const MaintainersActor = "maintainers"
 // the human actor the profile routes input-required to (or the maintainers directly), and asks
 // the maintainers for a review of the pull request.
 func (e *Env) engageHumanRequired(ctx context.Context, p *Proposal) error {
-	actor := e.InputActor
-	if actor == "" {
-		actor = MaintainersActor
-	}
 	var ask strings.Builder
 	fmt.Fprintf(&ask, "This pull request, proposed by `%s`, touches paths under `policy.box.risk.human_required_paths` or the governing documents (`documents.roles` vision and constitution):\n", e.Actor)
 	for _, f := range p.HumanRequired {
 		ask.WriteString("\n- `" + f + "`")
 	}
 	fmt.Fprintf(&ask, "\n\nIt merges only once a maintainer approves its head %s: with `/agent approve` and the token below, or an approving review of that commit. A new push needs a new approval.", p.Head)
-	a, err := engage(ctx, e, actor, p.PR, ask.String(), "", nil, p.Head, nil)
-	if err != nil {
-		return fmt.Errorf("engaging %s on #%d: %w", actor, p.PR, err)
-	}
+	a, err := e.engageHead(ctx, p.PR, p.Head, ask.String())
 	p.Engaged = a
+	return err
+}
+
+// engageHead engages, on pull request n, the human actor the profile routes input-required to
+// (or the maintainers directly) with ask, bound to head: its approval is the human gate's
+// success on that commit only; and it asks the maintainers for a review of the pull request.
+func (e *Env) engageHead(ctx context.Context, n int, head, ask string) (*Ask, error) {
+	actor := e.InputActor
+	if actor == "" {
+		actor = MaintainersActor
+	}
+	a, err := engage(ctx, e, actor, n, ask, "", nil, head, nil)
+	if err != nil {
+		return nil, fmt.Errorf("engaging %s on #%d: %w", actor, n, err)
+	}
 	ms, err := Maintainers(ctx, e)
 	if err != nil {
-		return err
+		return a, err
 	}
-	if _, _, err := e.Client.PullRequests.RequestReviewers(ctx, e.Owner, e.Repo, p.PR, github.ReviewersRequest{Reviewers: ms.Logins}); err != nil {
+	if _, _, err := e.Client.PullRequests.RequestReviewers(ctx, e.Owner, e.Repo, n, github.ReviewersRequest{Reviewers: ms.Logins}); err != nil {
 		// The ask, the assignment and the mention stand; a review request GitHub refuses (a
 		// maintainer without access, the author) is said in the log.
-		fmt.Fprintf(e.Out, "warning: requesting the review of %s on #%d: %v\n", strings.Join(ms.Logins, ", "), p.PR, err)
+		fmt.Fprintf(e.Out, "warning: requesting the review of %s on #%d: %v\n", strings.Join(ms.Logins, ", "), n, err)
 	}
-	return nil
+	return a, nil
+}
+
+// openAskFor is the open ask on pull request n bound to head (nil when there is none): one ask
+// per head, whoever engaged it (the propose job for human-required paths, the review job for a
+// reviewer that asks for a person).
+func (e *Env) openAskFor(ctx context.Context, n int, head string) (*Ask, error) {
+	asks, err := Asks(ctx, e, n)
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range asks {
+		if a.Resolved == "" && a.Head != "" && strings.EqualFold(a.Head, head) {
+			return a, nil
+		}
+	}
+	return nil, nil
 }

@@ -191,6 +191,14 @@ func (e *Env) gateByPaths(ctx context.Context, g *HumanGate, n int, def string) 
 		g.State = "pending"
 		return g, e.postGate(ctx, g.SHA, g.State, "touches human-required paths ("+strings.Join(g.HumanRequired, ", ")+"): a maintainer must approve this head")
 	}
+	// An ask bound to this head is open (the reviewer asked for a person): it waits for a
+	// maintainer, whatever paths it changes.
+	if a, err := e.openAskFor(ctx, n, g.SHA); err != nil {
+		return nil, err
+	} else if a != nil {
+		g.State = "pending"
+		return g, e.postGate(ctx, g.SHA, g.State, "the ask "+a.Token+" of "+a.Actor+" is open: a maintainer must approve this head")
+	}
 	g.State = "success"
 	return g, e.postGate(ctx, g.SHA, g.State, noHumanPath)
 }

@@ -194,6 +194,9 @@ func provisionPolicy(p *ir.Profile) (provision.Policy, error) {
 		if a.Holds("code:propose") || a.Holds("code:review") {
 			pol.NoCodeFlow = false
 		}
+		if a.Holds("code:review") && a.Contract().AsksForPerson() {
+			pol.HumanGate = true // its reviewer may ask for a person (humanApprovalRequired)
+		}
 	}
 	if gh.ProxyHost != "" {
 		pol.Variables = append(pol.Variables, [2]string{ghactions.ProxyHostVar, gh.ProxyHost})

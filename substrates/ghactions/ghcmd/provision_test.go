@@ -92,3 +92,34 @@ actors:
 		t.Fatalf("provisionPolicy = %+v, %v: no human gate for a governing document", pol, err)
 	}
 }
+
+// TestProvisionReviewerAsksForPerson: a profile with no human-required path whose reviewer's
+// result may ask for a person (open-autonomy.review.v1's humanApprovalRequired, or an inline
+// schema naming it) requires human-approval, which the review job holds pending for a person;
+// one whose reviewer cannot ask does not.
+func TestProvisionReviewerAsksForPerson(t *testing.T) {
+	for schema, want := range map[string]bool{
+		"open-autonomy.review.v1": true,
+		`{ type: object, properties: { verdict: { type: string }, humanApprovalRequired: { type: boolean } } }`: true,
+		"autonomy.review.v1": false,
+	} {
+		yml := `schema: autonomy.ir.v1
+targets: [gh-actions]
+actors:
+  a:
+    behavior: skills/a
+    capabilities: [code:propose]
+    review: r
+    triggers: [{ dispatch: true }]
+  r:
+    behavior: skills/a
+    capabilities: [code:review]
+    triggers: [{ dispatch: true }]
+    result: { schema: ` + schema + ` }
+`
+		pol, err := provisionPolicy(checkedProfile(t, t.TempDir(), yml))
+		if err != nil || pol.HumanGate != want {
+			t.Errorf("reviewer result %s: HumanGate = %v (%v), want %v", schema, pol.HumanGate, err, want)
+		}
+	}
+}

@@ -33,7 +33,8 @@ type Policy struct {
 	// workflow playbooks (the manifest's actors[].environments), sorted.
 	Environments []string
 	// HumanGate requires the human-approval status too: the profile has human-required paths
-	// (policy.box.risk.human_required_paths, or a document role that gates).
+	// (policy.box.risk.human_required_paths, or a document role that gates), or a reviewer
+	// whose result may ask for a person (humanApprovalRequired).
 	HumanGate bool
 	// NoCodeFlow: no actor proposes or reviews code (code:propose, code:review), so nothing
 	// posts agent-review: the default branch's protection is left as it is, since requiring the
