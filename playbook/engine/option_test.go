@@ -62,3 +62,18 @@ func TestReferenceValueNeverBecomesAnOption(t *testing.T) {
 		})
 	}
 }
+
+// A secret's value that starts with "-" is refused as an option without quoting any of it: the
+// redaction replaces a whole value, never a clipped prefix.
+func TestOptionRefusalQuotesNoSecret(t *testing.T) {
+	secret := "-" + strings.Repeat("S3cr3tV4lu3", 8)
+	e, ws, file := setup(t, "name: s\nsteps:\n  - id: a\n    command: cli printf $secrets.API_TOKEN\n")
+	e.Env = append(os.Environ(), "API_TOKEN="+secret)
+	env := e.Run(context.Background(), Request{Pipeline: file, Workspace: ws, Secrets: []string{"API_TOKEN"}})
+	if env.OK || env.Error == nil || !strings.Contains(env.Error.Message, `the value of $secrets.API_TOKEN, a secret's value, starts with "-"`) {
+		t.Fatalf("got %+v", env.Error)
+	}
+	if strings.Contains(env.Error.Message, "S3cr3t") {
+		t.Errorf("the refusal quotes the secret: %q", env.Error.Message)
+	}
+}

@@ -347,8 +347,14 @@ func optionFromValue(words, argv []string) error {
 		}
 		ref := words[i][loc[0]:loc[1]]
 		fix := strings.Join(words[:i], " ") + " -- " + strings.Join(words[i:], " ")
-		return fmt.Errorf("the value of %s, %q, starts with \"-\", and %s would read it as an option: put -- before it in the command (%s), or give a value that does not start with -",
-			ref, clipValue(argv[i]), words[0], fix)
+		// The value is quoted, clipped, unless the word holds a secret: redaction replaces a
+		// secret's whole value, never a clipped prefix of it.
+		value := fmt.Sprintf("%q", clipValue(argv[i]))
+		if strings.Contains(words[i], "$"+workflow.SecretsRef+".") {
+			value = "a secret's value"
+		}
+		return fmt.Errorf("the value of %s, %s, starts with \"-\", and %s would read it as an option: put -- before it in the command (%s), or give a value that does not start with -",
+			ref, value, words[0], fix)
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-github/v62/github"
 
+	"github.com/autonomyhq/autonomy/internal/ghevent"
 	"github.com/autonomyhq/autonomy/ir"
 )
 
@@ -123,6 +124,10 @@ func clipText(s string) string {
 // first line is that command (the words compared as Resolve's marker names them), and the text
 // after the token (the first line's rest and every line after it), trimmed.
 func CommandNote(body, verb, token string) (string, bool) {
+	if !ghevent.Command(body) {
+		// Only what the control job obeys, and what ghwrite refuses to post for a session.
+		return "", false
+	}
 	first, rest, _ := strings.Cut(body, "\n")
 	first = strings.TrimRight(first, "\r")
 	f := strings.Fields(first)

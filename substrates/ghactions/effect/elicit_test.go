@@ -66,6 +66,12 @@ func TestCommandNote(t *testing.T) {
 		"/agent reject " + tok + " wrong report":     "!",
 		"/agent answer 0123 api":                     "!",
 		"please /agent answer " + tok + " api":       "!",
+		// Only what the control job obeys (and ghwrite refuses to post): a space or tab after
+		// /agent, not any Unicode space.
+		"/agent\u00a0answer " + tok + " api": "!",
+		"/agent\u2003answer " + tok + " api": "!",
+		"/agent\u0085answer " + tok + " api": "!",
+		"/agent\tanswer " + tok + " api":     "api",
 	} {
 		got, ok := CommandNote(body, "answer", tok)
 		if want == "!" {

@@ -193,14 +193,28 @@ func (e *Env) gateByPaths(ctx context.Context, g *HumanGate, n int, def string) 
 	}
 	// An ask bound to this head is open (the reviewer asked for a person): it waits for a
 	// maintainer, whatever paths it changes.
-	if a, err := e.openAskFor(ctx, n, g.SHA); err != nil {
-		return nil, err
-	} else if a != nil {
-		g.State = "pending"
-		return g, e.postGate(ctx, g.SHA, g.State, "the ask "+a.Token+" of "+a.Actor+" is open: a maintainer must approve this head")
+	if held, err := e.holdForAsk(ctx, g, n); held || err != nil {
+		return g, err
 	}
 	g.State = "success"
-	return g, e.postGate(ctx, g.SHA, g.State, noHumanPath)
+	if err := e.postGate(ctx, g.SHA, g.State, noHumanPath); err != nil {
+		return g, err
+	}
+	// Post, then check: the reviewer posts its ask before it reads the gate (holdGate), so an
+	// ask it made while this success was in flight is seen here, and the head held again.
+	_, err = e.holdForAsk(ctx, g, n)
+	return g, err
+}
+
+// holdForAsk posts human-approval pending on g's head when an ask bound to it is open on pull
+// request n, and reports whether it did.
+func (e *Env) holdForAsk(ctx context.Context, g *HumanGate, n int) (bool, error) {
+	a, err := e.openAskFor(ctx, n, g.SHA)
+	if err != nil || a == nil {
+		return false, err
+	}
+	g.State = "pending"
+	return true, e.postGate(ctx, g.SHA, g.State, "the ask "+a.Token+" of "+a.Actor+" is open: a maintainer must approve this head")
 }
 
 // approvedBy is a maintainer whose latest review of pull request n approves head ("" when

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -135,5 +136,41 @@ func TestReviewerAsksForAPersonQuotesABoundedSummary(t *testing.T) {
 		if strings.Contains(c, a.Token) && len([]rune(c)) > 65536 {
 			t.Errorf("the ask is %d characters: GitHub refuses a comment over 65536", len([]rune(c)))
 		}
+	}
+}
+
+// The human-gate job reads no ask, the reviewer then asks for a person and reads its own
+// pending gate, and only then does the gate job's "no human-required path" success land: the
+// gate job checks again after posting, and holds the head for the open ask (an outsider's
+// comment review can fire gate jobs through the reviewer's window at will).
+func TestGateSuccessInFlightYieldsToThePersonAsk(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	p, err := Propose(ctx, w.env("develop"), w.agentBundle(map[string]string{"src/a.go": "package a\n\nfunc A() {}\n"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	head := w.branch(p.Branch)
+	re := w.env("review")
+	re.Subject = strconv.Itoa(p.PR)
+	verdict := referenceVerdict(t, w, re, p.PR, head, true)
+	ge := w.env("control")
+	ge.Subject = strconv.Itoa(p.PR)
+	var fired atomic.Bool
+	var reviewErr error
+	w.fake.BeforeEach(func(method, path string) {
+		if method == "POST" && strings.HasSuffix(path, "/statuses/"+head) && fired.CompareAndSwap(false, true) {
+			_, reviewErr = Review(ctx, re, verdict) // while the gate job's success is in flight
+		}
+	})
+	g, err := CheckHumanGate(ctx, ge)
+	w.fake.BeforeEach(nil)
+	if err != nil || reviewErr != nil {
+		t.Fatal(err, reviewErr)
+	}
+	a, _ := re.openAskFor(ctx, p.PR, head)
+	gate, _ := re.latestGate(ctx, head)
+	if a == nil || gate.GetState() != "pending" {
+		t.Errorf("ask %v, %s is %s (%s; the gate job said %q): want it pending on the open ask", a, HumanApprovalContext, gate.GetState(), gate.GetDescription(), g.State)
 	}
 }
