@@ -183,7 +183,8 @@ func TestGitHubCodeFlow(t *testing.T) {
 // reviewed and armed; the fork's gets no status and no auto-merge.
 func TestGitHubCodeFlowLeavesAForkPullAlone(t *testing.T) {
 	g := newGHFlowRig(t)
-	evil := strings.TrimSpace(gitRun(t, g.dir, "--git-dir", g.bare, "commit-tree", "-p", "main", "-m", "harmless", "main^{tree}"))
+	// An identity of its own: CI's HOME has no git identity.
+	evil := strings.TrimSpace(gitRun(t, g.dir, "-c", "user.name=mallory", "-c", "user.email=m@example.com", "--git-dir", g.bare, "commit-tree", "-p", "main", "-m", "harmless", "main^{tree}"))
 	gitRun(t, g.dir, "--git-dir", g.bare, "update-ref", ghfake.ForkRef("mallory", "autonomy/develop/42"), evil)
 	fork, err := g.gh.OpenForkPull("mallory", "Fix the thing", "autonomy/develop/42", "main")
 	if err != nil {
