@@ -34,6 +34,10 @@ func appliedKey(parts ...string) string {
 
 func itemKey(n int) string { return "#" + strconv.Itoa(n) }
 
+// labelKey is a label's name as GitHub matches it, whatever its case: a label written "Ready"
+// comes back in the events under the repository's spelling, "ready".
+func labelKey(name string) string { return strings.ToLower(name) }
+
 // writeKeys are the pending keys of w: one per event GitHub records for it.
 func writeKeys(w ghwrite.Write) []string {
 	switch w.Kind {
@@ -42,13 +46,13 @@ func writeKeys(w ghwrite.Write) []string {
 	case "issue":
 		keys := []string{appliedKey("issue", w.Title, w.Body)}
 		for _, l := range w.Labels {
-			if k := appliedKey("labeled", "new", w.Title, w.Body, l); !slices.Contains(keys, k) { // one event per label
+			if k := appliedKey("labeled", "new", w.Title, w.Body, labelKey(l)); !slices.Contains(keys, k) { // one event per label
 				keys = append(keys, k)
 			}
 		}
 		return keys
 	case "labeled", "unlabeled":
-		return []string{appliedKey(w.Kind, itemKey(w.Item), w.Label)}
+		return []string{appliedKey(w.Kind, itemKey(w.Item), labelKey(w.Label))}
 	}
 	return nil
 }
@@ -70,9 +74,9 @@ func eventKeys(ev ghEvent) (id string, pending []string) {
 	case ev.Action == "opened":
 		return idKey("issue", int64(n)), []string{appliedKey("issue", ev.Title, ev.Body)}
 	case ev.Action == "labeled":
-		return "", []string{appliedKey("labeled", itemKey(n), ev.Label), appliedKey("labeled", "new", ev.Title, ev.Body, ev.Label)}
+		return "", []string{appliedKey("labeled", itemKey(n), labelKey(ev.Label)), appliedKey("labeled", "new", ev.Title, ev.Body, labelKey(ev.Label))}
 	case ev.Action == "unlabeled":
-		return "", []string{appliedKey("unlabeled", itemKey(n), ev.Label)}
+		return "", []string{appliedKey("unlabeled", itemKey(n), labelKey(ev.Label))}
 	}
 	return "", nil
 }
