@@ -136,16 +136,17 @@ func (r Repo) SetState(ctx context.Context, v *tools.StateChange, staged bool) (
 	if err != nil {
 		return "", err
 	}
+	// GitHub matches label names whatever their case: so does this.
 	others := map[string]bool{}
 	for _, s := range ir.StateNames() {
-		if l := r.Label(s); l != want {
-			others[l] = true
+		if l := r.Label(s); !strings.EqualFold(l, want) {
+			others[strings.ToLower(l)] = true
 		}
 	}
 	has := false
 	for _, l := range is.Labels {
-		has = has || l.GetName() == want
-		if others[l.GetName()] {
+		has = has || strings.EqualFold(l.GetName(), want)
+		if others[strings.ToLower(l.GetName())] {
 			if err := r.send(ctx, Write{Kind: "unlabeled", Item: n, Label: l.GetName()}, func() (int64, error) {
 				_, err := r.Client.Issues.RemoveLabelForIssue(ctx, r.Owner, r.Name, n, l.GetName())
 				return 0, err

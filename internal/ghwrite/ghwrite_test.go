@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -131,5 +132,36 @@ func TestRecordIsToldBeforeEachWrite(t *testing.T) {
 	}
 	if len(gh.Requests()) != sent {
 		t.Errorf("a write the recorder refused was sent")
+	}
+}
+
+// A state label the item carries in another case is the state's (GitHub matches label names
+// whatever their case): it is not added again, so no write stands recorded for an event GitHub
+// never makes; and another state's label in another case is removed.
+func TestSetStateMatchesLabelsWhateverTheCase(t *testing.T) {
+	gh, err := ghfake.New(ghfake.Options{Owner: "o", Repo: "r", Token: "tok"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gh.Close()
+	n := gh.AddIssue("a bug", "")
+	for _, l := range []string{"Working", "READY"} {
+		if err := gh.Label(n, "alice", l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := github.NewClient(gh.Client()).WithAuthToken("tok")
+	c.BaseURL, _ = url.Parse(gh.URL + "/")
+	var writes []Write
+	r := Repo{Client: c, Owner: "o", Name: "r", Label: func(s string) string { return s }}
+	r.Record = func(_ context.Context, w Write) (func(int64, error, bool), error) {
+		writes = append(writes, w)
+		return func(int64, error, bool) {}, nil
+	}
+	if _, err := r.SetState(context.Background(), &tools.StateChange{Item: strconv.Itoa(n), State: "working"}, false); err != nil {
+		t.Fatal(err)
+	}
+	if len(writes) != 1 || writes[0].Kind != "unlabeled" || writes[0].Label != "READY" {
+		t.Errorf("writes %+v, want only READY removed (Working is the state's label)", writes)
 	}
 }
