@@ -19,14 +19,7 @@ import (
 // sent, on whichever line and after whatever leading white space: posted with the operator's
 // token it would be the operator's order. /agent within a sentence or in backticks is posted.
 func TestCommentRefusesAgentCommands(t *testing.T) {
-	gh, err := ghfake.New(ghfake.Options{Owner: "o", Repo: "r", Token: "tok"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer gh.Close()
-	n := gh.AddIssue("a bug", "")
-	c := github.NewClient(gh.Client()).WithAuthToken("tok")
-	c.BaseURL, _ = url.Parse(gh.URL + "/")
+	gh, c, n := newFake(t)
 	r := Repo{Client: c, Owner: "o", Name: "r"}
 	ctx := context.Background()
 	for _, body := range []string{
@@ -62,14 +55,7 @@ func TestCommentRefusesAgentCommands(t *testing.T) {
 // Record is told of each write that GitHub records as an event before it is sent, and of how it
 // ended; a write it cannot record is not sent.
 func TestRecordIsToldBeforeEachWrite(t *testing.T) {
-	gh, err := ghfake.New(ghfake.Options{Owner: "o", Repo: "r", Token: "tok"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer gh.Close()
-	n := gh.AddIssue("a bug", "")
-	c := github.NewClient(gh.Client()).WithAuthToken("tok")
-	c.BaseURL, _ = url.Parse(gh.URL + "/")
+	gh, c, n := newFake(t)
 	type ended struct {
 		w        Write
 		id       int64
@@ -139,19 +125,12 @@ func TestRecordIsToldBeforeEachWrite(t *testing.T) {
 // whatever their case): it is not added again, so no write stands recorded for an event GitHub
 // never makes; and another state's label in another case is removed.
 func TestSetStateMatchesLabelsWhateverTheCase(t *testing.T) {
-	gh, err := ghfake.New(ghfake.Options{Owner: "o", Repo: "r", Token: "tok"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer gh.Close()
-	n := gh.AddIssue("a bug", "")
+	gh, c, n := newFake(t)
 	for _, l := range []string{"Working", "READY"} {
 		if err := gh.Label(n, "alice", l); err != nil {
 			t.Fatal(err)
 		}
 	}
-	c := github.NewClient(gh.Client()).WithAuthToken("tok")
-	c.BaseURL, _ = url.Parse(gh.URL + "/")
 	var writes []Write
 	r := Repo{Client: c, Owner: "o", Name: "r", Label: func(s string) string { return s }}
 	r.Record = func(_ context.Context, w Write) (func(int64, error, bool), error) {
@@ -164,4 +143,18 @@ func TestSetStateMatchesLabelsWhateverTheCase(t *testing.T) {
 	if len(writes) != 1 || writes[0].Kind != "unlabeled" || writes[0].Label != "READY" {
 		t.Errorf("writes %+v, want only READY removed (Working is the state's label)", writes)
 	}
+}
+
+// newFake is a fake GitHub of repository o/r holding one issue, n, and a client of it.
+func newFake(t *testing.T) (*ghfake.Server, *github.Client, int) {
+	t.Helper()
+	gh, err := ghfake.New(ghfake.Options{Owner: "o", Repo: "r", Token: "tok"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(gh.Close)
+	n := gh.AddIssue("a bug", "")
+	c := github.NewClient(gh.Client()).WithAuthToken("tok")
+	c.BaseURL, _ = url.Parse(gh.URL + "/")
+	return gh, c, n
 }
