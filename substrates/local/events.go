@@ -219,13 +219,25 @@ func (es *EventSource) Poll(ctx context.Context) (PollReport, error) {
 }
 
 // declares reports whether some installed actor has a trigger on event.
-func (es *EventSource) declares(event string) bool {
-	for _, name := range es.r.In.Runner.Actors {
-		if cfg, err := es.r.In.Actor(name); err == nil && slices.ContainsFunc(cfg.Triggers, func(t Trigger) bool { return t.Kind == string(ir.Event) && t.Event == event }) {
+func (es *EventSource) declares(event string) bool { return declaresEvent(es.r.In, event) }
+
+// declaresEvent reports whether an actor of in declares an event trigger on event.
+func declaresEvent(in *Install, event string) bool {
+	for _, name := range in.Runner.Actors {
+		if cfg, err := in.Actor(name); err == nil && slices.ContainsFunc(cfg.Triggers, func(t Trigger) bool { return t.Kind == string(ir.Event) && t.Event == event }) {
 			return true
 		}
 	}
 	return false
+}
+
+// pollsWrites reports whether the event source polls the events a write of kind makes (Poll):
+// comments for issue_comment, issues and labels for issues and pull requests.
+func pollsWrites(in *Install, kind string) bool {
+	if kind == "comment" {
+		return declaresEvent(in, "issue_comment")
+	}
+	return declaresEvent(in, "issues") || declaresEvent(in, "pull_request") || declaresEvent(in, "pull_request_target")
 }
 
 // start sets the cursor key to value, unless another serve set it meanwhile: the first poll.

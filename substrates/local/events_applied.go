@@ -146,6 +146,11 @@ func skipApplied(tx *store.Tx, rep *PollReport, ev ghEvent, where string) (bool,
 // drops the record when GitHub refused the write (nothing was written), and records the id of
 // what it created.
 func (g *githubApplier) record(ctx context.Context, w ghwrite.Write) (func(int64, error, bool), error) {
+	if !pollsWrites(g.r.In, w.Kind) {
+		// No event of it is ever read: a record would only stand for a person's like event
+		// once a recompiled installation polls them.
+		return func(int64, error, bool) {}, nil
+	}
 	keys := writeKeys(w)
 	err := g.r.Store.Tx(ctx, func(tx *store.Tx) error {
 		for _, k := range keys {

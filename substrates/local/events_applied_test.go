@@ -169,3 +169,49 @@ func TestEventSourceSkipsAWriteInFlight(t *testing.T) {
 	}
 	settle(t, r)
 }
+
+// A write whose events the installation never polls (no actor declares issue_comment: comments
+// are never read) records nothing: a record no event uses up would stand for a person's same
+// comment once a recompiled installation polls comments.
+func TestWriteOfAnUnpolledKindRecordsNothing(t *testing.T) {
+	gh, err := ghfake.New(ghfake.Options{Owner: "acme", Repo: "app", Token: ghSecret, WritesAs: "acme"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(gh.Close)
+	issue := gh.AddIssue("a bug", "")
+	f := appliedFleet
+	f.yml = strings.Replace(f.yml, "      - event: issue_comment\n        config: { plain_comments: true }\n", "      - dispatch: true\n", 1)
+	dir := installFleet(t, f, false)
+	r := ghRunner(t, dir, gh, Options{})
+	ctx := context.Background()
+	g := r.newGitHubApplier(store.Session{ID: "1-talk", Actor: "talker"})
+	for _, w := range []ghwrite.Write{{Kind: "comment", Item: issue, Body: "LGTM"}, {Kind: "labeled", Item: issue, Label: "bug"}} {
+		done, err := g.record(ctx, w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		done(7, nil, true)
+	}
+	var pending []string
+	for _, w := range []ghwrite.Write{{Kind: "comment", Item: issue, Body: "LGTM"}, {Kind: "labeled", Item: issue, Label: "bug"}} {
+		for _, k := range writeKeys(w) {
+			if v, ok, _ := metaOf(t, r, k); ok {
+				pending = append(pending, w.Kind+"="+v)
+			}
+		}
+	}
+	if !slices.Equal(pending, []string{"labeled=1 1-talk"}) {
+		t.Errorf("records %q, want only the label's (issues are polled, comments are not)", pending)
+	}
+}
+
+// metaOf reads the store's meta key in a transaction of its own.
+func metaOf(t *testing.T, r *Runner, key string) (v string, ok bool, err error) {
+	t.Helper()
+	err = r.Store.Tx(context.Background(), func(tx *store.Tx) error {
+		v, ok, err = tx.Meta(key)
+		return err
+	})
+	return v, ok, err
+}
