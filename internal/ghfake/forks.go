@@ -21,17 +21,24 @@ func ForkRef(owner, branch string) string {
 // OpenForkPull opens a pull request from branch of login's fork (pushed to ForkRef(login,
 // branch)) into base as login, and returns its number.
 func (s *Server) OpenForkPull(login, title, branch, base string) (int, error) {
+	return s.OpenForkPullBy(login, login, title, branch, base)
+}
+
+// OpenForkPullBy opens a pull request from branch of owner's fork into base as author (GitHub
+// lets anyone open one from any fork they can read, while the fork's owner keeps pushing its
+// head), and returns its number.
+func (s *Server) OpenForkPullBy(author, owner, title, branch, base string) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	is := &Issue{Title: title, State: "open", PR: true, Head: branch, HeadOwner: login, Base: base}
+	is := &Issue{Title: title, State: "open", PR: true, Head: branch, HeadOwner: owner, Base: base}
 	if s.headSHA(is) == "" || s.sha(base) == "" {
-		return 0, fmt.Errorf("ghfake: no branch %s of %s's fork, or no branch %s", branch, login, base)
+		return 0, fmt.Errorf("ghfake: no branch %s of %s's fork, or no branch %s", branch, owner, base)
 	}
 	n := s.newIssue(is)
 	if s.issueBy == nil {
 		s.issueBy = map[int]string{}
 	}
-	s.issueBy[n] = login
+	s.issueBy[n] = author
 	return n, nil
 }
 

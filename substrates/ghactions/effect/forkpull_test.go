@@ -179,6 +179,18 @@ func TestReviewRefusesAnUntrustedForksPull(t *testing.T) {
 	if st := w.fake.Statuses(evilHead); len(st) > 0 {
 		t.Errorf("statuses on mallory's head: %+v", st)
 	}
+	// A trusted member's pull request from mallory's fork: mallory pushes its head.
+	lent, err := w.fake.OpenForkPullBy("dev", "mallory", "from mallory, opened by dev", "autonomy/develop/1", "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Subject = strconv.Itoa(lent)
+	if v, err := Review(ctx, e, w.verdict(evilHead, "approve")); !errors.As(err, &refused) || !strings.Contains(err.Error(), "comes from mallory's fork") {
+		t.Errorf("review of dev's pull request #%d from mallory's fork: %+v, %v: want it refused", lent, v, err)
+	}
+	if st := w.fake.Statuses(evilHead); len(st) > 0 {
+		t.Errorf("statuses on mallory's head: %+v", st)
+	}
 	good, goodHead := w.forkPull("dev", "fix")
 	e.Subject = strconv.Itoa(good)
 	if v, err := Review(ctx, e, w.verdict(goodHead, "approve")); err != nil || v.State != "success" {

@@ -80,6 +80,12 @@ func Review(ctx context.Context, e *Env, verdictPath string) (*Verdict, error) {
 		return nil, &Refused{fmt.Sprintf("#%d comes from a fork (head %s) by %s, whose association %s is not one of %s: no %s status is posted on it",
 			pr, pull.GetHead().GetLabel(), pull.GetUser().GetLogin(), pull.GetAuthorAssociation(), strings.Join(e.Policy.TrustedRoles(), ", "), StatusContext)}
 	}
+	if owner := pull.GetHead().GetRepo().GetOwner().GetLogin(); !e.ownHead(pull) && !strings.EqualFold(owner, pull.GetUser().GetLogin()) {
+		// The author's association vouches for the author, not for the fork's owner, who
+		// pushes its head: a trusted member's pull request from someone else's fork is not.
+		return nil, &Refused{fmt.Sprintf("#%d comes from %s's fork (head %s), opened by %s: the fork's owner pushes its head, and the author's association does not vouch for them: no %s status is posted on it",
+			pr, owner, pull.GetHead().GetLabel(), pull.GetUser().GetLogin(), StatusContext)}
+	}
 	head := pull.GetHead().GetSHA()
 	out := &Verdict{SHA: v.HeadSHA}
 	if !strings.EqualFold(head, v.HeadSHA) {
