@@ -24,15 +24,8 @@ func referenceVerdict(t *testing.T, w *world, re *Env, pr int, head string, huma
 // agent-review is success, and human-approval is pending on that head with an ask bound to it,
 // which the review's comment names; the same result again asks no second time.
 func TestReviewerAsksForAPerson(t *testing.T) {
-	w := newWorld(t)
+	w, p, head, re := proposedForReview(t)
 	ctx := context.Background()
-	p, err := Propose(ctx, w.env("develop"), w.agentBundle(map[string]string{"src/a.go": "package a\n\nfunc A() {}\n"}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	head := w.branch(p.Branch)
-	re := w.env("review")
-	re.Subject = strconv.Itoa(p.PR)
 	v, err := Review(ctx, re, referenceVerdict(t, w, re, p.PR, head, true))
 	if err != nil {
 		t.Fatal(err)
@@ -144,15 +137,8 @@ func TestReviewerAsksForAPersonQuotesABoundedSummary(t *testing.T) {
 // gate job checks again after posting, and holds the head for the open ask (an outsider's
 // comment review can fire gate jobs through the reviewer's window at will).
 func TestGateSuccessInFlightYieldsToThePersonAsk(t *testing.T) {
-	w := newWorld(t)
+	w, p, head, re := proposedForReview(t)
 	ctx := context.Background()
-	p, err := Propose(ctx, w.env("develop"), w.agentBundle(map[string]string{"src/a.go": "package a\n\nfunc A() {}\n"}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	head := w.branch(p.Branch)
-	re := w.env("review")
-	re.Subject = strconv.Itoa(p.PR)
 	verdict := referenceVerdict(t, w, re, p.PR, head, true)
 	ge := w.env("control")
 	ge.Subject = strconv.Itoa(p.PR)
@@ -173,4 +159,18 @@ func TestGateSuccessInFlightYieldsToThePersonAsk(t *testing.T) {
 	if a == nil || gate.GetState() != "pending" {
 		t.Errorf("ask %v, %s is %s (%s; the gate job said %q): want it pending on the open ask", a, HumanApprovalContext, gate.GetState(), gate.GetDescription(), g.State)
 	}
+}
+
+// proposedForReview is a world where develop proposed a change, its pull request p and head, and
+// the reviewer's environment for it.
+func proposedForReview(t *testing.T) (*world, *Proposal, string, *Env) {
+	t.Helper()
+	w := newWorld(t)
+	p, err := Propose(context.Background(), w.env("develop"), w.agentBundle(map[string]string{"src/a.go": "package a\n\nfunc A() {}\n"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	re := w.env("review")
+	re.Subject = strconv.Itoa(p.PR)
+	return w, p, w.branch(p.Branch), re
 }
