@@ -120,6 +120,13 @@ func nearbyProfile(path string) string {
 }
 
 // locate resolves a profile path to its file and its directory.
+// Locate is the file Load reads for path (path itself, or the ir.yml of the profile directory
+// path names), or why there is none.
+func Locate(path string) (file string, err error) {
+	file, _, err = locate(path)
+	return file, err
+}
+
 func locate(path string) (file, dir string, err error) {
 	info, err := os.Stat(path)
 	if err != nil {

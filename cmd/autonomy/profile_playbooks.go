@@ -3,8 +3,10 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 
+	"github.com/autonomyhq/autonomy/internal/gcfloor"
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/ir/resolved"
 	"github.com/autonomyhq/autonomy/playbook"
@@ -16,6 +18,7 @@ import (
 // profile through it, resolved once (playbook.Resolve) for every target it compiles to. A profile
 // with ir errors is not resolved further than its overlay folder, which reservedPaths checks.
 func checkProfile(path string) (*resolved.Profile, ir.Diagnostics, error) {
+	expectHeap(path)
 	p, diags, err := ir.Check(path)
 	if p == nil {
 		return nil, diags, err
@@ -65,5 +68,18 @@ func printIndexDrift(out io.Writer, drifts []substrates.Drift, dir string) {
 		}
 		fmt.Fprintf(out, "%s: changed: the profile's overlay index is stale; run %s\n", path, fix)
 		fmt.Fprint(out, d.Diff)
+	}
+}
+
+// expectHeap tells the collector how much heap checking (and compiling) the profile at path
+// will build, from its size (gcfloor.Expect: it acts only in a one-shot command, for a large
+// profile). What it cannot read is left to ir.Check to report.
+func expectHeap(path string) {
+	file, err := ir.Locate(path)
+	if err != nil {
+		return
+	}
+	if info, err := os.Stat(file); err == nil && info.Mode().IsRegular() {
+		gcfloor.Expect(min(info.Size(), ir.MaxFileSize) * gcfloor.HeapPerProfileByte)
 	}
 }

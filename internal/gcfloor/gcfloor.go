@@ -40,9 +40,11 @@ const (
 // still in place (its finalizer applies after when it runs).
 var after = struct {
 	sync.Mutex
-	armed   bool
-	percent int
-	limit   int64
+	armed    bool
+	oneShot  bool // OneShot was called: Expect may act
+	expected bool // Expect acted
+	percent  int
+	limit    int64
 }{percent: 100, limit: math.MaxInt64}
 
 // OneShot sets OneShotPercent and OneShotLimit for the rest of the process, each unless the
@@ -54,6 +56,7 @@ func OneShot() {
 	_, memlimit := os.LookupEnv("GOMEMLIMIT")
 	after.Lock()
 	defer after.Unlock()
+	after.oneShot = true
 	if !gogc {
 		after.percent = OneShotPercent
 	}

@@ -87,7 +87,7 @@ func restoreCollector(t *testing.T) {
 		debug.SetGCPercent(percent)
 		debug.SetMemoryLimit(limit)
 		after.Lock()
-		after.percent, after.limit, after.armed = 100, math.MaxInt64, false
+		after.percent, after.limit, after.armed, after.oneShot, after.expected = 100, math.MaxInt64, false, false, false
 		after.Unlock()
 	})
 }

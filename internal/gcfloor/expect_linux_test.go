@@ -1,0 +1,70 @@
+package gcfloor
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"unsafe"
+)
+
+// TestExpectAdvisesTheHeapItWillUse: in a one-shot command's process, the heap Expect made room
+// for is advised for huge pages (the kernel shows the advice as "hg" among the mapping's
+// VmFlags, whatever the system's THP mode), and the command's next large allocation lands in it.
+// It runs in a process of its own: the heap of this one has a history.
+func TestExpectAdvisesTheHeapItWillUse(t *testing.T) {
+	if os.Getenv("GCFLOOR_EXPECT_CHILD") == "" {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestExpectAdvisesTheHeapItWillUse$", "-test.count=1")
+		cmd.Env = append(os.Environ(), "GCFLOOR_EXPECT_CHILD=1", "GODEBUG=")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		return
+	}
+	OneShot()
+	if !Expect(ExpectMin) {
+		t.Fatal("Expect advised nothing in a one-shot command")
+	}
+	if Expect(ExpectMin) {
+		t.Error("Expect acted twice in one process")
+	}
+	b := make([]byte, ExpectMin/2)
+	flags, err := vmFlags(uintptr(unsafe.Pointer(&b[0])))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(" "+flags+" ", " hg ") {
+		t.Fatalf("the heap's next allocation is in a mapping with VmFlags %q: no huge-page advice (hg)", flags)
+	}
+}
+
+// vmFlags is the VmFlags line of the mapping of this process that holds addr (/proc/self/smaps).
+func vmFlags(addr uintptr) (string, error) {
+	f, err := os.Open("/proc/self/smaps")
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	in := false
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		if k, _, _ := strings.Cut(line, " "); !strings.HasSuffix(k, ":") { // a mapping's first line: "lo-hi perms ..."
+			var lo, hi uintptr
+			if _, err := fmt.Sscanf(k, "%x-%x", &lo, &hi); err != nil {
+				return "", fmt.Errorf("/proc/self/smaps: %q: %v", line, err)
+			}
+			in = lo <= addr && addr < hi
+			continue
+		}
+		if in && strings.HasPrefix(line, "VmFlags:") {
+			return strings.TrimSpace(strings.TrimPrefix(line, "VmFlags:")), nil
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return "", err
+	}
+	return "", fmt.Errorf("no mapping of /proc/self/smaps holds %#x", addr)
+}

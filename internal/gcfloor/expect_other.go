@@ -1,0 +1,6 @@
+//go:build !linux
+
+package gcfloor
+
+// adviseHugePages does nothing where the kernel has no transparent huge pages to advise.
+func adviseHugePages([]byte) bool { return false }
