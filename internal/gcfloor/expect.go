@@ -12,8 +12,8 @@ const (
 	// actors, docs/performance.md).
 	HeapPerProfileByte = 96
 	// ExpectMin is the least heap Expect acts on: below it the process touches too little memory
-	// for its page faults to matter (a profile of about 1,000 actors reaches it).
-	ExpectMin = 32 << 20
+	// for its page faults to matter (a profile of about 300 actors reaches it).
+	ExpectMin = 8 << 20
 	// ExpectMax is the most Expect asks for at once: half of OneShotLimit, so the free memory it
 	// leaves never brings the collector near the limit by itself.
 	ExpectMax = OneShotLimit / 2
