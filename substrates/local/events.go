@@ -282,7 +282,7 @@ func (es *EventSource) cursor(ctx context.Context, key string) (int64, time.Time
 		if es.read[key] {
 			spent = es.settled[key]
 		}
-		settled, err := pruneApplied(tx, key, spent)
+		settled, err := pruneApplied(tx, key, spent, es.r.opts.Now())
 		es.settled[key], es.read[key] = settled, false
 		return err
 	})

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/autonomyhq/autonomy/internal/ghwrite"
 	"github.com/autonomyhq/autonomy/internal/store"
@@ -27,8 +28,9 @@ import (
 //
 // A record stands only for an event the source has yet to read, never for a person's like event
 // later. A record is settled once its write has ended (GitHub answered, or gave no answer, or
-// the session is over: nothing of it is still on its way), and GitHub lists what it has answered:
-// a read of the list that starts after the record is settled and reads it to its newest item
+// the session is over: nothing of it is still on its way), and GitHub lists what it has answered
+// soon after (appliedGrace, by the runner's clock alone, covers its replicas' lag): a read of the
+// list that starts appliedGrace after the record is settled and reads it to its newest item
 // (every page a poll reads, or a first poll that starts from the newest, or a 304: nothing new
 // since a read that did) has passed the record's event, handled it (the record used up) or
 // passed over it (a first poll; items beyond maxPages). So each read of a list, in the
@@ -37,9 +39,10 @@ import (
 // transaction is added to a poll (between two reads of a list none of its events is handled, so
 // the drop need not come sooner). A record whose write GitHub refused is dropped at once. Besides,
 // a comment's or new issue's record with GitHub's id names only the event with that id (a
-// person's same comment, made just before the write's, is not taken for it). The meta table holds
-// the records of the writes in flight and of the last read of each list at most; rows of another
-// form (an older build's counts and ids) are dropped.
+// person's same comment, made just before the write's, is not taken for it), so the grace can
+// only make a person's same label, within it, look like the session's. The meta table holds the
+// records of the writes in flight and of the last appliedGrace at most (and of one read beyond);
+// rows of another form (an older build's) are dropped.
 
 // appliedPrefix starts the store's meta keys of the writes the runner made for sessions.
 const appliedPrefix = "github-applied:"
@@ -87,13 +90,15 @@ func writeRecords(w ghwrite.Write) []appliedRecord {
 }
 
 // appliedRecord is one row of a write: under the key content + ":" + the write's nonce, the value
-// "LIST STATE SESSION ID": the cursor key of the list whose poll reads its event, sent (in
-// flight) or settled, the session, and GitHub's id of what it made (0 when none or not yet).
+// "LIST STATE SESSION ID AT": the cursor key of the list whose poll reads its event, sent (in
+// flight) or settled, the session, GitHub's id of what it made (0 when none or not yet), and
+// when it was settled.
 type appliedRecord struct {
 	key, content, list string
 	settled            bool
 	session            string
 	id                 int64
+	at                 int64 // when it was settled (Unix seconds, the runner's clock); 0 while sent
 }
 
 func (r appliedRecord) value() string {
@@ -101,21 +106,31 @@ func (r appliedRecord) value() string {
 	if r.settled {
 		state = "settled"
 	}
-	return fmt.Sprintf("%s %s %s %d", r.list, state, r.session, r.id)
+	return fmt.Sprintf("%s %s %s %d %d", r.list, state, r.session, r.id, r.at)
 }
+
+// appliedGrace is how long a settled record stands before a read of its list may pass it: GitHub
+// answers a write before every list shows it (its lists are read from replicas), and a record
+// dropped before its event is listed would let the session's write fire as the operator's. Both
+// times are the runner's own clock.
+const appliedGrace = 2 * time.Minute
 
 // parseRecord reads the row key=value; ok is false for a row of another form (an older build's).
 func parseRecord(key, value string) (appliedRecord, bool) {
 	f := strings.Fields(value)
 	i := strings.LastIndexByte(key, ':')
-	if len(f) != 4 || i <= len(appliedPrefix) || (f[1] != "sent" && f[1] != "settled") || !isWriteList(f[0]) {
+	if len(f) != 5 || i <= len(appliedPrefix) || (f[1] != "sent" && f[1] != "settled") || !isWriteList(f[0]) {
 		return appliedRecord{}, false
 	}
 	id, err := strconv.ParseInt(f[3], 10, 64)
 	if err != nil {
 		return appliedRecord{}, false
 	}
-	return appliedRecord{key: key, content: key[:i], list: f[0], settled: f[1] == "settled", session: f[2], id: id}, true
+	at, err := strconv.ParseInt(f[4], 10, 64)
+	if err != nil {
+		return appliedRecord{}, false
+	}
+	return appliedRecord{key: key, content: key[:i], list: f[0], settled: f[1] == "settled", session: f[2], id: id, at: at}, true
 }
 
 // isWriteList reports whether key is the cursor of a list that reads the events of writes.
@@ -214,7 +229,7 @@ func skipApplied(tx *store.Tx, rep *PollReport, ev ghEvent, where string) (bool,
 // of list settled now, which the read passes (see the top of this file); it first drops spent,
 // those of the previous read of list when that read came to the list's top, and any row of
 // a form no build makes now.
-func pruneApplied(tx *store.Tx, list string, spent []string) (settled []string, err error) {
+func pruneApplied(tx *store.Tx, list string, spent []string, now time.Time) (settled []string, err error) {
 	recs, other, err := appliedRecords(tx)
 	if err != nil {
 		return nil, err
@@ -242,6 +257,14 @@ func pruneApplied(tx *store.Tx, list string, spent []string) (settled []string, 
 			if !over {
 				continue
 			}
+			// Settled now: its write may still be answered and listed as the session ended.
+			r.settled, r.at = true, now.Unix()
+			if err := tx.SetMeta(r.key, r.value()); err != nil {
+				return nil, err
+			}
+		}
+		if now.Unix()-r.at < int64(appliedGrace/time.Second) {
+			continue // GitHub may not list its event yet
 		}
 		settled = append(settled, r.key)
 	}
@@ -291,7 +314,7 @@ func (g *githubApplier) record(ctx context.Context, w ghwrite.Write) (func(int64
 					}
 					continue
 				}
-				r.settled = true
+				r.settled, r.at = true, g.r.opts.Now().Unix()
 				if err == nil && (w.Kind == "comment" || w.Kind == "issue") { // a label's write has no id
 					r.id = id
 				}

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/autonomyhq/autonomy/internal/ghfake"
 	"github.com/autonomyhq/autonomy/internal/ghwrite"
@@ -203,6 +204,9 @@ func TestWriteOfAnUnpolledKindRecordsNothing(t *testing.T) {
 			}
 		}
 	}
+	if len(pending) == 1 && strings.Count(pending[0], " ") == 4 {
+		pending[0] = pending[0][:strings.LastIndexByte(pending[0], ' ')] // the time it was settled
+	}
 	if !slices.Equal(pending, []string{"labeled=" + issueEventsCursorKey + " settled 1-talk 0"}) {
 		t.Errorf("records %q, want only the label's (issues are polled, comments are not)", pending)
 	}
@@ -230,19 +234,36 @@ func appliedRows(t *testing.T, r *Runner) []string {
 // against it (in dir), its event source (not polled yet) and the applier of a session 1-talk, which is not
 // in the store: as a session ended, nothing of it is on its way but what it has answered.
 func appliedSource(t *testing.T) (gh *ghfake.Server, dir string, r *Runner, es *EventSource, g *githubApplier) {
+	gh, dir, r, es, g, _ = appliedSourceOn(t)
+	return gh, dir, r, es, g
+}
+
+// appliedSourceOn is appliedSource with the runner and the fake on one clock the test moves.
+func appliedSourceOn(t *testing.T) (gh *ghfake.Server, dir string, r *Runner, es *EventSource, g *githubApplier, c *clock) {
 	t.Helper()
-	gh, err := ghfake.New(ghfake.Options{Owner: "acme", Repo: "app", Token: ghSecret, WritesAs: "acme", Collaborators: map[string]string{"carol": "write"}})
+	c = &clock{}
+	c.Set("2026-03-02T10:00:00Z")
+	gh, err := ghfake.New(ghfake.Options{Owner: "acme", Repo: "app", Token: ghSecret, WritesAs: "acme", Collaborators: map[string]string{"carol": "write"}, Now: c.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(gh.Close)
 	gh.AddIssue("a bug", "")
 	dir = installFleet(t, appliedFleet, false)
-	r = ghRunner(t, dir, gh, Options{})
+	r = ghRunner(t, dir, gh, Options{Now: c.Now})
 	if es, err = r.NewEventSource(EventOptions{Token: ghSecret, BaseURL: gh.URL, HTTPClient: gh.Client()}); err != nil {
 		t.Fatal(err)
 	}
-	return gh, dir, r, es, r.newGitHubApplier(store.Session{ID: "1-talk", Actor: "talker"})
+	return gh, dir, r, es, r.newGitHubApplier(store.Session{ID: "1-talk", Actor: "talker"}), c
+}
+
+// pastGrace moves c past appliedGrace and polls twice: the first read notes the settled records,
+// the second drops those its list's events did not use up.
+func pastGrace(t *testing.T, c *clock, es *EventSource) {
+	t.Helper()
+	c.advance(appliedGrace + time.Second)
+	poll(t, es)
+	poll(t, es)
 }
 
 // writeOn has g comment body on #1 and move it to state, through the tools' GitHub writes.
@@ -260,12 +281,13 @@ func writeOn(t *testing.T, g *githubApplier, body, state string) {
 // A session's writes made before serve's first poll, which starts past their events and never
 // reads them, leave no record behind: a person's same comment and same label afterwards fire.
 func TestAWriteBeforeTheFirstPollSwallowsNoPersonsEvent(t *testing.T) {
-	gh, _, r, es, g := appliedSource(t)
+	gh, _, r, es, g, c := appliedSourceOn(t)
 	writeOn(t, g, "LGTM", "ready")
 	writeOn(t, g, "LGTM", "working") // status: ready added, then removed
 	if rep := poll(t, es); !rep.First || len(rep.Fired) > 0 {
 		t.Fatalf("first poll: %+v", rep)
 	}
+	pastGrace(t, c, es)
 	if _, err := gh.AddComment(1, "carol", "LGTM"); err != nil {
 		t.Fatal(err)
 	}
@@ -287,7 +309,7 @@ func TestAWriteBeforeTheFirstPollSwallowsNoPersonsEvent(t *testing.T) {
 // The records of the runner's writes do not pile up: each is dropped once its event is read, or
 // once a read that starts after its write has ended comes to the list's top without it.
 func TestRecordsOfTheRunnersWritesArePruned(t *testing.T) {
-	_, _, r, es, g := appliedSource(t)
+	_, _, r, es, g, c := appliedSourceOn(t)
 	states := []string{"ready", "working"}
 	for i := range 3 {
 		writeOn(t, g, fmt.Sprintf("note %d", i), states[i%2])
@@ -299,7 +321,7 @@ func TestRecordsOfTheRunnersWritesArePruned(t *testing.T) {
 			t.Fatalf("the session's writes fired %v", firedActors(rep))
 		}
 	}
-	poll(t, es)
+	pastGrace(t, c, es)
 	if rows := appliedRows(t, r); len(rows) != 0 {
 		t.Errorf("%d records left after 23 comments and their label changes, all read or passed over: %q", len(rows), rows)
 	}
@@ -309,7 +331,7 @@ func TestRecordsOfTheRunnersWritesArePruned(t *testing.T) {
 // session runs; once the session has ended, nothing of it is on its way: the record of a write
 // never answered (the supervisor died) is dropped and swallows no person's same comment.
 func TestAnUnansweredWritesRecordLastsWhileItsSessionRuns(t *testing.T) {
-	gh, dir, r, es, _ := appliedSource(t)
+	gh, dir, r, es, _, c := appliedSourceOn(t)
 	poll(t, es)
 	talker := launch(t, r, LaunchRequest{Actor: "talker"})
 	g := r.newGitHubApplier(talker)
@@ -334,8 +356,8 @@ func TestAnUnansweredWritesRecordLastsWhileItsSessionRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitEnded(t, r, talker.ID)
-	poll(t, es)
-	poll(t, es)
+	poll(t, es) // settles the ended session's record
+	pastGrace(t, c, es)
 	if _, err := gh.AddComment(1, "carol", "Lost."); err != nil {
 		t.Fatal(err)
 	}
@@ -362,3 +384,45 @@ func TestAnAnsweredWriteNamesItsOwnComment(t *testing.T) {
 	}
 	settle(t, r)
 }
+
+// GitHub answers a write before each of its lists shows it (they are read from replicas): a
+// settled record whose event is listed late, after complete reads of its list, still names it
+// within appliedGrace, so the session's label fires nothing; past the grace, a person's same
+// label fires.
+func TestASettledWriteWaitsOutGitHubsListingLag(t *testing.T) {
+	gh, _, r, es, g, c := appliedSourceOn(t)
+	poll(t, es)
+	done, err := g.record(context.Background(), ghwrite.Write{Kind: "labeled", Item: 1, Label: "status: ready"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done(0, nil, true) // GitHub answered; its issue events do not show the label yet
+	for range 3 {
+		c.advance(20 * time.Second)
+		poll(t, es)
+	}
+	if err := gh.Label(1, "acme", "status: ready"); err != nil { // now listed
+		t.Fatal(err)
+	}
+	if rep := poll(t, es); len(rep.Fired) > 0 || len(rep.Ignored) != 1 || !strings.Contains(rep.Ignored[0], "session 1-talk") {
+		t.Fatalf("the session's label listed a minute after GitHub answered fired %v (ignored %q), want it skipped as the runner's", firedActors(rep), rep.Ignored)
+	}
+	// A label whose event GitHub never lists (say it was there already): past the grace, its
+	// record stands for nothing, and a person's same label fires.
+	done, err = g.record(context.Background(), ghwrite.Write{Kind: "labeled", Item: 1, Label: "status: working"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done(0, nil, true)
+	pastGrace(t, c, es)
+	if err := gh.Label(1, "carol", "status: working"); err != nil {
+		t.Fatal(err)
+	}
+	if rep := poll(t, es); !slices.Equal(firedActors(rep), []string{"labeler"}) {
+		t.Errorf("a person's label past the grace fired %v (ignored %q), want labeler", firedActors(rep), rep.Ignored)
+	}
+	if rows := appliedRows(t, r); len(rows) != 0 {
+		t.Errorf("records left past the grace: %q", rows)
+	}
+}
+
