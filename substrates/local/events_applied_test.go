@@ -425,4 +425,3 @@ func TestASettledWriteWaitsOutGitHubsListingLag(t *testing.T) {
 		t.Errorf("records left past the grace: %q", rows)
 	}
 }
-
