@@ -109,6 +109,38 @@ func (tx *Tx) SetMeta(key, value string) error {
 	return nil
 }
 
+// MetaPrefix returns the keys and values stored under keys that start with prefix, in key order.
+func (tx *Tx) MetaPrefix(prefix string) (keys, values []string, err error) {
+	// substr and length count characters alike: no LIKE pattern to escape.
+	rows, err := tx.query(`SELECT key, value FROM meta WHERE substr(key, 1, length(?1)) = ?1 ORDER BY key`, prefix)
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading meta %q…: %w", prefix, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var k, v string
+		if err := rows.Scan(&k, &v); err != nil {
+			return nil, nil, fmt.Errorf("reading meta %q…: %w", prefix, err)
+		}
+		keys, values = append(keys, k), append(values, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, fmt.Errorf("reading meta %q…: %w", prefix, err)
+	}
+	return keys, values, nil
+}
+
+// DeleteMeta drops key, if it is stored. The instance tag, under "tag", cannot be dropped.
+func (tx *Tx) DeleteMeta(key string) error {
+	if key == tagKey {
+		return fmt.Errorf("meta %q is the instance tag, fixed when the database was created", key)
+	}
+	if _, err := tx.exec(`DELETE FROM meta WHERE key = ?`, key); err != nil {
+		return fmt.Errorf("dropping meta %q: %w", key, err)
+	}
+	return nil
+}
+
 // Pending returns the pending schedule firings: since when each key has been due.
 func (tx *Tx) Pending() (map[string]time.Time, error) {
 	rows, err := tx.query(`SELECT key, since FROM pending`)

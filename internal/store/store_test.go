@@ -484,6 +484,66 @@ func TestMetaAndPending(t *testing.T) {
 	}
 }
 
+// MetaPrefix lists the keys that start with the prefix, whatever characters a LIKE pattern would
+// read (%, _), and no other; DeleteMeta drops one key, and never the instance tag.
+func TestMetaPrefixAndDelete(t *testing.T) {
+	st := openStore(t)
+	err := st.Tx(ctx, func(tx *Tx) error {
+		for _, k := range []string{"w:%a:2", "w:%a:1", "w:_b", "wx:%a", "w:", "é:1", "tick"} {
+			if err := tx.SetMeta(k, "v "+k); err != nil {
+				return err
+			}
+		}
+		for _, c := range []struct {
+			prefix string
+			want   []string
+		}{
+			{"w:%a:", []string{"w:%a:1", "w:%a:2"}},
+			{"w:", []string{"w:", "w:%a:1", "w:%a:2", "w:_b"}},
+			{"w:_", []string{"w:_b"}},
+			{"é:", []string{"é:1"}},
+			{"none", nil},
+		} {
+			keys, values, err := tx.MetaPrefix(c.prefix)
+			if err != nil {
+				return err
+			}
+			if !reflect.DeepEqual(keys, c.want) || len(values) != len(keys) {
+				t.Errorf("MetaPrefix(%q) = %q, %q; want keys %q", c.prefix, keys, values, c.want)
+			}
+			for i := range values {
+				if values[i] != "v "+keys[i] {
+					t.Errorf("MetaPrefix(%q): %q = %q", c.prefix, keys[i], values[i])
+				}
+			}
+		}
+		for _, k := range []string{"w:%a:1", "never-set"} {
+			if err := tx.DeleteMeta(k); err != nil {
+				return err
+			}
+		}
+		if keys, _, err := tx.MetaPrefix("w:%"); err != nil || !reflect.DeepEqual(keys, []string{"w:%a:2"}) {
+			t.Errorf("after DeleteMeta: %q, %v", keys, err)
+		}
+		if err := tx.DeleteMeta(tagKey); err == nil {
+			t.Error("the instance tag was dropped")
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Tx(ctx, func(tx *Tx) error {
+		_, ok, err := tx.Meta(tagKey)
+		if !ok {
+			t.Error("no instance tag")
+		}
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestEvents(t *testing.T) {
 	st := openStore(t)
 	at := time.Date(2025, 6, 1, 12, 0, 0, 5, time.UTC)

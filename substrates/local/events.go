@@ -67,6 +67,12 @@ type EventSource struct {
 	// review lists that took more than a page (events_reviews.go).
 	openPulls []*github.PullRequest
 	multiPage map[string]bool
+	// settled are the records of the runner's writes settled when the read of each list began,
+	// by its cursor key; read is set when that read came to the list's top, stopped when a
+	// handling stopped it (events_applied.go).
+	settled map[string][]string
+	read    map[string]bool
+	stopped bool
 }
 
 // PollReport is what one poll did.
@@ -113,7 +119,8 @@ func (r *Runner) NewEventSource(opts EventOptions) (*EventSource, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &EventSource{r: r, client: c, owner: owner, name: name, etags: map[string]string{}, multiPage: map[string]bool{}}, nil
+	return &EventSource{r: r, client: c, owner: owner, name: name, etags: map[string]string{}, multiPage: map[string]bool{},
+		settled: map[string][]string{}, read: map[string]bool{}}, nil
 }
 
 // originRepo is owner/name of the origin remote of dir's repository when it is on github.com.
@@ -194,11 +201,11 @@ func (es *EventSource) Poll(ctx context.Context) (PollReport, error) {
 	es.fresh, es.unchanged = 0, 0
 	var err error
 	if es.declares("issue_comment") {
-		err = es.pollComments(ctx, &rep)
+		err = es.readList(commentCursorKey, func() error { return es.pollComments(ctx, &rep) })
 	}
 	if err == nil && (es.declares("issues") || es.declares("pull_request") || es.declares("pull_request_target")) {
-		if err = es.pollIssues(ctx, &rep); err == nil {
-			err = es.pollIssueEvents(ctx, &rep)
+		if err = es.readList(issuesCursorKey, func() error { return es.pollIssues(ctx, &rep) }); err == nil {
+			err = es.readList(issueEventsCursorKey, func() error { return es.pollIssueEvents(ctx, &rep) })
 		}
 	}
 	if err == nil && (es.declares("pull_request") || es.declares("pull_request_target") || es.declares("pull_request_review")) {
@@ -216,6 +223,15 @@ func (es *EventSource) Poll(ctx context.Context) (PollReport, error) {
 		return rep, nil
 	}
 	return rep, err
+}
+
+// readList runs poll, the read of the list whose cursor is key, and notes whether it came to the
+// list's top: no error, no event deferred.
+func (es *EventSource) readList(key string, poll func() error) error {
+	es.stopped = false
+	err := poll()
+	es.read[key] = err == nil && !es.stopped
+	return err
 }
 
 // declares reports whether some installed actor has a trigger on event.
@@ -252,12 +268,22 @@ func (es *EventSource) start(ctx context.Context, rep *PollReport, key, value st
 }
 
 // cursor reads the cursor key: the id of the newest event handled, and its time when it has one.
+// Before a read of a list of the runner's writes' events, it prunes their records in the same
+// transaction (pruneApplied).
 func (es *EventSource) cursor(ctx context.Context, key string) (int64, time.Time, bool, error) {
 	var raw string
 	var ok bool
 	err := es.r.Store.Tx(ctx, func(tx *store.Tx) error {
 		var err error
-		raw, ok, err = tx.Meta(key)
+		if raw, ok, err = tx.Meta(key); err != nil || !isWriteList(key) {
+			return err
+		}
+		var spent []string
+		if es.read[key] {
+			spent = es.settled[key]
+		}
+		settled, err := pruneApplied(tx, key, spent, es.r.opts.Now())
+		es.settled[key], es.read[key] = settled, false
 		return err
 	})
 	if err != nil || !ok {
@@ -329,6 +355,7 @@ func (es *EventSource) handle(ctx context.Context, rep *PollReport, ev ghEvent, 
 
 // handleIf is handle with the test of whether the stored value raw of key says ev was handled.
 func (es *EventSource) handleIf(ctx context.Context, rep *PollReport, ev ghEvent, key, value string, seen func(raw string) bool) (stop bool, err error) {
+	defer func() { es.stopped = es.stopped || stop }()
 	r := es.r
 	firings, why := es.firings(ev)
 	if err := r.preflightFirings(firings); err != nil {

@@ -2,12 +2,14 @@ package local
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/autonomyhq/autonomy/internal/ghwrite"
 	"github.com/autonomyhq/autonomy/internal/store"
@@ -18,15 +20,34 @@ import (
 // adds and removes. The event source must not fire actors on them as if the operator had acted
 // (a session's effect fires nothing, as the gh-actions apply job's, whose token GitHub fires no
 // workflow for). The session's supervisor records each write in the store's meta table before
-// it sends it (a pending count under a key of its content) and, once GitHub answers, the comment's
-// id or the new issue's number; the event source skips an event that either names, using up one
-// pending count, and logs why. Recorded before the request, a write cannot reach the event source
-// unrecorded, however the two race.
+// it sends it: one row per event GitHub makes of it, under a key of its content and of the write,
+// valued with the list (stream) whose poll reads that event, the session and, once GitHub
+// answered, the comment's id or the new issue's number. The event source skips an event a record
+// names, drops that record (used up), and logs why. Recorded before the request, a write cannot
+// reach the event source unrecorded, however the two race.
+//
+// A record stands only for an event the source has yet to read, never for a person's like event
+// later. A record is settled once its write has ended (GitHub answered, or gave no answer, or
+// the session is over: nothing of it is still on its way), and GitHub lists what it has answered
+// soon after (appliedGrace, by the runner's clock alone, covers its replicas' lag): a read of the
+// list that starts appliedGrace after the record is settled and reads it to its newest item
+// (every page a poll reads, or a first poll that starts from the newest, or a 304: nothing new
+// since a read that did) has passed the record's event, handled it (the record used up) or
+// passed over it (a first poll; items beyond maxPages). So each read of a list, in the
+// transaction that reads its cursor, notes its settled records, and the next read drops those
+// that are left once that read came to the list's top: no clock is compared with GitHub's, and no
+// transaction is added to a poll (between two reads of a list none of its events is handled, so
+// the drop need not come sooner). A record whose write GitHub refused is dropped at once. Besides,
+// a comment's or new issue's record with GitHub's id names only the event with that id (a
+// person's same comment, made just before the write's, is not taken for it), so the grace can
+// only make a person's same label, within it, look like the session's. The meta table holds the
+// records of the writes in flight and of the last appliedGrace at most (and of one read beyond);
+// rows of another form (an older build's) are dropped.
 
 // appliedPrefix starts the store's meta keys of the writes the runner made for sessions.
 const appliedPrefix = "github-applied:"
 
-// appliedKey is the meta key of a write, by its parts.
+// appliedKey is the content key of a write's event, by its parts: its records' keys start with it.
 func appliedKey(parts ...string) string {
 	h := sha256.Sum256([]byte(strings.Join(parts, "\x00")))
 	return appliedPrefix + hex.EncodeToString(h[:16])
@@ -38,95 +59,157 @@ func itemKey(n int) string { return "#" + strconv.Itoa(n) }
 // comes back in the events under the repository's spelling, "ready".
 func labelKey(name string) string { return strings.ToLower(name) }
 
-// writeKeys are the pending keys of w: one per event GitHub records for it.
+// writeKeys are the content keys of w: one per event GitHub records for it.
 func writeKeys(w ghwrite.Write) []string {
+	var keys []string
+	for _, r := range writeRecords(w) {
+		keys = append(keys, r.content)
+	}
+	return keys
+}
+
+// writeRecords are the records of w: one per event GitHub records for it, with the list whose
+// poll reads that event.
+func writeRecords(w ghwrite.Write) []appliedRecord {
 	switch w.Kind {
 	case "comment":
-		return []string{appliedKey("comment", itemKey(w.Item), w.Body)}
+		return []appliedRecord{{content: appliedKey("comment", itemKey(w.Item), w.Body), list: commentCursorKey}}
 	case "issue":
-		keys := []string{appliedKey("issue", w.Title, w.Body)}
+		recs := []appliedRecord{{content: appliedKey("issue", w.Title, w.Body), list: issuesCursorKey}}
 		for _, l := range w.Labels {
-			if k := appliedKey("labeled", "new", w.Title, w.Body, labelKey(l)); !slices.Contains(keys, k) { // one event per label
-				keys = append(keys, k)
+			k := appliedKey("labeled", "new", w.Title, w.Body, labelKey(l))
+			if !slices.ContainsFunc(recs, func(r appliedRecord) bool { return r.content == k }) { // one event per label
+				recs = append(recs, appliedRecord{content: k, list: issueEventsCursorKey})
 			}
 		}
-		return keys
+		return recs
 	case "labeled", "unlabeled":
-		return []string{appliedKey(w.Kind, itemKey(w.Item), labelKey(w.Label))}
+		return []appliedRecord{{content: appliedKey(w.Kind, itemKey(w.Item), labelKey(w.Label)), list: issueEventsCursorKey}}
 	}
 	return nil
 }
 
-// idKey is the meta key of what GitHub made of a write: the comment's id, the issue's number.
-func idKey(kind string, id int64) string {
-	return appliedKey(kind+"-id", strconv.FormatInt(id, 10))
+// appliedRecord is one row of a write: under the key content + ":" + the write's nonce, the value
+// "LIST STATE SESSION ID AT": the cursor key of the list whose poll reads its event, sent (in
+// flight) or settled, the session, GitHub's id of what it made (0 when none or not yet), and
+// when it was settled.
+type appliedRecord struct {
+	key, content, list string
+	settled            bool
+	session            string
+	id                 int64
+	at                 int64 // when it was settled (Unix seconds, the runner's clock); 0 while sent
 }
 
-// eventKeys are the keys that name ev as a write of the runner: by its id (the comment's, the
-// new issue's number) and by its content (pending counts).
-func eventKeys(ev ghEvent) (id string, pending []string) {
+func (r appliedRecord) value() string {
+	state := "sent"
+	if r.settled {
+		state = "settled"
+	}
+	return fmt.Sprintf("%s %s %s %d %d", r.list, state, r.session, r.id, r.at)
+}
+
+// appliedGrace is how long a settled record stands before a read of its list may pass it: GitHub
+// answers a write before every list shows it (its lists are read from replicas), and a record
+// dropped before its event is listed would let the session's write fire as the operator's. Both
+// times are the runner's own clock.
+const appliedGrace = 2 * time.Minute
+
+// parseRecord reads the row key=value; ok is false for a row of another form (an older build's).
+func parseRecord(key, value string) (appliedRecord, bool) {
+	f := strings.Fields(value)
+	i := strings.LastIndexByte(key, ':')
+	if len(f) != 5 || i <= len(appliedPrefix) || (f[1] != "sent" && f[1] != "settled") || !isWriteList(f[0]) {
+		return appliedRecord{}, false
+	}
+	id, err := strconv.ParseInt(f[3], 10, 64)
+	if err != nil {
+		return appliedRecord{}, false
+	}
+	at, err := strconv.ParseInt(f[4], 10, 64)
+	if err != nil {
+		return appliedRecord{}, false
+	}
+	return appliedRecord{key: key, content: key[:i], list: f[0], settled: f[1] == "settled", session: f[2], id: id, at: at}, true
+}
+
+// isWriteList reports whether key is the cursor of a list that reads the events of writes.
+func isWriteList(key string) bool {
+	return key == commentCursorKey || key == issuesCursorKey || key == issueEventsCursorKey
+}
+
+// appliedRecords are, in tx, the records of the writes (those of a form no build makes now
+// included, ok false: they are dropped).
+func appliedRecords(tx *store.Tx) (recs []appliedRecord, other []string, err error) {
+	keys, values, err := tx.MetaPrefix(appliedPrefix)
+	if err != nil {
+		return nil, nil, err
+	}
+	for i, k := range keys {
+		if r, ok := parseRecord(k, values[i]); ok {
+			recs = append(recs, r)
+		} else {
+			other = append(other, k)
+		}
+	}
+	return recs, other, nil
+}
+
+// eventKeys are the keys that name ev as a write of the runner: the number GitHub answered the
+// write with (the comment's id, the issue's number; 0 for none) and the content keys.
+func eventKeys(ev ghEvent) (num int64, content []string) {
 	n, err := strconv.Atoi(ev.Ref)
 	switch {
 	case err != nil:
-		return "", nil
+		return 0, nil
 	case ev.Name == "issue_comment":
-		return idKey("comment", ev.ID), []string{appliedKey("comment", itemKey(n), ev.Body)}
+		return ev.ID, []string{appliedKey("comment", itemKey(n), ev.Body)}
 	case ev.Action == "opened":
-		return idKey("issue", int64(n)), []string{appliedKey("issue", ev.Title, ev.Body)}
+		return int64(n), []string{appliedKey("issue", ev.Title, ev.Body)}
 	case ev.Action == "labeled":
-		return "", []string{appliedKey("labeled", itemKey(n), labelKey(ev.Label)), appliedKey("labeled", "new", ev.Title, ev.Body, labelKey(ev.Label))}
+		return int64(n), []string{appliedKey("labeled", itemKey(n), labelKey(ev.Label)), appliedKey("labeled", "new", ev.Title, ev.Body, labelKey(ev.Label))}
 	case ev.Action == "unlabeled":
-		return "", []string{appliedKey("unlabeled", itemKey(n), labelKey(ev.Label))}
+		return int64(n), []string{appliedKey("unlabeled", itemKey(n), labelKey(ev.Label))}
 	}
-	return "", nil
+	return 0, nil
 }
 
-// countApplied adds delta to the pending count of key, for session.
-func countApplied(tx *store.Tx, key string, delta int, session string) error {
-	v, _, err := tx.Meta(key)
-	if err != nil {
-		return err
+// eventList is the cursor key of the list ev was read from.
+func eventList(ev ghEvent) string {
+	switch {
+	case ev.Name == "issue_comment":
+		return commentCursorKey
+	case ev.Action == "opened":
+		return issuesCursorKey
 	}
-	n, _ := strconv.Atoi(strings.Fields(v + " 0")[0])
-	if n += delta; n < 0 {
-		n = 0
-	}
-	return tx.SetMeta(key, fmt.Sprintf("%d %s", n, session))
-}
-
-// usePending uses up one pending count of key: the session it was recorded for, or "".
-func usePending(tx *store.Tx, key string) (string, error) {
-	v, ok, err := tx.Meta(key)
-	if err != nil || !ok {
-		return "", err
-	}
-	count, session, _ := strings.Cut(v, " ")
-	if n, _ := strconv.Atoi(count); n <= 0 || session == "" {
-		return "", nil
-	}
-	return session, countApplied(tx, key, -1, session)
+	return issueEventsCursorKey
 }
 
 // appliedBy is, in tx, the session whose effect the runner applied ev is ("" when none), its
-// record used up.
+// record used up (dropped). A record GitHub's answer gave an id names the event of that id (a
+// comment, an issue opened), whatever its content now, or a label event on that issue of its
+// content; a record without one names an event of its content.
 func appliedBy(tx *store.Tx, ev ghEvent) (string, error) {
-	id, pending := eventKeys(ev)
-	if id != "" {
-		session, ok, err := tx.Meta(id)
-		if err != nil {
-			return "", err
-		}
-		if ok {
-			_, err := usePending(tx, pending[0])
-			return session, err
-		}
+	num, content := eventKeys(ev)
+	if len(content) == 0 {
+		return "", nil
 	}
-	for _, k := range pending {
-		if session, err := usePending(tx, k); err != nil || session != "" {
-			return session, err
-		}
+	recs, _, err := appliedRecords(tx)
+	if err != nil {
+		return "", err
 	}
-	return "", nil
+	list := eventList(ev)
+	byID := ev.Name == "issue_comment" || ev.Action == "opened"
+	i := slices.IndexFunc(recs, func(r appliedRecord) bool { return r.list == list && byID && r.id != 0 && r.id == num })
+	if i < 0 {
+		i = slices.IndexFunc(recs, func(r appliedRecord) bool {
+			return r.list == list && slices.Contains(content, r.content) && (r.id == 0 || r.id == num)
+		})
+	}
+	if i < 0 {
+		return "", nil
+	}
+	return recs[i].session, tx.DeleteMeta(recs[i].key)
 }
 
 // skipApplied reports, in tx, whether ev is a write the runner applied for a session (appliedBy),
@@ -142,19 +225,72 @@ func skipApplied(tx *store.Tx, rep *PollReport, ev ghEvent, where string) (bool,
 	return true, tx.Log(store.Event{Session: by, Kind: "refused", Message: why})
 }
 
+// pruneApplied is, in tx (the one that reads the cursor of list before a read of it), the records
+// of list settled now, which the read passes (see the top of this file); it first drops spent,
+// those of the previous read of list when that read came to the list's top, and any row of
+// a form no build makes now.
+func pruneApplied(tx *store.Tx, list string, spent []string, now time.Time) (settled []string, err error) {
+	recs, other, err := appliedRecords(tx)
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range append(other, spent...) {
+		if err := tx.DeleteMeta(k); err != nil {
+			return nil, err
+		}
+	}
+	ended := map[string]bool{}
+	for _, r := range recs {
+		if r.list != list || slices.Contains(spent, r.key) {
+			continue
+		}
+		if !r.settled {
+			over, seen := ended[r.session]
+			if !seen {
+				s, ok, err := tx.Get(r.session)
+				if err != nil {
+					return nil, err
+				}
+				over = !ok || s.Status.Ended() // its supervisor is gone: nothing of it is on its way
+				ended[r.session] = over
+			}
+			if !over {
+				continue
+			}
+			// Settled now: its write may still be answered and listed as the session ended.
+			r.settled, r.at = true, now.Unix()
+			if err := tx.SetMeta(r.key, r.value()); err != nil {
+				return nil, err
+			}
+		}
+		if now.Unix()-r.at < int64(appliedGrace/time.Second) {
+			continue // GitHub may not list its event yet
+		}
+		settled = append(settled, r.key)
+	}
+	return settled, nil
+}
+
 // record is the applier's ghwrite.Recorder: it records w for session g.id before it is sent,
-// drops the record when GitHub refused the write (nothing was written), and records the id of
-// what it created.
+// drops the record when GitHub refused the write (nothing was written), and otherwise settles it,
+// with the id of what GitHub created.
 func (g *githubApplier) record(ctx context.Context, w ghwrite.Write) (func(int64, error, bool), error) {
 	if !pollsWrites(g.r.In, w.Kind) {
 		// No event of it is ever read: a record would only stand for a person's like event
 		// once a recompiled installation polls them.
 		return func(int64, error, bool) {}, nil
 	}
-	keys := writeKeys(w)
+	var nonce [8]byte
+	if _, err := rand.Read(nonce[:]); err != nil {
+		return nil, err
+	}
+	recs := writeRecords(w)
+	for i := range recs {
+		recs[i].key, recs[i].session = recs[i].content+":"+hex.EncodeToString(nonce[:]), g.id
+	}
 	err := g.r.Store.Tx(ctx, func(tx *store.Tx) error {
-		for _, k := range keys {
-			if err := countApplied(tx, k, 1, g.id); err != nil {
+		for _, r := range recs {
+			if err := tx.SetMeta(r.key, r.value()); err != nil {
 				return err
 			}
 		}
@@ -165,15 +301,26 @@ func (g *githubApplier) record(ctx context.Context, w ghwrite.Write) (func(int64
 	}
 	return func(id int64, err error, answered bool) {
 		_ = g.r.Store.Tx(context.WithoutCancel(ctx), func(tx *store.Tx) error {
-			switch {
-			case err != nil && answered:
-				for _, k := range keys {
-					if err := countApplied(tx, k, -1, g.id); err != nil {
+			for _, r := range recs {
+				if _, ok, err := tx.Meta(r.key); err != nil || !ok {
+					if err != nil {
 						return err
 					}
+					continue // used up already: its event was read before the answer came
 				}
-			case err == nil && id != 0:
-				return tx.SetMeta(idKey(w.Kind, id), g.id)
+				if err != nil && answered {
+					if err := tx.DeleteMeta(r.key); err != nil {
+						return err
+					}
+					continue
+				}
+				r.settled, r.at = true, g.r.opts.Now().Unix()
+				if err == nil && (w.Kind == "comment" || w.Kind == "issue") { // a label's write has no id
+					r.id = id
+				}
+				if err := tx.SetMeta(r.key, r.value()); err != nil {
+					return err
+				}
 			}
 			return nil
 		})

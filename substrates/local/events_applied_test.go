@@ -5,15 +5,18 @@ package local
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/autonomyhq/autonomy/internal/ghfake"
 	"github.com/autonomyhq/autonomy/internal/ghwrite"
 	"github.com/autonomyhq/autonomy/internal/store"
+	"github.com/autonomyhq/autonomy/internal/tools"
 )
 
 // appliedFleet, on codeHost github: talker comments, opens issues and moves them through the
@@ -94,12 +97,10 @@ func TestEventSourceSkipsTheRunnersOwnWrites(t *testing.T) {
 		t.Errorf("%d events skipped as the runner's, want 6: %q", skipped, rep.Ignored)
 	}
 
-	// Every record was used up (a label named twice at creation makes one event, one record).
-	for _, k := range []string{appliedKey("labeled", "new", "Follow-up", "More.", "bug"), appliedKey("comment", "#1", "Found it.")} {
-		var v string
-		if err := r.Store.Tx(context.Background(), func(tx *store.Tx) (err error) { v, _, err = tx.Meta(k); return err }); err != nil || v != "0 "+talker.ID {
-			t.Errorf("record %s: %q, %v; want it used up", k, v, err)
-		}
+	// Every record was used up, dropped (a label named twice at creation makes one event, one
+	// record).
+	if recs := appliedRows(t, r); len(recs) != 0 {
+		t.Errorf("records left: %q, want every one used up", recs)
 	}
 	// A person's same comment and same label fire: the records were used up.
 	if _, err := gh.AddComment(issue, "carol", "Found it."); err != nil {
@@ -196,22 +197,231 @@ func TestWriteOfAnUnpolledKindRecordsNothing(t *testing.T) {
 	var pending []string
 	for _, w := range []ghwrite.Write{{Kind: "comment", Item: issue, Body: "LGTM"}, {Kind: "labeled", Item: issue, Label: "bug"}} {
 		for _, k := range writeKeys(w) {
-			if v, ok, _ := metaOf(t, r, k); ok {
-				pending = append(pending, w.Kind+"="+v)
+			for _, row := range appliedRows(t, r) {
+				if strings.HasPrefix(row, k+":") {
+					pending = append(pending, w.Kind+"="+row[strings.IndexByte(row, '=')+1:])
+				}
 			}
 		}
 	}
-	if !slices.Equal(pending, []string{"labeled=1 1-talk"}) {
+	if len(pending) == 1 && strings.Count(pending[0], " ") == 4 {
+		pending[0] = pending[0][:strings.LastIndexByte(pending[0], ' ')] // the time it was settled
+	}
+	if !slices.Equal(pending, []string{"labeled=" + issueEventsCursorKey + " settled 1-talk 0"}) {
 		t.Errorf("records %q, want only the label's (issues are polled, comments are not)", pending)
 	}
 }
 
-// metaOf reads the store's meta key in a transaction of its own.
-func metaOf(t *testing.T, r *Runner, key string) (v string, ok bool, err error) {
+// appliedRows are the store's records of the runner's writes, key=value, read in a transaction of
+// their own.
+func appliedRows(t *testing.T, r *Runner) []string {
 	t.Helper()
-	err = r.Store.Tx(context.Background(), func(tx *store.Tx) error {
-		v, ok, err = tx.Meta(key)
+	var rows []string
+	err := r.Store.Tx(context.Background(), func(tx *store.Tx) error {
+		keys, values, err := tx.MetaPrefix(appliedPrefix)
+		for i := range keys {
+			rows = append(rows, keys[i]+"="+values[i])
+		}
 		return err
 	})
-	return v, ok, err
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows
+}
+
+// appliedSource is a GitHub fake with issue #1, where carol may write, the appliedFleet installed
+// against it (in dir), its event source (not polled yet) and the applier of a session 1-talk, which is not
+// in the store: as a session ended, nothing of it is on its way but what it has answered.
+func appliedSource(t *testing.T) (gh *ghfake.Server, dir string, r *Runner, es *EventSource, g *githubApplier) {
+	gh, dir, r, es, g, _ = appliedSourceOn(t)
+	return gh, dir, r, es, g
+}
+
+// appliedSourceOn is appliedSource with the runner and the fake on one clock the test moves.
+func appliedSourceOn(t *testing.T) (gh *ghfake.Server, dir string, r *Runner, es *EventSource, g *githubApplier, c *clock) {
+	t.Helper()
+	c = &clock{}
+	c.Set("2026-03-02T10:00:00Z")
+	gh, err := ghfake.New(ghfake.Options{Owner: "acme", Repo: "app", Token: ghSecret, WritesAs: "acme", Collaborators: map[string]string{"carol": "write"}, Now: c.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(gh.Close)
+	gh.AddIssue("a bug", "")
+	dir = installFleet(t, appliedFleet, false)
+	r = ghRunner(t, dir, gh, Options{Now: c.Now})
+	if es, err = r.NewEventSource(EventOptions{Token: ghSecret, BaseURL: gh.URL, HTTPClient: gh.Client()}); err != nil {
+		t.Fatal(err)
+	}
+	return gh, dir, r, es, r.newGitHubApplier(store.Session{ID: "1-talk", Actor: "talker"}), c
+}
+
+// pastGrace moves c past appliedGrace and polls twice: the first read notes the settled records,
+// the second drops those its list's events did not use up.
+func pastGrace(t *testing.T, c *clock, es *EventSource) {
+	t.Helper()
+	c.advance(appliedGrace + time.Second)
+	poll(t, es)
+	poll(t, es)
+}
+
+// writeOn has g comment body on #1 and move it to state, through the tools' GitHub writes.
+func writeOn(t *testing.T, g *githubApplier, body, state string) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := g.repo.Comment(ctx, &tools.CommentInput{Item: "1", Body: body}, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.repo.SetState(ctx, &tools.StateChange{Item: "1", State: state}, false); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A session's writes made before serve's first poll, which starts past their events and never
+// reads them, leave no record behind: a person's same comment and same label afterwards fire.
+func TestAWriteBeforeTheFirstPollSwallowsNoPersonsEvent(t *testing.T) {
+	gh, _, r, es, g, c := appliedSourceOn(t)
+	writeOn(t, g, "LGTM", "ready")
+	writeOn(t, g, "LGTM", "working") // status: ready added, then removed
+	if rep := poll(t, es); !rep.First || len(rep.Fired) > 0 {
+		t.Fatalf("first poll: %+v", rep)
+	}
+	pastGrace(t, c, es)
+	if _, err := gh.AddComment(1, "carol", "LGTM"); err != nil {
+		t.Fatal(err)
+	}
+	if err := gh.Label(1, "acme", "status: ready"); err != nil {
+		t.Fatal(err)
+	}
+	rep := poll(t, es)
+	got := firedActors(rep)
+	slices.Sort(got)
+	if !slices.Equal(got, []string{"labeler", "triage"}) {
+		t.Errorf("a person's comment and label after the session's same ones fired %v (ignored %q), want labeler and triage", got, rep.Ignored)
+	}
+	if rows := appliedRows(t, r); len(rows) != 0 {
+		t.Errorf("records left of writes the source passed over: %q", rows)
+	}
+	settle(t, r)
+}
+
+// The records of the runner's writes do not pile up: each is dropped once its event is read, or
+// once a read that starts after its write has ended comes to the list's top without it.
+func TestRecordsOfTheRunnersWritesArePruned(t *testing.T) {
+	_, _, r, es, g, c := appliedSourceOn(t)
+	states := []string{"ready", "working"}
+	for i := range 3 {
+		writeOn(t, g, fmt.Sprintf("note %d", i), states[i%2])
+	}
+	poll(t, es)
+	for i := 3; i < 23; i++ {
+		writeOn(t, g, fmt.Sprintf("note %d", i), states[i%2])
+		if rep := poll(t, es); len(rep.Fired) > 0 {
+			t.Fatalf("the session's writes fired %v", firedActors(rep))
+		}
+	}
+	pastGrace(t, c, es)
+	if rows := appliedRows(t, r); len(rows) != 0 {
+		t.Errorf("%d records left after 23 comments and their label changes, all read or passed over: %q", len(rows), rows)
+	}
+}
+
+// A write in flight keeps its record however many polls pass before its event comes, while its
+// session runs; once the session has ended, nothing of it is on its way: the record of a write
+// never answered (the supervisor died) is dropped and swallows no person's same comment.
+func TestAnUnansweredWritesRecordLastsWhileItsSessionRuns(t *testing.T) {
+	gh, dir, r, es, _, c := appliedSourceOn(t)
+	poll(t, es)
+	talker := launch(t, r, LaunchRequest{Actor: "talker"})
+	g := r.newGitHubApplier(talker)
+	ctx := context.Background()
+	if _, err := g.record(ctx, ghwrite.Write{Kind: "comment", Item: 1, Body: "Slow."}); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		poll(t, es)
+	}
+	if _, err := gh.AddComment(1, "acme", "Slow."); err != nil {
+		t.Fatal(err)
+	}
+	if rep := poll(t, es); len(rep.Fired) > 0 || len(rep.Ignored) != 1 || !strings.Contains(rep.Ignored[0], "session "+talker.ID) {
+		t.Errorf("a write in flight over three polls fired %v (ignored %q), want it skipped as the runner's", firedActors(rep), rep.Ignored)
+	}
+
+	if _, err := g.record(ctx, ghwrite.Write{Kind: "comment", Item: 1, Body: "Lost."}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "done"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitEnded(t, r, talker.ID)
+	poll(t, es) // settles the ended session's record
+	pastGrace(t, c, es)
+	if _, err := gh.AddComment(1, "carol", "Lost."); err != nil {
+		t.Fatal(err)
+	}
+	if rep := poll(t, es); !slices.Equal(firedActors(rep), []string{"triage"}) {
+		t.Errorf("a person's comment like an ended session's unanswered write fired %v (ignored %q), want triage", firedActors(rep), rep.Ignored)
+	}
+	settle(t, r)
+}
+
+// A write GitHub answered names the comment of that id: a person's same comment, made just before
+// it and read in the same poll, fires, and the session's fires nothing.
+func TestAnAnsweredWriteNamesItsOwnComment(t *testing.T) {
+	gh, _, r, es, g := appliedSource(t)
+	poll(t, es)
+	if _, err := gh.AddComment(1, "carol", "Same."); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.repo.Comment(context.Background(), &tools.CommentInput{Item: "1", Body: "Same."}, false); err != nil {
+		t.Fatal(err)
+	}
+	rep := poll(t, es)
+	if !slices.Equal(firedActors(rep), []string{"triage"}) || len(rep.Ignored) != 1 || !strings.Contains(rep.Ignored[0], "by acme") {
+		t.Errorf("a person's comment, then the session's same one, fired %v (ignored %q); want triage on the person's, the session's skipped", firedActors(rep), rep.Ignored)
+	}
+	settle(t, r)
+}
+
+// GitHub answers a write before each of its lists shows it (they are read from replicas): a
+// settled record whose event is listed late, after complete reads of its list, still names it
+// within appliedGrace, so the session's label fires nothing; past the grace, a person's same
+// label fires.
+func TestASettledWriteWaitsOutGitHubsListingLag(t *testing.T) {
+	gh, _, r, es, g, c := appliedSourceOn(t)
+	poll(t, es)
+	done, err := g.record(context.Background(), ghwrite.Write{Kind: "labeled", Item: 1, Label: "status: ready"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done(0, nil, true) // GitHub answered; its issue events do not show the label yet
+	for range 3 {
+		c.advance(20 * time.Second)
+		poll(t, es)
+	}
+	if err := gh.Label(1, "acme", "status: ready"); err != nil { // now listed
+		t.Fatal(err)
+	}
+	if rep := poll(t, es); len(rep.Fired) > 0 || len(rep.Ignored) != 1 || !strings.Contains(rep.Ignored[0], "session 1-talk") {
+		t.Fatalf("the session's label listed a minute after GitHub answered fired %v (ignored %q), want it skipped as the runner's", firedActors(rep), rep.Ignored)
+	}
+	// A label whose event GitHub never lists (say it was there already): past the grace, its
+	// record stands for nothing, and a person's same label fires.
+	done, err = g.record(context.Background(), ghwrite.Write{Kind: "labeled", Item: 1, Label: "status: working"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done(0, nil, true)
+	pastGrace(t, c, es)
+	if err := gh.Label(1, "carol", "status: working"); err != nil {
+		t.Fatal(err)
+	}
+	if rep := poll(t, es); !slices.Equal(firedActors(rep), []string{"labeler"}) {
+		t.Errorf("a person's label past the grace fired %v (ignored %q), want labeler", firedActors(rep), rep.Ignored)
+	}
+	if rows := appliedRows(t, r); len(rows) != 0 {
+		t.Errorf("records left past the grace: %q", rows)
+	}
 }
