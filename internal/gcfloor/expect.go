@@ -3,6 +3,7 @@ package gcfloor
 import (
 	"os"
 	"runtime"
+	"runtime/debug"
 	"strings"
 )
 
@@ -29,23 +30,33 @@ const (
 // 2 MiB. Nothing is touched here, so a smaller heap than expected costs address space only.
 //
 // It does nothing below ExpectMin, outside a one-shot command, on systems without the call, or
-// with GODEBUG=disablethp=1 (Go's own switch against huge pages for the heap). It reports
-// whether it advised anything. It acts once a process: a validate of several profiles builds
+// with GODEBUG=disablethp=1 (Go's own switch against huge pages for the heap). It returns how
+// many bytes it advised (0: none). It acts once a process: a validate of several profiles builds
 // each one's heap where the one before it was.
-func Expect(n int64) bool {
+func Expect(n int64) int64 {
 	after.Lock()
+	// Half of the memory limit at most (the operator's GOMEMLIMIT, or OneShotLimit, the one
+	// the floor gives way to): the free memory it leaves must not bring the collector near the
+	// limit by itself.
+	limit := debug.SetMemoryLimit(-1)
+	if after.armed {
+		limit = after.limit
+	}
+	n = min(n, ExpectMax, limit/2)
 	act := after.oneShot && !after.expected && n >= ExpectMin && !thpDisabled(os.Getenv("GODEBUG"))
 	after.expected = after.expected || act
 	after.Unlock()
 	if !act {
-		return false
+		return 0
 	}
-	n = min(n, ExpectMax)
 	b := make([]byte, n)
 	ok := adviseHugePages(b)
 	b = nil //nolint:ineffassign // dropped before the collection that frees it
 	runtime.GC()
-	return ok
+	if !ok {
+		return 0
+	}
+	return n
 }
 
 // thpDisabled reports whether godebug (GODEBUG's value) turns huge pages off: its last

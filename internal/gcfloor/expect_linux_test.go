@@ -24,10 +24,10 @@ func TestExpectAdvisesTheHeapItWillUse(t *testing.T) {
 		return
 	}
 	OneShot()
-	if !Expect(ExpectMin) {
+	if Expect(ExpectMin) != ExpectMin {
 		t.Fatal("Expect advised nothing in a one-shot command")
 	}
-	if Expect(ExpectMin) {
+	if Expect(ExpectMin) != 0 {
 		t.Error("Expect acted twice in one process")
 	}
 	b := make([]byte, ExpectMin/2)
@@ -37,6 +37,26 @@ func TestExpectAdvisesTheHeapItWillUse(t *testing.T) {
 	}
 	if !strings.Contains(" "+flags+" ", " hg ") {
 		t.Fatalf("the heap's next allocation is in a mapping with VmFlags %q: no huge-page advice (hg)", flags)
+	}
+}
+
+// TestExpectUnderTheFloorCountsTheLimitToCome: while the floor holds (its limit is Floor, 16 MiB),
+// Expect counts the limit the floor gives way to (OneShotLimit), not the floor's.
+func TestExpectUnderTheFloorCountsTheLimitToCome(t *testing.T) {
+	if os.Getenv("GCFLOOR_EXPECT_CHILD") == "" {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestExpectUnderTheFloorCountsTheLimitToCome$", "-test.count=1")
+		cmd.Env = append(os.Environ(), "GCFLOOR_EXPECT_CHILD=1", "GODEBUG=", "GOGC=", "GOMEMLIMIT=")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		return
+	}
+	if !after.armed {
+		t.Fatal("the floor is not armed in a fresh process")
+	}
+	OneShot()
+	if got := Expect(4 * Floor); got != 4*Floor {
+		t.Fatalf("Expect(%d) under the floor (limit %d) advised %d bytes, want all of them: the limit to come is %d", 4*Floor, Floor, got, OneShotLimit)
 	}
 }
 
