@@ -31,6 +31,9 @@ type supervisor struct {
 	// phaseHook, set by tests only, is called as a supervisor reaches each step of preparing a
 	// session.
 	phaseHook func(phase, id string)
+	// startedHook, set by tests only, is called once this process started a detached supervisor,
+	// before it records it as the session's.
+	startedHook func(id string)
 }
 
 // newSupervisor is the supervisor of the installation in, whose store is st.
