@@ -33,20 +33,6 @@ func (r *Runner) Supervise(ctx context.Context, id string) error {
 	if err := r.mayTakeOver(ctx, s); err != nil {
 		return err
 	}
-	// Its launcher records this process as the session's supervisor only once it started it: a
-	// launcher slow to (a loaded machine) would leave the session with no supervisor on record
-	// while this one runs it, and whoever reconciled it then, its agent ended and being settled
-	// here, would fail it as orphaned. So this process records itself before it starts anything,
-	// unless another already is on record (a takeover's, resume.go, which records this one).
-	self := os.Getpid()
-	selfStart, _ := proc.StartTime(self)
-	if _, _, err := r.Store.Modify(ctx, id, []ir.SessionStatus{ir.Running}, func(m *store.Session) {
-		if m.SupervisorPID == 0 {
-			m.SupervisorPID, m.SupervisorStart = self, selfStart
-		}
-	}); err != nil {
-		return err
-	}
 	// This process supervises this one session: on Linux it is the subreaper of everything the
 	// session starts, so a process that left the session's group (setsid) and was orphaned is
 	// re-parented here, and killed once the session is over, rather than living on under init.

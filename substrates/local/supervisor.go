@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"sync"
 	"time"
@@ -189,8 +190,17 @@ func (sp *supervisor) startUnlessPaused(ctx context.Context, id string, cmd *exe
 		pid := cmd.Process.Pid
 		pstart, _ := proc.StartTime(pid)
 		startedAt := sp.now().UTC()
+		self := os.Getpid()
+		selfStart, _ := proc.StartTime(self)
 		_, _, err = tx.Modify(id, []ir.SessionStatus{ir.Running}, func(m *store.Session) {
 			m.PID, m.PIDStart, m.StartedAt, m.Workdir = pid, pstart, startedAt, workdir
+			// A detached supervisor's launcher records it only once it started it: a launcher
+			// slow to (a loaded machine) would leave a session whose process is on record, and
+			// may have ended, with no supervisor on record, which runner list fails as orphaned.
+			// So the process is never on record without its supervisor (this process).
+			if m.SupervisorPID == 0 {
+				m.SupervisorPID, m.SupervisorStart = self, selfStart
+			}
 		})
 		return err
 	})
