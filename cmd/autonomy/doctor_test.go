@@ -93,7 +93,9 @@ func TestDoctorReadsTheAgentCacheAndChecksGh(t *testing.T) {
 	if err := os.MkdirAll(filepath.Dir(cached), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for path, script := range map[string]string{cached: "#!/bin/sh\necho codex-cli 0.169.0\n", filepath.Join(bin, "bwrap"): "#!/bin/sh\n"} {
+	// The network sandbox's programs in the fake bin: the test's PATH is it and git's directory,
+	// which holds them or not depending on the machine.
+	for path, script := range map[string]string{cached: "#!/bin/sh\necho codex-cli 0.169.0\n", filepath.Join(bin, "bwrap"): "#!/bin/sh\n", filepath.Join(bin, "socat"): "#!/bin/sh\n"} {
 		if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
 			t.Fatal(err)
 		}

@@ -283,7 +283,9 @@ func doctorReady(t *testing.T, ex example) {
 		t.Fatalf("setup compile: exit %d\n%s", code, errOut)
 	}
 	bin := t.TempDir()
-	for name, script := range map[string]string{"codex": "#!/bin/sh\necho codex-cli 0.169.0\n", "bwrap": "#!/bin/sh\n"} {
+	// The network sandbox's programs too: PATH is bin and git's directory, which holds them or
+	// not depending on the machine.
+	for name, script := range map[string]string{"codex": "#!/bin/sh\necho codex-cli 0.169.0\n", "bwrap": "#!/bin/sh\n", "socat": "#!/bin/sh\n"} {
 		if err := os.WriteFile(filepath.Join(bin, name), []byte(script), 0o755); err != nil {
 			t.Fatal(err)
 		}

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -90,6 +91,12 @@ func Doctor(ctx context.Context, dir string, env []string) []Check {
 		specs = append(specs, s)
 	}
 	sort.Strings(specs)
+	// On Linux a preset's session, and your own agent command's, runs in the network sandbox
+	// behind its model proxy (egress_unix.go), made with the system's bwrap and socat whatever a
+	// CLI bundles for its own sandbox: those programs are checked once, as the network sandbox's,
+	// saying which presets' sandboxes run them too.
+	netbox := (len(specs) > 0 || custom) && runtime.GOOS == "linux"
+	alsoBy := map[string][]sandboxUser{} // each network sandbox program: the presets whose own sandboxes run it too
 	for _, spec := range specs {
 		cfg, _ := in.Actor(presets[spec][0])
 		p, ok := agent.Lookup(cfg.Command.Preset)
@@ -110,6 +117,10 @@ func Doctor(ctx context.Context, dir string, env []string) []Check {
 		c.Detail += " (runs " + strings.Join(presets[spec], ", ") + ")"
 		out = append(out, c)
 		for _, h := range p.Helpers {
+			if netbox && slices.Contains(egress.Helpers, h.Program) {
+				alsoBy[h.Program] = append(alsoBy[h.Program], sandboxUser{p.Name, h.Bundled})
+				continue
+			}
 			hc := program(env, "sandbox "+h.Program, h.Program, "", "install "+h.Package+" (e.g. apt-get install "+h.Package+"): "+p.Name+"'s sandbox needs it")
 			if h.Bundled && !hc.OK {
 				hc.OK, hc.Detail, hc.Fix = true, "not on PATH: "+p.Name+" uses the "+h.Package+" it bundles", ""
@@ -129,18 +140,65 @@ func Doctor(ctx context.Context, dir string, env []string) []Check {
 			out = append(out, Check{Name: "credential " + p.CredentialEnv, OK: true, Detail: "set"})
 		}
 	}
-	if (len(specs) > 0 || custom) && runtime.GOOS == "linux" {
-		// The network sandbox a preset's session, and your own agent command's, runs in behind
-		// its model proxy (egress_unix.go): the system's bubblewrap, not one a CLI bundles, and socat.
+	if netbox {
 		for _, h := range egress.Helpers {
-			pkg := map[string]string{"bwrap": "bubblewrap"}[h]
-			if pkg == "" {
-				pkg = h
-			}
-			out = append(out, program(env, "network sandbox "+h, h, "", "install "+pkg+" (e.g. apt-get install bubblewrap socat): an agent's session runs in a network sandbox made with bwrap and socat (docs/local.md#egress)"))
+			out = append(out, networkSandboxHelper(env, h, alsoBy[h]))
 		}
 	}
 	return out
+}
+
+// networkSandboxHelper checks h, a program of the network sandbox, on env's PATH: one line, which
+// also names the presets whose own sandboxes run it (users).
+func networkSandboxHelper(env []string, h string, users []sandboxUser) Check {
+	pkg := map[string]string{"bwrap": "bubblewrap"}[h]
+	if pkg == "" {
+		pkg = h
+	}
+	fix := "install " + pkg + " (e.g. apt-get install bubblewrap socat): an agent's session runs in a network sandbox made with bwrap and socat (docs/local.md#egress)"
+	c := program(env, "network sandbox "+h, h, "", fix)
+	var all, need, bundle []string
+	for _, u := range users {
+		all = append(all, u.preset)
+		if u.bundled {
+			bundle = append(bundle, u.preset)
+		} else {
+			need = append(need, u.preset)
+		}
+	}
+	switch {
+	case c.OK && len(all) > 0:
+		c.Detail += " (" + sandboxesOf(all) + " " + plural(all, "runs", "run") + " it too)"
+	case !c.OK:
+		if len(need) > 0 {
+			c.Detail += " (" + sandboxesOf(need) + " " + plural(need, "needs", "need") + " it too)"
+		}
+		if len(bundle) > 0 {
+			c.Fix += "; " + strings.Join(bundle, " and ") + " " + plural(bundle, "bundles", "bundle") + " a " + pkg + " for " + plural(bundle, "its", "their") + " own sandbox, but the network sandbox needs the system's"
+		}
+	}
+	return c
+}
+
+// sandboxUser is a preset whose own sandbox runs a program of the network sandbox; bundled: the
+// preset falls back to a copy of its own, which the network sandbox does not use.
+type sandboxUser struct {
+	preset  string
+	bundled bool
+}
+
+// sandboxesOf names the own sandboxes of the presets names: "codex's own sandbox", "codex's and
+// claude's own sandboxes".
+func sandboxesOf(names []string) string {
+	return strings.Join(names, "'s and ") + "'s own " + plural(names, "sandbox", "sandboxes")
+}
+
+// plural is one when names has one element, else many.
+func plural(names []string, one, many string) string {
+	if len(names) == 1 {
+		return one
+	}
+	return many
 }
 
 // program checks that bin is on env's PATH and, when version is given, reports that version.

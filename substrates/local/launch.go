@@ -281,6 +281,9 @@ func (r *Runner) start(ctx context.Context, s store.Session) error {
 	start, _ := proc.StartTime(pid)
 	r.supervisor.started.add(pid, start)
 	_ = cmd.Process.Release()
+	if r.supervisor.startedHook != nil {
+		r.supervisor.startedHook(s.ID)
+	}
 	self := os.Getpid()
 	_, _, err = r.Store.Modify(ctx, s.ID, nil, func(m *store.Session) {
 		// Unless another process took it over meanwhile; this one holds it while it starts the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"sync"
 	"time"
@@ -31,6 +32,9 @@ type supervisor struct {
 	// phaseHook, set by tests only, is called as a supervisor reaches each step of preparing a
 	// session.
 	phaseHook func(phase, id string)
+	// startedHook, set by tests only, is called once this process started a detached supervisor,
+	// before it records it as the session's.
+	startedHook func(id string)
 }
 
 // newSupervisor is the supervisor of the installation in, whose store is st.
@@ -186,8 +190,17 @@ func (sp *supervisor) startUnlessPaused(ctx context.Context, id string, cmd *exe
 		pid := cmd.Process.Pid
 		pstart, _ := proc.StartTime(pid)
 		startedAt := sp.now().UTC()
+		self := os.Getpid()
+		selfStart, _ := proc.StartTime(self)
 		_, _, err = tx.Modify(id, []ir.SessionStatus{ir.Running}, func(m *store.Session) {
 			m.PID, m.PIDStart, m.StartedAt, m.Workdir = pid, pstart, startedAt, workdir
+			// A detached supervisor's launcher records it only once it started it: a launcher
+			// slow to (a loaded machine) would leave a session whose process is on record, and
+			// may have ended, with no supervisor on record, which runner list fails as orphaned.
+			// So the process is never on record without its supervisor (this process).
+			if m.SupervisorPID == 0 {
+				m.SupervisorPID, m.SupervisorStart = self, selfStart
+			}
 		})
 		return err
 	})

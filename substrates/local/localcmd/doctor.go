@@ -22,7 +22,9 @@ func newDoctor() *cobra.Command {
 shell's environment: the installation and its store, git, autonomy itself (the runner puts its own
 binary first on every session's PATH), gh when the repository has a GitHub remote, and for the
 agent preset its skills run with (policy.box.local.agent), the CLI at its pinned version (on PATH,
-else in the agent cache make agent-install fills), the sandbox's helpers (bubblewrap; socat for
+else in the agent cache make agent-install fills), the sandbox programs (on Linux bwrap and
+socat, which the network sandbox every agent session runs in needs, the system's bwrap even for
+codex, which bundles one for its own sandbox only; elsewhere the preset's: bwrap, and socat for
 claude) and the model credential variable. Each line is "ok" or "fix", and a fix line ends with
 what to do. --format json prints {"ok": bool, "checks": [{"name", "ok", "detail", "fix"}]}.
 
