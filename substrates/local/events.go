@@ -73,6 +73,10 @@ type EventSource struct {
 	settled map[string][]string
 	read    map[string]bool
 	stopped bool
+	// writer is the login of the token the runner writes with (GET /user, asked once; "" when
+	// GitHub does not say, as for an app's token): only its events can be the runner's writes.
+	writer      string
+	writerAsked bool
 }
 
 // PollReport is what one poll did.
@@ -199,6 +203,7 @@ func (es *EventSource) Poll(ctx context.Context) (PollReport, error) {
 		return rep, nil
 	}
 	es.fresh, es.unchanged = 0, 0
+	es.askWriter(ctx)
 	var err error
 	if es.declares("issue_comment") {
 		err = es.readList(commentCursorKey, func() error { return es.pollComments(ctx, &rep) })
@@ -225,12 +230,34 @@ func (es *EventSource) Poll(ctx context.Context) (PollReport, error) {
 	return rep, err
 }
 
+// askWriter learns, once, the login of the token the runner writes with: the user GitHub answers
+// GET /user with. A token that is no user's (an app's) or an answer that fails leaves it
+// unknown, and then any author's event may be taken for a write of the runner's, by its content.
+func (es *EventSource) askWriter(ctx context.Context) {
+	if es.writerAsked {
+		return
+	}
+	var u github.User
+	resp, err := es.get(ctx, "user", false, &u)
+	switch {
+	case err == nil:
+		es.writer, es.writerAsked = u.GetLogin(), true
+	case resp != nil && resp.StatusCode >= 400 && resp.StatusCode < 500:
+		es.writerAsked = true // no user's token: asked again, it answers the same
+	}
+}
+
 // readList runs poll, the read of the list whose cursor is key, and notes whether it came to the
 // list's top: no error, no event deferred.
 func (es *EventSource) readList(key string, poll func() error) error {
 	es.stopped = false
 	err := poll()
 	es.read[key] = err == nil && !es.stopped
+	if err != nil {
+		// A read that failed partway kept the ETags of the pages it did read: a 304 on them
+		// next time would pass over the pages after, unread (and count as a complete read).
+		clear(es.etags)
+	}
 	return err
 }
 
@@ -373,7 +400,7 @@ func (es *EventSource) handleIf(ctx context.Context, rep *PollReport, ev ghEvent
 			return nil // another serve fired it
 		}
 		where := "on #" + ev.Ref + " of " + es.Repo()
-		if skip, err := skipApplied(tx, rep, ev, where); err != nil || skip {
+		if skip, err := skipApplied(tx, rep, ev, where, es.writer); err != nil || skip {
 			if skip {
 				err = tx.SetMeta(key, value)
 			}

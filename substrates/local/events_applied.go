@@ -43,6 +43,15 @@ import (
 // only make a person's same label, within it, look like the session's. The meta table holds the
 // records of the writes in flight and of the last appliedGrace at most (and of one read beyond);
 // rows of another form (an older build's) are dropped.
+//
+// Three more rules keep a record from standing for a person's event. An event by anyone but the
+// user of the runner's token (GET /user, when GitHub says) is never the runner's write. An event
+// GitHub made more than appliedGrace after the record was settled is not its write (GitHub made
+// the write's before it answered). And a record no read passes (no serve runs, or its list is
+// not polled) goes appliedKeep after it was settled, at the next write. A read that fails
+// partway forgets its ETags, so the next read is whole (a 304 would pass over the pages it had
+// not read). A write of a kind no actor polls now is still recorded where a serve read its list
+// before: a recompiled installation reads on from that cursor.
 
 // appliedPrefix starts the store's meta keys of the writes the runner made for sessions.
 const appliedPrefix = "github-applied:"
@@ -79,7 +88,7 @@ func writeRecords(w ghwrite.Write) []appliedRecord {
 		for _, l := range w.Labels {
 			k := appliedKey("labeled", "new", w.Title, w.Body, labelKey(l))
 			if !slices.ContainsFunc(recs, func(r appliedRecord) bool { return r.content == k }) { // one event per label
-				recs = append(recs, appliedRecord{content: k, list: issueEventsCursorKey})
+				recs = append(recs, appliedRecord{content: k, list: issueEventsCursorKey, label: l})
 			}
 		}
 		return recs
@@ -99,6 +108,10 @@ type appliedRecord struct {
 	session            string
 	id                 int64
 	at                 int64 // when it was settled (Unix seconds, the runner's clock); 0 while sent
+	// label is, for the label of an issue the write opens, its name: once GitHub has answered
+	// with the issue's number, the record names the label on that issue, whatever its title
+	// and body are by then (GitHub's issue events show the issue as it is now).
+	label string
 }
 
 func (r appliedRecord) value() string {
@@ -107,6 +120,27 @@ func (r appliedRecord) value() string {
 		state = "settled"
 	}
 	return fmt.Sprintf("%s %s %s %d %d", r.list, state, r.session, r.id, r.at)
+}
+
+// appliedKeep is how long a settled record is kept at most when no read of its list passes it (no
+// serve runs, or its list is not polled): a serve stopped longer reads the runner's writes of
+// before as the operator's.
+const appliedKeep = 7 * 24 * time.Hour
+
+// dropStale drops, in tx, the records settled more than appliedKeep before now.
+func dropStale(tx *store.Tx, now time.Time) error {
+	recs, _, err := appliedRecords(tx)
+	if err != nil {
+		return err
+	}
+	for _, r := range recs {
+		if r.settled && r.at > 0 && now.Unix()-r.at > int64(appliedKeep/time.Second) {
+			if err := tx.DeleteMeta(r.key); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // appliedGrace is how long a settled record stands before a read of its list may pass it: GitHub
@@ -199,6 +233,12 @@ func appliedBy(tx *store.Tx, ev ghEvent) (string, error) {
 		return "", err
 	}
 	list := eventList(ev)
+	// GitHub made the write's event before it answered, so before the record was settled: an
+	// event made later than that (by more than appliedGrace, for the two clocks' skew) is
+	// someone else's, however alike.
+	recs = slices.DeleteFunc(recs, func(r appliedRecord) bool {
+		return r.settled && !ev.Created.IsZero() && ev.Created.Unix() > r.at+int64(appliedGrace/time.Second)
+	})
 	byID := ev.Name == "issue_comment" || ev.Action == "opened"
 	i := slices.IndexFunc(recs, func(r appliedRecord) bool { return r.list == list && byID && r.id != 0 && r.id == num })
 	if i < 0 {
@@ -213,8 +253,12 @@ func appliedBy(tx *store.Tx, ev ghEvent) (string, error) {
 }
 
 // skipApplied reports, in tx, whether ev is a write the runner applied for a session (appliedBy),
-// which fires nothing: the report and the session's log say so.
-func skipApplied(tx *store.Tx, rep *PollReport, ev ghEvent, where string) (bool, error) {
+// which fires nothing: the report and the session's log say so. writer is the login of the
+// runner's token when GitHub said it: an event by anyone else is none of its writes.
+func skipApplied(tx *store.Tx, rep *PollReport, ev ghEvent, where, writer string) (bool, error) {
+	if writer != "" && !strings.EqualFold(ev.Login, writer) {
+		return false, nil // not made with the runner's token: a person's, whatever it says
+	}
 	by, err := appliedBy(tx, ev)
 	if err != nil || by == "" {
 		return false, err
@@ -243,6 +287,14 @@ func pruneApplied(tx *store.Tx, list string, spent []string, now time.Time) (set
 	for _, r := range recs {
 		if r.list != list || slices.Contains(spent, r.key) {
 			continue
+		}
+		if r.settled && (r.at <= 0 || r.at > now.Unix()) {
+			// Settled in the future (the clock stepped back) or at no time (a row edited by
+			// hand): settled now, so the grace ends and the row goes.
+			r.at = now.Unix()
+			if err := tx.SetMeta(r.key, r.value()); err != nil {
+				return nil, err
+			}
 		}
 		if !r.settled {
 			over, seen := ended[r.session]
@@ -275,24 +327,34 @@ func pruneApplied(tx *store.Tx, list string, spent []string, now time.Time) (set
 // drops the record when GitHub refused the write (nothing was written), and otherwise settles it,
 // with the id of what GitHub created.
 func (g *githubApplier) record(ctx context.Context, w ghwrite.Write) (func(int64, error, bool), error) {
-	if !pollsWrites(g.r.In, w.Kind) {
-		// No event of it is ever read: a record would only stand for a person's like event
-		// once a recompiled installation polls them.
-		return func(int64, error, bool) {}, nil
-	}
 	var nonce [8]byte
 	if _, err := rand.Read(nonce[:]); err != nil {
 		return nil, err
 	}
-	recs := writeRecords(w)
-	for i := range recs {
-		recs[i].key, recs[i].session = recs[i].content+":"+hex.EncodeToString(nonce[:]), g.id
-	}
+	all := writeRecords(w)
+	var recs []appliedRecord
+	polled := pollsWrites(g.r.In, w.Kind)
+	now := g.r.opts.Now()
 	err := g.r.Store.Tx(ctx, func(tx *store.Tx) error {
-		for _, r := range recs {
+		if err := dropStale(tx, now); err != nil {
+			return err
+		}
+		for _, r := range all {
+			if !polled {
+				// No actor reads its events now. Recorded still where a serve read its list
+				// before: a recompiled installation that polls them again reads on from there.
+				if _, ok, err := tx.Meta(r.list); err != nil || !ok {
+					if err != nil {
+						return err
+					}
+					continue
+				}
+			}
+			r.key, r.session = r.content+":"+hex.EncodeToString(nonce[:]), g.id
 			if err := tx.SetMeta(r.key, r.value()); err != nil {
 				return err
 			}
+			recs = append(recs, r)
 		}
 		return nil
 	})
@@ -317,6 +379,14 @@ func (g *githubApplier) record(ctx context.Context, w ghwrite.Write) (func(int64
 				r.settled, r.at = true, g.r.opts.Now().Unix()
 				if err == nil && (w.Kind == "comment" || w.Kind == "issue") { // a label's write has no id
 					r.id = id
+				}
+				if r.label != "" && r.id > 0 {
+					// A new issue's label: named by the issue's number from now on.
+					if err := tx.DeleteMeta(r.key); err != nil {
+						return err
+					}
+					r.content = appliedKey("labeled", itemKey(int(r.id)), labelKey(r.label))
+					r.key = r.content + r.key[strings.LastIndexByte(r.key, ':'):]
 				}
 				if err := tx.SetMeta(r.key, r.value()); err != nil {
 					return err

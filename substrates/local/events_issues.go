@@ -89,6 +89,7 @@ func (es *EventSource) pollIssueEvents(ctx context.Context, rep *PollReport) err
 				return err
 			}
 			ev.Label = e.GetLabel().GetName()
+			ev.Created = e.GetCreatedAt().Time
 		}
 		// An activity the source does not fire still moves the cursor.
 		if stop, err := es.handle(ctx, rep, ev, issueEventsCursorKey, strconv.FormatInt(e.GetID(), 10)); err != nil || stop {
