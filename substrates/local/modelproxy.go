@@ -132,6 +132,11 @@ func (sv *supervision) startProxy(ctx context.Context) (stop func(), ok bool) {
 	if err == nil && reason != "" {
 		err = errors.New(reason)
 	}
+	if msg := trialWithoutURL(sv.r.opts.Env, ps); msg != "" && err == nil {
+		// Launches refuse it (preflight); a session started otherwise fails here, before its
+		// agent sends the placeholder to the provider.
+		err = errors.New(msg)
+	}
 	var sp *sessionProxy
 	if err == nil {
 		sp, err = sv.r.In.listenProxy(ctx, sv.s.ID, ups, budget, sv.policy().Prices)
