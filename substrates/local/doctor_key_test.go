@@ -4,9 +4,12 @@ package local
 
 import (
 	"context"
+	"net"
 	"strings"
 	"testing"
 
+	"github.com/autonomyhq/autonomy/internal/agent"
+	"github.com/autonomyhq/autonomy/internal/modelproxy"
 	"github.com/autonomyhq/autonomy/internal/store"
 	"github.com/autonomyhq/autonomy/ir"
 )
@@ -80,4 +83,34 @@ func TestLaunchRefusesThePlaceholderKeyWithoutItsModel(t *testing.T) {
 		t.Errorf("with the URL it ended %s: %s", got.Status, got.Reason)
 	}
 	good.Wait()
+}
+
+// A session whose agent fails after its model's upstream failed ends with that cause, not only
+// "exit status 1": the upstream, what went wrong, and, when the runner's environment named no
+// URL for the API, that the credential went to the provider itself.
+func TestSessionReasonNamesTheFailedUpstream(t *testing.T) {
+	dir := installFleet(t, proxyFleet("codex", ""), true)
+	path := fakeProgram(t, "codex", "#!/bin/sh\ncat > /dev/null\n"+
+		`curl -s -o /dev/null -H "Authorization: Bearer $OPENAI_API_KEY" -H 'Content-Type: application/json' -d '{"model":"gpt-5.5","input":"hi"}' "$OPENAI_BASE_URL/responses"`+"\nexit 1\n")
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone := l.Addr().String()
+	l.Close()
+	r := newRunner(t, dir, Options{Env: append(operatorEnv(path), "OPENAI_BASE_URL=http://"+gone+"/v1")})
+	s := launch(t, r, LaunchRequest{Actor: "worker"})
+	got := waitEnded(t, r, s.ID)
+	r.Wait()
+	want := "the model's upstream http://" + gone + " failed: dial tcp " + gone + ": connect: connection refused (exit status 1)"
+	if got.Status != ir.Failed || got.Reason != want {
+		t.Errorf("ended %s: %q, want failed: %q\n%s", got.Status, got.Reason, want, sessionLogOf(r, s.ID))
+	}
+
+	// With no URL in the runner's environment, the reason says where the credential went.
+	codex, _ := agent.Lookup("codex")
+	f := modelproxy.Failure{API: modelproxy.OpenAI, Origin: "https://api.openai.com", Message: "failed: dial tcp: lookup api.openai.com: no such host"}
+	if got, want := upstreamReason(f, []upstream{{preset: codex, key: "sk-x"}}), "the model's upstream https://api.openai.com failed: dial tcp: lookup api.openai.com: no such host; OPENAI_BASE_URL is unset, so OPENAI_API_KEY went to the provider itself (autonomy doctor checks it)"; got != want {
+		t.Errorf("upstreamReason: %q, want %q", got, want)
+	}
 }
