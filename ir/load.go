@@ -271,6 +271,8 @@ func reportYAMLError(r *reporter, data []byte, err error) {
 	}
 	if p, m, h, ok := notClosed(data, at, msg); ok && hint == "" {
 		at, msg, hint = p, m, h
+	} else if p, m, h, ok := colonInPlain(data, at, msg); ok && hint == "" {
+		at, msg, hint = p, m, h
 	}
 	text := lineText(data, at.Line)
 	if strings.Contains(msg, "found unexpected end of stream") {

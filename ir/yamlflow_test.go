@@ -56,6 +56,23 @@ func TestMismatchAndQuotePlaced(t *testing.T) {
 	})
 }
 
+// TestColonInPlainValuePlaced: a ": " (or a ":" ending the line) inside an unquoted value, which
+// yaml.v3 reports as "mapping values are not allowed" with a line only, is placed at the colon and
+// the fix is the value quoted; a key indented under a value keeps the library's message.
+func TestColonInPlainValuePlaced(t *testing.T) {
+	const head = "schema: autonomy.ir.v1\ntargets: [local]\nactors:\n  w:\n    behavior: w\n"
+	checkPlaced(t, head, []struct{ body, want string }{
+		{"    prelaunch: git commit -qam \"policy: be kind\"\n    triggers:\n      - dispatch: true\n",
+			`ir.yml:6:39: YAML syntax error: a ": " inside the unquoted value of prelaunch, which YAML reads as a key (quote the value: prelaunch: 'git commit -qam "policy: be kind"')`},
+		{"    triggers:\n      - dispatch: true\n    prelaunch: echo it's:   # a comment: here\n",
+			`ir.yml:8:25: YAML syntax error: a ":" ending the unquoted value of prelaunch, which YAML reads as a key (quote the value: prelaunch: 'echo it''s:')`},
+		{"    triggers:\n      - dispatch: true\n    prelaunch: " + strings.Repeat("x", 100) + ": y\n",
+			`ir.yml:8:116: YAML syntax error: a ": " inside the unquoted value of prelaunch, which YAML reads as a key (quote the value: put it in single quotes, writing a ' inside as '')`},
+		{"    triggers:\n      - dispatch: true\n    prelaunch: a\n      b: c\n",
+			"ir.yml:9:7: YAML syntax error: mapping values are not allowed in this context"},
+	})
+}
+
 // checkPlaced checks that each body after head fails to load with one error starting with want.
 func checkPlaced(t *testing.T, head string, cases []struct{ body, want string }) {
 	t.Helper()

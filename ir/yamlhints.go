@@ -388,3 +388,44 @@ func valueStart(text string) int {
 	}
 	return i
 }
+
+// maxQuotedExample bounds the value colonInPlain quotes in its hint: a longer one is not repeated.
+const maxQuotedExample = 80
+
+// colonInPlain places a "mapping values are not allowed in this context" error caused by a ": "
+// (or a ":" ending the line) inside an unquoted value, `shell: git commit -m "fix: typo"`, at
+// that colon, with the value quoted as the fix; false when the error is not about one. yaml.v3
+// reports the line only, and reads the colon as the start of a key that cannot be there.
+func colonInPlain(data []byte, at Pos, msg string) (Pos, string, string, bool) {
+	if !strings.Contains(msg, "mapping values are not allowed in this context") {
+		return at, "", "", false
+	}
+	text := lineText(data, at.Line)
+	i := valueStart(text)
+	if i < 0 || strings.IndexByte("[{\"'|>!&*#", text[i]) >= 0 || !strings.Contains(text[:i], ": ") {
+		return at, "", "", false
+	}
+	value := text[i:]
+	if c := strings.Index(value, " #"); c >= 0 {
+		value = value[:c]
+	}
+	value = strings.TrimRight(value, " \t\r")
+	c := strings.Index(value, ": ")
+	if c < 0 && strings.HasSuffix(value, ":") {
+		c = len(value) - 1
+	}
+	if c < 0 {
+		return at, "", "", false
+	}
+	key := strings.TrimSpace(text[:i])
+	key = strings.TrimSpace(strings.TrimSuffix(strings.TrimLeft(key, "- "), ":"))
+	hint := "quote the value: put it in single quotes, writing a ' inside as ''"
+	if len(value) <= maxQuotedExample && utf8.ValidString(value) {
+		hint = fmt.Sprintf("quote the value: %s: '%s'", key, strings.ReplaceAll(value, "'", "''"))
+	}
+	what := `a ": " inside`
+	if c == len(value)-1 {
+		what = `a ":" ending`
+	}
+	return Pos{at.Line, i + c + 1}, fmt.Sprintf("%s the unquoted value of %s, which YAML reads as a key", what, key), hint, true
+}

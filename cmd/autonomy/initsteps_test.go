@@ -27,7 +27,7 @@ func initSteps(t *testing.T, printed string) string {
 	}
 	var b strings.Builder
 	b.WriteString(scriptHead)
-	launched := false
+	launched, asked := false, false
 	for _, line := range strings.Split(next, "\n")[1:] {
 		step, ok := strings.CutPrefix(line, "  ")
 		if !ok {
@@ -45,8 +45,23 @@ func initSteps(t *testing.T, printed string) string {
 			// off the command its log ends with.
 			b.WriteString(`for i in $(seq 300); do autonomy runner list --all | grep -q "^$id .*\(paused\|failed\|done\)" && break; sleep 0.2; done` + "\n")
 			b.WriteString(`T=$(autonomy runner logs "$id" | sed -n 's/.* --token \([^ ]*\) .*/\1/p' | tail -1)` + "\n")
+		case strings.HasPrefix(cmd, "autonomy runner list") && strings.Contains(comment, "WAITING FOR"):
+			// The session asks a person: the user waits until runner list shows the ask waiting
+			// for them, and reads its token from the file the comment names.
+			m := regexp.MustCompile(`WAITING FOR "(\S+) \(a person\)`).FindStringSubmatch(comment)
+			file := regexp.MustCompile(`\S*ID\S*\.token`).FindString(comment)
+			if m == nil || file == "" {
+				t.Fatalf("the step that shows the ask names no person or token file: %s", step)
+			}
+			fmt.Fprintf(&b, "for i in $(seq 300); do ask=$(%s | awk '$4 == \"running\" && /%s \\(a person\\)/ {print $1; exit}'); [ -n \"$ask\" ] && break; sleep 0.2; done\n", cmd, m[1])
+			fmt.Fprintf(&b, "T=$(cat %s)\n", strings.Replace(file, "ID", `"$ask"`, 1))
+			asked = true
 		case strings.HasPrefix(cmd, "autonomy runner update ID --token T "):
-			b.WriteString(strings.NewReplacer(" ID ", ` "$id" `, " T ", ` "$T" `).Replace(cmd) + "\n")
+			ask := ` "$id" `
+			if asked {
+				ask = ` "$ask" `
+			}
+			b.WriteString(strings.NewReplacer(" ID ", ask, " T ", ` "$T" `).Replace(cmd) + "\n")
 		default:
 			b.WriteString(cmd + "\n")
 		}
@@ -54,7 +69,11 @@ func initSteps(t *testing.T, printed string) string {
 	if !launched {
 		t.Fatalf("init's next steps launch nothing:\n%s", next)
 	}
-	b.WriteString("autonomy runner logs -f \"$id\" >/dev/null\nautonomy runner get \"$id\"\n" + stopBackground)
+	b.WriteString("autonomy runner logs -f \"$id\" >/dev/null\nautonomy runner get \"$id\"\n")
+	if asked {
+		b.WriteString("echo \"the ask:\"\nautonomy runner get \"$ask\"\n")
+	}
+	b.WriteString(stopBackground)
 	return b.String()
 }
 
@@ -89,6 +108,13 @@ func TestInitNextStepsEndDone(t *testing.T) {
 				// Approved, it tags the release with its playbook's default version.
 				if !strings.HasSuffix(strings.TrimSpace(out), "\nv0.0.0-dev") {
 					t.Errorf("release-gate's trial tagged no v0.0.0-dev:\n%s", out)
+				}
+			case trial.Person != "":
+				// The agent asked the person, and the person's answer resolved the ask.
+				_, ask, _ := strings.Cut(out, "\nthe ask:\n")
+				if !regexp.MustCompile(`(?m)^status:\s+done$`).MatchString(ask) || !strings.Contains(ask, "read request 1") ||
+					!strings.Contains(ask, "actor:     "+trial.Person) || !strings.Contains(ask, "origin:    session:") {
+					t.Errorf("the trial's ask to %s was not answered:\n%s", trial.Person, out)
 				}
 			case trial.Answer != "":
 				if !strings.Contains(out, "answered") {

@@ -29,6 +29,10 @@ func TestRunnerTypedAskCLI(t *testing.T) {
 		t.Fatalf("launch: %d %q %s", code, out, errOut)
 	}
 	id, token := lines[0], lines[1]
+	// runner list says the session waits for a person, whom and what.
+	if out := listAsks(t, dir); !strings.Contains(out, "WAITING FOR") || !strings.Contains(out, "approver (a person): decide: which one?") {
+		t.Errorf("runner list does not show what the ask waits for:\n%s", out)
+	}
 	out, _, _ = cli(t, nil, "runner", "--dir", dir, "get", id)
 	for _, want := range []string{"type:      decide", "in:        two designs fit", "question:  which one?", "option:    B", "confirmed: not yet"} {
 		if !strings.Contains(out, want) {

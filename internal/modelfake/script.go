@@ -1,6 +1,7 @@
 package modelfake
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +13,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/autonomyhq/autonomy/ir"
 )
 
 // MaxScriptBytes bounds a script file: a script is a handful of turns.
@@ -48,12 +51,26 @@ func ReadScript(file string) ([]Turn, error) {
 
 // ParseScript parses a script file's bytes; name is the file's name in messages.
 func ParseScript(name string, data []byte) ([]Turn, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, fmt.Errorf("%s: %v", name, err)
+	if err := dec.Decode(&doc); err != nil && err != io.EOF {
+		// Placed and explained as a profile's syntax errors are: file:line:col: message (fix).
+		var lines []string
+		for _, d := range ir.YAMLErrorDiagnostics(name, data, err) {
+			lines = append(lines, d.String())
+		}
+		return nil, errors.New(strings.Join(lines, "\n"))
 	}
 	if len(doc.Content) == 0 {
 		return nil, fmt.Errorf("%s:1:1: the script is empty (write a list of turns, e.g. - text: Done.)", name)
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err != io.EOF {
+		line := 1
+		if err == nil && extra.Line > 0 {
+			line = extra.Line
+		}
+		return nil, fmt.Errorf("%s:%d:1: more than one YAML document (a script is one list of turns: remove the --- and what follows)", name, line)
 	}
 	list := doc.Content[0]
 	if list.Kind != yaml.SequenceNode || len(list.Content) == 0 {
@@ -87,15 +104,17 @@ func (p *scriptParser) turn(i int, n *yaml.Node, last bool) Turn {
 		return t
 	}
 	var set []string
+	before := len(p.errs)
 	for j := 0; j+1 < len(n.Content); j += 2 {
 		k, v := n.Content[j], n.Content[j+1]
 		switch k.Value {
 		case "shell", "text", "tool":
+			// Set even when wrong: the one error says what is wrong with it, not that none is set.
+			set = append(set, k.Value)
 			if v.Kind != yaml.ScalarNode || v.Tag != "!!str" || strings.TrimSpace(v.Value) == "" {
 				p.errorf(v, "turn %d: %s must be a non-empty string (quote it)", i+1, k.Value)
 				continue
 			}
-			set = append(set, k.Value)
 			switch k.Value {
 			case "shell":
 				t.Shell = v.Value
@@ -105,9 +124,12 @@ func (p *scriptParser) turn(i int, n *yaml.Node, last bool) Turn {
 				t.Tool = v.Value
 			}
 		case "json", "args":
+			if k.Value == "json" {
+				set = append(set, k.Value)
+			}
 			raw, err := nodeJSON(v)
 			if err != nil {
-				p.errorf(v, "turn %d: %s: %v", i+1, k.Value, err)
+				p.errorf(v, "turn %d: %s: %v (JSON has string keys and finite numbers: quote such a key or value)", i+1, k.Value, err)
 				continue
 			}
 			if k.Value == "args" {
@@ -117,13 +139,14 @@ func (p *scriptParser) turn(i int, n *yaml.Node, last bool) Turn {
 				t.Args = raw
 				continue
 			}
-			set = append(set, k.Value)
 			t.JSON = raw
 		default:
 			p.errorf(k, "turn %d: unknown key %q (a turn has %s)", i+1, k.Value, strings.Join(turnKeys, ", "))
 		}
 	}
 	switch {
+	case len(p.errs) > before:
+		// A key or value is wrong: its error is the one to fix first.
 	case len(set) != 1:
 		p.errorf(n, "turn %d sets %d of shell, text, json, tool; write exactly one", i+1, len(set))
 	case t.Args != nil && t.Tool == "":

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -43,17 +44,34 @@ func TestParseScriptErrors(t *testing.T) {
 		{"args without tool", "- shell: ls\n  args: {a: 1}\n", "s.yml:1:3: turn 1: args belong to a tool: turn"},
 		{"args not a mapping", "- tool: x\n  args: [1]\n", "s.yml:2:9: turn 1: args must be a mapping"},
 		{"turn not a mapping", "- ls\n", "s.yml:1:3: turn 1 is not a mapping"},
-		{"yaml syntax", "- shell: [\n", "s.yml: yaml:"},
+		{"yaml syntax", "- shell: [\n", "s.yml:1:1: YAML syntax error: did not find expected node content (a value is missing"},
+		// The newcomer's case: a ": " in an unquoted value is placed at the colon, and the fix
+		// is the value quoted.
+		{"colon in a plain value", "- shell: ls\n- shell: git commit -qam \"policy: be kind\"\n",
+			`s.yml:2:33: YAML syntax error: a ": " inside the unquoted value of shell, which YAML reads as a key (quote the value: shell: 'git commit -qam "policy: be kind"')`},
+		{"colon on the first line", "- text: it's: done\n",
+			`s.yml:1:13: YAML syntax error: a ": " inside the unquoted value of text, which YAML reads as a key (quote the value: text: 'it''s: done')`},
+		{"tab", "- shell: ls\n\t- text: a\n", "s.yml:2:1: YAML syntax error: found a tab character that violates indentation (indent with spaces"},
+		{"two documents", "- text: a\n---\n- text: b\n", "s.yml:2:1: more than one YAML document (a script is one list of turns: remove the --- and what follows)"},
+		{"json key not a string", "- json: {1: a}\n", "s.yml:1:9: turn 1: json: cannot be written as JSON: json: unsupported type: map[interface {}]interface {} (JSON has string keys"},
+		{"bad value, one error", "- shell: [ls]\n- text: Done.\n", "s.yml:1:10: turn 1: shell must be a non-empty string (quote it)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := ParseScript("s.yml", []byte(tt.script))
-			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("error %v, want %q", err, tt.want)
+			if err == nil || !strings.HasPrefix(err.Error(), tt.want) {
+				t.Fatalf("error %v, want %q", err, tt.want)
+			}
+			// Every rejection names file:line:col, and one mistake is one error.
+			lines := strings.Split(err.Error(), "\n")
+			if len(lines) != 1 || !positioned.MatchString(lines[0]) {
+				t.Errorf("want one error at s.yml:LINE:COL, got %q", lines)
 			}
 		})
 	}
 }
+
+var positioned = regexp.MustCompile(`^s\.yml:[1-9][0-9]*:[1-9][0-9]*: `)
 
 func TestReadScriptBounded(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "big.yml")

@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -79,6 +80,62 @@ type Proxy struct {
 	client   *http.Client
 	ledger   *ledger
 	tr       *transcript
+
+	mu sync.Mutex
+	// failed is the upstream failure of the last generation request, nil once one succeeded.
+	failed *Failure
+}
+
+// Failure is an upstream failure of a generation request: the API's origin could not be reached,
+// or it answered an error. Message holds no credential.
+type Failure struct {
+	API     API
+	Origin  string // e.g. https://api.openai.com
+	Message string // "dial tcp: lookup api.openai.com: no such host", "answered 401: Incorrect API key …"
+}
+
+func (f Failure) String() string { return f.Origin + " " + f.Message }
+
+// UpstreamFailure is the upstream failure of the last generation request, or nil when none was
+// made or the last one was answered: why an agent that gave up on its model failed.
+func (p *Proxy) UpstreamFailure() *Failure {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.failed
+}
+
+// note records the outcome of a generation request to api's upstream: f nil when it was answered.
+func (p *Proxy) note(api API, f *Failure) {
+	if f != nil {
+		u := *p.upstream[api]
+		u.User = nil
+		f.API, f.Origin = api, u.String()
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.failed = f
+}
+
+// maxFailure bounds the error message a Failure quotes from an upstream's answer.
+const maxFailure = 200
+
+// answered is the Failure of an upstream's error answer: its status and the message of its
+// JSON error body ({"error": {"message": …}}, as both APIs write it), clipped.
+func answered(status int, body []byte) *Failure {
+	msg := fmt.Sprintf("answered %d %s", status, http.StatusText(status))
+	var e struct {
+		Error struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(body, &e) == nil && strings.TrimSpace(e.Error.Message) != "" {
+		m := strings.Join(strings.Fields(e.Error.Message), " ")
+		if len(m) > maxFailure {
+			m = strings.ToValidUTF8(m[:maxFailure], "") + "…"
+		}
+		msg += ": " + m
+	}
+	return &Failure{Message: msg}
 }
 
 // NewPlaceholder returns a random placeholder key for one session.
@@ -275,6 +332,9 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, path string, rt 
 	if err != nil {
 		ex.err = p.redact(err.Error())
 		if r.Context().Err() == nil {
+			if rt.model {
+				p.note(rt.api, &Failure{Message: "failed: " + unwrapURLError(err, p.redact)})
+			}
 			apiError(w, rt.api, http.StatusBadGateway, "modelproxy: upstream: "+ex.err)
 		}
 		return
@@ -284,8 +344,14 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, path string, rt 
 	ex.response = newCapture(p.cfg.MaxEntryBytes, resp.Header.Get("Content-Type"))
 	copyHeader(w.Header(), resp.Header)
 	if resp.StatusCode >= 300 {
-		p.relayError(w, resp, ex)
+		clean := p.relayError(w, resp, ex)
+		if rt.model && resp.StatusCode >= 400 {
+			p.note(rt.api, answered(resp.StatusCode, clean))
+		}
 		return
+	}
+	if rt.model {
+		p.note(rt.api, nil)
 	}
 	w.WriteHeader(resp.StatusCode)
 	if err := relay(w, resp.Body, ex.response); err != nil {
@@ -322,7 +388,7 @@ func (p *Proxy) send(ctx context.Context, r *http.Request, api API, path string,
 
 // relayError passes an upstream error to the agent with every credential
 // redacted; its body is bounded.
-func (p *Proxy) relayError(w http.ResponseWriter, resp *http.Response, ex *exchange) {
+func (p *Proxy) relayError(w http.ResponseWriter, resp *http.Response, ex *exchange) []byte {
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 	if err != nil {
 		ex.err = p.redact(err.Error())
@@ -332,6 +398,17 @@ func (p *Proxy) relayError(w http.ResponseWriter, resp *http.Response, ex *excha
 	w.Header().Del("Content-Length")
 	w.WriteHeader(resp.StatusCode)
 	_, _ = w.Write(clean)
+	return clean
+}
+
+// unwrapURLError is the cause of a failed upstream request without the *url.Error's "Post
+// URL:" prefix (the URL is the Failure's origin), redacted.
+func unwrapURLError(err error, redact func(string) string) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	return redact(err.Error())
 }
 
 // relay copies a response to the agent as it arrives, flushing every read

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -540,5 +541,52 @@ func TestNewRefusesBadConfig(t *testing.T) {
 		if _, err := modelproxy.New(cfg); err == nil {
 			t.Errorf("%s: New accepted it", name)
 		}
+	}
+}
+
+// TestUpstreamFailureSaysWhy: the last generation request's upstream failure is kept, for the
+// runner to name when the agent gives up: an upstream that cannot be reached (its origin and the
+// cause), one that answers an error (its status and message, without the key); an answered
+// request clears it.
+func TestUpstreamFailureSaysWhy(t *testing.T) {
+	var status atomic.Int32
+	status.Store(401)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if s := int(status.Load()); s != 200 {
+			w.WriteHeader(s)
+			io.WriteString(w, `{"error":{"message":"Incorrect API key provided: `+openAIKey+`.\nSee the docs."}}`)
+			return
+		}
+		io.WriteString(w, `{"id":"r","usage":{"input_tokens":1,"output_tokens":1}}`)
+	}))
+	defer up.Close()
+	h := start(t, up.URL, nil)
+	if f := h.proxy.UpstreamFailure(); f != nil {
+		t.Fatalf("before any request: %v", f)
+	}
+	post(t, h.url+"/openai/v1/responses", placeholder, responsesBody)
+	f := h.proxy.UpstreamFailure()
+	if want := up.URL + " answered 401 Unauthorized: Incorrect API key provided: [REDACTED]. See the docs."; f == nil || f.API != modelproxy.OpenAI || f.String() != want {
+		t.Errorf("after a 401: %+v, want %q", f, want)
+	}
+	status.Store(200)
+	post(t, h.url+"/openai/v1/responses", placeholder, responsesBody)
+	if f := h.proxy.UpstreamFailure(); f != nil {
+		t.Errorf("after an answer: %v", f)
+	}
+
+	// An upstream no one listens on.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone := "http://" + l.Addr().String()
+	l.Close()
+	h = start(t, gone, nil)
+	post(t, h.url+"/anthropic/v1/messages", placeholder, `{"model":"claude-x","max_tokens":10,"messages":[]}`)
+	f = h.proxy.UpstreamFailure()
+	if f == nil || f.API != modelproxy.Anthropic || !strings.HasPrefix(f.String(), gone+" failed: dial tcp "+l.Addr().String()+": connect: connection refused") {
+		t.Errorf("an upstream that is gone: %+v", f)
 	}
 }

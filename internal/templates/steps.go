@@ -25,15 +25,25 @@ type Trial struct {
 	// Script is the scripted model's script, one YAML line a turn, for a trial whose agent must
 	// answer something in particular ("" for the default answer).
 	Script []string
-	// Answer is how the person answers what the session waits for (an approval, an @elicit):
-	// runner update's flags after --token T, "" when it waits for no one.
+	// Answer is how the person answers what the session waits for (an approval, an @elicit), or
+	// the ask it makes of Person: runner update's flags after --token T, "" when it waits for no one.
 	Answer string
+	// Person is the human actor the session asks (its scripted model launches it: the human
+	// seam), "" for none: the steps then find that ask in runner list, take its token from where
+	// the runner keeps it for the person, and answer it with Answer.
+	Person string
 }
 
 // trials are the templates' trials, beyond launching their first agent actor with the default
 // answer (TestInitNextStepsEndDone runs every one, as printed).
 var trials = map[string]Trial{
 	"release-gate": {NoModel: true, Answer: "--approve"},
+	// The requester asks the approver (a person: you) to decide request 1, as its skill does with
+	// the launch tool and the ASK param; you answer the ask.
+	"hello-human": {Person: "approver", Answer: "--status done --evidence 'read request 1: approved'", Script: []string{
+		`- {tool: launch, args: {actor: approver, subject: "1", params: {ASK: "Approve or decline: request 1 (a trial request)."}}}`,
+		`- json: {status: done, summary: Asked the approver to decide request 1.}`,
+	}},
 	"steps-triage": {Ref: "1", Text: "The app loses my draft when I rotate the phone.", Script: []string{"- text: major"}, Answer: "--answer api"},
 }
 
@@ -98,12 +108,23 @@ func localSteps(q string, trial Trial) []string {
 	if trial.Answer == "" {
 		return append(steps, launch, "autonomy runner list --all")
 	}
+	if trial.Person != "" {
+		return append(steps,
+			launch+"   # its model launches the "+trial.Person+": an ask to you, a person",
+			"autonomy runner list   # the "+trial.Person+"'s session, WAITING FOR \""+trial.Person+" (a person): …\", is the ask: its ID, and its token T in "+askTokenFile,
+			"autonomy runner update ID --token T "+trial.Answer+"   # you answer the ask (--status failed declines it)",
+			"autonomy runner list --all")
+	}
 	return append(steps,
 		launch+"   # prints the session's ID",
 		"autonomy runner logs ID   # once runner list shows it WAITING FOR you, its log ends with the command that answers it, and the token T",
 		"autonomy runner update ID --token T "+trial.Answer,
 		"autonomy runner list --all")
 }
+
+// askTokenFile is where the local runner keeps, for the person, the token of an ask a session
+// made (local.AskDir; local.Install.TokenFile).
+const askTokenFile = ".autonomy/state/asks/ID.token"
 
 // roleNotes says what each governing document role holds, for the step that writes it.
 var roleNotes = map[string]string{

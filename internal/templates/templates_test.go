@@ -160,6 +160,24 @@ func TestNextStepsTrialOnAFreePort(t *testing.T) {
 	}
 }
 
+// TestHelloHumanTrialInvolvesThePerson: hello-human's printed trial shows its human seam: the
+// requester's scripted model launches the approver (the ask, with the ASK param), runner list
+// shows it waiting for you with where its token is, and runner update answers it with the token;
+// it used to launch the requester against the default answer, like hello, asking no one.
+func TestHelloHumanTrialInvolvesThePerson(t *testing.T) {
+	steps := strings.Join(NextSteps("autonomy", "local", TrialOf("hello-human", "requester")), "\n")
+	for _, want := range []string{
+		`tool: launch, args: {actor: approver`, "ASK: ", "--script trial.yml",
+		"autonomy runner launch requester   # its model launches the approver",
+		`autonomy runner list   # the approver's session, WAITING FOR "approver (a person): …", is the ask: its ID, and its token T in .autonomy/state/asks/ID.token`,
+		"\nautonomy runner update ID --token T --status done --evidence ",
+	} {
+		if !strings.Contains(steps, want) {
+			t.Errorf("the steps lack %q:\n%s", want, steps)
+		}
+	}
+}
+
 // TestBundledModelinesWorkOnceCopied: a bundled profile copied by hand into a repository keeps
 // a working editor schema: its modeline is README's URL, not a path into this repository.
 func TestBundledModelinesWorkOnceCopied(t *testing.T) {

@@ -76,6 +76,11 @@ func (in *Install) preflight(env []string, cfg *ActorConfig) error {
 	} else if over != nil {
 		return nil // the operator's own command: checked when it starts
 	}
+	if ps, proxied := proxiedPresets(cfg, env); proxied {
+		if msg := trialWithoutURL(env, ps); msg != "" {
+			return &RefusedError{Msg: fmt.Sprintf("actor %q: %s", cfg.Actor, msg)}
+		}
+	}
 	if c.Preset == "" || strings.Contains(c.Argv[0], "/") {
 		return nil
 	}

@@ -4,6 +4,7 @@ package local
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
@@ -301,6 +302,11 @@ func TestCodeFlowHumanReviewer(t *testing.T) {
 	}
 	if logged := sessionLogOf(g.r, s.ID); strings.Contains(logged, "atk_") {
 		t.Fatalf("the proposer's log holds the token:\n%s", logged)
+	}
+	// runner list says whom the ask waits for and what: review proposal N.
+	ask, _, _ := g.r.Store.Get(ctx, p.Reviewer)
+	if w, want := g.r.WaitingFor(ctx, ask), fmt.Sprintf("maintainer (a person): review proposal %d of develop (head %s)", p.Seq, short(p.Head)); !strings.HasPrefix(w, want) {
+		t.Errorf("WAITING FOR %q, want it to start %q", w, want)
 	}
 	token, err := g.r.NewAskToken(ctx, p.Reviewer)
 	if err != nil {

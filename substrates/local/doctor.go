@@ -31,13 +31,34 @@ type Check struct {
 	Detail, Fix string
 }
 
-// Doctor checks that the installation in dir can run its sessions with the environment env: the
-// installation and its store, git, and for the agent preset its skills run with, the CLI at its
-// pinned version, the sandbox's helpers and the model credential.
 // trialKey is the placeholder model key the quickstart and init's next steps export beside the
 // scripted model's URL (autonomy dev model): with the provider's own URL it is a mistake.
 const trialKey = "trial"
 
+// trialDetail and trialFix are doctor's finding on the trial key without its URL, which a
+// launch refuses with (trialWithoutURL).
+func trialDetail(p agent.Preset) string {
+	return p.CredentialEnv + "=" + trialKey + " is the scripted model's placeholder, and " + p.BaseURLEnv + " is unset: sessions would send it to the provider itself"
+}
+
+const trialFix = "export $(cat model.env) with the file autonomy dev model --env-file model.env wrote (it exists once the model runs), or export your model's key"
+
+// trialWithoutURL is doctor's finding, with its fix, when env holds the trial key as the
+// credential of one of ps without that API's base URL: a session would send the placeholder to
+// the provider itself, and its agent fail after minutes of retries saying only "exit status 1".
+// "" when not.
+func trialWithoutURL(env []string, ps []agent.Preset) string {
+	for _, p := range ps {
+		if sessionenv.Lookup(env, p.CredentialEnv) == trialKey && sessionenv.Lookup(env, p.BaseURLEnv) == "" {
+			return trialDetail(p) + " (" + trialFix + "; autonomy doctor checks it)"
+		}
+	}
+	return ""
+}
+
+// Doctor checks that the installation in dir can run its sessions with the environment env: the
+// installation and its store, git, and for the agent preset its skills run with, the CLI at its
+// pinned version, the sandbox's helpers and the model credential.
 func Doctor(ctx context.Context, dir string, env []string) []Check {
 	var out []Check
 	in, err := Open(dir)
@@ -134,8 +155,7 @@ func Doctor(ctx context.Context, dir string, env []string) []Check {
 		} else if v == trialKey {
 			// The quickstart's placeholder with the provider's own URL: every request would go
 			// to the provider with it and fail, retried until the session is cancelled.
-			out = append(out, Check{Name: "credential " + p.CredentialEnv, Detail: p.CredentialEnv + "=" + trialKey + " is the scripted model's placeholder, and " + p.BaseURLEnv + " is unset: sessions would send it to the provider itself",
-				Fix: "export $(cat model.env) with the file autonomy dev model --env-file model.env wrote (it exists once the model runs), or export your model's key"})
+			out = append(out, Check{Name: "credential " + p.CredentialEnv, Detail: trialDetail(p), Fix: trialFix})
 		} else {
 			out = append(out, Check{Name: "credential " + p.CredentialEnv, OK: true, Detail: "set"})
 		}

@@ -110,7 +110,13 @@ func (h *Hands) Apply(ctx context.Context, e tools.Effect, in tools.Input) (any,
 	r := h.r
 	switch v := in.(type) {
 	case *tools.LaunchInput:
-		res, err := r.Launch(ctx, LaunchRequest{Actor: v.Actor, Params: v.Params, Ref: v.Subject})
+		req := LaunchRequest{Actor: v.Actor, Params: v.Params, Ref: v.Subject}
+		if cfg, err := r.In.Actor(v.Actor); err == nil && cfg.Kind == "human" {
+			// An ask of a person (hello-human's approver): the model reads its id, never its
+			// redeem token, which the runner keeps for the person, as ask_person's (it was lost).
+			req.keepToken = r.keepToken
+		}
+		res, err := r.Launch(ctx, req)
 		if err != nil {
 			return nil, err
 		}

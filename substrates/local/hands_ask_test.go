@@ -82,3 +82,35 @@ func TestAskPersonEngagesTypedAsk(t *testing.T) {
 		t.Errorf("the spent token is still kept: %v", err)
 	}
 }
+
+// TestLaunchToolKeepsAPersonsToken: an ask a session makes with the launch tool (hello-human's
+// requester launching the approver) keeps its redeem token for the person, as ask_person does:
+// the model reads the ask's id only, the token is in the ask's token file (owner only) and
+// resolves it. The token used to be dropped, leaving an ask no one could resolve.
+func TestLaunchToolKeepsAPersonsToken(t *testing.T) {
+	f := askFleet
+	f.yml = strings.Replace(f.yml, "    behavior: scripts/wait.sh\n", "    behavior: scripts/wait.sh\n    capabilities: [agent:launch@maintainer]\n", 1)
+	dir := installFleet(t, f, true)
+	r := newRunner(t, dir, Options{})
+	w := launch(t, r, LaunchRequest{Actor: "worker"})
+	defer func() {
+		_ = os.WriteFile(filepath.Join(dir, "done"), nil, 0o644)
+		waitEnded(t, r, w.ID)
+	}()
+	out, isErr := callTool(t, sessionTools(t, dir, w.ID), "launch", `{"actor":"maintainer","subject":"12"}`)
+	if isErr || strings.Contains(out, "atk_") {
+		t.Fatalf("launch: %s", out)
+	}
+	var placed ToolSession
+	if err := json.Unmarshal([]byte(out), &placed); err != nil || placed.ID == "" {
+		t.Fatalf("launch: %s (%v)", out, err)
+	}
+	fi, err := os.Stat(r.In.TokenFile(placed.ID))
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("the ask's token is not kept for the person: %v %v", fi, err)
+	}
+	raw, _ := os.ReadFile(r.In.TokenFile(placed.ID))
+	if _, err := r.Update(context.Background(), placed.ID, ir.Patch{Status: ir.Done, Token: strings.TrimSpace(string(raw)), Evidence: "read it"}); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -63,7 +63,7 @@ func (h *asks) engageTyped(ctx context.Context, cfg *ActorConfig, s store.Sessio
 		if err := scheduleSim(tx, s, spec, token); err != nil {
 			return err
 		}
-		return tx.Log(store.Event{Session: s.ID, Actor: s.Actor, Kind: "engaged", Message: "ask engaged by " + h.by() + typeNote(spec)})
+		return tx.Log(store.Event{Session: s.ID, Actor: s.Actor, Kind: "engaged", Message: "ask engaged by " + engagedBy(s, h.by()) + typeNote(spec)})
 	})
 	if err != nil {
 		return LaunchResult{}, err
@@ -78,6 +78,19 @@ func (h *asks) engageTyped(ctx context.Context, cfg *ActorConfig, s store.Sessio
 		return LaunchResult{Session: s, Token: token}, fmt.Errorf("the ask %s is recorded, but telling a person failed: %v", s.ID, err)
 	}
 	return LaunchResult{Session: s, Token: token}, nil
+}
+
+// engagedBy names who engaged the ask s for its engaged event: its origin when the runner
+// engaged it on its own account (the code flow for a proposal: "proposal:1"), or a session for
+// another (a capsule's reviewer), rather than by, the caller of the process that recorded it.
+func engagedBy(s store.Session, by string) string {
+	switch {
+	case strings.HasPrefix(s.Origin, "proposal:"):
+		return "the code flow for proposal " + strings.TrimPrefix(s.Origin, "proposal:") + " (origin " + s.Origin + ")"
+	case strings.HasPrefix(s.Origin, "session:") && !strings.HasPrefix(by, "session "+strings.TrimPrefix(s.Origin, "session:")+" "):
+		return "session " + strings.TrimPrefix(s.Origin, "session:") + " (origin " + s.Origin + ")"
+	}
+	return by
 }
 
 // newAskToken is a fresh one-time redeem token for an ask.

@@ -132,6 +132,11 @@ func (sv *supervision) startProxy(ctx context.Context) (stop func(), ok bool) {
 	if err == nil && reason != "" {
 		err = errors.New(reason)
 	}
+	if msg := trialWithoutURL(sv.r.opts.Env, ps); msg != "" && err == nil {
+		// Launches refuse it (preflight); a session started otherwise fails here, before its
+		// agent sends the placeholder to the provider.
+		err = errors.New(msg)
+	}
 	var sp *sessionProxy
 	if err == nil {
 		sp, err = sv.r.In.listenProxy(ctx, sv.s.ID, ups, budget, sv.policy().Prices)
@@ -148,10 +153,26 @@ func (sv *supervision) startProxy(ctx context.Context) (stop func(), ok bool) {
 	sv.end = func(status ir.SessionStatus, reason, verified string, code *int) {
 		if why := sp.proxy.Exhausted(); why != "" && status == ir.Failed {
 			reason = why + " (" + reason + ")"
+		} else if f := sp.proxy.UpstreamFailure(); f != nil && status == ir.Failed {
+			reason = upstreamReason(*f, ups) + " (" + reason + ")"
 		}
 		end(status, reason, verified, code)
 	}
 	return func() { sv.r.stopProxy(sp, sv.s) }, true
+}
+
+// upstreamReason is why a session whose agent failed after its model's upstream failed ended:
+// the model's upstream, what went wrong and, when the runner's environment named no URL for that
+// API, that the credential went to the provider itself.
+func upstreamReason(f modelproxy.Failure, ups []upstream) string {
+	reason := "the model's upstream " + f.String()
+	for _, u := range ups {
+		if (u.preset.Anthropic() == (f.API == modelproxy.Anthropic)) && u.base == "" {
+			reason += "; " + u.preset.BaseURLEnv + " is unset, so " + u.preset.CredentialEnv + " went to the provider itself (autonomy doctor checks it)"
+			break
+		}
+	}
+	return reason
 }
 
 // dbPath is where the session's own processes open the runner's store: in the agent's jail when

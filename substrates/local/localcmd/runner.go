@@ -373,7 +373,7 @@ func newRunnerList(f *runnerFlags) *cobra.Command {
 			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tACTOR\tKIND\tSTATUS\tSINCE\tREF\tWAITING FOR")
 			for _, s := range ss {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.ID, s.Actor, s.Kind, local.ListStatus(s), s.CreatedAt.Format("2006-01-02 15:04:05"), cliout.TerminalSafe(s.Ref), cliout.TerminalSafe(local.Waiting(s)))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.ID, s.Actor, s.Kind, local.ListStatus(s), s.CreatedAt.Format("2006-01-02 15:04:05"), cliout.TerminalSafe(s.Ref), cliout.TerminalSafe(r.WaitingFor(cmd.Context(), s)))
 			}
 			if e := tw.Flush(); e != nil {
 				return e
