@@ -183,7 +183,12 @@ func (c *Cluster) controllers(bin string, pk *pki, kwokPort int) error {
 	if err := c.run(bin, "kube-controller-manager", "--kubeconfig", kc, "--authentication-kubeconfig", kc, "--authorization-kubeconfig", kc,
 		"--bind-address", "127.0.0.1", "--secure-port", "0", "--leader-elect=false",
 		"--service-account-private-key-file", pk.path("sa.key"), "--root-ca-file", pk.path("ca.crt"),
-		"--use-service-account-credentials=false", "--controllers", "*", "--v", "1"); err != nil {
+		"--use-service-account-credentials=false", "--controllers", "*", "--v", "1",
+		// The quota controller counts a new quota's usage from its informers' caches: a pod
+		// created as the quota is (an install applies both) can be missing from that count,
+		// which only its full resync corrects (every 5 minutes by default, past a test's wait;
+		// seen on a loaded 2-core machine). Admission counts every pod made after the count.
+		"--resource-quota-sync-period", "10s"); err != nil {
 		return err
 	}
 	if err := c.run(bin, "kube-scheduler", "--kubeconfig", kc, "--authentication-kubeconfig", kc, "--authorization-kubeconfig", kc,
