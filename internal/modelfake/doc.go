@@ -79,7 +79,10 @@
 // --add-dir. The network (loopback included) is closed unless
 // -c sandbox_workspace_write.network_access=true. /tmp and $TMPDIR stop
 // being writable with -c sandbox_workspace_write.exclude_slash_tmp=true
-// -c sandbox_workspace_write.exclude_tmpdir_env_var=true. Caveat: a
+// -c sandbox_workspace_write.exclude_tmpdir_env_var=true. Each writable root
+// gets a read-only .git mount point while codex runs, made when absent: with
+// /tmp writable that is /tmp/.git, which puts every folder under /tmp inside
+// a "git repository" meanwhile (the test excludes /tmp). Caveat: a
 // writable git directory includes its hooks. danger-full-access (and
 // --dangerously-bypass-approvals-and-sandbox) runs unsandboxed.
 //
