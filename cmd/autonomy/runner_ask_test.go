@@ -33,6 +33,18 @@ func TestRunnerTypedAskCLI(t *testing.T) {
 	if out := listAsks(t, dir); !strings.Contains(out, "WAITING FOR") || !strings.Contains(out, "approver (a person): decide: which one?") {
 		t.Errorf("runner list does not show what the ask waits for:\n%s", out)
 	}
+	// And --format json, for scripts, in waitingFor.
+	out, _, _ = cli(t, nil, "runner", "--dir", dir, "list", "--format", "json")
+	var listed struct {
+		Sessions []struct {
+			ID         string `json:"id"`
+			WaitingFor string `json:"waitingFor"`
+		} `json:"sessions"`
+	}
+	if err := json.Unmarshal([]byte(out), &listed); err != nil || len(listed.Sessions) != 1 || listed.Sessions[0].ID != id ||
+		listed.Sessions[0].WaitingFor != "approver (a person): decide: which one?" {
+		t.Errorf("runner list --format json: %v, want the session waiting for approver's decision\n%s", err, out)
+	}
 	out, _, _ = cli(t, nil, "runner", "--dir", dir, "get", id)
 	for _, want := range []string{"type:      decide", "in:        two designs fit", "question:  which one?", "option:    B", "confirmed: not yet"} {
 		if !strings.Contains(out, want) {

@@ -34,6 +34,8 @@ type SessionView struct {
 	Evidence   string           `json:"evidence,omitempty"`
 	ResolvedBy string           `json:"resolvedBy,omitempty"`
 	Log        string           `json:"log,omitempty"`
+	// WaitingFor is runner list's WAITING FOR, whole (Runner.Awaited); list fills it.
+	WaitingFor string `json:"waitingFor,omitempty"`
 }
 
 // View is the printable form of a session.

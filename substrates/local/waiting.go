@@ -19,11 +19,16 @@ const maxWaiting = 120
 // review or maintainer's approval of a proposal), whom and what: "approver (a person): Approve
 // or decline: …". "" when it waits for no one.
 func (r *Runner) WaitingFor(ctx context.Context, s store.Session) string {
+	return clipLine(r.Awaited(ctx, s), maxWaiting)
+}
+
+// Awaited is what WaitingFor shows, whole (runner list --format json's waitingFor).
+func (r *Runner) Awaited(ctx context.Context, s store.Session) string {
 	w := Waiting(s)
 	if w == "" && s.Kind == "human" && !s.Status.Ended() && s.TokenHash != "" {
 		w = s.Actor + " (a person): " + r.askWhat(ctx, s)
 	}
-	return clipLine(w, maxWaiting)
+	return w
 }
 
 // askWhat is what the open ask s asks of its person.

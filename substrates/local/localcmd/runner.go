@@ -359,7 +359,9 @@ func newRunnerList(f *runnerFlags) *cobra.Command {
 			if f.format == "json" {
 				views := make([]local.SessionView, 0, len(ss))
 				for _, s := range ss {
-					views = append(views, local.View(s))
+					v := local.View(s)
+					v.WaitingFor = r.Awaited(cmd.Context(), s)
+					views = append(views, v)
 				}
 				if e := cliout.WriteJSON(out, struct {
 					Sessions  []local.SessionView `json:"sessions"`
