@@ -618,7 +618,14 @@ func (s *Server) createPull(w http.ResponseWriter, req *http.Request) {
 		validation(w, "PullRequest", "", "custom", "No commits between "+body.Base+" and "+body.Head, docsPulls)
 		return
 	}
-	s.newIssue(is)
+	n := s.newIssue(is)
+	// Opened by whom the token is (a person's token: that person; the job token: the bot).
+	if by := s.writerOf(req); by != "" {
+		if s.issueBy == nil {
+			s.issueBy = map[int]string{}
+		}
+		s.issueBy[n] = by
+	}
 	s.pullRefs()
 	writeJSON(w, http.StatusCreated, s.issueJSON(is, "pull"))
 }

@@ -121,6 +121,10 @@ func (f *flow) openPull(ctx context.Context) bool {
 			open.GetNumber(), branch, short(open.GetHead().GetSHA())))
 		return false
 	}
+	if err := recordProposalPush(ctx, f.r.Store, branch, f.p.Head); err != nil {
+		f.wait(ctx, "the push cannot be recorded (tick retries): "+err.Error())
+		return false
+	}
 	if err := gh.push(ctx, f.repo, f.p.Head, branch); err != nil {
 		f.wait(ctx, fmt.Sprintf("the push of %s to %s failed (tick retries): %v", short(f.p.Head), branch, err))
 		return false

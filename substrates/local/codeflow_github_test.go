@@ -28,7 +28,11 @@ type ghFlowRig struct {
 func newGHFlowRig(t *testing.T) *ghFlowRig { return newGHFlowRigOf(t, flowFleet) }
 
 // newGHFlowRigOf is newGHFlowRig of fleet f.
-func newGHFlowRigOf(t *testing.T, f fleet) *ghFlowRig {
+func newGHFlowRigOf(t *testing.T, f fleet) *ghFlowRig { return newGHFlowRigAs(t, f, "") }
+
+// newGHFlowRigAs is newGHFlowRigOf whose token's writes GitHub records as writesAs's (ghfake's
+// WritesAs; "" for its default, github-actions[bot]).
+func newGHFlowRigAs(t *testing.T, f fleet, writesAs string) *ghFlowRig {
 	f.yml = strings.Replace(f.yml, "targets: [local]\n", "targets: [local]\ncodeHost: github\n", 1)
 	dir := installFleet(t, f, true)
 	gitRun(t, dir, "add", "-A")
@@ -39,7 +43,7 @@ func newGHFlowRigOf(t *testing.T, f fleet) *ghFlowRig {
 	}
 	gitRun(t, dir, "remote", "add", "origin", bare)
 	gitRun(t, dir, "push", "--quiet", "origin", "main")
-	gh, err := ghfake.New(ghfake.Options{Owner: "acme", Repo: "app", Token: ghSecret, GitDir: bare})
+	gh, err := ghfake.New(ghfake.Options{Owner: "acme", Repo: "app", Token: ghSecret, GitDir: bare, WritesAs: writesAs})
 	if err != nil {
 		t.Fatal(err)
 	}

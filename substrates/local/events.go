@@ -104,6 +104,8 @@ type ghEvent struct {
 	Title, Label  string
 	SameRepo, Bot bool
 	Created       time.Time
+	// HeadRef and HeadSHA are a pull request's head branch and commit (pull_request events only).
+	HeadRef, HeadSHA string
 }
 
 // NewEventSource opens the event source of r's installation.
@@ -400,7 +402,11 @@ func (es *EventSource) handleIf(ctx context.Context, rep *PollReport, ev ghEvent
 			return nil // another serve fired it
 		}
 		where := "on #" + ev.Ref + " of " + es.Repo()
-		if skip, err := skipApplied(tx, rep, ev, where, es.writer); err != nil || skip {
+		skip, err := skipApplied(tx, rep, ev, where, es.writer)
+		if err == nil && !skip {
+			skip, err = skipProposalPush(tx, rep, ev, where)
+		}
+		if err != nil || skip {
 			if skip {
 				err = tx.SetMeta(key, value)
 			}

@@ -156,5 +156,6 @@ func (es *EventSource) issueEvent(ctx context.Context, it *github.Issue, id int6
 		return ev, err
 	}
 	ev.SameRepo = strings.EqualFold(pr.GetHead().GetRepo().GetFullName(), es.Repo())
+	ev.HeadRef, ev.HeadSHA = pr.GetHead().GetRef(), pr.GetHead().GetSHA()
 	return ev, nil
 }

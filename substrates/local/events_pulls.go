@@ -80,6 +80,6 @@ func (es *EventSource) head(ctx context.Context, rep *PollReport, pr *github.Pul
 	}
 	ev := ghEvent{ID: int64(n), Name: "pull_request", Action: "synchronize", Ref: strconv.Itoa(n), Login: pr.GetUser().GetLogin(),
 		Role: pr.GetAuthorAssociation(), Body: pr.GetBody(), SameRepo: strings.EqualFold(pr.GetHead().GetRepo().GetFullName(), es.Repo()),
-		Bot: strings.HasSuffix(pr.GetUser().GetLogin(), "[bot]")}
+		Bot: strings.HasSuffix(pr.GetUser().GetLogin(), "[bot]"), HeadRef: pr.GetHead().GetRef(), HeadSHA: sha}
 	return es.handleIf(ctx, rep, ev, key, sha, func(raw string) bool { return raw == sha })
 }
