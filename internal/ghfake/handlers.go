@@ -71,6 +71,7 @@ func (s *Server) serve(w http.ResponseWriter, req *http.Request) {
 	h.Set("X-RateLimit-Used", strconv.Itoa(used))
 	h.Set("X-RateLimit-Reset", strconv.FormatInt(now.Truncate(time.Hour).Add(time.Hour).Unix(), 10))
 	h.Set("X-RateLimit-Resource", "core")
+	h.Set("Date", now.UTC().Format(http.TimeFormat)) // GitHub's clock, as every answer of GitHub's says
 	if !s.authorized(req) {
 		s.mu.Unlock()
 		msg := "Bad credentials"

@@ -77,6 +77,8 @@ type EventSource struct {
 	// GitHub does not say, as for an app's token): only its events can be the runner's writes.
 	writer      string
 	writerAsked bool
+	// skew is how far GitHub's clock is ahead of the runner's, in seconds, by its last answer.
+	skew int64
 }
 
 // PollReport is what one poll did.
@@ -356,6 +358,7 @@ func (es *EventSource) get(ctx context.Context, path string, cond bool, v any) (
 		return resp, err
 	}
 	es.fresh++
+	es.clockSkew(resp.Header.Get("Date"))
 	if tag := resp.Header.Get("ETag"); tag != "" {
 		es.etags[key] = tag
 	}
@@ -363,6 +366,16 @@ func (es *EventSource) get(ctx context.Context, path string, cond bool, v any) (
 		es.waitUntil = resp.Rate.Reset.Add(ghlimit.ResetBuffer)
 	}
 	return resp, nil
+}
+
+// clockSkew notes how far GitHub's clock is ahead of the runner's (es.skew, in seconds; behind
+// when negative) from an answer's Date header: the rule that an event GitHub made well after a
+// write was settled is not the write's compares GitHub's time with the runner's. The header's
+// one-second resolution and the answer's transit are small beside appliedGrace.
+func (es *EventSource) clockSkew(date string) {
+	if t, err := http.ParseTime(date); err == nil {
+		es.skew = t.Unix() - es.r.opts.Now().Unix()
+	}
 }
 
 // forget drops the ETag of resp's request: what it answered must be read again.
@@ -402,7 +415,7 @@ func (es *EventSource) handleIf(ctx context.Context, rep *PollReport, ev ghEvent
 			return nil // another serve fired it
 		}
 		where := "on #" + ev.Ref + " of " + es.Repo()
-		skip, err := skipApplied(tx, rep, ev, where, es.writer)
+		skip, err := skipApplied(tx, rep, ev, where, es.writer, es.skew)
 		if err == nil && !skip {
 			skip, err = skipProposalPush(tx, rep, ev, where)
 		}

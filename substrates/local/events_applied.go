@@ -47,7 +47,8 @@ import (
 // Three more rules keep a record from standing for a person's event. An event by anyone but the
 // user of the runner's token (GET /user, when GitHub says) is never the runner's write. An event
 // GitHub made more than appliedGrace after the record was settled is not its write (GitHub made
-// the write's before it answered). And a record no read passes (no serve runs, or its list is
+// the write's before it answered; GitHub's time of it is taken to the runner's clock by the skew
+// its answers' Date header shows). And a record no read passes (no serve runs, or its list is
 // not polled) goes appliedKeep after it was settled, at the next write. A read that fails
 // partway forgets its ETags, so the next read is whole (a 304 would pass over the pages it had
 // not read). A write of a kind no actor polls now is still recorded where a serve read its list
@@ -223,7 +224,8 @@ func eventList(ev ghEvent) string {
 // record used up (dropped). A record GitHub's answer gave an id names the event of that id (a
 // comment, an issue opened), whatever its content now, or a label event on that issue of its
 // content; a record without one names an event of its content.
-func appliedBy(tx *store.Tx, ev ghEvent) (string, error) {
+// skew is how far GitHub's clock is ahead of the runner's, in seconds (EventSource.clockSkew).
+func appliedBy(tx *store.Tx, ev ghEvent, skew int64) (string, error) {
 	num, content := eventKeys(ev)
 	if len(content) == 0 {
 		return "", nil
@@ -234,10 +236,10 @@ func appliedBy(tx *store.Tx, ev ghEvent) (string, error) {
 	}
 	list := eventList(ev)
 	// GitHub made the write's event before it answered, so before the record was settled: an
-	// event made later than that (by more than appliedGrace, for the two clocks' skew) is
-	// someone else's, however alike.
+	// event made later than that (by more than appliedGrace, on GitHub's clock brought to the
+	// runner's by their skew) is someone else's, however alike.
 	recs = slices.DeleteFunc(recs, func(r appliedRecord) bool {
-		return r.settled && !ev.Created.IsZero() && ev.Created.Unix() > r.at+int64(appliedGrace/time.Second)
+		return r.settled && !ev.Created.IsZero() && ev.Created.Unix()-skew > r.at+int64(appliedGrace/time.Second)
 	})
 	byID := ev.Name == "issue_comment" || ev.Action == "opened"
 	i := slices.IndexFunc(recs, func(r appliedRecord) bool { return r.list == list && byID && r.id != 0 && r.id == num })
@@ -255,11 +257,11 @@ func appliedBy(tx *store.Tx, ev ghEvent) (string, error) {
 // skipApplied reports, in tx, whether ev is a write the runner applied for a session (appliedBy),
 // which fires nothing: the report and the session's log say so. writer is the login of the
 // runner's token when GitHub said it: an event by anyone else is none of its writes.
-func skipApplied(tx *store.Tx, rep *PollReport, ev ghEvent, where, writer string) (bool, error) {
+func skipApplied(tx *store.Tx, rep *PollReport, ev ghEvent, where, writer string, skew int64) (bool, error) {
 	if writer != "" && !strings.EqualFold(ev.Login, writer) {
 		return false, nil // not made with the runner's token: a person's, whatever it says
 	}
-	by, err := appliedBy(tx, ev)
+	by, err := appliedBy(tx, ev, skew)
 	if err != nil || by == "" {
 		return false, err
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/autonomyhq/autonomy/internal/ghfake"
 	"github.com/autonomyhq/autonomy/internal/ghwrite"
 	"github.com/autonomyhq/autonomy/internal/store"
 	"github.com/autonomyhq/autonomy/internal/tools"
@@ -98,7 +99,7 @@ func TestANewIssuesLabelIsNamedByItsNumber(t *testing.T) {
 	err := r.Store.Tx(context.Background(), func(tx *store.Tx) error {
 		var err error
 		by, err = appliedBy(tx, ghEvent{ID: 900_001, Name: "issues", Action: "labeled", Ref: "2", Login: "acme", Role: "OWNER",
-			Title: "Follow-up: typo fixed", Body: "More.", Label: "bug"})
+			Title: "Follow-up: typo fixed", Body: "More.", Label: "bug"}, 0)
 		return err
 	})
 	if err != nil {
@@ -296,4 +297,52 @@ func TestAPersonsCommentIsNeverTheRunnersWrite(t *testing.T) {
 		t.Errorf("skipped %q: want the operator-token comment skipped, carol's fired", rep.Ignored)
 	}
 	settle(t, r)
+}
+
+// The attack: the runner's clock well behind GitHub's (a laptop's after sleep): GitHub's time of
+// the session's own write looked later than its settling by more than the grace, so the write
+// fired actors as the operator's. The skew is read from GitHub's Date header: the session's writes
+// fire nothing with the runner 3 minutes behind or ahead, and a person's same label an hour later
+// still fires.
+func TestTheRunnersWritesFireNothingWhateverTheClocksSkew(t *testing.T) {
+	for _, skew := range []time.Duration{3 * time.Minute, -3 * time.Minute, 2 * time.Hour} {
+		t.Run(skew.String(), func(t *testing.T) {
+			c := &clock{}
+			c.Set("2026-03-02T10:00:00Z")
+			gh, err := ghfake.New(ghfake.Options{Owner: "acme", Repo: "app", Token: ghSecret, WritesAs: "acme",
+				Collaborators: map[string]string{"carol": "write"}, Now: func() time.Time { return c.Now().Add(skew) }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(gh.Close)
+			gh.AddIssue("a bug", "")
+			r := ghRunner(t, installFleet(t, appliedFleet, false), gh, Options{Now: c.Now})
+			es, err := r.NewEventSource(EventOptions{Token: ghSecret, BaseURL: gh.URL, HTTPClient: gh.Client()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			g := r.newGitHubApplier(store.Session{ID: "1-talk", Actor: "talker"})
+			poll(t, es)
+			writeOn(t, g, "Found it.", "ready")
+			if rep := poll(t, es); len(rep.Fired) > 0 {
+				t.Errorf("the runner's own writes fired %v", firedActors(rep))
+			}
+			// A label write answered whose event never came (the label was there, then removed by
+			// hand): a maintainer's same label an hour on is theirs.
+			done, err := g.record(context.Background(), ghwrite.Write{Kind: "labeled", Item: 1, Label: "urgent"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			done(0, nil, true)
+			poll(t, es)
+			c.advance(time.Hour)
+			if err := gh.Label(1, "carol", "urgent"); err != nil {
+				t.Fatal(err)
+			}
+			if got := firedActors(poll(t, es)); len(got) != 1 || got[0] != "labeler" {
+				t.Errorf("a maintainer's label an hour on fired %v, want labeler", got)
+			}
+			settle(t, r)
+		})
+	}
 }
