@@ -30,7 +30,9 @@ const (
 // 2 MiB. Nothing is touched here, so a smaller heap than expected costs address space only.
 //
 // It does nothing below ExpectMin, outside a one-shot command, on systems without the call, or
-// with GODEBUG=disablethp=1 (Go's own switch against huge pages for the heap). It returns how
+// with GODEBUG=disablethp=1 (Go's own switch against huge pages for the heap), nor where address
+// space is not free (a limit on it, ulimit -v, or vm.overcommit_memory 2: there the room asked
+// for and never used could make the runtime fail the command for want of memory). It returns how
 // many bytes it advised (0: none). It acts once a process: a validate of several profiles builds
 // each one's heap where the one before it was.
 func Expect(n int64) int64 {
@@ -43,7 +45,7 @@ func Expect(n int64) int64 {
 		limit = after.limit
 	}
 	n = min(n, ExpectMax, limit/2)
-	act := after.oneShot && !after.expected && n >= ExpectMin && !thpDisabled(os.Getenv("GODEBUG"))
+	act := after.oneShot && !after.expected && n >= ExpectMin && !thpDisabled(os.Getenv("GODEBUG")) && addressSpaceFree()
 	after.expected = after.expected || act
 	after.Unlock()
 	if !act {

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestExpectAdvisesTheHeapItWillUse: in a one-shot command's process, the heap Expect made room
@@ -87,4 +89,57 @@ func vmFlags(addr uintptr) (string, error) {
 		return "", err
 	}
 	return "", fmt.Errorf("no mapping of /proc/self/smaps holds %#x", addr)
+}
+
+// TestExpectUnderAnAddressSpaceLimit: under ulimit -v (RLIMIT_AS) Expect asks for nothing: the
+// room it asks for at once is more than the command may map there, and the runtime fails an
+// allocation it cannot map with a fatal "out of memory" (the command crashed before it read the
+// profile). It runs in a process of its own, under a limit of 256 MiB above what it has mapped.
+func TestExpectUnderAnAddressSpaceLimit(t *testing.T) {
+	if os.Getenv("GCFLOOR_EXPECT_CHILD") == "" {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestExpectUnderAnAddressSpaceLimit$", "-test.count=1")
+		cmd.Env = append(os.Environ(), "GCFLOOR_EXPECT_CHILD=1", "GODEBUG=", "GOGC=", "GOMEMLIMIT=")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		return
+	}
+	size, err := vmSize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	limit := uint64(size) + 256<<20
+	if err := unix.Setrlimit(unix.RLIMIT_AS, &unix.Rlimit{Cur: limit, Max: limit}); err != nil {
+		t.Fatal(err)
+	}
+	OneShot()
+	if got := Expect(ExpectMax); got != 0 {
+		t.Fatalf("Expect(%d) under an address-space limit of %d bytes advised %d bytes", ExpectMax, limit, got)
+	}
+}
+
+func TestStrictOvercommit(t *testing.T) {
+	for mode, want := range map[string]bool{"2\n": true, "0\n": false, "1\n": false, "": false} {
+		if got := strictOvercommit(mode); got != want {
+			t.Errorf("strictOvercommit(%q) = %v, want %v", mode, got, want)
+		}
+	}
+}
+
+// vmSize is this process's VmSize (/proc/self/status), in bytes.
+func vmSize() (int64, error) {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmSize:"); ok {
+			var kb int64
+			if _, err := fmt.Sscanf(strings.TrimSpace(v), "%d kB", &kb); err != nil {
+				return 0, fmt.Errorf("VmSize %q: %v", v, err)
+			}
+			return kb << 10, nil
+		}
+	}
+	return 0, fmt.Errorf("no VmSize in /proc/self/status")
 }

@@ -52,8 +52,9 @@ var after = struct {
 // holds on, and these replace the defaults it puts back at the first cycle. Only commands that
 // exit when done call it.
 func OneShot() {
-	_, gogc := os.LookupEnv("GOGC")
-	_, memlimit := os.LookupEnv("GOMEMLIMIT")
+	// Set and empty is unset, as the runtime reads them.
+	gogc, memlimit := os.Getenv("GOGC") != "", os.Getenv("GOMEMLIMIT") != ""
+
 	after.Lock()
 	defer after.Unlock()
 	after.oneShot = true

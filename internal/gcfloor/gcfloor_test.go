@@ -80,6 +80,22 @@ func TestOneShotWithoutTheFloor(t *testing.T) {
 	}
 }
 
+// TestOneShotTakesAnEmptySettingAsUnset: GOGC= and GOMEMLIMIT= set but empty are unset for the
+// runtime, and so for OneShot: its values apply (they were taken for the user's own tuning, and
+// the command ran with GOGC 100 and no limit).
+func TestOneShotTakesAnEmptySettingAsUnset(t *testing.T) {
+	restoreCollector(t)
+	t.Setenv("GOGC", "")
+	t.Setenv("GOMEMLIMIT", "")
+	done := arm("", "")
+	runtime.GC()
+	<-done
+	OneShot()
+	if p, limit := gcPercent(), debug.SetMemoryLimit(-1); p != OneShotPercent || limit != OneShotLimit {
+		t.Fatalf("GOGC %d and memory limit %d, want %d and %d", p, limit, OneShotPercent, OneShotLimit)
+	}
+}
+
 // restoreCollector puts back the collector's settings, and what the floor lifts to, when t ends.
 func restoreCollector(t *testing.T) {
 	percent, limit := debug.SetGCPercent(100), debug.SetMemoryLimit(math.MaxInt64)
