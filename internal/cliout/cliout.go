@@ -27,10 +27,14 @@ func WriteJSON(w io.Writer, v any) error {
 	return nil
 }
 
-// TerminalSafe is s with its control characters (and invalid UTF-8) escaped as Go does in a
-// quoted string, so that printing it cannot move the cursor or recolor the terminal.
+// TerminalSafe is s with its control characters, its bidirectional controls (U+202E and the
+// like, which reorder what follows them on the line) and invalid UTF-8 escaped as Go does in a
+// quoted string, so that printing it cannot move the cursor, recolor the terminal or show text in
+// an order it does not have.
 func TerminalSafe(s string) string {
-	if strings.IndexFunc(s, func(r rune) bool { return unicode.IsControl(r) || r == utf8.RuneError }) < 0 {
+	if strings.IndexFunc(s, func(r rune) bool {
+		return unicode.IsControl(r) || r == utf8.RuneError || unicode.Is(unicode.Bidi_Control, r)
+	}) < 0 {
 		return s
 	}
 	q := strconv.Quote(s)
