@@ -56,6 +56,13 @@ func TestRunnerStepPlaybook(t *testing.T) {
 	if m == nil {
 		t.Fatalf("no token in the log:\n%s", log)
 	}
+	// The session continues under this command's environment: one a launch would be refused in
+	// refuses the answer, naming why, and the token stays valid.
+	bad := append(append([]string{}, env...), local.AgentEnv+"=not a list")
+	if _, errOut, code := cli(t, bad, "runner", "--dir", dir, "update", id, "--token", m[1], "--answer", "changelog"); code != 1 ||
+		!strings.Contains(errOut, local.AgentEnv+" must be a JSON list") || !strings.Contains(errOut, "the token is still valid") {
+		t.Fatalf("an answer from an environment a launch is refused in: exit %d %s", code, errOut)
+	}
 	if _, errOut, code := cli(t, env, "runner", "--dir", dir, "update", id, "--token", m[1], "--answer", "radio"); code == 0 || !strings.Contains(errOut, `"radio" is not one of the options: blog, changelog; the token is still valid`) {
 		t.Fatalf("a wrong answer: exit %d %s", code, errOut)
 	}

@@ -75,9 +75,25 @@ before no longer redeems it). A process inside a session is refused both.`,
 				if approve && deny || (approve || deny) && cmd.Flags().Changed("answer") || status != "" || p.Token == "" {
 					return exitcode.Usagef("answer an approval with --token T and one of --approve or --deny, an elicitation with --token T and --answer TEXT (no --status)")
 				}
+				// The session continues under a supervisor this command starts, with this
+				// environment: what a launch from here would be refused for (the agent CLI
+				// missing, the trial key without its URL) refuses the answer, the token still
+				// valid, and a model key missing here is said as a launch says it.
+				if !deny {
+					if cur, ok, err := r.Store.Get(cmd.Context(), args[0]); err == nil && ok {
+						if err := r.Preflight(cur.Actor); err != nil {
+							return runnerError(&local.RefusedError{Msg: err.Error() + " (the session would continue with this command's environment: answer where its launch could run; the token is still valid)"})
+						}
+					}
+				}
 				s, err := r.Respond(cmd.Context(), args[0], p.Token, stepsrun.Answer{Text: answer, Approve: approve, Deny: deny}, p.Evidence)
 				if err != nil {
 					return runnerError(err)
+				}
+				if s.Status == ir.Running {
+					if warn := r.NoModelCredential(s.Actor); warn != "" {
+						fmt.Fprintln(cmd.ErrOrStderr(), "autonomy: warning:", warn, "(the session continues with this command's environment)")
+					}
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "%s %s\n", s.ID, s.Status)
 				return nil
