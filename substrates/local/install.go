@@ -239,11 +239,31 @@ func notInstalledFix(abs, dir string) string {
 		}
 		return fmt.Sprintf("%s holds a profile, not an installation: name the folder it was compiled into with --dir, or compile it: autonomy compile %s --target local --dir FOLDER", dir, shellWord(dir))
 	}
+	if root := installAbove(abs); root != "" {
+		// A folder of an installed repository (docs/, .autonomy/): the installation is above.
+		rel, err := filepath.Rel(abs, root)
+		if err != nil {
+			rel = root
+		}
+		return fmt.Sprintf("%s is inside the installation %s: run from there, or pass --dir %s", dir, root, shellWord(filepath.Join(dir, rel)))
+	}
 	profile := "PROFILE"
 	if _, err := os.Stat(filepath.Join(abs, "autonomy", "ir.yml")); err == nil {
 		profile = shellWord(filepath.Join(dir, "autonomy")) // where init writes it
 	}
 	return "compile one: autonomy compile " + profile + " --target local --dir " + shellWord(dir)
+}
+
+// installAbove is the nearest folder above abs that holds an installation, or "".
+func installAbove(abs string) string {
+	for d := filepath.Dir(abs); ; d = filepath.Dir(d) {
+		if fi, err := os.Stat(filepath.Join(d, RunnerPath)); err == nil && fi.Mode().IsRegular() {
+			return d
+		}
+		if filepath.Dir(d) == d {
+			return ""
+		}
+	}
 }
 
 // Open reads the installation in dir.

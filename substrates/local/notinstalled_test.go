@@ -23,7 +23,13 @@ func TestNotInstalledSaysWhereTheInstallationIs(t *testing.T) {
 		}
 	}
 	inProfile := filepath.Join(installed, "autonomy")
+	docs := filepath.Join(installed, "docs", "guide")
+	if err := os.MkdirAll(docs, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	for dir, want := range map[string]string{
+		// run from a folder deeper in the installed repository: the installation above is named.
+		docs:    docs + " is inside the installation " + installed + ": run from there, or pass --dir " + installed,
 		empty:   "compile one: autonomy compile PROFILE --target local --dir " + empty,
 		profile: profile + " holds a profile, not an installation: name the folder it was compiled into with --dir, or compile it: autonomy compile " + profile + " --target local --dir FOLDER",
 		// init wrote ./autonomy and nothing was compiled yet: the command names it.
