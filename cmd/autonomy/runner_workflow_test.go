@@ -165,6 +165,10 @@ actors:
 		if actor == "good" && s.Verified != "the workflow finished ok" {
 			t.Errorf("good: verified %q", s.Verified)
 		}
+		// runner logs says why it failed, not only which step.
+		if logs, _, _ := cli(t, nil, "runner", "--dir", dir, "logs", s.ID); actor == "bad" && !strings.Contains(logs, `autonomy: the workflow failed: step "parse": declares output: json`) {
+			t.Errorf("bad: runner logs does not say why the workflow failed:\n%s", logs)
+		}
 	}
 	if _, err := os.Stat(filepath.Join(dir, "after")); err == nil {
 		t.Error("a step after the failed one ran")

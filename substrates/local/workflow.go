@@ -125,6 +125,7 @@ func (pb *playbooks) settleWorkflow(ctx context.Context, s store.Session, log io
 		msg := "the workflow failed"
 		if env.Error != nil {
 			msg += ": " + env.Error.Message
+			fmt.Fprintf(log, "autonomy: %s\n", msg) // runner logs shows why, as runner get does
 			for _, d := range env.Error.Diagnostics {
 				fmt.Fprintf(log, "autonomy: %s\n", d)
 			}
