@@ -53,6 +53,8 @@ func TestTypedDecision(t *testing.T) {
 	refused(t, err, "needs a choice, one of: A, B")
 	_, err = r.Update(ctx, id, ir.Patch{Status: ir.Done, Token: "atk_wrong", Evidence: "x", Choice: "B"})
 	refused(t, err, "does not redeem")
+	// and says where the token is: what its launch printed, or the file for an ask a session made.
+	refused(t, err, "its launch printed, or, for an ask a session made, the one in .autonomy/state/asks/"+id+".token")
 	if s, _, _ := r.Get(ctx, id); s.Status != ir.Running {
 		t.Fatalf("a refused resolution changed the ask: %s", s.Status)
 	}

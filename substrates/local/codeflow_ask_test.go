@@ -63,6 +63,8 @@ func TestCodeFlowAskIsTheOperators(t *testing.T) {
 	var refused *RefusedError
 	if _, err := g.r.Update(ctx, p.Ask, ir.Patch{Status: ir.Done, Token: old, Evidence: "read it"}); !errors.As(err, &refused) {
 		t.Fatalf("the token before the new one still redeems the ask: %v", err)
+	} else if !strings.Contains(err.Error(), "printed by autonomy runner update "+p.Ask+" --new-token") {
+		t.Errorf("a wrong token to the code flow's ask does not say how to get one: %v", err)
 	}
 	if _, err := g.r.Update(ctx, p.Ask, ir.Patch{Status: ir.Done, Token: token, Evidence: "read it"}); err != nil {
 		t.Fatal(err)

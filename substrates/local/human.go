@@ -139,7 +139,7 @@ func (h *asks) resolveAs(ctx context.Context, s store.Session, p ir.Patch, by st
 		return s, &RefusedError{Msg: fmt.Sprintf("session %s is an ask to a person: it can be resolved (done or failed, with its token and evidence) or cancelled, not %s", s.ID, p.Status)}
 	}
 	if p.Token == "" {
-		return s, h.refuse(ctx, s, "refused: resolving an ask needs its one-time redeem token (--token), which its launch returned")
+		return s, h.refuse(ctx, s, "refused: resolving an ask needs its one-time redeem token (--token): the one "+tokenWhere(s))
 	}
 	rec, err := readHandoff(ctx, h.store, s.ID)
 	if err != nil {
@@ -149,7 +149,7 @@ func (h *asks) resolveAs(ctx context.Context, s store.Session, p ir.Patch, by st
 		return s, h.refuse(ctx, s, "refused: resolving an ask needs --evidence: the verified act that resolved it (a merged change, an approval's URL, the check that passed)")
 	}
 	if !redeems(s, p.Token) {
-		return s, h.refuse(ctx, s, "refused: the token does not redeem this ask")
+		return s, h.refuse(ctx, s, "refused: the token does not redeem this ask: give the one "+tokenWhere(s))
 	}
 	reply, err := replyFor(rec, s, p)
 	if err != nil {
@@ -264,4 +264,14 @@ func (a *AttentionFile) rewrite(ctx context.Context) error {
 func quoteLine(v string) string {
 	r := strings.NewReplacer("\r", `\r`, "\n", `\n`, "`", "'")
 	return "`" + r.Replace(v) + "`"
+}
+
+// tokenWhere says where the token of ask s is: what its launch printed, the file the runner
+// wrote it to for an ask a session made (whose launch the operator never saw), and for the code
+// flow's ask a new one.
+func tokenWhere(s store.Session) string {
+	if codeFlowAsk(s) {
+		return fmt.Sprintf("printed by autonomy runner update %s --new-token (the code flow's ask: it replaces the one before)", s.ID)
+	}
+	return fmt.Sprintf("its launch printed, or, for an ask a session made, the one in %s under the installation (readable by you only)", filepath.ToSlash(filepath.Join(AskDir, s.ID+".token")))
 }
