@@ -235,6 +235,17 @@ func (pb *playbooks) respond(ctx context.Context, id, token string, a playproto.
 		_ = pb.store.SavePause(ctx, hash, id, raw)
 		return s, ErrNoPlaybookHost
 	}
+	// The session continues under a supervisor this process starts, with its environment:
+	// where a launch of the actor would be refused (the agent CLI missing, the trial key
+	// without its URL, a malformed AUTONOMY_LOCAL_AGENT), so is the answer, the token kept.
+	if !a.Deny && !a.Cancel {
+		if cfg, err := pb.in.Actor(s.Actor); err == nil {
+			if err := pb.in.preflight(pb.env, cfg); err != nil {
+				_ = pb.store.SavePause(ctx, hash, id, raw)
+				return s, &RefusedError{Msg: err.Error() + " (the session would continue with this command's environment: answer where its launch could run; the token is still valid)"}
+			}
+		}
+	}
 	by, now := pb.caller.describe(), pb.now().UTC()
 	verb, approve := "approved", a.Approve
 	if playproto.IsStepsState(raw) {

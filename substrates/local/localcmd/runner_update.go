@@ -76,16 +76,8 @@ before no longer redeems it). A process inside a session is refused both.`,
 					return exitcode.Usagef("answer an approval with --token T and one of --approve or --deny, an elicitation with --token T and --answer TEXT (no --status)")
 				}
 				// The session continues under a supervisor this command starts, with this
-				// environment: what a launch from here would be refused for (the agent CLI
-				// missing, the trial key without its URL) refuses the answer, the token still
-				// valid, and a model key missing here is said as a launch says it.
-				if !deny {
-					if cur, ok, err := r.Store.Get(cmd.Context(), args[0]); err == nil && ok {
-						if err := r.Preflight(cur.Actor); err != nil {
-							return runnerError(&local.RefusedError{Msg: err.Error() + " (the session would continue with this command's environment: answer where its launch could run; the token is still valid)"})
-						}
-					}
-				}
+				// environment (Respond refuses where a launch would be): a model key missing
+				// here is said as a launch says it.
 				s, err := r.Respond(cmd.Context(), args[0], p.Token, stepsrun.Answer{Text: answer, Approve: approve, Deny: deny}, p.Evidence)
 				if err != nil {
 					return runnerError(err)
