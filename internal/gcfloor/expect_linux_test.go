@@ -17,12 +17,7 @@ import (
 // VmFlags, whatever the system's THP mode), and the command's next large allocation lands in it.
 // It runs in a process of its own: the heap of this one has a history.
 func TestExpectAdvisesTheHeapItWillUse(t *testing.T) {
-	if os.Getenv("GCFLOOR_EXPECT_CHILD") == "" {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestExpectAdvisesTheHeapItWillUse$", "-test.count=1")
-		cmd.Env = append(os.Environ(), "GCFLOOR_EXPECT_CHILD=1", "GODEBUG=")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("%v\n%s", err, out)
-		}
+	if !inChild(t, "GODEBUG=") {
 		return
 	}
 	OneShot()
@@ -45,12 +40,7 @@ func TestExpectAdvisesTheHeapItWillUse(t *testing.T) {
 // TestExpectUnderTheFloorCountsTheLimitToCome: while the floor holds (its limit is Floor, 16 MiB),
 // Expect counts the limit the floor gives way to (OneShotLimit), not the floor's.
 func TestExpectUnderTheFloorCountsTheLimitToCome(t *testing.T) {
-	if os.Getenv("GCFLOOR_EXPECT_CHILD") == "" {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestExpectUnderTheFloorCountsTheLimitToCome$", "-test.count=1")
-		cmd.Env = append(os.Environ(), "GCFLOOR_EXPECT_CHILD=1", "GODEBUG=", "GOGC=", "GOMEMLIMIT=")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("%v\n%s", err, out)
-		}
+	if !inChild(t, "GODEBUG=", "GOGC=", "GOMEMLIMIT=") {
 		return
 	}
 	if !after.armed {
@@ -60,6 +50,21 @@ func TestExpectUnderTheFloorCountsTheLimitToCome(t *testing.T) {
 	if got := Expect(4 * Floor); got != 4*Floor {
 		t.Fatalf("Expect(%d) under the floor (limit %d) advised %d bytes, want all of them: the limit to come is %d", 4*Floor, Floor, got, OneShotLimit)
 	}
+}
+
+// inChild reports whether this is the test's own process (GCFLOOR_EXPECT_CHILD set): the tests
+// of a fresh heap run there. Otherwise it runs the test t in one, with env (settings cleared so
+// that the child starts as a command does), fails t if that fails, and reports false.
+func inChild(t *testing.T, env ...string) bool {
+	if os.Getenv("GCFLOOR_EXPECT_CHILD") != "" {
+		return true
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^"+t.Name()+"$", "-test.count=1")
+	cmd.Env = append(append(os.Environ(), "GCFLOOR_EXPECT_CHILD=1"), env...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	return false
 }
 
 // vmFlags is the VmFlags line of the mapping of this process that holds addr (/proc/self/smaps).
@@ -96,12 +101,7 @@ func vmFlags(addr uintptr) (string, error) {
 // allocation it cannot map with a fatal "out of memory" (the command crashed before it read the
 // profile). It runs in a process of its own, under a limit of 256 MiB above what it has mapped.
 func TestExpectUnderAnAddressSpaceLimit(t *testing.T) {
-	if os.Getenv("GCFLOOR_EXPECT_CHILD") == "" {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestExpectUnderAnAddressSpaceLimit$", "-test.count=1")
-		cmd.Env = append(os.Environ(), "GCFLOOR_EXPECT_CHILD=1", "GODEBUG=", "GOGC=", "GOMEMLIMIT=")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("%v\n%s", err, out)
-		}
+	if !inChild(t, "GODEBUG=", "GOGC=", "GOMEMLIMIT=") {
 		return
 	}
 	size, err := vmSize()
