@@ -176,6 +176,31 @@ func (s *Server) OpenPull(login, title, head, base string) (int, error) {
 	return n, nil
 }
 
+// SetState closes or reopens item n (an issue or a pull request) as login, a person with triage
+// access, recording the closed or reopened event as GitHub does.
+func (s *Server) SetState(n int, login, state string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	is := s.issues[n]
+	switch {
+	case is == nil:
+		return fmt.Errorf("ghfake: no issue %d", n)
+	case state != "open" && state != "closed":
+		return fmt.Errorf("ghfake: state %q is neither open nor closed", state)
+	case is.Merged:
+		return fmt.Errorf("ghfake: pull request %d is merged", n)
+	case is.State == state:
+		return nil
+	}
+	is.State = state
+	event := "closed"
+	if state == "open" {
+		event = "reopened"
+	}
+	s.recordIssueEvent(n, event, login, "")
+	return nil
+}
+
 // SpendRateLimit counts n requests against the hour's quota, as the token's other clients would:
 // the next answers report that much less remaining.
 func (s *Server) SpendRateLimit(n int) {

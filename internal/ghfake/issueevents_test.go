@@ -3,6 +3,7 @@ package ghfake
 import (
 	"context"
 	"net/url"
+	"slices"
 	"testing"
 
 	"github.com/google/go-github/v62/github"
@@ -36,5 +37,41 @@ func TestIssuesAndIssueEvents(t *testing.T) {
 	}
 	if resp.Header.Get("ETag") == "" {
 		t.Error("no ETag on the issue events")
+	}
+}
+
+// TestSetStateRecordsClosedAndReopened: a person's closing and reopening are the issue's state and
+// the repository's closed and reopened events, by that person; a state unchanged records nothing.
+func TestSetStateRecordsClosedAndReopened(t *testing.T) {
+	s := newServer(t, Options{Owner: "acme"})
+	n := s.OpenIssue("mallory", "please", "body")
+	for _, st := range []string{"closed", "closed", "open"} {
+		if err := s.SetState(n, "carol", st); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.SetState(n, "carol", "merged"); err == nil {
+		t.Error("a state that is neither open nor closed was taken")
+	}
+	if err := s.SetState(n+1, "carol", "closed"); err == nil {
+		t.Error("a missing issue was closed")
+	}
+	c := github.NewClient(s.Client()).WithAuthToken(tok)
+	c.BaseURL, _ = url.Parse(s.URL)
+	ctx := context.Background()
+	is, _, err := c.Issues.Get(ctx, "acme", "r", n)
+	if err != nil || is.GetState() != "open" {
+		t.Fatalf("issue %+v, %v", is, err)
+	}
+	events, _, err := c.Issues.ListRepositoryEvents(ctx, "acme", "r", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range events {
+		got = append(got, e.GetEvent()+" by "+e.GetActor().GetLogin())
+	}
+	if want := []string{"reopened by carol", "closed by carol"}; !slices.Equal(got, want) {
+		t.Fatalf("events %q, want %q", got, want)
 	}
 }

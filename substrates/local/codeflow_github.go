@@ -121,7 +121,7 @@ func (f *flow) openPull(ctx context.Context) bool {
 			open.GetNumber(), branch, short(open.GetHead().GetSHA())))
 		return false
 	}
-	if err := recordProposalPush(ctx, f.r.Store, branch, f.p.Head); err != nil {
+	if err := recordProposalPush(ctx, f.r.Store, branch, f.p.Head, f.r.opts.Now()); err != nil {
 		f.wait(ctx, "the push cannot be recorded (tick retries): "+err.Error())
 		return false
 	}

@@ -3,7 +3,9 @@ package local
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/autonomyhq/autonomy/internal/store"
 )
@@ -19,28 +21,65 @@ import (
 // repository from that branch at that head. A person's push to the branch (another head) fires
 // as ever, and so does any other activity on the pull request (a label, a review, its closing).
 
-// proposalPushPrefix starts the store's meta keys of the heads the code flow pushed, by branch.
+// proposalPushPrefix starts the store's meta keys of the heads the code flow pushed, by branch;
+// each value is the head and the Unix time of its record.
 const proposalPushPrefix = "github-proposal-push:"
+
+// proposalPushKept is how long a record of a push waits for its event: one the event source never
+// matched (a push that moved no head, a pull request closed before the poll) is dropped when a
+// later push is recorded after that.
+const proposalPushKept = 7 * 24 * time.Hour
 
 func proposalPushKey(branch string) string { return proposalPushPrefix + branch }
 
-// recordProposalPush records that the code flow is about to push head to branch on GitHub.
-func recordProposalPush(ctx context.Context, s *store.Store, branch, head string) error {
-	return s.Tx(ctx, func(tx *store.Tx) error { return tx.SetMeta(proposalPushKey(branch), head) })
+// recordProposalPush records that the code flow is about to push head to branch on GitHub, at
+// now, and drops the records older than proposalPushKept.
+func recordProposalPush(ctx context.Context, s *store.Store, branch, head string, now time.Time) error {
+	return s.Tx(ctx, func(tx *store.Tx) error {
+		keys, values, err := tx.MetaPrefix(proposalPushPrefix)
+		if err != nil {
+			return err
+		}
+		for i, k := range keys {
+			if _, at := parseProposalPush(values[i]); now.Sub(at) > proposalPushKept {
+				if err := tx.DeleteMeta(k); err != nil {
+					return err
+				}
+			}
+		}
+		return tx.SetMeta(proposalPushKey(branch), head+" "+strconv.FormatInt(now.Unix(), 10))
+	})
+}
+
+// parseProposalPush is a record's head and time (the zero time for a record without one).
+func parseProposalPush(v string) (head string, at time.Time) {
+	head, unix, _ := strings.Cut(v, " ")
+	if n, err := strconv.ParseInt(unix, 10, 64); err == nil {
+		at = time.Unix(n, 0)
+	}
+	return head, at
 }
 
 // skipProposalPush reports whether ev is the opening or a new head of a pull request the code
-// flow pushed (recordProposalPush), and says so in rep.
-func skipProposalPush(tx *store.Tx, rep *PollReport, ev ghEvent, where string) (bool, error) {
+// flow pushed (recordProposalPush), and says so in rep; the record is spent then (one push, one
+// event). writer is the login of the runner's token when GitHub said it: a pull request opened by
+// anyone else is not the code flow's. A reopening is never the code flow's (it opens a new pull
+// request when its last one is closed).
+func skipProposalPush(tx *store.Tx, rep *PollReport, ev ghEvent, where, writer string) (bool, error) {
 	if ev.Name != "pull_request" || !ev.SameRepo || ev.HeadRef == "" || ev.HeadSHA == "" ||
-		(ev.Action != "opened" && ev.Action != "reopened" && ev.Action != "synchronize") {
+		(ev.Action != "opened" && ev.Action != "synchronize") ||
+		(writer != "" && !strings.EqualFold(ev.Login, writer)) {
 		return false, nil
 	}
-	head, ok, err := tx.Meta(proposalPushKey(ev.HeadRef))
-	if err != nil || !ok || !strings.EqualFold(head, ev.HeadSHA) {
+	key := proposalPushKey(ev.HeadRef)
+	v, ok, err := tx.Meta(key)
+	if err != nil || !ok {
 		return false, err
+	}
+	if head, _ := parseProposalPush(v); !strings.EqualFold(head, ev.HeadSHA) {
+		return false, nil
 	}
 	rep.Ignored = append(rep.Ignored, fmt.Sprintf("%s %s %d by %s %s fires nothing: its head %s is the one the runner pushed to %s for a proposal, which the code flow reviews itself",
 		ev.Name, ev.Action, ev.ID, ev.Login, where, short(ev.HeadSHA), ev.HeadRef))
-	return true, nil
+	return true, tx.DeleteMeta(key)
 }

@@ -3,20 +3,25 @@
 package local
 
 import (
+	"context"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/autonomyhq/autonomy/internal/store"
 )
 
-// watchFleet is flowFleet with an actor fired by every pull request opened or given a new head.
+// watchFleet is flowFleet with an actor fired by every pull request opened, reopened or given a
+// new head.
 func watchFleet() fleet {
 	f := flowFleet
 	f.yml = strings.Replace(f.yml, "policy:\n  box:\n", `  watcher:
     behavior: scripts/watch.sh
     triggers:
       - event: pull_request
-        config: { types: [opened, synchronize] }
+        config: { types: [opened, synchronize, reopened] }
         params: { WHY: trigger.kind }
 policy:
   box:
@@ -69,6 +74,83 @@ func TestTheCodeFlowsOwnPullFiresNoActor(t *testing.T) {
 	rep = poll(t, es)
 	if got := firedActors(rep); !slices.Equal(got, []string{"watcher"}) || rep.Fired[0].Params["WHY"] != "synchronize" {
 		t.Fatalf("a person's head fired %v (%+v), want the watcher on synchronize", got, rep)
+	}
+	settle(t, g.r)
+}
+
+// A record of the code flow's push is spent by the one event it explains, fires nothing only for
+// a pull request the runner's token opened, and is dropped once older than a week.
+func TestAProposalPushRecordIsNarrow(t *testing.T) {
+	t.Parallel()
+	g := newGHFlowRigAs(t, watchFleet(), "acme")
+	es, err := g.r.NewEventSource(EventOptions{Token: ghSecret, BaseURL: g.gh.URL, HTTPClient: g.gh.Client()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	poll(t, es)
+	_, n := g.armedOn42()
+	if rep := poll(t, es); len(rep.Fired) > 0 {
+		t.Fatalf("the code flow's own pull request #%d fired %v", n, firedActors(rep))
+	}
+	ctx := context.Background()
+	meta := func(key string) (string, bool) {
+		var v string
+		var ok bool
+		if err := g.r.Store.Tx(ctx, func(tx *store.Tx) (err error) { v, ok, err = tx.Meta(key); return err }); err != nil {
+			t.Fatal(err)
+		}
+		return v, ok
+	}
+	if v, ok := meta(proposalPushKey("autonomy/develop/42")); ok {
+		t.Fatalf("the record of the push is kept after its event: %q", v)
+	}
+
+	// A person opens a pull request from a branch at a head the runner recorded (say it pushed
+	// there before): the opening is the person's, and fires.
+	work := filepath.Join(t.TempDir(), "w")
+	gitRun(t, filepath.Dir(work), "clone", "-q", g.bare, work)
+	gitRun(t, work, "-c", "user.email=p@example.com", "-c", "user.name=p", "commit", "-q", "--allow-empty", "-m", "a person's commit")
+	gitRun(t, work, "push", "-q", "origin", "HEAD:refs/heads/feature")
+	head := strings.TrimSpace(gitRun(t, work, "rev-parse", "HEAD"))
+	now := g.r.opts.Now()
+	if err := recordProposalPush(ctx, g.r.Store, "feature", head, now); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.gh.OpenPull("mallory", "a person's change", "feature", "main"); err != nil {
+		t.Fatal(err)
+	}
+	if rep := poll(t, es); !slices.Equal(firedActors(rep), []string{"watcher"}) {
+		t.Fatalf("a person's pull request at a recorded head fired %v (%+v), want the watcher", firedActors(rep), rep)
+	}
+
+	// A person closes and reopens the runner's pull request, its head one the runner recorded (say
+	// it pushed the same head again): the reopening is the person's, and fires.
+	at := strings.TrimSpace(gitRun(t, work, "--git-dir", g.bare, "rev-parse", "autonomy/develop/42"))
+	if err := recordProposalPush(ctx, g.r.Store, "autonomy/develop/42", at, now); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.gh.SetState(n, "mallory", "closed"); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.gh.SetState(n, "mallory", "open"); err != nil {
+		t.Fatal(err)
+	}
+	if rep := poll(t, es); !slices.Equal(firedActors(rep), []string{"watcher"}) || rep.Fired[0].Params["WHY"] != "reopened" {
+		t.Fatalf("a person's reopening fired %v (%+v), want the watcher on reopened", firedActors(rep), rep)
+	}
+
+	// Records older than a week are dropped when the next push is recorded.
+	if err := recordProposalPush(ctx, g.r.Store, "autonomy/old/1", head, now.Add(-proposalPushKept-time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if err := recordProposalPush(ctx, g.r.Store, "autonomy/new/2", head, now); err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := meta(proposalPushKey("autonomy/old/1")); ok {
+		t.Errorf("a record of eight days ago is kept: %q", v)
+	}
+	if _, ok := meta(proposalPushKey("autonomy/new/2")); !ok {
+		t.Error("the new record is missing")
 	}
 	settle(t, g.r)
 }
