@@ -71,10 +71,10 @@ func (r Repo) Comment(ctx context.Context, v *tools.CommentInput, staged bool) (
 		return fmt.Sprintf("would comment on #%d", n), nil
 	}
 	var id int64
-	err = r.send(ctx, Write{Kind: "comment", Item: n, Body: body}, func() (int64, error) {
-		c, _, err := r.Client.Issues.CreateComment(ctx, r.Owner, r.Name, n, &github.IssueComment{Body: github.String(body)})
+	err = r.send(ctx, Write{Kind: "comment", Item: n, Body: body}, func() (int64, *github.Response, error) {
+		c, resp, err := r.Client.Issues.CreateComment(ctx, r.Owner, r.Name, n, &github.IssueComment{Body: github.String(body)})
 		id = c.GetID()
-		return id, err
+		return id, resp, err
 	})
 	if err != nil {
 		return "", err
@@ -110,10 +110,10 @@ func (r Repo) CreateIssue(ctx context.Context, v *tools.NewItem, staged bool) (s
 		req.Labels = &v.Labels
 	}
 	n := 0
-	err := r.send(ctx, w, func() (int64, error) {
-		is, _, err := r.Client.Issues.Create(ctx, r.Owner, r.Name, req)
+	err := r.send(ctx, w, func() (int64, *github.Response, error) {
+		is, resp, err := r.Client.Issues.Create(ctx, r.Owner, r.Name, req)
 		n = is.GetNumber()
-		return int64(n), err
+		return int64(n), resp, err
 	})
 	if err != nil {
 		return "", err
@@ -147,9 +147,9 @@ func (r Repo) SetState(ctx context.Context, v *tools.StateChange, staged bool) (
 	for _, l := range is.Labels {
 		has = has || strings.EqualFold(l.GetName(), want)
 		if others[strings.ToLower(l.GetName())] {
-			if err := r.send(ctx, Write{Kind: "unlabeled", Item: n, Label: l.GetName()}, func() (int64, error) {
-				_, err := r.Client.Issues.RemoveLabelForIssue(ctx, r.Owner, r.Name, n, l.GetName())
-				return 0, err
+			if err := r.send(ctx, Write{Kind: "unlabeled", Item: n, Label: l.GetName()}, func() (int64, *github.Response, error) {
+				resp, err := r.Client.Issues.RemoveLabelForIssue(ctx, r.Owner, r.Name, n, l.GetName())
+				return 0, resp, err
 			}); err != nil {
 				return "", err
 			}
@@ -158,9 +158,9 @@ func (r Repo) SetState(ctx context.Context, v *tools.StateChange, staged bool) (
 	// A label the item carries is not added again: GitHub would record no event for it, and a
 	// write recorded (Record) with no event would stand for a person's labeling later.
 	if !has {
-		if err := r.send(ctx, Write{Kind: "labeled", Item: n, Label: want}, func() (int64, error) {
-			_, _, err := r.Client.Issues.AddLabelsToIssue(ctx, r.Owner, r.Name, n, []string{want})
-			return 0, err
+		if err := r.send(ctx, Write{Kind: "labeled", Item: n, Label: want}, func() (int64, *github.Response, error) {
+			_, resp, err := r.Client.Issues.AddLabelsToIssue(ctx, r.Owner, r.Name, n, []string{want})
+			return 0, resp, err
 		}); err != nil {
 			return "", err
 		}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-github/v62/github"
 
@@ -53,9 +54,10 @@ func TestCommentRefusesAgentCommands(t *testing.T) {
 }
 
 // Record is told of each write that GitHub records as an event before it is sent, and of how it
-// ended; a write it cannot record is not sent.
+// ended, with the time on GitHub's clock its answer carried; a write it cannot record is not sent.
 func TestRecordIsToldBeforeEachWrite(t *testing.T) {
-	gh, c, n := newFake(t)
+	ghNow := time.Date(2031, 5, 6, 7, 8, 9, 0, time.UTC) // GitHub's clock, far from this machine's
+	gh, c, n := newFakeAt(t, func() time.Time { return ghNow })
 	type ended struct {
 		w        Write
 		id       int64
@@ -65,16 +67,19 @@ func TestRecordIsToldBeforeEachWrite(t *testing.T) {
 	var log []ended
 	refuse := false
 	r := Repo{Client: c, Owner: "o", Name: "r", Label: func(s string) string { return s }}
-	r.Record = func(_ context.Context, w Write) (func(int64, error, bool), error) {
+	r.Record = func(_ context.Context, w Write) (func(Ended), error) {
 		if refuse {
 			return nil, errors.New("the store is gone")
 		}
 		before := len(gh.Requests())
-		return func(id int64, err error, answered bool) {
+		return func(e Ended) {
 			if len(gh.Requests()) == before {
 				t.Errorf("%+v: told it ended before any request", w)
 			}
-			log = append(log, ended{w, id, err != nil, answered})
+			if !e.At.Equal(ghNow) {
+				t.Errorf("%+v: the answer's time is %v, want GitHub's %v", w, e.At, ghNow)
+			}
+			log = append(log, ended{w, e.ID, e.Err != nil, e.Answered})
 		}, nil
 	}
 	ctx := context.Background()
@@ -133,9 +138,9 @@ func TestSetStateMatchesLabelsWhateverTheCase(t *testing.T) {
 	}
 	var writes []Write
 	r := Repo{Client: c, Owner: "o", Name: "r", Label: func(s string) string { return s }}
-	r.Record = func(_ context.Context, w Write) (func(int64, error, bool), error) {
+	r.Record = func(_ context.Context, w Write) (func(Ended), error) {
 		writes = append(writes, w)
-		return func(int64, error, bool) {}, nil
+		return func(Ended) {}, nil
 	}
 	if _, err := r.SetState(context.Background(), &tools.StateChange{Item: strconv.Itoa(n), State: "working"}, false); err != nil {
 		t.Fatal(err)
@@ -148,7 +153,13 @@ func TestSetStateMatchesLabelsWhateverTheCase(t *testing.T) {
 // newFake is a fake GitHub of repository o/r holding one issue, n, and a client of it.
 func newFake(t *testing.T) (*ghfake.Server, *github.Client, int) {
 	t.Helper()
-	gh, err := ghfake.New(ghfake.Options{Owner: "o", Repo: "r", Token: "tok"})
+	return newFakeAt(t, nil)
+}
+
+// newFakeAt is newFake whose clock is now (time.Now when nil).
+func newFakeAt(t *testing.T, now func() time.Time) (*ghfake.Server, *github.Client, int) {
+	t.Helper()
+	gh, err := ghfake.New(ghfake.Options{Owner: "o", Repo: "r", Token: "tok", Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}

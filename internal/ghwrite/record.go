@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"time"
 
 	"github.com/google/go-github/v62/github"
 )
@@ -24,22 +26,37 @@ type Write struct {
 }
 
 // Recorder is told of a write before it is sent, and may refuse it (then nothing is sent); the
-// function it returns is told how the write ended: the comment's id or the new issue's number
-// (0 for a label), or the error, and whether GitHub answered it (then nothing was written).
-type Recorder func(ctx context.Context, w Write) (done func(id int64, err error, answered bool), err error)
+// function it returns is told how the write ended (Ended).
+type Recorder func(ctx context.Context, w Write) (done func(Ended), err error)
+
+// Ended is how a write ended.
+type Ended struct {
+	// ID is the comment's id or the new issue's number (0 for a label, or when it failed).
+	ID  int64
+	Err error
+	// Answered says GitHub answered a failed write (then nothing was written).
+	Answered bool
+	// At is the time GitHub's answer carried (its Date header, on GitHub's clock), zero when
+	// there was no answer or it carried none.
+	At time.Time
+}
 
 // send makes the request do, told to r.Record first when it is set.
-func (r Repo) send(ctx context.Context, w Write, do func() (int64, error)) error {
+func (r Repo) send(ctx context.Context, w Write, do func() (int64, *github.Response, error)) error {
 	if r.Record == nil {
-		_, err := do()
+		_, _, err := do()
 		return err
 	}
 	done, err := r.Record(ctx, w)
 	if err != nil {
 		return fmt.Errorf("the write was not recorded, so it was not sent: %w", err)
 	}
-	id, err := do()
-	done(id, err, answered(err))
+	id, resp, err := do()
+	e := Ended{ID: id, Err: err, Answered: answered(err)}
+	if resp != nil && resp.Response != nil {
+		e.At, _ = http.ParseTime(resp.Header.Get("Date"))
+	}
+	done(e)
 	return err
 }
 

@@ -100,15 +100,19 @@ func writeRecords(w ghwrite.Write) []appliedRecord {
 }
 
 // appliedRecord is one row of a write: under the key content + ":" + the write's nonce, the value
-// "LIST STATE SESSION ID AT": the cursor key of the list whose poll reads its event, sent (in
-// flight) or settled, the session, GitHub's id of what it made (0 when none or not yet), and
-// when it was settled.
+// "LIST STATE SESSION ID AT GHAT": the cursor key of the list whose poll reads its event, sent (in
+// flight) or settled, the session, GitHub's id of what it made (0 when none or not yet), when it
+// was settled, and the time GitHub's answer carried (0 when none; a row of an older build has no
+// GHAT).
 type appliedRecord struct {
 	key, content, list string
 	settled            bool
 	session            string
 	id                 int64
 	at                 int64 // when it was settled (Unix seconds, the runner's clock); 0 while sent
+	// ghAt is when GitHub answered the write, on GitHub's clock (its answer's Date; Unix seconds),
+	// 0 when it gave no answer or no date.
+	ghAt int64
 	// label is, for the label of an issue the write opens, its name: once GitHub has answered
 	// with the issue's number, the record names the label on that issue, whatever its title
 	// and body are by then (GitHub's issue events show the issue as it is now).
@@ -120,7 +124,7 @@ func (r appliedRecord) value() string {
 	if r.settled {
 		state = "settled"
 	}
-	return fmt.Sprintf("%s %s %s %d %d", r.list, state, r.session, r.id, r.at)
+	return fmt.Sprintf("%s %s %s %d %d %d", r.list, state, r.session, r.id, r.at, r.ghAt)
 }
 
 // appliedKeep is how long a settled record is kept at most when no read of its list passes it (no
@@ -154,8 +158,15 @@ const appliedGrace = 2 * time.Minute
 func parseRecord(key, value string) (appliedRecord, bool) {
 	f := strings.Fields(value)
 	i := strings.LastIndexByte(key, ':')
-	if len(f) != 5 || i <= len(appliedPrefix) || (f[1] != "sent" && f[1] != "settled") || !isWriteList(f[0]) {
+	if (len(f) != 5 && len(f) != 6) || i <= len(appliedPrefix) || (f[1] != "sent" && f[1] != "settled") || !isWriteList(f[0]) {
 		return appliedRecord{}, false
+	}
+	var ghAt int64
+	if len(f) == 6 {
+		var err error
+		if ghAt, err = strconv.ParseInt(f[5], 10, 64); err != nil {
+			return appliedRecord{}, false
+		}
 	}
 	id, err := strconv.ParseInt(f[3], 10, 64)
 	if err != nil {
@@ -165,7 +176,7 @@ func parseRecord(key, value string) (appliedRecord, bool) {
 	if err != nil {
 		return appliedRecord{}, false
 	}
-	return appliedRecord{key: key, content: key[:i], list: f[0], settled: f[1] == "settled", session: f[2], id: id, at: at}, true
+	return appliedRecord{key: key, content: key[:i], list: f[0], settled: f[1] == "settled", session: f[2], id: id, at: at, ghAt: ghAt}, true
 }
 
 // isWriteList reports whether key is the cursor of a list that reads the events of writes.
@@ -235,15 +246,23 @@ func appliedBy(tx *store.Tx, ev ghEvent, skew int64) (string, error) {
 		return "", err
 	}
 	list := eventList(ev)
-	// GitHub made the write's event before it answered, so before the record was settled: an
-	// event made later than that (by more than appliedGrace, on GitHub's clock brought to the
-	// runner's by their skew) is someone else's, however alike.
-	recs = slices.DeleteFunc(recs, func(r appliedRecord) bool {
-		return r.settled && !ev.Created.IsZero() && ev.Created.Unix()-skew > r.at+int64(appliedGrace/time.Second)
-	})
+	// The id GitHub answered the write with names its event, whenever GitHub made it.
 	byID := ev.Name == "issue_comment" || ev.Action == "opened"
 	i := slices.IndexFunc(recs, func(r appliedRecord) bool { return r.list == list && byID && r.id != 0 && r.id == num })
 	if i < 0 {
+		// GitHub made the write's event before it answered: an event made later than that (by
+		// more than appliedGrace) is someone else's, however alike. Both times are GitHub's when
+		// the answer carried its date; else the record's settling, on the runner's clock, is
+		// compared with GitHub's time brought to the runner's by their skew now.
+		recs = slices.DeleteFunc(recs, func(r appliedRecord) bool {
+			if !r.settled || ev.Created.IsZero() {
+				return false
+			}
+			if r.ghAt > 0 {
+				return ev.Created.Unix() > r.ghAt+int64(appliedGrace/time.Second)
+			}
+			return ev.Created.Unix()-skew > r.at+int64(appliedGrace/time.Second)
+		})
 		i = slices.IndexFunc(recs, func(r appliedRecord) bool {
 			return r.list == list && slices.Contains(content, r.content) && (r.id == 0 || r.id == num)
 		})
@@ -328,7 +347,7 @@ func pruneApplied(tx *store.Tx, list string, spent []string, now time.Time) (set
 // record is the applier's ghwrite.Recorder: it records w for session g.id before it is sent,
 // drops the record when GitHub refused the write (nothing was written), and otherwise settles it,
 // with the id of what GitHub created.
-func (g *githubApplier) record(ctx context.Context, w ghwrite.Write) (func(int64, error, bool), error) {
+func (g *githubApplier) record(ctx context.Context, w ghwrite.Write) (func(ghwrite.Ended), error) {
 	var nonce [8]byte
 	if _, err := rand.Read(nonce[:]); err != nil {
 		return nil, err
@@ -363,7 +382,8 @@ func (g *githubApplier) record(ctx context.Context, w ghwrite.Write) (func(int64
 	if err != nil {
 		return nil, err
 	}
-	return func(id int64, err error, answered bool) {
+	return func(e ghwrite.Ended) {
+		id, err, answered := e.ID, e.Err, e.Answered
 		_ = g.r.Store.Tx(context.WithoutCancel(ctx), func(tx *store.Tx) error {
 			for _, r := range recs {
 				if _, ok, err := tx.Meta(r.key); err != nil || !ok {
@@ -379,6 +399,9 @@ func (g *githubApplier) record(ctx context.Context, w ghwrite.Write) (func(int64
 					continue
 				}
 				r.settled, r.at = true, g.r.opts.Now().Unix()
+				if !e.At.IsZero() {
+					r.ghAt = e.At.Unix()
+				}
 				if err == nil && (w.Kind == "comment" || w.Kind == "issue") { // a label's write has no id
 					r.id = id
 				}

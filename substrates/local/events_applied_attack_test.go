@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -120,7 +121,7 @@ func TestAPersonsLabelAnHourLaterFires(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	done(0, nil, true) // answered; its event never listed (say the label was there, then removed by hand)
+	done(ghwrite.Ended{ID: 0, Answered: true}) // answered; its event never listed (say the label was there, then removed by hand)
 	poll(t, es)
 	// serve stops; an hour later a maintainer labels #1; serve starts again.
 	c.advance(time.Hour)
@@ -151,7 +152,7 @@ func TestAPersonsLabelAfterAFailedReadFires(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	done(0, nil, true)
+	done(ghwrite.Ended{ID: 0, Answered: true})
 	c.advance(10 * time.Minute)
 	fp.set("issues/events", 1)
 	if _, err := es.Poll(context.Background()); err == nil {
@@ -178,7 +179,7 @@ func TestAClockSteppedBackKeepsNoRecordLonger(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	done(0, nil, true)
+	done(ghwrite.Ended{ID: 0, Answered: true})
 	c.advance(-24 * time.Hour) // NTP corrects the clock
 	pastGrace(t, c, es)
 	c.advance(10 * time.Minute)
@@ -292,7 +293,7 @@ func TestAPersonsCommentIsNeverTheRunnersWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	rep := poll(t, es)
-	done(id, nil, true)
+	done(ghwrite.Ended{ID: id, Answered: true})
 	if len(rep.Ignored) != 1 || !strings.Contains(rep.Ignored[0], "by acme") {
 		t.Errorf("skipped %q: want the operator-token comment skipped, carol's fired", rep.Ignored)
 	}
@@ -333,14 +334,58 @@ func TestTheRunnersWritesFireNothingWhateverTheClocksSkew(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			done(0, nil, true)
+			done(ghwrite.Ended{ID: 0, Answered: true})
 			poll(t, es)
 			c.advance(time.Hour)
-			if err := gh.Label(1, "carol", "urgent"); err != nil {
+			// The operator's own label (the token's user, as the runner's writes are): only the
+			// time tells it from the write's.
+			if err := gh.Label(1, "acme", "urgent"); err != nil {
 				t.Fatal(err)
 			}
 			if got := firedActors(poll(t, es)); len(got) != 1 || got[0] != "labeler" {
-				t.Errorf("a maintainer's label an hour on fired %v, want labeler", got)
+				t.Errorf("the operator's label an hour on fired %v, want labeler", got)
+			}
+			settle(t, r)
+		})
+	}
+}
+
+// The runner's clock stepped between a write and the read of its events (NTP corrects a laptop's
+// clock ten minutes behind GitHub's after a sleep): the session's own writes still fire nothing,
+// and the operator's same label an hour on still fires.
+func TestTheRunnersWritesFireNothingWhenItsClockSteps(t *testing.T) {
+	for _, step := range []time.Duration{10 * time.Minute, -10 * time.Minute} {
+		t.Run(step.String(), func(t *testing.T) {
+			c := &clock{}
+			c.Set("2026-03-02T10:00:00Z")
+			var off atomic.Int64 // GitHub's clock ahead of the runner's
+			off.Store(int64(step))
+			gh, err := ghfake.New(ghfake.Options{Owner: "acme", Repo: "app", Token: ghSecret, WritesAs: "acme",
+				Now: func() time.Time { return c.Now().Add(time.Duration(off.Load())) }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(gh.Close)
+			gh.AddIssue("a bug", "")
+			r := ghRunner(t, installFleet(t, appliedFleet, false), gh, Options{Now: c.Now})
+			es, err := r.NewEventSource(EventOptions{Token: ghSecret, BaseURL: gh.URL, HTTPClient: gh.Client()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			g := r.newGitHubApplier(store.Session{ID: "1-talk", Actor: "talker"})
+			poll(t, es)
+			writeOn(t, g, "Found it.", "ready")
+			c.advance(step) // the runner's clock is set to GitHub's
+			off.Store(0)
+			if rep := poll(t, es); len(rep.Fired) > 0 {
+				t.Errorf("the runner's own writes fired %v after its clock stepped", firedActors(rep))
+			}
+			c.advance(time.Hour)
+			if err := gh.Label(1, "acme", "urgent"); err != nil {
+				t.Fatal(err)
+			}
+			if got := firedActors(poll(t, es)); len(got) != 1 || got[0] != "labeler" {
+				t.Errorf("the operator's label an hour on fired %v, want labeler", got)
 			}
 			settle(t, r)
 		})

@@ -155,13 +155,13 @@ func TestEventSourceSkipsAWriteInFlight(t *testing.T) {
 	if rep := poll(t, es); len(rep.Fired) > 0 || len(rep.Ignored) != 1 || !strings.Contains(rep.Ignored[0], "session 1-talk") {
 		t.Errorf("a comment in flight fired %v (ignored %q), want it skipped as the runner's", firedActors(rep), rep.Ignored)
 	}
-	done(id, nil, true)
+	done(ghwrite.Ended{ID: id, Answered: true})
 
 	refused, err := g.record(ctx, ghwrite.Write{Kind: "labeled", Item: issue, Label: "bug"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	refused(0, errors.New("422 Validation Failed"), true)
+	refused(ghwrite.Ended{Err: errors.New("422 Validation Failed"), Answered: true})
 	if err := gh.Label(issue, "acme", "bug"); err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +192,7 @@ func TestWriteOfAnUnpolledKindRecordsNothing(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		done(7, nil, true)
+		done(ghwrite.Ended{ID: 7, Answered: true})
 	}
 	var pending []string
 	for _, w := range []ghwrite.Write{{Kind: "comment", Item: issue, Body: "LGTM"}, {Kind: "labeled", Item: issue, Label: "bug"}} {
@@ -396,7 +396,7 @@ func TestASettledWriteWaitsOutGitHubsListingLag(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	done(0, nil, true) // GitHub answered; its issue events do not show the label yet
+	done(ghwrite.Ended{ID: 0, Answered: true}) // GitHub answered; its issue events do not show the label yet
 	for range 3 {
 		c.advance(20 * time.Second)
 		poll(t, es)
@@ -413,7 +413,7 @@ func TestASettledWriteWaitsOutGitHubsListingLag(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	done(0, nil, true)
+	done(ghwrite.Ended{ID: 0, Answered: true})
 	pastGrace(t, c, es)
 	if err := gh.Label(1, "carol", "status: working"); err != nil {
 		t.Fatal(err)
