@@ -22,6 +22,7 @@ var deliberate = []string{
 	"gh-actions partial capability:@scope",
 	"GitHub cannot narrow",
 	"forwards no subject.ref",
+	"holds code:propose in the shared workspace",
 }
 
 // TestReferenceStyleProfiles: the profiles of ir/testdata/reference, written the way profiles

@@ -146,6 +146,7 @@ func (c *compiler) actor(a *ir.Actor) *ActorConfig {
 	if a.Execution != nil && a.Execution.Workspace.Value != "" {
 		cfg.Workspace = a.Execution.Workspace.Value
 	}
+	c.sharedProposer(a, cfg)
 	seen := map[string]bool{}
 	for _, t := range a.Triggers {
 		tr := Trigger{Kind: string(t.Kind), Cron: t.Cron.Value, Event: t.Event.Value, Params: []string{}}
@@ -309,4 +310,27 @@ func (c *compiler) manifest() {
 		m.Files[c.files[i].Path] = h
 	}
 	c.json(ManifestPath, "the manifest", ir.Pos{}, m)
+}
+
+// sharedProposer warns of an agent holding code:propose that works in the installation root:
+// launched without --branch, it commits on whatever branch the root has checked out, so what it
+// commits is neither proposed nor reviewed (the standard has isolation asked for explicitly, so
+// the workspace is not derived from the capability).
+func (c *compiler) sharedProposer(a *ir.Actor, cfg *ActorConfig) {
+	if cfg.Kind != "agent" || cfg.Workspace == "isolated" || cfg.archived() {
+		return
+	}
+	for _, cp := range a.Capabilities {
+		if cp.Name != "code:propose" {
+			continue
+		}
+		review := ""
+		if cfg.Reviewer != "" {
+			review = fmt.Sprintf(", and %q never reviews it", cfg.Reviewer)
+		}
+		c.warnings = append(c.warnings, ir.Diagnostic{File: c.p.File, Pos: cp.Raw.Pos, Severity: ir.Warning,
+			Message: fmt.Sprintf("actor %q holds code:propose in the shared workspace: launched without --branch, it commits on the branch the installation root has checked out, with no proposal%s", a.Name.Value, review),
+			Hint:    "give it execution: { workspace: isolated } (a git worktree per session, proposed through the code flow), or launch it only with --branch"})
+		return
+	}
 }
