@@ -67,7 +67,7 @@ func TestKeepFromTheProfile(t *testing.T) {
 }
 
 // TestCompileWarnsMissingDocuments: a documents.roles file that is not in the directory draws a
-// warning naming the role's position; once written, none.
+// warning naming the role's position, from compile and from check; once written, none.
 func TestCompileWarnsMissingDocuments(t *testing.T) {
 	repo := t.TempDir()
 	code, _, errOut := run(t, "compile", "../../profiles/sdlc", "--target", "local", "--dir", repo)
@@ -75,13 +75,18 @@ func TestCompileWarnsMissingDocuments(t *testing.T) {
 		t.Fatalf("exit %d\n%s", code, errOut)
 	}
 	for _, want := range []string{
-		"ir.yml:119:13: warning: documents.roles.vision docs/VISION.md is not in " + repo,
+		"ir.yml:120:13: warning: documents.roles.vision docs/VISION.md is not in " + repo,
 		"documents.roles.constitution docs/CONSTITUTION.md is not in",
 		"documents.roles.roadmap docs/ROADMAP.md is not in",
 	} {
 		if !strings.Contains(errOut, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, errOut)
 		}
+	}
+	code, out, errOut := run(t, "check", "../../profiles/sdlc", "--target", "local", "--dir", repo, "--format", "json")
+	if code != 0 || !strings.Contains(errOut, "ir.yml:120:13: warning: documents.roles.vision docs/VISION.md is not in "+repo) ||
+		!strings.Contains(out, `"documents.roles.roadmap docs/ROADMAP.md is not in `) {
+		t.Errorf("check without the documents: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
 	for _, doc := range []string{"VISION.md", "CONSTITUTION.md", "ROADMAP.md"} {
 		if err := os.MkdirAll(filepath.Join(repo, "docs"), 0o755); err != nil {
@@ -93,6 +98,9 @@ func TestCompileWarnsMissingDocuments(t *testing.T) {
 	}
 	if code, _, errOut := run(t, "compile", "../../profiles/sdlc", "--target", "local", "--dir", repo); code != 0 || strings.Contains(errOut, "documents.roles") {
 		t.Errorf("with the documents: exit %d\n%s", code, errOut)
+	}
+	if code, out, errOut := run(t, "check", "../../profiles/sdlc", "--target", "local", "--dir", repo); code != 0 || strings.Contains(out+errOut, "documents.roles") {
+		t.Errorf("check with the documents: exit %d\n%s%s", code, out, errOut)
 	}
 }
 
