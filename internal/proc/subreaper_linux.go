@@ -29,9 +29,12 @@ func BecomeSubreaper() error {
 // and does it again for their children, which are re-parented here as they die, until none is
 // left (within a few seconds). Called by a subreaper once it has waited for every child it
 // started itself: what remains escaped a session's process group. A child spare says yes to is
-// left alone (another session's supervisor, started from inside this session). It returns the
-// pids killed.
-func KillOrphans(spare func(pid int) bool) []int {
+// left alone (another session's supervisor, started from inside this session). A child still in
+// the process group group (the session's, killed as it ended; 0 for none) did not escape: it is
+// killed and reaped as well, a zombie too, and not counted (say a relay the session's sandbox
+// forked for a connection, re-parented here when its parent ended). It returns the pids of the
+// others, the escaped, killed.
+func KillOrphans(spare func(pid int) bool, group int) []int {
 	var killed []int
 	self := os.Getpid()
 	deadline := time.Now().Add(killWait)
@@ -62,11 +65,14 @@ func KillOrphans(spare func(pid int) bool) []int {
 		}
 		quiet = 0
 		for _, pid := range kids {
-			if pgid, err := syscall.Getpgid(pid); err == nil && pgid == pid && pgid != syscall.Getpgrp() {
+			pgid, err := syscall.Getpgid(pid)
+			if err == nil && pgid == pid && pgid != syscall.Getpgrp() {
 				_ = syscall.Kill(-pgid, syscall.SIGKILL)
 			}
 			_ = syscall.Kill(pid, syscall.SIGKILL)
-			killed = append(killed, pid)
+			if err != nil || group <= 0 || pgid != group {
+				killed = append(killed, pid)
+			}
 		}
 		for _, pid := range kids {
 			var ws syscall.WaitStatus

@@ -5,6 +5,7 @@ package proc
 import (
 	"os/exec"
 	"slices"
+	"syscall"
 	"testing"
 )
 
@@ -16,7 +17,7 @@ func TestKillOrphansScansOnlyWithChildren(t *testing.T) {
 	listChildren = func(pid int) []int { scans++; return children(pid) }
 	t.Cleanup(func() { listChildren = children })
 
-	if killed := KillOrphans(nil); len(killed) != 0 || scans != 0 {
+	if killed := KillOrphans(nil, 0); len(killed) != 0 || scans != 0 {
 		t.Fatalf("no child: killed %v after %d /proc scans, want none and none", killed, scans)
 	}
 	if hasChildren() {
@@ -30,11 +31,38 @@ func TestKillOrphansScansOnlyWithChildren(t *testing.T) {
 	if !hasChildren() {
 		t.Fatal("hasChildren says no with a child running")
 	}
-	killed := KillOrphans(nil)
+	killed := KillOrphans(nil, 0)
 	if !slices.Contains(killed, cmd.Process.Pid) || scans == 0 {
 		t.Fatalf("a child %d: killed %v after %d scans", cmd.Process.Pid, killed, scans)
 	}
 	if hasChildren() {
 		t.Fatal("the child was not reaped")
+	}
+}
+
+// TestKillOrphansCountsOnlyTheEscaped: the session's group is killed as it ends, and its members
+// (zombies now, or still dying) are reaped without being counted; a child in a group of its own
+// escaped, and is.
+func TestKillOrphansCountsOnlyTheEscaped(t *testing.T) {
+	start := func(pgid int) *exec.Cmd {
+		cmd := exec.Command("sleep", "60")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pgid: pgid}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		return cmd
+	}
+	leader := start(0)
+	member := start(leader.Process.Pid)
+	escaped := start(0)
+	if err := Kill(leader.Process.Pid); err != nil {
+		t.Fatal(err)
+	}
+	killed := KillOrphans(nil, leader.Process.Pid)
+	if !slices.Equal(killed, []int{escaped.Process.Pid}) {
+		t.Fatalf("killed %v, want only the escaped %d (the group's %d and %d ended with it)", killed, escaped.Process.Pid, leader.Process.Pid, member.Process.Pid)
+	}
+	if hasChildren() {
+		t.Fatal("a child was not reaped")
 	}
 }

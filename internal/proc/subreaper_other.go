@@ -11,4 +11,4 @@ func BecomeSubreaper() error {
 }
 
 // KillOrphans is Linux only (see BecomeSubreaper).
-func KillOrphans(spare func(pid int) bool) []int { return nil }
+func KillOrphans(spare func(pid int) bool, group int) []int { return nil }

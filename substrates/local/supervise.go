@@ -40,19 +40,20 @@ func (r *Runner) Supervise(ctx context.Context, id string) error {
 	r.supervisor.set.hold(id)
 	r.supervise(ctx, id)
 	r.supervisor.set.release(id)
-	r.killEscaped(ctx, s)
+	r.killEscaped(ctx, s, 0)
 	return nil
 }
 
-// killEscaped kills what session s left running outside its process group, when this process
-// is the subreaper of what it started (Supervise), and records it. The session's end calls it
+// killEscaped kills what session s left running outside its process group, group (0 when not
+// known), when this process is the subreaper of what it started (Supervise), and records it;
+// what is still in its group is killed as it is, not recorded. The session's end calls it
 // before the guards put back the git directory and the installation, so that nothing it left
 // running changes them again afterwards; Supervise once more at the very end.
-func (r *Runner) killEscaped(ctx context.Context, s store.Session) {
+func (r *Runner) killEscaped(ctx context.Context, s store.Session, group int) {
 	if !r.supervisor.subreaper {
 		return
 	}
-	if killed := proc.KillOrphans(r.otherSupervisor); len(killed) > 0 {
+	if killed := proc.KillOrphans(r.otherSupervisor, group); len(killed) > 0 {
 		msg := fmt.Sprintf("killed %d process(es) that had left its process group and outlived it: %v", len(killed), killed)
 		_ = r.Store.Log(ctx, store.Event{Session: s.ID, Actor: s.Actor, Kind: "escaped", Message: msg})
 	}
@@ -429,7 +430,7 @@ func (sv *supervision) settle(ctx context.Context, cmd *exec.Cmd, drain func()) 
 		sv.resultOut.drain()
 	}
 	code := exitCode(cmd.ProcessState)
-	r.killEscaped(ctx, s) // before the put-back: an escaped process could change it all again
+	r.killEscaped(ctx, s, pid) // before the put-back: an escaped process could change it all again
 	tampered := r.In.putBack(id, sv.snap, sv.gsnap)
 	if len(tampered) > 0 {
 		msg := strings.Join(tampered, "; ")
