@@ -72,17 +72,22 @@ func proxiedPresets(cfg *ActorConfig, env []string) ([]agent.Preset, bool) {
 // CLI speaks (startProxy logs the same in the session's log): "" when they do, or when it runs
 // no proxied agent.
 func (r *Runner) NoModelCredential(actor string) string {
-	cfg, err := r.In.Actor(actor)
+	return noModelCredential(r.In, r.opts.Env, actor)
+}
+
+// noModelCredential is Runner.NoModelCredential for the installation in and the environment env.
+func noModelCredential(in *Install, env []string, actor string) string {
+	cfg, err := in.Actor(actor)
 	if err != nil {
 		return ""
 	}
-	ps, proxied := proxiedPresets(cfg, r.opts.Env)
+	ps, proxied := proxiedPresets(cfg, env)
 	if !proxied {
 		return ""
 	}
 	var names []string
 	for _, p := range ps {
-		if sessionenv.Lookup(r.opts.Env, p.CredentialEnv) != "" {
+		if sessionenv.Lookup(env, p.CredentialEnv) != "" {
 			return ""
 		}
 		names = append(names, p.CredentialEnv)

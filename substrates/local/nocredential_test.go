@@ -1,8 +1,16 @@
 package local
 
 import (
+	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/autonomyhq/autonomy/internal/playproto"
+	"github.com/autonomyhq/autonomy/internal/store"
+	"github.com/autonomyhq/autonomy/ir"
 )
 
 // TestLaunchWarnsWithoutAModelCredential: an agent whose sessions would run without a model proxy
@@ -30,5 +38,56 @@ func TestLaunchWarnsWithoutAModelCredential(t *testing.T) {
 		files: map[string]string{"scripts/sweep.sh": "#!/bin/sh\n"}}, true)
 	if got := newRunner(t, script, Options{Env: []string{"PATH=/usr/bin:/bin"}}).NoModelCredential("sweep"); got != "" {
 		t.Errorf("a script actor: %q, want nothing", got)
+	}
+}
+
+// TestAnAnswerWithoutTheKeyIsRefusedWhereTheModelWasProxied: a session that reached its model
+// through the proxy before would go on without it when answered from a shell without the key
+// (the CLI's own login, unbudgeted, unsandboxed): refused, the token still valid; with the key,
+// or for a session that never reached the proxy, the answer goes through.
+func TestAnAnswerWithoutTheKeyIsRefusedWhereTheModelWasProxied(t *testing.T) {
+	dir := installFleet(t, skillFleet("codex"), true)
+	bin := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bin, "codex"), []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	park := func(r *Runner, token string) store.Session {
+		t.Helper()
+		hash := playproto.HashToken(token)
+		var s store.Session
+		if err := r.Store.Tx(ctx, func(tx *store.Tx) error {
+			s = store.Session{Actor: "develop", Kind: "agent", Status: ir.Paused, Origin: "operator", TokenHash: hash,
+				Reason: inputRequired + "which one?", StartedAt: time.Now(), CreatedAt: time.Now()}
+			return tx.Insert(&s)
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Store.SavePause(ctx, hash, s.ID, []byte(`{"next": 0}`)); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	noKey := newRunner(t, dir, Options{Env: []string{"PATH=" + bin + ":/usr/bin:/bin"}})
+	s := park(noKey, "rt_one")
+	if err := noKey.Store.PutUsage(ctx, store.Usage{Session: s.ID, Actor: "develop"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := noKey.Respond(ctx, s.ID, "rt_one", playproto.Answer{Text: "blog"}, "")
+	if err == nil || !strings.Contains(err.Error(), "reached its model through the model proxy before") ||
+		!strings.Contains(err.Error(), "no OPENAI_API_KEY in this environment") || !strings.Contains(err.Error(), "the token is still valid") {
+		t.Fatalf("an answer without the key: %v", err)
+	}
+	if got, _, _ := noKey.Store.Get(ctx, s.ID); !parked(got) || got.TokenHash != playproto.HashToken("rt_one") {
+		t.Fatalf("after the refusal the session is %s (token hash %q)", got.Status, got.TokenHash)
+	}
+	withKey := newRunner(t, dir, Options{Env: []string{"PATH=" + bin + ":/usr/bin:/bin", "OPENAI_API_KEY=k"}})
+	if _, err := withKey.Respond(ctx, s.ID, "rt_one", playproto.Answer{Text: "blog"}, ""); err != nil && strings.Contains(err.Error(), "model proxy before") {
+		t.Fatalf("an answer with the key: %v", err)
+	}
+	// A session that never reached the proxy: the answer is not refused for the key.
+	other := park(noKey, "rt_two")
+	if _, err := noKey.Respond(ctx, other.ID, "rt_two", playproto.Answer{Text: "blog"}, ""); err != nil && strings.Contains(err.Error(), "model proxy before") {
+		t.Fatalf("a session that never reached the proxy: %v", err)
 	}
 }

@@ -245,6 +245,14 @@ func (pb *playbooks) respond(ctx context.Context, id, token string, a playproto.
 				return s, &RefusedError{Msg: err.Error() + " (the session would continue with this command's environment: answer where its launch could run; the token is still valid)"}
 			}
 		}
+		// A session that reached its model through the proxy before would go on without it
+		// (the CLI's own login, unbudgeted, unsandboxed): from a shell without the key, refused.
+		if warn := noModelCredential(pb.in, pb.env, s.Actor); warn != "" {
+			if _, used, err := pb.store.GetUsage(ctx, id); err == nil && used {
+				_ = pb.store.SavePause(ctx, hash, id, raw)
+				return s, &RefusedError{Msg: "refused: session " + id + " reached its model through the model proxy before, and would go on without it: " + warn + " (answer from the shell that launched it, or export the key there; the token is still valid)"}
+			}
+		}
 	}
 	by, now := pb.caller.describe(), pb.now().UTC()
 	verb, approve := "approved", a.Approve
