@@ -84,7 +84,7 @@ an address that is not loopback, or in use).`,
 				defer mu.Unlock()
 				fmt.Fprintln(errOut, "autonomy dev model:", line)
 			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP) // SIGHUP: its terminal closed
 			defer stop()
 			srv, err := modelfake.Listen(addr, turns, logLine)
 			if err != nil {
@@ -95,7 +95,7 @@ an address that is not loopback, or in use).`,
 				if err := srv.WriteEnvFile(envFile); err != nil {
 					return usageError("--env-file: %v", err)
 				}
-				defer os.Remove(envFile)
+				defer func() { _ = srv.RemoveEnvFile(envFile) }() // unless gone already, or another's now
 			}
 			fmt.Fprint(cmd.OutOrStdout(), srv.Env())
 			logLine(fmt.Sprintf("serving %s on %s; Ctrl-C stops it", what, srv.URL()))
@@ -110,6 +110,6 @@ an address that is not loopback, or in use).`,
 	}
 	cmd.Flags().StringVar(&script, "script", "", "the script file: a YAML list of turns (shell:, tool:, text:, json:); default: one final result saying nothing was done")
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:4000", "the loopback address to listen on (port 0 picks a free one)")
-	cmd.Flags().StringVar(&envFile, "env-file", "", "also write the printed KEY=VALUE lines to this file once serving (removed on exit)")
+	cmd.Flags().StringVar(&envFile, "env-file", "", "also write the printed KEY=VALUE lines to this file once serving (removed on exit; refused while another dev model serves the one there)")
 	return cmd
 }

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/autonomyhq/autonomy/internal/agentcli"
@@ -89,7 +90,13 @@ func startDevModel(t *testing.T, dir string, args ...string) *devModel {
 // stop interrupts the process as Ctrl-C would and returns its exit code.
 func (d *devModel) stop(t *testing.T) int {
 	t.Helper()
-	if err := d.cmd.Process.Signal(os.Interrupt); err != nil {
+	return d.stopWith(t, os.Interrupt)
+}
+
+// stopWith is stop with sig.
+func (d *devModel) stopWith(t *testing.T, sig os.Signal) int {
+	t.Helper()
+	if err := d.cmd.Process.Signal(sig); err != nil {
 		t.Fatal(err)
 	}
 	err := d.cmd.Wait()
@@ -246,5 +253,32 @@ func TestDevModelEnvFile(t *testing.T) {
 	}
 	if code, _, errOut := run(t, "dev", "model", "--addr", "127.0.0.1:0", "--env-file", filepath.Join(dir, "no", "model.env")); code != 2 || !strings.Contains(errOut, "--env-file") {
 		t.Errorf("an env file in a missing directory: exit %d\n%s", code, errOut)
+	}
+
+	// A second dev model given the file of one serving is refused, and leaves it; its terminal
+	// closed (SIGHUP), the first removes it.
+	first := startDevModel(t, dir, "--addr", "127.0.0.1:0", "--env-file", "model.env")
+	code, _, errOut := run(t, "dev", "model", "--addr", "127.0.0.1:0", "--env-file", filepath.Join(dir, "model.env"))
+	if code != 2 || !strings.Contains(errOut, "names a model serving at "+strings.TrimPrefix(first.anthropic, "http://")) {
+		t.Errorf("a second dev model on the same env file: exit %d\n%s", code, errOut)
+	}
+	checkEnvFile(t, filepath.Join(dir, "model.env"), first)
+	if code := first.stopWith(t, syscall.SIGHUP); code != 0 {
+		t.Errorf("exit %d after SIGHUP:\n%s", code, first.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "model.env")); !os.IsNotExist(err) {
+		t.Errorf("model.env is still there after SIGHUP: %v", err)
+	}
+
+	// A file left by one killed (SIGKILL removes nothing) names no server: replaced.
+	killed := startDevModel(t, dir, "--addr", "127.0.0.1:0", "--env-file", "model.env")
+	if err := killed.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = killed.cmd.Wait()
+	next := startDevModel(t, dir, "--addr", "127.0.0.1:0", "--env-file", "model.env")
+	checkEnvFile(t, filepath.Join(dir, "model.env"), next)
+	if code := next.stop(t); code != 0 {
+		t.Errorf("exit %d after Ctrl-C:\n%s", code, next.stderr)
 	}
 }
