@@ -61,6 +61,38 @@ func TestEscapedProcessIsKilled(t *testing.T) {
 	}
 }
 
+// TestAProcessLeftInTheGroupIsNotEscaped: a process the session left running in its own process
+// group, orphaned (its parent exited first, as a sandbox's relay forked for a connection is), is
+// killed with the group as the session ends, and is not reported as escaped.
+func TestAProcessLeftInTheGroupIsNotEscaped(t *testing.T) {
+	t.Parallel()
+	script := "#!/bin/sh\nsh -c 'sleep 300 & echo $! > \"$AUTONOMY_DIR/escaped.pid\"'\nsleep 0.2\n" + scriptDone
+	dir := runnerFleet(t, trivialFleet, map[string]string{"scripts/work.sh": script})
+	out, errOut, code := cli(t, nil, "runner", "--dir", dir, "launch", "worker")
+	if code != 0 {
+		t.Fatalf("launch: exit %d: %s", code, errOut)
+	}
+	id := strings.TrimSpace(out)
+	st, err := store.Open(local.DBPath(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if s := waitAllEnded(t, st, 1); s[0].Status != "done" {
+		t.Fatalf("session %+v", s[0])
+	}
+	pid := waitEscapedKilled(t, dir)
+	events, err := st.Events(context.Background(), id, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range events {
+		if e.Kind == "escaped" {
+			t.Fatalf("the process %d left in the session's group was reported escaped: %s", pid, e.Message)
+		}
+	}
+}
+
 // TestLaunchedSupervisorSurvivesItsLauncher: a session that launches another (agent:launch) has
 // that session's supervisor among its descendants; when the launching session ends, its
 // supervisor, the subreaper of what it started, leaves the other supervisor alone: the launched
