@@ -76,10 +76,18 @@ func skipProposalPush(tx *store.Tx, rep *PollReport, ev ghEvent, where, writer s
 	if err != nil || !ok {
 		return false, err
 	}
+	// An opening by the runner's token from a branch the runner pushed is the code flow's,
+	// whatever its head by now (a person may have pushed since, or a later push of the runner's
+	// been recorded and failed). Without the token's login, and for a new head (whose pusher
+	// GitHub's list does not name), the head must be the one pushed.
+	why := fmt.Sprintf("its head %s is the one the runner pushed to %s for a proposal", short(ev.HeadSHA), ev.HeadRef)
 	if head, _ := parseProposalPush(v); !strings.EqualFold(head, ev.HeadSHA) {
-		return false, nil
+		if ev.Action != "opened" || writer == "" {
+			return false, nil
+		}
+		why = fmt.Sprintf("the runner opened it from %s, where it pushed %s for a proposal", ev.HeadRef, short(head))
 	}
-	rep.Ignored = append(rep.Ignored, fmt.Sprintf("%s %s %d by %s %s fires nothing: its head %s is the one the runner pushed to %s for a proposal, which the code flow reviews itself",
-		ev.Name, ev.Action, ev.ID, ev.Login, where, short(ev.HeadSHA), ev.HeadRef))
+	rep.Ignored = append(rep.Ignored, fmt.Sprintf("%s %s %d by %s %s fires nothing: %s, which the code flow reviews itself",
+		ev.Name, ev.Action, ev.ID, ev.Login, where, why))
 	return true, tx.DeleteMeta(key)
 }

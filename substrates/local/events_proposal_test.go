@@ -139,6 +139,32 @@ func TestAProposalPushRecordIsNarrow(t *testing.T) {
 		t.Fatalf("a person's reopening fired %v (%+v), want the watcher on reopened", firedActors(rep), rep)
 	}
 
+	// The runner's token opens a pull request from a branch it recorded a later head for (that
+	// push failed, or the runner stopped before it): the opening is still the code flow's.
+	gitRun(t, work, "push", "-q", "origin", "HEAD:refs/heads/autonomy/develop/7")
+	if err := recordProposalPush(ctx, g.r.Store, "autonomy/develop/7", strings.Repeat("ab", 20), now); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.gh.OpenPull("acme", "the runner's proposal", "autonomy/develop/7", "main"); err != nil {
+		t.Fatal(err)
+	}
+	rep := poll(t, es)
+	if len(rep.Fired) > 0 || !strings.Contains(strings.Join(rep.Ignored, "\n"), "the runner opened it from autonomy/develop/7") {
+		t.Fatalf("the runner's opening with a later head recorded fired %v (ignored %q)", firedActors(rep), rep.Ignored)
+	}
+
+	// A pull request no longer open is forgotten: its last head is not kept.
+	if _, ok := meta(headKey(n)); !ok {
+		t.Fatalf("the open pull request #%d has no head kept", n)
+	}
+	if err := g.gh.SetState(n, "mallory", "closed"); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, es)
+	if v, ok := meta(headKey(n)); ok {
+		t.Errorf("the head of the closed pull request #%d is still kept: %q", n, v)
+	}
+
 	// Records older than a week are dropped when the next push is recorded.
 	if err := recordProposalPush(ctx, g.r.Store, "autonomy/old/1", head, now.Add(-proposalPushKept-time.Hour)); err != nil {
 		t.Fatal(err)

@@ -18,13 +18,16 @@ import (
 // its opening fires opened.
 
 // headKey is the store's meta key of pull request n's last head seen.
-func headKey(n int) string { return "events.github.pull_head." + strconv.Itoa(n) }
+func headKey(n int) string { return headPrefix + strconv.Itoa(n) }
+
+const headPrefix = "events.github.pull_head."
 
 // pollHeads fires synchronize for every open pull request whose head moved since the last poll,
 // and the reviews submitted on them (events_reviews.go).
 func (es *EventSource) pollHeads(ctx context.Context, rep *PollReport) error {
 	var open []*github.PullRequest
 	var first *github.Response
+	complete, fresh := false, false // every open pull request listed; a new list, not a 304
 	for page := 1; page <= maxPages; page++ {
 		var list []*github.PullRequest
 		resp, err := es.get(ctx, fmt.Sprintf("repos/%s/%s/pulls?state=open&per_page=100&page=%d", es.owner, es.name, page), page == 1, &list)
@@ -40,13 +43,20 @@ func (es *EventSource) pollHeads(ctx context.Context, rep *PollReport) error {
 				open = es.openPulls
 				break
 			}
+			fresh = true
 		}
 		open = append(open, list...)
 		if resp.NextPage == 0 {
+			complete = true
 			break
 		}
 	}
 	es.openPulls = open
+	if fresh && complete {
+		if err := es.dropClosedHeads(ctx, open); err != nil {
+			return err
+		}
+	}
 	for _, pr := range open {
 		if stop, err := es.head(ctx, rep, pr); err != nil || stop {
 			es.forget(first)
@@ -82,4 +92,27 @@ func (es *EventSource) head(ctx context.Context, rep *PollReport, pr *github.Pul
 		Role: pr.GetAuthorAssociation(), Body: pr.GetBody(), SameRepo: strings.EqualFold(pr.GetHead().GetRepo().GetFullName(), es.Repo()),
 		Bot: strings.HasSuffix(pr.GetUser().GetLogin(), "[bot]"), HeadRef: pr.GetHead().GetRef(), HeadSHA: sha}
 	return es.handleIf(ctx, rep, ev, key, sha, func(raw string) bool { return raw == sha })
+}
+
+// dropClosedHeads drops the last heads kept of the pull requests no longer open, open being every
+// open one: a pull request reopened is seen anew (its reopening fires reopened).
+func (es *EventSource) dropClosedHeads(ctx context.Context, open []*github.PullRequest) error {
+	keep := make(map[string]bool, len(open))
+	for _, pr := range open {
+		keep[headKey(pr.GetNumber())] = true
+	}
+	return es.r.Store.Tx(ctx, func(tx *store.Tx) error {
+		keys, _, err := tx.MetaPrefix(headPrefix)
+		if err != nil {
+			return err
+		}
+		for _, k := range keys {
+			if !keep[k] {
+				if err := tx.DeleteMeta(k); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
 }
