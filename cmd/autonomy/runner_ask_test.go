@@ -168,3 +168,16 @@ func listAsks(t *testing.T, dir string) string {
 	out, _, _ := cli(t, nil, "runner", "--dir", dir, "list")
 	return out
 }
+
+// TestRunnerNoSessionSaysWhereTheIdsAre: a session id the store does not hold (say the ID of a
+// command's help, pasted as it is) names where the ids are, for get, update and cancel alike.
+func TestRunnerNoSessionSaysWhereTheIdsAre(t *testing.T) {
+	t.Parallel()
+	dir := runnerFleet(t, trivialFleet, map[string]string{"scripts/work.sh": "#!/bin/sh\n" + scriptDone})
+	for _, args := range [][]string{{"get", "ID"}, {"update", "ID", "--token", "T", "--answer", "x"}, {"cancel", "ID"}, {"logs", "ID"}} {
+		_, errOut, code := cli(t, nil, append([]string{"runner", "--dir", dir}, args...)...)
+		if code != 1 || !strings.Contains(errOut, "no session ID (runner list shows the sessions and their ids)") {
+			t.Errorf("%v: exit %d: %s", args, code, errOut)
+		}
+	}
+}

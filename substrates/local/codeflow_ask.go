@@ -42,7 +42,7 @@ func (r *Runner) NewAskToken(ctx context.Context, id string) (string, error) {
 	}
 	switch {
 	case !ok:
-		return "", &RefusedError{Msg: fmt.Sprintf("no session %s", id)}
+		return "", &RefusedError{Msg: NoSession(id)}
 	case !codeFlowAsk(s):
 		return "", &RefusedError{Msg: fmt.Sprintf("session %s is not an ask of the code flow (a proposal's review or approval): its token was returned by its launch", id)}
 	case s.Status.Ended():

@@ -235,7 +235,7 @@ func (r *Runner) Update(ctx context.Context, id string, p ir.Patch) (store.Sessi
 		if err := r.caller.authorize(ctx, "update", ""); err != nil {
 			return s, err
 		}
-		return s, &RefusedError{Msg: fmt.Sprintf("no session %s", id)}
+		return s, &RefusedError{Msg: NoSession(id)}
 	}
 	if err := r.caller.authorize(ctx, "update", s.Actor); err != nil {
 		return s, err

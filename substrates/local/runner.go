@@ -262,7 +262,7 @@ func (r *Runner) Logs(ctx context.Context, id string) (store.Session, string, er
 		return s, "", err
 	}
 	if !ok {
-		return s, "", &RefusedError{Msg: fmt.Sprintf("no session %s", id)}
+		return s, "", &RefusedError{Msg: NoSession(id)}
 	}
 	if s.Kind == "human" {
 		return s, "", &RefusedError{Msg: fmt.Sprintf("session %s is an ask to a person: there is nothing to watch, only its completion", id)}

@@ -30,7 +30,7 @@ func (r *Runner) Transcript(ctx context.Context, id string, w io.Writer) error {
 	if _, ok, err := r.Store.Get(ctx, id); err != nil {
 		return err
 	} else if !ok {
-		return &RefusedError{Msg: fmt.Sprintf("no session %s", id)}
+		return &RefusedError{Msg: NoSession(id)}
 	}
 	path, _ := r.In.TranscriptPath(id)
 	f, err := os.OpenFile(path, os.O_RDONLY|oNoFollow, 0)

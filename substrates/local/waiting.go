@@ -62,9 +62,9 @@ func (r *Runner) askWhat(ctx context.Context, s store.Session) string {
 		}
 	}
 	if s.Ref != "" {
-		return "an answer on " + s.Ref + " (runner get ID)"
+		return "an answer on " + s.Ref + " (runner get " + s.ID + ")"
 	}
-	return "an answer (runner get ID)"
+	return "an answer (runner get " + s.ID + ")"
 }
 
 // clipLine is s on one line (a line break or other control becomes a space) of at most n
@@ -76,4 +76,10 @@ func clipLine(s string, n int) string {
 	}
 	runes := []rune(s)
 	return string(runes[:n-1]) + "…"
+}
+
+// NoSession says that the store holds no session id, and where the ids are: pasted from a
+// command's help, ID is a placeholder.
+func NoSession(id string) string {
+	return fmt.Sprintf("no session %s (runner list shows the sessions and their ids)", id)
 }

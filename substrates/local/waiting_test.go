@@ -40,7 +40,7 @@ func TestWaitingForAPerson(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := seam.WaitingFor(ctx, bare.Session), "approver (a person): an answer on 9 (runner get ID)"; got != want {
+	if got, want := seam.WaitingFor(ctx, bare.Session), "approver (a person): an answer on 9 (runner get "+bare.Session.ID+")"; got != want {
 		t.Errorf("an ask with no text: WAITING FOR %q, want %q", got, want)
 	}
 	resolved, err := seam.Update(ctx, bare.Session.ID, ir.Patch{Status: ir.Done, Token: bare.Token, Evidence: "answered"})

@@ -207,7 +207,7 @@ func (pb *playbooks) respond(ctx context.Context, id, token string, a playproto.
 		return s, err
 	}
 	if !ok {
-		return s, &RefusedError{Msg: fmt.Sprintf("no session %s", id)}
+		return s, &RefusedError{Msg: NoSession(id)}
 	}
 	if !parked(s) {
 		return s, &RefusedError{Msg: fmt.Sprintf("session %s is %s and waits for no approval", id, s.Status)}

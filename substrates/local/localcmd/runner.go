@@ -307,7 +307,7 @@ to record it (a full disk), get prints it as the store has it and exits 2, sayin
 				return runnerError(err)
 			}
 			if !ok {
-				return exitcode.Problemf("no session %s", args[0])
+				return exitcode.Problemf("%s", local.NoSession(args[0]))
 			}
 			rec, err2 := r.Handoff(cmd.Context(), s.ID)
 			if err2 != nil {
@@ -409,7 +409,7 @@ this command ends; if the supervisor died, the next list, get, logs -f or tick d
 			if !ok {
 				s, found, _ := r.Store.Get(cmd.Context(), args[0])
 				if !found {
-					return exitcode.Problemf("no session %s", args[0])
+					return exitcode.Problemf("%s", local.NoSession(args[0]))
 				}
 				return exitcode.Problemf("session %s had already ended: %s", s.ID, s.Status)
 			}
