@@ -3,11 +3,13 @@
 package main
 
 import (
+	"bufio"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -139,5 +141,41 @@ func TestDoctorAsksForTheSandboxOfAnAgentCommand(t *testing.T) {
 	out, _, code := cli(t, []string{"PATH=" + t.TempDir()}, "doctor", dir)
 	if code != 1 || !strings.Contains(out, "fix  network sandbox bwrap: bwrap is not on PATH") || !strings.Contains(out, "fix  network sandbox socat: socat is not on PATH") {
 		t.Errorf("doctor: exit %d\n%s", code, out)
+	}
+}
+
+// TestServeWarnsWithoutAModelKey: serve says as it starts, as launch does, when the sessions of
+// an actor would run their agent CLI without a model proxy (no model key in its environment);
+// with the key it says nothing of it.
+func TestServeWarnsWithoutAModelKey(t *testing.T) {
+	t.Parallel()
+	dir := runnerFleet(t, codexFleet, map[string]string{"skills/develop/SKILL.md": "# develop\n"})
+	bin := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bin, "codex"), []byte("#!/bin/sh\necho codex-cli 0.169.0\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"", "k"} {
+		cmd := exec.Command(autonomyBin(t), "runner", "--dir", dir, "serve")
+		cmd.Env = append(os.Environ(), "PATH="+bin+":/usr/bin:/bin", "OPENAI_API_KEY="+key, "OPENAI_BASE_URL=")
+		stderr, err := cmd.StderrPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		var before strings.Builder
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() && !strings.Contains(sc.Text(), "autonomy: serving ") {
+			before.WriteString(sc.Text() + "\n")
+		}
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		for sc.Scan() {
+		}
+		_ = cmd.Wait()
+		warned := strings.Contains(before.String(), "autonomy: warning: no OPENAI_API_KEY in this environment: develop's session runs its agent CLI with the CLI's own login")
+		if warned != (key == "") {
+			t.Errorf("OPENAI_API_KEY=%q: serve said before serving:\n%s", key, before.String())
+		}
 	}
 }

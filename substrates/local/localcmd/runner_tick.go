@@ -2,8 +2,10 @@ package localcmd
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -79,6 +81,7 @@ each ask's token as a person would. It stays registered until --humans off. See 
 				return runnerError(err)
 			}
 			errOut := cmd.ErrOrStderr()
+			warnNoModelCredential(errOut, r)
 			fmt.Fprintf(errOut, "autonomy: serving %s (%s, timezone %s); SIGINT or SIGTERM stops\n", r.In.Dir, cliout.Count(len(r.In.Schedule.Entries), "scheduled trigger"), r.In.Schedule.Timezone)
 			watchEvents(r, errOut)
 			if err := r.Serve(ctx, cmd.OutOrStdout()); err != nil {
@@ -90,4 +93,27 @@ each ask's token as a person would. It stays registered until --humans off. See 
 	}
 	humansFlag(cmd, &humans)
 	return cmd
+}
+
+// warnNoModelCredential says, as serve starts, which actors' sessions would run their agent CLI
+// without a model proxy (no model key in serve's environment), as launch says it of one.
+func warnNoModelCredential(errOut io.Writer, r *local.Runner) {
+	var first string
+	var others []string
+	for _, a := range r.In.Runner.Actors {
+		if warn := r.NoModelCredential(a); warn != "" {
+			if first == "" {
+				first = warn
+			} else {
+				others = append(others, a)
+			}
+		}
+	}
+	if first == "" {
+		return
+	}
+	if len(others) > 0 {
+		first += fmt.Sprintf(" (so do the sessions of %s)", strings.Join(others, ", "))
+	}
+	fmt.Fprintln(errOut, "autonomy: warning:", first)
 }
