@@ -32,8 +32,10 @@ func BecomeSubreaper() error {
 // left alone (another session's supervisor, started from inside this session). A child still in
 // the process group group (the session's, killed as it ended; 0 for none) did not escape: it is
 // killed and reaped as well, a zombie too, and not counted (say a relay the session's sandbox
-// forked for a connection, re-parented here when its parent ended). It returns the pids of the
-// others, the escaped, killed.
+// forked for a connection, re-parented here when its parent ended). A child that has exited
+// already (a zombie: say of a step's agent's group, which the step killed as it ended) is reaped
+// and not counted either: nothing of it outlived its group. It returns the pids of the others,
+// the escaped, killed.
 func KillOrphans(spare func(pid int) bool, group int) []int {
 	var killed []int
 	self := os.Getpid()
@@ -65,6 +67,9 @@ func KillOrphans(spare func(pid int) bool, group int) []int {
 		}
 		quiet = 0
 		for _, pid := range kids {
+			if zombie(pid) {
+				continue // dead already (a group killed as it ended, say a step's agent's): reaped below
+			}
 			pgid, err := syscall.Getpgid(pid)
 			if err == nil && pgid == pid && pgid != syscall.Getpgrp() {
 				_ = syscall.Kill(-pgid, syscall.SIGKILL)
@@ -80,6 +85,17 @@ func KillOrphans(spare func(pid int) bool, group int) []int {
 		}
 	}
 	return killed
+}
+
+// zombie reports whether pid has exited and waits to be reaped.
+func zombie(pid int) bool {
+	b, err := readStatFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	line := string(b)
+	i := strings.LastIndexByte(line, ')')
+	return i >= 0 && strings.HasPrefix(line[i+1:], " Z")
 }
 
 // listChildren is children, replaced in tests to count the /proc scans.

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // TestKillOrphansScansOnlyWithChildren: with no child at all KillOrphans returns without one
@@ -41,8 +42,8 @@ func TestKillOrphansScansOnlyWithChildren(t *testing.T) {
 }
 
 // TestKillOrphansCountsOnlyTheEscaped: the session's group is killed as it ends, and its members
-// (zombies now, or still dying) are reaped without being counted; a child in a group of its own
-// escaped, and is.
+// (zombies now, or still dying) are reaped without being counted, as is a child of another group
+// that has exited; a child running in a group of its own escaped, and is.
 func TestKillOrphansCountsOnlyTheEscaped(t *testing.T) {
 	start := func(pgid int) *exec.Cmd {
 		cmd := exec.Command("sleep", "60")
@@ -55,8 +56,18 @@ func TestKillOrphansCountsOnlyTheEscaped(t *testing.T) {
 	leader := start(0)
 	member := start(leader.Process.Pid)
 	escaped := start(0)
+	step := start(0) // a group of its own, killed as it ended: a zombie by now
 	if err := Kill(leader.Process.Pid); err != nil {
 		t.Fatal(err)
+	}
+	if err := Kill(step.Process.Pid); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); !zombie(step.Process.Pid); {
+		if time.Now().After(deadline) {
+			t.Fatal("the killed group's process is no zombie")
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 	killed := KillOrphans(nil, leader.Process.Pid)
 	if !slices.Equal(killed, []int{escaped.Process.Pid}) {
