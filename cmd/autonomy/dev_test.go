@@ -281,4 +281,16 @@ func TestDevModelEnvFile(t *testing.T) {
 	if code := next.stop(t); code != 0 {
 		t.Errorf("exit %d after Ctrl-C:\n%s", code, next.stderr)
 	}
+
+	// A file of the user's (a .env with a key in it) is neither replaced nor removed.
+	mine := "OPENAI_BASE_URL=https://api.openai.com/v1\nOPENAI_API_KEY=sk-mine\nDB_PASSWORD=secret\n"
+	for _, content := range []string{mine, "OPENAI_BASE_URL=http://127.0.0.1:9/v1\nANTHROPIC_BASE_URL=http://example.com:9\n"} {
+		if err := os.WriteFile(filepath.Join(dir, ".env"), []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		code, _, errOut = run(t, "dev", "model", "--addr", "127.0.0.1:0", "--env-file", filepath.Join(dir, ".env"))
+		if data, _ := os.ReadFile(filepath.Join(dir, ".env")); code != 2 || !strings.Contains(errOut, "is not an env file of autonomy dev model") || string(data) != content {
+			t.Errorf("a file of the user's: exit %d\n%s\nnow %q", code, errOut, data)
+		}
+	}
 }

@@ -1,10 +1,11 @@
 package modelfake
 
 import (
-	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/url"
 	"os"
@@ -21,11 +22,16 @@ func (s *Server) Env() string {
 
 // WriteEnvFile writes Env to path at once (a file beside it renamed over it), so that a reader
 // never sees half of it: when path exists, the server is serving at the address it names.
-// A file there already that names a server answering at its address is another's, serving:
-// refused, left as it is. One whose server is gone (killed) is replaced.
+// A file there already is replaced only when it is a dev model's, whose server is gone (killed):
+// one whose address answers is another's, serving, and any other file is the user's (a .env
+// with keys in it, say): both are refused, left as they are.
 func (s *Server) WriteEnvFile(path string) error {
-	if addr := servedBy(path); addr != "" {
-		return fmt.Errorf("%s names a model serving at %s (another autonomy dev model): give this one another file, or stop that one first", path, addr)
+	if host, ours, err := envFileAt(path); err != nil {
+		return err
+	} else if host != "" && !ours {
+		return fmt.Errorf("%s is there and is not an env file of autonomy dev model: give another path (it is left as it is)", path)
+	} else if host != "" && answers(host) {
+		return fmt.Errorf("%s names a model serving at %s (another autonomy dev model, or another program listening there): give this one another file, or stop that one first", path, host)
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
@@ -63,33 +69,44 @@ func (s *Server) RemoveEnvFile(path string) error {
 	return os.Remove(path)
 }
 
-// servedBy is the host:port the env file at path names when something listens there ("" when
-// there is no such file, it names no loopback address, or nothing answers: a server killed).
-func servedBy(path string) string {
+// envFileAt reads the file at path: host is "" when there is none, else its OPENAI_BASE_URL's
+// host:port ("-" when it names none); ours says it is an env file as Env writes them, naming a
+// loopback address.
+func envFileAt(path string) (host string, ours bool, err error) {
 	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", false, nil
+	}
 	if err != nil {
-		return ""
+		return "", false, err
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(io.LimitReader(f, 4096))
-	for sc.Scan() {
-		v, ok := strings.CutPrefix(sc.Text(), "OPENAI_BASE_URL=")
-		if !ok {
-			continue
-		}
-		u, err := url.Parse(v)
-		if err != nil || u.Host == "" {
-			return ""
-		}
-		if ip := net.ParseIP(u.Hostname()); ip == nil || !ip.IsLoopback() {
-			return ""
-		}
-		c, err := net.DialTimeout("tcp", u.Host, time.Second)
-		if err != nil {
-			return ""
-		}
-		c.Close()
-		return u.Host
+	data, err := io.ReadAll(io.LimitReader(f, 4097))
+	if err != nil {
+		return "", false, fmt.Errorf("%s: %v", path, err)
 	}
-	return ""
+	lines := strings.Split(string(data), "\n")
+	if len(data) > 4096 || len(lines) != 3 || lines[2] != "" {
+		return "-", false, nil
+	}
+	openai, ok1 := strings.CutPrefix(lines[0], "OPENAI_BASE_URL=")
+	anthropic, ok2 := strings.CutPrefix(lines[1], "ANTHROPIC_BASE_URL=")
+	u, err := url.Parse(anthropic)
+	if !ok1 || !ok2 || err != nil || u.Scheme != "http" || u.Path != "" || openai != anthropic+"/v1" {
+		return "-", false, nil
+	}
+	if ip := net.ParseIP(u.Hostname()); ip == nil || !ip.IsLoopback() {
+		return "-", false, nil
+	}
+	return u.Host, true, nil
+}
+
+// answers reports whether something listens at host:port.
+func answers(host string) bool {
+	c, err := net.DialTimeout("tcp", host, time.Second)
+	if err != nil {
+		return false
+	}
+	c.Close()
+	return true
 }
