@@ -417,7 +417,7 @@ func (es *EventSource) handleIf(ctx context.Context, rep *PollReport, ev ghEvent
 		where := "on #" + ev.Ref + " of " + es.Repo()
 		skip, err := skipApplied(tx, rep, ev, where, es.writer, es.skew)
 		if err == nil && !skip {
-			skip, err = skipProposalPush(tx, rep, ev, where, es.writer)
+			skip, err = skipProposalPush(tx, rep, ev, where, es.writer, es.r.opts.Now())
 		}
 		if err != nil || skip {
 			if skip {

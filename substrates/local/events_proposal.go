@@ -65,7 +65,7 @@ func parseProposalPush(v string) (head string, at time.Time) {
 // event). writer is the login of the runner's token when GitHub said it: a pull request opened by
 // anyone else is not the code flow's. A reopening is never the code flow's (it opens a new pull
 // request when its last one is closed).
-func skipProposalPush(tx *store.Tx, rep *PollReport, ev ghEvent, where, writer string) (bool, error) {
+func skipProposalPush(tx *store.Tx, rep *PollReport, ev ghEvent, where, writer string, now time.Time) (bool, error) {
 	if ev.Name != "pull_request" || !ev.SameRepo || ev.HeadRef == "" || ev.HeadSHA == "" ||
 		(ev.Action != "opened" && ev.Action != "synchronize") ||
 		(writer != "" && !strings.EqualFold(ev.Login, writer)) {
@@ -80,8 +80,12 @@ func skipProposalPush(tx *store.Tx, rep *PollReport, ev ghEvent, where, writer s
 	// whatever its head by now (a person may have pushed since, or a later push of the runner's
 	// been recorded and failed). Without the token's login, and for a new head (whose pusher
 	// GitHub's list does not name), the head must be the one pushed.
+	head, at := parseProposalPush(v)
+	if now.Sub(at) > proposalPushKept {
+		return false, tx.DeleteMeta(key) // too old to explain an event now
+	}
 	why := fmt.Sprintf("its head %s is the one the runner pushed to %s for a proposal", short(ev.HeadSHA), ev.HeadRef)
-	if head, _ := parseProposalPush(v); !strings.EqualFold(head, ev.HeadSHA) {
+	if !strings.EqualFold(head, ev.HeadSHA) {
 		if ev.Action != "opened" || writer == "" {
 			return false, nil
 		}

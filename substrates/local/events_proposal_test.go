@@ -165,6 +165,19 @@ func TestAProposalPushRecordIsNarrow(t *testing.T) {
 		t.Errorf("the head of the closed pull request #%d is still kept: %q", n, v)
 	}
 
+	// A record older than a week explains no event: the operator's own opening from that branch
+	// fires.
+	gitRun(t, work, "push", "-q", "origin", "HEAD:refs/heads/autonomy/develop/9")
+	if err := recordProposalPush(ctx, g.r.Store, "autonomy/develop/9", head, now.Add(-proposalPushKept-time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.gh.OpenPull("acme", "the operator's change", "autonomy/develop/9", "main"); err != nil {
+		t.Fatal(err)
+	}
+	if rep := poll(t, es); !slices.Equal(firedActors(rep), []string{"watcher"}) {
+		t.Fatalf("an opening from a branch of a week-old record fired %v (ignored %q), want the watcher", firedActors(rep), rep.Ignored)
+	}
+
 	// Records older than a week are dropped when the next push is recorded.
 	if err := recordProposalPush(ctx, g.r.Store, "autonomy/old/1", head, now.Add(-proposalPushKept-time.Hour)); err != nil {
 		t.Fatal(err)
