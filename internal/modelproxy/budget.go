@@ -46,6 +46,9 @@ type Usage struct {
 // Tokens is input plus output tokens.
 func (u Usage) Tokens() int64 { return u.InputTokens + u.OutputTokens }
 
+// Add adds o to u.
+func (u *Usage) Add(o Usage) { u.add(o) }
+
 func (u *Usage) add(o Usage) {
 	u.Requests += o.Requests
 	u.InputTokens += o.InputTokens

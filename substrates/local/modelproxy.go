@@ -11,6 +11,7 @@ import (
 
 	"github.com/autonomyhq/autonomy/internal/agent"
 	"github.com/autonomyhq/autonomy/internal/modelproxy"
+	"github.com/autonomyhq/autonomy/internal/playproto"
 	"github.com/autonomyhq/autonomy/internal/sessionenv"
 	"github.com/autonomyhq/autonomy/internal/store"
 	"github.com/autonomyhq/autonomy/ir"
@@ -31,6 +32,8 @@ func (in *Install) TranscriptPath(id string) (string, bool) {
 // sessionProxy is the model proxy the supervisor runs beside one preset session, outside its
 // sandbox: it holds the runner's real credential, the agent only a placeholder and its URL.
 type sessionProxy struct {
+	// prior is what the session used before this proxy (a step playbook's earlier segments).
+	prior      modelproxy.Usage
 	proxy      *modelproxy.Proxy
 	transcript *os.File
 	cancel     context.CancelFunc
@@ -44,7 +47,19 @@ type sessionProxy struct {
 // A preset's session reaches its preset's API; an explicit agent command (policy.box.local.agent
 // as a list of words) every preset's, each behind the same proxy. A session the operator's
 // AUTONOMY_LOCAL_AGENT runs is not proxied.
-func (sv *supervision) proxied() ([]agent.Preset, bool) { return proxiedPresets(sv.cfg, sv.r.opts.Env) }
+func (sv *supervision) proxied() ([]agent.Preset, bool) {
+	env := sv.r.opts.Env
+	if sv.cfg.Steps {
+		if _, ok, err := sv.r.Store.GetState(context.Background(), playproto.SessionKey(sv.s.ID)); err != nil || ok {
+			env = withoutAgentOverride(env) // a continuation runs the agent its checkpoint saved
+		}
+	}
+	return proxiedPresets(sv.cfg, env)
+}
+
+// withoutAgentOverride is env without AUTONOMY_LOCAL_AGENT: a step playbook's run continued from
+// its checkpoint runs the agent command the checkpoint saved, whatever the override says now.
+func withoutAgentOverride(env []string) []string { return sessionenv.With(env, AgentEnv+"=") }
 
 // proxiedPresets is proxied for a session of cfg run in the environment env.
 func proxiedPresets(cfg *ActorConfig, env []string) ([]agent.Preset, bool) {
@@ -143,8 +158,27 @@ func (sv *supervision) startProxy(ctx context.Context) (stop func(), ok bool) {
 		err = errors.New(msg)
 	}
 	var sp *sessionProxy
+	var prior store.Usage
+	var before bool // a segment of the session ran behind a proxy before this one
 	if err == nil {
-		sp, err = sv.r.In.listenProxy(ctx, sv.s.ID, ups, budget, sv.policy().Prices)
+		prior, before, err = sv.r.Store.GetUsage(ctx, sv.s.ID)
+	}
+	if err == nil {
+		budget, reason = runLeft(budget, prior.Usage)
+		if reason != "" {
+			err = errors.New(reason)
+		}
+	}
+	if err == nil {
+		sp, err = sv.r.In.listenProxy(ctx, sv.s.ID, ups, budget, sv.policy().Prices, before)
+	}
+	if err == nil {
+		// Recorded from the start: the session ran behind a proxy (an answer from a shell without
+		// the key is refused), and what an earlier segment used is kept.
+		sp.prior = prior.Usage
+		if err = sv.r.Store.PutUsage(ctx, store.Usage{Session: sv.s.ID, Actor: sv.s.Actor, At: sv.r.opts.Now().UTC(), Usage: prior.Usage}); err != nil {
+			sv.r.stopProxy(sp, sv.s)
+		}
 	}
 	if err != nil {
 		sv.end(ir.Failed, err.Error(), "", nil)
@@ -240,9 +274,44 @@ func (sv *supervision) budget(ctx context.Context) (modelproxy.Budget, string, e
 	return b, "", nil
 }
 
+// openAppend opens the file at path to append to it, when it is a regular file of one link that
+// was not planted as a link (nil otherwise: createNew makes it anew).
+func openAppend(path string) *os.File {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|oNoFollow|oNonBlock, 0)
+	if err != nil {
+		return nil
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() || links(fi) != 1 {
+		f.Close()
+		return nil
+	}
+	return f
+}
+
+// runLeft is the run's budget b less what the session used before (prior: a step playbook's
+// earlier segments, one run), and why nothing is left when nothing is.
+func runLeft(b modelproxy.Budget, prior modelproxy.Usage) (modelproxy.Budget, string) {
+	if b.Requests > 0 {
+		if b.Requests -= prior.Requests; b.Requests <= 0 {
+			return b, fmt.Sprintf("budget exhausted: the session used %d requests of its run's budget before", prior.Requests)
+		}
+	}
+	if b.Tokens > 0 {
+		if b.Tokens -= prior.Tokens(); b.Tokens <= 0 {
+			return b, fmt.Sprintf("budget exhausted: the session used %d tokens of its run's budget before", prior.Tokens())
+		}
+	}
+	if b.CostUSD > 0 {
+		if b.CostUSD -= prior.CostUSD; b.CostUSD <= 0 {
+			return b, fmt.Sprintf("budget exhausted: the session spent $%.4f of its run's budget before", prior.CostUSD)
+		}
+	}
+	return b, ""
+}
+
 // listenProxy starts a model proxy for session id on a free loopback port, forwarding ups, its
 // transcript kept in TranscriptDir.
-func (in *Install) listenProxy(ctx context.Context, id string, ups []upstream, b modelproxy.Budget, prices map[string]modelproxy.Price) (*sessionProxy, error) {
+func (in *Install) listenProxy(ctx context.Context, id string, ups []upstream, b modelproxy.Budget, prices map[string]modelproxy.Price, appending bool) (*sessionProxy, error) {
 	path, ok := in.TranscriptPath(id)
 	if !ok {
 		return nil, fmt.Errorf("%q is not a session id", id)
@@ -250,7 +319,14 @@ func (in *Install) listenProxy(ctx context.Context, id string, ups []upstream, b
 	if err := os.MkdirAll(in.Path(TranscriptDir), 0o700); err != nil {
 		return nil, fmt.Errorf("cannot make the transcript folder: %v", err)
 	}
-	f, err := createNew(path, 0o600) // never through a link an agent put there
+	var f *os.File
+	var err error
+	if appending {
+		f = openAppend(path) // an earlier segment's transcript, continued
+	}
+	if f == nil {
+		f, err = createNew(path, 0o600) // never through a link an agent put there
+	}
 	if err != nil {
 		return nil, fmt.Errorf("cannot create its transcript: %v", err)
 	}
@@ -294,7 +370,8 @@ func (r *Runner) stopProxy(sp *sessionProxy, s store.Session) {
 	sp.cancel()
 	<-sp.done
 	_ = sp.transcript.Close()
-	u := sp.proxy.Usage()
+	u := sp.prior
+	u.Add(sp.proxy.Usage())
 	err := r.Store.PutUsage(context.Background(), store.Usage{Session: s.ID, Actor: s.Actor, At: r.opts.Now().UTC(), Usage: u})
 	if err != nil {
 		_ = r.Store.Log(context.Background(), store.Event{Session: s.ID, Actor: s.Actor, Kind: "usage", Message: err.Error()})

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/autonomyhq/autonomy/internal/modelproxy"
 	"github.com/autonomyhq/autonomy/internal/playproto"
 	"github.com/autonomyhq/autonomy/internal/store"
 	"github.com/autonomyhq/autonomy/ir"
@@ -89,5 +90,46 @@ func TestAnAnswerWithoutTheKeyIsRefusedWhereTheModelWasProxied(t *testing.T) {
 	other := park(noKey, "rt_two")
 	if _, err := noKey.Respond(ctx, other.ID, "rt_two", playproto.Answer{Text: "blog"}, ""); err != nil && strings.Contains(err.Error(), "model proxy before") {
 		t.Fatalf("a session that never reached the proxy: %v", err)
+	}
+}
+
+// A session continued behind a new proxy (a step playbook's next segment) keeps what it used
+// before: its usage adds up, and its run's budget is what is left of it.
+func TestASessionsUsageAddsUpAcrossItsProxies(t *testing.T) {
+	dir := installFleet(t, skillFleet("codex"), true)
+	r := newRunner(t, dir, Options{})
+	ctx := context.Background()
+	f, err := os.Create(filepath.Join(t.TempDir(), "transcript.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy, err := modelproxy.New(modelproxy.Config{Placeholder: modelproxy.NewPlaceholder(), OpenAIKey: "k", Transcript: f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error)
+	close(done)
+	prior := modelproxy.Usage{Requests: 2, InputTokens: 100, OutputTokens: 10, CostUSD: 0.5}
+	s := store.Session{ID: "1-abcd", Actor: "develop"}
+	r.stopProxy(&sessionProxy{prior: prior, proxy: proxy, transcript: f, cancel: func() {}, done: done}, s)
+	u, ok, err := r.Store.GetUsage(ctx, s.ID)
+	if err != nil || !ok || u.Requests != 2 || u.InputTokens != 100 || u.CostUSD != 0.5 {
+		t.Fatalf("usage %+v, %v %v; want the earlier segments' kept", u, ok, err)
+	}
+	for _, c := range []struct {
+		b    modelproxy.Budget
+		want modelproxy.Budget
+		why  string
+	}{
+		{modelproxy.Budget{Requests: 5}, modelproxy.Budget{Requests: 3}, ""},
+		{modelproxy.Budget{Requests: 2}, modelproxy.Budget{}, "used 2 requests of its run's budget before"},
+		{modelproxy.Budget{Tokens: 1000, CostUSD: 2}, modelproxy.Budget{Tokens: 890, CostUSD: 1.5}, ""},
+		{modelproxy.Budget{CostUSD: 0.5}, modelproxy.Budget{}, "spent $0.5000 of its run's budget before"},
+		{modelproxy.Budget{}, modelproxy.Budget{}, ""},
+	} {
+		got, why := runLeft(c.b, prior)
+		if c.why != "" && !strings.Contains(why, c.why) || c.why == "" && (why != "" || got != c.want) {
+			t.Errorf("runLeft(%+v): %+v %q, want %+v %q", c.b, got, why, c.want, c.why)
+		}
 	}
 }

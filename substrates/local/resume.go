@@ -45,6 +45,10 @@ func (pb *playbooks) continuable(s store.Session) bool {
 	return err == nil && cfg.Steps && cfg.Workspace != "isolated"
 }
 
+// heldEvent is the event of a step playbook session whose supervisor died that a process without
+// its model's key did not continue.
+const heldEvent = "held"
+
 // takeOver continues s, a step playbook session whose supervisor died (or, past startGrace, was
 // never recorded), when the operator reconciles (runner list, get, the schedule): its new
 // supervisor runs in the environment of the process that starts it, where the agent command and
@@ -57,6 +61,17 @@ func (pb *playbooks) takeOver(ctx context.Context, s store.Session) (store.Sessi
 	if s.SupervisorPID == 0 && pb.now().Sub(s.CreatedAt) < startGrace {
 		// Its launcher is still recording the supervisor it started, which may have started
 		// the run already: that one is alive.
+		return s, nil
+	}
+	if why := pb.noProxyNow(ctx, withoutAgentOverride(pb.env), s); why != "" {
+		// Left for a reconciliation where the key is, said once in its events.
+		_ = pb.store.Tx(ctx, func(tx *store.Tx) error {
+			if n, err := tx.CountEvents(s.ID, heldEvent); err != nil || n > 0 {
+				return err
+			}
+			return tx.Log(store.Event{Session: s.ID, Actor: s.Actor, Kind: heldEvent,
+				Message: "not continued by " + pb.caller.describe() + ": it " + why + "; run runner list (or serve, or tick) where the key is set"})
+		})
 		return s, nil
 	}
 	return pb.continueSteps(ctx, s)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/autonomyhq/autonomy/internal/playproto"
 	"github.com/autonomyhq/autonomy/internal/proc"
 	"github.com/autonomyhq/autonomy/internal/store"
 	"github.com/autonomyhq/autonomy/ir"
@@ -104,4 +105,74 @@ func TestReconcileContinuesOnlySteps(t *testing.T) {
 	if len(resumed) != 1 || !strings.Contains(resumed[0], "continued by the operator (continuation 1 of at most 3)") || !strings.Contains(resumed[0], "from its start (no step was checkpointed)") {
 		t.Fatalf("resumed events: %q", resumed)
 	}
+}
+
+// TestAProxiedStepSessionWaitsForTheKey: a step playbook session that reached its model through
+// the proxy, whose supervisor died, is not continued by a reconciliation from an environment
+// without the model's key (AUTONOMY_LOCAL_AGENT there changes nothing: the continuation runs
+// the agent its checkpoint saved), which says so once in its events; one with the key continues
+// it. An answer to such a parked session from there is refused likewise.
+func TestAProxiedStepSessionWaitsForTheKey(t *testing.T) {
+	t.Parallel()
+	dir := installFleet(t, resumeFleet, false)
+	ctx := context.Background()
+	noKey := append(os.Environ(), "OPENAI_API_KEY=", "ANTHROPIC_API_KEY=", AgentEnv+`=["/bin/true"]`)
+	r := newRunner(t, dir, Options{Exe: "/bin/true", Env: noKey})
+	dead := deadProcess(t)
+	var s store.Session
+	if err := r.Store.Tx(ctx, func(tx *store.Tx) error {
+		s = store.Session{Actor: "writer", Kind: "agent", Status: ir.Running, Origin: "operator", PID: dead.pid, PIDStart: dead.start,
+			SupervisorPID: dead.pid, SupervisorStart: dead.start, StartedAt: time.Now(), CreatedAt: time.Now().Add(-time.Hour)}
+		return tx.Insert(&s)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Store.PutUsage(ctx, store.Usage{Session: s.ID, Actor: "writer"}); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		got, _, err := r.Get(ctx, s.ID)
+		if err != nil || got.Status != ir.Running || got.SupervisorPID != dead.pid {
+			t.Fatalf("reconciled without the key: %s, supervisor %d, %v", got.Status, got.SupervisorPID, err)
+		}
+	}
+	es, err := r.Store.Events(ctx, s.ID, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var held []string
+	for _, e := range es {
+		if e.Kind == heldEvent {
+			held = append(held, e.Message)
+		}
+	}
+	if len(held) != 1 || !strings.Contains(held[0], "reached its model through the model proxy before") || !strings.Contains(held[0], "where the key is set") {
+		t.Fatalf("held events: %q", held)
+	}
+	// Parked for an answer: the answer from there is refused, the override notwithstanding.
+	hash := playproto.HashToken("rt_steps")
+	var parkedS store.Session
+	if err := r.Store.Tx(ctx, func(tx *store.Tx) error {
+		parkedS = store.Session{Actor: "writer", Kind: "agent", Status: ir.Paused, Origin: "operator", TokenHash: hash,
+			Reason: inputRequired + "which one?", StartedAt: time.Now(), CreatedAt: time.Now()}
+		return tx.Insert(&parkedS)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Store.SavePause(ctx, hash, parkedS.ID, []byte(`{"next": 0}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Store.PutUsage(ctx, store.Usage{Session: parkedS.ID, Actor: "writer"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Respond(ctx, parkedS.ID, "rt_steps", playproto.Answer{Text: "blog"}, ""); err == nil || !strings.Contains(err.Error(), "reached its model through the model proxy before") {
+		t.Fatalf("an answer without the key, AUTONOMY_LOCAL_AGENT set: %v", err)
+	}
+
+	withKey := newRunner(t, dir, Options{Exe: "/bin/true", Env: append(os.Environ(), "OPENAI_API_KEY=k")})
+	got, _, err := withKey.Get(ctx, s.ID)
+	if err != nil || got.SupervisorPID != os.Getpid() {
+		t.Fatalf("reconciled with the key: %s, supervisor %d, %v", got.Status, got.SupervisorPID, err)
+	}
+	withKey.Wait()
 }

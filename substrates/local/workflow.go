@@ -239,19 +239,23 @@ func (pb *playbooks) respond(ctx context.Context, id, token string, a playproto.
 	// where a launch of the actor would be refused (the agent CLI missing, the trial key
 	// without its URL, a malformed AUTONOMY_LOCAL_AGENT), so is the answer, the token kept.
 	if !a.Deny && !a.Cancel {
+		// A step playbook's run continues with the agent its checkpoint saved, whatever
+		// AUTONOMY_LOCAL_AGENT says here.
+		env := pb.env
+		if cfg, err := pb.in.Actor(s.Actor); err == nil && cfg.Steps {
+			env = withoutAgentOverride(env)
+		}
 		if cfg, err := pb.in.Actor(s.Actor); err == nil {
-			if err := pb.in.preflight(pb.env, cfg); err != nil {
+			if err := pb.in.preflight(env, cfg); err != nil {
 				_ = pb.store.SavePause(ctx, hash, id, raw)
 				return s, &RefusedError{Msg: err.Error() + " (the session would continue with this command's environment: answer where its launch could run; the token is still valid)"}
 			}
 		}
 		// A session that reached its model through the proxy before would go on without it
 		// (the CLI's own login, unbudgeted, unsandboxed): from a shell without the key, refused.
-		if warn := noModelCredential(pb.in, pb.env, s.Actor); warn != "" {
-			if _, used, err := pb.store.GetUsage(ctx, id); err == nil && used {
-				_ = pb.store.SavePause(ctx, hash, id, raw)
-				return s, &RefusedError{Msg: "refused: session " + id + " reached its model through the model proxy before, and would go on without it: " + warn + " (answer from the shell that launched it, or export the key there; the token is still valid)"}
-			}
+		if why := pb.noProxyNow(ctx, env, s); why != "" {
+			_ = pb.store.SavePause(ctx, hash, id, raw)
+			return s, &RefusedError{Msg: "refused: session " + id + " " + why + " (answer from the shell that launched it, or export the key there; the token is still valid)"}
 		}
 	}
 	by, now := pb.caller.describe(), pb.now().UTC()
@@ -332,4 +336,23 @@ func workflowArgs(params map[string]string) map[string]string {
 		}
 	}
 	return args
+}
+
+// noProxyNow says why session s, which ran behind a model proxy before (its usage is recorded
+// from the proxy's start), may not go on from a process of the environment env, which holds none
+// of its agent's model keys: it would run with the CLI's own login, unbudgeted and unsandboxed.
+// "" when it may.
+func (pb *playbooks) noProxyNow(ctx context.Context, env []string, s store.Session) string {
+	warn := noModelCredential(pb.in, env, s.Actor)
+	if warn == "" {
+		return ""
+	}
+	_, used, err := pb.store.GetUsage(ctx, s.ID)
+	switch {
+	case err != nil:
+		return "cannot be continued here: its usage cannot be read (" + err.Error() + ")"
+	case used:
+		return "reached its model through the model proxy before, and would go on without it: " + warn
+	}
+	return ""
 }
