@@ -10,15 +10,33 @@ import (
 )
 
 // TestWriteEnvFile: on a port the system picked, the file names the server's address (one can
-// connect to it) in both variables, and replaces an older file whole.
+// connect to it) in both variables, and replaces whole an older one of a dev model that is gone;
+// a file of anyone else's is refused and left as it is.
 func TestWriteEnvFile(t *testing.T) {
 	s, err := Listen("127.0.0.1:0", DefaultScript, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	path := filepath.Join(t.TempDir(), "model.env")
-	if err := os.WriteFile(path, []byte("OPENAI_BASE_URL=http://127.0.0.1:4000/v1\nSTALE=1\n"), 0o600); err != nil {
+	gone, err := Listen("127.0.0.1:0", DefaultScript, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := gone.Env()
+	gone.Close()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "model.env")
+	mine := "OPENAI_BASE_URL=http://127.0.0.1:4000/v1\nSTALE=1\n"
+	if err := os.WriteFile(path, []byte(mine), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.WriteEnvFile(path); err == nil || !strings.Contains(err.Error(), "is not an env file of autonomy dev model") {
+		t.Fatalf("a file of the user's: %v", err)
+	}
+	if data, _ := os.ReadFile(path); string(data) != mine {
+		t.Fatalf("a file of the user's is now %q", data)
+	}
+	if err := os.WriteFile(path, []byte(old), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.WriteEnvFile(path); err != nil {
