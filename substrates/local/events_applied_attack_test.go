@@ -309,20 +309,7 @@ func TestTheRunnersWritesFireNothingWhateverTheClocksSkew(t *testing.T) {
 	for _, skew := range []time.Duration{3 * time.Minute, -3 * time.Minute, 2 * time.Hour} {
 		t.Run(skew.String(), func(t *testing.T) {
 			c := &clock{}
-			c.Set("2026-03-02T10:00:00Z")
-			gh, err := ghfake.New(ghfake.Options{Owner: "acme", Repo: "app", Token: ghSecret, WritesAs: "acme",
-				Collaborators: map[string]string{"carol": "write"}, Now: func() time.Time { return c.Now().Add(skew) }})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(gh.Close)
-			gh.AddIssue("a bug", "")
-			r := ghRunner(t, installFleet(t, appliedFleet, false), gh, Options{Now: c.Now})
-			es, err := r.NewEventSource(EventOptions{Token: ghSecret, BaseURL: gh.URL, HTTPClient: gh.Client()})
-			if err != nil {
-				t.Fatal(err)
-			}
-			g := r.newGitHubApplier(store.Session{ID: "1-talk", Actor: "talker"})
+			gh, r, es, g := clockedRig(t, c, func() time.Duration { return skew })
 			poll(t, es)
 			writeOn(t, g, "Found it.", "ready")
 			if rep := poll(t, es); len(rep.Fired) > 0 {
@@ -357,22 +344,9 @@ func TestTheRunnersWritesFireNothingWhenItsClockSteps(t *testing.T) {
 	for _, step := range []time.Duration{10 * time.Minute, -10 * time.Minute} {
 		t.Run(step.String(), func(t *testing.T) {
 			c := &clock{}
-			c.Set("2026-03-02T10:00:00Z")
 			var off atomic.Int64 // GitHub's clock ahead of the runner's
 			off.Store(int64(step))
-			gh, err := ghfake.New(ghfake.Options{Owner: "acme", Repo: "app", Token: ghSecret, WritesAs: "acme",
-				Now: func() time.Time { return c.Now().Add(time.Duration(off.Load())) }})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(gh.Close)
-			gh.AddIssue("a bug", "")
-			r := ghRunner(t, installFleet(t, appliedFleet, false), gh, Options{Now: c.Now})
-			es, err := r.NewEventSource(EventOptions{Token: ghSecret, BaseURL: gh.URL, HTTPClient: gh.Client()})
-			if err != nil {
-				t.Fatal(err)
-			}
-			g := r.newGitHubApplier(store.Session{ID: "1-talk", Actor: "talker"})
+			gh, r, es, g := clockedRig(t, c, func() time.Duration { return time.Duration(off.Load()) })
 			poll(t, es)
 			writeOn(t, g, "Found it.", "ready")
 			c.advance(step) // the runner's clock is set to GitHub's
@@ -390,4 +364,25 @@ func TestTheRunnersWritesFireNothingWhenItsClockSteps(t *testing.T) {
 			settle(t, r)
 		})
 	}
+}
+
+// clockedRig is a fake GitHub of one issue whose clock is the runner's, c (set to a fixed
+// morning), ahead by ahead(); the runner installed with appliedFleet, its event source, and the
+// applier of session 1-talk. carol has write access.
+func clockedRig(t *testing.T, c *clock, ahead func() time.Duration) (*ghfake.Server, *Runner, *EventSource, *githubApplier) {
+	t.Helper()
+	c.Set("2026-03-02T10:00:00Z")
+	gh, err := ghfake.New(ghfake.Options{Owner: "acme", Repo: "app", Token: ghSecret, WritesAs: "acme",
+		Collaborators: map[string]string{"carol": "write"}, Now: func() time.Time { return c.Now().Add(ahead()) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(gh.Close)
+	gh.AddIssue("a bug", "")
+	r := ghRunner(t, installFleet(t, appliedFleet, false), gh, Options{Now: c.Now})
+	es, err := r.NewEventSource(EventOptions{Token: ghSecret, BaseURL: gh.URL, HTTPClient: gh.Client()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return gh, r, es, r.newGitHubApplier(store.Session{ID: "1-talk", Actor: "talker"})
 }

@@ -243,10 +243,10 @@ func (pb *playbooks) respond(ctx context.Context, id, token string, a playproto.
 		// AUTONOMY_LOCAL_AGENT says here (a malformed one is refused all the same, as a launch
 		// refuses it): its model's key is looked for as if it were unset.
 		env := pb.env
-		if cfg, err := pb.in.Actor(s.Actor); err == nil && cfg.Steps {
-			env = withoutAgentOverride(env)
-		}
 		if cfg, err := pb.in.Actor(s.Actor); err == nil {
+			if cfg.Steps {
+				env = withoutAgentOverride(env)
+			}
 			if err := pb.in.preflight(pb.env, cfg); err != nil {
 				_ = pb.store.SavePause(ctx, hash, id, raw)
 				return s, &RefusedError{Msg: err.Error() + " (the session would continue with this command's environment: answer where its launch could run; the token is still valid)"}
