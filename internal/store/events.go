@@ -67,6 +67,23 @@ func (st *Store) Events(ctx context.Context, session string, limit int) ([]Event
 	if err != nil {
 		return nil, fmt.Errorf("reading the audit log: %w", err)
 	}
+	es, err := scanEvents(rows)
+	slices.Reverse(es)
+	return es, err
+}
+
+// EventsAfter returns the events about session numbered after seq, oldest first, at most limit
+// of them (limit > 0).
+func (st *Store) EventsAfter(ctx context.Context, session string, seq int64, limit int) ([]Event, error) {
+	rows, err := st.db.QueryContext(ctx, `SELECT seq, at, session, actor, kind, message FROM events WHERE session = ? AND seq > ? ORDER BY seq LIMIT ?`, session, seq, limit)
+	if err != nil {
+		return nil, fmt.Errorf("reading the audit log: %w", err)
+	}
+	return scanEvents(rows)
+}
+
+// scanEvents reads rows of (seq, at, session, actor, kind, message), and closes them.
+func scanEvents(rows *sql.Rows) ([]Event, error) {
 	defer rows.Close()
 	var es []Event
 	for rows.Next() {
@@ -81,7 +98,6 @@ func (st *Store) Events(ctx context.Context, session string, limit int) ([]Event
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("reading the audit log: %w", err)
 	}
-	slices.Reverse(es)
 	return es, nil
 }
 

@@ -256,7 +256,17 @@ func (r *Runner) List(ctx context.Context, all bool) ([]store.Session, error) {
 }
 
 // Logs is the log file of a session (one whose end the store could not record has a log too).
+// An ask to a person has none: refused.
 func (r *Runner) Logs(ctx context.Context, id string) (store.Session, string, error) {
+	s, path, err := r.logsOf(ctx, id)
+	if err == nil && s.Kind == "human" {
+		return s, "", &RefusedError{Msg: fmt.Sprintf("session %s is an ask to a person: it has no output (runner logs %s prints its events)", id, id)}
+	}
+	return s, path, err
+}
+
+// logsOf is Logs, but an ask to a person is found, with no log file ("").
+func (r *Runner) logsOf(ctx context.Context, id string) (store.Session, string, error) {
 	s, ok, err := r.Get(ctx, id)
 	if err != nil && !isUnrecorded(err) {
 		return s, "", err
@@ -265,7 +275,7 @@ func (r *Runner) Logs(ctx context.Context, id string) (store.Session, string, er
 		return s, "", &RefusedError{Msg: NoSession(id)}
 	}
 	if s.Kind == "human" {
-		return s, "", &RefusedError{Msg: fmt.Sprintf("session %s is an ask to a person: there is nothing to watch, only its completion", id)}
+		return s, "", nil
 	}
 	path, valid := r.In.logPath(s.ID)
 	if !valid {

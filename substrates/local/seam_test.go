@@ -1,8 +1,10 @@
 package local
 
 import (
+	"bufio"
 	"context"
 	"errors"
+	"io"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -192,4 +194,67 @@ func TestCapabilityEnforcement(t *testing.T) {
 	}
 	op.Cancel(ctx, pm.caller.session.ID)
 	op.Cancel(ctx, mute.caller.session.ID)
+}
+
+// An ask to a person has no output: runner logs prints its events, and -f follows them until it
+// is resolved.
+func TestLogsOfAnAskAreItsEvents(t *testing.T) {
+	t.Parallel()
+	dir := installFleet(t, seamFleet, false)
+	r := newRunner(t, dir, Options{})
+	ctx := context.Background()
+	res, err := r.Launch(ctx, LaunchRequest{Actor: "approver", Ref: "7", Text: "ship it?"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := res.Session.ID
+	if _, _, err := r.Logs(ctx, id); err == nil || !strings.Contains(err.Error(), "prints its events") {
+		t.Fatalf("Logs of an ask: %v", err)
+	}
+	var now strings.Builder
+	if err := r.FollowLogs(ctx, id, false, &now); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(now.String(), "\n"), "\n")
+	if len(lines) < 2 || !strings.Contains(lines[0], "is an ask to a person (running)") || !strings.Contains(lines[1], "  engaged  ask engaged by the operator") {
+		t.Fatalf("runner logs of an open ask:\n%s", now.String())
+	}
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- r.FollowLogs(ctx, id, true, pw)
+		pw.Close()
+	}()
+	br := bufio.NewReader(pr)
+	var head string
+	for range 2 { // the ask's first line and its engagement, as printed before it is resolved
+		l, err := br.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		head += l
+	}
+	if head != now.String() {
+		t.Fatalf("runner logs -f began with\n%s, want\n%s", head, now.String())
+	}
+	followed := make(chan string, 1)
+	go func() {
+		b, _ := io.ReadAll(br)
+		followed <- string(b)
+	}()
+	if _, err := r.Update(ctx, id, ir.Patch{Status: ir.Done, Token: res.Token, Evidence: "approved in #7"}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("logs -f did not return once the ask was resolved")
+	}
+	out := <-followed
+	if !strings.Contains(out, "  resolved  done by the operator: approved in #7\n") {
+		t.Fatalf("runner logs -f of an ask resolved meanwhile, after its first lines:\n%s", out)
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/autonomyhq/autonomy/internal/cliout"
 	"github.com/autonomyhq/autonomy/internal/store"
 	"github.com/autonomyhq/autonomy/ir"
 )
@@ -61,10 +62,16 @@ func stamp(t time.Time) string {
 // (or ctx does) and the log is drained. When the log dropped earlier output to stay within
 // policy.box.local.logMaxBytes, the first line says how many bytes; a follower slower than the
 // session is told the same of what was dropped before it could read it.
+//
+// An ask to a person has no output: its log is its audit events, one a line as runner get
+// shows them, and with follow, those to come until it is resolved, retracted or expired.
 func (r *Runner) FollowLogs(ctx context.Context, id string, follow bool, w io.Writer) error {
-	s, path, err := r.Logs(ctx, id)
+	s, path, err := r.logsOf(ctx, id)
 	if err != nil {
 		return err
+	}
+	if s.Kind == "human" {
+		return r.followAsk(ctx, s, follow, w)
 	}
 	var seg segments
 	for {
@@ -252,6 +259,42 @@ func (c *countWriter) Write(p []byte) (int, error) {
 		c.last = p[n-1]
 	}
 	return n, err
+}
+
+// askEventsRead is how many events followAsk reads at a time.
+const askEventsRead = 256
+
+// followAsk prints the events of the ask s (FollowLogs).
+func (r *Runner) followAsk(ctx context.Context, s store.Session, follow bool, w io.Writer) error {
+	fmt.Fprintf(w, "autonomy: session %s is an ask to a person (%s): it has no output; its events follow\n", s.ID, s.Status)
+	var seq int64
+	for {
+		// Read after s was: once s has ended, what this reads is every event up to its end.
+		es, err := r.Store.EventsAfter(ctx, s.ID, seq, askEventsRead)
+		if err != nil {
+			return err
+		}
+		for _, e := range es {
+			fmt.Fprintf(w, "%s  %s  %s\n", e.At.UTC().Format(time.RFC3339Nano), cliout.TerminalSafe(e.Kind), cliout.TerminalSafe(e.Message))
+			seq = e.Seq
+		}
+		if len(es) == askEventsRead {
+			continue
+		}
+		if !follow || s.Status.Ended() {
+			return nil
+		}
+		if err := sleepCtx(ctx, 200*time.Millisecond); err != nil {
+			return nil
+		}
+		n, ok, err := r.Store.Get(ctx, s.ID)
+		if err != nil {
+			return err
+		}
+		if ok {
+			s = n
+		}
+	}
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {
