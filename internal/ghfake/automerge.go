@@ -12,8 +12,10 @@ import (
 // and all required status checks have passed" (docs.github.com/pull-requests: automatically
 // merging a pull request). The fake looks after every status it records: an open pull request
 // with auto-merge armed that Mergeable allows merges into its base with its auto-merge's method,
-// by the user who armed it (the job token's github-actions[bot]); its state becomes closed, and
-// its head branch is deleted when the repository deletes branches on merge. A head up to date
+// by the user who armed it (the job token's github-actions[bot], or the person whose token armed
+// it); its state becomes closed, the repository's issue events record it merged (with the commit
+// that landed) and closed, by the merger, and its head branch is deleted when the repository
+// deletes branches on merge. A head up to date
 // with its base lands as it is: squash makes one commit of the head's tree on the base, merge a
 // merge commit of both, rebase moves the base to the head. A head behind its base (which only a
 // protection that is not strict lets through) lands as GitHub's 3-way merge of the two: the
@@ -29,15 +31,15 @@ func (s *Server) autoMerge() {
 	for _, is := range s.issues {
 		if is.PR && is.State == "open" && is.AutoMerge {
 			if ok, _ := s.mergeable(is); ok {
-				s.merge(is)
+				s.merge(is, is.AutoMergeBy)
 			}
 		}
 	}
 }
 
-// merge merges is into its base; the caller holds mu. A head that conflicts with its base, or a
-// git failure, leaves it open.
-func (s *Server) merge(is *Issue) {
+// merge merges is into its base as by ("" for github-actions[bot]); the caller holds mu. A head
+// that conflicts with its base, or a git failure, leaves it open.
+func (s *Server) merge(is *Issue, by string) {
 	head, base := s.headSHA(is), s.sha(is.Base)
 	if head == "" || base == "" {
 		return
@@ -58,7 +60,10 @@ func (s *Server) merge(is *Issue) {
 	if commit == "" || s.git("update-ref", "refs/heads/"+is.Base, commit, base) != nil {
 		return
 	}
-	is.State, is.Merged, is.MergedBy, is.MergeCommit, is.MergedHead = "closed", true, BotLogin, commit, head
+	is.State, is.Merged, is.MergedBy, is.MergeCommit, is.MergedHead = "closed", true, loginOrBot(by), commit, head
+	// GitHub's timeline of a merge: merged (its commit_id the commit that landed), then closed.
+	s.recordCommitEvent(is.Number, "merged", by, commit)
+	s.recordIssueEvent(is.Number, "closed", by, "")
 	if s.settings.DeleteBranchOnMerge && is.HeadOwner == "" { // a fork's branch is not the repository's to delete
 		_ = s.git("update-ref", "-d", "refs/heads/"+is.Head, head)
 	}
@@ -110,16 +115,40 @@ func (s *Server) DisableAutoMerge(n int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if is := s.issues[n]; is != nil && is.PR {
-		is.AutoMerge, is.AutoMergeMethod = false, ""
+		is.AutoMerge, is.AutoMergeMethod, is.AutoMergeBy = false, "", ""
 	}
 }
 
-// MergePull merges open pull request n with method (merge, squash or rebase), as a person
+// MergeArmed merges open pull request n as its armed auto-merge does once Mergeable allows it:
+// with its auto-merge's method, by the user who armed it. It says why when auto-merge would not
+// merge it now (not armed, its protection, a conflict). Options.AutoMergeMerges merges so after
+// each status; this is that merge at a moment a test chooses.
+func (s *Server) MergeArmed(n int) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	is := s.issues[n]
+	switch {
+	case is == nil || !is.PR || is.State != "open":
+		return fmt.Errorf("ghfake: no open pull request #%d", n)
+	case !is.AutoMerge:
+		return fmt.Errorf("ghfake: auto-merge is not armed on pull request #%d", n)
+	}
+	if ok, why := s.mergeable(is); !ok {
+		return fmt.Errorf("ghfake: pull request #%d is not mergeable: %s", n, why)
+	}
+	if s.merge(is, is.AutoMergeBy); !is.Merged {
+		return fmt.Errorf("ghfake: pull request #%d did not merge: its head conflicts with %s", n, is.Base)
+	}
+	return nil
+}
+
+// MergePull merges open pull request n with method (merge, squash or rebase), as the person login
 // pressing the merge button does once its base's protection is satisfied: it says why when
 // GitHub would not (its protection, or a head not up to date with its base). Merged, the pull
-// request is closed, and reads its head at the merge as head.sha and the commit that landed
-// as merge_commit_sha.
-func (s *Server) MergePull(n int, method string) error {
+// request is closed, reads its head at the merge as head.sha, the commit that landed as
+// merge_commit_sha and login as merged_by, and the issue events record it merged and closed by
+// login.
+func (s *Server) MergePull(n int, login, method string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	is := s.issues[n]
@@ -131,7 +160,7 @@ func (s *Server) MergePull(n int, method string) error {
 	}
 	was := is.AutoMergeMethod
 	is.AutoMergeMethod = method
-	s.merge(is)
+	s.merge(is, login)
 	is.AutoMergeMethod = was
 	if !is.Merged {
 		return fmt.Errorf("ghfake: pull request #%d did not merge: its head conflicts with %s", n, is.Base)

@@ -77,10 +77,10 @@ func TestMergeOfAHeadBehindItsBase(t *testing.T) {
 	if ok, why := s.Mergeable(conflict); ok || !strings.Contains(why, "conflicts") {
 		t.Errorf("a conflicting head: Mergeable %v %s", ok, why)
 	}
-	if err := s.MergePull(conflict, "squash"); err == nil {
+	if err := s.MergePull(conflict, "maintainer", "squash"); err == nil {
 		t.Error("a conflicting head merged")
 	}
-	if err := s.MergePull(feature, "squash"); err != nil {
+	if err := s.MergePull(feature, "maintainer", "squash"); err != nil {
 		t.Fatal(err)
 	}
 	b, err := exec.Command("git", "--git-dir", s.opts.GitDir, "show", "main:b.txt").Output()

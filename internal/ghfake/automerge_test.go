@@ -66,11 +66,11 @@ func TestMergePull(t *testing.T) {
 	if _, pr := call(t, s, "GET", "/repos/o/r/pulls/"+strconv.Itoa(n), ""); pr["auto_merge"] != nil {
 		t.Errorf("auto_merge after DisableAutoMerge: %v", pr["auto_merge"])
 	}
-	if err := s.MergePull(n, "merge"); err == nil || !strings.Contains(err.Error(), "agent-review") {
+	if err := s.MergePull(n, "maintainer", "merge"); err == nil || !strings.Contains(err.Error(), "agent-review") {
 		t.Errorf("a merge before its required check: %v", err)
 	}
 	call(t, s, "POST", "/repos/o/r/statuses/"+head, `{"state":"success","context":"agent-review"}`)
-	if err := s.MergePull(n, "merge"); err != nil {
+	if err := s.MergePull(n, "maintainer", "merge"); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.git("update-ref", "refs/heads/feature", s.sha("main")); err != nil {
@@ -80,7 +80,7 @@ func TestMergePull(t *testing.T) {
 	if pr["merged"] != true || pr["state"] != "closed" || pr["head"].(map[string]any)["sha"] != head || pr["merge_commit_sha"] != s.sha("main") {
 		t.Errorf("merged: %v %v head %v merge commit %v (main %s)", pr["merged"], pr["state"], pr["head"], pr["merge_commit_sha"], s.sha("main"))
 	}
-	if err := s.MergePull(n, "merge"); err == nil {
+	if err := s.MergePull(n, "maintainer", "merge"); err == nil {
 		t.Error("a closed pull request merged again")
 	}
 }

@@ -65,7 +65,7 @@ func (s *Server) graphql(w http.ResponseWriter, req *http.Request) {
 		// expectedHeadOid: "The expected head OID of the pull request" (docs.github.com/graphql/reference/input-objects#enablepullrequestautomergeinput).
 		graphQLError(w, "UNPROCESSABLE", "Head sha didn't match expected head sha")
 	default:
-		is.AutoMerge, is.AutoMergeMethod = true, mergeMethod(body.Query)
+		is.AutoMerge, is.AutoMergeMethod, is.AutoMergeBy = true, mergeMethod(body.Query), s.writerOf(req)
 		writeJSON(w, http.StatusOK, map[string]any{"data": map[string]any{"enablePullRequestAutoMerge": map[string]any{"pullRequest": map[string]any{"number": is.Number}}}})
 	}
 }

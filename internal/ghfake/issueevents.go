@@ -32,7 +32,17 @@ type issueEvent struct {
 	event string
 	actor string
 	label string
-	at    time.Time
+	// commit is the commit_id of a merged event: the commit that landed.
+	commit string
+	at     time.Time
+}
+
+// loginOrBot is login, or github-actions[bot] for "" (what a workflow's token writes as).
+func loginOrBot(login string) string {
+	if login == "" {
+		return BotLogin
+	}
+	return login
 }
 
 // OpenIssue opens an issue as login (a person, whose author_association the issue carries) and
@@ -66,11 +76,19 @@ func (s *Server) Label(n int, login, label string) error {
 
 // recordIssueEvent appends an issue event by actor ("" for the token's bot); the caller holds mu.
 func (s *Server) recordIssueEvent(n int, event, actor, label string) {
-	if actor == "" {
-		actor = BotLogin
-	}
-	id := int64(900_000 + len(s.issueEvents) + 1)
-	s.issueEvents = append(s.issueEvents, issueEvent{id: id, issue: n, event: event, actor: actor, label: label, at: s.opts.Now().UTC().Truncate(time.Second)})
+	s.appendIssueEvent(issueEvent{issue: n, event: event, actor: actor, label: label})
+}
+
+// recordCommitEvent appends an issue event about commit (merged) by actor ("" for the token's
+// bot); the caller holds mu.
+func (s *Server) recordCommitEvent(n int, event, actor, commit string) {
+	s.appendIssueEvent(issueEvent{issue: n, event: event, actor: actor, commit: commit})
+}
+
+// appendIssueEvent numbers e, dates it now, and appends it; the caller holds mu.
+func (s *Server) appendIssueEvent(e issueEvent) {
+	e.id, e.actor, e.at = int64(900_000+len(s.issueEvents)+1), loginOrBot(e.actor), s.opts.Now().UTC().Truncate(time.Second)
+	s.issueEvents = append(s.issueEvents, e)
 }
 
 // listRepoIssueEvents serves GET …/issues/events: the repository's issue events, newest first,
@@ -85,7 +103,11 @@ func (s *Server) listRepoIssueEvents(w http.ResponseWriter, req *http.Request) {
 			continue
 		}
 		m := map[string]any{"id": e.id, "node_id": fmt.Sprintf("LE_kwfake%d", e.id), "event": e.event, "actor": userJSON{e.actor},
-			"created_at": e.at.Format(time.RFC3339), "issue": s.asMap(s.issueItem(is))}
+			"commit_id": nil, "commit_url": nil, "created_at": e.at.Format(time.RFC3339), "issue": s.asMap(s.issueItem(is))}
+		if e.commit != "" {
+			m["commit_id"] = e.commit
+			m["commit_url"] = "https://api.github.com/repos/" + s.opts.Owner + "/" + s.opts.Repo + "/commits/" + e.commit
+		}
 		if e.label != "" {
 			m["label"] = map[string]string{"name": e.label}
 		}

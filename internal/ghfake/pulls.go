@@ -44,10 +44,12 @@ type Issue struct {
 	Head, Base string
 	HeadOwner  string
 	Reviews    []string
-	// AutoMerge is whether auto-merge is armed (graphql.go), and AutoMergeMethod its merge
-	// method as the REST API names it (merge, squash, rebase).
+	// AutoMerge is whether auto-merge is armed (graphql.go), AutoMergeMethod its merge method
+	// as the REST API names it (merge, squash, rebase), and AutoMergeBy who armed it (the
+	// token's writer: "" for github-actions[bot]), who merges it.
 	AutoMerge       bool
 	AutoMergeMethod string
+	AutoMergeBy     string
 	// Merged is set once the pull request merged (automerge.go): by MergedBy, as MergeCommit,
 	// from its head MergedHead.
 	Merged                            bool
@@ -351,7 +353,7 @@ func (s *Server) issueJSON(is *Issue, kind string) issueJSON {
 		out.Head = s.headRef(is)
 		out.Base = &refJSON{Ref: is.Base, SHA: s.sha(is.Base), Label: s.opts.Owner + ":" + is.Base, Repo: repo}
 		if is.AutoMerge {
-			out.AutoMerge = &autoMergeJSON{EnabledBy: userJSON{BotLogin}, MergeMethod: is.AutoMergeMethod}
+			out.AutoMerge = &autoMergeJSON{EnabledBy: userJSON{loginOrBot(is.AutoMergeBy)}, MergeMethod: is.AutoMergeMethod}
 		}
 		if kind == "pull" {
 			mergedJSON(is, &out)

@@ -153,6 +153,24 @@ func (st *Store) proposalWhere(ctx context.Context, where string, arg any) (Prop
 	return readProposal(st.db.QueryRowContext(ctx, `SELECT `+proposalCols+` FROM proposals WHERE `+where+` ORDER BY seq DESC LIMIT 1`, arg))
 }
 
+// ProposalsOfHead returns the proposals of commit head in state, newest first.
+func (tx *Tx) ProposalsOfHead(head string, state ProposalState) ([]Proposal, error) {
+	rows, err := tx.query(`SELECT `+proposalCols+` FROM proposals WHERE head = ? AND state = ? ORDER BY seq DESC`, head, state)
+	if err != nil {
+		return nil, fmt.Errorf("reading the proposals of %s: %w", head, err)
+	}
+	defer rows.Close()
+	var ps []Proposal
+	for rows.Next() {
+		p, err := scanProposal(rows)
+		if err != nil {
+			return nil, fmt.Errorf("reading the proposals of %s: %w", head, err)
+		}
+		ps = append(ps, p)
+	}
+	return ps, rows.Err()
+}
+
 func (tx *Tx) proposalWhere(where string, arg any) (Proposal, bool, error) {
 	return readProposal(tx.queryRow(`SELECT `+proposalCols+` FROM proposals WHERE `+where+` ORDER BY seq DESC LIMIT 1`, arg))
 }

@@ -60,7 +60,7 @@ func (g *ghFlowRig) supersede(content string) (first, second store.Proposal, blo
 	if second.State != store.ProposalApproved || !g.gh.AutoMerge(n) {
 		g.t.Fatalf("the second proposal: %s: %s", second.State, second.Reason)
 	}
-	if err := g.gh.MergePull(n, "squash"); err != nil {
+	if err := g.gh.MergePull(n, "maintainer", "squash"); err != nil {
 		g.t.Fatal(err)
 	}
 	return first, second, blob

@@ -234,7 +234,7 @@ func TestGitHubCodeFlowMergedOnlyWithItsHead(t *testing.T) {
 	if second.State != store.ProposalApproved || g.pullOfBranch("autonomy/develop/42") != n || !g.gh.AutoMerge(n) {
 		t.Fatalf("the second proposal: %+v, pull request #%d", second, g.pullOfBranch("autonomy/develop/42"))
 	}
-	if err := g.gh.MergePull(n, "squash"); err != nil {
+	if err := g.gh.MergePull(n, "maintainer", "squash"); err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
@@ -253,7 +253,7 @@ func TestGitHubCodeFlowMergedOnlyWithItsHead(t *testing.T) {
 func TestGitHubCodeFlowMergedWithAMergeCommit(t *testing.T) {
 	g := newGHFlowRig(t)
 	p, n := g.armedOn42()
-	if err := g.gh.MergePull(n, "merge"); err != nil {
+	if err := g.gh.MergePull(n, "maintainer", "merge"); err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()

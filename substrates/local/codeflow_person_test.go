@@ -83,7 +83,7 @@ func TestGitHubCodeFlowReviewerAsksForAPerson(t *testing.T) {
 	if p, _, _ = g.r.Store.Proposal(ctx, p.Seq); !g.gh.AutoMerge(n) || !strings.Contains(p.Reason, "auto-merge armed") {
 		t.Fatalf("after the maintainer's act: armed %v; %s: %s", g.gh.AutoMerge(n), p.State, p.Reason)
 	}
-	if err := g.gh.MergePull(n, "squash"); err != nil {
+	if err := g.gh.MergePull(n, "maintainer", "squash"); err != nil {
 		t.Fatal(err)
 	}
 	g.r.advanceProposals(ctx)

@@ -106,8 +106,10 @@ type ghEvent struct {
 	Title, Label  string
 	SameRepo, Bot bool
 	Created       time.Time
-	// HeadRef and HeadSHA are a pull request's head branch and commit (pull_request events only).
+	// HeadRef and HeadSHA are a pull request's head branch and commit (pull_request events
+	// only; its head at the merge once merged), Merged whether it is merged.
 	HeadRef, HeadSHA string
+	Merged           bool
 }
 
 // NewEventSource opens the event source of r's installation.
@@ -418,6 +420,9 @@ func (es *EventSource) handleIf(ctx context.Context, rep *PollReport, ev ghEvent
 		skip, err := skipApplied(tx, rep, ev, where, es.writer, es.skew)
 		if err == nil && !skip {
 			skip, err = skipProposalPush(tx, rep, ev, where, es.writer, es.r.opts.Now())
+		}
+		if err == nil && !skip {
+			skip, err = skipProposalMerge(tx, rep, ev, where, es.writer)
 		}
 		if err != nil || skip {
 			if skip {

@@ -156,6 +156,6 @@ func (es *EventSource) issueEvent(ctx context.Context, it *github.Issue, id int6
 		return ev, err
 	}
 	ev.SameRepo = strings.EqualFold(pr.GetHead().GetRepo().GetFullName(), es.Repo())
-	ev.HeadRef, ev.HeadSHA = pr.GetHead().GetRef(), pr.GetHead().GetSHA()
+	ev.HeadRef, ev.HeadSHA, ev.Merged = pr.GetHead().GetRef(), pr.GetHead().GetSHA(), pr.GetMerged()
 	return ev, nil
 }

@@ -19,7 +19,13 @@ import (
 // So the code flow records, before each push, the head it pushes to a branch (proposalPushKey),
 // and the event source fires no actor on the opening or synchronize of a pull request of this
 // repository from that branch at that head. A person's push to the branch (another head) fires
-// as ever, and so does any other activity on the pull request (a label, a review, its closing).
+// as ever, and so does any other activity on the pull request (a label, a review, its closing)
+// but one: the code flow arms GitHub's auto-merge with the operator's token too, so GitHub records
+// the merge it makes, and the closing, as the operator's. On gh-actions the workflow token's
+// auto-merge fires no workflow (and an agent triggered by pull_request closed that proposes would
+// otherwise run again on each merge of its own proposals, without end): a closing by the runner's
+// token of a pull request merged at the very head the code flow proposed from that branch, and
+// armed, fires nothing (skipProposalMerge). A person's merge (another login) fires as ever.
 
 // proposalPushPrefix starts the store's meta keys of the heads the code flow pushed, by branch;
 // each value is the head and the Unix time of its record.
@@ -94,4 +100,34 @@ func skipProposalPush(tx *store.Tx, rep *PollReport, ev ghEvent, where, writer s
 	rep.Ignored = append(rep.Ignored, fmt.Sprintf("%s %s %d by %s %s fires nothing: %s, which the code flow reviews itself",
 		ev.Name, ev.Action, ev.ID, ev.Login, where, why))
 	return true, tx.DeleteMeta(key)
+}
+
+// skipProposalMerge reports whether ev is the closing of a pull request the code flow's armed
+// auto-merge merged, and says so in rep: the pull request a proposal was opened as
+// (proposal-pull:<seq>), of this repository, merged at that proposal's head, which the code flow
+// armed (approved, or merged since), closed by the runner's token (writer, its login; "" when
+// GitHub did not say: then nothing is skipped, as a person's merge cannot be told apart).
+func skipProposalMerge(tx *store.Tx, rep *PollReport, ev ghEvent, where, writer string) (bool, error) {
+	if ev.Name != "pull_request" || ev.Action != "closed" || !ev.Merged || !ev.SameRepo || ev.HeadSHA == "" ||
+		writer == "" || !strings.EqualFold(ev.Login, writer) {
+		return false, nil
+	}
+	for _, st := range []store.ProposalState{store.ProposalApproved, store.ProposalMerged} {
+		ps, err := tx.ProposalsOfHead(strings.ToLower(ev.HeadSHA), st)
+		if err != nil {
+			return false, err
+		}
+		for _, p := range ps {
+			if n, ok, err := tx.Meta(pullKey(p.Seq)); err != nil || !ok || n != ev.Ref {
+				if err != nil {
+					return false, err
+				}
+				continue
+			}
+			rep.Ignored = append(rep.Ignored, fmt.Sprintf("%s %s %d by %s %s fires nothing: the code flow's auto-merge of proposal %d (at %s) merged it",
+				ev.Name, ev.Action, ev.ID, ev.Login, where, p.Seq, short(ev.HeadSHA)))
+			return true, nil
+		}
+	}
+	return false, nil
 }

@@ -4,6 +4,7 @@ package local
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -192,4 +193,57 @@ func TestAProposalPushRecordIsNarrow(t *testing.T) {
 		t.Error("the new record is missing")
 	}
 	settle(t, g.r)
+}
+
+// closeWatchFleet is flowFleet with an actor fired by every pull request closed.
+func closeWatchFleet() fleet {
+	f := watchFleet()
+	f.yml = strings.Replace(f.yml, "config: { types: [opened, synchronize, reopened] }", "config: { types: [closed] }", 1)
+	return f
+}
+
+// The code flow arms GitHub's auto-merge with the operator's token, so GitHub records the merge,
+// and the pull request's closing, as the operator's: the event source fires no actor on that
+// closing (on gh-actions, the workflow token's auto-merge fires no workflow; an agent fired by
+// pull_request closed that proposes would otherwise fire itself again on each merge of its own
+// proposals, without end). A person's merge, or closing, fires as ever.
+func TestTheCodeFlowsOwnMergeFiresNoActor(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		merge func(g *ghFlowRig, n int) error
+		fires bool
+	}{
+		{"the auto-merge the code flow armed", func(g *ghFlowRig, n int) error { return g.gh.MergeArmed(n) }, false},
+		{"a person's merge", func(g *ghFlowRig, n int) error { return g.gh.MergePull(n, "maintainer", "squash") }, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			g := newGHFlowRigAs(t, closeWatchFleet(), "acme") // the operator's token: its writes are acme's
+			es, err := g.r.NewEventSource(EventOptions{Token: ghSecret, BaseURL: g.gh.URL, HTTPClient: g.gh.Client()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep := poll(t, es); !rep.First {
+				t.Fatalf("first poll: %+v", rep)
+			}
+			p, n := g.armedOn42()
+			if err := tc.merge(g, n); err != nil {
+				t.Fatal(err)
+			}
+			rep := poll(t, es)
+			got := firedActors(rep)
+			if !tc.fires {
+				if len(got) > 0 {
+					t.Fatalf("the code flow's own merge of #%d fired %v (%+v)", n, got, rep.Fired)
+				}
+				if want := fmt.Sprintf("the code flow's auto-merge of proposal %d (at %s) merged it", p.Seq, short(p.Head)); !strings.Contains(strings.Join(rep.Ignored, "\n"), want) {
+					t.Errorf("the closing was not reported skipped (%q): %q", want, rep.Ignored)
+				}
+			} else if !slices.Equal(got, []string{"watcher"}) || rep.Fired[0].Params["WHY"] != "closed" {
+				t.Fatalf("a person's merge of #%d fired %v (%+v), want the watcher on closed", n, got, rep)
+			}
+			settle(t, g.r)
+		})
+	}
 }
