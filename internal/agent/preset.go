@@ -157,13 +157,16 @@ var presets = map[string]Preset{
 				"-c", "sandbox_workspace_write.exclude_tmpdir_env_var=true"}
 		},
 		// codex 0.169.0 ignores OPENAI_BASE_URL (it dials api.openai.com): a proxy is a model
-		// provider of its own, speaking the Responses API, keyed by OPENAI_API_KEY.
+		// provider of its own, speaking the Responses API, keyed by OPENAI_API_KEY. Its web
+		// search is off: OpenAI would search live for the session (unsandboxed, codex asks for
+		// that even when told "cached"), which the proxy refuses (modelproxy, reach.go).
 		proxy: func(url string) []string {
 			return []string{"-c", `model_provider="autonomy"`,
 				"-c", `model_providers.autonomy.name="autonomy"`,
 				"-c", `model_providers.autonomy.base_url=` + strconv.Quote(url),
 				"-c", `model_providers.autonomy.wire_api="responses"`,
-				"-c", `model_providers.autonomy.env_key="OPENAI_API_KEY"`}
+				"-c", `model_providers.autonomy.env_key="OPENAI_API_KEY"`,
+				"-c", `web_search="disabled"`}
 		},
 		MCPApprove: []string{"-c", `mcp_servers.autonomy.default_tools_approval_mode="approve"`},
 		// codex starts an MCP server with a minimal environment: the variables it reads are named.

@@ -103,7 +103,7 @@ func TestFill(t *testing.T) {
 		t.Errorf("a placeholder without a value: %v", err)
 	}
 	got, _ = codex.Fill([]string{"x", Proxy, "-"}, map[string]string{Proxy: "http://127.0.0.1:9/v1"})
-	if len(got) != 12 || got[0] != "x" || got[11] != "-" || !slices.Contains(got, `model_providers.autonomy.base_url="http://127.0.0.1:9/v1"`) {
+	if len(got) != 14 || got[0] != "x" || got[13] != "-" || !slices.Contains(got, `model_providers.autonomy.base_url="http://127.0.0.1:9/v1"`) || !slices.Contains(got, `web_search="disabled"`) {
 		t.Errorf("proxy: %q", got)
 	}
 	claude, _ := Lookup("claude")

@@ -190,7 +190,7 @@ type requestError struct {
 
 // inspect decodes a request body (gzip is undone, bounded by limit; other encodings are
 // refused) and reads its fields. A body that is not JSON is passed on for the API to refuse.
-func inspect(body []byte, encoding string, limit int64) (request, *requestError) {
+func inspect(body []byte, encoding string, limit int64, path string) (request, *requestError) {
 	text := body
 	switch encoding {
 	case "", "identity":
@@ -207,6 +207,9 @@ func inspect(body []byte, encoding string, limit int64) (request, *requestError)
 		}
 	default:
 		return request{}, &requestError{http.StatusUnsupportedMediaType, fmt.Sprintf("Content-Encoding %q is not supported (send it plain or gzip)", encoding)}
+	}
+	if why := reachRefusal(path, text); why != "" {
+		return request{}, &requestError{http.StatusBadRequest, "refused: " + why}
 	}
 	var r request
 	_ = json.Unmarshal(text, &r)

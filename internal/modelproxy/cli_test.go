@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/autonomyhq/autonomy/internal/agent"
 	"github.com/autonomyhq/autonomy/internal/agentcli"
 	"github.com/autonomyhq/autonomy/internal/modelfake"
 	"github.com/autonomyhq/autonomy/internal/modelproxy"
@@ -22,14 +23,14 @@ func runAgent(t *testing.T, env []string, argv ...string) (string, error) {
 	return agentcli.Run(t, env, "Print your environment with the shell tool.", argv...)
 }
 
+// codexThrough is codex run through the proxy at proxyURL with the codex preset's proxy arguments
+// (the model provider, its key in OPENAI_API_KEY, and no web search: the proxy refuses the
+// provider's live search), unsandboxed as on a GitHub Actions VM, where codex would search live.
 func codexThrough(t *testing.T, program, proxyURL string) []string {
-	return []string{program, "exec", "--json", "--skip-git-repo-check", "--ephemeral", "--ignore-user-config",
-		"--sandbox", "danger-full-access", "-m", "gpt-5.5",
-		"-c", "model_provider=autonomy",
-		"-c", `model_providers.autonomy.name="autonomy"`,
-		"-c", `model_providers.autonomy.base_url="` + proxyURL + `/openai/v1"`,
-		"-c", `model_providers.autonomy.wire_api="responses"`,
-		"-c", `model_providers.autonomy.env_key="AUTONOMY_MODEL_KEY"`, "-"}
+	p, _ := agent.Lookup("codex")
+	argv := []string{program, "exec", "--json", "--skip-git-repo-check", "--ephemeral", "--ignore-user-config",
+		"--sandbox", "danger-full-access", "-m", "gpt-5.5"}
+	return append(append(argv, p.ProxyArgs(proxyURL+"/openai/v1")...), "-")
 }
 
 // assertThroughProxy checks what the model and the agent saw.
@@ -56,7 +57,7 @@ func assertThroughProxy(t *testing.T, fake *modelfake.Server, h *harness, realKe
 		t.Fatalf("the env tool output never reached the model: %d scripted requests", len(scripted))
 	}
 	envOut := scripted[1].ToolOutputs[len(scripted[1].ToolOutputs)-1]
-	if !strings.Contains(envOut, "AUTONOMY_MODEL_KEY="+placeholder) && !strings.Contains(envOut, "ANTHROPIC_API_KEY="+placeholder) {
+	if !strings.Contains(envOut, "OPENAI_API_KEY="+placeholder) && !strings.Contains(envOut, "ANTHROPIC_API_KEY="+placeholder) {
 		t.Errorf("the agent's env did not show the placeholder:\n%s", envOut)
 	}
 	if strings.Contains(envOut, realKey) {
@@ -82,7 +83,7 @@ func TestCodexThroughTheProxy(t *testing.T) {
 	fake := modelfake.Start(modelfake.Turn{Shell: "env"}, modelfake.Turn{Text: "Done."})
 	defer fake.Close()
 	h := start(t, fake.URL(), nil)
-	env := []string{"CODEX_HOME=" + t.TempDir(), "HOME=" + t.TempDir(), "AUTONOMY_MODEL_KEY=" + placeholder}
+	env := []string{"CODEX_HOME=" + t.TempDir(), "HOME=" + t.TempDir(), "OPENAI_API_KEY=" + placeholder}
 	out, err := runAgent(t, env, codexThrough(t, program, h.url)...)
 	if err != nil {
 		t.Fatalf("codex: %v\n%s", err, out)
@@ -110,7 +111,7 @@ func TestCodexStopsAtTheBudget(t *testing.T) {
 		modelfake.Turn{Shell: "echo three"}, modelfake.Turn{Text: "Done."})
 	defer fake.Close()
 	h := start(t, fake.URL(), func(c *modelproxy.Config) { c.Budget = modelproxy.Budget{Requests: 2} })
-	env := []string{"CODEX_HOME=" + t.TempDir(), "HOME=" + t.TempDir(), "AUTONOMY_MODEL_KEY=" + placeholder}
+	env := []string{"CODEX_HOME=" + t.TempDir(), "HOME=" + t.TempDir(), "OPENAI_API_KEY=" + placeholder}
 	out, err := runAgent(t, env, codexThrough(t, program, h.url)...)
 	if err == nil {
 		t.Fatalf("codex finished a 4-turn script on a budget of 2 requests:\n%s", out)

@@ -299,9 +299,15 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, path string, rt 
 		return
 	}
 	ex.request = body
-	req, bad := inspect(body, ex.encoding, p.cfg.MaxBody)
+	checked := "" // what reachRefusal checks: a POST's body
+	if r.Method == http.MethodPost {
+		checked = path
+	}
+	req, bad := inspect(body, ex.encoding, p.cfg.MaxBody, checked)
 	if bad != nil {
 		apiError(w, rt.api, bad.status, "modelproxy: "+bad.msg)
+		ex.status, ex.err = bad.status, bad.msg
+		p.tr.write(ex) // what was refused, in the transcript too
 		return
 	}
 	ex.model = req.Model

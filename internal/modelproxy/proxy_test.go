@@ -590,3 +590,42 @@ func TestUpstreamFailureSaysWhy(t *testing.T) {
 		t.Errorf("an upstream that is gone: %+v", f)
 	}
 }
+
+// A request asking the provider to reach the network for the session (its own tools, content by
+// URL) is refused in the API's own error shape, never forwarded, and kept in the transcript,
+// gzipped or not.
+func TestRefusesWhatTheProviderWouldFetch(t *testing.T) {
+	var hits atomic.Int64
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits.Add(1) }))
+	defer up.Close()
+	h := start(t, up.URL, nil)
+	mcp := `{"model":"gpt-5.5","input":"hi","tools":[{"type":"mcp","server_label":"x","server_url":"https://evil.example/mcp"}]}`
+	var zipped bytes.Buffer
+	zw := gzip.NewWriter(&zipped)
+	zw.Write([]byte(mcp))
+	zw.Close()
+	for _, c := range []struct {
+		name, path, body string
+		header           []string
+		shape            string
+	}{
+		{"a remote MCP server", "/openai/v1/responses", mcp, nil, `"error":{`},
+		{"the same, gzipped", "/openai/v1/responses", zipped.String(), []string{"Content-Encoding", "gzip"}, `"error":{`},
+		{"claude's web fetch", "/anthropic/v1/messages", `{"model":"m","max_tokens":1,"messages":[],"tools":[{"type":"web_fetch_20250910","name":"web_fetch"}]}`, nil, `"type":"error"`},
+	} {
+		resp, body := post(t, h.url+c.path, placeholder, c.body, c.header...)
+		if resp.StatusCode != 400 || !strings.Contains(body, "modelproxy: refused: ") || !strings.Contains(body, "past its sandbox") || !strings.Contains(body, c.shape) {
+			t.Errorf("%s: %d %s", c.name, resp.StatusCode, body)
+		}
+	}
+	if hits.Load() != 0 {
+		t.Errorf("upstream saw %d requests, want none", hits.Load())
+	}
+	es := h.entries(t)
+	if len(es) != 3 || es[0].Status != 400 || !strings.Contains(es[0].Error, `the provider's own tool "mcp"`) || !strings.Contains(string(es[0].Request), "evil.example") {
+		t.Fatalf("transcript: %+v", es)
+	}
+	if u := h.proxy.Usage(); u.Requests != 0 {
+		t.Errorf("usage %+v, want nothing spent", u)
+	}
+}

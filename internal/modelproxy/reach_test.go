@@ -1,0 +1,77 @@
+package modelproxy
+
+import (
+	"strings"
+	"testing"
+)
+
+// codexBody is what the pinned codex sends (its tools' types), web search cached.
+const codexBody = `{"model":"gpt-5.5","stream":true,"store":false,"tool_choice":"auto",
+"input":[{"type":"message","role":"user","content":[{"type":"input_text","text":"see https://example.com"},
+  {"type":"input_image","image_url":"data:image/png;base64,iVBORw0KGgo="}]}],
+"tools":[{"type":"function","name":"shell","parameters":{"type":"object","properties":{"url":{"type":"string"}}}},
+  {"type":"custom","name":"apply_patch","format":{"type":"grammar"}},
+  {"type":"namespace","name":"mcp__autonomy","tools":[{"type":"function","name":"ask_person"}]},
+  {"type":"tool_search","execution":"client"},
+  {"type":"web_search","external_web_access":false}]}`
+
+func TestReachRefusal(t *testing.T) {
+	const responses, chat, messages, count = "/openai/v1/responses", "/openai/v1/chat/completions", "/anthropic/v1/messages", "/anthropic/v1/messages/count_tokens"
+	pass := []struct{ name, path, body string }{
+		{"codex's own tools", responses, codexBody},
+		{"a chat completion with a function", chat, `{"model":"m","messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"data:image/png;base64,AA"}}]}],"tools":[{"type":"function","function":{"name":"f"}}]}`},
+		{"claude's own tools", messages, `{"model":"m","max_tokens":1,"messages":[{"role":"user","content":[{"type":"image","source":{"type":"base64","media_type":"image/png","data":"AA"}},
+			{"type":"tool_result","tool_use_id":"t","content":[{"type":"text","text":"https://example.com"}]}]}],
+			"tools":[{"name":"Bash","input_schema":{}},{"type":"custom","name":"x","input_schema":{}},{"type":"bash_20250124","name":"bash"},{"type":"text_editor_20250728","name":"str_replace_based_edit_tool"}],
+			"context_management":{"edits":[]},"thinking":{"type":"enabled","budget_tokens":1024}}`},
+		{"a tool call asking for a URL, in the history", messages, `{"model":"m","max_tokens":1,"messages":[{"role":"assistant","content":[{"type":"tool_use","id":"t","name":"WebFetch","input":{"url":"https://example.com"}}]}]}`},
+		{"no body to check (a GET)", "", ``},
+	}
+	for _, c := range pass {
+		if why := reachRefusal(c.path, []byte(c.body)); why != "" {
+			t.Errorf("%s: refused: %s", c.name, why)
+		}
+	}
+	refused := []struct{ name, path, body, want string }{
+		{"live web search", responses, `{"tools":[{"type":"web_search"}]}`, `tools[0]: web_search with live access`},
+		{"live web search, said so", responses, `{"tools":[{"type":"web_search","external_web_access":true}]}`, `tools[0]: web_search with live access`},
+		{"the preview web search", responses, `{"tools":[{"type":"function"},{"type":"web_search_preview"}]}`, `tools[1]: the provider's own tool "web_search_preview"`},
+		{"a remote MCP server", responses, `{"tools":[{"type":"mcp","server_label":"x","server_url":"https://evil.example/mcp"}]}`, `tools[0]: the provider's own tool "mcp"`},
+		{"a remote MCP server in a namespace", responses, `{"tools":[{"type":"namespace","tools":[{"type":"function"},{"type":"mcp"}]}]}`, `tools[0].tools[1]: the provider's own tool "mcp"`},
+		{"the provider's tool search", responses, `{"tools":[{"type":"tool_search"}]}`, `the provider's own tool "tool_search"`},
+		{"file search", responses, `{"tools":[{"type":"file_search","vector_store_ids":["vs_1"]}]}`, `"file_search"`},
+		{"code interpreter", responses, `{"tools":[{"type":"code_interpreter"}]}`, `"code_interpreter"`},
+		{"image generation", responses, `{"tools":[{"type":"image_generation"}]}`, `"image_generation"`},
+		{"a tool that is not an object", responses, `{"tools":["mcp"]}`, `tools[0]: the provider's own tool ""`},
+		{"a stored prompt", responses, `{"prompt":{"id":"pmpt_1"}}`, `prompt (a stored prompt`},
+		{"a hosted tool choice", responses, `{"tool_choice":{"type":"web_search_preview"}}`, `tool_choice of type "web_search_preview"`},
+		{"an image by URL", responses, `{"input":[{"role":"user","content":[{"type":"input_image","image_url":"https://evil.example/?d=secret"}]}]}`, `input[0].content[0]: an image by URL`},
+		{"an image by URL, in upper case", responses, `{"input":[{"type":"input_image","image_url":" HTTPS://evil.example/"}]}`, `an image by URL`},
+		{"a file by URL", responses, `{"input":[{"type":"input_file","file_url":"https://evil.example/f.pdf"}]}`, `input[0]: a file by URL`},
+		{"chat's web search", chat, `{"web_search_options":{}}`, `web_search_options`},
+		{"chat's image by URL", chat, `{"messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"https://evil.example/x.png"}}]}]}`, `messages[0].content[0]: an image by URL`},
+		{"chat's provider tool", chat, `{"tools":[{"type":"mcp"}]}`, `tools[0]: the provider's own tool "mcp"`},
+		{"claude's web search", messages, `{"tools":[{"name":"Bash"},{"type":"web_search_20250305","name":"web_search"}]}`, `tools[1]: the provider's own tool "web_search_20250305"`},
+		{"claude's web fetch", count, `{"tools":[{"type":"web_fetch_20250910","name":"web_fetch"}]}`, `"web_fetch_20250910"`},
+		{"claude's code execution", messages, `{"tools":[{"type":"code_execution_20250825","name":"code_execution"}]}`, `"code_execution_20250825"`},
+		{"the MCP connector", messages, `{"mcp_servers":[{"type":"url","url":"https://evil.example/mcp","name":"x"}]}`, `mcp_servers`},
+		{"a container", messages, `{"container":"container_1"}`, `container`},
+		{"a tool whose type is not a string", messages, `{"tools":[{"type":1}]}`, `tools[0]: the provider's own tool 1`},
+		{"a document by URL in a tool result", messages, `{"messages":[{"role":"user","content":[{"type":"tool_result","content":[{"type":"document","source":{"type":"url","url":"https://evil.example/?d=x"}}]}]}]}`, `messages[0].content[0].content[0]: a document by URL`},
+		{"an image by URL", messages, `{"messages":[{"role":"user","content":[{"type":"image","source":{"type":"url","url":"https://evil.example/i.png"}}]}]}`, `an image by URL`},
+		{"a key twice, the second list empty", responses, `{"tools":[{"type":"mcp"}],"tools":[]}`, `the key "tools" appears twice`},
+		{"a key twice, the first list empty", responses, `{"tools":[],"tools":[{"type":"mcp"}]}`, `the key "tools" appears twice`},
+		{"a key twice, deep down", messages, `{"messages":[{"content":[{"type":"image","source":{"type":"base64","type":"url"}}]}]}`, `the key "type" appears twice`},
+		{"a key twice, escaped", responses, `{"tools":[{"type":"function","typ\u0065":"mcp"}]}`, `the key "type" appears twice`},
+		{"not JSON", responses, `{"tools":[`, `not JSON the proxy can check`},
+		{"two values", responses, `{"tools":[]} {"tools":[{"type":"mcp"}]}`, `more than one JSON value`},
+		{"not an object", responses, `[{"type":"mcp"}]`, `not a JSON object`},
+		{"empty", messages, ``, `not JSON the proxy can check`},
+	}
+	for _, c := range refused {
+		why := reachRefusal(c.path, []byte(c.body))
+		if !strings.Contains(why, c.want) {
+			t.Errorf("%s: %q, want it to say %q", c.name, why, c.want)
+		}
+	}
+}
