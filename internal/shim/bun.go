@@ -12,7 +12,6 @@ const RunnerScript = "scripts/runner.ts"
 
 // runnerNotes are the reference runner's flags a launch reads and ignores, and why.
 var runnerNotes = map[string]string{
-	"branch":    "the substrate names a proposal's branch (autonomy/<actor>/<subject>)",
 	"workspace": "the actor's execution.workspace decides it",
 	"fence":     "the fleet's pause is the substrate's",
 }
@@ -51,6 +50,7 @@ func Bun(args []string) (Call, error) {
 func runnerLaunch(cmd string, words []string) (Call, error) {
 	in := tools.LaunchInput{Params: map[string]string{}}
 	var notes []string
+	var branch string
 	for i := 0; i < len(words); i++ {
 		w := words[i]
 		if !strings.HasPrefix(w, "--") {
@@ -74,6 +74,13 @@ func runnerLaunch(cmd string, words []string) (Call, error) {
 				return Call{}, refuse(cmd, "--ref is given twice")
 			}
 			in.Subject = value
+		case name == "branch":
+			if branch != "" {
+				return Call{}, refuse(cmd, "--branch is given twice")
+			}
+			if branch = value; branch == "" {
+				return Call{}, refuse(cmd, "--branch needs a branch name")
+			}
 		case runnerNotes[name] != "":
 			notes = append(notes, "--"+name+" is ignored: "+runnerNotes[name])
 		default:
@@ -85,5 +92,5 @@ func runnerLaunch(cmd string, words []string) (Call, error) {
 	if in.Actor == "" {
 		return Call{}, refuse(cmd, "name the actor to launch, e.g. %s develop --ref 12", cmd)
 	}
-	return Call{Tool: tools.Launch, Input: in, Notes: notes}, nil
+	return Call{Tool: tools.Launch, Input: in, Branch: branch, Notes: notes}, nil
 }

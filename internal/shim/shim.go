@@ -36,9 +36,19 @@ type Call struct {
 	// AddLabels and RemoveLabels are set for `gh issue edit`: the caller resolves the one label
 	// added into the lifecycle state set_state moves the item to.
 	AddLabels, RemoveLabels []string
+	// Branch is a launch's --branch (bun scripts/runner.ts launch ACTOR --branch B): the branch
+	// the launcher asks its actor to work on. The local runner runs an actor of the shared
+	// workspace there, in a worktree of its own, as runner launch --branch does (the reference's
+	// skills launch their developer so; without it, it commits on the branch the installation
+	// root has checked out); a substrate that names a proposal's branch itself ignores it, saying
+	// so (BranchIgnored).
+	Branch string
 	// Notes are flags read and ignored, said to the model.
 	Notes []string
 }
+
+// BranchIgnored is what a substrate that names a proposal's branch says of a launch's --branch.
+const BranchIgnored = "--branch is ignored: the substrate names a proposal's branch (autonomy/<actor>/<subject>)"
 
 // Refusal is a command the shim will not run, with what to do instead.
 type Refusal struct {

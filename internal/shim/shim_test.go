@@ -92,8 +92,8 @@ func TestBunMaps(t *testing.T) {
 		{"scripts/other.ts launch develop", Call{Pass: true}},
 		{"scripts/runner.ts launch develop --ref 12", Call{Tool: tools.Launch, Input: tools.LaunchInput{Actor: "develop", Subject: "12", Params: map[string]string{}}}},
 		{"run ./scripts/runner.ts launch audit --MODE setup --ref=4 --branch agent/issue-4", Call{Tool: tools.Launch,
-			Input: tools.LaunchInput{Actor: "audit", Subject: "4", Params: map[string]string{"MODE": "setup"}},
-			Notes: []string{"--branch is ignored: the substrate names a proposal's branch (autonomy/<actor>/<subject>)"}}},
+			Input:  tools.LaunchInput{Actor: "audit", Subject: "4", Params: map[string]string{"MODE": "setup"}},
+			Branch: "agent/issue-4"}},
 	} {
 		got, err := Bun(strings.Fields(tc.line))
 		if err != nil || !reflect.DeepEqual(got, tc.want) {
@@ -116,6 +116,8 @@ func TestBunRefuses(t *testing.T) {
 		{"scripts/runner.ts launch develop --ref 1 --ref 2", "twice"},
 		{"scripts/runner.ts launch develop --mode x", "NAME=VALUE"},
 		{"scripts/runner.ts launch develop --MODE a --MODE b", "twice"},
+		{"scripts/runner.ts launch develop --branch a --branch b", "--branch is given twice"},
+		{"scripts/runner.ts launch develop --branch=", "--branch needs a branch name"},
 	} {
 		_, err := Bun(strings.Fields(tc.line))
 		var r *Refusal

@@ -63,6 +63,9 @@ type ToolSession struct {
 	Actor  string `json:"actor"`
 	Status string `json:"status"`
 	Ref    string `json:"ref,omitempty"`
+	// Branch is the branch a launch asked its session to work on (the shim's --branch), when
+	// it runs there.
+	Branch string `json:"branch,omitempty"`
 }
 
 // Read answers the read tools.
@@ -105,22 +108,34 @@ func noItems(tool string) error {
 		"or ask a person (ask_person). A fleet whose items are GitHub issues installs with codeHost: github"}
 }
 
+// launch realizes a launch tool call, on branch when one is asked for (the shim's --branch; "" for
+// none) and its actor works in the shared workspace: an isolated actor's worktree is on the branch
+// the runner names (autonomy/<actor>/<session>), whatever a launcher asks.
+func (h *Hands) launch(ctx context.Context, v *tools.LaunchInput, branch string) (any, error) {
+	r := h.r
+	req := LaunchRequest{Actor: v.Actor, Params: v.Params, Ref: v.Subject}
+	if cfg, err := r.In.Actor(v.Actor); err == nil {
+		if cfg.Kind == "human" {
+			// An ask of a person (hello-human's approver): the model reads its id, never its
+			// redeem token, which the runner keeps for the person, as ask_person's (it was lost).
+			req.keepToken = r.keepToken
+		} else if cfg.Workspace != "isolated" {
+			req.Branch = branch
+		}
+	}
+	res, err := r.Launch(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return ToolSession{ID: res.Session.ID, Actor: res.Session.Actor, Status: string(res.Session.Status), Ref: res.Session.Ref, Branch: res.Session.Branch}, nil
+}
+
 // Apply realizes one effect the server checked, as the session, checked again by the runner.
 func (h *Hands) Apply(ctx context.Context, e tools.Effect, in tools.Input) (any, error) {
 	r := h.r
 	switch v := in.(type) {
 	case *tools.LaunchInput:
-		req := LaunchRequest{Actor: v.Actor, Params: v.Params, Ref: v.Subject}
-		if cfg, err := r.In.Actor(v.Actor); err == nil && cfg.Kind == "human" {
-			// An ask of a person (hello-human's approver): the model reads its id, never its
-			// redeem token, which the runner keeps for the person, as ask_person's (it was lost).
-			req.keepToken = r.keepToken
-		}
-		res, err := r.Launch(ctx, req)
-		if err != nil {
-			return nil, err
-		}
-		return ToolSession{ID: res.Session.ID, Actor: res.Session.Actor, Status: string(res.Session.Status), Ref: res.Session.Ref}, nil
+		return h.launch(ctx, v, "")
 	case *tools.SessionUpdate:
 		s, err := r.Update(ctx, v.Session, ir.Patch{Status: ir.SessionStatus(v.Status)})
 		if err != nil {

@@ -128,6 +128,9 @@ func (h *Hands) Shim(ctx context.Context, s mcpserver.Session, c shim.Call) (any
 	if err != nil {
 		return nil, err
 	}
+	if v, ok := checked.(*tools.LaunchInput); ok && c.Branch != "" {
+		return h.launch(ctx, v, c.Branch) // bun scripts/runner.ts launch ACTOR --branch B
+	}
 	return h.Apply(ctx, e, checked)
 }
 

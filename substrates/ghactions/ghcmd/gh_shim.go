@@ -134,6 +134,9 @@ func recordCall(s *effect.ShimSession, call shim.Call, stdout, stderr io.Writer)
 	for _, n := range call.Notes {
 		fmt.Fprintln(stderr, "autonomy:", n)
 	}
+	if call.Branch != "" {
+		fmt.Fprintln(stderr, "autonomy:", shim.BranchIgnored)
+	}
 	in, err := s.Resolve(call)
 	if err == nil {
 		err = s.Record(call.Tool, in)

@@ -64,8 +64,9 @@ func newRunnerBun(f *runnerFlags) *cobra.Command {
 		Long: `What the bun at the front of a preset session's PATH runs, with the session's environment
 (docs/migrating.md, "The runner and gh writes in skills"). The reference implementation's runner
 CLI, bun scripts/runner.ts launch ACTOR [--ref ITEM] [--NAME VALUE]..., is read as on gh-actions
-(--ref is the subject, any other --NAME VALUE the param NAME; --branch, --workspace and --fence
-are ignored, saying why) and is the session's launch tool: checked against its actor's
+(--ref is the subject, any other --NAME VALUE the param NAME; --workspace and --fence are ignored,
+saying why; --branch B runs an actor of the shared workspace on branch B, in a worktree of its
+own, as runner launch --branch does) and is the session's launch tool: checked against its actor's
 agent:launch and its @scope and caps, and realized by the runner as that session. The runner
 script's other verbs are refused, naming the tool to use. Any other bun command runs the real bun,
 the first on PATH after the shim, or fails saying none is installed.
@@ -114,6 +115,9 @@ func shimCall(cmd *cobra.Command, f *runnerFlags, name string, call shim.Call) e
 		return exitcode.Problemf("%s: %v", name, err)
 	case err != nil:
 		return runnerError(err)
+	}
+	if ts, ok := out.(local.ToolSession); ok && call.Branch != "" && ts.Branch != call.Branch {
+		fmt.Fprintf(cmd.ErrOrStderr(), "autonomy: --branch is ignored: %s works in a worktree of its own, on the branch the runner names (autonomy/%s/<session>)\n", ts.Actor, ts.Actor)
 	}
 	b, _ := json.Marshal(out)
 	fmt.Fprintf(cmd.OutOrStdout(), "%s: %s\n", call.Tool, b)
