@@ -10,6 +10,7 @@ package cron
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -111,6 +112,59 @@ func Parse(expr string) (*Schedule, error) {
 // String returns the original expression with fields separated by single
 // spaces; names keep the case they were written in.
 func (s *Schedule) String() string { return s.expr }
+
+// Portable is String with Sunday written 0 wherever the day-of-week field names it 7 (a value or
+// a range's end): schedulers that take 0-6 only (Kubernetes' CronJob) read it, and it fires on
+// the same days. A field without 7, or led by *, is kept as written.
+func (s *Schedule) Portable() string {
+	fs := strings.Split(s.expr, " ")
+	dow := fs[dowField]
+	if dow[0] == '*' || !namesSeven(dow) {
+		return s.expr
+	}
+	var items []string
+	for d := 0; d <= 6; d++ {
+		if s.dow&(1<<d) == 0 {
+			continue
+		}
+		end := d
+		for end < 6 && s.dow&(1<<(end+1)) != 0 {
+			end++
+		}
+		if end > d {
+			items = append(items, strconv.Itoa(d)+"-"+strconv.Itoa(end))
+		} else {
+			items = append(items, strconv.Itoa(d))
+		}
+		d = end
+	}
+	fs[dowField] = strings.Join(items, ",")
+	return strings.Join(fs, " ")
+}
+
+// PortableOf is expr as written, or its Portable form when its day-of-week field names 7 (expr
+// as written when it does not parse: validation says why).
+func PortableOf(expr string) string {
+	s, err := Parse(expr)
+	if err != nil || s.Portable() == s.String() {
+		return expr
+	}
+	return s.Portable()
+}
+
+// namesSeven reports whether a day-of-week field names 7: as a value or a range's bound, not as
+// a step.
+func namesSeven(field string) bool {
+	for _, item := range strings.Split(field, ",") {
+		values, _, _ := strings.Cut(item, "/")
+		for _, v := range strings.Split(values, "-") {
+			if v == "7" {
+				return true
+			}
+		}
+	}
+	return false
+}
 
 var macros = map[string]string{
 	"@yearly":   "0 0 1 1 *",

@@ -667,3 +667,22 @@ func TestResolveHinted(t *testing.T) {
 		}
 	}
 }
+
+// A Sunday written 7 is written 0 in the workflow's schedule: GitHub's day of the week is 0-6.
+// The workflow is read as YAML, as GitHub reads it.
+func TestACronOfSundaySevenIsWrittenZero(t *testing.T) {
+	wf := file(t, compileOK(t, agent("", `      - cron: "0 9 * * 7"
+      - cron: "0 9 * * 0"
+`)), WorkflowPath("a"))
+	var doc struct {
+		On struct {
+			Schedule []struct{ Cron string } `yaml:"schedule"`
+		} `yaml:"on"`
+	}
+	if err := yaml.Unmarshal([]byte(wf), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if s := doc.On.Schedule; len(s) != 1 || s[0].Cron != "0 9 * * 0" {
+		t.Errorf("schedule %+v, want the one cron 0 9 * * 0", s)
+	}
+}

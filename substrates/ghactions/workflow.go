@@ -10,6 +10,7 @@ import (
 
 	agents "github.com/autonomyhq/autonomy/internal/agent"
 	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/ir/cron"
 	"github.com/autonomyhq/autonomy/substrates"
 	"github.com/autonomyhq/autonomy/substrates/ghactions/control"
 )
@@ -64,9 +65,10 @@ func (c *compiler) onOf(a *ir.Actor) mapping {
 	for _, t := range a.Triggers {
 		switch t.Kind {
 		case ir.Cron:
-			if !slices.Contains(crons, t.Cron.Value) {
-				crons = append(crons, t.Cron.Value)
-				schedules = append(schedules, mapping{{key: "cron", value: t.Cron.Value}})
+			// GitHub's day of the week is 0-6: a Sunday written 7 is written 0.
+			if v := cron.PortableOf(t.Cron.Value); !slices.Contains(crons, v) {
+				crons = append(crons, v)
+				schedules = append(schedules, mapping{{key: "cron", value: v}})
 			}
 		case ir.Dispatch:
 			hasDispatch = true

@@ -206,6 +206,9 @@ func TestRolesAreThePermissionTable(t *testing.T) {
 func TestBadBoxIsPositioned(t *testing.T) {
 	for _, tc := range []struct{ box, want string }{
 		{"namespace: Fleet_A", `ir.yml:9:30: policy.box.kubernetes.namespace "Fleet_A" is not a namespace name`},
+		{"namespace: kube-system", `ir.yml:9:30: policy.box.kubernetes.namespace "kube-system" is not the fleet's alone`},
+		{"namespace: default", `ir.yml:9:30: policy.box.kubernetes.namespace "default" is not the fleet's alone`},
+		{"namespace: kube-public", `(give the fleet a namespace of its own, e.g. namespace: agents)`},
 		{"timeZone: Mars/Olympus", `ir.yml:9:29: policy.box.kubernetes.timeZone "Mars/Olympus" is not a known time zone`},
 		{"egress: { allow: [example.com] }", `ir.yml:9:37: policy.box.kubernetes.egress.allow "example.com" is not a CIDR`},
 		{"egress: { allow: [10.0.0.1/8] }", `ir.yml:9:37: policy.box.kubernetes.egress.allow "10.0.0.1/8" is not a CIDR`},
@@ -316,5 +319,18 @@ func TestQuotaIsTheCapacity(t *testing.T) {
 	objs = compiledObjects(t, writeFleet(t, strings.Replace(fleetProfile, "  maxConcurrent: 2\n", "", 1)))
 	if err := object(objs, "ResourceQuota", QuotaName, &q); err == nil {
 		t.Errorf("a fleet without maxConcurrent has a quota: %v", q.Spec.Hard)
+	}
+}
+
+// A Sunday written 7 is written 0 in the CronJob: the API server's cron reads 0-6 only, and
+// refused the CronJob (the rest of the install applied without it).
+func TestACronOfSundaySevenIsWrittenZero(t *testing.T) {
+	objs := compiledObjects(t, writeFleet(t, "schema: autonomy.ir.v1\ntargets: [kubernetes]\nactors:\n  a:\n    behavior: scripts/run.sh\n    triggers: [{ cron: \"0 9 * * 5-7\" }]\n"))
+	var cj batchv1.CronJob
+	if err := object(objs, "CronJob", cronJobName("a", 0), &cj); err != nil {
+		t.Fatal(err)
+	}
+	if cj.Spec.Schedule != "0 9 * * 0,5-6" {
+		t.Errorf("schedule %q, want 0 9 * * 0,5-6", cj.Spec.Schedule)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/ir/cron"
 	"github.com/autonomyhq/autonomy/substrates"
 )
 
@@ -196,7 +197,7 @@ func (c *compiler) actorObjects(a *ir.Actor) []any {
 		}
 		tz := c.box.TimeZone
 		cj := &batchv1.CronJob{TypeMeta: typeMeta("batch/v1", "CronJob"), ObjectMeta: c.meta(cronJobName(a.Name.Value, i), labels),
-			Spec: batchv1.CronJobSpec{Schedule: t.Cron.Value, TimeZone: &tz, ConcurrencyPolicy: batchv1.ForbidConcurrent,
+			Spec: batchv1.CronJobSpec{Schedule: cron.PortableOf(t.Cron.Value), TimeZone: &tz, ConcurrencyPolicy: batchv1.ForbidConcurrent,
 				JobTemplate: WithParams(JobTemplate(pt), "", params)}}
 		cj.Annotations = map[string]string{AnnotationActor: a.Name.Value}
 		objs = append(objs, cj)
