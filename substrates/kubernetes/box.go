@@ -76,6 +76,8 @@ func ReadBox(p *ir.Profile) (Box, ir.Diagnostics) {
 			if s, ok := r.Str(v, "namespace", "e.g. namespace: agents"); ok {
 				if errs := validation.IsDNS1123Label(s); len(errs) > 0 {
 					r.Errorf(v, "a DNS label: lowercase letters, digits and -, starting and ending with a letter or digit, at most 63 characters, e.g. namespace: agents", "namespace %q is not a namespace name", s)
+				} else if sharedNamespace(s) {
+					r.Errorf(v, "give the fleet a namespace of its own, e.g. namespace: agents", "namespace %q is not the fleet's alone: the install labels it for the restricted Pod Security standard, denies every pod in it all traffic but what its NetworkPolicies allow, and puts every ServiceAccount in it under the fleet's admission policies, which would break what else runs there", s)
 				} else {
 					b.Namespace = s
 				}
@@ -288,4 +290,10 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// sharedNamespace reports the namespaces a cluster's own components and every user share:
+// default, kube-system, kube-public, kube-node-lease and any other kube-*.
+func sharedNamespace(ns string) bool {
+	return ns == "default" || strings.HasPrefix(ns, "kube-")
 }
