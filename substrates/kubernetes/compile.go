@@ -66,10 +66,21 @@ func (Substrate) Compile(r *resolved.Profile) (substrates.Output, error) {
 			warnings = append(warnings, d)
 		}
 	}
+	objects := map[string]string{} // ObjectName: the actor whose it is
 	for _, a := range p.Actors {
 		if !a.IsHuman() {
 			c.agents = append(c.agents, a.Name.Value)
 		}
+		// Two actors of one object name would share a ServiceAccount, a Role, a PodTemplate:
+		// a launch scoped to one would reach the other's.
+		name := ObjectName(a.Name.Value)
+		if first, dup := objects[name]; dup {
+			c.errors = append(c.errors, ir.Diagnostic{File: p.File, Pos: a.Name.Pos, Severity: ir.Error,
+				Message: fmt.Sprintf("actor %q has the Kubernetes object name of actor %q (%s)", a.Name.Value, first, name),
+				Hint:    "rename one of them: an actor's objects are named after it, with _ written - and a hash added when that changes the name"})
+			continue
+		}
+		objects[name] = a.Name.Value
 	}
 	c.errors = append(c.errors, substrates.CopyProfile(r, Name, dataDir, c.add)...)
 	policy := substrates.PolicyFile(p)

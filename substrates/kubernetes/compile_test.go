@@ -334,3 +334,19 @@ func TestACronOfSundaySevenIsWrittenZero(t *testing.T) {
 		t.Errorf("schedule %q, want 0 9 * * 0,5-6", cj.Spec.Schedule)
 	}
 }
+
+// Two actors whose object names are one (a_b is written a-b plus a hash, which another actor may
+// be named) are refused at the second, naming the first: they would share a ServiceAccount, a
+// Role and a PodTemplate, and a launch scoped to one would reach the other.
+func TestActorsOfOneObjectNameAreRefused(t *testing.T) {
+	hashed := ObjectName("bob_x")
+	for _, tc := range []struct{ first, second string }{{"bob_x", hashed}, {hashed, "bob_x"}} {
+		profile := "schema: autonomy.ir.v1\ntargets: [kubernetes]\nactors:\n  " + tc.first + ":\n    behavior: scripts/run.sh\n    triggers: [{ dispatch: true }]\n  " +
+			tc.second + ":\n    behavior: scripts/run.sh\n    triggers: [{ dispatch: true }]\n"
+		_, err := compileFleet(t, writeFleet(t, profile))
+		want := fmt.Sprintf(`ir.yml:7:3: actor %q has the Kubernetes object name of actor %q (%s)`, tc.second, tc.first, hashed)
+		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "rename one of them") {
+			t.Errorf("%s then %s: %v\nwant %s", tc.first, tc.second, err, want)
+		}
+	}
+}
