@@ -175,6 +175,22 @@ func (a *Actor) Contract() *Result {
 // ExitStatusOnly reports whether the actor opts out of a verified result (result: { schema: none }).
 func (a *Actor) ExitStatusOnly() bool { return a.Result != nil && a.Result.Named.Value == NoResult }
 
+// IsReview reports whether a result under r is a review, naming a verdict and the head it
+// reviewed: the review contracts, or an inline schema whose properties name verdict and headSha.
+func (r *Result) IsReview() bool {
+	if r == nil {
+		return false
+	}
+	if r.Named.Value == ReviewContract || r.Named.Value == ReferenceReviewContract {
+		return true
+	}
+	doc, _ := r.Inline.(map[string]any)
+	props, _ := doc["properties"].(map[string]any)
+	_, verdict := props["verdict"]
+	_, head := props["headSha"]
+	return verdict && head
+}
+
 // PersonKey is the key of a reviewer's result that asks for a person's approval of the change
 // it approved (open-autonomy.review.v1's humanApprovalRequired): a substrate holds the merge
 // for a maintainer while it is true.

@@ -374,6 +374,17 @@ func (v *validator) review(a *Actor) {
 		v.actorf(a, Error, r.Pos, suggest(r.Value, v.p.ActorNames()), "reviewer %q is not an actor of this profile", r.Value)
 	case !reviewer.Holds("code:review") && !v.unsure[reviewer]:
 		v.actorf(a, Error, r.Pos, fmt.Sprintf("grant code:review to %q, or name another reviewer", r.Value), "reviewer %q does not hold code:review", r.Value)
+	case !reviewer.IsHuman() && !reviewer.Contract().IsReview():
+		// Its sessions end done with a result that names no verdict and no head: a proposal it
+		// reviews is refused every time, and never merges.
+		got := "no result (result: { schema: none })"
+		if c := reviewer.Contract(); c != nil && c.Named.Value != "" {
+			got = c.Named.Value
+		} else if c != nil {
+			got = "an inline result schema without verdict and headSha"
+		}
+		v.actorf(a, Warning, r.Pos, fmt.Sprintf("give %q result: { schema: %s }", r.Value, ReviewContract),
+			"reviewer %q delivers %s, which names no verdict and no head: every proposal it reviews is refused", r.Value, got)
 	}
 }
 

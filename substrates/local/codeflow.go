@@ -364,6 +364,9 @@ func (f *flow) settle(ctx context.Context) {
 		rv, err = reviewResult{Verdict: "approve", HeadSha: f.p.Head}, nil
 	}
 	verdict, head := rv.Verdict, rv.HeadSha
+	if err == nil && verdict == "" && head == "" {
+		err = fmt.Errorf("its result names no verdict and no headSha: %s's result is not a review (give it result: { schema: %s })", rs.Actor, ir.ReviewContract)
+	}
 	if err != nil {
 		f.refuse(ctx, fmt.Sprintf("its reviewer's session %s left no verdict: %v", rs.ID, err), nil)
 		return

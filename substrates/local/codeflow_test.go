@@ -452,3 +452,25 @@ func TestCodeFlowMergesOnceWhoeverMergesAtOnce(t *testing.T) {
 		t.Fatalf("after merges at once: %+v (main %s)", p, g.main())
 	}
 }
+
+// A reviewer whose result is not a review (it declares none: autonomy.result.v1) ends done with
+// no verdict: the proposal is refused saying so and how to give it one, not as a stale verdict
+// naming head "" (validate warns of it too: ir's TestBadProfiles).
+func TestAReviewerWithoutAReviewContractSaysSo(t *testing.T) {
+	t.Parallel()
+	f := flowFleet
+	f.yml = strings.Replace(f.yml, "    result: { schema: autonomy.review.v1 }\n", "", 1)
+	files := map[string]string{}
+	for k, v := range flowFleet.files {
+		files[k] = v
+	}
+	files["scripts/review.sh"] = strings.Replace(files["scripts/review.sh"], "case $(cat \"$AUTONOMY_DIR/verdict\") in\n",
+		"case $(cat \"$AUTONOMY_DIR/verdict\") in\n  plain) printf '{\"status\":\"done\",\"summary\":\"looked\"}\\n' > \"$AUTONOMY_RESULT\"; exit 0 ;;\n", 1)
+	f.files = files
+	g := newFlowRigOf(t, f)
+	p := g.propose("develop", "src/a.go", "package a", "plain")
+	want := `left no verdict: its result names no verdict and no headSha: reviewer's result is not a review (give it result: { schema: autonomy.review.v1 })`
+	if p.State != store.ProposalRefused || !strings.Contains(p.Reason, want) {
+		t.Fatalf("proposal %s: %s\nwant it refused saying %s", p.State, p.Reason, want)
+	}
+}
