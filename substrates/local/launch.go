@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"time"
 
@@ -46,7 +47,23 @@ func (r *Runner) Launch(ctx context.Context, req LaunchRequest) (LaunchResult, e
 	if err := r.caller.authorize(ctx, "launch", req.Actor); err != nil {
 		return LaunchResult{}, err
 	}
+	// A person sees an ask's text only under a param that takes it: a --text nothing forwards
+	// would be dropped, and the person asked nothing.
+	if cfg, err := r.In.Actor(req.Actor); err == nil && cfg.Kind == "human" && strings.TrimSpace(req.Text) != "" && !forwardsText(cfg) {
+		return LaunchResult{}, &RefusedError{Msg: fmt.Sprintf("actor %q is a person who would never see --text: no param of its dispatch trigger takes subject.text (give it one, e.g. triggers: [{ dispatch: true, params: { ASK: subject.text } }], or leave --text out)", cfg.Actor)}
+	}
 	return r.launchAs(ctx, req, r.caller.origin())
+}
+
+// forwardsText reports whether a dispatch of cfg forwards subject.text under a param (resolve).
+func forwardsText(cfg *ActorConfig) bool {
+	fired := firingTrigger(cfg, ir.Dispatch, -1)
+	for _, p := range cfg.Params {
+		if p.Source == "subject.text" && (fired == nil || slices.Contains(fired.Params, p.Name)) {
+			return true
+		}
+	}
+	return false
 }
 
 // launchAs launches for origin, authorized already (by Launch, or as the runner's own act).

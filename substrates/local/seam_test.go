@@ -258,3 +258,35 @@ func TestLogsOfAnAskAreItsEvents(t *testing.T) {
 		t.Fatalf("runner logs -f of an ask resolved meanwhile, after its first lines:\n%s", out)
 	}
 }
+
+// A person sees an ask's text only under a param that takes subject.text: a --text none takes is
+// refused, saying how to forward it, not dropped.
+func TestAnAsksTextNoParamTakesIsRefused(t *testing.T) {
+	t.Parallel()
+	f := seamFleet
+	f.yml += `  mutehuman:
+    kind: human
+    behavior: humans/approver.md
+    capabilities: [tasks:converse]
+    triggers: [{ dispatch: true, params: { ITEM: subject.ref } }]
+`
+	dir := installFleet(t, f, false)
+	r := newRunner(t, dir, Options{})
+	ctx := context.Background()
+	_, err := r.Launch(ctx, LaunchRequest{Actor: "mutehuman", Ref: "7", Text: "approve the release?"})
+	var refused *RefusedError
+	if !errors.As(err, &refused) || !strings.Contains(err.Error(), `actor "mutehuman" is a person who would never see --text`) || !strings.Contains(err.Error(), "ASK: subject.text") {
+		t.Fatalf("an ask's text no param takes: %v", err)
+	}
+	if ss, _ := r.Store.List(ctx, store.ListOptions{All: true}); len(ss) != 0 {
+		t.Fatalf("a refused ask was recorded: %+v", ss)
+	}
+	// Without text, or to a person whose trigger takes it, the ask is made.
+	if _, err := r.Launch(ctx, LaunchRequest{Actor: "mutehuman", Ref: "7"}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := r.Launch(ctx, LaunchRequest{Actor: "approver", Ref: "7", Text: "ship it?"})
+	if err != nil || res.Session.Params["ASK"] != "ship it?" {
+		t.Fatalf("approver: %v %+v", err, res.Session.Params)
+	}
+}
