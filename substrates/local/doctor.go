@@ -90,7 +90,10 @@ func Doctor(ctx context.Context, dir string, env []string) []Check {
 
 	// The presets the skills run with, each checked once.
 	presets := map[string][]string{}
-	custom := false // an actor runs your own agent command, which runs in the network sandbox too
+	custom := false                  // an actor runs your own agent command, which runs in the network sandbox too
+	scripts := map[string][]string{} // a script behavior's missing interpreter: the actors it stops
+	var scriptOrder []string
+	tried := map[string]error{} // each way a script runs (its #! line, else its extension), tried once
 	for _, name := range in.Runner.Actors {
 		cfg, err := in.Actor(name)
 		if err != nil {
@@ -101,7 +104,34 @@ func Doctor(ctx context.Context, dir string, env []string) []Check {
 			presets[c.Package] = append(presets[c.Package], name)
 		} else if c != nil && c.Box {
 			custom = true
+		} else if c != nil && c.Script != nil {
+			key := strings.Join(c.Script.Shebang, "\x00") + "\x01" + c.Script.Ext
+			err, done := tried[key]
+			if !done {
+				_, err = c.Script.Argv(in.Path(cfg.Behavior), func(p string) (string, error) {
+					if filepath.IsAbs(p) { // an interpreter the #! line names by its path
+						return exec.LookPath(p)
+					}
+					return lookPath(env, p)
+				}, sessionenv.NodeVersion)
+				tried[key] = err
+			}
+			if err != nil {
+				if _, seen := scripts[err.Error()]; !seen {
+					scriptOrder = append(scriptOrder, err.Error())
+				}
+				scripts[err.Error()] = append(scripts[err.Error()], name)
+			}
 		}
+	}
+	// A script whose interpreter is missing is refused at launch: said here, once per cause.
+	for _, why := range scriptOrder {
+		names := scripts[why]
+		detail, fix, _ := strings.Cut(why, ": ")
+		if fix == "" {
+			fix = "install an interpreter for it, or give the script a #! line"
+		}
+		out = append(out, Check{Name: "script interpreter", Detail: fmt.Sprintf("%s (the behavior of %s)", detail, strings.Join(names, ", ")), Fix: fix})
 	}
 	if over := sessionenv.Lookup(env, AgentEnv); over != "" {
 		out = append(out, Check{Name: "agent", OK: true, Detail: AgentEnv + " overrides the presets: " + over})
