@@ -147,6 +147,7 @@ func (c *compiler) actor(a *ir.Actor) *ActorConfig {
 		cfg.Workspace = a.Execution.Workspace.Value
 	}
 	c.sharedProposer(a, cfg)
+	c.unreviewedProposer(a, cfg)
 	seen := map[string]bool{}
 	for _, t := range a.Triggers {
 		tr := Trigger{Kind: string(t.Kind), Cron: t.Cron.Value, Event: t.Event.Value, Params: []string{}}
@@ -310,6 +311,22 @@ func (c *compiler) manifest() {
 		m.Files[c.files[i].Path] = h
 	}
 	c.json(ManifestPath, "the manifest", ir.Pos{}, m)
+}
+
+// unreviewedProposer warns of an agent holding code:propose that names no reviewer: the code flow
+// refuses each of its proposals ("names no reviewer"), so none ever merges.
+func (c *compiler) unreviewedProposer(a *ir.Actor, cfg *ActorConfig) {
+	if cfg.Kind != "agent" || cfg.Reviewer != "" || cfg.archived() {
+		return
+	}
+	for _, cp := range a.Capabilities {
+		if cp.Name == "code:propose" {
+			c.warnings = append(c.warnings, ir.Diagnostic{File: c.p.File, Pos: cp.Raw.Pos, Severity: ir.Warning,
+				Message: fmt.Sprintf("actor %q holds code:propose and names no reviewer: the code flow refuses every proposal it makes, so none merges", a.Name.Value),
+				Hint:    "name its reviewer with review: ACTOR (an actor holding code:review; a person reviews too)"})
+			return
+		}
+	}
 }
 
 // sharedProposer warns of an agent holding code:propose that works in the installation root:

@@ -20,6 +20,8 @@ func TestASharedProposerIsWarned(t *testing.T) {
 			`ir.yml:6:36: warning: actor "dev" holds code:propose in the shared workspace: launched without --branch, it commits on the branch the installation root has checked out, with no proposal (give it execution: { workspace: isolated }`},
 		{"explicitly shared", "    capabilities: [code:propose]\n    execution: { workspace: shared }\n", `holds code:propose in the shared workspace`},
 		{"isolated", "    capabilities: [code:propose]\n    review: rev\n    execution: { workspace: isolated }\n", ""},
+		{"isolated, no reviewer", "    capabilities: [code:propose]\n    execution: { workspace: isolated }\n",
+			`ir.yml:6:20: warning: actor "dev" holds code:propose and names no reviewer: the code flow refuses every proposal it makes, so none merges (name its reviewer with review: ACTOR`},
 		{"no code:propose", "    capabilities: [tasks:converse]\n", ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -40,7 +42,7 @@ func TestASharedProposerIsWarned(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := out.Warnings.String()
-			if c.want == "" && strings.Contains(got, "code:propose in the shared workspace") || c.want != "" && !strings.Contains(got, c.want) {
+			if c.want == "" && (strings.Contains(got, "code:propose in the shared workspace") || strings.Contains(got, "names no reviewer")) || c.want != "" && !strings.Contains(got, c.want) {
 				t.Errorf("warnings:\n%s\nwant %q", got, c.want)
 			}
 		})
