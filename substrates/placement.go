@@ -30,3 +30,20 @@ func Placement(sub Substrate, p *ir.Profile, dir string) ir.Diagnostics {
 	}
 	return ir.Diagnostics{{File: p.File, Pos: pos, Severity: ir.Warning, Message: why}}
 }
+
+// Rivaler is a substrate that can tell what else the installation directory holds that would undo
+// what it installs: on gh-actions, a workflow of someone else's that posts a status autonomy's
+// gate requires (the reference's own human-approval gate, carried along in a migration, posts
+// success for heads autonomy holds for a maintainer). Rivals says each, positioned where the
+// rival file names the status, with the fix.
+type Rivaler interface {
+	Rivals(dir string, out *Output) ir.Diagnostics
+}
+
+// Rivals is sub's Rivals of dir when sub is a Rivaler.
+func Rivals(sub Substrate, dir string, out *Output) ir.Diagnostics {
+	if rv, ok := sub.(Rivaler); ok {
+		return rv.Rivals(dir, out)
+	}
+	return nil
+}

@@ -67,7 +67,7 @@ Exit codes: 0 up to date, 1 drift found (or the profile has errors, or warnings 
 			drifts = append(drifts, index...)
 			warnings = append(warnings, output.Warnings...)
 			// A governing document missing from the directory, as compile warns of it.
-			docs := substrates.MissingDocuments(p.Profile, dir, &output)
+			docs := append(substrates.MissingDocuments(p.Profile, dir, &output), substrates.Rivals(sub, dir, &output)...)
 			fmt.Fprint(errOut, docs.String())
 			warnings = append(warnings, docs...)
 			// What would make compile refuse to write (a build the jobs cannot install) is most

@@ -117,6 +117,7 @@ func compileOnce(out, errOut io.Writer, o compileOpts) error {
 		return err
 	}
 	docs := append(substrates.MissingDocuments(p.Profile, o.dir, &output), substrates.Placement(sub, p.Profile, o.dir)...)
+	docs = append(docs, substrates.Rivals(sub, o.dir, &output)...)
 	fmt.Fprint(errOut, docs.String())
 	if err := strictly(o.strict, len(warnings)+len(output.Warnings)+len(docs), p.File, "compiled"); err != nil {
 		return err

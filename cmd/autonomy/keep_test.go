@@ -119,3 +119,31 @@ func TestCheckFromACopyIsClean(t *testing.T) {
 		}
 	}
 }
+
+// TestCompileWarnsOfARivalGate: a workflow of the repository's own that posts human-approval
+// (the reference's gate, carried along) is a warning of compile and of check, at its line, and
+// --strict refuses; removed, none.
+func TestCompileWarnsOfARivalGate(t *testing.T) {
+	repo := t.TempDir()
+	rival := filepath.Join(repo, ".github", "workflows", "human-approval.yml")
+	if err := os.MkdirAll(filepath.Dir(rival), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(rival, []byte("on: [pull_request]\njobs:\n  gate:\n    steps:\n      - run: echo context=human-approval\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := rival + `:5:27: warning: this workflow is not autonomy's and names the status "human-approval"`
+	code, _, errOut := run(t, "compile", "../../profiles/hello", "--target", "gh-actions", "--dir", repo)
+	if code != 0 || !strings.Contains(errOut, want) {
+		t.Fatalf("compile: exit %d, want 0 and %q in:\n%s", code, want, errOut)
+	}
+	if code, out, errOut := run(t, "check", "../../profiles/hello", "--target", "gh-actions", "--dir", repo, "--strict"); code == 0 || !strings.Contains(errOut+out, want) {
+		t.Errorf("check --strict: exit %d, want refused with %q:\n%s%s", code, want, out, errOut)
+	}
+	if err := os.Remove(rival); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errOut := run(t, "check", "../../profiles/hello", "--target", "gh-actions", "--dir", repo); code != 0 || strings.Contains(out+errOut, "not autonomy's") {
+		t.Errorf("check without it: exit %d\n%s%s", code, out, errOut)
+	}
+}
