@@ -1,11 +1,8 @@
 package modelproxy
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"slices"
 	"strconv"
@@ -42,11 +39,11 @@ func reachRefusal(path string, text []byte) string {
 	if path == "" {
 		return ""
 	}
-	if err := strictJSON(text); err != nil {
+	var body any // one JSON value, nothing after it (Unmarshal checks the whole text)
+	if err := json.Unmarshal(text, &body); err != nil {
 		return "the request body is not JSON the proxy can check: " + err.Error()
 	}
-	var body any
-	if err := json.Unmarshal(text, &body); err != nil {
+	if err := duplicateKey(text); err != nil {
 		return "the request body is not JSON the proxy can check: " + err.Error()
 	}
 	top, ok := body.(map[string]any)
@@ -201,56 +198,59 @@ func fetched(v any, path string) string {
 	return ""
 }
 
-// strictJSON reports text that is not one JSON value, or that holds an object with a key twice.
-func strictJSON(text []byte) error {
-	dec := json.NewDecoder(bytes.NewReader(text))
+// duplicateKey reports an object of text, valid JSON, that holds a key twice (compared unescaped:
+// "typ\u0065" is "type").
+func duplicateKey(text []byte) error {
 	type frame struct {
-		object, wantKey bool
-		keys            map[string]bool
+		object  bool
+		keys    []string            // an object's keys so far, while they are few
+		many    map[string]struct{} // and once they are not
+		wantKey bool
 	}
-	var stack []*frame
-	valueDone := func() {
-		if n := len(stack); n > 0 && stack[n-1].object {
-			stack[n-1].wantKey = true
-		}
-	}
-	for {
-		tok, err := dec.Token()
-		if errors.Is(err, io.EOF) {
-			if len(stack) > 0 {
-				return io.ErrUnexpectedEOF
+	var stack []frame
+	for i := 0; i < len(text); i++ {
+		switch c := text[i]; c {
+		case '{', '[':
+			stack = append(stack, frame{object: c == '{', wantKey: c == '{'})
+		case '}', ']':
+			stack = stack[:len(stack)-1]
+		case ',':
+			if n := len(stack); n > 0 && stack[n-1].object {
+				stack[n-1].wantKey = true
 			}
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		switch t := tok.(type) {
-		case json.Delim:
-			switch t {
-			case '{', '[':
-				if n := len(stack); n > 0 && stack[n-1].object {
-					stack[n-1].wantKey = false
+		case '"':
+			end, escaped := i+1, false
+			for ; text[end] != '"'; end++ {
+				if text[end] == '\\' {
+					end++
+					escaped = true
 				}
-				stack = append(stack, &frame{object: t == '{', wantKey: t == '{', keys: map[string]bool{}})
-			default:
-				stack = stack[:len(stack)-1]
-				valueDone()
 			}
-		default:
-			if n := len(stack); n > 0 && stack[n-1].object && stack[n-1].wantKey {
-				k, _ := t.(string)
-				if stack[n-1].keys[k] {
-					return fmt.Errorf("the key %q appears twice in one object", k)
+			if n := len(stack); n > 0 && stack[n-1].wantKey {
+				key := string(text[i+1 : end])
+				if escaped {
+					_ = json.Unmarshal(text[i:end+1], &key)
 				}
-				stack[n-1].keys[k] = true
-				stack[n-1].wantKey = false
-				continue
+				f := &stack[n-1]
+				_, seen := f.many[key]
+				if seen || f.many == nil && slices.Contains(f.keys, key) {
+					return fmt.Errorf("the key %q appears twice in one object", key)
+				}
+				switch {
+				case f.many != nil:
+					f.many[key] = struct{}{}
+				case len(f.keys) < 16:
+					f.keys = append(f.keys, key)
+				default:
+					f.many = map[string]struct{}{key: {}}
+					for _, k := range f.keys {
+						f.many[k] = struct{}{}
+					}
+				}
+				f.wantKey = false
 			}
-			valueDone()
-		}
-		if len(stack) == 0 && dec.More() {
-			return errors.New("more than one JSON value")
+			i = end
 		}
 	}
+	return nil
 }

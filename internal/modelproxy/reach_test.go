@@ -64,7 +64,7 @@ func TestReachRefusal(t *testing.T) {
 		{"a key twice, deep down", messages, `{"messages":[{"content":[{"type":"image","source":{"type":"base64","type":"url"}}]}]}`, `the key "type" appears twice`},
 		{"a key twice, escaped", responses, `{"tools":[{"type":"function","typ\u0065":"mcp"}]}`, `the key "type" appears twice`},
 		{"not JSON", responses, `{"tools":[`, `not JSON the proxy can check`},
-		{"two values", responses, `{"tools":[]} {"tools":[{"type":"mcp"}]}`, `more than one JSON value`},
+		{"two values", responses, `{"tools":[]} {"tools":[{"type":"mcp"}]}`, `after top-level value`},
 		{"not an object", responses, `[{"type":"mcp"}]`, `not a JSON object`},
 		{"empty", messages, ``, `not JSON the proxy can check`},
 	}
@@ -72,6 +72,28 @@ func TestReachRefusal(t *testing.T) {
 		why := reachRefusal(c.path, []byte(c.body))
 		if !strings.Contains(why, c.want) {
 			t.Errorf("%s: %q, want it to say %q", c.name, why, c.want)
+		}
+	}
+}
+
+// BenchmarkReachRefusal checks a 2 MB Responses request shaped as a long codex session's (its
+// tools, and a history of messages and tool calls), as the proxy does before forwarding it.
+func BenchmarkReachRefusal(b *testing.B) {
+	var body strings.Builder
+	body.WriteString(`{"model":"gpt-5.5","stream":true,"tools":[{"type":"function","name":"shell","parameters":{"type":"object"}},{"type":"custom","name":"apply_patch"},{"type":"web_search","external_web_access":false}],"input":[`)
+	for i := 0; body.Len() < 2<<20; i++ {
+		if i > 0 {
+			body.WriteString(",")
+		}
+		body.WriteString(`{"type":"message","role":"user","content":[{"type":"input_text","text":"` + strings.Repeat("line of a file read by the shell tool ", 20) + `"}]},`)
+		body.WriteString(`{"type":"function_call","name":"shell","arguments":"{\"command\":[\"cat\",\"a.go\"]}","call_id":"c1"}`)
+	}
+	body.WriteString(`]}`)
+	text := []byte(body.String())
+	b.SetBytes(int64(len(text)))
+	for b.Loop() {
+		if why := reachRefusal("/openai/v1/responses", text); why != "" {
+			b.Fatal(why)
 		}
 	}
 }
