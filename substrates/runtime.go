@@ -49,8 +49,9 @@ type RunnerCall struct {
 	Params map[string]string
 	// Ref, Text, From, Kind and Branch are launch's flags for the trigger's sources.
 	Ref, Text, From, Kind, Branch string
-	// Follow is logs' -f; Status, Token and Evidence are update's flags.
+	// Follow is logs' -f; Status, Token, Evidence and NewToken are update's flags.
 	Follow                  bool
 	Status, Token, Evidence string
+	NewToken                bool
 	Out, Err                io.Writer
 }

@@ -2,6 +2,8 @@ package kubernetes
 
 import (
 	"reflect"
+
+	"github.com/autonomyhq/autonomy/ir"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,6 +16,10 @@ import (
 // AdmissionPolicyName is the name of the fleet's ValidatingAdmissionPolicy and its binding
 // (cluster-scoped, so named after the namespace).
 func AdmissionPolicyName(ns string) string { return "autonomy-" + ns + "-sessions" }
+
+// LaunchPolicyName is the name of the ValidatingAdmissionPolicy, and its binding, of the launches
+// of the actor whose object name is object (launchAdmission).
+func LaunchPolicyName(ns, object string) string { return "autonomy-" + ns + "-launch-" + object }
 
 // admission is the ValidatingAdmissionPolicy that narrows what RBAC cannot: for every request on
 // a Job of the namespace made by one of the fleet's ServiceAccounts, a create is of an actor the
@@ -63,16 +69,43 @@ func (c *compiler) admission() (*admissionv1.ValidatingAdmissionPolicy, *admissi
 				{Expression: "request.operation != 'CREATE' || " + c.templateShape(), Message: "a launched Job must be the actor's template: its ServiceAccount, the fleet's image and session command, the installation only, no secret, no host namespace"},
 			},
 		}}
-	for _, a := range c.p.Actors {
-		if a.IsHuman() {
-			continue
-		}
-		vap.Spec.Validations = append(vap.Spec.Validations, admissionv1.Validation{
-			Expression: "request.operation != 'CREATE' || variables.actor != " + celString(ObjectName(a.Name.Value)) + " || " + c.launchShape(a),
-			Message:    "a launched Job of " + a.Name.Value + " must be the Job the runner builds from its PodTemplate: every field as the template has it (labels, security context, probes, lifecycle, scheduling, Job limits), its env the template's plus params that are plain values under names not reserved"})
-	}
 	binding := policyBinding(ns, AdmissionPolicyName(ns))
 	return vap, binding
+}
+
+// launchAdmission is the ValidatingAdmissionPolicy, and its binding, of the launches of agent a: a
+// Job of a that one of the fleet's ServiceAccounts creates must be the Job the runner builds from
+// a's PodTemplate (launchShape). One policy per agent, matched by the Job's actor label, keeps
+// each small: the shape of a launch is some 20 KB of CEL, and one policy of every agent's outgrew
+// the 256 KiB annotation a client-side kubectl apply keeps of an object at a dozen agents (the
+// policy was not installed while the rest of the fleet was), and what etcd takes in one request
+// at some 75. The fleet's policy (admission) still requires every launched Job to name an agent.
+func (c *compiler) launchAdmission(a *ir.Actor) (*admissionv1.ValidatingAdmissionPolicy, *admissionv1.ValidatingAdmissionPolicyBinding) {
+	ns, obj := c.box.Namespace, ObjectName(a.Name.Value)
+	name, prefix := LaunchPolicyName(ns, obj), "system:serviceaccount:"+ns+":"
+	fail := admissionv1.Fail
+	labels := "object.metadata.labels"
+	vap := &admissionv1.ValidatingAdmissionPolicy{TypeMeta: typeMeta("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy"),
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: FleetLabels(ns)},
+		Spec: admissionv1.ValidatingAdmissionPolicySpec{
+			FailurePolicy: &fail,
+			MatchConstraints: &admissionv1.MatchResources{ResourceRules: []admissionv1.NamedRuleWithOperations{{RuleWithOperations: admissionv1.RuleWithOperations{
+				Operations: []admissionv1.OperationType{admissionv1.Create},
+				Rule:       admissionv1.Rule{APIGroups: []string{"batch"}, APIVersions: []string{"v1"}, Resources: []string{"jobs"}}}}}},
+			MatchConditions: []admissionv1.MatchCondition{
+				{Name: "fleet-service-account", Expression: "request.userInfo.username.startsWith(" + celString(prefix) + ")"},
+				{Name: "actor", Expression: "has(" + labels + ") && " + celString(LabelActor) + " in " + labels + " && " + labels + "[" + celString(LabelActor) + "] == " + celString(obj)},
+			},
+			// launchShape reads the launcher (sa: its ServiceAccount's name) and the actor (the
+			// Job's actor label) as the fleet's policy names them.
+			Variables: []admissionv1.Variable{
+				{Name: "sa", Expression: "request.userInfo.username.substring(" + strconv.Itoa(len(prefix)) + ")"},
+				{Name: "actor", Expression: celString(obj)},
+			},
+			Validations: []admissionv1.Validation{{Expression: c.launchShape(a),
+				Message: "a launched Job of " + a.Name.Value + " must be the Job the runner builds from its PodTemplate: every field as the template has it (labels, security context, probes, lifecycle, scheduling, Job limits), its env the template's plus params that are plain values under names not reserved"}},
+		}}
+	return vap, policyBinding(ns, name)
 }
 
 // templateShape is the CEL condition a launched Job's pod meets: what the actor's PodTemplate

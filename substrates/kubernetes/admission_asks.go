@@ -143,6 +143,8 @@ func askShape(ns string, askers, people []string) string {
 		"variables.sa + '/' + "+lbl(LabelActor)+" in "+celList(askers)+" || variables.sa + '/*' in "+celList(askers),
 		"variables.data["+celString(askStatus)+"] == 'running'",
 		"variables.data["+celString(askTokenHash)+"].matches('^[0-9a-f]{64}$')",
+		// Bounded as engage bounds them: a session cannot park asks that fill the store.
+		"size(variables.data["+celString(askRef)+"]) <= "+strconv.Itoa(MaxAskRef)+" && size(variables.data["+celString(askParams)+"]) <= "+strconv.Itoa(MaxAskParams),
 		// From a pod, the asking session is the pod's Job: its pod is named the Job's name, a
 		// dash and five characters. Without a pod (a ServiceAccount token not bound to one), no
 		// session is named.

@@ -145,6 +145,12 @@ func TestLaunchIsTheTemplate(t *testing.T) {
 		return err
 	}
 	waitPolicy(t, func() error { return create(sessionJob(t, admin, ns, "boss", "s-outside")) })
+	// worker_1's launches have a policy of their own, which takes effect on its own time.
+	waitPolicy(t, func() error {
+		job := sessionJob(t, admin, ns, "worker_1", "s-waiting")
+		job.Annotations["example.com/x"] = "y"
+		return create(job)
+	})
 	if err := create(sessionJob(t, admin, ns, "worker_1", "s-ok")); err != nil {
 		t.Fatalf("the template's own Job is refused: %v", err)
 	}

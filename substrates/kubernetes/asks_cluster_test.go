@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -120,6 +121,24 @@ func TestInClusterAsk(t *testing.T) {
 	if ask.Labels[LabelAskedBy] != "boss" || ask.Labels[LabelAskedBySession] != bossSession || s.Token == "" {
 		t.Errorf("the ask's labels %v, token %q: want asked by boss in %s", ask.Labels, s.Token, bossSession)
 	}
+	// A person's params are checked as an agent's: declared, not reserved, not set where a
+	// session may not set them, bounded.
+	for params, want := range map[string]string{
+		`{"NOT_DECLARED":"x"}`:                                  "NOT_DECLARED",
+		`{"LD_PRELOAD":"/tmp/x.so"}`:                            "reserved",
+		`{"TOPIC":"` + strings.Repeat("x", MaxAskParams) + `"}`: "at most",
+	} {
+		var p ir.LaunchParams
+		if err := json.Unmarshal([]byte(params), &p); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.LaunchRef(ctx, "owner", "#7", p); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("an ask with params %.60s: %v, want refused saying %q", params, err, want)
+		}
+	}
+	if _, err := r.LaunchRef(ctx, "owner", strings.Repeat("7", MaxAskRef+1), nil); err == nil || !strings.Contains(err.Error(), "at most") {
+		t.Errorf("an ask of a 1 KiB+ subject: %v, want refused", err)
+	}
 
 	// Tampering with the pod's own token.
 	forged := func(change func(*corev1.ConfigMap)) *corev1.ConfigMap {
@@ -140,12 +159,16 @@ func TestInClusterAsk(t *testing.T) {
 		"to an agent": func(cm *corev1.ConfigMap) {
 			cm.Labels[LabelActor], cm.Annotations[AnnotationActor], cm.Data[askActor] = "worker-1-ba7bf687", "worker_1", "worker_1"
 		},
-		"born resolved": func(cm *corev1.ConfigMap) { cm.Data[askStatus] = "done"; cm.Data[askEvidence] = "none" },
-		"born done":     func(cm *corev1.ConfigMap) { cm.Data[askStatus] = "done" },
-		"a chosen hash": func(cm *corev1.ConfigMap) { cm.Data[askTokenHash] = "x" },
-		"not an ask id": func(cm *corev1.ConfigMap) { cm.Name = "autonomy-fleet-2"; cm.Labels[LabelSession] = cm.Name },
-		"an extra key":  func(cm *corev1.ConfigMap) { cm.Data["fleet.json"] = "{}" },
-		"no labels":     func(cm *corev1.ConfigMap) { cm.Labels = nil },
+		"born resolved":       func(cm *corev1.ConfigMap) { cm.Data[askStatus] = "done"; cm.Data[askEvidence] = "none" },
+		"born done":           func(cm *corev1.ConfigMap) { cm.Data[askStatus] = "done" },
+		"a chosen hash":       func(cm *corev1.ConfigMap) { cm.Data[askTokenHash] = "x" },
+		"not an ask id":       func(cm *corev1.ConfigMap) { cm.Name = "autonomy-fleet-2"; cm.Labels[LabelSession] = cm.Name },
+		"an extra key":        func(cm *corev1.ConfigMap) { cm.Data["fleet.json"] = "{}" },
+		"a subject too large": func(cm *corev1.ConfigMap) { cm.Data[askRef] = strings.Repeat("7", MaxAskRef+1) },
+		"params too large": func(cm *corev1.ConfigMap) {
+			cm.Data[askParams] = `{"TOPIC":"` + strings.Repeat("x", MaxAskParams) + `"}`
+		},
+		"no labels": func(cm *corev1.ConfigMap) { cm.Labels = nil },
 	} {
 		if _, err := cms.Create(ctx, forged(change), dry); err == nil || !strings.Contains(err.Error(), "denied request") {
 			t.Errorf("an ask %s: %v, want denied by the admission policy", what, err)
@@ -177,8 +200,37 @@ func TestInClusterAsk(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ok, err := op.updateAsk(ctx, s.ID, ir.Patch{Status: ir.Done, Token: s.Token, Evidence: "approved in #7"}); !ok || err != nil {
-		t.Errorf("the operator resolving the ask with its token: %v %v", ok, err)
+	// A session's ask: the model never reads its token (the MCP tool and the pod's CLI keep it
+	// from it); the operator takes a new one, which the old one no longer matches.
+	if _, err := r.NewAskToken(ctx, s.ID); err == nil {
+		t.Errorf("a session took a new token for its ask")
+	}
+	fresh, err := op.NewAskToken(ctx, s.ID)
+	if err != nil || !strings.HasPrefix(fresh, "atk_") {
+		t.Fatalf("the operator's new token: %q %v", fresh, err)
+	}
+	if ok, err := op.updateAsk(ctx, s.ID, ir.Patch{Status: ir.Done, Token: s.Token, Evidence: "approved in #7"}); ok || err == nil {
+		t.Errorf("the replaced token still redeems the ask: %v %v", ok, err)
+	}
+	if ok, err := op.updateAsk(ctx, s.ID, ir.Patch{Status: ir.Done, Token: fresh, Evidence: "approved in #7"}); !ok || err != nil {
+		t.Errorf("the operator resolving the ask with its new token: %v %v", ok, err)
+	}
+	if _, err := op.NewAskToken(ctx, s.ID); err == nil || !strings.Contains(err.Error(), "takes no token") {
+		t.Errorf("a new token for a resolved ask: %v", err)
+	}
+	// An ask whose params do not read (written by hand) is listed without them: it used to make
+	// list fail for the whole fleet.
+	bad := forged(func(cm *corev1.ConfigMap) {
+		cm.Name = "a-00000000000000bb"
+		cm.Labels[LabelSession] = cm.Name
+		cm.Data[askParams] = "not json"
+	})
+	if _, err := admin.CoreV1().ConfigMaps(ns).Create(ctx, bad, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	listed, err := op.List(ctx)
+	if err != nil || !slices.ContainsFunc(listed, func(x ir.Session) bool { return x.ID == bad.Name && len(x.Params) == 0 }) {
+		t.Errorf("list with an unreadable ask: %v %+v", err, listed)
 	}
 }
 
@@ -249,7 +301,7 @@ func TestSlotsAreWrittenOnlyByTheClaim(t *testing.T) {
 func TestAskCannotClaimWhoAsked(t *testing.T) {
 	c := k8stest.Get(t)
 	ns := namespace("askwho")
-	installFleet(t, c.Config, ns, strings.Replace(fleetProfile, "behavior: humans/ask.md\n    triggers: [{ dispatch: true }]",
+	installFleet(t, c.Config, ns, strings.Replace(fleetProfile, "behavior: humans/ask.md\n    triggers: [{ dispatch: true, params: { TOPIC: subject.text } }]",
 		"behavior: humans/ask.md\n    triggers: [{ dispatch: true, params: { TOPIC: subject.text, WHO: subject.actor, ROLE: subject.actorRole } }]", 1))
 	ctx := context.Background()
 	owner := RunnerActor{Name: "owner", Human: true, Params: []string{"TOPIC", "WHO", "ROLE"}, Sources: []Param{{"TOPIC", "subject.text"}, {"WHO", "subject.actor"}, {"ROLE", "subject.actorRole"}}}

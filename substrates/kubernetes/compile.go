@@ -74,6 +74,12 @@ func (Substrate) Compile(r *resolved.Profile) (substrates.Output, error) {
 		// Two actors of one object name would share a ServiceAccount, a Role, a PodTemplate:
 		// a launch scoped to one would reach the other's.
 		name := ObjectName(a.Name.Value)
+		if strings.HasPrefix(name, "autonomy-") {
+			c.errors = append(c.errors, ir.Diagnostic{File: p.File, Pos: a.Name.Pos, Severity: ir.Error,
+				Message: fmt.Sprintf("actor %q has a Kubernetes object name of the fleet's own (%s: autonomy-model-proxy, autonomy-fleet, … are the fleet's)", a.Name.Value, name),
+				Hint:    "rename it: an actor's name may not start with autonomy-"})
+			continue
+		}
 		if first, dup := objects[name]; dup {
 			c.errors = append(c.errors, ir.Diagnostic{File: p.File, Pos: a.Name.Pos, Severity: ir.Error,
 				Message: fmt.Sprintf("actor %q has the Kubernetes object name of actor %q (%s)", a.Name.Value, first, name),

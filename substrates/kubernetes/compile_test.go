@@ -13,6 +13,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/autonomyhq/autonomy/ir"
@@ -59,7 +60,7 @@ actors:
   owner:
     kind: human
     behavior: humans/ask.md
-    triggers: [{ dispatch: true }]
+    triggers: [{ dispatch: true, params: { TOPIC: subject.text } }]
   writer:
     behavior: skills/writer
     triggers: [{ dispatch: true }]
@@ -154,9 +155,9 @@ func TestCompileIsDeterministic(t *testing.T) {
 	}
 	// Seven agents (the person gets none), four of which reach the API; the fleet config, the
 	// installation and the slots of its maxConcurrent, and the quota bounding its Jobs; the
-	// admission policies on Jobs and on ConfigMaps; for the skill, the model proxy (its
-	// ServiceAccount, Deployment and Service).
-	want := map[string]int{"Namespace": 1, "ConfigMap": 3, "NetworkPolicy": 3, "ValidatingAdmissionPolicy": 2, "ValidatingAdmissionPolicyBinding": 2,
+	// admission policies on Jobs and on ConfigMaps, and one on the launches of each agent; for the
+	// skill, the model proxy (its ServiceAccount, Deployment and Service).
+	want := map[string]int{"Namespace": 1, "ConfigMap": 3, "NetworkPolicy": 3, "ValidatingAdmissionPolicy": 2 + 7, "ValidatingAdmissionPolicyBinding": 2 + 7,
 		"ServiceAccount": 8, "Role": 4, "RoleBinding": 4, "PodTemplate": 7, "CronJob": 1, "Deployment": 1, "Service": 1, "ResourceQuota": 1}
 	for k, n := range want {
 		if kinds[k] != n {
@@ -348,5 +349,53 @@ func TestActorsOfOneObjectNameAreRefused(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "rename one of them") {
 			t.Errorf("%s then %s: %v\nwant %s", tc.first, tc.second, err, want)
 		}
+	}
+}
+
+// No object grows with the fleet past what a client-side kubectl apply keeps of it (a 256 KiB
+// annotation): the shape of each agent's launches is a policy of its own. At 80 agents the one
+// policy of every agent's launches was some 1.9 MB, refused by etcd, and at a dozen too large for
+// kubectl apply, which installed the rest of the fleet without it.
+func TestNoObjectGrowsWithTheFleet(t *testing.T) {
+	var y strings.Builder
+	y.WriteString("schema: autonomy.ir.v1\ntargets: [kubernetes]\nactors:\n  boss:\n    behavior: scripts/run.sh\n    capabilities: [agent:launch, agent:cancel, agent:update]\n    triggers: [{ dispatch: true }]\n")
+	for i := range 80 {
+		fmt.Fprintf(&y, "  a%d:\n    behavior: scripts/run.sh\n    capabilities: [\"agent:launch@a%d\"]\n    triggers: [{ dispatch: true, params: { REF: subject.ref } }]\n", i, (i+1)%80)
+	}
+	objs := compiledObjects(t, writeFleet(t, y.String()))
+	launchPolicies := 0
+	for _, o := range objs {
+		js, err := o.MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o.GetKind() != "ConfigMap" && len(js) > 256<<10 {
+			t.Errorf("%s %s is %d KiB", o.GetKind(), o.GetName(), len(js)>>10)
+		}
+		if o.GetKind() == "ValidatingAdmissionPolicy" && strings.HasPrefix(o.GetName(), LaunchPolicyName("autonomy", "")) {
+			launchPolicies++
+		}
+	}
+	if launchPolicies != 81 {
+		t.Errorf("%d launch policies, want one per agent (81)", launchPolicies)
+	}
+}
+
+// An object the API server's store would not take is refused at compile, named.
+func TestAnObjectTooLargeIsRefused(t *testing.T) {
+	cm := &corev1.ConfigMap{TypeMeta: typeMeta("v1", "ConfigMap"), ObjectMeta: metav1.ObjectMeta{Name: "big"}, Data: map[string]string{"x": strings.Repeat("x", 2<<20)}}
+	if _, err := documents(cm); err == nil || !strings.Contains(err.Error(), "the ConfigMap big would be 2048 KiB, more than the 1536 KiB") {
+		t.Errorf("documents of a 2 MiB ConfigMap: %v", err)
+	}
+}
+
+// An actor whose object name starts autonomy- is refused: the fleet's own objects are named so
+// (an actor autonomy-model-proxy shared the model proxy's ServiceAccount, which reads the model
+// Secret).
+func TestAnActorNamedLikeTheFleetsObjectsIsRefused(t *testing.T) {
+	profile := "schema: autonomy.ir.v1\ntargets: [kubernetes]\nactors:\n  autonomy-model-proxy:\n    behavior: scripts/run.sh\n    triggers: [{ dispatch: true }]\n"
+	_, err := compileFleet(t, writeFleet(t, profile))
+	if err == nil || !strings.Contains(err.Error(), `ir.yml:4:3: actor "autonomy-model-proxy" has a Kubernetes object name of the fleet's own`) {
+		t.Errorf("an actor named autonomy-model-proxy: %v", err)
 	}
 }

@@ -177,7 +177,9 @@ func (c *compiler) actorObjects(a *ir.Actor) []any {
 	token := holdsCluster(a)
 	sa := &corev1.ServiceAccount{TypeMeta: typeMeta("v1", "ServiceAccount"), ObjectMeta: c.meta(name, labels), AutomountServiceAccountToken: &token}
 	sa.Annotations = map[string]string{AnnotationActor: a.Name.Value}
-	objs := []any{sa}
+	// Its launches' admission first: installed before the Roles that let them be made.
+	vap, binding := c.launchAdmission(a)
+	objs := []any{vap, binding, sa}
 	if token {
 		role := &rbacv1.Role{TypeMeta: typeMeta("rbac.authorization.k8s.io/v1", "Role"), ObjectMeta: c.meta(name, labels), Rules: rules(a, c.agents, c.humans(), c.p.Policy.MaxConcurrent.Value > 0)}
 		rb := &rbacv1.RoleBinding{TypeMeta: typeMeta("rbac.authorization.k8s.io/v1", "RoleBinding"), ObjectMeta: c.meta(name, labels),

@@ -318,10 +318,9 @@ func (r *Runner) List(ctx context.Context) ([]ir.Session, error) {
 		return nil, err
 	}
 	for i := range asks {
-		s, err := r.askSession(&asks[i])
-		if err != nil {
-			return nil, err
-		}
+		// An ask whose params do not read is listed without them (get names what is wrong), so
+		// one bad ask does not hide the fleet's sessions.
+		s, _ := r.askSession(&asks[i])
 		if !s.Status.Ended() && r.inScope(s.Agent) {
 			out = append(out, s)
 		}

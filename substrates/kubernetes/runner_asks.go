@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -37,6 +38,13 @@ const (
 	askTokenHash, askEvidence, askVerified = "tokenHash", "evidence", "verified"
 )
 
+// MaxAskRef and MaxAskParams bound an ask's subject and its params (as JSON): engage refuses
+// more, and so does the ConfigMap admission policy, whoever parks it.
+const (
+	MaxAskRef    = 1 << 10
+	MaxAskParams = 64 << 10
+)
+
 // isAskID reports whether id names an ask rather than a Job.
 func isAskID(id string) bool { return strings.HasPrefix(id, "a-") }
 
@@ -54,9 +62,21 @@ func (r *Runner) engage(ctx context.Context, a *RunnerActor, ref string, params 
 	if params == nil {
 		params = ir.LaunchParams{}
 	}
+	// The person's params as an agent's are checked (job): declared, not reserved.
+	for _, k := range slices.Sorted(maps.Keys(params)) {
+		if why := ReservedParam(k); why != "" {
+			return ir.Session{}, fmt.Errorf("launching %s: param %q is reserved: %s (give the param another name)", a.Name, k, why)
+		}
+		if !slices.Contains(a.Params, k) {
+			return ir.Session{}, fmt.Errorf("launching %s: %s", a.Name, undeclaredParam(a.Name, k, a.Params))
+		}
+	}
 	js, err := json.Marshal(params)
 	if err != nil {
 		return ir.Session{}, err
+	}
+	if len(ref) > MaxAskRef || len(js) > MaxAskParams {
+		return ir.Session{}, fmt.Errorf("launching %s: an ask's subject is at most %d bytes and its params %d bytes as JSON (this one: %d and %d)", a.Name, MaxAskRef, MaxAskParams, len(ref), len(js))
 	}
 	lbl := ActorLabels(r.opts.Namespace, a.Name)
 	lbl[LabelComponent] = ComponentAsk
@@ -129,6 +149,7 @@ func (r *Runner) asks(ctx context.Context) ([]corev1.ConfigMap, error) {
 func (r *Runner) askSession(cm *corev1.ConfigMap) (ir.Session, error) {
 	s := ir.Session{ID: cm.Name, Agent: cm.Data[askActor], Ref: cm.Data[askRef], Status: ir.SessionStatus(cm.Data[askStatus]), Params: ir.LaunchParams{}}
 	if err := json.Unmarshal([]byte(cm.Data[askParams]), &s.Params); err != nil {
+		s.Params = ir.LaunchParams{}
 		return s, fmt.Errorf("ask %s: its params are not a JSON object of strings: %v", cm.Name, err)
 	}
 	r.askedParams(cm, s.Params)
@@ -161,6 +182,46 @@ func (r *Runner) askedParams(cm *corev1.ConfigMap, params ir.LaunchParams) {
 
 // updateAsk resolves (done or failed, with the token and evidence) or retracts (cancelled) an
 // ask; anything less changes nothing.
+// NewAskToken gives the open ask id a new one-time redeem token, which it returns (the old one no
+// longer redeems it): the operator's only, for an ask whose token nobody holds (a session parked
+// it: its model never reads the token) or was lost.
+func (r *Runner) NewAskToken(ctx context.Context, id string) (string, error) {
+	if r.opts.Caller != nil {
+		return "", &DeniedError{Msg: "a new token for an ask is the operator's only: a session never holds a person's token"}
+	}
+	if !isAskID(id) {
+		return "", &RefusedError{Msg: fmt.Sprintf("session %s is not an ask to a person: only an ask takes a token", id)}
+	}
+	var tok [32]byte
+	if _, err := rand.Read(tok[:]); err != nil {
+		return "", err
+	}
+	token := "atk_" + hex.EncodeToString(tok[:])
+	for {
+		cm, err := r.getAsk(ctx, id)
+		if err != nil {
+			return "", err
+		}
+		if cm == nil {
+			return "", &RefusedError{Msg: fmt.Sprintf("no ask %s in namespace %s", id, r.opts.Namespace)}
+		}
+		if st := ir.SessionStatus(cm.Data[askStatus]); st.Ended() {
+			return "", &RefusedError{Msg: fmt.Sprintf("ask %s is %s: it takes no token", id, st)}
+		}
+		cm.Data[askTokenHash] = hashToken(token)
+		_, err = r.opts.Client.CoreV1().ConfigMaps(r.opts.Namespace).Update(ctx, cm, metav1.UpdateOptions{})
+		switch {
+		case err == nil:
+			return token, nil
+		case apierrors.IsConflict(err):
+			continue // changed meanwhile: look again
+		case apierrors.IsNotFound(err):
+			return "", &RefusedError{Msg: fmt.Sprintf("no ask %s in namespace %s", id, r.opts.Namespace)}
+		}
+		return "", r.apiError("updating ask "+id, "update configmaps", err)
+	}
+}
+
 func (r *Runner) updateAsk(ctx context.Context, id string, p ir.Patch) (bool, error) {
 	switch p.Status {
 	case ir.Cancelled:

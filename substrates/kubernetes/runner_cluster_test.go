@@ -145,8 +145,10 @@ func DropSessionAdmission(ctx context.Context, kubeconfig, ns string) error {
 	if err != nil {
 		return err
 	}
-	if err := admin.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Delete(ctx, AdmissionPolicyName(ns), metav1.DeleteOptions{}); err != nil {
-		return err
+	for _, name := range []string{AdmissionPolicyName(ns), LaunchPolicyName(ns, ObjectName("probe"))} {
+		if err := admin.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+			return err
+		}
 	}
 	pt, err := admin.CoreV1().PodTemplates(ns).Get(ctx, ObjectName("probe"), metav1.GetOptions{})
 	if err != nil {

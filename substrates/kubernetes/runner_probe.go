@@ -151,7 +151,11 @@ func probeSubject(ctx context.Context, cs *kubeclient.Client, kubeconfig, exe st
 		defer cancel()
 		_ = cs.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{})
 	}
-	fleet, _ := json.Marshal(map[string]any{"namespace": ns, "maxConcurrent": probeMax, "actors": []map[string]any{{"actor": "probe", "kind": "agent"}, {"actor": "asker", "kind": "human"}}})
+	// The asker declares the params the battery launches it with, as conformance/probe's does: a
+	// person's launch takes only declared params.
+	asker := map[string]any{"actor": "asker", "kind": "human", "triggers": []map[string]any{{"kind": "dispatch", "params": []map[string]string{
+		{"name": "PROBE_REF", "source": "subject.ref"}, {"name": "PROBE_TEXT", "source": "subject.text"}}}}}
+	fleet, _ := json.Marshal(map[string]any{"namespace": ns, "maxConcurrent": probeMax, "actors": []map[string]any{{"actor": "probe", "kind": "agent"}, asker}})
 	objs := []func() error{
 		func() error {
 			_, err := cs.CoreV1().PodTemplates(ns).Create(ctx, HeldPodTemplate(ns, "probe"), metav1.CreateOptions{})

@@ -48,7 +48,7 @@ func dispatchSources(triggers []Trigger) []Param {
 // (a param bound to either, or f.From naming another actor) is denied.
 func (r *Runner) LaunchFiring(ctx context.Context, agent string, f Firing, params ir.LaunchParams) (ir.Session, error) {
 	a := r.actors[agent]
-	if a == nil || a.Human {
+	if a == nil {
 		return r.launch(ctx, agent, f.Ref, params)
 	}
 	if err := r.authorize("launch", agent); err != nil {

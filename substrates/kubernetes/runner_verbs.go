@@ -62,7 +62,12 @@ func (r *Runner) runVerb(ctx context.Context, call substrates.RunnerCall) error 
 			return cliout.WriteJSON(out, s)
 		}
 		fmt.Fprintln(out, s.ID)
-		if s.Token != "" {
+		switch {
+		case s.Token != "" && r.opts.Caller != nil:
+			// From a session's pod: the model never reads a person's token; the operator
+			// takes one (NewAskToken).
+			fmt.Fprintf(call.Err, "autonomy: the ask %s waits for its person; the operator answers it with a token of their own: autonomy runner --target kubernetes update %s --new-token\n", s.ID, s.ID)
+		case s.Token != "":
 			fmt.Fprintln(out, s.Token) // a person's ask: its one-time redeem token, shown once
 		}
 	case "get":
@@ -90,6 +95,17 @@ func (r *Runner) runVerb(ctx context.Context, call substrates.RunnerCall) error 
 	case "resume":
 		return r.transition(ctx, call, ir.Patch{Status: ir.Running})
 	case "update":
+		if call.NewToken {
+			if call.Status != "" || call.Token != "" || call.Evidence != "" {
+				return exitcode.Usagef("--new-token takes no other flag: it prints a token; resolve the ask with it afterwards")
+			}
+			token, err := r.NewAskToken(ctx, call.Args[0])
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(out, token)
+			return nil
+		}
 		return r.transition(ctx, call, ir.Patch{Status: ir.SessionStatus(call.Status), Token: call.Token, Evidence: call.Evidence})
 	case "logs":
 		return r.Logs(ctx, call.Args[0], call.Follow, out)

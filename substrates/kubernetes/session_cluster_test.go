@@ -64,7 +64,7 @@ func TestSkillToolsActAsThePodsServiceAccount(t *testing.T) {
 	// Without the person: an agent:list ServiceAccount may not list the asks' ConfigMaps, which
 	// the runner's list reads when the fleet has a person (the asks' RBAC is not this test's).
 	profile := strings.NewReplacer("namespace: fleet-a", "namespace: "+ns,
-		"  owner:\n    kind: human\n    behavior: humans/ask.md\n    triggers: [{ dispatch: true }]\n", "").Replace(fleetProfile)
+		"  owner:\n    kind: human\n    behavior: humans/ask.md\n    triggers: [{ dispatch: true, params: { TOPIC: subject.text } }]\n", "").Replace(fleetProfile)
 	if strings.Contains(profile, "kind: human") {
 		t.Fatal("fleetProfile's person is no longer written as this test removes it")
 	}

@@ -11,12 +11,24 @@ import (
 // documents writes objects as one multi-document YAML stream. An object goes through its JSON
 // form (the API's own field names and order, from k8s.io/api's types), then through yaml.v3,
 // dropping what JSON writes for an unset field (null, {}): the bytes depend only on the objects.
+// maxObjectBytes bounds one object of the manifests, as JSON: etcd takes at most 1.5 MiB in one
+// request by default.
+const maxObjectBytes = 1536 << 10
+
 func documents(objs ...any) ([]byte, error) {
 	var b bytes.Buffer
 	for i, o := range objs {
 		js, err := json.Marshal(o)
 		if err != nil {
 			return nil, err
+		}
+		if len(js) > maxObjectBytes {
+			var m struct {
+				Kind     string
+				Metadata struct{ Name string }
+			}
+			_ = json.Unmarshal(js, &m)
+			return nil, fmt.Errorf("the %s %s would be %d KiB, more than the %d KiB the API server's store takes in one object: the fleet has too many actors, capabilities or files for one namespace; split it into fleets of their own", m.Kind, m.Metadata.Name, len(js)>>10, maxObjectBytes>>10)
 		}
 		var n yaml.Node
 		if err := yaml.Unmarshal(js, &n); err != nil {

@@ -166,6 +166,7 @@ func (f *runnerFlags) viaSubstrate(cmd *cobra.Command, args []string) (done bool
 	call.Status, _ = cmd.Flags().GetString("status")
 	call.Token, _ = cmd.Flags().GetString("token")
 	call.Evidence, _ = cmd.Flags().GetString("evidence")
+	call.NewToken, _ = cmd.Flags().GetBool("new-token")
 	if call.Verb == "launch" {
 		if call.Params, err = f.launch.parse(); err != nil {
 			return true, err

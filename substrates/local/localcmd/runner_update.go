@@ -121,6 +121,6 @@ before no longer redeems it). A process inside a session is refused both.`,
 	cmd.Flags().StringVar(&p.Choice, "choice", "", "a typed ask: the decision option chosen (approve: follows --status)")
 	cmd.Flags().StringVar(&p.Answer, "reply", "", "a typed ask: what you hand back (its out; a consult needs it)")
 	cmd.Flags().BoolVar(&confirm, "confirm", false, "a typed ask: confirm you received it (with --token), without resolving it")
-	cmd.Flags().BoolVar(&newToken, "new-token", false, "the code flow's ask: print a new one-time token for it (the operator's only)")
+	cmd.Flags().BoolVar(&newToken, "new-token", false, "an ask only the operator can answer (the code flow's; on kubernetes, any): print a new one-time token for it (the operator's only)")
 	return cmd
 }
