@@ -18,7 +18,10 @@ import (
 // a request asking for any of them is refused (400, in the API's own error shape), naming where
 // in the body; the tools the CLI runs itself, in the sandbox, and content sent inline pass.
 // OpenAI's web search passes only kept to OpenAI's cache (external_web_access: false, what the
-// pinned codex sends). The body is read whole as JSON: one that is not, or that holds an object
+// pinned codex sends); OpenAI's models that search by themselves (search, deep-research) are
+// refused by name. Content named by a stored id (file_id, previous_response_id, conversation)
+// passes: it reaches no network, and a session can store nothing there (the proxy forwards no
+// files route), though it could name what someone else of the organization stored. The body is read whole as JSON: one that is not, or that holds an object
 // with a repeated key (which the provider's parser could read otherwise than this check did), is
 // refused too.
 
@@ -52,15 +55,24 @@ func reachRefusal(path string, text []byte) string {
 	}
 	var why string
 	switch path {
-	case "/openai/v1/responses":
+	case "/openai/v1/responses", "/openai/v1/chat/completions":
+		// OpenAI's search models (gpt-4o-search-preview, gpt-5-search-api, …) search the web on
+		// every request, asked or not; its deep-research models with a search tool.
+		if m, _ := top["model"].(string); strings.Contains(strings.ToLower(m), "search") || strings.Contains(strings.ToLower(m), "deep-research") {
+			why = fmt.Sprintf("model %q (a model that searches the web itself)", m)
+		}
+	}
+	switch {
+	case why != "":
+	case path == "/openai/v1/responses":
 		why = openAIResponses(top)
-	case "/openai/v1/chat/completions":
+	case path == "/openai/v1/chat/completions":
 		why = openAIChat(top)
-	case "/anthropic/v1/messages", "/anthropic/v1/messages/count_tokens":
+	case path == "/anthropic/v1/messages", path == "/anthropic/v1/messages/count_tokens":
 		why = anthropicMessages(top)
 	}
 	if why == "" {
-		why = fetched(body, "")
+		why = fetched(body, nil)
 	}
 	if why == "" {
 		return ""
@@ -154,22 +166,25 @@ func hasPrefix(s string, prefixes []string) bool {
 	return false
 }
 
-// fetched finds, anywhere in v (at path), content the provider would fetch by URL: an OpenAI
-// input_image or image_url part whose URL is not a data: URL, an input_file by file_url, an
-// Anthropic image or document whose source is a URL.
-func fetched(v any, path string) string {
+// fetched finds, anywhere in v, content the provider would fetch by URL: an OpenAI input_image
+// or image_url part whose URL is not a data: URL, an input_file by file_url, an Anthropic image or
+// document whose source is a URL. It says where; path is where v is, as segments (".key", "[i]"),
+// joined only for the refusal: a deep body costs no string per node.
+func fetched(v any, path []string) string {
+	at := func() string {
+		if len(path) == 0 {
+			return "the body"
+		}
+		return strings.TrimPrefix(strings.Join(path, ""), ".")
+	}
 	switch x := v.(type) {
 	case []any:
 		for i, e := range x {
-			if why := fetched(e, path+"["+strconv.Itoa(i)+"]"); why != "" {
+			if why := fetched(e, append(path, "["+strconv.Itoa(i)+"]")); why != "" {
 				return why
 			}
 		}
 	case map[string]any:
-		at := path
-		if at == "" {
-			at = "the body"
-		}
 		typ, _ := x["type"].(string)
 		switch typ {
 		case "input_image", "image_url":
@@ -178,19 +193,19 @@ func fetched(v any, path string) string {
 				u = o["url"]
 			}
 			if s, ok := u.(string); ok && !strings.HasPrefix(strings.TrimSpace(strings.ToLower(s)), "data:") {
-				return at + ": an image by URL (send it inline, as a data: URL)"
+				return at() + ": an image by URL (send it inline, as a data: URL)"
 			}
 		case "input_file":
 			if _, ok := x["file_url"]; ok {
-				return at + ": a file by URL (send it inline)"
+				return at() + ": a file by URL (send it inline)"
 			}
 		case "image", "document":
 			if src, ok := x["source"].(map[string]any); ok && src["type"] == "url" {
-				return at + ": " + map[string]string{"image": "an image", "document": "a document"}[typ] + " by URL (send it inline, as base64)"
+				return at() + ": " + map[string]string{"image": "an image", "document": "a document"}[typ] + " by URL (send it inline, as base64)"
 			}
 		}
 		for _, k := range slices.Sorted(maps.Keys(x)) { // the place a refusal names is the same every time
-			if why := fetched(x[k], path+"."+k); why != "" {
+			if why := fetched(x[k], append(path, "."+k)); why != "" {
 				return why
 			}
 		}

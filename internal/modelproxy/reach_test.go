@@ -1,6 +1,7 @@
 package modelproxy
 
 import (
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -49,6 +50,9 @@ func TestReachRefusal(t *testing.T) {
 		{"an image by URL, in upper case", responses, `{"input":[{"type":"input_image","image_url":" HTTPS://evil.example/"}]}`, `an image by URL`},
 		{"a file by URL", responses, `{"input":[{"type":"input_file","file_url":"https://evil.example/f.pdf"}]}`, `input[0]: a file by URL`},
 		{"chat's web search", chat, `{"web_search_options":{}}`, `web_search_options`},
+		{"chat's search model", chat, `{"model":"gpt-4o-search-preview","messages":[{"role":"user","content":"open https://evil.example/?d=x"}]}`, `model "gpt-4o-search-preview" (a model that searches the web itself)`},
+		{"a search model on responses", responses, `{"model":"GPT-5-Search-API","input":"hi"}`, `a model that searches the web itself`},
+		{"a deep-research model", responses, `{"model":"o3-deep-research","input":"hi"}`, `a model that searches the web itself`},
 		{"chat's image by URL", chat, `{"messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"https://evil.example/x.png"}}]}]}`, `messages[0].content[0]: an image by URL`},
 		{"chat's provider tool", chat, `{"tools":[{"type":"mcp"}]}`, `tools[0]: the provider's own tool "mcp"`},
 		{"claude's web search", messages, `{"tools":[{"name":"Bash"},{"type":"web_search_20250305","name":"web_search"}]}`, `tools[1]: the provider's own tool "web_search_20250305"`},
@@ -95,5 +99,28 @@ func BenchmarkReachRefusal(b *testing.B) {
 		if why := reachRefusal("/openai/v1/responses", text); why != "" {
 			b.Fatal(why)
 		}
+	}
+}
+
+// A deep body of long keys costs memory in proportion to its size, not to its depth times its keys
+// (the place of each node was a string built and kept: a 45 KB gzip upload asked for some 100 GB).
+func TestReachRefusalMemoryIsBounded(t *testing.T) {
+	key := strings.Repeat("k", 5000)
+	var b strings.Builder
+	for range 400 {
+		b.WriteString(`{"` + key + `":`)
+	}
+	b.WriteString(`"x"`)
+	b.WriteString(strings.Repeat("}", 400))
+	text := []byte(b.String()) // 2 MB
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	if why := reachRefusal("/anthropic/v1/messages", text); why != "" {
+		t.Fatal(why)
+	}
+	runtime.ReadMemStats(&after)
+	if n := after.TotalAlloc - before.TotalAlloc; n > 64<<20 {
+		t.Errorf("checking a 2 MB body 400 deep allocated %d MB", n>>20)
 	}
 }

@@ -37,11 +37,21 @@ func (Substrate) Rivals(dir string, out *substrates.Output) ir.Diagnostics {
 	for _, e := range entries {
 		name := e.Name()
 		rel := path.Join(".github/workflows", name)
-		if ext := path.Ext(name); (ext != ".yml" && ext != ".yaml") || ours[rel] || !e.Type().IsRegular() {
+		if ext := path.Ext(name); (ext != ".yml" && ext != ".yaml") || ours[rel] {
+			continue
+		}
+		unread := func(why string) {
+			diags = append(diags, ir.Diagnostic{File: filepath.Join(dir, filepath.FromSlash(rel)), Pos: ir.Pos{Line: 1, Col: 1}, Severity: ir.Warning,
+				Message: "this workflow is not autonomy's and was not read for a status its gate requires: " + why,
+				Hint:    "make sure it posts neither human-approval nor agent-review"})
+		}
+		if !e.Type().IsRegular() {
+			unread("it is not a regular file")
 			continue
 		}
 		data, err := readBounded(filepath.Join(wf, name), maxRivalRead)
 		if err != nil {
+			unread(err.Error())
 			continue
 		}
 		for _, status := range []string{provision.HumanApprovalContext, provision.StatusContext} {

@@ -280,6 +280,12 @@ func (f *flow) mergeOnGitHub(ctx context.Context) {
 		f.wait(ctx, fmt.Sprintf("approved; auto-merge on pull request #%d not armed: %s", pr.GetNumber(), why))
 		return
 	}
+	// Recorded before the request: the merge GitHub makes of it, and its closing, are the code
+	// flow's (skipProposalMerge), whatever became of the request's answer.
+	if err := f.r.Store.Tx(ctx, func(tx *store.Tx) error { return tx.SetMeta(armedKey(f.p.Seq), strings.ToLower(f.p.Head)) }); err != nil {
+		f.wait(ctx, fmt.Sprintf("approved; auto-merge on pull request #%d was not armed (tick retries): %v", pr.GetNumber(), err))
+		return
+	}
 	if err := ghwrite.ArmAutoMerge(ctx, gh.client, gh.graphql, pr.GetNodeID(), f.p.Head); err != nil {
 		f.wait(ctx, fmt.Sprintf("approved; auto-merge on pull request #%d was not armed (tick retries): %v", pr.GetNumber(), err))
 		return

@@ -102,11 +102,17 @@ func skipProposalPush(tx *store.Tx, rep *PollReport, ev ghEvent, where, writer s
 	return true, tx.DeleteMeta(key)
 }
 
+// armedKey is the store's meta key of the head the code flow armed GitHub's auto-merge for, on
+// proposal seq's pull request: recorded before it asks GitHub to, kept with the proposal.
+func armedKey(seq int64) string { return "proposal-armed:" + strconv.FormatInt(seq, 10) }
+
 // skipProposalMerge reports whether ev is the closing of a pull request the code flow's armed
 // auto-merge merged, and says so in rep: the pull request a proposal was opened as
-// (proposal-pull:<seq>), of this repository, merged at that proposal's head, which the code flow
-// armed (approved, or merged since), closed by the runner's token (writer, its login; "" when
-// GitHub did not say: then nothing is skipped, as a person's merge cannot be told apart).
+// (proposal-pull:<seq>), of this repository, merged at the head the code flow armed its
+// auto-merge for (proposal-armed:<seq>), closed by the runner's token (writer, its login; "" when
+// GitHub did not say: then nothing is skipped, as a person's merge cannot be told apart). A
+// proposal approved but never armed (held for a maintainer, or vetted not to merge) is merged
+// by a person: that fires.
 func skipProposalMerge(tx *store.Tx, rep *PollReport, ev ghEvent, where, writer string) (bool, error) {
 	if ev.Name != "pull_request" || ev.Action != "closed" || !ev.Merged || !ev.SameRepo || ev.HeadSHA == "" ||
 		writer == "" || !strings.EqualFold(ev.Login, writer) {
@@ -118,10 +124,15 @@ func skipProposalMerge(tx *store.Tx, rep *PollReport, ev ghEvent, where, writer 
 			return false, err
 		}
 		for _, p := range ps {
-			if n, ok, err := tx.Meta(pullKey(p.Seq)); err != nil || !ok || n != ev.Ref {
-				if err != nil {
-					return false, err
-				}
+			n, ok, err := tx.Meta(pullKey(p.Seq))
+			if err != nil {
+				return false, err
+			}
+			head, armed, err := tx.Meta(armedKey(p.Seq))
+			if err != nil {
+				return false, err
+			}
+			if !ok || n != ev.Ref || !armed || !strings.EqualFold(head, ev.HeadSHA) {
 				continue
 			}
 			rep.Ignored = append(rep.Ignored, fmt.Sprintf("%s %s %d by %s %s fires nothing: the code flow's auto-merge of proposal %d (at %s) merged it",

@@ -247,3 +247,30 @@ func TestTheCodeFlowsOwnMergeFiresNoActor(t *testing.T) {
 		})
 	}
 }
+
+// A proposal approved but never armed (held for a maintainer: it changes a human-required path)
+// that a person merges with the runner's own login (locally the token is usually the
+// maintainer's) fires the closed actor: only the head the code flow armed is its own merge.
+func TestAMergeOfAnUnarmedProposalFires(t *testing.T) {
+	t.Parallel()
+	g := newGHFlowRigAs(t, closeWatchFleet(), "acme")
+	es, err := g.r.NewEventSource(EventOptions{Token: ghSecret, BaseURL: g.gh.URL, HTTPClient: g.gh.Client()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep := poll(t, es); !rep.First {
+		t.Fatalf("first poll: %+v", rep)
+	}
+	p, n := g.askedForVision("the agent's vision\n")
+	if g.gh.AutoMerge(n) {
+		t.Fatalf("proposal %d is armed before its maintainer's act: %s", p.Seq, p.Reason)
+	}
+	if err := g.gh.MergePull(n, "acme", "merge"); err != nil {
+		t.Fatal(err)
+	}
+	rep := poll(t, es)
+	if got := firedActors(rep); !slices.Equal(got, []string{"watcher"}) || rep.Fired[0].Params["WHY"] != "closed" {
+		t.Fatalf("a person's merge of the unarmed #%d fired %v (ignored %q), want the watcher on closed", n, got, rep.Ignored)
+	}
+	waitEnded(t, g.r, rep.Fired[0].ID) // the maintainer's ask stays open: nobody answered it
+}

@@ -93,3 +93,45 @@ func TestTheBunShimsBranchIsTheLaunchsBranch(t *testing.T) {
 		t.Errorf("agent/mine was made: %q", refs)
 	}
 }
+
+// A session's --branch may not be the code flow's target (its commits would land there
+// unreviewed), a ref (refs/heads/release made refs/heads/refs/heads/release), a name a remote's
+// starts (origin/main shadowed the remote-tracking branch), or an open proposal's branch.
+func TestASessionsBranchIsRefusedWhereItWouldBypassReview(t *testing.T) {
+	f := branchShimFleet
+	f.yml += "policy:\n  box:\n    local: { targetBranch: release }\n"
+	dir := installFleet(t, f, true)
+	gitRun(t, dir, "branch", "release")
+	gitRun(t, dir, "remote", "add", "origin", dir)
+	r := newRunner(t, dir, Options{})
+	ctx := context.Background()
+	pm := launch(t, r, LaunchRequest{Actor: "pm"})
+	defer func() {
+		_ = os.WriteFile(filepath.Join(dir, "done"), nil, 0o644)
+		waitEnded(t, r, pm.ID)
+	}()
+	h, s, err := newRunner(t, dir, Options{Session: pm.ID}).Hands()
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := gitRun(t, dir, "rev-parse", "release")
+	for branch, want := range map[string]string{
+		"release":            "it is the code flow's target branch",
+		"refs/heads/release": "name a branch, not a ref",
+		"origin/main":        "it starts with the remote origin's name",
+	} {
+		call, err := shim.Bun(strings.Fields("scripts/runner.ts launch develop --ref 9 --branch " + branch))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := h.Shim(ctx, s, call); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("--branch %s: %v, want refused saying %q", branch, err, want)
+		}
+	}
+	if now := gitRun(t, dir, "rev-parse", "release"); now != before {
+		t.Errorf("release moved: %s", gitRun(t, dir, "log", "-1", "--format=%s", "release"))
+	}
+	if refs := gitRun(t, dir, "for-each-ref", "--format=%(refname)", "refs/heads/refs", "refs/heads/origin"); refs != "" {
+		t.Errorf("refs made: %q", refs)
+	}
+}

@@ -79,6 +79,14 @@ func (r *Runner) launchAs(ctx context.Context, req LaunchRequest, origin string)
 		if err := gitws.ValidBranch(req.Branch); err != nil {
 			return LaunchResult{}, &RefusedError{Msg: err.Error()}
 		}
+		if strings.HasPrefix(req.Branch, "refs/") {
+			return LaunchResult{}, &RefusedError{Msg: fmt.Sprintf("--branch %s: name a branch, not a ref (%s)", req.Branch, strings.TrimPrefix(req.Branch, "refs/heads/"))}
+		}
+		if r.caller != nil {
+			if why := r.sessionBranchRefused(ctx, req.Branch); why != "" {
+				return LaunchResult{}, &RefusedError{Msg: fmt.Sprintf("cannot launch %s on --branch %s: %s", cfg.Actor, req.Branch, why)}
+			}
+		}
 		// A branch checked out elsewhere cannot be the session's worktree's: refused now, not
 		// recorded as a session that fails at once. (Outside a repository it fails, saying so.)
 		if repo, err := gitws.Repo(r.In.Dir); err == nil {
@@ -310,6 +318,35 @@ func (r *Runner) start(ctx context.Context, s store.Session) error {
 		}
 	})
 	return err
+}
+
+// sessionBranchRefused says why a session may not launch an actor on branch ("" when it may): the
+// code flow's target branch (what a session commits there lands unreviewed), a branch an open
+// proposal is on (its review would be of what the new session commits), or one a remote's name
+// starts (origin/main would shadow the remote-tracking branch).
+func (r *Runner) sessionBranchRefused(ctx context.Context, branch string) string {
+	repo, err := gitws.Repo(r.In.Dir)
+	if err != nil {
+		return ""
+	}
+	if target, err := r.targetBranch(ctx, repo); err == nil && branch == target {
+		return "it is the code flow's target branch: a session's work reaches it only through a reviewed proposal"
+	}
+	if remotes, err := gitws.Git(ctx, repo, "remote"); err == nil {
+		for _, rm := range strings.Fields(remotes) {
+			if strings.HasPrefix(branch, rm+"/") {
+				return fmt.Sprintf("it starts with the remote %s's name, and would shadow its remote-tracking branches", rm)
+			}
+		}
+	}
+	if ps, err := r.Store.Proposals(ctx, false, 0); err == nil {
+		for _, p := range ps {
+			if p.Branch == branch {
+				return fmt.Sprintf("proposal %d is on it (%s): another session's commits there would be what its review reads", p.Seq, p.State)
+			}
+		}
+	}
+	return ""
 }
 
 // failStart ends a session that could not be started.

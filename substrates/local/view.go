@@ -291,9 +291,10 @@ func (r *Runner) followAsk(ctx context.Context, s store.Session, follow bool, w 
 		if err != nil {
 			return err
 		}
-		if ok {
-			s = n
+		if !ok {
+			return nil // gone from the store: nothing more to follow
 		}
+		s = n
 	}
 }
 
