@@ -23,6 +23,7 @@ var deliberate = []string{
 	"GitHub cannot narrow",
 	"forwards no subject.ref",
 	"holds code:propose in the shared workspace",
+	"holds code:propose and names no reviewer",
 }
 
 // TestReferenceStyleProfiles: the profiles of ir/testdata/reference, written the way profiles
