@@ -47,7 +47,7 @@ func TestTheBunShimsBranchIsTheLaunchsBranch(t *testing.T) {
 		_ = os.WriteFile(filepath.Join(dir, "done"), nil, 0o644) // pm's wait ends
 		waitEnded(t, r, pm.ID)
 	}()
-	h, s, err := newRunner(t, dir, Options{Session: pm.ID}).Hands()
+	h, s, err := newRunner(t, dir, Options{Session: pm.ID, Detach: true}).Hands() // as in production: pm's supervisor starts what it launches
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +110,7 @@ func TestASessionsBranchIsRefusedWhereItWouldBypassReview(t *testing.T) {
 		_ = os.WriteFile(filepath.Join(dir, "done"), nil, 0o644)
 		waitEnded(t, r, pm.ID)
 	}()
-	h, s, err := newRunner(t, dir, Options{Session: pm.ID}).Hands()
+	h, s, err := newRunner(t, dir, Options{Session: pm.ID, Detach: true}).Hands() // as in production: pm's supervisor starts what it launches
 	if err != nil {
 		t.Fatal(err)
 	}
