@@ -53,7 +53,10 @@ func TestQuotaBoundsRunningPods(t *testing.T) {
 		}
 	}
 	refused := map[string]bool{}
-	Eventually(t, 60*time.Second, "3 Jobs refused a pod by the quota", func() (bool, error) {
+	// The Job controller records each refusal as an event; on a busy control plane (the package's
+	// tests run at once, each installing a fleet and its admission policies) that took over a
+	// minute once.
+	Eventually(t, 180*time.Second, "3 Jobs refused a pod by the quota", func() (bool, error) {
 		ev, err := admin.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: fields.Set{"involvedObject.kind": "Job", "reason": "FailedCreate"}.String()})
 		if err != nil {
 			return false, err
