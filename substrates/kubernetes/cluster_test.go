@@ -376,16 +376,32 @@ func TestCancelAndUpdateScopeIsAdmitted(t *testing.T) {
 		}
 		return cancelPatch(j.ResourceVersion, time.Now())
 	}
+	// cancelAs sends sa's cancel (changed by edit) of the Job as it is now, read again after a
+	// conflict: the patch carries the resourceVersion read, and the Job controller may write the
+	// Job between the read and the patch, as Runner.Cancel allows for.
+	cancelAs := func(sa, name string, edit func(map[string]any)) error {
+		for tries := 1; ; tries++ {
+			p := cancel(name)
+			if edit != nil {
+				edit(p)
+			}
+			err := patchAs(sa, name, p)
+			if !apierrors.IsConflict(err) || tries == 50 {
+				return err
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
 	resume := map[string]any{"spec": map[string]any{"suspend": false}}
 	deadline := time.Now().Add(60 * time.Second)
-	for err := patchAs("janitor", "s-triage", cancel("s-triage")); !strings.Contains(fmt.Sprint(err), "agent:cancel"); err = patchAs("janitor", "s-triage", cancel("s-triage")) {
+	for err := cancelAs("janitor", "s-triage", nil); !strings.Contains(fmt.Sprint(err), "agent:cancel"); err = cancelAs("janitor", "s-triage", nil) {
 		if time.Now().After(deadline) {
 			t.Fatalf("janitor (agent:cancel@worker_1) cancelled triage's session: %v", err)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
 	for _, sa := range []string{"janitor", "stopper"} {
-		if err := patchAs(sa, "s-worker", cancel("s-worker")); err != nil {
+		if err := cancelAs(sa, "s-worker", nil); err != nil {
 			t.Errorf("%s cannot cancel worker_1's session: %v", sa, err)
 		}
 		background := metav1.DeletePropagationBackground
@@ -416,9 +432,7 @@ func TestCancelAndUpdateScopeIsAdmitted(t *testing.T) {
 			p["metadata"].(map[string]any)["annotations"].(map[string]any)[AnnotationParams] = nil
 		},
 	} {
-		p := cancel("s-worker")
-		edit(p)
-		if err := patchAs("stopper", "s-worker", p); err == nil || !strings.Contains(err.Error(), "agent:cancel") {
+		if err := cancelAs("stopper", "s-worker", edit); err == nil || !strings.Contains(err.Error(), "agent:cancel") {
 			t.Errorf("stopper's cancel that %s was admitted: %v", what, err)
 		}
 	}
