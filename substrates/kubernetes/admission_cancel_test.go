@@ -10,6 +10,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
@@ -205,22 +206,28 @@ func TestCancelRefusedOnceTheJobIsEnding(t *testing.T) {
 
 // dryRunCancel makes, as ServiceAccount sa and in a dry run, the runner's cancel of the Job
 // name as it is now (cancelPatch), changed by edit when it is not nil: the admission policy's
-// answer is the error.
+// answer is the error. The patch carries the resourceVersion read, so a conflict (the Job
+// controller wrote the Job between the read and the patch) reads it again, as Runner.Cancel does.
 func dryRunCancel(t *testing.T, cfg *rest.Config, admin kubernetes.Interface, ns, sa, name string, edit func(map[string]any)) error {
 	t.Helper()
 	ctx := context.Background()
-	j, err := admin.BatchV1().Jobs(ns).Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
+	for tries := 1; ; tries++ {
+		j, err := admin.BatchV1().Jobs(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := cancelPatch(j.ResourceVersion, time.Now())
+		if edit != nil {
+			edit(p)
+		}
+		body, err := json.Marshal(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = as(cfg, ns, sa).BatchV1().Jobs(ns).Patch(ctx, name, types.MergePatchType, body, metav1.PatchOptions{DryRun: []string{metav1.DryRunAll}})
+		if !apierrors.IsConflict(err) || tries == 50 {
+			return err
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
-	p := cancelPatch(j.ResourceVersion, time.Now())
-	if edit != nil {
-		edit(p)
-	}
-	body, err := json.Marshal(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = as(cfg, ns, sa).BatchV1().Jobs(ns).Patch(ctx, name, types.MergePatchType, body, metav1.PatchOptions{DryRun: []string{metav1.DryRunAll}})
-	return err
 }

@@ -369,28 +369,8 @@ func TestCancelAndUpdateScopeIsAdmitted(t *testing.T) {
 		_, err = as(c.Config, ns, sa).BatchV1().Jobs(ns).Patch(ctx, name, types.MergePatchType, js, metav1.PatchOptions{DryRun: []string{metav1.DryRunAll}})
 		return err
 	}
-	cancel := func(name string) map[string]any {
-		j, err := admin.BatchV1().Jobs(ns).Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return cancelPatch(j.ResourceVersion, time.Now())
-	}
-	// cancelAs sends sa's cancel (changed by edit) of the Job as it is now, read again after a
-	// conflict: the patch carries the resourceVersion read, and the Job controller may write the
-	// Job between the read and the patch, as Runner.Cancel allows for.
 	cancelAs := func(sa, name string, edit func(map[string]any)) error {
-		for tries := 1; ; tries++ {
-			p := cancel(name)
-			if edit != nil {
-				edit(p)
-			}
-			err := patchAs(sa, name, p)
-			if !apierrors.IsConflict(err) || tries == 50 {
-				return err
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
+		return dryRunCancel(t, c.Config, admin, ns, sa, name, edit)
 	}
 	resume := map[string]any{"spec": map[string]any{"suspend": false}}
 	deadline := time.Now().Add(60 * time.Second)
