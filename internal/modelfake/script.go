@@ -8,12 +8,12 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/autonomyhq/autonomy/internal/bounded"
 	"github.com/autonomyhq/autonomy/ir"
 )
 
@@ -34,17 +34,12 @@ var turnKeys = []string{"shell", "text", "json", "tool", "args"}
 // structured result, any value) or tool (a tool to call, with optional args, a mapping). Every
 // problem is reported, each as file:line:col, with the fix.
 func ReadScript(file string) ([]Turn, error) {
-	f, err := os.Open(file)
+	data, err := bounded.ReadFile(file, MaxScriptBytes)
+	if bounded.IsTooLarge(err) {
+		return nil, fmt.Errorf("%s: larger than %d bytes; a script is a list of a few turns", file, MaxScriptBytes)
+	}
 	if err != nil {
 		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxScriptBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", file, err)
-	}
-	if len(data) > MaxScriptBytes {
-		return nil, fmt.Errorf("%s: larger than %d bytes; a script is a list of a few turns", file, MaxScriptBytes)
 	}
 	return ParseScript(file, data)
 }

@@ -3,13 +3,13 @@ package ghactions
 import (
 	"bytes"
 	"fmt"
-	"io"
 	"os"
 	"path"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/autonomyhq/autonomy/internal/bounded"
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/substrates"
 	"github.com/autonomyhq/autonomy/substrates/ghactions/provision"
@@ -49,7 +49,7 @@ func (Substrate) Rivals(dir string, out *substrates.Output) ir.Diagnostics {
 			unread("it is not a regular file")
 			continue
 		}
-		data, err := readBounded(filepath.Join(wf, name), maxRivalRead)
+		data, err := bounded.ReadFile(filepath.Join(wf, name), maxRivalRead)
 		if err != nil {
 			unread(err.Error())
 			continue
@@ -97,21 +97,4 @@ func statusNamed(data []byte, status string) (line, col int, ok bool) {
 		}
 		from = end
 	}
-}
-
-// readBounded reads the regular file at p, refusing more than limit bytes.
-func readBounded(p string, limit int64) ([]byte, error) {
-	f, err := os.Open(p)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("%s is over %d bytes", p, limit)
-	}
-	return data, nil
 }

@@ -18,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/autonomyhq/autonomy/internal/bounded"
 	"github.com/autonomyhq/autonomy/internal/kubeclient"
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/ir/cron"
@@ -254,7 +255,7 @@ func runPod(ctx context.Context, cs *kubeclient.Client, exe string, p *corev1.Po
 	if seen != nil {
 		seen(p, root)
 	}
-	msg, err := readBounded(term, MaxResultBytes)
+	msg, err := bounded.ReadFile(term, MaxResultBytes-1)
 	if err != nil {
 		return 0, "", err
 	}

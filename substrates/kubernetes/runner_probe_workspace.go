@@ -12,6 +12,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/autonomyhq/autonomy/internal/bounded"
 	"github.com/autonomyhq/autonomy/ir"
 )
 
@@ -46,7 +47,7 @@ type workspaces struct {
 // seen is the kubelet's podFiles: it reads the workspace the pod's session reported.
 func (w *workspaces) seen(p *corev1.Pod, root string) {
 	id := p.Labels[batchv1.JobNameLabel]
-	data, err := readBounded(filepath.Join(root, ".autonomy", "state", "probe", "where-"+id), 4096)
+	data, err := bounded.ReadFile(filepath.Join(root, ".autonomy", "state", "probe", "where-"+id), 4096)
 	if err != nil || id == "" {
 		return
 	}

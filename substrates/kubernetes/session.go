@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/autonomyhq/autonomy/internal/bounded"
 	"github.com/autonomyhq/autonomy/internal/exitcode"
 	"github.com/autonomyhq/autonomy/internal/sessionenv"
 	"github.com/autonomyhq/autonomy/internal/tools"
@@ -112,7 +113,7 @@ func (c *sessionCall) run(ctx context.Context) ([]byte, error) {
 
 // actorConfig reads the fleet config mounted at EnvDir and finds the session's actor in it.
 func (c *sessionCall) actorConfig() (*ActorConfig, error) {
-	data, err := readBounded(filepath.Join(c.dir, FleetConfigKey), maxInstallBytes)
+	data, err := bounded.ReadFile(filepath.Join(c.dir, FleetConfigKey), maxInstallBytes)
 	if err != nil {
 		return nil, fmt.Errorf("the fleet config: %v (is the installation mounted at $%s?)", err, EnvDir)
 	}
@@ -182,14 +183,14 @@ func (c *sessionCall) behaviorEnv(cfg *ActorConfig, params map[string]string, wo
 // $AUTONOMY_RESULT), refusing a default result that says failed. An actor that opts out
 // (result: { schema: none }) may write none.
 func (c *sessionCall) result(cfg *ActorConfig, path string) ([]byte, error) {
-	msg, err := readBounded(path, MaxResultBytes)
+	msg, err := bounded.ReadFile(path, MaxResultBytes-1) // the kubelet keeps MaxResultBytes
 	if errors.Is(err, fs.ErrNotExist) {
 		if cfg.Result == "" {
 			return nil, nil
 		}
 		return nil, fmt.Errorf("its behavior exited 0 without a result: write one satisfying %s to $AUTONOMY_RESULT", cfg.Result)
 	}
-	if errors.Is(err, errTooLong) {
+	if bounded.IsTooLarge(err) {
 		return nil, fmt.Errorf("its result is %d bytes or more: the kubelet keeps %d bytes of a termination message, so a longer result would arrive cut (keep the result under 4 KiB)", MaxResultBytes, MaxResultBytes)
 	}
 	if err != nil {
@@ -199,7 +200,7 @@ func (c *sessionCall) result(cfg *ActorConfig, path string) ([]byte, error) {
 		return msg, nil
 	}
 	schemaPath := filepath.Join(c.dir, filepath.FromSlash(cfg.Result))
-	raw, err := readBounded(schemaPath, maxInstallBytes)
+	raw, err := bounded.ReadFile(schemaPath, maxInstallBytes)
 	if err != nil {
 		return nil, fmt.Errorf("the actor's result contract: %v", err)
 	}
@@ -228,26 +229,6 @@ func decodeSchema(raw []byte) (any, error) {
 		delete(m, "//")
 	}
 	return s, nil
-}
-
-// errTooLong is readBounded's error for a file over its bound.
-var errTooLong = errors.New("too long")
-
-// readBounded reads the file at path, failing on one of max bytes or more.
-func readBounded(path string, max int) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, int64(max)))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) >= max {
-		return nil, fmt.Errorf("%s is %d bytes or more: %w", path, max, errTooLong)
-	}
-	return data, nil
 }
 
 // clipMessage bounds a failure's reason to what the kubelet keeps of a termination message.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/autonomyhq/autonomy/internal/agent"
 	"github.com/autonomyhq/autonomy/internal/agentcli"
+	"github.com/autonomyhq/autonomy/internal/bounded"
 	"github.com/autonomyhq/autonomy/internal/modelproxy"
 	"github.com/autonomyhq/autonomy/internal/sessionenv"
 	"github.com/autonomyhq/autonomy/internal/strictjson"
@@ -132,7 +133,7 @@ func (s *agentSession) argv() ([]string, error) {
 	values := map[string]string{agent.Result: s.path("result.json"), agent.GitDir: s.path("workspace"), agent.WorktreeGitDir: s.path("workspace"),
 		agent.Proxy: s.baseURL()}
 	if s.cfg.Result != "" {
-		raw, err := readBounded(filepath.Join(s.c.dir, filepath.FromSlash(s.cfg.Result)), maxInstallBytes)
+		raw, err := bounded.ReadFile(filepath.Join(s.c.dir, filepath.FromSlash(s.cfg.Result)), maxInstallBytes)
 		if err != nil {
 			return nil, fmt.Errorf("the actor's result contract: %v", err)
 		}
@@ -197,7 +198,7 @@ func (s *agentSession) env() []string {
 
 // collect turns a claude-json preset's output into its result file.
 func (s *agentSession) collect() error {
-	raw, err := readBounded(s.path("output.json"), maxInstallBytes)
+	raw, err := bounded.ReadFile(s.path("output.json"), maxInstallBytes)
 	if err != nil {
 		return fmt.Errorf("the agent's output: %v", err)
 	}
@@ -220,7 +221,7 @@ func (s *agentSession) collect() error {
 // session's result: its output for a declared contract that is not the default one, else the
 // submission itself. A submission that says failed fails the session.
 func (s *agentSession) takeSubmitted() error {
-	raw, err := readBounded(s.path("submitted.json"), MaxResultBytes)
+	raw, err := bounded.ReadFile(s.path("submitted.json"), MaxResultBytes-1)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}

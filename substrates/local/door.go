@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -18,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/autonomyhq/autonomy/internal/bounded"
 	"github.com/autonomyhq/autonomy/internal/proc"
 	"github.com/autonomyhq/autonomy/internal/sessionenv"
 )
@@ -249,11 +249,8 @@ func (sv *supervision) answerDoor(ctx context.Context, door *os.Root, name strin
 	if err != nil || !fi.Mode().IsRegular() {
 		return DoorAnswer{Code: 2, Stderr: "autonomy: a request is a plain file\n"}
 	}
-	data, err := io.ReadAll(io.LimitReader(f, maxDoorFile+1))
+	data, err := bounded.Read(f, maxDoorFile)
 	var req DoorRequest
-	if err == nil && len(data) > maxDoorFile {
-		err = fmt.Errorf("larger than %d bytes", maxDoorFile)
-	}
 	if err == nil {
 		err = json.Unmarshal(data, &req)
 	}

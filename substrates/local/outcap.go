@@ -2,10 +2,11 @@ package local
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"sync"
 	"time"
+
+	"github.com/autonomyhq/autonomy/internal/bounded"
 )
 
 // cappedOutput is the stdout of a session whose output the runner reads as one JSON value when
@@ -101,19 +102,12 @@ func (c *cappedOutput) problem() error {
 	return nil
 }
 
-// readCapped reads the file at path, refusing one larger than max bytes without reading it.
+// readCapped reads the file at path, refusing one larger than max bytes (a policy's
+// logMaxBytes) without reading it.
 func readCapped(path string, max int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
+	data, err := bounded.ReadFile(path, max)
+	if bounded.IsTooLarge(err) {
+		return nil, fmt.Errorf("%v (policy.box.local.logMaxBytes), the most the runner reads as a result", err)
 	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(data)) > max {
-		return nil, fmt.Errorf("%s holds more than %d bytes (policy.box.local.logMaxBytes), the most the runner reads as a result", path, max)
-	}
-	return data, nil
+	return data, err
 }

@@ -48,7 +48,7 @@ func TestReadCapped(t *testing.T) {
 	if err := os.WriteFile(path, []byte(strings.Repeat("x", 2048)), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := readCapped(path, 2047); err == nil || !strings.Contains(err.Error(), "more than 2047 bytes") {
+	if _, err := readCapped(path, 2047); err == nil || !strings.Contains(err.Error(), "larger than 2047 bytes") {
 		t.Errorf("over the cap: %v", err)
 	}
 	if data, err := readCapped(path, 2048); err != nil || len(data) != 2048 {

@@ -4,14 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"os"
 	"slices"
 	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/autonomyhq/autonomy/internal/bounded"
 	"github.com/autonomyhq/autonomy/internal/handoff"
 	"github.com/autonomyhq/autonomy/internal/store"
 	"github.com/autonomyhq/autonomy/ir"
@@ -62,17 +61,9 @@ type Fixtures struct {
 // ParseFixtures reads a fixtures file, refusing one that is not valid with FILE:LINE:COL and
 // the fix. Actors are checked against the installation when registered (SetHumans).
 func ParseFixtures(path string) (*Fixtures, error) {
-	f, err := os.Open(path)
+	data, err := bounded.ReadFile(path, MaxFixturesBytes)
 	if err != nil {
 		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxFixturesBytes+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > MaxFixturesBytes {
-		return nil, fmt.Errorf("%s: larger than %d bytes", path, MaxFixturesBytes)
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {

@@ -3,10 +3,11 @@ package local
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/autonomyhq/autonomy/internal/bounded"
 )
 
 // The supervisor writes files under the state folder (results, logs, outputs, copies kept
@@ -86,14 +87,11 @@ func readResultFile(path string) ([]byte, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s is not a regular file (%v): a result is a plain file, never a link, a FIFO or a device", path, fi.Mode().Type())
 	}
-	data, err := io.ReadAll(io.LimitReader(f, maxResultFile+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > maxResultFile {
+	data, err := bounded.Read(f, maxResultFile)
+	if bounded.IsTooLarge(err) {
 		return nil, fmt.Errorf("%s is larger than %d bytes, the cap on a result", path, maxResultFile)
 	}
-	return data, nil
+	return data, err
 }
 
 // ownResultPath is where session id writes its result (AUTONOMY_RESULT): result.json in a new,

@@ -5,11 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
 	"strings"
 
+	"github.com/autonomyhq/autonomy/internal/bounded"
 	"github.com/autonomyhq/autonomy/internal/strictjson"
 	"github.com/autonomyhq/autonomy/internal/tools"
 	"github.com/autonomyhq/autonomy/ir"
@@ -135,17 +134,9 @@ var errTooLarge = fmt.Errorf("larger than %d bytes, the cap on a result", maxRes
 // readResult reads a file the model's job handed over (a result, a verdict): at most
 // maxResultFile bytes, errTooLarge past them.
 func readResult(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxResultFile+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > maxResultFile {
+	data, err := bounded.ReadFile(path, maxResultFile)
+	if bounded.IsTooLarge(err) {
 		return nil, fmt.Errorf("%s is %w", path, errTooLarge)
 	}
-	return data, nil
+	return data, err
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -13,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/autonomyhq/autonomy/internal/bounded"
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/substrates"
 	"github.com/autonomyhq/autonomy/substrates/ghactions/wire"
@@ -48,12 +48,12 @@ func ReadInstalled(dir string) ([]InstalledActor, error) {
 		return nil, fmt.Errorf("reading the installation: %w", err)
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxManifestBytes+1))
+	data, err := bounded.Read(f, maxManifestBytes)
+	if bounded.IsTooLarge(err) {
+		return nil, fmt.Errorf("%s: larger than %d MiB: not a manifest compile wrote", wire.ManifestPath, maxManifestBytes>>20)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", wire.ManifestPath, err)
-	}
-	if len(data) > maxManifestBytes {
-		return nil, fmt.Errorf("%s: larger than %d MiB: not a manifest compile wrote", wire.ManifestPath, maxManifestBytes>>20)
 	}
 	var m struct {
 		Target string           `json:"target"`
