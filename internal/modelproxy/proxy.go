@@ -16,6 +16,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/autonomyhq/autonomy/internal/bounded"
 )
 
 // API names the wire protocol of a route.
@@ -74,6 +76,9 @@ type Config struct {
 type Proxy struct {
 	cfg      Config
 	slots    chan struct{} // one per generation request in flight (Config.MaxConcurrent)
+	// checking is held while a request body is decompressed and checked (inspect): decoded, a
+	// body takes some tens of times its size for as long as it is checked, so one is at a time.
+	checking chan struct{}
 	upstream map[API]*url.URL
 	key      map[API]string
 	secrets  []string
@@ -176,6 +181,7 @@ func New(cfg Config) (*Proxy, error) {
 	}
 	p.tr = newTranscript(cfg.Transcript, cfg.MaxEntryBytes, cfg.MaxTranscript, p.redact)
 	p.slots = make(chan struct{}, cfg.MaxConcurrent)
+	p.checking = make(chan struct{}, 1)
 	return p, nil
 }
 
@@ -293,9 +299,9 @@ type exchange struct {
 
 func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, path string, rt route) {
 	ex := &exchange{api: rt.api, method: r.Method, path: path, start: time.Now(), encoding: r.Header.Get("Content-Encoding")}
-	body, err := readBounded(r.Body, p.cfg.MaxBody)
+	body, err := bounded.Read(r.Body, p.cfg.MaxBody)
 	if err != nil {
-		apiError(w, rt.api, http.StatusRequestEntityTooLarge, fmt.Sprintf("modelproxy: request body: %v", err))
+		apiError(w, rt.api, http.StatusRequestEntityTooLarge, fmt.Sprintf("modelproxy: request body: %v (the proxy's limit)", err))
 		return
 	}
 	ex.request = body
@@ -303,7 +309,13 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, path string, rt 
 	if r.Method == http.MethodPost {
 		checked = path
 	}
+	select {
+	case p.checking <- struct{}{}:
+	case <-r.Context().Done():
+		return // the agent went away while waiting
+	}
 	req, bad := inspect(body, ex.encoding, p.cfg.MaxBody, checked)
+	<-p.checking
 	if bad != nil {
 		apiError(w, rt.api, bad.status, "modelproxy: "+bad.msg)
 		ex.status, ex.err = bad.status, bad.msg
@@ -440,17 +452,6 @@ func relay(w http.ResponseWriter, body io.Reader, c *capture) error {
 			return fmt.Errorf("upstream stream: %w", err)
 		}
 	}
-}
-
-func readBounded(r io.Reader, limit int64) ([]byte, error) {
-	b, err := io.ReadAll(io.LimitReader(r, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(b)) > limit {
-		return nil, fmt.Errorf("larger than the proxy's limit of %d bytes", limit)
-	}
-	return b, nil
 }
 
 var hopByHop = map[string]bool{

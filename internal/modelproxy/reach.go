@@ -3,7 +3,6 @@ package modelproxy
 import (
 	"encoding/json"
 	"fmt"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -72,7 +71,7 @@ func reachRefusal(path string, text []byte) string {
 		why = anthropicMessages(top)
 	}
 	if why == "" {
-		why = fetched(body, nil)
+		why = fetched(body)
 	}
 	if why == "" {
 		return ""
@@ -168,20 +167,30 @@ func hasPrefix(s string, prefixes []string) bool {
 
 // fetched finds, anywhere in v, content the provider would fetch by URL: an OpenAI input_image
 // or image_url part whose URL is not a data: URL, an input_file by file_url, an Anthropic image or
-// document whose source is a URL. It says where; path is where v is, as segments (".key", "[i]"),
-// joined only for the refusal: a deep body costs no string per node.
-func fetched(v any, path []string) string {
-	at := func() string {
-		if len(path) == 0 {
-			return "the body"
-		}
-		return strings.TrimPrefix(strings.Join(path, ""), ".")
+// document whose source is a URL. It says where, as a location that is the same every time (an
+// array's first such element, an object's least key holding one).
+func fetched(v any) string {
+	why, at := fetchedAt(v)
+	if why == "" {
+		return ""
 	}
+	slices.Reverse(at)
+	where := strings.TrimPrefix(strings.Join(at, ""), ".")
+	if where == "" {
+		where = "the body"
+	}
+	return where + ": " + why
+}
+
+// fetchedAt is fetched's walk. The location is gathered on the way back up, as segments (".key",
+// "[i]") from the innermost out, and only for content found: the walk carries nothing down, so
+// its cost is one visit per node however deep or wide the body is.
+func fetchedAt(v any) (string, []string) {
 	switch x := v.(type) {
 	case []any:
 		for i, e := range x {
-			if why := fetched(e, append(path, "["+strconv.Itoa(i)+"]")); why != "" {
-				return why
+			if why, at := fetchedAt(e); why != "" {
+				return why, append(at, "["+strconv.Itoa(i)+"]")
 			}
 		}
 	case map[string]any:
@@ -193,24 +202,30 @@ func fetched(v any, path []string) string {
 				u = o["url"]
 			}
 			if s, ok := u.(string); ok && !strings.HasPrefix(strings.TrimSpace(strings.ToLower(s)), "data:") {
-				return at() + ": an image by URL (send it inline, as a data: URL)"
+				return "an image by URL (send it inline, as a data: URL)", nil
 			}
 		case "input_file":
 			if _, ok := x["file_url"]; ok {
-				return at() + ": a file by URL (send it inline)"
+				return "a file by URL (send it inline)", nil
 			}
 		case "image", "document":
 			if src, ok := x["source"].(map[string]any); ok && src["type"] == "url" {
-				return at() + ": " + map[string]string{"image": "an image", "document": "a document"}[typ] + " by URL (send it inline, as base64)"
+				return map[string]string{"image": "an image", "document": "a document"}[typ] + " by URL (send it inline, as base64)", nil
 			}
 		}
-		for _, k := range slices.Sorted(maps.Keys(x)) { // the place a refusal names is the same every time
-			if why := fetched(x[k], append(path, "."+k)); why != "" {
-				return why
+		// Every child is walked (once), and the least key holding such content is named.
+		var why, key string
+		var at []string
+		for k, e := range x {
+			if w, a := fetchedAt(e); w != "" && (why == "" || k < key) {
+				why, key, at = w, k, a
 			}
+		}
+		if why != "" {
+			return why, append(at, "."+key)
 		}
 	}
-	return ""
+	return "", nil
 }
 
 // duplicateKey reports an object of text, valid JSON, that holds a key twice (compared unescaped:
