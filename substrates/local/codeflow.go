@@ -79,7 +79,7 @@ func (r *Runner) proposeOnEnd(ctx context.Context, s store.Session) {
 	if err != nil {
 		return
 	}
-	branch := proposalBranch(ctx, repo, s)
+	branch := proposalBranch(s)
 	if branch == "" {
 		existing, ok, _ := r.Store.ProposalOf(ctx, s.ID)
 		if !ok || existing.Branch == "" {
@@ -162,23 +162,12 @@ func capScope(cfg *ActorConfig, name string) string {
 	return "-"
 }
 
-// proposalBranch is the branch session s left its commits on: the branch it ran on, else the
-// one its isolated worktree's commits were saved as (autonomy/<actor>/<id>, or -2, -3 … when
-// taken); "" when there is none.
-func proposalBranch(ctx context.Context, repo string, s store.Session) string {
-	if s.Branch != "" {
-		return s.Branch
-	}
-	if !s.Worktree {
-		return ""
-	}
-	saved := "autonomy/" + s.Actor + "/" + s.ID
-	out, err := gitws.Git(ctx, repo, "for-each-ref", "--format=%(refname:short)", "refs/heads/"+saved, "refs/heads/"+saved+"-*")
-	if err != nil || out == "" {
-		return ""
-	}
-	names := strings.Split(out, "\n")
-	return names[len(names)-1]
+// proposalBranch is the branch session s left its commits on: the branch it ran on, or the one
+// its isolated worktree's commits were saved as (autonomy/<actor>/<id>, or -2, -3 … when taken),
+// which its supervisor recorded as its branch (recordSaved); "" when there is none. A branch is
+// never guessed by its name: a session could create one named as another's saved commits.
+func proposalBranch(s store.Session) string {
+	return s.Branch
 }
 
 // targetBranch is where approved proposals merge: policy.box.local.targetBranch, else the

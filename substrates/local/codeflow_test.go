@@ -474,3 +474,25 @@ func TestAReviewerWithoutAReviewContractSaysSo(t *testing.T) {
 		t.Fatalf("proposal %s: %s\nwant it refused saying %s", p.State, p.Reason, want)
 	}
 }
+
+// What an isolated session proposes is the branch its commits were saved as, never another named
+// alike: a branch autonomy/develop/<id>-zz made while it ran (by it here; by any session of the
+// shared workspace, which may run git) sorted after its own, and was proposed as its work.
+func TestCodeFlowProposesTheBranchItSaved(t *testing.T) {
+	t.Parallel()
+	f := flowFleet
+	f.files = maps.Clone(flowFleet.files)
+	f.files["scripts/develop.sh"] = strings.Replace(f.files["scripts/develop.sh"], "set -e\n",
+		"set -e\ngit branch \"autonomy/develop/$AUTONOMY_SESSION-zz\" HEAD\n", 1)
+	g := newFlowRigOf(t, f)
+	p := g.propose("develop", "src/greet.txt", "hello", "approve")
+	if want := "autonomy/develop/" + p.Session; p.Branch != want {
+		t.Fatalf("proposed %s, want %s", p.Branch, want)
+	}
+	if p.State != store.ProposalMerged || readFile(t, filepath.Join(g.dir, "src/greet.txt")) != "hello\n" {
+		t.Fatalf("the session's own work did not merge: %+v", p)
+	}
+	if s, _, _ := g.r.Store.Get(context.Background(), p.Session); s.Branch != p.Branch {
+		t.Errorf("the session's branch on record: %q", s.Branch)
+	}
+}

@@ -211,17 +211,32 @@ func (r *Runner) workspace(ctx context.Context, s store.Session, cfg *ActorConfi
 	}
 	unseed, err := r.In.seed(path)
 	if err != nil {
-		_, _ = gitws.Remove(context.Background(), repo, path, base, "autonomy/"+s.Actor+"/"+s.ID)
+		_, _, _ = gitws.Remove(context.Background(), repo, path, base, "autonomy/"+s.Actor+"/"+s.ID)
 		return "", nil, fmt.Errorf("cannot give its worktree the installation: %v", err)
 	}
 	return path, func() string {
 		unseed()
-		note, err := gitws.Remove(context.Background(), repo, path, base, "autonomy/"+s.Actor+"/"+s.ID)
+		note, saved, err := gitws.Remove(context.Background(), repo, path, base, "autonomy/"+s.Actor+"/"+s.ID)
+		r.recordSaved(s.ID, saved)
 		if err != nil {
 			return fmt.Sprintf("the worktree %s was not removed: %v", path, err)
 		}
 		return note
 	}, nil
+}
+
+// recordSaved records, as session id's branch, the branch its isolated worktree's commits were
+// saved as ("" leaves it as it is): what it proposes is that branch, the one the runner created,
+// never another of a name alike (proposalBranch).
+func (r *Runner) recordSaved(id, saved string) {
+	if saved == "" {
+		return
+	}
+	_, _, _ = r.Store.Modify(context.Background(), id, nil, func(m *store.Session) {
+		if m.Branch == "" {
+			m.Branch = saved
+		}
+	})
 }
 
 // Update applies a status transition: pause or resume an agent (STOP or CONT to its group), or

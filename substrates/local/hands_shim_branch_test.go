@@ -10,7 +10,9 @@ import (
 	"testing"
 
 	"github.com/autonomyhq/autonomy/internal/shim"
+	"github.com/autonomyhq/autonomy/internal/store"
 	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/substrates/local/gitws"
 )
 
 var branchShimFleet = fleet{yml: `schema: autonomy.ir.v1
@@ -115,10 +117,15 @@ func TestASessionsBranchIsRefusedWhereItWouldBypassReview(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := gitRun(t, dir, "rev-parse", "release")
+	if _, _, err := r.Store.AddProposal(ctx, store.Proposal{Session: "s-other", Actor: "develop", Branch: "feature/x", Target: "release"}); err != nil {
+		t.Fatal(err)
+	}
 	for branch, want := range map[string]string{
-		"release":            "it is the code flow's target branch",
-		"refs/heads/release": "name a branch, not a ref",
-		"origin/main":        "it starts with the remote origin's name",
+		"release":                      "it is the code flow's target branch",
+		"refs/heads/release":           "name a branch, not a ref",
+		"origin/main":                  "it starts with the remote origin's name",
+		"autonomy/iso/" + pm.ID + "-2": "branches under autonomy/ are the runner's own",
+		"feature/x":                    "proposal 1 is on it",
 	} {
 		call, err := shim.Bun(strings.Fields("scripts/runner.ts launch develop --ref 9 --branch " + branch))
 		if err != nil {
@@ -133,5 +140,42 @@ func TestASessionsBranchIsRefusedWhereItWouldBypassReview(t *testing.T) {
 	}
 	if refs := gitRun(t, dir, "for-each-ref", "--format=%(refname)", "refs/heads/refs", "refs/heads/origin"); refs != "" {
 		t.Errorf("refs made: %q", refs)
+	}
+}
+
+// A session's --branch is refused, whatever it is, while the code flow's target cannot be told:
+// the root's HEAD, from which the target was pinned, moved (a session can move it), so the
+// branch named could be the target (it was checked only when the target was known).
+func TestASessionsBranchIsRefusedWhileTheTargetIsUnknown(t *testing.T) {
+	dir := installFleet(t, branchShimFleet, true)
+	r := newRunner(t, dir, Options{})
+	ctx := context.Background()
+	repo, err := gitws.Repo(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if target, err := r.targetBranch(ctx, repo); err != nil || target != "main" {
+		t.Fatalf("target %q, %v", target, err)
+	}
+	pm := launch(t, r, LaunchRequest{Actor: "pm"})
+	defer func() {
+		_ = os.WriteFile(filepath.Join(dir, "done"), nil, 0o644)
+		waitEnded(t, r, pm.ID)
+	}()
+	gitRun(t, dir, "checkout", "-q", "-b", "elsewhere")
+	h, s, err := newRunner(t, dir, Options{Session: pm.ID, Detach: true}).Hands()
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := gitRun(t, dir, "rev-parse", "main")
+	call, err := shim.Bun(strings.Fields("scripts/runner.ts launch develop --ref 9 --branch main"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Shim(ctx, s, call); err == nil || !strings.Contains(err.Error(), "the code flow's target branch cannot be told") {
+		t.Errorf("--branch main with the root moved to another branch: %v", err)
+	}
+	if now := gitRun(t, dir, "rev-parse", "main"); now != before {
+		t.Errorf("main moved: %s", gitRun(t, dir, "log", "-1", "--format=%s", "main"))
 	}
 }

@@ -321,7 +321,8 @@ func (r *Runner) start(ctx context.Context, s store.Session) error {
 }
 
 // sessionBranchRefused says why a session may not launch an actor on branch ("" when it may): the
-// code flow's target branch (what a session commits there lands unreviewed), a branch an open
+// code flow's target branch (what a session commits there lands unreviewed), or any branch while
+// that target cannot be told, a branch under autonomy/ (the runner's own), a branch an open
 // proposal is on (its review would be of what the new session commits), or one a remote's name
 // starts (origin/main would shadow the remote-tracking branch).
 func (r *Runner) sessionBranchRefused(ctx context.Context, branch string) string {
@@ -329,8 +330,17 @@ func (r *Runner) sessionBranchRefused(ctx context.Context, branch string) string
 	if err != nil {
 		return ""
 	}
-	if target, err := r.targetBranch(ctx, repo); err == nil && branch == target {
+	target, err := r.targetBranch(ctx, repo)
+	if err != nil {
+		// The target is not known now (the root's HEAD moved since it was pinned, or is
+		// detached): the branch could be it, so none is given.
+		return fmt.Sprintf("the code flow's target branch cannot be told (%v), and a session's --branch must not be it", err)
+	}
+	if branch == target {
 		return "it is the code flow's target branch: a session's work reaches it only through a reviewed proposal"
+	}
+	if strings.HasPrefix(branch, "autonomy/") {
+		return "branches under autonomy/ are the runner's own, where it saves sessions' commits and pushes proposals"
 	}
 	if remotes, err := gitws.Git(ctx, repo, "remote"); err == nil {
 		for _, rm := range strings.Fields(remotes) {

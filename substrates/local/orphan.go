@@ -116,11 +116,12 @@ func (r *Runner) removeOrphanWorktree(ctx context.Context, s store.Session, path
 		return fmt.Sprintf("its supervisor died; its worktree %s was not removed: %v", path, err)
 	}
 	if _, err := os.Lstat(path); os.IsNotExist(err) {
-		_, _ = gitws.Remove(ctx, repo, path, "", "") // gone already: git's record of it is pruned
+		_, _, _ = gitws.Remove(ctx, repo, path, "", "") // gone already: git's record of it is pruned
 		return ""
 	}
 	r.unseedLeft(ctx, repo, path)
-	note, err := gitws.Remove(ctx, repo, path, "", "autonomy/"+s.Actor+"/"+s.ID)
+	note, saved, err := gitws.Remove(ctx, repo, path, "", "autonomy/"+s.Actor+"/"+s.ID)
+	r.recordSaved(s.ID, saved)
 	if err != nil {
 		return fmt.Sprintf("its supervisor died; its worktree %s was not removed: %v", path, err)
 	}

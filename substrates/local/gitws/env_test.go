@@ -162,7 +162,7 @@ func TestNoFilterFromTheRepository(t *testing.T) {
 	}
 	write(t, filepath.Join(path, "f"), "side\n")
 	plain(t, path, "-c", "filter.evil.process=", "-c", "filter.evil.clean=", "-c", "filter.evil.required=false", "commit", "--quiet", "-am", "side")
-	if _, err := Remove(context.Background(), repo, path, base, ""); err != nil {
+	if _, _, err := Remove(context.Background(), repo, path, base, ""); err != nil {
 		t.Fatal(err)
 	}
 	write(t, filepath.Join(repo, "f"), "main\n")

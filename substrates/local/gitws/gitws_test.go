@@ -134,7 +134,7 @@ func TestAddDetached(t *testing.T) {
 	if _, err := git(context.Background(), path, "symbolic-ref", "-q", "HEAD"); err == nil {
 		t.Error("the worktree is on a branch, want detached")
 	}
-	note, err := Remove(context.Background(), repo, path, base, "saved/s1")
+	note, _, err := Remove(context.Background(), repo, path, base, "saved/s1")
 	if err != nil || note != "" {
 		t.Fatalf("Remove of a clean worktree: %q, %v", note, err)
 	}
@@ -165,7 +165,7 @@ func TestAddNewBranch(t *testing.T) {
 		t.Errorf("the worktree is on %s", got)
 	}
 	tip := commit(t, path, "work")
-	note, err := Remove(context.Background(), repo, path, base, "saved/s2")
+	note, _, err := Remove(context.Background(), repo, path, base, "saved/s2")
 	if err != nil || note != "" {
 		t.Fatalf("Remove: %q, %v", note, err)
 	}
@@ -183,7 +183,7 @@ func TestAddExistingBranch(t *testing.T) {
 		t.Fatal(err)
 	}
 	tip := commit(t, first, "one")
-	if _, err := Remove(context.Background(), repo, first, "", ""); err != nil {
+	if _, _, err := Remove(context.Background(), repo, first, "", ""); err != nil {
 		t.Fatal(err)
 	}
 	// The branch exists now, with a commit HEAD does not have: the worktree starts from it.
@@ -232,7 +232,7 @@ func TestAddRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Remove(context.Background(), repo, dash, base, ""); err != nil || exists(dash) {
+	if _, _, err := Remove(context.Background(), repo, dash, base, ""); err != nil || exists(dash) {
 		t.Errorf("Remove of %s: %v", dash, err)
 	}
 	full := filepath.Join(trees, "full")
@@ -265,7 +265,7 @@ func TestRemoveDirtyKept(t *testing.T) {
 			t.Fatal(err)
 		}
 		dirty(path)
-		note, err := Remove(context.Background(), repo, path, base, "saved/"+name)
+		note, _, err := Remove(context.Background(), repo, path, base, "saved/"+name)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -289,9 +289,12 @@ func TestRemoveSavesDetachedCommits(t *testing.T) {
 			t.Fatal(err)
 		}
 		tip := commit(t, path, fmt.Sprint("file", i))
-		note, err := Remove(context.Background(), repo, path, base, "saved/s")
+		note, saved, err := Remove(context.Background(), repo, path, base, "saved/s")
 		if err != nil {
 			t.Fatal(err)
+		}
+		if saved != name {
+			t.Errorf("saved as %q, want %q", saved, name)
 		}
 		if !strings.Contains(note, "as the branch "+name) {
 			t.Errorf("note %q does not name the branch %s", note, name)
@@ -310,7 +313,7 @@ func TestRemoveSavesDetachedCommits(t *testing.T) {
 		t.Fatal(err)
 	}
 	commit(t, path, "unnamed")
-	note, err := Remove(context.Background(), repo, path, base, "")
+	note, _, err := Remove(context.Background(), repo, path, base, "")
 	if err != nil || !strings.Contains(note, "kept the worktree") || !exists(path) {
 		t.Errorf("Remove with commits and no name: %q, %v", note, err)
 	}
@@ -321,7 +324,7 @@ func TestRemoveSavesDetachedCommits(t *testing.T) {
 	}
 	ahead := commit(t, path, "again")
 	run(t, path, "checkout", "--quiet", "--detach", base)
-	if note, err := Remove(context.Background(), repo, path, ahead, "saved/back"); err != nil || note != "" || exists(path) {
+	if note, _, err := Remove(context.Background(), repo, path, ahead, "saved/back"); err != nil || note != "" || exists(path) {
 		t.Errorf("Remove with HEAD behind base: %q, %v", note, err)
 	}
 }
@@ -335,7 +338,7 @@ func TestRemoveElsewhere(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, dir := range []string{inside, repo, t.TempDir()} {
-		if _, err := Remove(context.Background(), repo, dir, "", "x"); err == nil || !strings.Contains(err.Error(), "is not a linked worktree") {
+		if _, _, err := Remove(context.Background(), repo, dir, "", "x"); err == nil || !strings.Contains(err.Error(), "is not a linked worktree") {
 			t.Errorf("Remove(%s): %v", dir, err)
 		}
 	}
@@ -351,7 +354,7 @@ func TestRemoveElsewhere(t *testing.T) {
 	if err := os.RemoveAll(path); err != nil {
 		t.Fatal(err)
 	}
-	if note, err := Remove(context.Background(), repo, path, base, "x"); err != nil || note != "" {
+	if note, _, err := Remove(context.Background(), repo, path, base, "x"); err != nil || note != "" {
 		t.Errorf("Remove of a deleted worktree: %q, %v", note, err)
 	}
 	if list := run(t, repo, "worktree", "list"); strings.Contains(list, path) {
@@ -386,7 +389,7 @@ func TestConcurrent(t *testing.T) {
 						return
 					}
 				}
-				note, err := Remove(context.Background(), repo, path, base, "saved/"+name)
+				note, _, err := Remove(context.Background(), repo, path, base, "saved/"+name)
 				if err != nil {
 					errs <- fmt.Errorf("%s: %w", name, err)
 					return
@@ -477,7 +480,7 @@ func TestPlantedHooksNotRun(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := Remove(context.Background(), repo, path, base, "saved/planted"); err != nil {
+		if _, _, err := Remove(context.Background(), repo, path, base, "saved/planted"); err != nil {
 			t.Fatal(err)
 		}
 	}
