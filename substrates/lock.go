@@ -18,7 +18,7 @@ type LockedError struct {
 }
 
 func (e *LockedError) Error() string {
-	return fmt.Sprintf("another autonomy compile is installing into %s (waited %s for it to finish); run again when it has", e.Dir, e.Waited)
+	return fmt.Sprintf("another autonomy process holds %s: another compile installing into it, or an agent session working in the installation root (runner list shows it; it holds the installation until it ends); waited %s: run again when it has finished", e.Dir, e.Waited)
 }
 
 // errBusy is what tryLock returns when another process holds the lock.

@@ -384,7 +384,7 @@ func TestWriteLockTimeout(t *testing.T) {
 	out := &Output{Target: "t", Files: []File{{Path: "a.txt", Data: []byte("a\n"), Mode: 0o644}}}
 	_, err = Write(dir, out, WriteOptions{LockWait: 200 * time.Millisecond, Waiting: func() { waited++ }})
 	var locked *LockedError
-	if !errors.As(err, &locked) || waited != 1 || !strings.Contains(err.Error(), "another autonomy compile is installing into "+dir) {
+	if !errors.As(err, &locked) || waited != 1 || !strings.Contains(err.Error(), "another autonomy process holds "+dir) {
 		t.Fatalf("err = %v, waiting called %d times", err, waited)
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {

@@ -142,7 +142,7 @@ func compileOnce(out, errOut io.Writer, o compileOpts) error {
 		}
 	}
 	waiting := func() {
-		fmt.Fprintf(errOut, "autonomy: another compile is installing into %s; waiting for it (up to %s)\n", o.dir, substrates.DefaultLockWait)
+		fmt.Fprintf(errOut, "autonomy: %s is held by another compile installing into it, or by an agent session working in the installation root; waiting for it (up to %s)\n", o.dir, substrates.DefaultLockWait)
 	}
 	plan, err := substrates.Write(o.dir, &output, substrates.WriteOptions{Force: o.force, DryRun: o.dryRun, Waiting: waiting})
 	var conflicts *substrates.ConflictError

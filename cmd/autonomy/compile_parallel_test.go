@@ -77,7 +77,7 @@ func TestCompileWaitsForTheLock(t *testing.T) {
 		f.Close() // releases the lock
 	}()
 	code, _, errOut := run(t, "compile", "../../profiles/hello", "--target", "gh-actions", "--out", dir)
-	if code != 0 || !strings.Contains(errOut, "another compile is installing into "+dir+"; waiting for it") || !strings.Contains(errOut, "created") {
+	if code != 0 || !strings.Contains(errOut, dir+" is held by another compile installing into it, or by an agent session working in the installation root; waiting for it") || !strings.Contains(errOut, "created") {
 		t.Fatalf("exit %d\n%s", code, errOut)
 	}
 }

@@ -27,6 +27,16 @@ func WriteJSON(w io.Writer, v any) error {
 	return nil
 }
 
+// ShellWord is s as one word a POSIX shell (sh, bash, zsh) reads back as s: as it is when it
+// holds only letters, digits and -_./:=@%+, in single quotes otherwise (an empty s is ”). A
+// command line printed for a person to paste is built of such words.
+func ShellWord(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=@%+") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
 // TerminalSafe is s with its control characters, its bidirectional controls (U+202E and the
 // like, which reorder what follows them on the line) and invalid UTF-8 escaped as Go does in a
 // quoted string, so that printing it cannot move the cursor, recolor the terminal or show text in

@@ -1,6 +1,11 @@
 package cliout
 
-import "testing"
+import (
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
 
 // TestTerminalSafe: what could move the cursor, recolor the terminal or reorder the line is
 // escaped; plain text, accents and emoji are printed as they are.
@@ -17,5 +22,25 @@ func TestTerminalSafe(t *testing.T) {
 		if got := TerminalSafe(in); got != want {
 			t.Errorf("TerminalSafe(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// Each word ShellWord makes is read back by a real shell as the string it was made of.
+func TestShellWordIsReadBackAsItWas(t *testing.T) {
+	words := []string{"api", "ui team", "a|b", "it's", "", "$(id)", "`id`", "-n", "é", "a\nb", "*", "~", "x;y", `back\slash`, "100%", "k=v"}
+	var quoted []string
+	for _, w := range words {
+		quoted = append(quoted, ShellWord(w))
+	}
+	if ShellWord("api") != "api" || ShellWord("a|b") != "'a|b'" {
+		t.Errorf("api → %s, a|b → %s", ShellWord("api"), ShellWord("a|b"))
+	}
+	out, err := exec.Command("sh", "-c", `for w in `+strings.Join(quoted, " ")+`; do printf '%s\0' "$w"; done`).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00")
+	if !slices.Equal(got, words) {
+		t.Errorf("the shell read back %q, want %q", got, words)
 	}
 }

@@ -74,8 +74,8 @@ type Config struct {
 // Proxy forwards an agent's model requests; it is an http.Handler and safe
 // for concurrent use.
 type Proxy struct {
-	cfg      Config
-	slots    chan struct{} // one per generation request in flight (Config.MaxConcurrent)
+	cfg   Config
+	slots chan struct{} // one per generation request in flight (Config.MaxConcurrent)
 	// checking is held while a request body is decompressed and checked (inspect): decoded, a
 	// body takes some tens of times its size for as long as it is checked, so one is at a time.
 	checking chan struct{}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/autonomyhq/autonomy/internal/cliout"
 	"github.com/autonomyhq/autonomy/ir"
 )
 
@@ -32,12 +33,15 @@ type Trial struct {
 	// seam), "" for none: the steps then find that ask in runner list, take its token from where
 	// the runner keeps it for the person, and answer it with Answer.
 	Person string
+	// History: the session reads the repository's history (a playbook step diffs it), which a
+	// repository just made with git init does not have yet: the steps commit first.
+	History bool
 }
 
 // trials are the templates' trials, beyond launching their first agent actor with the default
 // answer (TestInitNextStepsEndDone runs every one, as printed).
 var trials = map[string]Trial{
-	"release-gate": {NoModel: true, Answer: "--approve"},
+	"release-gate": {NoModel: true, Answer: "--approve", History: true},
 	// The requester asks the approver (a person: you) to decide request 1, as its skill does with
 	// the launch tool and the ASK param; you answer the ask.
 	"hello-human": {Person: "approver", Answer: "--status done --evidence 'read request 1: approved'", Script: []string{
@@ -57,7 +61,7 @@ func TrialOf(name, actor string) Trial {
 // NextSteps is what to run after init for target, one command or note a line: dir is the new
 // profile, trial its first local trial.
 func NextSteps(dir, target string, trial Trial) []string {
-	q := shellWord(dir)
+	q := cliout.ShellWord(dir)
 	switch target {
 	case "local":
 		return localSteps(q, trial)
@@ -79,6 +83,9 @@ func NextSteps(dir, target string, trial Trial) []string {
 // one, doctor, the launch and, when the session waits for a person, its answer.
 func localSteps(q string, trial Trial) []string {
 	steps := []string{"autonomy compile " + q + " --target local --dir ."}
+	if trial.History {
+		steps = append(steps, "git add -A && git commit -qm 'autonomy fleet'   # its playbook reads the repository's history: a new repository needs a first commit")
+	}
 	if trial.Actor == "" {
 		return append(steps, "autonomy doctor .")
 	}
@@ -88,7 +95,7 @@ func localSteps(q string, trial Trial) []string {
 		if len(trial.Script) > 0 {
 			words := make([]string, len(trial.Script))
 			for i, l := range trial.Script {
-				words[i] = shellWord(l)
+				words[i] = cliout.ShellWord(l)
 			}
 			steps = append(steps, "printf '%s\\n' "+strings.Join(words, " ")+" > trial.yml   # what the scripted model answers each of the agent's sessions")
 			model += " --script trial.yml"
@@ -100,10 +107,10 @@ func localSteps(q string, trial Trial) []string {
 	steps = append(steps, "autonomy doctor .")
 	launch := "autonomy runner launch " + trial.Actor
 	if trial.Ref != "" {
-		launch += " --ref " + shellWord(trial.Ref)
+		launch += " --ref " + cliout.ShellWord(trial.Ref)
 	}
 	if trial.Text != "" {
-		launch += " --text " + shellWord(trial.Text)
+		launch += " --text " + cliout.ShellWord(trial.Text)
 	}
 	if trial.Answer == "" {
 		return append(steps, launch, "autonomy runner list --all")
@@ -147,7 +154,7 @@ func DocumentSteps(documents []ir.Role) []string {
 		if strings.HasPrefix(rel, "-") {
 			rel = "./" + rel // a path, never an option of mkdir, the editor or git
 		}
-		p := shellWord(rel)
+		p := cliout.ShellWord(rel)
 		if folder := path.Dir(rel); folder != "." && !slices.Contains(folders, folder) {
 			folders = append(folders, folder)
 		}
@@ -160,20 +167,10 @@ func DocumentSteps(documents []ir.Role) []string {
 	}
 	var steps []string
 	for _, f := range folders {
-		steps = append(steps, "mkdir -p "+shellWord(f))
+		steps = append(steps, "mkdir -p "+cliout.ShellWord(f))
 	}
 	steps = append(steps, edits...)
 	return append(steps, "git add "+strings.Join(paths, " ")+" && git commit -m 'the governing documents of the fleet'")
-}
-
-// shellWord quotes s for a POSIX shell when it needs it.
-func shellWord(s string) string {
-	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./", r))
-	}) < 0 {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // Ask asks, on a terminal, which template and which target: a number or a name, an empty answer

@@ -55,6 +55,9 @@ func TestTypedDecision(t *testing.T) {
 	refused(t, err, "does not redeem")
 	// and says where the token is: what its launch printed, or the file for an ask a session made.
 	refused(t, err, "its launch printed, or, for an ask a session made, the one in .autonomy/state/asks/"+id+".token")
+	// The token file's path given for the token: the refusal says to give its content.
+	_, err = r.Update(ctx, id, ir.Patch{Status: ir.Done, Token: ".autonomy/state/asks/" + id + ".token", Evidence: "x", Choice: "B"})
+	refused(t, err, `--token takes the token itself, not the file that holds it: --token "$(cat .autonomy/state/asks/`+id+`.token)"`)
 	if s, _, _ := r.Get(ctx, id); s.Status != ir.Running {
 		t.Fatalf("a refused resolution changed the ask: %s", s.Status)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"os/exec"
@@ -181,7 +182,14 @@ func Doctor(ctx context.Context, dir string, env []string) []Check {
 		if v := sessionenv.Lookup(env, p.CredentialEnv); v == "" {
 			out = append(out, Check{Name: "credential " + p.CredentialEnv, Detail: "not set", Fix: "export " + p.CredentialEnv + "=… (the key of your model, or of your model proxy, with " + p.BaseURLEnv + " its URL)"})
 		} else if u := sessionenv.Lookup(env, p.BaseURLEnv); u != "" {
-			out = append(out, Check{Name: "credential " + p.CredentialEnv, OK: true, Detail: "set; the model proxy is " + p.BaseURLEnv + "=" + redactURL(u)})
+			c := Check{Name: "credential " + p.CredentialEnv, OK: true, Detail: "set; the model proxy is " + p.BaseURLEnv + "=" + redactURL(u)}
+			if why := loopbackDown(u); why != "" {
+				// The scripted model stopped, its URL still exported: sessions would fail
+				// half a minute in, each, on a refused connection.
+				c.OK, c.Detail = false, c.Detail+", but "+why
+				c.Fix = "start the model again (autonomy dev model --addr 127.0.0.1:0 --env-file model.env, then export $(cat model.env)), or export " + p.BaseURLEnv + " as the URL of a model that is up"
+			}
+			out = append(out, c)
 		} else if v == trialKey {
 			// The quickstart's placeholder with the provider's own URL: every request would go
 			// to the provider with it and fail, retried until the session is cancelled.
@@ -319,4 +327,32 @@ func redactURL(s string) string {
 	}
 	u.User = url.User("REDACTED")
 	return u.Redacted()
+}
+
+// loopbackDown says why nothing serves the model URL u, when it is on this machine (a scripted
+// model, a proxy of one's own) and no connection to it opens: "" when one does, or when u is
+// elsewhere (doctor does not reach out to a provider).
+func loopbackDown(u string) string {
+	parsed, err := url.Parse(u)
+	if err != nil || parsed.Host == "" {
+		return ""
+	}
+	host := parsed.Hostname()
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return ""
+	}
+	port := parsed.Port()
+	if port == "" {
+		port = map[string]string{"https": "443"}[parsed.Scheme]
+		if port == "" {
+			port = "80"
+		}
+	}
+	addr := net.JoinHostPort(host, port)
+	conn, err := net.DialTimeout("tcp", addr, 2*time.Second)
+	if err != nil {
+		return "nothing answers at " + addr + " (" + err.Error() + ")"
+	}
+	conn.Close()
+	return ""
 }

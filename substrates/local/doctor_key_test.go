@@ -19,13 +19,26 @@ import (
 // until cancelled. With the URL, or with a key of one's own, the credential is fine.
 func TestDoctorFlagsThePlaceholderKeyWithoutItsModel(t *testing.T) {
 	dir := installFleet(t, handsFleet("codex"), false)
+	up, err := net.Listen("tcp", "127.0.0.1:0") // a model that answers
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer up.Close()
+	down, err := net.Listen("tcp", "127.0.0.1:0") // and one stopped, its URL still exported
+	if err != nil {
+		t.Fatal(err)
+	}
+	down.Close()
+	upURL, downURL := "http://"+up.Addr().String()+"/v1", "http://"+down.Addr().String()+"/v1"
 	for _, c := range []struct {
 		env  []string
 		ok   bool
 		want string
 	}{
 		{[]string{"OPENAI_API_KEY=trial"}, false, "OPENAI_API_KEY=trial is the scripted model's placeholder, and OPENAI_BASE_URL is unset"},
-		{[]string{"OPENAI_API_KEY=trial", "OPENAI_BASE_URL=http://127.0.0.1:4000/v1"}, true, "the model proxy is OPENAI_BASE_URL=http://127.0.0.1:4000/v1"},
+		{[]string{"OPENAI_API_KEY=trial", "OPENAI_BASE_URL=" + upURL}, true, "the model proxy is OPENAI_BASE_URL=" + upURL},
+		{[]string{"OPENAI_API_KEY=trial", "OPENAI_BASE_URL=" + downURL}, false, "but nothing answers at " + down.Addr().String()},
+		{[]string{"OPENAI_API_KEY=sk-mine", "OPENAI_BASE_URL=https://models.example.com/v1"}, true, "the model proxy is OPENAI_BASE_URL=https://models.example.com/v1"},
 		{[]string{"OPENAI_API_KEY=sk-mine"}, true, "set"},
 	} {
 		var got *Check

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/autonomyhq/autonomy/internal/cliout"
 	"github.com/autonomyhq/autonomy/internal/handoff"
 	"github.com/autonomyhq/autonomy/internal/store"
 	"github.com/autonomyhq/autonomy/ir"
@@ -149,6 +150,10 @@ func (h *asks) resolveAs(ctx context.Context, s store.Session, p ir.Patch, by st
 		return s, h.refuse(ctx, s, "refused: resolving an ask needs --evidence: the verified act that resolved it (a merged change, an approval's URL, the check that passed)")
 	}
 	if !redeems(s, p.Token) {
+		if strings.ContainsAny(p.Token, `/\`) || strings.HasSuffix(p.Token, ".token") {
+			// The token file's path, given for the token.
+			return s, h.refuse(ctx, s, fmt.Sprintf("refused: --token takes the token itself, not the file that holds it: --token \"$(cat %s)\"", cliout.ShellWord(p.Token)))
+		}
 		return s, h.refuse(ctx, s, "refused: the token does not redeem this ask: give the one "+tokenWhere(s))
 	}
 	reply, err := replyFor(rec, s, p)

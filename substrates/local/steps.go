@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/autonomyhq/autonomy/internal/cliout"
 	"github.com/autonomyhq/autonomy/internal/playproto"
 	"github.com/autonomyhq/autonomy/internal/store"
 	"github.com/autonomyhq/autonomy/ir"
@@ -101,15 +102,32 @@ func (pb *playbooks) settleSteps(ctx context.Context, s store.Session, log io.Wr
 		if len(q.Options) > 0 {
 			prompt += " [" + strings.Join(q.Options, "|") + "]"
 		}
-		how := "--answer TEXT"
-		switch q.Kind {
-		case "confirm":
-			how = "--approve (yes) or --deny (no)"
-		case "select":
-			how = "--answer " + strings.Join(q.Options, "|")
-		}
-		pb.park(ctx, s, log, end, code, parking{step: q.Step, prompt: prompt, token: q.ResumeToken, verb: "answer", how: how})
+		how, or := answerHow(q.Kind, q.Options)
+		pb.park(ctx, s, log, end, code, parking{step: q.Step, prompt: prompt, token: q.ResumeToken, verb: "answer", how: how, or: or})
 	default:
 		end(ir.Failed, "the step playbook printed an envelope with status "+strconv.Quote(env.Status), "", code)
 	}
+}
+
+// answerHow is how a person answers an elicitation of kind with options: the flags to paste
+// after runner update ID --token T, which a shell reads as printed, and the other answers.
+func answerHow(kind string, options []string) (how, or string) {
+	switch kind {
+	case "confirm":
+		return "--approve", "or --deny to say no"
+	case "select":
+		// Each choice goes to the shell as a word of its own: "api|ui" pasted was a pipe.
+		words := make([]string, len(options))
+		for i, o := range options {
+			words[i] = cliout.ShellWord(o)
+		}
+		if len(words) == 0 {
+			return "--answer TEXT", ""
+		}
+		if len(words) > 1 {
+			or = "or --answer with another of: " + strings.Join(words[1:], " ")
+		}
+		return "--answer " + words[0], or
+	}
+	return "--answer TEXT", ""
 }

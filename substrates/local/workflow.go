@@ -141,7 +141,7 @@ func (pb *playbooks) settleWorkflow(ctx context.Context, s store.Session, log io
 		if a.Preview != "" {
 			preview = "autonomy: preview:\n" + a.Preview + "\n"
 		}
-		pb.park(ctx, s, log, end, code, parking{step: a.Step, prompt: a.Prompt, token: a.ResumeToken, verb: "approve", how: "--approve (or --deny)", preview: preview})
+		pb.park(ctx, s, log, end, code, parking{step: a.Step, prompt: a.Prompt, token: a.ResumeToken, verb: "approve", how: "--approve", or: "or --deny to refuse it", preview: preview})
 	default:
 		end(ir.Failed, "the workflow printed an envelope with status "+strconv.Quote(env.Status), "", code)
 	}
@@ -157,8 +157,10 @@ func suffix(s string) string {
 // parking is what a parked session waits for.
 type parking struct {
 	step, prompt, token string
-	// verb and how say how to answer it (approve, --approve (or --deny)); preview is shown first.
-	verb, how, preview string
+	// verb and how say how to answer it (approve, --approve): how is flags a shell reads as they
+	// are printed, so the line can be pasted; or is the other answers, on a line of its own
+	// ("or --deny to refuse"); preview is shown first.
+	verb, how, or, preview string
 }
 
 // park parks s, its process ended, waiting for a person: paused, holding the pause's token hash,
@@ -167,6 +169,9 @@ func (pb *playbooks) park(ctx context.Context, s store.Session, log io.Writer, e
 	// The token is in the log before the session shows as paused: whoever sees it paused finds it.
 	fmt.Fprintf(log, "autonomy: input required at step %s: %s\n%s", p.step, p.prompt, p.preview)
 	fmt.Fprintf(log, "autonomy: %s with: autonomy runner update %s --token %s %s\n", p.verb, s.ID, p.token, p.how)
+	if p.or != "" {
+		fmt.Fprintf(log, "autonomy: %s\n", p.or)
+	}
 	n, ok, err := pb.store.Modify(ctx, s.ID, []ir.SessionStatus{ir.Running}, func(m *store.Session) {
 		m.Status, m.TokenHash, m.Reason = ir.Paused, playproto.HashToken(p.token), inputRequired+p.prompt
 		m.PID, m.PIDStart, m.Verified = 0, 0, ""
