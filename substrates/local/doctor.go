@@ -85,6 +85,9 @@ func Doctor(ctx context.Context, dir string, env []string) []Check {
 	}
 	out = append(out, program(env, "git", "git", "", "install git (e.g. apt-get install git)"))
 	out = append(out, selfCheck())
+	if in.Runner.CodeHost == "github" {
+		out = append(out, githubCodeHost(in, env))
+	}
 	if hasGitHubRemote(ctx, in.Dir) {
 		out = append(out, program(env, "gh", "gh", "", "install the GitHub CLI (https://cli.github.com): the skills of a fleet on GitHub call gh; give sessions its token with policy.box.local.env: [GH_TOKEN]"))
 	}
@@ -355,4 +358,34 @@ func loopbackDown(u string) string {
 	}
 	conn.Close()
 	return ""
+}
+
+// githubCodeHost checks what the code flow of codeHost: github needs of the runner, as it finds
+// them (flow.github), without pinning anything: the repository its proposals go to and the
+// runner's own GitHub token. Without either, a proposer's session ends done and its proposal
+// goes nowhere.
+func githubCodeHost(in *Install, env []string) Check {
+	c := Check{Name: "code host github"}
+	repo := ""
+	if ev := in.Runner.Events; ev != nil {
+		repo = ev.Repo
+	}
+	if repo == "" {
+		repo = sessionenv.Lookup(env, "GITHUB_REPOSITORY")
+	}
+	if repo == "" {
+		repo = originRepo(in.Dir)
+	}
+	if !repoName().MatchString(repo) {
+		c.Detail = "cannot tell which GitHub repository proposals go to"
+		c.Fix = "add the origin remote (git remote add origin https://github.com/OWNER/NAME.git), or set policy.box.local.events.repo or GITHUB_REPOSITORY to OWNER/NAME; or give the profile codeHost: local-git, whose proposals merge in this repository"
+		return c
+	}
+	if runnerToken(env) == "" {
+		c.Detail = repo + ", but the runner holds no GitHub token to open its pull requests with"
+		c.Fix = "run the runner with GH_TOKEN (or GITHUB_TOKEN) set, e.g. GH_TOKEN=$(gh auth token); no session receives it"
+		return c
+	}
+	c.OK, c.Detail = true, repo+", with the runner's GitHub token"
+	return c
 }

@@ -127,3 +127,31 @@ func TestSessionReasonNamesTheFailedUpstream(t *testing.T) {
 		t.Errorf("upstreamReason: %q, want %q", got, want)
 	}
 }
+
+// doctor checks what codeHost: github needs of the runner: the repository its proposals go to
+// and the runner's GitHub token (a proposer's session ended done, and its proposal went nowhere).
+func TestDoctorChecksTheGitHubCodeHost(t *testing.T) {
+	f := handsFleet("codex")
+	f.yml = strings.Replace(f.yml, "targets: [local]\n", "targets: [local]\ncodeHost: github\n", 1)
+	dir := installFleet(t, f, true)
+	for _, c := range []struct {
+		env  []string
+		ok   bool
+		want string
+	}{
+		{nil, false, "cannot tell which GitHub repository proposals go to"},
+		{[]string{"GITHUB_REPOSITORY=acme/app"}, false, "acme/app, but the runner holds no GitHub token"},
+		{[]string{"GITHUB_REPOSITORY=acme/app", "GH_TOKEN=ghp_x"}, true, "acme/app, with the runner's GitHub token"},
+	} {
+		var got *Check
+		checks := Doctor(context.Background(), dir, append([]string{"PATH=/usr/bin:/bin"}, c.env...))
+		for i := range checks {
+			if checks[i].Name == "code host github" {
+				got = &checks[i]
+			}
+		}
+		if got == nil || got.OK != c.ok || !strings.Contains(got.Detail, c.want) || !c.ok && got.Fix == "" {
+			t.Errorf("env %v: %+v, want ok=%v saying %q", c.env, got, c.ok, c.want)
+		}
+	}
+}
