@@ -28,7 +28,8 @@ type Check struct {
 	Name string
 	// OK is false when something must be fixed before sessions can run.
 	OK bool
-	// Detail says what was found; Fix what to do about it when not OK.
+	// Detail says what was found; Fix what to do about it when not OK, or, with OK, what to do
+	// for a part of the fleet that sessions do not need to run (a note: the code flow's GitHub).
 	Detail, Fix string
 }
 
@@ -363,9 +364,10 @@ func loopbackDown(u string) string {
 // githubCodeHost checks what the code flow of codeHost: github needs of the runner, as it finds
 // them (flow.github), without pinning anything: the repository its proposals go to and the
 // runner's own GitHub token. Without either, a proposer's session ends done and its proposal
-// goes nowhere.
+// goes nowhere; sessions run, so it is a note (OK, with a Fix).
 func githubCodeHost(in *Install, env []string) Check {
-	c := Check{Name: "code host github"}
+	// Sessions run without it: a note, not a fix.
+	c := Check{Name: "code host github", OK: true}
 	repo := ""
 	if ev := in.Runner.Events; ev != nil {
 		repo = ev.Repo
@@ -377,15 +379,15 @@ func githubCodeHost(in *Install, env []string) Check {
 		repo = originRepo(in.Dir)
 	}
 	if !repoName().MatchString(repo) {
-		c.Detail = "cannot tell which GitHub repository proposals go to"
+		c.Detail = "cannot tell which GitHub repository proposals go to: sessions run, and what an actor proposes goes nowhere"
 		c.Fix = "add the origin remote (git remote add origin https://github.com/OWNER/NAME.git), or set policy.box.local.events.repo or GITHUB_REPOSITORY to OWNER/NAME; or give the profile codeHost: local-git, whose proposals merge in this repository"
 		return c
 	}
 	if runnerToken(env) == "" {
-		c.Detail = repo + ", but the runner holds no GitHub token to open its pull requests with"
+		c.Detail = repo + ", but the runner holds no GitHub token to open its pull requests with: sessions run, and what an actor proposes goes nowhere"
 		c.Fix = "run the runner with GH_TOKEN (or GITHUB_TOKEN) set, e.g. GH_TOKEN=$(gh auth token); no session receives it"
 		return c
 	}
-	c.OK, c.Detail = true, repo+", with the runner's GitHub token"
+	c.Detail = repo + ", with the runner's GitHub token"
 	return c
 }

@@ -48,6 +48,10 @@ Exit codes: 0 everything is ready, 1 something must be fixed.`,
 			}
 			bad := 0
 			for _, c := range checks {
+				if c.OK && c.Fix != "" {
+					fmt.Fprintf(out, "note %s: %s: %s\n", c.Name, c.Detail, c.Fix)
+					continue
+				}
 				if c.OK {
 					fmt.Fprintf(out, "ok   %s: %s\n", c.Name, c.Detail)
 					continue
