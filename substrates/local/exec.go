@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -185,6 +186,12 @@ func (in *Install) sessionEnv(inherited []string, s store.Session, cfg *ActorCon
 		"GIT_NO_REPLACE_OBJECTS=1",
 		"GIT_GRAFT_FILE="+os.DevNull,
 	)
+	if !slices.ContainsFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "GIT_CONFIG_COUNT=") }) {
+		// The empty graft file above made git print a five-line hint about grafts in every
+		// command of the session that reads commits. (A GIT_CONFIG_COUNT of the actor's own
+		// env is left as it is.)
+		env = append(env, "GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=advice.graftFileDeprecated", "GIT_CONFIG_VALUE_0=false")
+	}
 	if cfg.Result != "" {
 		env = append(env, "AUTONOMY_RESULT_SCHEMA="+in.Path(cfg.Result))
 	}

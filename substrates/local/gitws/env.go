@@ -18,6 +18,9 @@ var safeConfig = []string{
 	"-c", "core.commitGraph=false",
 	"-c", "commit.gpgSign=false",
 	"-c", "submodule.recurse=false",
+	// GIT_GRAFT_FILE=/dev/null (gitEnv) reads an empty graft file: git hints about grafts on
+	// every command that reads commits, unless told not to.
+	"-c", "advice.graftFileDeprecated=false",
 }
 
 // gitEnv is this process's environment without any GIT_ variable (a parent git's GIT_DIR would
