@@ -42,10 +42,16 @@ func reachRefusal(path string, text []byte) string {
 		return ""
 	}
 	var body any // one JSON value, nothing after it (Unmarshal checks the whole text)
-	if err := json.Unmarshal(text, &body); err != nil {
+	if !json.Valid(text) {
+		err := json.Unmarshal(text, &body) // for its message
+		return "the request body is not JSON the proxy can check: " + fmt.Sprint(err)
+	}
+	// Checked before it is decoded: decoded, each value takes tens of bytes (a body of 33 MB of
+	// zeros took 1.2 GB), so a body of more values than a model's request holds is refused.
+	if err := duplicateKey(text); err != nil {
 		return "the request body is not JSON the proxy can check: " + err.Error()
 	}
-	if err := duplicateKey(text); err != nil {
+	if err := json.Unmarshal(text, &body); err != nil {
 		return "the request body is not JSON the proxy can check: " + err.Error()
 	}
 	top, ok := body.(map[string]any)
@@ -228,8 +234,12 @@ func fetchedAt(v any) (string, []string) {
 	return "", nil
 }
 
+// maxValues bounds the JSON values (objects, arrays, strings, numbers, …) of a request body the
+// proxy checks: a long agent session's request holds some hundreds of thousands.
+const maxValues = 4 << 20
+
 // duplicateKey reports an object of text, valid JSON, that holds a key twice (compared unescaped:
-// "typ\u0065" is "type").
+// "typ\u0065" is "type"), or more than maxValues values.
 func duplicateKey(text []byte) error {
 	type frame struct {
 		object  bool
@@ -238,13 +248,18 @@ func duplicateKey(text []byte) error {
 		wantKey bool
 	}
 	var stack []frame
+	values := 1 // the top one; then one more after each comma, and one in each container opened
 	for i := 0; i < len(text); i++ {
 		switch c := text[i]; c {
 		case '{', '[':
 			stack = append(stack, frame{object: c == '{', wantKey: c == '{'})
+			values++
 		case '}', ']':
 			stack = stack[:len(stack)-1]
 		case ',':
+			if values++; values > maxValues {
+				return fmt.Errorf("it holds more than %d values, more than a model's request does", maxValues)
+			}
 			if n := len(stack); n > 0 && stack[n-1].object {
 				stack[n-1].wantKey = true
 			}

@@ -161,3 +161,24 @@ func TestFetchedNamesOnePlace(t *testing.T) {
 		}
 	}
 }
+
+// A body of more values than a model's request holds is refused before it is decoded: decoded,
+// 33 MB of zeros took 1.2 GB.
+func TestReachRefusalCountsValuesFirst(t *testing.T) {
+	text := []byte(`{"input":[0` + strings.Repeat(",0", maxValues) + `]}`)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	why := reachRefusal("/openai/v1/responses", text)
+	runtime.ReadMemStats(&after)
+	if !strings.Contains(why, "more than 4194304 values") {
+		t.Errorf("%d zeros: %q", maxValues+1, why)
+	}
+	if n := after.TotalAlloc - before.TotalAlloc; n > 16<<20 {
+		t.Errorf("refusing %d MB of zeros allocated %d MB", len(text)>>20, n>>20)
+	}
+	// One value fewer is checked (and passes).
+	if why := reachRefusal("/openai/v1/responses", []byte(`{"input":[`+strings.Repeat("0,", maxValues-3)+`0]}`)); why != "" {
+		t.Errorf("at the bound: %q", why)
+	}
+}
