@@ -47,10 +47,14 @@ func (r *Runner) Launch(ctx context.Context, req LaunchRequest) (LaunchResult, e
 	if err := r.caller.authorize(ctx, "launch", req.Actor); err != nil {
 		return LaunchResult{}, err
 	}
-	// A person sees an ask's text only under a param that takes it: a --text nothing forwards
-	// would be dropped, and the person asked nothing.
-	if cfg, err := r.In.Actor(req.Actor); err == nil && cfg.Kind == "human" && strings.TrimSpace(req.Text) != "" && !forwardsText(cfg) {
-		return LaunchResult{}, &RefusedError{Msg: fmt.Sprintf("actor %q is a person who would never see --text: no param of its dispatch trigger takes subject.text (give it one, e.g. triggers: [{ dispatch: true, params: { ASK: subject.text } }], or leave --text out)", cfg.Actor)}
+	// An actor sees the text only under a param that takes it: a --text nothing forwards would be
+	// dropped, and a person asked nothing, an agent told nothing.
+	if cfg, err := r.In.Actor(req.Actor); err == nil && strings.TrimSpace(req.Text) != "" && !forwardsText(cfg) {
+		who := "an agent"
+		if cfg.Kind == "human" {
+			who = "a person"
+		}
+		return LaunchResult{}, &RefusedError{Msg: fmt.Sprintf("actor %q is %s who would never see --text: no param of its dispatch trigger takes subject.text (give it one, e.g. triggers: [{ dispatch: true, params: { ASK: subject.text } }], or leave --text out)", cfg.Actor, who)}
 	}
 	return r.launchAs(ctx, req, r.caller.origin())
 }

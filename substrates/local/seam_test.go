@@ -278,8 +278,13 @@ func TestAnAsksTextNoParamTakesIsRefused(t *testing.T) {
 	if !errors.As(err, &refused) || !strings.Contains(err.Error(), `actor "mutehuman" is a person who would never see --text`) || !strings.Contains(err.Error(), "ASK: subject.text") {
 		t.Fatalf("an ask's text no param takes: %v", err)
 	}
+	// An agent's too: it gets the text only as a param (worker's trigger takes subject.ref only).
+	_, err = r.Launch(ctx, LaunchRequest{Actor: "worker", Ref: "7", Text: "fix the login page"})
+	if !errors.As(err, &refused) || !strings.Contains(err.Error(), `actor "worker" is an agent who would never see --text`) {
+		t.Fatalf("an agent's text no param takes: %v", err)
+	}
 	if ss, _ := r.Store.List(ctx, store.ListOptions{All: true}); len(ss) != 0 {
-		t.Fatalf("a refused ask was recorded: %+v", ss)
+		t.Fatalf("a refused launch was recorded: %+v", ss)
 	}
 	// Without text, or to a person whose trigger takes it, the ask is made.
 	if _, err := r.Launch(ctx, LaunchRequest{Actor: "mutehuman", Ref: "7"}); err != nil {
