@@ -63,7 +63,7 @@ K8S_PKGS ?= ./internal/k8stest/... ./substrates/kubernetes/...
 
 k8s-test: ## build etcd, kube-apiserver, controller manager, scheduler and kwok (cached in AUTONOMY_K8S_CACHE) and run the tests that need them
 	@bin=$$(scripts/k8s/build.sh) && echo "k8s-test: binaries in $$bin" && \
-	AUTONOMY_K8S=1 AUTONOMY_K8S_BIN=$$bin $(GO) test -count=1 $(K8S_PKGS)
+	AUTONOMY_K8S=1 AUTONOMY_K8S_BIN=$$bin $(GO) test -count=1 -timeout 30m $(K8S_PKGS)
 
 agent-install: ## install the pinned agent CLIs (codex, claude) into the agent cache (AUTONOMY_AGENT_CACHE, default ~/.cache/autonomy-agents)
 	scripts/install-agents.sh
