@@ -46,9 +46,10 @@ func reachRefusal(path string, text []byte) string {
 		err := json.Unmarshal(text, &body) // for its message
 		return "the request body is not JSON the proxy can check: " + fmt.Sprint(err)
 	}
-	// Checked before it is decoded: decoded, each value takes tens of bytes (a body of 33 MB of
-	// zeros took 1.2 GB), so a body of more values than a model's request holds is refused.
-	if err := duplicateKey(text); err != nil {
+	// Checked before it is decoded: decoded, a value takes about a hundred bytes and an object
+	// some hundreds (a body of 33 MB of zeros took 1.2 GB, 20 MB of one-key objects 1.4 GB), so a
+	// body that would take more than a model's request does is refused.
+	if err := scanBody(text); err != nil {
 		return "the request body is not JSON the proxy can check: " + err.Error()
 	}
 	if err := json.Unmarshal(text, &body); err != nil {
@@ -234,13 +235,22 @@ func fetchedAt(v any) (string, []string) {
 	return "", nil
 }
 
-// maxValues bounds the JSON values (objects, arrays, strings, numbers, …) of a request body the
-// proxy checks: a long agent session's request holds some hundreds of thousands.
-const maxValues = 4 << 20
+// maxDecoded bounds what decoding a request body to check it may allocate, as decodedCost
+// reckons it: a long agent session's request of some MB takes some tens of MB.
+const maxDecoded = 256 << 20
 
-// duplicateKey reports an object of text, valid JSON, that holds a key twice (compared unescaped:
-// "typ\u0065" is "type"), or more than maxValues values.
-func duplicateKey(text []byte) error {
+// What encoding/json allocates to decode into any, at most (measured, slices' growth included):
+// per value (an element or a member: its slot, a boxed number or string header), and beyond that
+// per object (its map) and per array; a string's bytes are at most the text's.
+const (
+	decodedPerValue  = 96
+	decodedPerObject = 400
+	decodedPerArray  = 64
+)
+
+// scanBody reports an object of text, valid JSON, that holds a key twice (compared unescaped:
+// "typ\u0065" is "type"), or text whose decoding would allocate more than maxDecoded.
+func scanBody(text []byte) error {
 	type frame struct {
 		object  bool
 		keys    []string            // an object's keys so far, while they are few
@@ -248,17 +258,28 @@ func duplicateKey(text []byte) error {
 		wantKey bool
 	}
 	var stack []frame
-	values := 1 // the top one; then one more after each comma, and one in each container opened
+	// The text's bytes (strings are copied), the top value; then a value more after each comma
+	// and in each container opened (an empty one is charged one too), and each container.
+	cost := int64(len(text)) + decodedPerValue
+	over := func() error {
+		return fmt.Errorf("decoded, it would take more than %d MiB, more than a model's request does", maxDecoded>>20)
+	}
 	for i := 0; i < len(text); i++ {
 		switch c := text[i]; c {
 		case '{', '[':
 			stack = append(stack, frame{object: c == '{', wantKey: c == '{'})
-			values++
+			cost += decodedPerValue + decodedPerArray
+			if c == '{' {
+				cost += decodedPerObject - decodedPerArray
+			}
+			if cost > maxDecoded {
+				return over()
+			}
 		case '}', ']':
 			stack = stack[:len(stack)-1]
 		case ',':
-			if values++; values > maxValues {
-				return fmt.Errorf("it holds more than %d values, more than a model's request does", maxValues)
+			if cost += decodedPerValue; cost > maxDecoded {
+				return over()
 			}
 			if n := len(stack); n > 0 && stack[n-1].object {
 				stack[n-1].wantKey = true

@@ -162,23 +162,40 @@ func TestFetchedNamesOnePlace(t *testing.T) {
 	}
 }
 
-// A body of more values than a model's request holds is refused before it is decoded: decoded,
-// 33 MB of zeros took 1.2 GB.
-func TestReachRefusalCountsValuesFirst(t *testing.T) {
-	text := []byte(`{"input":[0` + strings.Repeat(",0", maxValues) + `]}`)
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	why := reachRefusal("/openai/v1/responses", text)
-	runtime.ReadMemStats(&after)
-	if !strings.Contains(why, "more than 4194304 values") {
-		t.Errorf("%d zeros: %q", maxValues+1, why)
+// A body that would take more to decode than a model's request does is refused before it is
+// decoded, whatever its shape: zeros (33 MB took 1.2 GB) and chains of one-key objects (20 MB,
+// 68 KB gzipped, took 1.4 GB); what is checked allocates at most about maxDecoded.
+func TestReachRefusalBoundsWhatDecodingTakes(t *testing.T) {
+	for name, text := range map[string]string{
+		"zeros":  `{"input":[0` + strings.Repeat(",0", maxDecoded/decodedPerValue) + `]}`,
+		"chains": `{"input":[` + strings.Repeat(strings.Repeat(`{"":`, 16)+"0"+strings.Repeat("}", 16)+",", maxDecoded/decodedPerObject/16) + `0]}`,
+	} {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		why := reachRefusal("/openai/v1/responses", []byte(text))
+		runtime.ReadMemStats(&after)
+		if !strings.Contains(why, "decoded, it would take more than 256 MiB") {
+			t.Errorf("%s (%d MB): %q", name, len(text)>>20, why)
+		}
+		if n := after.TotalAlloc - before.TotalAlloc; n > 64<<20 { // the scan's garbage; decoding took 250 MB
+			t.Errorf("refusing %s (%d MB) allocated %d MB", name, len(text)>>20, n>>20)
+		}
 	}
-	if n := after.TotalAlloc - before.TotalAlloc; n > 16<<20 {
-		t.Errorf("refusing %d MB of zeros allocated %d MB", len(text)>>20, n>>20)
-	}
-	// One value fewer is checked (and passes).
-	if why := reachRefusal("/openai/v1/responses", []byte(`{"input":[`+strings.Repeat("0,", maxValues-3)+`0]}`)); why != "" {
-		t.Errorf("at the bound: %q", why)
+	// What passes allocates no more than the bound says.
+	for name, text := range map[string]string{
+		"zeros":  `{"input":[0` + strings.Repeat(",0", maxDecoded/decodedPerValue/2) + `]}`,
+		"chains": `{"input":[` + strings.Repeat(strings.Repeat(`{"":`, 16)+"0"+strings.Repeat("}", 16)+",", maxDecoded/decodedPerObject/32) + `0]}`,
+	} {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		if why := reachRefusal("/openai/v1/responses", []byte(text)); why != "" {
+			t.Errorf("%s within the bound: %q", name, why)
+		}
+		runtime.ReadMemStats(&after)
+		if n := after.TotalAlloc - before.TotalAlloc; n > maxDecoded+64<<20 {
+			t.Errorf("checking %s (%d MB) allocated %d MB, past the bound", name, len(text)>>20, n>>20)
+		}
 	}
 }
