@@ -28,10 +28,11 @@ func WriteJSON(w io.Writer, v any) error {
 }
 
 // ShellWord is s as one word a POSIX shell (sh, bash, zsh) reads back as s: as it is when it
-// holds only letters, digits and -_./:=@%+, in single quotes otherwise (an empty s is ”). A
-// command line printed for a person to paste is built of such words.
+// holds only letters, digits and -_./:@%+, in single quotes otherwise (an empty s is a pair of
+// them). A command line printed for a person to paste is built of such words. (A word starting
+// with = is zsh's path of a command, so = is quoted.)
 func ShellWord(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=@%+") == "" {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:@%+") == "" {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"

@@ -27,13 +27,13 @@ func TestTerminalSafe(t *testing.T) {
 
 // Each word ShellWord makes is read back by a real shell as the string it was made of.
 func TestShellWordIsReadBackAsItWas(t *testing.T) {
-	words := []string{"api", "ui team", "a|b", "it's", "", "$(id)", "`id`", "-n", "é", "a\nb", "*", "~", "x;y", `back\slash`, "100%", "k=v"}
+	words := []string{"api", "ui team", "a|b", "it's", "", "$(id)", "`id`", "-n", "é", "a\nb", "*", "~", "x;y", `back\slash`, "100%", "k=v", "=ls", "~root"}
 	var quoted []string
 	for _, w := range words {
 		quoted = append(quoted, ShellWord(w))
 	}
-	if ShellWord("api") != "api" || ShellWord("a|b") != "'a|b'" {
-		t.Errorf("api → %s, a|b → %s", ShellWord("api"), ShellWord("a|b"))
+	if ShellWord("api") != "api" || ShellWord("a|b") != "'a|b'" || ShellWord("=ls") != "'=ls'" {
+		t.Errorf("api → %s, a|b → %s, =ls → %s", ShellWord("api"), ShellWord("a|b"), ShellWord("=ls"))
 	}
 	out, err := exec.Command("sh", "-c", `for w in `+strings.Join(quoted, " ")+`; do printf '%s\0' "$w"; done`).Output()
 	if err != nil {

@@ -84,7 +84,8 @@ func NextSteps(dir, target string, trial Trial) []string {
 func localSteps(q string, trial Trial) []string {
 	steps := []string{"autonomy compile " + q + " --target local --dir ."}
 	if trial.History {
-		steps = append(steps, "git add -A && git commit -qm 'autonomy fleet'   # its playbook reads the repository's history: a new repository needs a first commit")
+		// An empty commit, and only where there is none: nothing of the repository's is added.
+		steps = append(steps, "git rev-parse -q --verify HEAD >/dev/null || git commit -q --allow-empty -m 'first commit'   # its playbook reads the repository's history: a new repository needs a first commit")
 	}
 	if trial.Actor == "" {
 		return append(steps, "autonomy doctor .")

@@ -239,11 +239,15 @@ func (r *Runner) recordSaved(id, saved string) {
 	if saved == "" {
 		return
 	}
-	_, _, _ = r.Store.Modify(context.Background(), id, nil, func(m *store.Session) {
+	ctx := context.Background()
+	if _, _, err := r.Store.Modify(ctx, id, nil, func(m *store.Session) {
 		if m.Branch == "" {
 			m.Branch = saved
 		}
-	})
+	}); err != nil {
+		// What it would propose is then not known: say where its commits are.
+		_ = r.Store.Log(ctx, store.Event{Session: id, Kind: "worktree", Message: fmt.Sprintf("its commits are on the branch %s, which could not be recorded as its branch (%v): it proposes nothing; propose that branch yourself", saved, err)})
+	}
 }
 
 // Update applies a status transition: pause or resume an agent (STOP or CONT to its group), or

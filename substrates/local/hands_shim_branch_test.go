@@ -101,7 +101,7 @@ func TestTheBunShimsBranchIsTheLaunchsBranch(t *testing.T) {
 // starts (origin/main shadowed the remote-tracking branch), or an open proposal's branch.
 func TestASessionsBranchIsRefusedWhereItWouldBypassReview(t *testing.T) {
 	f := branchShimFleet
-	f.yml += "policy:\n  box:\n    local: { targetBranch: release }\n"
+	f.yml += "policy:\n  box:\n    local: { targetBranch: release, tools: { max: { launch: 20 } } }\n"
 	dir := installFleet(t, f, true)
 	gitRun(t, dir, "branch", "release")
 	gitRun(t, dir, "remote", "add", "origin", dir)
@@ -126,6 +126,8 @@ func TestASessionsBranchIsRefusedWhereItWouldBypassReview(t *testing.T) {
 		"origin/main":                  "it starts with the remote origin's name",
 		"autonomy/iso/" + pm.ID + "-2": "branches under autonomy/ are the runner's own",
 		"feature/x":                    "proposal 1 is on it",
+		"RELEASE":                      "it is the code flow's target branch", // one ref on macOS
+		"Autonomy/iso/x":               "branches under autonomy/ are the runner's own",
 	} {
 		call, err := shim.Bun(strings.Fields("scripts/runner.ts launch develop --ref 9 --branch " + branch))
 		if err != nil {

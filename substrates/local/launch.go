@@ -340,10 +340,11 @@ func (r *Runner) sessionBranchRefused(ctx context.Context, branch string) string
 		// detached): the branch could be it, so none is given.
 		return fmt.Sprintf("the code flow's target branch cannot be told (%v), and a session's --branch must not be it", err)
 	}
-	if branch == target {
+	// Compared without case: on a file system that ignores it (macOS's), MAIN's ref is main's.
+	if strings.EqualFold(branch, target) {
 		return "it is the code flow's target branch: a session's work reaches it only through a reviewed proposal"
 	}
-	if strings.HasPrefix(branch, "autonomy/") {
+	if strings.HasPrefix(strings.ToLower(branch), "autonomy/") {
 		return "branches under autonomy/ are the runner's own, where it saves sessions' commits and pushes proposals"
 	}
 	if remotes, err := gitws.Git(ctx, repo, "remote"); err == nil {
