@@ -189,8 +189,9 @@ type requestError struct {
 }
 
 // inspect decodes a request body (gzip is undone, bounded by limit; other encodings are
-// refused) and reads its fields. A body that is not JSON is passed on for the API to refuse.
-func inspect(body []byte, encoding string, limit int64, path string) (request, *requestError) {
+// refused), checks a POST's (path, "" for none: checkReach, admitted by admit) and reads its
+// fields. A body that is not JSON is passed on for the API to refuse.
+func inspect(body []byte, encoding string, limit int64, path string, admit func(int64) (func(), bool)) (request, *requestError) {
 	text := body
 	switch encoding {
 	case "", "identity":
@@ -208,7 +209,7 @@ func inspect(body []byte, encoding string, limit int64, path string) (request, *
 	default:
 		return request{}, &requestError{http.StatusUnsupportedMediaType, fmt.Sprintf("Content-Encoding %q is not supported (send it plain or gzip)", encoding)}
 	}
-	if why := reachRefusal(path, text); why != "" {
+	if why := checkReach(path, text, admit); why != "" {
 		return request{}, &requestError{http.StatusBadRequest, "refused: " + why}
 	}
 	var r request

@@ -76,9 +76,9 @@ type Config struct {
 type Proxy struct {
 	cfg   Config
 	slots chan struct{} // one per generation request in flight (Config.MaxConcurrent)
-	// checking is held while a request body is decompressed and checked (inspect): decoded, a
-	// body takes some tens of times its size for as long as it is checked, so one is at a time.
-	checking chan struct{}
+	// checking is what the bodies being checked may take, decoded, together (checkReach): a
+	// body near the bound at a time, and small ones beside it.
+	checking *budget
 	upstream map[API]*url.URL
 	key      map[API]string
 	secrets  []string
@@ -181,7 +181,7 @@ func New(cfg Config) (*Proxy, error) {
 	}
 	p.tr = newTranscript(cfg.Transcript, cfg.MaxEntryBytes, cfg.MaxTranscript, p.redact)
 	p.slots = make(chan struct{}, cfg.MaxConcurrent)
-	p.checking = make(chan struct{}, 1)
+	p.checking = newBudget(maxDecoded + 64<<20)
 	return p, nil
 }
 
@@ -309,13 +309,12 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, path string, rt 
 	if r.Method == http.MethodPost {
 		checked = path
 	}
-	select {
-	case p.checking <- struct{}{}:
-	case <-r.Context().Done():
-		return // the agent went away while waiting
-	}
-	req, bad := inspect(body, ex.encoding, p.cfg.MaxBody, checked)
-	<-p.checking
+	req, bad := inspect(body, ex.encoding, p.cfg.MaxBody, checked, func(cost int64) (func(), bool) {
+		if !p.checking.acquire(r.Context(), cost) {
+			return nil, false
+		}
+		return func() { p.checking.release(cost) }, true
+	})
 	if bad != nil {
 		apiError(w, rt.api, bad.status, "modelproxy: "+bad.msg)
 		ex.status, ex.err = bad.status, bad.msg
@@ -537,4 +536,42 @@ func (a API) BaseURL(root string) string {
 		return root + "/anthropic"
 	}
 	return root + "/openai/v1"
+}
+
+// budget is an amount (bytes) that waiters take parts of and give back: a part that fits now is
+// taken at once, whoever waits for a larger one.
+type budget struct {
+	mu      sync.Mutex
+	free    int64
+	changed chan struct{} // closed, and replaced, when parts are given back
+}
+
+func newBudget(n int64) *budget { return &budget{free: n, changed: make(chan struct{})} }
+
+// acquire takes n, waiting until that much is free; false when ctx ended first.
+func (b *budget) acquire(ctx context.Context, n int64) bool {
+	for {
+		b.mu.Lock()
+		if n <= b.free {
+			b.free -= n
+			b.mu.Unlock()
+			return true
+		}
+		changed := b.changed
+		b.mu.Unlock()
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+// release gives n back.
+func (b *budget) release(n int64) {
+	b.mu.Lock()
+	b.free += n
+	close(b.changed)
+	b.changed = make(chan struct{})
+	b.mu.Unlock()
 }

@@ -37,7 +37,13 @@ var anthropicClientTools = []string{"bash_", "text_editor_", "computer_", "memor
 
 // reachRefusal is why the request body text to path must not be forwarded, "" when it may ("" for
 // path "": a request with no body).
-func reachRefusal(path string, text []byte) string {
+func reachRefusal(path string, text []byte) string { return checkReach(path, text, nil) }
+
+// checkReach is reachRefusal, with admit (when not nil) called once the body's decoded cost is
+// reckoned and before it is decoded: it waits for that much of the proxy's checking budget, and
+// says false when the request went away meanwhile; the release it returns is called once the
+// decoded body is let go.
+func checkReach(path string, text []byte, admit func(cost int64) (release func(), ok bool)) string {
 	if path == "" {
 		return ""
 	}
@@ -49,8 +55,16 @@ func reachRefusal(path string, text []byte) string {
 	// Checked before it is decoded: decoded, a value takes about a hundred bytes and an object
 	// some hundreds (a body of 33 MB of zeros took 1.2 GB, 20 MB of one-key objects 1.4 GB), so a
 	// body that would take more than a model's request does is refused.
-	if err := scanBody(text); err != nil {
+	cost, err := scanBody(text)
+	if err != nil {
 		return "the request body is not JSON the proxy can check: " + err.Error()
+	}
+	if admit != nil {
+		release, ok := admit(cost)
+		if !ok {
+			return "the request went away while it waited to be checked"
+		}
+		defer release()
 	}
 	if err := json.Unmarshal(text, &body); err != nil {
 		return "the request body is not JSON the proxy can check: " + err.Error()
@@ -248,9 +262,10 @@ const (
 	decodedPerArray  = 64
 )
 
-// scanBody reports an object of text, valid JSON, that holds a key twice (compared unescaped:
-// "typ\u0065" is "type"), or text whose decoding would allocate more than maxDecoded.
-func scanBody(text []byte) error {
+// scanBody reckons what decoding text, valid JSON, allocates, and reports an object that holds a
+// key twice (compared unescaped: "typ\u0065" is "type"), or text whose decoding would allocate
+// more than maxDecoded.
+func scanBody(text []byte) (int64, error) {
 	type frame struct {
 		object  bool
 		keys    []string            // an object's keys so far, while they are few
@@ -273,13 +288,13 @@ func scanBody(text []byte) error {
 				cost += decodedPerObject - decodedPerArray
 			}
 			if cost > maxDecoded {
-				return over()
+				return 0, over()
 			}
 		case '}', ']':
 			stack = stack[:len(stack)-1]
 		case ',':
 			if cost += decodedPerValue; cost > maxDecoded {
-				return over()
+				return 0, over()
 			}
 			if n := len(stack); n > 0 && stack[n-1].object {
 				stack[n-1].wantKey = true
@@ -300,7 +315,7 @@ func scanBody(text []byte) error {
 				f := &stack[n-1]
 				_, seen := f.many[key]
 				if seen || f.many == nil && slices.Contains(f.keys, key) {
-					return fmt.Errorf("the key %q appears twice in one object", key)
+					return 0, fmt.Errorf("the key %q appears twice in one object", key)
 				}
 				switch {
 				case f.many != nil:
@@ -318,5 +333,5 @@ func scanBody(text []byte) error {
 			i = end
 		}
 	}
-	return nil
+	return cost, nil
 }
