@@ -8,6 +8,8 @@ import (
 	"io"
 	"net/http"
 	"strings"
+
+	"github.com/autonomyhq/autonomy/internal/bounded"
 )
 
 // maxEventLine bounds one server-sent-event data line the usage scanner
@@ -200,11 +202,10 @@ func inspect(body []byte, encoding string, limit int64, path string, admit func(
 		if err != nil {
 			return request{}, &requestError{http.StatusBadRequest, "the gzip request body does not decode: " + err.Error()}
 		}
-		if text, err = io.ReadAll(io.LimitReader(zr, limit+1)); err != nil {
-			return request{}, &requestError{http.StatusBadRequest, "the gzip request body does not decode: " + err.Error()}
-		}
-		if int64(len(text)) > limit {
+		if text, err = bounded.Read(zr, limit); bounded.IsTooLarge(err) {
 			return request{}, &requestError{http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body decompresses to more than the proxy's limit of %d bytes", limit)}
+		} else if err != nil {
+			return request{}, &requestError{http.StatusBadRequest, "the gzip request body does not decode: " + err.Error()}
 		}
 	default:
 		return request{}, &requestError{http.StatusUnsupportedMediaType, fmt.Sprintf("Content-Encoding %q is not supported (send it plain or gzip)", encoding)}
