@@ -13,13 +13,19 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// AdmissionPolicyName is the name of the fleet's ValidatingAdmissionPolicy and its binding
-// (cluster-scoped, so named after the namespace).
-func AdmissionPolicyName(ns string) string { return "autonomy-" + ns + "-sessions" }
+// The fleet's cluster-scoped objects (its ValidatingAdmissionPolicies and their bindings) are
+// named "autonomy-NAMESPACE." and what they are of: a namespace is a DNS label and an actor's
+// object name has no dot either, so the first dot ends the namespace and no two fleets' names,
+// nor two of one fleet's, are the same (autonomy-team-launch-x-sessions was both fleet
+// "team"'s launches of x-sessions and fleet "team-launch-x"'s policy on Jobs).
+func clusterName(ns, what string) string { return "autonomy-" + ns + "." + what }
+
+// AdmissionPolicyName is the name of the fleet's ValidatingAdmissionPolicy on Jobs and its binding.
+func AdmissionPolicyName(ns string) string { return clusterName(ns, "sessions") }
 
 // LaunchPolicyName is the name of the ValidatingAdmissionPolicy, and its binding, of the launches
 // of the actor whose object name is object (launchAdmission).
-func LaunchPolicyName(ns, object string) string { return "autonomy-" + ns + "-launch-" + object }
+func LaunchPolicyName(ns, object string) string { return clusterName(ns, "launch-"+object) }
 
 // admission is the ValidatingAdmissionPolicy that narrows what RBAC cannot: for every request on
 // a Job of the namespace made by one of the fleet's ServiceAccounts, a create is of an actor the

@@ -20,8 +20,8 @@ const (
 )
 
 // ConfigMapPolicyName is the name of the fleet's ValidatingAdmissionPolicy on ConfigMaps and its
-// binding (cluster-scoped, so named after the namespace).
-func ConfigMapPolicyName(ns string) string { return "autonomy-" + ns + "-configmaps" }
+// binding (clusterName).
+func ConfigMapPolicyName(ns string) string { return clusterName(ns, "configmaps") }
 
 // humans are the names of the profile's people.
 func (c *compiler) humans() []string {
