@@ -38,7 +38,8 @@ func (c *compiler) humans() []string {
 // ConfigMaps of the namespace, for every request one of the fleet's ServiceAccounts makes: a
 // create is an ask (runner_asks.go) of a person its agent:launch scope reaches, still running,
 // labelled with the asking actor (its ServiceAccount) and, from a pod, the asking session (the
-// pod's Job), and nothing else: no other ConfigMap, no resolution written in; an update is of the
+// pod's Job), with no redeem token (the operator mints one), and nothing else: no other
+// ConfigMap, no resolution written in; an update is of the
 // slots ConfigMap only, adding at most one claim and changing none it keeps (runner_slots.go):
 // an ask is resolved by the operator's runner with its token, never by a session; no delete.
 func (c *compiler) configMapAdmission() (*admissionv1.ValidatingAdmissionPolicy, *admissionv1.ValidatingAdmissionPolicyBinding) {
@@ -83,7 +84,7 @@ func (c *compiler) configMapAdmission() (*admissionv1.ValidatingAdmissionPolicy,
 				{Expression: "request.operation != 'UPDATE' || (object.metadata.name == " + celString(SlotsConfigMap) + " && " + slotsShape() + ")",
 					Message: "a fleet ServiceAccount updates only the slots ConfigMap " + SlotsConfigMap + ", adding at most one claim (a session id and when it was claimed) and changing no claim it keeps; an ask is resolved by the operator's runner with its token"},
 				{Expression: "request.operation != 'CREATE' || " + askShape(ns, askers, people),
-					Message: "a fleet ServiceAccount creates only an ask (a-<16 hex digits>) to a person its agent:launch scope reaches, still running, labelled with its own actor (" + LabelAskedBy + ") and, from a pod, its own session (" + LabelAskedBySession + "), and no other ConfigMap"},
+					Message: "a fleet ServiceAccount creates only an ask (a-<16 hex digits>) to a person its agent:launch scope reaches, still running, with no redeem token (tokenHash empty: the operator mints one with update --new-token), its subject at most " + strconv.Itoa(MaxAskRef) + " bytes and its params " + strconv.Itoa(MaxAskParams) + ", labelled with its own actor (" + LabelAskedBy + ") and, from a pod, its own session (" + LabelAskedBySession + "), and no other ConfigMap"},
 			},
 		}}
 	binding := policyBinding(ns, ConfigMapPolicyName(ns))
@@ -142,9 +143,12 @@ func askShape(ns string, askers, people []string) string {
 		"variables.data["+celString(askActor)+"] == "+ann,
 		"variables.sa + '/' + "+lbl(LabelActor)+" in "+celList(askers)+" || variables.sa + '/*' in "+celList(askers),
 		"variables.data["+celString(askStatus)+"] == 'running'",
-		"variables.data["+celString(askTokenHash)+"].matches('^[0-9a-f]{64}$')",
-		// Bounded as engage bounds them: a session cannot park asks that fill the store.
-		"size(variables.data["+celString(askRef)+"]) <= "+strconv.Itoa(MaxAskRef)+" && size(variables.data["+celString(askParams)+"]) <= "+strconv.Itoa(MaxAskParams),
+		// No redeem token: a session never holds one (its model would), so it may not choose
+		// one either; the operator mints one (NewAskToken, update --new-token).
+		"variables.data["+celString(askTokenHash)+"] == ''",
+		// Bounded in bytes as engage bounds them (a CEL string's size counts code points, up to
+		// four bytes each): a session cannot park asks that fill the store.
+		"size(bytes(variables.data["+celString(askRef)+"])) <= "+strconv.Itoa(MaxAskRef)+" && size(bytes(variables.data["+celString(askParams)+"])) <= "+strconv.Itoa(MaxAskParams),
 		// From a pod, the asking session is the pod's Job: its pod is named the Job's name, a
 		// dash and five characters. Without a pod (a ServiceAccount token not bound to one), no
 		// session is named.

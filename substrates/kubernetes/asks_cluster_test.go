@@ -3,6 +3,7 @@ package kubernetes
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -19,7 +20,9 @@ import (
 
 	"github.com/autonomyhq/autonomy/internal/k8stest"
 	"github.com/autonomyhq/autonomy/internal/kubeclient"
+	"github.com/autonomyhq/autonomy/internal/tools"
 	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/substrates"
 )
 
 // bossSession is the session of boss whose pod asks in TestInClusterAsk; its pod is named as the
@@ -118,8 +121,28 @@ func TestInClusterAsk(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ask.Labels[LabelAskedBy] != "boss" || ask.Labels[LabelAskedBySession] != bossSession || s.Token == "" {
-		t.Errorf("the ask's labels %v, token %q: want asked by boss in %s", ask.Labels, s.Token, bossSession)
+	if ask.Labels[LabelAskedBy] != "boss" || ask.Labels[LabelAskedBySession] != bossSession {
+		t.Errorf("the ask's labels %v: want asked by boss in %s", ask.Labels, bossSession)
+	}
+	// A session's ask carries no token: its model never holds one, so none exists until the
+	// operator mints one.
+	if s.Token != "" || ask.Data[askTokenHash] != "" {
+		t.Errorf("a session's ask has token %q, hash %q: want none", s.Token, ask.Data[askTokenHash])
+	}
+	// The pod's CLI (json too) and the launch tool answer with the ask's id and a note naming
+	// --new-token, never a token.
+	var out, errOut strings.Builder
+	if err := r.runVerb(ctx, substrates.RunnerCall{Verb: "launch", Args: []string{"owner"}, Ref: "#8", Params: map[string]string{"TOPIC": "x"}, Format: "json", Out: &out, Err: &errOut}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out.String(), "atk_") || strings.Contains(out.String(), `"token"`) || !strings.Contains(out.String(), `"a-`) {
+		t.Errorf("the pod's launch --format json of an ask printed %s", out.String())
+	}
+	h := &podHands{call: &sessionCall{env: []string{EnvParams + "={}"}, id: bossSession, actor: "boss"}, cfg: &ActorConfig{Actor: "boss", Capabilities: []string{"agent:launch"}},
+		open: func(context.Context) (*Runner, error) { return r, nil }}
+	got, err := h.Apply(ctx, tools.Effect{Tool: tools.Launch}, &tools.LaunchInput{Actor: "owner", Subject: "#9", Params: map[string]string{"TOPIC": "x"}})
+	if err != nil || strings.Contains(fmt.Sprint(got), "atk_") || !strings.Contains(fmt.Sprint(got), "--new-token") {
+		t.Errorf("the launch tool parking an ask answered %v %v, want its id and a note naming --new-token, no token", got, err)
 	}
 	// A person's params are checked as an agent's: declared, not reserved, not set where a
 	// session may not set them, bounded.
@@ -159,9 +182,17 @@ func TestInClusterAsk(t *testing.T) {
 		"to an agent": func(cm *corev1.ConfigMap) {
 			cm.Labels[LabelActor], cm.Annotations[AnnotationActor], cm.Data[askActor] = "worker-1-ba7bf687", "worker_1", "worker_1"
 		},
-		"born resolved":       func(cm *corev1.ConfigMap) { cm.Data[askStatus] = "done"; cm.Data[askEvidence] = "none" },
-		"born done":           func(cm *corev1.ConfigMap) { cm.Data[askStatus] = "done" },
-		"a chosen hash":       func(cm *corev1.ConfigMap) { cm.Data[askTokenHash] = "x" },
+		"born resolved": func(cm *corev1.ConfigMap) { cm.Data[askStatus] = "done"; cm.Data[askEvidence] = "none" },
+		"born done":     func(cm *corev1.ConfigMap) { cm.Data[askStatus] = "done" },
+		"a chosen hash": func(cm *corev1.ConfigMap) { cm.Data[askTokenHash] = "x" },
+		// The session chooses its ask's token: it would redeem the ask itself.
+		"a chosen token": func(cm *corev1.ConfigMap) { cm.Data[askTokenHash] = hashToken("atk_chosen") },
+		// A CEL string's size counts code points: 4-byte runes once got 4 KiB of subject and
+		// 256 KiB of params past bounds of 1 KiB and 64 KiB.
+		"a subject of 4-byte runes": func(cm *corev1.ConfigMap) { cm.Data[askRef] = strings.Repeat("\U0001F600", MaxAskRef/4+1) },
+		"params of 4-byte runes": func(cm *corev1.ConfigMap) {
+			cm.Data[askParams] = `{"TOPIC":"` + strings.Repeat("\U0001F600", MaxAskParams/4) + `"}`
+		},
 		"not an ask id":       func(cm *corev1.ConfigMap) { cm.Name = "autonomy-fleet-2"; cm.Labels[LabelSession] = cm.Name },
 		"an extra key":        func(cm *corev1.ConfigMap) { cm.Data["fleet.json"] = "{}" },
 		"a subject too large": func(cm *corev1.ConfigMap) { cm.Data[askRef] = strings.Repeat("7", MaxAskRef+1) },
@@ -205,11 +236,21 @@ func TestInClusterAsk(t *testing.T) {
 	if _, err := r.NewAskToken(ctx, s.ID); err == nil {
 		t.Errorf("a session took a new token for its ask")
 	}
+	// Until then, nothing redeems it, and the refusal says how to mint one.
+	for _, tok := range []string{"", "atk_guess"} {
+		if ok, err := op.updateAsk(ctx, s.ID, ir.Patch{Status: ir.Done, Token: tok, Evidence: "approved in #7"}); ok || err == nil || (tok != "" && !strings.Contains(err.Error(), "--new-token")) {
+			t.Errorf("resolving a session's ask before a token is minted (token %q): %v %v, want refused naming --new-token", tok, ok, err)
+		}
+	}
+	first, err := op.NewAskToken(ctx, s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
 	fresh, err := op.NewAskToken(ctx, s.ID)
 	if err != nil || !strings.HasPrefix(fresh, "atk_") {
 		t.Fatalf("the operator's new token: %q %v", fresh, err)
 	}
-	if ok, err := op.updateAsk(ctx, s.ID, ir.Patch{Status: ir.Done, Token: s.Token, Evidence: "approved in #7"}); ok || err == nil {
+	if ok, err := op.updateAsk(ctx, s.ID, ir.Patch{Status: ir.Done, Token: first, Evidence: "approved in #7"}); ok || err == nil {
 		t.Errorf("the replaced token still redeems the ask: %v %v", ok, err)
 	}
 	if ok, err := op.updateAsk(ctx, s.ID, ir.Patch{Status: ir.Done, Token: fresh, Evidence: "approved in #7"}); !ok || err != nil {

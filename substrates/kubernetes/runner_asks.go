@@ -45,6 +45,14 @@ const (
 	MaxAskParams = 64 << 10
 )
 
+// MaxLaunchRef and MaxLaunchParams bound a session's ref and its params (as JSON) as an ask's are
+// bound: the runner refuses more, and so does the launch admission policy (launchBounds) of a Job
+// a session creates.
+const (
+	MaxLaunchRef    = MaxAskRef
+	MaxLaunchParams = MaxAskParams
+)
+
 // isAskID reports whether id names an ask rather than a Job.
 func isAskID(id string) bool { return strings.HasPrefix(id, "a-") }
 
@@ -59,6 +67,12 @@ func (r *Runner) engage(ctx context.Context, a *RunnerActor, ref string, params 
 		return ir.Session{}, err
 	}
 	id, token := "a-"+hex.EncodeToString(raw[:]), "atk_"+hex.EncodeToString(tok[:])
+	hash := hashToken(token)
+	if r.opts.AskedBy != nil {
+		// A session's ask carries no token (the admission policy refuses one): its model never
+		// holds one; the operator mints one (NewAskToken).
+		token, hash = "", ""
+	}
 	if params == nil {
 		params = ir.LaunchParams{}
 	}
@@ -89,7 +103,7 @@ func (r *Runner) engage(ctx context.Context, a *RunnerActor, ref string, params 
 	}
 	cm := &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Name: id, Namespace: r.opts.Namespace, Labels: lbl, Annotations: map[string]string{AnnotationActor: a.Name}},
-		Data:       map[string]string{askActor: a.Name, askRef: ref, askParams: string(js), askStatus: string(ir.Running), askTokenHash: hashToken(token)},
+		Data:       map[string]string{askActor: a.Name, askRef: ref, askParams: string(js), askStatus: string(ir.Running), askTokenHash: hash},
 	}
 	if _, err := r.opts.Client.CoreV1().ConfigMaps(r.opts.Namespace).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
 		return ir.Session{}, r.apiError("launching "+a.Name+": parking its ask "+id, "create configmaps", err)
@@ -248,6 +262,9 @@ func (r *Runner) updateAsk(ctx context.Context, id string, p ir.Patch) (bool, er
 		}
 		if ir.SessionStatus(cm.Data[askStatus]).Ended() {
 			return false, nil
+		}
+		if p.Status != ir.Cancelled && cm.Data[askTokenHash] == "" {
+			return false, &RefusedError{Msg: fmt.Sprintf("refused: ask %s has no redeem token yet (a session parked it, and a session never holds one): mint one with `autonomy runner --target kubernetes update %s --new-token`, then resolve it with that token", id, id)}
 		}
 		if p.Status != ir.Cancelled && subtle.ConstantTimeCompare([]byte(hashToken(p.Token)), []byte(cm.Data[askTokenHash])) != 1 {
 			return false, &RefusedError{Msg: "refused: the token does not redeem this ask"}

@@ -63,7 +63,7 @@ func (r *Runner) runVerb(ctx context.Context, call substrates.RunnerCall) error 
 		}
 		fmt.Fprintln(out, s.ID)
 		switch {
-		case s.Token != "" && r.opts.Caller != nil:
+		case isAskID(s.ID) && r.opts.Caller != nil:
 			// From a session's pod: the model never reads a person's token; the operator
 			// takes one (NewAskToken).
 			fmt.Fprintf(call.Err, "autonomy: the ask %s waits for its person; the operator answers it with a token of their own: autonomy runner --target kubernetes update %s --new-token\n", s.ID, s.ID)

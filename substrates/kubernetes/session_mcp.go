@@ -151,7 +151,7 @@ func (h *podHands) Apply(ctx context.Context, e tools.Effect, in tools.Input) (a
 		if err != nil {
 			return nil, err
 		}
-		if s.Token != "" { // an ask: its token is never the model's; the operator takes one
+		if isAskID(s.ID) { // an ask: it has no token (never the model's); the operator mints one
 			return map[string]any{"session": s.ID, "status": string(s.Status),
 				"note": "the ask waits for its person; the operator answers it with a token of their own (autonomy runner --target kubernetes update " + s.ID + " --new-token)"}, nil
 		}
