@@ -109,7 +109,7 @@ func (c *compiler) launchAdmission(a *ir.Actor) (*admissionv1.ValidatingAdmissio
 				{Name: "actor", Expression: celString(obj)},
 			},
 			Validations: []admissionv1.Validation{{Expression: c.launchShape(a),
-				Message: "a launched Job of " + a.Name.Value + " must be the Job the runner builds from its PodTemplate: every field as the template has it (labels, security context, probes, lifecycle, scheduling, Job limits), its env the template's plus params that are plain values under names not reserved"}},
+				Message: "a launched Job of " + a.Name.Value + " must be the Job the runner builds from its PodTemplate: every field as the template has it (labels, security context, probes, lifecycle, scheduling, Job limits), its env the template's plus params that are plain values under names it declares and not reserved, their values at most " + strconv.Itoa(MaxLaunchParams) + " bytes together and its ref " + strconv.Itoa(MaxLaunchRef)}},
 		}}
 	return vap, policyBinding(ns, name)
 }

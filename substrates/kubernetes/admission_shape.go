@@ -93,13 +93,14 @@ func (c *compiler) launchShape(a *ir.Actor) string {
 	add(pod+".spec", reflect.TypeOf(corev1.PodSpec{}), t.Spec.Template.Spec, "containers")
 	conds = append(conds, "size("+pod+".spec.containers) == 1")
 	add(ctr, reflect.TypeOf(corev1.Container{}), ctrWant, "env")
-	conds = append(conds, envShape(ctr+".env", env)...)
+	conds = append(conds, envShape(ctr+".env", env, declaredParams(irTriggers(a)))...)
 	if g := c.gatingShape(a, ctr); g != "" {
 		conds = append(conds, g)
 	}
 	conds = append(conds, metaShape(job+".metadata", t.Labels, false)...)
 	conds = append(conds, metaShape(pod+".metadata", t.Spec.Template.Labels, true)...)
 	conds = append(conds, annotationShape(job+".metadata.annotations", ctr+".env", a.Name.Value)...)
+	conds = append(conds, launchBounds(job+".metadata.annotations", ctr+".env", env)...)
 	return "(" + strings.Join(conds, ") && (") + ")"
 }
 
@@ -143,10 +144,27 @@ func metaShape(path string, want map[string]string, pod bool) []string {
 	return conds
 }
 
+// launchBounds bound what a launch writes into a Job (annotations at path, the session
+// container's env at env, whose template entries are tmpl), in bytes as the runner bounds them
+// (MaxLaunchRef, MaxLaunchParams): the ref, the params as JSON, and the params' own env entries
+// together (their values are within the JSON's). With the quota's count of Jobs, a session
+// cannot fill the store with Jobs either.
+func launchBounds(path, env string, tmpl []corev1.EnvVar) []string {
+	names := []string{EnvRef, EnvParams}
+	for _, e := range tmpl {
+		names = append(names, e.Name)
+	}
+	return []string{
+		"!(" + celString(AnnotationRef) + " in " + path + ") || size(bytes(" + path + "[" + celString(AnnotationRef) + "])) <= " + strconv.Itoa(MaxLaunchRef),
+		"size(bytes(" + path + "[" + celString(AnnotationParams) + "])) <= " + strconv.Itoa(MaxLaunchParams),
+		env + ".filter(e, !(e.name in " + celList(names) + ")).map(e, has(e.value) ? size(bytes(e.value)) : 0).sum() <= " + strconv.Itoa(MaxLaunchParams),
+	}
+}
+
 // envShape pins a session container's env: the template's entries first, each exactly as the
 // template has it and present once, AUTONOMY_REF and AUTONOMY_FORWARD once, and any other entry
-// a param: a plain value under a name ReservedParam admits.
-func envShape(path string, env []corev1.EnvVar) []string {
+// a param: a plain value under a name the actor declares (declared) and ReservedParam admits.
+func envShape(path string, env []corev1.EnvVar, declared []string) []string {
 	conds := []string{"has(" + path + ")", "size(" + path + ") >= " + strconv.Itoa(len(env)+2)}
 	names := []string{EnvRef, EnvParams}
 	for i, e := range env {
@@ -156,7 +174,7 @@ func envShape(path string, env []corev1.EnvVar) []string {
 	for _, n := range names {
 		conds = append(conds, path+".exists_one(e, e.name == "+celString(n)+")")
 	}
-	conds = append(conds, path+".all(e, e.name in "+celList(names)+" || (!has(e.valueFrom) && !("+reservedEnvCEL()+")))")
+	conds = append(conds, path+".all(e, e.name in "+celList(names)+" || (e.name in "+celList(declared)+" && !has(e.valueFrom) && !("+reservedEnvCEL()+")))")
 	return conds
 }
 

@@ -26,7 +26,7 @@ const (
 	DefaultKeepFinished = 24 * time.Hour
 )
 
-var boxKeys = []string{"namespace", "image", "resources", "nodeSelector", "timeZone", "egress", "agent", "model", "modelProxy", "keepFinished"}
+var boxKeys = []string{"namespace", "image", "resources", "nodeSelector", "timeZone", "egress", "agent", "model", "modelProxy", "keepFinished", "maxJobs", "maxAsks"}
 
 // Box is policy.box.kubernetes: where and in what the fleet's sessions run.
 type Box struct {
@@ -48,6 +48,9 @@ type Box struct {
 	// session's end, in whole seconds (the Job's ttlSecondsAfterFinished); 0 keeps it until it is
 	// deleted (keepFinished: forever).
 	KeepFinished time.Duration
+	// MaxJobs and MaxAsks are maxJobs and maxAsks, 0 when not set: the ResourceQuota's room for
+	// the namespace's Jobs and asks (quota.go has their defaults).
+	MaxJobs, MaxAsks int
 }
 
 // EgressRule is one egress.allow entry: a CIDR, and a TCP port or 0 for every port.
@@ -112,6 +115,10 @@ func ReadBox(p *ir.Profile) (Box, ir.Diagnostics) {
 			b.ModelProxy = readModelProxy(r, v)
 		case "keepFinished":
 			b.KeepFinished = readKeepFinished(r, v)
+		case "maxJobs":
+			b.MaxJobs, _ = r.Int(v, "maxJobs", "e.g. maxJobs: 2000", 1, maxQuotaCount)
+		case "maxAsks":
+			b.MaxAsks, _ = r.Int(v, "maxAsks", "e.g. maxAsks: 1000", 1, maxQuotaCount)
 		default:
 			r.NearMiss(k, boxKeys)
 		}

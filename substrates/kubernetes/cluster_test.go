@@ -279,7 +279,28 @@ func sessionJobBy(t *testing.T, cs *kubernetes.Clientset, ns, by, actor, id stri
 	if err != nil {
 		t.Fatal(err)
 	}
-	return SessionJob(ns, JobTemplate(pt), Session{ID: id, Ref: "#1", Params: map[string]string{"TOPIC": "x", "WHO": by, "ROLE": "NONE"}})
+	// The params the actor declares (the launch policy refuses any other), from the installed
+	// fleet config.
+	fc, err := cs.CoreV1().ConfigMaps(ns).Get(context.Background(), ConfigMapFleet, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fleet runnerFleet
+	if err := json.Unmarshal([]byte(fc.Data[FleetConfigKey]), &fleet); err != nil {
+		t.Fatal(err)
+	}
+	params := map[string]string{}
+	for _, a := range fleet.Actors {
+		if a.Actor != actor {
+			continue
+		}
+		for _, k := range declaredParams(a.Triggers) {
+			if v, ok := map[string]string{"TOPIC": "x", "WHO": by, "ROLE": "NONE"}[k]; ok {
+				params[k] = v
+			}
+		}
+	}
+	return SessionJob(ns, JobTemplate(pt), Session{ID: id, Ref: "#1", Params: params})
 }
 
 // TestLaunchScopeIsAdmitted: a launch is a real create attempt (dry run) as the launcher's

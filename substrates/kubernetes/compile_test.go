@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -279,18 +280,35 @@ func TestCompileIsLinearInActors(t *testing.T) {
 }
 
 // TestQuotaIsTheCapacity: the fleet's ResourceQuota holds its running pods at maxConcurrent plus
-// its cron triggers plus the model proxy's one (fleetProfile: 2, 1 and a skill, so 4), and no
-// Job count; the proxy's Deployment recreates its pod rather than surging past it; every session
-// Job (the CronJob's too) is kept keepFinished (a day by default) after it ends; a fleet without
-// a maxConcurrent gets no quota.
+// its cron triggers plus the model proxy's one (fleetProfile: 2, 1 and a skill, so 4); its Jobs
+// at maxJobs (by default 200 per maxConcurrent) plus 5 per cron trigger, and its ConfigMaps at
+// maxAsks (by default 200 per person) plus the fleet's 3 and 4 of the cluster's; the proxy's
+// Deployment recreates its pod rather than surging past it; every session Job (the CronJob's
+// too) is kept keepFinished (a day by default) after it ends; a fleet without a maxConcurrent
+// gets the quota without pods, its default maxJobs 200 per agent.
 func TestQuotaIsTheCapacity(t *testing.T) {
 	objs := compiledObjects(t, writeFleet(t, fleetProfile))
 	var q corev1.ResourceQuota
 	if err := object(objs, "ResourceQuota", QuotaName, &q); err != nil {
 		t.Fatal(err)
 	}
-	if n := q.Spec.Hard[corev1.ResourcePods]; n.Value() != 4 || len(q.Spec.Hard) != 1 {
-		t.Errorf("quota = %v, want pods 4 only", q.Spec.Hard)
+	hard := func(q corev1.ResourceQuota) map[string]int64 {
+		out := map[string]int64{}
+		for k, v := range q.Spec.Hard {
+			out[string(k)] = v.Value()
+		}
+		return out
+	}
+	if got, want := hard(q), map[string]int64{"pods": 4, "count/jobs.batch": 2*200 + 5, "count/configmaps": 200 + 3 + 4}; !reflect.DeepEqual(got, want) {
+		t.Errorf("quota = %v, want %v", got, want)
+	}
+	set := compiledObjects(t, writeFleet(t, strings.Replace(fleetProfile, "      timeZone: Europe/Paris\n", "      timeZone: Europe/Paris\n      maxJobs: 50\n      maxAsks: 7\n", 1)))
+	q = corev1.ResourceQuota{}
+	if err := object(set, "ResourceQuota", QuotaName, &q); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := hard(q), map[string]int64{"pods": 4, "count/jobs.batch": 50 + 5, "count/configmaps": 7 + 3 + 4}; !reflect.DeepEqual(got, want) {
+		t.Errorf("maxJobs 50, maxAsks 7: quota = %v, want %v", got, want)
 	}
 	var dep appsv1.Deployment
 	if err := object(objs, "Deployment", ModelProxyName, &dep); err != nil {
@@ -318,8 +336,12 @@ func TestQuotaIsTheCapacity(t *testing.T) {
 		}
 	}
 	objs = compiledObjects(t, writeFleet(t, strings.Replace(fleetProfile, "  maxConcurrent: 2\n", "", 1)))
-	if err := object(objs, "ResourceQuota", QuotaName, &q); err == nil {
-		t.Errorf("a fleet without maxConcurrent has a quota: %v", q.Spec.Hard)
+	q = corev1.ResourceQuota{}
+	if err := object(objs, "ResourceQuota", QuotaName, &q); err != nil {
+		t.Fatalf("a fleet without maxConcurrent: %v", err)
+	}
+	if got, want := hard(q), map[string]int64{"count/jobs.batch": 7*200 + 5, "count/configmaps": 200 + 2 + 4}; !reflect.DeepEqual(got, want) {
+		t.Errorf("a fleet without maxConcurrent: quota = %v, want %v", got, want)
 	}
 }
 

@@ -67,9 +67,7 @@ func (c *compiler) manifests(fleet FleetConfig) ([]substrates.File, error) {
 	fleetObjs := []any{fleetCM, install, c.networkPolicy(), c.defaultDeny(), c.modelProxyPolicy(), vap, binding}
 	cmVAP, cmBinding := c.configMapAdmission()
 	fleetObjs = append(fleetObjs, cmVAP, cmBinding)
-	if q := c.quota(); q != nil {
-		fleetObjs = append(fleetObjs, q)
-	}
+	fleetObjs = append(fleetObjs, c.quota())
 	if c.p.Policy.MaxConcurrent.Value > 0 {
 		// The slots of maxConcurrent (runner_slots.go), installed empty so that a launcher
 		// needs only get and update on it, by name. An apply (client-side or server-side)

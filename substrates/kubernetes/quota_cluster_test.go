@@ -122,7 +122,7 @@ func waitQuota(t *testing.T, cs *kubernetes.Clientset, ns string) {
 		if err != nil {
 			return false, err
 		}
-		_, ok := q.Status.Used[corev1.ResourcePods]
+		_, ok := q.Status.Used["count/jobs.batch"]
 		return ok, nil
 	})
 }

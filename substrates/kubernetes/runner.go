@@ -225,6 +225,9 @@ func (r *Runner) job(ctx context.Context, a *RunnerActor, id, ref string, params
 			return nil, fmt.Errorf("launching %s: %s", a.Name, undeclaredParam(a.Name, k, a.Params))
 		}
 	}
+	if js, _ := json.Marshal(params); len(ref) > MaxLaunchRef || len(js) > MaxLaunchParams {
+		return nil, fmt.Errorf("launching %s: a session's ref is at most %d bytes and its params %d bytes as JSON (this one: %d and %d)", a.Name, MaxLaunchRef, MaxLaunchParams, len(ref), len(js))
+	}
 	// The result is what the session's container writes to its termination message file,
 	// never the tail of its log.
 	c.TerminationMessagePolicy = corev1.TerminationMessageReadFile
@@ -548,6 +551,10 @@ func (r *Runner) suspend(ctx context.Context, id string, pause bool) (bool, erro
 // lacks.
 func (r *Runner) apiError(what, need string, err error) error {
 	switch {
+	case apierrors.IsForbidden(err) && strings.Contains(err.Error(), "exceeded quota") && strings.Contains(err.Error(), "count/jobs.batch"):
+		return &RefusedError{Msg: fmt.Sprintf("%s: the namespace's ResourceQuota %s holds no more Jobs (finished sessions' Jobs count until keepFinished removes them): delete finished Jobs, or raise policy.box.kubernetes.maxJobs, compile and apply: %v", what, QuotaName, err)}
+	case apierrors.IsForbidden(err) && strings.Contains(err.Error(), "exceeded quota") && strings.Contains(err.Error(), "count/configmaps"):
+		return &RefusedError{Msg: fmt.Sprintf("%s: the namespace's ResourceQuota %s holds no more ConfigMaps (asks, ended ones included, count until deleted): delete ended asks, or raise policy.box.kubernetes.maxAsks, compile and apply: %v", what, QuotaName, err)}
 	case apierrors.IsForbidden(err) && strings.Contains(err.Error(), "exceeded quota"):
 		return &RefusedError{Msg: fmt.Sprintf("%s: the namespace's ResourceQuota %s is full (its pods are the sessions in flight): wait for one to end, or cancel one: %v", what, QuotaName, err)}
 	case apierrors.IsForbidden(err):
