@@ -421,3 +421,32 @@ func TestAnActorNamedLikeTheFleetsObjectsIsRefused(t *testing.T) {
 		t.Errorf("an actor named autonomy-model-proxy: %v", err)
 	}
 }
+
+// A fleet whose sessions would run the placeholder image is warned of, at its box (or its
+// target): no registry serves autonomy-agent:latest, so every session's pod would wait on it.
+func TestThePlaceholderImageIsWarnedOf(t *testing.T) {
+	noImage := strings.Replace(fleetProfile, "      image: registry.example/autonomy-agent:v1\n", "", 1)
+	noBox := fleetProfile[:strings.Index(fleetProfile, "  box:\n")]
+	boxLine := strings.Count(fleetProfile[:strings.Index(fleetProfile, "    kubernetes:\n")], "\n") + 1
+	for _, c := range []struct {
+		name, profile, want string // want: the warning's place, "" for none
+	}{
+		{"an image of its own", fleetProfile, ""},
+		{"the default image", noImage, fmt.Sprintf(":%d:7:", boxLine+1)}, // the box's first key
+		{"no box", noBox, ":2:11:"},
+	} {
+		out, err := compileFleet(t, writeFleet(t, c.profile))
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		var got string
+		for _, w := range out.Warnings {
+			if strings.Contains(w.Message, "a placeholder that no registry serves") {
+				got = w.String()
+			}
+		}
+		if c.want == "" && got != "" || c.want != "" && (!strings.Contains(got, "ir.yml"+c.want) || !strings.Contains(got, "policy.box.kubernetes.image")) {
+			t.Errorf("%s: warned %q, want at %q", c.name, got, c.want)
+		}
+	}
+}
