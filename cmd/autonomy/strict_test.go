@@ -23,7 +23,9 @@ func warnedHello(t *testing.T) string {
 	}
 	warned := strings.Replace(string(data), "targets: [gh-actions, local]", "targets: [gh-actions, local, kubernetes]", 1)
 	warned = strings.Replace(warned, "policy:\n  box:", "policy:\n  maxConcurrent: 1\n  box:", 1)
-	if strings.Count(warned, "kubernetes]")+strings.Count(warned, "maxConcurrent: 1") != 2 {
+	// An image of its own: kubernetes would warn of the placeholder image too.
+	warned = strings.Replace(warned, "    local: { timezone: UTC, model: gpt-5-codex }\n", "    local: { timezone: UTC, model: gpt-5-codex }\n    kubernetes: { image: registry.example/autonomy-agent:v1 }\n", 1)
+	if strings.Count(warned, "kubernetes]")+strings.Count(warned, "maxConcurrent: 1")+strings.Count(warned, "autonomy-agent:v1") != 3 {
 		t.Fatalf("profiles/hello no longer has the lines warnedHello rewrites:\n%s", data)
 	}
 	if err := os.WriteFile(path, []byte(warned), 0o644); err != nil {
