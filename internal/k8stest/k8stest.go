@@ -227,6 +227,9 @@ func (c *Cluster) run(bin, name string, args ...string) error {
 	cmd := exec.Command(filepath.Join(bin, name), args...)
 	cmd.Stdout, cmd.Stderr, cmd.Dir = log, log, c.Dir
 	cmd.SysProcAttr = proc.SysProcAttr()
+	if cmd.SysProcAttr != nil {
+		cmd.SysProcAttr = dieWithParent(cmd.SysProcAttr)
+	}
 	if err := cmd.Start(); err != nil {
 		log.Close()
 		return fmt.Errorf("starting %s: %v", name, err)

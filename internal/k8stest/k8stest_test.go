@@ -1,8 +1,13 @@
 package k8stest
 
 import (
+	"bufio"
 	"context"
+	"fmt"
 	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -79,6 +84,65 @@ func TestAJobRunsToSucceeded(t *testing.T) {
 		case <-ctx.Done():
 			t.Fatalf("the Job did not succeed: %+v", j.Status)
 		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// TestAControlPlaneDiesWithItsTestProcess: a test process killed outright (go test's timeout
+// panics; a CI job is cancelled) runs no Stop, and its control plane is not left running: the
+// kernel kills each process of it with its parent. (CI16's timed-out run left etcd, the API
+// server, the controllers and kwok running for the rest of the session.)
+func TestAControlPlaneDiesWithItsTestProcess(t *testing.T) {
+	if os.Getenv("K8STEST_ORPHAN_CHILD") == "1" {
+		c, err := Start(context.Background(), BinDir())
+		if err != nil {
+			fmt.Println("ERROR", err)
+			return
+		}
+		fmt.Println("CLUSTER", c.Dir, strings.Trim(fmt.Sprint(c.Pids()), "[]"))
+		select {} // until killed
+	}
+	if runtime.GOOS != "linux" {
+		t.Skip("the kernel's parent-death signal is Linux's")
+	}
+	Get(t) // the gate, and the binaries
+	cmd := exec.Command(os.Args[0], "-test.run=^TestAControlPlaneDiesWithItsTestProcess$")
+	cmd.Env = append(os.Environ(), "K8STEST_ORPHAN_CHILD=1")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	fields := strings.Fields(line)
+	if err != nil || len(fields) < 3 || fields[0] != "CLUSTER" {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		t.Fatalf("the child started no cluster: %q %v", line, err)
+	}
+	dir := fields[1]
+	defer os.RemoveAll(dir)
+	var pids []int
+	for _, f := range fields[2:] {
+		pid, _ := strconv.Atoi(f)
+		pids = append(pids, pid)
+	}
+	if err := cmd.Process.Kill(); err != nil { // SIGKILL: no Stop runs
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	deadline := time.Now().Add(30 * time.Second)
+	for _, pid := range pids {
+		for alive(pid) && time.Now().Before(deadline) {
+			time.Sleep(50 * time.Millisecond)
+		}
+		if alive(pid) {
+			t.Errorf("process %d outlived its test process", pid)
+			if p, err := os.FindProcess(pid); err == nil {
+				_ = p.Kill()
+			}
 		}
 	}
 }
