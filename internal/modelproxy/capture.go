@@ -191,7 +191,7 @@ type requestError struct {
 }
 
 // inspect decodes a request body (gzip is undone, bounded by limit; other encodings are
-// refused), checks a POST's (path, "" for none: checkReach, admitted by admit) and reads its
+// refused), checks a POST's (path, "" for none: reachRefusal, admitted by admit) and reads its
 // fields. A body that is not JSON is passed on for the API to refuse.
 func inspect(body []byte, encoding string, limit int64, path string, admit func(int64) (func(), bool)) (request, *requestError) {
 	text := body
@@ -210,7 +210,7 @@ func inspect(body []byte, encoding string, limit int64, path string, admit func(
 	default:
 		return request{}, &requestError{http.StatusUnsupportedMediaType, fmt.Sprintf("Content-Encoding %q is not supported (send it plain or gzip)", encoding)}
 	}
-	if why := checkReach(path, text, admit); why != "" {
+	if why := reachRefusal(path, text, admit); why != "" {
 		return request{}, &requestError{http.StatusBadRequest, "refused: " + why}
 	}
 	var r request

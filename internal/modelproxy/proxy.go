@@ -76,7 +76,7 @@ type Config struct {
 type Proxy struct {
 	cfg   Config
 	slots chan struct{} // one per generation request in flight (Config.MaxConcurrent)
-	// checking is what the bodies being checked may take, decoded, together (checkReach): a
+	// checking is what the bodies being checked may take, decoded, together (reachRefusal): a
 	// body near the bound at a time, and small ones beside it.
 	checking *budget
 	upstream map[API]*url.URL

@@ -36,14 +36,11 @@ var openAIClientTools = map[string]bool{"function": true, "custom": true, "local
 var anthropicClientTools = []string{"bash_", "text_editor_", "computer_", "memory_"}
 
 // reachRefusal is why the request body text to path must not be forwarded, "" when it may ("" for
-// path "": a request with no body).
-func reachRefusal(path string, text []byte) string { return checkReach(path, text, nil) }
-
-// checkReach is reachRefusal, with admit (when not nil) called once the body's decoded cost is
-// reckoned and before it is decoded: it waits for that much of the proxy's checking budget, and
-// says false when the request went away meanwhile; the release it returns is called once the
-// decoded body is let go.
-func checkReach(path string, text []byte, admit func(cost int64) (release func(), ok bool)) string {
+// path "": a request with no body). admit (when not nil) is called once the body's decoded cost
+// is reckoned and before it is decoded: it waits for that much of the proxy's checking budget,
+// and says false when the request went away meanwhile; the release it returns is called once
+// the decoded body is let go.
+func reachRefusal(path string, text []byte, admit func(cost int64) (release func(), ok bool)) string {
 	if path == "" {
 		return ""
 	}

@@ -30,7 +30,7 @@ func TestReachRefusal(t *testing.T) {
 		{"no body to check (a GET)", "", ``},
 	}
 	for _, c := range pass {
-		if why := reachRefusal(c.path, []byte(c.body)); why != "" {
+		if why := reachRefusal(c.path, []byte(c.body), nil); why != "" {
 			t.Errorf("%s: refused: %s", c.name, why)
 		}
 	}
@@ -74,7 +74,7 @@ func TestReachRefusal(t *testing.T) {
 		{"empty", messages, ``, `not JSON the proxy can check`},
 	}
 	for _, c := range refused {
-		why := reachRefusal(c.path, []byte(c.body))
+		why := reachRefusal(c.path, []byte(c.body), nil)
 		if !strings.Contains(why, c.want) {
 			t.Errorf("%s: %q, want it to say %q", c.name, why, c.want)
 		}
@@ -97,7 +97,7 @@ func BenchmarkReachRefusal(b *testing.B) {
 	text := []byte(body.String())
 	b.SetBytes(int64(len(text)))
 	for b.Loop() {
-		if why := reachRefusal("/openai/v1/responses", text); why != "" {
+		if why := reachRefusal("/openai/v1/responses", text, nil); why != "" {
 			b.Fatal(why)
 		}
 	}
@@ -117,7 +117,7 @@ func TestReachRefusalMemoryIsBounded(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	if why := reachRefusal("/anthropic/v1/messages", text); why != "" {
+	if why := reachRefusal("/anthropic/v1/messages", text, nil); why != "" {
 		t.Fatal(why)
 	}
 	runtime.ReadMemStats(&after)
@@ -156,7 +156,7 @@ func TestFetchedWalkAllocatesNothing(t *testing.T) {
 func TestFetchedNamesOnePlace(t *testing.T) {
 	body := `{"z":{"type":"input_file","file_url":"https://e.example/"},"m":[{"type":"text"},{"c":{"type":"image","source":{"type":"url"}}},{"type":"input_image","image_url":"https://e.example/"}],"y":[]}`
 	for range 20 { // a map's order changes from one walk to the next
-		if why := reachRefusal("/openai/v1/responses", []byte(body)); !strings.HasPrefix(why, "m[1].c: an image by URL") {
+		if why := reachRefusal("/openai/v1/responses", []byte(body), nil); !strings.HasPrefix(why, "m[1].c: an image by URL") {
 			t.Fatalf("%q, want m[1].c", why)
 		}
 	}
@@ -173,7 +173,7 @@ func TestReachRefusalBoundsWhatDecodingTakes(t *testing.T) {
 		var before, after runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&before)
-		why := reachRefusal("/openai/v1/responses", []byte(text))
+		why := reachRefusal("/openai/v1/responses", []byte(text), nil)
 		runtime.ReadMemStats(&after)
 		if !strings.Contains(why, "decoded, it would take more than 256 MiB") {
 			t.Errorf("%s (%d MB): %q", name, len(text)>>20, why)
@@ -190,7 +190,7 @@ func TestReachRefusalBoundsWhatDecodingTakes(t *testing.T) {
 		var before, after runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&before)
-		if why := reachRefusal("/openai/v1/responses", []byte(text)); why != "" {
+		if why := reachRefusal("/openai/v1/responses", []byte(text), nil); why != "" {
 			t.Errorf("%s within the bound: %q", name, why)
 		}
 		runtime.ReadMemStats(&after)

@@ -346,11 +346,12 @@ func loopbackDown(u string) string {
 		return ""
 	}
 	port := parsed.Port()
-	if port == "" {
-		port = map[string]string{"https": "443"}[parsed.Scheme]
-		if port == "" {
-			port = "80"
-		}
+	switch {
+	case port != "":
+	case parsed.Scheme == "https":
+		port = "443"
+	default:
+		port = "80"
 	}
 	addr := net.JoinHostPort(host, port)
 	conn, err := net.DialTimeout("tcp", addr, 2*time.Second)
