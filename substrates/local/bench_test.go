@@ -10,6 +10,7 @@ import (
 
 	"github.com/autonomyhq/autonomy/internal/proc"
 	"github.com/autonomyhq/autonomy/internal/store"
+	"github.com/autonomyhq/autonomy/internal/testbin"
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/playbook/runtimes"
 )
@@ -150,33 +151,86 @@ func BenchmarkTick1000(b *testing.B) {
 			}
 		}
 	})
-	b.Run("all-due-at-capacity", func(b *testing.B) {
-		var cpu time.Duration // of the ticks alone, and of the supervisions they started meanwhile
+	b.Run("none-due-reopened", func(b *testing.B) {
+		// What runner serve does at each tick: it opens the installation again (a compile takes
+		// effect without a restart), then ticks.
+		c := &clock{}
+		c.Set("2026-03-02T00:00:30Z")
+		r := newRunner(b, dir, Options{Now: c.Now})
+		if _, err := r.Tick(ctx); err != nil {
+			b.Fatal(err)
+		}
+		b.ResetTimer()
 		for i := 0; i < b.N; i++ {
-			b.StopTimer()
-			d := installFleet(b, fleet{yml: y.String(), files: map[string]string{"scripts/true.sh": "#!/bin/sh\nsleep 30\n" + scriptDone}}, false)
-			c := &clock{}
-			c.Set("2026-03-01T00:00:00Z")
-			r := newRunner(b, d, Options{Now: c.Now})
-			if _, err := r.Tick(ctx); err != nil {
+			c.Set("2026-03-02T00:00:40Z")
+			in, err := Open(dir)
+			if err != nil {
 				b.Fatal(err)
 			}
-			c.Set("2026-03-02T00:00:00Z")
-			cpu0 := usedCPU()
-			b.StartTimer()
+			in.keepActors(r.In)
+			r.In = in
 			rep, err := r.Tick(ctx)
-			b.StopTimer()
-			cpu += usedCPU() - cpu0
-			if err != nil || len(rep.Fired) != 10 || len(rep.Deferred) != 990 {
-				b.Fatalf("%v: fired %d, deferred %d", err, len(rep.Fired), len(rep.Deferred))
+			if err != nil || len(rep.Fired) != 0 {
+				b.Fatalf("%v %d", err, len(rep.Fired))
 			}
-			ss, _ := r.Store.List(ctx, store.ListOptions{})
-			for _, s := range ss {
-				r.Cancel(ctx, s.ID)
-			}
-			r.Wait()
-			b.StartTimer()
 		}
-		b.ReportMetric(float64(cpu)/float64(b.N), "cpu-ns/op")
 	})
+	// In this process, as the tests run it, and detached, as the CLI runs it: each session's
+	// supervisor is an autonomy process of its own (runner supervise).
+	b.Run("all-due-at-capacity", func(b *testing.B) { tickAtCapacity(b, y.String(), Options{}) })
+	b.Run("all-due-at-capacity-detached", func(b *testing.B) {
+		tickAtCapacity(b, y.String(), Options{Detach: true, Exe: testbin.Path(b)})
+	})
+}
+
+// tickAtCapacity times a tick that finds 1,000 actors due at a capacity of 10: ten fire, and
+// 990 are deferred. Its CPU is the tick's and that of the supervisions it started meanwhile,
+// when they run in this process.
+func tickAtCapacity(b *testing.B, yml string, opts Options) {
+	ctx := context.Background()
+	var cpu time.Duration
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		d := installFleet(b, fleet{yml: yml, files: map[string]string{"scripts/true.sh": "#!/bin/sh\nsleep 30\n" + scriptDone}}, false)
+		c := &clock{}
+		c.Set("2026-03-01T00:00:00Z")
+		o := opts
+		o.Now = c.Now
+		r := newRunner(b, d, o)
+		if _, err := r.Tick(ctx); err != nil {
+			b.Fatal(err)
+		}
+		c.Set("2026-03-02T00:00:00Z")
+		cpu0 := usedCPU()
+		b.StartTimer()
+		rep, err := r.Tick(ctx)
+		b.StopTimer()
+		cpu += usedCPU() - cpu0
+		if err != nil || len(rep.Fired) != 10 || len(rep.Deferred) != 990 {
+			b.Fatalf("%v: fired %d, deferred %d", err, len(rep.Fired), len(rep.Deferred))
+		}
+		for _, s := range rep.Fired {
+			r.Cancel(ctx, s.ID)
+		}
+		r.Wait()
+		// Detached supervisors write the session's end after the cancel: wait for them to exit.
+		for _, f := range rep.Fired {
+			for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+				s, _, err := r.Store.Get(ctx, f.ID)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if s.Status.Ended() && (s.SupervisorPID <= 0 || s.SupervisorPID == os.Getpid() || !proc.Alive(s.SupervisorPID, s.SupervisorStart)) {
+					break
+				}
+				if time.Now().After(deadline) {
+					b.Fatalf("session %s (%s, supervisor %d) still runs 30 s after its cancel", s.ID, s.Status, s.SupervisorPID)
+				}
+			}
+		}
+		b.StartTimer()
+	}
+	if !opts.Detach {
+		b.ReportMetric(float64(cpu)/float64(b.N), "cpu-ns/op")
+	}
 }

@@ -1,7 +1,6 @@
 package local
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -161,19 +160,4 @@ func (r *Runner) recordFirings(tx *store.Tx, firings []firing, ev ghEvent, where
 		fired = append(fired, s)
 	}
 	return fired, "", nil
-}
-
-// startFired starts the sessions recorded and returns them as the store then has them.
-func (r *Runner) startFired(ctx context.Context, fired []store.Session) ([]store.Session, error) {
-	out := make([]store.Session, 0, len(fired))
-	for _, s := range fired {
-		if err := r.start(ctx, s); err != nil {
-			return out, err
-		}
-		if n, ok, err := r.Store.Get(ctx, s.ID); err == nil && ok {
-			s = n
-		}
-		out = append(out, s)
-	}
-	return out, nil
 }

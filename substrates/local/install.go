@@ -1,6 +1,7 @@
 package local
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -222,7 +223,13 @@ type Install struct {
 	stateAt string
 
 	mu     sync.Mutex
-	actors map[string]*ActorConfig
+	actors map[string]readConfig
+}
+
+// readConfig is an actor's config as read, and the file it was read from as it was then.
+type readConfig struct {
+	cfg  *ActorConfig
+	file os.FileInfo
 }
 
 // ErrNotInstalled is returned when a directory holds no local installation.
@@ -303,9 +310,40 @@ func (in *Install) Actor(name string) (*ActorConfig, error) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	if c, ok := in.actors[name]; ok {
-		return c, nil
+		return c.cfg, nil
 	}
 	return in.readActor(name)
+}
+
+// keepActors keeps the actor configs prev read whose files are still those it read (the same
+// file, size and modification time): what runner serve, which opens the installation again at
+// each tick, would otherwise read and decode again, every config at every tick. A compile
+// renames new files into place, so a config it wrote is read again.
+func (in *Install) keepActors(prev *Install) {
+	if prev == nil || prev == in || prev.Dir != in.Dir {
+		return
+	}
+	prev.mu.Lock()
+	kept := make(map[string]readConfig, len(prev.actors))
+	for name, c := range prev.actors {
+		kept[name] = c
+	}
+	prev.mu.Unlock()
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	for name, c := range kept {
+		if _, ok := in.actors[name]; ok || c.file == nil {
+			continue
+		}
+		fi, err := os.Lstat(filepath.Join(in.Dir, filepath.FromSlash(ActorPath(name))))
+		if err != nil || !os.SameFile(fi, c.file) || fi.Size() != c.file.Size() || !fi.ModTime().Equal(c.file.ModTime()) || fi.Mode() != c.file.Mode() {
+			continue
+		}
+		if in.actors == nil {
+			in.actors = map[string]readConfig{}
+		}
+		in.actors[name] = c
+	}
 }
 
 // ReloadActor is Actor read from disk again, whatever was read before: what a supervisor starts
@@ -330,16 +368,17 @@ func (in *Install) forgetActors() {
 // readActor reads an actor's config and caches it; in.mu is held.
 func (in *Install) readActor(name string) (*ActorConfig, error) {
 	var c ActorConfig
-	if err := readJSON(in.Dir, ActorPath(name), &c); err != nil {
+	fi, err := readJSONFile(in.Dir, ActorPath(name), &c)
+	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("no actor %q in %s (%s)", name, in.Dir, suggestActor(name, in.Runner.Actors))
 		}
 		return nil, err
 	}
 	if in.actors == nil {
-		in.actors = map[string]*ActorConfig{}
+		in.actors = map[string]readConfig{}
 	}
-	in.actors[name] = &c
+	in.actors[name] = readConfig{&c, fi}
 	return &c, nil
 }
 
@@ -397,13 +436,29 @@ func suggestActor(name string, actors []string) string {
 
 // readJSON decodes an installed JSON file; its "//" header member is an unknown field, ignored.
 func readJSON(dir, rel string, v any) error {
+	_, err := readJSONFile(dir, rel, v)
+	return err
+}
+
+// readJSONFile is readJSON, and returns the file read as it was when read.
+func readJSONFile(dir, rel string, v any) (os.FileInfo, error) {
 	full := filepath.Join(dir, filepath.FromSlash(rel))
-	data, err := os.ReadFile(full)
+	f, err := os.Open(full)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if err := json.Unmarshal(data, v); err != nil {
-		return fmt.Errorf("%s: %v (compile again)", full, err)
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
 	}
-	return nil
+	var data bytes.Buffer
+	data.Grow(int(min(fi.Size(), 1<<20)) + bytes.MinRead)
+	if _, err := data.ReadFrom(f); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(data.Bytes(), v); err != nil {
+		return nil, fmt.Errorf("%s: %v (compile again)", full, err)
+	}
+	return fi, nil
 }

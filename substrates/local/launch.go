@@ -2,11 +2,13 @@ package local
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/autonomyhq/autonomy/internal/handoff"
@@ -273,25 +275,110 @@ func (r *Runner) resolve(cfg *ActorConfig, fired *Trigger, req LaunchRequest) (i
 
 // start hands a recorded session to its supervisor: a detached process, or this one.
 func (r *Runner) start(ctx context.Context, s store.Session) error {
+	_, err := r.startFired(ctx, []store.Session{s})
+	return err
+}
+
+// startFired hands recorded sessions to their supervisors and returns them as the store then
+// has them: each detached supervisor is started first, then every supervisor is recorded in one
+// transaction, and only then do the supervisors of this process run. A tick that fires ten
+// sessions takes the database's write lock once for them, not ten times while the supervisors
+// it started already queue for it. A session whose supervisor cannot start fails, saying why,
+// and the others start all the same; the error names each that failed.
+func (r *Runner) startFired(ctx context.Context, fired []store.Session) ([]store.Session, error) {
 	if r.leavesToCaller() {
-		return nil // the calling session's supervisor starts it (adopt.go)
+		return fired, nil // the calling session's supervisor starts them (adopt.go)
 	}
+	type supervised struct {
+		id    string
+		pid   int
+		start uint64
+	}
+	var (
+		errs []error
+		sup  = make([]supervised, 0, len(fired))
+		self = os.Getpid()
+	)
 	if !r.opts.Detach {
-		r.supervisor.set.hold(s.ID)
-		pid := os.Getpid()
-		start, _ := proc.StartTime(pid)
-		if _, _, err := r.Store.Modify(ctx, s.ID, nil, func(m *store.Session) { m.SupervisorPID, m.SupervisorStart = pid, start }); err != nil {
-			r.supervisor.set.release(s.ID)
-			return err
+		start, _ := proc.StartTime(self)
+		for _, s := range fired {
+			r.supervisor.set.hold(s.ID)
+			sup = append(sup, supervised{s.ID, self, start})
 		}
-		r.supervisor.set.run(s.ID, func() { r.supervise(context.Background(), s.ID) })
-		return nil
+	} else {
+		// A few at once: the kernel's fork and exec of each, which the launcher waits for, is
+		// most of what starting one costs.
+		started, failed := make([]supervised, len(fired)), make([]error, len(fired))
+		var wg sync.WaitGroup
+		next := make(chan int)
+		for range min(len(fired), startersAtOnce) {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range next {
+					started[i].id = fired[i].ID
+					started[i].pid, started[i].start, failed[i] = r.startSupervisor(ctx, fired[i])
+				}
+			}()
+		}
+		for i := range fired {
+			next <- i
+		}
+		close(next)
+		wg.Wait()
+		for i, v := range started {
+			if failed[i] != nil {
+				errs = append(errs, failed[i])
+				continue
+			}
+			sup = append(sup, v)
+		}
 	}
+	out := make([]store.Session, 0, len(sup))
+	err := r.Store.Tx(ctx, func(tx *store.Tx) error {
+		out = out[:0]
+		for _, v := range sup {
+			n, _, err := tx.Modify(v.id, nil, func(m *store.Session) {
+				// Unless another process took it over meanwhile; this one holds it while it starts the
+				// supervisor of a session it continues (resume.go).
+				if m.SupervisorPID == 0 || m.SupervisorPID == self {
+					m.SupervisorPID, m.SupervisorStart = v.pid, v.start
+				}
+			})
+			if err != nil {
+				return err
+			}
+			out = append(out, n)
+		}
+		return nil
+	})
+	if !r.opts.Detach {
+		for _, v := range sup {
+			if err != nil {
+				r.supervisor.set.release(v.id)
+				continue
+			}
+			id := v.id
+			r.supervisor.set.run(id, func() { r.supervise(context.Background(), id) })
+		}
+	}
+	if err != nil {
+		return nil, errors.Join(append(errs, err)...)
+	}
+	return out, errors.Join(errs...)
+}
+
+// startersAtOnce is how many detached supervisors startFired starts at once.
+const startersAtOnce = 4
+
+// startSupervisor starts the detached supervisor of session s (runner supervise) and returns
+// its pid and start time; when it cannot, the session fails saying why.
+func (r *Runner) startSupervisor(ctx context.Context, s store.Session) (int, uint64, error) {
 	exe := r.opts.Exe
 	if exe == "" {
 		var err error
 		if exe, err = os.Executable(); err != nil {
-			return r.failStart(ctx, s.ID, fmt.Sprintf("cannot find the autonomy binary to supervise it: %v", err))
+			return 0, 0, r.failStart(ctx, s.ID, fmt.Sprintf("cannot find the autonomy binary to supervise it: %v", err))
 		}
 	}
 	cmd := exec.Command(exe, "runner", "--dir", r.In.Dir, "supervise", s.ID)
@@ -299,12 +386,12 @@ func (r *Runner) start(ctx context.Context, s store.Session) error {
 	cmd.Dir = r.In.Dir
 	handed, err := passEnv(cmd, withoutSession(r.opts.Env))
 	if err != nil {
-		return r.failStart(ctx, s.ID, fmt.Sprintf("cannot start its supervisor: %v", err))
+		return 0, 0, r.failStart(ctx, s.ID, fmt.Sprintf("cannot start its supervisor: %v", err))
 	}
 	err = cmd.Start()
 	handed(err == nil)
 	if err != nil {
-		return r.failStart(ctx, s.ID, fmt.Sprintf("cannot start its supervisor: %v", err))
+		return 0, 0, r.failStart(ctx, s.ID, fmt.Sprintf("cannot start its supervisor: %v", err))
 	}
 	pid := cmd.Process.Pid
 	start, _ := proc.StartTime(pid)
@@ -313,15 +400,7 @@ func (r *Runner) start(ctx context.Context, s store.Session) error {
 	if r.supervisor.startedHook != nil {
 		r.supervisor.startedHook(s.ID)
 	}
-	self := os.Getpid()
-	_, _, err = r.Store.Modify(ctx, s.ID, nil, func(m *store.Session) {
-		// Unless another process took it over meanwhile; this one holds it while it starts the
-		// supervisor of a session it continues (resume.go).
-		if m.SupervisorPID == 0 || m.SupervisorPID == self {
-			m.SupervisorPID, m.SupervisorStart = pid, start
-		}
-	})
-	return err
+	return pid, start, nil
 }
 
 // sessionBranchRefused says why a session may not launch an actor on branch ("" when it may): the

@@ -63,14 +63,11 @@ func (r *Runner) Tick(ctx context.Context) (TickReport, error) {
 	if err != nil {
 		return TickReport{}, err
 	}
-	for i, s := range rep.Fired {
-		if err := r.start(ctx, s); err != nil {
-			return rep, err
-		}
-		if n, ok, err := r.Store.Get(ctx, s.ID); err == nil && ok {
-			rep.Fired[i] = n
-		}
+	started, err := r.startFired(ctx, rep.Fired)
+	if err != nil {
+		return rep, err
 	}
+	rep.Fired = started
 	if rep.Simulated, err = r.simulate(ctx, now); err != nil {
 		return rep, err
 	}
@@ -112,6 +109,7 @@ func (r *Runner) Serve(ctx context.Context, w io.Writer) error {
 	for {
 		if in, err := Open(r.In.Dir); err == nil && r.opts.Detach {
 			in.graceOverride = r.opts.Grace
+			in.keepActors(r.In)
 			r.In = in
 		} else if err != nil {
 			fmt.Fprintf(w, "autonomy: %v (keeping the installation read before)\n", err)
