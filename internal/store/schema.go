@@ -31,6 +31,9 @@ var migrations = []migration{
 	{"add the model usage", addUsage},
 	// 5: the code flow's proposals and the throttles (pauses of the fleet and of work items).
 	{"add the proposals and the throttles", addProposals},
+	// 6: saved_head, the commit an isolated session's commits were saved at, so that what it
+	// proposes is that commit, and not whatever its branch was moved to after.
+	{"add the saved head", addSavedHead},
 }
 
 // schemaVersion is the user_version of a database this build has brought up to date.
@@ -118,6 +121,12 @@ const schemaV2 = `
 ALTER TABLE sessions ADD COLUMN stop_by INTEGER NOT NULL DEFAULT 0;
 CREATE INDEX sessions_stopping ON sessions (stop_by) WHERE stop_by <> 0;
 `
+
+// addSavedHead is migration 6.
+func addSavedHead(ctx context.Context, tx *sql.Tx) error {
+	_, err := tx.ExecContext(ctx, `ALTER TABLE sessions ADD COLUMN saved_head TEXT NOT NULL DEFAULT ''`)
+	return err
+}
 
 // addStopBy is migration 2.
 func addStopBy(ctx context.Context, tx *sql.Tx) error {

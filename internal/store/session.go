@@ -27,9 +27,12 @@ type Session struct {
 	// Trigger is the trigger.kind the launch carried: "dispatch", "cron", ...
 	Trigger string
 	// Origin is who launched it: "operator", "schedule", or "session:<id>".
-	Origin  string
-	Branch  string
-	Workdir string // where the process runs
+	Origin string
+	Branch string
+	// SavedHead is the commit the runner saved an isolated session's commits at, as Branch
+	// (set together with it); "" otherwise.
+	SavedHead string
+	Workdir   string // where the process runs
 	// Worktree says Workdir is a git worktree the runner created and removes.
 	Worktree bool
 	LogPath  string
@@ -70,7 +73,7 @@ type ListOptions struct {
 const (
 	mutableCols = "status, ref, params, trigger_kind, origin, branch, workdir, worktree, log_path, timeout_ns, " +
 		"supervisor_pid, supervisor_start, pid, pid_start, started_at, ended_at, exit_code, " +
-		"reason, verified, token_hash, evidence, resolved_by, stop_by"
+		"reason, verified, token_hash, evidence, resolved_by, stop_by, saved_head"
 	sessionCols = "seq, id, actor, kind, created_at, " + mutableCols
 )
 
@@ -295,7 +298,7 @@ func (s *Session) mutableArgs() ([]any, error) {
 		string(s.Status), s.Ref, params, s.Trigger, s.Origin, s.Branch, s.Workdir, worktree, s.LogPath, int64(s.Timeout),
 		int64(s.SupervisorPID), int64(s.SupervisorStart), int64(s.PID), int64(s.PIDStart),
 		nullNanos(s.StartedAt), nullNanos(s.EndedAt), exit,
-		s.Reason, s.Verified, s.TokenHash, s.Evidence, s.ResolvedBy, nanos(s.StopBy),
+		s.Reason, s.Verified, s.TokenHash, s.Evidence, s.ResolvedBy, nanos(s.StopBy), s.SavedHead,
 	}, nil
 }
 
@@ -316,7 +319,7 @@ func scanSession(sc scanner) (Session, error) {
 	err := sc.Scan(&s.Seq, &id, &s.Actor, &s.Kind, &created,
 		&status, &s.Ref, &params, &s.Trigger, &s.Origin, &s.Branch, &s.Workdir, &worktree, &s.LogPath, &timeout,
 		&supPID, &supStart, &pid, &pidStart, &started, &ended, &exit,
-		&s.Reason, &s.Verified, &s.TokenHash, &s.Evidence, &s.ResolvedBy, &stopBy)
+		&s.Reason, &s.Verified, &s.TokenHash, &s.Evidence, &s.ResolvedBy, &stopBy, &s.SavedHead)
 	if err != nil {
 		return Session{}, err
 	}

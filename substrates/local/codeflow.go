@@ -94,6 +94,13 @@ func (r *Runner) proposeOnEnd(ctx context.Context, s store.Session) {
 		r.dropUnfinished(ctx, s, fmt.Sprintf("its branch %s does not exist", branch))
 		return
 	}
+	if s.SavedHead != "" && branch == s.Branch && head != s.SavedHead {
+		// Another session's git moved the branch the runner saved its commits as.
+		why := fmt.Sprintf("its branch %s was moved after its commits were saved there (from %s to %s): what it points to now is not this session's work", branch, short(s.SavedHead), short(head))
+		_ = r.Store.Log(ctx, store.Event{Session: s.ID, Actor: s.Actor, Kind: "proposal", Message: "nothing proposed: " + why + "; its own commits are " + s.SavedHead})
+		r.dropUnfinished(ctx, s, why)
+		return
+	}
 	rec := store.Proposal{Session: s.ID, Actor: s.Actor, Branch: branch, Head: head}
 	rec.Title, _ = gitws.Git(ctx, repo, "log", "-1", "--format=%s", head)
 	if rec.Target, err = r.targetBranch(ctx, repo); err != nil {

@@ -496,3 +496,49 @@ func TestCodeFlowProposesTheBranchItSaved(t *testing.T) {
 		t.Errorf("the session's branch on record: %q", s.Branch)
 	}
 }
+
+// An isolated session's commits are saved as a branch when it ends, and what it proposes is the
+// commit they were saved at: another session's git moving that branch in between (its name is
+// known in advance) gets nothing of its own proposed as this session's work.
+func TestCodeFlowProposesNothingMovedAfterItsSave(t *testing.T) {
+	t.Parallel()
+	g := newFlowRig(t)
+	planted := gitRun(t, g.dir, "commit-tree", "-m", "not the session's", "-p", g.main(), g.main()+"^{tree}")
+	g.r.supervisor.phaseHook = func(phase, id string) {
+		if phase == "saved" {
+			gitRun(t, g.dir, "update-ref", "refs/heads/autonomy/develop/"+id, planted)
+		}
+	}
+	g.set("change", "src/greet.txt\nhello\n")
+	g.set("verdict", "approve\n")
+	s := launch(t, g.r, LaunchRequest{Actor: "develop", Ref: "42"})
+	if got := waitEnded(t, g.r, s.ID); got.Status != ir.Done {
+		t.Fatalf("develop ended %s: %s", got.Status, got.Reason)
+	}
+	ctx := context.Background()
+	got, _, _ := g.r.Store.Get(ctx, s.ID)
+	if got.Branch != "autonomy/develop/"+s.ID || len(got.SavedHead) != 40 || got.SavedHead == planted {
+		t.Fatalf("the session's branch on record: %q at %q", got.Branch, got.SavedHead)
+	}
+	var said string
+	for deadline := time.Now().Add(30 * time.Second); said == "" && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		evs, err := g.r.Store.Events(ctx, s.ID, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range evs {
+			if e.Kind == "proposal" {
+				said = e.Message
+			}
+		}
+	}
+	if !strings.Contains(said, "was moved after its commits were saved") || !strings.Contains(said, got.SavedHead) {
+		t.Errorf("the session's end said %q", said)
+	}
+	if p, ok, _ := g.r.Store.ProposalOf(ctx, s.ID); ok {
+		t.Errorf("proposed %+v", p)
+	}
+	if b, _ := os.ReadFile(filepath.Join(g.dir, "src/greet.txt")); g.main() == planted || string(b) == "hello\n" {
+		t.Error("something merged")
+	}
+}

@@ -225,6 +225,7 @@ func (r *Runner) workspace(ctx context.Context, s store.Session, cfg *ActorConfi
 		unseed()
 		note, saved, err := gitws.Remove(context.Background(), repo, path, base, "autonomy/"+s.Actor+"/"+s.ID)
 		r.recordSaved(s.ID, saved)
+		r.supervisor.phase("saved", s.ID)
 		if err != nil {
 			return fmt.Sprintf("the worktree %s was not removed: %v", path, err)
 		}
@@ -233,20 +234,21 @@ func (r *Runner) workspace(ctx context.Context, s store.Session, cfg *ActorConfi
 }
 
 // recordSaved records, as session id's branch, the branch its isolated worktree's commits were
-// saved as ("" leaves it as it is): what it proposes is that branch, the one the runner created,
-// never another of a name alike (proposalBranch).
-func (r *Runner) recordSaved(id, saved string) {
-	if saved == "" {
+// saved as, and the commit they were saved at (nothing when none was created): what it proposes
+// is that commit on that branch, the one the runner created, never another of a name alike
+// (proposalBranch), nor what the branch was moved to after.
+func (r *Runner) recordSaved(id string, saved gitws.Saved) {
+	if saved.Branch == "" {
 		return
 	}
 	ctx := context.Background()
 	if _, _, err := r.Store.Modify(ctx, id, nil, func(m *store.Session) {
 		if m.Branch == "" {
-			m.Branch = saved
+			m.Branch, m.SavedHead = saved.Branch, saved.Head
 		}
 	}); err != nil {
 		// What it would propose is then not known: say where its commits are.
-		_ = r.Store.Log(ctx, store.Event{Session: id, Kind: "worktree", Message: fmt.Sprintf("its commits are on the branch %s, which could not be recorded as its branch (%v): it proposes nothing; propose that branch yourself", saved, err)})
+		_ = r.Store.Log(ctx, store.Event{Session: id, Kind: "worktree", Message: fmt.Sprintf("its commits are on the branch %s (at %s), which could not be recorded as its branch (%v): it proposes nothing; propose that branch yourself", saved.Branch, short(saved.Head), err)})
 	}
 }
 

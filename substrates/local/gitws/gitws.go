@@ -331,40 +331,43 @@ func CheckedOutHint(branch, at string, main bool) string {
 	return fmt.Sprintf("the branch %s is checked out in the worktree %s, and a branch can be checked out in one worktree only: finish there (a session's worktree goes when it ends), remove that worktree with git worktree remove %s, or choose another branch", branch, at, at)
 }
 
+// Saved is a branch Remove created for a worktree's commits, and the commit it created it at.
+type Saved struct{ Branch, Head string }
+
 // Remove removes the worktree at path that Add created from base, unless that would lose work.
 // A worktree with uncommitted changes, untracked files included, is kept. A detached worktree
 // whose HEAD has moved on from base has its commits saved as the branch saveAs (or saveAs-2,
 // saveAs-3 … if taken) first; with saveAs empty it is kept instead. The note says what was kept
 // or saved and where, for the user; it is empty when the worktree was simply removed. saved is
-// the branch the commits were saved as, "" when none was created.
+// the branch the commits were saved as and the commit it was created at, zero when none was.
 //
 // An empty base means it is not known (the process that added the worktree died): a detached
 // HEAD then counts as saved when a branch or tag of repo already holds it, and is saved as saveAs
 // otherwise.
-func Remove(ctx context.Context, repo, path, base, saveAs string) (note, saved string, err error) {
+func Remove(ctx context.Context, repo, path, base, saveAs string) (note string, saved Saved, err error) {
 	if path, err = filepath.Abs(path); err != nil {
-		return "", "", err
+		return "", Saved{}, err
 	}
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
 		// Deleted by hand: only git's record of it is left to clear.
 		unlock, err := lockRepo(ctx, repo)
 		if err != nil {
-			return "", "", err
+			return "", Saved{}, err
 		}
 		defer unlock()
 		_, err = git(ctx, repo, "worktree", "prune")
-		return "", "", err
+		return "", Saved{}, err
 	}
 	if err := isWorktree(ctx, repo, path); err != nil {
-		return "", "", err
+		return "", Saved{}, err
 	}
 	status, err := git(ctx, path, "status", "--porcelain", "--untracked-files=all")
 	if err != nil {
-		return "", "", fmt.Errorf("cannot tell whether the worktree %s has uncommitted changes, so it is kept: %w", path, err)
+		return "", Saved{}, fmt.Errorf("cannot tell whether the worktree %s has uncommitted changes, so it is kept: %w", path, err)
 	}
 	if status != "" {
 		n := strings.Count(status, "\n") + 1
-		return fmt.Sprintf("kept the worktree %s: it has uncommitted changes (%d %s); commit or discard them there, then remove it with: git worktree remove %s", path, n, plural(n, "file"), path), "", nil
+		return fmt.Sprintf("kept the worktree %s: it has uncommitted changes (%d %s); commit or discard them there, then remove it with: git worktree remove %s", path, n, plural(n, "file"), path), Saved{}, nil
 	}
 	note, saved, keep, err := saveCommits(ctx, repo, path, base, saveAs)
 	if err != nil || keep {
@@ -453,39 +456,39 @@ func samePath(a, b string) bool {
 // over, never taken for this worktree's), and whether the
 // worktree must be kept because they could not be saved. A worktree on a branch, which holds its
 // commits, or without commits of its own has nothing to save.
-func saveCommits(ctx context.Context, repo, path, base, saveAs string) (note, saved string, keep bool, err error) {
+func saveCommits(ctx context.Context, repo, path, base, saveAs string) (note string, saved Saved, keep bool, err error) {
 	_, err = git(ctx, path, "symbolic-ref", "--quiet", "HEAD")
 	if err == nil {
-		return "", "", false, nil
+		return "", Saved{}, false, nil
 	}
 	if exitCode(err) != 1 {
-		return "", "", true, fmt.Errorf("cannot tell whether the worktree %s is on a branch, so it is kept: %w", path, err)
+		return "", Saved{}, true, fmt.Errorf("cannot tell whether the worktree %s is on a branch, so it is kept: %w", path, err)
 	}
 	sha, err := head(ctx, path)
 	if err != nil {
-		return "", "", true, fmt.Errorf("the worktree %s is kept: %w", path, err)
+		return "", Saved{}, true, fmt.Errorf("the worktree %s is kept: %w", path, err)
 	}
 	if sha == base {
-		return "", "", false, nil
+		return "", Saved{}, false, nil
 	}
 	if base == "" {
 		// Its base is not known: nothing is lost when a branch or tag holds it already.
 		if refs, err := git(ctx, repo, "for-each-ref", "--count=1", "--contains", sha, "--format=%(refname)", "refs/heads", "refs/tags"); err == nil && refs != "" {
-			return "", "", false, nil
+			return "", Saved{}, false, nil
 		}
 	}
 	// HEAD moved back, to a commit base already descends from: nothing new to save.
 	if base != "" {
 		if _, err := git(ctx, path, "merge-base", "--is-ancestor", sha, base); err == nil {
-			return "", "", false, nil
+			return "", Saved{}, false, nil
 		}
 	}
 	short := sha[:min(len(sha), 12)]
 	if saveAs == "" {
-		return fmt.Sprintf("kept the worktree %s: it has commits on no branch (HEAD at %s); save them with git -C %s branch NAME, then remove it with git worktree remove %s", path, short, path, path), "", true, nil
+		return fmt.Sprintf("kept the worktree %s: it has commits on no branch (HEAD at %s); save them with git -C %s branch NAME, then remove it with git worktree remove %s", path, short, path, path), Saved{}, true, nil
 	}
 	if err := ValidBranch(saveAs); err != nil {
-		return "", "", true, fmt.Errorf("cannot save the commits of the worktree %s, so it is kept: %w", path, err)
+		return "", Saved{}, true, fmt.Errorf("cannot save the commits of the worktree %s, so it is kept: %w", path, err)
 	}
 	for i := 1; i <= 100; i++ {
 		name := saveAs
@@ -495,13 +498,13 @@ func saveCommits(ctx context.Context, repo, path, base, saveAs string) (note, sa
 		// createBranch leaves a name that exists, even one taken meanwhile, to the next round.
 		created, err := createBranch(ctx, repo, name, sha)
 		if err != nil {
-			return "", "", true, fmt.Errorf("cannot save the commits of the worktree %s, so it is kept: %w", path, err)
+			return "", Saved{}, true, fmt.Errorf("cannot save the commits of the worktree %s, so it is kept: %w", path, err)
 		}
 		if created {
-			return fmt.Sprintf("saved the commits of the worktree %s as the branch %s (%s)", path, name, short), name, false, nil
+			return fmt.Sprintf("saved the commits of the worktree %s as the branch %s (%s)", path, name, short), Saved{name, sha}, false, nil
 		}
 	}
-	return "", "", true, fmt.Errorf("cannot save the commits of the worktree %s, so it is kept: the branches %s to %s-100 all exist already; delete some", path, saveAs, saveAs)
+	return "", Saved{}, true, fmt.Errorf("cannot save the commits of the worktree %s, so it is kept: the branches %s to %s-100 all exist already; delete some", path, saveAs, saveAs)
 }
 
 func plural(n int, word string) string {

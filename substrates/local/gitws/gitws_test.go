@@ -293,8 +293,8 @@ func TestRemoveSavesDetachedCommits(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if saved != name {
-			t.Errorf("saved as %q, want %q", saved, name)
+		if saved != (Saved{name, tip}) {
+			t.Errorf("saved as %+v, want %s at %s", saved, name, tip)
 		}
 		if !strings.Contains(note, "as the branch "+name) {
 			t.Errorf("note %q does not name the branch %s", note, name)
