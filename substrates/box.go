@@ -9,6 +9,23 @@ import (
 	"github.com/autonomyhq/autonomy/ir"
 )
 
+// TargetPos is where the profile asks for the substrate named by one of names: its
+// policy.box entry, else its entry in targets, else targets itself. A problem of the whole
+// output that no one key causes is reported there.
+func TargetPos(p *ir.Profile, names ...string) ir.Pos {
+	if n := BoxNode(p, names...); n != nil {
+		return ir.Pos{Line: n.Line, Col: n.Column}
+	}
+	for _, t := range p.Targets {
+		for _, name := range names {
+			if t.Value == name {
+				return t.Pos
+			}
+		}
+	}
+	return p.TargetsPos
+}
+
 // BoxNode returns the mapping policy.box.<key> of the profile, or nil when it is absent or not
 // a mapping (ir reports the latter).
 func BoxNode(p *ir.Profile, keys ...string) *yaml.Node {

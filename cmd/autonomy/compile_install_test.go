@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -37,6 +38,10 @@ func TestCompileRefusesUninstallable(t *testing.T) {
 			}
 			if !strings.Contains(errOut, "rebuild autonomy") && !strings.Contains(errOut, "go build -buildvcs=true") {
 				t.Errorf("the error names no fix:\n%s", errOut)
+			}
+			// It is reported where the profile asks for gh-actions (its policy.box entry), not at 1:1.
+			if at := boxLine(t, "../../profiles/hello/ir.yml", "gh-actions"); !strings.Contains(errOut, fmt.Sprintf("ir.yml:%d:", at)) {
+				t.Errorf("the error is not at policy.box.gh-actions (line %d):\n%s", at, errOut)
 			}
 			if _, err := os.Stat(out); err == nil {
 				t.Errorf("%s was created", out)
@@ -77,4 +82,20 @@ func TestCheckSaysWhyAnUninstallableBuildDrifts(t *testing.T) {
 	if code, _, errOut := run(t, "check", "../../profiles/hello", "--target", "gh-actions", "--dir", dir); code != 0 || strings.Contains(errOut, "could not install") {
 		t.Errorf("check by the build that compiled it: exit %d\n%s", code, errOut)
 	}
+}
+
+// boxLine is the line of path that opens policy.box's entry for name.
+func boxLine(t *testing.T, path, name string) int {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, line := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), name+":") {
+			return i + 1
+		}
+	}
+	t.Fatalf("%s has no %s: entry", path, name)
+	return 0
 }

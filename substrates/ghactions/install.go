@@ -6,6 +6,7 @@ import (
 
 	"github.com/autonomyhq/autonomy/internal/buildinfo"
 	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/substrates"
 )
 
 // Tool is the autonomy the trusted jobs install: the one that compiled the workflow. Exactly
@@ -194,7 +195,7 @@ func (c *compiler) installProblem() ir.Diagnostics {
 	if c.tool.Problem == "" {
 		return nil
 	}
-	var at ir.Pos
+	at := substrates.TargetPos(c.p, append([]string{Name}, Substrate{}.Aliases()...)...)
 	if c.box.autonomy != nil {
 		at = c.box.autonomy.pos
 	}

@@ -68,15 +68,7 @@ func (Substrate) Compile(r *resolved.Profile) (substrates.Output, error) {
 	}
 	if b.Image == DefaultImage && len(p.Actors) > len(c.humans()) {
 		// No registry serves it: every session's pod would wait on its image, unpulled.
-		pos := p.TargetsPos
-		for _, t := range p.Targets {
-			if t.Value == Name || t.Value == Alias {
-				pos = t.Pos
-			}
-		}
-		if n := substrates.BoxNode(p, Name, Alias); n != nil {
-			pos = ir.Pos{Line: n.Line, Col: n.Column}
-		}
+		pos := substrates.TargetPos(p, Name, Alias)
 		warnings = append(warnings, ir.Diagnostic{File: p.File, Pos: pos, Severity: ir.Warning,
 			Message: "every session runs the image " + DefaultImage + ", a placeholder that no registry serves: its pods would wait for it, unpulled",
 			Hint:    "build the image and push it (docs/kubernetes.md, The image), then set policy.box.kubernetes.image: REGISTRY/autonomy-agent:TAG"})
