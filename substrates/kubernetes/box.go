@@ -300,7 +300,9 @@ func contains(list []string, s string) bool {
 }
 
 // sharedNamespace reports the namespaces a cluster's own components and every user share:
-// default, kube-system, kube-public, kube-node-lease and any other kube-*.
+// default (where whatever names no namespace lands: a cluster administrator expects nothing
+// there to be fenced), kube-system, kube-public, kube-node-lease and any other kube-*, and
+// OpenShift's own, openshift and openshift-*.
 func sharedNamespace(ns string) bool {
-	return ns == "default" || strings.HasPrefix(ns, "kube-")
+	return ns == "default" || strings.HasPrefix(ns, "kube-") || ns == "openshift" || strings.HasPrefix(ns, "openshift-")
 }
