@@ -233,6 +233,9 @@ func TestHelpExamplesWork(t *testing.T) {
 			if ex.args[0] == "doctor" {
 				doctorReady(t, ex)
 			}
+			if ex.args[0] == "kubernetes" {
+				kubePruneReady(t, ex) // kubernetes_test.go
+			}
 			if ex.args[0] == "provision" {
 				provisionFake(t, flagValue(ex.args, "--repo")) // on a simulated GitHub API, the token in GH_TOKEN
 			}

@@ -368,6 +368,10 @@ func TestUnstructuredRequestsAreDynamicClients(t *testing.T) {
 					_, err := ri.Patch(ctx, "x", types.MergePatchType, []byte(`{}`), metav1.PatchOptions{})
 					return err
 				}},
+			{"get", func() error { _, err := mine.Get(ctx, "x", metav1.GetOptions{}); return err },
+				func() error { _, err := ri.Get(ctx, "x", metav1.GetOptions{}); return err }},
+			{"list", func() error { _, err := mine.List(ctx, metav1.ListOptions{LabelSelector: "a=b,c=d"}); return err },
+				func() error { _, err := ri.List(ctx, metav1.ListOptions{LabelSelector: "a=b,c=d"}); return err }},
 			{"delete", func() error { return mine.Delete(ctx, "x", metav1.DeleteOptions{}) },
 				func() error { return ri.Delete(ctx, "x", metav1.DeleteOptions{}) }},
 			{"delete foreground", func() error { return mine.Delete(ctx, "x", metav1.DeleteOptions{PropagationPolicy: &fg}) },

@@ -64,3 +64,20 @@ func (u *Unstructured) Delete(ctx context.Context, name string, opts metav1.Dele
 	return u.rc.Delete().AbsPath(u.at(name)...).Body(append(body, '\n')). // as apimachinery's JSON serializer ends it
 										SetHeader("Content-Type", "application/json").SetHeader("Accept", "application/json").Do(ctx).Error()
 }
+
+// Get reads the object name, as JSON.
+func (u *Unstructured) Get(ctx context.Context, name string, opts metav1.GetOptions) ([]byte, error) {
+	if name == "" {
+		return nil, fmt.Errorf("name is required")
+	}
+	return u.rc.Get().AbsPath(u.at(name)...).
+		SpecificallyVersionedParams(&opts, theCodecs().params, schema.GroupVersion{Version: "v1"}).
+		SetHeader("Accept", "application/json").Do(ctx).Raw()
+}
+
+// List lists the objects opts selects, as JSON.
+func (u *Unstructured) List(ctx context.Context, opts metav1.ListOptions) ([]byte, error) {
+	return u.rc.Get().AbsPath(u.path...).
+		SpecificallyVersionedParams(&opts, theCodecs().params, schema.GroupVersion{Version: "v1"}).
+		SetHeader("Accept", "application/json").Do(ctx).Raw()
+}

@@ -11,7 +11,7 @@ import (
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/substrates"
 	"github.com/autonomyhq/autonomy/substrates/ghactions/ghcmd"
-	"github.com/autonomyhq/autonomy/substrates/kubernetes"
+	"github.com/autonomyhq/autonomy/substrates/kubernetes/kubecmd"
 	"github.com/autonomyhq/autonomy/substrates/local/localcmd"
 )
 
@@ -22,7 +22,7 @@ var all = []substrates.Substrate{
 	// local: one machine; autonomy itself is the runner and the trigger executor.
 	localcmd.Substrate{},
 	// kubernetes: a cluster; Jobs, CronJobs and RBAC from capabilities, a kustomization; alias k8s.
-	kubernetes.Substrate{},
+	kubecmd.Substrate{},
 }
 
 // OnThisMachine is the substrate a command that runs on this machine acts for when it is told

@@ -1,0 +1,82 @@
+// Package kubecmd is the kubernetes substrate as the registry lists it: kubernetes.Substrate with
+// the command only it has, which it contributes to autonomy's command line: kubernetes prune
+// (the cluster-scoped objects an apply leaves behind). It is a package of its own so that package
+// kubernetes, which every session's pod runs, stays free of the command-line library.
+package kubecmd
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/autonomyhq/autonomy/internal/cliout"
+	"github.com/autonomyhq/autonomy/internal/exitcode"
+	"github.com/autonomyhq/autonomy/substrates"
+	"github.com/autonomyhq/autonomy/substrates/kubernetes"
+)
+
+// Substrate is kubernetes.Substrate, and its command.
+type Substrate struct{ kubernetes.Substrate }
+
+// Commands are the commands only the kubernetes substrate has.
+func (Substrate) Commands(substrates.Host) []*cobra.Command {
+	group := &cobra.Command{
+		Use:     "kubernetes",
+		Short:   "Tend a kubernetes installation in its cluster: prune what an apply leaves behind",
+		Example: `  autonomy kubernetes prune --dir .`,
+	}
+	group.AddCommand(newPrune())
+	return []*cobra.Command{group}
+}
+
+func newPrune() *cobra.Command {
+	var dir, kubeconfig string
+	cmd := &cobra.Command{
+		Use:   "prune [--dir DIR] [--kubeconfig FILE]",
+		Short: "Delete the fleet's cluster-scoped admission policies its compile no longer writes",
+		Long: `prune deletes the ValidatingAdmissionPolicies and bindings of the fleet that
+autonomy compile PROFILE --target kubernetes --dir DIR wrote into DIR/kubernetes, and that the
+compile no longer writes: kubectl apply -k installs what the kustomization lists and deletes
+nothing, so the launch policy of an agent the profile dropped, and the policies of the names
+before autonomy-NAMESPACE.… (autonomy-NAMESPACE-sessions, …), would stay. Run it after the apply:
+
+  kubectl apply --server-side -k DIR/kubernetes
+  autonomy kubernetes prune --dir DIR
+
+A fleet's object is one labelled autonomy.dev/fleet=NAMESPACE and
+app.kubernetes.io/managed-by=autonomy, the fleet's namespace (policy.box.kubernetes.namespace):
+another namespace's fleet is never touched. It deletes nothing unless every policy and binding
+the installation lists is in the cluster, so the namespace is never left unguarded. It prints
+each object it deleted. The cluster is --kubeconfig's (else $KUBECONFIG, else ~/.kube/config);
+deleting cluster-scoped policies takes a cluster administrator's rights, as installing them does.
+
+Exit codes: 0 done, 2 usage, I/O, connection or API error.`,
+		Example: `  autonomy kubernetes prune --dir .`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			objs, err := kubernetes.ReadInstallation(dir)
+			if err != nil {
+				return exitcode.Usagef("%v", err)
+			}
+			cs, _, err := kubernetes.Connect{Kubeconfig: kubeconfig}.Client()
+			if err != nil {
+				return exitcode.Usagef("%v", err)
+			}
+			pruned, err := kubernetes.Prune(cmd.Context(), cs, objs)
+			out := cmd.OutOrStdout()
+			for _, p := range pruned {
+				fmt.Fprintf(out, "deleted %s %s\n", p.Kind, cliout.TerminalSafe(p.Name))
+			}
+			if err != nil {
+				return exitcode.Usagef("%v", err)
+			}
+			if len(pruned) == 0 {
+				fmt.Fprintln(out, "nothing to prune")
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&dir, "dir", ".", "the directory autonomy compile --target kubernetes wrote into (it holds kubernetes/)")
+	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", "", "the kubeconfig of the cluster (default $KUBECONFIG, else ~/.kube/config)")
+	return cmd
+}
