@@ -33,7 +33,7 @@ type Box struct {
 	Namespace string
 	Image     string
 	// Requests and Limits are resources.requests and resources.limits (cpu, memory,
-	// ephemeral-storage), canonical quantities.
+	// ephemeral-storage), canonical quantities, over defaultRequests and defaultLimits.
 	Requests, Limits map[string]resource.Quantity
 	NodeSelector     map[string]string
 	TimeZone         string
@@ -63,7 +63,8 @@ type EgressRule struct {
 // positioned diagnostic.
 func ReadBox(p *ir.Profile) (Box, ir.Diagnostics) {
 	def, _ := agent.Lookup(agent.Default)
-	b := Box{Namespace: DefaultNamespace, Image: DefaultImage, TimeZone: DefaultTimeZone, Agent: def, ModelProxy: ModelProxyBox{Secret: DefaultModelSecret}, KeepFinished: DefaultKeepFinished}
+	b := Box{Namespace: DefaultNamespace, Image: DefaultImage, TimeZone: DefaultTimeZone, Agent: def, ModelProxy: ModelProxyBox{Secret: DefaultModelSecret}, KeepFinished: DefaultKeepFinished,
+		Requests: defaultQuantities(defaultRequests), Limits: defaultQuantities(defaultLimits)}
 	r := &substrates.BoxReader{File: p.File, Prefix: "policy.box.kubernetes."}
 	n := substrates.BoxNode(p, Name, Alias)
 	if n == nil {
@@ -169,31 +170,71 @@ func mapping(r *substrates.BoxReader, v *yaml.Node, what, example string) bool {
 
 var resourceNames = []string{"cpu", "memory", "ephemeral-storage"}
 
-// readResources reads resources: {requests: {cpu: 500m, memory: 1Gi}, limits: {...}}.
+// The session container's default requests and limits (policy.box.kubernetes.resources sets
+// each of its own): a session is one agent CLI and the tools it runs, and without a limit one
+// that runs away (a loop, a build, a leak) takes the node's every CPU and its memory from the
+// other pods on it. A request above a default limit raises that limit to it, and a limit below
+// a default request lowers that request to it.
+var (
+	defaultRequests = map[string]string{"cpu": "250m", "memory": "512Mi"}
+	defaultLimits   = map[string]string{"cpu": "2", "memory": "2Gi"}
+)
+
+// defaultQuantities is defaults parsed.
+func defaultQuantities(defaults map[string]string) map[string]resource.Quantity {
+	out := map[string]resource.Quantity{}
+	for k, v := range defaults {
+		out[k] = resource.MustParse(v)
+	}
+	return out
+}
+
+// readResources reads resources: {requests: {cpu: 500m, memory: 1Gi}, limits: {...}}, over
+// defaultRequests and defaultLimits: a request above its limit is an error when the profile sets
+// both, raises the default limit when it sets the request only, and is lowered to the limit when
+// it sets the limit only.
 func readResources(r *substrates.BoxReader, v *yaml.Node) (req, lim map[string]resource.Quantity) {
 	const ex = "e.g. resources: {requests: {cpu: 500m, memory: 1Gi}, limits: {memory: 2Gi}}"
+	req, lim = defaultQuantities(defaultRequests), defaultQuantities(defaultLimits)
 	if !mapping(r, v, "resources", ex) {
-		return nil, nil
+		return req, lim
 	}
+	reqNodes, limNodes := map[string]*yaml.Node{}, map[string]*yaml.Node{}
 	for i := 0; i+1 < len(v.Content); i += 2 {
 		k, q := v.Content[i], v.Content[i+1]
 		switch k.Value {
 		case "requests":
-			req = readQuantities(r, q, "resources.requests", ex)
+			readQuantities(r, q, "resources.requests", ex, req, reqNodes)
 		case "limits":
-			lim = readQuantities(r, q, "resources.limits", ex)
+			readQuantities(r, q, "resources.limits", ex, lim, limNodes)
 		default:
 			r.Errorf(k, ex, "resources.%s is not a key: resources has requests and limits", k.Value)
+		}
+	}
+	for _, name := range resourceNames {
+		rq, hasReq := req[name]
+		l, hasLim := lim[name]
+		if !hasReq || !hasLim || rq.Cmp(l) <= 0 {
+			continue
+		}
+		switch {
+		case limNodes[name] == nil:
+			lim[name] = rq // the default limit is below the request the profile asks for
+		case reqNodes[name] == nil:
+			req[name] = l // the default request is above the limit the profile sets
+		default:
+			r.Errorf(reqNodes[name], "a request is at most its limit: lower it, or raise resources.limits."+name, "resources.requests.%s %s is above resources.limits.%s %s", name, rq.String(), name, l.String())
 		}
 	}
 	return req, lim
 }
 
-func readQuantities(r *substrates.BoxReader, v *yaml.Node, what, ex string) map[string]resource.Quantity {
+// readQuantities reads the mapping v of resource names to quantities into out, and each value's
+// node into nodes.
+func readQuantities(r *substrates.BoxReader, v *yaml.Node, what, ex string, out map[string]resource.Quantity, nodes map[string]*yaml.Node) {
 	if !mapping(r, v, what, ex) {
-		return nil
+		return
 	}
-	out := map[string]resource.Quantity{}
 	for i := 0; i+1 < len(v.Content); i += 2 {
 		k, q := v.Content[i], v.Content[i+1]
 		if !contains(resourceNames, k.Value) {
@@ -205,9 +246,8 @@ func readQuantities(r *substrates.BoxReader, v *yaml.Node, what, ex string) map[
 			r.Errorf(q, "a quantity such as 500m, 2 or 1Gi", "%s.%s %q is not a quantity", what, k.Value, q.Value)
 			continue
 		}
-		out[k.Value] = qty
+		out[k.Value], nodes[k.Value] = qty, q
 	}
-	return out
 }
 
 func readNodeSelector(r *substrates.BoxReader, v *yaml.Node) map[string]string {

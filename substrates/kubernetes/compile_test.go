@@ -221,6 +221,8 @@ func TestBadBoxIsPositioned(t *testing.T) {
 		{`egress: { allow: ["10.0.0.0/8:99999"] }`, `ir.yml:9:37: policy.box.kubernetes.egress.allow "10.0.0.0/8:99999" has no valid port`},
 		{"resources: { requests: { cpu: lots } }", `ir.yml:9:49: policy.box.kubernetes.resources.requests.cpu "lots" is not a quantity`},
 		{"resources: { requests: { gpu: 1 } }", `ir.yml:9:44: policy.box.kubernetes.resources.requests.gpu is not a resource`},
+		{"resources: { requests: { memory: 4Gi }, limits: { memory: 1Gi } }", `ir.yml:9:52: policy.box.kubernetes.resources.requests.memory 4Gi is above resources.limits.memory 1Gi`},
+		{"resources: { limits: { cpu: 1 }, requests: { cpu: 1500m } }", `(a request is at most its limit: lower it, or raise resources.limits.cpu)`},
 		{"nodeSelector: { zone: 'a b' }", `ir.yml:9:41: policy.box.kubernetes.nodeSelector.zone "a b" is not a label value`},
 		{"image: 'a b'", `ir.yml:9:26: policy.box.kubernetes.image "a b" is not an image reference`},
 		{"agent: gemini", `ir.yml:9:26: policy.box.kubernetes.agent: unknown preset "gemini"`},
@@ -451,6 +453,46 @@ func TestThePlaceholderImageIsWarnedOf(t *testing.T) {
 		}
 		if c.want == "" && got != "" || c.want != "" && (!strings.Contains(got, "ir.yml"+c.want) || !strings.Contains(got, "policy.box.kubernetes.image")) {
 			t.Errorf("%s: warned %q, want at %q", c.name, got, c.want)
+		}
+	}
+}
+
+// TestSessionsHaveDefaultRequestsAndLimits: a session's container has CPU and memory requests and
+// limits when the profile sets none (a session that runs away cannot take the node); a profile's
+// own replace each default, a request above a default limit raises it, and a limit below a
+// default request lowers it.
+func TestSessionsHaveDefaultRequestsAndLimits(t *testing.T) {
+	for _, tc := range []struct{ box, requests, limits string }{
+		{"", "cpu=250m memory=512Mi", "cpu=2 memory=2Gi"},
+		{"resources: { requests: { cpu: 100m } }", "cpu=100m memory=512Mi", "cpu=2 memory=2Gi"},
+		{"resources: { requests: { memory: 4Gi, ephemeral-storage: 1Gi } }", "cpu=250m ephemeral-storage=1Gi memory=4Gi", "cpu=2 memory=4Gi"},
+		{"resources: { limits: { memory: 256Mi, cpu: 4 } }", "cpu=250m memory=256Mi", "cpu=4 memory=256Mi"},
+		{"resources: { requests: { cpu: 1 }, limits: { cpu: 1 } }", "cpu=1 memory=512Mi", "cpu=1 memory=2Gi"},
+	} {
+		profile := "schema: autonomy.ir.v1\ntargets: [kubernetes]\nactors:\n  a:\n    behavior: scripts/run.sh\n    triggers: [{ dispatch: true }]\npolicy:\n  box:\n    kubernetes: { image: registry.example/autonomy-agent:v1, " + tc.box + " }\n"
+		out, err := compileFleet(t, writeFleet(t, profile))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.box, err)
+		}
+		objs, _ := Objects(out)
+		var pt corev1.PodTemplate
+		if err := object(objs, "PodTemplate", "a", &pt); err != nil {
+			t.Fatal(err)
+		}
+		list := func(l corev1.ResourceList) string {
+			var out []string
+			for k, v := range l {
+				out = append(out, string(k)+"="+v.String())
+			}
+			slices.Sort(out)
+			return strings.Join(out, " ")
+		}
+		res := pt.Template.Spec.Containers[0].Resources
+		if got := list(res.Requests); got != tc.requests {
+			t.Errorf("%q: requests %s, want %s", tc.box, got, tc.requests)
+		}
+		if got := list(res.Limits); got != tc.limits {
+			t.Errorf("%q: limits %s, want %s", tc.box, got, tc.limits)
 		}
 	}
 }

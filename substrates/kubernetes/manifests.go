@@ -233,9 +233,9 @@ func (c *compiler) podTemplate(a *ir.Actor) *corev1.PodTemplate {
 		VolumeMounts:    []corev1.VolumeMount{{Name: InstallVolume, MountPath: InstallDir, ReadOnly: true}},
 		SecurityContext: &corev1.SecurityContext{AllowPrivilegeEscalation: &no, Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}},
 	}
-	if len(c.box.Requests) > 0 || len(c.box.Limits) > 0 {
-		ctr.Resources = corev1.ResourceRequirements{Requests: resourceList(c.box.Requests), Limits: resourceList(c.box.Limits)}
-	}
+	// Requests and limits, by default defaultRequests and defaultLimits: no session takes the
+	// node's every CPU or its memory.
+	ctr.Resources = corev1.ResourceRequirements{Requests: resourceList(c.box.Requests), Limits: resourceList(c.box.Limits)}
 	token := holdsCluster(a)
 	pt := &corev1.PodTemplate{TypeMeta: typeMeta("v1", "PodTemplate"), ObjectMeta: c.meta(name, labels),
 		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{
