@@ -2,6 +2,7 @@ package substrates
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -13,8 +14,12 @@ import (
 // policy.box entry, else its entry in targets, else targets itself. A problem of the whole
 // output that no one key causes is reported there.
 func TargetPos(p *ir.Profile, names ...string) ir.Pos {
-	if n := BoxNode(p, names...); n != nil {
-		return ir.Pos{Line: n.Line, Col: n.Column}
+	if box := p.Policy.Box; box != nil && box.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(box.Content); i += 2 {
+			if k := box.Content[i]; slices.Contains(names, k.Value) {
+				return ir.Pos{Line: k.Line, Col: k.Column}
+			}
+		}
 	}
 	for _, t := range p.Targets {
 		for _, name := range names {

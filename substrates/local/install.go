@@ -226,10 +226,10 @@ type Install struct {
 	actors map[string]readConfig
 }
 
-// readConfig is an actor's config as read, and the file it was read from as it was then.
+// readConfig is an actor's config as read, and the bytes it was decoded from.
 type readConfig struct {
-	cfg  *ActorConfig
-	file os.FileInfo
+	cfg *ActorConfig
+	raw []byte
 }
 
 // ErrNotInstalled is returned when a directory holds no local installation.
@@ -315,10 +315,12 @@ func (in *Install) Actor(name string) (*ActorConfig, error) {
 	return in.readActor(name)
 }
 
-// keepActors keeps the actor configs prev read whose files are still those it read (the same
-// file, size and modification time): what runner serve, which opens the installation again at
-// each tick, would otherwise read and decode again, every config at every tick. A compile
-// renames new files into place, so a config it wrote is read again.
+// keepActors keeps the actor configs prev read whose files still hold the very bytes they were
+// decoded from: what runner serve, which opens the installation again at each tick, would
+// otherwise decode again, every config at every tick. The bytes are compared, not the files'
+// times: an agent working in the installation root can write a config and put the installed
+// bytes back with the times they had, and what serve decides by (capabilities, reviewers) must
+// then be the installed config again.
 func (in *Install) keepActors(prev *Install) {
 	if prev == nil || prev == in || prev.Dir != in.Dir {
 		return
@@ -332,11 +334,11 @@ func (in *Install) keepActors(prev *Install) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	for name, c := range kept {
-		if _, ok := in.actors[name]; ok || c.file == nil {
+		if _, ok := in.actors[name]; ok {
 			continue
 		}
-		fi, err := os.Lstat(filepath.Join(in.Dir, filepath.FromSlash(ActorPath(name))))
-		if err != nil || !os.SameFile(fi, c.file) || fi.Size() != c.file.Size() || !fi.ModTime().Equal(c.file.ModTime()) || fi.Mode() != c.file.Mode() {
+		raw, err := readConfigFile(in.Dir, ActorPath(name))
+		if err != nil || !bytes.Equal(raw, c.raw) {
 			continue
 		}
 		if in.actors == nil {
@@ -368,7 +370,7 @@ func (in *Install) forgetActors() {
 // readActor reads an actor's config and caches it; in.mu is held.
 func (in *Install) readActor(name string) (*ActorConfig, error) {
 	var c ActorConfig
-	fi, err := readJSONFile(in.Dir, ActorPath(name), &c)
+	raw, err := readJSONFile(in.Dir, ActorPath(name), &c)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("no actor %q in %s (%s)", name, in.Dir, suggestActor(name, in.Runner.Actors))
@@ -378,7 +380,7 @@ func (in *Install) readActor(name string) (*ActorConfig, error) {
 	if in.actors == nil {
 		in.actors = map[string]readConfig{}
 	}
-	in.actors[name] = readConfig{&c, fi}
+	in.actors[name] = readConfig{&c, raw}
 	return &c, nil
 }
 
@@ -440,25 +442,19 @@ func readJSON(dir, rel string, v any) error {
 	return err
 }
 
-// readJSONFile is readJSON, and returns the file read as it was when read.
-func readJSONFile(dir, rel string, v any) (os.FileInfo, error) {
-	full := filepath.Join(dir, filepath.FromSlash(rel))
-	f, err := os.Open(full)
+// readJSONFile is readJSON, and returns the bytes it decoded.
+func readJSONFile(dir, rel string, v any) ([]byte, error) {
+	data, err := readConfigFile(dir, rel)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
+	if err := json.Unmarshal(data, v); err != nil {
+		return nil, fmt.Errorf("%s: %v (compile again)", filepath.Join(dir, filepath.FromSlash(rel)), err)
 	}
-	var data bytes.Buffer
-	data.Grow(int(min(fi.Size(), 1<<20)) + bytes.MinRead)
-	if _, err := data.ReadFrom(f); err != nil {
-		return nil, err
-	}
-	if err := json.Unmarshal(data.Bytes(), v); err != nil {
-		return nil, fmt.Errorf("%s: %v (compile again)", full, err)
-	}
-	return fi, nil
+	return data, nil
+}
+
+// readConfigFile reads an installed file.
+func readConfigFile(dir, rel string) ([]byte, error) {
+	return os.ReadFile(filepath.Join(dir, filepath.FromSlash(rel)))
 }

@@ -5,12 +5,12 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 )
 
 // runner serve opens the installation again at each tick. The actor configs it read before are
-// kept while their files are the very ones it read; a file replaced (as a compile renames new
-// ones into place) or changed in place is read again.
+// kept while their files hold the very bytes it decoded; a file replaced (as a compile renames
+// new ones into place) is read again, and so is one an agent wrote (read meanwhile) and then put
+// back as installed, with the times it had.
 func TestReopenKeepsOnlyTheConfigsStillInstalled(t *testing.T) {
 	t.Parallel()
 	dir := installFleet(t, fleet{yml: `schema: autonomy.ir.v1
@@ -22,7 +22,7 @@ actors:
   replaced:
     behavior: scripts/true.sh
     triggers: [{ dispatch: true }]
-  touched:
+  restored:
     behavior: scripts/true.sh
     triggers: [{ dispatch: true }]
 `, files: map[string]string{"scripts/true.sh": "#!/bin/sh\n" + scriptDone}}, false)
@@ -31,10 +31,34 @@ actors:
 		t.Fatal(err)
 	}
 	before := map[string]*ActorConfig{}
-	for _, name := range []string{"kept", "replaced", "touched"} {
+	for _, name := range []string{"kept", "replaced"} {
 		if before[name], err = prev.Actor(name); err != nil {
 			t.Fatal(err)
 		}
+	}
+	// restored: an agent's version, the same size, read by the previous tick, then the
+	// installed bytes put back in place with the times the agent's had.
+	restored := filepath.Join(dir, filepath.FromSlash(ActorPath("restored")))
+	installed, err := os.ReadFile(restored)
+	if err != nil {
+		t.Fatal(err)
+	}
+	agents := bytes.Replace(installed, []byte(`"behavior": ".autonomy/scripts/true.sh"`), []byte(`"behavior": ".autonomy/scripts/evil.sh"`), 1)
+	if err := os.WriteFile(restored, agents, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(restored)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if before["restored"], err = prev.Actor("restored"); err != nil || before["restored"].Behavior != ".autonomy/scripts/evil.sh" {
+		t.Fatalf("the agent's version was not read: %v", err)
+	}
+	if err := os.WriteFile(restored, installed, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(restored, fi.ModTime(), fi.ModTime()); err != nil {
+		t.Fatal(err)
 	}
 	// replaced: a new file renamed over it, its behavior changed.
 	path := filepath.Join(dir, filepath.FromSlash(ActorPath("replaced")))
@@ -52,23 +76,13 @@ actors:
 	if err := os.Rename(path+".new", path); err != nil {
 		t.Fatal(err)
 	}
-	// touched: the same bytes written again in place, a second later.
-	touched := filepath.Join(dir, filepath.FromSlash(ActorPath("touched")))
-	fi, err := os.Stat(touched)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chtimes(touched, time.Time{}, fi.ModTime().Add(time.Second)); err != nil {
-		t.Fatal(err)
-	}
-
 	in, err := Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	in.keepActors(prev)
 	after := map[string]*ActorConfig{}
-	for _, name := range []string{"kept", "replaced", "touched"} {
+	for _, name := range []string{"kept", "replaced", "restored"} {
 		if after[name], err = in.Actor(name); err != nil {
 			t.Fatal(err)
 		}
@@ -79,8 +93,8 @@ actors:
 	if after["replaced"] == before["replaced"] || after["replaced"].Behavior != ".autonomy/scripts/new1.sh" {
 		t.Errorf("the replaced config was kept: behavior %q", after["replaced"].Behavior)
 	}
-	if after["touched"] == before["touched"] {
-		t.Error("the config of a file changed in place was kept")
+	if after["restored"] == before["restored"] || after["restored"].Behavior != ".autonomy/scripts/true.sh" {
+		t.Errorf("the agent's config was kept once the installed one was put back: behavior %q", after["restored"].Behavior)
 	}
 	// Another installation's configs are never taken.
 	other, err := Open(installFleet(t, fleet{yml: "schema: autonomy.ir.v1\ntargets: [local]\nactors:\n  kept:\n    behavior: scripts/true.sh\n    triggers: [{ dispatch: true }]\n", files: map[string]string{"scripts/true.sh": "#!/bin/sh\n" + scriptDone}}, false))

@@ -335,7 +335,8 @@ func (r *Runner) startFired(ctx context.Context, fired []store.Session) ([]store
 		}
 	}
 	out := make([]store.Session, 0, len(sup))
-	err := r.Store.Tx(ctx, func(tx *store.Tx) error {
+	// The processes exist: a caller's cancel (serve stopping) must not leave them unrecorded.
+	err := r.Store.Tx(context.WithoutCancel(ctx), func(tx *store.Tx) error {
 		out = out[:0]
 		for _, v := range sup {
 			n, _, err := tx.Modify(v.id, nil, func(m *store.Session) {

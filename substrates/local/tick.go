@@ -64,10 +64,12 @@ func (r *Runner) Tick(ctx context.Context) (TickReport, error) {
 		return TickReport{}, err
 	}
 	started, err := r.startFired(ctx, rep.Fired)
+	if started != nil {
+		rep.Fired = started // those that failed to start are named in err
+	}
 	if err != nil {
 		return rep, err
 	}
-	rep.Fired = started
 	if rep.Simulated, err = r.simulate(ctx, now); err != nil {
 		return rep, err
 	}
