@@ -252,8 +252,9 @@ func loadFor(path, target, done string, errOut io.Writer, verbose bool) (p *reso
 	}
 	if !contains(declared, sub.Name()) {
 		msg := fmt.Sprintf("the profile does not declare target %q (it declares: %s); compiling anyway", sub.Name(), strings.Join(declared, ", "))
-		warnings = append(warnings, ir.Diagnostic{File: p.File, Severity: ir.Warning, Message: msg})
-		fmt.Fprintf(errOut, "%s: warning: %s\n", p.File, msg)
+		d := ir.Diagnostic{File: p.File, Pos: p.TargetsPos, Severity: ir.Warning, Message: msg}
+		warnings = append(warnings, d)
+		fmt.Fprintln(errOut, d.String())
 	}
 	return p, sub, warnings, nil
 }

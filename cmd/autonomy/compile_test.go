@@ -3,6 +3,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -155,6 +156,10 @@ func TestCompileUndeclaredTargetWarns(t *testing.T) {
 	code, _, errOut := run(t, "compile", prof, "--target", "gh-actions", "--out", t.TempDir())
 	if code != 0 || !strings.Contains(errOut, `warning: the profile does not declare target "gh-actions"`) {
 		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	// At the targets it declares.
+	if at := boxLine(t, irPath, "targets"); !strings.Contains(errOut, fmt.Sprintf("ir.yml:%d:1: warning: the profile does not declare", at)) {
+		t.Errorf("not at targets (line %d):\n%s", at, errOut)
 	}
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -87,6 +88,9 @@ an address that is not loopback, or in use).`,
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP) // SIGHUP: its terminal closed
 			defer stop()
 			srv, err := modelfake.Listen(addr, turns, logLine)
+			if errors.Is(err, syscall.EADDRINUSE) {
+				return usageError("%v: another program (another autonomy dev model?) listens there; --addr 127.0.0.1:0 picks a free port, and --env-file FILE writes the variables that point at it", err)
+			}
 			if err != nil {
 				return usageError("%v", err)
 			}

@@ -187,6 +187,16 @@ func TestDevModelRefusesBadInput(t *testing.T) {
 	if code != 2 || !strings.Contains(errOut, "missing.yml") {
 		t.Errorf("missing script: exit %d\n%s", code, errOut)
 	}
+	// A port taken (a second dev model on the default one): the fix is named.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	code, _, errOut = run(t, "dev", "model", "--addr", ln.Addr().String())
+	if code != 2 || !strings.Contains(errOut, "address already in use") || !strings.Contains(errOut, "--addr 127.0.0.1:0 picks a free port") {
+		t.Errorf("a port taken: exit %d\n%s", code, errOut)
+	}
 }
 
 // devModelExample runs a `dev model` example of --help until it serves, on a free port (the
