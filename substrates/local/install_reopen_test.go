@@ -2,9 +2,12 @@ package local
 
 import (
 	"bytes"
+	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // runner serve opens the installation again at each tick. The actor configs it read before are
@@ -104,5 +107,20 @@ actors:
 	other.keepActors(prev)
 	if c, err := other.Actor("kept"); err != nil || c == before["kept"] {
 		t.Errorf("another installation took this one's config: %v", err)
+	}
+}
+
+// runner serve wakes at least once a minute, whatever the schedule it read says: a recompile
+// that brings a trigger nearer (yearly to every minute) takes effect within a minute, where it
+// slept until the old schedule's wake, up to an hour, firing nothing.
+func TestServeWakesEachMinuteForARecompile(t *testing.T) {
+	t.Parallel()
+	dir := installFleet(t, fleet{yml: "schema: autonomy.ir.v1\ntargets: [local]\nactors:\n  ticker:\n    behavior: scripts/true.sh\n    triggers: [{ cron: \"0 0 1 1 *\" }]\n",
+		files: map[string]string{"scripts/true.sh": "#!/bin/sh\n" + scriptDone}}, false)
+	c := &clock{}
+	c.Set("2026-03-02T02:23:08Z")
+	r := newRunner(t, dir, Options{Now: c.Now})
+	if got, want := r.serveWake(context.Background(), io.Discard), c.Now().Truncate(time.Minute).Add(time.Minute); !got.Equal(want) {
+		t.Errorf("serve wakes at %s, want %s", got, want)
 	}
 }

@@ -125,12 +125,7 @@ func (r *Runner) Serve(ctx context.Context, w io.Writer) error {
 		} else {
 			PrintTick(w, rep)
 		}
-		wake := r.NextWake(ctx, r.opts.Now())
-		if r.events != nil {
-			wake = r.events.serve(ctx, w, wake)
-		}
-		wake = r.escalationWake(ctx, wake)
-		wake = r.simulationWake(ctx, wake)
+		wake := r.serveWake(ctx, w)
 		t := time.NewTimer(time.Until(wake))
 		select {
 		case <-ctx.Done():
@@ -139,6 +134,23 @@ func (r *Runner) Serve(ctx context.Context, w io.Writer) error {
 		case <-t.C:
 		}
 	}
+}
+
+// serveWake is when serve next ticks: the schedule's next firing, the event poll's, an ask's
+// escalation or the simulator's answer, whichever comes first; and at least once a minute, so
+// that a recompile bringing the schedule nearer takes effect then, not at the wake the schedule
+// read before named (up to an hour away).
+func (r *Runner) serveWake(ctx context.Context, w io.Writer) time.Time {
+	wake := r.NextWake(ctx, r.opts.Now())
+	if r.events != nil {
+		wake = r.events.serve(ctx, w, wake)
+	}
+	wake = r.escalationWake(ctx, wake)
+	wake = r.simulationWake(ctx, wake)
+	if m := r.opts.Now().Truncate(time.Minute).Add(time.Minute); m.Before(wake) {
+		wake = m
+	}
+	return wake
 }
 
 // PrintTick writes a tick's report, one line per firing and deferral.
