@@ -26,7 +26,7 @@ actors:
 func TestMissingAgentCLI(t *testing.T) {
 	dir := runnerFleet(t, codexFleet, map[string]string{"skills/develop/SKILL.md": "# develop\n"})
 	empty, noCache := t.TempDir(), t.TempDir()
-	env := []string{"PATH=" + empty, "OPENAI_API_KEY=", "AUTONOMY_AGENT_CACHE=" + noCache}
+	env := []string{"PATH=" + empty, "OPENAI_API_KEY=", "AUTONOMY_AGENT_CACHE=" + noCache, "AUTONOMY_AGENT_LOGIN="}
 	hint := "npm install --global @openai/codex@0.169.0"
 	for _, args := range [][]string{
 		{"runner", "--dir", dir, "launch", "develop", "--ref", "1"},
@@ -48,7 +48,7 @@ func TestMissingAgentCLI(t *testing.T) {
 		t.Errorf("doctor does not ask for the network sandbox's socat:\n%s", out)
 	}
 	if code != 1 || !strings.Contains(out, "fix  agent codex: codex is not on PATH (runs develop): make agent-install (from a clone of autonomy: into "+noCache+"), or "+hint) ||
-		!strings.Contains(out, "fix  credential OPENAI_API_KEY: not set") || !strings.Contains(out, "ok   installation: ") {
+		!strings.Contains(out, "fix  credential OPENAI_API_KEY: not set: launches are refused") || !strings.Contains(out, "AUTONOMY_AGENT_LOGIN=1 to run codex with its own login") || !strings.Contains(out, "ok   installation: ") {
 		t.Errorf("doctor: exit %d\n%s", code, out)
 	}
 	// With a codex of the pinned version and the credential, doctor is content.
@@ -154,9 +154,13 @@ func TestServeWarnsWithoutAModelKey(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(bin, "codex"), []byte("#!/bin/sh\necho codex-cli 0.169.0\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for _, key := range []string{"", "k"} {
+	for _, tc := range []struct{ key, login, want string }{
+		{"", "1", "autonomy: warning: no OPENAI_API_KEY in this environment: develop's session runs its agent CLI with the CLI's own login"},
+		{"", "", "autonomy: no OPENAI_API_KEY in this environment: develop's agent CLI would run with its own login, without the model proxy"},
+		{"k", "", ""},
+	} {
 		cmd := exec.Command(autonomyBin(t), "runner", "--dir", dir, "serve")
-		cmd.Env = append(os.Environ(), "PATH="+bin+":/usr/bin:/bin", "OPENAI_API_KEY="+key, "OPENAI_BASE_URL=")
+		cmd.Env = append(os.Environ(), "PATH="+bin+":/usr/bin:/bin", "OPENAI_API_KEY="+tc.key, "OPENAI_BASE_URL=", "AUTONOMY_AGENT_LOGIN="+tc.login)
 		stderr, err := cmd.StderrPipe()
 		if err != nil {
 			t.Fatal(err)
@@ -173,9 +177,9 @@ func TestServeWarnsWithoutAModelKey(t *testing.T) {
 		for sc.Scan() {
 		}
 		_ = cmd.Wait()
-		warned := strings.Contains(before.String(), "autonomy: warning: no OPENAI_API_KEY in this environment: develop's session runs its agent CLI with the CLI's own login")
-		if warned != (key == "") {
-			t.Errorf("OPENAI_API_KEY=%q: serve said before serving:\n%s", key, before.String())
+		said := strings.Contains(before.String(), "no OPENAI_API_KEY")
+		if tc.want == "" && said || !strings.Contains(before.String(), tc.want) {
+			t.Errorf("OPENAI_API_KEY=%q AUTONOMY_AGENT_LOGIN=%q: serve said before serving:\n%s", tc.key, tc.login, before.String())
 		}
 	}
 }

@@ -90,7 +90,9 @@ func runnerFleet(t *testing.T, yml string, files map[string]string) string {
 func cli(t *testing.T, env []string, args ...string) (string, string, int) {
 	t.Helper()
 	cmd := exec.Command(autonomyBin(t), args...)
-	cmd.Env = append(os.Environ(), env...)
+	// The tests' stand-in agent CLIs reach no model: they run without its key (a test of the
+	// refusal passes AUTONOMY_AGENT_LOGIN= itself).
+	cmd.Env = append(append(os.Environ(), "AUTONOMY_AGENT_LOGIN=1"), env...)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()

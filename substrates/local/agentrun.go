@@ -76,21 +76,25 @@ func (in *Install) preflight(env []string, cfg *ActorConfig) error {
 	} else if over != nil {
 		return nil // the operator's own command: checked when it starts
 	}
+	var login string
 	if ps, proxied := proxiedPresets(cfg, env); proxied {
 		if msg := trialWithoutURL(env, ps); msg != "" {
 			return &RefusedError{Msg: fmt.Sprintf("actor %q: %s", cfg.Actor, msg)}
 		}
+		login = loginRefused(env, cfg.Actor, ps)
 	}
-	if c.Preset == "" || strings.Contains(c.Argv[0], "/") {
-		return nil
-	}
-	if _, err := lookPath(env, c.Argv[0]); err != nil && presetFromCache(env, c) == "" {
-		cache := "AUTONOMY_AGENT_CACHE"
-		if d := cacheDir(env); d != "" {
-			cache = d
+	if c.Preset != "" && !strings.Contains(c.Argv[0], "/") {
+		if _, err := lookPath(env, c.Argv[0]); err != nil && presetFromCache(env, c) == "" {
+			cache := "AUTONOMY_AGENT_CACHE"
+			if d := cacheDir(env); d != "" {
+				cache = d
+			}
+			return &RefusedError{Msg: fmt.Sprintf("actor %q: the agent preset %s needs %s, which is not on PATH: install it with npm install --global %s, or make agent-install from a clone of autonomy (into the agent cache, %s) (or run autonomy doctor %s)",
+				cfg.Actor, c.Preset, c.Package, c.Package, cache, in.Dir)}
 		}
-		return &RefusedError{Msg: fmt.Sprintf("actor %q: the agent preset %s needs %s, which is not on PATH: install it with npm install --global %s, or make agent-install from a clone of autonomy (into the agent cache, %s) (or run autonomy doctor %s)",
-			cfg.Actor, c.Preset, c.Package, c.Package, cache, in.Dir)}
+	}
+	if login != "" {
+		return &RefusedError{Msg: login}
 	}
 	return nil
 }

@@ -25,6 +25,10 @@ const (
 	maxGrace        = 3600
 	// AgentEnv overrides the box's agent command at run time: a JSON list of words.
 	AgentEnv = "AUTONOMY_LOCAL_AGENT"
+	// LoginEnv, set to 1 in the runner's environment, lets an agent whose model key the
+	// environment lacks run with its CLI's own login: without the model proxy, its budget,
+	// transcript and network sandbox. Unset, such a launch is refused.
+	LoginEnv = "AUTONOMY_AGENT_LOGIN"
 )
 
 var boxKeys = []string{"agent", "model", "network", "timezone", "graceSeconds", "logMaxBytes", "overlap", "secrets", "env", "tools", "events", "maintainers", "installPaused", "targetBranch", "egress"}

@@ -86,7 +86,7 @@ func Doctor(ctx context.Context, dir string, env []string) []Check {
 	}
 	out = append(out, program(env, "git", "git", "", "install git (e.g. apt-get install git)"))
 	out = append(out, selfCheck())
-	if in.Runner.CodeHost == "github" {
+	if in.Runner.CodeHost == "github" && proposes(in) {
 		out = append(out, githubCodeHost(in, env))
 	}
 	if hasGitHubRemote(ctx, in.Dir) {
@@ -183,8 +183,11 @@ func Doctor(ctx context.Context, dir string, env []string) []Check {
 			}
 			out = append(out, hc)
 		}
-		if v := sessionenv.Lookup(env, p.CredentialEnv); v == "" {
-			out = append(out, Check{Name: "credential " + p.CredentialEnv, Detail: "not set", Fix: "export " + p.CredentialEnv + "=… (the key of your model, or of your model proxy, with " + p.BaseURLEnv + " its URL)"})
+		if v := sessionenv.Lookup(env, p.CredentialEnv); v == "" && sessionenv.Lookup(env, LoginEnv) == "1" {
+			// A note: the operator chose it.
+			out = append(out, Check{Name: "credential " + p.CredentialEnv, OK: true, Detail: "not set, and " + LoginEnv + "=1: sessions run " + p.Bin + " with its own login, without the model proxy, budget, transcript or network sandbox", Fix: "export " + p.CredentialEnv + "=… to run them behind the model proxy"})
+		} else if v == "" {
+			out = append(out, Check{Name: "credential " + p.CredentialEnv, Detail: "not set: launches are refused", Fix: "export " + p.CredentialEnv + "=… (the key of your model, or of your model proxy, with " + p.BaseURLEnv + " its URL), or set " + LoginEnv + "=1 to run " + p.Bin + " with its own login, without the model proxy"})
 		} else if u := sessionenv.Lookup(env, p.BaseURLEnv); u != "" {
 			c := Check{Name: "credential " + p.CredentialEnv, OK: true, Detail: "set; the model proxy is " + p.BaseURLEnv + "=" + redactURL(u)}
 			if why := loopbackDown(u); why != "" {
@@ -331,6 +334,17 @@ func redactURL(s string) string {
 	}
 	u.User = url.User("REDACTED")
 	return u.Redacted()
+}
+
+// proposes says whether an actor of the installation holds code:propose (one whose config
+// cannot be read counts: doctor does not hide a check behind an error).
+func proposes(in *Install) bool {
+	for _, a := range in.Runner.Actors {
+		if cfg, err := in.Actor(a); err != nil || holds(cfg, "code:propose") {
+			return true
+		}
+	}
+	return false
 }
 
 // loopbackDown says why nothing serves the model URL u, when it is on this machine (a scripted

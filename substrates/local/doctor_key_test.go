@@ -158,4 +158,12 @@ func TestDoctorChecksTheGitHubCodeHost(t *testing.T) {
 			t.Errorf("env %v: %+v, want ok=%v saying %q", c.env, got, c.ok, c.want)
 		}
 	}
+	// A fleet that proposes nothing is not told where proposals go.
+	quiet := installFleet(t, fleet{yml: "schema: autonomy.ir.v1\ntargets: [local]\ncodeHost: github\nactors:\n  sweep:\n    behavior: scripts/sweep.sh\n    triggers: [{ dispatch: true }]\n",
+		files: map[string]string{"scripts/sweep.sh": "#!/bin/sh\n"}}, true)
+	for _, c := range Doctor(context.Background(), quiet, []string{"PATH=/usr/bin:/bin"}) {
+		if c.Name == "code host github" {
+			t.Errorf("a fleet that proposes nothing: %+v", c)
+		}
+	}
 }

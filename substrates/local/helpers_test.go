@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -106,6 +107,14 @@ func newRunner(t testing.TB, dir string, opts Options) *Runner {
 	t.Helper()
 	if opts.Playbooks == nil {
 		opts.Playbooks = runtimes.Host{}
+	}
+	// The tests' stand-in agent CLIs run with no model key: they reach no model. A test of what
+	// a launch without a key does names LoginEnv itself (LoginEnv= for the default, a refusal).
+	if opts.Env == nil {
+		opts.Env = os.Environ()
+	}
+	if !slices.ContainsFunc(opts.Env, func(kv string) bool { return strings.HasPrefix(kv, LoginEnv+"=") }) {
+		opts.Env = append(slices.Clip(opts.Env), LoginEnv+"=1")
 	}
 	r, err := New(dir, opts)
 	if err != nil {

@@ -20,7 +20,7 @@ import (
 // none does (newRunner injects playbook/runtimes.Host).
 func bareRunner(t *testing.T, dir string) *Runner {
 	t.Helper()
-	r, err := New(dir, Options{})
+	r, err := New(dir, Options{Env: append(os.Environ(), LoginEnv+"=1")}) // its stand-in CLI reaches no model
 	if err != nil {
 		t.Fatal(err)
 	}

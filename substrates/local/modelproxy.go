@@ -110,6 +110,25 @@ func noModelCredential(in *Install, env []string, actor string) string {
 	return fmt.Sprintf("no %s in this environment: %s's session runs its agent CLI with the CLI's own login, if any, without a model proxy, budget, transcript or network sandbox (export the key of your model, or of autonomy dev model: docs/quickstart.md; autonomy doctor checks it)", strings.Join(names, " or "), actor)
 }
 
+// loginRefused says why a session of actor, whose agent CLI speaks the APIs of ps, may not run
+// in the environment env ("" when it may): none of their keys is there, so no model proxy would
+// run, and the CLI would use its own login with the runner's network, unbudgeted, with no
+// transcript, its login's credential within the model's reach; unless the operator accepts
+// that (LoginEnv=1).
+func loginRefused(env []string, actor string, ps []agent.Preset) string {
+	if sessionenv.Lookup(env, LoginEnv) == "1" {
+		return ""
+	}
+	var names []string
+	for _, p := range ps {
+		if sessionenv.Lookup(env, p.CredentialEnv) != "" {
+			return ""
+		}
+		names = append(names, p.CredentialEnv)
+	}
+	return fmt.Sprintf("no %s in this environment: %s's agent CLI would run with its own login, without the model proxy (so with this machine's network, no budget, no transcript, and its login's credential within the model's reach); export the key of your model, or of autonomy dev model (docs/quickstart.md), or set %s=1 to run it so all the same (autonomy doctor checks it)", strings.Join(names, " or "), actor, LoginEnv)
+}
+
 // upstream is one API a session's proxy forwards: the preset that speaks it, the runner's
 // credential for it and its base URL ("" for the provider's own).
 type upstream struct {
@@ -140,6 +159,12 @@ func (sv *supervision) startProxy(ctx context.Context) (stop func(), ok bool) {
 		return stop, true
 	}
 	ups, names := sv.upstreams(ps)
+	if msg := loginRefused(sv.r.opts.Env, sv.s.Actor, ps); len(ups) == 0 && msg != "" {
+		// Launches refuse it (preflight); a session started otherwise (an answer, a resume from
+		// another shell) fails here, before its agent starts.
+		sv.end(ir.Failed, msg, "", nil)
+		return stop, false
+	}
 	if len(ups) == 0 {
 		who := ps[0].Bin
 		if len(ps) > 1 {

@@ -2,6 +2,7 @@ package local
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -131,5 +132,69 @@ func TestASessionsUsageAddsUpAcrossItsProxies(t *testing.T) {
 		if c.why != "" && !strings.Contains(why, c.why) || c.why == "" && (why != "" || got != c.want) {
 			t.Errorf("runLeft(%+v): %+v %q, want %+v %q", c.b, got, why, c.want, c.why)
 		}
+	}
+}
+
+// TestLaunchWithoutAModelKeyIsRefused: with no key of its model in the environment, an agent's
+// CLI would run with its own login, without the model proxy (this machine's network, no budget,
+// no transcript, the login's credential within the model's reach): its launch is refused, naming
+// both fixes, unless the operator sets AUTONOMY_AGENT_LOGIN=1; a session started anyway in such an
+// environment (a supervisor given it) fails before its agent starts. A script actor, or an agent
+// whose key is there, is not concerned.
+func TestLaunchWithoutAModelKeyIsRefused(t *testing.T) {
+	t.Parallel()
+	dir := installFleet(t, skillFleet("codex"), true)
+	bin := t.TempDir()
+	ran := filepath.Join(t.TempDir(), "ran")
+	if err := os.WriteFile(filepath.Join(bin, "codex"), []byte("#!/bin/sh\necho ran > "+ran+"\nexit 0\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := "PATH=" + bin + ":/usr/bin:/bin"
+	ctx := context.Background()
+	r := newRunner(t, dir, Options{Env: []string{path, "HOME=" + t.TempDir(), LoginEnv + "="}})
+	_, err := r.Launch(ctx, LaunchRequest{Actor: "develop"})
+	var refused *RefusedError
+	if !errors.As(err, &refused) || !strings.Contains(err.Error(), "no OPENAI_API_KEY in this environment: develop's agent CLI would run with its own login, without the model proxy") ||
+		!strings.Contains(err.Error(), "export the key of your model") || !strings.Contains(err.Error(), LoginEnv+"=1") {
+		t.Fatalf("a launch without the key: %v", err)
+	}
+	if ss, _ := r.Store.List(ctx, store.ListOptions{All: true}); len(ss) != 0 {
+		t.Errorf("a refused launch recorded %d sessions", len(ss))
+	}
+	// The supervisor's own check: a session recorded, then supervised without the key.
+	var s store.Session
+	if err := r.Store.Tx(ctx, func(tx *store.Tx) error {
+		s = store.Session{Actor: "develop", Kind: "agent", Status: ir.Running, Origin: "operator", CreatedAt: time.Now()}
+		return tx.Insert(&s)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.start(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	got := waitEnded(t, r, s.ID)
+	if got.Status != ir.Failed || !strings.Contains(got.Reason, "would run with its own login") {
+		t.Errorf("supervised without the key: %s: %s", got.Status, got.Reason)
+	}
+	if _, err := os.Stat(ran); err == nil {
+		t.Error("the agent CLI ran")
+	}
+	// The operator's choice: it runs, and the launch is told what it gives up.
+	login := newRunner(t, dir, Options{Env: []string{path, "HOME=" + t.TempDir(), LoginEnv + "=1"}})
+	res, err := login.Launch(ctx, LaunchRequest{Actor: "develop"})
+	if err != nil {
+		t.Fatalf("with %s=1: %v", LoginEnv, err)
+	}
+	waitEnded(t, login, res.Session.ID)
+	if _, err := os.Stat(ran); err != nil {
+		t.Error("the agent CLI did not run")
+	}
+	if warn := login.NoModelCredential("develop"); !strings.Contains(warn, "runs its agent CLI with the CLI's own login") {
+		t.Errorf("the launch's warning: %q", warn)
+	}
+	// With the key, no refusal.
+	keyed := newRunner(t, dir, Options{Env: []string{path, "HOME=" + t.TempDir(), LoginEnv + "=", "OPENAI_API_KEY=k"}})
+	if err := keyed.Preflight("develop"); err != nil {
+		t.Errorf("with the key: %v", err)
 	}
 }
