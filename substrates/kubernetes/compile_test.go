@@ -438,7 +438,7 @@ func TestThePlaceholderImageIsWarnedOf(t *testing.T) {
 		name, profile, want string // want: the warning's place, "" for none
 	}{
 		{"an image of its own", fleetProfile, ""},
-		{"the default image", noImage, fmt.Sprintf(":%d:7:", boxLine+1)}, // the box's first key
+		{"the default image", noImage, fmt.Sprintf(":%d:5:", boxLine)}, // the box's kubernetes key
 		{"no box", noBox, ":2:11:"},
 	} {
 		out, err := compileFleet(t, writeFleet(t, c.profile))
