@@ -100,6 +100,16 @@ func noModelCredential(in *Install, env []string, actor string) string {
 	if !proxied {
 		return ""
 	}
+	names := missingKeys(env, ps)
+	if names == "" {
+		return ""
+	}
+	return fmt.Sprintf("no %s in this environment: %s's session runs its agent CLI with the CLI's own login, if any, without a model proxy, budget, transcript or network sandbox (export the key of your model, or of autonomy dev model: docs/quickstart.md; autonomy doctor checks it)", names, actor)
+}
+
+// missingKeys names the credentials of ps ("OPENAI_API_KEY or ANTHROPIC_API_KEY") when env holds
+// none of them, and is "" when it holds one: a model proxy runs for a session then.
+func missingKeys(env []string, ps []agent.Preset) string {
 	var names []string
 	for _, p := range ps {
 		if sessionenv.Lookup(env, p.CredentialEnv) != "" {
@@ -107,7 +117,7 @@ func noModelCredential(in *Install, env []string, actor string) string {
 		}
 		names = append(names, p.CredentialEnv)
 	}
-	return fmt.Sprintf("no %s in this environment: %s's session runs its agent CLI with the CLI's own login, if any, without a model proxy, budget, transcript or network sandbox (export the key of your model, or of autonomy dev model: docs/quickstart.md; autonomy doctor checks it)", strings.Join(names, " or "), actor)
+	return strings.Join(names, " or ")
 }
 
 // loginRefused says why a session of actor, whose agent CLI speaks the APIs of ps, may not run
@@ -119,14 +129,11 @@ func loginRefused(env []string, actor string, ps []agent.Preset) string {
 	if sessionenv.Lookup(env, LoginEnv) == "1" {
 		return ""
 	}
-	var names []string
-	for _, p := range ps {
-		if sessionenv.Lookup(env, p.CredentialEnv) != "" {
-			return ""
-		}
-		names = append(names, p.CredentialEnv)
+	names := missingKeys(env, ps)
+	if names == "" {
+		return ""
 	}
-	return fmt.Sprintf("no %s in this environment: %s's agent CLI would run with its own login, without the model proxy (so with this machine's network, no budget, no transcript, and its login's credential within the model's reach); export the key of your model, or of autonomy dev model (docs/quickstart.md), or set %s=1 to run it so all the same (autonomy doctor checks it)", strings.Join(names, " or "), actor, LoginEnv)
+	return fmt.Sprintf("no %s in this environment: %s's agent CLI would run with its own login, without the model proxy (so with this machine's network, no budget, no transcript, and its login's credential within the model's reach); export the key of your model, or of autonomy dev model (docs/quickstart.md), or set %s=1 to run it so all the same (autonomy doctor checks it)", names, actor, LoginEnv)
 }
 
 // upstream is one API a session's proxy forwards: the preset that speaks it, the runner's
