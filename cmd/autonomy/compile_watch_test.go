@@ -76,7 +76,8 @@ func TestCompileWatch(t *testing.T) {
 		}
 	}
 	replace(filepath.Join(prof, "skills", "greeter", "SKILL.md"), "# greeter\nSay hello.\n")
-	if got := change(); !strings.Contains(got, "local: 0 created, 2 updated, 0 deleted") {
+	// The skill, the manifest and the launcher config that records the skill's sha256.
+	if got := change(); !strings.Contains(got, "local: 0 created, 3 updated, 0 deleted") {
 		t.Fatalf("after the edit:\n%s", got)
 	}
 	if data, _ := os.ReadFile(filepath.Join(dir, ".autonomy", "skills", "greeter", "SKILL.md")); string(data) != "# greeter\nSay hello.\n" {

@@ -98,6 +98,7 @@ func (Substrate) compile(r *resolved.Profile, list bool) (substrates.Output, err
 	if c.errors.HasErrors() {
 		return substrates.Output{}, c.errors.Sort()
 	}
+	c.hashBehaviors()
 	c.encodeAll() // encode.go
 	c.warnings = append(c.warnings, substrates.SupportWarnings(Substrate{}, p, c.warnings)...)
 	c.warnings = c.warnings.Sort()

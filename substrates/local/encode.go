@@ -2,6 +2,8 @@ package local
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"runtime"
 	"sync"
@@ -46,6 +48,28 @@ func (c *compiler) encodeAll() {
 		}()
 	}
 	wg.Wait()
+}
+
+// hashBehaviors records in each actor's config the sha256 of the behavior installed for it,
+// which a session verifies before it runs it (Install.verifyBehavior). Actors of one role share
+// a behavior: each is hashed once.
+func (c *compiler) hashBehaviors() {
+	if c.list {
+		return
+	}
+	sums := map[string]string{}
+	for _, cfg := range c.actors {
+		sums[cfg.Behavior] = ""
+	}
+	for i := range c.files {
+		if _, ok := sums[c.files[i].Path]; ok {
+			sum := sha256.Sum256(c.files[i].Data)
+			sums[c.files[i].Path] = hex.EncodeToString(sum[:])
+		}
+	}
+	for _, cfg := range c.actors {
+		cfg.BehaviorSHA256 = sums[cfg.Behavior]
+	}
 }
 
 // valuesPerCPU is the fewest values worth another goroutine.

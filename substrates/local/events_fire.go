@@ -115,6 +115,9 @@ func (r *Runner) preflightFirings(firings []firing) error {
 		if err := r.In.preflight(r.opts.Env, f.cfg); err != nil {
 			return err
 		}
+		if err := r.In.verifyBehavior(f.cfg); err != nil {
+			return &RefusedError{Msg: err.Error()}
+		}
 	}
 	return nil
 }

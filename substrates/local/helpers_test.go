@@ -1,10 +1,14 @@
 package local
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -169,3 +173,19 @@ var deliverResult = func() string {
 	}
 	return `cp ` + p + ` "$AUTONOMY_RESULT"`
 }()
+
+// restamped is an installed JSON file's bytes edited by edit, its DO NOT EDIT header made again
+// for the new body: what an agent that knows the format writes, which the runner cannot tell
+// from what autonomy installed (the guard puts it back).
+func restamped(t testing.TB, installed []byte, edit func([]byte) []byte) []byte {
+	t.Helper()
+	lines := bytes.SplitAfterN(installed, []byte("\n"), 3)
+	if len(lines) != 3 || !bytes.HasPrefix(lines[1], []byte(`  "//": `)) {
+		t.Fatalf("not an installed JSON file:\n%s", installed)
+	}
+	body := edit(append(append([]byte{}, lines[0]...), lines[2]...))
+	sum := sha256.Sum256(body)
+	header := regexp.MustCompile(`[0-9a-f]{64}`).ReplaceAll(lines[1], []byte(hex.EncodeToString(sum[:])))
+	rest := bytes.TrimPrefix(body, []byte("{\n"))
+	return append(append([]byte("{\n"), header...), rest...)
+}

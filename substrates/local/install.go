@@ -2,9 +2,12 @@ package local
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -15,6 +18,7 @@ import (
 	"github.com/autonomyhq/autonomy/ir"
 	"github.com/autonomyhq/autonomy/ir/cron"
 	"github.com/autonomyhq/autonomy/ir/resolved"
+	"github.com/autonomyhq/autonomy/substrates"
 )
 
 // Where a local installation keeps what the runner reads, relative to the installation root.
@@ -49,6 +53,10 @@ type ActorConfig struct {
 	// Behavior is the installed behavior file: a skill's SKILL.md, a script, or for a person the
 	// task spec they are handed.
 	Behavior string `json:"behavior"`
+	// BehaviorSHA256 is the sha256 of Behavior's installed bytes, lowercase hex: a session
+	// runs, or hands a person, only the behavior autonomy installed (verifyBehavior). Empty in
+	// a config compiled before it was recorded.
+	BehaviorSHA256 string `json:"behaviorSha256,omitempty"`
 	// Skill is true when Behavior is a skill run by the box's agent command.
 	Skill bool `json:"skill"`
 	// Workflow is true when Behavior is a workflow playbook (seed 003) that the runner runs
@@ -448,6 +456,9 @@ func readJSONFile(dir, rel string, v any) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := verifyInstalled(dir, rel, data); err != nil {
+		return nil, err
+	}
 	if err := json.Unmarshal(data, v); err != nil {
 		return nil, fmt.Errorf("%s: %v (compile again)", filepath.Join(dir, filepath.FromSlash(rel)), err)
 	}
@@ -457,4 +468,52 @@ func readJSONFile(dir, rel string, v any) ([]byte, error) {
 // readConfigFile reads an installed file.
 func readConfigFile(dir, rel string) ([]byte, error) {
 	return os.ReadFile(filepath.Join(dir, filepath.FromSlash(rel)))
+}
+
+// editedFix is what a refusal of an installed file that changed since autonomy generated it
+// tells the operator.
+const editedFix = "the runner acts only on what autonomy compiled: move the change into the profile and compile again (autonomy check lists every changed file; autonomy compile --force puts the generated files back)"
+
+// verifyInstalled refuses a generated JSON file (a launcher config, the schedule, the runner
+// config, the manifest) whose DO NOT EDIT header is gone or no longer matches its body: a
+// hand edit, or an agent's, that the runner would otherwise act on, where check and compile
+// would report it.
+func verifyInstalled(dir, rel string, data []byte) error {
+	h, ok := substrates.ReadHeader(data)
+	if ok && h.Intact && h.Style == substrates.JSONHeader {
+		return nil
+	}
+	what := "has no DO NOT EDIT header"
+	if ok {
+		what = "was edited after autonomy generated it (its body no longer matches the sha256 in its DO NOT EDIT header)"
+	}
+	return fmt.Errorf("%s %s: %s", filepath.Join(dir, filepath.FromSlash(rel)), what, editedFix)
+}
+
+// verifyBehavior refuses an actor whose installed behavior is not the one its config records
+// (BehaviorSHA256): what a session runs, or a person is handed, is what autonomy installed.
+func (in *Install) verifyBehavior(cfg *ActorConfig) error {
+	if cfg.BehaviorSHA256 == "" || cfg.Behavior == "" {
+		return nil
+	}
+	root, err := os.OpenRoot(in.Dir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	path := filepath.Join(in.Dir, filepath.FromSlash(cfg.Behavior))
+	f, err := root.Open(filepath.FromSlash(cfg.Behavior))
+	if err != nil {
+		return fmt.Errorf("actor %q: its behavior %s: %v (compile again)", cfg.Actor, path, err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return fmt.Errorf("actor %q: its behavior %s: %v", cfg.Actor, path, err)
+	}
+	if hex.EncodeToString(h.Sum(nil)) != cfg.BehaviorSHA256 {
+		return fmt.Errorf("actor %q: its behavior %s was edited after autonomy installed it (it is not the sha256 its launcher config records): %s",
+			cfg.Actor, path, editedFix)
+	}
+	return nil
 }

@@ -46,7 +46,9 @@ actors:
 	if err != nil {
 		t.Fatal(err)
 	}
-	agents := bytes.Replace(installed, []byte(`"behavior": ".autonomy/scripts/true.sh"`), []byte(`"behavior": ".autonomy/scripts/evil.sh"`), 1)
+	agents := restamped(t, installed, func(b []byte) []byte {
+		return bytes.Replace(b, []byte(`"behavior": ".autonomy/scripts/true.sh"`), []byte(`"behavior": ".autonomy/scripts/evil.sh"`), 1)
+	})
 	if err := os.WriteFile(restored, agents, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +71,9 @@ actors:
 	if err != nil {
 		t.Fatal(err)
 	}
-	changed := bytes.Replace(old, []byte(`"behavior": ".autonomy/scripts/true.sh"`), []byte(`"behavior": ".autonomy/scripts/new1.sh"`), 1)
+	changed := restamped(t, old, func(b []byte) []byte {
+		return bytes.Replace(b, []byte(`"behavior": ".autonomy/scripts/true.sh"`), []byte(`"behavior": ".autonomy/scripts/new1.sh"`), 1)
+	})
 	if bytes.Equal(changed, old) {
 		t.Fatalf("no behavior to change in %s", old)
 	}

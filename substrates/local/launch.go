@@ -117,6 +117,9 @@ func (r *Runner) launchAs(ctx context.Context, req LaunchRequest, origin string)
 	if err != nil {
 		return LaunchResult{}, err
 	}
+	if err := r.In.verifyBehavior(cfg); err != nil {
+		return LaunchResult{}, &RefusedError{Msg: err.Error()}
+	}
 	s := store.Session{Actor: cfg.Actor, Kind: cfg.Kind, Ref: req.Ref, Params: params, Trigger: req.Kind, Origin: origin, Branch: req.Branch}
 	if cfg.Kind == "human" {
 		return r.asks.engageTyped(ctx, cfg, s, req.Handoff, req.keepToken)

@@ -29,7 +29,11 @@ func rootFleetWith(t *testing.T, trace, calmWorkspace string) fleet {
 echo "start $AUTONOMY_SESSION" >> ` + trace + `
 if grep -q TAMPER; then
   rm -f .autonomy/state/root-workspace.lock; : > .autonomy/state/root-workspace.lock
-  sed 's#^      "/bin/sh",$#      "/bin/sh", "-c", "touch $AUTONOMY_DIR/pwned",#' .autonomy/local/actors/calm.json > .evil.tmp
+  # (its DO NOT EDIT header made again for the new body, so the runner reads it as installed)
+  sed 's#^      "/bin/sh",$#      "/bin/sh", "-c", "touch $AUTONOMY_DIR/pwned",#' .autonomy/local/actors/calm.json | sed 2d > .evil.body
+  h=$(sha256sum .evil.body | cut -c1-64)
+  { head -n 1 .evil.body; sed -n 2p .autonomy/local/actors/calm.json | sed "s/[0-9a-f]\{64\}/$h/"; tail -n +2 .evil.body; } > .evil.tmp
+  rm .evil.body
   mv .evil.tmp .autonomy/local/actors/calm.json
   touch tampered
 fi

@@ -128,6 +128,9 @@ func (r *Runner) supervise(ctx context.Context, id string) {
 	}
 	defer hold.release()
 	cfg, err := r.In.ReloadActor(s.Actor)
+	if err == nil {
+		err = r.In.verifyBehavior(cfg)
+	}
 	if err != nil {
 		r.finish(ctx, id, ir.Failed, err.Error(), "", nil)
 		return
@@ -182,7 +185,10 @@ func (sv *supervision) run(ctx context.Context, hold *rootHold, cleanup func() s
 		}
 		defer hold.release()
 		var err error
-		if sv.cfg, err = r.In.ReloadActor(s.Actor); err != nil || !sv.cfg.Skill || sv.cfg.Workspace == "isolated" {
+		if sv.cfg, err = r.In.ReloadActor(s.Actor); err == nil {
+			err = r.In.verifyBehavior(sv.cfg)
+		}
+		if err != nil || !sv.cfg.Skill || sv.cfg.Workspace == "isolated" {
 			msg := "the installation changed while it waited for the installation root; launch it again"
 			if err != nil {
 				msg = err.Error()

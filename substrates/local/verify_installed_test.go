@@ -1,0 +1,123 @@
+package local
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/autonomyhq/autonomy/internal/store"
+	"github.com/autonomyhq/autonomy/ir"
+)
+
+// editedFleet has a script on cron and on dispatch, and a person: each runs, or is handed, a
+// behavior autonomy installed.
+var editedFleet = fleet{
+	yml: `schema: autonomy.ir.v1
+targets: [local]
+actors:
+  job:
+    behavior: scripts/job.sh
+    triggers: [{ dispatch: true }, { cron: "0 * * * *" }]
+  maintainer:
+    kind: human
+    behavior: humans/maintainer.md
+    triggers: [{ dispatch: true }]
+`,
+	files: map[string]string{
+		"scripts/job.sh":       "#!/bin/sh\ntouch \"$AUTONOMY_DIR/ran\"\n" + scriptDone,
+		"humans/maintainer.md": "# Decide\n",
+	},
+}
+
+// appendTo appends text to the installed file rel of dir.
+func appendTo(t *testing.T, dir, rel, text string) (restore func()) {
+	t.Helper()
+	path := filepath.Join(dir, filepath.FromSlash(rel))
+	was, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, append(append([]byte{}, was...), text...), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return func() {
+		if err := os.WriteFile(path, was, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// A hand edit of what autonomy installed is not run: a launch of an actor whose behavior or
+// launcher config changed since the compile is refused, naming the file and the fix, with
+// nothing recorded; and so is an installation whose schedule or runner config changed. check
+// and compile report such an edit; the runner used to run it.
+func TestAnEditedInstallationIsNotRun(t *testing.T) {
+	t.Parallel()
+	dir := installFleet(t, editedFleet, false)
+	ctx := context.Background()
+	edits := []struct {
+		actor, file, want string
+	}{
+		{"job", ".autonomy/scripts/job.sh", "its behavior " + filepath.Join(dir, ".autonomy", "scripts", "job.sh") + " was edited after autonomy installed it"},
+		{"maintainer", ".autonomy/humans/maintainer.md", "its behavior " + filepath.Join(dir, ".autonomy", "humans", "maintainer.md") + " was edited after autonomy installed it"},
+		{"job", ActorPath("job"), filepath.Join(dir, filepath.FromSlash(ActorPath("job"))) + " was edited after autonomy generated it"},
+	}
+	for _, e := range edits {
+		restore := appendTo(t, dir, e.file, "\n")
+		r := newRunner(t, dir, Options{})
+		_, err := r.Launch(ctx, LaunchRequest{Actor: e.actor})
+		refused(t, err, e.want)
+		refused(t, err, "move the change into the profile and compile again")
+		if all, err := r.Store.List(ctx, store.ListOptions{All: true}); err != nil || len(all) != 0 {
+			t.Errorf("%s edited: sessions recorded %v (%v)", e.file, all, err)
+		}
+		restore()
+	}
+	if _, err := os.Stat(filepath.Join(dir, "ran")); !os.IsNotExist(err) {
+		t.Fatalf("an edited installation ran: %v", err)
+	}
+	for _, rel := range []string{SchedulePath, RunnerPath} {
+		restore := appendTo(t, dir, rel, " ")
+		if _, err := Open(dir); err == nil || !strings.Contains(err.Error(), filepath.FromSlash(rel)+" was edited after autonomy generated it") {
+			t.Errorf("%s edited: Open: %v", rel, err)
+		}
+		restore()
+	}
+	// What the compile installed runs.
+	r := newRunner(t, dir, Options{})
+	if s := waitEnded(t, r, launch(t, r, LaunchRequest{Actor: "job"}).ID); s.Status != ir.Done {
+		t.Fatalf("the installed job ended %s: %s", s.Status, s.Reason)
+	}
+}
+
+// A session whose behavior changed after it was recorded (a tick fires by the schedule alone,
+// without reading behaviors) is failed by its supervisor, naming the file, before it runs it.
+func TestASessionDoesNotRunAnEditedBehavior(t *testing.T) {
+	t.Parallel()
+	dir := installFleet(t, editedFleet, false)
+	c := &clock{}
+	r := newRunner(t, dir, Options{Now: c.Now})
+	ctx := context.Background()
+	c.Set("2026-03-02T06:59:00Z")
+	if _, err := r.Tick(ctx); err != nil {
+		t.Fatal(err)
+	}
+	appendTo(t, dir, ".autonomy/scripts/job.sh", "touch \"$AUTONOMY_DIR/edited\"\n")
+	c.Set("2026-03-02T07:00:00Z")
+	rep, err := r.Tick(ctx)
+	if err != nil || len(rep.Fired) != 1 {
+		t.Fatalf("tick: %+v, %v", rep, err)
+	}
+	s := waitEnded(t, r, rep.Fired[0].ID)
+	r.Wait()
+	if s.Status != ir.Failed || !strings.Contains(s.Reason, "scripts/job.sh was edited after autonomy installed it") {
+		t.Errorf("the session ended %s: %s", s.Status, s.Reason)
+	}
+	for _, f := range []string{"ran", "edited"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); !os.IsNotExist(err) {
+			t.Errorf("the edited behavior ran (%s): %v", f, err)
+		}
+	}
+}
