@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -41,6 +42,44 @@ func (tx *Tx) LogSeq(e Event) (int64, error) {
 		return 0, fmt.Errorf("logging a %q event: %w", e.Kind, err)
 	}
 	return seq, nil
+}
+
+// LogAll appends es to the audit log in their order, as Log does one by one, with one statement
+// per batch of rows: what a tick that defers a thousand triggers logs.
+func (tx *Tx) LogAll(es []Event) error {
+	return batches(len(es), func(lo, hi int) error {
+		args := make([]any, 0, 5*(hi-lo))
+		for _, e := range es[lo:hi] {
+			if e.At.IsZero() {
+				e.At = now()
+			}
+			args = append(args, e.At.UnixNano(), e.Session, e.Actor, e.Kind, e.Message)
+		}
+		if _, err := tx.exec(`INSERT INTO events (at, session, actor, kind, message) VALUES `+rowsOf(5, hi-lo), args...); err != nil {
+			return fmt.Errorf("logging %d %q events: %w", hi-lo, es[lo].Kind, err)
+		}
+		return nil
+	})
+}
+
+// rowBatch is the most rows one statement of LogAll or SetPendingAll inserts: a few distinct
+// statements, each compiled once per connection, and far below SQLite's limit of bound values.
+const rowBatch = 64
+
+// batches calls insert on consecutive ranges [lo, hi) of [0, n), each at most rowBatch long.
+func batches(n int, insert func(lo, hi int) error) error {
+	for lo := 0; lo < n; lo += rowBatch {
+		if err := insert(lo, min(lo+rowBatch, n)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// rowsOf is the VALUES list of n rows of cols placeholders each: "(?, ?), (?, ?)".
+func rowsOf(cols, n int) string {
+	row := "(?" + strings.Repeat(", ?", cols-1) + ")"
+	return row + strings.Repeat(", "+row, n-1)
 }
 
 // CountEvents is how many events of kind the audit log holds about session.
@@ -187,6 +226,26 @@ func (tx *Tx) SetPending(key string, since time.Time) error {
 		return fmt.Errorf("recording pending firing %q: %w", key, err)
 	}
 	return nil
+}
+
+// SetPendingAll is SetPending for each pending firing, in one statement per batch of rows.
+func (tx *Tx) SetPendingAll(ps []PendingFiring) error {
+	return batches(len(ps), func(lo, hi int) error {
+		args := make([]any, 0, 2*(hi-lo))
+		for _, p := range ps[lo:hi] {
+			args = append(args, p.Key, nanos(p.Since))
+		}
+		if _, err := tx.exec(`INSERT INTO pending (key, since) VALUES `+rowsOf(2, hi-lo)+` ON CONFLICT (key) DO UPDATE SET since = min(since, excluded.since)`, args...); err != nil {
+			return fmt.Errorf("recording %d pending firings: %w", hi-lo, err)
+		}
+		return nil
+	})
+}
+
+// PendingFiring is a firing deferred since Since: its cron entry's key.
+type PendingFiring struct {
+	Key   string
+	Since time.Time
 }
 
 // ClearPending forgets the pending firing key, if any.

@@ -587,3 +587,66 @@ func TestEvents(t *testing.T) {
 		t.Errorf("Events(1-aaaa, 1) = %+v, want k3", one)
 	}
 }
+
+// LogAll and SetPendingAll write what Log and SetPending one by one would: every row, in order,
+// across their batches of rows (a tick at capacity defers a thousand firings at once), and an
+// upsert that keeps the earlier time of a firing already pending.
+func TestLogAllAndSetPendingAllAreTheOneByOneWrites(t *testing.T) {
+	st := openStore(t)
+	ctx := context.Background()
+	t0 := time.Date(2026, 3, 2, 7, 0, 0, 0, time.UTC)
+	const n = 2*rowBatch + 7
+	var es []Event
+	var ps []PendingFiring
+	want := map[string]time.Time{"kept": t0}
+	for i := range n {
+		key := fmt.Sprintf("actor%03d#0", i)
+		es = append(es, Event{At: t0.Add(time.Duration(i) * time.Second), Actor: fmt.Sprintf("actor%03d", i), Kind: "deferred", Message: key})
+		ps = append(ps, PendingFiring{Key: key, Since: t0.Add(time.Duration(i) * time.Minute)})
+		want[key] = t0.Add(time.Duration(i) * time.Minute)
+	}
+	ps = append(ps, PendingFiring{Key: "kept", Since: t0.Add(time.Hour)}) // later than the one pending: kept
+	err := st.Tx(ctx, func(tx *Tx) error {
+		if err := tx.Log(Event{Kind: "before"}); err != nil {
+			return err
+		}
+		if err := tx.SetPending("kept", t0); err != nil {
+			return err
+		}
+		if err := tx.LogAll(es); err != nil {
+			return err
+		}
+		if err := tx.LogAll(nil); err != nil {
+			return err
+		}
+		if err := tx.SetPendingAll(nil); err != nil {
+			return err
+		}
+		return tx.SetPendingAll(ps)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := st.Events(ctx, "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != n+1 || got[0].Kind != "before" {
+		t.Fatalf("%d events, the first %+v", len(got), got[0])
+	}
+	for i, e := range got[1:] {
+		if e.Seq != got[0].Seq+int64(i)+1 || !e.At.Equal(es[i].At) || e.Actor != es[i].Actor || e.Kind != "deferred" || e.Message != es[i].Message {
+			t.Fatalf("event %d = %+v, want %+v after seq %d", i, e, es[i], got[0].Seq)
+		}
+	}
+	err = st.Tx(ctx, func(tx *Tx) error {
+		p, err := tx.Pending()
+		if err == nil && !reflect.DeepEqual(p, want) {
+			t.Errorf("Pending has %d firings, want %d; kept = %v", len(p), len(want), p["kept"])
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
