@@ -20,6 +20,9 @@ type scheduler struct {
 	admit func(tx *store.Tx, actor string, active *int) (bool, string, error)
 	// record inserts the session a cron entry fires.
 	record func(tx *store.Tx, e Entry) (store.Session, error)
+	// refused are the actors that cannot start here, and why (Tick's preflight): their due
+	// entries are deferred.
+	refused map[string]string
 }
 
 // scheduler is the scheduler of r's installation, launching through r.
@@ -78,6 +81,7 @@ func (sc scheduler) fire(tx *store.Tx, now time.Time) (fired []store.Session, de
 		return nil, nil, false, err
 	}
 	active := -1
+	var later deferrals
 	for _, e := range sc.in.Schedule.Entries {
 		since, wasPending := pending[e.Key]
 		if !wasPending {
@@ -87,7 +91,7 @@ func (sc scheduler) fire(tx *store.Tx, now time.Time) (fired []store.Session, de
 			}
 			since = next
 		}
-		s, d, err := sc.fireEntry(tx, e, since, wasPending, &active)
+		s, d, err := sc.fireEntry(tx, e, since, wasPending, &active, &later)
 		if err != nil {
 			return nil, nil, false, err
 		}
@@ -97,28 +101,48 @@ func (sc scheduler) fire(tx *store.Tx, now time.Time) (fired []store.Session, de
 		}
 		fired = append(fired, s)
 	}
+	if err := later.record(tx); err != nil {
+		return nil, nil, false, err
+	}
 	if now.After(last) {
 		return fired, deferred, false, tx.SetMeta(lastTickKey, strconv.FormatInt(now.UnixNano(), 10))
 	}
 	return fired, deferred, false, nil // the clock went back: keep the later mark so nothing fires twice
 }
 
+// deferrals are the firings a tick defers for the first time: each a pending row and an event of
+// the audit log, written together once the tick has decided every entry (a tick at capacity
+// defers nearly all of a large fleet's).
+type deferrals struct {
+	pending []store.PendingFiring
+	events  []store.Event
+}
+
+func (d *deferrals) record(tx *store.Tx) error {
+	if err := tx.SetPendingAll(d.pending); err != nil {
+		return err
+	}
+	return tx.LogAll(d.events)
+}
+
 // fireEntry fires the cron entry e, due since since (wasPending: deferred before), or defers it,
-// recording the deferral the first time.
-func (sc scheduler) fireEntry(tx *store.Tx, e Entry, since time.Time, wasPending bool, active *int) (store.Session, *Deferral, error) {
+// adding the deferral to later the first time.
+func (sc scheduler) fireEntry(tx *store.Tx, e Entry, since time.Time, wasPending bool, active *int, later *deferrals) (store.Session, *Deferral, error) {
 	admitted, reason, err := sc.admit(tx, e.Actor, active)
 	if err != nil {
 		return store.Session{}, nil, err
 	}
+	if why, no := sc.refused[e.Actor]; no && admitted {
+		admitted, reason = false, why
+	}
 	if !admitted {
-		d := &Deferral{Key: e.Key, Actor: e.Actor, Reason: reason}
+		d := &Deferral{Key: e.Key, Actor: e.Actor, Reason: reason, Again: wasPending}
 		if wasPending {
 			return store.Session{}, d, nil // recorded when it was first deferred
 		}
-		if err := tx.SetPending(e.Key, since); err != nil {
-			return store.Session{}, nil, err
-		}
-		return store.Session{}, d, tx.Log(store.Event{Actor: e.Actor, Kind: "deferred", Message: fmt.Sprintf("cron %q due at %s deferred: %s", e.Cron, since.UTC().Format(time.RFC3339), reason)})
+		later.pending = append(later.pending, store.PendingFiring{Key: e.Key, Since: since})
+		later.events = append(later.events, store.Event{Actor: e.Actor, Kind: "deferred", Message: fmt.Sprintf("cron %q due at %s deferred: %s", e.Cron, since.UTC().Format(time.RFC3339), reason)})
+		return store.Session{}, d, nil
 	}
 	s, err := sc.record(tx, e)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/autonomyhq/autonomy/internal/store"
@@ -31,6 +32,8 @@ type TickReport struct {
 // Deferral is a due trigger that did not fire, and why; it fires at a later tick.
 type Deferral struct {
 	Key, Actor, Reason string
+	// Again is set when it was deferred by an earlier tick already.
+	Again bool
 }
 
 // Tick fires every cron trigger whose schedule came due since the last tick, once however many
@@ -45,13 +48,14 @@ func (r *Runner) Tick(ctx context.Context) (TickReport, error) {
 		return TickReport{}, err
 	}
 	r.advanceProposals(ctx) // the code flow's steps held back (codeflow.go)
-	// A scheduled skill whose agent is not installed fails every time: refuse before firing any.
-	if err := r.Preflight(r.scheduler().actors()...); err != nil {
-		return TickReport{}, err
-	}
+	// A scheduled actor that cannot start here (its agent CLI or its model key missing) would fail
+	// every time: its due triggers are deferred, saying why, until a tick that can start it; the
+	// others fire, and the asks are escalated, as ever. The tick then reports it as an error.
+	sched := r.scheduler()
+	refusals := r.refusedActors(sched.actors())
+	sched.refused = refusals.reasons
 	now := r.opts.Now()
 	rep := TickReport{At: now.UTC()}
-	sched := r.scheduler()
 	err := r.Store.Tx(ctx, func(tx *store.Tx) error {
 		var err error
 		if rep.Paused, err = skipWhilePaused(tx, now); err != nil || rep.Paused != "" {
@@ -73,8 +77,45 @@ func (r *Runner) Tick(ctx context.Context) (TickReport, error) {
 	if rep.Simulated, err = r.simulate(ctx, now); err != nil {
 		return rep, err
 	}
-	rep.Escalated, err = r.escalate(ctx, now)
-	return rep, err
+	if rep.Escalated, err = r.escalate(ctx, now); err != nil {
+		return rep, err
+	}
+	return rep, refusals.err()
+}
+
+// refusals are the scheduled actors a tick cannot start (Preflight), and why.
+type refusals struct {
+	reasons map[string]string
+	first   error
+	actors  []string
+}
+
+// refusedActors preflights each actor on its own.
+func (r *Runner) refusedActors(actors []string) refusals {
+	var rf refusals
+	for _, a := range actors {
+		if err := r.Preflight(a); err != nil {
+			if rf.reasons == nil {
+				rf.reasons, rf.first = map[string]string{}, err
+			}
+			rf.reasons[a] = err.Error()
+			rf.actors = append(rf.actors, a)
+		}
+	}
+	return rf
+}
+
+// err is the tick's error for its refusals: the first one's, naming the others.
+func (rf refusals) err() error {
+	if rf.first == nil {
+		return nil
+	}
+	msg := rf.first.Error()
+	if n := len(rf.actors); n > 1 {
+		msg += fmt.Sprintf(" (and %d more scheduled actors cannot start: %s)", n-1, strings.Join(rf.actors[1:], ", "))
+	}
+	msg += "; their due triggers are deferred until a tick can start them"
+	return &RefusedError{Msg: msg}
 }
 
 // reconcileAll reconciles every agent session in flight, so a dead one frees its capacity.
@@ -108,22 +149,26 @@ func (r *Runner) Serve(ctx context.Context, w io.Writer) error {
 	if err := r.Preflight(r.scheduler().actors()...); err != nil {
 		return err
 	}
+	var said serveSaid
 	for {
 		if in, err := Open(r.In.Dir); err == nil && r.opts.Detach {
 			in.graceOverride = r.opts.Grace
 			in.keepActors(r.In)
 			r.In = in
 		} else if err != nil {
-			fmt.Fprintf(w, "autonomy: %v (keeping the installation read before)\n", err)
+			said.say(w, &said.open, fmt.Sprintf("autonomy: %v (keeping the installation read before)", err))
+		} else {
+			said.open = ""
 		}
 		rep, err := r.Tick(ctx)
+		if err != nil && ctx.Err() != nil {
+			return nil
+		}
+		PrintTick(w, said.news(rep))
 		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			fmt.Fprintf(w, "autonomy: tick failed: %v\n", err)
+			said.say(w, &said.tick, fmt.Sprintf("autonomy: tick failed: %v", err))
 		} else {
-			PrintTick(w, rep)
+			said.tick = ""
 		}
 		wake := r.serveWake(ctx, w)
 		t := time.NewTimer(time.Until(wake))
@@ -134,6 +179,39 @@ func (r *Runner) Serve(ctx context.Context, w io.Writer) error {
 		case <-t.C:
 		}
 	}
+}
+
+// serveSaid is what serve last said that stays true from one tick to the next (an installation
+// it cannot read, a tick's error, the fleet's pause, a trigger still deferred): said once, not
+// every minute, and again once it changed.
+type serveSaid struct {
+	open, tick, paused string
+}
+
+// say writes line unless it is what *last holds, and keeps it there.
+func (serveSaid) say(w io.Writer, last *string, line string) {
+	if line != *last {
+		fmt.Fprintln(w, line)
+		*last = line
+	}
+}
+
+// news is rep without what serve said already: the pause it reported, the triggers deferred
+// before.
+func (s *serveSaid) news(rep TickReport) TickReport {
+	paused := rep.Paused
+	if paused == s.paused {
+		rep.Paused = ""
+	}
+	s.paused = paused
+	var fresh []Deferral
+	for _, d := range rep.Deferred {
+		if !d.Again {
+			fresh = append(fresh, d)
+		}
+	}
+	rep.Deferred = fresh
+	return rep
 }
 
 // serveWake is when serve next ticks: the schedule's next firing, the event poll's, an ask's

@@ -35,10 +35,10 @@ policy.box.local.maintainers. --humans FILE registers a human simulator first (d
 				return err
 			}
 			rep, err := r.Tick(cmd.Context())
+			local.PrintTick(cmd.OutOrStdout(), rep) // what it did, even when it also refused something
 			if err != nil {
 				return runnerError(err)
 			}
-			local.PrintTick(cmd.OutOrStdout(), rep)
 			return nil
 		}),
 	}
