@@ -133,7 +133,22 @@ func loginRefused(env []string, actor string, ps []agent.Preset) string {
 	if names == "" {
 		return ""
 	}
-	return fmt.Sprintf("no %s in this environment: %s's agent CLI would run with its own login, without the model proxy (so with this machine's network, no budget, no transcript, and its login's credential within the model's reach); export the key of your model, or of autonomy dev model (docs/quickstart.md), or set %s=1 to run it so all the same (autonomy doctor checks it)", names, actor, LoginEnv)
+	return fmt.Sprintf("no %s in this environment: %s's agent CLI would run with its own login, without the model proxy (so with this machine's network, no budget, no transcript, and its login's credential within the model's reach); export the key of your model (for autonomy dev model's scripted model any value does: %s=trial, with its URL; docs/quickstart.md), or set %s=1 to run it so all the same (autonomy doctor checks it)", names, actor, ps[0].CredentialEnv, LoginEnv)
+}
+
+// loginRefusal is why this session's agent may not run here ("" when it may): its CLI would use
+// its own login, no key of its APIs in the runner's environment, unless the operator accepts it
+// (loginRefused). Launches refuse it (preflight); a session started otherwise (an answer, a
+// resume from another shell) fails with it before its prelaunch and its agent start.
+func (sv *supervision) loginRefusal() string {
+	ps, proxied := sv.proxied()
+	if !proxied {
+		return ""
+	}
+	if ups, _ := sv.upstreams(ps); len(ups) > 0 {
+		return ""
+	}
+	return loginRefused(sv.r.opts.Env, sv.s.Actor, ps)
 }
 
 // upstream is one API a session's proxy forwards: the preset that speaks it, the runner's
@@ -166,9 +181,7 @@ func (sv *supervision) startProxy(ctx context.Context) (stop func(), ok bool) {
 		return stop, true
 	}
 	ups, names := sv.upstreams(ps)
-	if msg := loginRefused(sv.r.opts.Env, sv.s.Actor, ps); len(ups) == 0 && msg != "" {
-		// Launches refuse it (preflight); a session started otherwise (an answer, a resume from
-		// another shell) fails here, before its agent starts.
+	if msg := sv.loginRefusal(); msg != "" {
 		sv.end(ir.Failed, msg, "", nil)
 		return stop, false
 	}

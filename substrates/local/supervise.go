@@ -229,6 +229,10 @@ func (sv *supervision) run(ctx context.Context, hold *rootHold, cleanup func() s
 	if r.supervisor.cancelled(ctx, id) {
 		return
 	}
+	if msg := sv.loginRefusal(); msg != "" {
+		sv.end(ir.Failed, msg, "", nil)
+		return
+	}
 	if sv.prelaunch(ctx) {
 		sv.launch(ctx, hold)
 	}

@@ -252,7 +252,11 @@ func (pb *playbooks) respond(ctx context.Context, id, token string, a playproto.
 			if cfg.Steps {
 				env = withoutAgentOverride(env)
 			}
-			if err := pb.in.preflight(pb.env, cfg); err != nil {
+			err := pb.in.preflight(pb.env, cfg) // a malformed AUTONOMY_LOCAL_AGENT too
+			if err == nil && cfg.Steps {
+				err = pb.in.preflight(env, cfg) // the key of the agent the checkpoint saved
+			}
+			if err != nil {
 				_ = pb.store.SavePause(ctx, hash, id, raw)
 				return s, &RefusedError{Msg: err.Error() + " (the session would continue with this command's environment: answer where its launch could run; the token is still valid)"}
 			}
@@ -359,6 +363,14 @@ func (pb *playbooks) noProxyNow(ctx context.Context, env []string, s store.Sessi
 		return "cannot be continued here: its usage cannot be read (" + err.Error() + ")"
 	case used:
 		return "reached its model through the model proxy before, and would go on without it: " + warn
+	}
+	// Nor does it go on with its CLI's own login where a launch would be refused.
+	if cfg, err := pb.in.Actor(s.Actor); err == nil {
+		if ps, proxied := proxiedPresets(cfg, env); proxied {
+			if msg := loginRefused(env, s.Actor, ps); msg != "" {
+				return "would be refused here: " + msg
+			}
+		}
 	}
 	return ""
 }
