@@ -273,7 +273,10 @@ func (c *Cluster) registerNode(ctx context.Context, kwokPort int) error {
 	if err != nil {
 		return err
 	}
-	capacity := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("32"), corev1.ResourceMemory: resource.MustParse("256Gi"), corev1.ResourcePods: resource.MustParse("110")}
+	// ephemeral-storage too, as a kubelet reports its root file system: the scheduler places no
+	// pod that requests it on a node without it.
+	capacity := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("32"), corev1.ResourceMemory: resource.MustParse("256Gi"), corev1.ResourcePods: resource.MustParse("110"),
+		corev1.ResourceEphemeralStorage: resource.MustParse("1Ti")}
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: NodeName, Annotations: map[string]string{"kwok.x-k8s.io/node": "fake"},
 		Labels: map[string]string{"kubernetes.io/hostname": NodeName, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64", "type": "kwok"}},
 		Status: corev1.NodeStatus{Allocatable: capacity, Capacity: capacity,

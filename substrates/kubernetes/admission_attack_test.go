@@ -11,6 +11,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
@@ -121,6 +122,16 @@ var launchTampers = map[string]func(*batchv1.Job){
 	"another annotation":          func(j *batchv1.Job) { j.Annotations["example.com/x"] = "y" },
 	"pod annotation":              func(j *batchv1.Job) { j.Spec.Template.Annotations = map[string]string{"example.com/x": "y"} },
 	"kept forever":                func(j *batchv1.Job) { j.Spec.TTLSecondsAfterFinished = nil },
+	// The template's limits: without them a session takes the node's CPU, memory or disk.
+	"no ephemeral-storage limit": func(j *batchv1.Job) {
+		delete(j.Spec.Template.Spec.Containers[0].Resources.Limits, corev1.ResourceEphemeralStorage)
+	},
+	"a larger ephemeral-storage limit": func(j *batchv1.Job) {
+		j.Spec.Template.Spec.Containers[0].Resources.Limits[corev1.ResourceEphemeralStorage] = resource.MustParse("1Ti")
+	},
+	"no memory limit": func(j *batchv1.Job) {
+		delete(j.Spec.Template.Spec.Containers[0].Resources.Limits, corev1.ResourceMemory)
+	},
 	"owner reference": func(j *batchv1.Job) {
 		j.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: ConfigMapFleet, UID: "00000000-0000-0000-0000-000000000000"}}
 	},

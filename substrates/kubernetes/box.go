@@ -65,6 +65,7 @@ func ReadBox(p *ir.Profile) (Box, ir.Diagnostics) {
 	def, _ := agent.Lookup(agent.Default)
 	b := Box{Namespace: DefaultNamespace, Image: DefaultImage, TimeZone: DefaultTimeZone, Agent: def, ModelProxy: ModelProxyBox{Secret: DefaultModelSecret}, KeepFinished: DefaultKeepFinished,
 		Requests: defaultQuantities(defaultRequests), Limits: defaultQuantities(defaultLimits)}
+	b.ModelProxy.Requests, b.ModelProxy.Limits = defaultQuantities(defaultProxyRequests), defaultQuantities(defaultProxyLimits)
 	r := &substrates.BoxReader{File: p.File, Prefix: "policy.box.kubernetes."}
 	n := substrates.BoxNode(p, Name, Alias)
 	if n == nil {
@@ -95,7 +96,7 @@ func ReadBox(p *ir.Profile) (Box, ir.Diagnostics) {
 				}
 			}
 		case "resources":
-			b.Requests, b.Limits = readResources(r, v)
+			b.Requests, b.Limits = readResources(r, v, "resources", defaultRequests, defaultLimits)
 		case "nodeSelector":
 			b.NodeSelector = readNodeSelector(r, v)
 		case "timeZone":
@@ -173,11 +174,23 @@ var resourceNames = []string{"cpu", "memory", "ephemeral-storage"}
 // The session container's default requests and limits (policy.box.kubernetes.resources sets
 // each of its own): a session is one agent CLI and the tools it runs, and without a limit one
 // that runs away (a loop, a build, a leak) takes the node's every CPU and its memory from the
-// other pods on it. A request above a default limit raises that limit to it, and a limit below
-// a default request lowers that request to it.
+// other pods on it, or fills the node's disk (the kubelet evicts a pod past its
+// ephemeral-storage limit). A session writes its git checkout, the agent CLI's cache and
+// transcript, and what its tools build (dependencies, a build's output) into its container's
+// writable layer: 20Gi holds a large repository with its dependencies and build, and the 2Gi
+// request is what the scheduler sets aside for it on the node. A request above a default limit
+// raises that limit to it, and a limit below a default request lowers that request to it.
 var (
-	defaultRequests = map[string]string{"cpu": "250m", "memory": "512Mi"}
-	defaultLimits   = map[string]string{"cpu": "2", "memory": "2Gi"}
+	defaultRequests = map[string]string{"cpu": "250m", "memory": "512Mi", "ephemeral-storage": "2Gi"}
+	defaultLimits   = map[string]string{"cpu": "2", "memory": "2Gi", "ephemeral-storage": "20Gi"}
+)
+
+// The model proxy's default requests and limits (policy.box.kubernetes.modelProxy.resources):
+// one Go process relaying the fleet's model requests, streaming each answer through, on a
+// read-only root file system (its disk is its logs).
+var (
+	defaultProxyRequests = map[string]string{"cpu": "100m", "memory": "128Mi", "ephemeral-storage": "64Mi"}
+	defaultProxyLimits   = map[string]string{"cpu": "1", "memory": "512Mi", "ephemeral-storage": "1Gi"}
 )
 
 // defaultQuantities is defaults parsed.
@@ -189,14 +202,14 @@ func defaultQuantities(defaults map[string]string) map[string]resource.Quantity 
 	return out
 }
 
-// readResources reads resources: {requests: {cpu: 500m, memory: 1Gi}, limits: {...}}, over
-// defaultRequests and defaultLimits: a request above its limit is an error when the profile sets
-// both, raises the default limit when it sets the request only, and is lowered to the limit when
-// it sets the limit only.
-func readResources(r *substrates.BoxReader, v *yaml.Node) (req, lim map[string]resource.Quantity) {
-	const ex = "e.g. resources: {requests: {cpu: 500m, memory: 1Gi}, limits: {memory: 2Gi}}"
-	req, lim = defaultQuantities(defaultRequests), defaultQuantities(defaultLimits)
-	if !mapping(r, v, "resources", ex) {
+// readResources reads the key what (resources, modelProxy.resources): {requests: {cpu: 500m,
+// memory: 1Gi}, limits: {...}}, over defReq and defLim: a request above its limit is an error
+// when the profile sets both, raises the default limit when it sets the request only, and is
+// lowered to the limit when it sets the limit only.
+func readResources(r *substrates.BoxReader, v *yaml.Node, what string, defReq, defLim map[string]string) (req, lim map[string]resource.Quantity) {
+	ex := "e.g. " + what + ": {requests: {cpu: 500m, memory: 1Gi}, limits: {memory: 2Gi}}"
+	req, lim = defaultQuantities(defReq), defaultQuantities(defLim)
+	if !mapping(r, v, what, ex) {
 		return req, lim
 	}
 	reqNodes, limNodes := map[string]*yaml.Node{}, map[string]*yaml.Node{}
@@ -204,11 +217,11 @@ func readResources(r *substrates.BoxReader, v *yaml.Node) (req, lim map[string]r
 		k, q := v.Content[i], v.Content[i+1]
 		switch k.Value {
 		case "requests":
-			readQuantities(r, q, "resources.requests", ex, req, reqNodes)
+			readQuantities(r, q, what+".requests", ex, req, reqNodes)
 		case "limits":
-			readQuantities(r, q, "resources.limits", ex, lim, limNodes)
+			readQuantities(r, q, what+".limits", ex, lim, limNodes)
 		default:
-			r.Errorf(k, ex, "resources.%s is not a key: resources has requests and limits", k.Value)
+			r.Errorf(k, ex, "%s.%s is not a key: %s has requests and limits", what, k.Value, what)
 		}
 	}
 	for _, name := range resourceNames {
@@ -223,7 +236,7 @@ func readResources(r *substrates.BoxReader, v *yaml.Node) (req, lim map[string]r
 		case reqNodes[name] == nil:
 			req[name] = l // the default request is above the limit the profile sets
 		default:
-			r.Errorf(reqNodes[name], "a request is at most its limit: lower it, or raise resources.limits."+name, "resources.requests.%s %s is above resources.limits.%s %s", name, rq.String(), name, l.String())
+			r.Errorf(reqNodes[name], "a request is at most its limit: lower it, or raise "+what+".limits."+name, "%s.requests.%s %s is above %s.limits.%s %s", what, name, rq.String(), what, name, l.String())
 		}
 	}
 	return req, lim

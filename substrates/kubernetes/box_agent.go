@@ -4,6 +4,7 @@ import (
 	"net/url"
 
 	"gopkg.in/yaml.v3"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/autonomyhq/autonomy/internal/agent"
@@ -25,6 +26,9 @@ type ModelProxyBox struct {
 	// Egress are the networks the proxy may reach (besides the cluster DNS); nil for every
 	// public address on port 443 (no private, loopback or link-local network).
 	Egress []EgressRule
+	// Requests and Limits are resources.requests and resources.limits of the proxy's container,
+	// over defaultProxyRequests and defaultProxyLimits.
+	Requests, Limits map[string]resource.Quantity
 }
 
 // readAgent reads policy.box.kubernetes.agent: a preset, as on the other targets; an explicit
@@ -46,10 +50,11 @@ func readAgent(r *substrates.BoxReader, p *ir.Profile, v *yaml.Node) agent.Prese
 	return c.Preset
 }
 
-// readModelProxy reads modelProxy: {secret: NAME, upstream: URL, egress: [CIDR[:PORT], ...]}.
+// readModelProxy reads modelProxy: {secret: NAME, upstream: URL, egress: [CIDR[:PORT], ...],
+// resources: {requests: {...}, limits: {...}}}.
 func readModelProxy(r *substrates.BoxReader, v *yaml.Node) ModelProxyBox {
 	const ex = "e.g. modelProxy: {secret: autonomy-model, upstream: https://api.openai.com, egress: [203.0.113.0/24:443]}"
-	b := ModelProxyBox{Secret: DefaultModelSecret}
+	b := ModelProxyBox{Secret: DefaultModelSecret, Requests: defaultQuantities(defaultProxyRequests), Limits: defaultQuantities(defaultProxyLimits)}
 	if !mapping(r, v, "modelProxy", ex) {
 		return b
 	}
@@ -84,8 +89,10 @@ func readModelProxy(r *substrates.BoxReader, v *yaml.Node) ModelProxyBox {
 				}
 			}
 			sortEgress(b.Egress)
+		case "resources":
+			b.Requests, b.Limits = readResources(r, val, "modelProxy.resources", defaultProxyRequests, defaultProxyLimits)
 		default:
-			r.Errorf(k, ex, "modelProxy.%s is not a key: modelProxy has secret, upstream and egress", k.Value)
+			r.Errorf(k, ex, "modelProxy.%s is not a key: modelProxy has secret, upstream, egress and resources", k.Value)
 		}
 	}
 	return b

@@ -231,6 +231,11 @@ func TestBadBoxIsPositioned(t *testing.T) {
 		{"modelProxy: { upstream: 'ftp://x' }", `ir.yml:9:43: policy.box.kubernetes.modelProxy.upstream "ftp://x" is not an http(s) URL`},
 		{"modelProxy: { egress: [api.openai.com] }", `ir.yml:9:42: policy.box.kubernetes.modelProxy.egress "api.openai.com" is not a CIDR`},
 		{"modelProxy: { key: x }", `ir.yml:9:33: policy.box.kubernetes.modelProxy.key is not a key`},
+		{"modelProxy: { resources: { requests: { cpu: lots } } }", `ir.yml:9:63: policy.box.kubernetes.modelProxy.resources.requests.cpu "lots" is not a quantity`},
+		{"modelProxy: { resources: { requests: { memory: 4Gi }, limits: { memory: 1Gi } } }", `ir.yml:9:66: policy.box.kubernetes.modelProxy.resources.requests.memory 4Gi is above modelProxy.resources.limits.memory 1Gi`},
+		{"modelProxy: { resources: { limits: { cpu: 1 }, requests: { cpu: 1500m } } }", `(a request is at most its limit: lower it, or raise modelProxy.resources.limits.cpu)`},
+		{"modelProxy: { resources: { limit: { cpu: 1 } } }", `ir.yml:9:46: policy.box.kubernetes.modelProxy.resources.limit is not a key: modelProxy.resources has requests and limits`},
+		{"modelProxy: { resources: 2 }", `ir.yml:9:44: policy.box.kubernetes.modelProxy.resources must be a mapping`},
 		{"keepFinished: 5s", `ir.yml:9:33: policy.box.kubernetes.keepFinished 5s is out of range`},
 		{"keepFinished: 9000h", `ir.yml:9:33: policy.box.kubernetes.keepFinished 9000h is out of range`},
 		{"keepFinished: 1.5s", `ir.yml:9:33: policy.box.kubernetes.keepFinished "1.5s" is not a whole number of seconds`},
@@ -457,17 +462,20 @@ func TestThePlaceholderImageIsWarnedOf(t *testing.T) {
 	}
 }
 
-// TestSessionsHaveDefaultRequestsAndLimits: a session's container has CPU and memory requests and
-// limits when the profile sets none (a session that runs away cannot take the node); a profile's
+// TestSessionsHaveDefaultRequestsAndLimits: a session's container has CPU, memory and
+// ephemeral-storage requests and limits when the profile sets none (a session that runs away
+// cannot take the node, nor fill its disk); a profile's
 // own replace each default, a request above a default limit raises it, and a limit below a
 // default request lowers it.
 func TestSessionsHaveDefaultRequestsAndLimits(t *testing.T) {
 	for _, tc := range []struct{ box, requests, limits string }{
-		{"", "cpu=250m memory=512Mi", "cpu=2 memory=2Gi"},
-		{"resources: { requests: { cpu: 100m } }", "cpu=100m memory=512Mi", "cpu=2 memory=2Gi"},
-		{"resources: { requests: { memory: 4Gi, ephemeral-storage: 1Gi } }", "cpu=250m ephemeral-storage=1Gi memory=4Gi", "cpu=2 memory=4Gi"},
-		{"resources: { limits: { memory: 256Mi, cpu: 4 } }", "cpu=250m memory=256Mi", "cpu=4 memory=256Mi"},
-		{"resources: { requests: { cpu: 1 }, limits: { cpu: 1 } }", "cpu=1 memory=512Mi", "cpu=1 memory=2Gi"},
+		{"", "cpu=250m ephemeral-storage=2Gi memory=512Mi", "cpu=2 ephemeral-storage=20Gi memory=2Gi"},
+		{"resources: { requests: { cpu: 100m } }", "cpu=100m ephemeral-storage=2Gi memory=512Mi", "cpu=2 ephemeral-storage=20Gi memory=2Gi"},
+		{"resources: { requests: { memory: 4Gi, ephemeral-storage: 1Gi } }", "cpu=250m ephemeral-storage=1Gi memory=4Gi", "cpu=2 ephemeral-storage=20Gi memory=4Gi"},
+		{"resources: { limits: { memory: 256Mi, cpu: 4 } }", "cpu=250m ephemeral-storage=2Gi memory=256Mi", "cpu=4 ephemeral-storage=20Gi memory=256Mi"},
+		{"resources: { requests: { cpu: 1 }, limits: { cpu: 1 } }", "cpu=1 ephemeral-storage=2Gi memory=512Mi", "cpu=1 ephemeral-storage=20Gi memory=2Gi"},
+		{"resources: { requests: { ephemeral-storage: 50Gi } }", "cpu=250m ephemeral-storage=50Gi memory=512Mi", "cpu=2 ephemeral-storage=50Gi memory=2Gi"},
+		{"resources: { limits: { ephemeral-storage: 1Gi } }", "cpu=250m ephemeral-storage=1Gi memory=512Mi", "cpu=2 ephemeral-storage=1Gi memory=2Gi"},
 	} {
 		profile := "schema: autonomy.ir.v1\ntargets: [kubernetes]\nactors:\n  a:\n    behavior: scripts/run.sh\n    triggers: [{ dispatch: true }]\npolicy:\n  box:\n    kubernetes: { image: registry.example/autonomy-agent:v1, " + tc.box + " }\n"
 		out, err := compileFleet(t, writeFleet(t, profile))

@@ -104,8 +104,12 @@ func (c *compiler) modelProxyObjects() []any {
 		env = append(env, corev1.EnvVar{Name: EnvModelUpstream, Value: u})
 	}
 	ctr := corev1.Container{Name: "model-proxy", Image: c.box.Image, Args: ModelProxyArgs, Env: env,
-		Ports:           []corev1.ContainerPort{{Name: "http", ContainerPort: ModelProxyPort, Protocol: corev1.ProtocolTCP}},
-		ReadinessProbe:  &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: port}}},
+		Ports:          []corev1.ContainerPort{{Name: "http", ContainerPort: ModelProxyPort, Protocol: corev1.ProtocolTCP}},
+		ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: port}}},
+		// Requests and limits (modelProxy.resources, by default defaultProxyRequests and
+		// defaultProxyLimits): the proxy that holds the model key neither starves the node
+		// nor is evicted first as a pod without requests would be.
+		Resources:       corev1.ResourceRequirements{Requests: resourceList(c.box.ModelProxy.Requests), Limits: resourceList(c.box.ModelProxy.Limits)},
 		SecurityContext: &corev1.SecurityContext{AllowPrivilegeEscalation: &no, ReadOnlyRootFilesystem: &yes, Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}},
 	}
 	replicas := int32(ModelProxyReplicas)

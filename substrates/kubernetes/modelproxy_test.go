@@ -76,3 +76,36 @@ func TestModelProxyManifests(t *testing.T) {
 		t.Errorf("a fleet of scripts got a model proxy")
 	}
 }
+
+// TestModelProxyHasRequestsAndLimits: the model proxy's container has CPU, memory and
+// ephemeral-storage requests and limits by default (it holds the model key: neither a node hog
+// nor the first pod evicted), and modelProxy.resources replaces each it sets, as resources
+// does for a session.
+func TestModelProxyHasRequestsAndLimits(t *testing.T) {
+	for _, tc := range []struct{ box, requests, limits string }{
+		{"", "cpu=100m ephemeral-storage=64Mi memory=128Mi", "cpu=1 ephemeral-storage=1Gi memory=512Mi"},
+		{"modelProxy: { resources: { requests: { cpu: 500m }, limits: { memory: 2Gi } } }", "cpu=500m ephemeral-storage=64Mi memory=128Mi", "cpu=1 ephemeral-storage=1Gi memory=2Gi"},
+		{"modelProxy: { resources: { requests: { memory: 1Gi } } }", "cpu=100m ephemeral-storage=64Mi memory=1Gi", "cpu=1 ephemeral-storage=1Gi memory=1Gi"},
+	} {
+		profile := "schema: autonomy.ir.v1\ntargets: [kubernetes]\nactors:\n  writer:\n    behavior: skills/writer\n    triggers: [{ dispatch: true }]\npolicy:\n  box:\n    kubernetes: { image: registry.example/autonomy-agent:v1, " + tc.box + " }\n"
+		var dep appsv1.Deployment
+		if err := object(compiledObjects(t, writeFleet(t, profile)), "Deployment", ModelProxyName, &dep); err != nil {
+			t.Fatal(err)
+		}
+		list := func(l corev1.ResourceList) string {
+			var out []string
+			for k, v := range l {
+				out = append(out, string(k)+"="+v.String())
+			}
+			slices.Sort(out)
+			return strings.Join(out, " ")
+		}
+		res := dep.Spec.Template.Spec.Containers[0].Resources
+		if got := list(res.Requests); got != tc.requests {
+			t.Errorf("%q: requests %s, want %s", tc.box, got, tc.requests)
+		}
+		if got := list(res.Limits); got != tc.limits {
+			t.Errorf("%q: limits %s, want %s", tc.box, got, tc.limits)
+		}
+	}
+}
