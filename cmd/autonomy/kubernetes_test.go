@@ -13,31 +13,67 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 )
 
-// kubeFake is an API server holding, beside the policies and bindings every installation's
-// compile writes, a stale policy and binding of the fleet (autonomy-NAMESPACE-sessions, a former
-// name): KUBECONFIG names it. deleted lists what was deleted, as kind/name?uid.
+// kubeFake is an API server holding every object the installation's compile writes, and stale
+// objects of the fleet: a policy and binding of a former name (autonomy-NAMESPACE-sessions) and
+// the ServiceAccount of a dropped agent (dropped). KUBECONFIG names it. deleted lists what was
+// deleted, as kind/name?uid.
 type kubeFake struct {
 	mu      sync.Mutex
 	deleted []string
 }
 
+// fakeResource is one resource the fake serves: its kind, whether it is namespaced, and the
+// name of its stale object of the fleet ("" for none).
+type fakeResource struct {
+	kind       string
+	namespaced bool
+	stale      func(ns string) string
+}
+
 func kubePruneFake(t *testing.T) *kubeFake {
 	t.Helper()
 	f := &kubeFake{}
-	const base = "/apis/admissionregistration.k8s.io/v1"
-	kinds := map[string]string{"validatingadmissionpolicies": "ValidatingAdmissionPolicy", "validatingadmissionpolicybindings": "ValidatingAdmissionPolicyBinding"}
+	former := func(ns string) string { return "autonomy-" + ns + "-sessions" }
+	dropped := func(string) string { return "dropped" }
+	groups := map[string]map[string]fakeResource{
+		"/api/v1": {"namespaces": {kind: "Namespace"}, "configmaps": {kind: "ConfigMap", namespaced: true}, "serviceaccounts": {kind: "ServiceAccount", namespaced: true, stale: dropped},
+			"podtemplates": {kind: "PodTemplate", namespaced: true}, "services": {kind: "Service", namespaced: true}, "resourcequotas": {kind: "ResourceQuota", namespaced: true}},
+		"/apis/batch/v1":                        {"cronjobs": {kind: "CronJob", namespaced: true}},
+		"/apis/apps/v1":                         {"deployments": {kind: "Deployment", namespaced: true}},
+		"/apis/rbac.authorization.k8s.io/v1":    {"roles": {kind: "Role", namespaced: true}, "rolebindings": {kind: "RoleBinding", namespaced: true}},
+		"/apis/networking.k8s.io/v1":            {"networkpolicies": {kind: "NetworkPolicy", namespaced: true}},
+		"/apis/admissionregistration.k8s.io/v1": {"validatingadmissionpolicies": {kind: "ValidatingAdmissionPolicy", stale: former}, "validatingadmissionpolicybindings": {kind: "ValidatingAdmissionPolicyBinding", stale: former}},
+	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		if r.URL.Path == base {
-			var list []map[string]any
-			for res, kind := range kinds {
-				list = append(list, map[string]any{"name": res, "namespaced": false, "kind": kind, "verbs": []string{"get", "list", "delete"}})
+		var base string
+		for b := range groups {
+			if r.URL.Path == b || strings.HasPrefix(r.URL.Path, b+"/") {
+				base = b
 			}
-			_ = json.NewEncoder(w).Encode(map[string]any{"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": "admissionregistration.k8s.io/v1", "resources": list})
+		}
+		if base == "" {
+			http.NotFound(w, r)
 			return
 		}
-		res, name, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, base+"/"), "/")
-		if _, ok := kinds[res]; !ok {
+		kinds := groups[base]
+		if r.URL.Path == base {
+			var list []map[string]any
+			for res, k := range kinds {
+				list = append(list, map[string]any{"name": res, "namespaced": k.namespaced, "kind": k.kind, "verbs": []string{"get", "list", "delete"}})
+			}
+			gv := strings.TrimPrefix(strings.TrimPrefix(base, "/apis/"), "/api/")
+			_ = json.NewEncoder(w).Encode(map[string]any{"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": list})
+			return
+		}
+		rest := strings.TrimPrefix(r.URL.Path, base+"/")
+		onNS := ""
+		if after, ok := strings.CutPrefix(rest, "namespaces/"); ok && strings.Contains(after, "/") {
+			onNS, rest, _ = strings.Cut(after, "/")
+		}
+		res, name, _ := strings.Cut(rest, "/")
+		k, ok := kinds[res]
+		if !ok || k.namespaced != (onNS != "") {
 			http.NotFound(w, r)
 			return
 		}
@@ -47,9 +83,12 @@ func kubePruneFake(t *testing.T) *kubeFake {
 			if err != nil {
 				t.Errorf("list %s: %v", r.URL, err)
 			}
-			ns := sel["autonomy.dev/fleet"]
-			_ = json.NewEncoder(w).Encode(map[string]any{"items": []any{map[string]any{"metadata": map[string]any{
-				"name": "autonomy-" + ns + "-sessions", "uid": "uid-" + res, "labels": map[string]string(sel)}}}})
+			items := []any{}
+			if ns := sel["autonomy.dev/fleet"]; k.stale != nil && (!k.namespaced || onNS == ns) {
+				items = append(items, map[string]any{"metadata": map[string]any{
+					"name": k.stale(ns), "namespace": onNS, "uid": "uid-" + res, "labels": map[string]string(sel)}})
+			}
+			_ = json.NewEncoder(w).Encode(map[string]any{"items": items})
 		case r.Method == http.MethodGet:
 			_ = json.NewEncoder(w).Encode(map[string]any{"metadata": map[string]any{"name": name}})
 		case r.Method == http.MethodDelete:
@@ -58,7 +97,7 @@ func kubePruneFake(t *testing.T) *kubeFake {
 			}
 			_ = json.NewDecoder(r.Body).Decode(&opts)
 			f.mu.Lock()
-			f.deleted = append(f.deleted, kinds[res]+"/"+name+"?"+opts.Preconditions.UID)
+			f.deleted = append(f.deleted, k.kind+"/"+name+"?"+opts.Preconditions.UID)
 			f.mu.Unlock()
 			_ = json.NewEncoder(w).Encode(map[string]any{"kind": "Status", "apiVersion": "v1", "status": "Success"})
 		default:
@@ -90,8 +129,9 @@ func kubePruneReady(t *testing.T, ex example) {
 }
 
 // TestKubernetesPruneDeletesTheFleetsStaleObjects: autonomy kubernetes prune reads the
-// installation in --dir, deletes the stale policy and binding the cluster lists under the fleet's
-// labels (each with its uid as a precondition), and prints them; with no installation it exits 2
+// installation in --dir, deletes the stale policy and binding and the dropped agent's
+// ServiceAccount the cluster lists under the fleet's labels (each with its uid as a
+// precondition), and prints them, the namespaced one with its namespace; with no installation it exits 2
 // saying how to make one.
 func TestKubernetesPruneDeletesTheFleetsStaleObjects(t *testing.T) {
 	dir := t.TempDir()
@@ -100,10 +140,10 @@ func TestKubernetesPruneDeletesTheFleetsStaleObjects(t *testing.T) {
 	}
 	f := kubePruneFake(t)
 	code, out, errOut := run(t, "kubernetes", "prune", "--dir", dir)
-	if code != 0 || out != "deleted ValidatingAdmissionPolicyBinding autonomy-autonomy-sessions\ndeleted ValidatingAdmissionPolicy autonomy-autonomy-sessions\n" {
+	if code != 0 || out != "deleted ServiceAccount autonomy/dropped\ndeleted ValidatingAdmissionPolicyBinding autonomy-autonomy-sessions\ndeleted ValidatingAdmissionPolicy autonomy-autonomy-sessions\n" {
 		t.Errorf("prune: exit %d\n%s%s", code, out, errOut)
 	}
-	if strings.Join(f.deleted, " ") != "ValidatingAdmissionPolicyBinding/autonomy-autonomy-sessions?uid-validatingadmissionpolicybindings ValidatingAdmissionPolicy/autonomy-autonomy-sessions?uid-validatingadmissionpolicies" {
+	if strings.Join(f.deleted, " ") != "ServiceAccount/dropped?uid-serviceaccounts ValidatingAdmissionPolicyBinding/autonomy-autonomy-sessions?uid-validatingadmissionpolicybindings ValidatingAdmissionPolicy/autonomy-autonomy-sessions?uid-validatingadmissionpolicies" {
 		t.Errorf("deleted %v", f.deleted)
 	}
 	if code, _, errOut := run(t, "kubernetes", "prune", "--dir", t.TempDir()); code != 2 || !strings.Contains(errOut, "no kubernetes installation in") {

@@ -7,8 +7,11 @@ import (
 	"strings"
 	"testing"
 
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	"github.com/autonomyhq/autonomy/internal/k8stest"
@@ -129,7 +132,8 @@ func TestPruneDeletesWhatTheFleetNoLongerWrites(t *testing.T) {
 	}
 	slices.Sort(got)
 	launch := LaunchPolicyName(nsA, "stopper")
-	want := slices.Sorted(slices.Values(append([]string{"ValidatingAdmissionPolicy/" + launch, "ValidatingAdmissionPolicyBinding/" + launch}, formerA...)))
+	want := slices.Sorted(slices.Values(append([]string{"ValidatingAdmissionPolicy/" + launch, "ValidatingAdmissionPolicyBinding/" + launch,
+		"ServiceAccount/stopper", "Role/stopper", "RoleBinding/stopper", "PodTemplate/stopper"}, formerA...)))
 	if !slices.Equal(got, want) {
 		t.Errorf("pruned %v\nwant   %v", got, want)
 	}
@@ -166,5 +170,181 @@ func TestPruneDeletesNothingBeforeTheApply(t *testing.T) {
 	}
 	if after := clusterObjects(t, cs, ns); !slices.Equal(after, before) {
 		t.Errorf("after a refused prune: %v\nwant %v", after, before)
+	}
+}
+
+// pruneProfile is a fleet of two agents: keep, a script, and gone, a skill with a cron trigger and
+// agent:list (a ServiceAccount with a token, a Role and RoleBinding, a PodTemplate, a CronJob, its
+// launch policy, and the fleet's model proxy, which only gone needs).
+const pruneProfile = `schema: autonomy.ir.v1
+targets: [kubernetes]
+actors:
+  keep:
+    behavior: scripts/run.sh
+    triggers: [{ dispatch: true }]
+  gone:
+    behavior: skills/writer
+    capabilities: [agent:list]
+    triggers: [{ cron: "0 9 * * *" }, { dispatch: true }]
+policy:
+  maxConcurrent: 2
+  box:
+    kubernetes: { namespace: fleet-a, image: registry.example/autonomy-agent:v1 }
+`
+
+// namespaced lists the objects of kinds in namespace ns, as "Kind/name", sorted.
+func namespaced(t *testing.T, cs *kubeclient.Client, ns string) []string {
+	t.Helper()
+	var out []string
+	for _, k := range pruneKinds {
+		if !k.namespaced {
+			continue
+		}
+		m, err := cs.Mapper().RESTMapping(k.gk, "v1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := cs.Resource(m, ns).List(context.Background(), metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var list struct {
+			Items []struct {
+				Metadata metav1.ObjectMeta `json:"metadata"`
+			} `json:"items"`
+		}
+		if err := json.Unmarshal(data, &list); err != nil {
+			t.Fatal(err)
+		}
+		for _, it := range list.Items {
+			out = append(out, k.gk.Kind+"/"+it.Metadata.Name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestPruneDeletesADroppedAgentsNamespacedObjects: after an apply of a profile that dropped the
+// agent gone, Prune deletes its ServiceAccount, Role, RoleBinding, PodTemplate and CronJob, and
+// the model proxy no agent needs any more, in the fleet's namespace only; it leaves gone's
+// session in flight (its Job, and the Job its CronJob started), an ask, an object labelled as
+// the fleet's but not managed by autonomy, an unlabelled lookalike, and the same fleet in another
+// namespace.
+func TestPruneDeletesADroppedAgentsNamespacedObjects(t *testing.T) {
+	c := k8stest.Get(t)
+	cs, err := kubeclient.NewForConfig(c.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	admin := kubernetes.NewForConfigOrDie(c.Config)
+	nsA, nsB := namespace("prune-ns"), namespace("prune-ns")
+	inNS := func(profile, ns string) []*unstructured.Unstructured {
+		return compiledObjects(t, writeFleet(t, strings.Replace(profile, "namespace: fleet-a", "namespace: "+ns, 1)))
+	}
+	fullA := inNS(pruneProfile, nsA)
+	apply(t, c.Config, fullA)
+	apply(t, c.Config, inNS(pruneProfile, nsB))
+	beforeB := namespaced(t, cs, nsB)
+
+	// What prune must leave in A: gone's session in flight and the Job its CronJob made (owned
+	// by it), an ask of the fleet, and lookalikes of gone's objects autonomy did not make.
+	gone := ObjectName("gone")
+	var cj batchv1.CronJob
+	if err := object(fullA, "CronJob", cronJobName("gone", 0), &cj); err != nil {
+		t.Fatal(err)
+	}
+	live, err := admin.BatchV1().CronJobs(nsA).Get(ctx, cj.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	suspend := true
+	session := sessionJob(t, admin, nsA, "gone", "s-gone-running")
+	session.Spec.Suspend = &suspend
+	if _, err := admin.BatchV1().Jobs(nsA).Create(ctx, session, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	fired := sessionJob(t, admin, nsA, "gone", "s-gone-cron")
+	fired.Spec.Suspend = &suspend
+	fired.OwnerReferences = []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "CronJob", Name: live.Name, UID: live.UID}}
+	if _, err := admin.BatchV1().Jobs(nsA).Create(ctx, fired, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	askLabels := ActorLabels(nsA, "gone")
+	askLabels[LabelComponent], askLabels[LabelSession] = ComponentAsk, "a-lookalike"
+	for _, cm := range []*corev1.ConfigMap{
+		{ObjectMeta: metav1.ObjectMeta{Name: "a-lookalike", Labels: askLabels}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "unlabelled"}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "not-managed", Labels: map[string]string{LabelFleet: nsA}}},
+	} {
+		if _, err := admin.CoreV1().ConfigMaps(nsA).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, sa := range []*corev1.ServiceAccount{
+		{ObjectMeta: metav1.ObjectMeta{Name: gone + "-copy"}},
+		{ObjectMeta: metav1.ObjectMeta{Name: gone + "-other", Labels: map[string]string{LabelFleet: nsA, LabelManaged: "someone-else", LabelActor: gone}}},
+	} {
+		if _, err := admin.CoreV1().ServiceAccounts(nsA).Create(ctx, sa, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := namespaced(t, cs, nsA)
+
+	kept := inNS(strings.Replace(pruneProfile, "  gone:\n    behavior: skills/writer\n    capabilities: [agent:list]\n    triggers: [{ cron: \"0 9 * * *\" }, { dispatch: true }]\n", "", 1), nsA)
+	if len(kept) >= len(fullA) {
+		t.Fatal("the profile without gone is no smaller")
+	}
+	// Before the new compile is applied (here: a ConfigMap of it missing), nothing goes.
+	for _, o := range kept {
+		if o.GetKind() == "ConfigMap" && o.GetName() == ConfigMapFleet {
+			if err := admin.CoreV1().ConfigMaps(nsA).Delete(ctx, ConfigMapFleet, metav1.DeleteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if pruned, err := Prune(ctx, cs, kept); err == nil || !strings.Contains(err.Error(), "ConfigMap "+ConfigMapFleet+" is not installed") || len(pruned) != 0 {
+		t.Fatalf("a prune before the apply: %v, %v; want nothing deleted", pruned, err)
+	}
+	apply(t, c.Config, kept)
+	pruned, err := Prune(ctx, cs, kept)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range pruned {
+		if p.Namespace != "" && p.Namespace != nsA {
+			t.Errorf("pruned %s/%s in namespace %s", p.Kind, p.Name, p.Namespace)
+		}
+		got = append(got, p.Kind+"/"+p.Name)
+	}
+	slices.Sort(got)
+	launch := LaunchPolicyName(nsA, "gone")
+	want := []string{"CronJob/" + cj.Name, "Deployment/" + ModelProxyName, "PodTemplate/" + gone, "Role/" + gone, "RoleBinding/" + gone,
+		"Service/" + ModelProxyName, "ServiceAccount/" + gone, "ServiceAccount/" + ModelProxyName,
+		"ValidatingAdmissionPolicy/" + launch, "ValidatingAdmissionPolicyBinding/" + launch}
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("pruned %v\nwant   %v", got, want)
+	}
+	var left []string
+	for _, o := range before {
+		if !slices.Contains(want, o) {
+			left = append(left, o)
+		}
+	}
+	if after := namespaced(t, cs, nsA); !slices.Equal(after, left) {
+		t.Errorf("fleet A after the prune: %v\nwant %v", after, left)
+	}
+	for _, name := range []string{session.Name, fired.Name} {
+		if _, err := admin.BatchV1().Jobs(nsA).Get(ctx, name, metav1.GetOptions{}); err != nil {
+			t.Errorf("gone's session %s: %v; want it left to finish", name, err)
+		}
+	}
+	if after := namespaced(t, cs, nsB); !slices.Equal(after, beforeB) {
+		t.Errorf("fleet B after fleet A's prune: %v\nwant it untouched: %v", after, beforeB)
+	}
+	if again, err := Prune(ctx, cs, kept); err != nil || len(again) != 0 {
+		t.Errorf("a second prune: %v, %v; want nothing", again, err)
 	}
 }

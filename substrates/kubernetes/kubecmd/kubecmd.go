@@ -1,6 +1,6 @@
 // Package kubecmd is the kubernetes substrate as the registry lists it: kubernetes.Substrate with
 // the command only it has, which it contributes to autonomy's command line: kubernetes prune
-// (the cluster-scoped objects an apply leaves behind). It is a package of its own so that package
+// (the objects an apply leaves behind). It is a package of its own so that package
 // kubernetes, which every session's pod runs, stays free of the command-line library.
 package kubecmd
 
@@ -33,22 +33,28 @@ func newPrune() *cobra.Command {
 	var dir, kubeconfig string
 	cmd := &cobra.Command{
 		Use:   "prune [--dir DIR] [--kubeconfig FILE]",
-		Short: "Delete the fleet's cluster-scoped admission policies its compile no longer writes",
-		Long: `prune deletes the ValidatingAdmissionPolicies and bindings of the fleet that
-autonomy compile PROFILE --target kubernetes --dir DIR wrote into DIR/kubernetes, and that the
-compile no longer writes: kubectl apply -k installs what the kustomization lists and deletes
-nothing, so the launch policy of an agent the profile dropped, and the policies of the names
-before autonomy-NAMESPACE.… (autonomy-NAMESPACE-sessions, …), would stay. Run it after the apply:
+		Short: "Delete the fleet's objects its compile no longer writes",
+		Long: `prune deletes the objects of the fleet that autonomy compile PROFILE --target
+kubernetes --dir DIR wrote into DIR/kubernetes, and that the compile no longer writes:
+kubectl apply -k installs what the kustomization lists and deletes nothing, so the objects of an
+agent the profile dropped (its ServiceAccount, Role, RoleBinding, PodTemplate, CronJobs and
+launch policy), the model proxy of a fleet left with no skill, the slots of one left with no
+maxConcurrent, and the policies of the names before autonomy-NAMESPACE.…
+(autonomy-NAMESPACE-sessions, …) would stay. Run it after the apply:
 
   kubectl apply --server-side -k DIR/kubernetes
   autonomy kubernetes prune --dir DIR
 
 A fleet's object is one labelled autonomy.dev/fleet=NAMESPACE and
-app.kubernetes.io/managed-by=autonomy, the fleet's namespace (policy.box.kubernetes.namespace):
-another namespace's fleet is never touched. It deletes nothing unless every policy and binding
-the installation lists is in the cluster, so the namespace is never left unguarded. It prints
-each object it deleted. The cluster is --kubeconfig's (else $KUBECONFIG, else ~/.kube/config);
-deleting cluster-scoped policies takes a cluster administrator's rights, as installing them does.
+app.kubernetes.io/managed-by=autonomy, the fleet's namespace (policy.box.kubernetes.namespace),
+and, when namespaced, in that namespace: another namespace's fleet, an object not so labelled,
+a session's Job and pod, and an ask are never touched. A session of a dropped agent in flight
+runs on to its end (a CronJob's Jobs are orphaned, not deleted), and its Job stays until
+keepFinished; from the prune on, its calls to the API fail (its ServiceAccount is gone). Each
+delete carries the object's uid. It deletes nothing unless every object the installation lists
+is in the cluster, so the namespace is never left unguarded. It prints each object it deleted.
+The cluster is --kubeconfig's (else $KUBECONFIG, else ~/.kube/config); deleting cluster-scoped
+policies takes a cluster administrator's rights, as installing them does.
 
 Exit codes: 0 done, 2 usage, I/O, connection or API error.`,
 		Example: `  autonomy kubernetes prune --dir .`,
@@ -65,7 +71,11 @@ Exit codes: 0 done, 2 usage, I/O, connection or API error.`,
 			pruned, err := kubernetes.Prune(cmd.Context(), cs, objs)
 			out := cmd.OutOrStdout()
 			for _, p := range pruned {
-				fmt.Fprintf(out, "deleted %s %s\n", p.Kind, cliout.TerminalSafe(p.Name))
+				name := p.Name
+				if p.Namespace != "" {
+					name = p.Namespace + "/" + name
+				}
+				fmt.Fprintf(out, "deleted %s %s\n", p.Kind, cliout.TerminalSafe(name))
 			}
 			if err != nil {
 				return exitcode.Usagef("%v", err)
