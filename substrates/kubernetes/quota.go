@@ -21,10 +21,12 @@ const ModelProxyReplicas = 1
 const (
 	// DefaultJobsPerSlot is the default maxJobs per session the fleet may run at once (its
 	// maxConcurrent, or without one its number of agents): finished Jobs stay keepFinished (a day
-	// by default), so this is the room for a day of sessions some minutes long.
+	// by default), so this is the room for a day of sessions some minutes long; past it, the
+	// operator's launch deletes the oldest finished ones (runner_reclaim.go).
 	DefaultJobsPerSlot = 200
 	// DefaultAsksPerPerson is the default maxAsks per person of the fleet (none without one): an
-	// ask keeps its ConfigMap once it ended, until it is deleted.
+	// ask keeps its ConfigMap once it ended, until it is deleted (by hand, or by the operator's
+	// ask that finds the count full: runner_reclaim.go).
 	DefaultAsksPerPerson = 200
 	// cronJobsKept is the room of a cron trigger's CronJob: the Jobs its controller keeps (3
 	// succeeded and 1 failed, the history limits' defaults) and its one in flight.

@@ -182,7 +182,7 @@ func (r *Runner) launch(ctx context.Context, agent, ref string, params ir.Launch
 	if err != nil {
 		return ir.Session{}, err
 	}
-	created, err := r.opts.Client.BatchV1().Jobs(r.opts.Namespace).Create(ctx, job, metav1.CreateOptions{FieldValidation: "Strict"})
+	created, err := r.createJob(ctx, job)
 	if err != nil {
 		release()
 		return ir.Session{}, r.apiError(fmt.Sprintf("launching %s: creating Job %s", agent, id), "create jobs", err)
@@ -552,9 +552,9 @@ func (r *Runner) suspend(ctx context.Context, id string, pause bool) (bool, erro
 func (r *Runner) apiError(what, need string, err error) error {
 	switch {
 	case apierrors.IsForbidden(err) && strings.Contains(err.Error(), "exceeded quota") && strings.Contains(err.Error(), "count/jobs.batch"):
-		return &RefusedError{Msg: fmt.Sprintf("%s: the namespace's ResourceQuota %s holds no more Jobs (finished sessions' Jobs count until keepFinished removes them): delete finished Jobs, or raise policy.box.kubernetes.maxJobs, compile and apply: %v", what, QuotaName, err)}
+		return &RefusedError{Msg: fmt.Sprintf("%s: the namespace's ResourceQuota %s holds no more Jobs (finished sessions' Jobs count until keepFinished removes them, or the operator's launch deletes the oldest; a session's launch cannot): delete finished Jobs, or raise policy.box.kubernetes.maxJobs, compile and apply: %v", what, QuotaName, err)}
 	case apierrors.IsForbidden(err) && strings.Contains(err.Error(), "exceeded quota") && strings.Contains(err.Error(), "count/configmaps"):
-		return &RefusedError{Msg: fmt.Sprintf("%s: the namespace's ResourceQuota %s holds no more ConfigMaps (asks, ended ones included, count until deleted): delete ended asks, or raise policy.box.kubernetes.maxAsks, compile and apply: %v", what, QuotaName, err)}
+		return &RefusedError{Msg: fmt.Sprintf("%s: the namespace's ResourceQuota %s holds no more ConfigMaps (asks, ended ones included, count until deleted, or until the operator's ask deletes the oldest ended; a session's ask cannot): delete ended asks, or raise policy.box.kubernetes.maxAsks, compile and apply: %v", what, QuotaName, err)}
 	case apierrors.IsForbidden(err) && strings.Contains(err.Error(), "exceeded quota"):
 		return &RefusedError{Msg: fmt.Sprintf("%s: the namespace's ResourceQuota %s is full (its pods are the sessions in flight): wait for one to end, or cancel one: %v", what, QuotaName, err)}
 	case apierrors.IsForbidden(err):

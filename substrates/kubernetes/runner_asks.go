@@ -105,7 +105,10 @@ func (r *Runner) engage(ctx context.Context, a *RunnerActor, ref string, params 
 		ObjectMeta: metav1.ObjectMeta{Name: id, Namespace: r.opts.Namespace, Labels: lbl, Annotations: map[string]string{AnnotationActor: a.Name}},
 		Data:       map[string]string{askActor: a.Name, askRef: ref, askParams: string(js), askStatus: string(ir.Running), askTokenHash: hash},
 	}
-	if _, err := r.opts.Client.CoreV1().ConfigMaps(r.opts.Namespace).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+	if err := r.reclaiming(ctx, configMapCountFull, r.reclaimAsks, func() error {
+		_, err := r.opts.Client.CoreV1().ConfigMaps(r.opts.Namespace).Create(ctx, cm, metav1.CreateOptions{})
+		return err
+	}); err != nil {
 		return ir.Session{}, r.apiError("launching "+a.Name+": parking its ask "+id, "create configmaps", err)
 	}
 	s, err := r.askSession(cm)
