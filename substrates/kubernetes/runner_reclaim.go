@@ -17,13 +17,13 @@ import (
 
 // A ResourceQuota's count/jobs.batch counts every Job of the namespace, finished ones included
 // (no quota scope tells a finished Job from a running one), and a finished session's Job stays
-// keepFinished (a day by default). A fleet whose sessions end faster than maxJobs per keepFinished
-// would have every launch refused while only finished sessions fill the count. So the
-// operator's launch (a runner with no calling actor: the CLI, serve) that the count refuses
-// deletes the reclaimBatch oldest finished sessions' Jobs of the fleet and creates its Job again:
-// keepFinished is how long a finished session is kept at most. A session's launch never deletes
-// (its token may not), and is refused as before. Asks, whose ConfigMaps count in
-// count/configmaps until deleted, are reclaimed alike (reclaimAsks).
+// keepFinished (a day by default). A fleet whose sessions end faster than maxJobs per
+// keepFinished would have every launch refused while only finished sessions fill the count. So
+// the operator's launch (a runner with no calling actor: the CLI outside a session's pod) that
+// the count refuses deletes the reclaimBatch oldest finished sessions' Jobs of the fleet and
+// creates its Job again: keepFinished is how long a finished session is kept at most. A
+// session's launch never deletes (its token may not), and is refused as before. Asks, whose
+// ConfigMaps count in count/configmaps until deleted, are reclaimed alike (reclaimAsks).
 const (
 	// reclaimBatch is how many finished Jobs a refused launch deletes: room for some launches
 	// more, so a fleet at its count does not delete once per launch.
