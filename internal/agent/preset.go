@@ -8,6 +8,7 @@ package agent
 import (
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -74,6 +75,10 @@ type Preset struct {
 	// own configuration from (its home, its telemetry switches): a local session's environment,
 	// an allowlist, passes them through from the runner's.
 	ConfigEnv []string
+	// Logins are where the CLI keeps its own login (its credential, and the account it names):
+	// folders and files, each "$VAR" (the path an env var names) or "~/path" (under HOME). A
+	// session behind the model proxy needs none of them, and its jail hides them (LoginPaths).
+	Logins []string
 	// Output is how its final message and structured result leave it.
 	Output Output
 	// VMEnv is env the CLI needs to run unsandboxed in a VM that is the sandbox (NAME=value).
@@ -136,6 +141,7 @@ var presets = map[string]Preset{
 		Name: "codex", Package: "@openai/codex", Version: "0.169.0", Bin: "codex",
 		CredentialEnv: "OPENAI_API_KEY", BaseURLEnv: "OPENAI_BASE_URL",
 		ConfigEnv: []string{"CODEX_HOME"},
+		Logins:    []string{"$CODEX_HOME", "~/.codex"},
 		Output:    OutputFile, PrivateTmp: true,
 		Helpers: []Helper{{Program: "bwrap", Package: "bubblewrap", Bundled: true}},
 		// codex 0.169.0 has no --full-auto: exec never asks for approval, the sandbox is chosen.
@@ -183,6 +189,7 @@ var presets = map[string]Preset{
 		Name: "claude", Package: "@anthropic-ai/claude-code", Version: "2.1.330", Bin: "claude",
 		CredentialEnv: "ANTHROPIC_API_KEY", BaseURLEnv: "ANTHROPIC_BASE_URL",
 		ConfigEnv: []string{"CLAUDE_CONFIG_DIR", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "DISABLE_AUTOUPDATER", "DISABLE_TELEMETRY"},
+		Logins:    []string{"$CLAUDE_CONFIG_DIR", "~/.claude", "~/.claude.json"},
 		Output:    OutputClaudeJSON, PrivateTmp: true,
 		// Claude Code refuses --dangerously-skip-permissions as root (self-hosted runners in
 		// containers) unless told that it runs in a sandbox, which the job's VM is.
@@ -405,4 +412,24 @@ func (p Preset) Fill(argv []string, values map[string]string) ([]string, error) 
 		out = append(out, v)
 	}
 	return out, nil
+}
+
+// LoginPaths are the absolute paths of p's Logins in env (lookup reads one of its variables);
+// an unset variable, or HOME, names none.
+func (p Preset) LoginPaths(lookup func(string) string) []string {
+	var out []string
+	for _, l := range p.Logins {
+		var path string
+		if v, ok := strings.CutPrefix(l, "$"); ok {
+			path = lookup(v)
+		} else if rest, ok := strings.CutPrefix(l, "~/"); ok {
+			if home := lookup("HOME"); home != "" {
+				path = filepath.Join(home, rest)
+			}
+		}
+		if filepath.IsAbs(path) {
+			out = append(out, filepath.Clean(path))
+		}
+	}
+	return out
 }

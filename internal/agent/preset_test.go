@@ -185,3 +185,21 @@ func TestMCPPlaceholder(t *testing.T) {
 		t.Errorf("Fill without a server: %q, %v", filled, err)
 	}
 }
+
+// LoginPaths names each preset's logins where env puts them: a variable's path when it is set,
+// the home's folder or file otherwise; nothing for an unset variable or HOME, or a relative path.
+func TestLoginPaths(t *testing.T) {
+	env := map[string]string{"HOME": "/home/op", "CODEX_HOME": "/srv/codex", "CLAUDE_CONFIG_DIR": "rel"}
+	lookup := func(k string) string { return env[k] }
+	codex, _ := Lookup("codex")
+	claude, _ := Lookup("claude")
+	if got := strings.Join(codex.LoginPaths(lookup), " "); got != "/srv/codex /home/op/.codex" {
+		t.Errorf("codex: %s", got)
+	}
+	if got := strings.Join(claude.LoginPaths(lookup), " "); got != "/home/op/.claude /home/op/.claude.json" {
+		t.Errorf("claude: %s", got)
+	}
+	if got := codex.LoginPaths(func(string) string { return "" }); len(got) != 0 {
+		t.Errorf("no HOME: %v", got)
+	}
+}

@@ -28,6 +28,11 @@ type Confinement struct {
 	// --unshare-pid): it sees and signals no process outside, and none of its processes outlives
 	// it (a nested bubblewrap could not remount /proc: NoUserNS goes with it).
 	PidNS bool
+	// Hide are paths the command does not see: a folder is mounted empty in their place (a
+	// tmpfs, writable, gone with the command), a file is replaced by an empty one it cannot
+	// write. A path that does not exist or is not absolute is skipped; a link is hidden where it
+	// leads.
+	Hide []string
 }
 
 // Bind is one path of a Confinement.
@@ -63,8 +68,32 @@ func (c *Confinement) args() []string {
 		}
 		out = append(out, flag, b.Path, b.Path)
 	}
+	out = append(out, hideArgs(c.Hide)...)
 	if c.NoUserNS {
 		out = append(out, "--unshare-user", "--disable-userns")
+	}
+	return out
+}
+
+// hideArgs are bwrap's arguments that hide paths (Confinement.Hide).
+func hideArgs(paths []string) []string {
+	var out []string
+	for _, p := range paths {
+		if !filepath.IsAbs(p) {
+			continue
+		}
+		real, err := filepath.EvalSymlinks(p)
+		if err != nil || filepath.Clean(real) == "/" {
+			continue
+		}
+		fi, err := os.Stat(real)
+		switch {
+		case err != nil:
+		case fi.IsDir():
+			out = append(out, "--tmpfs", real)
+		default:
+			out = append(out, "--ro-bind", "/dev/null", real)
+		}
 	}
 	return out
 }

@@ -106,3 +106,47 @@ func TestJailWritableWithReadOnlyBindAndAlias(t *testing.T) {
 		t.Errorf("what the alias wrote, read outside: %q %v", data, err)
 	}
 }
+
+// A hidden folder is empty inside the jail, and writable there without touching the real one;
+// a hidden file reads empty and cannot be written; a link is hidden where it leads; a path that
+// does not exist, or is relative, changes nothing.
+func TestJailHidesPaths(t *testing.T) {
+	requireHelpers(t)
+	j, err := NewJail()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	home := t.TempDir()
+	codex, claude := filepath.Join(home, ".codex"), filepath.Join(home, ".claude.json")
+	if err := os.Mkdir(codex, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for path, secret := range map[string]string{filepath.Join(codex, "auth.json"): "sk-LOGIN-1", claude: "sk-LOGIN-2", filepath.Join(home, "kept"): "kept-ok"} {
+		if err := os.WriteFile(path, []byte(secret), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link := filepath.Join(home, "link.json")
+	if err := os.Symlink(claude, link); err != nil {
+		t.Fatal(err)
+	}
+	c := &Confinement{Writable: true, Hide: []string{codex, link, filepath.Join(home, "missing"), ".codex"}}
+	script := `cat ` + codex + `/auth.json ` + claude + ` ` + home + `/kept 2>&1; echo; ls -A ` + codex + `; echo new > ` + codex + `/config.toml && echo tmpfs-written; ` +
+		`echo x > ` + claude + ` 2>/dev/null && echo file-written; true`
+	argv := j.WrapIn(c, []string{"/bin/sh", "-c", script})
+	out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	got := string(out)
+	if strings.Contains(got, "sk-LOGIN") || !strings.Contains(got, "kept-ok") || !strings.Contains(got, "tmpfs-written") || strings.Contains(got, "file-written") {
+		t.Errorf("inside the jail:\n%s", got)
+	}
+	if data, err := os.ReadFile(claude); err != nil || string(data) != "sk-LOGIN-2" {
+		t.Errorf("the hidden file outside: %q %v", data, err)
+	}
+	if _, err := os.Stat(filepath.Join(codex, "config.toml")); !os.IsNotExist(err) {
+		t.Errorf("what the jail wrote in a hidden folder reached the real one: %v", err)
+	}
+}

@@ -11,11 +11,13 @@ import (
 	"net/netip"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/autonomyhq/autonomy/internal/egress"
 	"github.com/autonomyhq/autonomy/internal/modelfake"
+	"github.com/autonomyhq/autonomy/internal/sessionenv"
 	"github.com/autonomyhq/autonomy/ir"
 )
 
@@ -101,4 +103,45 @@ func TestPresetSessionsReachOnlyTheProxies(t *testing.T) {
 func portOfTest(u string) string {
 	p, _ := url.Parse(u)
 	return p.Port()
+}
+
+// The real pinned CLIs, behind the model proxy, do not see their own logins in the runner's home
+// (codex's ~/.codex, Claude Code's ~/.claude and ~/.claude.json): the jail hides them, and the
+// session, which needs none of them, completes. The agent's shell read them before (attack23).
+func TestPresetSessionsDoNotSeeTheCLIsLogin(t *testing.T) {
+	for _, c := range []struct{ preset, model string }{{"codex", codexModel}, {"claude", ""}} {
+		t.Run(c.preset, func(t *testing.T) {
+			fake := modelfake.Start(
+				modelfake.Turn{Shell: "cat ~/.codex/auth.json ~/.claude.json ~/.claude/.credentials.json 2>&1; echo probed"},
+				finalResult("Probed the logins."))
+			defer fake.Close()
+			r, s := proxyRunFleet(t, c.preset, proxyFleet(c.preset, c.model), fake, func(r *Runner) {
+				home := sessionenv.Lookup(r.opts.Env, "HOME")
+				for path, body := range map[string]string{
+					".codex/auth.json":          `{"OPENAI_API_KEY":"sk-LOGIN-codex"}`,
+					".claude.json":              `{"primaryApiKey":"sk-LOGIN-claude"}`,
+					".claude/.credentials.json": `{"claudeAiOauth":{"accessToken":"sk-LOGIN-oauth"}}`,
+				} {
+					path = filepath.Join(home, filepath.FromSlash(path))
+					if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+						t.Fatal(err)
+					}
+					if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+						t.Fatal(err)
+					}
+				}
+			})
+			if s.Status != ir.Done || fake.Err() != nil {
+				t.Fatalf("ended %s (%s); model: %v\n%s", s.Status, s.Reason, fake.Err(), sessionLogOf(r, s.ID))
+			}
+			scripted := fake.Scripted()
+			if len(scripted) < 2 || len(scripted[1].ToolOutputs) == 0 {
+				t.Fatalf("the shell's output never reached the model: %d scripted requests\n%s", len(scripted), sessionLogOf(r, s.ID))
+			}
+			out := scripted[1].ToolOutputs[len(scripted[1].ToolOutputs)-1]
+			if strings.Contains(out, "sk-LOGIN") || !strings.Contains(out, "probed") {
+				t.Errorf("the agent's shell read the CLI's login:\n%s", out)
+			}
+		})
+	}
 }

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/autonomyhq/autonomy/internal/agent"
 	"github.com/autonomyhq/autonomy/internal/egress"
 	"github.com/autonomyhq/autonomy/internal/sessionenv"
 )
@@ -50,7 +51,9 @@ func (sv *supervision) confine(ctx context.Context, argv []string) (out []string
 		return nil, unconfine, err
 	}
 	sv.env = sessionenv.With(sv.env, sb.Env...)
-	var c *egress.Confinement
+	// The agent CLIs' own logins stay out of the jail: the session reaches its model through the
+	// proxy, with a key it never holds.
+	c := &egress.Confinement{Writable: true, Hide: sv.loginPaths()}
 	if sv.stateAt != "" {
 		// The installation's own folder is read-only in the jail, but for the session's own
 		// results folder (a preset writes its result there, and no other session can: a result
@@ -68,10 +71,33 @@ func (sv *supervision) confine(ctx context.Context, argv []string) (out []string
 			}
 			binds = append(binds, egress.Bind{Path: arts, Write: true})
 		}
-		c = &egress.Confinement{Writable: true, Binds: binds,
-			Aliases: []egress.Alias{{Path: sv.r.In.Path(StateDir), At: sv.stateAt}}}
+		c.Binds, c.Aliases = binds, []egress.Alias{{Path: sv.r.In.Path(StateDir), At: sv.stateAt}}
 	}
 	return sb.WrapIn(c, argv), func() { sb.Close(); closeLog() }, nil
+}
+
+// loginPaths are where the agent CLIs keep their own logins, every preset's whichever runs the
+// session, in the runner's environment (agent.Preset.Logins), but for one that holds the
+// session's workspace or the installation (a CODEX_HOME set to a home folder): hiding it would
+// hide them.
+func (sv *supervision) loginPaths() []string {
+	lookup := func(k string) string { return sessionenv.Lookup(sv.r.opts.Env, k) }
+	var out []string
+	for _, name := range agent.Names() {
+		p, _ := agent.Lookup(name)
+		for _, path := range p.LoginPaths(lookup) {
+			if !within(sv.workdir, path) && !within(sv.r.In.Dir, path) {
+				out = append(out, path)
+			}
+		}
+	}
+	return out
+}
+
+// within reports whether path is dir or inside it.
+func within(path, dir string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && filepath.IsLocal(rel) || rel == "."
 }
 
 // wallState keeps the runner's state from the agent of a preset's session that works in the
