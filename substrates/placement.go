@@ -1,6 +1,9 @@
 package substrates
 
 import (
+	"fmt"
+	"path/filepath"
+
 	"github.com/autonomyhq/autonomy/ir"
 )
 
@@ -8,7 +11,7 @@ import (
 // of the git repository, the only .github/workflows GitHub reads). Misplaced says why dir is not
 // that place, with the fix, or "" when it is or cannot be told.
 type Placer interface {
-	Misplaced(dir string) string
+	Misplaced(p *ir.Profile, dir string) string
 }
 
 // Placement is the warning for installing sub's output into dir when sub is a Placer and dir is
@@ -18,7 +21,7 @@ func Placement(sub Substrate, p *ir.Profile, dir string) ir.Diagnostics {
 	if !ok {
 		return nil
 	}
-	why := pl.Misplaced(dir)
+	why := pl.Misplaced(p, dir)
 	if why == "" {
 		return nil
 	}
@@ -46,4 +49,23 @@ func Rivals(sub Substrate, dir string, out *Output) ir.Diagnostics {
 		return rv.Rivals(dir, out)
 	}
 	return nil
+}
+
+// InsideProfile says why dir, a folder inside the profile's own (a subfolder: its skills), is
+// not where an installation goes (newc8 compiled from autonomy/skills with --dir .); "" when it
+// is not inside, or is the profile's folder itself.
+func InsideProfile(p *ir.Profile, dir string) string {
+	abs, err := filepath.Abs(dir)
+	if err != nil || p == nil || p.Dir == "" {
+		return ""
+	}
+	pdir, err := filepath.Abs(p.Dir)
+	if err != nil || abs == pdir {
+		return ""
+	}
+	if rel, err := filepath.Rel(pdir, abs); err != nil || !filepath.IsLocal(rel) {
+		return ""
+	}
+	return fmt.Sprintf("installing into %s, a folder inside the profile's own %s: the installation belongs at the root of the repository the fleet runs in (compile with --dir %s, or the repository's root)",
+		dir, pdir, filepath.Dir(pdir))
 }

@@ -79,7 +79,8 @@ Exit codes: 0 up to date, 1 drift found (or the profile has errors, or warnings 
 			}
 			var fail error
 			if len(drifts) > 0 {
-				fail = &exitError{Code: exitProblems, Msg: fmt.Sprintf("%s: %s drifted from %s in %s", sub.Name(), count(len(drifts), "file"), p.File, dir)}
+				fail = &exitError{Code: exitProblems, Msg: fmt.Sprintf("%s: %s drifted from %s in %s: run autonomy compile %s --target %s --dir %s to bring them in line (a file edited by hand is overwritten only with --force: move the edit into the profile first)",
+					sub.Name(), count(len(drifts), "file"), p.File, dir, args[0], sub.Name(), dir)}
 			} else {
 				fmt.Fprintf(errOut, "%s: %s up to date in %s\n", sub.Name(), count(len(output.Files), "generated file"), dir)
 				fail = strictly(strict, len(warnings), p.File, "")
@@ -150,7 +151,7 @@ func printDrift(out io.Writer, drifts []substrates.Drift, dir string) {
 		case substrates.Stale:
 			fmt.Fprintf(out, "%s: stale: generated before, the profile no longer produces it; run autonomy compile to delete it\n", path)
 		default:
-			fmt.Fprintf(out, "%s: changed: differs from what the profile compiles to\n", path)
+			fmt.Fprintf(out, "%s: changed: differs from what the profile compiles to; run autonomy compile\n", path)
 			fmt.Fprint(out, d.Diff)
 			if n := len(d.Diff); n > 0 && d.Diff[n-1] != '\n' {
 				fmt.Fprintln(out)

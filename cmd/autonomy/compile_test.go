@@ -45,9 +45,13 @@ func TestCompileThenCheck(t *testing.T) {
 		t.Fatal("pm.yml has no timeout-minutes: 15")
 	}
 	os.WriteFile(wf, []byte(edited), 0o644)
-	code, out, _ = run(t, "check", prof, "--target", "gh-actions", "--dir", repo)
+	code, out, errOut = run(t, "check", prof, "--target", "gh-actions", "--dir", repo)
 	if code != 1 {
 		t.Fatalf("check after a hand edit: exit %d\n%s", code, out)
+	}
+	// The summary says what to do (newc8: it named the drift and no fix).
+	if !strings.Contains(errOut, "1 file drifted from ") || !strings.Contains(errOut, "run autonomy compile "+prof+" --target gh-actions --dir "+repo) || !strings.Contains(errOut, "--force") {
+		t.Errorf("check's summary:\n%s", errOut)
 	}
 	for _, want := range []string{
 		filepath.ToSlash(repo) + "/.github/workflows/pm.yml: changed",

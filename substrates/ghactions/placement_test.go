@@ -19,11 +19,11 @@ func TestMisplacedOutsideTheRepositoryRoot(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := "inside the git repository " + repo + ": GitHub runs only the workflows of " + filepath.Join(repo, ".github", "workflows") + ", never those of " + filepath.Join(profile, ".github", "workflows") + " (compile with --dir " + repo + ", the repository's root)"
-	if got := (Substrate{}).Misplaced(profile); !strings.Contains(got, want) {
+	if got := (Substrate{}).Misplaced(nil, profile); !strings.Contains(got, want) {
 		t.Errorf("Misplaced(%s) = %q, want %q", profile, got, want)
 	}
 	for _, dir := range []string{repo, t.TempDir()} {
-		if got := (Substrate{}).Misplaced(dir); got != "" {
+		if got := (Substrate{}).Misplaced(nil, dir); got != "" {
 			t.Errorf("Misplaced(%s) = %q, want nothing", dir, got)
 		}
 	}

@@ -352,3 +352,7 @@ func (c *compiler) sharedProposer(a *ir.Actor, cfg *ActorConfig) {
 		return
 	}
 }
+
+// Misplaced says why dir is not where a local installation goes: a folder inside the profile's
+// own (substrates.InsideProfile).
+func (Substrate) Misplaced(p *ir.Profile, dir string) string { return substrates.InsideProfile(p, dir) }

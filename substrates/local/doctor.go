@@ -86,6 +86,11 @@ func Doctor(ctx context.Context, dir string, env []string) []Check {
 	}
 	out = append(out, program(env, "git", "git", "", "install git (e.g. apt-get install git)"))
 	out = append(out, selfCheck())
+	if commits(in) {
+		if c, ok := gitIdentity(ctx, in.Dir, env); ok {
+			out = append(out, c)
+		}
+	}
 	if in.Runner.CodeHost == "github" && proposes(in) {
 		out = append(out, githubCodeHost(in, env))
 	}
@@ -345,6 +350,45 @@ func proposes(in *Install) bool {
 		}
 	}
 	return false
+}
+
+// commits reports whether a session of the installation commits: an actor proposes, or works in
+// a worktree of its own, whose work is saved on its branch as commits.
+func commits(in *Install) bool {
+	for _, a := range in.Runner.Actors {
+		if cfg, err := in.Actor(a); err == nil && (holds(cfg, "code:propose") || cfg.Workspace == "isolated") {
+			return true
+		}
+	}
+	return false
+}
+
+// gitIdentity checks that git can name who commits in dir with env (the runner's environment,
+// whose HOME's configuration a session's git reads too): without it an agent's commit fails,
+// and its work is not proposed. ok is false when git is not there to ask (its own check says so).
+func gitIdentity(ctx context.Context, dir string, env []string) (c Check, ok bool) {
+	git, err := lookPath(env, "git")
+	if err != nil {
+		return Check{}, false
+	}
+	cmd := exec.CommandContext(ctx, git, "-C", dir, "var", "GIT_COMMITTER_IDENT")
+	cmd.Env = env
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	stdout, err := cmd.Output()
+	if err != nil {
+		detail := strings.TrimSpace(stderr.String())
+		if i := strings.LastIndex(detail, "\n"); i >= 0 {
+			detail = detail[i+1:] // git's last line: "fatal: unable to auto-detect email address …"
+		}
+		return Check{Name: "git identity", Detail: detail,
+			Fix: `git config --global user.name "Your Name" && git config --global user.email you@example.com: the agents commit their work as this identity, and a commit without one fails (nothing is proposed)`}, true
+	}
+	ident := strings.TrimSpace(string(stdout))
+	if i := strings.LastIndex(ident, "> "); i >= 0 {
+		ident = ident[:i+1] // without the time
+	}
+	return Check{Name: "git identity", OK: true, Detail: ident}, true
 }
 
 // loopbackDown says why nothing serves the model URL u, when it is on this machine (a scripted

@@ -162,6 +162,19 @@ func (sc scheduler) fireEntry(tx *store.Tx, e Entry, since time.Time, wasPending
 // nextWake is when the schedule next needs a tick after now: the earliest next firing, or the
 // next minute while a deferred trigger waits; at most an hour away, so a recompiled schedule
 // and orphaned sessions are picked up.
+// NextFiring is the schedule's next firing after now, in its timezone, and the actor it fires
+// (the first in the schedule's order of those due then); ok is false when nothing is scheduled.
+func (r *Runner) NextFiring(now time.Time) (actor string, at time.Time, ok bool) {
+	in := r.In
+	local := now.In(in.Location)
+	for _, e := range in.Schedule.Entries {
+		if next := in.Cron[e.Key].Next(local); !next.IsZero() && (!ok || next.Before(at)) {
+			actor, at, ok = e.Actor, next, true
+		}
+	}
+	return actor, at, ok
+}
+
 func (sc scheduler) nextWake(ctx context.Context, st *store.Store, now time.Time) time.Time {
 	wake := now.Add(time.Hour)
 	local := now.In(sc.in.Location)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -179,6 +180,21 @@ func (r *Runner) Serve(ctx context.Context, w io.Writer) error {
 		case <-t.C:
 		}
 	}
+}
+
+// HoldServe takes the installation's serve lock for as long as this process serves: alone is
+// false when another process serves the installation already (both tick; the store keeps them
+// from firing a trigger twice), or when it cannot be told. free drops it.
+func (r *Runner) HoldServe() (free func(), alone bool) {
+	path := r.In.Path(StateDir + "/serve.lock")
+	if f, err := os.OpenFile(path, os.O_RDONLY|os.O_CREATE, 0o600); err == nil {
+		f.Close()
+	}
+	free, held, err := tryLock(path, true)
+	if err != nil || !held {
+		return func() {}, err != nil
+	}
+	return free, true
 }
 
 // serveSaid is what serve last said that stays true from one tick to the next (an installation

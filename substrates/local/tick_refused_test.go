@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/autonomyhq/autonomy/internal/store"
 )
@@ -135,5 +136,48 @@ func TestServeSaysWhatStaysTrueOnce(t *testing.T) {
 	}
 	if n := strings.Count(got, "tick failed: no key"); n != 2 {
 		t.Errorf("the refusal said %d times, want 2 (once, then again once a tick succeeded):\n%s", n, got)
+	}
+}
+
+// NextFiring is what serve's banner names: the schedule's soonest firing, in its timezone, and
+// its actor.
+func TestNextFiringIsTheSchedulesSoonest(t *testing.T) {
+	t.Parallel()
+	r := newRunner(t, installFleet(t, cronFleet, false), Options{})
+	for _, c := range []struct{ now, actor, at string }{
+		{"2026-03-02T07:50:00Z", "hourly", "2026-03-02 09:00 CET"}, // 08:50 Paris: three due at 09:00, the schedule's first named
+		{"2026-03-02T08:20:00Z", "paris9", "2026-03-02 09:30 CET"}, // paris9 and slow at 09:30
+		{"2026-03-02T08:31:00Z", "slow", "2026-03-02 09:45 CET"},
+	} {
+		now, _ := time.Parse(time.RFC3339, c.now)
+		actor, at, ok := r.NextFiring(now)
+		if !ok || actor != c.actor || at.Format("2006-01-02 15:04 MST") != c.at {
+			t.Errorf("at %s: %s at %s (%v), want %s at %s", c.now, actor, at.Format("2006-01-02 15:04 MST"), ok, c.actor, c.at)
+		}
+	}
+	if _, _, ok := newRunner(t, installFleet(t, editedFleet, false), Options{}).NextFiring(time.Now()); !ok {
+		t.Error("a scheduled fleet has no next firing")
+	}
+}
+
+// A second runner serve of one installation is told of the first (newc8 started two, each
+// silent about the other); once the first stops, the next serves alone.
+func TestASecondServeIsToldOfTheFirst(t *testing.T) {
+	t.Parallel()
+	dir := installFleet(t, cronFleet, false)
+	first, second := newRunner(t, dir, Options{}), newRunner(t, dir, Options{})
+	free, alone := first.HoldServe()
+	if !alone {
+		t.Fatal("the first serve is not alone")
+	}
+	if free2, alone := second.HoldServe(); alone {
+		free2()
+		t.Fatal("the second serve was not told of the first")
+	}
+	free()
+	free3, alone := second.HoldServe()
+	defer free3()
+	if !alone {
+		t.Error("a serve after the first stopped is not alone")
 	}
 }

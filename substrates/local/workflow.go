@@ -172,6 +172,8 @@ func (pb *playbooks) park(ctx context.Context, s store.Session, log io.Writer, e
 	if p.or != "" {
 		fmt.Fprintf(log, "autonomy: %s\n", p.or)
 	}
+	// newc8 answered from a fresh shell, without the model's key, and was refused.
+	fmt.Fprintf(log, "autonomy: the session goes on in the answering shell's environment: answer where it could be launched (the model's key exported)\n")
 	n, ok, err := pb.store.Modify(ctx, s.ID, []ir.SessionStatus{ir.Running}, func(m *store.Session) {
 		m.Status, m.TokenHash, m.Reason = ir.Paused, playproto.HashToken(p.token), inputRequired+p.prompt
 		m.PID, m.PIDStart, m.Verified = 0, 0, ""

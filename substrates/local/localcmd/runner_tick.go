@@ -7,6 +7,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -82,7 +83,16 @@ each ask's token as a person would. It stays registered until --humans off. See 
 			}
 			errOut := cmd.ErrOrStderr()
 			warnNoModelCredential(errOut, r)
-			fmt.Fprintf(errOut, "autonomy: serving %s (%s, timezone %s); SIGINT or SIGTERM stops\n", r.In.Dir, cliout.Count(len(r.In.Schedule.Entries), "scheduled trigger"), r.In.Schedule.Timezone)
+			free, alone := r.HoldServe()
+			defer free()
+			if !alone {
+				fmt.Fprintln(errOut, "autonomy: note: another runner serve is serving this installation already: both tick, and the store keeps them from firing a trigger twice; stop one of them")
+			}
+			next := ""
+			if actor, at, ok := r.NextFiring(time.Now()); ok {
+				next = fmt.Sprintf("; next: %s at %s", actor, at.Format("2006-01-02 15:04 MST"))
+			}
+			fmt.Fprintf(errOut, "autonomy: serving %s (%s, timezone %s%s); SIGINT or SIGTERM stops\n", r.In.Dir, cliout.Count(len(r.In.Schedule.Entries), "scheduled trigger"), r.In.Schedule.Timezone, next)
 			watchEvents(r, errOut)
 			if err := r.Serve(ctx, cmd.OutOrStdout()); err != nil {
 				return runnerError(err)

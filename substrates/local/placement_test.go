@@ -1,0 +1,26 @@
+package local
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/autonomyhq/autonomy/ir"
+)
+
+// A local installation inside the profile's own folder (compile .. --dir . run from its skills
+// folder) is warned of, with the folder above the profile as the fix; the profile's folder itself,
+// and any folder outside it, are not.
+func TestAnInstallationInsideTheProfileIsWarnedOf(t *testing.T) {
+	repo := t.TempDir()
+	p := &ir.Profile{Dir: filepath.Join(repo, "autonomy")}
+	inside := filepath.Join(repo, "autonomy", "skills")
+	if got := (Substrate{}).Misplaced(p, inside); !strings.Contains(got, "inside the profile's own "+p.Dir) || !strings.Contains(got, "--dir "+repo) {
+		t.Errorf("inside: %q", got)
+	}
+	for _, dir := range []string{repo, p.Dir, filepath.Join(repo, "other"), filepath.Join(repo, "autonomy-other")} {
+		if got := (Substrate{}).Misplaced(p, dir); got != "" {
+			t.Errorf("%s: %q", dir, got)
+		}
+	}
+}
