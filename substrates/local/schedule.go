@@ -104,6 +104,14 @@ func (sc scheduler) fire(tx *store.Tx, now time.Time) (fired []store.Session, de
 	if err := later.record(tx); err != nil {
 		return nil, nil, false, err
 	}
+	// A deferred trigger a recompile removed never fires: forget it.
+	for key := range pending {
+		if _, ok := sc.in.Cron[key]; !ok {
+			if err := tx.ClearPending(key); err != nil {
+				return nil, nil, false, err
+			}
+		}
+	}
 	if now.After(last) {
 		return fired, deferred, false, tx.SetMeta(lastTickKey, strconv.FormatInt(now.UnixNano(), 10))
 	}

@@ -181,3 +181,36 @@ func TestASecondServeIsToldOfTheFirst(t *testing.T) {
 		t.Error("a serve after the first stopped is not alone")
 	}
 }
+
+// A deferred trigger whose entry a recompile removed is forgotten at the next tick, not kept
+// pending for ever.
+func TestATickForgetsADeferredTriggerNoLongerScheduled(t *testing.T) {
+	t.Parallel()
+	c := &clock{}
+	c.Set("2026-03-02T06:59:00Z")
+	r := newRunner(t, installFleet(t, cronFleet, false), Options{Now: c.Now})
+	ctx := context.Background()
+	t.Cleanup(func() { cancelRunning(t, r) })
+	if _, err := r.Tick(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Store.Tx(ctx, func(tx *store.Tx) error {
+		if err := tx.SetPending("removed#0", c.Now()); err != nil {
+			return err
+		}
+		return tx.SetPending("hourly#0", c.Now())
+	}); err != nil {
+		t.Fatal(err)
+	}
+	c.Set("2026-03-02T06:59:30Z")
+	if _, err := r.Tick(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var pending map[string]time.Time
+	if err := r.Store.Tx(ctx, func(tx *store.Tx) (err error) { pending, err = tx.Pending(); return err }); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := pending["removed#0"]; ok {
+		t.Errorf("the removed entry is still pending: %v", pending)
+	}
+}
