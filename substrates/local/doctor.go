@@ -17,6 +17,7 @@ import (
 
 	"github.com/autonomyhq/autonomy/internal/agent"
 	"github.com/autonomyhq/autonomy/internal/agentcli"
+	"github.com/autonomyhq/autonomy/internal/cliout"
 	"github.com/autonomyhq/autonomy/internal/egress"
 	"github.com/autonomyhq/autonomy/internal/gitremote"
 	"github.com/autonomyhq/autonomy/internal/sessionenv"
@@ -86,8 +87,15 @@ func Doctor(ctx context.Context, dir string, env []string) []Check {
 	}
 	out = append(out, program(env, "git", "git", "", "install git (e.g. apt-get install git)"))
 	out = append(out, selfCheck())
-	if commits(in) {
-		if c, ok := gitIdentity(ctx, in.Dir, env); ok {
+	if cfg := committer(in); cfg != nil {
+		// With what a session of it receives of this environment (its git reads no other).
+		var senv []string
+		for _, kv := range env {
+			if k, _, _ := strings.Cut(kv, "="); allowed(k, cfg) {
+				senv = append(senv, kv)
+			}
+		}
+		if c, ok := gitIdentity(ctx, in.Dir, env, senv); ok {
 			out = append(out, c)
 		}
 	}
@@ -352,43 +360,47 @@ func proposes(in *Install) bool {
 	return false
 }
 
-// commits reports whether a session of the installation commits: an actor proposes, or works in
-// a worktree of its own, whose work is saved on its branch as commits.
-func commits(in *Install) bool {
+// committer is an actor of the installation whose sessions commit (it proposes, or works in a
+// worktree of its own, whose work is saved on its branch as commits), or nil.
+func committer(in *Install) *ActorConfig {
 	for _, a := range in.Runner.Actors {
 		if cfg, err := in.Actor(a); err == nil && (holds(cfg, "code:propose") || cfg.Workspace == "isolated") {
-			return true
+			return cfg
 		}
 	}
-	return false
+	return nil
 }
 
-// gitIdentity checks that git can name who commits in dir with env (the runner's environment,
-// whose HOME's configuration a session's git reads too): without it an agent's commit fails,
-// and its work is not proposed. ok is false when git is not there to ask (its own check says so).
-func gitIdentity(ctx context.Context, dir string, env []string) (c Check, ok bool) {
+// gitIdentity checks that git can name who authors and commits in dir with senv, what a
+// session receives of the runner's environment (its HOME's configuration, not EMAIL nor a
+// GIT_COMMITTER_* the shell exported): without it an agent's commit fails, and its work is not
+// proposed. env finds git. ok is false when git is not there to ask (its own check says so).
+func gitIdentity(ctx context.Context, dir string, env, senv []string) (c Check, ok bool) {
 	git, err := lookPath(env, "git")
 	if err != nil {
 		return Check{}, false
 	}
-	cmd := exec.CommandContext(ctx, git, "-C", dir, "var", "GIT_COMMITTER_IDENT")
-	cmd.Env = env
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	stdout, err := cmd.Output()
-	if err != nil {
-		detail := strings.TrimSpace(stderr.String())
-		if i := strings.LastIndex(detail, "\n"); i >= 0 {
-			detail = detail[i+1:] // git's last line: "fatal: unable to auto-detect email address …"
+	var ident string
+	for _, v := range []string{"GIT_AUTHOR_IDENT", "GIT_COMMITTER_IDENT"} {
+		cmd := exec.CommandContext(ctx, git, "-C", dir, "var", v)
+		cmd.Env = senv
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		stdout, err := cmd.Output()
+		if err != nil {
+			detail := strings.TrimSpace(stderr.String())
+			if i := strings.LastIndex(detail, "\n"); i >= 0 {
+				detail = detail[i+1:] // git's last line: "fatal: unable to auto-detect email address …"
+			}
+			return Check{Name: "git identity", Detail: detail,
+				Fix: `git config --global user.name "Your Name" && git config --global user.email you@example.com: the agents commit their work as this identity, and a commit without one fails (nothing is proposed)`}, true
 		}
-		return Check{Name: "git identity", Detail: detail,
-			Fix: `git config --global user.name "Your Name" && git config --global user.email you@example.com: the agents commit their work as this identity, and a commit without one fails (nothing is proposed)`}, true
+		ident = strings.TrimSpace(string(stdout))
 	}
-	ident := strings.TrimSpace(string(stdout))
 	if i := strings.LastIndex(ident, "> "); i >= 0 {
 		ident = ident[:i+1] // without the time
 	}
-	return Check{Name: "git identity", OK: true, Detail: ident}, true
+	return Check{Name: "git identity", OK: true, Detail: cliout.TerminalSafe(ident)}, true
 }
 
 // loopbackDown says why nothing serves the model URL u, when it is on this machine (a scripted

@@ -2,7 +2,9 @@ package local
 
 import (
 	"context"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -24,7 +26,11 @@ func TestDoctorChecksTheGitIdentity(t *testing.T) {
 	}
 	home := t.TempDir()
 	// Only configured identities count here, whatever this machine's host name would give.
-	base := []string{"PATH=/usr/bin:/bin", "HOME=" + home, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=user.useConfigOnly", "GIT_CONFIG_VALUE_0=true"}
+	gitconfig := filepath.Join(home, ".gitconfig")
+	if err := os.WriteFile(gitconfig, []byte("[user]\n\tuseConfigOnly = true\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	base := []string{"PATH=/usr/bin:/bin", "HOME=" + home}
 	find := func(env []string, d string) *Check {
 		for _, c := range Doctor(context.Background(), d, env) {
 			if c.Name == "git identity" {
@@ -36,8 +42,16 @@ func TestDoctorChecksTheGitIdentity(t *testing.T) {
 	if c := find(base, dir); c == nil || c.OK || !strings.Contains(c.Fix, "git config --global user.email") || c.Detail == "" {
 		t.Errorf("no identity: %+v", c)
 	}
-	named := append(base, "GIT_COMMITTER_NAME=Ada", "GIT_COMMITTER_EMAIL=ada@example.com")
-	if c := find(named, dir); c == nil || !c.OK || c.Detail != "Ada <ada@example.com>" {
+	// What the shell exports and a session does not receive is no identity of the session's
+	// (attack24: doctor said ok, every commit failed); a committer without an author neither.
+	exported := append(base, "GIT_COMMITTER_NAME=Ada", "GIT_COMMITTER_EMAIL=ada@example.com", "EMAIL=ada@example.com")
+	if c := find(exported, dir); c == nil || c.OK {
+		t.Errorf("an identity only exported: %+v", c)
+	}
+	if err := os.WriteFile(gitconfig, []byte("[user]\n\tuseConfigOnly = true\n\tname = Ada\n\temail = ada@example.com\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if c := find(base, dir); c == nil || !c.OK || c.Detail != "Ada <ada@example.com>" {
 		t.Errorf("with an identity: %+v", c)
 	}
 	quiet := installFleet(t, fleet{yml: "schema: autonomy.ir.v1\ntargets: [local]\nactors:\n  job:\n    behavior: scripts/job.sh\n    triggers: [{ dispatch: true }]\n",
