@@ -416,9 +416,14 @@ func (p Preset) Fill(argv []string, values map[string]string) ([]string, error) 
 
 // LoginPaths are the absolute paths of p's Logins in env (lookup reads one of its variables);
 // an unset variable, or HOME, names none.
-func (p Preset) LoginPaths(lookup func(string) string) []string {
+func (p Preset) LoginPaths(lookup func(string) string) []string { return HomePaths(p.Logins, lookup) }
+
+// HomePaths are the absolute paths of list, each "$VAR" (the path an env var names) or "~/path"
+// (under HOME), in env (lookup reads one of its variables); an unset variable, or HOME, names
+// none.
+func HomePaths(list []string, lookup func(string) string) []string {
 	var out []string
-	for _, l := range p.Logins {
+	for _, l := range list {
 		var path string
 		if v, ok := strings.CutPrefix(l, "$"); ok {
 			path = lookup(v)

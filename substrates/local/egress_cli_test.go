@@ -106,13 +106,14 @@ func portOfTest(u string) string {
 }
 
 // The real pinned CLIs, behind the model proxy, do not see their own logins in the runner's home
-// (codex's ~/.codex, Claude Code's ~/.claude and ~/.claude.json): the jail hides them, and the
-// session, which needs none of them, completes. The agent's shell read them before (attack23).
+// (codex's ~/.codex, Claude Code's ~/.claude and ~/.claude.json), nor the operator's git, GitHub
+// CLI, netrc and SSH credentials: the jail hides them, and the session, which needs none of them,
+// completes. The agent's shell read them before (attack23, attack24).
 func TestPresetSessionsDoNotSeeTheCLIsLogin(t *testing.T) {
 	for _, c := range []struct{ preset, model string }{{"codex", codexModel}, {"claude", ""}} {
 		t.Run(c.preset, func(t *testing.T) {
 			fake := modelfake.Start(
-				modelfake.Turn{Shell: "cat ~/.codex/auth.json ~/.claude.json ~/.claude/.credentials.json 2>&1; echo probed"},
+				modelfake.Turn{Shell: "cat ~/.codex/auth.json ~/.claude.json ~/.claude/.credentials.json ~/.git-credentials ~/.config/gh/hosts.yml ~/.netrc ~/.ssh/id_ed25519 2>&1; echo probed"},
 				finalResult("Probed the logins."))
 			defer fake.Close()
 			r, s := proxyRunFleet(t, c.preset, proxyFleet(c.preset, c.model), fake, func(r *Runner) {
@@ -121,6 +122,10 @@ func TestPresetSessionsDoNotSeeTheCLIsLogin(t *testing.T) {
 					".codex/auth.json":          `{"OPENAI_API_KEY":"sk-LOGIN-codex"}`,
 					".claude.json":              `{"primaryApiKey":"sk-LOGIN-claude"}`,
 					".claude/.credentials.json": `{"claudeAiOauth":{"accessToken":"sk-LOGIN-oauth"}}`,
+					".git-credentials":          "https://x:sk-LOGIN-git@github.com\n",
+					".config/gh/hosts.yml":      "github.com:\n    oauth_token: sk-LOGIN-gh\n",
+					".netrc":                    "machine github.com login x password sk-LOGIN-netrc\n",
+					".ssh/id_ed25519":           "sk-LOGIN-ssh\n",
 				} {
 					path = filepath.Join(home, filepath.FromSlash(path))
 					if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {

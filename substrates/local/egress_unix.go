@@ -82,16 +82,31 @@ func (sv *supervision) confine(ctx context.Context, argv []string) (out []string
 // hide them.
 func (sv *supervision) loginPaths() []string {
 	lookup := func(k string) string { return sessionenv.Lookup(sv.r.opts.Env, k) }
-	var out []string
+	paths := agent.HomePaths(operatorLogins, lookup)
+	if xdg := lookup("XDG_CONFIG_HOME"); filepath.IsAbs(xdg) {
+		paths = append(paths, filepath.Join(xdg, "gh"), filepath.Join(xdg, "git", "credentials"), filepath.Join(xdg, "gcloud"))
+	}
 	for _, name := range agent.Names() {
 		p, _ := agent.Lookup(name)
-		for _, path := range p.LoginPaths(lookup) {
-			if !within(sv.workdir, path) && !within(sv.r.In.Dir, path) {
-				out = append(out, path)
-			}
+		paths = append(paths, p.LoginPaths(lookup)...)
+	}
+	var out []string
+	for _, path := range paths {
+		if !within(sv.workdir, path) && !within(sv.r.In.Dir, path) {
+			out = append(out, path)
 		}
 	}
 	return out
+}
+
+// operatorLogins are where the usual tools keep the operator's own credentials in a home: git's
+// stored credentials, the GitHub CLI's login, netrc, SSH keys, registries' and clouds' logins,
+// Kubernetes' configs. A proxied session needs none of them (its agent's git commits; the runner
+// pushes); its jail hides them as it hides the agent CLIs' logins.
+var operatorLogins = []string{
+	"~/.git-credentials", "~/.config/git/credentials", "$GH_CONFIG_DIR", "~/.config/gh", "~/.netrc", "~/.ssh",
+	"~/.docker/config.json", "~/.aws", "$AWS_SHARED_CREDENTIALS_FILE", "~/.config/gcloud", "~/.azure",
+	"~/.kube", "$KUBECONFIG", "~/.npmrc", "~/.pypirc", "~/.gnupg",
 }
 
 // within reports whether path is dir or inside it.
