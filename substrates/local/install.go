@@ -487,8 +487,12 @@ func verifyInstalled(dir, rel string, data []byte) error {
 	if ok {
 		what = "was edited after autonomy generated it (its body no longer matches the sha256 in its DO NOT EDIT header)"
 	}
-	return fmt.Errorf("%s %s: %s", filepath.Join(dir, filepath.FromSlash(rel)), what, editedFix)
+	return fmt.Errorf("%s %s: %s%w", filepath.Join(dir, filepath.FromSlash(rel)), what, editedFix, errEdited)
 }
+
+// errEdited marks the refusal of an installed file edited since autonomy generated it; its text
+// is empty, the refusal's own says it all.
+var errEdited = errors.New("")
 
 // verifyBehavior refuses an actor whose installed behavior is not the one its config records
 // (BehaviorSHA256): what a session runs, or a person is handed, is what autonomy installed.
@@ -512,8 +516,8 @@ func (in *Install) verifyBehavior(cfg *ActorConfig) error {
 		return fmt.Errorf("actor %q: its behavior %s: %v", cfg.Actor, path, err)
 	}
 	if hex.EncodeToString(h.Sum(nil)) != cfg.BehaviorSHA256 {
-		return fmt.Errorf("actor %q: its behavior %s was edited after autonomy installed it (it is not the sha256 its launcher config records): %s",
-			cfg.Actor, path, editedFix)
+		return fmt.Errorf("actor %q: its behavior %s was edited after autonomy installed it (it is not the sha256 its launcher config records): %s%w",
+			cfg.Actor, path, editedFix, errEdited)
 	}
 	return nil
 }

@@ -70,7 +70,7 @@ func (pb *playbooks) takeOver(ctx context.Context, s store.Session) (store.Sessi
 				return err
 			}
 			return tx.Log(store.Event{Session: s.ID, Actor: s.Actor, Kind: heldEvent,
-				Message: "not continued by " + pb.caller.describe() + ": it " + why + "; run runner list (or serve, or tick) where the key is set"})
+				Message: "not continued by " + pb.caller.describe() + ": it " + why + "; the next runner list, get, tick or serve that can continue it will (where the key is set, the installation compiled again)"})
 		})
 		return s, nil
 	}

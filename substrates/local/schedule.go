@@ -23,6 +23,9 @@ type scheduler struct {
 	// refused are the actors that cannot start here, and why (Tick's preflight): their due
 	// entries are deferred.
 	refused map[string]string
+	// verify says why an actor about to fire may not ("" when it may): its due entry is then
+	// deferred too. nil checks nothing.
+	verify func(actor string) string
 }
 
 // scheduler is the scheduler of r's installation, launching through r.
@@ -142,6 +145,11 @@ func (sc scheduler) fireEntry(tx *store.Tx, e Entry, since time.Time, wasPending
 	}
 	if why, no := sc.refused[e.Actor]; no && admitted {
 		admitted, reason = false, why
+	}
+	if admitted && sc.verify != nil {
+		if why := sc.verify(e.Actor); why != "" {
+			admitted, reason = false, why
+		}
 	}
 	if !admitted {
 		d := &Deferral{Key: e.Key, Actor: e.Actor, Reason: reason, Again: wasPending}

@@ -55,6 +55,19 @@ func (r *Runner) Tick(ctx context.Context) (TickReport, error) {
 	sched := r.scheduler()
 	refusals := r.refusedActors(sched.actors())
 	sched.refused = refusals.reasons
+	// An edited behavior fails every session it starts: checked for what is about to fire only,
+	// not for every actor at every tick.
+	sched.verify = func(actor string) string {
+		cfg, err := r.In.Actor(actor)
+		if err == nil {
+			err = r.In.verifyBehavior(cfg)
+		}
+		if err != nil {
+			refusals.add(actor, err)
+			return err.Error()
+		}
+		return ""
+	}
 	now := r.opts.Now()
 	rep := TickReport{At: now.UTC()}
 	err := r.Store.Tx(ctx, func(tx *store.Tx) error {
@@ -96,14 +109,22 @@ func (r *Runner) refusedActors(actors []string) refusals {
 	var rf refusals
 	for _, a := range actors {
 		if err := r.Preflight(a); err != nil {
-			if rf.reasons == nil {
-				rf.reasons, rf.first = map[string]string{}, err
-			}
-			rf.reasons[a] = err.Error()
-			rf.actors = append(rf.actors, a)
+			rf.add(a, err)
 		}
 	}
 	return rf
+}
+
+// add records that actor cannot start, once.
+func (rf *refusals) add(actor string, err error) {
+	if _, ok := rf.reasons[actor]; ok {
+		return
+	}
+	if rf.reasons == nil {
+		rf.reasons, rf.first = map[string]string{}, err
+	}
+	rf.reasons[actor] = err.Error()
+	rf.actors = append(rf.actors, actor)
 }
 
 // err is the tick's error for its refusals: the first one's, naming the others.
@@ -145,9 +166,6 @@ func (r *Runner) NextWake(ctx context.Context, now time.Time) time.Time {
 // tick rereads the installation, so a recompile takes effect without a restart.
 func (r *Runner) Serve(ctx context.Context, w io.Writer) error {
 	if err := r.caller.operatorOnly(ctx, "serve"); err != nil {
-		return err
-	}
-	if err := r.Preflight(r.scheduler().actors()...); err != nil {
 		return err
 	}
 	var said serveSaid
@@ -202,6 +220,8 @@ func (r *Runner) HoldServe() (free func(), alone bool) {
 // every minute, and again once it changed.
 type serveSaid struct {
 	open, tick, paused string
+	// deferred is each trigger still deferred, and why, as last said.
+	deferred map[string]string
 }
 
 // say writes line unless it is what *last holds, and keeps it there.
@@ -221,11 +241,14 @@ func (s *serveSaid) news(rep TickReport) TickReport {
 	}
 	s.paused = paused
 	var fresh []Deferral
+	now := make(map[string]string, len(rep.Deferred))
 	for _, d := range rep.Deferred {
-		if !d.Again {
-			fresh = append(fresh, d)
+		if why, said := s.deferred[d.Key]; !d.Again || !said || why != d.Reason {
+			fresh = append(fresh, d) // new, or deferred now for another reason
 		}
+		now[d.Key] = d.Reason
 	}
+	s.deferred = now
 	rep.Deferred = fresh
 	return rep
 }

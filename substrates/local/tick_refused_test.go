@@ -119,6 +119,7 @@ func TestServeSaysWhatStaysTrueOnce(t *testing.T) {
 	for _, rep := range []TickReport{
 		{Paused: "the fleet is paused", Deferred: []Deferral{d}},
 		{Paused: "the fleet is paused", Deferred: []Deferral{{Key: "a#0", Actor: "a", Reason: "at capacity", Again: true}}},
+		{Deferred: []Deferral{{Key: "a#0", Actor: "a", Reason: "no key", Again: true}}}, // another reason: said
 		{},
 		{Paused: "the fleet is paused"},
 	} {
@@ -131,8 +132,11 @@ func TestServeSaysWhatStaysTrueOnce(t *testing.T) {
 	if n := strings.Count(got, "paused: the fleet is paused"); n != 2 {
 		t.Errorf("the pause said %d times, want 2 (once, then again after the resume):\n%s", n, got)
 	}
-	if n := strings.Count(got, "deferred a#0"); n != 1 {
+	if n := strings.Count(got, "deferred a#0: at capacity"); n != 1 {
 		t.Errorf("the deferral said %d times, want 1:\n%s", n, got)
+	}
+	if n := strings.Count(got, "deferred a#0: no key"); n != 1 {
+		t.Errorf("the deferral's new reason said %d times, want 1:\n%s", n, got)
 	}
 	if n := strings.Count(got, "tick failed: no key"); n != 2 {
 		t.Errorf("the refusal said %d times, want 2 (once, then again once a tick succeeded):\n%s", n, got)

@@ -2,11 +2,15 @@ package local
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/autonomyhq/autonomy/internal/playproto"
 	"github.com/autonomyhq/autonomy/internal/store"
 	"github.com/autonomyhq/autonomy/ir"
 )
@@ -92,9 +96,10 @@ func TestAnEditedInstallationIsNotRun(t *testing.T) {
 	}
 }
 
-// A session whose behavior changed after it was recorded (a tick fires by the schedule alone,
-// without reading behaviors) is failed by its supervisor, naming the file, before it runs it.
-func TestASessionDoesNotRunAnEditedBehavior(t *testing.T) {
+// A tick defers an actor whose behavior was edited, saying why, and reports it (each of its
+// sessions would fail: attack24 found one fired, and failed, at every slot); a session recorded
+// before the edit is failed by its supervisor, naming the file, before it runs it.
+func TestAnEditedBehaviorIsNotRunByATickNorItsSupervisor(t *testing.T) {
 	t.Parallel()
 	dir := installFleet(t, editedFleet, false)
 	c := &clock{}
@@ -107,17 +112,71 @@ func TestASessionDoesNotRunAnEditedBehavior(t *testing.T) {
 	appendTo(t, dir, ".autonomy/scripts/job.sh", "touch \"$AUTONOMY_DIR/edited\"\n")
 	c.Set("2026-03-02T07:00:00Z")
 	rep, err := r.Tick(ctx)
-	if err != nil || len(rep.Fired) != 1 {
-		t.Fatalf("tick: %+v, %v", rep, err)
+	var refused *RefusedError
+	if !errors.As(err, &refused) || !strings.Contains(err.Error(), "scripts/job.sh was edited after autonomy installed it") {
+		t.Errorf("the tick's error: %v", err)
 	}
-	s := waitEnded(t, r, rep.Fired[0].ID)
+	if len(rep.Fired) != 0 || len(rep.Deferred) != 1 || !strings.Contains(rep.Deferred[0].Reason, "was edited") {
+		t.Errorf("fired %v, deferred %+v", rep.Fired, rep.Deferred)
+	}
+	var s store.Session
+	if err := r.Store.Tx(ctx, func(tx *store.Tx) error {
+		s = store.Session{Actor: "job", Kind: "agent", Status: ir.Running, Origin: "schedule", Trigger: "cron", CreatedAt: time.Now()}
+		return tx.Insert(&s)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.start(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	got := waitEnded(t, r, s.ID)
 	r.Wait()
-	if s.Status != ir.Failed || !strings.Contains(s.Reason, "scripts/job.sh was edited after autonomy installed it") {
-		t.Errorf("the session ended %s: %s", s.Status, s.Reason)
+	if got.Status != ir.Failed || !strings.Contains(got.Reason, "scripts/job.sh was edited after autonomy installed it") {
+		t.Errorf("the session ended %s: %s", got.Status, got.Reason)
 	}
 	for _, f := range []string{"ran", "edited"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); !os.IsNotExist(err) {
 			t.Errorf("the edited behavior ran (%s): %v", f, err)
 		}
+	}
+}
+
+// An answer to a step session whose behavior or launcher config was edited since is refused and
+// kept, the token still valid: accepted, it continued the session into a failure for good, the
+// answer lost (attack24).
+func TestAnAnswerToAnEditedSessionIsRefusedAndKept(t *testing.T) {
+	t.Parallel()
+	dir := installFleet(t, resumeFleet, false)
+	ctx := context.Background()
+	env := []string{"PATH=" + fakeProgram(t, "codex", "#!/bin/sh\nexit 0\n") + ":/usr/bin:/bin", "HOME=" + t.TempDir(), "OPENAI_API_KEY=k", "OPENAI_BASE_URL=http://127.0.0.1:9"}
+	for i, file := range []string{".autonomy/playbooks/two.md", ActorPath("writer")} {
+		restore := appendTo(t, dir, file, "\n")
+		r := newRunner(t, dir, Options{Exe: "/bin/true", Env: env})
+		token := fmt.Sprintf("rt_steps%d", i)
+		hash := playproto.HashToken(token)
+		var p store.Session
+		if err := r.Store.Tx(ctx, func(tx *store.Tx) error {
+			p = store.Session{Actor: "writer", Kind: "agent", Status: ir.Paused, Origin: "operator", TokenHash: hash,
+				Reason: inputRequired + "which one?", StartedAt: time.Now(), CreatedAt: time.Now()}
+			return tx.Insert(&p)
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Store.SavePause(ctx, hash, p.ID, []byte(`{"next": 0}`)); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Store.PutState(ctx, playproto.SessionKey(p.ID), p.ID, []byte(`{}`)); err != nil {
+			t.Fatal(err)
+		}
+		_, err := r.Respond(ctx, p.ID, token, playproto.Answer{Approve: true}, "")
+		r.Wait()
+		var refused *RefusedError
+		if !errors.As(err, &refused) || !strings.Contains(err.Error(), "was edited after autonomy") || !strings.Contains(err.Error(), "the token is still valid") {
+			t.Errorf("%s edited: the answer: %v", file, err)
+		}
+		if got, _, _ := r.Get(ctx, p.ID); got.Status != ir.Paused || got.TokenHash != hash {
+			t.Errorf("%s edited: after the refused answer: %s %q", file, got.Status, got.Reason)
+		}
+		restore()
 	}
 }

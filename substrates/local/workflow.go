@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/subtle"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -250,18 +251,23 @@ func (pb *playbooks) respond(ctx context.Context, id, token string, a playproto.
 		// AUTONOMY_LOCAL_AGENT says here (a malformed one is refused all the same, as a launch
 		// refuses it): its model's key is looked for as if it were unset.
 		env := pb.env
-		if cfg, err := pb.in.Actor(s.Actor); err == nil {
+		cfg, err := pb.in.Actor(s.Actor)
+		if err == nil {
+			// An edited config or behavior would fail the session it continues, the answer lost.
+			err = pb.in.verifyBehavior(cfg)
+		}
+		if err == nil {
 			if cfg.Steps {
 				env = withoutAgentOverride(env)
 			}
-			err := pb.in.preflight(pb.env, cfg) // a malformed AUTONOMY_LOCAL_AGENT too
+			err = pb.in.preflight(pb.env, cfg) // a malformed AUTONOMY_LOCAL_AGENT too
 			if err == nil && cfg.Steps {
 				err = pb.in.preflight(env, cfg) // the key of the agent the checkpoint saved
 			}
-			if err != nil {
-				_ = pb.store.SavePause(ctx, hash, id, raw)
-				return s, &RefusedError{Msg: err.Error() + " (the session would continue with this command's environment: answer where its launch could run; the token is still valid)"}
-			}
+		}
+		if err != nil {
+			_ = pb.store.SavePause(ctx, hash, id, raw)
+			return s, &RefusedError{Msg: err.Error() + " (the session would continue with this command's environment and the installation as it is: answer where its launch could run; the token is still valid)"}
 		}
 		// A session that reached its model through the proxy before would go on without it
 		// (the CLI's own login, unbudgeted, unsandboxed): from a shell without the key, refused.
@@ -355,6 +361,15 @@ func workflowArgs(params map[string]string) map[string]string {
 // of its agent's model keys: it would run with the CLI's own login, unbudgeted and unsandboxed.
 // "" when it may.
 func (pb *playbooks) noProxyNow(ctx context.Context, env []string, s store.Session) string {
+	// An installation edited since (its config, its behavior) would fail it for good: it waits
+	// for the compile that puts it back. (An actor no longer installed fails it, as it would.)
+	cfg, err := pb.in.Actor(s.Actor)
+	if err == nil {
+		err = pb.in.verifyBehavior(cfg)
+	}
+	if errors.Is(err, errEdited) {
+		return "cannot be continued here: " + err.Error()
+	}
 	warn := noModelCredential(pb.in, env, s.Actor)
 	if warn == "" {
 		return ""
@@ -367,11 +382,12 @@ func (pb *playbooks) noProxyNow(ctx context.Context, env []string, s store.Sessi
 		return "reached its model through the model proxy before, and would go on without it: " + warn
 	}
 	// Nor does it go on with its CLI's own login where a launch would be refused.
-	if cfg, err := pb.in.Actor(s.Actor); err == nil {
-		if ps, proxied := proxiedPresets(cfg, env); proxied {
-			if msg := loginRefused(env, s.Actor, ps); msg != "" {
-				return "would be refused here: " + msg
-			}
+	if cfg == nil {
+		return ""
+	}
+	if ps, proxied := proxiedPresets(cfg, env); proxied {
+		if msg := loginRefused(env, s.Actor, ps); msg != "" {
+			return "would be refused here: " + msg
 		}
 	}
 	return ""

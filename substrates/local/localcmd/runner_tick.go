@@ -78,10 +78,12 @@ each ask's token as a person would. It stays registered until --humans off. See 
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			if err := r.PreflightSchedule(); err != nil {
-				return runnerError(err)
-			}
 			errOut := cmd.ErrOrStderr()
+			if err := r.PreflightSchedule(); err != nil {
+				// Its ticks defer what cannot start and do the rest (the other actors, the asks'
+				// escalations): said now, and by the first tick that defers it.
+				fmt.Fprintf(errOut, "autonomy: warning: %v; its due triggers are deferred until it can start\n", err)
+			}
 			warnNoModelCredential(errOut, r)
 			free, alone := r.HoldServe()
 			defer free()
