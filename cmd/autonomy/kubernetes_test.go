@@ -11,15 +11,19 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/autonomyhq/autonomy/substrates/kubernetes"
 )
 
 // kubeFake is an API server holding every object the installation's compile writes, and stale
 // objects of the fleet: a policy and binding of a former name (autonomy-NAMESPACE-sessions) and
 // the ServiceAccount of a dropped agent (dropped). KUBECONFIG names it. deleted lists what was
-// deleted, as kind/name?uid.
+// deleted, as kind/name?uid. Its Namespace carries compile, the hash of the compile it holds
+// (autonomy.dev/compile).
 type kubeFake struct {
 	mu      sync.Mutex
 	deleted []string
+	compile string
 }
 
 // fakeResource is one resource the fake serves: its kind, whether it is namespaced, and the
@@ -30,9 +34,19 @@ type fakeResource struct {
 	stale      func(ns string) string
 }
 
-func kubePruneFake(t *testing.T) *kubeFake {
+// kubePruneFake serves the installation in dir, its Namespace carrying that compile's hash.
+func kubePruneFake(t *testing.T, dir string) *kubeFake {
 	t.Helper()
+	objs, err := kubernetes.ReadInstallation(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
 	f := &kubeFake{}
+	for _, o := range objs {
+		if o.GetKind() == "Namespace" {
+			f.compile = o.GetAnnotations()[kubernetes.AnnotationCompile]
+		}
+	}
 	former := func(ns string) string { return "autonomy-" + ns + "-sessions" }
 	dropped := func(string) string { return "dropped" }
 	groups := map[string]map[string]fakeResource{
@@ -90,7 +104,13 @@ func kubePruneFake(t *testing.T) *kubeFake {
 			}
 			_ = json.NewEncoder(w).Encode(map[string]any{"items": items})
 		case r.Method == http.MethodGet:
-			_ = json.NewEncoder(w).Encode(map[string]any{"metadata": map[string]any{"name": name}})
+			md := map[string]any{"name": name}
+			if k.kind == "Namespace" {
+				f.mu.Lock()
+				md["annotations"] = map[string]string{kubernetes.AnnotationCompile: f.compile}
+				f.mu.Unlock()
+			}
+			_ = json.NewEncoder(w).Encode(map[string]any{"metadata": md})
 		case r.Method == http.MethodDelete:
 			var opts struct {
 				Preconditions struct{ UID string } `json:"preconditions"`
@@ -125,7 +145,7 @@ func kubePruneReady(t *testing.T, ex example) {
 	if code, _, errOut := run(t, "compile", "profiles/hello", "--target", "kubernetes", "--out", dir); code != 0 {
 		t.Fatalf("setup compile: exit %d\n%s", code, errOut)
 	}
-	kubePruneFake(t)
+	kubePruneFake(t, dir)
 }
 
 // TestKubernetesPruneDeletesTheFleetsStaleObjects: autonomy kubernetes prune reads the
@@ -138,7 +158,14 @@ func TestKubernetesPruneDeletesTheFleetsStaleObjects(t *testing.T) {
 	if code, _, errOut := run(t, "compile", "../../profiles/hello", "--target", "kubernetes", "--out", dir); code != 0 {
 		t.Fatalf("compile: exit %d\n%s", code, errOut)
 	}
-	f := kubePruneFake(t)
+	f := kubePruneFake(t, dir)
+	// The cluster holds another compile (a later one): nothing is deleted, and prune says to
+	// compile again and apply.
+	f.compile = "sha256:" + strings.Repeat("0", 64)
+	if code, out, errOut := run(t, "kubernetes", "prune", "--dir", dir); code != 2 || out != "" || !strings.Contains(errOut, "the cluster holds another compile than this folder's") || len(f.deleted) != 0 {
+		t.Errorf("a prune of another compile than the cluster's: exit %d, deleted %v\n%s%s", code, f.deleted, out, errOut)
+	}
+	f = kubePruneFake(t, dir)
 	code, out, errOut := run(t, "kubernetes", "prune", "--dir", dir)
 	if code != 0 || out != "deleted ServiceAccount autonomy/dropped\ndeleted ValidatingAdmissionPolicyBinding autonomy-autonomy-sessions\ndeleted ValidatingAdmissionPolicy autonomy-autonomy-sessions\n" {
 		t.Errorf("prune: exit %d\n%s%s", code, out, errOut)

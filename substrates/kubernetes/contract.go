@@ -87,6 +87,11 @@ const (
 	AnnotationParams = "autonomy.dev/params"
 	// AnnotationSource names the profile and its hash on every generated object.
 	AnnotationSource = "autonomy.dev/source"
+	// AnnotationCompile is, on the fleet's Namespace, the hash of the compile that wrote it
+	// (compileHash: "sha256:" and the hex sha256 of every object of the compile, this annotation
+	// left out). kubernetes prune deletes nothing unless the folder it reads hashes to it and the
+	// cluster's Namespace carries it: the cluster holds that very compile.
+	AnnotationCompile = "autonomy.dev/compile"
 	// AnnotationCancelled marks a session's Job cancelled (the time of the cancel, RFC 3339): the
 	// Job is kept, readable as cancelled, until its ttlSecondsAfterFinished removes it.
 	AnnotationCancelled = "autonomy.dev/cancelled"

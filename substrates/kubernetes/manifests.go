@@ -1,6 +1,8 @@
 package kubernetes
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -14,6 +16,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/autonomyhq/autonomy/ir"
@@ -90,11 +93,48 @@ func (c *compiler) manifests(fleet FleetConfig) ([]substrates.File, error) {
 			return nil, err
 		}
 	}
+	// The compile's hash, on its Namespace: kubernetes prune deletes nothing unless the cluster
+	// holds this very compile (AnnotationCompile).
+	var objs []*unstructured.Unstructured
+	for _, f := range files {
+		docs, err := Documents(f.Data)
+		if err != nil {
+			return nil, err
+		}
+		objs = append(objs, docs...)
+	}
+	nsObj.Annotations = map[string]string{AnnotationCompile: compileHash(objs)}
+	if files[0].Data, err = documents(nsObj); err != nil {
+		return nil, err
+	}
 	data, err := documents(k)
 	if err != nil {
 		return nil, err
 	}
 	return append(files, substrates.File{Path: Kustomization, Data: data, Mode: 0o644, Header: substrates.HashHeader}), nil
+}
+
+// compileHash is the hash of a compile's objects, in their order ("sha256:" and 64 hex digits):
+// each object's JSON (its keys sorted), its Namespace's AnnotationCompile left out, so that the
+// hash compile writes there is the hash of what it wrote.
+func compileHash(objs []*unstructured.Unstructured) string {
+	h := sha256.New()
+	for _, o := range objs {
+		if o.GetKind() == "Namespace" && o.GroupVersionKind().Group == "" {
+			o = o.DeepCopy()
+			a := o.GetAnnotations()
+			delete(a, AnnotationCompile)
+			if len(a) == 0 {
+				unstructured.RemoveNestedField(o.Object, "metadata", "annotations")
+			} else {
+				o.SetAnnotations(a)
+			}
+		}
+		js, _ := json.Marshal(o.Object)
+		h.Write(js)
+		h.Write([]byte{'\n'})
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }
 
 func typeMeta(apiVersion, kind string) metav1.TypeMeta {

@@ -3,11 +3,16 @@ package kubernetes
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
+	"strings"
 
 	"gopkg.in/yaml.v3"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -18,8 +23,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/autonomyhq/autonomy/internal/bounded"
 	"github.com/autonomyhq/autonomy/internal/kubeclient"
-	"github.com/autonomyhq/autonomy/substrates"
 )
 
 // clusterKinds are the kinds of the fleet's cluster-scoped objects but its Namespace, in the
@@ -30,52 +35,159 @@ var clusterKinds = []schema.GroupKind{
 }
 
 // maxManifestBytes bounds each file ReadInstallation reads: the installation's ConfigMap holds at
-// most maxInstallBytes, and no other file comes near it.
-const maxManifestBytes = 8 << 20
+// most maxInstallBytes, and no other file comes near it; maxInstallationBytes bounds all of them
+// together, far more than any compile writes.
+const (
+	maxManifestBytes     = 8 << 20
+	maxInstallationBytes = 32 << 20
+)
+
+// yamlLine is where a YAML error is ("line N"), or "": never the text the error quotes, which is
+// the file's.
+var yamlLine = regexp.MustCompile(`line \d+`)
 
 // ReadInstallation reads the objects of the kustomization compile wrote into dir/Dir, in the order
-// it lists them. Only the files the kustomization lists, under dir/Dir, are read.
+// it lists them. Only the files the kustomization lists, under dir/Dir, are read, each once: never
+// through a link, never a FIFO or a device, and never more than maxManifestBytes each or
+// maxInstallationBytes in all. An error names the file and never quotes its content.
 func ReadInstallation(dir string) ([]*unstructured.Unstructured, error) {
+	base := filepath.Join(dir, Dir)
+	again := fmt.Sprintf("compile again: autonomy compile PROFILE --target kubernetes --dir %s", dir)
+	root, err := os.OpenRoot(base)
+	if err != nil {
+		return nil, fmt.Errorf("no kubernetes installation in %s (autonomy compile PROFILE --target kubernetes --dir %s writes it): %v", dir, dir, err)
+	}
+	defer root.Close()
+	left := int64(maxInstallationBytes)
 	read := func(rel string) ([]byte, error) {
-		p := filepath.Join(dir, filepath.FromSlash(rel))
-		f, err := os.Open(p)
+		shown := filepath.Join(base, filepath.FromSlash(rel))
+		var f *os.File
+		fi, err := root.Lstat(rel)
+		if err == nil && fi.Mode().IsRegular() {
+			if f, err = root.OpenFile(rel, os.O_RDONLY|oNonBlock, 0); err == nil {
+				defer f.Close()
+				fi, err = f.Stat()
+			}
+		}
 		if err != nil {
-			return nil, err
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil, fmt.Errorf("%s is missing: %s", shown, again)
+			}
+			return nil, fmt.Errorf("reading %s: %v", shown, err)
 		}
-		defer f.Close()
-		st, err := f.Stat()
+		if !fi.Mode().IsRegular() {
+			return nil, fmt.Errorf("%s is a %s, not a file as compile writes (a link, a FIFO or a device is never read): %s", shown, fileType(fi.Mode()), again)
+		}
+		limit := min(int64(maxManifestBytes), left)
+		data, err := bounded.Read(f, limit)
+		if bounded.IsTooLarge(err) {
+			if limit < maxManifestBytes {
+				return nil, fmt.Errorf("the files %s lists are more than %d bytes in all, more than any compile writes (at %s): %s", filepath.Join(dir, Kustomization), maxInstallationBytes, shown, again)
+			}
+			return nil, fmt.Errorf("%s is more than %d bytes, more than any compile writes: %s", shown, maxManifestBytes, again)
+		}
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("reading %s: %v", shown, err)
 		}
-		if !st.Mode().IsRegular() || st.Size() > maxManifestBytes {
-			return nil, fmt.Errorf("%s: not a file of at most %d bytes, as compile writes", p, maxManifestBytes)
-		}
-		data := make([]byte, st.Size())
-		if _, err := f.ReadAt(data, 0); err != nil && st.Size() > 0 {
-			return nil, fmt.Errorf("%s: %w", p, err)
-		}
+		left -= int64(len(data))
 		return data, nil
 	}
-	data, err := read(Kustomization)
+	notAsWritten := func(shown string, err error) error {
+		where := ""
+		if l := yamlLine.FindString(err.Error()); l != "" {
+			where = " (at " + l + ")"
+		}
+		return fmt.Errorf("%s is not the YAML compile writes%s: %s", shown, where, again)
+	}
+	kfile := filepath.Join(dir, filepath.FromSlash(Kustomization))
+	data, err := read(path.Base(Kustomization))
 	if err != nil {
-		return nil, fmt.Errorf("no kubernetes installation in %s (autonomy compile PROFILE --target kubernetes --dir %s writes it): %w", dir, dir, err)
+		if _, serr := root.Lstat(path.Base(Kustomization)); errors.Is(serr, fs.ErrNotExist) {
+			return nil, fmt.Errorf("no kubernetes installation in %s (autonomy compile PROFILE --target kubernetes --dir %s writes it): %s is missing", dir, dir, kfile)
+		}
+		return nil, err
 	}
 	var k kustomization
 	if err := yaml.Unmarshal(data, &k); err != nil {
-		return nil, fmt.Errorf("%s: %v", filepath.Join(dir, Kustomization), err)
+		return nil, notAsWritten(kfile, err)
 	}
-	out := substrates.Output{Target: Name, Files: []substrates.File{{Path: Kustomization, Data: data}}}
+	var objs []*unstructured.Unstructured
+	seen := map[string]bool{}
 	for _, r := range k.Resources {
-		if !filepath.IsLocal(filepath.FromSlash(r)) || path.Clean(r) != r {
-			return nil, fmt.Errorf("%s lists %q, not a file under %s", filepath.Join(dir, Kustomization), r, filepath.Join(dir, Dir))
+		if !filepath.IsLocal(filepath.FromSlash(r)) || path.Clean(r) != r || strings.Contains(r, `\`) {
+			return nil, fmt.Errorf("%s lists %q, not a file under %s: %s", kfile, r, base, again)
 		}
-		data, err := read(Dir + "/" + r)
+		if seen[r] {
+			return nil, fmt.Errorf("%s lists %q twice, as compile never does: %s", kfile, r, again)
+		}
+		seen[r] = true
+		data, err := read(r)
 		if err != nil {
 			return nil, err
 		}
-		out.Files = append(out.Files, substrates.File{Path: Dir + "/" + r, Data: data})
+		docs, err := Documents(data)
+		if err != nil {
+			return nil, notAsWritten(filepath.Join(base, filepath.FromSlash(r)), err)
+		}
+		objs = append(objs, docs...)
 	}
-	return Objects(out)
+	return objs, nil
+}
+
+// fileType names the type of a file that is not a regular one.
+func fileType(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeSymlink != 0:
+		return "symbolic link"
+	case m&fs.ModeNamedPipe != 0:
+		return "FIFO"
+	case m&fs.ModeDevice != 0:
+		return "device"
+	case m.IsDir():
+		return "directory"
+	case m&fs.ModeSocket != 0:
+		return "socket"
+	}
+	return "special file"
+}
+
+// wholeCompile checks that objs are the whole of a compile of fleet ns as compile wrote it, and
+// returns its hash: the fleet-wide objects every compile writes are among them, and they hash to
+// the AnnotationCompile of their Namespace. A truncated or edited kustomization (one listing the
+// Namespace alone would leave every policy of the fleet to delete) or a file edited since fails.
+func wholeCompile(objs []*unstructured.Unstructured, ns string) (string, error) {
+	again := "compile again (autonomy compile PROFILE --target kubernetes --dir DIR); nothing was deleted"
+	type key struct{ group, kind, name string }
+	have := map[key]int{}
+	var hash string
+	for _, o := range objs {
+		gvk := o.GroupVersionKind()
+		have[key{gvk.Group, gvk.Kind, o.GetName()}]++
+		if gvk.Kind == "Namespace" && gvk.Group == "" {
+			hash = o.GetAnnotations()[AnnotationCompile]
+		}
+	}
+	adm := "admissionregistration.k8s.io"
+	for _, k := range []key{
+		{"", "Namespace", ns},
+		{"", "ConfigMap", ConfigMapFleet},
+		{"", "ConfigMap", ConfigMapInstall},
+		{adm, "ValidatingAdmissionPolicy", AdmissionPolicyName(ns)},
+		{adm, "ValidatingAdmissionPolicyBinding", AdmissionPolicyName(ns)},
+		{adm, "ValidatingAdmissionPolicy", ConfigMapPolicyName(ns)},
+		{adm, "ValidatingAdmissionPolicyBinding", ConfigMapPolicyName(ns)},
+	} {
+		if have[k] != 1 {
+			return "", fmt.Errorf("the installation holds %d of the %s %s every compile writes once: not a whole compile (a kustomization truncated or edited?); %s", have[k], k.kind, k.name, again)
+		}
+	}
+	if hash == "" {
+		return "", fmt.Errorf("the Namespace %s of the installation carries no %s: written by an older autonomy, or edited; %s", ns, AnnotationCompile, again)
+	}
+	if got := compileHash(objs); got != hash {
+		return "", fmt.Errorf("the installation's objects hash to %s, not the %s its Namespace carries: a file was edited, dropped or added since the compile; %s", got, hash, again)
+	}
+	return hash, nil
 }
 
 // Pruned is one object Prune deleted: its kind, its namespace ("" for a cluster-scoped one) and
@@ -133,9 +245,12 @@ func prunable(l map[string]string, ns string) bool {
 // autonomy-NAMESPACE.… . A fleet's object is one labelled with its namespace (LabelFleet) and
 // ManagedBy, as compile labels every one, the former names' included, and, when namespaced, in
 // that namespace; another namespace's fleet, an object not so labelled, a session's Job or pod
-// and an ask are never selected. It deletes nothing unless every object objs holds is in the
-// cluster: run after the apply, the namespace is never left unguarded. Each delete carries the
-// UID listed, so an object made anew meanwhile is left.
+// and an ask are never selected. It deletes nothing unless objs are a whole compile as compile
+// wrote it (wholeCompile), every object of it is in the cluster, and the cluster's Namespace
+// carries its hash (AnnotationCompile): run after the apply of that very compile, the namespace is
+// never left unguarded, and a folder older (or newer) than the applied compile deletes nothing of
+// what that compile wrote. Each delete carries the UID listed, so an object made anew meanwhile
+// is left.
 func Prune(ctx context.Context, cs *kubeclient.Client, objs []*unstructured.Unstructured) ([]Pruned, error) {
 	ns := ""
 	for _, o := range objs {
@@ -144,8 +259,13 @@ func Prune(ctx context.Context, cs *kubeclient.Client, objs []*unstructured.Unst
 		}
 	}
 	if ns == "" {
-		return nil, fmt.Errorf("the installation has no Namespace: not what compile writes")
+		return nil, fmt.Errorf("the installation has no Namespace: not what compile writes (compile again); nothing was deleted")
 	}
+	hash, err := wholeCompile(objs, ns)
+	if err != nil {
+		return nil, err
+	}
+	installed := ""
 	want := map[schema.GroupKind][]string{}
 	for _, o := range objs {
 		gvk := o.GroupVersionKind()
@@ -159,12 +279,32 @@ func Prune(ctx context.Context, cs *kubeclient.Client, objs []*unstructured.Unst
 				return nil, fmt.Errorf("the %s %s is in namespace %q, not the installation's %s: not what compile writes", gvk.Kind, o.GetName(), on, ns)
 			}
 		}
-		if _, err := cs.Resource(m, on).Get(ctx, o.GetName(), metav1.GetOptions{}); apierrors.IsNotFound(err) {
+		data, err := cs.Resource(m, on).Get(ctx, o.GetName(), metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
 			return nil, fmt.Errorf("the %s %s is not installed: apply the installation first (kubectl apply --server-side -k DIR/kubernetes); nothing was deleted", gvk.Kind, o.GetName())
 		} else if err != nil {
 			return nil, fmt.Errorf("reading the %s %s: %w", gvk.Kind, o.GetName(), err)
 		}
+		if gvk.Kind == "Namespace" && gvk.Group == "" {
+			var live struct {
+				Metadata metav1.ObjectMeta `json:"metadata"`
+			}
+			if err := json.Unmarshal(data, &live); err != nil {
+				return nil, fmt.Errorf("reading the Namespace %s: %w", ns, err)
+			}
+			installed = live.Metadata.Annotations[AnnotationCompile]
+		}
 		want[gvk.GroupKind()] = append(want[gvk.GroupKind()], o.GetName())
+	}
+	// Every object of this compile is installed; the cluster must also hold this very compile,
+	// not a later one (a prune from an out-of-date folder would delete what the later compile
+	// added) nor an earlier one.
+	if installed != hash {
+		was := "a compile of another hash (" + strconv.Quote(installed) + ")"
+		if installed == "" {
+			was = "no compile's hash (installed before autonomy wrote it)"
+		}
+		return nil, fmt.Errorf("the Namespace %s in the cluster carries %s, not this installation's %s: the cluster holds another compile than this folder's. Compile the current profile again (autonomy compile PROFILE --target kubernetes --dir DIR), apply it (kubectl apply --server-side -k DIR/kubernetes), then prune; nothing was deleted", ns, was, hash)
 	}
 	selector := labels.SelectorFromSet(FleetLabels(ns)).String()
 	var pruned []Pruned

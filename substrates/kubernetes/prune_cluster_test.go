@@ -348,3 +348,103 @@ func TestPruneDeletesADroppedAgentsNamespacedObjects(t *testing.T) {
 		t.Errorf("a second prune: %v, %v; want nothing", again, err)
 	}
 }
+
+// TestPruneRefusesAFolderNotTheAppliedCompile: a prune from a folder that is not the compile the
+// cluster holds deletes nothing, saying to compile again and apply: an out-of-date folder (an
+// older compile than the one applied, which would delete the launch policy, ServiceAccount,
+// Role, RoleBinding and PodTemplate of the agent added since), a kustomization listing the
+// Namespace alone (which would delete every policy of the fleet, .sessions and .configmaps
+// included), and a cluster installed before the compile's hash was written. From the applied
+// compile's folder, it runs.
+func TestPruneRefusesAFolderNotTheAppliedCompile(t *testing.T) {
+	c := k8stest.Get(t)
+	cs, err := kubeclient.NewForConfig(c.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	ns := namespace("prune-stale")
+	inNS := func(profile string) []*unstructured.Unstructured {
+		return compiledObjects(t, writeFleet(t, strings.Replace(profile, "namespace: fleet-a", "namespace: "+ns, 1)))
+	}
+	old := inNS(fleetProfile)
+	grown := strings.Replace(fleetProfile, "  writer:\n", "  newcomer:\n    behavior: scripts/run.sh\n    capabilities: [agent:list]\n    triggers: [{ cron: \"0 9 * * *\" }, { dispatch: true }]\n  writer:\n", 1)
+	if grown == fleetProfile {
+		t.Fatal("no agent added")
+	}
+	next := inNS(grown)
+	apply(t, c.Config, old)
+	apply(t, c.Config, next)
+	policies, objects := clusterObjects(t, cs, ns), namespaced(t, cs, ns)
+	if !slices.Contains(objects, "ServiceAccount/newcomer") || !slices.Contains(policies, "ValidatingAdmissionPolicy/"+LaunchPolicyName(ns, "newcomer")) {
+		t.Fatalf("the newcomer is not installed: %v %v", policies, objects)
+	}
+	unchanged := func(what string) {
+		t.Helper()
+		if after := clusterObjects(t, cs, ns); !slices.Equal(after, policies) {
+			t.Errorf("after %s: policies %v\nwant %v", what, after, policies)
+		}
+		if after := namespaced(t, cs, ns); !slices.Equal(after, objects) {
+			t.Errorf("after %s: objects %v\nwant %v", what, after, objects)
+		}
+	}
+
+	pruned, err := Prune(ctx, cs, old)
+	if err == nil || !strings.Contains(err.Error(), "the cluster holds another compile than this folder's") || !strings.Contains(err.Error(), "nothing was deleted") || len(pruned) != 0 {
+		t.Errorf("a prune of the older compile: %v, %v; want nothing deleted and an error saying to compile again and apply", pruned, err)
+	}
+	unchanged("a prune of the older compile")
+
+	var onlyNS []*unstructured.Unstructured
+	for _, o := range next {
+		if o.GetKind() == "Namespace" {
+			onlyNS = append(onlyNS, o)
+		}
+	}
+	pruned, err = Prune(ctx, cs, onlyNS)
+	if err == nil || !strings.Contains(err.Error(), "not a whole compile") || len(pruned) != 0 {
+		t.Errorf("a prune of the Namespace alone: %v, %v; want nothing deleted and an error saying it is not a whole compile", pruned, err)
+	}
+	unchanged("a prune of the Namespace alone")
+
+	if pruned, err := Prune(ctx, cs, next); err != nil || len(pruned) != 0 {
+		t.Errorf("a prune of the applied compile: %v, %v; want nothing to prune", pruned, err)
+	}
+	unchanged("a prune of the applied compile")
+
+	// A cluster whose Namespace carries no hash (applied by an older autonomy): nothing goes
+	// until this compile is applied.
+	admin := kubernetes.NewForConfigOrDie(c.Config)
+	live, err := admin.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	delete(live.Annotations, AnnotationCompile)
+	if _, err := admin.CoreV1().Namespaces().Update(ctx, live, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	pruned, err = Prune(ctx, cs, old)
+	if err == nil || !strings.Contains(err.Error(), "no compile's hash") || len(pruned) != 0 {
+		t.Errorf("a prune of a cluster with no hash: %v, %v; want nothing deleted", pruned, err)
+	}
+	unchanged("a prune of a cluster with no hash")
+
+	// Once the older compile is applied again, its prune deletes what only the later one wrote.
+	apply(t, c.Config, old)
+	pruned, err = Prune(ctx, cs, old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range pruned {
+		got = append(got, p.Kind+"/"+p.Name)
+	}
+	slices.Sort(got)
+	launch := LaunchPolicyName(ns, "newcomer")
+	want := []string{"CronJob/" + cronJobName("newcomer", 0), "PodTemplate/newcomer", "Role/newcomer", "RoleBinding/newcomer", "ServiceAccount/newcomer",
+		"ValidatingAdmissionPolicy/" + launch, "ValidatingAdmissionPolicyBinding/" + launch}
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("pruned %v\nwant   %v", got, want)
+	}
+}

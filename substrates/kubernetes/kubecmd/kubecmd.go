@@ -51,8 +51,13 @@ and, when namespaced, in that namespace: another namespace's fleet, an object no
 a session's Job and pod, and an ask are never touched. A session of a dropped agent in flight
 runs on to its end (a CronJob's Jobs are orphaned, not deleted), and its Job stays until
 keepFinished; from the prune on, its calls to the API fail (its ServiceAccount is gone). Each
-delete carries the object's uid. It deletes nothing unless every object the installation lists
-is in the cluster, so the namespace is never left unguarded. It prints each object it deleted.
+delete carries the object's uid. It deletes nothing, and says to compile again or to apply,
+unless DIR/kubernetes is a whole compile as compile wrote it (its objects hash to the
+autonomy.dev/compile annotation of its Namespace, and the fleet-wide objects every compile writes
+are among them), every object it lists is in the cluster, and the cluster's Namespace carries
+that same hash: a folder older than the applied compile, or truncated, or edited, deletes
+nothing. It reads only the files the kustomization lists, each once, never through a link, never
+a FIFO or a device, at most 8 MiB each and 32 MiB in all. It prints each object it deleted.
 The cluster is --kubeconfig's (else $KUBECONFIG, else ~/.kube/config); deleting cluster-scoped
 policies takes a cluster administrator's rights, as installing them does.
 
