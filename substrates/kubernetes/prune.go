@@ -300,7 +300,11 @@ func Prune(ctx context.Context, cs *kubeclient.Client, objs []*unstructured.Unst
 	// not a later one (a prune from an out-of-date folder would delete what the later compile
 	// added) nor an earlier one.
 	if installed != hash {
-		was := "a compile of another hash (" + strconv.Quote(installed) + ")"
+		shown := installed
+		if len(shown) > len(hash) {
+			shown = shown[:len(hash)] + "…" // an annotation may be long; a hash is not
+		}
+		was := "a compile of another hash (" + strconv.Quote(shown) + ")"
 		if installed == "" {
 			was = "no compile's hash (installed before autonomy wrote it)"
 		}
