@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/autonomyhq/autonomy/internal/playproto"
 	"github.com/autonomyhq/autonomy/internal/store"
 	"github.com/autonomyhq/autonomy/internal/testfs"
 	"github.com/autonomyhq/autonomy/ir"
@@ -188,4 +189,47 @@ func restamped(t testing.TB, installed []byte, edit func([]byte) []byte) []byte 
 	header := regexp.MustCompile(`[0-9a-f]{64}`).ReplaceAll(lines[1], []byte(hex.EncodeToString(sum[:])))
 	rest := bytes.TrimPrefix(body, []byte("{\n"))
 	return append(append([]byte("{\n"), header...), rest...)
+}
+
+// parkedSteps records a step playbook session of actor parked for an answer with token, as its
+// run leaves it (its pause, its checkpoint), and returns it.
+func parkedSteps(t testing.TB, r *Runner, actor, token string) store.Session {
+	t.Helper()
+	ctx := context.Background()
+	hash := playproto.HashToken(token)
+	var s store.Session
+	if err := r.Store.Tx(ctx, func(tx *store.Tx) error {
+		s = store.Session{Actor: actor, Kind: "agent", Status: ir.Paused, Origin: "operator", TokenHash: hash,
+			Reason: inputRequired + "which one?", StartedAt: time.Now(), CreatedAt: time.Now()}
+		return tx.Insert(&s)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Store.SavePause(ctx, hash, s.ID, []byte(`{"next": 0}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Store.PutState(ctx, playproto.SessionKey(s.ID), s.ID, []byte(`{}`)); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// supervised records a running session of actor, as a launch does, starts its supervisor, and
+// returns it once it ended.
+func supervised(t testing.TB, r *Runner, actor string) store.Session {
+	t.Helper()
+	ctx := context.Background()
+	var s store.Session
+	if err := r.Store.Tx(ctx, func(tx *store.Tx) error {
+		s = store.Session{Actor: actor, Kind: "agent", Status: ir.Running, Origin: "operator", CreatedAt: time.Now()}
+		return tx.Insert(&s)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.start(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	got := waitEnded(t, r, s.ID)
+	r.Wait()
+	return got
 }

@@ -252,20 +252,7 @@ func TestAnAnswerIsCheckedForTheAgentItContinues(t *testing.T) {
 	env := append(keyless(t), AgentEnv+`=["/bin/true"]`, "PATH="+fakeProgram(t, "codex", "#!/bin/sh\nexit 0\n")+":/usr/bin:/bin")
 	r := newRunner(t, dir, Options{Exe: "/bin/true", Env: env})
 	hash := playproto.HashToken("rt_steps")
-	var p store.Session
-	if err := r.Store.Tx(ctx, func(tx *store.Tx) error {
-		p = store.Session{Actor: "writer", Kind: "agent", Status: ir.Paused, Origin: "operator", TokenHash: hash,
-			Reason: inputRequired + "which one?", StartedAt: time.Now(), CreatedAt: time.Now()}
-		return tx.Insert(&p)
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if err := r.Store.SavePause(ctx, hash, p.ID, []byte(`{"next": 0}`)); err != nil {
-		t.Fatal(err)
-	}
-	if err := r.Store.PutState(ctx, playproto.SessionKey(p.ID), p.ID, []byte(`{}`)); err != nil {
-		t.Fatal(err)
-	}
+	p := parkedSteps(t, r, "writer", "rt_steps")
 	_, err := r.Respond(ctx, p.ID, "rt_steps", playproto.Answer{Approve: true}, "")
 	r.Wait()
 	var refused *RefusedError
@@ -283,20 +270,8 @@ func TestNoPrelaunchForASessionRefusedItsLogin(t *testing.T) {
 	f := skillFleet("codex")
 	f.yml = strings.Replace(f.yml, "    result: { schema: autonomy.review.v1 }\n", "    result: { schema: autonomy.review.v1 }\n    prelaunch: 'touch \"$AUTONOMY_DIR/prelaunched\"'\n", 1)
 	dir := installFleet(t, f, true)
-	ctx := context.Background()
 	r := newRunner(t, dir, Options{Env: keyless(t)})
-	var s store.Session
-	if err := r.Store.Tx(ctx, func(tx *store.Tx) error {
-		s = store.Session{Actor: "reviewer", Kind: "agent", Status: ir.Running, Origin: "operator", CreatedAt: time.Now()}
-		return tx.Insert(&s)
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if err := r.start(ctx, s); err != nil {
-		t.Fatal(err)
-	}
-	got := waitEnded(t, r, s.ID)
-	r.Wait()
+	got := supervised(t, r, "reviewer")
 	if got.Status != ir.Failed || !strings.Contains(got.Reason, "no OPENAI_API_KEY") {
 		t.Errorf("the session ended %s: %s", got.Status, got.Reason)
 	}

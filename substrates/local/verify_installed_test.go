@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/autonomyhq/autonomy/internal/playproto"
 	"github.com/autonomyhq/autonomy/internal/store"
@@ -119,18 +118,7 @@ func TestAnEditedBehaviorIsNotRunByATickNorItsSupervisor(t *testing.T) {
 	if len(rep.Fired) != 0 || len(rep.Deferred) != 1 || !strings.Contains(rep.Deferred[0].Reason, "was edited") {
 		t.Errorf("fired %v, deferred %+v", rep.Fired, rep.Deferred)
 	}
-	var s store.Session
-	if err := r.Store.Tx(ctx, func(tx *store.Tx) error {
-		s = store.Session{Actor: "job", Kind: "agent", Status: ir.Running, Origin: "schedule", Trigger: "cron", CreatedAt: time.Now()}
-		return tx.Insert(&s)
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if err := r.start(ctx, s); err != nil {
-		t.Fatal(err)
-	}
-	got := waitEnded(t, r, s.ID)
-	r.Wait()
+	got := supervised(t, r, "job")
 	if got.Status != ir.Failed || !strings.Contains(got.Reason, "scripts/job.sh was edited after autonomy installed it") {
 		t.Errorf("the session ended %s: %s", got.Status, got.Reason)
 	}
@@ -154,20 +142,7 @@ func TestAnAnswerToAnEditedSessionIsRefusedAndKept(t *testing.T) {
 		r := newRunner(t, dir, Options{Exe: "/bin/true", Env: env})
 		token := fmt.Sprintf("rt_steps%d", i)
 		hash := playproto.HashToken(token)
-		var p store.Session
-		if err := r.Store.Tx(ctx, func(tx *store.Tx) error {
-			p = store.Session{Actor: "writer", Kind: "agent", Status: ir.Paused, Origin: "operator", TokenHash: hash,
-				Reason: inputRequired + "which one?", StartedAt: time.Now(), CreatedAt: time.Now()}
-			return tx.Insert(&p)
-		}); err != nil {
-			t.Fatal(err)
-		}
-		if err := r.Store.SavePause(ctx, hash, p.ID, []byte(`{"next": 0}`)); err != nil {
-			t.Fatal(err)
-		}
-		if err := r.Store.PutState(ctx, playproto.SessionKey(p.ID), p.ID, []byte(`{}`)); err != nil {
-			t.Fatal(err)
-		}
+		p := parkedSteps(t, r, "writer", token)
 		_, err := r.Respond(ctx, p.ID, token, playproto.Answer{Approve: true}, "")
 		r.Wait()
 		var refused *RefusedError
