@@ -156,6 +156,11 @@ func runAsNewUser(t *testing.T, codex, work, script string) string {
 	if codex == "" {
 		codex = filepath.Join(bin, "codex") // no codex: autonomy's own directory instead
 	}
+	// A newcomer's git knows who they are (the quickstart's prerequisite), as their sessions'
+	// git does: from the home's configuration, not the shell's GIT_* variables.
+	if err := os.WriteFile(filepath.Join(home, ".gitconfig"), []byte("[user]\n\tname = q\n\temail = q@example.com\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "bash", "-c", script)
@@ -163,7 +168,6 @@ func runAsNewUser(t *testing.T, codex, work, script string) string {
 	cmd.Env = []string{
 		"PATH=" + bin + string(os.PathListSeparator) + filepath.Dir(codex) + string(os.PathListSeparator) + os.Getenv("PATH"),
 		"HOME=" + home, "QS_TMP=" + tmp, "TMPDIR=" + os.TempDir(),
-		"GIT_AUTHOR_NAME=q", "GIT_AUTHOR_EMAIL=q@example.com", "GIT_COMMITTER_NAME=q", "GIT_COMMITTER_EMAIL=q@example.com",
 	}
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out

@@ -506,11 +506,15 @@ func (in *Install) verifyBehavior(cfg *ActorConfig) error {
 	}
 	defer root.Close()
 	path := filepath.Join(in.Dir, filepath.FromSlash(cfg.Behavior))
-	f, err := root.Open(filepath.FromSlash(cfg.Behavior))
+	// Never blocked by a FIFO put in its place (a tick checks inside its write transaction).
+	f, err := root.OpenFile(filepath.FromSlash(cfg.Behavior), os.O_RDONLY|oNonBlock, 0)
 	if err != nil {
 		return fmt.Errorf("actor %q: its behavior %s: %v (compile again)", cfg.Actor, path, err)
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return fmt.Errorf("actor %q: its behavior %s is not the file autonomy installed (not a regular file): %s%w", cfg.Actor, path, editedFix, errEdited)
+	}
 	h := sha256.New()
 	if _, err := io.Copy(h, f); err != nil {
 		return fmt.Errorf("actor %q: its behavior %s: %v", cfg.Actor, path, err)

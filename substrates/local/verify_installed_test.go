@@ -3,13 +3,11 @@ package local
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/autonomyhq/autonomy/internal/playproto"
 	"github.com/autonomyhq/autonomy/internal/store"
 	"github.com/autonomyhq/autonomy/ir"
 )
@@ -126,32 +124,5 @@ func TestAnEditedBehaviorIsNotRunByATickNorItsSupervisor(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(dir, f)); !os.IsNotExist(err) {
 			t.Errorf("the edited behavior ran (%s): %v", f, err)
 		}
-	}
-}
-
-// An answer to a step session whose behavior or launcher config was edited since is refused and
-// kept, the token still valid: accepted, it continued the session into a failure for good, the
-// answer lost (attack24).
-func TestAnAnswerToAnEditedSessionIsRefusedAndKept(t *testing.T) {
-	t.Parallel()
-	dir := installFleet(t, resumeFleet, false)
-	ctx := context.Background()
-	env := []string{"PATH=" + fakeProgram(t, "codex", "#!/bin/sh\nexit 0\n") + ":/usr/bin:/bin", "HOME=" + t.TempDir(), "OPENAI_API_KEY=k", "OPENAI_BASE_URL=http://127.0.0.1:9"}
-	for i, file := range []string{".autonomy/playbooks/two.md", ActorPath("writer")} {
-		restore := appendTo(t, dir, file, "\n")
-		r := newRunner(t, dir, Options{Exe: "/bin/true", Env: env})
-		token := fmt.Sprintf("rt_steps%d", i)
-		hash := playproto.HashToken(token)
-		p := parkedSteps(t, r, "writer", token)
-		_, err := r.Respond(ctx, p.ID, token, playproto.Answer{Approve: true}, "")
-		r.Wait()
-		var refused *RefusedError
-		if !errors.As(err, &refused) || !strings.Contains(err.Error(), "was edited after autonomy") || !strings.Contains(err.Error(), "the token is still valid") {
-			t.Errorf("%s edited: the answer: %v", file, err)
-		}
-		if got, _, _ := r.Get(ctx, p.ID); got.Status != ir.Paused || got.TokenHash != hash {
-			t.Errorf("%s edited: after the refused answer: %s %q", file, got.Status, got.Reason)
-		}
-		restore()
 	}
 }
