@@ -36,6 +36,9 @@ const ComponentAsk = "ask"
 const (
 	askActor, askRef, askParams, askStatus = "actor", "ref", "params", "status"
 	askTokenHash, askEvidence, askVerified = "tokenHash", "evidence", "verified"
+	// askEnded is when the operator's runner ended the ask (RFC 3339, nanoseconds): the ended
+	// asks a full quota makes room from go in that order (reclaimAsks).
+	askEnded = "ended"
 )
 
 // MaxAskRef and MaxAskParams bound an ask's subject and its params (as JSON): engage refuses
@@ -273,6 +276,7 @@ func (r *Runner) updateAsk(ctx context.Context, id string, p ir.Patch) (bool, er
 			return false, &RefusedError{Msg: "refused: the token does not redeem this ask"}
 		}
 		cm.Data[askStatus], cm.Data[askTokenHash] = string(p.Status), ""
+		cm.Data[askEnded] = r.opts.Now().UTC().Format(time.RFC3339Nano)
 		if p.Status != ir.Cancelled {
 			cm.Data[askEvidence] = p.Evidence
 			cm.Data[askVerified] = "redeem token and evidence, at " + r.opts.Now().UTC().Format(time.RFC3339)

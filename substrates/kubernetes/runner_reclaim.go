@@ -124,7 +124,9 @@ func configMapCountFull(err error) bool {
 }
 
 // reclaimAsks deletes the reclaimBatch oldest ended asks of the fleet (done, failed or
-// cancelled: nothing resolves them any more; oldest parked first), each with its uid as a
+// cancelled: nothing resolves them any more; the one that ended first goes first, by the end
+// time its runner recorded, else when it was parked: an answer just given is the last to go,
+// its asker may not have read it yet), each with its uid as a
 // precondition, and returns how many it deleted. An ended ask, unlike a finished Job, has no
 // TTL: without this, a fleet with a person would have its asks refused for good once maxAsks
 // of them had ended. Only the operator's runner reclaims.
@@ -142,8 +144,14 @@ func (r *Runner) reclaimAsks(ctx context.Context) int {
 			ended = append(ended, cm)
 		}
 	}
+	endedAt := func(cm corev1.ConfigMap) time.Time {
+		if t, err := time.Parse(time.RFC3339Nano, cm.Data[askEnded]); err == nil {
+			return t
+		}
+		return cm.CreationTimestamp.Time // ended before its end was recorded
+	}
 	slices.SortFunc(ended, func(a, b corev1.ConfigMap) int {
-		if c := a.CreationTimestamp.Time.Compare(b.CreationTimestamp.Time); c != 0 {
+		if c := endedAt(a).Compare(endedAt(b)); c != 0 {
 			return c
 		}
 		return cmp.Compare(a.Name, b.Name)

@@ -156,3 +156,56 @@ func TestOperatorAskReclaimsEndedAsks(t *testing.T) {
 		t.Errorf("after the operator's ask: %v, want every ended ask deleted (at most %d)", left, reclaimBatch)
 	}
 }
+
+// The ended asks a full count makes room from go in the order they ended: an ask answered just
+// now, though parked first, is kept while asks that ended before it go (its asker may not have
+// read the answer yet). By the order they were parked, it went first (attack25).
+func TestReclaimedAsksGoInTheOrderTheyEnded(t *testing.T) {
+	c := k8stest.Get(t)
+	ns := namespace("reclaim-order")
+	profile := strings.Replace(fleetProfile, "  maxConcurrent: 2\n", "", 1)
+	profile = strings.Replace(profile, "      timeZone: Europe/Paris\n", "      timeZone: Europe/Paris\n      maxAsks: 12\n", 1)
+	installProfile(t, c, ns, profile)
+	ctx := context.Background()
+	op, err := OpenRunner(ctx, runnerClient(t, c.Config), ns, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var parked []string
+	for len(parked) <= 40 {
+		s, err := op.LaunchRef(ctx, "owner", "#1", ir.LaunchParams{"TOPIC": "x"})
+		if err != nil {
+			if !strings.Contains(err.Error(), "count/configmaps") {
+				t.Fatalf("ask %d: %v, want refused by the quota (count/configmaps)", len(parked)+1, err)
+			}
+			break
+		}
+		parked = append(parked, s.ID)
+	}
+	if len(parked) <= reclaimBatch+1 {
+		t.Fatalf("%d asks parked before the count refused one, want more than %d", len(parked), reclaimBatch+1)
+	}
+	for _, id := range parked[1:] {
+		if ok, err := op.Cancel(ctx, id); !ok || err != nil {
+			t.Fatalf("cancel %s: %v, %v", id, ok, err)
+		}
+	}
+	tok, err := op.NewAskToken(ctx, parked[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := op.Update(ctx, parked[0], ir.Patch{Status: ir.Done, Token: tok, Evidence: "https://example.com/approved"}); !ok || err != nil {
+		t.Fatalf("resolve %s: %v, %v", parked[0], ok, err)
+	}
+	if _, err := op.LaunchRef(ctx, "owner", "#1", ir.LaunchParams{"TOPIC": "x"}); err != nil {
+		t.Fatalf("the operator's ask at a count of ended asks: %v", err)
+	}
+	if _, found, err := op.Get(ctx, parked[0]); err != nil || !found {
+		t.Errorf("the ask answered last was deleted (found %v, %v)", found, err)
+	}
+	for i, id := range parked[1 : 1+reclaimBatch] {
+		if _, found, _ := op.Get(ctx, id); found {
+			t.Errorf("the ask that ended %d-th is kept, want it reclaimed first", i+1)
+		}
+	}
+}
