@@ -112,11 +112,25 @@ func portOfTest(u string) string {
 func TestPresetSessionsDoNotSeeTheCLIsLogin(t *testing.T) {
 	for _, c := range []struct{ preset, model string }{{"codex", codexModel}, {"claude", ""}} {
 		t.Run(c.preset, func(t *testing.T) {
+			// A kubeconfig named in a list, and an SSH agent's folder under /tmp found by a glob.
+			kubeconfig := filepath.Join(t.TempDir(), "kubeconfig.yaml")
+			if err := os.WriteFile(kubeconfig, []byte("token: sk-LOGIN-kube\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			agentDir, err := os.MkdirTemp("/tmp", "ssh-")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { os.RemoveAll(agentDir) })
+			if err := os.WriteFile(filepath.Join(agentDir, "agent.1"), []byte("sk-LOGIN-agent\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
 			fake := modelfake.Start(
-				modelfake.Turn{Shell: "cat ~/.codex/auth.json ~/.claude.json ~/.claude/.credentials.json ~/.git-credentials ~/.config/gh/hosts.yml ~/.netrc ~/.ssh/id_ed25519 2>&1; echo probed"},
+				modelfake.Turn{Shell: "cat ~/.codex/auth.json ~/.claude.json ~/.claude/.credentials.json ~/.git-credentials ~/.config/gh/hosts.yml ~/.netrc ~/.ssh/id_ed25519 " + kubeconfig + " " + agentDir + "/agent.1 2>&1; echo probed"},
 				finalResult("Probed the logins."))
 			defer fake.Close()
 			r, s := proxyRunFleet(t, c.preset, proxyFleet(c.preset, c.model), fake, func(r *Runner) {
+				r.opts.Env = append(r.opts.Env, "KUBECONFIG=/nowhere/config"+string(os.PathListSeparator)+kubeconfig)
 				home := sessionenv.Lookup(r.opts.Env, "HOME")
 				for path, body := range map[string]string{
 					".codex/auth.json":          `{"OPENAI_API_KEY":"sk-LOGIN-codex"}`,

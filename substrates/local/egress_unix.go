@@ -84,7 +84,21 @@ func (sv *supervision) loginPaths() []string {
 	lookup := func(k string) string { return sessionenv.Lookup(sv.r.opts.Env, k) }
 	paths := agent.HomePaths(operatorLogins, lookup)
 	if xdg := lookup("XDG_CONFIG_HOME"); filepath.IsAbs(xdg) {
-		paths = append(paths, filepath.Join(xdg, "gh"), filepath.Join(xdg, "git", "credentials"), filepath.Join(xdg, "gcloud"))
+		paths = append(paths, filepath.Join(xdg, "gh"), filepath.Join(xdg, "git", "credentials"), filepath.Join(xdg, "gcloud"), filepath.Join(xdg, "containers", "auth.json"))
+	}
+	paths = append(paths, filepath.SplitList(lookup("KUBECONFIG"))...) // a list of files
+	// An SSH agent's socket (its folder): one started the usual way is under the temporary
+	// directory the jail shares, found by a glob whatever the session's environment says.
+	if sock := lookup("SSH_AUTH_SOCK"); filepath.IsAbs(sock) {
+		if dir := filepath.Dir(sock); dir != "/" && dir != "/tmp" && dir != filepath.Clean(os.TempDir()) {
+			paths = append(paths, dir) // its own folder; a socket right in /tmp is left (hiding /tmp hides too much)
+		}
+	}
+	for _, tmp := range []string{"/tmp", os.TempDir(), lookup("TMPDIR")} {
+		if filepath.IsAbs(tmp) {
+			agents, _ := filepath.Glob(filepath.Join(tmp, "ssh-*"))
+			paths = append(paths, agents...)
+		}
 	}
 	for _, name := range agent.Names() {
 		p, _ := agent.Lookup(name)
@@ -104,9 +118,12 @@ func (sv *supervision) loginPaths() []string {
 // Kubernetes' configs. A proxied session needs none of them (its agent's git commits; the runner
 // pushes); its jail hides them as it hides the agent CLIs' logins.
 var operatorLogins = []string{
-	"~/.git-credentials", "~/.config/git/credentials", "$GH_CONFIG_DIR", "~/.config/gh", "~/.netrc", "~/.ssh",
-	"~/.docker/config.json", "~/.aws", "$AWS_SHARED_CREDENTIALS_FILE", "~/.config/gcloud", "~/.azure",
-	"~/.kube", "$KUBECONFIG", "~/.npmrc", "~/.pypirc", "~/.gnupg",
+	"~/.git-credentials", "~/.config/git/credentials", "$GH_CONFIG_DIR", "~/.config/gh", "~/.netrc", "$NETRC",
+	"~/.ssh", "~/.gnupg", "$GNUPGHOME",
+	"~/.docker/config.json", "$DOCKER_CONFIG", "~/.config/containers/auth.json",
+	"~/.aws", "$AWS_SHARED_CREDENTIALS_FILE", "$AWS_CONFIG_FILE", "~/.config/gcloud", "$CLOUDSDK_CONFIG",
+	"$GOOGLE_APPLICATION_CREDENTIALS", "~/.azure", "$AZURE_CONFIG_DIR", "~/.kube",
+	"~/.npmrc", "~/.pypirc", "~/.cargo/credentials.toml", "~/.cargo/credentials",
 }
 
 // within reports whether path is dir or inside it.
