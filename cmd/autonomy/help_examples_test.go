@@ -299,6 +299,13 @@ func doctorReady(t *testing.T, ex example) {
 	}
 	t.Setenv("PATH", bin+string(os.PathListSeparator)+filepath.Dir(git))
 	t.Setenv("OPENAI_API_KEY", "test-key")
+	// A git that knows who commits, as the operator's does (doctor checks the identity the
+	// fleet's sessions commit as: their home's configuration).
+	home := t.TempDir()
+	if err := os.WriteFile(filepath.Join(home, ".gitconfig"), []byte("[user]\n\tname = Ada\n\temail = ada@example.com\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HOME", home)
 }
 
 // runnerExamples runs the runner's examples as one story in one installation: the launches,
