@@ -54,8 +54,8 @@ type ActorConfig struct {
 	// task spec they are handed.
 	Behavior string `json:"behavior"`
 	// BehaviorSHA256 is the sha256 of Behavior's installed bytes, lowercase hex: a session
-	// runs, or hands a person, only the behavior autonomy installed (verifyBehavior). Empty in
-	// a config compiled before it was recorded.
+	// runs, or hands a person, only the behavior autonomy installed (verifyBehavior). A config
+	// compiled before it was recorded is refused until compiled again.
 	BehaviorSHA256 string `json:"behaviorSha256,omitempty"`
 	// Skill is true when Behavior is a skill run by the box's agent command.
 	Skill bool `json:"skill"`
@@ -494,11 +494,25 @@ func verifyInstalled(dir, rel string, data []byte) error {
 // is empty, the refusal's own says it all.
 var errEdited = errors.New("")
 
+// verified is cfg once its behavior is the one installed (verifyBehavior), for a caller that
+// has just read it: in.verified(in.Actor(name)).
+func (in *Install) verified(cfg *ActorConfig, err error) (*ActorConfig, error) {
+	if err == nil {
+		err = in.verifyBehavior(cfg)
+	}
+	return cfg, err
+}
+
 // verifyBehavior refuses an actor whose installed behavior is not the one its config records
 // (BehaviorSHA256): what a session runs, or a person is handed, is what autonomy installed.
 func (in *Install) verifyBehavior(cfg *ActorConfig) error {
-	if cfg.BehaviorSHA256 == "" || cfg.Behavior == "" {
+	if cfg.Behavior == "" {
 		return nil
+	}
+	if cfg.BehaviorSHA256 == "" {
+		// Compiled by an autonomy that did not record it: nothing vouches for the behavior.
+		return fmt.Errorf("actor %q: its launcher config records no sha256 of its behavior %s (it was compiled by an earlier autonomy): compile the profile again with this one%w",
+			cfg.Actor, filepath.Join(in.Dir, filepath.FromSlash(cfg.Behavior)), errEdited)
 	}
 	root, err := os.OpenRoot(in.Dir)
 	if err != nil {

@@ -127,10 +127,7 @@ func (r *Runner) supervise(ctx context.Context, id string) {
 		return
 	}
 	defer hold.release()
-	cfg, err := r.In.ReloadActor(s.Actor)
-	if err == nil {
-		err = r.In.verifyBehavior(cfg)
-	}
+	cfg, err := r.In.verified(r.In.ReloadActor(s.Actor))
 	if err != nil {
 		r.finish(ctx, id, ir.Failed, err.Error(), "", nil)
 		return
@@ -185,9 +182,7 @@ func (sv *supervision) run(ctx context.Context, hold *rootHold, cleanup func() s
 		}
 		defer hold.release()
 		var err error
-		if sv.cfg, err = r.In.ReloadActor(s.Actor); err == nil {
-			err = r.In.verifyBehavior(sv.cfg)
-		}
+		sv.cfg, err = r.In.verified(r.In.ReloadActor(s.Actor))
 		if err != nil || !sv.cfg.Skill || sv.cfg.Workspace == "isolated" {
 			msg := "the installation changed while it waited for the installation root; launch it again"
 			if err != nil {

@@ -58,11 +58,7 @@ func (r *Runner) Tick(ctx context.Context) (TickReport, error) {
 	// An edited behavior fails every session it starts: checked for what is about to fire only,
 	// not for every actor at every tick.
 	sched.verify = func(actor string) string {
-		cfg, err := r.In.Actor(actor)
-		if err == nil {
-			err = r.In.verifyBehavior(cfg)
-		}
-		if err != nil {
+		if _, err := r.In.verified(r.In.Actor(actor)); err != nil {
 			refusals.add(actor, err)
 			return err.Error()
 		}

@@ -1,10 +1,12 @@
 package local
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -124,5 +126,33 @@ func TestAnEditedBehaviorIsNotRunByATickNorItsSupervisor(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(dir, f)); !os.IsNotExist(err) {
 			t.Errorf("the edited behavior ran (%s): %v", f, err)
 		}
+	}
+}
+
+// A launcher config compiled before autonomy recorded its behavior's sha256 vouches for no
+// behavior: its launch is refused, saying to compile again, where it used to run unchecked.
+func TestAConfigWithNoBehaviorSumIsRefusedUntilCompiledAgain(t *testing.T) {
+	t.Parallel()
+	dir := installFleet(t, editedFleet, false)
+	path := filepath.Join(dir, filepath.FromSlash(ActorPath("job")))
+	was, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := restamped(t, was, func(b []byte) []byte {
+		return regexp.MustCompile(`(?m)^\s*"behaviorSha256": "[0-9a-f]{64}",\n`).ReplaceAll(b, nil)
+	})
+	if bytes.Contains(old, []byte("behaviorSha256")) {
+		t.Fatalf("the sum is still there:\n%s", old)
+	}
+	if err := os.WriteFile(path, old, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := newRunner(t, dir, Options{})
+	_, err = r.Launch(context.Background(), LaunchRequest{Actor: "job"})
+	refused(t, err, `actor "job": its launcher config records no sha256 of its behavior`)
+	refused(t, err, "compile the profile again")
+	if _, err := os.Stat(filepath.Join(dir, "ran")); !os.IsNotExist(err) {
+		t.Fatalf("the unvouched behavior ran: %v", err)
 	}
 }

@@ -251,11 +251,8 @@ func (pb *playbooks) respond(ctx context.Context, id, token string, a playproto.
 		// AUTONOMY_LOCAL_AGENT says here (a malformed one is refused all the same, as a launch
 		// refuses it): its model's key is looked for as if it were unset.
 		env := pb.env
-		cfg, err := pb.in.Actor(s.Actor)
-		if err == nil {
-			// An edited config or behavior would fail the session it continues, the answer lost.
-			err = pb.in.verifyBehavior(cfg)
-		}
+		// An edited config or behavior would fail the session it continues, the answer lost.
+		cfg, err := pb.in.verified(pb.in.Actor(s.Actor))
 		if err == nil {
 			if cfg.Steps {
 				env = withoutAgentOverride(env)
@@ -363,10 +360,7 @@ func workflowArgs(params map[string]string) map[string]string {
 func (pb *playbooks) noProxyNow(ctx context.Context, env []string, s store.Session) string {
 	// An installation edited since (its config, its behavior) would fail it for good: it waits
 	// for the compile that puts it back. (An actor no longer installed fails it, as it would.)
-	cfg, err := pb.in.Actor(s.Actor)
-	if err == nil {
-		err = pb.in.verifyBehavior(cfg)
-	}
+	cfg, err := pb.in.verified(pb.in.Actor(s.Actor))
 	if errors.Is(err, errEdited) {
 		return "cannot be continued here: " + err.Error()
 	}
