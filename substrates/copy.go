@@ -12,9 +12,9 @@ import (
 	"github.com/autonomyhq/autonomy/ir/resolved"
 )
 
-// maxCopy bounds one copied file, as ir bounds a profile: a behavior or resource is text a person
+// MaxCopy bounds one copied file, as ir bounds a profile: a behavior or resource is text a person
 // wrote, and a runaway file should fail the compile rather than fill the install.
-const maxCopy = 32 << 20
+const MaxCopy = 32 << 20
 
 // Copy reads the file or folder src of the profile directory (slash-separated, relative, as ir
 // validated it) into files installed under dst, verbatim. A folder is copied recursively,
@@ -63,8 +63,8 @@ func (c *copier) copy(src, dst string) error {
 		}
 		c.depth--
 	case fi.Mode().IsRegular():
-		if fi.Size() > maxCopy {
-			return fmt.Errorf("%s: %d bytes is over the %d MiB limit for a copied file", src, fi.Size(), maxCopy>>20)
+		if fi.Size() > MaxCopy {
+			return fmt.Errorf("%s: %d bytes is over the %d MiB limit for a copied file", src, fi.Size(), MaxCopy>>20)
 		}
 		data, err := os.ReadFile(full)
 		if err != nil {

@@ -51,12 +51,14 @@ func (c *Confinement) args() []string {
 	if c == nil {
 		return []string{"--dev-bind", "/", "/"}
 	}
-	out := []string{"--ro-bind", "/", "/", "--dev-bind", "/dev", "/dev", "--bind", "/proc", "/proc"}
+	out := []string{"--ro-bind", "/", "/", "--dev-bind", "/dev", "/dev"}
 	if c.Writable {
-		out = []string{"--dev-bind", "/", "/"}
+		out = []string{"--dev-bind", "/", "/"} // /proc with it
 	}
 	if c.PidNS {
-		out = append(out[:len(out)-3], "--unshare-pid", "--proc", "/proc")
+		out = append(out, "--unshare-pid", "--proc", "/proc")
+	} else if !c.Writable {
+		out = append(out, "--bind", "/proc", "/proc")
 	}
 	for _, b := range c.Binds {
 		if _, err := os.Stat(b.Path); err != nil || !filepath.IsAbs(b.Path) || filepath.Clean(b.Path) == "/" {

@@ -100,4 +100,10 @@ func TestConfinementArgs(t *testing.T) {
 	if got != want {
 		t.Errorf("args:\n%s\nwant\n%s", got, want)
 	}
+	// Writable with a process namespace: the whole filesystem, and a /proc of its own over it
+	// (the root's bind was dropped with the /proc one it was taken for).
+	c = &Confinement{Writable: true, PidNS: true, NoUserNS: true}
+	if got, want := strings.Join(c.args(), " "), "--dev-bind / / --unshare-pid --proc /proc --unshare-user --disable-userns"; got != want {
+		t.Errorf("args:\n%s\nwant\n%s", got, want)
+	}
 }

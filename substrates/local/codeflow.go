@@ -2,9 +2,7 @@ package local
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/autonomyhq/autonomy/internal/mergecheck"
@@ -395,12 +393,10 @@ func (f *flow) settle(ctx context.Context) {
 // humanPaths are the paths whose change waits for a maintainer, as installed in
 // .autonomy/policy.json: policy.box.risk.human_required_paths, and the governing documents
 // (governingDocuments: the vision and constitution of documents.roles), as gh-actions' human
-// gate holds both.
-func (in *Install) humanPaths() []string {
-	data, err := os.ReadFile(in.Path(dataDir + "/policy.json"))
-	if err != nil {
-		return nil
-	}
+// gate holds both. Read as every installed config is (its DO NOT EDIT header checked): a policy
+// edited, damaged or gone is an error, on which the code flow holds the merge (fail closed)
+// where it used to read no path at all and merge on the reviewer's approval alone.
+func (in *Install) humanPaths() ([]string, error) {
 	var doc struct {
 		Governing []string `json:"governingDocuments"`
 		Box       struct {
@@ -409,6 +405,19 @@ func (in *Install) humanPaths() []string {
 			} `json:"risk"`
 		} `json:"box"`
 	}
-	_ = json.Unmarshal(data, &doc)
-	return append(doc.Box.Risk.Paths, doc.Governing...)
+	if _, err := readJSONFile(in.Dir, substrates.PolicyPath, &doc); err != nil {
+		return nil, fmt.Errorf("the paths a maintainer must approve (%s) cannot be read: %w", substrates.PolicyPath, err)
+	}
+	return append(doc.Box.Risk.Paths, doc.Governing...), nil
+}
+
+// humanTouched is what of files a maintainer must approve (humanPaths), or false, the proposal
+// held saying why, when the installed policy cannot be read.
+func (f *flow) humanTouched(ctx context.Context, files []string) ([]string, bool) {
+	paths, err := f.r.In.humanPaths()
+	if err != nil {
+		f.wait(ctx, "approved; not merged: "+err.Error())
+		return nil, false
+	}
+	return mergecheck.Matching(files, paths), true
 }

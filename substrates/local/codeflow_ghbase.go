@@ -156,11 +156,14 @@ func (f *flow) landsOnGitHub(ctx context.Context, gh *ghCode, pr *github.PullReq
 	}
 	// One gate, on what the merge lands (f.landed) and what the compare lists: two, each
 	// engaging its own ask for its own list, would each be approved in turn without end.
-	touched := mergecheck.Matching(mergecheck.Union(f.landed, files), f.r.In.humanPaths())
+	touched, ok := f.humanTouched(ctx, mergecheck.Union(f.landed, files))
+	if !ok {
+		return false
+	}
 	if len(cmp.Files) >= maxCompareFiles {
 		touched = append(touched, fmt.Sprintf("%d files or more (GitHub's compare lists no more, so a person vets them)", maxCompareFiles))
 	}
-	touched, ok := f.forPerson(ctx, mergecheck.Union(f.landed, files), touched)
+	touched, ok = f.forPerson(ctx, mergecheck.Union(f.landed, files), touched)
 	return ok && f.personApproves(ctx, touched)
 }
 

@@ -307,7 +307,11 @@ func (f *flow) moveTarget(ctx context.Context, old, merged string) error {
 // maintainer resolved the ask engaged for it done. Otherwise it engages that ask (once) and
 // waits, or refuses when the ask was declined.
 func (f *flow) humanApproved(ctx context.Context, files []string) bool {
-	touched, ok := f.forPerson(ctx, files, mergecheck.Matching(files, f.r.In.humanPaths()))
+	touched, ok := f.humanTouched(ctx, files)
+	if !ok {
+		return false
+	}
+	touched, ok = f.forPerson(ctx, files, touched)
 	return ok && f.personApproves(ctx, touched)
 }
 

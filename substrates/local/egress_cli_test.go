@@ -5,7 +5,9 @@ package local
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -125,13 +127,48 @@ func TestPresetSessionsDoNotSeeTheCLIsLogin(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(agentDir, "agent.1"), []byte("sk-LOGIN-agent\n"), 0o600); err != nil {
 				t.Fatal(err)
 			}
+			// An SSH agent's socket right in /tmp (ssh-agent -a, an editor's forwarded agent),
+			// which signs for whoever connects (attack26).
+			sock := filepath.Join("/tmp", fmt.Sprintf("autonomy-test-agent-%d-%s.sock", os.Getpid(), c.preset))
+			ln, err := net.Listen("unix", sock)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { ln.Close() })
+			go func() {
+				for {
+					conn, err := ln.Accept()
+					if err != nil {
+						return
+					}
+					conn.Write([]byte("sk-LOGIN-sock\n"))
+					conn.Close()
+				}
+			}()
 			fake := modelfake.Start(
-				modelfake.Turn{Shell: "cat ~/.codex/auth.json ~/.claude.json ~/.claude/.credentials.json ~/.git-credentials ~/.config/gh/hosts.yml ~/.netrc ~/.ssh/id_ed25519 " + kubeconfig + " " + agentDir + "/agent.1 2>&1; echo probed"},
+				modelfake.Turn{Shell: "cat ~/.codex/auth.json ~/.claude.json ~/.claude/.credentials.json ~/.git-credentials ~/.config/gh/hosts.yml ~/.netrc ~/.ssh/id_ed25519 " + kubeconfig + " " + agentDir + "/agent.1 2>&1; socat - UNIX-CONNECT:" + sock + " </dev/null 2>&1; echo probed"},
 				finalResult("Probed the logins."))
 			defer fake.Close()
 			r, s := proxyRunFleet(t, c.preset, proxyFleet(c.preset, c.model), fake, func(r *Runner) {
-				r.opts.Env = append(r.opts.Env, "KUBECONFIG=/nowhere/config"+string(os.PathListSeparator)+kubeconfig)
+				r.opts.Env = append(r.opts.Env, "KUBECONFIG=/nowhere/config"+string(os.PathListSeparator)+kubeconfig, "SSH_AUTH_SOCK="+sock)
 				home := sessionenv.Lookup(r.opts.Env, "HOME")
+				if c.preset == "claude" {
+					// Claude Code's local install is in its login folder, ~/.claude/local: the
+					// folder's credentials are hidden, the program is not (attack26: every
+					// session failed, the CLI not found).
+					program, err := lookPath(r.opts.Env, "claude")
+					if err != nil {
+						t.Fatal(err)
+					}
+					local := filepath.Join(home, ".claude", "local")
+					if err := os.MkdirAll(local, 0o755); err != nil {
+						t.Fatal(err)
+					}
+					if err := os.WriteFile(filepath.Join(local, "claude"), []byte("#!/bin/sh\nexec "+program+" \"$@\"\n"), 0o755); err != nil {
+						t.Fatal(err)
+					}
+					r.opts.Env = sessionenv.With(r.opts.Env, "PATH="+local+string(os.PathListSeparator)+sessionenv.Lookup(r.opts.Env, "PATH"))
+				}
 				for path, body := range map[string]string{
 					".codex/auth.json":          `{"OPENAI_API_KEY":"sk-LOGIN-codex"}`,
 					".claude.json":              `{"primaryApiKey":"sk-LOGIN-claude"}`,

@@ -25,7 +25,7 @@ import (
 // addresses its environment names. unconfine ends the bridges and the egress proxy once the agent
 // is gone. Without a model proxy (the CLI uses its own login and must reach its provider) the
 // agent is not confined: startProxy's log line says so.
-func (sv *supervision) confine(ctx context.Context, argv []string) (out []string, unconfine func(), err error) {
+func (sv *supervision) confine(ctx context.Context, argv []string, nested bool) (out []string, unconfine func(), err error) {
 	unconfine = func() {}
 	if sv.proxy == nil {
 		return argv, unconfine, nil
@@ -53,7 +53,16 @@ func (sv *supervision) confine(ctx context.Context, argv []string) (out []string
 	sv.env = sessionenv.With(sv.env, sb.Env...)
 	// The agent CLIs' own logins stay out of the jail: the session reaches its model through the
 	// proxy, with a key it never holds.
-	c := &egress.Confinement{Writable: true, Hide: sv.loginPaths()}
+	c := &egress.Confinement{Writable: true, Hide: sv.loginPaths(argv[0])}
+	if !nested {
+		// Your own agent command runs no sandbox of its own (a preset's CLI, and so a step
+		// playbook's run, does: it needs the user namespaces and the /proc this one would take).
+		// Its processes get a process namespace and /proc of their own: through another process's
+		// /proc/PID/root (any of the operator's) the whole filesystem showed, hidden logins
+		// included (attack26); and a user namespace in which they can make none, nor take off
+		// what is hidden, whichever user runs the runner (root's bwrap kept every capability).
+		c.PidNS, c.NoUserNS = true, true
+	}
 	if sv.stateAt != "" {
 		// The installation's own folder is read-only in the jail, but for the session's own
 		// results folder (a preset writes its result there, and no other session can: a result
@@ -77,10 +86,12 @@ func (sv *supervision) confine(ctx context.Context, argv []string) (out []string
 }
 
 // loginPaths are where the agent CLIs keep their own logins, every preset's whichever runs the
-// session, in the runner's environment (agent.Preset.Logins), but for one that holds the
-// session's workspace or the installation (a CODEX_HOME set to a home folder): hiding it would
-// hide them.
-func (sv *supervision) loginPaths() []string {
+// session, in the runner's environment (agent.Preset.Logins), and the operator's usual
+// credentials (operatorLogins). A folder that holds the session's workspace, the installation
+// or the program the session runs (prog, as on PATH: Claude Code's local install is in
+// ~/.claude/local) is not hidden whole, which would hide them, but each of its entries that
+// holds none of them (hideAround).
+func (sv *supervision) loginPaths(prog string) []string {
 	lookup := func(k string) string { return sessionenv.Lookup(sv.r.opts.Env, k) }
 	paths := agent.HomePaths(operatorLogins, lookup)
 	if xdg := lookup("XDG_CONFIG_HOME"); filepath.IsAbs(xdg) {
@@ -91,7 +102,9 @@ func (sv *supervision) loginPaths() []string {
 	// directory the jail shares, found by a glob whatever the session's environment says.
 	if sock := lookup("SSH_AUTH_SOCK"); filepath.IsAbs(sock) {
 		if dir := filepath.Dir(sock); dir != "/" && dir != "/tmp" && dir != filepath.Clean(os.TempDir()) {
-			paths = append(paths, dir) // its own folder; a socket right in /tmp is left (hiding /tmp hides too much)
+			paths = append(paths, dir) // its own folder
+		} else {
+			paths = append(paths, sock) // a socket right in /tmp (ssh-agent -a, an editor's): itself
 		}
 	}
 	for _, tmp := range []string{"/tmp", os.TempDir(), lookup("TMPDIR")} {
@@ -104,11 +117,51 @@ func (sv *supervision) loginPaths() []string {
 		p, _ := agent.Lookup(name)
 		paths = append(paths, p.LoginPaths(lookup)...)
 	}
-	var out []string
-	for _, path := range paths {
-		if !within(sv.workdir, path) && !within(sv.r.In.Dir, path) {
-			out = append(out, path)
+	keep := []string{sv.workdir, sv.r.In.Dir}
+	if !filepath.IsAbs(prog) {
+		prog, _ = lookPath(sv.env, prog)
+	}
+	if prog != "" {
+		keep = append(keep, prog)
+		if real, err := filepath.EvalSymlinks(prog); err == nil {
+			keep = append(keep, real)
 		}
+	}
+	var out []string
+	budget := maxHiddenEntries
+	for _, path := range paths {
+		out = append(out, hideAround(filepath.Clean(path), keep, &budget)...)
+	}
+	return out
+}
+
+// maxHiddenEntries is the most entries hideAround lists in all, for one session.
+const maxHiddenEntries = 4096
+
+// hideAround is path, to be hidden; or where it holds one of keep, each of its entries that
+// holds none, and so on down; nothing where path is one of keep, or where its entries cannot be
+// listed within budget (entries listed so far, of maxHiddenEntries): it is then left visible.
+func hideAround(path string, keep []string, budget *int) []string {
+	var holds []string
+	for _, k := range keep {
+		if k != "" && within(k, path) {
+			if filepath.Clean(k) == path {
+				return nil
+			}
+			holds = append(holds, k)
+		}
+	}
+	if len(holds) == 0 {
+		return []string{path}
+	}
+	entries, err := os.ReadDir(path)
+	if err != nil || len(entries) > *budget {
+		return nil
+	}
+	*budget -= len(entries)
+	var out []string
+	for _, e := range entries {
+		out = append(out, hideAround(filepath.Join(path, e.Name()), holds, budget)...)
 	}
 	return out
 }

@@ -188,9 +188,14 @@ func (in *Install) sessionEnv(inherited []string, s store.Session, cfg *ActorCon
 	)
 	if !slices.ContainsFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "GIT_CONFIG_COUNT=") }) {
 		// The empty graft file above made git print a five-line hint about grafts in every
-		// command of the session that reads commits. (A GIT_CONFIG_COUNT of the actor's own
+		// command of the session that reads commits. A session's commits are the agent's, not
+		// signed with the operator's key, which a proxied session's jail hides anyway: with
+		// commit.gpgSign set, every commit of it failed. (A GIT_CONFIG_COUNT of the actor's own
 		// env is left as it is.)
-		env = append(env, "GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=advice.graftFileDeprecated", "GIT_CONFIG_VALUE_0=false")
+		env = append(env, "GIT_CONFIG_COUNT=3",
+			"GIT_CONFIG_KEY_0=advice.graftFileDeprecated", "GIT_CONFIG_VALUE_0=false",
+			"GIT_CONFIG_KEY_1=commit.gpgSign", "GIT_CONFIG_VALUE_1=false",
+			"GIT_CONFIG_KEY_2=tag.gpgSign", "GIT_CONFIG_VALUE_2=false")
 	}
 	if cfg.Result != "" {
 		env = append(env, "AUTONOMY_RESULT_SCHEMA="+in.Path(cfg.Result))

@@ -528,9 +528,13 @@ func (in *Install) verifyBehavior(cfg *ActorConfig) error {
 	defer f.Close()
 	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
 		return fmt.Errorf("actor %q: its behavior %s is not the file autonomy installed (not a regular file): %s%w", cfg.Actor, path, editedFix, errEdited)
+	} else if fi.Size() > substrates.MaxCopy {
+		// Larger than any file the compile installs: refused unread (a tick checks inside its
+		// write transaction; a sparse file of gigabytes held it for seconds).
+		return fmt.Errorf("actor %q: its behavior %s is not the file autonomy installed (%d bytes, over what a compile installs): %s%w", cfg.Actor, path, fi.Size(), editedFix, errEdited)
 	}
 	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
+	if _, err := io.Copy(h, io.LimitReader(f, substrates.MaxCopy+1)); err != nil {
 		return fmt.Errorf("actor %q: its behavior %s: %v", cfg.Actor, path, err)
 	}
 	if hex.EncodeToString(h.Sum(nil)) != cfg.BehaviorSHA256 {

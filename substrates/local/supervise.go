@@ -41,6 +41,12 @@ func (r *Runner) Supervise(ctx context.Context, id string) error {
 	r.supervise(ctx, id)
 	r.supervisor.set.release(id)
 	r.killEscaped(ctx, s, 0)
+	// Its session recorded its own end: what it said on stderr is kept only when there is some.
+	if path, ok := r.In.supervisorErrPath(id); ok {
+		if fi, err := os.Lstat(path); err == nil && fi.Mode().IsRegular() && fi.Size() == 0 {
+			_ = os.Remove(path)
+		}
+	}
 	return nil
 }
 
@@ -276,7 +282,7 @@ func (sv *supervision) launch(ctx context.Context, hold *rootHold) {
 		// A proxied session's agent (a preset's, your agent command, a step playbook's whole run):
 		// its network is the proxies alone (egress_unix.go).
 		var unconfine func()
-		argv, unconfine, err = sv.confine(ctx, argv)
+		argv, unconfine, err = sv.confine(ctx, argv, preset || sv.cfg.Workflow)
 		defer unconfine()
 	}
 	if err != nil {
