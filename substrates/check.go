@@ -48,6 +48,10 @@ type Drift struct {
 	// Diff shows a Changed file's difference: a unified diff from disk to compile, a mode
 	// line, or why the file could not be compared.
 	Diff string `json:"diff,omitempty"`
+	// Edited is set on a Changed file edited by hand since autonomy generated it, which a
+	// compile overwrites only with --force (its header no longer matches its body, and the
+	// ledger does not know its bytes).
+	Edited bool `json:"edited,omitempty"`
 }
 
 // Check compares out with what is in dir, as `autonomy check` does in CI to fail a pull request
@@ -108,7 +112,10 @@ func Check(dir string, out *Output) ([]Drift, error) {
 			diff = fmt.Sprintf("mode %s on disk, %s compiled\n", modeString(e.mode), modeString(f.Mode)) + diff
 		}
 		if diff != "" {
-			drifts = append(drifts, Drift{Path: f.Path, Kind: Changed, Diff: diff})
+			hdr, hasHeader := ReadHeader(data)
+			generated := st.known(f.Path, hashHex(data)) || hasHeader && hdr.Intact
+			edited := !generated && (st.listed(f.Path) || hasHeader)
+			drifts = append(drifts, Drift{Path: f.Path, Kind: Changed, Diff: diff, Edited: edited})
 		}
 	}
 	for _, p := range st.recorded() {

@@ -185,3 +185,28 @@ func TestCheckWaitsForAnInstall(t *testing.T) {
 		t.Fatalf("check beside another check: %v", err)
 	}
 }
+
+// A generated file edited by hand is drift that a plain compile refuses to overwrite: check says
+// so (Edited), where it told the user to run a compile that then refused (newc9). A file the
+// profile now compiles differently, untouched since, is not Edited.
+func TestCheckTellsAHandEditFromAnOutdatedFile(t *testing.T) {
+	dir := t.TempDir()
+	mustWrite(t, dir, output("t", gen("edited.yml", "e: 1\n"), gen("outdated.yml", "o: 1\n")), WriteOptions{})
+	path := filepath.Join(dir, "edited.yml")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, dir, "edited.yml", string(data)+"by: hand\n", 0o644)
+	drifts, err := Check(dir, output("t", gen("edited.yml", "e: 1\n"), gen("outdated.yml", "o: 2\n")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(drifts) != 2 || drifts[0].Path != "edited.yml" || !drifts[0].Edited || drifts[1].Path != "outdated.yml" || drifts[1].Edited || drifts[1].Kind != Changed {
+		t.Errorf("drifts: %+v", drifts)
+	}
+	// And a compile refuses the edited one, as check now says.
+	if _, err := Write(dir, output("t", gen("edited.yml", "e: 1\n"), gen("outdated.yml", "o: 2\n")), WriteOptions{}); err == nil || !strings.Contains(err.Error(), "edited by hand") {
+		t.Errorf("compile over the hand edit: %v", err)
+	}
+}

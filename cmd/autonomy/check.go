@@ -145,17 +145,29 @@ func writeCheckJSON(out io.Writer, rep checkReport, fail error) error {
 func printDrift(out io.Writer, drifts []substrates.Drift, dir string) {
 	for _, d := range drifts {
 		path := filepath.ToSlash(filepath.Join(dir, d.Path))
-		switch d.Kind {
-		case substrates.Missing:
+		switch {
+		case d.Kind == substrates.Missing:
 			fmt.Fprintf(out, "%s: missing: the profile generates it; run autonomy compile\n", path)
-		case substrates.Stale:
+		case d.Kind == substrates.Stale:
 			fmt.Fprintf(out, "%s: stale: generated before, the profile no longer produces it; run autonomy compile to delete it\n", path)
+		case d.Edited:
+			fmt.Fprintf(out, "%s: changed: %s\n", path, editedDrift)
+			printDiff(out, d.Diff)
 		default:
 			fmt.Fprintf(out, "%s: changed: differs from what the profile compiles to; run autonomy compile\n", path)
-			fmt.Fprint(out, d.Diff)
-			if n := len(d.Diff); n > 0 && d.Diff[n-1] != '\n' {
-				fmt.Fprintln(out)
-			}
+			printDiff(out, d.Diff)
 		}
+	}
+}
+
+// editedDrift is what check says of a generated file edited by hand, which a plain compile
+// refuses to overwrite.
+const editedDrift = "edited by hand since autonomy generated it; move the change into the profile, then run autonomy compile --force (a plain compile refuses to overwrite it)"
+
+// printDiff prints a drift's diff, ending its last line.
+func printDiff(out io.Writer, diff string) {
+	fmt.Fprint(out, diff)
+	if n := len(diff); n > 0 && diff[n-1] != '\n' {
+		fmt.Fprintln(out)
 	}
 }

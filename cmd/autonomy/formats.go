@@ -51,6 +51,9 @@ func driftFindings(drifts []substrates.Drift, dir string) []cliout.Finding {
 			msg = "stale: generated before, the profile no longer produces it; run autonomy compile to delete it"
 		case substrates.Changed:
 			msg = "changed: it differs from what the profile compiles to; run autonomy compile (autonomy check prints the diff)"
+			if d.Edited {
+				msg = "changed: " + editedDrift + " (autonomy check prints the diff)"
+			}
 		}
 		out = append(out, cliout.Finding{File: filepath.ToSlash(filepath.Join(dir, d.Path)), Level: "error", Message: msg, Rule: ruleDrift.ID})
 	}

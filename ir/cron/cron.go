@@ -80,6 +80,11 @@ func Parse(expr string) (*Schedule, error) {
 		}
 		return nil, macroError(toks[0].off, toks[0].text, arg)
 	}
+	if len(toks) > 0 && (strings.HasPrefix(toks[0].text, "CRON_TZ=") || strings.HasPrefix(toks[0].text, "TZ=")) {
+		name, _, _ := strings.Cut(toks[0].text, "=")
+		return nil, errorf(toks[0].off, "%s is not part of a cron expression here: remove it and name the zone in the policy "+
+			"(policy.box.local.timezone for the local runner, policy.box.kubernetes.timeZone for Kubernetes; GitHub Actions reads cron in UTC)", name)
+	}
 	switch n := len(toks); {
 	case n == 0:
 		return nil, errorf(0, "empty expression: expected 5 fields: %s", fieldList)

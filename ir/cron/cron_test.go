@@ -112,6 +112,9 @@ var rejectTests = []struct {
 	offset     int
 	msg        string
 }{
+	// A zone prefix some crons take (newc9: told to remove a seconds field, at the string's end).
+	{"CRON_TZ prefix", "CRON_TZ=Europe/Paris 0 9 * * *", 0, "CRON_TZ is not part of a cron expression here: remove it and name the zone in the policy (policy.box.local.timezone"},
+	{"TZ prefix", "TZ=UTC 0 9 * * *", 0, "TZ is not part of a cron expression here"},
 	{"empty", "", 0, "empty expression"},
 	{"blank", "  \t ", 0, "empty expression"},
 	{"too few", "* * * *", 0, "found 4 fields, expected 5: minute hour day-of-month month day-of-week"},

@@ -39,6 +39,10 @@ type CodeEvent struct {
 	// By is the actor that proposed or gave the verdict (subject.actor); Text the proposal's
 	// description or the verdict's body (subject.text).
 	By, Text string
+	// Reviewing is the actor the code flow launched to review this head, on the proposal's
+	// branch: its own pull_request trigger does not fire it again, in the installation root
+	// (newc9: every proposal of sdlc was reviewed twice). "" for none.
+	Reviewing string
 }
 
 // githubEvents are the events a code event stands for.
@@ -106,7 +110,7 @@ func (r *Runner) codeFirings(ev CodeEvent) ([]firing, ghEvent) {
 	var gev ghEvent
 	for _, name := range r.In.Runner.Actors {
 		cfg, err := r.In.Actor(name)
-		if err != nil || cfg.Kind == "human" {
+		if err != nil || cfg.Kind == "human" || name == ev.Reviewing && ev.Kind != VerdictSubmitted {
 			continue
 		}
 		for _, event := range ev.Kind.githubEvents() {
@@ -133,7 +137,11 @@ func (f *flow) fireOpened(ctx context.Context) {
 			}
 		}
 	}
-	f.fire(ctx, CodeEvent{Kind: kind, Proposal: f.p.Branch, Head: f.p.Head, By: f.p.Actor, Text: f.p.Title})
+	ev := CodeEvent{Kind: kind, Proposal: f.p.Branch, Head: f.p.Head, By: f.p.Actor, Text: f.p.Title}
+	if cfg, err := f.r.In.Actor(f.p.Actor); err == nil {
+		ev.Reviewing = cfg.Reviewer
+	}
+	f.fire(ctx, ev)
 }
 
 // fireVerdict fires the code event of a verdict by actor on head.

@@ -6,6 +6,8 @@ package local
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
 	"sort"
 	"strings"
@@ -354,5 +356,22 @@ func (c *compiler) sharedProposer(a *ir.Actor, cfg *ActorConfig) {
 }
 
 // Misplaced says why dir is not where a local installation goes: a folder inside the profile's
-// own (substrates.InsideProfile).
-func (Substrate) Misplaced(p *ir.Profile, dir string) string { return substrates.InsideProfile(p, dir) }
+// own (substrates.InsideProfile), or inside another local installation (newc9 compiled from a
+// subfolder of one, and made a second installation there that runs apart from the first).
+func (Substrate) Misplaced(p *ir.Profile, dir string) string {
+	if why := substrates.InsideProfile(p, dir); why != "" {
+		return why
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return ""
+	}
+	for d := filepath.Dir(abs); ; d = filepath.Dir(d) {
+		if fi, err := os.Lstat(filepath.Join(d, filepath.FromSlash(RunnerPath))); err == nil && fi.Mode().IsRegular() {
+			return fmt.Sprintf("installing into %s, inside the local installation %s: a second installation there runs apart from it, with a store of its own (compile with --dir %s to update that one)", dir, d, d)
+		}
+		if filepath.Dir(d) == d {
+			return ""
+		}
+	}
+}

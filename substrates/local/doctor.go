@@ -86,6 +86,9 @@ func Doctor(ctx context.Context, dir string, env []string) []Check {
 		}
 	}
 	out = append(out, program(env, "git", "git", "", "install git (e.g. apt-get install git)"))
+	if c, ok := firstCommit(ctx, in.Dir, env); ok {
+		out = append(out, c)
+	}
 	out = append(out, selfCheck())
 	if cfg := committer(in); cfg != nil {
 		// With what a session of it receives of this environment (its git reads no other).
@@ -358,6 +361,32 @@ func proposes(in *Install) bool {
 		}
 	}
 	return false
+}
+
+// firstCommit checks that the git repository dir is in has a commit: a worktree (an isolated
+// session, the code flow) starts from one, and a playbook reading the history finds none
+// (newc9: doctor passed, every launch failed). ok is false outside a repository, or without git.
+func firstCommit(ctx context.Context, dir string, env []string) (c Check, ok bool) {
+	git, err := lookPath(env, "git")
+	if err != nil {
+		return Check{}, false
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, git, "-C", dir, "rev-parse", "--show-toplevel")
+	cmd.Env = env
+	top, err := cmd.Output()
+	if err != nil {
+		return Check{}, false // not in a repository
+	}
+	root := strings.TrimSpace(string(top))
+	cmd = exec.CommandContext(ctx, git, "-C", dir, "rev-parse", "--quiet", "--verify", "HEAD^{commit}")
+	cmd.Env = env
+	if err := cmd.Run(); err != nil {
+		return Check{Name: "git repository", Detail: cliout.TerminalSafe(root) + " has no commit yet",
+			Fix: `commit once (git commit --allow-empty -m "first commit", with your identity set: git config --global user.name "Your Name" && git config --global user.email you@example.com): a session's worktree, the code flow and a playbook reading the history start from a commit`}, true
+	}
+	return Check{Name: "git repository", OK: true, Detail: cliout.TerminalSafe(root)}, true
 }
 
 // committer is an actor of the installation whose sessions commit (it proposes, or works in a

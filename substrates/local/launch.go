@@ -392,6 +392,14 @@ func (r *Runner) startSupervisor(ctx context.Context, s store.Session) (int, uin
 	if err != nil {
 		return 0, 0, r.failStart(ctx, s.ID, fmt.Sprintf("cannot start its supervisor: %v", err))
 	}
+	// What the supervisor says before it can record anything (an installation it cannot read)
+	// is kept for the reconciliation that finds it gone (supervisorSaid).
+	if path, ok := r.In.supervisorErrPath(s.ID); ok {
+		if f, err := createNew(path, 0o600); err == nil {
+			cmd.Stderr = f
+			defer f.Close()
+		}
+	}
 	err = cmd.Start()
 	handed(err == nil)
 	if err != nil {

@@ -41,6 +41,9 @@ func (r *Runner) reconcile(ctx context.Context, s store.Session) (store.Session,
 			return s, nil // its launcher is still starting the supervisor
 		}
 		reason = "its runner died before starting it"
+		if said := r.In.supervisorSaid(s.ID); said != "" {
+			reason = "its supervisor exited before starting it: " + said
+		}
 	case !proc.Alive(s.PID, s.PIDStart) && !sessionGroup(s):
 		// Its whole group is gone. (While a process its agent left behind, a background child,
 		// still lives, the session runs on, orphaned, below: it keeps the root from another

@@ -24,3 +24,21 @@ func TestAnInstallationInsideTheProfileIsWarnedOf(t *testing.T) {
 		}
 	}
 }
+
+// A local installation inside another one (compile run from a subfolder of it, --dir .) is
+// warned of, naming the installation to update (newc9 made a second one in silence); the
+// installation itself, and a folder beside it, are not.
+func TestAnInstallationInsideAnotherIsWarnedOf(t *testing.T) {
+	t.Parallel()
+	root := installFleet(t, editedFleet, false)
+	p := &ir.Profile{Dir: filepath.Join(t.TempDir(), "profile")}
+	sub := filepath.Join(root, "src", "deep")
+	if got := (Substrate{}).Misplaced(p, sub); !strings.Contains(got, "inside the local installation "+root) || !strings.Contains(got, "--dir "+root) {
+		t.Errorf("inside: %q", got)
+	}
+	for _, dir := range []string{root, filepath.Dir(root), filepath.Join(filepath.Dir(root), "beside")} {
+		if got := (Substrate{}).Misplaced(p, dir); got != "" {
+			t.Errorf("%s: %q", dir, got)
+		}
+	}
+}

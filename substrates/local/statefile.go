@@ -6,8 +6,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/autonomyhq/autonomy/internal/bounded"
+	"github.com/autonomyhq/autonomy/internal/cliout"
 )
 
 // The supervisor writes files under the state folder (results, logs, outputs, copies kept
@@ -27,6 +29,38 @@ func (in *Install) logPath(id string) (string, bool) {
 		return "", false
 	}
 	return in.Path(StateDir + "/logs/" + id + ".log"), true
+}
+
+// supervisorErrPath is where session id's detached supervisor's stderr goes (logPath's folder).
+func (in *Install) supervisorErrPath(id string) (string, bool) {
+	path, ok := in.logPath(id)
+	return strings.TrimSuffix(path, ".log") + ".supervisor", ok
+}
+
+// maxSupervisorSaid is the most of a supervisor's stderr a reason quotes.
+const maxSupervisorSaid = 2 << 10
+
+// supervisorSaid is what session id's detached supervisor wrote on its stderr, its last
+// maxSupervisorSaid bytes, one line, made safe to print; "" when nothing (or it cannot be read).
+func (in *Install) supervisorSaid(id string) string {
+	path, ok := in.supervisorErrPath(id)
+	if !ok {
+		return ""
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|oNoFollow|oNonBlock, 0)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return ""
+	}
+	off := max(fi.Size()-maxSupervisorSaid, 0)
+	buf := make([]byte, fi.Size()-off)
+	n, _ := f.ReadAt(buf, off)
+	text := strings.Join(strings.Fields(strings.ToValidUTF8(string(buf[:n]), "?")), " ")
+	return cliout.TerminalSafe(text)
 }
 
 // createNew creates path as a new, empty regular file (perm), whatever was there (a link, a file)

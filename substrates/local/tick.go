@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -90,13 +91,12 @@ func (r *Runner) Tick(ctx context.Context) (TickReport, error) {
 	if rep.Escalated, err = r.escalate(ctx, now); err != nil {
 		return rep, err
 	}
-	return rep, refusals.err()
+	return rep, refusals.err(rep.Deferred)
 }
 
 // refusals are the scheduled actors a tick cannot start (Preflight), and why.
 type refusals struct {
 	reasons map[string]string
-	first   error
 	actors  []string
 }
 
@@ -117,20 +117,31 @@ func (rf *refusals) add(actor string, err error) {
 		return
 	}
 	if rf.reasons == nil {
-		rf.reasons, rf.first = map[string]string{}, err
+		rf.reasons = map[string]string{}
 	}
 	rf.reasons[actor] = err.Error()
 	rf.actors = append(rf.actors, actor)
 }
 
-// err is the tick's error for its refusals: the first one's, naming the others.
-func (rf refusals) err() error {
-	if rf.first == nil {
+// err is the tick's error for its refusals of actors with a trigger deferred (a trigger not
+// due is no error, or a crontab's tick would fail every minute of a day nothing fires): the
+// first one's, naming the others.
+func (rf refusals) err(deferred []Deferral) error {
+	var actors []string
+	var first string
+	for _, a := range rf.actors {
+		if slices.ContainsFunc(deferred, func(d Deferral) bool { return d.Actor == a && d.Reason == rf.reasons[a] }) {
+			if actors = append(actors, a); first == "" {
+				first = rf.reasons[a]
+			}
+		}
+	}
+	if first == "" {
 		return nil
 	}
-	msg := rf.first.Error()
-	if n := len(rf.actors); n > 1 {
-		msg += fmt.Sprintf(" (and %d more scheduled actors cannot start: %s)", n-1, strings.Join(rf.actors[1:], ", "))
+	msg := first
+	if n := len(actors); n > 1 {
+		msg += fmt.Sprintf(" (and %d more scheduled actors cannot start: %s)", n-1, strings.Join(actors[1:], ", "))
 	}
 	msg += "; their due triggers are deferred until a tick can start them"
 	return &RefusedError{Msg: msg}
@@ -166,26 +177,10 @@ func (r *Runner) Serve(ctx context.Context, w io.Writer) error {
 	}
 	var said serveSaid
 	for {
-		if in, err := Open(r.In.Dir); err == nil && r.opts.Detach {
-			in.graceOverride = r.opts.Grace
-			in.keepActors(r.In)
-			r.In = in
-		} else if err != nil {
-			said.say(w, &said.open, fmt.Sprintf("autonomy: %v (keeping the installation read before)", err))
-		} else {
-			said.open = ""
-		}
-		rep, err := r.Tick(ctx)
-		if err != nil && ctx.Err() != nil {
-			return nil
-		}
-		PrintTick(w, said.news(rep))
+		wake, err := r.serveOnce(ctx, w, &said)
 		if err != nil {
-			said.say(w, &said.tick, fmt.Sprintf("autonomy: tick failed: %v", err))
-		} else {
-			said.tick = ""
+			return nil // ctx ended
 		}
-		wake := r.serveWake(ctx, w)
 		t := time.NewTimer(time.Until(wake))
 		select {
 		case <-ctx.Done():
@@ -194,6 +189,35 @@ func (r *Runner) Serve(ctx context.Context, w io.Writer) error {
 		case <-t.C:
 		}
 	}
+}
+
+// serveOnce is one of serve's ticks: the installation read again, then the tick; it returns
+// when serve wakes next, or ctx's error once ctx ended. An installation that cannot be read (a
+// hand-edited schedule, runner config or manifest) fires nothing: every session's supervisor
+// would refuse it (newc9: a session fired from the installation read before failed, "its
+// runner died before starting it"). The triggers that come due meanwhile fire once it is read
+// again, once each however many slots passed, as after any pause.
+func (r *Runner) serveOnce(ctx context.Context, w io.Writer, said *serveSaid) (time.Time, error) {
+	if in, err := Open(r.In.Dir); err != nil {
+		said.say(w, &said.open, fmt.Sprintf("autonomy: nothing fires until the installation is read again (serve tries each minute): %v", err))
+		return r.opts.Now().Truncate(time.Minute).Add(time.Minute), ctx.Err()
+	} else if r.opts.Detach {
+		in.graceOverride = r.opts.Grace
+		in.keepActors(r.In)
+		r.In = in
+	}
+	said.open = ""
+	rep, err := r.Tick(ctx)
+	if err != nil && ctx.Err() != nil {
+		return time.Time{}, ctx.Err()
+	}
+	PrintTick(w, said.news(rep))
+	if err != nil {
+		said.say(w, &said.tick, fmt.Sprintf("autonomy: tick failed: %v", err))
+	} else {
+		said.tick = ""
+	}
+	return r.serveWake(ctx, w), nil
 }
 
 // HoldServe takes the installation's serve lock for as long as this process serves: alone is

@@ -59,8 +59,10 @@ func TestATickThatCannotStartOneActorDoesTheRest(t *testing.T) {
 	r := newRunner(t, dir, Options{Now: c.Now, Env: env})
 	ctx := context.Background()
 	t.Cleanup(func() { cancelRunning(t, r) })
-	if _, err := r.Tick(ctx); err == nil || !strings.Contains(err.Error(), "no OPENAI_API_KEY") {
-		t.Fatalf("the first tick: %v", err)
+	// Nothing is due at the first tick: an actor that could not start is no error yet (newc9: a
+	// crontab's tick exited 1 every minute of a day nothing fired).
+	if rep, err := r.Tick(ctx); err != nil || len(rep.Deferred) != 0 {
+		t.Fatalf("the first tick: deferred %+v, %v", rep.Deferred, err)
 	}
 	if _, err := r.Launch(ctx, LaunchRequest{Actor: "approver"}); err != nil {
 		t.Fatal(err)

@@ -9,7 +9,9 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/autonomyhq/autonomy/internal/playproto"
 	"github.com/autonomyhq/autonomy/internal/store"
 	"github.com/autonomyhq/autonomy/ir"
 )
@@ -155,4 +157,67 @@ func TestAConfigWithNoBehaviorSumIsRefusedUntilCompiledAgain(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "ran")); !os.IsNotExist(err) {
 		t.Fatalf("the unvouched behavior ran: %v", err)
 	}
+}
+
+// A behavior larger than any file a compile installs is refused unread: a sparse file of
+// gigabytes held a tick's write transaction while it was hashed (attack26).
+func TestAHugeBehaviorIsRefusedUnread(t *testing.T) {
+	t.Parallel()
+	dir := installFleet(t, editedFleet, false)
+	if err := os.Truncate(filepath.Join(dir, ".autonomy", "scripts", "job.sh"), 64<<30); err != nil {
+		t.Fatal(err)
+	}
+	r := newRunner(t, dir, Options{})
+	_, err := r.Launch(context.Background(), LaunchRequest{Actor: "job"})
+	refused(t, err, "is not the file autonomy installed (68719476736 bytes, over what a compile installs)")
+}
+
+// serve with its installation edited fires nothing, saying why once, where it fired from the
+// installation read before and every session's supervisor refused it (newc9: "its runner died
+// before starting it"); put back, the trigger that came due meanwhile fires.
+func TestServeFiresNothingFromAnEditedInstallation(t *testing.T) {
+	t.Parallel()
+	dir := installFleet(t, editedFleet, false)
+	c := &clock{}
+	c.Set("2026-03-02T06:59:00Z")
+	r := newRunner(t, dir, Options{Now: c.Now})
+	ctx := context.Background()
+	t.Cleanup(func() { cancelRunning(t, r) })
+	var said serveSaid
+	var out bytes.Buffer
+	if _, err := r.serveOnce(ctx, &out, &said); err != nil {
+		t.Fatal(err)
+	}
+	restore := appendTo(t, dir, SchedulePath, " ")
+	for _, at := range []string{"2026-03-02T07:00:00Z", "2026-03-02T07:01:00Z"} {
+		c.Set(at)
+		wake, err := r.serveOnce(ctx, &out, &said)
+		if err != nil || !wake.Equal(c.Now().Add(time.Minute)) {
+			t.Fatalf("serve wakes at %s (%v), want in a minute", wake, err)
+		}
+	}
+	if n := strings.Count(out.String(), "autonomy: nothing fires until the installation is read again (serve tries each minute): "+filepath.Join(dir, filepath.FromSlash(SchedulePath))+" was edited"); n != 1 {
+		t.Errorf("serve said the edit %d times, want once:\n%s", n, out.String())
+	}
+	if all, err := r.Store.List(ctx, store.ListOptions{All: true}); err != nil || len(all) != 0 {
+		t.Fatalf("sessions fired from an edited installation: %v %v", all, err)
+	}
+	restore()
+	c.Set("2026-03-02T07:02:00Z")
+	if _, err := r.serveOnce(ctx, &out, &said); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "fired job") {
+		t.Errorf("the trigger due meanwhile did not fire once the installation was put back:\n%s", out.String())
+	}
+}
+
+// --approve on a person's ask is refused naming how an ask is resolved (newc9 was told only that
+// the session "waits for no approval").
+func TestApprovingAPersonsAskSaysHowToResolveIt(t *testing.T) {
+	t.Parallel()
+	r := newRunner(t, installFleet(t, editedFleet, false), Options{})
+	s := launch(t, r, LaunchRequest{Actor: "maintainer"})
+	_, err := r.Respond(context.Background(), s.ID, "any", playproto.Answer{Approve: true}, "")
+	refused(t, err, "waits for no approval: a person's ask is resolved with autonomy runner update "+s.ID+" --token TOKEN --status done --evidence WHAT-YOU-CHECKED")
 }

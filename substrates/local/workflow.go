@@ -218,7 +218,12 @@ func (pb *playbooks) respond(ctx context.Context, id, token string, a playproto.
 		return s, &RefusedError{Msg: NoSession(id)}
 	}
 	if !parked(s) {
-		return s, &RefusedError{Msg: fmt.Sprintf("session %s is %s and waits for no approval", id, s.Status)}
+		msg := fmt.Sprintf("session %s is %s and waits for no approval", id, s.Status)
+		if s.Kind == "human" && !s.Status.Ended() {
+			// A person's ask is resolved, not approved (newc9 was told nothing more).
+			msg += fmt.Sprintf(": a person's ask is resolved with autonomy runner update %s --token TOKEN --status done --evidence WHAT-YOU-CHECKED (or --status failed)", id)
+		}
+		return s, &RefusedError{Msg: msg}
 	}
 	hash := playproto.HashToken(token)
 	if token == "" || subtle.ConstantTimeCompare([]byte(hash), []byte(s.TokenHash)) != 1 {
