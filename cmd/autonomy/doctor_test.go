@@ -33,10 +33,16 @@ func TestMissingAgentCLI(t *testing.T) {
 		{"runner", "--dir", dir, "tick"},
 	} {
 		out, errOut, code := cli(t, env, args...)
-		if args[3] == "tick" && strings.HasSuffix(out, " first tick: the schedule starts now\n") {
-			out = "" // the tick's report: it does what it can, the refused actors deferred
+		want := 1
+		if args[3] == "tick" {
+			// The first tick: nothing is due, so what cannot start is a warning (exit 0), said
+			// as the refusal is; a tick that defers it exits 1 (TestATickThatCannotStartOneActorDoesTheRest).
+			want = 0
+			if strings.HasSuffix(out, " first tick: the schedule starts now\n") {
+				out = ""
+			}
 		}
-		if code != 1 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "agent preset codex needs @openai/codex@0.169.0") || !strings.Contains(errOut, hint) {
+		if code != want || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "agent preset codex needs @openai/codex@0.169.0") || !strings.Contains(errOut, hint) {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q", args[3:], code, out, errOut)
 		}
 	}

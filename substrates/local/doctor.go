@@ -86,8 +86,10 @@ func Doctor(ctx context.Context, dir string, env []string) []Check {
 		}
 	}
 	out = append(out, program(env, "git", "git", "", "install git (e.g. apt-get install git)"))
-	if c, ok := firstCommit(ctx, in.Dir, env); ok {
-		out = append(out, c)
+	if committer(in) != nil || workflows(in) {
+		if c, ok := firstCommit(ctx, in.Dir, env); ok {
+			out = append(out, c)
+		}
 	}
 	out = append(out, selfCheck())
 	if cfg := committer(in); cfg != nil {
@@ -363,9 +365,22 @@ func proposes(in *Install) bool {
 	return false
 }
 
-// firstCommit checks that the git repository dir is in has a commit: a worktree (an isolated
-// session, the code flow) starts from one, and a playbook reading the history finds none
-// (newc9: doctor passed, every launch failed). ok is false outside a repository, or without git.
+// workflows says whether an actor of the installation runs a workflow playbook (whose steps may
+// read the repository's history).
+func workflows(in *Install) bool {
+	for _, a := range in.Runner.Actors {
+		if cfg, err := in.Actor(a); err == nil && cfg.Workflow {
+			return true
+		}
+	}
+	return false
+}
+
+// firstCommit notes when the git repository dir is in has no commit yet: a worktree (an
+// isolated session, the code flow) starts from one, and a playbook reading the history finds
+// none (newc9: doctor said nothing, and the launch failed). A note, not a fix: the sessions that
+// work in the installation root run without one (init's next steps commit later). ok is false
+// outside a repository, or without git.
 func firstCommit(ctx context.Context, dir string, env []string) (c Check, ok bool) {
 	git, err := lookPath(env, "git")
 	if err != nil {
@@ -383,7 +398,7 @@ func firstCommit(ctx context.Context, dir string, env []string) (c Check, ok boo
 	cmd = exec.CommandContext(ctx, git, "-C", dir, "rev-parse", "--quiet", "--verify", "HEAD^{commit}")
 	cmd.Env = env
 	if err := cmd.Run(); err != nil {
-		return Check{Name: "git repository", Detail: cliout.TerminalSafe(root) + " has no commit yet",
+		return Check{Name: "git repository", OK: true, Detail: cliout.TerminalSafe(root) + " has no commit yet",
 			Fix: `commit once (git commit --allow-empty -m "first commit", with your identity set: git config --global user.name "Your Name" && git config --global user.email you@example.com): a session's worktree, the code flow and a playbook reading the history start from a commit`}, true
 	}
 	return Check{Name: "git repository", OK: true, Detail: cliout.TerminalSafe(root)}, true

@@ -61,7 +61,7 @@ func TestDoctorChecksTheGitIdentity(t *testing.T) {
 	}
 }
 
-// doctor says when the repository the installation is in has no commit yet: every session that
+// doctor notes when the repository the installation is in has no commit yet: every session that
 // needs a worktree, the code flow, and a playbook reading the history fail then, while doctor
 // said all was well (newc9, release-gate on a fresh repository). Outside a repository, nothing.
 func TestDoctorChecksTheRepositoryHasACommit(t *testing.T) {
@@ -75,17 +75,21 @@ func TestDoctorChecksTheRepositoryHasACommit(t *testing.T) {
 		}
 		return nil
 	}
-	dir := installFleet(t, editedFleet, false)
+	dir := installFleet(t, flowFleet, false) // its proposers work in worktrees
 	if c := find(dir); c != nil {
 		t.Errorf("outside a repository: %+v", c)
 	}
 	if out, err := exec.Command("git", "-C", dir, "init", "-q").CombinedOutput(); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
-	if c := find(dir); c == nil || c.OK || c.Detail != dir+" has no commit yet" || !strings.Contains(c.Fix, `git commit --allow-empty -m "first commit"`) {
+	// A note: the sessions that work in the installation root run without a commit.
+	if c := find(dir); c == nil || !c.OK || c.Detail != dir+" has no commit yet" || !strings.Contains(c.Fix, `git commit --allow-empty -m "first commit"`) {
 		t.Errorf("a repository with no commit: %+v", c)
 	}
-	if c := find(installFleet(t, editedFleet, true)); c == nil || !c.OK {
+	if c := find(installFleet(t, flowFleet, true)); c == nil || !c.OK || c.Fix != "" {
 		t.Errorf("a repository with a commit: %+v", c)
+	}
+	if c := find(installFleet(t, editedFleet, true)); c != nil {
+		t.Errorf("a fleet that needs no commit was checked: %+v", c)
 	}
 }

@@ -29,7 +29,14 @@ type TickReport struct {
 	Simulated []string
 	// Paused is why nothing fired: the fleet is paused (throttle.go); "" when it is not.
 	Paused string
+	// Unready are the scheduled actors that cannot start here (their agent CLI or model key
+	// missing), and why, with nothing due this tick: no error yet, a warning (their triggers
+	// are deferred, and the tick fails, when they come due).
+	Unready []Unready
 }
+
+// Unready is a scheduled actor that cannot start here, and why.
+type Unready struct{ Actor, Reason string }
 
 // Deferral is a due trigger that did not fire, and why; it fires at a later tick.
 type Deferral struct {
@@ -91,7 +98,13 @@ func (r *Runner) Tick(ctx context.Context) (TickReport, error) {
 	if rep.Escalated, err = r.escalate(ctx, now); err != nil {
 		return rep, err
 	}
-	return rep, refusals.err(rep.Deferred)
+	err = refusals.err(rep.Deferred)
+	for _, a := range refusals.actors {
+		if !slices.ContainsFunc(rep.Deferred, func(d Deferral) bool { return d.Actor == a }) {
+			rep.Unready = append(rep.Unready, Unready{Actor: a, Reason: refusals.reasons[a]})
+		}
+	}
+	return rep, err
 }
 
 // refusals are the scheduled actors a tick cannot start (Preflight), and why.

@@ -37,6 +37,10 @@ policy.box.local.maintainers. --humans FILE registers a human simulator first (d
 			}
 			rep, err := r.Tick(cmd.Context())
 			local.PrintTick(cmd.OutOrStdout(), rep) // what it did, even when it also refused something
+			for _, u := range rep.Unready {
+				// Nothing of it is due: no error (a crontab's tick would fail every minute), said.
+				fmt.Fprintf(cmd.ErrOrStderr(), "autonomy: warning: %s (nothing of it is due now: its triggers are deferred, and tick exits 1, when they come due)\n", cliout.TerminalSafe(u.Reason))
+			}
 			if err != nil {
 				return runnerError(err)
 			}
