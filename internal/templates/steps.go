@@ -126,7 +126,7 @@ func localSteps(q string, trial Trial) []string {
 	return append(steps,
 		launch+"   # prints the session's ID",
 		"autonomy runner logs ID   # once runner list shows it WAITING FOR you, its log ends with the command that answers it, and the token T",
-		"autonomy runner update ID --token T "+trial.Answer,
+		"autonomy runner update ID --token T "+trial.Answer+"   # in a shell where the model's variables are exported too: the answer goes on with the run there",
 		"autonomy runner list --all")
 }
 
