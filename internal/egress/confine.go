@@ -33,6 +33,10 @@ type Confinement struct {
 	// write. A path that does not exist or is not absolute is skipped; a link is hidden where it
 	// leads.
 	Hide []string
+	// Keep are paths inside a hidden folder that stay visible, as they are: bound back into it
+	// once it is hidden (a session's workspace in a login folder, the agent's own program). A
+	// path inside no hidden folder changes nothing.
+	Keep []string
 }
 
 // Bind is one path of a Confinement.
@@ -60,6 +64,11 @@ func (c *Confinement) args() []string {
 	} else if !c.Writable {
 		out = append(out, "--bind", "/proc", "/proc")
 	}
+	// Hidden first, what is kept bound back, then the Binds (a folder of the runner inside a
+	// hidden one keeps its own read-only or writable bind).
+	hidden := hideArgs(c.Hide)
+	out = append(out, hidden...)
+	out = append(out, keepArgs(hidden, c.Keep)...)
 	for _, b := range c.Binds {
 		if _, err := os.Stat(b.Path); err != nil || !filepath.IsAbs(b.Path) || filepath.Clean(b.Path) == "/" {
 			continue
@@ -70,7 +79,6 @@ func (c *Confinement) args() []string {
 		}
 		out = append(out, flag, b.Path, b.Path)
 	}
-	out = append(out, hideArgs(c.Hide)...)
 	if c.NoUserNS {
 		out = append(out, "--unshare-user", "--disable-userns")
 	}
@@ -95,6 +103,28 @@ func hideArgs(paths []string) []string {
 			out = append(out, "--tmpfs", real)
 		default:
 			out = append(out, "--ro-bind", "/dev/null", real)
+		}
+	}
+	return out
+}
+
+// keepArgs are bwrap's arguments that bind each of keep that exists back into the hidden folder
+// it is inside (hidden holds hideArgs' arguments: each "--tmpfs" is followed by a folder).
+func keepArgs(hidden, keep []string) []string {
+	var out []string
+	for _, k := range keep {
+		real, err := filepath.EvalSymlinks(k)
+		if err != nil || !filepath.IsAbs(k) {
+			continue
+		}
+		for i := 0; i+1 < len(hidden); i++ {
+			if hidden[i] != "--tmpfs" {
+				continue
+			}
+			if rel, err := filepath.Rel(hidden[i+1], real); err == nil && filepath.IsLocal(rel) && rel != "." {
+				out = append(out, "--bind", real, real)
+				break
+			}
 		}
 	}
 	return out

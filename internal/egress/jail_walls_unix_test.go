@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // From inside one jail, another jail's bridge socket (a file under the temporary folder, of the
@@ -148,5 +149,64 @@ func TestJailHidesPaths(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(codex, "config.toml")); !os.IsNotExist(err) {
 		t.Errorf("what the jail wrote in a hidden folder reached the real one: %v", err)
+	}
+}
+
+// A login folder that holds what the session needs (its workspace, the agent's own program) is
+// hidden whole and that bound back: its other entries stay hidden, even one the operator's tool
+// replaces by an atomic rename while the jail runs, which a file hidden on its own shows again
+// (attack27).
+func TestJailKeepsWhatAHiddenFolderHolds(t *testing.T) {
+	requireHelpers(t)
+	j, err := NewJail()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	home, flags := t.TempDir(), t.TempDir()
+	claude := filepath.Join(home, ".claude")
+	local := filepath.Join(claude, "local")
+	if err := os.MkdirAll(local, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for path, body := range map[string]string{filepath.Join(claude, ".credentials.json"): "sk-LOGIN-1", filepath.Join(local, "claude"): "the-program"} {
+		if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ready, goOn := filepath.Join(flags, "ready"), filepath.Join(flags, "go")
+	c := &Confinement{Writable: true, Hide: []string{claude}, Keep: []string{local, filepath.Join(home, "elsewhere")}}
+	script := `cat ` + local + `/claude; echo; cat ` + claude + `/.credentials.json 2>&1; echo; touch ` + ready + `; ` +
+		`n=0; while [ ! -e ` + goOn + ` ] && [ $n -lt 400 ]; do sleep 0.05; n=$((n+1)); done; cat ` + claude + `/.credentials.json 2>&1; echo end`
+	argv := j.WrapIn(c, []string{"/bin/sh", "-c", script})
+	cmd := exec.Command(argv[0], argv[1:]...)
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 400; i++ {
+		if _, err := os.Stat(ready); err == nil {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	// The operator's CLI refreshes its login: a new file renamed over the old one.
+	fresh := filepath.Join(claude, ".credentials.json.tmp")
+	if err := os.WriteFile(fresh, []byte("sk-LOGIN-2"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(fresh, filepath.Join(claude, ".credentials.json")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(goOn, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	got := out.String()
+	if !strings.Contains(got, "the-program") || strings.Contains(got, "sk-LOGIN") || !strings.Contains(got, "end") {
+		t.Errorf("inside the jail:\n%s", got)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -25,7 +26,7 @@ import (
 // addresses its environment names. unconfine ends the bridges and the egress proxy once the agent
 // is gone. Without a model proxy (the CLI uses its own login and must reach its provider) the
 // agent is not confined: startProxy's log line says so.
-func (sv *supervision) confine(ctx context.Context, argv []string, nested bool) (out []string, unconfine func(), err error) {
+func (sv *supervision) confine(ctx context.Context, argv []string) (out []string, unconfine func(), err error) {
 	unconfine = func() {}
 	if sv.proxy == nil {
 		return argv, unconfine, nil
@@ -53,16 +54,8 @@ func (sv *supervision) confine(ctx context.Context, argv []string, nested bool) 
 	sv.env = sessionenv.With(sv.env, sb.Env...)
 	// The agent CLIs' own logins stay out of the jail: the session reaches its model through the
 	// proxy, with a key it never holds.
-	c := &egress.Confinement{Writable: true, Hide: sv.loginPaths(argv[0])}
-	if !nested {
-		// Your own agent command runs no sandbox of its own (a preset's CLI, and so a step
-		// playbook's run, does: it needs the user namespaces and the /proc this one would take).
-		// Its processes get a process namespace and /proc of their own: through another process's
-		// /proc/PID/root (any of the operator's) the whole filesystem showed, hidden logins
-		// included (attack26); and a user namespace in which they can make none, nor take off
-		// what is hidden, whichever user runs the runner (root's bwrap kept every capability).
-		c.PidNS, c.NoUserNS = true, true
-	}
+	hide, keep := sv.loginPaths(argv[0])
+	c := &egress.Confinement{Writable: true, Hide: hide, Keep: keep}
 	if sv.stateAt != "" {
 		// The installation's own folder is read-only in the jail, but for the session's own
 		// results folder (a preset writes its result there, and no other session can: a result
@@ -87,11 +80,12 @@ func (sv *supervision) confine(ctx context.Context, argv []string, nested bool) 
 
 // loginPaths are where the agent CLIs keep their own logins, every preset's whichever runs the
 // session, in the runner's environment (agent.Preset.Logins), and the operator's usual
-// credentials (operatorLogins). A folder that holds the session's workspace, the installation
-// or the program the session runs (prog, as on PATH: Claude Code's local install is in
-// ~/.claude/local) is not hidden whole, which would hide them, but each of its entries that
-// holds none of them (hideAround).
-func (sv *supervision) loginPaths(prog string) []string {
+// credentials (operatorLogins): the jail hides each. keep are what the session needs that such a
+// folder may hold (egress.Confinement.Keep): its workspace, the installation, and the folder of
+// the program it runs (prog, as on PATH, and where its link leads: Claude Code's local install
+// is ~/.claude/local). A folder is hidden whole and they are bound back into it, never its other
+// entries one by one, which an atomic rename of one of them would bring back (attack27).
+func (sv *supervision) loginPaths(prog string) (hide, keep []string) {
 	lookup := func(k string) string { return sessionenv.Lookup(sv.r.opts.Env, k) }
 	paths := agent.HomePaths(operatorLogins, lookup)
 	if xdg := lookup("XDG_CONFIG_HOME"); filepath.IsAbs(xdg) {
@@ -117,53 +111,22 @@ func (sv *supervision) loginPaths(prog string) []string {
 		p, _ := agent.Lookup(name)
 		paths = append(paths, p.LoginPaths(lookup)...)
 	}
-	keep := []string{sv.workdir, sv.r.In.Dir}
+	keep = []string{sv.workdir, sv.r.In.Dir}
 	if !filepath.IsAbs(prog) {
 		prog, _ = lookPath(sv.env, prog)
 	}
 	if prog != "" {
-		keep = append(keep, prog)
+		keep = append(keep, filepath.Dir(prog))
 		if real, err := filepath.EvalSymlinks(prog); err == nil {
-			keep = append(keep, real)
+			keep = append(keep, filepath.Dir(real))
 		}
 	}
-	var out []string
-	budget := maxHiddenEntries
 	for _, path := range paths {
-		out = append(out, hideAround(filepath.Clean(path), keep, &budget)...)
-	}
-	return out
-}
-
-// maxHiddenEntries is the most entries hideAround lists in all, for one session.
-const maxHiddenEntries = 4096
-
-// hideAround is path, to be hidden; or where it holds one of keep, each of its entries that
-// holds none, and so on down; nothing where path is one of keep, or where its entries cannot be
-// listed within budget (entries listed so far, of maxHiddenEntries): it is then left visible.
-func hideAround(path string, keep []string, budget *int) []string {
-	var holds []string
-	for _, k := range keep {
-		if k != "" && within(k, path) {
-			if filepath.Clean(k) == path {
-				return nil
-			}
-			holds = append(holds, k)
+		if !slices.ContainsFunc(keep, func(k string) bool { return within(path, k) }) {
+			hide = append(hide, path) // what a kept folder holds is the session's to see
 		}
 	}
-	if len(holds) == 0 {
-		return []string{path}
-	}
-	entries, err := os.ReadDir(path)
-	if err != nil || len(entries) > *budget {
-		return nil
-	}
-	*budget -= len(entries)
-	var out []string
-	for _, e := range entries {
-		out = append(out, hideAround(filepath.Join(path, e.Name()), holds, budget)...)
-	}
-	return out
+	return hide, keep
 }
 
 // operatorLogins are where the usual tools keep the operator's own credentials in a home: git's

@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -216,9 +215,9 @@ func readSmall(path string) ([]byte, error) {
 
 // sandboxedAs checks that a process whose ancestry is out of sight (a pid namespace of its own)
 // may claim session id: only a session whose agent runs in a preset's sandbox, which makes such
-// namespaces, or your own agent command in its jail (Linux), runs its commands in one. A session
-// that runs without one (a script) runs in the runner's pid namespace, where its ancestry shows;
-// a process that claims it from another namespace is not it.
+// namespaces, runs its commands in one. A session that runs without one (a script, your own
+// agent command) runs in the runner's pid namespace, where its ancestry shows; a process that
+// claims it from another namespace is not it.
 func sandboxedAs(st *store.Store, in *Install, id string) error {
 	s, ok, err := st.Get(context.Background(), id)
 	if err != nil || !ok {
@@ -229,12 +228,6 @@ func sandboxedAs(st *store.Store, in *Install, id string) error {
 		return err
 	}
 	if (cfg.Skill || cfg.Steps) && cfg.Command != nil && cfg.Command.Preset != "" {
-		return nil
-	}
-	if runtime.GOOS == "linux" && cfg.Skill && cfg.Command != nil && cfg.Command.Script == nil {
-		// Your own agent command behind the model proxy runs in its jail's pid namespace
-		// (egress_unix.go: other processes' /proc/PID/root showed what the jail hides), so its
-		// tools call from out of sight, as a preset's sandbox's do.
 		return nil
 	}
 	return &DeniedError{Msg: fmt.Sprintf("%s=%s names session %s (actor %q), which runs without a sandbox, in the runner's pid namespace; "+
