@@ -68,7 +68,24 @@ func (c *Confinement) args() []string {
 	// hidden one keeps its own read-only or writable bind).
 	hidden := hideArgs(c.Hide)
 	out = append(out, hidden...)
-	out = append(out, keepArgs(hidden, c.Keep)...)
+	if kept := keepArgs(hidden, c.Keep); len(kept) > 0 {
+		// What is hidden inside a path bound back is hidden again: the bind shows it as it is.
+		out = append(out, kept...)
+		var inner []string
+		for _, h := range c.Hide {
+			real, err := filepath.EvalSymlinks(h)
+			if err != nil {
+				continue
+			}
+			for i := 2; i < len(kept); i += 3 {
+				if rel, err := filepath.Rel(kept[i], real); err == nil && filepath.IsLocal(rel) && rel != "." {
+					inner = append(inner, h)
+					break
+				}
+			}
+		}
+		out = append(out, hideArgs(inner)...)
+	}
 	for _, b := range c.Binds {
 		if _, err := os.Stat(b.Path); err != nil || !filepath.IsAbs(b.Path) || filepath.Clean(b.Path) == "/" {
 			continue

@@ -169,14 +169,19 @@ func TestJailKeepsWhatAHiddenFolderHolds(t *testing.T) {
 	if err := os.MkdirAll(local, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	for path, body := range map[string]string{filepath.Join(claude, ".credentials.json"): "sk-LOGIN-1", filepath.Join(local, "claude"): "the-program"} {
+	// A login folder inside the kept one is hidden again once that is bound back.
+	inner := filepath.Join(local, ".ssh")
+	if err := os.MkdirAll(inner, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for path, body := range map[string]string{filepath.Join(claude, ".credentials.json"): "sk-LOGIN-1", filepath.Join(local, "claude"): "the-program", filepath.Join(inner, "id"): "sk-LOGIN-3"} {
 		if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
 	ready, goOn := filepath.Join(flags, "ready"), filepath.Join(flags, "go")
-	c := &Confinement{Writable: true, Hide: []string{claude}, Keep: []string{local, filepath.Join(home, "elsewhere")}}
-	script := `cat ` + local + `/claude; echo; cat ` + claude + `/.credentials.json 2>&1; echo; touch ` + ready + `; ` +
+	c := &Confinement{Writable: true, Hide: []string{claude, inner}, Keep: []string{local, filepath.Join(home, "elsewhere")}}
+	script := `cat ` + local + `/claude; echo; cat ` + claude + `/.credentials.json ` + inner + `/id 2>&1; echo; touch ` + ready + `; ` +
 		`n=0; while [ ! -e ` + goOn + ` ] && [ $n -lt 400 ]; do sleep 0.05; n=$((n+1)); done; cat ` + claude + `/.credentials.json 2>&1; echo end`
 	argv := j.WrapIn(c, []string{"/bin/sh", "-c", script})
 	cmd := exec.Command(argv[0], argv[1:]...)

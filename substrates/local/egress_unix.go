@@ -122,8 +122,8 @@ func (sv *supervision) loginPaths(prog string) (hide, keep []string) {
 		}
 	}
 	for _, path := range paths {
-		if !slices.ContainsFunc(keep, func(k string) bool { return within(path, k) }) {
-			hide = append(hide, path) // what a kept folder holds is the session's to see
+		if !slices.ContainsFunc(keep, func(k string) bool { return filepath.Clean(k) == filepath.Clean(path) }) {
+			hide = append(hide, path) // a login folder that is the workspace itself stays
 		}
 	}
 	return hide, keep
