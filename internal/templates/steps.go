@@ -36,6 +36,9 @@ type Trial struct {
 	// History: the session reads the repository's history (a playbook step diffs it), which a
 	// repository just made with git init does not have yet: the steps commit first.
 	History bool
+	// Worktrees: its agents work in worktrees of the repository (they propose), which start from
+	// a commit: the steps commit first, as for History.
+	Worktrees bool
 }
 
 // trials are the templates' trials, beyond launching their first agent actor with the default
@@ -48,6 +51,7 @@ var trials = map[string]Trial{
 		`- {tool: launch, args: {actor: approver, subject: "1", params: {ASK: "Approve or decline: request 1 (a trial request)."}}}`,
 		`- json: {status: done, summary: Asked the approver to decide request 1.}`,
 	}},
+	"sdlc":         {Worktrees: true},
 	"steps-triage": {Ref: "1", Text: "The app loses my draft when I rotate the phone.", Script: []string{"- text: major"}, Answer: "--answer api"},
 }
 
@@ -83,9 +87,13 @@ func NextSteps(dir, target string, trial Trial) []string {
 // one, doctor, the launch and, when the session waits for a person, its answer.
 func localSteps(q string, trial Trial) []string {
 	steps := []string{"autonomy compile " + q + " --target local --dir ."}
-	if trial.History {
-		// An empty commit, and only where there is none: nothing of the repository's is added.
-		steps = append(steps, "git rev-parse -q --verify HEAD >/dev/null || git commit -q --allow-empty -m 'first commit'   # its playbook reads the repository's history: a new repository needs a first commit")
+	// An empty commit, and only where there is none: nothing of the repository's is added.
+	first := "git rev-parse -q --verify HEAD >/dev/null || git commit -q --allow-empty -m 'first commit'"
+	switch {
+	case trial.History:
+		steps = append(steps, first+"   # its playbook reads the repository's history: a new repository needs a first commit")
+	case trial.Worktrees:
+		steps = append(steps, first+"   # its agents work in worktrees of the repository, which start from a commit")
 	}
 	if trial.Actor == "" {
 		return append(steps, "autonomy doctor .")

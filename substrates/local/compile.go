@@ -367,6 +367,9 @@ func (Substrate) Misplaced(p *ir.Profile, dir string) string {
 		return ""
 	}
 	for d := filepath.Dir(abs); ; d = filepath.Dir(d) {
+		if rel, err := filepath.Rel(filepath.Join(d, dataDir), abs); err == nil && filepath.IsLocal(rel) {
+			return "" // a session's worktree of that installation (.autonomy/worktrees/ID): its own checkout
+		}
 		if fi, err := os.Lstat(filepath.Join(d, filepath.FromSlash(RunnerPath))); err == nil && fi.Mode().IsRegular() {
 			return fmt.Sprintf("installing into %s, inside the local installation %s: a second installation there runs apart from it, with a store of its own (compile with --dir %s to update that one)", dir, d, d)
 		}

@@ -86,8 +86,11 @@ func Doctor(ctx context.Context, dir string, env []string) []Check {
 		}
 	}
 	out = append(out, program(env, "git", "git", "", "install git (e.g. apt-get install git)"))
-	if committer(in) != nil || workflows(in) {
+	if needs := committer(in) != nil; needs || workflows(in) {
 		if c, ok := firstCommit(ctx, in.Dir, env); ok {
+			// A fix where a session's worktree needs the commit, a note where only a playbook
+			// that reads the history might.
+			c.OK = c.OK && (c.Fix == "" || !needs)
 			out = append(out, c)
 		}
 	}
@@ -376,11 +379,10 @@ func workflows(in *Install) bool {
 	return false
 }
 
-// firstCommit notes when the git repository dir is in has no commit yet: a worktree (an
-// isolated session, the code flow) starts from one, and a playbook reading the history finds
-// none (newc9: doctor said nothing, and the launch failed). A note, not a fix: the sessions that
-// work in the installation root run without one (init's next steps commit later). ok is false
-// outside a repository, or without git.
+// firstCommit says when the git repository dir is in has no commit yet, as a note: a worktree
+// (an isolated session, the code flow) starts from one, and a playbook reading the history finds
+// none (newc9: doctor said nothing, and the launch failed). ok is false outside a repository, or
+// without git.
 func firstCommit(ctx context.Context, dir string, env []string) (c Check, ok bool) {
 	git, err := lookPath(env, "git")
 	if err != nil {

@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// doctor notes when the repository the installation is in has no commit yet: every session that
+// doctor says when the repository the installation is in has no commit yet: every session that
 // needs a worktree, the code flow, and a playbook reading the history fail then, while doctor
 // said all was well (newc9, release-gate on a fresh repository). Outside a repository, nothing.
 func TestDoctorChecksTheRepositoryHasACommit(t *testing.T) {
@@ -30,8 +30,8 @@ func TestDoctorChecksTheRepositoryHasACommit(t *testing.T) {
 	if out, err := exec.Command("git", "-C", dir, "init", "-q").CombinedOutput(); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
-	// A note: the sessions that work in the installation root run without a commit.
-	if c := find(dir); c == nil || !c.OK || c.Detail != dir+" has no commit yet" || !strings.Contains(c.Fix, `git commit --allow-empty -m "first commit"`) {
+	// A fix: the proposers' worktrees start from a commit (attack28: a note let doctor exit 0).
+	if c := find(dir); c == nil || c.OK || c.Detail != dir+" has no commit yet" || !strings.Contains(c.Fix, `git commit --allow-empty -m "first commit"`) {
 		t.Errorf("a repository with no commit: %+v", c)
 	}
 	if c := find(installFleet(t, flowFleet, true)); c == nil || !c.OK || c.Fix != "" {

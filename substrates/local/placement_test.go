@@ -36,7 +36,10 @@ func TestAnInstallationInsideAnotherIsWarnedOf(t *testing.T) {
 	if got := (Substrate{}).Misplaced(p, sub); !strings.Contains(got, "inside the local installation "+root) || !strings.Contains(got, "--dir "+root) {
 		t.Errorf("inside: %q", got)
 	}
-	for _, dir := range []string{root, filepath.Dir(root), filepath.Join(filepath.Dir(root), "beside")} {
+	// A session's worktree is that installation's own checkout (attack28: told to compile into
+	// the operator's live installation).
+	worktree := filepath.Join(root, ".autonomy", "worktrees", "1-abcd")
+	for _, dir := range []string{root, filepath.Dir(root), filepath.Join(filepath.Dir(root), "beside"), worktree} {
 		if got := (Substrate{}).Misplaced(p, dir); got != "" {
 			t.Errorf("%s: %q", dir, got)
 		}

@@ -98,10 +98,12 @@ func (r *Runner) Tick(ctx context.Context) (TickReport, error) {
 	if rep.Escalated, err = r.escalate(ctx, now); err != nil {
 		return rep, err
 	}
-	err = refusals.err(rep.Deferred)
-	for _, a := range refusals.actors {
-		if !slices.ContainsFunc(rep.Deferred, func(d Deferral) bool { return d.Actor == a }) {
-			rep.Unready = append(rep.Unready, Unready{Actor: a, Reason: refusals.reasons[a]})
+	named, err := refusals.err(rep.Deferred)
+	if rep.Paused == "" { // paused, nothing was due to be deferred: the pause is what tick says
+		for _, a := range refusals.actors {
+			if !slices.Contains(named, a) {
+				rep.Unready = append(rep.Unready, Unready{Actor: a, Reason: refusals.reasons[a]})
+			}
 		}
 	}
 	return rep, err
@@ -136,10 +138,10 @@ func (rf *refusals) add(actor string, err error) {
 	rf.actors = append(rf.actors, actor)
 }
 
-// err is the tick's error for its refusals of actors with a trigger deferred (a trigger not
-// due is no error, or a crontab's tick would fail every minute of a day nothing fires): the
-// first one's, naming the others.
-func (rf refusals) err(deferred []Deferral) error {
+// err is the tick's error for its refusals of actors with a trigger deferred for it (a trigger
+// not due is no error, or a crontab's tick would fail every minute of a day nothing fires): the
+// first one's, naming the others; named are those actors.
+func (rf refusals) err(deferred []Deferral) (named []string, err error) {
 	var actors []string
 	var first string
 	for _, a := range rf.actors {
@@ -150,14 +152,14 @@ func (rf refusals) err(deferred []Deferral) error {
 		}
 	}
 	if first == "" {
-		return nil
+		return nil, nil
 	}
 	msg := first
 	if n := len(actors); n > 1 {
 		msg += fmt.Sprintf(" (and %d more scheduled actors cannot start: %s)", n-1, strings.Join(actors[1:], ", "))
 	}
 	msg += "; their due triggers are deferred until a tick can start them"
-	return &RefusedError{Msg: msg}
+	return actors, &RefusedError{Msg: msg}
 }
 
 // reconcileAll reconciles every agent session in flight, so a dead one frees its capacity.

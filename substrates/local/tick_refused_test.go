@@ -220,3 +220,27 @@ func TestATickForgetsADeferredTriggerNoLongerScheduled(t *testing.T) {
 		t.Errorf("the removed entry is still pending: %v", pending)
 	}
 }
+
+// While the fleet is paused, an actor that cannot start is not said to have "nothing due": the
+// pause is what the tick reports (attack28).
+func TestAPausedTickNamesNoUnreadyActor(t *testing.T) {
+	t.Parallel()
+	dir := installFleet(t, refusedFleet, false)
+	env := []string{"PATH=/usr/bin:/bin", "HOME=" + t.TempDir(), LoginEnv + "="}
+	c := &clock{}
+	c.Set("2026-03-02T09:59:00Z")
+	r := newRunner(t, dir, Options{Now: c.Now, Env: env})
+	ctx := context.Background()
+	t.Cleanup(func() { cancelRunning(t, r) })
+	if rep, err := r.Tick(ctx); err != nil || len(rep.Unready) != 1 || rep.Unready[0].Actor != "writer" {
+		t.Fatalf("the first tick: unready %+v, %v", rep.Unready, err)
+	}
+	if _, err := r.Pause(ctx, "", "a trial"); err != nil {
+		t.Fatal(err)
+	}
+	c.Set("2026-03-02T10:00:00Z")
+	rep, err := r.Tick(ctx)
+	if err != nil || rep.Paused == "" || len(rep.Unready) != 0 {
+		t.Errorf("paused: %q, unready %+v, %v", rep.Paused, rep.Unready, err)
+	}
+}
