@@ -142,12 +142,6 @@ var operatorLogins = []string{
 	"~/.npmrc", "~/.pypirc", "~/.cargo/credentials.toml", "~/.cargo/credentials",
 }
 
-// within reports whether path is dir or inside it.
-func within(path, dir string) bool {
-	rel, err := filepath.Rel(dir, path)
-	return err == nil && filepath.IsLocal(rel) || rel == "."
-}
-
 // wallState keeps the runner's state from the agent of a preset's session that works in the
 // installation root, where its own sandbox (codex's, Claude Code's) lets it write the working
 // directory and so .autonomy/state/state.db: confine makes .autonomy read-only in the agent's jail
