@@ -66,22 +66,16 @@ func (c *Confinement) args() []string {
 	}
 	// Hidden first, what is kept bound back, then the Binds (a folder of the runner inside a
 	// hidden one keeps its own read-only or writable bind).
-	hidden := hideArgs(c.Hide)
-	out = append(out, hidden...)
-	if kept := keepArgs(hidden, c.Keep); len(kept) > 0 {
+	out = append(out, hideArgs(c.Hide)...)
+	if kept := keptPaths(c.Hide, c.Keep); len(kept) > 0 {
+		for _, k := range kept {
+			out = append(out, "--bind", k, k)
+		}
 		// What is hidden inside a path bound back is hidden again: the bind shows it as it is.
-		out = append(out, kept...)
 		var inner []string
 		for _, h := range c.Hide {
-			real, err := filepath.EvalSymlinks(h)
-			if err != nil {
-				continue
-			}
-			for i := 2; i < len(kept); i += 3 {
-				if rel, err := filepath.Rel(kept[i], real); err == nil && filepath.IsLocal(rel) && rel != "." {
-					inner = append(inner, h)
-					break
-				}
+			if real, err := filepath.EvalSymlinks(h); err == nil && insideAny(real, kept) {
+				inner = append(inner, h)
 			}
 		}
 		out = append(out, hideArgs(inner)...)
@@ -125,26 +119,34 @@ func hideArgs(paths []string) []string {
 	return out
 }
 
-// keepArgs are bwrap's arguments that bind each of keep that exists back into the hidden folder
-// it is inside (hidden holds hideArgs' arguments: each "--tmpfs" is followed by a folder).
-func keepArgs(hidden, keep []string) []string {
-	var out []string
-	for _, k := range keep {
-		real, err := filepath.EvalSymlinks(k)
-		if err != nil || !filepath.IsAbs(k) {
-			continue
-		}
-		for i := 0; i+1 < len(hidden); i++ {
-			if hidden[i] != "--tmpfs" {
-				continue
-			}
-			if rel, err := filepath.Rel(hidden[i+1], real); err == nil && filepath.IsLocal(rel) && rel != "." {
-				out = append(out, "--bind", real, real)
-				break
+// keptPaths are the real paths of keep that exist inside a hidden folder of hide: what is bound
+// back once hide is hidden.
+func keptPaths(hide, keep []string) []string {
+	var folders []string
+	for _, h := range hide {
+		if real, err := filepath.EvalSymlinks(h); err == nil && filepath.IsAbs(h) {
+			if fi, err := os.Stat(real); err == nil && fi.IsDir() {
+				folders = append(folders, real)
 			}
 		}
 	}
+	var out []string
+	for _, k := range keep {
+		if real, err := filepath.EvalSymlinks(k); err == nil && filepath.IsAbs(k) && insideAny(real, folders) {
+			out = append(out, real)
+		}
+	}
 	return out
+}
+
+// insideAny reports whether path is strictly inside one of dirs.
+func insideAny(path string, dirs []string) bool {
+	for _, d := range dirs {
+		if rel, err := filepath.Rel(d, path); err == nil && filepath.IsLocal(rel) && rel != "." {
+			return true
+		}
+	}
+	return false
 }
 
 // aliasArgs are bwrap's arguments for c's Aliases, once the folder of the jails (parent) is

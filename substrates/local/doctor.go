@@ -87,10 +87,7 @@ func Doctor(ctx context.Context, dir string, env []string) []Check {
 	}
 	out = append(out, program(env, "git", "git", "", "install git (e.g. apt-get install git)"))
 	if needs := committer(in) != nil; needs || workflows(in) {
-		if c, ok := firstCommit(ctx, in.Dir, env); ok {
-			// A fix where a session's worktree needs the commit, a note where only a playbook
-			// that reads the history might.
-			c.OK = c.OK && (c.Fix == "" || !needs)
+		if c, ok := firstCommit(ctx, in.Dir, env, needs); ok {
 			out = append(out, c)
 		}
 	}
@@ -379,11 +376,11 @@ func workflows(in *Install) bool {
 	return false
 }
 
-// firstCommit says when the git repository dir is in has no commit yet, as a note: a worktree
-// (an isolated session, the code flow) starts from one, and a playbook reading the history finds
-// none (newc9: doctor said nothing, and the launch failed). ok is false outside a repository, or
-// without git.
-func firstCommit(ctx context.Context, dir string, env []string) (c Check, ok bool) {
+// firstCommit says when the git repository dir is in has no commit yet: a worktree (an isolated
+// session, the code flow) starts from one, and a playbook reading the history finds none (newc9:
+// doctor said nothing, and the launch failed). A fix when worktrees need it, a note otherwise.
+// ok is false outside a repository, or without git.
+func firstCommit(ctx context.Context, dir string, env []string, worktrees bool) (c Check, ok bool) {
 	git, err := lookPath(env, "git")
 	if err != nil {
 		return Check{}, false
@@ -400,7 +397,7 @@ func firstCommit(ctx context.Context, dir string, env []string) (c Check, ok boo
 	cmd = exec.CommandContext(ctx, git, "-C", dir, "rev-parse", "--quiet", "--verify", "HEAD^{commit}")
 	cmd.Env = env
 	if err := cmd.Run(); err != nil {
-		return Check{Name: "git repository", OK: true, Detail: cliout.TerminalSafe(root) + " has no commit yet",
+		return Check{Name: "git repository", OK: !worktrees, Detail: cliout.TerminalSafe(root) + " has no commit yet",
 			Fix: `commit once (git commit --allow-empty -m "first commit", with your identity set: git config --global user.name "Your Name" && git config --global user.email you@example.com): a session's worktree, the code flow and a playbook reading the history start from a commit`}, true
 	}
 	return Check{Name: "git repository", OK: true, Detail: cliout.TerminalSafe(root)}, true
