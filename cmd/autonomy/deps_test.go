@@ -18,6 +18,9 @@ var heavyDeps = []struct{ pkg, instead string }{
 	{"k8s.io/client-go/dynamic", "use internal/kubeclient's Resource, which makes its requests"},
 	// x/text/cases parses its languages' tags and builds their matcher at init.
 	{"golang.org/x/text/cases", "fold case with mergecheck's caseFold (Unicode's full case folding, held equal to x/text's by TestCaseFoldIsXTextFold)"},
+	// package testing (and its flag, runtime/trace and pprof graph) belongs in tests: a helper
+	// that takes a testing.TB lives in a package of its own (internal/agentcli/agentclitest).
+	{"testing", "move the test helper that imports it into a package only tests import"},
 }
 
 // TestLinksNoKubernetesClientset: the autonomy binary's dependencies (go list -deps, tests left

@@ -16,7 +16,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/autonomyhq/autonomy/internal/agentcli"
+	"github.com/autonomyhq/autonomy/internal/agentcli/agentclitest"
 )
 
 // lockedBuffer is a bytes.Buffer a process writes while a test reads it.
@@ -115,7 +115,7 @@ func (d *devModel) stopWith(t *testing.T, sig os.Signal) int {
 // codex, which runs the scripted command and ends with the scripted answer; Ctrl-C stops it
 // with exit 0.
 func TestDevModelPlaysAScriptToTheRealCLI(t *testing.T) {
-	codex := agentcli.Require(t, "codex")
+	codex := agentclitest.Require(t, "codex")
 	dir := t.TempDir()
 	proof := filepath.Join(dir, "proof.txt")
 	script := "- shell: echo scripted > '" + proof + "'\n- text: Wrote the proof.\n"
@@ -124,7 +124,7 @@ func TestDevModelPlaysAScriptToTheRealCLI(t *testing.T) {
 	}
 	d := startDevModel(t, dir, "--script", "trial.yml", "--addr", "127.0.0.1:0")
 	home := t.TempDir()
-	out, err := agentcli.Run(t, []string{"HOME=" + home, "CODEX_HOME=" + home, "MODELFAKE_API_KEY=trial"}, "Write the proof.",
+	out, err := agentclitest.Run(t, []string{"HOME=" + home, "CODEX_HOME=" + home, "MODELFAKE_API_KEY=trial"}, "Write the proof.",
 		codex, "exec", "--json", "--skip-git-repo-check", "--ephemeral", "--ignore-user-config",
 		"--sandbox", "danger-full-access", "-m", "gpt-5.5",
 		"-c", "model_provider=modelfake",

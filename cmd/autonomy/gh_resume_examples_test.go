@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/autonomyhq/autonomy/internal/agentcli"
+	"github.com/autonomyhq/autonomy/internal/agentcli/agentclitest"
 	"github.com/autonomyhq/autonomy/internal/modelfake"
 )
 
@@ -24,7 +25,7 @@ import (
 // the model the maintainer's answer.
 func ghResumeExample(t *testing.T, line string, ex example) {
 	t.Helper()
-	codex := agentcli.Require(t, "codex")
+	codex := agentclitest.Require(t, "codex")
 	if code, _, errOut := run(t, "compile", "profiles/steps-triage", "--target", "gh-actions", "--out", "."); code != 0 {
 		t.Fatalf("setup compile: exit %d\n%s", code, errOut)
 	}

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/autonomyhq/autonomy/internal/agentcli"
+	"github.com/autonomyhq/autonomy/internal/agentcli/agentclitest"
 	"github.com/autonomyhq/autonomy/internal/templates"
 )
 
@@ -87,7 +87,7 @@ func TestInitNextStepsEndDone(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the real codex against the scripted model")
 	}
-	codex := agentcli.Require(t, "codex")
+	codex := agentclitest.Require(t, "codex")
 	for _, template := range templates.Names() {
 		t.Run(template, func(t *testing.T) {
 			work := t.TempDir()

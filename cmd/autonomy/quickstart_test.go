@@ -19,7 +19,7 @@ import (
 
 	"github.com/rhysd/actionlint"
 
-	"github.com/autonomyhq/autonomy/internal/agentcli"
+	"github.com/autonomyhq/autonomy/internal/agentcli/agentclitest"
 	"github.com/autonomyhq/autonomy/internal/testbin"
 )
 
@@ -90,7 +90,7 @@ func TestQuickstart(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the real codex against the scripted model")
 	}
-	codex := agentcli.Require(t, "codex")
+	codex := agentclitest.Require(t, "codex")
 	doc, err := os.ReadFile("../../docs/quickstart.md")
 	if err != nil {
 		t.Fatal(err)

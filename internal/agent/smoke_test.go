@@ -25,6 +25,7 @@ import (
 
 	"github.com/autonomyhq/autonomy/internal/agent"
 	"github.com/autonomyhq/autonomy/internal/agentcli"
+	"github.com/autonomyhq/autonomy/internal/agentcli/agentclitest"
 	"github.com/autonomyhq/autonomy/internal/modelfake"
 	"github.com/autonomyhq/autonomy/internal/testbin"
 )
@@ -45,7 +46,7 @@ func smoke(t *testing.T, preset string) string {
 			t.Fatalf("%s's sandbox needs %s, which is not on PATH: install %s (apt-get install %s; .ci/run does)", preset, h.Program, h.Package, h.Package)
 		}
 	}
-	return agentcli.Require(t, preset)
+	return agentclitest.Require(t, preset)
 }
 
 // autonomyBinary is cmd/autonomy, built once for the whole test run.

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/autonomyhq/autonomy/internal/agentcli"
+	"github.com/autonomyhq/autonomy/internal/agentcli/agentclitest"
 	"github.com/autonomyhq/autonomy/internal/modelfake"
 	"github.com/autonomyhq/autonomy/internal/tools"
 )
@@ -34,7 +34,7 @@ func serverArgv(t *testing.T, outputs string) []string {
 
 func runAgent(t *testing.T, env []string, argv ...string) string {
 	t.Helper()
-	out, err := agentcli.Run(t, env, "Triage item 7.", argv...)
+	out, err := agentclitest.Run(t, env, "Triage item 7.", argv...)
 	if err != nil {
 		t.Fatalf("%s: %v\n%s", argv[0], err, out)
 	}
@@ -69,7 +69,7 @@ func assertEffects(t *testing.T, fake *modelfake.Server, outputs string) {
 }
 
 func TestCodexCallsTheTools(t *testing.T) {
-	program := agentcli.Require(t, "codex")
+	program := agentclitest.Require(t, "codex")
 	fake := modelfake.Start(script...)
 	defer fake.Close()
 	outputs := filepath.Join(t.TempDir(), "outputs.jsonl")
@@ -94,7 +94,7 @@ func TestCodexCallsTheTools(t *testing.T) {
 }
 
 func TestClaudeCallsTheTools(t *testing.T) {
-	program := agentcli.Require(t, "claude")
+	program := agentclitest.Require(t, "claude")
 	fake := modelfake.Start(script...)
 	defer fake.Close()
 	outputs := filepath.Join(t.TempDir(), "outputs.jsonl")

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/autonomyhq/autonomy/internal/agentcli"
+	"github.com/autonomyhq/autonomy/internal/agentcli/agentclitest"
 	"github.com/autonomyhq/autonomy/internal/modelfake"
 )
 
@@ -126,7 +126,7 @@ func tail(s string, n int) string {
 }
 
 func TestCodexRunsShellAndAnswers(t *testing.T) {
-	program := agentcli.Require(t, "codex")
+	program := agentclitest.Require(t, "codex")
 	fake := modelfake.Start(
 		modelfake.Turn{Shell: "echo hi > proof.txt && echo wrote-proof"},
 		modelfake.Turn{Text: "All done."},
@@ -158,7 +158,7 @@ func TestCodexRunsShellAndAnswers(t *testing.T) {
 }
 
 func TestClaudeRunsShellAndAnswers(t *testing.T) {
-	program := agentcli.Require(t, "claude")
+	program := agentclitest.Require(t, "claude")
 	fake := modelfake.Start(
 		modelfake.Turn{Shell: "echo hi > proof.txt && echo wrote-proof"},
 		modelfake.Turn{Text: "All done."},
@@ -193,7 +193,7 @@ const verdictSchema = `{"type":"object","properties":{"verdict":{"type":"string"
 const verdict = `{"verdict":"approve","summary":"proof written"}`
 
 func TestCodexStructuredResult(t *testing.T) {
-	program := agentcli.Require(t, "codex")
+	program := agentclitest.Require(t, "codex")
 	fake := modelfake.Start(
 		modelfake.Turn{Shell: "echo hi > proof.txt && echo wrote-proof"},
 		modelfake.Turn{JSON: json.RawMessage(verdict)},
@@ -224,7 +224,7 @@ func TestCodexStructuredResult(t *testing.T) {
 }
 
 func TestClaudeStructuredResult(t *testing.T) {
-	program := agentcli.Require(t, "claude")
+	program := agentclitest.Require(t, "claude")
 	fake := modelfake.Start(
 		modelfake.Turn{Shell: "echo hi > proof.txt && echo wrote-proof"},
 		modelfake.Turn{JSON: json.RawMessage(verdict)},
@@ -260,7 +260,7 @@ func jsonEqual(a []byte, b string) bool {
 // A command that outlives codex's first wait is polled with write_stdin
 // until it exits; only then is the next turn played.
 func TestCodexWaitsForSlowCommand(t *testing.T) {
-	program := agentcli.Require(t, "codex")
+	program := agentclitest.Require(t, "codex")
 	defer modelfake.SetCodexYield(100, 250)()
 	fake := modelfake.Start(
 		modelfake.Turn{Shell: "sleep 1; echo hi > proof.txt; echo slow-done"},
@@ -293,7 +293,7 @@ func TestCodexWaitsForSlowCommand(t *testing.T) {
 // 0.169.0 offers only code mode's exec tool (JavaScript calling exec_command), listed in an
 // additional_tools input item: the script's shell turn still runs, and a slow command is waited for.
 func TestCodexCodeModeRunsShellAndAnswers(t *testing.T) {
-	program := agentcli.Require(t, "codex")
+	program := agentclitest.Require(t, "codex")
 	fake := modelfake.Start(
 		modelfake.Turn{Shell: "sleep 1; echo hi > proof.txt && echo wrote-proof"},
 		modelfake.Turn{Shell: "cat proof.txt"},

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/autonomyhq/autonomy/internal/agentcli"
+	"github.com/autonomyhq/autonomy/internal/agentcli/agentclitest"
 	"github.com/autonomyhq/autonomy/internal/modelfake"
 )
 
@@ -16,7 +16,7 @@ import (
 func TestCLIsFailFastOnScriptViolation(t *testing.T) {
 	for _, preset := range []string{"codex", "claude"} {
 		t.Run(preset, func(t *testing.T) {
-			program := agentcli.Require(t, preset)
+			program := agentclitest.Require(t, preset)
 			fake := modelfake.Start(modelfake.Turn{Shell: "echo only-turn"})
 			defer fake.Close()
 			var run cliRun

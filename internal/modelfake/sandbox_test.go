@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/autonomyhq/autonomy/internal/agent"
-	"github.com/autonomyhq/autonomy/internal/agentcli"
+	"github.com/autonomyhq/autonomy/internal/agentcli/agentclitest"
 	"github.com/autonomyhq/autonomy/internal/modelfake"
 )
 
@@ -37,7 +37,7 @@ func git(t *testing.T, dir string, args ...string) string {
 // repository (compile's misplaced-install warning). The session's own TMPDIR
 // stands for it: the same rule makes it writable.
 func TestCodexWorkspaceWriteSandbox(t *testing.T) {
-	program := agentcli.Require(t, "codex")
+	program := agentclitest.Require(t, "codex")
 	preset, _ := agent.Lookup("codex")
 	repo := t.TempDir()
 	git(t, repo, "init", "-q", "-b", "main")

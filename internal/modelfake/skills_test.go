@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/autonomyhq/autonomy/internal/agentcli"
+	"github.com/autonomyhq/autonomy/internal/agentcli/agentclitest"
 	"github.com/autonomyhq/autonomy/internal/modelfake"
 )
 
@@ -52,7 +52,7 @@ func TestSkillFolders(t *testing.T) {
 }
 
 func skillFolders(t *testing.T, preset string, want []string) {
-	program := agentcli.Require(t, preset)
+	program := agentclitest.Require(t, preset)
 	work, home, chome := t.TempDir(), t.TempDir(), t.TempDir()
 	writeSkill(t, filepath.Join(work, ".codex", "skills"), "wscodex")
 	writeSkill(t, filepath.Join(work, ".agents", "skills"), "wsagents")

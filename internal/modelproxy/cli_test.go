@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/autonomyhq/autonomy/internal/agent"
-	"github.com/autonomyhq/autonomy/internal/agentcli"
+	"github.com/autonomyhq/autonomy/internal/agentcli/agentclitest"
 	"github.com/autonomyhq/autonomy/internal/modelfake"
 	"github.com/autonomyhq/autonomy/internal/modelproxy"
 )
@@ -20,7 +20,7 @@ import (
 
 func runAgent(t *testing.T, env []string, argv ...string) (string, error) {
 	t.Helper()
-	return agentcli.Run(t, env, "Print your environment with the shell tool.", argv...)
+	return agentclitest.Run(t, env, "Print your environment with the shell tool.", argv...)
 }
 
 // codexThrough is codex run through the proxy at proxyURL with the codex preset's proxy arguments
@@ -79,7 +79,7 @@ func assertThroughProxy(t *testing.T, fake *modelfake.Server, h *harness, realKe
 }
 
 func TestCodexThroughTheProxy(t *testing.T) {
-	program := agentcli.Require(t, "codex")
+	program := agentclitest.Require(t, "codex")
 	fake := modelfake.Start(modelfake.Turn{Shell: "env"}, modelfake.Turn{Text: "Done."})
 	defer fake.Close()
 	h := start(t, fake.URL(), nil)
@@ -92,7 +92,7 @@ func TestCodexThroughTheProxy(t *testing.T) {
 }
 
 func TestClaudeThroughTheProxy(t *testing.T) {
-	program := agentcli.Require(t, "claude")
+	program := agentclitest.Require(t, "claude")
 	fake := modelfake.Start(modelfake.Turn{Shell: "env"}, modelfake.Turn{Text: "Done."})
 	defer fake.Close()
 	h := start(t, fake.URL(), nil)
@@ -106,7 +106,7 @@ func TestClaudeThroughTheProxy(t *testing.T) {
 }
 
 func TestCodexStopsAtTheBudget(t *testing.T) {
-	program := agentcli.Require(t, "codex")
+	program := agentclitest.Require(t, "codex")
 	fake := modelfake.Start(modelfake.Turn{Shell: "echo one"}, modelfake.Turn{Shell: "echo two"},
 		modelfake.Turn{Shell: "echo three"}, modelfake.Turn{Text: "Done."})
 	defer fake.Close()

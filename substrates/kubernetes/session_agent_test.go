@@ -16,7 +16,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/autonomyhq/autonomy/internal/agentcli"
+	"github.com/autonomyhq/autonomy/internal/agentcli/agentclitest"
 	"github.com/autonomyhq/autonomy/internal/modelfake"
 	"github.com/autonomyhq/autonomy/internal/testbin"
 )
@@ -165,7 +165,7 @@ func skillSession(t *testing.T, preset, modelName string) {
 	if runtime.GOOS == "windows" {
 		t.Skip("the image's agent CLIs run on Linux")
 	}
-	program := agentcli.Require(t, preset)
+	program := agentclitest.Require(t, preset)
 	model := modelfake.Start(
 		modelfake.Turn{Tool: "comment", Args: json.RawMessage(`{"item":"1","body":"Looks good."}`)},
 		modelfake.Turn{Tool: "launch", Args: json.RawMessage(`{"actor":"pal"}`)},
@@ -232,7 +232,7 @@ func TestSkillSessionReportsFailure(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("the image's agent CLIs run on Linux")
 	}
-	program := agentcli.Require(t, "codex")
+	program := agentclitest.Require(t, "codex")
 	model := modelfake.Start(
 		modelfake.Turn{Tool: "submit_result", Args: json.RawMessage(`{"status":"failed","summary":"The input was unreadable."}`)},
 		modelfake.Turn{JSON: json.RawMessage(`{"status":"done","summary":"final message"}`)},

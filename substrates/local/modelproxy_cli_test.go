@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/autonomyhq/autonomy/internal/agentcli"
+	"github.com/autonomyhq/autonomy/internal/agentcli/agentclitest"
 	"github.com/autonomyhq/autonomy/internal/modelfake"
 	"github.com/autonomyhq/autonomy/internal/modelproxy"
 	"github.com/autonomyhq/autonomy/internal/store"
@@ -70,7 +70,7 @@ func proxyRunFleet(t *testing.T, preset string, f fleet, fake *modelfake.Server,
 // shell, with the CLI on PATH and a home of its own.
 func cliEnv(t *testing.T, preset string, fake *modelfake.Server) []string {
 	t.Helper()
-	program := agentcli.Require(t, preset)
+	program := agentclitest.Require(t, preset)
 	home := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(home, ".codex"), 0o700); err != nil {
 		t.Fatal(err)

@@ -19,7 +19,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/autonomyhq/autonomy/internal/agentcli"
+	"github.com/autonomyhq/autonomy/internal/agentcli/agentclitest"
 	"github.com/autonomyhq/autonomy/internal/modelfake"
 	"github.com/autonomyhq/autonomy/internal/proc"
 	"github.com/autonomyhq/autonomy/internal/store"
@@ -101,7 +101,7 @@ func (m *modelRouter) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 // run whose verdict names a stale head merges nothing. (The gh-actions half is
 // substrates/ghactions/effect's TestReferenceFleetRuns.)
 func TestReferenceFleetRuns(t *testing.T) {
-	codex := agentcli.Require(t, "codex")
+	codex := agentclitest.Require(t, "codex")
 	dir := installFleet(t, referenceFleet(t), true)
 	gitRun(t, dir, "add", "-A")
 	gitRun(t, dir, "commit", "-qm", "install the fleet")

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/autonomyhq/autonomy/internal/agentcli"
+	"github.com/autonomyhq/autonomy/internal/agentcli/agentclitest"
 	"github.com/autonomyhq/autonomy/internal/ghfake"
 	"github.com/autonomyhq/autonomy/internal/modelfake"
 	"github.com/autonomyhq/autonomy/internal/testbin"
@@ -184,7 +185,7 @@ func newFleet(t *testing.T) *fleet { return newFleetOf(t, "sdlc", nil) }
 
 // newFleetOf is newFleet with the bundled profile named and the repository's collaborators.
 func newFleetOf(t *testing.T, profile string, collaborators map[string]string) *fleet {
-	return newFleetWith(t, profile, collaborators, agentcli.Require(t, "codex"))
+	return newFleetWith(t, profile, collaborators, agentclitest.Require(t, "codex"))
 }
 
 // newFleetWith is newFleetOf with the agent CLI's path ("": no agent job runs, the trusted jobs

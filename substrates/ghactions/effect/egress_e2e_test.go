@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/autonomyhq/autonomy/internal/agentcli"
+	"github.com/autonomyhq/autonomy/internal/agentcli/agentclitest"
 	"github.com/autonomyhq/autonomy/internal/egress"
 	"github.com/autonomyhq/autonomy/internal/modelfake"
 	"github.com/autonomyhq/autonomy/substrates/ghactions/ghproxy"
@@ -34,7 +34,7 @@ func TestEgress(t *testing.T) {
 }
 
 func egressRun(t *testing.T, preset, box, cred string) {
-	cli := agentcli.Require(t, preset)
+	cli := agentclitest.Require(t, preset)
 	target := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "target-reached") }))
 	defer target.Close()
 	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "other-reached") }))

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/autonomyhq/autonomy/internal/agentcli"
+	"github.com/autonomyhq/autonomy/internal/agentcli/agentclitest"
 	"github.com/autonomyhq/autonomy/internal/modelfake"
 	"github.com/autonomyhq/autonomy/internal/testfs"
 )
@@ -97,7 +97,7 @@ func TestEgressStepPlaybook(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "playbooks", "triage.md"), []byte(playbook), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	f := newFleetWith(t, dir, nil, agentcli.Require(t, "codex"))
+	f := newFleetWith(t, dir, nil, agentclitest.Require(t, "codex"))
 	fake := modelfake.Start(
 		modelfake.Turn{Shell: "curl -sS --max-time 5 http://127.0.0.1:" + port(other.URL) + "/ || echo loopback-blocked; env > \"$GITHUB_WORKSPACE/agent-env.txt\""},
 		modelfake.Turn{Text: "Done."})

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/autonomyhq/autonomy/internal/agentcli"
+	"github.com/autonomyhq/autonomy/internal/agentcli/agentclitest"
 	"github.com/autonomyhq/autonomy/internal/modelfake"
 	"github.com/autonomyhq/autonomy/substrates/ghactions"
 	"github.com/autonomyhq/autonomy/substrates/ghactions/ghproxy"
@@ -30,7 +30,7 @@ func TestJailedAgentReachesNoLaterStep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := newFleetWith(t, dir, nil, agentcli.Require(t, "codex"))
+	f := newFleetWith(t, dir, nil, agentclitest.Require(t, "codex"))
 	lab := t.TempDir()
 	marks, evil := filepath.Join(lab, "marks"), filepath.Join(lab, "evil")
 	if err := os.WriteFile(evil, []byte("#!/bin/sh\necho \"ran: $0 $*\" >> "+marks+"\ncat\n"), 0o755); err != nil {

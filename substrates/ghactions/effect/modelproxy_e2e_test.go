@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/autonomyhq/autonomy/internal/agentcli"
+	"github.com/autonomyhq/autonomy/internal/agentcli/agentclitest"
 	"github.com/autonomyhq/autonomy/internal/modelfake"
 	"github.com/autonomyhq/autonomy/internal/modelproxy"
 	"github.com/autonomyhq/autonomy/internal/testfs"
@@ -164,7 +164,7 @@ func checkEnvTool(t *testing.T, fake *modelfake.Server, credEnv string) {
 }
 
 func TestModelProxyCodex(t *testing.T) {
-	codex := agentcli.Require(t, "codex")
+	codex := agentclitest.Require(t, "codex")
 	fake := modelfake.Start(modelfake.Turn{Shell: "env"}, modelfake.Turn{Text: "Done."})
 	defer fake.Close()
 	run := runGreeter(t, helloWith(t, "{ model: gpt-5-codex }"), codex, "OPENAI_API_KEY", fake, fake.OpenAIBaseURL(), false)
@@ -176,7 +176,7 @@ func TestModelProxyCodex(t *testing.T) {
 }
 
 func TestModelProxyClaude(t *testing.T) {
-	claude := agentcli.Require(t, "claude")
+	claude := agentclitest.Require(t, "claude")
 	fake := modelfake.Start(modelfake.Turn{Shell: "env"}, modelfake.Turn{Text: "Done."})
 	defer fake.Close()
 	run := runGreeter(t, helloWith(t, "{ agent: claude, model: claude-sonnet-4-5 }"), claude, "ANTHROPIC_API_KEY", fake, fake.AnthropicBaseURL(), false)
@@ -190,7 +190,7 @@ func TestModelProxyClaude(t *testing.T) {
 // TestModelProxyBudget: a budget of 2 requests stops a session scripted to make more; the job
 // fails with the annotation, and the bill is the 2 the model answered.
 func TestModelProxyBudget(t *testing.T) {
-	codex := agentcli.Require(t, "codex")
+	codex := agentclitest.Require(t, "codex")
 	fake := modelfake.Start(modelfake.Turn{Shell: "echo one"}, modelfake.Turn{Shell: "echo two"},
 		modelfake.Turn{Shell: "echo three"}, modelfake.Turn{Text: "Done."})
 	defer fake.Close()

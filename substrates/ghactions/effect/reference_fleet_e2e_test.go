@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/autonomyhq/autonomy/internal/agentcli"
+	"github.com/autonomyhq/autonomy/internal/agentcli/agentclitest"
 	"github.com/autonomyhq/autonomy/internal/modelfake"
 	"github.com/autonomyhq/autonomy/substrates/ghactions/effect"
 )
@@ -28,7 +28,7 @@ func TestReferenceFleetRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := newFleetWith(t, dir, nil, agentcli.Require(t, "codex"))
+	f := newFleetWith(t, dir, nil, agentclitest.Require(t, "codex"))
 	fake, r, item, values, wf, dispatched := f.fake, f.r, f.item, f.values, f.wf, f.dispatched
 
 	pm := modelfake.Start(

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/autonomyhq/autonomy/internal/agentcli"
+	"github.com/autonomyhq/autonomy/internal/agentcli/agentclitest"
 	"github.com/autonomyhq/autonomy/internal/modelfake"
 	"github.com/autonomyhq/autonomy/internal/testfs"
 	"github.com/autonomyhq/autonomy/internal/tools"
@@ -42,7 +42,7 @@ func safeOutputFleet(t *testing.T, preset string, staged bool) *fleet {
 // editedSDLC is the fleet of profiles/sdlc with its profile edited, run with the real agent CLI
 // preset; the edit must leave exactly one mark in it.
 func editedSDLC(t *testing.T, preset, mark string, edit *strings.Replacer) *fleet {
-	program := agentcli.Require(t, preset)
+	program := agentclitest.Require(t, preset)
 	dir := t.TempDir()
 	testfs.CopyTree(t, "../../../profiles/sdlc", dir)
 	path := filepath.Join(dir, "ir.yml")

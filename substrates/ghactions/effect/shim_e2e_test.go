@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/autonomyhq/autonomy/internal/agentcli"
+	"github.com/autonomyhq/autonomy/internal/agentcli/agentclitest"
 	"github.com/autonomyhq/autonomy/internal/modelfake"
 	"github.com/autonomyhq/autonomy/internal/testfs"
 )
@@ -52,7 +52,7 @@ func TestReferenceSkillShimsClaude(t *testing.T) {
 }
 
 func referenceSkillShims(t *testing.T, preset string) {
-	program := agentcli.Require(t, preset)
+	program := agentclitest.Require(t, preset)
 	dir := t.TempDir()
 	testfs.CopyTree(t, "../../../profiles/sdlc", dir)
 	editFile(t, filepath.Join(dir, "ir.yml"), "capabilities: [agent:launch, agent:list, tasks:author, tasks:converse]", "capabilities: [agent:launch@develop, agent:list, tasks:author, tasks:converse]")

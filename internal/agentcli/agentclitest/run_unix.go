@@ -1,6 +1,6 @@
 //go:build unix
 
-package agentcli
+package agentclitest
 
 import (
 	"bytes"
