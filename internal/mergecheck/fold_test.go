@@ -58,6 +58,47 @@ func TestMatchingFolds(t *testing.T) {
 	}
 }
 
+// A glob that protects paths reads as .gitignore and CODEOWNERS read theirs (attack29: "/SECURITY.md",
+// "docs/" and "src/secure", written so, protected nothing and no command said so): from the
+// repository's root, a folder's name protecting what it holds. A scope, which grants, stays exact.
+func TestProtectsReadsAFolderAsWhatItHolds(t *testing.T) {
+	for _, c := range []struct {
+		glob, path string
+		want       bool
+	}{
+		{"/SECURITY.md", "SECURITY.md", true},
+		{"./SECURITY.md", "SECURITY.md", true},
+		{"docs/", "docs/vision.md", true},
+		{"docs/", "docs/a/b.md", true},
+		{"docs/", "docs", true},
+		{"/docs/", "Docs/Vision.md", true},
+		{"src/secure", "src/secure/x.go", true},
+		{"src/secure", "src/secure", true},
+		{"docs/*", "docs/a/b.md", true},
+		{"**/migrations", "db/migrations/1.sql", true},
+		{"/", "anything/at/all", true},
+		{"docs/", "docsx/a.md", false},
+		{"src/secure", "src/secure.go", false},
+		{"src/secure", "src/securex/y.go", false},
+		{"src/secure", "lib/src/secure/y.go", false},
+		{"/SECURITY.md", "docs/SECURITY.md", false},
+		{"*.md", "docs/x.md", false}, // a glob's * stays within one folder
+		{"", "x", false},
+	} {
+		if got := Protects(c.glob, c.path); got != c.want {
+			t.Errorf("Protects(%q, %q) = %v, want %v", c.glob, c.path, got, c.want)
+		}
+		if got := len(Matching([]string{c.path}, []string{c.glob})) == 1; got != c.want {
+			t.Errorf("Matching([%q], [%q]) = %v, want %v", c.path, c.glob, got, c.want)
+		}
+	}
+	for _, scope := range []string{"docs/", "src/secure", "docs/*"} {
+		if reason, _ := Vet([]string{"docs/a/b.md", "src/secure/x.go"}, "dev", scope); reason == "" {
+			t.Errorf("a scope of %q granted what it does not match", scope)
+		}
+	}
+}
+
 func TestCollisions(t *testing.T) {
 	tree := []string{"README", "docs/VISION.md", "src/a.go", "caf\u00e9/x", "Makefile"}
 	for _, c := range []struct {

@@ -149,19 +149,41 @@ func Match(glob, path string) bool {
 	return ok
 }
 
-// Matching lists the paths that match any of globs in any case and Unicode normalization
-// (MatchFold): the globs it is given protect paths.
+// Matching lists the paths that any of globs protects (Protects): the globs it is given protect
+// paths (human_required_paths, the governing documents, RefusedPaths).
 func Matching(paths, globs []string) []string {
 	var out []string
 	for _, p := range paths {
 		for _, g := range globs {
-			if MatchFold(g, p) {
+			if Protects(g, p) {
 				out = append(out, p)
 				break
 			}
 		}
 	}
 	return out
+}
+
+// Protects reports whether a glob that protects paths covers path: the glob matches it in any
+// case and Unicode normalization (MatchFold), or matches a folder it is in. A glob is read from
+// the repository's root, as .gitignore and CODEOWNERS read theirs: a leading "/" (or "./") says
+// so, a trailing "/" names a folder, and a folder's name protects what it holds ("docs/",
+// "/docs" and "docs" all protect docs/VISION.md; "docs/*" protects docs/a/b.md). Reading more
+// into a glob than Match does only ever protects more: a scope, which grants, is matched with
+// Match alone.
+func Protects(glob, path string) bool {
+	g := strings.TrimPrefix(glob, "./")
+	g = strings.TrimPrefix(g, "/")
+	g = strings.TrimSuffix(g, "/")
+	if g == "" {
+		return glob != "" // "/" or "./": the whole repository
+	}
+	for i := range len(path) {
+		if path[i] == '/' && MatchFold(g, path[:i]) {
+			return true
+		}
+	}
+	return MatchFold(g, path)
 }
 
 // NulPaths splits git's -z output into paths, as they are (an empty record is no path).

@@ -256,6 +256,30 @@ func TestCodeFlowApprovalCoversThePathsAsked(t *testing.T) {
 	}
 }
 
+// A human-required path written as .gitignore and CODEOWNERS write a folder ("/docs/") holds a
+// change to what the folder holds for the maintainer (attack29: it matched no path, and the
+// change merged on the model reviewer's approval alone).
+func TestCodeFlowHumanGateReadsAFolderAsWhatItHolds(t *testing.T) {
+	t.Parallel()
+	f := flowFleet
+	f.yml = strings.Replace(f.yml, "human_required_paths: [docs/VISION.md]", "human_required_paths: [/docs/]", 1)
+	if f.yml == flowFleet.yml {
+		t.Fatal("the fleet names no human-required path to replace")
+	}
+	g := newFlowRigOf(t, f)
+	if err := os.MkdirAll(filepath.Join(g.dir, "docs/team"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	gitRun(t, g.dir, "checkout", "-q", "-b", "feature")
+	g.set("docs/team/RULES.md", "the agent's own rule\n")
+	gitRun(t, g.dir, "add", "docs/team/RULES.md")
+	gitRun(t, g.dir, "commit", "-qm", "a rule")
+	p := g.submitFeature("approve", "A rule")
+	if p.State != store.ProposalApproved || p.Ask == "" || !strings.Contains(p.Reason, "docs/team/RULES.md") {
+		t.Fatalf("the proposal: %+v, want approved and waiting for the maintainer on docs/team/RULES.md", p)
+	}
+}
+
 // commitDraft commits a draft of what, nine lines, as notes/draft.md on main, and returns it.
 func (g *flowRig) commitDraft(what string) string {
 	g.t.Helper()
