@@ -1,8 +1,10 @@
 package egress
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 )
 
 // Confinement is what a substrate takes from the agent beyond the network: the filesystem, made
@@ -29,9 +31,12 @@ type Confinement struct {
 	// it (a nested bubblewrap could not remount /proc: NoUserNS goes with it).
 	PidNS bool
 	// Hide are paths the command does not see: a folder is mounted empty in their place (a
-	// tmpfs, writable, gone with the command), a file is replaced by an empty one it cannot
-	// write. A path that does not exist or is not absolute is skipped; a link is hidden where it
-	// leads.
+	// tmpfs, writable, gone with the command); a file's folder is mounted empty and its other
+	// entries bound back as they are, so the file is not there at all (an empty file bound over
+	// it would be detached by the kernel once the operator's tool renames a new file over it,
+	// showing the new one), but in a temporary directory or a folder of more than maxSiblings
+	// entries, where an empty file it cannot write replaces it. A path that does not exist or is
+	// not absolute is skipped; a link is hidden where it leads.
 	Hide []string
 	// Keep are paths inside a hidden folder that stay visible, as they are: bound back into it
 	// once it is hidden (a session's workspace in a login folder, the agent's own program). A
@@ -66,7 +71,7 @@ func (c *Confinement) args() []string {
 	}
 	// Hidden first, what is kept bound back, then the Binds (a folder of the runner inside a
 	// hidden one keeps its own read-only or writable bind).
-	out = append(out, hideArgs(c.Hide)...)
+	out = append(out, hideArgs(c.Hide, c.Writable)...)
 	if kept := keptPaths(c.Hide, c.Keep); len(kept) > 0 {
 		for _, k := range kept {
 			out = append(out, "--bind", k, k)
@@ -78,7 +83,7 @@ func (c *Confinement) args() []string {
 				inner = append(inner, h)
 			}
 		}
-		out = append(out, hideArgs(inner)...)
+		out = append(out, hideArgs(inner, c.Writable)...)
 	}
 	for _, b := range c.Binds {
 		if _, err := os.Stat(b.Path); err != nil || !filepath.IsAbs(b.Path) || filepath.Clean(b.Path) == "/" {
@@ -96,9 +101,14 @@ func (c *Confinement) args() []string {
 	return out
 }
 
-// hideArgs are bwrap's arguments that hide paths (Confinement.Hide).
-func hideArgs(paths []string) []string {
-	var out []string
+// maxSiblings is the most entries a folder holding a hidden file may have for the jail to mount
+// it empty and bind them back (Confinement.Hide).
+const maxSiblings = 512
+
+// hideArgs are bwrap's arguments that hide paths (Confinement.Hide); what they bind back of a
+// hidden file's folder is writable when write (the jail's filesystem is).
+func hideArgs(paths []string, write bool) []string {
+	var dirs, files []string // real paths
 	for _, p := range paths {
 		if !filepath.IsAbs(p) {
 			continue
@@ -111,12 +121,68 @@ func hideArgs(paths []string) []string {
 		switch {
 		case err != nil:
 		case fi.IsDir():
-			out = append(out, "--tmpfs", real)
+			dirs = append(dirs, real)
 		default:
-			out = append(out, "--ro-bind", "/dev/null", real)
+			files = append(files, real)
 		}
 	}
+	var out []string
+	byFolder := map[string][]string{}
+	for _, f := range files {
+		byFolder[filepath.Dir(f)] = append(byFolder[filepath.Dir(f)], f)
+	}
+	folders := make([]string, 0, len(byFolder))
+	for d := range byFolder {
+		folders = append(folders, d)
+	}
+	slices.Sort(folders) // a folder before the folders inside it, which its entries bind back
+	for _, folder := range folders {
+		hidden := byFolder[folder]
+		if slices.Contains(dirs, folder) || insideAny(folder, dirs) {
+			continue // hidden with its folder
+		}
+		entries, err := os.ReadDir(folder)
+		if err != nil || len(entries) > maxSiblings || temporary(folder) {
+			for _, f := range hidden {
+				out = append(out, "--ro-bind", "/dev/null", f)
+			}
+			continue
+		}
+		bind := "--ro-bind-try"
+		if write {
+			bind = "--bind-try"
+		}
+		out = append(out, "--tmpfs", folder)
+		for _, e := range entries {
+			path := filepath.Join(folder, e.Name())
+			switch {
+			case slices.Contains(hidden, path) || slices.Contains(dirs, path):
+				// not bound back: a hidden folder is mounted empty below
+			case e.Type()&fs.ModeSymlink != 0:
+				if target, err := os.Readlink(path); err == nil {
+					out = append(out, "--symlink", target, path)
+				}
+			default:
+				// -try: an entry gone before the jail starts is left out, not an error.
+				out = append(out, bind, path, path)
+			}
+		}
+	}
+	for _, d := range dirs {
+		out = append(out, "--tmpfs", d)
+	}
 	return out
+}
+
+// temporary reports whether dir is a temporary directory every process shares (/tmp, $TMPDIR):
+// mounted empty in a jail, it would hide what other processes put there meanwhile.
+func temporary(dir string) bool {
+	for _, t := range []string{"/tmp", "/var/tmp", os.TempDir()} {
+		if real, err := filepath.EvalSymlinks(t); err == nil && real == dir || t == dir {
+			return true
+		}
+	}
+	return false
 }
 
 // keptPaths are the real paths of keep that exist inside a hidden folder of hide: what is bound

@@ -109,8 +109,8 @@ func TestJailWritableWithReadOnlyBindAndAlias(t *testing.T) {
 }
 
 // A hidden folder is empty inside the jail, and writable there without touching the real one;
-// a hidden file reads empty and cannot be written; a link is hidden where it leads; a path that
-// does not exist, or is relative, changes nothing.
+// a hidden file is not there, and what is written in its place does not reach it; a link is
+// hidden where it leads; a path that does not exist, or is relative, changes nothing.
 func TestJailHidesPaths(t *testing.T) {
 	requireHelpers(t)
 	j, err := NewJail()
@@ -141,7 +141,7 @@ func TestJailHidesPaths(t *testing.T) {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	got := string(out)
-	if strings.Contains(got, "sk-LOGIN") || !strings.Contains(got, "kept-ok") || !strings.Contains(got, "tmpfs-written") || strings.Contains(got, "file-written") {
+	if strings.Contains(got, "sk-LOGIN") || !strings.Contains(got, "kept-ok") || !strings.Contains(got, "tmpfs-written") || !strings.Contains(got, "file-written") {
 		t.Errorf("inside the jail:\n%s", got)
 	}
 	if data, err := os.ReadFile(claude); err != nil || string(data) != "sk-LOGIN-2" {
@@ -149,6 +149,74 @@ func TestJailHidesPaths(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(codex, "config.toml")); !os.IsNotExist(err) {
 		t.Errorf("what the jail wrote in a hidden folder reached the real one: %v", err)
+	}
+}
+
+// A hidden file stays hidden when the operator's tool replaces it by an atomic rename while the
+// jail runs (git's credential store, a CLI refreshing its login), which an empty file bound over
+// it did not (the kernel detaches a mount whose path is renamed over: attack27); the rest of its
+// folder stays as it is: files, folders, links, writable where the jail's filesystem is.
+func TestJailHidesAFileReplacedWhileItRuns(t *testing.T) {
+	requireHelpers(t)
+	j, err := NewJail()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	home, flags := t.TempDir(), t.TempDir()
+	creds := filepath.Join(home, ".git-credentials")
+	if err := os.MkdirAll(filepath.Join(home, "src"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for path, body := range map[string]string{creds: "https://x:sk-LOGIN-1@example.com", filepath.Join(home, ".gitconfig"): "gitconfig-ok", filepath.Join(home, "src", "a"): "src-ok"} {
+		if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("src/a", filepath.Join(home, "link")); err != nil {
+		t.Fatal(err)
+	}
+	ready, goOn := filepath.Join(flags, "ready"), filepath.Join(flags, "go")
+	c := &Confinement{Writable: true, Hide: []string{creds}}
+	script := `cd ` + home + ` && cat .gitconfig src/a link .git-credentials 2>&1; echo; echo w > src/b && echo src-written; touch ` + ready + `; ` +
+		`n=0; while [ ! -e ` + goOn + ` ] && [ $n -lt 400 ]; do sleep 0.05; n=$((n+1)); done; cat .git-credentials 2>&1; echo end`
+	argv := j.WrapIn(c, []string{"/bin/sh", "-c", script})
+	cmd := exec.Command(argv[0], argv[1:]...)
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 400; i++ {
+		if _, err := os.Stat(ready); err == nil {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	fresh := creds + ".lock"
+	if err := os.WriteFile(fresh, []byte("https://x:sk-LOGIN-2@example.com"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(fresh, creds); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(goOn, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	got := out.String()
+	for _, want := range []string{"gitconfig-ok", "src-oksrc-ok", "src-written", "end"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("inside the jail, no %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "sk-LOGIN") {
+		t.Errorf("inside the jail, the hidden file:\n%s", got)
+	}
+	if data, err := os.ReadFile(filepath.Join(home, "src", "b")); err != nil || string(data) != "w\n" {
+		t.Errorf("what the jail wrote in a folder bound back, outside: %q %v", data, err)
 	}
 }
 
