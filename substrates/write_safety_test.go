@@ -27,6 +27,41 @@ func TestWriteTargetsShareAnIdenticalFile(t *testing.T) {
 	mustWrite(t, dir, output("local", shared, gen("b.yml", "b\n")), WriteOptions{})
 }
 
+// A file both targets generated the same way is updated by either when the profile changes
+// (newc10: a skill edited after both targets were installed could never be compiled again, and
+// neither could a new human-required path in policy.json); the other target then writes the
+// same bytes, and one that would write other bytes is refused.
+func TestWriteTargetsUpdateAFileTheyShare(t *testing.T) {
+	dir := t.TempDir()
+	v1, v2 := verbatim("docs/guide.md", "guide\n", 0o644), verbatim("docs/guide.md", "guide, edited in the profile\n", 0o644)
+	mustWrite(t, dir, output("gh-actions", v1, gen("a.yml", "a\n")), WriteOptions{})
+	mustWrite(t, dir, output("local", v1, gen("b.yml", "b\n")), WriteOptions{})
+	if got, want := planString(mustWrite(t, dir, output("local", v2, gen("b.yml", "b\n")), WriteOptions{})), "unchanged b.yml\nupdate docs/guide.md\n"; got != want {
+		t.Errorf("local's plan:\n%swant:\n%s", got, want)
+	}
+	if got := readFile(t, dir, "docs/guide.md"); got != "guide, edited in the profile\n" {
+		t.Errorf("the shared file: %q", got)
+	}
+	// gh-actions, compiled from an older profile, would put the old bytes back: refused.
+	before := snapshot(t, dir)
+	if cs := conflicts(t, dir, output("gh-actions", v1, gen("a.yml", "a\n")), WriteOptions{}); len(cs) != 1 || cs[0].Path != "docs/guide.md" {
+		t.Errorf("conflicts %+v, want docs/guide.md", cs)
+	}
+	sameTree(t, before, snapshot(t, dir))
+	if got, want := planString(mustWrite(t, dir, output("gh-actions", v2, gen("a.yml", "a\n")), WriteOptions{})), "unchanged a.yml\nunchanged docs/guide.md\n"; got != want {
+		t.Errorf("gh-actions' plan:\n%swant:\n%s", got, want)
+	}
+	// Edited by hand, it is no longer what both generated: refused, even with --force.
+	if err := os.WriteFile(filepath.Join(dir, "docs/guide.md"), []byte("mine\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, force := range []bool{false, true} {
+		if cs := conflicts(t, dir, output("local", v1, gen("b.yml", "b\n")), WriteOptions{Force: force}); len(cs) != 1 {
+			t.Errorf("force=%v: conflicts %+v, want one", force, cs)
+		}
+	}
+}
+
 func TestWriteTargetsConflict(t *testing.T) {
 	dir := t.TempDir()
 	mustWrite(t, dir, output("gh-actions", verbatim("docs/guide.md", "one\n", 0o644)), WriteOptions{})
