@@ -66,8 +66,11 @@ Exit codes: 0 up to date, 1 drift found (or the profile has errors, or warnings 
 			index := substrates.IndexDrift(p, dir)
 			drifts = append(drifts, index...)
 			warnings = append(warnings, output.Warnings...)
-			// A governing document missing from the directory, as compile warns of it.
+			// A governing document missing from the directory, and a directory that is not where
+			// the installation takes effect, as compile warns of them (newc10: checked from inside
+			// the profile's folder, check only said to compile there).
 			docs := append(substrates.MissingDocuments(p.Profile, dir, &output), substrates.Rivals(sub, dir, &output)...)
+			docs = append(docs, substrates.Placement(sub, p.Profile, dir)...)
 			fmt.Fprint(errOut, docs.String())
 			warnings = append(warnings, docs...)
 			// What would make compile refuse to write (a build the jobs cannot install) is most

@@ -5,10 +5,12 @@ package main
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/autonomyhq/autonomy/internal/testfs"
 	"github.com/autonomyhq/autonomy/substrates/registry"
 )
 
@@ -247,5 +249,24 @@ func TestShortTargetNameIsNotDeprecated(t *testing.T) {
 	}
 	if code, _, errOut := run(t, "compile", "../../profiles/sdlc", "--target", "github", "--dry-run"); code != 0 || !strings.Contains(errOut, "deprecated alias") {
 		t.Errorf("--target github: exit %d, want the deprecation warning\n%s", code, errOut)
+	}
+}
+
+// check, run where compile would warn that GitHub never reads the workflows (inside the
+// profile's folder of a repository), warns the same, naming the repository's root (newc10: it
+// only said to compile there, which installs a second copy).
+func TestCheckWarnsOfAPlaceGitHubDoesNotRead(t *testing.T) {
+	repo := t.TempDir()
+	if out, err := exec.Command("git", "init", "-q", repo).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	prof := filepath.Join(repo, "autonomy")
+	testfs.CopyTree(t, "../../profiles/hello", prof)
+	code, _, errOut := run(t, "check", prof, "--target", "gh-actions", "--dir", prof)
+	if code != 1 || !strings.Contains(errOut, "GitHub runs only the workflows of "+filepath.Join(repo, ".github", "workflows")) || !strings.Contains(errOut, "compile with --dir "+repo) {
+		t.Errorf("check inside the profile's folder: exit %d\n%s", code, errOut)
+	}
+	if code, _, errOut := run(t, "check", prof, "--target", "gh-actions", "--dir", repo); strings.Contains(errOut, "GitHub runs only") {
+		t.Errorf("check at the repository's root: exit %d\n%s", code, errOut)
 	}
 }
