@@ -274,3 +274,79 @@ func TestAMergeOfAnUnarmedProposalFires(t *testing.T) {
 	}
 	waitEnded(t, g.r, rep.Fired[0].ID) // the maintainer's ask stays open: nobody answered it
 }
+
+// On codeHost github the reviewer the code flow launched on a proposal's head is not fired again
+// by the polled opening or synchronize of the proposal's pull request, although it declares
+// pull_request_target as sdlc's reviewer does (newc9 fixed the same on codeHost local-git with
+// CodeEvent.Reviewing; here skipProposalPush covers it): one reviewer session per head, whatever
+// the polls and ticks around it. The runner writes with the operator's token, whose writes GitHub
+// records as the operator's (a bot's would fire nothing anyway). Another actor declaring the
+// event (the watcher) still fires, once per head, by the code flow's own event.
+func TestTheFlowsReviewerIsNotFiredAgainByAPolledPullRequest(t *testing.T) {
+	t.Parallel()
+	f := watchFleet()
+	f.yml = strings.Replace(f.yml, "    triggers: [{ dispatch: true, params: { ROLE: subject.actorRole, WHO: subject.actor } }]\n",
+		"    triggers:\n      - { dispatch: true, params: { ROLE: subject.actorRole, WHO: subject.actor } }\n"+
+			"      - { event: pull_request_target, config: { types: [opened, synchronize, reopened] }, params: { WHY: trigger.kind } }\n", 1)
+	if !strings.Contains(f.yml, "event: pull_request_target") {
+		t.Fatal("the reviewer's triggers moved: no pull_request_target added")
+	}
+	g := newGHFlowRigAs(t, f, "acme")
+	es, err := g.r.NewEventSource(EventOptions{Token: ghSecret, BaseURL: g.gh.URL, HTTPClient: g.gh.Client()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	count := func(actor string) int {
+		t.Helper()
+		all, err := g.r.Store.List(ctx, store.ListOptions{All: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := 0
+		for _, s := range all {
+			if s.Actor == actor {
+				c++
+			}
+		}
+		return c
+	}
+	pollAndTick := func() []string {
+		t.Helper()
+		var fired []string
+		for i := 0; i < 2; i++ {
+			fired = append(fired, firedActors(poll(t, es))...)
+			if _, err := g.r.Tick(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		fired = append(fired, firedActors(poll(t, es))...)
+		settle(t, g.r)
+		return fired
+	}
+	if rep := poll(t, es); !rep.First {
+		t.Fatalf("first poll: %+v", rep)
+	}
+
+	// The opening: the flow's reviewer once, the watcher once.
+	first, n := g.armedOn42()
+	if fired := pollAndTick(); slices.Contains(fired, "reviewer") {
+		t.Errorf("the polled opening of #%d fired %v: the flow's reviewer again", n, fired)
+	}
+	if got, watcher := count("reviewer"), count("watcher"); got != 1 || watcher != 1 {
+		t.Errorf("after the opening of #%d at %s: %d reviewer sessions, %d watcher sessions; want 1 and 1", n, short(first.Head), got, watcher)
+	}
+
+	// A new head on the same pull request (synchronize): once more each.
+	g.gh.DisableAutoMerge(n)
+	second := g.proposeOnGitHub("42", "src/b.go", "package b", "approve")
+	if second.State != store.ProposalApproved || g.pullOfBranch("autonomy/develop/42") != n {
+		t.Fatalf("the second proposal: %+v, pull request #%d", second, g.pullOfBranch("autonomy/develop/42"))
+	}
+	if fired := pollAndTick(); slices.Contains(fired, "reviewer") {
+		t.Errorf("the polled synchronize of #%d fired %v: the flow's reviewer again", n, fired)
+	}
+	if got, watcher := count("reviewer"), count("watcher"); got != 2 || watcher != 2 {
+		t.Errorf("after the new head %s of #%d: %d reviewer sessions, %d watcher sessions; want 2 and 2", short(second.Head), n, got, watcher)
+	}
+}
