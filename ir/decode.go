@@ -9,6 +9,8 @@ import (
 	"sync"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/autonomyhq/autonomy/internal/mergecheck"
 )
 
 // The keys each mapping of a profile accepts, in the order error messages list them.
@@ -440,7 +442,13 @@ func (d decoder) boxKey(p *Policy, k, v *yaml.Node) {
 		}
 		for i := 0; i+1 < len(v.Content); i += 2 {
 			if v.Content[i].Value == "human_required_paths" && !isNull(v.Content[i+1]) {
-				d.strList(v.Content[i+1], "policy.box.risk.human_required_paths", "e.g. human_required_paths: [\".github/workflows/**\"]", "")
+				for _, g := range d.strList(v.Content[i+1], "policy.box.risk.human_required_paths", "e.g. human_required_paths: [\".github/workflows/**\"]", "") {
+					// A glob that protects nothing it seems to leaves the maintainer's gate open.
+					if why := mergecheck.Unread(g.Value); why != "" {
+						d.r.errorf(g.Pos, "list each path it means instead: matching ignores case, so secrets/** covers Secrets/; a glob reads * ? ** and, as .gitignore does, a leading or trailing /",
+							"human_required_paths entry %q protects nothing it seems to: %s", g.Value, why)
+					}
+				}
 			}
 		}
 	default:

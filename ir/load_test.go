@@ -211,3 +211,41 @@ func TestLoadMissingNamesTheProfileNearby(t *testing.T) {
 		}
 	}
 }
+
+// A human-required path that would protect nothing it seems to (a character class, a negation,
+// a backslash, an empty glob) is an error at its entry, naming the fix (attack30: "[Ss]ecrets/**"
+// passed validate and protected nothing); the globs Protects reads pass.
+func TestHumanRequiredPathsProtectWhatTheySeemTo(t *testing.T) {
+	dir := writeProfile(t, map[string]string{"skills/hello/SKILL.md": "# hello\n", "ir.yml": minimal + `policy:
+  box:
+    risk:
+      human_required_paths:
+        - "[Ss]ecrets/**"
+        - "!docs/public/**"
+        - 'docs\VISION.md'
+        - ""
+        - /SECURITY.md
+        - docs/
+        - "**/migrations/**"
+        - "*.pem"
+`})
+	_, diags, err := Check(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := diags.String()
+	for _, want := range []string{
+		`ir.yml:11:11: human_required_paths entry "[Ss]ecrets/**" protects nothing it seems to: a character class`,
+		`ir.yml:12:11: human_required_paths entry "!docs/public/**" protects nothing it seems to: a negation`,
+		`ir.yml:13:11: human_required_paths entry "docs\\VISION.md" protects nothing it seems to: a backslash`,
+		`ir.yml:14:11: an entry of policy.box.risk.human_required_paths is empty`,
+		"matching ignores case",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("diagnostics lack %q:\n%s", want, got)
+		}
+	}
+	if n := strings.Count(got, "protects nothing"); n != 3 {
+		t.Errorf("%d entries refused, want 3:\n%s", n, got)
+	}
+}

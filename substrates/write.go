@@ -257,7 +257,7 @@ func (pl *planner) planFiles() error {
 			// A file both targets generated with these very bytes (their ledgers say so) is
 			// shared: the profile changed, and either target's compile updates it (the other is
 			// then out of date until compiled again). Anything else is the other target's.
-			if h := hashHex(data); allHash(claims, h) && pl.st.known(f.Path, h) {
+			if h := hashHex(data); allHash(claims, h) && pl.st.known(f.Path, h) && !slices.Contains(pl.out.Keep, f.Path) {
 				pl.diskHash[f.Path] = h
 				pl.writes = append(pl.writes, i)
 				pl.add(f.Path, Update)

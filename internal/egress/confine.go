@@ -34,8 +34,9 @@ type Confinement struct {
 	// tmpfs, writable, gone with the command); a file's folder is mounted empty and its other
 	// entries bound back as they are, so the file is not there at all (an empty file bound over
 	// it would be detached by the kernel once the operator's tool renames a new file over it,
-	// showing the new one), but in a temporary directory or a folder of more than maxSiblings
-	// entries, where an empty file it cannot write replaces it. A path that does not exist or is
+	// showing the new one), but in the root, a temporary directory, a folder of Keep or Binds (or
+	// inside one) or a folder of more than maxSiblings entries, where an empty file it cannot
+	// write replaces it. A path that does not exist or is
 	// not absolute is skipped; a link is hidden where it leads.
 	Hide []string
 	// Keep are paths inside a hidden folder that stay visible, as they are: bound back into it
@@ -71,7 +72,7 @@ func (c *Confinement) args() []string {
 	}
 	// Hidden first, what is kept bound back, then the Binds (a folder of the runner inside a
 	// hidden one keeps its own read-only or writable bind).
-	out = append(out, hideArgs(c.Hide, c.Writable)...)
+	out = append(out, hideArgs(c.Hide, c.Writable, c.worked())...)
 	if kept := keptPaths(c.Hide, c.Keep); len(kept) > 0 {
 		for _, k := range kept {
 			out = append(out, "--bind", k, k)
@@ -83,7 +84,7 @@ func (c *Confinement) args() []string {
 				inner = append(inner, h)
 			}
 		}
-		out = append(out, hideArgs(inner, c.Writable)...)
+		out = append(out, hideArgs(inner, c.Writable, c.worked())...)
 	}
 	for _, b := range c.Binds {
 		if _, err := os.Stat(b.Path); err != nil || !filepath.IsAbs(b.Path) || filepath.Clean(b.Path) == "/" {
@@ -105,9 +106,29 @@ func (c *Confinement) args() []string {
 // it empty and bind them back (Confinement.Hide).
 const maxSiblings = 512
 
+// worked are the real paths the command works in (its Keep and Binds): a hidden file's folder
+// inside one, or one of them, is not mounted empty (its entries would be mount points, which the
+// command could neither replace nor remove, and what it made there would be gone with it).
+func (c *Confinement) worked() []string {
+	var out []string
+	for _, p := range c.Keep {
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			out = append(out, real)
+		}
+	}
+	for _, b := range c.Binds {
+		if real, err := filepath.EvalSymlinks(b.Path); err == nil {
+			out = append(out, real)
+		}
+	}
+	return out
+}
+
 // hideArgs are bwrap's arguments that hide paths (Confinement.Hide); what they bind back of a
-// hidden file's folder is writable when write (the jail's filesystem is).
-func hideArgs(paths []string, write bool) []string {
+// hidden file's folder is writable when write (the jail's filesystem is). A file whose folder
+// is the root, a temporary directory, a folder worked in (or inside one), or a folder too large
+// is replaced by an empty file instead.
+func hideArgs(paths []string, write bool, worked []string) []string {
 	var dirs, files []string // real paths
 	for _, p := range paths {
 		if !filepath.IsAbs(p) {
@@ -142,7 +163,7 @@ func hideArgs(paths []string, write bool) []string {
 			continue // hidden with its folder
 		}
 		entries, err := os.ReadDir(folder)
-		if err != nil || len(entries) > maxSiblings || temporary(folder) {
+		if err != nil || !emptiable(folder, len(entries), worked) {
 			for _, f := range hidden {
 				out = append(out, "--ro-bind", "/dev/null", f)
 			}
@@ -172,6 +193,13 @@ func hideArgs(paths []string, write bool) []string {
 		out = append(out, "--tmpfs", d)
 	}
 	return out
+}
+
+// emptiable reports whether the jail may mount folder, holding n entries, empty to hide a file in
+// it (hideArgs): not the root (its /dev and /proc), not a temporary directory, not a folder the
+// command works in or one inside it, and not one of more than maxSiblings entries.
+func emptiable(folder string, n int, worked []string) bool {
+	return folder != "/" && n <= maxSiblings && !temporary(folder) && !slices.Contains(worked, folder) && !insideAny(folder, worked)
 }
 
 // temporary reports whether dir is a temporary directory every process shares (/tmp, $TMPDIR):

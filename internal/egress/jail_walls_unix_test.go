@@ -220,6 +220,43 @@ func TestJailHidesAFileReplacedWhileItRuns(t *testing.T) {
 	}
 }
 
+// A hidden file's folder is mounted empty only where that cannot break the command (attack30):
+// never the root (its /dev), a temporary directory, or a folder it works in or inside one (a
+// workspace whose entries became mount points could not be replaced or removed, and new files
+// would vanish); a home above the workspace is.
+func TestJailEmptiesOnlyAFolderNothingWorksIn(t *testing.T) {
+	home := t.TempDir()
+	ws := filepath.Join(home, "src", "repo")
+	for _, c := range []struct {
+		folder string
+		n      int
+		want   bool
+	}{
+		{home, 10, true},
+		{"/", 10, false},
+		{"/tmp", 10, false},
+		{ws, 10, false},
+		{filepath.Join(ws, "config"), 10, false},
+		{home, maxSiblings + 1, false},
+	} {
+		if got := emptiable(c.folder, c.n, []string{ws}); got != c.want {
+			t.Errorf("emptiable(%q, %d) = %v, want %v", c.folder, c.n, got, c.want)
+		}
+	}
+	// In bwrap's arguments: a kubeconfig in the workspace is an empty file, the workspace stays.
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	kube := filepath.Join(ws, "kubeconfig")
+	if err := os.WriteFile(kube, []byte("token"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	args := strings.Join((&Confinement{Writable: true, Hide: []string{kube}, Binds: []Bind{{Path: ws, Write: true}}}).args(), " ")
+	if !strings.Contains(args, "--ro-bind /dev/null "+kube) || strings.Contains(args, "--tmpfs "+ws) {
+		t.Errorf("a hidden file in the workspace: %s", args)
+	}
+}
+
 // A login folder that holds what the session needs (its workspace, the agent's own program) is
 // hidden whole and that bound back: its other entries stay hidden, even one the operator's tool
 // replaces by an atomic rename while the jail runs, which a file hidden on its own shows again

@@ -81,8 +81,16 @@ func TestProtectsReadsAFolderAsWhatItHolds(t *testing.T) {
 		{"src/secure", "src/secure.go", false},
 		{"src/secure", "src/securex/y.go", false},
 		{"src/secure", "lib/src/secure/y.go", false},
+		{"./src/secure", "lib/src/secure/y.go", false},
 		{"/SECURITY.md", "docs/SECURITY.md", false},
-		{"*.md", "docs/x.md", false}, // a glob's * stays within one folder
+		{"SECURITY.md", "docs/SECURITY.md", true},
+		{"*.md", "docs/x.md", true}, // without a "/" in it: at any depth
+		{"CODEOWNERS", ".github/CODEOWNERS", true},
+		{"docs/", "src/docs/a.md", true},
+		{"/docs/", "src/docs/a.md", false},
+		{"docs//", "docs/VISION.md", true},
+		{"docs/*.md", "docs/a/b.md", false}, // with one: from the root, * within one folder
+		{"docs/*.md", "src/docs/a.md", false},
 		{"", "x", false},
 	} {
 		if got := Protects(c.glob, c.path); got != c.want {

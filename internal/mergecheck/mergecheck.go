@@ -165,18 +165,24 @@ func Matching(paths, globs []string) []string {
 }
 
 // Protects reports whether a glob that protects paths covers path: the glob matches it in any
-// case and Unicode normalization (MatchFold), or matches a folder it is in. A glob is read from
-// the repository's root, as .gitignore and CODEOWNERS read theirs: a leading "/" (or "./") says
-// so, a trailing "/" names a folder, and a folder's name protects what it holds ("docs/",
-// "/docs" and "docs" all protect docs/VISION.md; "docs/*" protects docs/a/b.md). Reading more
-// into a glob than Match does only ever protects more: a scope, which grants, is matched with
-// Match alone.
+// case and Unicode normalization (MatchFold), or matches a folder it is in. A glob reads as
+// .gitignore and CODEOWNERS read theirs: with a "/" at its start or in its middle it is read from
+// the repository's root ("/SECURITY.md", "docs/*.md"), without one it matches at any depth
+// ("CODEOWNERS", "*.pem", "docs/"); a trailing "/" names a folder, and a folder protects what it
+// holds ("docs/*" protects docs/a/b.md). Reading more into a glob than Match does only ever
+// protects more: a scope, which grants, is matched with Match alone.
 func Protects(glob, path string) bool {
 	g := strings.TrimPrefix(glob, "./")
-	g = strings.TrimPrefix(g, "/")
-	g = strings.TrimSuffix(g, "/")
+	anchored := g != glob || strings.HasPrefix(g, "/")
+	for strings.Contains(g, "//") {
+		g = strings.ReplaceAll(g, "//", "/")
+	}
+	g = strings.TrimSuffix(strings.TrimPrefix(g, "/"), "/")
 	if g == "" {
 		return glob != "" // "/" or "./": the whole repository
+	}
+	if !anchored && !strings.Contains(g, "/") {
+		g = "**/" + g
 	}
 	for i := range len(path) {
 		if path[i] == '/' && MatchFold(g, path[:i]) {
@@ -184,6 +190,22 @@ func Protects(glob, path string) bool {
 		}
 	}
 	return MatchFold(g, path)
+}
+
+// Unread says why a glob of human_required_paths would protect nothing it seems to ("" when it
+// does as written): Protects reads no character class, negation or escape.
+func Unread(glob string) string {
+	switch {
+	case strings.TrimSpace(glob) == "":
+		return "it is empty"
+	case strings.HasPrefix(glob, "!"):
+		return "a negation (!) is not read: the glob would protect paths that begin with \"!\""
+	case strings.ContainsAny(glob, "[]"):
+		return "a character class ([...]) is not read: the glob would protect only paths spelled with the brackets"
+	case strings.Contains(glob, "\\"):
+		return "a backslash is not read as an escape or a folder separator: the glob would protect only paths spelled with it"
+	}
+	return ""
 }
 
 // NulPaths splits git's -z output into paths, as they are (an empty record is no path).
