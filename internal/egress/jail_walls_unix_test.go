@@ -176,37 +176,9 @@ func TestJailHidesAFileReplacedWhileItRuns(t *testing.T) {
 	if err := os.Symlink("src/a", filepath.Join(home, "link")); err != nil {
 		t.Fatal(err)
 	}
-	ready, goOn := filepath.Join(flags, "ready"), filepath.Join(flags, "go")
 	c := &Confinement{Writable: true, Hide: []string{creds}}
-	script := `cd ` + home + ` && cat .gitconfig src/a link .git-credentials 2>&1; echo; echo w > src/b && echo src-written; touch ` + ready + `; ` +
-		`n=0; while [ ! -e ` + goOn + ` ] && [ $n -lt 400 ]; do sleep 0.05; n=$((n+1)); done; cat .git-credentials 2>&1; echo end`
-	argv := j.WrapIn(c, []string{"/bin/sh", "-c", script})
-	cmd := exec.Command(argv[0], argv[1:]...)
-	var out strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; i < 400; i++ {
-		if _, err := os.Stat(ready); err == nil {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	fresh := creds + ".lock"
-	if err := os.WriteFile(fresh, []byte("https://x:sk-LOGIN-2@example.com"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(fresh, creds); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(goOn, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("%v\n%s", err, out.String())
-	}
-	got := out.String()
+	got := runWhileReplaced(t, j, c, flags, `cd `+home+` && cat .gitconfig src/a link .git-credentials 2>&1; echo; echo w > src/b && echo src-written`,
+		`cat .git-credentials 2>&1; echo end`, creds, "https://x:sk-LOGIN-2@example.com")
 	for _, want := range []string{"gitconfig-ok", "src-oksrc-ok", "src-written", "end"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("inside the jail, no %q:\n%s", want, got)
@@ -284,10 +256,22 @@ func TestJailKeepsWhatAHiddenFolderHolds(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ready, goOn := filepath.Join(flags, "ready"), filepath.Join(flags, "go")
 	c := &Confinement{Writable: true, Hide: []string{claude, inner}, Keep: []string{local, filepath.Join(home, "elsewhere")}}
-	script := `cat ` + local + `/claude; echo; cat ` + claude + `/.credentials.json ` + inner + `/id 2>&1; echo; touch ` + ready + `; ` +
-		`n=0; while [ ! -e ` + goOn + ` ] && [ $n -lt 400 ]; do sleep 0.05; n=$((n+1)); done; cat ` + claude + `/.credentials.json 2>&1; echo end`
+	// The operator's CLI refreshes its login: a new file renamed over the old one.
+	got := runWhileReplaced(t, j, c, flags, `cat `+local+`/claude; echo; cat `+claude+`/.credentials.json `+inner+`/id 2>&1; echo`,
+		`cat `+claude+`/.credentials.json 2>&1; echo end`, filepath.Join(claude, ".credentials.json"), "sk-LOGIN-2")
+	if !strings.Contains(got, "the-program") || strings.Contains(got, "sk-LOGIN") || !strings.Contains(got, "end") {
+		t.Errorf("inside the jail:\n%s", got)
+	}
+}
+
+// runWhileReplaced runs before, then after, in a shell in j confined by c, and between the two
+// replaces path by a new file holding body, renamed over it as a tool refreshing a login does;
+// flags is a folder for the two to signal through. It returns what the shell printed.
+func runWhileReplaced(t *testing.T, j *Jail, c *Confinement, flags, before, after, path, body string) string {
+	t.Helper()
+	ready, goOn := filepath.Join(flags, "ready"), filepath.Join(flags, "go")
+	script := before + `; touch ` + ready + `; n=0; while [ ! -e ` + goOn + ` ] && [ $n -lt 400 ]; do sleep 0.05; n=$((n+1)); done; ` + after
 	argv := j.WrapIn(c, []string{"/bin/sh", "-c", script})
 	cmd := exec.Command(argv[0], argv[1:]...)
 	var out strings.Builder
@@ -301,12 +285,11 @@ func TestJailKeepsWhatAHiddenFolderHolds(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	// The operator's CLI refreshes its login: a new file renamed over the old one.
-	fresh := filepath.Join(claude, ".credentials.json.tmp")
-	if err := os.WriteFile(fresh, []byte("sk-LOGIN-2"), 0o600); err != nil {
+	fresh := path + ".new"
+	if err := os.WriteFile(fresh, []byte(body), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Rename(fresh, filepath.Join(claude, ".credentials.json")); err != nil {
+	if err := os.Rename(fresh, path); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(goOn, nil, 0o600); err != nil {
@@ -315,8 +298,5 @@ func TestJailKeepsWhatAHiddenFolderHolds(t *testing.T) {
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
-	got := out.String()
-	if !strings.Contains(got, "the-program") || strings.Contains(got, "sk-LOGIN") || !strings.Contains(got, "end") {
-		t.Errorf("inside the jail:\n%s", got)
-	}
+	return out.String()
 }
