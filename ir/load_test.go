@@ -224,6 +224,7 @@ func TestHumanRequiredPathsProtectWhatTheySeemTo(t *testing.T) {
         - "!docs/public/**"
         - 'docs\VISION.md'
         - ""
+        - "*.{pem,key}"
         - /SECURITY.md
         - docs/
         - "**/migrations/**"
@@ -239,13 +240,14 @@ func TestHumanRequiredPathsProtectWhatTheySeemTo(t *testing.T) {
 		`ir.yml:12:11: human_required_paths entry "!docs/public/**" protects nothing it seems to: a negation`,
 		`ir.yml:13:11: human_required_paths entry "docs\\VISION.md" protects nothing it seems to: a backslash`,
 		`ir.yml:14:11: an entry of policy.box.risk.human_required_paths is empty`,
+		`ir.yml:15:11: human_required_paths entry "*.{pem,key}" protects nothing it seems to: a brace list`,
 		"matching ignores case",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("diagnostics lack %q:\n%s", want, got)
 		}
 	}
-	if n := strings.Count(got, "protects nothing"); n != 3 {
-		t.Errorf("%d entries refused, want 3:\n%s", n, got)
+	if n := strings.Count(got, "protects nothing"); n != 4 {
+		t.Errorf("%d entries refused, want 4:\n%s", n, got)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 )
 
 // Confinement is what a substrate takes from the agent beyond the network: the filesystem, made
@@ -177,7 +178,7 @@ func hideArgs(paths []string, write bool, worked []string) []string {
 		for _, e := range entries {
 			path := filepath.Join(folder, e.Name())
 			switch {
-			case slices.Contains(hidden, path) || slices.Contains(dirs, path):
+			case slices.Contains(hidden, path) || slices.Contains(dirs, path) || besideHidden(e.Name(), hidden):
 				// not bound back: a hidden folder is mounted empty below
 			case e.Type()&fs.ModeSymlink != 0:
 				if target, err := os.Readlink(path); err == nil {
@@ -193,6 +194,20 @@ func hideArgs(paths []string, write bool, worked []string) []string {
 		out = append(out, "--tmpfs", d)
 	}
 	return out
+}
+
+// besideHidden reports whether name, an entry of a hidden file's folder, is what a tool makes
+// beside that file as it replaces it (attack31): its temporary file or lock (NAME.tmp.PID,
+// git's NAME.lock: NAME. and anything after it), a backup (NAME~) or an editor's autosave
+// (#NAME#). Bound back, such a file becomes the hidden one once renamed over it.
+func besideHidden(name string, hidden []string) bool {
+	for _, h := range hidden {
+		b := filepath.Base(h)
+		if strings.HasPrefix(name, b+".") || name == b+"~" || name == "#"+b+"#" {
+			return true
+		}
+	}
+	return false
 }
 
 // emptiable reports whether the jail may mount folder, holding n entries, empty to hide a file in

@@ -168,7 +168,10 @@ func TestJailHidesAFileReplacedWhileItRuns(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(home, "src"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for path, body := range map[string]string{creds: "https://x:sk-LOGIN-1@example.com", filepath.Join(home, ".gitconfig"): "gitconfig-ok", filepath.Join(home, "src", "a"): "src-ok"} {
+	// What a tool leaves beside the file as it replaces it, left over (attack31): its lock, a
+	// temporary file, a backup; none is bound back.
+	for path, body := range map[string]string{creds: "https://x:sk-LOGIN-1@example.com", creds + ".lock": "sk-LOGIN-3", creds + ".tmp.31193.dfb3": "sk-LOGIN-4", creds + "~": "sk-LOGIN-5",
+		filepath.Join(home, ".gitconfig"): "gitconfig-ok", filepath.Join(home, ".git-credentials-not"): "sibling-ok", filepath.Join(home, "src", "a"): "src-ok"} {
 		if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -177,9 +180,9 @@ func TestJailHidesAFileReplacedWhileItRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := &Confinement{Writable: true, Hide: []string{creds}}
-	got := runWhileReplaced(t, j, c, flags, `cd `+home+` && cat .gitconfig src/a link .git-credentials 2>&1; echo; echo w > src/b && echo src-written`,
+	got := runWhileReplaced(t, j, c, flags, `cd `+home+` && cat .gitconfig .git-credentials-not src/a link .git-credentials .git-credentials.* .git-credentials~ 2>&1; echo; echo w > src/b && echo src-written`,
 		`cat .git-credentials 2>&1; echo end`, creds, "https://x:sk-LOGIN-2@example.com")
-	for _, want := range []string{"gitconfig-ok", "src-oksrc-ok", "src-written", "end"} {
+	for _, want := range []string{"gitconfig-ok", "sibling-ok", "src-oksrc-ok", "src-written", "end"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("inside the jail, no %q:\n%s", want, got)
 		}

@@ -193,7 +193,7 @@ func Protects(glob, path string) bool {
 }
 
 // Unread says why a glob of human_required_paths would protect nothing it seems to ("" when it
-// does as written): Protects reads no character class, negation or escape.
+// does as written): Protects reads no character class, brace list, negation or escape.
 func Unread(glob string) string {
 	switch {
 	case strings.TrimSpace(glob) == "":
@@ -202,6 +202,8 @@ func Unread(glob string) string {
 		return "a negation (!) is not read: the glob would protect paths that begin with \"!\""
 	case strings.ContainsAny(glob, "[]"):
 		return "a character class ([...]) is not read: the glob would protect only paths spelled with the brackets"
+	case strings.ContainsAny(glob, "{}"):
+		return "a brace list ({a,b}) is not read: the glob would protect only paths spelled with the braces"
 	case strings.Contains(glob, "\\"):
 		return "a backslash is not read as an escape or a folder separator: the glob would protect only paths spelled with it"
 	}
