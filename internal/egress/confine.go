@@ -16,9 +16,12 @@ type Confinement struct {
 	// again (a folder of the runner inside a writable home). A path that does not exist, is not
 	// absolute, or is the root itself is skipped. /dev and /proc stay as they are.
 	Binds []Bind
-	// NoUserNS runs the command in a user namespace of its own in which it cannot make another
-	// (bwrap --unshare-user --disable-userns): no nested sandbox, and no namespace in which it
-	// holds every capability.
+	// NoUserNS runs the command in a user namespace of its own in which it cannot make another,
+	// with no capability (bwrap --unshare-user --disable-userns --cap-drop ALL): no nested
+	// sandbox, no namespace in which it holds every capability (a runner run as root would
+	// otherwise keep them all in the new one, and could unmount what hides a login), and no
+	// way into another of the user's processes' view of the filesystem (/proc/PID/root, which
+	// shows what the jail hides, is out of reach from a user namespace of its own).
 	NoUserNS bool
 	// Writable keeps the whole filesystem writable, as Wrap does, under Binds (which may then
 	// make a path read-only), instead of read-only.
@@ -98,7 +101,7 @@ func (c *Confinement) args() []string {
 		out = append(out, flag, b.Path, b.Path)
 	}
 	if c.NoUserNS {
-		out = append(out, "--unshare-user", "--disable-userns")
+		out = append(out, "--unshare-user", "--disable-userns", "--cap-drop", "ALL")
 	}
 	return out
 }

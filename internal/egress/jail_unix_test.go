@@ -96,14 +96,14 @@ func TestConfinementArgs(t *testing.T) {
 	dir := t.TempDir()
 	c := &Confinement{Binds: []Bind{{Path: "/", Write: true}, {Path: "relative", Write: true}, {Path: dir + "/missing", Write: true}, {Path: dir, Write: true}, {Path: dir}}, NoUserNS: true, PidNS: true}
 	got := strings.Join(c.args(), " ")
-	want := "--ro-bind / / --dev-bind /dev /dev --unshare-pid --proc /proc --bind " + dir + " " + dir + " --ro-bind " + dir + " " + dir + " --unshare-user --disable-userns"
+	want := "--ro-bind / / --dev-bind /dev /dev --unshare-pid --proc /proc --bind " + dir + " " + dir + " --ro-bind " + dir + " " + dir + " --unshare-user --disable-userns --cap-drop ALL"
 	if got != want {
 		t.Errorf("args:\n%s\nwant\n%s", got, want)
 	}
 	// Writable with a process namespace: the whole filesystem, and a /proc of its own over it
 	// (the root's bind was dropped with the /proc one it was taken for).
 	c = &Confinement{Writable: true, PidNS: true, NoUserNS: true}
-	if got, want := strings.Join(c.args(), " "), "--dev-bind / / --unshare-pid --proc /proc --unshare-user --disable-userns"; got != want {
+	if got, want := strings.Join(c.args(), " "), "--dev-bind / / --unshare-pid --proc /proc --unshare-user --disable-userns --cap-drop ALL"; got != want {
 		t.Errorf("args:\n%s\nwant\n%s", got, want)
 	}
 }

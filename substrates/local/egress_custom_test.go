@@ -7,7 +7,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -85,5 +87,71 @@ policy:
 	}
 	if len(keys) != 2 || keys[0] != "Bearer operator" || keys[1] != "Bearer operator" {
 		t.Errorf("the model endpoint saw the keys %q, want the runner's credential from each session's proxy", keys)
+	}
+}
+
+// Your own agent command cannot reach a login the jail hides another way: not by unmounting what
+// hides it, nor through another of the operator's processes' /proc/PID/root, which shows the
+// filesystem as that process sees it (attack26: a runner run as root let it). It runs in a user
+// namespace of its own with no capability (egress.Confinement.NoUserNS), and in the runner's pid
+// namespace still, where its session tools prove who it is by its ancestry.
+func TestOwnAgentCommandCannotReachAHiddenLoginAnotherWay(t *testing.T) {
+	fake := modelfake.Start(modelfake.Turn{Text: "Done."})
+	defer fake.Close()
+	home := t.TempDir()
+	for path, body := range map[string]string{".git-credentials": "https://x:sk-HIDDEN-1@example.com", ".ssh/id_ed25519": "sk-HIDDEN-2"} {
+		full := filepath.Join(home, path)
+		if err := os.MkdirAll(filepath.Dir(full), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Another of the operator's processes, outside any jail.
+	outside := exec.Command("sleep", "120")
+	if err := outside.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { outside.Process.Kill(); outside.Wait() }()
+	pid := strconv.Itoa(outside.Process.Pid)
+	f := fleet{yml: `schema: autonomy.ir.v1
+targets: [local]
+actors:
+  argv:
+    behavior: skills/argv
+    triggers: [{ dispatch: true }]
+  steps:
+    behavior: playbooks/one.md
+    triggers: [{ dispatch: true }]
+policy:
+  box:
+    local:
+      agent: [probe-agent]
+`, files: map[string]string{"skills/argv/SKILL.md": "# argv\n", "playbooks/one.md": "# One\n\n## STEP 1: One\n\nDo one.\n"}}
+	dir := installFleet(t, f, false)
+	path := fakeProgram(t, "probe-agent", `#!/bin/sh
+cat > /dev/null
+{
+cat "$HOME/.git-credentials" "$HOME/.ssh/id_ed25519"
+cat /proc/`+pid+`/root"$HOME/.git-credentials" /proc/`+pid+`/root"$HOME/.ssh/id_ed25519"
+umount "$HOME/.ssh" && cat "$HOME/.ssh/id_ed25519"
+umount -l "$HOME/.ssh" && cat "$HOME/.ssh/id_ed25519"
+echo probed
+} > "$AUTONOMY_DIR/probe-$AUTONOMY_SESSION" 2>&1
+`+deliverResult+`
+`)
+	env := append(operatorEnv(path), "OPENAI_BASE_URL="+fake.OpenAIBaseURL(), "HOME="+home)
+	r := newRunner(t, dir, Options{Env: env, Exe: builtAutonomy(t)})
+	for _, actor := range []string{"argv", "steps"} {
+		s := launch(t, r, LaunchRequest{Actor: actor})
+		waitEndedWithin(t, r, s.ID, 60)
+		data, err := os.ReadFile(filepath.Join(dir, "probe-"+s.ID))
+		if err != nil {
+			t.Fatalf("%s: the agent never ran: %v\n%s", actor, err, sessionLogOf(r, s.ID))
+		}
+		if seen := string(data); !strings.Contains(seen, "probed") || strings.Contains(seen, "sk-HIDDEN") {
+			t.Errorf("%s: from inside the jail:\n%s", actor, seen)
+		}
 	}
 }

@@ -8,6 +8,6 @@ import "context"
 func (sv *supervision) wallState() {}
 
 // confine leaves argv as it is: the runner refuses to run sessions here.
-func (sv *supervision) confine(context.Context, []string) ([]string, func(), error) {
+func (sv *supervision) confine(context.Context, []string, bool) ([]string, func(), error) {
 	return nil, func() {}, checkOS()
 }

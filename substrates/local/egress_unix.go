@@ -26,7 +26,7 @@ import (
 // addresses its environment names. unconfine ends the bridges and the egress proxy once the agent
 // is gone. Without a model proxy (the CLI uses its own login and must reach its provider) the
 // agent is not confined: startProxy's log line says so.
-func (sv *supervision) confine(ctx context.Context, argv []string) (out []string, unconfine func(), err error) {
+func (sv *supervision) confine(ctx context.Context, argv []string, preset bool) (out []string, unconfine func(), err error) {
 	unconfine = func() {}
 	if sv.proxy == nil {
 		return argv, unconfine, nil
@@ -56,6 +56,12 @@ func (sv *supervision) confine(ctx context.Context, argv []string) (out []string
 	// proxy, with a key it never holds.
 	hide, keep := sv.loginPaths(argv[0])
 	c := &egress.Confinement{Writable: true, Hide: hide, Keep: keep}
+	// Your own agent command has no sandbox of its own to make (a preset's CLI and a step
+	// playbook's make theirs, which needs user namespaces): it runs in one of its own with no
+	// capability, where it can neither unmount what hides a login nor read it through another
+	// of your processes' /proc/PID/root. It stays in the runner's pid namespace, where its
+	// session tools prove who they are by their ancestry.
+	c.NoUserNS = sv.ownAgentCommand(preset)
 	if sv.stateAt != "" {
 		// The installation's own folder is read-only in the jail, but for the session's own
 		// results folder (a preset writes its result there, and no other session can: a result
@@ -76,6 +82,21 @@ func (sv *supervision) confine(ctx context.Context, argv []string) (out []string
 		c.Binds, c.Aliases = binds, []egress.Alias{{Path: sv.r.In.Path(StateDir), At: sv.stateAt}}
 	}
 	return sb.WrapIn(c, argv), func() { sb.Close(); closeLog() }, nil
+}
+
+// ownAgentCommand reports whether the session's agent is your own command (policy.box.local.agent,
+// or AUTONOMY_LOCAL_AGENT), which makes no sandbox of its own, rather than a preset's CLI, which
+// does: a skill's agent (preset says whether its argv is a preset's), or every step's of a step
+// playbook. A workflow playbook's run is neither.
+func (sv *supervision) ownAgentCommand(preset bool) bool {
+	switch {
+	case sv.cfg.Steps:
+		_, _, stepPreset, err := sv.r.In.command(sv.r.opts.Env, sv.cfg)
+		return err == nil && !stepPreset
+	case sv.cfg.Workflow, sv.cfg.Command == nil || sv.cfg.Command.Script != nil:
+		return false
+	}
+	return !preset
 }
 
 // loginPaths are where the agent CLIs keep their own logins, every preset's whichever runs the

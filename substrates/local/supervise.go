@@ -282,7 +282,7 @@ func (sv *supervision) launch(ctx context.Context, hold *rootHold) {
 		// A proxied session's agent (a preset's, your agent command, a step playbook's whole run):
 		// its network is the proxies alone (egress_unix.go).
 		var unconfine func()
-		argv, unconfine, err = sv.confine(ctx, argv)
+		argv, unconfine, err = sv.confine(ctx, argv, preset)
 		defer unconfine()
 	}
 	if err != nil {
