@@ -147,3 +147,24 @@ func TestChangesRefusesCollisions(t *testing.T) {
 		t.Fatalf("Landed: %q %v %v", reason, bad, err)
 	}
 }
+
+// Unread names what Protects does not read: a class, a brace list, a negation, a backslash; a
+// glob it reads as written (braces that make no list included) is "".
+func TestUnread(t *testing.T) {
+	for glob, want := range map[string]string{
+		"[Ss]ecrets/**":               "character class",
+		"*.{pem,key}":                 "brace list",
+		"secrets/{prod,staging}/**":   "brace list",
+		"!docs/**":                    "negation",
+		`docs\VISION.md`:              "backslash",
+		" ":                           "empty",
+		"docs/**":                     "",
+		"${{ github.event.title }}/x": "",
+		"{a}/b":                       "",
+		"/SECURITY.md":                "",
+	} {
+		if got := Unread(glob); want == "" && got != "" || want != "" && !strings.Contains(got, want) {
+			t.Errorf("Unread(%q) = %q, want %q", glob, got, want)
+		}
+	}
+}

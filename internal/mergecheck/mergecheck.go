@@ -202,12 +202,27 @@ func Unread(glob string) string {
 		return "a negation (!) is not read: the glob would protect paths that begin with \"!\""
 	case strings.ContainsAny(glob, "[]"):
 		return "a character class ([...]) is not read: the glob would protect only paths spelled with the brackets"
-	case strings.ContainsAny(glob, "{}"):
+	case braceList(glob):
 		return "a brace list ({a,b}) is not read: the glob would protect only paths spelled with the braces"
 	case strings.Contains(glob, "\\"):
 		return "a backslash is not read as an escape or a folder separator: the glob would protect only paths spelled with it"
 	}
 	return ""
+}
+
+// braceList reports whether glob holds a brace list as shells and many glob libraries read one:
+// "{", then a "," before the next "}".
+func braceList(glob string) bool {
+	for {
+		i := strings.IndexByte(glob, '{')
+		if i < 0 {
+			return false
+		}
+		glob = glob[i+1:]
+		if end := strings.IndexByte(glob, '}'); end > 0 && strings.Contains(glob[:end], ",") {
+			return true
+		}
+	}
 }
 
 // NulPaths splits git's -z output into paths, as they are (an empty record is no path).
