@@ -1,3 +1,5 @@
+//go:build unix
+
 package modelfake
 
 import (
@@ -5,7 +7,9 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -18,12 +22,7 @@ func TestWriteEnvFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	gone, err := Listen("127.0.0.1:0", DefaultScript, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	old := gone.Env()
-	gone.Close()
+	old := goneEnv(t)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "model.env")
 	mine := "OPENAI_BASE_URL=http://127.0.0.1:4000/v1\nSTALE=1\n"
@@ -72,4 +71,25 @@ func TestWriteEnvFile(t *testing.T) {
 	if err := s.WriteEnvFile(filepath.Join(t.TempDir(), "no", "such", "dir", "model.env")); err == nil {
 		t.Error("a file in a missing directory: no error")
 	}
+}
+
+// goneEnv is the env file of a dev model that is gone: its address is a port bound, not
+// listening, to the end of the test, so that it answers nothing and no other process takes it
+// meanwhile (CI28: a closed server's port was taken at once, and the address answered).
+func goneEnv(t *testing.T) string {
+	t.Helper()
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Close(fd) })
+	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		t.Fatal(err)
+	}
+	sa, err := syscall.Getsockname(fd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := sa.(*syscall.SockaddrInet4).Port
+	return (&Server{url: "http://127.0.0.1:" + strconv.Itoa(port)}).Env()
 }
