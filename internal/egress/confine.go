@@ -23,6 +23,15 @@ type Confinement struct {
 	// way into another of the user's processes' view of the filesystem (/proc/PID/root, which
 	// shows what the jail hides, is out of reach from a user namespace of its own).
 	NoUserNS bool
+	// RootFileCaps, for a process run as root, drops every capability but those over files'
+	// owners and modes (CAP_CHOWN, CAP_DAC_OVERRIDE, CAP_FOWNER, CAP_FSETID: it still writes any
+	// file, changes owners, unpacks an archive keeping them): it cannot unmount what hides a path,
+	// nor read the filesystem or the environment of a process holding more capabilities than it
+	// (/proc/PID/root, /proc/PID/environ: the kernel refuses a caller whose capabilities are not a
+	// superset of the target's), nor make a namespace of its own with a sandbox in it. A process
+	// not run as root has none of them anyway (bubblewrap runs it in a user namespace of its own),
+	// and nothing changes for it.
+	RootFileCaps bool
 	// Writable keeps the whole filesystem writable, as Wrap does, under Binds (which may then
 	// make a path read-only), instead of read-only.
 	Writable bool
@@ -99,6 +108,12 @@ func (c *Confinement) args() []string {
 			flag = "--bind"
 		}
 		out = append(out, flag, b.Path, b.Path)
+	}
+	if c.RootFileCaps && os.Geteuid() == 0 && !c.NoUserNS {
+		out = append(out, "--cap-drop", "ALL")
+		for _, name := range []string{"CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FOWNER", "CAP_FSETID"} {
+			out = append(out, "--cap-add", name)
+		}
 	}
 	if c.NoUserNS {
 		out = append(out, "--unshare-user", "--disable-userns", "--cap-drop", "ALL")

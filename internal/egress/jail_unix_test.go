@@ -91,6 +91,19 @@ func hostAddr(t *testing.T) string {
 	return "192.0.2.1"
 }
 
+// RootFileCaps keeps, for a process run as root, only the capabilities over files; for any other
+// it adds nothing (bubblewrap gives it none).
+func TestRootFileCapsArgs(t *testing.T) {
+	got := strings.Join((&Confinement{Writable: true, RootFileCaps: true}).args(), " ")
+	want := "--dev-bind / /"
+	if os.Geteuid() == 0 {
+		want += " --cap-drop ALL --cap-add CAP_CHOWN --cap-add CAP_DAC_OVERRIDE --cap-add CAP_FOWNER --cap-add CAP_FSETID"
+	}
+	if got != want {
+		t.Errorf("args:\n%s\nwant\n%s", got, want)
+	}
+}
+
 // A confinement never binds the root itself writable, nor a relative or missing path.
 func TestConfinementArgs(t *testing.T) {
 	dir := t.TempDir()

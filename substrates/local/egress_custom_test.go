@@ -137,10 +137,24 @@ cat "$HOME/.git-credentials" "$HOME/.ssh/id_ed25519"
 cat /proc/`+pid+`/root"$HOME/.git-credentials" /proc/`+pid+`/root"$HOME/.ssh/id_ed25519"
 umount "$HOME/.ssh" && cat "$HOME/.ssh/id_ed25519"
 umount -l "$HOME/.ssh" && cat "$HOME/.ssh/id_ed25519"
+echo mine > "$AUTONOMY_DIR/theirs/written-$AUTONOMY_SESSION" && echo wrote-theirs
+chown 1000:1000 "$AUTONOMY_DIR/theirs/written-$AUTONOMY_SESSION" && echo chowned
 echo probed
 } > "$AUTONOMY_DIR/probe-$AUTONOMY_SESSION" 2>&1
 `+deliverResult+`
 `)
+	// A folder of another user's: a runner run as root keeps its powers over files (attack32:
+	// dropping every capability had its agent fail to write there, chown, or unpack an archive).
+	theirs := filepath.Join(dir, "theirs")
+	if err := os.Mkdir(theirs, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	root := os.Geteuid() == 0
+	if root {
+		if err := os.Chown(theirs, 1000, 1000); err != nil {
+			t.Fatal(err)
+		}
+	}
 	env := append(operatorEnv(path), "OPENAI_BASE_URL="+fake.OpenAIBaseURL(), "HOME="+home)
 	r := newRunner(t, dir, Options{Env: env, Exe: builtAutonomy(t)})
 	for _, actor := range []string{"argv", "steps"} {
@@ -150,8 +164,12 @@ echo probed
 		if err != nil {
 			t.Fatalf("%s: the agent never ran: %v\n%s", actor, err, sessionLogOf(r, s.ID))
 		}
-		if seen := string(data); !strings.Contains(seen, "probed") || strings.Contains(seen, "sk-HIDDEN") {
+		seen := string(data)
+		if !strings.Contains(seen, "probed") || strings.Contains(seen, "sk-HIDDEN") {
 			t.Errorf("%s: from inside the jail:\n%s", actor, seen)
+		}
+		if root && (!strings.Contains(seen, "wrote-theirs") || !strings.Contains(seen, "chowned")) {
+			t.Errorf("%s: run as root, it lost its powers over files:\n%s", actor, seen)
 		}
 	}
 }

@@ -56,12 +56,12 @@ func (sv *supervision) confine(ctx context.Context, argv []string, preset bool) 
 	// proxy, with a key it never holds.
 	hide, keep := sv.loginPaths(argv[0])
 	c := &egress.Confinement{Writable: true, Hide: hide, Keep: keep}
-	// Your own agent command has no sandbox of its own to make (a preset's CLI and a step
-	// playbook's make theirs, which needs user namespaces): it runs in one of its own with no
-	// capability, where it can neither unmount what hides a login nor read it through another
-	// of your processes' /proc/PID/root. It stays in the runner's pid namespace, where its
-	// session tools prove who they are by their ancestry.
-	c.NoUserNS = sv.ownAgentCommand(preset)
+	// Your own agent command makes no sandbox of its own that needs every capability (a preset's
+	// CLI and a step playbook's preset agents make theirs): from a runner run as root it runs with
+	// root's powers over files alone, where it can neither unmount what hides a login nor read it
+	// through another of your processes' /proc/PID/root. It stays in the runner's pid namespace,
+	// where its session tools prove who they are by their ancestry.
+	c.RootFileCaps = sv.ownAgentCommand(preset)
 	if sv.stateAt != "" {
 		// The installation's own folder is read-only in the jail, but for the session's own
 		// results folder (a preset writes its result there, and no other session can: a result
@@ -84,10 +84,10 @@ func (sv *supervision) confine(ctx context.Context, argv []string, preset bool) 
 	return sb.WrapIn(c, argv), func() { sb.Close(); closeLog() }, nil
 }
 
-// ownAgentCommand reports whether the session's agent is your own command (policy.box.local.agent,
-// or AUTONOMY_LOCAL_AGENT), which makes no sandbox of its own, rather than a preset's CLI, which
-// does: a skill's agent (preset says whether its argv is a preset's), or every step's of a step
-// playbook. A workflow playbook's run is neither.
+// ownAgentCommand reports whether the session's agent is your own command (policy.box.local.agent;
+// AUTONOMY_LOCAL_AGENT's runs with no model proxy, so no jail), which makes no sandbox of its own,
+// rather than a preset's CLI, which does: a skill's agent (preset says whether its argv is a
+// preset's), or every step's of a step playbook. A workflow playbook's run is neither.
 func (sv *supervision) ownAgentCommand(preset bool) bool {
 	switch {
 	case sv.cfg.Steps:
