@@ -42,6 +42,8 @@ type Session struct {
 	// Ref is the subject the session works on (subject.ref), when there is one.
 	Ref    string       `json:"ref,omitempty"`
 	Params LaunchParams `json:"params,omitempty"`
+	// Reason is why the session ended as it did (failed, cancelled), when the runner knows.
+	Reason string `json:"reason,omitempty"`
 	// Token is the one-time redeem token of a parked ask (a human session): set only on the
 	// session Launch returns, never stored or listed. Update with it and the evidence completes
 	// the ask.

@@ -30,7 +30,8 @@ func PrintSessions(out io.Writer, format string, ss []ir.Session) error {
 }
 
 // PrintSession writes s as a substrate's `runner get` prints it without --format json: its id,
-// actor, status, ref (when it has one) and params, one a line, made safe for a terminal.
+// actor, status, ref (when it has one), params and the reason it ended so (when there is one),
+// one a line, made safe for a terminal.
 func PrintSession(w io.Writer, s ir.Session) {
 	fmt.Fprintf(w, "%-10s %s\n", "id:", s.ID)
 	fmt.Fprintf(w, "%-10s %s\n", "actor:", s.Agent)
@@ -40,5 +41,8 @@ func PrintSession(w io.Writer, s ir.Session) {
 	}
 	for _, k := range cliout.SortedKeys(s.Params) {
 		fmt.Fprintf(w, "param:     %s=%q\n", cliout.TerminalSafe(k), s.Params[k])
+	}
+	if s.Reason != "" {
+		fmt.Fprintf(w, "%-10s %s\n", "reason:", cliout.TerminalSafe(s.Reason)) // it may quote the agent
 	}
 }

@@ -69,10 +69,27 @@ type Alias struct {
 	Path, At string
 }
 
-// args are bwrap's arguments for c (the whole filesystem as it is when c is nil).
+// kernelPaths are the kernel's settings and switches, read-only in every jail: through the host's
+// /proc bound writable, a process run as root wrote /proc/sys/kernel/core_pattern (a mode check,
+// no capability), and the kernel then ran a program of its choosing as root, outside every
+// namespace, at its next crash (attack33). bwrap's own /proc (PidNS) makes /proc/sys read-only
+// already.
+var kernelPaths = []string{"/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs", "/sys"}
+
+// kernelArgs are bwrap's arguments that make kernelPaths read-only (one missing is skipped).
+func kernelArgs() []string {
+	var out []string
+	for _, p := range kernelPaths {
+		out = append(out, "--ro-bind-try", p, p)
+	}
+	return out
+}
+
+// args are bwrap's arguments for c (the whole filesystem as it is when c is nil, but for the
+// kernel's settings, read-only).
 func (c *Confinement) args() []string {
 	if c == nil {
-		return []string{"--dev-bind", "/", "/"}
+		return append([]string{"--dev-bind", "/", "/"}, kernelArgs()...)
 	}
 	out := []string{"--ro-bind", "/", "/", "--dev-bind", "/dev", "/dev"}
 	if c.Writable {
@@ -80,8 +97,11 @@ func (c *Confinement) args() []string {
 	}
 	if c.PidNS {
 		out = append(out, "--unshare-pid", "--proc", "/proc")
-	} else if !c.Writable {
-		out = append(out, "--bind", "/proc", "/proc")
+	} else {
+		if !c.Writable {
+			out = append(out, "--bind", "/proc", "/proc")
+		}
+		out = append(out, kernelArgs()...)
 	}
 	// Hidden first, what is kept bound back, then the Binds (a folder of the runner inside a
 	// hidden one keeps its own read-only or writable bind).

@@ -394,13 +394,16 @@ func jobStatus(j *batchv1.Job) (ir.SessionStatus, string) {
 func (r *Runner) session(ctx context.Context, j *batchv1.Job, verify bool) (ir.Session, error) {
 	s := ir.Session{ID: j.Name, Agent: actorOf(j), Params: ir.LaunchParams{}}
 	s.Ref, s.Params = r.launched(j)
-	s.Status, _ = jobStatus(j)
+	s.Status, s.Reason = jobStatus(j)
 	if s.Status == ir.Done && verify {
-		st, _, err := r.verify(ctx, j)
+		st, why, err := r.verify(ctx, j)
 		if err != nil {
 			return s, err
 		}
-		s.Status = st
+		s.Status, s.Reason = st, why
+	}
+	if !s.Status.Ended() {
+		s.Reason = "" // a session in flight has no reason yet
 	}
 	return s, nil
 }
