@@ -28,9 +28,9 @@ type Confinement struct {
 	// file, changes owners, unpacks an archive keeping them): it cannot unmount what hides a path,
 	// nor read the filesystem or the environment of a process holding more capabilities than it
 	// (/proc/PID/root, /proc/PID/environ: the kernel refuses a caller whose capabilities are not a
-	// superset of the target's), nor make a namespace of its own with a sandbox in it. A process
-	// not run as root has none of them anyway (bubblewrap runs it in a user namespace of its own),
-	// and nothing changes for it.
+	// superset of the target's), nor make a namespace of its own with a sandbox in it, nor change
+	// the kernel's settings (kernelPaths). A process not run as root has none of them anyway
+	// (bubblewrap runs it in a user namespace of its own), and nothing changes for it.
 	RootFileCaps bool
 	// Writable keeps the whole filesystem writable, as Wrap does, under Binds (which may then
 	// make a path read-only), instead of read-only.
@@ -69,10 +69,13 @@ type Alias struct {
 	Path, At string
 }
 
-// kernelPaths are the kernel's settings and switches, read-only in every jail: through the host's
-// /proc bound writable, a process run as root wrote /proc/sys/kernel/core_pattern (a mode check,
-// no capability), and the kernel then ran a program of its choosing as root, outside every
-// namespace, at its next crash (attack33). bwrap's own /proc (PidNS) makes /proc/sys read-only
+// kernelPaths are the kernel's settings and switches, read-only in a jail of RootFileCaps run as
+// root: through the host's /proc bound writable, such a process wrote
+// /proc/sys/kernel/core_pattern (a mode check, no capability), and the kernel then ran a program
+// of its choosing as root, outside every namespace, at its next crash (attack33). Not in other
+// jails: a /proc with any of its parts covered is one in which the kernel refuses a nested sandbox
+// its own /proc (bwrap: "Can't mount proc"), which the presets' sandboxes mount, and a process
+// not run as root cannot write them anyway. bwrap's own /proc (PidNS) makes /proc/sys read-only
 // already.
 var kernelPaths = []string{"/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs", "/sys"}
 
@@ -85,11 +88,10 @@ func kernelArgs() []string {
 	return out
 }
 
-// args are bwrap's arguments for c (the whole filesystem as it is when c is nil, but for the
-// kernel's settings, read-only).
+// args are bwrap's arguments for c (the whole filesystem as it is when c is nil).
 func (c *Confinement) args() []string {
 	if c == nil {
-		return append([]string{"--dev-bind", "/", "/"}, kernelArgs()...)
+		return []string{"--dev-bind", "/", "/"}
 	}
 	out := []string{"--ro-bind", "/", "/", "--dev-bind", "/dev", "/dev"}
 	if c.Writable {
@@ -97,10 +99,11 @@ func (c *Confinement) args() []string {
 	}
 	if c.PidNS {
 		out = append(out, "--unshare-pid", "--proc", "/proc")
-	} else {
-		if !c.Writable {
-			out = append(out, "--bind", "/proc", "/proc")
-		}
+	} else if !c.Writable {
+		out = append(out, "--bind", "/proc", "/proc")
+	}
+	rootFileCaps := c.RootFileCaps && os.Geteuid() == 0 && !c.NoUserNS
+	if rootFileCaps && !c.PidNS {
 		out = append(out, kernelArgs()...)
 	}
 	// Hidden first, what is kept bound back, then the Binds (a folder of the runner inside a
@@ -129,7 +132,7 @@ func (c *Confinement) args() []string {
 		}
 		out = append(out, flag, b.Path, b.Path)
 	}
-	if c.RootFileCaps && os.Geteuid() == 0 && !c.NoUserNS {
+	if rootFileCaps {
 		out = append(out, "--cap-drop", "ALL")
 		for _, name := range []string{"CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FOWNER", "CAP_FSETID"} {
 			out = append(out, "--cap-add", name)
