@@ -32,7 +32,7 @@ func Features() []Feature {
 		fs = append(fs, Feature{Name: "capability:" + c.Name, Group: "capabilities", probe: probe})
 	}
 	fs = append(fs, Feature{Name: "capability:@scope", Group: "capabilities",
-		probe: fmt.Sprintf(probeAgent, "capabilities: [agent:launch@other]\n    triggers: [{ dispatch: true }]") + probeOther})
+		probe: fmt.Sprintf(probeAgent, "capabilities: [agent:launch@other, tasks:author@docs]\n    triggers: [{ dispatch: true }]") + probeOther})
 	fs = append(fs,
 		Feature{Name: "trigger:cron", Group: "triggers", probe: fmt.Sprintf(probeAgent, `triggers: [{ cron: "17 6 * * 1-5" }]`)},
 		Feature{Name: "trigger:dispatch", Group: "triggers", probe: fmt.Sprintf(probeAgent, "triggers: [{ dispatch: true, params: { PROBE_REF: subject.ref } }]")},

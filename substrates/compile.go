@@ -113,6 +113,15 @@ type Use struct {
 	Pos     ir.Pos
 	// Actor is the actor that uses the feature; "" for a profile-level feature.
 	Actor string
+	// Capability is the scoped capability of a capability:@scope use ("agent:launch").
+	Capability string
+}
+
+// ScopeEnforcer is a substrate that enforces the scope of some capabilities in full: a scope on
+// one of them is supported there, whatever its Support says of capability:@scope, which covers
+// the others.
+type ScopeEnforcer interface {
+	EnforcesScope(capability string) bool
 }
 
 // UsedFeatures lists every feature use in p, actor by actor in declaration order, then the
@@ -152,7 +161,7 @@ func eachUse(p *ir.Profile, use func(Use)) {
 		for _, c := range a.Capabilities {
 			add(feature("capability:", c.Name), c.Raw.Pos)
 			if c.Scope != "" {
-				add("capability:@scope", c.Raw.Pos)
+				use(Use{Feature: "capability:@scope", Pos: c.Raw.Pos, Actor: name, Capability: c.Name})
 			}
 		}
 		for _, t := range a.Triggers {
@@ -228,7 +237,11 @@ func SupportWarnings(s Substrate, p *ir.Profile, own ir.Diagnostics) ir.Diagnost
 	type key struct{ feature, actor string }
 	seen := map[key]bool{}
 	var ds ir.Diagnostics
+	enforcer, _ := s.(ScopeEnforcer)
 	eachUse(p, func(u Use) {
+		if u.Capability != "" && enforcer != nil && enforcer.EnforcesScope(u.Capability) {
+			return
+		}
 		sp, ok := declared[u.Feature]
 		if !ok {
 			sp = Support{Feature: u.Feature, Level: Unsupported, Note: "not declared by this substrate"}

@@ -55,24 +55,24 @@ func parseProfile(t *testing.T, dir, text string) *ir.Profile {
 func TestUsedFeatures(t *testing.T) {
 	p := parseProfile(t, t.TempDir(), usesProfile)
 	want := []Use{
-		{"capability:code:propose", ir.Pos{Line: 6, Col: 20}, "dev"},
-		{"capability:tasks:author", ir.Pos{Line: 6, Col: 34}, "dev"},
-		{"capability:@scope", ir.Pos{Line: 6, Col: 34}, "dev"},
-		{"trigger:cron", ir.Pos{Line: 8, Col: 9}, "dev"},
-		{"source:subject.ref", ir.Pos{Line: 9, Col: 24}, "dev"},
-		{"source:subject.actor", ir.Pos{Line: 9, Col: 42}, "dev"},
-		{"trigger:cron", ir.Pos{Line: 10, Col: 9}, "dev"},
-		{"trigger:event", ir.Pos{Line: 11, Col: 9}, "dev"},
-		{"field:timeout", ir.Pos{Line: 12, Col: 14}, "dev"},
-		{"field:review", ir.Pos{Line: 13, Col: 13}, "dev"},
-		{"field:result", ir.Pos{Line: 14, Col: 13}, "dev"},
-		{"field:execution", ir.Pos{Line: 15, Col: 5}, "dev"},
-		{"field:prelaunch", ir.Pos{Line: 16, Col: 16}, "dev"},
-		{"kind:human", ir.Pos{Line: 18, Col: 11}, "rev"},
-		{"capability:code:review", ir.Pos{Line: 20, Col: 20}, "rev"},
-		{"trigger:dispatch", ir.Pos{Line: 22, Col: 9}, "rev"},
-		{"source:subject.ref", ir.Pos{Line: 23, Col: 24}, "rev"},
-		{"policy:maxConcurrent", ir.Pos{Line: 25, Col: 18}, ""},
+		{"capability:code:propose", ir.Pos{Line: 6, Col: 20}, "dev", ""},
+		{"capability:tasks:author", ir.Pos{Line: 6, Col: 34}, "dev", ""},
+		{"capability:@scope", ir.Pos{Line: 6, Col: 34}, "dev", "tasks:author"},
+		{"trigger:cron", ir.Pos{Line: 8, Col: 9}, "dev", ""},
+		{"source:subject.ref", ir.Pos{Line: 9, Col: 24}, "dev", ""},
+		{"source:subject.actor", ir.Pos{Line: 9, Col: 42}, "dev", ""},
+		{"trigger:cron", ir.Pos{Line: 10, Col: 9}, "dev", ""},
+		{"trigger:event", ir.Pos{Line: 11, Col: 9}, "dev", ""},
+		{"field:timeout", ir.Pos{Line: 12, Col: 14}, "dev", ""},
+		{"field:review", ir.Pos{Line: 13, Col: 13}, "dev", ""},
+		{"field:result", ir.Pos{Line: 14, Col: 13}, "dev", ""},
+		{"field:execution", ir.Pos{Line: 15, Col: 5}, "dev", ""},
+		{"field:prelaunch", ir.Pos{Line: 16, Col: 16}, "dev", ""},
+		{"kind:human", ir.Pos{Line: 18, Col: 11}, "rev", ""},
+		{"capability:code:review", ir.Pos{Line: 20, Col: 20}, "rev", ""},
+		{"trigger:dispatch", ir.Pos{Line: 22, Col: 9}, "rev", ""},
+		{"source:subject.ref", ir.Pos{Line: 23, Col: 24}, "rev", ""},
+		{"policy:maxConcurrent", ir.Pos{Line: 25, Col: 18}, "", ""},
 	}
 	if got := UsedFeatures(p); !reflect.DeepEqual(got, want) {
 		t.Errorf("UsedFeatures:\n%v\nwant:\n%v", got, want)
@@ -92,10 +92,10 @@ func TestUsedFeaturesOfAProfileBuiltInCode(t *testing.T) {
 		Policy: ir.Policy{MaxConcurrent: ir.Int{Value: 1}},
 	}
 	want := []Use{
-		{"kind:human", ir.Pos{Line: 3, Col: 3}, "h"},
-		{"trigger:dispatch", ir.Pos{}, "h"},
-		{"field:timeout", ir.Pos{}, "h"},
-		{"policy:maxConcurrent", ir.Pos{}, ""},
+		{"kind:human", ir.Pos{Line: 3, Col: 3}, "h", ""},
+		{"trigger:dispatch", ir.Pos{}, "h", ""},
+		{"field:timeout", ir.Pos{}, "h", ""},
+		{"policy:maxConcurrent", ir.Pos{}, "", ""},
 	}
 	if got := UsedFeatures(p); !reflect.DeepEqual(got, want) {
 		t.Errorf("UsedFeatures:\n%v\nwant:\n%v", got, want)
@@ -146,6 +146,49 @@ func TestCompileWarnsFromTheSupportDeclaration(t *testing.T) {
 		t.Errorf("warnings:\n%s\nwant:\n%s", out.Warnings, want)
 	}
 }
+
+// A substrate that enforces a capability's scope in full (ScopeEnforcer) is not warned of that
+// scope, and is of the others (newc11: local warned of an agent:launch scope it enforces, so
+// validate --strict failed a profile whose only scope is enforced).
+func TestCompileWarnsOfNoScopeTheSubstrateEnforces(t *testing.T) {
+	dir := t.TempDir()
+	p := parseProfile(t, dir, "schema: autonomy.ir.v1\ntargets: [fake]\nactors:\n  dev:\n    behavior: skills/dev\n    capabilities: [agent:launch@rev, tasks:author@backlog]\n    triggers: [{ dispatch: true }]\n  rev:\n    behavior: skills/rev\n    triggers: [{ dispatch: true }]\n")
+	support := []Support{
+		{Feature: "capability:agent:launch", Level: Supported},
+		{Feature: "capability:tasks:author", Level: Supported},
+		{Feature: "capability:@scope", Level: Partial, Note: "some scopes"},
+		{Feature: "trigger:dispatch", Level: Supported},
+	}
+	launch, author := ir.Pos{Line: 6, Col: 20}, ir.Pos{Line: 6, Col: 38} // agent:launch@rev, tasks:author@backlog
+	for enforced, want := range map[string][]ir.Pos{"": {launch}, "agent:launch": {author}, "tasks:author": {launch}, "code:review": {launch}} {
+		fake := fakeSubstrate{name: "fake", out: Output{Target: "fake"}, support: support}
+		var sub Substrate = &fake
+		if enforced != "" {
+			sub = &scopeEnforcing{fakeSubstrate: fake, enforced: enforced}
+		}
+		out, err := Compile(sub, resolved.Of(p), dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []ir.Pos
+		for _, d := range out.Warnings {
+			if strings.Contains(d.Message, "capability:@scope") {
+				got = append(got, d.Pos)
+			}
+		}
+		if !reflect.DeepEqual(got, want) || len(out.Warnings) != len(got) {
+			t.Errorf("enforcing %q: warnings\n%s\nwant the scope's at %v", enforced, out.Warnings, want)
+		}
+	}
+}
+
+// scopeEnforcing is a fakeSubstrate that enforces the scope of one capability.
+type scopeEnforcing struct {
+	fakeSubstrate
+	enforced string
+}
+
+func (s *scopeEnforcing) EnforcesScope(c string) bool { return c == s.enforced }
 
 func TestCompileStampsAndSorts(t *testing.T) {
 	dir := t.TempDir()

@@ -23,7 +23,7 @@ var strictExceptions = map[string][]string{
 	"sdlc gh-actions": {"gh-actions partial capability:@scope", "gh-actions unsupported policy:maxConcurrent"},
 	// The reviewer fires on GitHub events, which the local runner polls (not every event fires
 	// locally); a code: scope reaches the agent as env only.
-	"sdlc local": {"local partial trigger:event", "local partial capability:@scope"},
+	"sdlc local": {"local partial trigger:event"},
 	// The triage fires when an issue is opened, polled from GitHub by the local runner.
 	"steps-triage local": {"local partial trigger:event"},
 }

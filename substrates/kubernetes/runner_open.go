@@ -132,7 +132,7 @@ func readFleetConfig(ctx context.Context, cms *kubeclient.ConfigMaps, ns string)
 	}
 	cm, err := cms.Get(ctx, ConfigMapFleet, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		return nil, fmt.Errorf("no fleet in namespace %s: ConfigMap %s is missing (install it: autonomy compile PROFILE --target kubernetes --dir DIR, then kubectl apply -k DIR; or name its namespace with --namespace)", ns, ConfigMapFleet)
+		return nil, fmt.Errorf("no fleet in namespace %s: ConfigMap %s is missing (install it: autonomy compile PROFILE --target kubernetes --dir DIR, then kubectl apply --server-side -k DIR/kubernetes; or name its namespace with --namespace)", ns, ConfigMapFleet)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reading the fleet in namespace %s (ConfigMap %s): %w", ns, ConfigMapFleet, err)

@@ -2,6 +2,7 @@ package kubernetes
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"runtime"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"github.com/autonomyhq/autonomy/internal/k8stest"
 	"github.com/autonomyhq/autonomy/internal/tools"
 	"github.com/autonomyhq/autonomy/ir"
+	"github.com/autonomyhq/autonomy/substrates"
 )
 
 // TestEntryPointResultMakesTheSessionDone: a session the runner launches from the compiled
@@ -48,6 +50,12 @@ func TestEntryPointResultMakesTheSessionDone(t *testing.T) {
 			got, ok, err := r.Get(ctx, s.ID)
 			if err != nil || !ok || got.Status != want {
 				t.Fatalf("session with termination message %q: %+v %v %v, want %s", msg, got, ok, err, want)
+			}
+			// A failed session says why, in get's text and JSON (newc11: it showed only its status).
+			var text strings.Builder
+			substrates.PrintSession(&text, got)
+			if data, _ := json.Marshal(got); (want == ir.Failed) != (got.Reason != "" && strings.Contains(text.String(), "reason:") && strings.Contains(string(data), `"reason":`)) {
+				t.Errorf("get of a %s session: %+v\n%s\n%s", want, got, text.String(), data)
 			}
 		})
 	}

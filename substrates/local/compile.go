@@ -36,6 +36,17 @@ func (Substrate) Aliases() []string { return nil }
 // Support returns the support declaration.
 func (Substrate) Support() []substrates.Support { return support }
 
+// EnforcesScope reports the capabilities whose scope the local runner enforces in full
+// (substrates.ScopeEnforcer): the agent:* verbs act on the scope's actor only, and the code flow
+// merges no proposal that changes a path outside code:propose's scope.
+func (Substrate) EnforcesScope(capability string) bool {
+	switch capability {
+	case "agent:launch", "agent:list", "agent:update", "agent:cancel", "code:propose":
+		return true
+	}
+	return false
+}
+
 // compiler holds one compile.
 type compiler struct {
 	p        *ir.Profile

@@ -24,7 +24,7 @@ var support = []substrates.Support{
 	{Feature: "capability:agent:list", Level: substrates.Supported, Note: "enforced: runner list, get and logs from inside a session need it"},
 	{Feature: "capability:agent:update", Level: substrates.Supported, Note: "enforced: runner update from inside a session needs it"},
 	{Feature: "capability:agent:cancel", Level: substrates.Supported, Note: "enforced: runner cancel from inside a session needs it"},
-	{Feature: "capability:@scope", Level: substrates.Partial, Note: "an agent:* scope names the only actor the verb may act on, enforced; a code: or tasks: scope reaches the agent as AUTONOMY_CAPABILITIES only"},
+	{Feature: "capability:@scope", Level: substrates.Partial, Note: "an agent:* scope names the only actor the verb may act on, and code:propose@SCOPE the only paths a proposal may change, both enforced (no warning for them); another code: or tasks: scope reaches the agent as AUTONOMY_CAPABILITIES only"},
 	{Feature: "trigger:cron", Level: substrates.Supported, Note: "runner tick/serve, exact 5-field semantics in policy.box.local.timezone; a missed slot fires once"},
 	{Feature: "trigger:dispatch", Level: substrates.Supported, Note: "runner launch ACTOR, params from --param, --ref, --from, --text, --kind"},
 	{Feature: "trigger:event", Level: substrates.Partial, Note: eventNote},
