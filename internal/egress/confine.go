@@ -26,11 +26,15 @@ type Confinement struct {
 	// RootFileCaps, for a process run as root, drops every capability but those over files'
 	// owners and modes (CAP_CHOWN, CAP_DAC_OVERRIDE, CAP_FOWNER, CAP_FSETID: it still writes any
 	// file, changes owners, unpacks an archive keeping them): it cannot unmount what hides a path,
-	// nor read the filesystem or the environment of a process holding more capabilities than it
-	// (/proc/PID/root, /proc/PID/environ: the kernel refuses a caller whose capabilities are not a
-	// superset of the target's), nor make a namespace of its own with a sandbox in it, nor change
-	// the kernel's settings (kernelPaths). A process not run as root has none of them anyway
-	// (bubblewrap runs it in a user namespace of its own), and nothing changes for it.
+	// nor read the filesystem or the environment of a process of the same user namespace holding
+	// more capabilities than it (/proc/PID/root, /proc/PID/environ: the kernel refuses a caller
+	// whose capabilities are not a superset of the target's; a process in a user namespace root
+	// made is another matter), nor make a namespace of its own with a sandbox in it, nor change
+	// the kernel's settings (kernelPaths). It is still root: with a writable filesystem it can
+	// have code run as root outside the jail (a program the kernel runs, /sbin/request-key), so
+	// this narrows, and does not contain, a root process (docs/local.md). A process not run as
+	// root has none of these capabilities anyway (bubblewrap runs it in a user namespace of its
+	// own), and nothing changes for it.
 	RootFileCaps bool
 	// Writable keeps the whole filesystem writable, as Wrap does, under Binds (which may then
 	// make a path read-only), instead of read-only.
