@@ -58,9 +58,10 @@ func (sv *supervision) confine(ctx context.Context, argv []string, preset bool) 
 	c := &egress.Confinement{Writable: true, Hide: hide, Keep: keep}
 	// Your own agent command makes no sandbox of its own that needs every capability (a preset's
 	// CLI and a step playbook's preset agents make theirs): from a runner run as root it runs with
-	// root's powers over files alone, where it can neither unmount what hides a login nor read it
-	// through another of your processes' /proc/PID/root. It stays in the runner's pid namespace,
-	// where its session tools prove who they are by their ancestry.
+	// root's powers over files alone, so it cannot simply unmount what hides a login or read it
+	// through another of your processes' /proc/PID/root. That narrows root and does not contain
+	// it (docs/local.md says how it still gets out). It stays in the runner's pid namespace, where
+	// its session tools prove who they are by their ancestry.
 	c.RootFileCaps = sv.ownAgentCommand(preset)
 	if sv.stateAt != "" {
 		// The installation's own folder is read-only in the jail, but for the session's own
