@@ -234,8 +234,7 @@ func TestJailEmptiesOnlyAFolderNothingWorksIn(t *testing.T) {
 
 // A login folder that holds what the session needs (its workspace, the agent's own program) is
 // hidden whole and that bound back: its other entries stay hidden, even one the operator's tool
-// replaces by an atomic rename while the jail runs, which a file hidden on its own shows again
-// (attack27).
+// replaces by an atomic rename while the jail runs (attack27: hidden one by one, it showed).
 func TestJailKeepsWhatAHiddenFolderHolds(t *testing.T) {
 	requireHelpers(t)
 	j, err := NewJail()

@@ -34,16 +34,9 @@ echo done
 `
 }
 
-// Your own agent command, as a skill's agent and as a step playbook's steps' agent, runs in the
-// preset's network sandbox with the allowlisted environment: from inside, another loopback port
-// and an arbitrary host are unreachable, the model proxy answers with the runner's credential
-// (the model endpoint saw it), and no operator secret, the model credential included, is there.
-func TestCustomAgentCommandsAreJailed(t *testing.T) {
-	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "other-reached") }))
-	defer other.Close()
-	fake := modelfake.Start(modelfake.Turn{Text: "Done."})
-	defer fake.Close()
-	f := fleet{yml: `schema: autonomy.ir.v1
+// ownCommandFleet runs your own agent command, probe-agent, as a skill's agent (argv) and as a step
+// playbook's steps' agent (steps).
+var ownCommandFleet = fleet{yml: `schema: autonomy.ir.v1
 targets: [local]
 actors:
   argv:
@@ -57,7 +50,17 @@ policy:
     local:
       agent: [probe-agent]
 `, files: map[string]string{"skills/argv/SKILL.md": "# argv\n", "playbooks/one.md": "# One\n\n## STEP 1: One\n\nDo one.\n"}}
-	dir := installFleet(t, f, false)
+
+// Your own agent command, as a skill's agent and as a step playbook's steps' agent, runs in the
+// preset's network sandbox with the allowlisted environment: from inside, another loopback port
+// and an arbitrary host are unreachable, the model proxy answers with the runner's credential
+// (the model endpoint saw it), and no operator secret, the model credential included, is there.
+func TestCustomAgentCommandsAreJailed(t *testing.T) {
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "other-reached") }))
+	defer other.Close()
+	fake := modelfake.Start(modelfake.Turn{Text: "Done."})
+	defer fake.Close()
+	dir := installFleet(t, ownCommandFleet, false)
 	path := fakeProgram(t, "probe-agent", probeAgent(portOfTest(other.URL)))
 	env := append(operatorEnv(path), "OPENAI_BASE_URL="+fake.OpenAIBaseURL())
 	r := newRunner(t, dir, Options{Env: env, Exe: builtAutonomy(t)})
@@ -115,21 +118,7 @@ func TestOwnAgentCommandCannotReachAHiddenLoginAnotherWay(t *testing.T) {
 	}
 	defer func() { outside.Process.Kill(); outside.Wait() }()
 	pid := strconv.Itoa(outside.Process.Pid)
-	f := fleet{yml: `schema: autonomy.ir.v1
-targets: [local]
-actors:
-  argv:
-    behavior: skills/argv
-    triggers: [{ dispatch: true }]
-  steps:
-    behavior: playbooks/one.md
-    triggers: [{ dispatch: true }]
-policy:
-  box:
-    local:
-      agent: [probe-agent]
-`, files: map[string]string{"skills/argv/SKILL.md": "# argv\n", "playbooks/one.md": "# One\n\n## STEP 1: One\n\nDo one.\n"}}
-	dir := installFleet(t, f, false)
+	dir := installFleet(t, ownCommandFleet, false)
 	path := fakeProgram(t, "probe-agent", `#!/bin/sh
 cat > /dev/null
 {
